@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+)
+
+// Exit codes, decided here and nowhere else.
+const (
+	exitOK      = 0
+	exitFailure = 1 // a runtime failure: one line on stderr
+	exitUsage   = 2 // a usage error: names the valid choices
+)
+
+// version is set with -ldflags "-X main.version=..."; otherwise it comes
+// from the build info.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// commands lists every top-level command, one file each.
+var commands = []func() *cli.Command{
+	initCommand,
+	secretsCommand,
+}
+
+// run builds the app with the given streams and runs args. It never calls
+// os.Exit; the exit code is its result.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, args)
+	return exitCode(err, stderr)
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:    "wicket",
+		Usage:   "an agent surface for systematic trading",
+		Version: buildVersion(),
+		Description: "wicket serves an MCP surface (wicket mcp) through which an AI agent authors and " +
+			"researches Starlark strategies and trades against a wicket node through a preview gate; " +
+			"every call is traced for review (wicket trace).",
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:  "project",
+				Usage: "project directory (default: $" + project.EnvProject + ", then the nearest ancestor holding wicket.toml)",
+			},
+		},
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		ExitErrHandler:       func(*cli.Context, error) {},
+	}
+	for _, mk := range commands {
+		app.Commands = append(app.Commands, mk())
+	}
+	sort.Slice(app.Commands, func(i, j int) bool { return app.Commands[i].Name < app.Commands[j].Name })
+	app.OnUsageError = onUsageError
+	app.Action = groupAction
+	for _, c := range app.Commands {
+		prepare(c)
+	}
+	return app
+}
+
+// prepare makes every command report flag errors as usage errors and every
+// group report an unknown subcommand by name.
+func prepare(c *cli.Command) {
+	c.OnUsageError = onUsageError
+	c.HideHelpCommand = true
+	if len(c.Subcommands) > 0 && c.Action == nil {
+		c.Action = groupAction
+	}
+	for _, s := range c.Subcommands {
+		prepare(s)
+	}
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return usageError{fmt.Errorf("%w (see --help)", err)}
+}
+
+// groupAction runs for a command that has subcommands but was given none, or
+// an unknown one.
+func groupAction(c *cli.Context) error {
+	subs, name := c.App.Commands, "wicket"
+	if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
+		subs, name = c.Command.Subcommands, "wicket "+c.Command.Name
+	}
+	var valid []string
+	for _, s := range subs {
+		if !s.Hidden {
+			valid = append(valid, s.Name)
+		}
+	}
+	if c.Args().Present() {
+		return usagef("%s: unknown command %q; valid: %s", name, c.Args().First(), strings.Join(valid, ", "))
+	}
+	if name == "wicket" {
+		return cli.ShowAppHelp(c)
+	}
+	return usagef("%s needs a subcommand: %s (see --help)", name, strings.Join(valid, ", "))
+}
+
+// usageError marks an error as the caller's mistake: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// errSilent ends a command with a failure that the command has already
+// explained on stderr.
+var errSilent = errors.New("")
+
+// exitCode maps an error to the process exit code and prints it as one line.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var ue usageError
+	var ec cli.ExitCoder
+	switch {
+	case errors.As(err, &ue):
+		code = exitUsage
+	case errors.As(err, &ec):
+		code = ec.ExitCode()
+	}
+	if msg := strings.TrimSpace(err.Error()); msg != "" {
+		msg = strings.ReplaceAll(msg, "\n", "; ")
+		fmt.Fprintln(stderr, "wicket: "+msg)
+	}
+	return code
+}
+
+// findProject resolves the project for a command: --project, then
+// WICKET_PROJECT, then the nearest ancestor holding wicket.toml.
+func findProject(c *cli.Context) (project.Project, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return project.Project{}, err
+	}
+	return project.Find(c.String("project"), os.Getenv(project.EnvProject), cwd)
+}
+
+// loadProject resolves the project and reads its wicket.toml.
+func loadProject(c *cli.Context) (project.Project, project.Config, error) {
+	p, err := findProject(c)
+	if err != nil {
+		return p, project.Config{}, err
+	}
+	cfg, err := p.Config()
+	return p, cfg, err
+}

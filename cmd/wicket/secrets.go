@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+)
+
+func secretsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "secrets",
+		Usage: "show which node keys this project holds and where they are read from (names only, never values)",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list key names, whether each is set and where it was found (environment or secrets.env)",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
+				Action: func(c *cli.Context) error {
+					p, err := findProject(c)
+					if err != nil {
+						return err
+					}
+					s, err := p.Secrets(os.LookupEnv)
+					if err != nil {
+						return err
+					}
+					return printSecrets(c, s)
+				},
+			},
+			{
+				Name:  "path",
+				Usage: "print the path of this project's secrets.env",
+				Action: func(c *cli.Context) error {
+					p, err := findProject(c)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(c.App.Writer, p.SecretsPath())
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func printSecrets(c *cli.Context, s *project.Secrets) error {
+	keys := s.List()
+	warning := ""
+	if s.LooseMode() {
+		warning = fmt.Sprintf("%s has mode %04o: other users can read it; run chmod 600 %s", s.Path, s.Mode, s.Path)
+	}
+	if c.Bool("json") {
+		out := struct {
+			Path    string            `json:"path"`
+			Exists  bool              `json:"exists"`
+			Keys    []project.KeyInfo `json:"keys"`
+			Warning string            `json:"warning,omitempty"`
+		}{s.Path, s.Exists, keys, warning}
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tSTATUS\tSOURCE")
+	for _, k := range keys {
+		status, src := "missing", "-"
+		if k.Present {
+			status, src = "set", string(k.Source)
+			if k.Shadowed {
+				src += " (overrides secrets.env)"
+			}
+		}
+		if !k.Known {
+			status += " (not used by wicket)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, status, src)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !s.Exists {
+		fmt.Fprintf(c.App.ErrWriter, "note: %s does not exist; keys come only from the environment\n", s.Path)
+	}
+	if warning != "" {
+		fmt.Fprintln(c.App.ErrWriter, "warning: "+warning)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package project
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/shopspring/decimal"
+)
+
+// Config is wicket.toml. Money is decimal; rates in basis points are plain
+// numbers.
+type Config struct {
+	Node      NodeConfig `toml:"node"`
+	Venues    []Venue    `toml:"venues"`
+	Guardrail Guardrail  `toml:"guardrail"`
+	Research  Research   `toml:"research"`
+}
+
+// NodeConfig says where the trading node listens and where clients find it.
+type NodeConfig struct {
+	Address string `toml:"address"` // host:port, loopback by default
+}
+
+// Venue is one venue of the node. Only kind "paper" exists today.
+type Venue struct {
+	Name             string          `toml:"name"`
+	Kind             string          `toml:"kind"`
+	Currency         string          `toml:"currency"`
+	Cash             decimal.Decimal `toml:"cash"`
+	FeeBps           float64         `toml:"fee_bps"`
+	SlippageBps      float64         `toml:"slippage_bps"`
+	Symbols          []string        `toml:"symbols"`
+	QuantityDecimals int32           `toml:"quantity_decimals"` // most decimals a quantity may carry
+	PriceDecimals    int32           `toml:"price_decimals"`    // most decimals a price may carry
+	// StartPrices seeds paper marks for symbols that have no demo history.
+	StartPrices map[string]decimal.Decimal `toml:"start_prices"`
+}
+
+// Guardrail holds the order limits. The client-side guardrail checks them
+// before anything is sent; the node enforces the notional limits again.
+type Guardrail struct {
+	MaxOrderNotional    decimal.Decimal `toml:"max_order_notional"`
+	MaxPositionNotional decimal.Decimal `toml:"max_position_notional"`
+	PriceCollarPct      float64         `toml:"price_collar_pct"`
+}
+
+// Research holds backtest and sweep defaults.
+type Research struct {
+	Capital         decimal.Decimal `toml:"capital"`
+	FeeBps          float64         `toml:"fee_bps"`
+	SlippageBps     float64         `toml:"slippage_bps"`
+	MaxCombinations int             `toml:"max_combinations"`
+	WorkerMemoryMiB int             `toml:"worker_memory_mib"` // RLIMIT_AS of each strategy worker
+	Workers         int             `toml:"workers"`           // 0 = one per core
+}
+
+// DefaultNodeAddress is where a node listens unless wicket.toml says otherwise.
+const DefaultNodeAddress = "127.0.0.1:7879"
+
+// Defaults returns the configuration a new project starts with; it is also
+// the base that Load fills in for keys a file leaves out.
+func Defaults() Config {
+	return Config{
+		Node: NodeConfig{Address: DefaultNodeAddress},
+		Venues: []Venue{{
+			Name:             "paper",
+			Kind:             "paper",
+			Currency:         "USD",
+			Cash:             decimal.NewFromInt(100000),
+			FeeBps:           10,
+			SlippageBps:      5,
+			Symbols:          []string{"BTC-USD", "ETH-USD", "SOL-USD", "SPY"},
+			QuantityDecimals: 6,
+			PriceDecimals:    2,
+		}},
+		Guardrail: Guardrail{
+			MaxOrderNotional:    decimal.NewFromInt(25000),
+			MaxPositionNotional: decimal.NewFromInt(50000),
+			PriceCollarPct:      10,
+		},
+		Research: Research{
+			Capital:         decimal.NewFromInt(10000),
+			FeeBps:          10,
+			SlippageBps:     5,
+			MaxCombinations: 5000,
+			WorkerMemoryMiB: 2048,
+		},
+	}
+}
+
+// DefaultConfigText is the commented wicket.toml that `wicket init` writes.
+// It decodes to Defaults().
+const DefaultConfigText = `# wicket project configuration. Every key below shows its default.
+# Money is written as a decimal string ("100000"); rates are in basis points.
+
+[node]
+# Where the trading node listens (wicket node serve) and where wicket mcp,
+# wicket trade and wicket trace --node find it. Keep it on loopback.
+address = "127.0.0.1:7879"
+
+# Paper venues: simulated matching, no exchange account needed. Add another
+# [[venues]] table for a second venue with its own cash and symbols.
+[[venues]]
+name = "paper"
+kind = "paper"
+currency = "USD"
+cash = "100000"
+fee_bps = 10
+slippage_bps = 5
+symbols = ["BTC-USD", "ETH-USD", "SOL-USD", "SPY"]
+# A quantity or price with more decimals than these is an error, never rounded.
+quantity_decimals = 6
+price_decimals = 2
+# Marks start near the demo series' last close; symbols without history
+# start at these prices (otherwise at 100).
+# start_prices = { "BTC-USD" = "60000" }
+
+[guardrail]
+# Checked before an order is sent (client side) and again by the node.
+max_order_notional = "25000"
+max_position_notional = "50000"
+# A limit price further than this from the last mark is refused (percent).
+price_collar_pct = 10
+
+[research]
+# Backtest defaults; a run's own arguments override them.
+capital = "10000"
+fee_bps = 10
+slippage_bps = 5
+# A sweep with more combinations than this is refused before any work.
+max_combinations = 5000
+# Strategy code runs in worker processes limited to this much memory.
+worker_memory_mib = 2048
+# Worker processes for sweeps; 0 means one per core.
+workers = 0
+`
+
+// LoadConfig reads and validates wicket.toml at path. Keys the file leaves
+// out keep their Defaults(). A syntax error names line and column; an
+// unknown key is an error naming it.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig is LoadConfig on bytes already read; path only labels errors.
+func ParseConfig(path string, data []byte) (Config, error) {
+	cfg := Defaults()
+	cfg.Venues = nil
+	md, err := toml.Decode(string(data), &cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return Config{}, fmt.Errorf("%s:%d:%d: %s", path, pe.Position.Line, pe.Position.Col, pe.Message)
+		}
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		sort.Strings(keys)
+		return Config{}, fmt.Errorf("%s: unknown key(s) %s; see the comments `wicket init` writes for the valid ones", path, strings.Join(keys, ", "))
+	}
+	if !md.IsDefined("venues") {
+		cfg.Venues = Defaults().Venues
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Validate checks the configuration's internal consistency and fills
+// per-venue defaults.
+func (c *Config) Validate() error {
+	if c.Node.Address == "" {
+		return errors.New("node.address is empty")
+	}
+	seen := map[string]bool{}
+	for i := range c.Venues {
+		v := &c.Venues[i]
+		if err := ValidName("venue", v.Name); err != nil {
+			return fmt.Errorf("venues[%d]: %w", i, err)
+		}
+		if seen[v.Name] {
+			return fmt.Errorf("venue %q is configured twice", v.Name)
+		}
+		seen[v.Name] = true
+		if v.Kind == "" {
+			v.Kind = "paper"
+		}
+		if v.Kind != "paper" {
+			return fmt.Errorf("venue %q: kind %q is not supported (valid: paper)", v.Name, v.Kind)
+		}
+		if v.Currency == "" {
+			v.Currency = "USD"
+		}
+		if v.Cash.IsNegative() {
+			return fmt.Errorf("venue %q: cash %s is negative", v.Name, v.Cash)
+		}
+		if v.FeeBps < 0 || v.SlippageBps < 0 {
+			return fmt.Errorf("venue %q: fee_bps and slippage_bps must not be negative", v.Name)
+		}
+		if len(v.Symbols) == 0 {
+			return fmt.Errorf("venue %q lists no symbols", v.Name)
+		}
+		for _, s := range v.Symbols {
+			if err := ValidName("symbol", s); err != nil {
+				return fmt.Errorf("venue %q: %w", v.Name, err)
+			}
+		}
+		if v.QuantityDecimals == 0 {
+			v.QuantityDecimals = 6
+		}
+		if v.PriceDecimals == 0 {
+			v.PriceDecimals = 2
+		}
+		if v.QuantityDecimals < 0 || v.QuantityDecimals > 18 || v.PriceDecimals < 0 || v.PriceDecimals > 18 {
+			return fmt.Errorf("venue %q: quantity_decimals and price_decimals must be 0..18", v.Name)
+		}
+	}
+	g := c.Guardrail
+	if !g.MaxOrderNotional.IsPositive() || !g.MaxPositionNotional.IsPositive() {
+		return errors.New("guardrail.max_order_notional and guardrail.max_position_notional must be positive")
+	}
+	if g.PriceCollarPct <= 0 || g.PriceCollarPct > 100 {
+		return fmt.Errorf("guardrail.price_collar_pct %v must be in (0, 100]", g.PriceCollarPct)
+	}
+	r := c.Research
+	if !r.Capital.IsPositive() {
+		return errors.New("research.capital must be positive")
+	}
+	if r.MaxCombinations <= 0 {
+		return errors.New("research.max_combinations must be positive")
+	}
+	if r.WorkerMemoryMiB < 64 {
+		return fmt.Errorf("research.worker_memory_mib %d is below the 64 MiB minimum", r.WorkerMemoryMiB)
+	}
+	if r.Workers < 0 {
+		return errors.New("research.workers must not be negative")
+	}
+	return nil
+}
+
+// Venue returns the configured venue with that name.
+func (c *Config) Venue(name string) (Venue, bool) {
+	for _, v := range c.Venues {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Venue{}, false
+}
+
+// VenueNames lists the configured venue names in file order.
+func (c *Config) VenueNames() []string {
+	names := make([]string, len(c.Venues))
+	for i, v := range c.Venues {
+		names[i] = v.Name
+	}
+	return names
+}
+
+// Config loads this project's wicket.toml.
+func (p Project) Config() (Config, error) { return LoadConfig(p.ConfigPath()) }

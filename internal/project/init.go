@@ -1,0 +1,82 @@
+package project
+
+import (
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Init creates a project in dir (created if missing): wicket.toml with
+// commented defaults, strategies/, indicators/, settings/secrets.env (mode
+// 0600, fresh random keys read from random) and settings/state/. It refuses
+// to touch a directory that already holds wicket.toml.
+func Init(dir string, random io.Reader) (Project, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Project{}, fmt.Errorf("init: %w", err)
+	}
+	p := Project{Root: abs}
+	if exists(p.ConfigPath()) {
+		return Project{}, fmt.Errorf("init: %s already exists; a project is never overwritten (edit it, or choose another directory)", p.ConfigPath())
+	}
+	for _, d := range []string{abs, p.StrategiesDir(), p.IndicatorsDir(), p.StateDir(), p.TraceDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return Project{}, fmt.Errorf("init: %w", err)
+		}
+	}
+	if err := os.Chmod(p.SettingsDir(), 0o700); err != nil {
+		return Project{}, fmt.Errorf("init: %w", err)
+	}
+	secrets := "# Node keys for this project. Keep this file mode 0600; never commit it.\n" +
+		"# The environment overrides any key here. `wicket secrets list` shows which are set.\n"
+	for _, k := range KnownKeys {
+		v, err := randomKey(random)
+		if err != nil {
+			return Project{}, fmt.Errorf("init: generate %s: %w", k, err)
+		}
+		secrets += k + "=" + v + "\n"
+	}
+	if !exists(p.SecretsPath()) {
+		if err := writeNew(p.SecretsPath(), secrets, 0o600); err != nil {
+			return Project{}, fmt.Errorf("init: %w", err)
+		}
+	}
+	gitignore := filepath.Join(abs, ".gitignore")
+	if !exists(gitignore) {
+		if err := writeNew(gitignore, "settings/secrets.env\nsettings/state/\n", 0o644); err != nil {
+			return Project{}, fmt.Errorf("init: %w", err)
+		}
+	}
+	// wicket.toml last: its presence marks a finished project.
+	if err := writeNew(p.ConfigPath(), DefaultConfigText, 0o644); err != nil {
+		return Project{}, fmt.Errorf("init: %w", err)
+	}
+	return p, nil
+}
+
+func randomKey(r io.Reader) (string, error) {
+	b := make([]byte, 32)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writeNew creates path exclusively with perm (and forces perm past the umask).
+func writeNew(path, content string, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
