@@ -130,10 +130,6 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// errSilent ends a command with a failure that the command has already
-// explained on stderr.
-var errSilent = errors.New("")
-
 // exitCode maps an error to the process exit code and prints it as one line.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
@@ -155,19 +151,16 @@ func exitCode(err error, stderr io.Writer) int {
 	return code
 }
 
-// findProject resolves the project for a command: --project, then
-// WICKET_PROJECT, then the nearest ancestor holding wicket.toml.
-func findProject(c *cli.Context) (project.Project, error) {
+// openProject resolves the project for a command (--project, then
+// WICKET_PROJECT, then the nearest ancestor holding wicket.toml) and reads
+// its wicket.toml, so a malformed file is reported, with line and column, by
+// whichever command meets it first.
+func openProject(c *cli.Context) (project.Project, project.Config, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return project.Project{}, err
+		return project.Project{}, project.Config{}, err
 	}
-	return project.Find(c.String("project"), os.Getenv(project.EnvProject), cwd)
-}
-
-// loadProject resolves the project and reads its wicket.toml.
-func loadProject(c *cli.Context) (project.Project, project.Config, error) {
-	p, err := findProject(c)
+	p, err := project.Find(c.String("project"), os.Getenv(project.EnvProject), cwd)
 	if err != nil {
 		return p, project.Config{}, err
 	}

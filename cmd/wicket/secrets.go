@@ -21,7 +21,7 @@ func secretsCommand() *cli.Command {
 				Usage: "list key names, whether each is set and where it was found (environment or secrets.env)",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
 				Action: func(c *cli.Context) error {
-					p, err := findProject(c)
+					p, _, err := openProject(c)
 					if err != nil {
 						return err
 					}
@@ -36,7 +36,7 @@ func secretsCommand() *cli.Command {
 				Name:  "path",
 				Usage: "print the path of this project's secrets.env",
 				Action: func(c *cli.Context) error {
-					p, err := findProject(c)
+					p, _, err := openProject(c)
 					if err != nil {
 						return err
 					}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run this test binary as the `wicket` command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"wicket": func() {
+			os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs the txtar scripts in testdata/script: the commands a
+// person types, end to end.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "../../testdata/script",
+		Setup: func(env *testscript.Env) error {
+			// Scripts start with no project and no keys from the host.
+			env.Setenv("WICKET_PROJECT", "")
+			env.Setenv("WICKET_NODE_OBSERVE_KEY", "")
+			env.Setenv("WICKET_NODE_CONTROL_KEY", "")
+			env.Setenv("WICKET_DATA_TOKEN", "")
+			return nil
+		},
+	})
+}
