@@ -6,8 +6,8 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
