@@ -1,0 +1,147 @@
+// Package strategy holds the vocabulary shared by the strategy runtime, the
+// history store, the backtest engine and the research tools: bars as
+// columnar slices, granularities and their annualisation, and the intents a
+// strategy expresses (target exposure or signed quantity).
+//
+// Its subpackages do the work: the Starlark runtime and indicator catalog,
+// the worker processes that alone execute strategy code, the history store,
+// the backtest engine, sweeps, walk-forward and the data service. This
+// package itself holds plain types only: it never executes strategy code,
+// touches files or imports a subpackage.
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Bars is a bar series in columnar form. All slices have the same length;
+// Time is unix seconds (UTC), strictly increasing.
+type Bars struct {
+	Series string // SYMBOL@GRANULARITY, when known
+	Time   []int64
+	Open   []float64
+	High   []float64
+	Low    []float64
+	Close  []float64
+	Volume []float64
+}
+
+// Len is the number of bars.
+func (b *Bars) Len() int { return len(b.Time) }
+
+// Slice returns bars [from, to) sharing the backing arrays.
+func (b *Bars) Slice(from, to int) Bars {
+	return Bars{
+		Series: b.Series,
+		Time:   b.Time[from:to], Open: b.Open[from:to], High: b.High[from:to],
+		Low: b.Low[from:to], Close: b.Close[from:to], Volume: b.Volume[from:to],
+	}
+}
+
+// Granularity is a bar length: one of 1m 5m 15m 1h 4h 1d.
+type Granularity string
+
+// Granularities lists the valid values in increasing length.
+var Granularities = []Granularity{"1m", "5m", "15m", "1h", "4h", "1d"}
+
+// Duration is the length of one bar.
+func (g Granularity) Duration() time.Duration {
+	switch g {
+	case "1m":
+		return time.Minute
+	case "5m":
+		return 5 * time.Minute
+	case "15m":
+		return 15 * time.Minute
+	case "1h":
+		return time.Hour
+	case "4h":
+		return 4 * time.Hour
+	case "1d":
+		return 24 * time.Hour
+	}
+	return 0
+}
+
+// PeriodsPerYear is the number of bars in a year on a 24/7 calendar
+// (1h → 8760, 1d → 365, 1m → 525600), used to annualise sharpe and sortino.
+func (g Granularity) PeriodsPerYear() float64 {
+	d := g.Duration()
+	if d == 0 {
+		return 0
+	}
+	return float64(365*24*time.Hour) / float64(d)
+}
+
+// Valid reports whether g is one of Granularities.
+func (g Granularity) Valid() bool { return g.Duration() != 0 }
+
+// ParseSeries splits a series name SYMBOL@GRANULARITY. It checks the shape
+// only; callers validate the whole name with project.ValidName first.
+func ParseSeries(name string) (symbol string, g Granularity, err error) {
+	sym, gran, ok := strings.Cut(name, "@")
+	if !ok || sym == "" {
+		return "", "", fmt.Errorf("series %q: a series is named SYMBOL@GRANULARITY, e.g. BTC-USD@1h", name)
+	}
+	g = Granularity(gran)
+	if !g.Valid() {
+		return "", "", fmt.Errorf("series %q: granularity %q is not one of 1m, 5m, 15m, 1h, 4h, 1d", name, gran)
+	}
+	return sym, g, nil
+}
+
+// IntentKind says what an Intent asks for.
+type IntentKind uint8
+
+// Intent kinds. None keeps the current position.
+const (
+	None   IntentKind = iota
+	Target            // Value is the target exposure as a fraction of equity; negative is short
+	Qty               // Value is a signed quantity to trade (buy > 0, sell < 0)
+)
+
+// Intent is what a strategy decides at a bar's close. It fills at the next
+// bar's open under the default fill model.
+type Intent struct {
+	Kind  IntentKind
+	Value float64
+}
+
+// Signals is the vectorised output of a signals(bars) entry point: per bar,
+// whether to go long, go short, or exit, and the size (fraction of equity).
+// Nil slices mean "never"; Size nil means 1.0 everywhere.
+type Signals struct {
+	Long  []bool
+	Short []bool
+	Exit  []bool
+	Size  []float64
+}
+
+// Targets turns signals into one target exposure per bar, NaN meaning "no
+// change". At each bar, exit wins over entries (target 0); long gives
+// +size, short -size; long and short on the same bar cancel to no change.
+func (s Signals) Targets(n int) []float64 {
+	out := make([]float64, n)
+	at := func(v []bool, i int) bool { return i < len(v) && v[i] }
+	for i := range out {
+		size := 1.0
+		if i < len(s.Size) {
+			size = s.Size[i]
+		}
+		long, short := at(s.Long, i), at(s.Short, i)
+		switch {
+		case at(s.Exit, i):
+			out[i] = 0
+		case long && !short:
+			out[i] = size
+		case short && !long:
+			out[i] = -size
+		default:
+			out[i] = math.NaN()
+		}
+	}
+	return out
+}
