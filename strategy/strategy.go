@@ -110,6 +110,15 @@ type Intent struct {
 	Value float64
 }
 
+// Account is what an event-driven strategy sees of its backtest account at
+// a bar's close: the signed position quantity (short < 0), the cash, and the
+// equity (cash plus position marked at that close).
+type Account struct {
+	Position float64
+	Cash     float64
+	Equity   float64
+}
+
 // Signals is the vectorised output of a signals(bars) entry point: per bar,
 // whether to go long, go short, or exit, and the size (fraction of equity).
 // Nil slices mean "never"; Size nil means 1.0 everywhere.
