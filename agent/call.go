@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// call is one admitted tools/call as a handler sees it.
+type call struct {
+	tool    string
+	args    args
+	raw     json.RawMessage
+	request mcp.CallToolRequest
+}
+
+// verdict is how a call is recorded in the trace.
+type verdict int
+
+const (
+	verdictOK verdict = iota
+	verdictPreview
+	verdictRefused
+	verdictError
+)
+
+func (v verdict) String() string { return [...]string{"ok", "preview", "refused", "error"}[v] }
+
+// result is what a handler returns: structured content (or an error text)
+// plus what the trace records about it.
+type result struct {
+	structured any      // a JSON object, also sent as text
+	images     [][]byte // PNG images, sent as image content after the JSON
+	errText    string   // non-empty: an isError result
+	verdict    verdict
+
+	// trace fields for gated writes
+	token, clientOrderID, ticket, outcome string
+}
+
+// ok is a successful result carrying v as structured content.
+func ok(v any) *result { return &result{structured: v} }
+
+// fail is an admitted call that failed.
+func fail(format string, a ...any) *result {
+	return &result{errText: fmt.Sprintf(format, a...), verdict: verdictError}
+}
+
+// failErr is fail with an error's text.
+func failErr(err error) *result { return &result{errText: err.Error(), verdict: verdictError} }
+
+// refuse is a call a gate said no to; nothing was attempted.
+func refuse(text string) *result { return &result{errText: text, verdict: verdictRefused} }
+
+// toMCP renders the result: structured content plus the same JSON as text,
+// or an isError text.
+func (r *result) toMCP() *mcp.CallToolResult {
+	if r.errText != "" {
+		return mcp.NewToolResultError(r.errText)
+	}
+	b, err := json.Marshal(r.structured)
+	if err != nil {
+		return mcp.NewToolResultError("internal error: cannot encode the result: " + err.Error())
+	}
+	out := &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(b))},
+		StructuredContent: json.RawMessage(b),
+	}
+	for _, img := range r.images {
+		out.Content = append(out.Content, mcp.NewImageContent(encodeBase64(img), "image/png"))
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Ring groups tools by what they reach.
+type Ring int
+
+// Rings, from the innermost out.
+const (
+	RingAuthoring Ring = iota // offline: parses and lists, touches nothing outside the process
+	RingResearch              // the history store / data service
+	RingLiveRead              // reads a node
+	RingLiveWrite             // writes to a node, through the preview gate
+)
+
+func (r Ring) String() string {
+	return [...]string{"authoring", "research", "live read", "live write"}[r]
+}
+
+// Hints are a tool's MCP annotations, always set explicitly (mcp-go's
+// defaults would declare every tool destructive and open-world).
+// OpenWorld is a pointer because "declares nothing" is a real state: the
+// offline profile withholds such a tool.
+type Hints struct {
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   *bool
+}
+
+func flag(b bool) *bool { return &b }
+
+// ToolSpec is one tool: what tools/list shows and what tools/call runs.
+type ToolSpec struct {
+	Name        string
+	Title       string
+	Description string // one sentence first; clients cut near 240 characters
+	Ring        Ring
+	Hints       Hints
+	Params      []Param
+	Output      map[string]any // output JSON schema, when the shape is fixed
+	// Write marks a gated write tool. Only the write roster sets it;
+	// isWriteTool reads it, and so do the read-only ring and the gate.
+	Write  bool
+	Handle func(ctx context.Context, c *call) *result
+}
+
+// Registry is the ordered set of tool specs a server knows.
+type Registry struct {
+	specs []*ToolSpec
+	index map[string]*ToolSpec
+}
+
+// newRegistry indexes specs; a duplicate name is a programming error.
+func newRegistry(specs ...*ToolSpec) *Registry {
+	r := &Registry{index: map[string]*ToolSpec{}}
+	for _, s := range specs {
+		if _, dup := r.index[s.Name]; dup {
+			panic("agent: duplicate tool " + s.Name)
+		}
+		r.index[s.Name] = s
+		r.specs = append(r.specs, s)
+	}
+	sort.Slice(r.specs, func(i, j int) bool { return r.specs[i].Name < r.specs[j].Name })
+	return r
+}
+
+// Lookup returns the spec with that name.
+func (r *Registry) Lookup(name string) (*ToolSpec, bool) {
+	s, ok := r.index[name]
+	return s, ok
+}
+
+// Specs returns every spec, sorted by name.
+func (r *Registry) Specs() []*ToolSpec { return r.specs }
+
+// Names returns every tool name, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.specs))
+	for i, s := range r.specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// isWriteTool reports whether name is on the write roster: the tools the
+// preview gate routes. The read-only ring is its negation.
+func (r *Registry) isWriteTool(name string) bool {
+	s, ok := r.index[name]
+	return ok && s.Write
+}
+
+// mcpTool renders the spec for tools/list.
+func (s *ToolSpec) mcpTool() mcp.Tool {
+	t := mcp.NewToolWithRawSchema(s.Name, s.Description, inputSchema(s.Params))
+	t.Title = s.Title
+	t.Annotations = mcp.ToolAnnotation{
+		Title:           s.Title,
+		ReadOnlyHint:    flag(s.Hints.ReadOnly),
+		DestructiveHint: flag(s.Hints.Destructive),
+		IdempotentHint:  flag(s.Hints.Idempotent),
+		OpenWorldHint:   s.Hints.OpenWorld,
+	}
+	if s.Output != nil {
+		b, err := json.Marshal(s.Output)
+		if err != nil {
+			panic(fmt.Sprintf("agent: output schema of %s: %v", s.Name, err))
+		}
+		t.RawOutputSchema = b
+	}
+	return t
+}

@@ -1,0 +1,235 @@
+package agent
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Record is one tools/call as the trace keeps it. The server hands each
+// to Options.Trace; cmd maps it onto the trace package's entry.
+type Record struct {
+	Time          time.Time
+	Session       string
+	Seq           int64
+	Tool          string
+	Write         bool
+	Profile       string
+	Denied        []string
+	Args          json.RawMessage
+	Verdict       string // ok, preview, refused, error
+	Token         string
+	ClientOrderID string
+	Ticket        string
+	Outcome       string
+	Error         string
+	Duration      time.Duration
+}
+
+// Options configure a Server. Zero values are usable defaults except where
+// noted.
+type Options struct {
+	Profile string   // required: full, read-only or offline
+	Deny    []string // --deny-tool names
+
+	Version string // build version, for serverInfo
+	Trace   func(Record)
+	Now     func() time.Time
+	NewID   func() string
+	Stderr  io.Writer // logs; never stdout
+	// Drain bounds how long the server waits, after stdin closes, for
+	// outstanding responses (default 30 s).
+	Drain time.Duration
+
+	tools []*ToolSpec // the registry; set by New from the backends
+}
+
+// Server is a configured MCP server for one stdio session.
+type Server struct {
+	reg     *Registry
+	access  *ToolAccess
+	opts    Options
+	session string
+	seq     atomic.Int64
+	mcp     *server.MCPServer
+}
+
+// newServer builds a server over an explicit registry.
+func newServer(reg *Registry, opts Options) (*Server, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewID == nil {
+		return nil, errors.New("agent: Options.NewID is required")
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Drain == 0 {
+		opts.Drain = 30 * time.Second
+	}
+	access, err := NewToolAccess(reg, opts.Profile, opts.Deny)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{reg: reg, access: access, opts: opts, session: opts.NewID()}
+	hooks := &server.Hooks{}
+	hooks.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		served := res.Tools[:0]
+		for _, t := range res.Tools {
+			if access.Served(t.Name) {
+				served = append(served, t)
+			}
+		}
+		res.Tools = served
+	})
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.mcp = server.NewMCPServer("wicket", version,
+		server.WithInstructions(instructions(reg, access)),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithHooks(hooks),
+	)
+	for _, spec := range reg.Specs() {
+		s.mcp.AddTool(spec.mcpTool(), s.handler(spec))
+	}
+	return s, nil
+}
+
+// Access is the server's served and refused sets.
+func (s *Server) Access() *ToolAccess { return s.access }
+
+// Session is this server's session id, as traced.
+func (s *Server) Session() string { return s.session }
+
+// Serve runs the MCP protocol on stdin/stdout until stdin closes (after
+// answering everything it read) or ctx is cancelled.
+func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	desk := newFrontDesk(stdin, stdout, s.opts.Drain)
+	desk.intercept = s.intercept
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
+	err := stdio.Listen(ctx, desk.reader(), desk.writer())
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// handler wraps a spec's Handle with the access check, strict arguments,
+// panic recovery and the trace.
+func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := s.opts.Now()
+		raw := req.Params.RawArguments
+		var res *result
+		if !s.access.Served(spec.Name) {
+			res = refuse(s.access.refusalText(spec.Name))
+		} else if a, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
+			res = fail("%v", err)
+		} else {
+			res = s.run(ctx, spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
+		}
+		s.record(spec.Name, spec.Write, raw, res, start)
+		return res.toMCP(), nil
+	}
+}
+
+// run calls the handler, turning a panic into an isError result.
+func (s *Server) run(ctx context.Context, spec *ToolSpec, c *call) (res *result) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(s.opts.Stderr, "wicket mcp: panic in %s: %v\n%s", spec.Name, p, debug.Stack())
+			res = fail("internal error in %s (the server recovered and keeps serving): %v", spec.Name, p)
+		}
+	}()
+	res = spec.Handle(ctx, c)
+	if res == nil {
+		res = fail("internal error in %s: no result", spec.Name)
+	}
+	return res
+}
+
+// record hands one tools/call to the trace.
+func (s *Server) record(tool string, write bool, raw json.RawMessage, res *result, start time.Time) {
+	if s.opts.Trace == nil {
+		return
+	}
+	now := s.opts.Now()
+	r := Record{
+		Time:          start,
+		Session:       s.session,
+		Seq:           s.seq.Add(1),
+		Tool:          tool,
+		Write:         write,
+		Profile:       s.access.Profile,
+		Denied:        s.access.Denied,
+		Args:          raw,
+		Verdict:       res.verdict.String(),
+		Token:         res.token,
+		ClientOrderID: res.clientOrderID,
+		Ticket:        res.ticket,
+		Outcome:       res.outcome,
+		Error:         res.errText,
+		Duration:      now.Sub(start),
+	}
+	s.opts.Trace(r)
+}
+
+// intercept answers tools/call requests the registry cannot route: an
+// unknown name gets the protocol's -32602 with up to three suggestions,
+// and is traced as refused.
+func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
+	if method != string(mcp.MethodToolsCall) {
+		return nil, false
+	}
+	var msg struct {
+		Params struct {
+			Name      json.RawMessage `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	start := s.opts.Now()
+	var name string
+	if json.Unmarshal(line, &msg) != nil || json.Unmarshal(msg.Params.Name, &name) != nil {
+		text := "invalid tools/call: params.name must be a tool name (a string)"
+		s.record("", false, nil, refuse(text), start)
+		return rpcError(id, mcp.INVALID_PARAMS, text), true
+	}
+	if _, known := s.reg.Lookup(name); known {
+		return nil, false
+	}
+	text := fmt.Sprintf("unknown tool %q", name)
+	if sugg := s.access.suggest(name); len(sugg) > 0 {
+		text += "; did you mean " + strings.Join(sugg, ", ") + "?"
+	}
+	text += " Call tools/list for the tools this server offers."
+	s.record(name, false, msg.Params.Arguments, refuse(text), start)
+	return rpcError(id, mcp.INVALID_PARAMS, text), true
+}
+
+func rpcError(id json.RawMessage, code int, message string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+	return b
+}
+
+func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -1,0 +1,196 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeSpecs is a small registry covering every ring, for in-process tests
+// of the server mechanics (the real tools are tested end to end).
+func fakeSpecs() []*ToolSpec {
+	echo := func(ctx context.Context, c *call) *result {
+		time.Sleep(time.Millisecond)
+		return ok(map[string]any{"tool": c.tool, "args": len(c.args)})
+	}
+	return []*ToolSpec{
+		{Name: "list_templates", Title: "Templates", Description: "Lists templates.", Ring: RingAuthoring,
+			Hints: Hints{ReadOnly: true, OpenWorld: flag(false)}, Params: []Param{{Name: "name", Type: "string"}}, Handle: echo},
+		{Name: "list_series", Title: "Series", Description: "Lists series.", Ring: RingResearch,
+			Hints: Hints{ReadOnly: true, OpenWorld: flag(true)}, Handle: echo},
+		{Name: "mystery", Title: "Mystery", Description: "Declares no openWorld hint.", Ring: RingAuthoring,
+			Hints: Hints{ReadOnly: true}, Handle: echo},
+		{Name: "boom", Title: "Boom", Description: "Panics.", Ring: RingAuthoring,
+			Hints: Hints{ReadOnly: true, OpenWorld: flag(false)}, Handle: func(context.Context, *call) *result { panic("kaboom") }},
+		{Name: "submit_order", Title: "Submit", Description: "Gated write.", Ring: RingLiveWrite, Write: true,
+			Hints: Hints{Destructive: true, OpenWorld: flag(true)}, Handle: echo},
+	}
+}
+
+func newTestServer(t *testing.T, profile string, deny []string, trace func(Record)) *Server {
+	t.Helper()
+	var n atomic.Int64
+	s, err := newServer(newRegistry(fakeSpecs()...), Options{
+		Profile: profile, Deny: deny, Trace: trace, Drain: 10 * time.Second,
+		NewID: func() string { return fmt.Sprintf("id-%d", n.Add(1)) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// serveLines runs a server over the given input and returns stdout lines.
+func serveLines(t *testing.T, s *Server, input string) []map[string]any {
+	t.Helper()
+	var out bytes.Buffer
+	if err := s.Serve(context.Background(), strings.NewReader(input), &out); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	var msgs []map[string]any
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("stdout line is not a JSON-RPC message: %q", sc.Text())
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+func callLine(id int, tool string, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", id, tool, args)
+}
+
+func TestBatchThenEOFLosesNothing(t *testing.T) {
+	for round := 0; round < 100; round++ {
+		var in strings.Builder
+		for i := 1; i <= 30; i++ {
+			in.WriteString(callLine(i, "list_templates", `{}`))
+		}
+		msgs := serveLines(t, newTestServer(t, ProfileFull, nil, nil), in.String())
+		ids := map[float64]bool{}
+		for _, m := range msgs {
+			if id, ok := m["id"].(float64); ok {
+				ids[id] = true
+			}
+		}
+		if len(ids) != 30 {
+			t.Fatalf("round %d: %d of 30 responses", round, len(ids))
+		}
+	}
+}
+
+func TestUnterminatedLastLineAndBlankLines(t *testing.T) {
+	in := "\n   \n" + callLine(1, "list_templates", `{}`) + strings.TrimSuffix(callLine(2, "list_templates", `{}`), "\n")
+	msgs := serveLines(t, newTestServer(t, ProfileFull, nil, nil), in)
+	if len(msgs) != 2 {
+		t.Fatalf("got %d messages, want 2: %v", len(msgs), msgs)
+	}
+}
+
+func TestUnknownToolIsProtocolErrorWithSuggestions(t *testing.T) {
+	var mu sync.Mutex
+	var recs []Record
+	s := newTestServer(t, ProfileFull, nil, func(r Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
+	msgs := serveLines(t, s, callLine(7, "list_templats", `{}`)+`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":42}}`+"\n")
+	if len(msgs) != 2 {
+		t.Fatalf("got %d messages", len(msgs))
+	}
+	e, _ := msgs[0]["error"].(map[string]any)
+	if e == nil || e["code"].(float64) != -32602 || !strings.Contains(e["message"].(string), "did you mean list_templates") {
+		t.Fatalf("unknown tool answer: %v", msgs[0])
+	}
+	if len(recs) != 2 || recs[0].Verdict != "refused" || recs[0].Tool != "list_templats" || recs[1].Verdict != "refused" {
+		t.Fatalf("trace records: %+v", recs)
+	}
+}
+
+func TestRefusedAndPanicAndUnknownArgs(t *testing.T) {
+	var mu sync.Mutex
+	var recs []Record
+	s := newTestServer(t, ProfileReadOnly, []string{"list_series"}, func(r Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
+	in := callLine(1, "submit_order", `{}`) + callLine(2, "list_series", `{}`) + callLine(3, "boom", `{}`) +
+		callLine(4, "list_templates", `{"nmae":"x"}`) + callLine(5, "list_templates", `{"name":"x"}`)
+	msgs := serveLines(t, s, in)
+	byID := map[float64]map[string]any{}
+	for _, m := range msgs {
+		byID[m["id"].(float64)] = m["result"].(map[string]any)
+	}
+	text := func(id float64) string {
+		c := byID[id]["content"].([]any)[0].(map[string]any)
+		return c["text"].(string)
+	}
+	if !strings.HasPrefix(text(1), "REFUSED [profile] ") || !strings.Contains(text(1), "profile read-only") {
+		t.Errorf("refused write: %q", text(1))
+	}
+	if !strings.HasPrefix(text(2), "REFUSED [deny-tool] ") {
+		t.Errorf("denied tool: %q", text(2))
+	}
+	if byID[3]["isError"] != true || !strings.Contains(text(3), "kaboom") {
+		t.Errorf("panic: %v", byID[3])
+	}
+	if !strings.Contains(text(4), "unknown argument(s) nmae; valid: name") {
+		t.Errorf("unknown args: %q", text(4))
+	}
+	if byID[5]["isError"] == true {
+		t.Errorf("served call failed: %v", byID[5])
+	}
+	verdicts := map[string]int{}
+	for _, r := range recs {
+		verdicts[r.Verdict]++
+	}
+	if verdicts["refused"] != 2 || verdicts["error"] != 2 || verdicts["ok"] != 1 {
+		t.Errorf("verdicts %v", verdicts)
+	}
+}
+
+func TestToolAccessProfiles(t *testing.T) {
+	reg := newRegistry(fakeSpecs()...)
+	tests := []struct {
+		profile string
+		deny    []string
+		served  string
+	}{
+		{ProfileFull, nil, "boom list_series list_templates mystery submit_order"},
+		{ProfileReadOnly, nil, "boom list_series list_templates mystery"},
+		{ProfileOffline, nil, "boom list_templates"},
+		{ProfileFull, []string{"submit_order", "boom"}, "list_series list_templates mystery"},
+	}
+	for _, tt := range tests {
+		a, err := NewToolAccess(reg, tt.profile, tt.deny)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(a.ServedNames(), " "); got != tt.served {
+			t.Errorf("%s %v: served %q, want %q", tt.profile, tt.deny, got, tt.served)
+		}
+		if len(a.ServedNames())+len(a.RefusedNames()) != len(reg.Names()) {
+			t.Errorf("served and refused are not complements")
+		}
+	}
+	for _, bad := range []struct {
+		profile string
+		deny    []string
+		want    string
+	}{
+		{"admin", nil, "valid: full, read-only, offline"},
+		{"", nil, "valid: full, read-only, offline"},
+		{ProfileFull, []string{"rm_rf"}, "valid: boom, list_series"},
+	} {
+		_, err := NewToolAccess(reg, bad.profile, bad.deny)
+		var ue *UsageError
+		if !errorsAs(err, &ue) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("NewToolAccess(%q, %v) = %v", bad.profile, bad.deny, err)
+		}
+	}
+}
