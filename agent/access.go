@@ -91,7 +91,9 @@ func (a *ToolAccess) Served(name string) bool { return a.served[name] }
 func (a *ToolAccess) Refused(name string) Refusal { return a.refused[name] }
 
 // ServedNames lists the served tools, sorted.
-func (a *ToolAccess) ServedNames() []string { return a.filter(func(n string) bool { return a.served[n] }) }
+func (a *ToolAccess) ServedNames() []string {
+	return a.filter(func(n string) bool { return a.served[n] })
+}
 
 // RefusedNames lists the refused tools, sorted.
 func (a *ToolAccess) RefusedNames() []string {
