@@ -52,7 +52,11 @@ type Options struct {
 	// outstanding responses (default 30 s).
 	Drain time.Duration
 
-	tools []*ToolSpec // the registry; set by New from the backends
+	// What wicket://session reports.
+	TraceDir    string // where the trace is written, when tracing
+	DataService string // "embedded (project history store)" or the --addr
+	NodeAddr    string // the --node address, "" when none
+
 }
 
 // Server is a configured MCP server for one stdio session.
@@ -63,6 +67,7 @@ type Server struct {
 	session string
 	seq     atomic.Int64
 	mcp     *server.MCPServer
+	venues  venueKinds
 }
 
 // newServer builds a server over an explicit registry.
@@ -108,6 +113,8 @@ func newServer(reg *Registry, opts Options) (*Server, error) {
 	for _, spec := range reg.Specs() {
 		s.mcp.AddTool(spec.mcpTool(), s.handler(spec))
 	}
+	s.addResources()
+	s.addPrompts()
 	return s, nil
 }
 
