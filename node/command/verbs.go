@@ -1,0 +1,242 @@
+package command
+
+// Verb names a write command.
+type Verb string
+
+// The verbs, in the order surfaces list them.
+const (
+	SubmitOrder     Verb = "submit_order"
+	CancelOrder     Verb = "cancel_order"
+	Modify          Verb = "modify"
+	Flatten         Verb = "flatten"
+	MarketExit      Verb = "market_exit"
+	MassCancel      Verb = "mass_cancel"
+	SetTradingState Verb = "set_trading_state"
+)
+
+// Side is the direction of an order.
+type Side string
+
+// Sides.
+const (
+	Buy  Side = "buy"
+	Sell Side = "sell"
+)
+
+// OrderType is how an order is priced.
+type OrderType string
+
+// Order types.
+const (
+	Market OrderType = "market"
+	Limit  OrderType = "limit"
+)
+
+// TimeInForce says how long an order may rest.
+type TimeInForce string
+
+// Times in force.
+const (
+	GTC TimeInForce = "gtc" // rests until filled or canceled
+	IOC TimeInForce = "ioc" // fills at once or is canceled
+)
+
+// TradingState is the node-wide trading switch.
+type TradingState string
+
+// Trading states.
+const (
+	Active     TradingState = "active"      // everything allowed
+	ReduceOnly TradingState = "reduce_only" // nothing that increases a position
+	Halted     TradingState = "halted"      // only cancels and set_trading_state
+)
+
+// Kind is the type of a field's value.
+type Kind string
+
+// Field kinds.
+const (
+	Text    Kind = "text"    // a bare name (venue, symbol)
+	Decimal Kind = "decimal" // a positive decimal, as a JSON string or number
+	Enum    Kind = "enum"    // one of Field.Choices
+	ID      Kind = "id"      // an order id or client order id
+)
+
+// Field describes one field of a verb.
+type Field struct {
+	Name        string
+	Kind        Kind
+	Choices     []string // for Enum
+	Required    bool     // always required; see Spec.Rules for conditional ones
+	Description string   // one line
+}
+
+// Spec describes one verb: what it does, its fields in display order, and
+// the cross-field rules decoding enforces, one line each.
+type Spec struct {
+	Verb    Verb
+	Summary string
+	Fields  []Field
+	Rules   []string
+}
+
+// Field returns the field with that name.
+func (s *Spec) Field(name string) (Field, bool) {
+	for _, f := range s.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// FieldNames lists the field names in display order.
+func (s *Spec) FieldNames() []string {
+	names := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+var (
+	sides        = []string{string(Buy), string(Sell)}
+	orderTypes   = []string{string(Market), string(Limit)}
+	timesInForce = []string{string(GTC), string(IOC)}
+	states       = []string{string(Active), string(ReduceOnly), string(Halted)}
+)
+
+func venueField(required bool, what string) Field {
+	return Field{Name: "venue", Kind: Text, Required: required, Description: what}
+}
+
+var (
+	orderIDField = Field{Name: "order_id", Kind: ID,
+		Description: "the node's id of the order (ord-...), as shown by the snapshot"}
+	clientIDField = Field{Name: "client_order_id", Kind: ID,
+		Description: "the client order id the order was submitted with (wk-...)"}
+)
+
+// specs is the verb table. Surfaces render schemas and help from it; Decode
+// enforces it.
+var specs = []Spec{
+	{
+		Verb:    SubmitOrder,
+		Summary: "Place an order on a venue: market (fills at once at the mark plus slippage) or limit (rests until the mark crosses it).",
+		Fields: []Field{
+			venueField(true, "venue to trade on, as named in wicket.toml"),
+			{Name: "symbol", Kind: Text, Required: true, Description: "instrument the venue lists, e.g. BTC-USD"},
+			{Name: "side", Kind: Enum, Choices: sides, Required: true, Description: "buy or sell"},
+			{Name: "type", Kind: Enum, Choices: orderTypes, Required: true, Description: "market or limit"},
+			{Name: "quantity", Kind: Decimal, Required: true, Description: "amount to trade, a positive decimal string such as \"0.5\""},
+			{Name: "price", Kind: Decimal, Description: "limit price, a positive decimal string; required for limit orders, not allowed for market orders"},
+			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (the default for limit); ioc fills at once or is canceled (market orders are always ioc)"},
+			{Name: "client_order_id", Kind: ID, Description: "your id for the order; minted as wk-<uuidv7> when omitted; a duplicate is refused and the existing order reported"},
+		},
+		Rules: []string{
+			"price is required when type is limit and not allowed when type is market",
+			"time_in_force gtc is not allowed for a market order",
+		},
+	},
+	{
+		Verb:    CancelOrder,
+		Summary: "Cancel one open order.",
+		Fields:  []Field{venueField(true, "venue the order is on"), orderIDField, clientIDField},
+		Rules:   []string{"exactly one of order_id or client_order_id"},
+	},
+	{
+		Verb:    Modify,
+		Summary: "Change the quantity or limit price of one open limit order.",
+		Fields: []Field{
+			venueField(true, "venue the order is on"), orderIDField, clientIDField,
+			{Name: "quantity", Kind: Decimal, Description: "new total quantity, a positive decimal string"},
+			{Name: "price", Kind: Decimal, Description: "new limit price, a positive decimal string"},
+		},
+		Rules: []string{
+			"exactly one of order_id or client_order_id",
+			"at least one of quantity or price",
+		},
+	},
+	{
+		Verb:    Flatten,
+		Summary: "Close one position (symbol given) or every position on a venue with market orders; open orders stay.",
+		Fields: []Field{
+			venueField(true, "venue whose positions to close"),
+			{Name: "symbol", Kind: Text, Description: "close only this symbol's position; omit for every position on the venue"},
+		},
+	},
+	{
+		Verb:    MarketExit,
+		Summary: "Cancel every open order, then close every position with market orders, on one venue or on all.",
+		Fields: []Field{
+			venueField(false, "limit the exit to this venue; omit for every venue"),
+		},
+	},
+	{
+		Verb:    MassCancel,
+		Summary: "Cancel every open order on a venue, optionally only for one symbol or one side.",
+		Fields: []Field{
+			venueField(true, "venue whose open orders to cancel"),
+			{Name: "symbol", Kind: Text, Description: "cancel only this symbol's orders"},
+			{Name: "side", Kind: Enum, Choices: sides, Description: "cancel only buy or only sell orders"},
+		},
+	},
+	{
+		Verb:    SetTradingState,
+		Summary: "Switch the node's trading state: active, reduce_only (nothing that increases a position) or halted (only cancels and this verb).",
+		Fields: []Field{
+			{Name: "state", Kind: Enum, Choices: states, Required: true, Description: "active, reduce_only or halted"},
+		},
+	},
+}
+
+// Specs returns the verb table in display order. The result is a copy; the
+// table itself never changes.
+func Specs() []Spec {
+	out := make([]Spec, len(specs))
+	for i := range specs {
+		out[i] = specs[i].clone()
+	}
+	return out
+}
+
+// Lookup returns the spec of a verb (a copy).
+func Lookup(verb Verb) (Spec, bool) {
+	if s := spec(verb); s != nil {
+		return s.clone(), true
+	}
+	return Spec{}, false
+}
+
+func (s *Spec) clone() Spec {
+	c := *s
+	c.Fields = append([]Field(nil), s.Fields...)
+	for j := range c.Fields {
+		c.Fields[j].Choices = append([]string(nil), c.Fields[j].Choices...)
+	}
+	c.Rules = append([]string(nil), s.Rules...)
+	return c
+}
+
+// Verbs lists the verb names in display order.
+func Verbs() []Verb {
+	out := make([]Verb, len(specs))
+	for i, s := range specs {
+		out[i] = s.Verb
+	}
+	return out
+}
+
+// spec is the internal, uncopied lookup.
+func spec(verb Verb) *Spec {
+	for i := range specs {
+		if specs[i].Verb == verb {
+			return &specs[i]
+		}
+	}
+	return nil
+}
+
+// HasOrder reports whether a verb places an order that carries a client
+// order id (only submit_order).
+func (v Verb) HasOrder() bool { return v == SubmitOrder }
