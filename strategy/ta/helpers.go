@@ -1,0 +1,91 @@
+package ta
+
+import (
+	"math"
+
+	talib "github.com/markcheno/go-talib"
+)
+
+// helpers are the series utilities that are not TA-Lib functions.
+func helpers() []*Entry {
+	ab := []string{"a", "b"}
+	return []*Entry{
+		{Name: "cross_above", Category: Helper, Bool: true, Inputs: ab, Outputs: one, WarmupRule: "1", lookback: fixed(1),
+			Summary: "true on the bar where a rises above b (b a series or a number): a > b now and a <= b on the previous bar",
+			compute: func(in [][]float64, _ []float64) [][]float64 { return outs(cross(in[0], in[1], 1)) }},
+		{Name: "cross_below", Category: Helper, Bool: true, Inputs: ab, Outputs: one, WarmupRule: "1", lookback: fixed(1),
+			Summary: "true on the bar where a falls below b (b a series or a number): a < b now and a >= b on the previous bar",
+			compute: func(in [][]float64, _ []float64) [][]float64 { return outs(cross(in[0], in[1], -1)) }},
+		{Name: "highest", Category: Helper, Inputs: ser, Outputs: one, Params: []Param{periodP(20, 1)},
+			WarmupRule: "period - 1", lookback: periodMinus1, Summary: "highest value over the last period bars, the current one included",
+			compute: series1(func(x, p []float64) []float64 { return rolling(x, pi(p, 0), talib.Max) })},
+		{Name: "lowest", Category: Helper, Inputs: ser, Outputs: one, Params: []Param{periodP(20, 1)},
+			WarmupRule: "period - 1", lookback: periodMinus1, Summary: "lowest value over the last period bars, the current one included",
+			compute: series1(func(x, p []float64) []float64 { return rolling(x, pi(p, 0), talib.Min) })},
+		{Name: "shift", Category: Helper, Inputs: ser, Outputs: one, raw: true,
+			Params:     []Param{{Name: "bars", Type: Int, Default: 1, Min: 0, Max: 100000, Doc: "how many bars back (never negative: a strategy cannot read the future)"}},
+			WarmupRule: "bars", lookback: func(p []float64) int { return pi(p, 0) },
+			Summary: "the series delayed by bars: shift(s, 1)[0] is s[1]",
+			compute: func(in [][]float64, p []float64) [][]float64 {
+				x, k := in[0], pi(p, 0)
+				out := nanSlice(len(x))
+				if k < len(x) {
+					copy(out[k:], x[:len(x)-k])
+				}
+				return outs(out)
+			}},
+		{Name: "nz", Category: Helper, Inputs: ser, Outputs: one, raw: true,
+			Params:     []Param{floatP("value", "", 0, -math.MaxFloat64, math.MaxFloat64, "replacement for missing values")},
+			WarmupRule: "0", lookback: fixed(0), Summary: "the series with missing values (None) replaced by value",
+			compute: func(in [][]float64, p []float64) [][]float64 {
+				out := make([]float64, len(in[0]))
+				for i, v := range in[0] {
+					if math.IsNaN(v) {
+						v = p[0]
+					}
+					out[i] = v
+				}
+				return outs(out)
+			}},
+		{Name: "barssince", Category: Helper, Inputs: []string{"condition"}, Outputs: one, raw: true,
+			WarmupRule: "until the condition is first true", lookback: fixed(0),
+			Summary: "bars since the condition was last true (0 on a true bar); None before it is first true",
+			compute: func(in [][]float64, _ []float64) [][]float64 {
+				out := make([]float64, len(in[0]))
+				last := -1
+				for i, v := range in[0] {
+					if v != 0 && !math.IsNaN(v) {
+						last = i
+					}
+					if last < 0 {
+						out[i] = math.NaN()
+					} else {
+						out[i] = float64(i - last)
+					}
+				}
+				return outs(out)
+			}},
+	}
+}
+
+// rolling applies a TA-Lib window function, allowing a one-bar window
+// (TA-Lib's MAX and MIN require two).
+func rolling(x []float64, period int, f func([]float64, int) []float64) []float64 {
+	if period == 1 {
+		return append([]float64(nil), x...)
+	}
+	return f(x, period)
+}
+
+// cross is 1 where a crosses b in direction dir (+1 above, -1 below), 0
+// elsewhere; missing values never cross.
+func cross(a, b []float64, dir float64) []float64 {
+	out := make([]float64, len(a))
+	for i := 1; i < len(a); i++ {
+		d0, d1 := (a[i]-b[i])*dir, (a[i-1]-b[i-1])*dir
+		if d0 > 0 && d1 <= 0 {
+			out[i] = 1
+		}
+	}
+	return out
+}
