@@ -1,0 +1,319 @@
+// Package guardrail checks a write command against the limits in
+// wicket.toml before it is sent: known venue and symbol, positive quantity,
+// precision within the venue's instrument, limit price within a collar of
+// the last mark, order notional under max_order_notional and the resulting
+// position under max_position_notional. Each check comes back with pass or
+// fail and the numbers behind it, so a preview can show them.
+//
+// Clients run it before sending; the node runs the same checks again on its
+// own state, so a client that skips them gains nothing.
+//
+// It never rounds a quantity or price (too many decimals is a failed check),
+// never performs I/O and never changes the command it checks.
+package guardrail
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node/command"
+)
+
+// View is the market state a check reads: last marks, current positions and
+// open orders. A node snapshot is one; so is the node's own state.
+type View interface {
+	// Mark is the last mark price of symbol on venue.
+	Mark(venue, symbol string) (decimal.Decimal, bool)
+	// Position is the signed quantity held (negative is short); zero when none.
+	Position(venue, symbol string) decimal.Decimal
+	// OpenOrder finds an open order by the node's id or the client's id
+	// (whichever is non-empty).
+	OpenOrder(venue, orderID, clientOrderID string) (Order, bool)
+}
+
+// Order is what a check needs to know of an open order.
+type Order struct {
+	ID            string
+	ClientOrderID string
+	Symbol        string
+	Side          command.Side
+	Type          command.OrderType
+	Quantity      decimal.Decimal // still to fill
+	Price         decimal.Decimal // limit price; zero for market
+}
+
+// Check is one named check with its verdict and the numbers behind it.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Report is the result of checking one command.
+type Report struct {
+	OK     bool    `json:"ok"`
+	Checks []Check `json:"checks"`
+}
+
+// Failed lists the checks that did not pass.
+func (r Report) Failed() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Summary is one line naming each failed check and its detail, or "all
+// checks passed".
+func (r Report) Summary() string {
+	failed := r.Failed()
+	if len(failed) == 0 {
+		return "all checks passed"
+	}
+	parts := make([]string, len(failed))
+	for i, c := range failed {
+		parts[i] = c.Name + ": " + c.Detail
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Guardrail holds the configured venues and limits.
+type Guardrail struct {
+	venues      map[string]project.Venue
+	names       []string
+	maxOrder    decimal.Decimal
+	maxPosition decimal.Decimal
+	collarPct   decimal.Decimal
+}
+
+// New reads the venues and [guardrail] limits of cfg, which must have passed
+// project's validation.
+func New(cfg project.Config) *Guardrail {
+	g := &Guardrail{
+		venues:      map[string]project.Venue{},
+		names:       cfg.VenueNames(),
+		maxOrder:    cfg.Guardrail.MaxOrderNotional,
+		maxPosition: cfg.Guardrail.MaxPositionNotional,
+		collarPct:   decimal.NewFromFloat(cfg.Guardrail.PriceCollarPct),
+	}
+	for _, v := range cfg.Venues {
+		g.venues[v.Name] = v
+	}
+	return g
+}
+
+// Check runs every check that applies to c's verb against view (which may
+// be nil: checks that need a mark then fail, saying so).
+func (g *Guardrail) Check(c command.Command, view View) Report {
+	if view == nil {
+		view = emptyView{}
+	}
+	r := run{g: g, c: c, view: view}
+	r.check()
+	ok := true
+	for _, ch := range r.checks {
+		ok = ok && ch.OK
+	}
+	return Report{OK: ok, Checks: r.checks}
+}
+
+type run struct {
+	g      *Guardrail
+	c      command.Command
+	view   View
+	venue  project.Venue
+	checks []Check
+}
+
+func (r *run) add(name string, ok bool, format string, a ...any) bool {
+	r.checks = append(r.checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	return ok
+}
+
+func (r *run) check() {
+	c := r.c
+	switch c.Verb {
+	case command.SetTradingState:
+		r.add("state", true, "trading state %s applies to the whole node", c.State)
+		return
+	case command.MarketExit:
+		if c.Venue == "" {
+			r.add("venue", true, "every venue: %s", strings.Join(r.g.names, ", "))
+			return
+		}
+	}
+	if !r.checkVenue() {
+		return
+	}
+	switch c.Verb {
+	case command.SubmitOrder:
+		if !r.checkSymbol(c.Symbol) {
+			return
+		}
+		r.checkOrder(c.Symbol, c.Side, c.Type, c.Quantity, c.Price)
+	case command.Modify:
+		o, ok := r.checkOpenOrder()
+		if !ok {
+			return
+		}
+		qty, price := o.Quantity, o.Price
+		if !c.Quantity.IsZero() {
+			qty = c.Quantity
+		}
+		if !c.Price.IsZero() {
+			price = c.Price
+		}
+		if o.Type != command.Limit {
+			r.add("order", false, "%s is a %s order: only limit orders can be modified", o.ID, o.Type)
+			return
+		}
+		r.checkOrder(o.Symbol, o.Side, o.Type, qty, price)
+	case command.CancelOrder:
+		r.checkOpenOrder()
+	case command.Flatten, command.MassCancel:
+		if c.Symbol != "" {
+			r.checkSymbol(c.Symbol)
+		}
+	}
+}
+
+func (r *run) checkVenue() bool {
+	v, ok := r.g.venues[r.c.Venue]
+	if !ok {
+		return r.add("venue", false, "unknown venue %q; configured: %s", r.c.Venue, strings.Join(r.g.names, ", "))
+	}
+	r.venue = v
+	return r.add("venue", true, "%s (%s, %s)", v.Name, v.Kind, v.Currency)
+}
+
+func (r *run) checkSymbol(symbol string) bool {
+	for _, s := range r.venue.Symbols {
+		if s == symbol {
+			return r.add("symbol", true, "%s is listed on %s", symbol, r.venue.Name)
+		}
+	}
+	return r.add("symbol", false, "%s is not listed on %s; listed: %s", symbol, r.venue.Name, strings.Join(r.venue.Symbols, ", "))
+}
+
+func (r *run) checkOpenOrder() (Order, bool) {
+	o, ok := r.view.OpenOrder(r.c.Venue, r.c.OrderID, r.c.ClientOrderID)
+	if !ok {
+		by, id := "order_id", r.c.OrderID
+		if id == "" {
+			by, id = "client_order_id", r.c.ClientOrderID
+		}
+		return o, r.add("order", false, "no open order with %s %s on %s", by, id, r.c.Venue)
+	}
+	desc := fmt.Sprintf("%s %s %s %s %s", o.ID, o.Type, o.Side, o.Quantity, o.Symbol)
+	if o.Type == command.Limit {
+		desc += " @ " + o.Price.String()
+	}
+	return o, r.add("order", true, "open: %s", desc)
+}
+
+// checkOrder runs the order checks for an order of qty at price (zero for
+// market) on symbol.
+func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) {
+	v := r.venue
+	if qty.IsPositive() {
+		r.add("quantity", true, "%s is positive", qty)
+	} else {
+		r.add("quantity", false, "%s must be positive", qty)
+	}
+
+	qp, pp := Places(qty), Places(price)
+	switch {
+	case qp > v.QuantityDecimals:
+		r.add("precision", false, "quantity %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", qty, qp, v.Name, v.QuantityDecimals, symbol, v.QuantityDecimals)
+	case !price.IsZero() && pp > v.PriceDecimals:
+		r.add("precision", false, "price %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", price, pp, v.Name, v.PriceDecimals, symbol, v.PriceDecimals)
+	default:
+		r.add("precision", true, "quantity %d of %d decimals, price %d of %d", qp, v.QuantityDecimals, pp, v.PriceDecimals)
+	}
+
+	mark, haveMark := r.view.Mark(v.Name, symbol)
+	if typ == command.Limit {
+		if !haveMark {
+			r.add("price_collar", false, "no mark for %s on %s: cannot check the %s%% collar", symbol, v.Name, r.g.collarPct)
+		} else {
+			dist := price.Sub(mark).Abs().Mul(decimal.NewFromInt(100))
+			within := dist.LessThanOrEqual(r.g.collarPct.Mul(mark)) // exact: |price-mark|/mark ≤ pct/100
+			shown := dist.DivRound(mark, 4).StringFixed(2)
+			if !within && shown == r.g.collarPct.StringFixed(2) {
+				shown = "more than " + shown
+			}
+			r.add("price_collar", within, "limit %s is %s%% from mark %s (collar %s%%)", price, shown, mark, r.g.collarPct)
+		}
+	} else {
+		r.add("price_collar", true, "market order: no limit price to check")
+	}
+
+	at, atWhat := price, "limit"
+	if typ == command.Market {
+		at, atWhat = mark, "mark"
+	}
+	if typ == command.Market && !haveMark {
+		r.add("order_notional", false, "no mark for %s on %s: cannot value a market order", symbol, v.Name)
+	} else {
+		n := qty.Mul(at)
+		r.add("order_notional", n.LessThanOrEqual(r.g.maxOrder), "%s × %s %s = %s %s max_order_notional %s", qty, atWhat, at, n, cmpWord(n, r.g.maxOrder), r.g.maxOrder)
+	}
+
+	pos := r.view.Position(v.Name, symbol)
+	signed := qty
+	if side == command.Sell {
+		signed = qty.Neg()
+	}
+	after := pos.Add(signed)
+	switch {
+	case after.Abs().LessThanOrEqual(pos.Abs()) && after.Sign()*pos.Sign() >= 0:
+		r.add("position_notional", true, "position %s → %s %s: reduces it", pos, after, symbol)
+	case !haveMark:
+		r.add("position_notional", false, "no mark for %s on %s: cannot value the resulting position", symbol, v.Name)
+	default:
+		n := after.Abs().Mul(mark)
+		r.add("position_notional", n.LessThanOrEqual(r.g.maxPosition), "position %s → %s %s; %s × mark %s = %s %s max_position_notional %s",
+			pos, after, symbol, after.Abs(), mark, n, cmpWord(n, r.g.maxPosition), r.g.maxPosition)
+	}
+}
+
+func cmpWord(n, limit decimal.Decimal) string {
+	if n.LessThanOrEqual(limit) {
+		return "≤"
+	}
+	return "exceeds"
+}
+
+// Places is the number of decimals d needs: trailing zeros do not count
+// ("1.50" needs 1).
+func Places(d decimal.Decimal) int32 {
+	exp := d.Exponent()
+	if exp >= 0 {
+		return 0
+	}
+	coef := d.Coefficient()
+	ten, rem := big.NewInt(10), new(big.Int)
+	n := -exp
+	for n > 0 {
+		q, r := new(big.Int).QuoRem(coef, ten, rem)
+		if r.Sign() != 0 {
+			break
+		}
+		coef = q
+		n--
+	}
+	return n
+}
+
+type emptyView struct{}
+
+func (emptyView) Mark(string, string) (decimal.Decimal, bool)    { return decimal.Decimal{}, false }
+func (emptyView) Position(string, string) decimal.Decimal        { return decimal.Zero }
+func (emptyView) OpenOrder(string, string, string) (Order, bool) { return Order{}, false }

@@ -1,0 +1,156 @@
+package guardrail
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node/command"
+)
+
+func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// fakeView is a hand-written market view.
+type fakeView struct {
+	marks     map[string]decimal.Decimal // symbol → mark (venue "paper")
+	positions map[string]decimal.Decimal
+	orders    []Order
+}
+
+func (f fakeView) Mark(venue, symbol string) (decimal.Decimal, bool) {
+	m, ok := f.marks[symbol]
+	return m, ok && venue == "paper"
+}
+
+func (f fakeView) Position(venue, symbol string) decimal.Decimal { return f.positions[symbol] }
+
+func (f fakeView) OpenOrder(venue, id, cid string) (Order, bool) {
+	for _, o := range f.orders {
+		if (id != "" && o.ID == id) || (cid != "" && o.ClientOrderID == cid) {
+			return o, true
+		}
+	}
+	return Order{}, false
+}
+
+func config() project.Config {
+	cfg := project.Defaults()
+	cfg.Venues[0].Symbols = []string{"BTC-USD", "ETH-USD"}
+	cfg.Venues = append(cfg.Venues, project.Venue{Name: "alt", Kind: "paper", Currency: "USD", Cash: d("1000"),
+		Symbols: []string{"SOL-USD"}, QuantityDecimals: 2, PriceDecimals: 4})
+	return cfg
+}
+
+var view = fakeView{
+	marks:     map[string]decimal.Decimal{"BTC-USD": d("40000"), "ETH-USD": d("2000")},
+	positions: map[string]decimal.Decimal{"BTC-USD": d("1"), "ETH-USD": d("-3")},
+	orders: []Order{
+		{ID: "ord-1", ClientOrderID: "wk-1", Symbol: "BTC-USD", Side: command.Buy, Type: command.Limit, Quantity: d("0.1"), Price: d("39000")},
+		{ID: "ord-2", ClientOrderID: "wk-2", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: d("0.1")},
+	},
+}
+
+func submit(side command.Side, typ command.OrderType, qty, price string) command.Command {
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: typ, Quantity: d(qty)}
+	if price != "" {
+		c.Price = d(price)
+	}
+	return c
+}
+
+func TestCheck(t *testing.T) {
+	g := New(config())
+	tests := []struct {
+		name string
+		cmd  command.Command
+		view View
+		// failing check → a fragment of its detail; every other check must pass
+		fail map[string]string
+		// passing check → a fragment of its detail
+		pass map[string]string
+	}{
+		{name: "a good limit order", cmd: submit(command.Buy, command.Limit, "0.2", "41000"), view: view,
+			pass: map[string]string{
+				"price_collar":      "limit 41000 is 2.50% from mark 40000 (collar 10%)",
+				"order_notional":    "0.2 × limit 41000 = 8200 ≤ max_order_notional 25000",
+				"position_notional": "position 1 → 1.2 BTC-USD; 1.2 × mark 40000 = 48000 ≤ max_position_notional 50000",
+			}},
+		{name: "over the position limit", cmd: submit(command.Buy, command.Limit, "0.5", "41000"), view: view,
+			fail: map[string]string{"position_notional": "position 1 → 1.5 BTC-USD; 1.5 × mark 40000 = 60000 exceeds max_position_notional 50000"}},
+		{name: "unknown venue", cmd: with(submit(command.Buy, command.Market, "1", ""), func(c *command.Command) { c.Venue = "nope" }),
+			view: view, fail: map[string]string{"venue": `unknown venue "nope"; configured: paper, alt`}},
+		{name: "unlisted symbol", cmd: with(submit(command.Buy, command.Market, "1", ""), func(c *command.Command) { c.Symbol = "SOL-USD" }),
+			view: view, fail: map[string]string{"symbol": "SOL-USD is not listed on paper; listed: BTC-USD, ETH-USD"}},
+		{name: "too many quantity decimals", cmd: submit(command.Sell, command.Market, "0.1234567", ""), view: view,
+			fail: map[string]string{"precision": "quantity 0.1234567 has 7 decimals; paper allows 6"}},
+		{name: "trailing zeros are not precision", cmd: submit(command.Sell, command.Limit, "0.1000000", "40000.000"), view: view,
+			pass: map[string]string{"precision": "quantity 1 of 6 decimals, price 0 of 2"}},
+		{name: "too many price decimals", cmd: submit(command.Buy, command.Limit, "0.1", "40000.001"), view: view,
+			fail: map[string]string{"precision": "price 40000.001 has 3 decimals; paper allows 2"}},
+		{name: "outside the collar", cmd: submit(command.Buy, command.Limit, "0.1", "44000.01"), view: view,
+			fail: map[string]string{"price_collar": "limit 44000.01 is more than 10.00% from mark 40000"}},
+		{name: "on the collar edge", cmd: submit(command.Buy, command.Limit, "0.1", "36000"), view: view,
+			pass: map[string]string{"price_collar": "limit 36000 is 10.00% from mark 40000"}},
+		{name: "no mark", cmd: submit(command.Buy, command.Limit, "0.1", "40000"), view: nil,
+			fail: map[string]string{"price_collar": "no mark for BTC-USD", "position_notional": "cannot value"}},
+		{name: "order notional", cmd: submit(command.Sell, command.Market, "0.7", ""), view: view,
+			fail: map[string]string{"order_notional": "0.7 × mark 40000 = 28000 exceeds max_order_notional 25000"},
+			pass: map[string]string{"position_notional": "position 1 → 0.3 BTC-USD: reduces it"}},
+		{name: "flipping is not reducing", cmd: submit(command.Sell, command.Market, "2.5", ""), view: view,
+			fail: map[string]string{"order_notional": "exceeds", "position_notional": "position 1 → -1.5 BTC-USD; 1.5 × mark 40000 = 60000 exceeds"}},
+		{name: "cover a short", cmd: with(submit(command.Buy, command.Market, "3", ""), func(c *command.Command) { c.Symbol = "ETH-USD" }), view: view,
+			pass: map[string]string{"position_notional": "position -3 → 0 ETH-USD: reduces it"}},
+		{name: "modify by client id", cmd: command.Command{Verb: command.Modify, Venue: "paper", ClientOrderID: "wk-1", Price: d("39500")}, view: view,
+			pass: map[string]string{"order": "open: ord-1 limit buy 0.1 BTC-USD @ 39000", "order_notional": "0.1 × limit 39500 = 3950",
+				"position_notional": "position 1 → 1.1 BTC-USD; 1.1 × mark 40000 = 44000 ≤"}},
+		{name: "modify over the order limit", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-1", Quantity: d("0.7")}, view: view,
+			fail: map[string]string{"order_notional": "0.7 × limit 39000 = 27300 exceeds", "position_notional": "1.7 × mark 40000 = 68000 exceeds"}},
+		{name: "modify a market order", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-2", Quantity: d("1")}, view: view,
+			fail: map[string]string{"order": "only limit orders can be modified"}},
+		{name: "cancel an unknown order", cmd: command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: "ord-9"}, view: view,
+			fail: map[string]string{"order": "no open order with order_id ord-9 on paper"}},
+		{name: "mass cancel a symbol", cmd: command.Command{Verb: command.MassCancel, Venue: "alt", Symbol: "SOL-USD"}, view: view,
+			pass: map[string]string{"symbol": "SOL-USD is listed on alt"}},
+		{name: "market exit everywhere", cmd: command.Command{Verb: command.MarketExit}, view: nil,
+			pass: map[string]string{"venue": "every venue: paper, alt"}},
+		{name: "trading state", cmd: command.Command{Verb: command.SetTradingState, State: command.Halted}, view: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := g.Check(tt.cmd, tt.view)
+			if rep.OK != (len(tt.fail) == 0) {
+				t.Errorf("OK = %v; report: %s", rep.OK, rep.Summary())
+			}
+			seen := map[string]Check{}
+			for _, c := range rep.Checks {
+				seen[c.Name] = c
+				if _, want := tt.fail[c.Name]; !want && !c.OK {
+					t.Errorf("check %s failed unexpectedly: %s", c.Name, c.Detail)
+				}
+			}
+			for name, frag := range tt.fail {
+				c, ok := seen[name]
+				if !ok || c.OK || !strings.Contains(c.Detail, frag) {
+					t.Errorf("check %s = %+v, want a failure containing %q", name, c, frag)
+				}
+			}
+			for name, frag := range tt.pass {
+				if c := seen[name]; !strings.Contains(c.Detail, frag) {
+					t.Errorf("check %s detail = %q, want %q", name, c.Detail, frag)
+				}
+			}
+		})
+	}
+}
+
+func TestPlaces(t *testing.T) {
+	for in, want := range map[string]int32{"1": 0, "100": 0, "1.50": 1, "0.000001": 6, "1.0000000": 0, "-2.25": 2, "0": 0} {
+		if got := Places(d(in)); got != want {
+			t.Errorf("Places(%s) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func with(c command.Command, f func(*command.Command)) command.Command { f(&c); return c }
