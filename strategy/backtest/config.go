@@ -1,0 +1,142 @@
+package backtest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/strategy"
+)
+
+// Fill says at which price a decision fills.
+type Fill uint8
+
+// Fill models.
+const (
+	// FillNextOpen fills a decision taken at bar i's close at bar i+1's
+	// open: what a live strategy can actually do. The default.
+	FillNextOpen Fill = iota
+	// FillClose fills at the close of the deciding bar itself. It is
+	// optimistic (no live strategy trades at the price it just observed)
+	// and every result that uses it carries a warning.
+	FillClose
+)
+
+func (f Fill) String() string {
+	switch f {
+	case FillNextOpen:
+		return "next_open"
+	case FillClose:
+		return "close"
+	}
+	return fmt.Sprintf("Fill(%d)", uint8(f))
+}
+
+// ParseFill reads "next_open" (or "open", or "") and "close".
+func ParseFill(s string) (Fill, error) {
+	switch s {
+	case "", "next_open", "open":
+		return FillNextOpen, nil
+	case "close":
+		return FillClose, nil
+	}
+	return 0, &Error{Kind: Invalid, Msg: fmt.Sprintf("fill %q is not one of next_open, close", s)}
+}
+
+// Trade list bounds.
+const (
+	DefaultTradesLimit = 50
+	MaxTradesLimit     = 500
+)
+
+// MaxEquityPoints bounds the equity curve a Result reports (the full curve
+// stays available in memory as Result.Curve).
+const MaxEquityPoints = 500
+
+// Config is everything about a backtest except the bars and the strategy.
+type Config struct {
+	Capital     decimal.Decimal // starting cash; must be positive
+	FeeBps      float64         // charged on each fill's notional
+	SlippageBps float64         // moves each fill's price against the trader
+	Fill        Fill
+	// Granularity annualises the metrics; empty means the one in
+	// bars.Series.
+	Granularity strategy.Granularity
+	// Warmup is how many bars the strategy needs before it can decide
+	// anything; only used to warn when the range is shorter.
+	Warmup int
+	// TradesLimit bounds Result.Trades: 0 means DefaultTradesLimit, more
+	// than MaxTradesLimit is clamped with a note.
+	TradesLimit int
+	// From and To are the range the caller asked for (zero: open); when
+	// the bars start later or end earlier, the result warns that the range
+	// was clipped to the data.
+	From, To time.Time
+	// Params are the strategy parameters of the run, echoed in the result.
+	Params map[string]any
+}
+
+// DefaultConfig is the spec's defaults: capital 10000, fee 10 bps,
+// slippage 5 bps, next-open fills.
+func DefaultConfig() Config {
+	return Config{Capital: decimal.NewFromInt(10000), FeeBps: 10, SlippageBps: 5}
+}
+
+// Stepper is an event-driven strategy: Step is called once per bar, after
+// its close, with the account marked at that close, and returns what to do.
+type Stepper interface {
+	Step(i int, acct strategy.Account) (strategy.Intent, error)
+}
+
+// Decisions is what a strategy contributes to a run: exactly one of
+// Targets (vectorised) or Stepper (event-driven).
+type Decisions struct {
+	// Targets holds one target exposure per bar, as a fraction of equity
+	// (negative is short, 0 is flat, NaN is no change).
+	Targets []float64
+	Stepper Stepper
+}
+
+// Kind classifies an Error.
+type Kind uint8
+
+// Error kinds.
+const (
+	Invalid  Kind = iota + 1 // the bars, config or decisions cannot be run
+	Strategy                 // the Stepper failed at a bar
+	Canceled                 // the context ended the run
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Invalid:
+		return "invalid"
+	case Strategy:
+		return "strategy"
+	case Canceled:
+		return "canceled"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Error is the backtest's error type. Msg says what went wrong and what to
+// do; Err is the cause (a Stepper's error, the context's error).
+type Error struct {
+	Kind Kind
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return e.Msg
+	}
+	return e.Msg + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func invalidf(format string, a ...any) error {
+	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
+}

@@ -1,0 +1,361 @@
+package backtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/strategy"
+)
+
+// Result is a finished backtest. Its JSON is the report an agent or a
+// person reads: settings, metrics, the open position, a bounded trade list,
+// an equity curve of at most MaxEquityPoints points, and warnings, with
+// money as decimal strings. The fields tagged `json:"-"` keep the full run
+// in memory for sweeps and walk-forward (every trade, every bar's equity
+// and return).
+type Result struct {
+	Series       string    `json:"series"`
+	Settings     Settings  `json:"settings"`
+	Metrics      Metrics   `json:"metrics"`
+	OpenPosition *Position `json:"open_position"`
+	Trades       []Trade   `json:"trades"`
+	// TradesClamped says why Trades is shorter than the closed trades (or
+	// the limit asked for); empty when it is not.
+	TradesClamped string   `json:"trades_clamped,omitempty"`
+	Equity        []Point  `json:"equity"`
+	Warnings      []string `json:"warnings"`
+
+	AllTrades []Trade   `json:"-"` // every closed round trip
+	Curve     Curve     `json:"-"` // equity at every bar's close
+	Returns   []float64 `json:"-"` // per-bar returns, see Returns
+}
+
+// Settings echo what the run used.
+type Settings struct {
+	Capital     float64
+	FeeBps      float64
+	SlippageBps float64
+	Fill        Fill
+	Granularity strategy.Granularity
+	Warmup      int
+	From, To    time.Time // as requested; zero when open
+	Params      map[string]any
+}
+
+// Trade is one closed round trip: from flat (or a flip) to flat (or the
+// next flip). Prices are the average fill prices including slippage;
+// Quantity is the total quantity entered; PnL is net of all its fees.
+type Trade struct {
+	Side                string // "long" or "short"
+	EntryBar, ExitBar   int
+	EntryTime, ExitTime time.Time
+	EntryPrice          float64
+	ExitPrice           float64
+	Quantity            float64
+	PnL                 float64
+	Return              float64 // PnL / entry notional
+	Fees                float64
+}
+
+// Position is the round trip still open after the last bar, marked at the
+// last close: PnL is net of the fees paid so far, before any exit costs.
+type Position struct {
+	Side       string
+	EntryBar   int
+	EntryTime  time.Time
+	EntryPrice float64
+	Quantity   float64 // signed: short < 0
+	Mark       float64
+	PnL        float64
+	Fees       float64
+}
+
+// Point is one point of the reported equity curve.
+type Point struct {
+	Time     time.Time
+	Equity   float64
+	Drawdown float64 // 1 - equity / running peak
+}
+
+func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
+	b := &s.bars
+	n := b.Len()
+	curve := Curve{Time: b.Time, Equity: s.equity}
+	returns := Returns(s.equity, s.capital)
+	m := EquityMetrics(curve, returns, s.capital, g.PeriodsPerYear(), g.Duration())
+	tradeMetrics(&m, s.trades)
+	m.Exposure = float64(s.exposed) / float64(n)
+	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
+	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
+
+	r := &Result{
+		Series: b.Series,
+		Settings: Settings{
+			Capital: s.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill,
+			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params,
+		},
+		Metrics:      m,
+		OpenPosition: s.openPosition(),
+		AllTrades:    s.trades,
+		Curve:        curve,
+		Returns:      returns,
+	}
+	r.Trades, r.TradesClamped = clampTrades(s.trades, cfg.TradesLimit)
+	if r.Trades == nil {
+		r.Trades = []Trade{} // JSON [] rather than null
+	}
+	r.Equity = Downsample(curve, s.capital, MaxEquityPoints)
+	r.Warnings = s.warnings(cfg, g)
+	return r
+}
+
+func clampTrades(all []Trade, limit int) ([]Trade, string) {
+	note := ""
+	switch {
+	case limit <= 0:
+		limit = DefaultTradesLimit
+	case limit > MaxTradesLimit:
+		note = fmt.Sprintf("trades_limit %d is above the maximum %d", limit, MaxTradesLimit)
+		limit = MaxTradesLimit
+	}
+	if len(all) <= limit {
+		if note != "" {
+			note += fmt.Sprintf("; all %d closed trades are listed", len(all))
+		}
+		return all, note
+	}
+	if note != "" {
+		note += "; "
+	}
+	note += fmt.Sprintf("showing the first %d of %d closed trades", limit, len(all))
+	if limit < MaxTradesLimit {
+		note += fmt.Sprintf("; ask for up to %d with trades_limit", MaxTradesLimit)
+	}
+	return all[:limit], note
+}
+
+// Thresholds for warnings.
+const tooFewTrades = 10
+
+func (s *sim) warnings(cfg Config, g strategy.Granularity) []string {
+	b := &s.bars
+	n := b.Len()
+	w := []string{}
+	if cfg.Fill == FillClose {
+		w = append(w, "fill=close: orders filled at the close of the bar that decided them, which a live strategy cannot do; the results are optimistic")
+	}
+	if cfg.Warmup >= n {
+		w = append(w, fmt.Sprintf("warm-up longer than the range: the strategy needs %d bars before it can decide anything and the range holds %d; widen the range", cfg.Warmup, n))
+	}
+	step := int64(g.Duration() / time.Second)
+	if !cfg.From.IsZero() && b.Time[0]-cfg.From.Unix() >= step {
+		w = append(w, fmt.Sprintf("range clipped: from %s was asked for, the data starts at %s", fmtTime(cfg.From), timeString(b.Time[0])))
+	}
+	if !cfg.To.IsZero() && cfg.To.Unix()-b.Time[n-1] >= step {
+		w = append(w, fmt.Sprintf("range clipped: to %s was asked for, the data ends at %s", fmtTime(cfg.To), timeString(b.Time[n-1])))
+	}
+	switch {
+	case !s.entered:
+		w = append(w, "the strategy never entered a position: check its entry conditions, its parameters and its warm-up against this range")
+	case len(s.trades) < tooFewTrades:
+		w = append(w, fmt.Sprintf("too few trades: %d closed round trips are too few to judge a strategy by; widen the range or use a finer granularity", len(s.trades)))
+	}
+	if s.open.active {
+		w = append(w, "a position is still open at the end: it counts in final_equity and the curve but not in the trade metrics (see open_position)")
+	}
+	if s.negCash >= 0 {
+		w = append(w, fmt.Sprintf("cash went negative at %s: quantity orders are not limited by cash, so the strategy borrowed", timeString(b.Time[s.negCash])))
+	}
+	if s.bust >= 0 {
+		w = append(w, fmt.Sprintf("equity reached zero at %s: the position was closed there and trading stopped", timeString(b.Time[s.bust])))
+	}
+	return w
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Downsample reduces a curve to at most maxPoints points for reporting,
+// keeping the first and last point and, from each of equal-width buckets
+// in between, the lowest and the highest equity in time order, so peaks and
+// troughs (and so the drawdowns) survive. Drawdown is measured on the full
+// curve, from capital.
+func Downsample(c Curve, capital float64, maxPoints int) []Point {
+	n := len(c.Equity)
+	if n == 0 {
+		return []Point{}
+	}
+	dd := make([]float64, n)
+	peak := capital
+	for i, e := range c.Equity {
+		peak = max(peak, e)
+		dd[i] = 1 - e/peak
+	}
+	point := func(i int) Point { return Point{Time: unixTime(c.Time[i]), Equity: c.Equity[i], Drawdown: dd[i]} }
+	maxPoints = max(maxPoints, 2)
+	if n <= maxPoints {
+		out := make([]Point, n)
+		for i := range n {
+			out[i] = point(i)
+		}
+		return out
+	}
+	out := make([]Point, 0, maxPoints)
+	out = append(out, point(0))
+	buckets := (maxPoints - 2) / 2
+	inner := n - 2
+	for k := range buckets {
+		lo, hi := 1+k*inner/buckets, 1+(k+1)*inner/buckets
+		if lo >= hi {
+			continue
+		}
+		mn, mx := lo, lo
+		for i := lo + 1; i < hi; i++ {
+			if c.Equity[i] < c.Equity[mn] {
+				mn = i
+			}
+			if c.Equity[i] > c.Equity[mx] {
+				mx = i
+			}
+		}
+		first, second := min(mn, mx), max(mn, mx)
+		out = append(out, point(first))
+		if second != first {
+			out = append(out, point(second))
+		}
+	}
+	return append(out, point(n-1))
+}
+
+// Reporting precision. Money is rounded to cents, prices and quantities to
+// 8 decimals, ratios to 6; the rounding is for the report only.
+const (
+	moneyPlaces = 2
+	pricePlaces = 8
+	ratioPlaces = 6
+)
+
+func money(x float64) string { return decimal.NewFromFloat(x).StringFixed(moneyPlaces) }
+
+func price(x float64) string { return decimal.NewFromFloat(x).Round(pricePlaces).String() }
+
+// ratio rounds x for the report; NaN and infinities become null.
+func ratio(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	r := math.Round(x*1e6) / 1e6
+	if r == 0 {
+		r = 0 // no "-0"
+	}
+	return &r
+}
+
+func moneyOrNull(x float64) *string {
+	if math.IsNaN(x) {
+		return nil
+	}
+	s := money(x)
+	return &s
+}
+
+// MarshalJSON writes the metrics with the spec's names.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TotalReturn      *float64 `json:"total_return"`
+		CAGR             *float64 `json:"cagr"`
+		Sharpe           *float64 `json:"sharpe"`
+		Sortino          *float64 `json:"sortino"`
+		MaxDrawdown      *float64 `json:"max_drawdown"`
+		MaxDrawdownBars  int      `json:"max_drawdown_duration_bars"`
+		MaxDrawdownDays  *float64 `json:"max_drawdown_duration_days"`
+		Calmar           *float64 `json:"calmar"`
+		WinRate          *float64 `json:"win_rate"`
+		ProfitFactor     *float64 `json:"profit_factor"`
+		Expectancy       *string  `json:"expectancy"`
+		Trades           int      `json:"trades"`
+		Exposure         *float64 `json:"exposure"`
+		FeesPaid         string   `json:"fees_paid"`
+		SlippageCost     string   `json:"slippage_cost"`
+		FinalEquity      string   `json:"final_equity"`
+		Bars             int      `json:"bars"`
+		Start            string   `json:"start"`
+		End              string   `json:"end"`
+		PeriodsPerYear   float64  `json:"periods_per_year"`
+		BuyAndHoldReturn *float64 `json:"buy_and_hold_return"`
+	}{
+		ratio(m.TotalReturn), ratio(m.CAGR), ratio(m.Sharpe), ratio(m.Sortino), ratio(m.MaxDrawdown),
+		m.MaxDrawdownBars, ratio(m.MaxDrawdownDuration.Hours() / 24), ratio(m.Calmar), ratio(m.WinRate),
+		ratio(m.ProfitFactor), moneyOrNull(m.Expectancy), m.Trades, ratio(m.Exposure),
+		money(m.FeesPaid), money(m.SlippageCost), money(m.FinalEquity), m.Bars,
+		fmtTime(m.Start), fmtTime(m.End), m.PeriodsPerYear, ratio(m.BuyAndHoldReturn),
+	})
+}
+
+// MarshalJSON writes a trade with money and prices as decimal strings.
+func (t Trade) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Side       string   `json:"side"`
+		EntryTime  string   `json:"entry_time"`
+		EntryPrice string   `json:"entry_price"`
+		ExitTime   string   `json:"exit_time"`
+		ExitPrice  string   `json:"exit_price"`
+		Quantity   string   `json:"quantity"`
+		PnL        string   `json:"pnl"`
+		Return     *float64 `json:"return"`
+		Fees       string   `json:"fees"`
+		Bars       int      `json:"bars"`
+	}{
+		t.Side, fmtTime(t.EntryTime), price(t.EntryPrice), fmtTime(t.ExitTime), price(t.ExitPrice),
+		price(t.Quantity), money(t.PnL), ratio(t.Return), money(t.Fees), t.ExitBar - t.EntryBar,
+	})
+}
+
+// MarshalJSON writes the open position with money and prices as strings.
+func (p Position) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Side       string `json:"side"`
+		EntryTime  string `json:"entry_time"`
+		EntryPrice string `json:"entry_price"`
+		Quantity   string `json:"quantity"`
+		Mark       string `json:"mark"`
+		PnL        string `json:"unrealized_pnl"`
+		Fees       string `json:"fees"`
+	}{p.Side, fmtTime(p.EntryTime), price(p.EntryPrice), price(p.Quantity), price(p.Mark), money(p.PnL), money(p.Fees)})
+}
+
+// MarshalJSON writes a curve point.
+func (p Point) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Time     string   `json:"time"`
+		Equity   string   `json:"equity"`
+		Drawdown *float64 `json:"drawdown"`
+	}{fmtTime(p.Time), money(p.Equity), ratio(p.Drawdown)})
+}
+
+// MarshalJSON writes the settings.
+func (s Settings) MarshalJSON() ([]byte, error) {
+	var from, to *string
+	if !s.From.IsZero() {
+		f := fmtTime(s.From)
+		from = &f
+	}
+	if !s.To.IsZero() {
+		t := fmtTime(s.To)
+		to = &t
+	}
+	return json.Marshal(struct {
+		Capital     string         `json:"capital"`
+		FeeBps      float64        `json:"fee_bps"`
+		SlippageBps float64        `json:"slippage_bps"`
+		Fill        string         `json:"fill"`
+		Granularity string         `json:"granularity"`
+		Warmup      int            `json:"warmup"`
+		From        *string        `json:"from"`
+		To          *string        `json:"to"`
+		Params      map[string]any `json:"params,omitempty"`
+	}{money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), string(s.Granularity), s.Warmup, from, to, s.Params})
+}

@@ -1,0 +1,220 @@
+package history
+
+import (
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"wicket/strategy"
+)
+
+// CSVHeader is the header an import file must start with.
+var CSVHeader = []string{"time", "open", "high", "low", "close", "volume"}
+
+// maxRowErrors bounds how many rejected rows one parse collects before it
+// stops reading: enough to show a pattern, not a second copy of a broken file.
+const maxRowErrors = 100
+
+// ParseCSV reads bars from CSV text with the header
+// time,open,high,low,close,volume. A time is RFC3339
+// (2024-01-02T15:00:00Z, any offset, stored as UTC), a date (2024-01-02,
+// midnight UTC) or integer unix seconds. Rows must be in strictly ascending
+// time order with finite prices above zero, a volume of zero or more, and
+// low <= open, close <= high.
+//
+// Any bad row makes the whole file an Invalid *Error listing every rejected
+// row (up to 100) by its row number, the header being row 1; no bars are
+// returned then.
+func ParseCSV(r io.Reader) (strategy.Bars, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+
+	header, err := cr.Read()
+	if err == io.EOF {
+		return strategy.Bars{}, &Error{Kind: Invalid, Msg: "the file is empty; it needs the header " + strings.Join(CSVHeader, ",") + " and one row per bar"}
+	}
+	if err != nil {
+		return strategy.Bars{}, csvReadError(err)
+	}
+	if !headerOK(header) {
+		return strategy.Bars{}, &Error{Kind: Invalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; it must be exactly %s", strings.Join(header, ","), strings.Join(CSVHeader, ","))}},
+			Msg: "not a bar file, nothing imported"}
+	}
+
+	var (
+		b    strategy.Bars
+		rows []RowError
+		line []int // file row of each parsed bar, for ordering errors
+	)
+	reject := func(row int, format string, a ...any) {
+		rows = append(rows, RowError{Row: row, Msg: fmt.Sprintf(format, a...)})
+	}
+	for len(rows) < maxRowErrors {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			reject(pe.StartLine, "%v", pe.Err)
+			continue
+		}
+		if err != nil {
+			return strategy.Bars{}, csvReadError(err)
+		}
+		row, _ := cr.FieldPos(0)
+		if len(rec) != len(CSVHeader) {
+			reject(row, "has %d fields, want %d (%s)", len(rec), len(CSVHeader), strings.Join(CSVHeader, ","))
+			continue
+		}
+		t, err := parseTime(rec[0])
+		if err != nil {
+			reject(row, "%v", err)
+			continue
+		}
+		var v [5]float64
+		bad := false
+		for j := range v {
+			f, err := strconv.ParseFloat(strings.TrimSpace(rec[j+1]), 64)
+			if err != nil {
+				reject(row, "%s %q is not a number", CSVHeader[j+1], rec[j+1])
+				bad = true
+				break
+			}
+			v[j] = f
+		}
+		if bad {
+			continue
+		}
+		b.Time = append(b.Time, t)
+		b.Open = append(b.Open, v[0])
+		b.High = append(b.High, v[1])
+		b.Low = append(b.Low, v[2])
+		b.Close = append(b.Close, v[3])
+		b.Volume = append(b.Volume, v[4])
+		line = append(line, row)
+	}
+	for _, e := range validate(b, func(i int) int { return line[i] }) {
+		if len(rows) >= maxRowErrors {
+			break
+		}
+		rows = append(rows, e)
+	}
+	if len(rows) > 0 {
+		sortRows(rows)
+		return strategy.Bars{}, &Error{Kind: Invalid, Msg: fmt.Sprintf("%d rejected rows, nothing imported; fix them and import again", len(rows)), Rows: rows}
+	}
+	if b.Len() == 0 {
+		return strategy.Bars{}, &Error{Kind: Invalid, Msg: "the file has a header but no bars, nothing imported"}
+	}
+	return b, nil
+}
+
+func csvReadError(err error) error {
+	return &Error{Kind: Invalid, Msg: "cannot read the CSV file", Err: err}
+}
+
+func headerOK(h []string) bool {
+	if len(h) != len(CSVHeader) {
+		return false
+	}
+	for i, want := range CSVHeader {
+		got := strings.TrimSpace(h[i])
+		if i == 0 {
+			got = strings.TrimPrefix(got, "\ufeff")
+		}
+		if !strings.EqualFold(got, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseTime reads RFC3339, a plain date, or integer unix seconds.
+func parseTime(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("time is empty")
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > 1e11 || n < -1e11 {
+			return 0, fmt.Errorf("time %s is out of range for unix seconds (milliseconds? divide by 1000)", s)
+		}
+		return n, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.Unix(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t.Unix(), nil
+	}
+	return 0, fmt.Errorf("time %q is neither RFC3339 (2024-01-02T15:00:00Z), a date (2024-01-02) nor unix seconds", s)
+}
+
+// Validate checks bars the way an import does and returns every problem
+// (up to 100), numbering bars from firstRow.
+func Validate(b strategy.Bars, firstRow int) []RowError {
+	n := b.Len()
+	if len(b.Open) != n || len(b.High) != n || len(b.Low) != n || len(b.Close) != n || len(b.Volume) != n {
+		return []RowError{{Row: firstRow, Msg: "the bar columns have different lengths"}}
+	}
+	return validate(b, func(i int) int { return firstRow + i })
+}
+
+func validate(b strategy.Bars, row func(int) int) []RowError {
+	var out []RowError
+	add := func(i int, format string, a ...any) {
+		if len(out) < maxRowErrors {
+			out = append(out, RowError{Row: row(i), Msg: fmt.Sprintf(format, a...)})
+		}
+	}
+	for i := range b.Time {
+		if i > 0 {
+			switch t, prev := b.Time[i], b.Time[i-1]; {
+			case t == prev:
+				add(i, "duplicate time %s (same as row %d)", unixString(t), row(i-1))
+			case t < prev:
+				add(i, "time %s is before row %d's %s; rows must be sorted by time, oldest first", unixString(t), row(i-1), unixString(prev))
+			}
+		}
+		o, h, l, c, v := b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i]
+		bad := false
+		for j, x := range [...]float64{o, h, l, c} {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+				add(i, "%s %v must be a finite price above zero", CSVHeader[j+1], x)
+				bad = true
+			}
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			add(i, "volume %v must be finite and not negative", v)
+			bad = true
+		}
+		if bad {
+			continue
+		}
+		switch {
+		case l > h:
+			add(i, "low %v is above high %v", l, h)
+		case o > h || c > h:
+			add(i, "high %v is below open %v or close %v", h, o, c)
+		case o < l || c < l:
+			add(i, "low %v is above open %v or close %v", l, o, c)
+		}
+	}
+	return out
+}
+
+func unixString(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
+
+func sortRows(rows []RowError) {
+	slices.SortStableFunc(rows, func(a, b RowError) int { return cmp.Compare(a.Row, b.Row) })
+}
