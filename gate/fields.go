@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 // FieldKind says how a Field's value is compared.
@@ -13,11 +15,10 @@ type FieldKind uint8
 const (
 	// TextField values compare byte for byte: "BTC-USD" is not "btc-usd".
 	TextField FieldKind = iota
-	// DecimalField values compare by value when both are plain decimals
-	// (an optional sign, digits, optionally a point and more digits):
-	// "1.0" equals "1" and "-0" equals "0". Any other spelling, such as an
-	// exponent, compares as text, so an agent-supplied "1e999999999" costs
-	// no big-number arithmetic.
+	// DecimalField values compare by value, as github.com/shopspring/decimal
+	// reads them (the node's money type): "1.0" equals "1", "+2" equals "2",
+	// "1e2" equals "100". A value that does not parse as a decimal compares
+	// as text.
 	DecimalField
 	// ClientIDField values compare byte for byte, except that a confirming
 	// command that does not give one matches any: the preview minted the id
@@ -138,15 +139,23 @@ func sameValue(kind FieldKind, previewed, confirming string) bool {
 	return previewed == confirming
 }
 
-// sameDecimal compares two decimals by value when both are plain decimals, and
-// as text otherwise.
+// sameDecimal compares two decimals by value, and as text when either does
+// not parse. Plain decimals, the usual case, compare without allocating.
 func sameDecimal(a, b string) bool {
 	if a == b {
 		return true
 	}
 	an, ai, af, aok := plainDecimal(a)
 	bn, bi, bf, bok := plainDecimal(b)
-	return aok && bok && an == bn && ai == bi && af == bf
+	if aok && bok {
+		return an == bn && ai == bi && af == bf
+	}
+	da, err := decimal.NewFromString(a)
+	if err != nil {
+		return false
+	}
+	db, err := decimal.NewFromString(b)
+	return err == nil && da.Equal(db)
 }
 
 // plainDecimal splits s, of the form [+-]digits[.digits], into its sign, its

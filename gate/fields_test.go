@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+	"pgregory.net/rapid"
 
 	"wicket/gate"
 )
@@ -29,17 +31,21 @@ func TestSameIntent(t *testing.T) {
 		{"decimal zero forms", f(gate.Decimal("q", "000")), f(gate.Decimal("q", "0.0")), nil},
 		{"decimal differs", f(gate.Decimal("q", "1.0")), f(gate.Decimal("q", "1.01")),
 			gate.Differences{{"q", "1.0", "1.01"}}},
+		{"decimal fraction digit differs", f(gate.Decimal("q", "1.5")), f(gate.Decimal("q", "1.6")),
+			gate.Differences{{"q", "1.5", "1.6"}}},
 		{"decimal sign differs", f(gate.Decimal("q", "-1")), f(gate.Decimal("q", "1")),
 			gate.Differences{{"q", "-1", "1"}}},
 		{"decimal scale differs", f(gate.Decimal("q", "10")), f(gate.Decimal("q", "1.0")),
 			gate.Differences{{"q", "10", "1.0"}}},
-		{"decimal exponent compares as text", f(gate.Decimal("q", "1e0")), f(gate.Decimal("q", "1")),
-			gate.Differences{{"q", "1e0", "1"}}},
-		{"decimal huge exponent costs nothing", f(gate.Decimal("q", "1e999999999")), f(gate.Decimal("q", "1")),
+		{"decimal exponent", f(gate.Decimal("q", "1.5e2")), f(gate.Decimal("q", "150")), nil},
+		{"decimal negative exponent", f(gate.Decimal("q", "25E-2")), f(gate.Decimal("q", "0.250")), nil},
+		{"decimal exponent differs", f(gate.Decimal("q", "1e1")), f(gate.Decimal("q", "1")),
+			gate.Differences{{"q", "1e1", "1"}}},
+		{"decimal out of range compares as text", f(gate.Decimal("q", "1e999999999")), f(gate.Decimal("q", "1")),
 			gate.Differences{{"q", "1e999999999", "1"}}},
-		{"decimal same text", f(gate.Decimal("q", "1e3")), f(gate.Decimal("q", "1e3")), nil},
-		{"decimal garbage differs", f(gate.Decimal("q", "1.")), f(gate.Decimal("q", "1")),
-			gate.Differences{{"q", "1.", "1"}}},
+		{"decimal unparsable, same text", f(gate.Decimal("q", "abc")), f(gate.Decimal("q", "abc")), nil},
+		{"decimal unparsable differs", f(gate.Decimal("q", "1..0")), f(gate.Decimal("q", "1")),
+			gate.Differences{{"q", "1..0", "1"}}},
 		{"decimal with a space", f(gate.Decimal("q", " 1")), f(gate.Decimal("q", "1")),
 			gate.Differences{{"q", " 1", "1"}}},
 		{"text is exact", f(gate.Text("side", "buy")), f(gate.Text("side", "Buy")),
@@ -84,6 +90,36 @@ func TestSameIntent(t *testing.T) {
 }
 
 func f(fields ...gate.Field) gate.Fields { return fields }
+
+// TestDecimalFieldsCompareAsShopspring checks DecimalField against
+// shopspring/decimal on random short strings: two values are the same intent
+// exactly when they are the same text or both parse to equal decimals.
+func TestDecimalFieldsCompareAsShopspring(t *testing.T) {
+	plain := rapid.StringMatching(`[+-]?0{0,2}[0-9]{0,3}(\.[0-9]{0,3}0{0,2})?`)
+	exponent := rapid.StringMatching(`[+-]?[0-9]{0,3}(\.[0-9]{0,3})?[eE][+-]?[0-9]{1,2}`)
+	num := rapid.OneOf(plain, plain, exponent)
+	rapid.Check(t, func(t *rapid.T) {
+		a := num.Draw(t, "a")
+		// b is unrelated, a common value, or a with one character changed
+		// (usually a digit for a digit, which keeps it a plain decimal).
+		edit := rapid.Custom(func(t *rapid.T) string {
+			c := rapid.SampledFrom([]byte("01234567890123456789.-+e")).Draw(t, "to")
+			if a == "" {
+				return string(c)
+			}
+			i := rapid.IntRange(0, len(a)-1).Draw(t, "at")
+			return a[:i] + string(c) + a[i+1:]
+		})
+		b := rapid.OneOf(num, edit, edit, rapid.SampledFrom([]string{a, "0", "-0", "1", "1.0", "+1", "10"})).Draw(t, "b")
+		da, erra := decimal.NewFromString(a)
+		db, errb := decimal.NewFromString(b)
+		want := a == b || erra == nil && errb == nil && da.Equal(db)
+		got := f(gate.Decimal("q", a)).SameIntent(f(gate.Decimal("q", b))) == nil
+		if got != want {
+			t.Fatalf("Decimal %q vs %q: same intent = %v, shopspring says %v", a, b, got, want)
+		}
+	})
+}
 
 func TestSameIntentRefusesRepeatedNames(t *testing.T) {
 	twice := gate.Fields{gate.Decimal("q", "1"), gate.Decimal("q", "2")}
