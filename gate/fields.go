@@ -45,7 +45,8 @@ func ClientID(name, value string) Field { return Field{Name: name, Value: value,
 
 // Fields is the reference command type: an ordered list of named fields, each
 // name at most once. It implements Command[Fields]; callers without a command
-// type of their own, and tests, can bind tokens to it.
+// type of their own, and tests, can bind tokens to it. Issue keeps the slice it
+// is given: do not change its elements afterwards.
 type Fields []Field
 
 var _ Command[Fields] = Fields(nil)
