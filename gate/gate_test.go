@@ -48,7 +48,7 @@ func TestTakeReturnsTheStoredCommand(t *testing.T) {
 }
 
 func TestIssueReturnsExpiryAndCanonicalToken(t *testing.T) {
-	g, _ := gate.New[gate.Fields](gate.Options{}), 0
+	g := gate.New[gate.Fields](gate.Options{})
 	before := time.Now()
 	tok, exp, err := g.Issue("submit_order", order())
 	if err != nil {
