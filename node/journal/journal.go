@@ -1,0 +1,344 @@
+// Package journal is the node's durable log: an SQLite database (WAL,
+// synchronous=FULL) holding every command the node took with its outcome
+// (the audit trail), every state-changing event in order, and the latest
+// marks. Each step of the node commits as one transaction, so after a crash
+// the journal holds every step whose ticket was resolved and nothing of a
+// step that was not.
+//
+// The node rebuilds its state by replaying the events; the journal itself
+// knows nothing of the rules that produced them.
+//
+// It never deletes or rewrites a committed row, never commits part of a
+// step, and never holds a key.
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"wicket/node"
+)
+
+// schemaVersion is stored in the meta table; a journal written by another
+// version is refused rather than misread.
+const schemaVersion = "1"
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS commands (
+	seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+	ticket          TEXT NOT NULL UNIQUE,
+	time            TEXT NOT NULL,
+	key_id          TEXT NOT NULL,
+	verb            TEXT NOT NULL,
+	command         TEXT NOT NULL,
+	reason          TEXT NOT NULL,
+	client_order_id TEXT NOT NULL,
+	status          TEXT NOT NULL,
+	outcome         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS commands_time ON commands(time);
+CREATE INDEX IF NOT EXISTS commands_client_order_id ON commands(client_order_id);
+CREATE TABLE IF NOT EXISTS events (
+	seq         INTEGER PRIMARY KEY,
+	command_seq INTEGER REFERENCES commands(seq),
+	time        TEXT NOT NULL,
+	kind        TEXT NOT NULL,
+	data        TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS marks (
+	venue  TEXT NOT NULL,
+	symbol TEXT NOT NULL,
+	price  TEXT NOT NULL,
+	PRIMARY KEY (venue, symbol)
+);
+`
+
+// Journal is an open journal. Commit must be called from one goroutine at
+// a time (the node's fold); the read methods are safe alongside it.
+type Journal struct {
+	path string
+	w    *sql.DB // the single writing connection
+	r    *sql.DB // readers; WAL lets them run beside the writer
+}
+
+// Open opens or creates the journal at path.
+func Open(path string) (*Journal, error) {
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("journal path %q contains '?'; choose a path without it", path)
+	}
+	w, err := sql.Open("sqlite", path+"?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=10000&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	j := &Journal{path: path, w: w}
+	if err := j.init(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", path+"?_busy_timeout=10000&_query_only=1")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	j.r = r
+	return j, nil
+}
+
+func (j *Journal) init() error {
+	var mode string
+	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %s, not WAL (is the file on a filesystem without shared memory?)", mode)
+	}
+	if _, err := j.w.Exec(schema); err != nil {
+		return err
+	}
+	var v string
+	err := j.w.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = j.w.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?), ('tick', '0')`, schemaVersion)
+		return err
+	case err != nil:
+		return err
+	case v != schemaVersion:
+		return fmt.Errorf("journal schema %s is not the %s this wicket reads; use the wicket that wrote it, or move the file aside to start afresh", v, schemaVersion)
+	}
+	return nil
+}
+
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+// Close closes the journal.
+func (j *Journal) Close() error {
+	return errors.Join(j.r.Close(), j.w.Close())
+}
+
+// Mark is a stored mark price.
+type Mark struct {
+	Venue  string
+	Symbol string
+	Price  decimal.Decimal
+}
+
+// Batch is what one step of the node commits at once.
+type Batch struct {
+	Entry  *node.AuditEntry // the command the step applied, or nil (a mark step); its Seq is filled in
+	Events []node.Event     // numbered by the node, consecutively
+	Marks  []Mark           // marks to store (replacing the old ones)
+	Tick   int64            // the step counter to store, when > 0
+}
+
+// Commit writes b in one transaction and returns once it is durable.
+func (j *Journal) Commit(b *Batch) error {
+	ctx := context.Background()
+	tx, err := j.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("journal: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var cmdSeq sql.NullInt64
+	if e := b.Entry; e != nil {
+		cmd, err := json.Marshal(e.Command)
+		if err != nil {
+			return fmt.Errorf("journal: encode command: %w", err)
+		}
+		out, err := json.Marshal(e.Outcome)
+		if err != nil {
+			return fmt.Errorf("journal: encode outcome: %w", err)
+		}
+		res, err := tx.Exec(`INSERT INTO commands(ticket, time, key_id, verb, command, reason, client_order_id, status, outcome)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.Ticket, formatTime(e.Time), e.KeyID, string(e.Command.Verb), cmd, e.Reason, e.ClientOrderID, string(e.Outcome.Status), out)
+		if err != nil {
+			return fmt.Errorf("journal: record command: %w", err)
+		}
+		if cmdSeq.Int64, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("journal: record command: %w", err)
+		}
+		cmdSeq.Valid = true
+	}
+	for _, ev := range b.Events {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("journal: encode event: %w", err)
+		}
+		if _, err := tx.Exec(`INSERT INTO events(seq, command_seq, time, kind, data) VALUES (?, ?, ?, ?, ?)`,
+			ev.Seq, cmdSeq, formatTime(ev.Time), string(ev.Kind), data); err != nil {
+			return fmt.Errorf("journal: record event %d: %w", ev.Seq, err)
+		}
+	}
+	for _, m := range b.Marks {
+		if _, err := tx.Exec(`INSERT INTO marks(venue, symbol, price) VALUES (?, ?, ?)
+			ON CONFLICT(venue, symbol) DO UPDATE SET price = excluded.price`, m.Venue, m.Symbol, m.Price.String()); err != nil {
+			return fmt.Errorf("journal: store mark: %w", err)
+		}
+	}
+	if b.Tick > 0 {
+		if _, err := tx.Exec(`UPDATE meta SET value = ? WHERE key = 'tick'`, strconv.FormatInt(b.Tick, 10)); err != nil {
+			return fmt.Errorf("journal: store tick: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("journal: commit: %w", err)
+	}
+	if b.Entry != nil {
+		b.Entry.Seq = cmdSeq.Int64
+	}
+	return nil
+}
+
+// Replay calls fn with every event in order.
+func (j *Journal) Replay(fn func(node.Event) error) error {
+	rows, err := j.r.Query(`SELECT seq, data FROM events ORDER BY seq`)
+	if err != nil {
+		return fmt.Errorf("journal: replay: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var data []byte
+		if err := rows.Scan(&seq, &data); err != nil {
+			return fmt.Errorf("journal: replay: %w", err)
+		}
+		var ev node.Event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return fmt.Errorf("journal: event %d is unreadable: %w", seq, err)
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Marks returns the stored step counter and marks.
+func (j *Journal) Marks() (int64, []Mark, error) {
+	var tickText string
+	if err := j.r.QueryRow(`SELECT value FROM meta WHERE key = 'tick'`).Scan(&tickText); err != nil {
+		return 0, nil, fmt.Errorf("journal: read tick: %w", err)
+	}
+	tick, err := strconv.ParseInt(tickText, 10, 64)
+	if err != nil {
+		return 0, nil, fmt.Errorf("journal: tick %q: %w", tickText, err)
+	}
+	rows, err := j.r.Query(`SELECT venue, symbol, price FROM marks ORDER BY venue, symbol`)
+	if err != nil {
+		return 0, nil, fmt.Errorf("journal: read marks: %w", err)
+	}
+	defer rows.Close()
+	var out []Mark
+	for rows.Next() {
+		var m Mark
+		var p string
+		if err := rows.Scan(&m.Venue, &m.Symbol, &p); err != nil {
+			return 0, nil, fmt.Errorf("journal: read marks: %w", err)
+		}
+		if m.Price, err = decimal.NewFromString(p); err != nil {
+			return 0, nil, fmt.Errorf("journal: mark %s/%s %q: %w", m.Venue, m.Symbol, p, err)
+		}
+		out = append(out, m)
+	}
+	return tick, out, rows.Err()
+}
+
+// MaxAuditLimit is the most entries one audit page holds.
+const MaxAuditLimit = 1000
+
+// DefaultAuditLimit is the page size when none is asked for.
+const DefaultAuditLimit = 100
+
+// Audit reads a page of the audit trail, oldest first.
+func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultAuditLimit
+	}
+	limit = min(limit, MaxAuditLimit)
+	rows, err := j.r.Query(`SELECT seq, ticket, time, key_id, command, reason, client_order_id, outcome
+		FROM commands WHERE seq > ? AND time >= ? ORDER BY seq LIMIT ?`, q.After, formatTime(q.Since), limit+1)
+	if err != nil {
+		return node.AuditPage{}, fmt.Errorf("journal: audit: %w", err)
+	}
+	defer rows.Close()
+	page := node.AuditPage{Entries: []node.AuditEntry{}}
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return node.AuditPage{}, err
+		}
+		if len(page.Entries) == limit {
+			page.More = true
+			break
+		}
+		page.Entries = append(page.Entries, e)
+	}
+	if err := rows.Err(); err != nil {
+		return node.AuditPage{}, fmt.Errorf("journal: audit: %w", err)
+	}
+	if page.More {
+		page.Next = page.Entries[len(page.Entries)-1].Seq
+	}
+	return page, nil
+}
+
+// Ticket finds a resolved ticket's outcome.
+func (j *Journal) Ticket(id string) (node.Outcome, bool, error) {
+	var data []byte
+	err := j.r.QueryRow(`SELECT outcome FROM commands WHERE ticket = ?`, id).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return node.Outcome{}, false, nil
+	}
+	if err != nil {
+		return node.Outcome{}, false, fmt.Errorf("journal: ticket %s: %w", id, err)
+	}
+	var o node.Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		return node.Outcome{}, false, fmt.Errorf("journal: ticket %s is unreadable: %w", id, err)
+	}
+	return o, true, nil
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanEntry(s scanner) (node.AuditEntry, error) {
+	var e node.AuditEntry
+	var ts string
+	var cmd, out []byte
+	if err := s.Scan(&e.Seq, &e.Ticket, &ts, &e.KeyID, &cmd, &e.Reason, &e.ClientOrderID, &out); err != nil {
+		return e, fmt.Errorf("journal: audit: %w", err)
+	}
+	var err error
+	if e.Time, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+		return e, fmt.Errorf("journal: audit entry %d: time %q: %w", e.Seq, ts, err)
+	}
+	if err := json.Unmarshal(cmd, &e.Command); err != nil {
+		return e, fmt.Errorf("journal: audit entry %d: command: %w", e.Seq, err)
+	}
+	if err := json.Unmarshal(out, &e.Outcome); err != nil {
+		return e, fmt.Errorf("journal: audit entry %d: outcome: %w", e.Seq, err)
+	}
+	return e, nil
+}
+
+// formatTime stores times in UTC with fixed-width nanoseconds, so text
+// order is time order.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00") }

@@ -1,0 +1,164 @@
+// Package nodetest starts real trading nodes for tests, the way
+// net/http/httptest starts real HTTP servers: the daemon code of package
+// server, a real journal in a temporary directory, on an ephemeral loopback
+// port, with fresh random keys, stopped by t.Cleanup.
+//
+// Marks move only when the test calls Tick, so every test is deterministic.
+//
+// It is for tests only: it never listens beyond loopback, never writes
+// outside the test's temporary directory (unless a journal path is given),
+// and never prints a key.
+package nodetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/paper"
+	"wicket/node/server"
+)
+
+// Server is a running node.
+type Server struct {
+	Addr       string // host:port on loopback
+	ObserveKey string
+	ControlKey string
+	Config     project.Config
+	Journal    string // the journal's path
+
+	t    testing.TB
+	opts options
+	node *server.Server
+	http *http.Server
+}
+
+type options struct {
+	cfg     project.Config
+	feed    paper.Feed
+	now     func() time.Time
+	newID   func() string
+	journal string
+}
+
+// Option configures NewServer.
+type Option func(*options)
+
+// WithConfig sets the venues and guardrail limits (default
+// project.Defaults(): one paper venue "paper" with 100000 USD).
+func WithConfig(cfg project.Config) Option { return func(o *options) { o.cfg = cfg } }
+
+// WithVenues replaces the default configuration's venues.
+func WithVenues(v ...project.Venue) Option {
+	return func(o *options) { o.cfg.Venues = v }
+}
+
+// WithFeed sets how marks start and move (default: seed 1, every symbol
+// starting at its configured start price or 100).
+func WithFeed(f paper.Feed) Option { return func(o *options) { o.feed = f } }
+
+// WithClock sets the node's clock (default time.Now). Signatures are
+// checked against it, so a client must use a clock within 30 s of it.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithIDs sets the node's id source for tickets and minted client order ids.
+func WithIDs(newID func() string) Option { return func(o *options) { o.newID = newID } }
+
+// WithJournal puts the journal at path instead of a fresh temporary file,
+// for tests that restart a node on an existing journal.
+func WithJournal(path string) Option { return func(o *options) { o.journal = path } }
+
+// NewServer starts a node and stops it when the test ends.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	o := options{cfg: project.Defaults(), feed: paper.Feed{Seed: 1}}
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := o.cfg.Validate(); err != nil {
+		t.Fatalf("nodetest: config: %v", err)
+	}
+	if o.journal == "" {
+		o.journal = filepath.Join(t.TempDir(), "node.db")
+	}
+	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
+	s.start(t, "127.0.0.1:0")
+	t.Cleanup(s.Close)
+	return s
+}
+
+func randomKey(t testing.TB) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("nodetest: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func (s *Server) start(t testing.TB, addr string) {
+	t.Helper()
+	n, err := server.New(server.Config{
+		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
+		Feed: s.opts.feed, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
+	})
+	if err != nil {
+		t.Fatalf("nodetest: start node: %v", err)
+	}
+	ln, err := server.Listen(addr, false)
+	if err != nil && addr != "127.0.0.1:0" {
+		ln, err = server.Listen("127.0.0.1:0", false)
+	}
+	if err != nil {
+		n.Close()
+		t.Fatalf("nodetest: %v", err)
+	}
+	s.node, s.Addr = n, ln.Addr().String()
+	s.http = &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go s.http.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at Close
+}
+
+// Client returns a client holding both keys.
+func (s *Server) Client(opts ...node.Option) *node.Client {
+	c, err := node.NewClient(s.Addr, s.ObserveKey, s.ControlKey, opts...)
+	if err != nil {
+		panic("nodetest: " + err.Error()) // the address and keys are ours: cannot fail
+	}
+	return c
+}
+
+// Tick takes n mark steps, each committed before the next.
+func (s *Server) Tick(t testing.TB, n int) {
+	t.Helper()
+	for range n {
+		if err := s.node.Tick(context.Background()); err != nil {
+			t.Fatalf("nodetest: tick: %v", err)
+		}
+	}
+}
+
+// Restart stops the node and starts it again on the same journal, as a
+// restarted process would; the address may change.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	addr := s.Addr
+	s.Close()
+	s.start(t, addr)
+}
+
+// Close stops the node. It is safe to call twice.
+func (s *Server) Close() {
+	if s.http == nil {
+		return
+	}
+	s.http.Close()
+	if err := s.node.Close(); err != nil {
+		s.t.Errorf("nodetest: close node: %v", err)
+	}
+	s.http = nil
+}

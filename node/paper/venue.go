@@ -1,0 +1,414 @@
+// Package paper simulates a venue: cash, positions with average price and
+// realized PnL, orders that fill against a mark price, fees and slippage,
+// and the feed that moves the marks (a seeded random walk, or replayed
+// closes).
+//
+// A Venue changes only by applying events (Apply); its decision methods
+// (Place, Cancel, Modify, Match) emit the events that a command or a mark
+// step causes, through a callback that must apply each one before the next
+// decision. The node journals those events, and replaying them rebuilds the
+// venue exactly.
+//
+// Matching rules: a market order fills in full at once at the mark plus
+// slippage (buy) or minus slippage (sell); a limit order that is marketable
+// fills at once at that price capped by its limit, otherwise it rests (gtc)
+// or is canceled (ioc); a resting limit order fills in full at its limit
+// price when the mark reaches it. Fees are fee_bps of the fill's notional.
+//
+// It never reads a clock, a random source or a file; never rounds a
+// quantity; and never changes state except through Apply.
+package paper
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+)
+
+// Kind is what a paper venue reports as its kind.
+const Kind = "paper"
+
+// avgPlaces is the precision of average prices.
+const avgPlaces = 10
+
+// moneyPlaces is the precision of fees and derived money values.
+const moneyPlaces = 8
+
+// Emit receives each event a decision causes. It must apply the event to
+// the venue (through the node, which numbers and journals it) before it
+// returns, so the next decision sees the new state.
+type Emit func(node.Event)
+
+// Venue is one paper venue's state.
+type Venue struct {
+	cfg       project.Venue
+	feeBps    decimal.Decimal
+	slipBps   decimal.Decimal
+	opened    bool
+	cash      decimal.Decimal
+	fees      decimal.Decimal
+	positions map[string]*position
+	orders    map[string]*node.Order // every order the venue has seen, by id
+	open      []string               // open order ids, oldest first
+	marks     map[string]decimal.Decimal
+}
+
+type position struct {
+	qty      decimal.Decimal // signed
+	avg      decimal.Decimal
+	realized decimal.Decimal
+}
+
+// New makes an empty venue from its configuration. It holds no cash until a
+// venue_opened event is applied.
+func New(cfg project.Venue) *Venue {
+	return &Venue{
+		cfg:       cfg,
+		feeBps:    decimal.NewFromFloat(cfg.FeeBps),
+		slipBps:   decimal.NewFromFloat(cfg.SlippageBps),
+		positions: map[string]*position{},
+		orders:    map[string]*node.Order{},
+		marks:     map[string]decimal.Decimal{},
+	}
+}
+
+// Name is the venue's name.
+func (v *Venue) Name() string { return v.cfg.Name }
+
+// Kind is "paper".
+func (v *Venue) Kind() string { return Kind }
+
+// Opened reports whether the venue_opened event has been applied.
+func (v *Venue) Opened() bool { return v.opened }
+
+// Cash is the venue's cash.
+func (v *Venue) Cash() decimal.Decimal { return v.cash }
+
+// Symbols lists the configured symbols.
+func (v *Venue) Symbols() []string { return slices.Clone(v.cfg.Symbols) }
+
+// Mark is the current mark of symbol.
+func (v *Venue) Mark(symbol string) (decimal.Decimal, bool) {
+	m, ok := v.marks[symbol]
+	return m, ok
+}
+
+// SetMark moves a mark. Marks are not events: the node stores the latest
+// ones beside the journal.
+func (v *Venue) SetMark(symbol string, price decimal.Decimal) { v.marks[symbol] = price }
+
+// Position is the signed quantity held of symbol.
+func (v *Venue) Position(symbol string) decimal.Decimal {
+	if p := v.positions[symbol]; p != nil {
+		return p.qty
+	}
+	return decimal.Zero
+}
+
+// Held lists the symbols with a non-zero position, sorted.
+func (v *Venue) Held() []string {
+	var out []string
+	for s, p := range v.positions {
+		if !p.qty.IsZero() {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Order returns an order by id.
+func (v *Venue) Order(id string) (node.Order, bool) {
+	if o := v.orders[id]; o != nil {
+		return *o, true
+	}
+	return node.Order{}, false
+}
+
+// OpenOrders lists the open orders, oldest first.
+func (v *Venue) OpenOrders() []node.Order {
+	out := make([]node.Order, len(v.open))
+	for i, id := range v.open {
+		out[i] = *v.orders[id]
+	}
+	return out
+}
+
+// MarketPrice is what a market order on side would fill at now: the mark
+// plus slippage for a buy (rounded up to the venue's price decimals), minus
+// slippage for a sell (rounded down).
+func (v *Venue) MarketPrice(symbol string, side command.Side) (decimal.Decimal, bool) {
+	m, ok := v.marks[symbol]
+	if !ok {
+		return decimal.Decimal{}, false
+	}
+	slip := m.Mul(v.slipBps).Shift(-4)
+	if side == command.Buy {
+		return m.Add(slip).RoundCeil(v.cfg.PriceDecimals), true
+	}
+	return m.Sub(slip).RoundFloor(v.cfg.PriceDecimals), true
+}
+
+// Fee is the fee on a fill of qty at price.
+func (v *Venue) Fee(qty, price decimal.Decimal) decimal.Decimal {
+	return qty.Mul(price).Mul(v.feeBps).Shift(-4).Round(moneyPlaces)
+}
+
+// Place takes a new order (ID, Symbol, Side, Type, Quantity, Price and
+// TimeInForce set; the node has already checked it) and emits its
+// acceptance and, when it can fill at once, its fill — or its cancellation
+// when it is ioc and cannot.
+func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
+	o.Venue = v.cfg.Name
+	o.Status = node.OrderOpen
+	o.Filled = decimal.Zero
+	o.AveragePrice = decimal.Decimal{}
+	o.Created, o.Updated = now, now
+	if o.TimeInForce == "" {
+		o.TimeInForce = command.GTC
+		if o.Type == command.Market {
+			o.TimeInForce = command.IOC
+		}
+	}
+	accepted := o
+	emit(node.Event{Time: now, Kind: node.EventAccepted, Venue: o.Venue, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.Price, Order: &accepted, Note: o.Note})
+	v.execute(o.ID, now, emit)
+}
+
+// execute fills an open order at once if it can, and cancels an ioc order
+// that cannot.
+func (v *Venue) execute(id string, now time.Time, emit Emit) {
+	o := v.orders[id]
+	if o == nil || o.Status != node.OrderOpen {
+		return
+	}
+	px, ok := v.MarketPrice(o.Symbol, o.Side)
+	if !ok {
+		if o.TimeInForce == command.IOC {
+			v.cancel(o, "no mark for "+o.Symbol, now, emit)
+		}
+		return
+	}
+	if at, ok := v.marketable(o, px); ok {
+		v.fill(o, at, now, emit)
+		return
+	}
+	if o.TimeInForce == command.IOC {
+		v.cancel(o, fmt.Sprintf("ioc: not marketable at mark %s", v.marks[o.Symbol]), now, emit)
+	}
+}
+
+// marketable reports whether o can fill now against the mark, and at what
+// price: the market price px, capped by a limit order's limit.
+func (v *Venue) marketable(o *node.Order, px decimal.Decimal) (decimal.Decimal, bool) {
+	if o.Type == command.Market {
+		return px, true
+	}
+	m := v.marks[o.Symbol]
+	if o.Side == command.Buy {
+		return decimal.Min(px, o.Price), m.LessThanOrEqual(o.Price)
+	}
+	return decimal.Max(px, o.Price), m.GreaterThanOrEqual(o.Price)
+}
+
+func (v *Venue) fill(o *node.Order, price decimal.Decimal, now time.Time, emit Emit) {
+	qty := o.Remaining()
+	emit(node.Event{Time: now, Kind: node.EventFilled, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: qty, Price: price, Fee: v.Fee(qty, price)})
+}
+
+func (v *Venue) cancel(o *node.Order, note string, now time.Time, emit Emit) {
+	emit(node.Event{Time: now, Kind: node.EventCanceled, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: o.Remaining(), Note: note})
+}
+
+// Cancel cancels an open order.
+func (v *Venue) Cancel(id, note string, now time.Time, emit Emit) error {
+	o := v.orders[id]
+	if o == nil || o.Status != node.OrderOpen {
+		return fmt.Errorf("order %s is not open on %s", id, v.cfg.Name)
+	}
+	v.cancel(o, note, now, emit)
+	return nil
+}
+
+// Modify changes an open limit order's quantity and/or price (a zero value
+// keeps the old one); if the new price is marketable the order fills at
+// once.
+func (v *Venue) Modify(id string, qty, price decimal.Decimal, now time.Time, emit Emit) error {
+	o := v.orders[id]
+	if o == nil || o.Status != node.OrderOpen {
+		return fmt.Errorf("order %s is not open on %s", id, v.cfg.Name)
+	}
+	if o.Type != command.Limit {
+		return fmt.Errorf("order %s is a %s order; only limit orders can be modified", id, o.Type)
+	}
+	emit(node.Event{Time: now, Kind: node.EventModified, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: qty, Price: price})
+	v.execute(id, now, emit)
+	return nil
+}
+
+// Match fills every resting limit order the current marks have reached, at
+// its limit price, oldest first. allow may veto a fill (the node's trading
+// state); a vetoed order keeps resting.
+func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
+	for _, id := range slices.Clone(v.open) {
+		o := v.orders[id]
+		if o.Status != node.OrderOpen || o.Type != command.Limit {
+			continue
+		}
+		m, ok := v.marks[o.Symbol]
+		if !ok {
+			continue
+		}
+		crossed := (o.Side == command.Buy && m.LessThanOrEqual(o.Price)) || (o.Side == command.Sell && m.GreaterThanOrEqual(o.Price))
+		if crossed && allow(*o) {
+			v.fill(o, o.Price, now, emit)
+		}
+	}
+}
+
+// Apply changes the venue by one event. It is the only way the venue's
+// orders, positions and cash change, live and on replay.
+func (v *Venue) Apply(ev node.Event) error {
+	switch ev.Kind {
+	case node.EventVenueOpened:
+		v.opened, v.cash = true, ev.Cash
+		return nil
+	case node.EventAccepted:
+		if ev.Order == nil || ev.Order.ID == "" {
+			return fmt.Errorf("event %d: order_accepted without an order", ev.Seq)
+		}
+		if v.orders[ev.Order.ID] != nil {
+			return fmt.Errorf("event %d: order %s accepted twice", ev.Seq, ev.Order.ID)
+		}
+		o := *ev.Order
+		v.orders[o.ID] = &o
+		v.open = append(v.open, o.ID)
+		return nil
+	}
+	o := v.orders[ev.OrderID]
+	if o == nil {
+		return fmt.Errorf("event %d: %s for unknown order %s on %s", ev.Seq, ev.Kind, ev.OrderID, v.cfg.Name)
+	}
+	if o.Status != node.OrderOpen {
+		return fmt.Errorf("event %d: %s for order %s, which is %s", ev.Seq, ev.Kind, o.ID, o.Status)
+	}
+	o.Updated = ev.Time
+	switch ev.Kind {
+	case node.EventFilled:
+		if ev.Quantity.GreaterThan(o.Remaining()) || !ev.Quantity.IsPositive() {
+			return fmt.Errorf("event %d: fill of %s exceeds order %s's remaining %s", ev.Seq, ev.Quantity, o.ID, o.Remaining())
+		}
+		total := o.Filled.Add(ev.Quantity)
+		o.AveragePrice = o.AveragePrice.Mul(o.Filled).Add(ev.Price.Mul(ev.Quantity)).DivRound(total, avgPlaces)
+		o.Filled = total
+		if o.Remaining().IsZero() {
+			v.close(o, node.OrderFilled, "")
+		}
+		v.book(ev)
+	case node.EventCanceled:
+		v.close(o, node.OrderCanceled, ev.Note)
+	case node.EventModified:
+		if ev.Quantity.IsPositive() {
+			if ev.Quantity.LessThanOrEqual(o.Filled) {
+				return fmt.Errorf("event %d: new quantity %s is not above the filled %s", ev.Seq, ev.Quantity, o.Filled)
+			}
+			o.Quantity = ev.Quantity
+		}
+		if ev.Price.IsPositive() {
+			o.Price = ev.Price
+		}
+	default:
+		return fmt.Errorf("event %d: kind %q is not a venue event", ev.Seq, ev.Kind)
+	}
+	return nil
+}
+
+func (v *Venue) close(o *node.Order, status node.OrderStatus, note string) {
+	o.Status = status
+	if note != "" {
+		o.Note = note
+	}
+	if i := slices.Index(v.open, o.ID); i >= 0 {
+		v.open = slices.Delete(v.open, i, i+1)
+	}
+}
+
+// book moves cash and the position for a fill.
+func (v *Venue) book(ev node.Event) {
+	signed := ev.Quantity
+	if ev.Side == command.Sell {
+		signed = signed.Neg()
+	}
+	v.cash = v.cash.Sub(signed.Mul(ev.Price)).Sub(ev.Fee)
+	v.fees = v.fees.Add(ev.Fee)
+	p := v.positions[ev.Symbol]
+	if p == nil {
+		p = &position{}
+		v.positions[ev.Symbol] = p
+	}
+	switch {
+	case p.qty.IsZero() || p.qty.Sign() == signed.Sign(): // open or add
+		total := p.qty.Abs().Add(ev.Quantity)
+		p.avg = p.avg.Mul(p.qty.Abs()).Add(ev.Price.Mul(ev.Quantity)).DivRound(total, avgPlaces)
+		p.qty = p.qty.Add(signed)
+	default: // reduce, close or flip
+		closing := decimal.Min(p.qty.Abs(), ev.Quantity)
+		dir := decimal.NewFromInt(int64(p.qty.Sign()))
+		p.realized = p.realized.Add(closing.Mul(ev.Price.Sub(p.avg)).Mul(dir))
+		p.qty = p.qty.Add(signed)
+		switch {
+		case p.qty.IsZero():
+			p.avg = decimal.Zero
+		case p.qty.Sign() == signed.Sign(): // flipped: the rest opened at this price
+			p.avg = ev.Price
+		}
+	}
+}
+
+// Snapshot is the venue's state for the wire.
+func (v *Venue) Snapshot() node.Venue {
+	out := node.Venue{
+		Name: v.cfg.Name, Kind: Kind, Currency: v.cfg.Currency, Symbols: v.Symbols(),
+		QuantityDecimals: v.cfg.QuantityDecimals, PriceDecimals: v.cfg.PriceDecimals,
+		Cash: v.cash, Fees: v.fees, Marks: map[string]decimal.Decimal{},
+		Positions: []node.Position{}, OpenOrders: v.OpenOrders(),
+	}
+	for s, m := range v.marks {
+		out.Marks[s] = m
+	}
+	equity := v.cash
+	symbols := make([]string, 0, len(v.positions))
+	for s := range v.positions {
+		symbols = append(symbols, s)
+	}
+	sort.Strings(symbols)
+	for _, s := range symbols {
+		p := v.positions[s]
+		out.RealizedPnL = out.RealizedPnL.Add(p.realized)
+		if p.qty.IsZero() && p.realized.IsZero() {
+			continue
+		}
+		pos := node.Position{Symbol: s, Quantity: p.qty, AveragePrice: p.avg, RealizedPnL: p.realized}
+		if m, ok := v.marks[s]; ok {
+			pos.Mark = m
+			pos.MarketValue = p.qty.Mul(m)
+			pos.UnrealizedPnL = p.qty.Mul(m.Sub(p.avg)).Round(moneyPlaces)
+		}
+		equity = equity.Add(pos.MarketValue)
+		out.UnrealizedPnL = out.UnrealizedPnL.Add(pos.UnrealizedPnL)
+		out.Positions = append(out.Positions, pos)
+	}
+	out.Equity = equity.Round(moneyPlaces)
+	return out
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"crypto/hmac"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"wicket/node"
+)
+
+// verifier checks request signatures and remembers nonces.
+type verifier struct {
+	keys map[string]string // key id → key
+	now  func() time.Time
+
+	mu        sync.Mutex
+	seen      map[string]time.Time // nonce → when it may be forgotten
+	lastSweep time.Time
+}
+
+func newVerifier(observe, control string, now func() time.Time) *verifier {
+	return &verifier{
+		keys: map[string]string{node.KeyObserve: observe, node.KeyControl: control},
+		now:  now,
+		seen: map[string]time.Time{},
+	}
+}
+
+// verify authenticates r (whose body has been read into body) and returns
+// the key id that signed it. The checks run in an order that tells the
+// caller exactly what is wrong: missing headers, unknown key id, stale
+// timestamp, bad signature, replayed nonce. A nonce is remembered only once
+// its signature is good, so nobody without a key can burn one.
+func (v *verifier) verify(r *http.Request, body []byte) (string, *node.Error) {
+	keyID := r.Header.Get(node.HeaderKey)
+	ts := r.Header.Get(node.HeaderTimestamp)
+	nonce := r.Header.Get(node.HeaderNonce)
+	sig := r.Header.Get(node.HeaderSignature)
+	if keyID == "" || ts == "" || nonce == "" || sig == "" {
+		return "", node.Errorf(node.KindAuth, "unsigned",
+			"request is not signed: send the %s, %s, %s and %s headers (use node.Client)", node.HeaderKey, node.HeaderTimestamp, node.HeaderNonce, node.HeaderSignature)
+	}
+	key, ok := v.keys[keyID]
+	if !ok {
+		return "", node.Errorf(node.KindAuth, "unknown_key", "unknown key id %q: use %q or %q", short(keyID), node.KeyObserve, node.KeyControl)
+	}
+	if len(nonce) < 16 || len(nonce) > 128 {
+		return "", node.Errorf(node.KindAuth, "bad_nonce", "nonce must be 16 to 128 characters")
+	}
+	secs, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return "", node.Errorf(node.KindAuth, "bad_timestamp", "timestamp %q is not unix seconds", short(ts))
+	}
+	now := v.now()
+	if skew := now.Sub(time.Unix(secs, 0)); skew > node.Window || skew < -node.Window {
+		return "", node.Errorf(node.KindAuth, "stale_timestamp",
+			"timestamp is %s away from the node's clock (allowed: %s); check the clocks of client and node", skew.Round(time.Second).Abs(), node.Window)
+	}
+	want := node.Sign(key, r.Method, r.URL.RequestURI(), ts, nonce, body)
+	if !hmac.Equal([]byte(want), []byte(sig)) {
+		return "", node.Errorf(node.KindAuth, "bad_signature",
+			"signature does not match: the %s key differs from the node's, or the request changed in transit", keyID)
+	}
+	if !v.use(nonce, now) {
+		return "", node.Errorf(node.KindAuth, "replayed_nonce", "nonce already used: every request needs a fresh nonce")
+	}
+	return keyID, nil
+}
+
+// use records a nonce and reports whether it was fresh. A nonce is kept
+// for two windows, longer than any timestamp it could be replayed with.
+func (v *verifier) use(nonce string, now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if now.Sub(v.lastSweep) > node.Window {
+		for n, until := range v.seen {
+			if now.After(until) {
+				delete(v.seen, n)
+			}
+		}
+		v.lastSweep = now
+	}
+	if _, dup := v.seen[nonce]; dup {
+		return false
+	}
+	v.seen[nonce] = now.Add(2 * node.Window)
+	return true
+}
+
+// short shortens untrusted header text for an error.
+func short(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
+}

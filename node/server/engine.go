@@ -1,0 +1,526 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+	"wicket/node/journal"
+	"wicket/node/paper"
+)
+
+// venue is what the engine needs of a venue. paper.Venue is the only one
+// today; a live exchange adapter would be another.
+type venue interface {
+	Name() string
+	Kind() string
+	Opened() bool
+	Symbols() []string
+	Cash() decimal.Decimal
+	Apply(node.Event) error
+	Mark(symbol string) (decimal.Decimal, bool)
+	SetMark(symbol string, price decimal.Decimal)
+	MarketPrice(symbol string, side command.Side) (decimal.Decimal, bool)
+	Fee(qty, price decimal.Decimal) decimal.Decimal
+	Position(symbol string) decimal.Decimal
+	Held() []string
+	Order(id string) (node.Order, bool)
+	OpenOrders() []node.Order
+	Place(o node.Order, now time.Time, emit paper.Emit)
+	Cancel(id, note string, now time.Time, emit paper.Emit) error
+	Modify(id string, qty, price decimal.Decimal, now time.Time, emit paper.Emit) error
+	Match(now time.Time, allow func(node.Order) bool, emit paper.Emit)
+	Snapshot() node.Venue
+}
+
+var _ venue = (*paper.Venue)(nil)
+
+// recentCap is how many recent events the engine keeps for snapshots.
+const recentCap = 500
+
+// engine is the node's state and rules. Only the fold goroutine touches
+// it. Every change goes through apply, live and on replay.
+type engine struct {
+	cfg    project.Config
+	guard  *guardrail.Guardrail
+	feed   paper.Feed
+	state  command.TradingState
+	venues map[string]venue
+	names  []string // configuration order
+	byCID  map[string]orderRef
+	orders int64 // orders accepted so far; the next id is orders+1
+	seq    int64 // last event number
+	tick   int64 // mark steps taken
+	recent []node.Event
+
+	step  []node.Event // events of the step in progress
+	fault error        // first failure to apply an event in this step
+}
+
+type orderRef struct{ venue, id string }
+
+func newEngine(cfg project.Config, feed paper.Feed) *engine {
+	e := &engine{
+		cfg: cfg, guard: guardrail.New(cfg), feed: feed, state: command.Active,
+		venues: map[string]venue{}, byCID: map[string]orderRef{},
+	}
+	for _, vc := range cfg.Venues {
+		e.venues[vc.Name] = paper.New(vc)
+		e.names = append(e.names, vc.Name)
+	}
+	return e
+}
+
+// load rebuilds the engine from j and returns the batch that opens venues
+// new to the journal and stores their first marks (nil when there is none).
+func (e *engine) load(j *journal.Journal, now time.Time) (*journal.Batch, error) {
+	if err := j.Replay(e.apply); err != nil {
+		return nil, err
+	}
+	tick, marks, err := j.Marks()
+	if err != nil {
+		return nil, err
+	}
+	e.tick = tick
+	for _, m := range marks {
+		if v := e.venues[m.Venue]; v != nil {
+			v.SetMark(m.Symbol, m.Price)
+		}
+	}
+	b := &journal.Batch{}
+	for _, vc := range e.cfg.Venues {
+		v := e.venues[vc.Name]
+		if !v.Opened() {
+			e.emit(node.Event{Time: now, Kind: node.EventVenueOpened, Venue: vc.Name, Cash: vc.Cash,
+				Note: fmt.Sprintf("%s venue opened with %s %s", paper.Kind, vc.Cash, vc.Currency)})
+		}
+		for _, s := range vc.Symbols {
+			if _, ok := v.Mark(s); !ok {
+				m := e.feed.First(vc, s)
+				v.SetMark(s, m)
+				b.Marks = append(b.Marks, journal.Mark{Venue: vc.Name, Symbol: s, Price: m})
+			}
+		}
+	}
+	b.Events = e.take()
+	if e.fault != nil {
+		return nil, e.fault
+	}
+	if len(b.Events) == 0 && len(b.Marks) == 0 {
+		return nil, nil
+	}
+	return b, nil
+}
+
+// apply changes the state by one event.
+func (e *engine) apply(ev node.Event) error {
+	if ev.Seq != e.seq+1 {
+		return fmt.Errorf("journal: event %d follows %d; the journal has a gap and cannot be replayed", ev.Seq, e.seq)
+	}
+	switch ev.Kind {
+	case node.EventTradingState:
+		e.state = ev.State
+	default:
+		v := e.venues[ev.Venue]
+		if v == nil {
+			return fmt.Errorf("journal: event %d is for venue %q, which wicket.toml does not list; add the venue back (or start with a fresh journal)", ev.Seq, ev.Venue)
+		}
+		if err := v.Apply(ev); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		if ev.Kind == node.EventAccepted {
+			e.orders++
+			if ev.ClientOrderID != "" {
+				e.byCID[ev.ClientOrderID] = orderRef{ev.Venue, ev.OrderID}
+			}
+		}
+	}
+	e.seq = ev.Seq
+	if len(e.recent) == recentCap {
+		e.recent = append(e.recent[:0], e.recent[1:]...)
+	}
+	e.recent = append(e.recent, ev)
+	return nil
+}
+
+// emit numbers, applies and records an event of the current step.
+func (e *engine) emit(ev node.Event) {
+	if e.fault != nil {
+		return
+	}
+	ev.Seq = e.seq + 1
+	if err := e.apply(ev); err != nil {
+		e.fault = err
+		return
+	}
+	e.step = append(e.step, ev)
+}
+
+// take returns the current step's events and starts a new step.
+func (e *engine) take() []node.Event {
+	out := e.step
+	e.step = nil
+	return out
+}
+
+// --- guardrail.View over the node's own state ---
+
+var _ guardrail.View = (*engine)(nil)
+
+func (e *engine) Mark(venue, symbol string) (decimal.Decimal, bool) {
+	if v := e.venues[venue]; v != nil {
+		return v.Mark(symbol)
+	}
+	return decimal.Decimal{}, false
+}
+
+func (e *engine) Position(venue, symbol string) decimal.Decimal {
+	if v := e.venues[venue]; v != nil {
+		return v.Position(symbol)
+	}
+	return decimal.Zero
+}
+
+func (e *engine) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Order, bool) {
+	o, ok := e.find(venue, orderID, clientOrderID)
+	if !ok || o.Status != node.OrderOpen {
+		return guardrail.Order{}, false
+	}
+	return o.View(), true
+}
+
+// find looks an order up by id or client order id on a venue, in any status.
+func (e *engine) find(venue, orderID, clientOrderID string) (node.Order, bool) {
+	v := e.venues[venue]
+	if v == nil {
+		return node.Order{}, false
+	}
+	if orderID == "" {
+		ref, ok := e.byCID[clientOrderID]
+		if !ok || ref.venue != venue {
+			return node.Order{}, false
+		}
+		orderID = ref.id
+	}
+	return v.Order(orderID)
+}
+
+// --- rules ---
+
+// rejection says why the node refuses a command.
+type rejection struct {
+	code     string
+	reason   string
+	existing *node.Order
+}
+
+// codes maps guardrail check names to rejection codes.
+var codes = map[string]string{
+	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
+	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
+	"position_notional": "max_position_notional",
+}
+
+// check runs the node's rules on c without changing anything: the same
+// verdict execute acts on and dry-run reports.
+func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
+	if c.Verb == command.SubmitOrder && c.ClientOrderID != "" {
+		if ref, dup := e.byCID[c.ClientOrderID]; dup {
+			o, _ := e.venues[ref.venue].Order(ref.id)
+			return guardrail.Report{}, &rejection{code: "duplicate_client_order_id", existing: &o,
+				reason: fmt.Sprintf("client_order_id %s already belongs to order %s (%s %s %s %s, %s); a retried submit never places a second order",
+					c.ClientOrderID, o.ID, o.Type, o.Side, o.Quantity, o.Symbol, o.Status)}
+		}
+	}
+	if e.state == command.Halted {
+		switch c.Verb {
+		case command.CancelOrder, command.MassCancel, command.SetTradingState:
+		default:
+			return guardrail.Report{}, &rejection{code: "halted",
+				reason: "the node is halted: only cancel_order, mass_cancel and set_trading_state are accepted; set the trading state to reduce_only or active to trade"}
+		}
+	}
+	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
+		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status != node.OrderOpen {
+			return guardrail.Report{}, &rejection{code: "order_not_open", existing: &o,
+				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
+		}
+	}
+	rep := e.guard.Check(c, e)
+	if !rep.OK {
+		failed := rep.Failed()
+		return rep, &rejection{code: codes[failed[0].Name], reason: "node limits: " + rep.Summary()}
+	}
+	switch c.Verb {
+	case command.SubmitOrder:
+		v := e.venues[c.Venue]
+		if r := e.checkReduceOnly(v, c.Symbol, c.Side, c.Quantity, ""); r != nil {
+			return rep, r
+		}
+		return rep, e.checkCash(v, c.Symbol, c.Side, c.Type, c.Quantity, c.Price)
+	case command.Modify:
+		v := e.venues[c.Venue]
+		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		qty, price := o.Quantity, o.Price
+		if !c.Quantity.IsZero() {
+			qty = c.Quantity
+		}
+		if !c.Price.IsZero() {
+			price = c.Price
+		}
+		if r := e.checkReduceOnly(v, o.Symbol, o.Side, qty, o.ID); r != nil {
+			return rep, r
+		}
+		return rep, e.checkCash(v, o.Symbol, o.Side, o.Type, qty.Sub(o.Quantity), price)
+	}
+	return rep, nil
+}
+
+// checkReduceOnly refuses, in reduce_only, an order that would increase a
+// position: it must oppose the position, and together with the other open
+// orders on its side (except the one being modified) not exceed it.
+func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty decimal.Decimal, except string) *rejection {
+	if e.state != command.ReduceOnly {
+		return nil
+	}
+	pos := v.Position(symbol)
+	reducing := (side == command.Sell && pos.IsPositive()) || (side == command.Buy && pos.IsNegative())
+	working := qty
+	for _, o := range v.OpenOrders() {
+		if o.Symbol == symbol && o.Side == side && o.ID != except {
+			working = working.Add(o.Remaining())
+		}
+	}
+	if reducing && working.LessThanOrEqual(pos.Abs()) {
+		return nil
+	}
+	return &rejection{code: "reduce_only",
+		reason: fmt.Sprintf("the node is reduce_only: %s %s %s (with %s already working on that side) would increase the position of %s; only orders that reduce it are accepted",
+			side, qty, symbol, working.Sub(qty), pos)}
+}
+
+// checkCash refuses a buy whose part that opens or adds to a long position
+// costs more (at the limit, or the mark plus slippage, plus fees) than the
+// venue's cash.
+func (e *engine) checkCash(v venue, symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) *rejection {
+	if side != command.Buy || !qty.IsPositive() {
+		return nil
+	}
+	opening := qty
+	if pos := v.Position(symbol); pos.IsNegative() {
+		opening = decimal.Max(decimal.Zero, qty.Add(pos))
+	}
+	if opening.IsZero() {
+		return nil
+	}
+	at := price
+	if typ == command.Market {
+		at, _ = v.MarketPrice(symbol, side)
+	}
+	cost := opening.Mul(at).Add(v.Fee(opening, at))
+	if cost.LessThanOrEqual(v.Cash()) {
+		return nil
+	}
+	return &rejection{code: "insufficient_cash",
+		reason: fmt.Sprintf("buying %s %s at %s costs %s with fees; %s holds %s cash", opening, symbol, at, cost, v.Name(), v.Cash())}
+}
+
+// --- execution ---
+
+// execute applies c (already resolved: a submit carries its client order
+// id) and returns its outcome; the step's events are collected by take.
+func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
+	out := node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
+	if _, r := e.check(c); r != nil {
+		out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
+		out.TradingState = e.state
+		return out
+	}
+	switch c.Verb {
+	case command.SubmitOrder:
+		id := e.nextOrderID()
+		e.venues[c.Venue].Place(node.Order{ID: id, ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side,
+			Type: c.Type, Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, now, e.emit)
+		e.describeOrder(&out, c.Venue, id)
+	case command.CancelOrder:
+		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		e.must(e.venues[c.Venue].Cancel(o.ID, "canceled by cancel_order", now, e.emit))
+		e.describeOrder(&out, c.Venue, o.ID)
+	case command.Modify:
+		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
+		e.describeOrder(&out, c.Venue, o.ID)
+	case command.Flatten:
+		symbols := e.venues[c.Venue].Held()
+		if c.Symbol != "" {
+			symbols = []string{c.Symbol}
+		}
+		out.OrderIDs = e.flatten(c.Venue, symbols, "flatten", now)
+		out.Detail = fmt.Sprintf("flattened %d position(s) on %s", len(out.OrderIDs), c.Venue)
+	case command.MarketExit:
+		names := e.names
+		if c.Venue != "" {
+			names = []string{c.Venue}
+		}
+		for _, name := range names {
+			out.Canceled = append(out.Canceled, e.cancelWhere(name, "", "", "market_exit", now)...)
+			out.OrderIDs = append(out.OrderIDs, e.flatten(name, e.venues[name].Held(), "market_exit", now)...)
+		}
+		out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s) on %s", len(out.Canceled), len(out.OrderIDs), strings.Join(names, ", "))
+	case command.MassCancel:
+		out.Canceled = e.cancelWhere(c.Venue, c.Symbol, c.Side, "mass_cancel", now)
+		out.Detail = fmt.Sprintf("canceled %d order(s) on %s", len(out.Canceled), c.Venue)
+	case command.SetTradingState:
+		if c.State == e.state {
+			out.Detail = "trading state was already " + string(c.State)
+		} else {
+			out.Detail = fmt.Sprintf("trading state %s → %s", e.state, c.State)
+			e.emit(node.Event{Time: now, Kind: node.EventTradingState, State: c.State, Note: out.Detail})
+		}
+	}
+	out.TradingState = e.state
+	return out
+}
+
+func (e *engine) must(err error) {
+	if err != nil && e.fault == nil {
+		e.fault = err
+	}
+}
+
+func (e *engine) nextOrderID() string { return fmt.Sprintf("ord-%08d", e.orders+1) }
+
+// describeOrder fills the outcome with the order's state after the command.
+func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
+	o, ok := e.venues[venue].Order(id)
+	if !ok {
+		return
+	}
+	out.OrderID, out.Order = o.ID, &o
+	if out.ClientOrderID == "" {
+		out.ClientOrderID = o.ClientOrderID
+	}
+	what := fmt.Sprintf("%s %s %s %s", o.Type, o.Side, o.Quantity, o.Symbol)
+	switch {
+	case o.Status == node.OrderFilled:
+		out.Detail = fmt.Sprintf("%s %s filled at %s", o.ID, what, o.AveragePrice)
+	case o.Status == node.OrderCanceled:
+		out.Detail = fmt.Sprintf("%s %s canceled: %s", o.ID, what, o.Note)
+	default:
+		out.Detail = fmt.Sprintf("%s %s @ %s resting", o.ID, what, o.Price)
+	}
+}
+
+// flatten closes each listed position with a market order.
+func (e *engine) flatten(venueName string, symbols []string, note string, now time.Time) []string {
+	v := e.venues[venueName]
+	var ids []string
+	for _, s := range symbols {
+		pos := v.Position(s)
+		if pos.IsZero() {
+			continue
+		}
+		side := command.Sell
+		if pos.IsNegative() {
+			side = command.Buy
+		}
+		id := e.nextOrderID()
+		v.Place(node.Order{ID: id, Symbol: s, Side: side, Type: command.Market, Quantity: pos.Abs(),
+			TimeInForce: command.IOC, Note: note}, now, e.emit)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// cancelWhere cancels the open orders on a venue matching symbol and side
+// (empty: any).
+func (e *engine) cancelWhere(venueName, symbol string, side command.Side, note string, now time.Time) []string {
+	v := e.venues[venueName]
+	var ids []string
+	for _, o := range v.OpenOrders() {
+		if (symbol == "" || o.Symbol == symbol) && (side == "" || o.Side == side) {
+			e.must(v.Cancel(o.ID, "canceled by "+note, now, e.emit))
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids
+}
+
+// advance takes one mark step: every configured symbol moves, then resting
+// orders the new marks reach fill (subject to the trading state). It
+// returns the new marks.
+func (e *engine) advance(now time.Time) []journal.Mark {
+	e.tick++
+	var marks []journal.Mark
+	for _, vc := range e.cfg.Venues {
+		v := e.venues[vc.Name]
+		for _, s := range vc.Symbols {
+			prev, ok := v.Mark(s)
+			if !ok {
+				prev = e.feed.First(vc, s)
+			}
+			m := e.feed.Next(s, e.tick, prev, vc.PriceDecimals)
+			v.SetMark(s, m)
+			marks = append(marks, journal.Mark{Venue: vc.Name, Symbol: s, Price: m})
+		}
+		v.Match(now, func(o node.Order) bool { return e.mayFill(v, o) }, e.emit)
+	}
+	return marks
+}
+
+// mayFill decides whether a resting order may fill in the current trading
+// state: never when halted; in reduce_only only when the fill reduces the
+// position without flipping it.
+func (e *engine) mayFill(v venue, o node.Order) bool {
+	switch e.state {
+	case command.Halted:
+		return false
+	case command.ReduceOnly:
+		pos := v.Position(o.Symbol)
+		reducing := (o.Side == command.Sell && pos.IsPositive()) || (o.Side == command.Buy && pos.IsNegative())
+		return reducing && o.Remaining().LessThanOrEqual(pos.Abs())
+	}
+	return true
+}
+
+// snapshot is the state for the wire; venueName "" means every venue.
+func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Snapshot, error) {
+	s := node.Snapshot{Time: now, TradingState: e.state, Venues: []node.Venue{}, Events: []node.Event{}}
+	if venueName != "" && e.venues[venueName] == nil {
+		return s, node.Errorf(node.KindNotFound, "unknown_venue", "no venue %q; this node has: %s", venueName, strings.Join(e.names, ", "))
+	}
+	for _, name := range e.names {
+		if venueName == "" || name == venueName {
+			s.Venues = append(s.Venues, e.venues[name].Snapshot())
+		}
+	}
+	for i := len(e.recent) - 1; i >= 0 && len(s.Events) < events; i-- {
+		if ev := e.recent[i]; venueName == "" || ev.Venue == venueName || ev.Venue == "" {
+			s.Events = append(s.Events, ev)
+		}
+	}
+	// newest last
+	for i, j := 0, len(s.Events)-1; i < j; i, j = i+1, j-1 {
+		s.Events[i], s.Events[j] = s.Events[j], s.Events[i]
+	}
+	return s, nil
+}
+
+// dryRun reports what execute would decide for c now.
+func (e *engine) dryRun(c command.Command) node.Verdict {
+	rep, r := e.check(c)
+	v := node.Verdict{WouldAccept: r == nil, Command: c, TradingState: e.state, Checks: rep.Checks}
+	if v.Checks == nil {
+		v.Checks = []guardrail.Check{}
+	}
+	if r != nil {
+		v.Code, v.Reason, v.ExistingOrder = r.code, r.reason, r.existing
+	}
+	return v
+}

@@ -1,0 +1,263 @@
+package node
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/node/command"
+	"wicket/node/guardrail"
+)
+
+// Money, prices and quantities are decimal.Decimal, which encodes as a JSON
+// string ("41000.5"). Zero-valued optional decimals are left out.
+
+// OrderStatus is where an order is in its life.
+type OrderStatus string
+
+// Order statuses.
+const (
+	OrderOpen     OrderStatus = "open"
+	OrderFilled   OrderStatus = "filled"
+	OrderCanceled OrderStatus = "canceled"
+)
+
+// Order is one order on a venue.
+type Order struct {
+	ID            string              `json:"order_id"`
+	ClientOrderID string              `json:"client_order_id,omitempty"`
+	Venue         string              `json:"venue"`
+	Symbol        string              `json:"symbol"`
+	Side          command.Side        `json:"side"`
+	Type          command.OrderType   `json:"type"`
+	Quantity      decimal.Decimal     `json:"quantity"`
+	Price         decimal.Decimal     `json:"price,omitzero"` // limit price
+	TimeInForce   command.TimeInForce `json:"time_in_force"`
+	Status        OrderStatus         `json:"status"`
+	Filled        decimal.Decimal     `json:"filled"`
+	AveragePrice  decimal.Decimal     `json:"average_price,omitzero"` // of the fills
+	Created       time.Time           `json:"created"`
+	Updated       time.Time           `json:"updated"`
+	Note          string              `json:"note,omitempty"` // why it was canceled, or who placed it
+}
+
+// Remaining is the quantity still to fill.
+func (o Order) Remaining() decimal.Decimal { return o.Quantity.Sub(o.Filled) }
+
+// Position is the holding of one symbol on a venue.
+type Position struct {
+	Symbol        string          `json:"symbol"`
+	Quantity      decimal.Decimal `json:"quantity"` // negative is short
+	AveragePrice  decimal.Decimal `json:"average_price"`
+	Mark          decimal.Decimal `json:"mark"`
+	MarketValue   decimal.Decimal `json:"market_value"` // quantity × mark
+	UnrealizedPnL decimal.Decimal `json:"unrealized_pnl"`
+	RealizedPnL   decimal.Decimal `json:"realized_pnl"` // before fees
+}
+
+// Venue is one venue's state in a snapshot.
+type Venue struct {
+	Name             string                     `json:"name"`
+	Kind             string                     `json:"kind"` // "paper"
+	Currency         string                     `json:"currency"`
+	Symbols          []string                   `json:"symbols"`
+	QuantityDecimals int32                      `json:"quantity_decimals"`
+	PriceDecimals    int32                      `json:"price_decimals"`
+	Cash             decimal.Decimal            `json:"cash"`
+	Equity           decimal.Decimal            `json:"equity"` // cash + Σ quantity × mark
+	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
+	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
+	Fees             decimal.Decimal            `json:"fees"`
+	Marks            map[string]decimal.Decimal `json:"marks"`
+	Positions        []Position                 `json:"positions"`
+	OpenOrders       []Order                    `json:"open_orders"`
+}
+
+// EventKind names a state change.
+type EventKind string
+
+// Event kinds. Each is journaled before the command that caused it is
+// acknowledged, and replaying them rebuilds the node's state.
+const (
+	EventVenueOpened  EventKind = "venue_opened"
+	EventAccepted     EventKind = "order_accepted"
+	EventFilled       EventKind = "order_filled"
+	EventCanceled     EventKind = "order_canceled"
+	EventModified     EventKind = "order_modified"
+	EventTradingState EventKind = "trading_state"
+)
+
+// Event is one state change: the node's journal is a sequence of them, and a
+// snapshot shows the recent ones.
+type Event struct {
+	Seq           int64                `json:"seq"`
+	Time          time.Time            `json:"time"`
+	Kind          EventKind            `json:"kind"`
+	Venue         string               `json:"venue,omitempty"`
+	OrderID       string               `json:"order_id,omitempty"`
+	ClientOrderID string               `json:"client_order_id,omitempty"`
+	Symbol        string               `json:"symbol,omitempty"`
+	Side          command.Side         `json:"side,omitempty"`
+	Quantity      decimal.Decimal      `json:"quantity,omitzero"`
+	Price         decimal.Decimal      `json:"price,omitzero"`
+	Fee           decimal.Decimal      `json:"fee,omitzero"`
+	Cash          decimal.Decimal      `json:"cash,omitzero"` // venue_opened
+	State         command.TradingState `json:"state,omitempty"`
+	Order         *Order               `json:"order,omitempty"` // order_accepted
+	Note          string               `json:"note,omitempty"`
+}
+
+// Snapshot is the node's state as GET /v1/snapshot returns it.
+type Snapshot struct {
+	Time         time.Time            `json:"time"`
+	TradingState command.TradingState `json:"trading_state"`
+	Venues       []Venue              `json:"venues"`
+	Events       []Event              `json:"events"`
+}
+
+var _ guardrail.View = (*Snapshot)(nil)
+
+func (s *Snapshot) venue(name string) *Venue {
+	for i := range s.Venues {
+		if s.Venues[i].Name == name {
+			return &s.Venues[i]
+		}
+	}
+	return nil
+}
+
+// Mark is the last mark of symbol on venue (guardrail.View).
+func (s *Snapshot) Mark(venue, symbol string) (decimal.Decimal, bool) {
+	if v := s.venue(venue); v != nil {
+		m, ok := v.Marks[symbol]
+		return m, ok
+	}
+	return decimal.Decimal{}, false
+}
+
+// Position is the signed quantity of symbol held on venue (guardrail.View).
+func (s *Snapshot) Position(venue, symbol string) decimal.Decimal {
+	if v := s.venue(venue); v != nil {
+		for _, p := range v.Positions {
+			if p.Symbol == symbol {
+				return p.Quantity
+			}
+		}
+	}
+	return decimal.Zero
+}
+
+// OpenOrder finds an open order by order id or client order id
+// (guardrail.View).
+func (s *Snapshot) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Order, bool) {
+	if v := s.venue(venue); v != nil {
+		for _, o := range v.OpenOrders {
+			if (orderID != "" && o.ID == orderID) || (clientOrderID != "" && o.ClientOrderID == clientOrderID) {
+				return o.View(), true
+			}
+		}
+	}
+	return guardrail.Order{}, false
+}
+
+// View is the order as the guardrail sees it.
+func (o Order) View() guardrail.Order {
+	return guardrail.Order{ID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
+		Type: o.Type, Quantity: o.Remaining(), Price: o.Price}
+}
+
+// Status is where a ticket is.
+type Status string
+
+// Ticket statuses.
+const (
+	Pending  Status = "pending"  // queued or being applied
+	Accepted Status = "accepted" // applied and journaled
+	Rejected Status = "rejected" // refused by the node's rules; nothing changed
+)
+
+// Outcome is a ticket's result.
+type Outcome struct {
+	Ticket        string               `json:"ticket"`
+	Status        Status               `json:"status"`
+	Verb          command.Verb         `json:"verb,omitempty"`
+	ClientOrderID string               `json:"client_order_id,omitempty"`
+	OrderID       string               `json:"order_id,omitempty"`      // the order placed, canceled or modified
+	Order         *Order               `json:"order,omitempty"`         // that order after the command
+	OrderIDs      []string             `json:"order_ids,omitempty"`     // orders placed by flatten and market_exit
+	Canceled      []string             `json:"canceled,omitempty"`      // orders canceled by mass_cancel and market_exit
+	TradingState  command.TradingState `json:"trading_state,omitempty"` // after the command
+	Code          string               `json:"code,omitempty"`          // why it was rejected, for programs
+	Reason        string               `json:"reason,omitempty"`        // why it was rejected, for people
+	ExistingOrder *Order               `json:"existing_order,omitempty"`
+	Detail        string               `json:"detail,omitempty"` // what happened, one line
+	Time          time.Time            `json:"time,omitzero"`
+}
+
+// Err is nil for an accepted ticket, an *Error of kind KindRejected (with
+// the node's reason) for a rejected one, and of kind KindTimeout for one
+// still pending.
+func (o Outcome) Err() error {
+	switch o.Status {
+	case Accepted:
+		return nil
+	case Rejected:
+		return &Error{Kind: KindRejected, Code: o.Code, Message: o.Reason}
+	}
+	return &Error{Kind: KindTimeout, Code: "pending",
+		Message: "ticket " + o.Ticket + " is still pending; check the snapshot for the order rather than sending it again"}
+}
+
+// Verdict is the node's dry-run answer: whether it would accept the command
+// now, and why not.
+type Verdict struct {
+	WouldAccept   bool                 `json:"would_accept"`
+	Code          string               `json:"code,omitempty"`
+	Reason        string               `json:"reason,omitempty"`
+	Command       command.Command      `json:"command"`
+	TradingState  command.TradingState `json:"trading_state"`
+	Checks        []guardrail.Check    `json:"checks"`
+	ExistingOrder *Order               `json:"existing_order,omitempty"`
+}
+
+// AuditEntry is one command the node took, with who sent it (the key id),
+// why (the reason) and what came of it.
+type AuditEntry struct {
+	Seq           int64           `json:"seq"`
+	Time          time.Time       `json:"time"`
+	Ticket        string          `json:"ticket"`
+	KeyID         string          `json:"key_id"`
+	Command       command.Command `json:"command"`
+	Reason        string          `json:"reason,omitempty"`
+	ClientOrderID string          `json:"client_order_id,omitempty"`
+	Outcome       Outcome         `json:"outcome"`
+}
+
+// AuditQuery selects audit entries: those at or after Since (zero: from the
+// start) with a sequence number above After, oldest first, at most Limit
+// (0 means the node's default of 100; the most is 1000).
+type AuditQuery struct {
+	Since time.Time
+	After int64
+	Limit int
+}
+
+// AuditPage is one page of the audit trail. When More is set, ask again
+// with After = Next.
+type AuditPage struct {
+	Entries []AuditEntry `json:"entries"`
+	More    bool         `json:"more"`
+	Next    int64        `json:"next,omitempty"`
+}
+
+// Health is GET /v1/health.
+type Health struct {
+	Status       string               `json:"status"` // "ok"
+	Version      string               `json:"version,omitempty"`
+	TradingState command.TradingState `json:"trading_state"`
+	Venues       []string             `json:"venues"`
+	Started      time.Time            `json:"started"`
+	Time         time.Time            `json:"time"`
+	Tick         int64                `json:"tick"` // mark steps taken since the journal began
+	Journal      string               `json:"journal"`
+}
