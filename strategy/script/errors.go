@@ -1,0 +1,201 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// Kind classifies an Error.
+type Kind string
+
+// Error kinds.
+const (
+	KindSyntax    Kind = "syntax"    // the source does not parse or refers to undefined names
+	KindRuntime   Kind = "runtime"   // an error while running the code
+	KindLimit     Kind = "limit"     // a step cap or the wall-clock limit was hit
+	KindCanceled  Kind = "canceled"  // the caller cancelled the run
+	KindLookahead Kind = "lookahead" // a negative series index
+	KindLoad      Kind = "load"      // a forbidden or failing load
+	KindKnob      Kind = "knob"      // a bad knob declaration or override
+	KindEntry     Kind = "entry"     // missing, conflicting or ill-formed entry points
+	KindResult    Kind = "result"    // an entry point returned or asked for something unusable
+)
+
+// Error is a strategy failure with its position in the source. Read it
+// with errors.As; Problem gives its JSON-friendly form.
+type Error struct {
+	Kind   Kind
+	File   string // the file of the position: the strategy's name, or indicators/<name>.star
+	Line   int    // 1-based; 0 when there is no position
+	Column int
+	Msg    string
+	Hint   string // one line: what to do next
+	Phase  string // "top level", "signals", "setup", "on_bar", or "" when not running
+	Bar    int    // the bar on_bar was called for, or -1
+	err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	switch {
+	case e.Phase != "" && e.Bar >= 0:
+		fmt.Fprintf(&b, " (in %s at bar %d)", e.Phase, e.Bar)
+	case e.Phase != "":
+		fmt.Fprintf(&b, " (in %s)", e.Phase)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.err }
+
+// Problem is one reported problem, JSON-friendly.
+type Problem struct {
+	Kind    Kind   `json:"kind"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+// Problem returns e as a Problem.
+func (e *Error) Problem() Problem {
+	msg := e.Msg
+	switch {
+	case e.Phase != "" && e.Bar >= 0:
+		msg += fmt.Sprintf(" (in %s at bar %d)", e.Phase, e.Bar)
+	case e.Phase != "":
+		msg += fmt.Sprintf(" (in %s)", e.Phase)
+	}
+	return Problem{Kind: e.Kind, File: e.File, Line: e.Line, Column: e.Column, Message: msg, Hint: e.Hint}
+}
+
+func newError(kind Kind, file string, pos syntax.Position, msg string) *Error {
+	e := &Error{Kind: kind, File: file, Msg: msg, Bar: -1}
+	if pos.IsValid() {
+		e.Line, e.Column = int(pos.Line), int(pos.Col)
+		if f := pos.Filename(); f != "" {
+			e.File = f
+		}
+	}
+	e.Hint = hintFor(e)
+	return e
+}
+
+// compileErrors converts parse and resolve errors.
+func compileErrors(file string, err error) []*Error {
+	var se syntax.Error
+	var el resolve.ErrorList
+	switch {
+	case errors.As(err, &se):
+		return []*Error{newError(KindSyntax, file, se.Pos, se.Msg)}
+	case errors.As(err, &el):
+		out := make([]*Error, 0, len(el))
+		for _, re := range el {
+			out = append(out, newError(KindSyntax, file, re.Pos, re.Msg))
+		}
+		return out
+	}
+	return []*Error{newError(KindSyntax, file, syntax.Position{}, err.Error())}
+}
+
+// evalError converts an error from running Starlark code. The position is
+// the innermost frame in a source file (not a builtin).
+func evalError(file string, err error, r *run) *Error {
+	var se *Error
+	if errors.As(err, &se) && se.Line > 0 {
+		return se
+	}
+	var ee *starlark.EvalError
+	var pos syntax.Position
+	msg := err.Error()
+	if errors.As(err, &ee) {
+		msg = ee.Msg
+		for i := len(ee.CallStack) - 1; i >= 0; i-- {
+			p := ee.CallStack[i].Pos
+			if p.IsValid() && p.Filename() != "<builtin>" {
+				pos = p
+				break
+			}
+		}
+	}
+	kind := KindRuntime
+	var la *LookaheadError
+	var le loadError
+	switch {
+	case r != nil && r.stopKind() != "":
+		kind, msg = r.stopKind(), r.stopReason()
+		if kind == KindLimit && r.limitPos.IsValid() {
+			pos = r.limitPos
+		}
+	case errors.As(err, &la):
+		kind = KindLookahead
+		msg = la.Error()
+	case se != nil:
+		kind, msg = se.Kind, se.Msg
+	case errors.As(err, &le):
+		kind, msg = KindLoad, le.msg
+	}
+	msg = strings.TrimPrefix(msg, "Starlark computation cancelled: ")
+	e := newError(kind, file, pos, msg)
+	e.err = err
+	return e
+}
+
+// hintFor is the one-line advice for an error.
+func hintFor(e *Error) string {
+	m := e.Msg
+	switch e.Kind {
+	case KindSyntax:
+		switch {
+		case strings.Contains(m, "undefined:"):
+			return "define the name before using it; predeclared are ta, param, math and Starlark's built-ins"
+		case strings.Contains(m, "not supported"), strings.Contains(m, "not allowed"):
+			return "Starlark is a Python dialect without classes, try/except, import, global or recursion"
+		}
+		return "fix the syntax here; Starlark is a Python dialect (no classes, try/except, import or f-strings)"
+	case KindLimit:
+		if strings.Contains(m, "wall-clock") {
+			return "the run took too long; do less work per bar, or run over fewer bars"
+		}
+		return "a loop that never ends or does too much; compute over whole series with ta.* and series arithmetic instead of Python loops"
+	case KindCanceled:
+		return "the caller cancelled the run; run it again if that was not intended"
+	case KindLookahead:
+		return "use s[0] for the current bar and s[k] for k bars ago; a strategy can never read the future"
+	case KindLoad:
+		return `only load("indicators/<name>", "fn", ...) is allowed, from the project's indicators/; ta, param and math are predeclared`
+	case KindKnob:
+		return "declare knobs at top level as param.int/float/bool/choice(name, default, ...) and pass overrides within their range"
+	case KindEntry:
+		return "define signals(bars), or setup(ctx) and on_bar(ctx), each taking exactly one argument"
+	case KindResult:
+		return `signals(bars) returns {"long": ..., "exit": ..., "short"?: ..., "size"?: ...} with bool series; on_bar calls ctx.target/flat/buy/sell`
+	}
+	switch {
+	case strings.Contains(m, "called recursively"):
+		return "Starlark forbids recursion; rewrite it as a loop"
+	case strings.Contains(m, "NoneType"):
+		return "a value is None (an indicator's warm-up, or before the first bar); test x == None first or use ta.nz(s)"
+	case strings.Contains(m, "series compared with None"):
+		return "index the series first: s[0] is the current bar's value"
+	case strings.Contains(m, "has no ."):
+		return "check the attribute name; ctx has open, high, low, close, volume, time, bar, index, position, equity, cash, target, flat, buy, sell"
+	case strings.Contains(m, "frozen"):
+		return "module-level values are frozen after the top level runs; keep per-run state on ctx (ctx.name = value)"
+	}
+	return "fix the code at this line; print() output is captured and shown with the result"
+}

@@ -1,0 +1,210 @@
+package script
+
+import (
+	"math"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// Starlark comparisons always yield a bool, but `f > s` on two series must
+// yield a series. So after parsing, every comparison x OP y is rewritten to
+// a call of a hidden predeclared builtin ($lt, $gt, ...) at the operator's
+// position. The builtin compares elementwise when a series is involved and
+// defers to Starlark's own comparison otherwise. The names start with '$',
+// which no identifier in source can, so a strategy cannot shadow or call
+// them by name.
+
+var cmpNames = map[syntax.Token]string{
+	syntax.LT: "$lt", syntax.GT: "$gt", syntax.LE: "$le", syntax.GE: "$ge", syntax.EQL: "$eq", syntax.NEQ: "$ne",
+}
+
+// comparisons are the predeclared comparison builtins.
+var comparisons = func() starlark.StringDict {
+	d := starlark.StringDict{}
+	for op, name := range cmpNames {
+		d[name] = starlark.NewBuiltin(name, compareFn(op))
+	}
+	return d
+}()
+
+func compareFn(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		x, y := args[0], args[1]
+		if a, ok := x.(starlark.Float); ok {
+			if b, ok := y.(starlark.Float); ok && !math.IsNaN(float64(a)) && !math.IsNaN(float64(b)) {
+				return starlark.Bool(compareFloats(op, float64(a), float64(b))), nil
+			}
+		}
+		_, xs := x.(*Series)
+		_, ys := y.(*Series)
+		if xs || ys {
+			if x == starlark.None || y == starlark.None {
+				return nil, errSeriesNone
+			}
+			return seriesOp(op, x, y)
+		}
+		ok, err := starlark.Compare(op, x, y)
+		if err != nil {
+			return nil, err
+		}
+		return starlark.Bool(ok), nil
+	}
+}
+
+type seriesNoneError struct{}
+
+func (seriesNoneError) Error() string {
+	return "a series compared with None: compare one bar's value instead, e.g. s[0] == None"
+}
+
+var errSeriesNone error = seriesNoneError{}
+
+func compareFloats(op syntax.Token, a, b float64) bool {
+	switch op {
+	case syntax.LT:
+		return a < b
+	case syntax.GT:
+		return a > b
+	case syntax.LE:
+		return a <= b
+	case syntax.GE:
+		return a >= b
+	case syntax.EQL:
+		return a == b
+	default:
+		return a != b
+	}
+}
+
+// rewriteComparisons rewrites every comparison in f in place.
+func rewriteComparisons(f *syntax.File) {
+	f.Stmts = rewriteStmts(f.Stmts)
+}
+
+func rewriteStmts(stmts []syntax.Stmt) []syntax.Stmt {
+	for _, s := range stmts {
+		rewriteStmt(s)
+	}
+	return stmts
+}
+
+func rewriteStmt(s syntax.Stmt) {
+	switch s := s.(type) {
+	case *syntax.AssignStmt:
+		s.LHS = rewriteExpr(s.LHS)
+		s.RHS = rewriteExpr(s.RHS)
+	case *syntax.DefStmt:
+		s.Params = rewriteExprs(s.Params)
+		rewriteStmts(s.Body)
+	case *syntax.ExprStmt:
+		s.X = rewriteExpr(s.X)
+	case *syntax.ForStmt:
+		s.Vars = rewriteExpr(s.Vars)
+		s.X = rewriteExpr(s.X)
+		rewriteStmts(s.Body)
+	case *syntax.WhileStmt:
+		s.Cond = rewriteExpr(s.Cond)
+		rewriteStmts(s.Body)
+	case *syntax.IfStmt:
+		s.Cond = rewriteExpr(s.Cond)
+		rewriteStmts(s.True)
+		rewriteStmts(s.False)
+	case *syntax.ReturnStmt:
+		if s.Result != nil {
+			s.Result = rewriteExpr(s.Result)
+		}
+	case *syntax.LoadStmt, *syntax.BranchStmt:
+	}
+}
+
+func rewriteExprs(xs []syntax.Expr) []syntax.Expr {
+	for i, x := range xs {
+		xs[i] = rewriteExpr(x)
+	}
+	return xs
+}
+
+func rewriteExpr(e syntax.Expr) syntax.Expr {
+	switch e := e.(type) {
+	case nil:
+		return nil
+	case *syntax.BinaryExpr:
+		e.X = rewriteExpr(e.X)
+		e.Y = rewriteExpr(e.Y)
+		if name, ok := cmpNames[e.Op]; ok {
+			return &syntax.CallExpr{
+				Fn:     &syntax.Ident{NamePos: e.OpPos, Name: name},
+				Lparen: e.OpPos,
+				Args:   []syntax.Expr{e.X, e.Y},
+				Rparen: syntax.End(e.Y),
+			}
+		}
+		return e
+	case *syntax.CallExpr:
+		e.Fn = rewriteExpr(e.Fn)
+		for i, a := range e.Args {
+			// Keyword arguments are BinaryExpr{Op: EQ}; keep the name, rewrite the value.
+			if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
+				b.Y = rewriteExpr(b.Y)
+				continue
+			}
+			e.Args[i] = rewriteExpr(a)
+		}
+		return e
+	case *syntax.Comprehension:
+		e.Body = rewriteExpr(e.Body)
+		for _, c := range e.Clauses {
+			switch c := c.(type) {
+			case *syntax.ForClause:
+				c.Vars = rewriteExpr(c.Vars)
+				c.X = rewriteExpr(c.X)
+			case *syntax.IfClause:
+				c.Cond = rewriteExpr(c.Cond)
+			}
+		}
+		return e
+	case *syntax.CondExpr:
+		e.Cond = rewriteExpr(e.Cond)
+		e.True = rewriteExpr(e.True)
+		e.False = rewriteExpr(e.False)
+		return e
+	case *syntax.DictEntry:
+		e.Key = rewriteExpr(e.Key)
+		e.Value = rewriteExpr(e.Value)
+		return e
+	case *syntax.DictExpr:
+		e.List = rewriteExprs(e.List)
+		return e
+	case *syntax.DotExpr:
+		e.X = rewriteExpr(e.X)
+		return e
+	case *syntax.IndexExpr:
+		e.X = rewriteExpr(e.X)
+		e.Y = rewriteExpr(e.Y)
+		return e
+	case *syntax.LambdaExpr:
+		e.Params = rewriteExprs(e.Params)
+		e.Body = rewriteExpr(e.Body)
+		return e
+	case *syntax.ListExpr:
+		e.List = rewriteExprs(e.List)
+		return e
+	case *syntax.ParenExpr:
+		e.X = rewriteExpr(e.X)
+		return e
+	case *syntax.SliceExpr:
+		e.X = rewriteExpr(e.X)
+		e.Lo = rewriteExpr(e.Lo)
+		e.Hi = rewriteExpr(e.Hi)
+		e.Step = rewriteExpr(e.Step)
+		return e
+	case *syntax.TupleExpr:
+		e.List = rewriteExprs(e.List)
+		return e
+	case *syntax.UnaryExpr:
+		e.X = rewriteExpr(e.X)
+		return e
+	}
+	return e
+}

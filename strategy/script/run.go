@@ -1,0 +1,441 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"wicket/strategy"
+	"wicket/strategy/ta"
+)
+
+// cursorEnd makes every series read relative to its own last value (the
+// top level, and signals(bars), where the current bar is the last one).
+const cursorEnd = -2
+
+const runKey = "wicket.run"
+
+// run is the state of one execution: the bars, the current bar, the
+// memo, the largest warm-up seen, and why the thread was stopped.
+type run struct {
+	memo   *ta.Memo
+	bars   *strategy.Bars
+	n      int
+	cursor int
+	warmup int
+
+	mu   sync.Mutex
+	cols map[string]*Series
+
+	phase   string
+	stepCap uint64
+	stop    atomic.Pointer[stopInfo]
+	// Where a step limit hit: sampled over a few extra steps, because the
+	// instruction at the exact step may be a loop's jump, which reports
+	// the enclosing def's position rather than the loop's.
+	limitPos   syntax.Position
+	limitSteps int
+}
+
+type stopInfo struct {
+	kind   Kind
+	reason string
+}
+
+func newRun(memo *ta.Memo, bars *strategy.Bars) *run {
+	r := &run{memo: memo, bars: bars, cursor: cursorEnd, cols: map[string]*Series{}}
+	if bars != nil {
+		r.n = bars.Len()
+	}
+	return r
+}
+
+func runOf(th *starlark.Thread) *run {
+	if r, ok := th.Local(runKey).(*run); ok {
+		return r
+	}
+	panic("script: a thread without a run")
+}
+
+// pick returns the run whose cursor governs a value combining r and o:
+// a series from the top level (no bars) defers to one from a bar run.
+func (r *run) pick(o *run) *run {
+	if r.bars == nil && o != nil {
+		return o
+	}
+	return r
+}
+
+func (r *run) noteWarmup(start int) {
+	if start > r.warmup {
+		r.warmup = start
+	}
+}
+
+// column returns a bar column as a series, keyed by its content.
+func (r *run) column(name string) (*Series, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.cols[name]; ok {
+		return s, nil
+	}
+	if r.bars == nil {
+		return nil, fmt.Errorf("there are no bars at the top level; use bar columns in signals, setup or on_bar")
+	}
+	var vals []float64
+	switch name {
+	case "open":
+		vals = r.bars.Open
+	case "high":
+		vals = r.bars.High
+	case "low":
+		vals = r.bars.Low
+	case "close":
+		vals = r.bars.Close
+	case "volume":
+		vals = r.bars.Volume
+	case "time":
+		vals = make([]float64, len(r.bars.Time))
+		for i, t := range r.bars.Time {
+			vals[i] = float64(t)
+		}
+	default:
+		return nil, fmt.Errorf("no bar column %q", name)
+	}
+	if len(vals) != r.n {
+		return nil, fmt.Errorf("bar column %s has %d values for %d bars", name, len(vals), r.n)
+	}
+	s := &Series{vals: vals, key: r.memo.Key("bars."+name, []ta.Key{r.memo.ValuesKey(vals)}, nil), start: leadingNaN(vals), run: r}
+	r.cols[name] = s
+	return s, nil
+}
+
+// derive computes (or fetches) a one-input elementwise series.
+func (r *run) derive(name string, x *Series, params []float64, boolean bool, fill func([]float64)) *Series {
+	key := r.memo.Key("series"+name, []ta.Key{x.key}, params)
+	res, _ := r.memo.Do(key, "series"+name, func() (ta.Result, error) {
+		out := make([]float64, len(x.vals))
+		fill(out)
+		return ta.Result{Outputs: [][]float64{out}}, nil
+	})
+	return &Series{vals: res.Outputs[0], key: key, start: x.start, boolean: boolean, run: r}
+}
+
+// derive2 computes (or fetches) a two-input elementwise series.
+func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float64)) *Series {
+	key := r.memo.Key("series"+name, []ta.Key{x.key, y.key}, nil)
+	res, _ := r.memo.Do(key, "series"+name, func() (ta.Result, error) {
+		out := make([]float64, len(x.vals))
+		fill(out)
+		return ta.Result{Outputs: [][]float64{out}}, nil
+	})
+	return &Series{vals: res.Outputs[0], key: key, start: max(x.start, y.start), boolean: boolean, run: r}
+}
+
+// halt stops the thread, remembering why (the first reason wins).
+func (r *run) halt(th *starlark.Thread, kind Kind, reason string) {
+	r.stop.CompareAndSwap(nil, &stopInfo{kind: kind, reason: reason})
+	th.Cancel(reason)
+}
+
+func (r *run) stopKind() Kind {
+	if s := r.stop.Load(); s != nil {
+		return s.kind
+	}
+	return ""
+}
+
+func (r *run) stopReason() string {
+	if s := r.stop.Load(); s != nil {
+		return s.reason
+	}
+	return ""
+}
+
+// enter starts a phase on th with a fresh step budget.
+func (r *run) enter(th *starlark.Thread, phase string, steps uint64) {
+	r.phase = phase
+	r.stepCap = steps
+	r.limitPos, r.limitSteps = syntax.Position{}, 0
+	th.SetMaxExecutionSteps(th.ExecutionSteps() + steps)
+}
+
+// newThread returns a thread for r that prints to out and stops at the step
+// cap of the current phase.
+func newThread(r *run, out *capture) *starlark.Thread {
+	th := &starlark.Thread{Name: "strategy", Print: func(_ *starlark.Thread, msg string) { out.add(msg) }}
+	th.SetLocal(runKey, r)
+	th.OnMaxSteps = func(th *starlark.Thread) {
+		if pos := th.CallFrame(0).Pos; pos.IsValid() && pos.Line > r.limitPos.Line {
+			r.limitPos = pos
+		}
+		if r.limitSteps < 16 {
+			r.limitSteps++
+			th.SetMaxExecutionSteps(th.ExecutionSteps() + 1)
+			return
+		}
+		r.halt(th, KindLimit, fmt.Sprintf("exceeded the step limit of %d steps", r.stepCap))
+	}
+	return th
+}
+
+// watch cancels th when the wall-clock limit passes or ctx ends, until the
+// returned stop is called.
+func (r *run) watch(ctx context.Context, th *starlark.Thread, wall time.Duration) (stop func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return func() {}, &Error{Kind: KindCanceled, Bar: -1, Msg: "cancelled before the run started: " + context.Cause(ctx).Error(), Hint: hintFor(&Error{Kind: KindCanceled})}
+	}
+	t := time.AfterFunc(wall, func() {
+		r.halt(th, KindLimit, fmt.Sprintf("exceeded the wall-clock limit of %s", wall))
+	})
+	unhook := context.AfterFunc(ctx, func() {
+		r.halt(th, KindCanceled, "cancelled: "+context.Cause(ctx).Error())
+	})
+	return func() { t.Stop(); unhook() }, nil
+}
+
+// capture collects print output up to a limit.
+type capture struct {
+	mu        sync.Mutex
+	buf       []byte
+	limit     int
+	truncated bool
+}
+
+func (c *capture) add(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.truncated {
+		return
+	}
+	if len(c.buf)+len(msg)+1 > c.limit {
+		c.buf = append(c.buf, "... (print output truncated)\n"...)
+		c.truncated = true
+		return
+	}
+	c.buf = append(c.buf, msg...)
+	c.buf = append(c.buf, '\n')
+}
+
+func (c *capture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.buf)
+}
+
+// Signals runs a signals(bars) strategy over bars: the dict it returns
+// becomes per-bar long/short/exit flags and sizes (missing values are
+// false, and size 0).
+func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Signals, error) {
+	if s.style != StyleSignals {
+		return strategy.Signals{}, s.styleError(StyleSignals)
+	}
+	r := newRun(s.memo, &bars)
+	th := newThread(r, s.out)
+	stop, err := r.watch(ctx, th, s.limits.Wall)
+	defer stop()
+	if err != nil {
+		return strategy.Signals{}, err
+	}
+	r.enter(th, "signals", s.limits.SignalsSteps)
+	v, err := starlark.Call(th, s.signals, starlark.Tuple{&barsValue{r: r}}, nil)
+	if err != nil {
+		e := evalError(s.name, err, r)
+		e.Phase = "signals"
+		return strategy.Signals{}, e
+	}
+	s.noteWarmup(r.warmup)
+	sig, msg := toSignals(v, r.n)
+	if msg != "" {
+		e := newError(KindResult, s.name, s.signals.Position(), "signals(bars) "+msg)
+		e.Phase = "signals"
+		return strategy.Signals{}, e
+	}
+	return sig, nil
+}
+
+func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
+	d, ok := v.(*starlark.Dict)
+	if !ok {
+		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\" and \"size\"", v.Type())
+	}
+	var sig strategy.Signals
+	for _, item := range d.Items() {
+		k, ok := item[0].(starlark.String)
+		if !ok {
+			return sig, fmt.Sprintf("returned a dict with key %s; keys are \"long\", \"short\", \"exit\", \"size\"", item[0])
+		}
+		var msg string
+		switch string(k) {
+		case "long":
+			sig.Long, msg = toBools(item[1], n)
+		case "short":
+			sig.Short, msg = toBools(item[1], n)
+		case "exit":
+			sig.Exit, msg = toBools(item[1], n)
+		case "size":
+			sig.Size, msg = toSizes(item[1], n)
+		default:
+			return sig, fmt.Sprintf("returned unknown key %q; keys are \"long\", \"short\", \"exit\", \"size\"", string(k))
+		}
+		if msg != "" {
+			return sig, fmt.Sprintf("[%q] %s", string(k), msg)
+		}
+	}
+	if sig.Long == nil && sig.Short == nil {
+		return sig, "returned neither \"long\" nor \"short\"; a strategy needs at least one entry signal"
+	}
+	return sig, ""
+}
+
+func toBools(v starlark.Value, n int) ([]bool, string) {
+	out := make([]bool, n)
+	switch v := v.(type) {
+	case *Series:
+		if len(v.vals) != n {
+			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(v.vals), n)
+		}
+		for i, x := range v.vals {
+			out[i] = x != 0 && !math.IsNaN(x)
+		}
+	case starlark.Bool:
+		for i := range out {
+			out[i] = bool(v)
+		}
+	case starlark.Indexable:
+		if _, isStr := v.(starlark.String); isStr {
+			return nil, "is a string; want a bool series"
+		}
+		if v.Len() != n {
+			return nil, fmt.Sprintf("is a list of %d values for %d bars", v.Len(), n)
+		}
+		for i := range out {
+			out[i] = v.Index(i) != starlark.None && bool(v.Index(i).Truth())
+		}
+	default:
+		return nil, fmt.Sprintf("is %s; want a bool series (e.g. ta.cross_above(f, s) or f > s)", v.Type())
+	}
+	return out, ""
+}
+
+func toSizes(v starlark.Value, n int) ([]float64, string) {
+	out := make([]float64, n)
+	set := func(i int, f float64) string {
+		if math.IsNaN(f) {
+			f = 0
+		}
+		if math.IsInf(f, 0) {
+			return fmt.Sprintf("is infinite at bar %d", i)
+		}
+		out[i] = f
+		return ""
+	}
+	switch x := v.(type) {
+	case *Series:
+		if len(x.vals) != n {
+			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(x.vals), n)
+		}
+		for i, f := range x.vals {
+			if msg := set(i, f); msg != "" {
+				return nil, msg
+			}
+		}
+		return out, ""
+	}
+	if _, isBool := v.(starlark.Bool); !isBool {
+		if f, ok := scalar(v); ok {
+			for i := range out {
+				if msg := set(i, f); msg != "" {
+					return nil, msg
+				}
+			}
+			return out, ""
+		}
+	}
+	return nil, fmt.Sprintf("is %s; want a number or a series (fraction of equity)", v.Type())
+}
+
+// Stepper runs an on_bar strategy one bar at a time. Call Close when done:
+// it stops the run's wall-clock timer.
+type Stepper struct {
+	s      *Strategy
+	r      *run
+	th     *starlark.Thread
+	ctx    *Ctx
+	args   starlark.Tuple
+	warmup int
+	stop   func()
+	err    error
+}
+
+// Begin runs setup(ctx) over bars and returns the stepper for on_bar. The
+// wall-clock limit covers setup and every Step until Close; ctx cancels
+// the run at any point.
+func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, error) {
+	if s.style != StyleOnBar {
+		return nil, s.styleError(StyleOnBar)
+	}
+	r := newRun(s.memo, &bars)
+	r.cursor = -1
+	th := newThread(r, s.out)
+	stop, err := r.watch(ctx, th, s.limits.Wall)
+	if err != nil {
+		return nil, err
+	}
+	c := newCtx(r)
+	r.enter(th, "setup", s.limits.SetupSteps)
+	if _, err := starlark.Call(th, s.setup, starlark.Tuple{c}, nil); err != nil {
+		stop()
+		e := evalError(s.name, err, r)
+		e.Phase = "setup"
+		return nil, e
+	}
+	s.noteWarmup(r.warmup)
+	return &Stepper{s: s, r: r, th: th, ctx: c, args: starlark.Tuple{c}, warmup: r.warmup, stop: stop}, nil
+}
+
+// Warmup is the number of leading bars before every indicator declared in
+// setup has a value. Step does not call on_bar for them.
+func (st *Stepper) Warmup() int { return st.warmup }
+
+// Step calls on_bar for bar i (after its close) with the account as it
+// stands, and returns the intent on_bar expressed (None when it expressed
+// none). Bars inside the warm-up return None without calling on_bar. After
+// an error every later Step returns the same error.
+func (st *Stepper) Step(i int, acct strategy.Account) (strategy.Intent, error) {
+	if st.err != nil {
+		return strategy.Intent{}, st.err
+	}
+	if i < 0 || i >= st.r.n {
+		return strategy.Intent{}, fmt.Errorf("step: bar %d is outside the %d bars of this run", i, st.r.n)
+	}
+	if i < st.warmup {
+		return strategy.Intent{}, nil
+	}
+	c := st.ctx
+	st.r.cursor = i
+	c.acct = acct
+	c.intent = strategy.Intent{}
+	st.r.enter(st.th, "on_bar", st.s.limits.BarSteps)
+	if _, err := starlark.Call(st.th, st.s.onBar, st.args, nil); err != nil {
+		e := evalError(st.s.name, err, st.r)
+		e.Phase, e.Bar = "on_bar", i
+		st.err = e
+		return strategy.Intent{}, e
+	}
+	return c.intent, nil
+}
+
+// Close ends the run.
+func (st *Stepper) Close() {
+	if st.stop != nil {
+		st.stop()
+		st.stop = nil
+	}
+}

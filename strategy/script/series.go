@@ -1,0 +1,316 @@
+package script
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"wicket/strategy/ta"
+)
+
+// Series is a column of values over the bars of a run, read Pine-style:
+// s[0] is the current bar, s[k] the bar k bars back. Missing values are NaN
+// on the host side and None in Starlark. A Series is immutable.
+type Series struct {
+	vals    []float64
+	key     ta.Key
+	start   int // warm-up: the first position with a value, by lookback arithmetic
+	boolean bool
+	run     *run
+}
+
+var (
+	_ starlark.Value     = (*Series)(nil)
+	_ starlark.Mapping   = (*Series)(nil)
+	_ starlark.Indexable = (*Series)(nil)
+	_ starlark.HasBinary = (*Series)(nil)
+	_ starlark.HasUnary  = (*Series)(nil)
+)
+
+func (s *Series) Type() string {
+	if s.boolean {
+		return "bool series"
+	}
+	return "series"
+}
+func (s *Series) Freeze() {}
+
+func (s *Series) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: %s", s.Type()) }
+
+func (s *Series) String() string {
+	cur := s.cursor()
+	v := "None"
+	if cur >= 0 && cur < len(s.vals) {
+		v = s.elem(cur).String()
+	}
+	return fmt.Sprintf("%s(bars=%d, current=%s)", s.Type(), len(s.vals), v)
+}
+
+// Truth is the truth of the current value, so `if f > s:` in on_bar asks
+// about this bar; a missing value is false.
+func (s *Series) Truth() starlark.Bool {
+	cur := s.cursor()
+	if cur < 0 || cur >= len(s.vals) {
+		return false
+	}
+	v := s.vals[cur]
+	return starlark.Bool(v != 0 && !math.IsNaN(v))
+}
+
+// cursor is the position of the current bar in s.
+func (s *Series) cursor() int {
+	if s.run == nil || s.run.cursor == cursorEnd {
+		return len(s.vals) - 1
+	}
+	return s.run.cursor
+}
+
+// Len is the number of bars of history up to and including the current
+// one: s[k] has a position for k < len(s).
+func (s *Series) Len() int {
+	c := s.cursor()
+	if c >= len(s.vals) {
+		return len(s.vals)
+	}
+	return c + 1
+}
+
+// Index is s[i] for 0 <= i < Len().
+func (s *Series) Index(i int) starlark.Value { return s.elem(s.cursor() - i) }
+
+func (s *Series) elem(pos int) starlark.Value {
+	if pos < 0 || pos >= len(s.vals) {
+		return starlark.None
+	}
+	v := s.vals[pos]
+	switch {
+	case math.IsNaN(v):
+		return starlark.None
+	case s.boolean:
+		return starlark.Bool(v != 0)
+	}
+	return starlark.Float(v)
+}
+
+// LookaheadError is a negative series index: a read of the future.
+type LookaheadError struct{ Index int }
+
+func (e *LookaheadError) Error() string {
+	return fmt.Sprintf("lookahead: series index %d reads %d bar(s) into the future; s[0] is the current bar and s[k] the bar k bars ago", e.Index, -e.Index)
+}
+
+// Get implements s[k].
+func (s *Series) Get(k starlark.Value) (starlark.Value, bool, error) {
+	var i int
+	switch k := k.(type) {
+	case starlark.Int:
+		n, ok := k.Int64()
+		if !ok {
+			return nil, false, fmt.Errorf("series index %s is too large", k)
+		}
+		if n < 0 {
+			return nil, false, &LookaheadError{Index: int(max(n, math.MinInt32))}
+		}
+		if n > math.MaxInt32 {
+			return starlark.None, true, nil
+		}
+		i = int(n)
+	default:
+		return nil, false, fmt.Errorf("series index must be an int (bars back), not %s", k.Type())
+	}
+	return s.elem(s.cursor() - i), true, nil
+}
+
+// Values returns the host-side column (shared; never modify it).
+func (s *Series) Values() []float64 { return s.vals }
+
+// binop names for memo keys and stats.
+var opNames = map[syntax.Token]string{
+	syntax.PLUS: "+", syntax.MINUS: "-", syntax.STAR: "*", syntax.SLASH: "/", syntax.SLASHSLASH: "//",
+	syntax.PERCENT: "%", syntax.AMP: "&", syntax.PIPE: "|",
+	syntax.LT: "<", syntax.GT: ">", syntax.LE: "<=", syntax.GE: ">=", syntax.EQL: "==", syntax.NEQ: "!=",
+}
+
+// Binary implements elementwise arithmetic (+ - * / // %) and logic
+// (& |) with a number or another series on either side.
+func (s *Series) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
+	if _, ok := opNames[op]; !ok || isComparison(op) {
+		return nil, nil
+	}
+	x, other := starlark.Value(s), y
+	if side == starlark.Right {
+		x, other = y, s
+	}
+	return seriesOp(op, x, other)
+}
+
+// Unary implements -s, +s and ~s (logical not of a bool series).
+func (s *Series) Unary(op syntax.Token) (starlark.Value, error) {
+	switch op {
+	case syntax.PLUS:
+		return s, nil
+	case syntax.MINUS:
+		return s.run.derive("neg", s, nil, false, func(out []float64) {
+			for i, v := range s.vals {
+				out[i] = -v
+			}
+		}), nil
+	case syntax.TILDE:
+		return s.run.derive("not", s, nil, true, func(out []float64) {
+			for i, v := range s.vals {
+				switch {
+				case math.IsNaN(v):
+					out[i] = math.NaN()
+				case v == 0:
+					out[i] = 1
+				default:
+					out[i] = 0
+				}
+			}
+		}), nil
+	}
+	return nil, nil
+}
+
+func isComparison(op syntax.Token) bool {
+	switch op {
+	case syntax.LT, syntax.GT, syntax.LE, syntax.GE, syntax.EQL, syntax.NEQ:
+		return true
+	}
+	return false
+}
+
+// scalar reports whether v is a number (int, float or bool) and its value.
+func scalar(v starlark.Value) (float64, bool) {
+	switch v := v.(type) {
+	case starlark.Float:
+		return float64(v), true
+	case starlark.Int:
+		f, _ := strconv.ParseFloat(v.String(), 64)
+		if i, ok := v.Int64(); ok {
+			f = float64(i)
+		}
+		return f, true
+	case starlark.Bool:
+		if v {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// seriesOp applies op elementwise where at least one of x, y is a Series.
+func seriesOp(op syntax.Token, x, y starlark.Value) (starlark.Value, error) {
+	sx, xs := x.(*Series)
+	sy, ys := y.(*Series)
+	name := opNames[op]
+	f := elementwise(op)
+	boolean := isComparison(op) || ((op == syntax.AMP || op == syntax.PIPE) && (!xs || sx.boolean) && (!ys || sy.boolean))
+	switch {
+	case xs && ys:
+		if len(sx.vals) != len(sy.vals) {
+			return nil, fmt.Errorf("series %s series: lengths %d and %d differ; series must come from the same bars", name, len(sx.vals), len(sy.vals))
+		}
+		r := sx.run.pick(sy.run)
+		return r.derive2(name, sx, sy, boolean, func(out []float64) {
+			a, b := sx.vals, sy.vals[:len(sx.vals)]
+			for i := range out {
+				out[i] = f(a[i], b[i])
+			}
+		}), nil
+	case xs:
+		v, ok := scalar(y)
+		if !ok {
+			return nil, fmt.Errorf("unsupported operation: %s %s %s (a series combines with numbers and series)", x.Type(), name, y.Type())
+		}
+		return sx.run.derive(name+"n", sx, []float64{v}, boolean, func(out []float64) {
+			for i, a := range sx.vals {
+				out[i] = f(a, v)
+			}
+		}), nil
+	default:
+		v, ok := scalar(x)
+		if !ok {
+			return nil, fmt.Errorf("unsupported operation: %s %s %s (a series combines with numbers and series)", x.Type(), name, y.Type())
+		}
+		return sy.run.derive("n"+name, sy, []float64{v}, boolean, func(out []float64) {
+			for i, b := range sy.vals {
+				out[i] = f(v, b)
+			}
+		}), nil
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// elementwise returns the scalar function of op; NaN (missing) propagates.
+func elementwise(op syntax.Token) func(a, b float64) float64 {
+	nan := math.NaN()
+	cmp := func(c func(a, b float64) bool) func(a, b float64) float64 {
+		return func(a, b float64) float64 {
+			if math.IsNaN(a) || math.IsNaN(b) {
+				return nan
+			}
+			return b2f(c(a, b))
+		}
+	}
+	switch op {
+	case syntax.PLUS:
+		return func(a, b float64) float64 { return a + b }
+	case syntax.MINUS:
+		return func(a, b float64) float64 { return a - b }
+	case syntax.STAR:
+		return func(a, b float64) float64 { return a * b }
+	case syntax.SLASH:
+		return func(a, b float64) float64 {
+			if b == 0 {
+				return nan
+			}
+			return a / b
+		}
+	case syntax.SLASHSLASH:
+		return func(a, b float64) float64 {
+			if b == 0 {
+				return nan
+			}
+			return math.Floor(a / b)
+		}
+	case syntax.PERCENT:
+		return func(a, b float64) float64 {
+			if b == 0 {
+				return nan
+			}
+			m := math.Mod(a, b)
+			if m != 0 && (m < 0) != (b < 0) {
+				m += b
+			}
+			return m
+		}
+	case syntax.AMP:
+		return cmp(func(a, b float64) bool { return a != 0 && b != 0 })
+	case syntax.PIPE:
+		return cmp(func(a, b float64) bool { return a != 0 || b != 0 })
+	case syntax.LT:
+		return cmp(func(a, b float64) bool { return a < b })
+	case syntax.GT:
+		return cmp(func(a, b float64) bool { return a > b })
+	case syntax.LE:
+		return cmp(func(a, b float64) bool { return a <= b })
+	case syntax.GE:
+		return cmp(func(a, b float64) bool { return a >= b })
+	case syntax.EQL:
+		return cmp(func(a, b float64) bool { return a == b })
+	case syntax.NEQ:
+		return cmp(func(a, b float64) bool { return a != b })
+	}
+	panic("script: no elementwise function for " + op.String())
+}

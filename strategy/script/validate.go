@@ -1,0 +1,108 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"wicket/strategy"
+)
+
+// SmokeLength is the number of synthetic bars validation runs over.
+const SmokeLength = 1000
+
+// Report is the result of Validate, JSON-friendly.
+type Report struct {
+	Valid    bool      `json:"valid"`
+	Style    Style     `json:"style,omitempty"`
+	Summary  string    `json:"summary,omitempty"`
+	Knobs    []Knob    `json:"knobs"`
+	Warmup   int       `json:"warmup"` // bars before every indicator has a value, from the smoke run
+	Problems []Problem `json:"problems"`
+	Warnings []string  `json:"warnings,omitempty"`
+	Output   string    `json:"output,omitempty"` // what the strategy printed
+}
+
+// Validate parses src, runs its top level, checks its entry points, and
+// runs it over SmokeLength synthetic bars so runtime errors surface too.
+// Every problem carries a line, a column and a hint. Validate itself only
+// fails through the report.
+func Validate(ctx context.Context, src Source, opts Options) Report {
+	rep := Report{Knobs: []Knob{}, Problems: []Problem{}}
+	f, prog, errs := compile(src.Name, src.Text, isStrategyPredeclared)
+	rep.Summary = firstLine(docstring(f))
+	if len(errs) > 0 {
+		for _, e := range errs {
+			rep.Problems = append(rep.Problems, e.Problem())
+		}
+		return rep
+	}
+	s, err := load(ctx, src, opts, f, prog)
+	if err != nil {
+		rep.Problems = append(rep.Problems, problemOf(src.Name, err))
+		return rep
+	}
+	rep.Style, rep.Knobs = s.style, s.Knobs()
+	warm, err := Smoke(ctx, s, SmokeBars(SmokeLength))
+	rep.Output = s.Output()
+	rep.Warmup = warm
+	if err != nil {
+		rep.Problems = append(rep.Problems, problemOf(src.Name, err))
+		return rep
+	}
+	if warm >= SmokeLength {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the warm-up (%d bars) is longer than the %d-bar smoke series, so the entry points never saw a complete bar; runtime errors after the warm-up can still occur", warm, SmokeLength))
+	}
+	if s.Summary() == "" {
+		rep.Warnings = append(rep.Warnings, `no docstring: start the file with a """one-line summary""" so listings can describe the strategy`)
+	}
+	rep.Valid = true
+	return rep
+}
+
+func problemOf(file string, err error) Problem {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Problem()
+	}
+	return Problem{Kind: KindRuntime, File: file, Message: err.Error(), Hint: "report this error; it is not the strategy's fault"}
+}
+
+// Smoke runs s once over bars (signals, or setup and every on_bar with a
+// simple account filled at the close, no costs) and returns its warm-up.
+func Smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, error) {
+	if s.Style() == StyleSignals {
+		if _, err := s.Signals(ctx, bars); err != nil {
+			return s.Warmup(), err
+		}
+		return s.Warmup(), nil
+	}
+	st, err := s.Begin(ctx, bars)
+	if err != nil {
+		return s.Warmup(), err
+	}
+	defer st.Close()
+	acct := strategy.Account{Cash: 10000, Equity: 10000}
+	for i := 0; i < bars.Len(); i++ {
+		px := bars.Close[i]
+		acct.Equity = acct.Cash + acct.Position*px
+		in, err := st.Step(i, acct)
+		if err != nil {
+			return st.Warmup(), err
+		}
+		switch in.Kind {
+		case strategy.Target:
+			q := in.Value * acct.Equity / px
+			acct.Cash -= (q - acct.Position) * px
+			acct.Position = q
+		case strategy.Qty:
+			acct.Cash -= in.Value * px
+			acct.Position += in.Value
+		}
+		if math.IsNaN(acct.Equity) {
+			acct = strategy.Account{Cash: 10000, Equity: 10000}
+		}
+	}
+	return st.Warmup(), nil
+}
