@@ -14,11 +14,11 @@ import (
 // bar columns as series, the current bar, the account, the order intents,
 // and any value the strategy stores on it (ctx.f = ta.sma(ctx.close, 10)).
 type Ctx struct {
-	r      *run
-	acct   strategy.Account
-	intent strategy.Intent
-	fields map[string]starlark.Value
-	bar    *barView
+	r                       *run
+	acct                    strategy.Account
+	intent                  strategy.Intent
+	fields                  map[string]starlark.Value
+	bar                     *barView
 	target, flat, buy, sell *starlark.Builtin
 }
 
