@@ -27,7 +27,7 @@ func TestTradingStates(t *testing.T) {
 	// reduce_only: nothing that increases the position.
 	accepted(t, c, command.Command{Verb: command.SetTradingState, State: command.ReduceOnly})
 	rejected(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "1", ""), "reduce_only")
-	rejected(t, c, order("paper", "ETH-USD", command.Sell, command.Market, "1", ""), "reduce_only") // opens a short
+	rejected(t, c, order("paper", "ETH-USD", command.Sell, command.Market, "1", ""), "reduce_only")  // opens a short
 	rejected(t, c, order("paper", "BTC-USD", command.Sell, command.Market, "11", ""), "reduce_only") // flips
 	ask := accepted(t, c, order("paper", "BTC-USD", command.Sell, command.Limit, "6", "110"))
 	rejected(t, c, order("paper", "BTC-USD", command.Sell, command.Limit, "5", "110"), "reduce_only") // 6 + 5 working > 10
