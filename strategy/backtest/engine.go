@@ -19,11 +19,6 @@ func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Res
 	if len(bars.Open) != n || len(bars.High) != n || len(bars.Low) != n || len(bars.Close) != n || len(bars.Volume) != n {
 		return nil, invalidf("the bar columns have different lengths")
 	}
-	for i := range n {
-		if !(bars.Open[i] > 0 && bars.Close[i] > 0) || math.IsInf(bars.Open[i], 0) || math.IsInf(bars.Close[i], 0) {
-			return nil, invalidf("bar %d (%s) has open %v and close %v; prices must be finite and above zero", i, timeString(bars.Time[i]), bars.Open[i], bars.Close[i])
-		}
-	}
 	capital, _ := cfg.Capital.Float64()
 	if !(capital > 0) || math.IsInf(capital, 0) {
 		return nil, invalidf("capital %s must be a positive amount", cfg.Capital)
@@ -58,12 +53,6 @@ func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Res
 	case d.Targets != nil && len(d.Targets) != n:
 		return nil, invalidf("%d targets for %d bars; a vectorised strategy decides once per bar", len(d.Targets), n)
 	}
-	for i, t := range d.Targets {
-		if math.IsInf(t, 0) {
-			return nil, invalidf("target at bar %d (%s) is %v; a target is a finite fraction of equity or NaN for no change", i, timeString(bars.Time[i]), t)
-		}
-	}
-
 	s := newSim(bars, cfg, capital)
 	if err := s.run(ctx, d); err != nil {
 		return nil, err
@@ -83,6 +72,7 @@ type sim struct {
 	cash, pos float64
 	target    float64 // the standing target; NaN after a Qty trade
 	equity    []float64
+	returns   []float64
 	exposed   int
 	fees      float64
 	slipCost  float64
@@ -117,39 +107,52 @@ func newSim(bars strategy.Bars, cfg Config, capital float64) *sim {
 		fillNext: cfg.Fill == FillNextOpen,
 		cash:     capital,
 		equity:   make([]float64, bars.Len()),
+		returns:  make([]float64, bars.Len()),
 		negCash:  -1,
 		bust:     -1,
 	}
 }
 
 // run is the one loop both entry-point styles share. The vectorised path
-// reads targets[i] with no call back into the strategy.
+// reads targets[i] with no call back into the strategy. The loop also
+// checks the prices and records each bar's equity and return, so a million
+// bars are walked once.
 func (s *sim) run(ctx context.Context, d Decisions) error {
 	b := &s.bars
 	n := b.Len()
+	open, close := b.Open[:n], b.Close[:n]
+	equity, returns := s.equity[:n], s.returns[:n]
 	targets, stepper := d.Targets, d.Stepper
 	var (
 		pending    strategy.Intent
 		hasPending bool
+		exposed    int
 	)
+	prev := s.capital
 	for i := range n {
 		if i&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
 				return &Error{Kind: Canceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
 			}
 		}
+		o, c := open[i], close[i]
+		if !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
+			return invalidf("bar %d (%s) has open %v and close %v; prices must be finite and above zero", i, timeString(b.Time[i]), o, c)
+		}
 		if s.bust >= 0 {
-			s.equity[i] = s.equity[i-1]
+			equity[i], returns[i] = prev, 0
 			continue
 		}
 		if hasPending {
-			s.apply(i, b.Open[i], pending)
+			s.apply(i, o, pending)
 			hasPending = false
 		}
-		c := b.Close[i]
 		var in strategy.Intent
 		if targets != nil {
 			if t := targets[i]; t == t { // not NaN
+				if t > math.MaxFloat64 || t < -math.MaxFloat64 {
+					return invalidf("target at bar %d (%s) is %v; a target is a finite fraction of equity or NaN for no change", i, timeString(b.Time[i]), t)
+				}
 				in = strategy.Intent{Kind: strategy.Target, Value: t}
 			}
 		} else {
@@ -172,14 +175,19 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			}
 		}
 		eq := s.cash + s.pos*c
-		s.equity[i] = eq
+		equity[i] = eq
+		if prev > 0 {
+			returns[i] = eq/prev - 1
+		}
+		prev = eq
 		if s.pos != 0 {
-			s.exposed++
+			exposed++
 		}
 		if eq <= 0 {
 			s.goBust(i)
 		}
 	}
+	s.exposed = exposed
 	return nil
 }
 
@@ -266,8 +274,6 @@ func (s *sim) closeTrade(i int) {
 		Side:       sideName(o.side),
 		EntryBar:   o.entryBar,
 		ExitBar:    i,
-		EntryTime:  unixTime(s.bars.Time[o.entryBar]),
-		ExitTime:   unixTime(s.bars.Time[i]),
 		EntryPrice: o.valueIn / o.qtyIn,
 		ExitPrice:  o.valueOut / o.qtyOut,
 		Quantity:   o.qtyIn,

@@ -60,12 +60,16 @@ func Returns(equity []float64, capital float64) []float64 {
 // trade and cost field is left zero): total return, CAGR, Sharpe, Sortino,
 // drawdown and its duration, Calmar, bars and range. barLength is the bar
 // duration, so a curve of n bars spans n bar lengths of calendar time.
-// Walk-forward uses it on stitched out-of-sample curves.
+// returns are the curve's Returns (computed when nil); capital must be
+// positive. Walk-forward uses it on stitched out-of-sample curves.
 func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, barLength time.Duration) Metrics {
 	n := len(c.Equity)
 	m := Metrics{Bars: n, PeriodsPerYear: periodsPerYear}
 	if n == 0 {
 		return m
+	}
+	if len(returns) != n {
+		returns = Returns(c.Equity, capital)
 	}
 	m.Start, m.End = unixTime(c.Time[0]), unixTime(c.Time[n-1])
 	final := c.Equity[n-1]
@@ -82,34 +86,19 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 		m.CAGR = math.NaN()
 	}
 
+	// One pass for the return sums and the drawdown, a second for the
+	// deviations. The starting capital is the first peak, at the first bar.
 	var sum, down float64
-	for _, r := range returns {
-		sum += r
-		if r < 0 {
-			down += r * r
-		}
-	}
-	mean := sum / float64(len(returns))
-	var ss float64
-	for _, r := range returns {
-		ss += (r - mean) * (r - mean)
-	}
-	m.Sharpe, m.Sortino = math.NaN(), math.NaN()
-	if len(returns) > 1 {
-		if sd := math.Sqrt(ss / float64(len(returns)-1)); sd > 0 {
-			m.Sharpe = mean / sd * math.Sqrt(periodsPerYear)
-		}
-	}
-	if dd := math.Sqrt(down / float64(len(returns))); dd > 0 {
-		m.Sortino = mean / dd * math.Sqrt(periodsPerYear)
-	}
-
-	// Drawdown: the starting capital is the first peak, at the first bar.
 	peak, peakAt := capital, 0
 	peakTime := c.Time[0]
 	longest, longestFor := 0, time.Duration(0)
 	under := false
+	floor := peak // equity below this deepens the max drawdown: peak * (1 - MaxDrawdown)
 	for i, e := range c.Equity {
+		r := returns[i]
+		sum += r
+		d := min(r, 0) // branch-free: gains and losses alternate unpredictably
+		down += d * d
 		if e >= peak {
 			if under {
 				bars, dur := i-peakAt, time.Duration(c.Time[i]-peakTime)*time.Second
@@ -119,10 +108,14 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 				under = false
 			}
 			peak, peakAt, peakTime = e, i, c.Time[i]
+			floor = peak * (1 - m.MaxDrawdown)
 			continue
 		}
 		under = true
-		m.MaxDrawdown = max(m.MaxDrawdown, 1-e/peak)
+		if e < floor {
+			m.MaxDrawdown = 1 - e/peak
+			floor = e
+		}
 	}
 	if under {
 		bars, dur := n-1-peakAt, time.Duration(c.Time[n-1]-peakTime)*time.Second
@@ -131,6 +124,21 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 		}
 	}
 	m.MaxDrawdownBars, m.MaxDrawdownDuration = longest, longestFor
+
+	mean := sum / float64(n)
+	var ss float64
+	for _, r := range returns {
+		ss += (r - mean) * (r - mean)
+	}
+	m.Sharpe, m.Sortino = math.NaN(), math.NaN()
+	if n > 1 {
+		if sd := math.Sqrt(ss / float64(n-1)); sd > 0 {
+			m.Sharpe = mean / sd * math.Sqrt(periodsPerYear)
+		}
+	}
+	if dd := math.Sqrt(down / float64(n)); dd > 0 {
+		m.Sortino = mean / dd * math.Sqrt(periodsPerYear)
+	}
 	m.Calmar = math.NaN()
 	if m.MaxDrawdown > 0 {
 		m.Calmar = m.CAGR / m.MaxDrawdown

@@ -85,8 +85,12 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	b := &s.bars
 	n := b.Len()
 	curve := Curve{Time: b.Time, Equity: s.equity}
-	returns := Returns(s.equity, s.capital)
+	returns := s.returns
 	m := EquityMetrics(curve, returns, s.capital, g.PeriodsPerYear(), g.Duration())
+	for i := range s.trades {
+		t := &s.trades[i]
+		t.EntryTime, t.ExitTime = unixTime(b.Time[t.EntryBar]), unixTime(b.Time[t.ExitBar])
+	}
 	tradeMetrics(&m, s.trades)
 	m.Exposure = float64(s.exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
@@ -188,46 +192,65 @@ func Downsample(c Curve, capital float64, maxPoints int) []Point {
 	if n == 0 {
 		return []Point{}
 	}
-	dd := make([]float64, n)
-	peak := capital
-	for i, e := range c.Equity {
-		peak = max(peak, e)
-		dd[i] = 1 - e/peak
-	}
-	point := func(i int) Point { return Point{Time: unixTime(c.Time[i]), Equity: c.Equity[i], Drawdown: dd[i]} }
 	maxPoints = max(maxPoints, 2)
+	out := make([]Point, 0, min(n, maxPoints))
+	peak := capital
+	keep := func(i int) {
+		out = append(out, Point{Time: unixTime(c.Time[i]), Equity: c.Equity[i], Drawdown: 1 - c.Equity[i]/peak})
+	}
 	if n <= maxPoints {
-		out := make([]Point, n)
-		for i := range n {
-			out[i] = point(i)
+		for i, e := range c.Equity {
+			peak = max(peak, e)
+			keep(i)
 		}
 		return out
 	}
-	out := make([]Point, 0, maxPoints)
-	out = append(out, point(0))
+	// One scan per bucket finds its lowest and highest equity and the
+	// running peak at each; peak carries the running peak between buckets.
+	peak = max(peak, c.Equity[0])
+	keep(0)
 	buckets := (maxPoints - 2) / 2
 	inner := n - 2
+	if buckets == 0 {
+		for _, e := range c.Equity[1 : n-1] {
+			peak = max(peak, e)
+		}
+	}
 	for k := range buckets {
 		lo, hi := 1+k*inner/buckets, 1+(k+1)*inner/buckets
 		if lo >= hi {
 			continue
 		}
 		mn, mx := lo, lo
+		lowest, highest := c.Equity[lo], c.Equity[lo]
+		peakAtMin := max(peak, highest)
 		for i := lo + 1; i < hi; i++ {
-			if c.Equity[i] < c.Equity[mn] {
-				mn = i
+			e := c.Equity[i]
+			if e > highest {
+				highest, mx = e, i
 			}
-			if c.Equity[i] > c.Equity[mx] {
-				mx = i
+			if e < lowest {
+				lowest, mn, peakAtMin = e, i, max(peak, highest)
 			}
 		}
-		first, second := min(mn, mx), max(mn, mx)
-		out = append(out, point(first))
-		if second != first {
-			out = append(out, point(second))
+		peakAtMax := max(peak, highest)
+		if mn <= mx {
+			peak = peakAtMin
+			keep(mn)
 		}
+		if mx != mn {
+			peak = peakAtMax
+			keep(mx)
+		}
+		if mx < mn {
+			peak = peakAtMin
+			keep(mn)
+		}
+		peak = peakAtMax
 	}
-	return append(out, point(n-1))
+	peak = max(peak, c.Equity[n-1])
+	keep(n - 1)
+	return out
 }
 
 // Reporting precision. Money is rounded to cents, prices and quantities to

@@ -1,0 +1,117 @@
+package backtest
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// textTrades is how many trades the text summary lists.
+const textTrades = 20
+
+// WriteText writes a readable summary: the run, the metrics in two
+// columns, the open position, the first trades and the warnings.
+func (r *Result) WriteText(w io.Writer) error {
+	m, s := r.Metrics, r.Settings
+	var b strings.Builder
+	series := r.Series
+	if series == "" {
+		series = "(unnamed series)"
+	}
+	fmt.Fprintf(&b, "%s  %s to %s  %d bars (%g per year)\n", series, fmtTime(m.Start), fmtTime(m.End), m.Bars, m.PeriodsPerYear)
+	fmt.Fprintf(&b, "capital %s  fee %g bps  slippage %g bps  fill %s", money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill)
+	if len(s.Params) > 0 {
+		fmt.Fprintf(&b, "  params %s", paramsText(s.Params))
+	}
+	b.WriteString("\n\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	row := func(k1, v1, k2, v2 string) { fmt.Fprintf(tw, "%s\t%s\t\t%s\t%s\n", k1, v1, k2, v2) }
+	row("total return", pct(m.TotalReturn), "buy & hold", pct(m.BuyAndHoldReturn))
+	row("cagr", pct(m.CAGR), "final equity", money(m.FinalEquity))
+	row("sharpe", num(m.Sharpe), "sortino", num(m.Sortino))
+	row("max drawdown", pct(m.MaxDrawdown), "lasting", durationText(m.MaxDrawdownDuration, m.MaxDrawdownBars))
+	row("calmar", num(m.Calmar), "exposure", pct(m.Exposure))
+	row("trades", fmt.Sprint(m.Trades), "win rate", pct(m.WinRate))
+	row("profit factor", num(m.ProfitFactor), "expectancy", moneyText(m.Expectancy))
+	row("fees paid", money(m.FeesPaid), "slippage cost", money(m.SlippageCost))
+	tw.Flush()
+
+	if p := r.OpenPosition; p != nil {
+		fmt.Fprintf(&b, "\nopen position: %s %s since %s at %s, marked %s, unrealized pnl %s\n",
+			p.Side, price(math.Abs(p.Quantity)), fmtTime(p.EntryTime), price(p.EntryPrice), price(p.Mark), money(p.PnL))
+	}
+
+	if len(r.Trades) > 0 {
+		b.WriteString("\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "side\tentry\tentry price\texit\texit price\tquantity\tpnl\treturn\t")
+		for i, t := range r.Trades {
+			if i == textTrades {
+				break
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Side, shortTime(t.EntryTime), price(t.EntryPrice),
+				shortTime(t.ExitTime), price(t.ExitPrice), price(t.Quantity), money(t.PnL), pct(t.Return))
+		}
+		tw.Flush()
+		if shown := min(len(r.Trades), textTrades); shown < m.Trades {
+			fmt.Fprintf(&b, "(%d of %d closed trades shown; --json lists up to %d)\n", shown, m.Trades, MaxTradesLimit)
+		}
+	}
+
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nwarnings:\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", w)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f%%", 100*x)
+}
+
+func num(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func moneyText(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	return money(x)
+}
+
+func durationText(d time.Duration, bars int) string {
+	if bars == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f days (%d bars)", d.Hours()/24, bars)
+}
+
+func shortTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+func paramsText(p map[string]any) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return strings.Join(parts, " ")
+}
