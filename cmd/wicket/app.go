@@ -40,6 +40,7 @@ func buildVersion() string {
 var commands = []func() *cli.Command{
 	initCommand,
 	secretsCommand,
+	nodeCommand,
 }
 
 // run builds the app with the given streams and runs args. It never calls

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+	"wicket/node/paper"
+	"wicket/node/server"
+	"wicket/strategy/history"
+)
+
+func nodeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "node",
+		Usage: "run the trading node (paper venues, signed HTTP API, durable journal)",
+		Subcommands: []*cli.Command{{
+			Name:  "serve",
+			Usage: "run the node from this project until interrupted",
+			Description: "Serves the node's signed HTTP/JSON API for the venues in wicket.toml, with the journal at " +
+				"settings/state/node.db. Keys come from WICKET_NODE_OBSERVE_KEY and WICKET_NODE_CONTROL_KEY in the " +
+				"environment, then settings/secrets.env. Marks start at each symbol's last SYMBOL@1h close in the " +
+				"history store (else the venue's start_prices, else 100) and follow a seeded random walk, or the " +
+				"closes of --replay SERIES. On start it prints `wicket node: listening on HOST:PORT` on stderr.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "listen", Usage: "host:port to listen on (default: wicket.toml [node] address); port 0 picks a free one"},
+				&cli.StringFlag{Name: "replay", Usage: "drive SYMBOL's marks with the closes of `SERIES` (e.g. BTC-USD@1h) from the history store"},
+				&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback (anyone who can reach it and holds a key can trade)"},
+				&cli.DurationFlag{Name: "tick", Value: time.Second, Usage: "interval between mark steps; 0 keeps marks still"},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() > 0 {
+					return usagef("node serve takes no arguments, got %q", c.Args().First())
+				}
+				p, cfg, err := openProject(c)
+				if err != nil {
+					return err
+				}
+				if c.Duration("tick") < 0 {
+					return usagef("--tick %s is negative; give an interval such as 1s, or 0 to keep marks still", c.Duration("tick"))
+				}
+				listen := c.String("listen")
+				if listen == "" {
+					listen = cfg.Node.Address
+				}
+				return serveNode(c.Context, nodeOptions{
+					project: p, config: cfg, listen: listen, replay: c.String("replay"),
+					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"),
+				}, c.App.ErrWriter)
+			},
+		}},
+	}
+}
+
+type nodeOptions struct {
+	project     project.Project
+	config      project.Config
+	listen      string
+	replay      string
+	allowRemote bool
+	tick        time.Duration
+}
+
+func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	secrets, err := o.project.Secrets(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	observe, _, okObserve := secrets.Lookup(project.KeyObserve)
+	control, _, okControl := secrets.Lookup(project.KeyControl)
+	if !okObserve || !okControl {
+		var missing []string
+		if !okObserve {
+			missing = append(missing, project.KeyObserve)
+		}
+		if !okControl {
+			missing = append(missing, project.KeyControl)
+		}
+		return fmt.Errorf("node keys missing: %s; set them in the environment or in %s (`wicket secrets list` shows what is set)",
+			strings.Join(missing, " and "), o.project.SecretsPath())
+	}
+	feed, err := nodeFeed(o.project, o.config, o.replay, log)
+	if err != nil {
+		return err
+	}
+	ln, err := server.Listen(o.listen, o.allowRemote)
+	var le *server.ListenError
+	if errors.As(err, &le) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.project.StateDir(), 0o755); err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Project: o.config, JournalPath: o.project.JournalPath(), ObserveKey: observe, ControlKey: control,
+		Feed: feed, TickEvery: o.tick, Logger: log, Version: buildVersion(),
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if o.allowRemote {
+		log.Warn("listening beyond loopback: anyone who can reach this address and holds a key can use the node", "listen", ln.Addr().String())
+	}
+	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
+	err = srv.Serve(ctx, ln)
+	log.Info("node stopped")
+	return err
+}
+
+// nodeFeed builds the marks' inputs from the history store: each symbol
+// starts at the last close of SYMBOL@1h when that series exists, and
+// --replay drives one symbol with a series' closes. The node itself never
+// reads the history store; it gets plain values.
+func nodeFeed(p project.Project, cfg project.Config, replay string, log *slog.Logger) (paper.Feed, error) {
+	feed := paper.Feed{Seed: 1, Start: map[string]decimal.Decimal{}}
+	store, err := history.OpenReadOnly(p.HistoryPath())
+	if err != nil {
+		if replay != "" {
+			return feed, fmt.Errorf("--replay %s: %w", replay, err)
+		}
+		var he *history.Error
+		if errors.As(err, &he) && he.Kind == history.NotFound {
+			log.Info("no history store: marks start at start_prices or 100", "hint", "wicket data seed-demo")
+			return feed, nil
+		}
+		return feed, err
+	}
+	defer store.Close()
+	for _, v := range cfg.Venues {
+		for _, s := range v.Symbols {
+			if _, done := feed.Start[s]; done {
+				continue
+			}
+			last, _, err := store.LastClose(s + "@1h")
+			if err != nil || last <= 0 {
+				continue
+			}
+			feed.Start[s] = decimal.NewFromFloat(last)
+		}
+	}
+	if replay == "" {
+		return feed, nil
+	}
+	symbol, _, err := history.CheckSeries(replay)
+	if err != nil {
+		return feed, usageError{fmt.Errorf("--replay: %w", err)}
+	}
+	listed := false
+	for _, v := range cfg.Venues {
+		for _, s := range v.Symbols {
+			listed = listed || s == symbol
+		}
+	}
+	if !listed {
+		return feed, usageError{fmt.Errorf("--replay %s: no venue in wicket.toml lists %s", replay, symbol)}
+	}
+	bars, err := store.Load(replay, time.Time{}, time.Time{})
+	if err != nil {
+		return feed, fmt.Errorf("--replay: %w", err)
+	}
+	closes := make([]decimal.Decimal, len(bars.Close))
+	for i, c := range bars.Close {
+		closes[i] = decimal.NewFromFloat(c)
+	}
+	feed.Replay = map[string][]decimal.Decimal{symbol: closes}
+	log.Info("replaying closes", "series", replay, "bars", len(closes))
+	return feed, nil
+}
