@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/trace"
 )
 
 // call is one admitted tools/call as a handler sees it.
@@ -15,25 +17,13 @@ type call struct {
 	request mcp.CallToolRequest
 }
 
-// verdict is how a call is recorded in the trace.
-type verdict int
-
-const (
-	verdictOK verdict = iota
-	verdictPreview
-	verdictRefused
-	verdictError
-)
-
-func (v verdict) String() string { return [...]string{"ok", "preview", "refused", "error"}[v] }
-
 // result is what a handler returns: structured content (or an error text)
 // plus what the trace records about it.
 type result struct {
 	structured any      // a JSON object, also sent as text
 	images     [][]byte // PNG images, sent as image content after the JSON
 	errText    string   // non-empty: an isError result
-	verdict    verdict
+	verdict    trace.Verdict // zero means trace.OK
 
 	// trace fields for gated writes
 	token, clientOrderID, ticket, outcome string
@@ -44,14 +34,14 @@ func ok(v any) *result { return &result{structured: v} }
 
 // fail is an admitted call that failed.
 func fail(format string, a ...any) *result {
-	return &result{errText: fmt.Sprintf(format, a...), verdict: verdictError}
+	return &result{errText: fmt.Sprintf(format, a...), verdict: trace.Error}
 }
 
 // failErr is fail with an error's text.
-func failErr(err error) *result { return &result{errText: err.Error(), verdict: verdictError} }
+func failErr(err error) *result { return &result{errText: err.Error(), verdict: trace.Error} }
 
 // refuse is a call a gate said no to; nothing was attempted.
-func refuse(text string) *result { return &result{errText: text, verdict: verdictRefused} }
+func refuse(text string) *result { return &result{errText: text, verdict: trace.Refused} }
 
 // toMCP renders the result: structured content plus the same JSON as text,
 // or an isError text.

@@ -117,3 +117,9 @@ func (s *ToolSpec) mcpTool() mcp.Tool {
 	}
 	return t
 }
+
+// Check builds the registry with no backends and derives the access set:
+// what `wicket mcp --check` prints and what start-up validates.
+func Check(profile string, deny []string) (*ToolAccess, error) {
+	return NewToolAccess(newRegistry((&toolbox{}).specs()...), profile, deny)
+}

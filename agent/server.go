@@ -15,27 +15,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"wicket/gate"
+	"wicket/node/guardrail"
+	"wicket/trace"
 )
 
-// Record is one tools/call as the trace keeps it. The server hands each
-// to Options.Trace; cmd maps it onto the trace package's entry.
-type Record struct {
-	Time          time.Time
-	Session       string
-	Seq           int64
-	Tool          string
-	Write         bool
-	Profile       string
-	Denied        []string
-	Args          json.RawMessage
-	Verdict       string // ok, preview, refused, error
-	Token         string
-	ClientOrderID string
-	Ticket        string
-	Outcome       string
-	Error         string
-	Duration      time.Duration
-}
+// Tracer receives one entry per tools/call (a *trace.Writer). Write must
+// not block the caller for long and never fails it.
+type Tracer interface{ Write(trace.Entry) }
 
 // Options configure a Server. Zero values are usable defaults except where
 // noted.
@@ -44,7 +32,7 @@ type Options struct {
 	Deny    []string // --deny-tool names
 
 	Version string // build version, for serverInfo
-	Trace   func(Record)
+	Trace   Tracer // nil: tracing off
 	Now     func() time.Time
 	NewID   func() string
 	Stderr  io.Writer // logs; never stdout
@@ -177,9 +165,12 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 	if s.opts.Trace == nil {
 		return
 	}
-	now := s.opts.Now()
-	r := Record{
-		Time:          start,
+	v := res.verdict
+	if v.IsZero() {
+		v = trace.OK
+	}
+	s.opts.Trace.Write(trace.Entry{
+		TS:            start,
 		Session:       s.session,
 		Seq:           s.seq.Add(1),
 		Tool:          tool,
@@ -187,15 +178,14 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 		Profile:       s.access.Profile,
 		Denied:        s.access.Denied,
 		Args:          raw,
-		Verdict:       res.verdict.String(),
+		Verdict:       v,
 		Token:         res.token,
 		ClientOrderID: res.clientOrderID,
 		Ticket:        res.ticket,
 		Outcome:       res.outcome,
 		Error:         res.errText,
-		Duration:      now.Sub(start),
-	}
-	s.opts.Trace(r)
+		MS:            trace.Millis(s.opts.Now().Sub(start)),
+	})
 }
 
 // intercept answers tools/call requests the registry cannot route: an
@@ -240,3 +230,27 @@ func rpcError(id json.RawMessage, code int, message string) []byte {
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// New builds the server: the registry over the backends, the access set
+// from the profile and deny list, the preview gate and the guardrail.
+func New(opts Options, b Backends) (*Server, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewID == nil {
+		return nil, errors.New("agent: Options.NewID is required")
+	}
+	tb := &toolbox{
+		Backends: b,
+		now:      opts.Now,
+		newID:    opts.NewID,
+		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
+		guard:    guardrail.New(b.Config),
+	}
+	s, err := newServer(newRegistry(tb.specs()...), opts)
+	if err != nil {
+		return nil, err
+	}
+	tb.venues = &s.venues
+	return s, nil
+}

@@ -11,7 +11,23 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"wicket/trace"
 )
+
+// recorder is a Tracer that keeps entries in memory.
+type recorder struct {
+	mu      sync.Mutex
+	entries []trace.Entry
+}
+
+func (r *recorder) Write(e trace.Entry) { r.mu.Lock(); r.entries = append(r.entries, e); r.mu.Unlock() }
+
+func (r *recorder) all() []trace.Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]trace.Entry(nil), r.entries...)
+}
 
 // fakeSpecs is a small registry covering every ring, for in-process tests
 // of the server mechanics (the real tools are tested end to end).
@@ -34,11 +50,11 @@ func fakeSpecs() []*ToolSpec {
 	}
 }
 
-func newTestServer(t *testing.T, profile string, deny []string, trace func(Record)) *Server {
+func newTestServer(t *testing.T, profile string, deny []string, tr Tracer) *Server {
 	t.Helper()
 	var n atomic.Int64
 	s, err := newServer(newRegistry(fakeSpecs()...), Options{
-		Profile: profile, Deny: deny, Trace: trace, Drain: 10 * time.Second,
+		Profile: profile, Deny: deny, Trace: tr, Drain: 10 * time.Second,
 		NewID: func() string { return fmt.Sprintf("id-%d", n.Add(1)) },
 	})
 	if err != nil {
@@ -99,9 +115,8 @@ func TestUnterminatedLastLineAndBlankLines(t *testing.T) {
 }
 
 func TestUnknownToolIsProtocolErrorWithSuggestions(t *testing.T) {
-	var mu sync.Mutex
-	var recs []Record
-	s := newTestServer(t, ProfileFull, nil, func(r Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
+	recs := &recorder{}
+	s := newTestServer(t, ProfileFull, nil, recs)
 	msgs := serveLines(t, s, callLine(7, "list_templats", `{}`)+`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":42}}`+"\n")
 	if len(msgs) != 2 {
 		t.Fatalf("got %d messages", len(msgs))
@@ -110,15 +125,15 @@ func TestUnknownToolIsProtocolErrorWithSuggestions(t *testing.T) {
 	if e == nil || e["code"].(float64) != -32602 || !strings.Contains(e["message"].(string), "did you mean list_templates") {
 		t.Fatalf("unknown tool answer: %v", msgs[0])
 	}
-	if len(recs) != 2 || recs[0].Verdict != "refused" || recs[0].Tool != "list_templats" || recs[1].Verdict != "refused" {
-		t.Fatalf("trace records: %+v", recs)
+	got := recs.all()
+	if len(got) != 2 || got[0].Verdict != trace.Refused || got[0].Tool != "list_templats" || got[1].Verdict != trace.Refused {
+		t.Fatalf("trace records: %+v", got)
 	}
 }
 
 func TestRefusedAndPanicAndUnknownArgs(t *testing.T) {
-	var mu sync.Mutex
-	var recs []Record
-	s := newTestServer(t, ProfileReadOnly, []string{"list_series"}, func(r Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
+	recs := &recorder{}
+	s := newTestServer(t, ProfileReadOnly, []string{"list_series"}, recs)
 	in := callLine(1, "submit_order", `{}`) + callLine(2, "list_series", `{}`) + callLine(3, "boom", `{}`) +
 		callLine(4, "list_templates", `{"nmae":"x"}`) + callLine(5, "list_templates", `{"name":"x"}`)
 	msgs := serveLines(t, s, in)
@@ -146,8 +161,8 @@ func TestRefusedAndPanicAndUnknownArgs(t *testing.T) {
 		t.Errorf("served call failed: %v", byID[5])
 	}
 	verdicts := map[string]int{}
-	for _, r := range recs {
-		verdicts[r.Verdict]++
+	for _, r := range recs.all() {
+		verdicts[r.Verdict.String()]++
 	}
 	if verdicts["refused"] != 2 || verdicts["error"] != 2 || verdicts["ok"] != 1 {
 		t.Errorf("verdicts %v", verdicts)

@@ -40,6 +40,9 @@ func buildVersion() string {
 var commands = []func() *cli.Command{
 	initCommand,
 	secretsCommand,
+	traceCommand,
+	mcpCommand,
+	mcpConfigCommand,
 	nodeCommand,
 }
 

@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"wicket/gate"
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+)
+
+// Node is the agent's view of a trading node; *node.Client satisfies it.
+type Node interface {
+	Snapshot(ctx context.Context, venue string, events int) (*node.Snapshot, error)
+	DryRun(ctx context.Context, env command.Envelope) (node.Verdict, error)
+	Submit(ctx context.Context, env command.Envelope) (string, error)
+	Ticket(ctx context.Context, id string, wait time.Duration) (node.Outcome, error)
+}
+
+// Backends are what the tools reach. A nil backend makes its tools answer
+// with what the operator has to do, while the other tools keep working.
+type Backends struct {
+	Config project.Config // venues and guardrail limits (the client-side guardrail)
+	// Project is the project the server works in; nil when there is none
+	// (strategies by name and the embedded history store then fail).
+	Project *project.Project
+	// Strategies runs strategy code in worker processes.
+	Strategies Strategies
+
+	// Node is the node client; nil when no --node was given.
+	Node Node
+	// NodeErr, when set, is why the node tools cannot work although a node
+	// was named (missing keys): they all answer with it.
+	NodeErr error
+}
+
+var (
+	errNoProject = errors.New("no wicket project: the operator creates one with `wicket init` and starts `wicket mcp` inside it (or with --project DIR)")
+	errNoWorkers = errors.New("strategy workers are not available in this server")
+)
+
+// toolbox holds the backends the handlers close over.
+type toolbox struct {
+	Backends
+	now      func() time.Time
+	newID    func() string
+	previews *gate.PendingPreviews[pendingWrite]
+	guard    *guardrail.Guardrail
+	venues   *venueKinds
+}
+
+// specs is the whole registry: every tool the server knows, in one place.
+func (tb *toolbox) specs() []*ToolSpec {
+	var all []*ToolSpec
+	all = append(all, tb.authoringTools()...)
+	all = append(all, tb.nodeTools()...)
+	all = append(all, tb.writeTools()...)
+	return all
+}

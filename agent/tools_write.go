@@ -1,0 +1,233 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"wicket/gate"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/trace"
+)
+
+// The write roster is the node's verb table: one gated write tool per verb.
+// ToolSpec.Write marks them, isWriteTool reads it, the read-only ring is its
+// negation, and every one of them goes through the preview gate.
+
+// ticketWait is how long a confirmed write awaits its own ticket.
+const ticketWait = 2 * time.Second
+
+// pendingWrite is what a preview token binds: the resolved command and the
+// reason shown with it. Only the command is intent; the reason rides along.
+type pendingWrite struct {
+	cmd    command.Command
+	reason string
+}
+
+// SameIntent compares the commands only.
+func (p pendingWrite) SameIntent(confirming pendingWrite) error {
+	return p.cmd.SameIntent(confirming.cmd)
+}
+
+var _ gate.Command[pendingWrite] = pendingWrite{}
+
+// gateParams are the arguments every write tool adds to its command fields.
+var gateParams = []Param{
+	{Name: "reason", Type: "string", Description: "why this is done; recorded in the node's audit trail (max 512 characters)"},
+	{Name: "confirm", Type: "boolean", Description: "the JSON boolean true, together with preview_token, executes; anything else previews"},
+	{Name: "preview_token", Type: "string", Description: "the token the preview of this exact command returned"},
+}
+
+func (tb *toolbox) writeTools() []*ToolSpec {
+	var out []*ToolSpec
+	for _, vs := range command.Specs() {
+		vs := vs
+		params := make([]Param, 0, len(vs.Fields)+len(gateParams))
+		for _, f := range vs.Fields {
+			p := Param{Name: f.Name, Type: "string", Description: f.Description, Required: f.Required}
+			switch f.Kind {
+			case command.Enum:
+				p.Enum = f.Choices
+			case command.Decimal:
+				p.Type = ""
+				p.Schema = map[string]any{"type": []string{"string", "number"}}
+			}
+			params = append(params, p)
+		}
+		params = append(params, gateParams...)
+		out = append(out, &ToolSpec{
+			Name:        string(vs.Verb),
+			Title:       writeTitle(string(vs.Verb)),
+			Description: vs.Summary + " Two calls: a preview first, then confirm: true with its preview_token.",
+			Ring:        RingLiveWrite,
+			Write:       true,
+			Hints:       Hints{Destructive: true, OpenWorld: flag(true)},
+			Params:      params,
+			Output:      writeOutputSchema,
+			Handle: func(ctx context.Context, c *call) *result {
+				return tb.write(ctx, vs.Verb, c)
+			},
+		})
+	}
+	return out
+}
+
+func writeTitle(verb string) string {
+	w := strings.ReplaceAll(verb, "_", " ")
+	return strings.ToUpper(w[:1]) + w[1:]
+}
+
+// writeOutputSchema covers both shapes: a preview and a confirmed write.
+var writeOutputSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"status":          map[string]any{"type": "string", "enum": []string{"preview", "accepted", "rejected", "pending"}},
+		"tool":            map[string]any{"type": "string"},
+		"command":         map[string]any{"type": "object"},
+		"reason":          map[string]any{"type": "string"},
+		"guardrail":       map[string]any{"type": "object"},
+		"dry_run":         map[string]any{"type": []string{"object", "null"}},
+		"note":            map[string]any{"type": "string"},
+		"preview_token":   map[string]any{"type": "string"},
+		"expires_at":      map[string]any{"type": "string"},
+		"client_order_id": map[string]any{"type": "string"},
+		"order_id":        map[string]any{"type": "string"},
+		"ticket":          map[string]any{"type": "string"},
+	},
+	"required": []string{"status", "tool", "command"},
+}
+
+// write runs one gated write: a preview unless the call carries both the
+// JSON boolean confirm and a token issued for this exact command.
+func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *result {
+	tool := string(verb)
+	cmd, extra, err := command.DecodeWith(tool, c.raw, "reason", gate.ConfirmArg, gate.TokenArg)
+	if err != nil {
+		return failErr(err)
+	}
+	var reason string
+	if raw, ok := extra["reason"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &reason); err != nil {
+			return fail("argument %q must be a string", "reason")
+		}
+	}
+	var loose map[string]any
+	_ = json.Unmarshal(c.raw, &loose)
+	tok, confirmed := gate.Confirmation(loose)
+	if !confirmed {
+		return tb.preview(ctx, tool, cmd, command.SanitizeReason(reason), tok)
+	}
+	return tb.confirm(ctx, tool, cmd, tok)
+}
+
+// preview resolves the command, checks it, asks the node for a dry run and
+// issues a token. Nothing is sent.
+func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command, reason, ignoredToken string) *result {
+	if r := tb.needNode(); r != nil {
+		return r
+	}
+	resolved := cmd.Resolve(tb.newID)
+	view, viewErr := tb.guardrailView(ctx, resolved)
+	guard := tb.guard.Check(resolved, view)
+	out := map[string]any{
+		"status":    "preview",
+		"tool":      tool,
+		"command":   resolved,
+		"guardrail": guard,
+	}
+	if reason != "" {
+		out["reason"] = reason
+	}
+	var notes []string
+	if viewErr != nil {
+		notes = append(notes, "the node could not be read for marks and positions ("+viewErr.Error()+"); the guardrail ran without them")
+	}
+	if verdict, err := tb.Node.DryRun(ctx, command.NewEnvelope(resolved, reason)); err != nil {
+		out["dry_run"] = nil
+		notes = append(notes, "no dry run was asked of the node: "+err.Error())
+	} else {
+		out["dry_run"] = verdict
+	}
+	tok, expires, err := tb.previews.Issue(tool, pendingWrite{cmd: resolved, reason: reason})
+	if err != nil {
+		return failErr(err)
+	}
+	if ignoredToken != "" {
+		notes = append(notes, "a preview_token was given without confirm: true (the JSON boolean), so this is a new preview; the earlier token stays valid until it expires")
+	}
+	notes = append(notes, fmt.Sprintf("Nothing was sent. To execute exactly this command, call %s again with the same arguments plus "+
+		`"confirm": true and "preview_token": %q before %s. Any change to the command needs a new preview.`,
+		tool, tok, expires.UTC().Format(time.RFC3339)))
+	out["note"] = strings.Join(notes, " ")
+	out["preview_token"] = string(tok)
+	out["expires_at"] = expires.UTC().Format(time.RFC3339Nano)
+	if resolved.ClientOrderID != "" {
+		out["client_order_id"] = resolved.ClientOrderID
+	}
+	return &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: resolved.ClientOrderID}
+}
+
+// confirm takes the token (single use, before anything runs), sends the
+// stored command and awaits its own ticket.
+func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command, tok string) *result {
+	if r := tb.needNode(); r != nil {
+		return r
+	}
+	token, err := gate.ParseToken(tok)
+	if err == nil {
+		var stored pendingWrite
+		stored, err = tb.previews.Take(tool, token, pendingWrite{cmd: cmd})
+		if err == nil {
+			return tb.send(ctx, tool, stored, tok)
+		}
+	}
+	r := refuse(err.Error())
+	r.token = tok
+	r.clientOrderID = cmd.ClientOrderID
+	return r
+}
+
+// send executes a stored command and reports its outcome truthfully.
+func (tb *toolbox) send(ctx context.Context, tool string, w pendingWrite, tok string) *result {
+	out := map[string]any{"tool": tool, "command": w.cmd}
+	if w.cmd.ClientOrderID != "" {
+		out["client_order_id"] = w.cmd.ClientOrderID
+	}
+	ticket, err := tb.Node.Submit(ctx, command.NewEnvelope(w.cmd, w.reason))
+	if err != nil {
+		r := fail("the node did not take the command: %v. It may or may not have been received: check node_snapshot before trying again (a retried submit_order with the same client_order_id is refused as a duplicate).", err)
+		r.token, r.clientOrderID = tok, w.cmd.ClientOrderID
+		return r
+	}
+	out["ticket"] = ticket
+	res := &result{verdict: trace.OK, token: tok, clientOrderID: w.cmd.ClientOrderID, ticket: ticket}
+	outcome, err := tb.Node.Ticket(ctx, ticket, ticketWait)
+	switch {
+	case err != nil:
+		out["status"] = "pending"
+		out["note"] = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + ". Check node_snapshot; do not resend."
+	case outcome.Status == node.Accepted:
+		out["status"] = "accepted"
+		if outcome.OrderID != "" {
+			out["order_id"] = outcome.OrderID
+		}
+		if outcome.Detail != "" {
+			out["detail"] = outcome.Detail
+		}
+	case outcome.Status == node.Rejected:
+		out["status"] = "rejected"
+		out["reason"] = outcome.Reason
+		if outcome.ExistingOrder != nil {
+			out["existing_order"] = outcome.ExistingOrder
+		}
+	default:
+		out["status"] = "pending"
+		out["note"] = "the node has not finished this command within 2 s (ticket " + ticket + "). Check node_snapshot for its result rather than sending it again."
+	}
+	res.outcome = out["status"].(string)
+	res.structured = out
+	return res
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/urfave/cli/v2"
+
+	"wicket/agent"
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/trace"
+)
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the agent surface (MCP over stdio): authoring, research, node reads and gated writes",
+		Description: "Runs an MCP server on stdin/stdout for an AI agent. The operator chooses what the agent is offered: " +
+			"--profile full|read-only|offline and --deny-tool NAME (repeatable). Stdout carries protocol only; logs go to " +
+			"stderr. With --trace every tool call is appended to settings/state/agent/YYYY-MM.jsonl (review it with " +
+			"`wicket trace`). --check prints the served and refused tool sets and exits.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "profile", Value: agent.ProfileFull, Usage: "what the agent is offered: " + strings.Join(agent.Profiles, ", ")},
+			&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool although the profile allows it (repeatable)"},
+			&cli.StringFlag{Name: "node", Usage: "the trading node's `HOST:PORT` (without it, node tools explain how to start one)"},
+			&cli.StringFlag{Name: "addr", Usage: "send research calls to `wicket data serve` at `HOST:PORT` instead of the embedded history store"},
+			&cli.BoolFlag{Name: "trace", Usage: "trace every tool call under the project's settings/state/agent"},
+			&cli.StringFlag{Name: "trace-dir", Usage: "trace every tool call under `DIR`"},
+			&cli.BoolFlag{Name: "check", Usage: "print the served and refused tool sets and exit"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("mcp takes no arguments, got %q", c.Args().First())
+			}
+			profile, deny := c.String("profile"), c.StringSlice("deny-tool")
+			if c.Bool("check") {
+				access, err := agent.Check(profile, deny)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				printAccess(c, access)
+				return nil
+			}
+			return serveMCP(c, profile, deny)
+		},
+	}
+}
+
+func printAccess(c *cli.Context, a *agent.ToolAccess) {
+	w := c.App.Writer
+	fmt.Fprintf(w, "profile: %s\n", a.Profile)
+	if len(a.Denied) > 0 {
+		fmt.Fprintf(w, "deny-tool: %s\n", strings.Join(a.Denied, ", "))
+	}
+	fmt.Fprintf(w, "served (%d):\n", len(a.ServedNames()))
+	for _, n := range a.ServedNames() {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	fmt.Fprintf(w, "refused (%d):\n", len(a.RefusedNames()))
+	for _, n := range a.RefusedNames() {
+		fmt.Fprintf(w, "  %-20s [%s]\n", n, a.Refused(n))
+	}
+}
+
+// serveMCP wires the backends and serves stdio until stdin closes.
+func serveMCP(c *cli.Context, profile string, deny []string) error {
+	stderr := c.App.ErrWriter
+	if _, err := agent.Check(profile, deny); err != nil {
+		return usagef("%v", err)
+	}
+	p, cfg, perr := openProject(c)
+	hasProject := perr == nil
+	if perr != nil && !errors.Is(perr, project.ErrNoProject) {
+		return perr // a project that exists but is broken is reported, never ignored
+	}
+	if !hasProject {
+		cfg = project.Defaults()
+	}
+	b := agent.Backends{Config: cfg}
+	if hasProject {
+		b.Project = &p
+	}
+	opts := agent.Options{
+		Profile: profile, Deny: deny, Version: buildVersion(),
+		NewID: uuid.NewString, Stderr: stderr,
+		DataService: "embedded (the project's history store)",
+	}
+
+	// Tracing.
+	traceDir := c.String("trace-dir")
+	if c.Bool("trace") {
+		if traceDir != "" {
+			return usagef("give --trace or --trace-dir, not both")
+		}
+		if !hasProject {
+			return usagef("--trace needs a project: %v; or give --trace-dir DIR", perr)
+		}
+		traceDir = p.TraceDir()
+	}
+	if traceDir != "" {
+		w, err := trace.Open(traceDir, trace.Options{Stderr: stderr})
+		if err != nil {
+			return fmt.Errorf("open the trace: %w", err)
+		}
+		defer w.Close()
+		opts.Trace, opts.TraceDir = w, traceDir
+	}
+
+	// The node, with keys resolved once: environment, then secrets.env.
+	if addr := c.String("node"); addr != "" {
+		opts.NodeAddr = addr
+		client, err := nodeClient(addr, b.Project)
+		if err != nil {
+			b.NodeErr = err
+		} else {
+			b.Node = client
+		}
+	}
+
+	srv, err := agent.New(opts, b)
+	if err != nil {
+		var ue *agent.UsageError
+		if errors.As(err, &ue) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), session %s\n",
+		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), srv.Session())
+	return srv.Serve(c.Context, c.App.Reader, c.App.Writer)
+}
+
+// nodeClient resolves the node keys (environment first, then the project's
+// secrets.env) and builds a client. Missing keys are one clean error naming
+// both places.
+func nodeClient(addr string, p *project.Project) (*node.Client, error) {
+	secretsPath := "settings/secrets.env (no project found)"
+	var s *project.Secrets
+	var err error
+	if p != nil {
+		secretsPath = p.SecretsPath()
+		s, err = p.Secrets(os.LookupEnv)
+	} else {
+		s, err = project.LoadSecrets("", os.LookupEnv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	observe, _, okObserve := s.Lookup(project.KeyObserve)
+	control, _, okControl := s.Lookup(project.KeyControl)
+	if !okObserve || !okControl {
+		var missing []string
+		if !okObserve {
+			missing = append(missing, project.KeyObserve)
+		}
+		if !okControl {
+			missing = append(missing, project.KeyControl)
+		}
+		return nil, fmt.Errorf("node keys missing: %s not set in the environment nor in %s; the operator sets them there (`wicket secrets list` shows what is found)",
+			strings.Join(missing, " and "), secretsPath)
+	}
+	return node.NewClient(addr, observe, control)
+}

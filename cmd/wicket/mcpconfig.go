@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/agent"
+)
+
+func mcpConfigCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp-config",
+		Usage: "print the mcpServers JSON block a client (Claude Desktop, Claude Code) needs for this project",
+		Description: "Prints a JSON object with one mcpServers entry that runs `wicket mcp` for this project with the " +
+			"absolute path of this binary. Paste it into claude_desktop_config.json, or into .mcp.json at a project root " +
+			"for Claude Code (or pass it to `claude mcp add-json`).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "profile", Value: agent.ProfileFull, Usage: "profile the server runs with: " + strings.Join(agent.Profiles, ", ")},
+			&cli.StringSliceFlag{Name: "deny-tool", Usage: "tool the server refuses (repeatable)"},
+			&cli.StringFlag{Name: "name", Value: "wicket", Usage: "the server's key in mcpServers"},
+			&cli.StringFlag{Name: "node", Usage: "node address the server talks to (default: [node] address in wicket.toml)"},
+			&cli.BoolFlag{Name: "no-node", Usage: "leave the node out (authoring and research only)"},
+			&cli.BoolFlag{Name: "no-trace", Usage: "do not pass --trace"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("mcp-config takes no arguments, got %q", c.Args().First())
+			}
+			p, cfg, err := openProject(c)
+			if err != nil {
+				return err
+			}
+			if _, err := agent.Check(c.String("profile"), c.StringSlice("deny-tool")); err != nil {
+				return usagef("%v", err)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("locate the wicket binary: %w", err)
+			}
+			if exe, err = filepath.EvalSymlinks(exe); err != nil {
+				return fmt.Errorf("locate the wicket binary: %w", err)
+			}
+			args := []string{"--project", p.Root, "mcp", "--profile", c.String("profile")}
+			for _, d := range c.StringSlice("deny-tool") {
+				args = append(args, "--deny-tool", d)
+			}
+			if !c.Bool("no-node") {
+				addr := c.String("node")
+				if addr == "" {
+					addr = cfg.Node.Address
+				}
+				args = append(args, "--node", addr)
+			}
+			if !c.Bool("no-trace") {
+				args = append(args, "--trace")
+			}
+			block := map[string]any{
+				"mcpServers": map[string]any{
+					c.String("name"): map[string]any{"command": exe, "args": args},
+				},
+			}
+			enc := json.NewEncoder(c.App.Writer)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(block); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.App.ErrWriter, "Claude Desktop: merge this into claude_desktop_config.json. Claude Code: save it as .mcp.json in your working folder.")
+			return nil
+		},
+	}
+}
