@@ -62,7 +62,7 @@ func TestReadFilters(t *testing.T) {
 		{"tool", Filter{Tool: "submit_order"}, "submit_order#3 submit_order#4"},
 		{"verdict", Filter{Verdict: Refused}, "flatten#1 plaec_order#2"},
 		{"session prefix", Filter{Session: "0198f0b9"}, "flatten#1 plaec_order#2 node_snapshot#3 validate_strategy#4"},
-		{"token prefix", Filter{Token: "pt-0198f0a3"}, "submit_order#3 submit_order#4"},
+		{"token prefix", Filter{Token: "5f0c2a8e"}, "submit_order#3 submit_order#4"},
 		{"combined", Filter{Tool: "submit_order", Verdict: OK}, "submit_order#4"},
 		{"nothing", Filter{Tool: "market_exit"}, ""},
 		{"out of range", Filter{Since: mustTime("2027-01-01T00:00:00Z")}, ""},
