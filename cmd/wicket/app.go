@@ -41,6 +41,7 @@ var commands = []func() *cli.Command{
 	initCommand,
 	secretsCommand,
 	traceCommand,
+	traceCommand,
 	mcpCommand,
 	mcpConfigCommand,
 	nodeCommand,
