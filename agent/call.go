@@ -20,9 +20,9 @@ type call struct {
 // result is what a handler returns: structured content (or an error text)
 // plus what the trace records about it.
 type result struct {
-	structured any      // a JSON object, also sent as text
-	images     [][]byte // PNG images, sent as image content after the JSON
-	errText    string   // non-empty: an isError result
+	structured any           // a JSON object, also sent as text
+	images     [][]byte      // PNG images, sent as image content after the JSON
+	errText    string        // non-empty: an isError result
 	verdict    trace.Verdict // zero means trace.OK
 
 	// trace fields for gated writes
