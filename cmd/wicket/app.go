@@ -41,7 +41,6 @@ var commands = []func() *cli.Command{
 	initCommand,
 	secretsCommand,
 	traceCommand,
-	traceCommand,
 	mcpCommand,
 	mcpConfigCommand,
 	nodeCommand,
