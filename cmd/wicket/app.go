@@ -44,6 +44,7 @@ var commands = []func() *cli.Command{
 	mcpCommand,
 	mcpConfigCommand,
 	nodeCommand,
+	dataCommand,
 }
 
 // run builds the app with the given streams and runs args. It never calls

@@ -111,7 +111,20 @@ func ParseCSV(r io.Reader) (strategy.Bars, error) {
 	}
 	if len(rows) > 0 {
 		sortRows(rows)
-		return strategy.Bars{}, &Error{Kind: Invalid, Msg: fmt.Sprintf("%d rejected rows, nothing imported; fix them and import again", len(rows)), Rows: rows}
+		distinct := 0
+		for i, r := range rows {
+			if i == 0 || r.Row != rows[i-1].Row {
+				distinct++
+			}
+		}
+		what := fmt.Sprintf("%d rejected rows", distinct)
+		if distinct == 1 {
+			what = "1 rejected row"
+		}
+		if len(rows) == maxRowErrors {
+			what = fmt.Sprintf("at least %d rejected rows (stopped after %d problems)", distinct, maxRowErrors)
+		}
+		return strategy.Bars{}, &Error{Kind: Invalid, Msg: what + ", nothing imported; fix them and import again", Rows: rows}
 	}
 	if b.Len() == 0 {
 		return strategy.Bars{}, &Error{Kind: Invalid, Msg: "the file has a header but no bars, nothing imported"}

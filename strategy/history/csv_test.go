@@ -95,7 +95,7 @@ func TestParseCSVCapsErrors(t *testing.T) {
 	if !errors.As(err, &he) || len(he.Rows) != maxRowErrors {
 		t.Fatalf("%v", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "and 95 more rejected rows") || len(msg) > 1000 {
+	if msg := err.Error(); !strings.Contains(msg, "and 95 more problems") || len(msg) > 1000 {
 		t.Errorf("message %q", msg)
 	}
 }

@@ -68,7 +68,7 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	for i, r := range e.Rows {
 		if i == maxRowsInMessage {
-			fmt.Fprintf(&b, "; and %d more rejected rows", len(e.Rows)-i)
+			fmt.Fprintf(&b, "; and %d more problems", len(e.Rows)-i)
 			break
 		}
 		b.WriteString("; ")
