@@ -29,14 +29,14 @@ const (
 // Error is a strategy failure with its position in the source. Read it
 // with errors.As; Problem gives its JSON-friendly form.
 type Error struct {
-	Kind   Kind
-	File   string // the file of the position: the strategy's name, or indicators/<name>.star
-	Line   int    // 1-based; 0 when there is no position
-	Column int
-	Msg    string
-	Hint   string // one line: what to do next
-	Phase  string // "top level", "signals", "setup", "on_bar", or "" when not running
-	Bar    int    // the bar on_bar was called for, or -1
+	Kind   Kind   `json:"kind"`
+	File   string `json:"file,omitempty"` // the file of the position: the strategy's name, or indicators/<name>.star
+	Line   int    `json:"line"`           // 1-based; 0 when there is no position
+	Column int    `json:"column"`
+	Msg    string `json:"message"`
+	Hint   string `json:"hint"`            // one line: what to do next
+	Phase  string `json:"phase,omitempty"` // "the top level", "signals", "setup", "on_bar", or "" when not running
+	Bar    int    `json:"bar"`             // the bar on_bar was called for, or -1
 	err    error
 }
 

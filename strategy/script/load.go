@@ -26,11 +26,11 @@ type Source struct {
 
 // Limits bound one strategy's execution. Zero fields take the defaults.
 type Limits struct {
-	TopSteps     uint64        // the top level, including loaded indicators
-	SignalsSteps uint64        // one signals(bars) call
-	SetupSteps   uint64        // one setup(ctx) call
-	BarSteps     uint64        // each on_bar(ctx) call
-	Wall         time.Duration // one load, one signals run, or setup through the last on_bar
+	TopSteps     uint64        `json:"top_steps,omitempty"`     // the top level, including loaded indicators
+	SignalsSteps uint64        `json:"signals_steps,omitempty"` // one signals(bars) call
+	SetupSteps   uint64        `json:"setup_steps,omitempty"`   // one setup(ctx) call
+	BarSteps     uint64        `json:"bar_steps,omitempty"`     // each on_bar(ctx) call
+	Wall         time.Duration `json:"wall_ns,omitempty"`       // one load, one signals run, or setup through the last on_bar
 }
 
 // DefaultLimits are the limits used for zero fields.

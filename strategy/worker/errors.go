@@ -1,0 +1,42 @@
+package worker
+
+import "fmt"
+
+// ErrorKind classifies an Error.
+type ErrorKind string
+
+// Error kinds.
+const (
+	KindMemory   ErrorKind = "memory"   // the worker hit its address-space limit and died
+	KindCPU      ErrorKind = "cpu"      // the worker hit its CPU-time limit and died
+	KindCrashed  ErrorKind = "crashed"  // the worker died for another reason
+	KindCanceled ErrorKind = "canceled" // the caller's context ended; the worker was stopped
+	KindStart    ErrorKind = "start"    // a worker could not be started
+	KindRequest  ErrorKind = "request"  // the request was malformed or of an unknown kind
+	KindHandler  ErrorKind = "handler"  // the handler failed (not in strategy code)
+	KindStrategy ErrorKind = "strategy" // the strategy failed; the wire carries a *script.Error
+	KindClosed   ErrorKind = "closed"   // the pool is closed
+)
+
+// Error is a failure of the worker machinery or of a worker, as opposed to
+// a strategy error (a *script.Error, returned as is). Read it with
+// errors.As.
+type Error struct {
+	Kind ErrorKind
+	Msg  string
+	err  error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.err }
+
+func fmtBytes(b uint64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", b>>30)
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	default:
+		return fmt.Sprintf("%d MiB", b>>20)
+	}
+}

@@ -1,0 +1,443 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Defaults for Config's zero fields.
+const (
+	DefaultMemoryMiB  = 2048
+	DefaultCPUSeconds = 1800
+)
+
+// Config describes a pool.
+type Config struct {
+	// Command starts a worker: the executable and the arguments before the
+	// worker flags. Nil means Self(): this binary with Arg.
+	Command []string
+	// Env is the workers' environment; nil inherits this process's.
+	Env []string
+	// Size is the most workers running at once; 0 means one per core.
+	Size int
+	// MemoryMiB is each worker's memory allowance (research.worker_memory_mib).
+	MemoryMiB int
+	// CPUSeconds is each worker's lifetime CPU limit. A worker that has used
+	// half of it is retired after its current request.
+	CPUSeconds int
+	// Log receives the workers' stderr; nil discards it (the tail is kept
+	// to explain a worker's death either way).
+	Log io.Writer
+}
+
+// Self is the command that re-executes this binary as a worker.
+func Self() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this executable to start workers: %w", err)
+	}
+	return []string{exe}, nil
+}
+
+// Pool runs requests on a bounded set of long-lived workers. It is safe
+// for concurrent use; requests beyond Size wait for a free worker.
+type Pool struct {
+	cfg   Config
+	slots chan struct{}
+
+	mu     sync.Mutex
+	idle   []*proc
+	all    map[*proc]bool
+	closed bool
+
+	started, died atomic.Int64
+}
+
+// NewPool returns a pool; workers start on first use.
+func NewPool(cfg Config) (*Pool, error) {
+	if cfg.Command == nil {
+		cmd, err := Self()
+		if err != nil {
+			return nil, &Error{Kind: KindStart, Msg: err.Error(), err: err}
+		}
+		cfg.Command = cmd
+	}
+	if len(cfg.Command) == 0 {
+		return nil, &Error{Kind: KindStart, Msg: "worker command is empty"}
+	}
+	if cfg.Size <= 0 {
+		cfg.Size = runtime.NumCPU()
+	}
+	if cfg.MemoryMiB <= 0 {
+		cfg.MemoryMiB = DefaultMemoryMiB
+	}
+	if cfg.CPUSeconds <= 0 {
+		cfg.CPUSeconds = DefaultCPUSeconds
+	}
+	return &Pool{cfg: cfg, slots: make(chan struct{}, cfg.Size), all: map[*proc]bool{}}, nil
+}
+
+// Size is the most workers the pool runs at once.
+func (p *Pool) Size() int { return p.cfg.Size }
+
+// Stats counts workers started and workers that died (limits, crashes,
+// cancellations) over the pool's life.
+type Stats struct {
+	Started int64 `json:"started"`
+	Died    int64 `json:"died"`
+	Running int   `json:"running"`
+}
+
+// Stats returns the counters.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Stats{Started: p.started.Load(), Died: p.died.Load(), Running: len(p.all)}
+}
+
+// Do sends a request of kind with body req to a worker and decodes the
+// response body into resp (unless resp is nil). A strategy failure is a
+// *script.Error; a worker failure, or the context ending (which kills the
+// worker running the request), is an *Error.
+func (p *Pool) Do(ctx context.Context, kind string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return &Error{Kind: KindRequest, Msg: fmt.Sprintf("encode %s request: %v", kind, err), err: err}
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return canceled(ctx)
+	}
+	defer func() { <-p.slots }()
+	w, err := p.take(ctx)
+	if err != nil {
+		return err
+	}
+	raw, err := w.call(ctx, kind, body)
+	p.give(w)
+	if err != nil {
+		return err
+	}
+	if resp != nil {
+		if err := json.Unmarshal(raw, resp); err != nil {
+			return &Error{Kind: KindHandler, Msg: fmt.Sprintf("decode %s response: %v", kind, err), err: err}
+		}
+	}
+	return nil
+}
+
+// Call is Do with typed request and response.
+func Call[Req, Resp any](ctx context.Context, p *Pool, kind string, req Req) (Resp, error) {
+	var resp Resp
+	err := p.Do(ctx, kind, req, &resp)
+	return resp, err
+}
+
+func canceled(ctx context.Context) error {
+	return &Error{Kind: KindCanceled, Msg: "cancelled: " + context.Cause(ctx).Error(), err: ctx.Err()}
+}
+
+// take returns an idle worker or starts one. The caller holds a slot.
+func (p *Pool) take(ctx context.Context) (*proc, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, &Error{Kind: KindClosed, Msg: "the worker pool is closed"}
+	}
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return w, nil
+	}
+	p.mu.Unlock()
+	w, err := p.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		w.stop()
+		return nil, &Error{Kind: KindClosed, Msg: "the worker pool is closed"}
+	}
+	p.all[w] = true
+	return w, nil
+}
+
+// give returns a worker after a request: healthy ones go back to idle,
+// dead or worn ones are reaped.
+func (p *Pool) give(w *proc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case w.dead.Load():
+		delete(p.all, w)
+		p.died.Add(1)
+	case p.closed || w.cpu > float64(p.cfg.CPUSeconds)/2:
+		delete(p.all, w)
+		go w.stop()
+	default:
+		p.idle = append(p.idle, w)
+	}
+}
+
+// Close stops every worker. Requests in flight fail.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	ws := make([]*proc, 0, len(p.all))
+	for w := range p.all {
+		ws = append(ws, w)
+	}
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range ws {
+		w.stop()
+	}
+	return nil
+}
+
+// proc is one worker process.
+type proc struct {
+	pool   *Pool
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	tail   *tail
+	exited chan struct{}
+	hello  Hello
+	nextID uint64
+	cpu    float64
+	dead   atomic.Bool
+	outMu  sync.Mutex // held while reading a frame, so the pipe is closed between frames
+}
+
+func (p *Pool) start(ctx context.Context) (*proc, error) {
+	lim := Limits{MemoryMiB: p.cfg.MemoryMiB, CPUSeconds: p.cfg.CPUSeconds, Procs: max(1, runtime.NumCPU()/p.cfg.Size)}
+	args := append(append([]string(nil), p.cfg.Command[1:]...), lim.args()...)
+	cmd := exec.Command(p.cfg.Command[0], args...)
+	cmd.Env = p.cfg.Env
+	w := &proc{pool: p, cmd: cmd, tail: &tail{max: 4 << 10, w: p.cfg.Log}, exited: make(chan struct{})}
+	cmd.Stderr = w.tail
+	startErr := func(err error) error {
+		return &Error{Kind: KindStart, Msg: "start a strategy worker: " + err.Error(), err: err}
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, startErr(err)
+	}
+	// Our own pipe for stdout: exec's StdoutPipe is closed by Wait, which
+	// could drop a response written just before the worker exits.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, startErr(err)
+	}
+	cmd.Stdout = outW
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, startErr(err)
+	}
+	outW.Close()
+	p.started.Add(1)
+	w.in, w.out = in, bufio.NewReaderSize(outR, 64<<10)
+	go func() {
+		cmd.Wait()
+		close(w.exited)
+	}()
+	go func() {
+		<-w.exited
+		// Every response has been read or is lost with the worker.
+		w.outMu.Lock()
+		defer w.outMu.Unlock()
+		outR.Close()
+	}()
+	// The hello frame says the limits are in place.
+	done := make(chan error, 1)
+	go func() {
+		var r Response
+		err := w.read(&r)
+		if err == nil {
+			err = json.Unmarshal(r.Body, &w.hello)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			w.kill()
+			<-w.exited
+			p.died.Add(1)
+			return nil, &Error{Kind: KindStart, Msg: "a strategy worker did not start: " + w.lastWords(), err: err}
+		}
+	case <-ctx.Done():
+		w.kill()
+		<-done
+		return nil, canceled(ctx)
+	}
+	return w, nil
+}
+
+// call runs one request on w. On a worker death or cancellation w is
+// marked dead and the error explains why.
+func (w *proc) call(ctx context.Context, kind string, body []byte) (json.RawMessage, error) {
+	w.nextID++
+	id := w.nextID
+	type result struct {
+		resp Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if err := writeFrame(w.in, Request{ID: id, Kind: kind, Body: body}); err != nil {
+			done <- result{err: err}
+			return
+		}
+		var r Response
+		err := w.read(&r)
+		done <- result{r, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		w.kill()
+		<-done
+		return nil, canceled(ctx)
+	}
+	if r.err != nil {
+		w.kill()
+		return nil, w.deathError(r.err)
+	}
+	if r.resp.ID != id {
+		w.kill()
+		return nil, &Error{Kind: KindCrashed, Msg: fmt.Sprintf("strategy worker answered request %d with %d; it was stopped", id, r.resp.ID)}
+	}
+	w.cpu = r.resp.CPUSeconds
+	if r.resp.Error != nil {
+		return nil, r.resp.Error.err()
+	}
+	return r.resp.Body, nil
+}
+
+func (w *proc) read(r *Response) error {
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	return readFrame(w.out, r)
+}
+
+// kill stops the process at once and marks w dead.
+func (w *proc) kill() {
+	w.dead.Store(true)
+	if w.cmd.Process != nil {
+		w.cmd.Process.Kill()
+	}
+}
+
+// stop ends an idle worker: closing stdin makes it exit; kill if it lingers.
+func (w *proc) stop() {
+	w.in.Close()
+	select {
+	case <-w.exited:
+	default:
+		w.kill()
+		<-w.exited
+	}
+}
+
+// deathError explains why a worker stopped answering.
+func (w *proc) deathError(cause error) error {
+	<-w.exited
+	said := w.tail.String()
+	lim := uint64(w.pool.cfg.MemoryMiB) << 20
+	switch {
+	case outOfAddressSpace(said):
+		return &Error{Kind: KindMemory, err: cause, Msg: fmt.Sprintf("the strategy used more than %s of memory and was stopped (the limit is research.worker_memory_mib in wicket.toml); build large lists with care, and let ta.* and series arithmetic hold the data", fmtBytes(lim))}
+	case w.cmd.ProcessState != nil && exitedOnCPU(w.cmd.ProcessState):
+		return &Error{Kind: KindCPU, err: cause, Msg: fmt.Sprintf("the strategy worker used its %d s of CPU time and was stopped; run less work per request", w.pool.cfg.CPUSeconds)}
+	}
+	return &Error{Kind: KindCrashed, err: cause, Msg: "the strategy worker stopped unexpectedly: " + w.lastWords()}
+}
+
+// outOfAddressSpace recognises the ways a Go process dies at RLIMIT_AS:
+// the runtime's own out-of-memory fatal error, a failed mmap, and, in
+// race-enabled binaries, the race runtime failing to map shadow memory.
+func outOfAddressSpace(stderr string) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "address space collisions", "unable to mmap", "failed to allocate"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *proc) lastWords() string {
+	said := strings.TrimSpace(w.tail.String())
+	if said == "" {
+		if w.cmd.ProcessState != nil {
+			return w.cmd.ProcessState.String()
+		}
+		return "no output"
+	}
+	// The first line of a Go crash names it; otherwise the last line.
+	lines := strings.Split(said, "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+			return l
+		}
+	}
+	return lines[len(lines)-1]
+}
+
+// tail keeps the first and the last max bytes written (a worker's
+// stderr: a Go crash names itself first, then prints long traces) and
+// forwards everything to w when set.
+type tail struct {
+	mu   sync.Mutex
+	head []byte
+	buf  []byte
+	cut  bool
+	max  int
+	w    io.Writer
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	n0 := len(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.w != nil {
+		t.w.Write(b)
+	}
+	if room := t.max - len(t.head); room > 0 {
+		n := min(room, len(b))
+		t.head = append(t.head, b[:n]...)
+		b = b[n:]
+	}
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+		t.cut = true
+	}
+	return n0, nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sep := ""
+	if t.cut {
+		sep = "\n...\n"
+	}
+	return string(t.head) + sep + string(t.buf)
+}

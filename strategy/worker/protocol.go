@@ -1,0 +1,108 @@
+package worker
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"wicket/strategy/script"
+)
+
+// The wire format: each message is a frame, a 4-byte big-endian length
+// followed by that many bytes of JSON. The caller writes a request, the
+// worker answers with exactly one response carrying the same id. On start
+// a worker writes a hello response (id 0) once its limits are set.
+
+// MaxFrame is the largest frame either side accepts. Bulk data (bars) is
+// read by the worker from the history store, not sent over the pipe.
+const MaxFrame = 256 << 20
+
+// Request is one unit of work for a worker.
+type Request struct {
+	ID   uint64          `json:"id"`
+	Kind string          `json:"kind"`
+	Body json.RawMessage `json:"body"`
+}
+
+// Response answers the request with the same ID.
+type Response struct {
+	ID    uint64          `json:"id"`
+	Body  json.RawMessage `json:"body,omitempty"`
+	Error *WireError      `json:"error,omitempty"`
+	// CPUSeconds is the worker's CPU time so far (user + system); the pool
+	// retires a worker before its lifetime CPU limit is near.
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// Hello is the body of the id-0 response a worker sends when it is ready.
+type Hello struct {
+	PID         int      `json:"pid"`
+	MemoryBytes uint64   `json:"memory_bytes"` // the RLIMIT_AS it set
+	CPUSeconds  uint64   `json:"cpu_seconds"`  // the RLIMIT_CPU soft limit it set
+	Kinds       []string `json:"kinds"`
+}
+
+// WireError is an error as it crosses the pipe. A strategy error keeps its
+// kind, position and hint.
+type WireError struct {
+	Kind     ErrorKind     `json:"kind"`
+	Message  string        `json:"message"`
+	Strategy *script.Error `json:"strategy,omitempty"`
+}
+
+func toWire(err error) *WireError {
+	var se *script.Error
+	if errors.As(err, &se) {
+		return &WireError{Kind: KindStrategy, Message: se.Error(), Strategy: se}
+	}
+	var we *Error
+	if errors.As(err, &we) {
+		return &WireError{Kind: we.Kind, Message: we.Msg}
+	}
+	return &WireError{Kind: KindHandler, Message: err.Error()}
+}
+
+func (w *WireError) err() error {
+	if w.Strategy != nil {
+		return w.Strategy
+	}
+	return &Error{Kind: w.Kind, Msg: w.Message}
+}
+
+func writeFrame(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(b) > MaxFrame {
+		return &Error{Kind: KindRequest, Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte frame limit", len(b), MaxFrame)}
+	}
+	buf := make([]byte, 4+len(b))
+	binary.BigEndian.PutUint32(buf, uint32(len(b)))
+	copy(buf[4:], b)
+	_, err = w.Write(buf)
+	return err
+}
+
+// readFrame reads one frame into v. io.EOF means the other side closed
+// cleanly between frames.
+func readFrame(r io.Reader, v any) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrame {
+		return fmt.Errorf("frame of %d bytes exceeds the %d-byte limit", n, MaxFrame)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

@@ -1,0 +1,191 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+)
+
+// Arg is the argument that puts the binary in worker mode: `wicket
+// __worker`, or a test binary's ServeIfWorker.
+const Arg = "__worker"
+
+// Handler serves one request kind inside a worker. body is the request's
+// JSON; the result is marshalled as the response body. A *script.Error
+// reaches the caller intact.
+type Handler func(ctx context.Context, body json.RawMessage) (any, error)
+
+// Handlers maps request kinds to their handlers.
+type Handlers map[string]Handler
+
+// Typed adapts a function of typed request and response to a Handler;
+// unknown fields in the request are an error.
+func Typed[Req, Resp any](f func(context.Context, Req) (Resp, error)) Handler {
+	return func(ctx context.Context, body json.RawMessage) (any, error) {
+		var req Req
+		dec := json.NewDecoder(strings.NewReader(string(body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, &Error{Kind: KindRequest, Msg: "malformed request: " + err.Error()}
+		}
+		return f(ctx, req)
+	}
+}
+
+func (h Handlers) kinds() []string {
+	ks := make([]string, 0, len(h))
+	for k := range h {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Serve answers requests from r on w, one at a time, until r ends. It
+// never writes anything to w but frames.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello) error {
+	in := bufio.NewReaderSize(r, 64<<10)
+	out := bufio.NewWriterSize(w, 64<<10)
+	hello.Kinds = h.kinds()
+	hb, _ := json.Marshal(hello)
+	if err := send(out, Response{ID: 0, Body: hb}); err != nil {
+		return err
+	}
+	for {
+		var req Request
+		if err := readFrame(in, &req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("worker: read request: %w", err)
+		}
+		resp := Response{ID: req.ID}
+		body, err := dispatch(ctx, h, req)
+		if err == nil {
+			resp.Body, err = json.Marshal(body)
+		}
+		if err != nil {
+			resp.Error = toWire(err)
+		}
+		resp.CPUSeconds = cpuSeconds()
+		if err := send(out, resp); err != nil {
+			return err
+		}
+	}
+}
+
+func send(out *bufio.Writer, resp Response) error {
+	if err := writeFrame(out, resp); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// dispatch runs one handler, turning a Go panic into an error.
+func dispatch(ctx context.Context, h Handlers, req Request) (body any, err error) {
+	f, ok := h[req.Kind]
+	if !ok {
+		return nil, &Error{Kind: KindRequest, Msg: fmt.Sprintf("unknown request kind %q; this worker handles: %s", req.Kind, strings.Join(h.kinds(), ", "))}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			body, err = nil, &Error{Kind: KindHandler, Msg: fmt.Sprintf("internal error in %s: %v", req.Kind, r)}
+		}
+	}()
+	return f(ctx, req.Body)
+}
+
+// Limits are what a worker sets on itself before serving.
+type Limits struct {
+	// MemoryMiB is the address space the worker may add to what the Go
+	// runtime has reserved at start (RLIMIT_AS = reserved + MemoryMiB).
+	MemoryMiB int
+	// CPUSeconds is the worker's lifetime CPU-time limit (RLIMIT_CPU).
+	CPUSeconds int
+	// Procs is GOMAXPROCS for the worker; 0 leaves the default.
+	Procs int
+}
+
+func (l Limits) args() []string {
+	a := []string{Arg, fmt.Sprintf("--memory-mib=%d", l.MemoryMiB), fmt.Sprintf("--cpu-seconds=%d", l.CPUSeconds)}
+	if l.Procs > 0 {
+		a = append(a, fmt.Sprintf("--procs=%d", l.Procs))
+	}
+	return a
+}
+
+// ParseArgs reads the worker flags that follow Arg.
+func ParseArgs(args []string) (Limits, error) {
+	fs := flag.NewFlagSet(Arg, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var l Limits
+	fs.IntVar(&l.MemoryMiB, "memory-mib", DefaultMemoryMiB, "address space the strategy may use, MiB")
+	fs.IntVar(&l.CPUSeconds, "cpu-seconds", DefaultCPUSeconds, "lifetime CPU time, seconds")
+	fs.IntVar(&l.Procs, "procs", 0, "GOMAXPROCS")
+	if err := fs.Parse(args); err != nil {
+		return l, err
+	}
+	if fs.NArg() > 0 {
+		return l, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if l.MemoryMiB < 16 || l.CPUSeconds < 1 {
+		return l, fmt.Errorf("--memory-mib must be at least 16 and --cpu-seconds at least 1")
+	}
+	return l, nil
+}
+
+// Main is a worker process: it parses args (the flags after Arg), moves
+// fd 1 out of reach, sets its limits, and serves requests on stdin and the
+// original stdout until stdin closes. It returns the process exit code and
+// writes failures to stderr.
+func Main(args []string, h Handlers) int {
+	l, err := ParseArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
+		return 2
+	}
+	proto, err := protectStdout()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
+		return 1
+	}
+	if l.Procs > 0 {
+		runtime.GOMAXPROCS(l.Procs)
+	}
+	hello, err := applyLimits(l)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
+		return 1
+	}
+	// Collect garbage harder well before the hard limit.
+	debug.SetMemoryLimit(int64(l.MemoryMiB) << 20 * 3 / 4)
+	if err := Serve(context.Background(), os.Stdin, proto, h, hello); err != nil {
+		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// ServeIfWorker runs Main and exits when the process was started as a
+// worker (os.Args[1] == Arg); otherwise it returns. Call it first thing in
+// main, or in TestMain so a package's tests can run a Pool of their own
+// test binary:
+//
+//	func TestMain(m *testing.M) {
+//		worker.ServeIfWorker(worker.Builtin(ta.NewMemo(0)))
+//		os.Exit(m.Run())
+//	}
+func ServeIfWorker(h Handlers) {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
+		os.Exit(Main(os.Args[2:], h))
+	}
+}
