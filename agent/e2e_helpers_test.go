@@ -69,7 +69,7 @@ type session struct {
 }
 
 // startMCP starts `wicket [--project proj] mcp args...` and initializes it.
-func startMCP(t *testing.T, env []string, proj string, args ...string) *session {
+func startMCP(t testing.TB, env []string, proj string, args ...string) *session {
 	t.Helper()
 	argv := []string{"mcp"}
 	if proj != "" {
@@ -94,7 +94,7 @@ func startMCP(t *testing.T, env []string, proj string, args ...string) *session 
 }
 
 // testWriter sends a child's stderr to the test log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -103,7 +103,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // call invokes a tool with args given as JSON text.
-func (s *session) call(t *testing.T, tool, args string) *mcp.CallToolResult {
+func (s *session) call(t testing.TB, tool, args string) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
