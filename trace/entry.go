@@ -25,12 +25,12 @@ type Entry struct {
 	ArgsDropped bool            // set by the Writer when the entry was too large to keep Args
 
 	Verdict       Verdict
-	Token         string // the preview token's id, for a gated write's preview and confirm
-	ClientOrderID string // writes
-	Ticket        string // confirmed writes: the node's ticket
-	Outcome       string // confirmed writes: accepted, rejected or pending
-	Error         string // refused and error: what the agent was told
-	MS            float64
+	Token         string  // the preview token's id, for a gated write's preview and confirm
+	ClientOrderID string  // writes
+	Ticket        string  // confirmed writes: the node's ticket
+	Outcome       string  // confirmed writes: accepted, rejected or pending
+	Error         string  // refused and error: what the agent was told
+	MS            float64 // how long the call took, in milliseconds (see Millis)
 }
 
 // Millis converts a duration to Entry.MS: milliseconds, to the microsecond.

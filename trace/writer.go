@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,6 +134,10 @@ func (w *Writer) Write(e Entry) {
 		return
 	}
 	if err := w.append(monthOf(e.TS), line); err != nil {
+		if errors.Is(err, errClosed) {
+			w.note(fmt.Sprintf("trace: an entry for tool %q arrived after Close and was not written (a bug in the caller)", e.Tool))
+			return
+		}
 		w.failed(err)
 		return
 	}
@@ -158,7 +163,7 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-var errClosed = errors.New("write after Close: the entry is lost")
+var errClosed = errors.New("write after Close")
 
 // append writes line to the file of month.
 func (w *Writer) append(month string, line []byte) error {
@@ -261,7 +266,10 @@ func (w *Writer) closeLocked() error {
 }
 
 // terminate ends a file whose last byte is not a newline (the remains of a
-// write cut short) with one, so that the next line starts on its own.
+// write cut short) with one, so that the next line starts on its own. If the
+// fragment was another writer's line still being copied in, the newline
+// lands after that line (appends are ordered) and leaves a blank line,
+// which readers skip.
 func terminate(f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil || fi.Size() == 0 {
@@ -288,7 +296,7 @@ func (w *Writer) failed(err error) {
 		return
 	}
 	w.report[msg] = true
-	fmt.Fprintf(w.stderr, "trace: %s; tool calls go on, untraced until this is fixed\n", msg)
+	fmt.Fprintf(w.stderr, "trace: %s; tool calls go on, untraced until this is fixed\n", strings.TrimPrefix(msg, "trace: "))
 }
 
 // succeeded ends a failure spell: it says how much was lost and forgets
