@@ -135,11 +135,8 @@ type deskWriter struct{ d *frontDesk }
 
 // Write receives exactly one JSON-RPC message per call from mcp-go.
 func (w deskWriter) Write(p []byte) (int, error) {
-	var env envelope
-	if json.Unmarshal(bytes.TrimSpace(p), &env) == nil && env.Method == "" && (env.Result != nil || env.Error != nil) {
-		if key, ok := idKey(env.ID); ok {
-			defer w.d.answered(key)
-		}
+	if key, ok := responseID(p); ok {
+		defer w.d.answered(key)
 	}
 	w.d.outMu.Lock()
 	defer w.d.outMu.Unlock()
@@ -160,4 +157,86 @@ func (d *frontDesk) writeLine(b []byte) error {
 	defer d.outMu.Unlock()
 	_, err := d.out.Write(append(b, '\n'))
 	return err
+}
+
+// responseID returns the id key of a JSON-RPC response (a message with an
+// id and a result or error, and no method). It reads only as far as it
+// must: mcp-go writes "jsonrpc", "id" and then "result" or "error", so a
+// large result is not parsed; any other layout falls back to a full decode.
+func responseID(p []byte) (string, bool) {
+	if key, ok, sure := responseIDFast(p); sure {
+		return key, ok
+	}
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	var id json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch tok {
+		case "jsonrpc":
+			var v string
+			if dec.Decode(&v) != nil {
+				return "", false
+			}
+			continue
+		case "id":
+			if dec.Decode(&id) != nil {
+				return "", false
+			}
+			continue
+		case "result", "error":
+			if id == nil {
+				break // unusual order: decode it all
+			}
+			return idKey(id)
+		case "method":
+			return "", false
+		}
+		break
+	}
+	var env envelope
+	if json.Unmarshal(bytes.TrimSpace(p), &env) != nil || env.Method != "" || (env.Result == nil && env.Error == nil) {
+		return "", false
+	}
+	return idKey(env.ID)
+}
+
+// responseIDFast reads the layout mcp-go writes,
+// {"jsonrpc":"2.0","id":ID,"result"|"error":..., without a parser; sure is
+// false when p has another layout.
+func responseIDFast(p []byte) (key string, ok, sure bool) {
+	const prefix = `{"jsonrpc":"2.0","id":`
+	if !bytes.HasPrefix(p, []byte(prefix)) {
+		return "", false, false
+	}
+	rest := p[len(prefix):]
+	end := 0
+	if len(rest) > 0 && rest[0] == '"' {
+		end = 1
+		for end < len(rest) && rest[end] != '"' {
+			if rest[end] == '\\' {
+				return "", false, false // escapes: let the parser handle them
+			}
+			end++
+		}
+		end++
+	} else {
+		for end < len(rest) && (rest[end] == '-' || rest[end] == '.' || rest[end] == '+' || rest[end] == 'e' || rest[end] == 'E' || rest[end] >= '0' && rest[end] <= '9') {
+			end++
+		}
+	}
+	if end == 0 || end > len(rest) {
+		return "", false, false
+	}
+	after := rest[end:]
+	if !bytes.HasPrefix(after, []byte(`,"result":`)) && !bytes.HasPrefix(after, []byte(`,"error":`)) {
+		return "", false, false
+	}
+	key, ok = idKey(rest[:end])
+	return key, ok, true
 }
