@@ -35,12 +35,12 @@ type ParamsResult struct {
 	Knobs   []script.Knob `json:"knobs"`
 }
 
-// Builtin returns the handlers for validate and params. memo is the
+// Builtin returns the handlers for validate, params and backtest. memo is the
 // worker's indicator cache, shared by its handlers across requests. Add
 // other kinds to the returned table:
 //
 //	h := worker.Builtin(memo)
-//	h["backtest"] = worker.Typed(runBacktest)
+//	h["sweep"] = worker.Typed(runSweep)
 func Builtin(memo *ta.Memo) Handlers {
 	return Handlers{
 		KindValidate: Typed(func(ctx context.Context, req StrategyRequest) (script.Report, error) {
@@ -51,6 +51,7 @@ func Builtin(memo *ta.Memo) Handlers {
 			defer closeFS()
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
+		KindBacktest: runBacktest(memo),
 		KindParams: Typed(func(ctx context.Context, req StrategyRequest) (ParamsResult, error) {
 			opts, closeFS, err := req.Options(memo)
 			if err != nil {

@@ -14,7 +14,7 @@
 // Requests have a kind and a JSON body; a worker dispatches them through a
 // Handlers table, so a new kind (backtest, sweep chunk, walk-forward
 // window) is one entry in the table the worker process is started with and
-// one Call on the caller side. Builtin provides validate and params.
+// one Call on the caller side. Builtin provides validate, params and backtest.
 //
 // The pool side of this package never executes Starlark; the worker side
 // never writes anything but protocol frames to its stdout (fd 1 is pointed

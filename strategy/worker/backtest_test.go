@@ -1,0 +1,332 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+	"wicket/strategy/templates"
+)
+
+var update = flag.Bool("update", false, "rewrite the backtest golden files under testdata/backtest")
+
+var (
+	demoOnce sync.Once
+	demoPath string
+	demoErr  error
+)
+
+// demoStore seeds the demo history once per test binary into a temporary
+// file and returns its path.
+func demoStore(t testing.TB) string {
+	t.Helper()
+	demoOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wicket-backtest-")
+		if err != nil {
+			demoErr = err
+			return
+		}
+		demoPath = filepath.Join(dir, "history.db")
+		s, err := history.Open(demoPath)
+		if err != nil {
+			demoErr = err
+			return
+		}
+		defer s.Close()
+		_, demoErr = history.SeedDemo(context.Background(), s)
+	})
+	if demoErr != nil {
+		t.Fatal(demoErr)
+	}
+	return demoPath
+}
+
+func templateRequest(t testing.TB, name, series string) backtest.Request {
+	t.Helper()
+	src, err := templates.Source(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backtest.Request{Name: name + ".star", Source: src, Series: series, HistoryPath: demoStore(t)}
+}
+
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "backtest", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./strategy/worker -run Golden -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from its golden file; if the change is intended, run go test ./strategy/worker -run Golden -update", name)
+	}
+}
+
+// TestBacktestTemplatesGolden backtests every template on the demo
+// BTC-USD@1d series and pins the whole report.
+func TestBacktestTemplatesGolden(t *testing.T) {
+	for _, name := range templates.Names() {
+		t.Run(name, func(t *testing.T) {
+			resp, err := Backtest(context.Background(), templateRequest(t, name, "BTC-USD@1d"), ta.NewMemo(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r struct {
+				Metrics  struct{ Trades int }
+				Warnings []string
+			}
+			if err := json.Unmarshal(resp.Result, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Metrics.Trades == 0 {
+				t.Errorf("template %s made no trades in ten years of demo data: %q", name, r.Warnings)
+			}
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, resp.Result, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			indented.WriteByte('\n')
+			goldenFile(t, filepath.Join("templates", name+".json"), indented.Bytes())
+			goldenFile(t, filepath.Join("templates", name+".txt"), []byte(resp.Text))
+		})
+	}
+}
+
+// TestBacktestStylesAgree: the vectorised sma_cross template and its
+// event-driven twin sma_cross_bar give identical trades and figures.
+func TestBacktestStylesAgree(t *testing.T) {
+	for _, tc := range []struct {
+		series string
+		params map[string]any
+	}{
+		{"BTC-USD@1h", nil},
+		{"ETH-USD@1d", map[string]any{"fast": 5, "slow": 20, "size": 0.5}},
+		{"SPY@1h", map[string]any{"fast": "3", "slow": "50"}},
+	} {
+		vec := templateRequest(t, "sma_cross", tc.series)
+		ev := templateRequest(t, "sma_cross_bar", tc.series)
+		vec.Params, ev.Params = tc.params, tc.params
+		a, err := Backtest(context.Background(), vec, ta.NewMemo(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Backtest(context.Background(), ev, ta.NewMemo(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ra, rb map[string]json.RawMessage
+		if err := json.Unmarshal(a.Result, &ra); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b.Result, &rb); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(ra["metrics"], []byte(`"trades":`)) || bytes.Contains(ra["metrics"], []byte(`"trades":0,`)) {
+			t.Fatalf("%s: no trades to compare: %s", tc.series, ra["metrics"])
+		}
+		for _, k := range []string{"metrics", "trades", "open_position", "equity", "trades_clamped"} {
+			if !bytes.Equal(ra[k], rb[k]) {
+				t.Errorf("%s: %s differ between sma_cross and sma_cross_bar:\n%s\n%s", tc.series, k, ra[k], rb[k])
+			}
+		}
+	}
+}
+
+// TestBacktestThroughPool runs a backtest across the worker pipe: the
+// report, the chart and the printed output arrive, and identical requests
+// give identical bytes.
+func TestBacktestThroughPool(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	req := templateRequest(t, "rsi_reversion", "ETH-USD@1h")
+	req.Source += "\nprint(\"loaded\")\n"
+	req.From, req.To = "2024-01-01", "2024-06-30"
+	req.Plot = true
+	req.TradesLimit = 3
+	fee, slip := 20.0, 0.0
+	req.FeeBps, req.SlippageBps = &fee, &slip
+	req.Capital = "2500"
+	a, err := p.Backtest(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Backtest(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Result, b.Result) || a.Text != b.Text || !bytes.Equal(a.PNG, b.PNG) {
+		t.Error("identical requests gave different responses")
+	}
+	if _, err := png.Decode(bytes.NewReader(a.PNG)); err != nil {
+		t.Errorf("chart: %v", err)
+	}
+	if a.Output != "loaded\n" {
+		t.Errorf("output %q", a.Output)
+	}
+	var r struct {
+		Settings struct {
+			Capital  string
+			FeeBps   float64 `json:"fee_bps"`
+			From, To string
+			Params   map[string]any
+		}
+		Metrics struct {
+			Start, End string
+			Trades     int
+		}
+		Trades        []json.RawMessage
+		TradesClamped string `json:"trades_clamped"`
+	}
+	if err := json.Unmarshal(a.Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Settings.Capital != "2500.00" || r.Settings.FeeBps != 20 || r.Settings.From != "2024-01-01T00:00:00Z" || r.Settings.To != "2024-06-30T23:59:59Z" {
+		t.Errorf("settings %+v", r.Settings)
+	}
+	if r.Metrics.Start != "2024-01-01T00:00:00Z" || r.Metrics.End != "2024-06-30T23:00:00Z" {
+		t.Errorf("range %s to %s", r.Metrics.Start, r.Metrics.End)
+	}
+	if len(r.Settings.Params) == 0 {
+		t.Error("the knob values are not echoed")
+	}
+	if r.Metrics.Trades > 3 && (len(r.Trades) != 3 || !strings.Contains(r.TradesClamped, "showing the first 3")) {
+		t.Errorf("%d trades listed of %d, note %q", len(r.Trades), r.Metrics.Trades, r.TradesClamped)
+	}
+	if !strings.Contains(a.Text, "ETH-USD@1h") || !strings.Contains(a.Text, "total return") {
+		t.Errorf("text:\n%s", a.Text)
+	}
+}
+
+func TestBacktestErrors(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	base := templateRequest(t, "sma_cross", "BTC-USD@1d")
+	for _, tc := range []struct {
+		name   string
+		mutate func(*backtest.Request)
+		want   string
+	}{
+		{"unknown series", func(r *backtest.Request) { r.Series = "DOGE-USD@1d" }, "series DOGE-USD@1d: no such series"},
+		{"bad series", func(r *backtest.Request) { r.Series = "../x@1d" }, "invalid series name"},
+		{"empty range", func(r *backtest.Request) { r.From, r.To = "2030-01-01", "2030-02-01" }, "no bars between"},
+		{"bad date", func(r *backtest.Request) { r.From = "last week" }, `from "last week" is neither a date`},
+		{"reversed", func(r *backtest.Request) { r.From, r.To = "2024-02-01", "2024-01-01" }, "is before from"},
+		{"capital", func(r *backtest.Request) { r.Capital = "-5" }, "capital"},
+		{"fill", func(r *backtest.Request) { r.Fill = "vwap" }, `fill "vwap" is not one of next_open, close`},
+		{"knob", func(r *backtest.Request) { r.Params = map[string]any{"fast": 1000} }, "knob fast"},
+		{"unknown knob", func(r *backtest.Request) { r.Params = map[string]any{"speed": 3} }, "speed"},
+		{"no store", func(r *backtest.Request) { r.HistoryPath = filepath.Join(t.TempDir(), "none.db") }, "wicket data seed-demo"},
+	} {
+		req := base
+		tc.mutate(&req)
+		_, err := p.Backtest(ctxT(t), req)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// A runtime error in on_bar arrives as a strategy error with its bar.
+	bad := templateRequest(t, "sma_cross_bar", "BTC-USD@1d")
+	bad.Source = strings.Replace(bad.Source, "ctx.flat()", "ctx.flat(); x = ctx.f[-1]", 1)
+	_, err := p.Backtest(ctxT(t), bad)
+	var se *script.Error
+	if !errors.As(err, &se) || se.Phase != "on_bar" || se.Bar < 30 {
+		t.Errorf("on_bar error: %#v", err)
+	}
+}
+
+// writeBench stores n synthetic hourly bars (a noisy sine) and returns the
+// store's path.
+func writeBench(b *testing.B, n int) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "history.db")
+	s, err := history.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	bars := strategy.Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n),
+		Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	start := time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	p := 100.0
+	for i := range n {
+		o := p
+		p = 100 + 20*math.Sin(float64(i)/500) + 3*math.Sin(float64(i)/37) + 0.5*math.Sin(float64(i)*1.7)
+		bars.Time[i] = start + int64(i)*3600
+		bars.Open[i], bars.Close[i] = o, p
+		bars.High[i], bars.Low[i], bars.Volume[i] = max(o, p)+0.1, min(o, p)-0.1, 1
+	}
+	if err := s.Write(context.Background(), "BENCH@1h", bars, history.WriteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkOnBarSMACross1M runs the sma_cross_bar template (Starlark
+// on_bar, once per bar) over a million bars: store load, setup, a million
+// on_bar calls and the engine. The spec asks for at least 500,000 bars/s.
+func BenchmarkOnBarSMACross1M(b *testing.B) {
+	benchTemplate(b, "sma_cross_bar", "on_bar-bars-per-s/500k", 500_000)
+}
+
+// BenchmarkSignalsSMACross1M is the same with the vectorised sma_cross.
+func BenchmarkSignalsSMACross1M(b *testing.B) {
+	benchTemplate(b, "sma_cross", "", 0)
+}
+
+func benchTemplate(b *testing.B, name, ratio string, per float64) {
+	const n = 1_000_000
+	path := writeBench(b, n)
+	src, err := templates.Source(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := backtest.Request{Name: name + ".star", Source: src, Series: "BENCH@1h", HistoryPath: path}
+	var trades int
+	for b.Loop() {
+		resp, err := Backtest(context.Background(), req, ta.NewMemo(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var r struct{ Metrics struct{ Trades int } }
+		if err := json.Unmarshal(resp.Result, &r); err != nil {
+			b.Fatal(err)
+		}
+		trades = r.Metrics.Trades
+	}
+	if trades == 0 {
+		b.Fatal("no trades: the benchmark series does not cross")
+	}
+	rate := n * float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "bars/s")
+	if ratio != "" {
+		b.ReportMetric(rate/per, "ratio")
+		os.Stdout.WriteString("ratio " + ratio + ": " + strings.TrimRight(strings.TrimRight(formatRatio(rate/per), "0"), ".") + "x\n")
+	}
+}
+
+func formatRatio(x float64) string {
+	b, _ := json.Marshal(math.Round(x*100) / 100)
+	return string(b)
+}
