@@ -34,7 +34,7 @@ func TestSignIsTheSpecFormula(t *testing.T) {
 			t.Error("a changed input gave the same signature")
 		}
 	}
-	if len(NewNonce()) != 32 || NewNonce() == NewNonce() {
+	if a, b := NewNonce(), NewNonce(); len(a) != 32 || a == b {
 		t.Error("NewNonce is not 16 fresh random bytes")
 	}
 }

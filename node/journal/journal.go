@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -70,8 +71,9 @@ CREATE TABLE IF NOT EXISTS marks (
 // a time (the node's fold); the read methods are safe alongside it.
 type Journal struct {
 	path string
-	w    *sql.DB // the single writing connection
-	r    *sql.DB // readers; WAL lets them run beside the writer
+	lock *os.File // held while open: one node per journal
+	w    *sql.DB  // the single writing connection
+	r    *sql.DB  // readers; WAL lets them run beside the writer
 }
 
 // Open opens or creates the journal at path.
@@ -79,19 +81,26 @@ func Open(path string) (*Journal, error) {
 	if strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("journal path %q contains '?'; choose a path without it", path)
 	}
+	lk, err := lock(path)
+	if err != nil {
+		return nil, err
+	}
 	w, err := sql.Open("sqlite", path+"?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=10000&_txlock=immediate")
 	if err != nil {
+		lk.Close()
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	j := &Journal{path: path, w: w}
+	j := &Journal{path: path, lock: lk, w: w}
 	if err := j.init(); err != nil {
 		w.Close()
+		lk.Close()
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", path+"?_busy_timeout=10000&_query_only=1")
 	if err != nil {
 		w.Close()
+		lk.Close()
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
@@ -129,7 +138,7 @@ func (j *Journal) Path() string { return j.path }
 
 // Close closes the journal.
 func (j *Journal) Close() error {
-	return errors.Join(j.r.Close(), j.w.Close())
+	return errors.Join(j.r.Close(), j.w.Close(), j.lock.Close())
 }
 
 // Mark is a stored mark price.

@@ -127,3 +127,17 @@ func TestOpenChecksModeAndSchema(t *testing.T) {
 		t.Error("Open accepted a path with '?'")
 	}
 }
+
+func TestOneNodePerJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.db")
+	j := open(t, path)
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "in use by another running node") {
+		t.Fatalf("second Open = %v, want a refusal", err)
+	}
+	j.Close()
+	again, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open after Close = %v", err)
+	}
+	again.Close()
+}
