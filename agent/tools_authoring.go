@@ -11,6 +11,7 @@ import (
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
+	"wicket/strategy/worker"
 )
 
 // Authoring tools: offline, they parse and list and touch nothing outside
@@ -152,8 +153,22 @@ func (tb *toolbox) listTemplates(_ context.Context, c *call) *result {
 // worker processes (the strategy worker pool satisfies it): the server
 // never executes Starlark itself.
 type Strategies interface {
-	Validate(ctx context.Context, src script.Source) (script.Report, error)
-	Params(ctx context.Context, src script.Source) ([]script.Knob, error)
+	Validate(ctx context.Context, req worker.StrategyRequest) (script.Report, error)
+	Params(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error)
+}
+
+// strategyRequest resolves the name-or-source arguments into a worker
+// request, with the project's indicators directory when there is one.
+func (tb *toolbox) strategyRequest(c *call) (worker.StrategyRequest, error) {
+	src, err := tb.strategySource(c)
+	if err != nil {
+		return worker.StrategyRequest{}, err
+	}
+	req := worker.StrategyRequest{Name: src.Name, Source: src.Text}
+	if tb.Project != nil {
+		req.IndicatorsDir = tb.Project.IndicatorsDir()
+	}
+	return req, nil
 }
 
 // strategySource resolves the name-or-source arguments to source text.
@@ -210,11 +225,11 @@ func (tb *toolbox) validateStrategy(ctx context.Context, c *call) *result {
 	if r := tb.needStrategies(); r != nil {
 		return r
 	}
-	src, err := tb.strategySource(c)
+	req, err := tb.strategyRequest(c)
 	if err != nil {
 		return failErr(err)
 	}
-	rep, err := tb.Strategies.Validate(ctx, src)
+	rep, err := tb.Strategies.Validate(ctx, req)
 	if err != nil {
 		return failErr(err)
 	}
@@ -225,16 +240,16 @@ func (tb *toolbox) discoverParams(ctx context.Context, c *call) *result {
 	if r := tb.needStrategies(); r != nil {
 		return r
 	}
-	src, err := tb.strategySource(c)
+	req, err := tb.strategyRequest(c)
 	if err != nil {
 		return failErr(err)
 	}
-	knobs, err := tb.Strategies.Params(ctx, src)
+	res, err := tb.Strategies.Params(ctx, req)
 	if err != nil {
 		return failErr(err)
 	}
-	if knobs == nil {
-		knobs = []script.Knob{}
+	if res.Knobs == nil {
+		res.Knobs = []script.Knob{}
 	}
-	return ok(map[string]any{"strategy": src.Name, "params": knobs, "count": len(knobs)})
+	return ok(map[string]any{"strategy": req.Name, "style": res.Style, "summary": res.Summary, "params": res.Knobs, "count": len(res.Knobs)})
 }

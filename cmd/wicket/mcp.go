@@ -12,6 +12,7 @@ import (
 	"wicket/agent"
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/strategy/worker"
 	"wicket/trace"
 )
 
@@ -84,6 +85,15 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	if hasProject {
 		b.Project = &p
 	}
+	// Strategy code runs only in worker processes of this binary.
+	pool, err := worker.NewPool(worker.Config{
+		Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB, // a dead worker is explained by the error it causes; its stderr is not logged
+	})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	b.Strategies = pool
 	opts := agent.Options{
 		Profile: profile, Deny: deny, Version: buildVersion(),
 		NewID: uuid.NewString, Stderr: stderr,

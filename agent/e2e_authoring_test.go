@@ -1,0 +1,66 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// hostile strategies: each must come back as a clean, positioned problem or
+// tool error, and the same server must answer the next call.
+var hostile = []struct {
+	name, source, want string
+}{
+	{"infinite loop", "def signals(bars):\n    x = 0\n    for i in range(1000000000):\n        x += 1\n    return {}\n", "limit"},
+	{"memory bomb", "x = [[0] * 100000000 for i in range(40)]\ndef signals(bars):\n    return {}\n", "memory"},
+	{"lookahead", "def signals(bars):\n    c = bars.close\n    v = c[-1]\n    return {\"long\": c > 0}\n", "lookahead"},
+	{"file load", "load(\"/etc/passwd\", \"x\")\ndef signals(bars):\n    return {}\n", "load"},
+	{"deep recursion", "def f(n):\n    return f(n + 1)\ndef signals(bars):\n    f(0)\n    return {}\n", ""},
+}
+
+func TestAuthoringToolsAndHostileStrategies(t *testing.T) {
+	s := startMCP(t, nil, newProject(t), "--profile", "offline")
+
+	// A template validates and its knobs are discovered.
+	tpl := object(t, s.call(t, "list_templates", `{"name":"sma_cross"}`))
+	src, _ := tpl["source"].(string)
+	if src == "" {
+		t.Fatalf("template source missing: %v", tpl)
+	}
+	srcJSON, _ := json.Marshal(src)
+	rep := object(t, s.call(t, "validate_strategy", `{"source":`+string(srcJSON)+`}`))
+	if rep["valid"] != true || rep["style"] != "signals" {
+		t.Fatalf("sma_cross template does not validate: %v", rep)
+	}
+	knobs := object(t, s.call(t, "discover_params", `{"source":`+string(srcJSON)+`}`))
+	if knobs["count"].(float64) < 2 {
+		t.Fatalf("discover_params: %v", knobs)
+	}
+	if r := s.call(t, "validate_strategy", `{"name":"sma_cross","source":"x"}`); !r.IsError || !strings.Contains(text(r), "not both") {
+		t.Errorf("name and source together: %q", text(r))
+	}
+	if r := s.call(t, "validate_strategy", `{"name":"../../etc/passwd"}`); !r.IsError || !strings.Contains(text(r), "invalid strategy name") {
+		t.Errorf("path as a name: %q", text(r))
+	}
+
+	for _, h := range hostile {
+		t.Run(h.name, func(t *testing.T) {
+			body, _ := json.Marshal(h.source)
+			r := s.call(t, "validate_strategy", `{"source":`+string(body)+`}`)
+			out := text(r)
+			if !r.IsError {
+				var rep map[string]any
+				if err := json.Unmarshal([]byte(out), &rep); err != nil || rep["valid"] != false {
+					t.Fatalf("hostile strategy reported valid: %s", out)
+				}
+			}
+			if !strings.Contains(strings.ToLower(out), h.want) {
+				t.Errorf("result does not say %q: %.400s", h.want, out)
+			}
+			// The server answers the next call.
+			if next := s.call(t, "list_indicators", `{}`); next.IsError {
+				t.Fatalf("server did not answer after %s: %s", h.name, text(next))
+			}
+		})
+	}
+}
