@@ -45,6 +45,9 @@ var commands = []func() *cli.Command{
 	mcpConfigCommand,
 	nodeCommand,
 	dataCommand,
+	strategyCommand,
+	indicatorsCommand,
+	workerCommand,
 }
 
 // run builds the app with the given streams and runs args. It never calls

@@ -124,9 +124,17 @@ func evalError(file string, err error, r *run) *Error {
 	msg := err.Error()
 	if errors.As(err, &ee) {
 		msg = ee.Msg
+		skip := 0
+		if strings.Contains(msg, "called recursively") {
+			skip = 1 // the innermost frame is the refused call's callee; point at the call
+		}
 		for i := len(ee.CallStack) - 1; i >= 0; i-- {
 			p := ee.CallStack[i].Pos
 			if p.IsValid() && p.Filename() != "<builtin>" {
+				if skip > 0 {
+					skip--
+					continue
+				}
 				pos = p
 				break
 			}

@@ -121,7 +121,7 @@ func (s *Strategy) Summary() string { return s.summary }
 func (s *Strategy) Doc() string { return s.doc }
 
 // Knobs are the declared knobs, in declaration order.
-func (s *Strategy) Knobs() []Knob { return append([]Knob(nil), s.knobs...) }
+func (s *Strategy) Knobs() []Knob { return append([]Knob{}, s.knobs...) }
 
 // Values are the knob values this load runs with (overrides, else
 // defaults), in the knobs' Go types.

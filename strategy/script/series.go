@@ -99,7 +99,7 @@ func (s *Series) elem(pos int) starlark.Value {
 type LookaheadError struct{ Index int }
 
 func (e *LookaheadError) Error() string {
-	return fmt.Sprintf("lookahead: series index %d reads %d bar(s) into the future; s[0] is the current bar and s[k] the bar k bars ago", e.Index, -e.Index)
+	return fmt.Sprintf("series index %d reads %d bar(s) into the future; s[0] is the current bar and s[k] the bar k bars ago", e.Index, -e.Index)
 }
 
 // Get implements s[k].

@@ -71,7 +71,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 	for ; pos < len(args); pos++ {
 		j := pos - nIn
 		if j >= len(p) {
-			return nil, fail("too many positional arguments; it takes %s", signature(e))
+			return nil, fail("too many positional arguments; it takes %s", e.Signature())
 		}
 		v, err := paramValue(e, j, args[pos])
 		if err != nil {
@@ -90,7 +90,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		}
 		j := e.Param(name)
 		if j < 0 {
-			return nil, fail("unexpected keyword %q; it takes %s", name, signature(e))
+			return nil, fail("unexpected keyword %q; it takes %s", name, e.Signature())
 		}
 		if set[j] {
 			return nil, fail("parameter %s given twice", e.Params[j].Name)
@@ -110,7 +110,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 			if priceInputs {
 				hint = " (or bars/ctx as the first argument)"
 			}
-			return nil, fail("missing input %s; it takes %s%s", e.Inputs[i], signature(e), hint)
+			return nil, fail("missing input %s; it takes %s%s", e.Inputs[i], e.Signature(), hint)
 		}
 		if s, ok := v.(*Series); ok {
 			series[i] = s
@@ -161,19 +161,6 @@ func indexOf(xs []string, s string) int {
 		}
 	}
 	return -1
-}
-
-// signature renders an entry's call shape for error messages.
-func signature(e *ta.Entry) string {
-	parts := append([]string(nil), e.Inputs...)
-	for _, q := range e.Params {
-		d := fmtNum(q.Default)
-		if q.Type == ta.MAType {
-			d = fmt.Sprintf("%q", ta.MATypes[int(q.Default)])
-		}
-		parts = append(parts, q.Name+"="+d)
-	}
-	return "ta." + e.Name + "(" + strings.Join(parts, ", ") + ")"
 }
 
 func paramValue(e *ta.Entry, j int, v starlark.Value) (float64, error) {

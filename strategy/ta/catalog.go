@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -128,6 +129,20 @@ func (e *Entry) CheckParams(p []float64) error {
 		}
 	}
 	return nil
+}
+
+// Signature renders the call shape with defaults, e.g.
+// "ta.bbands(series, period=5, dev_up=2, dev_dn=2, matype=\"sma\")".
+func (e *Entry) Signature() string {
+	parts := append([]string(nil), e.Inputs...)
+	for _, q := range e.Params {
+		d := strconv.FormatFloat(q.Default, 'g', -1, 64)
+		if q.Type == MAType {
+			d = strconv.Quote(MATypes[int(q.Default)])
+		}
+		parts = append(parts, q.Name+"="+d)
+	}
+	return "ta." + e.Name + "(" + strings.Join(parts, ", ") + ")"
 }
 
 // Error is an indicator call that cannot be computed: bad parameters,

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+	"wicket/strategy/script"
+	"wicket/strategy/templates"
+	"wicket/strategy/worker"
+)
+
+func strategyCommand() *cli.Command {
+	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "machine-readable output"}
+	return &cli.Command{
+		Name:  "strategy",
+		Usage: "author strategies: validate, list knobs, browse templates, start a new one",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "validate",
+				Usage:     "check a strategy: syntax, top level, entry points and a smoke run over synthetic bars",
+				ArgsUsage: "FILE|NAME [KNOB=VALUE...]",
+				Description: "FILE is a path to a .star file; NAME is strategies/NAME.star in the project. " +
+					"KNOB=VALUE pairs override knobs for the smoke run. The strategy runs in a worker process " +
+					"limited to research.worker_memory_mib. Exits 1 when the strategy has problems.",
+				Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					t, err := strategyTarget(c, "validate")
+					if err != nil {
+						return err
+					}
+					pool, err := t.pool()
+					if err != nil {
+						return err
+					}
+					defer pool.Close()
+					rep, err := pool.Validate(c.Context, t.req)
+					if err != nil {
+						return err
+					}
+					return printReport(c, t, rep)
+				},
+			},
+			{
+				Name:      "params",
+				Usage:     "list a strategy's knobs: name, type, default, range, step, doc",
+				ArgsUsage: "FILE|NAME",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					t, err := strategyTarget(c, "params")
+					if err != nil {
+						return err
+					}
+					pool, err := t.pool()
+					if err != nil {
+						return err
+					}
+					defer pool.Close()
+					res, err := pool.Params(c.Context, t.req)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return writeJSON(c.App.Writer, res)
+					}
+					fmt.Fprintf(c.App.Writer, "%s (%s)", t.req.Name, res.Style)
+					if res.Summary != "" {
+						fmt.Fprintf(c.App.Writer, ": %s", res.Summary)
+					}
+					fmt.Fprintln(c.App.Writer)
+					return printKnobs(c.App.Writer, res.Knobs)
+				},
+			},
+			{
+				Name:      "templates",
+				Usage:     "list the built-in templates, or print one's source",
+				ArgsUsage: "[NAME]",
+				Flags:     []cli.Flag{jsonFlag},
+				Action:    templatesAction,
+			},
+			{
+				Name:      "new",
+				Usage:     "create strategies/NAME.star from a template (never overwrites)",
+				ArgsUsage: "NAME --from TEMPLATE",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "from", Usage: "template to copy (see wicket strategy templates)"}},
+				Action:    newStrategyAction,
+			},
+		},
+	}
+}
+
+// target is the strategy a validate or params command works on.
+type target struct {
+	req worker.StrategyRequest
+	cfg project.Config
+}
+
+func (t target) pool() (*worker.Pool, error) {
+	return worker.NewPool(worker.Config{Size: 1, MemoryMiB: t.cfg.Research.WorkerMemoryMiB})
+}
+
+// strategyTarget reads FILE|NAME (and, for validate, KNOB=VALUE
+// overrides). A FILE is read from disk; a NAME is looked up in the
+// project's strategies/. The project, when there is one, supplies the
+// indicators directory and the worker memory limit.
+func strategyTarget(c *cli.Context, verb string) (target, error) {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return target{}, err
+	}
+	if len(args) < 1 {
+		return target{}, usagef("strategy %s needs FILE (a .star path) or NAME (strategies/NAME.star)", verb)
+	}
+	arg, rest := args[0], args[1:]
+	if verb != "validate" && len(rest) > 0 {
+		return target{}, usagef("strategy %s takes one FILE or NAME, got %d arguments", verb, len(args))
+	}
+	t := target{cfg: project.Defaults()}
+	p, cfg, perr := openProject(c)
+	if perr == nil {
+		t.cfg = cfg
+		t.req.IndicatorsDir = p.IndicatorsDir()
+	}
+	path := arg
+	if isFileArg(arg) {
+		if perr != nil && !errors.Is(perr, project.ErrNoProject) {
+			return target{}, perr
+		}
+	} else {
+		if perr != nil {
+			return target{}, perr
+		}
+		sp, err := p.StrategyPath(arg)
+		if err != nil {
+			return target{}, usageError{err}
+		}
+		path = sp
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !isFileArg(arg) {
+			return target{}, fmt.Errorf("no strategy %q in %s; create it with `wicket strategy new %s --from TEMPLATE`", arg, filepath.Dir(path), arg)
+		}
+		return target{}, fmt.Errorf("read strategy: %w", err)
+	}
+	t.req.Name = filepath.Base(path)
+	t.req.Source = string(text)
+	if len(rest) > 0 {
+		ov, err := script.ParseAssignments(rest)
+		if err != nil {
+			return target{}, usageError{err}
+		}
+		t.req.Overrides = ov
+	}
+	return t, nil
+}
+
+// isFileArg tells a path from a bare strategy name.
+func isFileArg(arg string) bool {
+	return strings.HasSuffix(arg, ".star") || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
+}
+
+func printReport(c *cli.Context, t target, rep script.Report) error {
+	w := c.App.Writer
+	if c.Bool("json") {
+		if err := writeJSON(w, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Problems {
+			file := p.File
+			if file == "" {
+				file = t.req.Name
+			}
+			if p.Line > 0 {
+				file = fmt.Sprintf("%s:%d:%d", file, p.Line, p.Column)
+			}
+			fmt.Fprintf(w, "%s: %s: %s\n    hint: %s\n", file, p.Kind, p.Message, p.Hint)
+		}
+		if rep.Valid {
+			fmt.Fprintf(w, "%s: valid, %s style", t.req.Name, rep.Style)
+			if rep.Summary != "" {
+				fmt.Fprintf(w, ": %s", rep.Summary)
+			}
+			fmt.Fprintf(w, "\nwarm-up: %d bars\n", rep.Warmup)
+			if len(rep.Knobs) > 0 {
+				names := make([]string, len(rep.Knobs))
+				for i, k := range rep.Knobs {
+					names[i] = k.Name
+				}
+				fmt.Fprintf(w, "knobs: %s\n", strings.Join(names, ", "))
+			}
+		}
+		for _, warn := range rep.Warnings {
+			fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", warn)
+		}
+		if rep.Output != "" {
+			fmt.Fprintf(w, "printed:\n%s", indent(rep.Output))
+		}
+	}
+	if !rep.Valid {
+		n := len(rep.Problems)
+		s := "s"
+		if n == 1 {
+			s = ""
+		}
+		return fmt.Errorf("%s has %d problem%s; fix them and validate again", t.req.Name, n, s)
+	}
+	return nil
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return "    " + strings.Join(lines, "\n    ") + "\n"
+}
+
+func printKnobs(w io.Writer, knobs []script.Knob) error {
+	if len(knobs) == 0 {
+		fmt.Fprintln(w, "no knobs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KNOB\tTYPE\tDEFAULT\tALLOWED\tSTEP\tDOC")
+	for _, k := range knobs {
+		step := "-"
+		if k.Step != nil {
+			step = fmt.Sprint(*k.Step)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", k.Name, k.Type, k.Default, k.Range(), step, k.Doc)
+	}
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func templatesAction(c *cli.Context) error {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return err
+	}
+	if len(args) > 1 {
+		return usagef("strategy templates takes at most one NAME, got %d arguments", len(args))
+	}
+	w := c.App.Writer
+	if len(args) == 1 {
+		name := args[0]
+		tm, err := templates.Get(name)
+		if err != nil {
+			return usageError{err}
+		}
+		src, err := templates.Source(name)
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			return writeJSON(w, struct {
+				templates.Template
+				Source string `json:"source"`
+			}{tm, src})
+		}
+		_, err = io.WriteString(w, src)
+		return err
+	}
+	list := templates.List()
+	if c.Bool("json") {
+		return writeJSON(w, list)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEMPLATE\tSTYLE\tKNOBS\tSUMMARY")
+	for _, tm := range list {
+		names := make([]string, len(tm.Params))
+		for i, k := range tm.Params {
+			names[i] = k.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", tm.Name, tm.Style, strings.Join(names, ","), tm.Summary)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.ErrWriter, "print one with `wicket strategy templates NAME`; start from one with `wicket strategy new NAME --from TEMPLATE`")
+	return nil
+}
+
+func newStrategyAction(c *cli.Context) error {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usagef("strategy new needs exactly one NAME, got %d arguments", len(args))
+	}
+	from := c.String("from")
+	if from == "" {
+		return usagef("strategy new needs --from TEMPLATE; templates: %s", strings.Join(templates.Names(), ", "))
+	}
+	src, err := templates.Source(from)
+	if err != nil {
+		return usageError{err}
+	}
+	p, _, err := openProject(c)
+	if err != nil {
+		return err
+	}
+	name := args[0]
+	path, err := p.StrategyPath(name)
+	if err != nil {
+		return usageError{err}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s already exists; a strategy is never overwritten (edit it, or choose another name)", path)
+	}
+	if err != nil {
+		return fmt.Errorf("create strategy: %w", err)
+	}
+	if _, err := io.WriteString(f, src); err != nil {
+		f.Close()
+		return fmt.Errorf("write strategy: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write strategy: %w", err)
+	}
+	rel, _ := filepath.Rel(p.Root, path)
+	fmt.Fprintf(c.App.Writer, "created %s from template %s\n", rel, from)
+	fmt.Fprintf(c.App.ErrWriter, "next: edit it, then wicket strategy validate %s\n", name)
+	return nil
+}
