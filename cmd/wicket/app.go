@@ -45,6 +45,7 @@ var commands = []func() *cli.Command{
 	mcpConfigCommand,
 	nodeCommand,
 	dataCommand,
+	backtestCommand,
 	strategyCommand,
 	indicatorsCommand,
 	workerCommand,

@@ -59,7 +59,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		tw.Flush()
 		if shown := min(len(r.Trades), textTrades); shown < m.Trades {
-			fmt.Fprintf(&b, "(%d of %d closed trades shown; --json lists up to %d)\n", shown, m.Trades, MaxTradesLimit)
+			fmt.Fprintf(&b, "(the first %d of %d closed trades)\n", shown, m.Trades)
 		}
 	}
 

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/script"
+	"wicket/strategy/templates"
+	"wicket/strategy/worker"
+)
+
+func backtestCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "backtest",
+		Usage:     "backtest a strategy over a stored series in a local worker: metrics, trades, warnings, optional PNG chart",
+		ArgsUsage: "--local NAME|FILE --series SYMBOL@GRANULARITY [--param KNOB=VALUE]...",
+		Description: "NAME is strategies/NAME.star in the project (or, when there is none, the built-in template " +
+			"of that name); FILE is a path to a .star file. The strategy runs in a worker process limited to " +
+			"research.worker_memory_mib, against this project's history store. A decision at a bar's close " +
+			"fills at the next bar's open with fee and slippage; capital and costs default to wicket.toml's " +
+			"[research]. Prints a summary table, or the full report with --json.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "local", Usage: "the strategy to run locally: `NAME` (strategies/NAME.star, or a template) or FILE (a .star path)"},
+			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list)"},
+			&cli.StringSliceFlag{Name: "param", Usage: "override a knob, `KNOB=VALUE` (repeatable)"},
+			&cli.StringFlag{Name: "from", Usage: "first bar, a `DATE` (2024-01-31) or RFC3339 time"},
+			&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or RFC3339 time"},
+			&cli.StringFlag{Name: "capital", Usage: "starting capital, a decimal `AMOUNT` (default research.capital)"},
+			&cli.Float64Flag{Name: "fee-bps", Usage: "fee per fill in basis points of notional (default research.fee_bps)"},
+			&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
+			&cli.StringFlag{Name: "fill", Usage: "fill model: next_open (default) or close (optimistic, warned about)"},
+			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades in --json (default %d, at most %d)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
+			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
+			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
+		},
+		Action: backtestAction,
+	}
+}
+
+func backtestAction(c *cli.Context) error {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		return usagef("backtest takes its strategy as --local NAME|FILE, not %q (usage: wicket backtest --local NAME|FILE --series SYMBOL@1h)", args[0])
+	}
+	local, series := c.String("local"), c.String("series")
+	if local == "" {
+		return usagef("backtest needs --local NAME|FILE: a strategy in strategies/, a template name, or a .star file")
+	}
+	if series == "" {
+		return usagef("backtest needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (see wicket data list)")
+	}
+	if _, _, err := history.CheckSeries(series); err != nil {
+		return usageError{fmt.Errorf("--series: %w", err)}
+	}
+	params, err := script.ParseAssignments(c.StringSlice("param"))
+	if err != nil {
+		return usageError{fmt.Errorf("--param: %w", err)}
+	}
+	p, cfg, err := openProject(c)
+	if err != nil {
+		return err
+	}
+	name, source, err := backtestSource(c, p, local)
+	if err != nil {
+		return err
+	}
+
+	req := backtest.Request{
+		Source: source, Name: name, Series: series, Params: params,
+		From: c.String("from"), To: c.String("to"),
+		Capital:     cfg.Research.Capital.String(),
+		FeeBps:      &cfg.Research.FeeBps,
+		SlippageBps: &cfg.Research.SlippageBps,
+		Fill:        c.String("fill"),
+		TradesLimit: c.Int("trades"),
+		Plot:        c.String("plot") != "",
+		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
+	}
+	if c.IsSet("capital") {
+		req.Capital = c.String("capital")
+	}
+	if c.IsSet("fee-bps") {
+		v := c.Float64("fee-bps")
+		req.FeeBps = &v
+	}
+	if c.IsSet("slippage-bps") {
+		v := c.Float64("slippage-bps")
+		req.SlippageBps = &v
+	}
+	// Check the arguments here, so a typo is a usage error before any
+	// worker starts.
+	if _, err := req.Config(backtest.DefaultConfig()); err != nil {
+		return usageError{err}
+	}
+
+	pool, err := worker.NewPool(worker.Config{Size: 1, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	resp, err := pool.Backtest(c.Context, req)
+	if err != nil {
+		return backtestError(err)
+	}
+	if resp.Output != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s printed:\n%s", name, indentBlock(resp.Output))
+	}
+	if file := c.String("plot"); file != "" {
+		if err := os.WriteFile(file, resp.PNG, 0o644); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "chart written to %s\n", file)
+	}
+	if c.Bool("json") {
+		_, err := fmt.Fprintf(c.App.Writer, "%s\n", resp.Result)
+		return err
+	}
+	_, err = fmt.Fprint(c.App.Writer, resp.Text)
+	return err
+}
+
+// backtestSource reads the strategy named by --local: a FILE path, a
+// strategy in the project, or a built-in template of that name.
+func backtestSource(c *cli.Context, p project.Project, arg string) (name, source string, err error) {
+	if isFileArg(arg) {
+		text, err := os.ReadFile(arg)
+		if err != nil {
+			return "", "", fmt.Errorf("read strategy: %w", err)
+		}
+		return filepath.Base(arg), string(text), nil
+	}
+	path, err := p.StrategyPath(arg)
+	if err != nil {
+		return "", "", usageError{fmt.Errorf("--local: %w", err)}
+	}
+	text, err := os.ReadFile(path)
+	if err == nil {
+		return filepath.Base(path), string(text), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("read strategy: %w", err)
+	}
+	if src, terr := templates.Source(arg); terr == nil {
+		fmt.Fprintf(c.App.ErrWriter, "no strategies/%s.star: running the built-in template %s\n", arg, arg)
+		return arg + ".star", src, nil
+	}
+	return "", "", fmt.Errorf("no strategy %q in %s and no template of that name; create it with `wicket strategy new %s --from TEMPLATE` (templates: %s)",
+		arg, p.StrategiesDir(), arg, strings.Join(templates.Names(), ", "))
+}
+
+// backtestError turns a strategy's knob error into a usage error and
+// appends a strategy error's hint.
+func backtestError(err error) error {
+	var se *script.Error
+	if errors.As(err, &se) {
+		if se.Kind == script.KindKnob {
+			return usageError{fmt.Errorf("--param: %w", err)}
+		}
+		if se.Hint != "" {
+			return fmt.Errorf("%w; hint: %s", err, se.Hint)
+		}
+	}
+	return err
+}
+
+// indentBlock indents each line of s by four spaces.
+func indentBlock(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return "    " + strings.Join(lines, "\n    ") + "\n"
+}
