@@ -117,14 +117,14 @@ func ParseCSV(r io.Reader) (strategy.Bars, error) {
 				distinct++
 			}
 		}
-		what := fmt.Sprintf("%d rejected rows", distinct)
-		if distinct == 1 {
-			what = "1 rejected row"
+		what := fmt.Sprintf("%d rejected rows, nothing imported; fix them and import again", distinct)
+		switch {
+		case len(rows) == maxRowErrors:
+			what = fmt.Sprintf("at least %d rejected rows (stopped after %d problems), nothing imported; fix them and import again", distinct, maxRowErrors)
+		case distinct == 1:
+			what = "1 rejected row, nothing imported; fix it and import again"
 		}
-		if len(rows) == maxRowErrors {
-			what = fmt.Sprintf("at least %d rejected rows (stopped after %d problems)", distinct, maxRowErrors)
-		}
-		return strategy.Bars{}, &Error{Kind: Invalid, Msg: what + ", nothing imported; fix them and import again", Rows: rows}
+		return strategy.Bars{}, &Error{Kind: Invalid, Msg: what, Rows: rows}
 	}
 	if b.Len() == 0 {
 		return strategy.Bars{}, &Error{Kind: Invalid, Msg: "the file has a header but no bars, nothing imported"}
