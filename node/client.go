@@ -161,6 +161,9 @@ func (c *Client) Audit(ctx context.Context, aq AuditQuery) (AuditPage, error) {
 	if aq.After > 0 {
 		q.Set("after", strconv.FormatInt(aq.After, 10))
 	}
+	if aq.ClientOrderID != "" {
+		q.Set("client_order_id", aq.ClientOrderID)
+	}
 	if aq.Limit > 0 {
 		q.Set("limit", strconv.Itoa(aq.Limit))
 	}

@@ -234,12 +234,14 @@ type AuditEntry struct {
 }
 
 // AuditQuery selects audit entries: those at or after Since (zero: from the
-// start) with a sequence number above After, oldest first, at most Limit
-// (0 means the node's default of 100; the most is 1000).
+// start) with a sequence number above After and, when ClientOrderID is set,
+// that client order id; oldest first, at most Limit (0 means the node's
+// default of 100; the most is 1000).
 type AuditQuery struct {
-	Since time.Time
-	After int64
-	Limit int
+	Since         time.Time
+	After         int64
+	ClientOrderID string
+	Limit         int
 }
 
 // AuditPage is one page of the audit trail. When More is set, ask again

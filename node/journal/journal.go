@@ -283,7 +283,8 @@ func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
 	}
 	limit = min(limit, MaxAuditLimit)
 	rows, err := j.r.Query(`SELECT seq, ticket, time, key_id, command, reason, client_order_id, outcome
-		FROM commands WHERE seq > ? AND time >= ? ORDER BY seq LIMIT ?`, q.After, formatTime(q.Since), limit+1)
+		FROM commands WHERE seq > ? AND time >= ? AND (? = '' OR client_order_id = ?) ORDER BY seq LIMIT ?`,
+		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, limit+1)
 	if err != nil {
 		return node.AuditPage{}, fmt.Errorf("journal: audit: %w", err)
 	}

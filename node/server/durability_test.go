@@ -157,6 +157,10 @@ func TestTicketsAndAudit(t *testing.T) {
 	if err != nil || len(rest.Entries) != 1 || rest.More || rest.Entries[0].Command.State != command.Halted {
 		t.Errorf("second page = %+v, %v", rest, err)
 	}
+	one, err := c.Audit(ctx, node.AuditQuery{ClientOrderID: "wk-id-001"})
+	if err != nil || len(one.Entries) != 1 || one.Entries[0].Ticket != id {
+		t.Errorf("audit of one client order id = %+v, %v", one, err)
+	}
 	future, err := c.Audit(ctx, node.AuditQuery{Since: time.Now().Add(time.Hour)})
 	if err != nil || len(future.Entries) != 0 {
 		t.Errorf("since the future = %+v, %v", future, err)

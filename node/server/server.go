@@ -465,7 +465,9 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	}
 	out := s.eng.execute(c, now)
 	out.Ticket = id
-	entry := &node.AuditEntry{Time: now, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: c.ClientOrderID, Outcome: out}
+	// The entry carries the order's client id even when the command named
+	// the order by its node id, so the audit joins by client order id.
+	entry := &node.AuditEntry{Time: now, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: out.ClientOrderID, Outcome: out}
 	if err := s.commit(&journal.Batch{Entry: entry, Events: s.eng.take()}); err != nil {
 		out = node.Outcome{Ticket: id, Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
 			Code: "journal", Reason: "the journal could not record the command, so nothing was executed: " + err.Error()}
@@ -533,6 +535,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		}
 		aq.After = n
 	}
+	aq.ClientOrderID = q.Get("client_order_id")
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
