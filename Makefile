@@ -44,7 +44,7 @@ docs: build
 	@echo "docs/mcp-tools.md is generated from the running server once wicket mcp exists"
 
 demo: build
-	$(BIN)/wicket --help
+	$(BIN)/wicket demo
 
 clean:
 	rm -rf $(BIN)

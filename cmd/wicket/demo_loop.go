@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// loop drives the traced server through the whole agent loop. A step that
+// misbehaves is recorded and the loop goes on, so the transcript shows
+// everything that happened.
+func (d *demo) loop(ctx context.Context, s *mcpSession) {
+	d.section("Session")
+	if sess, err := readSessionResource(ctx, s); err != nil {
+		d.fail("read wicket://session: %v", err)
+	} else {
+		d.session, _ = sess["session"].(string)
+		d.say("wicket://session: profile %v, %d tools served, trace on, session %s", sess["profile"], len(asList(sess["served"])), short(d.session))
+	}
+
+	d.section("Author")
+	var source string
+	d.step(ctx, s, "list_templates", nil, func(r demoCall) error {
+		n := len(asList(r.obj["templates"]))
+		if n < 8 {
+			return fmt.Errorf("%d templates, want at least 8", n)
+		}
+		d.say("%d templates, e.g. %s", n, templateNames(r.obj, 4))
+		return nil
+	})
+	d.step(ctx, s, "list_templates", map[string]any{"name": "sma_cross"}, func(r demoCall) error {
+		source, _ = r.obj["source"].(string)
+		if source == "" {
+			return fmt.Errorf("no source")
+		}
+		d.say("sma_cross: %s (%d lines)", r.obj["summary"], strings.Count(source, "\n"))
+		return nil
+	})
+	d.step(ctx, s, "validate_strategy", map[string]any{"source": source}, func(r demoCall) error {
+		if r.obj["valid"] != true {
+			return fmt.Errorf("template reported invalid: %s", r.text)
+		}
+		d.say("valid, style %v, warm-up %v bars, %d problems", r.obj["style"], r.obj["warmup"], len(asList(r.obj["problems"])))
+		return nil
+	})
+	d.step(ctx, s, "discover_params", map[string]any{"source": source}, func(r demoCall) error {
+		var names []string
+		for _, k := range asList(r.obj["params"]) {
+			if m, ok := k.(map[string]any); ok {
+				names = append(names, fmt.Sprintf("%v=%v", m["name"], m["default"]))
+			}
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("no knobs")
+		}
+		d.say("knobs: %s", strings.Join(names, ", "))
+		return nil
+	})
+
+	d.section("Observe and trade (paper venue)")
+	d.step(ctx, s, "node_snapshot", map[string]any{"events": 0}, func(r demoCall) error {
+		for _, v := range asList(r.obj["venues"]) {
+			m, _ := v.(map[string]any)
+			d.say("venue %v (%v): cash %v, equity %v, trading state %v", m["name"], m["kind"], m["cash"], m["equity"], r.obj["trading_state"])
+		}
+		return nil
+	})
+	order := map[string]any{"venue": "paper", "symbol": "BTC-USD", "side": "buy", "type": "market", "quantity": "0.01",
+		"reason": "wicket demo: a first gated order"}
+	var token, coid string
+	d.step(ctx, s, "submit_order", order, func(r demoCall) error {
+		token, _ = r.obj["preview_token"].(string)
+		coid, _ = r.obj["client_order_id"].(string)
+		if r.obj["status"] != "preview" || token == "" {
+			return fmt.Errorf("no preview: %s", r.text)
+		}
+		g, _ := r.obj["guardrail"].(map[string]any)
+		dr, _ := r.obj["dry_run"].(map[string]any)
+		d.say("preview: client_order_id %s, guardrail ok=%v, node dry run would_accept=%v; nothing sent", coid, g["ok"], dr["would_accept"])
+		d.say("token %s expires %v", short(token), r.obj["expires_at"])
+		return nil
+	})
+	confirm := with(order, map[string]any{"confirm": true, "preview_token": token})
+	d.step(ctx, s, "submit_order", confirm, func(r demoCall) error {
+		if r.obj["status"] != "accepted" || r.obj["client_order_id"] != coid {
+			return fmt.Errorf("confirmed order not accepted with the previewed id: %s", r.text)
+		}
+		d.say("accepted: order %v, client_order_id %v (the previewed one), ticket %v", r.obj["order_id"], r.obj["client_order_id"], short(fmt.Sprint(r.obj["ticket"])))
+		return nil
+	})
+	d.expectRefusal(ctx, s, "submit_order", confirm, "already", "the same token again")
+
+	d.section("A second server, started with --profile read-only")
+	ro, err := d.startMCP(ctx, "--trace", "--profile", "read-only", "--node", d.node)
+	if err != nil {
+		d.fail("start the read-only server: %v", err)
+		return
+	}
+	defer ro.Close()
+	d.expectRefusal(ctx, ro, "submit_order", order, "REFUSED [profile]", "a write under read-only")
+}
+
+// step calls a tool and checks its successful result.
+func (d *demo) step(ctx context.Context, s *mcpSession, tool string, args map[string]any, check func(demoCall) error) {
+	fmt.Fprintf(d.out, "> %s %s\n", tool, brief(args))
+	r, err := s.call(ctx, tool, args)
+	switch {
+	case err != nil:
+		d.fail("%s: %v", tool, err)
+	case r.isError:
+		d.fail("%s: %s", tool, r.text)
+	default:
+		if err := check(r); err != nil {
+			d.fail("%s: %v", tool, err)
+		}
+	}
+}
+
+// expectRefusal calls a tool that must refuse, with want in its text.
+func (d *demo) expectRefusal(ctx context.Context, s *mcpSession, tool string, args map[string]any, want, what string) {
+	fmt.Fprintf(d.out, "> %s %s   (%s)\n", tool, brief(args), what)
+	r, err := s.call(ctx, tool, args)
+	switch {
+	case err != nil:
+		d.fail("%s: %v", tool, err)
+	case !r.isError || !strings.Contains(r.text, want):
+		d.fail("%s (%s) was not refused: %s", tool, what, r.text)
+	default:
+		first, _, _ := strings.Cut(r.text, ". ")
+		d.say("refused as expected: %s.", first)
+	}
+}
+
+func readSessionResource(ctx context.Context, s *mcpSession) (map[string]any, error) {
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "wicket://session"
+	res, err := s.ReadResource(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Contents) == 0 {
+		return nil, fmt.Errorf("empty resource")
+	}
+	tc, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok {
+		return nil, fmt.Errorf("not text")
+	}
+	var m map[string]any
+	return m, json.Unmarshal([]byte(tc.Text), &m)
+}
+
+// brief shows a call's arguments on one line, long values cut.
+func brief(args map[string]any) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	short := map[string]any{}
+	for k, v := range args {
+		if s, ok := v.(string); ok && len(s) > 40 {
+			v = fmt.Sprintf("<%d characters>", len(s))
+		}
+		short[k] = v
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(short)
+	return strings.TrimSpace(b.String())
+}
+
+func with(base, extra map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func templateNames(obj map[string]any, n int) string {
+	var names []string
+	for _, t := range asList(obj["templates"]) {
+		if m, ok := t.(map[string]any); ok && len(names) < n {
+			names = append(names, fmt.Sprint(m["name"]))
+		}
+	}
+	return strings.Join(names, ", ")
+}
