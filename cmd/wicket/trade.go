@@ -1,0 +1,297 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+)
+
+func tradeCommand() *cli.Command {
+	subs := []*cli.Command{
+		{
+			Name:  "snapshot",
+			Usage: "print the node's state: trading state, venues with cash and equity, positions, open orders, marks",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "venue", Usage: "only this `VENUE`"},
+				&cli.IntFlag{Name: "events", Usage: "also list the `N` most recent events (at most 200)"},
+				&cli.BoolFlag{Name: "json", Usage: "print the snapshot as the node's JSON"},
+				tradeNodeFlag(),
+			},
+			Action: tradeSnapshotAction,
+		},
+		{
+			Name:      "ticket",
+			Usage:     "print a sent command's outcome by its ticket id (after a pending one)",
+			ArgsUsage: "TICKET",
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, tradeNodeFlag()},
+			Action:    tradeTicketAction,
+		},
+	}
+	for _, sp := range command.Specs() {
+		sub := &cli.Command{
+			Name:            string(sp.Verb),
+			Usage:           sp.Summary,
+			ArgsUsage:       tradePositionalUsage(sp.Verb) + " [field=value]... [--reason TEXT] [--yes] [--json] [--node HOST:PORT]",
+			SkipFlagParsing: true, // the trade line grammar reads fields and flags in any order
+			Action:          tradeVerbAction(sp.Verb),
+		}
+		if s := tradeVerbs[sp.Verb].short; s != "" {
+			sub.Aliases = []string{s}
+		}
+		subs = append(subs, sub)
+	}
+	return &cli.Command{
+		Name:  "trade",
+		Usage: "trade by hand: the agent's write verbs in a REPL, each previewed and confirmed; snapshot and one-shot verbs for scripts",
+		Description: "Without a subcommand, an interactive prompt (or, when stdin is not a terminal, one command per line " +
+			"from stdin) with the same verbs and fields as the agent's write tools, e.g.\n\n" +
+			"   submit buy 0.5 BTC-USD limit 41000 --reason \"breakout retest\"\n\n" +
+			"Every write shows its preview (the resolved command, the guardrail's checks with their numbers, the node's " +
+			"dry run) and asks send? [y/N]; then the outcome is awaited for 2 s. Type help, or help VERB, at the prompt.\n\n" +
+			"`wicket trade VERB ...` previews one command and exits without sending; add --yes to send it (exit 1 when the " +
+			"node rejects it). `wicket trade VERB --help` shows a verb's fields.\n\n" +
+			"The node is --node HOST:PORT, else wicket.toml [node] address. Keys come from WICKET_NODE_OBSERVE_KEY and " +
+			"WICKET_NODE_CONTROL_KEY in the environment, then the project's settings/secrets.env.",
+		Flags:       []cli.Flag{tradeNodeFlag()},
+		Subcommands: subs,
+		Action:      tradeREPLAction,
+	}
+}
+
+func tradeNodeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "node", Usage: "the node's `HOST:PORT` (default: wicket.toml [node] address)"}
+}
+
+// tradeNodeAddr is --node from the innermost command that was given it.
+func tradeNodeAddr(c *cli.Context) string {
+	for _, x := range c.Lineage() {
+		if x.IsSet("node") {
+			return x.String("node")
+		}
+	}
+	return ""
+}
+
+// tradeTarget is what every trade subcommand needs: the configuration
+// (venues and guardrail limits), the project if there is one, and the
+// node's address.
+type tradeTarget struct {
+	cfg  project.Config
+	proj *project.Project
+	addr string
+}
+
+// openTrade resolves the project and the node address as wicket mcp does:
+// a broken project is an error; without a project the defaults apply and
+// --node is needed.
+func openTrade(c *cli.Context, nodeAddr string) (tradeTarget, error) {
+	p, cfg, err := openProject(c)
+	t := tradeTarget{cfg: cfg, addr: nodeAddr}
+	switch {
+	case err == nil:
+		t.proj = &p
+		if t.addr == "" {
+			t.addr = cfg.Node.Address
+		}
+	case errors.Is(err, project.ErrNoProject):
+		if t.addr == "" {
+			return t, fmt.Errorf("no node address: give --node HOST:PORT, or run inside a project (its wicket.toml [node] address): %w", err)
+		}
+		t.cfg = project.Defaults()
+	default:
+		return t, err
+	}
+	return t, nil
+}
+
+// tradeClient connects to the node with keys resolved as wicket mcp resolves
+// them (environment, then settings/secrets.env).
+func (t tradeTarget) tradeClient() (*tradeClient, error) {
+	client, err := nodeClient(t.addr, t.proj)
+	if err != nil {
+		var ne *node.Error
+		if errors.As(err, &ne) && ne.Code == "bad_address" {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return &tradeClient{node: client, guard: guardrail.New(t.cfg), newID: command.NewID, wait: tradeTicketWait}, nil
+}
+
+func tradeREPLAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		var valid []string
+		for _, s := range c.Command.Subcommands {
+			valid = append(valid, s.Name)
+		}
+		return usagef("wicket trade: unknown command %q; valid: %s (or none, for the REPL)", c.Args().First(), strings.Join(valid, ", "))
+	}
+	t, err := openTrade(c, tradeNodeAddr(c))
+	if err != nil {
+		return err
+	}
+	tr, err := t.tradeClient()
+	if err != nil {
+		return err
+	}
+	r := &tradeREPL{
+		tr: tr, cfg: t.cfg, addr: t.addr,
+		in:  newTradeLineReader(c.App.Reader),
+		out: c.App.Writer, errw: c.App.ErrWriter,
+		terminal: tradeIsTerminal(c.App.Reader),
+	}
+	return r.run(c.Context)
+}
+
+// tradeOneShotResult is a one-shot verb's --json output.
+type tradeOneShotResult struct {
+	Preview tradePreview  `json:"preview"`
+	Sent    bool          `json:"sent"`
+	Outcome *tradeOutcome `json:"outcome,omitempty"`
+	Note    string        `json:"note,omitempty"`
+}
+
+func tradeVerbAction(verb command.Verb) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		ln, err := parseTradeWords(verb, c.Args().Slice(), tradeOneShotLine)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		nodeAddr := ln.node
+		if nodeAddr == "" {
+			nodeAddr = tradeNodeAddr(c)
+		}
+		t, err := openTrade(c, nodeAddr)
+		if ln.help {
+			cfg := t.cfg
+			if err != nil {
+				cfg = project.Defaults()
+			}
+			printTradeVerbHelp(c.App.Writer, verb, cfg, true)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		cmd, err := buildTradeCommand(t.cfg, ln)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		tr, err := t.tradeClient()
+		if err != nil {
+			return err
+		}
+		return tradeOneShot(c, tr, cmd, ln)
+	}
+}
+
+// tradeOneShot previews cmd and, with --yes, sends it.
+func tradeOneShot(c *cli.Context, tr *tradeClient, cmd command.Command, ln tradeLine) error {
+	w := c.App.Writer
+	p := tr.preview(c.Context, cmd, ln.reason)
+	res := tradeOneShotResult{Preview: p}
+	if !ln.yes {
+		res.Note = "nothing was sent: run the same command with --yes to send it (it is previewed again just before sending)"
+		if p.Command.Verb.HasOrder() && ln.fields["client_order_id"] == "" {
+			res.Note += "; a new client_order_id is minted then, unless you give client_order_id=ID"
+		}
+		if ln.json {
+			return writeTradeJSON(w, res)
+		}
+		printTradePreview(w, p)
+		fmt.Fprintln(w, res.Note)
+		return nil
+	}
+	if !ln.json {
+		printTradePreview(w, p)
+	}
+	o := tr.send(c.Context, p)
+	res.Sent, res.Outcome = o.Status != tradeSendFailed, &o
+	if ln.json {
+		if err := writeTradeJSON(w, res); err != nil {
+			return err
+		}
+	} else {
+		printTradeOutcome(w, o)
+	}
+	return o.err()
+}
+
+func writeTradeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func tradeSnapshotAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("wicket trade snapshot takes no arguments, got %q (use --venue V for one venue)", c.Args().First())
+	}
+	venue, events := c.String("venue"), c.Int("events")
+	if venue != "" {
+		if err := project.ValidName("venue", venue); err != nil {
+			return usagef("--venue: %v", err)
+		}
+	}
+	if events < 0 || events > 200 {
+		return usagef("--events %d: give 0 (none) to 200", events)
+	}
+	t, err := openTrade(c, tradeNodeAddr(c))
+	if err != nil {
+		return err
+	}
+	tr, err := t.tradeClient()
+	if err != nil {
+		return err
+	}
+	snap, err := tr.node.Snapshot(c.Context, venue, events)
+	if err != nil {
+		return fmt.Errorf("cannot read the node: %w", err)
+	}
+	if events == 0 {
+		snap.Events = nil // the node's 0 means its default; here it means none
+	}
+	if c.Bool("json") {
+		return writeTradeJSON(c.App.Writer, snap)
+	}
+	return printTradeSnapshot(c.App.Writer, snap)
+}
+
+func tradeTicketAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("wicket trade ticket takes one ticket id: wicket trade ticket TICKET")
+	}
+	id := c.Args().First()
+	t, err := openTrade(c, tradeNodeAddr(c))
+	if err != nil {
+		return err
+	}
+	tr, err := t.tradeClient()
+	if err != nil {
+		return err
+	}
+	res, err := tr.node.Ticket(c.Context, id, 0)
+	if err != nil {
+		return fmt.Errorf("cannot read ticket %s: %w", id, err)
+	}
+	o := tradeOutcomeOf(res)
+	o.Ticket = id
+	if c.Bool("json") {
+		return writeTradeJSON(c.App.Writer, o)
+	}
+	if o.Status == string(node.Pending) {
+		o.Note = "the node has not finished it yet; look again, or check the snapshot"
+	}
+	printTradeOutcome(c.App.Writer, o)
+	return nil
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"wicket/node"
+	"wicket/node/command"
+)
+
+// tradeCommandValues lists a command's set fields in the verb's display order,
+// with the values exactly as they travel (the wire JSON).
+func tradeCommandValues(c command.Command) [][2]string {
+	sp, ok := command.Lookup(c.Verb)
+	if !ok {
+		return nil
+	}
+	var wire map[string]string
+	if err := json.Unmarshal([]byte(c.String()), &wire); err != nil {
+		return nil
+	}
+	var out [][2]string
+	for _, f := range sp.Fields {
+		if v, set := wire[f.Name]; set {
+			out = append(out, [2]string{f.Name, v})
+		}
+	}
+	return out
+}
+
+// printTradePreview writes the resolved command, the guardrail's checks with
+// their numbers, and the node's dry-run verdict.
+func printTradePreview(w io.Writer, p tradePreview) {
+	fmt.Fprintf(w, "preview: %s\n", p.Command.Verb)
+	vals := tradeCommandValues(p.Command)
+	if len(vals) == 0 {
+		fmt.Fprintf(w, "  (no fields)\n")
+	}
+	for _, kv := range vals {
+		fmt.Fprintf(w, "  %-16s %s\n", kv[0], kv[1])
+	}
+	if p.Reason != "" {
+		fmt.Fprintf(w, "  %-16s %s\n", "reason", p.Reason)
+	}
+	failed := len(p.Guardrail.Failed())
+	switch failed {
+	case 0:
+		fmt.Fprintf(w, "guardrail: all checks passed\n")
+	case 1:
+		fmt.Fprintf(w, "guardrail: 1 check failed\n")
+	default:
+		fmt.Fprintf(w, "guardrail: %d checks failed\n", failed)
+	}
+	for _, ch := range p.Guardrail.Checks {
+		mark := "ok"
+		if !ch.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %-4s  %-18s %s\n", mark, ch.Name, ch.Detail)
+	}
+	switch v := p.DryRun; {
+	case v == nil:
+		fmt.Fprintf(w, "node dry run: not available\n")
+	case v.WouldAccept:
+		fmt.Fprintf(w, "node dry run: would accept (trading state %s)\n", v.TradingState)
+	default:
+		fmt.Fprintf(w, "node dry run: would reject: %s%s\n", v.Reason, tradeCodeSuffix(v.Code))
+		if v.ExistingOrder != nil {
+			fmt.Fprintf(w, "  existing order: %s\n", tradeDescribeOrder(*v.ExistingOrder))
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if failed > 0 || (p.DryRun != nil && !p.DryRun.WouldAccept) {
+		fmt.Fprintf(w, "warning: the node is expected to reject this command as it stands\n")
+	}
+}
+
+// printTradeOutcome writes what came of a send, one line, plus the existing
+// order of a duplicate.
+func printTradeOutcome(w io.Writer, o tradeOutcome) {
+	var ids []string
+	if o.Ticket != "" {
+		ids = append(ids, "ticket "+o.Ticket)
+	}
+	if o.ClientOrderID != "" {
+		ids = append(ids, "client_order_id "+o.ClientOrderID)
+	}
+	head := o.Status
+	if len(ids) > 0 {
+		head += " (" + strings.Join(ids, ", ") + ")"
+	}
+	switch o.Status {
+	case string(node.Accepted):
+		detail := o.Detail
+		if detail == "" && o.OrderID != "" {
+			detail = "order " + o.OrderID
+		}
+		if detail == "" {
+			detail = "done"
+		}
+		fmt.Fprintf(w, "%s: %s\n", head, detail)
+	case string(node.Rejected):
+		fmt.Fprintf(w, "%s: %s%s\n", head, o.Reason, tradeCodeSuffix(o.Code))
+		if o.ExistingOrder != nil {
+			fmt.Fprintf(w, "  existing order: %s\n", tradeDescribeOrder(*o.ExistingOrder))
+		}
+	default:
+		fmt.Fprintf(w, "%s: %s\n", head, o.Note)
+	}
+}
+
+func tradeCodeSuffix(code string) string {
+	if code == "" {
+		return ""
+	}
+	return " [" + code + "]"
+}
+
+// tradeDescribeOrder is one order on one line.
+func tradeDescribeOrder(o node.Order) string {
+	s := fmt.Sprintf("%s %s %s %s %s %s", o.ID, o.Status, o.Type, o.Side, o.Quantity, o.Symbol)
+	if !o.Price.IsZero() {
+		s += " @ " + o.Price.String()
+	}
+	if o.ClientOrderID != "" {
+		s += " (" + o.ClientOrderID + ")"
+	}
+	return s
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"wicket/node"
+)
+
+// printTradeSnapshot writes the node's state as tables: trading state, venues
+// with cash and equity, positions, open orders, marks, and the recent
+// events when the snapshot carries them.
+func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
+	fmt.Fprintf(w, "trading state: %s (as of %s)\n", s.TradingState, s.Time.UTC().Format(time.RFC3339))
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	section := func(title string, header ...string) {
+		tw.Flush()
+		fmt.Fprintf(w, "\n%s\n", title)
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+	}
+	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
+
+	section("venues", "VENUE", "KIND", "CURRENCY", "CASH", "EQUITY", "UNREALIZED", "REALIZED", "FEES")
+	for _, v := range s.Venues {
+		row(v.Name, v.Kind, v.Currency, v.Cash.String(), v.Equity.String(), v.UnrealizedPnL.String(), v.RealizedPnL.String(), v.Fees.String())
+	}
+
+	section("positions", "VENUE", "SYMBOL", "QUANTITY", "AVG PRICE", "MARK", "VALUE", "UNREALIZED", "REALIZED")
+	n := 0
+	for _, v := range s.Venues {
+		for _, p := range v.Positions {
+			row(v.Name, p.Symbol, p.Quantity.String(), p.AveragePrice.String(), p.Mark.String(), p.MarketValue.String(), p.UnrealizedPnL.String(), p.RealizedPnL.String())
+			n++
+		}
+	}
+	if n == 0 {
+		row("(none)")
+	}
+
+	section("open orders", "VENUE", "ORDER", "CLIENT ORDER ID", "SYMBOL", "SIDE", "TYPE", "QUANTITY", "FILLED", "PRICE", "TIF", "CREATED")
+	n = 0
+	for _, v := range s.Venues {
+		for _, o := range v.OpenOrders {
+			price := "-"
+			if !o.Price.IsZero() {
+				price = o.Price.String()
+			}
+			row(v.Name, o.ID, tradeDash(o.ClientOrderID), o.Symbol, string(o.Side), string(o.Type), o.Quantity.String(), o.Filled.String(),
+				price, string(o.TimeInForce), o.Created.UTC().Format(time.RFC3339))
+			n++
+		}
+	}
+	if n == 0 {
+		row("(none)")
+	}
+
+	section("marks", "VENUE", "SYMBOL", "MARK")
+	for _, v := range s.Venues {
+		for _, sym := range tradeMarkSymbols(v) {
+			row(v.Name, sym, v.Marks[sym].String())
+		}
+	}
+
+	if len(s.Events) > 0 {
+		section("recent events", "SEQ", "TIME", "KIND", "VENUE", "DETAIL")
+		for _, e := range s.Events {
+			row(fmt.Sprint(e.Seq), e.Time.UTC().Format(time.RFC3339), string(e.Kind), tradeDash(e.Venue), tradeEventDetail(e))
+		}
+	}
+	return tw.Flush()
+}
+
+// tradeMarkSymbols lists a venue's marked symbols: its listed symbols first, in
+// their order, then any other marked symbol sorted.
+func tradeMarkSymbols(v node.Venue) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range v.Symbols {
+		if _, ok := v.Marks[s]; ok && !seen[s] {
+			out = append(out, s)
+			seen[s] = true
+		}
+	}
+	var rest []string
+	for s := range v.Marks {
+		if !seen[s] {
+			rest = append(rest, s)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func tradeEventDetail(e node.Event) string {
+	var parts []string
+	add := func(s string) {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	add(e.OrderID)
+	add(e.ClientOrderID)
+	add(string(e.Side))
+	if !e.Quantity.IsZero() {
+		add(e.Quantity.String())
+	}
+	add(e.Symbol)
+	if !e.Price.IsZero() {
+		add("@ " + e.Price.String())
+	}
+	if !e.Fee.IsZero() {
+		add("fee " + e.Fee.String())
+	}
+	if !e.Cash.IsZero() {
+		add("cash " + e.Cash.String())
+	}
+	add(string(e.State))
+	if e.Note != "" {
+		add("(" + e.Note + ")")
+	}
+	return tradeDash(strings.Join(parts, " "))
+}
+
+func tradeDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
