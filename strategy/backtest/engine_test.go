@@ -532,3 +532,36 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("canceled run: %v", err)
 	}
 }
+
+// TestMicroWinLoss: two round trips, a winner and a loser, for the trade
+// statistics: win rate, profit factor, expectancy (fee 10 bps, no slippage).
+func TestMicroWinLoss(t *testing.T) {
+	bars := mkBars("X@1d", 24*time.Hour, 10, 10, 10, 11, 12, 12, 12, 10, 9, 9, 9, 9)
+	qty := []float64{2, -2, 2, -2, 0, 0}
+	st := stepFunc(func(i int, a strategy.Account) (strategy.Intent, error) {
+		if qty[i] == 0 {
+			return strategy.Intent{}, nil
+		}
+		return strategy.Intent{Kind: strategy.Qty, Value: qty[i]}, nil
+	})
+	r, err := Run(context.Background(), bars, cfgWith(1000, 10, 0), Decisions{Stepper: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Buy 2 @10 (bar 1's open), sell 2 @12 (bar 2's): +4 less fees 0.02+0.024.
+	// Buy 2 @12 (bar 3's open), sell 2 @9 (bar 4's): -6 less fees 0.024+0.018.
+	win, loss := 4-0.044, -6-0.042
+	if len(r.AllTrades) != 2 {
+		t.Fatalf("trades %+v", r.AllTrades)
+	}
+	checkFloat(t, "win pnl", r.AllTrades[0].PnL, win)
+	checkFloat(t, "loss pnl", r.AllTrades[1].PnL, loss)
+	m := r.Metrics
+	checkFloat(t, "win_rate", m.WinRate, 0.5)
+	checkFloat(t, "profit_factor", m.ProfitFactor, win/-loss)
+	checkFloat(t, "expectancy", m.Expectancy, (win+loss)/2)
+	checkMoney(t, "expectancy", m.Expectancy, "-1.04")
+	checkFloat(t, "fees", m.FeesPaid, 0.086)
+	checkFloat(t, "final", m.FinalEquity, 1000+win+loss)
+	checkFloat(t, "exposure", m.Exposure, 2.0/6) // held at the closes of bars 1 and 3
+}
