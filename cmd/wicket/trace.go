@@ -40,7 +40,7 @@ func traceCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "show one entry (SEQ, with --session when several sessions have it) or one preview token's chain: preview, confirm, outcome (TOKEN or a prefix of it)",
 				ArgsUsage: "SEQ|TOKEN",
-				Flags:     traceFlags(false),
+				Flags:     append(traceFlags(false), traceNodeFlag()),
 				Action:    traceAction(true, traceShow),
 			},
 			{
@@ -139,6 +139,11 @@ func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, ar
 			}
 		}
 		o.filter.Tool, o.filter.Session, o.filter.Token = c.String("tool"), c.String("session"), c.String("token")
+		if addr := c.String("node"); addr != "" {
+			if o.node, err = traceNodeAudit(c, addr); err != nil {
+				return err
+			}
+		}
 		if o.dir == "" {
 			p, _, err := openProject(c)
 			if err != nil {

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+	"wicket/node"
+)
+
+// traceNodeFlag is `--node HOST:PORT`: join confirmed writes with that
+// node's audit trail.
+func traceNodeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "node", Usage: "join a confirmed write with the audit trail of the node at `HOST:PORT` " +
+		"(keys from the environment, then the project's settings/secrets.env)"}
+}
+
+// nodeAudit is the trace commands' view of a node: its audit entries by
+// client order id.
+type nodeAudit struct{ c *node.Client }
+
+var _ traceAudit = nodeAudit{}
+
+// Audit returns, for each client order id the node knows, the JSON array of
+// its audit entries (every command that named the order, oldest first:
+// key id, reason, command and outcome).
+func (a nodeAudit) Audit(ctx context.Context, ids []string) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	for _, id := range ids {
+		var entries []node.AuditEntry
+		for q := (node.AuditQuery{ClientOrderID: id, Limit: 1000}); ; {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			page, err := a.c.Audit(cctx, q)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, page.Entries...)
+			if !page.More {
+				break
+			}
+			q.After = page.Next
+		}
+		if len(entries) == 0 {
+			continue
+		}
+		raw, err := json.Marshal(entries)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = raw
+	}
+	return out, nil
+}
+
+// traceNodeAudit connects to the node at addr with the keys of the project
+// (environment first), or of the environment alone when no project is found.
+func traceNodeAudit(c *cli.Context, addr string) (traceAudit, error) {
+	lookup := func(k string) (string, bool) {
+		v := strings.TrimSpace(os.Getenv(k))
+		return v, v != ""
+	}
+	where := "the environment"
+	if p, _, err := openProject(c); err == nil {
+		s, err := p.Secrets(os.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		lookup = func(k string) (string, bool) { v, _, ok := s.Lookup(k); return v, ok }
+		where = "the environment or " + p.SecretsPath()
+	}
+	observe, _ := lookup(project.KeyObserve)
+	control, _ := lookup(project.KeyControl)
+	if observe == "" && control == "" {
+		return nil, fmt.Errorf("--node %s: no node key: set %s (or %s) in %s", addr, project.KeyObserve, project.KeyControl, where)
+	}
+	// Reads only: the control key is passed to sign reads when it is the
+	// only key, never to write.
+	if observe == "" {
+		observe = control
+	}
+	cl, err := node.NewClient(addr, observe, "")
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--node: %w", err)}
+	}
+	return nodeAudit{cl}, nil
+}
