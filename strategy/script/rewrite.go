@@ -118,6 +118,11 @@ func rewriteStmt(s syntax.Stmt) {
 	}
 }
 
+func isNone(e syntax.Expr) bool {
+	id, ok := e.(*syntax.Ident)
+	return ok && id.Name == "None"
+}
+
 func rewriteExprs(xs []syntax.Expr) []syntax.Expr {
 	for i, x := range xs {
 		xs[i] = rewriteExpr(x)
@@ -132,6 +137,11 @@ func rewriteExpr(e syntax.Expr) syntax.Expr {
 	case *syntax.BinaryExpr:
 		e.X = rewriteExpr(e.X)
 		e.Y = rewriteExpr(e.Y)
+		if (e.Op == syntax.EQL || e.Op == syntax.NEQ) && (isNone(e.X) || isNone(e.Y)) {
+			// x == None stays native: a series is never None, and on_bar
+			// code tests values for None on every bar.
+			return e
+		}
 		if name, ok := cmpNames[e.Op]; ok {
 			return &syntax.CallExpr{
 				Fn:     &syntax.Ident{NamePos: e.OpPos, Name: name},
