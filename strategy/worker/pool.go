@@ -154,9 +154,16 @@ func (p *Pool) take(ctx context.Context) (*proc, error) {
 		p.mu.Unlock()
 		return nil, &Error{Kind: KindClosed, Msg: "the worker pool is closed"}
 	}
-	if n := len(p.idle); n > 0 {
+	for n := len(p.idle); n > 0; n = len(p.idle) {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		select {
+		case <-w.exited: // died while idle (killed from outside): replace it
+			delete(p.all, w)
+			p.died.Add(1)
+			continue
+		default:
+		}
 		p.mu.Unlock()
 		return w, nil
 	}

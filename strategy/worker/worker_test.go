@@ -229,6 +229,26 @@ func TestStarlarkCancel(t *testing.T) {
 	}
 }
 
+// TestIdleWorkerKilled: a worker killed while idle is replaced before the
+// next request reaches it.
+func TestIdleWorkerKilled(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	if _, err := Call[string, string](ctxT(t), p, "echo", "one"); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	w := p.idle[0]
+	p.mu.Unlock()
+	w.cmd.Process.Kill()
+	<-w.exited
+	if got, err := Call[string, string](ctxT(t), p, "echo", "two"); err != nil || got != "two" {
+		t.Fatalf("%q %v", got, err)
+	}
+	if s := p.Stats(); s.Started != 2 || s.Died != 1 {
+		t.Fatalf("%+v", s)
+	}
+}
+
 func TestCrashAndPanic(t *testing.T) {
 	p := newPool(t, Config{Size: 1})
 	err := p.Do(ctxT(t), "exit", struct{}{}, nil)
@@ -245,7 +265,7 @@ func TestCrashAndPanic(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	err = p.Do(ctxT(t), "nope", struct{}{}, nil)
-	if !errors.As(err, &we) || we.Kind != KindRequest || !strings.Contains(we.Msg, "this worker handles: alloc, echo, exit,") {
+	if !errors.As(err, &we) || we.Kind != KindRequest || !strings.Contains(we.Msg, "this worker handles: alloc, ") || !strings.Contains(we.Msg, "params") {
 		t.Fatalf("%v", err)
 	}
 	err = p.Do(ctxT(t), "echo", map[string]int{"x": 1}, nil)
