@@ -1,0 +1,36 @@
+// Package research is wicket's research API: list the stored series and
+// the project's strategies, backtest, sweep a grid of knob values and run
+// a walk-forward analysis. The MCP server, the CLI and the data service
+// (`wicket data serve`) call it.
+//
+// Two implementations have the same method set, so a caller cannot tell
+// them apart except by latency: Local orchestrates in this process over
+// the project's history store and a pool of strategy worker processes,
+// and Client sends the same requests over HTTP to a data service, which
+// answers them with a Local (see NewServer). Requests and results are
+// plain JSON: money as decimal strings, lists bounded (a result says when
+// it clamped one), the same inputs giving byte-identical output.
+//
+// A sweep expands the grid against the strategy's declared knobs before
+// any work (errors name the knob and its range), refuses more combinations
+// than the cap naming the count, and evaluates chunks of combinations in
+// the worker pool: each chunk is one request (KindSweep) to a worker that
+// loads the bars once and runs every combination against its own
+// indicator cache, so a knob that does not change an indicator's inputs
+// does not recompute it. The winner's deflated Sharpe ratio follows
+// Bailey and López de Prado, "The Deflated Sharpe Ratio: Correcting for
+// Selection Bias, Backtest Overfitting and Non-Normality", Journal of
+// Portfolio Management 40(5), 2014 (see DeflatedSharpeRatio).
+//
+// A walk-forward analysis lays rolling or anchored windows over the range,
+// picks the best combination on each in-sample window (whose bars end
+// before its out-of-sample window begins) and trades it, flat at the
+// start, on the out-of-sample window that follows; the out-of-sample
+// windows never overlap and are stitched into one equity curve.
+//
+// Strategy code never runs in the process that calls Local or Client:
+// Local hands every strategy execution to worker processes, and the
+// functions registered by WorkerHandlers run only inside a worker. This
+// package never writes to stdout and never turns a strategy or series name
+// into a path without validating it first.
+package research

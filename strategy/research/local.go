@@ -1,0 +1,296 @@
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/script"
+	"wicket/strategy/worker"
+)
+
+// Config wires a Local.
+type Config struct {
+	// Project gives the strategies/ and indicators/ folders and the
+	// history store. A zero Project (no root) makes every method that
+	// needs one fail with KindNotFound.
+	Project project.Project
+	// Research holds the defaults: capital, fee_bps, slippage_bps and
+	// max_combinations (wicket.toml [research]). Zero fields take the
+	// spec's defaults.
+	Research project.Research
+	// Pool runs every strategy execution. Its size is the sweep's
+	// parallelism.
+	Pool *worker.Pool
+	// Now times the probe of an estimate; nil means time.Now.
+	Now func() time.Time
+	// Computed, when set, receives the indicator computations each sweep
+	// chunk caused in its worker (catalog entry or series operation → count,
+	// from the worker's memo). It is for diagnostics, tests and benchmarks,
+	// and is never part of a result.
+	Computed func(map[string]uint64)
+}
+
+// Local answers research requests in this process over the project's
+// history store, running strategies in the worker pool. It is safe for
+// concurrent use.
+type Local struct {
+	cfg Config
+}
+
+// NewLocal returns a Local. It does not touch the project until asked.
+func NewLocal(cfg Config) *Local {
+	d := project.Defaults().Research
+	if !cfg.Research.Capital.IsPositive() {
+		cfg.Research.Capital = d.Capital
+	}
+	if cfg.Research.MaxCombinations <= 0 {
+		cfg.Research.MaxCombinations = DefaultMaxCombinations
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Local{cfg: cfg}
+}
+
+func (l *Local) needProject() error {
+	if l.cfg.Project.Root == "" {
+		return errorf(KindNotFound, "no wicket project: create one with `wicket init` and run inside it (or pass --project DIR)")
+	}
+	return nil
+}
+
+func (l *Local) needPool() error {
+	if l.cfg.Pool == nil {
+		return errorf(KindUnavailable, "strategy workers are not available here; research runs strategies only in worker processes")
+	}
+	return nil
+}
+
+// ListSeries lists the series in the project's history store.
+func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
+	if err := l.needProject(); err != nil {
+		return SeriesList{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return SeriesList{}, classify(err)
+	}
+	out := SeriesList{Series: []SeriesInfo{}}
+	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	var he *history.Error
+	if errors.As(err, &he) && he.Kind == history.NotFound {
+		out.Note = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
+		return out, nil
+	}
+	if err != nil {
+		return SeriesList{}, classify(err)
+	}
+	defer store.Close()
+	infos, err := store.List()
+	if err != nil {
+		return SeriesList{}, classify(err)
+	}
+	for _, s := range infos {
+		out.Series = append(out.Series, SeriesInfo{
+			Series: s.Name, Symbol: s.Symbol, Granularity: string(s.Granularity), Source: s.Source, Bars: s.Bars,
+			First: s.First.UTC().Format(time.RFC3339), Last: s.Last.UTC().Format(time.RFC3339),
+		})
+	}
+	if len(out.Series) == 0 {
+		out.Note = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
+	}
+	return out, nil
+}
+
+// maxStrategyBytes bounds the strategy files this package reads.
+const maxStrategyBytes = 1 << 20
+
+// ListStrategies lists the project's strategies/*.star with the first
+// line of each docstring, parsed without executing anything.
+func (l *Local) ListStrategies(ctx context.Context) (StrategyList, error) {
+	if err := l.needProject(); err != nil {
+		return StrategyList{}, err
+	}
+	out := StrategyList{Strategies: []StrategyInfo{}}
+	dir := l.cfg.Project.StrategiesDir()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		out.Note = "no strategies/ folder: create a strategy with `wicket strategy new NAME --from TEMPLATE`, or pass source to the research tools"
+		return out, nil
+	}
+	if err != nil {
+		return StrategyList{}, errorf(KindUnavailable, "list strategies: %v", err)
+	}
+	var names []string
+	for _, de := range entries {
+		name, ok := strings.CutSuffix(de.Name(), ".star")
+		if ok && !de.IsDir() && project.ValidName("strategy", name) == nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > MaxStrategies {
+		out.Clamped = fmt.Sprintf("showing the first %d of %d strategies", MaxStrategies, len(names))
+		names = names[:MaxStrategies]
+	}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return StrategyList{}, classify(err)
+		}
+		info := StrategyInfo{Name: name}
+		text, size, err := readStrategy(filepath.Join(dir, name+".star"))
+		info.Bytes = size
+		switch {
+		case err != nil:
+			info.Problem = err.Error()
+		default:
+			sum, err := script.Summary(name+".star", text)
+			info.Summary = sum
+			if err != nil {
+				info.Problem = err.Error()
+			}
+		}
+		out.Strategies = append(out.Strategies, info)
+	}
+	if len(out.Strategies) == 0 {
+		out.Note = "no strategies yet: create one with `wicket strategy new NAME --from TEMPLATE`, or pass source to the research tools"
+	}
+	return out, nil
+}
+
+// readStrategy reads a strategy file of at most maxStrategyBytes.
+func readStrategy(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	}
+	if fi.Size() > maxStrategyBytes {
+		return "", fi.Size(), fmt.Errorf("%s is larger than %d KiB; a strategy is one short file", filepath.Base(path), maxStrategyBytes>>10)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxStrategyBytes+1))
+	if err != nil {
+		return "", fi.Size(), err
+	}
+	return string(b), fi.Size(), nil
+}
+
+// resolve turns a StrategyRef into the file name positions are reported
+// under and the source text.
+func (l *Local) resolve(ref StrategyRef) (label, source string, err error) {
+	switch {
+	case ref.Name != "" && ref.Source != "":
+		return "", "", errorf(KindInvalid, "give a strategy's name or its source, not both")
+	case ref.Source != "":
+		if len(ref.Source) > maxStrategyBytes {
+			return "", "", errorf(KindInvalid, "source is larger than %d KiB; a strategy is one short file", maxStrategyBytes>>10)
+		}
+		label = ref.Label
+		if label == "" {
+			label = "source.star"
+		}
+		return label, ref.Source, nil
+	case ref.Name == "":
+		return "", "", errorf(KindInvalid, "name a strategy of the project (name) or pass its text (source)")
+	}
+	if err := l.needProject(); err != nil {
+		return "", "", err
+	}
+	path, err := l.cfg.Project.StrategyPath(ref.Name)
+	if err != nil {
+		return "", "", &Error{Kind: KindInvalid, Msg: err.Error(), Err: err}
+	}
+	text, _, err := readStrategy(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", errorf(KindNotFound, "no strategy %q: strategies/%s.star does not exist; list_strategies shows the project's strategies, or pass source instead", ref.Name, ref.Name)
+	}
+	if err != nil {
+		return "", "", errorf(KindInvalid, "strategy %q: %v", ref.Name, err)
+	}
+	return ref.Name + ".star", text, nil
+}
+
+// costs fills c's empty fields from the project's defaults.
+func (l *Local) costs(c Costs) Costs {
+	r := l.cfg.Research
+	if strings.TrimSpace(c.Capital) == "" {
+		c.Capital = r.Capital.String()
+	}
+	if c.FeeBps == nil {
+		v := r.FeeBps
+		c.FeeBps = &v
+	}
+	if c.SlippageBps == nil {
+		v := r.SlippageBps
+		c.SlippageBps = &v
+	}
+	return c
+}
+
+// indicatorsDir is the project's indicators folder, or "" without a project.
+func (l *Local) indicatorsDir() string {
+	if l.cfg.Project.Root == "" {
+		return ""
+	}
+	return l.cfg.Project.IndicatorsDir()
+}
+
+func checkSeries(series string) error {
+	if series == "" {
+		return errorf(KindInvalid, "series is missing: name one as SYMBOL@GRANULARITY, e.g. BTC-USD@1h (list_series shows them)")
+	}
+	if _, _, err := history.CheckSeries(series); err != nil {
+		return &Error{Kind: KindInvalid, Msg: err.Error(), Err: err}
+	}
+	return nil
+}
+
+// Backtest runs one backtest in a worker.
+func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResult, error) {
+	label, source, err := l.resolve(req.StrategyRef)
+	if err != nil {
+		return BacktestResult{}, err
+	}
+	if err := checkSeries(req.Series); err != nil {
+		return BacktestResult{}, err
+	}
+	if err := l.needProject(); err != nil {
+		return BacktestResult{}, err
+	}
+	if err := l.needPool(); err != nil {
+		return BacktestResult{}, err
+	}
+	c := l.costs(req.Costs)
+	breq := backtest.Request{
+		Source: source, Name: label, Series: req.Series, Params: req.Params,
+		From: req.From, To: req.To,
+		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps,
+		Fill: req.Fill, TradesLimit: req.TradesLimit, Plot: req.Plot,
+		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
+	}
+	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {
+		return BacktestResult{}, classify(err)
+	}
+	resp, err := l.cfg.Pool.Backtest(ctx, breq)
+	if err != nil {
+		return BacktestResult{}, classify(err)
+	}
+	return BacktestResult{Result: resp.Result, Text: resp.Text, PNG: resp.PNG, Output: resp.Output}, nil
+}
