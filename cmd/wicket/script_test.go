@@ -28,7 +28,11 @@ func TestScripts(t *testing.T) {
 			env.Setenv("WICKET_NODE_OBSERVE_KEY", "")
 			env.Setenv("WICKET_NODE_CONTROL_KEY", "")
 			env.Setenv("WICKET_DATA_TOKEN", "")
+			env.Values[scriptTBKey{}] = env.T() // for the nodetest command
 			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"nodetest": cmdNodetest, // a real node for the rest of the script: $NODE and its keys
 		},
 	})
 }

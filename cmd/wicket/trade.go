@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -94,6 +95,11 @@ type tradeTarget struct {
 // a broken project is an error; without a project the defaults apply and
 // --node is needed.
 func openTrade(c *cli.Context, nodeAddr string) (tradeTarget, error) {
+	if nodeAddr != "" && !strings.Contains(nodeAddr, "://") {
+		if _, _, err := net.SplitHostPort(nodeAddr); err != nil {
+			return tradeTarget{}, usagef("--node %q is not HOST:PORT (e.g. 127.0.0.1:7879)", nodeAddr)
+		}
+	}
 	p, cfg, err := openProject(c)
 	t := tradeTarget{cfg: cfg, addr: nodeAddr}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"wicket/internal/project"
 	"wicket/node/command"
@@ -68,6 +69,7 @@ func printTradeVerbHelp(w io.Writer, verb command.Verb, cfg project.Config, trad
 	}
 	fmt.Fprintf(w, "\nexample: %s%s\n", prefix, tv.example)
 	fmt.Fprintf(w, "fields:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range sp.Fields {
 		need := "optional"
 		if f.Required {
@@ -81,10 +83,11 @@ func printTradeVerbHelp(w io.Writer, verb command.Verb, cfg project.Config, trad
 		if f.Name == "venue" && f.Required && len(cfg.Venues) == 1 {
 			desc += " (default: " + cfg.Venues[0].Name + ", the only venue in wicket.toml)"
 		}
-		fmt.Fprintf(w, "  %-16s %-8s %-18s %s\n", f.Name, need, kind, desc)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Name, need, kind, desc)
 	}
-	fmt.Fprintf(w, "  %-16s %-8s %-18s %s\n", "reason", "optional", "text",
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", "reason", "optional", "text",
 		fmt.Sprintf("why this is done; recorded in the node's audit trail (max %d characters)", command.MaxReasonRunes))
+	tw.Flush()
 	if len(sp.Rules) > 0 {
 		fmt.Fprintf(w, "rules:\n")
 		for _, r := range sp.Rules {

@@ -102,7 +102,7 @@ func parseTradeWords(verb command.Verb, words []string, mode tradeLineMode) (tra
 	}
 	tv := tradeVerbs[verb]
 	ln := tradeLine{verb: verb, fields: map[string]string{}}
-	setField := func(name, value, how string) error {
+	setField := func(name, value string) error {
 		name = strings.ReplaceAll(name, "-", "_")
 		if name == "reason" {
 			if ln.hasReason {
@@ -112,7 +112,7 @@ func parseTradeWords(verb command.Verb, words []string, mode tradeLineMode) (tra
 			return nil
 		}
 		if _, ok := sp.Field(name); !ok {
-			return tradeLineErrorf("%s: unknown field %q (%s); valid fields: %s, reason", verb, name, how, strings.Join(sp.FieldNames(), ", "))
+			return tradeLineErrorf("%s: unknown field %q; valid fields: %s, reason", verb, name, strings.Join(sp.FieldNames(), ", "))
 		}
 		if _, dup := ln.fields[name]; dup {
 			return tradeLineErrorf("%s: %s given twice; give each field once", verb, name)
@@ -163,7 +163,7 @@ func parseTradeWords(verb command.Verb, words []string, mode tradeLineMode) (tra
 				ln.node = value
 				continue
 			}
-			if err := setField(name, value, "--"+name); err != nil {
+			if err := setField(name, value); err != nil {
 				return ln, err
 			}
 		case strings.Contains(w, "="):
@@ -171,20 +171,24 @@ func parseTradeWords(verb command.Verb, words []string, mode tradeLineMode) (tra
 			if name == "" {
 				return ln, tradeLineErrorf("%s: %q names no field; write field=value", verb, w)
 			}
-			if err := setField(name, value, name+"="); err != nil {
+			if err := setField(name, value); err != nil {
 				return ln, err
 			}
 		default:
 			if npos >= len(tv.positional) {
-				return ln, tradeLineErrorf("%s: unexpected word %q: it takes at most %d positional words (%s); name other fields as field=value",
-					verb, w, len(tv.positional), tradePositionalUsage(verb))
+				words := "words"
+				if len(tv.positional) == 1 {
+					words = "word"
+				}
+				return ln, tradeLineErrorf("%s: unexpected word %q: it takes at most %d positional %s (%s); name other fields as field=value",
+					verb, w, len(tv.positional), words, tradePositionalUsage(verb))
 			}
 			name := tv.positional[npos]
 			npos++
 			if name == "order_id" && strings.HasPrefix(w, command.ClientOrderIDPrefix) {
 				name = "client_order_id"
 			}
-			if err := setField(name, w, fmt.Sprintf("word %d", npos)); err != nil {
+			if err := setField(name, w); err != nil {
 				return ln, err
 			}
 		}
