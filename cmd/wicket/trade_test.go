@@ -902,3 +902,44 @@ func TestTradeAndMCPSendIdenticalWireCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestTradeREPLInterruptedAtThePrompt: an interrupt (the context ending)
+// while send? [y/N] waits for an answer ends the session and sends nothing.
+func TestTradeREPLInterruptedAtThePrompt(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := tradeProject(t, n)
+	stdin, typing := io.Pipe()
+	stdoutR, stdout := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"wicket", "--project", proj, "trade", "--node", n.Addr}, stdin, stdout, &stderr)
+		stdout.Close()
+	}()
+	go typing.Write([]byte("submit buy 0.5 BTC-USD limit 99\n"))
+
+	// Read the conversation until the prompt waits for an answer.
+	var seen bytes.Buffer
+	buf := make([]byte, 4096)
+	for !strings.Contains(seen.String(), "send? [y/N] ") {
+		k, err := stdoutR.Read(buf)
+		if err != nil {
+			t.Fatalf("the REPL ended before asking: %v\n%s\n%s", err, seen.String(), stderr.String())
+		}
+		seen.Write(buf[:k])
+	}
+	cancel()
+	go io.Copy(io.Discard, stdoutR)
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d after an interrupt: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr = %q, want it to say interrupted", stderr.String())
+	}
+	if a := auditOf(t, n); len(a) != 0 {
+		t.Errorf("an interrupted prompt sent %d commands", len(a))
+	}
+	typing.Close()
+}
