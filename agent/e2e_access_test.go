@@ -21,8 +21,8 @@ var accessCases = []struct {
 	{agent.ProfileFull, nil},
 	{agent.ProfileReadOnly, nil},
 	{agent.ProfileOffline, nil},
-	{agent.ProfileFull, []string{"submit_order", "list_templates"}},
-	{agent.ProfileReadOnly, []string{"node_snapshot", "validate_strategy"}},
+	{agent.ProfileFull, []string{"submit_order", "run_sweep"}},
+	{agent.ProfileReadOnly, []string{"node_snapshot", "list_series"}},
 	{agent.ProfileOffline, []string{"list_indicators"}},
 }
 

@@ -16,7 +16,7 @@ const (
 	instrNoInvent        = "Rule: never invent a tool name; call only the tools this server lists."
 	instrNoClaim         = "Rule: never report an operator-side command as something you ran; ask the operator to run it."
 	// Conditional: only when list_series is served.
-	instrSeries = "To confirm that data arrived, call list_series."
+	instrSeries = "To check that data arrived, call list_series."
 	// Conditional: only when a gated write tool is served.
 	instrGate = "An order write without the preview_token issued for that exact command returns a preview and sends nothing; " +
 		"to execute, call the same tool again with the same arguments plus confirm: true (the JSON boolean) and that preview_token within 60 seconds."

@@ -29,6 +29,9 @@ type Backends struct {
 	Project *project.Project
 	// Strategies runs strategy code in worker processes.
 	Strategies Strategies
+	// Research runs backtests, sweeps and walk-forwards and lists series
+	// and strategies: in-process or through the data service.
+	Research Research
 
 	// Node is the node client; nil when no --node was given.
 	Node Node
@@ -56,6 +59,7 @@ type toolbox struct {
 func (tb *toolbox) specs() []*ToolSpec {
 	var all []*ToolSpec
 	all = append(all, tb.authoringTools()...)
+	all = append(all, tb.researchTools()...)
 	all = append(all, tb.nodeTools()...)
 	all = append(all, tb.writeTools()...)
 	return all

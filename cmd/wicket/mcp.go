@@ -12,6 +12,7 @@ import (
 	"wicket/agent"
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/strategy/research"
 	"wicket/strategy/worker"
 	"wicket/trace"
 )
@@ -94,6 +95,9 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	}
 	defer pool.Close()
 	b.Strategies = pool
+	if hasProject {
+		b.Research = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool})
+	}
 	opts := agent.Options{
 		Profile: profile, Deny: deny, Version: buildVersion(),
 		NewID: uuid.NewString, Stderr: stderr,
