@@ -52,7 +52,7 @@ var (
 					"from": map[string]any{"type": "number"}, "to": map[string]any{"type": "number"}, "step": map[string]any{"type": "number"}},
 					"required": []string{"from", "to"}},
 			}}}}
-	rankParam = Param{Name: "rank_by", Type: "string", Enum: research.RankMetrics, Default: research.RankSharpe, Description: "the metric the best combination is chosen by (max_drawdown ranks lowest first)"}
+	rankParam  = Param{Name: "rank_by", Type: "string", Enum: research.RankMetrics, Default: research.RankSharpe, Description: "the metric the best combination is chosen by (max_drawdown ranks lowest first)"}
 	knobsParam = Param{Name: "params", Type: "object", Description: "knob values by name (overrides of the strategy's defaults)"}
 )
 
