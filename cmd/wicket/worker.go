@@ -1,8 +1,11 @@
 package main
 
 import (
+	"maps"
+
 	"github.com/urfave/cli/v2"
 
+	"wicket/strategy/research"
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
 )
@@ -30,5 +33,6 @@ func workerCommand() *cli.Command {
 func workerHandlers() worker.Handlers {
 	memo := ta.NewMemo(0)
 	h := worker.Builtin(memo)
+	maps.Copy(h, research.WorkerHandlers(memo)) // the sweep kind
 	return h
 }

@@ -1,0 +1,315 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/script"
+	"wicket/strategy/worker"
+)
+
+// planInput is what sweeps and walk-forward analyses have in common.
+type planInput struct {
+	ref             StrategyRef
+	series          string
+	grid            Grid
+	params          map[string]any
+	rankBy          string
+	from, to        string
+	costs           Costs
+	maxCombinations int
+}
+
+// plan is a validated grid over a strategy and a range: everything needed
+// to hand chunks to workers.
+type plan struct {
+	display  string // the strategy as the result names it
+	rankBy   string
+	gran     strategy.Granularity
+	bars     strategy.Bars // the range's bars (times used to lay out windows)
+	knobs    []script.Knob
+	swept    []string // swept knob names, in declaration order
+	axes     [][]any  // values per swept knob, in the knobs' Go types
+	fixed    map[string]any
+	count    int
+	tooMany  *Error // set when count is over the cap (an estimate still reports it)
+	settings Settings
+	base     chunkRequest // everything but the range and the combinations
+}
+
+// plan validates in and expands its grid against the strategy's knobs
+// before any combination runs.
+func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
+	label, source, err := l.resolve(in.ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSeries(in.series); err != nil {
+		return nil, err
+	}
+	if err := l.needProject(); err != nil {
+		return nil, err
+	}
+	if err := l.needPool(); err != nil {
+		return nil, err
+	}
+	p := &plan{display: label, rankBy: in.rankBy}
+	if in.ref.Name != "" {
+		p.display = in.ref.Name
+	}
+	if p.rankBy == "" {
+		p.rankBy = RankSharpe
+	}
+	if !slices.Contains(RankMetrics, p.rankBy) {
+		return nil, errorf(KindInvalid, "rank_by %q is not one of %s", in.rankBy, strings.Join(RankMetrics, ", "))
+	}
+	limit := l.cfg.Research.MaxCombinations
+	switch {
+	case in.maxCombinations < 0:
+		return nil, errorf(KindInvalid, "max_combinations %d must be positive (default %d)", in.maxCombinations, limit)
+	case in.maxCombinations > limit:
+		return nil, errorf(KindInvalid, "max_combinations %d is above this project's cap of %d (research.max_combinations in wicket.toml, which only the operator raises)", in.maxCombinations, limit)
+	case in.maxCombinations > 0:
+		limit = in.maxCombinations
+	}
+	if len(in.grid) == 0 {
+		return nil, errorf(KindInvalid, "grid is empty: map at least one knob to a list of values or {\"from\", \"to\", \"step\"}, e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}}")
+	}
+
+	// Costs and range, checked the way a backtest checks them.
+	c := l.costs(in.costs)
+	breq := backtest.Request{Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, From: in.from, To: in.to}
+	cfg, err := breq.Config(backtest.DefaultConfig())
+	if err != nil {
+		return nil, classify(err)
+	}
+	capital, _ := decimal.NewFromString(strings.TrimSpace(c.Capital))
+	p.settings = Settings{Capital: capital.String(), FeeBps: *c.FeeBps, SlippageBps: *c.SlippageBps}
+	if !cfg.From.IsZero() {
+		p.settings.From = cfg.From.UTC().Format(time.RFC3339)
+	}
+	if !cfg.To.IsZero() {
+		p.settings.To = cfg.To.UTC().Format(time.RFC3339)
+	}
+
+	// The bars: the series must exist and the range hold some.
+	_, p.gran, _ = history.CheckSeries(in.series)
+	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	if err != nil {
+		return nil, classify(err)
+	}
+	p.bars, err = store.Load(in.series, cfg.From, cfg.To)
+	store.Close()
+	if err != nil {
+		return nil, classify(err)
+	}
+
+	// The knobs, from the strategy itself (run in a worker).
+	params, err := l.cfg.Pool.Params(ctx, worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params})
+	if err != nil {
+		return nil, classify(err)
+	}
+	p.knobs = params.Knobs
+	if err := p.expand(in.grid, in.params, limit); err != nil {
+		return nil, err
+	}
+	p.base = chunkRequest{
+		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
+		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
+		From: p.settings.From, To: p.settings.To,
+		Capital: c.Capital, FeeBps: *c.FeeBps, SlippageBps: *c.SlippageBps,
+	}
+	return p, nil
+}
+
+// maxAxis bounds one knob's values however large the cap (a range is
+// counted before it is expanded).
+const maxAxis = 1_000_000
+
+// expand checks the grid against the knobs and builds the axes. It counts
+// the combinations before expanding any range, so an over-large grid is
+// refused (p.tooMany) without work.
+func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
+	byName := map[string]script.Knob{}
+	names := make([]string, len(p.knobs))
+	for i, k := range p.knobs {
+		byName[k.Name] = k
+		names[i] = k.Name
+	}
+	for name := range grid {
+		if _, ok := byName[name]; !ok {
+			return errorf(KindInvalid, "grid: unknown knob %q; this strategy's knobs are: %s", name, strings.Join(names, ", "))
+		}
+		if _, ok := fixed[name]; ok {
+			return errorf(KindInvalid, "knob %s is both in grid and in params; sweep it or fix it, not both", name)
+		}
+	}
+	p.fixed = map[string]any{}
+	for name, v := range fixed {
+		p.fixed[name] = v
+	}
+	// Count first.
+	type axis struct {
+		knob       script.Knob
+		spec       GridSpec
+		n          int
+		from, step float64
+	}
+	var axes []axis
+	total := 1.0
+	for _, k := range p.knobs {
+		spec, ok := grid[k.Name]
+		if !ok {
+			continue
+		}
+		a := axis{knob: k, spec: spec}
+		if !spec.IsRange() {
+			if len(spec.Values) == 0 {
+				return errorf(KindInvalid, "grid %s: the list is empty; give at least one value (%s)", k.Name, k.Range())
+			}
+			a.n = len(spec.Values)
+		} else {
+			n, from, step, err := rangeCount(k, spec)
+			if err != nil {
+				return err
+			}
+			a.n, a.from, a.step = n, from, step
+		}
+		total *= float64(a.n)
+		axes = append(axes, a)
+	}
+	if total > float64(limit) {
+		parts := make([]string, len(axes))
+		for i, a := range axes {
+			parts[i] = fmt.Sprintf("%s %d", a.knob.Name, a.n)
+		}
+		count := strconv.FormatFloat(total, 'f', 0, 64)
+		p.count = int(min(total, math.MaxInt32))
+		p.tooMany = errorf(KindTooMany, "the grid has %s combinations (%s) and the cap is %d (research.max_combinations): narrow the ranges, coarsen the steps or sweep fewer knobs",
+			count, strings.Join(parts, " × "), limit)
+		for _, a := range axes {
+			p.swept = append(p.swept, a.knob.Name)
+		}
+		return nil
+	}
+	p.count = int(total)
+	// Expand and check every value against its knob.
+	for _, a := range axes {
+		vals := make([]any, 0, a.n)
+		seen := map[string]bool{}
+		for i := range a.n {
+			var raw any
+			if a.spec.IsRange() {
+				raw = roundStep(a.from + float64(i)*a.step)
+			} else {
+				raw = a.spec.Values[i]
+			}
+			v, err := a.knob.Check(raw)
+			if err != nil {
+				return &Error{Kind: KindInvalid, Msg: "grid: " + err.Error(), Err: err}
+			}
+			key := fmt.Sprint(v)
+			if seen[key] {
+				return errorf(KindInvalid, "grid %s: the value %s is listed twice", a.knob.Name, key)
+			}
+			seen[key] = true
+			vals = append(vals, v)
+		}
+		p.swept = append(p.swept, a.knob.Name)
+		p.axes = append(p.axes, vals)
+	}
+	return nil
+}
+
+// rangeCount checks a {from, to, step} range for knob k and counts its
+// values.
+func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err error) {
+	if k.Type != script.KnobInt && k.Type != script.KnobFloat {
+		return 0, 0, 0, errorf(KindInvalid, "grid %s: a {from, to, step} range needs an int or float knob, and %s is a %s knob; list its values instead (%s)", k.Name, k.Name, k.Type, k.Range())
+	}
+	from, to := *spec.From, *spec.To
+	switch {
+	case spec.Step != nil:
+		step = *spec.Step
+	case k.Step != nil:
+		step = *k.Step
+	case k.Type == script.KnobInt:
+		step = 1
+	default:
+		return 0, 0, 0, errorf(KindInvalid, "grid %s: give the range a step; the float knob %s declares none", k.Name, k.Name)
+	}
+	for _, x := range []float64{from, to, step} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, 0, 0, errorf(KindInvalid, "grid %s: from, to and step must be finite numbers", k.Name)
+		}
+	}
+	switch {
+	case step <= 0:
+		return 0, 0, 0, errorf(KindInvalid, "grid %s: step %s must be positive", k.Name, fmtNum(step))
+	case from > to:
+		return 0, 0, 0, errorf(KindInvalid, "grid %s: from %s is above to %s", k.Name, fmtNum(from), fmtNum(to))
+	case k.Type == script.KnobInt && (from != math.Trunc(from) || to != math.Trunc(to) || step != math.Trunc(step)):
+		return 0, 0, 0, errorf(KindInvalid, "grid %s: %s is an int knob, so from, to and step must be whole numbers", k.Name, k.Name)
+	}
+	for _, x := range []float64{from, to} {
+		if _, err := k.Check(x); err != nil {
+			return 0, 0, 0, &Error{Kind: KindInvalid, Msg: "grid: " + err.Error(), Err: err}
+		}
+	}
+	cnt := math.Floor((to-from)/step+1e-9) + 1
+	if cnt > maxAxis {
+		return 0, 0, 0, errorf(KindTooMany, "grid %s: from %s to %s by %s is %s values; coarsen the step", k.Name, fmtNum(from), fmtNum(to), fmtNum(step), strconv.FormatFloat(cnt, 'f', 0, 64))
+	}
+	return int(cnt), from, step, nil
+}
+
+// roundStep removes the binary noise of from + i*step (0.1*3 is
+// 0.30000000000000004) by rounding to 12 significant digits.
+func roundStep(x float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+	return r
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// combo returns combination i: the last swept knob varies fastest.
+func (p *plan) combo(i int) map[string]any {
+	c := make(map[string]any, len(p.fixed)+len(p.axes))
+	for k, v := range p.fixed {
+		c[k] = v
+	}
+	for k := len(p.axes) - 1; k >= 0; k-- {
+		n := len(p.axes[k])
+		c[p.swept[k]] = p.axes[k][i%n]
+		i /= n
+	}
+	return c
+}
+
+// chunks splits combinations [0, count) into requests over base, sized
+// so every worker gets several (for balance and progress) while each
+// still amortises loading the bars.
+func (p *plan) chunks(base chunkRequest, workers int) []chunkRequest {
+	size := max(1, min(64, (p.count+workers*4-1)/(workers*4)))
+	var out []chunkRequest
+	for lo := 0; lo < p.count; lo += size {
+		req := base
+		hi := min(p.count, lo+size)
+		req.Combos = make([]map[string]any, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			req.Combos = append(req.Combos, p.combo(i))
+		}
+		out = append(out, req)
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Sweep backtests every combination of req.Grid (knobs outside the grid
+// keep req.Params or their defaults) and ranks them by req.RankBy. The
+// grid is checked against the strategy's knobs, and its size against the
+// cap, before any combination runs. progress, when set, is called from one
+// goroutine at a time as chunks of combinations finish. When ctx ends
+// mid-sweep, Sweep returns promptly with the combinations that finished,
+// Partial set, and no error.
+func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progress)) (SweepResult, error) {
+	if req.Top < 0 {
+		return SweepResult{}, errorf(KindInvalid, "top %d must be positive (default %d, at most %d)", req.Top, DefaultTop, MaxTop)
+	}
+	p, err := l.plan(ctx, planInput{
+		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
+		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+	})
+	if err != nil {
+		return SweepResult{}, err
+	}
+	res := SweepResult{
+		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Knobs: p.swept,
+		Combinations: p.count, Top: []Trial{}, Settings: p.settings, Warnings: []string{},
+	}
+	if req.Estimate {
+		return l.estimate(ctx, p, res)
+	}
+	if p.tooMany != nil {
+		return SweepResult{}, p.tooMany
+	}
+	top := req.Top
+	switch {
+	case top == 0:
+		top = DefaultTop
+	case top > MaxTop:
+		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
+		top = MaxTop
+	}
+
+	trials := make([]*trial, p.count)
+	tasks := p.chunks(p.base, l.cfg.Pool.Size())
+	offsets := make([]int, len(tasks))
+	for i := 1; i < len(tasks); i++ {
+		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
+	}
+	done := 0
+	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
+	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) {
+		for j := range resp.Trials {
+			trials[offsets[i]+j] = &resp.Trials[j]
+		}
+		done += len(resp.Trials)
+		report(progress, Progress{Done: done, Total: p.count, Message: fmt.Sprintf("%d of %d combinations", done, p.count)})
+	})
+	if err != nil {
+		return SweepResult{}, classify(err)
+	}
+	if ctx.Err() != nil {
+		res.Partial = true
+		res.PartialReason = fmt.Sprintf("cancelled after %d of %d combinations: %v", done, p.count, context.Cause(ctx))
+	}
+	rk := rankTrials(trials, p.rankBy)
+	res.Evaluated, res.Failed = rk.evaluated, rk.failed
+	res.Errors = rk.errors
+	if rk.failed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d combinations failed and are not ranked; errors lists the first", rk.failed, rk.evaluated))
+	}
+	if len(rk.order) == 0 {
+		if !res.Partial && rk.failed > 0 {
+			return SweepResult{}, errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
+		}
+		return res, nil
+	}
+	for r, idx := range rk.order[:min(top, len(rk.order))] {
+		t := trials[idx]
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: ratio(t.Scores.get(p.rankBy)), Metrics: t.Metrics})
+	}
+	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
+		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
+	}
+	win := trials[rk.order[0]]
+	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
+	if win.Trades < tooFewTrades {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
+	}
+	return res, nil
+}
+
+// tooFewTrades is the backtest's own threshold for the same warning.
+const tooFewTrades = 10
+
+func report(progress func(Progress), p Progress) {
+	if progress != nil {
+		progress(p)
+	}
+}
+
+// ranking is the order of the successful trials, best first.
+type ranking struct {
+	order     []int // indexes into the trials, best first
+	srs       []float64
+	evaluated int
+	failed    int
+	errors    []TrialError
+}
+
+// rankTrials orders the finished, successful trials by metric: highest
+// first (lowest for max_drawdown), undefined scores last, ties by
+// combination order. nil trials did not finish.
+func rankTrials(trials []*trial, metric string) ranking {
+	var rk ranking
+	for i, t := range trials {
+		if t == nil {
+			continue
+		}
+		rk.evaluated++
+		if t.Error != "" {
+			rk.failed++
+			if len(rk.errors) < MaxTrialErrors {
+				rk.errors = append(rk.errors, TrialError{Params: t.Values, Message: t.Error})
+			}
+			continue
+		}
+		rk.order = append(rk.order, i)
+		if sr := float64(t.Stats.SR); !math.IsNaN(sr) {
+			rk.srs = append(rk.srs, sr)
+		}
+	}
+	lower := metric == RankMaxDrawdown
+	sort.SliceStable(rk.order, func(a, b int) bool {
+		x, y := trials[rk.order[a]].Scores.get(metric), trials[rk.order[b]].Scores.get(metric)
+		xn, yn := math.IsNaN(x), math.IsNaN(y)
+		switch {
+		case xn || yn:
+			return !xn && yn
+		case lower:
+			return x < y
+		}
+		return x > y
+	})
+	return rk
+}
+
+// fmtParams writes knob values as "fast=5, slow=20" in name order.
+func fmtParams(p map[string]any) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return s
+}
+
+// runTasks hands tasks to the worker pool, as many at once as the pool
+// has workers, in order. done is called, one call at a time, for each
+// finished task. It returns the first failure (which stops the rest); when
+// ctx ends it stops handing out tasks and returns nil, and the tasks that
+// finished are the ones done saw.
+func (l *Local) runTasks(ctx context.Context, tasks []chunkRequest, done func(i int, resp *chunkResponse)) error {
+	inner, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for range min(l.cfg.Pool.Size(), len(tasks)) {
+		wg.Go(func() {
+			for inner.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
+				var resp chunkResponse
+				err := l.cfg.Pool.Do(inner, KindSweep, tasks[i], &resp)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil && ctx.Err() == nil {
+						firstErr = err
+						cancel(err)
+					}
+					mu.Unlock()
+					return
+				}
+				if firstErr == nil {
+					if l.cfg.Computed != nil && len(resp.Computed) > 0 {
+						l.cfg.Computed(resp.Computed)
+					}
+					done(i, &resp)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// estimate times one combination and extrapolates.
+func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepResult, error) {
+	workers := max(1, min(l.cfg.Pool.Size(), p.count))
+	est := &Estimate{Combinations: p.count, Workers: workers}
+	res.Estimate = est
+	if p.tooMany != nil {
+		est.Note = p.tooMany.Msg + "; a sweep of this grid would be refused before any work"
+		return res, nil
+	}
+	req := p.base
+	req.Combos = []map[string]any{p.combo(0)}
+	start := l.cfg.Now()
+	var resp chunkResponse
+	if err := l.cfg.Pool.Do(ctx, KindSweep, req, &resp); err != nil {
+		return SweepResult{}, classify(err)
+	}
+	took := l.cfg.Now().Sub(start).Seconds()
+	if len(resp.Trials) == 1 && resp.Trials[0].Error != "" {
+		return SweepResult{}, errorf(KindStrategy, "the first combination (%s) failed, so the sweep would too: %s", fmtParams(req.Combos[0]), resp.Trials[0].Error)
+	}
+	est.PerCombinationSeconds = math.Round(took*1e4) / 1e4
+	rounds := (p.count + workers - 1) / workers
+	est.Seconds = math.Round(took*float64(rounds)*100) / 100
+	est.Note = fmt.Sprintf("measured on one combination (%s) with a cold indicator cache, including loading the bars, and spread over %d workers; "+
+		"combinations that share indicators usually run faster than this", fmtParams(req.Combos[0]), workers)
+	return res, nil
+}

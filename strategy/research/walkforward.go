@@ -1,0 +1,399 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/strategy/backtest"
+)
+
+// window is one walk-forward step in bar indexes of the analysed range,
+// each half-open: in-sample [isLo, isHi), out-of-sample [oosLo, oosHi),
+// with isHi == oosLo.
+type window struct{ isLo, isHi, oosLo, oosHi int }
+
+// layout lays windows over n bars. Give windows, or isBars and oosBars, or
+// windows and one of them (zero means not given). The out-of-sample windows
+// tile the end of the range back to back; bars left over go to the start
+// (unused when rolling, part of every in-sample window when anchored).
+func layout(n, windows, isBars, oosBars int, anchored bool) ([]window, error) {
+	switch {
+	case windows < 0 || isBars < 0 || oosBars < 0:
+		return nil, errorf(KindInvalid, "windows, in_sample and out_of_sample must be positive")
+	case windows > MaxWindows:
+		return nil, errorf(KindInvalid, "windows %d is above the maximum of %d", windows, MaxWindows)
+	case windows == 0 && (isBars == 0 || oosBars == 0):
+		return nil, errorf(KindInvalid, "give windows (e.g. 6), or in_sample and out_of_sample lengths (e.g. \"360d\" and \"90d\", or bar counts)")
+	}
+	switch {
+	case windows > 0 && isBars == 0 && oosBars == 0:
+		oosBars = n / (windows + DefaultInSampleRatio)
+		isBars = DefaultInSampleRatio * oosBars
+	case windows > 0 && isBars == 0:
+		isBars = n - windows*oosBars
+	case windows > 0 && oosBars == 0:
+		oosBars = (n - isBars) / windows
+	case windows == 0:
+		windows = (n - isBars) / oosBars
+		if windows > MaxWindows {
+			return nil, errorf(KindInvalid, "in_sample %d bars and out_of_sample %d bars make %d windows over the range's %d bars, above the maximum of %d; lengthen out_of_sample, set windows, or narrow the range with from",
+				isBars, oosBars, windows, n, MaxWindows)
+		}
+	}
+	if windows < 1 || isBars < 1 || oosBars < 1 || isBars+windows*oosBars > n {
+		return nil, errorf(KindInvalid, "the range's %d bars cannot hold an in-sample window of %d bars followed by %d out-of-sample windows of %d bars; use fewer or shorter windows or a longer range",
+			n, isBars, windows, oosBars)
+	}
+	lead := n - isBars - windows*oosBars
+	out := make([]window, windows)
+	for k := range out {
+		w := &out[k]
+		w.oosLo = lead + isBars + k*oosBars
+		w.oosHi = w.oosLo + oosBars
+		w.isHi = w.oosLo
+		w.isLo = w.oosLo - isBars
+		if anchored {
+			w.isLo = 0
+		}
+	}
+	return out, nil
+}
+
+// minOutOfSampleBars is the shortest out-of-sample window (returns need
+// a few bars to mean anything).
+const minOutOfSampleBars = 2
+
+// WalkForward runs a walk-forward analysis: for each window it sweeps the
+// grid over the in-sample bars only, picks the best combination by
+// req.RankBy, and backtests it over the out-of-sample window that follows
+// (indicators see the in-sample bars before it; trading starts flat at
+// its first bar). The out-of-sample results are stitched into one equity
+// curve. Windows too short for the strategy's warm-up are refused before
+// the sweeps run. progress, when set, is called from one goroutine at a
+// time. When ctx ends mid-analysis, WalkForward returns promptly with the
+// leading windows that finished, Partial set, and no error.
+func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
+	p, err := l.plan(ctx, planInput{
+		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
+		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+	})
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
+	if p.tooMany != nil {
+		return WalkForwardResult{}, p.tooMany
+	}
+	bar := p.gran.Duration()
+	isBars, oosBars := req.InSample.barsOf(bar), req.OutOfSample.barsOf(bar)
+	for _, c := range []struct {
+		name string
+		l    Length
+		bars int
+	}{{"in_sample", req.InSample, isBars}, {"out_of_sample", req.OutOfSample, oosBars}} {
+		if !c.l.IsZero() && c.bars < 1 {
+			return WalkForwardResult{}, errorf(KindInvalid, "%s %s is shorter than one %s bar", c.name, c.l, p.gran)
+		}
+	}
+	n := p.bars.Len()
+	wins, err := layout(n, req.Windows, isBars, oosBars, req.Anchored)
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
+	if got := wins[0].oosHi - wins[0].oosLo; got < minOutOfSampleBars {
+		return WalkForwardResult{}, errorf(KindInvalid, "out-of-sample windows of %d bar are too short; each needs at least %d bars: use fewer windows or a longer range", got, minOutOfSampleBars)
+	}
+	times := p.bars.Time
+	span := func(lo, hi int) Span {
+		return Span{From: unixRFC3339(times[lo]), To: unixRFC3339(times[hi-1]), Bars: hi - lo}
+	}
+	rangeOf := func(lo, hi int) chunkRequest {
+		r := p.base
+		r.From, r.To = unixRFC3339(times[lo]), unixRFC3339(times[hi-1])
+		return r
+	}
+
+	// The warm-up, measured on the first (shortest) in-sample window with
+	// each swept knob at its extremes, before any sweep runs.
+	probe := rangeOf(wins[0].isLo, wins[0].isHi)
+	probe.Combos = p.corners()
+	if err := l.checkWarmup(ctx, probe, wins[0].isHi-wins[0].isLo); err != nil {
+		return WalkForwardResult{}, err
+	}
+
+	res := WalkForwardResult{
+		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Anchored: req.Anchored, Knobs: p.swept,
+		Combinations: p.count, Windows: []Window{}, Equity: []EquityPoint{}, Settings: p.settings, Warnings: []string{},
+	}
+	total := len(wins) * (p.count + 1)
+	done := 0
+	tick := func(msg string) {
+		report(progress, Progress{Done: done, Total: total, Message: msg})
+	}
+	tick(fmt.Sprintf("%d windows of %d combinations", len(wins), p.count))
+
+	// Phase 1: every window's in-sample sweep, windows in order.
+	type isTask struct{ win, offset int }
+	var tasks []chunkRequest
+	var owners []isTask
+	for k, w := range wins {
+		off := 0
+		for _, c := range p.chunks(rangeOf(w.isLo, w.isHi), l.cfg.Pool.Size()) {
+			tasks = append(tasks, c)
+			owners = append(owners, isTask{k, off})
+			off += len(c.Combos)
+		}
+	}
+	trials := make([][]*trial, len(wins))
+	left := make([]int, len(wins))
+	for k := range wins {
+		trials[k] = make([]*trial, p.count)
+		left[k] = p.count
+	}
+	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) {
+		o := owners[i]
+		for j := range resp.Trials {
+			trials[o.win][o.offset+j] = &resp.Trials[j]
+		}
+		left[o.win] -= len(resp.Trials)
+		done += len(resp.Trials)
+		tick(fmt.Sprintf("window %d of %d: in-sample sweep", o.win+1, len(wins)))
+	})
+	if err != nil {
+		return WalkForwardResult{}, classify(err)
+	}
+
+	// Pick each complete window's winner; refuse warm-ups the probe missed.
+	ranks := make([]ranking, len(wins))
+	ready := 0
+	for k := range wins {
+		if left[k] > 0 {
+			break
+		}
+		ranks[k] = rankTrials(trials[k], p.rankBy)
+		if len(ranks[k].order) == 0 {
+			return WalkForwardResult{}, errorf(KindStrategy, "window %d: every combination failed in-sample; the first (%s): %s",
+				k+1, fmtParams(ranks[k].errors[0].Params), ranks[k].errors[0].Message)
+		}
+		isLen := wins[k].isHi - wins[k].isLo
+		for _, t := range trials[k] {
+			if t.Error == "" && !warmupFits(t.Warmup, isLen) {
+				return WalkForwardResult{}, warmupError(isLen, t.Warmup, t.Values)
+			}
+		}
+		ready++
+	}
+
+	// Phase 2: each ready window's winner out-of-sample, with the window's
+	// in-sample bars before it for the indicators.
+	oos := make([]chunkRequest, ready)
+	for k := range oos {
+		w := wins[k]
+		r := rangeOf(w.isLo, w.oosHi)
+		r.TradeFrom = unixRFC3339(times[w.oosLo])
+		r.Returns = true
+		r.Combos = []map[string]any{trials[k][ranks[k].order[0]].Values}
+		oos[k] = r
+	}
+	oosTrials := make([]*trial, ready)
+	if ctx.Err() == nil {
+		err = l.runTasks(ctx, oos, func(i int, resp *chunkResponse) {
+			oosTrials[i] = &resp.Trials[0]
+			done++
+			tick(fmt.Sprintf("window %d of %d: out-of-sample", i+1, len(wins)))
+		})
+		if err != nil {
+			return WalkForwardResult{}, classify(err)
+		}
+	}
+
+	// Stitch the leading windows that finished.
+	capital, _ := decimal.NewFromString(p.base.Capital)
+	capF, _ := capital.Float64()
+	equity := capF
+	var curveT []int64
+	var curveE, curveR []float64
+	var isCAGR []float64
+	trades := 0
+	for k, w := range wins {
+		if k >= ready || oosTrials[k] == nil {
+			break
+		}
+		win := trials[k][ranks[k].order[0]]
+		ot := oosTrials[k]
+		if ot.Error != "" {
+			return WalkForwardResult{}, errorf(KindStrategy, "window %d: the in-sample winner (%s) failed out-of-sample: %s", k+1, fmtParams(win.Values), ot.Error)
+		}
+		if len(ot.Returns) != w.oosHi-w.oosLo {
+			return WalkForwardResult{}, errorf(KindUnavailable, "window %d: %d out-of-sample returns for %d bars", k+1, len(ot.Returns), w.oosHi-w.oosLo)
+		}
+		for i, r := range ot.Returns {
+			equity *= 1 + r
+			curveT = append(curveT, times[w.oosLo+i])
+			curveE = append(curveE, equity)
+			curveR = append(curveR, r)
+		}
+		trades += ot.Trades
+		isC, oosC := float64(win.Scores.CAGR), float64(ot.Scores.CAGR)
+		isCAGR = append(isCAGR, isC)
+		res.Windows = append(res.Windows, Window{
+			Index: k + 1, InSample: span(w.isLo, w.isHi), OutOfSample: span(w.oosLo, w.oosHi),
+			Params:        win.Values,
+			InSampleScore: ratio(win.Scores.get(p.rankBy)), OutOfSampleScore: ratio(ot.Scores.get(p.rankBy)),
+			Efficiency:      efficiency(oosC, isC),
+			InSampleMetrics: win.Metrics, OutOfSampleMetrics: ot.Metrics,
+			Evaluated: ranks[k].evaluated, Failed: ranks[k].failed,
+		})
+		if ranks[k].failed > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("window %d: %d of %d in-sample combinations failed; the first: %s", k+1, ranks[k].failed, ranks[k].evaluated, ranks[k].errors[0].Message))
+		}
+	}
+	if len(res.Windows) < len(wins) {
+		res.Partial = true
+		res.PartialReason = fmt.Sprintf("cancelled after %d of %d windows: %v", len(res.Windows), len(wins), context.Cause(ctx))
+		if ctx.Err() == nil {
+			res.PartialReason = fmt.Sprintf("stopped after %d of %d windows", len(res.Windows), len(wins))
+		}
+	}
+	if len(curveE) > 0 {
+		curve := backtest.Curve{Time: curveT, Equity: curveE}
+		m := backtest.EquityMetrics(curve, curveR, capF, p.gran.PeriodsPerYear(), bar)
+		res.OutOfSample = Stitched{
+			TotalReturn: ratio(m.TotalReturn), CAGR: ratio(m.CAGR), Sharpe: ratio(m.Sharpe), Sortino: ratio(m.Sortino),
+			MaxDrawdown: ratio(m.MaxDrawdown), Calmar: ratio(m.Calmar), Trades: trades,
+			FinalEquity: money(m.FinalEquity), Bars: m.Bars,
+			Start: m.Start.UTC().Format(time.RFC3339), End: m.End.UTC().Format(time.RFC3339), PeriodsPerYear: m.PeriodsPerYear,
+		}
+		for _, pt := range backtest.Downsample(curve, capF, backtest.MaxEquityPoints) {
+			res.Equity = append(res.Equity, EquityPoint{Time: pt.Time.UTC().Format(time.RFC3339), Equity: money(pt.Equity), Drawdown: ratio(pt.Drawdown)})
+		}
+		var sum float64
+		for _, c := range isCAGR {
+			sum += c
+		}
+		isAnnual := sum / float64(len(isCAGR))
+		res.InSampleAnnualReturn = ratio(isAnnual)
+		res.OutOfSampleAnnualReturn = ratio(m.CAGR)
+		res.Efficiency = efficiency(m.CAGR, isAnnual)
+		if res.Efficiency == nil {
+			res.Warnings = append(res.Warnings, "walk-forward efficiency is undefined: the in-sample annualised return is not positive, so there was no edge to carry forward")
+		}
+		if trades < tooFewTrades {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("only %d closed trades out-of-sample: too few to judge the strategy by; use longer windows or a finer granularity", trades))
+		}
+	}
+	return res, nil
+}
+
+// efficiency is oos / is, undefined (nil) when is is not positive.
+func efficiency(oos, is float64) *float64 {
+	if !(is > 0) || math.IsNaN(oos) {
+		return nil
+	}
+	return ratio(oos / is)
+}
+
+// warmupFits says whether an in-sample window of isBars bars leaves room
+// to trade after a warm-up of warmup bars: at least as many bars again.
+func warmupFits(warmup, isBars int) bool { return isBars >= 2*warmup }
+
+func warmupError(isBars, warmup int, at map[string]any) error {
+	return errorf(KindInvalid, "in-sample windows of %d bars are too short for this strategy's warm-up of %d bars (at %s): each needs at least %d bars (twice the warm-up) to leave room to trade; use fewer windows, a longer in_sample, or a longer range",
+		isBars, warmup, fmtParams(at), 2*warmup)
+}
+
+// checkWarmup runs probe (the extreme combinations on the first
+// in-sample window) and refuses windows its warm-ups do not fit.
+func (l *Local) checkWarmup(ctx context.Context, probe chunkRequest, isBars int) error {
+	var resp chunkResponse
+	if err := l.cfg.Pool.Do(ctx, KindSweep, probe, &resp); err != nil {
+		return classify(err)
+	}
+	worst := -1
+	for i, t := range resp.Trials {
+		if t.Error == "" && (worst < 0 || t.Warmup > resp.Trials[worst].Warmup) {
+			worst = i
+		}
+	}
+	if worst >= 0 && !warmupFits(resp.Trials[worst].Warmup, isBars) {
+		return warmupError(isBars, resp.Trials[worst].Warmup, resp.Trials[worst].Values)
+	}
+	return nil
+}
+
+// maxCorners bounds the warm-up probe.
+const maxCorners = 16
+
+// corners returns the combinations with each swept numeric knob at its
+// smallest or largest value (every mix of them when there are few, else
+// the all-smallest and the all-largest), other swept knobs at their first
+// value.
+func (p *plan) corners() []map[string]any {
+	lo, hi := make([]any, len(p.axes)), make([]any, len(p.axes))
+	var varying []int
+	for k, vals := range p.axes {
+		lo[k], hi[k] = vals[0], vals[0]
+		for _, v := range vals {
+			if f, ok := toF(v); ok {
+				if lf, _ := toF(lo[k]); f < lf {
+					lo[k] = v
+				}
+				if hf, _ := toF(hi[k]); f > hf {
+					hi[k] = v
+				}
+			}
+		}
+		if fmt.Sprint(lo[k]) != fmt.Sprint(hi[k]) {
+			varying = append(varying, k)
+		}
+	}
+	build := func(high func(k int) bool) map[string]any {
+		c := make(map[string]any, len(p.fixed)+len(p.axes))
+		for k, v := range p.fixed {
+			c[k] = v
+		}
+		for k := range p.axes {
+			c[p.swept[k]] = lo[k]
+			if high(k) {
+				c[p.swept[k]] = hi[k]
+			}
+		}
+		return c
+	}
+	if 1<<len(varying) > maxCorners {
+		return []map[string]any{
+			build(func(int) bool { return false }),
+			build(func(int) bool { return true }),
+		}
+	}
+	out := make([]map[string]any, 0, 1<<len(varying))
+	for mask := range 1 << len(varying) {
+		out = append(out, build(func(k int) bool {
+			for bit, v := range varying {
+				if v == k {
+					return mask&(1<<bit) != 0
+				}
+			}
+			return false
+		}))
+	}
+	return out
+}
+
+func toF(v any) (float64, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v, true
+	case int64:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+func unixRFC3339(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
+
+// money formats an amount as a decimal string with cents.
+func money(x float64) string { return decimal.NewFromFloat(x).StringFixed(2) }
