@@ -41,7 +41,7 @@ bench:
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
 
 docs: build
-	@echo "docs/mcp-tools.md is generated from the running server once wicket mcp exists"
+	$(BIN)/wicket demo --docs docs/mcp-tools.md
 
 demo: build
 	$(BIN)/wicket demo

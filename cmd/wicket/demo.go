@@ -35,6 +35,7 @@ func demoCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary project (its path is printed) instead of removing it"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up after this long"},
+			&cli.StringFlag{Name: "docs", Usage: "instead of the loop, call every tool once and write the MCP tool reference to `FILE` (make docs)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -42,7 +43,7 @@ func demoCommand() *cli.Command {
 			}
 			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 			defer cancel()
-			return runDemo(ctx, c.App.Writer, c.App.ErrWriter, c.Bool("keep"))
+			return runDemo(ctx, c.App.Writer, c.App.ErrWriter, c.Bool("keep"), c.String("docs"))
 		},
 	}
 }
@@ -57,7 +58,7 @@ type demo struct {
 	failed  []string
 }
 
-func runDemo(ctx context.Context, stdout, stderr io.Writer, keep bool) error {
+func runDemo(ctx context.Context, stdout, stderr io.Writer, keep bool, docsPath string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("locate the wicket binary: %w", err)
@@ -93,6 +94,9 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, keep bool) error {
 		return err
 	}
 	defer agentSession.Close()
+	if docsPath != "" {
+		return d.docs(ctx, agentSession, docsPath)
+	}
 	d.loop(ctx, agentSession)
 	agentSession.Close()
 

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,12 +13,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs the whole demo")
 	}
-	bin := filepath.Join(t.TempDir(), "wicket")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "demo")
+	cmd := exec.Command(builtWicket(t), "demo")
 	cmd.Env = append(os.Environ(), "WICKET_PROJECT=")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
