@@ -26,8 +26,8 @@ type Config struct {
 	// needs one fail with KindNotFound.
 	Project project.Project
 	// Research holds the defaults: capital, fee_bps, slippage_bps and
-	// max_combinations (wicket.toml [research]). Zero fields take the
-	// spec's defaults.
+	// max_combinations (wicket.toml [research]). A zero Research means
+	// project.Defaults().Research; a zero MaxCombinations means 5,000.
 	Research project.Research
 	// Pool runs every strategy execution. Its size is the sweep's
 	// parallelism.
@@ -50,9 +50,12 @@ type Local struct {
 
 // NewLocal returns a Local. It does not touch the project until asked.
 func NewLocal(cfg Config) *Local {
-	d := project.Defaults().Research
 	if !cfg.Research.Capital.IsPositive() {
-		cfg.Research.Capital = d.Capital
+		mc := cfg.Research.MaxCombinations
+		cfg.Research = project.Defaults().Research
+		if mc > 0 {
+			cfg.Research.MaxCombinations = mc
+		}
 	}
 	if cfg.Research.MaxCombinations <= 0 {
 		cfg.Research.MaxCombinations = DefaultMaxCombinations

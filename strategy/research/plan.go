@@ -63,7 +63,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := l.needPool(); err != nil {
 		return nil, err
 	}
-	p := &plan{display: label, rankBy: in.rankBy}
+	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy}
 	if in.ref.Name != "" {
 		p.display = in.ref.Name
 	}

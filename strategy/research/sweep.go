@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // Sweep backtests every combination of req.Grid (knobs outside the grid
@@ -54,12 +53,13 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	done := 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
-	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) {
+	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) ([]chunkRequest, error) {
 		for j := range resp.Trials {
 			trials[offsets[i]+j] = &resp.Trials[j]
 		}
 		done += len(resp.Trials)
 		report(progress, Progress{Done: done, Total: p.count, Message: fmt.Sprintf("%d of %d combinations", done, p.count)})
+		return nil, nil
 	})
 	if err != nil {
 		return SweepResult{}, classify(err)
@@ -169,43 +169,76 @@ func fmtParams(p map[string]any) string {
 
 // runTasks hands tasks to the worker pool, as many at once as the pool
 // has workers, in order. done is called, one call at a time, for each
-// finished task. It returns the first failure (which stops the rest); when
-// ctx ends it stops handing out tasks and returns nil, and the tasks that
-// finished are the ones done saw.
-func (l *Local) runTasks(ctx context.Context, tasks []chunkRequest, done func(i int, resp *chunkResponse)) error {
+// finished task; it may return more tasks (they run before the tasks
+// still waiting, their indexes following on) or an error. runTasks returns the first
+// failure, of a worker or of done, which stops the rest; when ctx ends it
+// stops handing out tasks and returns nil, and the tasks that finished are
+// the ones done saw.
+func (l *Local) runTasks(ctx context.Context, tasks []chunkRequest, done func(i int, resp *chunkResponse) ([]chunkRequest, error)) error {
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
-		next     atomic.Int64
 		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		queue    = make([]int, len(tasks)) // task indexes, in the order they run
+		running  int
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	for range min(l.cfg.Pool.Size(), len(tasks)) {
+	for i := range queue {
+		queue[i] = i
+	}
+	stopWake := context.AfterFunc(inner, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		cond.Broadcast()
+	})
+	defer stopWake()
+	fail := func(err error) {
+		if firstErr == nil && ctx.Err() == nil {
+			firstErr = err
+			cancel(err)
+		}
+	}
+	for range l.cfg.Pool.Size() {
 		wg.Go(func() {
-			for inner.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(tasks) {
+			mu.Lock()
+			defer mu.Unlock()
+			for {
+				for len(queue) == 0 && running > 0 && inner.Err() == nil {
+					cond.Wait()
+				}
+				if inner.Err() != nil || len(queue) == 0 {
+					cond.Broadcast()
 					return
 				}
+				i := queue[0]
+				queue = queue[1:]
+				running++
+				mu.Unlock()
 				var resp chunkResponse
 				err := l.cfg.Pool.Do(inner, KindSweep, tasks[i], &resp)
 				mu.Lock()
-				if err != nil {
-					if firstErr == nil && ctx.Err() == nil {
-						firstErr = err
-						cancel(err)
-					}
-					mu.Unlock()
-					return
-				}
-				if firstErr == nil {
+				running--
+				switch {
+				case err != nil:
+					fail(err)
+				case firstErr == nil:
 					if l.cfg.Computed != nil && len(resp.Computed) > 0 {
 						l.cfg.Computed(resp.Computed)
 					}
-					done(i, &resp)
+					more, err := done(i, &resp)
+					if err != nil {
+						fail(err)
+					}
+					first := make([]int, len(more), len(more)+len(queue))
+					for j := range more {
+						first[j] = len(tasks) + j
+					}
+					tasks = append(tasks, more...)
+					queue = append(first, queue...)
 				}
-				mu.Unlock()
+				cond.Broadcast()
 			}
 		})
 	}

@@ -135,15 +135,20 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 	tick(fmt.Sprintf("%d windows of %d combinations", len(wins), p.count))
 
-	// Phase 1: every window's in-sample sweep, windows in order.
-	type isTask struct{ win, offset int }
+	// Every window's in-sample sweep, windows in order; as soon as a
+	// window's sweep is complete its winner is queued out-of-sample, with
+	// the window's in-sample bars before it for the indicators.
+	type owner struct {
+		win, offset int
+		oos         bool
+	}
 	var tasks []chunkRequest
-	var owners []isTask
+	var owners []owner
 	for k, w := range wins {
 		off := 0
 		for _, c := range p.chunks(rangeOf(w.isLo, w.isHi), l.cfg.Pool.Size()) {
 			tasks = append(tasks, c)
-			owners = append(owners, isTask{k, off})
+			owners = append(owners, owner{win: k, offset: off})
 			off += len(c.Combos)
 		}
 	}
@@ -153,61 +158,48 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		trials[k] = make([]*trial, p.count)
 		left[k] = p.count
 	}
-	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) {
-		o := owners[i]
-		for j := range resp.Trials {
-			trials[o.win][o.offset+j] = &resp.Trials[j]
-		}
-		left[o.win] -= len(resp.Trials)
-		done += len(resp.Trials)
-		tick(fmt.Sprintf("window %d of %d: in-sample sweep", o.win+1, len(wins)))
-	})
-	if err != nil {
-		return WalkForwardResult{}, classify(err)
-	}
-
-	// Pick each complete window's winner; refuse warm-ups the probe missed.
 	ranks := make([]ranking, len(wins))
-	ready := 0
-	for k := range wins {
-		if left[k] > 0 {
-			break
+	oosTrials := make([]*trial, len(wins))
+	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) ([]chunkRequest, error) {
+		o := owners[i]
+		k := o.win
+		if o.oos {
+			oosTrials[k] = &resp.Trials[0]
+			done++
+			tick(fmt.Sprintf("window %d of %d: out-of-sample", k+1, len(wins)))
+			return nil, nil
 		}
+		for j := range resp.Trials {
+			trials[k][o.offset+j] = &resp.Trials[j]
+		}
+		left[k] -= len(resp.Trials)
+		done += len(resp.Trials)
+		tick(fmt.Sprintf("window %d of %d: in-sample sweep", k+1, len(wins)))
+		if left[k] > 0 {
+			return nil, nil
+		}
+		// The window's sweep is complete: pick its winner, refusing any
+		// warm-up the probe missed.
 		ranks[k] = rankTrials(trials[k], p.rankBy)
 		if len(ranks[k].order) == 0 {
-			return WalkForwardResult{}, errorf(KindStrategy, "window %d: every combination failed in-sample; the first (%s): %s",
+			return nil, errorf(KindStrategy, "window %d: every combination failed in-sample; the first (%s): %s",
 				k+1, fmtParams(ranks[k].errors[0].Params), ranks[k].errors[0].Message)
 		}
-		isLen := wins[k].isHi - wins[k].isLo
+		w := wins[k]
 		for _, t := range trials[k] {
-			if t.Error == "" && !warmupFits(t.Warmup, isLen) {
-				return WalkForwardResult{}, warmupError(isLen, t.Warmup, t.Values)
+			if t.Error == "" && !warmupFits(t.Warmup, w.isHi-w.isLo) {
+				return nil, warmupError(w.isHi-w.isLo, t.Warmup, t.Values)
 			}
 		}
-		ready++
-	}
-
-	// Phase 2: each ready window's winner out-of-sample, with the window's
-	// in-sample bars before it for the indicators.
-	oos := make([]chunkRequest, ready)
-	for k := range oos {
-		w := wins[k]
 		r := rangeOf(w.isLo, w.oosHi)
 		r.TradeFrom = unixRFC3339(times[w.oosLo])
 		r.Returns = true
 		r.Combos = []map[string]any{trials[k][ranks[k].order[0]].Values}
-		oos[k] = r
-	}
-	oosTrials := make([]*trial, ready)
-	if ctx.Err() == nil {
-		err = l.runTasks(ctx, oos, func(i int, resp *chunkResponse) {
-			oosTrials[i] = &resp.Trials[0]
-			done++
-			tick(fmt.Sprintf("window %d of %d: out-of-sample", i+1, len(wins)))
-		})
-		if err != nil {
-			return WalkForwardResult{}, classify(err)
-		}
+		owners = append(owners, owner{win: k, oos: true})
+		return []chunkRequest{r}, nil
+	})
+	if err != nil {
+		return WalkForwardResult{}, classify(err)
 	}
 
 	// Stitch the leading windows that finished.
@@ -219,7 +211,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	var isCAGR []float64
 	trades := 0
 	for k, w := range wins {
-		if k >= ready || oosTrials[k] == nil {
+		if oosTrials[k] == nil {
 			break
 		}
 		win := trials[k][ranks[k].order[0]]
