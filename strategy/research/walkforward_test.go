@@ -253,7 +253,10 @@ func TestWalkForwardRefusals(t *testing.T) {
 		{"warm-up", func(r *WalkForwardRequest) { r.Windows = 6 }, `in-sample windows of 144 bars are too short for this strategy's warm-up of 15\d bars \(at fast=10, size=1, slow=150\): each needs at least 3\d\d bars`},
 		{"no windows", func(r *WalkForwardRequest) {}, "give windows"},
 		{"duration below a bar", func(r *WalkForwardRequest) { r.InSample, r.OutOfSample = Length{Duration: 3600e9}, Length{Bars: 10} }, `in_sample 1h is shorter than one 1d bar`},
-		{"one-bar windows", func(r *WalkForwardRequest) { r.InSample, r.OutOfSample = Length{Bars: 300}, Length{Bars: 1}; r.Windows = 3 }, "out-of-sample windows of 1 bar are too short"},
+		{"one-bar windows", func(r *WalkForwardRequest) {
+			r.InSample, r.OutOfSample = Length{Bars: 300}, Length{Bars: 1}
+			r.Windows = 3
+		}, "out-of-sample windows of 1 bar are too short"},
 	} {
 		req := base
 		tc.mut(&req)
