@@ -41,7 +41,7 @@ var _ Service = (*Client)(nil)
 // NewClient returns a client of the data service at addr: HOST:PORT or an
 // http(s) URL.
 func NewClient(addr string, opts ClientOptions) (*Client, error) {
-	base := strings.TrimRight(strings.TrimSpace(addr), "/")
+	base := strings.TrimSpace(addr)
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
@@ -49,6 +49,7 @@ func NewClient(addr string, opts ClientOptions) (*Client, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, errorf(KindInvalid, "data service address %q: give HOST:PORT, e.g. 127.0.0.1:7878", addr)
 	}
+	base = strings.TrimRight(u.String(), "/")
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{}
 	}
