@@ -83,6 +83,11 @@ func startMCP(t testing.TB, env []string, proj string, args ...string) *session 
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	// The stdio constructor starts the transport but not the client, whose
+	// Start wires notification handlers (progress) to it.
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start the client: %v", err)
+	}
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = "2025-06-18"
 	req.Params.ClientInfo = mcp.Implementation{Name: "wicket-e2e", Version: "1"}

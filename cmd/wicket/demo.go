@@ -218,6 +218,10 @@ func (d *demo) startMCP(ctx context.Context, args ...string) (*mcpSession, error
 	if err != nil {
 		return nil, fmt.Errorf("start wicket mcp: %w", err)
 	}
+	if err := c.Start(ctx); err != nil { // wires notification handlers
+		c.Close()
+		return nil, fmt.Errorf("start the MCP client: %w", err)
+	}
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "wicket-demo", Version: buildVersion()}

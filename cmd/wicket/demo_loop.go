@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -59,6 +61,9 @@ func (d *demo) loop(ctx context.Context, s *mcpSession) {
 		d.say("knobs: %s", strings.Join(names, ", "))
 		return nil
 	})
+
+	d.section("Research")
+	d.research(ctx, s, source)
 
 	d.section("Observe and trade (paper venue)")
 	d.step(ctx, s, "node_snapshot", map[string]any{"events": 0}, func(r demoCall) error {
@@ -195,4 +200,99 @@ func templateNames(obj map[string]any, n int) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// research runs the research steps: the series, a backtest with its
+// chart, a sweep with progress notifications, and a walk-forward.
+func (d *demo) research(ctx context.Context, s *mcpSession, source string) {
+	d.step(ctx, s, "list_series", nil, func(r demoCall) error {
+		var names []string
+		for _, x := range asList(r.obj["series"]) {
+			if m, ok := x.(map[string]any); ok {
+				names = append(names, fmt.Sprintf("%v (%v bars)", m["series"], m["bars"]))
+			}
+		}
+		if len(names) < 4 {
+			return fmt.Errorf("%d series", len(names))
+		}
+		d.say("%s", strings.Join(names, ", "))
+		return nil
+	})
+	bt := map[string]any{"source": source, "series": "BTC-USD@1h", "params": map[string]any{"fast": 20, "slow": 60}, "plot": true, "trades_limit": 3}
+	d.step(ctx, s, "run_backtest", bt, func(r demoCall) error {
+		m, _ := r.obj["metrics"].(map[string]any)
+		if m == nil {
+			return fmt.Errorf("no metrics: %.300s", r.text)
+		}
+		images := 0
+		for _, c := range r.res.Content {
+			if _, ok := c.(mcp.ImageContent); ok {
+				images++
+			}
+		}
+		if images != 1 {
+			return fmt.Errorf("plot: true gave %d images", images)
+		}
+		d.say("total_return %v, sharpe %v, max_drawdown %v, %v trades, final equity %v; chart: 1 PNG", m["total_return"], m["sharpe"], m["max_drawdown"], m["trades"], m["final_equity"])
+		return nil
+	})
+
+	var mu sync.Mutex
+	notes := 0
+	s.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			notes++
+			mu.Unlock()
+		}
+	})
+	grid := map[string]any{"fast": map[string]any{"from": 5, "to": 30, "step": 5}, "slow": []int{40, 60, 90}}
+	fmt.Fprintf(d.out, "> run_sweep %s   (with a progressToken)\n", brief(map[string]any{"source": source, "series": "BTC-USD@1h", "grid": grid}))
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "run_sweep"
+	req.Params.Arguments = map[string]any{"source": source, "series": "BTC-USD@1h", "grid": grid, "top": 3}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "demo-sweep"}
+	res, err := s.CallTool(ctx, req)
+	switch {
+	case err != nil:
+		d.fail("run_sweep: %v", err)
+	case res.IsError:
+		d.fail("run_sweep: %v", res.Content)
+	default:
+		var sw map[string]any
+		if tc, ok := res.Content[0].(mcp.TextContent); ok {
+			_ = json.Unmarshal([]byte(tc.Text), &sw)
+		}
+		top := asList(sw["top"])
+		ds, _ := sw["deflated_sharpe"].(map[string]any)
+		if len(top) == 0 || ds == nil {
+			d.fail("run_sweep: no ranking")
+			break
+		}
+		best, _ := top[0].(map[string]any)
+		d.say("%v combinations evaluated; best %s (sharpe %v); deflated Sharpe %v", sw["evaluated"], brief(asMap(best["params"])), best["score"], ds["dsr"])
+		time.Sleep(100 * time.Millisecond) // the last progress line may trail the result
+		mu.Lock()
+		d.say("%d progress notifications received", notes)
+		if notes == 0 {
+			d.fail("run_sweep sent no progress notification")
+		}
+		mu.Unlock()
+	}
+
+	wf := map[string]any{"source": source, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10, 20}, "slow": []int{40, 80}}, "windows": 4}
+	d.step(ctx, s, "run_walk_forward", wf, func(r demoCall) error {
+		windows := asList(r.obj["windows"])
+		if len(windows) != 4 {
+			return fmt.Errorf("%d windows, want 4", len(windows))
+		}
+		oos, _ := r.obj["out_of_sample"].(map[string]any)
+		d.say("%d windows; stitched out-of-sample return %v, sharpe %v; walk-forward efficiency %v", len(windows), oos["total_return"], oos["sharpe"], r.obj["walk_forward_efficiency"])
+		return nil
+	})
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
