@@ -82,26 +82,35 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	if !hasProject {
 		cfg = project.Defaults()
 	}
+	opts := agent.Options{
+		Profile: profile, Deny: deny, Version: buildVersion(),
+		NewID: uuid.NewString, Stderr: stderr,
+		DataService: "embedded (the project's history store)",
+	}
 	b := agent.Backends{Config: cfg}
 	if hasProject {
 		b.Project = &p
 	}
 	// Strategy code runs only in worker processes of this binary.
 	pool, err := worker.NewPool(worker.Config{
-		Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB, // a dead worker is explained by the error it causes; its stderr is not logged
+		// A dead worker is explained by the error it causes; its stderr is not logged.
+		Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB,
 	})
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	b.Strategies = pool
-	if hasProject {
+	switch addr := c.String("addr"); {
+	case addr != "":
+		client, err := dataClient(addr, b.Project)
+		if err != nil {
+			return usagef("--addr: %v", err)
+		}
+		b.Research = client
+		opts.DataService = "wicket data serve at " + addr
+	case hasProject:
 		b.Research = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool})
-	}
-	opts := agent.Options{
-		Profile: profile, Deny: deny, Version: buildVersion(),
-		NewID: uuid.NewString, Stderr: stderr,
-		DataService: "embedded (the project's history store)",
 	}
 
 	// Tracing.
@@ -148,19 +157,36 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	return srv.Serve(c.Context, c.App.Reader, c.App.Writer)
 }
 
+// dataClient builds the research client for `wicket data serve` at addr,
+// with the bearer token WICKET_DATA_TOKEN when one is set (environment,
+// then secrets.env); a loopback service needs none.
+func dataClient(addr string, p *project.Project) (*research.Client, error) {
+	s, err := loadSecrets(p)
+	if err != nil {
+		return nil, err
+	}
+	token, _, _ := s.Lookup(project.KeyData)
+	return research.NewClient(addr, research.ClientOptions{Token: token})
+}
+
+// loadSecrets reads the project's secrets.env (none without a project)
+// against the environment.
+func loadSecrets(p *project.Project) (*project.Secrets, error) {
+	if p == nil {
+		return project.LoadSecrets("", os.LookupEnv)
+	}
+	return p.Secrets(os.LookupEnv)
+}
+
 // nodeClient resolves the node keys (environment first, then the project's
 // secrets.env) and builds a client. Missing keys are one clean error naming
 // both places.
 func nodeClient(addr string, p *project.Project) (*node.Client, error) {
 	secretsPath := "settings/secrets.env (no project found)"
-	var s *project.Secrets
-	var err error
 	if p != nil {
 		secretsPath = p.SecretsPath()
-		s, err = p.Secrets(os.LookupEnv)
-	} else {
-		s, err = project.LoadSecrets("", os.LookupEnv)
 	}
+	s, err := loadSecrets(p)
 	if err != nil {
 		return nil, err
 	}
