@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/google/uuid"
@@ -169,39 +168,11 @@ func dataClient(addr string, p *project.Project) (*research.Client, error) {
 	return research.NewClient(addr, research.ClientOptions{Token: token})
 }
 
-// loadSecrets reads the project's secrets.env (none without a project)
-// against the environment.
-func loadSecrets(p *project.Project) (*project.Secrets, error) {
-	if p == nil {
-		return project.LoadSecrets("", os.LookupEnv)
-	}
-	return p.Secrets(os.LookupEnv)
-}
-
-// nodeClient resolves the node keys (environment first, then the project's
-// secrets.env) and builds a client. Missing keys are one clean error naming
-// both places.
+// nodeClient builds a node client with the project's node keys.
 func nodeClient(addr string, p *project.Project) (*node.Client, error) {
-	secretsPath := "settings/secrets.env (no project found)"
-	if p != nil {
-		secretsPath = p.SecretsPath()
-	}
-	s, err := loadSecrets(p)
+	observe, control, err := nodeKeys(p)
 	if err != nil {
 		return nil, err
-	}
-	observe, _, okObserve := s.Lookup(project.KeyObserve)
-	control, _, okControl := s.Lookup(project.KeyControl)
-	if !okObserve || !okControl {
-		var missing []string
-		if !okObserve {
-			missing = append(missing, project.KeyObserve)
-		}
-		if !okControl {
-			missing = append(missing, project.KeyControl)
-		}
-		return nil, fmt.Errorf("node keys missing: %s not set in the environment nor in %s; the operator sets them there (`wicket secrets list` shows what is found)",
-			strings.Join(missing, " and "), secretsPath)
 	}
 	return node.NewClient(addr, observe, control)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -72,22 +71,9 @@ type nodeOptions struct {
 
 func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	secrets, err := o.project.Secrets(os.LookupEnv)
+	observe, control, err := nodeKeys(&o.project)
 	if err != nil {
 		return err
-	}
-	observe, _, okObserve := secrets.Lookup(project.KeyObserve)
-	control, _, okControl := secrets.Lookup(project.KeyControl)
-	if !okObserve || !okControl {
-		var missing []string
-		if !okObserve {
-			missing = append(missing, project.KeyObserve)
-		}
-		if !okControl {
-			missing = append(missing, project.KeyControl)
-		}
-		return fmt.Errorf("node keys missing: %s; set them in the environment or in %s (`wicket secrets list` shows what is set)",
-			strings.Join(missing, " and "), o.project.SecretsPath())
 	}
 	feed, err := nodeFeed(o.project, o.config, o.replay, log)
 	if err != nil {
