@@ -48,6 +48,8 @@ var commands = []func() *cli.Command{
 	tradeCommand,
 	dataCommand,
 	backtestCommand,
+	sweepCommand,
+	walkForwardCommand,
 	strategyCommand,
 	indicatorsCommand,
 	workerCommand,

@@ -22,6 +22,7 @@ var dataSubcommands = []func() *cli.Command{
 	dataImportCommand,
 	dataListCommand,
 	dataDeleteCommand,
+	dataServeCommand,
 }
 
 func dataCommand() *cli.Command {
