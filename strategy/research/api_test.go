@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wicket/internal/project"
+	"wicket/strategy/history"
 )
 
 // TestDeflatedSharpeWorkedExample checks the numerical example of Bailey
@@ -344,4 +346,48 @@ func ExampleParseGridFlag() {
 	// Output:
 	// {"fast":{"from":5,"to":50,"step":5}}
 	// {"slow":["20","30","50"]}
+}
+
+// TestBarCache: a worker's cached range serves a request only with the
+// digest the caller read; another digest reads the store again.
+func TestBarCache(t *testing.T) {
+	p := project.Project{Root: t.TempDir()}
+	src, err := history.OpenReadOnly(demoProject(t).HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := src.Load("SPY@1d", time.Time{}, time.Time{})
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := history.Open(p.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(t.Context(), "SPY@1d", bars, history.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	want := barsDigest(bars)
+	if other := barsDigest(bars.Slice(1, bars.Len())); other == want {
+		t.Fatal("the digest ignores a bar")
+	}
+	var c barCache
+	got, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Time{}, want)
+	if err != nil || barsDigest(got) != want {
+		t.Fatalf("first load: %v", err)
+	}
+	if err := os.Rename(p.HistoryPath(), p.HistoryPath()+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.Len() != bars.Len() {
+		t.Errorf("a cached range with its digest read the store again: %v", err)
+	}
+	if _, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
+		t.Error("a different digest was served from the cache")
+	}
+	if _, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
+		t.Error("another range was served from the cache")
+	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"wicket/strategy"
 	"wicket/strategy/backtest"
-	"wicket/strategy/history"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
@@ -29,9 +28,10 @@ const KindSweep = "sweep"
 // The handlers execute strategy code; they must only ever be registered in
 // a worker process.
 func WorkerHandlers(memo *ta.Memo) worker.Handlers {
+	cache := &barCache{}
 	return worker.Handlers{
 		KindSweep: worker.Typed(func(ctx context.Context, req chunkRequest) (chunkResponse, error) {
-			return evalChunk(ctx, req, memo)
+			return evalChunk(ctx, req, memo, cache)
 		}),
 	}
 }
@@ -41,18 +41,22 @@ func WorkerHandlers(memo *ta.Memo) worker.Handlers {
 // from TradeFrom (empty: from the first bar; earlier bars only feed the
 // indicators). It is plain JSON: it crosses the worker pipe.
 type chunkRequest struct {
-	Name          string           `json:"name"`
-	Source        string           `json:"source"`
-	IndicatorsDir string           `json:"indicators_dir,omitempty"`
-	HistoryPath   string           `json:"history_path"`
-	Series        string           `json:"series"`
-	From          string           `json:"from,omitempty"`
-	To            string           `json:"to,omitempty"`
-	TradeFrom     string           `json:"trade_from,omitempty"`
-	Capital       string           `json:"capital"`
-	FeeBps        float64          `json:"fee_bps"`
-	SlippageBps   float64          `json:"slippage_bps"`
-	Combos        []map[string]any `json:"combos"`
+	Name          string `json:"name"`
+	Source        string `json:"source"`
+	IndicatorsDir string `json:"indicators_dir,omitempty"`
+	HistoryPath   string `json:"history_path"`
+	Series        string `json:"series"`
+	From          string `json:"from,omitempty"`
+	To            string `json:"to,omitempty"`
+	TradeFrom     string `json:"trade_from,omitempty"`
+	// Digest is barsDigest of the bars in [From, To] as the caller read
+	// them: a worker that holds bars of that range with this digest uses
+	// them instead of reading the store again.
+	Digest      string           `json:"digest,omitempty"`
+	Capital     string           `json:"capital"`
+	FeeBps      float64          `json:"fee_bps"`
+	SlippageBps float64          `json:"slippage_bps"`
+	Combos      []map[string]any `json:"combos"`
 	// Returns asks for every traded bar's return (walk-forward stitching).
 	Returns bool `json:"returns,omitempty"`
 }
@@ -168,11 +172,12 @@ func statsOf(r []float64) returnStats {
 	return st
 }
 
-// evalChunk runs inside a worker: it loads the bars once and backtests
+// evalChunk runs inside a worker: it loads the bars (or finds them in
+// the worker's cache) and backtests
 // each combination with the shared memo. A combination whose run fails is
 // a trial with Error set; only a failure that concerns the whole chunk
 // (the store, the range, cancellation) fails the request.
-func evalChunk(ctx context.Context, req chunkRequest, memo *ta.Memo) (chunkResponse, error) {
+func evalChunk(ctx context.Context, req chunkRequest, memo *ta.Memo, cache *barCache) (chunkResponse, error) {
 	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
@@ -185,12 +190,7 @@ func evalChunk(ctx context.Context, req chunkRequest, memo *ta.Memo) (chunkRespo
 	if req.HistoryPath == "" {
 		return chunkResponse{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
 	}
-	store, err := history.OpenReadOnly(req.HistoryPath)
-	if err != nil {
-		return chunkResponse{}, err
-	}
-	bars, err := store.Load(req.Series, cfg.From, cfg.To)
-	store.Close()
+	bars, err := cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 	if err != nil {
 		return chunkResponse{}, err
 	}

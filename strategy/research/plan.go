@@ -128,6 +128,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: c.Capital, FeeBps: *c.FeeBps, SlippageBps: *c.SlippageBps,
+		Digest: barsDigest(p.bars),
 	}
 	return p, nil
 }
@@ -296,13 +297,14 @@ func (p *plan) combo(i int) map[string]any {
 	return c
 }
 
-// chunks splits combinations [0, count) into requests over base, sized
-// so every worker gets several (for balance and progress) while each
-// still amortises loading the bars.
+// chunks splits combinations [0, count) into requests over base, in
+// shrinking sizes (guided scheduling): each takes a share of what is left,
+// so the workers start on large chunks, which amortise a request's
+// overhead, and finish on small ones, which leave no worker idle long.
 func (p *plan) chunks(base chunkRequest, workers int) []chunkRequest {
-	size := max(1, min(64, (p.count+workers*4-1)/(workers*4)))
 	var out []chunkRequest
-	for lo := 0; lo < p.count; lo += size {
+	for lo := 0; lo < p.count; {
+		size := max(1, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
 		req := base
 		hi := min(p.count, lo+size)
 		req.Combos = make([]map[string]any, 0, hi-lo)
@@ -310,6 +312,10 @@ func (p *plan) chunks(base chunkRequest, workers int) []chunkRequest {
 			req.Combos = append(req.Combos, p.combo(i))
 		}
 		out = append(out, req)
+		lo = hi
 	}
 	return out
 }
+
+// maxChunk bounds a chunk, so progress and cancellation stay fine-grained.
+const maxChunk = 64

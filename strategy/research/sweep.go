@@ -214,10 +214,11 @@ func (l *Local) runTasks(ctx context.Context, tasks []chunkRequest, done func(i 
 				}
 				i := queue[0]
 				queue = queue[1:]
+				req := tasks[i]
 				running++
 				mu.Unlock()
 				var resp chunkResponse
-				err := l.cfg.Pool.Do(inner, KindSweep, tasks[i], &resp)
+				err := l.cfg.Pool.Do(inner, KindSweep, req, &resp)
 				mu.Lock()
 				running--
 				switch {

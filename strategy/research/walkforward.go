@@ -113,6 +113,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	rangeOf := func(lo, hi int) chunkRequest {
 		r := p.base
 		r.From, r.To = unixRFC3339(times[lo]), unixRFC3339(times[hi-1])
+		r.Digest = barsDigest(p.bars.Slice(lo, hi))
 		return r
 	}
 

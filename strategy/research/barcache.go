@@ -1,0 +1,111 @@
+package research
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"sync"
+	"time"
+
+	"wicket/strategy"
+	"wicket/strategy/history"
+)
+
+// barsDigest is a content digest of bars (times and every price column),
+// the same in every process.
+func barsDigest(b strategy.Bars) string {
+	h := sha256.New()
+	buf := make([]byte, 0, 64<<10)
+	flush := func() {
+		h.Write(buf)
+		buf = buf[:0]
+	}
+	put := func(u uint64) {
+		if len(buf)+8 > cap(buf) {
+			flush()
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, u)
+	}
+	put(uint64(b.Len()))
+	for _, t := range b.Time {
+		put(uint64(t))
+	}
+	for _, col := range [][]float64{b.Open, b.High, b.Low, b.Close, b.Volume} {
+		for _, x := range col {
+			put(math.Float64bits(x))
+		}
+	}
+	flush()
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// barCache keeps a worker's recently loaded bar ranges, so the chunks of
+// one sweep (and the next sweep over the same bars) do not read the store
+// again. An entry serves a request only when its digest is the one the
+// caller computed from the bars it loaded itself, so a store rewritten
+// since is read again.
+type barCache struct {
+	mu      sync.Mutex
+	entries []barEntry // most recently used first
+	bytes   int64
+}
+
+type barEntry struct {
+	key    string
+	digest string
+	bars   strategy.Bars
+	bytes  int64
+}
+
+// Bar cache bounds per worker process.
+const (
+	barCacheEntries = 8
+	barCacheBytes   = 256 << 20
+)
+
+// load returns the bars of series in [from, to] from the store at path,
+// from the cache when an entry of that range has the digest want.
+func (c *barCache) load(path, series string, from, to time.Time, want string) (strategy.Bars, error) {
+	key := path + "\x00" + series + "\x00" + from.String() + "\x00" + to.String()
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if e.key == key && e.digest == want && want != "" {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			c.mu.Unlock()
+			return e.bars, nil
+		}
+	}
+	c.mu.Unlock()
+
+	store, err := history.OpenReadOnly(path)
+	if err != nil {
+		return strategy.Bars{}, err
+	}
+	bars, err := store.Load(series, from, to)
+	store.Close()
+	if err != nil {
+		return strategy.Bars{}, err
+	}
+	e := barEntry{key: key, digest: barsDigest(bars), bars: bars, bytes: int64(bars.Len()) * 48}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := 0; i < len(c.entries); i++ {
+		if c.entries[i].key == key {
+			c.bytes -= c.entries[i].bytes
+			c.entries = append(c.entries[:i], c.entries[i+1:]...)
+			i--
+		}
+	}
+	if e.bytes <= barCacheBytes {
+		c.entries = append([]barEntry{e}, c.entries...)
+		c.bytes += e.bytes
+	}
+	for len(c.entries) > barCacheEntries || c.bytes > barCacheBytes {
+		last := c.entries[len(c.entries)-1]
+		c.bytes -= last.bytes
+		c.entries = c.entries[:len(c.entries)-1]
+	}
+	return bars, nil
+}
