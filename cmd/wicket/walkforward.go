@@ -15,16 +15,17 @@ func walkForwardCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "walk-forward",
 		Usage:     "walk-forward analysis: optimise a grid on each in-sample window, trade the winner on the next out-of-sample window, stitch the out-of-sample results",
-		ArgsUsage: "NAME|FILE --series SYMBOL@GRANULARITY --grid KNOB=... (--windows N | --in-sample LEN --out-of-sample LEN) [--anchored]",
+		ArgsUsage: "NAME|FILE --series SYMBOL@GRANULARITY --grid KNOB=... [--windows N | --in-sample LEN --out-of-sample LEN] [--anchored]",
 		Description: "NAME and FILE and --grid are as for wicket sweep. The windows are a count (--windows 6: the out-of-sample " +
-			"windows tile the end of the range and each in-sample window is four of them long), or lengths (--in-sample " +
-			"and --out-of-sample: a number of bars, or a duration such as 360d, 2160h or 26w), or a count and one length. " +
+			"windows tile the end of the range and each in-sample window is four of them long; 5 when nothing is given), or " +
+			"lengths (--in-sample and --out-of-sample: a number of bars, or a duration such as 360d, 2160h or 26w), or a " +
+			"count and one length. " +
 			"Rolling windows move the in-sample window forward; --anchored keeps it starting at the range's start. The " +
 			"in-sample sweep never sees out-of-sample bars; the winner trades each out-of-sample window from flat. " +
 			"Windows too short for the strategy's warm-up are refused. Prints one line per window and the stitched " +
 			"out-of-sample metrics with the walk-forward efficiency, or the whole result with --json.",
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "windows", Usage: fmt.Sprintf("the number of windows (at most %d)", research.MaxWindows)},
+			&cli.IntFlag{Name: "windows", Usage: fmt.Sprintf("the number of windows (default %d when no length is given, at most %d)", research.DefaultWindows, research.MaxWindows)},
 			&cli.StringFlag{Name: "in-sample", Usage: "in-sample length: `LEN` bars (500) or a duration (360d, 2160h, 26w)"},
 			&cli.StringFlag{Name: "out-of-sample", Usage: "out-of-sample length: `LEN` bars (100) or a duration (90d)"},
 			&cli.BoolFlag{Name: "anchored", Usage: "keep every in-sample window starting at the range's start"},
@@ -57,8 +58,8 @@ func walkForwardAction(c *cli.Context) error {
 			*f.dst = l
 		}
 	}
-	if req.Windows == 0 && (req.InSample.IsZero() || req.OutOfSample.IsZero()) {
-		return usagef("walk-forward needs --windows N, or --in-sample LEN and --out-of-sample LEN (e.g. --windows 6, or --in-sample 360d --out-of-sample 90d)")
+	if req.Windows == 0 && req.InSample.IsZero() != req.OutOfSample.IsZero() {
+		return usagef("walk-forward needs --windows N with one length, or both --in-sample LEN and --out-of-sample LEN (e.g. --in-sample 360d --out-of-sample 90d)")
 	}
 	bar := newProgressBar(c.App.ErrWriter, "steps")
 	res, err := in.svc.WalkForward(c.Context, req, bar.update)
@@ -104,8 +105,7 @@ func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	s := r.OutOfSample
-	if s.Bars > 0 {
+	if s := r.OutOfSample; s != nil {
 		fmt.Fprintf(w, "\nstitched out-of-sample  %s to %s  %d bars\n", s.Start, s.End, s.Bars)
 		fmt.Fprintf(w, "total return %s  cagr %s  sharpe %s  max drawdown %s  trades %d  final equity %s\n",
 			fmtPercent(s.TotalReturn), fmtPercent(s.CAGR), fmtPlaces(s.Sharpe, 3), fmtPercent(s.MaxDrawdown), s.Trades, s.FinalEquity)

@@ -223,6 +223,9 @@ type Estimate struct {
 // Walk-forward bounds.
 const (
 	MaxWindows = 100
+	// DefaultWindows is the window count when neither a count nor any
+	// length is given.
+	DefaultWindows = 5
 	// DefaultInSampleRatio is how many out-of-sample lengths an in-sample
 	// window spans when only a window count is given (80/20).
 	DefaultInSampleRatio = 4
@@ -233,9 +236,10 @@ const (
 // following out-of-sample window.
 //
 // The windows are given as a count (Windows), as lengths (InSample and
-// OutOfSample), or as a count and one length. With only Windows, the
-// out-of-sample windows tile the end of the range and each in-sample
-// window is DefaultInSampleRatio out-of-sample lengths long.
+// OutOfSample), or as a count and one length; with none of them there are
+// DefaultWindows. With only a count, the out-of-sample windows tile the
+// end of the range and each in-sample window is DefaultInSampleRatio
+// out-of-sample lengths long.
 type WalkForwardRequest struct {
 	StrategyRef
 	Series      string         `json:"series"`
@@ -314,9 +318,10 @@ type WalkForwardResult struct {
 	Knobs        []string `json:"knobs"`
 	Combinations int      `json:"combinations"` // per in-sample window
 	Windows      []Window `json:"windows"`
-	// OutOfSample are the stitched out-of-sample metrics; Equity the
-	// stitched curve, downsampled to at most 500 points.
-	OutOfSample Stitched      `json:"out_of_sample"`
+	// OutOfSample are the stitched out-of-sample metrics (null when no
+	// window finished); Equity the stitched curve, downsampled to at most
+	// 500 points.
+	OutOfSample *Stitched     `json:"out_of_sample"`
 	Equity      []EquityPoint `json:"equity"`
 	// InSampleAnnualReturn is the mean of the in-sample winners' CAGR;
 	// OutOfSampleAnnualReturn the stitched CAGR; Efficiency their ratio

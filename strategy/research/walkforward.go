@@ -17,13 +17,17 @@ import (
 type window struct{ isLo, isHi, oosLo, oosHi int }
 
 // layout lays windows over n bars. Give windows, or isBars and oosBars, or
-// windows and one of them (zero means not given). The out-of-sample windows
+// windows and one of them, or none (DefaultWindows); zero means not given. The out-of-sample windows
 // tile the end of the range back to back; bars left over go to the start
 // (unused when rolling, part of every in-sample window when anchored).
 func layout(n, windows, isBars, oosBars int, anchored bool) ([]window, error) {
 	switch {
 	case windows < 0 || isBars < 0 || oosBars < 0:
 		return nil, errorf(KindInvalid, "windows, in_sample and out_of_sample must be positive")
+	case windows == 0 && isBars == 0 && oosBars == 0:
+		windows = DefaultWindows
+	}
+	switch {
 	case windows > MaxWindows:
 		return nil, errorf(KindInvalid, "windows %d is above the maximum of %d", windows, MaxWindows)
 	case windows == 0 && (isBars == 0 || oosBars == 0):
@@ -254,7 +258,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if len(curveE) > 0 {
 		curve := backtest.Curve{Time: curveT, Equity: curveE}
 		m := backtest.EquityMetrics(curve, curveR, capF, p.gran.PeriodsPerYear(), bar)
-		res.OutOfSample = Stitched{
+		res.OutOfSample = &Stitched{
 			TotalReturn: ratio(m.TotalReturn), CAGR: ratio(m.CAGR), Sharpe: ratio(m.Sharpe), Sortino: ratio(m.Sortino),
 			MaxDrawdown: ratio(m.MaxDrawdown), Calmar: ratio(m.Calmar), Trades: trades,
 			FinalEquity: money(m.FinalEquity), Bars: m.Bars,

@@ -32,7 +32,8 @@ func TestLayout(t *testing.T) {
 		{"count and oos", 100, 4, 0, 10, false, []window{{0, 60, 60, 70}, {10, 70, 70, 80}, {20, 80, 80, 90}, {30, 90, 90, 100}}, ""},
 		{"count and is", 100, 3, 70, 0, false, []window{{0, 70, 70, 80}, {10, 80, 80, 90}, {20, 90, 90, 100}}, ""},
 		{"too many for the range", 100, 3, 80, 10, false, nil, "cannot hold an in-sample window of 80 bars followed by 3 out-of-sample windows of 10 bars"},
-		{"nothing given", 100, 0, 40, 0, false, nil, "give windows"},
+		{"one length only", 100, 0, 40, 0, false, nil, "give windows"},
+		{"nothing given", 200, 0, 0, 0, false, []window{{2, 90, 90, 112}, {24, 112, 112, 134}, {46, 134, 134, 156}, {68, 156, 156, 178}, {90, 178, 178, 200}}, ""},
 		{"above the maximum", 100, 101, 0, 0, false, nil, "windows 101 is above the maximum of 100"},
 		{"lengths make too many", 10000, 0, 10, 5, false, nil, "make 1998 windows"},
 		{"range too short", 5, 2, 0, 0, false, nil, "cannot hold"},
@@ -156,6 +157,9 @@ func TestWalkForward(t *testing.T) {
 			growth *= 1 + m.TotalReturn
 		}
 		s := res.OutOfSample
+		if s == nil {
+			t.Fatal("no stitched out-of-sample metrics")
+		}
 		if s.TotalReturn == nil || math.Abs(*s.TotalReturn-(growth-1)) > 1e-4*math.Max(1, growth) {
 			t.Errorf("stitched total return %v, compounding the windows gives %v", s.TotalReturn, growth-1)
 		}
@@ -251,7 +255,7 @@ func TestWalkForwardRefusals(t *testing.T) {
 		want string
 	}{
 		{"warm-up", func(r *WalkForwardRequest) { r.Windows = 6 }, `in-sample windows of 144 bars are too short for this strategy's warm-up of 15\d bars \(at fast=10, size=1, slow=150\): each needs at least 3\d\d bars`},
-		{"no windows", func(r *WalkForwardRequest) {}, "give windows"},
+		{"one length", func(r *WalkForwardRequest) { r.OutOfSample = Length{Bars: 30} }, "give windows"},
 		{"duration below a bar", func(r *WalkForwardRequest) { r.InSample, r.OutOfSample = Length{Duration: 3600e9}, Length{Bars: 10} }, `in_sample 1h is shorter than one 1d bar`},
 		{"one-bar windows", func(r *WalkForwardRequest) {
 			r.InSample, r.OutOfSample = Length{Bars: 300}, Length{Bars: 1}
