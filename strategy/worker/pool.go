@@ -37,6 +37,9 @@ type Config struct {
 	// Log receives the workers' stderr; nil discards it (the tail is kept
 	// to explain a worker's death either way).
 	Log io.Writer
+	// Procs is each worker's GOMAXPROCS; 0 shares the cores out, NumCPU/Size
+	// (at least 1).
+	Procs int
 }
 
 // Self is the command that re-executes this binary as a worker.
@@ -231,7 +234,11 @@ type proc struct {
 }
 
 func (p *Pool) start(ctx context.Context) (*proc, error) {
-	lim := Limits{MemoryMiB: p.cfg.MemoryMiB, CPUSeconds: p.cfg.CPUSeconds, Procs: max(1, runtime.NumCPU()/p.cfg.Size)}
+	procs := p.cfg.Procs
+	if procs <= 0 {
+		procs = max(1, runtime.NumCPU()/p.cfg.Size)
+	}
+	lim := Limits{MemoryMiB: p.cfg.MemoryMiB, CPUSeconds: p.cfg.CPUSeconds, Procs: procs}
 	args := append(append([]string(nil), p.cfg.Command[1:]...), lim.args()...)
 	cmd := exec.Command(p.cfg.Command[0], args...)
 	cmd.Env = p.cfg.Env
