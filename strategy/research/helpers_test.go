@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	maps.Copy(h, WorkerHandlers(memo))
 	worker.ServeIfWorker(h)
 	code := m.Run()
+	printRatios()
 	if demoDir != "" {
 		os.RemoveAll(demoDir)
 	}
