@@ -58,19 +58,28 @@ type Server struct {
 	venues  venueKinds
 }
 
-// newServer builds a server over an explicit registry.
-func newServer(reg *Registry, opts Options) (*Server, error) {
+// withDefaults fills the optional fields; NewID is required.
+func (opts Options) withDefaults() (Options, error) {
+	if opts.NewID == nil {
+		return opts, errors.New("agent: Options.NewID is required")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.NewID == nil {
-		return nil, errors.New("agent: Options.NewID is required")
 	}
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
 	if opts.Drain == 0 {
 		opts.Drain = 30 * time.Second
+	}
+	return opts, nil
+}
+
+// newServer builds a server over an explicit registry.
+func newServer(reg *Registry, opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	access, err := NewToolAccess(reg, opts.Profile, opts.Deny)
 	if err != nil {
@@ -234,15 +243,12 @@ func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b)
 // New builds the server: the registry over the backends, the access set
 // from the profile and deny list, the preview gate and the guardrail.
 func New(opts Options, b Backends) (*Server, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.NewID == nil {
-		return nil, errors.New("agent: Options.NewID is required")
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	tb := &toolbox{
 		Backends: b,
-		now:      opts.Now,
 		newID:    opts.NewID,
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
 		guard:    guardrail.New(b.Config),

@@ -48,7 +48,6 @@ var (
 // toolbox holds the backends the handlers close over.
 type toolbox struct {
 	Backends
-	now      func() time.Time
 	newID    func() string
 	previews *gate.PendingPreviews[pendingWrite]
 	guard    *guardrail.Guardrail

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"wicket/internal/project"
 	"wicket/node/command"
@@ -67,15 +66,11 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	n := events
-	if n == 0 {
-		n = -1 // none; the node's 0 means its default
-	}
-	snap, err := tb.Node.Snapshot(ctx, venue, max(n, 0))
+	snap, err := tb.Node.Snapshot(ctx, venue, events)
 	if err != nil {
 		return fail("cannot read the node: %v", err)
 	}
-	if events == 0 {
+	if events == 0 { // the node reads 0 as "its default"; the agent asked for none
 		snap.Events = nil
 	}
 	for _, v := range snap.Venues {
@@ -84,11 +79,12 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	return ok(snap)
 }
 
-// guardrail runs the client-side checks against what the node shows.
+// guardrailView is the market the client-side guardrail checks a command
+// against: the node's marks, positions and open orders for its venue.
 func (tb *toolbox) guardrailView(ctx context.Context, cmd command.Command) (guardrail.View, error) {
 	snap, err := tb.Node.Snapshot(ctx, cmd.Venue, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w", err)
+		return nil, err
 	}
 	return snap, nil
 }
