@@ -142,6 +142,9 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 		out["reason"] = reason
 	}
 	var notes []string
+	if !guard.OK {
+		notes = append(notes, "The client-side guardrail failed (see guardrail.checks): the node enforces the same limits and is expected to reject this command; change it and preview again.")
+	}
 	if viewErr != nil {
 		notes = append(notes, "the node could not be read for marks and positions ("+viewErr.Error()+"); the guardrail ran without them")
 	}
