@@ -12,7 +12,8 @@ import (
 // keep req.Params or their defaults) and ranks them by req.RankBy. The
 // grid is checked against the strategy's knobs, and its size against the
 // cap, before any combination runs. progress, when set, is called from one
-// goroutine at a time as chunks of combinations finish. When ctx ends
+// goroutine at a time as chunks of combinations finish, and must return
+// quickly (the workers' next chunks wait on it). When ctx ends
 // mid-sweep, Sweep returns promptly with the combinations that finished,
 // Partial set, and no error.
 func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progress)) (SweepResult, error) {

@@ -16,10 +16,11 @@ import (
 // with isHi == oosLo.
 type window struct{ isLo, isHi, oosLo, oosHi int }
 
-// layout lays windows over n bars. Give windows, or isBars and oosBars, or
-// windows and one of them, or none (DefaultWindows); zero means not given. The out-of-sample windows
-// tile the end of the range back to back; bars left over go to the start
-// (unused when rolling, part of every in-sample window when anchored).
+// layout lays windows over n bars. Give windows, or isBars and oosBars,
+// or windows and one of them, or none (DefaultWindows); zero means not
+// given. The out-of-sample windows tile the end of the range back to
+// back; bars left over go to the start (unused when rolling, part of
+// every in-sample window when anchored).
 func layout(n, windows, isBars, oosBars int, anchored bool) ([]window, error) {
 	switch {
 	case windows < 0 || isBars < 0 || oosBars < 0:
@@ -78,7 +79,8 @@ const minOutOfSampleBars = 2
 // its first bar). The out-of-sample results are stitched into one equity
 // curve. Windows too short for the strategy's warm-up are refused before
 // the sweeps run. progress, when set, is called from one goroutine at a
-// time. When ctx ends mid-analysis, WalkForward returns promptly with the
+// time and must return quickly (the workers' next chunks wait on it).
+// When ctx ends mid-analysis, WalkForward returns promptly with the
 // leading windows that finished, Partial set, and no error.
 func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
 	p, err := l.plan(ctx, planInput{
