@@ -201,7 +201,7 @@ type DeflatedSharpe struct {
 	DSR               *float64 `json:"dsr"`                 // null when undefined
 	Sharpe            *float64 `json:"sharpe_per_period"`   // the winner's SR
 	ExpectedMaxSharpe *float64 `json:"expected_max_sharpe"` // SR0: the best SR expected from luck alone
-	Trials            int      `json:"trials"`              // N: combinations that ran
+	Trials            int      `json:"trials"`              // N: combinations that ran with a defined Sharpe ratio
 	TrialsVariance    *float64 `json:"trials_variance"`     // V: variance of the trials' SRs
 	Skewness          *float64 `json:"skewness"`            // γ3 of the winner's returns
 	Kurtosis          *float64 `json:"kurtosis"`            // γ4 (non-excess)
