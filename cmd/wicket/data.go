@@ -28,7 +28,7 @@ var dataSubcommands = []func() *cli.Command{
 func dataCommand() *cli.Command {
 	c := &cli.Command{
 		Name:  "data",
-		Usage: "the bar history store: seed demo series, import CSV bars, list and delete series",
+		Usage: "the bar history store: seed demo series, import CSV bars, list and delete series, serve the research API",
 		Description: "Series are named SYMBOL@GRANULARITY (granularity one of 1m 5m 15m 1h 4h 1d) and live in " +
 			"settings/state/history.db. Backtests, sweeps and the node's --replay read them.",
 	}
