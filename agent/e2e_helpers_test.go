@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if wireP50ListTemplates > 0 {
+		fmt.Printf("ratio mcp list_templates p50 over stdio, trace on / 1 ms: %.2fx (%v)\n",
+			float64(wireP50ListTemplates)/float64(time.Millisecond), wireP50ListTemplates)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
