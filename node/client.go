@@ -43,7 +43,8 @@ func WithNonce(f func() string) Option { return func(c *Client) { c.nonce = f } 
 // NewClient returns a client for the node at addr ("127.0.0.1:7879" or
 // "http://127.0.0.1:7879"). observeKey signs reads; controlKey signs writes
 // and may be empty for a read-only client, whose writes then fail with
-// KindForbidden without reaching the node.
+// KindForbidden without reaching the node. A client given only the control
+// key signs its reads with it.
 func NewClient(addr, observeKey, controlKey string, opts ...Option) (*Client, error) {
 	if addr == "" {
 		return nil, Errorf(KindBadRequest, "no_address", "no node address: pass host:port (wicket.toml [node] address)")
@@ -61,9 +62,6 @@ func NewClient(addr, observeKey, controlKey string, opts ...Option) (*Client, er
 	}
 	u.Path, u.RawQuery = "", ""
 	c := &Client{base: u, observe: observeKey, control: controlKey, http: &http.Client{}, now: time.Now, nonce: NewNonce}
-	if c.observe == "" {
-		c.observe = controlKey // the control key may read
-	}
 	for _, o := range opts {
 		o(c)
 	}
@@ -184,8 +182,10 @@ const maxResponse = 32 << 20
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, keyID string, out any) error {
 	key := c.observe
-	if keyID == KeyControl {
-		key = c.control
+	if keyID == KeyControl || key == "" {
+		// A client without an observe key reads with the control key,
+		// under the control key's id.
+		keyID, key = KeyControl, c.control
 	}
 	u := *c.base
 	u.Path = path

@@ -151,6 +151,10 @@ func TestClientErrorKinds(t *testing.T) {
 	if _, err := readOnly.Submit(ctx, command.NewEnvelope(command.Command{Verb: command.MarketExit}, "")); kind(err) != node.KindForbidden {
 		t.Errorf("read-only client write: %v", err)
 	}
+	controlOnly, _ := node.NewClient(srv.Addr, "", srv.ControlKey) // the control key may read
+	if _, err := controlOnly.Snapshot(ctx, "", 0); err != nil {
+		t.Errorf("control-key-only client read: %v", err)
+	}
 	if _, err := srv.Client().Snapshot(ctx, "nowhere", 0); kind(err) != node.KindNotFound || !strings.Contains(err.Error(), "this node has: paper") {
 		t.Errorf("unknown venue: %v", err)
 	}
