@@ -277,7 +277,9 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		if r := e.checkReduceOnly(v, o.Symbol, o.Side, qty, o.ID); r != nil {
 			return rep, r
 		}
-		return rep, e.checkCash(v, o.Symbol, o.Side, o.Type, qty.Sub(o.Quantity), price)
+		// The modified order is checked whole, at its new price: raising a
+		// resting buy's limit must not spend cash the venue does not hold.
+		return rep, e.checkCash(v, o.Symbol, o.Side, o.Type, qty, price)
 	}
 	return rep, nil
 }

@@ -130,6 +130,14 @@ func TestNodeLimits(t *testing.T) {
 			t.Errorf("%s: reason %q does not contain %q", tt.cmd, out.Reason, tt.reason)
 		}
 	}
+	// A modify is checked as the order it makes: a resting buy whose new
+	// limit costs more than the venue's cash is refused.
+	rest := accepted(t, c, order("small", "SOL-USD", command.Buy, command.Limit, "99", "9.5"))
+	if out := rejected(t, c, command.Command{Verb: command.Modify, Venue: "small", OrderID: rest.OrderID, Price: d("10.5")}, "insufficient_cash"); !strings.Contains(out.Reason, "buying 99 SOL-USD at 10.5 costs 1039.5") {
+		t.Errorf("modify reason = %q", out.Reason)
+	}
+	accepted(t, c, command.Command{Verb: command.CancelOrder, Venue: "small", OrderID: rest.OrderID})
+
 	// Position limit: two orders under the order limit, the second taking
 	// the position over 50000.
 	accepted(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "25", ""))
