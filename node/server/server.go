@@ -136,9 +136,10 @@ func New(cfg Config) (*Server, error) {
 		t := time.NewTicker(cfg.TickEvery)
 		ticks, stop = t.C, t.Stop
 	}
-	go s.fold(ticks, stop)
+	// Logged before the fold starts: from then on only the fold reads the engine.
 	s.log.Info("node ready", "journal", j.Path(), "venues", strings.Join(cfg.Project.VenueNames(), ","),
 		"trading_state", string(s.eng.state), "tick", s.eng.tick)
+	go s.fold(ticks, stop)
 	return s, nil
 }
 
