@@ -43,6 +43,7 @@ type plan struct {
 	fixed    map[string]any
 	count    int
 	tooMany  *Error // set when count is over the cap (an estimate still reports it)
+	capital  decimal.Decimal
 	settings Settings
 	base     chunkRequest // everything but the range and the combinations
 }
@@ -93,8 +94,8 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	capital, _ := decimal.NewFromString(strings.TrimSpace(c.Capital))
-	p.settings = Settings{Capital: capital.String(), FeeBps: *c.FeeBps, SlippageBps: *c.SlippageBps}
+	p.capital = cfg.Capital
+	p.settings = Settings{Capital: cfg.Capital.String(), FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps}
 	if !cfg.From.IsZero() {
 		p.settings.From = cfg.From.UTC().Format(time.RFC3339)
 	}
@@ -127,7 +128,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
-		Capital: c.Capital, FeeBps: *c.FeeBps, SlippageBps: *c.SlippageBps,
+		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
 		Digest: barsDigest(p.bars),
 	}
 	return p, nil

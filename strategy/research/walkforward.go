@@ -210,8 +210,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 
 	// Stitch the leading windows that finished.
-	capital, _ := decimal.NewFromString(p.base.Capital)
-	capF, _ := capital.Float64()
+	capF, _ := p.capital.Float64()
 	equity := capF
 	var curveT []int64
 	var curveE, curveR []float64

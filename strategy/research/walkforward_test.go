@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,6 +119,11 @@ func TestWalkForward(t *testing.T) {
 	l := newLocal(t, 2)
 	for _, anchored := range []bool{false, true} {
 		req := WalkForwardRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Grid: wfGrid, Windows: 5, Anchored: anchored}
+		capital := 10000.0
+		if anchored {
+			// A capital as a person may type it: the stitched curve starts from its value.
+			req.Costs.Capital, capital = " 2500 ", 2500
+		}
 		var last Progress
 		res, err := l.WalkForward(ctxT(t), req, func(p Progress) { last = p })
 		if err != nil {
@@ -162,6 +168,9 @@ func TestWalkForward(t *testing.T) {
 		}
 		if s.TotalReturn == nil || math.Abs(*s.TotalReturn-(growth-1)) > 1e-4*math.Max(1, growth) {
 			t.Errorf("stitched total return %v, compounding the windows gives %v", s.TotalReturn, growth-1)
+		}
+		if final, err := strconv.ParseFloat(s.FinalEquity, 64); err != nil || math.Abs(final-capital*growth) > 1e-4*capital*math.Max(1, growth) {
+			t.Errorf("stitched final equity %s, want %v × %v (settings %+v)", s.FinalEquity, capital, growth, res.Settings)
 		}
 		if s.Start != res.Windows[0].OutOfSample.From || s.End != res.Windows[4].OutOfSample.To {
 			t.Errorf("stitched range %s to %s", s.Start, s.End)
