@@ -100,7 +100,10 @@ func (t *tradeClient) send(ctx context.Context, p tradePreview) tradeOutcome {
 		o.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + ". Check the snapshot; do not resend."
 	case res.Status == node.Accepted || res.Status == node.Rejected:
 		o = tradeOutcomeOf(res)
-		o.Ticket, o.Verb, o.ClientOrderID = ticket, p.Command.Verb, p.Command.ClientOrderID
+		o.Ticket, o.Verb = ticket, p.Command.Verb
+		if p.Command.ClientOrderID != "" {
+			o.ClientOrderID = p.Command.ClientOrderID
+		} // else the node's: the client order id of the order a cancel or modify named by its order id
 	default:
 		o.Status = string(node.Pending)
 		o.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s). Check the snapshot, or `ticket %s`, for its result rather than sending it again.",
