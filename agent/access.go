@@ -110,25 +110,26 @@ func (a *ToolAccess) filter(keep func(string) bool) []string {
 	return out
 }
 
-// refusalText is the isError text for a refused tool: it starts
-// "REFUSED [profile] " or "REFUSED [deny-tool] ", names the profile, lists
+// refusalText is the isError text for a refused tool. Its first clause,
+// "REFUSED [profile] PROFILE" or "REFUSED [deny-tool] TOOL", is the reason
+// `wicket trace stats` groups refusals by (trace.RefusalReason reads up to
+// the first ": "); the rest names the tool and the running profile, lists
 // the served tools and says only the operator can widen the set.
 func (a *ToolAccess) refusalText(name string) string {
-	why := a.refused[name]
-	var reason string
-	switch why {
+	var head string
+	switch why := a.refused[name]; why {
 	case ByDenyTool:
-		reason = fmt.Sprintf("tool %s is denied by the operator (--deny-tool %s)", name, name)
+		head = fmt.Sprintf("REFUSED [%s] %s: the operator denied this tool (--deny-tool %s)", why, name, name)
 	default:
-		reason = fmt.Sprintf("tool %s is not served under profile %s", name, a.Profile)
+		head = fmt.Sprintf("REFUSED [%s] %s: tool %s is not served under this profile", ByProfile, a.Profile, name)
 	}
 	served := "none"
 	if names := a.ServedNames(); len(names) > 0 {
 		served = strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("REFUSED [%s] %s. This server runs profile %s; served tools: %s. "+
+	return fmt.Sprintf("%s. This server runs profile %s; served tools: %s. "+
 		"Nothing was attempted. Only the operator can widen this, by restarting the server with a different --profile or --deny-tool.",
-		why, reason, a.Profile, served)
+		head, a.Profile, served)
 }
 
 // suggest returns up to three served names closest to name.

@@ -241,3 +241,31 @@ func BenchmarkResponseID(b *testing.B) {
 		}
 	}
 }
+
+// TestRefusalTextGroupsByReason: a refusal's first clause is the reason
+// `wicket trace stats` groups it under — one per profile, one per denied
+// tool — and the rest names the tool, the profile and the served set.
+func TestRefusalTextGroupsByReason(t *testing.T) {
+	a, err := Check(ProfileReadOnly, []string{"list_series", "run_sweep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := a.RefusedNames()
+	if len(refused) != 9 {
+		t.Fatalf("refused %v, want the 7 writes and 2 denied tools", refused)
+	}
+	served := "served tools: " + strings.Join(a.ServedNames(), ", ") + "."
+	for _, name := range refused {
+		text := a.refusalText(name)
+		want := "REFUSED [profile] read-only"
+		if a.Refused(name) == ByDenyTool {
+			want = "REFUSED [deny-tool] " + name
+		}
+		if got := trace.RefusalReason(text); got != want {
+			t.Errorf("%s: reason %q, want %q (text %q)", name, got, want, text)
+		}
+		if !strings.Contains(text, "tool "+name) || !strings.Contains(text, "profile read-only") || !strings.Contains(text, served) {
+			t.Errorf("%s: refusal text %q", name, text)
+		}
+	}
+}

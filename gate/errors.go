@@ -115,7 +115,7 @@ func (e *Error) Error() string {
 	switch e.Kind {
 	case KindUnknown:
 		if e.Err != nil {
-			fmt.Fprintf(&b, "unknown preview token %s (%v). Nothing was sent. Copy the preview_token exactly as the preview returned it, or %s to get a new preview, then confirm with its token within %s.",
+			fmt.Fprintf(&b, "unknown preview token %s: %v. Nothing was sent. Copy the preview_token exactly as the preview returned it, or %s to get a new preview, then confirm with its token within %s.",
 				tok, e.Err, e.callWithoutConfirm(false), seconds(PreviewWindow))
 			break
 		}

@@ -160,10 +160,13 @@ func Summarize(entries []Entry) Stats {
 
 // RefusalReason reduces a refusal's error text to the reason it shares with
 // others like it: the first clause (up to the first ": ", "; ", ". " or line
-// break), at most 100 characters. "REFUSED [profile] read-only: ..." gives
-// "REFUSED [profile] read-only".
+// break), at most 100 characters, with every quoted value masked as "…" (a
+// token or a name the agent passed is that call's detail, not its reason).
+// "REFUSED [profile] read-only: tool flatten is not served" gives
+// "REFUSED [profile] read-only", and `used preview token "5f0c2a8e-…": it
+// already confirmed a call` gives `used preview token "…"`.
 func RefusalReason(text string) string {
-	text = strings.TrimSpace(text)
+	text = strings.TrimSpace(maskQuoted(text))
 	if text == "" {
 		return "(no reason given)"
 	}
@@ -179,6 +182,37 @@ func RefusalReason(text string) string {
 		text = string(r[:100]) + "…"
 	}
 	return text
+}
+
+// maskQuoted replaces the inside of every double-quoted value in s (Go or
+// JSON quoting: a backslash escapes the next byte) with "…". An unclosed
+// quote masks the rest of s.
+func maskQuoted(s string) string {
+	if !strings.Contains(s, `"`) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+1])
+		b.WriteString("…")
+		j := i + 1
+		for j < len(s) && s[j] != '"' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(s) {
+			return b.String()
+		}
+		b.WriteByte('"')
+		s = s[j+1:]
+	}
 }
 
 // Chain is one preview token's story: the preview that issued it and the

@@ -41,7 +41,7 @@ func TestSummarize(t *testing.T) {
 	}
 	wantReasons := []Reason{
 		{Reason: "REFUSED [profile] read-only", Count: 1, Tools: []string{"flatten"}},
-		{Reason: `unknown tool "plaec_order"`, Count: 1, Tools: []string{"plaec_order"}},
+		{Reason: `unknown tool "…"`, Count: 1, Tools: []string{"plaec_order"}},
 	}
 	if diff := cmp.Diff(wantReasons, s.Refusals); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
@@ -70,10 +70,14 @@ func TestSummarizeGroupsRefusals(t *testing.T) {
 	add(2, "submit_order", "REFUSED [profile] read-only: submit_order is not served; served tools: a, b")
 	add(4, "submit_order", "preview token expired: issued 61s ago. Preview again.")
 	add(1, "cancel_order", "")
+	// Refusals that differ only in a quoted token or name share a reason.
+	add(1, "submit_order", `used preview token "379098f9-2348-4fc3-8528-db7baff93753": it already confirmed a submit_order call`)
+	add(1, "cancel_order", `used preview token "88fff474-e85e-4aeb-933a-10907ede27cc": it already confirmed a cancel_order call`)
 	s := Summarize(entries)
 	want := []Reason{
 		{Reason: "REFUSED [profile] read-only", Count: 5, Tools: []string{"flatten", "submit_order"}},
 		{Reason: "preview token expired", Count: 4, Tools: []string{"submit_order"}},
+		{Reason: `used preview token "…"`, Count: 2, Tools: []string{"cancel_order", "submit_order"}},
 		{Reason: "(no reason given)", Count: 1, Tools: []string{"cancel_order"}},
 	}
 	if diff := cmp.Diff(want, s.Refusals); diff != "" {
@@ -90,6 +94,14 @@ func TestRefusalReason(t *testing.T) {
 		{"  spaced out.  ", "spaced out"},
 		{"", "(no reason given)"},
 		{strings.Repeat("é", 150), strings.Repeat("é", 100) + "…"},
+		// The agent's own texts: a profile refusal groups by profile, a
+		// deny-tool refusal by tool, a gate refusal by what the gate said.
+		{"REFUSED [profile] read-only: tool flatten is not served under this profile. This server runs profile read-only; served tools: a, b.", "REFUSED [profile] read-only"},
+		{"REFUSED [deny-tool] run_sweep: the operator denied this tool (--deny-tool run_sweep). This server runs profile full.", "REFUSED [deny-tool] run_sweep"},
+		{`preview token "5f0c2a8e-3b1d-4c6f-9a7e-2d4b6c8e0f13" does not match this submit_order call: quantity: previewed "0.5", confirming "0.7".`, `preview token "…" does not match this submit_order call`},
+		{`unknown preview token "abc": malformed: it has 3 bytes, a token has 36. Nothing was sent.`, `unknown preview token "…"`},
+		{`unknown tool "a: b\"c. d"; did you mean list_templates?`, `unknown tool "…"`},
+		{`bad "unclosed: quote. here`, `bad "…`},
 	}
 	for _, tt := range tests {
 		if got := RefusalReason(tt.in); got != tt.want {
