@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"wicket/internal/project"
+	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/guardrail"
 )
@@ -70,8 +71,10 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	if err != nil {
 		return fail("cannot read the node: %v", err)
 	}
-	if events == 0 { // the node reads 0 as "its default"; the agent asked for none
-		snap.Events = nil
+	if events == 0 || snap.Events == nil {
+		// The node reads 0 as "its default"; the agent asked for none. The
+		// output schema declares an array: none is [], never null.
+		snap.Events = []node.Event{}
 	}
 	for _, v := range snap.Venues {
 		tb.venues.set(v.Name, v.Kind)
