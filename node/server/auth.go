@@ -30,8 +30,8 @@ func newVerifier(observe, control string, now func() time.Time) *verifier {
 
 // verify authenticates r (whose body has been read into body) and returns
 // the key id that signed it. The checks run in an order that tells the
-// caller exactly what is wrong: missing headers, unknown key id, stale
-// timestamp, bad signature, replayed nonce. A nonce is remembered only once
+// caller exactly what is wrong: missing headers, unknown key id, nonce
+// length, timestamp, bad signature, replayed nonce. A nonce is remembered only once
 // its signature is good, so nobody without a key can burn one.
 func (v *verifier) verify(r *http.Request, body []byte) (string, *node.Error) {
 	keyID := r.Header.Get(node.HeaderKey)

@@ -79,6 +79,9 @@ func TestSigning(t *testing.T) {
 				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 			}, 401, "bad_signature"},
 		{"unknown key id", "GET", "/v1/health", srv.ObserveKey, "admin", now, nil, nil, 401, "unknown_key"},
+		{"short nonce", "GET", "/v1/health", srv.ObserveKey, node.KeyObserve, now, nil,
+			func(r *http.Request) { r.Header.Set(node.HeaderNonce, "short") }, 401, "bad_nonce"},
+		{"timestamp not in unix seconds", "GET", "/v1/health", srv.ObserveKey, node.KeyObserve, "2025-01-02T15:04:05Z", nil, nil, 401, "bad_timestamp"},
 		{"stale timestamp", "GET", "/v1/health", srv.ObserveKey, node.KeyObserve, node.Timestamp(time.Now().Add(-31 * time.Second)), nil, nil, 401, "stale_timestamp"},
 		{"future timestamp", "GET", "/v1/health", srv.ObserveKey, node.KeyObserve, node.Timestamp(time.Now().Add(time.Minute)), nil, nil, 401, "stale_timestamp"},
 		{"observe key writes", "POST", "/v1/commands", srv.ObserveKey, node.KeyObserve, now, env, nil, 403, "observe_key_cannot_write"},
