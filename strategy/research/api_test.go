@@ -320,6 +320,8 @@ func TestBacktestByName(t *testing.T) {
 		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "SPY@1d", Fill: "vwap"}, KindInvalid, `fill "vwap" is not one of`},
 		{BacktestRequest{StrategyRef: StrategyRef{Name: "broken"}, Series: "SPY@1d"}, KindStrategy, "broken.star:2:"},
 		{BacktestRequest{Series: "SPY@1d"}, KindInvalid, "name a strategy"},
+		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "DOGE-USD@1d"}, KindNotFound, "series DOGE-USD@1d: no such series"},
+		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "SPY@1d", From: "2090-01-01"}, KindInvalid, "no bars between"},
 	} {
 		_, err := l.Backtest(ctxT(t), tc.req)
 		var re *Error

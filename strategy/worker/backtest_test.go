@@ -221,6 +221,8 @@ func TestBacktestThroughPool(t *testing.T) {
 	}
 }
 
+// TestBacktestErrors: each bad request fails across the pipe with its
+// text and the error type and kind it has in process.
 func TestBacktestErrors(t *testing.T) {
 	p := newPool(t, Config{Size: 1})
 	base := templateRequest(t, "sma_cross", "BTC-USD@1d")
@@ -228,23 +230,27 @@ func TestBacktestErrors(t *testing.T) {
 		name   string
 		mutate func(*backtest.Request)
 		want   string
+		kind   string
 	}{
-		{"unknown series", func(r *backtest.Request) { r.Series = "DOGE-USD@1d" }, "series DOGE-USD@1d: no such series"},
-		{"bad series", func(r *backtest.Request) { r.Series = "../x@1d" }, "invalid series name"},
-		{"empty range", func(r *backtest.Request) { r.From, r.To = "2030-01-01", "2030-02-01" }, "no bars between"},
-		{"bad date", func(r *backtest.Request) { r.From = "last week" }, `from "last week" is neither a date`},
-		{"reversed", func(r *backtest.Request) { r.From, r.To = "2024-02-01", "2024-01-01" }, "is before from"},
-		{"capital", func(r *backtest.Request) { r.Capital = "-5" }, "capital"},
-		{"fill", func(r *backtest.Request) { r.Fill = "vwap" }, `fill "vwap" is not one of next_open, close`},
-		{"knob", func(r *backtest.Request) { r.Params = map[string]any{"fast": 1000} }, "knob fast"},
-		{"unknown knob", func(r *backtest.Request) { r.Params = map[string]any{"speed": 3} }, "speed"},
-		{"no store", func(r *backtest.Request) { r.HistoryPath = filepath.Join(t.TempDir(), "none.db") }, "wicket data seed-demo"},
+		{"unknown series", func(r *backtest.Request) { r.Series = "DOGE-USD@1d" }, "series DOGE-USD@1d: no such series", "history not found"},
+		{"bad series", func(r *backtest.Request) { r.Series = "../x@1d" }, "invalid series name", "history invalid"},
+		{"empty range", func(r *backtest.Request) { r.From, r.To = "2030-01-01", "2030-02-01" }, "no bars between", "history invalid"},
+		{"bad date", func(r *backtest.Request) { r.From = "last week" }, `from "last week" is neither a date`, "backtest invalid"},
+		{"reversed", func(r *backtest.Request) { r.From, r.To = "2024-02-01", "2024-01-01" }, "is before from", "backtest invalid"},
+		{"capital", func(r *backtest.Request) { r.Capital = "-5" }, "capital", "backtest invalid"},
+		{"fill", func(r *backtest.Request) { r.Fill = "vwap" }, `fill "vwap" is not one of next_open, close`, "backtest invalid"},
+		{"knob", func(r *backtest.Request) { r.Params = map[string]any{"fast": 1000} }, "knob fast", "script knob"},
+		{"unknown knob", func(r *backtest.Request) { r.Params = map[string]any{"speed": 3} }, "speed", "script knob"},
+		{"no store", func(r *backtest.Request) { r.HistoryPath = filepath.Join(t.TempDir(), "none.db") }, "wicket data seed-demo", "history not found"},
 	} {
 		req := base
 		tc.mutate(&req)
 		_, err := p.Backtest(ctxT(t), req)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+		if got := errorKind(err); got != tc.kind {
+			t.Errorf("%s: %s (%#v), want %s", tc.name, got, err, tc.kind)
 		}
 	}
 	// A runtime error in on_bar arrives as a strategy error with its bar.
@@ -325,4 +331,20 @@ func benchTemplate(b *testing.B, name, ratio string, per float64) {
 		b.ReportMetric(rate/per, "ratio")
 		fmt.Printf("ratio %s: %.2fx\n", ratio, rate/per) // collected by make bench
 	}
+}
+
+// errorKind names err's domain and kind, e.g. "history not found".
+func errorKind(err error) string {
+	var se *script.Error
+	var he *history.Error
+	var be *backtest.Error
+	switch {
+	case errors.As(err, &se):
+		return "script " + string(se.Kind)
+	case errors.As(err, &he):
+		return "history " + he.Kind.String()
+	case errors.As(err, &be):
+		return "backtest " + be.Kind.String()
+	}
+	return fmt.Sprintf("%T", err)
 }

@@ -109,8 +109,9 @@ func (p *Pool) Stats() Stats {
 
 // Do sends a request of kind with body req to a worker and decodes the
 // response body into resp (unless resp is nil). A strategy failure is a
-// *script.Error; a worker failure, or the context ending (which kills the
-// worker running the request), is an *Error.
+// *script.Error, and a history store or backtest failure a *history.Error
+// or *backtest.Error of its kind; a worker failure, or the context ending
+// (which kills the worker running the request), is an *Error.
 func (p *Pool) Do(ctx context.Context, kind string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
 	"wicket/strategy/script"
 )
 
@@ -45,11 +47,14 @@ type Hello struct {
 }
 
 // WireError is an error as it crosses the pipe. A strategy error keeps its
-// kind, position and hint.
+// kind, position and hint; a history store or backtest error keeps its
+// kind, so the caller reads it with errors.As as if it had run in process.
 type WireError struct {
 	Kind     ErrorKind     `json:"kind"`
 	Message  string        `json:"message"`
 	Strategy *script.Error `json:"strategy,omitempty"`
+	History  history.Kind  `json:"history,omitempty"`
+	Backtest backtest.Kind `json:"backtest,omitempty"`
 }
 
 func toWire(err error) *WireError {
@@ -61,12 +66,26 @@ func toWire(err error) *WireError {
 	if errors.As(err, &we) {
 		return &WireError{Kind: we.Kind, Message: we.Msg}
 	}
-	return &WireError{Kind: KindHandler, Message: err.Error()}
+	w := &WireError{Kind: KindHandler, Message: err.Error()}
+	var he *history.Error
+	var be *backtest.Error
+	switch {
+	case errors.As(err, &he):
+		w.History = he.Kind
+	case errors.As(err, &be):
+		w.Backtest = be.Kind
+	}
+	return w
 }
 
 func (w *WireError) err() error {
-	if w.Strategy != nil {
+	switch {
+	case w.Strategy != nil:
 		return w.Strategy
+	case w.History != 0:
+		return &history.Error{Kind: w.History, Msg: w.Message}
+	case w.Backtest != 0:
+		return &backtest.Error{Kind: w.Backtest, Msg: w.Message}
 	}
 	return &Error{Kind: w.Kind, Msg: w.Message}
 }
