@@ -133,6 +133,17 @@ func (t tradeTarget) tradeClient() (*tradeClient, error) {
 	return &tradeClient{node: client, guard: guardrail.New(t.cfg), newID: command.NewID, wait: tradeTicketWait}, nil
 }
 
+// dialTrade is openTrade with the node address from --node, and the
+// client for it.
+func dialTrade(c *cli.Context) (tradeTarget, *tradeClient, error) {
+	t, err := openTrade(c, tradeNodeAddr(c))
+	if err != nil {
+		return t, nil, err
+	}
+	tr, err := t.tradeClient()
+	return t, tr, err
+}
+
 func tradeREPLAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		var valid []string
@@ -141,11 +152,7 @@ func tradeREPLAction(c *cli.Context) error {
 		}
 		return usagef("wicket trade: unknown command %q; valid: %s (or none, for the REPL)", c.Args().First(), strings.Join(valid, ", "))
 	}
-	t, err := openTrade(c, tradeNodeAddr(c))
-	if err != nil {
-		return err
-	}
-	tr, err := t.tradeClient()
+	t, tr, err := dialTrade(c)
 	if err != nil {
 		return err
 	}
@@ -252,11 +259,7 @@ func tradeSnapshotAction(c *cli.Context) error {
 	if events < 0 || events > 200 {
 		return usagef("--events %d: give 0 (none) to 200", events)
 	}
-	t, err := openTrade(c, tradeNodeAddr(c))
-	if err != nil {
-		return err
-	}
-	tr, err := t.tradeClient()
+	_, tr, err := dialTrade(c)
 	if err != nil {
 		return err
 	}
@@ -278,11 +281,7 @@ func tradeTicketAction(c *cli.Context) error {
 		return usagef("wicket trade ticket takes one ticket id: wicket trade ticket TICKET")
 	}
 	id := c.Args().First()
-	t, err := openTrade(c, tradeNodeAddr(c))
-	if err != nil {
-		return err
-	}
-	tr, err := t.tradeClient()
+	_, tr, err := dialTrade(c)
 	if err != nil {
 		return err
 	}
