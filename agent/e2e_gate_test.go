@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"wicket/node"
 	"wicket/node/nodetest"
 	"wicket/trace"
@@ -33,6 +35,9 @@ func TestGateEndToEnd(t *testing.T) {
 	coid, _ := cmd["client_order_id"].(string)
 	if prev["status"] != "preview" || tok == "" || !strings.HasPrefix(coid, "wk-") || prev["guardrail"] == nil {
 		t.Fatalf("preview = %v", prev)
+	}
+	if id, err := uuid.Parse(strings.TrimPrefix(coid, "wk-")); err != nil || id.Version() != 7 {
+		t.Errorf("minted client_order_id %q is not wk-<uuidv7>, as the tool's description says", coid)
 	}
 	if dr, _ := prev["dry_run"].(map[string]any); dr == nil || dr["would_accept"] != true {
 		t.Errorf("dry run = %v", prev["dry_run"])

@@ -34,8 +34,10 @@ type Options struct {
 	Version string // build version, for serverInfo
 	Trace   Tracer // nil: tracing off
 	Now     func() time.Time
-	NewID   func() string
-	Stderr  io.Writer // logs; never stdout
+	// NewID mints the session id and the client order ids a preview
+	// resolves (command.NewID in production); required.
+	NewID  func() string
+	Stderr io.Writer // logs; never stdout
 	// Drain bounds how long the server waits, after stdin closes, for
 	// outstanding responses (default 30 s).
 	Drain time.Duration

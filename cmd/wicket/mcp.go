@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/command"
 	"wicket/strategy/research"
 	"wicket/strategy/worker"
 	"wicket/trace"
@@ -83,7 +83,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	}
 	opts := agent.Options{
 		Profile: profile, Deny: deny, Version: buildVersion(),
-		NewID: uuid.NewString, Stderr: stderr,
+		NewID: command.NewID, Stderr: stderr, // wk-<uuidv7> client order ids, as the write tools document
 		DataService: "embedded (the project's history store)",
 	}
 	b := agent.Backends{Config: cfg}
@@ -138,6 +138,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		client, err := nodeClient(addr, b.Project)
 		if err != nil {
 			b.NodeErr = err
+			fmt.Fprintf(stderr, "wicket mcp: the node tools will answer with this error: %v\n", err)
 		} else {
 			b.Node = client
 		}
