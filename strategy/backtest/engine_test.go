@@ -57,7 +57,7 @@ func checkFloat(t *testing.T, name string, got, want float64) {
 
 func checkMoney(t *testing.T, name string, got float64, want string) {
 	t.Helper()
-	if s := money(got); s != want {
+	if s := Money(got); s != want {
 		t.Errorf("%s = %s (%.15g), want %s", name, s, got, want)
 	}
 }

@@ -142,8 +142,9 @@ func clampTrades(all []Trade, limit int) ([]Trade, string) {
 	return all[:limit], note
 }
 
-// Thresholds for warnings.
-const tooFewTrades = 10
+// TooFewTrades is the number of closed round trips below which a result
+// warns that there are too few to judge a strategy by.
+const TooFewTrades = 10
 
 func (s *sim) warnings(cfg Config, g strategy.Granularity) []string {
 	b := &s.bars
@@ -165,7 +166,7 @@ func (s *sim) warnings(cfg Config, g strategy.Granularity) []string {
 	switch {
 	case !s.entered:
 		w = append(w, "the strategy never entered a position: check its entry conditions, its parameters and its warm-up against this range")
-	case len(s.trades) < tooFewTrades:
+	case len(s.trades) < TooFewTrades:
 		w = append(w, fmt.Sprintf("too few trades: %d closed round trips are too few to judge a strategy by; widen the range or use a finer granularity", len(s.trades)))
 	}
 	if s.open.active {
@@ -261,16 +262,19 @@ const (
 	ratioPlaces = 6
 )
 
-func money(x float64) string { return decimal.NewFromFloat(x).StringFixed(moneyPlaces) }
+// Money formats an amount for a report: a decimal string with cents.
+func Money(x float64) string { return decimal.NewFromFloat(x).StringFixed(moneyPlaces) }
 
 func price(x float64) string { return decimal.NewFromFloat(x).Round(pricePlaces).String() }
 
-// ratio rounds x for the report; NaN and infinities become null.
-func ratio(x float64) *float64 {
+// Ratio rounds a ratio for a report to 6 decimals; NaN and infinities
+// are nil (null in JSON).
+func Ratio(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
-	r := math.Round(x*1e6) / 1e6
+	scale := math.Pow10(ratioPlaces)
+	r := math.Round(x*scale) / scale
 	if r == 0 {
 		r = 0 // no "-0"
 	}
@@ -281,7 +285,7 @@ func moneyOrNull(x float64) *string {
 	if math.IsNaN(x) {
 		return nil
 	}
-	s := money(x)
+	s := Money(x)
 	return &s
 }
 
@@ -310,11 +314,11 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 		PeriodsPerYear   float64  `json:"periods_per_year"`
 		BuyAndHoldReturn *float64 `json:"buy_and_hold_return"`
 	}{
-		ratio(m.TotalReturn), ratio(m.CAGR), ratio(m.Sharpe), ratio(m.Sortino), ratio(m.MaxDrawdown),
-		m.MaxDrawdownBars, ratio(m.MaxDrawdownDuration.Hours() / 24), ratio(m.Calmar), ratio(m.WinRate),
-		ratio(m.ProfitFactor), moneyOrNull(m.Expectancy), m.Trades, ratio(m.Exposure),
-		money(m.FeesPaid), money(m.SlippageCost), money(m.FinalEquity), m.Bars,
-		fmtTime(m.Start), fmtTime(m.End), m.PeriodsPerYear, ratio(m.BuyAndHoldReturn),
+		Ratio(m.TotalReturn), Ratio(m.CAGR), Ratio(m.Sharpe), Ratio(m.Sortino), Ratio(m.MaxDrawdown),
+		m.MaxDrawdownBars, Ratio(m.MaxDrawdownDuration.Hours() / 24), Ratio(m.Calmar), Ratio(m.WinRate),
+		Ratio(m.ProfitFactor), moneyOrNull(m.Expectancy), m.Trades, Ratio(m.Exposure),
+		Money(m.FeesPaid), Money(m.SlippageCost), Money(m.FinalEquity), m.Bars,
+		fmtTime(m.Start), fmtTime(m.End), m.PeriodsPerYear, Ratio(m.BuyAndHoldReturn),
 	})
 }
 
@@ -333,7 +337,7 @@ func (t Trade) MarshalJSON() ([]byte, error) {
 		Bars       int      `json:"bars"`
 	}{
 		t.Side, fmtTime(t.EntryTime), price(t.EntryPrice), fmtTime(t.ExitTime), price(t.ExitPrice),
-		price(t.Quantity), money(t.PnL), ratio(t.Return), money(t.Fees), t.ExitBar - t.EntryBar,
+		price(t.Quantity), Money(t.PnL), Ratio(t.Return), Money(t.Fees), t.ExitBar - t.EntryBar,
 	})
 }
 
@@ -347,7 +351,7 @@ func (p Position) MarshalJSON() ([]byte, error) {
 		Mark       string `json:"mark"`
 		PnL        string `json:"unrealized_pnl"`
 		Fees       string `json:"fees"`
-	}{p.Side, fmtTime(p.EntryTime), price(p.EntryPrice), price(p.Quantity), price(p.Mark), money(p.PnL), money(p.Fees)})
+	}{p.Side, fmtTime(p.EntryTime), price(p.EntryPrice), price(p.Quantity), price(p.Mark), Money(p.PnL), Money(p.Fees)})
 }
 
 // MarshalJSON writes a curve point.
@@ -356,7 +360,7 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		Time     string   `json:"time"`
 		Equity   string   `json:"equity"`
 		Drawdown *float64 `json:"drawdown"`
-	}{fmtTime(p.Time), money(p.Equity), ratio(p.Drawdown)})
+	}{fmtTime(p.Time), Money(p.Equity), Ratio(p.Drawdown)})
 }
 
 // MarshalJSON writes the settings.
@@ -380,5 +384,5 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		From        *string        `json:"from"`
 		To          *string        `json:"to"`
 		Params      map[string]any `json:"params,omitempty"`
-	}{money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), string(s.Granularity), s.Warmup, from, to, s.Params})
+	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), string(s.Granularity), s.Warmup, from, to, s.Params})
 }

@@ -23,7 +23,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		series = "(unnamed series)"
 	}
 	fmt.Fprintf(&b, "%s  %s to %s  %d bars (%g per year)\n", series, fmtTime(m.Start), fmtTime(m.End), m.Bars, m.PeriodsPerYear)
-	fmt.Fprintf(&b, "capital %s  fee %g bps  slippage %g bps  fill %s", money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill)
+	fmt.Fprintf(&b, "capital %s  fee %g bps  slippage %g bps  fill %s", Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill)
 	if len(s.Params) > 0 {
 		fmt.Fprintf(&b, "  params %s", paramsText(s.Params))
 	}
@@ -32,18 +32,18 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	row := func(k1, v1, k2, v2 string) { fmt.Fprintf(tw, "%s\t%s\t\t%s\t%s\n", k1, v1, k2, v2) }
 	row("total return", pct(m.TotalReturn), "buy & hold", pct(m.BuyAndHoldReturn))
-	row("cagr", pct(m.CAGR), "final equity", money(m.FinalEquity))
+	row("cagr", pct(m.CAGR), "final equity", Money(m.FinalEquity))
 	row("sharpe", num(m.Sharpe), "sortino", num(m.Sortino))
 	row("max drawdown", pct(m.MaxDrawdown), "lasting", durationText(m.MaxDrawdownDuration, m.MaxDrawdownBars))
 	row("calmar", num(m.Calmar), "exposure", pct(m.Exposure))
 	row("trades", fmt.Sprint(m.Trades), "win rate", pct(m.WinRate))
 	row("profit factor", num(m.ProfitFactor), "expectancy", moneyText(m.Expectancy))
-	row("fees paid", money(m.FeesPaid), "slippage cost", money(m.SlippageCost))
+	row("fees paid", Money(m.FeesPaid), "slippage cost", Money(m.SlippageCost))
 	tw.Flush()
 
 	if p := r.OpenPosition; p != nil {
 		fmt.Fprintf(&b, "\nopen position: %s %s since %s at %s, marked %s, unrealized pnl %s\n",
-			p.Side, price(math.Abs(p.Quantity)), fmtTime(p.EntryTime), price(p.EntryPrice), price(p.Mark), money(p.PnL))
+			p.Side, price(math.Abs(p.Quantity)), fmtTime(p.EntryTime), price(p.EntryPrice), price(p.Mark), Money(p.PnL))
 	}
 
 	if len(r.Trades) > 0 {
@@ -55,7 +55,7 @@ func (r *Result) WriteText(w io.Writer) error {
 				break
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Side, shortTime(t.EntryTime), price(t.EntryPrice),
-				shortTime(t.ExitTime), price(t.ExitPrice), price(t.Quantity), money(t.PnL), pct(t.Return))
+				shortTime(t.ExitTime), price(t.ExitPrice), price(t.Quantity), Money(t.PnL), pct(t.Return))
 		}
 		tw.Flush()
 		if shown := min(len(r.Trades), textTrades); shown < m.Trades {
@@ -91,7 +91,7 @@ func moneyText(x float64) string {
 	if math.IsNaN(x) {
 		return "n/a"
 	}
-	return money(x)
+	return Money(x)
 }
 
 func durationText(d time.Duration, bars int) string {

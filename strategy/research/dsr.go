@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"wicket/strategy/backtest"
 )
 
 // eulerGamma is the Euler–Mascheroni constant γ of the expected maximum.
@@ -75,7 +77,7 @@ func deflated(win returnStats, srs []float64) *DeflatedSharpe {
 	}
 	dsr, sr0 := DeflatedSharpeRatio(float64(win.SR), n, v, float64(win.Skew), float64(win.Kurt), win.T)
 	d := &DeflatedSharpe{
-		DSR: ratio(dsr), Sharpe: sig(float64(win.SR)), ExpectedMaxSharpe: sig(sr0),
+		DSR: backtest.Ratio(dsr), Sharpe: sig(float64(win.SR)), ExpectedMaxSharpe: sig(sr0),
 		Trials: n, TrialsVariance: sig(v), Skewness: sig(float64(win.Skew)), Kurtosis: sig(float64(win.Kurt)),
 		Returns: win.T,
 	}
@@ -87,18 +89,6 @@ func deflated(win returnStats, srs []float64) *DeflatedSharpe {
 			"luck alone would be expected to reach a per-period Sharpe ratio of %s; below 0.95 the winner may well be luck", n, fmtFloat(sr0))
 	}
 	return d
-}
-
-// ratio rounds x to 6 decimals for a report; NaN and infinities are nil.
-func ratio(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	r := math.Round(x*1e6) / 1e6
-	if r == 0 {
-		r = 0 // no "-0"
-	}
-	return &r
 }
 
 // sig rounds x to 6 significant digits for a report (per-period Sharpe

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"sync"
+
+	"wicket/strategy/backtest"
 )
 
 // Sweep backtests every combination of req.Grid (knobs outside the grid
@@ -83,21 +85,18 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
 		t := trials[idx]
-		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: ratio(t.Scores.get(p.rankBy)), Metrics: t.Metrics})
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(t.Scores.get(p.rankBy)), Metrics: t.Metrics})
 	}
 	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
 		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
 	}
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
-	if win.Trades < tooFewTrades {
+	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
 	return res, nil
 }
-
-// tooFewTrades is the backtest's own threshold for the same warning.
-const tooFewTrades = 10
 
 func report(progress func(Progress), p Progress) {
 	if progress != nil {

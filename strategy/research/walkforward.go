@@ -6,8 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"wicket/strategy/backtest"
 )
 
@@ -240,7 +238,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		res.Windows = append(res.Windows, Window{
 			Index: k + 1, InSample: span(w.isLo, w.isHi), OutOfSample: span(w.oosLo, w.oosHi),
 			Params:        win.Values,
-			InSampleScore: ratio(win.Scores.get(p.rankBy)), OutOfSampleScore: ratio(ot.Scores.get(p.rankBy)),
+			InSampleScore: backtest.Ratio(win.Scores.get(p.rankBy)), OutOfSampleScore: backtest.Ratio(ot.Scores.get(p.rankBy)),
 			Efficiency:      efficiency(oosC, isC),
 			InSampleMetrics: win.Metrics, OutOfSampleMetrics: ot.Metrics,
 			Evaluated: ranks[k].evaluated, Failed: ranks[k].failed,
@@ -260,26 +258,26 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		curve := backtest.Curve{Time: curveT, Equity: curveE}
 		m := backtest.EquityMetrics(curve, curveR, capF, p.gran.PeriodsPerYear(), bar)
 		res.OutOfSample = &Stitched{
-			TotalReturn: ratio(m.TotalReturn), CAGR: ratio(m.CAGR), Sharpe: ratio(m.Sharpe), Sortino: ratio(m.Sortino),
-			MaxDrawdown: ratio(m.MaxDrawdown), Calmar: ratio(m.Calmar), Trades: trades,
-			FinalEquity: money(m.FinalEquity), Bars: m.Bars,
+			TotalReturn: backtest.Ratio(m.TotalReturn), CAGR: backtest.Ratio(m.CAGR), Sharpe: backtest.Ratio(m.Sharpe), Sortino: backtest.Ratio(m.Sortino),
+			MaxDrawdown: backtest.Ratio(m.MaxDrawdown), Calmar: backtest.Ratio(m.Calmar), Trades: trades,
+			FinalEquity: backtest.Money(m.FinalEquity), Bars: m.Bars,
 			Start: m.Start.UTC().Format(time.RFC3339), End: m.End.UTC().Format(time.RFC3339), PeriodsPerYear: m.PeriodsPerYear,
 		}
 		for _, pt := range backtest.Downsample(curve, capF, backtest.MaxEquityPoints) {
-			res.Equity = append(res.Equity, EquityPoint{Time: pt.Time.UTC().Format(time.RFC3339), Equity: money(pt.Equity), Drawdown: ratio(pt.Drawdown)})
+			res.Equity = append(res.Equity, EquityPoint{Time: pt.Time.UTC().Format(time.RFC3339), Equity: backtest.Money(pt.Equity), Drawdown: backtest.Ratio(pt.Drawdown)})
 		}
 		var sum float64
 		for _, c := range isCAGR {
 			sum += c
 		}
 		isAnnual := sum / float64(len(isCAGR))
-		res.InSampleAnnualReturn = ratio(isAnnual)
-		res.OutOfSampleAnnualReturn = ratio(m.CAGR)
+		res.InSampleAnnualReturn = backtest.Ratio(isAnnual)
+		res.OutOfSampleAnnualReturn = backtest.Ratio(m.CAGR)
 		res.Efficiency = efficiency(m.CAGR, isAnnual)
 		if res.Efficiency == nil {
 			res.Warnings = append(res.Warnings, "walk-forward efficiency is undefined: the in-sample annualised return is not positive, so there was no edge to carry forward")
 		}
-		if trades < tooFewTrades {
+		if trades < backtest.TooFewTrades {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("only %d closed trades out-of-sample: too few to judge the strategy by; use longer windows or a finer granularity", trades))
 		}
 	}
@@ -291,7 +289,7 @@ func efficiency(oos, is float64) *float64 {
 	if !(is > 0) || math.IsNaN(oos) {
 		return nil
 	}
-	return ratio(oos / is)
+	return backtest.Ratio(oos / is)
 }
 
 // warmupFits says whether an in-sample window of isBars bars leaves room
@@ -392,6 +390,3 @@ func toF(v any) (float64, bool) {
 }
 
 func unixRFC3339(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
-
-// money formats an amount as a decimal string with cents.
-func money(x float64) string { return decimal.NewFromFloat(x).StringFixed(2) }
