@@ -68,9 +68,6 @@ func NewClient(addr, observeKey, controlKey string, opts ...Option) (*Client, er
 	return c, nil
 }
 
-// Addr is the node's host:port.
-func (c *Client) Addr() string { return c.base.Host }
-
 // String shows the address only, never a key.
 func (c *Client) String() string { return "node.Client(" + c.base.Host + ")" }
 

@@ -245,11 +245,9 @@ var decimalText = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 // or printing expensive.
 const maxDecimalLen = 40
 
-// ParseDecimal reads a decimal in plain notation ("0.5", "41000", "-2.25")
+// parseDecimal reads a decimal in plain notation ("0.5", "41000", "-2.25")
 // exactly, never through float64. Exponents, grouping and text longer than
 // 40 characters are refused.
-func ParseDecimal(s string) (decimal.Decimal, error) { return parseDecimal(s) }
-
 func parseDecimal(s string) (decimal.Decimal, error) {
 	if len(s) > maxDecimalLen {
 		return decimal.Decimal{}, fmt.Errorf("%s is longer than %d characters", quote(s), maxDecimalLen)

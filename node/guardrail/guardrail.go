@@ -228,7 +228,7 @@ func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType
 		r.add("quantity", false, "%s must be positive", qty)
 	}
 
-	qp, pp := Places(qty), Places(price)
+	qp, pp := places(qty), places(price)
 	switch {
 	case qp > v.QuantityDecimals:
 		r.add("precision", false, "quantity %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", qty, qp, v.Name, v.QuantityDecimals, symbol, v.QuantityDecimals)
@@ -291,9 +291,9 @@ func cmpWord(n, limit decimal.Decimal) string {
 	return "exceeds"
 }
 
-// Places is the number of decimals d needs: trailing zeros do not count
+// places is the number of decimals d needs: trailing zeros do not count
 // ("1.50" needs 1).
-func Places(d decimal.Decimal) int32 {
+func places(d decimal.Decimal) int32 {
 	exp := d.Exponent()
 	if exp >= 0 {
 		return 0

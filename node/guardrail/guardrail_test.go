@@ -147,8 +147,8 @@ func TestCheck(t *testing.T) {
 
 func TestPlaces(t *testing.T) {
 	for in, want := range map[string]int32{"1": 0, "100": 0, "1.50": 1, "0.000001": 6, "1.0000000": 0, "-2.25": 2, "0": 0} {
-		if got := Places(d(in)); got != want {
-			t.Errorf("Places(%s) = %d, want %d", in, got, want)
+		if got := places(d(in)); got != want {
+			t.Errorf("places(%s) = %d, want %d", in, got, want)
 		}
 	}
 }
