@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -59,33 +57,32 @@ func (a nodeAudit) Audit(ctx context.Context, ids []string) (map[string]json.Raw
 	return out, nil
 }
 
-// traceNodeAudit connects to the node at addr with the keys of the project
-// (environment first), or of the environment alone when no project is found.
+// traceNodeAudit connects to the node at addr for reads, with the keys that
+// loadSecrets resolves for the project (environment first), or from the
+// environment alone when no project is found.
 func traceNodeAudit(c *cli.Context, addr string) (traceAudit, error) {
-	lookup := func(k string) (string, bool) {
-		v := strings.TrimSpace(os.Getenv(k))
-		return v, v != ""
-	}
+	var proj *project.Project
 	where := "the environment"
 	if p, _, err := openProject(c); err == nil {
-		s, err := p.Secrets(os.LookupEnv)
-		if err != nil {
-			return nil, err
-		}
-		lookup = func(k string) (string, bool) { v, _, ok := s.Lookup(k); return v, ok }
+		proj = &p
 		where = "the environment or " + p.SecretsPath()
 	}
-	observe, _ := lookup(project.KeyObserve)
-	control, _ := lookup(project.KeyControl)
-	if observe == "" && control == "" {
+	s, err := loadSecrets(proj)
+	if err != nil {
+		return nil, err
+	}
+	// Reads only: the observe key when there is one; otherwise the
+	// control key, which the client then signs its reads with (under its
+	// own key id). nodeAudit never writes.
+	observe, _, hasObserve := s.Lookup(project.KeyObserve)
+	control, _, hasControl := s.Lookup(project.KeyControl)
+	switch {
+	case hasObserve:
+		control = ""
+	case !hasControl:
 		return nil, fmt.Errorf("--node %s: no node key: set %s (or %s) in %s", addr, project.KeyObserve, project.KeyControl, where)
 	}
-	// Reads only: the control key is passed to sign reads when it is the
-	// only key, never to write.
-	if observe == "" {
-		observe = control
-	}
-	cl, err := node.NewClient(addr, observe, "")
+	cl, err := node.NewClient(addr, observe, control)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--node: %w", err)}
 	}

@@ -79,4 +79,13 @@ func TestTraceShowJoinsNodeAudit(t *testing.T) {
 		!strings.Contains(stderr.String(), "no node key: set WICKET_NODE_OBSERVE_KEY") {
 		t.Errorf("without keys: exit %d, %s", code, stderr.String())
 	}
+
+	// The control key alone signs the reads.
+	t.Setenv(project.KeyControl, srv.ControlKey)
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"wicket", "trace", "show", "--dir", dir, "--node", srv.Addr, token}, nil, &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), `"reason":"changed my mind"`) {
+		t.Errorf("with the control key only: exit %d, %s\n%s", code, stderr.String(), stdout.String())
+	}
 }
