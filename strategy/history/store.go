@@ -168,9 +168,6 @@ func (s *Store) migrate() error {
 	return nil
 }
 
-// Path is the file the store was opened from.
-func (s *Store) Path() string { return s.path }
-
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 

@@ -49,14 +49,19 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(e.message())
+	return b.String()
+}
+
+// message is Msg with the phase and bar it happened in.
+func (e *Error) message() string {
 	switch {
 	case e.Phase != "" && e.Bar >= 0:
-		fmt.Fprintf(&b, " (in %s at bar %d)", e.Phase, e.Bar)
+		return fmt.Sprintf("%s (in %s at bar %d)", e.Msg, e.Phase, e.Bar)
 	case e.Phase != "":
-		fmt.Fprintf(&b, " (in %s)", e.Phase)
+		return fmt.Sprintf("%s (in %s)", e.Msg, e.Phase)
 	}
-	return b.String()
+	return e.Msg
 }
 
 func (e *Error) Unwrap() error { return e.err }
@@ -73,14 +78,7 @@ type Problem struct {
 
 // Problem returns e as a Problem.
 func (e *Error) Problem() Problem {
-	msg := e.Msg
-	switch {
-	case e.Phase != "" && e.Bar >= 0:
-		msg += fmt.Sprintf(" (in %s at bar %d)", e.Phase, e.Bar)
-	case e.Phase != "":
-		msg += fmt.Sprintf(" (in %s)", e.Phase)
-	}
-	return Problem{Kind: e.Kind, File: e.File, Line: e.Line, Column: e.Column, Message: msg, Hint: e.Hint}
+	return Problem{Kind: e.Kind, File: e.File, Line: e.Line, Column: e.Column, Message: e.message(), Hint: e.Hint}
 }
 
 func newError(kind Kind, file string, pos syntax.Position, msg string) *Error {

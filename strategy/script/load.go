@@ -96,7 +96,6 @@ const (
 type Strategy struct {
 	name    string
 	summary string
-	doc     string
 	style   Style
 	knobs   []Knob
 	values  map[string]any
@@ -108,17 +107,11 @@ type Strategy struct {
 	signals, setup, onBar *starlark.Function
 }
 
-// Name is the name positions are reported under.
-func (s *Strategy) Name() string { return s.name }
-
 // Style is signals or on_bar.
 func (s *Strategy) Style() Style { return s.style }
 
 // Summary is the first line of the module docstring.
 func (s *Strategy) Summary() string { return s.summary }
-
-// Doc is the whole module docstring.
-func (s *Strategy) Doc() string { return s.doc }
 
 // Knobs are the declared knobs, in declaration order.
 func (s *Strategy) Knobs() []Knob { return append([]Knob{}, s.knobs...) }
@@ -140,9 +133,6 @@ func (s *Strategy) Output() string { return s.out.String() }
 // at which every indicator the strategy computed has a value (lookbacks of
 // chained indicators add up).
 func (s *Strategy) Warmup() int { return int(s.warmup.Load()) }
-
-// Memo is the indicator cache this strategy uses.
-func (s *Strategy) Memo() *ta.Memo { return s.memo }
 
 func (s *Strategy) noteWarmup(w int) {
 	for {
@@ -233,10 +223,9 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	if plimit <= 0 {
 		plimit = 64 << 10
 	}
-	doc := docstring(f)
-	s := &Strategy{name: src.Name, doc: doc, summary: firstLine(doc), limits: limits, memo: memo, out: &capture{limit: plimit}}
+	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, out: &capture{limit: plimit}}
 
-	p := &params{overrides: opts.Overrides, used: map[string]bool{}, open: true}
+	p := &params{overrides: opts.Overrides, open: true}
 	r := newRun(memo, nil)
 	th := newThread(r, s.out)
 	ld := &loader{fsys: opts.Indicators, cache: map[string]*loaded{}}

@@ -221,7 +221,6 @@ var knobName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 type params struct {
 	overrides map[string]any // raw, checked when the knob is declared
 	knobs     []Knob
-	used      map[string]bool
 	open      bool // only the top level may declare knobs
 }
 
@@ -350,7 +349,6 @@ func (p *params) declare(t KnobType) func(*starlark.Thread, *starlark.Builtin, s
 				return nil, err
 			}
 			val = v
-			p.used[name] = true
 		}
 		return toStarlark(val), nil
 	}

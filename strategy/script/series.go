@@ -124,9 +124,6 @@ func (s *Series) Get(k starlark.Value) (starlark.Value, bool, error) {
 	return s.elem(s.cursor() - i), true, nil
 }
 
-// Values returns the host-side column (shared; never modify it).
-func (s *Series) Values() []float64 { return s.vals }
-
 // binop names for memo keys and stats.
 var opNames = map[syntax.Token]string{
 	syntax.PLUS: "+", syntax.MINUS: "-", syntax.STAR: "*", syntax.SLASH: "/", syntax.SLASHSLASH: "//",
