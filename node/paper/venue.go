@@ -82,9 +82,6 @@ func New(cfg project.Venue) *Venue {
 // Name is the venue's name.
 func (v *Venue) Name() string { return v.cfg.Name }
 
-// Kind is "paper".
-func (v *Venue) Kind() string { return Kind }
-
 // Opened reports whether the venue_opened event has been applied.
 func (v *Venue) Opened() bool { return v.opened }
 

@@ -19,9 +19,7 @@ import (
 // today; a live exchange adapter would be another.
 type venue interface {
 	Name() string
-	Kind() string
 	Opened() bool
-	Symbols() []string
 	Cash() decimal.Decimal
 	Apply(node.Event) error
 	Mark(symbol string) (decimal.Decimal, bool)
