@@ -239,6 +239,7 @@ func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType
 	}
 
 	mark, haveMark := r.view.Mark(v.Name, symbol)
+	haveMark = haveMark && mark.IsPositive() // a zero mark values nothing (and cannot divide)
 	if typ == command.Limit {
 		if !haveMark {
 			r.add("price_collar", false, "no mark for %s on %s: cannot check the %s%% collar", symbol, v.Name, r.g.collarPct)

@@ -95,6 +95,8 @@ func TestCheck(t *testing.T) {
 			pass: map[string]string{"price_collar": "limit 36000 is 10.00% from mark 40000"}},
 		{name: "no mark", cmd: submit(command.Buy, command.Limit, "0.1", "40000"), view: nil,
 			fail: map[string]string{"price_collar": "no mark for BTC-USD", "position_notional": "cannot value"}},
+		{name: "a zero mark is no mark", cmd: submit(command.Buy, command.Limit, "0.1", "40000"), view: fakeView{marks: map[string]decimal.Decimal{"BTC-USD": d("0")}},
+			fail: map[string]string{"price_collar": "no mark for BTC-USD", "position_notional": "cannot value"}},
 		{name: "order notional", cmd: submit(command.Sell, command.Market, "0.7", ""), view: view,
 			fail: map[string]string{"order_notional": "0.7 × mark 40000 = 28000 exceeds max_order_notional 25000"},
 			pass: map[string]string{"position_notional": "position 1 → 0.3 BTC-USD: reduces it"}},
