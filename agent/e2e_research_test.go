@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,10 @@ func TestResearchLoop(t *testing.T) {
 	}
 	if r := s.call(t, "list_series", `{"limit":100000}`); !strings.Contains(text(r), `"clamped":{"limit":500}`) {
 		t.Errorf("an over-large limit is not reported clamped: %.300s", text(r))
+	}
+	if r := object(t, s.call(t, "list_series", `{"limit":2}`)); len(r["series"].([]any)) != 2 || r["count"] != series["count"] ||
+		!strings.Contains(fmt.Sprint(r["truncated"]), "showing 2 of") {
+		t.Errorf("limit 2 is not a truncated list saying so: %v", r)
 	}
 	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
 	strategies := object(t, s.call(t, "list_strategies", `{}`))

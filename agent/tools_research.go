@@ -125,8 +125,8 @@ func (tb *toolbox) needResearch() *result {
 	return nil
 }
 
-// limit reads the limit argument; a value over the hard maximum is clamped
-// and the result says so.
+// limitArg reads the limit argument; a value over the hard maximum is
+// clamped and the result says so.
 func limitArg(c *call) (n int, clamped bool, err error) {
 	if !c.args.has("limit") {
 		return defaultListLimit, false, nil
@@ -153,22 +153,7 @@ func (tb *toolbox) listSeries(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	out := map[string]any{"count": len(list.Series)}
-	if len(list.Series) > limit {
-		out["truncated"] = fmt.Sprintf("showing %d of %d series; raise limit (at most %d)", limit, len(list.Series), maxListLimit)
-		list.Series = list.Series[:limit]
-	}
-	if list.Series == nil {
-		list.Series = []research.SeriesInfo{}
-	}
-	out["series"] = list.Series
-	if list.Note != "" {
-		out["note"] = list.Note
-	}
-	if clamped {
-		out["clamped"] = map[string]int{"limit": maxListLimit}
-	}
-	return ok(out)
+	return ok(bounded("series", list.Series, limit, clamped, list.Note))
 }
 
 func (tb *toolbox) listStrategies(ctx context.Context, c *call) *result {
@@ -183,24 +168,35 @@ func (tb *toolbox) listStrategies(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	out := map[string]any{"count": len(list.Strategies)}
-	if len(list.Strategies) > limit {
-		out["truncated"] = fmt.Sprintf("showing %d of %d strategies; raise limit (at most %d)", limit, len(list.Strategies), maxListLimit)
-		list.Strategies = list.Strategies[:limit]
+	return ok(bounded("strategies", list.Strategies, limit, clamped, list.Note, list.Clamped))
+}
+
+// bounded is a listing's result: the count, the items under key cut to
+// limit (saying so), the clamped limit when the request asked for more than
+// the maximum, and the non-empty notes joined.
+func bounded[T any](key string, items []T, limit int, clamped bool, notes ...string) map[string]any {
+	out := map[string]any{"count": len(items)}
+	if len(items) > limit {
+		out["truncated"] = fmt.Sprintf("showing %d of %d %s; raise limit (at most %d)", limit, len(items), key, maxListLimit)
+		items = items[:limit]
 	}
-	if list.Strategies == nil {
-		list.Strategies = []research.StrategyInfo{}
+	if items == nil {
+		items = []T{}
 	}
-	out["strategies"] = list.Strategies
-	for _, note := range []string{list.Note, list.Clamped} {
-		if note != "" {
-			out["note"] = note
+	out[key] = items
+	var said []string
+	for _, n := range notes {
+		if n != "" {
+			said = append(said, n)
 		}
+	}
+	if len(said) > 0 {
+		out["note"] = strings.Join(said, "; ")
 	}
 	if clamped {
 		out["clamped"] = map[string]int{"limit": maxListLimit}
 	}
-	return ok(out)
+	return out
 }
 
 // ref reads the name-or-source arguments; the engine checks that exactly
