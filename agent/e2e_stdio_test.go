@@ -66,14 +66,29 @@ func TestStdoutHygiene(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"method":"no/such/method"}` + "\n" +
 		huge +
 		`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"list_indicators","arguments":{}}}` + "\n"
+	// The seven lines that are not a JSON-RPC message each get an error
+	// without an id; the notifications get nothing.
+	const badLines = 7
 	lines := rawSession(t, input)
 	byID := map[string]map[string]any{}
+	nullIDs := 0
 	for _, l := range lines {
 		m := rpc(t, l)
 		if _, isNote := m["method"]; isNote {
 			continue
 		}
+		if m["id"] == nil {
+			nullIDs++
+			e, _ := m["error"].(map[string]any)
+			if code, _ := e["code"].(float64); code != -32700 && code != -32600 {
+				t.Errorf("a line without an id was answered with %s, want a -32700 or -32600 error", l)
+			}
+			continue
+		}
 		byID[fmt.Sprint(m["id"])] = m
+	}
+	if nullIDs != badLines {
+		t.Errorf("%d answers without an id, want one per bad line (%d): a notification was answered or a bad line was not", nullIDs, badLines)
 	}
 	if r := byID["99"]; r == nil || r["result"] == nil {
 		t.Errorf("the server did not answer after the bad lines: %v", byID)
@@ -84,10 +99,8 @@ func TestStdoutHygiene(t *testing.T) {
 	if r := byID["77"]; r == nil {
 		t.Error("the huge line got no answer")
 	}
-	for _, l := range lines {
-		if strings.Contains(l, `"notifications/initialized"`) {
-			t.Errorf("a notification was answered: %s", l)
-		}
+	if len(byID) != 4 {
+		t.Errorf("answered ids %v, want init, 5, 77 and 99 only", byID)
 	}
 }
 
