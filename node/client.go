@@ -219,10 +219,11 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		if resp.StatusCode < 500 {
 			kind = KindBadRequest
 		}
-		return Errorf(kind, "http_"+strconv.Itoa(resp.StatusCode), "%s %s answered %s", method, path, resp.Status)
+		return Errorf(kind, "http_"+strconv.Itoa(resp.StatusCode), "%s %s answered %s: is %s a wicket node (wicket node serve)?", method, path, resp.Status, c.base.Host)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return &Error{Kind: KindInternal, Code: "bad_response", Message: fmt.Sprintf("%s %s: unreadable answer: %v", method, path, err), Err: err}
+		return &Error{Kind: KindInternal, Code: "bad_response", Err: err,
+			Message: fmt.Sprintf("%s %s: unreadable answer (%v): is %s a wicket node (wicket node serve)?", method, path, err, c.base.Host)}
 	}
 	return nil
 }

@@ -326,7 +326,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
-			writeError(w, node.Errorf(node.KindBadRequest, "too_large", "request body over %d bytes", maxBody))
+			writeError(w, node.Errorf(node.KindBadRequest, "too_large", "request body over %d bytes: a command envelope is far smaller; send one command per request", maxBody))
 			return
 		}
 		keyID, aerr := s.auth.verify(r, body)
