@@ -100,7 +100,7 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, keep bool, docsPath 
 	d.loop(ctx, agentSession)
 	agentSession.Close()
 
-	d.section("Trace review: wicket trace stats --session " + short(d.session))
+	d.section("Trace review: wicket trace stats --session " + d.session) // in full: session ids are uuidv7, so two started together share a short prefix
 	stats := exec.CommandContext(ctx, d.exe, "--project", d.proj.Root, "trace", "stats", "--session", d.session)
 	stats.Env, stats.Stdout, stats.Stderr = demoEnv(), d.out, stderr
 	if err := stats.Run(); err != nil {

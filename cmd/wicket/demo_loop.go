@@ -239,11 +239,14 @@ func (d *demo) research(ctx context.Context, s *mcpSession, source string) {
 
 	var mu sync.Mutex
 	notes := 0
+	first := make(chan struct{})
+	var once sync.Once
 	s.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationProgress) {
 			mu.Lock()
 			notes++
 			mu.Unlock()
+			once.Do(func() { close(first) })
 		}
 	})
 	grid := map[string]any{"fast": map[string]any{"from": 5, "to": 30, "step": 5}, "slow": []int{40, 60, 90}}
@@ -271,7 +274,13 @@ func (d *demo) research(ctx context.Context, s *mcpSession, source string) {
 		}
 		best, _ := top[0].(map[string]any)
 		d.say("%v combinations evaluated; best %s (sharpe %v); deflated Sharpe %v", sw["evaluated"], brief(asMap(best["params"])), best["score"], ds["dsr"])
-		time.Sleep(100 * time.Millisecond) // the last progress line may trail the result
+		// The server writes notifications from another goroutine, so they
+		// may trail the result.
+		select {
+		case <-first:
+		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
+		}
 		mu.Lock()
 		d.say("%d progress notifications received", notes)
 		if notes == 0 {
