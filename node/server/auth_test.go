@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,12 @@ func TestClientErrorKinds(t *testing.T) {
 	}
 	if _, err := srv.Client().Ticket(ctx, "tk-nope", 0); kind(err) != node.KindNotFound {
 		t.Errorf("unknown ticket: %v", err)
+	}
+	other := httptest.NewServer(http.NotFoundHandler()) // not a node
+	defer other.Close()
+	stranger, _ := node.NewClient(other.URL, srv.ObserveKey, srv.ControlKey)
+	if _, err := stranger.Health(ctx); kind(err) != node.KindBadRequest || !strings.Contains(err.Error(), "a wicket node (wicket node serve)?") {
+		t.Errorf("a server that is not a node: %v", err)
 	}
 	if fmt := srv.Client().String(); strings.Contains(fmt, srv.ObserveKey) || strings.Contains(fmt, srv.ControlKey) {
 		t.Error("Client.String shows a key")
