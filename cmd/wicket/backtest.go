@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -76,27 +77,17 @@ func backtestAction(c *cli.Context) error {
 		return err
 	}
 
+	costs := costFlags(c)
 	req := backtest.Request{
 		Source: source, Name: name, Series: series, Params: params,
 		From: c.String("from"), To: c.String("to"),
-		Capital:     cfg.Research.Capital.String(),
-		FeeBps:      &cfg.Research.FeeBps,
-		SlippageBps: &cfg.Research.SlippageBps,
+		Capital:     cmp.Or(costs.Capital, cfg.Research.Capital.String()),
+		FeeBps:      cmp.Or(costs.FeeBps, &cfg.Research.FeeBps),
+		SlippageBps: cmp.Or(costs.SlippageBps, &cfg.Research.SlippageBps),
 		Fill:        c.String("fill"),
 		TradesLimit: c.Int("trades"),
 		Plot:        c.String("plot") != "",
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
-	}
-	if c.IsSet("capital") {
-		req.Capital = c.String("capital")
-	}
-	if c.IsSet("fee-bps") {
-		v := c.Float64("fee-bps")
-		req.FeeBps = &v
-	}
-	if c.IsSet("slippage-bps") {
-		v := c.Float64("slippage-bps")
-		req.SlippageBps = &v
 	}
 	// Check the arguments here, so a typo is a usage error before any
 	// worker starts.
@@ -114,7 +105,7 @@ func backtestAction(c *cli.Context) error {
 		return backtestError(err)
 	}
 	if resp.Output != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s printed:\n%s", name, indentBlock(resp.Output))
+		fmt.Fprintf(c.App.ErrWriter, "%s printed:\n%s", name, indent(resp.Output))
 	}
 	if file := c.String("plot"); file != "" {
 		if err := os.WriteFile(file, resp.PNG, 0o644); err != nil {
@@ -172,10 +163,4 @@ func backtestError(err error) error {
 		}
 	}
 	return err
-}
-
-// indentBlock indents each line of s by four spaces.
-func indentBlock(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return "    " + strings.Join(lines, "\n    ") + "\n"
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -221,9 +220,7 @@ func dataListCommand() *cli.Command {
 					out[i] = seriesJSON{s.Name, s.Symbol, string(s.Granularity), s.Source, s.Bars,
 						s.First.Format(time.RFC3339), s.Last.Format(time.RFC3339)}
 				}
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return writeJSON(c.App.Writer, out)
 			}
 			if len(infos) == 0 {
 				fmt.Fprintln(c.App.ErrWriter, "no series yet; run `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`")

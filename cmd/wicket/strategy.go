@@ -32,38 +32,20 @@ func strategyCommand() *cli.Command {
 					"KNOB=VALUE pairs override knobs for the smoke run. The strategy runs in a worker process " +
 					"limited to research.worker_memory_mib. Exits 1 when the strategy has problems.",
 				Flags: []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					t, err := strategyTarget(c, "validate")
-					if err != nil {
-						return err
-					}
-					pool, err := t.pool()
-					if err != nil {
-						return err
-					}
-					defer pool.Close()
+				Action: inWorker("validate", func(c *cli.Context, t target, pool *worker.Pool) error {
 					rep, err := pool.Validate(c.Context, t.req)
 					if err != nil {
 						return err
 					}
 					return printReport(c, t, rep)
-				},
+				}),
 			},
 			{
 				Name:      "params",
 				Usage:     "list a strategy's knobs: name, type, default, range, step, doc",
 				ArgsUsage: "FILE|NAME",
 				Flags:     []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					t, err := strategyTarget(c, "params")
-					if err != nil {
-						return err
-					}
-					pool, err := t.pool()
-					if err != nil {
-						return err
-					}
-					defer pool.Close()
+				Action: inWorker("params", func(c *cli.Context, t target, pool *worker.Pool) error {
 					res, err := pool.Params(c.Context, t.req)
 					if err != nil {
 						return err
@@ -77,7 +59,7 @@ func strategyCommand() *cli.Command {
 					}
 					fmt.Fprintln(c.App.Writer)
 					return printKnobs(c.App.Writer, res.Knobs)
-				},
+				}),
 			},
 			{
 				Name:      "templates",
@@ -103,8 +85,21 @@ type target struct {
 	cfg project.Config
 }
 
-func (t target) pool() (*worker.Pool, error) {
-	return worker.NewPool(worker.Config{Size: 1, MemoryMiB: t.cfg.Research.WorkerMemoryMiB})
+// inWorker is the action of a command that runs a strategy: it reads the
+// command's FILE|NAME and hands it to run with a pool of one worker.
+func inWorker(verb string, run func(c *cli.Context, t target, pool *worker.Pool) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		t, err := strategyTarget(c, verb)
+		if err != nil {
+			return err
+		}
+		pool, err := worker.NewPool(worker.Config{Size: 1, MemoryMiB: t.cfg.Research.WorkerMemoryMiB})
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		return run(c, t, pool)
+	}
 }
 
 // strategyTarget reads FILE|NAME (and, for validate, KNOB=VALUE
@@ -217,6 +212,7 @@ func printReport(c *cli.Context, t target, rep script.Report) error {
 	return nil
 }
 
+// indent indents each line of s by four spaces.
 func indent(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return "    " + strings.Join(lines, "\n    ") + "\n"

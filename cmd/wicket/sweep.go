@@ -122,17 +122,7 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	}
 	in.from, in.to = c.String("from"), c.String("to")
 	in.maxComb = c.Int("max-combinations")
-	if c.IsSet("capital") {
-		in.costs.Capital = c.String("capital")
-	}
-	if c.IsSet("fee-bps") {
-		v := c.Float64("fee-bps")
-		in.costs.FeeBps = &v
-	}
-	if c.IsSet("slippage-bps") {
-		v := c.Float64("slippage-bps")
-		in.costs.SlippageBps = &v
-	}
+	in.costs = costFlags(c)
 	p, cfg, err := openProject(c)
 	if err != nil {
 		return in, err
@@ -164,6 +154,24 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	return in, nil
 }
 
+// costFlags reads --capital, --fee-bps and --slippage-bps; a flag not
+// given is left empty, for the project's [research] default.
+func costFlags(c *cli.Context) research.Costs {
+	var costs research.Costs
+	if c.IsSet("capital") {
+		costs.Capital = c.String("capital")
+	}
+	if c.IsSet("fee-bps") {
+		v := c.Float64("fee-bps")
+		costs.FeeBps = &v
+	}
+	if c.IsSet("slippage-bps") {
+		v := c.Float64("slippage-bps")
+		costs.SlippageBps = &v
+	}
+	return costs
+}
+
 // researchError makes a request error a usage error (exit 2) and leaves
 // the others as they are.
 func researchError(err error) error {
@@ -191,15 +199,22 @@ func sweepAction(c *cli.Context) error {
 	if err != nil {
 		return researchError(err)
 	}
+	return writeResearch(c, "sweep", res, func(w io.Writer) error { return printSweep(w, res) }, res.Partial, res.PartialReason)
+}
+
+// writeResearch prints a sweep's or walk-forward's result: all of it as
+// JSON with --json, else the table print writes. A partial result (the
+// run was stopped) is printed too, and is an error after it.
+func writeResearch(c *cli.Context, verb string, res any, print func(io.Writer) error, partial bool, why string) error {
 	if c.Bool("json") {
 		if err := writeJSON(c.App.Writer, res); err != nil {
 			return err
 		}
-	} else if err := printSweep(c.App.Writer, res); err != nil {
+	} else if err := print(c.App.Writer); err != nil {
 		return err
 	}
-	if res.Partial {
-		return fmt.Errorf("sweep %s; the table shows what finished", res.PartialReason)
+	if partial {
+		return fmt.Errorf("%s %s; the output shows what finished", verb, why)
 	}
 	return nil
 }
@@ -237,25 +252,18 @@ func fmtPlaces(x *float64, places int) string {
 	return fmt.Sprintf("%.*f", places, *x)
 }
 
-func knobValue(v any) string {
-	if f, ok := v.(float64); ok {
-		return fmt.Sprint(f)
-	}
-	return fmt.Sprint(v)
-}
-
-// otherKnobs writes the knobs not in swept as "k=v k=v", sorted.
-func otherKnobs(params map[string]any, swept []string) string {
+// fmtKnobs writes the knobs not in skip as "k=v k=v", sorted.
+func fmtKnobs(params map[string]any, skip []string) string {
 	var names []string
 	for k := range params {
-		if !slices.Contains(swept, k) {
+		if !slices.Contains(skip, k) {
 			names = append(names, k)
 		}
 	}
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = k + "=" + knobValue(params[k])
+		parts[i] = k + "=" + fmt.Sprint(params[k])
 	}
 	return strings.Join(parts, " ")
 }
@@ -278,7 +286,7 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 	fmt.Fprintf(w, "%d combinations (%s), %d evaluated, %d failed, ranked by %s\n", r.Combinations, strings.Join(r.Knobs, " × "), r.Evaluated, r.Failed, r.RankBy)
 	fmt.Fprintf(w, "capital %s  fee %v bps  slippage %v bps", r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps)
 	if len(r.Top) > 0 {
-		if other := otherKnobs(r.Top[0].Params, r.Knobs); other != "" {
+		if other := fmtKnobs(r.Top[0].Params, r.Knobs); other != "" {
 			fmt.Fprintf(w, "  fixed %s", other)
 		}
 	}
@@ -294,7 +302,7 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 			m := readMetrics(t.Metrics)
 			row := []string{fmt.Sprint(t.Rank)}
 			for _, k := range r.Knobs {
-				row = append(row, knobValue(t.Params[k]))
+				row = append(row, fmt.Sprint(t.Params[k]))
 			}
 			row = append(row, fmtPlaces(m.Sharpe, 3), fmtPercent(m.CAGR), fmtPercent(m.TotalReturn), fmtPercent(m.MaxDrawdown), fmtPlaces(m.ProfitFactor, 2), fmt.Sprint(m.Trades))
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -316,7 +324,7 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 		}
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(w, "failed: %s: %s\n", fmtKnobs(e.Params), e.Message)
+		fmt.Fprintf(w, "failed: %s: %s\n", fmtKnobs(e.Params, nil), e.Message)
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
@@ -332,19 +340,6 @@ func fmtPtr(x *float64) string {
 		return "-"
 	}
 	return fmt.Sprint(*x)
-}
-
-func fmtKnobs(p map[string]any) string {
-	names := make([]string, 0, len(p))
-	for k := range p {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = k + "=" + knobValue(p[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 func fmtSeconds(s float64) string {

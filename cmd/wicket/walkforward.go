@@ -67,17 +67,7 @@ func walkForwardAction(c *cli.Context) error {
 	if err != nil {
 		return researchError(err)
 	}
-	if c.Bool("json") {
-		if err := writeJSON(c.App.Writer, res); err != nil {
-			return err
-		}
-	} else if err := printWalkForward(c.App.Writer, res); err != nil {
-		return err
-	}
-	if res.Partial {
-		return fmt.Errorf("walk-forward %s; the table shows what finished", res.PartialReason)
-	}
-	return nil
+	return writeResearch(c, "walk-forward", res, func(w io.Writer) error { return printWalkForward(w, res) }, res.Partial, res.PartialReason)
 }
 
 func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
@@ -97,7 +87,7 @@ func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
 		oos := readMetrics(win.OutOfSampleMetrics)
 		row := []string{fmt.Sprint(win.Index), spanText(win.InSample), spanText(win.OutOfSample)}
 		for _, k := range r.Knobs {
-			row = append(row, knobValue(win.Params[k]))
+			row = append(row, fmt.Sprint(win.Params[k]))
 		}
 		row = append(row, fmtPlaces(win.InSampleScore, 3), fmtPlaces(win.OutOfSampleScore, 3), fmtPercent(oos.TotalReturn), fmtPlaces(win.Efficiency, 2))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
