@@ -98,8 +98,8 @@ const DefaultConfigText = `# wicket project configuration. Every key below shows
 # Money is written as a decimal string ("100000"); rates are in basis points.
 
 [node]
-# Where the trading node listens (wicket node serve) and where wicket mcp,
-# wicket trade and wicket trace --node find it. Keep it on loopback.
+# Where the trading node listens (wicket node serve) and where wicket trade
+# and wicket mcp-config (for wicket mcp --node) find it. Keep it on loopback.
 address = "127.0.0.1:7879"
 
 # Paper venues: simulated matching, no exchange account needed. Add another
@@ -183,7 +183,7 @@ func ParseConfig(path string, data []byte) (Config, error) {
 // per-venue defaults.
 func (c *Config) Validate() error {
 	if c.Node.Address == "" {
-		return errors.New("node.address is empty")
+		return fmt.Errorf("node.address is empty; set it to the node's HOST:PORT (the default is %q)", DefaultNodeAddress)
 	}
 	seen := map[string]bool{}
 	for i := range c.Venues {
@@ -238,6 +238,9 @@ func (c *Config) Validate() error {
 	r := c.Research
 	if !r.Capital.IsPositive() {
 		return errors.New("research.capital must be positive")
+	}
+	if r.FeeBps < 0 || r.SlippageBps < 0 {
+		return errors.New("research.fee_bps and research.slippage_bps must not be negative")
 	}
 	if r.MaxCombinations <= 0 {
 		return errors.New("research.max_combinations must be positive")

@@ -98,8 +98,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown key", "[node]\nadress = \"x\"\n", "unknown key(s) node.adress"},
 		{"bad venue name", "[[venues]]\nname = \"../x\"\nsymbols=[\"A\"]\n", "invalid venue name"},
 		{"duplicate venue", "[[venues]]\nname = \"p\"\nsymbols=[\"A\"]\n[[venues]]\nname = \"p\"\nsymbols=[\"A\"]\n", "configured twice"},
-		{"bad decimal", "[guardrail]\nmax_order_notional = \"lots\"\n", "wicket.toml"},
+		{"bad decimal", "[guardrail]\nmax_order_notional = \"lots\"\n", "wicket.toml:2:"},
 		{"bad kind", "[[venues]]\nname = \"x\"\nkind = \"binance\"\nsymbols=[\"A\"]\n", "valid: paper"},
+		{"empty address", "[node]\naddress = \"\"\n", "set it to the node's HOST:PORT"},
+		{"negative research fee", "[research]\nfee_bps = -5\n", "research.fee_bps and research.slippage_bps must not be negative"},
+		{"negative research slippage", "[research]\nslippage_bps = -1\n", "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
