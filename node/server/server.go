@@ -473,7 +473,7 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 		out = node.Outcome{Ticket: id, Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
 			Code: "journal", Reason: "the journal could not record the command, so nothing was executed: " + err.Error()}
 	}
-	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "client_order_id", c.ClientOrderID,
+	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "client_order_id", out.ClientOrderID,
 		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
 	s.tickets.resolve(id, out)
 }
