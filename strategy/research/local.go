@@ -92,7 +92,7 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
 	var he *history.Error
 	if errors.As(err, &he) && he.Kind == history.NotFound {
-		out.Note = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
+		out.Note = noSeries
 		return out, nil
 	}
 	if err != nil {
@@ -110,10 +110,13 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 		})
 	}
 	if len(out.Series) == 0 {
-		out.Note = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
+		out.Note = noSeries
 	}
 	return out, nil
 }
+
+// noSeries is SeriesList.Note when the store holds no series.
+const noSeries = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
 
 // maxStrategyBytes bounds the strategy files this package reads.
 const maxStrategyBytes = 1 << 20

@@ -360,7 +360,9 @@ func (w *proc) kill() {
 	}
 }
 
-// stop ends an idle worker: closing stdin makes it exit; kill if it lingers.
+// stop ends a worker between requests: it closes stdin (the worker's
+// serve loop ends at EOF) and kills the process unless it has already
+// exited, then waits for it.
 func (w *proc) stop() {
 	w.in.Close()
 	select {
