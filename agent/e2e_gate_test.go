@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,7 +161,7 @@ func auditEntries(t *testing.T, n *nodetest.Server) []node.AuditEntry {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := osWriteFile(path, []byte(content)); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -182,5 +182,3 @@ func runWicketCode(t *testing.T, dir string, args ...string) (int, string) {
 	}
 	return 0, stderr.String()
 }
-
-func osWriteFile(path string, b []byte) error { return os.WriteFile(path, b, 0o600) }

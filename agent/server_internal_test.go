@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/gate"
 	"wicket/trace"
 )
 
@@ -204,7 +206,7 @@ func TestToolAccessProfiles(t *testing.T) {
 	} {
 		_, err := NewToolAccess(reg, bad.profile, bad.deny)
 		var ue *UsageError
-		if !errorsAs(err, &ue) || !strings.Contains(err.Error(), bad.want) {
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("NewToolAccess(%q, %v) = %v", bad.profile, bad.deny, err)
 		}
 	}
@@ -266,6 +268,17 @@ func TestRefusalTextGroupsByReason(t *testing.T) {
 		}
 		if !strings.Contains(text, "tool "+name) || !strings.Contains(text, "profile read-only") || !strings.Contains(text, served) {
 			t.Errorf("%s: refusal text %q", name, text)
+		}
+	}
+}
+
+// TestGateWindowInWords: the instructions and the place_order prompt state
+// the preview window the gate enforces.
+func TestGateWindowInWords(t *testing.T) {
+	want := fmt.Sprintf("within %d seconds", int(gate.PreviewWindow/time.Second))
+	for name, text := range map[string]string{"instructions": instrGate, "place_order prompt": gateSteps([]string{"submit_order"})} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s do not say %q: %q", name, want, text)
 		}
 	}
 }
