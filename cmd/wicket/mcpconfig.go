@@ -31,6 +31,9 @@ func mcpConfigCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("mcp-config takes no arguments, got %q", c.Args().First())
 			}
+			if c.Bool("no-node") && c.String("node") != "" {
+				return usagef("give --node or --no-node, not both")
+			}
 			p, cfg, err := openProject(c)
 			if err != nil {
 				return err
