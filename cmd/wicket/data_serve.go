@@ -29,7 +29,8 @@ func dataServeCommand() *cli.Command {
 		Usage: "serve the research API (list_series, list_strategies, backtest, sweep, walk-forward) over HTTP/JSON for wicket mcp --addr",
 		Description: "Listens on loopback only, unless --allow-remote is given; then every request must carry the bearer " +
 			"token WICKET_DATA_TOKEN (from the environment, else settings/secrets.env, at least 16 characters), and the " +
-			"service refuses to start without one. Strategies run in worker processes (research.workers, " +
+			"service refuses to start without one. It speaks plain HTTP and the token travels with every request: beyond " +
+			"loopback, put it behind TLS. Strategies run in worker processes (research.workers, " +
 			"research.worker_memory_mib). Sweeps and walk-forward analyses stream their progress as JSON lines and stop " +
 			"when the client closes the request. Stops on Ctrl-C or SIGTERM.",
 		Flags: []cli.Flag{
