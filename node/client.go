@@ -72,13 +72,14 @@ func NewClient(addr, observeKey, controlKey string, opts ...Option) (*Client, er
 func (c *Client) String() string { return "node.Client(" + c.base.Host + ")" }
 
 // Snapshot reads the node's state: all venues, or only venue when given,
-// with up to events recent events (0: the node's default of 20).
+// with up to events recent events (0: none; the node holds at most 500; a
+// negative count asks for the node's default of 20).
 func (c *Client) Snapshot(ctx context.Context, venue string, events int) (*Snapshot, error) {
 	q := url.Values{}
 	if venue != "" {
 		q.Set("venue", venue)
 	}
-	if events > 0 {
+	if events >= 0 {
 		q.Set("events", strconv.Itoa(events))
 	}
 	var s Snapshot

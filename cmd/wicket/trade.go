@@ -267,9 +267,6 @@ func tradeSnapshotAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot read the node: %w", err)
 	}
-	if events == 0 {
-		snap.Events = nil // the node's 0 means its default; here it means none
-	}
 	if c.Bool("json") {
 		return writeTradeJSON(c.App.Writer, snap)
 	}

@@ -204,7 +204,6 @@ func (r *tradeREPL) snapshot(ctx context.Context, args []string) {
 		r.fail(fmt.Errorf("cannot read the node: %w", err))
 		return
 	}
-	snap.Events = nil
 	_ = printTradeSnapshot(r.out, snap)
 }
 

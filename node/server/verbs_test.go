@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -153,4 +154,27 @@ func openOrder(t *testing.T, c *node.Client, id string) *node.Order {
 		}
 	}
 	return nil
+}
+
+// TestSnapshotEventCounts: the client asks for exactly the events it
+// names, none for 0, and the node's default for a negative count.
+func TestSnapshotEventCounts(t *testing.T) {
+	srv := nodetest.NewServer(t)
+	c := srv.Client()
+	for range 3 {
+		accepted(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "1", ""))
+	}
+	all := snapshot(t, c).Events // venue_opened, then accepted and filled per order
+	if len(all) != 7 {
+		t.Fatalf("%d events, want 7", len(all))
+	}
+	for _, tt := range []struct{ ask, want int }{{0, 0}, {2, 2}, {-1, 7}} {
+		s, err := c.Snapshot(context.Background(), "", tt.ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Events) != tt.want || (tt.want > 0 && s.Events[len(s.Events)-1].Seq != all[len(all)-1].Seq) {
+			t.Errorf("Snapshot(events=%d) gave %d events, want the newest %d", tt.ask, len(s.Events), tt.want)
+		}
+	}
 }
