@@ -290,14 +290,13 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 		return nil
 	}
 	pos := v.Position(symbol)
-	reducing := (side == command.Sell && pos.IsPositive()) || (side == command.Buy && pos.IsNegative())
 	working := qty
 	for _, o := range v.OpenOrders() {
 		if o.Symbol == symbol && o.Side == side && o.ID != except {
 			working = working.Add(o.Remaining())
 		}
 	}
-	if reducing && working.LessThanOrEqual(pos.Abs()) {
+	if reduces(pos, side, working) {
 		return nil
 	}
 	return &rejection{code: "reduce_only",
@@ -482,11 +481,17 @@ func (e *engine) mayFill(v venue, o node.Order) bool {
 	case command.Halted:
 		return false
 	case command.ReduceOnly:
-		pos := v.Position(o.Symbol)
-		reducing := (o.Side == command.Sell && pos.IsPositive()) || (o.Side == command.Buy && pos.IsNegative())
-		return reducing && o.Remaining().LessThanOrEqual(pos.Abs())
+		return reduces(v.Position(o.Symbol), o.Side, o.Remaining())
 	}
 	return true
+}
+
+// reduces reports whether trading qty on side against the position pos
+// reduces it without flipping it: the one reduce_only rule, for orders and
+// for fills.
+func reduces(pos decimal.Decimal, side command.Side, qty decimal.Decimal) bool {
+	opposes := (side == command.Sell && pos.IsPositive()) || (side == command.Buy && pos.IsNegative())
+	return opposes && qty.LessThanOrEqual(pos.Abs())
 }
 
 // snapshot is the state for the wire; venueName "" means every venue.
