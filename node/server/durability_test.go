@@ -178,6 +178,14 @@ func TestListenRefusesRemote(t *testing.T) {
 	if _, err := server.Listen("no-port", false); err == nil {
 		t.Error("Listen accepted an address without a port")
 	}
+	held, err := server.Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := server.Listen(held.Addr().String(), false); err == nil || !strings.Contains(err.Error(), "choose another address with --listen") {
+		t.Errorf("Listen on a port in use = %v, want advice", err)
+	}
 	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
 		ln, err := server.Listen(addr, false)
 		if err != nil {

@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"wicket/internal/project"
@@ -568,6 +569,9 @@ func Listen(addr string, allowRemote bool) (net.Listener, error) {
 			Msg: "is not a loopback address; the node listens on loopback only (use 127.0.0.1), unless started with --allow-remote"}
 	}
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen on %s: %w: another process (perhaps another node) holds it; stop it, or choose another address with --listen", addr, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
