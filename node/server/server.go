@@ -490,7 +490,7 @@ func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = min(d, maxWait)
 	}
-	out, done, ok := s.tickets.get(id)
+	out, ok := s.tickets.wait(r.Context(), id, wait)
 	if !ok {
 		o, found, err := s.j.Ticket(id)
 		switch {
@@ -503,17 +503,6 @@ func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, o)
 		}
 		return
-	}
-	if done != nil && wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		select {
-		case <-done:
-			out, _, _ = s.tickets.get(id)
-		case <-timer.C:
-		case <-r.Context().Done():
-			return
-		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"sync"
+	"time"
 
 	"wicket/node"
 )
@@ -56,17 +58,29 @@ func (t *tickets) resolve(id string, out node.Outcome) {
 	}
 }
 
-// get returns a ticket's current outcome and a channel closed when it is
-// final (nil when it already is), or ok false for a ticket not in memory.
-func (t *tickets) get(id string) (out node.Outcome, done <-chan struct{}, ok bool) {
+// wait returns a ticket's outcome, waiting up to d (or until ctx ends)
+// while it is pending; ok is false for a ticket not in memory. A ticket
+// resolved during the wait is answered from the ticket itself, so it cannot
+// be lost to eviction in between.
+func (t *tickets) wait(ctx context.Context, id string, d time.Duration) (out node.Outcome, ok bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	tk := t.byID[id]
 	if tk == nil {
-		return node.Outcome{}, nil, false
+		t.mu.Unlock()
+		return node.Outcome{}, false
 	}
-	if tk.out.Status == node.Pending {
-		return tk.out, tk.done, true
+	out = tk.out
+	t.mu.Unlock()
+	if out.Status != node.Pending || d <= 0 {
+		return out, true
 	}
-	return tk.out, nil, true
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-tk.done:
+		return tk.out, true // final: written before done was closed, never after
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return out, true
 }
