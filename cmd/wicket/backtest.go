@@ -38,7 +38,7 @@ func backtestCommand() *cli.Command {
 			&cli.Float64Flag{Name: "fee-bps", Usage: "fee per fill in basis points of notional (default research.fee_bps)"},
 			&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
 			&cli.StringFlag{Name: "fill", Usage: "fill model: next_open (default) or close (optimistic, warned about)"},
-			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades in --json (default %d, at most %d)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
+			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades (default %d, at most %d; the table shows the first of them)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
 		},
