@@ -121,7 +121,9 @@ type Account struct {
 
 // Signals is the vectorised output of a signals(bars) entry point: per bar,
 // whether to go long, go short, or exit, and the size (fraction of equity).
-// Nil slices mean "never"; Size nil means 1.0 everywhere.
+// Nil slices mean "never". Size holds one value per bar, or a single value
+// that applies to every bar (a constant size costs no per-bar array); nil
+// means 1.0 everywhere.
 type Signals struct {
 	Long  []bool
 	Short []bool
@@ -135,10 +137,16 @@ type Signals struct {
 func (s Signals) Targets(n int) []float64 {
 	out := make([]float64, n)
 	at := func(v []bool, i int) bool { return i < len(v) && v[i] }
+	size, perBar := 1.0, len(s.Size) > 1
+	if len(s.Size) == 1 {
+		size = s.Size[0]
+	}
 	for i := range out {
-		size := 1.0
-		if i < len(s.Size) {
-			size = s.Size[i]
+		if perBar {
+			size = 1.0
+			if i < len(s.Size) {
+				size = s.Size[i]
+			}
 		}
 		long, short := at(s.Long, i), at(s.Short, i)
 		switch {

@@ -192,13 +192,22 @@ func TestPNG(t *testing.T) {
 
 const benchBars = 1_000_000
 
+// handStats are the figures the hand loop reports beside its equity:
+// what a backtest is for.
+type handStats struct {
+	final, sharpe, sortino, maxDrawdown float64
+}
+
 // handLoop is the reference: the same SMA cross with the same fill model
 // written as one plain Go loop over the same slices, producing the equity
-// curve and the final equity.
-func handLoop(open, close []float64, fast, slow int, capital, fee, slip float64, equity []float64) float64 {
+// curve and, fused into the same pass as hand-written code would, the
+// returns' Sharpe and Sortino ratios (per period) and the maximum drawdown.
+func handLoop(open, close []float64, fast, slow int, capital, fee, slip float64, equity []float64) handStats {
 	f, s := sma(close, fast), sma(close, slow)
 	cash, pos := capital, 0.0
 	want, cur := math.NaN(), 0.0
+	prev, peak, maxDD := capital, capital, 0.0
+	var sum, sumSq, downSq float64
 	for i := range close {
 		if !math.IsNaN(want) && want != cur {
 			cur = want
@@ -223,9 +232,22 @@ func handLoop(open, close []float64, fast, slow int, capital, fee, slip float64,
 				want = 0
 			}
 		}
-		equity[i] = cash + pos*close[i]
+		eq := cash + pos*close[i]
+		equity[i] = eq
+		r := eq/prev - 1
+		prev = eq
+		sum += r
+		sumSq += r * r
+		if r < 0 {
+			downSq += r * r
+		}
+		peak = max(peak, eq)
+		maxDD = max(maxDD, 1-eq/peak)
 	}
-	return equity[len(equity)-1]
+	n := float64(len(close))
+	mean := sum / n
+	std := math.Sqrt((sumSq - n*mean*mean) / (n - 1))
+	return handStats{final: equity[len(equity)-1], sharpe: mean / std, sortino: mean / math.Sqrt(downSq/n), maxDrawdown: maxDD}
 }
 
 // TestHandLoopAgrees holds the engine, fed the SMA cross's targets, to the
@@ -234,7 +256,7 @@ func handLoop(open, close []float64, fast, slow int, capital, fee, slip float64,
 func TestHandLoopAgrees(t *testing.T) {
 	bars := walk(20_000, 1)
 	eq := make([]float64, bars.Len())
-	handLoop(bars.Open, bars.Close, 10, 30, 10000, 0.001, 0.0005, eq)
+	hs := handLoop(bars.Open, bars.Close, 10, 30, 10000, 0.001, 0.0005, eq)
 	r, err := Run(context.Background(), bars, DefaultConfig(), Decisions{Targets: crossTargets(bars.Close, 10, 30)})
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +267,20 @@ func TestHandLoopAgrees(t *testing.T) {
 	for i, e := range r.Curve.Equity {
 		if math.Abs(e-eq[i]) > 1e-9*math.Abs(eq[i]) {
 			t.Fatalf("bar %d: engine equity %v, hand loop %v", i, e, eq[i])
+		}
+	}
+	root := math.Sqrt(r.Metrics.PeriodsPerYear)
+	for _, m := range []struct {
+		name         string
+		engine, hand float64
+	}{
+		{"sharpe", r.Metrics.Sharpe, hs.sharpe * root},
+		{"sortino", r.Metrics.Sortino, hs.sortino * root},
+		{"max drawdown", r.Metrics.MaxDrawdown, hs.maxDrawdown},
+		{"final equity", r.Metrics.FinalEquity, hs.final},
+	} {
+		if math.Abs(m.engine-m.hand) > 1e-6*math.Abs(m.hand) {
+			t.Errorf("%s: engine %v, hand loop %v", m.name, m.engine, m.hand)
 		}
 	}
 }

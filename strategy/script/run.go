@@ -325,24 +325,24 @@ func toBools(v starlark.Value, n int) ([]bool, string) {
 }
 
 func toSizes(v starlark.Value, n int) ([]float64, string) {
-	out := make([]float64, n)
-	set := func(i int, f float64) string {
+	check := func(i int, f float64) (float64, string) {
 		if math.IsNaN(f) {
-			f = 0
+			return 0, ""
 		}
 		if math.IsInf(f, 0) {
-			return fmt.Sprintf("is infinite at bar %d", i)
+			return 0, fmt.Sprintf("is infinite at bar %d", i)
 		}
-		out[i] = f
-		return ""
+		return f, ""
 	}
 	switch x := v.(type) {
 	case *Series:
 		if len(x.vals) != n {
 			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(x.vals), n)
 		}
+		out := make([]float64, n)
 		for i, f := range x.vals {
-			if msg := set(i, f); msg != "" {
+			var msg string
+			if out[i], msg = check(i, f); msg != "" {
 				return nil, msg
 			}
 		}
@@ -350,12 +350,12 @@ func toSizes(v starlark.Value, n int) ([]float64, string) {
 	}
 	if _, isBool := v.(starlark.Bool); !isBool {
 		if f, ok := scalar(v); ok {
-			for i := range out {
-				if msg := set(i, f); msg != "" {
-					return nil, msg
-				}
+			// One value for every bar (strategy.Signals.Size).
+			f, msg := check(0, f)
+			if msg != "" {
+				return nil, msg
 			}
-			return out, ""
+			return []float64{f}, ""
 		}
 	}
 	return nil, fmt.Sprintf("is %s; want a number or a series (fraction of equity)", v.Type())

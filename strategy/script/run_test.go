@@ -170,7 +170,7 @@ func TestSignalsResult(t *testing.T) {
 		t.Fatalf("signals (-want +got):\n%s", diff)
 	}
 	sig, err = run(`{"short": [True, False, True, False, True, False, True, False], "size": 0.5}`)
-	if err != nil || sig.Long != nil || !sig.Short[0] || sig.Short[1] || sig.Size[7] != 0.5 {
+	if err != nil || sig.Long != nil || !sig.Short[0] || sig.Short[1] || len(sig.Size) != 1 || sig.Size[0] != 0.5 {
 		t.Fatalf("%+v %v", sig, err)
 	}
 	sig, err = run(`{"long": True}`)

@@ -70,11 +70,21 @@ func Compute(e *Entry, inputs [][]float64, p []float64) (res Result, err error) 
 		if len(col) != n-w {
 			return Result{}, &Error{Func: e.Name, Msg: fmt.Sprintf("internal error: output has %d values, want %d", len(col), n-w)}
 		}
-		out := make([]float64, n)
-		for i := 0; i < start; i++ {
-			out[i] = math.NaN()
+		var out []float64
+		if w == 0 {
+			// col is this call's own output, aligned with the bars: mark the
+			// warm-up missing in place instead of copying a million values.
+			out = col
+			for i := 0; i < start; i++ {
+				out[i] = math.NaN()
+			}
+		} else {
+			out = make([]float64, n)
+			for i := 0; i < start; i++ {
+				out[i] = math.NaN()
+			}
+			copy(out[start:], col[lb:])
 		}
-		copy(out[start:], col[lb:])
 		if e.index[j] && w > 0 {
 			for i := start; i < n; i++ {
 				out[i] += float64(w)
