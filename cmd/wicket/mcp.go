@@ -104,7 +104,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	case addr != "":
 		client, err := dataClient(addr, b.Project)
 		if err != nil {
-			return usagef("--addr: %v", err)
+			return err
 		}
 		b.Research = client
 		opts.DataService = "wicket data serve at " + addr
@@ -159,14 +159,19 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 
 // dataClient builds the research client for `wicket data serve` at addr,
 // with the bearer token WICKET_DATA_TOKEN when one is set (environment,
-// then secrets.env); a loopback service needs none.
+// then secrets.env); a loopback service needs none. A bad address is a
+// usage error; unreadable secrets are not.
 func dataClient(addr string, p *project.Project) (*research.Client, error) {
 	s, err := loadSecrets(p)
 	if err != nil {
 		return nil, err
 	}
 	token, _, _ := s.Lookup(project.KeyData)
-	return research.NewClient(addr, research.ClientOptions{Token: token})
+	c, err := research.NewClient(addr, research.ClientOptions{Token: token})
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--addr: %w", err)}
+	}
+	return c, nil
 }
 
 // nodeClient builds a node client with the project's node keys.
