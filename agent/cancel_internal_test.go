@@ -81,9 +81,12 @@ func TestSweepStopsOnCancelled(t *testing.T) {
 	}
 	waitFor(t, fake.stopped, "the sweep's context to be cancelled by notifications/cancelled")
 
+	// Closing the client stops its reader; close the read end of the
+	// server's stdout too, so a response written after that (the sweep's
+	// partial result) fails instead of blocking Serve for ever.
 	c.Close()
-	fromClient.Close()
-	<-done
+	toClient.Close()
+	waitFor(t, done, "Serve to return after the client closed")
 }
 
 func waitFor[T any](t *testing.T, ch <-chan T, what string) {
