@@ -71,10 +71,8 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	if err != nil {
 		return fail("cannot read the node: %v", err)
 	}
-	if events == 0 || snap.Events == nil {
-		// The node reads 0 as "its default"; the agent asked for none. The
-		// output schema declares an array: none is [], never null.
-		snap.Events = []node.Event{}
+	if snap.Events == nil {
+		snap.Events = []node.Event{} // the output schema declares an array: none is [], never null
 	}
 	for _, v := range snap.Venues {
 		tb.venues.set(v.Name, v.Kind)
