@@ -27,6 +27,10 @@ type Research interface {
 
 func researchHints() Hints { return Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(true)} }
 
+// maxCostBps bounds fee_bps and slippage_bps (10%); the schema and the
+// handler read the same number.
+const maxCostBps = 1000
+
 // List bounds for the research listings.
 const (
 	defaultListLimit = 100
@@ -41,8 +45,8 @@ var (
 	}
 	costParams = []Param{
 		{Name: "capital", Type: "", Schema: map[string]any{"type": []string{"string", "number"}}, Description: "starting capital as a decimal string, e.g. \"10000\"; default from wicket.toml [research]"},
-		{Name: "fee_bps", Type: "number", Min: num(0), Max: num(1000), Description: "fee per trade in basis points of notional; default from wicket.toml [research] (10)"},
-		{Name: "slippage_bps", Type: "number", Min: num(0), Max: num(1000), Description: "slippage per fill in basis points; default from wicket.toml [research] (5)"},
+		{Name: "fee_bps", Type: "number", Min: num(0), Max: num(maxCostBps), Description: "fee per trade in basis points of notional; default from wicket.toml [research] (10)"},
+		{Name: "slippage_bps", Type: "number", Min: num(0), Max: num(maxCostBps), Description: "slippage per fill in basis points; default from wicket.toml [research] (5)"},
 	}
 	gridParam = Param{Name: "grid", Required: true, Description: "per knob, a list of values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 30, 50]}",
 		Schema: map[string]any{"type": "object", "additionalProperties": map[string]any{
@@ -254,8 +258,8 @@ func readRunArgs(c *call) (runArgs, error) {
 			continue
 		}
 		var v float64
-		if err := json.Unmarshal(c.args[f.name], &v); err != nil || v < 0 {
-			return a, fmt.Errorf("argument %q must be a non-negative number of basis points", f.name)
+		if err := json.Unmarshal(c.args[f.name], &v); err != nil || v < 0 || v > maxCostBps {
+			return a, fmt.Errorf("argument %q must be a number of basis points from 0 to %d", f.name, maxCostBps)
 		}
 		*f.dst = &v
 	}

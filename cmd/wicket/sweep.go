@@ -15,7 +15,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"wicket/internal/project"
 	"wicket/strategy/research"
 	"wicket/strategy/script"
 	"wicket/strategy/worker"
@@ -133,14 +132,9 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	}
 	in.ref = research.StrategyRef{Source: source, Label: label}
 	if addr := c.String("addr"); addr != "" {
-		secrets, err := p.Secrets(os.LookupEnv)
+		client, err := dataClient(addr, &p)
 		if err != nil {
 			return in, err
-		}
-		token, _, _ := secrets.Lookup(project.KeyData)
-		client, err := research.NewClient(addr, research.ClientOptions{Token: token})
-		if err != nil {
-			return in, usageError{fmt.Errorf("--addr: %w", err)}
 		}
 		in.svc, in.close = client, func() {}
 		return in, nil
