@@ -6,8 +6,6 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
-	"wicket/node/command"
-	"wicket/node/guardrail"
 )
 
 // errNoNode is what node tools answer when the server was started without
@@ -78,14 +76,4 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 		tb.venues.set(v.Name, v.Kind)
 	}
 	return ok(snap)
-}
-
-// guardrailView is the market the client-side guardrail checks a command
-// against: the node's marks, positions and open orders for its venue.
-func (tb *toolbox) guardrailView(ctx context.Context, cmd command.Command) (guardrail.View, error) {
-	snap, err := tb.Node.Snapshot(ctx, cmd.Venue, 0)
-	if err != nil {
-		return nil, err
-	}
-	return snap, nil
 }

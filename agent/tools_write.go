@@ -17,19 +17,14 @@ import (
 // ToolSpec.Write marks them, isWriteTool reads it, the read-only ring is its
 // negation, and every one of them goes through the preview gate.
 
-// ticketWait is how long a confirmed write awaits its own ticket.
-const ticketWait = 2 * time.Second
-
-// pendingWrite is what a preview token binds: the resolved command and the
-// reason shown with it. Only the command is intent; the reason rides along.
-type pendingWrite struct {
-	cmd    command.Command
-	reason string
-}
+// pendingWrite is what a preview token binds: the preview, whose command
+// is what a confirm executes. Only the command is intent; the reason and
+// the checks ride along.
+type pendingWrite node.Preview
 
 // SameIntent compares the commands only.
 func (p pendingWrite) SameIntent(confirming pendingWrite) error {
-	return p.cmd.SameIntent(confirming.cmd)
+	return p.Command.SameIntent(confirming.Command)
 }
 
 var _ gate.Command[pendingWrite] = pendingWrite{}
@@ -129,48 +124,35 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if r := tb.needNode(); r != nil {
 		return r
 	}
-	resolved := cmd.Resolve(tb.newID)
-	view, viewErr := tb.guardrailView(ctx, resolved)
-	guard := tb.guard.Check(resolved, view)
+	p := node.NewPreview(ctx, tb.Node, tb.guard, cmd, reason, tb.newID)
 	out := map[string]any{
 		"status":    "preview",
 		"tool":      tool,
-		"command":   resolved,
-		"guardrail": guard,
+		"command":   p.Command,
+		"guardrail": p.Guardrail,
+		"dry_run":   p.DryRun,
 	}
-	if reason != "" {
-		out["reason"] = reason
+	if p.Reason != "" {
+		out["reason"] = p.Reason
 	}
-	var notes []string
-	if !guard.OK {
-		notes = append(notes, "The client-side guardrail failed (see guardrail.checks): the node enforces the same limits and is expected to reject this command; change it and preview again.")
-	}
-	if viewErr != nil {
-		notes = append(notes, "the node could not be read for marks and positions ("+viewErr.Error()+"); the guardrail ran without them")
-	}
-	if verdict, err := tb.Node.DryRun(ctx, command.NewEnvelope(resolved, reason)); err != nil {
-		out["dry_run"] = nil
-		notes = append(notes, "no dry run was asked of the node: "+err.Error())
-	} else {
-		out["dry_run"] = verdict
-	}
-	tok, expires, err := tb.previews.Issue(tool, pendingWrite{cmd: resolved, reason: reason})
+	tok, expires, err := tb.previews.Issue(tool, pendingWrite(p))
 	if err != nil {
 		return failErr(err)
 	}
+	notes := p.Notes
 	if ignoredToken != "" {
 		notes = append(notes, "a preview_token was given without confirm: true (the JSON boolean), so this is a new preview; the earlier token stays valid until it expires")
 	}
 	notes = append(notes, fmt.Sprintf("Nothing was sent. To execute exactly this command, call %s again with the same arguments plus "+
 		`"confirm": true and "preview_token": %q before %s. Any change to the command needs a new preview.`,
 		tool, tok, expires.UTC().Format(time.RFC3339)))
-	out["note"] = strings.Join(notes, " ")
+	out["note"] = strings.Join(notes, ". ")
 	out["preview_token"] = string(tok)
 	out["expires_at"] = expires.UTC().Format(time.RFC3339Nano)
-	if resolved.ClientOrderID != "" {
-		out["client_order_id"] = resolved.ClientOrderID
+	if p.Command.ClientOrderID != "" {
+		out["client_order_id"] = p.Command.ClientOrderID
 	}
-	return &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: resolved.ClientOrderID}
+	return &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: p.Command.ClientOrderID}
 }
 
 // confirm takes the token (single use, before anything runs), sends the
@@ -182,9 +164,9 @@ func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command
 	token, err := gate.ParseToken(tok)
 	if err == nil {
 		var stored pendingWrite
-		stored, err = tb.previews.Take(tool, token, pendingWrite{cmd: cmd})
+		stored, err = tb.previews.Take(tool, token, pendingWrite{Command: cmd})
 		if err == nil {
-			return tb.send(ctx, tool, stored, tok)
+			return tb.send(ctx, tool, node.Preview(stored), tok)
 		}
 	}
 	r := refuse(err.Error())
@@ -193,44 +175,35 @@ func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command
 	return r
 }
 
-// send executes a stored command and reports its outcome truthfully.
-func (tb *toolbox) send(ctx context.Context, tool string, w pendingWrite, tok string) *result {
-	out := map[string]any{"tool": tool, "command": w.cmd}
-	if w.cmd.ClientOrderID != "" {
-		out["client_order_id"] = w.cmd.ClientOrderID
-	}
-	ticket, err := tb.Node.Submit(ctx, command.NewEnvelope(w.cmd, w.reason))
-	if err != nil {
-		r := fail("the node did not take the command: %v. It may or may not have been received: check node_snapshot before trying again (a retried submit_order with the same client_order_id is refused as a duplicate).", err)
-		r.token, r.clientOrderID = tok, w.cmd.ClientOrderID
+// send executes a stored preview's command and reports its outcome
+// truthfully: accepted, rejected (with the node's reason) or pending.
+func (tb *toolbox) send(ctx context.Context, tool string, p node.Preview, tok string) *result {
+	s := node.Send(ctx, tb.Node, p, node.TicketWait)
+	if s.Status == node.SendFailed {
+		r := fail("%s", s.Note)
+		r.token, r.clientOrderID = tok, p.Command.ClientOrderID
 		return r
 	}
-	out["ticket"] = ticket
-	res := &result{verdict: trace.OK, token: tok, clientOrderID: w.cmd.ClientOrderID, ticket: ticket}
-	outcome, err := tb.Node.Ticket(ctx, ticket, ticketWait)
-	switch {
-	case err != nil:
-		out["status"] = "pending"
-		out["note"] = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + ". Check node_snapshot; do not resend."
-	case outcome.Status == node.Accepted:
-		out["status"] = "accepted"
-		if outcome.OrderID != "" {
-			out["order_id"] = outcome.OrderID
-		}
-		if outcome.Detail != "" {
-			out["detail"] = outcome.Detail
-		}
-	case outcome.Status == node.Rejected:
-		out["status"] = "rejected"
-		out["reason"] = outcome.Reason
-		if outcome.ExistingOrder != nil {
-			out["existing_order"] = outcome.ExistingOrder
-		}
-	default:
-		out["status"] = "pending"
-		out["note"] = "the node has not finished this command within 2 s (ticket " + ticket + "). Check node_snapshot for its result rather than sending it again."
+	out := map[string]any{"status": s.Status, "tool": tool, "command": p.Command, "ticket": s.Ticket}
+	if p.Command.ClientOrderID != "" {
+		out["client_order_id"] = p.Command.ClientOrderID
 	}
-	res.outcome = out["status"].(string)
-	res.structured = out
-	return res
+	if s.Note != "" {
+		out["note"] = s.Note
+	}
+	if o := s.Outcome; o != nil {
+		if o.OrderID != "" {
+			out["order_id"] = o.OrderID
+		}
+		if o.Detail != "" {
+			out["detail"] = o.Detail
+		}
+		if o.Status == node.Rejected {
+			out["reason"] = o.Reason
+			if o.ExistingOrder != nil {
+				out["existing_order"] = o.ExistingOrder
+			}
+		}
+	}
+	return &result{structured: out, verdict: trace.OK, token: tok, clientOrderID: p.Command.ClientOrderID, ticket: s.Ticket, outcome: s.Status}
 }

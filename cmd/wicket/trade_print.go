@@ -74,7 +74,9 @@ func printTradePreview(w io.Writer, p tradePreview) {
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if failed > 0 || (p.DryRun != nil && !p.DryRun.WouldAccept) {
+	// A failed guardrail carries its own note; a dry run that rejects
+	// what the guardrail passed gets this line.
+	if failed == 0 && p.DryRun != nil && !p.DryRun.WouldAccept {
 		fmt.Fprintf(w, "warning: the node is expected to reject this command as it stands\n")
 	}
 }

@@ -420,13 +420,14 @@ func TestTradePreviewWithoutTheNode(t *testing.T) {
 	f := &fakeNode{snapErr: down, dryErr: down}
 	cmd, _ := command.Build("submit_order", map[string]string{"venue": "paper", "symbol": "BTC-USD", "side": "buy", "type": "market", "quantity": "1"})
 	p := fakeTrader(f).preview(context.Background(), cmd, "")
-	if p.DryRun != nil || p.Guardrail.OK || len(p.Notes) != 2 {
+	if p.DryRun != nil || p.Guardrail.OK || len(p.Notes) != 3 {
 		t.Fatalf("preview = %+v", p)
 	}
 	var b bytes.Buffer
 	printTradePreview(&b, p)
 	for _, want := range []string{"FAIL  order_notional     no mark for BTC-USD on paper", "node dry run: not available",
-		"note: the node could not be read for marks and positions", "note: no dry run was asked of the node", "warning: the node is expected to reject"} {
+		"note: the node could not be read for marks and positions", "note: no dry run was asked of the node",
+		"note: the client-side guardrail failed: the node enforces the same limits and is expected to reject this command"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("preview lacks %q:\n%s", want, b.String())
 		}

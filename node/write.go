@@ -1,0 +1,100 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"wicket/node/command"
+	"wicket/node/guardrail"
+)
+
+// Writing to a node is the same two steps on every surface (the agent's
+// write tools and the human trade REPL): a Preview that resolves and checks
+// a command and sends nothing, then Send, which submits exactly the
+// previewed command and awaits its own ticket. Both surfaces call these, so
+// a command reaches the node the same way whoever typed it.
+
+// Conn is what writing needs of a node; *Client is one.
+type Conn interface {
+	Snapshot(ctx context.Context, venue string, events int) (*Snapshot, error)
+	DryRun(ctx context.Context, env command.Envelope) (Verdict, error)
+	Submit(ctx context.Context, env command.Envelope) (string, error)
+	Ticket(ctx context.Context, id string, wait time.Duration) (Outcome, error)
+}
+
+var _ Conn = (*Client)(nil)
+
+// TicketWait is how long Send awaits a command's own ticket.
+const TicketWait = 2 * time.Second
+
+// Preview is a command resolved and checked, before anything is sent. Its
+// Command is exactly what Send submits.
+type Preview struct {
+	Command   command.Command  `json:"command"`
+	Reason    string           `json:"reason,omitempty"`
+	Guardrail guardrail.Report `json:"guardrail"`
+	DryRun    *Verdict         `json:"dry_run"` // nil when the node could not be asked
+	Notes     []string         `json:"notes,omitempty"`
+}
+
+// NewPreview resolves cmd (a submit_order without a client order id gets
+// "wk-" + newID()), runs the client-side guardrail over a fresh snapshot
+// of its venue and asks the node for a dry run. It never sends the command;
+// a node that cannot be read or asked is noted, not an error.
+func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd command.Command, reason string, newID func() string) Preview {
+	resolved := cmd.Resolve(newID)
+	p := Preview{Command: resolved, Reason: command.SanitizeReason(reason)}
+	var view guardrail.View
+	if snap, err := conn.Snapshot(ctx, resolved.Venue, 0); err != nil {
+		p.Notes = append(p.Notes, "the node could not be read for marks and positions ("+err.Error()+"); the guardrail ran without them")
+	} else {
+		view = snap
+	}
+	p.Guardrail = g.Check(resolved, view)
+	if !p.Guardrail.OK {
+		p.Notes = append(p.Notes, "the client-side guardrail failed: the node enforces the same limits and is expected to reject this command; change it and preview again")
+	}
+	if v, err := conn.DryRun(ctx, command.NewEnvelope(resolved, p.Reason)); err != nil {
+		p.Notes = append(p.Notes, "no dry run was asked of the node: "+err.Error())
+	} else {
+		p.DryRun = &v
+	}
+	return p
+}
+
+// SendFailed is the Sent status when Submit itself failed: the node may or
+// may not have the command.
+const SendFailed = "send_failed"
+
+// Sent is what came of sending a preview, told truthfully: Status is
+// accepted or rejected (with the node's Outcome), pending (the ticket did
+// not resolve within the wait, or could not be read) or SendFailed. Note
+// says what to do for the last two.
+type Sent struct {
+	Status  string
+	Ticket  string
+	Outcome *Outcome
+	Note    string
+}
+
+// Send submits the previewed command with its reason and awaits its own
+// ticket for up to wait. It never resends.
+func Send(ctx context.Context, conn Conn, p Preview, wait time.Duration) Sent {
+	ticket, err := conn.Submit(ctx, command.NewEnvelope(p.Command, p.Reason))
+	if err != nil {
+		return Sent{Status: SendFailed, Note: fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: "+
+			"check the node's snapshot before trying again (a retried submit_order with the same client_order_id is refused as a duplicate)", err)}
+	}
+	s := Sent{Status: string(Pending), Ticket: ticket}
+	res, err := conn.Ticket(ctx, ticket, wait)
+	switch {
+	case err != nil:
+		s.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + ". Check the node's snapshot; do not resend."
+	case res.Status == Accepted || res.Status == Rejected:
+		s.Status, s.Outcome = string(res.Status), &res
+	default:
+		s.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s). Check the node's snapshot for its result rather than sending it again.", wait, ticket)
+	}
+	return s
+}
