@@ -40,19 +40,8 @@ func TestPreviewExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewInProcessClient(s.mcp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := inProcessClient(t, s)
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-06-18"
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	call := func(args string) (map[string]any, string, bool) {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "set_trading_state"
@@ -103,4 +92,25 @@ func TestPreviewExpiry(t *testing.T) {
 	if got := strings.Join(verdicts, " "); got != "preview refused preview ok" {
 		t.Errorf("trace verdicts %q", got)
 	}
+}
+
+// inProcessClient is an initialized mcp-go client talking to s in-process
+// (no stdio): for tests that need an injected clock or a fake backend.
+func inProcessClient(t *testing.T, s *Server) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(s.mcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

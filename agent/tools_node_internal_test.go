@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/internal/project"
@@ -21,19 +20,8 @@ func TestNodeSnapshotEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewInProcessClient(s.mcp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := inProcessClient(t, s)
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-06-18"
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		args string
 		max  int
