@@ -13,16 +13,7 @@ func BenchmarkIssueTake(b *testing.B) {
 	g := gate.New[gate.Fields](gate.Options{})
 	stored := order()
 	confirming := with(with(order(), "client_order_id", "-"), "quantity", "0.5")
-	b.ReportAllocs()
-	for b.Loop() {
-		tok, _, err := g.Issue("submit_order", stored)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := g.Take("submit_order", tok, confirming); err != nil {
-			b.Fatal(err)
-		}
-	}
+	issueTakeLoop(b, g, stored, confirming)
 }
 
 // BenchmarkIssueTakeBusy is BenchmarkIssueTake with 1,000 other previews
@@ -40,16 +31,7 @@ func BenchmarkIssueTakeBusy(b *testing.B) {
 		g.Take("submit_order", tok, stored)
 	}
 	confirming := with(with(order(), "client_order_id", "-"), "quantity", "0.5")
-	b.ReportAllocs()
-	for b.Loop() {
-		tok, _, err := g.Issue("submit_order", stored)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := g.Take("submit_order", tok, confirming); err != nil {
-			b.Fatal(err)
-		}
-	}
+	issueTakeLoop(b, g, stored, confirming)
 }
 
 // BenchmarkIssueTakeParallel runs Issue+Take from GOMAXPROCS goroutines on
@@ -72,4 +54,18 @@ func BenchmarkIssueTakeParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// issueTakeLoop times one Issue and one confirming Take per iteration.
+func issueTakeLoop(b *testing.B, g *gate.PendingPreviews[gate.Fields], stored, confirming gate.Fields) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tok, _, err := g.Issue("submit_order", stored)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := g.Take("submit_order", tok, confirming); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
