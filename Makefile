@@ -8,7 +8,7 @@ STATICCHECK_VERSION := v0.8.2
 # Per-test-binary timeout; the whole suite must stay well inside 15 minutes on 2 cores.
 TEST_TIMEOUT ?= 12m
 
-.PHONY: all build test fmt-check vet staticcheck tidy-check unit bench docs demo clean
+.PHONY: all build test fmt-check vet staticcheck tidy-check unit bench docs demo clean talib-fixtures
 
 all: build
 
@@ -48,3 +48,8 @@ demo: build
 
 clean:
 	rm -rf $(BIN)
+
+# Regenerates testdata/talib (the TA-Lib C reference) and strategy/ta/htsincos_table.go with the real
+# TA-Lib C library (npm talib 2.0.5); needs node, npm, gcc and the npm registry. Not part of `make test`.
+talib-fixtures:
+	bash testdata/talib/gen/generate.sh

@@ -7,7 +7,7 @@ import "testing"
 func BenchmarkIndicators(b *testing.B) {
 	const n = 1_000_000
 	bars := randomWalk(n, 7)
-	for _, name := range []string{"sma", "ema", "rsi", "macd", "bbands", "atr", "adx", "stoch", "cross_above"} {
+	for _, name := range []string{"sma", "ema", "rsi", "macd", "bbands", "atr", "adx", "stoch", "stochrsi", "apo", "linearreg_slope", "ht_sine", "mavp", "cdl_engulfing", "cdl_morningstar", "cdl_hikkake", "cross_above"} {
 		e, _ := Builtin().Lookup(name)
 		in := inputsFor(e, bars)
 		if name == "cross_above" {

@@ -11,8 +11,9 @@ import (
 // Category groups catalog entries the way a trader browses them.
 type Category string
 
-// The categories. Helper holds the series utilities (crosses, shifts,
-// rolling extremes) that are not TA-Lib functions.
+// The categories. Pattern holds TA-Lib's candlestick patterns, Math its
+// math transforms and operators; Helper holds the series utilities
+// (crosses, shifts, rolling extremes) that are not TA-Lib functions.
 const (
 	Overlap        Category = "overlap"
 	Momentum       Category = "momentum"
@@ -22,11 +23,13 @@ const (
 	Statistic      Category = "statistic"
 	PriceTransform Category = "price transform"
 	Cycle          Category = "cycle"
+	Pattern        Category = "pattern"
+	Math           Category = "math"
 	Helper         Category = "helper"
 )
 
 // Categories lists every category in display order.
-var Categories = []Category{Overlap, Momentum, Trend, Volatility, Volume, Statistic, PriceTransform, Cycle, Helper}
+var Categories = []Category{Overlap, Momentum, Trend, Volatility, Volume, Statistic, PriceTransform, Cycle, Pattern, Math, Helper}
 
 // ParamType is the type of an indicator parameter.
 type ParamType string
@@ -78,6 +81,9 @@ type Entry struct {
 
 	lookback func(p []float64) int
 	compute  func(in [][]float64, p []float64) [][]float64
+	// check, when set, validates a combination of parameters the bounds
+	// alone allow (e.g. mavp's min_period above its max_period).
+	check func(p []float64) error
 	// raw entries see their inputs with missing values left in and fill
 	// every output position themselves (nz, shift, barssince).
 	raw bool
@@ -126,6 +132,11 @@ func (e *Entry) CheckParams(p []float64) error {
 		}
 		if v < q.Min || v > q.Max {
 			return &Error{Func: e.Name, Msg: fmt.Sprintf("%s = %v is out of range [%v, %v]", q.Name, v, q.Min, q.Max)}
+		}
+	}
+	if e.check != nil {
+		if err := e.check(p); err != nil {
+			return &Error{Func: e.Name, Msg: err.Error()}
 		}
 	}
 	return nil

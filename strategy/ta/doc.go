@@ -6,10 +6,16 @@
 // takes (with defaults and bounds), what it outputs and how many bars it
 // needs before its first value (its warm-up). The same entries drive the
 // Starlark `ta` module and the list_indicators tool, so the listing cannot
-// drift from what runs. Values reproduce TA-Lib C: the functions are backed
-// by github.com/markcheno/go-talib, with the known deviations of that port
-// (MACD seeding, APO/PPO/MACDEXT leg seeding, zeros in the warm-up, panics
-// on short inputs) corrected here.
+// drift from what runs. The catalog holds all 161 TA-Lib functions — the
+// 61 candlestick patterns (candles.go) and the math transforms and
+// operators (mathfns.go) among them — plus the helpers. Values reproduce
+// TA-Lib C at every parameter its bounds allow, and the bounds are
+// TA-Lib's: most functions are backed by github.com/markcheno/go-talib,
+// and where that port leaves TA-Lib (talibfix.go, hilbert.go: MACD and
+// MACDEXT seeding, APO/PPO, the stochastics' %D, BBANDS, the linear
+// regression slope, one-bar directional movement, the Hilbert phase,
+// zeros in the warm-up, panics on short inputs) the function is computed
+// here. testdata/talib holds the TA-Lib C reference it is tested against.
 //
 // Missing values are NaN: a warm-up position, a position before the inputs
 // have values, or an input too short for the function. Compute strips the

@@ -109,10 +109,7 @@ func entries() []*Entry {
 			Params: []Param{periodP(5, 2), floatP("dev_up", "nbdevup", 2, -3e37, 3e37, "deviations above the average"),
 				floatP("dev_dn", "nbdevdn", 2, -3e37, 3e37, "deviations below the average"), maP("matype", "matype", "kind of moving average")},
 			WarmupRule: "lookback of the chosen moving average", lookback: func(p []float64) int { return maLookback(pi(p, 0), pm(p, 3)) },
-			compute: func(in [][]float64, p []float64) [][]float64 {
-				u, m, l := talib.BBands(in[0], pi(p, 0), p[1], p[2], pm(p, 3))
-				return outs(u, m, l)
-			}},
+			compute: bbands},
 		{Name: "accbands", TALib: "ACCBANDS", Category: Overlap, Summary: "acceleration bands (Headley)", Inputs: hlc,
 			Outputs: []string{"upper", "middle", "lower"}, Params: []Param{periodP(20, 2)},
 			WarmupRule: "period - 1", lookback: periodMinus1, compute: accBands},
@@ -212,10 +209,7 @@ func entries() []*Entry {
 			lookback: func(p []float64) int {
 				return pi(p, 0) - 1 + maLookback(pi(p, 1), pm(p, 2)) + maLookback(pi(p, 3), pm(p, 4))
 			},
-			compute: func(in [][]float64, p []float64) [][]float64 {
-				k, d := talib.Stoch(in[0], in[1], in[2], pi(p, 0), pi(p, 1), pm(p, 2), pi(p, 3), pm(p, 4))
-				return outs(k, d)
-			}},
+			compute: stoch},
 		{Name: "stochf", TALib: "STOCHF", Category: Momentum, Summary: "fast stochastic oscillator %K and %D", Inputs: hlc,
 			Outputs: []string{"k", "d"},
 			Params: []Param{intP("fastk", "fastk_period", 5, 1, "%K window"), intP("fastd", "fastd_period", 3, 1, "%D smoothing"),
@@ -223,8 +217,7 @@ func entries() []*Entry {
 			WarmupRule: "fastk - 1 + MA lookback(fastd)",
 			lookback:   func(p []float64) int { return pi(p, 0) - 1 + maLookback(pi(p, 1), pm(p, 2)) },
 			compute: func(in [][]float64, p []float64) [][]float64 {
-				k, d := talib.StochF(in[0], in[1], in[2], pi(p, 0), pi(p, 1), pm(p, 2))
-				return outs(k, d)
+				return stochF(in[0], in[1], in[2], pi(p, 0), pi(p, 1), pm(p, 2))
 			}},
 		{Name: "stochrsi", TALib: "STOCHRSI", Category: Momentum, Summary: "stochastic oscillator applied to the RSI", Inputs: ser,
 			Outputs: []string{"k", "d"},
@@ -232,10 +225,7 @@ func entries() []*Entry {
 				maP("fastd_matype", "fastd_matype", "%D smoothing kind")},
 			WarmupRule: "period + fastk - 1 + MA lookback(fastd)",
 			lookback:   func(p []float64) int { return pi(p, 0) + pi(p, 1) - 1 + maLookback(pi(p, 2), pm(p, 3)) },
-			compute: func(in [][]float64, p []float64) [][]float64 {
-				k, d := talib.StochRsi(in[0], pi(p, 0), pi(p, 1), pi(p, 2), pm(p, 3))
-				return outs(k, d)
-			}},
+			compute:    stochRsi},
 		{Name: "trix", TALib: "TRIX", Category: Momentum, Summary: "one-bar rate of change of a triple-smoothed EMA", Inputs: ser, Outputs: one,
 			Params: []Param{periodP(30, 1)}, WarmupRule: "3 * (period - 1) + 1", lookback: func(p []float64) int { return 3*(pi(p, 0)-1) + 1 },
 			compute: series1(func(x, p []float64) []float64 { return talib.Trix(x, pi(p, 0)) })},
@@ -258,22 +248,14 @@ func entries() []*Entry {
 		{Name: "dx", TALib: "DX", Category: Trend, Summary: "directional movement index, 0..100", Inputs: hlc, Outputs: one,
 			Params: []Param{periodP(14, 2)}, WarmupRule: "period", lookback: periodLB,
 			compute: func(in [][]float64, p []float64) [][]float64 { return outs(talib.Dx(in[0], in[1], in[2], pi(p, 0))) }},
-		{Name: "plus_di", TALib: "PLUS_DI", Category: Trend, Summary: "plus directional indicator", Inputs: hlc, Outputs: one,
-			Params: []Param{periodP(14, 2)}, WarmupRule: "period", lookback: periodLB,
-			compute: func(in [][]float64, p []float64) [][]float64 {
-				return outs(talib.PlusDI(in[0], in[1], in[2], pi(p, 0)))
-			}},
-		{Name: "minus_di", TALib: "MINUS_DI", Category: Trend, Summary: "minus directional indicator", Inputs: hlc, Outputs: one,
-			Params: []Param{periodP(14, 2)}, WarmupRule: "period", lookback: periodLB,
-			compute: func(in [][]float64, p []float64) [][]float64 {
-				return outs(talib.MinusDI(in[0], in[1], in[2], pi(p, 0)))
-			}},
-		{Name: "plus_dm", TALib: "PLUS_DM", Category: Trend, Summary: "plus directional movement (Wilder-smoothed)", Inputs: hl, Outputs: one,
-			Params: []Param{periodP(14, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
-			compute: func(in [][]float64, p []float64) [][]float64 { return outs(talib.PlusDM(in[0], in[1], pi(p, 0))) }},
-		{Name: "minus_dm", TALib: "MINUS_DM", Category: Trend, Summary: "minus directional movement (Wilder-smoothed)", Inputs: hl, Outputs: one,
-			Params: []Param{periodP(14, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
-			compute: func(in [][]float64, p []float64) [][]float64 { return outs(talib.MinusDM(in[0], in[1], pi(p, 0))) }},
+		{Name: "plus_di", TALib: "PLUS_DI", Category: Trend, Summary: "plus directional indicator (period 1: the bar's +DM divided by its true range)", Inputs: hlc, Outputs: one,
+			Params: []Param{periodP(14, 1)}, WarmupRule: "period (1 for period 1)", lookback: dmLookback(true), compute: directional(true, true)},
+		{Name: "minus_di", TALib: "MINUS_DI", Category: Trend, Summary: "minus directional indicator (period 1: the bar's -DM divided by its true range)", Inputs: hlc, Outputs: one,
+			Params: []Param{periodP(14, 1)}, WarmupRule: "period (1 for period 1)", lookback: dmLookback(true), compute: directional(false, true)},
+		{Name: "plus_dm", TALib: "PLUS_DM", Category: Trend, Summary: "plus directional movement (Wilder-smoothed; period 1: the bar's own)", Inputs: hl, Outputs: one,
+			Params: []Param{periodP(14, 1)}, WarmupRule: "period - 1 (1 for period 1)", lookback: dmLookback(false), compute: directional(true, false)},
+		{Name: "minus_dm", TALib: "MINUS_DM", Category: Trend, Summary: "minus directional movement (Wilder-smoothed; period 1: the bar's own)", Inputs: hl, Outputs: one,
+			Params: []Param{periodP(14, 1)}, WarmupRule: "period - 1 (1 for period 1)", lookback: dmLookback(false), compute: directional(false, false)},
 		{Name: "aroon", TALib: "AROON", Category: Trend, Summary: "Aroon down and up: how recently the lowest low and highest high occurred, 0..100", Inputs: hl,
 			Outputs: []string{"down", "up"}, Params: []Param{periodP(14, 2)}, WarmupRule: "period", lookback: periodLB,
 			compute: func(in [][]float64, p []float64) [][]float64 {
@@ -313,15 +295,15 @@ func entries() []*Entry {
 		{Name: "ht_dcperiod", TALib: "HT_DCPERIOD", Category: Cycle, Summary: "Hilbert transform dominant cycle period", Inputs: ser, Outputs: one,
 			WarmupRule: "32", lookback: fixed(32), compute: series1(func(x, _ []float64) []float64 { return talib.HtDcPeriod(x) })},
 		{Name: "ht_dcphase", TALib: "HT_DCPHASE", Category: Cycle, Summary: "Hilbert transform dominant cycle phase", Inputs: ser, Outputs: one,
-			WarmupRule: "63", lookback: fixed(63), compute: series1(func(x, _ []float64) []float64 { return htDcPhase(x) })},
+			WarmupRule: "63", lookback: fixed(63), compute: series1(func(x, _ []float64) []float64 { return htPhase(x, htOutPhase)[0] })},
 		{Name: "ht_phasor", TALib: "HT_PHASOR", Category: Cycle, Summary: "Hilbert transform phasor components", Inputs: ser,
 			Outputs: []string{"inphase", "quadrature"}, WarmupRule: "32", lookback: fixed(32),
 			compute: func(in [][]float64, _ []float64) [][]float64 { a, b := talib.HtPhasor(in[0]); return outs(a, b) }},
 		{Name: "ht_sine", TALib: "HT_SINE", Category: Cycle, Summary: "Hilbert transform sine wave and lead sine", Inputs: ser,
 			Outputs: []string{"sine", "leadsine"}, WarmupRule: "63", lookback: fixed(63),
-			compute: func(in [][]float64, _ []float64) [][]float64 { a, b := talib.HtSine(in[0]); return outs(a, b) }},
+			compute: func(in [][]float64, _ []float64) [][]float64 { return htPhase(in[0], htOutSine) }},
 		{Name: "ht_trendmode", TALib: "HT_TRENDMODE", Category: Cycle, Summary: "Hilbert transform trend (1) versus cycle (0) mode", Inputs: ser, Outputs: one,
-			WarmupRule: "63", lookback: fixed(63), compute: series1(func(x, _ []float64) []float64 { return talib.HtTrendMode(x) })},
+			WarmupRule: "63", lookback: fixed(63), compute: series1(func(x, _ []float64) []float64 { return htPhase(x, htOutTrend)[0] })},
 
 		// Price transforms.
 		{Name: "avgprice", TALib: "AVGPRICE", Category: PriceTransform, Summary: "average price: (open + high + low + close) / 4", Inputs: ohlc, Outputs: one,
@@ -357,13 +339,13 @@ func entries() []*Entry {
 			compute: series1(func(x, p []float64) []float64 { return talib.LinearReg(x, pi(p, 0)) })},
 		{Name: "linearreg_angle", TALib: "LINEARREG_ANGLE", Category: Statistic, Summary: "linear regression slope as an angle in degrees", Inputs: ser, Outputs: one,
 			Params: []Param{periodP(14, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
-			compute: series1(func(x, p []float64) []float64 { return talib.LinearRegAngle(x, pi(p, 0)) })},
+			compute: series1(linRegSlope(true))},
 		{Name: "linearreg_intercept", TALib: "LINEARREG_INTERCEPT", Category: Statistic, Summary: "linear regression intercept", Inputs: ser, Outputs: one,
 			Params: []Param{periodP(14, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
 			compute: series1(func(x, p []float64) []float64 { return talib.LinearRegIntercept(x, pi(p, 0)) })},
 		{Name: "linearreg_slope", TALib: "LINEARREG_SLOPE", Category: Statistic, Summary: "linear regression slope per bar", Inputs: ser, Outputs: one,
 			Params: []Param{periodP(14, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
-			compute: series1(func(x, p []float64) []float64 { return talib.LinearRegSlope(x, pi(p, 0)) })},
+			compute: series1(linRegSlope(false))},
 		{Name: "tsf", TALib: "TSF", Category: Statistic, Summary: "time series forecast: the regression line extended one bar", Inputs: ser, Outputs: one,
 			Params: []Param{periodP(14, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
 			compute: series1(func(x, p []float64) []float64 { return talib.Tsf(x, pi(p, 0)) })},
@@ -374,7 +356,7 @@ func entries() []*Entry {
 			Params: []Param{periodP(30, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
 			compute: series1(func(x, p []float64) []float64 { return talib.Min(x, pi(p, 0)) })},
 		{Name: "sum", TALib: "SUM", Category: Statistic, Summary: "sum over the period", Inputs: ser, Outputs: one,
-			Params: []Param{periodP(30, 1)}, WarmupRule: "period - 1", lookback: periodMinus1,
+			Params: []Param{periodP(30, 2)}, WarmupRule: "period - 1", lookback: periodMinus1,
 			compute: series1(func(x, p []float64) []float64 { return talib.Sum(x, pi(p, 0)) })},
 		{Name: "maxindex", TALib: "MAXINDEX", Category: Statistic, Summary: "bar position (from the first bar) of the highest value over the period", Inputs: ser, Outputs: one,
 			Params: []Param{periodP(30, 2)}, WarmupRule: "period - 1", lookback: periodMinus1, index: []bool{true},
@@ -395,5 +377,7 @@ func entries() []*Entry {
 				return outs(a, b)
 			}},
 	}
+	es = append(es, candleEntries()...)
+	es = append(es, mathEntries()...)
 	return append(es, helpers()...)
 }

@@ -91,6 +91,12 @@ func TestRandomParams(t *testing.T) {
 			}
 		}
 		n := rapid.IntRange(0, 300).Draw(rt, "n")
+		if e.check != nil && e.check(p) != nil {
+			if _, err := Compute(e, inputsFor(e, slice(bars, n)), p); err == nil {
+				rt.Fatalf("%s%v: accepted a combination its check refuses", e.Name, p)
+			}
+			return
+		}
 		res, err := Compute(e, inputsFor(e, slice(bars, n)), p)
 		if err != nil {
 			rt.Fatalf("%s%v on %d bars: %v", e.Name, p, n, err)
@@ -181,9 +187,10 @@ func TestChaining(t *testing.T) {
 	}
 }
 
-// TestMACDPaths: three independent code paths agree. MACD (our TA-Lib
-// seeding), MACDEXT with EMA legs (go-talib EMAs started where TA-Lib starts
-// them) and APO with EMA (the MACD line).
+// TestMACDPaths: two independent code paths agree: MACD (our TA-Lib
+// seeding) and MACDEXT with EMA legs (go-talib EMAs started where TA-Lib
+// starts them). APO with EMA is not the MACD line in TA-Lib: its EMAs start
+// at their own lookbacks (see TestAPOProperty).
 func TestMACDPaths(t *testing.T) {
 	x := randomWalk(400, 4)["close"]
 	get := func(name string, p ...float64) Result {
@@ -197,7 +204,6 @@ func TestMACDPaths(t *testing.T) {
 	for _, c := range [][3]float64{{12, 26, 9}, {5, 35, 5}, {26, 12, 9}, {3, 4, 1}} {
 		m := get("macd", c[0], c[1], c[2])
 		ext := get("macdext", c[0], 1, c[1], 1, c[2], 1)
-		apo := get("apo", c[0], c[1], 1)
 		if m.Start != ext.Start {
 			t.Fatalf("%v: macd starts at %d, macdext at %d", c, m.Start, ext.Start)
 		}
@@ -206,9 +212,6 @@ func TestMACDPaths(t *testing.T) {
 				if d := math.Abs(m.Outputs[j][i] - ext.Outputs[j][i]); d > 1e-9*math.Abs(m.Outputs[j][i])+1e-12 {
 					t.Fatalf("%v bar %d output %d: macd %v, macdext %v", c, i, j, m.Outputs[j][i], ext.Outputs[j][i])
 				}
-			}
-			if d := math.Abs(m.Outputs[0][i] - apo.Outputs[0][i]); d > 1e-9*math.Abs(apo.Outputs[0][i])+1e-12 {
-				t.Fatalf("%v bar %d: macd line %v, apo(ema) %v", c, i, m.Outputs[0][i], apo.Outputs[0][i])
 			}
 		}
 	}
@@ -384,4 +387,102 @@ func TestMemoConcurrent(t *testing.T) {
 	if got := m.Stats().Computed["ema"]; got != 10 {
 		t.Fatalf("ema computed %d times by 16 goroutines, want 10 (once per period)", got)
 	}
+}
+
+// TestAPOProperty: TA-Lib defines APO as MA(fast) - MA(slow), both of the
+// chosen kind over the whole series (and PPO as their difference over the
+// slow one, in percent), so ta.apo(c, f, s, t) equals ta.<t>(c, f) -
+// ta.<t>(c, s) bit for bit wherever it has a value, for every kind and
+// any periods (swapped ones included).
+func TestAPOProperty(t *testing.T) {
+	x := randomWalk(600, 9)["close"]
+	run := func(rt *rapid.T, name string, p ...float64) Result {
+		e, ok := Builtin().Lookup(name)
+		if !ok {
+			rt.Fatalf("no %s", name)
+		}
+		r, err := Compute(e, [][]float64{x}, p)
+		if err != nil {
+			rt.Fatalf("%s%v: %v", name, p, err)
+		}
+		return r
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		f := float64(rapid.IntRange(2, 60).Draw(rt, "fast"))
+		s := float64(rapid.IntRange(2, 60).Draw(rt, "slow"))
+		kind := rapid.IntRange(0, 8).Draw(rt, "matype")
+		apo := run(rt, "apo", f, s, float64(kind))
+		ppo := run(rt, "ppo", f, s, float64(kind))
+		// The kind's own function where it takes just a period, else ta.ma.
+		leg := func(period float64) Result {
+			switch name := MATypes[kind]; name {
+			case "mama":
+				return run(rt, "ma", period, float64(kind))
+			case "t3":
+				return run(rt, "t3", period, 0.7)
+			default:
+				return run(rt, name, period)
+			}
+		}
+		fast, slow := leg(math.Min(f, s)), leg(math.Max(f, s))
+		if apo.Start != max(fast.Start, slow.Start) {
+			rt.Fatalf("apo(%v, %v, %s) starts at %d, its legs at %d and %d", f, s, MATypes[kind], apo.Start, fast.Start, slow.Start)
+		}
+		for i := apo.Start; i < len(x); i++ {
+			d := fast.Outputs[0][i] - slow.Outputs[0][i]
+			if got := apo.Outputs[0][i]; got != d {
+				rt.Fatalf("apo(%v, %v, %s)[%d] = %v, %s(%v) - %s(%v) = %v", f, s, MATypes[kind], i, got, MATypes[kind], math.Min(f, s), MATypes[kind], math.Max(f, s), d)
+			}
+			if sl := slow.Outputs[0][i]; !isZero(sl) {
+				if got, want := ppo.Outputs[0][i], (d/sl)*100; got != want {
+					rt.Fatalf("ppo(%v, %v, %s)[%d] = %v, want %v", f, s, MATypes[kind], i, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestCausal: every entry is causal — its value at a bar is the same
+// whether the series ends there or runs on (what the lookahead prefix
+// proof relies on), bit for bit, at the defaults and at the lower bounds.
+func TestCausal(t *testing.T) {
+	bars := randomWalk(400, 10)
+	for _, e := range Builtin().Entries() {
+		for _, p := range [][]float64{e.Defaults(), lowerBounds(e)} {
+			if e.CheckParams(p) != nil {
+				continue
+			}
+			full, err := Compute(e, inputsFor(e, bars), p)
+			if err != nil {
+				t.Fatalf("%s%v: %v", e.Name, p, err)
+			}
+			for _, k := range []int{e.Lookback(p) + 1, 150, 399} {
+				if k > 400 {
+					continue
+				}
+				part, err := Compute(e, inputsFor(e, slice(bars, k)), p)
+				if err != nil {
+					t.Fatalf("%s%v on %d bars: %v", e.Name, p, k, err)
+				}
+				for j := range part.Outputs {
+					for i := 0; i < k; i++ {
+						a, b := part.Outputs[j][i], full.Outputs[j][i]
+						if a != b && !(math.IsNaN(a) && math.IsNaN(b)) {
+							t.Fatalf("%s%v: %s[%d] is %v on %d bars, %v on 400", e.Name, p, e.Outputs[j], i, a, k, b)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func lowerBounds(e *Entry) []float64 {
+	p := e.Defaults()
+	for i, q := range e.Params {
+		if q.Type == Int {
+			p[i] = q.Min
+		}
+	}
+	return p
 }

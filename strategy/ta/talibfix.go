@@ -7,16 +7,20 @@ import (
 )
 
 // This file holds the functions computed here rather than by go-talib:
-// those whose go-talib version seeds differently from TA-Lib C (MACD and
-// the MA-leg oscillators) and those go-talib lacks (ACCBANDS, AVGDEV, IMI).
+// those whose go-talib version differs from TA-Lib C (MACD and MACDEXT
+// seeding; APO/PPO, STOCH and STOCHRSI, whose inner moving averages
+// TA-Lib runs from their inputs' first values; BBANDS's deviation;
+// LINEARREG_SLOPE/ANGLE, which go-talib updates incrementally and so
+// drifts; the one-bar directional movement) and
+// those go-talib lacks (ACCBANDS, AVGDEV, IMI).
 // Each follows the TA-Lib C algorithm step by step, including the order of
 // floating-point operations.
 
 // perToK is TA-Lib's PER_TO_K.
 func perToK(period int) float64 { return 2.0 / float64(period+1) }
 
-// isZero is TA-Lib's TA_IS_ZERO.
-func isZero(v float64) bool { return -0.00000001 < v && v < 0.00000001 }
+// isZero is TA-Lib's TA_IS_ZERO (TA_EPSILON is 1e-14 in TA-Lib 0.6).
+func isZero(v float64) bool { return -1e-14 < v && v < 1e-14 }
 
 // emaK is TA-Lib's INT_EMA started at its own lookback: the first value, at
 // period-1, is the mean of the first period inputs. Earlier positions are 0.
@@ -125,15 +129,26 @@ func poLookback(p []float64) int {
 	return maLookback(max(pi(p, 0), pi(p, 1)), pm(p, 2))
 }
 
-// priceOsc is TA-Lib's INT_PO behind APO and PPO.
+// maFull is TA-Lib's MA over the whole input: a one-bar average is the
+// input itself, whatever the kind. Positions before its lookback are 0.
+func maFull(x []float64, period int, t talib.MaType) []float64 {
+	if period <= 1 {
+		return append([]float64(nil), x...)
+	}
+	return talib.Ma(x, period, t)
+}
+
+// priceOsc is TA-Lib's INT_PO behind APO and PPO: both moving averages run
+// over the whole input from its first bar (each seeded at its own
+// lookback), and the oscillator starts where the slower one does.
 func priceOsc(x []float64, p []float64, percent bool) []float64 {
 	fast, slow, t := pi(p, 0), pi(p, 1), pm(p, 2)
 	if slow < fast {
 		fast, slow = slow, fast
 	}
 	at := poLookback(p)
-	f := maFrom(x, fast, t, at)
-	s := maFrom(x, slow, t, at)
+	f := maFull(x, fast, t)
+	s := maFull(x, slow, t)
 	out := make([]float64, len(x))
 	for i := at; i < len(x); i++ {
 		switch {
@@ -146,6 +161,224 @@ func priceOsc(x []float64, p []float64, percent bool) []float64 {
 		}
 	}
 	return out
+}
+
+// chainMA is TA-Lib's MA run over x from position from on (where x's own
+// values begin), aligned to x; positions before from plus the MA's
+// lookback are 0.
+func chainMA(x []float64, from, period int, t talib.MaType) []float64 {
+	out := make([]float64, len(x))
+	if len(x)-from <= maLookback(period, t) {
+		return out
+	}
+	copy(out[from:], maFull(x[from:], period, t))
+	return out
+}
+
+// rawK is the fast stochastic %K of TA-Lib's STOCH and STOCHF: 100 * (close
+// - lowest low) / (highest high - lowest low) over period bars, 0 when the
+// range is 0, computed as TA-Lib does (the range divided by 100 first; the
+// window's extremes rescanned only when one leaves the window).
+func rawK(high, low, cl []float64, period int) []float64 {
+	out := make([]float64, len(cl))
+	lowestIdx, highestIdx := -1, -1
+	lowest, highest, diff := 0.0, 0.0, 0.0
+	for today := period - 1; today < len(cl); today++ {
+		trailing := today - period + 1
+		if lowestIdx < trailing {
+			lowestIdx, lowest = trailing, low[trailing]
+			for i := trailing + 1; i <= today; i++ {
+				if low[i] < lowest {
+					lowestIdx, lowest = i, low[i]
+				}
+			}
+			diff = (highest - lowest) / 100.0
+		} else if low[today] <= lowest {
+			lowestIdx, lowest = today, low[today]
+			diff = (highest - lowest) / 100.0
+		}
+		if highestIdx < trailing {
+			highestIdx, highest = trailing, high[trailing]
+			for i := trailing + 1; i <= today; i++ {
+				if high[i] > highest {
+					highestIdx, highest = i, high[i]
+				}
+			}
+			diff = (highest - lowest) / 100.0
+		} else if high[today] >= highest {
+			highestIdx, highest = today, high[today]
+			diff = (highest - lowest) / 100.0
+		}
+		if diff != 0 {
+			out[today] = (cl[today] - lowest) / diff
+		}
+	}
+	return out
+}
+
+// stoch is TA-Lib's STOCH: %K smoothed from its first value on, %D the
+// moving average of that from the smoothed %K's first value on.
+func stoch(in [][]float64, p []float64) [][]float64 {
+	fk, sk, skT, sd, sdT := pi(p, 0), pi(p, 1), pm(p, 2), pi(p, 3), pm(p, 4)
+	k := rawK(in[0], in[1], in[2], fk)
+	slowK := chainMA(k, fk-1, sk, skT)
+	slowD := chainMA(slowK, fk-1+maLookback(sk, skT), sd, sdT)
+	return outs(slowK, slowD)
+}
+
+// stochF is TA-Lib's STOCHF: %D is the moving average of %K from its first
+// value on.
+func stochF(high, low, cl []float64, fk, fd int, fdT talib.MaType) [][]float64 {
+	k := rawK(high, low, cl, fk)
+	return outs(k, chainMA(k, fk-1, fd, fdT))
+}
+
+// stochRsi is TA-Lib's STOCHRSI: STOCHF over the RSI from its first value.
+func stochRsi(in [][]float64, p []float64) [][]float64 {
+	period := pi(p, 0)
+	n := len(in[0])
+	r := talib.Rsi(in[0], period)[period:]
+	kd := stochF(r, r, r, pi(p, 1), pi(p, 2), pm(p, 3))
+	k, d := make([]float64, n), make([]float64, n)
+	copy(k[period:], kd[0])
+	copy(d[period:], kd[1])
+	return outs(k, d)
+}
+
+// bbands is TA-Lib's BBANDS: the middle band is the chosen MA; the
+// deviation is taken around that MA for SMA (clamped at 0 when the
+// variance is below 1e-14, TA_IS_ZERO_OR_NEG) and is TA-Lib's STDDEV otherwise.
+func bbands(in [][]float64, p []float64) [][]float64 {
+	x := in[0]
+	period, up, dn, t := pi(p, 0), p[1], p[2], pm(p, 3)
+	n := len(x)
+	lb := maLookback(period, t)
+	mid := maFull(x, period, t)
+	sd := make([]float64, n)
+	if t == talib.SMA {
+		total2 := 0.0
+		for i := lb + 1 - period; i < lb; i++ {
+			total2 += x[i] * x[i]
+		}
+		for i := lb; i < n; i++ {
+			total2 += x[i] * x[i]
+			mean2 := total2 / float64(period)
+			old := x[i+1-period]
+			total2 -= old * old
+			mean2 -= mid[i] * mid[i]
+			if mean2 >= 1e-14 {
+				sd[i] = math.Sqrt(mean2)
+			}
+		}
+	} else {
+		from := lb - (period - 1)
+		copy(sd[from:], talib.StdDev(x[from:], period, 1.0))
+	}
+	upper, lower := make([]float64, n), make([]float64, n)
+	for i := lb; i < n; i++ {
+		upper[i] = mid[i] + sd[i]*up
+		lower[i] = mid[i] - sd[i]*dn
+	}
+	return outs(upper, mid, lower)
+}
+
+// linRegSlope is TA-Lib's LINEARREG_SLOPE (angle: LINEARREG_ANGLE in
+// degrees): the sums are taken afresh at every bar, as TA-Lib does, so the
+// result does not drift with the length of the series.
+func linRegSlope(angle bool) func([]float64, []float64) []float64 {
+	return func(x []float64, p []float64) []float64 {
+		period := pi(p, 0)
+		fp := float64(period)
+		sumX := fp * float64(period-1) * 0.5
+		sumXSqr := float64(period * (period - 1) * (2*period - 1) / 6)
+		divisor := sumX*sumX - fp*sumXSqr
+		out := make([]float64, len(x))
+		for today := period - 1; today < len(x); today++ {
+			sumXY, sumY := 0.0, 0.0
+			for i := period - 1; i >= 0; i-- {
+				v := x[today-i]
+				sumY += v
+				sumXY += float64(i) * v
+			}
+			m := (fp*sumXY - sumX*sumY) / divisor
+			if angle {
+				m = math.Atan(m) * (180.0 / math.Pi)
+			}
+			out[today] = m
+		}
+		return out
+	}
+}
+
+// dmLookback is TA-Lib's lookback of PLUS_DM/MINUS_DM (di: PLUS_DI and
+// MINUS_DI): one bar for a one-bar period.
+func dmLookback(di bool) func([]float64) int {
+	return func(p []float64) int {
+		switch {
+		case pi(p, 0) <= 1:
+			return 1
+		case di:
+			return pi(p, 0)
+		default:
+			return pi(p, 0) - 1
+		}
+	}
+}
+
+// directional is PLUS_DM, MINUS_DM, PLUS_DI or MINUS_DI (plus: the plus
+// side; di: the indicator rather than the movement). A one-bar period is
+// TA-Lib's special case: the bar's own movement, and for DI that movement
+// divided by the true range (a ratio, not a percentage, as in TA-Lib);
+// longer periods are Wilder-smoothed by go-talib.
+func directional(plus, di bool) func([][]float64, []float64) [][]float64 {
+	return func(in [][]float64, p []float64) [][]float64 {
+		high, low := in[0], in[1]
+		period := pi(p, 0)
+		if period > 1 {
+			switch {
+			case plus && di:
+				return outs(talib.PlusDI(high, low, in[2], period))
+			case di:
+				return outs(talib.MinusDI(high, low, in[2], period))
+			case plus:
+				return outs(talib.PlusDM(high, low, period))
+			default:
+				return outs(talib.MinusDM(high, low, period))
+			}
+		}
+		out := make([]float64, len(high))
+		for i := 1; i < len(high); i++ {
+			up, down := high[i]-high[i-1], low[i-1]-low[i]
+			move := 0.0
+			if plus && up > 0 && up > down {
+				move = up
+			} else if !plus && down > 0 && down > up {
+				move = down
+			}
+			if di && move != 0 {
+				tr := trueRange(high[i], low[i], in[2][i-1])
+				if isZero(tr) {
+					move = 0
+				} else {
+					move /= tr
+				}
+			}
+			out[i] = move
+		}
+		return outs(out)
+	}
+}
+
+// trueRange is TA-Lib's TRUE_RANGE of a bar given the previous close.
+func trueRange(high, low, prevClose float64) float64 {
+	tr := high - low
+	if t := math.Abs(high - prevClose); t > tr {
+		tr = t
+	}
+	if t := math.Abs(low - prevClose); t > tr {
+		tr = t
+	}
+	return tr
 }
 
 // accBands is TA-Lib's ACCBANDS.
@@ -202,21 +435,4 @@ func imi(in [][]float64, p []float64) [][]float64 {
 		out[today] = 100.0 * (up / (up + down))
 	}
 	return outs(out)
-}
-
-// htDcPhase corrects go-talib's HtDcPhase, which writes bar i's value at
-// position i-63 (its output index starts at 0 instead of at the bar).
-// HT_DCPHASE is causal, so padding the input with 63 bars at the end
-// leaves every real bar's value intact and moves them all into range.
-func htDcPhase(x []float64) []float64 {
-	const lb = 63
-	padded := make([]float64, len(x)+lb)
-	copy(padded, x)
-	for i := len(x); i < len(padded); i++ {
-		padded[i] = x[len(x)-1]
-	}
-	v := talib.HtDcPhase(padded)
-	out := make([]float64, len(x))
-	copy(out[lb:], v[:len(x)-lb])
-	return out
 }
