@@ -17,7 +17,7 @@ import (
 // parameter sets, bounds included, plus TA-Lib's parameter bounds.
 const refDir = "../../testdata/talib/"
 
-var refSeries = []string{"flat", "tiny", "long", "patterns"}
+var refSeries = []string{"flat", "tiny", "huge", "long", "patterns"}
 
 type refCall struct {
 	Fn      string                `json:"fn"`

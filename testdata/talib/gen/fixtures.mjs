@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Generates wicket's TA-Lib C reference fixtures.
 //
-//   node fixtures.mjs bounds.json OUTDIR
+//   node fixtures.mjs bounds.json OUTDIR [SERIES...]
 //
+// (only the named series when any are given)
 // For each of three deterministic series (recipes below) it calls every
 // TA-Lib C function (npm talib, which bundles TA-Lib C 0.6.0-dev) at its
 // defaults and at several other parameter sets, bounds included, and writes
@@ -29,9 +30,9 @@ import { gzipSync } from 'node:zlib';
 
 const require = createRequire(import.meta.url);
 const talib = require('talib');
-const [, , boundsPath, outDir] = process.argv;
+const [, , boundsPath, outDir, ...only] = process.argv;
 if (!boundsPath || !outDir) {
-  process.stderr.write('usage: node fixtures.mjs bounds.json OUTDIR\n');
+  process.stderr.write('usage: node fixtures.mjs bounds.json OUTDIR [SERIES...]\n');
   process.exit(2);
 }
 const bounds = JSON.parse(readFileSync(boundsPath, 'utf8'));
@@ -127,6 +128,11 @@ const series = [
     opts: { start: 100, tick: 1e-4, sigma: 0.002, vol: 1000, every: 20, unit: 0.004, templates: candleTemplates() },
   },
   {
+    name: 'huge', seed: 53, n: 200, basic: true,
+    recipe: 'walk from 5e7 (tick 1, sigma 0.003), volume around 1e9; defaults, first alternative and lower bounds only',
+    opts: { start: 5e7, tick: 1, sigma: 0.003, vol: 1e9 },
+  },
+  {
     name: 'long', seed: 37, n: 20000,
     recipe: 'walk from 100 (tick 1e-4, sigma 0.002), 20000 bars; real outputs stored at bars 0-149, every 200th bar and the last 50',
     opts: { start: 100, tick: 1e-4, sigma: 0.002, vol: 1000 },
@@ -176,7 +182,7 @@ function altValues(fn, name, b) {
   return [up, down];
 }
 
-function paramSets(f) {
+function paramSets(f, basic) {
   const b = bounds[f.name] ?? {};
   const names = f.optInputs.map((o) => o.name);
   const def = Object.fromEntries(f.optInputs.map((o) => [o.name, o.defaultValue]));
@@ -194,6 +200,14 @@ function paramSets(f) {
   const reals = names.filter((n) => b[n].type === 'real');
   const alt = (k) => Object.fromEntries(names.map((n) => [n, b[n].type === 'list' ? def[n] : altValues(f.name, n, b[n])[k] ?? def[n]]));
   sets.push(alt(0), alt(1));
+  if (basic) {
+    if (ints.length) {
+      const lo = { ...def };
+      for (const n of ints) lo[n] = b[n].min;
+      sets.push(lo);
+    }
+    return dedupe(names, sets);
+  }
   if (ints.length) {
     const lo = { ...def };
     for (const n of ints) lo[n] = b[n].min;
@@ -231,6 +245,10 @@ function paramSets(f) {
       sets.push(s);
     }
   }
+  return dedupe(names, sets);
+}
+
+function dedupe(names, sets) {
   const seen = new Set();
   return sets.filter((s) => {
     const k = JSON.stringify(names.map((n) => s[n]));
@@ -261,6 +279,7 @@ function inputsFor(f) {
 const source = 'TA-Lib C 0.6.0-dev sources bundled in npm talib@2.0.5 (binding ' + talib.version + '), default unstable periods and compatibility';
 let total = 0;
 for (const s of series) {
+  if (only.length && !only.includes(s.name)) continue;
   const cols = walk(s.n, s.seed, s.opts);
   const sample = s.sample ? s.sample(s.n) : null;
   const calls = [];
@@ -268,7 +287,7 @@ for (const s of series) {
     if (s.only && f.group !== s.only) continue;
     const inputs = inputsFor(f);
     const intOut = new Set(f.group === 'Pattern Recognition' ? f.outputs.map((o) => o.name) : []);
-    for (const params of paramSets(f)) {
+    for (const params of paramSets(f, s.basic)) {
       const call = { name: f.name, startIdx: 0, endIdx: s.n - 1, ...params };
       for (const [arg, col] of inputs) call[arg] = cols[col];
       const r = talib.execute(call);
