@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"wicket/gate"
+	"wicket/strategy/ledger"
 	"wicket/node/guardrail"
 	"wicket/trace"
 )
@@ -149,7 +150,7 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 		} else if a, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
 			res = fail("%v", err)
 		} else {
-			res = s.run(ctx, spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
+			res = s.run(ledger.WithWho(ctx, s.who()), spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
 		return res.toMCP(), nil

@@ -295,6 +295,12 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if res.Output != "" {
 		report["strategy_output"] = res.Output
 	}
+	if res.RunID != "" {
+		report["run_id"] = res.RunID
+	}
+	if res.LedgerWarning != "" {
+		report["ledger_warning"] = res.LedgerWarning
+	}
 	out := ok(report)
 	if len(res.PNG) > 0 {
 		out.images = append(out.images, res.PNG)
