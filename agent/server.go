@@ -17,8 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"wicket/gate"
-	"wicket/strategy/ledger"
 	"wicket/node/guardrail"
+	"wicket/strategy/ledger"
 	"wicket/trace"
 )
 
