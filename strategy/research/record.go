@@ -228,6 +228,10 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 	for i, w := range res.Windows {
 		chosen[i] = w.Params
 	}
+	grid := make(map[string][]any, len(p.swept)) // the values as checked against the knobs
+	for i, k := range p.swept {
+		grid[k] = p.axes[i]
+	}
 	sr := math.NaN()
 	if o := res.OutOfSample; o != nil && o.Sharpe != nil && o.PeriodsPerYear > 0 {
 		sr = *o.Sharpe / math.Sqrt(o.PeriodsPerYear)
@@ -235,7 +239,7 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 	row := ledger.Row{
 		Kind: ledger.KindWalkForward, Who: whoOf(ctx), Strategy: p.display, Digest: ledger.SourceDigest(p.base.Source), Series: p.base.Series,
 		From: from, To: to,
-		Params: mustJSON(map[string]any{"grid": req.Grid, "params": req.Params, "rank_by": p.rankBy, "anchored": req.Anchored, "chosen": chosen}),
+		Params: mustJSON(map[string]any{"grid": grid, "params": req.Params, "rank_by": p.rankBy, "anchored": req.Anchored, "chosen": chosen}),
 		Costs:  costsJSON(p.settings, ""),
 		Metrics: mustJSON(map[string]any{"out_of_sample": res.OutOfSample, "walk_forward_efficiency": res.Efficiency,
 			"windows": len(res.Windows), "partial": res.Partial}),
