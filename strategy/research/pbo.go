@@ -110,6 +110,12 @@ func sharpeOf(n int, sum, sumSq float64) float64 {
 
 // cscv is CSCV over per-block statistics; a nil row (a failed
 // combination) is left out.
+//
+// It runs in two passes over the combinations, each over every split:
+// the first finds each split's in-sample winner, the second ranks the
+// winners out of sample. A combination's sums over any set of blocks come
+// from two tables of subset sums (of the first S/2 blocks and of the
+// rest), so a split costs a few additions per combination, not S.
 func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	if s < 2 || s%2 != 0 || s > 24 {
 		return math.NaN(), nil
@@ -120,57 +126,100 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 			rows = append(rows, b)
 		}
 	}
-	n := len(rows)
-	if n < 2 {
+	if len(rows) < 2 {
 		return math.NaN(), nil
 	}
-	// Totals per combination; a split's out-of-sample sums are the totals
-	// less its in-sample sums.
-	type tot struct {
-		n          int
-		sum, sumSq float64
-	}
-	totals := make([]tot, n)
-	for i, r := range rows {
-		for _, b := range r {
-			totals[i].n += b.N
-			totals[i].sum += b.Sum
-			totals[i].sumSq += b.SumSq
+	for _, r := range rows[1:] {
+		for b := range r {
+			if r[b].N != rows[0][b].N {
+				return math.NaN(), nil // not one bar matrix
+			}
 		}
 	}
-	test := make([]float64, n)
-	idx := make([]int, 0, s/2)
-	var logits []float64
-	below := 0
-	for mask := uint32(0); mask < 1<<s; mask++ {
-		if bits.OnesCount32(mask) != s/2 {
+	h := s / 2
+	full := uint32(1)<<s - 1
+	var masks []uint32 // the in-sample sets: every choice of s/2 blocks
+	for m := uint32(0); m <= full; m++ {
+		if bits.OnesCount32(m) == h {
+			masks = append(masks, m)
+		}
+	}
+	// Every row has the same count per block, so a set of blocks has one
+	// count for all of them.
+	count := func(m uint32) int {
+		n := 0
+		for b := range s {
+			if m&(1<<b) != 0 {
+				n += rows[0][b].N
+			}
+		}
+		return n
+	}
+	nIn, nOut := make([]int, len(masks)), make([]int, len(masks))
+	for j, m := range masks {
+		nIn[j], nOut[j] = count(m), count(full&^m)
+	}
+	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
+	scoreOf := func(n int, m uint32) float64 {
+		a, b := lo[m&(1<<h-1)], hi[m>>h]
+		return srScore(n, a.sum+b.sum, a.sq+b.sq)
+	}
+	// Pass 1: each split's in-sample winner (the first on ties).
+	best := make([]int, len(masks))
+	bestScore := make([]float64, len(masks))
+	for j := range masks {
+		best[j], bestScore[j] = -1, math.Inf(-1)
+	}
+	for i, r := range rows {
+		lo.fill(r[:h])
+		hi.fill(r[h:])
+		for j, m := range masks {
+			if x := scoreOf(nIn[j], m); x > bestScore[j] {
+				best[j], bestScore[j] = i, x
+			}
+		}
+	}
+	// The winners' out-of-sample Sharpe ratios.
+	winTest := make([]float64, len(masks))
+	for j, m := range masks {
+		if best[j] < 0 {
 			continue
 		}
-		idx = idx[:0]
-		for b := range s {
-			if mask&(1<<b) != 0 {
-				idx = append(idx, b)
+		r := rows[best[j]]
+		lo.fill(r[:h])
+		hi.fill(r[h:])
+		winTest[j] = scoreOf(nOut[j], full&^m)
+	}
+	// Pass 2: how many combinations rank below (and level with) each
+	// split's winner out of sample.
+	less := make([]int, len(masks))
+	ties := make([]int, len(masks))
+	for i, r := range rows {
+		lo.fill(r[:h])
+		hi.fill(r[h:])
+		for j, m := range masks {
+			if best[j] < 0 || best[j] == i {
+				continue
 			}
+			x, w := scoreOf(nOut[j], full&^m), winTest[j]
+			lt, eq := 0, 0 // written so the compiler need not branch
+			if x < w {
+				lt = 1
+			}
+			if x == w {
+				eq = 1
+			}
+			less[j] += lt
+			ties[j] += eq
 		}
-		best, bestSR := -1, math.Inf(-1)
-		for i, r := range rows {
-			var cnt int
-			var sum, sq float64
-			for _, b := range idx {
-				cnt += r[b].N
-				sum += r[b].Sum
-				sq += r[b].SumSq
-			}
-			if sr := sharpeOf(cnt, sum, sq); sr > bestSR {
-				best, bestSR = i, sr
-			}
-			t := totals[i]
-			test[i] = sharpeOf(t.n-cnt, t.sum-sum, t.sumSq-sq)
-		}
-		if best < 0 {
+	}
+	var logits []float64
+	below := 0
+	for j := range masks {
+		if best[j] < 0 {
 			continue // no combination has a defined in-sample Sharpe ratio here
 		}
-		w := relRank(test, best)
+		w := (1 + float64(less[j]) + float64(ties[j])/2) / float64(len(rows)+1)
 		lam := math.Log(w / (1 - w))
 		logits = append(logits, lam)
 		if lam <= 0 {
@@ -183,28 +232,34 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	return float64(below) / float64(len(logits)), logits
 }
 
-// relRank is ω: the mid rank of test[k] among test (1 the worst; an
-// undefined value ranks below every defined one) over len(test)+1.
-func relRank(test []float64, k int) float64 {
-	key := func(x float64) float64 {
-		if math.IsNaN(x) {
-			return math.Inf(-1)
-		}
-		return x
+// subsetSums holds, for every subset of k blocks (a k-bit mask), their
+// sum and sum of squares.
+type subsetSums []struct{ sum, sq float64 }
+
+// fill computes the table for blocks: each subset is a smaller one plus
+// its lowest block.
+func (t subsetSums) fill(blocks []blockStat) {
+	for a := 1; a < len(t); a++ {
+		low := a & -a
+		b := blocks[bits.TrailingZeros(uint(low))]
+		t[a].sum = t[a^low].sum + b.Sum
+		t[a].sq = t[a^low].sq + b.SumSq
 	}
-	v := key(test[k])
-	less, ties := 0, 0
-	for i, x := range test {
-		switch x := key(x); {
-		case i == k:
-		case x < v:
-			less++
-		case x == v:
-			ties++
-		}
+}
+
+// srScore orders Sharpe ratios over the same number of returns with
+// one division and no square root: with n returns of sum s and sum of
+// squares q, SR = s / sqrt(d) * sqrt((n-1)/n) where d = n q - s², so
+// among series of one length SR orders as s|s| / d. An undefined ratio
+// (no variance: d at the rounding noise of n q) is -Inf, below every
+// defined one.
+func srScore(n int, sum, sq float64) float64 {
+	nq := float64(n) * sq
+	d := nq - sum*sum
+	if n < 2 || !(d > 1e-10*nq) {
+		return math.Inf(-1)
 	}
-	rank := 1 + float64(less) + float64(ties)/2
-	return rank / float64(len(test)+1)
+	return sum * math.Abs(sum) / d
 }
 
 // overfitting builds a sweep's report from its trials' blocks (s is what
