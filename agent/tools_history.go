@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -19,7 +20,8 @@ type Ledger interface {
 }
 
 // errNoLedger is research_history's answer without a project.
-var errNoLedger = fmt.Errorf("no research ledger: it lives in a project (settings/state/research.db); the operator starts `wicket mcp` inside one (or with --project DIR)")
+var errNoLedger = errors.New("no research ledger here: it lives in a project (settings/state/research.db) and this server has none; " +
+	"the operator starts `wicket mcp` inside one (or with --project DIR). Research sent to a data service (--addr) is in that service's project, where `wicket research ledger` lists it")
 
 func (tb *toolbox) historyTools() []*ToolSpec {
 	return []*ToolSpec{{
