@@ -65,7 +65,7 @@ func whoFromRequest(r *http.Request) *http.Request {
 	return r.WithContext(ledger.WithWho(r.Context(), w))
 }
 
-// clean keeps printable text, at most 128 characters.
+// clean keeps printable text, at most 128 runes.
 func clean(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
@@ -73,8 +73,8 @@ func clean(s string) string {
 		}
 		return -1
 	}, s)
-	if len(s) > 128 {
-		s = s[:128]
+	if r := []rune(s); len(r) > 128 {
+		s = string(r[:128])
 	}
 	return s
 }
