@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"wicket/internal/project"
@@ -172,5 +173,28 @@ func TestBacktestAndWalkForwardRecord(t *testing.T) {
 	// Only backtests and sweep combinations are trials of the DSR.
 	if sw.LedgerDeflatedSharpe == nil || sw.LedgerDeflatedSharpe.Trials != 3 {
 		t.Fatalf("ledger DSR over %+v, want the backtest and the two combinations", sw.LedgerDeflatedSharpe)
+	}
+}
+
+// TestLedgerFailureIsAWarning: a ledger that cannot be written (here a
+// closed one) leaves the research standing, with a warning saying its
+// trials are missing from the count.
+func TestLedgerFailureIsAWarning(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	lg.Close()
+	ref := templateRef(t, "sma_cross")
+	bt, err := l.Backtest(ctxT(t), BacktestRequest{StrategyRef: ref, Series: "BTC-USD@1d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bt.RunID != "" || !strings.Contains(bt.LedgerWarning, "the research ledger did not record this run") {
+		t.Fatalf("backtest: run id %q, warning %q", bt.RunID, bt.LedgerWarning)
+	}
+	sw, err := l.Sweep(ctxT(t), SweepRequest{StrategyRef: ref, Series: "BTC-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.RunID != "" || sw.LedgerDeflatedSharpe != nil || sw.DeflatedSharpe == nil || !strings.Contains(strings.Join(sw.Warnings, "\n"), "missing from the ledger's count") {
+		t.Fatalf("sweep: run id %q, ledger DSR %+v, warnings %q", sw.RunID, sw.LedgerDeflatedSharpe, sw.Warnings)
 	}
 }
