@@ -93,21 +93,6 @@ func CSCV(returns [][]float64, s int) (pbo float64, logits []float64) {
 	return cscv(blocks, s)
 }
 
-// sharpeOf is mean/std (ddof 1) from a count, sum and sum of squares; NaN
-// without variance.
-func sharpeOf(n int, sum, sumSq float64) float64 {
-	if n < 2 {
-		return math.NaN()
-	}
-	fn := float64(n)
-	mean := sum / fn
-	v := (sumSq - fn*mean*mean) / (fn - 1)
-	if !(v > 1e-300) {
-		return math.NaN()
-	}
-	return mean / math.Sqrt(v)
-}
-
 // cscv is CSCV over per-block statistics; a nil row (a failed
 // combination) is left out.
 //
