@@ -91,6 +91,16 @@ func TestResearchLedgerEndToEnd(t *testing.T) {
 	if one["count"].(float64) != 1 {
 		t.Errorf("the backtest's run: %v", one)
 	}
+	// A summary by default (headline metrics, no hash chain); full: true is the whole row.
+	sum := one["trials"].([]any)[0].(map[string]any)
+	full := object(t, b.call(t, "research_history", `{"full":true,"run_id":`+fmt.Sprintf("%q", bt["run_id"])+`}`))["trials"].([]any)[0].(map[string]any)
+	if _, ok := sum["hash"]; ok || sum["metrics"].(map[string]any)["sharpe"] == nil || sum["metrics"].(map[string]any)["fees_paid"] != nil ||
+		len(sum["digest"].(string)) != 12 || sum["params"].(map[string]any)["fast"] != 7.0 {
+		t.Errorf("summary row: %v", sum)
+	}
+	if full["hash"] == nil || full["prev_hash"] == nil || full["costs"] == nil || full["metrics"].(map[string]any)["fees_paid"] == nil {
+		t.Errorf("full row: %v", full)
+	}
 	lim := object(t, b.call(t, "research_history", `{"series":"ETH-USD@1d","kind":"sweep","limit":2}`))
 	if lim["count"].(float64) != 48 || len(lim["trials"].([]any)) != 2 || !strings.Contains(fmt.Sprint(lim["truncated"]), "showing the newest 2 of 48") {
 		t.Errorf("limit 2: %v", lim)

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"fmt"
 	"regexp"
 	"slices"
@@ -34,6 +36,7 @@ func (tb *toolbox) historyTools() []*ToolSpec {
 			{Name: "kind", Type: "string", Enum: ledger.Kinds, Description: "only this kind of trial"},
 			{Name: "run_id", Type: "string", Description: "only the trials of this run (a sweep's combinations share one)"},
 			{Name: "since", Type: "string", Description: "only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"},
+			{Name: "full", Type: "boolean", Default: false, Description: "each trial's every metric, its costs and its hash-chain fields (by default a summary: the headline metrics)"},
 			limitParam("trials"),
 		},
 		Handle: tb.researchHistory,
@@ -68,15 +71,23 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
+	full, err := c.args.boolean("full", false)
+	if err != nil {
+		return failErr(err)
+	}
 	f.Limit = limit
 	rows, total, err := tb.Ledger.Query(ctx, f)
 	if err != nil {
 		return failErr(err)
 	}
+	var trials any = rows
 	if rows == nil {
-		rows = []ledger.Row{}
+		trials = []ledger.Row{}
 	}
-	out := map[string]any{"count": total, "trials": rows}
+	if !full {
+		trials = summarise(rows)
+	}
+	out := map[string]any{"count": total, "trials": trials}
 	if total > len(rows) {
 		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials; raise limit (at most %d) or narrow with strategy, series, kind or since", len(rows), total, maxListLimit)
 	}
@@ -125,4 +136,47 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // surface and its session.
 func (s *Server) who() ledger.Who {
 	return ledger.Who{Surface: ledger.SurfaceMCP, Session: s.session}
+}
+
+// headline are the metrics a summary row keeps (a walk-forward's are
+// under out_of_sample, kept whole).
+var headline = []string{"sharpe", "cagr", "total_return", "max_drawdown", "trades", "error", "out_of_sample", "walk_forward_efficiency", "partial"}
+
+// trialSummary is a ledger row without its costs, hash-chain fields and
+// secondary metrics: what fits a context window by the hundred.
+type trialSummary struct {
+	Seq             int64                      `json:"seq"`
+	Time            string                     `json:"time"`
+	Kind            string                     `json:"kind"`
+	RunID           string                     `json:"run_id"`
+	Who             ledger.Who                 `json:"who"`
+	Strategy        string                     `json:"strategy"`
+	Digest          string                     `json:"digest"` // the first 12 hex digits
+	Series          string                     `json:"series"`
+	From            string                     `json:"from"`
+	To              string                     `json:"to"`
+	Params          json.RawMessage            `json:"params"`
+	Metrics         map[string]json.RawMessage `json:"metrics"`
+	SharpePerPeriod *float64                   `json:"sharpe_per_period"`
+}
+
+func summarise(rows []ledger.Row) []trialSummary {
+	out := make([]trialSummary, len(rows))
+	for i, r := range rows {
+		var all map[string]json.RawMessage
+		_ = json.Unmarshal(r.Metrics, &all)
+		m := map[string]json.RawMessage{}
+		for _, k := range headline {
+			if v, ok := all[k]; ok {
+				m[k] = v
+			}
+		}
+		var sr *float64
+		if v := r.SharpePerPeriod; !math.IsNaN(v) {
+			sr = &v
+		}
+		out[i] = trialSummary{Seq: r.Seq, Time: r.Time, Kind: r.Kind, RunID: r.RunID, Who: r.Who, Strategy: r.Strategy,
+			Digest: r.Digest[:min(12, len(r.Digest))], Series: r.Series, From: r.From, To: r.To, Params: r.Params, Metrics: m, SharpePerPeriod: sr}
+	}
+	return out
 }
