@@ -69,7 +69,7 @@ func researchCommand() *cli.Command {
 					&cli.StringFlag{Name: "series", Usage: "only this `SERIES`, e.g. BTC-USD@1h"},
 					&cli.StringFlag{Name: "kind", Usage: "only this `KIND`: " + strings.Join(ledger.Kinds, ", ")},
 					&cli.StringFlag{Name: "run", Usage: "only the rows of this run `ID`"},
-					&cli.StringFlag{Name: "since", Usage: "rows at or after: a duration back from now (2h, 7d), RFC3339, or a date"},
+					&cli.StringFlag{Name: "since", Usage: "rows at or after `WHEN`: a duration back from now (2h, 7d), RFC3339, or a date"},
 					&cli.IntFlag{Name: "limit", Value: defaultLedgerLimit, Usage: fmt.Sprintf("show the newest `N` matching rows (at most %d)", maxLedgerLimit)},
 					&cli.BoolFlag{Name: "json", Usage: "print one JSON object per row"},
 				},
