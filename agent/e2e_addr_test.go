@@ -60,9 +60,46 @@ func TestResearchThroughDataService(t *testing.T) {
 	src, _ := json.Marshal(sweepSource)
 	args := `{"source":` + string(src) + `,"series":"BTC-USD@1d","grid":{"fast":[5,10],"slow":[30]}}`
 	r, l := remote.call(t, "run_sweep", args), local.call(t, "run_sweep", args)
-	if r.IsError || text(r) != text(l) {
-		t.Errorf("run_sweep differs through the data service:\nremote %.300s\nlocal  %.300s", text(r), text(l))
+	// Both record in the project's research ledger (the data service's is
+	// the same project here): the run ids differ, and the second sweep's
+	// ledger count includes the first's trials.
+	ro, lo := object(t, r), object(t, l)
+	if n := ro["ledger_deflated_sharpe"].(map[string]any)["trials"]; n != 2.0 {
+		t.Errorf("the remote sweep's ledger N = %v, want 2", n)
 	}
+	if n := lo["ledger_deflated_sharpe"].(map[string]any)["trials"]; n != 4.0 {
+		t.Errorf("the local sweep's ledger N = %v, want 4 (the remote's 2 and its own)", n)
+	}
+	for _, o := range []map[string]any{ro, lo} {
+		delete(o, "run_id")
+		delete(o, "ledger_deflated_sharpe")
+	}
+	if rj, lj := marshalJSON(t, ro), marshalJSON(t, lo); rj != lj {
+		t.Errorf("run_sweep differs through the data service:\nremote %.300s\nlocal  %.300s", rj, lj)
+	}
+	// The data service recorded the remote sweep under the MCP session
+	// that asked for it.
+	h := object(t, local.call(t, "research_history", `{"kind":"sweep","limit":500}`))
+	sessions := map[any]bool{}
+	for _, row := range h["trials"].([]any) {
+		who := row.(map[string]any)["who"].(map[string]any)
+		if who["surface"] != "mcp" {
+			t.Errorf("a sweep row's who: %v", who)
+		}
+		sessions[who["session"]] = true
+	}
+	if len(sessions) != 2 {
+		t.Errorf("sessions recorded: %v, want the remote and the local server's", sessions)
+	}
+}
+
+func marshalJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 const sweepSource = `"""test"""

@@ -34,7 +34,8 @@ var prompts = []prompt{
 		body: func(s *Server, a map[string]string) string {
 			return fmt.Sprintf("Research the strategy %s on %s. Call list_series to confirm the data exists; run_backtest with "+
 				"default knobs; run_sweep over a modest grid (use estimate: true first when the grid is large) and read the "+
-				"deflated Sharpe ratio before trusting the winner; then run_walk_forward with the same grid and report the "+
+				"deflated Sharpe ratio (over this sweep and over every trial of the strategy in the research ledger) and, for 16 or more "+
+				"combinations, the probability of backtest overfitting before trusting the winner; then run_walk_forward with the same grid and report the "+
 				"walk-forward efficiency. Say plainly when the evidence is weak.",
 				orDefault(a["strategy"], "(ask which strategy)"), orDefault(a["series"], "(ask which series)"))
 		},

@@ -18,6 +18,7 @@ import (
 
 	"wicket/gate"
 	"wicket/node/guardrail"
+	"wicket/strategy/ledger"
 	"wicket/trace"
 )
 
@@ -149,7 +150,7 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 		} else if a, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
 			res = fail("%v", err)
 		} else {
-			res = s.run(ctx, spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
+			res = s.run(ledger.WithWho(ctx, s.who()), spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
 		return res.toMCP(), nil

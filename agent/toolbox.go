@@ -32,6 +32,9 @@ type Backends struct {
 	// Research runs backtests, sweeps and walk-forwards and lists series
 	// and strategies: in-process or through the data service.
 	Research Research
+	// Ledger is the project's research ledger, read by research_history;
+	// nil without a project.
+	Ledger Ledger
 
 	// Node is the node client; nil when no --node was given.
 	Node Node
@@ -59,6 +62,7 @@ func (tb *toolbox) specs() []*ToolSpec {
 	var all []*ToolSpec
 	all = append(all, tb.authoringTools()...)
 	all = append(all, tb.researchTools()...)
+	all = append(all, tb.historyTools()...)
 	all = append(all, tb.nodeTools()...)
 	all = append(all, tb.writeTools()...)
 	return all

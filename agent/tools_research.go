@@ -94,7 +94,7 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 		},
 		{
 			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: RingResearch, Hints: researchHints(),
-			Description: "Backtests every combination of a knob grid in parallel and ranks them, with the deflated Sharpe ratio of the winner; estimate: true only counts and times.",
+			Description: "Backtests every combination of a knob grid in parallel and ranks them, with the winner's deflated Sharpe ratio over this sweep and over the research ledger, and the probability of backtest overfitting; estimate: true only counts and times.",
 			Params: concat(strategyParams, []Param{seriesParam, gridParam, knobsParam, rankParam,
 				{Name: "top", Type: "integer", Default: research.DefaultTop, Min: num(1), Max: num(research.MaxTop), Description: "how many of the best combinations to return"},
 				{Name: "estimate", Type: "boolean", Default: false, Description: "return the combination count and an estimated duration without running the sweep"},
@@ -294,6 +294,12 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	}
 	if res.Output != "" {
 		report["strategy_output"] = res.Output
+	}
+	if res.RunID != "" {
+		report["run_id"] = res.RunID
+	}
+	if res.LedgerWarning != "" {
+		report["ledger_warning"] = res.LedgerWarning
 	}
 	out := ok(report)
 	if len(res.PNG) > 0 {

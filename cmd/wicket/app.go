@@ -50,6 +50,7 @@ var commands = []func() *cli.Command{
 	backtestCommand,
 	sweepCommand,
 	walkForwardCommand,
+	researchCommand,
 	strategyCommand,
 	indicatorsCommand,
 	workerCommand,

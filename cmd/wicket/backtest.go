@@ -104,6 +104,7 @@ func backtestAction(c *cli.Context) error {
 	if err != nil {
 		return backtestError(err)
 	}
+	recordBacktest(c, p, name, source, series, resp.Result)
 	if resp.Output != "" {
 		fmt.Fprintf(c.App.ErrWriter, "%s printed:\n%s", name, indent(resp.Output))
 	}

@@ -78,7 +78,9 @@ func dataServeAction(c *cli.Context) error {
 		return err
 	}
 	defer pool.Close()
-	local := research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool})
+	rec, closeLedger := openLedger(c.App.ErrWriter, p, "wicket data serve")
+	defer closeLedger()
+	local := research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

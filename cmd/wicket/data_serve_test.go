@@ -141,8 +141,12 @@ func TestDataServeEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s over HTTP: %v", name, err)
 		}
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
+		// The service records its runs in the project's research ledger;
+		// this Local records nothing: only the ledger's fields differ.
+		ja, jb := withoutLedger(t, a), withoutLedger(t, b)
+		if !strings.Contains(string(mustMarshal(t, b)), `"run_id":"`) {
+			t.Errorf("%s over HTTP carries no run_id", name)
+		}
 		if string(ja) != string(jb) {
 			t.Errorf("%s: in-process and HTTP differ:\n%s\n%s", name, ja, jb)
 		}
@@ -190,4 +194,25 @@ func TestDataServeStops(t *testing.T) {
 	if got := <-code; got != 0 {
 		t.Errorf("exit %d after the context ended", got)
 	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// withoutLedger is v's JSON without the research ledger's fields.
+func withoutLedger(t *testing.T, v any) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(mustMarshal(t, v), &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "run_id")
+	delete(m, "ledger_deflated_sharpe")
+	return mustMarshal(t, m)
 }

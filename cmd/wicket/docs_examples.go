@@ -58,6 +58,7 @@ func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 		"run_backtest":      {"name": name, "series": "BTC-USD@1d", "params": map[string]any{"fast": 10, "slow": 40}, "trades_limit": 2},
 		"run_sweep":         {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10, 20}, "slow": map[string]any{"from": 40, "to": 60, "step": 20}}, "top": 2},
 		"run_walk_forward":  {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10}, "slow": []int{40, 60}}, "windows": 3},
+		"research_history":  {"strategy": name, "limit": 2},
 		"node_snapshot":     {"venue": "paper", "events": 2},
 		"submit_order":      {"venue": "paper", "symbol": "ETH-USD", "side": "buy", "type": "market", "quantity": "0.1", "reason": "docs example"},
 		"cancel_order":      {"venue": "paper", "client_order_id": coid, "reason": "docs example"},
@@ -66,6 +67,10 @@ func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 		"market_exit":       {"venue": "paper"},
 		"mass_cancel":       {"venue": "paper", "symbol": "BTC-USD", "side": "buy"},
 		"set_trading_state": {"state": "reduce_only", "reason": "docs example"},
+	}
+	// research_history lists before the run_* tools: give it a trial to show.
+	if r, err := s.call(ctx, "run_backtest", examples["run_backtest"]); err != nil || r.isError {
+		return fmt.Errorf("a backtest for research_history's example: %v %s", err, r.text)
 	}
 	if err := d.writeToolDocs(ctx, s, path, examples); err != nil {
 		return err

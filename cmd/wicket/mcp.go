@@ -100,6 +100,14 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	}
 	defer pool.Close()
 	b.Strategies = pool
+	var rec research.Recorder
+	if hasProject {
+		l, closeLedger := openLedgerFile(stderr, p, "wicket mcp")
+		defer closeLedger()
+		if l != nil {
+			rec, b.Ledger = l, l
+		}
+	}
 	switch addr := c.String("addr"); {
 	case addr != "":
 		client, err := dataClient(addr, b.Project)
@@ -109,7 +117,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		b.Research = client
 		opts.DataService = "wicket data serve at " + addr
 	case hasProject:
-		b.Research = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool})
+		b.Research = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
 	}
 
 	// Tracing.

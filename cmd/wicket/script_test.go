@@ -33,6 +33,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"nodetest": cmdNodetest, // a real node for the rest of the script: $NODE and its keys
+			"jsondrop": cmdJSONDrop, // drop top-level keys from a JSON result before cmp
 		},
 	})
 }

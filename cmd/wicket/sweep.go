@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/strategy/ledger"
 	"wicket/strategy/research"
 	"wicket/strategy/script"
 	"wicket/strategy/worker"
@@ -131,6 +132,7 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 		return in, err
 	}
 	in.ref = research.StrategyRef{Source: source, Label: label}
+	c.Context = ledger.WithWho(c.Context, cliWho)
 	if addr := c.String("addr"); addr != "" {
 		client, err := dataClient(addr, &p)
 		if err != nil {
@@ -143,8 +145,9 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	if err != nil {
 		return in, err
 	}
-	in.svc = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool})
-	in.close = func() { pool.Close() }
+	rec, closeLedger := openLedger(c.App.ErrWriter, p, verb)
+	in.svc = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
+	in.close = func() { pool.Close(); closeLedger() }
 	return in, nil
 }
 
@@ -317,6 +320,7 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 			fmt.Fprintf(w, "deflated sharpe ratio undefined: %s\n", d.Note)
 		}
 	}
+	printLedgerFigures(w, r)
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "failed: %s: %s\n", fmtKnobs(e.Params, nil), e.Message)
 	}

@@ -112,6 +112,9 @@ func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
 	if r.Partial {
 		fmt.Fprintf(w, "partial: %s\n", r.PartialReason)
 	}
+	if r.RunID != "" {
+		fmt.Fprintf(w, "recorded in the research ledger as run %s\n", r.RunID)
+	}
 	return nil
 }
 

@@ -44,6 +44,9 @@ func (p Project) TraceDir() string { return filepath.Join(p.StateDir(), "agent")
 // HistoryPath is the bar history store.
 func (p Project) HistoryPath() string { return filepath.Join(p.StateDir(), "history.db") }
 
+// ResearchPath is the research ledger: every trial the research tools ran.
+func (p Project) ResearchPath() string { return filepath.Join(p.StateDir(), "research.db") }
+
 // JournalPath is the node journal, when the node runs from this project.
 func (p Project) JournalPath() string { return filepath.Join(p.StateDir(), "node.db") }
 

@@ -102,6 +102,10 @@ type BacktestResult struct {
 	Text   string          `json:"text"`
 	PNG    []byte          `json:"png,omitempty"`
 	Output string          `json:"output,omitempty"`
+	// RunID is the research ledger's id of this run; LedgerWarning says
+	// why it is missing when the ledger could not record it.
+	RunID         string `json:"run_id,omitempty"`
+	LedgerWarning string `json:"ledger_warning,omitempty"`
 }
 
 // Rank metrics for SweepRequest.RankBy and WalkForwardRequest.RankBy.
@@ -165,6 +169,16 @@ type SweepResult struct {
 	Top            []Trial         `json:"top"`
 	TopClamped     string          `json:"top_clamped,omitempty"`
 	DeflatedSharpe *DeflatedSharpe `json:"deflated_sharpe"`
+	// LedgerDeflatedSharpe is the winner's deflated Sharpe ratio over all
+	// the research ledger's trials of this strategy on this series (this
+	// sweep's included); null without a ledger.
+	LedgerDeflatedSharpe *DeflatedSharpe `json:"ledger_deflated_sharpe"`
+	// Overfitting is the probability of backtest overfitting (CSCV), for
+	// sweeps of at least PBOMinCombinations combinations.
+	Overfitting *Overfitting `json:"overfitting,omitempty"`
+	// RunID is the research ledger's id of this sweep (every combination's
+	// row carries it).
+	RunID string `json:"run_id,omitempty"`
 	// Errors are the first few failures, with the combination that failed.
 	Errors   []TrialError `json:"errors,omitempty"`
 	Settings Settings     `json:"settings"`
@@ -333,4 +347,5 @@ type WalkForwardResult struct {
 	PartialReason           string   `json:"partial_reason,omitempty"`
 	Settings                Settings `json:"settings"`
 	Warnings                []string `json:"warnings"`
+	RunID                   string   `json:"run_id,omitempty"` // the research ledger's id of this run
 }

@@ -59,6 +59,9 @@ type chunkRequest struct {
 	Combos      []map[string]any `json:"combos"`
 	// Returns asks for every traded bar's return (walk-forward stitching).
 	Returns bool `json:"returns,omitempty"`
+	// Blocks, when > 0, asks for each trial's returns summed in that many
+	// blocks (the probability of backtest overfitting, pbo.go).
+	Blocks int `json:"blocks,omitempty"`
 }
 
 // chunkResponse holds one trial per combination, in order, and the
@@ -77,6 +80,7 @@ type trial struct {
 	Trades  int             `json:"trades"`
 	Warmup  int             `json:"warmup"`
 	Returns []float64       `json:"returns,omitempty"`
+	Blocks  []blockStat     `json:"blocks,omitempty"`
 	Error   string          `json:"error,omitempty"`
 }
 
@@ -287,6 +291,9 @@ func runTrial(ctx context.Context, req chunkRequest, opts script.Options, bars s
 	}
 	if req.Returns {
 		t.Returns = res.Returns
+	}
+	if req.Blocks > 0 {
+		t.Blocks = blockStats(res.Returns, req.Blocks)
 	}
 	return t
 }

@@ -114,6 +114,7 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 	if c.opts.Token != "" {
 		r.Header.Set("Authorization", "Bearer "+c.opts.Token)
 	}
+	setWho(ctx, r)
 	return r, nil
 }
 

@@ -39,6 +39,9 @@ type Config struct {
 	// from the worker's memo). It is for diagnostics, tests and benchmarks,
 	// and is never part of a result.
 	Computed func(map[string]uint64)
+	// Recorder, when set, is the research ledger every run is appended
+	// to (see record.go).
+	Recorder Recorder
 }
 
 // Local answers research requests in this process over the project's
@@ -298,5 +301,7 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 	if err != nil {
 		return BacktestResult{}, classify(err)
 	}
-	return BacktestResult{Result: resp.Result, Text: resp.Text, PNG: resp.PNG, Output: resp.Output}, nil
+	res := BacktestResult{Result: resp.Result, Text: resp.Text, PNG: resp.PNG, Output: resp.Output}
+	l.recordBacktest(ctx, label, source, req.Series, &res)
+	return res, nil
 }

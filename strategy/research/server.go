@@ -158,7 +158,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Header().Set("WWW-Authenticate", `Bearer realm="wicket data"`)
 		writeError(rec, errorf(KindUnauthorized, "this data service wants its bearer token: the client sends WICKET_DATA_TOKEN (environment or settings/secrets.env) as Authorization: Bearer"))
 	} else {
-		s.mux.ServeHTTP(rec, r)
+		s.mux.ServeHTTP(rec, whoFromRequest(r))
 	}
 	s.opts.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", s.opts.Now().Sub(start).Milliseconds())
 }

@@ -49,6 +49,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 
 	trials := make([]*trial, p.count)
+	p.base.Blocks = pboBlocksFor(p.count)
 	tasks := p.chunks(p.base, l.cfg.Pool.Size())
 	offsets := make([]int, len(tasks))
 	for i := 1; i < len(tasks); i++ {
@@ -81,6 +82,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		if !res.Partial && rk.failed > 0 {
 			return SweepResult{}, errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
 		}
+		l.afterSweep(ctx, p, trials, nil, &res)
 		return res, nil
 	}
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
@@ -92,6 +94,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
+	l.afterSweep(ctx, p, trials, win, &res)
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}

@@ -281,6 +281,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 			res.Warnings = append(res.Warnings, fmt.Sprintf("only %d closed trades out-of-sample: too few to judge the strategy by; use longer windows or a finer granularity", trades))
 		}
 	}
+	l.afterWalkForward(ctx, p, req, &res)
 	return res, nil
 }
 

@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"wicket/strategy/ledger"
+)
+
+// Ledger is what research_history reads: the project's research ledger
+// (*ledger.Ledger).
+type Ledger interface {
+	Query(ctx context.Context, f ledger.Filter) ([]ledger.Row, int, error)
+}
+
+// errNoLedger is research_history's answer without a project.
+var errNoLedger = errors.New("no research ledger here: it lives in a project (settings/state/research.db) and this server has none; " +
+	"the operator starts `wicket mcp` inside one (or with --project DIR). Research sent to a data service (--addr) is in that service's project, where `wicket research ledger` lists it")
+
+func (tb *toolbox) historyTools() []*ToolSpec {
+	return []*ToolSpec{{
+		Name: "research_history", Title: "Research ledger history", Ring: RingResearch,
+		Hints:       Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
+		Description: "Lists what was tried: the research ledger's trials (every backtest, sweep combination and walk-forward, by anyone), newest last, with params, metrics, who and run id.",
+		Params: []Param{
+			{Name: "strategy", Type: "string", Description: "only trials of this strategy name (any source version)"},
+			{Name: "series", Type: "string", Description: "only trials on this series, SYMBOL@GRANULARITY"},
+			{Name: "kind", Type: "string", Enum: ledger.Kinds, Description: "only this kind of trial"},
+			{Name: "run_id", Type: "string", Description: "only the trials of this run (a sweep's combinations share one)"},
+			{Name: "since", Type: "string", Description: "only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"},
+			{Name: "full", Type: "boolean", Default: false, Description: "each trial's every metric, its costs and its hash-chain fields (by default a summary: the headline metrics)"},
+			limitParam("trials"),
+		},
+		Handle: tb.researchHistory,
+	}}
+}
+
+func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
+	if tb.Ledger == nil {
+		return failErr(errNoLedger)
+	}
+	var f ledger.Filter
+	var err error
+	for _, a := range []struct {
+		name string
+		dst  *string
+	}{{"strategy", &f.Strategy}, {"series", &f.Series}, {"kind", &f.Kind}, {"run_id", &f.RunID}} {
+		if *a.dst, err = c.args.str(a.name, ""); err != nil {
+			return failErr(err)
+		}
+	}
+	if f.Kind != "" && !validKind(f.Kind) {
+		return fail("kind %q is not one of %s", f.Kind, strings.Join(ledger.Kinds, ", "))
+	}
+	since, err := c.args.str("since", "")
+	if err != nil {
+		return failErr(err)
+	}
+	if f.Since, err = parseSince(since, time.Now()); err != nil {
+		return failErr(err)
+	}
+	limit, clamped, err := limitArg(c)
+	if err != nil {
+		return failErr(err)
+	}
+	full, err := c.args.boolean("full", false)
+	if err != nil {
+		return failErr(err)
+	}
+	f.Limit = limit
+	rows, total, err := tb.Ledger.Query(ctx, f)
+	if err != nil {
+		return failErr(err)
+	}
+	var trials any = rows
+	if rows == nil {
+		trials = []ledger.Row{}
+	}
+	if !full {
+		trials = summarise(rows)
+	}
+	out := map[string]any{"count": total, "trials": trials}
+	if total > len(rows) {
+		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials; raise limit (at most %d) or narrow with strategy, series, kind or since", len(rows), total, maxListLimit)
+	}
+	if clamped {
+		out["clamped"] = map[string]int{"limit": maxListLimit}
+	}
+	if total == 0 {
+		out["note"] = "no trials match; run_backtest, run_sweep and run_walk_forward record every trial here"
+	}
+	return ok(out)
+}
+
+func validKind(k string) bool { return slices.Contains(ledger.Kinds, k) }
+
+var daysRE = regexp.MustCompile(`^(\d{1,6})d(.*)$`)
+
+// parseSince reads a since argument: empty (no bound), RFC3339, a date
+// (UTC midnight), or a duration back from now (Go syntax plus Nd).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	var d time.Duration
+	rest := s
+	if m := daysRE.FindStringSubmatch(s); m != nil {
+		days, _ := strconv.Atoi(m[1])
+		d, rest = time.Duration(days)*24*time.Hour, m[2]
+	}
+	if rest != "" {
+		more, err := time.ParseDuration(rest)
+		if err != nil || more < 0 {
+			return time.Time{}, fmt.Errorf("since %q: give a duration back from now (90m, 2h, 7d), an RFC3339 time (2026-05-14T09:30:00Z) or a date (2026-05-14)", s)
+		}
+		d += more
+	}
+	return now.Add(-d).UTC(), nil
+}
+
+// who is how this server's research is recorded in the ledger: the MCP
+// surface and its session.
+func (s *Server) who() ledger.Who {
+	return ledger.Who{Surface: ledger.SurfaceMCP, Session: s.session}
+}
+
+// headline are the metrics a summary row keeps (a walk-forward's are
+// under out_of_sample, kept whole).
+var headline = []string{"sharpe", "cagr", "total_return", "max_drawdown", "trades", "error", "out_of_sample", "walk_forward_efficiency", "partial"}
+
+// trialSummary is a ledger row without its costs, hash-chain fields and
+// secondary metrics: what fits a context window by the hundred.
+type trialSummary struct {
+	Seq             int64                      `json:"seq"`
+	Time            string                     `json:"time"`
+	Kind            string                     `json:"kind"`
+	RunID           string                     `json:"run_id"`
+	Who             ledger.Who                 `json:"who"`
+	Strategy        string                     `json:"strategy"`
+	Digest          string                     `json:"digest"` // the first 12 hex digits
+	Series          string                     `json:"series"`
+	From            string                     `json:"from"`
+	To              string                     `json:"to"`
+	Params          json.RawMessage            `json:"params"`
+	Metrics         map[string]json.RawMessage `json:"metrics"`
+	SharpePerPeriod *float64                   `json:"sharpe_per_period"`
+}
+
+func summarise(rows []ledger.Row) []trialSummary {
+	out := make([]trialSummary, len(rows))
+	for i, r := range rows {
+		var all map[string]json.RawMessage
+		_ = json.Unmarshal(r.Metrics, &all)
+		m := map[string]json.RawMessage{}
+		for _, k := range headline {
+			if v, ok := all[k]; ok {
+				m[k] = v
+			}
+		}
+		var sr *float64
+		if v := r.SharpePerPeriod; !math.IsNaN(v) {
+			sr = &v
+		}
+		out[i] = trialSummary{Seq: r.Seq, Time: r.Time, Kind: r.Kind, RunID: r.RunID, Who: r.Who, Strategy: r.Strategy,
+			Digest: r.Digest[:min(12, len(r.Digest))], Series: r.Series, From: r.From, To: r.To, Params: r.Params, Metrics: m, SharpePerPeriod: sr}
+	}
+	return out
+}

@@ -1,0 +1,293 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func fixedClock() func() time.Time {
+	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
+}
+
+func openTest(t testing.TB, path string) *Ledger {
+	t.Helper()
+	n := 0
+	var mu sync.Mutex
+	l, err := Open(path, Options{Now: fixedClock(), NewRunID: func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("run-%d", n)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func row(strategy string, sr float64, who string) Row {
+	return Row{
+		Kind: KindSweep, Who: Who{Surface: SurfaceMCP, Session: who}, Strategy: strategy, Digest: SourceDigest(strategy),
+		Series: "BTC-USD@1h", From: "2024-01-01T00:00:00Z", To: "2024-06-30T23:00:00Z",
+		Params:  json.RawMessage(`{"fast": 5, "slow": 20}`),
+		Costs:   json.RawMessage(`{"capital":"10000","fee_bps":10,"slippage_bps":5}`),
+		Metrics: json.RawMessage(`{"sharpe": 1.25}`), SharpePerPeriod: sr,
+	}
+}
+
+func TestAppendQueryAndSharpes(t *testing.T) {
+	ctx := context.Background()
+	l := openTest(t, filepath.Join(t.TempDir(), "state", "research.db"))
+	batch := []Row{row("sma_cross", 0.01, "s1"), row("sma_cross", math.NaN(), "s1"), row("rsi", 0.02, "s1")}
+	id, err := l.Append(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != "run-1" || batch[0].RunID != "run-1" || batch[2].RunID != "run-1" {
+		t.Fatalf("run id %q, rows %q %q", id, batch[0].RunID, batch[2].RunID)
+	}
+	if batch[0].Seq != 1 || batch[2].Seq != 3 || batch[0].PrevHash != genesis || batch[1].PrevHash != batch[0].Hash {
+		t.Fatalf("chain: %+v", batch)
+	}
+	if string(batch[0].Params) != `{"fast":5,"slow":20}` {
+		t.Fatalf("params not compacted: %s", batch[0].Params)
+	}
+	bt := row("sma_cross", 0.03, "s2")
+	bt.Kind = KindBacktest
+	if _, err := l.Append(ctx, []Row{bt}); err != nil {
+		t.Fatal(err)
+	}
+	wf := []Row{row("sma_cross", 0.5, "s2")}
+	wf[0].Kind = KindWalkForward
+	if _, err := l.Append(ctx, wf); err != nil {
+		t.Fatal(err)
+	}
+	srs, err := l.Sharpes(ctx, "sma_cross", "BTC-USD@1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(srs) != "[0.01 0.03]" {
+		t.Fatalf("sharpes %v: want the sweep and backtest rows with a defined SR, not the walk-forward", srs)
+	}
+	got, total, err := l.Query(ctx, Filter{Strategy: "sma_cross", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 4 || len(got) != 2 || got[0].Seq != 4 || got[1].Seq != 5 {
+		t.Fatalf("query: total %d, rows %d (%v)", total, len(got), got)
+	}
+	if !math.IsNaN(func() float64 { r, _, _ := l.Query(ctx, Filter{RunID: "run-1"}); return r[1].SharpePerPeriod }()) {
+		t.Fatal("a NaN Sharpe must read back as NaN")
+	}
+	since, _, err := l.Query(ctx, Filter{Since: time.Date(2026, 1, 2, 3, 4, 7, 0, time.UTC)})
+	if err != nil || len(since) != 2 {
+		t.Fatalf("since: %d rows, %v", len(since), err)
+	}
+	b, _ := json.Marshal(got[0])
+	if !strings.Contains(string(b), `"sharpe_per_period":0.03`) || !strings.Contains(string(b), `"run_id":"run-2"`) {
+		t.Fatalf("row JSON: %s", b)
+	}
+	rep, err := l.Verify(ctx)
+	if err != nil || !rep.OK() || rep.Rows != 5 || rep.Tip != wf[0].Hash {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	if _, err := l.Append(ctx, []Row{{Kind: "nope", Strategy: "x", Series: "y"}}); err == nil {
+		t.Fatal("an unknown kind must be refused")
+	}
+}
+
+func TestOpenExistingMissing(t *testing.T) {
+	_, err := OpenExisting(filepath.Join(t.TempDir(), "research.db"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "no research ledger yet") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// writerEnv makes the test binary a ledger writer (TestHelperWriter).
+const writerEnv = "WICKET_LEDGER_TEST_WRITER"
+
+// TestHelperWriter is the subprocess of TestConcurrentWriters: another
+// process appending to the same ledger.
+func TestHelperWriter(t *testing.T) {
+	spec := os.Getenv(writerEnv)
+	if spec == "" {
+		t.Skip("a helper process for TestConcurrentWriters")
+	}
+	path, n, _ := strings.Cut(spec, "|")
+	batches, _ := strconv.Atoi(n)
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range batches {
+		rows := []Row{row("proc", float64(i), "proc"), row("proc", float64(i), "proc")}
+		rows[0].Who, rows[1].Who = Who{Surface: SurfaceCLI}, Who{Surface: SurfaceCLI}
+		if _, err := l.Append(context.Background(), rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Two servers (two sets of goroutines, each on its own database handle)
+// and a CLI (another process) append at once: one valid chain holds every
+// row.
+func TestConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "research.db")
+	const perWriter, goroutines, procBatches = 15, 3, 20
+	openTest(t, path) // create it
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
+	cmd.Env = append(os.Environ(), writerEnv+"="+path+"|"+strconv.Itoa(procBatches))
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*goroutines)
+	for server := range 2 {
+		l := openTest(t, path)
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range perWriter {
+					size := 1 + (i+g)%4
+					rows := make([]Row, size)
+					for k := range rows {
+						rows[k] = row(fmt.Sprintf("server%d", server), float64(i), fmt.Sprintf("s%d-%d", server, g))
+					}
+					if _, err := l.Append(context.Background(), rows); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("writer process: %v\n%s", err, out)
+	}
+	want := 2 * procBatches
+	for g := range goroutines {
+		for i := range perWriter {
+			want += 2 * (1 + (i+g)%4)
+		}
+	}
+	l := openTest(t, path)
+	rep, err := l.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Rows != want {
+		t.Fatalf("verify: %+v, want %d rows in one valid chain", rep, want)
+	}
+	// Each batch is contiguous: one transaction, one run id, consecutive
+	// sequence numbers.
+	rows, _, err := l.Query(context.Background(), Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int64{}
+	for _, r := range rows {
+		key := r.Strategy + "/" + r.RunID // each handle mints its own ids
+		if last, ok := seen[key]; ok && last != r.Seq-1 {
+			t.Fatalf("run %s is split: row %d after row %d", key, r.Seq, last)
+		}
+		seen[key] = r.Seq
+	}
+}
+
+func TestVerifyDetectsTampering(t *testing.T) {
+	cases := []struct {
+		name    string
+		tamper  []string
+		bad     int64
+		message string
+	}{
+		{"edited", []string{`UPDATE trials SET metrics = '{"sharpe": 9.99}' WHERE seq = 3`}, 3, "edited"},
+		{"edited sharpe", []string{`UPDATE trials SET sharpe = 0.5 WHERE seq = 4`}, 4, "edited"},
+		{"deleted", []string{`DELETE FROM trials WHERE seq = 3`}, 4, "missing"},
+		{"deleted first", []string{`DELETE FROM trials WHERE seq = 1`}, 2, "missing"},
+		{"reordered", []string{
+			`UPDATE trials SET seq = -1 WHERE seq = 2`, `UPDATE trials SET seq = 2 WHERE seq = 3`, `UPDATE trials SET seq = 3 WHERE seq = -1`,
+		}, 2, "does not link"},
+		{"rehashed edit", []string{`UPDATE trials SET metrics = '{}', hash = 'x' WHERE seq = 2`}, 2, "edited"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "research.db")
+			l := openTest(t, path)
+			for i := range 5 {
+				if _, err := l.Append(context.Background(), []Row{row("sma_cross", float64(i)/100, "s")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := l.Verify(context.Background())
+			if err != nil || !rep.OK() {
+				t.Fatalf("before: %+v %v", rep, err)
+			}
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range tc.tamper {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			rep, err = l.Verify(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() || rep.Bad.Seq != tc.bad || !strings.Contains(rep.Bad.Reason, tc.message) {
+				t.Fatalf("verify after %s: %+v (bad %+v), want row %d %q", tc.name, rep, rep.Bad, tc.bad, tc.message)
+			}
+		})
+	}
+}
+
+// BenchmarkAppendBatch appends sweep-sized batches (64 rows, a chunk) and
+// reports rows per second.
+func BenchmarkAppendBatch(b *testing.B) {
+	for _, size := range []int{1, 64, 1000} {
+		b.Run(fmt.Sprintf("rows=%d", size), func(b *testing.B) {
+			l := openTest(b, filepath.Join(b.TempDir(), "research.db"))
+			rows := make([]Row, size)
+			b.ResetTimer()
+			for range b.N {
+				for k := range rows {
+					rows[k] = row("sma_cross", float64(k)/1000, "bench")
+				}
+				if _, err := l.Append(context.Background(), rows); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"unicode"
+
+	"wicket/strategy/ledger"
+)
+
+// Recorder keeps the research ledger (strategy.md, "The research ledger:
+// every trial counts"); *ledger.Ledger satisfies it. Local, given one in
+// Config.Recorder, appends a row for every backtest, one per sweep
+// combination (the whole sweep in one batch) and one per walk-forward run,
+// under the ledger.Who its context carries (ledger.WithWho), and reports
+// the sweep's deflated Sharpe ratio over the ledger's trials as well as
+// over its own.
+type Recorder interface {
+	Append(ctx context.Context, rows []ledger.Row) (string, error)
+	Sharpes(ctx context.Context, strategy, series string) ([]float64, error)
+}
+
+// ledgerWarning is the warning a result carries when its trials could not
+// be recorded: the research itself stands.
+func ledgerWarning(err error) string {
+	return fmt.Sprintf("the research ledger did not record this run (%v); its trials are missing from the ledger's count", err)
+}
+
+// whoOf is the ledger identity ctx carries; research asked for without one
+// is recorded as "unknown".
+func whoOf(ctx context.Context) ledger.Who {
+	if w, ok := ledger.WhoFrom(ctx); ok {
+		return w
+	}
+	return ledger.Who{Surface: "unknown"}
+}
+
+// WhoHeader carries the caller's ledger.Who from Client to the data
+// service, whose ledger records it (a JSON object).
+const WhoHeader = "Wicket-Who"
+
+// setWho puts ctx's Who on an outgoing request.
+func setWho(ctx context.Context, r *http.Request) {
+	if w, ok := ledger.WhoFrom(ctx); ok {
+		if b, err := json.Marshal(w); err == nil {
+			r.Header.Set(WhoHeader, string(b))
+		}
+	}
+}
+
+// whoFromRequest is the Who a data-service request names, sanitised and
+// bounded; a request without one is the data service's own.
+func whoFromRequest(r *http.Request) *http.Request {
+	w := ledger.Who{Surface: ledger.SurfaceData}
+	if h := r.Header.Get(WhoHeader); h != "" && len(h) <= 1024 {
+		var got ledger.Who
+		if json.Unmarshal([]byte(h), &got) == nil && got.Surface != "" {
+			w = ledger.Who{Surface: clean(got.Surface), Session: clean(got.Session), Caller: clean(got.Caller)}
+		}
+	}
+	return r.WithContext(ledger.WithWho(r.Context(), w))
+}
+
+// clean keeps printable text, at most 128 runes.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, s)
+	if r := []rune(s); len(r) > 128 {
+		s = string(r[:128])
+	}
+	return s
+}
+
+// costsJSON is a row's costs.
+func costsJSON(s Settings, fill string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Capital     string  `json:"capital"`
+		FeeBps      float64 `json:"fee_bps"`
+		SlippageBps float64 `json:"slippage_bps"`
+		Fill        string  `json:"fill,omitempty"`
+	}{s.Capital, s.FeeBps, s.SlippageBps, fill})
+	return b
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"unencodable": err.Error()})
+	}
+	return b
+}
+
+// BacktestRow is the ledger row of a finished backtest, from its report
+// (the backtest package's Result JSON): the params, costs, range and
+// metrics it ran with, and the per-period Sharpe ratio, the report's
+// annualised Sharpe over sqrt(periods_per_year). strategy is the name it
+// is recorded under (a file's base name without .star).
+func BacktestRow(ctx context.Context, strategy, source, series string, report json.RawMessage) (ledger.Row, error) {
+	var r struct {
+		Settings struct {
+			Capital     string          `json:"capital"`
+			FeeBps      float64         `json:"fee_bps"`
+			SlippageBps float64         `json:"slippage_bps"`
+			Fill        string          `json:"fill"`
+			Params      json.RawMessage `json:"params"`
+		} `json:"settings"`
+		Metrics json.RawMessage `json:"metrics"`
+	}
+	if err := json.Unmarshal(report, &r); err != nil {
+		return ledger.Row{}, fmt.Errorf("read the backtest report: %w", err)
+	}
+	var m struct {
+		Sharpe         *float64 `json:"sharpe"`
+		PeriodsPerYear float64  `json:"periods_per_year"`
+		Start          string   `json:"start"`
+		End            string   `json:"end"`
+	}
+	if err := json.Unmarshal(r.Metrics, &m); err != nil {
+		return ledger.Row{}, fmt.Errorf("read the backtest metrics: %w", err)
+	}
+	sr := math.NaN()
+	if m.Sharpe != nil && m.PeriodsPerYear > 0 {
+		sr = *m.Sharpe / math.Sqrt(m.PeriodsPerYear)
+	}
+	return ledger.Row{
+		Kind: ledger.KindBacktest, Who: whoOf(ctx), Strategy: strings.TrimSuffix(strategy, ".star"), Digest: ledger.SourceDigest(source),
+		Series: series, From: m.Start, To: m.End, Params: r.Settings.Params,
+		Costs:   costsJSON(Settings{Capital: r.Settings.Capital, FeeBps: r.Settings.FeeBps, SlippageBps: r.Settings.SlippageBps}, r.Settings.Fill),
+		Metrics: r.Metrics, SharpePerPeriod: sr,
+	}, nil
+}
+
+// RecordBacktest appends a finished backtest to rec and returns its run
+// id. It is what Local does after a backtest; the CLI's local backtest,
+// which runs in a worker of its own, calls it too.
+func RecordBacktest(ctx context.Context, rec Recorder, strategy, source, series string, report json.RawMessage) (string, error) {
+	row, err := BacktestRow(ctx, strategy, source, series, report)
+	if err != nil {
+		return "", err
+	}
+	return rec.Append(context.WithoutCancel(ctx), []ledger.Row{row})
+}
+
+// recordBacktest records a Local backtest; a ledger failure is a warning.
+func (l *Local) recordBacktest(ctx context.Context, label, source, series string, res *BacktestResult) {
+	if l.cfg.Recorder == nil {
+		return
+	}
+	id, err := RecordBacktest(ctx, l.cfg.Recorder, label, source, series, res.Result)
+	if err != nil {
+		res.LedgerWarning = ledgerWarning(err)
+		return
+	}
+	res.RunID = id
+}
+
+// afterSweep records every finished combination of a sweep as one batch,
+// then reports the deflated Sharpe ratio over all the ledger's trials of
+// the strategy on the series, and the probability of backtest overfitting.
+func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*trial, win *trial, res *SweepResult) {
+	res.Overfitting = overfitting(trials, p.base.Blocks)
+	if l.cfg.Recorder == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // a cancelled sweep still records what finished
+	from, to := p.settings.From, p.settings.To
+	if n := p.bars.Len(); n > 0 {
+		from, to = unixRFC3339(p.bars.Time[0]), unixRFC3339(p.bars.Time[n-1])
+	}
+	costs := costsJSON(p.settings, "")
+	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
+	rows := make([]ledger.Row, 0, len(trials))
+	for _, t := range trials {
+		if t == nil {
+			continue
+		}
+		row := ledger.Row{
+			Kind: ledger.KindSweep, Who: who, Strategy: p.display, Digest: digest, Series: p.base.Series,
+			From: from, To: to, Params: mustJSON(t.Values), Costs: costs, Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR),
+		}
+		if t.Error != "" {
+			row.Metrics, row.SharpePerPeriod = mustJSON(map[string]string{"error": t.Error}), math.NaN()
+		}
+		rows = append(rows, row)
+	}
+	id, err := l.cfg.Recorder.Append(ctx, rows)
+	if err != nil {
+		res.Warnings = append(res.Warnings, ledgerWarning(err))
+		return
+	}
+	res.RunID = id
+	if win == nil {
+		return
+	}
+	srs, err := l.cfg.Recorder.Sharpes(ctx, p.display, p.base.Series)
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
+		return
+	}
+	d := deflated(win.Stats, srs)
+	if d.DSR != nil {
+		d.Note = fmt.Sprintf("the same probability over all %d trials of %s on %s in the research ledger (every backtest and sweep combination, any source version), not only this sweep's %d; "+
+			"luck alone would be expected to reach a per-period Sharpe ratio of %s", d.Trials, p.display, p.base.Series, res.DeflatedSharpe.Trials, fmtFloat(float64(*d.ExpectedMaxSharpe)))
+	}
+	res.LedgerDeflatedSharpe = d
+}
+
+// afterWalkForward records a finished walk-forward run as one row: the
+// grid and each window's chosen params, the stitched out-of-sample
+// metrics and the walk-forward efficiency.
+func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRequest, res *WalkForwardResult) {
+	if l.cfg.Recorder == nil {
+		return
+	}
+	from, to := p.settings.From, p.settings.To
+	if n := p.bars.Len(); n > 0 {
+		from, to = unixRFC3339(p.bars.Time[0]), unixRFC3339(p.bars.Time[n-1])
+	}
+	chosen := make([]map[string]any, len(res.Windows))
+	for i, w := range res.Windows {
+		chosen[i] = w.Params
+	}
+	grid := make(map[string][]any, len(p.swept)) // the values as checked against the knobs
+	for i, k := range p.swept {
+		grid[k] = p.axes[i]
+	}
+	sr := math.NaN()
+	if o := res.OutOfSample; o != nil && o.Sharpe != nil && o.PeriodsPerYear > 0 {
+		sr = *o.Sharpe / math.Sqrt(o.PeriodsPerYear)
+	}
+	row := ledger.Row{
+		Kind: ledger.KindWalkForward, Who: whoOf(ctx), Strategy: p.display, Digest: ledger.SourceDigest(p.base.Source), Series: p.base.Series,
+		From: from, To: to,
+		Params: mustJSON(map[string]any{"grid": grid, "params": req.Params, "rank_by": p.rankBy, "anchored": req.Anchored, "chosen": chosen}),
+		Costs:  costsJSON(p.settings, ""),
+		Metrics: mustJSON(map[string]any{"out_of_sample": res.OutOfSample, "walk_forward_efficiency": res.Efficiency,
+			"windows": len(res.Windows), "partial": res.Partial}),
+		SharpePerPeriod: sr,
+	}
+	id, err := l.cfg.Recorder.Append(context.WithoutCancel(ctx), []ledger.Row{row})
+	if err != nil {
+		res.Warnings = append(res.Warnings, ledgerWarning(err))
+		return
+	}
+	res.RunID = id
+}
