@@ -33,6 +33,7 @@ type run struct {
 	mu   sync.Mutex
 	cols map[string]*Series
 
+	th      *starlark.Thread // the thread running this run's code
 	phase   string
 	stepCap uint64
 	stop    atomic.Pointer[stopInfo]
@@ -46,6 +47,7 @@ type run struct {
 type stopInfo struct {
 	kind   Kind
 	reason string
+	pos    syntax.Position // where the strategy was when it was stopped, when known
 }
 
 func newRun(memo *ta.Memo, bars *strategy.Bars) *run {
@@ -144,6 +146,35 @@ func (r *run) halt(th *starlark.Thread, kind Kind, reason string) {
 	th.Cancel(reason)
 }
 
+// refuse stops the run with a lookahead error at the strategy code being
+// run: an operation that cannot return an error (len, truth, iteration)
+// was asked to show bars the current decision may not see. The operation
+// returns a neutral value, and the thread stops before its next
+// instruction, so the strategy never uses it.
+func (r *run) refuse(reason string) {
+	th := r.th
+	if th == nil {
+		return
+	}
+	var pos syntax.Position
+	stack := th.CallStack()
+	for i := len(stack) - 1; i >= 0; i-- {
+		if p := stack[i].Pos; p.IsValid() && p.Filename() != "<builtin>" {
+			pos = p
+			break
+		}
+	}
+	r.stop.CompareAndSwap(nil, &stopInfo{kind: KindLookahead, reason: reason, pos: pos})
+	th.Cancel(reason)
+}
+
+func (r *run) stopPos() syntax.Position {
+	if s := r.stop.Load(); s != nil {
+		return s.pos
+	}
+	return syntax.Position{}
+}
+
 func (r *run) stopKind() Kind {
 	if s := r.stop.Load(); s != nil {
 		return s.kind
@@ -171,6 +202,7 @@ func (r *run) enter(th *starlark.Thread, phase string, steps uint64) {
 func newThread(r *run, out *capture) *starlark.Thread {
 	th := &starlark.Thread{Name: "strategy", Print: func(_ *starlark.Thread, msg string) { out.add(msg) }}
 	th.SetLocal(runKey, r)
+	r.th = th
 	th.OnMaxSteps = func(th *starlark.Thread) {
 		if pos := th.CallFrame(0).Pos; pos.IsValid() && pos.Line > r.limitPos.Line {
 			r.limitPos = pos
@@ -248,6 +280,7 @@ func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Si
 	if err != nil {
 		e := evalError(s.name, err, r)
 		e.Phase = "signals"
+		e.Hint = hintFor(e)
 		return strategy.Signals{}, e
 	}
 	s.noteWarmup(r.warmup)
@@ -308,16 +341,12 @@ func toBools(v starlark.Value, n int) ([]bool, string) {
 		for i := range out {
 			out[i] = bool(v)
 		}
+	case starlark.String:
+		return nil, "is a string; want a bool series"
 	case starlark.Indexable:
-		if _, isStr := v.(starlark.String); isStr {
-			return nil, "is a string; want a bool series"
-		}
-		if v.Len() != n {
-			return nil, fmt.Sprintf("is a list of %d values for %d bars", v.Len(), n)
-		}
-		for i := range out {
-			out[i] = v.Index(i) != starlark.None && bool(v.Index(i).Truth())
-		}
+		// A per-bar list is written knowing every bar (and how many there
+		// are): refused like any other way of building a series by hand.
+		return nil, fmt.Sprintf("is a %s; want a bool series (e.g. ta.cross_above(f, s) or f > s): per-bar values written by hand know every bar", v.Type())
 	default:
 		return nil, fmt.Sprintf("is %s; want a bool series (e.g. ta.cross_above(f, s) or f > s)", v.Type())
 	}
