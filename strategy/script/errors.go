@@ -192,10 +192,10 @@ func hintFor(e *Error) string {
 		return "the caller cancelled the run; run it again if that was not intended"
 	case KindLookahead:
 		switch {
+		case strings.Contains(m, "lookahead proof"):
+			return "something the strategy calls reads bars after the current one; build decisions from ta.* functions, series arithmetic and ta.shift(s, k) with k >= 0"
 		case strings.Contains(m, "in signals(bars)"), e.Phase == "signals":
 			return HintSignals
-		case strings.Contains(m, "lookahead proof"):
-			return "a decision changed when later bars were removed, so something the strategy calls reads bars after the current one; rebuild it from ta.* functions, series arithmetic and ta.shift(s, k) with k >= 0"
 		}
 		return "use s[0] for the current bar and s[k] for k bars ago; a strategy can never read the future"
 	case KindLoad:

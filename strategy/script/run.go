@@ -234,13 +234,20 @@ func (r *run) watch(ctx context.Context, th *starlark.Thread, wall time.Duration
 
 // capture collects print output up to a limit.
 type capture struct {
+	discard   bool // drop everything (the lookahead proof's prefix runs)
 	mu        sync.Mutex
 	buf       []byte
 	limit     int
 	truncated bool
 }
 
+// discard is the capture of runs whose output nobody reads.
+var discard = &capture{discard: true}
+
 func (c *capture) add(msg string) {
+	if c.discard {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.truncated {
@@ -265,11 +272,17 @@ func (c *capture) String() string {
 // becomes per-bar long/short/exit flags and sizes (missing values are
 // false, and size 0).
 func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Signals, error) {
+	return s.runSignals(ctx, bars, s.out, true)
+}
+
+// runSignals is Signals printing to out; note says whether the run's
+// warm-up counts towards Warmup (not for the proof's prefix runs).
+func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool) (strategy.Signals, error) {
 	if s.style != StyleSignals {
 		return strategy.Signals{}, s.styleError(StyleSignals)
 	}
 	r := newRun(s.memo, &bars)
-	th := newThread(r, s.out)
+	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
 	if err != nil {
@@ -283,7 +296,9 @@ func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Si
 		e.Hint = hintFor(e)
 		return strategy.Signals{}, e
 	}
-	s.noteWarmup(r.warmup)
+	if note {
+		s.noteWarmup(r.warmup)
+	}
 	sig, msg := toSignals(v, r.n)
 	if msg != "" {
 		e := newError(KindResult, s.name, s.signals.Position(), "signals(bars) "+msg)
@@ -401,18 +416,26 @@ type Stepper struct {
 	warmup int
 	stop   func()
 	err    error
+
+	rec       *Trace // see Record
+	recBroken bool
 }
 
 // Begin runs setup(ctx) over bars and returns the stepper for on_bar. The
 // wall-clock limit covers setup and every Step until Close; ctx cancels
 // the run at any point.
 func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, error) {
+	return s.begin(ctx, bars, s.out, true)
+}
+
+// begin is Begin printing to out; note as for runSignals.
+func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool) (*Stepper, error) {
 	if s.style != StyleOnBar {
 		return nil, s.styleError(StyleOnBar)
 	}
 	r := newRun(s.memo, &bars)
 	r.cursor = -1
-	th := newThread(r, s.out)
+	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	if err != nil {
 		return nil, err
@@ -425,7 +448,9 @@ func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, err
 		e.Phase = "setup"
 		return nil, e
 	}
-	s.noteWarmup(r.warmup)
+	if note {
+		s.noteWarmup(r.warmup)
+	}
 	return &Stepper{s: s, r: r, th: th, ctx: c, args: starlark.Tuple{c}, warmup: r.warmup, stop: stop}, nil
 }
 
@@ -445,6 +470,7 @@ func (st *Stepper) Step(i int, acct strategy.Account) (strategy.Intent, error) {
 		return strategy.Intent{}, fmt.Errorf("step: bar %d is outside the %d bars of this run", i, st.r.n)
 	}
 	if i < st.warmup {
+		st.record(i, acct, strategy.Intent{})
 		return strategy.Intent{}, nil
 	}
 	c := st.ctx
@@ -458,6 +484,7 @@ func (st *Stepper) Step(i int, acct strategy.Account) (strategy.Intent, error) {
 		st.err = e
 		return strategy.Intent{}, e
 	}
+	st.record(i, acct, c.intent)
 	return c.intent, nil
 }
 
