@@ -186,6 +186,9 @@ func printReport(c *cli.Context, t target, rep script.Report) error {
 				fmt.Fprintf(w, ": %s", rep.Summary)
 			}
 			fmt.Fprintf(w, "\nwarm-up: %d bars\n", rep.Warmup)
+			if rep.LookaheadCheck != "" {
+				fmt.Fprintf(w, "lookahead check: %s\n", rep.LookaheadCheck)
+			}
 			if len(rep.Knobs) > 0 {
 				names := make([]string, len(rep.Knobs))
 				for i, k := range rep.Knobs {
