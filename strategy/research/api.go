@@ -165,6 +165,9 @@ type SweepResult struct {
 	Top            []Trial         `json:"top"`
 	TopClamped     string          `json:"top_clamped,omitempty"`
 	DeflatedSharpe *DeflatedSharpe `json:"deflated_sharpe"`
+	// LookaheadCheck is the lookahead proof's verdict on the winner
+	// ("passed (4 prefixes)"), from one more backtest of it.
+	LookaheadCheck string `json:"lookahead_check,omitempty"`
 	// Errors are the first few failures, with the combination that failed.
 	Errors   []TrialError `json:"errors,omitempty"`
 	Settings Settings     `json:"settings"`
