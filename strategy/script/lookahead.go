@@ -28,12 +28,20 @@ import (
 // the leaks this proof is for. Print output of prefix runs is discarded.
 
 // Trace is what a full run decided, bar by bar, for CheckLookahead:
-// Signals for a signals(bars) strategy, or the account each on_bar saw
-// and the intent it expressed (Stepper.Record collects these).
+// Signals for a signals(bars) strategy (SignalsTrace returns it), or the
+// account each on_bar saw and the intent it expressed (Stepper.Record
+// collects these).
 type Trace struct {
 	Signals  *strategy.Signals
 	Accounts []strategy.Account
 	Intents  []strategy.Intent
+	// series are the series the run computed, in order: all of
+	// signals(bars)'s, or setup's. Their order cannot depend on the data
+	// (no value, length or truth of a series is readable there), so a prefix
+	// run computes the same ones, and every value on the shared bars must
+	// agree too: that catches a leak on a bar where the final decision
+	// happens not to change.
+	series []*Series
 }
 
 // PrefixCuts are the prefix lengths the proof runs for n bars and a
@@ -99,7 +107,7 @@ func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if s.style == StyleSignals {
-				diffs[k], errs[k] = s.prefixSignals(ctx, bars, c, *full.Signals)
+				diffs[k], errs[k] = s.prefixSignals(ctx, bars, c, full)
 			} else {
 				diffs[k], errs[k] = s.prefixOnBar(ctx, bars, c, full)
 			}
@@ -128,7 +136,7 @@ func (s *Strategy) lookaheadError(bars strategy.Bars, d *difference) *Error {
 	}
 	when := time.Unix(bars.Time[d.bar], 0).UTC().Format(time.RFC3339)
 	e := newError(KindLookahead, s.name, fn.Position(), fmt.Sprintf(
-		"lookahead proof: %s at bar %d (%s) is %s in the run over all %d bars but %s in the run over the first %d; a decision changed when later bars were removed, so it was made with them",
+		"lookahead proof: %s at bar %d (%s) is %s in the run over all %d bars but %s in the run over the first %d; it changed when later bars were removed, so it was computed with them",
 		d.output, d.bar, when, d.full, bars.Len(), d.pre, d.cut))
 	e.Phase, e.Bar = phase, d.bar
 	return e
@@ -146,8 +154,8 @@ func prefixError(err error, cut int) (*difference, error) {
 	return &difference{bar: bar, output: "the run", full: "fine", pre: fmt.Sprintf("failing (%s)", e.Error()), cut: cut}, nil
 }
 
-func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full strategy.Signals) (*difference, error) {
-	pre, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false)
+func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
+	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false)
 	if err != nil {
 		return prefixError(err, cut)
 	}
@@ -160,7 +168,7 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 	for _, o := range []struct {
 		name   string
 		fa, pa []bool
-	}{{"long", full.Long, pre.Long}, {"short", full.Short, pre.Short}, {"exit", full.Exit, pre.Exit}} {
+	}{{"long", full.Signals.Long, pre.Long}, {"short", full.Signals.Short, pre.Short}, {"exit", full.Signals.Exit, pre.Exit}} {
 		for i := 0; i < cut; i++ {
 			if a, b := at(o.fa, i), at(o.pa, i); a != b {
 				note(&difference{bar: i, output: strconv.Quote(o.name), full: strconv.FormatBool(a), pre: strconv.FormatBool(b), cut: cut})
@@ -169,11 +177,12 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 		}
 	}
 	for i := 0; i < cut; i++ {
-		if a, b := sizeAt(full.Size, i), sizeAt(pre.Size, i); !same(a, b) {
+		if a, b := sizeAt(full.Signals.Size, i), sizeAt(pre.Size, i); !same(a, b) {
 			note(&difference{bar: i, output: `"size"`, full: fmtFloat(a), pre: fmtFloat(b), cut: cut})
 			break
 		}
 	}
+	note(seriesDifference(full.series, built, cut)) // after the outputs: they win a tie
 	return first, nil
 }
 
@@ -183,7 +192,8 @@ func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int,
 		return prefixError(err, cut)
 	}
 	defer st.Close()
-	for i := 0; i < cut; i++ {
+	first := seriesDifference(full.series, st.r.built, cut)
+	for i := 0; i < cut && (first == nil || i < first.bar); i++ {
 		in, err := st.Step(i, full.Accounts[i])
 		if err != nil {
 			return prefixError(err, cut)
@@ -192,8 +202,33 @@ func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int,
 			return &difference{bar: i, output: "the intent", full: intentText(want), pre: intentText(in), cut: cut}, nil
 		}
 	}
-	return nil, nil
+	return first, nil
 }
+
+// seriesDifference compares the series two runs computed, in order, on
+// the first cut bars.
+func seriesDifference(full, pre []*Series, cut int) *difference {
+	if len(full) != len(pre) {
+		return &difference{bar: 0, output: "the number of series computed", full: strconv.Itoa(len(full)), pre: strconv.Itoa(len(pre)), cut: cut}
+	}
+	var first *difference
+	for k, f := range full {
+		p := pre[k]
+		end := min(cut, len(f.vals), len(p.vals))
+		if first != nil {
+			end = min(end, first.bar)
+		}
+		for i := 0; i < end; i++ {
+			if !same(f.vals[i], p.vals[i]) {
+				first = &difference{bar: i, output: fmt.Sprintf("series #%d (%s)", k+1, f.what), full: f.valueText(i), pre: p.valueText(i), cut: cut}
+				break
+			}
+		}
+	}
+	return first
+}
+
+func (s *Series) valueText(i int) string { return s.elem(i).String() }
 
 func at(v []bool, i int) bool { return i < len(v) && v[i] }
 
@@ -231,7 +266,7 @@ func intentText(in strategy.Intent) string {
 // Record makes st keep each bar's account and intent, for CheckLookahead.
 // Call it before the first Step; Trace returns what was kept.
 func (st *Stepper) Record() {
-	st.rec = &Trace{Accounts: make([]strategy.Account, 0, st.r.n), Intents: make([]strategy.Intent, 0, st.r.n)}
+	st.rec = &Trace{Accounts: make([]strategy.Account, 0, st.r.n), Intents: make([]strategy.Intent, 0, st.r.n), series: st.r.built}
 }
 
 // Trace is what Record kept; ok is false when Record was not called or

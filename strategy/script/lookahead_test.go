@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"wicket/strategy"
+	"wicket/strategy/ta"
 )
 
 // leakIndicators are user indicators that try to read the future, and one
@@ -204,11 +205,11 @@ func TestProofNamesFirstBar(t *testing.T) {
 	src := "def signals(bars):\n    return {'long': peek(bars.close) > bars.close}\n"
 	s := mustLoad(t, src, Options{})
 	bars := rampBars(100)
-	sig, err := s.Signals(bg(t), bars)
+	_, tr, err := s.SignalsTrace(bg(t), bars)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CheckLookahead(bg(t), bars, Trace{Signals: &sig})
+	_, err = s.CheckLookahead(bg(t), bars, tr)
 	e := asError(t, err, KindLookahead)
 	// On a ramp every next close is higher: long is true at bar i < 99 in the
 	// full run; a prefix of c bars cannot see bar c, so bar c-1 differs. The
@@ -292,4 +293,80 @@ func stepAll(t *testing.T, s *Strategy, bars strategy.Bars) Trace {
 		t.Fatal("no trace")
 	}
 	return tr
+}
+
+// TestProofComparesEverySeries: a leak that changes no decision at any cut
+// is still caught, because every series signals(bars) or setup computed is
+// compared on the shared bars too.
+func TestProofComparesEverySeries(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	for _, src := range []string{
+		"def signals(bars):\n    unused = peek(bars.close) + 0\n    return {'long': bars.close > ta.sma(bars.close, 10)}\n",
+		"def setup(ctx):\n    ctx.unused = peek(ctx.close) * 2\ndef on_bar(ctx):\n    pass\n",
+	} {
+		rep := Validate(bg(t), Source{Name: "quiet.star", Text: src}, Options{})
+		if rep.Valid || len(rep.Problems) != 1 || rep.Problems[0].Kind != KindLookahead {
+			t.Fatalf("%s: %+v", src, rep)
+		}
+		if m := rep.Problems[0].Message; !strings.Contains(m, "series #1 (series ") || !strings.Contains(m, "but None in the run over the first") {
+			t.Errorf("message %q does not name the series", m)
+		}
+	}
+}
+
+// TestCatalogPrefixExact: every ta.* function at its defaults gives, on a
+// prefix of the bars, exactly the values it gives on those bars in the full
+// run. The proof compares series bit for bit, so this is what keeps it from
+// refusing a causal strategy; a function that failed here would also be a
+// lookahead of its own.
+func TestCatalogPrefixExact(t *testing.T) {
+	bars := SmokeBars(600)
+	cols := map[string][]float64{"open": bars.Open, "high": bars.High, "low": bars.Low, "close": bars.Close, "volume": bars.Volume}
+	cond := make([]float64, bars.Len())
+	for i := range cond {
+		if bars.Close[i] > bars.Open[i] {
+			cond[i] = 1
+		}
+	}
+	memo := ta.NewMemo(0)
+	for _, e := range ta.Builtin().Entries() {
+		in := func(n int) ([][]float64, []ta.Key) {
+			var vals [][]float64
+			var keys []ta.Key
+			for j, name := range e.Inputs {
+				v, ok := cols[name]
+				switch {
+				case name == "condition":
+					v = cond
+				case !ok && j%2 == 1:
+					v = bars.Open
+				case !ok:
+					v = bars.Close
+				}
+				vals = append(vals, v[:n])
+				keys = append(keys, memo.ValuesKey(v[:n]))
+			}
+			return vals, keys
+		}
+		fv, fk := in(bars.Len())
+		full, _, err := memo.Compute(e, fv, fk, e.Defaults())
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+		for _, cut := range PrefixCuts(bars.Len(), e.Lookback(e.Defaults())) {
+			pv, pk := in(cut)
+			pre, _, err := memo.Compute(e, pv, pk, e.Defaults())
+			if err != nil {
+				t.Fatalf("%s over %d bars: %v", e.Name, cut, err)
+			}
+			for o := range full.Outputs {
+				for i := 0; i < cut; i++ {
+					if a, b := full.Outputs[o][i], pre.Outputs[o][i]; !same(a, b) {
+						t.Errorf("ta.%s output %d at bar %d: %v over all bars, %v over the first %d", e.Name, o, i, a, b, cut)
+						break
+					}
+				}
+			}
+		}
+	}
 }

@@ -33,6 +33,11 @@ type run struct {
 	mu   sync.Mutex
 	cols map[string]*Series
 
+	// tracing keeps every series computed (signals(bars), setup) in built,
+	// in order, for the lookahead proof to compare with a prefix run's.
+	tracing bool
+	built   []*Series
+
 	th      *starlark.Thread // the thread running this run's code
 	phase   string
 	stepCap uint64
@@ -126,7 +131,7 @@ func (r *run) derive(name string, x *Series, params []float64, boolean bool, fil
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
-	return &Series{vals: res.Outputs[0], key: key, start: x.start, boolean: boolean, run: r}
+	return r.track(&Series{vals: res.Outputs[0], key: key, start: x.start, boolean: boolean, run: r, what: "series " + name})
 }
 
 // derive2 computes (or fetches) a two-input elementwise series.
@@ -137,7 +142,15 @@ func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
-	return &Series{vals: res.Outputs[0], key: key, start: max(x.start, y.start), boolean: boolean, run: r}
+	return r.track(&Series{vals: res.Outputs[0], key: key, start: max(x.start, y.start), boolean: boolean, run: r, what: "series " + name})
+}
+
+// track keeps s in built while the run traces.
+func (r *run) track(s *Series) *Series {
+	if r.tracing {
+		r.built = append(r.built, s)
+	}
+	return s
 }
 
 // halt stops the thread, remembering why (the first reason wins).
@@ -272,21 +285,33 @@ func (c *capture) String() string {
 // becomes per-bar long/short/exit flags and sizes (missing values are
 // false, and size 0).
 func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Signals, error) {
-	return s.runSignals(ctx, bars, s.out, true)
+	sig, _, err := s.runSignals(ctx, bars, s.out, true)
+	return sig, err
+}
+
+// SignalsTrace is Signals that also returns the run's trace for
+// CheckLookahead: the signals and every series computed on the way.
+func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strategy.Signals, Trace, error) {
+	sig, built, err := s.runSignals(ctx, bars, s.out, true)
+	if err != nil {
+		return sig, Trace{}, err
+	}
+	return sig, Trace{Signals: &sig, series: built}, nil
 }
 
 // runSignals is Signals printing to out; note says whether the run's
 // warm-up counts towards Warmup (not for the proof's prefix runs).
-func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool) (strategy.Signals, error) {
+func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool) (strategy.Signals, []*Series, error) {
 	if s.style != StyleSignals {
-		return strategy.Signals{}, s.styleError(StyleSignals)
+		return strategy.Signals{}, nil, s.styleError(StyleSignals)
 	}
 	r := newRun(s.memo, &bars)
+	r.tracing = true
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
 	if err != nil {
-		return strategy.Signals{}, err
+		return strategy.Signals{}, nil, err
 	}
 	r.enter(th, "signals", s.limits.SignalsSteps)
 	v, err := starlark.Call(th, s.signals, starlark.Tuple{&barsValue{r: r}}, nil)
@@ -294,7 +319,7 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 		e := evalError(s.name, err, r)
 		e.Phase = "signals"
 		e.Hint = hintFor(e)
-		return strategy.Signals{}, e
+		return strategy.Signals{}, nil, e
 	}
 	if note {
 		s.noteWarmup(r.warmup)
@@ -303,9 +328,9 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	if msg != "" {
 		e := newError(KindResult, s.name, s.signals.Position(), "signals(bars) "+msg)
 		e.Phase = "signals"
-		return strategy.Signals{}, e
+		return strategy.Signals{}, nil, e
 	}
-	return sig, nil
+	return sig, r.built, nil
 }
 
 func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
@@ -441,6 +466,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		return nil, err
 	}
 	c := newCtx(r)
+	r.tracing = true
 	r.enter(th, "setup", s.limits.SetupSteps)
 	if _, err := starlark.Call(th, s.setup, starlark.Tuple{c}, nil); err != nil {
 		stop()
@@ -448,6 +474,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		e.Phase = "setup"
 		return nil, e
 	}
+	r.tracing = false // on_bar's flow may depend on the data; only setup's series are compared
 	if note {
 		s.noteWarmup(r.warmup)
 	}

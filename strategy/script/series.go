@@ -20,6 +20,7 @@ type Series struct {
 	start   int // warm-up: the first position with a value, by lookback arithmetic
 	boolean bool
 	run     *run
+	what    string // what computed it (ta.sma, series +), for the lookahead proof's messages
 }
 
 var (

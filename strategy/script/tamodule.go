@@ -153,11 +153,11 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 	start += e.Lookback(p)
 	r.noteWarmup(start)
 	if len(e.Outputs) == 1 {
-		return &Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r}, nil
+		return r.track(&Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}), nil
 	}
 	out := &multi{name: e.Name, names: e.Outputs, vals: make([]*Series, len(e.Outputs))}
 	for j := range e.Outputs {
-		out.vals[j] = &Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r}
+		out.vals[j] = r.track(&Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r, what: "ta." + e.Name + "(...)." + e.Outputs[j]})
 	}
 	return out, nil
 }

@@ -99,11 +99,8 @@ func Smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, error) {
 // smoke is Smoke, returning the run's trace for CheckLookahead.
 func smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, Trace, error) {
 	if s.Style() == StyleSignals {
-		sig, err := s.Signals(ctx, bars)
-		if err != nil {
-			return s.Warmup(), Trace{}, err
-		}
-		return s.Warmup(), Trace{Signals: &sig}, nil
+		_, tr, err := s.SignalsTrace(ctx, bars)
+		return s.Warmup(), tr, err
 	}
 	st, err := s.Begin(ctx, bars)
 	if err != nil {

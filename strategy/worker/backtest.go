@@ -58,13 +58,13 @@ func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtes
 	var trace func() script.Trace
 	switch s.Style() {
 	case script.StyleSignals:
-		sig, err := s.Signals(ctx, bars)
+		sig, tr, err := s.SignalsTrace(ctx, bars)
 		if err != nil {
 			return backtest.Response{}, err
 		}
 		d.Targets = sig.Targets(bars.Len())
 		cfg.Warmup = s.Warmup()
-		trace = func() script.Trace { return script.Trace{Signals: &sig} }
+		trace = func() script.Trace { return tr }
 	default:
 		st, err := s.Begin(ctx, bars)
 		if err != nil {
