@@ -27,7 +27,7 @@ func (tb *toolbox) authoringTools() []*ToolSpec {
 	return []*ToolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: RingAuthoring, Hints: authoringHints(),
-			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series; problems carry line, column and a hint.",
+			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series, then proves on that series that no decision reads a later bar (lookahead_check); problems carry line, column and a hint. A name is the project's strategy or, when there is none, the template of that name.",
 			Params:      strategyParams,
 			Handle:      tb.validateStrategy,
 		},
