@@ -114,8 +114,10 @@ func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full 
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return "", err
+	for _, err := range errs {
+		if err != nil {
+			return "", err // the first: they are likely one cause (a cancellation)
+		}
 	}
 	var first *difference
 	for _, d := range diffs {

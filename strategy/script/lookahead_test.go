@@ -370,3 +370,18 @@ func TestCatalogPrefixExact(t *testing.T) {
 		}
 	}
 }
+
+// TestProofCancelled: a cancelled proof is the caller's cancellation, not
+// a lookahead.
+func TestProofCancelled(t *testing.T) {
+	s := mustLoad(t, sigSrc("pass"), Options{})
+	bars := SmokeBars(300)
+	_, tr, err := s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.CheckLookahead(ctx, bars, tr)
+	asError(t, err, KindCanceled)
+}
