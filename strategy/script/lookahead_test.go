@@ -349,26 +349,51 @@ func TestCatalogPrefixExact(t *testing.T) {
 			return vals, keys
 		}
 		fv, fk := in(bars.Len())
-		full, _, err := memo.Compute(e, fv, fk, e.Defaults())
-		if err != nil {
-			t.Fatalf("%s: %v", e.Name, err)
-		}
-		for _, cut := range PrefixCuts(bars.Len(), e.Lookback(e.Defaults())) {
-			pv, pk := in(cut)
-			pre, _, err := memo.Compute(e, pv, pk, e.Defaults())
+		for _, p := range catalogParamSets(e) {
+			full, _, err := memo.Compute(e, fv, fk, p)
 			if err != nil {
-				t.Fatalf("%s over %d bars: %v", e.Name, cut, err)
+				t.Fatalf("%s%v: %v", e.Name, p, err)
 			}
-			for o := range full.Outputs {
-				for i := 0; i < cut; i++ {
-					if a, b := full.Outputs[o][i], pre.Outputs[o][i]; !same(a, b) {
-						t.Errorf("ta.%s output %d at bar %d: %v over all bars, %v over the first %d", e.Name, o, i, a, b, cut)
-						break
+			for _, cut := range PrefixCuts(bars.Len(), e.Lookback(p)) {
+				pv, pk := in(cut)
+				pre, _, err := memo.Compute(e, pv, pk, p)
+				if err != nil {
+					t.Fatalf("%s%v over %d bars: %v", e.Name, p, cut, err)
+				}
+				for o := range full.Outputs {
+					for i := 0; i < cut; i++ {
+						if a, b := full.Outputs[o][i], pre.Outputs[o][i]; !same(a, b) {
+							t.Errorf("ta.%s%v output %d at bar %d: %v over all bars, %v over the first %d", e.Name, p, o, i, a, b, cut)
+							break
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// catalogParamSets are the defaults, every parameter at its lower bound
+// (where the bound is a usable number), and each moving-average type.
+func catalogParamSets(e *ta.Entry) [][]float64 {
+	sets := [][]float64{e.Defaults()}
+	low := e.Defaults()
+	for i, q := range e.Params {
+		if q.Min > -1e6 && q.Min < 1e6 {
+			low[i] = q.Min
+		}
+	}
+	sets = append(sets, low)
+	for i, q := range e.Params {
+		if q.Type == ta.MAType {
+			for m := range ta.MATypes {
+				p := e.Defaults()
+				p[i] = float64(m)
+				sets = append(sets, p)
+			}
+		}
+	}
+	return sets
 }
 
 // TestProofCancelled: a cancelled proof is the caller's cancellation, not
