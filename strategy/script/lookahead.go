@@ -46,18 +46,26 @@ type Trace struct {
 
 // PrefixCuts are the prefix lengths the proof runs for n bars and a
 // warm-up of warmup bars: one that ends inside the warm-up, a quarter and
-// half of the bars after it, and all bars but the last. Fewer when n is
-// small; none below 2 bars.
+// half of the bars after it, and all bars but the last (others spread over
+// the bars where these coincide). Fewer when n is small; none below 2 bars.
 func PrefixCuts(n, warmup int) []int {
 	if n < 2 {
 		return nil
 	}
 	w := min(max(warmup, 0), n-1)
 	var cuts []int
-	for _, c := range []int{max(1, (w+1)/2), w + (n-w)/4, w + (n-w)/2, n - 1} {
-		if c >= 1 && c <= n-1 && !slices.Contains(cuts, c) {
+	add := func(c int) {
+		if c >= 1 && c <= n-1 && !slices.Contains(cuts, c) && len(cuts) < 4 {
 			cuts = append(cuts, c)
 		}
+	}
+	for _, c := range []int{max(1, (w+1)/2), w + (n-w)/4, w + (n-w)/2, n - 1} {
+		add(c)
+	}
+	// Cuts that coincide (a warm-up as long as the bars) are made up with
+	// others spread over the bars.
+	for _, eighths := range []int{2, 4, 6, 1, 3, 5, 7} {
+		add(n * eighths / 8)
 	}
 	slices.Sort(cuts)
 	return cuts
