@@ -32,6 +32,17 @@ func TestAuthoringToolsAndHostileStrategies(t *testing.T) {
 	if rep["valid"] != true || rep["style"] != "signals" {
 		t.Fatalf("sma_cross template does not validate: %v", rep)
 	}
+	if rep["lookahead_check"] != "passed (4 prefixes)" {
+		t.Errorf("validate carries no lookahead_check: %v", rep)
+	}
+	// A name resolves as on the CLI: the project has no strategies/sma_cross.star,
+	// so the template of that name stands in; a name that is neither is refused.
+	if byName := object(t, s.call(t, "validate_strategy", `{"name":"sma_cross"}`)); byName["valid"] != true || byName["summary"] != rep["summary"] {
+		t.Errorf("validate by template name: %v", byName)
+	}
+	if r := s.call(t, "discover_params", `{"name":"nosuch"}`); !r.IsError || !strings.Contains(text(r), "no template has that name") {
+		t.Errorf("unknown name: %q", text(r))
+	}
 	knobs := object(t, s.call(t, "discover_params", `{"source":`+string(srcJSON)+`}`))
 	if knobs["count"].(float64) < 2 {
 		t.Fatalf("discover_params: %v", knobs)

@@ -65,6 +65,9 @@ func TestResearchLoop(t *testing.T) {
 	if metrics == nil || metrics["sharpe"] == nil {
 		t.Fatalf("backtest report: %.500s", text(bt))
 	}
+	if report["lookahead_check"] != "passed (4 prefixes)" {
+		t.Errorf("backtest lookahead_check: %v", report["lookahead_check"])
+	}
 	if _, isString := metrics["final_equity"].(string); !isString {
 		t.Errorf("final_equity is not a decimal string: %v", metrics["final_equity"])
 	}
@@ -92,6 +95,9 @@ func TestResearchLoop(t *testing.T) {
 	sweep := object(t, sw)
 	if sweep["evaluated"].(float64) != 10 || len(sweep["top"].([]any)) != 3 || sweep["deflated_sharpe"] == nil {
 		t.Fatalf("sweep: %.600s", text(sw))
+	}
+	if sweep["lookahead_check"] != "passed (4 prefixes)" {
+		t.Errorf("sweep winner's lookahead_check: %v", sweep["lookahead_check"])
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
-	"wicket/internal/project"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
@@ -29,7 +27,7 @@ func (tb *toolbox) authoringTools() []*ToolSpec {
 	return []*ToolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: RingAuthoring, Hints: authoringHints(),
-			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series; problems carry line, column and a hint.",
+			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series, then proves on that series that no decision reads a later bar (lookahead_check); problems carry line, column and a hint. A name is the project's strategy or, when there is none, the template of that name.",
 			Params:      strategyParams,
 			Handle:      tb.validateStrategy,
 		},
@@ -189,29 +187,16 @@ func (tb *toolbox) strategySource(c *call) (script.Source, error) {
 	case name == "":
 		return script.Source{}, fmt.Errorf("give name (a strategy in the project) or source (Starlark text)")
 	}
-	path, err := tb.strategyPath(name)
+	// One resolver for every command and tool: the project's strategy,
+	// else the built-in template of that name.
+	st, err := templates.Resolve(tb.Project, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return script.Source{}, fmt.Errorf("%w; call list_strategies for the project's strategies, or pass source", err)
+	}
 	if err != nil {
 		return script.Source{}, err
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return script.Source{}, fmt.Errorf("no strategy %q in the project; call list_strategies for the names, or pass source", name)
-	}
-	if err != nil {
-		return script.Source{}, fmt.Errorf("read strategy %q: %w", name, err)
-	}
-	return script.Source{Name: name + ".star", Text: string(b)}, nil
-}
-
-// strategyPath validates name and locates it in the project.
-func (tb *toolbox) strategyPath(name string) (string, error) {
-	if err := project.ValidName("strategy", name); err != nil {
-		return "", err
-	}
-	if tb.Project == nil {
-		return "", errNoProject
-	}
-	return tb.Project.StrategyPath(name)
+	return script.Source{Name: st.Label, Text: st.Source}, nil
 }
 
 func (tb *toolbox) needStrategies() *result {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,7 +12,6 @@ import (
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/script"
-	"wicket/strategy/templates"
 	"wicket/strategy/worker"
 )
 
@@ -125,30 +122,12 @@ func backtestAction(c *cli.Context) error {
 // backtestSource reads the strategy named by --local: a FILE path, a
 // strategy in the project, or a built-in template of that name.
 func backtestSource(c *cli.Context, p project.Project, arg string) (name, source string, err error) {
-	if isFileArg(arg) {
-		text, err := os.ReadFile(arg)
-		if err != nil {
-			return "", "", fmt.Errorf("read strategy: %w", err)
-		}
-		return filepath.Base(arg), string(text), nil
+	name, source, err = readStrategyArg(c, &p, arg)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return "", "", usageError{fmt.Errorf("--local: %w", ue.err)}
 	}
-	path, err := p.StrategyPath(arg)
-	if err != nil {
-		return "", "", usageError{fmt.Errorf("--local: %w", err)}
-	}
-	text, err := os.ReadFile(path)
-	if err == nil {
-		return filepath.Base(path), string(text), nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", "", fmt.Errorf("read strategy: %w", err)
-	}
-	if src, terr := templates.Source(arg); terr == nil {
-		fmt.Fprintf(c.App.ErrWriter, "no strategies/%s.star: running the built-in template %s\n", arg, arg)
-		return arg + ".star", src, nil
-	}
-	return "", "", fmt.Errorf("no strategy %q in %s and no template of that name; create it with `wicket strategy new %s --from TEMPLATE` (templates: %s)",
-		arg, p.StrategiesDir(), arg, strings.Join(templates.Names(), ", "))
+	return name, source, err
 }
 
 // backtestError turns a strategy's knob error into a usage error and

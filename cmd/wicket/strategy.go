@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,34 +121,24 @@ func strategyTarget(c *cli.Context, verb string) (target, error) {
 	}
 	t := target{cfg: project.Defaults()}
 	p, cfg, perr := openProject(c)
+	if perr != nil && !errors.Is(perr, project.ErrNoProject) {
+		return target{}, perr
+	}
+	var proj *project.Project
 	if perr == nil {
 		t.cfg = cfg
 		t.req.IndicatorsDir = p.IndicatorsDir()
+		proj = &p
 	}
-	path := arg
-	if isFileArg(arg) {
-		if perr != nil && !errors.Is(perr, project.ErrNoProject) {
-			return target{}, perr
-		}
-	} else {
-		if perr != nil {
-			return target{}, perr
-		}
-		sp, err := p.StrategyPath(arg)
-		if err != nil {
-			return target{}, usageError{err}
-		}
-		path = sp
-	}
-	text, err := os.ReadFile(path)
+	label, source, err := readStrategyArg(c, proj, arg)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && !isFileArg(arg) {
-			return target{}, fmt.Errorf("no strategy %q in %s; create it with `wicket strategy new %s --from TEMPLATE`", arg, filepath.Dir(path), arg)
+		if perr != nil && errors.Is(err, fs.ErrNotExist) && !isFileArg(arg) {
+			return target{}, fmt.Errorf("%w; %w", err, perr)
 		}
-		return target{}, fmt.Errorf("read strategy: %w", err)
+		return target{}, err
 	}
-	t.req.Name = filepath.Base(path)
-	t.req.Source = string(text)
+	t.req.Name = label
+	t.req.Source = source
 	if len(rest) > 0 {
 		ov, err := script.ParseAssignments(rest)
 		if err != nil {
@@ -156,6 +147,32 @@ func strategyTarget(c *cli.Context, verb string) (target, error) {
 		t.req.Overrides = ov
 	}
 	return t, nil
+}
+
+// readStrategyArg reads the strategy a command names, the same way for
+// every command: FILE (a .star path, read by project.ReadStrategyFile) or
+// NAME, resolved by templates.Resolve (strategies/NAME.star in proj, else
+// the built-in template of that name, which is said on stderr). proj is nil
+// outside a project. It returns the name positions are reported under.
+func readStrategyArg(c *cli.Context, proj *project.Project, arg string) (label, source string, err error) {
+	if isFileArg(arg) {
+		text, _, err := project.ReadStrategyFile(arg)
+		if err != nil {
+			return "", "", fmt.Errorf("read strategy: %w", err)
+		}
+		return filepath.Base(arg), text, nil
+	}
+	if err := project.ValidName("strategy", arg); err != nil {
+		return "", "", usageError{err}
+	}
+	st, err := templates.Resolve(proj, arg)
+	if err != nil {
+		return "", "", err
+	}
+	if st.Template {
+		fmt.Fprintf(c.App.ErrWriter, "no strategies/%s.star: using the built-in template %s\n", arg, arg)
+	}
+	return st.Label, st.Source, nil
 }
 
 // isFileArg tells a path from a bare strategy name.
@@ -186,6 +203,9 @@ func printReport(c *cli.Context, t target, rep script.Report) error {
 				fmt.Fprintf(w, ": %s", rep.Summary)
 			}
 			fmt.Fprintf(w, "\nwarm-up: %d bars\n", rep.Warmup)
+			if rep.LookaheadCheck != "" {
+				fmt.Fprintf(w, "lookahead check: %s\n", rep.LookaheadCheck)
+			}
 			if len(rep.Knobs) > 0 {
 				names := make([]string, len(rep.Knobs))
 				for i, k := range rep.Knobs {

@@ -321,6 +321,9 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 		}
 	}
 	printLedgerFigures(w, r)
+	if r.LookaheadCheck != "" {
+		fmt.Fprintf(w, "lookahead check of the winner: %s\n", r.LookaheadCheck)
+	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "failed: %s: %s\n", fmtKnobs(e.Params, nil), e.Message)
 	}

@@ -28,6 +28,10 @@ type Result struct {
 	TradesClamped string   `json:"trades_clamped,omitempty"`
 	Equity        []Point  `json:"equity"`
 	Warnings      []string `json:"warnings"`
+	// LookaheadCheck is the verdict of the lookahead proof the caller ran
+	// over this run's decisions ("passed (4 prefixes)"); empty when none
+	// ran (the in-memory runs of sweeps, which check their winner).
+	LookaheadCheck string `json:"lookahead_check,omitempty"`
 
 	AllTrades []Trade   `json:"-"` // every closed round trip
 	Curve     Curve     `json:"-"` // equity at every bar's close

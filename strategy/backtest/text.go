@@ -63,6 +63,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 	}
 
+	if r.LookaheadCheck != "" {
+		fmt.Fprintf(&b, "\nlookahead check: %s\n", r.LookaheadCheck)
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\nwarnings:\n")
 		for _, w := range r.Warnings {

@@ -179,6 +179,9 @@ type SweepResult struct {
 	// RunID is the research ledger's id of this sweep (every combination's
 	// row carries it).
 	RunID string `json:"run_id,omitempty"`
+	// LookaheadCheck is the lookahead proof's verdict on the winner
+	// ("passed (4 prefixes)"), from one more backtest of it.
+	LookaheadCheck string `json:"lookahead_check,omitempty"`
 	// Errors are the first few failures, with the combination that failed.
 	Errors   []TrialError `json:"errors,omitempty"`
 	Settings Settings     `json:"settings"`

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/script"
+	"wicket/strategy/templates"
 	"wicket/strategy/worker"
 )
 
@@ -121,8 +120,8 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 // noSeries is SeriesList.Note when the store holds no series.
 const noSeries = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
 
-// maxStrategyBytes bounds the strategy files this package reads.
-const maxStrategyBytes = 1 << 20
+// maxStrategyBytes bounds a strategy's source, by name or as text.
+const maxStrategyBytes = project.MaxStrategyBytes
 
 // ListStrategies lists the project's strategies/*.star with the first
 // line of each docstring, parsed without executing anything.
@@ -157,7 +156,7 @@ func (l *Local) ListStrategies(ctx context.Context) (StrategyList, error) {
 			return StrategyList{}, classify(err)
 		}
 		info := StrategyInfo{Name: name}
-		text, size, err := readStrategy(filepath.Join(dir, name+".star"))
+		text, size, err := l.cfg.Project.ReadStrategy(name)
 		info.Bytes = size
 		switch {
 		case err != nil:
@@ -175,30 +174,6 @@ func (l *Local) ListStrategies(ctx context.Context) (StrategyList, error) {
 		out.Note = "no strategies yet: create one with `wicket strategy new NAME --from TEMPLATE`, or pass source to the research tools"
 	}
 	return out, nil
-}
-
-// readStrategy reads a strategy file of at most maxStrategyBytes.
-func readStrategy(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("%s is not a regular file", filepath.Base(path))
-	}
-	if fi.Size() > maxStrategyBytes {
-		return "", fi.Size(), fmt.Errorf("%s is larger than %d KiB; a strategy is one short file", filepath.Base(path), maxStrategyBytes>>10)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxStrategyBytes+1))
-	if err != nil {
-		return "", fi.Size(), err
-	}
-	return string(b), fi.Size(), nil
 }
 
 // resolve turns a StrategyRef into the file name positions are reported
@@ -222,18 +197,14 @@ func (l *Local) resolve(ref StrategyRef) (label, source string, err error) {
 	if err := l.needProject(); err != nil {
 		return "", "", err
 	}
-	path, err := l.cfg.Project.StrategyPath(ref.Name)
+	st, err := templates.Resolve(&l.cfg.Project, ref.Name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", errorf(KindNotFound, "%v; list_strategies shows the project's strategies, or pass source instead", err)
+	}
 	if err != nil {
 		return "", "", &Error{Kind: KindInvalid, Msg: err.Error(), Err: err}
 	}
-	text, _, err := readStrategy(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", errorf(KindNotFound, "no strategy %q: strategies/%s.star does not exist; list_strategies shows the project's strategies, or pass source instead", ref.Name, ref.Name)
-	}
-	if err != nil {
-		return "", "", errorf(KindInvalid, "strategy %q: %v", ref.Name, err)
-	}
-	return ref.Name + ".star", text, nil
+	return st.Label, st.Source, nil
 }
 
 // costs fills c's empty fields from the project's defaults.

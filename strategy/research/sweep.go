@@ -95,6 +95,11 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
 	l.afterSweep(ctx, p, trials, win, &res)
+	if res.LookaheadCheck = "not run: the sweep was cancelled"; !res.Partial {
+		if res.LookaheadCheck, err = l.checkWinner(ctx, p, win.Values); err != nil {
+			return SweepResult{}, err
+		}
+	}
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}

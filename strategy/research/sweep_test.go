@@ -80,6 +80,9 @@ func TestSweepBestEqualsOneByOne(t *testing.T) {
 			t.Errorf("rank %d is out of order", i+1)
 		}
 	}
+	if res.LookaheadCheck != "passed (4 prefixes)" {
+		t.Errorf("lookahead_check %q: the winner is checked", res.LookaheadCheck)
+	}
 	if res.DeflatedSharpe == nil || res.DeflatedSharpe.Trials != 18 || res.DeflatedSharpe.DSR == nil {
 		t.Errorf("deflated sharpe %+v", res.DeflatedSharpe)
 	}
@@ -188,6 +191,9 @@ func TestSweepCancel(t *testing.T) {
 	}
 	if res.Evaluated == 0 || res.Evaluated >= res.Combinations || res.Combinations != 400 {
 		t.Errorf("evaluated %d of %d", res.Evaluated, res.Combinations)
+	}
+	if res.LookaheadCheck != "not run: the sweep was cancelled" {
+		t.Errorf("lookahead_check %q on a cancelled sweep", res.LookaheadCheck)
 	}
 	if len(res.Top) == 0 || res.DeflatedSharpe == nil || res.DeflatedSharpe.Trials > res.Evaluated {
 		t.Errorf("a partial sweep still ranks what finished: top %d, dsr %+v", len(res.Top), res.DeflatedSharpe)

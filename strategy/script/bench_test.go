@@ -1,10 +1,13 @@
 package script
 
 import (
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"wicket/strategy"
+	"wicket/strategy/backtest"
 	"wicket/strategy/ta"
 )
 
@@ -76,5 +79,94 @@ func BenchmarkValidate(b *testing.B) {
 		if rep := Validate(bg(b), src, Options{}); !rep.Valid {
 			b.Fatal(rep.Problems)
 		}
+	}
+}
+
+// BenchmarkLookaheadProof prints what the lookahead proof costs: a
+// validation of sma_cross (its smoke run over SmokeLength bars) and a
+// backtest over 1,000,000 bars of sma_cross and of its on_bar twin, each
+// with the proof and without, a fresh indicator cache per run. The backtest
+// is the worker's sequence (load, decisions, engine, proof) without the
+// history store read.
+func BenchmarkLookaheadProof(b *testing.B) {
+	const n = 1_000_000
+	bars := SmokeBars(n)
+	bars.Series = "SMOKE@1h"
+	cfg := backtest.DefaultConfig()
+	validateRun := func(proof bool) {
+		src := Source{Name: "sma_cross.star", Text: templateSource(b, "sma_cross")}
+		if rep := validate(bg(b), src, Options{Memo: ta.NewMemo(0)}, !proof); !rep.Valid || (proof && rep.LookaheadCheck != LookaheadPassed(4)) {
+			b.Fatalf("%+v", rep)
+		}
+	}
+	backtestRun := func(name string, proof bool) {
+		ctx := bg(b)
+		s, err := Load(ctx, Source{Name: name + ".star", Text: templateSource(b, name)}, Options{Memo: ta.NewMemo(0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var d backtest.Decisions
+		var tr Trace
+		var st *Stepper
+		c := cfg
+		if s.Style() == StyleSignals {
+			var sig strategy.Signals
+			if sig, tr, err = s.SignalsTrace(ctx, bars); err != nil {
+				b.Fatal(err)
+			}
+			d.Targets, c.Warmup = sig.Targets(n), s.Warmup()
+		} else {
+			if st, err = s.Begin(ctx, bars); err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			st.Record()
+			d.Stepper, c.Warmup = st, st.Warmup()
+		}
+		if _, err := backtest.Run(ctx, bars, c, d); err != nil {
+			b.Fatal(err)
+		}
+		if !proof {
+			return
+		}
+		if st != nil {
+			tr, _ = st.Trace()
+		}
+		if check, err := s.CheckLookahead(ctx, bars, tr); err != nil || check != LookaheadPassed(4) {
+			b.Fatalf("%q %v", check, err)
+		}
+	}
+	type pair struct{ on, off time.Duration }
+	var val, sig, bar pair
+	timed := func(d *time.Duration, f func()) {
+		t := time.Now()
+		f()
+		*d += time.Since(t)
+	}
+	// A validation is short: time validateReps of each per iteration, after
+	// one of each to warm up.
+	const validateReps = 20
+	validateRun(false)
+	validateRun(true)
+	for b.Loop() {
+		for range validateReps {
+			timed(&val.off, func() { validateRun(false) })
+			timed(&val.on, func() { validateRun(true) })
+		}
+		timed(&sig.off, func() { backtestRun("sma_cross", false) })
+		timed(&sig.on, func() { backtestRun("sma_cross", true) })
+		timed(&bar.off, func() { backtestRun("sma_cross_bar", false) })
+		timed(&bar.on, func() { backtestRun("sma_cross_bar", true) })
+	}
+	for _, m := range []struct {
+		name string
+		p    pair
+		reps int
+	}{{"validate-sma_cross", val, validateReps}, {"backtest-1M-sma_cross", sig, 1}, {"backtest-1M-sma_cross_bar", bar, 1}} {
+		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N*m.reps) }
+		b.ReportMetric(per(m.p.off), m.name+"-off-ms")
+		b.ReportMetric(per(m.p.on), m.name+"-on-ms")
+		fmt.Printf("lookahead proof %s: %.2f ms without, %.2f ms with\n", m.name, per(m.p.off), per(m.p.on))
+		reportRatio(b, "lookahead proof on/off "+m.name, float64(m.p.on)/float64(m.p.off))
 	}
 }

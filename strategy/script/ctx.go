@@ -213,10 +213,12 @@ type barsValue struct{ r *run }
 
 var _ columnSource = (*barsValue)(nil)
 
-func (b *barsValue) String() string        { return fmt.Sprintf("bars(%d)", b.r.n) }
+// String and Truth show nothing of the bars: their number would tell a
+// decision how much data lies ahead.
+func (b *barsValue) String() string        { return "bars" }
 func (b *barsValue) Type() string          { return "bars" }
 func (b *barsValue) Freeze()               {}
-func (b *barsValue) Truth() starlark.Bool  { return b.r.n > 0 }
+func (b *barsValue) Truth() starlark.Bool  { return true }
 func (b *barsValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: bars") }
 func (b *barsValue) AttrNames() []string {
 	return []string{"close", "high", "low", "open", "series", "time", "volume"}

@@ -19,7 +19,7 @@ const (
 	KindRuntime   Kind = "runtime"   // an error while running the code
 	KindLimit     Kind = "limit"     // a step cap or the wall-clock limit was hit
 	KindCanceled  Kind = "canceled"  // the caller cancelled the run
-	KindLookahead Kind = "lookahead" // a negative series index
+	KindLookahead Kind = "lookahead" // a read of bars after the current one: refused, or caught by the prefix proof
 	KindLoad      Kind = "load"      // a forbidden or failing load
 	KindKnob      Kind = "knob"      // a bad knob declaration or override
 	KindEntry     Kind = "entry"     // missing, conflicting or ill-formed entry points
@@ -140,6 +140,7 @@ func evalError(file string, err error, r *run) *Error {
 	}
 	kind := KindRuntime
 	var la *LookaheadError
+	var rf *refusal
 	var le loadError
 	switch {
 	case r != nil && r.stopKind() != "":
@@ -147,9 +148,15 @@ func evalError(file string, err error, r *run) *Error {
 		if kind == KindLimit && r.limitPos.IsValid() {
 			pos = r.limitPos
 		}
+		if p := r.stopPos(); p.IsValid() {
+			pos = p
+		}
 	case errors.As(err, &la):
 		kind = KindLookahead
 		msg = la.Error()
+	case errors.As(err, &rf):
+		kind = KindLookahead
+		msg = rf.msg
 	case se != nil:
 		kind, msg = se.Kind, se.Msg
 	case errors.As(err, &le):
@@ -160,6 +167,9 @@ func evalError(file string, err error, r *run) *Error {
 	e.err = err
 	return e
 }
+
+// HintSignals is the advice for a lookahead refused in signals(bars).
+const HintSignals = "in signals(), combine whole series; for bar-by-bar logic use setup/on_bar"
 
 // hintFor is the one-line advice for an error.
 func hintFor(e *Error) string {
@@ -181,6 +191,12 @@ func hintFor(e *Error) string {
 	case KindCanceled:
 		return "the caller cancelled the run; run it again if that was not intended"
 	case KindLookahead:
+		switch {
+		case strings.Contains(m, "lookahead proof"):
+			return "something the strategy calls reads bars after the current one; build decisions from ta.* functions, series arithmetic and ta.shift(s, k) with k >= 0"
+		case strings.Contains(m, "in signals(bars)"), e.Phase == "signals":
+			return HintSignals
+		}
 		return "use s[0] for the current bar and s[k] for k bars ago; a strategy can never read the future"
 	case KindLoad:
 		return `only load("indicators/<name>", "fn", ...) is allowed, from the project's indicators/; ta, param and math are predeclared`

@@ -153,10 +153,19 @@ func (s *Strategy) styleError(want Style) error {
 // flow, sets and global reassignment allowed; recursion not.
 var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
 
+// testPredeclared are extra host builtins that only this package's tests
+// register (hook_test.go), e.g. a deliberately leaky one the lookahead
+// proof must catch. Production code never assigns it, so a strategy can
+// name only ta, param, math and Starlark's own built-ins.
+var testPredeclared starlark.StringDict
+
 // predeclared names for strategies and indicators (param is added per load).
 func predeclared(p *params) starlark.StringDict {
 	d := starlark.StringDict{"ta": taModule, "math": math.Module}
 	for k, v := range comparisons {
+		d[k] = v
+	}
+	for k, v := range testPredeclared {
 		d[k] = v
 	}
 	if p != nil {
@@ -166,7 +175,7 @@ func predeclared(p *params) starlark.StringDict {
 }
 
 func isStrategyPredeclared(name string) bool {
-	return name == "ta" || name == "math" || name == "param" || comparisons.Has(name)
+	return name == "ta" || name == "math" || name == "param" || comparisons.Has(name) || testPredeclared.Has(name)
 }
 
 func isIndicatorPredeclared(name string) bool { return name != "param" && isStrategyPredeclared(name) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"wicket/strategy"
 	"wicket/strategy/ta"
 )
 
@@ -191,12 +192,17 @@ var indicatorsFS = fstest.MapFS{
 
 func TestUserIndicators(t *testing.T) {
 	use := func(load, expr string) error {
-		src := load + "\ndef signals(bars):\n    x = " + expr + "\n    return {'long': True}\n"
+		src := load + "\ndef setup(bars):\n    pass\ndef on_bar(bars):\n    x = " + expr + "\n"
 		s, err := Load(bg(t), Source{Name: "s.star", Text: src}, Options{Indicators: indicatorsFS})
 		if err != nil {
 			return err
 		}
-		_, err = s.Signals(bg(t), rampBars(10))
+		st, err := s.Begin(bg(t), rampBars(10))
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		_, err = st.Step(9, strategy.Account{})
 		return err
 	}
 	if err := use(`load("indicators/mid", "mid", "smooth_mid")`, `[mid(bars)[0], smooth_mid(bars)[0]] == [10.0, 9.0] or fail("values")`); err != nil {

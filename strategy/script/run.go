@@ -33,6 +33,12 @@ type run struct {
 	mu   sync.Mutex
 	cols map[string]*Series
 
+	// tracing keeps every series computed (signals(bars), setup) in built,
+	// in order, for the lookahead proof to compare with a prefix run's.
+	tracing bool
+	built   []*Series
+
+	th      *starlark.Thread // the thread running this run's code
 	phase   string
 	stepCap uint64
 	stop    atomic.Pointer[stopInfo]
@@ -46,6 +52,7 @@ type run struct {
 type stopInfo struct {
 	kind   Kind
 	reason string
+	pos    syntax.Position // where the strategy was when it was stopped, when known
 }
 
 func newRun(memo *ta.Memo, bars *strategy.Bars) *run {
@@ -124,7 +131,7 @@ func (r *run) derive(name string, x *Series, params []float64, boolean bool, fil
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
-	return &Series{vals: res.Outputs[0], key: key, start: x.start, boolean: boolean, run: r}
+	return r.track(&Series{vals: res.Outputs[0], key: key, start: x.start, boolean: boolean, run: r, what: "series " + name})
 }
 
 // derive2 computes (or fetches) a two-input elementwise series.
@@ -135,13 +142,50 @@ func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
-	return &Series{vals: res.Outputs[0], key: key, start: max(x.start, y.start), boolean: boolean, run: r}
+	return r.track(&Series{vals: res.Outputs[0], key: key, start: max(x.start, y.start), boolean: boolean, run: r, what: "series " + name})
+}
+
+// track keeps s in built while the run traces.
+func (r *run) track(s *Series) *Series {
+	if r.tracing {
+		r.built = append(r.built, s)
+	}
+	return s
 }
 
 // halt stops the thread, remembering why (the first reason wins).
 func (r *run) halt(th *starlark.Thread, kind Kind, reason string) {
 	r.stop.CompareAndSwap(nil, &stopInfo{kind: kind, reason: reason})
 	th.Cancel(reason)
+}
+
+// refuse stops the run with a lookahead error at the strategy code being
+// run: an operation that cannot return an error (len, truth, iteration)
+// was asked to show bars the current decision may not see. The operation
+// returns a neutral value, and the thread stops before its next
+// instruction, so the strategy never uses it.
+func (r *run) refuse(reason string) {
+	th := r.th
+	if th == nil {
+		return
+	}
+	var pos syntax.Position
+	stack := th.CallStack()
+	for i := len(stack) - 1; i >= 0; i-- {
+		if p := stack[i].Pos; p.IsValid() && p.Filename() != "<builtin>" {
+			pos = p
+			break
+		}
+	}
+	r.stop.CompareAndSwap(nil, &stopInfo{kind: KindLookahead, reason: reason, pos: pos})
+	th.Cancel(reason)
+}
+
+func (r *run) stopPos() syntax.Position {
+	if s := r.stop.Load(); s != nil {
+		return s.pos
+	}
+	return syntax.Position{}
 }
 
 func (r *run) stopKind() Kind {
@@ -171,6 +215,7 @@ func (r *run) enter(th *starlark.Thread, phase string, steps uint64) {
 func newThread(r *run, out *capture) *starlark.Thread {
 	th := &starlark.Thread{Name: "strategy", Print: func(_ *starlark.Thread, msg string) { out.add(msg) }}
 	th.SetLocal(runKey, r)
+	r.th = th
 	th.OnMaxSteps = func(th *starlark.Thread) {
 		if pos := th.CallFrame(0).Pos; pos.IsValid() && pos.Line > r.limitPos.Line {
 			r.limitPos = pos
@@ -202,13 +247,20 @@ func (r *run) watch(ctx context.Context, th *starlark.Thread, wall time.Duration
 
 // capture collects print output up to a limit.
 type capture struct {
+	discard   bool // drop everything (the lookahead proof's prefix runs)
 	mu        sync.Mutex
 	buf       []byte
 	limit     int
 	truncated bool
 }
 
+// discard is the capture of runs whose output nobody reads.
+var discard = &capture{discard: true}
+
 func (c *capture) add(msg string) {
+	if c.discard {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.truncated {
@@ -233,31 +285,52 @@ func (c *capture) String() string {
 // becomes per-bar long/short/exit flags and sizes (missing values are
 // false, and size 0).
 func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Signals, error) {
+	sig, _, err := s.runSignals(ctx, bars, s.out, true)
+	return sig, err
+}
+
+// SignalsTrace is Signals that also returns the run's trace for
+// CheckLookahead: the signals and every series computed on the way.
+func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strategy.Signals, Trace, error) {
+	sig, built, err := s.runSignals(ctx, bars, s.out, true)
+	if err != nil {
+		return sig, Trace{}, err
+	}
+	return sig, Trace{Signals: &sig, series: built}, nil
+}
+
+// runSignals is Signals printing to out; note says whether the run's
+// warm-up counts towards Warmup (not for the proof's prefix runs).
+func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool) (strategy.Signals, []*Series, error) {
 	if s.style != StyleSignals {
-		return strategy.Signals{}, s.styleError(StyleSignals)
+		return strategy.Signals{}, nil, s.styleError(StyleSignals)
 	}
 	r := newRun(s.memo, &bars)
-	th := newThread(r, s.out)
+	r.tracing = true
+	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
 	if err != nil {
-		return strategy.Signals{}, err
+		return strategy.Signals{}, nil, err
 	}
 	r.enter(th, "signals", s.limits.SignalsSteps)
 	v, err := starlark.Call(th, s.signals, starlark.Tuple{&barsValue{r: r}}, nil)
 	if err != nil {
 		e := evalError(s.name, err, r)
 		e.Phase = "signals"
-		return strategy.Signals{}, e
+		e.Hint = hintFor(e)
+		return strategy.Signals{}, nil, e
 	}
-	s.noteWarmup(r.warmup)
+	if note {
+		s.noteWarmup(r.warmup)
+	}
 	sig, msg := toSignals(v, r.n)
 	if msg != "" {
 		e := newError(KindResult, s.name, s.signals.Position(), "signals(bars) "+msg)
 		e.Phase = "signals"
-		return strategy.Signals{}, e
+		return strategy.Signals{}, nil, e
 	}
-	return sig, nil
+	return sig, r.built, nil
 }
 
 func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
@@ -308,16 +381,12 @@ func toBools(v starlark.Value, n int) ([]bool, string) {
 		for i := range out {
 			out[i] = bool(v)
 		}
+	case starlark.String:
+		return nil, "is a string; want a bool series"
 	case starlark.Indexable:
-		if _, isStr := v.(starlark.String); isStr {
-			return nil, "is a string; want a bool series"
-		}
-		if v.Len() != n {
-			return nil, fmt.Sprintf("is a list of %d values for %d bars", v.Len(), n)
-		}
-		for i := range out {
-			out[i] = v.Index(i) != starlark.None && bool(v.Index(i).Truth())
-		}
+		// A per-bar list is written knowing every bar (and how many there
+		// are): refused like any other way of building a series by hand.
+		return nil, fmt.Sprintf("is a %s; want a bool series (e.g. ta.cross_above(f, s) or f > s): per-bar values written by hand know every bar", v.Type())
 	default:
 		return nil, fmt.Sprintf("is %s; want a bool series (e.g. ta.cross_above(f, s) or f > s)", v.Type())
 	}
@@ -372,23 +441,32 @@ type Stepper struct {
 	warmup int
 	stop   func()
 	err    error
+
+	rec       *Trace // see Record
+	recBroken bool
 }
 
 // Begin runs setup(ctx) over bars and returns the stepper for on_bar. The
 // wall-clock limit covers setup and every Step until Close; ctx cancels
 // the run at any point.
 func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, error) {
+	return s.begin(ctx, bars, s.out, true)
+}
+
+// begin is Begin printing to out; note as for runSignals.
+func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool) (*Stepper, error) {
 	if s.style != StyleOnBar {
 		return nil, s.styleError(StyleOnBar)
 	}
 	r := newRun(s.memo, &bars)
 	r.cursor = -1
-	th := newThread(r, s.out)
+	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	if err != nil {
 		return nil, err
 	}
 	c := newCtx(r)
+	r.tracing = true
 	r.enter(th, "setup", s.limits.SetupSteps)
 	if _, err := starlark.Call(th, s.setup, starlark.Tuple{c}, nil); err != nil {
 		stop()
@@ -396,7 +474,10 @@ func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, err
 		e.Phase = "setup"
 		return nil, e
 	}
-	s.noteWarmup(r.warmup)
+	r.tracing = false // on_bar's flow may depend on the data; only setup's series are compared
+	if note {
+		s.noteWarmup(r.warmup)
+	}
 	return &Stepper{s: s, r: r, th: th, ctx: c, args: starlark.Tuple{c}, warmup: r.warmup, stop: stop}, nil
 }
 
@@ -416,6 +497,7 @@ func (st *Stepper) Step(i int, acct strategy.Account) (strategy.Intent, error) {
 		return strategy.Intent{}, fmt.Errorf("step: bar %d is outside the %d bars of this run", i, st.r.n)
 	}
 	if i < st.warmup {
+		st.record(i, acct, strategy.Intent{})
 		return strategy.Intent{}, nil
 	}
 	c := st.ctx
@@ -429,6 +511,7 @@ func (st *Stepper) Step(i int, acct strategy.Account) (strategy.Intent, error) {
 		st.err = e
 		return strategy.Intent{}, e
 	}
+	st.record(i, acct, c.intent)
 	return c.intent, nil
 }
 

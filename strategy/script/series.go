@@ -20,12 +20,15 @@ type Series struct {
 	start   int // warm-up: the first position with a value, by lookback arithmetic
 	boolean bool
 	run     *run
+	what    string // what computed it (ta.sma, series +), for the lookahead proof's messages
 }
 
 var (
 	_ starlark.Value     = (*Series)(nil)
 	_ starlark.Mapping   = (*Series)(nil)
 	_ starlark.Indexable = (*Series)(nil)
+	_ starlark.Sliceable = (*Series)(nil)
+	_ starlark.Iterable  = (*Series)(nil)
 	_ starlark.HasBinary = (*Series)(nil)
 	_ starlark.HasUnary  = (*Series)(nil)
 )
@@ -40,18 +43,35 @@ func (s *Series) Freeze() {}
 
 func (s *Series) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: %s", s.Type()) }
 
+// String shows no length, ever, and no value inside signals(bars), where
+// every series is opaque (see opaque). In setup and on_bar it shows the
+// current bar's value, which the strategy may read anyway.
 func (s *Series) String() string {
+	if s.opaque() {
+		return s.Type()
+	}
 	cur := s.cursor()
 	v := "None"
 	if cur >= 0 && cur < len(s.vals) {
 		v = s.elem(cur).String()
 	}
-	return fmt.Sprintf("%s(bars=%d, current=%s)", s.Type(), len(s.vals), v)
+	return fmt.Sprintf("%s(current=%s)", s.Type(), v)
 }
 
+// opaque reports whether s belongs to a run where the whole series is the
+// "current" view (signals(bars)): there, any element, the length or a
+// truth value would be a read of bars later than the one a decision is
+// for, so each is refused.
+func (s *Series) opaque() bool { return s.run != nil && s.run.cursor == cursorEnd }
+
 // Truth is the truth of the current value, so `if f > s:` in on_bar asks
-// about this bar; a missing value is false.
+// about this bar; a missing value is false. In signals(bars) it is refused:
+// the "current" value there is the last bar's.
 func (s *Series) Truth() starlark.Bool {
+	if s.opaque() {
+		s.run.refuse(refusedTruth)
+		return false
+	}
 	cur := s.cursor()
 	if cur < 0 || cur >= len(s.vals) {
 		return false
@@ -69,8 +89,13 @@ func (s *Series) cursor() int {
 }
 
 // Len is the number of bars of history up to and including the current
-// one: s[k] has a position for k < len(s).
+// one: s[k] has a position for k < len(s). Refused in signals(bars), where
+// it would be the length of the whole data set.
 func (s *Series) Len() int {
+	if s.opaque() {
+		s.run.refuse(refusedLen)
+		return 0
+	}
 	c := s.cursor()
 	if c >= len(s.vals) {
 		return len(s.vals)
@@ -78,8 +103,40 @@ func (s *Series) Len() int {
 	return c + 1
 }
 
-// Index is s[i] for 0 <= i < Len().
-func (s *Series) Index(i int) starlark.Value { return s.elem(s.cursor() - i) }
+// Index is s[i] for 0 <= i < Len() (Go callers only: Starlark's s[k]
+// goes through Get).
+func (s *Series) Index(i int) starlark.Value {
+	if s.opaque() {
+		s.run.refuse(refusedIndex)
+		return starlark.None
+	}
+	if i < 0 {
+		s.run.refuse((&LookaheadError{Index: i}).Error())
+		return starlark.None
+	}
+	return s.elem(s.cursor() - i)
+}
+
+// Slice is refused in every phase: a slice is many bars at once, and in
+// signals(bars) any bar is a future one for the bars before it.
+func (s *Series) Slice(_, _, _ int) starlark.Value {
+	s.run.refuse(refusedSlice)
+	return starlark.None
+}
+
+// Iterate is refused in every phase (for loops, comprehensions, list(),
+// tuple(), sorted(), zip(), enumerate(), min(), max(), any(), all(), ...):
+// iterating a series would visit every bar, the future ones included. The
+// refusal stops the run at the next instruction; the iterator is empty.
+func (s *Series) Iterate() starlark.Iterator {
+	s.run.refuse(refusedIterate)
+	return emptyIterator{}
+}
+
+type emptyIterator struct{}
+
+func (emptyIterator) Next(*starlark.Value) bool { return false }
+func (emptyIterator) Done()                     {}
 
 func (s *Series) elem(pos int) starlark.Value {
 	if pos < 0 || pos >= len(s.vals) {
@@ -102,8 +159,31 @@ func (e *LookaheadError) Error() string {
 	return fmt.Sprintf("series index %d reads %d bar(s) into the future; s[0] is the current bar and s[k] the bar k bars ago", e.Index, -e.Index)
 }
 
-// Get implements s[k].
+// refusal is a lookahead refusal other than a negative index: an operation
+// that would show a strategy bars after the one it decides for.
+type refusal struct{ msg string }
+
+func (e *refusal) Error() string { return e.msg }
+
+// The refusals. Each message says what was refused and why; those made in
+// signals(bars) say so, which selects the hint (hintFor).
+const (
+	refusedIndex   = "reading one bar of a series is refused in signals(bars): there the series holds every bar, so s[0] is the last bar, in the future of every other"
+	refusedLen     = "len() of a series is refused in signals(bars): it is the length of the whole data set, which no bar's decision may depend on"
+	refusedTruth   = "the truth of a series is refused in signals(bars) (if, and, or, not, bool()): it would be the last bar's value, in the future of every other bar"
+	refusedSlice   = "slicing a series is refused: a slice reads many bars at once, future ones included; read s[k] (k bars ago) in on_bar"
+	refusedIterate = "iterating a series is refused (for, comprehensions, list, tuple, sorted, zip, enumerate, min, max, any, all): it would visit every bar, future ones included"
+	refusedList    = "a series cannot be built from a list: its values could come from any bar, future ones included; pass a series (bars.close, ctx.close, or a ta.* result)"
+)
+
+// Get implements s[k]: the value k bars back (k >= 0). Refused in
+// signals(bars), and for k < 0 everywhere.
 func (s *Series) Get(k starlark.Value) (starlark.Value, bool, error) {
+	if s.opaque() {
+		// Also halt: `x in s` calls Get and ignores its error.
+		s.run.refuse(refusedIndex)
+		return nil, false, &refusal{refusedIndex}
+	}
 	var i int
 	switch k := k.(type) {
 	case starlark.Int:

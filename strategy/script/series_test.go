@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"wicket/strategy"
 )
 
-// TestSeriesSemantics evaluates expressions inside signals(bars) over bars
-// with close 1..10 (the last bar current) and requires each to be true.
+// TestSeriesSemantics evaluates expressions in on_bar at the last of bars
+// with close 1..10 and requires each to be true. (In signals(bars) a
+// series is opaque; see lookahead_test.go.)
 func TestSeriesSemantics(t *testing.T) {
 	checks := []string{
 		// History-only indexing, None outside history and in warm-ups.
 		`bars.close[0] == 10`, `bars.close[1] == 9`, `bars.close[9] == 1`, `bars.close[10] == None`,
-		`bars.close[100000000000] == None`, `len(bars.close) == 10`,
+		`bars.close[100000000000] == None`, `len(bars.close) == 10`, `str(bars.close) == "series(current=10.0)"`,
 		`ta.sma(bars.close, 3)[0] == 9`, `ta.sma(bars.close, 3)[7] == 2`, `ta.sma(bars.close, 3)[8] == None`,
-		`bars.time[0] == 1704067200 + 9 * 3600`, `bars.series == "RAMP@1h"`,
+		`bars.time[0] == 1704067200 + 9 * 3600`,
 		// Elementwise arithmetic with numbers and series, either side.
 		`(bars.close + 1)[0] == 11`, `(1 + bars.close)[0] == 11`, `(2 * bars.close)[1] == 18`,
 		`(bars.close - bars.close)[0] == 0`, `(bars.close / bars.close)[3] == 1`, `(-bars.close)[0] == -10`,
@@ -37,7 +40,6 @@ func TestSeriesSemantics(t *testing.T) {
 		`ta.sma(bars.close, period=3)[0] == 9`, `ta.sma(bars.close, timeperiod=3)[0] == 9`,
 		`ta.ma(bars.close, 3, matype="ema")[0] == ta.ema(bars.close, 3)[0]`, `ta.ma(bars.close, 3, 1)[0] == ta.ema(bars.close, 3)[0]`,
 		`ta.atr(bars, 3)[0] == ta.atr(bars.high, bars.low, bars.close, 3)[0]`, `ta.atr(bars, 3)[0] == 1.5`,
-		`ta.sma([1, 2, 3, 4], 2)[0] == 3.5`, `ta.sma([None, 2, 4], 2)[1] == None`,
 		`type(ta.macd(bars.close, 2, 3, 2)) == "ta.macd"`, `ta.macd(bars.close, 2, 3, 2).hist[0] != None`,
 		`ta.bbands(bars.close, 3).middle[0] == 9`, `ta.cross_above(bars.close, 5)[4] == True`,
 		`ta.cross_above(bars.close, 5)[3] == False`, `ta.shift(bars.close, 2)[0] == 8`, `ta.nz(ta.sma(bars.close, 3), -1)[9] == -1`,
@@ -47,11 +49,28 @@ func TestSeriesSemantics(t *testing.T) {
 	for i, c := range checks {
 		fmt.Fprintf(&body, "    if not (%s):\n        fail(\"check %d failed: \" + %q)\n", c, i, c)
 	}
-	src := "def signals(bars):\n" + body.String() + "    return {\"long\": bars.close > 0}\n"
-	s := mustLoad(t, src, Options{})
-	if _, err := s.Signals(bg(t), rampBars(10)); err != nil {
+	src := "def setup(bars):\n    pass\ndef on_bar(bars):\n" + body.String()
+	if _, err := stepAt(t, src, rampBars(10), 9); err != nil {
 		t.Fatal(err)
 	}
+	// What signals(bars) may still read: the series' name, and str() shows no value.
+	sig := "def signals(bars):\n    if bars.series != 'RAMP@1h' or str(bars.close) != 'series' or str(bars.close > 1) != 'bool series' or str(bars) != 'bars':\n        fail('opaque')\n    return {'long': bars.close > 0}\n"
+	if _, err := mustLoad(t, sig, Options{}).Signals(bg(t), rampBars(10)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stepAt loads an on_bar strategy, runs setup over bars and calls on_bar
+// for bar i only.
+func stepAt(t *testing.T, src string, bars strategy.Bars, i int) (strategy.Intent, error) {
+	t.Helper()
+	s := mustLoad(t, src, Options{})
+	st, err := s.Begin(bg(t), bars)
+	if err != nil {
+		return strategy.Intent{}, err
+	}
+	defer st.Close()
+	return st.Step(i, strategy.Account{Cash: 100, Equity: 100})
 }
 
 // TestSeriesErrors: what a series refuses, with the right kind and line.
@@ -73,24 +92,23 @@ func TestSeriesErrors(t *testing.T) {
 		{`ta.sma(bars.close, 3, 4)`, KindRuntime, "too many positional arguments"},
 		{`ta.sma(bars.close, 3, period=4)`, KindRuntime, "parameter period given twice"},
 		{`ta.atr(bars.high, bars.low)`, KindRuntime, "missing input close; it takes ta.atr(high, low, close, period=14) (or bars/ctx as the first argument)"},
-		{`ta.sma(bars, 3)`, KindRuntime, "pass a series (e.g. bars.close), not bars"},
+		{`ta.sma(bars, 3)`, KindRuntime, "pass a series (e.g. bars.close), not ctx"},
 		{`ta.sma("abc", 3)`, KindRuntime, "want a series, got string"},
 		{`ta.ma(bars.close, 3, matype="hull")`, KindRuntime, `matype "hull" is not one of sma, ema`},
 		{`ta.sma(bars.close, True)`, KindRuntime, "period must be a number, not bool"},
-		{`ta.correl(bars.close, [1, 2], 2)`, KindRuntime, "does not match the series length 10"},
+		{`ta.correl(bars.close, [1, 2], 2)`, KindLookahead, "ta.correl: input b: a series cannot be built from a list"},
 		{`ta.nosuch(bars.close)`, KindRuntime, "has no .nosuch field"},
 		{`ta.macd(bars.close).nosuch`, KindRuntime, "has no .nosuch field"},
 		{`bars.nosuch`, KindRuntime, "has no .nosuch field"},
 	} {
-		src := "def signals(bars):\n    x = " + tc.expr + "\n    return {\"long\": bars.close > 0}\n"
-		s := mustLoad(t, src, Options{})
-		_, err := s.Signals(bg(t), rampBars(10))
+		src := "def on_bar(bars):\n    x = " + tc.expr + "\ndef setup(bars):\n    pass\n"
+		_, err := stepAt(t, src, rampBars(10), 9)
 		e := asError(t, err, tc.kind)
 		if !strings.Contains(e.Msg, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.expr, e.Msg, tc.want)
 		}
-		if e.Line != 2 || e.Column < 5 || e.Phase != "signals" {
-			t.Errorf("%s: at %d:%d in %q, want line 2 in signals", tc.expr, e.Line, e.Column, e.Phase)
+		if e.Line != 2 || e.Column < 5 || e.Phase != "on_bar" {
+			t.Errorf("%s: at %d:%d in %q, want line 2 in on_bar", tc.expr, e.Line, e.Column, e.Phase)
 		}
 	}
 }

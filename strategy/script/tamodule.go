@@ -1,6 +1,7 @@
 package script
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -101,6 +102,9 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		}
 		p[j], set[j] = v, true
 	}
+	if e.Name == "shift" && p[0] < 0 {
+		return nil, &refusal{fmt.Sprintf("ta.shift(s, %v) would read %v bar(s) into the future; shift delays a series by k >= 0 bars", p[0], -p[0])}
+	}
 	// Resolve inputs to series; a number is allowed for the helpers' b.
 	series := make([]*Series, len(inputs))
 	n := -1
@@ -122,6 +126,10 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 			continue
 		}
 		s, err := r.toSeries(v, n, e.Inputs[i] == "b")
+		var rf *refusal
+		if errors.As(err, &rf) {
+			return nil, &refusal{fmt.Sprintf("ta.%s: input %s: %s", e.Name, e.Inputs[i], rf.msg)}
+		}
 		if err != nil {
 			return nil, fail("input %s: %v", e.Inputs[i], err)
 		}
@@ -145,11 +153,11 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 	start += e.Lookback(p)
 	r.noteWarmup(start)
 	if len(e.Outputs) == 1 {
-		return &Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r}, nil
+		return r.track(&Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}), nil
 	}
 	out := &multi{name: e.Name, names: e.Outputs, vals: make([]*Series, len(e.Outputs))}
 	for j := range e.Outputs {
-		out.vals[j] = &Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r}
+		out.vals[j] = r.track(&Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r, what: "ta." + e.Name + "(...)." + e.Outputs[j]})
 	}
 	return out, nil
 }
@@ -230,30 +238,14 @@ func (r *run) toSeries(v starlark.Value, n int, allowNumber bool) (*Series, erro
 		})
 		return &Series{vals: res.Outputs[0], key: key, run: r}, nil
 	}
-	seq, ok := v.(starlark.Indexable)
-	if !ok {
-		return nil, fmt.Errorf("want a series, got %s", v.Type())
-	}
 	if _, isStr := v.(starlark.String); isStr {
 		return nil, fmt.Errorf("want a series, got string")
 	}
-	if n >= 0 && seq.Len() != n {
-		return nil, fmt.Errorf("a list of %d values does not match the series length %d", seq.Len(), n)
+	if _, ok := v.(starlark.Iterable); ok {
+		// A list, tuple, dict, set or range: refused, never converted.
+		return nil, &refusal{refusedList + ", not " + v.Type()}
 	}
-	vals := make([]float64, seq.Len())
-	for i := range vals {
-		e := seq.Index(i)
-		if e == starlark.None {
-			vals[i] = math.NaN()
-			continue
-		}
-		f, ok := scalar(e)
-		if !ok {
-			return nil, fmt.Errorf("element %d is %s, not a number", i, e.Type())
-		}
-		vals[i] = f
-	}
-	return &Series{vals: vals, key: r.memo.ValuesKey(vals), start: leadingNaN(vals), run: r}, nil
+	return nil, fmt.Errorf("want a series, got %s", v.Type())
 }
 
 func leadingNaN(v []float64) int {

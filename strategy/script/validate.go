@@ -14,21 +14,32 @@ const SmokeLength = 1000
 
 // Report is the result of Validate, JSON-friendly.
 type Report struct {
-	Valid    bool      `json:"valid"`
-	Style    Style     `json:"style,omitempty"`
-	Summary  string    `json:"summary,omitempty"`
-	Knobs    []Knob    `json:"knobs"`
-	Warmup   int       `json:"warmup"` // bars before every indicator has a value, from the smoke run
-	Problems []Problem `json:"problems"`
-	Warnings []string  `json:"warnings,omitempty"`
-	Output   string    `json:"output,omitempty"` // what the strategy printed
+	Valid   bool   `json:"valid"`
+	Style   Style  `json:"style,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Knobs   []Knob `json:"knobs"`
+	Warmup  int    `json:"warmup"` // bars before every indicator has a value, from the smoke run
+	// LookaheadCheck is the lookahead proof's verdict on the smoke run
+	// ("passed (4 prefixes)"); empty when the smoke run did not finish.
+	LookaheadCheck string    `json:"lookahead_check,omitempty"`
+	Problems       []Problem `json:"problems"`
+	Warnings       []string  `json:"warnings,omitempty"`
+	Output         string    `json:"output,omitempty"` // what the strategy printed
 }
 
 // Validate parses src, runs its top level, checks its entry points, and
-// runs it over SmokeLength synthetic bars so runtime errors surface too.
+// runs it over SmokeLength synthetic bars so runtime errors surface too,
+// then proves on those bars that no decision read a later bar
+// (CheckLookahead).
 // Every problem carries a line, a column and a hint. Validate itself only
 // fails through the report.
 func Validate(ctx context.Context, src Source, opts Options) Report {
+	return validate(ctx, src, opts, false)
+}
+
+// validate is Validate; noProof skips the lookahead proof (benchmarks
+// measure its cost with it).
+func validate(ctx context.Context, src Source, opts Options, noProof bool) Report {
 	rep := Report{Knobs: []Knob{}, Problems: []Problem{}}
 	f, prog, errs := compile(src.Name, src.Text, isStrategyPredeclared)
 	rep.Summary = firstLine(docstring(f))
@@ -44,12 +55,21 @@ func Validate(ctx context.Context, src Source, opts Options) Report {
 		return rep
 	}
 	rep.Style, rep.Knobs = s.style, s.Knobs()
-	warm, err := Smoke(ctx, s, SmokeBars(SmokeLength))
+	bars := SmokeBars(SmokeLength)
+	warm, tr, err := smoke(ctx, s, bars)
 	rep.Output = s.Output()
 	rep.Warmup = warm
 	if err != nil {
 		rep.Problems = append(rep.Problems, problemOf(src.Name, err))
 		return rep
+	}
+	if !noProof {
+		check, err := s.CheckLookahead(ctx, bars, tr)
+		if err != nil {
+			rep.Problems = append(rep.Problems, problemOf(src.Name, err))
+			return rep
+		}
+		rep.LookaheadCheck = check
 	}
 	if warm >= SmokeLength {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the warm-up (%d bars) is longer than the %d-bar smoke series, so the entry points never saw a complete bar; runtime errors after the warm-up can still occur", warm, SmokeLength))
@@ -72,24 +92,29 @@ func problemOf(file string, err error) Problem {
 // Smoke runs s once over bars (signals, or setup and every on_bar with a
 // simple account filled at the close, no costs) and returns its warm-up.
 func Smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, error) {
+	w, _, err := smoke(ctx, s, bars)
+	return w, err
+}
+
+// smoke is Smoke, returning the run's trace for CheckLookahead.
+func smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, Trace, error) {
 	if s.Style() == StyleSignals {
-		if _, err := s.Signals(ctx, bars); err != nil {
-			return s.Warmup(), err
-		}
-		return s.Warmup(), nil
+		_, tr, err := s.SignalsTrace(ctx, bars)
+		return s.Warmup(), tr, err
 	}
 	st, err := s.Begin(ctx, bars)
 	if err != nil {
-		return s.Warmup(), err
+		return s.Warmup(), Trace{}, err
 	}
 	defer st.Close()
+	st.Record()
 	acct := strategy.Account{Cash: 10000, Equity: 10000}
 	for i := 0; i < bars.Len(); i++ {
 		px := bars.Close[i]
 		acct.Equity = acct.Cash + acct.Position*px
 		in, err := st.Step(i, acct)
 		if err != nil {
-			return st.Warmup(), err
+			return st.Warmup(), Trace{}, err
 		}
 		switch in.Kind {
 		case strategy.Target:
@@ -104,5 +129,6 @@ func Smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, error) {
 			acct = strategy.Account{Cash: 10000, Equity: 10000}
 		}
 	}
-	return st.Warmup(), nil
+	tr, _ := st.Trace()
+	return st.Warmup(), tr, nil
 }

@@ -79,7 +79,7 @@ func TestIndex(t *testing.T) {
 }
 
 // TestTemplatesValidate runs every template through validation, smoke run
-// included: no problems, no warnings, a warm-up.
+// included: no problems, no warnings, a warm-up, the lookahead proof passed.
 func TestTemplatesValidate(t *testing.T) {
 	for _, tm := range List() {
 		src, err := Source(tm.Name)
@@ -92,6 +92,9 @@ func TestTemplatesValidate(t *testing.T) {
 		}
 		if rep.Warmup == 0 {
 			t.Errorf("%s: warm-up 0; every template uses indicators", tm.Name)
+		}
+		if rep.LookaheadCheck != script.LookaheadPassed(4) {
+			t.Errorf("%s: lookahead_check %q", tm.Name, rep.LookaheadCheck)
 		}
 	}
 }

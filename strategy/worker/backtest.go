@@ -55,25 +55,33 @@ func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtes
 	cfg.Params = s.Values()
 
 	var d backtest.Decisions
+	var trace func() script.Trace
 	switch s.Style() {
 	case script.StyleSignals:
-		sig, err := s.Signals(ctx, bars)
+		sig, tr, err := s.SignalsTrace(ctx, bars)
 		if err != nil {
 			return backtest.Response{}, err
 		}
 		d.Targets = sig.Targets(bars.Len())
 		cfg.Warmup = s.Warmup()
+		trace = func() script.Trace { return tr }
 	default:
 		st, err := s.Begin(ctx, bars)
 		if err != nil {
 			return backtest.Response{}, err
 		}
 		defer st.Close()
+		st.Record()
 		d.Stepper = st
 		cfg.Warmup = st.Warmup()
+		trace = func() script.Trace { tr, _ := st.Trace(); return tr }
 	}
 	res, err := backtest.Run(ctx, bars, cfg, d)
 	if err != nil {
+		return backtest.Response{}, err
+	}
+	// The lookahead proof: every decision again over prefixes of the bars.
+	if res.LookaheadCheck, err = s.CheckLookahead(ctx, bars, trace()); err != nil {
 		return backtest.Response{}, err
 	}
 	resp, err := backtest.Report(res, req.Plot)

@@ -1,0 +1,301 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"wicket/strategy"
+)
+
+// The lookahead proof. Rule 1 (opaque series in signals, history-only
+// indexing in on_bar) makes reading the future impossible by construction;
+// this is rule 2, which checks it on every run: the strategy runs again over
+// a few prefixes of the same bars, and every decision on the bars a prefix
+// shares with the full run must be identical. A decision that changes when
+// later bars are removed was made with those bars: whatever leaked it (a
+// host function, an indicator, a hole in rule 1), the run is refused.
+//
+// The prefix runs use the strategy's memo (so an indicator a prefix asks
+// for twice is computed once) but compute every indicator over the
+// prefix's own bars: slicing the full run's indicators would hide exactly
+// the leaks this proof is for. Print output of prefix runs is discarded.
+
+// Trace is what a full run decided, bar by bar, for CheckLookahead:
+// Signals for a signals(bars) strategy (SignalsTrace returns it), or the
+// account each on_bar saw and the intent it expressed (Stepper.Record
+// collects these).
+type Trace struct {
+	Signals  *strategy.Signals
+	Accounts []strategy.Account
+	Intents  []strategy.Intent
+	// series are the series the run computed, in order: all of
+	// signals(bars)'s, or setup's. Their order cannot depend on the data
+	// (no value, length or truth of a series is readable there), so a prefix
+	// run computes the same ones, and every value on the shared bars must
+	// agree too: that catches a leak on a bar where the final decision
+	// happens not to change.
+	series []*Series
+}
+
+// PrefixCuts are the prefix lengths the proof runs for n bars and a
+// warm-up of warmup bars: one that ends inside the warm-up, a quarter and
+// half of the bars after it, and all bars but the last (others spread over
+// the bars where these coincide). Fewer when n is small; none below 2 bars.
+func PrefixCuts(n, warmup int) []int {
+	if n < 2 {
+		return nil
+	}
+	w := min(max(warmup, 0), n-1)
+	var cuts []int
+	add := func(c int) {
+		if c >= 1 && c <= n-1 && !slices.Contains(cuts, c) && len(cuts) < 4 {
+			cuts = append(cuts, c)
+		}
+	}
+	for _, c := range []int{max(1, (w+1)/2), w + (n-w)/4, w + (n-w)/2, n - 1} {
+		add(c)
+	}
+	// Cuts that coincide (a warm-up as long as the bars) are made up with
+	// others spread over the bars.
+	for _, eighths := range []int{2, 4, 6, 1, 3, 5, 7} {
+		add(n * eighths / 8)
+	}
+	slices.Sort(cuts)
+	return cuts
+}
+
+// LookaheadPassed is the lookahead_check text of a passed proof.
+func LookaheadPassed(prefixes int) string { return fmt.Sprintf("passed (%d prefixes)", prefixes) }
+
+// difference is the first decision a prefix run made differently.
+type difference struct {
+	bar       int
+	output    string
+	full, pre string
+	cut       int
+}
+
+// CheckLookahead proves that s decided each bar of bars from that bar and
+// the ones before it only: it reruns s over every PrefixCuts prefix and
+// compares each decision with full, the trace of the full run over bars.
+// It returns the lookahead_check text ("passed (4 prefixes)"), or an
+// *Error of KindLookahead naming the first bar and output that differ; an
+// error of a prefix run that is not the strategy's (a limit, a
+// cancellation) is returned as it is.
+func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full Trace) (string, error) {
+	n := bars.Len()
+	cuts := PrefixCuts(n, s.Warmup())
+	if len(cuts) == 0 {
+		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), nil
+	}
+	switch s.style {
+	case StyleSignals:
+		if full.Signals == nil {
+			return "", fmt.Errorf("lookahead check: no signals recorded for a signals-style strategy")
+		}
+	default:
+		if len(full.Accounts) != n || len(full.Intents) != n {
+			return "", fmt.Errorf("lookahead check: %d recorded bars for %d bars; on_bar must be stepped through every bar in order", len(full.Intents), n)
+		}
+	}
+	diffs := make([]*difference, len(cuts))
+	errs := make([]error, len(cuts))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for k, c := range cuts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if s.style == StyleSignals {
+				diffs[k], errs[k] = s.prefixSignals(ctx, bars, c, full)
+			} else {
+				diffs[k], errs[k] = s.prefixOnBar(ctx, bars, c, full)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return "", err // the first: they are likely one cause (a cancellation)
+		}
+	}
+	var first *difference
+	for _, d := range diffs {
+		if d != nil && (first == nil || d.bar < first.bar) {
+			first = d
+		}
+	}
+	if first != nil {
+		return "", s.lookaheadError(bars, first)
+	}
+	return LookaheadPassed(len(cuts)), nil
+}
+
+func (s *Strategy) lookaheadError(bars strategy.Bars, d *difference) *Error {
+	fn, phase := s.signals, "signals"
+	if s.style == StyleOnBar {
+		fn, phase = s.onBar, "on_bar"
+	}
+	when := time.Unix(bars.Time[d.bar], 0).UTC().Format(time.RFC3339)
+	e := newError(KindLookahead, s.name, fn.Position(), fmt.Sprintf(
+		"lookahead proof: %s at bar %d (%s) is %s in the run over all %d bars but %s in the run over the first %d; it changed when later bars were removed, so it was computed with them",
+		d.output, d.bar, when, d.full, bars.Len(), d.pre, d.cut))
+	e.Phase, e.Bar = phase, d.bar
+	return e
+}
+
+// prefixError turns a prefix run's failure into a difference at the bar it
+// failed (the full run did not fail there), or returns it when it is not
+// the strategy's doing.
+func prefixError(err error, cut int) (*difference, error) {
+	var e *Error
+	if !errors.As(err, &e) || e.Kind == KindLimit || e.Kind == KindCanceled {
+		return nil, err
+	}
+	bar := max(e.Bar, 0)
+	return &difference{bar: bar, output: "the run", full: "fine", pre: fmt.Sprintf("failing (%s)", e.Error()), cut: cut}, nil
+}
+
+func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
+	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false)
+	if err != nil {
+		return prefixError(err, cut)
+	}
+	var first *difference
+	note := func(d *difference) {
+		if d != nil && (first == nil || d.bar < first.bar) {
+			first = d
+		}
+	}
+	for _, o := range []struct {
+		name   string
+		fa, pa []bool
+	}{{"long", full.Signals.Long, pre.Long}, {"short", full.Signals.Short, pre.Short}, {"exit", full.Signals.Exit, pre.Exit}} {
+		for i := 0; i < cut; i++ {
+			if a, b := at(o.fa, i), at(o.pa, i); a != b {
+				note(&difference{bar: i, output: strconv.Quote(o.name), full: strconv.FormatBool(a), pre: strconv.FormatBool(b), cut: cut})
+				break
+			}
+		}
+	}
+	for i := 0; i < cut; i++ {
+		if a, b := sizeAt(full.Signals.Size, i), sizeAt(pre.Size, i); !same(a, b) {
+			note(&difference{bar: i, output: `"size"`, full: fmtFloat(a), pre: fmtFloat(b), cut: cut})
+			break
+		}
+	}
+	note(seriesDifference(full.series, built, cut)) // after the outputs: they win a tie
+	return first, nil
+}
+
+func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
+	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false)
+	if err != nil {
+		return prefixError(err, cut)
+	}
+	defer st.Close()
+	first := seriesDifference(full.series, st.r.built, cut)
+	for i := 0; i < cut && (first == nil || i < first.bar); i++ {
+		in, err := st.Step(i, full.Accounts[i])
+		if err != nil {
+			return prefixError(err, cut)
+		}
+		if want := full.Intents[i]; in.Kind != want.Kind || !same(in.Value, want.Value) {
+			return &difference{bar: i, output: "the intent", full: intentText(want), pre: intentText(in), cut: cut}, nil
+		}
+	}
+	return first, nil
+}
+
+// seriesDifference compares the series two runs computed, in order, on
+// the first cut bars.
+func seriesDifference(full, pre []*Series, cut int) *difference {
+	if len(full) != len(pre) {
+		return &difference{bar: 0, output: "the number of series computed", full: strconv.Itoa(len(full)), pre: strconv.Itoa(len(pre)), cut: cut}
+	}
+	var first *difference
+	for k, f := range full {
+		p := pre[k]
+		end := min(cut, len(f.vals), len(p.vals))
+		if first != nil {
+			end = min(end, first.bar)
+		}
+		for i := 0; i < end; i++ {
+			if !same(f.vals[i], p.vals[i]) {
+				first = &difference{bar: i, output: fmt.Sprintf("series #%d (%s)", k+1, f.what), full: f.valueText(i), pre: p.valueText(i), cut: cut}
+				break
+			}
+		}
+	}
+	return first
+}
+
+func (s *Series) valueText(i int) string { return s.elem(i).String() }
+
+func at(v []bool, i int) bool { return i < len(v) && v[i] }
+
+// sizeAt reads strategy.Signals.Size: nil is 1.0 everywhere, one value
+// applies to every bar.
+func sizeAt(v []float64, i int) float64 {
+	switch {
+	case len(v) == 0:
+		return 1
+	case len(v) == 1:
+		return v[0]
+	case i < len(v):
+		return v[i]
+	}
+	return 1
+}
+
+func same(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func intentText(in strategy.Intent) string {
+	switch in.Kind {
+	case strategy.Target:
+		return fmt.Sprintf("ctx.target(%s)", fmtFloat(in.Value))
+	case strategy.Qty:
+		if in.Value < 0 {
+			return fmt.Sprintf("ctx.sell(%s)", fmtFloat(-in.Value))
+		}
+		return fmt.Sprintf("ctx.buy(%s)", fmtFloat(in.Value))
+	}
+	return "no intent"
+}
+
+// Record makes st keep each bar's account and intent, for CheckLookahead.
+// Call it before the first Step; Trace returns what was kept.
+func (st *Stepper) Record() {
+	st.rec = &Trace{Accounts: make([]strategy.Account, 0, st.r.n), Intents: make([]strategy.Intent, 0, st.r.n), series: st.r.built}
+}
+
+// Trace is what Record kept; ok is false when Record was not called or
+// the bars were not stepped through once each, in order, from bar 0.
+func (st *Stepper) Trace() (tr Trace, ok bool) {
+	if st.rec == nil || st.recBroken {
+		return Trace{}, false
+	}
+	return *st.rec, true
+}
+
+func (st *Stepper) record(i int, acct strategy.Account, in strategy.Intent) {
+	if st.rec == nil || st.recBroken {
+		return
+	}
+	if i != len(st.rec.Intents) {
+		st.recBroken = true
+		return
+	}
+	st.rec.Accounts = append(st.rec.Accounts, acct)
+	st.rec.Intents = append(st.rec.Intents, in)
+}
