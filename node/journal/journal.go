@@ -139,7 +139,7 @@ func Open(path string) (*Journal, error) {
 func (j *Journal) init() error {
 	var mode string
 	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
+		return fmt.Errorf("SQLite cannot read it (%w): %s", err, damagedAdvice)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal_mode is %s, not WAL (is the file on a filesystem without shared memory?)", mode)
@@ -174,6 +174,9 @@ func (j *Journal) init() error {
 	return nil
 }
 
+// damagedAdvice is what to do with a journal SQLite cannot read whole.
+const damagedAdvice = "the file is damaged or not a journal; restore it from a backup, or move it aside to start a new journal (the node then forgets its orders and audit trail)"
+
 // check runs SQLite's quick_check (every page and index readable, without
 // the full cross-check of integrity_check: a start-up cost in proportion to
 // the file) and refuses a journal that fails it, with the first problems
@@ -181,7 +184,7 @@ func (j *Journal) init() error {
 func (j *Journal) check() error {
 	rows, err := j.w.Query(`PRAGMA quick_check(5)`)
 	if err != nil {
-		return fmt.Errorf("SQLite's quick_check could not read it (%w): the file is damaged; restore node.db from a backup, or move it aside to start a new journal (the node then forgets its orders and audit trail)", err)
+		return fmt.Errorf("SQLite's quick_check could not read it (%w): %s", err, damagedAdvice)
 	}
 	defer rows.Close()
 	var problems []string
@@ -198,7 +201,7 @@ func (j *Journal) check() error {
 		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("it fails SQLite's quick_check (%s): the file is damaged; restore it from a backup, or move it aside to start a new journal (the node then forgets its orders and audit trail)", strings.Join(problems, "; "))
+		return fmt.Errorf("it fails SQLite's quick_check (%s): %s", strings.Join(problems, "; "), damagedAdvice)
 	}
 	return nil
 }

@@ -93,3 +93,16 @@ func TestOpenRefusesADamagedJournal(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRefusesAFileThatIsNoDatabase: text where the journal should be is
+// refused with the file named and what to do.
+func TestOpenRefusesAFileThatIsNoDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database; ", 20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("Open = %v, want the file named and what to do", err)
+	}
+}
