@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite" // also the database/sql driver "sqlite"
 
 	"wicket/node"
 )
@@ -139,7 +139,10 @@ func Open(path string) (*Journal, error) {
 func (j *Journal) init() error {
 	var mode string
 	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("SQLite cannot read it (%w): %s", err, damagedAdvice)
+		if damaged(err) {
+			return fmt.Errorf("SQLite cannot read it (%w): %s", err, damagedAdvice)
+		}
+		return err // permissions, a missing directory: the error says which
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal_mode is %s, not WAL (is the file on a filesystem without shared memory?)", mode)
@@ -176,6 +179,13 @@ func (j *Journal) init() error {
 
 // damagedAdvice is what to do with a journal SQLite cannot read whole.
 const damagedAdvice = "the file is damaged or not a journal; restore it from a backup, or move it aside to start a new journal (the node then forgets its orders and audit trail)"
+
+// damaged reports whether err is SQLite saying the file is not a database
+// or is corrupt (SQLITE_NOTADB, SQLITE_CORRUPT).
+func damaged(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code()&0xff == 26 || se.Code()&0xff == 11)
+}
 
 // check runs SQLite's quick_check (every page and index readable, without
 // the full cross-check of integrity_check: a start-up cost in proportion to
