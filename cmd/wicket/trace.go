@@ -510,11 +510,11 @@ func traceFollow(ctx context.Context, o *traceOptions, _ []string) error {
 	if o.json {
 		print = func(e trace.Entry) error { return traceJSONLines(o.stdout, []trace.Entry{e}) }
 	} else {
-		const row = "%-24s  %-8s  %5s  %-17s  %-7s  %8s  %s\n"
+		const row = "%-24s  %-13s  %5s  %-17s  %-7s  %8s  %s\n"
 		if _, err := fmt.Fprintf(o.stdout, row, "TIME", "SESSION", "SEQ", "TOOL", "VERDICT", "MS", "DETAIL"); err != nil {
 			return err
 		}
-		var short traceIDs // sessions and tokens cut to 8 characters: the full set is not known ahead
+		var short traceIDs // the full set is not known ahead: ids cut to traceIDFloor characters
 		print = func(e trace.Entry) error {
 			_, err := fmt.Fprintf(o.stdout, row, traceStamp(e.TS), short.session(e.Session), strconv.FormatInt(e.Seq, 10),
 				traceDash(e.Tool), e.Verdict, traceMS(e.MS), traceDetail(e, short))
@@ -572,8 +572,14 @@ func (s traceIDs) session(id string) string {
 	if v, ok := s[id]; ok {
 		return v
 	}
-	return id[:min(8, len(id))]
+	return id[:min(traceIDFloor, len(id))]
 }
+
+// traceIDFloor is how much of an id a table shows when it cannot know the
+// others (follow): the first 13 characters of a session id are its whole
+// millisecond timestamp (UUIDv7), where 8 are shared by every session
+// started in the same minute or so.
+const traceIDFloor = 13
 
 // traceDetail is the DETAIL column: what a reviewer needs first about an entry.
 func traceDetail(e trace.Entry, short traceIDs) string {
