@@ -26,9 +26,9 @@
 // whose text tells the agent what to do next.
 //
 // The intent comparison belongs to the command type: anything with a
-// SameIntent method satisfies [Command]. [Fields] is the reference command
-// type, comparing decimals by value and ignoring a client order id that the
-// confirming call omitted.
+// SameIntent method satisfies [Command]; it compares decimals by value and
+// ignores a client order id that the confirming call omitted (the tests bind
+// tokens to a reference type, Fields, that does the same).
 //
 // gate never sends anything, never executes a command, and never persists a
 // token: tokens live in process memory only and die with the server. It never

@@ -32,8 +32,7 @@ const (
 // Take calls it with the gate's lock held, so it must not call back into the
 // PendingPreviews.
 //
-// The node's command type satisfies Command structurally; [Fields] is the
-// reference implementation.
+// The node's command type satisfies Command structurally.
 type Command[C any] interface {
 	SameIntent(confirming C) error
 }

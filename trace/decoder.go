@@ -18,10 +18,11 @@ const maxReadLine = 1 << 20
 // chunks of any size and tolerates bad lines: each is reported by Next as a
 // *Problem, after which Next can be called again.
 type Decoder struct {
-	r    *bufio.Reader
-	buf  []byte
-	line int   // lines read so far
-	err  error // sticky read error
+	r       *bufio.Reader
+	buf     []byte
+	line    int    // lines read so far
+	err     error  // sticky read error
+	pending *Entry // an entry recovered from behind a fragment, for the next Next
 }
 
 // NewDecoder returns a Decoder reading from r.
@@ -38,17 +39,28 @@ func (d *Decoder) Line() int { return d.line }
 // decode returns KindTorn (a last line that lacks only its newline is an
 // entry). After either, Next moves on. A read error returns KindIO and
 // ends the stream.
+//
+// A line that starts with the fragment of a write cut short and goes on with
+// a whole entry (another write, appended before the fragment was ended)
+// returns a *Problem of kind KindTorn for the fragment, then the entry.
 func (d *Decoder) Next() (Entry, error) {
+	if e := d.pending; e != nil {
+		d.pending = nil
+		return *e, nil
+	}
 	for {
 		raw, _, nl, long, err := d.readLine()
 		if err != nil {
 			return Entry{}, err
 		}
-		e, blank, perr := d.decode(raw, nl, long)
-		if blank {
-			continue
+		e, has, perr := d.decode(raw, nl, long)
+		switch {
+		case has && perr != nil:
+			d.pending = &e
+			return Entry{}, perr
+		case has || perr != nil:
+			return e, perr
 		}
-		return e, perr
 	}
 }
 
@@ -91,22 +103,61 @@ func (d *Decoder) readLine() (line []byte, n int, nl, long bool, err error) {
 	}
 }
 
-// decode turns one line into an entry. blank is set for an empty line,
-// which is no entry and no problem.
-func (d *Decoder) decode(raw []byte, nl, long bool) (e Entry, blank bool, err error) {
+// decode turns one line into an entry: has is set when it holds one, and
+// neither has nor err for an empty line, which is no entry and no
+// problem. A line that is the fragment of a write cut short followed by a
+// whole entry returns both the entry and a KindTorn problem for the
+// fragment.
+func (d *Decoder) decode(raw []byte, nl, long bool) (e Entry, has bool, err error) {
 	if long {
 		return Entry{}, false, &Problem{Kind: KindMalformed, Line: d.line,
 			Err: fmt.Errorf("line longer than %d bytes", maxReadLine)}
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return Entry{}, true, nil
+		return Entry{}, false, nil
 	}
-	if err := json.Unmarshal(raw, &e); err != nil {
-		if !nl {
-			return Entry{}, false, &Problem{Kind: KindTorn, Line: d.line, Err: err}
+	err = json.Unmarshal(raw, &e)
+	if err == nil {
+		return e, true, nil
+	}
+	if glued, at, ok := afterFragment(raw); ok {
+		return glued, true, &Problem{Kind: KindTorn, Line: d.line, Err: &fragment{n: at}}
+	}
+	if !nl {
+		return Entry{}, false, &Problem{Kind: KindTorn, Line: d.line, Err: err}
+	}
+	return Entry{}, false, &Problem{Kind: KindMalformed, Line: d.line, Err: err}
+}
+
+// entryStart is how every line a Writer writes begins (ts is the first
+// field of an entry).
+var entryStart = []byte(`{"ts":"`)
+
+// afterFragment looks in a line that does not decode for a whole entry
+// glued behind the fragment of a write cut short: the first later start of
+// an entry whose rest of the line decodes as one, with a time, a tool and
+// a verdict. A nested object in a fragment's arguments that happens to
+// start the same way does not decode to the end of the line.
+func afterFragment(raw []byte) (Entry, int, bool) {
+	for at := 1; at < len(raw); at++ {
+		i := bytes.Index(raw[at:], entryStart)
+		if i < 0 {
+			break
 		}
-		return Entry{}, false, &Problem{Kind: KindMalformed, Line: d.line, Err: err}
+		at += i
+		var e Entry
+		if json.Unmarshal(raw[at:], &e) == nil && !e.TS.IsZero() && e.Tool != "" && !e.Verdict.IsZero() {
+			return e, at, true
+		}
 	}
-	return e, false, nil
+	return Entry{}, 0, false
+}
+
+// fragment is the cause of a KindTorn problem for the n bytes of a write
+// cut short that begin a line holding a whole entry after them.
+type fragment struct{ n int }
+
+func (f *fragment) Error() string {
+	return fmt.Sprintf("the first %d bytes are a write cut short, with a whole entry glued after them (that entry was read)", f.n)
 }

@@ -1,6 +1,9 @@
 package trace
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Kind says what went wrong in a Problem.
 type Kind uint8
@@ -15,8 +18,10 @@ const (
 	KindNotFound
 	// KindIO: the file system refused (permissions, disk full, ...).
 	KindIO
-	// KindTorn: the last line of a file has no newline and does not decode:
-	// a write was cut short, or is still in progress. Readers skip it.
+	// KindTorn: a write was cut short. Either the last line of a file has
+	// no newline and does not decode (the write may still be in progress),
+	// or a line begins with such a fragment and an entry written later
+	// follows it (the entry is read). Readers skip the fragment.
 	KindTorn
 	// KindMalformed: a complete line is not a trace entry. Readers skip it.
 	KindMalformed
@@ -56,6 +61,10 @@ func (p *Problem) Error() string {
 	case KindNotFound:
 		return "trace: " + where + ": no trace here; the agent server writes one when started with `wicket mcp --trace` (or --trace-dir DIR)"
 	case KindTorn:
+		var f *fragment
+		if errors.As(p.Err, &f) {
+			return "trace: " + where + ": " + f.Error() + "; the fragment is skipped"
+		}
 		return "trace: " + where + ": torn last line (no newline: a write was cut short or is still in progress), skipped"
 	case KindMalformed:
 		return fmt.Sprintf("trace: %s: not a trace entry (%v), skipped", where, p.Err)

@@ -269,16 +269,15 @@ func (fl *follower) read(name string, fn func(Entry) error) error {
 		if fn == nil {
 			continue
 		}
-		e, blank, perr := d.decode(raw, nl, long)
-		switch {
-		case blank:
-		case perr != nil:
+		e, has, perr := d.decode(raw, nl, long)
+		if perr != nil {
 			var p *Problem
 			if errors.As(perr, &p) {
 				p.Path = path
 				fl.r.skip(p)
 			}
-		case fl.f.Match(e):
+		}
+		if has && fl.f.Match(e) {
 			if err := fn(e); err != nil {
 				fl.pos[name] = pos
 				return err

@@ -3,7 +3,8 @@
 package trace
 
 import (
-	"fmt"
+	"errors"
+	"io/fs"
 	"os"
 )
 
@@ -13,7 +14,21 @@ import (
 func writeLine(f *os.File, line []byte) error {
 	n, err := f.Write(line)
 	if err == nil && n != len(line) {
-		err = &os.PathError{Op: "write", Path: f.Name(), Err: fmt.Errorf("short write: %d of %d bytes", n, len(line))}
+		err = &os.PathError{Op: "write", Path: f.Name(), Err: &shortWrite{n: n, of: len(line)}}
 	}
 	return err
+}
+
+// removed reports whether f's name no longer names f: it, or its
+// directory, was removed (or replaced) while open.
+func removed(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false // a failing file shows on the next write
+	}
+	named, err := os.Stat(f.Name())
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return !os.SameFile(fi, named)
 }

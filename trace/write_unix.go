@@ -3,7 +3,6 @@
 package trace
 
 import (
-	"fmt"
 	"os"
 	"syscall"
 )
@@ -34,7 +33,23 @@ func writeLine(f *os.File, line []byte) error {
 		return &os.PathError{Op: "write", Path: f.Name(), Err: werr}
 	}
 	if n != len(line) {
-		return &os.PathError{Op: "write", Path: f.Name(), Err: fmt.Errorf("short write: %d of %d bytes", n, len(line))}
+		return &os.PathError{Op: "write", Path: f.Name(), Err: &shortWrite{n: n, of: len(line)}}
 	}
 	return nil
+}
+
+// removed reports whether f, written to a moment ago, no longer has a name:
+// it, or its directory, was removed while open, so what was written to it
+// is lost. One fstat, no path lookup.
+func removed(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false // a failing file shows on the next write
+	}
+	var st syscall.Stat_t
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Fstat(int(fd), &st) }); err != nil || serr != nil {
+		return false
+	}
+	return st.Nlink == 0
 }

@@ -172,6 +172,9 @@ func (w *Writer) append(month string, line []byte) error {
 		f := w.f
 		err := writeLine(f, line)
 		w.mu.RUnlock()
+		if err == nil && removed(f) {
+			return w.rewrite(f, month, line)
+		}
 		return w.settle(f, err)
 	}
 	w.mu.RUnlock()
@@ -193,12 +196,83 @@ func (w *Writer) append(month string, line []byte) error {
 	f := w.f
 	err := writeLine(f, line)
 	w.mu.Unlock()
+	if err == nil && removed(f) {
+		return w.rewrite(f, month, line)
+	}
 	return w.settle(f, err)
 }
 
-// settle finishes a write to f: on failure it drops f so the next Write
-// reopens it; with Sync it flushes f.
+// rewrite writes line again after it went to f, a file that was removed
+// (itself, or its directory) while open: the line is in no file anyone can
+// read. The first writer to find f gone recreates the month file (and the
+// directory, openLocked) and says so once; every line written to f since
+// is written again, so no entry is lost.
+func (w *Writer) rewrite(f *os.File, month string, line []byte) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errClosed
+	}
+	if w.f == f || w.f == nil || w.month != month {
+		if w.f == f {
+			f.Close()
+			w.f, w.month = nil, ""
+		}
+		if err := w.openLocked(month); err != nil {
+			w.mu.Unlock()
+			return err
+		}
+		w.rmu.Lock()
+		fmt.Fprintf(w.stderr, "trace: %s was removed (or its directory) while in use; recreated it, and tracing goes on there\n", f.Name())
+		w.rmu.Unlock()
+	}
+	nf := w.f
+	err := writeLine(nf, line)
+	w.mu.Unlock()
+	return w.settle(nf, err)
+}
+
+// shortWrite is a write(2) that took only n of a line's bytes: the file
+// now ends in a fragment of an entry.
+type shortWrite struct{ n, of int }
+
+func (s *shortWrite) Error() string { return fmt.Sprintf("short write: %d of %d bytes", s.n, s.of) }
+
+// tornWrite is a short write whose fragment could not be ended with a
+// newline, because of cause (a full disk, a file size limit). It is
+// reported, and deduplicated, as its cause: the writes that fail after it
+// fail for the same reason and are the same outage.
+type tornWrite struct {
+	short *shortWrite
+	cause error
+}
+
+func (t *tornWrite) Error() string {
+	return fmt.Sprintf("%v (an entry was cut short after %d of %d bytes)", t.cause, t.short.n, t.short.of)
+}
+
+func (t *tornWrite) Unwrap() error { return t.cause }
+
+// endFragment follows a short write to f at once with a newline, so that
+// the next line, this Writer's or another's, starts on its own rather than
+// glued to the fragment. When even the newline cannot be written, the
+// fragment stays until the next open ends it (terminate), and readers
+// recover an entry glued to it (Decoder).
+func endFragment(f *os.File, err error) error {
+	var sw *shortWrite
+	if !errors.As(err, &sw) || sw.n == 0 {
+		return err
+	}
+	if nerr := writeLine(f, []byte("\n")); nerr != nil {
+		return &tornWrite{short: sw, cause: nerr}
+	}
+	return fmt.Errorf("%w; the fragment was ended with a newline", err)
+}
+
+// settle finishes a write to f: on failure it ends a torn line and drops f
+// so the next Write reopens it; with Sync it flushes f.
 func (w *Writer) settle(f *os.File, err error) error {
+	err = endFragment(f, err)
 	if err == nil && w.sync {
 		err = f.Sync()
 		if errors.Is(err, os.ErrClosed) {
@@ -291,11 +365,15 @@ func (w *Writer) failed(err error) {
 	w.rmu.Lock()
 	defer w.rmu.Unlock()
 	w.lost++
-	msg := err.Error()
-	if w.report[msg] {
+	msg, key := err.Error(), err.Error()
+	var torn *tornWrite
+	if errors.As(err, &torn) {
+		key = torn.cause.Error()
+	}
+	if w.report[key] {
 		return
 	}
-	w.report[msg] = true
+	w.report[key] = true
 	fmt.Fprintf(w.stderr, "trace: %s; tool calls go on, untraced until this is fixed\n", strings.TrimPrefix(msg, "trace: "))
 }
 

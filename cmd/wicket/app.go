@@ -128,6 +128,9 @@ func groupAction(c *cli.Context) error {
 		}
 	}
 	if c.Args().Present() {
+		if name == "wicket" {
+			return usagef("unknown command %q; valid: %s", c.Args().First(), strings.Join(valid, ", "))
+		}
 		return usagef("%s: unknown command %q; valid: %s", name, c.Args().First(), strings.Join(valid, ", "))
 	}
 	if name == "wicket" {
@@ -160,7 +163,10 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	if msg := strings.TrimSpace(err.Error()); msg != "" {
 		msg = strings.ReplaceAll(msg, "\n", "; ")
-		fmt.Fprintln(stderr, "wicket: "+msg)
+		if !strings.HasPrefix(msg, "wicket ") { // "wicket trace: ..." names itself already
+			msg = "wicket: " + msg
+		}
+		fmt.Fprintln(stderr, msg)
 	}
 	return code
 }

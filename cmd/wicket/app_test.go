@@ -31,7 +31,8 @@ func TestExitCodes(t *testing.T) {
 		{"help", []string{"--help"}, exitOK, ""},
 		{"no args shows help", nil, exitOK, ""},
 		{"version", []string{"--version"}, exitOK, ""},
-		{"unknown command", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"; valid: `},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "wicket: unknown command \"frobnicate\"; valid: backtest, "},
+		{"unknown command in a group", []string{"trace", "tail"}, exitUsage, "wicket trace: unknown command \"tail\"; valid: "},
 		{"unknown flag", []string{"--frob"}, exitUsage, "flag provided but not defined"},
 		{"unknown subcommand", []string{"secrets", "show"}, exitUsage, `valid: list, path`},
 		{"missing subcommand", []string{"secrets"}, exitUsage, "needs a subcommand: list, path"},
@@ -47,6 +48,9 @@ func TestExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(stderr, tt.stderr) {
 				t.Errorf("stderr %q does not contain %q", stderr, tt.stderr)
+			}
+			if strings.Contains(stderr, "wicket: wicket") {
+				t.Errorf("stderr names wicket twice: %q", stderr)
 			}
 			if tt.code != exitOK && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("stderr is not one line: %q", stderr)

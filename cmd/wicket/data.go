@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -130,50 +128,6 @@ func dataImportCommand() *cli.Command {
 	}
 }
 
-// trailingFlags returns the positional arguments of c after setting the
-// command's flags that follow them: urfave/cli v2 stops parsing flags at
-// the first positional argument, and `wicket data import FILE.csv --series
-// S` puts them last.
-func trailingFlags(c *cli.Context) ([]string, error) {
-	var pos []string
-	args := c.Args().Slice()
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return append(pos, args[i+1:]...), nil
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		var flag cli.Flag
-		for _, f := range c.Command.Flags {
-			if slices.Contains(f.Names(), name) {
-				flag = f
-			}
-		}
-		if flag == nil {
-			return nil, usagef("flag provided but not defined: -%s (see --help)", name)
-		}
-		if _, isBool := flag.(*cli.BoolFlag); isBool {
-			if !hasVal {
-				val = "true"
-			}
-		} else if !hasVal {
-			if i+1 == len(args) {
-				return nil, usagef("flag needs an argument: -%s (see --help)", name)
-			}
-			i++
-			val = args[i]
-		}
-		if err := c.Set(name, val); err != nil {
-			return nil, usagef("invalid value %q for flag -%s: %v", val, name, err)
-		}
-	}
-	return pos, nil
-}
-
 func unixRFC3339(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
 
 // seriesJSON is one series in `wicket data list --json`.
@@ -242,10 +196,12 @@ func dataDeleteCommand() *cli.Command {
 		Usage:     "delete a series and its bars",
 		ArgsUsage: "SYMBOL@GRANULARITY",
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			series, err := oneArg(c, func(int) error {
 				return usagef("data delete needs exactly one series, e.g. wicket data delete BTC-USD@1h")
+			})
+			if err != nil {
+				return err
 			}
-			series := c.Args().First()
 			if _, _, err := history.CheckSeries(series); err != nil {
 				return usageError{err}
 			}

@@ -35,6 +35,7 @@ func nodeCommand() *cli.Command {
 				&cli.StringFlag{Name: "replay", Usage: "drive SYMBOL's marks with the closes of `SERIES` (e.g. BTC-USD@1h) from the history store"},
 				&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback (anyone who can reach it and holds a key can trade)"},
 				&cli.DurationFlag{Name: "tick", Value: time.Second, Usage: "interval between mark steps; 0 keeps marks still"},
+				&cli.StringFlag{Name: "log", Usage: "append the node's log lines to `FILE` (e.g. settings/state/node.log) instead of stderr"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
@@ -53,7 +54,7 @@ func nodeCommand() *cli.Command {
 				}
 				return serveNode(c.Context, nodeOptions{
 					project: p, config: cfg, listen: listen, replay: c.String("replay"),
-					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"),
+					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
 				}, c.App.ErrWriter)
 			},
 		}},
@@ -67,10 +68,21 @@ type nodeOptions struct {
 	replay      string
 	allowRemote bool
 	tick        time.Duration
+	logPath     string // the log file; empty: stderr
 }
 
 func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logTo := stderr
+	if o.logPath != "" {
+		f, err := os.OpenFile(o.logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
+		defer f.Close()
+		fmt.Fprintf(stderr, "wicket node: logging to %s\n", o.logPath)
+		logTo = f
+	}
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	observe, control, err := nodeKeys(&o.project)
 	if err != nil {
 		return err

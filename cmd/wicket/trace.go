@@ -109,11 +109,13 @@ func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, ar
 		if !takesArg && c.NArg() > 0 {
 			return usagef("%s takes no arguments, got %q; filter with --since, --until, --tool, --verdict, --session, --token", name, c.Args().First())
 		}
-		if takesArg && c.NArg() > 1 && strings.HasPrefix(c.Args().Get(1), "-") {
-			return usagef("%s: flags go before the SEQ or TOKEN (%s [flags] %s), got %q after it", name, name, c.Args().First(), c.Args().Get(1))
-		}
-		if takesArg && c.NArg() != 1 {
-			return usagef("%s takes one SEQ or TOKEN, got %d arguments", name, c.NArg())
+		var args []string
+		if takesArg {
+			arg, err := oneArg(c, func(n int) error { return usagef("%s takes one SEQ or TOKEN, got %d arguments", name, n) })
+			if err != nil {
+				return err
+			}
+			args = []string{arg}
 		}
 		o := &traceOptions{
 			dir: c.String("dir"), json: c.Bool("json"), limit: c.Int("limit"), poll: c.Duration("poll"),
@@ -151,7 +153,7 @@ func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, ar
 			}
 			o.dir = p.TraceDir()
 		}
-		return do(c.Context, o, c.Args().Slice())
+		return do(c.Context, o, args)
 	}
 }
 
@@ -383,14 +385,15 @@ func traceShowToken(ctx context.Context, o *traceOptions, token string) error {
 		fmt.Fprintf(tw, "client_order_id\t%s\n", v.ClientOrderID)
 	}
 	fmt.Fprintf(tw, "state\t%s\n", traceChainState(v.Chain))
+	var printAudit func(io.Writer) error // the node's entries, below the chain
 	if o.node != nil {
-		node := "no audit record for this client order id"
+		row := "no audit record for this client order id"
 		if v.State != "confirmed" {
-			node = "not asked: nothing was sent"
+			row = "not asked: nothing was sent"
 		} else if len(v.Node) > 0 {
-			node = string(v.Node)
+			row, printAudit = traceNodeSummary(v.Node, v.ClientOrderID)
 		}
-		fmt.Fprintf(tw, "node\t%s\n", node)
+		fmt.Fprintf(tw, "node\t%s\n", row)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -404,10 +407,19 @@ func traceShowToken(ctx context.Context, o *traceOptions, token string) error {
 		if e.Verdict == trace.Preview {
 			d = traceArgs(e) // the preview's command is what the chain is about
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", trace.Step(e), traceStamp(e.TS), short.session(e.Session), e.Seq,
+		// The whole session id: a chain shows one or two, and a prefix of a
+		// time-ordered id is shared by every session of the same minute.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", trace.Step(e), traceStamp(e.TS), traceDash(e.Session), e.Seq,
 			e.Verdict, traceMS(e.MS), d)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if printAudit == nil {
+		return nil
+	}
+	fmt.Fprintln(o.stdout)
+	return printAudit(o.stdout)
 }
 
 // traceChainState says in words what became of a token.
@@ -498,11 +510,11 @@ func traceFollow(ctx context.Context, o *traceOptions, _ []string) error {
 	if o.json {
 		print = func(e trace.Entry) error { return traceJSONLines(o.stdout, []trace.Entry{e}) }
 	} else {
-		const row = "%-24s  %-8s  %5s  %-17s  %-7s  %8s  %s\n"
+		const row = "%-24s  %-13s  %5s  %-17s  %-7s  %8s  %s\n"
 		if _, err := fmt.Fprintf(o.stdout, row, "TIME", "SESSION", "SEQ", "TOOL", "VERDICT", "MS", "DETAIL"); err != nil {
 			return err
 		}
-		var short traceIDs // sessions and tokens cut to 8 characters: the full set is not known ahead
+		var short traceIDs // the full set is not known ahead: ids cut to traceIDFloor characters
 		print = func(e trace.Entry) error {
 			_, err := fmt.Fprintf(o.stdout, row, traceStamp(e.TS), short.session(e.Session), strconv.FormatInt(e.Seq, 10),
 				traceDash(e.Tool), e.Verdict, traceMS(e.MS), traceDetail(e, short))
@@ -560,8 +572,14 @@ func (s traceIDs) session(id string) string {
 	if v, ok := s[id]; ok {
 		return v
 	}
-	return id[:min(8, len(id))]
+	return id[:min(traceIDFloor, len(id))]
 }
+
+// traceIDFloor is how much of an id a table shows when it cannot know the
+// others (follow): the first 13 characters of a session id are its whole
+// millisecond timestamp (UUIDv7), where 8 are shared by every session
+// started in the same minute or so.
+const traceIDFloor = 13
 
 // traceDetail is the DETAIL column: what a reviewer needs first about an entry.
 func traceDetail(e trace.Entry, short traceIDs) string {

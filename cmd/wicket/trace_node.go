@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/command"
 )
 
 // traceNodeFlag is `--node HOST:PORT`: join confirmed writes with that
@@ -87,4 +90,65 @@ func traceNodeAudit(c *cli.Context, addr string) (traceAudit, error) {
 		return nil, usageError{fmt.Errorf("--node: %w", err)}
 	}
 	return nodeAudit{cl}, nil
+}
+
+// traceNodeSummary is the node row of `trace show TOKEN --node`: how many
+// audit entries the node holds for the order (printed below the chain).
+// The second result prints the entries.
+func traceNodeSummary(raw json.RawMessage, clientOrderID string) (string, func(io.Writer) error) {
+	var entries []node.AuditEntry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return string(raw), nil // not audit entries: show what the node said
+	}
+	noun := "entries"
+	if len(entries) == 1 {
+		noun = "entry"
+	}
+	return fmt.Sprintf("%d audit %s for %s (below)", len(entries), noun, clientOrderID),
+		func(w io.Writer) error { return printTraceNodeAudit(w, entries) }
+}
+
+// printTraceNodeAudit writes the node's audit entries for an order as a
+// table: what was commanded, under which key, what came of it and why.
+func printTraceNodeAudit(w io.Writer, entries []node.AuditEntry) error {
+	tw := traceTable(w)
+	fmt.Fprintln(tw, "NODE SEQ\tTIME\tKEY\tTICKET\tCOMMAND\tOUTCOME\tREASON")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, traceStamp(e.Time), traceDash(e.KeyID), traceDash(e.Ticket),
+			traceNodeCommand(e.Command), traceNodeOutcome(e.Outcome), traceDash(traceOneLine(e.Reason)))
+	}
+	return tw.Flush()
+}
+
+// traceNodeCommand is a command in words: an order as a trader says it,
+// any other verb with its fields (the client order id is the table's).
+func traceNodeCommand(c command.Command) string {
+	if c.Verb == command.SubmitOrder {
+		s := fmt.Sprintf("%s %s %s %s %s", c.Verb, c.Side, c.Quantity, c.Symbol, c.Type)
+		if !c.Price.IsZero() {
+			s += " @ " + c.Price.String()
+		}
+		return s + " on " + c.Venue
+	}
+	parts := []string{string(c.Verb)}
+	for _, kv := range tradeCommandValues(c) {
+		if kv[0] != "client_order_id" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// traceNodeOutcome is what the node did: the status and its one-line
+// detail, or the rejection's reason and code.
+func traceNodeOutcome(o node.Outcome) string {
+	switch {
+	case o.Status == node.Rejected:
+		return fmt.Sprintf("%s: %s%s", o.Status, traceOneLine(o.Reason), tradeCodeSuffix(o.Code))
+	case o.Detail != "":
+		return fmt.Sprintf("%s: %s", o.Status, traceOneLine(o.Detail))
+	case o.OrderID != "":
+		return fmt.Sprintf("%s: %s", o.Status, o.OrderID)
+	}
+	return traceDash(string(o.Status))
 }

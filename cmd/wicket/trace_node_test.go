@@ -85,7 +85,7 @@ func TestTraceShowJoinsNodeAudit(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(context.Background(), []string{"wicket", "trace", "show", "--dir", dir, "--node", srv.Addr, token}, nil, &stdout, &stderr); code != 0 ||
-		!strings.Contains(stdout.String(), `"reason":"changed my mind"`) {
+		!strings.Contains(stdout.String(), "cancel_order venue=paper order_id="+out.OrderID) || !strings.Contains(stdout.String(), "changed my mind") {
 		t.Errorf("with the control key only: exit %d, %s\n%s", code, stderr.String(), stdout.String())
 	}
 }

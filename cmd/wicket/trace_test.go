@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -201,7 +202,9 @@ func TestTraceNodeSeam(t *testing.T) {
 	w.Close()
 
 	node := &fakeAudit{records: map[string]json.RawMessage{
-		"wk-0198f0a3-1111-7000-8000-000000000002": json.RawMessage(`{"key":"control","outcome":"accepted","order_id":"o-1"}`),
+		"wk-0198f0a3-1111-7000-8000-000000000002": json.RawMessage(`[{"seq":7,"time":"2026-05-01T00:00:12.300Z","ticket":"tk-17","key_id":"control",` +
+			`"command":{"verb":"submit_order","venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"0.5","price":"41000.00",` +
+			`"client_order_id":"wk-0198f0a3-1111-7000-8000-000000000002"},"reason":"breakout","outcome":{"ticket":"tk-17","status":"accepted","order_id":"o-1"}}]`),
 	}}
 	for _, asJSON := range []bool{false, true} {
 		var out, errb bytes.Buffer
@@ -217,7 +220,8 @@ func TestTraceNodeSeam(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.State != "confirmed" || !strings.Contains(string(v.Node), `"order_id": "o-1"`) {
 				t.Errorf("json %s: %+v %v", out.String(), v, err)
 			}
-		} else if !strings.Contains(out.String(), `node             {"key":"control","outcome":"accepted","order_id":"o-1"}`) {
+		} else if !strings.Contains(out.String(), "node             1 audit entry for wk-0198f0a3-1111-7000-8000-000000000002 (below)") ||
+			!regexp.MustCompile(`(?m)^7 +2026-05-01T00:00:12.300Z +control +tk-17 +submit_order buy 0.5 BTC-USD limit @ 41000 on paper +accepted: o-1 +breakout$`).MatchString(out.String()) {
 			t.Errorf("table does not show the node's record:\n%s", out.String())
 		}
 	}

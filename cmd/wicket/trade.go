@@ -274,10 +274,10 @@ func tradeSnapshotAction(c *cli.Context) error {
 }
 
 func tradeTicketAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("wicket trade ticket takes one ticket id: wicket trade ticket TICKET")
+	id, err := oneArg(c, func(int) error { return usagef("wicket trade ticket takes one ticket id: wicket trade ticket TICKET") })
+	if err != nil {
+		return err
 	}
-	id := c.Args().First()
 	_, tr, err := dialTrade(c)
 	if err != nil {
 		return err

@@ -306,11 +306,3 @@ func splitTradeLine(s string) ([]string, error) {
 func tradeUnterminated(q byte) error {
 	return tradeLineErrorf("unterminated %c quote: close it with %c", q, q)
 }
-
-// quoteTradeWord writes a word so that splitTradeLine reads it back unchanged.
-func quoteTradeWord(w string) string {
-	if w != "" && !strings.ContainsAny(w, " \t\r\n'\"\\") {
-		return w
-	}
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(w) + `"`
-}

@@ -101,7 +101,7 @@ var allFields = []string{"venue", "symbol", "side", "type", "quantity", "price",
 
 // Validate checks c against its verb's spec: known verb, only the verb's
 // fields, required fields present, valid values and the cross-field rules.
-// Decode and Build call it; call it yourself on a Command built in Go.
+// DecodeWith and Build call it; call it yourself on a Command built in Go.
 func (c Command) Validate() error {
 	sp := spec(c.Verb)
 	if sp == nil {

@@ -43,7 +43,7 @@ func TestDecodeValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.verb+" "+tt.args, func(t *testing.T) {
-			got, err := Decode(tt.verb, json.RawMessage(tt.args))
+			got, _, err := DecodeWith(tt.verb, json.RawMessage(tt.args))
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -92,7 +92,7 @@ func TestDecodeInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.verb+" "+tt.args, func(t *testing.T) {
-			_, err := Decode(tt.verb, json.RawMessage(tt.args))
+			_, _, err := DecodeWith(tt.verb, json.RawMessage(tt.args))
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("Decode = %v, want *Error", err)
@@ -135,7 +135,7 @@ func TestBuildMatchesDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoded, err := Decode("submit_order", json.RawMessage(`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"limit","quantity":0.5,"price":"41000.00"}`))
+	decoded, _, err := DecodeWith("submit_order", json.RawMessage(`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"limit","quantity":0.5,"price":"41000.00"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestSameIntent(t *testing.T) {
 func with(c Command, f func(*Command)) Command { f(&c); return c }
 
 func TestJSONIsDeterministicAndRoundTrips(t *testing.T) {
-	c, err := Decode("submit_order", json.RawMessage(`{"price":"41000.50","client_order_id":"wk-x","quantity":0.50,"type":"limit","side":"buy","symbol":"BTC-USD","venue":"paper"}`))
+	c, _, err := DecodeWith("submit_order", json.RawMessage(`{"price":"41000.50","client_order_id":"wk-x","quantity":0.50,"type":"limit","side":"buy","symbol":"BTC-USD","venue":"paper"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,25 +22,19 @@ type arg struct {
 	raw  json.RawMessage
 }
 
-// Decode builds a command from JSON arguments: an object holding the verb's
-// fields. It is strict: an unknown field is an error naming the valid ones;
-// a wrong type, a missing required field, a non-positive quantity or price,
-// an unknown enum value or a broken cross-field rule is an error naming the
-// field. Decimals are accepted as JSON strings ("0.5") or JSON numbers, read
-// by their exact text and never through float64. A null or empty-string
-// value counts as absent. Decoding never mints: call Resolve for that.
+// DecodeWith builds a command from JSON arguments: an object holding the
+// verb's fields. It is strict: an unknown field is an error naming the valid
+// ones; a wrong type, a missing required field, a non-positive quantity or
+// price, an unknown enum value or a broken cross-field rule is an error
+// naming the field. Decimals are accepted as JSON strings ("0.5") or JSON
+// numbers, read by their exact text and never through float64. A null or
+// empty-string value counts as absent. Decoding never mints: call Resolve
+// for that.
 //
-// The agent's own keys (reason, confirm, preview_token) are not command
-// fields; use DecodeWith to set them aside.
-func Decode(verb string, raw json.RawMessage) (Command, error) {
-	c, _, err := DecodeWith(verb, raw)
-	return c, err
-}
-
-// DecodeWith is Decode for arguments that also carry keys the caller owns
-// (the agent's reason, confirm and preview_token). Those keys are returned,
-// raw, instead of being refused, and the unknown-field error lists them
-// among the valid names.
+// The arguments may also carry keys the caller owns, named in extra (the
+// agent's reason, confirm and preview_token): those are returned, raw,
+// instead of being refused, and the unknown-field error lists them among
+// the valid names.
 func DecodeWith(verb string, raw json.RawMessage, extra ...string) (Command, map[string]json.RawMessage, error) {
 	args, err := parseObject(Verb(verb), raw)
 	if err != nil {
@@ -50,7 +44,7 @@ func DecodeWith(verb string, raw json.RawMessage, extra ...string) (Command, map
 }
 
 // Build makes a command from text fields (a REPL's parsed words): the same
-// rules as Decode, with every value given as text. An empty value counts as
+// rules as DecodeWith, with every value given as text. An empty value counts as
 // absent.
 func Build(verb string, fields map[string]string) (Command, error) {
 	names := make([]string, 0, len(fields))
@@ -293,7 +287,7 @@ func writeString(b *bytes.Buffer, s string) {
 }
 
 // UnmarshalJSON reads the wire form written by MarshalJSON with the same
-// strictness as Decode.
+// strictness as DecodeWith.
 func (c *Command) UnmarshalJSON(data []byte) error {
 	args, err := parseObject("", data)
 	if err != nil {

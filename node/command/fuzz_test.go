@@ -27,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 	verbs := Verbs()
 	f.Fuzz(func(t *testing.T, v uint8, data []byte) {
 		verb := verbs[int(v)%len(verbs)]
-		c, err := Decode(string(verb), data)
+		c, _, err := DecodeWith(string(verb), data)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {

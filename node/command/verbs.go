@@ -117,7 +117,7 @@ var (
 		Description: "the client order id the order was submitted with (wk-...)"}
 )
 
-// specs is the verb table. Surfaces render schemas and help from it; Decode
+// specs is the verb table. Surfaces render schemas and help from it; decoding
 // enforces it.
 var specs = []Spec{
 	{

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite" // also the database/sql driver "sqlite"
 
 	"wicket/node"
 )
@@ -70,11 +70,39 @@ CREATE TABLE IF NOT EXISTS marks (
 // Journal is an open journal. Commit must be called from one goroutine at
 // a time (the node's fold); the read methods are safe alongside it.
 type Journal struct {
-	path string
-	lock *os.File // held while open: one node per journal
-	w    *sql.DB  // the single writing connection
-	r    *sql.DB  // readers; WAL lets them run beside the writer
+	path  string
+	lock  *os.File // held while open: one node per journal
+	w     *sql.DB  // the single writing connection
+	r     *sql.DB  // readers; WAL lets them run beside the writer
+	start Start
 }
+
+// Start is what Open found at path: a new journal (no file, or an empty
+// one), or an existing one with the commands it holds.
+type Start struct {
+	New      bool
+	Commands int64
+	Last     time.Time // when the last command was taken; zero with none
+}
+
+// String is the start as the node logs it: "new journal", or "recovered 3
+// commands, last at 2025-03-04T05:08:07Z".
+func (s Start) String() string {
+	if s.New {
+		return "new journal"
+	}
+	if s.Commands == 0 {
+		return "recovered 0 commands"
+	}
+	noun := "commands"
+	if s.Commands == 1 {
+		noun = "command"
+	}
+	return fmt.Sprintf("recovered %d %s, last at %s", s.Commands, noun, s.Last.UTC().Format(time.RFC3339))
+}
+
+// Start says what Open found.
+func (j *Journal) Start() Start { return j.start }
 
 // Open opens or creates the journal at path.
 func Open(path string) (*Journal, error) {
@@ -111,10 +139,16 @@ func Open(path string) (*Journal, error) {
 func (j *Journal) init() error {
 	var mode string
 	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
+		if damaged(err) {
+			return fmt.Errorf("SQLite cannot read it (%w): %s", err, damagedAdvice)
+		}
+		return err // permissions, a missing directory: the error says which
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal_mode is %s, not WAL (is the file on a filesystem without shared memory?)", mode)
+	}
+	if err := j.check(); err != nil {
+		return err
 	}
 	if _, err := j.w.Exec(schema); err != nil {
 		return err
@@ -123,12 +157,61 @@ func (j *Journal) init() error {
 	err := j.w.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		j.start = Start{New: true}
 		_, err = j.w.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?), ('tick', '0')`, schemaVersion)
 		return err
 	case err != nil:
 		return err
 	case v != schemaVersion:
 		return fmt.Errorf("journal schema %s is not the %s this wicket reads; use the wicket that wrote it, or move the file aside to start afresh", v, schemaVersion)
+	}
+	var last sql.NullString
+	if err := j.w.QueryRow(`SELECT COUNT(*), MAX(time) FROM commands`).Scan(&j.start.Commands, &last); err != nil {
+		return err
+	}
+	if last.Valid {
+		if j.start.Last, err = time.Parse(time.RFC3339Nano, last.String); err != nil {
+			return fmt.Errorf("the last command's time %q: %w", last.String, err)
+		}
+	}
+	return nil
+}
+
+// damagedAdvice is what to do with a journal SQLite cannot read whole.
+const damagedAdvice = "the file is damaged or not a journal; restore it from a backup, or move it aside to start a new journal (the node then forgets its orders and audit trail)"
+
+// damaged reports whether err is SQLite saying the file is not a database
+// or is corrupt (SQLITE_NOTADB, SQLITE_CORRUPT).
+func damaged(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code()&0xff == 26 || se.Code()&0xff == 11)
+}
+
+// check runs SQLite's quick_check (every page and index readable, without
+// the full cross-check of integrity_check: a start-up cost in proportion to
+// the file) and refuses a journal that fails it, with the first problems
+// SQLite names.
+func (j *Journal) check() error {
+	rows, err := j.w.Query(`PRAGMA quick_check(5)`)
+	if err != nil {
+		return fmt.Errorf("SQLite's quick_check could not read it (%w): %s", err, damagedAdvice)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		if line != "ok" {
+			problems = append(problems, strings.ReplaceAll(line, "\n", "; "))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("it fails SQLite's quick_check (%s): %s", strings.Join(problems, "; "), damagedAdvice)
 	}
 	return nil
 }

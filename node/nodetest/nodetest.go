@@ -54,11 +54,6 @@ type Option func(*options)
 // project.Defaults(): one paper venue "paper" with 100000 USD).
 func WithConfig(cfg project.Config) Option { return func(o *options) { o.cfg = cfg } }
 
-// WithVenues replaces the default configuration's venues.
-func WithVenues(v ...project.Venue) Option {
-	return func(o *options) { o.cfg.Venues = v }
-}
-
 // WithFeed sets how marks start and move (default: seed 1, every symbol
 // starting at its configured start price or 100).
 func WithFeed(f paper.Feed) Option { return func(o *options) { o.feed = f } }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/hmac"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -54,9 +55,8 @@ func (v *verifier) verify(r *http.Request, body []byte) (string, *node.Error) {
 		return "", node.Errorf(node.KindAuth, "bad_timestamp", "timestamp %q is not unix seconds", short(ts))
 	}
 	now := v.now()
-	if skew := now.Sub(time.Unix(secs, 0)); skew > node.Window || skew < -node.Window {
-		return "", node.Errorf(node.KindAuth, "stale_timestamp",
-			"timestamp is %s away from the node's clock (allowed: %s); check the clocks of client and node", skew.Round(time.Second).Abs(), node.Window)
+	if off := float64(secs) - float64(now.Unix()); off > node.Window.Seconds() || off < -node.Window.Seconds() {
+		return "", node.Errorf(node.KindAuth, "stale_timestamp", "%s", staleText(secs, off, now))
 	}
 	want := node.Sign(key, r.Method, r.URL.RequestURI(), ts, nonce, body)
 	if !hmac.Equal([]byte(want), []byte(sig)) {
@@ -67,6 +67,30 @@ func (v *verifier) verify(r *http.Request, body []byte) (string, *node.Error) {
 		return "", node.Errorf(node.KindAuth, "replayed_nonce", "nonce already used: every request needs a fresh nonce")
 	}
 	return keyID, nil
+}
+
+// staleText says how far a refused timestamp is from the node's clock
+// (off seconds; float64, so no offset overflows) and, when it reads as
+// milliseconds near now, says so.
+func staleText(secs int64, off float64, now time.Time) string {
+	dir := "ahead of"
+	if off < 0 {
+		dir, off = "behind", -off
+	}
+	var far string
+	switch {
+	case off < 2*24*3600:
+		far = (time.Duration(off) * time.Second).String()
+	case off < 2*365*24*3600:
+		far = strconv.FormatFloat(off/(24*3600), 'f', 0, 64) + " days"
+	default:
+		far = strconv.FormatFloat(off/(365.25*24*3600), 'f', 0, 64) + " years"
+	}
+	msg := fmt.Sprintf("timestamp %d is %s %s the node's clock (allowed: %s)", secs, far, dir, node.Window)
+	if ms := time.UnixMilli(secs); ms.Sub(now).Abs() < 24*time.Hour {
+		return msg + "; it looks like milliseconds: send unix seconds"
+	}
+	return msg + "; check the clocks of client and node"
 }
 
 // use records a nonce and reports whether it was fresh. A nonce is kept

@@ -118,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger.Info(j.Start().String(), "journal", j.Path()) // "new journal" or "recovered N commands, last at T"
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, j: j,
 		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.Now),

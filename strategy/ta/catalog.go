@@ -194,9 +194,10 @@ func newCatalog(es []*Entry) *Catalog {
 	return c
 }
 
-// Lookup returns the entry named name.
+// Lookup returns the entry named name, in the catalog's lower case or
+// TA-Lib's upper case (SMA, BBANDS).
 func (c *Catalog) Lookup(name string) (*Entry, bool) {
-	e, ok := c.byName[name]
+	e, ok := c.byName[strings.ToLower(name)]
 	return e, ok
 }
 

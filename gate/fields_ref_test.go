@@ -1,5 +1,9 @@
 package gate
 
+// This file is the tests' command type: the gate's users bind tokens to
+// their own (the node's command), so it lives with the tests, which the
+// external gate_test package reaches as gate.Fields.
+
 import (
 	"fmt"
 	"strconv"
@@ -43,10 +47,9 @@ func Decimal(name, value string) Field { return Field{Name: name, Value: value, 
 // ClientID returns a ClientIDField.
 func ClientID(name, value string) Field { return Field{Name: name, Value: value, Kind: ClientIDField} }
 
-// Fields is the reference command type: an ordered list of named fields, each
-// name at most once. It implements Command[Fields]; callers without a command
-// type of their own, and tests, can bind tokens to it. Issue keeps the slice it
-// is given: do not change its elements afterwards.
+// Fields is the tests' reference command type: an ordered list of named
+// fields, each name at most once. It implements Command[Fields]. Issue keeps
+// the slice it is given: do not change its elements afterwards.
 type Fields []Field
 
 var _ Command[Fields] = Fields(nil)
