@@ -42,22 +42,42 @@ type Options struct {
 	// outstanding responses (default 30 s).
 	Drain time.Duration
 
+	// MaxMessage bounds one JSON-RPC message: a stdio line or an HTTP
+	// body (default DefaultMaxMessage).
+	MaxMessage int
+	// Caller names the HTTP caller whose session this is; traced on
+	// every entry and shown in wicket://session. Empty over stdio.
+	Caller string
+	// Transport is what wicket://session reports: "stdio" (the default)
+	// or "streamable HTTP at ADDR".
+	Transport string
+
 	// What wicket://session reports.
 	TraceDir    string // where the trace is written, when tracing
 	DataService string // "embedded (project history store)" or the --addr
 	NodeAddr    string // the --node address, "" when none
-
 }
 
-// Server is a configured MCP server for one stdio session.
+// serverTitle is serverInfo's title.
+const serverTitle = "Wicket: strategy authoring, research and gated trading"
+
+
+// Server is a configured MCP server for one session: a stdio connection,
+// or one session of the HTTP server (which builds a Server per session, so
+// pending previews, the trace session id and the access set never cross).
 type Server struct {
-	reg     *Registry
-	access  *ToolAccess
-	opts    Options
-	session string
-	seq     atomic.Int64
-	mcp     *server.MCPServer
-	venues  venueKinds
+	reg      *Registry
+	access   *ToolAccess
+	opts     Options
+	session  string
+	seq      atomic.Int64
+	mcp      *server.MCPServer
+	venues   venueKinds
+	tb       *toolbox
+	ids      *wireIDs
+	protocol atomic.Value // string: the negotiated protocol version
+	client   atomic.Value // string: mcp-go's id of the client session
+	watch    *nodeWatch
 }
 
 // withDefaults fills the optional fields; NewID is required.
@@ -74,11 +94,18 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.Drain == 0 {
 		opts.Drain = 30 * time.Second
 	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.Transport == "" {
+		opts.Transport = "stdio"
+	}
+	opts.Version = realVersion(opts.Version)
 	return opts, nil
 }
 
 // newServer builds a server over an explicit registry.
-func newServer(reg *Registry, opts Options) (*Server, error) {
+func newServer(reg *Registry, opts Options, tb *toolbox) (*Server, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -87,8 +114,33 @@ func newServer(reg *Registry, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{reg: reg, access: access, opts: opts, session: opts.NewID()}
+	if tb == nil {
+		tb = &toolbox{}
+	}
+	s := &Server{reg: reg, access: access, opts: opts, session: opts.NewID(), tb: tb, ids: newWireIDs()}
+	s.protocol.Store("")
+	s.client.Store("")
+	s.watch = newNodeWatch(s)
 	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		s.protocol.Store(res.ProtocolVersion)
+	})
+	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.client.Store(cs.SessionID())
+	})
+	hooks.AddAfterSubscribe(func(_ context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		if req.Params.URI == uriSnapshot {
+			s.watch.subscribe(true)
+		}
+	})
+	hooks.AddAfterUnsubscribe(func(_ context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		if req.Params.URI == uriSnapshot {
+			s.watch.subscribe(false)
+		}
+	})
+	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
+		s.watch.wantLogs()
+	})
 	hooks.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		served := res.Tools[:0]
 		for _, t := range res.Tools {
@@ -98,15 +150,16 @@ func newServer(reg *Registry, opts Options) (*Server, error) {
 		}
 		res.Tools = served
 	})
-	version := opts.Version
-	if version == "" {
-		version = "dev"
-	}
-	s.mcp = server.NewMCPServer("wicket", version,
+	s.mcp = server.NewMCPServer("wicket", opts.Version,
+		server.WithTitle(serverTitle),
 		server.WithInstructions(instructions(reg, access)),
 		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{s}),
+		server.WithResourceCompletionProvider(completer{s}),
 		server.WithHooks(hooks),
 	)
 	for _, spec := range reg.Specs() {
@@ -123,11 +176,22 @@ func (s *Server) Access() *ToolAccess { return s.access }
 // Session is this server's session id, as traced.
 func (s *Server) Session() string { return s.session }
 
+// Caller is the HTTP caller whose session this is ("" over stdio).
+func (s *Server) Caller() string { return s.opts.Caller }
+
+// Protocol is the negotiated protocol version, "" before initialize.
+func (s *Server) Protocol() string { return s.protocol.Load().(string) }
+
+// Close stops the session's background work (the node watch).
+func (s *Server) Close() { s.watch.stop() }
+
 // Serve runs the MCP protocol on stdin/stdout until stdin closes (after
 // answering everything it read) or ctx is cancelled.
 func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	desk := newFrontDesk(stdin, stdout, s.opts.Drain)
+	defer s.Close()
+	desk := newFrontDesk(stdin, stdout, s.opts.Drain, s.opts.MaxMessage, s.ids)
 	desk.intercept = s.intercept
+	desk.version = s.Protocol
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
 	err := stdio.Listen(ctx, desk.reader(), desk.writer())
@@ -152,6 +216,9 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 			res = s.run(ctx, spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
+		if res.errText != "" {
+			s.notifyFailure(spec.Name, res.errText)
+		}
 		return res.toMCP(), nil
 	}
 }
@@ -183,6 +250,7 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 	s.opts.Trace.Write(trace.Entry{
 		TS:            start,
 		Session:       s.session,
+		Caller:        s.opts.Caller,
 		Seq:           s.seq.Add(1),
 		Tool:          tool,
 		Write:         write,
@@ -255,7 +323,7 @@ func New(opts Options, b Backends) (*Server, error) {
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
 		guard:    guardrail.New(b.Config),
 	}
-	s, err := newServer(newRegistry(tb.specs()...), opts)
+	s, err := newServer(newRegistry(tb.specs()...), opts, tb)
 	if err != nil {
 		return nil, err
 	}
