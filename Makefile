@@ -8,14 +8,22 @@ STATICCHECK_VERSION := v0.8.2
 # Per-test-binary timeout; the whole suite must stay well inside 15 minutes on 2 cores.
 TEST_TIMEOUT ?= 12m
 
-.PHONY: all build test fmt-check vet staticcheck tidy-check unit bench docs demo clean
+.PHONY: all build test fmt-check vet staticcheck tidy-check unit conformance bench docs demo clean
+
+# The official MCP conformance suite, pinned (0.1.13 runs on Node 20; later ones need Node 22),
+# installed through npm into an ignored folder and run against `wicket mcp --http`.
+CONFORMANCE_VERSION := 0.1.13
+CONFORMANCE_DIR     := $(BIN)/conformance
+CONFORMANCE         := $(CONFORMANCE_DIR)/node_modules/.bin/conformance
+# The version serverInfo reports: a tag or commit when git knows one.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/wicket ./cmd/wicket
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/wicket ./cmd/wicket
 
-test: fmt-check vet staticcheck tidy-check unit
+test: fmt-check vet staticcheck tidy-check unit conformance
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,6 +43,17 @@ tidy-check:
 
 unit:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+
+$(CONFORMANCE):
+	mkdir -p $(CONFORMANCE_DIR)
+	cd $(CONFORMANCE_DIR) && npm install --no-audit --no-fund --silent --prefix . @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
+
+conformance: build
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "conformance: SKIPPED — npm is not installed (Node 20+ runs @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION))"; \
+	else \
+		$(MAKE) --no-print-directory $(CONFORMANCE) && testdata/conformance/run.sh $(BIN)/wicket $(CONFORMANCE_DIR); \
+	fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
