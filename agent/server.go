@@ -61,7 +61,6 @@ type Options struct {
 // serverTitle is serverInfo's title.
 const serverTitle = "Wicket: strategy authoring, research and gated trading"
 
-
 // Server is a configured MCP server for one session: a stdio connection,
 // or one session of the HTTP server (which builds a Server per session, so
 // pending previews, the trace session id and the access set never cross).
