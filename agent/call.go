@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -61,4 +62,21 @@ func (r *result) toMCP() *mcp.CallToolResult {
 		out.Content = append(out.Content, mcp.NewImageContent(encodeBase64(img), "image/png"))
 	}
 	return out
+}
+
+// addNotes puts argument notes (e.g. a stringified object accepted) into
+// a successful result as "arguments_note".
+func (r *result) addNotes(notes []string) {
+	if len(notes) == 0 || r.errText != "" {
+		return
+	}
+	m, ok := r.structured.(map[string]any)
+	if !ok {
+		b, err := json.Marshal(r.structured)
+		if err != nil || json.Unmarshal(b, &m) != nil || m == nil {
+			return
+		}
+	}
+	m["arguments_note"] = strings.Join(notes, "; ")
+	r.structured = m
 }

@@ -279,7 +279,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 	}
 	var m message
 	if err := json.Unmarshal(body, &m); err != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error: the body is not a JSON-RPC message"))
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
 	if m.Method == string(mcp.MethodInitialize) && r.Header.Get(server.HeaderKeySessionID) == "" {
@@ -351,7 +351,7 @@ func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *http
 			return
 		}
 	}
-	out, sur := sess.srv.ids.inbound(body, m, nil)
+	out, sur := sess.srv.ids.inbound(sess.srv.prepare(body, m), m, nil)
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(out))
 	r2.ContentLength = int64(len(out))
@@ -365,7 +365,7 @@ func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *http
 func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte) {
 	var elems []json.RawMessage
 	if json.Unmarshal(body, &elems) != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error: the body is not JSON"))
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
 	if v := sess.srv.Protocol(); !batchesAllowed(v) {

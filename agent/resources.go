@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"sync"
 
@@ -159,7 +160,7 @@ func (s *Server) addTemplates() {
 				}
 				for _, info := range list.Series {
 					if info.Series == name {
-						return jsonContents(req.Params.URI, info)
+						return jsonContents(requestedURI(req), info)
 					}
 				}
 				return nil, fmt.Errorf("no series %q in the history store; read wicket://series for the names", name)
@@ -175,22 +176,36 @@ func (s *Server) addTemplates() {
 				if err != nil {
 					return nil, err
 				}
-				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/x-starlark", Text: src.Text}}, nil
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: requestedURI(req), MIMEType: "text/x-starlark", Text: src.Text}}, nil
 			})
 	}
 }
 
-// templateArg reads a template variable (mcp-go hands them over as []string).
+// requestedURI is the URI as the client sent it (prepare may have
+// percent-encoded an '@').
+func requestedURI(req mcp.ReadResourceRequest) string {
+	if d, err := url.PathUnescape(req.Params.URI); err == nil {
+		return d
+	}
+	return req.Params.URI
+}
+
+// templateArg reads a template variable (mcp-go hands them over as
+// []string), percent-decoded.
 func templateArg(req mcp.ReadResourceRequest, name string) string {
-	switch v := req.Params.Arguments[name].(type) {
+	var v string
+	switch a := req.Params.Arguments[name].(type) {
 	case []string:
-		if len(v) > 0 {
-			return v[0]
+		if len(a) > 0 {
+			v = a[0]
 		}
 	case string:
-		return v
+		v = a
 	}
-	return ""
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
 }
 
 func jsonString(s string) json.RawMessage {

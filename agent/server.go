@@ -190,6 +190,7 @@ func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	defer s.Close()
 	desk := newFrontDesk(stdin, stdout, s.opts.Drain, s.opts.MaxMessage, s.ids)
 	desk.intercept = s.intercept
+	desk.prepare = s.prepare
 	desk.version = s.Protocol
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
@@ -209,10 +210,11 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 		var res *result
 		if !s.access.Served(spec.Name) {
 			res = refuse(s.access.refusalText(spec.Name))
-		} else if a, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
+		} else if a, notes, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
 			res = fail("%v", err)
 		} else {
 			res = s.run(ctx, spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
+			res.addNotes(notes)
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
 		if res.errText != "" {
@@ -266,6 +268,29 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 	})
 }
 
+// prepare adjusts a request before mcp-go sees it: a resources/read of a
+// template URI whose variable holds characters a simple URI-template
+// variable cannot match ('@' in BTC-USD@1h) gets them percent-encoded, as
+// RFC 6570 expects; the handlers decode them again.
+func (s *Server) prepare(body []byte, m *message) []byte {
+	if m.Method != string(mcp.MethodResourcesRead) {
+		return body
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return body
+	}
+	for _, prefix := range []string{"wicket://series/", "wicket://strategy/"} {
+		if rest, ok := strings.CutPrefix(p.URI, prefix); ok && strings.ContainsAny(rest, "@") {
+			uri, _ := json.Marshal(prefix + strings.ReplaceAll(rest, "@", "%40"))
+			return replaceParam(body, m.Params, "uri", string(uri))
+		}
+	}
+	return body
+}
+
 // intercept answers tools/call requests the registry cannot route: an
 // unknown name gets the protocol's -32602 with up to three suggestions,
 // and is traced as refused.
@@ -292,6 +317,8 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 	text := fmt.Sprintf("unknown tool %q", name)
 	if sugg := s.access.suggest(name); len(sugg) > 0 {
 		text += "; did you mean " + strings.Join(sugg, ", ") + "?"
+	} else {
+		text += "."
 	}
 	text += " Call tools/list for the tools this server offers."
 	s.record(name, false, msg.Params.Arguments, refuse(text), start)

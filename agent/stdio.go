@@ -39,6 +39,8 @@ type frontDesk struct {
 	// intercept may answer a request itself: it returns the response line
 	// (without newline) and true, and the line is not passed on.
 	intercept func(line []byte, id json.RawMessage, method string) ([]byte, bool)
+	// prepare may rewrite a message before it is passed on.
+	prepare func(body []byte, m *message) []byte
 
 	outMu sync.Mutex
 }
@@ -47,7 +49,8 @@ func newFrontDesk(in io.Reader, out io.Writer, drain time.Duration, maxLine int,
 	if maxLine <= 0 {
 		maxLine = DefaultMaxMessage
 	}
-	return &frontDesk{in: in, out: out, drain: drain, maxLine: maxLine, ids: ids, version: func() string { return "" }}
+	return &frontDesk{in: in, out: out, drain: drain, maxLine: maxLine, ids: ids, version: func() string { return "" },
+		prepare: func(b []byte, _ *message) []byte { return b }}
 }
 
 // reader returns the stream mcp-go reads. It runs the copying goroutine.
@@ -110,7 +113,7 @@ func (d *frontDesk) pass(pw io.Writer, line []byte) error {
 	if resp, handled := d.admit(body, &m); handled {
 		return d.writeLine(resp)
 	}
-	out, _ := d.ids.inbound(body, &m, nil)
+	out, _ := d.ids.inbound(d.prepare(body, &m), &m, nil)
 	return d.forward(pw, out)
 }
 
@@ -177,7 +180,7 @@ func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
 			}
 			continue
 		}
-		out, _ := d.ids.inbound(e, m, b)
+		out, _ := d.ids.inbound(d.prepare(e, m), m, b)
 		if err := d.forward(pw, out); err != nil {
 			return err
 		}

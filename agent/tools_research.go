@@ -48,7 +48,7 @@ var (
 		{Name: "fee_bps", Type: "number", Min: num(0), Max: num(maxCostBps), Description: "fee per trade in basis points of notional; default from wicket.toml [research] (10)"},
 		{Name: "slippage_bps", Type: "number", Min: num(0), Max: num(maxCostBps), Description: "slippage per fill in basis points; default from wicket.toml [research] (5)"},
 	}
-	gridParam = Param{Name: "grid", Required: true, Description: "per knob, a list of values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 30, 50]}",
+	gridParam = Param{Name: "grid", Required: true, Shape: "an object mapping each knob to a list of values or to {from, to, step}", Description: "per knob, a list of values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 30, 50]}",
 		Schema: map[string]any{"type": "object", "additionalProperties": map[string]any{
 			"anyOf": []any{
 				map[string]any{"type": "array"},
@@ -57,8 +57,11 @@ var (
 					"required": []string{"from", "to"}},
 			}}}}
 	rankParam  = Param{Name: "rank_by", Type: "string", Enum: research.RankMetrics, Default: research.RankSharpe, Description: "the metric the best combination is chosen by (max_drawdown ranks lowest first)"}
-	knobsParam = Param{Name: "params", Type: "object", Description: "knob values by name (overrides of the strategy's defaults)"}
+	knobsParam = Param{Name: "params", Type: "object", Shape: "an object mapping knob names to values", Description: "knob values by name (overrides of the strategy's defaults)"}
 )
+
+// lengthShape is what in_sample and out_of_sample must be.
+const lengthShape = "a number of bars (an integer) or a duration such as \"180d\" or \"720h\""
 
 func concat(groups ...[]Param) []Param {
 	var out []Param
@@ -107,8 +110,8 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the following out-of-sample window; reports per window, stitched out-of-sample metrics and walk-forward efficiency.",
 			Params: concat(strategyParams, []Param{seriesParam, gridParam, knobsParam, rankParam,
 				{Name: "windows", Type: "integer", Min: num(1), Max: num(research.MaxWindows), Description: "number of out-of-sample windows (default 5 when no lengths are given)"},
-				{Name: "in_sample", Type: "", Schema: map[string]any{"type": []string{"string", "integer"}}, Description: "in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""},
-				{Name: "out_of_sample", Type: "", Schema: map[string]any{"type": []string{"string", "integer"}}, Description: "out-of-sample length: bars or a duration"},
+				{Name: "in_sample", Type: "", Shape: lengthShape, Schema: map[string]any{"type": []string{"string", "integer"}}, Description: "in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""},
+				{Name: "out_of_sample", Type: "", Shape: lengthShape, Schema: map[string]any{"type": []string{"string", "integer"}}, Description: "out-of-sample length: bars or a duration"},
 				{Name: "anchored", Type: "boolean", Default: false, Description: "grow every in-sample window from the range's start instead of rolling it"},
 				{Name: "max_combinations", Type: "integer", Min: num(1), Description: "refuse a grid larger than this per window"},
 			}, rangeParams, costParams),
@@ -238,7 +241,7 @@ func readRunArgs(c *call) (runArgs, error) {
 	if a.series, err = c.args.str("series", ""); err != nil {
 		return a, err
 	}
-	if err = c.args.object("params", &a.params); err != nil {
+	if err = c.args.object("params", knobsParam.shape(), &a.params); err != nil {
 		return a, err
 	}
 	if a.from, err = c.args.str("from", ""); err != nil {
@@ -311,7 +314,7 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.SweepRequest{StrategyRef: a.ref, Series: a.series, Params: a.params, From: a.from, To: a.to, Costs: a.costs}
-	if err := c.args.object("grid", &req.Grid); err != nil {
+	if err := c.args.object("grid", gridParam.shape(), &req.Grid); err != nil {
 		return failErr(err)
 	}
 	if req.RankBy, err = c.args.str("rank_by", ""); err != nil {
@@ -342,7 +345,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.WalkForwardRequest{StrategyRef: a.ref, Series: a.series, Params: a.params, From: a.from, To: a.to, Costs: a.costs}
-	if err := c.args.object("grid", &req.Grid); err != nil {
+	if err := c.args.object("grid", gridParam.shape(), &req.Grid); err != nil {
 		return failErr(err)
 	}
 	if req.RankBy, err = c.args.str("rank_by", ""); err != nil {
@@ -351,10 +354,10 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	if req.Windows, err = c.args.integer("windows", 0, 1, research.MaxWindows); err != nil {
 		return failErr(err)
 	}
-	if err := c.args.object("in_sample", &req.InSample); err != nil {
+	if err := c.args.object("in_sample", lengthShape, &req.InSample); err != nil {
 		return failErr(err)
 	}
-	if err := c.args.object("out_of_sample", &req.OutOfSample); err != nil {
+	if err := c.args.object("out_of_sample", lengthShape, &req.OutOfSample); err != nil {
 		return failErr(err)
 	}
 	if req.Anchored, err = c.args.boolean("anchored", false); err != nil {
