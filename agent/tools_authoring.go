@@ -31,18 +31,21 @@ func (tb *toolbox) authoringTools() []*ToolSpec {
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series; problems carry line, column and a hint.",
 			Params:      strategyParams,
+			Output:      validateSchema,
 			Handle:      tb.validateStrategy,
 		},
 		{
 			Name: "discover_params", Title: "Discover strategy knobs", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Lists a strategy's knobs (param.* declarations): name, type, default, bounds, step, choices and doc.",
 			Params:      strategyParams,
+			Output:      discoverSchema,
 			Handle:      tb.discoverParams,
 		},
 		{
 			Name: "list_templates", Title: "List strategy templates", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Lists the built-in strategy templates with their summaries and knobs; with name, returns that template's source.",
 			Params:      []Param{{Name: "name", Type: "string", Description: "a template name; omit for the list"}},
+			Output:      templatesSchema,
 			Handle:      tb.listTemplates,
 		},
 		{
@@ -52,6 +55,7 @@ func (tb *toolbox) authoringTools() []*ToolSpec {
 				{Name: "category", Type: "string", Description: "a category name, as listed without arguments"},
 				{Name: "name", Type: "string", Description: "an indicator name, for its full entry (inputs, parameters with defaults, outputs, warm-up)"},
 			},
+			Output: listIndicatorsSchema,
 			Handle: tb.listIndicators,
 		},
 	}

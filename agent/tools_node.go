@@ -34,16 +34,7 @@ func (tb *toolbox) nodeTools() []*ToolSpec {
 			{Name: "venue", Type: "string", Description: "only this venue; omit for all"},
 			{Name: "events", Type: "integer", Description: "how many recent events to include", Default: 20, Min: num(0), Max: num(200)},
 		},
-		Output: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"time":          map[string]any{"type": "string"},
-				"trading_state": map[string]any{"type": "string"},
-				"venues":        map[string]any{"type": "array"},
-				"events":        map[string]any{"type": "array"},
-			},
-			"required": []string{"trading_state", "venues"},
-		},
+		Output: snapshotSchema,
 		Handle: tb.nodeSnapshot,
 	}}
 }

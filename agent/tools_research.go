@@ -77,12 +77,14 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 			Name: "list_series", Title: "List bar series", Ring: RingResearch, Hints: researchHints(),
 			Description: "Lists the bar series in the history store: name, symbol, granularity, source, bar count, first and last bar.",
 			Params:      []Param{limitParam("series")},
+			Output:      seriesListSchema,
 			Handle:      tb.listSeries,
 		},
 		{
 			Name: "list_strategies", Title: "List project strategies", Ring: RingResearch, Hints: researchHints(),
 			Description: "Lists the project's strategies (strategies/*.star) with their summaries, read without running them.",
 			Params:      []Param{limitParam("strategies")},
+			Output:      strategiesSchema,
 			Handle:      tb.listStrategies,
 		},
 		{
@@ -93,6 +95,7 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 				{Name: "trades_limit", Type: "integer", Default: 50, Min: num(0), Max: num(500), Description: "how many trades to list"},
 				{Name: "plot", Type: "boolean", Default: false, Description: "also return the equity and drawdown chart as a PNG image"},
 			}),
+			Output: backtestSchema,
 			Handle: tb.runBacktest,
 		},
 		{
@@ -103,6 +106,7 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 				{Name: "estimate", Type: "boolean", Default: false, Description: "return the combination count and an estimated duration without running the sweep"},
 				{Name: "max_combinations", Type: "integer", Min: num(1), Description: "refuse a grid larger than this (cannot exceed wicket.toml's research.max_combinations, default 5000)"},
 			}, rangeParams, costParams),
+			Output: sweepSchema,
 			Handle: tb.runSweep,
 		},
 		{
@@ -115,6 +119,7 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 				{Name: "anchored", Type: "boolean", Default: false, Description: "grow every in-sample window from the range's start instead of rolling it"},
 				{Name: "max_combinations", Type: "integer", Min: num(1), Description: "refuse a grid larger than this per window"},
 			}, rangeParams, costParams),
+			Output: walkForwardSchema,
 			Handle: tb.runWalkForward,
 		},
 	}
