@@ -162,7 +162,7 @@ func newServer(reg *Registry, opts Options, tb *toolbox) (*Server, error) {
 		server.WithHooks(hooks),
 	)
 	for _, spec := range reg.Specs() {
-		s.mcp.AddTool(spec.mcpTool(), s.handler(spec))
+		s.mcp.AddTool(tb.render(spec), s.handler(spec))
 	}
 	s.addResources()
 	s.addPrompts()
@@ -344,6 +344,7 @@ func New(opts Options, b Backends) (*Server, error) {
 		return nil, err
 	}
 	tb := &toolbox{
+		rendered: &productionTools,
 		Backends: b,
 		newID:    opts.NewID,
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
