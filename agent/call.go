@@ -24,6 +24,7 @@ type result struct {
 	structured any           // a JSON object, also sent as text
 	images     [][]byte      // PNG images, sent as image content after the JSON
 	errText    string        // non-empty: an isError result
+	cause      error         // the error behind errText, when there is one
 	verdict    trace.Verdict // zero means trace.OK
 
 	// trace fields for gated writes
@@ -39,7 +40,9 @@ func fail(format string, a ...any) *result {
 }
 
 // failErr is fail with an error's text.
-func failErr(err error) *result { return &result{errText: err.Error(), verdict: trace.Error} }
+func failErr(err error) *result {
+	return &result{errText: err.Error(), cause: err, verdict: trace.Error}
+}
 
 // refuse is a call a gate said no to; nothing was attempted.
 func refuse(text string) *result { return &result{errText: text, verdict: trace.Refused} }

@@ -10,14 +10,15 @@ import (
 
 // prompt is one prompt template; body renders it for the access set.
 type prompt struct {
-	name, description string
-	args              []string // optional arguments, as descriptions "name: what"
-	body              func(s *Server, a map[string]string) string
+	name, title, description string
+	args                     []string // optional arguments, as descriptions "name: what"
+	body                     func(s *Server, a map[string]string) string
 }
 
 var prompts = []prompt{
 	{
 		name:        "author_strategy",
+		title:       "Author a strategy",
 		description: "Write a new Starlark strategy from an idea, starting from a template.",
 		args:        []string{"idea: what the strategy should do"},
 		body: func(s *Server, a map[string]string) string {
@@ -29,6 +30,7 @@ var prompts = []prompt{
 	},
 	{
 		name:        "research_strategy",
+		title:       "Research a strategy",
 		description: "Backtest a strategy, sweep its knobs and check the winner out of sample.",
 		args:        []string{"strategy: a strategy name in the project", "series: SYMBOL@GRANULARITY"},
 		body: func(s *Server, a map[string]string) string {
@@ -41,6 +43,7 @@ var prompts = []prompt{
 	},
 	{
 		name:        "place_order",
+		title:       "Place an order",
 		description: "Walk through an order on the node, step by step.",
 		args:        []string{"intent: what the user wants to do"},
 		body: func(s *Server, a map[string]string) string {
@@ -51,6 +54,7 @@ var prompts = []prompt{
 	},
 	{
 		name:        "incident_review",
+		title:       "Review an incident",
 		description: "Review what happened in a session: what was attempted, refused and executed.",
 		body: func(s *Server, a map[string]string) string {
 			return "Help the operator review an incident. Read wicket://session for this server's profile and tools, and " +
@@ -87,7 +91,7 @@ func (s *Server) writeBanner() string {
 func (s *Server) addPrompts() {
 	for _, p := range prompts {
 		p := p
-		opts := []mcp.PromptOption{mcp.WithPromptDescription(p.description)}
+		opts := []mcp.PromptOption{mcp.WithPromptTitle(p.title), mcp.WithPromptDescription(p.description)}
 		for _, a := range p.args {
 			name, desc, _ := strings.Cut(a, ": ")
 			opts = append(opts, mcp.WithArgument(name, mcp.ArgumentDescription(desc)))

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"wicket/strategy/worker"
 )
 
 // The protocol's corners: the build version, logging notifications,
@@ -64,11 +67,11 @@ func (s *Server) notify(level mcp.LoggingLevel, logger string, data any) {
 }
 
 // notifyFailure tells the client about failures it should hear of at
-// once: a strategy worker killed for a limit.
-func (s *Server) notifyFailure(tool, text string) {
-	low := strings.ToLower(text)
-	if strings.Contains(low, "worker") && (strings.Contains(low, "killed") || strings.Contains(low, "limit")) {
-		s.notify(mcp.LoggingLevelWarning, "worker", fmt.Sprintf("%s: %s", tool, text))
+// once: a strategy worker killed for its memory or CPU limit.
+func (s *Server) notifyFailure(tool string, res *result) {
+	var we *worker.Error
+	if errors.As(res.cause, &we) && (we.Kind == worker.KindMemory || we.Kind == worker.KindCPU) {
+		s.notify(mcp.LoggingLevelWarning, "worker", fmt.Sprintf("%s: a strategy worker was killed at its %s limit: %s", tool, we.Kind, res.errText))
 	}
 }
 

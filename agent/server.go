@@ -218,7 +218,7 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
 		if res.errText != "" {
-			s.notifyFailure(spec.Name, res.errText)
+			s.notifyFailure(spec.Name, res)
 		}
 		return res.toMCP(), nil
 	}
