@@ -13,8 +13,8 @@
 // agent must never write anything but JSON-RPC messages to its stdout, never
 // let a preview token, a trace session or an access set cross HTTP sessions,
 // never serve an HTTP request without a caller's token (unless --no-auth on
-// loopback), never
-// execute a write without the JSON boolean confirm plus the preview token
-// issued for that exact command, never run strategy code in-process (that
-// happens in strategy worker processes), and never return or trace a key.
+// loopback), never execute a write without the JSON boolean confirm plus
+// the preview token issued for that exact command, never run strategy code
+// in-process (that happens in strategy worker processes), and never return
+// or trace a key.
 package agent
