@@ -25,11 +25,15 @@ const (
 // no wicket://node/snapshot).
 var toolResources = []struct {
 	uri, name, title, tool, description string
-	needsNode                           bool
+	readable                            func(*toolbox) bool
 }{
-	{uriSnapshot, "node snapshot", "Node snapshot", "node_snapshot", "The node's trading state, venues, positions and recent events (the same as node_snapshot with no arguments); subscribe for changes.", true},
-	{uriSeries, "bar series", "Bar series", "list_series", "The bar series in the history store (the same as list_series).", false},
+	{uriSnapshot, "node snapshot", "Node snapshot", "node_snapshot", "The node's trading state, venues, positions and recent events (the same as node_snapshot with no arguments); subscribe for changes.", hasNode},
+	{uriSeries, "bar series", "Bar series", "list_series", "The bar series in the history store (the same as list_series).", hasResearch},
 }
+
+func hasNode(tb *toolbox) bool     { return tb.Node != nil }
+func hasResearch(tb *toolbox) bool { return tb.Research != nil }
+func hasProject(tb *toolbox) bool  { return tb.Project != nil }
 
 // Resource templates: each is served when its tool is.
 const (
@@ -40,7 +44,7 @@ const (
 // addResources registers the resources the access set admits.
 func (s *Server) addResources() {
 	for _, r := range toolResources {
-		if !s.access.Served(r.tool) || (r.needsNode && s.tb.Node == nil) {
+		if !s.access.Served(r.tool) || !r.readable(s.tb) {
 			continue
 		}
 		spec, _ := s.reg.Lookup(r.tool)
@@ -141,7 +145,7 @@ func nilIfEmpty(v string) any {
 // and wicket://strategy/{name} (a strategy's source) where their tools are
 // served.
 func (s *Server) addTemplates() {
-	if s.access.Served("list_series") {
+	if s.access.Served("list_series") && hasResearch(s.tb) {
 		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriSeriesTemplate, "series",
 			mcp.WithTemplateTitle("One bar series"),
 			mcp.WithTemplateDescription("One stored series' metadata: symbol, granularity, source, bar count, first and last bar."),
@@ -166,7 +170,7 @@ func (s *Server) addTemplates() {
 				return nil, fmt.Errorf("no series %q in the history store; read wicket://series for the names", name)
 			})
 	}
-	if s.access.Served("validate_strategy") {
+	if s.access.Served("validate_strategy") && hasProject(s.tb) {
 		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriStrategyTemplate, "strategy",
 			mcp.WithTemplateTitle("A strategy's source"),
 			mcp.WithTemplateDescription("The Starlark source of a strategy in the project's strategies/ folder."),
