@@ -27,7 +27,7 @@ func traceCommand() *cli.Command {
 		Description: "Reads the monthly JSONL files that `wicket mcp --trace` writes (settings/state/agent in the " +
 			"project, or --dir DIR). Filters: --since and --until take a duration back from now (90m, 2h, 7d), an " +
 			"RFC3339 time or a date (2026-05-14, UTC); --tool, --verdict (ok, preview, refused, error), --session and " +
-			"--token (an id or a prefix of one). --json prints machine output: JSON lines for list and follow, one " +
+			"--token (an id or a prefix of one); --caller (a caller of `wicket mcp --http`, by name). --json prints machine output: JSON lines for list and follow, one " +
 			"JSON object for show and stats.",
 		Subcommands: []*cli.Command{
 			{
@@ -108,7 +108,7 @@ func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, ar
 	return func(c *cli.Context) error {
 		name := "wicket trace " + c.Command.Name
 		if !takesArg && c.NArg() > 0 {
-			return usagef("%s takes no arguments, got %q; filter with --since, --until, --tool, --verdict, --session, --token", name, c.Args().First())
+			return usagef("%s takes no arguments, got %q; filter with --since, --until, --tool, --verdict, --session, --token, --caller", name, c.Args().First())
 		}
 		if takesArg && c.NArg() > 1 && strings.HasPrefix(c.Args().Get(1), "-") {
 			return usagef("%s: flags go before the SEQ or TOKEN (%s [flags] %s), got %q after it", name, name, c.Args().First(), c.Args().Get(1))
