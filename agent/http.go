@@ -298,8 +298,8 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // is that Server's trace session id.
 func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
 	h.sweep()
-	if h.Sessions() >= h.h.MaxSessions {
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one with DELETE, or retry later", h.h.MaxSessions))
+	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest() {
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
 		return
 	}
 	opts := h.opts
@@ -341,6 +341,26 @@ func (h *HTTPServer) sweep() {
 	for _, id := range idle {
 		h.drop(id)
 	}
+}
+
+// evictIdlest drops the least recently used session when it has been idle
+// for at least a minute (a client that went away without DELETE), to make
+// room for a new one.
+func (h *HTTPServer) evictIdlest() bool {
+	var id string
+	var oldest time.Time
+	h.mu.Lock()
+	for sid, s := range h.sessions {
+		if u := s.idleSince(); id == "" || u.Before(oldest) {
+			id, oldest = sid, u
+		}
+	}
+	h.mu.Unlock()
+	if id == "" || h.opts.Now().Sub(oldest) < time.Minute {
+		return false
+	}
+	h.drop(id)
+	return true
 }
 
 // serveOne passes one message through the wire layer to mcp-go.

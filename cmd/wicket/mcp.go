@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -176,6 +177,9 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 			}
 			if callers, err = agent.LoadCallers(callersPath(p)); err != nil {
 				return err
+			}
+			if fi, err := os.Stat(callersPath(p)); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				fmt.Fprintf(stderr, "wicket mcp: warning: %s is readable by others (mode %o); it holds token hashes: chmod 600 it\n", callersPath(p), fi.Mode().Perm())
 			}
 		}
 		return serveHTTP(c, opts, b, httpAddr, callers)
