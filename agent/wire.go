@@ -197,11 +197,13 @@ func replaceField(body []byte, field, value string) []byte {
 		return body
 	}
 	obj[field] = json.RawMessage(value)
-	b, err := json.Marshal(obj)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep the client's text as it was (a strategy's "<" stays "<")
+	if enc.Encode(obj) != nil {
 		return body
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func replaceParam(body []byte, params json.RawMessage, field, value string) []byte {

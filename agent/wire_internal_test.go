@@ -40,6 +40,19 @@ func TestWireIDsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestWireKeepsText: rewriting the id leaves the rest of the message's
+// text as the client wrote it.
+func TestWireKeepsText(t *testing.T) {
+	w := newWireIDs()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"source":"if a < b && c > d: pass"}}}`)
+	var m message
+	_ = json.Unmarshal(body, &m)
+	out, _ := w.inbound(body, &m, nil)
+	if !bytes.Contains(out, []byte(`"if a < b && c > d: pass"`)) {
+		t.Errorf("rewritten message changed the text: %s", out)
+	}
+}
+
 func TestWireCancelledIsDropped(t *testing.T) {
 	w := newWireIDs()
 	req := []byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call"}`)
