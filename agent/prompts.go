@@ -20,10 +20,14 @@ var prompts = []prompt{
 		name:        "author_strategy",
 		title:       "Author a strategy",
 		description: "Write a new Starlark strategy from an idea, starting from a template.",
-		args:        []string{"idea: what the strategy should do"},
+		args:        []string{"idea: what the strategy should do", "template: a built-in template to start from (list_templates names them)"},
 		body: func(s *Server, a map[string]string) string {
+			start := "call list_templates to find the closest template and read its source"
+			if t := strings.TrimSpace(a["template"]); t != "" {
+				start = fmt.Sprintf("call list_templates with name %q and start from its source", t)
+			}
 			return "Write a wicket strategy for this idea: " + orDefault(a["idea"], "(ask the user for the idea)") + "\n" +
-				"Steps: call list_templates to find the closest template and read its source; call list_indicators for the " +
+				"Steps: " + start + "; call list_indicators for the " +
 				"indicator families you need; write the strategy with its knobs declared by param.*; call validate_strategy " +
 				"with the source until it reports no problems; then call discover_params to show the knobs."
 		},

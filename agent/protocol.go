@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"wicket/strategy/templates"
 	"wicket/strategy/worker"
 )
 
@@ -96,6 +97,10 @@ func (c completer) complete(ctx context.Context, arg mcp.CompleteArgument) *mcp.
 		names = c.s.tb.seriesNames(ctx)
 	case "strategy", "name":
 		names = c.s.tb.strategyNames(ctx)
+	case "template":
+		for _, t := range templates.List() {
+			names = append(names, t.Name)
+		}
 	case "venue":
 		for _, v := range c.s.venues.list() {
 			names = append(names, v["name"])
