@@ -104,9 +104,8 @@ func addCaller(t *testing.T, proj, name, profile string, deny ...string) string 
 }
 
 // connect opens an initialized MCP session over HTTP with token.
-func (h *httpServer) connect(t testing.TB, token string) *session {
+func (h *httpServer) connect(t testing.TB, token string, opts ...transport.StreamableHTTPCOption) *session {
 	t.Helper()
-	var opts []transport.StreamableHTTPCOption
 	if token != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	}
@@ -115,11 +114,13 @@ func (h *httpServer) connect(t testing.TB, token string) *session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// Start's context lives as long as the client: it carries the GET
+	// stream when continuous listening is on.
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "wicket-e2e-http", Version: "1"}

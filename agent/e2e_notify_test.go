@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/agent"
@@ -49,9 +50,19 @@ func (n *notes) wait(t *testing.T, method, text string) mcp.JSONRPCNotification 
 // order changes the node, and a client that set a log level hears
 // notifications/message when the node is lost.
 func TestSnapshotSubscriptionAndNodeLogs(t *testing.T) {
-	n := nodetest.NewServer(t)
-	proj := newProject(t)
-	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr)
+	t.Run("stdio", func(t *testing.T) {
+		n := nodetest.NewServer(t)
+		subscriptionAndLogs(t, n, startMCP(t, nodeEnv(n), newProject(t), "--node", n.Addr))
+	})
+	t.Run("http", func(t *testing.T) {
+		n := nodetest.NewServer(t)
+		h := startHTTP(t, nodeEnv(n), newProject(t), "--no-auth", "--node", n.Addr)
+		// Notifications outside a call arrive on the session's GET stream.
+		subscriptionAndLogs(t, n, h.connect(t, "", transport.WithContinuousListening()))
+	})
+}
+
+func subscriptionAndLogs(t *testing.T, n *nodetest.Server, s *session) {
 	var got notes
 	s.OnNotification(got.add)
 	ctx := context.Background()
