@@ -43,7 +43,38 @@ func outputSchemaFor[T any]() map[string]any {
 	}
 	delete(m, "additionalProperties")
 	m["type"] = "object"
+	prune(m, 0)
 	return m
+}
+
+// outputSchemaDepth bounds how deep an output schema describes a result:
+// tools/list travels into the model's context, so below this depth a
+// value is described by its type alone.
+const outputSchemaDepth = 2
+
+// prune cuts s below outputSchemaDepth levels of properties and items.
+func prune(s map[string]any, depth int) {
+	if depth >= outputSchemaDepth {
+		for k := range s {
+			if k != "type" {
+				delete(s, k)
+			}
+		}
+		return
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, p := range props {
+			if pm, ok := p.(map[string]any); ok {
+				prune(pm, depth+1)
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		prune(items, depth+1)
+	}
+	if ap, ok := s["additionalProperties"].(map[string]any); ok {
+		prune(ap, depth+1)
+	}
 }
 
 // The result shapes of the tools whose handlers build them as maps.
