@@ -11,14 +11,22 @@ TEST_TIMEOUT ?= 12m
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build test fmt-check vet staticcheck tidy-check cross unit bench docs demo clean talib-fixtures
+.PHONY: all build test fmt-check vet staticcheck tidy-check cross unit conformance bench docs demo clean talib-fixtures
+
+# The official MCP conformance suite, pinned (0.1.13 runs on Node 20; later ones need Node 22),
+# installed through npm into an ignored folder and run against `wicket mcp --http`.
+CONFORMANCE_VERSION := 0.1.13
+CONFORMANCE_DIR     := $(BIN)/conformance
+CONFORMANCE         := $(CONFORMANCE_DIR)/node_modules/.bin/conformance
+# The version serverInfo reports: a tag or commit when git knows one.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/wicket ./cmd/wicket
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/wicket ./cmd/wicket
 
-test: fmt-check vet staticcheck tidy-check cross unit
+test: fmt-check vet staticcheck tidy-check cross unit conformance
 
 # cross builds every package (not tests) for each of $(CROSS).
 cross:
@@ -45,6 +53,17 @@ tidy-check:
 
 unit:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+
+$(CONFORMANCE):
+	mkdir -p $(CONFORMANCE_DIR)
+	cd $(CONFORMANCE_DIR) && npm install --no-audit --no-fund --silent --prefix . @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
+
+conformance: build
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "conformance: SKIPPED — npm is not installed (Node 20+ runs @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION))"; \
+	else \
+		$(MAKE) --no-print-directory $(CONFORMANCE) && testdata/conformance/run.sh $(BIN)/wicket $(CONFORMANCE_DIR); \
+	fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt

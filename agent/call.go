@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -23,6 +24,7 @@ type result struct {
 	structured any           // a JSON object, also sent as text
 	images     [][]byte      // PNG images, sent as image content after the JSON
 	errText    string        // non-empty: an isError result
+	cause      error         // the error behind errText, when there is one
 	verdict    trace.Verdict // zero means trace.OK
 
 	// trace fields for gated writes
@@ -38,7 +40,9 @@ func fail(format string, a ...any) *result {
 }
 
 // failErr is fail with an error's text.
-func failErr(err error) *result { return &result{errText: err.Error(), verdict: trace.Error} }
+func failErr(err error) *result {
+	return &result{errText: err.Error(), cause: err, verdict: trace.Error}
+}
 
 // refuse is a call a gate said no to; nothing was attempted.
 func refuse(text string) *result { return &result{errText: text, verdict: trace.Refused} }
@@ -61,4 +65,21 @@ func (r *result) toMCP() *mcp.CallToolResult {
 		out.Content = append(out.Content, mcp.NewImageContent(encodeBase64(img), "image/png"))
 	}
 	return out
+}
+
+// addNotes puts argument notes (e.g. a stringified object accepted) into
+// a successful result as "arguments_note".
+func (r *result) addNotes(notes []string) {
+	if len(notes) == 0 || r.errText != "" {
+		return
+	}
+	m, ok := r.structured.(map[string]any)
+	if !ok {
+		b, err := json.Marshal(r.structured)
+		if err != nil || json.Unmarshal(b, &m) != nil || m == nil {
+			return
+		}
+	}
+	m["arguments_note"] = strings.Join(notes, "; ")
+	r.structured = m
 }

@@ -1,9 +1,12 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // hostile strategies: each must come back as a clean, positioned problem or
@@ -54,6 +57,15 @@ func TestAuthoringToolsAndHostileStrategies(t *testing.T) {
 		t.Errorf("path as a name: %q", text(r))
 	}
 
+	// A worker killed at a limit is also announced as a log message.
+	var got notes
+	s.OnNotification(got.add)
+	lvl := mcp.SetLevelRequest{}
+	lvl.Params.Level = mcp.LoggingLevelWarning
+	//lint:ignore SA1019 deprecated only from protocol 2026-07-28; this session speaks 2025-06-18, where it is current
+	if err := s.SetLevel(context.Background(), lvl); err != nil {
+		t.Fatal(err)
+	}
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
 			body, _ := json.Marshal(h.source)
@@ -67,6 +79,12 @@ func TestAuthoringToolsAndHostileStrategies(t *testing.T) {
 			}
 			if !strings.Contains(strings.ToLower(out), h.want) {
 				t.Errorf("result does not say %q: %.400s", h.want, out)
+			}
+			if h.want == "memory" {
+				if !r.IsError {
+					t.Fatalf("the memory bomb did not fail the call: %.300s", out)
+				}
+				got.wait(t, "notifications/message", "killed at its memory limit")
 			}
 			// The server answers the next call.
 			if next := s.call(t, "list_indicators", `{}`); next.IsError {

@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if stdioP50ListTemplates > 0 && httpP50ListTemplates > 0 {
+		fmt.Printf("ratio mcp list_templates p50 over HTTP / stdio, both traced: %.2fx (%v vs %v)\n",
+			float64(httpP50ListTemplates)/float64(stdioP50ListTemplates), httpP50ListTemplates, stdioP50ListTemplates)
+	}
 	if wireP50ListTemplates > 0 {
 		fmt.Printf("ratio mcp list_templates p50 over stdio, trace on / 1 ms: %.2fx (%v)\n",
 			float64(wireP50ListTemplates)/float64(time.Millisecond), wireP50ListTemplates)

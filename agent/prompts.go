@@ -10,25 +10,31 @@ import (
 
 // prompt is one prompt template; body renders it for the access set.
 type prompt struct {
-	name, description string
-	args              []string // optional arguments, as descriptions "name: what"
-	body              func(s *Server, a map[string]string) string
+	name, title, description string
+	args                     []string // optional arguments, as descriptions "name: what"
+	body                     func(s *Server, a map[string]string) string
 }
 
 var prompts = []prompt{
 	{
 		name:        "author_strategy",
+		title:       "Author a strategy",
 		description: "Write a new Starlark strategy from an idea, starting from a template.",
-		args:        []string{"idea: what the strategy should do"},
+		args:        []string{"idea: what the strategy should do", "template: a built-in template to start from (list_templates names them)"},
 		body: func(s *Server, a map[string]string) string {
+			start := "call list_templates to find the closest template and read its source"
+			if t := strings.TrimSpace(a["template"]); t != "" {
+				start = fmt.Sprintf("call list_templates with name %q and start from its source", t)
+			}
 			return "Write a wicket strategy for this idea: " + orDefault(a["idea"], "(ask the user for the idea)") + "\n" +
-				"Steps: call list_templates to find the closest template and read its source; call list_indicators for the " +
+				"Steps: " + start + "; call list_indicators for the " +
 				"indicator families you need; write the strategy with its knobs declared by param.*; call validate_strategy " +
 				"with the source until it reports no problems; then call discover_params to show the knobs."
 		},
 	},
 	{
 		name:        "research_strategy",
+		title:       "Research a strategy",
 		description: "Backtest a strategy, sweep its knobs and check the winner out of sample.",
 		args:        []string{"strategy: a strategy name in the project", "series: SYMBOL@GRANULARITY"},
 		body: func(s *Server, a map[string]string) string {
@@ -42,6 +48,7 @@ var prompts = []prompt{
 	},
 	{
 		name:        "place_order",
+		title:       "Place an order",
 		description: "Walk through an order on the node, step by step.",
 		args:        []string{"intent: what the user wants to do"},
 		body: func(s *Server, a map[string]string) string {
@@ -52,6 +59,7 @@ var prompts = []prompt{
 	},
 	{
 		name:        "incident_review",
+		title:       "Review an incident",
 		description: "Review what happened in a session: what was attempted, refused and executed.",
 		body: func(s *Server, a map[string]string) string {
 			return "Help the operator review an incident. Read wicket://session for this server's profile and tools, and " +
@@ -88,7 +96,7 @@ func (s *Server) writeBanner() string {
 func (s *Server) addPrompts() {
 	for _, p := range prompts {
 		p := p
-		opts := []mcp.PromptOption{mcp.WithPromptDescription(p.description)}
+		opts := []mcp.PromptOption{mcp.WithPromptTitle(p.title), mcp.WithPromptDescription(p.description)}
 		for _, a := range p.args {
 			name, desc, _ := strings.Cut(a, ": ")
 			opts = append(opts, mcp.WithArgument(name, mcp.ArgumentDescription(desc)))

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/internal/project"
 )
 
 // Resource URIs.
@@ -18,23 +21,35 @@ const (
 )
 
 // toolResources maps a resource to the tool it routes into; a resource is
-// served exactly when its tool is.
+// served exactly when its tool is, and only when it can be read (no node,
+// no wicket://node/snapshot).
 var toolResources = []struct {
-	uri, name, tool, description string
+	uri, name, title, tool, description string
+	readable                            func(*toolbox) bool
 }{
-	{uriSnapshot, "node snapshot", "node_snapshot", "The node's trading state, venues, positions and recent events (the same as node_snapshot with no arguments)."},
-	{uriSeries, "bar series", "list_series", "The bar series in the history store (the same as list_series)."},
+	{uriSnapshot, "node snapshot", "Node snapshot", "node_snapshot", "The node's trading state, venues, positions and recent events (the same as node_snapshot with no arguments); subscribe for changes.", hasNode},
+	{uriSeries, "bar series", "Bar series", "list_series", "The bar series in the history store (the same as list_series).", hasResearch},
 }
+
+func hasNode(tb *toolbox) bool     { return tb.Node != nil }
+func hasResearch(tb *toolbox) bool { return tb.Research != nil }
+func hasProject(tb *toolbox) bool  { return tb.Project != nil }
+
+// Resource templates: each is served when its tool is.
+const (
+	uriSeriesTemplate   = "wicket://series/{series}"
+	uriStrategyTemplate = "wicket://strategy/{name}"
+)
 
 // addResources registers the resources the access set admits.
 func (s *Server) addResources() {
 	for _, r := range toolResources {
-		if !s.access.Served(r.tool) {
+		if !s.access.Served(r.tool) || !r.readable(s.tb) {
 			continue
 		}
 		spec, _ := s.reg.Lookup(r.tool)
 		uri := r.uri
-		s.mcp.AddResource(mcp.NewResource(r.uri, r.name,
+		s.mcp.AddResource(mcp.NewResource(r.uri, r.name, mcp.WithResourceTitle(r.title),
 			mcp.WithResourceDescription(r.description), mcp.WithMIMEType("application/json")),
 			func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				res := s.run(ctx, spec, &call{tool: spec.Name, args: args{}})
@@ -48,7 +63,8 @@ func (s *Server) addResources() {
 				return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 			})
 	}
-	s.mcp.AddResource(mcp.NewResource(uriSession, "session",
+	s.addTemplates()
+	s.mcp.AddResource(mcp.NewResource(uriSession, "session", mcp.WithResourceTitle("This session"),
 		mcp.WithResourceDescription("What this server is: profile, deny list, served and refused tools, tracing, data service and node."),
 		mcp.WithMIMEType("application/json")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -106,6 +122,8 @@ func (s *Server) sessionInfo() map[string]any {
 		"server":       "wicket",
 		"version":      s.opts.Version,
 		"session":      s.session,
+		"transport":    s.opts.Transport,
+		"caller":       nilIfEmpty(s.opts.Caller),
 		"profile":      s.access.Profile,
 		"deny_tool":    denied,
 		"served":       s.access.ServedNames(),
@@ -114,4 +132,95 @@ func (s *Server) sessionInfo() map[string]any {
 		"data_service": s.opts.DataService,
 		"node":         node,
 	}
+}
+
+func nilIfEmpty(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+// addTemplates registers wicket://series/{series} (one series' metadata)
+// and wicket://strategy/{name} (a strategy's source) where their tools are
+// served.
+func (s *Server) addTemplates() {
+	if s.access.Served("list_series") && hasResearch(s.tb) {
+		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriSeriesTemplate, "series",
+			mcp.WithTemplateTitle("One bar series"),
+			mcp.WithTemplateDescription("One stored series' metadata: symbol, granularity, source, bar count, first and last bar."),
+			mcp.WithTemplateMIMEType("application/json")),
+			func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				name := templateArg(req, "series")
+				if err := project.ValidName("series", name); err != nil {
+					return nil, err
+				}
+				if s.tb.Research == nil {
+					return nil, errNoProject
+				}
+				list, err := s.tb.Research.ListSeries(ctx)
+				if err != nil {
+					return nil, err
+				}
+				for _, info := range list.Series {
+					if info.Series == name {
+						return jsonContents(requestedURI(req), info)
+					}
+				}
+				return nil, fmt.Errorf("no series %q in the history store; read wicket://series for the names", name)
+			})
+	}
+	if s.access.Served("validate_strategy") && hasProject(s.tb) {
+		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriStrategyTemplate, "strategy",
+			mcp.WithTemplateTitle("A strategy's source"),
+			mcp.WithTemplateDescription("The Starlark source of a strategy in the project's strategies/ folder."),
+			mcp.WithTemplateMIMEType("text/x-starlark")),
+			func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				src, err := s.tb.strategySource(&call{args: args{"name": jsonString(templateArg(req, "name"))}})
+				if err != nil {
+					return nil, err
+				}
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: requestedURI(req), MIMEType: "text/x-starlark", Text: src.Text}}, nil
+			})
+	}
+}
+
+// requestedURI is the URI as the client sent it (prepare may have
+// percent-encoded an '@').
+func requestedURI(req mcp.ReadResourceRequest) string {
+	if d, err := url.PathUnescape(req.Params.URI); err == nil {
+		return d
+	}
+	return req.Params.URI
+}
+
+// templateArg reads a template variable (mcp-go hands them over as
+// []string), percent-decoded.
+func templateArg(req mcp.ReadResourceRequest, name string) string {
+	var v string
+	switch a := req.Params.Arguments[name].(type) {
+	case []string:
+		if len(a) > 0 {
+			v = a[0]
+		}
+	case string:
+		v = a
+	}
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,6 +23,44 @@ type Param struct {
 	// like "a list or {from,to,step}"); Type, Enum and bounds are then
 	// ignored.
 	Schema map[string]any
+	// Shape says in words what a value must be, for errors ("an object
+	// mapping a knob to ..."); default from Type.
+	Shape string
+}
+
+// shape is what an error says the value must be: the schema's words,
+// never Go's.
+func (p Param) shape() string {
+	if p.Shape != "" {
+		return p.Shape
+	}
+	switch p.kind() {
+	case "object":
+		return "a JSON object"
+	case "array":
+		return "a JSON array"
+	case "integer":
+		return "an integer"
+	case "number":
+		return "a number"
+	case "boolean":
+		return "a JSON boolean (true or false)"
+	case "string":
+		return "a string"
+	}
+	return "a JSON value"
+}
+
+// kind is the param's JSON type when it has one ("object" for an object
+// schema).
+func (p Param) kind() string {
+	if p.Schema != nil {
+		if t, ok := p.Schema["type"].(string); ok {
+			return t
+		}
+		return ""
+	}
+	return p.Type
 }
 
 func num(v float64) *float64 { return &v }
@@ -89,8 +129,44 @@ func inputSchema(params []Param) json.RawMessage {
 type args map[string]json.RawMessage
 
 // parseArgs decodes raw (absent, null or an object) and rejects names that
-// are not parameters of the tool, naming the valid ones.
-func parseArgs(tool string, params []Param, raw json.RawMessage) (args, error) {
+// are not parameters of the tool, naming the valid ones. An object or
+// array argument sent as a JSON-encoded string (some clients do) is
+// accepted when the string holds exactly that; notes say so.
+func parseArgs(tool string, params []Param, raw json.RawMessage) (args, []string, error) {
+	a, err := parseArgsStrict(tool, params, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes []string
+	for _, p := range params {
+		k := p.kind()
+		v, ok := a[p.Name]
+		if !ok || (k != "object" && k != "array") {
+			continue
+		}
+		t := bytes.TrimSpace(v)
+		if len(t) == 0 || t[0] != '"' {
+			continue
+		}
+		var inner string
+		if json.Unmarshal(t, &inner) != nil {
+			continue
+		}
+		in := bytes.TrimSpace([]byte(inner))
+		open := byte('{')
+		if k == "array" {
+			open = '['
+		}
+		if len(in) == 0 || in[0] != open || !json.Valid(in) {
+			continue
+		}
+		a[p.Name] = json.RawMessage(in)
+		notes = append(notes, fmt.Sprintf("argument %q arrived as a string holding JSON; it was read as the %s it contains (send it as %s)", p.Name, k, p.shape()))
+	}
+	return a, notes, nil
+}
+
+func parseArgsStrict(tool string, params []Param, raw json.RawMessage) (args, error) {
 	a := args{}
 	trimmed := strings.TrimSpace(string(raw))
 	if trimmed == "" || trimmed == "null" {
@@ -203,13 +279,22 @@ func (a args) decimalText(name, def string) (string, error) {
 	return n.String(), nil
 }
 
-// object decodes an argument into v; absent leaves v alone.
-func (a args) object(name string, v any) error {
+// object decodes an argument into v; absent leaves v alone. A value of
+// the wrong JSON type is answered in the schema's words (shape), never
+// with Go's type names; a value the type itself rejects keeps that
+// type's own message.
+func (a args) object(name, shape string, v any) error {
 	if !a.has(name) {
 		return nil
 	}
-	if err := json.Unmarshal(a[name], v); err != nil {
-		return fmt.Errorf("argument %q: %v", name, err)
+	err := json.Unmarshal(a[name], v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	if errors.As(err, &te) || errors.As(err, &se) || strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json: ") {
+		return fmt.Errorf("argument %q must be %s", name, shape)
+	}
+	return fmt.Errorf("argument %q: %v", name, err)
 }

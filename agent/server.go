@@ -43,22 +43,41 @@ type Options struct {
 	// outstanding responses (default 30 s).
 	Drain time.Duration
 
+	// MaxMessage bounds one JSON-RPC message: a stdio line or an HTTP
+	// body (default DefaultMaxMessage).
+	MaxMessage int
+	// Caller names the HTTP caller whose session this is; traced on
+	// every entry and shown in wicket://session. Empty over stdio.
+	Caller string
+	// Transport is what wicket://session reports: "stdio" (the default)
+	// or "streamable HTTP at ADDR".
+	Transport string
+
 	// What wicket://session reports.
 	TraceDir    string // where the trace is written, when tracing
 	DataService string // "embedded (project history store)" or the --addr
 	NodeAddr    string // the --node address, "" when none
-
 }
 
-// Server is a configured MCP server for one stdio session.
+// serverTitle is serverInfo's title.
+const serverTitle = "Wicket: strategy authoring, research and gated trading"
+
+// Server is a configured MCP server for one session: a stdio connection,
+// or one session of the HTTP server (which builds a Server per session, so
+// pending previews, the trace session id and the access set never cross).
 type Server struct {
-	reg     *Registry
-	access  *ToolAccess
-	opts    Options
-	session string
-	seq     atomic.Int64
-	mcp     *server.MCPServer
-	venues  venueKinds
+	reg      *Registry
+	access   *ToolAccess
+	opts     Options
+	session  string
+	seq      atomic.Int64
+	mcp      *server.MCPServer
+	venues   venueKinds
+	tb       *toolbox
+	ids      *wireIDs
+	protocol atomic.Value // string: the negotiated protocol version
+	client   atomic.Value // string: mcp-go's id of the client session
+	watch    *nodeWatch
 }
 
 // withDefaults fills the optional fields; NewID is required.
@@ -75,11 +94,18 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.Drain == 0 {
 		opts.Drain = 30 * time.Second
 	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.Transport == "" {
+		opts.Transport = "stdio"
+	}
+	opts.Version = realVersion(opts.Version)
 	return opts, nil
 }
 
 // newServer builds a server over an explicit registry.
-func newServer(reg *Registry, opts Options) (*Server, error) {
+func newServer(reg *Registry, opts Options, tb *toolbox) (*Server, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -88,8 +114,33 @@ func newServer(reg *Registry, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{reg: reg, access: access, opts: opts, session: opts.NewID()}
+	if tb == nil {
+		tb = &toolbox{}
+	}
+	s := &Server{reg: reg, access: access, opts: opts, session: opts.NewID(), tb: tb, ids: newWireIDs()}
+	s.protocol.Store("")
+	s.client.Store("")
+	s.watch = newNodeWatch(s)
 	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		s.protocol.Store(res.ProtocolVersion)
+	})
+	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.client.Store(cs.SessionID())
+	})
+	hooks.AddAfterSubscribe(func(_ context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		if req.Params.URI == uriSnapshot {
+			s.watch.subscribe(true)
+		}
+	})
+	hooks.AddAfterUnsubscribe(func(_ context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		if req.Params.URI == uriSnapshot {
+			s.watch.subscribe(false)
+		}
+	})
+	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
+		s.watch.wantLogs()
+	})
 	hooks.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		served := res.Tools[:0]
 		for _, t := range res.Tools {
@@ -99,19 +150,20 @@ func newServer(reg *Registry, opts Options) (*Server, error) {
 		}
 		res.Tools = served
 	})
-	version := opts.Version
-	if version == "" {
-		version = "dev"
-	}
-	s.mcp = server.NewMCPServer("wicket", version,
+	s.mcp = server.NewMCPServer("wicket", opts.Version,
+		server.WithTitle(serverTitle),
 		server.WithInstructions(instructions(reg, access)),
 		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{s}),
+		server.WithResourceCompletionProvider(completer{s}),
 		server.WithHooks(hooks),
 	)
 	for _, spec := range reg.Specs() {
-		s.mcp.AddTool(spec.mcpTool(), s.handler(spec))
+		s.mcp.AddTool(tb.render(spec), s.handler(spec))
 	}
 	s.addResources()
 	s.addPrompts()
@@ -124,11 +176,23 @@ func (s *Server) Access() *ToolAccess { return s.access }
 // Session is this server's session id, as traced.
 func (s *Server) Session() string { return s.session }
 
+// Caller is the HTTP caller whose session this is ("" over stdio).
+func (s *Server) Caller() string { return s.opts.Caller }
+
+// Protocol is the negotiated protocol version, "" before initialize.
+func (s *Server) Protocol() string { return s.protocol.Load().(string) }
+
+// Close stops the session's background work (the node watch).
+func (s *Server) Close() { s.watch.stop() }
+
 // Serve runs the MCP protocol on stdin/stdout until stdin closes (after
 // answering everything it read) or ctx is cancelled.
 func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	desk := newFrontDesk(stdin, stdout, s.opts.Drain)
+	defer s.Close()
+	desk := newFrontDesk(stdin, stdout, s.opts.Drain, s.opts.MaxMessage, s.ids)
 	desk.intercept = s.intercept
+	desk.prepare = s.prepare
+	desk.version = s.Protocol
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
 	err := stdio.Listen(ctx, desk.reader(), desk.writer())
@@ -147,12 +211,16 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 		var res *result
 		if !s.access.Served(spec.Name) {
 			res = refuse(s.access.refusalText(spec.Name))
-		} else if a, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
+		} else if a, notes, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
 			res = fail("%v", err)
 		} else {
 			res = s.run(ledger.WithWho(ctx, s.who()), spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
+			res.addNotes(notes)
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
+		if res.errText != "" {
+			s.notifyFailure(spec.Name, res)
+		}
 		return res.toMCP(), nil
 	}
 }
@@ -184,6 +252,7 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 	s.opts.Trace.Write(trace.Entry{
 		TS:            start,
 		Session:       s.session,
+		Caller:        s.opts.Caller,
 		Seq:           s.seq.Add(1),
 		Tool:          tool,
 		Write:         write,
@@ -198,6 +267,29 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 		Error:         res.errText,
 		MS:            trace.Millis(s.opts.Now().Sub(start)),
 	})
+}
+
+// prepare adjusts a request before mcp-go sees it: a resources/read of a
+// template URI whose variable holds characters a simple URI-template
+// variable cannot match ('@' in BTC-USD@1h) gets them percent-encoded, as
+// RFC 6570 expects; the handlers decode them again.
+func (s *Server) prepare(body []byte, m *message) []byte {
+	if m.Method != string(mcp.MethodResourcesRead) {
+		return body
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return body
+	}
+	for _, prefix := range []string{"wicket://series/", "wicket://strategy/"} {
+		if rest, ok := strings.CutPrefix(p.URI, prefix); ok && strings.ContainsAny(rest, "@") {
+			uri, _ := json.Marshal(prefix + strings.ReplaceAll(rest, "@", "%40"))
+			return replaceParam(body, m.Params, "uri", string(uri))
+		}
+	}
+	return body
 }
 
 // intercept answers tools/call requests the registry cannot route: an
@@ -226,6 +318,8 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 	text := fmt.Sprintf("unknown tool %q", name)
 	if sugg := s.access.suggest(name); len(sugg) > 0 {
 		text += "; did you mean " + strings.Join(sugg, ", ") + "?"
+	} else {
+		text += "."
 	}
 	text += " Call tools/list for the tools this server offers."
 	s.record(name, false, msg.Params.Arguments, refuse(text), start)
@@ -251,12 +345,14 @@ func New(opts Options, b Backends) (*Server, error) {
 		return nil, err
 	}
 	tb := &toolbox{
+		rendered: &productionTools,
 		Backends: b,
 		newID:    opts.NewID,
+		now:      opts.Now,
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
 		guard:    guardrail.New(b.Config),
 	}
-	s, err := newServer(newRegistry(tb.specs()...), opts)
+	s, err := newServer(newRegistry(tb.specs()...), opts, tb)
 	if err != nil {
 		return nil, err
 	}

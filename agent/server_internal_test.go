@@ -58,7 +58,7 @@ func newTestServer(t *testing.T, profile string, deny []string, tr Tracer) *Serv
 	s, err := newServer(newRegistry(fakeSpecs()...), Options{
 		Profile: profile, Deny: deny, Trace: tr, Drain: 10 * time.Second,
 		NewID: func() string { return fmt.Sprintf("id-%d", n.Add(1)) },
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,38 +208,6 @@ func TestToolAccessProfiles(t *testing.T) {
 		var ue *UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("NewToolAccess(%q, %v) = %v", bad.profile, bad.deny, err)
-		}
-	}
-}
-
-func TestResponseID(t *testing.T) {
-	tests := []struct {
-		line string
-		key  string
-		ok   bool
-	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{"x":[1,2,3]}}`, "1", true},
-		{`{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"m"}}`, `"a"`, true},
-		{`{"result":{},"jsonrpc":"2.0","id":7}`, "7", true},
-		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, "", false},
-		{`{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{}}`, "", false},
-		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, "", false},
-		{`not json`, "", false},
-		{`{"jsonrpc":"2.0","id":12345678901234567890,"result":{}}`, "12345678901234567000", true},
-	}
-	for _, tt := range tests {
-		key, ok := responseID([]byte(tt.line))
-		if key != tt.key || ok != tt.ok {
-			t.Errorf("responseID(%s) = %q, %v; want %q, %v", tt.line, key, ok, tt.key, tt.ok)
-		}
-	}
-}
-
-func BenchmarkResponseID(b *testing.B) {
-	big := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 8000) + `"}]}}`)
-	for i := 0; i < b.N; i++ {
-		if _, ok := responseID(big); !ok {
-			b.Fatal("no id")
 		}
 	}
 }

@@ -8,7 +8,13 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
+
+// DefaultMaxMessage bounds one JSON-RPC message (a stdio line, an HTTP
+// body) unless Options.MaxMessage says otherwise.
+const DefaultMaxMessage = 4 << 20
 
 // frontDesk sits between the real stdin/stdout and mcp-go's stdio loop.
 //
@@ -17,49 +23,34 @@ import (
 // lines through a pipe and, at EOF, holds the pipe open until every request
 // it passed has been answered on stdout (bounded by drain), so a client that
 // writes a batch and closes stdin still gets every response. It also
-// terminates a last unterminated line, skips blank lines, and lets the
+// terminates a last unterminated line, skips blank lines, bounds a line
+// (a longer one is answered -32600 and skipped without being buffered),
+// runs every message through the session's wire layer (exact ids, no
+// response to a cancelled request, batches per version), and lets the
 // server answer some requests itself (intercept) — unknown tools get the
 // protocol's -32602 with suggestions there.
 type frontDesk struct {
-	in    io.Reader
-	out   io.Writer
-	drain time.Duration
+	in      io.Reader
+	out     io.Writer
+	drain   time.Duration
+	maxLine int
+	ids     *wireIDs
+	version func() string // the negotiated protocol version, "" before initialize
 	// intercept may answer a request itself: it returns the response line
 	// (without newline) and true, and the line is not passed on.
 	intercept func(line []byte, id json.RawMessage, method string) ([]byte, bool)
+	// prepare may rewrite a message before it is passed on.
+	prepare func(body []byte, m *message) []byte
 
-	outMu   sync.Mutex
-	mu      sync.Mutex
-	pending map[string]int // outstanding request ids, counted
+	outMu sync.Mutex
 }
 
-func newFrontDesk(in io.Reader, out io.Writer, drain time.Duration) *frontDesk {
-	return &frontDesk{in: in, out: out, drain: drain, pending: map[string]int{}}
-}
-
-// idKey normalises a JSON-RPC id the way the server will echo it (numbers
-// pass through float64, so both sides go through the same decoding).
-func idKey(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 {
-		return "", false
+func newFrontDesk(in io.Reader, out io.Writer, drain time.Duration, maxLine int, ids *wireIDs) *frontDesk {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxMessage
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
-		return "", false
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
-}
-
-// envelope is the part of a JSON-RPC message the desk reads.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	return &frontDesk{in: in, out: out, drain: drain, maxLine: maxLine, ids: ids, version: func() string { return "" },
+		prepare: func(b []byte, _ *message) []byte { return b }}
 }
 
 // reader returns the stream mcp-go reads. It runs the copying goroutine.
@@ -73,13 +64,28 @@ func (d *frontDesk) reader() io.Reader {
 
 func (d *frontDesk) copyLines(pw *io.PipeWriter) error {
 	br := bufio.NewReaderSize(d.in, 64*1024)
+	var line []byte
+	skipping := false
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+		chunk, err := br.ReadSlice('\n')
+		if !skipping && len(line)+len(chunk) > d.maxLine+1 { // +1: the newline
+			skipping, line = true, line[:0]
+			if werr := d.writeLine(lineTooLong(d.maxLine)); werr != nil {
+				return werr
+			}
+		}
+		if !skipping {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if !skipping && len(line) > 0 {
 			if werr := d.pass(pw, line); werr != nil {
 				return werr
 			}
 		}
+		line, skipping = line[:0], false
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				d.waitIdle()
@@ -90,65 +96,131 @@ func (d *frontDesk) copyLines(pw *io.PipeWriter) error {
 	}
 }
 
-// pass forwards one line, tracking its id, unless it is blank or
+// pass forwards one line, tracking its id, unless it is blank, a batch or
 // intercepted.
 func (d *frontDesk) pass(pw io.Writer, line []byte) error {
 	body := bytes.TrimSpace(line)
 	if len(body) == 0 {
 		return nil
 	}
-	var env envelope
-	if body[0] == '{' && json.Unmarshal(body, &env) == nil && env.Method != "" {
-		if key, ok := idKey(env.ID); ok {
-			if d.intercept != nil {
-				if resp, handled := d.intercept(body, env.ID, env.Method); handled {
-					return d.writeLine(resp)
-				}
-			}
-			d.mu.Lock()
-			d.pending[key]++
-			d.mu.Unlock()
-		}
+	if body[0] == '[' {
+		return d.passBatch(pw, body)
 	}
+	var m message
+	if body[0] != '{' || json.Unmarshal(body, &m) != nil {
+		return d.forward(pw, body) // mcp-go answers what is not a message
+	}
+	if resp, handled := d.admit(body, &m); handled {
+		return d.writeLine(resp)
+	}
+	out, _ := d.ids.inbound(d.prepare(body, &m), &m, nil)
+	return d.forward(pw, out)
+}
+
+// admit lets intercept answer a request itself.
+func (d *frontDesk) admit(body []byte, m *message) ([]byte, bool) {
+	if d.intercept == nil || !m.isRequest() {
+		return nil, false
+	}
+	return d.intercept(body, m.ID, m.Method)
+}
+
+func (d *frontDesk) forward(pw io.Writer, body []byte) error {
 	_, err := pw.Write(append(body, '\n'))
 	return err
 }
 
+// passBatch answers a JSON array per the negotiated version: refused, or
+// passed element by element with the replies gathered into one array.
+func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
+	var elems []json.RawMessage
+	if json.Unmarshal(body, &elems) != nil {
+		return d.forward(pw, body) // not JSON: mcp-go's parse error
+	}
+	if v := d.version(); !batchesAllowed(v) {
+		return d.writeLine(batchRefusal(v))
+	}
+	if len(elems) == 0 {
+		return d.writeLine(rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
+	}
+	b := &batchReply{}
+	msgs := make([]*message, len(elems))
+	for i, e := range elems {
+		var m message
+		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
+			b.replies = append(b.replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			continue
+		}
+		msgs[i] = &m
+		if m.isRequest() {
+			b.want++
+		}
+	}
+	if b.want == 0 {
+		for i, m := range msgs {
+			if m != nil {
+				if err := d.forward(pw, bytes.TrimSpace(elems[i])); err != nil {
+					return err
+				}
+			}
+		}
+		if out := b.encode(); out != nil {
+			return d.writeLine(out)
+		}
+		return nil
+	}
+	for i, m := range msgs {
+		if m == nil {
+			continue
+		}
+		e := bytes.TrimSpace(elems[i])
+		if resp, handled := d.admit(e, m); handled {
+			if b.add(resp) {
+				return d.writeLine(b.encode())
+			}
+			continue
+		}
+		out, _ := d.ids.inbound(d.prepare(e, m), m, b)
+		if err := d.forward(pw, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // waitIdle blocks until every passed request is answered, or drain passes.
 func (d *frontDesk) waitIdle() {
-	deadline := time.Now().Add(d.drain)
-	for time.Now().Before(deadline) {
-		d.mu.Lock()
-		n := len(d.pending)
-		d.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
+	select {
+	case <-d.ids.idleCh():
+	case <-time.After(d.drain):
 	}
 }
 
-// writer returns the stream mcp-go writes to: it marks answered ids.
+// writer returns the stream mcp-go writes to: it restores ids, drops what
+// must not be sent and completes batches.
 func (d *frontDesk) writer() io.Writer { return deskWriter{d} }
 
 type deskWriter struct{ d *frontDesk }
 
 // Write receives exactly one JSON-RPC message per call from mcp-go.
 func (w deskWriter) Write(p []byte) (int, error) {
-	if key, ok := responseID(p); ok {
-		defer w.d.answered(key)
+	out, drop, done := w.d.ids.outbound(p)
+	if done != nil {
+		if b := done.encode(); b != nil {
+			if err := w.d.writeLine(b); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if drop {
+		return len(p), nil
 	}
 	w.d.outMu.Lock()
 	defer w.d.outMu.Unlock()
-	return w.d.out.Write(p)
-}
-
-func (d *frontDesk) answered(key string) {
-	d.mu.Lock()
-	if d.pending[key]--; d.pending[key] <= 0 {
-		delete(d.pending, key)
+	if _, err := w.d.out.Write(out); err != nil {
+		return 0, err
 	}
-	d.mu.Unlock()
+	return len(p), nil
 }
 
 // writeLine writes a response the desk produced itself.
@@ -157,86 +229,4 @@ func (d *frontDesk) writeLine(b []byte) error {
 	defer d.outMu.Unlock()
 	_, err := d.out.Write(append(b, '\n'))
 	return err
-}
-
-// responseID returns the id key of a JSON-RPC response (a message with an
-// id and a result or error, and no method). It reads only as far as it
-// must: mcp-go writes "jsonrpc", "id" and then "result" or "error", so a
-// large result is not parsed; any other layout falls back to a full decode.
-func responseID(p []byte) (string, bool) {
-	if key, ok, sure := responseIDFast(p); sure {
-		return key, ok
-	}
-	dec := json.NewDecoder(bytes.NewReader(p))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", false
-	}
-	var id json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		switch tok {
-		case "jsonrpc":
-			var v string
-			if dec.Decode(&v) != nil {
-				return "", false
-			}
-			continue
-		case "id":
-			if dec.Decode(&id) != nil {
-				return "", false
-			}
-			continue
-		case "result", "error":
-			if id == nil {
-				break // unusual order: decode it all
-			}
-			return idKey(id)
-		case "method":
-			return "", false
-		}
-		break
-	}
-	var env envelope
-	if json.Unmarshal(bytes.TrimSpace(p), &env) != nil || env.Method != "" || (env.Result == nil && env.Error == nil) {
-		return "", false
-	}
-	return idKey(env.ID)
-}
-
-// responseIDFast reads the layout mcp-go writes,
-// {"jsonrpc":"2.0","id":ID,"result"|"error":..., without a parser; sure is
-// false when p has another layout.
-func responseIDFast(p []byte) (key string, ok, sure bool) {
-	const prefix = `{"jsonrpc":"2.0","id":`
-	if !bytes.HasPrefix(p, []byte(prefix)) {
-		return "", false, false
-	}
-	rest := p[len(prefix):]
-	end := 0
-	if len(rest) > 0 && rest[0] == '"' {
-		end = 1
-		for end < len(rest) && rest[end] != '"' {
-			if rest[end] == '\\' {
-				return "", false, false // escapes: let the parser handle them
-			}
-			end++
-		}
-		end++
-	} else {
-		for end < len(rest) && (rest[end] == '-' || rest[end] == '.' || rest[end] == '+' || rest[end] == 'e' || rest[end] == 'E' || rest[end] >= '0' && rest[end] <= '9') {
-			end++
-		}
-	}
-	if end == 0 || end > len(rest) {
-		return "", false, false
-	}
-	after := rest[end:]
-	if !bytes.HasPrefix(after, []byte(`,"result":`)) && !bytes.HasPrefix(after, []byte(`,"error":`)) {
-		return "", false, false
-	}
-	key, ok = idKey(rest[:end])
-	return key, ok, true
 }

@@ -3,7 +3,10 @@ package agent
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/gate"
 	"wicket/internal/project"
@@ -52,9 +55,30 @@ var (
 type toolbox struct {
 	Backends
 	newID    func() string
+	now      func() time.Time // the server's clock (Options.Now)
 	previews *gate.PendingPreviews[pendingWrite]
 	guard    *guardrail.Guardrail
 	venues   *venueKinds
+	// rendered caches each tool's tools/list entry (its schemas are fixed
+	// per build), so opening an HTTP session does not marshal them again;
+	// nil renders every time.
+	rendered *sync.Map
+}
+
+// productionTools is the cache of the registry New builds.
+var productionTools sync.Map // tool name → mcp.Tool
+
+// render is spec's tools/list entry.
+func (tb *toolbox) render(spec *ToolSpec) mcp.Tool {
+	if tb.rendered == nil {
+		return spec.mcpTool()
+	}
+	if t, ok := tb.rendered.Load(spec.Name); ok {
+		return t.(mcp.Tool)
+	}
+	t := spec.mcpTool()
+	tb.rendered.Store(spec.Name, t)
+	return t
 }
 
 // specs is the whole registry: every tool the server knows, in one place.

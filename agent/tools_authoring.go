@@ -17,53 +17,61 @@ import (
 
 func authoringHints() Hints { return Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)} }
 
-// strategyParams are the name-or-source arguments every strategy tool takes.
-var strategyParams = []Param{
-	{Name: "name", Type: "string", Description: "a strategy in the project's strategies/ folder (bare name, no extension)"},
-	{Name: "source", Type: "string", Description: "Starlark source text of a strategy (instead of name)"},
-}
+// The authoring tools' arguments, declared once (see declare.go).
+type (
+	// strategyArgs are the name-or-source arguments every strategy tool takes.
+	strategyArgs struct {
+		Name   string `json:"name" desc:"a strategy in the project's strategies/ folder (bare name, no extension)"`
+		Source string `json:"source" desc:"Starlark source text of a strategy (instead of name)"`
+	}
+	templatesArgs struct {
+		Name string `json:"name" desc:"a template name; omit for the list"`
+	}
+	indicatorsArgs struct {
+		Category string `json:"category" desc:"a category name, as listed without arguments"`
+		Name     string `json:"name" desc:"an indicator name, for its full entry (inputs, parameters with defaults, outputs, warm-up)"`
+	}
+)
 
 func (tb *toolbox) authoringTools() []*ToolSpec {
 	return []*ToolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series, then proves on that series that no decision reads a later bar (lookahead_check); problems carry line, column and a hint. A name is the project's strategy or, when there is none, the template of that name.",
-			Params:      strategyParams,
+			Params:      paramsOf[strategyArgs](),
+			Output:      validateSchema,
 			Handle:      tb.validateStrategy,
 		},
 		{
 			Name: "discover_params", Title: "Discover strategy knobs", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Lists a strategy's knobs (param.* declarations): name, type, default, bounds, step, choices and doc.",
-			Params:      strategyParams,
+			Params:      paramsOf[strategyArgs](),
+			Output:      discoverSchema,
 			Handle:      tb.discoverParams,
 		},
 		{
 			Name: "list_templates", Title: "List strategy templates", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Lists the built-in strategy templates with their summaries and knobs; with name, returns that template's source.",
-			Params:      []Param{{Name: "name", Type: "string", Description: "a template name; omit for the list"}},
+			Params:      paramsOf[templatesArgs](),
+			Output:      templatesSchema,
 			Handle:      tb.listTemplates,
 		},
 		{
 			Name: "list_indicators", Title: "Browse the indicator catalog", Ring: RingAuthoring, Hints: authoringHints(),
 			Description: "Browses the host-computed indicator catalog available to strategies as ta.*: without arguments the categories with counts, with category one family, with name one indicator's full entry.",
-			Params: []Param{
-				{Name: "category", Type: "string", Description: "a category name, as listed without arguments"},
-				{Name: "name", Type: "string", Description: "an indicator name, for its full entry (inputs, parameters with defaults, outputs, warm-up)"},
-			},
-			Handle: tb.listIndicators,
+			Params:      paramsOf[indicatorsArgs](),
+			Output:      listIndicatorsSchema,
+			Handle:      tb.listIndicators,
 		},
 	}
 }
 
 func (tb *toolbox) listIndicators(_ context.Context, c *call) *result {
-	category, err := c.args.str("category", "")
-	if err != nil {
+	var in indicatorsArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
 		return failErr(err)
 	}
-	name, err := c.args.str("name", "")
-	if err != nil {
-		return failErr(err)
-	}
+	category, name := in.Category, in.Name
 	cat := ta.Builtin()
 	switch {
 	case name != "":
@@ -127,10 +135,11 @@ func entryNames(es []*ta.Entry, limit int) string {
 }
 
 func (tb *toolbox) listTemplates(_ context.Context, c *call) *result {
-	name, err := c.args.str("name", "")
-	if err != nil {
+	var in templatesArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
 		return failErr(err)
 	}
+	name := in.Name
 	if name == "" {
 		list := templates.List()
 		return ok(map[string]any{"templates": list, "count": len(list),
@@ -171,14 +180,11 @@ func (tb *toolbox) strategyRequest(c *call) (worker.StrategyRequest, error) {
 
 // strategySource resolves the name-or-source arguments to source text.
 func (tb *toolbox) strategySource(c *call) (script.Source, error) {
-	name, err := c.args.str("name", "")
-	if err != nil {
+	var in strategyArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
 		return script.Source{}, err
 	}
-	text, err := c.args.str("source", "")
-	if err != nil {
-		return script.Source{}, err
-	}
+	name, text := in.Name, in.Source
 	switch {
 	case name != "" && text != "":
 		return script.Source{}, fmt.Errorf("give name or source, not both")

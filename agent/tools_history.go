@@ -25,21 +25,25 @@ type Ledger interface {
 var errNoLedger = errors.New("no research ledger here: it lives in a project (settings/state/research.db) and this server has none; " +
 	"the operator starts `wicket mcp` inside one (or with --project DIR). Research sent to a data service (--addr) is in that service's project, where `wicket research ledger` lists it")
 
+// historyArgs are research_history's arguments.
+type historyArgs struct {
+	Strategy string `json:"strategy" desc:"only trials of this strategy name (any source version)"`
+	Series   string `json:"series" desc:"only trials on this series, SYMBOL@GRANULARITY"`
+	Kind     string `json:"kind" arg:"enum=$ledgerKinds" desc:"only this kind of trial"`
+	RunID    string `json:"run_id" desc:"only the trials of this run (a sweep's combinations share one)"`
+	Since    string `json:"since" desc:"only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"`
+	Full     bool   `json:"full" arg:"default=false" desc:"each trial's every metric, its costs and its hash-chain fields (by default a summary: the headline metrics)"`
+	Limit    int    `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many trials to return at most (the newest)"`
+}
+
 func (tb *toolbox) historyTools() []*ToolSpec {
 	return []*ToolSpec{{
 		Name: "research_history", Title: "Research ledger history", Ring: RingResearch,
 		Hints:       Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
 		Description: "Lists what was tried: the research ledger's trials (every backtest, sweep combination and walk-forward, by anyone), newest last, with params, metrics, who and run id.",
-		Params: []Param{
-			{Name: "strategy", Type: "string", Description: "only trials of this strategy name (any source version)"},
-			{Name: "series", Type: "string", Description: "only trials on this series, SYMBOL@GRANULARITY"},
-			{Name: "kind", Type: "string", Enum: ledger.Kinds, Description: "only this kind of trial"},
-			{Name: "run_id", Type: "string", Description: "only the trials of this run (a sweep's combinations share one)"},
-			{Name: "since", Type: "string", Description: "only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"},
-			{Name: "full", Type: "boolean", Default: false, Description: "each trial's every metric, its costs and its hash-chain fields (by default a summary: the headline metrics)"},
-			limitParam("trials"),
-		},
-		Handle: tb.researchHistory,
+		Params:      paramsOf[historyArgs](),
+		Output:      historySchema,
+		Handle:      tb.researchHistory,
 	}}
 }
 
@@ -47,35 +51,22 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if tb.Ledger == nil {
 		return failErr(errNoLedger)
 	}
-	var f ledger.Filter
-	var err error
-	for _, a := range []struct {
-		name string
-		dst  *string
-	}{{"strategy", &f.Strategy}, {"series", &f.Series}, {"kind", &f.Kind}, {"run_id", &f.RunID}} {
-		if *a.dst, err = c.args.str(a.name, ""); err != nil {
-			return failErr(err)
-		}
-	}
-	if f.Kind != "" && !validKind(f.Kind) {
-		return fail("kind %q is not one of %s", f.Kind, strings.Join(ledger.Kinds, ", "))
-	}
-	since, err := c.args.str("since", "")
+	var in historyArgs
+	clamped, err := decodeArgs(c.args, &in)
 	if err != nil {
 		return failErr(err)
 	}
-	if f.Since, err = parseSince(since, time.Now()); err != nil {
+	if in.Kind != "" && !validKind(in.Kind) {
+		return fail("kind %q is not one of %s", in.Kind, strings.Join(ledger.Kinds, ", "))
+	}
+	f := ledger.Filter{Strategy: in.Strategy, Series: in.Series, Kind: in.Kind, RunID: in.RunID, Limit: in.Limit}
+	now := time.Now
+	if tb.now != nil {
+		now = tb.now
+	}
+	if f.Since, err = parseSince(in.Since, now()); err != nil {
 		return failErr(err)
 	}
-	limit, clamped, err := limitArg(c)
-	if err != nil {
-		return failErr(err)
-	}
-	full, err := c.args.boolean("full", false)
-	if err != nil {
-		return failErr(err)
-	}
-	f.Limit = limit
 	rows, total, err := tb.Ledger.Query(ctx, f)
 	if err != nil {
 		return failErr(err)
@@ -84,15 +75,15 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if rows == nil {
 		trials = []ledger.Row{}
 	}
-	if !full {
+	if !in.Full {
 		trials = summarise(rows)
 	}
 	out := map[string]any{"count": total, "trials": trials}
 	if total > len(rows) {
 		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials; raise limit (at most %d) or narrow with strategy, series, kind or since", len(rows), total, maxListLimit)
 	}
-	if clamped {
-		out["clamped"] = map[string]int{"limit": maxListLimit}
+	if clamped != nil {
+		out["clamped"] = clamped
 	}
 	if total == 0 {
 		out["note"] = "no trials match; run_backtest, run_sweep and run_walk_forward record every trial here"
@@ -135,7 +126,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // who is how this server's research is recorded in the ledger: the MCP
 // surface and its session.
 func (s *Server) who() ledger.Who {
-	return ledger.Who{Surface: ledger.SurfaceMCP, Session: s.session}
+	return ledger.Who{Surface: ledger.SurfaceMCP, Session: s.session, Caller: s.opts.Caller}
 }
 
 // headline are the metrics a summary row keeps (a walk-forward's are

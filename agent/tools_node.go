@@ -25,26 +25,20 @@ func (tb *toolbox) needNode() *result {
 	return nil
 }
 
+// snapshotArgs are node_snapshot's arguments, declared once (see declare.go).
+type snapshotArgs struct {
+	Venue  string `json:"venue" desc:"only this venue; omit for all"`
+	Events int    `json:"events" arg:"default=20,min=0,max=200" desc:"how many recent events to include"`
+}
+
 func (tb *toolbox) nodeTools() []*ToolSpec {
 	return []*ToolSpec{{
 		Name: "node_snapshot", Title: "Node snapshot", Ring: RingLiveRead,
 		Hints:       Hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
 		Description: "Reads the trading node: trading state, each venue's kind, cash, equity and marks, positions, open orders and recent events.",
-		Params: []Param{
-			{Name: "venue", Type: "string", Description: "only this venue; omit for all"},
-			{Name: "events", Type: "integer", Description: "how many recent events to include", Default: 20, Min: num(0), Max: num(200)},
-		},
-		Output: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"time":          map[string]any{"type": "string"},
-				"trading_state": map[string]any{"type": "string"},
-				"venues":        map[string]any{"type": "array"},
-				"events":        map[string]any{"type": "array"},
-			},
-			"required": []string{"trading_state", "venues"},
-		},
-		Handle: tb.nodeSnapshot,
+		Params:      paramsOf[snapshotArgs](),
+		Output:      snapshotSchema,
+		Handle:      tb.nodeSnapshot,
 	}}
 }
 
@@ -52,18 +46,15 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	if r := tb.needNode(); r != nil {
 		return r
 	}
-	venue, err := c.args.str("venue", "")
-	if err != nil {
+	var in snapshotArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
 		return failErr(err)
 	}
+	venue, events := in.Venue, in.Events
 	if venue != "" {
 		if err := project.ValidName("venue", venue); err != nil {
 			return failErr(err)
 		}
-	}
-	events, err := c.args.integer("events", 20, 0, 200)
-	if err != nil {
-		return failErr(err)
 	}
 	snap, err := tb.Node.Snapshot(ctx, venue, events)
 	if err != nil {

@@ -37,89 +37,106 @@ const (
 	maxListLimit     = 500
 )
 
-var (
-	seriesParam = Param{Name: "series", Type: "string", Required: true, Description: "a stored series, SYMBOL@GRANULARITY (e.g. BTC-USD@1h); list_series shows them"}
-	rangeParams = []Param{
-		{Name: "from", Type: "string", Description: "first bar: a date (2024-01-31) or RFC3339 time, inclusive; default the series' start"},
-		{Name: "to", Type: "string", Description: "last bar: a date (through that day) or RFC3339 time, inclusive; default the series' end"},
+// The research tools' arguments, declared once (see declare.go).
+type (
+	seriesArg struct {
+		Series string `json:"series" arg:"required" desc:"a stored series, SYMBOL@GRANULARITY (e.g. BTC-USD@1h); list_series shows them"`
 	}
-	costParams = []Param{
-		{Name: "capital", Type: "", Schema: map[string]any{"type": []string{"string", "number"}}, Description: "starting capital as a decimal string, e.g. \"10000\"; default from wicket.toml [research]"},
-		{Name: "fee_bps", Type: "number", Min: num(0), Max: num(maxCostBps), Description: "fee per trade in basis points of notional; default from wicket.toml [research] (10)"},
-		{Name: "slippage_bps", Type: "number", Min: num(0), Max: num(maxCostBps), Description: "slippage per fill in basis points; default from wicket.toml [research] (5)"},
+	rangeArgs struct {
+		From string `json:"from" desc:"first bar: a date (2024-01-31) or RFC3339 time, inclusive; default the series' start"`
+		To   string `json:"to" desc:"last bar: a date (through that day) or RFC3339 time, inclusive; default the series' end"`
 	}
-	gridParam = Param{Name: "grid", Required: true, Description: "per knob, a list of values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 30, 50]}",
-		Schema: map[string]any{"type": "object", "additionalProperties": map[string]any{
-			"anyOf": []any{
-				map[string]any{"type": "array"},
-				map[string]any{"type": "object", "properties": map[string]any{
-					"from": map[string]any{"type": "number"}, "to": map[string]any{"type": "number"}, "step": map[string]any{"type": "number"}},
-					"required": []string{"from", "to"}},
-			}}}}
-	rankParam  = Param{Name: "rank_by", Type: "string", Enum: research.RankMetrics, Default: research.RankSharpe, Description: "the metric the best combination is chosen by (max_drawdown ranks lowest first)"}
-	knobsParam = Param{Name: "params", Type: "object", Description: "knob values by name (overrides of the strategy's defaults)"}
+	costArgs struct {
+		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital as a decimal string, e.g. \"10000\"; default from wicket.toml [research]"`
+		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee per trade in basis points of notional; default from wicket.toml [research] (10)"`
+		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage per fill in basis points; default from wicket.toml [research] (5)"`
+	}
+	knobsArg struct {
+		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values by name (overrides of the strategy's defaults)"`
+	}
+	gridArgs struct {
+		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob, a list of values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 30, 50]}"`
+		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"the metric the best combination is chosen by (max_drawdown ranks lowest first)"`
+	}
+	// runArgs are what every research run takes.
+	runArgs struct {
+		strategyArgs
+		seriesArg
+		knobsArg
+		rangeArgs
+		costArgs
+	}
+	backtestArgs struct {
+		runArgs
+		Fill        string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"when decisions fill: the next bar's open (default) or, optimistically, the deciding bar's close"`
+		TradesLimit int    `json:"trades_limit" arg:"default=50,min=0,max=500" desc:"how many trades to list"`
+		Plot        bool   `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
+	}
+	sweepArgs struct {
+		runArgs
+		gridArgs
+		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best combinations to return"`
+		Estimate        bool `json:"estimate" arg:"default=false" desc:"return the combination count and an estimated duration without running the sweep"`
+		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a grid larger than this (cannot exceed wicket.toml's research.max_combinations, default 5000)"`
+	}
+	walkForwardArgs struct {
+		runArgs
+		gridArgs
+		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"number of out-of-sample windows (default 5 when no lengths are given)"`
+		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""`
+		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"out-of-sample length: bars or a duration"`
+		Anchored        bool            `json:"anchored" arg:"default=false" desc:"grow every in-sample window from the range's start instead of rolling it"`
+		MaxCombinations int             `json:"max_combinations" arg:"min=1" desc:"refuse a grid larger than this per window"`
+	}
+	seriesListArgs struct {
+		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many series to return at most"`
+	}
+	strategyListArgs struct {
+		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many strategies to return at most"`
+	}
 )
 
-func concat(groups ...[]Param) []Param {
-	var out []Param
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
-}
+// lengthShape is what in_sample and out_of_sample must be.
+const lengthShape = "a number of bars (an integer) or a duration such as \"180d\" or \"720h\""
 
 func (tb *toolbox) researchTools() []*ToolSpec {
 	return []*ToolSpec{
 		{
 			Name: "list_series", Title: "List bar series", Ring: RingResearch, Hints: researchHints(),
 			Description: "Lists the bar series in the history store: name, symbol, granularity, source, bar count, first and last bar.",
-			Params:      []Param{limitParam("series")},
+			Params:      paramsOf[seriesListArgs](),
+			Output:      seriesListSchema,
 			Handle:      tb.listSeries,
 		},
 		{
 			Name: "list_strategies", Title: "List project strategies", Ring: RingResearch, Hints: researchHints(),
 			Description: "Lists the project's strategies (strategies/*.star) with their summaries, read without running them.",
-			Params:      []Param{limitParam("strategies")},
+			Params:      paramsOf[strategyListArgs](),
+			Output:      strategiesSchema,
 			Handle:      tb.listStrategies,
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: RingResearch, Hints: researchHints(),
 			Description: "Backtests a strategy on a stored series: metrics, round trips, a downsampled equity curve and warnings; plot: true adds a PNG chart of equity and drawdown.",
-			Params: concat(strategyParams, []Param{seriesParam, knobsParam}, rangeParams, costParams, []Param{
-				{Name: "fill", Type: "string", Enum: []string{"next_open", "close"}, Default: "next_open", Description: "when decisions fill: the next bar's open (default) or, optimistically, the deciding bar's close"},
-				{Name: "trades_limit", Type: "integer", Default: 50, Min: num(0), Max: num(500), Description: "how many trades to list"},
-				{Name: "plot", Type: "boolean", Default: false, Description: "also return the equity and drawdown chart as a PNG image"},
-			}),
-			Handle: tb.runBacktest,
+			Params:      paramsOf[backtestArgs](),
+			Output:      backtestSchema,
+			Handle:      tb.runBacktest,
 		},
 		{
 			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: RingResearch, Hints: researchHints(),
 			Description: "Backtests every combination of a knob grid in parallel and ranks them, with the winner's deflated Sharpe ratio over this sweep and over the research ledger, and the probability of backtest overfitting; estimate: true only counts and times.",
-			Params: concat(strategyParams, []Param{seriesParam, gridParam, knobsParam, rankParam,
-				{Name: "top", Type: "integer", Default: research.DefaultTop, Min: num(1), Max: num(research.MaxTop), Description: "how many of the best combinations to return"},
-				{Name: "estimate", Type: "boolean", Default: false, Description: "return the combination count and an estimated duration without running the sweep"},
-				{Name: "max_combinations", Type: "integer", Min: num(1), Description: "refuse a grid larger than this (cannot exceed wicket.toml's research.max_combinations, default 5000)"},
-			}, rangeParams, costParams),
-			Handle: tb.runSweep,
+			Params:      paramsOf[sweepArgs](),
+			Output:      sweepSchema,
+			Handle:      tb.runSweep,
 		},
 		{
 			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: RingResearch, Hints: researchHints(),
 			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the following out-of-sample window; reports per window, stitched out-of-sample metrics and walk-forward efficiency.",
-			Params: concat(strategyParams, []Param{seriesParam, gridParam, knobsParam, rankParam,
-				{Name: "windows", Type: "integer", Min: num(1), Max: num(research.MaxWindows), Description: "number of out-of-sample windows (default 5 when no lengths are given)"},
-				{Name: "in_sample", Type: "", Schema: map[string]any{"type": []string{"string", "integer"}}, Description: "in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""},
-				{Name: "out_of_sample", Type: "", Schema: map[string]any{"type": []string{"string", "integer"}}, Description: "out-of-sample length: bars or a duration"},
-				{Name: "anchored", Type: "boolean", Default: false, Description: "grow every in-sample window from the range's start instead of rolling it"},
-				{Name: "max_combinations", Type: "integer", Min: num(1), Description: "refuse a grid larger than this per window"},
-			}, rangeParams, costParams),
-			Handle: tb.runWalkForward,
+			Params:      paramsOf[walkForwardArgs](),
+			Output:      walkForwardSchema,
+			Handle:      tb.runWalkForward,
 		},
 	}
-}
-
-func limitParam(what string) Param {
-	return Param{Name: "limit", Type: "integer", Default: defaultListLimit, Min: num(1), Max: num(maxListLimit),
-		Description: "how many " + what + " to return at most"}
 }
 
 func (tb *toolbox) needResearch() *result {
@@ -129,27 +146,12 @@ func (tb *toolbox) needResearch() *result {
 	return nil
 }
 
-// limitArg reads the limit argument; a value over the hard maximum is
-// clamped and the result says so.
-func limitArg(c *call) (n int, clamped bool, err error) {
-	if !c.args.has("limit") {
-		return defaultListLimit, false, nil
-	}
-	n, err = c.args.integer("limit", defaultListLimit, 1, 1<<30)
-	if err != nil {
-		return 0, false, err
-	}
-	if n > maxListLimit {
-		return maxListLimit, true, nil
-	}
-	return n, false, nil
-}
-
 func (tb *toolbox) listSeries(ctx context.Context, c *call) *result {
 	if r := tb.needResearch(); r != nil {
 		return r
 	}
-	limit, clamped, err := limitArg(c)
+	var in seriesListArgs
+	clamped, err := decodeArgs(c.args, &in)
 	if err != nil {
 		return failErr(err)
 	}
@@ -157,14 +159,15 @@ func (tb *toolbox) listSeries(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(bounded("series", list.Series, limit, clamped, list.Note))
+	return ok(bounded("series", list.Series, in.Limit, clamped != nil, list.Note))
 }
 
 func (tb *toolbox) listStrategies(ctx context.Context, c *call) *result {
 	if r := tb.needResearch(); r != nil {
 		return r
 	}
-	limit, clamped, err := limitArg(c)
+	var in strategyListArgs
+	clamped, err := decodeArgs(c.args, &in)
 	if err != nil {
 		return failErr(err)
 	}
@@ -172,7 +175,7 @@ func (tb *toolbox) listStrategies(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(bounded("strategies", list.Strategies, limit, clamped, list.Note, list.Clamped))
+	return ok(bounded("strategies", list.Strategies, in.Limit, clamped != nil, list.Note, list.Clamped))
 }
 
 // bounded is a listing's result: the count, the items under key cut to
@@ -203,87 +206,35 @@ func bounded[T any](key string, items []T, limit int, clamped bool, notes ...str
 	return out
 }
 
-// ref reads the name-or-source arguments; the engine checks that exactly
-// one is given and validates the name before any file access.
-func ref(c *call) (research.StrategyRef, error) {
-	name, err := c.args.str("name", "")
-	if err != nil {
-		return research.StrategyRef{}, err
-	}
-	source, err := c.args.str("source", "")
-	if err != nil {
-		return research.StrategyRef{}, err
-	}
-	if name == "" && source == "" {
+// ref is the name-or-source arguments as the engine takes them; the
+// engine checks that exactly one is given and validates the name before
+// any file access.
+func (a strategyArgs) ref() (research.StrategyRef, error) {
+	if a.Name == "" && a.Source == "" {
 		return research.StrategyRef{}, fmt.Errorf("give name (a strategy in the project; list_strategies shows them) or source (Starlark text)")
 	}
-	return research.StrategyRef{Name: name, Source: source}, nil
+	return research.StrategyRef{Name: a.Name, Source: a.Source}, nil
 }
 
-// common reads the arguments every research run shares.
-type runArgs struct {
-	ref      research.StrategyRef
-	series   string
-	params   map[string]any
-	from, to string
-	costs    research.Costs
-}
-
-func readRunArgs(c *call) (runArgs, error) {
-	var a runArgs
-	var err error
-	if a.ref, err = ref(c); err != nil {
-		return a, err
-	}
-	if a.series, err = c.args.str("series", ""); err != nil {
-		return a, err
-	}
-	if err = c.args.object("params", &a.params); err != nil {
-		return a, err
-	}
-	if a.from, err = c.args.str("from", ""); err != nil {
-		return a, err
-	}
-	if a.to, err = c.args.str("to", ""); err != nil {
-		return a, err
-	}
-	if a.costs.Capital, err = c.args.decimalText("capital", ""); err != nil {
-		return a, err
-	}
-	for _, f := range []struct {
-		name string
-		dst  **float64
-	}{{"fee_bps", &a.costs.FeeBps}, {"slippage_bps", &a.costs.SlippageBps}} {
-		if !c.args.has(f.name) {
-			continue
-		}
-		var v float64
-		if err := json.Unmarshal(c.args[f.name], &v); err != nil || v < 0 || v > maxCostBps {
-			return a, fmt.Errorf("argument %q must be a number of basis points from 0 to %d", f.name, maxCostBps)
-		}
-		*f.dst = &v
-	}
-	return a, nil
+// costs are the cost arguments as the engine takes them.
+func (a costArgs) costs() research.Costs {
+	return research.Costs{Capital: string(a.Capital), FeeBps: a.FeeBps, SlippageBps: a.SlippageBps}
 }
 
 func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if r := tb.needResearch(); r != nil {
 		return r
 	}
-	a, err := readRunArgs(c)
+	var in backtestArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
+		return failErr(err)
+	}
+	ref, err := in.ref()
 	if err != nil {
 		return failErr(err)
 	}
-	req := research.BacktestRequest{StrategyRef: a.ref, Series: a.series, Params: a.params, From: a.from, To: a.to, Costs: a.costs}
-	if req.Fill, err = c.args.str("fill", ""); err != nil {
-		return failErr(err)
-	}
-	if req.TradesLimit, err = c.args.integer("trades_limit", 50, 0, 500); err != nil {
-		return failErr(err)
-	}
-	if req.Plot, err = c.args.boolean("plot", false); err != nil {
-		return failErr(err)
-	}
+	req := research.BacktestRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
+		Fill: in.Fill, TradesLimit: in.TradesLimit, Plot: in.Plot}
 	res, err := tb.Research.Backtest(ctx, req)
 	if err != nil {
 		return failErr(err)
@@ -312,26 +263,16 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 	if r := tb.needResearch(); r != nil {
 		return r
 	}
-	a, err := readRunArgs(c)
+	var in sweepArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
+		return failErr(err)
+	}
+	ref, err := in.ref()
 	if err != nil {
 		return failErr(err)
 	}
-	req := research.SweepRequest{StrategyRef: a.ref, Series: a.series, Params: a.params, From: a.from, To: a.to, Costs: a.costs}
-	if err := c.args.object("grid", &req.Grid); err != nil {
-		return failErr(err)
-	}
-	if req.RankBy, err = c.args.str("rank_by", ""); err != nil {
-		return failErr(err)
-	}
-	if req.Top, err = c.args.integer("top", research.DefaultTop, 1, research.MaxTop); err != nil {
-		return failErr(err)
-	}
-	if req.Estimate, err = c.args.boolean("estimate", false); err != nil {
-		return failErr(err)
-	}
-	if req.MaxCombinations, err = c.args.integer("max_combinations", 0, 1, 1<<30); err != nil {
-		return failErr(err)
-	}
+	req := research.SweepRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
+		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations}
 	res, err := tb.Research.Sweep(ctx, req, progressReporter(ctx, c, "sweep"))
 	if err != nil {
 		return failErr(err)
@@ -343,32 +284,17 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	if r := tb.needResearch(); r != nil {
 		return r
 	}
-	a, err := readRunArgs(c)
+	var in walkForwardArgs
+	if _, err := decodeArgs(c.args, &in); err != nil {
+		return failErr(err)
+	}
+	ref, err := in.ref()
 	if err != nil {
 		return failErr(err)
 	}
-	req := research.WalkForwardRequest{StrategyRef: a.ref, Series: a.series, Params: a.params, From: a.from, To: a.to, Costs: a.costs}
-	if err := c.args.object("grid", &req.Grid); err != nil {
-		return failErr(err)
-	}
-	if req.RankBy, err = c.args.str("rank_by", ""); err != nil {
-		return failErr(err)
-	}
-	if req.Windows, err = c.args.integer("windows", 0, 1, research.MaxWindows); err != nil {
-		return failErr(err)
-	}
-	if err := c.args.object("in_sample", &req.InSample); err != nil {
-		return failErr(err)
-	}
-	if err := c.args.object("out_of_sample", &req.OutOfSample); err != nil {
-		return failErr(err)
-	}
-	if req.Anchored, err = c.args.boolean("anchored", false); err != nil {
-		return failErr(err)
-	}
-	if req.MaxCombinations, err = c.args.integer("max_combinations", 0, 1, 1<<30); err != nil {
-		return failErr(err)
-	}
+	req := research.WalkForwardRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
+		Grid: in.Grid, RankBy: in.RankBy, Windows: in.Windows, InSample: in.InSample, OutOfSample: in.OutOfSample,
+		Anchored: in.Anchored, MaxCombinations: in.MaxCombinations}
 	res, err := tb.Research.WalkForward(ctx, req, progressReporter(ctx, c, "walk-forward"))
 	if err != nil {
 		return failErr(err)

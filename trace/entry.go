@@ -14,7 +14,8 @@ import (
 // it; the Writer stamps TS when it is zero.
 type Entry struct {
 	TS      time.Time // when the call started; written as RFC3339 with milliseconds, UTC
-	Session string    // the id of the server process that took the call
+	Session string    // the id of the server session that took the call
+	Caller  string    // the caller (settings/callers.toml) whose session it was; empty over stdio and --no-auth
 	Seq     int64     // the call's number within its session
 	Tool    string    // the tool the agent called, as it named it
 	Write   bool      // whether the tool is a write tool
@@ -56,6 +57,7 @@ const tsLayout = "2006-01-02T15:04:05.000Z"
 type wire struct {
 	TS            string          `json:"ts"`
 	Session       string          `json:"session"`
+	Caller        string          `json:"caller,omitempty"`
 	Seq           int64           `json:"seq"`
 	Tool          string          `json:"tool"`
 	Write         bool            `json:"write"`
@@ -100,7 +102,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		return errors.New(`missing "verdict"`)
 	}
 	*e = Entry{
-		TS: ts.UTC(), Session: w.Session, Seq: w.Seq, Tool: w.Tool, Write: w.Write,
+		TS: ts.UTC(), Session: w.Session, Caller: w.Caller, Seq: w.Seq, Tool: w.Tool, Write: w.Write,
 		Profile: w.Profile, Denied: w.Denied, Args: w.Args, ArgsDropped: w.ArgsDropped,
 		Verdict: w.Verdict, Token: w.Token, ClientOrderID: w.ClientOrderID,
 		Ticket: w.Ticket, Outcome: w.Outcome, Error: w.Error, MS: w.MS,
@@ -111,7 +113,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 // appendLine appends e's line, newline included, to dst.
 func appendLine(dst []byte, e *Entry) ([]byte, error) {
 	w := wire{
-		TS: e.TS.UTC().Format(tsLayout), Session: e.Session, Seq: e.Seq, Tool: e.Tool,
+		TS: e.TS.UTC().Format(tsLayout), Session: e.Session, Caller: e.Caller, Seq: e.Seq, Tool: e.Tool,
 		Write: e.Write, Profile: e.Profile, Denied: e.Denied, Args: e.Args,
 		ArgsDropped: e.ArgsDropped, Verdict: e.Verdict, Token: e.Token,
 		ClientOrderID: e.ClientOrderID, Ticket: e.Ticket, Outcome: e.Outcome,
@@ -151,7 +153,7 @@ func encodeLine(dst []byte, e *Entry) ([]byte, error) {
 // shorten cuts every text field of e to at most limit bytes (keeping valid
 // UTF-8 and marking the cut with "…") and the deny list to 64 names.
 func shorten(e *Entry, limit int) {
-	for _, s := range []*string{&e.Session, &e.Tool, &e.Profile, &e.Token, &e.ClientOrderID, &e.Ticket, &e.Outcome, &e.Error} {
+	for _, s := range []*string{&e.Session, &e.Caller, &e.Tool, &e.Profile, &e.Token, &e.ClientOrderID, &e.Ticket, &e.Outcome, &e.Error} {
 		*s = cut(*s, limit)
 	}
 	if len(e.Denied) > 64 {

@@ -20,6 +20,7 @@ type Filter struct {
 	Verdict Verdict   // the zero Verdict selects any
 	Session string    // a session id, or a prefix of one
 	Token   string    // a preview token id, or a prefix of one
+	Caller  string    // the caller's name, exactly
 }
 
 // Match reports whether e passes f.
@@ -30,7 +31,8 @@ func (f Filter) Match(e Entry) bool {
 		f.Tool != "" && e.Tool != f.Tool,
 		!f.Verdict.IsZero() && e.Verdict != f.Verdict,
 		f.Session != "" && !strings.HasPrefix(e.Session, f.Session),
-		f.Token != "" && (e.Token == "" || !strings.HasPrefix(e.Token, f.Token)):
+		f.Token != "" && (e.Token == "" || !strings.HasPrefix(e.Token, f.Token)),
+		f.Caller != "" && e.Caller != f.Caller:
 		return false
 	}
 	return true

@@ -62,6 +62,7 @@ type Reason struct {
 // SessionStats describes one server session.
 type SessionStats struct {
 	Session string    `json:"session"`
+	Caller  string    `json:"caller,omitempty"`
 	Profile string    `json:"profile"`
 	First   time.Time `json:"first"`
 	Last    time.Time `json:"last"`
@@ -116,7 +117,7 @@ func Summarize(entries []Entry) Stats {
 
 		ss := sessions[e.Session]
 		if ss == nil {
-			ss = &SessionStats{Session: e.Session, Profile: e.Profile, First: e.TS, Last: e.TS}
+			ss = &SessionStats{Session: e.Session, Caller: e.Caller, Profile: e.Profile, First: e.TS, Last: e.TS}
 			sessions[e.Session] = ss
 		}
 		if e.TS.Before(ss.First) {

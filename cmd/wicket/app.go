@@ -43,6 +43,7 @@ var commands = []func() *cli.Command{
 	traceCommand,
 	mcpCommand,
 	mcpConfigCommand,
+	callersCommand,
 	demoCommand,
 	nodeCommand,
 	tradeCommand,

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,11 +21,16 @@ import (
 func mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
-		Usage: "serve the agent surface (MCP over stdio): authoring, research, node reads and gated writes",
+		Usage: "serve the agent surface (MCP over stdio, or Streamable HTTP with --http): authoring, research, node reads and gated writes",
 		Description: "Runs an MCP server on stdin/stdout for an AI agent. The operator chooses what the agent is offered: " +
 			"--profile full|read-only|offline and --deny-tool NAME (repeatable). Stdout carries protocol only; logs go to " +
 			"stderr. With --trace every tool call is appended to settings/state/agent/YYYY-MM.jsonl (review it with " +
-			"`wicket trace`). --check prints the served and refused tool sets and exits.",
+			"`wicket trace`). --check prints the served and refused tool sets and exits.\n\n" +
+			"With --http 127.0.0.1:8765 it serves MCP over Streamable HTTP at /mcp instead: many sessions in one process, " +
+			"each with its own previews and trace session. Every request carries a caller's bearer token (`wicket callers add`), " +
+			"and each caller's own profile and deny list scope its sessions; --no-auth serves one local operator with the " +
+			"command line's --profile instead. Loopback only, unless --allow-remote with --tls-cert and --tls-key. " +
+			"SIGTERM lets calls in flight finish (up to --shutdown-grace).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Value: agent.ProfileFull, Usage: "what the agent is offered: " + strings.Join(agent.Profiles, ", ")},
 			&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool although the profile allows it (repeatable)"},
@@ -32,6 +39,14 @@ func mcpCommand() *cli.Command {
 			&cli.BoolFlag{Name: "trace", Usage: "trace every tool call under the project's settings/state/agent"},
 			&cli.StringFlag{Name: "trace-dir", Usage: "trace every tool call under `DIR`"},
 			&cli.BoolFlag{Name: "check", Usage: "print the served and refused tool sets and exit"},
+			&cli.StringFlag{Name: "max-message", Value: "4MiB", Usage: "the largest JSON-RPC message (a stdio line or an HTTP body) accepted: bytes, or with KiB/MiB"},
+			&cli.StringFlag{Name: "http", Usage: "serve MCP over Streamable HTTP at `HOST:PORT` (path /mcp) instead of stdio"},
+			&cli.BoolFlag{Name: "no-auth", Usage: "with --http: serve without callers (loopback only); every session gets --profile and --deny-tool"},
+			&cli.BoolFlag{Name: "allow-remote", Usage: "with --http: allow a non-loopback listen address (needs --tls-cert and --tls-key)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "with --http: serve HTTPS with this certificate `FILE` (PEM)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "with --http: the certificate's private key `FILE` (PEM)"},
+			&cli.StringSliceFlag{Name: "allow-origin", Usage: "with --http: also accept this Origin (scheme://host[:port]; repeatable)"},
+			&cli.DurationFlag{Name: "shutdown-grace", Value: 30 * time.Second, Usage: "with --http: on SIGTERM, how long calls in flight may take to finish"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -67,11 +82,20 @@ func printAccess(c *cli.Context, a *agent.ToolAccess) {
 	}
 }
 
-// serveMCP wires the backends and serves stdio until stdin closes.
+// serveMCP wires the backends and serves stdio until stdin closes, or
+// HTTP until SIGTERM.
 func serveMCP(c *cli.Context, profile string, deny []string) error {
 	stderr := c.App.ErrWriter
 	if _, err := agent.Check(profile, deny); err != nil {
 		return usagef("%v", err)
+	}
+	maxMessage, err := parseSize(c.String("max-message"))
+	if err != nil {
+		return usagef("--max-message: %v", err)
+	}
+	httpAddr := c.String("http")
+	if err := checkHTTPFlags(c, httpAddr); err != nil {
+		return err
 	}
 	p, cfg, perr := openProject(c)
 	hasProject := perr == nil
@@ -85,6 +109,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		Profile: profile, Deny: deny, Version: buildVersion(),
 		NewID: command.NewID, Stderr: stderr, // wk-<uuidv7> client order ids, as the write tools document
 		DataService: "embedded (the project's history store)",
+		MaxMessage:  maxMessage,
 	}
 	b := agent.Backends{Config: cfg}
 	if hasProject {
@@ -150,6 +175,22 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		} else {
 			b.Node = client
 		}
+	}
+
+	if httpAddr != "" {
+		var callers *agent.Callers
+		if !c.Bool("no-auth") {
+			if !hasProject {
+				return usagef("--http needs a project for its callers (settings/%s): %v; or serve one local operator with --no-auth", agent.CallersFile, perr)
+			}
+			if callers, err = agent.LoadCallers(callersPath(p)); err != nil {
+				return err
+			}
+			if fi, err := os.Stat(callersPath(p)); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				fmt.Fprintf(stderr, "wicket mcp: warning: %s is readable by others (mode %o); it holds token hashes: chmod 600 it\n", callersPath(p), fi.Mode().Perm())
+			}
+		}
+		return serveHTTP(c, opts, b, httpAddr, callers)
 	}
 
 	srv, err := agent.New(opts, b)

@@ -27,7 +27,7 @@ func traceCommand() *cli.Command {
 		Description: "Reads the monthly JSONL files that `wicket mcp --trace` writes (settings/state/agent in the " +
 			"project, or --dir DIR). Filters: --since and --until take a duration back from now (90m, 2h, 7d), an " +
 			"RFC3339 time or a date (2026-05-14, UTC); --tool, --verdict (ok, preview, refused, error), --session and " +
-			"--token (an id or a prefix of one). --json prints machine output: JSON lines for list and follow, one " +
+			"--token (an id or a prefix of one); --caller (a caller of `wicket mcp --http`, by name). --json prints machine output: JSON lines for list and follow, one " +
 			"JSON object for show and stats.",
 		Subcommands: []*cli.Command{
 			{
@@ -69,6 +69,7 @@ func traceFlags(filters bool, extra ...cli.Flag) []cli.Flag {
 		&cli.StringFlag{Name: "since", Usage: "entries at or after: a duration back from now (2h, 7d), RFC3339, or a date"},
 		&cli.StringFlag{Name: "until", Usage: "entries before: a duration back from now, RFC3339, or a date"},
 		&cli.StringFlag{Name: "session", Usage: "one session's entries: its id or a prefix of it"},
+		&cli.StringFlag{Name: "caller", Usage: "one caller's entries (wicket mcp --http; see wicket callers list)"},
 	}
 	if filters {
 		flags = append(flags,
@@ -107,7 +108,7 @@ func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, ar
 	return func(c *cli.Context) error {
 		name := "wicket trace " + c.Command.Name
 		if !takesArg && c.NArg() > 0 {
-			return usagef("%s takes no arguments, got %q; filter with --since, --until, --tool, --verdict, --session, --token", name, c.Args().First())
+			return usagef("%s takes no arguments, got %q; filter with --since, --until, --tool, --verdict, --session, --token, --caller", name, c.Args().First())
 		}
 		var args []string
 		if takesArg {
@@ -141,6 +142,7 @@ func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, ar
 			}
 		}
 		o.filter.Tool, o.filter.Session, o.filter.Token = c.String("tool"), c.String("session"), c.String("token")
+		o.filter.Caller = c.String("caller")
 		if addr := c.String("node"); addr != "" {
 			if o.node, err = traceNodeAudit(c, addr); err != nil {
 				return err
@@ -223,9 +225,21 @@ func traceList(_ context.Context, o *traceOptions, _ []string) error {
 	}
 	short := traceShortener(entries)
 	tw := traceTable(o.stdout)
-	fmt.Fprintln(tw, "TIME\tSESSION\tSEQ\tTOOL\tVERDICT\tMS\tDETAIL")
+	callers := false
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", traceStamp(e.TS), short.session(e.Session), e.Seq, traceDash(e.Tool),
+		callers = callers || e.Caller != ""
+	}
+	if callers { // entries of an HTTP server: say whose session each was
+		fmt.Fprintln(tw, "TIME\tSESSION\tCALLER\tSEQ\tTOOL\tVERDICT\tMS\tDETAIL")
+	} else {
+		fmt.Fprintln(tw, "TIME\tSESSION\tSEQ\tTOOL\tVERDICT\tMS\tDETAIL")
+	}
+	for _, e := range entries {
+		who := ""
+		if callers {
+			who = traceDash(e.Caller) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s%d\t%s\t%s\t%s\t%s\n", traceStamp(e.TS), short.session(e.Session), who, e.Seq, traceDash(e.Tool),
 			e.Verdict, traceMS(e.MS), traceDetail(e, short))
 	}
 	return tw.Flush()
@@ -304,6 +318,7 @@ func tracePrintEntry(w io.Writer, e trace.Entry) error {
 	}
 	row("ts", traceStamp(e.TS))
 	row("session", e.Session)
+	row("caller", e.Caller)
 	row("seq", strconv.FormatInt(e.Seq, 10))
 	tool := traceDash(e.Tool)
 	if e.Write {
@@ -491,9 +506,21 @@ func traceStats(_ context.Context, o *traceOptions, _ []string) error {
 
 	fmt.Fprintln(w)
 	tw = traceTable(w)
-	fmt.Fprintln(tw, "SESSION\tPROFILE\tFIRST\tLAST\tCALLS\tOK\tPREVIEW\tREFUSED\tERROR")
+	callers := false
 	for _, ss := range s.Sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", traceDash(ss.Session), traceDash(ss.Profile), traceStamp(ss.First), traceStamp(ss.Last),
+		callers = callers || ss.Caller != ""
+	}
+	if callers { // an HTTP server's sessions: say whose each one was
+		fmt.Fprintln(tw, "SESSION\tCALLER\tPROFILE\tFIRST\tLAST\tCALLS\tOK\tPREVIEW\tREFUSED\tERROR")
+	} else {
+		fmt.Fprintln(tw, "SESSION\tPROFILE\tFIRST\tLAST\tCALLS\tOK\tPREVIEW\tREFUSED\tERROR")
+	}
+	for _, ss := range s.Sessions {
+		who := ""
+		if callers {
+			who = traceDash(ss.Caller) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", traceDash(ss.Session), who, traceDash(ss.Profile), traceStamp(ss.First), traceStamp(ss.Last),
 			ss.Total, ss.OK, ss.Preview, ss.Refused, ss.Error)
 	}
 	return tw.Flush()

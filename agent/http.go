@@ -1,0 +1,560 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// MCPPath is where the HTTP server answers.
+const MCPPath = "/mcp"
+
+// HTTPOptions configure the Streamable HTTP server.
+type HTTPOptions struct {
+	// Addr is the address the server listens on (host:port), for the
+	// Host and Origin checks and wicket://session.
+	Addr string
+	// Callers authenticates every request; nil serves without auth
+	// (--no-auth): every session gets Options.Profile and Options.Deny.
+	Callers *Callers
+	// Remote allows a non-loopback listener (the caller has checked TLS).
+	Remote bool
+	// AllowOrigins are extra Origin values accepted (scheme://host[:port]).
+	AllowOrigins []string
+	// MaxSessions bounds live sessions (default 256); IdleTTL drops a
+	// session nobody used for that long (default 1 h).
+	MaxSessions int
+	IdleTTL     time.Duration
+}
+
+// HTTPServer serves MCP over Streamable HTTP at /mcp (mcp-go's transport).
+// Each session is its own Server — its own access set (from its caller),
+// pending previews, trace session id and node watch — so a preview token
+// issued in one session never confirms in another. In front of mcp-go it
+// checks Host and Origin (DNS-rebinding protection), authenticates the
+// bearer token, routes by Mcp-Session-Id, and runs every message through
+// the session's wire layer (exact ids, cancellation, batches, size bound).
+type HTTPServer struct {
+	opts Options
+	b    Backends
+	h    HTTPOptions
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closing  bool
+	inflight sync.WaitGroup
+}
+
+type httpSession struct {
+	srv    *Server
+	http   *server.StreamableHTTPServer
+	caller string
+
+	mu   sync.Mutex
+	used time.Time
+}
+
+func (s *httpSession) touch(now time.Time) {
+	s.mu.Lock()
+	s.used = now
+	s.mu.Unlock()
+}
+
+func (s *httpSession) idleSince() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used
+}
+
+// NewHTTP builds the HTTP server. Without callers (nil) every session runs
+// opts' profile and deny list; with callers, there must be at least one.
+func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if h.Callers == nil {
+		if _, err := Check(opts.Profile, opts.Deny); err != nil {
+			return nil, err
+		}
+	} else if h.Callers.Len() == 0 {
+		return nil, &UsageError{"no callers are configured for this HTTP server: add one with `wicket callers add NAME --profile P` " +
+			"(it prints the bearer token once), or serve a single local operator with --no-auth"}
+	}
+	if h.MaxSessions <= 0 {
+		h.MaxSessions = 256
+	}
+	if h.IdleTTL <= 0 {
+		h.IdleTTL = time.Hour
+	}
+	return &HTTPServer{
+		opts: opts, b: b, h: h,
+		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		sessions: map[string]*httpSession{},
+	}, nil
+}
+
+// Sessions is the number of live sessions.
+func (h *HTTPServer) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != MCPPath {
+		http.NotFound(w, r)
+		return
+	}
+	if why := h.checkOrigin(r); why != "" {
+		httpError(w, http.StatusForbidden, why)
+		return
+	}
+	caller, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	closing := h.closing
+	if !closing {
+		h.inflight.Add(1)
+	}
+	h.mu.Unlock()
+	if closing {
+		httpError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	}
+	defer h.inflight.Done()
+
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r, caller)
+	case http.MethodGet, http.MethodDelete:
+		sess, ok := h.session(w, r, caller)
+		if !ok {
+			return
+		}
+		sess.http.ServeHTTP(w, r)
+		if r.Method == http.MethodDelete {
+			h.drop(sess.srv.Session())
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, "use POST, GET or DELETE on "+MCPPath)
+	}
+}
+
+// checkOrigin validates Host and Origin against the listen address and
+// the allow list; "" means the request may proceed.
+func (h *HTTPServer) checkOrigin(r *http.Request) string {
+	if !h.h.Remote && !h.allowedHost(hostOnly(r.Host)) {
+		return fmt.Sprintf("forbidden Host %q: this server answers only to its loopback address (DNS-rebinding protection)", r.Host)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	for _, o := range h.h.AllowOrigins {
+		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return ""
+		}
+	}
+	if u, err := url.Parse(origin); err == nil && !h.h.Remote && h.allowedHost(hostOnly(u.Host)) {
+		return ""
+	}
+	return fmt.Sprintf("forbidden Origin %q: not this server's address and not in --allow-origin (DNS-rebinding protection)", origin)
+}
+
+func (h *HTTPServer) allowedHost(host string) bool {
+	host = strings.ToLower(host)
+	switch host {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	if listen := strings.ToLower(hostOnly(h.h.Addr)); listen != "" && host == listen {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips a port and IPv6 brackets.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// authenticate returns the request's caller; without callers the caller
+// is the command line's own profile ("" name). A missing or wrong token
+// is answered 401 with WWW-Authenticate.
+func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Caller, bool) {
+	if h.h.Callers == nil {
+		return Caller{Profile: h.opts.Profile, Deny: h.opts.Deny}, true
+	}
+	auth := r.Header.Get("Authorization")
+	scheme, token, _ := strings.Cut(auth, " ")
+	if auth == "" || !strings.EqualFold(scheme, "Bearer") {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wicket mcp"`)
+		httpError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token> (the operator issues one with `wicket callers add`)")
+		return Caller{}, false
+	}
+	c, ok := h.h.Callers.Authenticate(strings.TrimSpace(token))
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wicket mcp", error="invalid_token"`)
+		httpError(w, http.StatusUnauthorized, "unknown bearer token")
+		return Caller{}, false
+	}
+	return c, true
+}
+
+// session finds the request's session by Mcp-Session-Id; it must belong
+// to the same caller.
+func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Caller) (*httpSession, bool) {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if id == "" {
+		httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id header: initialize a session first")
+		return nil, false
+	}
+	h.mu.Lock()
+	sess := h.sessions[id]
+	h.mu.Unlock()
+	if sess == nil {
+		httpError(w, http.StatusNotFound, "unknown or ended session: initialize a new one")
+		return nil, false
+	}
+	if sess.caller != caller.Name {
+		httpError(w, http.StatusForbidden, "this session belongs to another caller")
+		return nil, false
+	}
+	sess.touch(h.opts.Now())
+	return sess, true
+}
+
+func (h *HTTPServer) drop(id string) {
+	h.mu.Lock()
+	sess := h.sessions[id]
+	delete(h.sessions, id)
+	h.mu.Unlock()
+	if sess != nil {
+		sess.srv.Close()
+	}
+}
+
+func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller) {
+	limit := h.opts.MaxMessage
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	if len(body) > limit {
+		writeJSON(w, http.StatusRequestEntityTooLarge, lineTooLong(limit))
+		return
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		sess, ok := h.session(w, r, caller)
+		if ok {
+			h.batch(w, r, sess, body)
+		}
+		return
+	}
+	var m message
+	if err := json.Unmarshal(body, &m); err != nil {
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
+		return
+	}
+	if m.Method == string(mcp.MethodInitialize) && r.Header.Get(server.HeaderKeySessionID) == "" {
+		h.initialize(w, r, caller, body, &m)
+		return
+	}
+	sess, ok := h.session(w, r, caller)
+	if !ok {
+		return
+	}
+	h.serveOne(w, r, sess, body, &m)
+}
+
+// initialize opens a session: a Server of its own with the caller's
+// profile and deny list, behind an mcp-go transport whose only session id
+// is that Server's trace session id.
+func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
+	h.sweep()
+	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest() {
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
+		return
+	}
+	opts := h.opts
+	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
+	opts.Transport = "streamable HTTP at " + h.h.Addr
+	srv, err := New(opts, h.b)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "cannot open a session: "+err.Error())
+		return
+	}
+	id := srv.Session()
+	sess := &httpSession{srv: srv, caller: caller.Name, used: h.opts.Now()}
+	sess.http = server.NewStreamableHTTPServer(srv.mcp,
+		server.WithEndpointPath(MCPPath),
+		server.WithSessionIdManager(&oneSession{id: id}),
+		server.WithDisableLocalhostProtection(true), // checkOrigin is stricter
+		server.WithStreamableHTTPLogger(h.log),
+	)
+	h.mu.Lock()
+	h.sessions[id] = sess
+	h.mu.Unlock()
+	h.serveOne(w, r, sess, body, m)
+	if w.Header().Get(server.HeaderKeySessionID) != id {
+		h.drop(id) // initialize failed: no session was opened
+	}
+}
+
+// sweep drops sessions idle for longer than IdleTTL.
+func (h *HTTPServer) sweep() {
+	cut := h.opts.Now().Add(-h.h.IdleTTL)
+	var idle []string
+	h.mu.Lock()
+	for id, s := range h.sessions {
+		if s.idleSince().Before(cut) {
+			idle = append(idle, id)
+		}
+	}
+	h.mu.Unlock()
+	for _, id := range idle {
+		h.drop(id)
+	}
+}
+
+// evictIdlest drops the least recently used session when it has been idle
+// for at least a minute (a client that went away without DELETE), to make
+// room for a new one.
+func (h *HTTPServer) evictIdlest() bool {
+	var id string
+	var oldest time.Time
+	h.mu.Lock()
+	for sid, s := range h.sessions {
+		if u := s.idleSince(); id == "" || u.Before(oldest) {
+			id, oldest = sid, u
+		}
+	}
+	h.mu.Unlock()
+	if id == "" || h.opts.Now().Sub(oldest) < time.Minute {
+		return false
+	}
+	h.drop(id)
+	return true
+}
+
+// serveOne passes one message through the wire layer to mcp-go.
+func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, m *message) {
+	if m.isRequest() {
+		if resp, handled := sess.srv.intercept(body, m.ID, m.Method); handled {
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+	}
+	out, sur := sess.srv.ids.inbound(sess.srv.prepare(body, m), m, nil)
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(out))
+	r2.ContentLength = int64(len(out))
+	if r2.Header.Get("Content-Type") == "" {
+		r2.Header.Set("Content-Type", "application/json")
+	}
+	sess.http.ServeHTTP(&idWriter{ResponseWriter: w, ids: sess.srv.ids, sur: sur}, r2)
+}
+
+// batch answers a JSON array per the session's negotiated version.
+func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte) {
+	var elems []json.RawMessage
+	if json.Unmarshal(body, &elems) != nil {
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
+		return
+	}
+	if v := sess.srv.Protocol(); !batchesAllowed(v) {
+		writeJSON(w, http.StatusOK, batchRefusal(v))
+		return
+	}
+	if len(elems) == 0 {
+		writeJSON(w, http.StatusOK, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
+		return
+	}
+	var replies [][]byte
+	for _, e := range elems {
+		var m message
+		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
+			replies = append(replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			continue
+		}
+		rec := &bodyRecorder{header: http.Header{}}
+		h.serveOne(rec, r, sess, bytes.TrimSpace(e), &m)
+		replies = append(replies, rec.responses()...)
+	}
+	if len(replies) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	writeJSON(w, http.StatusOK, append(append([]byte{'['}, bytes.Join(replies, []byte{','})...), ']'))
+}
+
+// Shutdown stops taking requests, ends the sessions' streams, and waits
+// (bounded by ctx) for the calls in flight to finish.
+func (h *HTTPServer) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	var all []*httpSession
+	for _, s := range h.sessions {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		s.http.CloseSessions(ctx)
+	}
+	done := make(chan struct{})
+	go func() {
+		h.inflight.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("shutdown: calls still in flight: %w", ctx.Err())
+	}
+	for _, s := range all {
+		s.srv.Close()
+	}
+	return err
+}
+
+// oneSession is the session-id manager of one session's transport: it
+// knows exactly one id.
+type oneSession struct {
+	id         string
+	mu         sync.Mutex
+	terminated bool
+}
+
+func (o *oneSession) Generate() string { return o.id }
+
+func (o *oneSession) Validate(id string) (bool, error) {
+	if id != o.id {
+		return false, errors.New("unknown session id")
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.terminated, nil
+}
+
+func (o *oneSession) Terminate(id string) (bool, error) {
+	if id != o.id {
+		return false, errors.New("unknown session id")
+	}
+	o.mu.Lock()
+	o.terminated = true
+	o.mu.Unlock()
+	return false, nil
+}
+
+// idWriter restores the original request id in the response mcp-go
+// writes (one Write per JSON body or SSE event), and drops the response of
+// a cancelled request.
+type idWriter struct {
+	http.ResponseWriter
+	ids *wireIDs
+	sur string
+}
+
+func (w *idWriter) Write(p []byte) (int, error) {
+	if w.sur == "" {
+		return w.ResponseWriter.Write(p)
+	}
+	out, drop, _ := w.ids.outbound(p)
+	if drop {
+		return len(p), nil
+	}
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *idWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *idWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bodyRecorder captures one batch element's response.
+type bodyRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *bodyRecorder) Header() http.Header         { return r.header }
+func (r *bodyRecorder) WriteHeader(code int)        { r.status = code }
+func (r *bodyRecorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *bodyRecorder) Flush()                      {}
+
+// responses are the JSON-RPC responses in the recorded body (JSON, or the
+// data of SSE events; notifications are left out).
+func (r *bodyRecorder) responses() [][]byte {
+	body := bytes.TrimSpace(r.body.Bytes())
+	if len(body) == 0 {
+		return nil
+	}
+	var msgs [][]byte
+	if strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok {
+				msgs = append(msgs, append([]byte(nil), data...))
+			}
+		}
+	} else {
+		msgs = [][]byte{body}
+	}
+	var out [][]byte
+	for _, m := range msgs {
+		var env struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(m, &env) == nil && env.Method == "" && len(env.ID) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// httpError answers a transport-level refusal as a JSON-RPC error body.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, msg))
+}

@@ -1,0 +1,272 @@
+package agent
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The wire layer sits in front of mcp-go on both transports and fixes what
+// the library gets wrong on the wire (see the mcp-go notes):
+//   - request ids come back exactly as sent: every request id is swapped
+//     for a session-unique string before mcp-go sees it (mcp-go decodes
+//     numbers through float64, so 2^53+1 would come back changed) and
+//     swapped back in the response;
+//   - a request the client cancelled gets no response;
+//   - batches are answered element by element where the negotiated
+//     protocol version has them (2025-03-26 and before) and refused with
+//     -32600 where it does not.
+
+// wireIDs is one session's id table.
+type wireIDs struct {
+	prefix string // "wk-<random>:" — no client id collides with it
+
+	mu        sync.Mutex
+	next      int64
+	orig      map[string]json.RawMessage // surrogate → the id as the client sent it
+	byOrig    map[string]string          // compacted original → surrogate (cancellation)
+	cancelled map[string]bool            // surrogates whose response is dropped
+	batch     map[string]*batchReply     // surrogates whose response joins a batch
+	idle      chan struct{}              // closed and replaced when orig empties
+}
+
+func newWireIDs() *wireIDs {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return &wireIDs{
+		prefix: "wk-" + hex.EncodeToString(r[:]) + ":",
+		orig:   map[string]json.RawMessage{}, byOrig: map[string]string{},
+		cancelled: map[string]bool{}, batch: map[string]*batchReply{},
+	}
+}
+
+// message is the part of an incoming JSON-RPC message the wire reads.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// isRequest reports a message with a method and a non-null id.
+func (m *message) isRequest() bool {
+	return m.Method != "" && len(m.ID) > 0 && string(bytes.TrimSpace(m.ID)) != "null"
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// inbound rewrites one incoming message for mcp-go: a request's id becomes
+// a surrogate (returned), a cancellation names the surrogate of the
+// request it cancels and marks it. Anything else passes unchanged.
+func (w *wireIDs) inbound(body []byte, m *message, into *batchReply) ([]byte, string) {
+	if m.isRequest() {
+		w.mu.Lock()
+		w.next++
+		sur := w.prefix + strconv.FormatInt(w.next, 10)
+		w.orig[sur] = append(json.RawMessage(nil), m.ID...)
+		w.byOrig[compact(m.ID)] = sur
+		if into != nil {
+			w.batch[sur] = into
+		}
+		w.mu.Unlock()
+		return replaceField(body, "id", strconv.Quote(sur)), sur
+	}
+	if m.Method == string(mcp.MethodNotificationCancelled) {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			w.mu.Lock()
+			sur, ok := w.byOrig[compact(p.RequestID)]
+			if ok {
+				w.cancelled[sur] = true
+			}
+			w.mu.Unlock()
+			if ok {
+				return replaceParam(body, m.Params, "requestId", strconv.Quote(sur)), ""
+			}
+		}
+	}
+	return body, ""
+}
+
+// outbound restores the original id of a response mcp-go wrote. drop is
+// true when the response must not be written: its request was cancelled,
+// or it belongs to a batch (which is written whole, by done).
+func (w *wireIDs) outbound(p []byte) (out []byte, drop bool, done *batchReply) {
+	sur, ok := surrogateOf(p, w.prefix)
+	if !ok {
+		return p, false, nil
+	}
+	w.mu.Lock()
+	orig, known := w.orig[sur]
+	cancelled := w.cancelled[sur]
+	b := w.batch[sur]
+	w.forget(sur)
+	w.mu.Unlock()
+	if !known {
+		return p, false, nil
+	}
+	out = bytes.Replace(p, []byte(`"id":`+strconv.Quote(sur)), append([]byte(`"id":`), orig...), 1)
+	if cancelled {
+		if b != nil && b.add(nil) {
+			return nil, true, b
+		}
+		return nil, true, nil
+	}
+	if b != nil {
+		if b.add(bytes.TrimSpace(out)) {
+			return nil, true, b
+		}
+		return nil, true, nil
+	}
+	return out, false, nil
+}
+
+// forget drops a surrogate; w.mu is held.
+func (w *wireIDs) forget(sur string) {
+	if orig, ok := w.orig[sur]; ok {
+		if w.byOrig[compact(orig)] == sur {
+			delete(w.byOrig, compact(orig))
+		}
+	}
+	delete(w.orig, sur)
+	delete(w.cancelled, sur)
+	delete(w.batch, sur)
+	if len(w.orig) == 0 && w.idle != nil {
+		close(w.idle)
+		w.idle = nil
+	}
+}
+
+// outstanding is how many requests await their response.
+func (w *wireIDs) outstanding() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.orig)
+}
+
+// idleCh is closed once no request is outstanding.
+func (w *wireIDs) idleCh() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.orig) == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if w.idle == nil {
+		w.idle = make(chan struct{})
+	}
+	return w.idle
+}
+
+// surrogateOf finds the surrogate id of a response mcp-go wrote; its
+// layout is {"jsonrpc":"2.0","id":"<surrogate>",...}, and an SSE event
+// carries the same JSON after "data: ".
+func surrogateOf(p []byte, prefix string) (string, bool) {
+	key := []byte(`"id":"` + prefix)
+	i := bytes.Index(p, key)
+	if i < 0 {
+		return "", false
+	}
+	rest := p[i+len(`"id":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return "", false
+	}
+	return string(rest[:j]), true
+}
+
+// replaceField sets a top-level member of a JSON object, keeping the rest
+// of the bytes as they are.
+func replaceField(body []byte, field, value string) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return body
+	}
+	obj[field] = json.RawMessage(value)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep the client's text as it was (a strategy's "<" stays "<")
+	if enc.Encode(obj) != nil {
+		return body
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func replaceParam(body []byte, params json.RawMessage, field, value string) []byte {
+	return replaceField(body, "params", string(replaceField(params, field, value)))
+}
+
+// batchReply collects the responses of one batch.
+type batchReply struct {
+	mu      sync.Mutex
+	want    int
+	replies [][]byte
+}
+
+// add records one reply (nil: a dropped one) and reports whether the batch
+// is complete.
+func (b *batchReply) add(reply []byte) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if reply != nil {
+		b.replies = append(b.replies, reply)
+	}
+	b.want--
+	return b.want == 0
+}
+
+// encode renders the batch's replies as one JSON array; nil when there is
+// none (a batch of notifications gets no response).
+func (b *batchReply) encode() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.replies) == 0 {
+		return nil
+	}
+	return append(append([]byte{'['}, bytes.Join(b.replies, []byte{','})...), ']')
+}
+
+// batchesAllowed reports whether a negotiated protocol version has
+// JSON-RPC batches: 2025-03-26 added them, 2025-06-18 removed them.
+func batchesAllowed(version string) bool {
+	return version != "" && version <= mcp.ProtocolVersion20250326
+}
+
+// batchRefusal is the -32600 answer to a batch the version does not allow.
+func batchRefusal(version string) []byte {
+	why := "this session has not negotiated a protocol version yet (initialize cannot be batched)"
+	if version != "" {
+		why = fmt.Sprintf("protocol version %s has no JSON-RPC batches (2025-03-26 had them; 2025-06-18 removed them)", version)
+	}
+	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "batch refused: "+why+"; send one message at a time")
+}
+
+// lineTooLong is the -32600 answer to a message over the size limit.
+func lineTooLong(limit int) []byte {
+	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+		fmt.Sprintf("message too large: over the %s limit of this server (wicket mcp --max-message); it was skipped unread", sizeText(limit)))
+}
+
+func sizeText(n int) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,194 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// response is what mcp-go writes for a request whose id is sur.
+func response(sur string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":"` + sur + `","result":{}}` + "\n")
+}
+
+func TestWireIDsRoundTrip(t *testing.T) {
+	for _, id := range []string{`1`, `0`, `-7`, `1.5`, `12345678901234567890`, `18446744073709551616`, `1e400`, `"x"`, `"wk-00000000:1"`, `"\u00e9\"q"`} {
+		w := newWireIDs()
+		body := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		var m message
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		out, sur := w.inbound(body, &m, nil)
+		if sur == "" || !bytes.Contains(out, []byte(`"`+sur+`"`)) {
+			t.Fatalf("id %s: no surrogate in %s", id, out)
+		}
+		back, drop, _ := w.outbound(response(sur))
+		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"
+		if drop || string(back) != want {
+			t.Errorf("id %s came back as %s (drop %v)", id, back, drop)
+		}
+		if w.outstanding() != 0 {
+			t.Errorf("id %s: still outstanding", id)
+		}
+	}
+}
+
+// TestWireKeepsText: rewriting the id leaves the rest of the message's
+// text as the client wrote it.
+func TestWireKeepsText(t *testing.T) {
+	w := newWireIDs()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"source":"if a < b && c > d: pass"}}}`)
+	var m message
+	_ = json.Unmarshal(body, &m)
+	out, _ := w.inbound(body, &m, nil)
+	if !bytes.Contains(out, []byte(`"if a < b && c > d: pass"`)) {
+		t.Errorf("rewritten message changed the text: %s", out)
+	}
+}
+
+func TestWireCancelledIsDropped(t *testing.T) {
+	w := newWireIDs()
+	req := []byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call"}`)
+	var m message
+	_ = json.Unmarshal(req, &m)
+	_, sur := w.inbound(req, &m, nil)
+	cancel := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`)
+	var cm message
+	_ = json.Unmarshal(cancel, &cm)
+	out, _ := w.inbound(cancel, &cm, nil)
+	if !bytes.Contains(out, []byte(`"requestId":"`+sur+`"`)) {
+		t.Fatalf("cancellation not pointed at the surrogate: %s", out)
+	}
+	if _, drop, _ := w.outbound(response(sur)); !drop {
+		t.Error("the response of a cancelled request was written")
+	}
+	select {
+	case <-w.idleCh():
+	default:
+		t.Error("a dropped response left its request outstanding")
+	}
+}
+
+// FuzzWireIDs: whatever id a client sends, the response carries the same
+// bytes back.
+func FuzzWireIDs(f *testing.F) {
+	for _, s := range []string{`1`, `"a"`, `12345678901234567890`, `-0.5e-3`, `"\\\""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		body := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		var m message
+		if json.Unmarshal(body, &m) != nil || !m.isRequest() {
+			return
+		}
+		var v any
+		if json.Unmarshal(m.ID, &v) != nil {
+			return
+		}
+		switch v.(type) {
+		case string, float64:
+		default:
+			return // JSON-RPC ids are strings or numbers
+		}
+		w := newWireIDs()
+		_, sur := w.inbound(body, &m, nil)
+		back, _, _ := w.outbound(response(sur))
+		if want := `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}` + "\n"; string(back) != want {
+			t.Fatalf("id %s came back as %s", m.ID, back)
+		}
+	})
+}
+
+// FuzzFrontDesk feeds arbitrary input to the stdio server: it must return,
+// and every line it writes must be one JSON-RPC message (or a batch).
+func FuzzFrontDesk(f *testing.F) {
+	for _, s := range []string{
+		"{not json\n",
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" + `[{"jsonrpc":"2.0","id":2,"method":"ping"},3]` + "\n",
+		`[]` + "\n" + `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_templats"}}` + "\n",
+		`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"list_templates","arguments":{}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}` + "\n",
+		"\n\n   \r\n" + strings.Repeat("x", 300) + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s := newTestServer(t, ProfileFull, nil, nil)
+		s.opts.MaxMessage = 256
+		s.opts.Drain = 2 * time.Second
+		var out bytes.Buffer
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(context.Background(), bytes.NewReader(in), &out) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("Serve did not return")
+		}
+		sc := bufio.NewScanner(&out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			if !json.Valid(sc.Bytes()) {
+				t.Fatalf("stdout line is not JSON: %q", sc.Text())
+			}
+		}
+	})
+}
+
+// endless is a reader of n 'a' bytes, then tail: a huge line nobody holds.
+type endless struct {
+	n    int
+	tail *strings.Reader
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n == 0 {
+		return e.tail.Read(p)
+	}
+	k := min(len(p), e.n)
+	for i := range k {
+		p[i] = 'a'
+	}
+	e.n -= k
+	return k, nil
+}
+
+// TestLineTooLong (#19.5): a 100 MiB line is answered -32600 naming the
+// limit, skipped without being buffered, and the next line is served.
+func TestLineTooLong(t *testing.T) {
+	s := newTestServer(t, ProfileFull, nil, nil)
+	s.opts.MaxMessage = 1 << 20
+	in := &endless{n: 100 << 20, tail: strings.NewReader("\n" + `{"jsonrpc":"2.0","id":5,"method":"ping"}` + "\n")}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var out bytes.Buffer
+	if err := s.Serve(context.Background(), io.MultiReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"code":-32600`) || !strings.Contains(lines[0], "1 MiB") || !strings.Contains(lines[1], `"id":5`) {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("reading a 100 MiB line allocated %d MiB; it must be skipped, not buffered", grew>>20)
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int]string{4 << 20: "4 MiB", 512 << 10: "512 KiB", 1000: "1000 bytes"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
