@@ -80,7 +80,7 @@ func orDefault[T int | time.Duration](v, d T) T {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	base, sleep, now := t.defaults()
 	ctx := req.Context()
-	retryable := req.Method == http.MethodGet && req.Body == nil
+	retryable := req.Method == http.MethodGet && (req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0)
 	waits, retries := 0, 0
 	backoff := orDefault(t.Backoff, time.Second)
 	wait := func(why string, d time.Duration) error {
