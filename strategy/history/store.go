@@ -93,7 +93,7 @@ type SeriesInfo struct {
 	ProviderSymbol string
 	FetchedAt      time.Time
 	Bars           int
-	First, Last time.Time // open times of the first and last bar, UTC
+	First, Last    time.Time // open times of the first and last bar, UTC
 }
 
 // Open opens the store at path for reading and writing, creating the file

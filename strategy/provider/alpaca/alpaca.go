@@ -128,7 +128,7 @@ func TimeFrame(g strategy.Granularity) (marketdata.TimeFrame, error) {
 func (c *Client) client(ctx context.Context) *marketdata.Client {
 	return marketdata.NewClient(marketdata.ClientOpts{
 		APIKey: c.cfg.KeyID, APISecret: c.cfg.Secret, BaseURL: c.cfg.BaseURL,
-		RetryLimit: -1, // our Transport retries, honouring Retry-After
+		RetryLimit: -1,                                                        // our Transport retries, honouring Retry-After
 		HTTPClient: &http.Client{Transport: c.cfg.Transport.WithContext(ctx)}, // the library takes no context
 	})
 }
