@@ -289,14 +289,23 @@ func detect(head, raw []string, opt ImportOptions, rep *ImportReport) (layout, e
 		return layoutFor(FormatWicket, head, raw, opt, rep)
 	case isBinanceShape(head) || (len(head) > 0 && head[0] == "open_time"):
 		return layoutFor(FormatBinance, head, raw, opt, rep)
-	case len(head) > 0 && (head[0] == "date" || head[0] == "datetime"):
+	case len(head) > 0 && (head[0] == "date" || head[0] == "datetime") && hasAll(head, "open", "high", "low", "close"):
 		return layoutFor(FormatYahoo, head, raw, opt, rep)
-	case slices.Contains(head, "timestamp") || (len(head) > 0 && head[0] == "t" && slices.Contains(head, "o")):
+	case slices.Contains(head, "timestamp") && hasAll(head, "open", "high", "low", "close") || hasAll(head, "t", "o", "h", "l", "c"):
 		return layoutFor(FormatAlpaca, head, raw, opt, rep)
 	case len(head) >= 5 && head[0] == "time" && slices.Equal(head[1:5], CSVHeader[1:5]):
 		return layoutFor(FormatTradingView, head, raw, opt, rep)
 	}
 	return layout{}, unknownFormat(raw)
+}
+
+func hasAll(head []string, names ...string) bool {
+	for _, n := range names {
+		if !slices.Contains(head, n) {
+			return false
+		}
+	}
+	return true
 }
 
 func unknownFormat(raw []string) error {
@@ -515,3 +524,16 @@ func newYorkDay(t int64) int64 {
 
 // NewYorkDay is newYorkDay for the Alpaca provider.
 func NewYorkDay(t int64) int64 { return newYorkDay(t) }
+
+// ParseTime reads a command-line time: RFC3339, a zone-less date-time (in
+// tz), a date (00:00 UTC) or unix seconds.
+func ParseTime(s string, tz *time.Location) (time.Time, error) {
+	if tz == nil {
+		tz = time.UTC
+	}
+	u, err := parseAnyTime(s, tz)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(u, 0).UTC(), nil
+}
