@@ -368,7 +368,8 @@ func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportRepor
 				Msg: "not a bar file, nothing imported"}
 		}
 		lay.time, lay.ohlcv = 0, [5]int{1, 2, 3, 4, 5}
-		lay.parseTime = parseTime
+		tz := opt.TZ
+		lay.parseTime = func(s string) (int64, error) { return parseAnyTime(s, tz) }
 		return lay, nil
 	case FormatBinance:
 		if !isBinanceShape(head) && (len(head) < 6 || head[0] != "open_time") {
@@ -389,7 +390,7 @@ func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportRepor
 		for _, i := range idx {
 			used[i] = true
 		}
-		used[lay.adjClose] = true
+		used[lay.adjClose] = opt.Adjusted
 	case FormatTradingView:
 		idx, missing := columns(head, []string{"time"}, []string{"open"}, []string{"high"}, []string{"low"}, []string{"close"})
 		if len(missing) > 0 {
