@@ -27,6 +27,10 @@ var KnownKeys = []string{KeyObserve, KeyControl, KeyData,
 	KeyAlpacaID, KeyAlpacaSecret,
 }
 
+// GeneratedKeys are the keys `wicket init` generates: wicket's own. A
+// provider's keys (Alpaca's) come from the provider and are never made up.
+var GeneratedKeys = []string{KeyObserve, KeyControl, KeyData}
+
 // Source says where a key's value was found.
 type Source string
 
