@@ -148,7 +148,7 @@ func dataImportCommand() *cli.Command {
 			if err := store.Write(c.Context, series, bars, history.WriteOptions{Replace: c.Bool("replace"), Source: history.SourceImport}); err != nil {
 				return fmt.Errorf("data import %s: %w", file, err)
 			}
-			fmt.Fprintf(c.App.Writer, "imported %d bars into %s (%s to %s) from a %s file%s; %s\n", bars.Len(), series,
+			fmt.Fprintf(c.App.Writer, "imported %d bars into %s (%s to %s) from %s CSV%s; %s\n", bars.Len(), series,
 				unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]), rep.Format, importNotes(rep), rep.Gaps)
 			return nil
 		},
@@ -213,7 +213,7 @@ func trailingFlags(c *cli.Context) ([]string, error) {
 			i++
 			val = args[i]
 		}
-		if err := c.Set(name, val); err != nil {
+		if err := c.Set(flag.Names()[0], val); err != nil { // an alias (-o) sets the flag by its name
 			return nil, usagef("invalid value %q for flag -%s: %v", val, name, err)
 		}
 	}
