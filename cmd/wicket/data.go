@@ -23,6 +23,7 @@ var dataSubcommands = []func() *cli.Command{
 	dataDeleteCommand,
 	dataFetchCommand,
 	dataExportCommand,
+	dataRecordCommand,
 	dataServeCommand,
 }
 

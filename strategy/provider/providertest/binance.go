@@ -2,12 +2,15 @@ package providertest
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // Binance fakes the Binance spot REST API's kline endpoint, following
@@ -30,6 +33,18 @@ type Binance struct {
 	log
 	mu      sync.Mutex
 	Symbols map[string]Gen
+	// Connections scripts the kline stream, one entry per websocket
+	// connection in order: the events it sends. Every connection but the
+	// last is then dropped; the last stays open until the client leaves.
+	Connections [][]StreamEvent
+	conns       int
+}
+
+// StreamEvent is one kline stream message: the bar opening at T, final
+// (closed, x: true) or an update of the forming bar.
+type StreamEvent struct {
+	T     time.Time
+	Final bool
 }
 
 // NewBinance starts a fake; clock may be nil (then nothing is forming).
@@ -55,6 +70,10 @@ func binanceError(w http.ResponseWriter, status int, code int, msg string) {
 func (f *Binance) serve(w http.ResponseWriter, r *http.Request) {
 	_, fault, faulty := f.record(r)
 	if faulty && serveFault(w, r, fault) {
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/ws/") {
+		f.stream(w, r)
 		return
 	}
 	switch r.URL.Path {
@@ -143,4 +162,61 @@ func (f *Binance) tickerPrice(w http.ResponseWriter, r *http.Request) {
 	t := now.Truncate(g.Step)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(`{"symbol":"` + strings.ToUpper(sym) + `","price":"` + num(g.At(t).C) + `"}`))
+}
+
+var upgrader = websocket.Upgrader{}
+
+// stream serves /ws/<symbol>@kline_<interval>, following
+// https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams
+// ("Kline/Candlestick Streams": {"e":"kline","E":...,"s":...,"k":{"t","T",
+// "s","i","f","L","o","c","h","l","v","n","x","q","V","Q","B"}}).
+func (f *Binance) stream(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/ws/")
+	lsym, iv, ok := strings.Cut(name, "@kline_")
+	sym := strings.ToUpper(lsym)
+	g, known := f.gen(sym)
+	step, okIv := binanceIntervals[iv]
+	if !ok || !known || !okIv {
+		http.Error(w, "no such stream", http.StatusNotFound)
+		return
+	}
+	g.Step = step
+	f.mu.Lock()
+	n := f.conns
+	f.conns++
+	var events []StreamEvent
+	if n < len(f.Connections) {
+		events = f.Connections[n]
+	}
+	lastConn := n >= len(f.Connections)-1
+	f.mu.Unlock()
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	for _, ev := range events {
+		b := g.At(ev.T)
+		open := b.T.UnixMilli()
+		msg := fmt.Sprintf(`{"e":"kline","E":%d,"s":%q,"k":{"t":%d,"T":%d,"s":%q,"i":%q,"f":100,"L":200,"o":%q,"c":%q,"h":%q,"l":%q,"v":%q,"n":%d,"x":%v,"q":%q,"V":"0","Q":"0","B":"0"}}`,
+			open+step.Milliseconds(), sym, open, open+step.Milliseconds()-1, sym, iv, num(b.O), num(b.C), num(b.H), num(b.L), num(b.V), b.Trades, ev.Final, num(b.QuoteVolume))
+		if err := conn.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+			return
+		}
+	}
+	if !lastConn {
+		return // drop the connection, as a network fault would
+	}
+	for { // stay up until the client goes
+		if _, _, err := conn.ReadMessage(); err != nil {
+			return
+		}
+	}
+}
+
+// Connects is how many stream connections the fake has accepted.
+func (f *Binance) Connects() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conns
 }
