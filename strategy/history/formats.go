@@ -480,6 +480,9 @@ func parseAnyTime(s string, tz *time.Location) (int64, error) {
 	if s == "" {
 		return 0, errors.New("time is empty")
 	}
+	if u, ok := fastISO(s, tz); ok {
+		return u, nil
+	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > 1e11 || n < -1e11 {
 			return 0, fmt.Errorf("time %s is out of range for unix seconds (milliseconds? divide by 1000)", s)
@@ -500,6 +503,92 @@ func parseAnyTime(s string, tz *time.Location) (int64, error) {
 		return t.Unix(), nil
 	}
 	return 0, fmt.Errorf("time %q is neither ISO 8601 (2024-01-02T15:00:00Z, 2024-01-02 15:00:00), a date (2024-01-02) nor unix seconds", s)
+}
+
+// fastISO reads the common ISO 8601 shapes without allocating:
+// 2006-01-02, then optionally [T ]15:04[:05[.frac]] and Z, ±07:00 or ±0700.
+// A bare date is 00:00 UTC; a date-time without a zone is in tz. ok is
+// false for anything else (the slower layouts then have a go).
+func fastISO(s string, tz *time.Location) (int64, bool) {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return 0, false
+	}
+	y, ok1 := digits(s[0:4])
+	mo, ok2 := digits(s[5:7])
+	d, ok3 := digits(s[8:10])
+	if !ok1 || !ok2 || !ok3 || mo < 1 || mo > 12 || d < 1 || d > 31 {
+		return 0, false
+	}
+	if len(s) == 10 {
+		return checkedDate(y, mo, d, 0, 0, 0, time.UTC, 0)
+	}
+	if (s[10] != 'T' && s[10] != ' ') || len(s) < 16 || s[13] != ':' {
+		return 0, false
+	}
+	hh, ok1 := digits(s[11:13])
+	mm, ok2 := digits(s[14:16])
+	if !ok1 || !ok2 || hh > 23 || mm > 59 {
+		return 0, false
+	}
+	rest, ss := s[16:], 0
+	if len(rest) >= 3 && rest[0] == ':' {
+		v, ok := digits(rest[1:3])
+		if !ok || v > 59 {
+			return 0, false
+		}
+		ss, rest = v, rest[3:]
+		if len(rest) > 1 && rest[0] == '.' {
+			i := 1
+			for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+				i++
+			}
+			if i == 1 {
+				return 0, false
+			}
+			rest = rest[i:]
+		}
+	}
+	switch {
+	case rest == "":
+		return checkedDate(y, mo, d, hh, mm, ss, tz, 0)
+	case rest == "Z":
+		return checkedDate(y, mo, d, hh, mm, ss, time.UTC, 0)
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':',
+		len(rest) == 5 && (rest[0] == '+' || rest[0] == '-'):
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[len(rest)-2:])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return 0, false
+		}
+		off := int64(oh*3600 + om*60)
+		if rest[0] == '-' {
+			off = -off
+		}
+		return checkedDate(y, mo, d, hh, mm, ss, time.UTC, off)
+	}
+	return 0, false
+}
+
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// checkedDate builds the time and refuses a day the month does not have
+// (time.Date would roll 2024-02-30 into March).
+func checkedDate(y, mo, d, hh, mm, ss int, loc *time.Location, off int64) (int64, bool) {
+	t := time.Date(y, time.Month(mo), d, hh, mm, ss, 0, loc)
+	if t.Day() != d {
+		return 0, false
+	}
+	return t.Unix() - off, true
 }
 
 var newYork = mustZone("America/New_York")
