@@ -68,6 +68,10 @@ func (f *Alpaca) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var gens map[string]Gen
 	stock := false
+	if r.URL.Path == "/v2/stocks/trades/latest" || r.URL.Path == "/v1beta3/crypto/us/latest/trades" {
+		f.latestTrade(w, r)
+		return
+	}
 	switch r.URL.Path {
 	case "/v2/stocks/bars":
 		stock = true
@@ -171,4 +175,37 @@ func (f *Alpaca) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(buf.Bytes())
+}
+
+// latestTrade serves GET /v2/stocks/trades/latest and
+// /v1beta3/crypto/us/latest/trades (https://docs.alpaca.markets/reference/stocklatesttrades-1,
+// https://docs.alpaca.markets/reference/cryptolatesttrades-1):
+// {"trades":{"SYM":{"t","p","s","i",...}}}, the close of the bar holding
+// the fake clock's now.
+func (f *Alpaca) latestTrade(w http.ResponseWriter, r *http.Request) {
+	stock := strings.HasPrefix(r.URL.Path, "/v2/")
+	f.mu.Lock()
+	gens := f.Crypto
+	authed := f.KeyID != "" && r.Header.Get("APCA-API-KEY-ID") == f.KeyID && r.Header.Get("APCA-API-SECRET-KEY") == f.Secret
+	if stock {
+		gens = f.Stocks
+	}
+	f.mu.Unlock()
+	if stock && !authed {
+		alpacaError(w, http.StatusUnauthorized, "forbidden.")
+		return
+	}
+	sym := r.URL.Query().Get("symbols")
+	g, ok := gens[sym]
+	if !ok {
+		alpacaError(w, http.StatusBadRequest, "invalid symbol: "+sym)
+		return
+	}
+	now := time.Now()
+	if f.clock != nil {
+		now = f.clock.Now()
+	}
+	t := now.Truncate(g.Step)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"trades":{"` + sym + `":{"t":"` + now.UTC().Format(time.RFC3339Nano) + `","p":` + num(g.At(t).C) + `,"s":1,"i":7}}}`))
 }
