@@ -2,7 +2,8 @@
 // APIs for tests: httptest servers that speak Binance's and Alpaca's
 // documented REST endpoints (and Binance's kline stream), with a fake clock,
 // request logs and injectable faults. Nothing here reaches the network
-// beyond loopback; it is imported by tests only.
+// beyond loopback; it is imported by tests only, and production code must
+// never import it.
 package providertest
 
 import (
