@@ -2,12 +2,10 @@ package history
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,27 +52,6 @@ func headerOK(h []string) bool {
 		}
 	}
 	return true
-}
-
-// parseTime reads RFC3339, a plain date, or integer unix seconds.
-func parseTime(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, errors.New("time is empty")
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n > 1e11 || n < -1e11 {
-			return 0, fmt.Errorf("time %s is out of range for unix seconds (milliseconds? divide by 1000)", s)
-		}
-		return n, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.Unix(), nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t.Unix(), nil
-	}
-	return 0, fmt.Errorf("time %q is neither RFC3339 (2024-01-02T15:00:00Z), a date (2024-01-02) nor unix seconds", s)
 }
 
 // Validate checks bars the way an import does and returns every problem
