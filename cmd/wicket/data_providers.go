@@ -70,6 +70,19 @@ func (ps providerSet) source(name string) provider.Source {
 	return ps.alpaca()
 }
 
+// tape is a provider with a live stream, for data record.
+type tape interface {
+	provider.Source
+	provider.Stream
+}
+
+func (ps providerSet) tape(name string) tape {
+	if name == binance.Name {
+		return ps.binance()
+	}
+	return ps.alpaca()
+}
+
 func newProviderSet(p project.Project, cfg project.Config, stderr io.Writer) (providerSet, error) {
 	s, err := p.Secrets(os.LookupEnv)
 	if err != nil {

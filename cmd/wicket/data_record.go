@@ -8,21 +8,21 @@ import (
 
 	"wicket/strategy/history"
 	"wicket/strategy/provider"
-	"wicket/strategy/provider/binance"
 )
 
 func dataRecordCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "record",
 		Usage:     "record a live tape: append each bar of the series as it closes, from the provider's stream, until stopped (Ctrl-C)",
-		ArgsUsage: "SYMBOL@GRANULARITY... [--provider binance]",
-		Description: "Subscribes to Binance's public kline stream for each series and appends every closed bar, logging one " +
-			"line per bar to stderr. After a disconnect it reconnects with backoff (1 s doubling to 60 s) and back-fills " +
-			"the missed bars over REST, so the stored series has no hole and no bar twice; an existing series is first " +
-			"brought up to date the same way. Ctrl-C or SIGTERM stops it cleanly, keeping every stored bar. " +
-			"The endpoint is [providers.binance] stream_url in wicket.toml. Alpaca's stream is not supported yet.",
+		ArgsUsage: "SYMBOL@GRANULARITY... [--provider binance|alpaca]",
+		Description: "Subscribes to the provider's live stream for each series (Binance's public kline stream, any " +
+			"granularity; Alpaca's bar stream, 1m only and with the Alpaca key, crypto too) and appends every closed bar, " +
+			"logging one line per bar to stderr. After a disconnect it reconnects with backoff and back-fills the missed " +
+			"bars over REST, so the stored series has no hole and no bar twice; an existing series is first brought up " +
+			"to date the same way. Ctrl-C or SIGTERM stops it cleanly, keeping every stored bar. The endpoints are " +
+			"[providers.NAME] stream_url and base_url in wicket.toml. The provider defaults as for data fetch.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "provider", Value: binance.Name, Usage: "the live stream: binance"},
+			&cli.StringFlag{Name: "provider", Usage: "binance or alpaca (default: the series' own, else binance for a pair, alpaca for a ticker)"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := trailingFlags(c)
@@ -37,13 +37,6 @@ func dataRecordCommand() *cli.Command {
 					return usageError{err}
 				}
 			}
-			switch name := c.String("provider"); name {
-			case binance.Name:
-			case "alpaca":
-				return usagef("--provider alpaca: recording from Alpaca's stream is not supported yet; record crypto pairs with --provider binance, or fetch Alpaca bars with `wicket data fetch --provider alpaca`")
-			default:
-				return usagef("--provider %q is not one of binance", name)
-			}
 			p, cfg, err := openProject(c)
 			if err != nil {
 				return err
@@ -57,14 +50,25 @@ func dataRecordCommand() *cli.Command {
 				return err
 			}
 			defer store.Close()
-			src := ps.binance()
+			// One provider per run: the first series decides when --provider
+			// is not given.
+			sym0, _, _ := history.CheckSeries(args[0])
+			var info0 *history.SeriesInfo
+			if info, err := store.Info(args[0]); err == nil {
+				info0 = &info
+			}
+			name, err := ps.pick(c.String("provider"), sym0, info0)
+			if err != nil {
+				return err
+			}
+			src := ps.tape(name)
 			for _, s := range args {
 				sym, _, _ := history.CheckSeries(s)
 				if _, err := src.Symbol(sym); err != nil {
 					return usageError{err}
 				}
 			}
-			fmt.Fprintf(c.App.ErrWriter, "recording %d series from binance; Ctrl-C stops\n", len(args))
+			fmt.Fprintf(c.App.ErrWriter, "recording %d series from %s; Ctrl-C stops\n", len(args), name)
 			var mu sync.Mutex // one goroutine per series logs
 			err = provider.Record(c.Context, store, src, src, args, provider.RecordOptions{
 				Log: func(line string) {

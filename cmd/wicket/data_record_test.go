@@ -93,11 +93,61 @@ func TestDataRecord(t *testing.T) {
 
 	// Usage errors name what works.
 	errb.Reset()
-	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1m"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "not a crypto pair") {
+	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1m", "--provider", "binance"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "not a crypto pair") {
 		t.Errorf("record SPY: %d %s", code, errb.String())
 	}
 	errb.Reset()
-	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "BTC-USD@1m", "--provider", "alpaca"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "not supported yet") {
-		t.Errorf("record --provider alpaca: %d %s", code, errb.String())
+	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "BTC-USD@1m", "--provider", "kraken"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "not one of binance, alpaca") {
+		t.Errorf("record --provider kraken: %d %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1h", "--provider", "alpaca"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "1m bars only") {
+		t.Errorf("record SPY@1h from alpaca: %d %s", code, errb.String())
+	}
+}
+
+// TestDataRecordAlpaca records BTC-USD@1m from a fake Alpaca crypto bar
+// stream with the key from the environment; the key is never printed.
+func TestDataRecordAlpaca(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := providertest.NewAlpaca(nil, nil, map[string]providertest.Gen{"BTC/USD": {Start: t0, End: t0.Add(time.Hour), Step: time.Minute}})
+	defer f.Close()
+	f.KeyID, f.Secret = scriptAlpacaID, scriptAlpacaSecret
+	f.StreamConnections = [][]time.Time{{t0, t0.Add(time.Minute)}}
+	t.Setenv("WICKET_ALPACA_KEY_ID", scriptAlpacaID)
+	t.Setenv("WICKET_ALPACA_SECRET_KEY", scriptAlpacaSecret)
+
+	dir := filepath.Join(t.TempDir(), "proj")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"wicket", "init", dir}, nil, &out, &errb); code != 0 {
+		t.Fatalf("init: %s", errb.String())
+	}
+	cfg, err := os.OpenFile(filepath.Join(dir, "wicket.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(cfg, "\n[providers.alpaca]\nbase_url = %q\nstream_url = %q\n", f.URL, "ws"+strings.TrimPrefix(f.URL, "http"))
+	cfg.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"wicket", "--project", dir, "data", "record", "BTC-USD@1m", "--provider", "alpaca"}, nil, &out, &stderr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "BTC-USD@1m 2024-01-01T00:01:00Z o=") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second bar line; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d: %s", c, stderr.String())
+	}
+	if log := stderr.String(); strings.Contains(log, scriptAlpacaSecret) || strings.Contains(log, scriptAlpacaID) || !strings.Contains(log, "recording 1 series from alpaca") {
+		t.Fatalf("stderr:\n%s", log)
 	}
 }

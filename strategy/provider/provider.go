@@ -30,6 +30,10 @@ type Error struct {
 	Provider string
 	Msg      string
 	Err      error
+	// Permanent marks a refusal that retrying cannot mend (bad keys, an
+	// unsupported granularity): the live tape stops on it instead of
+	// reconnecting.
+	Permanent bool
 }
 
 func (e *Error) Error() string {
@@ -41,6 +45,13 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Refusef builds a Permanent *Error.
+func Refusef(provider string, err error, format string, a ...any) *Error {
+	e := Errorf(provider, err, format, a...)
+	e.Permanent = true
+	return e
+}
 
 // Errorf builds an *Error.
 func Errorf(provider string, err error, format string, a ...any) *Error {

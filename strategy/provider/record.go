@@ -137,8 +137,9 @@ func recordOne(ctx context.Context, store *history.Store, src Source, stream Str
 			return nil
 		}
 		var he *history.Error
-		if errors.As(err, &he) {
-			return err // the store refused: reconnecting would not help
+		var pe *Error
+		if errors.As(err, &he) || errors.As(err, &pe) && pe.Permanent {
+			return err // the store or the provider refused: reconnecting would not help
 		}
 		opt.Log(fmt.Sprintf("%s stream lost (%v); reconnecting in %s", series, err, backoff))
 		if err := opt.Sleep(ctx, backoff); err != nil {

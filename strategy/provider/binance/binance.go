@@ -126,7 +126,7 @@ func ToWicket(bsym string) (string, error) {
 func Interval(g strategy.Granularity) (string, error) {
 	iv, ok := intervals[g]
 	if !ok {
-		return "", provider.Errorf(Name, nil, "granularity %q has no Binance kline interval; binance serves %s", g, provider.GranularityNames(strategy.Granularities))
+		return "", provider.Refusef(Name, nil, "granularity %q has no Binance kline interval; binance serves %s", g, provider.GranularityNames(strategy.Granularities))
 	}
 	return iv, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"wicket/strategy"
+	"wicket/strategy/provider"
 )
 
 // streamIdle is how long a stream may stay silent before it counts as
@@ -31,8 +32,11 @@ func (c *Client) Stream(ctx context.Context, psym string, g strategy.Granularity
 		return err
 	}
 	url := c.streamURL + "/ws/" + strings.ToLower(psym) + "@kline_" + iv
-	conn, _, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
 	if err != nil {
+		if resp != nil && resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 429 {
+			return provider.Refusef(Name, err, "the stream %s refused the subscription (HTTP %d); binance streams the pairs it lists", url, resp.StatusCode)
+		}
 		return fmt.Errorf("connect to %s: %w", url, err)
 	}
 	defer conn.Close()

@@ -30,8 +30,13 @@ type Alpaca struct {
 	mu     sync.Mutex
 	Stocks map[string]Gen
 	Crypto map[string]Gen
-	// KeyID and Secret are the only credentials the fake accepts for stocks.
+	// KeyID and Secret are the only credentials the fake accepts for stocks
+	// (and for the stream).
 	KeyID, Secret string
+	// StreamConnections scripts the bar stream, one entry per connection:
+	// the open times of the minute bars it sends (alpaca_stream.go).
+	StreamConnections [][]time.Time
+	streamConns       int
 }
 
 // NewAlpaca starts a fake.
@@ -64,6 +69,10 @@ var newYork = func() *time.Location {
 func (f *Alpaca) serve(w http.ResponseWriter, r *http.Request) {
 	_, fault, faulty := f.record(r)
 	if faulty && serveFault(w, r, fault) {
+		return
+	}
+	if r.URL.Path == "/v1beta3/crypto/us" || r.URL.Path == "/v2/iex" {
+		f.serveStream(w, r)
 		return
 	}
 	var gens map[string]Gen
