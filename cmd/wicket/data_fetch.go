@@ -128,12 +128,8 @@ func fetchSummary(r provider.FetchResult) string {
 	if r.Replaced {
 		verb = "replaced with"
 	}
-	gaps := "no gaps"
-	if r.Gaps.Count > 0 {
-		gaps = fmt.Sprintf("%d gaps, the largest %s from %s", r.Gaps.Count, r.Gaps.Largest, r.Gaps.At.Format(time.RFC3339))
-	}
-	return fmt.Sprintf("%s: %s %d bars from %s (%s to %s) in %d pages; %s", r.Series, verb, r.Added, src,
-		r.First.Format(time.RFC3339), r.Last.Format(time.RFC3339), r.Pages, gaps)
+	return fmt.Sprintf("%s: %s %s from %s (%s to %s) in %s; %s", r.Series, verb, history.Plural(r.Added, "bar"), src,
+		r.First.Format(time.RFC3339), r.Last.Format(time.RFC3339), history.Plural(r.Pages, "page"), r.Gaps)
 }
 
 // fetchBar draws a fetch's progress on a terminal, at most ten times a

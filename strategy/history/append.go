@@ -180,5 +180,13 @@ func (g GapStats) String() string {
 	if g.Count == 0 {
 		return "no gaps"
 	}
-	return fmt.Sprintf("%d gaps, the largest %s from %s", g.Count, g.Largest, g.At.Format(time.RFC3339))
+	return fmt.Sprintf("%s, the largest %s from %s", Plural(g.Count, "gap"), g.Largest, g.At.Format(time.RFC3339))
+}
+
+// Plural is "1 gap", "2 gaps".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

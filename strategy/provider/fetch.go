@@ -116,7 +116,9 @@ func Fetch(ctx context.Context, store *history.Store, src Source, series string,
 			return res, &history.Error{Kind: history.Invalid, Series: series,
 				Msg: fmt.Sprintf("--from %s is before the first stored bar %s; an incremental fetch only adds newer bars, pass --full to re-download the range", start.Format(time.RFC3339), info.First.Format(time.RFC3339))}
 		}
-		start = info.Last.Add(step)
+		if next := info.Last.Add(step); start.Before(next) {
+			start = next // resume after the last stored bar (a later --from skips ahead, leaving a gap)
+		}
 	case start.IsZero():
 		start = Floor(end.Add(-DefaultDepth[g]), g)
 	}

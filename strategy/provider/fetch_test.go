@@ -203,3 +203,18 @@ func TestFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchFromSkipsAhead: an incremental --from after the last stored bar
+// starts there, and the hole it leaves is reported.
+func TestFetchFromSkipsAhead(t *testing.T) {
+	r := newRig(t, t0.Add(14*time.Hour))
+	r.fetch(t, provider.FetchOptions{From: t0, To: t0.Add(9*time.Hour + 59*time.Minute)})
+	res := r.fetch(t, provider.FetchOptions{From: t0.Add(12 * time.Hour)})
+	if res.Added != 120 || res.First != t0.Add(12*time.Hour) || res.Gaps.Count != 1 || res.Gaps.Largest != 2*time.Hour {
+		t.Fatalf("skip ahead: %+v", res)
+	}
+	_, err := provider.Fetch(context.Background(), r.store, r.src, "BTC-USD@1m", provider.FetchOptions{From: t0.Add(-time.Hour), Now: r.clock.Now})
+	if err == nil || !strings.Contains(err.Error(), "pass --full") {
+		t.Fatalf("--from before the first bar: %v", err)
+	}
+}
