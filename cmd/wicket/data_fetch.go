@@ -27,7 +27,7 @@ func dataFetchCommand() *cli.Command {
 			"(environment or settings/secrets.env); crypto needs no key. Endpoints: [providers.NAME] base_url in wicket.toml.\n\n" +
 			"Times: RFC3339 (2024-01-02T15:00:00Z), a date (2024-01-02, UTC) or unix seconds; --to is inclusive.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "provider", Usage: "binance or alpaca (default: see below)"},
+			&cli.StringFlag{Name: "provider", Usage: "binance or alpaca (default: the series' own, else binance for a pair and alpaca for a ticker)"},
 			&cli.StringFlag{Name: "from", Usage: "first bar's open time"},
 			&cli.StringFlag{Name: "to", Usage: "last bar's open time (default: the last closed bar)"},
 			&cli.BoolFlag{Name: "full", Usage: "re-download the range and replace it instead of resuming"},
