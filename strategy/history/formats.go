@@ -483,6 +483,11 @@ func parseAnyTime(s string, tz *time.Location) (int64, error) {
 	if u, ok := fastISO(s, tz); ok {
 		return u, nil
 	}
+	return slowTime(s, tz)
+}
+
+// slowTime is parseAnyTime without the fast path.
+func slowTime(s string, tz *time.Location) (int64, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > 1e11 || n < -1e11 {
 			return 0, fmt.Errorf("time %s is out of range for unix seconds (milliseconds? divide by 1000)", s)

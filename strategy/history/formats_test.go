@@ -243,3 +243,20 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastISO: wherever both the allocation-free parser and the layout
+// parser read a time, they read the same instant.
+func FuzzFastISO(f *testing.F) {
+	for _, s := range []string{"2024-01-02", "2024-01-02T15:04:05Z", "2024-01-02 15:04:05+00:00", "2024-02-30", "2024-01-02T15:04:05.123-05:30",
+		"2024-01-02 15:04", "2023-02-29T00:00:00Z", "2024-12-31T23:59:59+14:00", "0000-01-01"} {
+		f.Add(s)
+	}
+	ny, _ := time.LoadLocation("America/New_York")
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := fastISO(s, ny)
+		slow, err := slowTime(s, ny)
+		if ok && err == nil && fast != slow {
+			t.Fatalf("%q: fast %d, layouts %d", s, fast, slow)
+		}
+	})
+}
