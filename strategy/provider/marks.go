@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -49,4 +50,33 @@ func PollMarks(ctx context.Context, src MarkSource, syms []string, every time.Du
 			return err
 		}
 	}
+}
+
+// LiveMarks holds the latest Mark per symbol that Run polls from a
+// MarkSource, for a paper venue's engine to read at each tick (the engine
+// keeps its previous mark while a symbol has none yet). It is safe for
+// concurrent use.
+type LiveMarks struct {
+	mu sync.Mutex
+	m  map[string]Mark
+}
+
+// Run polls src for syms every interval into l until ctx ends.
+func (l *LiveMarks) Run(ctx context.Context, src MarkSource, syms []string, every time.Duration, onErr func(sym string, err error)) error {
+	return PollMarks(ctx, src, syms, every, nil, func(m Mark) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.m == nil {
+			l.m = map[string]Mark{}
+		}
+		l.m[m.Symbol] = m
+	}, onErr)
+}
+
+// Get returns the latest mark of sym, if one has arrived.
+func (l *LiveMarks) Get(sym string) (Mark, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, ok := l.m[sym]
+	return m, ok
 }

@@ -55,3 +55,40 @@ func TestMarksFromProviders(t *testing.T) {
 		t.Fatalf("poll: %v, %d marks, errors for %v", err, len(got), errs)
 	}
 }
+
+func TestLiveMarks(t *testing.T) {
+	now := t0.Add(10 * time.Minute)
+	clock := providertest.NewClock(now)
+	gen := providertest.Gen{Start: t0, End: t0.Add(24 * time.Hour), Step: time.Minute}
+	bf := providertest.NewBinance(clock, map[string]providertest.Gen{"BTCUSDT": gen, "ETHUSDT": gen})
+	defer bf.Close()
+	var lm provider.LiveMarks
+	if _, ok := lm.Get("BTC-USD"); ok {
+		t.Fatal("a mark before any poll")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- lm.Run(ctx, binance.New(binance.Config{BaseURL: bf.URL}), []string{"BTC-USD", "ETH-USD"}, 10*time.Millisecond, nil)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, a := lm.Get("BTC-USD")
+		_, b := lm.Get("ETH-USD")
+		if a && b {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no marks arrived")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("Run: %v", err)
+	}
+	m, _ := lm.Get("ETH-USD")
+	if m.Price.InexactFloat64() != gen.At(now).C || m.Source != "binance" {
+		t.Fatalf("mark %+v", m)
+	}
+}
