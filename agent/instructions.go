@@ -8,7 +8,8 @@ import "strings"
 const (
 	instrSurface = "This server is one surface of wicket, a larger system for systematic trading; " +
 		"some capabilities live outside it and only the operator runs them."
-	instrOutsideData     = "Bars reach the history store through the operator's commands `wicket data seed-demo` and `wicket data import FILE.csv --series S`."
+	instrOutsideData = "Bars reach the history store through the operator's commands `wicket data seed-demo`, `wicket data import FILE.csv --series S`, " +
+		"`wicket data fetch SERIES` (real bars from Binance or Alpaca) and `wicket data record SERIES` (a live tape)."
 	instrOutsideNode     = "A trading node is started by the operator with `wicket node serve`."
 	instrOutsideBacktest = "The operator can run a backtest without this server with `wicket backtest --local`."
 	instrOutsideKeys     = "Node keys are managed by the operator: `wicket secrets list` and `wicket secrets path` show them."

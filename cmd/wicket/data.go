@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,13 +20,16 @@ var dataSubcommands = []func() *cli.Command{
 	dataImportCommand,
 	dataListCommand,
 	dataDeleteCommand,
+	dataFetchCommand,
+	dataExportCommand,
+	dataRecordCommand,
 	dataServeCommand,
 }
 
 func dataCommand() *cli.Command {
 	c := &cli.Command{
 		Name:  "data",
-		Usage: "the bar history store: seed demo series, import CSV bars, list and delete series, serve the research API",
+		Usage: "the bar history store: seed demo series, fetch bars from providers, import and export CSV bars, record a live tape, list and delete series, serve the research API",
 		Description: "Series are named SYMBOL@GRANULARITY (granularity one of 1m 5m 15m 1h 4h 1d) and live in " +
 			"settings/state/history.db. Backtests, sweeps and the node's --replay read them.",
 	}
@@ -76,13 +80,27 @@ func dataSeedDemoCommand() *cli.Command {
 }
 
 func dataImportCommand() *cli.Command {
+	var formats strings.Builder
+	for _, f := range history.Formats {
+		fmt.Fprintf(&formats, "\n  %-12s %s", f.Format, f.Shape)
+	}
 	return &cli.Command{
 		Name:      "import",
-		Usage:     "import bars from a CSV file (header time,open,high,low,close,volume; RFC3339, date or unix-seconds times) as one series; a file with any bad row imports nothing",
-		ArgsUsage: "FILE.csv --series SYMBOL@GRANULARITY",
+		Usage:     "import bars from a CSV file (wicket, Yahoo, Binance, TradingView or Alpaca layout) as one series; a file with any bad row imports nothing",
+		ArgsUsage: "FILE.csv --series SYMBOL@GRANULARITY [--format auto|wicket|yahoo|binance|tradingview|alpaca] [--tz ZONE] [--adjusted]",
+		Description: "--format auto (the default) recognises the layout by its header, or a Binance kline dump by its " +
+			"headerless 12-column shape, and says which it chose. The layouts:" + formats.String() + "\n\n" +
+			"A UTF-8 BOM, CRLF line endings, quoted fields and blank lines are accepted. Times without a zone are read in " +
+			"--tz (default UTC); a bare date is that calendar day at 00:00 UTC. Every bar must sit on the series' " +
+			"granularity grid (a 1h bar opens on the hour, a 1d bar at 00:00 UTC); gaps are allowed and reported. " +
+			"Unsorted, duplicate, off-grid, non-finite or inconsistent rows are refused with their row numbers, and " +
+			"then nothing is imported.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "series", Usage: "the series to write, e.g. `BTC-USD@1h`"},
 			&cli.BoolFlag{Name: "replace", Usage: "overwrite the series if it already holds bars"},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "the file's layout: " + strings.Join(history.FormatNames(), ", ")},
+			&cli.StringFlag{Name: "tz", Value: "UTC", Usage: "IANA zone of times written without one, e.g. America/New_York"},
+			&cli.BoolFlag{Name: "adjusted", Usage: "Yahoo files: scale open, high, low and close by Adj Close / Close"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := trailingFlags(c)
@@ -96,8 +114,17 @@ func dataImportCommand() *cli.Command {
 			if series == "" {
 				return usagef("data import needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (granularity one of 1m 5m 15m 1h 4h 1d)")
 			}
-			if _, _, err := history.CheckSeries(series); err != nil {
+			_, g, err := history.CheckSeries(series)
+			if err != nil {
 				return usageError{fmt.Errorf("--series: %w", err)}
+			}
+			format, err := history.ParseFormat(c.String("format"))
+			if err != nil {
+				return usageError{fmt.Errorf("--format: %w", err)}
+			}
+			tz, err := time.LoadLocation(c.String("tz"))
+			if err != nil || c.String("tz") == "" || strings.EqualFold(c.String("tz"), "local") {
+				return usagef("--tz %q is not an IANA time zone such as UTC, America/New_York or Europe/London", c.String("tz"))
 			}
 			p, _, err := openProject(c)
 			if err != nil {
@@ -109,7 +136,7 @@ func dataImportCommand() *cli.Command {
 				return fmt.Errorf("data import: %w", err)
 			}
 			defer f.Close()
-			bars, err := history.ParseCSV(f)
+			bars, rep, err := history.Import(f, history.ImportOptions{Format: format, TZ: tz, Adjusted: c.Bool("adjusted"), Granularity: g})
 			if err != nil {
 				return fmt.Errorf("data import %s: %w", file, err)
 			}
@@ -121,11 +148,32 @@ func dataImportCommand() *cli.Command {
 			if err := store.Write(c.Context, series, bars, history.WriteOptions{Replace: c.Bool("replace"), Source: history.SourceImport}); err != nil {
 				return fmt.Errorf("data import %s: %w", file, err)
 			}
-			fmt.Fprintf(c.App.Writer, "imported %d bars into %s (%s to %s)\n", bars.Len(), series,
-				unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]))
+			fmt.Fprintf(c.App.Writer, "imported %d bars into %s (%s to %s) from %s CSV%s; %s\n", bars.Len(), series,
+				unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]), rep.Format, importNotes(rep), rep.Gaps)
 			return nil
 		},
 	}
+}
+
+// importNotes says how a file was read, beyond its bars.
+func importNotes(r history.ImportReport) string {
+	var notes []string
+	if r.Detected {
+		notes = append(notes, "detected by its header")
+	}
+	if r.TimeUnit != "" {
+		notes = append(notes, "open times in "+r.TimeUnit)
+	}
+	if r.NoVolume {
+		notes = append(notes, "no volume column, volume stored as 0")
+	}
+	if len(r.Ignored) > 0 {
+		notes = append(notes, "ignored columns: "+strings.Join(r.Ignored, ", "))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
 }
 
 func unixRFC3339(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
@@ -136,15 +184,18 @@ type seriesJSON struct {
 	Symbol      string `json:"symbol"`
 	Granularity string `json:"granularity"`
 	Source      string `json:"source"`
-	Bars        int    `json:"bars"`
-	First       string `json:"first"`
-	Last        string `json:"last"`
+	// ProviderSymbol and FetchedAt: for a series a provider filled.
+	ProviderSymbol string `json:"provider_symbol,omitempty"`
+	FetchedAt      string `json:"fetched_at,omitempty"`
+	Bars           int    `json:"bars"`
+	First          string `json:"first"`
+	Last           string `json:"last"`
 }
 
 func dataListCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
-		Usage: "list the stored series with their bar count and first and last bar",
+		Usage: "list the stored series with their source (demo, import, or provider:SYMBOL for fetched bars), bar count and first and last bar",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -171,8 +222,11 @@ func dataListCommand() *cli.Command {
 			if c.Bool("json") {
 				out := make([]seriesJSON, len(infos))
 				for i, s := range infos {
-					out[i] = seriesJSON{s.Name, s.Symbol, string(s.Granularity), s.Source, s.Bars,
-						s.First.Format(time.RFC3339), s.Last.Format(time.RFC3339)}
+					out[i] = seriesJSON{Series: s.Name, Symbol: s.Symbol, Granularity: string(s.Granularity), Source: s.Source,
+						ProviderSymbol: s.ProviderSymbol, Bars: s.Bars, First: s.First.Format(time.RFC3339), Last: s.Last.Format(time.RFC3339)}
+					if !s.FetchedAt.IsZero() {
+						out[i].FetchedAt = s.FetchedAt.Format(time.RFC3339)
+					}
 				}
 				return writeJSON(c.App.Writer, out)
 			}
@@ -183,11 +237,20 @@ func dataListCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "SERIES\tSOURCE\tBARS\tFIRST\tLAST")
 			for _, s := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.Source, s.Bars, s.First.Format(time.RFC3339), s.Last.Format(time.RFC3339))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, sourceLabel(s), s.Bars, s.First.Format(time.RFC3339), s.Last.Format(time.RFC3339))
 			}
 			return tw.Flush()
 		},
 	}
+}
+
+// sourceLabel is a series' source as `data list` shows it: demo, import, or
+// provider:SYMBOL (binance:BTCUSDT) for fetched bars.
+func sourceLabel(s history.SeriesInfo) string {
+	if s.ProviderSymbol != "" {
+		return s.Source + ":" + s.ProviderSymbol
+	}
+	return s.Source
 }
 
 func dataDeleteCommand() *cli.Command {

@@ -28,14 +28,17 @@ func TestScripts(t *testing.T) {
 			env.Setenv("WICKET_NODE_OBSERVE_KEY", "")
 			env.Setenv("WICKET_NODE_CONTROL_KEY", "")
 			env.Setenv("WICKET_DATA_TOKEN", "")
+			env.Setenv("WICKET_ALPACA_KEY_ID", "")
+			env.Setenv("WICKET_ALPACA_SECRET_KEY", "")
 			env.Values[scriptTBKey{}] = env.T() // for the nodetest command
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"nodetest": cmdNodetest, // a real node for the rest of the script: $NODE and its keys
-			"jsondrop": cmdJSONDrop, // drop top-level keys from a JSON result before cmp
-			"deadnode": cmdDeadnode, // $DEADNODE: a loopback address where nothing listens
-			"nodeaddr": cmdNodeaddr, // point ./wicket.toml's [node] address elsewhere
+			"nodetest":     cmdNodetest,     // a real node for the rest of the script: $NODE and its keys
+			"jsondrop":     cmdJSONDrop,     // drop top-level keys from a JSON result before cmp
+			"deadnode":     cmdDeadnode,     // $DEADNODE: a loopback address where nothing listens
+			"nodeaddr":     cmdNodeaddr,     // point ./wicket.toml's [node] address elsewhere
+			"fakeprovider": cmdFakeProvider, // fake Binance and Alpaca data APIs in wicket.toml (data_script_test.go)
 		},
 	})
 }

@@ -18,6 +18,8 @@ type Config struct {
 	Venues    []Venue    `toml:"venues"`
 	Guardrail Guardrail  `toml:"guardrail"`
 	Research  Research   `toml:"research"`
+	// Providers are the market data providers' [providers.NAME] tables.
+	Providers map[string]ProviderConfig `toml:"providers"`
 }
 
 // NodeConfig says where the trading node listens and where clients find it.
@@ -137,6 +139,16 @@ max_combinations = 5000
 worker_memory_mib = 2048
 # Worker processes for sweeps; 0 means one per core.
 workers = 0
+
+# Market data providers for wicket data fetch and wicket data record. The
+# defaults are the public endpoints; point base_url at a mirror or cache.
+# [providers.binance]
+# base_url = "https://api.binance.com"
+# stream_url = "wss://stream.binance.com:9443"
+# [providers.alpaca]
+# base_url = "https://data.alpaca.markets"
+# stream_url = "wss://stream.data.alpaca.markets"
+# adjustment = "split"   # raw, split, dividend or all
 `
 
 // LoadConfig reads and validates wicket.toml at path. Keys the file leaves
@@ -250,6 +262,9 @@ func (c *Config) Validate() error {
 	}
 	if r.Workers < 0 {
 		return errors.New("research.workers must not be negative")
+	}
+	if err := validateProviders(c.Providers); err != nil {
+		return err
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func Init(dir string, random io.Reader) (Project, error) {
 	}
 	secrets := "# Node keys for this project. Keep this file mode 0600; never commit it.\n" +
 		"# The environment overrides any key here. `wicket secrets list` shows which are set.\n"
-	for _, k := range KnownKeys {
+	for _, k := range GeneratedKeys {
 		v, err := randomKey(random)
 		if err != nil {
 			return Project{}, fmt.Errorf("init: generate %s: %w", k, err)

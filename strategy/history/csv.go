@@ -2,13 +2,10 @@ package history
 
 import (
 	"cmp"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,103 +30,8 @@ const maxRowErrors = 100
 // row (up to 100) by its row number, the header being row 1; no bars are
 // returned then.
 func ParseCSV(r io.Reader) (strategy.Bars, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = true
-
-	header, err := cr.Read()
-	if err == io.EOF {
-		return strategy.Bars{}, &Error{Kind: Invalid, Msg: "the file is empty; it needs the header " + strings.Join(CSVHeader, ",") + " and one row per bar"}
-	}
-	if err != nil {
-		return strategy.Bars{}, csvReadError(err)
-	}
-	if !headerOK(header) {
-		return strategy.Bars{}, &Error{Kind: Invalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; it must be exactly %s", strings.Join(header, ","), strings.Join(CSVHeader, ","))}},
-			Msg: "not a bar file, nothing imported"}
-	}
-
-	var (
-		b    strategy.Bars
-		rows []RowError
-		line []int // file row of each parsed bar, for ordering errors
-	)
-	reject := func(row int, format string, a ...any) {
-		rows = append(rows, RowError{Row: row, Msg: fmt.Sprintf(format, a...)})
-	}
-	for len(rows) < maxRowErrors {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			reject(pe.StartLine, "%v", pe.Err)
-			continue
-		}
-		if err != nil {
-			return strategy.Bars{}, csvReadError(err)
-		}
-		row, _ := cr.FieldPos(0)
-		if len(rec) != len(CSVHeader) {
-			reject(row, "has %d fields, want %d (%s)", len(rec), len(CSVHeader), strings.Join(CSVHeader, ","))
-			continue
-		}
-		t, err := parseTime(rec[0])
-		if err != nil {
-			reject(row, "%v", err)
-			continue
-		}
-		var v [5]float64
-		bad := false
-		for j := range v {
-			f, err := strconv.ParseFloat(strings.TrimSpace(rec[j+1]), 64)
-			if err != nil {
-				reject(row, "%s %q is not a number", CSVHeader[j+1], rec[j+1])
-				bad = true
-				break
-			}
-			v[j] = f
-		}
-		if bad {
-			continue
-		}
-		b.Time = append(b.Time, t)
-		b.Open = append(b.Open, v[0])
-		b.High = append(b.High, v[1])
-		b.Low = append(b.Low, v[2])
-		b.Close = append(b.Close, v[3])
-		b.Volume = append(b.Volume, v[4])
-		line = append(line, row)
-	}
-	for _, e := range validate(b, func(i int) int { return line[i] }) {
-		if len(rows) >= maxRowErrors {
-			break
-		}
-		rows = append(rows, e)
-	}
-	if len(rows) > 0 {
-		sortRows(rows)
-		distinct := 0
-		for i, r := range rows {
-			if i == 0 || r.Row != rows[i-1].Row {
-				distinct++
-			}
-		}
-		what := fmt.Sprintf("%d rejected rows, nothing imported; fix them and import again", distinct)
-		switch {
-		case len(rows) == maxRowErrors:
-			what = fmt.Sprintf("at least %d rejected rows (stopped after %d problems), nothing imported; fix them and import again", distinct, maxRowErrors)
-		case distinct == 1:
-			what = "1 rejected row, nothing imported; fix it and import again"
-		}
-		return strategy.Bars{}, &Error{Kind: Invalid, Msg: what, Rows: rows}
-	}
-	if b.Len() == 0 {
-		return strategy.Bars{}, &Error{Kind: Invalid, Msg: "the file has a header but no bars, nothing imported"}
-	}
-	return b, nil
+	b, _, err := Import(r, ImportOptions{Format: FormatWicket})
+	return b, err
 }
 
 func csvReadError(err error) error {
@@ -150,27 +52,6 @@ func headerOK(h []string) bool {
 		}
 	}
 	return true
-}
-
-// parseTime reads RFC3339, a plain date, or integer unix seconds.
-func parseTime(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, errors.New("time is empty")
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n > 1e11 || n < -1e11 {
-			return 0, fmt.Errorf("time %s is out of range for unix seconds (milliseconds? divide by 1000)", s)
-		}
-		return n, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.Unix(), nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t.Unix(), nil
-	}
-	return 0, fmt.Errorf("time %q is neither RFC3339 (2024-01-02T15:00:00Z), a date (2024-01-02) nor unix seconds", s)
 }
 
 // Validate checks bars the way an import does and returns every problem

@@ -47,6 +47,10 @@ const (
 	stepsPerYear = 365 * 24 * stepsPerHour
 )
 
+// demoGap is the size of an hourly opening gap in units of the hourly
+// volatility.
+const demoGap = 0.25
+
 // reversion is the demo walk's pull towards its growth line, per year.
 const reversion = math.Ln2
 
@@ -69,6 +73,7 @@ var regimes = [...]regime{
 // The walk is a regime-switching geometric random walk in 15-minute steps,
 // reverting slowly towards a growth line,
 // seeded from the symbol name, so the output is identical on every run.
+// Every bar after the first opens with a small gap from the previous close.
 // Prices are rounded to cents (to 1e-4 below 10).
 func DemoBars(sym DemoSymbol) (hourly, daily strategy.Bars) {
 	h := fnv.New64a()
@@ -103,9 +108,18 @@ func DemoBars(sym DemoSymbol) (hourly, daily strategy.Bars) {
 		Low: make([]float64, hours), Close: make([]float64, hours), Volume: make([]float64, hours),
 	}
 	hourVol := sym.Vol / math.Sqrt(365*24)
+	// Opening gaps: each hour opens a little away from the last close, as
+	// real markets do between trades, so filling at the next open and
+	// filling at this close give different results (and a fill-timing bug
+	// shows). The gaps come from their own generator, so the walk and every
+	// close stay as they were.
+	gaps := rand.New(rand.NewPCG(h.Sum64(), 0x67617073)) // "gaps"
 	for i := range hours {
 		k0 := i * stepsPerHour
 		o, c := price(k0), price(k0+stepsPerHour)
+		if i > 0 {
+			o *= math.Exp(demoGap * hourVol * normal(gaps))
+		}
 		hi, lo := max(o, c), min(o, c)
 		for k := k0 + 1; k < k0+stepsPerHour; k++ {
 			p := price(k)

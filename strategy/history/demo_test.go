@@ -155,3 +155,27 @@ func BenchmarkDemoBars(b *testing.B) {
 		DemoBars(DemoSymbols[0])
 	}
 }
+
+// TestDemoBarsGap: demo bars open away from the previous close (so next-open
+// and this-close fills differ), with small gaps, and the hourly closes are
+// those of the walk.
+func TestDemoBarsGap(t *testing.T) {
+	for _, sym := range DemoSymbols {
+		h, d := DemoBars(sym)
+		for _, b := range []strategy.Bars{h, d} {
+			gapped, largest := 0, 0.0
+			for i := 1; i < b.Len(); i++ {
+				if b.Open[i] != b.Close[i-1] {
+					gapped++
+				}
+				largest = max(largest, math.Abs(math.Log(b.Open[i]/b.Close[i-1])))
+			}
+			if frac := float64(gapped) / float64(b.Len()-1); frac < 0.9 {
+				t.Errorf("%s: only %.0f%% of bars open away from the previous close", b.Series, 100*frac)
+			}
+			if largest > 0.05 {
+				t.Errorf("%s: an opening gap of %.1f%% is implausible", b.Series, 100*largest)
+			}
+		}
+	}
+}

@@ -20,8 +20,9 @@ import (
 	"wicket/strategy"
 )
 
-// schemaVersion is stored in PRAGMA user_version.
-const schemaVersion = 1
+// schemaVersion is stored in PRAGMA user_version. Version 2 added the
+// series' provider symbol and fetch time (`wicket data fetch`).
+const schemaVersion = 2
 
 // The store keeps each series as blocks of up to blockBars consecutive bars,
 // one row per block with each column a little-endian float64 (int64 for
@@ -33,6 +34,8 @@ CREATE TABLE IF NOT EXISTS series (
 	id     INTEGER PRIMARY KEY,
 	name   TEXT NOT NULL UNIQUE,
 	source TEXT NOT NULL,
+	provider_symbol TEXT NOT NULL DEFAULT '', -- the provider's own symbol, for fetched series
+	fetched_at      INTEGER NOT NULL DEFAULT 0, -- unix seconds of the last fetch, 0 when never fetched
 	bars   INTEGER NOT NULL DEFAULT 0,
 	first  INTEGER,
 	last   INTEGER
@@ -55,8 +58,15 @@ CREATE TABLE IF NOT EXISTS blocks (
 // blockBars is the most bars one block row holds.
 const blockBars = 4096
 
+// migrateV1 brings a version-1 store to version 2.
+const migrateV1 = `
+ALTER TABLE series ADD COLUMN provider_symbol TEXT NOT NULL DEFAULT '';
+ALTER TABLE series ADD COLUMN fetched_at INTEGER NOT NULL DEFAULT 0;
+`
+
 // Sources label where a series came from; `wicket data list` shows them and
-// seed-demo only ever rewrites a series whose source is SourceDemo.
+// seed-demo only ever rewrites a series whose source is SourceDemo. A
+// fetched or recorded series carries its provider's name (binance, alpaca).
 const (
 	SourceDemo   = "demo"
 	SourceImport = "import"
@@ -69,6 +79,7 @@ type Store struct {
 	db       *sql.DB
 	path     string
 	readOnly bool
+	version  int // the file's schema version (a read-only store may be older)
 }
 
 // SeriesInfo describes one stored series.
@@ -76,9 +87,13 @@ type SeriesInfo struct {
 	Name        string
 	Symbol      string
 	Granularity strategy.Granularity
-	Source      string // SourceDemo or SourceImport
-	Bars        int
-	First, Last time.Time // open times of the first and last bar, UTC
+	Source      string // SourceDemo, SourceImport or a provider's name
+	// ProviderSymbol is the provider's own symbol (BTCUSDT) and FetchedAt
+	// the time of the last fetch, for a series a provider filled.
+	ProviderSymbol string
+	FetchedAt      time.Time
+	Bars           int
+	First, Last    time.Time // open times of the first and last bar, UTC
 }
 
 // Open opens the store at path for reading and writing, creating the file
@@ -122,6 +137,7 @@ func OpenReadOnly(path string) (*Store, error) {
 		s.db.Close()
 		return nil, errorf(NotFound, "", nil, "the history store %s holds no series yet; run `wicket data seed-demo` or `wicket data import`", path)
 	}
+	s.version = v
 	return s, nil
 }
 
@@ -156,11 +172,17 @@ func (s *Store) migrate() error {
 	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return errorf(Storage, "", err, "read the history store %s", s.path)
 	}
+	s.version = schemaVersion
 	switch {
 	case v == schemaVersion:
 		return nil
 	case v > schemaVersion:
 		return errorf(Storage, "", nil, "the history store %s was written by a newer wicket (schema %d, this one knows %d); upgrade wicket", s.path, v, schemaVersion)
+	case v == 1:
+		if _, err := s.db.Exec(migrateV1 + fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
+			return errorf(Storage, "", err, "upgrade the history store schema in %s", s.path)
+		}
+		return nil
 	}
 	if _, err := s.db.Exec(schema + fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
 		return errorf(Storage, "", err, "create the history store schema in %s", s.path)
@@ -186,7 +208,7 @@ func CheckSeries(name string) (string, strategy.Granularity, error) {
 
 // List returns every series, sorted by name.
 func (s *Store) List() ([]SeriesInfo, error) {
-	rows, err := s.db.Query(`SELECT name, source, bars, first, last FROM series WHERE bars > 0 ORDER BY name`)
+	rows, err := s.db.Query(`SELECT ` + s.infoColumns() + ` FROM series WHERE bars > 0 ORDER BY name`)
 	if err != nil {
 		return nil, errorf(Storage, "", err, "list series")
 	}
@@ -211,7 +233,7 @@ func (s *Store) Info(series string) (SeriesInfo, error) {
 	if _, _, err := CheckSeries(series); err != nil {
 		return SeriesInfo{}, err
 	}
-	info, err := scanInfo(s.db.QueryRow(`SELECT name, source, bars, first, last FROM series WHERE name = ? AND bars > 0`, series))
+	info, err := scanInfo(s.db.QueryRow(`SELECT `+s.infoColumns()+` FROM series WHERE name = ? AND bars > 0`, series))
 	if errors.Is(err, sql.ErrNoRows) {
 		return SeriesInfo{}, s.notFound(series)
 	}
@@ -224,12 +246,21 @@ func (s *Store) notFound(series string) error {
 
 type scanner interface{ Scan(dest ...any) error }
 
+// infoColumns are the series columns scanInfo reads; a version-1 file
+// opened read-only has no provider columns and reads them as empty.
+func (s *Store) infoColumns() string {
+	if s.version < 2 {
+		return `name, source, '', 0, bars, first, last`
+	}
+	return `name, source, provider_symbol, fetched_at, bars, first, last`
+}
+
 func scanInfo(r scanner) (SeriesInfo, error) {
 	var (
-		info        SeriesInfo
-		first, last int64
+		info               SeriesInfo
+		first, last, fetch int64
 	)
-	if err := r.Scan(&info.Name, &info.Source, &info.Bars, &first, &last); err != nil {
+	if err := r.Scan(&info.Name, &info.Source, &info.ProviderSymbol, &fetch, &info.Bars, &first, &last); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return info, err
 		}
@@ -237,6 +268,9 @@ func scanInfo(r scanner) (SeriesInfo, error) {
 	}
 	info.Symbol, info.Granularity, _ = strategy.ParseSeries(info.Name)
 	info.First, info.Last = time.Unix(first, 0).UTC(), time.Unix(last, 0).UTC()
+	if fetch != 0 {
+		info.FetchedAt = time.Unix(fetch, 0).UTC()
+	}
 	return info, nil
 }
 
@@ -357,6 +391,9 @@ type WriteOptions struct {
 	Replace bool
 	// Source labels the series (SourceImport when empty).
 	Source string
+	// ProviderSymbol and FetchedAt record a provider's fill (see SeriesInfo).
+	ProviderSymbol string
+	FetchedAt      time.Time
 }
 
 // Write stores bars as the whole content of series in one transaction: the
@@ -407,25 +444,12 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 			return errorf(Storage, series, err, "clear series")
 		}
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO blocks(series_id, start, last, n, time, open, high, low, close, volume) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return errorf(Storage, series, err, "prepare insert")
-	}
-	defer stmt.Close()
-	for lo := 0; lo < bars.Len(); lo += blockBars {
-		if err := ctx.Err(); err != nil {
-			return errorf(Storage, series, err, "write interrupted, nothing written")
-		}
-		hi := min(lo+blockBars, bars.Len())
-		if _, err := stmt.ExecContext(ctx, id, bars.Time[lo], bars.Time[hi-1], hi-lo,
-			intBlob(bars.Time[lo:hi]), floatBlob(bars.Open[lo:hi]), floatBlob(bars.High[lo:hi]),
-			floatBlob(bars.Low[lo:hi]), floatBlob(bars.Close[lo:hi]), floatBlob(bars.Volume[lo:hi])); err != nil {
-			return errorf(Storage, series, err, "insert bars %d..%d", lo, hi-1)
-		}
+	if err := insertBlocks(ctx, tx, series, id, bars); err != nil {
+		return err
 	}
 	n := bars.Len()
-	if _, err := tx.ExecContext(ctx, `UPDATE series SET source = ?, bars = ?, first = ?, last = ? WHERE id = ?`,
-		src, n, bars.Time[0], bars.Time[n-1], id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE series SET source = ?, provider_symbol = ?, fetched_at = ?, bars = ?, first = ?, last = ? WHERE id = ?`,
+		src, opt.ProviderSymbol, unixOrZero(opt.FetchedAt), n, bars.Time[0], bars.Time[n-1], id); err != nil {
 		return errorf(Storage, series, err, "update series")
 	}
 	if err := tx.Commit(); err != nil {
@@ -463,6 +487,34 @@ func (s *Store) Delete(ctx context.Context, series string) error {
 		return errorf(Storage, series, err, "commit")
 	}
 	return nil
+}
+
+// insertBlocks writes bars as consecutive block rows of series id.
+func insertBlocks(ctx context.Context, tx *sql.Tx, series string, id int64, bars strategy.Bars) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO blocks(series_id, start, last, n, time, open, high, low, close, volume) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return errorf(Storage, series, err, "prepare insert")
+	}
+	defer stmt.Close()
+	for lo := 0; lo < bars.Len(); lo += blockBars {
+		if err := ctx.Err(); err != nil {
+			return errorf(Storage, series, err, "write interrupted, nothing written")
+		}
+		hi := min(lo+blockBars, bars.Len())
+		if _, err := stmt.ExecContext(ctx, id, bars.Time[lo], bars.Time[hi-1], hi-lo,
+			intBlob(bars.Time[lo:hi]), floatBlob(bars.Open[lo:hi]), floatBlob(bars.High[lo:hi]),
+			floatBlob(bars.Low[lo:hi]), floatBlob(bars.Close[lo:hi]), floatBlob(bars.Volume[lo:hi])); err != nil {
+			return errorf(Storage, series, err, "insert bars %d..%d", lo, hi-1)
+		}
+	}
+	return nil
+}
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
 }
 
 func intBlob(v []int64) []byte {

@@ -50,6 +50,11 @@ type SeriesInfo struct {
 	Bars        int    `json:"bars"`
 	First       string `json:"first"` // open time of the first bar, RFC3339 UTC
 	Last        string `json:"last"`
+
+	// ProviderSymbol and FetchedAt: for bars a provider (binance, alpaca)
+	// filled, its own symbol and the last fetch.
+	ProviderSymbol string `json:"provider_symbol,omitempty"`
+	FetchedAt      string `json:"fetched_at,omitempty"`
 }
 
 // SeriesList is every stored series, sorted by name.

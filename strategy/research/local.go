@@ -106,10 +106,15 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 		return SeriesList{}, classify(err)
 	}
 	for _, s := range infos {
-		out.Series = append(out.Series, SeriesInfo{
+		info := SeriesInfo{
 			Series: s.Name, Symbol: s.Symbol, Granularity: string(s.Granularity), Source: s.Source, Bars: s.Bars,
 			First: s.First.UTC().Format(time.RFC3339), Last: s.Last.UTC().Format(time.RFC3339),
-		})
+			ProviderSymbol: s.ProviderSymbol,
+		}
+		if !s.FetchedAt.IsZero() {
+			info.FetchedAt = s.FetchedAt.UTC().Format(time.RFC3339)
+		}
+		out.Series = append(out.Series, info)
 	}
 	if len(out.Series) == 0 {
 		out.Note = noSeries
@@ -118,7 +123,7 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 }
 
 // noSeries is SeriesList.Note when the store holds no series.
-const noSeries = "no series yet: the operator runs `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`"
+const noSeries = "no series yet: the operator runs `wicket data seed-demo` for demo data, `wicket data fetch SYMBOL@1h` for real bars or `wicket data import FILE.csv --series SYMBOL@1h`"
 
 // maxStrategyBytes bounds a strategy's source, by name or as text.
 const maxStrategyBytes = project.MaxStrategyBytes

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/strategy/history"
+)
+
+func dataExportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a series as wicket CSV (time,open,high,low,close,volume) to stdout or a file; `wicket data import` reads it back to the same bars",
+		ArgsUsage: "SYMBOL@GRANULARITY [--from T] [--to T] [--format csv] [-o FILE]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "from", Usage: "first bar's open time (RFC3339, date or unix seconds)"},
+			&cli.StringFlag{Name: "to", Usage: "last bar's open time, inclusive"},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv (wicket's own; the only one)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this file (refuses to overwrite one) instead of stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			args, err := trailingFlags(c)
+			if err != nil {
+				return err
+			}
+			if len(args) != 1 {
+				return usagef("data export needs exactly one series, e.g. wicket data export BTC-USD@1h -o btc.csv")
+			}
+			series := args[0]
+			if _, _, err := history.CheckSeries(series); err != nil {
+				return usageError{err}
+			}
+			if f := c.String("format"); f != "csv" {
+				return usagef("--format %q: data export writes csv (wicket's own format) only", f)
+			}
+			from, err := timeFlag("from", c.String("from"))
+			if err != nil {
+				return err
+			}
+			to, err := timeFlag("to", c.String("to"))
+			if err != nil {
+				return err
+			}
+			p, _, err := openProject(c)
+			if err != nil {
+				return err
+			}
+			store, err := history.OpenReadOnly(p.HistoryPath())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			bars, err := store.Load(series, from, to)
+			if err != nil {
+				return fmt.Errorf("data export: %w", err)
+			}
+			out := c.String("output")
+			if out == "" {
+				return history.WriteCSV(c.App.Writer, bars)
+			}
+			// Write beside the target and rename, so a failed export leaves
+			// no half file; never overwrite an existing one.
+			if _, err := os.Lstat(out); err == nil {
+				return fmt.Errorf("data export: %s exists; remove it or choose another -o", out)
+			}
+			tmp, err := os.CreateTemp(filepath.Dir(out), ".export-*.csv")
+			if err != nil {
+				return fmt.Errorf("data export: %w", err)
+			}
+			defer os.Remove(tmp.Name())
+			if err := history.WriteCSV(tmp, bars); err != nil {
+				tmp.Close()
+				return fmt.Errorf("data export: %w", err)
+			}
+			if err := tmp.Close(); err != nil {
+				return fmt.Errorf("data export: %w", err)
+			}
+			if err := os.Link(tmp.Name(), out); err != nil {
+				return fmt.Errorf("data export: %w", err)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "exported %d bars of %s (%s to %s) to %s\n", bars.Len(), series,
+				unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]), out)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/strategy/history"
+	"wicket/strategy/provider"
+	"wicket/strategy/provider/alpaca"
+	"wicket/strategy/provider/binance"
+)
+
+// providerSet builds the market data sources a command needs from
+// wicket.toml's [providers.NAME] and the project's keys.
+type providerSet struct {
+	cfg     project.Config
+	secrets *project.Secrets
+	stderr  io.Writer
+}
+
+// pick chooses the provider for a series: --provider when given, else the
+// provider the series was fetched from, else binance for a crypto pair and
+// alpaca for a stock ticker.
+func (ps providerSet) pick(flag string, sym string, info *history.SeriesInfo) (string, error) {
+	if flag != "" {
+		if !slices.Contains(project.ProviderNames, flag) {
+			return "", usagef("--provider %q is not one of %s", flag, strings.Join(project.ProviderNames, ", "))
+		}
+		return flag, nil
+	}
+	if info != nil && slices.Contains(project.ProviderNames, info.Source) {
+		return info.Source, nil
+	}
+	if _, _, ok := provider.Pair(sym); ok {
+		return binance.Name, nil
+	}
+	return alpaca.Name, nil
+}
+
+// transport is the HTTP manners every provider client gets; waits are
+// reported on stderr, one line each.
+func (ps providerSet) transport(name string, minInterval time.Duration) *provider.Transport {
+	return &provider.Transport{MinInterval: minInterval, OnWait: func(why string, d time.Duration) {
+		fmt.Fprintf(ps.stderr, "%s: %s %s\n", name, why, d.Round(time.Millisecond))
+	}}
+}
+
+func (ps providerSet) binance() *binance.Client {
+	pc := ps.cfg.Provider(binance.Name)
+	return binance.New(binance.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, Transport: ps.transport(binance.Name, 50*time.Millisecond)})
+}
+
+func (ps providerSet) alpaca() *alpaca.Client {
+	pc := ps.cfg.Provider(alpaca.Name)
+	id, _, _ := ps.secrets.Lookup(project.KeyAlpacaID)
+	secret, _, _ := ps.secrets.Lookup(project.KeyAlpacaSecret)
+	return alpaca.New(alpaca.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, KeyID: id, Secret: secret,
+		Adjustment: pc.Adjustment, Transport: ps.transport(alpaca.Name, 300*time.Millisecond)})
+}
+
+func (ps providerSet) source(name string) provider.Source {
+	if name == binance.Name {
+		return ps.binance()
+	}
+	return ps.alpaca()
+}
+
+// tape is a provider with a live stream, for data record.
+type tape interface {
+	provider.Source
+	provider.Stream
+}
+
+func (ps providerSet) tape(name string) tape {
+	if name == binance.Name {
+		return ps.binance()
+	}
+	return ps.alpaca()
+}
+
+func newProviderSet(p project.Project, cfg project.Config, stderr io.Writer) (providerSet, error) {
+	s, err := p.Secrets(os.LookupEnv)
+	if err != nil {
+		return providerSet{}, err
+	}
+	return providerSet{cfg: cfg, secrets: s, stderr: stderr}, nil
+}
+
+// timeFlag parses a --from or --to value (empty: zero time).
+func timeFlag(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := history.ParseTime(v, time.UTC)
+	if err != nil {
+		return time.Time{}, usagef("--%s: %v", name, err)
+	}
+	return t, nil
+}
+
+// isTerminal reports whether w is a terminal (for progress bars).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,213 @@
+// Package binance is the Binance spot market data provider: historical
+// klines over REST (github.com/adshao/go-binance/v2) and the public kline
+// websocket stream, for every wicket granularity, with no key.
+//
+// It maps wicket pair symbols to Binance's (BTC-USD <-> BTCUSDT, ETH-BTC
+// <-> ETHBTC) and never sends a key: the public endpoints need none.
+package binance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	gobinance "github.com/adshao/go-binance/v2"
+	"github.com/adshao/go-binance/v2/common"
+
+	"wicket/strategy"
+	"wicket/strategy/provider"
+)
+
+// Name is the provider's name in wicket.toml and --provider.
+const Name = "binance"
+
+// Public endpoints, used when [providers.binance] leaves them empty.
+const (
+	DefaultBaseURL   = "https://api.binance.com"
+	DefaultStreamURL = "wss://stream.binance.com:9443"
+)
+
+// PageLimit is the most klines one request asks for (Binance's maximum).
+const PageLimit = 1000
+
+// intervals maps wicket granularities to Binance kline intervals.
+var intervals = map[strategy.Granularity]string{
+	"1m": "1m", "5m": "5m", "15m": "15m", "1h": "1h", "4h": "4h", "1d": "1d",
+}
+
+// Config configures a Client.
+type Config struct {
+	BaseURL   string // REST endpoint (DefaultBaseURL when empty)
+	StreamURL string // websocket endpoint (DefaultStreamURL when empty)
+	// Transport carries every REST request (its pacing, retries and
+	// backoff); a zero Transport is used when nil.
+	Transport *provider.Transport
+	PageLimit int // klines per request, at most PageLimit (default)
+}
+
+// Client is the Binance provider. It implements provider.Source.
+type Client struct {
+	api       *gobinance.Client
+	streamURL string
+	pageLimit int
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	api := gobinance.NewClient("", "")
+	api.BaseURL = strings.TrimRight(orDefault(cfg.BaseURL, DefaultBaseURL), "/")
+	tr := cfg.Transport
+	if tr == nil {
+		tr = &provider.Transport{MinInterval: 50 * time.Millisecond}
+	}
+	api.HTTPClient = &http.Client{Transport: tr}
+	api.Logger.SetOutput(discard{})
+	limit := cfg.PageLimit
+	if limit <= 0 || limit > PageLimit {
+		limit = PageLimit
+	}
+	return &Client{api: api, streamURL: strings.TrimRight(orDefault(cfg.StreamURL, DefaultStreamURL), "/"), pageLimit: limit}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// Name implements provider.Source.
+func (c *Client) Name() string { return Name }
+
+// quotes are the quote assets ToWicket recognises at the end of a Binance
+// symbol, longest first so FDUSD wins over USD.
+var quotes = []string{"FDUSD", "USDT", "USDC", "TUSD", "BUSD", "BTC", "ETH", "BNB", "EUR", "TRY", "BRL", "JPY", "GBP", "DAI"}
+
+// Symbol maps a wicket pair to Binance's: BTC-USD -> BTCUSDT (Binance
+// quotes US dollars in USDT), ETH-BTC -> ETHBTC.
+func (c *Client) Symbol(sym string) (string, error) { return Symbol(sym) }
+
+// Symbol is Client.Symbol without a client.
+func Symbol(sym string) (string, error) {
+	base, quote, ok := provider.Pair(sym)
+	if !ok {
+		return "", provider.Errorf(Name, nil, "symbol %q is not a crypto pair; binance takes BASE-QUOTE symbols such as BTC-USD (BTCUSDT), ETH-BTC (ETHBTC) or SOL-USDC (SOLUSDC)", sym)
+	}
+	if quote == "USD" {
+		quote = "USDT"
+	}
+	return base + quote, nil
+}
+
+// ToWicket maps a Binance symbol back to wicket's: BTCUSDT -> BTC-USD,
+// ETHBTC -> ETH-BTC.
+func ToWicket(bsym string) (string, error) {
+	bsym = strings.ToUpper(bsym)
+	for _, q := range quotes {
+		if base, ok := strings.CutSuffix(bsym, q); ok && base != "" {
+			if q == "USDT" {
+				q = "USD"
+			}
+			return base + "-" + q, nil
+		}
+	}
+	return "", provider.Errorf(Name, nil, "cannot tell the quote asset of %q; known quotes: %s", bsym, strings.Join(quotes, ", "))
+}
+
+// Interval maps a granularity to a Binance kline interval.
+func Interval(g strategy.Granularity) (string, error) {
+	iv, ok := intervals[g]
+	if !ok {
+		return "", provider.Refusef(Name, nil, "granularity %q has no Binance kline interval; binance serves %s", g, provider.GranularityNames(strategy.Granularities))
+	}
+	return iv, nil
+}
+
+// Bars implements provider.Source: GET /api/v3/klines from startTime,
+// PageLimit klines per request, until the range is covered.
+func (c *Client) Bars(ctx context.Context, psym string, g strategy.Granularity, from, to time.Time, page func(strategy.Bars) error) error {
+	iv, err := Interval(g)
+	if err != nil {
+		return err
+	}
+	step := g.Duration()
+	cursor := from
+	for cursor.Before(to) {
+		ks, err := c.api.NewKlinesService().Symbol(psym).Interval(iv).
+			StartTime(cursor.UnixMilli()).EndTime(to.UnixMilli() - 1).Limit(c.pageLimit).Do(ctx)
+		if err != nil {
+			return c.apiError(ctx, psym, err)
+		}
+		if len(ks) == 0 {
+			return nil
+		}
+		b, err := convert(ks)
+		if err != nil {
+			return provider.Errorf(Name, err, "klines of %s", psym)
+		}
+		if err := page(b); err != nil {
+			return err
+		}
+		next := time.Unix(b.Time[b.Len()-1], 0).Add(step)
+		if !next.After(cursor) || len(ks) < c.pageLimit {
+			return nil
+		}
+		cursor = next
+	}
+	return nil
+}
+
+func (c *Client) apiError(ctx context.Context, psym string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ae *common.APIError
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case -1121:
+			return provider.Errorf(Name, nil, "binance has no spot symbol %s (%s); binance takes BASE-QUOTE pairs it lists, such as BTC-USD (BTCUSDT) or ETH-BTC (ETHBTC)", psym, ae.Message)
+		case -1120:
+			return provider.Errorf(Name, nil, "binance refused the interval: %s", ae.Message)
+		}
+		msg := ae.Message
+		if !ae.IsValid() {
+			msg = strings.TrimSpace(string(ae.Response))
+			if len(msg) > 200 {
+				msg = msg[:200] + "..."
+			}
+		}
+		return provider.Errorf(Name, nil, "klines of %s refused: code %d: %s", psym, ae.Code, msg)
+	}
+	return provider.Errorf(Name, err, "klines of %s", psym)
+}
+
+// convert turns klines into bars; prices arrive as decimal strings and are
+// parsed exactly as written.
+func convert(ks []*gobinance.Kline) (strategy.Bars, error) {
+	n := len(ks)
+	b := strategy.Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n),
+		Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	for i, k := range ks {
+		if k.OpenTime%1000 != 0 {
+			return b, fmt.Errorf("kline open time %d ms is not a whole second", k.OpenTime)
+		}
+		b.Time[i] = k.OpenTime / 1000
+		dst := [...][]float64{b.Open, b.High, b.Low, b.Close, b.Volume}
+		for j, s := range [...]string{k.Open, k.High, k.Low, k.Close, k.Volume} {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return b, fmt.Errorf("kline at %d: value %q is not a number", k.OpenTime, s)
+			}
+			dst[j][i] = v
+		}
+	}
+	return b, nil
+}
