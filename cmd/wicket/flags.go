@@ -42,7 +42,7 @@ func trailingFlags(c *cli.Context) ([]string, error) {
 			i++
 			val = args[i]
 		}
-		if err := c.Set(name, val); err != nil {
+		if err := c.Set(flag.Names()[0], val); err != nil { // an alias (-o) sets the flag by its name, which is what c.String reads
 			return nil, usagef("invalid value %q for flag -%s: %v", val, name, err)
 		}
 	}
