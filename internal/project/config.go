@@ -25,10 +25,14 @@ type NodeConfig struct {
 	Address string `toml:"address"` // host:port, loopback by default
 }
 
-// Venue is one venue of the node. Only kind "paper" exists today.
+// Venue is one venue of the node: kind "paper" (simulated), "alpaca" or
+// "binance" (a real account; see venues.go).
 type Venue struct {
 	Name             string          `toml:"name"`
 	Kind             string          `toml:"kind"`
+	Environment      string          `toml:"environment"` // real venues: paper/live (alpaca), testnet/live (binance)
+	MayArm           bool            `toml:"may_arm"`     // real venues: policy; without it the venue can never be armed
+	BaseURL          string          `toml:"base_url"`    // real venues: the API endpoint instead of the environment's
 	Currency         string          `toml:"currency"`
 	Cash             decimal.Decimal `toml:"cash"`
 	FeeBps           float64         `toml:"fee_bps"`
@@ -196,10 +200,10 @@ func (c *Config) Validate() error {
 		}
 		seen[v.Name] = true
 		if v.Kind == "" {
-			v.Kind = "paper"
+			v.Kind = KindPaper
 		}
-		if v.Kind != "paper" {
-			return fmt.Errorf("venue %q: kind %q is not supported (valid: paper)", v.Name, v.Kind)
+		if err := v.validateKind(); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
 		}
 		if v.Currency == "" {
 			v.Currency = "USD"

@@ -54,6 +54,17 @@ type Config struct {
 	TickEvery time.Duration    // mark step interval; 0 with Ticks nil: marks move only on Tick
 	Ticks     <-chan time.Time // an injected step source, used instead of TickEvery
 
+	// Exchanges holds the adapter of each real venue in Project, by name.
+	Exchanges map[string]Exchange
+	// AllowLive lets an operator arm a venue whose environment is live
+	// (wicket node serve --allow-live). Without it live venues stay disarmed.
+	AllowLive bool
+	// VenueTimeout bounds one call to a real venue (default DefaultVenueTimeout).
+	VenueTimeout time.Duration
+	// MarkEvery is how often real venues' marks and accounts are polled
+	// (default TickEvery, else 5s).
+	MarkEvery time.Duration
+
 	Now     func() time.Time // default time.Now
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
 	Logger  *slog.Logger     // default: discard
@@ -88,6 +99,10 @@ type Server struct {
 	mu     sync.RWMutex // guards closed against enqueue
 	closed bool
 
+	bg     context.Context // background work (streams, polls); canceled by Close
+	stopBg context.CancelFunc
+	wg     sync.WaitGroup
+
 	// owned by the fold goroutine
 	eng   *engine
 	fault error // the journal failed and the state could not be rebuilt
@@ -114,6 +129,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := checkExchanges(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.VenueTimeout <= 0 {
+		cfg.VenueTimeout = DefaultVenueTimeout
+	}
+	if cfg.MarkEvery <= 0 {
+		cfg.MarkEvery = cfg.TickEvery
+		if cfg.MarkEvery <= 0 {
+			cfg.MarkEvery = 5 * time.Second
+		}
+	}
 	j, err := journal.Open(cfg.JournalPath)
 	if err != nil {
 		return nil, err
@@ -127,10 +154,13 @@ func New(cfg Config) (*Server, error) {
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	s.bg, s.stopBg = context.WithCancel(context.Background())
 	if err := s.rebuild(); err != nil {
+		s.stopBg()
 		j.Close()
 		return nil, err
 	}
+	s.startRemotes()
 	ticks := cfg.Ticks
 	var stop func()
 	if ticks == nil && cfg.TickEvery > 0 {
@@ -160,7 +190,7 @@ func checkKeys(observe, control string) error {
 // rebuild replaces the engine with one replayed from the journal and
 // commits whatever opening venues needs.
 func (s *Server) rebuild() error {
-	eng := newEngine(s.cfg.Project, s.cfg.Feed)
+	eng := newEngine(s.cfg.Project, s.cfg.Feed, s.cfg.Exchanges, s.cfg.Now)
 	b, err := eng.load(s.j, s.cfg.Now())
 	if err != nil {
 		return fmt.Errorf("node: rebuild from journal %s: %w", s.j.Path(), err)
@@ -234,6 +264,7 @@ func (s *Server) step() {
 		return
 	}
 	now := s.cfg.Now()
+	s.eng.lapse(now)
 	marks := s.eng.advance(now)
 	b := &journal.Batch{Events: s.eng.take(), Marks: marks, Tick: s.eng.tick}
 	if err := s.commit(b); err != nil {
@@ -284,8 +315,10 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.stopBg()
 	close(s.quit)
 	<-s.done
+	s.wg.Wait()
 	return s.j.Close()
 }
 
@@ -312,6 +345,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/commands", s.commands)
 	mux.HandleFunc("GET /v1/tickets/{id}", s.ticket)
 	mux.HandleFunc("GET /v1/audit", s.audit)
+	mux.HandleFunc("GET /v1/venues/{name}/arming", s.arming)
+	mux.HandleFunc("POST /v1/venues/{name}/arm", s.arm)
+	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
 			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))
@@ -336,7 +372,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, aerr)
 			return
 		}
-		if r.Method == http.MethodPost && r.URL.Path == "/v1/commands" && keyID != node.KeyControl {
+		if r.Method == http.MethodPost && r.URL.Path != "/v1/dry-run" && keyID != node.KeyControl {
 			writeError(w, node.Errorf(node.KindForbidden, "observe_key_cannot_write",
 				"the %s key reads only; writes must be signed with the control key", keyID))
 			return
@@ -463,6 +499,15 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	if s.fault != nil {
 		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
 			Code: "journal", Reason: "the node's journal failed and its state could not be rebuilt; nothing was executed; restart the node"})
+		return
+	}
+	if s.lapse(now) != nil {
+		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
+			Code: "journal", Reason: "the journal could not record a lapsed arming, so nothing was executed"})
+		return
+	}
+	if s.eng.touchesRemote(c) {
+		s.applyRemote(id, keyID, c, reason, now)
 		return
 	}
 	out := s.eng.execute(c, now)

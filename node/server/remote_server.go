@@ -1,0 +1,709 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/journal"
+)
+
+// Real venues are driven from the fold like everything else: a command's
+// intent (the order, pending) is committed to the journal before the venue
+// hears of it, the venue call is bounded by VenueTimeout, and its answer is
+// committed before the ticket resolves. An answer that never comes leaves
+// the order pending; it is never resent, and reconciliation by client
+// order id (at start, after every stream reconnect, and once the timeout
+// has passed) adopts it or proves it absent.
+
+// checkExchanges refuses a configuration whose real venues have no
+// adapter, or an adapter of another kind or environment.
+func checkExchanges(cfg Config) error {
+	for _, vc := range cfg.Project.Venues {
+		ex := cfg.Exchanges[vc.Name]
+		switch {
+		case !vc.Real() && ex != nil:
+			return fmt.Errorf("node: venue %q is a paper venue but was given a %s adapter", vc.Name, ex.Kind())
+		case !vc.Real():
+		case ex == nil:
+			return fmt.Errorf("node: venue %q (kind %s) has no adapter", vc.Name, vc.Kind)
+		case ex.Kind() != vc.Kind || ex.Environment() != vc.Environment:
+			return fmt.Errorf("node: venue %q is %s/%s in wicket.toml but its adapter is %s/%s", vc.Name, vc.Kind, vc.Environment, ex.Kind(), ex.Environment())
+		}
+	}
+	return nil
+}
+
+// touchesRemote reports whether c writes to a real venue.
+func (e *engine) touchesRemote(c command.Command) bool {
+	if c.Verb == command.SetTradingState {
+		return false
+	}
+	if c.Venue == "" {
+		return c.Verb == command.MarketExit && len(e.remotes) > 0
+	}
+	return e.remotes[c.Venue] != nil
+}
+
+// venueCall is the context of one call to a real venue.
+func (s *Server) venueCall() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.bg, s.cfg.VenueTimeout)
+}
+
+// lapse disarms venues whose arming ran out and commits that.
+func (s *Server) lapse(now time.Time) error {
+	s.eng.lapse(now)
+	if len(s.eng.step) == 0 {
+		return nil
+	}
+	for _, ev := range s.eng.step {
+		s.log.Warn("venue disarmed", "venue", ev.Venue, "why", ev.Note)
+	}
+	return s.commit(&journal.Batch{Events: s.eng.take()})
+}
+
+// pendingAdvice is the one wording of what to do about a pending order.
+const pendingAdvice = "it is never resent: the node reconciles it by client order id — check node_snapshot, do not retry"
+
+// applyRemote runs a command that writes to a real venue, on the fold.
+func (s *Server) applyRemote(id, keyID string, c command.Command, reason string, now time.Time) {
+	e := s.eng
+	out := node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
+	if _, r := e.check(c); r != nil {
+		out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
+		s.finishRemote(id, keyID, c, reason, out)
+		return
+	}
+	var err error
+	switch c.Verb {
+	case command.SubmitOrder:
+		var o node.Order
+		o, err = s.placeRemote(c.Venue, node.Order{ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side, Type: c.Type,
+			Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, id)
+		if err == nil {
+			s.describeRemote(&out, o)
+		}
+	case command.CancelOrder:
+		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		var vo node.Order
+		vo, err = s.cancelRemote(c.Venue, o, "canceled by cancel_order")
+		if err == nil {
+			s.describeRemote(&out, vo)
+		}
+	case command.Modify:
+		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		var vo node.Order
+		vo, err = s.modifyRemote(c.Venue, o, c)
+		if err == nil {
+			s.describeRemote(&out, vo)
+		}
+	case command.MassCancel:
+		out.Canceled, err = s.cancelWhereRemote(c.Venue, c.Symbol, c.Side, "mass_cancel", &out)
+		out.Detail = fmt.Sprintf("canceled %d order(s) on %s%s", len(out.Canceled), c.Venue, out.Detail)
+	case command.Flatten:
+		symbols := s.eng.remotes[c.Venue].Held()
+		if c.Symbol != "" {
+			symbols = []string{c.Symbol}
+		}
+		out.OrderIDs, err = s.flattenRemote(c.Venue, symbols, "flatten", id, &out)
+		out.Detail = fmt.Sprintf("sent %d closing order(s) on %s%s", len(out.OrderIDs), c.Venue, out.Detail)
+	case command.MarketExit:
+		err = s.marketExit(c, id, now, &out)
+	}
+	if err != nil {
+		// The intent could not be journaled, so the venue was not called
+		// for it; the engine has been rebuilt from the journal.
+		out = node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "journal",
+			Reason: "the journal could not record the command before sending it, so the venue was not called for it: " + err.Error()}
+	}
+	s.finishRemote(id, keyID, c, reason, out)
+}
+
+// finishRemote journals the command's audit entry with every event not yet
+// committed, and resolves its ticket.
+func (s *Server) finishRemote(id, keyID string, c command.Command, reason string, out node.Outcome) {
+	out.Ticket, out.TradingState = id, s.eng.state
+	entry := &node.AuditEntry{Time: out.Time, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: out.ClientOrderID, Outcome: out}
+	events := s.eng.take()
+	if err := s.commit(&journal.Batch{Entry: entry, Events: events}); err != nil {
+		out = node.Outcome{Ticket: id, Status: node.Pending, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: out.Time, Code: "journal",
+			Detail: "the venue was called but the journal could not record its answer (" + err.Error() + "); the node reconciles at its next start; " + pendingAdvice}
+	}
+	s.logFills(events)
+	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "venue", c.Venue, "client_order_id", out.ClientOrderID,
+		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
+	s.tickets.resolve(id, out)
+}
+
+func (s *Server) logFills(events []node.Event) {
+	for _, ev := range events {
+		if ev.Kind == node.EventFilled {
+			s.log.Info("fill", "venue", ev.Venue, "order_id", ev.OrderID, "client_order_id", ev.ClientOrderID,
+				"side", string(ev.Side), "quantity", ev.Quantity.String(), "symbol", ev.Symbol, "price", ev.Price.String())
+		}
+	}
+}
+
+// describeRemote fills the outcome from the order's state after the call.
+func (s *Server) describeRemote(out *node.Outcome, o node.Order) {
+	s.eng.describeOrder(out, o.Venue, o.ID)
+	switch o.Status {
+	case node.OrderPending:
+		out.Status = node.Pending
+		out.Detail = fmt.Sprintf("%s %s %s %s %s was sent to %s but its answer did not arrive; the order is pending and %s",
+			o.ID, o.Type, o.Side, o.Quantity, o.Symbol, o.Venue, pendingAdvice)
+	case node.OrderFailed:
+		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", o.Note
+	case node.OrderOpen:
+		if o.Filled.IsPositive() {
+			out.Detail = fmt.Sprintf("%s %s %s %s %s partly filled: %s at %s, %s still open", o.ID, o.Type, o.Side, o.Quantity, o.Symbol,
+				o.Filled, o.AveragePrice, o.Remaining())
+		}
+	}
+}
+
+// placeRemote journals a new pending order, then sends it to the venue,
+// once, and applies the answer.
+func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Order, error) {
+	e := s.eng
+	r := e.remotes[name]
+	now := s.cfg.Now()
+	o.ID, o.Venue, o.Status, o.Created, o.Updated = e.nextOrderID(), name, node.OrderPending, now, now
+	if o.TimeInForce == "" {
+		o.TimeInForce = command.GTC
+	}
+	acc := o
+	e.emit(node.Event{Time: now, Kind: node.EventAccepted, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.Price, Order: &acc, Ticket: ticket, Note: o.Note})
+	if err := s.commit(&journal.Batch{Events: e.take()}); err != nil {
+		return o, err
+	}
+	ctx, cancel := s.venueCall()
+	vo, err := r.ex.Submit(ctx, orderOf(o).request())
+	cancel()
+	now = s.cfg.Now()
+	switch {
+	case err == nil:
+		e.settle(r, o, vo, "accepted by "+name, now)
+	case errors.Is(err, node.ErrVenueRejected):
+		e.emit(node.Event{Time: now, Kind: node.EventFailed, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+			Symbol: o.Symbol, Side: o.Side, Note: command.SanitizeReason(err.Error())})
+	default:
+		s.log.Warn("venue answer lost: the order stays pending and is reconciled, never resent", "venue", name,
+			"order_id", o.ID, "client_order_id", o.ClientOrderID, "err", err)
+		s.reconcileLater(name)
+	}
+	cur, _ := r.Order(o.ID)
+	return cur, nil
+}
+
+// cancelRemote cancels one node order at the venue. A refusal is looked
+// up, so the book follows the venue's truth (it may have filled).
+func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Order, error) {
+	e := s.eng
+	r := e.remotes[name]
+	ctx, cancel := s.venueCall()
+	vo, err := r.ex.Cancel(ctx, orderOf(o).venueOrder())
+	cancel()
+	switch {
+	case err == nil:
+		e.settle(r, o, vo, note, s.cfg.Now())
+	case errors.Is(err, node.ErrVenueRejected), errors.Is(err, node.ErrVenueNotFound):
+		s.lookupAndSettle(r, o)
+	default:
+		s.log.Warn("venue answer to a cancel lost; reconciling", "venue", name, "order_id", o.ID, "err", err)
+		s.reconcileLater(name)
+	}
+	cur, _ := r.Order(o.ID)
+	if err != nil && cur.Status.Working() {
+		cur.Note = "the cancel did not take effect: " + command.SanitizeReason(err.Error())
+	}
+	return cur, nil
+}
+
+// modifyRemote replaces an open order at the venue.
+func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (node.Order, error) {
+	e := s.eng
+	r := e.remotes[name]
+	ctx, cancel := s.venueCall()
+	vo, err := r.ex.Replace(ctx, orderOf(o).venueOrder(), c.Quantity, c.Price)
+	cancel()
+	now := s.cfg.Now()
+	if err == nil {
+		e.emit(node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+			Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, VenueOrderID: vo.VenueOrderID})
+		cur, _ := r.Order(o.ID)
+		e.settle(r, cur, vo, "modified", now)
+	} else {
+		s.lookupAndSettle(r, o)
+	}
+	cur, _ := r.Order(o.ID)
+	if err != nil {
+		cur.Note = "the modify did not take effect: " + command.SanitizeReason(err.Error())
+	}
+	return cur, nil
+}
+
+// lookupAndSettle reads one order back from the venue (a bounded, retried
+// read) and applies what it says.
+func (s *Server) lookupAndSettle(r *remote, o node.Order) {
+	ctx, cancel := s.venueCall()
+	vo, err := r.ex.Lookup(ctx, o.Symbol, o.ClientOrderID)
+	cancel()
+	if err == nil {
+		s.eng.settle(r, o, vo, "looked up at the venue", s.cfg.Now())
+	}
+}
+
+func (s *Server) cancelWhereRemote(name, symbol string, side command.Side, note string, out *node.Outcome) ([]string, error) {
+	r := s.eng.remotes[name]
+	var ids []string
+	failed := 0
+	for _, o := range r.OpenOrders() {
+		if o.Status != node.OrderOpen || (symbol != "" && o.Symbol != symbol) || (side != "" && o.Side != side) {
+			continue
+		}
+		cur, err := s.cancelRemote(name, o, "canceled by "+note)
+		if err != nil {
+			return ids, err
+		}
+		if cur.Status == node.OrderCanceled {
+			ids = append(ids, o.ID)
+		} else {
+			failed++
+		}
+	}
+	if failed > 0 {
+		out.Detail += fmt.Sprintf("; %d cancel(s) not confirmed by the venue (see node_snapshot)", failed)
+	}
+	return ids, nil
+}
+
+// flattenRemote sends a market order against each listed position.
+func (s *Server) flattenRemote(name string, symbols []string, note, ticket string, out *node.Outcome) ([]string, error) {
+	r := s.eng.remotes[name]
+	var ids []string
+	pending := 0
+	for _, sym := range symbols {
+		pos := r.Position(sym)
+		if pos.IsZero() {
+			continue
+		}
+		side := command.Sell
+		if pos.IsNegative() {
+			side = command.Buy
+		}
+		o, err := s.placeRemote(name, node.Order{ClientOrderID: "wk-" + s.cfg.NewID(), Symbol: sym, Side: side, Type: command.Market,
+			Quantity: pos.Abs(), TimeInForce: command.IOC, Note: note}, ticket)
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, o.ID)
+		if o.Status == node.OrderPending {
+			pending++
+		}
+	}
+	if pending > 0 {
+		out.Detail += fmt.Sprintf("; %d closing order(s) pending at the venue: %s", pending, pendingAdvice)
+	}
+	return ids, nil
+}
+
+// marketExit cancels and flattens on one real venue, or on every venue
+// (skipping disarmed real ones, and saying so).
+func (s *Server) marketExit(c command.Command, ticket string, now time.Time, out *node.Outcome) error {
+	names := []string{c.Venue}
+	if c.Venue == "" {
+		names = s.eng.names
+	}
+	var skipped []string
+	var extra string
+	for _, name := range names {
+		if s.eng.remotes[name] == nil {
+			continue
+		}
+		if !s.eng.armed(name, now) {
+			skipped = append(skipped, name)
+			continue
+		}
+		canceled, err := s.cancelWhereRemote(name, "", "", "market_exit", out)
+		if err != nil {
+			return err
+		}
+		ids, err := s.flattenRemote(name, s.eng.remotes[name].Held(), "market_exit", ticket, out)
+		if err != nil {
+			return err
+		}
+		out.Canceled, out.OrderIDs = append(out.Canceled, canceled...), append(out.OrderIDs, ids...)
+	}
+	extra, out.Detail = out.Detail, ""
+	if c.Venue == "" {
+		paperOut := s.eng.execute(c, now) // the paper venues
+		out.Canceled, out.OrderIDs = append(out.Canceled, paperOut.Canceled...), append(out.OrderIDs, paperOut.OrderIDs...)
+	}
+	out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s)", len(out.Canceled), len(out.OrderIDs)) + extra
+	if len(skipped) > 0 {
+		out.Detail += fmt.Sprintf("; skipped disarmed venue(s) %v: %s", skipped, disarmedReason(skipped[0]))
+	}
+	return nil
+}
+
+// --- reconciliation ---
+
+// reconcileLater reconciles a venue again once any request still in
+// flight must have been answered or dropped.
+func (s *Server) reconcileLater(name string) {
+	time.AfterFunc(2*s.cfg.VenueTimeout, func() {
+		s.enqueue(func() { s.reconcile(name, "a lost answer") }) //nolint:errcheck // a stopping node reconciles at its next start
+	})
+}
+
+// reconcile reads the venue's account, instruments and open orders, and
+// settles every working node order by its client order id: found →
+// adopted with its real state and fills; provably absent → failed. It
+// never resubmits.
+func (s *Server) reconcile(name, why string) {
+	if s.fault != nil {
+		return
+	}
+	e := s.eng
+	r := e.remotes[name]
+	if r == nil {
+		return
+	}
+	s.refresh(r)
+	now := s.cfg.Now()
+	var tickets []node.Event
+	for _, o := range r.OpenOrders() {
+		ctx, cancel := s.venueCall()
+		vo, err := r.ex.Lookup(ctx, o.Symbol, o.ClientOrderID)
+		cancel()
+		switch {
+		case err == nil:
+			e.settle(r, o, vo, "adopted by reconciliation after "+why, now)
+		case errors.Is(err, node.ErrVenueNotFound) && o.Status == node.OrderPending && now.Sub(o.Created) >= s.cfg.VenueTimeout:
+			e.emit(node.Event{Time: now, Kind: node.EventFailed, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
+				Note: fmt.Sprintf("not at %s by its client order id after %s: it was never placed, and is never resubmitted", name, why)})
+		case errors.Is(err, node.ErrVenueNotFound) && o.Status == node.OrderPending:
+			s.reconcileLater(name) // possibly still in flight: not yet provably absent
+		case errors.Is(err, node.ErrVenueNotFound):
+			e.emit(node.Event{Time: now, Kind: node.EventCanceled, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
+				Quantity: o.Remaining(), Note: "the venue no longer knows this order (reconciliation after " + why + ")"})
+		default:
+			s.log.Warn("reconciliation lookup failed; the order stays as it is until the next resync", "venue", name, "order_id", o.ID, "err", err)
+			continue
+		}
+		if o.Status == node.OrderPending {
+			tickets = append(tickets, node.Event{OrderID: o.ID})
+		}
+	}
+	ctx, cancel := s.venueCall()
+	open, err := r.ex.OpenOrders(ctx, r.cfg.Symbols)
+	cancel()
+	if err == nil {
+		r.external = r.external[:0]
+		for _, vo := range open {
+			e.observe(r, vo, now)
+		}
+	}
+	events := e.take()
+	if len(events) > 0 {
+		if s.commit(&journal.Batch{Events: events}) != nil {
+			return
+		}
+		s.logFills(events)
+	}
+	s.auditSettled(r, tickets, why, now)
+	s.log.Info("venue reconciled", "venue", name, "after", why, "events", len(events), "external_orders", len(r.external))
+}
+
+// auditSettled writes the audit entry of each settled order whose command
+// never got one (the node died between sending and recording the answer).
+func (s *Server) auditSettled(r *remote, settled []node.Event, why string, now time.Time) {
+	for _, ref := range settled {
+		o, _ := r.Order(ref.OrderID)
+		ticket := s.eng.ticketOf[o.ID]
+		if ticket == "" {
+			continue
+		}
+		if _, found, err := s.j.Ticket(ticket); err != nil || found {
+			continue
+		}
+		c := command.Command{Verb: command.SubmitOrder, Venue: o.Venue, Symbol: o.Symbol, Side: o.Side, Type: o.Type,
+			Quantity: o.Quantity, Price: o.Price, TimeInForce: o.TimeInForce, ClientOrderID: o.ClientOrderID}
+		if c.Type == command.Market {
+			c.TimeInForce = ""
+		}
+		out := node.Outcome{Ticket: ticket, Status: node.Accepted, Verb: c.Verb, ClientOrderID: o.ClientOrderID, Time: now, TradingState: s.eng.state}
+		s.describeRemote(&out, o)
+		out.Detail = "settled by reconciliation after " + why + ": " + out.Detail
+		entry := &node.AuditEntry{Time: now, Ticket: ticket, KeyID: node.KeyControl, Command: c, ClientOrderID: o.ClientOrderID, Outcome: out}
+		if s.commit(&journal.Batch{Entry: entry}) != nil {
+			return
+		}
+	}
+}
+
+// refresh reads the account (and, the first time, the instruments).
+func (s *Server) refresh(r *remote) {
+	if r.instruments == nil {
+		ctx, cancel := s.venueCall()
+		in, err := r.ex.Instruments(ctx, r.cfg.Symbols)
+		cancel()
+		if err != nil {
+			s.log.Warn("venue instruments unreadable; orders wait for them", "venue", r.cfg.Name, "err", err)
+		} else {
+			r.instruments = in
+		}
+	}
+	ctx, cancel := s.venueCall()
+	acct, err := r.ex.Account(ctx)
+	cancel()
+	if err != nil {
+		s.log.Warn("venue account unreadable", "venue", r.cfg.Name, "err", err)
+		return
+	}
+	r.account, r.synced = acct, true
+}
+
+// --- background: streams and polls ---
+
+func (s *Server) startRemotes() {
+	for _, vc := range s.cfg.Project.Venues {
+		if !vc.Real() {
+			continue
+		}
+		name, ex := vc.Name, s.cfg.Exchanges[vc.Name]
+		s.enqueue(func() { s.reconcile(name, "the node started") }) //nolint:errcheck // the queue is empty at start
+		s.wg.Add(2)
+		go s.streamLoop(name, ex)
+		go s.pollLoop(name, ex, vc.Symbols)
+	}
+}
+
+// streamLoop keeps the venue's order stream up, reconnecting with backoff;
+// every (re)connect resyncs over REST.
+func (s *Server) streamLoop(name string, ex Exchange) {
+	defer s.wg.Done()
+	backoff := time.Second
+	for s.bg.Err() == nil {
+		err := ex.Stream(s.bg, func(u node.VenueUpdate) {
+			if u.Order == nil && u.Connected {
+				backoff = time.Second
+			}
+			s.enqueue(func() { s.onUpdate(name, u) }) //nolint:errcheck // a full queue: the next resync catches up
+		})
+		if s.bg.Err() != nil {
+			return
+		}
+		s.enqueue(func() { s.onUpdate(name, node.VenueUpdate{}) }) //nolint:errcheck // as above
+		s.log.Warn("venue stream dropped; reconnecting", "venue", name, "err", err, "in", backoff)
+		select {
+		case <-s.bg.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// onUpdate applies one stream message on the fold.
+func (s *Server) onUpdate(name string, u node.VenueUpdate) {
+	r := s.eng.remotes[name]
+	if r == nil || s.fault != nil {
+		return
+	}
+	if u.Order == nil {
+		r.connected = u.Connected
+		if u.Connected {
+			s.reconcile(name, "the stream connected")
+		}
+		return
+	}
+	s.eng.observe(r, *u.Order, s.cfg.Now())
+	events := s.eng.take()
+	if len(events) == 0 {
+		return
+	}
+	if s.commit(&journal.Batch{Events: events}) == nil {
+		s.logFills(events)
+		s.refresh(r)
+	}
+}
+
+// pollLoop reads the venue's marks (and account) every MarkEvery.
+func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.MarkEvery)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(s.bg, s.cfg.VenueTimeout)
+		marks, err := ex.Marks(ctx, symbols)
+		cancel()
+		if err == nil {
+			s.enqueue(func() { //nolint:errcheck // the next poll tries again
+				if r := s.eng.remotes[name]; r != nil {
+					for sym, m := range marks {
+						r.SetMark(sym, m)
+					}
+				}
+			})
+		} else if s.bg.Err() == nil {
+			s.log.Warn("venue marks unreadable", "venue", name, "err", err)
+		}
+		select {
+		case <-s.bg.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// --- arming over HTTP ---
+
+// armInfo is what arming name means now, and why it cannot be armed.
+func (s *Server) armInfo(name string, now time.Time) (node.ArmInfo, *node.Error) {
+	e := s.eng
+	vc, ok := s.cfg.Project.Venue(name)
+	if !ok {
+		return node.ArmInfo{}, node.Errorf(node.KindNotFound, "unknown_venue", "no venue %q", name)
+	}
+	g := s.cfg.Project.Guardrail
+	info := node.ArmInfo{Venue: name, Kind: vc.Kind, Environment: vc.Environment, Live: vc.Live(), MayArm: vc.MayArm,
+		AllowLive: s.cfg.AllowLive, Symbols: vc.Symbols, MaxOrderNotional: g.MaxOrderNotional,
+		MaxPositionNotional: g.MaxPositionNotional, PriceCollarPct: g.PriceCollarPct, Armed: e.armed(name, now)}
+	r := e.remotes[name]
+	if r == nil {
+		info.Environment, info.Refusal = project.KindPaper, "a paper venue is simulated and needs no arming"
+		return info, nil
+	}
+	if info.Armed {
+		info.ArmedUntil = e.arming[name]
+	}
+	info.Account, info.Currency, info.Cash, info.BuyingPower = r.account.ID, r.account.Currency, r.account.Cash, r.account.BuyingPower
+	switch {
+	case !vc.MayArm:
+		info.Refusal = fmt.Sprintf("venue %s cannot be armed: its [[venues]] table in wicket.toml does not say may_arm = true", name)
+	case vc.Live() && !s.cfg.AllowLive:
+		info.Refusal = fmt.Sprintf("venue %s is live (real money): it can be armed only on a node started with wicket node serve --allow-live", name)
+	case !r.synced:
+		info.Refusal = fmt.Sprintf("venue %s has not been reached yet, so its account cannot be shown; check the node's log and try again", name)
+	}
+	return info, nil
+}
+
+func (s *Server) arming(w http.ResponseWriter, r *http.Request) {
+	var info node.ArmInfo
+	var ierr *node.Error
+	if err := s.do(r.Context(), func() { info, ierr = s.armInfo(r.PathValue("name"), s.cfg.Now()) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	if ierr != nil {
+		writeError(w, ierr)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func readArm(r *http.Request) (node.ArmRequest, *node.Error) {
+	var req node.ArmRequest
+	body, _ := io.ReadAll(r.Body)
+	if len(body) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return req, node.Errorf(node.KindBadRequest, "bad_request", "arming body: %v (fields: for, confirm)", err)
+		}
+	}
+	return req, nil
+}
+
+func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
+	req, berr := readArm(r)
+	if berr != nil {
+		writeError(w, berr)
+		return
+	}
+	d, err := time.ParseDuration(req.For)
+	if err != nil || d <= 0 || d > MaxArm {
+		writeError(w, node.Errorf(node.KindBadRequest, "bad_duration", "for=%q: give a duration such as 8h, at most %s", short(req.For), MaxArm))
+		return
+	}
+	name := r.PathValue("name")
+	keyID, _ := r.Context().Value(keyIDContext{}).(string)
+	var info node.ArmInfo
+	var aerr *node.Error
+	if err := s.do(r.Context(), func() {
+		now := s.cfg.Now()
+		if info, aerr = s.armInfo(name, now); aerr != nil {
+			return
+		}
+		switch {
+		case info.Refusal != "":
+			aerr = node.Errorf(node.KindForbidden, "cannot_arm", "%s", info.Refusal)
+		case req.Confirm != name:
+			aerr = node.Errorf(node.KindForbidden, "not_confirmed", "arming %s needs its name typed to confirm", name)
+		default:
+			until := now.Add(d)
+			s.eng.emit(node.Event{Time: now, Kind: node.EventArmed, Venue: name, Until: until,
+				Note: fmt.Sprintf("armed by an operator at a terminal (key %s) for %s, until %s", keyID, d, until.UTC().Format(time.RFC3339))})
+			if err := s.commit(&journal.Batch{Events: s.eng.take()}); err != nil {
+				aerr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the arming, so the venue stays disarmed: %v", err)
+				return
+			}
+			s.log.Warn("venue armed", "venue", name, "environment", info.Environment, "until", until.UTC().Format(time.RFC3339), "key_id", keyID)
+			info, _ = s.armInfo(name, now)
+		}
+	}); err != nil {
+		writeError(w, err)
+		return
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) disarm(w http.ResponseWriter, r *http.Request) {
+	if _, berr := readArm(r); berr != nil {
+		writeError(w, berr)
+		return
+	}
+	name := r.PathValue("name")
+	keyID, _ := r.Context().Value(keyIDContext{}).(string)
+	var info node.ArmInfo
+	var aerr *node.Error
+	if err := s.do(r.Context(), func() {
+		now := s.cfg.Now()
+		if info, aerr = s.armInfo(name, now); aerr != nil {
+			return
+		}
+		if _, armed := s.eng.arming[name]; armed {
+			s.eng.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Note: fmt.Sprintf("disarmed by an operator (key %s)", keyID)})
+			if err := s.commit(&journal.Batch{Events: s.eng.take()}); err != nil {
+				aerr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the disarming: %v", err)
+				return
+			}
+			s.log.Warn("venue disarmed", "venue", name, "key_id", keyID)
+		}
+		info, _ = s.armInfo(name, now)
+	}); err != nil {
+		writeError(w, err)
+		return
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
