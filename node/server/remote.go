@@ -34,9 +34,10 @@ type Exchange interface {
 	// Replace changes o's total quantity and/or limit price (zero keeps
 	// one); the answer's Filled counts o's earlier fills too.
 	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
-	// Lookup finds an order by the node's client order id; an answer that
-	// it does not exist is node.ErrVenueNotFound.
-	Lookup(ctx context.Context, symbol, clientOrderID string) (node.VenueOrder, error)
+	// Lookup finds an order by its venue id when o has one, else by the
+	// node's client order id; an answer that it does not exist is
+	// node.ErrVenueNotFound.
+	Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
 	OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error)
 	// Stream delivers order updates until ctx ends or the stream drops
 	// (then it returns why). It reports Connected once it is subscribed.

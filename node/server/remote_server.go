@@ -256,7 +256,7 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 // read) and applies what it says.
 func (s *Server) lookupAndSettle(r *remote, o node.Order) {
 	ctx, cancel := s.venueCall()
-	vo, err := r.ex.Lookup(ctx, o.Symbol, o.ClientOrderID)
+	vo, err := r.ex.Lookup(ctx, orderOf(o).venueOrder())
 	cancel()
 	if err == nil {
 		s.eng.settle(r, o, vo, "looked up at the venue", s.cfg.Now())
@@ -384,7 +384,7 @@ func (s *Server) reconcile(name, why string) {
 	var tickets []node.Event
 	for _, o := range r.OpenOrders() {
 		ctx, cancel := s.venueCall()
-		vo, err := r.ex.Lookup(ctx, o.Symbol, o.ClientOrderID)
+		vo, err := r.ex.Lookup(ctx, orderOf(o).venueOrder())
 		cancel()
 		switch {
 		case err == nil:
