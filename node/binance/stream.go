@@ -67,8 +67,9 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 			}
 			return fmt.Errorf("user data stream dropped: %w", err)
 		}
-		var head struct {
+		var head struct { // E is named so that Go's case-insensitive matching does not read it as e
 			Event string `json:"e"`
+			Time  int64  `json:"E"`
 		}
 		if json.Unmarshal(msg, &head) != nil {
 			continue

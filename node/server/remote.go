@@ -285,7 +285,11 @@ func nonEmpty(s, otherwise string) string {
 // order settles; any other open order is external.
 func (e *engine) observe(r *remote, vo node.VenueOrder, now time.Time) {
 	if ref, ok := e.byCID[vo.ClientOrderID]; ok && ref.venue == r.cfg.Name {
-		if o, ok := r.Order(ref.id); ok && o.Status.Working() {
+		o, ok := r.Order(ref.id)
+		// A report about an order the venue replaced (Binance's
+		// cancel-replace cancels the old one) is not about this order now.
+		stale := o.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != o.VenueOrderID
+		if ok && o.Status.Working() && !stale {
 			e.settle(r, o, vo, "confirmed by the venue", now)
 		}
 		return
