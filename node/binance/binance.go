@@ -75,7 +75,7 @@ type Adapter struct {
 	keepAlive time.Duration
 	now       func() time.Time
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	symbols  map[string]*bn.Symbol // from exchangeInfo
 	quote    string                // the account currency: the first symbol's quote asset
 	replaced map[int64]int         // order id → how many replacements led to it
@@ -133,7 +133,9 @@ func (a *Adapter) Kind() string { return project.KindBinance }
 func (a *Adapter) Environment() string { return a.env }
 
 // MarkSource says where marks come from.
-func (a *Adapter) MarkSource() string { return "binance " + a.env + ": last trade price (GET /api/v3/ticker/price)" }
+func (a *Adapter) MarkSource() string {
+	return "binance " + a.env + ": last trade price (GET /api/v3/ticker/price)"
+}
 
 // --- client order ids ---
 

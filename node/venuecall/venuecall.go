@@ -46,7 +46,9 @@ type ServerError struct {
 	Body   string // at most 512 bytes of the answer
 }
 
-func (e *ServerError) Error() string { return fmt.Sprintf("venue server error HTTP %d: %s", e.Status, e.Body) }
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("venue server error HTTP %d: %s", e.Status, e.Body)
+}
 
 // Transport wraps a RoundTripper with the rate-limit gate and the typed
 // errors. One Transport serves one venue.
