@@ -258,6 +258,12 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 // Account reads balances: cash is the free quote asset, positions the base
 // assets of the configured symbols (spot holds no shorts).
 func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
+	a.mu.Lock()
+	known := a.quote != ""
+	a.mu.Unlock()
+	if !known {
+		return node.Account{}, fmt.Errorf("%s: the account is read after the instruments (which name its assets)", a.name)
+	}
 	acct, err := venuecall.Read(ctx, a.tr, func() (*bn.Account, error) { return a.c.NewGetAccountService().Do(ctx) })
 	if err != nil {
 		return node.Account{}, a.classify(err)

@@ -133,6 +133,17 @@ func (s *Server) finishRemote(id, keyID string, c command.Command, reason string
 	out.Ticket, out.TradingState = id, s.eng.state
 	entry := &node.AuditEntry{Time: out.Time, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: out.ClientOrderID, Outcome: out}
 	events := s.eng.take()
+	filled := false
+	for _, ev := range events {
+		filled = filled || ev.Kind == node.EventFilled
+	}
+	if filled && c.Venue != "" {
+		defer func() {
+			if r := s.eng.remotes[c.Venue]; r != nil {
+				s.refresh(r) // the next command's checks see the new position
+			}
+		}()
+	}
 	if err := s.commit(&journal.Batch{Entry: entry, Events: events}); err != nil {
 		out = node.Outcome{Ticket: id, Status: node.Pending, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: out.Time, Code: "journal",
 			Detail: "the venue was called but the journal could not record its answer (" + err.Error() + "); the node reconciles at its next start; " + pendingAdvice}
@@ -539,7 +550,8 @@ func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 	}
 }
 
-// pollLoop reads the venue's marks (and account) every MarkEvery.
+// pollLoop reads the venue's marks and account every MarkEvery, off the
+// fold, and hands them to it.
 func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.MarkEvery)
@@ -547,16 +559,25 @@ func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 	for {
 		ctx, cancel := context.WithTimeout(s.bg, s.cfg.VenueTimeout)
 		marks, err := ex.Marks(ctx, symbols)
+		acct, aerr := ex.Account(ctx)
 		cancel()
-		if err == nil {
+		if err == nil || aerr == nil {
 			s.enqueue(func() { //nolint:errcheck // the next poll tries again
-				if r := s.eng.remotes[name]; r != nil {
+				r := s.eng.remotes[name]
+				if r == nil {
+					return
+				}
+				if err == nil {
 					for sym, m := range marks {
 						r.SetMark(sym, m)
 					}
 				}
+				if aerr == nil {
+					r.account, r.synced = acct, true
+				}
 			})
-		} else if s.bg.Err() == nil {
+		}
+		if err != nil && s.bg.Err() == nil {
 			s.log.Warn("venue marks unreadable", "venue", name, "err", err)
 		}
 		select {
@@ -706,4 +727,28 @@ func (s *Server) disarm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
+}
+
+// settled brings a pending submit's outcome up to date: once
+// reconciliation has settled the order, the ticket reports what became of
+// it.
+func (s *Server) settled(ctx context.Context, out node.Outcome) node.Outcome {
+	if out.Status != node.Pending || out.Verb != command.SubmitOrder || out.Order == nil {
+		return out
+	}
+	venue, id := out.Order.Venue, out.Order.ID
+	var o node.Order
+	var ok bool
+	if s.do(ctx, func() { o, ok = s.eng.find(venue, id, "") }) != nil || !ok || o.Status == node.OrderPending {
+		return out
+	}
+	out.Order = &o
+	if o.Status == node.OrderFailed {
+		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", o.Note
+		out.Detail = "settled by reconciliation: " + o.Note
+		return out
+	}
+	out.Status = node.Accepted
+	out.Detail = fmt.Sprintf("settled by reconciliation after its answer was lost: %s is %s, %s of %s filled", o.ID, o.Status, o.Filled, o.Quantity)
+	return out
 }

@@ -545,11 +545,11 @@ func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
 			writeError(w, node.Errorf(node.KindNotFound, "unknown_ticket",
 				"no ticket %q: it was never issued, or the node restarted before applying it; look for the order in the snapshot or the audit trail before sending again", short(id)))
 		default:
-			writeJSON(w, http.StatusOK, o)
+			writeJSON(w, http.StatusOK, s.settled(r.Context(), o))
 		}
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, s.settled(r.Context(), out))
 }
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {

@@ -74,6 +74,7 @@ type Fake struct {
 	conns     map[*websocket.Conn]bool
 	latency   time.Duration
 	drop      map[string]int // path → responses to drop
+	lose      map[string]int // path → requests to lose unprocessed
 	limit429  int
 	retryAfer string
 	fail5xx   int
@@ -86,7 +87,7 @@ type Fake struct {
 // New starts a fake with the symbols and balances (asset → amount).
 func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *Fake {
 	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, balances: map[string]decimal.Decimal{},
-		keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}, drop: map[string]int{}, requests: map[string]int{}, nextID: 1000}
+		keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}, drop: map[string]int{}, lose: map[string]int{}, requests: map[string]int{}, nextID: 1000}
 	for i := range symbols {
 		s := symbols[i]
 		f.symbols[s.Name] = &s
@@ -104,6 +105,10 @@ func (f *Fake) SetLatency(d time.Duration) { f.mu.Lock(); f.latency = d; f.mu.Un
 // DropResponses makes the next n requests to path be processed and then
 // answered by closing the connection.
 func (f *Fake) DropResponses(path string, n int) { f.mu.Lock(); f.drop[path] = n; f.mu.Unlock() }
+
+// LoseRequests makes the next n requests to path vanish: the connection
+// closes before anything is processed.
+func (f *Fake) LoseRequests(path string, n int) { f.mu.Lock(); f.lose[path] = n; f.mu.Unlock() }
 
 // RateLimit answers the next n requests 429 with Retry-After.
 func (f *Fake) RateLimit(n int, retryAfter string) {
@@ -204,7 +209,19 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.fail5xx--
 	}
 	retry := f.retryAfer
+	lost := f.lose[r.URL.Path] > 0
+	if lost {
+		f.lose[r.URL.Path]--
+	}
 	f.mu.Unlock()
+	if lost {
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+				return
+			}
+		}
+	}
 	if lat > 0 {
 		time.Sleep(lat)
 	}
