@@ -31,9 +31,9 @@ var venueKinds = map[string][]string{
 // Keys of the real venues' accounts, read from the environment or
 // secrets.env like the node keys. They never appear in any output.
 const (
-	KeyAlpacaKeyID     = "WICKET_ALPACA_KEY_ID"
-	KeyAlpacaSecret    = "WICKET_ALPACA_SECRET_KEY"
-	KeyBinanceAPIKey   = "WICKET_BINANCE_API_KEY"
+	KeyAlpacaKeyID      = "WICKET_ALPACA_KEY_ID"
+	KeyAlpacaSecret     = "WICKET_ALPACA_SECRET_KEY"
+	KeyBinanceAPIKey    = "WICKET_BINANCE_API_KEY"
 	KeyBinanceAPISecret = "WICKET_BINANCE_API_SECRET"
 )
 

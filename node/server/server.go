@@ -62,7 +62,7 @@ type Config struct {
 	// VenueTimeout bounds one call to a real venue (default DefaultVenueTimeout).
 	VenueTimeout time.Duration
 	// MarkEvery is how often real venues' marks and accounts are polled
-	// (default TickEvery, else 5s).
+	// (default TickEvery but at least 1s; 5s when marks are still).
 	MarkEvery time.Duration
 
 	Now     func() time.Time // default time.Now
@@ -136,8 +136,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.VenueTimeout = DefaultVenueTimeout
 	}
 	if cfg.MarkEvery <= 0 {
-		cfg.MarkEvery = cfg.TickEvery
-		if cfg.MarkEvery <= 0 {
+		cfg.MarkEvery = max(cfg.TickEvery, time.Second) // a venue's rate limits are not a paper walk's
+		if cfg.TickEvery <= 0 {
 			cfg.MarkEvery = 5 * time.Second
 		}
 	}
