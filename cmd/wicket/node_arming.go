@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -86,9 +87,33 @@ func nodeDisarmCommand() *cli.Command {
 	}
 }
 
+// oneVenue reads VENUE, and the command's flags when they follow it
+// (`wicket node arm bn --for 8h`), which the flag parser leaves as
+// arguments.
 func oneVenue(c *cli.Context, verb string) (string, error) {
-	if c.NArg() != 1 {
-		return "", usagef("node %s takes one VENUE (the name of a [[venues]] table), got %d arguments", verb, c.NArg())
+	if c.NArg() == 0 {
+		return "", usagef("node %s takes one VENUE (the name of a [[venues]] table)", verb)
+	}
+	fs := flag.NewFlagSet("node "+verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", c.String("addr"), "")
+	var d *time.Duration
+	if verb == "arm" {
+		d = fs.Duration("for", c.Duration("for"), "")
+	}
+	if err := fs.Parse(c.Args().Tail()); err != nil {
+		return "", usagef("node %s: %v", verb, err)
+	}
+	if fs.NArg() > 0 {
+		return "", usagef("node %s takes one VENUE (the name of a [[venues]] table), got also %q", verb, fs.Arg(0))
+	}
+	if err := c.Set("addr", *addr); err != nil {
+		return "", err
+	}
+	if d != nil {
+		if err := c.Set("for", d.String()); err != nil {
+			return "", err
+		}
 	}
 	return c.Args().First(), nil
 }
