@@ -255,3 +255,81 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 }
 
 func decimalText(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// TestVenueOrderSurvivesSIGKILLBeforeTheAck kills the node with SIGKILL
+// after the venue has taken an order and before the node could journal the
+// venue's answer; the restarted node finds exactly that one order at the
+// venue by its client order id and adopts it with its fill.
+func TestVenueOrderSurvivesSIGKILLBeforeTheAck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real node processes")
+	}
+	vp := newVenueProject(t)
+	proc, c, _ := vp.start(t)
+	if _, err := c.Arm(context.Background(), "bn", time.Hour, "bn"); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan struct{})
+	vp.fake.OnOrder(func(binancefake.Order) {
+		proc.Process.Kill() //nolint:errcheck // SIGKILL; the answer below goes to a dead process
+		proc.Wait()         //nolint:errcheck // killed
+		close(killed)
+	})
+	cid := "wk-0190f5a2-7c1e-7b3a-9d4e-00000000c0de"
+	cmd := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market,
+		Quantity: decimalText("0.02"), ClientOrderID: cid}
+	ticket, err := c.Submit(context.Background(), command.NewEnvelope(cmd, "crash test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-killed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the order never reached the venue")
+	}
+	vp.fake.OnOrder(nil)
+
+	_, c, log := vp.start(t)
+	var o node.Order
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		snap, err := c.Snapshot(context.Background(), "bn", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range snap.Events {
+			if ev.ClientOrderID == cid && ev.Kind == node.EventFilled {
+				o.Filled = o.Filled.Add(ev.Quantity)
+				o.AveragePrice = ev.Price
+			}
+		}
+		if o.Filled.Equal(decimalText("0.02")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the order was not adopted after the restart; events %+v\n%s", snap.Events, log.String())
+		}
+		o = node.Order{}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !o.AveragePrice.Equal(decimalText("60000")) {
+		t.Errorf("adopted fill at %s", o.AveragePrice)
+	}
+	if n := len(vp.fake.Orders()); n != 1 {
+		t.Errorf("the venue holds %d orders, want exactly 1", n)
+	}
+	if n := vp.fake.Requests("POST /api/v3/order"); n != 1 {
+		t.Errorf("the order was sent %d times", n)
+	}
+	if snap, _ := c.Snapshot(context.Background(), "bn", 0); snap.Venues[0].Armed {
+		t.Error("the restarted node kept the venue armed")
+	}
+	// The command's audit entry is written by the reconciliation, and its ticket reads back.
+	page, err := c.Audit(context.Background(), node.AuditQuery{ClientOrderID: cid})
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].Ticket != ticket || !strings.Contains(page.Entries[0].Outcome.Detail, "settled by reconciliation") {
+		t.Errorf("audit after the crash: %+v %v", page.Entries, err)
+	}
+	if out, err := c.Ticket(context.Background(), ticket, 0); err != nil || out.Status != node.Accepted || out.Order.Status != node.OrderFilled {
+		t.Errorf("ticket after the crash: %+v %v", out, err)
+	}
+}
