@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/node/alpaca"
 	"wicket/node/binance"
 	"wicket/node/server"
 )
@@ -46,6 +47,8 @@ func newExchange(v project.Venue, id, secret string, timeout time.Duration) (ser
 	switch v.Kind {
 	case project.KindBinance:
 		return binance.New(binance.Config{Venue: v, APIKey: id, APISecret: secret, Timeout: timeout})
+	case project.KindAlpaca:
+		return alpaca.New(alpaca.Config{Venue: v, KeyID: id, Secret: secret, Timeout: timeout})
 	}
 	return nil, fmt.Errorf("venue %s: no adapter for kind %s", v.Name, v.Kind)
 }

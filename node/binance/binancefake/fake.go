@@ -36,6 +36,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/shopspring/decimal"
+
+	"wicket/node/venuecall/venuefault"
 )
 
 // Symbol is a listed spot symbol.
@@ -63,6 +65,7 @@ type Order struct {
 // Fake is a running fake exchange.
 type Fake struct {
 	*httptest.Server
+	venuefault.Faults
 	APIKey, Secret string
 
 	mu        sync.Mutex
@@ -72,22 +75,16 @@ type Fake struct {
 	nextID    int64
 	keys      map[string]bool
 	conns     map[*websocket.Conn]bool
-	latency   time.Duration
-	drop      map[string]int // path → responses to drop
-	lose      map[string]int // path → requests to lose unprocessed
-	limit429  int
-	retryAfer string
-	fail5xx   int
 	partial   bool
 	onOrder   func(Order)
-	requests  map[string]int
 	keepAlive int
 }
 
 // New starts a fake with the symbols and balances (asset → amount).
 func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *Fake {
 	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, balances: map[string]decimal.Decimal{},
-		keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}, drop: map[string]int{}, lose: map[string]int{}, requests: map[string]int{}, nextID: 1000}
+		keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}, nextID: 1000}
+	f.RateLimitBody = `{"code":-1003,"msg":"Too much request weight used; current limit is 6000 request weight per 1 MINUTE."}`
 	for i := range symbols {
 		s := symbols[i]
 		f.symbols[s.Name] = &s
@@ -99,35 +96,11 @@ func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *F
 	return f
 }
 
-// SetLatency delays every answer.
-func (f *Fake) SetLatency(d time.Duration) { f.mu.Lock(); f.latency = d; f.mu.Unlock() }
-
-// DropResponses makes the next n requests to path be processed and then
-// answered by closing the connection.
-func (f *Fake) DropResponses(path string, n int) { f.mu.Lock(); f.drop[path] = n; f.mu.Unlock() }
-
-// LoseRequests makes the next n requests to path vanish: the connection
-// closes before anything is processed.
-func (f *Fake) LoseRequests(path string, n int) { f.mu.Lock(); f.lose[path] = n; f.mu.Unlock() }
-
-// RateLimit answers the next n requests 429 with Retry-After.
-func (f *Fake) RateLimit(n int, retryAfter string) {
-	f.mu.Lock()
-	f.limit429, f.retryAfer = n, retryAfter
-	f.mu.Unlock()
-}
-
-// Fail5xx answers the next n requests 503.
-func (f *Fake) Fail5xx(n int) { f.mu.Lock(); f.fail5xx = n; f.mu.Unlock() }
-
 // PartialFills makes market orders fill half at once and the rest at Cross.
 func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
 
 // OnOrder runs after an order is taken and before its answer is written.
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
-
-// Requests counts requests to path (method + " " + path).
-func (f *Fake) Requests(key string) int { f.mu.Lock(); defer f.mu.Unlock(); return f.requests[key] }
 
 // KeepAlives counts listen-key keep-alives.
 func (f *Fake) KeepAlives() int { f.mu.Lock(); defer f.mu.Unlock(); return f.keepAlive }
@@ -198,41 +171,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.stream(w, r)
 		return
 	}
-	f.mu.Lock()
 	key := r.Method + " " + r.URL.Path
-	f.requests[key]++
-	lat := f.latency
-	limited, fail := f.limit429 > 0, f.fail5xx > 0
-	if limited {
-		f.limit429--
-	} else if fail {
-		f.fail5xx--
-	}
-	retry := f.retryAfer
-	lost := f.lose[r.URL.Path] > 0
-	if lost {
-		f.lose[r.URL.Path]--
-	}
-	f.mu.Unlock()
-	if lost {
-		if hj, ok := w.(http.Hijacker); ok {
-			if c, _, err := hj.Hijack(); err == nil {
-				c.Close()
-				return
-			}
-		}
-	}
-	if lat > 0 {
-		time.Sleep(lat)
-	}
-	switch {
-	case limited:
-		w.Header().Set("Retry-After", retry)
-		apiError(w, http.StatusTooManyRequests, -1003, "Too much request weight used; current limit is 6000 request weight per 1 MINUTE.")
-		return
-	case fail:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte("<html>503 Service Unavailable</html>")) //nolint:errcheck // test fake
+	if f.Before(w, r) {
 		return
 	}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
@@ -295,22 +235,12 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		status, body = 404, errBody(-1000, "unknown endpoint "+key)
 	}
-	drop := f.drop[r.URL.Path] > 0
-	if drop {
-		f.drop[r.URL.Path]--
-	}
 	f.mu.Unlock()
 	if hook != nil && taken != nil {
 		hook(*taken)
 	}
-	if drop {
-		hj, ok := w.(http.Hijacker)
-		if ok {
-			if c, _, err := hj.Hijack(); err == nil {
-				c.Close()
-				return
-			}
-		}
+	if f.Drop(w, r) {
+		return
 	}
 	writeJSON(w, status, body)
 }
