@@ -12,6 +12,8 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/alpaca"
+	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
@@ -63,23 +65,31 @@ func startVenueNode(t *testing.T, venue func(*binancefake.Fake) project.Venue, o
 		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
 	}, map[string]string{"USDT": "20000", "BTC": "0.1"})
 	t.Cleanup(f.Close)
-	vc := venue(f)
+	srv, vc := startWith(t, venue(f), func(vc project.Venue) (server.Exchange, error) {
+		return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
+	}, opts...)
+	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
+	vn.waitSynced(t, vc.Name)
+	return vn
+}
+
+// startWith starts a node with the default paper venue and vc, whose
+// adapter adapt makes from the validated table.
+func startWith(t *testing.T, vc project.Venue, adapt func(project.Venue) (server.Exchange, error), opts ...nodetest.Option) (*nodetest.Server, project.Venue) {
+	t.Helper()
 	cfg := project.Defaults()
 	cfg.Venues = append(cfg.Venues, vc)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	vc, _ = cfg.Venue(vc.Name)
-	a, err := binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
+	ex, err := adapt(vc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts = append([]nodetest.Option{nodetest.WithConfig(cfg), nodetest.WithExchanges(map[string]server.Exchange{vc.Name: a}),
+	opts = append([]nodetest.Option{nodetest.WithConfig(cfg), nodetest.WithExchanges(map[string]server.Exchange{vc.Name: ex}),
 		nodetest.WithVenueTimeout(500 * time.Millisecond), nodetest.WithMarkEvery(50 * time.Millisecond)}, opts...)
-	srv := nodetest.NewServer(t, opts...)
-	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
-	vn.waitSynced(t, vc.Name)
-	return vn
+	return nodetest.NewServer(t, opts...), vc
 }
 
 // waitSynced waits until the node has read the venue (instruments,
@@ -452,5 +462,71 @@ func TestPartialFillsAndStreamResync(t *testing.T) {
 	page, err := vn.c.Audit(context.Background(), node.AuditQuery{ClientOrderID: out.ClientOrderID})
 	if err != nil || len(page.Entries) != 1 || !page.Entries[0].Outcome.Order.Filled.Equal(d("0.005")) {
 		t.Errorf("audit of a partial fill: %+v %v", page.Entries, err)
+	}
+}
+
+func TestAlpacaVenueThroughTheNode(t *testing.T) {
+	key, secret := hexKey(t), hexKey(t)
+	f := alpacafake.New(key, secret, []alpacafake.Asset{
+		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
+		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
+	}, "50000")
+	t.Cleanup(f.Close)
+	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY", "BTC-USD"}}
+	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
+		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
+	})
+	vn := &venueNode{srv: srv, c: srv.Client()}
+	v := vn.waitSynced(t, "al")
+	if v.Kind != "alpaca" || v.Environment != "paper" || v.Armed || v.Account != "PA3FAKE0001" || !v.Cash.Equal(d("50000")) {
+		t.Errorf("alpaca venue: %+v", v)
+	}
+	if out := send(t, vn.c, order("al", "SPY", command.Buy, command.Market, "1", ""), ""); out.Code != "disarmed" {
+		t.Errorf("disarmed: %s %s", out.Status, out.Code)
+	}
+	vn.arm(t, "al", time.Hour)
+	buy := order("al", "SPY", command.Buy, command.Market, "2", "")
+	buy.ClientOrderID = "wk-0190f5a2-7c1e-7b3a-9d4e-0000000000d1"
+	out := accepted(t, vn.c, buy)
+	if out.Order.Status != node.OrderFilled || f.Orders()[0].ClientOrderID != buy.ClientOrderID {
+		t.Errorf("market buy: %+v; at alpaca %+v", out.Order, f.Orders())
+	}
+	// A crypto limit, replaced and canceled; a too-fine crypto quantity refused by the node.
+	if r := send(t, vn.c, order("al", "BTC-USD", command.Buy, command.Limit, "0.00001", "59000"), ""); r.Code != "precision" {
+		t.Errorf("too fine: %s %q", r.Code, r.Reason)
+	}
+	lim := accepted(t, vn.c, order("al", "BTC-USD", command.Buy, command.Limit, "0.01", "59000"))
+	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "al", OrderID: lim.OrderID, Quantity: d("0.02")})
+	if !mod.Order.Quantity.Equal(d("0.02")) || mod.Order.VenueOrderID == lim.Order.VenueOrderID {
+		t.Errorf("replaced: %+v", mod.Order)
+	}
+	if c := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "al", OrderID: lim.OrderID}); c.Order.Status != node.OrderCanceled {
+		t.Errorf("cancel: %+v", c.Order)
+	}
+	// A lost answer with the stream down: pending, then adopted, one order at alpaca.
+	f.DropStreams()
+	f.DropResponses("/v2/orders", 1)
+	lost := order("al", "SPY", command.Sell, command.Market, "1", "")
+	lost.ClientOrderID = "wk-0190f5a2-7c1e-7b3a-9d4e-0000000000d2"
+	if p := sendAny(t, vn.c, lost); p.Status != node.Pending {
+		t.Fatalf("lost: %+v", p)
+	}
+	waitFor(t, "adopted", func() bool {
+		snap, _ := vn.c.Snapshot(context.Background(), "al", 100)
+		for _, ev := range snap.Events {
+			if ev.Kind == node.EventFilled && ev.ClientOrderID == lost.ClientOrderID {
+				return true
+			}
+		}
+		return false
+	})
+	n := 0
+	for _, o := range f.Orders() {
+		if o.ClientOrderID == lost.ClientOrderID {
+			n++
+		}
+	}
+	if n != 1 || f.Requests("POST /v2/orders") != 3 {
+		t.Errorf("the lost order is at alpaca %d times; %d submits in all", n, f.Requests("POST /v2/orders"))
 	}
 }
