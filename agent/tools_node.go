@@ -29,7 +29,7 @@ func (tb *toolbox) nodeTools() []*ToolSpec {
 	return []*ToolSpec{{
 		Name: "node_snapshot", Title: "Node snapshot", Ring: RingLiveRead,
 		Hints:       Hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
-		Description: "Reads the trading node: trading state, each venue's kind, cash, equity and marks, positions, open orders and recent events.",
+		Description: "Reads the trading node: trading state, each venue's kind, environment (paper, testnet, or live: real money), armed state and mark source, cash, equity and marks, positions, open orders and recent events.",
 		Params: []Param{
 			{Name: "venue", Type: "string", Description: "only this venue; omit for all"},
 			{Name: "events", Type: "integer", Description: "how many recent events to include", Default: 20, Min: num(0), Max: num(200)},
@@ -73,7 +73,7 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 		snap.Events = []node.Event{} // the output schema declares an array: none is [], never null
 	}
 	for _, v := range snap.Venues {
-		tb.venues.set(v.Name, v.Kind)
+		tb.venues.set(v)
 	}
 	return ok(snap)
 }

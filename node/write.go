@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"wicket/node/command"
@@ -31,11 +32,43 @@ const TicketWait = 2 * time.Second
 // Preview is a command resolved and checked, before anything is sent. Its
 // Command is exactly what Send submits.
 type Preview struct {
+	// Venues are the command's venues as the node's snapshot showed them
+	// (kind, environment, armed): one, or every venue for a market_exit
+	// without one. Empty when the node could not be read.
+	Venues    []PreviewVenue   `json:"venues,omitempty"`
 	Command   command.Command  `json:"command"`
 	Reason    string           `json:"reason,omitempty"`
 	Guardrail guardrail.Report `json:"guardrail"`
 	DryRun    *Verdict         `json:"dry_run"` // nil when the node could not be asked
 	Notes     []string         `json:"notes,omitempty"`
+}
+
+// PreviewVenue is what a preview shows of a venue: whether the order would
+// be real money, and whether the node would send it now.
+type PreviewVenue struct {
+	Name        string    `json:"name"`
+	Kind        string    `json:"kind"`
+	Environment string    `json:"environment"`
+	Armed       bool      `json:"armed"`
+	ArmedUntil  time.Time `json:"armed_until,omitzero"`
+	MarkSource  string    `json:"mark_source,omitempty"`
+}
+
+// Attention is the line a preview leads with when the command touches a
+// live venue (real money), or "" when it does not.
+func (p Preview) Attention() string {
+	var parts []string
+	for _, v := range p.Venues {
+		if v.Environment != "live" {
+			continue
+		}
+		state := "armed until " + v.ArmedUntil.UTC().Format(time.RFC3339)
+		if !v.Armed {
+			state = "disarmed, so the node will refuse it until an operator arms it at a terminal"
+		}
+		parts = append(parts, fmt.Sprintf("LIVE VENUE %s (%s live): this is real money; %s", v.Name, v.Kind, state))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // NewPreview resolves cmd (a submit_order without a client order id gets
@@ -50,6 +83,12 @@ func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd comm
 		p.Notes = append(p.Notes, "the node could not be read for marks and positions ("+err.Error()+"); the guardrail ran without them")
 	} else {
 		view = snap
+		for _, v := range snap.Venues {
+			if resolved.Venue == "" || v.Name == resolved.Venue {
+				p.Venues = append(p.Venues, PreviewVenue{Name: v.Name, Kind: v.Kind, Environment: v.Environment,
+					Armed: v.Armed, ArmedUntil: v.ArmedUntil, MarkSource: v.MarkSource})
+			}
+		}
 	}
 	p.Guardrail = g.Check(resolved, view)
 	if !p.Guardrail.OK {
