@@ -267,7 +267,7 @@ type rejection struct {
 var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
-	"position_notional": "max_position_notional",
+	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
 }
 
 // check runs the node's rules on c without changing anything: the same

@@ -60,7 +60,8 @@ type remote struct {
 
 	instruments map[string]guardrail.Instrument
 	account     node.Account
-	synced      bool // the account has been read at least once
+	synced      bool  // the account has been read at least once
+	accountSeq  int64 // the read that account came from (Server.readSeq)
 	external    []node.VenueOrder
 	connected   bool
 	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"wicket/internal/project"
@@ -475,6 +476,7 @@ func (s *Server) refresh(r *remote) {
 			r.instruments = in
 		}
 	}
+	seq := s.readSeq[r.cfg.Name].Add(1)
 	ctx, cancel := s.venueCall()
 	acct, err := r.ex.Account(ctx)
 	cancel()
@@ -482,12 +484,26 @@ func (s *Server) refresh(r *remote) {
 		s.log.Warn("venue account unreadable", "venue", r.cfg.Name, "err", err)
 		return
 	}
-	r.account, r.synced = acct, true
+	r.setAccount(acct, seq)
+}
+
+// setAccount keeps the newest account read: a poll that began before a
+// refresh must not overwrite it when it lands later.
+func (r *remote) setAccount(acct node.Account, seq int64) {
+	if seq > r.accountSeq {
+		r.account, r.synced, r.accountSeq = acct, true, seq
+	}
 }
 
 // --- background: streams and polls ---
 
 func (s *Server) startRemotes() {
+	s.readSeq = map[string]*atomic.Int64{}
+	for _, vc := range s.cfg.Project.Venues {
+		if vc.Real() {
+			s.readSeq[vc.Name] = &atomic.Int64{}
+		}
+	}
 	for _, vc := range s.cfg.Project.Venues {
 		if !vc.Real() {
 			continue
@@ -559,6 +575,7 @@ func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 	for {
 		ctx, cancel := context.WithTimeout(s.bg, s.cfg.VenueTimeout)
 		marks, err := ex.Marks(ctx, symbols)
+		seq := s.readSeq[name].Add(1)
 		acct, aerr := ex.Account(ctx)
 		cancel()
 		if err == nil || aerr == nil {
@@ -573,7 +590,7 @@ func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 					}
 				}
 				if aerr == nil {
-					r.account, r.synced = acct, true
+					r.setAccount(acct, seq)
 				}
 			})
 		}

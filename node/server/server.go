@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -102,6 +103,9 @@ type Server struct {
 	bg     context.Context // background work (streams, polls); canceled by Close
 	stopBg context.CancelFunc
 	wg     sync.WaitGroup
+	// readSeq numbers each real venue's account reads, so the newest wins
+	// (made before the fold starts, read-only after).
+	readSeq map[string]*atomic.Int64
 
 	// owned by the fold goroutine
 	eng   *engine

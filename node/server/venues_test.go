@@ -37,7 +37,7 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func hexKey(t *testing.T) string {
+func hexKey(t testing.TB) string {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func binanceVenue(name, env string, mayArm bool, f *binancefake.Fake) project.Ve
 		Symbols: []string{"BTCUSDT", "ETHUSDT"}}
 }
 
-func startVenueNode(t *testing.T, venue func(*binancefake.Fake) project.Venue, opts ...nodetest.Option) *venueNode {
+func startVenueNode(t testing.TB, venue func(*binancefake.Fake) project.Venue, opts ...nodetest.Option) *venueNode {
 	t.Helper()
 	key, secret := hexKey(t), hexKey(t)
 	f := binancefake.New(key, secret, []binancefake.Symbol{
@@ -75,7 +75,7 @@ func startVenueNode(t *testing.T, venue func(*binancefake.Fake) project.Venue, o
 
 // startWith starts a node with the default paper venue and vc, whose
 // adapter adapt makes from the validated table.
-func startWith(t *testing.T, vc project.Venue, adapt func(project.Venue) (server.Exchange, error), opts ...nodetest.Option) (*nodetest.Server, project.Venue) {
+func startWith(t testing.TB, vc project.Venue, adapt func(project.Venue) (server.Exchange, error), opts ...nodetest.Option) (*nodetest.Server, project.Venue) {
 	t.Helper()
 	cfg := project.Defaults()
 	cfg.Venues = append(cfg.Venues, vc)
@@ -94,17 +94,17 @@ func startWith(t *testing.T, vc project.Venue, adapt func(project.Venue) (server
 
 // waitSynced waits until the node has read the venue (instruments,
 // account, stream).
-func (vn *venueNode) waitSynced(t *testing.T, name string) node.Venue {
+func (vn *venueNode) waitSynced(t testing.TB, name string) node.Venue {
 	t.Helper()
 	var v node.Venue
 	waitFor(t, "venue "+name+" synced", func() bool {
 		v = vn.venue(t, name)
-		return v.Connection == "connected" && len(v.Instruments) > 0 && v.Account != "" && len(v.Marks) == 2
+		return v.Connection == "connected" && len(v.Instruments) > 0 && v.Account != "" && len(v.Marks) == len(v.Symbols)
 	})
 	return v
 }
 
-func (vn *venueNode) venue(t *testing.T, name string) node.Venue {
+func (vn *venueNode) venue(t testing.TB, name string) node.Venue {
 	t.Helper()
 	snap, err := vn.c.Snapshot(context.Background(), name, 50)
 	if err != nil {
@@ -113,7 +113,7 @@ func (vn *venueNode) venue(t *testing.T, name string) node.Venue {
 	return snap.Venues[0]
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !ok() {
@@ -125,7 +125,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 // sendAny submits c and awaits its outcome, pending included.
-func sendAny(t *testing.T, c *node.Client, cmd command.Command) node.Outcome {
+func sendAny(t testing.TB, c *node.Client, cmd command.Command) node.Outcome {
 	t.Helper()
 	out, err := c.Send(context.Background(), command.NewEnvelope(cmd, ""), 5*time.Second)
 	var ne *node.Error
@@ -135,7 +135,7 @@ func sendAny(t *testing.T, c *node.Client, cmd command.Command) node.Outcome {
 	return out
 }
 
-func (vn *venueNode) arm(t *testing.T, name string, d time.Duration) node.ArmInfo {
+func (vn *venueNode) arm(t testing.TB, name string, d time.Duration) node.ArmInfo {
 	t.Helper()
 	info, err := vn.c.Arm(context.Background(), name, d, name)
 	if err != nil {
