@@ -91,3 +91,8 @@ func (v *Venue) validateKind() error {
 	}
 	return nil
 }
+
+// venueKeyNames lists every real venue kind's key names, in a fixed order.
+func venueKeyNames() []string {
+	return []string{KeyAlpacaKeyID, KeyAlpacaSecret, KeyBinanceAPIKey, KeyBinanceAPISecret}
+}

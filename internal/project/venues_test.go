@@ -45,3 +45,22 @@ func TestVenueKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsListShowsVenueKeysByName(t *testing.T) {
+	env := map[string]string{KeyBinanceAPIKey: "k-not-shown", KeyBinanceAPISecret: "s-not-shown"}
+	s, err := LoadSecrets(t.TempDir()+"/secrets.env", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range s.List() {
+		names = append(names, k.Name)
+		if k.Name == KeyBinanceAPIKey && (!k.Present || !k.Known || k.Source != FromEnvironment) {
+			t.Errorf("%+v", k)
+		}
+	}
+	got := strings.Join(names, ",")
+	if !strings.Contains(got, KeyBinanceAPIKey+","+KeyBinanceAPISecret) || strings.Contains(got, KeyAlpacaKeyID) {
+		t.Errorf("listed %s", got)
+	}
+}
