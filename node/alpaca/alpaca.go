@@ -178,9 +178,9 @@ func (a *Adapter) classify(err error) error {
 		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: rl.Error() + "; nothing was sent"}
 	}
 	if venuecall.Unknown(err) {
-		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: err.Error()}
+		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
 	}
-	return fmt.Errorf("%s: %w", a.name, err)
+	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
 }
 
 // --- reads ---

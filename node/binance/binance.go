@@ -192,7 +192,6 @@ func (a *Adapter) classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
 	var api *common.APIError
 	if errors.As(err, &api) {
 		switch api.Code {
@@ -208,9 +207,9 @@ func (a *Adapter) classify(err error) error {
 		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: rl.Error() + "; nothing was sent"}
 	}
 	if venuecall.Unknown(err) {
-		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: msg}
+		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
 	}
-	return fmt.Errorf("%s: %w", a.name, err)
+	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
 }
 
 // --- reads ---

@@ -296,6 +296,10 @@ func (s *Server) commit(b *journal.Batch) error {
 	if rerr := s.rebuild(); rerr != nil {
 		s.fault = rerr
 		s.log.Error("node cannot rebuild its state; refusing commands until restarted", "err", rerr)
+		return err
+	}
+	for name := range s.eng.remotes { // a rebuilt engine knows nothing the venue said
+		s.enqueue(func() { s.reconcile(name, "a journal failure") }) //nolint:errcheck // the next reconnect resyncs too
 	}
 	return err
 }

@@ -16,7 +16,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -178,4 +180,20 @@ func Read[T any](ctx context.Context, t *Transport, f func() (T, error)) (T, err
 		backoff *= 2
 	}
 	return zero, err
+}
+
+// Message is err's text without any URL query (a signed request's URL
+// carries its signature and timestamp): the path stays, the query goes.
+func Message(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		path := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			path = u.Path
+		} else if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		return fmt.Sprintf("%s %s: %v", ue.Op, path, ue.Err)
+	}
+	return err.Error()
 }
