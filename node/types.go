@@ -191,6 +191,11 @@ func (s *Snapshot) Position(venue, symbol string) decimal.Decimal {
 // (guardrail.View).
 func (s *Snapshot) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Order, bool) {
 	if v := s.venue(venue); v != nil {
+		for _, o := range v.ExternalOrders { // named by its client order id only
+			if orderID == "" && clientOrderID != "" && o.ClientOrderID == clientOrderID {
+				return o.View(), true
+			}
+		}
 		for _, o := range v.OpenOrders {
 			if o.Status != OrderOpen {
 				continue

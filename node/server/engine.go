@@ -232,10 +232,30 @@ func (e *engine) Position(venue, symbol string) decimal.Decimal {
 
 func (e *engine) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Order, bool) {
 	o, ok := e.find(venue, orderID, clientOrderID)
+	if !ok && orderID == "" {
+		if x, found := e.external(venue, clientOrderID); found {
+			return x.View(), true
+		}
+	}
 	if !ok || o.Status != node.OrderOpen {
 		return guardrail.Order{}, false
 	}
 	return o.View(), true
+}
+
+// external finds an order open at a real venue that the node did not
+// place, by its client order id: only a command naming it touches it.
+func (e *engine) external(venue, clientOrderID string) (node.Order, bool) {
+	r := e.remotes[venue]
+	if r == nil || clientOrderID == "" {
+		return node.Order{}, false
+	}
+	for _, o := range r.Snapshot().ExternalOrders {
+		if o.ClientOrderID == clientOrderID {
+			return o, true
+		}
+	}
+	return node.Order{}, false
 }
 
 // find looks an order up by id or client order id on a venue, in any status.
@@ -304,6 +324,12 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status != node.OrderOpen {
 			return guardrail.Report{}, &rejection{code: "order_not_open", existing: &o,
 				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
+		}
+	}
+	if c.Verb == command.Modify && c.OrderID == "" {
+		if _, ext := e.external(c.Venue, c.ClientOrderID); ext {
+			return guardrail.Report{}, &rejection{code: "external_order",
+				reason: fmt.Sprintf("order %s on %s was not placed by this node: it can be canceled by naming it, never modified", c.ClientOrderID, c.Venue)}
 		}
 	}
 	rep := e.guard.Check(c, e)

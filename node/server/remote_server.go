@@ -93,7 +93,11 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 			s.describeRemote(&out, o)
 		}
 	case command.CancelOrder:
-		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		if !ok {
+			s.cancelExternal(c.Venue, c.ClientOrderID, &out)
+			break
+		}
 		var vo node.Order
 		vo, err = s.cancelRemote(c.Venue, o, "canceled by cancel_order")
 		if err == nil {
@@ -179,6 +183,26 @@ func (s *Server) describeRemote(out *node.Outcome, o node.Order) {
 			out.Detail = fmt.Sprintf("%s %s %s %s %s partly filled: %s at %s, %s still open", o.ID, o.Type, o.Side, o.Quantity, o.Symbol,
 				o.Filled, o.AveragePrice, o.Remaining())
 		}
+	}
+}
+
+// cancelExternal cancels an order the node did not place, because the
+// command named it. The book does not hold it, so nothing is journaled
+// but the command's audit entry.
+func (s *Server) cancelExternal(name, clientOrderID string, out *node.Outcome) {
+	r := s.eng.remotes[name]
+	x, _ := s.eng.external(name, clientOrderID)
+	ctx, cancel := s.venueCall()
+	vo, err := r.ex.Cancel(ctx, node.VenueOrder{ClientOrderID: x.ClientOrderID, VenueOrderID: x.VenueOrderID, Symbol: x.Symbol})
+	cancel()
+	switch {
+	case err == nil:
+		s.eng.observe(r, vo, s.cfg.Now())
+		out.Detail = fmt.Sprintf("external order %s (%s at %s) canceled because the command named it", clientOrderID, x.VenueOrderID, name)
+	case errors.Is(err, node.ErrVenueRejected), errors.Is(err, node.ErrVenueNotFound):
+		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", command.SanitizeReason(err.Error())
+	default:
+		out.Status, out.Detail = node.Pending, "the cancel of external order "+clientOrderID+" was sent but its answer was lost; "+pendingAdvice
 	}
 }
 

@@ -297,6 +297,19 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 			t.Errorf("the external order was touched: %s", o.Status)
 		}
 	}
+	// Named, it can be canceled (never modified).
+	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: ext.ClientOrderID, Price: d("2901")}, ""); r.Code != "external_order" {
+		t.Errorf("modify of an external order: %s %q", r.Code, r.Reason)
+	}
+	xc := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: ext.ClientOrderID})
+	if !strings.Contains(xc.Detail, "external order") || len(vn.venue(t, "bn").ExternalOrders) != 0 {
+		t.Errorf("cancel of a named external order: %q", xc.Detail)
+	}
+	for _, o := range vn.fake.Orders() {
+		if o.ID == ext.ID && o.Status != "CANCELED" {
+			t.Errorf("the named external order is %s", o.Status)
+		}
+	}
 	// flatten sells the whole position at the venue.
 	fl := accepted(t, vn.c, command.Command{Verb: command.Flatten, Venue: "bn", Symbol: "BTCUSDT"})
 	if len(fl.OrderIDs) != 1 {
