@@ -253,7 +253,7 @@ func (o Outcome) Err() error {
 		return &Error{Kind: KindRejected, Code: o.Code, Message: o.Reason}
 	}
 	return &Error{Kind: KindTimeout, Code: "pending",
-		Message: "ticket " + o.Ticket + " is still pending; check the snapshot for the order rather than sending it again"}
+		Message: "ticket " + o.Ticket + " is still pending; " + PendingAdvice}
 }
 
 // Verdict is the node's dry-run answer: whether it would accept the command

@@ -102,6 +102,10 @@ func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd comm
 	return p
 }
 
+// PendingAdvice is the one wording of what to do about a command whose
+// outcome is not known yet: every surface says it the same way.
+const PendingAdvice = "check node_snapshot for the order and do not resend it (a retried submit_order with the same client_order_id is refused as a duplicate)"
+
 // SendFailed is the Sent status when Submit itself failed: the node may or
 // may not have the command.
 const SendFailed = "send_failed"
@@ -122,18 +126,21 @@ type Sent struct {
 func Send(ctx context.Context, conn Conn, p Preview, wait time.Duration) Sent {
 	ticket, err := conn.Submit(ctx, command.NewEnvelope(p.Command, p.Reason))
 	if err != nil {
-		return Sent{Status: SendFailed, Note: fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: "+
-			"check the node's snapshot before trying again (a retried submit_order with the same client_order_id is refused as a duplicate)", err)}
+		return Sent{Status: SendFailed, Note: fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: %s", err, PendingAdvice)}
 	}
 	s := Sent{Status: string(Pending), Ticket: ticket}
 	res, err := conn.Ticket(ctx, ticket, wait)
 	switch {
 	case err != nil:
-		s.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + ". Check the node's snapshot; do not resend."
+		s.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + "; " + PendingAdvice
 	case res.Status == Accepted || res.Status == Rejected:
 		s.Status, s.Outcome = string(res.Status), &res
+	case res.Detail != "":
+		// The node resolved the ticket as pending: a real venue's answer
+		// was lost. Its detail says so.
+		s.Outcome, s.Note = &res, res.Detail
 	default:
-		s.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s). Check the node's snapshot for its result rather than sending it again.", wait, ticket)
+		s.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s); %s", wait, ticket, PendingAdvice)
 	}
 	return s
 }

@@ -319,7 +319,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status == node.OrderPending {
 			return guardrail.Report{}, &rejection{code: "order_pending", existing: &o,
-				reason: fmt.Sprintf("order %s is pending: %s has not confirmed it yet (its answer may have been lost); the node reconciles it by client order id — check node_snapshot, do not retry", o.ID, c.Venue)}
+				reason: fmt.Sprintf("order %s is pending: %s has not confirmed it yet (its answer may have been lost); %s", o.ID, c.Venue, pendingAdvice)}
 		}
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status != node.OrderOpen {
 			return guardrail.Report{}, &rejection{code: "order_not_open", existing: &o,

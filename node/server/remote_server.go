@@ -71,8 +71,8 @@ func (s *Server) lapse(now time.Time) error {
 	return s.commit(&journal.Batch{Events: s.eng.take()})
 }
 
-// pendingAdvice is the one wording of what to do about a pending order.
-const pendingAdvice = "it is never resent: the node reconciles it by client order id — check node_snapshot, do not retry"
+// pendingAdvice is what a pending real-venue order's detail ends with.
+const pendingAdvice = "the node never resends it and reconciles it by client order id; " + node.PendingAdvice
 
 // applyRemote runs a command that writes to a real venue, on the fold.
 func (s *Server) applyRemote(id, keyID string, c command.Command, reason string, now time.Time) {

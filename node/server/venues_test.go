@@ -368,7 +368,7 @@ func TestLostSubmitIsPendingAndNeverResent(t *testing.T) {
 	c := order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", "")
 	c.ClientOrderID = "wk-0190f5a2-7c1e-7b3a-9d4e-0000000000aa"
 	out := sendAny(t, vn.c, c)
-	if out.Status != node.Pending || !strings.Contains(out.Detail, "do not retry") || out.Order == nil || out.Order.Status != node.OrderPending {
+	if out.Status != node.Pending || !strings.Contains(out.Detail, node.PendingAdvice) || out.Order == nil || out.Order.Status != node.OrderPending {
 		t.Fatalf("a lost answer: %+v", out)
 	}
 	if out.Err() == nil {
