@@ -26,8 +26,9 @@ const (
 )
 
 // VenueOrder is one order as a real venue reports it. Filled and
-// AveragePrice are cumulative: the node derives each fill from the change,
-// so a missed stream message loses nothing.
+// AveragePrice are cumulative over the order's whole life, replaced
+// incarnations included: the node derives each fill from the change, so a
+// missed stream message loses nothing.
 type VenueOrder struct {
 	ClientOrderID string // the node's client order id (mapped back by the adapter); a foreign id for an external order
 	VenueOrderID  string
@@ -77,6 +78,10 @@ type Account struct {
 type VenueUpdate struct {
 	Order     *VenueOrder
 	Connected bool // with Order nil: the stream (re)connected, so the node resyncs
+	// Resync, with Order nil: the adapter saw a report it cannot put in
+	// context (an incarnation of a replaced order it did not replace
+	// itself), so the node reads the orders back over REST.
+	Resync bool
 }
 
 // Errors an adapter returns, wrapped with the venue's own message; test

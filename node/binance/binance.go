@@ -76,9 +76,9 @@ type Adapter struct {
 	now       func() time.Time
 
 	mu       sync.Mutex
-	symbols  map[string]*bn.Symbol // from exchangeInfo
-	quote    string                // the account currency: the first symbol's quote asset
-	replaced map[int64]int         // order id → how many replacements led to it
+	symbols map[string]*bn.Symbol // from exchangeInfo
+	quote   string                // the account currency: the first symbol's quote asset
+	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -306,25 +306,116 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 	return out, nil
 }
 
-// Lookup reads one order by its Binance id, else by client order id.
+// Lookup reads one order by its Binance id, else by client order id. An
+// order that cancel-replace replaced is followed to its newest
+// incarnation (the node's client id with .1, .2, ...), and its fills are
+// summed over all of them.
 func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
 	cid, err := ClientID(o.ClientOrderID)
 	if err != nil {
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: err.Error()}
 	}
+	got, err := a.get(ctx, o.Symbol, o.VenueOrderID, cid)
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	_, isRepl := replacementOf(got.ClientOrderID)
+	if !venueMintRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
+		return a.cumulative(fromOrder(got), got.OrderID), nil
+	}
+	// Walk the incarnations from the first, recording what came before each.
+	var last *bn.Order
+	var before fills
+	for n := 0; n <= 35; n++ {
+		id := cid
+		if n > 0 {
+			if id, err = replacementID(cid, n); err != nil {
+				break
+			}
+		}
+		ord, err := a.get(ctx, o.Symbol, "", id)
+		if errors.Is(err, node.ErrVenueNotFound) {
+			break
+		}
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		if last != nil {
+			before = before.add(own(last))
+		}
+		a.setPrior(ord.OrderID, before)
+		last = ord
+	}
+	if last == nil {
+		last = got
+	}
+	return a.cumulative(fromOrder(last), last.OrderID), nil
+}
+
+// get reads one incarnation by order id (when known) or venue client id.
+func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*bn.Order, error) {
 	got, err := venuecall.Read(ctx, a.tr, func() (*bn.Order, error) {
-		s := a.c.NewGetOrderService().Symbol(o.Symbol)
-		if id, perr := strconv.ParseInt(o.VenueOrderID, 10, 64); perr == nil {
+		s := a.c.NewGetOrderService().Symbol(symbol)
+		if id, perr := strconv.ParseInt(orderID, 10, 64); perr == nil {
 			s = s.OrderID(id)
 		} else {
-			s = s.OrigClientOrderID(cid)
+			s = s.OrigClientOrderID(venueCID)
 		}
 		return s.Do(ctx)
 	})
-	if err != nil {
-		return node.VenueOrder{}, a.classify(err)
+	return got, a.classify(err)
+}
+
+// fills is a filled quantity and its quote amount.
+type fills struct{ qty, quote decimal.Decimal }
+
+func (f fills) add(g fills) fills { return fills{f.qty.Add(g.qty), f.quote.Add(g.quote)} }
+
+func own(o *bn.Order) fills {
+	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity)}
+}
+
+// replacementOf reports a venue client id's replacement number.
+func replacementOf(venueID string) (int, bool) {
+	m := venueMintRE.FindStringSubmatch(venueID)
+	if m == nil || m[2] == "" {
+		return 0, false
 	}
-	return fromOrder(got), nil
+	n, err := strconv.ParseInt(m[2][1:], 36, 64)
+	return int(n), err == nil && n > 0
+}
+
+func (a *Adapter) knows(orderID int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.prior[orderID]
+	return ok
+}
+
+func (a *Adapter) setPrior(orderID int64, f fills) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.prior == nil {
+		a.prior = map[int64]fills{}
+	}
+	a.prior[orderID] = f
+}
+
+// cumulative adds the fills of the incarnations before orderID to vo, so
+// it tells the order's whole life: quantity, filled and average price.
+func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
+	a.mu.Lock()
+	p, ok := a.prior[orderID]
+	a.mu.Unlock()
+	if !ok || p.qty.IsZero() {
+		return vo
+	}
+	quote := vo.Filled.Mul(vo.AveragePrice).Add(p.quote)
+	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	if vo.Filled.IsPositive() {
+		vo.AveragePrice = quote.DivRound(vo.Filled, 10)
+	}
+	return vo
 }
 
 // OpenOrders lists the open orders of the symbols.
@@ -336,7 +427,7 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 			return nil, a.classify(err)
 		}
 		for _, o := range list {
-			out = append(out, fromOrder(o))
+			out = append(out, a.cumulative(fromOrder(o), o.OrderID))
 		}
 	}
 	return out, nil
@@ -384,7 +475,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
 		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
 	out.AveragePrice = avg(res.CummulativeQuoteQuantity, out.Filled)
-	return out, nil
+	return a.cumulative(out, res.OrderID), nil
 }
 
 // Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is
@@ -402,20 +493,32 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price dec
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, o.Filled)}
 	}
-	cur, err := a.Lookup(ctx, o) // the live order: its current venue client id and fills
+	cur, err := a.Lookup(ctx, o) // the live incarnation, and the fills so far
 	if err != nil {
 		return node.VenueOrder{}, err
+	}
+	if cur.State != node.VenueOpen {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: "the order is no longer open at binance"}
 	}
 	venueCID, err := ClientID(o.ClientOrderID)
 	if err != nil {
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
 	}
-	n := a.replacements(cur.VenueOrderID, venueCID) + 1
-	next, err := replacementID(venueCID, n)
+	oid, _ := strconv.ParseInt(cur.VenueOrderID, 10, 64)
+	live, err := a.get(ctx, o.Symbol, cur.VenueOrderID, "")
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	n, _ := replacementOf(live.ClientOrderID)
+	next, err := replacementID(venueCID, n+1)
 	if err != nil {
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
 	}
-	oid, _ := strconv.ParseInt(cur.VenueOrderID, 10, 64)
+	rest = qty.Sub(cur.Filled)
+	if !rest.IsPositive() {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, cur.Filled)}
+	}
 	res, err := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).Type(bn.OrderTypeLimit).
 		CancelReplaceMode(bn.CancelReplaceModeStopOnFailure).CancelOrderID(oid).NewClientOrderID(next).
 		Quantity(rest.String()).Price(price.String()).TimeInForce(tif(o.TimeInForce)).NewOrderRespType(bn.NewOrderRespTypeFULL).Do(ctx)
@@ -426,41 +529,18 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price dec
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("cancel-replace: cancel %s, new order %s", res.CancelResult, res.NewOrderResult)}
 	}
-	a.remember(res.NewOrderResponse.OrderID, n)
-	nw := fromCreate(res.NewOrderResponse)
-	prior := o.Filled
+	a.mu.Lock()
+	before := a.prior[oid]
+	a.mu.Unlock()
 	if res.CancelResponse != nil {
-		prior = dec(res.CancelResponse.ExecutedQuantity)
+		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity)})
+	} else {
+		before = before.add(own(live))
 	}
-	priorNotional := prior.Mul(o.AveragePrice)
-	if res.CancelResponse != nil {
-		priorNotional = dec(res.CancelResponse.CummulativeQuoteQuantity)
-	}
-	total := prior.Add(nw.Filled)
-	out := nw
-	out.ClientOrderID, out.Quantity, out.Filled = o.ClientOrderID, prior.Add(nw.Quantity), total
-	if total.IsPositive() {
-		out.AveragePrice = priorNotional.Add(nw.Filled.Mul(nw.AveragePrice)).DivRound(total, 10)
-	}
+	a.setPrior(res.NewOrderResponse.OrderID, before)
+	out := a.cumulative(fromCreate(res.NewOrderResponse), res.NewOrderResponse.OrderID)
+	out.ClientOrderID = o.ClientOrderID
 	return out, nil
-}
-
-// replacements counts how often the order was replaced (known from this
-// process; a restarted node starts the suffix from the live order's id).
-func (a *Adapter) replacements(orderID, _ string) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	id, _ := strconv.ParseInt(orderID, 10, 64)
-	return a.replaced[id]
-}
-
-func (a *Adapter) remember(orderID int64, n int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.replaced == nil {
-		a.replaced = map[int64]int{}
-	}
-	a.replaced[orderID] = n
 }
 
 // --- mapping ---

@@ -80,7 +80,11 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 			if err := json.Unmarshal(msg, &u); err != nil {
 				continue
 			}
-			vo := fromUpdate(u)
+			vo, known := a.fromUpdate(u)
+			if !known {
+				updates(node.VenueUpdate{Resync: true})
+				continue
+			}
 			updates(node.VenueUpdate{Order: &vo})
 		case "listenKeyExpired":
 			return errors.New("listen key expired")
@@ -89,12 +93,18 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 }
 
 // fromUpdate maps an executionReport. Its z (cumulative filled) and Z
-// (cumulative quote) carry the order's whole progress, so a missed message
-// loses nothing. A cancel's report carries the original client id in C.
-func fromUpdate(u bn.WsOrderUpdate) node.VenueOrder {
+// (cumulative quote) carry the incarnation's whole progress, and the
+// fills of earlier incarnations are added, so a missed message loses
+// nothing. A cancel's report carries the original client id in C. A
+// report of a replacement this process did not make is not known: the
+// node resyncs instead.
+func (a *Adapter) fromUpdate(u bn.WsOrderUpdate) (node.VenueOrder, bool) {
 	cid := u.ClientOrderId
 	if u.OrigCustomOrderId != "" {
 		cid = u.OrigCustomOrderId
+	}
+	if _, repl := replacementOf(cid); repl && !a.knows(u.Id) {
+		return node.VenueOrder{}, false
 	}
 	out := node.VenueOrder{ClientOrderID: NodeID(cid), VenueOrderID: strconv.FormatInt(u.Id, 10), Symbol: u.Symbol,
 		Side: sideOf(bn.SideType(u.Side)), Type: typeOf(bn.OrderType(u.Type)), TimeInForce: tifOf(u.TimeInForce),
@@ -104,5 +114,5 @@ func fromUpdate(u bn.WsOrderUpdate) node.VenueOrder {
 		out.Reason = ""
 	}
 	out.AveragePrice = avg(u.FilledQuoteVolume, out.Filled)
-	return out
+	return a.cumulative(out, u.Id), true
 }

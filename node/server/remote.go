@@ -253,6 +253,20 @@ func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string,
 		e.emit(ev)
 	}
 	cur, _ := r.Order(o.ID)
+	if cur.Status == node.OrderOpen && cur.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != cur.VenueOrderID && vo.State != node.VenueRejected {
+		// The venue holds a newer incarnation (a replace whose answer was
+		// lost): follow it, so later reports and cancels reach it.
+		ev := base
+		ev.Kind, ev.VenueOrderID, ev.Note = node.EventModified, vo.VenueOrderID, "replaced at the venue"
+		if vo.Quantity.GreaterThan(cur.Filled) && !vo.Quantity.Equal(cur.Quantity) {
+			ev.Quantity = vo.Quantity
+		}
+		if vo.Price.IsPositive() && !vo.Price.Equal(cur.Price) {
+			ev.Price = vo.Price
+		}
+		e.emit(ev)
+		cur, _ = r.Order(o.ID)
+	}
 	if delta := vo.Filled.Sub(cur.Filled); delta.IsPositive() {
 		notional := vo.Filled.Mul(vo.AveragePrice).Sub(cur.Filled.Mul(cur.AveragePrice))
 		ev := base
@@ -287,9 +301,10 @@ func nonEmpty(s, otherwise string) string {
 func (e *engine) observe(r *remote, vo node.VenueOrder, now time.Time) {
 	if ref, ok := e.byCID[vo.ClientOrderID]; ok && ref.venue == r.cfg.Name {
 		o, ok := r.Order(ref.id)
-		// A report about an order the venue replaced (Binance's
-		// cancel-replace cancels the old one) is not about this order now.
-		stale := o.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != o.VenueOrderID
+		// The cancel of an incarnation the venue replaced (Binance's
+		// cancel-replace, Alpaca's "replaced") is not about this order now;
+		// a report of a newer incarnation is (settle follows it).
+		stale := o.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != o.VenueOrderID && vo.State == node.VenueCanceled
 		if ok && o.Status.Working() && !stale {
 			e.settle(r, o, vo, "confirmed by the venue", now)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -98,18 +99,14 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 			s.cancelExternal(c.Venue, c.ClientOrderID, &out)
 			break
 		}
-		var vo node.Order
-		vo, err = s.cancelRemote(c.Venue, o, "canceled by cancel_order")
-		if err == nil {
-			s.describeRemote(&out, vo)
-		}
+		vo, verr := s.cancelRemote(c.Venue, o, "canceled by cancel_order")
+		s.describeRemote(&out, vo)
+		venueOutcome(&out, vo, verr)
 	case command.Modify:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		var vo node.Order
-		vo, err = s.modifyRemote(c.Venue, o, c)
-		if err == nil {
-			s.describeRemote(&out, vo)
-		}
+		vo, verr := s.modifyRemote(c.Venue, o, c)
+		s.describeRemote(&out, vo)
+		venueOutcome(&out, vo, verr)
 	case command.MassCancel:
 		out.Canceled, err = s.cancelWhereRemote(c.Venue, c.Symbol, c.Side, "mass_cancel", &out)
 		out.Detail = fmt.Sprintf("canceled %d order(s) on %s%s", len(out.Canceled), c.Venue, out.Detail)
@@ -241,8 +238,24 @@ func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Ord
 	return cur, nil
 }
 
-// cancelRemote cancels one node order at the venue. A refusal is looked
-// up, so the book follows the venue's truth (it may have filled).
+// venueOutcome tells a cancel or modify the venue did not confirm: refused
+// (the order as the venue now shows it, in the reason), or its answer lost
+// (pending).
+func venueOutcome(out *node.Outcome, o node.Order, verr error) {
+	switch {
+	case verr == nil:
+	case errors.Is(verr, node.ErrVenueUnknown) && o.Note != "" && strings.Contains(o.Note, "shows the order replaced"):
+		out.Detail += "; " + o.Note
+	case errors.Is(verr, node.ErrVenueUnknown):
+		out.Status, out.Detail = node.Pending, o.Note+"; "+pendingAdvice
+	default:
+		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", fmt.Sprintf("%s; the order is now %s", o.Note, o.Status)
+	}
+}
+
+// cancelRemote cancels one node order at the venue and returns it with
+// the venue's error, if any. A refusal is looked up, so the book follows
+// the venue's truth (it may have filled).
 func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Order, error) {
 	e := s.eng
 	r := e.remotes[name]
@@ -259,10 +272,10 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 		s.reconcileLater(name)
 	}
 	cur, _ := r.Order(o.ID)
-	if err != nil && cur.Status.Working() {
+	if err != nil {
 		cur.Note = "the cancel did not take effect: " + command.SanitizeReason(err.Error())
 	}
-	return cur, nil
+	return cur, err
 }
 
 // modifyRemote replaces an open order at the venue.
@@ -282,10 +295,17 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 		s.lookupAndSettle(r, o)
 	}
 	cur, _ := r.Order(o.ID)
-	if err != nil {
+	switch {
+	case err == nil:
+	case cur.VenueOrderID != o.VenueOrderID:
+		cur.Note = "the modify's answer was lost, but the venue shows the order replaced: " + command.SanitizeReason(err.Error())
+	case errors.Is(err, node.ErrVenueUnknown):
+		cur.Note = "the modify's answer was lost and the venue shows no replacement yet; it is not resent, and the node reconciles: " + command.SanitizeReason(err.Error())
+		s.reconcileLater(name)
+	default:
 		cur.Note = "the modify did not take effect: " + command.SanitizeReason(err.Error())
 	}
-	return cur, nil
+	return cur, err
 }
 
 // lookupAndSettle reads one order back from the venue (a bounded, retried
@@ -307,10 +327,7 @@ func (s *Server) cancelWhereRemote(name, symbol string, side command.Side, note 
 		if o.Status != node.OrderOpen || (symbol != "" && o.Symbol != symbol) || (side != "" && o.Side != side) {
 			continue
 		}
-		cur, err := s.cancelRemote(name, o, "canceled by "+note)
-		if err != nil {
-			return ids, err
-		}
+		cur, _ := s.cancelRemote(name, o, "canceled by "+note) // a refusal or lost answer is counted below
 		if cur.Status == node.OrderCanceled {
 			ids = append(ids, o.ID)
 		} else {
@@ -570,6 +587,10 @@ func (s *Server) streamLoop(name string, ex Exchange) {
 func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 	r := s.eng.remotes[name]
 	if r == nil || s.fault != nil {
+		return
+	}
+	if u.Order == nil && u.Resync {
+		s.reconcile(name, "a report out of context")
 		return
 	}
 	if u.Order == nil {

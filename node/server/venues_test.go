@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -541,5 +542,74 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 	}
 	if n != 1 || f.Requests("POST /v2/orders") != 3 {
 		t.Errorf("the lost order is at alpaca %d times; %d submits in all", n, f.Requests("POST /v2/orders"))
+	}
+}
+
+// TestModifyKeepsFillsAcrossIncarnations: Binance's cancel-replace makes a
+// new order for the rest; the node's order keeps one life, with the fills
+// of both incarnations — also when the replace's answer is lost.
+func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
+	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn.arm(t, "bn", time.Hour)
+	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.02", "59000"))
+	first, _ := strconv.ParseInt(lim.Order.VenueOrderID, 10, 64)
+	vn.fake.FillPart(first, "0.005")
+	waitFor(t, "the partial fill", func() bool {
+		v := vn.venue(t, "bn")
+		return len(v.OpenOrders) == 1 && v.OpenOrders[0].Filled.Equal(d("0.005"))
+	})
+	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")})
+	if !mod.Order.Quantity.Equal(d("0.02")) || !mod.Order.Filled.Equal(d("0.005")) || mod.Order.Status != node.OrderOpen {
+		t.Fatalf("after cancel-replace: %+v", mod.Order)
+	}
+	orders := vn.fake.Orders()
+	if last := orders[len(orders)-1]; !last.Quantity.Equal(d("0.015")) || !last.Price.Equal(d("59500")) {
+		t.Errorf("the replacement at binance: %+v", last)
+	}
+	// The replace's answer is lost with the stream down: the node follows the new incarnation.
+	vn.fake.DropStreams()
+	vn.fake.DropResponses("/api/v3/order/cancelReplace", 1)
+	send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59600")}, "")
+	waitFor(t, "the node following the second incarnation", func() bool {
+		v := vn.venue(t, "bn")
+		return len(v.OpenOrders) == 1 && v.OpenOrders[0].Price.Equal(d("59600"))
+	})
+	vn.fake.Cross()
+	waitFor(t, "filled in full", func() bool { return len(vn.venue(t, "bn").OpenOrders) == 0 })
+	snap, err := vn.c.Snapshot(context.Background(), "bn", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, notional := d("0"), d("0")
+	for _, ev := range snap.Events {
+		if ev.Kind == node.EventFilled && ev.OrderID == lim.OrderID {
+			total, notional = total.Add(ev.Quantity), notional.Add(ev.Quantity.Mul(ev.Price))
+		}
+	}
+	if !total.Equal(d("0.02")) || !notional.Equal(d("0.005").Mul(d("59000")).Add(d("0.015").Mul(d("59600")))) {
+		t.Errorf("fills of the order: %s for %s", total, notional)
+	}
+	n := 0
+	for _, o := range vn.fake.Orders() {
+		if binance.NodeID(o.ClientOrderID) == lim.ClientOrderID {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("binance holds %d incarnations, want 3", n)
+	}
+}
+
+// TestCancelOfAFilledOrderIsTold: the venue refuses a cancel because the
+// order filled meanwhile; the node reports the refusal and books the fill.
+func TestCancelOfAFilledOrderIsTold(t *testing.T) {
+	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn.arm(t, "bn", time.Hour)
+	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000"))
+	vn.fake.DropStreams() // the node does not hear of the fill
+	vn.fake.Cross()
+	out := send(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: lim.OrderID}, "")
+	if out.Status != node.Rejected || out.Code != "venue_rejected" || !strings.Contains(out.Reason, "the order is now filled") || out.Order.Status != node.OrderFilled {
+		t.Errorf("cancel of a filled order: %s %s %q %+v", out.Status, out.Code, out.Reason, out.Order)
 	}
 }

@@ -153,6 +153,17 @@ func (f *Fake) Cross() {
 	}
 }
 
+// FillPart fills qty of a working order at its limit price.
+func (f *Fake) FillPart(orderID int64, qty string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range f.orders {
+		if o.ID == orderID && working(o) {
+			f.fill(o, decimal.RequireFromString(qty), o.Price)
+		}
+	}
+}
+
 // DropStreams closes every user data stream connection.
 func (f *Fake) DropStreams() {
 	f.mu.Lock()
