@@ -75,7 +75,7 @@ type Adapter struct {
 	keepAlive time.Duration
 	now       func() time.Time
 
-	mu       sync.Mutex
+	mu      sync.Mutex
 	symbols map[string]*bn.Symbol // from exchangeInfo
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
