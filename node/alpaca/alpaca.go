@@ -79,6 +79,49 @@ type Adapter struct {
 	toNode   map[string]string // Alpaca's forms (BTC/USD, BTCUSD) → wicket symbol
 	crypto   map[string]bool   // wicket symbol → a crypto pair
 	replaced map[string]int    // node client order id → replacements so far
+	prior    map[string]fills  // order id of a replacement → the fills of the incarnations before it
+}
+
+// fills is a filled quantity and its notional.
+type fills struct{ qty, notional decimal.Decimal }
+
+func (f fills) add(g fills) fills { return fills{f.qty.Add(g.qty), f.notional.Add(g.notional)} }
+
+func own(o *alp.Order) fills {
+	f := fills{qty: o.FilledQty}
+	if o.FilledAvgPrice != nil {
+		f.notional = o.FilledQty.Mul(*o.FilledAvgPrice)
+	}
+	return f
+}
+
+func (a *Adapter) priorOf(id string) (fills, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.prior[id]
+	return f, ok
+}
+
+func (a *Adapter) setPrior(id string, f fills) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.prior[id] = f
+}
+
+// cumulative adds the incarnations before o to its report, so it tells
+// the order's whole life.
+func (a *Adapter) cumulative(o *alp.Order) node.VenueOrder {
+	vo := a.fromOrder(o)
+	p, ok := a.priorOf(o.ID)
+	if !ok || p.qty.IsZero() {
+		return vo
+	}
+	notional := own(o).notional.Add(p.notional)
+	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	if vo.Filled.IsPositive() {
+		vo.AveragePrice = notional.DivRound(vo.Filled, 10)
+	}
+	return vo
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -110,7 +153,7 @@ func New(cfg Config) (*Adapter, error) {
 	hc := &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, rest: rest, data: data,
 		ws: scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/stream", keyID: cfg.KeyID, secret: cfg.Secret,
-		http: hc, tr: tr, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}}
+		http: hc, tr: tr, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}, prior: map[string]fills{}}
 	a.c = alp.NewClient(alp.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: rest, HTTPClient: hc, RetryLimit: 1, RetryDelay: time.Millisecond})
 	a.md = marketdata.NewClient(marketdata.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: data, HTTPClient: hc,
 		RetryLimit: 1, RetryDelay: time.Millisecond, Feed: marketdata.IEX})
@@ -318,7 +361,8 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 	return out, nil
 }
 
-// Lookup reads one order by its Alpaca id, else by client order id.
+// Lookup reads one order by its Alpaca id, else by client order id, and
+// follows replaced_by to the newest incarnation, summing the fills.
 func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
 	got, err := venuecall.Read(ctx, a.tr, func() (*alp.Order, error) {
 		if o.VenueOrderID != "" {
@@ -329,7 +373,18 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	return a.fromOrder(got), nil
+	for hops := 0; got.Status == "replaced" && got.ReplacedBy != nil && hops < 64; hops++ {
+		before, _ := a.priorOf(got.ID)
+		next, err := venuecall.Read(ctx, a.tr, func() (*alp.Order, error) { return a.c.GetOrder(*got.ReplacedBy) })
+		if err != nil {
+			return node.VenueOrder{}, a.classify(err)
+		}
+		if _, known := a.priorOf(next.ID); !known {
+			a.setPrior(next.ID, before.add(own(got)))
+		}
+		got = next
+	}
+	return a.cumulative(got), nil
 }
 
 // OpenOrders lists the open orders of the symbols.
@@ -346,7 +401,7 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 	}
 	out := make([]node.VenueOrder, 0, len(list))
 	for i := range list {
-		out = append(out, a.fromOrder(&list[i]))
+		out = append(out, a.cumulative(&list[i]))
 	}
 	return out, nil
 }
@@ -422,18 +477,16 @@ func (a *Adapter) Replace(_ context.Context, o node.VenueOrder, qty, price decim
 	a.replaced[o.ClientOrderID]++
 	n := a.replaced[o.ClientOrderID]
 	a.mu.Unlock()
+	before, _ := a.priorOf(o.VenueOrderID)
+	oldOwn := fills{qty: o.Filled.Sub(before.qty), notional: o.Filled.Mul(o.AveragePrice).Sub(before.notional)}
 	nw, err := a.c.ReplaceOrder(o.VenueOrderID, alp.ReplaceOrderRequest{Qty: &rest, LimitPrice: &price,
 		ClientOrderID: o.ClientOrderID + ".r" + strconv.Itoa(n)})
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	out := a.fromOrder(nw)
-	prior := o.Filled
-	total := prior.Add(out.Filled)
-	out.Quantity, out.Filled = prior.Add(out.Quantity), total
-	if total.IsPositive() {
-		out.AveragePrice = prior.Mul(o.AveragePrice).Add(nw.FilledQty.Mul(out.AveragePrice)).DivRound(total, 10)
-	}
+	a.setPrior(nw.ID, before.add(oldOwn))
+	out := a.cumulative(nw)
+	out.ClientOrderID = o.ClientOrderID
 	return out, nil
 }
 

@@ -81,7 +81,13 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 		if err := json.Unmarshal(m.Data, &u); err != nil {
 			continue
 		}
-		vo := a.fromOrder(&u.Order)
+		if replacementRE.MatchString(u.Order.ClientOrderID) {
+			if _, known := a.priorOf(u.Order.ID); !known {
+				updates(node.VenueUpdate{Resync: true}) // a replacement this process did not make
+				continue
+			}
+		}
+		vo := a.cumulative(&u.Order)
 		updates(node.VenueUpdate{Order: &vo})
 	}
 }
