@@ -32,12 +32,9 @@ func TestRealVenueEndToEnd(t *testing.T) {
 	t.Cleanup(f.Close)
 	cfg := project.Defaults()
 	ex := map[string]server.Exchange{}
-	for _, v := range []project.Venue{
-		{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		{Name: "bnlive", Kind: project.KindBinance, Environment: project.EnvLive, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-	} {
-		cfg.Venues = append(cfg.Venues, v)
-	}
+	cfg.Venues = append(cfg.Venues,
+		project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
+		project.Venue{Name: "bnlive", Kind: project.KindBinance, Environment: project.EnvLive, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}})
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
