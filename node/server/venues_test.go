@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -611,5 +614,35 @@ func TestCancelOfAFilledOrderIsTold(t *testing.T) {
 	out := send(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: lim.OrderID}, "")
 	if out.Status != node.Rejected || out.Code != "venue_rejected" || !strings.Contains(out.Reason, "the order is now filled") || out.Order.Status != node.OrderFilled {
 		t.Errorf("cancel of a filled order: %s %s %q %+v", out.Status, out.Code, out.Reason, out.Order)
+	}
+}
+
+// TestObserveKeyCannotArm: the node itself refuses an arm signed with the
+// observe key (the Go client refuses earlier, without the control key).
+func TestObserveKeyCannotArm(t *testing.T) {
+	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	for _, path := range []string{"/v1/venues/bn/arm", "/v1/venues/bn/disarm"} {
+		body := []byte(`{"for":"1h","confirm":"bn"}`)
+		req, err := http.NewRequest(http.MethodPost, "http://"+vn.srv.Addr+path, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, nonce := node.Timestamp(time.Now()), hexKey(t)
+		req.Header.Set(node.HeaderKey, node.KeyObserve)
+		req.Header.Set(node.HeaderTimestamp, ts)
+		req.Header.Set(node.HeaderNonce, nonce)
+		req.Header.Set(node.HeaderSignature, node.Sign(vn.srv.ObserveKey, http.MethodPost, path, ts, nonce, body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(msg), "observe_key_cannot_write") {
+			t.Errorf("%s with the observe key: %d %s", path, resp.StatusCode, msg)
+		}
+	}
+	if v := vn.venue(t, "bn"); v.Armed {
+		t.Error("armed with the observe key")
 	}
 }
