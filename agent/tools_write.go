@@ -115,7 +115,7 @@ func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *resul
 	_ = json.Unmarshal(c.raw, &loose)
 	tok, confirmed := gate.Confirmation(loose)
 	if !confirmed {
-		return tb.preview(ctx, tool, cmd, command.SanitizeReason(reason), tok)
+		return tb.preview(ctx, tool, cmd, reason, tok) // node.NewPreview sanitizes it, once
 	}
 	return tb.confirm(ctx, tool, cmd, tok)
 }

@@ -333,3 +333,21 @@ func TestVenueOrderSurvivesSIGKILLBeforeTheAck(t *testing.T) {
 		t.Errorf("ticket after the crash: %+v %v", out, err)
 	}
 }
+
+// TestNodeServeNamesMissingVenueKeys: a real venue without its keys stops
+// the node at start, naming the keys (never printing any value).
+func TestNodeServeNamesMissingVenueKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj")
+	p, err := project.Init(dir, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, p.ConfigPath(), "\n[[venues]]\nname = \"al\"\nkind = \"alpaca\"\nsymbols = [\"SPY\"]\nbase_url = \"http://127.0.0.1:1\"\n")
+	bin, _ := exec.LookPath("wicket")
+	cmd := exec.Command(bin, "--project", dir, "node", "serve", "--listen", "127.0.0.1:0", "--tick", "0")
+	cmd.Env = cleanEnv()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), project.KeyAlpacaKeyID) || !strings.Contains(string(out), project.KeyAlpacaSecret) {
+		t.Errorf("serve without venue keys: %v\n%s", err, out)
+	}
+}
