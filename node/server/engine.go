@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -71,7 +72,7 @@ type engine struct {
 
 type orderRef struct{ venue, id string }
 
-func newEngine(cfg project.Config, feed paper.Feed, exchanges map[string]Exchange, now func() time.Time) *engine {
+func newEngine(cfg project.Config, feed paper.Feed, exchanges map[string]Exchange, reads map[string]*atomic.Int64, now func() time.Time) *engine {
 	e := &engine{
 		cfg: cfg, guard: guardrail.New(cfg), feed: feed, state: command.Active,
 		venues: map[string]venue{}, byCID: map[string]orderRef{},
@@ -79,7 +80,7 @@ func newEngine(cfg project.Config, feed paper.Feed, exchanges map[string]Exchang
 	}
 	for _, vc := range cfg.Venues {
 		if vc.Real() {
-			r := newRemote(vc, exchanges[vc.Name])
+			r := newRemote(vc, exchanges[vc.Name], reads[vc.Name])
 			e.venues[vc.Name], e.remotes[vc.Name] = r, r
 		} else {
 			e.venues[vc.Name] = paper.New(vc)

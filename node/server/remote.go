@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -60,26 +61,51 @@ type remote struct {
 
 	instruments map[string]guardrail.Instrument
 	account     node.Account
-	synced      bool  // the account has been read at least once
-	accountSeq  int64 // the read that account came from (Server.readSeq)
+	synced      bool          // the account has been read at least once
+	accountSeq  int64         // the read that account came from (Server.readSeq)
+	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
 	external    []node.VenueOrder
 	connected   bool
 	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
 }
 
-func newRemote(cfg project.Venue, ex Exchange) *remote {
-	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}}
+func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
+	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, reads: reads}
 }
 
-// Apply keeps the per-order fee totals beside the book.
+// Apply keeps the per-order fee totals beside the book, and books a fill
+// into the account at once, so the next command's checks see it before
+// the venue's account is read again.
 func (r *remote) Apply(ev node.Event) error {
 	if err := r.Venue.Apply(ev); err != nil {
 		return err
 	}
 	if ev.Kind == node.EventFilled {
 		r.fees[ev.OrderID] = r.fees[ev.OrderID].Add(ev.Fee)
+		r.book(ev)
 	}
 	return nil
+}
+
+// book moves the account's position and cash by a fill. Account reads
+// begun before it are stale from now on (setAccount refuses them).
+func (r *remote) book(ev node.Event) {
+	signed := ev.Quantity
+	if ev.Side == command.Sell {
+		signed = signed.Neg()
+	}
+	spent := signed.Mul(ev.Price).Add(ev.Fee)
+	r.account.Cash = r.account.Cash.Sub(spent)
+	if r.account.BuyingPower.IsPositive() {
+		r.account.BuyingPower = r.account.BuyingPower.Sub(spent)
+	}
+	i := slices.IndexFunc(r.account.Positions, func(p node.VenuePosition) bool { return p.Symbol == ev.Symbol })
+	if i < 0 {
+		r.account.Positions = append(r.account.Positions, node.VenuePosition{Symbol: ev.Symbol})
+		i = len(r.account.Positions) - 1
+	}
+	r.account.Positions[i].Quantity = r.account.Positions[i].Quantity.Add(signed)
+	r.accountSeq = max(r.accountSeq, r.reads.Load())
 }
 
 // Cash is what a buy may spend: the venue's buying power (else its cash).

@@ -9,12 +9,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/node/guardrail"
 	"wicket/node/journal"
 )
 
@@ -140,11 +140,7 @@ func (s *Server) finishRemote(id, keyID string, c command.Command, reason string
 		filled = filled || ev.Kind == node.EventFilled
 	}
 	if filled && c.Venue != "" {
-		defer func() {
-			if r := s.eng.remotes[c.Venue]; r != nil {
-				s.refresh(r) // the next command's checks see the new position
-			}
-		}()
+		defer s.refreshLater(c.Venue) // the next checks see the new position
 	}
 	if err := s.commit(&journal.Batch{Entry: entry, Events: events}); err != nil {
 		out = node.Outcome{Ticket: id, Status: node.Pending, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: out.Time, Code: "journal",
@@ -422,48 +418,120 @@ func (s *Server) reconcileLater(name string) {
 // reconcile reads the venue's account, instruments and open orders, and
 // settles every working node order by its client order id: found →
 // adopted with its real state and fills; provably absent → failed. It
-// never resubmits.
+// never resubmits. It runs on the fold but does its reading off it: the
+// reads go to a goroutine and their results come back as a job, so the
+// node keeps answering meanwhile.
 func (s *Server) reconcile(name, why string) {
-	if s.fault != nil {
+	r := s.eng.remotes[name]
+	if r == nil || s.fault != nil {
 		return
 	}
+	orders := r.OpenOrders() // the working orders now (open and pending)
+	ex, symbols, needInstruments := r.ex, r.cfg.Symbols, r.instruments == nil
+	seq := s.readSeq[name].Add(1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		rd := s.readVenue(name, ex, symbols, needInstruments, orders)
+		if s.enqueue(func() { s.applyReconcile(name, why, seq, rd) }) != nil {
+			s.log.Warn("reconciliation read but not applied: the node is stopping or busy", "venue", name)
+		}
+	}()
+}
+
+// venueRead is what reconcile read from a venue.
+type venueRead struct {
+	instruments map[string]guardrail.Instrument
+	account     *node.Account
+	lookups     []lookup
+	open        []node.VenueOrder
+	openErr     error
+}
+
+type lookup struct {
+	order node.Order
+	vo    node.VenueOrder
+	err   error
+}
+
+// readVenue does a reconciliation's reads (bounded, retried reads only).
+func (s *Server) readVenue(name string, ex Exchange, symbols []string, needInstruments bool, orders []node.Order) venueRead {
+	var rd venueRead
+	call := func(f func(ctx context.Context)) {
+		ctx, cancel := s.venueCall()
+		defer cancel()
+		f(ctx)
+	}
+	if needInstruments {
+		call(func(ctx context.Context) {
+			in, err := ex.Instruments(ctx, symbols)
+			if err != nil {
+				s.log.Warn("venue instruments unreadable; orders wait for them", "venue", name, "err", err)
+				return
+			}
+			rd.instruments = in
+		})
+	}
+	call(func(ctx context.Context) {
+		if acct, err := ex.Account(ctx); err == nil {
+			rd.account = &acct
+		} else {
+			s.log.Warn("venue account unreadable", "venue", name, "err", err)
+		}
+	})
+	for _, o := range orders {
+		call(func(ctx context.Context) {
+			vo, err := ex.Lookup(ctx, orderOf(o).venueOrder())
+			rd.lookups = append(rd.lookups, lookup{o, vo, err})
+		})
+	}
+	call(func(ctx context.Context) { rd.open, rd.openErr = ex.OpenOrders(ctx, symbols) })
+	return rd
+}
+
+// applyReconcile applies what readVenue found, on the fold, to the orders
+// as they are now (a stream report may have settled some meanwhile).
+func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 	e := s.eng
 	r := e.remotes[name]
-	if r == nil {
+	if r == nil || s.fault != nil {
 		return
 	}
-	s.refresh(r)
+	if rd.instruments != nil && r.instruments == nil {
+		r.instruments = rd.instruments
+	}
+	if rd.account != nil {
+		r.setAccount(*rd.account, seq)
+	}
 	now := s.cfg.Now()
-	var tickets []node.Event
-	for _, o := range r.OpenOrders() {
-		ctx, cancel := s.venueCall()
-		vo, err := r.ex.Lookup(ctx, orderOf(o).venueOrder())
-		cancel()
+	var settled []node.Event
+	for _, l := range rd.lookups {
+		o, ok := r.Order(l.order.ID)
+		if !ok || !o.Status.Working() {
+			continue
+		}
 		switch {
-		case err == nil:
-			e.settle(r, o, vo, "adopted by reconciliation after "+why, now)
-		case errors.Is(err, node.ErrVenueNotFound) && o.Status == node.OrderPending && now.Sub(o.Created) >= s.cfg.VenueTimeout:
+		case l.err == nil:
+			e.settle(r, o, l.vo, "adopted by reconciliation after "+why, now)
+		case errors.Is(l.err, node.ErrVenueNotFound) && o.Status == node.OrderPending && now.Sub(o.Created) >= s.cfg.VenueTimeout:
 			e.emit(node.Event{Time: now, Kind: node.EventFailed, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
 				Note: fmt.Sprintf("not at %s by its client order id after %s: it was never placed, and is never resubmitted", name, why)})
-		case errors.Is(err, node.ErrVenueNotFound) && o.Status == node.OrderPending:
+		case errors.Is(l.err, node.ErrVenueNotFound) && o.Status == node.OrderPending:
 			s.reconcileLater(name) // possibly still in flight: not yet provably absent
-		case errors.Is(err, node.ErrVenueNotFound):
+		case errors.Is(l.err, node.ErrVenueNotFound):
 			e.emit(node.Event{Time: now, Kind: node.EventCanceled, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
 				Quantity: o.Remaining(), Note: "the venue no longer knows this order (reconciliation after " + why + ")"})
 		default:
-			s.log.Warn("reconciliation lookup failed; the order stays as it is until the next resync", "venue", name, "order_id", o.ID, "err", err)
+			s.log.Warn("reconciliation lookup failed; the order stays as it is until the next resync", "venue", name, "order_id", o.ID, "err", l.err)
 			continue
 		}
 		if o.Status == node.OrderPending {
-			tickets = append(tickets, node.Event{OrderID: o.ID})
+			settled = append(settled, node.Event{OrderID: o.ID})
 		}
 	}
-	ctx, cancel := s.venueCall()
-	open, err := r.ex.OpenOrders(ctx, r.cfg.Symbols)
-	cancel()
-	if err == nil {
+	if rd.openErr == nil {
 		r.external = r.external[:0]
-		for _, vo := range open {
+		for _, vo := range rd.open {
 			e.observe(r, vo, now)
 		}
 	}
@@ -474,7 +542,7 @@ func (s *Server) reconcile(name, why string) {
 		}
 		s.logFills(events)
 	}
-	s.auditSettled(r, tickets, why, now)
+	s.auditSettled(r, settled, why, now)
 	s.log.Info("venue reconciled", "venue", name, "after", why, "events", len(events), "external_orders", len(r.external))
 }
 
@@ -505,27 +573,29 @@ func (s *Server) auditSettled(r *remote, settled []node.Event, why string, now t
 	}
 }
 
-// refresh reads the account (and, the first time, the instruments).
-func (s *Server) refresh(r *remote) {
-	if r.instruments == nil {
-		ctx, cancel := s.venueCall()
-		in, err := r.ex.Instruments(ctx, r.cfg.Symbols)
-		cancel()
-		if err != nil {
-			s.log.Warn("venue instruments unreadable; orders wait for them", "venue", r.cfg.Name, "err", err)
-		} else {
-			r.instruments = in
-		}
-	}
-	seq := s.readSeq[r.cfg.Name].Add(1)
-	ctx, cancel := s.venueCall()
-	acct, err := r.ex.Account(ctx)
-	cancel()
-	if err != nil {
-		s.log.Warn("venue account unreadable", "venue", r.cfg.Name, "err", err)
+// refreshLater reads the venue's account off the fold and hands it back;
+// the newest read wins.
+func (s *Server) refreshLater(name string) {
+	r := s.eng.remotes[name]
+	if r == nil {
 		return
 	}
-	r.setAccount(acct, seq)
+	ex, seq := r.ex, s.readSeq[name].Add(1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := s.venueCall()
+		acct, err := ex.Account(ctx)
+		cancel()
+		if err != nil {
+			return
+		}
+		s.enqueue(func() { //nolint:errcheck // the next poll reads it again
+			if r := s.eng.remotes[name]; r != nil {
+				r.setAccount(acct, seq)
+			}
+		})
+	}()
 }
 
 // setAccount keeps the newest account read: a poll that began before a
@@ -539,12 +609,6 @@ func (r *remote) setAccount(acct node.Account, seq int64) {
 // --- background: streams and polls ---
 
 func (s *Server) startRemotes() {
-	s.readSeq = map[string]*atomic.Int64{}
-	for _, vc := range s.cfg.Project.Venues {
-		if vc.Real() {
-			s.readSeq[vc.Name] = &atomic.Int64{}
-		}
-	}
 	for _, vc := range s.cfg.Project.Venues {
 		if !vc.Real() {
 			continue
@@ -607,7 +671,7 @@ func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 	}
 	if s.commit(&journal.Batch{Events: events}) == nil {
 		s.logFills(events)
-		s.refresh(r)
+		s.refreshLater(name)
 	}
 }
 

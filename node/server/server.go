@@ -159,6 +159,12 @@ func New(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 	}
 	s.bg, s.stopBg = context.WithCancel(context.Background())
+	s.readSeq = map[string]*atomic.Int64{}
+	for _, vc := range cfg.Project.Venues {
+		if vc.Real() {
+			s.readSeq[vc.Name] = &atomic.Int64{}
+		}
+	}
 	if err := s.rebuild(); err != nil {
 		s.stopBg()
 		j.Close()
@@ -194,7 +200,7 @@ func checkKeys(observe, control string) error {
 // rebuild replaces the engine with one replayed from the journal and
 // commits whatever opening venues needs.
 func (s *Server) rebuild() error {
-	eng := newEngine(s.cfg.Project, s.cfg.Feed, s.cfg.Exchanges, s.cfg.Now)
+	eng := newEngine(s.cfg.Project, s.cfg.Feed, s.cfg.Exchanges, s.readSeq, s.cfg.Now)
 	b, err := eng.load(s.j, s.cfg.Now())
 	if err != nil {
 		return fmt.Errorf("node: rebuild from journal %s: %w", s.j.Path(), err)
