@@ -351,3 +351,19 @@ func TestNodeServeNamesMissingVenueKeys(t *testing.T) {
 		t.Errorf("serve without venue keys: %v\n%s", err, out)
 	}
 }
+
+// TestTradePreviewLeadsWithALiveVenue: the trade REPL's preview of an order
+// on a live venue says so in its first line; a testnet one does not.
+func TestTradePreviewLeadsWithALiveVenue(t *testing.T) {
+	cmd := command.Command{Verb: command.SubmitOrder, Venue: "bnlive", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: decimalText("0.01")}
+	var b strings.Builder
+	printTradePreview(&b, tradePreview{Command: cmd, Venues: []node.PreviewVenue{{Name: "bnlive", Kind: "binance", Environment: "live"}}})
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "LIVE VENUE bnlive (binance live): this is real money; disarmed") {
+		t.Errorf("first line %q", first)
+	}
+	b.Reset()
+	printTradePreview(&b, tradePreview{Command: cmd, Venues: []node.PreviewVenue{{Name: "bn", Kind: "binance", Environment: "testnet", Armed: true}}})
+	if strings.Contains(b.String(), "LIVE") || !strings.HasPrefix(b.String(), "preview: submit_order") {
+		t.Errorf("testnet preview: %q", b.String())
+	}
+}
