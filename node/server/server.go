@@ -13,10 +13,17 @@
 // symbol and precision, the price collar and the notional limits of
 // wicket.toml, and cash for buys.
 //
+// Real venues sit behind Exchange, the interface this package declares
+// for the adapters (remote.go, remote_server.go): they start disarmed at
+// every start and refuse writes until an operator arms them; a write's
+// intent is journaled before the venue hears of it, a lost answer leaves
+// it pending, and reconciliation by client order id settles it.
+//
 // It never listens beyond loopback unless told to (Listen with
 // allowRemote), never logs or returns a key or a signature, never
-// acknowledges a command before it is durable, and never lets the observe
-// key write.
+// acknowledges a command before it is durable, never lets the observe
+// key write, never resends a write to a real venue, and never arms a
+// venue by itself.
 package server
 
 import (
