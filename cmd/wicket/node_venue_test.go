@@ -367,3 +367,26 @@ func TestTradePreviewLeadsWithALiveVenue(t *testing.T) {
 		t.Errorf("testnet preview: %q", b.String())
 	}
 }
+
+// TestTradeSnapshotShowsRealVenues: environment, arming, connection,
+// pending and external orders are printed for real venues.
+func TestTradeSnapshotShowsRealVenues(t *testing.T) {
+	until := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	snap := &node.Snapshot{TradingState: command.Active, Venues: []node.Venue{
+		{Name: "paper", Kind: "paper", Environment: "paper", Armed: true},
+		{Name: "bnlive", Kind: "binance", Environment: "live", Armed: true, ArmedUntil: until, Connection: "connected", Account: "uid 1 (SPOT)",
+			MarkSource: "binance live", OpenOrders: []node.Order{{ID: "ord-00000007", Venue: "bnlive", ClientOrderID: "wk-x", Symbol: "BTCUSDT",
+				Side: command.Buy, Quantity: decimalText("0.01"), Status: node.OrderPending}},
+			ExternalOrders: []node.Order{{ID: "external", Venue: "bnlive", VenueOrderID: "77", ClientOrderID: "web_1", Symbol: "BTCUSDT",
+				Side: command.Sell, Quantity: decimalText("0.1"), Price: decimalText("70000")}}},
+	}}
+	var b strings.Builder
+	if err := printTradeSnapshot(&b, snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"LIVE (real money)", "2026-01-02T15:04:05Z", "connected", "pending at the venue", "ord-00000007", "external orders", "web_1"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("snapshot lacks %q:\n%s", want, b.String())
+		}
+	}
+}
