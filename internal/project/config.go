@@ -123,6 +123,17 @@ price_decimals = 2
 # start at these prices (otherwise at 100).
 # start_prices = { "BTC-USD" = "60000" }
 
+# A real account instead (docs/node.md "Real venues"): kind "alpaca" (environment
+# paper or live) or "binance" (testnet or live), keys in settings/secrets.env. It
+# starts disarmed at every node start; an operator arms it at a terminal with
+# wicket node arm NAME, and live ones only on a node run with --allow-live.
+# [[venues]]
+# name = "binance"
+# kind = "binance"
+# environment = "testnet"
+# may_arm = true
+# symbols = ["BTCUSDT"]
+
 [guardrail]
 # Checked before an order is sent (client side) and again by the node.
 max_order_notional = "25000"
