@@ -121,10 +121,10 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 		err = s.marketExit(c, id, now, &out)
 	}
 	if err != nil {
-		// The intent could not be journaled, so the venue was not called
-		// for it; the engine has been rebuilt from the journal.
+		// An order's intent could not be journaled, so that order was not
+		// sent; the engine has been rebuilt from the journal.
 		out = node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "journal",
-			Reason: "the journal could not record the command before sending it, so the venue was not called for it: " + err.Error()}
+			Reason: "the journal could not record an order before sending it, so that order was not sent (any sent before it by this command are in node_snapshot): " + err.Error()}
 	}
 	s.finishRemote(id, keyID, c, reason, out)
 }
