@@ -646,3 +646,32 @@ func TestObserveKeyCannotArm(t *testing.T) {
 		t.Error("armed with the observe key")
 	}
 }
+
+// TestVenueUnreachableAtStart: a node whose venue answers 5xx starts, says
+// the venue cannot be armed or traded yet, and syncs once it recovers.
+func TestVenueUnreachableAtStart(t *testing.T) {
+	key, secret := hexKey(t), hexKey(t)
+	f := binancefake.New(key, secret, []binancefake.Symbol{
+		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
+	}, map[string]string{"USDT": "20000"})
+	t.Cleanup(f.Close)
+	f.Fail5xx(1 << 20)
+	srv, _ := startWith(t, project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
+		func(vc project.Venue) (server.Exchange, error) {
+			return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: time.Second})
+		})
+	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
+	if v := vn.venue(t, "bn"); v.Connection != "disconnected" || v.Account != "" {
+		t.Errorf("an unreachable venue: %+v", v)
+	}
+	var ne *node.Error
+	if _, err := vn.c.Arm(context.Background(), "bn", time.Hour, "bn"); !errors.As(err, &ne) || !strings.Contains(ne.Message, "has not been reached yet") {
+		t.Errorf("arming an unreached venue: %v", err)
+	}
+	f.Fail5xx(0)
+	vn.waitSynced(t, "bn")
+	vn.arm(t, "bn", time.Hour)
+	if out := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", "")); out.Order.Status != node.OrderFilled {
+		t.Errorf("after recovery: %+v", out.Order)
+	}
+}
