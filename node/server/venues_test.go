@@ -520,6 +520,40 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 	if c := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "al", OrderID: lim.OrderID}); c.Order.Status != node.OrderCanceled {
 		t.Errorf("cancel: %+v", c.Order)
 	}
+	// A partly filled limit, replaced: one order with the fills of both incarnations.
+	part := accepted(t, vn.c, order("al", "BTC-USD", command.Buy, command.Limit, "0.02", "59000"))
+	f.FillPart(part.Order.VenueOrderID, "0.005")
+	waitFor(t, "the partial fill", func() bool {
+		for _, o := range vn.venue(t, "al").OpenOrders {
+			if o.ID == part.OrderID && o.Filled.Equal(d("0.005")) {
+				return true
+			}
+		}
+		return false
+	})
+	rep := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "al", OrderID: part.OrderID, Price: d("59500")})
+	if !rep.Order.Quantity.Equal(d("0.02")) || !rep.Order.Filled.Equal(d("0.005")) {
+		t.Errorf("after replace: %+v", rep.Order)
+	}
+	f.Cross()
+	waitFor(t, "the rest filled", func() bool {
+		for _, o := range vn.venue(t, "al").OpenOrders {
+			if o.ID == part.OrderID {
+				return false
+			}
+		}
+		return true
+	})
+	snap, _ := vn.c.Snapshot(context.Background(), "al", 200)
+	filled := d("0")
+	for _, ev := range snap.Events {
+		if ev.Kind == node.EventFilled && ev.OrderID == part.OrderID {
+			filled = filled.Add(ev.Quantity)
+		}
+	}
+	if !filled.Equal(d("0.02")) {
+		t.Errorf("the replaced order's fills sum to %s", filled)
+	}
 	// A lost answer with the stream down: pending, then adopted, one order at alpaca.
 	f.DropStreams()
 	f.DropResponses("/v2/orders", 1)
@@ -543,7 +577,7 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 			n++
 		}
 	}
-	if n != 1 || f.Requests("POST /v2/orders") != 3 {
+	if n != 1 || f.Requests("POST /v2/orders") != 4 {
 		t.Errorf("the lost order is at alpaca %d times; %d submits in all", n, f.Requests("POST /v2/orders"))
 	}
 }

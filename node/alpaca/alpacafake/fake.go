@@ -122,6 +122,15 @@ func (f *Fake) Cross() {
 	}
 }
 
+// FillPart fills qty of a working order at its limit price.
+func (f *Fake) FillPart(id, qty string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o := f.find(id); o != nil && working(o) {
+		f.fill(o, decimal.RequireFromString(qty), o.Limit)
+	}
+}
+
 // DropStreams closes every trade_updates connection.
 func (f *Fake) DropStreams() {
 	f.mu.Lock()
