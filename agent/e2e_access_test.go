@@ -171,7 +171,7 @@ func sameStrings(v any, want []string) bool {
 // write. "order" is left out as a noun is legitimate (open orders).
 var writeVocabulary = []string{
 	"submit", "submits", "cancel", "cancels", "modify", "modifies", "flatten", "flattens", "exit", "exits",
-	"place", "places", "send", "sends", "arm", "halt", "halts", "trade", "trades", "buy", "sell",
+	"place", "places", "send", "sends", "arm", "arming", "halt", "halts", "trade", "trades", "buy", "sell",
 	"liquidate", "execute", "executes", "confirm", "preview",
 }
 

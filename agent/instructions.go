@@ -21,6 +21,11 @@ const (
 	// Conditional: only when a gated write tool is served.
 	instrGate = "An order write without the preview_token issued for that exact command returns a preview and sends nothing; " +
 		"to execute, call the same tool again with the same arguments plus confirm: true (the JSON boolean) and that preview_token within 60 seconds."
+	// Conditional: only when a gated write tool is served (the read-only
+	// fence forbids the word otherwise).
+	instrArming = "A real venue (kind alpaca or binance; environment live is real money) starts disarmed and refuses writes until an operator " +
+		"arms it at a terminal with `wicket node arm VENUE`; no tool, prompt or resource of this server can arm a venue, so report a " +
+		"disarmed refusal to the operator as it is. node_snapshot shows each venue's environment and armed state."
 )
 
 // instructions assembles the initialize instructions for an access set.
@@ -33,7 +38,7 @@ func instructions(reg *Registry, a *ToolAccess) string {
 		parts = append(parts, instrSeries)
 	}
 	if len(servedWrites(reg, a)) > 0 {
-		parts = append(parts, instrGate)
+		parts = append(parts, instrGate, instrArming)
 	}
 	return strings.Join(parts, "\n")
 }

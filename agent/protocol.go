@@ -103,7 +103,7 @@ func (c completer) complete(ctx context.Context, arg mcp.CompleteArgument) *mcp.
 		}
 	case "venue":
 		for _, v := range c.s.venues.list() {
-			names = append(names, v["name"])
+			names = append(names, v["name"].(string))
 		}
 	}
 	var match []string

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/internal/project"
+	"wicket/node"
 )
 
 // Resource URIs.
@@ -76,30 +77,34 @@ func (s *Server) addResources() {
 		})
 }
 
-// venueKinds remembers each node venue's kind (paper or live) once a
-// snapshot has shown it.
+// venueKinds remembers each node venue's kind, environment, armed state
+// and mark source as the last snapshot showed them.
 type venueKinds struct {
 	mu    sync.Mutex
-	kinds map[string]string
+	kinds map[string]node.Venue
 }
 
-func (v *venueKinds) set(name, kind string) {
+func (v *venueKinds) set(nv node.Venue) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.kinds == nil {
-		v.kinds = map[string]string{}
+		v.kinds = map[string]node.Venue{}
 	}
-	v.kinds[name] = kind
+	v.kinds[nv.Name] = nv
 }
 
-func (v *venueKinds) list() []map[string]string {
+func (v *venueKinds) list() []map[string]any {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := []map[string]string{}
+	out := []map[string]any{}
 	for n, k := range v.kinds {
-		out = append(out, map[string]string{"name": n, "kind": k})
+		e := map[string]any{"name": n, "kind": k.Kind, "environment": k.Environment, "armed": k.Armed, "mark_source": k.MarkSource}
+		if !k.ArmedUntil.IsZero() {
+			e["armed_until"] = k.ArmedUntil
+		}
+		out = append(out, e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["name"] < out[j]["name"] })
+	sort.Slice(out, func(i, j int) bool { return out[i]["name"].(string) < out[j]["name"].(string) })
 	return out
 }
 

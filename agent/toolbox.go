@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -11,17 +10,12 @@ import (
 	"wicket/gate"
 	"wicket/internal/project"
 	"wicket/node"
-	"wicket/node/command"
 	"wicket/node/guardrail"
 )
 
-// Node is the agent's view of a trading node; *node.Client satisfies it.
-type Node interface {
-	Snapshot(ctx context.Context, venue string, events int) (*node.Snapshot, error)
-	DryRun(ctx context.Context, env command.Envelope) (node.Verdict, error)
-	Submit(ctx context.Context, env command.Envelope) (string, error)
-	Ticket(ctx context.Context, id string, wait time.Duration) (node.Outcome, error)
-}
+// Node is the agent's view of a trading node: node.Conn, the one interface
+// both write surfaces use; *node.Client satisfies it.
+type Node = node.Conn // the one interface both write surfaces use
 
 // Backends are what the tools reach. A nil backend makes its tools answer
 // with what the operator has to do, while the other tools keep working.

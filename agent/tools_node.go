@@ -35,7 +35,7 @@ func (tb *toolbox) nodeTools() []*ToolSpec {
 	return []*ToolSpec{{
 		Name: "node_snapshot", Title: "Node snapshot", Ring: RingLiveRead,
 		Hints:       Hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
-		Description: "Reads the trading node: trading state, each venue's kind, cash, equity and marks, positions, open orders and recent events.",
+		Description: "Reads the trading node: trading state, each venue's kind, environment (paper, testnet, or live: real money), armed state and mark source, cash, equity and marks, positions, open orders and recent events.",
 		Params:      paramsOf[snapshotArgs](),
 		Output:      snapshotSchema,
 		Handle:      tb.nodeSnapshot,
@@ -64,7 +64,7 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 		snap.Events = []node.Event{} // the output schema declares an array: none is [], never null
 	}
 	for _, v := range snap.Venues {
-		tb.venues.set(v.Name, v.Kind)
+		tb.venues.set(v)
 	}
 	return ok(snap)
 }

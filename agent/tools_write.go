@@ -91,6 +91,8 @@ var writeOutputSchema = map[string]any{
 		"client_order_id": map[string]any{"type": "string"},
 		"order_id":        map[string]any{"type": "string"},
 		"ticket":          map[string]any{"type": "string"},
+		"venues":          map[string]any{"type": "array"},  // kind, environment, armed of the command's venues
+		"attention":       map[string]any{"type": "string"}, // set when a venue is live: real money
 	},
 	"required": []string{"status", "tool", "command"},
 }
@@ -113,7 +115,7 @@ func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *resul
 	_ = json.Unmarshal(c.raw, &loose)
 	tok, confirmed := gate.Confirmation(loose)
 	if !confirmed {
-		return tb.preview(ctx, tool, cmd, command.SanitizeReason(reason), tok)
+		return tb.preview(ctx, tool, cmd, reason, tok) // node.NewPreview sanitizes it, once
 	}
 	return tb.confirm(ctx, tool, cmd, tok)
 }
@@ -134,6 +136,12 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	}
 	if p.Reason != "" {
 		out["reason"] = p.Reason
+	}
+	if len(p.Venues) > 0 {
+		out["venues"] = p.Venues
+	}
+	if a := p.Attention(); a != "" {
+		out["attention"] = a // the first key of the JSON text: a live venue is said first
 	}
 	tok, expires, err := tb.previews.Issue(tool, pendingWrite(p))
 	if err != nil {

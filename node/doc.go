@@ -10,9 +10,11 @@
 // wire.
 //
 // The subpackages hold the rest: command (the write vocabulary), guardrail
-// (client-side limit checks), paper (simulated venues), journal (the
-// durable SQLite log), server (the daemon) and nodetest (a real node for
-// other packages' tests).
+// (client-side limit checks), paper (simulated venues), alpaca and binance
+// (real venues' adapters, with fakes for tests), venuecall (their shared
+// rate-limit and retry discipline), journal (the durable SQLite log),
+// server (the daemon) and nodetest (a real node for other packages'
+// tests). exchange.go holds the vocabulary adapters hand the node.
 //
 // This package never logs, never prints or returns a key (a Client's String
 // shows only its address), never sends a write signed with anything but the

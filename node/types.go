@@ -20,7 +20,17 @@ const (
 	OrderOpen     OrderStatus = "open"
 	OrderFilled   OrderStatus = "filled"
 	OrderCanceled OrderStatus = "canceled"
+	// OrderPending is an order sent to a real venue that the venue has not
+	// confirmed yet (or whose answer was lost): it is never resent, and
+	// reconciliation by client order id settles it.
+	OrderPending OrderStatus = "pending"
+	// OrderFailed is an order a real venue refused, or that reconciliation
+	// proved absent at the venue; Note says why.
+	OrderFailed OrderStatus = "failed"
 )
+
+// Working reports whether an order may still fill (open or pending).
+func (s OrderStatus) Working() bool { return s == OrderOpen || s == OrderPending }
 
 // Order is one order on a venue.
 type Order struct {
@@ -38,7 +48,8 @@ type Order struct {
 	AveragePrice  decimal.Decimal     `json:"average_price,omitzero"` // of the fills
 	Created       time.Time           `json:"created"`
 	Updated       time.Time           `json:"updated"`
-	Note          string              `json:"note,omitempty"` // why it was canceled, or who placed it
+	Note          string              `json:"note,omitempty"`           // why it was canceled, or who placed it
+	VenueOrderID  string              `json:"venue_order_id,omitempty"` // the real venue's own id
 }
 
 // Remaining is the quantity still to fill.
@@ -58,7 +69,15 @@ type Position struct {
 // Venue is one venue's state in a snapshot.
 type Venue struct {
 	Name             string                     `json:"name"`
-	Kind             string                     `json:"kind"` // "paper"
+	Kind             string                     `json:"kind"`        // "paper", "alpaca", "binance"
+	Environment      string                     `json:"environment"` // "paper", "testnet" or "live" (real money)
+	Armed            bool                       `json:"armed"`       // paper venues are always armed
+	ArmedUntil       time.Time                  `json:"armed_until,omitzero"`
+	MayArm           bool                       `json:"may_arm,omitempty"`
+	MarkSource       string                     `json:"mark_source"` // where marks come from
+	Account          string                     `json:"account,omitempty"`
+	BuyingPower      decimal.Decimal            `json:"buying_power,omitzero"`
+	Connection       string                     `json:"connection,omitempty"` // real venues: the order stream's state
 	Currency         string                     `json:"currency"`
 	Symbols          []string                   `json:"symbols"`
 	QuantityDecimals int32                      `json:"quantity_decimals"`
@@ -71,6 +90,10 @@ type Venue struct {
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
+	// ExternalOrders are open at the venue but were not placed by this
+	// node: shown, never touched unless an operator names them.
+	ExternalOrders []Order                         `json:"external_orders,omitempty"`
+	Instruments    map[string]guardrail.Instrument `json:"instruments,omitempty"` // real venues: the venue's rules
 }
 
 // EventKind names a state change.
@@ -85,6 +108,10 @@ const (
 	EventCanceled     EventKind = "order_canceled"
 	EventModified     EventKind = "order_modified"
 	EventTradingState EventKind = "trading_state"
+	EventAcked        EventKind = "order_acked"    // a real venue confirmed a pending order
+	EventFailed       EventKind = "order_failed"   // a real venue refused it, or it is provably absent
+	EventArmed        EventKind = "venue_armed"    // an operator armed a real venue until Until
+	EventDisarmed     EventKind = "venue_disarmed" // disarmed by an operator, or lapsed
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a
@@ -105,6 +132,9 @@ type Event struct {
 	State         command.TradingState `json:"state,omitempty"`
 	Order         *Order               `json:"order,omitempty"` // order_accepted
 	Note          string               `json:"note,omitempty"`
+	Ticket        string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
+	VenueOrderID  string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
+	Until         time.Time            `json:"until,omitzero"`           // venue_armed
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.
@@ -116,6 +146,16 @@ type Snapshot struct {
 }
 
 var _ guardrail.View = (*Snapshot)(nil)
+var _ guardrail.InstrumentView = (*Snapshot)(nil)
+
+// Instrument is a real venue's rules for symbol (guardrail.InstrumentView).
+func (s *Snapshot) Instrument(venue, symbol string) (guardrail.Instrument, bool) {
+	if v := s.venue(venue); v != nil {
+		in, ok := v.Instruments[symbol]
+		return in, ok
+	}
+	return guardrail.Instrument{}, false
+}
 
 func (s *Snapshot) venue(name string) *Venue {
 	for i := range s.Venues {
@@ -151,7 +191,15 @@ func (s *Snapshot) Position(venue, symbol string) decimal.Decimal {
 // (guardrail.View).
 func (s *Snapshot) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Order, bool) {
 	if v := s.venue(venue); v != nil {
+		for _, o := range v.ExternalOrders { // named by its client order id only
+			if orderID == "" && clientOrderID != "" && o.ClientOrderID == clientOrderID {
+				return o.View(), true
+			}
+		}
 		for _, o := range v.OpenOrders {
+			if o.Status != OrderOpen {
+				continue
+			}
 			if (orderID != "" && o.ID == orderID) || (clientOrderID != "" && o.ClientOrderID == clientOrderID) {
 				return o.View(), true
 			}
@@ -205,7 +253,7 @@ func (o Outcome) Err() error {
 		return &Error{Kind: KindRejected, Code: o.Code, Message: o.Reason}
 	}
 	return &Error{Kind: KindTimeout, Code: "pending",
-		Message: "ticket " + o.Ticket + " is still pending; check the snapshot for the order rather than sending it again"}
+		Message: "ticket " + o.Ticket + " is still pending; " + PendingAdvice}
 }
 
 // Verdict is the node's dry-run answer: whether it would accept the command

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"wicket/node/command"
@@ -31,11 +32,43 @@ const TicketWait = 2 * time.Second
 // Preview is a command resolved and checked, before anything is sent. Its
 // Command is exactly what Send submits.
 type Preview struct {
+	// Venues are the command's venues as the node's snapshot showed them
+	// (kind, environment, armed): one, or every venue for a market_exit
+	// without one. Empty when the node could not be read.
+	Venues    []PreviewVenue   `json:"venues,omitempty"`
 	Command   command.Command  `json:"command"`
 	Reason    string           `json:"reason,omitempty"`
 	Guardrail guardrail.Report `json:"guardrail"`
 	DryRun    *Verdict         `json:"dry_run"` // nil when the node could not be asked
 	Notes     []string         `json:"notes,omitempty"`
+}
+
+// PreviewVenue is what a preview shows of a venue: whether the order would
+// be real money, and whether the node would send it now.
+type PreviewVenue struct {
+	Name        string    `json:"name"`
+	Kind        string    `json:"kind"`
+	Environment string    `json:"environment"`
+	Armed       bool      `json:"armed"`
+	ArmedUntil  time.Time `json:"armed_until,omitzero"`
+	MarkSource  string    `json:"mark_source,omitempty"`
+}
+
+// Attention is the line a preview leads with when the command touches a
+// live venue (real money), or "" when it does not.
+func (p Preview) Attention() string {
+	var parts []string
+	for _, v := range p.Venues {
+		if v.Environment != "live" {
+			continue
+		}
+		state := "armed until " + v.ArmedUntil.UTC().Format(time.RFC3339)
+		if !v.Armed {
+			state = "disarmed, so the node will refuse it until an operator arms it at a terminal"
+		}
+		parts = append(parts, fmt.Sprintf("LIVE VENUE %s (%s live): this is real money; %s", v.Name, v.Kind, state))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // NewPreview resolves cmd (a submit_order without a client order id gets
@@ -50,6 +83,12 @@ func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd comm
 		p.Notes = append(p.Notes, "the node could not be read for marks and positions ("+err.Error()+"); the guardrail ran without them")
 	} else {
 		view = snap
+		for _, v := range snap.Venues {
+			if resolved.Venue == "" || v.Name == resolved.Venue {
+				p.Venues = append(p.Venues, PreviewVenue{Name: v.Name, Kind: v.Kind, Environment: v.Environment,
+					Armed: v.Armed, ArmedUntil: v.ArmedUntil, MarkSource: v.MarkSource})
+			}
+		}
 	}
 	p.Guardrail = g.Check(resolved, view)
 	if !p.Guardrail.OK {
@@ -62,6 +101,10 @@ func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd comm
 	}
 	return p
 }
+
+// PendingAdvice is the one wording of what to do about a command whose
+// outcome is not known yet: every surface says it the same way.
+const PendingAdvice = "check node_snapshot for the order and do not resend it (a retried submit_order with the same client_order_id is refused as a duplicate)"
 
 // SendFailed is the Sent status when Submit itself failed: the node may or
 // may not have the command.
@@ -83,18 +126,21 @@ type Sent struct {
 func Send(ctx context.Context, conn Conn, p Preview, wait time.Duration) Sent {
 	ticket, err := conn.Submit(ctx, command.NewEnvelope(p.Command, p.Reason))
 	if err != nil {
-		return Sent{Status: SendFailed, Note: fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: "+
-			"check the node's snapshot before trying again (a retried submit_order with the same client_order_id is refused as a duplicate)", err)}
+		return Sent{Status: SendFailed, Note: fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: %s", err, PendingAdvice)}
 	}
 	s := Sent{Status: string(Pending), Ticket: ticket}
 	res, err := conn.Ticket(ctx, ticket, wait)
 	switch {
 	case err != nil:
-		s.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + ". Check the node's snapshot; do not resend."
+		s.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + "; " + PendingAdvice
 	case res.Status == Accepted || res.Status == Rejected:
 		s.Status, s.Outcome = string(res.Status), &res
+	case res.Detail != "":
+		// The node resolved the ticket as pending: a real venue's answer
+		// was lost. Its detail says so.
+		s.Outcome, s.Note = &res, res.Detail
 	default:
-		s.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s). Check the node's snapshot for its result rather than sending it again.", wait, ticket)
+		s.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s); %s", wait, ticket, PendingAdvice)
 	}
 	return s
 }

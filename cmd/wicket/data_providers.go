@@ -102,13 +102,3 @@ func timeFlag(name, v string) (time.Time, error) {
 	}
 	return t, nil
 }
-
-// isTerminal reports whether w is a terminal (for progress bars).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

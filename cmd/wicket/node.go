@@ -21,7 +21,7 @@ import (
 func nodeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "node",
-		Usage: "run the trading node (paper venues, signed HTTP API, durable journal)",
+		Usage: "run the trading node (paper and real venues, signed HTTP API, durable journal), and arm or disarm its real venues",
 		Subcommands: []*cli.Command{{
 			Name:  "serve",
 			Usage: "run the node from this project until interrupted",
@@ -36,6 +36,8 @@ func nodeCommand() *cli.Command {
 				&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback (anyone who can reach it and holds a key can trade)"},
 				&cli.DurationFlag{Name: "tick", Value: time.Second, Usage: "interval between mark steps; 0 keeps marks still"},
 				&cli.StringFlag{Name: "log", Usage: "append the node's log lines to `FILE` (e.g. settings/state/node.log) instead of stderr"},
+				&cli.BoolFlag{Name: "allow-live", Usage: "let an operator arm venues whose environment is live (real money) with wicket node arm; without it they stay disarmed"},
+				&cli.DurationFlag{Name: "venue-timeout", Value: server.DefaultVenueTimeout, Usage: "bound on one call to a real venue; an unanswered write stays pending and is reconciled, never resent"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
@@ -55,9 +57,10 @@ func nodeCommand() *cli.Command {
 				return serveNode(c.Context, nodeOptions{
 					project: p, config: cfg, listen: listen, replay: c.String("replay"),
 					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
+					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"),
 				}, c.App.ErrWriter)
 			},
-		}},
+		}, nodeArmCommand(), nodeDisarmCommand()},
 	}
 }
 
@@ -69,6 +72,9 @@ type nodeOptions struct {
 	allowRemote bool
 	tick        time.Duration
 	logPath     string // the log file; empty: stderr
+	allowLive   bool
+	// venueTimeout bounds one call to a real venue.
+	venueTimeout time.Duration
 }
 
 func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
@@ -91,6 +97,13 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.venueTimeout <= 0 {
+		o.venueTimeout = server.DefaultVenueTimeout
+	}
+	exchanges, err := venueExchanges(&o.project, o.config, o.venueTimeout)
+	if err != nil {
+		return err
+	}
 	ln, err := server.Listen(o.listen, o.allowRemote)
 	var le *server.ListenError
 	if errors.As(err, &le) {
@@ -106,6 +119,7 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	srv, err := server.New(server.Config{
 		Project: o.config, JournalPath: o.project.JournalPath(), ObserveKey: observe, ControlKey: control,
 		Feed: feed, TickEvery: o.tick, Logger: log, Version: buildVersion(),
+		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout,
 	})
 	if err != nil {
 		ln.Close()
@@ -113,6 +127,12 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	}
 	if o.allowRemote {
 		log.Warn("listening beyond loopback: anyone who can reach this address and holds a key can use the node", "listen", ln.Addr().String())
+	}
+	for _, v := range o.config.Venues {
+		if v.Real() {
+			log.Warn("real venue starts disarmed", "venue", v.Name, "kind", v.Kind, "environment", v.Environment, "may_arm", v.MayArm,
+				"arm", "an operator at a terminal: wicket node arm "+v.Name)
+		}
 	}
 	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
 	err = srv.Serve(ctx, ln)

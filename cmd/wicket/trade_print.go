@@ -33,6 +33,9 @@ func tradeCommandValues(c command.Command) [][2]string {
 // printTradePreview writes the resolved command, the guardrail's checks with
 // their numbers, and the node's dry-run verdict.
 func printTradePreview(w io.Writer, p tradePreview) {
+	if a := p.Attention(); a != "" {
+		fmt.Fprintf(w, "%s\n", a)
+	}
 	fmt.Fprintf(w, "preview: %s\n", p.Command.Verb)
 	vals := tradeCommandValues(p.Command)
 	if len(vals) == 0 {

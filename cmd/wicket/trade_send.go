@@ -60,7 +60,7 @@ func (t *tradeClient) send(ctx context.Context, p tradePreview) tradeOutcome {
 	o := tradeOutcome{Status: s.Status, Verb: p.Command.Verb, ClientOrderID: p.Command.ClientOrderID, Ticket: s.Ticket, Note: s.Note}
 	if s.Outcome != nil {
 		o = tradeOutcomeOf(*s.Outcome)
-		o.Ticket, o.Verb = s.Ticket, p.Command.Verb
+		o.Ticket, o.Verb, o.Note = s.Ticket, p.Command.Verb, s.Note
 		if p.Command.ClientOrderID != "" {
 			o.ClientOrderID = p.Command.ClientOrderID
 		} // else the node's: the client order id of the order a cancel or modify named by its order id
@@ -78,6 +78,8 @@ func tradeOutcomeOf(res node.Outcome) tradeOutcome {
 		o.OrderID, o.Detail, o.TradingState = res.OrderID, res.Detail, res.TradingState
 	case node.Rejected:
 		o.Code, o.Reason, o.ExistingOrder = res.Code, res.Reason, res.ExistingOrder
+	case node.Pending: // resolved pending by the node: a real venue's answer was lost
+		o.OrderID, o.Detail = res.OrderID, res.Detail
 	}
 	return o
 }
@@ -91,7 +93,7 @@ func (o tradeOutcome) err() error {
 	case string(node.Rejected):
 		return fmt.Errorf("the node rejected %s: %s", o.Verb, o.Reason)
 	case string(node.Pending):
-		return fmt.Errorf("%s is pending (ticket %s): check the snapshot before sending it again", o.Verb, o.Ticket)
+		return fmt.Errorf("%s is pending (ticket %s): %s", o.Verb, o.Ticket, node.PendingAdvice)
 	}
 	return fmt.Errorf("%s was not confirmed as sent: check the snapshot before trying again", o.Verb)
 }

@@ -30,6 +30,8 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 		row(v.Name, v.Kind, v.Currency, v.Cash.String(), v.Equity.String(), v.UnrealizedPnL.String(), v.RealizedPnL.String(), v.Fees.String())
 	}
 
+	printTradeRealVenues(section, row, s)
+
 	section("positions", "VENUE", "SYMBOL", "QUANTITY", "AVG PRICE", "MARK", "VALUE", "UNREALIZED", "REALIZED")
 	n := 0
 	for _, v := range s.Venues {
@@ -131,4 +133,51 @@ func tradeDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printTradeRealVenues adds, when the node has real venues, their
+// environment (live is real money), arming, connection and mark source,
+// the orders pending at them, and the orders there the node did not place.
+func printTradeRealVenues(section func(string, ...string), row func(...string), s *node.Snapshot) {
+	var real []node.Venue
+	for _, v := range s.Venues {
+		if v.Kind != "paper" {
+			real = append(real, v)
+		}
+	}
+	if len(real) == 0 {
+		return
+	}
+	section("real venues", "VENUE", "KIND", "ENVIRONMENT", "ARMED UNTIL", "CONNECTION", "ACCOUNT", "MARK SOURCE")
+	for _, v := range real {
+		env, until := v.Environment, "disarmed"
+		if env == "live" {
+			env = "LIVE (real money)"
+		}
+		if v.Armed {
+			until = v.ArmedUntil.UTC().Format(time.RFC3339)
+		}
+		row(v.Name, v.Kind, env, until, v.Connection, tradeDash(v.Account), v.MarkSource)
+	}
+	var pending, external []node.Order
+	for _, v := range real {
+		for _, o := range v.OpenOrders {
+			if o.Status == node.OrderPending {
+				pending = append(pending, o)
+			}
+		}
+		external = append(external, v.ExternalOrders...)
+	}
+	if len(pending) > 0 {
+		section("pending at the venue (answer lost; reconciled by client order id, never resent)", "VENUE", "ORDER", "CLIENT ORDER ID", "SYMBOL", "SIDE", "QUANTITY")
+		for _, o := range pending {
+			row(o.Venue, o.ID, o.ClientOrderID, o.Symbol, string(o.Side), o.Quantity.String())
+		}
+	}
+	if len(external) > 0 {
+		section("external orders (not placed by this node; untouched unless named)", "VENUE", "VENUE ORDER", "CLIENT ORDER ID", "SYMBOL", "SIDE", "QUANTITY", "PRICE")
+		for _, o := range external {
+			row(o.Venue, o.VenueOrderID, o.ClientOrderID, o.Symbol, string(o.Side), o.Quantity.String(), o.Price.String())
+		}
+	}
 }

@@ -383,7 +383,7 @@ func TestTradeOutcomesAreTruthful(t *testing.T) {
 			"rejected", []string{"rejected (ticket tk-2, client_order_id wk-fixed): client_order_id wk-fixed is already used by ord-00000007 [duplicate_client_order_id]",
 				"existing order: ord-00000007 open limit buy 2 ETH-USD @ 2400 (wk-fixed)"}, "the node rejected submit_order"},
 		{"pending after the wait", fakeNode{ticket: "tk-3", outcome: node.Outcome{Status: node.Pending}},
-			"pending", []string{"pending (ticket tk-3", "has not finished this command within 2s", "rather than sending it again"}, "is pending (ticket tk-3)"},
+			"pending", []string{"pending (ticket tk-3", "has not finished this command within 2s", "do not resend it"}, "is pending (ticket tk-3)"},
 		{"outcome unreadable", fakeNode{ticket: "tk-4", ticketErr: errors.New("connection reset")},
 			"pending", []string{"the command was sent (ticket tk-4) but its outcome could not be read: connection reset", "do not resend"}, "is pending"},
 		{"submit failed", fakeNode{submitErr: &node.Error{Kind: node.KindTimeout, Code: "timeout", Message: "no answer"}},

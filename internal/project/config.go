@@ -27,10 +27,14 @@ type NodeConfig struct {
 	Address string `toml:"address"` // host:port, loopback by default
 }
 
-// Venue is one venue of the node. Only kind "paper" exists today.
+// Venue is one venue of the node: kind "paper" (simulated), "alpaca" or
+// "binance" (a real account; see venues.go).
 type Venue struct {
 	Name             string          `toml:"name"`
 	Kind             string          `toml:"kind"`
+	Environment      string          `toml:"environment"` // real venues: paper/live (alpaca), testnet/live (binance)
+	MayArm           bool            `toml:"may_arm"`     // real venues: policy; without it the venue can never be armed
+	BaseURL          string          `toml:"base_url"`    // real venues: the API endpoint instead of the environment's
 	Currency         string          `toml:"currency"`
 	Cash             decimal.Decimal `toml:"cash"`
 	FeeBps           float64         `toml:"fee_bps"`
@@ -121,6 +125,17 @@ price_decimals = 2
 # start at these prices (otherwise at 100).
 # start_prices = { "BTC-USD" = "60000" }
 
+# A real account instead (docs/node.md "Real venues"): kind "alpaca" (environment
+# paper or live) or "binance" (testnet or live), keys in settings/secrets.env. It
+# starts disarmed at every node start; an operator arms it at a terminal with
+# wicket node arm NAME, and live ones only on a node run with --allow-live.
+# [[venues]]
+# name = "binance"
+# kind = "binance"
+# environment = "testnet"
+# may_arm = true
+# symbols = ["BTCUSDT"]
+
 [guardrail]
 # Checked before an order is sent (client side) and again by the node.
 max_order_notional = "25000"
@@ -208,10 +223,10 @@ func (c *Config) Validate() error {
 		}
 		seen[v.Name] = true
 		if v.Kind == "" {
-			v.Kind = "paper"
+			v.Kind = KindPaper
 		}
-		if v.Kind != "paper" {
-			return fmt.Errorf("venue %q: kind %q is not supported (valid: paper)", v.Name, v.Kind)
+		if err := v.validateKind(); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
 		}
 		if v.Currency == "" {
 			v.Currency = "USD"

@@ -99,7 +99,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad venue name", "[[venues]]\nname = \"../x\"\nsymbols=[\"A\"]\n", "invalid venue name"},
 		{"duplicate venue", "[[venues]]\nname = \"p\"\nsymbols=[\"A\"]\n[[venues]]\nname = \"p\"\nsymbols=[\"A\"]\n", "configured twice"},
 		{"bad decimal", "[guardrail]\nmax_order_notional = \"lots\"\n", "wicket.toml:2:"},
-		{"bad kind", "[[venues]]\nname = \"x\"\nkind = \"binance\"\nsymbols=[\"A\"]\n", "valid: paper"},
+		{"bad kind", "[[venues]]\nname = \"x\"\nkind = \"kraken\"\nsymbols=[\"A\"]\n", "valid: paper, alpaca, binance"},
 		{"empty address", "[node]\naddress = \"\"\n", "set it to the node's HOST:PORT"},
 		{"negative research fee", "[research]\nfee_bps = -5\n", "research.fee_bps and research.slippage_bps must not be negative"},
 		{"negative research slippage", "[research]\nslippage_bps = -1\n", "must not be negative"},

@@ -35,6 +35,25 @@ type View interface {
 	OpenOrder(venue, orderID, clientOrderID string) (Order, bool)
 }
 
+// Instrument is a real venue's rules for one symbol, read from the venue.
+// Zero values mean the venue sets no such rule.
+type Instrument struct {
+	Tick        decimal.Decimal `json:"tick,omitzero"`         // price increment
+	Step        decimal.Decimal `json:"step,omitzero"`         // quantity increment
+	MinQuantity decimal.Decimal `json:"min_quantity,omitzero"` // smallest order quantity
+	MinNotional decimal.Decimal `json:"min_notional,omitzero"` // smallest quantity × price
+	Fractional  bool            `json:"fractional"`            // quantities below one unit are allowed
+	Shortable   bool            `json:"shortable"`             // a sell may open a short position
+}
+
+// InstrumentView is a View that also knows real venues' instruments; the
+// precision and minimum checks then follow the venue's own rules instead
+// of the configured decimals.
+type InstrumentView interface {
+	View
+	Instrument(venue, symbol string) (Instrument, bool)
+}
+
 // Order is what a check needs to know of an open order.
 type Order struct {
 	ID            string
@@ -228,15 +247,7 @@ func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType
 		r.add("quantity", false, "%s must be positive", qty)
 	}
 
-	qp, pp := places(qty), places(price)
-	switch {
-	case qp > v.QuantityDecimals:
-		r.add("precision", false, "quantity %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", qty, qp, v.Name, v.QuantityDecimals, symbol, v.QuantityDecimals)
-	case !price.IsZero() && pp > v.PriceDecimals:
-		r.add("precision", false, "price %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", price, pp, v.Name, v.PriceDecimals, symbol, v.PriceDecimals)
-	default:
-		r.add("precision", true, "quantity %d of %d decimals, price %d of %d", qp, v.QuantityDecimals, pp, v.PriceDecimals)
-	}
+	r.checkPrecision(symbol, side, typ, qty, price)
 
 	mark, haveMark := r.view.Mark(v.Name, symbol)
 	haveMark = haveMark && mark.IsPositive() // a zero mark values nothing (and cannot divide)
@@ -282,6 +293,59 @@ func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType
 		n := after.Abs().Mul(mark)
 		r.add("position_notional", n.LessThanOrEqual(r.g.maxPosition), "position %s → %s %s; %s × mark %s = %s %s max_position_notional %s",
 			pos, after, symbol, after.Abs(), mark, n, cmpWord(n, r.g.maxPosition), r.g.maxPosition)
+	}
+}
+
+// checkPrecision checks qty and price against the venue's instrument when
+// the view knows it, else against the configured decimals.
+func (r *run) checkPrecision(symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) {
+	if iv, ok := r.view.(InstrumentView); ok {
+		if in, ok := iv.Instrument(r.venue.Name, symbol); ok {
+			r.checkInstrument(in, symbol, side, typ, qty, price)
+			return
+		}
+	}
+	v := r.venue
+	qp, pp := places(qty), places(price)
+	switch {
+	case qp > v.QuantityDecimals:
+		r.add("precision", false, "quantity %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", qty, qp, v.Name, v.QuantityDecimals, symbol, v.QuantityDecimals)
+	case !price.IsZero() && pp > v.PriceDecimals:
+		r.add("precision", false, "price %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", price, pp, v.Name, v.PriceDecimals, symbol, v.PriceDecimals)
+	default:
+		r.add("precision", true, "quantity %d of %d decimals, price %d of %d", qp, v.QuantityDecimals, pp, v.PriceDecimals)
+	}
+}
+
+// checkInstrument checks qty and price against the venue's increments and
+// minimums: never rounded, a value off the grid is a failed check.
+func (r *run) checkInstrument(in Instrument, symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) {
+	v := r.venue
+	step := in.Step
+	if !in.Fractional && (step.IsZero() || step.LessThan(decimal.NewFromInt(1))) {
+		step = decimal.NewFromInt(1)
+	}
+	switch {
+	case step.IsPositive() && !qty.Mod(step).IsZero():
+		r.add("precision", false, "quantity %s is not a multiple of %s's step %s for %s (never rounded)", qty, v.Name, step, symbol)
+	case !price.IsZero() && in.Tick.IsPositive() && !price.Mod(in.Tick).IsZero():
+		r.add("precision", false, "price %s is not a multiple of %s's tick %s for %s (never rounded)", price, v.Name, in.Tick, symbol)
+	case in.MinQuantity.IsPositive() && qty.LessThan(in.MinQuantity):
+		r.add("precision", false, "quantity %s is below %s's minimum %s for %s", qty, v.Name, in.MinQuantity, symbol)
+	default:
+		r.add("precision", true, "quantity %s on step %s, price on tick %s (%s's rules for %s)", qty, step, in.Tick, v.Name, symbol)
+	}
+	if in.MinNotional.IsPositive() {
+		at := price
+		if typ == command.Market {
+			at, _ = r.view.Mark(v.Name, symbol)
+		}
+		n := qty.Mul(at)
+		r.add("min_notional", n.GreaterThanOrEqual(in.MinNotional), "%s × %s = %s; %s's minimum for %s is %s", qty, at, n, v.Name, symbol, in.MinNotional)
+	}
+	if side == command.Sell && !in.Shortable {
+		after := r.view.Position(v.Name, symbol).Sub(qty)
+		r.add("shortable", !after.IsNegative(), "position after the sell %s %s; %s does not allow shorting %s", after, symbol, v.Name, symbol)
 	}
 }
 

@@ -45,6 +45,11 @@ type options struct {
 	now     func() time.Time
 	newID   func() string
 	journal string
+
+	exchanges    map[string]server.Exchange
+	allowLive    bool
+	venueTimeout time.Duration
+	markEvery    time.Duration
 }
 
 // Option configures NewServer.
@@ -68,6 +73,21 @@ func WithIDs(newID func() string) Option { return func(o *options) { o.newID = n
 // WithJournal puts the journal at path instead of a fresh temporary file,
 // for tests that restart a node on an existing journal.
 func WithJournal(path string) Option { return func(o *options) { o.journal = path } }
+
+// WithExchanges gives real venues their adapters (reused across Restart,
+// as a restarted process would make equal ones).
+func WithExchanges(ex map[string]server.Exchange) Option {
+	return func(o *options) { o.exchanges = ex }
+}
+
+// WithAllowLive starts the node as --allow-live would.
+func WithAllowLive() Option { return func(o *options) { o.allowLive = true } }
+
+// WithVenueTimeout bounds each call to a real venue (default the node's).
+func WithVenueTimeout(d time.Duration) Option { return func(o *options) { o.venueTimeout = d } }
+
+// WithMarkEvery sets how often real venues' marks are polled.
+func WithMarkEvery(d time.Duration) Option { return func(o *options) { o.markEvery = d } }
 
 // NewServer starts a node and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
@@ -101,6 +121,7 @@ func (s *Server) start(t testing.TB, addr string) {
 	n, err := server.New(server.Config{
 		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
 		Feed: s.opts.feed, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
+		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

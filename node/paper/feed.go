@@ -3,6 +3,8 @@ package paper
 import (
 	"encoding/binary"
 	"hash/fnv"
+	"sort"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -87,4 +89,17 @@ func mix(seed uint64, symbol string, step int64) uint64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return x
+}
+
+// Source says where a paper venue's marks come from, for the snapshot.
+func (f Feed) Source(string) string {
+	if len(f.Replay) == 0 {
+		return "simulated: seeded random walk"
+	}
+	names := make([]string, 0, len(f.Replay))
+	for s := range f.Replay {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	return "simulated: replayed closes for " + strings.Join(names, ", ") + ", seeded random walk for the rest"
 }

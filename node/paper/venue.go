@@ -289,6 +289,9 @@ func (v *Venue) Apply(ev node.Event) error {
 			return fmt.Errorf("event %d: order %s accepted twice", ev.Seq, ev.Order.ID)
 		}
 		o := *ev.Order
+		if o.Status != node.OrderPending {
+			o.Status = node.OrderOpen
+		}
 		v.orders[o.ID] = &o
 		v.open = append(v.open, o.ID)
 		return nil
@@ -297,11 +300,21 @@ func (v *Venue) Apply(ev node.Event) error {
 	if o == nil {
 		return fmt.Errorf("event %d: %s for unknown order %s on %s", ev.Seq, ev.Kind, ev.OrderID, v.cfg.Name)
 	}
-	if o.Status != node.OrderOpen {
+	if !o.Status.Working() {
 		return fmt.Errorf("event %d: %s for order %s, which is %s", ev.Seq, ev.Kind, o.ID, o.Status)
 	}
 	o.Updated = ev.Time
 	switch ev.Kind {
+	case node.EventAcked:
+		if o.Status != node.OrderPending {
+			return fmt.Errorf("event %d: order %s acknowledged while %s", ev.Seq, o.ID, o.Status)
+		}
+		o.Status, o.VenueOrderID = node.OrderOpen, ev.VenueOrderID
+		if ev.Note != "" {
+			o.Note = ev.Note
+		}
+	case node.EventFailed:
+		v.close(o, node.OrderFailed, ev.Note)
 	case node.EventFilled:
 		if ev.Quantity.GreaterThan(o.Remaining()) || !ev.Quantity.IsPositive() {
 			return fmt.Errorf("event %d: fill of %s exceeds order %s's remaining %s", ev.Seq, ev.Quantity, o.ID, o.Remaining())
@@ -324,6 +337,9 @@ func (v *Venue) Apply(ev node.Event) error {
 		}
 		if ev.Price.IsPositive() {
 			o.Price = ev.Price
+		}
+		if ev.VenueOrderID != "" {
+			o.VenueOrderID = ev.VenueOrderID
 		}
 	default:
 		return fmt.Errorf("event %d: kind %q is not a venue event", ev.Seq, ev.Kind)

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -37,7 +38,10 @@ type venue interface {
 	Snapshot() node.Venue
 }
 
-var _ venue = (*paper.Venue)(nil)
+var (
+	_ venue = (*paper.Venue)(nil)
+	_ venue = (*remote)(nil)
+)
 
 // recentCap is how many recent events the engine keeps for snapshots.
 const recentCap = 500
@@ -59,20 +63,42 @@ type engine struct {
 
 	step  []node.Event // events of the step in progress
 	fault error        // first failure to apply an event in this step
+
+	remotes  map[string]*remote   // the real venues, also in venues
+	ticketOf map[string]string    // real venues' order id → the ticket that placed it
+	arming   map[string]time.Time // armed real venues and when each lapses
+	now      func() time.Time
 }
 
 type orderRef struct{ venue, id string }
 
-func newEngine(cfg project.Config, feed paper.Feed) *engine {
+func newEngine(cfg project.Config, feed paper.Feed, exchanges map[string]Exchange, reads map[string]*atomic.Int64, now func() time.Time) *engine {
 	e := &engine{
 		cfg: cfg, guard: guardrail.New(cfg), feed: feed, state: command.Active,
 		venues: map[string]venue{}, byCID: map[string]orderRef{},
+		remotes: map[string]*remote{}, ticketOf: map[string]string{}, arming: map[string]time.Time{}, now: now,
 	}
 	for _, vc := range cfg.Venues {
-		e.venues[vc.Name] = paper.New(vc)
+		if vc.Real() {
+			r := newRemote(vc, exchanges[vc.Name], reads[vc.Name])
+			e.venues[vc.Name], e.remotes[vc.Name] = r, r
+		} else {
+			e.venues[vc.Name] = paper.New(vc)
+		}
 		e.names = append(e.names, vc.Name)
 	}
 	return e
+}
+
+// paperNames lists the simulated venues, in configuration order.
+func (e *engine) paperNames() []string {
+	var out []string
+	for _, n := range e.names {
+		if e.remotes[n] == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // load rebuilds the engine from j and returns the batch that opens venues
@@ -92,8 +118,12 @@ func (e *engine) load(j *journal.Journal, now time.Time) (*journal.Batch, error)
 		}
 	}
 	b := &journal.Batch{}
+	e.disarmAll(now)
 	for _, vc := range e.cfg.Venues {
 		v := e.venues[vc.Name]
+		if vc.Real() {
+			continue // a real venue's cash and marks are the venue's own
+		}
 		if !v.Opened() {
 			e.emit(node.Event{Time: now, Kind: node.EventVenueOpened, Venue: vc.Name, Cash: vc.Cash,
 				Note: fmt.Sprintf("%s venue opened with %s %s", paper.Kind, vc.Cash, vc.Currency)})
@@ -124,6 +154,10 @@ func (e *engine) apply(ev node.Event) error {
 	switch ev.Kind {
 	case node.EventTradingState:
 		e.state = ev.State
+	case node.EventArmed:
+		e.arming[ev.Venue] = ev.Until
+	case node.EventDisarmed:
+		delete(e.arming, ev.Venue)
 	default:
 		v := e.venues[ev.Venue]
 		if v == nil {
@@ -136,6 +170,9 @@ func (e *engine) apply(ev node.Event) error {
 			e.orders++
 			if ev.ClientOrderID != "" {
 				e.byCID[ev.ClientOrderID] = orderRef{ev.Venue, ev.OrderID}
+			}
+			if ev.Ticket != "" {
+				e.ticketOf[ev.OrderID] = ev.Ticket
 			}
 		}
 	}
@@ -169,7 +206,16 @@ func (e *engine) take() []node.Event {
 
 // --- guardrail.View over the node's own state ---
 
-var _ guardrail.View = (*engine)(nil)
+var _ guardrail.InstrumentView = (*engine)(nil)
+
+// Instrument is a real venue's rule for symbol (paper venues use their
+// configured decimals).
+func (e *engine) Instrument(venue, symbol string) (guardrail.Instrument, bool) {
+	if r := e.remotes[venue]; r != nil {
+		return r.Instrument(symbol)
+	}
+	return guardrail.Instrument{}, false
+}
 
 func (e *engine) Mark(venue, symbol string) (decimal.Decimal, bool) {
 	if v := e.venues[venue]; v != nil {
@@ -187,10 +233,30 @@ func (e *engine) Position(venue, symbol string) decimal.Decimal {
 
 func (e *engine) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Order, bool) {
 	o, ok := e.find(venue, orderID, clientOrderID)
+	if !ok && orderID == "" {
+		if x, found := e.external(venue, clientOrderID); found {
+			return x.View(), true
+		}
+	}
 	if !ok || o.Status != node.OrderOpen {
 		return guardrail.Order{}, false
 	}
 	return o.View(), true
+}
+
+// external finds an order open at a real venue that the node did not
+// place, by its client order id: only a command naming it touches it.
+func (e *engine) external(venue, clientOrderID string) (node.Order, bool) {
+	r := e.remotes[venue]
+	if r == nil || clientOrderID == "" {
+		return node.Order{}, false
+	}
+	for _, o := range r.Snapshot().ExternalOrders {
+		if o.ClientOrderID == clientOrderID {
+			return o, true
+		}
+	}
+	return node.Order{}, false
 }
 
 // find looks an order up by id or client order id on a venue, in any status.
@@ -222,7 +288,7 @@ type rejection struct {
 var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
-	"position_notional": "max_position_notional",
+	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -244,10 +310,27 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 				reason: "the node is halted: only cancel_order, mass_cancel and set_trading_state are accepted; set the trading state to reduce_only or active to trade"}
 		}
 	}
+	if r := e.checkArmed(c, e.now()); r != nil {
+		return guardrail.Report{}, r
+	}
+	if r := e.remotes[c.Venue]; r != nil && (r.instruments == nil || !r.synced) && (c.Verb == command.SubmitOrder || c.Verb == command.Modify) {
+		return guardrail.Report{}, &rejection{code: "venue_unavailable",
+			reason: fmt.Sprintf("venue %s has not been reached yet (its instruments and account are unknown); the node keeps trying — check node_snapshot's connection", c.Venue)}
+	}
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
+		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status == node.OrderPending {
+			return guardrail.Report{}, &rejection{code: "order_pending", existing: &o,
+				reason: fmt.Sprintf("order %s is pending: %s has not confirmed it yet (its answer may have been lost); %s", o.ID, c.Venue, pendingAdvice)}
+		}
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status != node.OrderOpen {
 			return guardrail.Report{}, &rejection{code: "order_not_open", existing: &o,
 				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
+		}
+	}
+	if c.Verb == command.Modify && c.OrderID == "" {
+		if _, ext := e.external(c.Venue, c.ClientOrderID); ext {
+			return guardrail.Report{}, &rejection{code: "external_order",
+				reason: fmt.Sprintf("order %s on %s was not placed by this node: it can be canceled by naming it, never modified", c.ClientOrderID, c.Venue)}
 		}
 	}
 	rep := e.guard.Check(c, e)
@@ -363,7 +446,7 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 		out.OrderIDs = e.flatten(c.Venue, symbols, "flatten", now)
 		out.Detail = fmt.Sprintf("flattened %d position(s) on %s", len(out.OrderIDs), c.Venue)
 	case command.MarketExit:
-		names := e.names
+		names := e.paperNames()
 		if c.Venue != "" {
 			names = []string{c.Venue}
 		}
@@ -459,6 +542,9 @@ func (e *engine) advance(now time.Time) []journal.Mark {
 	var marks []journal.Mark
 	for _, vc := range e.cfg.Venues {
 		v := e.venues[vc.Name]
+		if vc.Real() {
+			continue // polled from the venue
+		}
 		for _, s := range vc.Symbols {
 			prev, ok := v.Mark(s)
 			if !ok {
@@ -502,7 +588,13 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 	}
 	for _, name := range e.names {
 		if venueName == "" || name == venueName {
-			s.Venues = append(s.Venues, e.venues[name].Snapshot())
+			vs := e.venues[name].Snapshot()
+			if e.remotes[name] == nil {
+				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.feed.Source(name)
+			} else if e.armed(name, now) {
+				vs.Armed, vs.ArmedUntil = true, e.arming[name]
+			}
+			s.Venues = append(s.Venues, vs)
 		}
 	}
 	for i := len(e.recent) - 1; i >= 0 && len(s.Events) < events; i-- {

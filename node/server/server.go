@@ -13,10 +13,17 @@
 // symbol and precision, the price collar and the notional limits of
 // wicket.toml, and cash for buys.
 //
+// Real venues sit behind Exchange, the interface this package declares
+// for the adapters (remote.go, remote_server.go): they start disarmed at
+// every start and refuse writes until an operator arms them; a write's
+// intent is journaled before the venue hears of it, a lost answer leaves
+// it pending, and reconciliation by client order id settles it.
+//
 // It never listens beyond loopback unless told to (Listen with
 // allowRemote), never logs or returns a key or a signature, never
-// acknowledges a command before it is durable, and never lets the observe
-// key write.
+// acknowledges a command before it is durable, never lets the observe
+// key write, never resends a write to a real venue, and never arms a
+// venue by itself.
 package server
 
 import (
@@ -32,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +61,17 @@ type Config struct {
 	Feed      paper.Feed       // how marks start and move
 	TickEvery time.Duration    // mark step interval; 0 with Ticks nil: marks move only on Tick
 	Ticks     <-chan time.Time // an injected step source, used instead of TickEvery
+
+	// Exchanges holds the adapter of each real venue in Project, by name.
+	Exchanges map[string]Exchange
+	// AllowLive lets an operator arm a venue whose environment is live
+	// (wicket node serve --allow-live). Without it live venues stay disarmed.
+	AllowLive bool
+	// VenueTimeout bounds one call to a real venue (default DefaultVenueTimeout).
+	VenueTimeout time.Duration
+	// MarkEvery is how often real venues' marks and accounts are polled
+	// (default TickEvery but at least 1s; 5s when marks are still).
+	MarkEvery time.Duration
 
 	Now     func() time.Time // default time.Now
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
@@ -88,6 +107,13 @@ type Server struct {
 	mu     sync.RWMutex // guards closed against enqueue
 	closed bool
 
+	bg     context.Context // background work (streams, polls); canceled by Close
+	stopBg context.CancelFunc
+	wg     sync.WaitGroup
+	// readSeq numbers each real venue's account reads, so the newest wins
+	// (made before the fold starts, read-only after).
+	readSeq map[string]*atomic.Int64
+
 	// owned by the fold goroutine
 	eng   *engine
 	fault error // the journal failed and the state could not be rebuilt
@@ -114,6 +140,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := checkExchanges(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.VenueTimeout <= 0 {
+		cfg.VenueTimeout = DefaultVenueTimeout
+	}
+	if cfg.MarkEvery <= 0 {
+		cfg.MarkEvery = max(cfg.TickEvery, time.Second) // a venue's rate limits are not a paper walk's
+		if cfg.TickEvery <= 0 {
+			cfg.MarkEvery = 5 * time.Second
+		}
+	}
 	j, err := journal.Open(cfg.JournalPath)
 	if err != nil {
 		return nil, err
@@ -128,10 +166,19 @@ func New(cfg Config) (*Server, error) {
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	s.bg, s.stopBg = context.WithCancel(context.Background())
+	s.readSeq = map[string]*atomic.Int64{}
+	for _, vc := range cfg.Project.Venues {
+		if vc.Real() {
+			s.readSeq[vc.Name] = &atomic.Int64{}
+		}
+	}
 	if err := s.rebuild(); err != nil {
+		s.stopBg()
 		j.Close()
 		return nil, err
 	}
+	s.startRemotes()
 	ticks := cfg.Ticks
 	var stop func()
 	if ticks == nil && cfg.TickEvery > 0 {
@@ -161,7 +208,7 @@ func checkKeys(observe, control string) error {
 // rebuild replaces the engine with one replayed from the journal and
 // commits whatever opening venues needs.
 func (s *Server) rebuild() error {
-	eng := newEngine(s.cfg.Project, s.cfg.Feed)
+	eng := newEngine(s.cfg.Project, s.cfg.Feed, s.cfg.Exchanges, s.readSeq, s.cfg.Now)
 	b, err := eng.load(s.j, s.cfg.Now())
 	if err != nil {
 		return fmt.Errorf("node: rebuild from journal %s: %w", s.j.Path(), err)
@@ -235,6 +282,7 @@ func (s *Server) step() {
 		return
 	}
 	now := s.cfg.Now()
+	s.eng.lapse(now)
 	marks := s.eng.advance(now)
 	b := &journal.Batch{Events: s.eng.take(), Marks: marks, Tick: s.eng.tick}
 	if err := s.commit(b); err != nil {
@@ -262,6 +310,10 @@ func (s *Server) commit(b *journal.Batch) error {
 	if rerr := s.rebuild(); rerr != nil {
 		s.fault = rerr
 		s.log.Error("node cannot rebuild its state; refusing commands until restarted", "err", rerr)
+		return err
+	}
+	for name := range s.eng.remotes { // a rebuilt engine knows nothing the venue said
+		s.enqueue(func() { s.reconcile(name, "a journal failure") }) //nolint:errcheck // the next reconnect resyncs too
 	}
 	return err
 }
@@ -285,8 +337,10 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.stopBg()
 	close(s.quit)
 	<-s.done
+	s.wg.Wait()
 	return s.j.Close()
 }
 
@@ -313,6 +367,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/commands", s.commands)
 	mux.HandleFunc("GET /v1/tickets/{id}", s.ticket)
 	mux.HandleFunc("GET /v1/audit", s.audit)
+	mux.HandleFunc("GET /v1/venues/{name}/arming", s.arming)
+	mux.HandleFunc("POST /v1/venues/{name}/arm", s.arm)
+	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
 			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))
@@ -337,7 +394,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, aerr)
 			return
 		}
-		if r.Method == http.MethodPost && r.URL.Path == "/v1/commands" && keyID != node.KeyControl {
+		if r.Method == http.MethodPost && r.URL.Path != "/v1/dry-run" && keyID != node.KeyControl {
 			writeError(w, node.Errorf(node.KindForbidden, "observe_key_cannot_write",
 				"the %s key reads only; writes must be signed with the control key", keyID))
 			return
@@ -466,6 +523,15 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 			Code: "journal", Reason: "the node's journal failed and its state could not be rebuilt; nothing was executed; restart the node"})
 		return
 	}
+	if s.lapse(now) != nil {
+		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
+			Code: "journal", Reason: "the journal could not record a lapsed arming, so nothing was executed"})
+		return
+	}
+	if s.eng.touchesRemote(c) {
+		s.applyRemote(id, keyID, c, reason, now)
+		return
+	}
 	out := s.eng.execute(c, now)
 	out.Ticket = id
 	// The entry carries the order's client id even when the command named
@@ -501,11 +567,11 @@ func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
 			writeError(w, node.Errorf(node.KindNotFound, "unknown_ticket",
 				"no ticket %q: it was never issued, or the node restarted before applying it; look for the order in the snapshot or the audit trail before sending again", short(id)))
 		default:
-			writeJSON(w, http.StatusOK, o)
+			writeJSON(w, http.StatusOK, s.settled(r.Context(), o))
 		}
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, s.settled(r.Context(), out))
 }
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {

@@ -63,24 +63,37 @@ func (t *tickets) resolve(id string, out node.Outcome) {
 // resolved during the wait is answered from the ticket itself, so it cannot
 // be lost to eviction in between.
 func (t *tickets) wait(ctx context.Context, id string, d time.Duration) (out node.Outcome, ok bool) {
-	t.mu.Lock()
-	tk := t.byID[id]
-	if tk == nil {
-		t.mu.Unlock()
+	tk, out, ok := t.get(id)
+	if !ok {
 		return node.Outcome{}, false
 	}
-	out = tk.out
-	t.mu.Unlock()
+	return tk.block(ctx, out, d), true
+}
+
+// get returns a ticket in memory and its outcome now.
+func (t *tickets) get(id string) (*ticket, node.Outcome, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tk := t.byID[id]
+	if tk == nil {
+		return nil, node.Outcome{}, false
+	}
+	return tk, tk.out, true
+}
+
+// block waits up to d (or until ctx ends) for a ticket whose outcome was
+// out when it was got, if that was pending.
+func (tk *ticket) block(ctx context.Context, out node.Outcome, d time.Duration) node.Outcome {
 	if out.Status != node.Pending || d <= 0 {
-		return out, true
+		return out
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-tk.done:
-		return tk.out, true // final: written before done was closed, never after
+		return tk.out // final: written before done was closed, never after
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	return out, true
+	return out
 }

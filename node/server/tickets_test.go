@@ -30,10 +30,8 @@ func TestTicketsWait(t *testing.T) {
 	}
 
 	got := make(chan node.Outcome)
-	go func() {
-		out, _ := tk.wait(ctx, "tk-a", time.Hour)
-		got <- out
-	}()
+	waiter, now, _ := tk.get("tk-a") // the waiter holds the ticket before it resolves
+	go func() { got <- waiter.block(ctx, now, time.Hour) }()
 	tk.resolve("tk-a", node.Outcome{Status: node.Accepted, OrderID: "ord-1"})
 	for i := range resolvedKept { // evicts tk-a
 		id := fmt.Sprintf("tk-%d", i)

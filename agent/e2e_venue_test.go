@@ -1,0 +1,128 @@
+package agent_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/internal/project"
+	"wicket/node/binance"
+	"wicket/node/binance/binancefake"
+	"wicket/node/nodetest"
+	"wicket/node/server"
+)
+
+// TestRealVenueEndToEnd drives the real wicket mcp binary against a real
+// node whose venues are binance accounts on a fake exchange: testnet bn
+// and live bnlive (the node runs with --allow-live).
+func TestRealVenueEndToEnd(t *testing.T) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	key, secret := hex.EncodeToString(b[:16]), hex.EncodeToString(b[16:])
+	f := binancefake.New(key, secret, []binancefake.Symbol{
+		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
+	}, map[string]string{"USDT": "20000"})
+	t.Cleanup(f.Close)
+	cfg := project.Defaults()
+	ex := map[string]server.Exchange{}
+	cfg.Venues = append(cfg.Venues,
+		project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
+		project.Venue{Name: "bnlive", Kind: project.KindBinance, Environment: project.EnvLive, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}})
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range cfg.Venues[1:] {
+		a, err := binance.New(binance.Config{Venue: v, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex[v.Name] = a
+	}
+	n := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithExchanges(ex), nodetest.WithAllowLive(), nodetest.WithMarkEvery(50*time.Millisecond))
+	nc := n.Client()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snap, err := nc.Snapshot(context.Background(), "bn", 0)
+		if err == nil && snap.Venues[0].Connection == "connected" && len(snap.Venues[0].Marks) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("venue never synced: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s := startMCP(t, nodeEnv(n), newProject(t), "--node", n.Addr)
+	if !strings.Contains(s.init.Instructions, "no tool, prompt or resource of this server can arm a venue") {
+		t.Error("the instructions do not say that no tool can arm a venue")
+	}
+
+	snap := object(t, s.call(t, "node_snapshot", `{"venue":"bn"}`))
+	v := snap["venues"].([]any)[0].(map[string]any)
+	if v["kind"] != "binance" || v["environment"] != "testnet" || v["armed"] != false || !strings.Contains(v["mark_source"].(string), "binance") {
+		t.Errorf("node_snapshot of bn: %v", v)
+	}
+
+	order := `"venue":"bn","symbol":"BTCUSDT","side":"buy","type":"market","quantity":"0.01"`
+	// Disarmed: the preview says so, and the confirmed send reports the node's refusal as it is.
+	prev := object(t, s.call(t, "submit_order", "{"+order+"}"))
+	pv := prev["venues"].([]any)[0].(map[string]any)
+	if pv["environment"] != "testnet" || pv["armed"] != false || prev["attention"] != nil {
+		t.Errorf("preview of a disarmed testnet order: %v", prev)
+	}
+	if dr := prev["dry_run"].(map[string]any); dr["would_accept"] != false || dr["code"] != "disarmed" {
+		t.Errorf("dry run: %v", dr)
+	}
+	res := object(t, s.call(t, "submit_order", "{"+order+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`))
+	if res["status"] != "rejected" || res["reason"] != "venue bn is disarmed; an operator arms it at a terminal with wicket node arm bn" {
+		t.Errorf("confirmed on a disarmed venue: %v", res)
+	}
+	if len(f.Orders()) != 0 {
+		t.Fatal("a disarmed venue received an order")
+	}
+
+	// Armed by the operator: the previewed client order id reaches the venue.
+	if _, err := nc.Arm(context.Background(), "bn", time.Hour, "bn"); err != nil {
+		t.Fatal(err)
+	}
+	prev = object(t, s.call(t, "submit_order", "{"+order+`,"reason":"e2e real venue"}`))
+	pv = prev["venues"].([]any)[0].(map[string]any)
+	if pv["armed"] != true || pv["armed_until"] == nil {
+		t.Errorf("preview on an armed venue: %v", pv)
+	}
+	coid := prev["client_order_id"].(string)
+	res = object(t, s.call(t, "submit_order", "{"+order+`,"reason":"e2e real venue","confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`))
+	if res["status"] != "accepted" || res["client_order_id"] != coid {
+		t.Fatalf("confirmed on an armed venue: %v", res)
+	}
+	want, _ := binance.ClientID(coid)
+	if orders := f.Orders(); len(orders) != 1 || orders[0].ClientOrderID != want || binance.NodeID(orders[0].ClientOrderID) != coid {
+		t.Errorf("at the venue: %+v, want client id %s (from %s)", orders, want, coid)
+	}
+
+	// A live venue: the preview leads with it (its JSON's first key).
+	live := s.call(t, "submit_order", `{"venue":"bnlive","symbol":"BTCUSDT","side":"buy","type":"market","quantity":"0.01"}`)
+	if txt := text(live); !strings.HasPrefix(txt, `{"attention":"LIVE VENUE bnlive (binance live): this is real money; disarmed`) {
+		t.Errorf("live preview does not lead with the venue: %.200s", txt)
+	}
+
+	// wicket://session shows each venue's kind, environment and armed state
+	// (as the last node_snapshot saw them).
+	s.call(t, "node_snapshot", `{}`)
+	rr, err := s.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "wicket://session"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := rr.Contents[0].(mcp.TextResourceContents).Text
+	for _, w := range []string{`"environment":"testnet"`, `"environment":"live"`, `"armed":true`, `"kind":"binance"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("wicket://session lacks %s: %s", w, body)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/node"
+	"wicket/node/server"
+)
+
+// Arming is the one thing only an operator at a terminal can do: it is a
+// CLI command that refuses a pipe, shows what arming means and asks for
+// the venue's name to be typed. No MCP tool, prompt or resource reaches it.
+
+// defaultArm is how long `wicket node arm` arms a venue unless --for says.
+const defaultArm = 8 * time.Hour
+
+func nodeArmCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "arm",
+		Usage:     "arm a real venue so the node sends it orders (an operator at an interactive terminal only)",
+		ArgsUsage: "VENUE",
+		Description: "Shows the venue, its environment (live is real money), account, cash and the node's limits, and asks you to " +
+			"type the venue's name. Needs the control key, an interactive terminal (stdin and stdout; a pipe or script is " +
+			"refused), a [[venues]] table with may_arm = true, and for a live venue a node started with --allow-live. " +
+			"Arming lapses after --for (default 8h, at most 24h) and whenever the node restarts.",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "for", Value: defaultArm, Usage: "how long the venue stays armed (at most 24h)"},
+			&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"},
+		},
+		Action: func(c *cli.Context) error {
+			name, err := oneVenue(c, "arm")
+			if err != nil {
+				return err
+			}
+			d := c.Duration("for")
+			if d <= 0 || d > server.MaxArm {
+				return usagef("--for %s: give a duration such as 8h, at most %s", d, server.MaxArm)
+			}
+			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
+				return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
+			}
+			client, err := armClient(c)
+			if err != nil {
+				return err
+			}
+			return armVenue(c.Context, client, name, d, c.App.Reader, c.App.Writer)
+		},
+	}
+}
+
+func nodeDisarmCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "disarm",
+		Usage:       "disarm a real venue at once (any terminal or script with the control key)",
+		ArgsUsage:   "VENUE",
+		Description: "The venue refuses every write from then on, until an operator arms it again.",
+		Flags:       []cli.Flag{&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}},
+		Action: func(c *cli.Context) error {
+			name, err := oneVenue(c, "disarm")
+			if err != nil {
+				return err
+			}
+			client, err := armClient(c)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			defer cancel()
+			info, err := client.Disarm(ctx, name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "%s is disarmed: it refuses every write until an operator arms it (wicket node arm %s)\n", info.Venue, info.Venue)
+			return nil
+		},
+	}
+}
+
+// oneVenue reads VENUE, and the command's flags when they follow it
+// (`wicket node arm bn --for 8h`), which the flag parser leaves as
+// arguments.
+func oneVenue(c *cli.Context, verb string) (string, error) {
+	if c.NArg() == 0 {
+		return "", usagef("node %s takes one VENUE (the name of a [[venues]] table)", verb)
+	}
+	fs := flag.NewFlagSet("node "+verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", c.String("addr"), "")
+	var d *time.Duration
+	if verb == "arm" {
+		d = fs.Duration("for", c.Duration("for"), "")
+	}
+	if err := fs.Parse(c.Args().Tail()); err != nil {
+		return "", usagef("node %s: %v", verb, err)
+	}
+	if fs.NArg() > 0 {
+		return "", usagef("node %s takes one VENUE (the name of a [[venues]] table), got also %q", verb, fs.Arg(0))
+	}
+	if err := c.Set("addr", *addr); err != nil {
+		return "", err
+	}
+	if d != nil {
+		if err := c.Set("for", d.String()); err != nil {
+			return "", err
+		}
+	}
+	return c.Args().First(), nil
+}
+
+func armClient(c *cli.Context) (*node.Client, error) {
+	p, cfg, err := openProject(c)
+	if err != nil {
+		return nil, err
+	}
+	addr := c.String("addr")
+	if addr == "" {
+		addr = cfg.Node.Address
+	}
+	return nodeClient(addr, &p)
+}
+
+// armVenue shows what arming means, asks for the venue's name, and arms.
+func armVenue(ctx context.Context, client *node.Client, name string, d time.Duration, in io.Reader, out io.Writer) error {
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	info, err := client.Arming(rctx, name)
+	cancel()
+	if err != nil {
+		return err
+	}
+	env := info.Environment
+	if info.Live {
+		env += " — REAL MONEY"
+	}
+	fmt.Fprintf(out, "venue        %s (%s)\nenvironment  %s\naccount      %s\ncash         %s %s (buying power %s)\nsymbols      %s\n",
+		info.Venue, info.Kind, env, nonEmptyText(info.Account, "unknown"), info.Cash, info.Currency, info.BuyingPower, strings.Join(info.Symbols, ", "))
+	fmt.Fprintf(out, "limits       max order notional %s, max position notional %s, price collar %g%%\narming for   %s (lapses then, and at any node restart)\n",
+		info.MaxOrderNotional, info.MaxPositionNotional, info.PriceCollarPct, d)
+	if info.Refusal != "" {
+		return errors.New(info.Refusal)
+	}
+	fmt.Fprintf(out, "Type the venue's name (%s) to arm it: ", info.Venue)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("not armed: no answer")
+	}
+	if typed := strings.TrimSpace(line); typed != info.Venue {
+		return fmt.Errorf("not armed: %q is not %q", typed, info.Venue)
+	}
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	armed, err := client.Arm(actx, name, d, strings.TrimSpace(line))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s is armed until %s; wicket node disarm %s ends it at once\n", armed.Venue, armed.ArmedUntil.Local().Format(time.RFC1123), armed.Venue)
+	return nil
+}
+
+func nonEmptyText(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}

@@ -1,0 +1,98 @@
+package project
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Venue kinds.
+const (
+	KindPaper   = "paper"
+	KindAlpaca  = "alpaca"
+	KindBinance = "binance"
+)
+
+// Environments of real venues. Live is real money.
+const (
+	EnvPaper   = "paper"   // alpaca's paper-trading account (the default)
+	EnvTestnet = "testnet" // binance's spot testnet (the default)
+	EnvLive    = "live"    // a real-money account
+)
+
+// venueKinds lists each kind with its environments, the default first.
+var venueKinds = map[string][]string{
+	KindPaper:   nil,
+	KindAlpaca:  {EnvPaper, EnvLive},
+	KindBinance: {EnvTestnet, EnvLive},
+}
+
+// Keys of the real venues' accounts, read from the environment or
+// secrets.env like the node keys. They never appear in any output.
+// Alpaca's account keys are the same pair as its market data keys
+// (KeyAlpacaID, KeyAlpacaSecret in secrets.go).
+const (
+	KeyBinanceAPIKey    = "WICKET_BINANCE_API_KEY"
+	KeyBinanceAPISecret = "WICKET_BINANCE_API_SECRET"
+)
+
+// VenueKeys lists, per real kind, the key names its account needs (id
+// first, then secret).
+var VenueKeys = map[string][2]string{
+	KindAlpaca:  {KeyAlpacaID, KeyAlpacaSecret},
+	KindBinance: {KeyBinanceAPIKey, KeyBinanceAPISecret},
+}
+
+// Real reports whether the venue is a real account (not simulated).
+func (v Venue) Real() bool { return v.Kind != KindPaper }
+
+// Live reports whether the venue trades real money.
+func (v Venue) Live() bool { return v.Real() && v.Environment == EnvLive }
+
+// validateKind checks kind, environment, may_arm and base_url, fills the
+// default environment, and refuses paper-only keys on a real venue (whose
+// cash, fees and prices are the venue's own).
+func (v *Venue) validateKind() error {
+	envs, ok := venueKinds[v.Kind]
+	if !ok {
+		return fmt.Errorf("kind %q is not supported (valid: %s, %s, %s)", v.Kind, KindPaper, KindAlpaca, KindBinance)
+	}
+	if v.Kind == KindPaper {
+		switch {
+		case v.Environment != "":
+			return fmt.Errorf("environment %q: a paper venue has no environment (it is simulated); remove the key", v.Environment)
+		case v.MayArm:
+			return fmt.Errorf("may_arm: a paper venue needs no arming; remove the key")
+		case v.BaseURL != "":
+			return fmt.Errorf("base_url: a paper venue reaches no API; remove the key")
+		}
+		return nil
+	}
+	if v.Environment == "" {
+		v.Environment = envs[0]
+	}
+	if !slices.Contains(envs, v.Environment) {
+		return fmt.Errorf("environment %q is not one of %s's: %s (%s is real money)", v.Environment, v.Kind, strings.Join(envs, ", "), EnvLive)
+	}
+	if v.BaseURL != "" {
+		u, err := url.Parse(v.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("base_url %q is not an http(s) URL such as https://api.example.com (no credentials, query or fragment)", v.BaseURL)
+		}
+	}
+	switch {
+	case !v.Cash.IsZero():
+		return fmt.Errorf("cash: a %s venue's cash is the account's own; remove the key", v.Kind)
+	case v.FeeBps != 0 || v.SlippageBps != 0:
+		return fmt.Errorf("fee_bps / slippage_bps: a %s venue's fees and fills are the venue's own; remove the keys", v.Kind)
+	case len(v.StartPrices) > 0:
+		return fmt.Errorf("start_prices: a %s venue's marks come from the venue; remove the key", v.Kind)
+	}
+	return nil
+}
+
+// venueKeyNames lists every real venue kind's key names, in a fixed order.
+func venueKeyNames() []string {
+	return []string{KeyAlpacaID, KeyAlpacaSecret, KeyBinanceAPIKey, KeyBinanceAPISecret}
+}

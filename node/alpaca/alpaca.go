@@ -1,0 +1,528 @@
+// Package alpaca is the node's adapter for an Alpaca trading account
+// (environment paper, the default, or live), through
+// github.com/alpacahq/alpaca-trade-api-go/v3 for the trading and market
+// data REST APIs, and the trading API's documented websocket
+// (trade_updates) for order updates.
+//
+// It maps the node's vocabulary to Alpaca's: market/limit × gtc/ioc,
+// modify as Alpaca's replace (PATCH /v2/orders/{id}), instruments from the
+// assets API (fractionable, shortable, and for crypto min_order_size,
+// min_trade_increment, price_increment), cash and buying power from the
+// account, positions from /v2/positions. The node's client order id
+// (wk-<uuidv7>) travels as Alpaca's client_order_id as it is; a
+// replacement carries it with a .rN suffix, read back by NodeID. Wicket
+// symbols use a dash where Alpaca's crypto pairs use a slash (BTC-USD is
+// BTC/USD).
+//
+// It never resends a write: a submit, cancel or replace whose answer is
+// lost is node.ErrVenueUnknown. Reads and lookups retry a bounded number
+// of times; 429 answers close a gate until Retry-After (the library's own
+// 429 retry never runs: the transport answers first). It never logs,
+// returns or wraps a key, and never rounds a quantity or price.
+package alpaca
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	alp "github.com/alpacahq/alpaca-trade-api-go/v3/alpaca"
+	"github.com/alpacahq/alpaca-trade-api-go/v3/marketdata"
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+	"wicket/node/venuecall"
+)
+
+// Endpoints of the environments (Alpaca docs: "Paper Trading", "Trading
+// API", "Websocket Streaming" and "Market Data API").
+const (
+	PaperREST = "https://paper-api.alpaca.markets"
+	LiveREST  = "https://api.alpaca.markets"
+	DataREST  = "https://data.alpaca.markets"
+)
+
+// Config configures an Adapter.
+type Config struct {
+	Venue     project.Venue // kind alpaca; Environment, Symbols and BaseURL are read
+	KeyID     string
+	Secret    string
+	Timeout   time.Duration // per HTTP request (default 10s)
+	Now       func() time.Time
+	Transport http.RoundTripper
+}
+
+// Adapter is one Alpaca trading account.
+type Adapter struct {
+	name, env      string
+	rest, data, ws string
+	keyID, secret  string
+	c              *alp.Client
+	md             *marketdata.Client
+	http           *http.Client
+	tr             *venuecall.Transport
+
+	mu       sync.Mutex
+	toVenue  map[string]string // wicket symbol → Alpaca's
+	toNode   map[string]string // Alpaca's forms (BTC/USD, BTCUSD) → wicket symbol
+	crypto   map[string]bool   // wicket symbol → a crypto pair
+	replaced map[string]int    // node client order id → replacements so far
+	prior    map[string]fills  // order id of a replacement → the fills of the incarnations before it
+}
+
+// fills is a filled quantity and its notional.
+type fills struct{ qty, notional decimal.Decimal }
+
+func (f fills) add(g fills) fills { return fills{f.qty.Add(g.qty), f.notional.Add(g.notional)} }
+
+func own(o *alp.Order) fills {
+	f := fills{qty: o.FilledQty}
+	if o.FilledAvgPrice != nil {
+		f.notional = o.FilledQty.Mul(*o.FilledAvgPrice)
+	}
+	return f
+}
+
+func (a *Adapter) priorOf(id string) (fills, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.prior[id]
+	return f, ok
+}
+
+func (a *Adapter) setPrior(id string, f fills) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.prior[id] = f
+}
+
+// cumulative adds the incarnations before o to its report, so it tells
+// the order's whole life.
+func (a *Adapter) cumulative(o *alp.Order) node.VenueOrder {
+	vo := a.fromOrder(o)
+	p, ok := a.priorOf(o.ID)
+	if !ok || p.qty.IsZero() {
+		return vo
+	}
+	notional := own(o).notional.Add(p.notional)
+	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	if vo.Filled.IsPositive() {
+		vo.AveragePrice = notional.DivRound(vo.Filled, 10)
+	}
+	return vo
+}
+
+// New makes an adapter. It reaches nothing until called.
+func New(cfg Config) (*Adapter, error) {
+	if cfg.KeyID == "" || cfg.Secret == "" {
+		return nil, fmt.Errorf("venue %s: alpaca keys missing: set %s and %s in the environment or settings/secrets.env",
+			cfg.Venue.Name, project.KeyAlpacaID, project.KeyAlpacaSecret)
+	}
+	rest, data := PaperREST, DataREST
+	if cfg.Venue.Environment == project.EnvLive {
+		rest = LiveREST
+	}
+	if cfg.Venue.BaseURL != "" {
+		rest = strings.TrimSuffix(cfg.Venue.BaseURL, "/")
+		data = rest // a fake (or a proxy) serves both
+	}
+	u, err := url.Parse(rest)
+	if err != nil {
+		return nil, fmt.Errorf("venue %s: base_url: %w", cfg.Venue.Name, err)
+	}
+	scheme := "wss"
+	if u.Scheme == "http" {
+		scheme = "ws"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	tr := &venuecall.Transport{Base: cfg.Transport, Now: cfg.Now}
+	hc := &http.Client{Transport: tr, Timeout: cfg.Timeout}
+	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, rest: rest, data: data,
+		ws: scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/stream", keyID: cfg.KeyID, secret: cfg.Secret,
+		http: hc, tr: tr, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}, prior: map[string]fills{}}
+	a.c = alp.NewClient(alp.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: rest, HTTPClient: hc, RetryLimit: 1, RetryDelay: time.Millisecond})
+	a.md = marketdata.NewClient(marketdata.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: data, HTTPClient: hc,
+		RetryLimit: 1, RetryDelay: time.Millisecond, Feed: marketdata.IEX})
+	for _, s := range cfg.Venue.Symbols {
+		vs := strings.ReplaceAll(s, "-", "/")
+		a.toVenue[s], a.toNode[vs], a.toNode[strings.ReplaceAll(s, "-", "")] = vs, s, s
+		a.crypto[s] = strings.Contains(s, "-")
+	}
+	return a, nil
+}
+
+// Kind is "alpaca".
+func (a *Adapter) Kind() string { return project.KindAlpaca }
+
+// Environment is paper or live.
+func (a *Adapter) Environment() string { return a.env }
+
+// MarkSource says where marks come from.
+func (a *Adapter) MarkSource() string {
+	return "alpaca market data: latest trades (IEX for stocks, us for crypto)"
+}
+
+func (a *Adapter) venueSymbol(s string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v, ok := a.toVenue[s]; ok {
+		return v
+	}
+	return s
+}
+
+func (a *Adapter) nodeSymbol(s string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v, ok := a.toNode[s]; ok {
+		return v
+	}
+	return s
+}
+
+// --- client order ids ---
+
+var replacementRE = regexp.MustCompile(`\.r[0-9]+$`)
+
+// NodeID is the node's client order id of an Alpaca client_order_id: as
+// is, without a replacement's .rN suffix.
+func NodeID(venueID string) string { return replacementRE.ReplaceAllString(venueID, "") }
+
+// --- errors ---
+
+// classify turns a library error into the node's kinds.
+func (a *Adapter) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var api *alp.APIError
+	if errors.As(err, &api) {
+		if api.StatusCode == http.StatusNotFound {
+			return &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: api.Message}
+		}
+		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: fmt.Sprintf("HTTP %d: %s", api.StatusCode, api.Message)}
+	}
+	var rl *venuecall.RateLimited
+	if errors.As(err, &rl) {
+		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: rl.Error() + "; nothing was sent"}
+	}
+	if venuecall.Unknown(err) {
+		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
+	}
+	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
+}
+
+// --- reads ---
+
+// assetRules are the assets API's increments for crypto pairs (the
+// library's Asset does not carry them).
+type assetRules struct {
+	Symbol            string          `json:"symbol"`
+	Class             string          `json:"class"`
+	Tradable          bool            `json:"tradable"`
+	Fractionable      bool            `json:"fractionable"`
+	Shortable         bool            `json:"shortable"`
+	EasyToBorrow      bool            `json:"easy_to_borrow"`
+	MinOrderSize      decimal.Decimal `json:"min_order_size"`
+	MinTradeIncrement decimal.Decimal `json:"min_trade_increment"`
+	PriceIncrement    decimal.Decimal `json:"price_increment"`
+}
+
+func (a *Adapter) asset(ctx context.Context, symbol string) (assetRules, error) {
+	var out assetRules
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.rest+"/v2/assets/"+url.PathEscape(symbol), nil)
+	if err != nil {
+		return out, err
+	}
+	req.Header.Set("APCA-API-KEY-ID", a.keyID)
+	req.Header.Set("APCA-API-SECRET-KEY", a.secret)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return out, alp.APIErrorFromResponse(resp)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil {
+		return out, fmt.Errorf("asset %s: %w", symbol, err)
+	}
+	return out, nil
+}
+
+// Instruments reads each symbol's asset: stocks trade on a cent tick, in
+// whole shares unless fractionable; crypto pairs carry their own
+// increments.
+func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error) {
+	out := map[string]guardrail.Instrument{}
+	for _, s := range symbols {
+		vs := a.venueSymbol(s)
+		as, err := venuecall.Read(ctx, a.tr, func() (assetRules, error) { return a.asset(ctx, vs) })
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		if !as.Tradable {
+			return nil, fmt.Errorf("%s: alpaca says %s is not tradable", a.name, vs)
+		}
+		in := guardrail.Instrument{Tick: decimal.New(1, -2), Fractional: as.Fractionable, Shortable: as.Shortable && as.EasyToBorrow}
+		if as.Fractionable {
+			in.Step = decimal.New(1, -9)
+		} else {
+			in.Step = decimal.NewFromInt(1)
+		}
+		if as.Class == string(alp.Crypto) {
+			in.Shortable = false
+			if as.PriceIncrement.IsPositive() {
+				in.Tick = as.PriceIncrement
+			}
+			if as.MinTradeIncrement.IsPositive() {
+				in.Step = as.MinTradeIncrement
+			}
+			in.MinQuantity = as.MinOrderSize
+		}
+		a.mu.Lock()
+		a.crypto[s] = as.Class == string(alp.Crypto)
+		a.mu.Unlock()
+		out[s] = in
+	}
+	return out, nil
+}
+
+// Account reads cash, buying power and positions.
+func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
+	acct, err := venuecall.Read(ctx, a.tr, a.c.GetAccount)
+	if err != nil {
+		return node.Account{}, a.classify(err)
+	}
+	pos, err := venuecall.Read(ctx, a.tr, a.c.GetPositions)
+	if err != nil {
+		return node.Account{}, a.classify(err)
+	}
+	out := node.Account{ID: acct.AccountNumber, Currency: acct.Currency, Cash: acct.Cash, BuyingPower: acct.BuyingPower}
+	for _, p := range pos {
+		q := p.Qty
+		if p.Side == "short" && q.IsPositive() {
+			q = q.Neg()
+		}
+		out.Positions = append(out.Positions, node.VenuePosition{Symbol: a.nodeSymbol(p.Symbol), Quantity: q, AveragePrice: p.AvgEntryPrice})
+	}
+	return out, nil
+}
+
+// Marks reads the latest trades from the market data API.
+func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error) {
+	var stocks, pairs []string
+	a.mu.Lock()
+	for _, s := range symbols {
+		if a.crypto[s] {
+			pairs = append(pairs, a.toVenue[s])
+		} else {
+			stocks = append(stocks, a.toVenue[s])
+		}
+	}
+	a.mu.Unlock()
+	out := map[string]decimal.Decimal{}
+	if len(stocks) > 0 {
+		trades, err := venuecall.Read(ctx, a.tr, func() (map[string]marketdata.Trade, error) {
+			return a.md.GetLatestTrades(stocks, marketdata.GetLatestTradeRequest{})
+		})
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		for s, tr := range trades {
+			out[a.nodeSymbol(s)] = decimal.NewFromFloat(tr.Price)
+		}
+	}
+	if len(pairs) > 0 {
+		trades, err := venuecall.Read(ctx, a.tr, func() (map[string]marketdata.CryptoTrade, error) {
+			return a.md.GetLatestCryptoTrades(pairs, marketdata.GetLatestCryptoTradeRequest{})
+		})
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		for s, tr := range trades {
+			out[a.nodeSymbol(s)] = decimal.NewFromFloat(tr.Price)
+		}
+	}
+	return out, nil
+}
+
+// Lookup reads one order by its Alpaca id, else by client order id, and
+// follows replaced_by to the newest incarnation, summing the fills.
+func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	got, err := venuecall.Read(ctx, a.tr, func() (*alp.Order, error) {
+		if o.VenueOrderID != "" {
+			return a.c.GetOrder(o.VenueOrderID)
+		}
+		return a.c.GetOrderByClientOrderID(o.ClientOrderID)
+	})
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	for hops := 0; got.Status == "replaced" && got.ReplacedBy != nil && hops < 64; hops++ {
+		before, _ := a.priorOf(got.ID)
+		next, err := venuecall.Read(ctx, a.tr, func() (*alp.Order, error) { return a.c.GetOrder(*got.ReplacedBy) })
+		if err != nil {
+			return node.VenueOrder{}, a.classify(err)
+		}
+		if _, known := a.priorOf(next.ID); !known {
+			a.setPrior(next.ID, before.add(own(got)))
+		}
+		got = next
+	}
+	return a.cumulative(got), nil
+}
+
+// OpenOrders lists the open orders of the symbols.
+func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
+	vs := make([]string, len(symbols))
+	for i, s := range symbols {
+		vs[i] = a.venueSymbol(s)
+	}
+	list, err := venuecall.Read(ctx, a.tr, func() ([]alp.Order, error) {
+		return a.c.GetOrders(alp.GetOrdersRequest{Status: "open", Symbols: vs, Limit: 500})
+	})
+	if err != nil {
+		return nil, a.classify(err)
+	}
+	out := make([]node.VenueOrder, 0, len(list))
+	for i := range list {
+		out = append(out, a.cumulative(&list[i]))
+	}
+	return out, nil
+}
+
+// --- writes: each sent once ---
+
+// Submit places an order. Stock market orders are day orders (Alpaca's
+// rule for fractional and market orders); crypto keeps gtc/ioc.
+func (a *Adapter) Submit(_ context.Context, r node.OrderRequest) (node.VenueOrder, error) {
+	qty := r.Quantity
+	req := alp.PlaceOrderRequest{Symbol: a.venueSymbol(r.Symbol), Qty: &qty, Side: alp.Side(r.Side), ClientOrderID: r.ClientOrderID,
+		TimeInForce: a.tif(r.Symbol, r.Type, r.TimeInForce)}
+	if r.Type == command.Limit {
+		price := r.Price
+		req.Type, req.LimitPrice = alp.Limit, &price
+	} else {
+		req.Type = alp.Market
+	}
+	o, err := a.c.PlaceOrder(req)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	return a.fromOrder(o), nil
+}
+
+func (a *Adapter) tif(symbol string, typ command.OrderType, t command.TimeInForce) alp.TimeInForce {
+	a.mu.Lock()
+	crypto := a.crypto[symbol]
+	a.mu.Unlock()
+	switch {
+	case typ == command.Market && !crypto:
+		return alp.Day
+	case t == command.IOC:
+		return alp.IOC
+	}
+	return alp.GTC
+}
+
+// Cancel asks Alpaca to cancel an order (DELETE answers 204; the order's
+// state is then read back).
+func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	id := o.VenueOrderID
+	if id == "" {
+		cur, err := a.Lookup(ctx, o)
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		id = cur.VenueOrderID
+	}
+	if err := a.c.CancelOrder(id); err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	o.VenueOrderID = id
+	return a.Lookup(ctx, o)
+}
+
+// Replace is Alpaca's replace: a new order for the rest (qty less what
+// filled) at the new price, under the client id with the next .rN; the
+// answer counts the old order's fills.
+func (a *Adapter) Replace(_ context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
+	if qty.IsZero() {
+		qty = o.Quantity
+	}
+	if price.IsZero() {
+		price = o.Price
+	}
+	rest := qty.Sub(o.Filled)
+	if !rest.IsPositive() {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, o.Filled)}
+	}
+	a.mu.Lock()
+	a.replaced[o.ClientOrderID]++
+	n := a.replaced[o.ClientOrderID]
+	a.mu.Unlock()
+	before, _ := a.priorOf(o.VenueOrderID)
+	oldOwn := fills{qty: o.Filled.Sub(before.qty), notional: o.Filled.Mul(o.AveragePrice).Sub(before.notional)}
+	nw, err := a.c.ReplaceOrder(o.VenueOrderID, alp.ReplaceOrderRequest{Qty: &rest, LimitPrice: &price,
+		ClientOrderID: o.ClientOrderID + ".r" + strconv.Itoa(n)})
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	a.setPrior(nw.ID, before.add(oldOwn))
+	out := a.cumulative(nw)
+	out.ClientOrderID = o.ClientOrderID
+	return out, nil
+}
+
+// --- mapping ---
+
+// stateOf maps Alpaca's order statuses (Trading API "Orders", order
+// lifecycle).
+func stateOf(s string) node.VenueState {
+	switch s {
+	case "filled":
+		return node.VenueFilled
+	case "canceled", "expired", "done_for_day", "replaced":
+		return node.VenueCanceled
+	case "rejected", "suspended":
+		return node.VenueRejected
+	}
+	return node.VenueOpen // new, accepted, pending_new, partially_filled, pending_cancel, pending_replace, held, calculated, ...
+}
+
+func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
+	out := node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID), VenueOrderID: o.ID, Symbol: a.nodeSymbol(o.Symbol),
+		Side: command.Side(o.Side), Type: command.Market, TimeInForce: command.GTC, State: stateOf(o.Status), Filled: o.FilledQty, Updated: o.UpdatedAt}
+	if o.Type == alp.Limit {
+		out.Type = command.Limit
+	}
+	if o.TimeInForce == alp.IOC {
+		out.TimeInForce = command.IOC
+	}
+	if o.Qty != nil {
+		out.Quantity = *o.Qty
+	}
+	if o.LimitPrice != nil {
+		out.Price = *o.LimitPrice
+	}
+	if o.FilledAvgPrice != nil {
+		out.AveragePrice = *o.FilledAvgPrice
+	}
+	return out
+}

@@ -1,0 +1,644 @@
+// Package binance is the node's adapter for a Binance spot account
+// (environment testnet, the default, or live), through
+// github.com/adshao/go-binance/v2 for REST and the venue's documented user
+// data stream (a websocket on a listen key kept alive with PUT) for order
+// updates.
+//
+// It maps the node's vocabulary to Binance's: market/limit × GTC/IOC,
+// modify as cancel-replace (STOP_ON_FAILURE), instruments from
+// exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
+// NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
+// asset) and positions (the base assets). The node's client order id
+// travels as Binance's newClientOrderId, mapped reversibly to fit its
+// 36-character rule (ClientID, NodeID).
+//
+// It never resends a write: a submit, cancel or replace whose answer is
+// lost is reported as node.ErrVenueUnknown. Reads and lookups retry a
+// bounded number of times; 429/418 answers close a gate until Retry-After.
+// It never logs, returns or wraps a key, and never rounds a quantity or
+// price (the node checks them against the instruments first).
+package binance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	bn "github.com/adshao/go-binance/v2"
+	"github.com/adshao/go-binance/v2/common"
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+	"wicket/node/venuecall"
+)
+
+// Endpoints of the environments (Binance spot API documentation, "General
+// API Information" and the spot testnet's page).
+const (
+	LiveREST    = "https://api.binance.com"
+	TestnetREST = "https://testnet.binance.vision"
+	LiveWS      = "wss://stream.binance.com:9443/ws"
+	TestnetWS   = "wss://stream.testnet.binance.vision/ws"
+)
+
+// DefaultKeepAlive is how often the listen key is kept alive (Binance
+// expires it after 60 minutes without a keep-alive).
+const DefaultKeepAlive = 30 * time.Minute
+
+// Config configures an Adapter.
+type Config struct {
+	Venue     project.Venue // kind binance; Environment and BaseURL are read
+	APIKey    string
+	APISecret string
+	Timeout   time.Duration    // per HTTP request (default 10s)
+	KeepAlive time.Duration    // listen-key keep-alive (default DefaultKeepAlive)
+	Now       func() time.Time // default time.Now
+	Transport http.RoundTripper
+}
+
+// Adapter is one Binance spot account.
+type Adapter struct {
+	name, env string
+	c         *bn.Client
+	tr        *venuecall.Transport
+	wsBase    string
+	keepAlive time.Duration
+	now       func() time.Time
+
+	mu      sync.Mutex
+	symbols map[string]*bn.Symbol // from exchangeInfo
+	quote   string                // the account currency: the first symbol's quote asset
+	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
+}
+
+// New makes an adapter. It reaches nothing until called.
+func New(cfg Config) (*Adapter, error) {
+	if cfg.APIKey == "" || cfg.APISecret == "" {
+		return nil, fmt.Errorf("venue %s: binance keys missing: set %s and %s in the environment or settings/secrets.env",
+			cfg.Venue.Name, project.KeyBinanceAPIKey, project.KeyBinanceAPISecret)
+	}
+	rest, ws := TestnetREST, TestnetWS
+	if cfg.Venue.Environment == project.EnvLive {
+		rest, ws = LiveREST, LiveWS
+	}
+	if cfg.Venue.BaseURL != "" {
+		u, err := url.Parse(cfg.Venue.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("venue %s: base_url: %w", cfg.Venue.Name, err)
+		}
+		rest = strings.TrimSuffix(cfg.Venue.BaseURL, "/")
+		scheme := "ws"
+		if u.Scheme == "https" {
+			scheme = "wss"
+		}
+		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/ws"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	tr := &venuecall.Transport{Base: cfg.Transport, Now: cfg.Now}
+	c := bn.NewClient(cfg.APIKey, cfg.APISecret)
+	c.BaseURL = rest
+	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
+	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
+	c.Debug = false
+	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsBase: ws, keepAlive: cfg.KeepAlive, now: cfg.Now,
+		symbols: map[string]*bn.Symbol{}}, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Kind is "binance".
+func (a *Adapter) Kind() string { return project.KindBinance }
+
+// Environment is testnet or live.
+func (a *Adapter) Environment() string { return a.env }
+
+// MarkSource says where marks come from.
+func (a *Adapter) MarkSource() string {
+	return "binance " + a.env + ": last trade price (GET /api/v3/ticker/price)"
+}
+
+// --- client order ids ---
+
+// Binance's newClientOrderId: at most 36 characters of [.A-Z:/a-z0-9_-].
+var venueIDRE = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
+
+// wk-<uuid> (the node's mint) ↔ wk<32 hex>; a replacement appends .<n>.
+var (
+	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$`)
+	venueMintRE = regexp.MustCompile(`^wk([0-9a-f]{32})(\.[0-9a-z])?$`)
+)
+
+// ClientID is the node's client order id as Binance carries it: wk-<uuid>
+// becomes wk<32 hex>; any other id that fits Binance's rule travels as it
+// is. It is an error for an id that cannot travel (or that would read back
+// as a minted one).
+func ClientID(nodeID string) (string, error) {
+	if m := nodeMintRE.FindStringSubmatch(nodeID); m != nil {
+		return "wk" + strings.Join(m[1:], ""), nil
+	}
+	if venueMintRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
+		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], and not of the form wk<32 hex>); let the node mint one", nodeID)
+	}
+	return nodeID, nil
+}
+
+// NodeID reverses ClientID (and strips a replacement's suffix).
+func NodeID(venueID string) string {
+	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
+		h := m[1]
+		return "wk-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	}
+	return venueID
+}
+
+// replacementID is the id of the n-th replacement of an order (n ≥ 1).
+func replacementID(venueID string, n int) (string, error) {
+	base := venueID
+	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
+		base = "wk" + m[1]
+	}
+	if !strings.HasPrefix(base, "wk") || n > 35 {
+		return "", fmt.Errorf("order %s cannot be modified again at binance; cancel it and submit a new one", venueID)
+	}
+	return base + "." + strconv.FormatInt(int64(n), 36), nil
+}
+
+// --- errors ---
+
+// classify turns a library error into the node's kinds: an answer that
+// refuses is rejected, a lost or 5xx answer unknown, a rate limit a refusal
+// (Binance did not process it).
+func (a *Adapter) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var api *common.APIError
+	if errors.As(err, &api) {
+		switch api.Code {
+		case -2013, -2011: // "Order does not exist." / "Unknown order sent."
+			return &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: api.Message}
+		case -1007, -1006: // "Timeout waiting for response from backend server. Send status unknown." / unexpected response
+			return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: api.Message}
+		}
+		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: fmt.Sprintf("code %d: %s", api.Code, api.Message)}
+	}
+	var rl *venuecall.RateLimited
+	if errors.As(err, &rl) {
+		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: rl.Error() + "; nothing was sent"}
+	}
+	if venuecall.Unknown(err) {
+		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
+	}
+	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
+}
+
+// --- reads ---
+
+// Instruments reads exchangeInfo for the symbols.
+func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error) {
+	info, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) {
+		return a.c.NewExchangeInfoService().Symbols(symbols...).Do(ctx)
+	})
+	if err != nil {
+		return nil, a.classify(err)
+	}
+	out := map[string]guardrail.Instrument{}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range info.Symbols {
+		s := &info.Symbols[i]
+		a.symbols[s.Symbol] = s
+		in := guardrail.Instrument{Fractional: true}
+		if f := s.PriceFilter(); f != nil {
+			in.Tick = dec(f.TickSize)
+		}
+		if f := s.LotSizeFilter(); f != nil {
+			in.Step, in.MinQuantity = dec(f.StepSize), dec(f.MinQuantity)
+			in.Fractional = in.Step.IsZero() || in.Step.LessThan(decimal.NewFromInt(1))
+		}
+		if f := s.NotionalFilter(); f != nil {
+			in.MinNotional = dec(f.MinNotional)
+		} else {
+			in.MinNotional = minNotional(s.Filters) // the older MIN_NOTIONAL filter
+		}
+		out[s.Symbol] = in
+	}
+	for _, s := range symbols {
+		if _, ok := out[s]; !ok {
+			return nil, fmt.Errorf("%s: binance does not list symbol %s (exchangeInfo)", a.name, s)
+		}
+	}
+	if a.quote == "" && len(symbols) > 0 {
+		a.quote = a.symbols[symbols[0]].QuoteAsset
+	}
+	return out, nil
+}
+
+// Account reads balances: cash is the free quote asset, positions the base
+// assets of the configured symbols (spot holds no shorts).
+func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
+	a.mu.Lock()
+	known := a.quote != ""
+	a.mu.Unlock()
+	if !known {
+		return node.Account{}, fmt.Errorf("%s: the account is read after the instruments (which name its assets)", a.name)
+	}
+	acct, err := venuecall.Read(ctx, a.tr, func() (*bn.Account, error) { return a.c.NewGetAccountService().Do(ctx) })
+	if err != nil {
+		return node.Account{}, a.classify(err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := node.Account{ID: acct.AccountType, Currency: a.quote}
+	if acct.UID != 0 {
+		out.ID = fmt.Sprintf("uid %d (%s)", acct.UID, acct.AccountType)
+	}
+	held := map[string]decimal.Decimal{}
+	for _, b := range acct.Balances {
+		held[b.Asset] = dec(b.Free).Add(dec(b.Locked))
+		if b.Asset == a.quote {
+			out.Cash = dec(b.Free)
+		}
+	}
+	out.BuyingPower = out.Cash
+	for sym, s := range a.symbols {
+		if q := held[s.BaseAsset]; !q.IsZero() {
+			out.Positions = append(out.Positions, node.VenuePosition{Symbol: sym, Quantity: q})
+		}
+	}
+	return out, nil
+}
+
+// Marks reads the last trade prices.
+func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error) {
+	prices, err := venuecall.Read(ctx, a.tr, func() ([]*bn.SymbolPrice, error) {
+		return a.c.NewListPricesService().Symbols(symbols).Do(ctx)
+	})
+	if err != nil {
+		return nil, a.classify(err)
+	}
+	out := map[string]decimal.Decimal{}
+	for _, p := range prices {
+		if d := dec(p.Price); d.IsPositive() {
+			out[p.Symbol] = d
+		}
+	}
+	return out, nil
+}
+
+// Lookup reads one order by its Binance id, else by client order id. An
+// order that cancel-replace replaced is followed to its newest
+// incarnation (the node's client id with .1, .2, ...), and its fills are
+// summed over all of them.
+func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	cid, err := ClientID(o.ClientOrderID)
+	if err != nil {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: err.Error()}
+	}
+	got, err := a.get(ctx, o.Symbol, o.VenueOrderID, cid)
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	_, isRepl := replacementOf(got.ClientOrderID)
+	if !venueMintRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
+		return a.cumulative(fromOrder(got), got.OrderID), nil
+	}
+	// Walk the incarnations from the first, recording what came before each.
+	var last *bn.Order
+	var before fills
+	for n := 0; n <= 35; n++ {
+		id := cid
+		if n > 0 {
+			if id, err = replacementID(cid, n); err != nil {
+				break
+			}
+		}
+		ord, err := a.get(ctx, o.Symbol, "", id)
+		if errors.Is(err, node.ErrVenueNotFound) {
+			break
+		}
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		if last != nil {
+			before = before.add(own(last))
+		}
+		a.setPrior(ord.OrderID, before)
+		last = ord
+	}
+	if last == nil {
+		last = got
+	}
+	return a.cumulative(fromOrder(last), last.OrderID), nil
+}
+
+// get reads one incarnation by order id (when known) or venue client id.
+func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*bn.Order, error) {
+	got, err := venuecall.Read(ctx, a.tr, func() (*bn.Order, error) {
+		s := a.c.NewGetOrderService().Symbol(symbol)
+		if id, perr := strconv.ParseInt(orderID, 10, 64); perr == nil {
+			s = s.OrderID(id)
+		} else {
+			s = s.OrigClientOrderID(venueCID)
+		}
+		return s.Do(ctx)
+	})
+	return got, a.classify(err)
+}
+
+// fills is a filled quantity and its quote amount.
+type fills struct{ qty, quote decimal.Decimal }
+
+func (f fills) add(g fills) fills { return fills{f.qty.Add(g.qty), f.quote.Add(g.quote)} }
+
+func own(o *bn.Order) fills {
+	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity)}
+}
+
+// replacementOf reports a venue client id's replacement number.
+func replacementOf(venueID string) (int, bool) {
+	m := venueMintRE.FindStringSubmatch(venueID)
+	if m == nil || m[2] == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(m[2][1:], 36, 64)
+	return int(n), err == nil && n > 0
+}
+
+func (a *Adapter) knows(orderID int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.prior[orderID]
+	return ok
+}
+
+func (a *Adapter) setPrior(orderID int64, f fills) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.prior == nil {
+		a.prior = map[int64]fills{}
+	}
+	a.prior[orderID] = f
+}
+
+// cumulative adds the fills of the incarnations before orderID to vo, so
+// it tells the order's whole life: quantity, filled and average price.
+func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
+	a.mu.Lock()
+	p, ok := a.prior[orderID]
+	a.mu.Unlock()
+	if !ok || p.qty.IsZero() {
+		return vo
+	}
+	quote := vo.Filled.Mul(vo.AveragePrice).Add(p.quote)
+	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	if vo.Filled.IsPositive() {
+		vo.AveragePrice = quote.DivRound(vo.Filled, 10)
+	}
+	return vo
+}
+
+// OpenOrders lists the open orders of the symbols.
+func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
+	var out []node.VenueOrder
+	for _, sym := range symbols {
+		list, err := venuecall.Read(ctx, a.tr, func() ([]*bn.Order, error) { return a.c.NewListOpenOrdersService().Symbol(sym).Do(ctx) })
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		for _, o := range list {
+			out = append(out, a.cumulative(fromOrder(o), o.OrderID))
+		}
+	}
+	return out, nil
+}
+
+// --- writes: each sent once ---
+
+// Submit places an order (newOrderRespType FULL, so fills come back).
+func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
+	cid, err := ClientID(r.ClientOrderID)
+	if err != nil {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
+	}
+	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
+		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL)
+	if r.Type == command.Limit {
+		s = s.Type(bn.OrderTypeLimit).Price(r.Price.String()).TimeInForce(tif(r.TimeInForce))
+	} else {
+		s = s.Type(bn.OrderTypeMarket)
+	}
+	res, err := s.Do(ctx)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	return fromCreate(res), nil
+}
+
+// Cancel cancels one order.
+func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	s := a.c.NewCancelOrderService().Symbol(o.Symbol)
+	if id, err := strconv.ParseInt(o.VenueOrderID, 10, 64); err == nil {
+		s = s.OrderID(id)
+	} else {
+		cid, err := ClientID(o.ClientOrderID)
+		if err != nil {
+			return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: err.Error()}
+		}
+		s = s.OrigClientOrderID(cid)
+	}
+	res, err := s.Do(ctx)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	out := node.VenueOrder{ClientOrderID: NodeID(res.OrigClientOrderID), VenueOrderID: strconv.FormatInt(res.OrderID, 10), Symbol: res.Symbol,
+		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
+		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
+	out.AveragePrice = avg(res.CummulativeQuoteQuantity, out.Filled)
+	return a.cumulative(out, res.OrderID), nil
+}
+
+// Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is
+// canceled and a new one for the rest placed, under the next replacement
+// client id. The answer counts the old order's fills.
+func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
+	if qty.IsZero() {
+		qty = o.Quantity
+	}
+	if price.IsZero() {
+		price = o.Price
+	}
+	rest := qty.Sub(o.Filled)
+	if !rest.IsPositive() {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, o.Filled)}
+	}
+	cur, err := a.Lookup(ctx, o) // the live incarnation, and the fills so far
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	if cur.State != node.VenueOpen {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: "the order is no longer open at binance"}
+	}
+	venueCID, err := ClientID(o.ClientOrderID)
+	if err != nil {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
+	}
+	oid, _ := strconv.ParseInt(cur.VenueOrderID, 10, 64)
+	live, err := a.get(ctx, o.Symbol, cur.VenueOrderID, "")
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	n, _ := replacementOf(live.ClientOrderID)
+	next, err := replacementID(venueCID, n+1)
+	if err != nil {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
+	}
+	rest = qty.Sub(cur.Filled)
+	if !rest.IsPositive() {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, cur.Filled)}
+	}
+	res, err := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).Type(bn.OrderTypeLimit).
+		CancelReplaceMode(bn.CancelReplaceModeStopOnFailure).CancelOrderID(oid).NewClientOrderID(next).
+		Quantity(rest.String()).Price(price.String()).TimeInForce(tif(o.TimeInForce)).NewOrderRespType(bn.NewOrderRespTypeFULL).Do(ctx)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	if res.NewOrderResponse == nil || res.NewOrderResult != "SUCCESS" {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("cancel-replace: cancel %s, new order %s", res.CancelResult, res.NewOrderResult)}
+	}
+	a.mu.Lock()
+	before := a.prior[oid]
+	a.mu.Unlock()
+	if res.CancelResponse != nil {
+		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity)})
+	} else {
+		before = before.add(own(live))
+	}
+	a.setPrior(res.NewOrderResponse.OrderID, before)
+	out := a.cumulative(fromCreate(res.NewOrderResponse), res.NewOrderResponse.OrderID)
+	out.ClientOrderID = o.ClientOrderID
+	return out, nil
+}
+
+// --- mapping ---
+
+func minNotional(filters []map[string]any) decimal.Decimal {
+	for _, f := range filters {
+		if t, _ := f["filterType"].(string); t == "MIN_NOTIONAL" {
+			if v, ok := f["minNotional"].(string); ok {
+				return dec(v)
+			}
+		}
+	}
+	return decimal.Zero
+}
+
+func dec(s string) decimal.Decimal {
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return decimal.Zero
+	}
+	return d
+}
+
+func avg(quote string, filled decimal.Decimal) decimal.Decimal {
+	if !filled.IsPositive() {
+		return decimal.Zero
+	}
+	return dec(quote).DivRound(filled, 10)
+}
+
+func msTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+func side(s command.Side) bn.SideType {
+	if s == command.Sell {
+		return bn.SideTypeSell
+	}
+	return bn.SideTypeBuy
+}
+
+func sideOf(s bn.SideType) command.Side {
+	if s == bn.SideTypeSell {
+		return command.Sell
+	}
+	return command.Buy
+}
+
+func tif(t command.TimeInForce) bn.TimeInForceType {
+	if t == command.IOC {
+		return bn.TimeInForceTypeIOC
+	}
+	return bn.TimeInForceTypeGTC
+}
+
+func tifOf(t bn.TimeInForceType) command.TimeInForce {
+	if t == bn.TimeInForceTypeIOC {
+		return command.IOC
+	}
+	return command.GTC
+}
+
+func typeOf(t bn.OrderType) command.OrderType {
+	if t == bn.OrderTypeMarket {
+		return command.Market
+	}
+	return command.Limit
+}
+
+// stateOf maps Binance's order status (spot API "ENUM definitions", order
+// status).
+func stateOf(s bn.OrderStatusType) node.VenueState {
+	switch s {
+	case bn.OrderStatusTypeFilled:
+		return node.VenueFilled
+	case bn.OrderStatusTypeCanceled, bn.OrderStatusTypeExpired, "EXPIRED_IN_MATCH":
+		return node.VenueCanceled
+	case bn.OrderStatusTypeRejected:
+		return node.VenueRejected
+	}
+	return node.VenueOpen // NEW, PARTIALLY_FILLED, PENDING_CANCEL
+}
+
+func fromOrder(o *bn.Order) node.VenueOrder {
+	out := node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: o.Symbol,
+		Side: sideOf(o.Side), Type: typeOf(o.Type), TimeInForce: tifOf(o.TimeInForce), Quantity: dec(o.OrigQuantity), Price: dec(o.Price),
+		State: stateOf(o.Status), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime)}
+	out.AveragePrice = avg(o.CummulativeQuoteQuantity, out.Filled)
+	return out
+}
+
+func fromCreate(r *bn.CreateOrderResponse) node.VenueOrder {
+	out := node.VenueOrder{ClientOrderID: NodeID(r.ClientOrderID), VenueOrderID: strconv.FormatInt(r.OrderID, 10), Symbol: r.Symbol,
+		Side: sideOf(r.Side), Type: typeOf(r.Type), TimeInForce: tifOf(r.TimeInForce), Quantity: dec(r.OrigQuantity), Price: dec(r.Price),
+		State: stateOf(r.Status), Filled: dec(r.ExecutedQuantity), Updated: msTime(r.TransactTime)}
+	out.AveragePrice = avg(r.CummulativeQuoteQuantity, out.Filled)
+	return out
+}

@@ -1,0 +1,586 @@
+// Package binancefake is an httptest server that speaks the parts of the
+// Binance spot API the node's adapter uses, built from Binance's published
+// documentation (developers.binance.com/docs/binance-spot-api-docs):
+// "General API Information" (errors, 429 with Retry-After, signed
+// endpoints), "Market Data endpoints" (exchangeInfo, ticker/price),
+// "Trading endpoints" (POST/GET/DELETE /api/v3/order, order/cancelReplace,
+// openOrders), "Account endpoints" (/api/v3/account) and "User Data Stream"
+// (listen keys and the executionReport websocket events).
+//
+// It keeps one account's balances and orders in memory, fills market
+// orders at the symbol's price (optionally in two parts: PartialFills),
+// rests limit orders until Cross, and injects faults on request: latency,
+// a dropped response (the order is taken, the answer never sent), 429 and
+// 5xx answers, stream drops, and a hook that runs after an order is taken
+// and before it is answered (the crash test kills the node there).
+//
+// It is for tests only: it listens on loopback, checks every signature,
+// and never prints a key.
+package binancefake
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/shopspring/decimal"
+
+	"wicket/node/venuecall/venuefault"
+)
+
+// Symbol is a listed spot symbol.
+type Symbol struct {
+	Name, Base, Quote         string
+	Tick, Step, MinQty, MinNo string // filters
+	Price                     string // last trade price
+}
+
+// Order is an order at the fake exchange.
+type Order struct {
+	ID            int64
+	ClientOrderID string
+	Symbol        string
+	Side, Type    string
+	TimeInForce   string
+	Quantity      decimal.Decimal
+	Price         decimal.Decimal
+	Status        string
+	Filled        decimal.Decimal
+	Quote         decimal.Decimal // cumulative quote quantity
+	Time          int64
+}
+
+// Fake is a running fake exchange.
+type Fake struct {
+	*httptest.Server
+	venuefault.Faults
+	APIKey, Secret string
+
+	mu        sync.Mutex
+	symbols   map[string]*Symbol
+	balances  map[string]decimal.Decimal
+	orders    []*Order
+	nextID    int64
+	keys      map[string]bool
+	conns     map[*websocket.Conn]bool
+	partial   bool
+	onOrder   func(Order)
+	keepAlive int
+}
+
+// New starts a fake with the symbols and balances (asset → amount).
+func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *Fake {
+	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, balances: map[string]decimal.Decimal{},
+		keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}, nextID: 1000}
+	f.RateLimitBody = `{"code":-1003,"msg":"Too much request weight used; current limit is 6000 request weight per 1 MINUTE."}`
+	for i := range symbols {
+		s := symbols[i]
+		f.symbols[s.Name] = &s
+	}
+	for a, v := range balances {
+		f.balances[a] = decimal.RequireFromString(v)
+	}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// PartialFills makes market orders fill half at once and the rest at Cross.
+func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
+
+// OnOrder runs after an order is taken and before its answer is written.
+func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
+
+// KeepAlives counts listen-key keep-alives.
+func (f *Fake) KeepAlives() int { f.mu.Lock(); defer f.mu.Unlock(); return f.keepAlive }
+
+// Orders lists every order taken, oldest first.
+func (f *Fake) Orders() []Order {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Order, len(f.orders))
+	for i, o := range f.orders {
+		out[i] = *o
+	}
+	return out
+}
+
+// Balance is an asset's free balance.
+func (f *Fake) Balance(asset string) decimal.Decimal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.balances[asset]
+}
+
+// SetPrice moves a symbol's last price.
+func (f *Fake) SetPrice(symbol, price string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.symbols[symbol].Price = price
+}
+
+// AddExternal places an order as if from another client (not the node).
+func (f *Fake) AddExternal(symbol, side, qty, price string) Order {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.newOrder(symbol, side, "LIMIT", "GTC", "web_"+strconv.FormatInt(f.nextID, 10), decimal.RequireFromString(qty), decimal.RequireFromString(price))
+	return *o
+}
+
+// Cross fills every working order in full at its limit (or the last price).
+func (f *Fake) Cross() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range f.orders {
+		if o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" {
+			px := o.Price
+			if o.Type == "MARKET" {
+				px = decimal.RequireFromString(f.symbols[o.Symbol].Price)
+			}
+			f.fill(o, o.Quantity.Sub(o.Filled), px)
+		}
+	}
+}
+
+// FillPart fills qty of a working order at its limit price.
+func (f *Fake) FillPart(orderID int64, qty string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range f.orders {
+		if o.ID == orderID && working(o) {
+			f.fill(o, decimal.RequireFromString(qty), o.Price)
+		}
+	}
+}
+
+// DropStreams closes every user data stream connection.
+func (f *Fake) DropStreams() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.conns {
+		c.Close()
+		delete(f.conns, c)
+	}
+}
+
+// Streams counts the open stream connections.
+func (f *Fake) Streams() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.conns) }
+
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/ws/") {
+		f.stream(w, r)
+		return
+	}
+	key := r.Method + " " + r.URL.Path
+	if f.Before(w, r) {
+		return
+	}
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	form := r.URL.Query()
+	bodyVals, err := url.ParseQuery(string(raw))
+	if err != nil {
+		apiError(w, http.StatusBadRequest, -1100, "Illegal characters found in parameter")
+		return
+	}
+	for k, v := range bodyVals {
+		form[k] = v
+	}
+	r.Form = form
+	if r.URL.Path != "/api/v3/exchangeInfo" && r.URL.Path != "/api/v3/ticker/price" {
+		if r.Header.Get("X-MBX-APIKEY") != f.APIKey {
+			apiError(w, http.StatusUnauthorized, -2015, "Invalid API-key, IP, or permissions for action.")
+			return
+		}
+	}
+	if r.URL.Path != "/api/v3/exchangeInfo" && r.URL.Path != "/api/v3/ticker/price" && r.URL.Path != "/api/v3/userDataStream" {
+		if !f.signed(r, string(raw)) {
+			apiError(w, http.StatusBadRequest, -1022, "Signature for this request is not valid.")
+			return
+		}
+	}
+	var status int
+	var body any
+	var hook func(Order)
+	var taken *Order
+	f.mu.Lock()
+	switch key {
+	case "GET /api/v3/exchangeInfo":
+		status, body = f.exchangeInfo(r)
+	case "GET /api/v3/ticker/price":
+		status, body = f.prices(r)
+	case "GET /api/v3/account":
+		status, body = 200, f.account()
+	case "POST /api/v3/order":
+		status, body, taken = f.create(r.Form)
+		hook = f.onOrder
+	case "GET /api/v3/order":
+		status, body = f.get(r.Form)
+	case "DELETE /api/v3/order":
+		status, body = f.cancel(r.Form)
+	case "POST /api/v3/order/cancelReplace":
+		status, body = f.cancelReplace(r.Form)
+	case "GET /api/v3/openOrders":
+		status, body = f.open(r.Form)
+	case "POST /api/v3/userDataStream":
+		k := fmt.Sprintf("lk%032d", len(f.keys)+1)
+		f.keys[k] = true
+		status, body = 200, map[string]string{"listenKey": k}
+	case "PUT /api/v3/userDataStream":
+		if !f.keys[r.Form.Get("listenKey")] {
+			status, body = 400, errBody(-1125, "This listenKey does not exist.")
+		} else {
+			f.keepAlive++
+			status, body = 200, map[string]any{}
+		}
+	default:
+		status, body = 404, errBody(-1000, "unknown endpoint "+key)
+	}
+	f.mu.Unlock()
+	if hook != nil && taken != nil {
+		hook(*taken)
+	}
+	if f.Drop(w, r) {
+		return
+	}
+	writeJSON(w, status, body)
+}
+
+// signed checks HMAC-SHA256(secret, query + body) in signature.
+func (f *Fake) signed(r *http.Request, body string) bool {
+	q := r.URL.RawQuery
+	i := strings.Index(q, "&signature=")
+	sig := ""
+	if i >= 0 {
+		sig, q = q[i+len("&signature="):], q[:i]
+	} else if strings.HasPrefix(q, "signature=") {
+		sig, q = q[len("signature="):], ""
+	}
+	m := hmac.New(sha256.New, []byte(f.Secret))
+	m.Write([]byte(q + body))
+	return sig != "" && hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil))))
+}
+
+func apiError(w http.ResponseWriter, status int, code int, msg string) {
+	writeJSON(w, status, errBody(code, msg))
+}
+
+func errBody(code int, msg string) map[string]any { return map[string]any{"code": code, "msg": msg} }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // test fake
+}
+
+func (f *Fake) listed(r *http.Request) []string {
+	var names []string
+	if s := r.Form.Get("symbols"); s != "" {
+		json.Unmarshal([]byte(s), &names) //nolint:errcheck // an empty list answers everything
+	}
+	if s := r.Form.Get("symbol"); s != "" {
+		names = []string{s}
+	}
+	if len(names) == 0 {
+		for n := range f.symbols {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	return names
+}
+
+func (f *Fake) exchangeInfo(r *http.Request) (int, any) {
+	var out []map[string]any
+	for _, n := range f.listed(r) {
+		s := f.symbols[n]
+		if s == nil {
+			return 400, errBody(-1121, "Invalid symbol.")
+		}
+		out = append(out, map[string]any{
+			"symbol": s.Name, "status": "TRADING", "baseAsset": s.Base, "quoteAsset": s.Quote,
+			"orderTypes": []string{"LIMIT", "MARKET"}, "isSpotTradingAllowed": true,
+			"filters": []map[string]any{
+				{"filterType": "PRICE_FILTER", "minPrice": s.Tick, "maxPrice": "1000000.00", "tickSize": s.Tick},
+				{"filterType": "LOT_SIZE", "minQty": s.MinQty, "maxQty": "9000.00", "stepSize": s.Step},
+				{"filterType": "NOTIONAL", "minNotional": s.MinNo, "applyMinToMarket": true, "maxNotional": "9000000.00", "applyMaxToMarket": false, "avgPriceMins": 5},
+			},
+		})
+	}
+	return 200, map[string]any{"timezone": "UTC", "serverTime": time.Now().UnixMilli(), "symbols": out}
+}
+
+func (f *Fake) prices(r *http.Request) (int, any) {
+	var out []map[string]string
+	for _, n := range f.listed(r) {
+		if s := f.symbols[n]; s != nil {
+			out = append(out, map[string]string{"symbol": s.Name, "price": s.Price})
+		}
+	}
+	return 200, out
+}
+
+func (f *Fake) account() any {
+	var bal []map[string]string
+	assets := make([]string, 0, len(f.balances))
+	for a := range f.balances {
+		assets = append(assets, a)
+	}
+	sort.Strings(assets)
+	for _, a := range assets {
+		locked := decimal.Zero
+		bal = append(bal, map[string]string{"asset": a, "free": f.balances[a].String(), "locked": locked.String()})
+	}
+	return map[string]any{"canTrade": true, "accountType": "SPOT", "balances": bal, "uid": 354937868, "permissions": []string{"SPOT"}}
+}
+
+func (f *Fake) newOrder(symbol, side, typ, tif, cid string, qty, price decimal.Decimal) *Order {
+	f.nextID++
+	o := &Order{ID: f.nextID, ClientOrderID: cid, Symbol: symbol, Side: side, Type: typ, TimeInForce: tif,
+		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli()}
+	f.orders = append(f.orders, o)
+	return o
+}
+
+func (f *Fake) find(form url.Values) *Order {
+	id, _ := strconv.ParseInt(form.Get("orderId"), 10, 64)
+	cid := form.Get("origClientOrderId")
+	for i := len(f.orders) - 1; i >= 0; i-- {
+		o := f.orders[i]
+		if o.Symbol == form.Get("symbol") && ((id != 0 && o.ID == id) || (id == 0 && cid != "" && o.ClientOrderID == cid)) {
+			return o
+		}
+	}
+	return nil
+}
+
+func working(o *Order) bool { return o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" }
+
+// create implements POST /api/v3/order for MARKET and LIMIT (GTC/IOC).
+func (f *Fake) create(form url.Values) (int, any, *Order) {
+	s := f.symbols[form.Get("symbol")]
+	if s == nil {
+		return 400, errBody(-1121, "Invalid symbol."), nil
+	}
+	cid := form.Get("newClientOrderId")
+	for _, o := range f.orders {
+		if o.ClientOrderID == cid && working(o) {
+			return 400, errBody(-2010, "Duplicate order sent."), nil
+		}
+	}
+	qty, err := decimal.NewFromString(form.Get("quantity"))
+	if err != nil || !qty.IsPositive() {
+		return 400, errBody(-1013, "Invalid quantity."), nil
+	}
+	step := decimal.RequireFromString(s.Step)
+	if !qty.Mod(step).IsZero() || qty.LessThan(decimal.RequireFromString(s.MinQty)) {
+		return 400, errBody(-1013, "Filter failure: LOT_SIZE"), nil
+	}
+	typ, tif := form.Get("type"), form.Get("timeInForce")
+	price := decimal.Zero
+	last := decimal.RequireFromString(s.Price)
+	if typ == "LIMIT" {
+		if price, err = decimal.NewFromString(form.Get("price")); err != nil || !price.IsPositive() {
+			return 400, errBody(-1013, "Invalid price."), nil
+		}
+		if !price.Mod(decimal.RequireFromString(s.Tick)).IsZero() {
+			return 400, errBody(-1013, "Filter failure: PRICE_FILTER"), nil
+		}
+	}
+	at := price
+	if typ == "MARKET" {
+		at = last
+	}
+	if qty.Mul(at).LessThan(decimal.RequireFromString(s.MinNo)) {
+		return 400, errBody(-1013, "Filter failure: NOTIONAL"), nil
+	}
+	if form.Get("side") == "BUY" && f.balances[s.Quote].LessThan(qty.Mul(at)) {
+		return 400, errBody(-2010, "Account has insufficient balance for requested action."), nil
+	}
+	if form.Get("side") == "SELL" && f.balances[s.Base].LessThan(qty) {
+		return 400, errBody(-2010, "Account has insufficient balance for requested action."), nil
+	}
+	o := f.newOrder(s.Name, form.Get("side"), typ, tif, cid, qty, price)
+	f.execute(o, last)
+	return 200, f.full(o), o
+}
+
+// execute fills what can fill now: a market order at the last price
+// (half of it when partial fills are on), a marketable limit at its limit;
+// an IOC's rest expires.
+func (f *Fake) execute(o *Order, last decimal.Decimal) {
+	switch {
+	case o.Type == "MARKET" && f.partial:
+		half := o.Quantity.Div(decimal.NewFromInt(2)).Truncate(int32(-decimal.RequireFromString(f.symbols[o.Symbol].Step).Exponent()))
+		f.fill(o, half, last)
+	case o.Type == "MARKET":
+		f.fill(o, o.Quantity, last)
+	case (o.Side == "BUY" && last.LessThanOrEqual(o.Price)) || (o.Side == "SELL" && last.GreaterThanOrEqual(o.Price)):
+		f.fill(o, o.Quantity, o.Price)
+	}
+	if o.TimeInForce == "IOC" && working(o) {
+		o.Status = "EXPIRED"
+		f.report(o, "EXPIRED", decimal.Zero, decimal.Zero)
+	} else if o.Filled.IsZero() {
+		f.report(o, "NEW", decimal.Zero, decimal.Zero)
+	}
+}
+
+func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
+	if !qty.IsPositive() {
+		return
+	}
+	s := f.symbols[o.Symbol]
+	o.Filled = o.Filled.Add(qty)
+	o.Quote = o.Quote.Add(qty.Mul(price))
+	o.Status = "PARTIALLY_FILLED"
+	if o.Filled.Equal(o.Quantity) {
+		o.Status = "FILLED"
+	}
+	if o.Side == "BUY" {
+		f.balances[s.Quote] = f.balances[s.Quote].Sub(qty.Mul(price))
+		f.balances[s.Base] = f.balances[s.Base].Add(qty)
+	} else {
+		f.balances[s.Quote] = f.balances[s.Quote].Add(qty.Mul(price))
+		f.balances[s.Base] = f.balances[s.Base].Sub(qty)
+	}
+	f.report(o, "TRADE", qty, price)
+}
+
+// full is the FULL response of an order.
+func (f *Fake) full(o *Order) map[string]any {
+	m := orderJSON(o)
+	m["transactTime"] = time.Now().UnixMilli()
+	fills := []map[string]string{}
+	if o.Filled.IsPositive() {
+		fills = append(fills, map[string]string{"price": o.Quote.DivRound(o.Filled, 8).String(), "qty": o.Filled.String(), "commission": "0", "commissionAsset": "BNB"})
+	}
+	m["fills"] = fills
+	return m
+}
+
+func orderJSON(o *Order) map[string]any {
+	return map[string]any{
+		"symbol": o.Symbol, "orderId": o.ID, "orderListId": -1, "clientOrderId": o.ClientOrderID, "price": o.Price.StringFixed(2),
+		"origQty": o.Quantity.String(), "executedQty": o.Filled.String(), "cummulativeQuoteQty": o.Quote.String(),
+		"status": o.Status, "timeInForce": o.TimeInForce, "type": o.Type, "side": o.Side, "time": o.Time, "updateTime": time.Now().UnixMilli(),
+		"isWorking": working(o), "origQuoteOrderQty": "0.00000000",
+	}
+}
+
+func (f *Fake) get(form url.Values) (int, any) {
+	o := f.find(form)
+	if o == nil {
+		return 400, errBody(-2013, "Order does not exist.")
+	}
+	return 200, orderJSON(o)
+}
+
+func (f *Fake) cancel(form url.Values) (int, any) {
+	o := f.find(form)
+	if o == nil || !working(o) {
+		return 400, errBody(-2011, "Unknown order sent.")
+	}
+	o.Status = "CANCELED"
+	f.report(o, "CANCELED", decimal.Zero, decimal.Zero)
+	m := orderJSON(o)
+	m["origClientOrderId"] = o.ClientOrderID
+	m["clientOrderId"] = "cancel" + strconv.FormatInt(o.ID, 10)
+	m["transactTime"] = time.Now().UnixMilli()
+	return 200, m
+}
+
+func (f *Fake) cancelReplace(form url.Values) (int, any) {
+	if form.Get("cancelReplaceMode") != "STOP_ON_FAILURE" {
+		return 400, errBody(-1102, "Mandatory parameter 'cancelReplaceMode' was not sent.")
+	}
+	old := f.find(url.Values{"symbol": {form.Get("symbol")}, "orderId": {form.Get("cancelOrderId")}, "origClientOrderId": {form.Get("cancelOrigClientOrderId")}})
+	if old == nil || !working(old) {
+		return 400, map[string]any{"code": -2022, "msg": "Order cancel-replace failed.",
+			"data": map[string]any{"cancelResult": "FAILURE", "newOrderResult": "NOT_ATTEMPTED", "cancelResponse": errBody(-2011, "Unknown order sent."), "newOrderResponse": nil}}
+	}
+	old.Status = "CANCELED"
+	f.report(old, "CANCELED", decimal.Zero, decimal.Zero)
+	cancelResp := orderJSON(old)
+	cancelResp["origClientOrderId"] = old.ClientOrderID
+	form.Set("type", "LIMIT")
+	status, body, _ := f.create(form)
+	if status != 200 {
+		return 400, map[string]any{"code": -2021, "msg": "Order cancel-replace partially failed.",
+			"data": map[string]any{"cancelResult": "SUCCESS", "newOrderResult": "FAILURE", "cancelResponse": cancelResp, "newOrderResponse": body}}
+	}
+	return 200, map[string]any{"cancelResult": "SUCCESS", "newOrderResult": "SUCCESS", "cancelResponse": cancelResp, "newOrderResponse": body}
+}
+
+func (f *Fake) open(form url.Values) (int, any) {
+	out := []map[string]any{}
+	for _, o := range f.orders {
+		if working(o) && (form.Get("symbol") == "" || o.Symbol == form.Get("symbol")) {
+			out = append(out, orderJSON(o))
+		}
+	}
+	return 200, out
+}
+
+// --- user data stream ---
+
+var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+
+func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimPrefix(r.URL.Path, "/ws/")
+	f.mu.Lock()
+	ok := f.keys[key]
+	f.mu.Unlock()
+	if !ok {
+		http.Error(w, "unknown listen key", http.StatusBadRequest)
+		return
+	}
+	c, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.conns[c] = true
+	f.mu.Unlock()
+	for { // read until the client or DropStreams closes it
+		if _, _, err := c.ReadMessage(); err != nil {
+			f.mu.Lock()
+			delete(f.conns, c)
+			f.mu.Unlock()
+			c.Close()
+			return
+		}
+	}
+}
+
+// report sends an executionReport to every stream (f.mu held).
+func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal) {
+	ev := map[string]any{
+		"e": "executionReport", "E": time.Now().UnixMilli(), "s": o.Symbol, "c": o.ClientOrderID, "S": o.Side, "o": o.Type,
+		"f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(), "P": "0", "F": "0", "g": -1, "C": "",
+		"x": exec, "X": o.Status, "r": "NONE", "i": o.ID, "l": lastQty.String(), "z": o.Filled.String(), "L": lastPrice.String(),
+		"n": "0", "N": nil, "T": time.Now().UnixMilli(), "t": -1, "w": working(o), "m": false, "O": o.Time,
+		"Z": o.Quote.String(), "Y": lastQty.Mul(lastPrice).String(), "Q": "0",
+	}
+	if exec == "CANCELED" {
+		ev["C"], ev["c"] = o.ClientOrderID, "cancel"+strconv.FormatInt(o.ID, 10)
+	}
+	data, _ := json.Marshal(ev)
+	for c := range f.conns {
+		c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
+		if c.WriteMessage(websocket.TextMessage, data) != nil {
+			c.Close()
+			delete(f.conns, c)
+		}
+	}
+}

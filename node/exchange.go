@@ -1,0 +1,111 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/node/command"
+)
+
+// The types below are what a real venue's adapter (node/alpaca,
+// node/binance) hands the node. The node's engine declares the interface it
+// needs of an adapter; these are its vocabulary.
+
+// VenueState is where a real venue says an order is.
+type VenueState string
+
+// Venue order states, mapped by each adapter from the venue's own.
+const (
+	VenueOpen     VenueState = "open" // accepted, resting or partly filled
+	VenueFilled   VenueState = "filled"
+	VenueCanceled VenueState = "canceled" // canceled or expired (an ioc's rest)
+	VenueRejected VenueState = "rejected"
+)
+
+// VenueOrder is one order as a real venue reports it. Filled and
+// AveragePrice are cumulative over the order's whole life, replaced
+// incarnations included: the node derives each fill from the change, so a
+// missed stream message loses nothing.
+type VenueOrder struct {
+	ClientOrderID string // the node's client order id (mapped back by the adapter); a foreign id for an external order
+	VenueOrderID  string
+	Symbol        string
+	Side          command.Side
+	Type          command.OrderType
+	TimeInForce   command.TimeInForce
+	Quantity      decimal.Decimal
+	Price         decimal.Decimal // limit price
+	State         VenueState
+	Filled        decimal.Decimal
+	AveragePrice  decimal.Decimal
+	Fee           decimal.Decimal // cumulative, in the account currency when the venue says so
+	Reason        string          // why rejected or canceled, when the venue says
+	Updated       time.Time
+}
+
+// OrderRequest is a new order for a real venue.
+type OrderRequest struct {
+	ClientOrderID string
+	Symbol        string
+	Side          command.Side
+	Type          command.OrderType
+	TimeInForce   command.TimeInForce
+	Quantity      decimal.Decimal
+	Price         decimal.Decimal // limit only
+}
+
+// VenuePosition is a holding at a real venue.
+type VenuePosition struct {
+	Symbol       string
+	Quantity     decimal.Decimal // signed
+	AveragePrice decimal.Decimal
+}
+
+// Account is a real venue's account state.
+type Account struct {
+	ID          string // the venue's account id or number, for the operator
+	Currency    string
+	Cash        decimal.Decimal
+	BuyingPower decimal.Decimal
+	Positions   []VenuePosition
+}
+
+// VenueUpdate is one message from a venue's order stream: an order's new
+// state, or (Order nil) a change of the stream's connection.
+type VenueUpdate struct {
+	Order     *VenueOrder
+	Connected bool // with Order nil: the stream (re)connected, so the node resyncs
+	// Resync, with Order nil: the adapter saw a report it cannot put in
+	// context (an incarnation of a replaced order it did not replace
+	// itself), so the node reads the orders back over REST.
+	Resync bool
+}
+
+// Errors an adapter returns, wrapped with the venue's own message; test
+// them with errors.Is.
+var (
+	// ErrVenueRejected: the venue answered and refused; nothing was placed
+	// or changed.
+	ErrVenueRejected = errors.New("the venue refused it")
+	// ErrVenueUnknown: the outcome is unknown (a timeout, a lost response,
+	// a 5xx on a write): the request may or may not have taken effect. A
+	// write that ends here is never resent.
+	ErrVenueUnknown = errors.New("the venue's answer was lost")
+	// ErrVenueNotFound: the venue answered that no such order exists.
+	ErrVenueNotFound = errors.New("the venue has no such order")
+)
+
+// VenueError wraps one of the errors above with the venue's message.
+type VenueError struct {
+	Kind    error // ErrVenueRejected, ErrVenueUnknown or ErrVenueNotFound
+	Venue   string
+	Message string
+}
+
+func (e *VenueError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Venue, e.Kind, e.Message) }
+
+// Unwrap lets errors.Is match the kind.
+func (e *VenueError) Unwrap() error { return e.Kind }

@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+	"wicket/node/paper"
+)
+
+// Exchange is what the node needs of a real venue's adapter (node/alpaca,
+// node/binance). Every call is bounded by its context. A write that ends
+// in node.ErrVenueUnknown may or may not have taken effect: the node never
+// repeats it, it reconciles by client order id instead.
+type Exchange interface {
+	Kind() string
+	Environment() string
+	// MarkSource says where Marks come from, for the snapshot.
+	MarkSource() string
+	Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error)
+	Account(ctx context.Context) (node.Account, error)
+	Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error)
+	Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error)
+	// Cancel cancels o (ClientOrderID, VenueOrderID and Symbol set).
+	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
+	// Replace changes o's total quantity and/or limit price (zero keeps
+	// one); the answer's Filled counts o's earlier fills too.
+	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
+	// Lookup finds an order by its venue id when o has one, else by the
+	// node's client order id; an answer that it does not exist is
+	// node.ErrVenueNotFound.
+	Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
+	OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error)
+	// Stream delivers order updates until ctx ends or the stream drops
+	// (then it returns why). It reports Connected once it is subscribed.
+	Stream(ctx context.Context, updates func(node.VenueUpdate)) error
+}
+
+// DefaultVenueTimeout bounds one call to a real venue.
+const DefaultVenueTimeout = 10 * time.Second
+
+// MaxArm is the longest an operator can arm a venue for.
+const MaxArm = 24 * time.Hour
+
+// remote is a real venue in the engine: the node's own book of the orders
+// it placed (replayed from the journal like a paper venue's), beside the
+// account, instruments, marks and external orders read from the venue.
+type remote struct {
+	*paper.Venue // the book: orders by id, marks; its cash and positions are not used
+	cfg          project.Venue
+	ex           Exchange
+
+	instruments map[string]guardrail.Instrument
+	account     node.Account
+	synced      bool          // the account has been read at least once
+	accountSeq  int64         // the read that account came from (Server.readSeq)
+	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
+	external    []node.VenueOrder
+	connected   bool
+	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
+}
+
+func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
+	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, reads: reads}
+}
+
+// Apply keeps the per-order fee totals beside the book, and books a fill
+// into the account at once, so the next command's checks see it before
+// the venue's account is read again.
+func (r *remote) Apply(ev node.Event) error {
+	if err := r.Venue.Apply(ev); err != nil {
+		return err
+	}
+	if ev.Kind == node.EventFilled {
+		r.fees[ev.OrderID] = r.fees[ev.OrderID].Add(ev.Fee)
+		r.book(ev)
+	}
+	return nil
+}
+
+// book moves the account's position and cash by a fill. Account reads
+// begun before it are stale from now on (setAccount refuses them).
+func (r *remote) book(ev node.Event) {
+	signed := ev.Quantity
+	if ev.Side == command.Sell {
+		signed = signed.Neg()
+	}
+	spent := signed.Mul(ev.Price).Add(ev.Fee)
+	r.account.Cash = r.account.Cash.Sub(spent)
+	if r.account.BuyingPower.IsPositive() {
+		r.account.BuyingPower = r.account.BuyingPower.Sub(spent)
+	}
+	i := slices.IndexFunc(r.account.Positions, func(p node.VenuePosition) bool { return p.Symbol == ev.Symbol })
+	if i < 0 {
+		r.account.Positions = append(r.account.Positions, node.VenuePosition{Symbol: ev.Symbol})
+		i = len(r.account.Positions) - 1
+	}
+	r.account.Positions[i].Quantity = r.account.Positions[i].Quantity.Add(signed)
+	r.accountSeq = max(r.accountSeq, r.reads.Load())
+}
+
+// Cash is what a buy may spend: the venue's buying power (else its cash).
+func (r *remote) Cash() decimal.Decimal {
+	if r.account.BuyingPower.IsPositive() {
+		return r.account.BuyingPower
+	}
+	return r.account.Cash
+}
+
+// Position is the venue's own position (last read).
+func (r *remote) Position(symbol string) decimal.Decimal {
+	for _, p := range r.account.Positions {
+		if p.Symbol == symbol {
+			return p.Quantity
+		}
+	}
+	return decimal.Zero
+}
+
+// Held lists the configured symbols the account holds, sorted.
+func (r *remote) Held() []string {
+	var out []string
+	for _, p := range r.account.Positions {
+		if !p.Quantity.IsZero() && slices.Contains(r.cfg.Symbols, p.Symbol) {
+			out = append(out, p.Symbol)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// MarketPrice is the mark: the node does not guess a real venue's slippage.
+func (r *remote) MarketPrice(symbol string, _ command.Side) (decimal.Decimal, bool) {
+	return r.Mark(symbol)
+}
+
+// Fee is unknown before the venue charges it.
+func (r *remote) Fee(decimal.Decimal, decimal.Decimal) decimal.Decimal { return decimal.Zero }
+
+// Instrument is the venue's rule for symbol, once read.
+func (r *remote) Instrument(symbol string) (guardrail.Instrument, bool) {
+	in, ok := r.instruments[symbol]
+	return in, ok
+}
+
+// Snapshot is the venue for the wire: the account from the venue, the
+// node's working orders from its book, and the orders it did not place.
+func (r *remote) Snapshot() node.Venue {
+	book := r.Venue.Snapshot()
+	out := node.Venue{
+		Name: r.cfg.Name, Kind: r.cfg.Kind, Environment: r.cfg.Environment, MayArm: r.cfg.MayArm,
+		MarkSource: r.ex.MarkSource(), Account: r.account.ID, Currency: r.account.Currency,
+		Symbols: slices.Clone(r.cfg.Symbols), QuantityDecimals: r.cfg.QuantityDecimals, PriceDecimals: r.cfg.PriceDecimals,
+		Cash: r.account.Cash, BuyingPower: r.account.BuyingPower, Marks: book.Marks,
+		Positions: []node.Position{}, OpenOrders: book.OpenOrders, Instruments: r.instruments,
+		Connection: "disconnected",
+	}
+	if out.Currency == "" {
+		out.Currency = r.cfg.Currency
+	}
+	if r.connected {
+		out.Connection = "connected"
+	}
+	equity := r.account.Cash
+	for _, p := range r.account.Positions {
+		pos := node.Position{Symbol: p.Symbol, Quantity: p.Quantity, AveragePrice: p.AveragePrice}
+		if m, ok := book.Marks[p.Symbol]; ok {
+			pos.Mark, pos.MarketValue = m, p.Quantity.Mul(m)
+			if p.AveragePrice.IsPositive() {
+				pos.UnrealizedPnL = p.Quantity.Mul(m.Sub(p.AveragePrice)).Round(8)
+			}
+		}
+		equity = equity.Add(pos.MarketValue)
+		out.UnrealizedPnL = out.UnrealizedPnL.Add(pos.UnrealizedPnL)
+		out.Positions = append(out.Positions, pos)
+	}
+	out.Equity = equity.Round(8)
+	for _, o := range r.external {
+		out.ExternalOrders = append(out.ExternalOrders, node.Order{
+			ID: "external", ClientOrderID: o.ClientOrderID, VenueOrderID: o.VenueOrderID, Venue: r.cfg.Name,
+			Symbol: o.Symbol, Side: o.Side, Type: o.Type, Quantity: o.Quantity, Price: o.Price, TimeInForce: o.TimeInForce,
+			Status: node.OrderOpen, Filled: o.Filled, AveragePrice: o.AveragePrice, Updated: o.Updated,
+			Note: "external: not placed by this node; never touched unless an operator names it",
+		})
+	}
+	return out
+}
+
+// request is the venue's form of a node order.
+func (o orderOf) request() node.OrderRequest {
+	return node.OrderRequest{ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side, Type: o.Type,
+		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price}
+}
+
+// orderOf adds the venue's view to a node order.
+type orderOf node.Order
+
+func (o orderOf) venueOrder() node.VenueOrder {
+	return node.VenueOrder{ClientOrderID: o.ClientOrderID, VenueOrderID: o.VenueOrderID, Symbol: o.Symbol, Side: o.Side,
+		Type: o.Type, TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, Filled: o.Filled, AveragePrice: o.AveragePrice}
+}
+
+// --- arming, in the engine ---
+
+// armedUntil is when the venue's arming lapses; zero when disarmed. Paper
+// venues need no arming.
+func (e *engine) armed(name string, now time.Time) bool {
+	if e.remotes[name] == nil {
+		return true
+	}
+	until, ok := e.arming[name]
+	return ok && now.Before(until)
+}
+
+// disarmedReason is the one wording of a disarmed refusal.
+func disarmedReason(name string) string {
+	return fmt.Sprintf("venue %s is disarmed; an operator arms it at a terminal with wicket node arm %s", name, name)
+}
+
+// checkArmed refuses a write to a disarmed real venue. market_exit over
+// every venue skips the disarmed ones instead (execute says so).
+func (e *engine) checkArmed(c command.Command, now time.Time) *rejection {
+	if c.Verb == command.SetTradingState || c.Venue == "" {
+		return nil
+	}
+	if e.armed(c.Venue, now) {
+		return nil
+	}
+	return &rejection{code: "disarmed", reason: disarmedReason(c.Venue)}
+}
+
+// lapse disarms every venue whose arming has run out, emitting one event
+// each.
+func (e *engine) lapse(now time.Time) {
+	for _, name := range e.names {
+		if until, ok := e.arming[name]; ok && !now.Before(until) {
+			e.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name,
+				Note: fmt.Sprintf("arming lapsed at %s", until.UTC().Format(time.RFC3339))})
+		}
+	}
+}
+
+// disarmAll disarms every armed venue at start: arming never survives a
+// restart.
+func (e *engine) disarmAll(now time.Time) {
+	for _, name := range e.names {
+		if _, ok := e.arming[name]; ok {
+			e.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Note: "the node restarted: arming lapses at every start"})
+		}
+	}
+}
+
+// --- reconciling a node order with the venue's report ---
+
+// settle emits the events that bring node order o (pending or open) to the
+// venue's report vo: the acknowledgement, each new fill (derived from the
+// cumulative filled quantity and average price), and a terminal state. It
+// is idempotent: a report already applied emits nothing.
+func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string, now time.Time) {
+	base := node.Event{Time: now, Venue: r.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side}
+	if o.Status == node.OrderPending {
+		if vo.State == node.VenueRejected {
+			ev := base
+			ev.Kind, ev.Note = node.EventFailed, "the venue refused it: "+nonEmpty(vo.Reason, "no reason given")
+			e.emit(ev)
+			return
+		}
+		ev := base
+		ev.Kind, ev.VenueOrderID, ev.Note = node.EventAcked, vo.VenueOrderID, how
+		e.emit(ev)
+	}
+	cur, _ := r.Order(o.ID)
+	if cur.Status == node.OrderOpen && cur.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != cur.VenueOrderID && vo.State != node.VenueRejected {
+		// The venue holds a newer incarnation (a replace whose answer was
+		// lost): follow it, so later reports and cancels reach it.
+		ev := base
+		ev.Kind, ev.VenueOrderID, ev.Note = node.EventModified, vo.VenueOrderID, "replaced at the venue"
+		if vo.Quantity.GreaterThan(cur.Filled) && !vo.Quantity.Equal(cur.Quantity) {
+			ev.Quantity = vo.Quantity
+		}
+		if vo.Price.IsPositive() && !vo.Price.Equal(cur.Price) {
+			ev.Price = vo.Price
+		}
+		e.emit(ev)
+		cur, _ = r.Order(o.ID)
+	}
+	if delta := vo.Filled.Sub(cur.Filled); delta.IsPositive() {
+		notional := vo.Filled.Mul(vo.AveragePrice).Sub(cur.Filled.Mul(cur.AveragePrice))
+		ev := base
+		ev.Kind, ev.Quantity = node.EventFilled, decimal.Min(delta, cur.Remaining())
+		ev.Price = notional.DivRound(delta, 10)
+		if fee := vo.Fee.Sub(r.fees[o.ID]); fee.IsPositive() {
+			ev.Fee = fee
+		}
+		e.emit(ev)
+	}
+	cur, _ = r.Order(o.ID)
+	if cur.Status.Working() && (vo.State == node.VenueCanceled || vo.State == node.VenueRejected) {
+		ev := base
+		ev.Kind, ev.Quantity = node.EventCanceled, cur.Remaining()
+		ev.Note = "canceled at the venue"
+		if vo.Reason != "" {
+			ev.Note += ": " + vo.Reason
+		}
+		e.emit(ev)
+	}
+}
+
+func nonEmpty(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// observe takes one order report from a venue's stream or a resync: a node
+// order settles; any other open order is external.
+func (e *engine) observe(r *remote, vo node.VenueOrder, now time.Time) {
+	if ref, ok := e.byCID[vo.ClientOrderID]; ok && ref.venue == r.cfg.Name {
+		o, ok := r.Order(ref.id)
+		// The cancel of an incarnation the venue replaced (Binance's
+		// cancel-replace, Alpaca's "replaced") is not about this order now;
+		// a report of a newer incarnation is (settle follows it).
+		stale := o.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != o.VenueOrderID && vo.State == node.VenueCanceled
+		if ok && o.Status.Working() && !stale {
+			e.settle(r, o, vo, "confirmed by the venue", now)
+		}
+		return
+	}
+	i := slices.IndexFunc(r.external, func(x node.VenueOrder) bool { return x.VenueOrderID == vo.VenueOrderID })
+	switch {
+	case vo.State == node.VenueOpen && i >= 0:
+		r.external[i] = vo
+	case vo.State == node.VenueOpen:
+		r.external = append(r.external, vo)
+	case i >= 0:
+		r.external = slices.Delete(r.external, i, i+1)
+	}
+}
