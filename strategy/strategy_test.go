@@ -40,3 +40,48 @@ func TestSignalsTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetsIntoAgrees: the constant-size fast path of TargetsInto gives
+// the targets the bar-by-bar rule gives, for every mix of signals.
+func TestTargetsIntoAgrees(t *testing.T) {
+	rule := func(s Signals, i int) float64 {
+		at := func(v []bool) bool { return i < len(v) && v[i] }
+		size := 1.0
+		if len(s.Size) == 1 {
+			size = s.Size[0]
+		}
+		long, short := at(s.Long), at(s.Short)
+		switch {
+		case at(s.Exit):
+			return 0
+		case long && !short:
+			return size
+		case short && !long:
+			return -size
+		}
+		return math.NaN()
+	}
+	const n = 64
+	pattern := func(seed int) []bool {
+		v := make([]bool, n)
+		for i := range v {
+			v[i] = (i*seed+seed/3)%5 == 0
+		}
+		return v
+	}
+	for _, s := range []Signals{
+		{Long: pattern(1)},
+		{Long: pattern(2), Exit: pattern(3), Size: []float64{0.5}},
+		{Long: pattern(1), Short: pattern(2), Exit: pattern(7)},
+		{Short: pattern(3), Size: []float64{0.25}},
+		{Long: pattern(1), Short: pattern(1)},
+	} {
+		got := make([]float64, n)
+		s.TargetsInto(got)
+		for i, g := range got {
+			if w := rule(s, i); math.Float64bits(g) != math.Float64bits(w) && !(math.IsNaN(g) && math.IsNaN(w)) {
+				t.Fatalf("bar %d: %v, want %v (%+v)", i, g, w, s)
+			}
+		}
+	}
+}

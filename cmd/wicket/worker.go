@@ -1,11 +1,8 @@
 package main
 
 import (
-	"maps"
-
 	"github.com/urfave/cli/v2"
 
-	"wicket/strategy/research"
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
 )
@@ -31,8 +28,5 @@ func workerCommand() *cli.Command {
 // workerHandlers is every request kind a worker serves. One memo per
 // worker process: indicator results are shared across its requests.
 func workerHandlers() worker.Handlers {
-	memo := ta.NewMemo(0)
-	h := worker.Builtin(memo)
-	maps.Copy(h, research.WorkerHandlers(memo)) // the sweep kind
-	return h
+	return worker.Builtin(ta.NewMemo(0))
 }

@@ -2,7 +2,6 @@ package research
 
 import (
 	"context"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,13 +15,9 @@ import (
 	"wicket/strategy/worker"
 )
 
-// TestMain lets a Pool run this test binary as its workers, with the
-// sweep kind registered next to the built-in ones.
+// TestMain lets a Pool run this test binary as its workers.
 func TestMain(m *testing.M) {
-	memo := ta.NewMemo(0)
-	h := worker.Builtin(memo)
-	maps.Copy(h, WorkerHandlers(memo))
-	worker.ServeIfWorker(h)
+	worker.ServeIfWorker(worker.Builtin(ta.NewMemo(0)))
 	code := m.Run()
 	printRatios()
 	if demoDir != "" {

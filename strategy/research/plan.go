@@ -45,7 +45,7 @@ type plan struct {
 	tooMany  *Error // set when count is over the cap (an estimate still reports it)
 	capital  decimal.Decimal
 	settings Settings
-	base     chunkRequest // everything but the range and the combinations
+	base     worker.SweepChunk // everything but the range and the combinations
 }
 
 // plan validates in and expands its grid against the strategy's knobs
@@ -124,12 +124,12 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := p.expand(in.grid, in.params, limit); err != nil {
 		return nil, err
 	}
-	p.base = chunkRequest{
+	p.base = worker.SweepChunk{
 		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
-		Digest: barsDigest(p.bars),
+		Digest: p.bars.Digest(),
 	}
 	return p, nil
 }
@@ -302,8 +302,8 @@ func (p *plan) combo(i int) map[string]any {
 // shrinking sizes (guided scheduling): each takes a share of what is left,
 // so the workers start on large chunks, which amortise a request's
 // overhead, and finish on small ones, which leave no worker idle long.
-func (p *plan) chunks(base chunkRequest, workers int) []chunkRequest {
-	var out []chunkRequest
+func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
+	var out []worker.SweepChunk
 	for lo := 0; lo < p.count; {
 		size := max(1, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
 		req := base

@@ -54,24 +54,12 @@ func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtes
 	}
 	cfg.Params = s.Values()
 
-	var d backtest.Decisions
-	switch s.Style() {
-	case script.StyleSignals:
-		sig, err := s.Signals(ctx, bars)
-		if err != nil {
-			return backtest.Response{}, err
-		}
-		d.Targets = sig.Targets(bars.Len())
-		cfg.Warmup = s.Warmup()
-	default:
-		st, err := s.Begin(ctx, bars)
-		if err != nil {
-			return backtest.Response{}, err
-		}
-		defer st.Close()
-		d.Stepper = st
-		cfg.Warmup = st.Warmup()
+	d, warmup, done, err := decide(ctx, s, bars, 0)
+	if err != nil {
+		return backtest.Response{}, err
 	}
+	defer done()
+	cfg.Warmup = warmup
 	res, err := backtest.Run(ctx, bars, cfg, d)
 	if err != nil {
 		return backtest.Response{}, err

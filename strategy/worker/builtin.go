@@ -35,7 +35,7 @@ type ParamsResult struct {
 	Knobs   []script.Knob `json:"knobs"`
 }
 
-// Builtin returns the handlers for validate, params and backtest. memo is the
+// Builtin returns the handlers for validate, params, backtest and sweep. memo is the
 // worker's indicator cache, shared by its handlers across requests. Add
 // other kinds to the returned table:
 //
@@ -52,6 +52,7 @@ func Builtin(memo *ta.Memo) Handlers {
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
 		KindBacktest: runBacktest(memo),
+		KindSweep:    runSweep(memo),
 		KindParams: Typed(func(ctx context.Context, req StrategyRequest) (ParamsResult, error) {
 			opts, closeFS, err := req.Options(memo)
 			if err != nil {

@@ -1,0 +1,255 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"time"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+)
+
+// KindSweep is the request kind that backtests a chunk of knob
+// combinations of one strategy over one series: SweepChunk → SweepChunkResult.
+const KindSweep = "sweep"
+
+// SweepChunk asks a worker to backtest Combos one after another over
+// the bars of Series between From and To (RFC3339, inclusive), trading
+// from TradeFrom (empty: from the first bar; earlier bars only feed the
+// indicators). It is plain JSON: it crosses the worker pipe.
+type SweepChunk struct {
+	Name          string `json:"name"`
+	Source        string `json:"source"`
+	IndicatorsDir string `json:"indicators_dir,omitempty"`
+	HistoryPath   string `json:"history_path"`
+	Series        string `json:"series"`
+	From          string `json:"from,omitempty"`
+	To            string `json:"to,omitempty"`
+	TradeFrom     string `json:"trade_from,omitempty"`
+	// Digest is strategy.Bars.Digest of the bars in [From, To] as the
+	// caller read them: a worker that holds bars of that range with this
+	// digest uses them instead of reading the store again.
+	Digest      string           `json:"digest,omitempty"`
+	Capital     string           `json:"capital"`
+	FeeBps      float64          `json:"fee_bps"`
+	SlippageBps float64          `json:"slippage_bps"`
+	Combos      []map[string]any `json:"combos"`
+	// Returns asks for every traded bar's return (walk-forward stitching).
+	Returns bool `json:"returns,omitempty"`
+}
+
+// SweepChunkResult holds one trial per combination, in order, and the
+// indicator computations the chunk caused in this worker's memo.
+type SweepChunkResult struct {
+	Trials   []Trial           `json:"trials"`
+	Computed map[string]uint64 `json:"computed,omitempty"`
+}
+
+// Trial is one combination's outcome: its metrics (the JSON a backtest
+// reports), the rank scores at full precision, the return statistics the
+// deflated Sharpe ratio needs, and nothing per bar unless asked for.
+type Trial struct {
+	Values  map[string]any  `json:"values,omitempty"` // every knob's value
+	Metrics json.RawMessage `json:"metrics,omitempty"`
+	Scores  Scores          `json:"scores"`
+	Stats   ReturnStats     `json:"stats"`
+	Trades  int             `json:"trades"`
+	Warmup  int             `json:"warmup"`
+	Returns []float64       `json:"returns,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// Scores are the rank metrics, full precision; NaN is null on the wire.
+type Scores struct {
+	Sharpe       Num `json:"sharpe"`
+	CAGR         Num `json:"cagr"`
+	Calmar       Num `json:"calmar"`
+	ProfitFactor Num `json:"profit_factor"`
+	TotalReturn  Num `json:"total_return"`
+	MaxDrawdown  Num `json:"max_drawdown"`
+}
+
+// ReturnStats describe a run's per-bar returns for the deflated Sharpe
+// ratio: the per-period Sharpe ratio, skewness, non-excess kurtosis and
+// the number of returns.
+type ReturnStats struct {
+	SR   Num `json:"sr"`
+	Skew Num `json:"skew"`
+	Kurt Num `json:"kurt"`
+	T    int `json:"t"`
+}
+
+// Num is a float64 whose NaN and infinities cross JSON as null.
+type Num float64
+
+// MarshalJSON writes NaN and infinities as null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// StatsOf computes ReturnStats from the moments of the returns: SR =
+// mean/std (ddof 1); skewness and kurtosis from the population moments
+// m3/m2^1.5 and m4/m2^2.
+func StatsOf(m backtest.Moments) ReturnStats {
+	t := m.T
+	st := ReturnStats{SR: Num(math.NaN()), Skew: Num(math.NaN()), Kurt: Num(math.NaN()), T: t}
+	if t < 2 || m.M2 == 0 {
+		return st
+	}
+	sd := math.Sqrt(m.M2 / float64(t-1))
+	st.SR = Num(m.Mean / sd)
+	m2, m3, m4 := m.M2/float64(t), m.M3/float64(t), m.M4/float64(t)
+	st.Skew = Num(m3 / math.Pow(m2, 1.5))
+	st.Kurt = Num(m4 / (m2 * m2))
+	return st
+}
+
+// Sweep runs a chunk of combinations in a worker.
+func (p *Pool) Sweep(ctx context.Context, req SweepChunk) (SweepChunkResult, error) {
+	return Call[SweepChunk, SweepChunkResult](ctx, p, KindSweep, req)
+}
+
+// evalChunk runs inside a worker: it loads the bars (or finds them in the
+// worker's cache), compiles the strategy once and evaluates each
+// combination in one streaming pass with the shared memo and reused
+// buffers. A combination whose run fails is a trial with Error set; only
+// a failure that concerns the whole chunk (the store, the range,
+// cancellation) fails the request.
+func evalChunk(ctx context.Context, req SweepChunk, memo *ta.Memo, cache *barCache) (SweepChunkResult, error) {
+	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
+	cfg, err := breq.Config(backtest.DefaultConfig())
+	if err != nil {
+		return SweepChunkResult{}, err
+	}
+	tradeFrom, err := backtest.ParseTime("trade_from", req.TradeFrom, false)
+	if err != nil {
+		return SweepChunkResult{}, err
+	}
+	if req.HistoryPath == "" {
+		return SweepChunkResult{}, &Error{Kind: KindRequest, Msg: "sweep request without a history store path"}
+	}
+	bars, err := cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+	if err != nil {
+		return SweepChunkResult{}, err
+	}
+	// The range warnings of a backtest ("range clipped") do not apply to
+	// a chunk: its range is the caller's window over known bars.
+	cfg.From, cfg.To = time.Time{}, time.Time{}
+	start := 0
+	if !tradeFrom.IsZero() {
+		t := tradeFrom.Unix()
+		start = sort.Search(bars.Len(), func(i int) bool { return bars.Time[i] >= t })
+		if start >= bars.Len() {
+			return SweepChunkResult{}, &backtest.Error{Kind: backtest.Invalid, Msg: "no bars to trade after trade_from " + req.TradeFrom}
+		}
+	}
+
+	sreq := StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir}
+	opts, closeFS, err := sreq.Options(memo)
+	if err != nil {
+		return SweepChunkResult{}, err
+	}
+	defer closeFS()
+
+	before := memo.Stats().Computed
+	resp := SweepChunkResult{Trials: make([]Trial, len(req.Combos))}
+	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
+	var sc backtest.Scratch
+	for i, combo := range req.Combos {
+		if err := ctx.Err(); err != nil {
+			return SweepChunkResult{}, err
+		}
+		var t Trial
+		if compileErr != nil {
+			t = Trial{Error: compileErr.Error()}
+		} else {
+			opts.Overrides = combo
+			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, &sc)
+		}
+		if t.Values == nil {
+			t.Values = combo // a failed run names the combination it was given
+		}
+		resp.Trials[i] = t
+	}
+	after := memo.Stats().Computed
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			if resp.Computed == nil {
+				resp.Computed = map[string]uint64{}
+			}
+			resp.Computed[k] = d
+		}
+	}
+	return resp, nil
+}
+
+// runTrial evaluates one combination over bars, trading from bar start.
+func runTrial(ctx context.Context, prog *script.Program, opts script.Options, bars strategy.Bars, start int, cfg backtest.Config, returns bool, sc *backtest.Scratch) Trial {
+	fail := func(err error) Trial { return Trial{Error: err.Error()} }
+	s, err := prog.Load(ctx, opts)
+	if err != nil {
+		return fail(err)
+	}
+	d, warmup, done, err := decide(ctx, s, bars, start)
+	if err != nil {
+		return fail(err)
+	}
+	defer done()
+	cfg.Warmup = warmup
+	ev, err := backtest.Evaluate(ctx, bars.Slice(start, bars.Len()), cfg, d, sc)
+	if err != nil {
+		return fail(err)
+	}
+	metrics, err := json.Marshal(ev.Metrics)
+	if err != nil {
+		return fail(err)
+	}
+	m := ev.Metrics
+	t := Trial{
+		Values:  s.Values(),
+		Metrics: metrics,
+		Scores: Scores{
+			Sharpe: Num(m.Sharpe), CAGR: Num(m.CAGR), Calmar: Num(m.Calmar), ProfitFactor: Num(m.ProfitFactor),
+			TotalReturn: Num(m.TotalReturn), MaxDrawdown: Num(m.MaxDrawdown),
+		},
+		Stats:  StatsOf(ev.Moments),
+		Trades: m.Trades,
+		Warmup: s.Warmup(),
+	}
+	if returns {
+		t.Returns = append([]float64(nil), ev.Returns...)
+	}
+	return t
+}
+
+// runSweep is the sweep handler. Its bar cache lives as long as the
+// worker, like memo: the chunks of one sweep, and the next sweep over the
+// same bars, read the store once.
+func runSweep(memo *ta.Memo) Handler {
+	cache := &barCache{}
+	return Typed(func(ctx context.Context, req SweepChunk) (SweepChunkResult, error) {
+		return evalChunk(ctx, req, memo, cache)
+	})
+}
