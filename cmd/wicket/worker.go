@@ -28,5 +28,5 @@ func workerCommand() *cli.Command {
 // workerHandlers is every request kind a worker serves. One memo per
 // worker process: indicator results are shared across its requests.
 func workerHandlers() worker.Handlers {
-	return worker.Builtin(ta.NewMemo(0))
+	return worker.Builtin(ta.NewMemo(worker.MemoBytes))
 }

@@ -216,6 +216,10 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		exposed    int
 		sum, down  float64
 	)
+	// The hot state lives in locals; the rare events (fills, new peaks,
+	// deeper drawdowns, going bust) update s and the locals are read back.
+	cash, pos, bust := s.cash, s.pos, false
+	peak, floor := acc.peak, acc.floor
 	prev := s.capital
 	for i := range n {
 		if i&0x3fff == 0 {
@@ -233,9 +237,10 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			return invalidf("bar %d (%s) has open %v and close %v; prices must be finite and above zero", i, timeString(b.Time[i]), o, c)
 		}
 		eq, r := prev, 0.0
-		if s.bust < 0 {
+		if !bust {
 			if hasPending {
 				s.apply(i, o, pending)
+				cash, pos = s.cash, s.pos
 				hasPending = false
 			}
 			var in strategy.Intent
@@ -248,7 +253,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				}
 			} else {
 				var err error
-				in, err = stepper.Step(i, strategy.Account{Position: s.pos, Cash: s.cash, Equity: s.cash + s.pos*c})
+				in, err = stepper.Step(i, strategy.Account{Position: pos, Cash: cash, Equity: cash + pos*c})
 				if err != nil {
 					return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(b.Time[i])), Err: err}
 				}
@@ -263,13 +268,14 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 					}
 				} else {
 					s.apply(i, c, in)
+					cash, pos = s.cash, s.pos
 				}
 			}
-			eq = s.cash + s.pos*c
+			eq = cash + pos*c
 			if prev > 0 {
 				r = eq/prev - 1
 			}
-			if s.pos != 0 {
+			if pos != 0 {
 				exposed++
 			}
 		}
@@ -281,14 +287,17 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		sum += r
 		dn := min(r, 0) // branch-free: gains and losses alternate unpredictably
 		down += dn * dn
-		if eq >= acc.peak {
+		if eq >= peak {
 			acc.newPeak(i, times[i], eq)
-		} else if eq < acc.floor {
+			peak, floor = acc.peak, acc.floor
+		} else if eq < floor {
 			acc.deepen(eq)
+			floor = acc.floor
 		}
 		prev = eq
-		if eq <= 0 && s.bust < 0 {
+		if eq <= 0 && !bust {
 			s.goBust(i)
+			cash, pos, bust = s.cash, s.pos, true
 		}
 	}
 	acc.sum, acc.down = sum, down

@@ -375,3 +375,16 @@ func BenchmarkVectorizedVsHandLoop(b *testing.B) {
 	}
 	reportRatio(b, "vectorized signals() backtest/handloop", float64(vec)/float64(hand))
 }
+
+func BenchmarkEvaluateTmp(b *testing.B) {
+	bars := walk(benchBars, 1)
+	cfg := DefaultConfig()
+	tg := crossTargets(bars.Close, 10, 30)
+	var sc Scratch
+	for b.Loop() {
+		if _, err := Evaluate(context.Background(), bars, cfg, Decisions{Targets: tg}, &sc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(benchBars*float64(b.N)/b.Elapsed().Seconds(), "bars/s")
+}

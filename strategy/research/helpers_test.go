@@ -17,7 +17,10 @@ import (
 
 // TestMain lets a Pool run this test binary as its workers.
 func TestMain(m *testing.M) {
-	worker.ServeIfWorker(worker.Builtin(ta.NewMemo(0)))
+	worker.ServeIfWorker(worker.Builtin(ta.NewMemo(worker.MemoBytes)))
+	if dir := os.Getenv(rssEnv); dir != "" {
+		os.Exit(rssChild(dir))
+	}
 	code := m.Run()
 	printRatios()
 	if demoDir != "" {

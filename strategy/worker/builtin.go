@@ -16,6 +16,12 @@ const (
 	KindParams   = "params"   // StrategyRequest → ParamsResult
 )
 
+// MemoBytes is the indicator cache budget of a worker process
+// (ta.NewMemo(MemoBytes)): room for sixteen indicator columns of a
+// million bars, which a sweep's combinations share, while a worker's
+// resident memory over a million-bar sweep stays under 300 MB.
+const MemoBytes = 128 << 20
+
 // StrategyRequest names a strategy by its text: a worker never opens a
 // strategy file. IndicatorsDir is the project's indicators directory, the
 // only place load("indicators/<name>") reads from (through an os.Root, so

@@ -107,6 +107,20 @@ func (p *Pool) Stats() Stats {
 	return Stats{Started: p.started.Load(), Died: p.died.Load(), Running: len(p.all)}
 }
 
+// PIDs are the process ids of the workers running now (for diagnostics
+// and benchmarks: their memory, their CPU).
+func (p *Pool) PIDs() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pids := make([]int, 0, len(p.all))
+	for w := range p.all {
+		if w.cmd.Process != nil {
+			pids = append(pids, w.cmd.Process.Pid)
+		}
+	}
+	return pids
+}
+
 // Do sends a request of kind with body req to a worker and decodes the
 // response body into resp (unless resp is nil). A strategy failure is a
 // *script.Error, and a history store or backtest failure a *history.Error

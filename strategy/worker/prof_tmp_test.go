@@ -9,7 +9,7 @@ import (
 )
 
 func BenchmarkProfChunk(b *testing.B) {
-	path := writeBench(b, 1_000_000)
+	path := writeBench(b, benchN)
 	src, _ := templates.Source("sma_cross")
 	req := SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: "BENCH@1h", Capital: "10000", FeeBps: 10, SlippageBps: 5}
 	for f := 5; f <= 50; f += 5 {
@@ -25,3 +25,5 @@ func BenchmarkProfChunk(b *testing.B) {
 		}
 	}
 }
+
+var benchN = 17544
