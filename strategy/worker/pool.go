@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,8 @@ type Config struct {
 	// Command starts a worker: the executable and the arguments before the
 	// worker flags. Nil means Self(): this binary with Arg.
 	Command []string
-	// Env is the workers' environment; nil inherits this process's.
+	// Env is the workers' environment; nil means WorkerEnv(os.Environ()):
+	// this process's without its secrets.
 	Env []string
 	// Size is the most workers running at once; 0 means one per core.
 	Size int
@@ -40,6 +42,26 @@ type Config struct {
 	// Procs is each worker's GOMAXPROCS; 0 shares the cores out, NumCPU/Size
 	// (at least 1).
 	Procs int
+}
+
+// workerEnvKeep are the variables a worker keeps from its parent's
+// environment: what the Go runtime, the C library and coverage or race
+// builds read. Everything else (the node keys, the data token, any
+// WICKET_* or cloud credential) stays behind: strategy code never needs
+// it.
+var workerEnvKeep = []string{"PATH", "TMPDIR", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "GOTRACEBACK", "GODEBUG", "GORACE", "GOCOVERDIR"}
+
+// WorkerEnv is env (KEY=VALUE entries) scrubbed for a worker: only the
+// variables in workerEnvKeep pass.
+func WorkerEnv(env []string) []string {
+	out := []string{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(workerEnvKeep, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Self is the command that re-executes this binary as a worker.
@@ -76,6 +98,9 @@ func NewPool(cfg Config) (*Pool, error) {
 	}
 	if len(cfg.Command) == 0 {
 		return nil, &Error{Kind: KindStart, Msg: "worker command is empty"}
+	}
+	if cfg.Env == nil {
+		cfg.Env = WorkerEnv(os.Environ())
 	}
 	if cfg.Size <= 0 {
 		cfg.Size = runtime.NumCPU()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ func testHandlers() Handlers {
 		os.Exit(7)
 		return struct{}{}, nil
 	})
+	h["environ"] = Typed(func(context.Context, struct{}) ([]string, error) { return os.Environ(), nil })
 	h["panic"] = Typed(func(context.Context, struct{}) (struct{}, error) { panic("boom") })
 	h["stdout"] = Typed(func(_ context.Context, s string) (string, error) {
 		fmt.Println("stray output that must not reach the protocol")
@@ -399,5 +401,34 @@ func TestFrames(t *testing.T) {
 	}
 	if err := readFrame(bytes.NewReader([]byte{0, 0, 0, 9, '{'}), &r); err == nil {
 		t.Fatal("torn frame accepted")
+	}
+}
+
+// TestWorkerEnvironmentScrubbed: a worker inherits none of its parent's
+// secrets (the node keys, the data token, any WICKET_* variable or other
+// credential), only what a Go process needs.
+func TestWorkerEnvironmentScrubbed(t *testing.T) {
+	t.Setenv("WICKET_NODE_CONTROL_KEY", "control-key-for-test")
+	t.Setenv("WICKET_NODE_OBSERVE_KEY", "observe-key-for-test")
+	t.Setenv("WICKET_DATA_TOKEN", "token-for-test")
+	t.Setenv("WICKET_PROJECT", "/somewhere")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "cloud-secret-for-test")
+	t.Setenv("TZ", "UTC")
+	p := newPool(t, Config{Size: 1})
+	env, err := Call[struct{}, []string](ctxT(t), p, "environ", struct{}{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(env, "\n")
+	for _, secret := range []string{"WICKET_", "control-key-for-test", "observe-key-for-test", "token-for-test", "AWS_SECRET", "cloud-secret-for-test"} {
+		if strings.Contains(joined, secret) {
+			t.Errorf("the worker's environment holds %q:\n%s", secret, joined)
+		}
+	}
+	if !slices.Contains(env, "TZ=UTC") {
+		t.Errorf("the worker lost TZ: %q", env)
+	}
+	if got := WorkerEnv([]string{"PATH=/bin", "WICKET_X=1", "HOME=/root", "GOCOVERDIR=/c", "PATHX=1"}); !slices.Equal(got, []string{"PATH=/bin", "GOCOVERDIR=/c"}) {
+		t.Errorf("WorkerEnv kept %q", got)
 	}
 }
