@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"wicket/internal/project"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
@@ -153,7 +153,7 @@ func (tb *toolbox) listTemplates(_ context.Context, c *call) *result {
 // worker processes (the strategy worker pool satisfies it): the server
 // never executes Starlark itself.
 type Strategies interface {
-	Validate(ctx context.Context, req worker.StrategyRequest) (script.Report, error)
+	Validate(ctx context.Context, req worker.StrategyRequest) (scriptapi.Report, error)
 	Params(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error)
 }
 
@@ -172,35 +172,35 @@ func (tb *toolbox) strategyRequest(c *call) (worker.StrategyRequest, error) {
 }
 
 // strategySource resolves the name-or-source arguments to source text.
-func (tb *toolbox) strategySource(c *call) (script.Source, error) {
+func (tb *toolbox) strategySource(c *call) (scriptapi.Source, error) {
 	name, err := c.args.str("name", "")
 	if err != nil {
-		return script.Source{}, err
+		return scriptapi.Source{}, err
 	}
 	text, err := c.args.str("source", "")
 	if err != nil {
-		return script.Source{}, err
+		return scriptapi.Source{}, err
 	}
 	switch {
 	case name != "" && text != "":
-		return script.Source{}, fmt.Errorf("give name or source, not both")
+		return scriptapi.Source{}, fmt.Errorf("give name or source, not both")
 	case text != "":
-		return script.Source{Name: "source.star", Text: text}, nil
+		return scriptapi.Source{Name: "source.star", Text: text}, nil
 	case name == "":
-		return script.Source{}, fmt.Errorf("give name (a strategy in the project) or source (Starlark text)")
+		return scriptapi.Source{}, fmt.Errorf("give name (a strategy in the project) or source (Starlark text)")
 	}
 	path, err := tb.strategyPath(name)
 	if err != nil {
-		return script.Source{}, err
+		return scriptapi.Source{}, err
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return script.Source{}, fmt.Errorf("no strategy %q in the project; call list_strategies for the names, or pass source", name)
+		return scriptapi.Source{}, fmt.Errorf("no strategy %q in the project; call list_strategies for the names, or pass source", name)
 	}
 	if err != nil {
-		return script.Source{}, fmt.Errorf("read strategy %q: %w", name, err)
+		return scriptapi.Source{}, fmt.Errorf("read strategy %q: %w", name, err)
 	}
-	return script.Source{Name: name + ".star", Text: string(b)}, nil
+	return scriptapi.Source{Name: name + ".star", Text: string(b)}, nil
 }
 
 // strategyPath validates name and locates it in the project.
@@ -249,7 +249,7 @@ func (tb *toolbox) discoverParams(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	if res.Knobs == nil {
-		res.Knobs = []script.Knob{}
+		res.Knobs = []scriptapi.Knob{}
 	}
 	return ok(map[string]any{"strategy": req.Name, "style": res.Style, "summary": res.Summary, "params": res.Knobs, "count": len(res.Knobs)})
 }

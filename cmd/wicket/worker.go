@@ -5,6 +5,7 @@ import (
 
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
+	"wicket/strategy/worker/handlers"
 )
 
 // workerCommand is the hidden worker mode: the process a worker pool
@@ -28,5 +29,5 @@ func workerCommand() *cli.Command {
 // workerHandlers is every request kind a worker serves. One memo per
 // worker process: indicator results are shared across its requests.
 func workerHandlers() worker.Handlers {
-	return worker.Builtin(ta.NewMemo(worker.MemoBytes))
+	return handlers.New(ta.NewMemo(worker.MemoBytes))
 }

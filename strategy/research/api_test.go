@@ -198,7 +198,7 @@ func TestLength(t *testing.T) {
 }
 
 func TestListStrategies(t *testing.T) {
-	l := NewLocal(Config{Project: demoProject(t)})
+	l := newLocal(t, 1) // the summaries are parsed in a worker
 	got, err := l.ListStrategies(ctxT(t))
 	if err != nil {
 		t.Fatal(err)

@@ -13,11 +13,12 @@ import (
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
+	"wicket/strategy/worker/handlers"
 )
 
 // TestMain lets a Pool run this test binary as its workers.
 func TestMain(m *testing.M) {
-	worker.ServeIfWorker(worker.Builtin(ta.NewMemo(worker.MemoBytes)))
+	worker.ServeIfWorker(handlers.New(ta.NewMemo(worker.MemoBytes)))
 	if dir := os.Getenv(rssEnv); dir != "" {
 		os.Exit(rssChild(dir))
 	}

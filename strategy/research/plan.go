@@ -14,7 +14,7 @@ import (
 	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
 
@@ -37,7 +37,7 @@ type plan struct {
 	rankBy   string
 	gran     strategy.Granularity
 	bars     strategy.Bars // the range's bars (times used to lay out windows)
-	knobs    []script.Knob
+	knobs    []scriptapi.Knob
 	swept    []string // swept knob names, in declaration order
 	axes     [][]any  // values per swept knob, in the knobs' Go types
 	fixed    map[string]any
@@ -142,7 +142,7 @@ const maxAxis = 1_000_000
 // the combinations before expanding any range, so an over-large grid is
 // refused (p.tooMany) without work.
 func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
-	byName := map[string]script.Knob{}
+	byName := map[string]scriptapi.Knob{}
 	names := make([]string, len(p.knobs))
 	for i, k := range p.knobs {
 		byName[k.Name] = k
@@ -162,7 +162,7 @@ func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
 	}
 	// Count first.
 	type axis struct {
-		knob       script.Knob
+		knob       scriptapi.Knob
 		spec       GridSpec
 		n          int
 		from, step float64
@@ -235,8 +235,8 @@ func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
 
 // rangeCount checks a {from, to, step} range for knob k and counts its
 // values.
-func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err error) {
-	if k.Type != script.KnobInt && k.Type != script.KnobFloat {
+func rangeCount(k scriptapi.Knob, spec GridSpec) (n int, from, step float64, err error) {
+	if k.Type != scriptapi.KnobInt && k.Type != scriptapi.KnobFloat {
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: a {from, to, step} range needs an int or float knob, and %s is a %s knob; list its values instead (%s)", k.Name, k.Name, k.Type, k.Range())
 	}
 	from, to := *spec.From, *spec.To
@@ -245,7 +245,7 @@ func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err er
 		step = *spec.Step
 	case k.Step != nil:
 		step = *k.Step
-	case k.Type == script.KnobInt:
+	case k.Type == scriptapi.KnobInt:
 		step = 1
 	default:
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: give the range a step; the float knob %s declares none", k.Name, k.Name)
@@ -260,7 +260,7 @@ func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err er
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: step %s must be positive", k.Name, fmtNum(step))
 	case from > to:
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: from %s is above to %s", k.Name, fmtNum(from), fmtNum(to))
-	case k.Type == script.KnobInt && (from != math.Trunc(from) || to != math.Trunc(to) || step != math.Trunc(step)):
+	case k.Type == scriptapi.KnobInt && (from != math.Trunc(from) || to != math.Trunc(to) || step != math.Trunc(step)):
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: %s is an int knob, so from, to and step must be whole numbers", k.Name, k.Name)
 	}
 	for _, x := range []float64{from, to} {

@@ -1,4 +1,4 @@
-package worker
+package handlers
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"wicket/strategy/worker"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
@@ -16,7 +17,7 @@ func TestStatsOf(t *testing.T) {
 	// Returns 1, 2, 3, 4, 10: mean 4, deviations -3 -2 -1 0 6, central
 	// moments by hand.
 	r := []float64{1, 2, 3, 4, 10}
-	st := StatsOf(backtest.MomentsOf(r))
+	st := worker.StatsOf(backtest.MomentsOf(r))
 	m2 := (9.0 + 4 + 1 + 0 + 36) / 5     // 10
 	m3 := (-27.0 - 8 - 1 + 0 + 216) / 5  // 36
 	m4 := (81.0 + 16 + 1 + 0 + 1296) / 5 // 278.8
@@ -36,12 +37,12 @@ func TestStatsOf(t *testing.T) {
 	if st.T != 5 {
 		t.Errorf("T = %d", st.T)
 	}
-	if flat := StatsOf(backtest.MomentsOf([]float64{0, 0, 0})); !math.IsNaN(float64(flat.SR)) {
+	if flat := worker.StatsOf(backtest.MomentsOf([]float64{0, 0, 0})); !math.IsNaN(float64(flat.SR)) {
 		t.Errorf("flat returns have SR %v, want undefined", flat.SR)
 	}
 	// Num crosses JSON with NaN as null and back.
-	b, _ := json.Marshal(StatsOf(backtest.MomentsOf([]float64{0, 0})))
-	var back ReturnStats
+	b, _ := json.Marshal(worker.StatsOf(backtest.MomentsOf([]float64{0, 0})))
+	var back worker.ReturnStats
 	if err := json.Unmarshal(b, &back); err != nil || string(b) != `{"sr":null,"skew":null,"kurt":null,"t":2}` || !math.IsNaN(float64(back.SR)) {
 		t.Errorf("%s → %+v, %v", b, back, err)
 	}
