@@ -129,6 +129,8 @@ const (
 // backtested and ranked.
 type SweepRequest struct {
 	StrategyRef
+	// Series is one series, or a universe: a comma-separated list and/or
+	// patterns such as *@1d (at most MaxUniverse series).
 	Series string `json:"series"`
 	// Grid maps a knob to the values to try: a list, or {from, to, step}.
 	Grid Grid `json:"grid"`
@@ -152,8 +154,11 @@ type SweepRequest struct {
 // how likely the winner's Sharpe ratio is luck given the number of trials.
 // A cancelled sweep returns what finished with Partial set.
 type SweepResult struct {
-	Strategy     string   `json:"strategy"`
-	Series       string   `json:"series"`
+	Strategy string `json:"strategy"`
+	Series   string `json:"series"`
+	// Universe lists the series a universe sweep ran over (Series named a
+	// list or a pattern); its Top are ranked by pooled figures.
+	Universe     []string `json:"universe,omitempty"`
 	RankBy       string   `json:"rank_by"`
 	Knobs        []string `json:"knobs"`        // the swept knobs, in declaration order
 	Combinations int      `json:"combinations"` // in the grid
@@ -169,7 +174,10 @@ type SweepResult struct {
 	Errors   []TrialError `json:"errors,omitempty"`
 	Settings Settings     `json:"settings"`
 	Estimate *Estimate    `json:"estimate,omitempty"`
-	Warnings []string     `json:"warnings"`
+	// PerSeries are a universe sweep's series with the winner's deflated
+	// Sharpe ratio on each.
+	PerSeries []SeriesSweep `json:"per_series,omitempty"`
+	Warnings  []string      `json:"warnings"`
 }
 
 // Trial is one evaluated combination.
@@ -180,8 +188,11 @@ type Trial struct {
 	// Score is the rank_by metric; null when undefined (no variance, no
 	// losing trade), and such trials rank last.
 	Score *float64 `json:"score"`
-	// Metrics are exactly what a backtest of these params reports.
+	// Metrics are exactly what a backtest of these params reports; for a
+	// universe, the Pooled figures.
 	Metrics json.RawMessage `json:"metrics"`
+	// Series are a universe's per-series metrics of these params.
+	Series []SeriesMetrics `json:"series,omitempty"`
 }
 
 // TrialError is a combination whose run failed.

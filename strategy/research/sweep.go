@@ -23,6 +23,13 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if req.Top < 0 {
 		return SweepResult{}, errorf(KindInvalid, "top %d must be positive (default %d, at most %d)", req.Top, DefaultTop, MaxTop)
 	}
+	names, single, err := l.universe(req.Series)
+	if err != nil {
+		return SweepResult{}, err
+	}
+	if !single {
+		return l.sweepUniverse(ctx, req, names, progress)
+	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,

@@ -66,6 +66,10 @@ type Scores struct {
 	ProfitFactor Num `json:"profit_factor"`
 	TotalReturn  Num `json:"total_return"`
 	MaxDrawdown  Num `json:"max_drawdown"`
+	// For pooling a universe's results.
+	Sortino  Num `json:"sortino"`
+	WinRate  Num `json:"win_rate"`
+	Exposure Num `json:"exposure"`
 }
 
 // ReturnStats describe a run's per-bar returns for the deflated Sharpe

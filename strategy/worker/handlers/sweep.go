@@ -115,6 +115,7 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 		Scores: worker.Scores{
 			Sharpe: worker.Num(m.Sharpe), CAGR: worker.Num(m.CAGR), Calmar: worker.Num(m.Calmar), ProfitFactor: worker.Num(m.ProfitFactor),
 			TotalReturn: worker.Num(m.TotalReturn), MaxDrawdown: worker.Num(m.MaxDrawdown),
+			Sortino: worker.Num(m.Sortino), WinRate: worker.Num(m.WinRate), Exposure: worker.Num(m.Exposure),
 		},
 		Stats:  worker.StatsOf(ev.Moments),
 		Trades: m.Trades,
