@@ -80,7 +80,9 @@ type StrategyList struct {
 // MaxStrategies bounds StrategyList.
 const MaxStrategies = 500
 
-// BacktestRequest is one backtest. Params override knob defaults.
+// BacktestRequest is one backtest. Params override knob defaults. Series
+// may name a universe (a list, or patterns such as *@1d): then Result
+// holds each series' report and the pooled figures.
 type BacktestRequest struct {
 	StrategyRef
 	Series string         `json:"series"`
@@ -343,5 +345,11 @@ type WalkForwardResult struct {
 	Partial                 bool     `json:"partial"`
 	PartialReason           string   `json:"partial_reason,omitempty"`
 	Settings                Settings `json:"settings"`
-	Warnings                []string `json:"warnings"`
+	// Universe, PerSeries and Pooled describe a walk-forward over a
+	// universe: one analysis per series, and their out-of-sample figures
+	// pooled.
+	Universe  []string            `json:"universe,omitempty"`
+	PerSeries []WalkForwardResult `json:"per_series,omitempty"`
+	Pooled    *Pooled             `json:"pooled,omitempty"`
+	Warnings  []string            `json:"warnings"`
 }

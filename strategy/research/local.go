@@ -301,6 +301,13 @@ func checkSeries(series string) error {
 
 // Backtest runs one backtest in a worker.
 func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResult, error) {
+	names, single, err := l.universe(req.Series)
+	if err != nil {
+		return BacktestResult{}, err
+	}
+	if !single {
+		return l.backtestUniverse(ctx, req, names)
+	}
 	label, source, err := l.resolve(req.StrategyRef)
 	if err != nil {
 		return BacktestResult{}, err

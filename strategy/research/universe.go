@@ -422,3 +422,175 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	}
 	return res, nil
 }
+
+// reportSleeve reads the figures pool needs from a backtest report's
+// metrics (as reported, to six significant digits).
+func reportSleeve(metrics json.RawMessage) (sleeve, error) {
+	var m struct {
+		TotalReturn *float64 `json:"total_return"`
+		Sharpe      *float64 `json:"sharpe"`
+		Sortino     *float64 `json:"sortino"`
+		MaxDrawdown *float64 `json:"max_drawdown"`
+		WinRate     *float64 `json:"win_rate"`
+		Exposure    *float64 `json:"exposure"`
+		Trades      int      `json:"trades"`
+		Start       string   `json:"start"`
+		End         string   `json:"end"`
+	}
+	if err := json.Unmarshal(metrics, &m); err != nil {
+		return sleeve{}, err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	s := sleeve{totalReturn: f(m.TotalReturn), sharpe: f(m.Sharpe), sortino: f(m.Sortino), maxDD: f(m.MaxDrawdown),
+		winRate: f(m.WinRate), exposure: f(m.Exposure), trades: m.Trades}
+	var err error
+	if s.start, err = time.Parse(time.RFC3339, m.Start); err != nil {
+		return s, err
+	}
+	s.end, err = time.Parse(time.RFC3339, m.End)
+	return s, err
+}
+
+// UniverseBacktest is BacktestResult.Result for a universe: every
+// series' report, in the universe's order, and the pooled figures.
+type UniverseBacktest struct {
+	Universe []string         `json:"universe"`
+	Pooled   Pooled           `json:"pooled"`
+	Results  []SeriesBacktest `json:"results"`
+}
+
+// SeriesBacktest is one series' backtest report in a universe.
+type SeriesBacktest struct {
+	Series string          `json:"series"`
+	Result json.RawMessage `json:"result"`
+}
+
+// backtestUniverse backtests the strategy on every series of the
+// universe (one after another, each in a worker) and pools the figures.
+func (l *Local) backtestUniverse(ctx context.Context, req BacktestRequest, names []string) (BacktestResult, error) {
+	if req.Plot {
+		return BacktestResult{}, errorf(KindInvalid, "plot draws one series; plot one of the universe's (%s)", names[0])
+	}
+	out := UniverseBacktest{Universe: names}
+	var ss []sleeve
+	var text strings.Builder
+	var output strings.Builder
+	var bar time.Duration
+	capital := 0.0
+	for _, name := range names {
+		one := req
+		one.Series = name
+		r, err := l.Backtest(ctx, one)
+		if err != nil {
+			return BacktestResult{}, fmt.Errorf("series %s: %w", name, err)
+		}
+		var rep struct {
+			Metrics  json.RawMessage `json:"metrics"`
+			Settings struct {
+				Capital string `json:"capital"`
+			} `json:"settings"`
+		}
+		if err := json.Unmarshal(r.Result, &rep); err != nil {
+			return BacktestResult{}, errorf(KindUnavailable, "series %s: read the report: %v", name, err)
+		}
+		s, err := reportSleeve(rep.Metrics)
+		if err != nil {
+			return BacktestResult{}, errorf(KindUnavailable, "series %s: read the metrics: %v", name, err)
+		}
+		fmt.Sscan(rep.Settings.Capital, &capital)
+		_, g, _ := history.CheckSeries(name)
+		bar = g.Duration()
+		ss = append(ss, s)
+		out.Results = append(out.Results, SeriesBacktest{Series: name, Result: r.Result})
+		text.WriteString(r.Text)
+		if !strings.HasSuffix(r.Text, "\n") {
+			text.WriteString("\n")
+		}
+		text.WriteString("\n")
+		if r.Output != "" {
+			fmt.Fprintf(&output, "[%s]\n%s", name, r.Output)
+		}
+	}
+	p := pool(ss, bar)
+	out.Pooled = p.report(len(names), capital)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return BacktestResult{}, errorf(KindUnavailable, "encode the universe's result: %v", err)
+	}
+	pm := out.Pooled
+	fmt.Fprintf(&text, "pooled over %d series (equal weight, not rebalanced): total return %s  cagr %s  mean sharpe %s  worst drawdown %s  trades %d\n",
+		len(names), fmtPct(pm.TotalReturn), fmtPct(pm.CAGR), fmtFixed(pm.Sharpe), fmtPct(pm.MaxDrawdown), pm.Trades)
+	return BacktestResult{Result: b, Text: text.String(), Output: output.String()}, nil
+}
+
+func fmtPct(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", *x*100)
+}
+
+func fmtFixed(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *x)
+}
+
+// walkForwardUniverse runs the walk-forward analysis on every series of
+// the universe, one after another (each spread over the pool), and pools
+// the stitched out-of-sample figures.
+func (l *Local) walkForwardUniverse(ctx context.Context, req WalkForwardRequest, names []string, progress func(Progress)) (WalkForwardResult, error) {
+	if err := noPooled(req.RankBy); err != nil {
+		return WalkForwardResult{}, err
+	}
+	res := WalkForwardResult{Series: req.Series, Universe: names, Anchored: req.Anchored, Windows: []Window{}, Equity: []EquityPoint{}, Warnings: []string{}}
+	var ss []sleeve
+	var bar time.Duration
+	capital := 0.0
+	for k, name := range names {
+		one := req
+		one.Series = name
+		r, err := l.WalkForward(ctx, one, func(p Progress) {
+			report(progress, Progress{Done: k*p.Total + p.Done, Total: len(names) * p.Total, Message: name + ": " + p.Message})
+		})
+		if err != nil {
+			return WalkForwardResult{}, fmt.Errorf("series %s: %w", name, err)
+		}
+		res.Strategy, res.RankBy, res.Knobs, res.Combinations, res.Settings = r.Strategy, r.RankBy, r.Knobs, r.Combinations, r.Settings
+		res.PerSeries = append(res.PerSeries, r)
+		if r.Partial {
+			res.Partial, res.PartialReason = true, name+": "+r.PartialReason
+			break
+		}
+		o := r.OutOfSample
+		if o == nil {
+			continue
+		}
+		f := func(p *float64) float64 {
+			if p == nil {
+				return math.NaN()
+			}
+			return *p
+		}
+		s := sleeve{totalReturn: f(o.TotalReturn), sharpe: f(o.Sharpe), sortino: f(o.Sortino), maxDD: f(o.MaxDrawdown),
+			winRate: math.NaN(), exposure: math.NaN(), trades: o.Trades}
+		s.start, _ = time.Parse(time.RFC3339, o.Start)
+		s.end, _ = time.Parse(time.RFC3339, o.End)
+		ss = append(ss, s)
+		fmt.Sscan(r.Settings.Capital, &capital)
+		_, g, _ := history.CheckSeries(name)
+		bar = g.Duration()
+	}
+	if len(ss) > 0 {
+		p := pool(ss, bar).report(len(ss), capital)
+		p.WinRate, p.Exposure = nil, nil // the stitched curves carry neither
+		res.Pooled = &p
+	}
+	return res, nil
+}

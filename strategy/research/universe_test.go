@@ -133,3 +133,54 @@ func TestUniverseBounds(t *testing.T) {
 		t.Errorf("eight series: %v", err)
 	}
 }
+
+// TestUniverseBacktestAndWalkForward: a universe backtest holds each
+// series' own report and pools them; a universe walk-forward holds each
+// series' analysis and pools their out-of-sample figures.
+func TestUniverseBacktestAndWalkForward(t *testing.T) {
+	l := newLocal(t, 2)
+	ref := templateRef(t, "sma_cross")
+	res, err := l.Backtest(ctxT(t), BacktestRequest{StrategyRef: ref, Series: "BTC-USD@1d,SPY@1d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u UniverseBacktest
+	if err := json.Unmarshal(res.Result, &u); err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Results) != 2 || u.Pooled.Series != 2 || !strings.Contains(res.Text, "pooled over 2 series") {
+		t.Fatalf("%+v\n%s", u.Pooled, res.Text)
+	}
+	trades := 0
+	for _, r := range u.Results {
+		one, err := l.Backtest(ctxT(t), BacktestRequest{StrategyRef: ref, Series: r.Series})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(one.Result) != string(r.Result) {
+			t.Errorf("%s: the universe's report differs from the series' own", r.Series)
+		}
+		var m struct{ Metrics struct{ Trades int } }
+		json.Unmarshal(r.Result, &m)
+		trades += m.Metrics.Trades
+	}
+	if u.Pooled.Trades != trades {
+		t.Errorf("pooled trades %d, want %d", u.Pooled.Trades, trades)
+	}
+	if _, err := l.Backtest(ctxT(t), BacktestRequest{StrategyRef: ref, Series: "*@1d", Plot: true}); err == nil {
+		t.Error("a universe plot was drawn")
+	}
+
+	wf, err := l.WalkForward(ctxT(t), WalkForwardRequest{StrategyRef: ref, Series: "BTC-USD@1d,ETH-USD@1d",
+		Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}, Windows: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wf.PerSeries) != 2 || wf.Pooled == nil || wf.Pooled.Series != 2 || len(wf.PerSeries[0].Windows) != 3 {
+		t.Fatalf("walk-forward universe: %d per series, pooled %+v", len(wf.PerSeries), wf.Pooled)
+	}
+	mean := (*wf.PerSeries[0].OutOfSample.TotalReturn + *wf.PerSeries[1].OutOfSample.TotalReturn) / 2
+	if math.Abs(*wf.Pooled.TotalReturn-mean) > 2e-6 {
+		t.Errorf("pooled out-of-sample return %v, want the mean %v", *wf.Pooled.TotalReturn, mean)
+	}
+}

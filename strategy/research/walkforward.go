@@ -83,6 +83,13 @@ const minOutOfSampleBars = 2
 // When ctx ends mid-analysis, WalkForward returns promptly with the
 // leading windows that finished, Partial set, and no error.
 func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
+	names, single, err := l.universe(req.Series)
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
+	if !single {
+		return l.walkForwardUniverse(ctx, req, names, progress)
+	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
