@@ -272,7 +272,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				}
 			}
 			eq = cash + pos*c
-			if prev > 0 {
+			if prev > 0 && eq != prev { // flat, eq == prev and r is exactly 0: no division
 				r = eq/prev - 1
 			}
 			if pos != 0 {

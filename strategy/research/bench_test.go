@@ -300,7 +300,11 @@ func BenchmarkSweepVsReference(b *testing.B) {
 			}
 			ours := 100 / best.Seconds()
 			b.ReportMetric(ours, "combinations/s/core")
+			// The reference's best of two runs, as the sweep's is its best.
 			ref, why := reference(b, csv)
+			if again, _ := reference(b, csv); again > ref {
+				ref = again
+			}
 			label := "numba reference"
 			if why != "" {
 				ref, label = refFigures[n], "the reference's published figure, not measured here: "+why
@@ -412,7 +416,19 @@ func peakRSS(pid string) uint64 {
 // prints them once the benchmarks are done, each on a line of its own.
 var ratios []string
 
-func addRatio(s string) { ratios = append(ratios, s) }
+// addRatio records a ratio line; a later line with the same name (the
+// text before the colon) replaces an earlier one, so a benchmark that the
+// framework runs more than once reports its last run.
+func addRatio(s string) {
+	name, _, _ := strings.Cut(s, ":")
+	for i, r := range ratios {
+		if n, _, _ := strings.Cut(r, ":"); n == name {
+			ratios[i] = s
+			return
+		}
+	}
+	ratios = append(ratios, s)
+}
 
 func printRatios() {
 	for _, r := range ratios {
