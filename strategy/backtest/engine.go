@@ -221,7 +221,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	cash, pos, bust := s.cash, s.pos, false
 	peak, floor := acc.peak, acc.floor
 	prev := s.capital
-	for i := range n {
+	for i := 0; i < n; i++ {
 		if i&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
 				return &Error{Kind: Canceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
@@ -231,6 +231,37 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			hi := min(n, i+signalBlock)
 			targets, base, refill = block[:hi-i], i, hi
 			sig.From(i).TargetsInto(targets)
+		}
+		if pos == 0 && !hasPending && !bust && targets != nil {
+			// Flat, nothing pending: until the next target (or a bad
+			// price, which the bar-by-bar path reports), equity stays at
+			// prev and every return is exactly 0, so the sums do not move
+			// and the peak only needs its first and last bar.
+			end := min(refill, n, (i|0x3fff)+1)
+			j := i
+			for j < end {
+				o, c := open[j], close[j]
+				if t := targets[j-base]; t == t || !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
+					break
+				}
+				returns[j] = 0
+				if equity != nil {
+					equity[j] = prev
+				}
+				j++
+			}
+			if j > i {
+				if prev >= peak {
+					acc.newPeak(i, times[i], prev)
+					acc.peakAt, acc.peakTime, acc.lastPeak = j-1, times[j-1], j-1
+					peak, floor = acc.peak, acc.floor
+				} else if prev < floor {
+					acc.deepen(prev)
+					floor = acc.floor
+				}
+				i = j - 1
+				continue
+			}
 		}
 		o, c := open[i], close[i]
 		if !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
