@@ -103,20 +103,33 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		p.settings.To = cfg.To.UTC().Format(time.RFC3339)
 	}
 
-	// The bars: the series must exist and the range hold some.
+	// The knobs, from the strategy itself (run in a worker), while this
+	// process reads the bars: the series must exist and the range hold
+	// some. A store error is reported before a strategy error.
+	type knobs struct {
+		res worker.ParamsResult
+		err error
+	}
+	asked := make(chan knobs, 1)
+	go func() {
+		res, err := l.cfg.Pool.Params(ctx, worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params})
+		asked <- knobs{res, err}
+	}()
 	_, p.gran, _ = history.CheckSeries(in.series)
+	digest := ""
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	if err == nil {
+		p.bars, err = store.Load(in.series, cfg.From, cfg.To)
+		store.Close()
+		if err == nil {
+			digest = p.bars.Digest()
+		}
+	}
+	k := <-asked
 	if err != nil {
 		return nil, classify(err)
 	}
-	p.bars, err = store.Load(in.series, cfg.From, cfg.To)
-	store.Close()
-	if err != nil {
-		return nil, classify(err)
-	}
-
-	// The knobs, from the strategy itself (run in a worker).
-	params, err := l.cfg.Pool.Params(ctx, worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params})
+	params, err := k.res, k.err
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -129,7 +142,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
-		Digest: p.bars.Digest(),
+		Digest: digest,
 	}
 	return p, nil
 }
