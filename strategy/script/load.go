@@ -33,6 +33,9 @@ type Options struct {
 	Memo *ta.Memo
 	// PrintLimit caps the captured print output (bytes); 0 means 64 KiB.
 	PrintLimit int
+	// BarKeys, when set, keys the bar columns of this strategy's runs by
+	// identity (see BarKeys); nil hashes them on every run.
+	BarKeys *BarKeys
 }
 
 // Strategy is a loaded strategy: its top level has run with its knob
@@ -46,6 +49,7 @@ type Strategy struct {
 	values  map[string]any
 	limits  Limits
 	memo    *ta.Memo
+	barKeys *BarKeys
 	out     *capture
 	warmup  atomic.Int64
 
@@ -168,7 +172,7 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	if plimit <= 0 {
 		plimit = 64 << 10
 	}
-	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, out: &capture{limit: plimit}}
+	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, barKeys: opts.BarKeys, out: &capture{limit: plimit}}
 
 	p := &params{overrides: opts.Overrides, open: true}
 	r := newRun(memo, nil)

@@ -24,11 +24,12 @@ const runKey = "wicket.run"
 // run is the state of one execution: the bars, the current bar, the
 // memo, the largest warm-up seen, and why the thread was stopped.
 type run struct {
-	memo   *ta.Memo
-	bars   *strategy.Bars
-	n      int
-	cursor int
-	warmup int
+	memo    *ta.Memo
+	barKeys *BarKeys // nil: hash every column
+	bars    *strategy.Bars
+	n       int
+	cursor  int
+	warmup  int
 
 	mu   sync.Mutex
 	cols map[string]*Series
@@ -111,7 +112,7 @@ func (r *run) column(name string) (*Series, error) {
 	if len(vals) != r.n {
 		return nil, fmt.Errorf("bar column %s has %d values for %d bars", name, len(vals), r.n)
 	}
-	s := &Series{vals: vals, key: r.memo.Key("bars."+name, []ta.Key{r.memo.ValuesKey(vals)}, nil), start: leadingNaN(vals), run: r}
+	s := &Series{vals: vals, key: r.memo.Key("bars."+name, []ta.Key{r.barKeys.key(r.memo, name, vals)}, nil), start: leadingNaN(vals), run: r}
 	r.cols[name] = s
 	return s, nil
 }
@@ -237,6 +238,7 @@ func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Si
 		return strategy.Signals{}, s.styleError(StyleSignals)
 	}
 	r := newRun(s.memo, &bars)
+	r.barKeys = s.barKeys
 	th := newThread(r, s.out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
@@ -382,6 +384,7 @@ func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, err
 		return nil, s.styleError(StyleOnBar)
 	}
 	r := newRun(s.memo, &bars)
+	r.barKeys = s.barKeys
 	r.cursor = -1
 	th := newThread(r, s.out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)

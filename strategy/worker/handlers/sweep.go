@@ -58,6 +58,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	before := memo.Stats().Computed
 	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
+	opts.BarKeys = &script.BarKeys{} // the chunk's bars come from the bar cache and are never modified
 	var sc backtest.Scratch
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
