@@ -85,3 +85,31 @@ func TestTargetsIntoAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestDigest: the digest is pinned (workers on other machines must
+// compute the same one) and changes with any value.
+func TestDigest(t *testing.T) {
+	n := 20_000
+	b := Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n), Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	for i := range n {
+		b.Time[i] = int64(1_700_000_000 + 3600*i)
+		b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i] = float64(i), float64(i)+1, float64(i)-1, float64(i)+0.5, 1
+	}
+	const want = "349b5d5cb5ad921cc979c7f01494dc280aec273637a9b600658abb13132e9c5a"
+	if got := b.Digest(); got != want {
+		t.Errorf("digest %s, want %s", got, want)
+	}
+	b.Volume[n-1] = 2
+	if b.Digest() == want {
+		t.Error("the digest ignores the last volume")
+	}
+}
+
+func BenchmarkDigest(b *testing.B) {
+	n := 1_000_000
+	bars := Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n), Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	for b.Loop() {
+		bars.Digest()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "bars/s")
+}
