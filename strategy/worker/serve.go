@@ -14,6 +14,8 @@ import (
 	"runtime/metrics"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Arg is the argument that puts the binary in worker mode: `wicket
@@ -174,6 +176,7 @@ func Main(args []string, h Handlers) int {
 		return 1
 	}
 	gc := newGCTarget(int64(l.MemoryMiB) << 20)
+	go gc.follow(gcFollow)
 	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.adjust); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
@@ -187,16 +190,17 @@ func Main(args []string, h Handlers) int {
 // few columns per combination and, at the runtime's default pace, would
 // let its heap grow to twice what it holds. The soft memory limit starts
 // at softStart and follows the live heap up (an eighth more than it plus
-// 24 MiB, so a strategy that holds more is not collected without pause),
+// 16 MiB, so a strategy that holds more is not collected without pause),
 // never above three quarters of the hard limit. Below the soft limit the
 // runtime's default pace (GOGC 100) governs.
 type gcTarget struct {
+	mu        sync.Mutex
 	soft, max int64
 }
 
 // softStart is a worker's first soft memory limit: room for a
 // million-bar sweep (bars, the indicator cache, a combination's columns).
-const softStart = 256 << 20
+const softStart = 240 << 20
 
 func newGCTarget(hard int64) *gcTarget {
 	g := &gcTarget{max: hard * 3 / 4}
@@ -205,8 +209,19 @@ func newGCTarget(hard int64) *gcTarget {
 	return g
 }
 
-// adjust raises the soft limit after a request when the live heap needs
-// more room.
+// gcFollow is how often a worker looks at its live heap during a request.
+const gcFollow = 100 * time.Millisecond
+
+// follow calls adjust every period, so a request that holds more than the
+// soft limit is not collected without pause until it ends.
+func (g *gcTarget) follow(period time.Duration) {
+	for range time.Tick(period) {
+		g.adjust()
+	}
+}
+
+// adjust raises the soft limit (after a request, and while one runs) when
+// the live heap needs more room. It is safe for concurrent use.
 func (g *gcTarget) adjust() {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
@@ -214,7 +229,9 @@ func (g *gcTarget) adjust() {
 		return
 	}
 	live := int64(s[0].Value.Uint64())
-	if want := min(live+live/8+24<<20, g.max); want > g.soft {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if want := min(live+live/8+16<<20, g.max); want > g.soft {
 		g.soft = want
 		debug.SetMemoryLimit(g.soft)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -247,4 +249,28 @@ func TestWorkerEnvironmentScrubbed(t *testing.T) {
 	if got := WorkerEnv([]string{"PATH=/bin", "WICKET_X=1", "HOME=/root", "GOCOVERDIR=/c", "PATHX=1"}); !slices.Equal(got, []string{"PATH=/bin", "GOCOVERDIR=/c"}) {
 		t.Errorf("WorkerEnv kept %q", got)
 	}
+}
+
+// TestGCTargetFollowsLiveHeap: the soft memory limit starts at softStart
+// (never above three quarters of the hard limit) and rises with a live
+// heap that needs more room, never past three quarters of the hard limit.
+func TestGCTargetFollowsLiveHeap(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	if g := newGCTarget(128 << 20); g.soft != 96<<20 {
+		t.Errorf("a 128 MiB worker's soft limit is %d MiB, want 96", g.soft>>20)
+	}
+	g := newGCTarget(4 << 30)
+	if g.soft != softStart {
+		t.Fatalf("soft limit %d MiB, want %d", g.soft>>20, softStart>>20)
+	}
+	hold := make([]byte, 300<<20)
+	for i := range hold {
+		hold[i] = 1
+	}
+	runtime.GC()
+	g.adjust()
+	if g.soft < 300<<20 || g.soft > 3<<30 {
+		t.Errorf("with 300 MiB live the soft limit is %d MiB", g.soft>>20)
+	}
+	runtime.KeepAlive(hold)
 }
