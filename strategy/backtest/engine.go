@@ -263,6 +263,49 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				continue
 			}
 		}
+		if pos != 0 && !hasPending && !bust && targets != nil {
+			// In a position, nothing pending: until the next target (or a
+			// bad price, or equity at zero, which the bar-by-bar path
+			// handles), each bar only marks the position to its close;
+			// the accounting is the bar-by-bar path's, in a tighter loop.
+			end := min(refill, n, (i|0x3fff)+1)
+			j := i
+			for j < end {
+				o, c := open[j], close[j]
+				if t := targets[j-base]; t == t || !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
+					break
+				}
+				eq := cash + pos*c
+				if eq <= 0 {
+					break
+				}
+				r := 0.0
+				if prev > 0 && eq != prev {
+					r = eq/prev - 1
+				}
+				if equity != nil {
+					equity[j] = eq
+				}
+				returns[j] = r
+				sum += r
+				dn := min(r, 0)
+				down += dn * dn
+				if eq >= peak {
+					acc.newPeak(j, times[j], eq)
+					peak, floor = acc.peak, acc.floor
+				} else if eq < floor {
+					acc.deepen(eq)
+					floor = acc.floor
+				}
+				prev = eq
+				j++
+			}
+			if j > i {
+				exposed += j - i
+				i = j - 1
+				continue
+			}
+		}
 		o, c := open[i], close[i]
 		if !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
 			return invalidf("bar %d (%s) has open %v and close %v; prices must be finite and above zero", i, timeString(b.Time[i]), o, c)
