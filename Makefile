@@ -65,7 +65,11 @@ conformance: build
 		$(MAKE) --no-print-directory $(CONFORMANCE) && testdata/conformance/run.sh $(BIN)/wicket $(CONFORMANCE_DIR); \
 	fi
 
+# The sweep's yardstick is a numba loop (strategy/research/testdata/ref_sma.py);
+# without numba for /usr/bin/python3 the sweep ratios say how to install it.
 bench:
+	@mkdir -p $(BIN)
+	@/usr/bin/python3 -c 'import numba' 2>/dev/null || echo "note: the sweep reference needs numba: apt-get install -y python3-numba (then /usr/bin/python3 has it)"
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
 

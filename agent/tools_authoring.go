@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
@@ -160,7 +160,7 @@ func (tb *toolbox) listTemplates(_ context.Context, c *call) *result {
 // worker processes (the strategy worker pool satisfies it): the server
 // never executes Starlark itself.
 type Strategies interface {
-	Validate(ctx context.Context, req worker.StrategyRequest) (script.Report, error)
+	Validate(ctx context.Context, req worker.StrategyRequest) (scriptapi.Report, error)
 	Params(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error)
 }
 
@@ -179,30 +179,30 @@ func (tb *toolbox) strategyRequest(c *call) (worker.StrategyRequest, error) {
 }
 
 // strategySource resolves the name-or-source arguments to source text.
-func (tb *toolbox) strategySource(c *call) (script.Source, error) {
+func (tb *toolbox) strategySource(c *call) (scriptapi.Source, error) {
 	var in strategyArgs
 	if _, err := decodeArgs(c.args, &in); err != nil {
-		return script.Source{}, err
+		return scriptapi.Source{}, err
 	}
 	name, text := in.Name, in.Source
 	switch {
 	case name != "" && text != "":
-		return script.Source{}, fmt.Errorf("give name or source, not both")
+		return scriptapi.Source{}, fmt.Errorf("give name or source, not both")
 	case text != "":
-		return script.Source{Name: "source.star", Text: text}, nil
+		return scriptapi.Source{Name: "source.star", Text: text}, nil
 	case name == "":
-		return script.Source{}, fmt.Errorf("give name (a strategy in the project) or source (Starlark text)")
+		return scriptapi.Source{}, fmt.Errorf("give name (a strategy in the project) or source (Starlark text)")
 	}
 	// One resolver for every command and tool: the project's strategy,
 	// else the built-in template of that name.
 	st, err := templates.Resolve(tb.Project, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return script.Source{}, fmt.Errorf("%w; call list_strategies for the project's strategies, or pass source", err)
+		return scriptapi.Source{}, fmt.Errorf("%w; call list_strategies for the project's strategies, or pass source", err)
 	}
 	if err != nil {
-		return script.Source{}, err
+		return scriptapi.Source{}, err
 	}
-	return script.Source{Name: st.Label, Text: st.Source}, nil
+	return scriptapi.Source{Name: st.Label, Text: st.Source}, nil
 }
 
 func (tb *toolbox) needStrategies() *result {
@@ -240,7 +240,7 @@ func (tb *toolbox) discoverParams(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	if res.Knobs == nil {
-		res.Knobs = []script.Knob{}
+		res.Knobs = []scriptapi.Knob{}
 	}
 	return ok(map[string]any{"strategy": req.Name, "style": res.Style, "summary": res.Summary, "params": res.Knobs, "count": len(res.Knobs)})
 }

@@ -136,6 +136,45 @@ type Signals struct {
 // +size, short -size; long and short on the same bar cancel to no change.
 func (s Signals) Targets(n int) []float64 {
 	out := make([]float64, n)
+	s.TargetsInto(out)
+	return out
+}
+
+// TargetsInto is Targets into out, one target per element of out.
+func (s Signals) TargetsInto(out []float64) {
+	n := len(out)
+	covers := func(v []bool) bool { return v == nil || len(v) >= n }
+	if len(s.Size) <= 1 && covers(s.Long) && covers(s.Short) && covers(s.Exit) {
+		// A constant size: the same rule, a pass per signal (entries
+		// and exits are rare, so each pass is a predictable byte scan).
+		size := 1.0
+		if len(s.Size) == 1 {
+			size = s.Size[0]
+		}
+		nan := math.NaN()
+		for i := range out {
+			out[i] = nan
+		}
+		for i, l := range s.Long[:min(n, len(s.Long))] {
+			if l {
+				out[i] = size
+			}
+		}
+		for i, sh := range s.Short[:min(n, len(s.Short))] {
+			if sh {
+				out[i] = -size
+				if s.Long != nil && s.Long[i] {
+					out[i] = nan
+				}
+			}
+		}
+		for i, x := range s.Exit[:min(n, len(s.Exit))] {
+			if x {
+				out[i] = 0
+			}
+		}
+		return
+	}
 	at := func(v []bool, i int) bool { return i < len(v) && v[i] }
 	size, perBar := 1.0, len(s.Size) > 1
 	if len(s.Size) == 1 {
@@ -159,6 +198,21 @@ func (s Signals) Targets(n int) []float64 {
 		default:
 			out[i] = math.NaN()
 		}
+	}
+}
+
+// From returns the signals of bars [from, n): every per-bar slice starts
+// at from; a constant size stays as it is.
+func (s Signals) From(from int) Signals {
+	cut := func(v []bool) []bool {
+		if v == nil {
+			return nil
+		}
+		return v[min(from, len(v)):]
+	}
+	out := Signals{Long: cut(s.Long), Short: cut(s.Short), Exit: cut(s.Exit), Size: s.Size}
+	if len(s.Size) > 1 {
+		out.Size = s.Size[min(from, len(s.Size)):]
 	}
 	return out
 }

@@ -40,3 +40,76 @@ func TestSignalsTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetsIntoAgrees: the constant-size fast path of TargetsInto gives
+// the targets the bar-by-bar rule gives, for every mix of signals.
+func TestTargetsIntoAgrees(t *testing.T) {
+	rule := func(s Signals, i int) float64 {
+		at := func(v []bool) bool { return i < len(v) && v[i] }
+		size := 1.0
+		if len(s.Size) == 1 {
+			size = s.Size[0]
+		}
+		long, short := at(s.Long), at(s.Short)
+		switch {
+		case at(s.Exit):
+			return 0
+		case long && !short:
+			return size
+		case short && !long:
+			return -size
+		}
+		return math.NaN()
+	}
+	const n = 64
+	pattern := func(seed int) []bool {
+		v := make([]bool, n)
+		for i := range v {
+			v[i] = (i*seed+seed/3)%5 == 0
+		}
+		return v
+	}
+	for _, s := range []Signals{
+		{Long: pattern(1)},
+		{Long: pattern(2), Exit: pattern(3), Size: []float64{0.5}},
+		{Long: pattern(1), Short: pattern(2), Exit: pattern(7)},
+		{Short: pattern(3), Size: []float64{0.25}},
+		{Long: pattern(1), Short: pattern(1)},
+	} {
+		got := make([]float64, n)
+		s.TargetsInto(got)
+		for i, g := range got {
+			if w := rule(s, i); math.Float64bits(g) != math.Float64bits(w) && !(math.IsNaN(g) && math.IsNaN(w)) {
+				t.Fatalf("bar %d: %v, want %v (%+v)", i, g, w, s)
+			}
+		}
+	}
+}
+
+// TestDigest: the digest is pinned (workers on other machines must
+// compute the same one) and changes with any value.
+func TestDigest(t *testing.T) {
+	n := 20_000
+	b := Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n), Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	for i := range n {
+		b.Time[i] = int64(1_700_000_000 + 3600*i)
+		b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i] = float64(i), float64(i)+1, float64(i)-1, float64(i)+0.5, 1
+	}
+	const want = "349b5d5cb5ad921cc979c7f01494dc280aec273637a9b600658abb13132e9c5a"
+	if got := b.Digest(); got != want {
+		t.Errorf("digest %s, want %s", got, want)
+	}
+	b.Volume[n-1] = 2
+	if b.Digest() == want {
+		t.Error("the digest ignores the last volume")
+	}
+}
+
+func BenchmarkDigest(b *testing.B) {
+	n := 1_000_000
+	bars := Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n), Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	for b.Loop() {
+		bars.Digest()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "bars/s")
+}

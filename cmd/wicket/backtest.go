@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"wicket/internal/project"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
+	"wicket/strategy/research"
 	"wicket/strategy/script"
 	"wicket/strategy/worker"
 )
@@ -27,7 +29,7 @@ func backtestCommand() *cli.Command {
 			"[research]. Prints a summary table, or the full report with --json.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "local", Usage: "the strategy to run locally: `NAME` (strategies/NAME.star, or a template) or FILE (a .star path)"},
-			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list)"},
+			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d (each series' report, then the pooled figures)"},
 			&cli.StringSliceFlag{Name: "param", Usage: "override a knob, `KNOB=VALUE` (repeatable)"},
 			&cli.StringFlag{Name: "from", Usage: "first bar, a `DATE` (2024-01-31) or RFC3339 time"},
 			&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or RFC3339 time"},
@@ -58,7 +60,8 @@ func backtestAction(c *cli.Context) error {
 	if series == "" {
 		return usagef("backtest needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (see wicket data list)")
 	}
-	if _, _, err := history.CheckSeries(series); err != nil {
+	universe := strings.ContainsAny(series, ",*?[")
+	if _, _, err := history.CheckSeries(series); err != nil && !universe {
 		return usageError{fmt.Errorf("--series: %w", err)}
 	}
 	params, err := script.ParseAssignments(c.StringSlice("param"))
@@ -75,6 +78,13 @@ func backtestAction(c *cli.Context) error {
 	}
 
 	costs := costFlags(c)
+	if universe {
+		return backtestUniverse(c, p, cfg, research.BacktestRequest{
+			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: series, Params: params,
+			From: c.String("from"), To: c.String("to"), Costs: costs, Fill: c.String("fill"), TradesLimit: c.Int("trades"),
+			Plot: c.String("plot") != "",
+		})
+	}
 	req := backtest.Request{
 		Source: source, Name: name, Series: series, Params: params,
 		From: c.String("from"), To: c.String("to"),
@@ -116,6 +126,29 @@ func backtestAction(c *cli.Context) error {
 		return err
 	}
 	_, err = fmt.Fprint(c.App.Writer, resp.Text)
+	return err
+}
+
+// backtestUniverse backtests over a universe (a list or pattern of
+// series) through the research API, which pools the figures.
+func backtestUniverse(c *cli.Context, p project.Project, cfg project.Config, req research.BacktestRequest) error {
+	pool, err := worker.NewPool(worker.Config{Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	res, err := research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool}).Backtest(c.Context, req)
+	if err != nil {
+		return researchError(err)
+	}
+	if res.Output != "" {
+		fmt.Fprintf(c.App.ErrWriter, "the strategy printed:\n%s", indent(res.Output))
+	}
+	if c.Bool("json") {
+		_, err := fmt.Fprintf(c.App.Writer, "%s\n", res.Result)
+		return err
+	}
+	_, err = fmt.Fprint(c.App.Writer, res.Text)
 	return err
 }
 

@@ -45,7 +45,7 @@ func sweepCommand() *cli.Command {
 // researchFlags are the flags sweep and walk-forward share.
 func researchFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list)"},
+		&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d, ranked by pooled figures"},
 		&cli.GenericFlag{Name: "grid", Value: &listFlag{}, Usage: "knob values to sweep: `KNOB=FROM:TO[:STEP]` or KNOB=V1,V2,... (repeatable)"},
 		&cli.StringSliceFlag{Name: "param", Usage: "fix a knob outside the grid, `KNOB=VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "from", Usage: "first bar, a `DATE` (2024-01-31) or RFC3339 time"},
@@ -279,6 +279,9 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 		m := readMetrics(r.Top[0].Metrics)
 		span = fmt.Sprintf("  %s to %s  %d bars", m.Start, m.End, m.Bars)
 	}
+	if len(r.Universe) > 0 {
+		span = fmt.Sprintf("  universe of %d series: %s; ranked by the pooled figures", len(r.Universe), strings.Join(r.Universe, ", "))
+	}
 	fmt.Fprintf(w, "%s on %s%s\n", r.Strategy, r.Series, span)
 	fmt.Fprintf(w, "%d combinations (%s), %d evaluated, %d failed, ranked by %s\n", r.Combinations, strings.Join(r.Knobs, " × "), r.Evaluated, r.Failed, r.RankBy)
 	fmt.Fprintf(w, "capital %s  fee %v bps  slippage %v bps", r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps)
@@ -323,6 +326,11 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 	printLedgerFigures(w, r)
 	if r.LookaheadCheck != "" {
 		fmt.Fprintf(w, "lookahead check of the winner: %s\n", r.LookaheadCheck)
+	}
+	for _, ps := range r.PerSeries {
+		if d := ps.DeflatedSharpe; d != nil && d.DSR != nil {
+			fmt.Fprintf(w, "%s: deflated sharpe ratio of the winner %.4f after %d trials\n", ps.Series, *d.DSR, d.Trials)
+		}
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "failed: %s: %s\n", fmtKnobs(e.Params, nil), e.Message)

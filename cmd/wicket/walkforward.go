@@ -71,6 +71,9 @@ func walkForwardAction(c *cli.Context) error {
 }
 
 func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
+	if len(r.Universe) > 0 {
+		return printWalkForwardUniverse(w, r)
+	}
 	kind := "rolling"
 	if r.Anchored {
 		kind = "anchored"
@@ -122,4 +125,24 @@ func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
 func spanText(s research.Span) string {
 	from, to := strings.TrimSuffix(s.From, "T00:00:00Z"), strings.TrimSuffix(s.To, "T00:00:00Z")
 	return fmt.Sprintf("%s..%s", from, to)
+}
+
+// printWalkForwardUniverse prints each series' analysis, then the pooled
+// out-of-sample figures.
+func printWalkForwardUniverse(w io.Writer, r research.WalkForwardResult) error {
+	fmt.Fprintf(w, "universe %s: %d series (%s)\n\n", r.Series, len(r.Universe), strings.Join(r.Universe, ", "))
+	for _, one := range r.PerSeries {
+		if err := printWalkForward(w, one); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	if p := r.Pooled; p != nil {
+		fmt.Fprintf(w, "pooled out-of-sample over %d series (equal weight, not rebalanced): total return %s  cagr %s  mean sharpe %s  worst drawdown %s  trades %d\n",
+			p.Series, fmtPercent(p.TotalReturn), fmtPercent(p.CAGR), fmtPlaces(p.Sharpe, 3), fmtPercent(p.MaxDrawdown), p.Trades)
+	}
+	if r.Partial {
+		fmt.Fprintf(w, "partial: %s\n", r.PartialReason)
+	}
+	return nil
 }

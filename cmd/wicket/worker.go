@@ -1,13 +1,11 @@
 package main
 
 import (
-	"maps"
-
 	"github.com/urfave/cli/v2"
 
-	"wicket/strategy/research"
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
+	"wicket/strategy/worker/handlers"
 )
 
 // workerCommand is the hidden worker mode: the process a worker pool
@@ -31,8 +29,5 @@ func workerCommand() *cli.Command {
 // workerHandlers is every request kind a worker serves. One memo per
 // worker process: indicator results are shared across its requests.
 func workerHandlers() worker.Handlers {
-	memo := ta.NewMemo(0)
-	h := worker.Builtin(memo)
-	maps.Copy(h, research.WorkerHandlers(memo)) // the sweep kind
-	return h
+	return handlers.New(ta.NewMemo(worker.MemoBytes))
 }

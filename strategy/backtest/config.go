@@ -90,11 +90,14 @@ type Stepper interface {
 }
 
 // Decisions is what a strategy contributes to a run: exactly one of
-// Targets (vectorised) or Stepper (event-driven).
+// Targets or Signals (vectorised) or Stepper (event-driven).
 type Decisions struct {
 	// Targets holds one target exposure per bar, as a fraction of equity
 	// (negative is short, 0 is flat, NaN is no change).
 	Targets []float64
+	// Signals are read as their Targets, a block of bars at a time, so a
+	// run builds no per-bar target array.
+	Signals *strategy.Signals
 	Stepper Stepper
 }
 

@@ -12,52 +12,115 @@ import (
 // Run backtests decisions over bars under cfg. The context is checked every
 // few thousand bars; a Stepper that runs long should watch it too.
 func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Result, error) {
+	capital, g, err := check(bars, cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	n := bars.Len()
+	s := newSim(bars, cfg, capital, make([]float64, n), make([]float64, n))
+	if err := s.run(ctx, d); err != nil {
+		return nil, err
+	}
+	return s.result(cfg, g), nil
+}
+
+// Evaluation is what Evaluate keeps of a run: the metrics, exactly as Run
+// reports them, and the moments of the per-bar returns.
+type Evaluation struct {
+	Metrics Metrics
+	Moments Moments
+	// Returns are the per-bar returns (see Returns). They live in the
+	// Scratch the evaluation used and are overwritten by its next use.
+	Returns []float64
+}
+
+// Scratch is the memory Evaluate reuses from one run to the next, so a
+// sweep's combinations allocate nothing per bar. A Scratch serves one
+// evaluation at a time.
+type Scratch struct {
+	returns []float64
+	block   []float64
+}
+
+func grow(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
+}
+
+// Evaluate backtests like Run in one streaming pass that keeps neither the
+// trades nor the equity curve: the metrics accumulate bar by bar, and the
+// only per-bar memory is sc's return buffer, reused across calls. Its
+// Metrics are bit for bit the ones Run reports for the same inputs.
+func Evaluate(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions, sc *Scratch) (Evaluation, error) {
+	capital, g, err := check(bars, cfg, d)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	sc.returns = grow(sc.returns, bars.Len())
+	s := newSim(bars, cfg, capital, nil, sc.returns)
+	s.block = sc.block
+	err = s.run(ctx, d)
+	sc.block = s.block
+	if err != nil {
+		return Evaluation{}, err
+	}
+	m, mo := s.metrics(g)
+	return Evaluation{Metrics: m, Moments: mo, Returns: s.returns}, nil
+}
+
+// check validates a run's inputs and returns the capital as a float and
+// the granularity that annualises it.
+func check(bars strategy.Bars, cfg Config, d Decisions) (float64, strategy.Granularity, error) {
 	n := bars.Len()
 	if n == 0 {
-		return nil, invalidf("no bars to backtest; pick a series and range that hold some (`wicket data list`)")
+		return 0, "", invalidf("no bars to backtest; pick a series and range that hold some (`wicket data list`)")
 	}
 	if len(bars.Open) != n || len(bars.High) != n || len(bars.Low) != n || len(bars.Close) != n || len(bars.Volume) != n {
-		return nil, invalidf("the bar columns have different lengths")
+		return 0, "", invalidf("the bar columns have different lengths")
 	}
 	capital, _ := cfg.Capital.Float64()
 	if !(capital > 0) || math.IsInf(capital, 0) {
-		return nil, invalidf("capital %s must be a positive amount", cfg.Capital)
+		return 0, "", invalidf("capital %s must be a positive amount", cfg.Capital)
 	}
 	for _, c := range [...]struct {
 		name string
 		v    float64
 	}{{"fee_bps", cfg.FeeBps}, {"slippage_bps", cfg.SlippageBps}} {
 		if !(c.v >= 0 && c.v < 10000) {
-			return nil, invalidf("%s %v must be at least 0 and below 10000", c.name, c.v)
+			return 0, "", invalidf("%s %v must be at least 0 and below 10000", c.name, c.v)
 		}
 	}
 	if cfg.Fill != FillNextOpen && cfg.Fill != FillClose {
-		return nil, invalidf("unknown fill model %v", cfg.Fill)
+		return 0, "", invalidf("unknown fill model %v", cfg.Fill)
 	}
 	g := cfg.Granularity
 	if g == "" {
 		_, pg, err := strategy.ParseSeries(bars.Series)
 		if err != nil {
-			return nil, invalidf("cannot annualise: set Config.Granularity or name the bars' series (%v)", err)
+			return 0, "", invalidf("cannot annualise: set Config.Granularity or name the bars' series (%v)", err)
 		}
 		g = pg
 	}
 	if !g.Valid() {
-		return nil, invalidf("granularity %q is not one of 1m, 5m, 15m, 1h, 4h, 1d", g)
+		return 0, "", invalidf("granularity %q is not one of 1m, 5m, 15m, 1h, 4h, 1d", g)
+	}
+	kinds := 0
+	for _, given := range []bool{d.Targets != nil, d.Signals != nil, d.Stepper != nil} {
+		if given {
+			kinds++
+		}
 	}
 	switch {
-	case d.Targets != nil && d.Stepper != nil:
-		return nil, invalidf("decisions have both targets and a stepper; a strategy is vectorised or event-driven, not both")
-	case d.Targets == nil && d.Stepper == nil:
-		return nil, invalidf("decisions have neither targets nor a stepper")
+	case kinds > 1:
+		return 0, "", invalidf("decisions have more than one of targets, signals and a stepper; a strategy is vectorised or event-driven, not both")
+	case kinds == 0:
+		return 0, "", invalidf("decisions have neither targets, signals nor a stepper")
 	case d.Targets != nil && len(d.Targets) != n:
-		return nil, invalidf("%d targets for %d bars; a vectorised strategy decides once per bar", len(d.Targets), n)
+		return 0, "", invalidf("%d targets for %d bars; a vectorised strategy decides once per bar", len(d.Targets), n)
 	}
-	s := newSim(bars, cfg, capital)
-	if err := s.run(ctx, d); err != nil {
-		return nil, err
-	}
-	return s.result(cfg, g), nil
+	return capital, g, nil
 }
 
 // sim is one run's mutable state.
@@ -69,16 +132,21 @@ type sim struct {
 	sizing   float64 // (1+slip)(1+fee): a target's position costs this much per unit of open price
 	fillNext bool
 
-	cash, pos float64
-	target    float64 // the standing target; NaN after a Qty trade
-	equity    []float64
-	returns   []float64
-	exposed   int
-	fees      float64
-	slipCost  float64
-	entered   bool
-	negCash   int // first bar with negative cash, or -1
-	bust      int // bar where equity reached zero, or -1
+	cash, pos   float64
+	target      float64   // the standing target; NaN after a Qty trade
+	equity      []float64 // nil when the curve is not kept (Evaluate)
+	returns     []float64
+	curve       curveAcc
+	closed      tradeAcc
+	keep        bool      // keep every trade (Run) or only their tally (Evaluate)
+	block       []float64 // targets of one block of signals
+	finalEquity float64
+	exposed     int
+	fees        float64
+	slipCost    float64
+	entered     bool
+	negCash     int // first bar with negative cash, or -1
+	bust        int // bar where equity reached zero, or -1
 
 	open   openTrade
 	trades []Trade
@@ -96,7 +164,9 @@ type openTrade struct {
 	fees     float64
 }
 
-func newSim(bars strategy.Bars, cfg Config, capital float64) *sim {
+// newSim prepares a run over bars; equity is where the curve goes (nil:
+// not kept), returns where the per-bar returns go, both of bars.Len().
+func newSim(bars strategy.Bars, cfg Config, capital float64, equity, returns []float64) *sim {
 	fee, slip := cfg.FeeBps/1e4, cfg.SlippageBps/1e4
 	return &sim{
 		bars:     bars,
@@ -106,8 +176,10 @@ func newSim(bars strategy.Bars, cfg Config, capital float64) *sim {
 		sizing:   (1 + slip) * (1 + fee),
 		fillNext: cfg.Fill == FillNextOpen,
 		cash:     capital,
-		equity:   make([]float64, bars.Len()),
-		returns:  make([]float64, bars.Len()),
+		equity:   equity,
+		returns:  returns,
+		curve:    newCurveAcc(capital, bars.Time[0]),
+		keep:     equity != nil,
 		negCash:  -1,
 		bust:     -1,
 	}
@@ -115,80 +187,213 @@ func newSim(bars strategy.Bars, cfg Config, capital float64) *sim {
 
 // run is the one loop both entry-point styles share. The vectorised path
 // reads targets[i] with no call back into the strategy. The loop also
-// checks the prices and records each bar's equity and return, so a million
-// bars are walked once.
+// checks the prices, records each bar's return (and equity, when the curve
+// is kept) and accumulates the curve's metrics, so a million bars are
+// walked once.
 func (s *sim) run(ctx context.Context, d Decisions) error {
 	b := &s.bars
 	n := b.Len()
-	open, close := b.Open[:n], b.Close[:n]
-	equity, returns := s.equity[:n], s.returns[:n]
-	targets, stepper := d.Targets, d.Stepper
+	open, close, times := b.Open[:n], b.Close[:n], b.Time[:n]
+	equity, returns := s.equity, s.returns[:n]
+	if equity != nil {
+		equity = equity[:n]
+	}
+	// Targets come whole, or from the signals a block at a time (into a
+	// buffer that stays in cache), or not at all (a stepper).
+	targets, stepper, sig := d.Targets, d.Stepper, d.Signals
+	base, refill := 0, n
+	var block []float64
+	if sig != nil {
+		if cap(s.block) < signalBlock {
+			s.block = make([]float64, signalBlock)
+		}
+		block, refill = s.block[:signalBlock], 0
+	}
+	acc := &s.curve
 	var (
 		pending    strategy.Intent
 		hasPending bool
 		exposed    int
+		sum, down  float64
 	)
+	// The hot state lives in locals; the rare events (fills, new peaks,
+	// deeper drawdowns, going bust) update s and the locals are read back.
+	cash, pos, bust := s.cash, s.pos, false
+	peak, floor := acc.peak, acc.floor
 	prev := s.capital
-	for i := range n {
+	for i := 0; i < n; i++ {
 		if i&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
 				return &Error{Kind: Canceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
+			}
+		}
+		if i == refill {
+			hi := min(n, i+signalBlock)
+			targets, base, refill = block[:hi-i], i, hi
+			sig.From(i).TargetsInto(targets)
+		}
+		if pos == 0 && !hasPending && !bust && targets != nil {
+			// Flat, nothing pending: until the next target (or a bad
+			// price, which the bar-by-bar path reports), equity stays at
+			// prev and every return is exactly 0, so the sums do not move
+			// and the peak only needs its first and last bar.
+			end := min(refill, n, (i|0x3fff)+1)
+			j := i
+			for j < end {
+				o, c := open[j], close[j]
+				if t := targets[j-base]; t == t || !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
+					break
+				}
+				returns[j] = 0
+				if equity != nil {
+					equity[j] = prev
+				}
+				j++
+			}
+			if j > i {
+				if prev >= peak {
+					acc.newPeak(i, times[i], prev)
+					acc.peakAt, acc.peakTime, acc.lastPeak = j-1, times[j-1], j-1
+					peak, floor = acc.peak, acc.floor
+				} else if prev < floor {
+					acc.deepen(prev)
+					floor = acc.floor
+				}
+				i = j - 1
+				continue
+			}
+		}
+		if pos != 0 && !hasPending && !bust && targets != nil {
+			// In a position, nothing pending: until the next target (or a
+			// bad price, or equity at zero, which the bar-by-bar path
+			// handles), each bar only marks the position to its close;
+			// the accounting is the bar-by-bar path's, in a tighter loop.
+			end := min(refill, n, (i|0x3fff)+1)
+			j := i
+			for j < end {
+				o, c := open[j], close[j]
+				if t := targets[j-base]; t == t || !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
+					break
+				}
+				eq := cash + pos*c
+				if eq <= 0 {
+					break
+				}
+				r := 0.0
+				if prev > 0 && eq != prev {
+					r = eq/prev - 1
+				}
+				if equity != nil {
+					equity[j] = eq
+				}
+				returns[j] = r
+				sum += r
+				dn := min(r, 0)
+				down += dn * dn
+				if eq >= peak {
+					acc.newPeak(j, times[j], eq)
+					peak, floor = acc.peak, acc.floor
+				} else if eq < floor {
+					acc.deepen(eq)
+					floor = acc.floor
+				}
+				prev = eq
+				j++
+			}
+			if j > i {
+				exposed += j - i
+				i = j - 1
+				continue
 			}
 		}
 		o, c := open[i], close[i]
 		if !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
 			return invalidf("bar %d (%s) has open %v and close %v; prices must be finite and above zero", i, timeString(b.Time[i]), o, c)
 		}
-		if s.bust >= 0 {
-			equity[i], returns[i] = prev, 0
-			continue
-		}
-		if hasPending {
-			s.apply(i, o, pending)
-			hasPending = false
-		}
-		var in strategy.Intent
-		if targets != nil {
-			if t := targets[i]; t == t { // not NaN
-				if t > math.MaxFloat64 || t < -math.MaxFloat64 {
-					return invalidf("target at bar %d (%s) is %v; a target is a finite fraction of equity or NaN for no change", i, timeString(b.Time[i]), t)
-				}
-				in = strategy.Intent{Kind: strategy.Target, Value: t}
+		eq, r := prev, 0.0
+		if !bust {
+			if hasPending {
+				s.apply(i, o, pending)
+				cash, pos = s.cash, s.pos
+				hasPending = false
 			}
-		} else {
-			var err error
-			in, err = stepper.Step(i, strategy.Account{Position: s.pos, Cash: s.cash, Equity: s.cash + s.pos*c})
-			if err != nil {
-				return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(b.Time[i])), Err: err}
-			}
-			if in.Kind != strategy.None && (math.IsNaN(in.Value) || math.IsInf(in.Value, 0)) {
-				return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy asked for %v at bar %d (%s); an intent needs a finite value", in.Value, i, timeString(b.Time[i]))}
-			}
-		}
-		if in.Kind != strategy.None {
-			if s.fillNext {
-				if i+1 < n {
-					pending, hasPending = in, true
+			var in strategy.Intent
+			if targets != nil {
+				if t := targets[i-base]; t == t { // not NaN
+					if t > math.MaxFloat64 || t < -math.MaxFloat64 {
+						return invalidf("target at bar %d (%s) is %v; a target is a finite fraction of equity or NaN for no change", i, timeString(b.Time[i]), t)
+					}
+					in = strategy.Intent{Kind: strategy.Target, Value: t}
 				}
 			} else {
-				s.apply(i, c, in)
+				var err error
+				in, err = stepper.Step(i, strategy.Account{Position: pos, Cash: cash, Equity: cash + pos*c})
+				if err != nil {
+					return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(b.Time[i])), Err: err}
+				}
+				if in.Kind != strategy.None && (math.IsNaN(in.Value) || math.IsInf(in.Value, 0)) {
+					return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy asked for %v at bar %d (%s); an intent needs a finite value", in.Value, i, timeString(b.Time[i]))}
+				}
+			}
+			if in.Kind != strategy.None {
+				if s.fillNext {
+					if i+1 < n {
+						pending, hasPending = in, true
+					}
+				} else {
+					s.apply(i, c, in)
+					cash, pos = s.cash, s.pos
+				}
+			}
+			eq = cash + pos*c
+			if prev > 0 && eq != prev { // flat, eq == prev and r is exactly 0: no division
+				r = eq/prev - 1
+			}
+			if pos != 0 {
+				exposed++
 			}
 		}
-		eq := s.cash + s.pos*c
-		equity[i] = eq
-		if prev > 0 {
-			returns[i] = eq/prev - 1
+		if equity != nil {
+			equity[i] = eq
+		}
+		returns[i] = r
+		// The curve's metrics (see curveAcc).
+		sum += r
+		dn := min(r, 0) // branch-free: gains and losses alternate unpredictably
+		down += dn * dn
+		if eq >= peak {
+			acc.newPeak(i, times[i], eq)
+			peak, floor = acc.peak, acc.floor
+		} else if eq < floor {
+			acc.deepen(eq)
+			floor = acc.floor
 		}
 		prev = eq
-		if s.pos != 0 {
-			exposed++
-		}
-		if eq <= 0 {
+		if eq <= 0 && !bust {
 			s.goBust(i)
+			cash, pos, bust = s.cash, s.pos, true
 		}
 	}
-	s.exposed = exposed
+	acc.sum, acc.down = sum, down
+	s.exposed, s.finalEquity = exposed, prev
 	return nil
+}
+
+// signalBlock is how many bars of signals the engine turns into targets
+// at a time.
+const signalBlock = 1024
+
+// metrics are the run's figures: the curve's from the accumulator, the
+// trades' from their tally, and the rest from the run's counters.
+func (s *sim) metrics(g strategy.Granularity) (Metrics, Moments) {
+	b := &s.bars
+	n := b.Len()
+	m, mo := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration())
+	s.closed.fill(&m)
+	m.Exposure = float64(s.exposed) / float64(n)
+	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
+	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
+	return m, mo
 }
 
 // apply turns an intent into a fill at price p on bar i.
@@ -270,6 +475,11 @@ func (s *sim) add(i int, side, qty, px, fee float64) {
 func (s *sim) closeTrade(i int) {
 	o := s.open
 	pnl := o.side*(o.valueOut-o.valueIn) - o.fees
+	s.closed.add(pnl)
+	s.open = openTrade{}
+	if !s.keep {
+		return
+	}
 	s.trades = append(s.trades, Trade{
 		Side:       sideName(o.side),
 		EntryBar:   o.entryBar,
@@ -281,7 +491,6 @@ func (s *sim) closeTrade(i int) {
 		Return:     pnl / o.valueIn,
 		Fees:       o.fees,
 	})
-	s.open = openTrade{}
 }
 
 // goBust ends trading when equity reaches zero: the position is closed at

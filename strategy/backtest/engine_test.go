@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -565,3 +566,66 @@ func TestMicroWinLoss(t *testing.T) {
 	checkFloat(t, "final", m.FinalEquity, 1000+win+loss)
 	checkFloat(t, "exposure", m.Exposure, 2.0/6) // held at the closes of bars 1 and 3
 }
+
+// TestEvaluateEqualsRun: the streaming evaluation reports, bit for bit,
+// the metrics a full run reports, for targets, signals and a stepper,
+// both fill models and a reused Scratch (a second, shorter series in
+// between must leave nothing behind).
+func TestEvaluateEqualsRun(t *testing.T) {
+	var sc Scratch
+	busts := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		bars := walk(3000+int(seed)*500, seed)
+		tg := crossTargets(bars.Close, 5+int(seed), 20+3*int(seed))
+		long, exit := make([]bool, len(tg)), make([]bool, len(tg))
+		for i, x := range tg {
+			long[i], exit[i] = x == 1, x == 0
+		}
+		sig := strategy.Signals{Long: long, Exit: exit, Size: []float64{0.5 + 0.1*float64(seed)}}
+		st := &crossStepper{close: bars.Close, fast: sma(bars.Close, 10), slow: sma(bars.Close, 30)}
+		// Leveraged long and short, so some runs go bust.
+		lev := make([]float64, len(tg))
+		for i, x := range tg {
+			lev[i] = x
+			if x == 1 {
+				lev[i] = 40
+			} else if x == 0 {
+				lev[i] = -40
+			}
+		}
+		for _, fill := range []Fill{FillNextOpen, FillClose} {
+			cfg := DefaultConfig()
+			cfg.Fill = fill
+			for name, d := range map[string]Decisions{"targets": {Targets: tg}, "leveraged": {Targets: lev}, "signals": {Signals: &sig}, "stepper": {Stepper: st}} {
+				want, err := Run(context.Background(), bars, cfg, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want.Metrics.FinalEquity <= 0 || slices.ContainsFunc(want.Warnings, func(w string) bool { return strings.Contains(w, "equity reached zero") }) {
+					busts++
+				}
+				got, err := Evaluate(context.Background(), bars, cfg, d, &sc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, _ := json.Marshal(want.Metrics)
+				b, _ := json.Marshal(got.Metrics)
+				if string(a) != string(b) || !sameBits(want.Metrics.Sharpe, got.Metrics.Sharpe) || !sameBits(want.Metrics.FinalEquity, got.Metrics.FinalEquity) {
+					t.Errorf("seed %d %s %v: Evaluate\n%s\nRun\n%s", seed, name, fill, b, a)
+				}
+				if mo := MomentsOf(want.Returns); mo != got.Moments {
+					t.Errorf("seed %d %s %v: moments %+v, want %+v", seed, name, fill, got.Moments, mo)
+				}
+			}
+		}
+		short := walk(700, seed+10)
+		if _, err := Evaluate(context.Background(), short, DefaultConfig(), Decisions{Targets: crossTargets(short.Close, 5, 20)}, &sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if busts == 0 {
+		t.Error("no run went bust: the bust path is not compared")
+	}
+}
+
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }

@@ -61,21 +61,130 @@ func Returns(equity []float64, capital float64) []float64 {
 // drawdown and its duration, Calmar, bars and range. barLength is the bar
 // duration, so a curve of n bars spans n bar lengths of calendar time.
 // returns are the curve's Returns (computed when nil); capital must be
-// positive. Walk-forward uses it on stitched out-of-sample curves.
+// positive. Walk-forward uses it on stitched out-of-sample curves; a run
+// computes the same figures with the same accumulator as it goes.
 func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, barLength time.Duration) Metrics {
 	n := len(c.Equity)
-	m := Metrics{Bars: n, PeriodsPerYear: periodsPerYear}
 	if n == 0 {
-		return m
+		return Metrics{PeriodsPerYear: periodsPerYear}
 	}
 	if len(returns) != n {
 		returns = Returns(c.Equity, capital)
 	}
-	m.Start, m.End = unixTime(c.Time[0]), unixTime(c.Time[n-1])
-	final := c.Equity[n-1]
+	acc := newCurveAcc(capital, c.Time[0])
+	for i, e := range c.Equity {
+		r := returns[i]
+		acc.sum += r
+		d := min(r, 0) // branch-free: gains and losses alternate unpredictably
+		acc.down += d * d
+		if e >= acc.peak {
+			acc.newPeak(i, c.Time[i], e)
+		} else if e < acc.floor {
+			acc.deepen(e)
+		}
+	}
+	m, _ := acc.metrics(n, c.Equity[n-1], c.Time[0], c.Time[n-1], returns, periodsPerYear, barLength)
+	return m
+}
+
+// curveAcc accumulates an equity curve's metrics one bar at a time: the
+// return sums and the drawdown and its duration. The starting capital is
+// the first peak, at the first bar. Per bar (i, time t, equity e, return
+// r) its user adds r to sum and min(r, 0)^2 to down, calls newPeak when
+// e >= peak and deepen when e < floor: written out in the loops
+// themselves (EquityMetrics and the engine's), so the running sums stay in
+// registers, with the rare events here.
+type curveAcc struct {
+	capital    float64
+	sum, down  float64 // of r and of min(r, 0)^2
+	peak       float64
+	peakAt     int
+	peakTime   int64
+	lastPeak   int     // the last bar that was a peak, -1 before one
+	floor      float64 // equity below this deepens the max drawdown: peak * (1 - maxDD)
+	maxDD      float64
+	longest    int
+	longestFor time.Duration
+}
+
+func newCurveAcc(capital float64, t0 int64) curveAcc {
+	return curveAcc{capital: capital, peak: capital, peakTime: t0, floor: capital, lastPeak: -1}
+}
+
+// newPeak takes bar i (time t) whose equity e is at or above the peak,
+// ending the drawdown in progress if there is one.
+func (a *curveAcc) newPeak(i int, t int64, e float64) {
+	if a.lastPeak != i-1 {
+		a.regained(i, t)
+	}
+	a.peak, a.peakAt, a.peakTime, a.lastPeak = e, i, t, i
+	a.floor = a.peak * (1 - a.maxDD)
+}
+
+// deepen takes an equity e below the floor: a deeper drawdown.
+func (a *curveAcc) deepen(e float64) {
+	a.maxDD = 1 - e/a.peak
+	a.floor = e
+}
+
+// regained closes the drawdown that ends (or is cut by the data's end) at
+// bar i, time t.
+func (a *curveAcc) regained(i int, t int64) {
+	bars, dur := i-a.peakAt, time.Duration(t-a.peakTime)*time.Second
+	if dur > a.longestFor || (dur == a.longestFor && bars > a.longest) {
+		a.longest, a.longestFor = bars, dur
+	}
+}
+
+// Moments describe a run's per-bar returns: their count, mean, and the
+// sums of their deviations from the mean squared, cubed and to the fourth
+// power (not divided by the count).
+type Moments struct {
+	T                int
+	Mean, M2, M3, M4 float64
+}
+
+// MomentsOf computes the moments of r.
+func MomentsOf(r []float64) Moments {
+	var sum float64
+	for _, x := range r {
+		sum += x
+	}
+	return moments(r, sum)
+}
+
+// moments is MomentsOf given the sum of r: one pass for the deviations.
+func moments(r []float64, sum float64) Moments {
+	mo := Moments{T: len(r)}
+	if len(r) == 0 {
+		return mo
+	}
+	mo.Mean = sum / float64(len(r))
+	var m2, m3, m4 float64
+	for _, x := range r {
+		d := x - mo.Mean
+		d2 := d * d
+		m2 += d2
+		m3 += d2 * d
+		m4 += d2 * d2
+	}
+	mo.M2, mo.M3, mo.M4 = m2, m3, m4
+	return mo
+}
+
+// metrics finishes the curve's figures over its n bars, from t0 to tN,
+// ending at equity final, with returns the curve's returns for the
+// deviations.
+func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64, periodsPerYear float64, barLength time.Duration) (Metrics, Moments) {
+	m := Metrics{Bars: n, PeriodsPerYear: periodsPerYear}
+	if n == 0 {
+		return m, Moments{}
+	}
+	capital := a.capital
+	m.Start, m.End = unixTime(t0), unixTime(tN)
 	m.FinalEquity = final
 	m.TotalReturn = final/capital - 1
-	days := (float64(c.Time[n-1]-c.Time[0]) + barLength.Seconds()) / 86400
+	days := (float64(tN-t0) + barLength.Seconds()) / 86400
 	years := days / 365.25
 	switch {
 	case final <= 0:
@@ -85,88 +194,57 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 	default:
 		m.CAGR = math.NaN()
 	}
+	m.MaxDrawdown = a.maxDD
+	if a.lastPeak != n-1 {
+		a.regained(n-1, tN)
+	}
+	m.MaxDrawdownBars, m.MaxDrawdownDuration = a.longest, a.longestFor
 
-	// One pass for the return sums and the drawdown, a second for the
-	// deviations. The starting capital is the first peak, at the first bar.
-	var sum, down float64
-	peak, peakAt := capital, 0
-	peakTime := c.Time[0]
-	longest, longestFor := 0, time.Duration(0)
-	under := false
-	floor := peak // equity below this deepens the max drawdown: peak * (1 - MaxDrawdown)
-	for i, e := range c.Equity {
-		r := returns[i]
-		sum += r
-		d := min(r, 0) // branch-free: gains and losses alternate unpredictably
-		down += d * d
-		if e >= peak {
-			if under {
-				bars, dur := i-peakAt, time.Duration(c.Time[i]-peakTime)*time.Second
-				if dur > longestFor || (dur == longestFor && bars > longest) {
-					longest, longestFor = bars, dur
-				}
-				under = false
-			}
-			peak, peakAt, peakTime = e, i, c.Time[i]
-			floor = peak * (1 - m.MaxDrawdown)
-			continue
-		}
-		under = true
-		if e < floor {
-			m.MaxDrawdown = 1 - e/peak
-			floor = e
-		}
-	}
-	if under {
-		bars, dur := n-1-peakAt, time.Duration(c.Time[n-1]-peakTime)*time.Second
-		if dur > longestFor || (dur == longestFor && bars > longest) {
-			longest, longestFor = bars, dur
-		}
-	}
-	m.MaxDrawdownBars, m.MaxDrawdownDuration = longest, longestFor
-
-	mean := sum / float64(n)
-	var ss float64
-	for _, r := range returns {
-		ss += (r - mean) * (r - mean)
-	}
+	mo := moments(returns[:n], a.sum)
 	m.Sharpe, m.Sortino = math.NaN(), math.NaN()
 	if n > 1 {
-		if sd := math.Sqrt(ss / float64(n-1)); sd > 0 {
-			m.Sharpe = mean / sd * math.Sqrt(periodsPerYear)
+		if sd := math.Sqrt(mo.M2 / float64(n-1)); sd > 0 {
+			m.Sharpe = mo.Mean / sd * math.Sqrt(periodsPerYear)
 		}
 	}
-	if dd := math.Sqrt(down / float64(n)); dd > 0 {
-		m.Sortino = mean / dd * math.Sqrt(periodsPerYear)
+	if dd := math.Sqrt(a.down / float64(n)); dd > 0 {
+		m.Sortino = mo.Mean / dd * math.Sqrt(periodsPerYear)
 	}
 	m.Calmar = math.NaN()
 	if m.MaxDrawdown > 0 {
 		m.Calmar = m.CAGR / m.MaxDrawdown
 	}
-	return m
+	return m, mo
 }
 
-// tradeMetrics fills the trade fields of m from closed round trips.
-func tradeMetrics(m *Metrics, trades []Trade) {
-	m.Trades = len(trades)
+// tradeAcc tallies closed round trips in the order they close.
+type tradeAcc struct {
+	n                       int
+	wins, gain, loss, total float64
+}
+
+func (a *tradeAcc) add(pnl float64) {
+	a.n++
+	a.total += pnl
+	switch {
+	case pnl > 0:
+		a.wins++
+		a.gain += pnl
+	case pnl < 0:
+		a.loss += pnl
+	}
+}
+
+// fill sets the trade fields of m.
+func (a *tradeAcc) fill(m *Metrics) {
+	m.Trades = a.n
 	m.WinRate, m.ProfitFactor, m.Expectancy = math.NaN(), math.NaN(), math.NaN()
-	if len(trades) == 0 {
+	if a.n == 0 {
 		return
 	}
-	var wins, gain, loss, total float64
-	for _, t := range trades {
-		total += t.PnL
-		switch {
-		case t.PnL > 0:
-			wins++
-			gain += t.PnL
-		case t.PnL < 0:
-			loss += t.PnL
-		}
-	}
-	m.WinRate = wins / float64(len(trades))
-	m.Expectancy = total / float64(len(trades))
-	if loss < 0 {
-		m.ProfitFactor = gain / -loss
+	m.WinRate = a.wins / float64(a.n)
+	m.Expectancy = a.total / float64(a.n)
+	if a.loss < 0 {
+		m.ProfitFactor = a.gain / -a.loss
 	}
 }

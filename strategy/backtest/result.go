@@ -87,18 +87,13 @@ type Point struct {
 
 func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	b := &s.bars
-	n := b.Len()
 	curve := Curve{Time: b.Time, Equity: s.equity}
 	returns := s.returns
-	m := EquityMetrics(curve, returns, s.capital, g.PeriodsPerYear(), g.Duration())
+	m, _ := s.metrics(g)
 	for i := range s.trades {
 		t := &s.trades[i]
 		t.EntryTime, t.ExitTime = unixTime(b.Time[t.EntryBar]), unixTime(b.Time[t.ExitBar])
 	}
-	tradeMetrics(&m, s.trades)
-	m.Exposure = float64(s.exposed) / float64(n)
-	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
-	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
 
 	r := &Result{
 		Series: b.Series,

@@ -85,7 +85,9 @@ type StrategyList struct {
 // MaxStrategies bounds StrategyList.
 const MaxStrategies = 500
 
-// BacktestRequest is one backtest. Params override knob defaults.
+// BacktestRequest is one backtest. Params override knob defaults. Series
+// may name a universe (a list, or patterns such as *@1d): then Result
+// holds each series' report and the pooled figures.
 type BacktestRequest struct {
 	StrategyRef
 	Series string         `json:"series"`
@@ -138,6 +140,8 @@ const (
 // backtested and ranked.
 type SweepRequest struct {
 	StrategyRef
+	// Series is one series, or a universe: a comma-separated list and/or
+	// patterns such as *@1d (at most MaxUniverse series).
 	Series string `json:"series"`
 	// Grid maps a knob to the values to try: a list, or {from, to, step}.
 	Grid Grid `json:"grid"`
@@ -161,8 +165,11 @@ type SweepRequest struct {
 // how likely the winner's Sharpe ratio is luck given the number of trials.
 // A cancelled sweep returns what finished with Partial set.
 type SweepResult struct {
-	Strategy     string   `json:"strategy"`
-	Series       string   `json:"series"`
+	Strategy string `json:"strategy"`
+	Series   string `json:"series"`
+	// Universe lists the series a universe sweep ran over (Series named a
+	// list or a pattern); its Top are ranked by pooled figures.
+	Universe     []string `json:"universe,omitempty"`
 	RankBy       string   `json:"rank_by"`
 	Knobs        []string `json:"knobs"`        // the swept knobs, in declaration order
 	Combinations int      `json:"combinations"` // in the grid
@@ -191,7 +198,10 @@ type SweepResult struct {
 	Errors   []TrialError `json:"errors,omitempty"`
 	Settings Settings     `json:"settings"`
 	Estimate *Estimate    `json:"estimate,omitempty"`
-	Warnings []string     `json:"warnings"`
+	// PerSeries are a universe sweep's series with the winner's deflated
+	// Sharpe ratio on each.
+	PerSeries []SeriesSweep `json:"per_series,omitempty"`
+	Warnings  []string      `json:"warnings"`
 }
 
 // Trial is one evaluated combination.
@@ -202,8 +212,11 @@ type Trial struct {
 	// Score is the rank_by metric; null when undefined (no variance, no
 	// losing trade), and such trials rank last.
 	Score *float64 `json:"score"`
-	// Metrics are exactly what a backtest of these params reports.
+	// Metrics are exactly what a backtest of these params reports; for a
+	// universe, the Pooled figures.
 	Metrics json.RawMessage `json:"metrics"`
+	// Series are a universe's per-series metrics of these params.
+	Series []SeriesMetrics `json:"series,omitempty"`
 }
 
 // TrialError is a combination whose run failed.
@@ -354,6 +367,12 @@ type WalkForwardResult struct {
 	Partial                 bool     `json:"partial"`
 	PartialReason           string   `json:"partial_reason,omitempty"`
 	Settings                Settings `json:"settings"`
-	Warnings                []string `json:"warnings"`
-	RunID                   string   `json:"run_id,omitempty"` // the research ledger's id of this run
+	// Universe, PerSeries and Pooled describe a walk-forward over a
+	// universe: one analysis per series, and their out-of-sample figures
+	// pooled.
+	Universe  []string            `json:"universe,omitempty"`
+	PerSeries []WalkForwardResult `json:"per_series,omitempty"`
+	Pooled    *Pooled             `json:"pooled,omitempty"`
+	Warnings  []string            `json:"warnings"`
+	RunID     string              `json:"run_id,omitempty"` // the research ledger's id of this run
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wicket/internal/project"
-	"wicket/strategy/history"
 )
 
 // TestDeflatedSharpeWorkedExample checks the numerical example of Bailey
@@ -70,41 +68,6 @@ func TestDeflatedSharpeProperties(t *testing.T) {
 		if got := normCDF(normQuantile(p)); math.Abs(got-p) > 1e-12 {
 			t.Errorf("Φ(Φ⁻¹(%v)) = %v", p, got)
 		}
-	}
-}
-
-func TestStatsOf(t *testing.T) {
-	// Returns 1, 2, 3, 4, 10: mean 4, deviations -3 -2 -1 0 6, central
-	// moments by hand.
-	r := []float64{1, 2, 3, 4, 10}
-	st := statsOf(r)
-	m2 := (9.0 + 4 + 1 + 0 + 36) / 5     // 10
-	m3 := (-27.0 - 8 - 1 + 0 + 216) / 5  // 36
-	m4 := (81.0 + 16 + 1 + 0 + 1296) / 5 // 278.8
-	sd := math.Sqrt(50.0 / 4)
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"sr", float64(st.SR), 4 / sd},
-		{"skew", float64(st.Skew), m3 / math.Pow(m2, 1.5)},
-		{"kurt", float64(st.Kurt), m4 / (m2 * m2)},
-	} {
-		if math.Abs(c.got-c.want) > 1e-12 {
-			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
-		}
-	}
-	if st.T != 5 {
-		t.Errorf("T = %d", st.T)
-	}
-	if flat := statsOf([]float64{0, 0, 0}); !math.IsNaN(float64(flat.SR)) {
-		t.Errorf("flat returns have SR %v, want undefined", flat.SR)
-	}
-	// num crosses JSON with NaN as null and back.
-	b, _ := json.Marshal(statsOf([]float64{0, 0}))
-	var back returnStats
-	if err := json.Unmarshal(b, &back); err != nil || string(b) != `{"sr":null,"skew":null,"kurt":null,"t":2}` || !math.IsNaN(float64(back.SR)) {
-		t.Errorf("%s → %+v, %v", b, back, err)
 	}
 }
 
@@ -235,7 +198,7 @@ func TestLength(t *testing.T) {
 }
 
 func TestListStrategies(t *testing.T) {
-	l := NewLocal(Config{Project: demoProject(t)})
+	l := newLocal(t, 1) // the summaries are parsed in a worker
 	got, err := l.ListStrategies(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -348,48 +311,4 @@ func ExampleParseGridFlag() {
 	// Output:
 	// {"fast":{"from":5,"to":50,"step":5}}
 	// {"slow":["20","30","50"]}
-}
-
-// TestBarCache: a worker's cached range serves a request only with the
-// digest the caller read; another digest reads the store again.
-func TestBarCache(t *testing.T) {
-	p := project.Project{Root: t.TempDir()}
-	src, err := history.OpenReadOnly(demoProject(t).HistoryPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	bars, err := src.Load("SPY@1d", time.Time{}, time.Time{})
-	src.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := history.Open(p.HistoryPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(t.Context(), "SPY@1d", bars, history.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	want := barsDigest(bars)
-	if other := barsDigest(bars.Slice(1, bars.Len())); other == want {
-		t.Fatal("the digest ignores a bar")
-	}
-	var c barCache
-	got, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Time{}, want)
-	if err != nil || barsDigest(got) != want {
-		t.Fatalf("first load: %v", err)
-	}
-	if err := os.Rename(p.HistoryPath(), p.HistoryPath()+".gone"); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.Len() != bars.Len() {
-		t.Errorf("a cached range with its digest read the store again: %v", err)
-	}
-	if _, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
-		t.Error("a different digest was served from the cache")
-	}
-	if _, err := c.load(p.HistoryPath(), "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
-		t.Error("another range was served from the cache")
-	}
 }

@@ -14,10 +14,13 @@
 // A sweep expands the grid against the strategy's declared knobs before
 // any work (errors name the knob and its range), refuses more combinations
 // than the cap naming the count, and evaluates chunks of combinations in
-// the worker pool: each chunk is one request (KindSweep) to a worker that
-// loads the bars once and runs every combination against its own
-// indicator cache, so a knob that does not change an indicator's inputs
-// does not recompute it. The winner's deflated Sharpe ratio follows
+// the worker pool: each chunk is one request (worker.KindSweep) to a
+// worker that finds the bars in its cache by digest, compiles the strategy
+// once and evaluates every combination in one streaming pass against its
+// own indicator cache, so a knob that does not change an indicator's
+// inputs does not recompute it; only each combination's metrics and
+// scores come back. A request's series may name a universe (a list or
+// patterns such as *@1d): results per series and pooled (universe.go). The winner's deflated Sharpe ratio follows
 // Bailey and López de Prado, "The Deflated Sharpe Ratio: Correcting for
 // Selection Bias, Backtest Overfitting and Non-Normality", Journal of
 // Portfolio Management 40(5), 2014 (see DeflatedSharpeRatio).
@@ -28,9 +31,9 @@
 // start, on the out-of-sample window that follows; the out-of-sample
 // windows never overlap and are stitched into one equity curve.
 //
-// Strategy code never runs in the process that calls Local or Client:
-// Local hands every strategy execution to worker processes, and the
-// functions registered by WorkerHandlers run only inside a worker. This
-// package never writes to stdout and never turns a strategy or series name
+// Strategy code never runs in the process that calls Local or Client, and
+// this package does not even link the Starlark interpreter: Local hands
+// every strategy execution (and the parsing of strategy summaries) to
+// worker processes through strategy/worker. This package never writes to stdout and never turns a strategy or series name
 // into a path without validating it first.
 package research

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"wicket/strategy/backtest"
+
+	"wicket/strategy/worker"
 )
 
 // eulerGamma is the Euler–Mascheroni constant γ of the expected maximum.
@@ -60,7 +62,7 @@ func DeflatedSharpeRatio(sr float64, trials int, variance, skew, kurt float64, t
 
 // deflated builds the report for a winner among trial Sharpe ratios srs
 // (the defined ones; the winner's included).
-func deflated(win returnStats, srs []float64) *DeflatedSharpe {
+func deflated(win worker.ReturnStats, srs []float64) *DeflatedSharpe {
 	n := len(srs)
 	var mean, v float64
 	for _, s := range srs {

@@ -7,7 +7,7 @@ import (
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
 
@@ -31,10 +31,10 @@ const (
 // Error is the research API's error. Msg says what went wrong and what to
 // do next; Problem carries a strategy error's position and hint.
 type Error struct {
-	Kind    Kind            `json:"kind"`
-	Msg     string          `json:"message"`
-	Problem *script.Problem `json:"problem,omitempty"`
-	Err     error           `json:"-"`
+	Kind    Kind               `json:"kind"`
+	Msg     string             `json:"message"`
+	Problem *scriptapi.Problem `json:"problem,omitempty"`
+	Err     error              `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -56,7 +56,7 @@ func classify(err error) error {
 		return err
 	}
 	out := &Error{Kind: KindUnavailable, Msg: err.Error(), Err: err}
-	var se *script.Error
+	var se *scriptapi.Error
 	var we *worker.Error
 	var he *history.Error
 	var be *backtest.Error
@@ -65,10 +65,10 @@ func classify(err error) error {
 		p := se.Problem()
 		out.Problem = &p
 		out.Kind = KindStrategy
-		if se.Kind == script.KindKnob {
+		if se.Kind == scriptapi.KindKnob {
 			out.Kind = KindInvalid
 		}
-		if se.Kind == script.KindCanceled {
+		if se.Kind == scriptapi.KindCanceled {
 			out.Kind = KindCanceled
 		}
 		if se.Hint != "" {

@@ -2,7 +2,6 @@ package research
 
 import (
 	"context"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,15 +13,15 @@ import (
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
+	"wicket/strategy/worker/handlers"
 )
 
-// TestMain lets a Pool run this test binary as its workers, with the
-// sweep kind registered next to the built-in ones.
+// TestMain lets a Pool run this test binary as its workers.
 func TestMain(m *testing.M) {
-	memo := ta.NewMemo(0)
-	h := worker.Builtin(memo)
-	maps.Copy(h, WorkerHandlers(memo))
-	worker.ServeIfWorker(h)
+	worker.ServeIfWorker(handlers.New(ta.NewMemo(worker.MemoBytes)))
+	if dir := os.Getenv(rssEnv); dir != "" {
+		os.Exit(rssChild(dir))
+	}
 	code := m.Run()
 	printRatios()
 	if demoDir != "" {

@@ -22,7 +22,7 @@ func BenchmarkSweepLedger(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lg.Close()
-	pool, _, _ := warmPool(b, 2)
+	pool, _ := warmPool(b, 2)
 	defer pool.Close()
 	plain := NewLocal(Config{Project: demoProject(b), Pool: pool})
 	recorded := NewLocal(Config{Project: demoProject(b), Pool: pool, Recorder: lg})

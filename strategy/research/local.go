@@ -13,7 +13,6 @@ import (
 	"wicket/internal/project"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
-	"wicket/strategy/script"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
 )
@@ -156,6 +155,30 @@ func (l *Local) ListStrategies(ctx context.Context) (StrategyList, error) {
 		out.Clamped = fmt.Sprintf("showing the first %d of %d strategies", MaxStrategies, len(names))
 		names = names[:MaxStrategies]
 	}
+	// The summaries are parsed in a worker (this process never links the
+	// Starlark interpreter), in batches of bounded size.
+	var batch []worker.StrategyText
+	var at []int // index into out.Strategies of each file in batch
+	batchBytes := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := l.needPool(); err != nil {
+			return err
+		}
+		res, err := l.cfg.Pool.Summaries(ctx, worker.SummariesRequest{Files: batch})
+		if err != nil {
+			return classify(err)
+		}
+		for j, s := range res.Summaries {
+			if j < len(at) {
+				out.Strategies[at[j]].Summary, out.Strategies[at[j]].Problem = s.Summary, s.Problem
+			}
+		}
+		batch, at, batchBytes = nil, nil, 0
+		return nil
+	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return StrategyList{}, classify(err)
@@ -163,23 +186,31 @@ func (l *Local) ListStrategies(ctx context.Context) (StrategyList, error) {
 		info := StrategyInfo{Name: name}
 		text, size, err := l.cfg.Project.ReadStrategy(name)
 		info.Bytes = size
-		switch {
-		case err != nil:
-			info.Problem = err.Error()
-		default:
-			sum, err := script.Summary(name+".star", text)
-			info.Summary = sum
-			if err != nil {
-				info.Problem = err.Error()
+		out.Strategies = append(out.Strategies, info)
+		if err != nil {
+			out.Strategies[len(out.Strategies)-1].Problem = err.Error()
+			continue
+		}
+		if batchBytes+len(text) > summaryBatchBytes {
+			if err := flush(); err != nil {
+				return StrategyList{}, err
 			}
 		}
-		out.Strategies = append(out.Strategies, info)
+		batch = append(batch, worker.StrategyText{Name: name + ".star", Text: text})
+		at = append(at, len(out.Strategies)-1)
+		batchBytes += len(text)
+	}
+	if err := flush(); err != nil {
+		return StrategyList{}, err
 	}
 	if len(out.Strategies) == 0 {
 		out.Note = "no strategies yet: create one with `wicket strategy new NAME --from TEMPLATE`, or pass source to the research tools"
 	}
 	return out, nil
 }
+
+// summaryBatchBytes bounds the strategy text of one summaries request.
+const summaryBatchBytes = 16 << 20
 
 // resolve turns a StrategyRef into the file name positions are reported
 // under and the source text.
@@ -249,6 +280,13 @@ func checkSeries(series string) error {
 
 // Backtest runs one backtest in a worker.
 func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResult, error) {
+	names, single, err := l.universe(req.Series)
+	if err != nil {
+		return BacktestResult{}, err
+	}
+	if !single {
+		return l.backtestUniverse(ctx, req, names)
+	}
 	label, source, err := l.resolve(req.StrategyRef)
 	if err != nil {
 		return BacktestResult{}, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"wicket/strategy/worker"
 )
 
 // The probability of backtest overfitting (PBO) by combinatorially
@@ -43,13 +44,9 @@ type Overfitting struct {
 	Note        string   `json:"note"`
 }
 
-// blockStat is one block of a combination's per-bar returns: the count,
-// sum and sum of squares, all a Sharpe ratio over a union of blocks needs.
-type blockStat struct {
-	N     int     `json:"n"`
-	Sum   float64 `json:"s"`
-	SumSq float64 `json:"q"`
-}
+// blockStat is one block of a combination's returns, as the workers
+// send it (worker.BlockStats).
+type blockStat = worker.BlockStat
 
 // pboBlocksFor is the block count a sweep of count combinations asks its
 // workers for: PBOBlocks when PBO will be reported, else 0 (none).
@@ -60,25 +57,8 @@ func pboBlocksFor(count int) int {
 	return 0
 }
 
-// blockStats cuts returns into s equal blocks, leaving out the oldest
-// len(returns) mod s; nil when there are fewer than 2 returns per block.
-func blockStats(returns []float64, s int) []blockStat {
-	if s < 2 || len(returns) < 2*s {
-		return nil
-	}
-	m := len(returns) / s
-	off := len(returns) - m*s
-	out := make([]blockStat, s)
-	for b := range out {
-		st := blockStat{N: m}
-		for _, r := range returns[off+b*m : off+(b+1)*m] {
-			st.Sum += r
-			st.SumSq += r * r
-		}
-		out[b] = st
-	}
-	return out
-}
+// blockStats is worker.BlockStats, what each worker computes per trial.
+func blockStats(returns []float64, s int) []blockStat { return worker.BlockStats(returns, s) }
 
 // CSCV computes the probability of backtest overfitting of the return
 // series (one per combination, all of the same length) with s blocks (s
@@ -249,7 +229,7 @@ func srScore(n int, sum, sq float64) float64 {
 
 // overfitting builds a sweep's report from its trials' blocks (s is what
 // the workers were asked for; 0 when the sweep was too small).
-func overfitting(trials []*trial, s int) *Overfitting {
+func overfitting(trials []*worker.Trial, s int) *Overfitting {
 	o := &Overfitting{Blocks: PBOBlocks}
 	if s == 0 {
 		o.Note = fmt.Sprintf("not computed: the probability of backtest overfitting needs a sweep of at least %d combinations", PBOMinCombinations)

@@ -14,7 +14,7 @@ import (
 	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
 
@@ -37,7 +37,7 @@ type plan struct {
 	rankBy   string
 	gran     strategy.Granularity
 	bars     strategy.Bars // the range's bars (times used to lay out windows)
-	knobs    []script.Knob
+	knobs    []scriptapi.Knob
 	swept    []string // swept knob names, in declaration order
 	axes     [][]any  // values per swept knob, in the knobs' Go types
 	fixed    map[string]any
@@ -45,7 +45,7 @@ type plan struct {
 	tooMany  *Error // set when count is over the cap (an estimate still reports it)
 	capital  decimal.Decimal
 	settings Settings
-	base     chunkRequest // everything but the range and the combinations
+	base     worker.SweepChunk // everything but the range and the combinations
 }
 
 // plan validates in and expands its grid against the strategy's knobs
@@ -103,20 +103,33 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		p.settings.To = cfg.To.UTC().Format(time.RFC3339)
 	}
 
-	// The bars: the series must exist and the range hold some.
+	// The knobs, from the strategy itself (run in a worker), while this
+	// process reads the bars: the series must exist and the range hold
+	// some. A store error is reported before a strategy error.
+	type knobs struct {
+		res worker.ParamsResult
+		err error
+	}
+	asked := make(chan knobs, 1)
+	go func() {
+		res, err := l.cfg.Pool.Params(ctx, worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params})
+		asked <- knobs{res, err}
+	}()
 	_, p.gran, _ = history.CheckSeries(in.series)
+	digest := ""
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	if err == nil {
+		p.bars, err = store.Load(in.series, cfg.From, cfg.To)
+		store.Close()
+		if err == nil {
+			digest = p.bars.Digest()
+		}
+	}
+	k := <-asked
 	if err != nil {
 		return nil, classify(err)
 	}
-	p.bars, err = store.Load(in.series, cfg.From, cfg.To)
-	store.Close()
-	if err != nil {
-		return nil, classify(err)
-	}
-
-	// The knobs, from the strategy itself (run in a worker).
-	params, err := l.cfg.Pool.Params(ctx, worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params})
+	params, err := k.res, k.err
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -124,12 +137,12 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := p.expand(in.grid, in.params, limit); err != nil {
 		return nil, err
 	}
-	p.base = chunkRequest{
+	p.base = worker.SweepChunk{
 		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
-		Digest: barsDigest(p.bars),
+		Digest: digest,
 	}
 	return p, nil
 }
@@ -142,7 +155,7 @@ const maxAxis = 1_000_000
 // the combinations before expanding any range, so an over-large grid is
 // refused (p.tooMany) without work.
 func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
-	byName := map[string]script.Knob{}
+	byName := map[string]scriptapi.Knob{}
 	names := make([]string, len(p.knobs))
 	for i, k := range p.knobs {
 		byName[k.Name] = k
@@ -162,7 +175,7 @@ func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
 	}
 	// Count first.
 	type axis struct {
-		knob       script.Knob
+		knob       scriptapi.Knob
 		spec       GridSpec
 		n          int
 		from, step float64
@@ -235,8 +248,8 @@ func (p *plan) expand(grid Grid, fixed map[string]any, limit int) error {
 
 // rangeCount checks a {from, to, step} range for knob k and counts its
 // values.
-func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err error) {
-	if k.Type != script.KnobInt && k.Type != script.KnobFloat {
+func rangeCount(k scriptapi.Knob, spec GridSpec) (n int, from, step float64, err error) {
+	if k.Type != scriptapi.KnobInt && k.Type != scriptapi.KnobFloat {
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: a {from, to, step} range needs an int or float knob, and %s is a %s knob; list its values instead (%s)", k.Name, k.Name, k.Type, k.Range())
 	}
 	from, to := *spec.From, *spec.To
@@ -245,7 +258,7 @@ func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err er
 		step = *spec.Step
 	case k.Step != nil:
 		step = *k.Step
-	case k.Type == script.KnobInt:
+	case k.Type == scriptapi.KnobInt:
 		step = 1
 	default:
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: give the range a step; the float knob %s declares none", k.Name, k.Name)
@@ -260,7 +273,7 @@ func rangeCount(k script.Knob, spec GridSpec) (n int, from, step float64, err er
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: step %s must be positive", k.Name, fmtNum(step))
 	case from > to:
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: from %s is above to %s", k.Name, fmtNum(from), fmtNum(to))
-	case k.Type == script.KnobInt && (from != math.Trunc(from) || to != math.Trunc(to) || step != math.Trunc(step)):
+	case k.Type == scriptapi.KnobInt && (from != math.Trunc(from) || to != math.Trunc(to) || step != math.Trunc(step)):
 		return 0, 0, 0, errorf(KindInvalid, "grid %s: %s is an int knob, so from, to and step must be whole numbers", k.Name, k.Name)
 	}
 	for _, x := range []float64{from, to} {
@@ -302,8 +315,8 @@ func (p *plan) combo(i int) map[string]any {
 // shrinking sizes (guided scheduling): each takes a share of what is left,
 // so the workers start on large chunks, which amortise a request's
 // overhead, and finish on small ones, which leave no worker idle long.
-func (p *plan) chunks(base chunkRequest, workers int) []chunkRequest {
-	var out []chunkRequest
+func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
+	var out []worker.SweepChunk
 	for lo := 0; lo < p.count; {
 		size := max(1, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
 		req := base

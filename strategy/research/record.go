@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"wicket/strategy/ledger"
+	"wicket/strategy/worker"
 )
 
 // Recorder keeps the research ledger (strategy.md, "The research ledger:
@@ -165,7 +166,7 @@ func (l *Local) recordBacktest(ctx context.Context, label, source, series string
 // afterSweep records every finished combination of a sweep as one batch,
 // then reports the deflated Sharpe ratio over all the ledger's trials of
 // the strategy on the series, and the probability of backtest overfitting.
-func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*trial, win *trial, res *SweepResult) {
+func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial, res *SweepResult) {
 	res.Overfitting = overfitting(trials, p.base.Blocks)
 	if l.cfg.Recorder == nil {
 		return

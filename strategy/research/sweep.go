@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"wicket/strategy/backtest"
+	"wicket/strategy/worker"
 )
 
 // Sweep backtests every combination of req.Grid (knobs outside the grid
@@ -21,6 +22,13 @@ import (
 func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progress)) (SweepResult, error) {
 	if req.Top < 0 {
 		return SweepResult{}, errorf(KindInvalid, "top %d must be positive (default %d, at most %d)", req.Top, DefaultTop, MaxTop)
+	}
+	names, single, err := l.universe(req.Series)
+	if err != nil {
+		return SweepResult{}, err
+	}
+	if !single {
+		return l.sweepUniverse(ctx, req, names, progress)
 	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
@@ -48,7 +56,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		top = MaxTop
 	}
 
-	trials := make([]*trial, p.count)
+	trials := make([]*worker.Trial, p.count)
 	p.base.Blocks = pboBlocksFor(p.count)
 	tasks := p.chunks(p.base, l.cfg.Pool.Size())
 	offsets := make([]int, len(tasks))
@@ -57,7 +65,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	done := 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
-	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) ([]chunkRequest, error) {
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		for j := range resp.Trials {
 			trials[offsets[i]+j] = &resp.Trials[j]
 		}
@@ -87,7 +95,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
 		t := trials[idx]
-		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(t.Scores.get(p.rankBy)), Metrics: t.Metrics})
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
 	}
 	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
 		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
@@ -104,6 +112,23 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
 	return res, nil
+}
+
+// scoreOf is the rank metric of a trial's scores.
+func scoreOf(s worker.Scores, metric string) float64 {
+	switch metric {
+	case RankCAGR:
+		return float64(s.CAGR)
+	case RankCalmar:
+		return float64(s.Calmar)
+	case RankProfitFactor:
+		return float64(s.ProfitFactor)
+	case RankTotalReturn:
+		return float64(s.TotalReturn)
+	case RankMaxDrawdown:
+		return float64(s.MaxDrawdown)
+	}
+	return float64(s.Sharpe)
 }
 
 func report(progress func(Progress), p Progress) {
@@ -124,7 +149,7 @@ type ranking struct {
 // rankTrials orders the finished, successful trials by metric: highest
 // first (lowest for max_drawdown), undefined scores last, ties by
 // combination order. nil trials did not finish.
-func rankTrials(trials []*trial, metric string) ranking {
+func rankTrials(trials []*worker.Trial, metric string) ranking {
 	var rk ranking
 	for i, t := range trials {
 		if t == nil {
@@ -145,7 +170,7 @@ func rankTrials(trials []*trial, metric string) ranking {
 	}
 	lower := metric == RankMaxDrawdown
 	sort.SliceStable(rk.order, func(a, b int) bool {
-		x, y := trials[rk.order[a]].Scores.get(metric), trials[rk.order[b]].Scores.get(metric)
+		x, y := scoreOf(trials[rk.order[a]].Scores, metric), scoreOf(trials[rk.order[b]].Scores, metric)
 		xn, yn := math.IsNaN(x), math.IsNaN(y)
 		switch {
 		case xn || yn:
@@ -182,7 +207,7 @@ func fmtParams(p map[string]any) string {
 // failure, of a worker or of done, which stops the rest; when ctx ends it
 // stops handing out tasks and returns nil, and the tasks that finished are
 // the ones done saw.
-func (l *Local) runTasks(ctx context.Context, tasks []chunkRequest, done func(i int, resp *chunkResponse) ([]chunkRequest, error)) error {
+func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -225,8 +250,8 @@ func (l *Local) runTasks(ctx context.Context, tasks []chunkRequest, done func(i 
 				req := tasks[i]
 				running++
 				mu.Unlock()
-				var resp chunkResponse
-				err := l.cfg.Pool.Do(inner, KindSweep, req, &resp)
+				var resp worker.SweepChunkResult
+				err := l.cfg.Pool.Do(inner, worker.KindSweep, req, &resp)
 				mu.Lock()
 				running--
 				switch {
@@ -267,8 +292,8 @@ func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepRe
 	req := p.base
 	req.Combos = []map[string]any{p.combo(0)}
 	start := l.cfg.Now()
-	var resp chunkResponse
-	if err := l.cfg.Pool.Do(ctx, KindSweep, req, &resp); err != nil {
+	var resp worker.SweepChunkResult
+	if err := l.cfg.Pool.Do(ctx, worker.KindSweep, req, &resp); err != nil {
 		return SweepResult{}, classify(err)
 	}
 	took := l.cfg.Now().Sub(start).Seconds()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"wicket/strategy/backtest"
+
+	"wicket/strategy/worker"
 )
 
 // window is one walk-forward step in bar indexes of the analysed range,
@@ -81,6 +83,13 @@ const minOutOfSampleBars = 2
 // When ctx ends mid-analysis, WalkForward returns promptly with the
 // leading windows that finished, Partial set, and no error.
 func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
+	names, single, err := l.universe(req.Series)
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
+	if !single {
+		return l.walkForwardUniverse(ctx, req, names, progress)
+	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
@@ -114,10 +123,10 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	span := func(lo, hi int) Span {
 		return Span{From: unixRFC3339(times[lo]), To: unixRFC3339(times[hi-1]), Bars: hi - lo}
 	}
-	rangeOf := func(lo, hi int) chunkRequest {
+	rangeOf := func(lo, hi int) worker.SweepChunk {
 		r := p.base
 		r.From, r.To = unixRFC3339(times[lo]), unixRFC3339(times[hi-1])
-		r.Digest = barsDigest(p.bars.Slice(lo, hi))
+		r.Digest = p.bars.Slice(lo, hi).Digest()
 		return r
 	}
 
@@ -147,7 +156,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		win, offset int
 		oos         bool
 	}
-	var tasks []chunkRequest
+	var tasks []worker.SweepChunk
 	var owners []owner
 	for k, w := range wins {
 		off := 0
@@ -157,15 +166,15 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 			off += len(c.Combos)
 		}
 	}
-	trials := make([][]*trial, len(wins))
+	trials := make([][]*worker.Trial, len(wins))
 	left := make([]int, len(wins))
 	for k := range wins {
-		trials[k] = make([]*trial, p.count)
+		trials[k] = make([]*worker.Trial, p.count)
 		left[k] = p.count
 	}
 	ranks := make([]ranking, len(wins))
-	oosTrials := make([]*trial, len(wins))
-	err = l.runTasks(ctx, tasks, func(i int, resp *chunkResponse) ([]chunkRequest, error) {
+	oosTrials := make([]*worker.Trial, len(wins))
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		k := o.win
 		if o.oos {
@@ -201,7 +210,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		r.Returns = true
 		r.Combos = []map[string]any{trials[k][ranks[k].order[0]].Values}
 		owners = append(owners, owner{win: k, oos: true})
-		return []chunkRequest{r}, nil
+		return []worker.SweepChunk{r}, nil
 	})
 	if err != nil {
 		return WalkForwardResult{}, classify(err)
@@ -238,7 +247,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		res.Windows = append(res.Windows, Window{
 			Index: k + 1, InSample: span(w.isLo, w.isHi), OutOfSample: span(w.oosLo, w.oosHi),
 			Params:        win.Values,
-			InSampleScore: backtest.Ratio(win.Scores.get(p.rankBy)), OutOfSampleScore: backtest.Ratio(ot.Scores.get(p.rankBy)),
+			InSampleScore: backtest.Ratio(scoreOf(win.Scores, p.rankBy)), OutOfSampleScore: backtest.Ratio(scoreOf(ot.Scores, p.rankBy)),
 			Efficiency:      efficiency(oosC, isC),
 			InSampleMetrics: win.Metrics, OutOfSampleMetrics: ot.Metrics,
 			Evaluated: ranks[k].evaluated, Failed: ranks[k].failed,
@@ -304,9 +313,9 @@ func warmupError(isBars, warmup int, at map[string]any) error {
 
 // checkWarmup runs probe (the extreme combinations on the first
 // in-sample window) and refuses windows its warm-ups do not fit.
-func (l *Local) checkWarmup(ctx context.Context, probe chunkRequest, isBars int) error {
-	var resp chunkResponse
-	if err := l.cfg.Pool.Do(ctx, KindSweep, probe, &resp); err != nil {
+func (l *Local) checkWarmup(ctx context.Context, probe worker.SweepChunk, isBars int) error {
+	var resp worker.SweepChunkResult
+	if err := l.cfg.Pool.Do(ctx, worker.KindSweep, probe, &resp); err != nil {
 		return classify(err)
 	}
 	worst := -1

@@ -2,84 +2,14 @@ package script
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"wicket/strategy/scriptapi"
 )
-
-// Kind classifies an Error.
-type Kind string
-
-// Error kinds.
-const (
-	KindSyntax    Kind = "syntax"    // the source does not parse or refers to undefined names
-	KindRuntime   Kind = "runtime"   // an error while running the code
-	KindLimit     Kind = "limit"     // a step cap or the wall-clock limit was hit
-	KindCanceled  Kind = "canceled"  // the caller cancelled the run
-	KindLookahead Kind = "lookahead" // a read of bars after the current one: refused, or caught by the prefix proof
-	KindLoad      Kind = "load"      // a forbidden or failing load
-	KindKnob      Kind = "knob"      // a bad knob declaration or override
-	KindEntry     Kind = "entry"     // missing, conflicting or ill-formed entry points
-	KindResult    Kind = "result"    // an entry point returned or asked for something unusable
-)
-
-// Error is a strategy failure with its position in the source. Read it
-// with errors.As; Problem gives its JSON-friendly form.
-type Error struct {
-	Kind   Kind   `json:"kind"`
-	File   string `json:"file,omitempty"` // the file of the position: the strategy's name, or indicators/<name>.star
-	Line   int    `json:"line"`           // 1-based; 0 when there is no position
-	Column int    `json:"column"`
-	Msg    string `json:"message"`
-	Hint   string `json:"hint"`            // one line: what to do next
-	Phase  string `json:"phase,omitempty"` // "the top level", "signals", "setup", "on_bar", or "" when not running
-	Bar    int    `json:"bar"`             // the bar on_bar was called for, or -1
-	err    error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
-		}
-		b.WriteString(": ")
-	}
-	b.WriteString(e.message())
-	return b.String()
-}
-
-// message is Msg with the phase and bar it happened in.
-func (e *Error) message() string {
-	switch {
-	case e.Phase != "" && e.Bar >= 0:
-		return fmt.Sprintf("%s (in %s at bar %d)", e.Msg, e.Phase, e.Bar)
-	case e.Phase != "":
-		return fmt.Sprintf("%s (in %s)", e.Msg, e.Phase)
-	}
-	return e.Msg
-}
-
-func (e *Error) Unwrap() error { return e.err }
-
-// Problem is one reported problem, JSON-friendly.
-type Problem struct {
-	Kind    Kind   `json:"kind"`
-	File    string `json:"file,omitempty"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
-}
-
-// Problem returns e as a Problem.
-func (e *Error) Problem() Problem {
-	return Problem{Kind: e.Kind, File: e.File, Line: e.Line, Column: e.Column, Message: e.message(), Hint: e.Hint}
-}
 
 func newError(kind Kind, file string, pos syntax.Position, msg string) *Error {
 	e := &Error{Kind: kind, File: file, Msg: msg, Bar: -1}
@@ -164,7 +94,7 @@ func evalError(file string, err error, r *run) *Error {
 	}
 	msg = strings.TrimPrefix(msg, "Starlark computation cancelled: ")
 	e := newError(kind, file, pos, msg)
-	e.err = err
+	e.Cause = err
 	return e
 }
 
@@ -201,7 +131,7 @@ func hintFor(e *Error) string {
 	case KindLoad:
 		return `only load("indicators/<name>", "fn", ...) is allowed, from the project's indicators/; ta, param and math are predeclared`
 	case KindKnob:
-		return "declare knobs at top level as param.int/float/bool/choice(name, default, ...) and pass overrides within their range"
+		return scriptapi.KnobHint
 	case KindEntry:
 		return "define signals(bars), or setup(ctx) and on_bar(ctx), each taking exactly one argument"
 	case KindResult:

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
@@ -16,51 +15,6 @@ import (
 	"wicket/internal/project"
 	"wicket/strategy/ta"
 )
-
-// Source is a strategy's text and the name its positions are reported
-// under (e.g. "sma_cross.star").
-type Source struct {
-	Name string
-	Text string
-}
-
-// Limits bound one strategy's execution. Zero fields take the defaults.
-type Limits struct {
-	TopSteps     uint64        `json:"top_steps,omitempty"`     // the top level, including loaded indicators
-	SignalsSteps uint64        `json:"signals_steps,omitempty"` // one signals(bars) call
-	SetupSteps   uint64        `json:"setup_steps,omitempty"`   // one setup(ctx) call
-	BarSteps     uint64        `json:"bar_steps,omitempty"`     // each on_bar(ctx) call
-	Wall         time.Duration `json:"wall_ns,omitempty"`       // one load, one signals run, or setup through the last on_bar
-}
-
-// DefaultLimits are the limits used for zero fields.
-var DefaultLimits = Limits{
-	TopSteps:     5_000_000,
-	SignalsSteps: 5_000_000,
-	SetupSteps:   5_000_000,
-	BarSteps:     100_000,
-	Wall:         2 * time.Minute,
-}
-
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
-	if l.TopSteps == 0 {
-		l.TopSteps = d.TopSteps
-	}
-	if l.SignalsSteps == 0 {
-		l.SignalsSteps = d.SignalsSteps
-	}
-	if l.SetupSteps == 0 {
-		l.SetupSteps = d.SetupSteps
-	}
-	if l.BarSteps == 0 {
-		l.BarSteps = d.BarSteps
-	}
-	if l.Wall == 0 {
-		l.Wall = d.Wall
-	}
-	return l
-}
 
 // Options configure Load.
 type Options struct {
@@ -79,16 +33,10 @@ type Options struct {
 	Memo *ta.Memo
 	// PrintLimit caps the captured print output (bytes); 0 means 64 KiB.
 	PrintLimit int
+	// BarKeys, when set, keys the bar columns of this strategy's runs by
+	// identity (see BarKeys); nil hashes them on every run.
+	BarKeys *BarKeys
 }
-
-// Style says which entry points a strategy defines.
-type Style string
-
-// The two styles.
-const (
-	StyleSignals Style = "signals" // signals(bars)
-	StyleOnBar   Style = "on_bar"  // setup(ctx) and on_bar(ctx)
-)
 
 // Strategy is a loaded strategy: its top level has run with its knob
 // values, its globals are frozen, and it can run over bars any number of
@@ -101,6 +49,7 @@ type Strategy struct {
 	values  map[string]any
 	limits  Limits
 	memo    *ta.Memo
+	barKeys *BarKeys
 	out     *capture
 	warmup  atomic.Int64
 
@@ -223,7 +172,7 @@ func Load(ctx context.Context, src Source, opts Options) (*Strategy, error) {
 }
 
 func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *starlark.Program) (*Strategy, error) {
-	limits := opts.Limits.withDefaults()
+	limits := opts.Limits.WithDefaults()
 	memo := opts.Memo
 	if memo == nil {
 		memo = ta.NewMemo(0)
@@ -232,7 +181,7 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	if plimit <= 0 {
 		plimit = 64 << 10
 	}
-	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, out: &capture{limit: plimit}}
+	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, barKeys: opts.BarKeys, out: &capture{limit: plimit}}
 
 	p := &params{overrides: opts.Overrides, open: true}
 	r := newRun(memo, nil)

@@ -1,7 +1,9 @@
 package script
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -355,5 +357,42 @@ func TestSmokeBars(t *testing.T) {
 		if !(a.Low[i] <= a.Open[i] && a.Open[i] <= a.High[i] && a.Low[i] <= a.Close[i] && a.Close[i] <= a.High[i] && a.Close[i] > 0) {
 			t.Fatalf("bar %d is not a valid OHLC bar", i)
 		}
+	}
+}
+
+// TestBarKeysShareColumnKeys: strategies loaded with one BarKeys over the
+// same bars share their indicator results exactly as without it, and
+// bars of other contents never take another's key.
+func TestBarKeysShareColumnKeys(t *testing.T) {
+	src := Source{Name: "s.star", Text: "def signals(bars):\n    return {\"long\": ta.sma(bars.close, 5) > ta.sma(bars.close, 10)}\n"}
+	memo := ta.NewMemo(0)
+	keys := &BarKeys{}
+	a := SmokeBars(500)
+	b := SmokeBars(500)
+	for i := range b.Close {
+		b.Close[i] *= 1.5 // other contents, other backing arrays
+	}
+	run := func(bars strategy.Bars, k *BarKeys) []bool {
+		s, err := Load(context.Background(), src, Options{Memo: memo, BarKeys: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := s.Signals(context.Background(), bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig.Long
+	}
+	wantA, wantB := run(a, nil), run(b, nil)
+	for range 2 {
+		if got := run(a, keys); !slices.Equal(got, wantA) {
+			t.Fatal("bars a with BarKeys differ")
+		}
+		if got := run(b, keys); !slices.Equal(got, wantB) {
+			t.Fatal("bars b with BarKeys differ: another bars' key was used")
+		}
+	}
+	if n := len(keys.keys); n != 2 {
+		t.Errorf("%d column keys for two bars' close columns", n)
 	}
 }

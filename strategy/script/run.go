@@ -24,11 +24,12 @@ const runKey = "wicket.run"
 // run is the state of one execution: the bars, the current bar, the
 // memo, the largest warm-up seen, and why the thread was stopped.
 type run struct {
-	memo   *ta.Memo
-	bars   *strategy.Bars
-	n      int
-	cursor int
-	warmup int
+	memo    *ta.Memo
+	barKeys *BarKeys // nil: hash every column
+	bars    *strategy.Bars
+	n       int
+	cursor  int
+	warmup  int
 
 	mu   sync.Mutex
 	cols map[string]*Series
@@ -118,7 +119,7 @@ func (r *run) column(name string) (*Series, error) {
 	if len(vals) != r.n {
 		return nil, fmt.Errorf("bar column %s has %d values for %d bars", name, len(vals), r.n)
 	}
-	s := &Series{vals: vals, key: r.memo.Key("bars."+name, []ta.Key{r.memo.ValuesKey(vals)}, nil), start: leadingNaN(vals), run: r}
+	s := &Series{vals: vals, key: r.memo.Key("bars."+name, []ta.Key{r.barKeys.key(r.memo, name, vals)}, nil), start: leadingNaN(vals), run: r}
 	r.cols[name] = s
 	return s, nil
 }
@@ -307,6 +308,7 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	}
 	r := newRun(s.memo, &bars)
 	r.tracing = true
+	r.barKeys = s.barKeys
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
@@ -459,6 +461,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		return nil, s.styleError(StyleOnBar)
 	}
 	r := newRun(s.memo, &bars)
+	r.barKeys = s.barKeys
 	r.cursor = -1
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)

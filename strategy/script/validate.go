@@ -12,21 +12,6 @@ import (
 // SmokeLength is the number of synthetic bars validation runs over.
 const SmokeLength = 1000
 
-// Report is the result of Validate, JSON-friendly.
-type Report struct {
-	Valid   bool   `json:"valid"`
-	Style   Style  `json:"style,omitempty"`
-	Summary string `json:"summary,omitempty"`
-	Knobs   []Knob `json:"knobs"`
-	Warmup  int    `json:"warmup"` // bars before every indicator has a value, from the smoke run
-	// LookaheadCheck is the lookahead proof's verdict on the smoke run
-	// ("passed (4 prefixes)"); empty when the smoke run did not finish.
-	LookaheadCheck string    `json:"lookahead_check,omitempty"`
-	Problems       []Problem `json:"problems"`
-	Warnings       []string  `json:"warnings,omitempty"`
-	Output         string    `json:"output,omitempty"` // what the strategy printed
-}
-
 // Validate parses src, runs its top level, checks its entry points, and
 // runs it over SmokeLength synthetic bars so runtime errors surface too,
 // then proves on those bars that no decision read a later bar

@@ -87,6 +87,12 @@ type Entry struct {
 	// raw entries see their inputs with missing values left in and fill
 	// every output position themselves (nz, shift, barssince).
 	raw bool
+	// aligned entries compute on their inputs with the leading missing
+	// values left in and give, from the first position after the warm-up
+	// on, the values they would give on the stripped inputs (each output
+	// reads only the last lookback+1 inputs); Compute then marks their
+	// warm-up in place instead of copying the output (cross_above/below).
+	aligned bool
 	// index marks outputs that are bar positions in the input; they are
 	// shifted by the number of stripped leading missing values.
 	index []bool

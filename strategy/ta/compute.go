@@ -54,8 +54,11 @@ func Compute(e *Entry, inputs [][]float64, p []float64) (res Result, err error) 
 		}
 		return Result{Outputs: outs, Start: n}, nil
 	}
-	stripped := inputs
-	if w > 0 {
+	stripped, off := inputs, w
+	if e.aligned {
+		off = 0 // computed on the whole inputs; the warm-up is marked below
+	}
+	if off > 0 {
 		stripped = make([][]float64, len(inputs))
 		for i, in := range inputs {
 			stripped[i] = in[w:]
@@ -67,11 +70,11 @@ func Compute(e *Entry, inputs [][]float64, p []float64) (res Result, err error) 
 	}
 	start := w + lb
 	for j, col := range got {
-		if len(col) != n-w {
-			return Result{}, &Error{Func: e.Name, Msg: fmt.Sprintf("internal error: output has %d values, want %d", len(col), n-w)}
+		if len(col) != n-off {
+			return Result{}, &Error{Func: e.Name, Msg: fmt.Sprintf("internal error: output has %d values, want %d", len(col), n-off)}
 		}
 		var out []float64
-		if w == 0 {
+		if off == 0 {
 			// col is this call's own output, aligned with the bars: mark the
 			// warm-up missing in place instead of copying a million values.
 			out = col
@@ -85,7 +88,7 @@ func Compute(e *Entry, inputs [][]float64, p []float64) (res Result, err error) 
 			}
 			copy(out[start:], col[lb:])
 		}
-		if e.index[j] && w > 0 {
+		if e.index[j] && off > 0 {
 			for i := start; i < n; i++ {
 				out[i] += float64(w)
 			}

@@ -10,10 +10,10 @@ import (
 func helpers() []*Entry {
 	ab := []string{"a", "b"}
 	return []*Entry{
-		{Name: "cross_above", Category: Helper, Bool: true, Inputs: ab, Outputs: one, WarmupRule: "1", lookback: fixed(1),
+		{Name: "cross_above", Category: Helper, Bool: true, Inputs: ab, Outputs: one, WarmupRule: "1", lookback: fixed(1), aligned: true,
 			Summary: "true on the bar where a rises above b (b a series or a number): a > b now and a <= b on the previous bar",
 			compute: func(in [][]float64, _ []float64) [][]float64 { return outs(cross(in[0], in[1], 1)) }},
-		{Name: "cross_below", Category: Helper, Bool: true, Inputs: ab, Outputs: one, WarmupRule: "1", lookback: fixed(1),
+		{Name: "cross_below", Category: Helper, Bool: true, Inputs: ab, Outputs: one, WarmupRule: "1", lookback: fixed(1), aligned: true,
 			Summary: "true on the bar where a falls below b (b a series or a number): a < b now and a >= b on the previous bar",
 			compute: func(in [][]float64, _ []float64) [][]float64 { return outs(cross(in[0], in[1], -1)) }},
 		{Name: "highest", Category: Helper, Inputs: ser, Outputs: one, Params: []Param{periodP(20, 1)},
@@ -81,11 +81,17 @@ func rolling(x []float64, period int, f func([]float64, int) []float64) []float6
 // elsewhere; missing values never cross.
 func cross(a, b []float64, dir float64) []float64 {
 	out := make([]float64, len(a))
+	if len(a) == 0 {
+		return out
+	}
+	b = b[:len(a)]
+	d1 := (a[0] - b[0]) * dir
 	for i := 1; i < len(a); i++ {
-		d0, d1 := (a[i]-b[i])*dir, (a[i-1]-b[i-1])*dir
+		d0 := (a[i] - b[i]) * dir
 		if d0 > 0 && d1 <= 0 {
 			out[i] = 1
 		}
+		d1 = d0
 	}
 	return out
 }

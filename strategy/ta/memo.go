@@ -22,14 +22,19 @@ type Key struct{ Hi, Lo uint64 }
 // A Memo is meant to outlive a single run: a worker that keeps one Memo and
 // the same bars across many parameter combinations computes each distinct
 // indicator once, and Stats proves it.
+//
+// The results of the helper entries (crosses, shifts, highest/lowest: cheap
+// to compute and, in a sweep, mostly particular to one combination) are
+// kept in a segment of their own, at most an eighth of the budget, and
+// push out only each other once the budget is full, never the indicators
+// the combinations share.
 type Memo struct {
 	seedHi, seedLo maphash.Seed
 	limit          int64
 
 	mu       sync.Mutex
-	size     int64
 	entries  map[Key]*list.Element
-	lru      *list.List // of *memoEntry, most recent first
+	segs     [2]segment // major (indicators, series operations) and minor (helpers)
 	inflight map[Key]*memoCall
 	hits     uint64
 	misses   uint64
@@ -40,7 +45,20 @@ type memoEntry struct {
 	key   Key
 	res   Result
 	bytes int64
+	seg   int
 }
+
+// segment is one LRU list of entries and its budget.
+type segment struct {
+	lru         *list.List // of *memoEntry, most recent first
+	size, limit int64
+}
+
+// The segments.
+const (
+	segMajor = iota
+	segMinor
+)
 
 type memoCall struct {
 	done chan struct{}
@@ -57,14 +75,16 @@ func NewMemo(limitBytes int64) *Memo {
 	if limitBytes <= 0 {
 		limitBytes = DefaultMemoBytes
 	}
-	return &Memo{
+	m := &Memo{
 		seedHi: maphash.MakeSeed(), seedLo: maphash.MakeSeed(),
 		limit:    limitBytes,
 		entries:  map[Key]*list.Element{},
-		lru:      list.New(),
 		inflight: map[Key]*memoCall{},
 		computed: map[string]uint64{},
 	}
+	m.segs[segMinor] = segment{lru: list.New(), limit: limitBytes / 8}
+	m.segs[segMajor] = segment{lru: list.New(), limit: limitBytes}
+	return m
 }
 
 // ValuesKey is the content key of v: equal contents give equal keys.
@@ -113,9 +133,13 @@ func (m *Memo) Key(name string, inputs []Key, params []float64) Key {
 // Do returns the cached result for key, or runs compute once (counting it
 // under name in Stats) and caches what it returns. Errors are not cached.
 func (m *Memo) Do(key Key, name string, compute func() (Result, error)) (Result, error) {
+	return m.do(key, name, segMajor, compute)
+}
+
+func (m *Memo) do(key Key, name string, seg int, compute func() (Result, error)) (Result, error) {
 	m.mu.Lock()
 	if el, ok := m.entries[key]; ok {
-		m.lru.MoveToFront(el)
+		m.segs[el.Value.(*memoEntry).seg].lru.MoveToFront(el)
 		m.hits++
 		res := el.Value.(*memoEntry).res
 		m.mu.Unlock()
@@ -138,30 +162,46 @@ func (m *Memo) Do(key Key, name string, compute func() (Result, error)) (Result,
 	m.mu.Lock()
 	delete(m.inflight, key)
 	if c.err == nil {
-		m.insert(key, c.res)
+		m.insert(key, c.res, seg)
 	}
 	m.mu.Unlock()
 	close(c.done)
 	return c.res, c.err
 }
 
-func (m *Memo) insert(key Key, res Result) {
+func (m *Memo) insert(key Key, res Result, seg int) {
 	var bytes int64 = 64
 	for _, col := range res.Outputs {
 		bytes += int64(len(col)) * 8
 	}
-	if bytes > m.limit {
+	sg := &m.segs[seg]
+	if bytes > sg.limit {
 		return
 	}
-	m.entries[key] = m.lru.PushFront(&memoEntry{key: key, res: res, bytes: bytes})
-	m.size += bytes
-	for m.size > m.limit {
-		old := m.lru.Back()
-		e := old.Value.(*memoEntry)
-		m.lru.Remove(old)
-		delete(m.entries, e.key)
-		m.size -= e.bytes
+	m.entries[key] = sg.lru.PushFront(&memoEntry{key: key, res: res, bytes: bytes, seg: seg})
+	sg.size += bytes
+	for sg.size > sg.limit {
+		m.evict(sg)
 	}
+	// Over the whole budget: the major segment gives back what it holds
+	// beyond its share first, so the minor one always has its eighth.
+	major, minor := &m.segs[segMajor], &m.segs[segMinor]
+	for major.size+minor.size > m.limit {
+		if major.size > m.limit-minor.limit && major.lru.Len() > 0 {
+			m.evict(major)
+		} else {
+			m.evict(minor)
+		}
+	}
+}
+
+// evict drops sg's least recently used entry.
+func (m *Memo) evict(sg *segment) {
+	old := sg.lru.Back()
+	e := old.Value.(*memoEntry)
+	sg.lru.Remove(old)
+	delete(m.entries, e.key)
+	sg.size -= e.bytes
 }
 
 // Compute is Compute(e, inputs, p) through the cache, keyed by e's name,
@@ -169,7 +209,11 @@ func (m *Memo) insert(key Key, res Result) {
 // output j is m.Key("out", []Key{key}, []float64{j}) when there are several.
 func (m *Memo) Compute(e *Entry, inputs [][]float64, keys []Key, p []float64) (Result, Key, error) {
 	key := m.Key("ta."+e.Name, keys, p)
-	res, err := m.Do(key, e.Name, func() (Result, error) { return Compute(e, inputs, p) })
+	seg := segMajor
+	if e.Category == Helper {
+		seg = segMinor
+	}
+	res, err := m.do(key, e.Name, seg, func() (Result, error) { return Compute(e, inputs, p) })
 	return res, key, err
 }
 
@@ -193,5 +237,5 @@ func (m *Memo) Stats() Stats {
 	for k, v := range m.computed {
 		c[k] = v
 	}
-	return Stats{Hits: m.hits, Misses: m.misses, Entries: len(m.entries), Bytes: m.size, Computed: c}
+	return Stats{Hits: m.hits, Misses: m.misses, Entries: len(m.entries), Bytes: m.segs[segMajor].size + m.segs[segMinor].size, Computed: c}
 }

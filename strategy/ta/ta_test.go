@@ -486,3 +486,44 @@ func lowerBounds(e *Entry) []float64 {
 	}
 	return p
 }
+
+// TestMemoHelpersKeepToTheirSegment: helper results (crosses) share an
+// eighth of the budget among themselves and never evict indicators.
+func TestMemoHelpersKeepToTheirSegment(t *testing.T) {
+	sma, _ := Builtin().Lookup("sma")
+	cross, _ := Builtin().Lookup("cross_above")
+	n := 1000
+	col := int64(n*8 + 64)
+	m := NewMemo(8 * col) // room for 8 columns; helpers get one
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(i % 17)
+	}
+	kx := m.ValuesKey(x)
+	smas := make([][]float64, 6)
+	keys := make([]Key, 6)
+	for p := range smas {
+		res, k, err := m.Compute(sma, [][]float64{x}, []Key{kx}, []float64{float64(p + 2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		smas[p], keys[p] = res.Outputs[0], k
+	}
+	for a := range smas {
+		for b := range smas {
+			if _, _, err := m.Compute(cross, [][]float64{smas[a], smas[b]}, []Key{keys[a], keys[b]}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := m.Stats().Computed["sma"]
+	for p := range smas {
+		m.Compute(sma, [][]float64{x}, []Key{kx}, []float64{float64(p + 2)})
+	}
+	if got := m.Stats().Computed["sma"]; got != before {
+		t.Errorf("36 crosses evicted %d of 6 indicators", got-before)
+	}
+	if s := m.Stats(); s.Bytes > 8*col {
+		t.Errorf("%d bytes held, budget %d", s.Bytes, 8*col)
+	}
+}

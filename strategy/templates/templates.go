@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"wicket/internal/project"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 )
 
 //go:embed star/*.star
@@ -28,10 +28,10 @@ var indexJSON []byte
 
 // Template describes one built-in template.
 type Template struct {
-	Name    string        `json:"name"`
-	Summary string        `json:"summary"`
-	Style   script.Style  `json:"style"`
-	Params  []script.Knob `json:"params"`
+	Name    string           `json:"name"`
+	Summary string           `json:"summary"`
+	Style   scriptapi.Style  `json:"style"`
+	Params  []scriptapi.Knob `json:"params"`
 }
 
 var index = func() []Template {

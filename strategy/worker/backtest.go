@@ -4,93 +4,10 @@ import (
 	"context"
 
 	"wicket/strategy/backtest"
-	"wicket/strategy/history"
-	"wicket/strategy/script"
-	"wicket/strategy/ta"
 )
 
 // KindBacktest runs a backtest: backtest.Request → backtest.Response.
 const KindBacktest = "backtest"
-
-// runBacktest is the backtest handler: inside the worker it loads the
-// strategy with the request's overrides, reads the bars from the history
-// store (read-only), asks the strategy for its decisions in its own style
-// (signals once, or on_bar per bar) and runs the engine over them.
-func runBacktest(memo *ta.Memo) Handler {
-	return Typed(func(ctx context.Context, req backtest.Request) (backtest.Response, error) {
-		return Backtest(ctx, req, memo)
-	})
-}
-
-// Backtest serves one backtest request in this process. It runs strategy
-// code, so it belongs in a worker (the handler calls it) and in tests.
-func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtest.Response, error) {
-	cfg, err := req.Config(backtest.DefaultConfig())
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	if req.HistoryPath == "" {
-		return backtest.Response{}, &Error{Kind: KindRequest, Msg: "backtest request without a history store path"}
-	}
-	store, err := history.OpenReadOnly(req.HistoryPath)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	defer store.Close()
-	bars, err := store.Load(req.Series, cfg.From, cfg.To)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-
-	sreq := StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
-	opts, closeFS, err := sreq.Options(memo)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	defer closeFS()
-	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	cfg.Params = s.Values()
-
-	var d backtest.Decisions
-	var trace func() script.Trace
-	switch s.Style() {
-	case script.StyleSignals:
-		sig, tr, err := s.SignalsTrace(ctx, bars)
-		if err != nil {
-			return backtest.Response{}, err
-		}
-		d.Targets = sig.Targets(bars.Len())
-		cfg.Warmup = s.Warmup()
-		trace = func() script.Trace { return tr }
-	default:
-		st, err := s.Begin(ctx, bars)
-		if err != nil {
-			return backtest.Response{}, err
-		}
-		defer st.Close()
-		st.Record()
-		d.Stepper = st
-		cfg.Warmup = st.Warmup()
-		trace = func() script.Trace { tr, _ := st.Trace(); return tr }
-	}
-	res, err := backtest.Run(ctx, bars, cfg, d)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	// The lookahead proof: every decision again over prefixes of the bars.
-	if res.LookaheadCheck, err = s.CheckLookahead(ctx, bars, trace()); err != nil {
-		return backtest.Response{}, err
-	}
-	resp, err := backtest.Report(res, req.Plot)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	resp.Output = s.Output()
-	return resp, nil
-}
 
 // Backtest runs a backtest in a worker.
 func (p *Pool) Backtest(ctx context.Context, req backtest.Request) (backtest.Response, error) {

@@ -12,12 +12,15 @@
 // request's context kills the worker that runs it.
 //
 // Requests have a kind and a JSON body; a worker dispatches them through a
-// Handlers table, so a new kind (backtest, sweep chunk, walk-forward
-// window) is one entry in the table the worker process is started with and
-// one Call on the caller side. Builtin provides validate, params and backtest.
+// Handlers table, so a new kind is one entry in the table the worker
+// process is started with and one Call on the caller side. This package
+// declares the request and result types of every kind (validate, params,
+// summaries, backtest, sweep chunk); strategy/worker/handlers serves them.
+// Workers start with a scrubbed environment (WorkerEnv): no key or token
+// of the parent reaches strategy code.
 //
-// The pool side of this package never executes Starlark; the worker side
-// never writes anything but protocol frames to its stdout (fd 1 is pointed
-// at stderr before a request is served) and never runs a request before
-// its limits are in place.
+// This package never executes Starlark and does not link it; the worker
+// side never writes anything but protocol frames to its stdout (fd 1 is
+// pointed at stderr before a request is served) and never runs a request
+// before its limits are in place.
 package worker

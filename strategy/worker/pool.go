@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,8 @@ type Config struct {
 	// Command starts a worker: the executable and the arguments before the
 	// worker flags. Nil means Self(): this binary with Arg.
 	Command []string
-	// Env is the workers' environment; nil inherits this process's.
+	// Env is the workers' environment; nil means WorkerEnv(os.Environ()):
+	// this process's without its secrets.
 	Env []string
 	// Size is the most workers running at once; 0 means one per core.
 	Size int
@@ -40,6 +42,26 @@ type Config struct {
 	// Procs is each worker's GOMAXPROCS; 0 shares the cores out, NumCPU/Size
 	// (at least 1).
 	Procs int
+}
+
+// workerEnvKeep are the variables a worker keeps from its parent's
+// environment: what the Go runtime, the C library and coverage or race
+// builds read. Everything else (the node keys, the data token, any
+// WICKET_* or cloud credential) stays behind: strategy code never needs
+// it.
+var workerEnvKeep = []string{"PATH", "TMPDIR", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "GOTRACEBACK", "GODEBUG", "GORACE", "GOCOVERDIR"}
+
+// WorkerEnv is env (KEY=VALUE entries) scrubbed for a worker: only the
+// variables in workerEnvKeep pass.
+func WorkerEnv(env []string) []string {
+	out := []string{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(workerEnvKeep, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Self is the command that re-executes this binary as a worker.
@@ -77,6 +99,9 @@ func NewPool(cfg Config) (*Pool, error) {
 	if len(cfg.Command) == 0 {
 		return nil, &Error{Kind: KindStart, Msg: "worker command is empty"}
 	}
+	if cfg.Env == nil {
+		cfg.Env = WorkerEnv(os.Environ())
+	}
 	if cfg.Size <= 0 {
 		cfg.Size = runtime.NumCPU()
 	}
@@ -105,6 +130,20 @@ func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Stats{Started: p.started.Load(), Died: p.died.Load(), Running: len(p.all)}
+}
+
+// PIDs are the process ids of the workers running now (for diagnostics
+// and benchmarks: their memory, their CPU).
+func (p *Pool) PIDs() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pids := make([]int, 0, len(p.all))
+	for w := range p.all {
+		if w.cmd.Process != nil {
+			pids = append(pids, w.cmd.Process.Pid)
+		}
+	}
+	return pids
 }
 
 // Do sends a request of kind with body req to a worker and decodes the
@@ -231,7 +270,10 @@ type proc struct {
 	nextID uint64
 	cpu    float64
 	dead   atomic.Bool
-	outMu  sync.Mutex // held while reading a frame, so the pipe is closed between frames
+	// overMemory says the resident-memory watchdog killed the worker: the
+	// limit's second line where RLIMIT_AS is not enforced (watchdog.go).
+	overMemory atomic.Bool
+	outMu      sync.Mutex // held while reading a frame, so the pipe is closed between frames
 }
 
 func (p *Pool) start(ctx context.Context) (*proc, error) {
@@ -267,8 +309,16 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 	outW.Close()
 	p.started.Add(1)
 	w.in, w.out = in, bufio.NewReaderSize(outR, 64<<10)
+	stopWatch := func() {}
+	if p.cfg.MemoryMiB > 0 {
+		// Resident memory stays below the address space RLIMIT_AS bounds, so
+		// on Linux this never fires first; elsewhere it is what holds.
+		limit := (uint64(p.cfg.MemoryMiB)<<20 + 64<<20) * raceFactor // the allowance plus the runtime's own
+		stopWatch = WatchMemory(cmd.Process, limit, 0, func(uint64) { w.overMemory.Store(true) })
+	}
 	go func() {
 		cmd.Wait()
+		stopWatch()
 		close(w.exited)
 	}()
 	go func() {
@@ -379,7 +429,7 @@ func (w *proc) deathError(cause error) error {
 	said := w.tail.String()
 	lim := uint64(w.pool.cfg.MemoryMiB) << 20
 	switch {
-	case outOfAddressSpace(said):
+	case outOfAddressSpace(said) || w.overMemory.Load():
 		return &Error{Kind: KindMemory, err: cause, Msg: fmt.Sprintf("the strategy used more than %s of memory and was stopped (the limit is research.worker_memory_mib in wicket.toml); build large lists with care, and let ta.* and series arithmetic hold the data", fmtBytes(lim))}
 	case w.cmd.ProcessState != nil && exitedOnCPU(w.cmd.ProcessState):
 		return &Error{Kind: KindCPU, err: cause, Msg: fmt.Sprintf("the strategy worker used its %d s of CPU time and was stopped; run less work per request", w.pool.cfg.CPUSeconds)}

@@ -9,7 +9,7 @@ import (
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 )
 
 // The wire format: each message is a frame, a 4-byte big-endian length
@@ -50,15 +50,15 @@ type Hello struct {
 // kind, position and hint; a history store or backtest error keeps its
 // kind, so the caller reads it with errors.As as if it had run in process.
 type WireError struct {
-	Kind     ErrorKind     `json:"kind"`
-	Message  string        `json:"message"`
-	Strategy *script.Error `json:"strategy,omitempty"`
-	History  history.Kind  `json:"history,omitempty"`
-	Backtest backtest.Kind `json:"backtest,omitempty"`
+	Kind     ErrorKind        `json:"kind"`
+	Message  string           `json:"message"`
+	Strategy *scriptapi.Error `json:"strategy,omitempty"`
+	History  history.Kind     `json:"history,omitempty"`
+	Backtest backtest.Kind    `json:"backtest,omitempty"`
 }
 
 func toWire(err error) *WireError {
-	var se *script.Error
+	var se *scriptapi.Error
 	if errors.As(err, &se) {
 		return &WireError{Kind: KindStrategy, Message: se.Error(), Strategy: se}
 	}

@@ -11,8 +11,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Arg is the argument that puts the binary in worker mode: `wicket
@@ -53,6 +56,11 @@ func (h Handlers) kinds() []string {
 // Serve answers requests from r on w, one at a time, until r ends. It
 // never writes anything to w but frames.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello) error {
+	return serve(ctx, r, w, h, hello, func() {})
+}
+
+// serve is Serve calling after between requests.
+func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func()) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
 	hello.Kinds = h.kinds()
@@ -80,6 +88,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 		if err := send(out, resp); err != nil {
 			return err
 		}
+		after()
 	}
 }
 
@@ -166,13 +175,66 @@ func Main(args []string, h Handlers) int {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
 	}
-	// Collect garbage harder well before the hard limit.
-	debug.SetMemoryLimit(int64(l.MemoryMiB) << 20 * 3 / 4)
-	if err := Serve(context.Background(), os.Stdin, proto, h, hello); err != nil {
+	gc := newGCTarget(int64(l.MemoryMiB) << 20)
+	go gc.follow(gcFollow)
+	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.adjust); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// gcTarget keeps a worker's resident memory near what it holds: a
+// worker's heap is mostly bar columns and indicator results, large and
+// free of pointers, so a collection costs little, while a sweep drops a
+// few columns per combination and, at the runtime's default pace, would
+// let its heap grow to twice what it holds. The soft memory limit starts
+// at softStart and follows the live heap up (an eighth more than it plus
+// 16 MiB, so a strategy that holds more is not collected without pause),
+// never above three quarters of the hard limit. Below the soft limit the
+// runtime's default pace (GOGC 100) governs.
+type gcTarget struct {
+	mu        sync.Mutex
+	soft, max int64
+}
+
+// softStart is a worker's first soft memory limit: room for a
+// million-bar sweep (bars, the indicator cache, a combination's columns).
+const softStart = 240 << 20
+
+func newGCTarget(hard int64) *gcTarget {
+	g := &gcTarget{max: hard * 3 / 4}
+	g.soft = min(softStart, g.max)
+	debug.SetMemoryLimit(g.soft)
+	return g
+}
+
+// gcFollow is how often a worker looks at its live heap during a request.
+const gcFollow = 100 * time.Millisecond
+
+// follow calls adjust every period, so a request that holds more than the
+// soft limit is not collected without pause until it ends.
+func (g *gcTarget) follow(period time.Duration) {
+	for range time.Tick(period) {
+		g.adjust()
+	}
+}
+
+// adjust raises the soft limit (after a request, and while one runs) when
+// the live heap needs more room. It is safe for concurrent use.
+func (g *gcTarget) adjust() {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	live := int64(s[0].Value.Uint64())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if want := min(live+live/8+16<<20, g.max); want > g.soft {
+		g.soft = want
+		debug.SetMemoryLimit(g.soft)
+	}
 }
 
 // ServeIfWorker runs Main and exits when the process was started as a

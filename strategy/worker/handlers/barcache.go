@@ -1,44 +1,12 @@
-package research
+package handlers
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"math"
 	"sync"
 	"time"
 
 	"wicket/strategy"
 	"wicket/strategy/history"
 )
-
-// barsDigest is a content digest of bars (times and every price column),
-// the same in every process.
-func barsDigest(b strategy.Bars) string {
-	h := sha256.New()
-	buf := make([]byte, 0, 64<<10)
-	flush := func() {
-		h.Write(buf)
-		buf = buf[:0]
-	}
-	put := func(u uint64) {
-		if len(buf)+8 > cap(buf) {
-			flush()
-		}
-		buf = binary.LittleEndian.AppendUint64(buf, u)
-	}
-	put(uint64(b.Len()))
-	for _, t := range b.Time {
-		put(uint64(t))
-	}
-	for _, col := range [][]float64{b.Open, b.High, b.Low, b.Close, b.Volume} {
-		for _, x := range col {
-			put(math.Float64bits(x))
-		}
-	}
-	flush()
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // barCache keeps a worker's recently loaded bar ranges, so the chunks of
 // one sweep (and the next sweep over the same bars) do not read the store
@@ -88,7 +56,7 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (s
 	if err != nil {
 		return strategy.Bars{}, err
 	}
-	e := barEntry{key: key, digest: barsDigest(bars), bars: bars, bytes: int64(bars.Len()) * 48}
+	e := barEntry{key: key, digest: bars.Digest(), bars: bars, bytes: int64(bars.Len()) * 48}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := 0; i < len(c.entries); i++ {

@@ -1,0 +1,596 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/worker"
+)
+
+// MaxUniverse bounds the series of one request.
+const MaxUniverse = 32
+
+// A universe is what a request's series names: one series
+// (BTC-USD@1h), a comma-separated list of them, or patterns matched
+// against the stored series (*@1d, BTC-*@1h), in any mix. Patterns use
+// path.Match syntax (* ? [...]). The names come out in the order given, a
+// pattern's matches sorted, each once.
+
+// isPattern says whether a series element is a pattern.
+func isPattern(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// universe resolves spec into series names. single is true when spec is
+// one plain name: the request runs as it always has.
+func (l *Local) universe(spec string) (names []string, single bool, err error) {
+	parts := strings.Split(spec, ",")
+	if len(parts) == 1 && !isPattern(strings.TrimSpace(spec)) {
+		return []string{strings.TrimSpace(spec)}, true, checkSeries(strings.TrimSpace(spec))
+	}
+	var stored []string
+	seen := map[string]bool{}
+	add := func(n string) error {
+		if seen[n] {
+			return nil
+		}
+		seen[n] = true
+		names = append(names, n)
+		if len(names) > MaxUniverse {
+			return errorf(KindInvalid, "series %q names more than %d series; a universe holds at most %d (narrow the pattern or list fewer)", spec, MaxUniverse, MaxUniverse)
+		}
+		return nil
+	}
+	for _, raw := range parts {
+		p := strings.TrimSpace(raw)
+		if p == "" {
+			return nil, false, errorf(KindInvalid, "series %q has an empty element; separate series with single commas, e.g. BTC-USD@1h,ETH-USD@1h", spec)
+		}
+		if !isPattern(p) {
+			if err := checkSeries(p); err != nil {
+				return nil, false, err
+			}
+			if err := add(p); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, false, errorf(KindInvalid, "series pattern %q is malformed: %v; use * and ? (e.g. *@1d)", p, err)
+		}
+		if stored == nil {
+			if stored, err = l.storedSeries(); err != nil {
+				return nil, false, err
+			}
+		}
+		matched := 0
+		for _, n := range stored {
+			if ok, _ := path.Match(p, n); ok {
+				matched++
+				if err := add(n); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		if matched == 0 {
+			return nil, false, errorf(KindNotFound, "series pattern %q matches no stored series; stored are: %s", p, strings.Join(stored, ", "))
+		}
+	}
+	return names, false, nil
+}
+
+// storedSeries lists the names in the history store, sorted.
+func (l *Local) storedSeries() ([]string, error) {
+	if err := l.needProject(); err != nil {
+		return nil, err
+	}
+	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer store.Close()
+	infos, err := store.List()
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := make([]string, 0, len(infos))
+	for _, s := range infos {
+		out = append(out, s.Name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Pooled are a universe's figures, defined in docs/strategies.md
+// ("Universes"): an equal-weight portfolio of one sleeve per series, the
+// capital split equally and never rebalanced.
+type Pooled struct {
+	Series      int      `json:"series"`
+	TotalReturn *float64 `json:"total_return"` // mean of the sleeves' total returns
+	CAGR        *float64 `json:"cagr"`         // of the pooled total return over the union of the ranges
+	Sharpe      *float64 `json:"sharpe"`       // mean of the sleeves' (defined) Sharpe ratios
+	Sortino     *float64 `json:"sortino"`      // mean of the sleeves' (defined) Sortino ratios
+	MaxDrawdown *float64 `json:"max_drawdown"` // the worst sleeve's
+	Calmar      *float64 `json:"calmar"`       // pooled CAGR / pooled max drawdown
+	Trades      int      `json:"trades"`       // all sleeves' closed trades
+	WinRate     *float64 `json:"win_rate"`     // winners / trades over all sleeves
+	Exposure    *float64 `json:"exposure"`     // mean of the sleeves' exposure
+	FinalEquity string   `json:"final_equity"` // capital × (1 + total_return)
+	Start       string   `json:"start"`
+	End         string   `json:"end"`
+}
+
+// sleeve is one series' figures at full precision, the input of pool.
+type sleeve struct {
+	totalReturn, sharpe, sortino, maxDD, winRate, exposure float64
+	trades                                                 int
+	start, end                                             time.Time
+}
+
+func sleeveOf(s worker.Scores, trades int, start, end time.Time) sleeve {
+	return sleeve{
+		totalReturn: float64(s.TotalReturn), sharpe: float64(s.Sharpe), sortino: float64(s.Sortino),
+		maxDD: float64(s.MaxDrawdown), winRate: float64(s.WinRate), exposure: float64(s.Exposure),
+		trades: trades, start: start, end: end,
+	}
+}
+
+// pooledScores are the pooled figures as rank scores.
+type pooledScores struct {
+	totalReturn, cagr, sharpe, sortino, maxDD, calmar, winRate, exposure float64
+	trades                                                               int
+	start, end                                                           time.Time
+}
+
+// pool combines sleeves; barLength extends the union's span by its last bar.
+func pool(ss []sleeve, barLength time.Duration) pooledScores {
+	mean := func(get func(sleeve) float64) float64 {
+		var sum float64
+		n := 0
+		for _, s := range ss {
+			if v := get(s); !math.IsNaN(v) {
+				sum += v
+				n++
+			}
+		}
+		if n == 0 {
+			return math.NaN()
+		}
+		return sum / float64(n)
+	}
+	p := pooledScores{
+		totalReturn: mean(func(s sleeve) float64 { return s.totalReturn }),
+		sharpe:      mean(func(s sleeve) float64 { return s.sharpe }),
+		sortino:     mean(func(s sleeve) float64 { return s.sortino }),
+		exposure:    mean(func(s sleeve) float64 { return s.exposure }),
+		maxDD:       math.NaN(), winRate: math.NaN(),
+	}
+	winners := 0.0
+	for i, s := range ss {
+		if i == 0 || s.start.Before(p.start) {
+			p.start = s.start
+		}
+		if i == 0 || s.end.After(p.end) {
+			p.end = s.end
+		}
+		if !math.IsNaN(s.maxDD) && (math.IsNaN(p.maxDD) || s.maxDD > p.maxDD) {
+			p.maxDD = s.maxDD
+		}
+		p.trades += s.trades
+		if s.trades > 0 && !math.IsNaN(s.winRate) {
+			winners += math.Round(s.winRate * float64(s.trades))
+		}
+	}
+	if p.trades > 0 {
+		p.winRate = winners / float64(p.trades)
+	}
+	years := (p.end.Sub(p.start) + barLength).Hours() / 24 / 365.25
+	switch {
+	case 1+p.totalReturn <= 0:
+		p.cagr = -1
+	case years > 0:
+		p.cagr = math.Pow(1+p.totalReturn, 1/years) - 1
+	default:
+		p.cagr = math.NaN()
+	}
+	p.calmar = math.NaN()
+	if p.maxDD > 0 {
+		p.calmar = p.cagr / p.maxDD
+	}
+	return p
+}
+
+// score is the pooled rank metric (profit_factor has no pooled form).
+func (p pooledScores) score(metric string) float64 {
+	switch metric {
+	case RankCAGR:
+		return p.cagr
+	case RankCalmar:
+		return p.calmar
+	case RankTotalReturn:
+		return p.totalReturn
+	case RankMaxDrawdown:
+		return p.maxDD
+	}
+	return p.sharpe
+}
+
+func (p pooledScores) report(n int, capital float64) Pooled {
+	return Pooled{
+		Series: n, TotalReturn: backtest.Ratio(p.totalReturn), CAGR: backtest.Ratio(p.cagr),
+		Sharpe: backtest.Ratio(p.sharpe), Sortino: backtest.Ratio(p.sortino), MaxDrawdown: backtest.Ratio(p.maxDD),
+		Calmar: backtest.Ratio(p.calmar), Trades: p.trades, WinRate: backtest.Ratio(p.winRate), Exposure: backtest.Ratio(p.exposure),
+		FinalEquity: backtest.Money(capital * (1 + p.totalReturn)),
+		Start:       p.start.UTC().Format(time.RFC3339), End: p.end.UTC().Format(time.RFC3339),
+	}
+}
+
+// SeriesMetrics are one series' metrics of a combination in a universe.
+type SeriesMetrics struct {
+	Series  string          `json:"series"`
+	Score   *float64        `json:"score"`
+	Metrics json.RawMessage `json:"metrics"`
+}
+
+// SeriesSweep is one series of a universe sweep: its count of evaluated
+// and failed combinations and the winner's deflated Sharpe ratio among
+// that series' trials.
+type SeriesSweep struct {
+	Series         string          `json:"series"`
+	Bars           int             `json:"bars"`
+	Evaluated      int             `json:"evaluated"`
+	Failed         int             `json:"failed"`
+	DeflatedSharpe *DeflatedSharpe `json:"deflated_sharpe"`
+}
+
+// noPooled refuses a rank metric that has no pooled form.
+func noPooled(rankBy string) error {
+	if rankBy == RankProfitFactor {
+		return errorf(KindInvalid, "rank_by profit_factor has no pooled form over a universe; rank a universe by sharpe, cagr, calmar, total_return or max_drawdown (each series' profit factor is in its metrics)")
+	}
+	return nil
+}
+
+// sweepUniverse sweeps the grid over every series of the universe and
+// ranks the combinations by their pooled figures.
+func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []string, progress func(Progress)) (SweepResult, error) {
+	if req.Estimate {
+		return SweepResult{}, errorf(KindInvalid, "estimate works on one series; estimate on one of the universe's (%s) and multiply by %d", names[0], len(names))
+	}
+	if err := noPooled(req.RankBy); err != nil {
+		return SweepResult{}, err
+	}
+	plans := make([]*plan, len(names))
+	for s, name := range names {
+		p, err := l.plan(ctx, planInput{
+			ref: req.StrategyRef, series: name, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
+			from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+		})
+		if err != nil {
+			return SweepResult{}, fmt.Errorf("series %s: %w", name, err)
+		}
+		if p.tooMany != nil {
+			return SweepResult{}, p.tooMany
+		}
+		plans[s] = p
+	}
+	p0 := plans[0]
+	count := p0.count
+	limit := l.cfg.Research.MaxCombinations
+	if req.MaxCombinations > 0 {
+		limit = min(limit, req.MaxCombinations)
+	}
+	if count*len(names) > limit {
+		return SweepResult{}, errorf(KindTooMany, "the grid's %d combinations over %d series are %d runs and the cap is %d (research.max_combinations): narrow the grid or the universe", count, len(names), count*len(names), limit)
+	}
+	top := req.Top
+	res := SweepResult{
+		Strategy: p0.display, Series: req.Series, Universe: names, RankBy: p0.rankBy, Knobs: p0.swept,
+		Combinations: count, Top: []Trial{}, Settings: p0.settings, Warnings: []string{},
+	}
+	switch {
+	case top == 0:
+		top = DefaultTop
+	case top > MaxTop:
+		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
+		top = MaxTop
+	}
+	type owner struct{ series, offset int }
+	var tasks []worker.SweepChunk
+	var owners []owner
+	for s, p := range plans {
+		off := 0
+		for _, c := range p.chunks(p.base, l.cfg.Pool.Size()) {
+			tasks = append(tasks, c)
+			owners = append(owners, owner{s, off})
+			off += len(c.Combos)
+		}
+	}
+	trials := make([][]*worker.Trial, len(names))
+	for s := range trials {
+		trials[s] = make([]*worker.Trial, count)
+	}
+	total, done := count*len(names), 0
+	report(progress, Progress{Done: 0, Total: total, Message: fmt.Sprintf("0 of %d runs (%d combinations × %d series)", total, count, len(names))})
+	err := l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+		o := owners[i]
+		for j := range resp.Trials {
+			trials[o.series][o.offset+j] = &resp.Trials[j]
+		}
+		done += len(resp.Trials)
+		report(progress, Progress{Done: done, Total: total, Message: fmt.Sprintf("%d of %d runs", done, total)})
+		return nil, nil
+	})
+	if err != nil {
+		return SweepResult{}, classify(err)
+	}
+	if ctx.Err() != nil {
+		res.Partial = true
+		res.PartialReason = fmt.Sprintf("cancelled after %d of %d runs: %v", done, total, context.Cause(ctx))
+	}
+	// Per series: its ranking (for the deflated Sharpe ratio) and its span.
+	bar := p0.gran.Duration()
+	ranks := make([]ranking, len(names))
+	for s := range names {
+		ranks[s] = rankTrials(trials[s], p0.rankBy)
+		res.PerSeries = append(res.PerSeries, SeriesSweep{Series: names[s], Bars: plans[s].bars.Len(), Evaluated: ranks[s].evaluated, Failed: ranks[s].failed})
+	}
+	// A combination is ranked when it ran on every series without failing.
+	type pooledTrial struct {
+		combo int
+		p     pooledScores
+	}
+	var ranked []pooledTrial
+	for i := range count {
+		ss := make([]sleeve, 0, len(names))
+		complete := true
+		for s := range names {
+			t := trials[s][i]
+			switch {
+			case t == nil:
+				complete = false
+			case t.Error != "":
+				complete = false
+				res.Failed++
+				if len(res.Errors) < MaxTrialErrors {
+					res.Errors = append(res.Errors, TrialError{Params: t.Values, Message: names[s] + ": " + t.Error})
+				}
+			default:
+				pl := plans[s].bars
+				ss = append(ss, sleeveOf(t.Scores, t.Trades, time.Unix(pl.Time[0], 0), time.Unix(pl.Time[pl.Len()-1], 0)))
+			}
+		}
+		if complete {
+			res.Evaluated++
+			ranked = append(ranked, pooledTrial{i, pool(ss, bar)})
+		}
+	}
+	lower := p0.rankBy == RankMaxDrawdown
+	slices.SortStableFunc(ranked, func(a, b pooledTrial) int {
+		x, y := a.p.score(p0.rankBy), b.p.score(p0.rankBy)
+		xn, yn := math.IsNaN(x), math.IsNaN(y)
+		switch {
+		case xn && yn, x == y:
+			return 0
+		case xn:
+			return 1
+		case yn:
+			return -1
+		case lower == (x < y):
+			return -1
+		}
+		return 1
+	})
+	if res.Failed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d runs failed and their combinations are not ranked; errors lists the first", res.Failed))
+	}
+	if len(ranked) == 0 {
+		if !res.Partial && res.Failed > 0 {
+			return SweepResult{}, errorf(KindStrategy, "every combination failed on some series; the first (%s): %s", fmtParams(res.Errors[0].Params), res.Errors[0].Message)
+		}
+		return res, nil
+	}
+	capF, _ := p0.capital.Float64()
+	for r, pt := range ranked[:min(top, len(ranked))] {
+		pooled, err := json.Marshal(pt.p.report(len(names), capF))
+		if err != nil {
+			return SweepResult{}, errorf(KindUnavailable, "encode pooled metrics: %v", err)
+		}
+		t := Trial{Rank: r + 1, Params: trials[0][pt.combo].Values, Score: backtest.Ratio(pt.p.score(p0.rankBy)), Metrics: pooled}
+		for s := range names {
+			st := trials[s][pt.combo]
+			t.Series = append(t.Series, SeriesMetrics{Series: names[s], Score: backtest.Ratio(scoreOf(st.Scores, p0.rankBy)), Metrics: st.Metrics})
+		}
+		res.Top = append(res.Top, t)
+	}
+	if len(ranked) > top && res.TopClamped == "" && req.Top == 0 {
+		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(ranked), MaxTop)
+	}
+	win := ranked[0].combo
+	for s := range names {
+		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, ranks[s].srs)
+	}
+	res.Warnings = append(res.Warnings, "a universe's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
+	if ranked[0].p.trades < backtest.TooFewTrades {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades over the universe; its metrics rest on too few to judge it by", ranked[0].p.trades))
+	}
+	return res, nil
+}
+
+// reportSleeve reads the figures pool needs from a backtest report's
+// metrics (as reported, to six significant digits).
+func reportSleeve(metrics json.RawMessage) (sleeve, error) {
+	var m struct {
+		TotalReturn *float64 `json:"total_return"`
+		Sharpe      *float64 `json:"sharpe"`
+		Sortino     *float64 `json:"sortino"`
+		MaxDrawdown *float64 `json:"max_drawdown"`
+		WinRate     *float64 `json:"win_rate"`
+		Exposure    *float64 `json:"exposure"`
+		Trades      int      `json:"trades"`
+		Start       string   `json:"start"`
+		End         string   `json:"end"`
+	}
+	if err := json.Unmarshal(metrics, &m); err != nil {
+		return sleeve{}, err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	s := sleeve{totalReturn: f(m.TotalReturn), sharpe: f(m.Sharpe), sortino: f(m.Sortino), maxDD: f(m.MaxDrawdown),
+		winRate: f(m.WinRate), exposure: f(m.Exposure), trades: m.Trades}
+	var err error
+	if s.start, err = time.Parse(time.RFC3339, m.Start); err != nil {
+		return s, err
+	}
+	s.end, err = time.Parse(time.RFC3339, m.End)
+	return s, err
+}
+
+// UniverseBacktest is BacktestResult.Result for a universe: every
+// series' report, in the universe's order, and the pooled figures.
+type UniverseBacktest struct {
+	Universe []string         `json:"universe"`
+	Pooled   Pooled           `json:"pooled"`
+	Results  []SeriesBacktest `json:"results"`
+}
+
+// SeriesBacktest is one series' backtest report in a universe.
+type SeriesBacktest struct {
+	Series string          `json:"series"`
+	Result json.RawMessage `json:"result"`
+}
+
+// backtestUniverse backtests the strategy on every series of the
+// universe (one after another, each in a worker) and pools the figures.
+func (l *Local) backtestUniverse(ctx context.Context, req BacktestRequest, names []string) (BacktestResult, error) {
+	if req.Plot {
+		return BacktestResult{}, errorf(KindInvalid, "plot draws one series; plot one of the universe's (%s)", names[0])
+	}
+	out := UniverseBacktest{Universe: names}
+	var ss []sleeve
+	var text strings.Builder
+	var output strings.Builder
+	var bar time.Duration
+	capital := 0.0
+	for _, name := range names {
+		one := req
+		one.Series = name
+		r, err := l.Backtest(ctx, one)
+		if err != nil {
+			return BacktestResult{}, fmt.Errorf("series %s: %w", name, err)
+		}
+		var rep struct {
+			Metrics  json.RawMessage `json:"metrics"`
+			Settings struct {
+				Capital string `json:"capital"`
+			} `json:"settings"`
+		}
+		if err := json.Unmarshal(r.Result, &rep); err != nil {
+			return BacktestResult{}, errorf(KindUnavailable, "series %s: read the report: %v", name, err)
+		}
+		s, err := reportSleeve(rep.Metrics)
+		if err != nil {
+			return BacktestResult{}, errorf(KindUnavailable, "series %s: read the metrics: %v", name, err)
+		}
+		fmt.Sscan(rep.Settings.Capital, &capital)
+		_, g, _ := history.CheckSeries(name)
+		bar = g.Duration()
+		ss = append(ss, s)
+		out.Results = append(out.Results, SeriesBacktest{Series: name, Result: r.Result})
+		text.WriteString(r.Text)
+		if !strings.HasSuffix(r.Text, "\n") {
+			text.WriteString("\n")
+		}
+		text.WriteString("\n")
+		if r.Output != "" {
+			fmt.Fprintf(&output, "[%s]\n%s", name, r.Output)
+		}
+	}
+	p := pool(ss, bar)
+	out.Pooled = p.report(len(names), capital)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return BacktestResult{}, errorf(KindUnavailable, "encode the universe's result: %v", err)
+	}
+	pm := out.Pooled
+	fmt.Fprintf(&text, "pooled over %d series (equal weight, not rebalanced): total return %s  cagr %s  mean sharpe %s  worst drawdown %s  trades %d\n",
+		len(names), fmtPct(pm.TotalReturn), fmtPct(pm.CAGR), fmtFixed(pm.Sharpe), fmtPct(pm.MaxDrawdown), pm.Trades)
+	return BacktestResult{Result: b, Text: text.String(), Output: output.String()}, nil
+}
+
+func fmtPct(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", *x*100)
+}
+
+func fmtFixed(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *x)
+}
+
+// walkForwardUniverse runs the walk-forward analysis on every series of
+// the universe, one after another (each spread over the pool), and pools
+// the stitched out-of-sample figures.
+func (l *Local) walkForwardUniverse(ctx context.Context, req WalkForwardRequest, names []string, progress func(Progress)) (WalkForwardResult, error) {
+	if err := noPooled(req.RankBy); err != nil {
+		return WalkForwardResult{}, err
+	}
+	res := WalkForwardResult{Series: req.Series, Universe: names, Anchored: req.Anchored, Windows: []Window{}, Equity: []EquityPoint{}, Warnings: []string{}}
+	var ss []sleeve
+	var bar time.Duration
+	capital := 0.0
+	for k, name := range names {
+		one := req
+		one.Series = name
+		r, err := l.WalkForward(ctx, one, func(p Progress) {
+			report(progress, Progress{Done: k*p.Total + p.Done, Total: len(names) * p.Total, Message: name + ": " + p.Message})
+		})
+		if err != nil {
+			return WalkForwardResult{}, fmt.Errorf("series %s: %w", name, err)
+		}
+		res.Strategy, res.RankBy, res.Knobs, res.Combinations, res.Settings = r.Strategy, r.RankBy, r.Knobs, r.Combinations, r.Settings
+		res.PerSeries = append(res.PerSeries, r)
+		if r.Partial {
+			res.Partial, res.PartialReason = true, name+": "+r.PartialReason
+			break
+		}
+		o := r.OutOfSample
+		if o == nil {
+			continue
+		}
+		f := func(p *float64) float64 {
+			if p == nil {
+				return math.NaN()
+			}
+			return *p
+		}
+		s := sleeve{totalReturn: f(o.TotalReturn), sharpe: f(o.Sharpe), sortino: f(o.Sortino), maxDD: f(o.MaxDrawdown),
+			winRate: math.NaN(), exposure: math.NaN(), trades: o.Trades}
+		s.start, _ = time.Parse(time.RFC3339, o.Start)
+		s.end, _ = time.Parse(time.RFC3339, o.End)
+		ss = append(ss, s)
+		fmt.Sscan(r.Settings.Capital, &capital)
+		_, g, _ := history.CheckSeries(name)
+		bar = g.Duration()
+	}
+	if len(ss) > 0 {
+		p := pool(ss, bar).report(len(ss), capital)
+		p.WinRate, p.Exposure = nil, nil // the stitched curves carry neither
+		res.Pooled = &p
+	}
+	return res, nil
+}

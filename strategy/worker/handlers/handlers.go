@@ -1,0 +1,73 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+	"wicket/strategy/worker"
+)
+
+// New returns the request kinds a worker process serves: validate,
+// params, summaries, backtest and sweep. memo is the worker's indicator cache, shared
+// by its handlers across requests (ta.NewMemo(worker.MemoBytes)). Add
+// other kinds to the returned table.
+func New(memo *ta.Memo) worker.Handlers {
+	return worker.Handlers{
+		worker.KindValidate: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (script.Report, error) {
+			opts, closeFS, err := options(req, memo)
+			if err != nil {
+				return script.Report{}, err
+			}
+			defer closeFS()
+			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
+		}),
+		worker.KindBacktest: runBacktest(memo),
+		worker.KindSummaries: worker.Typed(func(ctx context.Context, req worker.SummariesRequest) (worker.SummariesResult, error) {
+			out := worker.SummariesResult{Summaries: make([]worker.Summary, len(req.Files))}
+			for i, f := range req.Files {
+				sum, err := script.Summary(f.Name, f.Text)
+				out.Summaries[i].Summary = sum
+				if err != nil {
+					out.Summaries[i].Problem = err.Error()
+				}
+			}
+			return out, nil
+		}),
+		worker.KindSweep: runSweep(memo),
+		worker.KindParams: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error) {
+			opts, closeFS, err := options(req, memo)
+			if err != nil {
+				return worker.ParamsResult{}, err
+			}
+			defer closeFS()
+			s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
+			if err != nil {
+				return worker.ParamsResult{}, err
+			}
+			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs()}, nil
+		}),
+	}
+}
+
+// options turns the request into script options inside a worker: the
+// indicators directory opened as an os.Root. Call the returned func when
+// done with the strategy.
+func options(r worker.StrategyRequest, memo *ta.Memo) (script.Options, func(), error) {
+	opts := script.Options{Overrides: r.Overrides, Limits: r.Limits, Memo: memo}
+	if r.IndicatorsDir == "" {
+		return opts, func() {}, nil
+	}
+	root, err := os.OpenRoot(r.IndicatorsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return opts, func() {}, nil
+	}
+	if err != nil {
+		return opts, nil, &worker.Error{Kind: worker.KindRequest, Msg: "open the indicators directory: " + err.Error()}
+	}
+	opts.Indicators = root.FS()
+	return opts, func() { root.Close() }, nil
+}

@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+	"wicket/strategy/worker"
+)
+
+// evalChunk runs inside a worker: it loads the bars (or finds them in the
+// worker's cache), compiles the strategy once and evaluates each
+// combination in one streaming pass with the shared memo and reused
+// buffers. A combination whose run fails is a trial with Error set; only
+// a failure that concerns the whole chunk (the store, the range,
+// cancellation) fails the request.
+func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache) (worker.SweepChunkResult, error) {
+	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
+	cfg, err := breq.Config(backtest.DefaultConfig())
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	tradeFrom, err := backtest.ParseTime("trade_from", req.TradeFrom, false)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	if req.HistoryPath == "" {
+		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
+	}
+	bars, err := cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	// The range warnings of a backtest ("range clipped") do not apply to
+	// a chunk: its range is the caller's window over known bars.
+	cfg.From, cfg.To = time.Time{}, time.Time{}
+	start := 0
+	if !tradeFrom.IsZero() {
+		t := tradeFrom.Unix()
+		start = sort.Search(bars.Len(), func(i int) bool { return bars.Time[i] >= t })
+		if start >= bars.Len() {
+			return worker.SweepChunkResult{}, &backtest.Error{Kind: backtest.Invalid, Msg: "no bars to trade after trade_from " + req.TradeFrom}
+		}
+	}
+
+	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir}
+	opts, closeFS, err := options(sreq, memo)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	defer closeFS()
+
+	before := memo.Stats().Computed
+	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}
+	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
+	opts.BarKeys = &script.BarKeys{} // the chunk's bars come from the bar cache and are never modified
+	var sc backtest.Scratch
+	for i, combo := range req.Combos {
+		if err := ctx.Err(); err != nil {
+			return worker.SweepChunkResult{}, err
+		}
+		var t worker.Trial
+		if compileErr != nil {
+			t = worker.Trial{Error: compileErr.Error()}
+		} else {
+			opts.Overrides = combo
+			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, req.Blocks, &sc)
+		}
+		if t.Values == nil {
+			t.Values = combo // a failed run names the combination it was given
+		}
+		resp.Trials[i] = t
+	}
+	after := memo.Stats().Computed
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			if resp.Computed == nil {
+				resp.Computed = map[string]uint64{}
+			}
+			resp.Computed[k] = d
+		}
+	}
+	return resp, nil
+}
+
+// runTrial evaluates one combination over bars, trading from bar start.
+func runTrial(ctx context.Context, prog *script.Program, opts script.Options, bars strategy.Bars, start int, cfg backtest.Config, returns bool, blocks int, sc *backtest.Scratch) worker.Trial {
+	fail := func(err error) worker.Trial { return worker.Trial{Error: err.Error()} }
+	s, err := prog.Load(ctx, opts)
+	if err != nil {
+		return fail(err)
+	}
+	d, warmup, done, err := decide(ctx, s, bars, start)
+	if err != nil {
+		return fail(err)
+	}
+	defer done()
+	cfg.Warmup = warmup
+	ev, err := backtest.Evaluate(ctx, bars.Slice(start, bars.Len()), cfg, d, sc)
+	if err != nil {
+		return fail(err)
+	}
+	metrics, err := json.Marshal(ev.Metrics)
+	if err != nil {
+		return fail(err)
+	}
+	m := ev.Metrics
+	t := worker.Trial{
+		Values:  s.Values(),
+		Metrics: metrics,
+		Scores: worker.Scores{
+			Sharpe: worker.Num(m.Sharpe), CAGR: worker.Num(m.CAGR), Calmar: worker.Num(m.Calmar), ProfitFactor: worker.Num(m.ProfitFactor),
+			TotalReturn: worker.Num(m.TotalReturn), MaxDrawdown: worker.Num(m.MaxDrawdown),
+			Sortino: worker.Num(m.Sortino), WinRate: worker.Num(m.WinRate), Exposure: worker.Num(m.Exposure),
+		},
+		Stats:  worker.StatsOf(ev.Moments),
+		Trades: m.Trades,
+		Warmup: s.Warmup(),
+	}
+	if returns {
+		t.Returns = append([]float64(nil), ev.Returns...)
+	}
+	if blocks > 0 {
+		t.Blocks = worker.BlockStats(ev.Returns, blocks)
+	}
+	return t
+}
+
+// runSweep is the sweep handler. Its bar cache lives as long as the
+// worker, like memo: the chunks of one sweep, and the next sweep over the
+// same bars, read the store once.
+func runSweep(memo *ta.Memo) worker.Handler {
+	cache := &barCache{}
+	return worker.Typed(func(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
+		return evalChunk(ctx, req, memo, cache)
+	})
+}

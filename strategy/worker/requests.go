@@ -1,0 +1,80 @@
+package worker
+
+import (
+	"context"
+
+	"wicket/strategy/scriptapi"
+)
+
+// The request kinds of the strategy handlers (strategy/worker/run).
+const (
+	KindValidate = "validate" // StrategyRequest → scriptapi.Report
+	KindParams   = "params"   // StrategyRequest → ParamsResult
+)
+
+// MemoBytes is the indicator cache budget of a worker process
+// (ta.NewMemo(MemoBytes)): room for sixteen indicator columns of a
+// million bars, which a sweep's combinations share, while a worker's
+// resident memory over a million-bar sweep stays under 300 MB.
+const MemoBytes = 128 << 20
+
+// StrategyRequest names a strategy by its text: a worker never opens a
+// strategy file. IndicatorsDir is the project's indicators directory, the
+// only place load("indicators/<name>") reads from (through an os.Root, so
+// not even a symlink leads out of it).
+type StrategyRequest struct {
+	Name          string           `json:"name"` // the name positions are reported under, e.g. "sma_cross.star"
+	Source        string           `json:"source"`
+	IndicatorsDir string           `json:"indicators_dir,omitempty"`
+	Overrides     map[string]any   `json:"overrides,omitempty"`
+	Limits        scriptapi.Limits `json:"limits,omitempty"`
+}
+
+// ParamsResult is a strategy's style, summary and knobs.
+type ParamsResult struct {
+	Style   scriptapi.Style  `json:"style"`
+	Summary string           `json:"summary"`
+	Knobs   []scriptapi.Knob `json:"knobs"`
+}
+
+// Validate validates a strategy in a worker (script.Validate).
+func (p *Pool) Validate(ctx context.Context, req StrategyRequest) (scriptapi.Report, error) {
+	return Call[StrategyRequest, scriptapi.Report](ctx, p, KindValidate, req)
+}
+
+// Params discovers a strategy's knobs in a worker.
+func (p *Pool) Params(ctx context.Context, req StrategyRequest) (ParamsResult, error) {
+	return Call[StrategyRequest, ParamsResult](ctx, p, KindParams, req)
+}
+
+// KindSummaries reads the module docstrings of strategy files without
+// running them: SummariesRequest → SummariesResult.
+const KindSummaries = "summaries"
+
+// StrategyText is one strategy file's name and text.
+type StrategyText struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// SummariesRequest asks for the summary of each file.
+type SummariesRequest struct {
+	Files []StrategyText `json:"files"`
+}
+
+// Summary is one file's docstring first line, or the first syntax error
+// that kept it from being read.
+type Summary struct {
+	Summary string `json:"summary"`
+	Problem string `json:"problem,omitempty"`
+}
+
+// SummariesResult holds one Summary per file, in order.
+type SummariesResult struct {
+	Summaries []Summary `json:"summaries"`
+}
+
+// Summaries reads strategy summaries in a worker.
+func (p *Pool) Summaries(ctx context.Context, req SummariesRequest) (SummariesResult, error) {
+	return Call[SummariesRequest, SummariesResult](ctx, p, KindSummaries, req)
+}

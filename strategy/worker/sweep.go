@@ -1,0 +1,163 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"wicket/strategy/backtest"
+)
+
+// KindSweep is the request kind that backtests a chunk of knob
+// combinations of one strategy over one series: SweepChunk → SweepChunkResult.
+const KindSweep = "sweep"
+
+// SweepChunk asks a worker to backtest Combos one after another over
+// the bars of Series between From and To (RFC3339, inclusive), trading
+// from TradeFrom (empty: from the first bar; earlier bars only feed the
+// indicators). It is plain JSON: it crosses the worker pipe.
+type SweepChunk struct {
+	Name          string `json:"name"`
+	Source        string `json:"source"`
+	IndicatorsDir string `json:"indicators_dir,omitempty"`
+	HistoryPath   string `json:"history_path"`
+	Series        string `json:"series"`
+	From          string `json:"from,omitempty"`
+	To            string `json:"to,omitempty"`
+	TradeFrom     string `json:"trade_from,omitempty"`
+	// Digest is strategy.Bars.Digest of the bars in [From, To] as the
+	// caller read them: a worker that holds bars of that range with this
+	// digest uses them instead of reading the store again.
+	Digest      string           `json:"digest,omitempty"`
+	Capital     string           `json:"capital"`
+	FeeBps      float64          `json:"fee_bps"`
+	SlippageBps float64          `json:"slippage_bps"`
+	Combos      []map[string]any `json:"combos"`
+	// Returns asks for every traded bar's return (walk-forward stitching).
+	Returns bool `json:"returns,omitempty"`
+	// Blocks, when > 0, asks for each trial's returns summed in that many
+	// blocks (the probability of backtest overfitting, research's pbo.go).
+	Blocks int `json:"blocks,omitempty"`
+}
+
+// SweepChunkResult holds one trial per combination, in order, and the
+// indicator computations the chunk caused in this worker's memo.
+type SweepChunkResult struct {
+	Trials   []Trial           `json:"trials"`
+	Computed map[string]uint64 `json:"computed,omitempty"`
+}
+
+// Trial is one combination's outcome: its metrics (the JSON a backtest
+// reports), the rank scores at full precision, the return statistics the
+// deflated Sharpe ratio needs, and nothing per bar unless asked for.
+type Trial struct {
+	Values  map[string]any  `json:"values,omitempty"` // every knob's value
+	Metrics json.RawMessage `json:"metrics,omitempty"`
+	Scores  Scores          `json:"scores"`
+	Stats   ReturnStats     `json:"stats"`
+	Trades  int             `json:"trades"`
+	Warmup  int             `json:"warmup"`
+	Returns []float64       `json:"returns,omitempty"`
+	Blocks  []BlockStat     `json:"blocks,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// BlockStat is one block of a combination's per-bar returns: the count,
+// sum and sum of squares, all a Sharpe ratio over a union of blocks needs.
+type BlockStat struct {
+	N     int     `json:"n"`
+	Sum   float64 `json:"s"`
+	SumSq float64 `json:"q"`
+}
+
+// BlockStats cuts returns into s equal blocks, leaving out the oldest
+// len(returns) mod s; nil when there are fewer than 2 returns per block.
+func BlockStats(returns []float64, s int) []BlockStat {
+	if s < 2 || len(returns) < 2*s {
+		return nil
+	}
+	m := len(returns) / s
+	off := len(returns) - m*s
+	out := make([]BlockStat, s)
+	for b := range out {
+		st := BlockStat{N: m}
+		for _, r := range returns[off+b*m : off+(b+1)*m] {
+			st.Sum += r
+			st.SumSq += r * r
+		}
+		out[b] = st
+	}
+	return out
+}
+
+// Scores are the rank metrics, full precision; NaN is null on the wire.
+type Scores struct {
+	Sharpe       Num `json:"sharpe"`
+	CAGR         Num `json:"cagr"`
+	Calmar       Num `json:"calmar"`
+	ProfitFactor Num `json:"profit_factor"`
+	TotalReturn  Num `json:"total_return"`
+	MaxDrawdown  Num `json:"max_drawdown"`
+	// For pooling a universe's results.
+	Sortino  Num `json:"sortino"`
+	WinRate  Num `json:"win_rate"`
+	Exposure Num `json:"exposure"`
+}
+
+// ReturnStats describe a run's per-bar returns for the deflated Sharpe
+// ratio: the per-period Sharpe ratio, skewness, non-excess kurtosis and
+// the number of returns.
+type ReturnStats struct {
+	SR   Num `json:"sr"`
+	Skew Num `json:"skew"`
+	Kurt Num `json:"kurt"`
+	T    int `json:"t"`
+}
+
+// Num is a float64 whose NaN and infinities cross JSON as null.
+type Num float64
+
+// MarshalJSON writes NaN and infinities as null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// StatsOf computes ReturnStats from the moments of the returns: SR =
+// mean/std (ddof 1); skewness and kurtosis from the population moments
+// m3/m2^1.5 and m4/m2^2.
+func StatsOf(m backtest.Moments) ReturnStats {
+	t := m.T
+	st := ReturnStats{SR: Num(math.NaN()), Skew: Num(math.NaN()), Kurt: Num(math.NaN()), T: t}
+	if t < 2 || m.M2 == 0 {
+		return st
+	}
+	sd := math.Sqrt(m.M2 / float64(t-1))
+	st.SR = Num(m.Mean / sd)
+	m2, m3, m4 := m.M2/float64(t), m.M3/float64(t), m.M4/float64(t)
+	st.Skew = Num(m3 / math.Pow(m2, 1.5))
+	st.Kurt = Num(m4 / (m2 * m2))
+	return st
+}
+
+// Sweep runs a chunk of combinations in a worker.
+func (p *Pool) Sweep(ctx context.Context, req SweepChunk) (SweepChunkResult, error) {
+	return Call[SweepChunk, SweepChunkResult](ctx, p, KindSweep, req)
+}
