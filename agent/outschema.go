@@ -11,7 +11,7 @@ import (
 
 	"wicket/node"
 	"wicket/strategy/research"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/templates"
 )
 
@@ -25,6 +25,9 @@ var outputTypeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[decimal.Decimal](): {Type: "string", Description: "a decimal number, as a string"},
 	reflect.TypeFor[time.Time]():       {Type: "string", Description: "an RFC3339 time"},
 	reflect.TypeFor[json.RawMessage](): {},
+	// A universe's walk-forward holds one walk-forward per series: a
+	// recursive type, described here by its shape alone.
+	reflect.TypeFor[[]research.WalkForwardResult](): {Type: "array", Items: &jsonschema.Schema{Type: "object"}},
 }
 
 // outputSchemaFor is T's JSON schema as outputSchema carries it.
@@ -80,11 +83,11 @@ func prune(s map[string]any, depth int) {
 // The result shapes of the tools whose handlers build them as maps.
 type (
 	discoverParamsOut struct {
-		Strategy string        `json:"strategy"`
-		Style    script.Style  `json:"style"`
-		Summary  string        `json:"summary"`
-		Params   []script.Knob `json:"params"`
-		Count    int           `json:"count"`
+		Strategy string           `json:"strategy"`
+		Style    scriptapi.Style  `json:"style"`
+		Summary  string           `json:"summary"`
+		Params   []scriptapi.Knob `json:"params"`
+		Count    int              `json:"count"`
 	}
 	// listTemplatesOut is both answers: the list, or one template.
 	listTemplatesOut struct {
@@ -94,7 +97,7 @@ type (
 		Name      string               `json:"name,omitempty"`
 		Summary   string               `json:"summary,omitempty"`
 		Style     string               `json:"style,omitempty"`
-		Params    []script.Knob        `json:"params,omitempty"`
+		Params    []scriptapi.Knob     `json:"params,omitempty"`
 		Source    string               `json:"source,omitempty"`
 	}
 	seriesOut struct {
@@ -158,7 +161,7 @@ var backtestSchema = map[string]any{
 }
 
 var (
-	validateSchema    = outputSchemaFor[script.Report]()
+	validateSchema    = outputSchemaFor[scriptapi.Report]()
 	discoverSchema    = outputSchemaFor[discoverParamsOut]()
 	templatesSchema   = outputSchemaFor[listTemplatesOut]()
 	seriesListSchema  = outputSchemaFor[seriesOut]()
