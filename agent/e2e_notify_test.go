@@ -100,7 +100,7 @@ func subscriptionAndLogs(t *testing.T, n *nodetest.Server, s *session) {
 func TestHTTPGracefulShutdown(t *testing.T) {
 	proj := newProject(t)
 	runWicket(t, nil, "--project", proj, "data", "seed-demo")
-	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
+	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross_bar") // on_bar: slow enough to be in flight
 	tok := addCaller(t, proj, "desk", agent.ProfileFull)
 	h := startHTTP(t, nil, proj)
 	s := h.connect(t, tok)
@@ -112,7 +112,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	go func() {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "run_sweep"
-		req.Params.Arguments = json.RawMessage(`{"name":"mine","series":"BTC-USD@1h","grid":{"fast":{"from":2,"to":31},"slow":{"from":32,"to":61}}}`)
+		req.Params.Arguments = json.RawMessage(`{"name":"mine","series":"BTC-USD@1h","grid":{"fast":{"from":2,"to":11},"slow":{"from":32,"to":41}}}`)
 		res, err := s.CallTool(context.Background(), req)
 		ch <- answer{res, err}
 	}()
