@@ -14,10 +14,11 @@ import (
 // Config is wicket.toml. Money is decimal; rates in basis points are plain
 // numbers.
 type Config struct {
-	Node      NodeConfig `toml:"node"`
-	Venues    []Venue    `toml:"venues"`
-	Guardrail Guardrail  `toml:"guardrail"`
-	Research  Research   `toml:"research"`
+	Node      NodeConfig  `toml:"node"`
+	Venues    []Venue     `toml:"venues"`
+	Guardrail Guardrail   `toml:"guardrail"`
+	Research  Research    `toml:"research"`
+	Agent     AgentConfig `toml:"agent"` // wicket mcp: approval and session budgets (agent.go)
 }
 
 // NodeConfig says where the trading node listens and where clients find it.
@@ -89,6 +90,7 @@ func Defaults() Config {
 			MaxCombinations: 5000,
 			WorkerMemoryMiB: 2048,
 		},
+		Agent: AgentConfig{Approval: ApprovalNone},
 	}
 }
 
@@ -137,6 +139,17 @@ max_combinations = 5000
 worker_memory_mib = 2048
 # Worker processes for sweeps; 0 means one per core.
 workers = 0
+
+[agent]
+# Defaults of wicket mcp's flags of the same names (the flags override them).
+# Who must agree before a confirmed write is sent: "none" (the preview token
+# is enough), "elicit" (the agent's client asks its user) or "operator" (a
+# person at a terminal runs wicket approve).
+approval = "none"
+# Session budgets; 0 means no limit. Previews are free; confirmed writes count.
+max_writes = 0
+max_notional = "0"
+max_writes_per_minute = 0
 `
 
 // LoadConfig reads and validates wicket.toml at path. Keys the file leaves
@@ -250,6 +263,9 @@ func (c *Config) Validate() error {
 	}
 	if r.Workers < 0 {
 		return errors.New("research.workers must not be negative")
+	}
+	if err := c.Agent.validate(); err != nil {
+		return err
 	}
 	return nil
 }
