@@ -27,6 +27,7 @@ type result struct {
 
 	// trace fields for gated writes
 	token, clientOrderID, ticket, outcome string
+	approval, approvedBy                  string // confirmed writes under --approval (loop.go)
 }
 
 // ok is a successful result carrying v as structured content.

@@ -48,6 +48,7 @@ type Options struct {
 	DataService string // "embedded (project history store)" or the --addr
 	NodeAddr    string // the --node address, "" when none
 
+	Loop Loop // --approval and the session budgets (loop.go)
 }
 
 // Server is a configured MCP server for one stdio session.
@@ -59,6 +60,7 @@ type Server struct {
 	seq     atomic.Int64
 	mcp     *server.MCPServer
 	venues  venueKinds
+	loop    *writeLoop // set by New (loop.go)
 }
 
 // withDefaults fills the optional fields; NewID is required.
@@ -104,7 +106,7 @@ func newServer(reg *Registry, opts Options) (*Server, error) {
 		version = "dev"
 	}
 	s.mcp = server.NewMCPServer("wicket", version,
-		server.WithInstructions(instructions(reg, access)),
+		server.WithInstructions(instructions(reg, access)+opts.Loop.instructions(len(servedWrites(reg, access)) > 0)),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
@@ -196,6 +198,8 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 		Ticket:        res.ticket,
 		Outcome:       res.outcome,
 		Error:         res.errText,
+		Approval:      res.approval,
+		ApprovedBy:    res.approvedBy,
 		MS:            trace.Millis(s.opts.Now().Sub(start)),
 	})
 }
@@ -250,16 +254,21 @@ func New(opts Options, b Backends) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.Loop.Validate(); err != nil {
+		return nil, err
+	}
 	tb := &toolbox{
 		Backends: b,
 		newID:    opts.NewID,
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
 		guard:    guardrail.New(b.Config),
+		loop:     newWriteLoop(opts.Loop, opts.Now),
 	}
 	s, err := newServer(newRegistry(tb.specs()...), opts)
 	if err != nil {
 		return nil, err
 	}
 	tb.venues = &s.venues
+	s.loop, tb.loop.session = tb.loop, s.session
 	return s, nil
 }

@@ -55,6 +55,7 @@ type toolbox struct {
 	previews *gate.PendingPreviews[pendingWrite]
 	guard    *guardrail.Guardrail
 	venues   *venueKinds
+	loop     *writeLoop // budgets and approval (loop.go)
 }
 
 // specs is the whole registry: every tool the server knows, in one place.

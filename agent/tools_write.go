@@ -124,7 +124,8 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if r := tb.needNode(); r != nil {
 		return r
 	}
-	p := node.NewPreview(ctx, tb.Node, tb.guard, cmd, reason, tb.newID)
+	rec := tb.loop.recorder(tb.Node) // loop.go: keeps the snapshot (the preview's mark)
+	p := node.NewPreview(ctx, rec, tb.guard, cmd, reason, tb.newID)
 	out := map[string]any{
 		"status":    "preview",
 		"tool":      tool,
@@ -139,6 +140,7 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if err != nil {
 		return failErr(err)
 	}
+	tb.loop.quoted(string(tok), expires, p, rec) // loop.go
 	notes := p.Notes
 	if ignoredToken != "" {
 		notes = append(notes, "a preview_token was given without confirm: true (the JSON boolean), so this is a new preview; the earlier token stays valid until it expires")
@@ -166,7 +168,9 @@ func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command
 		var stored pendingWrite
 		stored, err = tb.previews.Take(tool, token, pendingWrite{Command: cmd})
 		if err == nil {
-			return tb.send(ctx, tool, node.Preview(stored), tok)
+			return tb.loop.gated(ctx, tool, node.Preview(stored), tok, func() *result { // loop.go: budget, approval
+				return tb.send(ctx, tool, node.Preview(stored), tok)
+			})
 		}
 	}
 	r := refuse(err.Error())

@@ -24,7 +24,7 @@ func mcpCommand() *cli.Command {
 			"--profile full|read-only|offline and --deny-tool NAME (repeatable). Stdout carries protocol only; logs go to " +
 			"stderr. With --trace every tool call is appended to settings/state/agent/YYYY-MM.jsonl (review it with " +
 			"`wicket trace`). --check prints the served and refused tool sets and exits.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "profile", Value: agent.ProfileFull, Usage: "what the agent is offered: " + strings.Join(agent.Profiles, ", ")},
 			&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool although the profile allows it (repeatable)"},
 			&cli.StringFlag{Name: "node", Usage: "the trading node's `HOST:PORT` (without it, node tools explain how to start one)"},
@@ -32,7 +32,7 @@ func mcpCommand() *cli.Command {
 			&cli.BoolFlag{Name: "trace", Usage: "trace every tool call under the project's settings/state/agent"},
 			&cli.StringFlag{Name: "trace-dir", Usage: "trace every tool call under `DIR`"},
 			&cli.BoolFlag{Name: "check", Usage: "print the served and refused tool sets and exit"},
-		},
+		}, mcpLoopFlags()...), // approval and budgets: mcp_loop.go
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("mcp takes no arguments, got %q", c.Args().First())
@@ -44,6 +44,15 @@ func mcpCommand() *cli.Command {
 					return usagef("%v", err)
 				}
 				printAccess(c, access)
+				_, cfg, err := openProject(c) // [agent] defaults, when there is a project
+				if err != nil {
+					cfg = project.Defaults()
+				}
+				loop, err := mcpLoopConfig(c, cfg)
+				if err != nil {
+					return err
+				}
+				printLoop(c, loop)
 				return nil
 			}
 			return serveMCP(c, profile, deny)
@@ -152,6 +161,13 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		}
 	}
 
+	loop, closeLoop, err := mcpLoop(c, cfg, b.Project) // mcp_loop.go
+	if err != nil {
+		return err
+	}
+	defer closeLoop()
+	opts.Loop = loop
+
 	srv, err := agent.New(opts, b)
 	if err != nil {
 		var ue *agent.UsageError
@@ -160,8 +176,8 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		}
 		return err
 	}
-	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), session %s\n",
-		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), srv.Session())
+	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), approval %s, budgets %s, session %s\n",
+		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), loop.Approval, loop.Budget, srv.Session())
 	return srv.Serve(c.Context, c.App.Reader, c.App.Writer)
 }
 

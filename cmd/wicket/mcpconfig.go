@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
+	"wicket/internal/project"
 )
 
 func mcpConfigCommand() *cli.Command {
@@ -26,6 +27,7 @@ func mcpConfigCommand() *cli.Command {
 			&cli.StringFlag{Name: "node", Usage: "node address the server talks to (default: [node] address in wicket.toml)"},
 			&cli.BoolFlag{Name: "no-node", Usage: "leave the node out (authoring and research only)"},
 			&cli.BoolFlag{Name: "no-trace", Usage: "do not pass --trace"},
+			&cli.StringFlag{Name: "approval", Usage: "pass --approval MODE (" + strings.Join(project.ApprovalModes, ", ") + "; default: leave it to [agent] approval in wicket.toml)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -61,6 +63,12 @@ func mcpConfigCommand() *cli.Command {
 			}
 			if !c.Bool("no-trace") {
 				args = append(args, "--trace")
+			}
+			if c.IsSet("approval") {
+				if err := project.ValidApproval(c.String("approval")); err != nil {
+					return usagef("--approval: %v", err)
+				}
+				args = append(args, "--approval", c.String("approval"))
 			}
 			block := map[string]any{
 				"mcpServers": map[string]any{
