@@ -345,11 +345,14 @@ func (l *writeLoop) status() (map[string]any, map[string]budget.Left) {
 }
 
 // notify sends a notifications/message to the session's client; a client
-// that cannot take it is not an error.
+// that cannot take it is not an error. It does not go through mcp-go's
+// per-session level filter, whose default (error) would drop every budget
+// warning for a client that never called logging/setLevel: these messages
+// are few, and each one is something the agent must know when it happens.
 func notify(ctx context.Context, level mcp.LoggingLevel, text string) {
 	srv := server.ServerFromContext(ctx)
 	if srv == nil {
 		return
 	}
-	_ = srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "wicket", text))
+	_ = srv.SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": level, "logger": "wicket", "data": text})
 }

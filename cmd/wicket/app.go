@@ -43,6 +43,7 @@ var commands = []func() *cli.Command{
 	traceCommand,
 	mcpCommand,
 	mcpConfigCommand,
+	approveCommand, // approve.go: operator approval of agent writes
 	demoCommand,
 	nodeCommand,
 	tradeCommand,
