@@ -307,6 +307,11 @@ func TestNotionalBudgetEndToEnd(t *testing.T) {
 	s.Close()
 	limit := mark.Mul(dec("0.02"))
 	s = startMCP(t, nodeEnv(n), proj, "--node", n.Addr, "--max-notional", limit.String())
+	prev := object(t, s.call(t, "submit_order", "{"+marketBuy+"}"))
+	if note, _ := prev["note"].(string); !strings.Contains(note, "session budget: max-notional "+limit.String()+" of "+limit.String()+
+		" left; if confirmed, it counts as one write and "+mark.Mul(dec("0.01")).String()+" of notional") {
+		t.Errorf("preview note: %s", note)
+	}
 	for i := 0; i < 2; i++ {
 		_, res := previewThenConfirm(t, s, marketBuy)
 		if done := object(t, res); done["status"] != "accepted" {

@@ -133,8 +133,9 @@ func (r *snapRecorder) Snapshot(ctx context.Context, venue string, events int) (
 // recorder wraps n for one preview.
 func (l *writeLoop) recorder(n Node) *snapRecorder { return &snapRecorder{Node: n} }
 
-// quoted remembers what the preview behind tok saw, until it expires.
-func (l *writeLoop) quoted(tok string, expires time.Time, p node.Preview, rec *snapRecorder) {
+// quoted remembers what the preview behind tok saw, until it expires, and
+// returns the notes the preview adds about approval and budgets.
+func (l *writeLoop) quoted(tok string, expires time.Time, p node.Preview, rec *snapRecorder) []string {
 	var view guardrail.View
 	if rec.snap != nil {
 		view = rec.snap
@@ -142,7 +143,6 @@ func (l *writeLoop) quoted(tok string, expires time.Time, p node.Preview, rec *s
 	n, valued := budget.Notional(p.Command, view)
 	q := quote{notional: n, valued: valued, venue: venueWords(p, rec.snap), expires: expires}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	for k, old := range l.quotes {
 		if now.After(old.expires) {
@@ -150,6 +150,32 @@ func (l *writeLoop) quoted(tok string, expires time.Time, p node.Preview, rec *s
 		}
 	}
 	l.quotes[tok] = q
+	l.mu.Unlock()
+	var notes []string
+	switch l.cfg.mode() {
+	case project.ApprovalElicit:
+		notes = append(notes, "when you confirm, the user is asked through your client to approve this command, and only their explicit accept sends it")
+	case project.ApprovalOperator:
+		notes = append(notes, "when you confirm, the call waits for an operator to approve this command with `wicket approve`, and only their approval sends it")
+	}
+	if st := l.budget.Status(); len(st) > 0 {
+		var parts []string
+		for _, name := range []string{budget.NameWrites, budget.NameNotional, budget.NamePerMinute} {
+			if b, ok := st[name]; ok {
+				parts = append(parts, fmt.Sprintf("%s %s of %s left", name, b.Left, b.Limit))
+			}
+		}
+		what := "it counts as one write"
+		if l.cfg.Budget.MaxNotional.IsPositive() {
+			if valued {
+				what += " and " + n.String() + " of notional"
+			} else {
+				what += "; it cannot be valued (no mark), so the notional budget will refuse it"
+			}
+		}
+		notes = append(notes, "session budget: "+strings.Join(parts, ", ")+"; if confirmed, "+what)
+	}
+	return notes
 }
 
 func (l *writeLoop) take(tok string, p node.Preview) quote {

@@ -140,8 +140,7 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if err != nil {
 		return failErr(err)
 	}
-	tb.loop.quoted(string(tok), expires, p, rec) // loop.go
-	notes := p.Notes
+	notes := append(p.Notes, tb.loop.quoted(string(tok), expires, p, rec)...) // loop.go: approval and budget notes
 	if ignoredToken != "" {
 		notes = append(notes, "a preview_token was given without confirm: true (the JSON boolean), so this is a new preview; the earlier token stays valid until it expires")
 	}
