@@ -2,6 +2,7 @@ package budget
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -268,5 +269,36 @@ func TestNotional(t *testing.T) {
 		if n.String() != tc.want || ok != tc.valued {
 			t.Errorf("%s %+v: %s %v, want %s %v", tc.c.Verb, tc.c, n, ok, tc.want, tc.valued)
 		}
+	}
+}
+
+// TestConcurrentReserveNeverOverspends: many confirms at once fit exactly
+// the budget, never one more.
+func TestConcurrentReserveNeverOverspends(t *testing.T) {
+	c := newClock()
+	s := New(Limits{MaxWrites: 7, MaxNotional: d("10")}, c.now)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := 0
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := s.Reserve(d("1.5"), true)
+			if err != nil {
+				return
+			}
+			h.Commit()
+			mu.Lock()
+			admitted++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if admitted != 6 { // 6 × 1.5 = 9 ≤ 10 < 10.5, and 6 < 7 writes
+		t.Errorf("%d admitted, want 6", admitted)
+	}
+	if st := s.Status(); st[NameNotional].Used != "9" || st[NameNotional].Left != "1" || st[NameWrites].Used != "6" {
+		t.Errorf("status %+v", st)
 	}
 }
