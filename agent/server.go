@@ -263,6 +263,7 @@ func New(opts Options, b Backends) (*Server, error) {
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
 		guard:    guardrail.New(b.Config),
 		loop:     newWriteLoop(opts.Loop, opts.Now),
+		runs:     newRunStore(),
 	}
 	s, err := newServer(newRegistry(tb.specs()...), opts)
 	if err != nil {
@@ -270,5 +271,6 @@ func New(opts Options, b Backends) (*Server, error) {
 	}
 	tb.venues = &s.venues
 	s.loop, tb.loop.session = tb.loop, s.session
+	s.addRunResources(tb.runs) // runs.go
 	return s, nil
 }

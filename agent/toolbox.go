@@ -56,6 +56,7 @@ type toolbox struct {
 	guard    *guardrail.Guardrail
 	venues   *venueKinds
 	loop     *writeLoop // budgets and approval (loop.go)
+	runs     *runStore  // wicket://runs/{id} (runs.go)
 }
 
 // specs is the whole registry: every tool the server knows, in one place.

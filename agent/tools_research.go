@@ -84,10 +84,11 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: RingResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series: metrics, round trips, a downsampled equity curve and warnings; plot: true adds a PNG chart of equity and drawdown.",
+			Description: "Backtests a strategy on a stored series: metrics, warnings, settings and the first and last round trips, with a link to the full run; equity: true adds the curve, plot: true a PNG chart.",
 			Params: concat(strategyParams, []Param{seriesParam, knobsParam}, rangeParams, costParams, []Param{
 				{Name: "fill", Type: "string", Enum: []string{"next_open", "close"}, Default: "next_open", Description: "when decisions fill: the next bar's open (default) or, optimistically, the deciding bar's close"},
-				{Name: "trades_limit", Type: "integer", Default: 50, Min: num(0), Max: num(500), Description: "how many trades to list"},
+				{Name: "trades_limit", Type: "integer", Default: defaultAnswerTrades, Min: num(0), Max: num(maxAnswerTrades), Description: "how many trades to list, the first and the last (0 = none); the run's resource_link has them all"},
+				{Name: "equity", Type: "boolean", Default: false, Description: "also return the downsampled equity curve (the run's resource_link always has it)"},
 				{Name: "plot", Type: "boolean", Default: false, Description: "also return the equity and drawdown chart as a PNG image"},
 			}),
 			Handle: tb.runBacktest,
@@ -278,12 +279,11 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if req.Fill, err = c.args.str("fill", ""); err != nil {
 		return failErr(err)
 	}
-	if req.TradesLimit, err = c.args.integer("trades_limit", 50, 0, 500); err != nil {
+	shape, err := readShape(c) // compact.go: trades_limit, equity, plot
+	if err != nil {
 		return failErr(err)
 	}
-	if req.Plot, err = c.args.boolean("plot", false); err != nil {
-		return failErr(err)
-	}
+	req.TradesLimit, req.Plot = maxAnswerTrades, shape.plot // the store keeps every trade the engine reports
 	res, err := tb.Research.Backtest(ctx, req)
 	if err != nil {
 		return failErr(err)
@@ -301,7 +301,12 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if res.LedgerWarning != "" {
 		report["ledger_warning"] = res.LedgerWarning
 	}
-	out := ok(report)
+	id := res.RunID
+	if id == "" {
+		id = tb.newID() // no ledger: the in-process store names the run
+		report["run_id"] = id
+	}
+	out := tb.runs.backtest(id, report, shape) // runs.go: store, compact answer, resource_link
 	if len(res.PNG) > 0 {
 		out.images = append(out.images, res.PNG)
 	}

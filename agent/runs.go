@@ -1,0 +1,194 @@
+package agent
+
+// wicket://runs/{id}: the full report of a research run, kept in a bounded
+// in-process store (the research ledger stores a run's metrics and id, not
+// its trades or curve). The report is served without its trades, which are
+// paged at wicket://runs/{id}/trades/{cursor}.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Run store bounds.
+const (
+	maxStoredRuns = 100 // the newest runs are kept; the oldest is forgotten first
+	runTradesPage = 100 // trades per page of wicket://runs/{id}/trades/{cursor}
+)
+
+const (
+	uriRunsPrefix   = "wicket://runs/"
+	uriRunTemplate  = "wicket://runs/{id}"
+	uriRunTradesTpl = "wicket://runs/{id}/trades/{cursor}"
+)
+
+func runURI(id string) string { return uriRunsPrefix + id }
+
+// runStore keeps the last maxStoredRuns full reports by run id.
+type runStore struct {
+	mu    sync.Mutex
+	order []string
+	runs  map[string]storedRun
+}
+
+type storedRun struct {
+	kind   string         // "backtest"
+	report map[string]any // the full report
+}
+
+func newRunStore() *runStore { return &runStore{runs: map[string]storedRun{}} }
+
+func (s *runStore) put(id string, r storedRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[id]; !ok {
+		s.order = append(s.order, id)
+	}
+	s.runs[id] = r
+	for len(s.order) > maxStoredRuns {
+		delete(s.runs, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+func (s *runStore) get(id string) (storedRun, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[id]
+	return r, ok
+}
+
+// ids lists the stored run ids, newest first (for completions and errors).
+func (s *runStore) ids() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.order))
+	for i := len(s.order) - 1; i >= 0; i-- {
+		out = append(out, s.order[i])
+	}
+	return out
+}
+
+// backtest stores a full report under id and returns the answer: the
+// compact report, a short text summary and the resource link.
+func (s *runStore) backtest(id string, full map[string]any, shape backtestShape) *result {
+	s.put(id, storedRun{kind: "backtest", report: full})
+	ans := compactBacktest(full, shape)
+	ans["run_uri"] = runURI(id)
+	r := ok(ans)
+	r.summary = backtestSummary(ans, runURI(id))
+	r.links = append(r.links, runLink(id, "backtest"))
+	return r
+}
+
+// report is the stored run without its trades, with where they are.
+func (s *runStore) report(id string) (map[string]any, error) {
+	run, ok := s.get(id)
+	if !ok {
+		return nil, s.unknown(id)
+	}
+	out := make(map[string]any, len(run.report)+3)
+	for k, v := range run.report {
+		out[k] = v
+	}
+	trades, _ := run.report["trades"].([]any)
+	delete(out, "trades")
+	out["run_id"] = id
+	out["kind"] = run.kind
+	out["trades_count"] = len(trades)
+	if len(trades) > 0 {
+		out["trades_uri"] = runTradesURI(id, 0)
+	}
+	return out, nil
+}
+
+func runTradesURI(id string, cursor int) string {
+	return uriRunsPrefix + id + "/trades/" + strconv.Itoa(cursor)
+}
+
+// tradesPage is one page of a stored run's trades; next is empty on the
+// last page.
+func (s *runStore) tradesPage(id, cursor string) (map[string]any, error) {
+	run, ok := s.get(id)
+	if !ok {
+		return nil, s.unknown(id)
+	}
+	trades, _ := run.report["trades"].([]any)
+	at, err := strconv.Atoi(cursor)
+	if err != nil || at < 0 || at > len(trades) || (at%runTradesPage != 0 && at != len(trades)) {
+		return nil, fmt.Errorf("cursor %q is not a page of run %s: start at %s and follow next", cursor, id, runTradesURI(id, 0))
+	}
+	end := min(at+runTradesPage, len(trades))
+	out := map[string]any{"run_id": id, "total": len(trades), "from": at, "trades": trades[at:end]}
+	if end < len(trades) {
+		out["next_cursor"] = strconv.Itoa(end)
+		out["next"] = runTradesURI(id, end)
+	}
+	return out, nil
+}
+
+func (s *runStore) unknown(id string) error {
+	known := s.ids()
+	if len(known) > 5 {
+		known = known[:5]
+	}
+	hint := "no run is stored in this session yet"
+	if len(known) > 0 {
+		hint = "newest: " + strings.Join(known, ", ")
+	}
+	return fmt.Errorf("no stored run %q (this server keeps the last %d runs of its session; %s)", id, maxStoredRuns, hint)
+}
+
+// addRunResources registers the run templates (when run_backtest is served).
+func (s *Server) addRunResources(store *runStore) {
+	if store == nil || !s.access.Served("run_backtest") {
+		return
+	}
+	read := func(uri string, v map[string]any, err error) ([]mcp.ResourceContents, error) {
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+	}
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriRunTradesTpl, "run trades",
+		mcp.WithTemplateDescription(fmt.Sprintf("One page (%d) of a stored run's trades, from cursor; next names the following page.", runTradesPage)),
+		mcp.WithTemplateMIMEType("application/json")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id, cursor, ok := splitRunTradesURI(req.Params.URI)
+			if !ok {
+				return nil, fmt.Errorf("not a run trades URI: %s", req.Params.URI)
+			}
+			v, err := store.tradesPage(id, cursor)
+			return read(req.Params.URI, v, err)
+		})
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriRunTemplate, "research run",
+		mcp.WithTemplateDescription(fmt.Sprintf("The full report of a research run of this session (the last %d are kept): settings, metrics, warnings, the whole equity curve; trades are paged at trades_uri.", maxStoredRuns)),
+		mcp.WithTemplateMIMEType("application/json")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := strings.TrimPrefix(req.Params.URI, uriRunsPrefix)
+			if strings.Contains(id, "/") || id == "" {
+				return nil, fmt.Errorf("not a run URI: %s (want %s)", req.Params.URI, uriRunTemplate)
+			}
+			v, err := store.report(id)
+			return read(req.Params.URI, v, err)
+		})
+}
+
+func splitRunTradesURI(uri string) (id, cursor string, ok bool) {
+	rest, found := strings.CutPrefix(uri, uriRunsPrefix)
+	if !found {
+		return "", "", false
+	}
+	id, cursor, found = strings.Cut(rest, "/trades/")
+	return id, cursor, found && id != "" && !strings.Contains(id, "/") && cursor != ""
+}
