@@ -174,3 +174,30 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+// TestSweepAndWalkForwardLinks: sweeps and walk-forwards answer with a
+// short text, their JSON once, and a resource_link that resolves; the
+// walk-forward's stitched curve is only at the link.
+func TestSweepAndWalkForwardLinks(t *testing.T) {
+	proj := seededProject(t)
+	s := startMCP(t, nil, proj)
+	src := templateSource(t, s, "sma_cross")
+	for _, tc := range []struct{ tool, args string }{
+		{"run_sweep", fmt.Sprintf(`{"source":%q,"series":"BTC-USD@1d","grid":{"fast":[5,10],"slow":[30,50]}}`, src)},
+		{"run_walk_forward", fmt.Sprintf(`{"source":%q,"series":"BTC-USD@1d","grid":{"fast":[5,10],"slow":[30,50]},"windows":3}`, src)},
+	} {
+		r := s.call(t, tc.tool, tc.args)
+		ans := object(t, r)
+		link, ok := runLinkOf(r)
+		if !ok || link.URI != ans["run_uri"] || strings.HasPrefix(text(r), "{") || !strings.Contains(text(r), "structured content") {
+			t.Fatalf("%s: link %+v, text %.200q", tc.tool, link, text(r))
+		}
+		full := resourceJSON(t, s, link.URI)
+		if full["series"] != "BTC-USD@1d" {
+			t.Errorf("%s run resource: %v", tc.tool, keys(full))
+		}
+		if tc.tool == "run_walk_forward" && (ans["equity"] != nil || full["equity"] == nil || ans["equity_points"] == nil) {
+			t.Errorf("walk-forward curve: answer %v, resource %v", ans["equity"] != nil, full["equity"] != nil)
+		}
+	}
+}

@@ -192,3 +192,82 @@ func splitRunTradesURI(uri string) (id, cursor string, ok bool) {
 	id, cursor, found = strings.Cut(rest, "/trades/")
 	return id, cursor, found && id != "" && !strings.Contains(id, "/") && cursor != ""
 }
+
+// asMap is v's JSON object.
+func asMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+// research stores a sweep's or walk-forward's full result and answers with
+// ans (cut from it), a short summary and the resource link.
+func (s *runStore) research(kind, id string, full, ans map[string]any, summary string) *result {
+	s.put(id, storedRun{kind: kind, report: full})
+	ans["run_id"], ans["run_uri"] = id, runURI(id)
+	r := ok(ans)
+	r.summary = summary + "\nThe full JSON answer is in structured content; the whole result is at " + runURI(id) + "."
+	r.links = append(r.links, runLink(id, kind))
+	return r
+}
+
+// sweep answers a sweep: the result as the engine cut it (top 10 by
+// default), stored and linked.
+func (s *runStore) sweep(res any, runID string, newID func() string) *result {
+	full, err := asMap(res)
+	if err != nil {
+		return fail("internal error: cannot encode the sweep: %v", err)
+	}
+	id := runID
+	if id == "" {
+		id = newID()
+	}
+	ans := make(map[string]any, len(full))
+	for k, v := range full {
+		ans[k] = v
+	}
+	sum := fmt.Sprintf("Sweep of %v on %v: %v of %v combinations evaluated, ranked by %v.", full["strategy"], full["series"], full["evaluated"], full["combinations"], full["rank_by"])
+	if top, _ := full["top"].([]any); len(top) > 0 {
+		b, _ := json.Marshal(top[0])
+		sum += " Best: " + truncate(string(b), 400)
+	}
+	return s.research("sweep", id, full, ans, sum)
+}
+
+// walkForward answers a walk-forward with the per-window summaries and the
+// stitched metrics; the stitched equity curve is at the run's resource.
+func (s *runStore) walkForward(res any, runID string, newID func() string) *result {
+	full, err := asMap(res)
+	if err != nil {
+		return fail("internal error: cannot encode the walk-forward: %v", err)
+	}
+	id := runID
+	if id == "" {
+		id = newID()
+	}
+	ans := make(map[string]any, len(full))
+	for k, v := range full {
+		ans[k] = v
+	}
+	if eq, ok := full["equity"].([]any); ok {
+		ans["equity_points"] = len(eq)
+		delete(ans, "equity")
+	}
+	windows, _ := full["windows"].([]any)
+	sum := fmt.Sprintf("Walk-forward of %v on %v: %d window(s), walk-forward efficiency %v.", full["strategy"], full["series"], len(windows), compactNumber(full["walk_forward_efficiency"]))
+	if oos, ok := full["out_of_sample"].(map[string]any); ok {
+		b, _ := json.Marshal(oos)
+		sum += " Out of sample: " + truncate(string(b), 400)
+	}
+	return s.research("walk-forward", id, full, ans, sum)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -341,7 +341,10 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(res)
+	if req.Estimate {
+		return ok(res)
+	}
+	return tb.runs.sweep(res, res.RunID, tb.newID) // runs.go: stored, summarised, linked
 }
 
 func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
@@ -378,7 +381,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(res)
+	return tb.runs.walkForward(res, res.RunID, tb.newID) // runs.go: window summaries, curve at the run's resource
 }
 
 // progressInterval spaces progress notifications.
