@@ -21,10 +21,9 @@ import (
 // elicitor answers elicitation requests as a test tells it to and keeps
 // what it was shown.
 type elicitor struct {
-	mu      sync.Mutex
-	answer  func() (*mcp.ElicitationResult, error)
-	shown   []string
-	started chan struct{}
+	mu     sync.Mutex
+	answer func() (*mcp.ElicitationResult, error)
+	shown  []string
 }
 
 func (e *elicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
