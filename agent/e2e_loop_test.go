@@ -254,6 +254,9 @@ func TestBudgetsEndToEnd(t *testing.T) {
 	proj := newProject(t)
 	traceDir := filepath.Join(t.TempDir(), "trace")
 	s, msgs := startMCPWith(t, nodeEnv(n), proj, nil, "--node", n.Addr, "--trace-dir", traceDir, "--max-writes", "3")
+	if !strings.Contains(s.init.Instructions, "write budgets (--max-writes 3)") || !strings.Contains(s.init.Instructions, "REFUSED [budget]") {
+		t.Errorf("instructions do not tell the budgets:\n%s", s.init.Instructions)
+	}
 	if info := loopSession(t, s); info["budgets"].(map[string]any)["max-writes"].(map[string]any)["left"] != "3" {
 		t.Errorf("budgets = %v", info["budgets"])
 	}
