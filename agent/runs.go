@@ -229,8 +229,12 @@ func (s *runStore) sweep(res any, runID string, newID func() string) *result {
 	for k, v := range full {
 		ans[k] = v
 	}
+	if _, ok := full["top"]; ok {
+		ans["top"] = cutEach(full["top"], "metrics")
+		ans["metrics_shown"] = "headline metrics of each entry; every metric is at run_uri"
+	}
 	sum := fmt.Sprintf("Sweep of %v on %v: %v of %v combinations evaluated, ranked by %v.", full["strategy"], full["series"], full["evaluated"], full["combinations"], full["rank_by"])
-	if top, _ := full["top"].([]any); len(top) > 0 {
+	if top, _ := ans["top"].([]any); len(top) > 0 {
 		b, _ := json.Marshal(top[0])
 		sum += " Best: " + truncate(string(b), 400)
 	}
@@ -256,6 +260,10 @@ func (s *runStore) walkForward(res any, runID string, newID func() string) *resu
 		ans["equity_points"] = len(eq)
 		delete(ans, "equity")
 	}
+	if _, ok := full["windows"]; ok {
+		ans["windows"] = cutEach(full["windows"], "in_sample_metrics", "out_of_sample_metrics")
+		ans["metrics_shown"] = "headline metrics of each window; every metric is at run_uri"
+	}
 	windows, _ := full["windows"].([]any)
 	sum := fmt.Sprintf("Walk-forward of %v on %v: %d window(s), walk-forward efficiency %v.", full["strategy"], full["series"], len(windows), compactNumber(full["walk_forward_efficiency"]))
 	if oos, ok := full["out_of_sample"].(map[string]any); ok {
@@ -270,4 +278,48 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// headlineMetrics are the metrics a sweep's top entries and a
+// walk-forward's windows keep in the answer; the run's resource has all.
+var headlineMetrics = []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor"}
+
+// headlineOf cuts a metrics object to headlineMetrics.
+func headlineOf(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(headlineMetrics))
+	for _, k := range headlineMetrics {
+		if x, ok := m[k]; ok {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// cutEach replaces, in every object of list, the given metric keys with
+// their headline; list is copied, not changed.
+func cutEach(list any, keys ...string) []any {
+	items, _ := list.([]any)
+	out := make([]any, len(items))
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			out[i] = it
+			continue
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			c[k] = v
+		}
+		for _, k := range keys {
+			if v, ok := c[k]; ok {
+				c[k] = headlineOf(v)
+			}
+		}
+		out[i] = c
+	}
+	return out
 }
