@@ -201,3 +201,33 @@ func TestSweepAndWalkForwardLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIDCompletion: the run template completes stored run ids.
+func TestRunIDCompletion(t *testing.T) {
+	proj := seededProject(t)
+	s := startMCP(t, nil, proj)
+	src := templateSource(t, s, "sma_cross")
+	id := object(t, s.call(t, "run_backtest", fmt.Sprintf(`{"source":%q,"series":"BTC-USD@1d"}`, src)))["run_id"].(string)
+	req := mcp.CompleteRequest{}
+	req.Params.Ref = mcp.ResourceReference{Type: "ref/resource", URI: "wicket://runs/{id}"}
+	req.Params.Argument.Name = "id"
+	req.Params.Argument.Value = id[:4]
+	res, err := s.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Completion.Values) != 1 || res.Completion.Values[0] != id {
+		t.Errorf("completions %v, want [%s]", res.Completion.Values, id)
+	}
+	tpls, err := s.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tp := range tpls.ResourceTemplates {
+		names = append(names, tp.URITemplate.Raw())
+	}
+	if !strings.Contains(strings.Join(names, " "), "wicket://runs/{id}") {
+		t.Errorf("templates listed: %v", names)
+	}
+}

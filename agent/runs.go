@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // Run store bounds.
@@ -150,6 +151,10 @@ func (s *Server) addRunResources(store *runStore) {
 	if store == nil || !s.access.Served("run_backtest") {
 		return
 	}
+	// Completions of run ids. At merge: if another provider is installed,
+	// pass it as next rather than replacing it.
+	server.WithCompletions()(s.mcp)
+	server.WithResourceCompletionProvider(runCompletions{store: store})(s.mcp)
 	read := func(uri string, v map[string]any, err error) ([]mcp.ResourceContents, error) {
 		if err != nil {
 			return nil, err
@@ -322,4 +327,35 @@ func cutEach(list any, keys ...string) []any {
 		out[i] = c
 	}
 	return out
+}
+
+// runCompletions completes the id of wicket://runs/{id} (and of its trades
+// template) from the stored runs, newest first; any other template goes to
+// next (nil: no completions).
+type runCompletions struct {
+	store *runStore
+	next  server.ResourceCompletionProvider
+}
+
+func (p runCompletions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	if (uri != uriRunTemplate && uri != uriRunTradesTpl) || arg.Name != "id" {
+		if p.next != nil {
+			return p.next.CompleteResourceArgument(ctx, uri, arg, cc)
+		}
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	var vals []string
+	for _, id := range p.store.ids() {
+		if strings.HasPrefix(id, arg.Value) {
+			vals = append(vals, id)
+		}
+	}
+	total := len(vals)
+	if len(vals) > 100 {
+		vals = vals[:100]
+	}
+	if vals == nil {
+		vals = []string{}
+	}
+	return &mcp.Completion{Values: vals, Total: total, HasMore: total > len(vals)}, nil
 }
