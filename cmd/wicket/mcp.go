@@ -23,7 +23,9 @@ func mcpCommand() *cli.Command {
 		Description: "Runs an MCP server on stdin/stdout for an AI agent. The operator chooses what the agent is offered: " +
 			"--profile full|read-only|offline and --deny-tool NAME (repeatable). Stdout carries protocol only; logs go to " +
 			"stderr. With --trace every tool call is appended to settings/state/agent/YYYY-MM.jsonl (review it with " +
-			"`wicket trace`). --check prints the served and refused tool sets and exits.",
+			"`wicket trace`). --check prints the served and refused tool sets and exits. --approval elicit|operator makes a " +
+			"person approve every confirmed write (through the client, or at a terminal with `wicket approve`); --max-writes, " +
+			"--max-notional and --max-writes-per-minute bound what one session may send (defaults in wicket.toml [agent]).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "profile", Value: agent.ProfileFull, Usage: "what the agent is offered: " + strings.Join(agent.Profiles, ", ")},
 			&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool although the profile allows it (repeatable)"},
