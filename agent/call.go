@@ -29,6 +29,10 @@ type result struct {
 
 	// trace fields for gated writes
 	token, clientOrderID, ticket, outcome string
+	approval, approvedBy                  string // confirmed writes under --approval (loop.go)
+
+	summary string        // non-empty: the text content instead of the JSON (compact.go)
+	links   []mcp.Content // resource links after the text (runs.go)
 }
 
 // ok is a successful result carrying v as structured content.
@@ -57,8 +61,12 @@ func (r *result) toMCP() *mcp.CallToolResult {
 	if err != nil {
 		return mcp.NewToolResultError("internal error: cannot encode the result: " + err.Error())
 	}
+	text := string(b)
+	if r.summary != "" { // a large result: a short text, the JSON only once (compact.go)
+		text = r.summary
+	}
 	out := &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(b))},
+		Content:           append([]mcp.Content{mcp.NewTextContent(text)}, r.links...),
 		StructuredContent: json.RawMessage(b),
 	}
 	for _, img := range r.images {

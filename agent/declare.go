@@ -27,15 +27,17 @@ import (
 
 // argConsts are the constants arg tags may name.
 var argConsts = map[string]any{
-	"defaultListLimit": defaultListLimit,
-	"maxListLimit":     maxListLimit,
-	"maxCostBps":       maxCostBps,
-	"defaultTop":       research.DefaultTop,
-	"maxTop":           research.MaxTop,
-	"maxWindows":       research.MaxWindows,
-	"rankSharpe":       research.RankSharpe,
-	"rankMetrics":      strings.Join(research.RankMetrics, "|"),
-	"ledgerKinds":      strings.Join(ledger.Kinds, "|"),
+	"defaultListLimit":    defaultListLimit,
+	"maxListLimit":        maxListLimit,
+	"maxCostBps":          maxCostBps,
+	"defaultTop":          research.DefaultTop,
+	"maxTop":              research.MaxTop,
+	"maxWindows":          research.MaxWindows,
+	"rankSharpe":          research.RankSharpe,
+	"rankMetrics":         strings.Join(research.RankMetrics, "|"),
+	"ledgerKinds":         strings.Join(ledger.Kinds, "|"),
+	"defaultAnswerTrades": defaultAnswerTrades,
+	"maxAnswerTrades":     maxAnswerTrades,
 }
 
 // argSchemas are the named schemas of union-typed arguments, and

@@ -72,6 +72,7 @@ func TestResearchThroughDataService(t *testing.T) {
 	}
 	for _, o := range []map[string]any{ro, lo} {
 		delete(o, "run_id")
+		delete(o, "run_uri") // names the run id (agent/runs.go)
 		delete(o, "ledger_deflated_sharpe")
 	}
 	if rj, lj := marshalJSON(t, ro), marshalJSON(t, lo); rj != lj {

@@ -149,7 +149,11 @@ func object(t *testing.T, r *mcp.CallToolResult) map[string]any {
 		t.Fatalf("tool error: %s", text(r))
 	}
 	var m map[string]any
-	if err := json.Unmarshal([]byte(text(r)), &m); err != nil {
+	body := []byte(text(r))
+	if r.StructuredContent != nil { // a large result's text is a summary (compact.go)
+		body, _ = json.Marshal(r.StructuredContent)
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
 		t.Fatalf("result is not a JSON object: %v: %s", err, text(r))
 	}
 	return m

@@ -123,7 +123,10 @@ func (s *Server) sessionInfo() map[string]any {
 	if s.opts.TraceDir != "" {
 		trace["dir"] = s.opts.TraceDir
 	}
+	approvalInfo, budgets := s.loop.status() // loop.go
 	return map[string]any{
+		"approval":     approvalInfo,
+		"budgets":      budgets,
 		"server":       "wicket",
 		"version":      s.opts.Version,
 		"session":      s.session,

@@ -57,6 +57,8 @@ type Options struct {
 	TraceDir    string // where the trace is written, when tracing
 	DataService string // "embedded (project history store)" or the --addr
 	NodeAddr    string // the --node address, "" when none
+
+	Loop Loop // --approval and the session budgets (loop.go)
 }
 
 // serverTitle is serverInfo's title.
@@ -78,6 +80,7 @@ type Server struct {
 	protocol atomic.Value // string: the negotiated protocol version
 	client   atomic.Value // string: mcp-go's id of the client session
 	watch    *nodeWatch
+	loop     *writeLoop // set by New (loop.go)
 }
 
 // withDefaults fills the optional fields; NewID is required.
@@ -152,7 +155,7 @@ func newServer(reg *Registry, opts Options, tb *toolbox) (*Server, error) {
 	})
 	s.mcp = server.NewMCPServer("wicket", opts.Version,
 		server.WithTitle(serverTitle),
-		server.WithInstructions(instructions(reg, access)),
+		server.WithInstructions(instructions(reg, access)+opts.Loop.instructions(len(servedWrites(reg, access)) > 0)),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
@@ -265,6 +268,8 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 		Ticket:        res.ticket,
 		Outcome:       res.outcome,
 		Error:         res.errText,
+		Approval:      res.approval,
+		ApprovedBy:    res.approvedBy,
 		MS:            trace.Millis(s.opts.Now().Sub(start)),
 	})
 }
@@ -344,6 +349,9 @@ func New(opts Options, b Backends) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.Loop.Validate(); err != nil {
+		return nil, err
+	}
 	tb := &toolbox{
 		rendered: &productionTools,
 		Backends: b,
@@ -351,11 +359,15 @@ func New(opts Options, b Backends) (*Server, error) {
 		now:      opts.Now,
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
 		guard:    guardrail.New(b.Config),
+		loop:     newWriteLoop(opts.Loop, opts.Now),
+		runs:     newRunStore(),
 	}
 	s, err := newServer(newRegistry(tb.specs()...), opts, tb)
 	if err != nil {
 		return nil, err
 	}
 	tb.venues = &s.venues
+	s.loop, tb.loop.session = tb.loop, s.session
+	s.addRunResources(tb.runs) // runs.go
 	return s, nil
 }

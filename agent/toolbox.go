@@ -57,6 +57,8 @@ type toolbox struct {
 	// per build), so opening an HTTP session does not marshal them again;
 	// nil renders every time.
 	rendered *sync.Map
+	loop     *writeLoop // budgets and approval (loop.go)
+	runs     *runStore  // wicket://runs/{id} (runs.go)
 }
 
 // productionTools is the cache of the registry New builds.

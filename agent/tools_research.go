@@ -69,7 +69,8 @@ type (
 	backtestArgs struct {
 		runArgs
 		Fill        string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"when decisions fill: the next bar's open (default) or, optimistically, the deciding bar's close"`
-		TradesLimit int    `json:"trades_limit" arg:"default=50,min=0,max=500" desc:"how many trades to list"`
+		TradesLimit int    `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, the first and the last (0 = none); the run's resource_link has them all"`
+		Equity      bool   `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve (the run's resource_link always has it)"`
 		Plot        bool   `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
 	}
 	sweepArgs struct {
@@ -117,7 +118,7 @@ func (tb *toolbox) researchTools() []*ToolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: RingResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series: metrics, round trips, a downsampled equity curve and warnings; plot: true adds a PNG chart of equity and drawdown.",
+			Description: "Backtests a strategy on a stored series: metrics, warnings, settings and the first and last round trips, with a link to the full run; equity: true adds the curve, plot: true a PNG chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
@@ -234,7 +235,9 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.BacktestRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Fill: in.Fill, TradesLimit: in.TradesLimit, Plot: in.Plot}
+		Fill: in.Fill, Plot: in.Plot}
+	shape := backtestShape{tradesLimit: in.TradesLimit, equity: in.Equity, plot: in.Plot} // compact.go
+	req.TradesLimit = maxAnswerTrades                                                     // the store keeps every trade the engine reports
 	res, err := tb.Research.Backtest(ctx, req)
 	if err != nil {
 		return failErr(err)
@@ -252,7 +255,12 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if res.LedgerWarning != "" {
 		report["ledger_warning"] = res.LedgerWarning
 	}
-	out := ok(report)
+	id := res.RunID
+	if id == "" {
+		id = tb.newID() // no ledger: the in-process store names the run
+		report["run_id"] = id
+	}
+	out := tb.runs.backtest(id, report, shape) // runs.go: store, compact answer, resource_link
 	if len(res.PNG) > 0 {
 		out.images = append(out.images, res.PNG)
 	}
@@ -277,7 +285,10 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(res)
+	if req.Estimate {
+		return ok(res)
+	}
+	return tb.runs.sweep(res, res.RunID, tb.newID) // runs.go: stored, summarised, linked
 }
 
 func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
@@ -299,7 +310,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(res)
+	return tb.runs.walkForward(res, res.RunID, tb.newID) // runs.go: window summaries, curve at the run's resource
 }
 
 // progressInterval spaces progress notifications.

@@ -126,7 +126,8 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if r := tb.needNode(); r != nil {
 		return r
 	}
-	p := node.NewPreview(ctx, tb.Node, tb.guard, cmd, reason, tb.newID)
+	rec := tb.loop.recorder(tb.Node) // loop.go: keeps the snapshot (the preview's mark)
+	p := node.NewPreview(ctx, rec, tb.guard, cmd, reason, tb.newID)
 	out := map[string]any{
 		"status":    "preview",
 		"tool":      tool,
@@ -147,7 +148,7 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if err != nil {
 		return failErr(err)
 	}
-	notes := p.Notes
+	notes := append(p.Notes, tb.loop.quoted(string(tok), expires, p, rec)...) // loop.go: approval and budget notes
 	if ignoredToken != "" {
 		notes = append(notes, "a preview_token was given without confirm: true (the JSON boolean), so this is a new preview; the earlier token stays valid until it expires")
 	}
@@ -174,7 +175,9 @@ func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command
 		var stored pendingWrite
 		stored, err = tb.previews.Take(tool, token, pendingWrite{Command: cmd})
 		if err == nil {
-			return tb.send(ctx, tool, node.Preview(stored), tok)
+			return tb.loop.gated(ctx, tool, node.Preview(stored), tok, func() *result { // loop.go: budget, approval
+				return tb.send(ctx, tool, node.Preview(stored), tok)
+			})
 		}
 	}
 	r := refuse(err.Error())

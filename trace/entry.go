@@ -32,6 +32,9 @@ type Entry struct {
 	Outcome       string  // confirmed writes: accepted, rejected or pending
 	Error         string  // refused and error: what the agent was told
 	MS            float64 // how long the call took, in milliseconds (see Millis)
+
+	Approval   string // confirmed writes under --approval: accepted, declined, timeout or unsupported
+	ApprovedBy string // operator approval: who decided (user, terminal, process)
 }
 
 // Millis converts a duration to Entry.MS: milliseconds, to the microsecond.
@@ -72,6 +75,8 @@ type wire struct {
 	Outcome       string          `json:"outcome,omitempty"`
 	Error         string          `json:"error,omitempty"`
 	MS            float64         `json:"ms"`
+	Approval      string          `json:"approval,omitempty"`
+	ApprovedBy    string          `json:"approved_by,omitempty"`
 }
 
 // MarshalJSON encodes the entry as one trace line, without the newline.
@@ -106,6 +111,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		Profile: w.Profile, Denied: w.Denied, Args: w.Args, ArgsDropped: w.ArgsDropped,
 		Verdict: w.Verdict, Token: w.Token, ClientOrderID: w.ClientOrderID,
 		Ticket: w.Ticket, Outcome: w.Outcome, Error: w.Error, MS: w.MS,
+		Approval: w.Approval, ApprovedBy: w.ApprovedBy,
 	}
 	return nil
 }
@@ -118,6 +124,7 @@ func appendLine(dst []byte, e *Entry) ([]byte, error) {
 		ArgsDropped: e.ArgsDropped, Verdict: e.Verdict, Token: e.Token,
 		ClientOrderID: e.ClientOrderID, Ticket: e.Ticket, Outcome: e.Outcome,
 		Error: e.Error, MS: millis(e.MS),
+		Approval: e.Approval, ApprovedBy: e.ApprovedBy,
 	}
 	buf := bytes.NewBuffer(dst)
 	enc := json.NewEncoder(buf)
@@ -153,7 +160,7 @@ func encodeLine(dst []byte, e *Entry) ([]byte, error) {
 // shorten cuts every text field of e to at most limit bytes (keeping valid
 // UTF-8 and marking the cut with "…") and the deny list to 64 names.
 func shorten(e *Entry, limit int) {
-	for _, s := range []*string{&e.Session, &e.Caller, &e.Tool, &e.Profile, &e.Token, &e.ClientOrderID, &e.Ticket, &e.Outcome, &e.Error} {
+	for _, s := range []*string{&e.Session, &e.Caller, &e.Tool, &e.Profile, &e.Token, &e.ClientOrderID, &e.Ticket, &e.Outcome, &e.Error, &e.ApprovedBy} {
 		*s = cut(*s, limit)
 	}
 	if len(e.Denied) > 64 {

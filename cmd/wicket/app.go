@@ -44,6 +44,7 @@ var commands = []func() *cli.Command{
 	mcpCommand,
 	mcpConfigCommand,
 	callersCommand,
+	approveCommand, // approve.go: operator approval of agent writes
 	demoCommand,
 	nodeCommand,
 	tradeCommand,

@@ -257,7 +257,11 @@ func (s *mcpSession) call(ctx context.Context, tool string, args map[string]any)
 		}
 	}
 	if !res.IsError {
-		_ = json.Unmarshal([]byte(dc.text), &dc.obj)
+		body := []byte(dc.text)
+		if res.StructuredContent != nil { // a large result's text is a summary (agent/compact.go)
+			body, _ = json.Marshal(res.StructuredContent)
+		}
+		_ = json.Unmarshal(body, &dc.obj)
 	}
 	return dc, nil
 }

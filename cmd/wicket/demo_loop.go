@@ -263,9 +263,8 @@ func (d *demo) research(ctx context.Context, s *mcpSession, source string) {
 		d.fail("run_sweep: %v", res.Content)
 	default:
 		var sw map[string]any
-		if tc, ok := res.Content[0].(mcp.TextContent); ok {
-			_ = json.Unmarshal([]byte(tc.Text), &sw)
-		}
+		b, _ := json.Marshal(res.StructuredContent) // the text is a summary (agent/runs.go)
+		_ = json.Unmarshal(b, &sw)
 		top := asList(sw["top"])
 		ds, _ := sw["deflated_sharpe"].(map[string]any)
 		if len(top) == 0 || ds == nil {

@@ -30,8 +30,11 @@ func mcpCommand() *cli.Command {
 			"each with its own previews and trace session. Every request carries a caller's bearer token (`wicket callers add`), " +
 			"and each caller's own profile and deny list scope its sessions; --no-auth serves one local operator with the " +
 			"command line's --profile instead. Loopback only, unless --allow-remote with --tls-cert and --tls-key. " +
-			"SIGTERM lets calls in flight finish (up to --shutdown-grace).",
-		Flags: []cli.Flag{
+			"SIGTERM lets calls in flight finish (up to --shutdown-grace).\n\n" +
+			"--approval elicit|operator makes a person approve every confirmed write (through the client, or at a terminal " +
+			"with `wicket approve`); --max-writes, --max-notional and --max-writes-per-minute bound what one session may send " +
+			"(defaults in wicket.toml [agent]; over HTTP every session has its own).",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "profile", Value: agent.ProfileFull, Usage: "what the agent is offered: " + strings.Join(agent.Profiles, ", ")},
 			&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool although the profile allows it (repeatable)"},
 			&cli.StringFlag{Name: "node", Usage: "the trading node's `HOST:PORT` (without it, node tools explain how to start one)"},
@@ -47,7 +50,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "tls-key", Usage: "with --http: the certificate's private key `FILE` (PEM)"},
 			&cli.StringSliceFlag{Name: "allow-origin", Usage: "with --http: also accept this Origin (scheme://host[:port]; repeatable)"},
 			&cli.DurationFlag{Name: "shutdown-grace", Value: 30 * time.Second, Usage: "with --http: on SIGTERM, how long calls in flight may take to finish"},
-		},
+		}, mcpLoopFlags()...), // approval and budgets: mcp_loop.go
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("mcp takes no arguments, got %q", c.Args().First())
@@ -59,6 +62,15 @@ func mcpCommand() *cli.Command {
 					return usagef("%v", err)
 				}
 				printAccess(c, access)
+				_, cfg, err := openProject(c) // [agent] defaults, when there is a project
+				if err != nil {
+					cfg = project.Defaults()
+				}
+				loop, err := mcpLoopConfig(c, cfg)
+				if err != nil {
+					return err
+				}
+				printLoop(c, loop)
 				return nil
 			}
 			return serveMCP(c, profile, deny)
@@ -177,6 +189,13 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		}
 	}
 
+	loop, closeLoop, err := mcpLoop(c, cfg, b.Project) // mcp_loop.go
+	if err != nil {
+		return err
+	}
+	defer closeLoop()
+	opts.Loop = loop
+
 	if httpAddr != "" {
 		var callers *agent.Callers
 		if !c.Bool("no-auth") {
@@ -201,8 +220,8 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		}
 		return err
 	}
-	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), session %s\n",
-		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), srv.Session())
+	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), approval %s, budgets %s, session %s\n",
+		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), loop.Approval, loop.Budget, srv.Session())
 	return srv.Serve(c.Context, c.App.Reader, c.App.Writer)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
+	"wicket/internal/project"
 )
 
 func mcpConfigCommand() *cli.Command {
@@ -34,6 +35,7 @@ func mcpConfigCommand() *cli.Command {
 			&cli.BoolFlag{Name: "https", Usage: "with --http: the server runs with --tls-cert/--tls-key"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "with --http: the server runs with --no-auth (no header)"},
 			&cli.StringFlag{Name: "token-env", Value: "WICKET_MCP_TOKEN", Usage: "with --http: the environment variable the client reads the bearer token from"},
+			&cli.StringFlag{Name: "approval", Usage: "pass --approval MODE (" + strings.Join(project.ApprovalModes, ", ") + "; default: leave it to [agent] approval in wicket.toml)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -77,6 +79,12 @@ func mcpConfigCommand() *cli.Command {
 			}
 			if !c.Bool("no-trace") {
 				args = append(args, "--trace")
+			}
+			if c.IsSet("approval") {
+				if err := project.ValidApproval(c.String("approval")); err != nil {
+					return usagef("--approval: %v", err)
+				}
+				args = append(args, "--approval", c.String("approval"))
 			}
 			block := map[string]any{
 				"mcpServers": map[string]any{

@@ -332,6 +332,8 @@ func tracePrintEntry(w io.Writer, e trace.Entry) error {
 	row("client_order_id", e.ClientOrderID)
 	row("ticket", e.Ticket)
 	row("outcome", e.Outcome)
+	row("approval", e.Approval)      // --approval (agent/loop.go)
+	row("approved_by", e.ApprovedBy) // operator approval
 	row("error", e.Error)
 	row("ms", traceMS(e.MS))
 	switch {
@@ -613,6 +615,9 @@ func traceDetail(e trace.Entry, short traceIDs) string {
 	var parts []string
 	if e.Outcome != "" {
 		parts = append(parts, "outcome "+e.Outcome)
+	}
+	if e.Approval != "" {
+		parts = append(parts, "approval "+e.Approval)
 	}
 	if e.Ticket != "" {
 		parts = append(parts, "ticket "+e.Ticket)

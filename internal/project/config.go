@@ -14,10 +14,11 @@ import (
 // Config is wicket.toml. Money is decimal; rates in basis points are plain
 // numbers.
 type Config struct {
-	Node      NodeConfig `toml:"node"`
-	Venues    []Venue    `toml:"venues"`
-	Guardrail Guardrail  `toml:"guardrail"`
-	Research  Research   `toml:"research"`
+	Node      NodeConfig  `toml:"node"`
+	Venues    []Venue     `toml:"venues"`
+	Guardrail Guardrail   `toml:"guardrail"`
+	Research  Research    `toml:"research"`
+	Agent     AgentConfig `toml:"agent"` // wicket mcp: approval and session budgets (agent.go)
 	// Providers are the market data providers' [providers.NAME] tables.
 	Providers map[string]ProviderConfig `toml:"providers"`
 }
@@ -95,6 +96,7 @@ func Defaults() Config {
 			MaxCombinations: 5000,
 			WorkerMemoryMiB: 2048,
 		},
+		Agent: AgentConfig{Approval: ApprovalNone},
 	}
 }
 
@@ -154,6 +156,17 @@ max_combinations = 5000
 worker_memory_mib = 2048
 # Worker processes for sweeps; 0 means one per core.
 workers = 0
+
+[agent]
+# Defaults of wicket mcp's flags of the same names (the flags override them).
+# Who must agree before a confirmed write is sent: "none" (the preview token
+# is enough), "elicit" (the agent's client asks its user) or "operator" (a
+# person at a terminal runs wicket approve).
+approval = "none"
+# Session budgets; 0 means no limit. Previews are free; confirmed writes count.
+max_writes = 0
+max_notional = "0"
+max_writes_per_minute = 0
 
 # Market data providers for wicket data fetch and wicket data record. The
 # defaults are the public endpoints; point base_url at a mirror or cache.
@@ -279,6 +292,9 @@ func (c *Config) Validate() error {
 		return errors.New("research.workers must not be negative")
 	}
 	if err := validateProviders(c.Providers); err != nil {
+		return err
+	}
+	if err := c.Agent.validate(); err != nil {
 		return err
 	}
 	return nil

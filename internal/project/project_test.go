@@ -173,3 +173,25 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("malformed line error = %v", err)
 	}
 }
+
+func TestAgentConfig(t *testing.T) {
+	cfg, err := ParseConfig("wicket.toml", []byte("[agent]\napproval = \"operator\"\nmax_writes = 3\nmax_notional = \"2500.50\"\nmax_writes_per_minute = 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Agent
+	if a.Approval != ApprovalOperator || a.MaxWrites != 3 || a.MaxNotional.String() != "2500.5" || a.MaxWritesPerMinute != 2 {
+		t.Errorf("agent = %+v", a)
+	}
+	for text, want := range map[string]string{
+		"[agent]\napproval = \"ask\"\n":         `approval mode "ask" is not valid (valid: none, elicit, operator)`,
+		"[agent]\nmax_writes = -1\n":            "must not be negative",
+		"[agent]\nmax_notional = \"-5\"\n":      "must not be negative",
+		"[agent]\nmax_writes_per_minute = -2\n": "must not be negative",
+		"[agent]\nmax_write = 3\n":              "unknown key(s) agent.max_write",
+	} {
+		if _, err := ParseConfig("wicket.toml", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}

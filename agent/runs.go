@@ -1,0 +1,361 @@
+package agent
+
+// wicket://runs/{id}: the full report of a research run, kept in a bounded
+// in-process store (the research ledger stores a run's metrics and id, not
+// its trades or curve). The report is served without its trades, which are
+// paged at wicket://runs/{id}/trades/{cursor}.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Run store bounds.
+const (
+	maxStoredRuns = 100 // the newest runs are kept; the oldest is forgotten first
+	runTradesPage = 100 // trades per page of wicket://runs/{id}/trades/{cursor}
+)
+
+const (
+	uriRunsPrefix   = "wicket://runs/"
+	uriRunTemplate  = "wicket://runs/{id}"
+	uriRunTradesTpl = "wicket://runs/{id}/trades/{cursor}"
+)
+
+func runURI(id string) string { return uriRunsPrefix + id }
+
+// runStore keeps the last maxStoredRuns full reports by run id.
+type runStore struct {
+	mu    sync.Mutex
+	order []string
+	runs  map[string]storedRun
+}
+
+type storedRun struct {
+	kind   string         // "backtest"
+	report map[string]any // the full report
+}
+
+func newRunStore() *runStore { return &runStore{runs: map[string]storedRun{}} }
+
+func (s *runStore) put(id string, r storedRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[id]; !ok {
+		s.order = append(s.order, id)
+	}
+	s.runs[id] = r
+	for len(s.order) > maxStoredRuns {
+		delete(s.runs, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+func (s *runStore) get(id string) (storedRun, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[id]
+	return r, ok
+}
+
+// ids lists the stored run ids, newest first (for completions and errors).
+func (s *runStore) ids() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.order))
+	for i := len(s.order) - 1; i >= 0; i-- {
+		out = append(out, s.order[i])
+	}
+	return out
+}
+
+// backtest stores a full report under id and returns the answer: the
+// compact report, a short text summary and the resource link.
+func (s *runStore) backtest(id string, full map[string]any, shape backtestShape) *result {
+	s.put(id, storedRun{kind: "backtest", report: full})
+	ans := compactBacktest(full, shape)
+	ans["run_uri"] = runURI(id)
+	r := ok(ans)
+	r.summary = backtestSummary(ans, runURI(id))
+	r.links = append(r.links, runLink(id, "backtest"))
+	return r
+}
+
+// report is the stored run without its trades, with where they are.
+func (s *runStore) report(id string) (map[string]any, error) {
+	run, ok := s.get(id)
+	if !ok {
+		return nil, s.unknown(id)
+	}
+	out := make(map[string]any, len(run.report)+3)
+	for k, v := range run.report {
+		out[k] = v
+	}
+	trades, _ := run.report["trades"].([]any)
+	delete(out, "trades")
+	out["run_id"] = id
+	out["kind"] = run.kind
+	out["trades_count"] = len(trades)
+	if len(trades) > 0 {
+		out["trades_uri"] = runTradesURI(id, 0)
+	}
+	return out, nil
+}
+
+func runTradesURI(id string, cursor int) string {
+	return uriRunsPrefix + id + "/trades/" + strconv.Itoa(cursor)
+}
+
+// tradesPage is one page of a stored run's trades; next is empty on the
+// last page.
+func (s *runStore) tradesPage(id, cursor string) (map[string]any, error) {
+	run, ok := s.get(id)
+	if !ok {
+		return nil, s.unknown(id)
+	}
+	trades, _ := run.report["trades"].([]any)
+	at, err := strconv.Atoi(cursor)
+	if err != nil || at < 0 || at > len(trades) || (at%runTradesPage != 0 && at != len(trades)) {
+		return nil, fmt.Errorf("cursor %q is not a page of run %s: start at %s and follow next", cursor, id, runTradesURI(id, 0))
+	}
+	end := min(at+runTradesPage, len(trades))
+	out := map[string]any{"run_id": id, "total": len(trades), "from": at, "trades": trades[at:end]}
+	if end < len(trades) {
+		out["next_cursor"] = strconv.Itoa(end)
+		out["next"] = runTradesURI(id, end)
+	}
+	return out, nil
+}
+
+func (s *runStore) unknown(id string) error {
+	known := s.ids()
+	if len(known) > 5 {
+		known = known[:5]
+	}
+	hint := "no run is stored in this session yet"
+	if len(known) > 0 {
+		hint = "newest: " + strings.Join(known, ", ")
+	}
+	return fmt.Errorf("no stored run %q (this server keeps the last %d runs of its session; %s)", id, maxStoredRuns, hint)
+}
+
+// addRunResources registers the run templates (when run_backtest is served).
+func (s *Server) addRunResources(store *runStore) {
+	if store == nil || !s.access.Served("run_backtest") {
+		return
+	}
+	// Completions of run ids. At merge: if another provider is installed,
+	// pass it as next rather than replacing it.
+	server.WithCompletions()(s.mcp)
+	server.WithResourceCompletionProvider(runCompletions{store: store})(s.mcp)
+	read := func(uri string, v map[string]any, err error) ([]mcp.ResourceContents, error) {
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+	}
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriRunTradesTpl, "run trades",
+		mcp.WithTemplateDescription(fmt.Sprintf("One page (%d) of a stored run's trades, from cursor; next names the following page.", runTradesPage)),
+		mcp.WithTemplateMIMEType("application/json")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id, cursor, ok := splitRunTradesURI(req.Params.URI)
+			if !ok {
+				return nil, fmt.Errorf("not a run trades URI: %s", req.Params.URI)
+			}
+			v, err := store.tradesPage(id, cursor)
+			return read(req.Params.URI, v, err)
+		})
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriRunTemplate, "research run",
+		mcp.WithTemplateDescription(fmt.Sprintf("The full report of a research run of this session (the last %d are kept): settings, metrics, warnings, the whole equity curve; trades are paged at trades_uri.", maxStoredRuns)),
+		mcp.WithTemplateMIMEType("application/json")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := strings.TrimPrefix(req.Params.URI, uriRunsPrefix)
+			if strings.Contains(id, "/") || id == "" {
+				return nil, fmt.Errorf("not a run URI: %s (want %s)", req.Params.URI, uriRunTemplate)
+			}
+			v, err := store.report(id)
+			return read(req.Params.URI, v, err)
+		})
+}
+
+func splitRunTradesURI(uri string) (id, cursor string, ok bool) {
+	rest, found := strings.CutPrefix(uri, uriRunsPrefix)
+	if !found {
+		return "", "", false
+	}
+	id, cursor, found = strings.Cut(rest, "/trades/")
+	return id, cursor, found && id != "" && !strings.Contains(id, "/") && cursor != ""
+}
+
+// asMap is v's JSON object.
+func asMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+// research stores a sweep's or walk-forward's full result and answers with
+// ans (cut from it), a short summary and the resource link.
+func (s *runStore) research(kind, id string, full, ans map[string]any, summary string) *result {
+	s.put(id, storedRun{kind: kind, report: full})
+	ans["run_id"], ans["run_uri"] = id, runURI(id)
+	r := ok(ans)
+	r.summary = summary + "\nThe full JSON answer is in structured content; the whole result is at " + runURI(id) + "."
+	r.links = append(r.links, runLink(id, kind))
+	return r
+}
+
+// sweep answers a sweep: the result as the engine cut it (top 10 by
+// default), stored and linked.
+func (s *runStore) sweep(res any, runID string, newID func() string) *result {
+	full, err := asMap(res)
+	if err != nil {
+		return fail("internal error: cannot encode the sweep: %v", err)
+	}
+	id := runID
+	if id == "" {
+		id = newID()
+	}
+	ans := make(map[string]any, len(full))
+	for k, v := range full {
+		ans[k] = v
+	}
+	if _, ok := full["top"]; ok {
+		ans["top"] = cutEach(full["top"], "metrics")
+		ans["metrics_shown"] = "headline metrics of each entry; every metric is at run_uri"
+	}
+	sum := fmt.Sprintf("Sweep of %v on %v: %v of %v combinations evaluated, ranked by %v.", full["strategy"], full["series"], full["evaluated"], full["combinations"], full["rank_by"])
+	if top, _ := ans["top"].([]any); len(top) > 0 {
+		b, _ := json.Marshal(top[0])
+		sum += " Best: " + truncate(string(b), 400)
+	}
+	return s.research("sweep", id, full, ans, sum)
+}
+
+// walkForward answers a walk-forward with the per-window summaries and the
+// stitched metrics; the stitched equity curve is at the run's resource.
+func (s *runStore) walkForward(res any, runID string, newID func() string) *result {
+	full, err := asMap(res)
+	if err != nil {
+		return fail("internal error: cannot encode the walk-forward: %v", err)
+	}
+	id := runID
+	if id == "" {
+		id = newID()
+	}
+	ans := make(map[string]any, len(full))
+	for k, v := range full {
+		ans[k] = v
+	}
+	if eq, ok := full["equity"].([]any); ok {
+		ans["equity_points"] = len(eq)
+		delete(ans, "equity")
+	}
+	if _, ok := full["windows"]; ok {
+		ans["windows"] = cutEach(full["windows"], "in_sample_metrics", "out_of_sample_metrics")
+		ans["metrics_shown"] = "headline metrics of each window; every metric is at run_uri"
+	}
+	windows, _ := full["windows"].([]any)
+	sum := fmt.Sprintf("Walk-forward of %v on %v: %d window(s), walk-forward efficiency %v.", full["strategy"], full["series"], len(windows), compactNumber(full["walk_forward_efficiency"]))
+	if oos, ok := full["out_of_sample"].(map[string]any); ok {
+		b, _ := json.Marshal(oos)
+		sum += " Out of sample: " + truncate(string(b), 400)
+	}
+	return s.research("walk-forward", id, full, ans, sum)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// headlineMetrics are the metrics a sweep's top entries and a
+// walk-forward's windows keep in the answer; the run's resource has all.
+var headlineMetrics = []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor"}
+
+// headlineOf cuts a metrics object to headlineMetrics.
+func headlineOf(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(headlineMetrics))
+	for _, k := range headlineMetrics {
+		if x, ok := m[k]; ok {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// cutEach replaces, in every object of list, the given metric keys with
+// their headline; list is copied, not changed.
+func cutEach(list any, keys ...string) []any {
+	items, _ := list.([]any)
+	out := make([]any, len(items))
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			out[i] = it
+			continue
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			c[k] = v
+		}
+		for _, k := range keys {
+			if v, ok := c[k]; ok {
+				c[k] = headlineOf(v)
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// runCompletions completes the id of wicket://runs/{id} (and of its trades
+// template) from the stored runs, newest first; any other template goes to
+// next (nil: no completions).
+type runCompletions struct {
+	store *runStore
+	next  server.ResourceCompletionProvider
+}
+
+func (p runCompletions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	if (uri != uriRunTemplate && uri != uriRunTradesTpl) || arg.Name != "id" {
+		if p.next != nil {
+			return p.next.CompleteResourceArgument(ctx, uri, arg, cc)
+		}
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	var vals []string
+	for _, id := range p.store.ids() {
+		if strings.HasPrefix(id, arg.Value) {
+			vals = append(vals, id)
+		}
+	}
+	total := len(vals)
+	if len(vals) > 100 {
+		vals = vals[:100]
+	}
+	if vals == nil {
+		vals = []string{}
+	}
+	return &mcp.Completion{Values: vals, Total: total, HasMore: total > len(vals)}, nil
+}
