@@ -71,15 +71,20 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	var trials any = rows
-	if rows == nil {
-		trials = []ledger.Row{}
-	}
-	if !in.Full {
-		trials = summarise(rows)
+	var trials any
+	shown := 0
+	if in.Full {
+		full := fitBytes(rows, maxHistoryBytes)
+		trials, shown = full, len(full)
+	} else {
+		sum := fitBytes(summarise(rows), maxHistoryBytes)
+		trials, shown = sum, len(sum)
 	}
 	out := map[string]any{"count": total, "trials": trials}
-	if total > len(rows) {
+	switch {
+	case shown < len(rows):
+		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials: an answer holds at most %d KiB of trials; ask for fewer (limit), drop full, or narrow with strategy, series, kind, run_id or since", shown, total, maxHistoryBytes>>10)
+	case total > len(rows):
 		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials; raise limit (at most %d) or narrow with strategy, series, kind or since", len(rows), total, maxListLimit)
 	}
 	if clamped != nil {
@@ -89,6 +94,32 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 		out["note"] = "no trials match; run_backtest, run_sweep and run_walk_forward record every trial here"
 	}
 	return ok(out)
+}
+
+// maxHistoryBytes bounds the trials of one research_history answer, as
+// JSON: a walk-forward row carries its grid and every window's choice, so
+// a row count alone does not bound the answer.
+const maxHistoryBytes = 512 << 10
+
+// fitBytes returns the newest (last) rows whose JSON fits budget bytes,
+// always at least the newest one; never nil.
+func fitBytes[T any](rows []T, budget int) []T {
+	used, keep := 0, 0
+	for i := len(rows) - 1; i >= 0; i-- {
+		b, err := json.Marshal(rows[i])
+		if err != nil {
+			break
+		}
+		if used += len(b) + 1; used > budget && keep > 0 {
+			break
+		}
+		keep++
+	}
+	out := rows[len(rows)-keep:]
+	if out == nil {
+		out = []T{}
+	}
+	return out
 }
 
 func validKind(k string) bool { return slices.Contains(ledger.Kinds, k) }
