@@ -165,7 +165,7 @@ func prefixError(err error, cut int) (*difference, error) {
 }
 
 func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false)
+	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
 	if err != nil {
 		return prefixError(err, cut)
 	}
@@ -197,7 +197,7 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 }
 
 func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false)
+	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
 	if err != nil {
 		return prefixError(err, cut)
 	}

@@ -412,3 +412,39 @@ func TestProofCancelled(t *testing.T) {
 	_, err = s.CheckLookahead(ctx, bars, tr)
 	asError(t, err, KindCanceled)
 }
+
+// TestProofKeepsBoundedSeries: a strategy that builds series in a loop
+// does not make the proof keep every intermediate one alive (each a value
+// per bar): a traced run keeps at most trackCap of them, its prefix runs
+// the same ones, and the proof still passes and still catches a leak
+// among them. A plain Signals run keeps none.
+func TestProofKeepsBoundedSeries(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	bars := SmokeBars(50_000)
+	limit := trackCap(bars.Len())
+	loop := "def signals(bars):\n    acc = bars.close\n    for i in range(600):\n        acc = acc + bars.close * (i + 1)\n    return {'long': acc > ta.sma(acc, 20)}\n"
+	s := mustLoad(t, loop, Options{})
+	_, tr, err := s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.series) != limit {
+		t.Fatalf("the run kept %d series, want its cap %d", len(tr.series), limit)
+	}
+	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+		t.Fatalf("%q %v", got, err)
+	}
+	r := newRun(s.memo, &bars)
+	if r.tracing || r.trackCap != 0 {
+		t.Fatal("a new run traces")
+	}
+	// A quiet leak among the kept series is still caught.
+	leak := "def signals(bars):\n    unused = peek(bars.close) + 0\n    acc = bars.close\n    for i in range(600):\n        acc = acc + 1\n    return {'long': bars.close > ta.sma(bars.close, 10)}\n"
+	s = mustLoad(t, leak, Options{})
+	_, tr, err = s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CheckLookahead(bg(t), bars, tr)
+	asError(t, err, KindLookahead)
+}
