@@ -30,7 +30,8 @@ import (
 // Trace is what a full run decided, bar by bar, for CheckLookahead:
 // Signals for a signals(bars) strategy (SignalsTrace returns it), or the
 // account each on_bar saw and the intent it expressed (Stepper.Record
-// collects these).
+// collects these), from the first bar on: every bar, or the bars up to
+// where the run stopped stepping (a bust account).
 type Trace struct {
 	Signals  *strategy.Signals
 	Accounts []strategy.Account
@@ -101,8 +102,10 @@ func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full 
 			return "", fmt.Errorf("lookahead check: no signals recorded for a signals-style strategy")
 		}
 	default:
-		if len(full.Accounts) != n || len(full.Intents) != n {
-			return "", fmt.Errorf("lookahead check: %d recorded bars for %d bars; on_bar must be stepped through every bar in order", len(full.Intents), n)
+		// The engine stops calling on_bar once the account is bust: a
+		// trace may end early, and the bars it decided are the ones to check.
+		if m := len(full.Intents); m != len(full.Accounts) || m == 0 || m > n {
+			return "", fmt.Errorf("lookahead check: %d recorded intents and %d accounts for %d bars; on_bar must be stepped through the bars in order from the first (Stepper.Record before the first Step)", len(full.Intents), len(full.Accounts), n)
 		}
 	}
 	diffs := make([]*difference, len(cuts))
@@ -203,7 +206,7 @@ func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int,
 	}
 	defer st.Close()
 	first := seriesDifference(full.series, st.r.built, cut)
-	for i := 0; i < cut && (first == nil || i < first.bar); i++ {
+	for i := 0; i < min(cut, len(full.Intents)) && (first == nil || i < first.bar); i++ {
 		in, err := st.Step(i, full.Accounts[i])
 		if err != nil {
 			return prefixError(err, cut)

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"wicket/strategy"
+	"wicket/strategy/backtest"
 	"wicket/strategy/ta"
 )
 
@@ -447,4 +448,35 @@ func TestProofKeepsBoundedSeries(t *testing.T) {
 	}
 	_, err = s.CheckLookahead(bg(t), bars, tr)
 	asError(t, err, KindLookahead)
+}
+
+// TestProofAfterBust: the engine stops calling on_bar once the account is
+// bust, so the trace ends early; the proof checks the bars that were
+// decided instead of refusing the backtest for a trace of "too few" bars.
+func TestProofAfterBust(t *testing.T) {
+	bars := SmokeBars(600)
+	src := "def setup(ctx):\n    pass\ndef on_bar(ctx):\n    ctx.target(-80)\n"
+	s := mustLoad(t, src, Options{})
+	st, err := s.Begin(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Record()
+	res, err := backtest.Run(bg(t), bars, backtest.DefaultConfig(), backtest.Decisions{Stepper: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := st.Trace()
+	if !ok || len(tr.Intents) >= bars.Len() {
+		t.Fatalf("the account did not go bust (%d of %d bars stepped, final equity %v): the test proves nothing", len(tr.Intents), bars.Len(), res.Metrics.FinalEquity)
+	}
+	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+		t.Fatalf("%q %v", got, err)
+	}
+	// A trace that is not a run from bar 0 still cannot be checked.
+	tr.Intents, tr.Accounts = tr.Intents[:3], tr.Accounts[:4]
+	if _, err := s.CheckLookahead(bg(t), bars, tr); err == nil {
+		t.Fatal("a torn trace passed")
+	}
 }
