@@ -73,7 +73,12 @@ func PrefixCuts(n, warmup int) []int {
 }
 
 // LookaheadPassed is the lookahead_check text of a passed proof.
-func LookaheadPassed(prefixes int) string { return fmt.Sprintf("passed (%d prefixes)", prefixes) }
+func LookaheadPassed(prefixes int) string {
+	if prefixes == 1 {
+		return "passed (1 prefix)"
+	}
+	return fmt.Sprintf("passed (%d prefixes)", prefixes)
+}
 
 // difference is the first decision a prefix run made differently.
 type difference struct {

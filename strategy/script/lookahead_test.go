@@ -244,6 +244,13 @@ func TestPrefixCuts(t *testing.T) {
 				t.Errorf("cut %d outside [1, %d)", c, tc.n)
 			}
 		}
+		if want := fmt.Sprintf("passed (%d prefixes)", len(got)); len(got) == 1 {
+			if LookaheadPassed(1) != "passed (1 prefix)" {
+				t.Errorf("LookaheadPassed(1) = %q", LookaheadPassed(1))
+			}
+		} else if LookaheadPassed(len(got)) != want {
+			t.Errorf("LookaheadPassed(%d) = %q", len(got), LookaheadPassed(len(got)))
+		}
 		if tc.n >= 5 && tc.warmup >= 2 && tc.warmup < tc.n && got[0] > tc.warmup {
 			t.Errorf("PrefixCuts(%d, %d): no cut inside the warm-up", tc.n, tc.warmup)
 		}
