@@ -124,6 +124,10 @@ func fitBytes[T any](rows []T, budget int) []T {
 
 func validKind(k string) bool { return slices.Contains(ledger.Kinds, k) }
 
+// maxSinceDays bounds a since duration (a time.Duration holds 292 years;
+// more days than that wrapped round to a time in the future).
+const maxSinceDays = 36500
+
 var daysRE = regexp.MustCompile(`^(\d{1,6})d(.*)$`)
 
 // parseSince reads a since argument: empty (no bound), RFC3339, a date
@@ -138,16 +142,23 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t, nil
 	}
+	bad := fmt.Errorf("since %q: give a duration back from now (90m, 2h, 7d), an RFC3339 time (2026-05-14T09:30:00Z) or a date (2026-05-14)", s)
 	var d time.Duration
 	rest := s
 	if m := daysRE.FindStringSubmatch(s); m != nil {
 		days, _ := strconv.Atoi(m[1])
+		if days > maxSinceDays {
+			return time.Time{}, fmt.Errorf("since %q is more than %d days back; give a date instead (2000-01-01), or leave since out for every trial", s, maxSinceDays)
+		}
 		d, rest = time.Duration(days)*24*time.Hour, m[2]
 	}
 	if rest != "" {
 		more, err := time.ParseDuration(rest)
 		if err != nil || more < 0 {
-			return time.Time{}, fmt.Errorf("since %q: give a duration back from now (90m, 2h, 7d), an RFC3339 time (2026-05-14T09:30:00Z) or a date (2026-05-14)", s)
+			return time.Time{}, bad
+		}
+		if more > maxSinceDays*24*time.Hour-d {
+			return time.Time{}, fmt.Errorf("since %q is more than %d days back; give a date instead (2000-01-01), or leave since out for every trial", s, maxSinceDays)
 		}
 		d += more
 	}

@@ -37,6 +37,16 @@ func TestResearchHistoryBoundedInBytes(t *testing.T) {
 	l.Close()
 
 	s := startMCP(t, nil, proj)
+	// A duration too long for a time.Duration is refused, not wrapped round
+	// into the future (which matched nothing).
+	for _, since := range []string{"999999d", "2000000h", "36000d20000h"} {
+		if r := s.call(t, "research_history", fmt.Sprintf(`{"since":%q}`, since)); !r.IsError || !strings.Contains(text(r), "days back") {
+			t.Errorf("since %s: %.200s", since, text(r))
+		}
+	}
+	if h := object(t, s.call(t, "research_history", `{"since":"3650d","limit":1}`)); h["count"].(float64) != 60 {
+		t.Errorf("since 3650d: %v", h["count"])
+	}
 	for _, full := range []bool{false, true} {
 		r := s.call(t, "research_history", fmt.Sprintf(`{"strategy":"wide","full":%v}`, full))
 		if r.IsError {
