@@ -288,7 +288,9 @@ func (st *Stepper) Record() {
 }
 
 // Trace is what Record kept; ok is false when Record was not called or
-// the bars were not stepped through once each, in order, from bar 0.
+// the bars were not stepped once each, in order, from bar 0. A run that
+// stopped stepping early (the engine stops at a bust account) keeps the
+// bars it stepped.
 func (st *Stepper) Trace() (tr Trace, ok bool) {
 	if st.rec == nil || st.recBroken {
 		return Trace{}, false
