@@ -71,15 +71,20 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	var trials any = rows
-	if rows == nil {
-		trials = []ledger.Row{}
-	}
-	if !in.Full {
-		trials = summarise(rows)
+	var trials any
+	shown := 0
+	if in.Full {
+		full := fitBytes(rows, maxHistoryBytes)
+		trials, shown = full, len(full)
+	} else {
+		sum := fitBytes(summarise(rows), maxHistoryBytes)
+		trials, shown = sum, len(sum)
 	}
 	out := map[string]any{"count": total, "trials": trials}
-	if total > len(rows) {
+	switch {
+	case shown < len(rows):
+		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials: an answer holds at most %d KiB of trials; ask for fewer (limit), drop full, or narrow with strategy, series, kind, run_id or since", shown, total, maxHistoryBytes>>10)
+	case total > len(rows):
 		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials; raise limit (at most %d) or narrow with strategy, series, kind or since", len(rows), total, maxListLimit)
 	}
 	if clamped != nil {
@@ -91,7 +96,37 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	return ok(out)
 }
 
+// maxHistoryBytes bounds the trials of one research_history answer, as
+// JSON: a walk-forward row carries its grid and every window's choice, so
+// a row count alone does not bound the answer.
+const maxHistoryBytes = 512 << 10
+
+// fitBytes returns the newest (last) rows whose JSON fits budget bytes,
+// always at least the newest one; never nil.
+func fitBytes[T any](rows []T, budget int) []T {
+	used, keep := 0, 0
+	for i := len(rows) - 1; i >= 0; i-- {
+		b, err := json.Marshal(rows[i])
+		if err != nil {
+			break
+		}
+		if used += len(b) + 1; used > budget && keep > 0 {
+			break
+		}
+		keep++
+	}
+	out := rows[len(rows)-keep:]
+	if out == nil {
+		out = []T{}
+	}
+	return out
+}
+
 func validKind(k string) bool { return slices.Contains(ledger.Kinds, k) }
+
+// maxSinceDays bounds a since duration (a time.Duration holds 292 years;
+// more days than that wrapped round to a time in the future).
+const maxSinceDays = 36500
 
 var daysRE = regexp.MustCompile(`^(\d{1,6})d(.*)$`)
 
@@ -107,16 +142,23 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t, nil
 	}
+	bad := fmt.Errorf("since %q: give a duration back from now (90m, 2h, 7d), an RFC3339 time (2026-05-14T09:30:00Z) or a date (2026-05-14)", s)
 	var d time.Duration
 	rest := s
 	if m := daysRE.FindStringSubmatch(s); m != nil {
 		days, _ := strconv.Atoi(m[1])
+		if days > maxSinceDays {
+			return time.Time{}, fmt.Errorf("since %q is more than %d days back; give a date instead (2000-01-01), or leave since out for every trial", s, maxSinceDays)
+		}
 		d, rest = time.Duration(days)*24*time.Hour, m[2]
 	}
 	if rest != "" {
 		more, err := time.ParseDuration(rest)
 		if err != nil || more < 0 {
-			return time.Time{}, fmt.Errorf("since %q: give a duration back from now (90m, 2h, 7d), an RFC3339 time (2026-05-14T09:30:00Z) or a date (2026-05-14)", s)
+			return time.Time{}, bad
+		}
+		if more > maxSinceDays*24*time.Hour-d {
+			return time.Time{}, fmt.Errorf("since %q is more than %d days back; give a date instead (2000-01-01), or leave since out for every trial", s, maxSinceDays)
 		}
 		d += more
 	}

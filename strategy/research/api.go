@@ -317,6 +317,9 @@ type Window struct {
 	OutOfSampleMetrics json.RawMessage `json:"out_of_sample_metrics"`
 	Evaluated          int             `json:"evaluated"` // in-sample combinations that ran
 	Failed             int             `json:"failed"`
+	// LookaheadCheck is the lookahead proof's verdict on the in-sample
+	// winner over this window's bars (in-sample and out-of-sample).
+	LookaheadCheck string `json:"lookahead_check,omitempty"`
 }
 
 // Stitched are the metrics of the stitched out-of-sample equity curve
@@ -375,4 +378,8 @@ type WalkForwardResult struct {
 	Pooled    *Pooled             `json:"pooled,omitempty"`
 	Warnings  []string            `json:"warnings"`
 	RunID     string              `json:"run_id,omitempty"` // the research ledger's id of this run
+	// LookaheadCheck sums up the windows' lookahead checks ("passed (4
+	// prefixes) for the winner of each of 6 windows"); a winner that fails
+	// its check fails the walk-forward.
+	LookaheadCheck string `json:"lookahead_check,omitempty"`
 }

@@ -3,6 +3,9 @@ package research
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
 
 	"wicket/strategy/backtest"
 )
@@ -14,9 +17,16 @@ import (
 // read the future ranked nothing real. The other combinations share the
 // winner's code; only their knob values differ.
 func (l *Local) checkWinner(ctx context.Context, p *plan, values map[string]any) (string, error) {
+	return l.checkWinnerOver(ctx, p, values, p.base.From, p.base.To)
+}
+
+// checkWinnerOver is checkWinner over the bars from..to (RFC 3339) of the
+// plan's series: a walk-forward window's winner is checked over the bars
+// its out-of-sample run saw.
+func (l *Local) checkWinnerOver(ctx context.Context, p *plan, values map[string]any, from, to string) (string, error) {
 	b := p.base
 	req := backtest.Request{
-		Source: b.Source, Name: b.Name, Series: b.Series, Params: values, From: b.From, To: b.To,
+		Source: b.Source, Name: b.Name, Series: b.Series, Params: values, From: from, To: to,
 		Capital: b.Capital, FeeBps: &b.FeeBps, SlippageBps: &b.SlippageBps, TradesLimit: 1,
 		HistoryPath: b.HistoryPath, IndicatorsDir: b.IndicatorsDir,
 	}
@@ -31,4 +41,56 @@ func (l *Local) checkWinner(ctx context.Context, p *plan, values map[string]any)
 		return "", errorf(KindUnavailable, "lookahead check of the winner: %v", err)
 	}
 	return r.LookaheadCheck, nil
+}
+
+// checkWindows proves each finished walk-forward window's in-sample
+// winner free of lookahead over the bars of that window (its in-sample
+// bars and the out-of-sample ones after them, which its out-of-sample run
+// saw), at most as many at once as the pool has workers. It sets each
+// window's LookaheadCheck and returns the run's summary; a lookahead in
+// any window is an error naming the window, since an out-of-sample result
+// built on a winner that read the future shows nothing real.
+func (l *Local) checkWindows(ctx context.Context, p *plan, wins []window, times []int64, res *WalkForwardResult) (string, error) {
+	if len(res.Windows) == 0 {
+		return "not run: no window finished", nil
+	}
+	if ctx.Err() != nil {
+		return "not run: the walk-forward was cancelled", nil
+	}
+	errs := make([]error, len(res.Windows))
+	sem := make(chan struct{}, max(1, l.cfg.Pool.Size()))
+	var wg sync.WaitGroup
+	for k := range res.Windows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			w := wins[k]
+			check, err := l.checkWinnerOver(ctx, p, res.Windows[k].Params, unixRFC3339(times[w.isLo]), unixRFC3339(times[w.oosHi-1]))
+			res.Windows[k].LookaheadCheck, errs[k] = check, err
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return "not run: the walk-forward was cancelled", nil
+	}
+	for k, err := range errs {
+		if err == nil {
+			continue
+		}
+		var re *Error
+		if errors.As(err, &re) {
+			out := *re
+			out.Msg = fmt.Sprintf("window %d: the lookahead check of the in-sample winner (%s) failed: %s", k+1, fmtParams(res.Windows[k].Params), re.Msg)
+			return "", &out
+		}
+		return "", err
+	}
+	first := res.Windows[0].LookaheadCheck
+	for _, w := range res.Windows[1:] {
+		if w.LookaheadCheck != first {
+			return fmt.Sprintf("checked for the winner of each of %d windows: see each window's lookahead_check", len(res.Windows)), nil
+		}
+	}
+	return fmt.Sprintf("%s for the winner of each of %d windows", first, len(res.Windows)), nil
 }

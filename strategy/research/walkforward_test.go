@@ -149,6 +149,9 @@ func TestWalkForward(t *testing.T) {
 			if w.Evaluated != 9 || len(w.Params) != 3 {
 				t.Errorf("window %d: evaluated %d, params %v", i+1, w.Evaluated, w.Params)
 			}
+			if w.LookaheadCheck != "passed (4 prefixes)" {
+				t.Errorf("window %d: lookahead_check %q; each window's winner is proven", i+1, w.LookaheadCheck)
+			}
 			var m struct {
 				TotalReturn float64 `json:"total_return"`
 				Bars        int
@@ -161,6 +164,9 @@ func TestWalkForward(t *testing.T) {
 				t.Errorf("window %d: out-of-sample metrics over %d bars from %s, window %+v", i+1, m.Bars, m.Start, w.OutOfSample)
 			}
 			growth *= 1 + m.TotalReturn
+		}
+		if want := "passed (4 prefixes) for the winner of each of 5 windows"; res.LookaheadCheck != want {
+			t.Errorf("lookahead_check %q, want %q", res.LookaheadCheck, want)
 		}
 		s := res.OutOfSample
 		if s == nil {
@@ -313,5 +319,8 @@ func TestWalkForwardCancel(t *testing.T) {
 	// complete, ahead of window 2's sweep, so it finished.
 	if !res.Partial || !strings.Contains(res.PartialReason, "of 4 windows") || len(res.Windows) < 1 || len(res.Windows) >= 4 {
 		t.Errorf("partial %v (%s), %d windows", res.Partial, res.PartialReason, len(res.Windows))
+	}
+	if res.LookaheadCheck != "not run: the walk-forward was cancelled" {
+		t.Errorf("lookahead_check %q on a cancelled walk-forward", res.LookaheadCheck)
 	}
 }

@@ -2,7 +2,9 @@ package script
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
@@ -20,7 +22,27 @@ func newError(kind Kind, file string, pos syntax.Position, msg string) *Error {
 		}
 	}
 	e.Hint = hintFor(e)
+	e.Msg = clip(e.Msg)
 	return e
+}
+
+// MaxMessageBytes bounds an error's message: a strategy writes some of it
+// (fail("..."), a value in a knob's error), and a message travels into
+// tool results, traces and one research-ledger row per failed sweep
+// combination.
+const MaxMessageBytes = 2048
+
+// clip cuts msg to MaxMessageBytes at a rune boundary, saying how much
+// was cut.
+func clip(msg string) string {
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	cut := MaxMessageBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes of this message cut)", msg[:cut], len(msg)-cut)
 }
 
 // compileErrors converts parse and resolve errors.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"sync/atomic"
@@ -306,7 +307,7 @@ func (l *loader) load(th *starlark.Thread, module string) (starlark.StringDict, 
 	if l.fsys == nil {
 		return nil, loadError{fmt.Sprintf("indicator %q: no indicators directory is available here", name)}
 	}
-	text, err := fs.ReadFile(l.fsys, name+".star")
+	text, err := readIndicator(l.fsys, name+".star")
 	if err != nil {
 		msg := fmt.Sprintf("indicator %q: %v", name, err)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -329,4 +330,41 @@ func (l *loader) load(th *starlark.Thread, module string) (starlark.StringDict, 
 	}
 	c.busy = false
 	return c.globals, c.err
+}
+
+// readIndicator reads an indicator under the rules of the project's one
+// strategy reader (project.ReadStrategy): a regular file (never a FIFO,
+// whose open would block the run past its wall-clock limit, nor a device)
+// of at most project.MaxStrategyBytes. The fs.FS (an os.Root's) keeps it
+// inside the indicators directory.
+func readIndicator(fsys fs.FS, file string) ([]byte, error) {
+	fi, err := fs.Stat(fsys, file)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("indicators/%s is not a regular file (%s); an indicator is a plain .star file", file, fi.Mode().Type())
+	}
+	if fi.Size() > project.MaxStrategyBytes {
+		return nil, fmt.Errorf("indicators/%s is larger than %d KiB; an indicator is one short file", file, project.MaxStrategyBytes>>10)
+	}
+	f, err := fsys.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("indicators/%s is not a regular file (%s); an indicator is a plain .star file", file, fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, project.MaxStrategyBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > project.MaxStrategyBytes {
+		return nil, fmt.Errorf("indicators/%s grew past %d KiB while it was read; an indicator is one short file", file, project.MaxStrategyBytes>>10)
+	}
+	return b, nil
 }

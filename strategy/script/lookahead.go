@@ -30,7 +30,8 @@ import (
 // Trace is what a full run decided, bar by bar, for CheckLookahead:
 // Signals for a signals(bars) strategy (SignalsTrace returns it), or the
 // account each on_bar saw and the intent it expressed (Stepper.Record
-// collects these).
+// collects these), from the first bar on: every bar, or the bars up to
+// where the run stopped stepping (a bust account).
 type Trace struct {
 	Signals  *strategy.Signals
 	Accounts []strategy.Account
@@ -72,7 +73,12 @@ func PrefixCuts(n, warmup int) []int {
 }
 
 // LookaheadPassed is the lookahead_check text of a passed proof.
-func LookaheadPassed(prefixes int) string { return fmt.Sprintf("passed (%d prefixes)", prefixes) }
+func LookaheadPassed(prefixes int) string {
+	if prefixes == 1 {
+		return "passed (1 prefix)"
+	}
+	return fmt.Sprintf("passed (%d prefixes)", prefixes)
+}
 
 // difference is the first decision a prefix run made differently.
 type difference struct {
@@ -101,8 +107,10 @@ func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full 
 			return "", fmt.Errorf("lookahead check: no signals recorded for a signals-style strategy")
 		}
 	default:
-		if len(full.Accounts) != n || len(full.Intents) != n {
-			return "", fmt.Errorf("lookahead check: %d recorded bars for %d bars; on_bar must be stepped through every bar in order", len(full.Intents), n)
+		// The engine stops calling on_bar once the account is bust: a
+		// trace may end early, and the bars it decided are the ones to check.
+		if m := len(full.Intents); m != len(full.Accounts) || m == 0 || m > n {
+			return "", fmt.Errorf("lookahead check: %d recorded intents and %d accounts for %d bars; on_bar must be stepped through the bars in order from the first (Stepper.Record before the first Step)", len(full.Intents), len(full.Accounts), n)
 		}
 	}
 	diffs := make([]*difference, len(cuts))
@@ -165,7 +173,7 @@ func prefixError(err error, cut int) (*difference, error) {
 }
 
 func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false)
+	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
 	if err != nil {
 		return prefixError(err, cut)
 	}
@@ -197,13 +205,13 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 }
 
 func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false)
+	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
 	if err != nil {
 		return prefixError(err, cut)
 	}
 	defer st.Close()
 	first := seriesDifference(full.series, st.r.built, cut)
-	for i := 0; i < cut && (first == nil || i < first.bar); i++ {
+	for i := 0; i < min(cut, len(full.Intents)) && (first == nil || i < first.bar); i++ {
 		in, err := st.Step(i, full.Accounts[i])
 		if err != nil {
 			return prefixError(err, cut)
@@ -280,7 +288,9 @@ func (st *Stepper) Record() {
 }
 
 // Trace is what Record kept; ok is false when Record was not called or
-// the bars were not stepped through once each, in order, from bar 0.
+// the bars were not stepped once each, in order, from bar 0. A run that
+// stopped stepping early (the engine stops at a bust account) keeps the
+// bars it stepped.
 func (st *Stepper) Trace() (tr Trace, ok bool) {
 	if st.rec == nil || st.recBroken {
 		return Trace{}, false

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"wicket/strategy"
+	"wicket/strategy/backtest"
 	"wicket/strategy/ta"
 )
 
@@ -243,6 +244,13 @@ func TestPrefixCuts(t *testing.T) {
 				t.Errorf("cut %d outside [1, %d)", c, tc.n)
 			}
 		}
+		if want := fmt.Sprintf("passed (%d prefixes)", len(got)); len(got) == 1 {
+			if LookaheadPassed(1) != "passed (1 prefix)" {
+				t.Errorf("LookaheadPassed(1) = %q", LookaheadPassed(1))
+			}
+		} else if LookaheadPassed(len(got)) != want {
+			t.Errorf("LookaheadPassed(%d) = %q", len(got), LookaheadPassed(len(got)))
+		}
 		if tc.n >= 5 && tc.warmup >= 2 && tc.warmup < tc.n && got[0] > tc.warmup {
 			t.Errorf("PrefixCuts(%d, %d): no cut inside the warm-up", tc.n, tc.warmup)
 		}
@@ -411,4 +419,71 @@ func TestProofCancelled(t *testing.T) {
 	cancel()
 	_, err = s.CheckLookahead(ctx, bars, tr)
 	asError(t, err, KindCanceled)
+}
+
+// TestProofKeepsBoundedSeries: a strategy that builds series in a loop
+// does not make the proof keep every intermediate one alive (each a value
+// per bar): a traced run keeps at most trackCap of them, its prefix runs
+// the same ones, and the proof still passes and still catches a leak
+// among them. A plain Signals run keeps none.
+func TestProofKeepsBoundedSeries(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	bars := SmokeBars(50_000)
+	limit := trackCap(bars.Len())
+	loop := "def signals(bars):\n    acc = bars.close\n    for i in range(600):\n        acc = acc + bars.close * (i + 1)\n    return {'long': acc > ta.sma(acc, 20)}\n"
+	s := mustLoad(t, loop, Options{})
+	_, tr, err := s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.series) != limit {
+		t.Fatalf("the run kept %d series, want its cap %d", len(tr.series), limit)
+	}
+	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+		t.Fatalf("%q %v", got, err)
+	}
+	r := newRun(s.memo, &bars)
+	if r.tracing || r.trackCap != 0 {
+		t.Fatal("a new run traces")
+	}
+	// A quiet leak among the kept series is still caught.
+	leak := "def signals(bars):\n    unused = peek(bars.close) + 0\n    acc = bars.close\n    for i in range(600):\n        acc = acc + 1\n    return {'long': bars.close > ta.sma(bars.close, 10)}\n"
+	s = mustLoad(t, leak, Options{})
+	_, tr, err = s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CheckLookahead(bg(t), bars, tr)
+	asError(t, err, KindLookahead)
+}
+
+// TestProofAfterBust: the engine stops calling on_bar once the account is
+// bust, so the trace ends early; the proof checks the bars that were
+// decided instead of refusing the backtest for a trace of "too few" bars.
+func TestProofAfterBust(t *testing.T) {
+	bars := SmokeBars(600)
+	src := "def setup(ctx):\n    pass\ndef on_bar(ctx):\n    ctx.target(-80)\n"
+	s := mustLoad(t, src, Options{})
+	st, err := s.Begin(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Record()
+	res, err := backtest.Run(bg(t), bars, backtest.DefaultConfig(), backtest.Decisions{Stepper: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := st.Trace()
+	if !ok || len(tr.Intents) >= bars.Len() {
+		t.Fatalf("the account did not go bust (%d of %d bars stepped, final equity %v): the test proves nothing", len(tr.Intents), bars.Len(), res.Metrics.FinalEquity)
+	}
+	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+		t.Fatalf("%q %v", got, err)
+	}
+	// A trace that is not a run from bar 0 still cannot be checked.
+	tr.Intents, tr.Accounts = tr.Intents[:3], tr.Accounts[:4]
+	if _, err := s.CheckLookahead(bg(t), bars, tr); err == nil {
+		t.Fatal("a torn trace passed")
+	}
 }

@@ -34,10 +34,12 @@ type run struct {
 	mu   sync.Mutex
 	cols map[string]*Series
 
-	// tracing keeps every series computed (signals(bars), setup) in built,
-	// in order, for the lookahead proof to compare with a prefix run's.
-	tracing bool
-	built   []*Series
+	// tracing keeps the series computed (signals(bars), setup) in built,
+	// in order, for the lookahead proof to compare with a prefix run's: the
+	// first trackCap of them (see trackCap).
+	tracing  bool
+	trackCap int
+	built    []*Series
 
 	th      *starlark.Thread // the thread running this run's code
 	phase   string
@@ -146,13 +148,26 @@ func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float
 	return r.track(&Series{vals: res.Outputs[0], key: key, start: max(x.start, y.start), boolean: boolean, run: r, what: "series " + name})
 }
 
-// track keeps s in built while the run traces.
+// track keeps s in built while the run traces, up to its cap.
 func (r *run) track(s *Series) *Series {
-	if r.tracing {
+	if r.tracing && len(r.built) < r.trackCap {
 		r.built = append(r.built, s)
 	}
 	return s
 }
+
+// trackedBytes bounds what a traced run keeps alive for the lookahead
+// proof beyond what the indicator memo holds anyway: a strategy that
+// builds series in a loop would otherwise keep every intermediate one
+// (each a value per bar) until the proof ends.
+const trackedBytes = 128 << 20
+
+// trackCap is how many series a traced run over n bars keeps: as many as
+// fit trackedBytes, at least 16 and at most 1024. The full run and its
+// prefix runs keep the same number (the full run's), so they keep the
+// same series; the proof compares those, and every decision whatever
+// the count.
+func trackCap(n int) int { return min(1024, max(16, trackedBytes/8/max(n, 1))) }
 
 // halt stops the thread, remembering why (the first reason wins).
 func (r *run) halt(th *starlark.Thread, kind Kind, reason string) {
@@ -286,14 +301,14 @@ func (c *capture) String() string {
 // becomes per-bar long/short/exit flags and sizes (missing values are
 // false, and size 0).
 func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Signals, error) {
-	sig, _, err := s.runSignals(ctx, bars, s.out, true)
+	sig, _, err := s.runSignals(ctx, bars, s.out, true, 0)
 	return sig, err
 }
 
 // SignalsTrace is Signals that also returns the run's trace for
 // CheckLookahead: the signals and every series computed on the way.
 func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strategy.Signals, Trace, error) {
-	sig, built, err := s.runSignals(ctx, bars, s.out, true)
+	sig, built, err := s.runSignals(ctx, bars, s.out, true, trackCap(bars.Len()))
 	if err != nil {
 		return sig, Trace{}, err
 	}
@@ -301,13 +316,14 @@ func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strate
 }
 
 // runSignals is Signals printing to out; note says whether the run's
-// warm-up counts towards Warmup (not for the proof's prefix runs).
-func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool) (strategy.Signals, []*Series, error) {
+// warm-up counts towards Warmup (not for the proof's prefix runs); track
+// is how many series to keep for the proof (0: none, no tracing).
+func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int) (strategy.Signals, []*Series, error) {
 	if s.style != StyleSignals {
 		return strategy.Signals{}, nil, s.styleError(StyleSignals)
 	}
 	r := newRun(s.memo, &bars)
-	r.tracing = true
+	r.tracing, r.trackCap = track > 0, track
 	r.barKeys = s.barKeys
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
@@ -452,11 +468,11 @@ type Stepper struct {
 // wall-clock limit covers setup and every Step until Close; ctx cancels
 // the run at any point.
 func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, error) {
-	return s.begin(ctx, bars, s.out, true)
+	return s.begin(ctx, bars, s.out, true, trackCap(bars.Len()))
 }
 
-// begin is Begin printing to out; note as for runSignals.
-func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool) (*Stepper, error) {
+// begin is Begin printing to out; note and track as for runSignals.
+func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int) (*Stepper, error) {
 	if s.style != StyleOnBar {
 		return nil, s.styleError(StyleOnBar)
 	}
@@ -469,7 +485,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		return nil, err
 	}
 	c := newCtx(r)
-	r.tracing = true
+	r.tracing, r.trackCap = track > 0, track
 	r.enter(th, "setup", s.limits.SetupSteps)
 	if _, err := starlark.Call(th, s.setup, starlark.Tuple{c}, nil); err != nil {
 		stop()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -315,4 +316,24 @@ func TestConcurrentRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestLongMessagesClipped: a strategy cannot make its error as long as it
+// likes (fail with a huge text, a huge value in a knob error): the message
+// is cut at MaxMessageBytes, on a rune boundary, saying so.
+func TestLongMessagesClipped(t *testing.T) {
+	for _, src := range []string{
+		"def signals(bars):\n    fail('é' * 3000000)\n",
+		"x = param.int('n', " + "'" + strings.Repeat("z", 100000) + "')\ndef signals(bars):\n    return {'long': bars.close > 1}\n",
+		"def setup(ctx):\n    pass\ndef on_bar(ctx):\n    fail('boom ' * 100000)\n",
+	} {
+		rep := Validate(bg(t), Source{Name: "long.star", Text: src}, Options{})
+		if rep.Valid || len(rep.Problems) != 1 {
+			t.Fatalf("%.60s: %+v", src, rep.Valid)
+		}
+		m := rep.Problems[0].Message
+		if len(m) > MaxMessageBytes+200 || !strings.Contains(m, "more bytes of this message cut") || !utf8.ValidString(m) {
+			t.Errorf("%.60s: a message of %d bytes (%q...)", src, len(m), m[:min(len(m), 80)])
+		}
+	}
 }
