@@ -109,6 +109,9 @@ func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
 			fmt.Fprintf(w, "walk-forward efficiency undefined (annualised return in-sample %s)\n", fmtPercent(r.InSampleAnnualReturn))
 		}
 	}
+	if r.LookaheadCheck != "" {
+		fmt.Fprintf(w, "lookahead check: %s\n", r.LookaheadCheck)
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
