@@ -44,12 +44,12 @@ func TestDeclaredArgs(t *testing.T) {
 		t.Errorf("clamp: %+v %v %v", l, clamped, err)
 	}
 	b, _, _ := decodeJSON[backtestArgs](t, `{"series":"S","fee_bps":2.5}`)
-	if b.TradesLimit != 50 || b.Fill != "next_open" || b.FeeBps == nil || *b.FeeBps != 2.5 || b.SlippageBps != nil {
+	if b.TradesLimit != defaultAnswerTrades || b.Fill != "next_open" || b.FeeBps == nil || *b.FeeBps != 2.5 || b.SlippageBps != nil {
 		t.Errorf("backtest defaults: %+v", b)
 	}
 	// The schema carries the same default and bounds the decoder applies.
 	for _, p := range paramsOf[backtestArgs]() {
-		if p.Name == "trades_limit" && (p.Default != 50 || *p.Min != 0 || *p.Max != 500) {
+		if p.Name == "trades_limit" && (p.Default != defaultAnswerTrades || *p.Min != 0 || *p.Max != maxAnswerTrades) {
 			t.Errorf("trades_limit param %+v", p)
 		}
 	}

@@ -84,13 +84,13 @@ func TestOutputSchemasValidate(t *testing.T) {
 			t.Errorf("%s %s: %s", c.tool, c.args, text(res))
 			continue
 		}
-		check(t, schemas[c.tool], c.tool, text(res))
+		check(t, schemas[c.tool], c.tool, structured(t, res))
 		seen[c.tool] = true
 		if c.tool == "submit_order" { // the confirmed shape too
 			var prev map[string]any
-			_ = json.Unmarshal([]byte(text(res)), &prev)
+			_ = json.Unmarshal([]byte(structured(t, res)), &prev)
 			done := s.call(t, "submit_order", `{`+order+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)
-			check(t, schemas["submit_order"], "submit_order (confirmed)", text(done))
+			check(t, schemas["submit_order"], "submit_order (confirmed)", structured(t, done))
 		}
 	}
 	for name := range schemas {
@@ -113,4 +113,18 @@ func check(t *testing.T, sch *jsonschema.Schema, what, body string) {
 	if err := sch.Validate(v); err != nil {
 		t.Errorf("%s: structuredContent does not match its outputSchema: %v\n%.600s", what, err, body)
 	}
+}
+
+// structured is a result's structuredContent as JSON: what outputSchema
+// describes (a large result's text is only a summary of it).
+func structured(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res.StructuredContent == nil {
+		t.Fatalf("no structuredContent: %s", text(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -167,6 +168,24 @@ var (
 	seriesListSchema  = outputSchemaFor[seriesOut]()
 	strategiesSchema  = outputSchemaFor[strategiesOut]()
 	sweepSchema       = outputSchemaFor[research.SweepResult]()
-	walkForwardSchema = outputSchemaFor[research.WalkForwardResult]()
+	walkForwardSchema = optional(outputSchemaFor[research.WalkForwardResult](), "equity") // the stitched curve is at the run's resource (runs.go)
 	snapshotSchema    = outputSchemaFor[node.Snapshot]()
 )
+
+// optional drops names from schema's required properties: fields an
+// answer leaves to the run's resource.
+func optional(schema map[string]any, names ...string) map[string]any {
+	req, _ := schema["required"].([]any)
+	var keep []any
+	for _, r := range req {
+		if !slices.Contains(names, r.(string)) {
+			keep = append(keep, r)
+		}
+	}
+	if keep == nil {
+		delete(schema, "required")
+	} else {
+		schema["required"] = keep
+	}
+	return schema
+}

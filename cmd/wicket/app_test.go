@@ -31,7 +31,7 @@ func TestExitCodes(t *testing.T) {
 		{"help", []string{"--help"}, exitOK, ""},
 		{"no args shows help", nil, exitOK, ""},
 		{"version", []string{"--version"}, exitOK, ""},
-		{"unknown command", []string{"frobnicate"}, exitUsage, "wicket: unknown command \"frobnicate\"; valid: backtest, "},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "wicket: unknown command \"frobnicate\"; valid: approve, backtest, "},
 		{"unknown command in a group", []string{"trace", "tail"}, exitUsage, "wicket trace: unknown command \"tail\"; valid: "},
 		{"unknown flag", []string{"--frob"}, exitUsage, "flag provided but not defined"},
 		{"unknown subcommand", []string{"secrets", "show"}, exitUsage, `valid: list, path`},
