@@ -66,19 +66,31 @@ type httpSession struct {
 	caller string
 
 	mu   sync.Mutex
-	used time.Time
+	used time.Time // when the last request began or ended
+	busy int       // requests being served now (a call, an open GET stream)
 }
 
-func (s *httpSession) touch(now time.Time) {
+// enter marks a request begun; leave, ended.
+func (s *httpSession) enter(now time.Time) {
 	s.mu.Lock()
 	s.used = now
+	s.busy++
 	s.mu.Unlock()
 }
 
-func (s *httpSession) idleSince() time.Time {
+func (s *httpSession) leave(now time.Time) {
+	s.mu.Lock()
+	s.used = now
+	s.busy--
+	s.mu.Unlock()
+}
+
+// idleSince is when the session was last used; ok is false while it is
+// serving a request, so a long call or an open GET stream is never idle.
+func (s *httpSession) idleSince() (since time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.used
+	return s.used, s.busy == 0
 }
 
 // NewHTTP builds the HTTP server. Without callers (nil) every session runs
@@ -151,6 +163,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sess.http.ServeHTTP(w, r)
+		sess.leave(h.opts.Now())
 		if r.Method == http.MethodDelete {
 			h.drop(sess.srv.Session())
 		}
@@ -226,7 +239,7 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Calle
 }
 
 // session finds the request's session by Mcp-Session-Id; it must belong
-// to the same caller.
+// to the same caller. The session is marked busy: the caller must leave it.
 func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Caller) (*httpSession, bool) {
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if id == "" {
@@ -244,7 +257,7 @@ func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Call
 		httpError(w, http.StatusForbidden, "this session belongs to another caller")
 		return nil, false
 	}
-	sess.touch(h.opts.Now())
+	sess.enter(h.opts.Now())
 	return sess, true
 }
 
@@ -274,6 +287,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		sess, ok := h.session(w, r, caller)
 		if ok {
 			h.batch(w, r, sess, body)
+			sess.leave(h.opts.Now())
 		}
 		return
 	}
@@ -291,6 +305,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		return
 	}
 	h.serveOne(w, r, sess, body, &m)
+	sess.leave(h.opts.Now())
 }
 
 // initialize opens a session: a Server of its own with the caller's
@@ -311,7 +326,7 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		return
 	}
 	id := srv.Session()
-	sess := &httpSession{srv: srv, caller: caller.Name, used: h.opts.Now()}
+	sess := &httpSession{srv: srv, caller: caller.Name, used: h.opts.Now(), busy: 1}
 	sess.http = server.NewStreamableHTTPServer(srv.mcp,
 		server.WithEndpointPath(MCPPath),
 		server.WithSessionIdManager(&oneSession{id: id}),
@@ -319,21 +334,31 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		server.WithStreamableHTTPLogger(h.log),
 	)
 	h.mu.Lock()
-	h.sessions[id] = sess
+	full := len(h.sessions) >= h.h.MaxSessions // another initialize took the room meanwhile
+	if !full {
+		h.sessions[id] = sess
+	}
 	h.mu.Unlock()
+	if full {
+		srv.Close()
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one with DELETE, or retry later", h.h.MaxSessions))
+		return
+	}
 	h.serveOne(w, r, sess, body, m)
+	sess.leave(h.opts.Now())
 	if w.Header().Get(server.HeaderKeySessionID) != id {
 		h.drop(id) // initialize failed: no session was opened
 	}
 }
 
-// sweep drops sessions idle for longer than IdleTTL.
+// sweep drops sessions idle for longer than IdleTTL (never one serving a
+// request).
 func (h *HTTPServer) sweep() {
 	cut := h.opts.Now().Add(-h.h.IdleTTL)
 	var idle []string
 	h.mu.Lock()
 	for id, s := range h.sessions {
-		if s.idleSince().Before(cut) {
+		if u, ok := s.idleSince(); ok && u.Before(cut) {
 			idle = append(idle, id)
 		}
 	}
@@ -345,13 +370,15 @@ func (h *HTTPServer) sweep() {
 
 // evictIdlest drops the least recently used session when it has been idle
 // for at least a minute (a client that went away without DELETE), to make
-// room for a new one.
+// room for a new one. A session serving a request (a long call, an open
+// GET stream) is in use, however long ago it began.
 func (h *HTTPServer) evictIdlest() bool {
 	var id string
 	var oldest time.Time
 	h.mu.Lock()
 	for sid, s := range h.sessions {
-		if u := s.idleSince(); id == "" || u.Before(oldest) {
+		u, ok := s.idleSince()
+		if ok && (id == "" || u.Before(oldest)) {
 			id, oldest = sid, u
 		}
 	}
