@@ -291,6 +291,10 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		}
 		return
 	}
+	if resp, bad := shapeRefusal(body); bad {
+		writeJSON(w, http.StatusBadRequest, resp)
+		return
+	}
 	var m message
 	if err := json.Unmarshal(body, &m); err != nil {
 		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
@@ -428,6 +432,10 @@ func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSes
 		var m message
 		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
 			replies = append(replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			continue
+		}
+		if resp, bad := shapeRefusal(e); bad {
+			replies = append(replies, resp)
 			continue
 		}
 		rec := &bodyRecorder{header: http.Header{}}
