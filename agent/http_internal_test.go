@@ -129,3 +129,69 @@ func TestHTTPSessionCapKeepsBusy(t *testing.T) {
 		t.Fatalf("after the stream ended and a minute idle: %d %q", code, second)
 	}
 }
+
+// TestHTTPAuthEveryMethod: POST, GET (the SSE stream) and DELETE each need
+// the bearer token (401 with WWW-Authenticate without it), and a session
+// answers only its own caller (403 with another caller's token), whatever
+// the method; the owner's DELETE ends it.
+func TestHTTPAuthEveryMethod(t *testing.T) {
+	cs := &Callers{}
+	alice, err := cs.Add("alice", ProfileOffline, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _ := cs.Add("bob", ProfileOffline, nil, time.Now())
+	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
+		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	do := func(method, token, sid, body string) *http.Response {
+		req, _ := http.NewRequest(method, srv.URL+MCPPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := do(http.MethodPost, alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("alice initialize: %d %q", res.StatusCode, sid)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		body := ""
+		if m == http.MethodPost {
+			body = ping
+		}
+		for _, tok := range []string{"", "wkc_wrong", "Bearer"} {
+			if r := do(m, tok, sid, body); r.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s with token %q: %d, WWW-Authenticate %q; want 401", m, tok, r.StatusCode, r.Header.Get("WWW-Authenticate"))
+			}
+		}
+		if r := do(m, bob, sid, body); r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s of alice's session with bob's token: %d, want 403", m, r.StatusCode)
+		}
+	}
+	if h.Sessions() != 1 {
+		t.Fatalf("a refused DELETE ended the session: %d sessions", h.Sessions())
+	}
+	if r := do(http.MethodDelete, alice, sid, ""); r.StatusCode != http.StatusOK || h.Sessions() != 0 {
+		t.Fatalf("alice's DELETE: %d, %d sessions left", r.StatusCode, h.Sessions())
+	}
+	if r := do(http.MethodPost, alice, sid, ping); r.StatusCode != http.StatusNotFound {
+		t.Errorf("an ended session answered %d, want 404", r.StatusCode)
+	}
+}
