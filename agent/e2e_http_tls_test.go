@@ -1,0 +1,84 @@
+package agent_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+
+	"wicket/agent"
+)
+
+// selfSigned writes a throwaway certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wicket test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestHTTPTLS: with --tls-cert and --tls-key the server speaks HTTPS (its
+// URL says so), a caller's session works over it, and plain HTTP to the
+// same port gets no MCP answer.
+func TestHTTPTLS(t *testing.T) {
+	proj := newProject(t)
+	tok := addCaller(t, proj, "remote-desk", agent.ProfileOffline)
+	cert, key, pool := selfSigned(t)
+	h := startHTTP(t, nil, proj, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(h.url, "https://127.0.0.1:") {
+		t.Fatalf("served at %s, want https://127.0.0.1:PORT/mcp", h.url)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	s := h.connect(t, tok, transport.WithHTTPBasicClient(hc))
+	if res := s.call(t, "list_templates", `{}`); res.IsError {
+		t.Fatalf("list_templates over HTTPS: %s", text(res))
+	}
+	plain := "http://" + strings.TrimPrefix(h.url, "https://")
+	res, err := http.Post(plain, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err == nil {
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain HTTP to the TLS port: %d, want the TLS server's 400", res.StatusCode)
+		}
+	}
+}
