@@ -517,6 +517,17 @@ type idWriter struct {
 	sur string
 }
 
+// WriteHeader turns the 200 of a plain JSON response to a request the
+// client has cancelled into 202 Accepted with no body: the request gets no
+// response, and the POST still ends as HTTP says one without a body does.
+func (w *idWriter) WriteHeader(code int) {
+	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.isCancelled(w.sur) {
+		w.Header().Del("Content-Type")
+		code = http.StatusAccepted
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
 func (w *idWriter) Write(p []byte) (int, error) {
 	if w.sur == "" {
 		return w.ResponseWriter.Write(p)

@@ -150,6 +150,14 @@ func (w *wireIDs) forget(sur string) {
 	}
 }
 
+// isCancelled reports whether the client cancelled the request whose
+// surrogate this is.
+func (w *wireIDs) isCancelled(sur string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cancelled[sur]
+}
+
 // outstanding is how many requests await their response.
 func (w *wireIDs) outstanding() int {
 	w.mu.Lock()

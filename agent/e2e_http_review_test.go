@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -80,5 +81,61 @@ func TestHTTPTLS(t *testing.T) {
 		if res.StatusCode != http.StatusBadRequest {
 			t.Errorf("plain HTTP to the TLS port: %d, want the TLS server's 400", res.StatusCode)
 		}
+	}
+}
+
+// TestHTTPCancelledGetsNoResponse: over HTTP a request the client cancelled
+// gets no JSON-RPC response: its POST ends 202 Accepted with an empty body
+// (not a 200 whose JSON body is missing), and the session goes on.
+func TestHTTPCancelledGetsNoResponse(t *testing.T) {
+	proj := newProject(t)
+	runWicket(t, nil, "--project", proj, "data", "seed-demo")
+	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
+	h := startHTTP(t, nil, proj, "--no-auth")
+	sid := ""
+	post := func(body string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil, ""
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	res, _ := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid = res.Header.Get("Mcp-Session-Id")
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	type answer struct {
+		code int
+		body string
+	}
+	slow := make(chan answer, 1)
+	go func() {
+		res, body := post(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"run_sweep","arguments":{"name":"mine","series":"BTC-USD@1h","grid":{"fast":{"from":2,"to":60},"slow":{"from":61,"to":120}},"max_combinations":5000}}}`)
+		if res == nil {
+			slow <- answer{}
+			return
+		}
+		slow <- answer{res.StatusCode, body}
+	}()
+	time.Sleep(700 * time.Millisecond)
+	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"the user gave up"}}`)
+	select {
+	case a := <-slow:
+		if a.code != http.StatusAccepted || strings.TrimSpace(a.body) != "" {
+			t.Errorf("the cancelled call's POST ended %d with %q; want 202 and no body", a.code, a.body)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the cancelled call's POST never ended")
+	}
+	if res, body := post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); res == nil || !strings.Contains(body, `"id":2`) {
+		t.Errorf("ping after the cancellation: %q", body)
 	}
 }
