@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -193,5 +194,45 @@ func TestHTTPAuthEveryMethod(t *testing.T) {
 	}
 	if r := do(http.MethodPost, alice, sid, ping); r.StatusCode != http.StatusNotFound {
 		t.Errorf("an ended session answered %d, want 404", r.StatusCode)
+	}
+}
+
+// TestHTTPBodyLimit: a POST body over --max-message is answered 413 with
+// the -32600 that names the limit, unread beyond it; one at the limit is
+// served.
+func TestHTTPBodyLimit(t *testing.T) {
+	const limit = 1024
+	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, MaxMessage: limit},
+		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+MCPPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`
+	pad := func(n int) string { return initialize + `,"pad":"` + strings.Repeat("x", n-len(initialize)-10) + `"}` }
+	if code, body := post(pad(64 << 10)); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "-32600") || !strings.Contains(body, "1 KiB") {
+		t.Errorf("a 64 KiB body: %d %s; want 413 naming the 1 KiB limit", code, body)
+	}
+	if body := pad(limit); len(body) != limit {
+		t.Fatalf("pad made %d bytes", len(body))
+	}
+	if code, body := post(pad(limit)); code != http.StatusOK || !strings.Contains(body, `"protocolVersion"`) {
+		t.Errorf("a body at the limit: %d %s", code, body)
+	}
+	if h.Sessions() != 1 {
+		t.Errorf("sessions = %d, want 1 (the refused body opened none)", h.Sessions())
 	}
 }
