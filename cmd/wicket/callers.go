@@ -260,7 +260,10 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	}
 	mux := http.NewServeMux()
 	mux.Handle(agent.MCPPath, h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	// IdleTimeout closes a kept-alive connection nobody uses (without it an
+	// idle connection is held forever); a GET stream is a request in
+	// progress, not idle, and is not cut.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	scheme := "http"
 	if c.String("tls-cert") != "" {
 		// Loaded before the server says it serves, so a bad pair never
