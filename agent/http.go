@@ -317,7 +317,14 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // is that Server's trace session id.
 func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
 	h.sweep()
-	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest() {
+	share := h.share()
+	mine := func(s *httpSession) bool { return s.caller == caller.Name }
+	if h.count(mine) >= share && !h.evictIdlest(mine) {
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("caller %q holds %d sessions, its share of this server's %d, all in use in the last minute; end one with DELETE, or retry later",
+			caller.Name, share, h.h.MaxSessions))
+		return
+	}
+	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest(func(*httpSession) bool { return true }) {
 		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
 		return
 	}
@@ -338,7 +345,7 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		server.WithStreamableHTTPLogger(h.log),
 	)
 	h.mu.Lock()
-	full := len(h.sessions) >= h.h.MaxSessions // another initialize took the room meanwhile
+	full := len(h.sessions) >= h.h.MaxSessions || h.countLocked(mine) >= share // another initialize took the room meanwhile
 	if !full {
 		h.sessions[id] = sess
 	}
@@ -372,15 +379,47 @@ func (h *HTTPServer) sweep() {
 	}
 }
 
-// evictIdlest drops the least recently used session when it has been idle
-// for at least a minute (a client that went away without DELETE), to make
-// room for a new one. A session serving a request (a long call, an open
-// GET stream) is in use, however long ago it began.
-func (h *HTTPServer) evictIdlest() bool {
+// share is how many sessions one caller may hold: the cap split evenly
+// among the configured callers (at least one each), so a caller that opens
+// session after session cannot lock the others out; without callers
+// (--no-auth) the one local operator has the whole cap.
+func (h *HTTPServer) share() int {
+	if h.h.Callers == nil || h.h.Callers.Len() <= 1 {
+		return h.h.MaxSessions
+	}
+	return max(1, h.h.MaxSessions/h.h.Callers.Len())
+}
+
+// count is how many live sessions match.
+func (h *HTTPServer) count(match func(*httpSession) bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.countLocked(match)
+}
+
+func (h *HTTPServer) countLocked(match func(*httpSession) bool) int {
+	n := 0
+	for _, s := range h.sessions {
+		if match(s) {
+			n++
+		}
+	}
+	return n
+}
+
+// evictIdlest drops the least recently used of the sessions among
+// matches when it has been idle for at least a minute (a client that went
+// away without DELETE), to make room for a new one. A session serving a
+// request (a long call, an open GET stream) is in use, however long ago it
+// began.
+func (h *HTTPServer) evictIdlest(among func(*httpSession) bool) bool {
 	var id string
 	var oldest time.Time
 	h.mu.Lock()
 	for sid, s := range h.sessions {
+		if !among(s) {
+			continue
+		}
 		u, ok := s.idleSince()
 		if ok && (id == "" || u.Before(oldest)) {
 			id, oldest = sid, u

@@ -236,3 +236,58 @@ func TestHTTPBodyLimit(t *testing.T) {
 		t.Errorf("sessions = %d, want 1 (the refused body opened none)", h.Sessions())
 	}
 }
+
+// TestHTTPSessionShare: with several callers each may hold its share of
+// the cap, so one that opens session after session cannot lock the others
+// out; at its share a caller's new session evicts its own idle one, never
+// another caller's.
+func TestHTTPSessionShare(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	cs := &Callers{}
+	alice, _ := cs.Add("alice", ProfileOffline, nil, now)
+	bob, _ := cs.Add("bob", ProfileOffline, nil, now)
+	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
+		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, MaxSessions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	initialize := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+MCPPath, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(b)
+	}
+	for i := range 2 {
+		if code, body := initialize(alice); code != http.StatusOK {
+			t.Fatalf("alice's session %d: %d %s", i+1, code, body)
+		}
+	}
+	if code, body := initialize(alice); code != http.StatusServiceUnavailable || !strings.Contains(body, "its share") {
+		t.Fatalf("alice's third session (her share is 2 of 4): %d %s", code, body)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // alice's sessions are idle now
+	mu.Unlock()
+	for i := range 2 {
+		if code, body := initialize(bob); code != http.StatusOK {
+			t.Fatalf("bob's session %d: %d %s", i+1, code, body)
+		}
+	}
+	if code, _ := initialize(alice); code != http.StatusOK {
+		t.Fatalf("alice at her share with an idle session: %d", code)
+	}
+	if n := h.count(func(s *httpSession) bool { return s.caller == "bob" }); n != 2 || h.Sessions() != 4 {
+		t.Fatalf("bob holds %d sessions (want 2: alice evicted only her own), %d in all", n, h.Sessions())
+	}
+}
