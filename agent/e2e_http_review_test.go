@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +139,27 @@ func TestHTTPCancelledGetsNoResponse(t *testing.T) {
 	if res, body := post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); res == nil || !strings.Contains(body, `"id":2`) {
 		t.Errorf("ping after the cancellation: %q", body)
 	}
+}
+
+// TestHTTPCallersFileWritableByOthers: a callers.toml that others may write
+// (they could add a caller of their own) stops the server before it
+// listens; one others may only read is served with a warning.
+func TestHTTPCallersFileWritableByOthers(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("unix file modes")
+	}
+	proj := newProject(t)
+	addCaller(t, proj, "desk", agent.ProfileOffline)
+	file := filepath.Join(proj, "settings", agent.CallersFile)
+	if err := os.Chmod(file, 0o620); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := runWicketCode(t, proj, "mcp", "--http", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(stderr, "is writable by others (mode 620)") || !strings.Contains(stderr, "chmod 600") {
+		t.Fatalf("group-writable callers.toml: exit %d, stderr %q; want 2 and the advice", code, stderr)
+	}
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startHTTP(t, nil, proj) // served; the warning goes to the log
 }
