@@ -58,6 +58,7 @@ func TestSnapshotSubscriptionAndNodeLogs(t *testing.T) {
 		n := nodetest.NewServer(t)
 		h := startHTTP(t, nodeEnv(n), newProject(t), "--no-auth", "--node", n.Addr)
 		// Notifications outside a call arrive on the session's GET stream.
+		//lint:ignore SA1019 deprecated only from protocol 2026-07-28; this session speaks 2025-06-18, where the GET stream is current
 		subscriptionAndLogs(t, n, h.connect(t, "", transport.WithContinuousListening()))
 	})
 }
@@ -162,6 +163,7 @@ func TestLogLevelFilters(t *testing.T) {
 					return startMCP(t, nodeEnv(n), newProject(t), "--node", n.Addr)
 				}
 				h := startHTTP(t, nodeEnv(n), newProject(t), "--no-auth", "--node", n.Addr)
+				//lint:ignore SA1019 deprecated only from protocol 2026-07-28; this session speaks 2025-06-18, where the GET stream is current
 				return h.connect(t, "", transport.WithContinuousListening())
 			}
 			quiet, loud := open(), open()
