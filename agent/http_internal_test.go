@@ -291,3 +291,46 @@ func TestHTTPSessionShare(t *testing.T) {
 		t.Fatalf("bob holds %d sessions (want 2: alice evicted only her own), %d in all", n, h.Sessions())
 	}
 }
+
+// TestHTTPOriginHost: DNS-rebinding protection on the Host and Origin
+// headers, IPv6 loopback included. A loopback name is accepted on any port
+// (as the SDKs' "localhost:*"): a browser page on another local port
+// cannot read a cross-origin answer, and its simple requests are refused
+// for their content type.
+func TestHTTPOriginHost(t *testing.T) {
+	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
+		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "[::1]:8765", AllowOrigins: []string{"https://desk.example.com/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		host, origin string
+		ok           bool
+	}{
+		{"[::1]:8765", "", true},
+		{"[::1]", "", true},
+		{"localhost:8765", "", true},
+		{"127.0.0.1:8765", "http://127.0.0.1:8765", true},
+		{"[::1]:8765", "http://[::1]:8765", true},
+		{"[::1]:8765", "http://localhost:6274", true},
+		{"[::1]:8765", "https://desk.example.com", true},
+		{"evil.example.com:8765", "", false},
+		{"127.0.0.1.evil.example.com:8765", "", false},
+		{"[::2]:8765", "", false},
+		{"0.0.0.0:8765", "", false},
+		{"[::1]:8765", "http://evil.example.com:8765", false},
+		{"[::1]:8765", "http://localhost.evil.example.com", false},
+		{"[::1]:8765", "null", false},
+		{"[::1]:8765", "https://desk.example.com.evil.example.com", false},
+		{"[::1]:8765", "http://[::1]@evil.example.com", false},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "http://x"+MCPPath, nil)
+		r.Host = tc.host
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		if why := h.checkOrigin(r); (why == "") != tc.ok {
+			t.Errorf("Host %q Origin %q: refused=%v (%s), want ok=%v", tc.host, tc.origin, why != "", why, tc.ok)
+		}
+	}
+}
