@@ -13,11 +13,13 @@ CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
 .PHONY: all build test fmt-check vet staticcheck tidy-check cross unit conformance bench docs demo clean talib-fixtures
 
-# The official MCP conformance suite, pinned (0.1.13 runs on Node 20; later ones need Node 22),
-# installed through npm into an ignored folder and run against `wicket mcp --http`.
-CONFORMANCE_VERSION := 0.1.13
+# The official MCP conformance suite, pinned with its whole dependency tree in
+# testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
+# installed by `npm ci` into an ignored folder (bounded in time) and run against `wicket mcp --http`.
+CONFORMANCE_PIN     := testdata/conformance/package.json testdata/conformance/package-lock.json
+CONFORMANCE_VERSION := $(shell sed -n 's/.*"@modelcontextprotocol\/conformance": *"\([^"]*\)".*/\1/p' testdata/conformance/package.json | head -n 1)
 CONFORMANCE_DIR     := $(BIN)/conformance
-CONFORMANCE         := $(CONFORMANCE_DIR)/node_modules/.bin/conformance
+CONFORMANCE         := $(CONFORMANCE_DIR)/.installed
 # The version serverInfo reports: a tag or commit when git knows one.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
@@ -54,9 +56,9 @@ tidy-check:
 unit:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 
-$(CONFORMANCE):
-	mkdir -p $(CONFORMANCE_DIR)
-	cd $(CONFORMANCE_DIR) && npm install --no-audit --no-fund --silent --prefix . @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
+# Reinstalled whenever the pin changes; a failed install leaves no .installed behind.
+$(CONFORMANCE): $(CONFORMANCE_PIN) testdata/conformance/install.sh
+	@testdata/conformance/install.sh $(CONFORMANCE_DIR)
 
 conformance: build
 	@if ! command -v npm >/dev/null 2>&1; then \

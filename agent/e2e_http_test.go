@@ -268,6 +268,7 @@ func TestHTTPStartupRefusals(t *testing.T) {
 		{[]string{"--http", "127.0.0.1:0", "--allow-remote"}, "--allow-remote needs --tls-cert and --tls-key"},
 		{[]string{"--http", "0.0.0.0:0", "--allow-remote", "--no-auth", "--tls-cert", "c", "--tls-key", "k"}, "--no-auth serves loopback only"},
 		{[]string{"--http", "127.0.0.1:0", "--tls-cert", "c"}, "both --tls-cert and --tls-key"},
+		{[]string{"--http", "127.0.0.1:0", "--tls-cert", "missing.pem", "--tls-key", "missing.key"}, "--tls-cert missing.pem / --tls-key missing.key: open missing.pem"},
 		{[]string{"--http", "127.0.0.1:0"}, "no callers are configured"},
 		{[]string{"--no-auth"}, "--no-auth needs --http"},
 	} {

@@ -58,7 +58,7 @@ func TestSnapshotSubscriptionAndNodeLogs(t *testing.T) {
 		n := nodetest.NewServer(t)
 		h := startHTTP(t, nodeEnv(n), newProject(t), "--no-auth", "--node", n.Addr)
 		// Notifications outside a call arrive on the session's GET stream.
-		//lint:ignore SA1019 the standalone GET stream is current in 2025-06-18, the version this session speaks
+		//lint:ignore SA1019 deprecated only from protocol 2026-07-28; this session speaks 2025-06-18, where the GET stream is current
 		subscriptionAndLogs(t, n, h.connect(t, "", transport.WithContinuousListening()))
 	})
 }
@@ -148,5 +148,48 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Error("the server did not exit after SIGTERM")
+	}
+}
+
+// TestLogLevelFilters: a client whose level is error does not hear the
+// node-lost warning (the level filters notifications/message), on stdio
+// and over HTTP; one at warning does.
+func TestLogLevelFilters(t *testing.T) {
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			n := nodetest.NewServer(t)
+			open := func() *session {
+				if tr == "stdio" {
+					return startMCP(t, nodeEnv(n), newProject(t), "--node", n.Addr)
+				}
+				h := startHTTP(t, nodeEnv(n), newProject(t), "--no-auth", "--node", n.Addr)
+				//lint:ignore SA1019 deprecated only from protocol 2026-07-28; this session speaks 2025-06-18, where the GET stream is current
+				return h.connect(t, "", transport.WithContinuousListening())
+			}
+			quiet, loud := open(), open()
+			var heardQuiet, heardLoud notes
+			quiet.OnNotification(heardQuiet.add)
+			loud.OnNotification(heardLoud.add)
+			for s, level := range map[*session]mcp.LoggingLevel{quiet: mcp.LoggingLevelError, loud: mcp.LoggingLevelWarning} {
+				lvl := mcp.SetLevelRequest{}
+				lvl.Params.Level = level
+				//lint:ignore SA1019 deprecated only from protocol 2026-07-28; this session speaks 2025-06-18, where it is current
+				if err := s.SetLevel(context.Background(), lvl); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(1500 * time.Millisecond) // both watches have seen the node
+			n.Close()
+			heardLoud.wait(t, "notifications/message", "unreachable")
+			time.Sleep(1500 * time.Millisecond) // the quiet one polled as often
+			heardQuiet.mu.Lock()
+			defer heardQuiet.mu.Unlock()
+			for _, x := range heardQuiet.got {
+				if x.Method == "notifications/message" {
+					b, _ := json.Marshal(x.Params)
+					t.Errorf("a client at level error heard %s", b)
+				}
+			}
+		})
 	}
 }

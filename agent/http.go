@@ -66,19 +66,31 @@ type httpSession struct {
 	caller string
 
 	mu   sync.Mutex
-	used time.Time
+	used time.Time // when the last request began or ended
+	busy int       // requests being served now (a call, an open GET stream)
 }
 
-func (s *httpSession) touch(now time.Time) {
+// enter marks a request begun; leave, ended.
+func (s *httpSession) enter(now time.Time) {
 	s.mu.Lock()
 	s.used = now
+	s.busy++
 	s.mu.Unlock()
 }
 
-func (s *httpSession) idleSince() time.Time {
+func (s *httpSession) leave(now time.Time) {
+	s.mu.Lock()
+	s.used = now
+	s.busy--
+	s.mu.Unlock()
+}
+
+// idleSince is when the session was last used; ok is false while it is
+// serving a request, so a long call or an open GET stream is never idle.
+func (s *httpSession) idleSince() (since time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.used
+	return s.used, s.busy == 0
 }
 
 // NewHTTP builds the HTTP server. Without callers (nil) every session runs
@@ -151,6 +163,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sess.http.ServeHTTP(w, r)
+		sess.leave(h.opts.Now())
 		if r.Method == http.MethodDelete {
 			h.drop(sess.srv.Session())
 		}
@@ -226,7 +239,7 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Calle
 }
 
 // session finds the request's session by Mcp-Session-Id; it must belong
-// to the same caller.
+// to the same caller. The session is marked busy: the caller must leave it.
 func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Caller) (*httpSession, bool) {
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if id == "" {
@@ -244,7 +257,7 @@ func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Call
 		httpError(w, http.StatusForbidden, "this session belongs to another caller")
 		return nil, false
 	}
-	sess.touch(h.opts.Now())
+	sess.enter(h.opts.Now())
 	return sess, true
 }
 
@@ -274,7 +287,12 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		sess, ok := h.session(w, r, caller)
 		if ok {
 			h.batch(w, r, sess, body)
+			sess.leave(h.opts.Now())
 		}
+		return
+	}
+	if resp, bad := shapeRefusal(body); bad {
+		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	}
 	var m message
@@ -291,6 +309,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		return
 	}
 	h.serveOne(w, r, sess, body, &m)
+	sess.leave(h.opts.Now())
 }
 
 // initialize opens a session: a Server of its own with the caller's
@@ -298,7 +317,14 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // is that Server's trace session id.
 func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
 	h.sweep()
-	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest() {
+	share := h.share()
+	mine := func(s *httpSession) bool { return s.caller == caller.Name }
+	if h.count(mine) >= share && !h.evictIdlest(mine) {
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("caller %q holds %d sessions, its share of this server's %d, all in use in the last minute; end one with DELETE, or retry later",
+			caller.Name, share, h.h.MaxSessions))
+		return
+	}
+	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest(func(*httpSession) bool { return true }) {
 		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
 		return
 	}
@@ -311,7 +337,7 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		return
 	}
 	id := srv.Session()
-	sess := &httpSession{srv: srv, caller: caller.Name, used: h.opts.Now()}
+	sess := &httpSession{srv: srv, caller: caller.Name, used: h.opts.Now(), busy: 1}
 	sess.http = server.NewStreamableHTTPServer(srv.mcp,
 		server.WithEndpointPath(MCPPath),
 		server.WithSessionIdManager(&oneSession{id: id}),
@@ -319,21 +345,31 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		server.WithStreamableHTTPLogger(h.log),
 	)
 	h.mu.Lock()
-	h.sessions[id] = sess
+	full := len(h.sessions) >= h.h.MaxSessions || h.countLocked(mine) >= share // another initialize took the room meanwhile
+	if !full {
+		h.sessions[id] = sess
+	}
 	h.mu.Unlock()
+	if full {
+		srv.Close()
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one with DELETE, or retry later", h.h.MaxSessions))
+		return
+	}
 	h.serveOne(w, r, sess, body, m)
+	sess.leave(h.opts.Now())
 	if w.Header().Get(server.HeaderKeySessionID) != id {
 		h.drop(id) // initialize failed: no session was opened
 	}
 }
 
-// sweep drops sessions idle for longer than IdleTTL.
+// sweep drops sessions idle for longer than IdleTTL (never one serving a
+// request).
 func (h *HTTPServer) sweep() {
 	cut := h.opts.Now().Add(-h.h.IdleTTL)
 	var idle []string
 	h.mu.Lock()
 	for id, s := range h.sessions {
-		if s.idleSince().Before(cut) {
+		if u, ok := s.idleSince(); ok && u.Before(cut) {
 			idle = append(idle, id)
 		}
 	}
@@ -343,15 +379,49 @@ func (h *HTTPServer) sweep() {
 	}
 }
 
-// evictIdlest drops the least recently used session when it has been idle
-// for at least a minute (a client that went away without DELETE), to make
-// room for a new one.
-func (h *HTTPServer) evictIdlest() bool {
+// share is how many sessions one caller may hold: the cap split evenly
+// among the configured callers (at least one each), so a caller that opens
+// session after session cannot lock the others out; without callers
+// (--no-auth) the one local operator has the whole cap.
+func (h *HTTPServer) share() int {
+	if h.h.Callers == nil || h.h.Callers.Len() <= 1 {
+		return h.h.MaxSessions
+	}
+	return max(1, h.h.MaxSessions/h.h.Callers.Len())
+}
+
+// count is how many live sessions match.
+func (h *HTTPServer) count(match func(*httpSession) bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.countLocked(match)
+}
+
+func (h *HTTPServer) countLocked(match func(*httpSession) bool) int {
+	n := 0
+	for _, s := range h.sessions {
+		if match(s) {
+			n++
+		}
+	}
+	return n
+}
+
+// evictIdlest drops the least recently used of the sessions among
+// matches when it has been idle for at least a minute (a client that went
+// away without DELETE), to make room for a new one. A session serving a
+// request (a long call, an open GET stream) is in use, however long ago it
+// began.
+func (h *HTTPServer) evictIdlest(among func(*httpSession) bool) bool {
 	var id string
 	var oldest time.Time
 	h.mu.Lock()
 	for sid, s := range h.sessions {
-		if u := s.idleSince(); id == "" || u.Before(oldest) {
+		if !among(s) {
+			continue
+		}
+		u, ok := s.idleSince()
+		if ok && (id == "" || u.Before(oldest)) {
 			id, oldest = sid, u
 		}
 	}
@@ -401,6 +471,10 @@ func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSes
 		var m message
 		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
 			replies = append(replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			continue
+		}
+		if resp, bad := shapeRefusal(e); bad {
+			replies = append(replies, resp)
 			continue
 		}
 		rec := &bodyRecorder{header: http.Header{}}
@@ -480,6 +554,17 @@ type idWriter struct {
 	http.ResponseWriter
 	ids *wireIDs
 	sur string
+}
+
+// WriteHeader turns the 200 of a plain JSON response to a request the
+// client has cancelled into 202 Accepted with no body: the request gets no
+// response, and the POST still ends as HTTP says one without a body does.
+func (w *idWriter) WriteHeader(code int) {
+	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.isCancelled(w.sur) {
+		w.Header().Del("Content-Type")
+		code = http.StatusAccepted
+	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *idWriter) Write(p []byte) (int, error) {

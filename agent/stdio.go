@@ -106,6 +106,9 @@ func (d *frontDesk) pass(pw io.Writer, line []byte) error {
 	if body[0] == '[' {
 		return d.passBatch(pw, body)
 	}
+	if resp, bad := shapeRefusal(body); bad {
+		return d.writeLine(resp)
+	}
 	var m message
 	if body[0] != '{' || json.Unmarshal(body, &m) != nil {
 		return d.forward(pw, body) // mcp-go answers what is not a message
@@ -149,6 +152,10 @@ func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
 		var m message
 		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
 			b.replies = append(b.replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			continue
+		}
+		if resp, bad := shapeRefusal(e); bad {
+			b.replies = append(b.replies, resp)
 			continue
 		}
 		msgs[i] = &m

@@ -150,6 +150,14 @@ func (w *wireIDs) forget(sur string) {
 	}
 }
 
+// isCancelled reports whether the client cancelled the request whose
+// surrogate this is.
+func (w *wireIDs) isCancelled(sur string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cancelled[sur]
+}
+
 // outstanding is how many requests await their response.
 func (w *wireIDs) outstanding() int {
 	w.mu.Lock()
@@ -253,6 +261,34 @@ func batchRefusal(version string) []byte {
 		why = fmt.Sprintf("protocol version %s has no JSON-RPC batches (2025-03-26 had them; 2025-06-18 removed them)", version)
 	}
 	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "batch refused: "+why+"; send one message at a time")
+}
+
+// shapeRefusal answers valid JSON that is not a JSON-RPC message with
+// -32600 (never -32700, which is for text that is not JSON): a bare value
+// instead of an object, or an id that is not a string, a number or null.
+// ok is false for anything else (an object with a fine id, an array, or
+// text that is not JSON), which goes on as before.
+func shapeRefusal(body []byte) ([]byte, bool) {
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 || t[0] == '[' || !json.Valid(t) {
+		return nil, false
+	}
+	if t[0] != '{' {
+		return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+			"invalid request: a JSON-RPC message is an object with jsonrpc, method and (for a request) id"), true
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(t, &m) != nil || len(m.ID) == 0 {
+		return nil, false
+	}
+	switch bytes.TrimSpace(m.ID)[0] {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return nil, false
+	}
+	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+		"invalid request: id must be a string, a number or null"), true
 }
 
 // lineTooLong is the -32600 answer to a message over the size limit.

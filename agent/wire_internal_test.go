@@ -6,10 +6,17 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/internal/project"
 )
 
 // response is what mcp-go writes for a request whose id is sur.
@@ -191,4 +198,63 @@ func TestSizeText(t *testing.T) {
 			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// TestWireShapeRefused: valid JSON that is not a JSON-RPC message (a bare
+// value, an id that is an object, an array or a boolean) is -32600 with id
+// null on both transports, never -32700 (which is for text that is not
+// JSON), and never served with its odd id echoed.
+func TestWireShapeRefused(t *testing.T) {
+	bad := []string{`42`, `"ping"`, `true`,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`}
+	check := func(t *testing.T, in, got string) {
+		t.Helper()
+		var resp struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(got), &resp); err != nil || resp.Error == nil ||
+			resp.Error.Code != mcp.INVALID_REQUEST || string(resp.ID) != "null" {
+			t.Errorf("%s answered %s; want -32600 with id null", in, got)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		s := newTestServer(t, ProfileFull, nil, nil)
+		var out bytes.Buffer
+		if err := s.Serve(context.Background(), strings.NewReader(strings.Join(bad, "\n")+"\n"), &out); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(bad) {
+			t.Fatalf("%d answers for %d messages:\n%s", len(lines), len(bad), out.String())
+		}
+		for i, l := range lines {
+			check(t, bad[i], l)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
+			Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		for _, b := range bad {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+MCPPath, strings.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			check(t, b, strings.TrimSpace(string(body)))
+		}
+	})
 }

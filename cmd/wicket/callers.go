@@ -230,6 +230,11 @@ func checkHTTPFlags(c *cli.Context, addr string) error {
 	if !remote && !isLoopbackHost(host) {
 		return usagef("--http %s is not a loopback address; this server listens on 127.0.0.1 or ::1 unless --allow-remote (with --tls-cert and --tls-key)", addr)
 	}
+	if cert != "" {
+		if _, err := tls.LoadX509KeyPair(cert, key); err != nil {
+			return usagef("--tls-cert %s / --tls-key %s: %v (give a PEM certificate and its PEM private key)", cert, key, err)
+		}
+	}
 	return nil
 }
 
@@ -255,11 +260,21 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	}
 	mux := http.NewServeMux()
 	mux.Handle(agent.MCPPath, h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	// IdleTimeout closes a kept-alive connection nobody uses (without it an
+	// idle connection is held forever); a GET stream is a request in
+	// progress, not idle, and is not cut.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	scheme := "http"
 	if c.String("tls-cert") != "" {
+		// Loaded before the server says it serves, so a bad pair never
+		// prints a URL that cannot answer (checkHTTPFlags read it once).
+		cert, err := tls.LoadX509KeyPair(c.String("tls-cert"), c.String("tls-key"))
+		if err != nil {
+			ln.Close()
+			return usagef("--tls-cert / --tls-key: %v", err)
+		}
 		scheme = "https"
-		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	}
 	who := "callers from settings/" + agent.CallersFile
 	if callers == nil {
@@ -270,7 +285,7 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	served := make(chan error, 1)
 	go func() {
 		if scheme == "https" {
-			served <- srv.ServeTLS(ln, c.String("tls-cert"), c.String("tls-key"))
+			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}

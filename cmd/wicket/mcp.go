@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -205,8 +206,14 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 			if callers, err = agent.LoadCallers(callersPath(p)); err != nil {
 				return err
 			}
-			if fi, err := os.Stat(callersPath(p)); err == nil && fi.Mode().Perm()&0o077 != 0 {
-				fmt.Fprintf(stderr, "wicket mcp: warning: %s is readable by others (mode %o); it holds token hashes: chmod 600 it\n", callersPath(p), fi.Mode().Perm())
+			if fi, err := os.Stat(callersPath(p)); err == nil && runtime.GOOS != "windows" {
+				switch perm := fi.Mode().Perm(); {
+				case perm&0o022 != 0:
+					// Whoever can write the file can add a caller of their own.
+					return usagef("%s is writable by others (mode %o): anyone who can write it can add a caller; chmod 600 it", callersPath(p), perm)
+				case perm&0o044 != 0:
+					fmt.Fprintf(stderr, "wicket mcp: warning: %s is readable by others (mode %o); it holds token hashes: chmod 600 it\n", callersPath(p), perm)
+				}
 			}
 		}
 		return serveHTTP(c, opts, b, httpAddr, callers)
