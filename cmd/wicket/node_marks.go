@@ -23,6 +23,11 @@ import (
 // plan's rate), so many symbols make a round longer, never a burst.
 const markPoll = 2 * time.Second
 
+// markLostAfter is how many polls of a symbol in a row must fail before
+// its last price stops counting as current (the node then refuses orders
+// on it until the provider answers again): one failed poll is a blip.
+const markLostAfter = 3
+
 // markProvider is what a paper venue's marks need of a provider client.
 type markProvider interface {
 	provider.MarkSource
@@ -60,6 +65,7 @@ func nodeMarks(ctx context.Context, p project.Project, cfg project.Config, tick 
 		return nil, err
 	}
 	live := map[string]*provider.LiveMarks{}
+	logged := map[string]*loggedMarks{}
 	for _, name := range project.ProviderNames {
 		syms := symbols[name]
 		if len(syms) == 0 {
@@ -76,16 +82,18 @@ func nodeMarks(ctx context.Context, p project.Project, cfg project.Config, tick 
 		}
 		lm := &provider.LiveMarks{}
 		live[name] = lm
-		ls := &loggedMarks{MarkSource: src, log: log, last: map[string]string{}}
+		ls := &loggedMarks{MarkSource: src, log: log, last: map[string]string{}, fails: map[string]int{}}
+		logged[name] = ls
 		go lm.Run(ctx, ls, syms, markPoll, ls.failed) //nolint:errcheck // ends with ctx
 		log.Info("paper marks from a provider", "provider", name, "symbols", fmt.Sprint(syms), "every", markPoll.String())
 	}
 	feeds := map[string]server.MarkFeed{}
 	for _, v := range fed {
 		lm := live[v.Marks]
+		ls := logged[v.Marks]
 		feeds[v.Name] = server.MarkFunc(func(s string) (decimal.Decimal, bool) {
 			m, ok := lm.Get(s)
-			return m.Price, ok
+			return m.Price, ok && ls.current(s)
 		})
 	}
 	return feeds, nil
@@ -118,12 +126,22 @@ func checkMarkSymbols(ps providerSet, fed []project.Venue, src markProvider) err
 // loggedMarks logs a mark source's changes of health, once each: the first
 // price of a symbol, a failure (again only when its message changes), and
 // the recovery after one. A failing symbol polled every 2 s logs one line,
-// not thirty a minute.
+// not thirty a minute. It also counts each symbol's failed polls in a row,
+// so the node's feed stops offering a price that is no longer current.
 type loggedMarks struct {
 	provider.MarkSource
 	log  *slog.Logger
-	mu   sync.Mutex
-	last map[string]string // symbol → "" (healthy) or the last error logged
+	mu    sync.Mutex
+	last  map[string]string // symbol → "" (healthy) or the last error logged
+	fails map[string]int    // symbol → polls failed in a row
+}
+
+// current reports whether sym's last price is still current: fewer than
+// markLostAfter polls of it in a row have failed.
+func (l *loggedMarks) current(sym string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fails[sym] < markLostAfter
 }
 
 func (l *loggedMarks) LastPrice(ctx context.Context, sym string) (provider.Mark, error) {
@@ -134,7 +152,7 @@ func (l *loggedMarks) LastPrice(ctx context.Context, sym string) (provider.Mark,
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	prev, seen := l.last[sym]
-	l.last[sym] = ""
+	l.last[sym], l.fails[sym] = "", 0
 	switch {
 	case !seen:
 		l.log.Info("first mark", "provider", l.Name(), "symbol", sym, "price", m.Price.String())
@@ -148,6 +166,7 @@ func (l *loggedMarks) LastPrice(ctx context.Context, sym string) (provider.Mark,
 func (l *loggedMarks) failed(sym string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.fails[sym]++
 	if prev, seen := l.last[sym]; seen && prev == err.Error() {
 		return
 	}

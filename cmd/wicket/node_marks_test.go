@@ -229,11 +229,18 @@ func (f *flaky) LastPrice(_ context.Context, sym string) (provider.Mark, error) 
 
 func TestLoggedMarksLogsEachChangeOnce(t *testing.T) {
 	buf := &syncBuffer{}
-	l := &loggedMarks{MarkSource: &flaky{}, log: slog.New(slog.NewTextHandler(buf, nil)), last: map[string]string{}}
+	l := &loggedMarks{MarkSource: &flaky{}, log: slog.New(slog.NewTextHandler(buf, nil)), last: map[string]string{}, fails: map[string]int{}}
+	var current []bool
 	for range 6 {
 		if _, err := l.LastPrice(context.Background(), "BTC-USD"); err != nil {
 			l.failed("BTC-USD", err)
 		}
+		current = append(current, l.current("BTC-USD"))
+	}
+	// Three failures in a row and the last price no longer counts; an
+	// answer makes it current again.
+	if fmt.Sprint(current) != "[true true false true true true]" {
+		t.Errorf("current after each poll: %v", current)
 	}
 	out := buf.String()
 	if got := strings.Count(out, "HTTP 503"); got != 1 {

@@ -52,8 +52,9 @@ func checkMarks(cfg Config) error {
 
 // fedMark is what the engine knows of one fed symbol in this run.
 type fedMark struct {
-	ok  bool            // a usable price has been applied to the venue's mark
-	raw decimal.Decimal // the feed's last price, as quoted (zero: none yet)
+	ok   bool            // the venue's mark is the feed's current price
+	lost bool            // it was, until the feed stopped giving one
+	raw  decimal.Decimal // the feed's last price, as quoted (zero: none yet)
 }
 
 // nextMark is symbol's mark at the current step on paper venue vc, given
@@ -69,14 +70,17 @@ func (e *engine) nextMark(vc project.Venue, symbol string, prev decimal.Decimal,
 		}
 		return e.feed.Next(symbol, e.tick, prev, vc.PriceDecimals), true
 	}
-	p, ok := f.Mark(symbol)
-	if !ok || !p.IsPositive() {
-		return decimal.Decimal{}, false
-	}
 	st := e.fed[vc.Name]
 	if st == nil {
 		st = map[string]fedMark{}
 		e.fed[vc.Name] = st
+	}
+	p, ok := f.Mark(symbol)
+	if !ok || !p.IsPositive() {
+		if cur := st[symbol]; cur.ok || cur.lost {
+			st[symbol] = fedMark{lost: true, raw: cur.raw}
+		}
+		return decimal.Decimal{}, false
 	}
 	m := p.Round(vc.PriceDecimals)
 	st[symbol] = fedMark{ok: m.IsPositive(), raw: p}
@@ -84,27 +88,31 @@ func (e *engine) nextMark(vc project.Venue, symbol string, prev decimal.Decimal,
 }
 
 // markSource says where a paper venue's marks come from, for the snapshot:
-// the simulation, or the provider and which symbols still wait for a price.
+// the simulation, or the provider and which symbols have no current price.
 func (e *engine) markSource(vc project.Venue) string {
 	if e.marks[vc.Name] == nil {
 		return e.feed.Source(vc.Name)
 	}
 	src := vc.Marks + ": last trade price, polled (orders fill on paper)"
-	if waiting := e.unfed(vc); len(waiting) > 0 {
-		src += "; no price yet for " + strings.Join(waiting, ", ") + " (orders on them are refused until one arrives)"
-	}
-	return src
-}
-
-// unfed lists vc's symbols whose feed has not given a usable price yet.
-func (e *engine) unfed(vc project.Venue) []string {
-	var out []string
+	var waiting, lost []string
 	for _, s := range vc.Symbols {
-		if !e.fed[vc.Name][s].ok {
-			out = append(out, s)
+		switch st := e.fed[vc.Name][s]; {
+		case st.lost:
+			lost = append(lost, s)
+		case !st.ok:
+			waiting = append(waiting, s)
 		}
 	}
-	return out
+	if len(waiting) > 0 {
+		src += "; no price yet for " + strings.Join(waiting, ", ")
+	}
+	if len(lost) > 0 {
+		src += "; the provider stopped answering for " + strings.Join(lost, ", ") + " (marks held at the last price)"
+	}
+	if len(waiting)+len(lost) > 0 {
+		src += "; orders on those are refused until a price arrives"
+	}
+	return src
 }
 
 // checkFed refuses an order, a modify or a flatten on a fed venue's symbol
@@ -136,7 +144,10 @@ func (e *engine) checkFed(c command.Command) *rejection {
 			continue // an unlisted symbol is the guardrail's to refuse
 		}
 		why := "no price of " + s + " has arrived from " + vc.Marks + " yet"
-		if st := e.fed[vc.Name][s]; st.raw.IsPositive() {
+		switch st := e.fed[vc.Name][s]; {
+		case st.lost:
+			why = fmt.Sprintf("%s stopped answering for %s (its mark is held at the last price; the node's log says why)", vc.Marks, s)
+		case st.raw.IsPositive():
 			why = fmt.Sprintf("%s's price of %s, %s, rounds to 0 at the venue's price_decimals %d; raise price_decimals", vc.Marks, s, st.raw, vc.PriceDecimals)
 		}
 		return &rejection{code: "no_mark",

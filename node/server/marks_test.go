@@ -31,6 +31,14 @@ func (f *fakeMarks) set(symbol, price string) {
 	f.m[symbol] = d(price)
 }
 
+// drop makes the feed stop giving a price of symbol, as a provider that
+// stopped answering would.
+func (f *fakeMarks) drop(symbol string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, symbol)
+}
+
 func (f *fakeMarks) Mark(symbol string) (decimal.Decimal, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -105,6 +113,25 @@ func TestPaperMarksFromAFeedFillAMarketOrderAtTheFedPrice(t *testing.T) {
 	p, ok := position(venueOf(t, snapshot(t, c), "real"), "BTC-USD")
 	if !ok || !p.Quantity.Equal(d("0.1")) {
 		t.Errorf("after the fed mark crossed the limit: position %+v %v", p, ok)
+	}
+
+	// A feed that stops answering holds the mark and stops orders on it
+	// until it answers again.
+	feed.drop("BTC-USD")
+	srv.Tick(t, 1)
+	v = venueOf(t, snapshot(t, c), "real")
+	eq(t, "held mark", v.Marks["BTC-USD"], "59400")
+	if !strings.Contains(v.MarkSource, "the provider stopped answering for BTC-USD (marks held at the last price)") {
+		t.Errorf("mark_source after the feed stopped = %q", v.MarkSource)
+	}
+	out = rejected(t, c, buy, "no_mark")
+	if !strings.Contains(out.Reason, "binance stopped answering for BTC-USD") {
+		t.Errorf("reason after the feed stopped: %s", out.Reason)
+	}
+	feed.set("BTC-USD", "59400.004")
+	srv.Tick(t, 1)
+	if v := venueOf(t, snapshot(t, c), "real"); strings.Contains(v.MarkSource, "BTC-USD") {
+		t.Errorf("mark_source after the feed came back = %q", v.MarkSource)
 	}
 
 	// A restarted node keeps the journaled mark but takes no order on it
