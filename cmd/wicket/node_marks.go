@@ -130,7 +130,7 @@ func checkMarkSymbols(ps providerSet, fed []project.Venue, src markProvider) err
 // so the node's feed stops offering a price that is no longer current.
 type loggedMarks struct {
 	provider.MarkSource
-	log  *slog.Logger
+	log   *slog.Logger
 	mu    sync.Mutex
 	last  map[string]string // symbol → "" (healthy) or the last error logged
 	fails map[string]int    // symbol → polls failed in a row
