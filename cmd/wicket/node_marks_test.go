@@ -250,3 +250,56 @@ func TestLoggedMarksLogsEachChangeOnce(t *testing.T) {
 		t.Errorf("log:\n%s", out)
 	}
 }
+
+// TestNodeMarksFromAlpaca wires a venue with marks = "alpaca" to the Alpaca
+// fake: a crypto pair without a key and a stock with it, each at the fake's
+// latest trade price.
+func TestNodeMarksFromAlpaca(t *testing.T) {
+	clock := providertest.NewClock(time.Date(2024, 3, 1, 15, 10, 0, 0, time.UTC))
+	t0 := clock.Now().Truncate(time.Hour)
+	gen := providertest.Gen{Start: t0.Add(-24 * time.Hour), End: t0.Add(24 * time.Hour), Step: time.Hour}
+	fake := providertest.NewAlpaca(clock, map[string]providertest.Gen{"SPY": gen}, map[string]providertest.Gen{"BTC/USD": gen})
+	fake.KeyID, fake.Secret = scriptAlpacaID, scriptAlpacaSecret
+	t.Cleanup(fake.Close)
+	t.Setenv(project.KeyAlpacaID, scriptAlpacaID)
+	t.Setenv(project.KeyAlpacaSecret, scriptAlpacaSecret)
+	dir := filepath.Join(t.TempDir(), "proj")
+	p, err := project.Init(dir, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, p.ConfigPath(), fmt.Sprintf("\n[[venues]]\nname = \"al\"\nmarks = \"alpaca\"\nsymbols = [\"BTC-USD\", \"SPY\"]\n\n[providers.alpaca]\nbase_url = %q\n", fake.URL))
+	cfg, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	feeds, err := nodeMarks(ctx, p, cfg, time.Second, slog.New(slog.NewTextHandler(logs, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(feeds) != 1 || feeds["al"] == nil {
+		t.Fatalf("feeds = %v", feeds)
+	}
+	want := decimal.NewFromFloat(gen.At(t0).C)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, s := range []string{"BTC-USD", "SPY"} {
+		for {
+			if m, ok := feeds["al"].Mark(s); ok {
+				if !m.Equal(want) {
+					t.Errorf("%s mark %s, want the fake's %s", s, m, want)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s mark from the Alpaca fake; log:\n%s", s, logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if strings.Contains(logs.String(), scriptAlpacaSecret) || strings.Contains(logs.String(), scriptAlpacaID) {
+		t.Error("an Alpaca key reached the log")
+	}
+}
