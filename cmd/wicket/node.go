@@ -29,7 +29,8 @@ func nodeCommand() *cli.Command {
 				"settings/state/node.db. Keys come from WICKET_NODE_OBSERVE_KEY and WICKET_NODE_CONTROL_KEY in the " +
 				"environment, then settings/secrets.env. Marks start at each symbol's last SYMBOL@1h close in the " +
 				"history store (else the venue's start_prices, else 100) and follow a seeded random walk, or the " +
-				"closes of --replay SERIES. On start it prints `wicket node: listening on HOST:PORT` on stderr.",
+				"closes of --replay SERIES; a paper venue with marks = \"binance\" or \"alpaca\" in wicket.toml takes " +
+				"the provider's last trade price instead, polled every " + markPoll.String() + " (orders still fill on paper). On start it prints `wicket node: listening on HOST:PORT` on stderr.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "listen", Usage: "host:port to listen on (default: wicket.toml [node] address); port 0 picks a free one"},
 				&cli.StringFlag{Name: "replay", Usage: "drive SYMBOL's marks with the closes of `SERIES` (e.g. BTC-USD@1h) from the history store"},
@@ -104,6 +105,12 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ctx, stopMarks := context.WithCancel(ctx)
+	defer stopMarks()
+	marks, err := nodeMarks(ctx, o.project, o.config, o.tick, log, logTo)
+	if err != nil {
+		return err
+	}
 	ln, err := server.Listen(o.listen, o.allowRemote)
 	var le *server.ListenError
 	if errors.As(err, &le) {
@@ -118,7 +125,7 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	}
 	srv, err := server.New(server.Config{
 		Project: o.config, JournalPath: o.project.JournalPath(), ObserveKey: observe, ControlKey: control,
-		Feed: feed, TickEvery: o.tick, Logger: log, Version: buildVersion(),
+		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout,
 	})
 	if err != nil {

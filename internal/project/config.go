@@ -45,6 +45,9 @@ type Venue struct {
 	PriceDecimals    int32           `toml:"price_decimals"`    // most decimals a price may carry
 	// StartPrices seeds paper marks for symbols that have no demo history.
 	StartPrices map[string]decimal.Decimal `toml:"start_prices"`
+	// Marks (paper venues): "binance" or "alpaca" takes the marks from the
+	// provider's last trade price instead of the random walk (venues.go).
+	Marks string `toml:"marks"`
 }
 
 // Guardrail holds the order limits. The client-side guardrail checks them
@@ -126,6 +129,9 @@ price_decimals = 2
 # Marks start near the demo series' last close; symbols without history
 # start at these prices (otherwise at 100).
 # start_prices = { "BTC-USD" = "60000" }
+# Real prices on paper: "binance" or "alpaca" polls the provider's last trade
+# price of each symbol ([providers.NAME] below) instead of the random walk.
+# marks = "binance"
 
 # A real account instead (docs/node.md "Real venues"): kind "alpaca" (environment
 # paper or live) or "binance" (testnet or live), keys in settings/secrets.env. It

@@ -67,7 +67,7 @@ func (v *Venue) validateKind() error {
 		case v.BaseURL != "":
 			return fmt.Errorf("base_url: a paper venue reaches no API; remove the key")
 		}
-		return nil
+		return v.validateMarks()
 	}
 	if v.Environment == "" {
 		v.Environment = envs[0]
@@ -88,6 +88,8 @@ func (v *Venue) validateKind() error {
 		return fmt.Errorf("fee_bps / slippage_bps: a %s venue's fees and fills are the venue's own; remove the keys", v.Kind)
 	case len(v.StartPrices) > 0:
 		return fmt.Errorf("start_prices: a %s venue's marks come from the venue; remove the key", v.Kind)
+	case v.Marks != "":
+		return fmt.Errorf("marks: a %s venue's marks come from the venue; remove the key", v.Kind)
 	}
 	return nil
 }
@@ -95,4 +97,15 @@ func (v *Venue) validateKind() error {
 // venueKeyNames lists every real venue kind's key names, in a fixed order.
 func venueKeyNames() []string {
 	return []string{KeyAlpacaID, KeyAlpacaSecret, KeyBinanceAPIKey, KeyBinanceAPISecret}
+}
+
+// validateMarks checks a paper venue's marks key: empty (the simulation:
+// the seeded random walk or a replay) or a market data provider, whose last
+// trade price then feeds the marks.
+func (v *Venue) validateMarks() error {
+	if v.Marks == "" || slices.Contains(ProviderNames, v.Marks) {
+		return nil
+	}
+	return fmt.Errorf("marks %q is not a mark source (valid: %s, the provider's last trade price; leave the key out for simulated marks)",
+		v.Marks, strings.Join(ProviderNames, ", "))
 }

@@ -22,6 +22,14 @@ func TestVenueKinds(t *testing.T) {
 	if v.Environment != EnvLive || !v.MayArm || !v.Live() || v.BaseURL != "http://127.0.0.1:9" {
 		t.Errorf("alpaca live: %+v", v)
 	}
+	for _, src := range []string{"binance", "alpaca"} {
+		if v := ok("[[venues]]\nname = \"p\"\nmarks = \"" + src + "\"\nsymbols = [\"BTC-USD\"]\n"); v.Marks != src || v.Real() {
+			t.Errorf("paper marks %s: %+v", src, v)
+		}
+	}
+	if v := ok("[[venues]]\nname = \"p\"\nsymbols = [\"BTC-USD\"]\n"); v.Marks != "" {
+		t.Errorf("paper marks default %q, want simulated (empty)", v.Marks)
+	}
 	if v := ok("[[venues]]\nname = \"al\"\nkind = \"alpaca\"\nsymbols = [\"SPY\"]\n"); v.Environment != EnvPaper {
 		t.Errorf("alpaca default environment %q", v.Environment)
 	}
@@ -38,6 +46,11 @@ func TestVenueKinds(t *testing.T) {
 		{"kind = \"alpaca\"\nstart_prices = { SPY = \"1\" }", "marks come from the venue"},
 		{"kind = \"binance\"\nmay_arm = \"yes\"", "may_arm"},
 		{"kind = \"binance\"\napi_key = \"x\"", "unknown key"},
+		{"kind = \"binance\"\nmarks = \"binance\"", "marks: a binance venue's marks come from the venue"},
+		{"kind = \"alpaca\"\nmarks = \"alpaca\"", "marks: a alpaca venue's marks come from the venue"},
+		{"marks = \"kraken\"", `marks "kraken" is not a mark source (valid: binance, alpaca`},
+		{"marks = \"Binance\"", `marks "Binance" is not a mark source`},
+		{"marks = 1", "marks"},
 	} {
 		_, err := ParseConfig("wicket.toml", []byte("[[venues]]\nname = \"v\"\nsymbols = [\"SPY\"]\n"+tc.body+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -42,6 +42,7 @@ type Server struct {
 type options struct {
 	cfg     project.Config
 	feed    paper.Feed
+	marks   map[string]server.MarkFeed
 	now     func() time.Time
 	newID   func() string
 	journal string
@@ -62,6 +63,10 @@ func WithConfig(cfg project.Config) Option { return func(o *options) { o.cfg = c
 // WithFeed sets how marks start and move (default: seed 1, every symbol
 // starting at its configured start price or 100).
 func WithFeed(f paper.Feed) Option { return func(o *options) { o.feed = f } }
+
+// WithMarks feeds the paper venues whose wicket.toml table has a marks key,
+// by venue name (reused across Restart).
+func WithMarks(m map[string]server.MarkFeed) Option { return func(o *options) { o.marks = m } }
 
 // WithClock sets the node's clock (default time.Now). Signatures are
 // checked against it, so a client must use a clock within 30 s of it.
@@ -120,7 +125,7 @@ func (s *Server) start(t testing.TB, addr string) {
 	t.Helper()
 	n, err := server.New(server.Config{
 		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
-		Feed: s.opts.feed, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
+		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
 	})
 	if err != nil {

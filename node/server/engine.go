@@ -68,15 +68,19 @@ type engine struct {
 	ticketOf map[string]string    // real venues' order id → the ticket that placed it
 	arming   map[string]time.Time // armed real venues and when each lapses
 	now      func() time.Time
+
+	marks map[string]MarkFeed           // paper venues fed by a provider (marks.go)
+	fed   map[string]map[string]fedMark // what each feed has given in this run
 }
 
 type orderRef struct{ venue, id string }
 
-func newEngine(cfg project.Config, feed paper.Feed, exchanges map[string]Exchange, reads map[string]*atomic.Int64, now func() time.Time) *engine {
+func newEngine(cfg project.Config, feed paper.Feed, marks map[string]MarkFeed, exchanges map[string]Exchange, reads map[string]*atomic.Int64, now func() time.Time) *engine {
 	e := &engine{
 		cfg: cfg, guard: guardrail.New(cfg), feed: feed, state: command.Active,
 		venues: map[string]venue{}, byCID: map[string]orderRef{},
 		remotes: map[string]*remote{}, ticketOf: map[string]string{}, arming: map[string]time.Time{}, now: now,
+		marks: marks, fed: map[string]map[string]fedMark{},
 	}
 	for _, vc := range cfg.Venues {
 		if vc.Real() {
@@ -317,6 +321,9 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		return guardrail.Report{}, &rejection{code: "venue_unavailable",
 			reason: fmt.Sprintf("venue %s has not been reached yet (its instruments and account are unknown); the node keeps trying — check node_snapshot's connection", c.Venue)}
 	}
+	if r := e.checkFed(c); r != nil {
+		return guardrail.Report{}, r
+	}
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status == node.OrderPending {
 			return guardrail.Report{}, &rejection{code: "order_pending", existing: &o,
@@ -546,11 +553,11 @@ func (e *engine) advance(now time.Time) []journal.Mark {
 			continue // polled from the venue
 		}
 		for _, s := range vc.Symbols {
-			prev, ok := v.Mark(s)
+			prev, had := v.Mark(s)
+			m, ok := e.nextMark(vc, s, prev, had)
 			if !ok {
-				prev = e.feed.First(vc, s)
+				continue // a fed symbol with no price yet keeps its mark
 			}
-			m := e.feed.Next(s, e.tick, prev, vc.PriceDecimals)
 			v.SetMark(s, m)
 			marks = append(marks, journal.Mark{Venue: vc.Name, Symbol: s, Price: m})
 		}
@@ -586,11 +593,11 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 	if venueName != "" && e.venues[venueName] == nil {
 		return s, node.Errorf(node.KindNotFound, "unknown_venue", "no venue %q; this node has: %s", venueName, strings.Join(e.names, ", "))
 	}
-	for _, name := range e.names {
+	for i, name := range e.names {
 		if venueName == "" || name == venueName {
 			vs := e.venues[name].Snapshot()
 			if e.remotes[name] == nil {
-				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.feed.Source(name)
+				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.markSource(e.cfg.Venues[i])
 			} else if e.armed(name, now) {
 				vs.Armed, vs.ArmedUntil = true, e.arming[name]
 			}

@@ -61,6 +61,10 @@ type Config struct {
 	Feed      paper.Feed       // how marks start and move
 	TickEvery time.Duration    // mark step interval; 0 with Ticks nil: marks move only on Tick
 	Ticks     <-chan time.Time // an injected step source, used instead of TickEvery
+	// Marks feeds each paper venue whose wicket.toml table has a marks key
+	// (marks = "binance"), by name: its marks are the feed's prices at each
+	// step instead of Feed's walk (marks.go).
+	Marks map[string]MarkFeed
 
 	// Exchanges holds the adapter of each real venue in Project, by name.
 	Exchanges map[string]Exchange
@@ -143,6 +147,9 @@ func New(cfg Config) (*Server, error) {
 	if err := checkExchanges(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkMarks(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.VenueTimeout <= 0 {
 		cfg.VenueTimeout = DefaultVenueTimeout
 	}
@@ -208,7 +215,7 @@ func checkKeys(observe, control string) error {
 // rebuild replaces the engine with one replayed from the journal and
 // commits whatever opening venues needs.
 func (s *Server) rebuild() error {
-	eng := newEngine(s.cfg.Project, s.cfg.Feed, s.cfg.Exchanges, s.readSeq, s.cfg.Now)
+	eng := newEngine(s.cfg.Project, s.cfg.Feed, s.cfg.Marks, s.cfg.Exchanges, s.readSeq, s.cfg.Now)
 	b, err := eng.load(s.j, s.cfg.Now())
 	if err != nil {
 		return fmt.Errorf("node: rebuild from journal %s: %w", s.j.Path(), err)
