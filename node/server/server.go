@@ -214,6 +214,7 @@ func (s *Server) rebuild() error {
 		return fmt.Errorf("node: rebuild from journal %s: %w", s.j.Path(), err)
 	}
 	if b != nil {
+		b.Audit = s.armingAudit(b.Events, node.KeyNode, node.ArmingLapse) // arming ends at every start
 		if err := s.j.Commit(b); err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
@@ -282,7 +283,9 @@ func (s *Server) step() {
 		return
 	}
 	now := s.cfg.Now()
-	s.eng.lapse(now)
+	if s.lapse(now) != nil {
+		return
+	}
 	marks := s.eng.advance(now)
 	b := &journal.Batch{Events: s.eng.take(), Marks: marks, Tick: s.eng.tick}
 	if err := s.commit(b); err != nil {
