@@ -279,7 +279,7 @@ type AuditEntry struct {
 	Ticket        string          `json:"ticket"`
 	KeyID         string          `json:"key_id"`
 	Command       command.Command `json:"command,omitzero"` // zero on an arming entry
-	Arming        *ArmingChange   `json:"arming,omitempty"`   // set, instead of Command, on an arming entry
+	Arming        *ArmingChange   `json:"arming,omitempty"` // set, instead of Command, on an arming entry
 	Reason        string          `json:"reason,omitempty"`
 	ClientOrderID string          `json:"client_order_id,omitempty"`
 	Outcome       Outcome         `json:"outcome"`

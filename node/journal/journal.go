@@ -233,11 +233,11 @@ type Mark struct {
 
 // Batch is what one step of the node commits at once.
 type Batch struct {
-	Entry  *node.AuditEntry // the command the step applied, or nil (a mark step); its Seq is filled in
+	Entry  *node.AuditEntry  // the command the step applied, or nil (a mark step); its Seq is filled in
 	Audit  []node.AuditEntry // arming entries the step records (Arming set), beside Entry
-	Events []node.Event     // numbered by the node, consecutively
-	Marks  []Mark           // marks to store (replacing the old ones)
-	Tick   int64            // the step counter to store, when > 0
+	Events []node.Event      // numbered by the node, consecutively
+	Marks  []Mark            // marks to store (replacing the old ones)
+	Tick   int64             // the step counter to store, when > 0
 }
 
 // Commit writes b in one transaction and returns once it is durable.
