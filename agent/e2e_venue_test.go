@@ -80,7 +80,7 @@ func TestRealVenueEndToEnd(t *testing.T) {
 		t.Errorf("dry run: %v", dr)
 	}
 	res := object(t, s.call(t, "submit_order", "{"+order+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`))
-	if res["status"] != "rejected" || res["reason"] != "venue bn is disarmed; an operator arms it at a terminal with wicket node arm bn" {
+	if res["status"] != "rejected" || res["code"] != "disarmed" || res["reason"] != "venue bn is disarmed; an operator arms it at a terminal with wicket node arm bn" {
 		t.Errorf("confirmed on a disarmed venue: %v", res)
 	}
 	if len(f.Orders()) != 0 {

@@ -88,7 +88,8 @@ var writeOutputSchema = map[string]any{
 		"note":            map[string]any{"type": "string"},
 		"preview_token":   map[string]any{"type": "string"},
 		"expires_at":      map[string]any{"type": "string"},
-		"client_order_id": map[string]any{"type": "string"},
+		"client_order_id": map[string]any{"type": "string"}, // the order's, also when a cancel or modify named it by order_id
+		"code":            map[string]any{"type": "string"}, // why the node rejected it, for programs
 		"order_id":        map[string]any{"type": "string"},
 		"ticket":          map[string]any{"type": "string"},
 		"venues":          map[string]any{"type": "array"},  // kind, environment, armed of the command's venues
@@ -187,34 +188,27 @@ func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command
 }
 
 // send executes a stored preview's command and reports its outcome
-// truthfully: accepted, rejected (with the node's reason) or pending.
+// truthfully, rendering node.Send's result: accepted, rejected (with the
+// node's reason) or pending (with what to do: never resend).
 func (tb *toolbox) send(ctx context.Context, tool string, p node.Preview, tok string) *result {
-	s := node.Send(ctx, tb.Node, p, node.TicketWait)
-	if s.Status == node.SendFailed {
-		r := fail("%s", s.Note)
-		r.token, r.clientOrderID = tok, p.Command.ClientOrderID
-		return r
+	r := node.Send(ctx, tb.Node, p, node.TicketWait)
+	if r.Status == node.SendFailed {
+		f := fail("%s", r.Advice)
+		f.token, f.clientOrderID = tok, p.Command.ClientOrderID
+		return f
 	}
-	out := map[string]any{"status": s.Status, "tool": tool, "command": p.Command, "ticket": s.Ticket}
-	if p.Command.ClientOrderID != "" {
-		out["client_order_id"] = p.Command.ClientOrderID
-	}
-	if s.Note != "" {
-		out["note"] = s.Note
-	}
-	if o := s.Outcome; o != nil {
-		if o.OrderID != "" {
-			out["order_id"] = o.OrderID
-		}
-		if o.Detail != "" {
-			out["detail"] = o.Detail
-		}
-		if o.Status == node.Rejected {
-			out["reason"] = o.Reason
-			if o.ExistingOrder != nil {
-				out["existing_order"] = o.ExistingOrder
-			}
+	out := map[string]any{"status": r.Status, "tool": tool, "command": p.Command, "ticket": r.Ticket}
+	for k, v := range map[string]string{"client_order_id": r.ClientOrderID, "note": r.Advice, "order_id": r.OrderID,
+		"detail": r.Detail, "code": r.Code} {
+		if v != "" {
+			out[k] = v
 		}
 	}
-	return &result{structured: out, verdict: trace.OK, token: tok, clientOrderID: p.Command.ClientOrderID, ticket: s.Ticket, outcome: s.Status}
+	if r.Status == string(node.Rejected) {
+		out["reason"] = r.Reason
+		if r.ExistingOrder != nil {
+			out["existing_order"] = r.ExistingOrder
+		}
+	}
+	return &result{structured: out, verdict: trace.OK, token: tok, clientOrderID: r.ClientOrderID, ticket: r.Ticket, outcome: r.Status}
 }

@@ -134,7 +134,7 @@ type Event struct {
 	Note          string               `json:"note,omitempty"`
 	Ticket        string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
 	VenueOrderID  string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
-	Until         time.Time            `json:"until,omitzero"`           // venue_armed
+	Until         time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.
@@ -269,16 +269,45 @@ type Verdict struct {
 }
 
 // AuditEntry is one command the node took, with who sent it (the key id),
-// why (the reason) and what came of it.
+// why (the reason) and what came of it; or one change to a real venue's
+// arming (Arming set, Command zero): armed or disarmed by an operator
+// under a key id, or lapsed, by the node itself (KeyNode). Arming is no
+// command: no client verb, tool or envelope carries it.
 type AuditEntry struct {
 	Seq           int64           `json:"seq"`
 	Time          time.Time       `json:"time"`
 	Ticket        string          `json:"ticket"`
 	KeyID         string          `json:"key_id"`
-	Command       command.Command `json:"command"`
+	Command       command.Command `json:"command,omitzero"` // zero on an arming entry
+	Arming        *ArmingChange   `json:"arming,omitempty"` // set, instead of Command, on an arming entry
 	Reason        string          `json:"reason,omitempty"`
 	ClientOrderID string          `json:"client_order_id,omitempty"`
 	Outcome       Outcome         `json:"outcome"`
+}
+
+// KeyNode is the key id of audit entries the node made by itself (an
+// arming that lapsed, or ended at a restart).
+const KeyNode = "node"
+
+// ArmingAction is what changed a real venue's arming.
+type ArmingAction string
+
+// The arming changes the audit trail records.
+const (
+	ArmingArm    ArmingAction = "arm"    // an operator armed the venue until Until
+	ArmingDisarm ArmingAction = "disarm" // an operator disarmed it
+	ArmingLapse  ArmingAction = "lapse"  // its arming ran out, or the node restarted
+)
+
+// ArmingChange is an arming entry of the audit trail: which venue, in
+// which environment, and until when it is (arm) or was (disarm, lapse)
+// armed.
+type ArmingChange struct {
+	Action      ArmingAction `json:"action"`
+	Venue       string       `json:"venue"`
+	Environment string       `json:"environment"`
+	Until       time.Time    `json:"until,omitzero"`
+	Note        string       `json:"note,omitempty"`
 }
 
 // AuditQuery selects audit entries: those at or after Since (zero: from the

@@ -106,41 +106,74 @@ func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd comm
 // outcome is not known yet: every surface says it the same way.
 const PendingAdvice = "check node_snapshot for the order and do not resend it (a retried submit_order with the same client_order_id is refused as a duplicate)"
 
-// SendFailed is the Sent status when Submit itself failed: the node may or
-// may not have the command.
+// SendFailed is a SendResult's status when Submit itself failed: the node
+// may or may not have the command.
 const SendFailed = "send_failed"
 
-// Sent is what came of sending a preview, told truthfully: Status is
-// accepted or rejected (with the node's Outcome), pending (the ticket did
-// not resolve within the wait, or could not be read) or SendFailed. Note
-// says what to do for the last two.
-type Sent struct {
-	Status  string
-	Ticket  string
-	Outcome *Outcome
-	Note    string
+// SendResult is what came of a send (or of reading a ticket), told
+// truthfully, in the one shape every surface renders. Status is accepted
+// or rejected as the node answered, pending (the ticket did not resolve
+// within the wait or could not be read, or the node resolved it pending
+// because a real venue's answer was lost), or SendFailed. Reason, the
+// node's why of a rejection, is made safe to show here, once. Advice, set
+// exactly when the outcome is not known (pending, SendFailed), says what to
+// do, always in PendingAdvice's words: never resend.
+type SendResult struct {
+	Status        string               `json:"status"`
+	Verb          command.Verb         `json:"verb"`
+	ClientOrderID string               `json:"client_order_id,omitempty"`
+	Ticket        string               `json:"ticket,omitempty"`
+	OrderID       string               `json:"order_id,omitempty"`
+	Detail        string               `json:"detail,omitempty"`
+	Code          string               `json:"code,omitempty"`
+	Reason        string               `json:"reason,omitempty"`
+	ExistingOrder *Order               `json:"existing_order,omitempty"`
+	TradingState  command.TradingState `json:"trading_state,omitempty"`
+	Advice        string               `json:"advice,omitempty"`
+}
+
+// ResultOf is a ticket's outcome as a SendResult.
+func ResultOf(o Outcome) SendResult {
+	r := SendResult{Status: string(o.Status), Verb: o.Verb, ClientOrderID: o.ClientOrderID, Ticket: o.Ticket}
+	switch o.Status {
+	case Accepted:
+		r.OrderID, r.Detail, r.TradingState = o.OrderID, o.Detail, o.TradingState
+	case Rejected:
+		r.Code, r.Reason, r.ExistingOrder = o.Code, command.SanitizeReason(o.Reason), o.ExistingOrder
+	default: // pending; resolved so by the node, a real venue's answer was lost and the detail says so
+		r.Status, r.OrderID, r.Detail = string(Pending), o.OrderID, o.Detail
+		r.Advice = o.Detail
+		if r.Advice == "" {
+			r.Advice = fmt.Sprintf("the node has not finished ticket %s yet; %s", o.Ticket, PendingAdvice)
+		}
+	}
+	return r
 }
 
 // Send submits the previewed command with its reason and awaits its own
 // ticket for up to wait. It never resends.
-func Send(ctx context.Context, conn Conn, p Preview, wait time.Duration) Sent {
-	ticket, err := conn.Submit(ctx, command.NewEnvelope(p.Command, p.Reason))
+func Send(ctx context.Context, conn Conn, p Preview, wait time.Duration) SendResult {
+	r := SendResult{Status: SendFailed, Verb: p.Command.Verb, ClientOrderID: p.Command.ClientOrderID}
+	ticket, err := conn.Submit(ctx, command.Envelope{Command: p.Command, Reason: p.Reason}) // NewPreview sanitized the reason
 	if err != nil {
-		return Sent{Status: SendFailed, Note: fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: %s", err, PendingAdvice)}
+		r.Advice = fmt.Sprintf("the node did not take the command: %v. It may or may not have been received: %s", err, PendingAdvice)
+		return r
 	}
-	s := Sent{Status: string(Pending), Ticket: ticket}
 	res, err := conn.Ticket(ctx, ticket, wait)
 	switch {
 	case err != nil:
-		s.Note = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + "; " + PendingAdvice
-	case res.Status == Accepted || res.Status == Rejected:
-		s.Status, s.Outcome = string(res.Status), &res
-	case res.Detail != "":
-		// The node resolved the ticket as pending: a real venue's answer
-		// was lost. Its detail says so.
-		s.Outcome, s.Note = &res, res.Detail
+		r.Status, r.Ticket = string(Pending), ticket
+		r.Advice = "the command was sent (ticket " + ticket + ") but its outcome could not be read: " + err.Error() + "; " + PendingAdvice
+	case res.Status != Accepted && res.Status != Rejected && res.Detail == "":
+		r.Status, r.Ticket = string(Pending), ticket
+		r.Advice = fmt.Sprintf("the node has not finished this command within %s (ticket %s); %s", wait, ticket, PendingAdvice)
 	default:
-		s.Note = fmt.Sprintf("the node has not finished this command within %s (ticket %s); %s", wait, ticket, PendingAdvice)
+		cid := r.ClientOrderID
+		r = ResultOf(res)
+		r.Ticket, r.Verb = ticket, p.Command.Verb
+		if cid != "" {
+			r.ClientOrderID = cid
+		} // else the node's: the client order id of the order a cancel or modify named by its order id
 	}
-	return s
+	return r
 }

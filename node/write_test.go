@@ -77,26 +77,45 @@ func TestSend(t *testing.T) {
 		name   string
 		conn   *fakeConn
 		status string
-		note   string
+		advice string // "" when the outcome is known
 	}{
 		{"accepted", &fakeConn{outcome: Outcome{Status: Accepted, OrderID: "ord-1"}}, "accepted", ""},
-		{"rejected", &fakeConn{outcome: Outcome{Status: Rejected, Reason: "halted"}}, "rejected", ""},
+		{"rejected", &fakeConn{outcome: Outcome{Status: Rejected, Reason: "halted\n\u202e now"}}, "rejected", ""},
 		{"pending", &fakeConn{outcome: Outcome{Status: Pending}}, "pending", "has not finished this command within 2s"},
+		{"pending at the venue", &fakeConn{outcome: Outcome{Status: Pending, OrderID: "ord-2", Detail: "the venue's answer was lost; " + PendingAdvice}},
+			"pending", "the venue's answer was lost"},
 		{"unreadable", &fakeConn{ticketErr: errors.New("reset")}, "pending", "outcome could not be read: reset"},
 		{"send failed", &fakeConn{submitErr: errors.New("refused")}, SendFailed, "may or may not have been received"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := Send(context.Background(), tt.conn, p, TicketWait)
-			if s.Status != tt.status || !strings.Contains(s.Note, tt.note) {
-				t.Fatalf("Send = %+v, want status %s and note containing %q", s, tt.status, tt.note)
+			if s.Status != tt.status || !strings.Contains(s.Advice, tt.advice) || (tt.advice == "") != (s.Advice == "") {
+				t.Fatalf("Send = %+v, want status %s and advice containing %q", s, tt.status, tt.advice)
 			}
-			if (s.Outcome != nil) != (tt.status == "accepted" || tt.status == "rejected") {
-				t.Errorf("outcome %v for status %s", s.Outcome, s.Status)
+			if s.Advice != "" && !strings.Contains(s.Advice, PendingAdvice) {
+				t.Errorf("advice %q is not worded as PendingAdvice", s.Advice)
+			}
+			if s.Verb != command.SubmitOrder || s.ClientOrderID != "wk-id" || (s.Ticket == "") != (tt.status == SendFailed) {
+				t.Errorf("Send = %+v, want the verb, the client order id and, once submitted, the ticket", s)
+			}
+			if tt.status == "rejected" && s.Reason != "halted  now" {
+				t.Errorf("reason %q is not sanitized", s.Reason)
 			}
 			if len(tt.conn.submitted) != 1 || tt.conn.submitted[0].Command.ClientOrderID != "wk-id" || tt.conn.submitted[0].Reason != "r" {
 				t.Errorf("submitted %+v, want exactly the previewed command once", tt.conn.submitted)
 			}
 		})
+	}
+}
+
+func TestResultOf(t *testing.T) {
+	r := ResultOf(Outcome{Ticket: "tk-7", Status: Pending, Verb: command.CancelOrder, ClientOrderID: "wk-x"})
+	if r.Status != "pending" || r.Ticket != "tk-7" || r.ClientOrderID != "wk-x" || !strings.Contains(r.Advice, "ticket tk-7") || !strings.Contains(r.Advice, PendingAdvice) {
+		t.Errorf("pending ticket = %+v", r)
+	}
+	r = ResultOf(Outcome{Ticket: "tk-8", Status: Accepted, OrderID: "ord-3", Detail: "canceled", Code: "ignored", Reason: "ignored"})
+	if r.OrderID != "ord-3" || r.Detail != "canceled" || r.Code != "" || r.Reason != "" || r.Advice != "" {
+		t.Errorf("accepted ticket = %+v", r)
 	}
 }

@@ -246,6 +246,25 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 	if res.Code != "disarmed" {
 		t.Errorf("after disarm: %+v", res)
 	}
+	// Both are rows of the node's audit trail, by the control key, and the
+	// refusals armed nothing there either.
+	page, err := c.Audit(context.Background(), node.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arming []node.ArmingChange
+	for _, e := range page.Entries {
+		if e.Arming != nil {
+			if e.KeyID != node.KeyControl {
+				t.Errorf("arming entry by %q: %+v", e.KeyID, e)
+			}
+			arming = append(arming, *e.Arming)
+		}
+	}
+	if len(arming) != 2 || arming[0].Action != node.ArmingArm || arming[1].Action != node.ArmingDisarm ||
+		arming[0].Venue != "bn" || arming[0].Environment != "testnet" || !arming[0].Until.Equal(snap.Venues[0].ArmedUntil) {
+		t.Errorf("the audit trail's arming entries: %+v", arming)
+	}
 	// Keys never reach the log.
 	for _, k := range []string{vp.fake.APIKey, vp.fake.Secret, vp.control, vp.observe} {
 		if strings.Contains(log.String(), k) {

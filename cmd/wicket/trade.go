@@ -286,13 +286,9 @@ func tradeTicketAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot read ticket %s: %w", id, err)
 	}
-	o := tradeOutcomeOf(res)
-	o.Ticket = id
+	o := tradeTicketOutcome(id, res)
 	if c.Bool("json") {
 		return writeTradeJSON(c.App.Writer, o)
-	}
-	if o.Status == string(node.Pending) {
-		o.Note = "the node has not finished it yet; look again, or check the snapshot"
 	}
 	printTradeOutcome(c.App.Writer, o)
 	return nil

@@ -114,7 +114,7 @@ func printTradeOutcome(w io.Writer, o tradeOutcome) {
 			fmt.Fprintf(w, "  existing order: %s\n", tradeDescribeOrder(*o.ExistingOrder))
 		}
 	default:
-		fmt.Fprintf(w, "%s: %s\n", head, o.Note)
+		fmt.Fprintf(w, "%s: %s\n", head, o.Advice)
 	}
 }
 

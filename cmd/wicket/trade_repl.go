@@ -217,12 +217,7 @@ func (r *tradeREPL) ticket(ctx context.Context, args []string) {
 		r.fail(fmt.Errorf("cannot read ticket %s: %w", args[0], err))
 		return
 	}
-	o := tradeOutcomeOf(res)
-	o.Ticket = args[0]
-	if o.Status == "pending" {
-		o.Note = "the node has not finished it yet; look again, or check the snapshot"
-	}
-	printTradeOutcome(r.out, o)
+	printTradeOutcome(r.out, tradeTicketOutcome(args[0], res))
 }
 
 // write previews one command and sends it only on y or yes.

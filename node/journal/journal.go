@@ -166,7 +166,7 @@ func (j *Journal) init() error {
 		return fmt.Errorf("journal schema %s is not the %s this wicket reads; use the wicket that wrote it, or move the file aside to start afresh", v, schemaVersion)
 	}
 	var last sql.NullString
-	if err := j.w.QueryRow(`SELECT COUNT(*), MAX(time) FROM commands`).Scan(&j.start.Commands, &last); err != nil {
+	if err := j.w.QueryRow(`SELECT COUNT(*), MAX(time) FROM commands WHERE verb NOT LIKE 'arming:%'`).Scan(&j.start.Commands, &last); err != nil {
 		return err
 	}
 	if last.Valid {
@@ -233,10 +233,11 @@ type Mark struct {
 
 // Batch is what one step of the node commits at once.
 type Batch struct {
-	Entry  *node.AuditEntry // the command the step applied, or nil (a mark step); its Seq is filled in
-	Events []node.Event     // numbered by the node, consecutively
-	Marks  []Mark           // marks to store (replacing the old ones)
-	Tick   int64            // the step counter to store, when > 0
+	Entry  *node.AuditEntry  // the command the step applied, or nil (a mark step); its Seq is filled in
+	Audit  []node.AuditEntry // arming entries the step records (Arming set), beside Entry
+	Events []node.Event      // numbered by the node, consecutively
+	Marks  []Mark            // marks to store (replacing the old ones)
+	Tick   int64             // the step counter to store, when > 0
 }
 
 // Commit writes b in one transaction and returns once it is durable.
@@ -268,6 +269,11 @@ func (j *Journal) Commit(b *Batch) error {
 		}
 		cmdSeq.Valid = true
 	}
+	for _, e := range b.Audit {
+		if err := insertArming(tx, e); err != nil {
+			return err
+		}
+	}
 	for _, ev := range b.Events {
 		data, err := json.Marshal(ev)
 		if err != nil {
@@ -294,6 +300,31 @@ func (j *Journal) Commit(b *Batch) error {
 	}
 	if b.Entry != nil {
 		b.Entry.Seq = cmdSeq.Int64
+	}
+	return nil
+}
+
+// armingVerb prefixes the verb column of an arming entry, which holds no
+// command: "arming:arm", "arming:disarm", "arming:lapse".
+const armingVerb = "arming:"
+
+// insertArming records an arming entry: its change in the command column.
+func insertArming(tx *sql.Tx, e node.AuditEntry) error {
+	if e.Arming == nil {
+		return errors.New("journal: an audit entry beside the command must be an arming entry")
+	}
+	change, err := json.Marshal(e.Arming)
+	if err != nil {
+		return fmt.Errorf("journal: encode arming: %w", err)
+	}
+	out, err := json.Marshal(e.Outcome)
+	if err != nil {
+		return fmt.Errorf("journal: encode outcome: %w", err)
+	}
+	if _, err := tx.Exec(`INSERT INTO commands(ticket, time, key_id, verb, command, reason, client_order_id, status, outcome)
+		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)`,
+		e.Ticket, formatTime(e.Time), e.KeyID, armingVerb+string(e.Arming.Action), change, e.Reason, string(e.Outcome.Status), out); err != nil {
+		return fmt.Errorf("journal: record arming: %w", err)
 	}
 	return nil
 }
@@ -365,7 +396,7 @@ func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
 		limit = DefaultAuditLimit
 	}
 	limit = min(limit, MaxAuditLimit)
-	rows, err := j.r.Query(`SELECT seq, ticket, time, key_id, command, reason, client_order_id, outcome
+	rows, err := j.r.Query(`SELECT seq, ticket, time, key_id, verb, command, reason, client_order_id, outcome
 		FROM commands WHERE seq > ? AND time >= ? AND (? = '' OR client_order_id = ?) ORDER BY seq LIMIT ?`,
 		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, limit+1)
 	if err != nil {
@@ -414,16 +445,21 @@ type scanner interface{ Scan(...any) error }
 
 func scanEntry(s scanner) (node.AuditEntry, error) {
 	var e node.AuditEntry
-	var ts string
+	var ts, verb string
 	var cmd, out []byte
-	if err := s.Scan(&e.Seq, &e.Ticket, &ts, &e.KeyID, &cmd, &e.Reason, &e.ClientOrderID, &out); err != nil {
+	if err := s.Scan(&e.Seq, &e.Ticket, &ts, &e.KeyID, &verb, &cmd, &e.Reason, &e.ClientOrderID, &out); err != nil {
 		return e, fmt.Errorf("journal: audit: %w", err)
 	}
 	var err error
 	if e.Time, err = time.Parse(time.RFC3339Nano, ts); err != nil {
 		return e, fmt.Errorf("journal: audit entry %d: time %q: %w", e.Seq, ts, err)
 	}
-	if err := json.Unmarshal(cmd, &e.Command); err != nil {
+	if strings.HasPrefix(verb, armingVerb) {
+		e.Arming = &node.ArmingChange{}
+		if err := json.Unmarshal(cmd, e.Arming); err != nil {
+			return e, fmt.Errorf("journal: audit entry %d: arming: %w", e.Seq, err)
+		}
+	} else if err := json.Unmarshal(cmd, &e.Command); err != nil {
 		return e, fmt.Errorf("journal: audit entry %d: command: %w", e.Seq, err)
 	}
 	if err := json.Unmarshal(out, &e.Outcome); err != nil {

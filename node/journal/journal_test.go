@@ -141,3 +141,34 @@ func TestOneNodePerJournal(t *testing.T) {
 	}
 	again.Close()
 }
+
+// TestArmingEntries: an arming entry is stored beside its event, read back
+// with its change and no command, and not counted as a command at start.
+func TestArmingEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.db")
+	j := open(t, path)
+	until := t0.Add(8 * time.Hour)
+	arm := node.AuditEntry{Time: t0, Ticket: "arming-1", KeyID: node.KeyControl,
+		Arming:  &node.ArmingChange{Action: node.ArmingArm, Venue: "bn", Environment: "testnet", Until: until, Note: "armed"},
+		Outcome: node.Outcome{Ticket: "arming-1", Status: node.Accepted, Detail: "armed"}}
+	if err := j.Commit(&Batch{Audit: []node.AuditEntry{arm},
+		Events: []node.Event{{Seq: 1, Time: t0, Kind: node.EventArmed, Venue: "bn", Until: until}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Commit(&Batch{Audit: []node.AuditEntry{{Ticket: "x"}}}); err == nil {
+		t.Error("an audit entry without an arming change was stored beside the command")
+	}
+	j.Close()
+	j = open(t, path)
+	if s := j.Start(); s.New || s.Commands != 0 {
+		t.Errorf("start = %+v, want an existing journal of 0 commands", s)
+	}
+	page, err := j.Audit(node.AuditQuery{})
+	if err != nil || len(page.Entries) != 1 {
+		t.Fatalf("audit = %+v %v", page, err)
+	}
+	e := page.Entries[0]
+	if e.Arming == nil || *e.Arming != *arm.Arming || e.Command.Verb != "" || e.KeyID != node.KeyControl || e.Outcome.Status != node.Accepted {
+		t.Errorf("arming entry read back as %+v", e)
+	}
+}

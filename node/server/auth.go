@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"crypto/hmac"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -119,4 +122,31 @@ func short(s string) string {
 		return s[:32] + "..."
 	}
 	return s
+}
+
+type keyIDContext struct{}
+
+// authenticate reads the body (bounded), verifies the signature, and lets
+// only the control key reach POST /v1/commands.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			writeError(w, node.Errorf(node.KindBadRequest, "too_large", "request body over %d bytes: a command envelope is far smaller; send one command per request", maxBody))
+			return
+		}
+		keyID, aerr := s.auth.verify(r, body)
+		if aerr != nil {
+			s.log.Warn("request refused", "code", aerr.Code, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			writeError(w, aerr)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path != "/v1/dry-run" && keyID != node.KeyControl {
+			writeError(w, node.Errorf(node.KindForbidden, "observe_key_cannot_write",
+				"the %s key reads only; writes must be signed with the control key", keyID))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyIDContext{}, keyID)))
+	})
 }

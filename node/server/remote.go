@@ -243,7 +243,7 @@ func (e *engine) checkArmed(c command.Command, now time.Time) *rejection {
 func (e *engine) lapse(now time.Time) {
 	for _, name := range e.names {
 		if until, ok := e.arming[name]; ok && !now.Before(until) {
-			e.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name,
+			e.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Until: until,
 				Note: fmt.Sprintf("arming lapsed at %s", until.UTC().Format(time.RFC3339))})
 		}
 	}
@@ -253,8 +253,8 @@ func (e *engine) lapse(now time.Time) {
 // restart.
 func (e *engine) disarmAll(now time.Time) {
 	for _, name := range e.names {
-		if _, ok := e.arming[name]; ok {
-			e.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Note: "the node restarted: arming lapses at every start"})
+		if until, ok := e.arming[name]; ok {
+			e.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Until: until, Note: "the node restarted: arming lapses at every start"})
 		}
 	}
 }

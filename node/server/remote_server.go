@@ -69,7 +69,26 @@ func (s *Server) lapse(now time.Time) error {
 	for _, ev := range s.eng.step {
 		s.log.Warn("venue disarmed", "venue", ev.Venue, "why", ev.Note)
 	}
-	return s.commit(&journal.Batch{Events: s.eng.take()})
+	events := s.eng.take()
+	return s.commit(&journal.Batch{Events: events, Audit: s.armingAudit(events, node.KeyNode, node.ArmingLapse)})
+}
+
+// armingAudit is the audit trail's record of the arming events among
+// events: one entry each, by keyID (the operator's key, or node.KeyNode
+// for a lapse), under a ticket named for the event, so it is unique.
+func (s *Server) armingAudit(events []node.Event, keyID string, action node.ArmingAction) []node.AuditEntry {
+	var out []node.AuditEntry
+	for _, ev := range events {
+		if ev.Kind != node.EventArmed && ev.Kind != node.EventDisarmed {
+			continue
+		}
+		vc, _ := s.cfg.Project.Venue(ev.Venue)
+		id := fmt.Sprintf("arming-%d", ev.Seq)
+		out = append(out, node.AuditEntry{Time: ev.Time, Ticket: id, KeyID: keyID,
+			Arming:  &node.ArmingChange{Action: action, Venue: ev.Venue, Environment: vc.Environment, Until: ev.Until, Note: ev.Note},
+			Outcome: node.Outcome{Ticket: id, Status: node.Accepted, Detail: ev.Note, Time: ev.Time}})
+	}
+	return out
 }
 
 // pendingAdvice is what a pending real-venue order's detail ends with.
@@ -803,7 +822,8 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 			until := now.Add(d)
 			s.eng.emit(node.Event{Time: now, Kind: node.EventArmed, Venue: name, Until: until,
 				Note: fmt.Sprintf("armed by an operator at a terminal (key %s) for %s, until %s", keyID, d, until.UTC().Format(time.RFC3339))})
-			if err := s.commit(&journal.Batch{Events: s.eng.take()}); err != nil {
+			events := s.eng.take()
+			if err := s.commit(&journal.Batch{Events: events, Audit: s.armingAudit(events, keyID, node.ArmingArm)}); err != nil {
 				aerr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the arming, so the venue stays disarmed: %v", err)
 				return
 			}
@@ -835,9 +855,10 @@ func (s *Server) disarm(w http.ResponseWriter, r *http.Request) {
 		if info, aerr = s.armInfo(name, now); aerr != nil {
 			return
 		}
-		if _, armed := s.eng.arming[name]; armed {
-			s.eng.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Note: fmt.Sprintf("disarmed by an operator (key %s)", keyID)})
-			if err := s.commit(&journal.Batch{Events: s.eng.take()}); err != nil {
+		if until, armed := s.eng.arming[name]; armed {
+			s.eng.emit(node.Event{Time: now, Kind: node.EventDisarmed, Venue: name, Until: until, Note: fmt.Sprintf("disarmed by an operator (key %s)", keyID)})
+			events := s.eng.take()
+			if err := s.commit(&journal.Batch{Events: events, Audit: s.armingAudit(events, keyID, node.ArmingDisarm)}); err != nil {
 				aerr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the disarming: %v", err)
 				return
 			}

@@ -27,20 +27,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"wicket/internal/project"
@@ -221,6 +214,7 @@ func (s *Server) rebuild() error {
 		return fmt.Errorf("node: rebuild from journal %s: %w", s.j.Path(), err)
 	}
 	if b != nil {
+		b.Audit = s.armingAudit(b.Events, node.KeyNode, node.ArmingLapse) // arming ends at every start
 		if err := s.j.Commit(b); err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
@@ -289,7 +283,9 @@ func (s *Server) step() {
 		return
 	}
 	now := s.cfg.Now()
-	s.eng.lapse(now)
+	if s.lapse(now) != nil {
+		return
+	}
 	marks := s.eng.advance(now)
 	b := &journal.Batch{Events: s.eng.take(), Marks: marks, Tick: s.eng.tick}
 	if err := s.commit(b); err != nil {
@@ -351,177 +347,6 @@ func (s *Server) Close() error {
 	return s.j.Close()
 }
 
-// --- HTTP ---
-
-// statusOf is the one place node errors become HTTP statuses.
-var statusOf = map[node.ErrorKind]int{
-	node.KindAuth:        http.StatusUnauthorized,
-	node.KindForbidden:   http.StatusForbidden,
-	node.KindBadRequest:  http.StatusBadRequest,
-	node.KindNotFound:    http.StatusNotFound,
-	node.KindRejected:    http.StatusConflict,
-	node.KindTimeout:     http.StatusGatewayTimeout,
-	node.KindUnavailable: http.StatusServiceUnavailable,
-	node.KindInternal:    http.StatusInternalServerError,
-}
-
-// Handler is the node's HTTP API.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/health", s.health)
-	mux.HandleFunc("GET /v1/snapshot", s.snapshot)
-	mux.HandleFunc("POST /v1/dry-run", s.dryRun)
-	mux.HandleFunc("POST /v1/commands", s.commands)
-	mux.HandleFunc("GET /v1/tickets/{id}", s.ticket)
-	mux.HandleFunc("GET /v1/audit", s.audit)
-	mux.HandleFunc("GET /v1/venues/{name}/arming", s.arming)
-	mux.HandleFunc("POST /v1/venues/{name}/arm", s.arm)
-	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
-			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))
-	})
-	return s.authenticate(mux)
-}
-
-type keyIDContext struct{}
-
-// authenticate reads the body (bounded), verifies the signature, and lets
-// only the control key reach POST /v1/commands.
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-		if err != nil {
-			writeError(w, node.Errorf(node.KindBadRequest, "too_large", "request body over %d bytes: a command envelope is far smaller; send one command per request", maxBody))
-			return
-		}
-		keyID, aerr := s.auth.verify(r, body)
-		if aerr != nil {
-			s.log.Warn("request refused", "code", aerr.Code, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-			writeError(w, aerr)
-			return
-		}
-		if r.Method == http.MethodPost && r.URL.Path != "/v1/dry-run" && keyID != node.KeyControl {
-			writeError(w, node.Errorf(node.KindForbidden, "observe_key_cannot_write",
-				"the %s key reads only; writes must be signed with the control key", keyID))
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyIDContext{}, keyID)))
-	})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		data = []byte(`{"error":{"kind":"internal","message":"cannot encode the answer"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
-}
-
-func writeError(w http.ResponseWriter, e *node.Error) {
-	status, ok := statusOf[e.Kind]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	writeJSON(w, status, map[string]*node.Error{"error": e})
-}
-
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	var h node.Health
-	err := s.do(r.Context(), func() {
-		status := "ok"
-		if s.fault != nil {
-			status = "failed: " + s.fault.Error()
-		}
-		h = node.Health{Status: status, Version: s.cfg.Version, TradingState: s.eng.state, Venues: s.eng.names,
-			Started: s.started, Time: s.cfg.Now(), Tick: s.eng.tick, Journal: s.j.Path()}
-	})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h)
-}
-
-func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	events := defaultEvents
-	if v := q.Get("events"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, node.Errorf(node.KindBadRequest, "bad_events", "events=%q: give a count from 0 to %d", short(v), maxEvents))
-			return
-		}
-		events = min(n, maxEvents)
-	}
-	var snap node.Snapshot
-	var serr error
-	if err := s.do(r.Context(), func() { snap, serr = s.eng.snapshot(q.Get("venue"), events, s.cfg.Now()) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	var ne *node.Error
-	if errors.As(serr, &ne) {
-		writeError(w, ne)
-		return
-	}
-	writeJSON(w, http.StatusOK, snap)
-}
-
-// readEnvelope decodes a request body strictly.
-func readEnvelope(r *http.Request) (command.Envelope, *node.Error) {
-	var env command.Envelope
-	body, _ := io.ReadAll(r.Body) // already read and bounded by authenticate
-	if err := env.UnmarshalJSON(body); err != nil {
-		return env, node.Errorf(node.KindBadRequest, "bad_command", "%v", err)
-	}
-	return env, nil
-}
-
-func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
-	env, berr := readEnvelope(r)
-	if berr != nil {
-		writeError(w, berr)
-		return
-	}
-	c := env.Command.Resolve(s.cfg.NewID)
-	var v node.Verdict
-	if err := s.do(r.Context(), func() {
-		if s.fault != nil {
-			v = node.Verdict{Command: c, Code: "journal", Reason: "the node's journal failed; restart the node", TradingState: s.eng.state}
-			return
-		}
-		v = s.eng.dryRun(c)
-	}); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
-}
-
-func (s *Server) commands(w http.ResponseWriter, r *http.Request) {
-	env, berr := readEnvelope(r)
-	if berr != nil {
-		writeError(w, berr)
-		return
-	}
-	keyID, _ := r.Context().Value(keyIDContext{}).(string)
-	c := env.Command.Resolve(s.cfg.NewID)
-	id := "tk-" + s.cfg.NewID()
-	s.tickets.open(id)
-	if err := s.enqueue(func() { s.apply(id, keyID, c, env.Reason) }); err != nil {
-		s.tickets.drop(id)
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"ticket": id, "client_order_id": c.ClientOrderID})
-}
-
 // apply runs on the fold: execute, journal, then resolve the ticket.
 func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	now := s.cfg.Now()
@@ -551,138 +376,4 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "client_order_id", out.ClientOrderID,
 		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
 	s.tickets.resolve(id, out)
-}
-
-func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	var wait time.Duration
-	if v := r.URL.Query().Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			writeError(w, node.Errorf(node.KindBadRequest, "bad_wait", "wait=%q: give a duration such as 2s (at most %s)", short(v), maxWait))
-			return
-		}
-		wait = min(d, maxWait)
-	}
-	out, ok := s.tickets.wait(r.Context(), id, wait)
-	if !ok {
-		o, found, err := s.j.Ticket(id)
-		switch {
-		case err != nil:
-			writeError(w, node.Errorf(node.KindInternal, "journal", "%v", err))
-		case !found:
-			writeError(w, node.Errorf(node.KindNotFound, "unknown_ticket",
-				"no ticket %q: it was never issued, or the node restarted before applying it; look for the order in the snapshot or the audit trail before sending again", short(id)))
-		default:
-			writeJSON(w, http.StatusOK, s.settled(r.Context(), o))
-		}
-		return
-	}
-	writeJSON(w, http.StatusOK, s.settled(r.Context(), out))
-}
-
-func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var aq node.AuditQuery
-	if v := q.Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			writeError(w, node.Errorf(node.KindBadRequest, "bad_since", "since=%q: give an RFC 3339 time such as 2025-01-02T15:04:05Z", short(v)))
-			return
-		}
-		aq.Since = t
-	}
-	if v := q.Get("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, node.Errorf(node.KindBadRequest, "bad_after", "after=%q: give an audit sequence number", short(v)))
-			return
-		}
-		aq.After = n
-	}
-	aq.ClientOrderID = q.Get("client_order_id")
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, node.Errorf(node.KindBadRequest, "bad_limit", "limit=%q: give a count from 1 to %d", short(v), journal.MaxAuditLimit))
-			return
-		}
-		aq.Limit = n
-	}
-	page, err := s.j.Audit(aq)
-	if err != nil {
-		writeError(w, node.Errorf(node.KindInternal, "journal", "%v", err))
-		return
-	}
-	writeJSON(w, http.StatusOK, page)
-}
-
-// --- listening ---
-
-// Listen opens a TCP listener on addr. It refuses any address that is not
-// loopback (127.0.0.0/8, ::1 or localhost) unless allowRemote is set; an
-// empty host means every interface and is refused the same way.
-func Listen(addr string, allowRemote bool) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, &ListenError{Addr: addr, Msg: "is not host:port (for example 127.0.0.1:7879)"}
-	}
-	if !allowRemote && !isLoopback(host) {
-		return nil, &ListenError{Addr: addr, Remote: true,
-			Msg: "is not a loopback address; the node listens on loopback only (use 127.0.0.1), unless started with --allow-remote"}
-	}
-	ln, err := net.Listen("tcp", addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("listen on %s: %w: another process (perhaps another node) holds it; stop it, or choose another address with --listen", addr, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return ln, nil
-}
-
-// ListenError is Listen's refusal of an address.
-type ListenError struct {
-	Addr   string
-	Remote bool // the address is valid but not loopback
-	Msg    string
-}
-
-func (e *ListenError) Error() string { return fmt.Sprintf("listen address %q %s", e.Addr, e.Msg) }
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// Serve serves the API on ln until ctx is done, then shuts down gracefully
-// and closes the node.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      maxWait + 15*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if serr := hs.Shutdown(sctx); serr != nil && err == nil {
-		err = serr
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return errors.Join(err, s.Close())
 }

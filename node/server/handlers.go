@@ -1,0 +1,223 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/journal"
+)
+
+// The node's HTTP API: handlers only authenticate (auth.go), decode,
+// enqueue onto the fold and wait.
+
+// statusOf is the one place node errors become HTTP statuses.
+var statusOf = map[node.ErrorKind]int{
+	node.KindAuth:        http.StatusUnauthorized,
+	node.KindForbidden:   http.StatusForbidden,
+	node.KindBadRequest:  http.StatusBadRequest,
+	node.KindNotFound:    http.StatusNotFound,
+	node.KindRejected:    http.StatusConflict,
+	node.KindTimeout:     http.StatusGatewayTimeout,
+	node.KindUnavailable: http.StatusServiceUnavailable,
+	node.KindInternal:    http.StatusInternalServerError,
+}
+
+// Handler is the node's HTTP API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", s.health)
+	mux.HandleFunc("GET /v1/snapshot", s.snapshot)
+	mux.HandleFunc("POST /v1/dry-run", s.dryRun)
+	mux.HandleFunc("POST /v1/commands", s.commands)
+	mux.HandleFunc("GET /v1/tickets/{id}", s.ticket)
+	mux.HandleFunc("GET /v1/audit", s.audit)
+	mux.HandleFunc("GET /v1/venues/{name}/arming", s.arming)
+	mux.HandleFunc("POST /v1/venues/{name}/arm", s.arm)
+	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
+			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))
+	})
+	return s.authenticate(mux)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"error":{"kind":"internal","message":"cannot encode the answer"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n')) //nolint:errcheck // the client went away
+}
+
+func writeError(w http.ResponseWriter, e *node.Error) {
+	status, ok := statusOf[e.Kind]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeJSON(w, status, map[string]*node.Error{"error": e})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	var h node.Health
+	err := s.do(r.Context(), func() {
+		status := "ok"
+		if s.fault != nil {
+			status = "failed: " + s.fault.Error()
+		}
+		h = node.Health{Status: status, Version: s.cfg.Version, TradingState: s.eng.state, Venues: s.eng.names,
+			Started: s.started, Time: s.cfg.Now(), Tick: s.eng.tick, Journal: s.j.Path()}
+	})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	events := defaultEvents
+	if v := q.Get("events"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, node.Errorf(node.KindBadRequest, "bad_events", "events=%q: give a count from 0 to %d", short(v), maxEvents))
+			return
+		}
+		events = min(n, maxEvents)
+	}
+	var snap node.Snapshot
+	var serr error
+	if err := s.do(r.Context(), func() { snap, serr = s.eng.snapshot(q.Get("venue"), events, s.cfg.Now()) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	var ne *node.Error
+	if errors.As(serr, &ne) {
+		writeError(w, ne)
+		return
+	}
+	writeJSON(w, http.StatusOK, snap)
+}
+
+// readEnvelope decodes a request body strictly.
+func readEnvelope(r *http.Request) (command.Envelope, *node.Error) {
+	var env command.Envelope
+	body, _ := io.ReadAll(r.Body) // already read and bounded by authenticate
+	if err := env.UnmarshalJSON(body); err != nil {
+		return env, node.Errorf(node.KindBadRequest, "bad_command", "%v", err)
+	}
+	return env, nil
+}
+
+func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
+	env, berr := readEnvelope(r)
+	if berr != nil {
+		writeError(w, berr)
+		return
+	}
+	c := env.Command.Resolve(s.cfg.NewID)
+	var v node.Verdict
+	if err := s.do(r.Context(), func() {
+		if s.fault != nil {
+			v = node.Verdict{Command: c, Code: "journal", Reason: "the node's journal failed; restart the node", TradingState: s.eng.state}
+			return
+		}
+		v = s.eng.dryRun(c)
+	}); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) commands(w http.ResponseWriter, r *http.Request) {
+	env, berr := readEnvelope(r)
+	if berr != nil {
+		writeError(w, berr)
+		return
+	}
+	keyID, _ := r.Context().Value(keyIDContext{}).(string)
+	c := env.Command.Resolve(s.cfg.NewID)
+	id := "tk-" + s.cfg.NewID()
+	s.tickets.open(id)
+	if err := s.enqueue(func() { s.apply(id, keyID, c, env.Reason) }); err != nil {
+		s.tickets.drop(id)
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"ticket": id, "client_order_id": c.ClientOrderID})
+}
+
+func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeError(w, node.Errorf(node.KindBadRequest, "bad_wait", "wait=%q: give a duration such as 2s (at most %s)", short(v), maxWait))
+			return
+		}
+		wait = min(d, maxWait)
+	}
+	out, ok := s.tickets.wait(r.Context(), id, wait)
+	if !ok {
+		o, found, err := s.j.Ticket(id)
+		switch {
+		case err != nil:
+			writeError(w, node.Errorf(node.KindInternal, "journal", "%v", err))
+		case !found:
+			writeError(w, node.Errorf(node.KindNotFound, "unknown_ticket",
+				"no ticket %q: it was never issued, or the node restarted before applying it; look for the order in the snapshot or the audit trail before sending again", short(id)))
+		default:
+			writeJSON(w, http.StatusOK, s.settled(r.Context(), o))
+		}
+		return
+	}
+	writeJSON(w, http.StatusOK, s.settled(r.Context(), out))
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var aq node.AuditQuery
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			writeError(w, node.Errorf(node.KindBadRequest, "bad_since", "since=%q: give an RFC 3339 time such as 2025-01-02T15:04:05Z", short(v)))
+			return
+		}
+		aq.Since = t
+	}
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, node.Errorf(node.KindBadRequest, "bad_after", "after=%q: give an audit sequence number", short(v)))
+			return
+		}
+		aq.After = n
+	}
+	aq.ClientOrderID = q.Get("client_order_id")
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, node.Errorf(node.KindBadRequest, "bad_limit", "limit=%q: give a count from 1 to %d", short(v), journal.MaxAuditLimit))
+			return
+		}
+		aq.Limit = n
+	}
+	page, err := s.j.Audit(aq)
+	if err != nil {
+		writeError(w, node.Errorf(node.KindInternal, "journal", "%v", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
