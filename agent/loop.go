@@ -311,8 +311,17 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 			return refused(text, outcome, by)
 		}
 	}
+	// From here the command is sent (or maybe sent), so it counts. The
+	// warnings go out before the send: a notification emitted during the
+	// node's round trip reaches an HTTP client on the call's stream, while
+	// one emitted just before the handler returns can be lost there (mcp-go
+	// v1.2.1's POST forwarder drops a notification it has taken off the
+	// session's channel once the response path has closed the stream).
+	warnings := hold.Commit()
+	for _, w := range warnings {
+		notify(ctx, mcp.LoggingLevelWarning, w)
+	}
 	res := send()
-	warnings := hold.Commit() // sent (or maybe sent): it counts
 	res.approval, res.approvedBy = outcome, by
 	if m, ok := res.structured.(map[string]any); ok {
 		if outcome != "" {
@@ -324,9 +333,6 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 		if len(warnings) > 0 {
 			m["warnings"] = warnings
 		}
-	}
-	for _, w := range warnings {
-		notify(ctx, mcp.LoggingLevelWarning, w)
 	}
 	return res
 }
