@@ -127,3 +127,39 @@ func TestElicitShowsVenueEnvironmentAndArming(t *testing.T) {
 		t.Errorf("at the venue: %+v, want one order with client id %s", orders, want)
 	}
 }
+
+// TestApproveShowsLiveVenueFirst: `wicket approve` on a pseudo-terminal
+// shows a command for a live venue with the live line before anything
+// else, and its environment and armed state in plain words; a decline
+// sends nothing.
+func TestApproveShowsLiveVenueFirst(t *testing.T) {
+	n, f := binanceNode(t)
+	proj := newProject(t)
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr, "--approval", "operator")
+	term := startApprove(t, proj)
+	term.waitFor("Nothing is waiting.", 1)
+	order := `"venue":"bnlive","symbol":"BTCUSDT","side":"buy","type":"market","quantity":"0.01"`
+	prev := object(t, s.call(t, "submit_order", "{"+order+"}"))
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		done <- s.call(t, "submit_order", "{"+order+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)
+	}()
+	out := term.waitFor("Send it?", 1)
+	_, shown, _ := strings.Cut(out, "--- waiting for approval")
+	_, shown, _ = strings.Cut(shown, "\n")
+	if !strings.HasPrefix(strings.TrimLeft(shown, "\r\n"), "LIVE VENUE bnlive (binance live): this is real money; disarmed") {
+		t.Errorf("wicket approve does not lead with the live venue:\n%s", out)
+	}
+	for _, w := range []string{"environment LIVE (real money)", "DISARMED: the node refuses its orders until an operator arms it", "dry run: the node would REJECT it"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("wicket approve did not show %q:\n%s", w, out)
+		}
+	}
+	term.typeLine("n")
+	if res := <-done; !res.IsError || !strings.Contains(text(res), "REFUSED [approval] the operator declined") {
+		t.Errorf("declined: %q", text(res))
+	}
+	if len(f.Orders()) != 0 {
+		t.Error("a declined live order reached the venue")
+	}
+}
