@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -214,4 +215,57 @@ func TestHTTPElicitPerSession(t *testing.T) {
 	}
 	bEl.mu.Unlock()
 	assertOrders(t, n, 1)
+}
+
+// TestHTTPRunLinks: over HTTP a run_backtest answer's resource_link
+// resolves in its session, the trades page through to the end (each once),
+// a sweep's link resolves too, and another caller's session cannot read
+// the run (each session keeps its own runs).
+func TestHTTPRunLinks(t *testing.T) {
+	proj := seededProject(t)
+	alice := addCaller(t, proj, "alice", agent.ProfileReadOnly)
+	bob := addCaller(t, proj, "bob", agent.ProfileReadOnly)
+	h := startHTTP(t, nil, proj)
+	a, b := h.connect(t, alice), h.connect(t, bob)
+	src := templateSource(t, a, "ema_long_short")
+	r := a.call(t, "run_backtest", fmt.Sprintf(`{"source":%q,"series":"BTC-USD@1h","params":{"fast":2,"slow":4},"trades_limit":0}`, src))
+	ans := object(t, r)
+	link, ok := runLinkOf(r)
+	if !ok || link.URI != ans["run_uri"] || len(ans["trades"].([]any)) != 0 {
+		t.Fatalf("answer: link %+v, run_uri %v, %d trades", link, ans["run_uri"], len(ans["trades"].([]any)))
+	}
+	full := resourceJSON(t, a, link.URI)
+	total := int(full["trades_count"].(float64))
+	if total != 500 || full["equity"] == nil {
+		t.Fatalf("run resource over HTTP: trades_count %v, keys %v", full["trades_count"], keys(full))
+	}
+	seen := map[string]bool{}
+	for uri, pages := full["trades_uri"].(string), 0; uri != ""; pages++ {
+		if pages > total/100+1 {
+			t.Fatal("paging does not end")
+		}
+		page := resourceJSON(t, a, uri)
+		for _, tr := range page["trades"].([]any) {
+			j, _ := json.Marshal(tr)
+			if seen[string(j)] {
+				t.Errorf("trade listed twice: %s", j)
+			}
+			seen[string(j)] = true
+		}
+		uri, _ = page["next"].(string)
+	}
+	if len(seen) != total {
+		t.Errorf("paged %d distinct trades of %d", len(seen), total)
+	}
+
+	sw := a.call(t, "run_sweep", fmt.Sprintf(`{"source":%q,"series":"BTC-USD@1d","grid":{"fast":[5,10],"slow":[30,50]}}`, templateSource(t, a, "sma_cross")))
+	if l, ok := runLinkOf(sw); !ok || resourceJSON(t, a, l.URI)["series"] != "BTC-USD@1d" {
+		t.Errorf("sweep link over HTTP: %+v", l)
+	}
+
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = link.URI
+	if _, err := b.ReadResource(context.Background(), req); err == nil || !strings.Contains(err.Error(), "no stored run") {
+		t.Errorf("bob read alice's run: %v", err)
+	}
 }
