@@ -123,8 +123,13 @@ func TestCompactBacktestAnswer(t *testing.T) {
 	}
 }
 
-// TestBacktestAnswerSizes: the default run_backtest answer stays under
-// 8 KB for every template on every demo series.
+// TestBacktestAnswerSizes: the default run_backtest answer (the whole
+// tools/call result: text, structured content and link) stays under 8 KB
+// for every template on every demo series. To keep the bound meaningful
+// each answer must be a full one — metrics, settings, warnings, a full
+// list of 10 trades (every template trades at least that often on the demo
+// data, gapped openings included), no curve, a run link — and a run that
+// piles on every range and fill warning the engine has stays under it too.
 func TestBacktestAnswerSizes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("72 backtests")
@@ -142,19 +147,52 @@ func TestBacktestAnswerSizes(t *testing.T) {
 	if len(series) < 8 || len(templates) < 9 {
 		t.Fatalf("%d series, %d templates", len(series), len(templates))
 	}
-	largest := 0
+	const limit = 8192
+	size := func(r *mcp.CallToolResult) int {
+		b, _ := json.Marshal(r)
+		return len(b)
+	}
+	largest, largestAt, warned := 0, "", 0
+	var largestSrc, largestSeries string
 	for _, tpl := range templates {
 		src := templateSource(t, s, tpl)
 		for _, ser := range series {
 			r := s.call(t, "run_backtest", fmt.Sprintf(`{"source":%q,"series":%q}`, src, ser))
-			b, _ := json.Marshal(r)
-			if r.IsError || len(b) >= 8192 {
-				t.Errorf("%s on %s: %d bytes (error %v): %.200s", tpl, ser, len(b), r.IsError, text(r))
+			n := size(r)
+			if r.IsError || n >= limit {
+				t.Errorf("%s on %s: %d bytes (error %v): %.200s", tpl, ser, n, r.IsError, text(r))
+				continue
 			}
-			largest = max(largest, len(b))
+			ans := object(t, r)
+			trades, _ := ans["trades"].([]any)
+			w, _ := ans["warnings"].([]any)
+			_, linked := runLinkOf(r)
+			if len(trades) != 10 || ans["metrics"] == nil || ans["settings"] == nil || ans["warnings"] == nil || ans["equity"] != nil || !linked {
+				t.Errorf("%s on %s is not a full default answer: %d trades, equity %v, link %v, keys %v", tpl, ser, len(trades), ans["equity"] != nil, linked, keys(ans))
+			}
+			if len(w) > 0 {
+				warned++
+			}
+			if n > largest {
+				largest, largestAt, largestSrc, largestSeries = n, tpl+" on "+ser, src, ser
+			}
 		}
 	}
-	t.Logf("largest default run_backtest answer: %d bytes", largest)
+	if warned == 0 {
+		t.Error("no default answer carried a warning: the bound was never measured with one")
+	}
+	t.Logf("largest default run_backtest answer: %d bytes (%s); %d of %d answers carry warnings",
+		largest, largestAt, warned, len(templates)*len(series))
+
+	// The largest again, with a range wider than the data on both sides and
+	// fill=close: three more warnings.
+	r := s.call(t, "run_backtest", fmt.Sprintf(`{"source":%q,"series":%q,"from":"1990-01-01","to":"2090-01-01","fill":"close"}`, largestSrc, largestSeries))
+	ans := object(t, r)
+	if w, _ := ans["warnings"].([]any); len(w) < 3 || size(r) >= limit {
+		t.Errorf("%s with every range and fill warning: %d bytes, warnings %v", largestAt, size(r), w)
+	} else {
+		t.Logf("with %d warnings: %d bytes", len(w), size(r))
+	}
 }
 
 func templateSource(t *testing.T, s *session, name string) string {

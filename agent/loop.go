@@ -191,30 +191,77 @@ func (l *writeLoop) take(tok string, p node.Preview) quote {
 	return q
 }
 
-// venueWords is the venue's environment and the node's trading state, as
-// the preview's snapshot showed them.
+// venueWords is, in plain words, each venue the command touches as the
+// preview's snapshot showed it — its kind, environment (paper, testnet or
+// live: real money) and armed state, a live venue first — and the node's
+// trading state.
 func venueWords(p node.Preview, snap *node.Snapshot) string {
 	name := p.Command.Venue
 	if snap == nil {
 		if name == "" {
-			return "every venue (the node could not be read at preview time)"
+			return "every venue (the node could not be read at preview time, so its environment and armed state are unknown)"
 		}
-		return name + " (the node could not be read at preview time)"
+		return name + " (the node could not be read at preview time, so its environment and armed state are unknown)"
 	}
-	var kinds []string
+	currency := map[string]string{}
 	for _, v := range snap.Venues {
-		if name == "" || v.Name == name {
-			env := v.Kind
-			if env == "paper" {
-				env = "paper (simulated; nothing reaches an exchange)"
-			}
-			kinds = append(kinds, fmt.Sprintf("%s: environment %s, currency %s", v.Name, env, v.Currency))
+		currency[v.Name] = v.Currency
+	}
+	var live, other []string
+	for _, v := range p.Venues {
+		w := oneVenueWords(v, currency[v.Name])
+		if v.Environment == envLive {
+			live = append(live, w)
+		} else {
+			other = append(other, w)
 		}
 	}
-	if len(kinds) == 0 {
-		kinds = append(kinds, name+": not in the node's snapshot")
+	all := append(live, other...)
+	if len(all) == 0 {
+		all = append(all, name+": not in the node's snapshot")
 	}
-	return strings.Join(kinds, "; ") + fmt.Sprintf("; node trading state %s", snap.TradingState)
+	return strings.Join(all, "; ") + fmt.Sprintf("; node trading state %s", snap.TradingState)
+}
+
+// envLive is the environment of a real-money venue (node.Venue.Environment).
+const envLive = "live"
+
+// oneVenueWords is one venue's environment and armed state.
+func oneVenueWords(v node.PreviewVenue, currency string) string {
+	var env string
+	switch {
+	case v.Environment == envLive:
+		env = "LIVE (real money)"
+	case v.Kind == "paper":
+		env = "paper (simulated by the node; nothing reaches an exchange)"
+	case v.Environment == "paper":
+		env = "paper (the broker's paper account; no real money)"
+	case v.Environment == "testnet":
+		env = "testnet (the exchange's test network; no real money)"
+	case v.Environment == "":
+		env = "not shown by the node"
+	default:
+		env = v.Environment
+	}
+	var armed string
+	switch {
+	case v.Kind == "paper":
+		armed = "armed (a paper venue always is)"
+	case v.Armed && !v.ArmedUntil.IsZero():
+		armed = "armed by an operator until " + v.ArmedUntil.UTC().Format("2006-01-02 15:04:05 UTC")
+	case v.Armed:
+		armed = "armed by an operator"
+	default:
+		armed = "DISARMED: the node refuses its orders until an operator arms it at a terminal"
+	}
+	w := fmt.Sprintf("%s (%s venue): environment %s; %s", v.Name, v.Kind, env, armed)
+	if v.Environment == envLive {
+		w = "LIVE VENUE, REAL MONEY: " + w
+	}
+	if currency != "" {
+		w += "; currency " + currency
+	}
+	return w
 }
 
 func dryRunWords(p node.Preview) string {
@@ -246,7 +293,7 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 	if mode := l.cfg.mode(); mode != project.ApprovalNone {
 		req := approval.Request{
 			ID: tok, Session: l.session, Tool: tool, Command: approval.Words(p.Command), Reason: p.Reason,
-			Guardrail: p.Guardrail.Summary(), DryRun: dryRunWords(p), Venue: q.venue, Project: l.cfg.Project,
+			Guardrail: p.Guardrail.Summary(), DryRun: dryRunWords(p), Venue: q.venue, Attention: p.Attention(), Project: l.cfg.Project,
 		}
 		deadline := q.expires
 		if l.cfg.Timeout > 0 && l.now().Add(l.cfg.Timeout).Before(deadline) {
@@ -264,8 +311,17 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 			return refused(text, outcome, by)
 		}
 	}
+	// From here the command is sent (or maybe sent), so it counts. The
+	// warnings go out before the send: a notification emitted during the
+	// node's round trip reaches an HTTP client on the call's stream, while
+	// one emitted just before the handler returns can be lost there (mcp-go
+	// v1.2.1's POST forwarder drops a notification it has taken off the
+	// session's channel once the response path has closed the stream).
+	warnings := hold.Commit()
+	for _, w := range warnings {
+		notify(ctx, mcp.LoggingLevelWarning, w)
+	}
 	res := send()
-	warnings := hold.Commit() // sent (or maybe sent): it counts
 	res.approval, res.approvedBy = outcome, by
 	if m, ok := res.structured.(map[string]any); ok {
 		if outcome != "" {
@@ -277,9 +333,6 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 		if len(warnings) > 0 {
 			m["warnings"] = warnings
 		}
-	}
-	for _, w := range warnings {
-		notify(ctx, mcp.LoggingLevelWarning, w)
 	}
 	return res
 }
@@ -297,7 +350,7 @@ func (l *writeLoop) elicit(ctx context.Context, req approval.Request) (outcome, 
 	ectx, cancel := context.WithDeadline(ctx, req.Expires)
 	defer cancel()
 	res, err := srv.RequestElicitation(ectx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
-		Message:         "The agent asks to send this command. Approve only if you want it sent now.\n" + req.Describe(l.now()),
+		Message:         req.Elicitation(l.now()),
 		RequestedSchema: elicitSchema,
 	}})
 	switch {

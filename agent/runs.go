@@ -19,8 +19,14 @@ import (
 
 // Run store bounds.
 const (
-	maxStoredRuns = 100 // the newest runs are kept; the oldest is forgotten first
+	maxStoredRuns = 100 // a session's newest runs are kept; the oldest is forgotten first
 	runTradesPage = 100 // trades per page of wicket://runs/{id}/trades/{cursor}
+	// maxPoolBytes bounds the run reports the whole process keeps, as JSON,
+	// across every session's store: over HTTP there is a store per session
+	// (up to the session cap), and 100 full reports of 500 trades each are
+	// several megabytes. Past it the process's oldest run is forgotten,
+	// whichever session it belongs to.
+	maxPoolBytes = 64 << 20
 )
 
 const (
@@ -31,38 +37,92 @@ const (
 
 func runURI(id string) string { return uriRunsPrefix + id }
 
-// runStore keeps the last maxStoredRuns full reports by run id.
+// runStore keeps one session's last maxStoredRuns full reports by run id,
+// as JSON, inside the process-wide byte bound of its pool.
 type runStore struct {
+	pool *runPool
+
 	mu    sync.Mutex
 	order []string
-	runs  map[string]storedRun
+	runs  map[string]keptRun
+	gen   uint64
 }
 
+// storedRun is a run's full report.
 type storedRun struct {
-	kind   string         // "backtest"
+	kind   string         // "backtest", "sweep", "walk-forward"
 	report map[string]any // the full report
 }
 
-func newRunStore() *runStore { return &runStore{runs: map[string]storedRun{}} }
+// keptRun is a stored run as the store holds it: its report as JSON.
+type keptRun struct {
+	kind string
+	body []byte
+	gen  uint64 // which put kept it (a pool entry of an older one is stale)
+}
 
+func newRunStore() *runStore { return newRunStoreIn(processRuns) }
+
+func newRunStoreIn(p *runPool) *runStore {
+	return &runStore{pool: p, runs: map[string]keptRun{}}
+}
+
+// put keeps r under id; a report that cannot be encoded is not kept.
 func (s *runStore) put(id string, r storedRun) {
+	body, err := json.Marshal(r.report)
+	if err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.runs[id]; !ok {
+	s.gen++
+	gen := s.gen
+	freed := 0
+	if old, ok := s.runs[id]; ok {
+		freed += len(old.body)
+	} else {
 		s.order = append(s.order, id)
 	}
-	s.runs[id] = r
+	s.runs[id] = keptRun{kind: r.kind, body: body, gen: gen}
 	for len(s.order) > maxStoredRuns {
+		freed += len(s.runs[s.order[0]].body)
 		delete(s.runs, s.order[0])
 		s.order = s.order[1:]
 	}
+	s.mu.Unlock()
+	s.pool.add(poolEntry{store: s, id: id, gen: gen, size: len(body)}, freed)
+}
+
+// dropIf forgets id if it is still the run put as gen, and returns the
+// bytes freed.
+func (s *runStore) dropIf(id string, gen uint64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[id]
+	if !ok || r.gen != gen {
+		return 0
+	}
+	delete(s.runs, id)
+	for i, o := range s.order {
+		if o == id {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	return len(r.body)
 }
 
 func (s *runStore) get(id string) (storedRun, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, ok := s.runs[id]
-	return r, ok
+	s.mu.Unlock()
+	if !ok {
+		return storedRun{}, false
+	}
+	var report map[string]any
+	if json.Unmarshal(r.body, &report) != nil {
+		return storedRun{}, false
+	}
+	return storedRun{kind: r.kind, report: report}, true
 }
 
 // ids lists the stored run ids, newest first (for completions and errors).
@@ -74,6 +134,70 @@ func (s *runStore) ids() []string {
 		out = append(out, s.order[i])
 	}
 	return out
+}
+
+// runPool bounds the bytes the run stores of one process hold together;
+// the oldest run in the process goes first.
+type runPool struct {
+	limit int
+
+	mu        sync.Mutex
+	used      int
+	entries   []poolEntry // oldest first
+	compactAt int         // sweep stale entries when there are this many
+}
+
+type poolEntry struct {
+	store *runStore
+	id    string
+	gen   uint64
+	size  int
+}
+
+// processRuns is the pool of every run store of this process.
+var processRuns = &runPool{limit: maxPoolBytes}
+
+// add accounts a kept run (and the bytes its store already let go of) and
+// forgets the process's oldest runs while the pool is over its bound; the
+// newest run is always kept.
+func (p *runPool) add(e poolEntry, freed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.used += e.size - freed
+	p.entries = append(p.entries, e)
+	for p.used > p.limit && len(p.entries) > 1 {
+		old := p.entries[0]
+		p.entries = p.entries[1:]
+		p.used -= old.store.dropIf(old.id, old.gen) // 0 for one its store already let go of
+	}
+	// Entries whose runs their stores let go of (by count, or replaced)
+	// are stale: drop them from the front, and now and then from
+	// everywhere, so the list stays bounded by the runs really kept.
+	for len(p.entries) > 1 && !p.entries[0].live() {
+		p.entries = p.entries[1:]
+	}
+	if len(p.entries) >= max(p.compactAt, poolCompactMin) {
+		live := p.entries[:0]
+		for _, e := range p.entries {
+			if e.live() {
+				live = append(live, e)
+			}
+		}
+		clear(p.entries[len(live):])
+		p.entries = live
+		p.compactAt = 2 * len(live)
+	}
+}
+
+// poolCompactMin is the fewest entries at which the pool sweeps out stale
+// ones.
+const poolCompactMin = 1024
+
+func (e poolEntry) live() bool {
+	e.store.mu.Lock()
+	defer e.store.mu.Unlock()
+	r, ok := e.store.runs[e.id]
+	return ok && r.gen == e.gen
 }
 
 // backtest stores a full report under id and returns the answer: the
@@ -143,7 +267,8 @@ func (s *runStore) unknown(id string) error {
 	if len(known) > 0 {
 		hint = "newest: " + strings.Join(known, ", ")
 	}
-	return fmt.Errorf("no stored run %q (this server keeps the last %d runs of its session; %s)", id, maxStoredRuns, hint)
+	return fmt.Errorf("no stored run %q (this server keeps the last %d runs of its session, and fewer when the process's %d MiB for run reports is full; %s)",
+		id, maxStoredRuns, maxPoolBytes>>20, hint)
 }
 
 // addRunResources registers the run templates (when run_backtest is served).

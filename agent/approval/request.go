@@ -29,21 +29,45 @@ const (
 // Request is one confirmed write waiting for a person, with the facts its
 // preview showed.
 type Request struct {
-	ID        string    `json:"id"`      // the preview token
-	Session   string    `json:"session"` // the MCP session that asks
-	Tool      string    `json:"tool"`
-	Command   string    `json:"command"` // the resolved command in plain words
-	Reason    string    `json:"reason,omitempty"`
-	Guardrail string    `json:"guardrail"`  // the client-side check, in words
-	DryRun    string    `json:"dry_run"`    // the node's dry run, in words
-	Venue     string    `json:"venue"`      // the venue's environment and state
+	ID        string `json:"id"`      // the preview token
+	Session   string `json:"session"` // the MCP session that asks
+	Tool      string `json:"tool"`
+	Command   string `json:"command"` // the resolved command in plain words
+	Reason    string `json:"reason,omitempty"`
+	Guardrail string `json:"guardrail"` // the client-side check, in words
+	DryRun    string `json:"dry_run"`   // the node's dry run, in words
+	Venue     string `json:"venue"`     // the venue's environment and armed state
+	// Attention is said before anything else when the command touches a
+	// live venue (real money); empty otherwise.
+	Attention string    `json:"attention,omitempty"`
 	Expires   time.Time `json:"expires"`    // the decision must come before this
 	Server    int       `json:"server_pid"` // filled by the queue
 	Project   string    `json:"project,omitempty"`
 }
 
-// Describe is the request in plain words, one fact a line.
+// ElicitIntro is the line an elicitation puts before the facts.
+const ElicitIntro = "The agent asks to send this command. Approve only if you want it sent now."
+
+// Describe is the request in plain words, one fact a line; a live venue's
+// attention line comes first.
 func (r Request) Describe(now time.Time) string {
+	return r.lead() + r.facts(now)
+}
+
+// Elicitation is the message an MCP elicitation shows: the live venue's
+// attention line first, then ElicitIntro, then the facts.
+func (r Request) Elicitation(now time.Time) string {
+	return r.lead() + ElicitIntro + "\n" + r.facts(now)
+}
+
+func (r Request) lead() string {
+	if r.Attention == "" {
+		return ""
+	}
+	return r.Attention + "\n"
+}
+
+func (r Request) facts(now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", r.Command)
 	if r.Reason != "" {
