@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"golang.org/x/term"
@@ -15,10 +14,11 @@ func isTerminal(f any) bool {
 	return ok && term.IsTerminal(int(fd.Fd()))
 }
 
-// isCharDevice reports whether r is a character device (a terminal, or
-// /dev/null): wicket trade prompts on one instead of echoing each line, and
-// wicket approve refuses anything else.
-func isCharDevice(r io.Reader) bool {
+// isCharDevice reports whether r (a stream) is a character device (a
+// terminal, or /dev/null): wicket trade prompts on one instead of echoing
+// each line, wicket approve refuses anything else, and the research
+// progress bar draws only on one.
+func isCharDevice(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false

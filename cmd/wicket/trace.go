@@ -317,23 +317,3 @@ func traceDash(s string) string {
 }
 
 func traceTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
-
-// traceJSONLines writes entries as trace lines (the files' own format).
-func traceJSONLines(w io.Writer, entries []trace.Entry) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, e := range entries {
-		if err := enc.Encode(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// traceJSON writes one indented JSON document.
-func traceJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}

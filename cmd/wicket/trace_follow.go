@@ -18,7 +18,7 @@ func traceFollow(ctx context.Context, o *traceOptions, _ []string) error {
 	}
 	var print func(trace.Entry) error
 	if o.json {
-		print = func(e trace.Entry) error { return traceJSONLines(o.stdout, []trace.Entry{e}) }
+		print = func(e trace.Entry) error { return writeJSONLines(o.stdout, []trace.Entry{e}) }
 	} else {
 		const row = "%-24s  %-13s  %5s  %-17s  %-7s  %8s  %s\n"
 		if _, err := fmt.Fprintf(o.stdout, row, "TIME", "SESSION", "SEQ", "TOOL", "VERDICT", "MS", "DETAIL"); err != nil {

@@ -15,7 +15,7 @@ func traceList(_ context.Context, o *traceOptions, _ []string) error {
 		entries = entries[len(entries)-o.limit:]
 	}
 	if o.json {
-		return traceJSONLines(o.stdout, entries)
+		return writeJSONLines(o.stdout, entries)
 	}
 	if len(entries) == 0 {
 		o.noEntries()

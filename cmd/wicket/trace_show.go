@@ -44,7 +44,7 @@ func traceShowSeq(o *traceOptions, seq int64) error {
 		return usagef("seq %d appears in %d sessions (%s); pick one with --session ID", seq, len(sessions), strings.Join(list, ", "))
 	}
 	if o.json {
-		return traceJSON(o.stdout, hits[0])
+		return writeJSON(o.stdout, hits[0])
 	}
 	for i, e := range hits {
 		if i > 0 {
@@ -160,7 +160,7 @@ func traceShowToken(ctx context.Context, o *traceOptions, token string) error {
 		v.Node = recs[v.ClientOrderID]
 	}
 	if o.json {
-		return traceJSON(o.stdout, v)
+		return writeJSON(o.stdout, v)
 	}
 	tw := traceTable(o.stdout)
 	fmt.Fprintf(tw, "token\t%s\n", v.Token)

@@ -15,7 +15,7 @@ func traceStats(_ context.Context, o *traceOptions, _ []string) error {
 	}
 	s := trace.Summarize(entries)
 	if o.json {
-		return traceJSON(o.stdout, s)
+		return writeJSON(o.stdout, s)
 	}
 	if len(entries) == 0 {
 		o.noEntries()

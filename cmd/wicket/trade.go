@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 
@@ -216,7 +214,7 @@ func tradeOneShot(c *cli.Context, tr *trade.Client, cmd command.Command, ln trad
 			res.Note += "; a new client_order_id is minted then, unless you give client_order_id=ID"
 		}
 		if ln.JSON() {
-			return writeTradeJSON(w, res)
+			return writeJSON(w, res)
 		}
 		trade.PrintPreview(w, p)
 		fmt.Fprintln(w, res.Note)
@@ -228,20 +226,13 @@ func tradeOneShot(c *cli.Context, tr *trade.Client, cmd command.Command, ln trad
 	o := tr.Send(c.Context, p)
 	res.Sent, res.Outcome = o.Status != trade.SendFailed, &o
 	if ln.JSON() {
-		if err := writeTradeJSON(w, res); err != nil {
+		if err := writeJSON(w, res); err != nil {
 			return err
 		}
 	} else {
 		trade.PrintOutcome(w, o)
 	}
 	return o.Err()
-}
-
-func writeTradeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 func tradeSnapshotAction(c *cli.Context) error {
@@ -266,7 +257,7 @@ func tradeSnapshotAction(c *cli.Context) error {
 		return fmt.Errorf("cannot read the node: %w", err)
 	}
 	if c.Bool("json") {
-		return writeTradeJSON(c.App.Writer, snap)
+		return writeJSON(c.App.Writer, snap)
 	}
 	return trade.PrintSnapshot(c.App.Writer, snap)
 }
@@ -287,7 +278,7 @@ func tradeTicketAction(c *cli.Context) error {
 	o := trade.OutcomeOf(res)
 	o.Ticket = id
 	if c.Bool("json") {
-		return writeTradeJSON(c.App.Writer, o)
+		return writeJSON(c.App.Writer, o)
 	}
 	if o.Status == string(node.Pending) {
 		o.Note = "the node has not finished it yet; look again, or check the snapshot"
