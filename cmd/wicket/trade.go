@@ -56,6 +56,9 @@ func tradeCommand() *cli.Command {
 			"   submit buy 0.5 BTC-USD limit 41000 --reason \"breakout retest\"\n\n" +
 			"Every write shows its preview (the resolved command, the guardrail's checks with their numbers, the node's " +
 			"dry run) and asks send? [y/N]; then the outcome is awaited for 2 s. Type help, or help VERB, at the prompt.\n\n" +
+			"At a terminal the line is edited as in a shell: the arrow keys move in it and recall this session's command " +
+			"lines (never the answers), Ctrl-R searches them, Ctrl-C (or Ctrl-D on an empty line) leaves; history lists them and !N runs one " +
+			"again, previewed again.\n\n" +
 			"`wicket trade VERB ...` previews one command and exits without sending; add --yes to send it (exit 1 when the " +
 			"node rejects it). `wicket trade VERB --help` shows a verb's fields.\n\n" +
 			"The node is --node HOST:PORT, else wicket.toml [node] address. Keys come from WICKET_NODE_OBSERVE_KEY and " +
