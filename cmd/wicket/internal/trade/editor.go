@@ -43,7 +43,14 @@ func newTerminalEditor(f *os.File, out io.Writer) (*lineEditor, error) {
 	if !ok || !term.IsTerminal(int(f.Fd())) || !term.IsTerminal(int(of.Fd())) {
 		return nil, nil
 	}
-	fd := int(f.Fd())
+	if f == os.Stdin && of == os.Stdout {
+		// readline's own terminal handling, made for these two on every
+		// platform (on Windows its console reader turns keys into the
+		// sequences it reads).
+		stdin := readline.NewCancelableStdin(readline.Stdin)
+		return newLineEditor(stdin, &readline.Config{Stdin: stdin, Stdout: out})
+	}
+	fd, ofd := int(f.Fd()), int(of.Fd())
 	var saved *term.State
 	stdin := readline.NewCancelableStdin(f)
 	return newLineEditor(stdin, &readline.Config{
@@ -65,7 +72,7 @@ func newTerminalEditor(f *os.File, out io.Writer) (*lineEditor, error) {
 			return err
 		},
 		FuncGetWidth: func() int {
-			if w, _, err := term.GetSize(int(of.Fd())); err == nil {
+			if w, _, err := term.GetSize(ofd); err == nil {
 				return w
 			}
 			return 80
