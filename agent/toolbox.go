@@ -77,6 +77,15 @@ func (tb *toolbox) render(spec *ToolSpec) mcp.Tool {
 	return t
 }
 
+// clock is the server's clock (Options.Now), or the wall clock for a
+// toolbox built without one.
+func (tb *toolbox) clock() time.Time {
+	if tb.now == nil {
+		return time.Now()
+	}
+	return tb.now()
+}
+
 // specs is the whole registry: every tool the server knows, in one place.
 func (tb *toolbox) specs() []*ToolSpec {
 	var all []*ToolSpec

@@ -60,11 +60,7 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 		return fail("kind %q is not one of %s", in.Kind, strings.Join(ledger.Kinds, ", "))
 	}
 	f := ledger.Filter{Strategy: in.Strategy, Series: in.Series, Kind: in.Kind, RunID: in.RunID, Limit: in.Limit}
-	now := time.Now
-	if tb.now != nil {
-		now = tb.now
-	}
-	if f.Since, err = parseSince(in.Since, now()); err != nil {
+	if f.Since, err = parseSince(in.Since, tb.clock()); err != nil {
 		return failErr(err)
 	}
 	rows, total, err := tb.Ledger.Query(ctx, f)

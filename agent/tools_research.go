@@ -281,7 +281,7 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 	}
 	req := research.SweepRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
 		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations}
-	res, err := tb.Research.Sweep(ctx, req, progressReporter(ctx, c, "sweep"))
+	res, err := tb.Research.Sweep(ctx, req, tb.progressReporter(ctx, c, "sweep"))
 	if err != nil {
 		return failErr(err)
 	}
@@ -306,7 +306,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	req := research.WalkForwardRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
 		Grid: in.Grid, RankBy: in.RankBy, Windows: in.Windows, InSample: in.InSample, OutOfSample: in.OutOfSample,
 		Anchored: in.Anchored, MaxCombinations: in.MaxCombinations}
-	res, err := tb.Research.WalkForward(ctx, req, progressReporter(ctx, c, "walk-forward"))
+	res, err := tb.Research.WalkForward(ctx, req, tb.progressReporter(ctx, c, "walk-forward"))
 	if err != nil {
 		return failErr(err)
 	}
@@ -320,7 +320,7 @@ const progressInterval = 200 * time.Millisecond
 // when the request carried a progressToken; otherwise it does nothing.
 // Notifications are spaced at least progressInterval apart, except the
 // last one.
-func progressReporter(ctx context.Context, c *call, what string) func(research.Progress) {
+func (tb *toolbox) progressReporter(ctx context.Context, c *call, what string) func(research.Progress) {
 	meta := c.request.Params.Meta
 	srv := server.ServerFromContext(ctx)
 	if meta == nil || meta.ProgressToken == nil || srv == nil {
@@ -332,7 +332,7 @@ func progressReporter(ctx context.Context, c *call, what string) func(research.P
 	return func(p research.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		now := time.Now()
+		now := tb.clock()
 		if p.Done < p.Total && now.Sub(last) < progressInterval {
 			return
 		}

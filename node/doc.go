@@ -9,6 +9,17 @@
 // with errors.As. Money, prices and quantities are decimal strings on the
 // wire.
 //
+// The write path is here too, in write.go, so that every surface writes the
+// same way: NewPreview resolves a command (minting its client order id),
+// runs the client-side guardrail over a fresh snapshot and asks the node
+// for a dry run, sending nothing; Send submits exactly the previewed command
+// and awaits its own ticket for TicketWait, telling a lost answer as
+// pending (PendingAdvice), never resending it. The agent's write tools and
+// wicket trade both call them through Conn. arm.go is the client side of an
+// operator arming and disarming a real venue (Client.Arming, Arm, Disarm):
+// only `wicket node arm` (at a terminal) and `wicket node disarm` call it,
+// never an agent tool.
+//
 // The subpackages hold the rest: command (the write vocabulary), guardrail
 // (client-side limit checks), paper (simulated venues), alpaca and binance
 // (real venues' adapters, with fakes for tests), venuecall (their shared

@@ -14,7 +14,6 @@ import (
 	"wicket/strategy/history"
 	"wicket/strategy/research"
 	"wicket/strategy/script"
-	"wicket/strategy/worker"
 )
 
 func backtestCommand() *cli.Command {
@@ -102,7 +101,7 @@ func backtestAction(c *cli.Context) error {
 		return usageError{err}
 	}
 
-	pool, err := worker.NewPool(worker.Config{Size: 1, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+	pool, err := oneWorkerPool(cfg)
 	if err != nil {
 		return err
 	}
@@ -132,12 +131,12 @@ func backtestAction(c *cli.Context) error {
 // backtestUniverse backtests over a universe (a list or pattern of
 // series) through the research API, which pools the figures.
 func backtestUniverse(c *cli.Context, p project.Project, cfg project.Config, req research.BacktestRequest) error {
-	pool, err := worker.NewPool(worker.Config{Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+	pool, err := researchPool(cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	res, err := research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool}).Backtest(c.Context, req)
+	res, err := localResearch(p, cfg, pool, nil).Backtest(c.Context, req)
 	if err != nil {
 		return researchError(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -163,9 +162,7 @@ func callersList(c *cli.Context) error {
 			}
 			rows = append(rows, row{x.Name, x.Profile, deny, x.Added})
 		}
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return writeJSON(c.App.Writer, rows)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(c.App.ErrWriter, "no callers; add one with `wicket callers add NAME --profile P`")

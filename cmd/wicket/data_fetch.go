@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -130,37 +128,4 @@ func fetchSummary(r provider.FetchResult) string {
 	}
 	return fmt.Sprintf("%s: %s %s from %s (%s to %s) in %s; %s", r.Series, verb, history.Plural(r.Added, "bar"), src,
 		r.First.Format(time.RFC3339), r.Last.Format(time.RFC3339), history.Plural(r.Pages, "page"), r.Gaps)
-}
-
-// fetchBar draws a fetch's progress on a terminal, at most ten times a
-// second, and nothing at all elsewhere (a log or a pipe gets the summary).
-type fetchBar struct {
-	w       io.Writer
-	on      bool
-	start   time.Time
-	last    time.Time
-	started bool
-}
-
-func newFetchBar(w io.Writer, terminal bool) *fetchBar {
-	return &fetchBar{w: w, on: terminal, start: time.Now()}
-}
-
-func (b *fetchBar) update(p provider.Progress) {
-	if !b.on || time.Since(b.last) < 100*time.Millisecond {
-		return
-	}
-	b.last, b.started = time.Now(), true
-	const width = 24
-	f := p.Fraction()
-	filled := int(f * width)
-	rate := float64(p.Bars) / max(time.Since(b.start).Seconds(), 1e-3)
-	fmt.Fprintf(b.w, "\r%s [%s%s] %3.0f%%  %d bars  %d pages  %.0f bars/s  through %s ", p.Series,
-		strings.Repeat("#", filled), strings.Repeat("-", width-filled), 100*f, p.Bars, p.Pages, rate, p.Through.Format(time.RFC3339))
-}
-
-func (b *fetchBar) done() {
-	if b.on && b.started {
-		fmt.Fprint(b.w, "\r\033[K")
-	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"wicket/internal/project"
 	"wicket/strategy/research"
-	"wicket/strategy/worker"
 )
 
 // defaultDataAddress is where `wicket data serve` listens by default.
@@ -73,14 +72,14 @@ func dataServeAction(c *cli.Context) error {
 		opts.Token = token
 	}
 
-	pool, err := worker.NewPool(worker.Config{Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+	pool, err := researchPool(cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	rec, closeLedger := openLedger(c.App.ErrWriter, p, "wicket data serve")
 	defer closeLedger()
-	local := research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
+	local := localResearch(p, cfg, pool, rec)
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

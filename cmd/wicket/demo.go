@@ -233,7 +233,7 @@ func (d *demo) startMCP(ctx context.Context, args ...string) (*mcpSession, error
 	return &mcpSession{Client: c, instructions: init.Instructions}, nil
 }
 
-// call is one tools/call with its decoded result.
+// demoCall is one tools/call with its decoded result.
 type demoCall struct {
 	res     *mcp.CallToolResult
 	text    string
@@ -241,6 +241,7 @@ type demoCall struct {
 	isError bool
 }
 
+// call makes one tools/call and decodes its result.
 func (s *mcpSession) call(ctx context.Context, tool string, args map[string]any) (demoCall, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
@@ -258,7 +259,7 @@ func (s *mcpSession) call(ctx context.Context, tool string, args map[string]any)
 	}
 	if !res.IsError {
 		body := []byte(dc.text)
-		if res.StructuredContent != nil { // a large result's text is a summary (agent/compact.go)
+		if res.StructuredContent != nil { // a large result's text is a summary (agent/runs.go)
 			body, _ = json.Marshal(res.StructuredContent)
 		}
 		_ = json.Unmarshal(body, &dc.obj)

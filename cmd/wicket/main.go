@@ -3,7 +3,11 @@
 // bar history store, and the review of what an agent did.
 //
 // main only sets up signals and exits with what run returns; run wires the
-// packages together and is what the tests call.
+// packages together and is what the tests call. The commands live in files
+// named for them (trace_show.go, data_fetch.go, ...), the helpers they share
+// in files named for the job (flags.go, jsonout.go, progress.go,
+// research_flags.go, research_engine.go, terminal.go); the trade REPL is
+// its own package, internal/trade.
 package main
 
 import (

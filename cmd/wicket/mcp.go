@@ -15,7 +15,6 @@ import (
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/strategy/research"
-	"wicket/strategy/worker"
 	"wicket/trace"
 )
 
@@ -129,10 +128,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		b.Project = &p
 	}
 	// Strategy code runs only in worker processes of this binary.
-	pool, err := worker.NewPool(worker.Config{
-		// A dead worker is explained by the error it causes; its stderr is not logged.
-		Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB,
-	})
+	pool, err := researchPool(cfg) // a dead worker is explained by the error it causes; its stderr is not logged
 	if err != nil {
 		return err
 	}
@@ -155,7 +151,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		b.Research = client
 		opts.DataService = "wicket data serve at " + addr
 	case hasProject:
-		b.Research = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
+		b.Research = localResearch(p, cfg, pool, rec)
 	}
 
 	// Tracing.

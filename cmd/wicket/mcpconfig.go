@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -91,9 +90,7 @@ func mcpConfigCommand() *cli.Command {
 					c.String("name"): map[string]any{"command": exe, "args": args},
 				},
 			}
-			enc := json.NewEncoder(c.App.Writer)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(block); err != nil {
+			if err := writeJSON(c.App.Writer, block); err != nil {
 				return err
 			}
 			fmt.Fprintln(c.App.ErrWriter, "Claude Desktop: merge this into claude_desktop_config.json. Claude Code: save it as .mcp.json in your working folder.")
@@ -126,9 +123,7 @@ func printHTTPConfig(c *cli.Context, addr string) error {
 		}
 		entry["headers"] = map[string]string{"Authorization": "Bearer ${" + env + "}"}
 	}
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]any{"mcpServers": map[string]any{c.String("name"): entry}}); err != nil {
+	if err := writeJSON(c.App.Writer, map[string]any{"mcpServers": map[string]any{c.String("name"): entry}}); err != nil {
 		return err
 	}
 	if !c.Bool("no-auth") {

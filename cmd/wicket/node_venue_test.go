@@ -17,6 +17,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/shopspring/decimal"
 
+	"wicket/cmd/wicket/internal/trade"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
@@ -376,12 +377,12 @@ func TestNodeServeNamesMissingVenueKeys(t *testing.T) {
 func TestTradePreviewLeadsWithALiveVenue(t *testing.T) {
 	cmd := command.Command{Verb: command.SubmitOrder, Venue: "bnlive", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: decimalText("0.01")}
 	var b strings.Builder
-	printTradePreview(&b, tradePreview{Command: cmd, Venues: []node.PreviewVenue{{Name: "bnlive", Kind: "binance", Environment: "live"}}})
+	trade.PrintPreview(&b, trade.Preview{Command: cmd, Venues: []node.PreviewVenue{{Name: "bnlive", Kind: "binance", Environment: "live"}}})
 	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "LIVE VENUE bnlive (binance live): this is real money; disarmed") {
 		t.Errorf("first line %q", first)
 	}
 	b.Reset()
-	printTradePreview(&b, tradePreview{Command: cmd, Venues: []node.PreviewVenue{{Name: "bn", Kind: "binance", Environment: "testnet", Armed: true}}})
+	trade.PrintPreview(&b, trade.Preview{Command: cmd, Venues: []node.PreviewVenue{{Name: "bn", Kind: "binance", Environment: "testnet", Armed: true}}})
 	if strings.Contains(b.String(), "LIVE") || !strings.HasPrefix(b.String(), "preview: submit_order") {
 		t.Errorf("testnet preview: %q", b.String())
 	}
@@ -400,7 +401,7 @@ func TestTradeSnapshotShowsRealVenues(t *testing.T) {
 				Side: command.Sell, Quantity: decimalText("0.1"), Price: decimalText("70000")}}},
 	}}
 	var b strings.Builder
-	if err := printTradeSnapshot(&b, snap); err != nil {
+	if err := trade.PrintSnapshot(&b, snap); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"LIVE (real money)", "2026-01-02T15:04:05Z", "connected", "pending at the venue", "ord-00000007", "external orders", "web_1"} {

@@ -129,13 +129,7 @@ func researchLedgerAction(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
-		enc := json.NewEncoder(w)
-		for _, r := range rows {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSONLines(w, rows)
 	}
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "no trials match")

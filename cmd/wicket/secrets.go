@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -61,9 +60,7 @@ func printSecrets(c *cli.Context, s *project.Secrets) error {
 			Keys    []project.KeyInfo `json:"keys"`
 			Warning string            `json:"warning,omitempty"`
 		}{s.Path, s.Exists, keys, warning}
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(c.App.Writer, out)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tSTATUS\tSOURCE")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,7 +93,7 @@ func inWorker(verb string, run func(c *cli.Context, t target, pool *worker.Pool)
 		if err != nil {
 			return err
 		}
-		pool, err := worker.NewPool(worker.Config{Size: 1, MemoryMiB: t.cfg.Research.WorkerMemoryMiB})
+		pool, err := oneWorkerPool(t.cfg)
 		if err != nil {
 			return err
 		}
@@ -253,12 +252,6 @@ func printKnobs(w io.Writer, knobs []script.Knob) error {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", k.Name, k.Type, k.Default, k.Range(), step, k.Doc)
 	}
 	return tw.Flush()
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func templatesAction(c *cli.Context) error {

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -15,10 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"wicket/strategy/ledger"
 	"wicket/strategy/research"
-	"wicket/strategy/script"
-	"wicket/strategy/worker"
 )
 
 func sweepCommand() *cli.Command {
@@ -40,143 +34,6 @@ func sweepCommand() *cli.Command {
 		}, researchFlags()...),
 		Action: sweepAction,
 	}
-}
-
-// researchFlags are the flags sweep and walk-forward share.
-func researchFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d, ranked by pooled figures"},
-		&cli.GenericFlag{Name: "grid", Value: &listFlag{}, Usage: "knob values to sweep: `KNOB=FROM:TO[:STEP]` or KNOB=V1,V2,... (repeatable)"},
-		&cli.StringSliceFlag{Name: "param", Usage: "fix a knob outside the grid, `KNOB=VALUE` (repeatable)"},
-		&cli.StringFlag{Name: "from", Usage: "first bar, a `DATE` (2024-01-31) or RFC3339 time"},
-		&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or RFC3339 time"},
-		&cli.StringFlag{Name: "capital", Usage: "starting capital, a decimal `AMOUNT` (default research.capital)"},
-		&cli.Float64Flag{Name: "fee-bps", Usage: "fee per fill in basis points of notional (default research.fee_bps)"},
-		&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
-		&cli.IntFlag{Name: "max-combinations", Usage: "refuse grids larger than `N` (at most research.max_combinations)"},
-		&cli.StringFlag{Name: "addr", Usage: "run on the data service at `HOST:PORT` (wicket data serve) instead of local workers"},
-		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
-	}
-}
-
-// listFlag collects a repeatable flag's values verbatim (commas included,
-// unlike a string slice flag).
-type listFlag struct{ values []string }
-
-func (l *listFlag) Set(v string) error { l.values = append(l.values, v); return nil }
-func (l *listFlag) String() string     { return strings.Join(l.values, " ") }
-
-// researcher is what the research commands need of research.Local or
-// research.Client.
-type researcher interface {
-	Sweep(ctx context.Context, req research.SweepRequest, progress func(research.Progress)) (research.SweepResult, error)
-	WalkForward(ctx context.Context, req research.WalkForwardRequest, progress func(research.Progress)) (research.WalkForwardResult, error)
-}
-
-// researchInput is what sweep and walk-forward read from the command line.
-type researchInput struct {
-	ref     research.StrategyRef
-	series  string
-	grid    research.Grid
-	params  map[string]any
-	from    string
-	to      string
-	costs   research.Costs
-	maxComb int
-	svc     researcher
-	close   func()
-}
-
-// readResearch parses the strategy argument and the shared flags, opens
-// the project and picks local workers or the data service.
-func readResearch(c *cli.Context, verb string) (researchInput, error) {
-	var in researchInput
-	args, err := trailingFlags(c)
-	if err != nil {
-		return in, err
-	}
-	if len(args) != 1 {
-		return in, usagef("%s needs one strategy, NAME or FILE, got %d arguments (usage: wicket %s NAME --series SYMBOL@1h --grid fast=5:50:5)", verb, len(args), verb)
-	}
-	in.series = c.String("series")
-	if in.series == "" {
-		return in, usagef("%s needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (see wicket data list)", verb)
-	}
-	grid := c.Generic("grid").(*listFlag).values
-	if len(grid) == 0 {
-		return in, usagef("%s needs at least one --grid KNOB=FROM:TO:STEP or KNOB=V1,V2,... (see wicket strategy params NAME for the knobs)", verb)
-	}
-	in.grid = research.Grid{}
-	for _, g := range grid {
-		name, spec, err := research.ParseGridFlag(g)
-		if err != nil {
-			return in, usageError{fmt.Errorf("--grid: %w", err)}
-		}
-		if _, dup := in.grid[name]; dup {
-			return in, usagef("--grid: knob %s is given twice", name)
-		}
-		in.grid[name] = spec
-	}
-	if in.params, err = script.ParseAssignments(c.StringSlice("param")); err != nil {
-		return in, usageError{fmt.Errorf("--param: %w", err)}
-	}
-	in.from, in.to = c.String("from"), c.String("to")
-	in.maxComb = c.Int("max-combinations")
-	in.costs = costFlags(c)
-	p, cfg, err := openProject(c)
-	if err != nil {
-		return in, err
-	}
-	label, source, err := backtestSource(c, p, args[0])
-	if err != nil {
-		return in, err
-	}
-	in.ref = research.StrategyRef{Source: source, Label: label}
-	c.Context = ledger.WithWho(c.Context, cliWho)
-	if addr := c.String("addr"); addr != "" {
-		client, err := dataClient(addr, &p)
-		if err != nil {
-			return in, err
-		}
-		in.svc, in.close = client, func() {}
-		return in, nil
-	}
-	pool, err := worker.NewPool(worker.Config{Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB})
-	if err != nil {
-		return in, err
-	}
-	rec, closeLedger := openLedger(c.App.ErrWriter, p, verb)
-	in.svc = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
-	in.close = func() { pool.Close(); closeLedger() }
-	return in, nil
-}
-
-// costFlags reads --capital, --fee-bps and --slippage-bps; a flag not
-// given is left empty, for the project's [research] default.
-func costFlags(c *cli.Context) research.Costs {
-	var costs research.Costs
-	if c.IsSet("capital") {
-		costs.Capital = c.String("capital")
-	}
-	if c.IsSet("fee-bps") {
-		v := c.Float64("fee-bps")
-		costs.FeeBps = &v
-	}
-	if c.IsSet("slippage-bps") {
-		v := c.Float64("slippage-bps")
-		costs.SlippageBps = &v
-	}
-	return costs
-}
-
-// researchError makes a request error a usage error (exit 2) and leaves
-// the others as they are.
-func researchError(err error) error {
-	var re *research.Error
-	if errors.As(err, &re) && (re.Kind == research.KindInvalid || re.Kind == research.KindTooMany) {
-		return usageError{err}
-	}
-	return err
 }
 
 func sweepAction(c *cli.Context) error {
@@ -353,57 +210,4 @@ func fmtPtr(x *float64) string {
 
 func fmtSeconds(s float64) string {
 	return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String()
-}
-
-// progressBar draws a progress bar on a terminal once a run has taken
-// more than a second; elsewhere (a pipe, a file, a test) it stays silent.
-type progressBar struct {
-	w     io.Writer
-	tty   bool
-	unit  string
-	now   func() time.Time
-	start time.Time
-	last  time.Time
-	drawn bool
-}
-
-func newProgressBar(w io.Writer, unit string) *progressBar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	b := &progressBar{w: w, tty: tty, unit: unit, now: time.Now}
-	b.start = b.now()
-	return b
-}
-
-// Progress bar geometry and pace.
-const (
-	barWidth   = 30
-	barDelay   = time.Second
-	barRefresh = 100 * time.Millisecond
-)
-
-func (b *progressBar) update(p research.Progress) {
-	if !b.tty || p.Total <= 0 {
-		return
-	}
-	now := b.now()
-	if now.Sub(b.start) < barDelay || (now.Sub(b.last) < barRefresh && p.Done < p.Total) {
-		return
-	}
-	b.last = now
-	filled := barWidth * p.Done / p.Total
-	fmt.Fprintf(b.w, "\r[%s%s] %d/%d %s  %s ", strings.Repeat("#", filled), strings.Repeat(" ", barWidth-filled),
-		p.Done, p.Total, b.unit, now.Sub(b.start).Round(time.Second))
-	b.drawn = true
-}
-
-func (b *progressBar) clear() {
-	if b.drawn {
-		fmt.Fprintf(b.w, "\r%s\r", strings.Repeat(" ", barWidth+60))
-		b.drawn = false
-	}
 }

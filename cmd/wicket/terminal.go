@@ -1,6 +1,10 @@
 package main
 
-import "golang.org/x/term"
+import (
+	"os"
+
+	"golang.org/x/term"
+)
 
 // isTerminal reports whether f (a stream: stdin, stdout or stderr) is an
 // interactive terminal, not a pipe, file or /dev/null. Progress bars draw
@@ -8,4 +12,17 @@ import "golang.org/x/term"
 func isTerminal(f any) bool {
 	fd, ok := f.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(fd.Fd()))
+}
+
+// isCharDevice reports whether r (a stream) is a character device (a
+// terminal, or /dev/null): wicket trade prompts on one instead of echoing
+// each line, wicket approve refuses anything else, and the research
+// progress bar draws only on one.
+func isCharDevice(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

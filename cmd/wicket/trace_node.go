@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/cmd/wicket/internal/trade"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
@@ -131,7 +132,7 @@ func traceNodeCommand(c command.Command) string {
 		return s + " on " + c.Venue
 	}
 	parts := []string{string(c.Verb)}
-	for _, kv := range tradeCommandValues(c) {
+	for _, kv := range trade.CommandValues(c) {
 		if kv[0] != "client_order_id" {
 			parts = append(parts, kv[0]+"="+kv[1])
 		}
@@ -144,7 +145,7 @@ func traceNodeCommand(c command.Command) string {
 func traceNodeOutcome(o node.Outcome) string {
 	switch {
 	case o.Status == node.Rejected:
-		return fmt.Sprintf("%s: %s%s", o.Status, traceOneLine(o.Reason), tradeCodeSuffix(o.Code))
+		return fmt.Sprintf("%s: %s%s", o.Status, traceOneLine(o.Reason), trade.CodeSuffix(o.Code))
 	case o.Detail != "":
 		return fmt.Sprintf("%s: %s", o.Status, traceOneLine(o.Detail))
 	case o.OrderID != "":

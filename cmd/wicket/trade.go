@@ -1,19 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/cmd/wicket/internal/trade"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
-	"wicket/node/guardrail"
 )
 
 func tradeCommand() *cli.Command {
@@ -41,11 +39,11 @@ func tradeCommand() *cli.Command {
 		sub := &cli.Command{
 			Name:            string(sp.Verb),
 			Usage:           sp.Summary,
-			ArgsUsage:       tradePositionalUsage(sp.Verb) + " [field=value]... [--reason TEXT] [--yes] [--json] [--node HOST:PORT]",
+			ArgsUsage:       trade.PositionalUsage(sp.Verb) + " [field=value]... [--reason TEXT] [--yes] [--json] [--node HOST:PORT]",
 			SkipFlagParsing: true, // the trade line grammar reads fields and flags in any order
 			Action:          tradeVerbAction(sp.Verb),
 		}
-		if s := tradeVerbs[sp.Verb].short; s != "" {
+		if s := trade.ShortName(sp.Verb); s != "" {
 			sub.Aliases = []string{s}
 		}
 		subs = append(subs, sub)
@@ -58,6 +56,9 @@ func tradeCommand() *cli.Command {
 			"   submit buy 0.5 BTC-USD limit 41000 --reason \"breakout retest\"\n\n" +
 			"Every write shows its preview (the resolved command, the guardrail's checks with their numbers, the node's " +
 			"dry run) and asks send? [y/N]; then the outcome is awaited for 2 s. Type help, or help VERB, at the prompt.\n\n" +
+			"At a terminal the line is edited as in a shell: the arrow keys move in it and recall this session's command " +
+			"lines (never the answers), Ctrl-R searches them, Ctrl-C (or Ctrl-D on an empty line) leaves; history lists them and !N runs one " +
+			"again, previewed again.\n\n" +
 			"`wicket trade VERB ...` previews one command and exits without sending; add --yes to send it (exit 1 when the " +
 			"node rejects it). `wicket trade VERB --help` shows a verb's fields.\n\n" +
 			"The node is --node HOST:PORT, else wicket.toml [node] address. Keys come from WICKET_NODE_OBSERVE_KEY and " +
@@ -121,7 +122,7 @@ func openTrade(c *cli.Context, nodeAddr string) (tradeTarget, error) {
 
 // tradeClient connects to the node with keys resolved as wicket mcp resolves
 // them (environment, then settings/secrets.env).
-func (t tradeTarget) tradeClient() (*tradeClient, error) {
+func (t tradeTarget) tradeClient() (*trade.Client, error) {
 	client, err := nodeClient(t.addr, t.proj)
 	if err != nil {
 		var ne *node.Error
@@ -130,12 +131,12 @@ func (t tradeTarget) tradeClient() (*tradeClient, error) {
 		}
 		return nil, err
 	}
-	return &tradeClient{node: client, guard: guardrail.New(t.cfg), newID: command.NewID, wait: tradeTicketWait}, nil
+	return trade.NewClient(client, t.cfg), nil
 }
 
 // dialTrade is openTrade with the node address from --node, and the
 // client for it.
-func dialTrade(c *cli.Context) (tradeTarget, *tradeClient, error) {
+func dialTrade(c *cli.Context) (tradeTarget, *trade.Client, error) {
 	t, err := openTrade(c, tradeNodeAddr(c))
 	if err != nil {
 		return t, nil, err
@@ -156,46 +157,44 @@ func tradeREPLAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &tradeREPL{
-		tr: tr, cfg: t.cfg, addr: t.addr,
-		in:  newTradeLineReader(c.App.Reader),
-		out: c.App.Writer, errw: c.App.ErrWriter,
-		terminal: tradeIsTerminal(c.App.Reader),
-	}
-	return r.run(c.Context)
+	return trade.RunREPL(c.Context, trade.Session{
+		Client: tr, Config: t.cfg, Addr: t.addr,
+		In: c.App.Reader, Out: c.App.Writer, Err: c.App.ErrWriter,
+		Terminal: isCharDevice(c.App.Reader),
+	})
 }
 
 // tradeOneShotResult is a one-shot verb's --json output.
 type tradeOneShotResult struct {
-	Preview tradePreview  `json:"preview"`
-	Sent    bool          `json:"sent"`
-	Outcome *tradeOutcome `json:"outcome,omitempty"`
-	Note    string        `json:"note,omitempty"`
+	Preview trade.Preview  `json:"preview"`
+	Sent    bool           `json:"sent"`
+	Outcome *trade.Outcome `json:"outcome,omitempty"`
+	Note    string         `json:"note,omitempty"`
 }
 
 func tradeVerbAction(verb command.Verb) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		ln, err := parseTradeWords(verb, c.Args().Slice(), tradeOneShotLine)
+		ln, err := trade.ParseOneShot(verb, c.Args().Slice())
 		if err != nil {
 			return usagef("%v", err)
 		}
-		nodeAddr := ln.node
+		nodeAddr := ln.Node()
 		if nodeAddr == "" {
 			nodeAddr = tradeNodeAddr(c)
 		}
 		t, err := openTrade(c, nodeAddr)
-		if ln.help {
+		if ln.Help() {
 			cfg := t.cfg
 			if err != nil {
 				cfg = project.Defaults()
 			}
-			printTradeVerbHelp(c.App.Writer, verb, cfg, true)
+			trade.PrintVerbHelp(c.App.Writer, verb, cfg, true)
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		cmd, err := buildTradeCommand(t.cfg, ln)
+		cmd, err := ln.Build(t.cfg)
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -208,42 +207,35 @@ func tradeVerbAction(verb command.Verb) cli.ActionFunc {
 }
 
 // tradeOneShot previews cmd and, with --yes, sends it.
-func tradeOneShot(c *cli.Context, tr *tradeClient, cmd command.Command, ln tradeLine) error {
+func tradeOneShot(c *cli.Context, tr *trade.Client, cmd command.Command, ln trade.Line) error {
 	w := c.App.Writer
-	p := tr.preview(c.Context, cmd, ln.reason)
+	p := tr.Preview(c.Context, cmd, ln.Reason())
 	res := tradeOneShotResult{Preview: p}
-	if !ln.yes {
+	if !ln.Yes() {
 		res.Note = "nothing was sent: run the same command with --yes to send it (it is previewed again just before sending)"
-		if p.Command.Verb.HasOrder() && ln.fields["client_order_id"] == "" {
+		if p.Command.Verb.HasOrder() && ln.Field("client_order_id") == "" {
 			res.Note += "; a new client_order_id is minted then, unless you give client_order_id=ID"
 		}
-		if ln.json {
-			return writeTradeJSON(w, res)
+		if ln.JSON() {
+			return writeJSON(w, res)
 		}
-		printTradePreview(w, p)
+		trade.PrintPreview(w, p)
 		fmt.Fprintln(w, res.Note)
 		return nil
 	}
-	if !ln.json {
-		printTradePreview(w, p)
+	if !ln.JSON() {
+		trade.PrintPreview(w, p)
 	}
-	o := tr.send(c.Context, p)
-	res.Sent, res.Outcome = o.Status != tradeSendFailed, &o
-	if ln.json {
-		if err := writeTradeJSON(w, res); err != nil {
+	o := tr.Send(c.Context, p)
+	res.Sent, res.Outcome = o.Status != trade.SendFailed, &o
+	if ln.JSON() {
+		if err := writeJSON(w, res); err != nil {
 			return err
 		}
 	} else {
-		printTradeOutcome(w, o)
+		trade.PrintOutcome(w, o)
 	}
-	return o.err()
-}
-
-func writeTradeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return o.Err()
 }
 
 func tradeSnapshotAction(c *cli.Context) error {
@@ -263,14 +255,14 @@ func tradeSnapshotAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := tr.node.Snapshot(c.Context, venue, events)
+	snap, err := tr.Node().Snapshot(c.Context, venue, events)
 	if err != nil {
 		return fmt.Errorf("cannot read the node: %w", err)
 	}
 	if c.Bool("json") {
-		return writeTradeJSON(c.App.Writer, snap)
+		return writeJSON(c.App.Writer, snap)
 	}
-	return printTradeSnapshot(c.App.Writer, snap)
+	return trade.PrintSnapshot(c.App.Writer, snap)
 }
 
 func tradeTicketAction(c *cli.Context) error {
@@ -282,14 +274,14 @@ func tradeTicketAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := tr.node.Ticket(c.Context, id, 0)
+	res, err := tr.Node().Ticket(c.Context, id, 0)
 	if err != nil {
 		return fmt.Errorf("cannot read ticket %s: %w", id, err)
 	}
-	o := tradeTicketOutcome(id, res)
+	o := trade.TicketOutcome(id, res)
 	if c.Bool("json") {
-		return writeTradeJSON(c.App.Writer, o)
+		return writeJSON(c.App.Writer, o)
 	}
-	printTradeOutcome(c.App.Writer, o)
+	trade.PrintOutcome(c.App.Writer, o)
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package trade
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -27,7 +26,7 @@ type tradeREPL struct {
 	tr       *tradeClient
 	cfg      project.Config
 	addr     string
-	in       *tradeLineReader
+	in       lineSource
 	out      io.Writer // the conversation
 	errw     io.Writer // errors and notes
 	terminal bool
@@ -42,10 +41,11 @@ func (r *tradeREPL) run(ctx context.Context) error {
 	defer r.in.stop()
 	r.banner(ctx)
 	for {
+		prompt := ""
 		if r.terminal {
-			fmt.Fprint(r.out, "wicket> ")
+			prompt = "wicket> "
 		}
-		line, err := r.in.next(ctx)
+		line, err := r.in.next(ctx, prompt)
 		if err != nil {
 			return r.end(err)
 		}
@@ -122,6 +122,7 @@ func (r *tradeREPL) exec(ctx context.Context, line string) bool {
 	}
 	if name := words[0]; name != "history" {
 		r.history = append(r.history, line)
+		r.in.remember(line)
 		if len(r.history) > tradeMaxHistory {
 			r.history = r.history[1:]
 		}
@@ -234,8 +235,7 @@ func (r *tradeREPL) write(ctx context.Context, verb command.Verb, words []string
 	}
 	p := r.tr.preview(ctx, cmd, ln.reason)
 	printTradePreview(r.out, p)
-	fmt.Fprint(r.out, "send? [y/N] ")
-	answer, err := r.in.next(ctx)
+	answer, err := r.in.next(ctx, "send? [y/N] ")
 	if err != nil {
 		fmt.Fprintln(r.out)
 		fmt.Fprintln(r.out, "not sent: no answer")
@@ -261,17 +261,31 @@ func (r *tradeREPL) write(ctx context.Context, verb command.Verb, words []string
 	}
 }
 
+// lineSource is where a session's lines come from: plain lines from a pipe
+// or a file (tradeLineReader), or lines edited at a terminal (lineEditor).
+type lineSource interface {
+	// next shows prompt, when not empty, and returns the next line, io.EOF
+	// at the end of input, or ctx's error.
+	next(ctx context.Context, prompt string) (string, error)
+	// remember adds a command line to what the arrow keys recall.
+	remember(line string)
+	// pushErr makes the next call to next return err.
+	pushErr(err error)
+	stop()
+}
+
 // tradeLineReader reads lines on its own goroutine so that a blocked read never
 // keeps an interrupted session alive.
 type tradeLineReader struct {
+	prompts io.Writer // where prompts are printed
 	lines   chan string
 	done    chan struct{}
 	err     error // set before lines closes
 	pending error // an error met while reading an answer, returned next
 }
 
-func newTradeLineReader(r io.Reader) *tradeLineReader {
-	l := &tradeLineReader{lines: make(chan string), done: make(chan struct{})}
+func newTradeLineReader(r io.Reader, prompts io.Writer) *tradeLineReader {
+	l := &tradeLineReader{prompts: prompts, lines: make(chan string), done: make(chan struct{})}
 	go func() {
 		defer close(l.lines)
 		sc := bufio.NewScanner(r)
@@ -291,8 +305,10 @@ func newTradeLineReader(r io.Reader) *tradeLineReader {
 	return l
 }
 
-// next returns the next line, io.EOF at the end of input, or ctx's error.
-func (l *tradeLineReader) next(ctx context.Context) (string, error) {
+func (l *tradeLineReader) next(ctx context.Context, prompt string) (string, error) {
+	if prompt != "" {
+		fmt.Fprint(l.prompts, prompt)
+	}
 	if err := l.pending; err != nil {
 		l.pending = nil
 		return "", err
@@ -311,8 +327,10 @@ func (l *tradeLineReader) next(ctx context.Context) (string, error) {
 	}
 }
 
-// pushErr makes the next call to next return err.
 func (l *tradeLineReader) pushErr(err error) { l.pending = err }
+
+// remember does nothing: a pipe has no arrow keys.
+func (l *tradeLineReader) remember(string) {}
 
 func (l *tradeLineReader) stop() {
 	select {
@@ -320,14 +338,4 @@ func (l *tradeLineReader) stop() {
 	default:
 		close(l.done)
 	}
-}
-
-// tradeIsTerminal reports whether r is an interactive terminal.
-func tradeIsTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

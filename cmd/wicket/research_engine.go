@@ -1,0 +1,32 @@
+package main
+
+import (
+	"wicket/internal/project"
+	"wicket/strategy/research"
+	"wicket/strategy/worker"
+)
+
+// The research engine of every command that runs research on this machine
+// (backtest over a universe, sweep, walk-forward, data serve, mcp): one
+// worker pool sized by the project's [research] section, and research.Local
+// over it. With --addr, sweep, walk-forward and mcp use research.Client
+// (dataClient) instead.
+
+// researchPool starts the worker processes that run strategy code, sized by
+// cfg's [research] workers and worker_memory_mib; the caller closes it.
+func researchPool(cfg project.Config) (*worker.Pool, error) {
+	return worker.NewPool(worker.Config{Size: cfg.Research.Workers, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+}
+
+// localResearch is the research engine of project p on pool, recording
+// into rec (nil: not recorded in the research ledger).
+func localResearch(p project.Project, cfg project.Config, pool *worker.Pool, rec research.Recorder) *research.Local {
+	return research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
+}
+
+// oneWorkerPool is a pool of one worker process with cfg's memory limit:
+// a single-series backtest and the strategy commands run their one
+// strategy in it.
+func oneWorkerPool(cfg project.Config) (*worker.Pool, error) {
+	return worker.NewPool(worker.Config{Size: 1, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+}
