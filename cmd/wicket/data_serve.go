@@ -36,6 +36,7 @@ func dataServeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: defaultDataAddress, Usage: "`HOST:PORT` to listen on (port 0 picks a free one)"},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow a non-loopback address; requires the bearer token WICKET_DATA_TOKEN"},
+			clusterFlag(),
 		},
 		Action: dataServeAction,
 	}
@@ -80,7 +81,13 @@ func dataServeAction(c *cli.Context) error {
 	defer pool.Close()
 	rec, closeLedger := openLedger(c.App.ErrWriter, p, "wicket data serve")
 	defer closeLedger()
-	local := research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
+	rc := research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec}
+	closeCluster, err := useCluster(c, &p, cfg, &rc)
+	if err != nil {
+		return err
+	}
+	defer closeCluster()
+	local := research.NewLocal(rc)
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

@@ -55,6 +55,7 @@ func researchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
 		&cli.IntFlag{Name: "max-combinations", Usage: "refuse grids larger than `N` (at most research.max_combinations)"},
 		&cli.StringFlag{Name: "addr", Usage: "run on the data service at `HOST:PORT` (wicket data serve) instead of local workers"},
+		clusterFlag(),
 		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
 	}
 }
@@ -145,9 +146,16 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	if err != nil {
 		return in, err
 	}
+	rc := research.Config{Project: p, Research: cfg.Research, Pool: pool}
+	closeCluster, err := useCluster(c, &p, cfg, &rc)
+	if err != nil {
+		pool.Close()
+		return in, err
+	}
 	rec, closeLedger := openLedger(c.App.ErrWriter, p, verb)
-	in.svc = research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
-	in.close = func() { pool.Close(); closeLedger() }
+	rc.Recorder = rec
+	in.svc = research.NewLocal(rc)
+	in.close = func() { closeCluster(); pool.Close(); closeLedger() }
 	return in, nil
 }
 
