@@ -32,6 +32,7 @@ type clusterRig struct {
 	dir     string
 	url     string
 	workers []*exec.Cmd
+	lines   []chan string // each worker's stderr
 }
 
 func newClusterRig(t *testing.T, workers int) *clusterRig {
@@ -73,6 +74,7 @@ func (r *clusterRig) startWorker() {
 	}
 	joined := make(chan bool, 1)
 	exited := make(chan struct{})
+	lines := make(chan string, 4096)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -82,7 +84,12 @@ func (r *clusterRig) startWorker() {
 				default:
 				}
 			}
+			select {
+			case lines <- sc.Text():
+			default:
+			}
 		}
+		close(lines)
 		cmd.Wait()
 		close(exited)
 	}()
@@ -98,6 +105,7 @@ func (r *clusterRig) startWorker() {
 		t.Fatal("wicket worker did not join the cluster in 30s")
 	}
 	r.workers = append(r.workers, cmd)
+	r.lines = append(r.lines, lines)
 }
 
 func (r *clusterRig) local(chunks research.Dispatcher) (*research.Local, func()) {
@@ -161,9 +169,29 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 	var (
 		mu       sync.Mutex
 		last     research.Progress
-		killed   bool
 		backDone bool
 	)
+	// The first worker is killed as soon as it says it runs a chunk.
+	killedChunk := make(chan string, 1)
+	var answeredAnyway bool // the chunk finished in the moment before the kill
+	go func() {
+		chunk := ""
+		for l := range r.lines[0] {
+			if rest, ok := strings.CutPrefix(l, "wicket worker: chunk "); ok && strings.HasSuffix(rest, "(delivery 1)") {
+				r.workers[0].Process.Signal(syscall.SIGKILL)
+				chunk = strings.TrimSuffix(strings.Fields(rest)[0], ":")
+				break
+			}
+		}
+		for l := range r.lines[0] {
+			if strings.HasPrefix(l, "wicket worker: chunk "+chunk+": answered") {
+				mu.Lock()
+				answeredAnyway = true
+				mu.Unlock()
+			}
+		}
+		killedChunk <- chunk
+	}()
 	got, err := remote.Sweep(ctx, req, func(p research.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -171,16 +199,31 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 			backDone = true
 		}
 		last = p
-		if !killed && p.Done > 0 {
-			killed = true
-			r.workers[0].Process.Signal(syscall.SIGKILL)
-		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !killed {
-		t.Fatal("no progress came, so no worker was killed")
+	chunk := <-killedChunk // its stderr closes when it dies
+	if chunk == "" {
+		t.Fatal("the first worker ran no chunk, so it was not killed mid-chunk")
+	}
+	// Another worker ran the killed worker's chunk again.
+	redelivered := false
+	timeout := time.After(5 * time.Second)
+	for !redelivered {
+		select {
+		case l := <-r.lines[1]:
+			redelivered = strings.HasPrefix(l, "wicket worker: chunk "+chunk+": running (delivery ") && !strings.HasSuffix(l, "(delivery 1)")
+		case l := <-r.lines[2]:
+			redelivered = strings.HasPrefix(l, "wicket worker: chunk "+chunk+": running (delivery ") && !strings.HasSuffix(l, "(delivery 1)")
+		case <-timeout:
+			mu.Lock()
+			if !answeredAnyway {
+				t.Errorf("chunk %s of the killed worker was not redelivered to another", chunk)
+			}
+			mu.Unlock()
+			redelivered = true
+		}
 	}
 	if backDone || last.Done != last.Total || last.Total != want.Combinations {
 		t.Errorf("progress ended at %d of %d (combinations %d); counted twice or lost", last.Done, last.Total, want.Combinations)
@@ -191,6 +234,22 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 	a, b := mustMarshal(t, want), mustMarshal(t, got)
 	if string(a) != string(b) {
 		t.Errorf("the cluster sweep differs from the in-process sweep:\n%s\n%s", a, b)
+	}
+
+	// A walk-forward on the two workers left: every window's bars are shipped.
+	wf := research.WalkForwardRequest{StrategyRef: req.StrategyRef, Series: req.Series, Grid: research.Grid{"fast": req.Grid["fast"], "slow": {Values: []any{30.0, 60.0}}}, Windows: 3}
+	local, closeLocal = r.local(nil)
+	wantWF, err := local.WalkForward(ctx, wf, nil)
+	closeLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotWF, err := remote.WalkForward(ctx, wf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustMarshal(t, wantWF), mustMarshal(t, gotWF); string(a) != string(b) {
+		t.Errorf("the cluster walk-forward differs from the in-process one:\n%s\n%s", a, b)
 	}
 }
 

@@ -199,6 +199,12 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		}
 	}()
 
+	delivery := uint64(1)
+	if md, err := m.Metadata(); err == nil {
+		delivery = md.NumDelivered
+	}
+	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: running (delivery %d)\n", chunk, delivery)
+	began := time.Now()
 	r := reply{Chunk: chunk, Worker: w.id}
 	res, err := w.sweep(cctx, m.Data())
 	if cctx.Err() != nil {
@@ -207,6 +213,7 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 			return
 		}
 		m.Ack() // cancelled by the sweep: nobody waits for it
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: cancelled\n", chunk)
 		return
 	}
 	if err != nil {
@@ -227,6 +234,7 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 	actx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
 	m.DoubleAck(actx)
 	cancel()
+	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: answered in %s\n", chunk, time.Since(began).Round(time.Millisecond))
 }
 
 func (w *Worker) sweep(ctx context.Context, data []byte) (worker.SweepChunkResult, error) {
