@@ -159,6 +159,9 @@ func (d *Dispatcher) Ready(ctx context.Context) error {
 	if d.nc.IsClosed() {
 		return fmt.Errorf("the connection to the research cluster at %s is closed", d.where)
 	}
+	if d.present() {
+		return nil
+	}
 	deadline := d.o.Now().Add(d.o.WaitWorkers)
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
