@@ -253,7 +253,8 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 	}
 }
 
-// TestClusterSweepCancels cancels a cluster sweep after its first
+// TestClusterSweepCancels runs a sweep whose strategy loads a user
+// indicator on the cluster, then cancels a cluster sweep after its first
 // chunks: it returns promptly and partial, its queued chunks are gone,
 // and every worker is idle soon after.
 func TestClusterSweepCancels(t *testing.T) {
@@ -261,6 +262,39 @@ func TestClusterSweepCancels(t *testing.T) {
 	d := r.dial(10 * time.Second)
 	remote, closeRemote := r.local(d)
 	defer closeRemote()
+
+	// First, a strategy that loads one of the project's indicators: the
+	// workers get it with the chunks.
+	if err := os.MkdirAll(r.dir+"/indicators", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.dir+"/indicators/mysma.star", []byte("def mysma(x, n):\n    return ta.sma(x, n)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ind := clusterSweep(t, 6)
+	ind.StrategyRef = research.StrategyRef{Label: "ind.star", Source: `"""SMA cross through a user indicator."""
+load("indicators/mysma", "mysma")
+fast = param.int("fast", 10, min=2, max=200)
+slow = param.int("slow", 30, min=3, max=400)
+def signals(bars):
+    f = mysma(bars.close, fast)
+    s = mysma(bars.close, slow)
+    return {"long": ta.cross_above(f, s), "exit": ta.cross_below(f, s)}
+`}
+	local, closeLocal := r.local(nil)
+	wantInd, err := local.Sweep(t.Context(), ind, nil)
+	closeLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotInd, err := remote.Sweep(t.Context(), ind, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustMarshal(t, wantInd), mustMarshal(t, gotInd); string(a) != string(b) || gotInd.Failed > 0 {
+		t.Errorf("a sweep with a user indicator differs on the cluster:\n%s\n%s", a, b)
+	}
+
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	res, err := remote.Sweep(ctx, clusterSweep(t, 200), func(p research.Progress) {

@@ -200,10 +200,14 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
+	inds, err := readIndicators(req.IndicatorsDir)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
 	req.Digest = digest
 	req.HistoryPath = ""   // the worker reads the shipped bars
-	req.IndicatorsDir = "" // project indicators are not shipped (see docs/operations.md)
-	body, err := json.Marshal(req)
+	req.IndicatorsDir = "" // and the shipped indicators
+	body, err := json.Marshal(chunkMsg{Chunk: req, Indicators: inds})
 	if err != nil {
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "encode the chunk: " + err.Error()}
 	}

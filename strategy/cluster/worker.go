@@ -238,15 +238,20 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 }
 
 func (w *Worker) sweep(ctx context.Context, data []byte) (worker.SweepChunkResult, error) {
-	var req worker.SweepChunk
-	if err := json.Unmarshal(data, &req); err != nil {
+	var msg chunkMsg
+	if err := json.Unmarshal(data, &msg); err != nil {
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "malformed chunk: " + err.Error()}
 	}
+	req := msg.Chunk
 	path, err := w.barsFile(ctx, req.Digest)
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	req.BarsFile, req.HistoryPath, req.IndicatorsDir = path, "", ""
+	inds, err := w.indicatorsDir(msg.Indicators)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	req.BarsFile, req.HistoryPath, req.IndicatorsDir = path, "", inds
 	return w.o.Pool.Sweep(ctx, req)
 }
 
