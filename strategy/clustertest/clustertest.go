@@ -14,10 +14,21 @@ import (
 // test's life and returns its nats:// URL.
 func Server(t testing.TB) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
+	return ServerWith(t, nil)
+}
+
+// ServerWith is Server with the options changed by edit first (a token,
+// say); edit may be nil.
+func ServerWith(t testing.TB, edit func(*server.Options)) string {
+	t.Helper()
+	o := &server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
 		NoLog: true, NoSigs: true, HTTPPort: 0,
-	})
+	}
+	if edit != nil {
+		edit(o)
+	}
+	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatalf("start nats-server: %v", err)
 	}
