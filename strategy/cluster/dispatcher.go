@@ -23,6 +23,9 @@ import (
 // cluster before it fails.
 const DefaultWaitWorkers = 10 * time.Second
 
+// maxShippedRanges bounds the ranges a Dispatcher remembers shipping.
+const maxShippedRanges = 4096
+
 // liveFor is how long a worker counts as present after its heartbeat.
 const liveFor = 3 * heartbeatTick
 
@@ -334,6 +337,9 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", req.Series, d.where, err)}
 	}
 	d.mu.Lock()
+	if len(d.bars) >= maxShippedRanges {
+		clear(d.bars) // a long-lived server forgets old ranges; the store still has their bars
+	}
 	d.bars[key] = digest
 	d.mu.Unlock()
 	return digest, nil

@@ -56,9 +56,10 @@ type Worker struct {
 	obj  jetstream.ObjectStore
 	busy atomic.Int64
 
-	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc
-	barsMu  sync.Mutex
+	mu        sync.Mutex
+	running   map[string]context.CancelCauseFunc
+	cancelled map[string]time.Time // chunks cancelled before they ran here, for a minute
+	barsMu    sync.Mutex
 }
 
 // Serve connects and runs chunks until ctx ends. It returns an error when
@@ -94,7 +95,7 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	if err != nil {
 		return fmt.Errorf("research cluster at %s: create the workers' consumer: %w", redacted(o.URL), err)
 	}
-	w := &Worker{o: o, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}}
+	w := &Worker{o: o, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{}}
 	if _, err := nc.Subscribe(cancelPrefix+">", w.onCancel); err != nil {
 		return err
 	}
@@ -132,6 +133,15 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	chunk := m.Subject[len(cancelPrefix):]
 	w.mu.Lock()
 	stop := w.running[chunk]
+	now := time.Now()
+	for id, at := range w.cancelled {
+		if now.Sub(at) > time.Minute {
+			delete(w.cancelled, id)
+		}
+	}
+	if stop == nil && len(w.cancelled) < 100_000 {
+		w.cancelled[chunk] = now
+	}
 	w.mu.Unlock()
 	if stop != nil {
 		stop(errors.New("the sweep was cancelled"))
@@ -176,8 +186,16 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w.mu.Lock()
+	_, gone := w.cancelled[chunk]
 	w.running[chunk] = stop
 	w.mu.Unlock()
+	if gone {
+		m.Ack() // its sweep was cancelled while it sat in the queue
+		w.mu.Lock()
+		delete(w.running, chunk)
+		w.mu.Unlock()
+		return
+	}
 	defer func() {
 		w.mu.Lock()
 		delete(w.running, chunk)
