@@ -56,6 +56,7 @@ var commands = []func() *cli.Command{
 	strategyCommand,
 	indicatorsCommand,
 	workerCommand,
+	clusterWorkerCommand, // cluster.go: `wicket worker --cluster URL`
 }
 
 // run builds the app with the given streams and runs args. It never calls

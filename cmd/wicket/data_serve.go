@@ -35,6 +35,7 @@ func dataServeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: defaultDataAddress, Usage: "`HOST:PORT` to listen on (port 0 picks a free one)"},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow a non-loopback address; requires the bearer token WICKET_DATA_TOKEN"},
+			clusterFlag(),
 		},
 		Action: dataServeAction,
 	}
@@ -79,7 +80,11 @@ func dataServeAction(c *cli.Context) error {
 	defer pool.Close()
 	rec, closeLedger := openLedger(c.App.ErrWriter, p, "wicket data serve")
 	defer closeLedger()
-	local := localResearch(p, cfg, pool, rec)
+	local, closeCluster, err := clusteredResearch(c, p, cfg, pool, rec)
+	if err != nil {
+		return err
+	}
+	defer closeCluster()
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

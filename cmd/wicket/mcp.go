@@ -39,6 +39,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool although the profile allows it (repeatable)"},
 			&cli.StringFlag{Name: "node", Usage: "the trading node's `HOST:PORT` (without it, node tools explain how to start one)"},
 			&cli.StringFlag{Name: "addr", Usage: "send research calls to `wicket data serve` at `HOST:PORT` instead of the embedded history store"},
+			clusterFlag(),
 			&cli.BoolFlag{Name: "trace", Usage: "trace every tool call under the project's settings/state/agent"},
 			&cli.StringFlag{Name: "trace-dir", Usage: "trace every tool call under `DIR`"},
 			&cli.BoolFlag{Name: "check", Usage: "print the served and refused tool sets and exit"},
@@ -151,7 +152,12 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		b.Research = client
 		opts.DataService = "wicket data serve at " + addr
 	case hasProject:
-		b.Research = localResearch(p, cfg, pool, rec)
+		local, closeCluster, err := clusteredResearch(c, p, cfg, pool, rec)
+		if err != nil {
+			return err
+		}
+		defer closeCluster()
+		b.Research = local
 	}
 
 	// Tracing.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/urfave/cli/v2"
+
 	"wicket/internal/project"
 	"wicket/strategy/research"
 	"wicket/strategy/worker"
@@ -9,7 +11,7 @@ import (
 // The research engine of every command that runs research on this machine
 // (backtest over a universe, sweep, walk-forward, data serve, mcp): one
 // worker pool sized by the project's [research] section, and research.Local
-// over it. With --addr, sweep, walk-forward and mcp use research.Client
+// over it, its sweep chunks on a research cluster when one is named. With --addr, sweep, walk-forward and mcp use research.Client
 // (dataClient) instead.
 
 // researchPool starts the worker processes that run strategy code, sized by
@@ -22,6 +24,18 @@ func researchPool(cfg project.Config) (*worker.Pool, error) {
 // into rec (nil: not recorded in the research ledger).
 func localResearch(p project.Project, cfg project.Config, pool *worker.Pool, rec research.Recorder) *research.Local {
 	return research.NewLocal(research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec})
+}
+
+// clusteredResearch is localResearch whose sweep chunks go to the research
+// cluster when --cluster or [research] cluster names one (useCluster,
+// cluster.go); close releases the cluster's connection.
+func clusteredResearch(c *cli.Context, p project.Project, cfg project.Config, pool *worker.Pool, rec research.Recorder) (*research.Local, func(), error) {
+	rc := research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec}
+	closeCluster, err := useCluster(c, &p, cfg, &rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return research.NewLocal(rc), closeCluster, nil
 }
 
 // oneWorkerPool is a pool of one worker process with cfg's memory limit:

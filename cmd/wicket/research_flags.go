@@ -26,6 +26,7 @@ func researchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
 		&cli.IntFlag{Name: "max-combinations", Usage: "refuse grids larger than `N` (at most research.max_combinations)"},
 		&cli.StringFlag{Name: "addr", Usage: "run on the data service at `HOST:PORT` (wicket data serve) instead of local workers"},
+		clusterFlag(),
 		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
 	}
 }
@@ -118,8 +119,14 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 		return in, err
 	}
 	rec, closeLedger := openLedger(c.App.ErrWriter, p, verb)
-	in.svc = localResearch(p, cfg, pool, rec)
-	in.close = func() { pool.Close(); closeLedger() }
+	local, closeCluster, err := clusteredResearch(c, p, cfg, pool, rec)
+	if err != nil {
+		closeLedger()
+		pool.Close()
+		return in, err
+	}
+	in.svc = local
+	in.close = func() { closeCluster(); pool.Close(); closeLedger() }
 	return in, nil
 }
 

@@ -66,6 +66,9 @@ type Research struct {
 	MaxCombinations int             `toml:"max_combinations"`
 	WorkerMemoryMiB int             `toml:"worker_memory_mib"` // RLIMIT_AS of each strategy worker
 	Workers         int             `toml:"workers"`           // 0 = one per core
+	// Cluster, when set, is a NATS JetStream server (nats://host:port, or
+	// tls:// for TLS) whose `wicket worker` processes run sweep chunks.
+	Cluster string `toml:"cluster"`
 }
 
 // DefaultNodeAddress is where a node listens unless wicket.toml says otherwise.
@@ -296,6 +299,9 @@ func (c *Config) Validate() error {
 	}
 	if r.Workers < 0 {
 		return errors.New("research.workers must not be negative")
+	}
+	if err := ValidateClusterURL(r.Cluster); err != nil {
+		return fmt.Errorf("research.cluster: %w", err)
 	}
 	if err := validateProviders(c.Providers); err != nil {
 		return err

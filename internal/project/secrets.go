@@ -117,8 +117,9 @@ type KeyInfo struct {
 	Known    bool   `json:"known"`              // one of KnownKeys
 }
 
-// List describes every known key (the node's, and the real venues' keys
-// that are set) and every other key found in secrets.env, never a value.
+// List describes every known key (the node's and the providers', and the
+// real venues' and the research cluster's keys that are set) and every
+// other key found in secrets.env, never a value.
 func (s *Secrets) List() []KeyInfo {
 	var out []KeyInfo
 	known := map[string]bool{}
@@ -126,7 +127,7 @@ func (s *Secrets) List() []KeyInfo {
 		known[k] = true
 		out = append(out, s.info(k, true))
 	}
-	for _, k := range venueKeyNames() { // shown once set, in the environment or the file
+	for _, k := range append(venueKeyNames(), KeyNATSToken, KeyNATSCreds, KeyNATSNKey) { // shown once set, in the environment or the file
 		if _, _, ok := s.Lookup(k); ok && !known[k] {
 			known[k] = true
 			out = append(out, s.info(k, true))

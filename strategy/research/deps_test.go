@@ -13,7 +13,7 @@ func TestNoStarlarkOutsideWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	for _, pkg := range []string{"wicket/strategy/research", "wicket/strategy/worker", "wicket/agent", "wicket/strategy/templates"} {
+	for _, pkg := range []string{"wicket/strategy/research", "wicket/strategy/worker", "wicket/agent", "wicket/strategy/templates", "wicket/strategy/cluster"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

@@ -30,6 +30,9 @@ type Config struct {
 	// Pool runs every strategy execution. Its size is the sweep's
 	// parallelism.
 	Pool *worker.Pool
+	// Chunks, when set, runs the sweep chunks instead of Pool: a research
+	// cluster (strategy/cluster). Everything else still runs in Pool.
+	Chunks Dispatcher
 	// Now times the probe of an estimate; nil means time.Now.
 	Now func() time.Time
 	// Computed, when set, receives the indicator computations each sweep
@@ -72,6 +75,40 @@ func (l *Local) needProject() error {
 		return errorf(KindNotFound, "no wicket project: create one with `wicket init` and run inside it (or pass --project DIR)")
 	}
 	return nil
+}
+
+// Dispatcher runs sweep chunks (worker.KindSweep): the local worker pool,
+// or a cluster of workers on other machines. Size is how many chunks it
+// runs at once; Sweep is safe for concurrent use.
+type Dispatcher interface {
+	Size() int
+	Sweep(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error)
+}
+
+// readier is a Dispatcher that must find its workers before a sweep is
+// cut into chunks (a cluster: how many workers it has sets the chunks).
+type readier interface {
+	Ready(ctx context.Context) error
+}
+
+// chunks is the dispatcher of sweep chunks.
+func (l *Local) chunks() Dispatcher {
+	if l.cfg.Chunks != nil {
+		return l.cfg.Chunks
+	}
+	return l.cfg.Pool
+}
+
+// chunkWorkers is how many chunks run at once, once the dispatcher is
+// ready: a cluster's error (unreachable, no workers) comes here.
+func (l *Local) chunkWorkers(ctx context.Context) (int, error) {
+	d := l.chunks()
+	if r, ok := d.(readier); ok {
+		if err := r.Ready(ctx); err != nil {
+			return 0, errorf(KindUnavailable, "%v", err)
+		}
+	}
+	return max(1, d.Size()), nil
 }
 
 func (l *Local) needPool() error {

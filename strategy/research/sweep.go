@@ -58,7 +58,11 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 
 	trials := make([]*worker.Trial, p.count)
 	p.base.Blocks = pboBlocksFor(p.count)
-	tasks := p.chunks(p.base, l.cfg.Pool.Size())
+	nw, err := l.chunkWorkers(ctx)
+	if err != nil {
+		return SweepResult{}, err
+	}
+	tasks := p.chunks(p.base, nw)
 	offsets := make([]int, len(tasks))
 	for i := 1; i < len(tasks); i++ {
 		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
@@ -233,7 +237,7 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 			cancel(err)
 		}
 	}
-	for range l.cfg.Pool.Size() {
+	for range max(1, l.chunks().Size()) {
 		wg.Go(func() {
 			mu.Lock()
 			defer mu.Unlock()
@@ -250,8 +254,7 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 				req := tasks[i]
 				running++
 				mu.Unlock()
-				var resp worker.SweepChunkResult
-				err := l.cfg.Pool.Do(inner, worker.KindSweep, req, &resp)
+				resp, err := l.chunks().Sweep(inner, req)
 				mu.Lock()
 				running--
 				switch {
@@ -282,7 +285,7 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 
 // estimate times one combination and extrapolates.
 func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepResult, error) {
-	workers := max(1, min(l.cfg.Pool.Size(), p.count))
+	workers := max(1, min(l.chunks().Size(), p.count))
 	est := &Estimate{Combinations: p.count, Workers: workers}
 	res.Estimate = est
 	if p.tooMany != nil {

@@ -304,9 +304,13 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	type owner struct{ series, offset int }
 	var tasks []worker.SweepChunk
 	var owners []owner
+	nw, err := l.chunkWorkers(ctx)
+	if err != nil {
+		return SweepResult{}, err
+	}
 	for s, p := range plans {
 		off := 0
-		for _, c := range p.chunks(p.base, l.cfg.Pool.Size()) {
+		for _, c := range p.chunks(p.base, nw) {
 			tasks = append(tasks, c)
 			owners = append(owners, owner{s, off})
 			off += len(c.Combos)
@@ -318,7 +322,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	}
 	total, done := count*len(names), 0
 	report(progress, Progress{Done: 0, Total: total, Message: fmt.Sprintf("0 of %d runs (%d combinations × %d series)", total, count, len(names))})
-	err := l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		for j := range resp.Trials {
 			trials[o.series][o.offset+j] = &resp.Trials[j]

@@ -158,9 +158,13 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 	var tasks []worker.SweepChunk
 	var owners []owner
+	nw, err := l.chunkWorkers(ctx)
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
 	for k, w := range wins {
 		off := 0
-		for _, c := range p.chunks(rangeOf(w.isLo, w.isHi), l.cfg.Pool.Size()) {
+		for _, c := range p.chunks(rangeOf(w.isLo, w.isHi), nw) {
 			tasks = append(tasks, c)
 			owners = append(owners, owner{win: k, offset: off})
 			off += len(c.Combos)

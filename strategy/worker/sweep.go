@@ -28,7 +28,12 @@ type SweepChunk struct {
 	// Digest is strategy.Bars.Digest of the bars in [From, To] as the
 	// caller read them: a worker that holds bars of that range with this
 	// digest uses them instead of reading the store again.
-	Digest      string           `json:"digest,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// BarsFile, when set, is a file holding those bars in the form
+	// strategy.Bars.Encode writes (hashing to Digest): a cluster worker's
+	// copy of bars shipped from another machine. The worker reads it
+	// instead of the history store, and HistoryPath may be empty.
+	BarsFile    string           `json:"bars_file,omitempty"`
 	Capital     string           `json:"capital"`
 	FeeBps      float64          `json:"fee_bps"`
 	SlippageBps float64          `json:"slippage_bps"`

@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"os"
 	"sync"
 	"time"
 
 	"wicket/strategy"
 	"wicket/strategy/history"
+	"wicket/strategy/worker"
 )
 
 // barCache keeps a worker's recently loaded bar ranges, so the chunks of
@@ -56,7 +58,42 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (s
 	if err != nil {
 		return strategy.Bars{}, err
 	}
-	e := barEntry{key: key, digest: bars.Digest(), bars: bars, bytes: int64(bars.Len()) * 48}
+	c.put(barEntry{key: key, digest: bars.Digest(), bars: bars, bytes: int64(bars.Len()) * 48})
+	return bars, nil
+}
+
+// loadFile returns the bars encoded in the file at path (a cluster
+// worker's shipped copy), which must hash to digest.
+func (c *barCache) loadFile(path, series, digest string) (strategy.Bars, error) {
+	if digest == "" {
+		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
+	}
+	key := "file\x00" + path + "\x00" + series
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if e.key == key && e.digest == digest {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			c.mu.Unlock()
+			return e.bars, nil
+		}
+	}
+	c.mu.Unlock()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
+	}
+	bars, err := strategy.DecodeBars(data, series, digest)
+	if err != nil {
+		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
+	}
+	c.put(barEntry{key: key, digest: digest, bars: bars, bytes: int64(bars.Len()) * 48})
+	return bars, nil
+}
+
+// put adds e, replacing an entry of its key, and evicts to the bounds.
+func (c *barCache) put(e barEntry) {
+	key := e.key
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := 0; i < len(c.entries); i++ {
@@ -75,5 +112,4 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (s
 		c.bytes -= last.bytes
 		c.entries = c.entries[:len(c.entries)-1]
 	}
-	return bars, nil
 }

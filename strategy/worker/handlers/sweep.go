@@ -29,10 +29,15 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	if req.HistoryPath == "" {
+	var bars strategy.Bars
+	switch {
+	case req.BarsFile != "":
+		bars, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
+	case req.HistoryPath == "":
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
+	default:
+		bars, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 	}
-	bars, err := cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}

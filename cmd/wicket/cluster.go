@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/internal/project"
+	"wicket/strategy/cluster"
+	"wicket/strategy/research"
+	"wicket/strategy/worker"
+)
+
+// clusterFlag is --cluster on the commands that sweep.
+func clusterFlag() cli.Flag {
+	return &cli.StringFlag{Name: "cluster", Usage: "run sweep chunks on the `wicket worker`s of the NATS JetStream server at `URL` (nats://host:4222, tls://host:4222 for TLS); overrides [research] cluster"}
+}
+
+// clusterOptions resolves the cluster address (--cluster wins over
+// [research] cluster) and its credential from the environment or
+// secrets.env. ok is false when no cluster is configured.
+func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o cluster.Options, ok bool, err error) {
+	url := cfg.Research.Cluster
+	if c.IsSet("cluster") {
+		url = c.String("cluster")
+		if url == "" {
+			return o, false, usagef("--cluster needs a URL, e.g. nats://127.0.0.1:4222")
+		}
+	}
+	if url == "" {
+		return o, false, nil
+	}
+	if err := project.ValidateClusterURL(url); err != nil {
+		return o, false, usageError{err}
+	}
+	s, err := loadSecrets(p)
+	if err != nil {
+		return o, false, err
+	}
+	o.URL = url
+	o.Token, _, _ = s.Lookup(project.KeyNATSToken)
+	o.CredsFile, _, _ = s.Lookup(project.KeyNATSCreds)
+	o.NKeyFile, _, _ = s.Lookup(project.KeyNATSNKey)
+	return o, true, nil
+}
+
+// useCluster sets rc.Chunks to the cluster's dispatcher when one is
+// configured; the returned func closes it.
+func useCluster(c *cli.Context, p *project.Project, cfg project.Config, rc *research.Config) (func(), error) {
+	o, ok, err := clusterOptions(c, p, cfg)
+	if err != nil || !ok {
+		return func() {}, err
+	}
+	d, err := cluster.Dial(c.Context, cluster.DispatcherOptions{Options: o, WaitWorkers: clusterWait})
+	if err != nil {
+		return func() {}, err
+	}
+	rc.Chunks = d
+	return func() { d.Close() }, nil
+}
+
+// clusterWait bounds the wait for a worker to join (tests shorten it
+// through WICKET_CLUSTER_WAIT, a duration).
+var clusterWait = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("WICKET_CLUSTER_WAIT")); err == nil && d > 0 {
+		return d
+	}
+	return cluster.DefaultWaitWorkers
+}()
+
+// clusterWorkerCommand is `wicket worker`: a machine's share of a
+// research cluster.
+func clusterWorkerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "run sweep chunks for a research cluster on this machine",
+		Description: "Joins the NATS JetStream server at --cluster and runs the sweep chunks that `wicket sweep`, `wicket walk-forward`,\n" +
+			"`wicket mcp` and `wicket data serve` queue there when [research] cluster is set. Strategies run in --workers\n" +
+			"worker processes under the same memory and CPU limits as local research. Bars arrive from the cluster once per\n" +
+			"machine and are kept in --cache. The credential (WICKET_NATS_TOKEN, WICKET_NATS_CREDS_FILE or WICKET_NATS_NKEY_FILE)\n" +
+			"comes from the environment or the project's secrets.env. Stop it with Ctrl-C; a chunk it held goes to another worker.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cluster", Usage: "the NATS JetStream server, `URL` nats://host:4222 or tls://host:4222 (default [research] cluster)"},
+			&cli.IntFlag{Name: "workers", Usage: "worker processes on this machine, `N` (default research.workers, or one per core)"},
+			&cli.StringFlag{Name: "cache", Usage: "`DIR` for the bars this machine has fetched (default the user cache directory)"},
+			&cli.DurationFlag{Name: "ack-wait", Value: cluster.DefaultAckWait, Hidden: true, Usage: "how long a chunk may go without progress before another worker gets it"},
+		},
+		Action: clusterWorkerAction,
+	}
+}
+
+func clusterWorkerAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("worker takes no arguments, got %q (usage: wicket worker --cluster nats://host:4222)", c.Args().First())
+	}
+	p, cfg, err := openProject(c)
+	var pp *project.Project
+	switch {
+	case err == nil:
+		pp = &p
+	case errors.Is(err, project.ErrNoProject):
+		cfg = project.Defaults()
+	default:
+		return err
+	}
+	o, ok, err := clusterOptions(c, pp, cfg)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return usagef("worker needs --cluster URL (or [research] cluster in wicket.toml), e.g. --cluster nats://127.0.0.1:4222")
+	}
+	size := cfg.Research.Workers
+	if c.IsSet("workers") {
+		if size = c.Int("workers"); size <= 0 {
+			return usagef("--workers %d must be at least 1", size)
+		}
+	}
+	cache := c.String("cache")
+	if cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no user cache directory for bars; give --cache DIR: %w", err)
+		}
+		cache = filepath.Join(dir, "wicket", "cluster-bars")
+	}
+	pool, err := worker.NewPool(worker.Config{Size: size, MemoryMiB: cfg.Research.WorkerMemoryMiB, Log: c.App.ErrWriter})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	host, _ := os.Hostname()
+	return cluster.Serve(c.Context, cluster.WorkerOptions{
+		Options: o, Pool: pool, CacheDir: cache, AckWait: c.Duration("ack-wait"), Host: host, Log: c.App.ErrWriter,
+	})
+}

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"wicket/internal/project"
+	"wicket/strategy/cluster"
+	"wicket/strategy/clustertest"
+	"wicket/strategy/research"
+	"wicket/strategy/templates"
+	"wicket/strategy/worker"
+)
+
+// clusterRig is a demo project, an embedded NATS server and `wicket
+// worker` processes of the real binary joined to it.
+type clusterRig struct {
+	t       *testing.T
+	bin     string
+	env     []string
+	dir     string
+	url     string
+	workers []*exec.Cmd
+	lines   []chan string // each worker's stderr
+}
+
+func newClusterRig(t *testing.T, workers int) *clusterRig {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	bin, err := exec.LookPath("wicket") // testscript's TestMain put this binary in PATH
+	if err != nil {
+		t.Fatalf("the wicket test command is not in PATH: %v", err)
+	}
+	dir := t.TempDir()
+	r := &clusterRig{t: t, bin: bin, dir: dir, env: append(os.Environ(), project.EnvProject+"="+dir, project.KeyNATSToken+"="), url: clustertest.Server(t)}
+	for _, args := range [][]string{{"init", dir}, {"data", "seed-demo"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = r.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("wicket %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for range workers {
+		r.startWorker()
+	}
+	return r
+}
+
+// startWorker starts `wicket worker` with one strategy worker and a short
+// ack wait, and waits until it has joined.
+func (r *clusterRig) startWorker() {
+	t := r.t
+	cmd := exec.Command(r.bin, "worker", "--cluster", r.url, "--workers", "1", "--cache", t.TempDir(), "--ack-wait", "1s")
+	cmd.Env = r.env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	joined := make(chan bool, 1)
+	exited := make(chan struct{})
+	lines := make(chan string, 4096)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "joined the research cluster") {
+				select {
+				case joined <- true:
+				default:
+				}
+			}
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	select {
+	case <-joined:
+	case <-exited:
+		t.Fatal("wicket worker exited before joining the cluster")
+	case <-time.After(30 * time.Second):
+		t.Fatal("wicket worker did not join the cluster in 30s")
+	}
+	r.workers = append(r.workers, cmd)
+	r.lines = append(r.lines, lines)
+}
+
+func (r *clusterRig) local(chunks research.Dispatcher) (*research.Local, func()) {
+	t := r.t
+	p := project.Project{Root: r.dir}
+	cfg, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := worker.NewPool(worker.Config{Command: []string{r.bin}, Env: r.env, Size: 1, MemoryMiB: cfg.Research.WorkerMemoryMiB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := research.Config{Project: p, Research: cfg.Research, Pool: pool}
+	if chunks != nil {
+		rc.Chunks = chunks
+	}
+	return research.NewLocal(rc), func() { pool.Close() }
+}
+
+func (r *clusterRig) dial(wait time.Duration) *cluster.Dispatcher {
+	d, err := cluster.Dial(r.t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: r.url}, WaitWorkers: wait})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func clusterSweep(t *testing.T, fastTo float64) research.SweepRequest {
+	src, err := templates.Source("sma_cross")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := func(x float64) *float64 { return &x }
+	return research.SweepRequest{
+		StrategyRef: research.StrategyRef{Source: src, Label: "sma_cross.star"}, Series: "ETH-USD@1d",
+		Grid: research.Grid{"fast": {From: fp(2), To: fp(fastTo), Step: fp(1)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}, Top: 10,
+	}
+}
+
+// TestClusterSweepSurvivesAKilledWorker sweeps over three `wicket worker`
+// processes, SIGKILLs one of them mid-sweep, and checks that every
+// combination is counted exactly once and the result is byte-identical
+// to the in-process sweep's.
+func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
+	r := newClusterRig(t, 3)
+	req := clusterSweep(t, 25)
+	ctx := t.Context()
+
+	local, closeLocal := r.local(nil)
+	want, err := local.Sweep(ctx, req, nil)
+	closeLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := r.dial(10 * time.Second)
+	remote, closeRemote := r.local(d)
+	defer closeRemote()
+	var (
+		mu       sync.Mutex
+		last     research.Progress
+		backDone bool
+	)
+	// The first worker is killed as soon as it says it runs a chunk.
+	killedChunk := make(chan string, 1)
+	var answeredAnyway bool // the chunk finished in the moment before the kill
+	go func() {
+		chunk := ""
+		for l := range r.lines[0] {
+			if rest, ok := strings.CutPrefix(l, "wicket worker: chunk "); ok && strings.HasSuffix(rest, "(delivery 1)") {
+				r.workers[0].Process.Signal(syscall.SIGKILL)
+				chunk = strings.TrimSuffix(strings.Fields(rest)[0], ":")
+				break
+			}
+		}
+		for l := range r.lines[0] {
+			if strings.HasPrefix(l, "wicket worker: chunk "+chunk+": answered") {
+				mu.Lock()
+				answeredAnyway = true
+				mu.Unlock()
+			}
+		}
+		killedChunk <- chunk
+	}()
+	got, err := remote.Sweep(ctx, req, func(p research.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Done < last.Done || p.Done > p.Total {
+			backDone = true
+		}
+		last = p
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := <-killedChunk // its stderr closes when it dies
+	if chunk == "" {
+		t.Fatal("the first worker ran no chunk, so it was not killed mid-chunk")
+	}
+	// Another worker ran the killed worker's chunk again.
+	redelivered := false
+	timeout := time.After(5 * time.Second)
+	for !redelivered {
+		select {
+		case l := <-r.lines[1]:
+			redelivered = strings.HasPrefix(l, "wicket worker: chunk "+chunk+": running (delivery ") && !strings.HasSuffix(l, "(delivery 1)")
+		case l := <-r.lines[2]:
+			redelivered = strings.HasPrefix(l, "wicket worker: chunk "+chunk+": running (delivery ") && !strings.HasSuffix(l, "(delivery 1)")
+		case <-timeout:
+			mu.Lock()
+			if !answeredAnyway {
+				t.Errorf("chunk %s of the killed worker was not redelivered to another", chunk)
+			}
+			mu.Unlock()
+			redelivered = true
+		}
+	}
+	if backDone || last.Done != last.Total || last.Total != want.Combinations {
+		t.Errorf("progress ended at %d of %d (combinations %d); counted twice or lost", last.Done, last.Total, want.Combinations)
+	}
+	if got.Partial || got.Evaluated != want.Combinations {
+		t.Errorf("partial %v, evaluated %d of %d", got.Partial, got.Evaluated, want.Combinations)
+	}
+	a, b := mustMarshal(t, want), mustMarshal(t, got)
+	if string(a) != string(b) {
+		t.Errorf("the cluster sweep differs from the in-process sweep:\n%s\n%s", a, b)
+	}
+
+	// A walk-forward on the two workers left: every window's bars are shipped.
+	wf := research.WalkForwardRequest{StrategyRef: req.StrategyRef, Series: req.Series, Grid: research.Grid{"fast": req.Grid["fast"], "slow": {Values: []any{30.0, 60.0}}}, Windows: 3}
+	local, closeLocal = r.local(nil)
+	wantWF, err := local.WalkForward(ctx, wf, nil)
+	closeLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotWF, err := remote.WalkForward(ctx, wf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustMarshal(t, wantWF), mustMarshal(t, gotWF); string(a) != string(b) {
+		t.Errorf("the cluster walk-forward differs from the in-process one:\n%s\n%s", a, b)
+	}
+}
+
+// TestClusterSweepCancels runs a sweep whose strategy loads a user
+// indicator on the cluster, then cancels a cluster sweep after its first
+// chunks: it returns promptly and partial, its queued chunks are gone,
+// and every worker is idle soon after.
+func TestClusterSweepCancels(t *testing.T) {
+	r := newClusterRig(t, 2)
+	d := r.dial(10 * time.Second)
+	remote, closeRemote := r.local(d)
+	defer closeRemote()
+
+	// First, a strategy that loads one of the project's indicators: the
+	// workers get it with the chunks.
+	if err := os.MkdirAll(r.dir+"/indicators", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.dir+"/indicators/mysma.star", []byte("def mysma(x, n):\n    return ta.sma(x, n)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ind := clusterSweep(t, 6)
+	ind.StrategyRef = research.StrategyRef{Label: "ind.star", Source: `"""SMA cross through a user indicator."""
+load("indicators/mysma", "mysma")
+fast = param.int("fast", 10, min=2, max=200)
+slow = param.int("slow", 30, min=3, max=400)
+def signals(bars):
+    f = mysma(bars.close, fast)
+    s = mysma(bars.close, slow)
+    return {"long": ta.cross_above(f, s), "exit": ta.cross_below(f, s)}
+`}
+	local, closeLocal := r.local(nil)
+	wantInd, err := local.Sweep(t.Context(), ind, nil)
+	closeLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotInd, err := remote.Sweep(t.Context(), ind, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustMarshal(t, wantInd), mustMarshal(t, gotInd); string(a) != string(b) || gotInd.Failed > 0 {
+		t.Errorf("a sweep with a user indicator differs on the cluster:\n%s\n%s", a, b)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	res, err := remote.Sweep(ctx, clusterSweep(t, 200), func(p research.Progress) {
+		if p.Done > 0 {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Partial || res.Evaluated >= res.Combinations {
+		t.Fatalf("a cancelled sweep: partial %v, %d of %d", res.Partial, res.Evaluated, res.Combinations)
+	}
+	nc, err := nats.Connect(r.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	busy := map[string]int{}
+	var mu sync.Mutex
+	sub, err := nc.Subscribe("wicket.workers", func(m *nats.Msg) {
+		var p struct {
+			ID   string `json:"id"`
+			Busy int    `json:"busy"`
+		}
+		if json.Unmarshal(m.Data, &p) == nil {
+			mu.Lock()
+			busy[p.ID] = p.Busy
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		idle := len(busy) == 2
+		for _, b := range busy {
+			idle = idle && b == 0
+		}
+		mu.Unlock()
+		queued := queuedChunks(t, nc)
+		if idle && queued == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after cancelling: workers busy %v, %d chunks still queued", busy, queued)
+		}
+	}
+}
+
+func queuedChunks(t *testing.T, nc *nats.Conn) uint64 {
+	t.Helper()
+	m, err := nc.Request("$JS.API.STREAM.INFO."+cluster.StreamName, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		State struct {
+			Msgs uint64 `json:"messages"`
+		} `json:"state"`
+	}
+	if err := json.Unmarshal(m.Data, &info); err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// TestClusterNoWorkers: a sweep on a cluster nobody works for fails with
+// a clear error within the bounded wait, and so does the command line.
+func TestClusterNoWorkers(t *testing.T) {
+	r := newClusterRig(t, 0)
+	d := r.dial(time.Second)
+	remote, closeRemote := r.local(d)
+	defer closeRemote()
+	start := time.Now()
+	_, err := remote.Sweep(t.Context(), clusterSweep(t, 5), nil)
+	var re *research.Error
+	if !errors.As(err, &re) || re.Kind != research.KindUnavailable || !strings.Contains(err.Error(), "no wicket workers") {
+		t.Fatalf("a sweep without workers: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the error took %s", took)
+	}
+
+	cmd := exec.Command(r.bin, "sweep", "sma_cross", "--series", "ETH-USD@1d", "--grid", "fast=5,10", "--cluster", r.url)
+	cmd.Env = append(r.env, "WICKET_CLUSTER_WAIT=1s")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no wicket workers in the research cluster") {
+		t.Errorf("wicket sweep --cluster without workers: %v\n%s", err, out)
+	}
+	cmd = exec.Command(r.bin, "sweep", "sma_cross", "--series", "ETH-USD@1d", "--grid", "fast=5,10", "--cluster", "http://"+strings.TrimPrefix(r.url, "nats://"))
+	cmd.Env = r.env
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "must be nats:// or tls://") {
+		t.Errorf("an http cluster URL: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,48 @@
+package project
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// The secrets a research cluster's NATS connection may need, read from
+// the environment or secrets.env like every key. One of them at most:
+// a token, a creds file (JWT and nkey seed, as `nsc` writes it) or an
+// nkey seed file. The file keys hold a path, never the secret itself.
+const (
+	KeyNATSToken = "WICKET_NATS_TOKEN"
+	KeyNATSCreds = "WICKET_NATS_CREDS_FILE"
+	KeyNATSNKey  = "WICKET_NATS_NKEY_FILE"
+)
+
+// ValidateClusterURL checks a research cluster address: nats:// or
+// tls:// (TLS), a host, an optional port, and no user or password in it
+// (credentials go in secrets.env). Empty is valid: no cluster.
+func ValidateClusterURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("research cluster %q must be a URL like nats://host:4222 or tls://host:4222", s)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "nats", "tls":
+	default:
+		return fmt.Errorf("research cluster %q: the scheme must be nats:// or tls://, not %s://", s, u.Scheme)
+	}
+	if u.User != nil {
+		return fmt.Errorf("research cluster %q has credentials in it; put a token in %s (or a creds file path in %s) in secrets.env instead", redactURL(u), KeyNATSToken, KeyNATSCreds)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("research cluster %q must be just scheme://host:port", s)
+	}
+	return nil
+}
+
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}

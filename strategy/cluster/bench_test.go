@@ -1,0 +1,160 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/strategy/cluster"
+	"wicket/strategy/clustertest"
+	"wicket/strategy/history"
+	"wicket/strategy/research"
+	"wicket/strategy/ta"
+	"wicket/strategy/templates"
+	"wicket/strategy/worker"
+	"wicket/strategy/worker/handlers"
+)
+
+var ratios []string
+
+func TestMain(m *testing.M) {
+	worker.ServeIfWorker(handlers.New(ta.NewMemo(worker.MemoBytes)))
+	code := m.Run()
+	for _, r := range ratios {
+		fmt.Println(r)
+	}
+	os.Exit(code)
+}
+
+var (
+	demoOnce sync.Once
+	demoDir  string
+	demoErr  error
+)
+
+func demoProject(b testing.TB) project.Project {
+	demoOnce.Do(func() {
+		if demoDir, demoErr = os.MkdirTemp("", "wicket-cluster-"); demoErr != nil {
+			return
+		}
+		s, err := history.Open(project.Project{Root: demoDir}.HistoryPath())
+		if err != nil {
+			demoErr = err
+			return
+		}
+		defer s.Close()
+		_, demoErr = history.SeedDemo(context.Background(), s)
+	})
+	if demoErr != nil {
+		b.Fatal(demoErr)
+	}
+	return project.Project{Root: demoDir}
+}
+
+// benchSeries are the demo's two-year hourly series (17,544 bars each).
+var benchSeries = []string{"BTC-USD@1h", "ETH-USD@1h", "SOL-USD@1h", "SPY@1h"}
+
+func sweepReq(b testing.TB, series string) research.SweepRequest {
+	src, err := templates.Source("sma_cross")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fp := func(x float64) *float64 { return &x }
+	return research.SweepRequest{StrategyRef: research.StrategyRef{Source: src, Label: "sma_cross.star"}, Series: series,
+		Grid: research.Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}}
+}
+
+func newPool(b testing.TB) *worker.Pool {
+	pool, err := worker.NewPool(worker.Config{Size: 1, MemoryMiB: 1024, Procs: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pool.Close() })
+	return pool
+}
+
+// timed runs the 100-combination sweep over each bench series after a
+// warm-up over daily bars, and returns each series' time.
+func timed(b *testing.B, l *research.Local) []time.Duration {
+	ctx := b.Context()
+	if _, err := l.Sweep(ctx, sweepReq(b, "SPY@1d"), nil); err != nil {
+		b.Fatal(err)
+	}
+	took := make([]time.Duration, len(benchSeries))
+	for i, s := range benchSeries {
+		start := time.Now()
+		res, err := l.Sweep(ctx, sweepReq(b, s), nil)
+		took[i] = time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Evaluated != 100 || res.Failed != 0 {
+			b.Fatalf("%s: evaluated %d, failed %d", s, res.Evaluated, res.Failed)
+		}
+	}
+	return took
+}
+
+// BenchmarkClusterOverhead times the 100-combination sweeps in process on
+// one worker and through an embedded NATS server on one cluster worker
+// (bars shipped, chunks queued, results replied), alternately, and
+// reports the ratio of the fastest runs.
+func BenchmarkClusterOverhead(b *testing.B) {
+	p := demoProject(b)
+	url := clustertest.Server(b)
+	best := [2][]time.Duration{make([]time.Duration, len(benchSeries)), make([]time.Duration, len(benchSeries))}
+	for k := range best {
+		for i := range best[k] {
+			best[k][i] = math.MaxInt64
+		}
+	}
+	for i := 0; i < b.N*3; i++ {
+		for k := range 2 {
+			b.StopTimer()
+			cfg := research.Config{Project: p, Pool: newPool(b)}
+			stop := func() {}
+			if k == 1 {
+				// A fresh cluster worker (cold memo, empty bars cache) and dispatcher each round, like the fresh local pool.
+				cfg.Chunks, stop = joinCluster(b, url)
+			}
+			b.StartTimer()
+			for j, t := range timed(b, research.NewLocal(cfg)) {
+				best[k][j] = min(best[k][j], t)
+			}
+			stop()
+		}
+	}
+	var local, remote time.Duration
+	for j := range benchSeries {
+		local, remote = local+best[0][j], remote+best[1][j]
+	}
+	r := remote.Seconds() / local.Seconds()
+	b.ReportMetric(r, "cluster/local")
+	ratios = append(ratios[:0], fmt.Sprintf("ratio sweep cluster (embedded NATS, 1 worker) / in-process (1 worker): %.2fx (target <= 1.15x)", r))
+}
+
+// joinCluster starts a one-worker cluster worker in this process and a
+// dispatcher that has seen it; stop ends both.
+func joinCluster(b *testing.B, url string) (*cluster.Dispatcher, func()) {
+	ctx, cancel := context.WithCancel(b.Context())
+	served := make(chan error, 1)
+	go func() {
+		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: cluster.Options{URL: url}, Pool: newPool(b), CacheDir: b.TempDir()})
+	}()
+	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{URL: url}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d, func() {
+		d.Close()
+		cancel()
+		if err := <-served; err != nil {
+			b.Error(err)
+		}
+	}
+}

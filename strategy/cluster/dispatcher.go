@@ -1,0 +1,359 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/worker"
+)
+
+// DefaultWaitWorkers is how long a sweep waits for a worker to be in the
+// cluster before it fails.
+const DefaultWaitWorkers = 10 * time.Second
+
+// maxShippedRanges bounds the ranges a Dispatcher remembers shipping.
+const maxShippedRanges = 4096
+
+// liveFor is how long a worker counts as present after its heartbeat.
+const liveFor = 3 * heartbeatTick
+
+// DispatcherOptions configure a Dispatcher.
+type DispatcherOptions struct {
+	Options
+	// WaitWorkers bounds the wait for a worker: before a sweep starts, and
+	// while chunks are waiting and no worker is present. 0 means 10s.
+	WaitWorkers time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Dispatcher sends sweep chunks to the cluster's workers and collects
+// their results. It is safe for concurrent use.
+type Dispatcher struct {
+	o     DispatcherOptions
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	st    jetstream.Stream
+	obj   jetstream.ObjectStore
+	id    string
+	seq   atomic.Uint64
+	subs  []*nats.Subscription
+	where string
+
+	mu      sync.Mutex
+	pending map[string]chan reply
+	workers map[string]seen
+	bars    map[string]string // history path, series, range → digest shipped
+	barsMu  sync.Mutex        // serialises shipping bars
+}
+
+type seen struct {
+	p  presence
+	at time.Time
+}
+
+// Dial connects to the cluster. It fails, within the connect timeout,
+// when the server cannot be reached or has no JetStream.
+func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
+	if o.WaitWorkers <= 0 {
+		o.WaitWorkers = DefaultWaitWorkers
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Name == "" {
+		o.Name = "wicket research"
+	}
+	nc, js, st, obj, err := connect(ctx, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dispatcher{o: o, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL),
+		pending: map[string]chan reply{}, workers: map[string]seen{}, bars: map[string]string{}}
+	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
+	if err == nil {
+		d.subs = append(d.subs, sub)
+		sub, err = nc.Subscribe(resultPrefix+d.id, d.onReply)
+		d.subs = append(d.subs, sub)
+	}
+	if err == nil {
+		err = nc.Flush()
+	}
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("research cluster at %s: subscribe: %w", d.where, err)
+	}
+	nc.Publish(pingSubj, nil) // workers answer with a heartbeat at once
+	return d, nil
+}
+
+// Close ends the connection; sweeps in flight fail.
+func (d *Dispatcher) Close() error {
+	d.nc.Close()
+	return nil
+}
+
+func (d *Dispatcher) onPresence(m *nats.Msg) {
+	var p presence
+	if json.Unmarshal(m.Data, &p) != nil || p.ID == "" {
+		return
+	}
+	d.mu.Lock()
+	d.workers[p.ID] = seen{p, d.o.Now()}
+	d.mu.Unlock()
+}
+
+func (d *Dispatcher) onReply(m *nats.Msg) {
+	var r reply
+	if json.Unmarshal(m.Data, &r) != nil {
+		return
+	}
+	d.mu.Lock()
+	ch, ok := d.pending[r.Chunk]
+	delete(d.pending, r.Chunk) // the first result wins; a redelivered chunk's second answer finds nothing
+	d.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+}
+
+// Size is the worker slots present in the cluster now (at least 1).
+func (d *Dispatcher) Size() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	now := d.o.Now()
+	for id, w := range d.workers {
+		if now.Sub(w.at) > liveFor {
+			delete(d.workers, id)
+			continue
+		}
+		n += max(1, w.p.Slots)
+	}
+	return max(1, n)
+}
+
+func (d *Dispatcher) present() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := d.o.Now()
+	for _, w := range d.workers {
+		if now.Sub(w.at) <= liveFor {
+			return true
+		}
+	}
+	return false
+}
+
+// Ready waits, at most WaitWorkers, for a worker to be present.
+func (d *Dispatcher) Ready(ctx context.Context) error {
+	if d.nc.IsClosed() {
+		return fmt.Errorf("the connection to the research cluster at %s is closed", d.where)
+	}
+	if d.present() {
+		return nil
+	}
+	deadline := d.o.Now().Add(d.o.WaitWorkers)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for !d.present() {
+		if d.o.Now().After(deadline) {
+			return d.noWorkers()
+		}
+		d.nc.Publish(pingSubj, nil)
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+	// One more heartbeat round so every worker that answered the ping counts.
+	select {
+	case <-ctx.Done():
+	case <-time.After(100 * time.Millisecond):
+	}
+	return nil
+}
+
+func (d *Dispatcher) noWorkers() error {
+	status := "connected"
+	if !d.nc.IsConnected() {
+		status = "not connected (" + d.nc.Status().String() + ")"
+	}
+	return fmt.Errorf("no wicket workers in the research cluster at %s for %s (the server is %s); start some with `wicket worker --cluster %s` on the machines that should run the sweep, or remove [research] cluster to run here",
+		d.where, d.o.WaitWorkers, status, d.where)
+}
+
+// Sweep runs one chunk on a cluster worker. The bars of the chunk's
+// range are shipped first unless the cluster already holds them.
+func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
+	digest, err := d.shipBars(ctx, req)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	inds, err := readIndicators(req.IndicatorsDir)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	req.Digest = digest
+	req.HistoryPath = ""   // the worker reads the shipped bars
+	req.IndicatorsDir = "" // and the shipped indicators
+	body, err := json.Marshal(chunkMsg{Chunk: req, Indicators: inds})
+	if err != nil {
+		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "encode the chunk: " + err.Error()}
+	}
+	seq := strconv.FormatUint(d.seq.Add(1), 10)
+	chunk := d.id + "." + seq
+	subject := chunkPrefix + chunk
+	ch := make(chan reply, 1)
+	d.mu.Lock()
+	d.pending[chunk] = ch
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.pending, chunk)
+		d.mu.Unlock()
+	}()
+	msg := nats.NewMsg(subject)
+	msg.Data = body
+	msg.Header.Set(headerChunk, chunk)
+	msg.Header.Set(headerReply, resultPrefix+d.id)
+	pctx, cancel := context.WithTimeout(ctx, d.o.connectTimeout())
+	_, err = d.js.PublishMsg(pctx, msg, jetstream.WithMsgID(chunk))
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return worker.SweepChunkResult{}, canceled(ctx)
+		}
+		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("queue a chunk on the research cluster at %s: %v", d.where, err)}
+	}
+	tick := time.NewTicker(heartbeatTick)
+	defer tick.Stop()
+	var absentSince time.Time
+	for {
+		select {
+		case r := <-ch:
+			if r.Error != nil {
+				return worker.SweepChunkResult{}, r.Error.Err()
+			}
+			var res worker.SweepChunkResult
+			if err := json.Unmarshal(r.Result, &res); err != nil {
+				return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's result: " + err.Error()}
+			}
+			return res, nil
+		case <-ctx.Done():
+			d.stop(subject, chunk)
+			return worker.SweepChunkResult{}, canceled(ctx)
+		case <-tick.C:
+			if d.present() {
+				absentSince = time.Time{}
+				continue
+			}
+			if absentSince.IsZero() {
+				absentSince = d.o.Now()
+			}
+			if d.o.Now().Sub(absentSince) >= d.o.WaitWorkers {
+				d.stop(subject, chunk)
+				return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindCrashed, Msg: d.noWorkers().Error()}
+			}
+		}
+	}
+}
+
+// stop takes a chunk off the queue and tells a worker running it to stop.
+func (d *Dispatcher) stop(subject, chunk string) {
+	ctx, cancel := context.WithTimeout(context.Background(), d.o.connectTimeout())
+	defer cancel()
+	d.st.Purge(ctx, jetstream.WithPurgeSubject(subject))
+	d.nc.Publish(cancelPrefix+chunk, nil)
+	d.nc.Flush()
+}
+
+func (o DispatcherOptions) connectTimeout() time.Duration {
+	if o.ConnectTimeout > 0 {
+		return o.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+func canceled(ctx context.Context) error {
+	return &worker.Error{Kind: worker.KindCanceled, Msg: "cancelled: " + context.Cause(ctx).Error()}
+}
+
+// shipBars makes sure the bars of the chunk's range are in the bars
+// store, and returns their digest. Each range is read and shipped once
+// per Dispatcher; the store keeps bars another sweep shipped.
+func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (string, error) {
+	if req.HistoryPath == "" {
+		if req.BarsFile != "" || req.Digest == "" {
+			return "", &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk needs the history store its bars come from"}
+		}
+		return req.Digest, nil
+	}
+	key := req.HistoryPath + "\x00" + req.Series + "\x00" + req.From + "\x00" + req.To
+	d.barsMu.Lock()
+	defer d.barsMu.Unlock()
+	d.mu.Lock()
+	digest, ok := d.bars[key]
+	d.mu.Unlock()
+	if ok && (req.Digest == "" || req.Digest == digest) {
+		return digest, nil
+	}
+	from, err := backtest.ParseTime("from", req.From, false)
+	if err != nil {
+		return "", err
+	}
+	to, err := backtest.ParseTime("to", req.To, true)
+	if err != nil {
+		return "", err
+	}
+	store, err := history.OpenReadOnly(req.HistoryPath)
+	if err != nil {
+		return "", err
+	}
+	bars, err := store.Load(req.Series, from, to)
+	store.Close()
+	if err != nil {
+		return "", err
+	}
+	data := bars.Encode()
+	digest = bars.Digest()
+	if req.Digest != "" && req.Digest != digest {
+		return "", &history.Error{Kind: history.Storage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
+	}
+	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout()); err != nil {
+		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", req.Series, d.where, err)}
+	}
+	d.mu.Lock()
+	if len(d.bars) >= maxShippedRanges {
+		clear(d.bars) // a long-lived server forgets old ranges; the store still has their bars
+	}
+	d.bars[key] = digest
+	d.mu.Unlock()
+	return digest, nil
+}
+
+// putBars stores data under digest unless it is there already.
+func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout+time.Duration(len(data)>>20)*time.Second)
+	defer cancel()
+	if info, err := obj.GetInfo(ctx, digest); err == nil && info.Size == uint64(len(data)) {
+		return nil
+	} else if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	_, err := obj.PutBytes(ctx, digest, data)
+	return err
+}

@@ -1,0 +1,21 @@
+// Package cluster runs research sweep chunks on `wicket worker` processes
+// on any number of machines, through a NATS JetStream server.
+//
+// The Dispatcher (research's chunk dispatcher when [research] cluster is
+// set) publishes each chunk (a worker.SweepChunk) on a work-queue
+// stream, ships the chunk's bars once into an object store keyed by
+// their digest, and waits for the chunk's result on its reply subject,
+// keyed by chunk id: the first result of a chunk wins and any later copy
+// is dropped. A Worker pulls chunks from the stream, fetches bars it has
+// not seen into a local cache (once per machine), runs each chunk in its
+// own rlimited worker.Pool, answers, and only then acks. A worker that
+// dies mid-chunk stops reporting progress on it, and JetStream hands the
+// chunk to another worker after the ack wait: no chunk is lost, none is
+// counted twice. Cancelling a sweep purges its queued chunks and tells
+// every worker to stop the ones it runs.
+//
+// It must never run strategy code in the process that talks to NATS
+// (that is the pool's job), never put credentials in a URL, a log or a
+// message, and never wait without bound: an unreachable server, or a
+// cluster with no workers, is an error within a stated time.
+package cluster

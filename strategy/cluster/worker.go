@@ -1,0 +1,317 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"wicket/strategy/worker"
+)
+
+// DefaultAckWait is how long a chunk may go without a progress report
+// before JetStream gives it to another worker. A working worker reports
+// every third of it.
+const DefaultAckWait = 30 * time.Second
+
+// Runner runs a chunk: a worker.Pool.
+type Runner interface {
+	Size() int
+	Sweep(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error)
+}
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	Options
+	// Pool runs the chunks, Pool.Size() at a time.
+	Pool Runner
+	// CacheDir holds the bars this machine has fetched, by digest.
+	CacheDir string
+	// AckWait is the consumer's ack wait; 0 means DefaultAckWait.
+	AckWait time.Duration
+	// Host names this machine in heartbeats.
+	Host string
+	// Log receives one line per event; nil discards.
+	Log io.Writer
+}
+
+// Worker pulls chunks from the cluster and runs them.
+type Worker struct {
+	o    WorkerOptions
+	id   string
+	nc   *nats.Conn
+	cons jetstream.Consumer
+	obj  jetstream.ObjectStore
+	busy atomic.Int64
+
+	mu        sync.Mutex
+	running   map[string]context.CancelCauseFunc
+	cancelled map[string]time.Time // chunks cancelled before they ran here, for a minute
+	barsMu    sync.Mutex
+}
+
+// Serve connects and runs chunks until ctx ends. It returns an error when
+// the server cannot be reached at start.
+func Serve(ctx context.Context, o WorkerOptions) error {
+	if o.AckWait <= 0 {
+		o.AckWait = DefaultAckWait
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.CacheDir == "" {
+		return errors.New("a cluster worker needs a cache directory for bars")
+	}
+	if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
+		return fmt.Errorf("create the bars cache: %w", err)
+	}
+	if o.Name == "" {
+		o.Name = "wicket worker " + o.Host
+	}
+	nc, js, _, obj, err := connect(ctx, o.Options)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cctx, cancel := context.WithTimeout(ctx, DefaultConnectTimeout)
+	cons, err := js.CreateOrUpdateConsumer(cctx, StreamName, jetstream.ConsumerConfig{
+		Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait,
+		MaxDeliver: -1, FilterSubject: chunkSubjects, MaxAckPending: -1,
+		Description: "wicket research workers",
+	})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("research cluster at %s: create the workers' consumer: %w", redacted(o.URL), err)
+	}
+	w := &Worker{o: o, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{}}
+	if _, err := nc.Subscribe(cancelPrefix+">", w.onCancel); err != nil {
+		return err
+	}
+	if _, err := nc.Subscribe(pingSubj, func(*nats.Msg) { w.heartbeat() }); err != nil {
+		return err
+	}
+	w.heartbeat()
+	fmt.Fprintf(o.Log, "wicket worker: joined the research cluster at %s with %d workers\n", redacted(o.URL), o.Pool.Size())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(heartbeatTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				w.heartbeat()
+			}
+		}
+	})
+	for range o.Pool.Size() {
+		wg.Go(func() { w.loop(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+func (w *Worker) heartbeat() {
+	b, _ := json.Marshal(presence{ID: w.id, Host: w.o.Host, Slots: w.o.Pool.Size(), Busy: int(w.busy.Load())})
+	w.nc.Publish(presenceSubj, b)
+}
+
+func (w *Worker) onCancel(m *nats.Msg) {
+	chunk := m.Subject[len(cancelPrefix):]
+	w.mu.Lock()
+	stop := w.running[chunk]
+	now := time.Now()
+	for id, at := range w.cancelled {
+		if now.Sub(at) > time.Minute {
+			delete(w.cancelled, id)
+		}
+	}
+	if stop == nil && len(w.cancelled) < 100_000 {
+		w.cancelled[chunk] = now
+	}
+	w.mu.Unlock()
+	if stop != nil {
+		stop(errors.New("the sweep was cancelled"))
+	}
+}
+
+// loop takes one chunk at a time until ctx ends.
+func (w *Worker) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		batch, err := w.cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if ctx.Err() == nil {
+				fmt.Fprintf(w.o.Log, "wicket worker: fetch: %v\n", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for m := range batch.Messages() {
+			w.run(ctx, m)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// run runs one chunk and answers it, then acks it: a crash before the
+// ack means redelivery, and the dispatcher keeps the first answer.
+func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
+	chunk := m.Headers().Get(headerChunk)
+	replyTo := m.Headers().Get(headerReply)
+	if chunk == "" || replyTo == "" {
+		m.Term() // not ours
+		return
+	}
+	w.busy.Add(1)
+	defer w.busy.Add(-1)
+	cctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	w.mu.Lock()
+	_, gone := w.cancelled[chunk]
+	w.running[chunk] = stop
+	w.mu.Unlock()
+	if gone {
+		m.Ack() // its sweep was cancelled while it sat in the queue
+		w.mu.Lock()
+		delete(w.running, chunk)
+		w.mu.Unlock()
+		return
+	}
+	defer func() {
+		w.mu.Lock()
+		delete(w.running, chunk)
+		w.mu.Unlock()
+	}()
+	// Progress keeps the chunk ours while it runs.
+	progress := time.NewTicker(max(w.o.AckWait/3, 10*time.Millisecond))
+	defer progress.Stop()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-progress.C:
+				m.InProgress()
+			}
+		}
+	}()
+
+	delivery := uint64(1)
+	if md, err := m.Metadata(); err == nil {
+		delivery = md.NumDelivered
+	}
+	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: running (delivery %d)\n", chunk, delivery)
+	began := time.Now()
+	r := reply{Chunk: chunk, Worker: w.id}
+	res, err := w.sweep(cctx, m.Data())
+	if cctx.Err() != nil {
+		if ctx.Err() != nil {
+			m.Nak() // this worker is stopping: another takes the chunk now
+			return
+		}
+		m.Ack() // cancelled by the sweep: nobody waits for it
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: cancelled\n", chunk)
+		return
+	}
+	if err != nil {
+		r.Error = worker.ToWire(err)
+	} else {
+		r.Result, err = json.Marshal(res)
+		if err != nil {
+			r.Error = worker.ToWire(err)
+		}
+	}
+	b, _ := json.Marshal(r)
+	if err := w.nc.Publish(replyTo, b); err != nil {
+		fmt.Fprintf(w.o.Log, "wicket worker: answer chunk %s: %v\n", chunk, err)
+		m.Nak()
+		return
+	}
+	w.nc.Flush()
+	actx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
+	m.DoubleAck(actx)
+	cancel()
+	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: answered in %s\n", chunk, time.Since(began).Round(time.Millisecond))
+}
+
+func (w *Worker) sweep(ctx context.Context, data []byte) (worker.SweepChunkResult, error) {
+	var msg chunkMsg
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "malformed chunk: " + err.Error()}
+	}
+	req := msg.Chunk
+	path, err := w.barsFile(ctx, req.Digest)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	inds, err := w.indicatorsDir(msg.Indicators)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	req.BarsFile, req.HistoryPath, req.IndicatorsDir = path, "", inds
+	return w.o.Pool.Sweep(ctx, req)
+}
+
+// barsFile is the local copy of the bars of digest, fetched from the
+// cluster the first time this machine needs them.
+func (w *Worker) barsFile(ctx context.Context, digest string) (string, error) {
+	if len(digest) != 64 {
+		return "", &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk without a bars digest"}
+	}
+	if _, err := hex.DecodeString(digest); err != nil {
+		return "", &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk with a malformed bars digest"}
+	}
+	path := filepath.Join(w.o.CacheDir, digest+".bars")
+	w.barsMu.Lock()
+	defer w.barsMu.Unlock()
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	data, err := w.obj.GetBytes(gctx, digest)
+	if err != nil {
+		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch bars %s from the research cluster: %v", digest[:12], err)}
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != digest {
+		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("the bars %s fetched from the research cluster are damaged", digest[:12])}
+	}
+	tmp, err := os.CreateTemp(w.o.CacheDir, digest+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("cache bars: %w", err)
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("cache bars: %w", err)
+	}
+	return path, nil
+}
