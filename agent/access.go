@@ -27,8 +27,8 @@ type Refusal string
 
 // Refusal kinds, as they appear in the REFUSED text.
 const (
-	ByProfile  Refusal = "profile"
-	ByDenyTool Refusal = "deny-tool"
+	byProfile  Refusal = "profile"
+	byDenyTool Refusal = "deny-tool"
 )
 
 // ToolAccess is what this server offers: the served set (tools/list) and
@@ -42,18 +42,18 @@ type ToolAccess struct {
 	order   []string // registry order
 }
 
-// NewToolAccess derives the served and refused sets from the registry, the
+// newToolAccess derives the served and refused sets from the registry, the
 // profile and the deny list. An unknown profile or deny name is a
 // *UsageError naming the valid set; nothing falls back to full.
-func NewToolAccess(reg *Registry, profile string, deny []string) (*ToolAccess, error) {
-	var allowed func(*ToolSpec) bool
+func newToolAccess(reg *registry, profile string, deny []string) (*ToolAccess, error) {
+	var allowed func(*toolSpec) bool
 	switch profile {
 	case ProfileFull:
-		allowed = func(*ToolSpec) bool { return true }
+		allowed = func(*toolSpec) bool { return true }
 	case ProfileReadOnly:
-		allowed = func(s *ToolSpec) bool { return !reg.isWriteTool(s.Name) }
+		allowed = func(s *toolSpec) bool { return !reg.isWriteTool(s.Name) }
 	case ProfileOffline:
-		allowed = func(s *ToolSpec) bool { return s.Hints.OpenWorld != nil && !*s.Hints.OpenWorld }
+		allowed = func(s *toolSpec) bool { return s.Hints.OpenWorld != nil && !*s.Hints.OpenWorld }
 	default:
 		return nil, &UsageError{fmt.Sprintf("unknown --profile %q; valid: %s", profile, strings.Join(Profiles, ", "))}
 	}
@@ -73,9 +73,9 @@ func NewToolAccess(reg *Registry, profile string, deny []string) (*ToolAccess, e
 		a.order = append(a.order, s.Name)
 		switch {
 		case !allowed(s):
-			a.refused[s.Name] = ByProfile
+			a.refused[s.Name] = byProfile
 		case denied[s.Name]:
-			a.refused[s.Name] = ByDenyTool
+			a.refused[s.Name] = byDenyTool
 		default:
 			a.served[s.Name] = true
 		}
@@ -118,10 +118,10 @@ func (a *ToolAccess) filter(keep func(string) bool) []string {
 func (a *ToolAccess) refusalText(name string) string {
 	var head string
 	switch why := a.refused[name]; why {
-	case ByDenyTool:
+	case byDenyTool:
 		head = fmt.Sprintf("REFUSED [%s] %s: the operator denied this tool (--deny-tool %s)", why, name, name)
 	default:
-		head = fmt.Sprintf("REFUSED [%s] %s: tool %s is not served under this profile", ByProfile, a.Profile, name)
+		head = fmt.Sprintf("REFUSED [%s] %s: tool %s is not served under this profile", byProfile, a.Profile, name)
 	}
 	served := "none"
 	if names := a.ServedNames(); len(names) > 0 {

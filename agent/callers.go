@@ -165,9 +165,9 @@ func (cs *Callers) Remove(name string) error {
 	return &UsageError{fmt.Sprintf("no caller %q; callers: %s", name, valid)}
 }
 
-// Authenticate returns the caller whose token this is. Every stored hash
+// authenticate returns the caller whose token this is. Every stored hash
 // is compared, in constant time, whatever matches.
-func (cs *Callers) Authenticate(token string) (Caller, bool) {
+func (cs *Callers) authenticate(token string) (Caller, bool) {
 	if token == "" {
 		return Caller{}, false
 	}

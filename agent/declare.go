@@ -69,12 +69,12 @@ type decimalText string
 // argField is one declared argument.
 type argField struct {
 	index []int
-	param Param
+	param param
 	clamp bool
 }
 
 type argDecl struct {
-	params []Param
+	params []param
 	fields []argField
 }
 
@@ -104,7 +104,7 @@ func collectArgs(t reflect.Type, prefix []int, d *argDecl) {
 		if name == "" || name == "-" {
 			continue
 		}
-		p := Param{Name: name, Description: f.Tag.Get("desc")}
+		p := param{Name: name, Description: f.Tag.Get("desc")}
 		af := argField{index: idx}
 		p.Type = jsonType(f.Type)
 		for _, opt := range strings.Split(f.Tag.Get("arg"), ",") {
@@ -205,7 +205,7 @@ func typedValue(t reflect.Type, v string) any {
 }
 
 // paramsOf is the declared arguments of T, for the input schema.
-func paramsOf[T any]() []Param { return declOf(reflect.TypeFor[T]()).params }
+func paramsOf[T any]() []param { return declOf(reflect.TypeFor[T]()).params }
 
 // decodeArgs fills dst (a pointer to a declared struct) from a call's
 // arguments: defaults for what is absent, types and bounds checked with

@@ -121,8 +121,8 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	}, nil
 }
 
-// Sessions is the number of live sessions.
-func (h *HTTPServer) Sessions() int {
+// sessionCount is the number of live sessions.
+func (h *HTTPServer) sessionCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
@@ -229,7 +229,7 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Calle
 		httpError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token> (the operator issues one with `wicket callers add`)")
 		return Caller{}, false
 	}
-	c, ok := h.h.Callers.Authenticate(strings.TrimSpace(token))
+	c, ok := h.h.Callers.authenticate(strings.TrimSpace(token))
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wicket mcp", error="invalid_token"`)
 		httpError(w, http.StatusUnauthorized, "unknown bearer token")
@@ -324,7 +324,7 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 			caller.Name, share, h.h.MaxSessions))
 		return
 	}
-	if h.Sessions() >= h.h.MaxSessions && !h.evictIdlest(func(*httpSession) bool { return true }) {
+	if h.sessionCount() >= h.h.MaxSessions && !h.evictIdlest(func(*httpSession) bool { return true }) {
 		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
 		return
 	}
@@ -458,7 +458,7 @@ func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSes
 		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
-	if v := sess.srv.Protocol(); !batchesAllowed(v) {
+	if v := sess.srv.protocolVersion(); !batchesAllowed(v) {
 		writeJSON(w, http.StatusOK, batchRefusal(v))
 		return
 	}

@@ -50,8 +50,8 @@ func TestHTTPSessionCap(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()
 	code, second := initialize()
-	if code != http.StatusOK || second == first || h.Sessions() != 1 {
-		t.Fatalf("after a minute idle: %d, sessions %d", code, h.Sessions())
+	if code != http.StatusOK || second == first || h.sessionCount() != 1 {
+		t.Fatalf("after a minute idle: %d, sessions %d", code, h.sessionCount())
 	}
 }
 
@@ -107,8 +107,8 @@ func TestHTTPSessionCapKeepsBusy(t *testing.T) {
 	if code, _ := post("", initBody); code != http.StatusServiceUnavailable {
 		t.Fatalf("a session with an open GET stream was evicted: initialize got %d, want 503", code)
 	}
-	if h.Sessions() != 1 {
-		t.Fatalf("sessions = %d", h.Sessions())
+	if h.sessionCount() != 1 {
+		t.Fatalf("sessions = %d", h.sessionCount())
 	}
 	cancel()
 	res.Body.Close()
@@ -186,11 +186,11 @@ func TestHTTPAuthEveryMethod(t *testing.T) {
 			t.Errorf("%s of alice's session with bob's token: %d, want 403", m, r.StatusCode)
 		}
 	}
-	if h.Sessions() != 1 {
-		t.Fatalf("a refused DELETE ended the session: %d sessions", h.Sessions())
+	if h.sessionCount() != 1 {
+		t.Fatalf("a refused DELETE ended the session: %d sessions", h.sessionCount())
 	}
-	if r := do(http.MethodDelete, alice, sid, ""); r.StatusCode != http.StatusOK || h.Sessions() != 0 {
-		t.Fatalf("alice's DELETE: %d, %d sessions left", r.StatusCode, h.Sessions())
+	if r := do(http.MethodDelete, alice, sid, ""); r.StatusCode != http.StatusOK || h.sessionCount() != 0 {
+		t.Fatalf("alice's DELETE: %d, %d sessions left", r.StatusCode, h.sessionCount())
 	}
 	if r := do(http.MethodPost, alice, sid, ping); r.StatusCode != http.StatusNotFound {
 		t.Errorf("an ended session answered %d, want 404", r.StatusCode)
@@ -232,8 +232,8 @@ func TestHTTPBodyLimit(t *testing.T) {
 	if code, body := post(pad(limit)); code != http.StatusOK || !strings.Contains(body, `"protocolVersion"`) {
 		t.Errorf("a body at the limit: %d %s", code, body)
 	}
-	if h.Sessions() != 1 {
-		t.Errorf("sessions = %d, want 1 (the refused body opened none)", h.Sessions())
+	if h.sessionCount() != 1 {
+		t.Errorf("sessions = %d, want 1 (the refused body opened none)", h.sessionCount())
 	}
 }
 
@@ -287,8 +287,8 @@ func TestHTTPSessionShare(t *testing.T) {
 	if code, _ := initialize(alice); code != http.StatusOK {
 		t.Fatalf("alice at her share with an idle session: %d", code)
 	}
-	if n := h.count(func(s *httpSession) bool { return s.caller == "bob" }); n != 2 || h.Sessions() != 4 {
-		t.Fatalf("bob holds %d sessions (want 2: alice evicted only her own), %d in all", n, h.Sessions())
+	if n := h.count(func(s *httpSession) bool { return s.caller == "bob" }); n != 2 || h.sessionCount() != 4 {
+		t.Fatalf("bob holds %d sessions (want 2: alice evicted only her own), %d in all", n, h.sessionCount())
 	}
 }
 

@@ -29,7 +29,7 @@ const (
 )
 
 // instructions assembles the initialize instructions for an access set.
-func instructions(reg *Registry, a *ToolAccess) string {
+func instructions(reg *registry, a *ToolAccess) string {
 	parts := []string{
 		instrSurface, instrOutsideData, instrOutsideNode, instrOutsideBacktest, instrOutsideKeys,
 		instrNoneIsTool, instrNoInvent, instrNoClaim,
@@ -44,7 +44,7 @@ func instructions(reg *Registry, a *ToolAccess) string {
 }
 
 // servedWrites lists the served tools on the write roster.
-func servedWrites(reg *Registry, a *ToolAccess) []string {
+func servedWrites(reg *registry, a *ToolAccess) []string {
 	var out []string
 	for _, n := range a.ServedNames() {
 		if reg.isWriteTool(n) {

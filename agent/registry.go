@@ -9,26 +9,26 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Ring groups tools by what they reach.
-type Ring int
+// ring groups tools by what they reach.
+type ring int
 
 // Rings, from the innermost out.
 const (
-	RingAuthoring Ring = iota // offline: parses and lists, touches nothing outside the process
-	RingResearch              // the history store / data service
-	RingLiveRead              // reads a node
-	RingLiveWrite             // writes to a node, through the preview gate
+	ringAuthoring ring = iota // offline: parses and lists, touches nothing outside the process
+	ringResearch              // the history store / data service
+	ringLiveRead              // reads a node
+	ringLiveWrite             // writes to a node, through the preview gate
 )
 
-func (r Ring) String() string {
+func (r ring) String() string {
 	return [...]string{"authoring", "research", "live read", "live write"}[r]
 }
 
-// Hints are a tool's MCP annotations, always set explicitly (mcp-go's
+// hints are a tool's MCP annotations, always set explicitly (mcp-go's
 // defaults would declare every tool destructive and open-world).
 // OpenWorld is a pointer because "declares nothing" is a real state: the
 // offline profile withholds such a tool.
-type Hints struct {
+type hints struct {
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool
@@ -37,14 +37,14 @@ type Hints struct {
 
 func flag(b bool) *bool { return &b }
 
-// ToolSpec is one tool: what tools/list shows and what tools/call runs.
-type ToolSpec struct {
+// toolSpec is one tool: what tools/list shows and what tools/call runs.
+type toolSpec struct {
 	Name        string
 	Title       string
 	Description string // one sentence first; clients cut near 240 characters
-	Ring        Ring
-	Hints       Hints
-	Params      []Param
+	Ring        ring
+	Hints       hints
+	Params      []param
 	Output      map[string]any // output JSON schema, when the shape is fixed
 	// Write marks a gated write tool. Only the write roster sets it;
 	// isWriteTool reads it, and so do the read-only ring and the gate.
@@ -52,15 +52,15 @@ type ToolSpec struct {
 	Handle func(ctx context.Context, c *call) *result
 }
 
-// Registry is the ordered set of tool specs a server knows.
-type Registry struct {
-	specs []*ToolSpec
-	index map[string]*ToolSpec
+// registry is the ordered set of tool specs a server knows.
+type registry struct {
+	specs []*toolSpec
+	index map[string]*toolSpec
 }
 
 // newRegistry indexes specs; a duplicate name is a programming error.
-func newRegistry(specs ...*ToolSpec) *Registry {
-	r := &Registry{index: map[string]*ToolSpec{}}
+func newRegistry(specs ...*toolSpec) *registry {
+	r := &registry{index: map[string]*toolSpec{}}
 	for _, s := range specs {
 		if _, dup := r.index[s.Name]; dup {
 			panic("agent: duplicate tool " + s.Name)
@@ -73,16 +73,16 @@ func newRegistry(specs ...*ToolSpec) *Registry {
 }
 
 // Lookup returns the spec with that name.
-func (r *Registry) Lookup(name string) (*ToolSpec, bool) {
+func (r *registry) Lookup(name string) (*toolSpec, bool) {
 	s, ok := r.index[name]
 	return s, ok
 }
 
 // Specs returns every spec, sorted by name.
-func (r *Registry) Specs() []*ToolSpec { return r.specs }
+func (r *registry) Specs() []*toolSpec { return r.specs }
 
 // Names returns every tool name, sorted.
-func (r *Registry) Names() []string {
+func (r *registry) Names() []string {
 	out := make([]string, len(r.specs))
 	for i, s := range r.specs {
 		out[i] = s.Name
@@ -92,13 +92,13 @@ func (r *Registry) Names() []string {
 
 // isWriteTool reports whether name is on the write roster: the tools the
 // preview gate routes. The read-only ring is its negation.
-func (r *Registry) isWriteTool(name string) bool {
+func (r *registry) isWriteTool(name string) bool {
 	s, ok := r.index[name]
 	return ok && s.Write
 }
 
 // mcpTool renders the spec for tools/list.
-func (s *ToolSpec) mcpTool() mcp.Tool {
+func (s *toolSpec) mcpTool() mcp.Tool {
 	t := mcp.NewToolWithRawSchema(s.Name, s.Description, inputSchema(s.Params))
 	t.Title = s.Title
 	t.Annotations = mcp.ToolAnnotation{
@@ -121,5 +121,5 @@ func (s *ToolSpec) mcpTool() mcp.Tool {
 // Check builds the registry with no backends and derives the access set:
 // what `wicket mcp --check` prints and what start-up validates.
 func Check(profile string, deny []string) (*ToolAccess, error) {
-	return NewToolAccess(newRegistry((&toolbox{}).specs()...), profile, deny)
+	return newToolAccess(newRegistry((&toolbox{}).specs()...), profile, deny)
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// Param describes one tool argument. The input schema and the strict
+// param describes one tool argument. The input schema and the strict
 // argument check are both derived from the Params of a spec.
-type Param struct {
+type param struct {
 	Name        string
 	Type        string // string, integer, number, boolean, object, array, or "" for any JSON value
 	Description string
@@ -30,7 +30,7 @@ type Param struct {
 
 // shape is what an error says the value must be: the schema's words,
 // never Go's.
-func (p Param) shape() string {
+func (p param) shape() string {
 	if p.Shape != "" {
 		return p.Shape
 	}
@@ -53,7 +53,7 @@ func (p Param) shape() string {
 
 // kind is the param's JSON type when it has one ("object" for an object
 // schema).
-func (p Param) kind() string {
+func (p param) kind() string {
 	if p.Schema != nil {
 		if t, ok := p.Schema["type"].(string); ok {
 			return t
@@ -66,7 +66,7 @@ func (p Param) kind() string {
 func num(v float64) *float64 { return &v }
 
 // property renders p as a JSON-schema property.
-func (p Param) property() map[string]any {
+func (p param) property() map[string]any {
 	if p.Schema != nil {
 		prop := map[string]any{}
 		for k, v := range p.Schema {
@@ -100,7 +100,7 @@ func (p Param) property() map[string]any {
 }
 
 // inputSchema renders params as a closed JSON-schema object.
-func inputSchema(params []Param) json.RawMessage {
+func inputSchema(params []param) json.RawMessage {
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range params {
@@ -132,7 +132,7 @@ type args map[string]json.RawMessage
 // are not parameters of the tool, naming the valid ones. An object or
 // array argument sent as a JSON-encoded string (some clients do) is
 // accepted when the string holds exactly that; notes say so.
-func parseArgs(tool string, params []Param, raw json.RawMessage) (args, []string, error) {
+func parseArgs(tool string, params []param, raw json.RawMessage) (args, []string, error) {
 	a, err := parseArgsStrict(tool, params, raw)
 	if err != nil {
 		return nil, nil, err
@@ -166,7 +166,7 @@ func parseArgs(tool string, params []Param, raw json.RawMessage) (args, []string
 	return a, notes, nil
 }
 
-func parseArgsStrict(tool string, params []Param, raw json.RawMessage) (args, error) {
+func parseArgsStrict(tool string, params []param, raw json.RawMessage) (args, error) {
 	a := args{}
 	trimmed := strings.TrimSpace(string(raw))
 	if trimmed == "" || trimmed == "null" {

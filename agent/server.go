@@ -68,7 +68,7 @@ const serverTitle = "Wicket: strategy authoring, research and gated trading"
 // or one session of the HTTP server (which builds a Server per session, so
 // pending previews, the trace session id and the access set never cross).
 type Server struct {
-	reg      *Registry
+	reg      *registry
 	access   *ToolAccess
 	opts     Options
 	session  string
@@ -98,7 +98,7 @@ func (opts Options) withDefaults() (Options, error) {
 		opts.Drain = 30 * time.Second
 	}
 	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = DefaultMaxMessage
+		opts.MaxMessage = defaultMaxMessage
 	}
 	if opts.Transport == "" {
 		opts.Transport = "stdio"
@@ -108,12 +108,12 @@ func (opts Options) withDefaults() (Options, error) {
 }
 
 // newServer builds a server over an explicit registry.
-func newServer(reg *Registry, opts Options, tb *toolbox) (*Server, error) {
+func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	access, err := NewToolAccess(reg, opts.Profile, opts.Deny)
+	access, err := newToolAccess(reg, opts.Profile, opts.Deny)
 	if err != nil {
 		return nil, err
 	}
@@ -179,11 +179,8 @@ func (s *Server) Access() *ToolAccess { return s.access }
 // Session is this server's session id, as traced.
 func (s *Server) Session() string { return s.session }
 
-// Caller is the HTTP caller whose session this is ("" over stdio).
-func (s *Server) Caller() string { return s.opts.Caller }
-
-// Protocol is the negotiated protocol version, "" before initialize.
-func (s *Server) Protocol() string { return s.protocol.Load().(string) }
+// protocolVersion is the negotiated protocol version, "" before initialize.
+func (s *Server) protocolVersion() string { return s.protocol.Load().(string) }
 
 // Close stops the session's background work (the node watch).
 func (s *Server) Close() { s.watch.stop() }
@@ -195,7 +192,7 @@ func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	desk := newFrontDesk(stdin, stdout, s.opts.Drain, s.opts.MaxMessage, s.ids)
 	desk.intercept = s.intercept
 	desk.prepare = s.prepare
-	desk.version = s.Protocol
+	desk.version = s.protocolVersion
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
 	err := stdio.Listen(ctx, desk.reader(), desk.writer())
@@ -207,7 +204,7 @@ func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 
 // handler wraps a spec's Handle with the access check, strict arguments,
 // panic recovery and the trace.
-func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
+func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.opts.Now()
 		raw := req.Params.RawArguments
@@ -229,7 +226,7 @@ func (s *Server) handler(spec *ToolSpec) server.ToolHandlerFunc {
 }
 
 // run calls the handler, turning a panic into an isError result.
-func (s *Server) run(ctx context.Context, spec *ToolSpec, c *call) (res *result) {
+func (s *Server) run(ctx context.Context, spec *toolSpec, c *call) (res *result) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(s.opts.Stderr, "wicket mcp: panic in %s: %v\n%s", spec.Name, p, debug.Stack())

@@ -33,22 +33,22 @@ func (r *recorder) all() []trace.Entry {
 
 // fakeSpecs is a small registry covering every ring, for in-process tests
 // of the server mechanics (the real tools are tested end to end).
-func fakeSpecs() []*ToolSpec {
+func fakeSpecs() []*toolSpec {
 	echo := func(ctx context.Context, c *call) *result {
 		time.Sleep(time.Millisecond)
 		return ok(map[string]any{"tool": c.tool, "args": len(c.args)})
 	}
-	return []*ToolSpec{
-		{Name: "list_templates", Title: "Templates", Description: "Lists templates.", Ring: RingAuthoring,
-			Hints: Hints{ReadOnly: true, OpenWorld: flag(false)}, Params: []Param{{Name: "name", Type: "string"}}, Handle: echo},
-		{Name: "list_series", Title: "Series", Description: "Lists series.", Ring: RingResearch,
-			Hints: Hints{ReadOnly: true, OpenWorld: flag(true)}, Handle: echo},
-		{Name: "mystery", Title: "Mystery", Description: "Declares no openWorld hint.", Ring: RingAuthoring,
-			Hints: Hints{ReadOnly: true}, Handle: echo},
-		{Name: "boom", Title: "Boom", Description: "Panics.", Ring: RingAuthoring,
-			Hints: Hints{ReadOnly: true, OpenWorld: flag(false)}, Handle: func(context.Context, *call) *result { panic("kaboom") }},
-		{Name: "submit_order", Title: "Submit", Description: "Gated write.", Ring: RingLiveWrite, Write: true,
-			Hints: Hints{Destructive: true, OpenWorld: flag(true)}, Handle: echo},
+	return []*toolSpec{
+		{Name: "list_templates", Title: "Templates", Description: "Lists templates.", Ring: ringAuthoring,
+			Hints: hints{ReadOnly: true, OpenWorld: flag(false)}, Params: []param{{Name: "name", Type: "string"}}, Handle: echo},
+		{Name: "list_series", Title: "Series", Description: "Lists series.", Ring: ringResearch,
+			Hints: hints{ReadOnly: true, OpenWorld: flag(true)}, Handle: echo},
+		{Name: "mystery", Title: "Mystery", Description: "Declares no openWorld hint.", Ring: ringAuthoring,
+			Hints: hints{ReadOnly: true}, Handle: echo},
+		{Name: "boom", Title: "Boom", Description: "Panics.", Ring: ringAuthoring,
+			Hints: hints{ReadOnly: true, OpenWorld: flag(false)}, Handle: func(context.Context, *call) *result { panic("kaboom") }},
+		{Name: "submit_order", Title: "Submit", Description: "Gated write.", Ring: ringLiveWrite, Write: true,
+			Hints: hints{Destructive: true, OpenWorld: flag(true)}, Handle: echo},
 	}
 }
 
@@ -184,7 +184,7 @@ func TestToolAccessProfiles(t *testing.T) {
 		{ProfileFull, []string{"submit_order", "boom"}, "list_series list_templates mystery"},
 	}
 	for _, tt := range tests {
-		a, err := NewToolAccess(reg, tt.profile, tt.deny)
+		a, err := newToolAccess(reg, tt.profile, tt.deny)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestToolAccessProfiles(t *testing.T) {
 		{"", nil, "valid: full, read-only, offline"},
 		{ProfileFull, []string{"rm_rf"}, "valid: boom, list_series"},
 	} {
-		_, err := NewToolAccess(reg, bad.profile, bad.deny)
+		_, err := newToolAccess(reg, bad.profile, bad.deny)
 		var ue *UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("NewToolAccess(%q, %v) = %v", bad.profile, bad.deny, err)
@@ -228,7 +228,7 @@ func TestRefusalTextGroupsByReason(t *testing.T) {
 	for _, name := range refused {
 		text := a.refusalText(name)
 		want := "REFUSED [profile] read-only"
-		if a.Refused(name) == ByDenyTool {
+		if a.Refused(name) == byDenyTool {
 			want = "REFUSED [deny-tool] " + name
 		}
 		if got := trace.RefusalReason(text); got != want {

@@ -12,9 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// DefaultMaxMessage bounds one JSON-RPC message (a stdio line, an HTTP
+// defaultMaxMessage bounds one JSON-RPC message (a stdio line, an HTTP
 // body) unless Options.MaxMessage says otherwise.
-const DefaultMaxMessage = 4 << 20
+const defaultMaxMessage = 4 << 20
 
 // frontDesk sits between the real stdin/stdout and mcp-go's stdio loop.
 //
@@ -47,7 +47,7 @@ type frontDesk struct {
 
 func newFrontDesk(in io.Reader, out io.Writer, drain time.Duration, maxLine int, ids *wireIDs) *frontDesk {
 	if maxLine <= 0 {
-		maxLine = DefaultMaxMessage
+		maxLine = defaultMaxMessage
 	}
 	return &frontDesk{in: in, out: out, drain: drain, maxLine: maxLine, ids: ids, version: func() string { return "" },
 		prepare: func(b []byte, _ *message) []byte { return b }}

@@ -65,7 +65,7 @@ type toolbox struct {
 var productionTools sync.Map // tool name → mcp.Tool
 
 // render is spec's tools/list entry.
-func (tb *toolbox) render(spec *ToolSpec) mcp.Tool {
+func (tb *toolbox) render(spec *toolSpec) mcp.Tool {
 	if tb.rendered == nil {
 		return spec.mcpTool()
 	}
@@ -87,8 +87,8 @@ func (tb *toolbox) clock() time.Time {
 }
 
 // specs is the whole registry: every tool the server knows, in one place.
-func (tb *toolbox) specs() []*ToolSpec {
-	var all []*ToolSpec
+func (tb *toolbox) specs() []*toolSpec {
+	var all []*toolSpec
 	all = append(all, tb.authoringTools()...)
 	all = append(all, tb.researchTools()...)
 	all = append(all, tb.historyTools()...)

@@ -15,7 +15,7 @@ import (
 // Authoring tools: offline, they parse and list and touch nothing outside
 // the process (strategy code runs in a worker subprocess).
 
-func authoringHints() Hints { return Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)} }
+func authoringHints() hints { return hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)} }
 
 // The authoring tools' arguments, declared once (see declare.go).
 type (
@@ -33,31 +33,31 @@ type (
 	}
 )
 
-func (tb *toolbox) authoringTools() []*ToolSpec {
-	return []*ToolSpec{
+func (tb *toolbox) authoringTools() []*toolSpec {
+	return []*toolSpec{
 		{
-			Name: "validate_strategy", Title: "Validate a strategy", Ring: RingAuthoring, Hints: authoringHints(),
+			Name: "validate_strategy", Title: "Validate a strategy", Ring: ringAuthoring, Hints: authoringHints(),
 			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series, then proves on that series that no decision reads a later bar (lookahead_check); problems carry line, column and a hint. A name is the project's strategy or, when there is none, the template of that name.",
 			Params:      paramsOf[strategyArgs](),
 			Output:      validateSchema,
 			Handle:      tb.validateStrategy,
 		},
 		{
-			Name: "discover_params", Title: "Discover strategy knobs", Ring: RingAuthoring, Hints: authoringHints(),
+			Name: "discover_params", Title: "Discover strategy knobs", Ring: ringAuthoring, Hints: authoringHints(),
 			Description: "Lists a strategy's knobs (param.* declarations): name, type, default, bounds, step, choices and doc.",
 			Params:      paramsOf[strategyArgs](),
 			Output:      discoverSchema,
 			Handle:      tb.discoverParams,
 		},
 		{
-			Name: "list_templates", Title: "List strategy templates", Ring: RingAuthoring, Hints: authoringHints(),
+			Name: "list_templates", Title: "List strategy templates", Ring: ringAuthoring, Hints: authoringHints(),
 			Description: "Lists the built-in strategy templates with their summaries and knobs; with name, returns that template's source.",
 			Params:      paramsOf[templatesArgs](),
 			Output:      templatesSchema,
 			Handle:      tb.listTemplates,
 		},
 		{
-			Name: "list_indicators", Title: "Browse the indicator catalog", Ring: RingAuthoring, Hints: authoringHints(),
+			Name: "list_indicators", Title: "Browse the indicator catalog", Ring: ringAuthoring, Hints: authoringHints(),
 			Description: "Browses the host-computed indicator catalog available to strategies as ta.*: without arguments the categories with counts, with category one family, with name one indicator's full entry.",
 			Params:      paramsOf[indicatorsArgs](),
 			Output:      listIndicatorsSchema,

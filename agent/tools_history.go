@@ -36,10 +36,10 @@ type historyArgs struct {
 	Limit    int    `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many trials to return at most (the newest)"`
 }
 
-func (tb *toolbox) historyTools() []*ToolSpec {
-	return []*ToolSpec{{
-		Name: "research_history", Title: "Research ledger history", Ring: RingResearch,
-		Hints:       Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
+func (tb *toolbox) historyTools() []*toolSpec {
+	return []*toolSpec{{
+		Name: "research_history", Title: "Research ledger history", Ring: ringResearch,
+		Hints:       hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
 		Description: "Lists what was tried: the research ledger's trials (every backtest, sweep combination and walk-forward, by anyone), newest last, with params, metrics, who and run id.",
 		Params:      paramsOf[historyArgs](),
 		Output:      historySchema,

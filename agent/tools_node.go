@@ -31,10 +31,10 @@ type snapshotArgs struct {
 	Events int    `json:"events" arg:"default=20,min=0,max=200" desc:"how many recent events to include"`
 }
 
-func (tb *toolbox) nodeTools() []*ToolSpec {
-	return []*ToolSpec{{
-		Name: "node_snapshot", Title: "Node snapshot", Ring: RingLiveRead,
-		Hints:       Hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
+func (tb *toolbox) nodeTools() []*toolSpec {
+	return []*toolSpec{{
+		Name: "node_snapshot", Title: "Node snapshot", Ring: ringLiveRead,
+		Hints:       hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
 		Description: "Reads the trading node: trading state, each venue's kind, environment (paper, testnet, or live: real money), armed state and mark source, cash, equity and marks, positions, open orders and recent events.",
 		Params:      paramsOf[snapshotArgs](),
 		Output:      snapshotSchema,

@@ -25,7 +25,7 @@ type Research interface {
 	WalkForward(ctx context.Context, req research.WalkForwardRequest, progress func(research.Progress)) (research.WalkForwardResult, error)
 }
 
-func researchHints() Hints { return Hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(true)} }
+func researchHints() hints { return hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(true)} }
 
 // maxCostBps bounds fee_bps and slippage_bps (10%); the schema and the
 // handler read the same number.
@@ -100,38 +100,38 @@ type (
 // lengthShape is what in_sample and out_of_sample must be.
 const lengthShape = "a number of bars (an integer) or a duration such as \"180d\" or \"720h\""
 
-func (tb *toolbox) researchTools() []*ToolSpec {
-	return []*ToolSpec{
+func (tb *toolbox) researchTools() []*toolSpec {
+	return []*toolSpec{
 		{
-			Name: "list_series", Title: "List bar series", Ring: RingResearch, Hints: researchHints(),
+			Name: "list_series", Title: "List bar series", Ring: ringResearch, Hints: researchHints(),
 			Description: "Lists the bar series in the history store: name, symbol, granularity, source, bar count, first and last bar.",
 			Params:      paramsOf[seriesListArgs](),
 			Output:      seriesListSchema,
 			Handle:      tb.listSeries,
 		},
 		{
-			Name: "list_strategies", Title: "List project strategies", Ring: RingResearch, Hints: researchHints(),
+			Name: "list_strategies", Title: "List project strategies", Ring: ringResearch, Hints: researchHints(),
 			Description: "Lists the project's strategies (strategies/*.star) with their summaries, read without running them.",
 			Params:      paramsOf[strategyListArgs](),
 			Output:      strategiesSchema,
 			Handle:      tb.listStrategies,
 		},
 		{
-			Name: "run_backtest", Title: "Backtest a strategy", Ring: RingResearch, Hints: researchHints(),
+			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
 			Description: "Backtests a strategy on a stored series: metrics, warnings, settings and the first and last round trips, with a link to the full run; equity: true adds the curve, plot: true a PNG chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
 		},
 		{
-			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: RingResearch, Hints: researchHints(),
+			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: ringResearch, Hints: researchHints(),
 			Description: "Backtests every combination of a knob grid in parallel and ranks them, with the winner's deflated Sharpe ratio over this sweep and over the research ledger, and the probability of backtest overfitting; estimate: true only counts and times.",
 			Params:      paramsOf[sweepArgs](),
 			Output:      sweepSchema,
 			Handle:      tb.runSweep,
 		},
 		{
-			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: RingResearch, Hints: researchHints(),
+			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: ringResearch, Hints: researchHints(),
 			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the following out-of-sample window; reports per window, stitched out-of-sample metrics and walk-forward efficiency.",
 			Params:      paramsOf[walkForwardArgs](),
 			Output:      walkForwardSchema,

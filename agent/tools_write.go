@@ -14,7 +14,7 @@ import (
 )
 
 // The write roster is the node's verb table: one gated write tool per verb.
-// ToolSpec.Write marks them, isWriteTool reads it, the read-only ring is its
+// toolSpec.Write marks them, isWriteTool reads it, the read-only ring is its
 // negation, and every one of them goes through the preview gate.
 
 // pendingWrite is what a preview token binds: the preview, whose command
@@ -30,19 +30,19 @@ func (p pendingWrite) SameIntent(confirming pendingWrite) error {
 var _ gate.Command[pendingWrite] = pendingWrite{}
 
 // gateParams are the arguments every write tool adds to its command fields.
-var gateParams = []Param{
+var gateParams = []param{
 	{Name: "reason", Type: "string", Description: "why this is done; recorded in the node's audit trail (max 512 characters)"},
 	{Name: "confirm", Type: "boolean", Description: "the JSON boolean true, together with preview_token, executes; anything else previews"},
 	{Name: "preview_token", Type: "string", Description: "the token the preview of this exact command returned"},
 }
 
-func (tb *toolbox) writeTools() []*ToolSpec {
-	var out []*ToolSpec
+func (tb *toolbox) writeTools() []*toolSpec {
+	var out []*toolSpec
 	for _, vs := range command.Specs() {
 		vs := vs
-		params := make([]Param, 0, len(vs.Fields)+len(gateParams))
+		params := make([]param, 0, len(vs.Fields)+len(gateParams))
 		for _, f := range vs.Fields {
-			p := Param{Name: f.Name, Type: "string", Description: f.Description, Required: f.Required}
+			p := param{Name: f.Name, Type: "string", Description: f.Description, Required: f.Required}
 			switch f.Kind {
 			case command.Enum:
 				p.Enum = f.Choices
@@ -53,13 +53,13 @@ func (tb *toolbox) writeTools() []*ToolSpec {
 			params = append(params, p)
 		}
 		params = append(params, gateParams...)
-		out = append(out, &ToolSpec{
+		out = append(out, &toolSpec{
 			Name:        string(vs.Verb),
 			Title:       writeTitle(string(vs.Verb)),
 			Description: vs.Summary + " Two calls: a preview first, then confirm: true with its preview_token.",
-			Ring:        RingLiveWrite,
+			Ring:        ringLiveWrite,
 			Write:       true,
-			Hints:       Hints{Destructive: true, OpenWorld: flag(true)},
+			Hints:       hints{Destructive: true, OpenWorld: flag(true)},
 			Params:      params,
 			Output:      writeOutputSchema,
 			Handle: func(ctx context.Context, c *call) *result {

@@ -30,10 +30,6 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithHTTPClient sets the HTTP client (default: one with no overall timeout;
-// deadlines come from the context).
-func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
-
 // WithClock sets the clock that stamps requests (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
 

@@ -30,9 +30,6 @@ func NewDecoder(r io.Reader) *Decoder {
 	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// Line is the number of the line Next last read, counting from 1.
-func (d *Decoder) Line() int { return d.line }
-
 // Next returns the next entry, skipping blank lines. At the end of the
 // stream it returns io.EOF. A complete line that is not an entry returns a
 // *Problem of kind KindMalformed; a last line with no newline that does not

@@ -209,7 +209,7 @@ func dataListCommand() *cli.Command {
 			store, err := history.OpenReadOnly(p.HistoryPath())
 			var he *history.Error
 			switch {
-			case errors.As(err, &he) && he.Kind == history.NotFound:
+			case errors.As(err, &he) && he.Kind == history.KindNotFound:
 				// No store yet: an empty list, and the hint below.
 			case err != nil:
 				return err

@@ -93,7 +93,7 @@ func fetchOne(c *cli.Context, store *history.Store, ps providerSet, series strin
 	switch {
 	case err == nil:
 		infoPtr = &info
-	case errors.As(err, &he) && he.Kind == history.NotFound:
+	case errors.As(err, &he) && he.Kind == history.KindNotFound:
 	default:
 		return err
 	}

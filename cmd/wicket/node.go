@@ -159,7 +159,7 @@ func nodeFeed(p project.Project, cfg project.Config, replay string, log *slog.Lo
 			return feed, fmt.Errorf("--replay %s: %w", replay, err)
 		}
 		var he *history.Error
-		if errors.As(err, &he) && he.Kind == history.NotFound {
+		if errors.As(err, &he) && he.Kind == history.KindNotFound {
 			log.Info("no history store: marks start at start_prices or 100", "hint", "wicket data seed-demo")
 			return feed, nil
 		}

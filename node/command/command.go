@@ -112,7 +112,7 @@ func (c Command) Validate() error {
 			continue
 		}
 		if v, set := c.value(name); set {
-			return &Error{Kind: UnknownField, Verb: c.Verb, Field: name,
+			return &Error{Kind: KindUnknownField, Verb: c.Verb, Field: name,
 				Msg: fmt.Sprintf("%s takes no %s (got %q); valid fields: %s", c.Verb, name, v, strings.Join(sp.FieldNames(), ", "))}
 		}
 	}
@@ -155,19 +155,19 @@ func (c Command) checkRules() error {
 	case SubmitOrder:
 		switch {
 		case c.Type == Limit && c.Price.IsZero():
-			return &Error{Kind: MissingField, Verb: c.Verb, Field: "price", Msg: "a limit order needs a price (or use type market)"}
+			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: "price", Msg: "a limit order needs a price (or use type market)"}
 		case c.Type == Market && !c.Price.IsZero():
-			return &Error{Kind: Conflict, Verb: c.Verb, Field: "price", Msg: "a market order takes no price (use type limit to set one)"}
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "price", Msg: "a market order takes no price (use type limit to set one)"}
 		case c.Type == Market && c.TimeInForce == GTC:
-			return &Error{Kind: Conflict, Verb: c.Verb, Field: "time_in_force", Msg: "a market order fills at once: use ioc or omit time_in_force"}
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "time_in_force", Msg: "a market order fills at once: use ioc or omit time_in_force"}
 		}
 	case CancelOrder, Modify:
 		if (c.OrderID == "") == (c.ClientOrderID == "") {
-			return &Error{Kind: Conflict, Verb: c.Verb, Field: "order_id",
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "order_id",
 				Msg: "give exactly one of order_id or client_order_id"}
 		}
 		if c.Verb == Modify && c.Quantity.IsZero() && c.Price.IsZero() {
-			return &Error{Kind: MissingField, Verb: c.Verb, Field: "quantity",
+			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: "quantity",
 				Msg: "give quantity, price or both: a modify must change something"}
 		}
 	}
@@ -188,7 +188,7 @@ type Diff struct {
 // that confirming omits is ignored, one it gives must match.
 func (c Command) SameIntent(confirming Command) error {
 	if c.Verb != confirming.Verb {
-		return &Error{Kind: Mismatch, Verb: c.Verb, Field: "verb",
+		return &Error{Kind: KindMismatch, Verb: c.Verb, Field: "verb",
 			Diffs: []Diff{{Field: "verb", Previewed: string(c.Verb), Confirming: string(confirming.Verb)}}}
 	}
 	var diffs []Diff
@@ -216,7 +216,7 @@ func (c Command) SameIntent(confirming Command) error {
 	if len(diffs) == 0 {
 		return nil
 	}
-	return &Error{Kind: Mismatch, Verb: c.Verb, Field: diffs[0].Field, Diffs: diffs}
+	return &Error{Kind: KindMismatch, Verb: c.Verb, Field: diffs[0].Field, Diffs: diffs}
 }
 
 // String is the command as its wire JSON.

@@ -57,38 +57,38 @@ func TestDecodeValid(t *testing.T) {
 func TestDecodeInvalid(t *testing.T) {
 	tests := []struct {
 		verb, args string
-		kind       ErrorKind
+		kind       Kind
 		field      string
 		text       string // must appear in the message
 	}{
-		{"submit", `{}`, UnknownVerb, "verb", "valid: submit_order, cancel_order, modify, flatten, market_exit, mass_cancel, set_trading_state"},
-		{"submit_order", `[1]`, Malformed, "", "got an array"},
-		{"submit_order", `{"venue":"paper"`, Malformed, "", "one JSON object"},
-		{"submit_order", `{"venue":"paper"} {}`, Malformed, "", "trailing data"},
-		{"submit_order", `{"venue":"paper","venue":"other"}`, Malformed, "venue", "twice"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","qty":"1"}`, UnknownField, "qty",
+		{"submit", `{}`, KindUnknownVerb, "verb", "valid: submit_order, cancel_order, modify, flatten, market_exit, mass_cancel, set_trading_state"},
+		{"submit_order", `[1]`, KindMalformed, "", "got an array"},
+		{"submit_order", `{"venue":"paper"`, KindMalformed, "", "one JSON object"},
+		{"submit_order", `{"venue":"paper"} {}`, KindMalformed, "", "trailing data"},
+		{"submit_order", `{"venue":"paper","venue":"other"}`, KindMalformed, "venue", "twice"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","qty":"1"}`, KindUnknownField, "qty",
 			"valid fields: venue, symbol, side, type, quantity, price, time_in_force, client_order_id"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market"}`, MissingField, "quantity", "is required"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"0"}`, InvalidValue, "quantity", "must be positive"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"-1"}`, InvalidValue, "quantity", "must be positive"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":-0.5}`, InvalidValue, "quantity", "must be positive"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1e3"}`, InvalidValue, "quantity", "plain decimal"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":1e3}`, InvalidValue, "quantity", "plain decimal"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"NaN"}`, InvalidValue, "quantity", "plain decimal"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":true}`, InvalidValue, "quantity", "got a boolean"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1` + strings.Repeat("0", 50) + `"}`, InvalidValue, "quantity", "longer than"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"BUY","type":"market","quantity":"1"}`, InvalidValue, "side", "not one of buy, sell"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":1,"type":"market","quantity":"1"}`, InvalidValue, "side", "must be a string"},
-		{"submit_order", `{"venue":"../etc","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1"}`, InvalidValue, "venue", "is not valid"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"1"}`, MissingField, "price", "needs a price"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","price":"5"}`, Conflict, "price", "takes no price"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","time_in_force":"gtc"}`, Conflict, "time_in_force", "use ioc"},
-		{"cancel_order", `{"venue":"paper"}`, Conflict, "order_id", "exactly one"},
-		{"cancel_order", `{"venue":"paper","order_id":"a","client_order_id":"b"}`, Conflict, "order_id", "exactly one"},
-		{"modify", `{"venue":"paper","order_id":"a"}`, MissingField, "quantity", "must change something"},
-		{"flatten", `{"symbol":"BTC-USD"}`, MissingField, "venue", "is required"},
-		{"set_trading_state", `{"state":"paused"}`, InvalidValue, "state", "active, reduce_only, halted"},
-		{"set_trading_state", `{"state":"halted","reason":"x"}`, UnknownField, "reason", "valid fields: state"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market"}`, KindMissingField, "quantity", "is required"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"0"}`, KindInvalidValue, "quantity", "must be positive"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"-1"}`, KindInvalidValue, "quantity", "must be positive"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":-0.5}`, KindInvalidValue, "quantity", "must be positive"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1e3"}`, KindInvalidValue, "quantity", "plain decimal"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":1e3}`, KindInvalidValue, "quantity", "plain decimal"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"NaN"}`, KindInvalidValue, "quantity", "plain decimal"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":true}`, KindInvalidValue, "quantity", "got a boolean"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1` + strings.Repeat("0", 50) + `"}`, KindInvalidValue, "quantity", "longer than"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"BUY","type":"market","quantity":"1"}`, KindInvalidValue, "side", "not one of buy, sell"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":1,"type":"market","quantity":"1"}`, KindInvalidValue, "side", "must be a string"},
+		{"submit_order", `{"venue":"../etc","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1"}`, KindInvalidValue, "venue", "is not valid"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"1"}`, KindMissingField, "price", "needs a price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","price":"5"}`, KindConflict, "price", "takes no price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","time_in_force":"gtc"}`, KindConflict, "time_in_force", "use ioc"},
+		{"cancel_order", `{"venue":"paper"}`, KindConflict, "order_id", "exactly one"},
+		{"cancel_order", `{"venue":"paper","order_id":"a","client_order_id":"b"}`, KindConflict, "order_id", "exactly one"},
+		{"modify", `{"venue":"paper","order_id":"a"}`, KindMissingField, "quantity", "must change something"},
+		{"flatten", `{"symbol":"BTC-USD"}`, KindMissingField, "venue", "is required"},
+		{"set_trading_state", `{"state":"paused"}`, KindInvalidValue, "state", "active, reduce_only, halted"},
+		{"set_trading_state", `{"state":"halted","reason":"x"}`, KindUnknownField, "reason", "valid fields: state"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.verb+" "+tt.args, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestSameIntent(t *testing.T) {
 				return
 			}
 			var e *Error
-			if !errors.As(err, &e) || e.Kind != Mismatch {
+			if !errors.As(err, &e) || e.Kind != KindMismatch {
 				t.Fatalf("SameIntent = %v, want a Mismatch", err)
 			}
 			if diff := cmp.Diff(tt.diffs, e.Diffs); diff != "" {

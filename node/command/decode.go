@@ -67,14 +67,14 @@ const maxArgsBytes = 64 << 10
 // numbers' exact text and refusing duplicate keys and trailing data.
 func parseObject(verb Verb, raw json.RawMessage) ([]arg, error) {
 	if len(raw) > maxArgsBytes {
-		return nil, &Error{Kind: Malformed, Verb: verb, Msg: fmt.Sprintf("arguments are %d bytes; the limit is %d", len(raw), maxArgsBytes)}
+		return nil, &Error{Kind: KindMalformed, Verb: verb, Msg: fmt.Sprintf("arguments are %d bytes; the limit is %d", len(raw), maxArgsBytes)}
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return nil, nil
 	}
 	malformed := func(why string) error {
-		return &Error{Kind: Malformed, Verb: verb, Msg: "arguments must be one JSON object: " + why}
+		return &Error{Kind: KindMalformed, Verb: verb, Msg: "arguments must be one JSON object: " + why}
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
@@ -94,7 +94,7 @@ func parseObject(verb Verb, raw json.RawMessage) ([]arg, error) {
 		}
 		key, _ := tok.(string)
 		if seen[key] {
-			return nil, &Error{Kind: Malformed, Verb: verb, Field: key, Msg: "appears twice; give each field once"}
+			return nil, &Error{Kind: KindMalformed, Verb: verb, Field: key, Msg: "appears twice; give each field once"}
 		}
 		seen[key] = true
 		var v json.RawMessage
@@ -163,7 +163,7 @@ func fromArgs(verb Verb, args []arg, extra []string) (Command, map[string]json.R
 		f, ok := sp.Field(a.name)
 		if !ok {
 			valid := append(sp.FieldNames(), extra...)
-			return Command{}, nil, &Error{Kind: UnknownField, Verb: verb, Field: a.name,
+			return Command{}, nil, &Error{Kind: KindUnknownField, Verb: verb, Field: a.name,
 				Msg: fmt.Sprintf("unknown field %s; valid fields: %s", quote(a.name), strings.Join(valid, ", "))}
 		}
 		if err := c.set(f, a); err != nil {
@@ -295,11 +295,11 @@ func (c *Command) UnmarshalJSON(data []byte) error {
 	}
 	i := slices.IndexFunc(args, func(a arg) bool { return a.name == "verb" })
 	if i < 0 {
-		return &Error{Kind: MissingField, Field: "verb", Msg: "is required: one of " + verbList()}
+		return &Error{Kind: KindMissingField, Field: "verb", Msg: "is required: one of " + verbList()}
 	}
 	v := args[i]
 	if !v.str {
-		return &Error{Kind: InvalidValue, Field: "verb", Msg: "must be a string: one of " + verbList()}
+		return &Error{Kind: KindInvalidValue, Field: "verb", Msg: "must be a string: one of " + verbList()}
 	}
 	got, _, err := fromArgs(Verb(v.text), slices.Delete(args, i, i+1), nil)
 	if err != nil {

@@ -93,16 +93,16 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 				continue
 			}
 			if !a.str {
-				return &Error{Kind: InvalidValue, Field: "reason", Msg: "must be a string"}
+				return &Error{Kind: KindInvalidValue, Field: "reason", Msg: "must be a string"}
 			}
 			out.Reason = SanitizeReason(a.text)
 		default:
-			return &Error{Kind: UnknownField, Field: a.name,
+			return &Error{Kind: KindUnknownField, Field: a.name,
 				Msg: "unknown envelope field " + quote(a.name) + "; valid fields: command, reason"}
 		}
 	}
 	if !haveCmd {
-		return &Error{Kind: MissingField, Field: "command", Msg: "is required: the command object, with its verb"}
+		return &Error{Kind: KindMissingField, Field: "command", Msg: "is required: the command object, with its verb"}
 	}
 	*e = out
 	return nil

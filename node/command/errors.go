@@ -8,24 +8,24 @@ import (
 	"wicket/internal/project"
 )
 
-// ErrorKind classifies an *Error.
-type ErrorKind string
+// Kind classifies an *Error.
+type Kind string
 
 // Error kinds.
 const (
-	Malformed    ErrorKind = "malformed"     // not a JSON object, or not JSON
-	UnknownVerb  ErrorKind = "unknown_verb"  // no such verb
-	UnknownField ErrorKind = "unknown_field" // a field the verb does not take
-	MissingField ErrorKind = "missing_field" // a required field is absent
-	InvalidValue ErrorKind = "invalid_value" // wrong type, bad enum, bad decimal, bad name
-	Conflict     ErrorKind = "conflict"      // fields that exclude or need each other
-	Mismatch     ErrorKind = "mismatch"      // SameIntent: the commands differ
+	KindMalformed    Kind = "malformed"     // not a JSON object, or not JSON
+	KindUnknownVerb  Kind = "unknown_verb"  // no such verb
+	KindUnknownField Kind = "unknown_field" // a field the verb does not take
+	KindMissingField Kind = "missing_field" // a required field is absent
+	KindInvalidValue Kind = "invalid_value" // wrong type, bad enum, bad decimal, bad name
+	KindConflict     Kind = "conflict"      // fields that exclude or need each other
+	KindMismatch     Kind = "mismatch"      // SameIntent: the commands differ
 )
 
 // Error is the one error type of this package. Field names the offending
 // field when there is one; Diffs lists every difference for Mismatch.
 type Error struct {
-	Kind  ErrorKind
+	Kind  Kind
 	Verb  Verb
 	Field string
 	Msg   string
@@ -33,7 +33,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Kind == Mismatch {
+	if e.Kind == KindMismatch {
 		parts := make([]string, len(e.Diffs))
 		for i, d := range e.Diffs {
 			parts[i] = fmt.Sprintf("%s previewed %s, now %s", d.Field, show(d.Previewed), show(d.Confirming))
@@ -46,7 +46,7 @@ func (e *Error) Error() string {
 		b.WriteString(string(e.Verb))
 		b.WriteString(": ")
 	}
-	if e.Field != "" && e.Kind != UnknownField {
+	if e.Field != "" && e.Kind != KindUnknownField {
 		b.WriteString(e.Field)
 		b.WriteString(": ")
 	}
@@ -74,17 +74,17 @@ func quote(s string) string {
 }
 
 func unknownVerb(verb string) error {
-	return &Error{Kind: UnknownVerb, Field: "verb",
+	return &Error{Kind: KindUnknownVerb, Field: "verb",
 		Msg: fmt.Sprintf("unknown verb %s; valid: %s", quote(verb), verbList())}
 }
 
 func missing(verb Verb, f Field) error {
 	msg := "is required: " + f.Description
-	return &Error{Kind: MissingField, Verb: verb, Field: f.Name, Msg: msg}
+	return &Error{Kind: KindMissingField, Verb: verb, Field: f.Name, Msg: msg}
 }
 
 func invalid(verb Verb, field, msg string) error {
-	return &Error{Kind: InvalidValue, Verb: verb, Field: field, Msg: msg}
+	return &Error{Kind: KindInvalidValue, Verb: verb, Field: field, Msg: msg}
 }
 
 func checkName(verb Verb, f Field, v string) error {

@@ -51,21 +51,21 @@ const (
 	Halted     TradingState = "halted"      // only cancels and set_trading_state
 )
 
-// Kind is the type of a field's value.
-type Kind string
+// FieldKind is the type of a field's value.
+type FieldKind string
 
 // Field kinds.
 const (
-	Text    Kind = "text"    // a bare name (venue, symbol)
-	Decimal Kind = "decimal" // a positive decimal, as a JSON string or number
-	Enum    Kind = "enum"    // one of Field.Choices
-	ID      Kind = "id"      // an order id or client order id
+	Text    FieldKind = "text"    // a bare name (venue, symbol)
+	Decimal FieldKind = "decimal" // a positive decimal, as a JSON string or number
+	Enum    FieldKind = "enum"    // one of Field.Choices
+	ID      FieldKind = "id"      // an order id or client order id
 )
 
 // Field describes one field of a verb.
 type Field struct {
 	Name        string
-	Kind        Kind
+	Kind        FieldKind
 	Choices     []string // for Enum
 	Required    bool     // always required; see Spec.Rules for conditional ones
 	Description string   // one line

@@ -128,7 +128,7 @@ func TestSigning(t *testing.T) {
 func TestClientErrorKinds(t *testing.T) {
 	srv := nodetest.NewServer(t)
 	ctx := context.Background()
-	kind := func(err error) node.ErrorKind {
+	kind := func(err error) node.Kind {
 		var ne *node.Error
 		if !errors.As(err, &ne) {
 			t.Fatalf("error %v is not a *node.Error", err)

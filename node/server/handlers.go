@@ -17,7 +17,7 @@ import (
 // enqueue onto the fold and wait.
 
 // statusOf is the one place node errors become HTTP statuses.
-var statusOf = map[node.ErrorKind]int{
+var statusOf = map[node.Kind]int{
 	node.KindAuth:        http.StatusUnauthorized,
 	node.KindForbidden:   http.StatusForbidden,
 	node.KindBadRequest:  http.StatusBadRequest,

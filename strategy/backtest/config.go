@@ -41,7 +41,7 @@ func ParseFill(s string) (Fill, error) {
 	case "close":
 		return FillClose, nil
 	}
-	return 0, &Error{Kind: Invalid, Msg: fmt.Sprintf("fill %q is not one of next_open, close", s)}
+	return 0, &Error{Kind: KindInvalid, Msg: fmt.Sprintf("fill %q is not one of next_open, close", s)}
 }
 
 // Trade list bounds.
@@ -106,18 +106,18 @@ type Kind uint8
 
 // Error kinds.
 const (
-	Invalid  Kind = iota + 1 // the bars, config or decisions cannot be run
-	Strategy                 // the Stepper failed at a bar
-	Canceled                 // the context ended the run
+	KindInvalid  Kind = iota + 1 // the bars, config or decisions cannot be run
+	KindStrategy                 // the Stepper failed at a bar
+	KindCanceled                 // the context ended the run
 )
 
 func (k Kind) String() string {
 	switch k {
-	case Invalid:
+	case KindInvalid:
 		return "invalid"
-	case Strategy:
+	case KindStrategy:
 		return "strategy"
-	case Canceled:
+	case KindCanceled:
 		return "canceled"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
@@ -141,5 +141,5 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func invalidf(format string, a ...any) error {
-	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
+	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, a...)}
 }

@@ -224,7 +224,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	for i := 0; i < n; i++ {
 		if i&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
-				return &Error{Kind: Canceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
+				return &Error{Kind: KindCanceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
 			}
 		}
 		if i == refill {
@@ -329,10 +329,10 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				var err error
 				in, err = stepper.Step(i, strategy.Account{Position: pos, Cash: cash, Equity: cash + pos*c})
 				if err != nil {
-					return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(b.Time[i])), Err: err}
+					return &Error{Kind: KindStrategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(b.Time[i])), Err: err}
 				}
 				if in.Kind != strategy.None && (math.IsNaN(in.Value) || math.IsInf(in.Value, 0)) {
-					return &Error{Kind: Strategy, Msg: fmt.Sprintf("strategy asked for %v at bar %d (%s); an intent needs a finite value", in.Value, i, timeString(b.Time[i]))}
+					return &Error{Kind: KindStrategy, Msg: fmt.Sprintf("strategy asked for %v at bar %d (%s); an intent needs a finite value", in.Value, i, timeString(b.Time[i]))}
 				}
 			}
 			if in.Kind != strategy.None {

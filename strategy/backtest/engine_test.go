@@ -497,21 +497,21 @@ func TestRunErrors(t *testing.T) {
 		kind Kind
 		msg  string
 	}{
-		{"no bars", strategy.Bars{}, DefaultConfig(), Decisions{Targets: []float64{}}, Invalid, "no bars"},
-		{"zero price", bad, DefaultConfig(), Decisions{Targets: []float64{0, 0}}, Invalid, "above zero"},
-		{"capital", good, cfgWith(0, 0, 0), Decisions{Targets: []float64{0, 0}}, Invalid, "capital"},
-		{"fee", good, cfgWith(1, -1, 0), Decisions{Targets: []float64{0, 0}}, Invalid, "fee_bps"},
-		{"granularity", noSeries, DefaultConfig(), Decisions{Targets: []float64{0, 0}}, Invalid, "annualise"},
-		{"both", good, DefaultConfig(), Decisions{Targets: []float64{0, 0}, Stepper: stepFunc(nil)}, Invalid, "not both"},
-		{"neither", good, DefaultConfig(), Decisions{}, Invalid, "neither"},
-		{"length", good, DefaultConfig(), Decisions{Targets: []float64{0}}, Invalid, "1 targets for 2 bars"},
-		{"inf", good, DefaultConfig(), Decisions{Targets: []float64{math.Inf(1), 0}}, Invalid, "finite"},
+		{"no bars", strategy.Bars{}, DefaultConfig(), Decisions{Targets: []float64{}}, KindInvalid, "no bars"},
+		{"zero price", bad, DefaultConfig(), Decisions{Targets: []float64{0, 0}}, KindInvalid, "above zero"},
+		{"capital", good, cfgWith(0, 0, 0), Decisions{Targets: []float64{0, 0}}, KindInvalid, "capital"},
+		{"fee", good, cfgWith(1, -1, 0), Decisions{Targets: []float64{0, 0}}, KindInvalid, "fee_bps"},
+		{"granularity", noSeries, DefaultConfig(), Decisions{Targets: []float64{0, 0}}, KindInvalid, "annualise"},
+		{"both", good, DefaultConfig(), Decisions{Targets: []float64{0, 0}, Stepper: stepFunc(nil)}, KindInvalid, "not both"},
+		{"neither", good, DefaultConfig(), Decisions{}, KindInvalid, "neither"},
+		{"length", good, DefaultConfig(), Decisions{Targets: []float64{0}}, KindInvalid, "1 targets for 2 bars"},
+		{"inf", good, DefaultConfig(), Decisions{Targets: []float64{math.Inf(1), 0}}, KindInvalid, "finite"},
 		{"step error", good, DefaultConfig(), Decisions{Stepper: stepFunc(func(int, strategy.Account) (strategy.Intent, error) {
 			return strategy.Intent{}, boom
-		})}, Strategy, "strategy failed at bar 0"},
+		})}, KindStrategy, "strategy failed at bar 0"},
 		{"step nan", good, DefaultConfig(), Decisions{Stepper: stepFunc(func(int, strategy.Account) (strategy.Intent, error) {
 			return strategy.Intent{Kind: strategy.Target, Value: math.NaN()}, nil
-		})}, Strategy, "finite value"},
+		})}, KindStrategy, "finite value"},
 	} {
 		_, err := Run(context.Background(), tc.bars, tc.cfg, tc.d)
 		var be *Error
@@ -529,7 +529,7 @@ func TestRunErrors(t *testing.T) {
 	cancel()
 	_, err = Run(ctx, good, DefaultConfig(), Decisions{Targets: []float64{0, 0}})
 	var be *Error
-	if !errors.As(err, &be) || be.Kind != Canceled || !errors.Is(err, context.Canceled) {
+	if !errors.As(err, &be) || be.Kind != KindCanceled || !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled run: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestRequestConfig(t *testing.T) {
 	} {
 		_, err := tc.req.Config(DefaultConfig())
 		var be *Error
-		if !errors.As(err, &be) || be.Kind != Invalid || !strings.Contains(err.Error(), tc.want) {
+		if !errors.As(err, &be) || be.Kind != KindInvalid || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want Invalid containing %q", tc.req, err, tc.want)
 		}
 	}

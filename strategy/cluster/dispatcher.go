@@ -331,7 +331,7 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 	data := bars.Encode()
 	digest = bars.Digest()
 	if req.Digest != "" && req.Digest != digest {
-		return "", &history.Error{Kind: history.Storage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
+		return "", &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
 	}
 	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout()); err != nil {
 		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", req.Series, d.where, err)}

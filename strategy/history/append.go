@@ -31,23 +31,23 @@ func (s *Store) Append(ctx context.Context, series string, bars strategy.Bars, o
 		return err
 	}
 	if s.readOnly {
-		return errorf(Invalid, series, nil, "the history store was opened read-only")
+		return errorf(KindInvalid, series, nil, "the history store was opened read-only")
 	}
 	if bars.Len() == 0 {
 		return nil
 	}
 	if opt.Source == "" {
-		return errorf(Invalid, series, nil, "append needs a source")
+		return errorf(KindInvalid, series, nil, "append needs a source")
 	}
 	if rows := Validate(bars, 1); len(rows) > 0 {
-		return &Error{Kind: Invalid, Series: series, Msg: "bars rejected, nothing written", Rows: rows}
+		return &Error{Kind: KindInvalid, Series: series, Msg: "bars rejected, nothing written", Rows: rows}
 	}
 	if rows := OffGrid(bars.Time, g, func(i int) int { return i + 1 }); len(rows) > 0 {
-		return &Error{Kind: Invalid, Series: series, Msg: "bars off the " + string(g) + " grid, nothing written", Rows: rows}
+		return &Error{Kind: KindInvalid, Series: series, Msg: "bars off the " + string(g) + " grid, nothing written", Rows: rows}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return errorf(Storage, series, err, "begin append")
+		return errorf(KindStorage, series, err, "begin append")
 	}
 	defer tx.Rollback()
 	var (
@@ -61,19 +61,19 @@ func (s *Store) Append(ctx context.Context, series string, bars strategy.Bars, o
 	case errors.Is(err, sql.ErrNoRows):
 		res, err := tx.ExecContext(ctx, `INSERT INTO series(name, source) VALUES (?, ?)`, series, opt.Source)
 		if err != nil {
-			return errorf(Storage, series, err, "create series")
+			return errorf(KindStorage, series, err, "create series")
 		}
 		if id, err = res.LastInsertId(); err != nil {
-			return errorf(Storage, series, err, "create series")
+			return errorf(KindStorage, series, err, "create series")
 		}
 	case err != nil:
-		return errorf(Storage, series, err, "read series")
+		return errorf(KindStorage, series, err, "read series")
 	}
 	if count > 0 && src != opt.Source {
-		return errorf(Invalid, series, nil, "holds %s bars, not %s ones; a series never mixes sources: `wicket data delete %s` first, or use another series name", src, opt.Source, series)
+		return errorf(KindInvalid, series, nil, "holds %s bars, not %s ones; a series never mixes sources: `wicket data delete %s` first, or use another series name", src, opt.Source, series)
 	}
 	if count > 0 && bars.Time[0] <= last.Int64 {
-		return errorf(Invalid, series, nil, "the new bars start at %s, not after the last stored bar %s; nothing written",
+		return errorf(KindInvalid, series, nil, "the new bars start at %s, not after the last stored bar %s; nothing written",
 			unixString(bars.Time[0]), unixString(last.Int64))
 	}
 	// Fill the last block up before starting new ones, so a series appended
@@ -87,11 +87,11 @@ func (s *Store) Append(ctx context.Context, series string, bars strategy.Bars, o
 		err := tx.QueryRowContext(ctx, `SELECT start, n, time, open, high, low, close, volume FROM blocks
 			WHERE series_id = ? ORDER BY start DESC LIMIT 1`, id).Scan(&start, &n, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5])
 		if err != nil {
-			return errorf(Storage, series, err, "read the last block")
+			return errorf(KindStorage, series, err, "read the last block")
 		}
 		for _, c := range cols {
 			if len(c) != 8*int(n) {
-				return errorf(Storage, series, nil, "the last stored block is corrupt; re-fetch the series with --full")
+				return errorf(KindStorage, series, nil, "the last stored block is corrupt; re-fetch the series with --full")
 			}
 		}
 		if n < blockBars {
@@ -101,7 +101,7 @@ func (s *Store) Append(ctx context.Context, series string, bars strategy.Bars, o
 			}
 			merged = concatBars(tail, bars)
 			if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE series_id = ? AND start = ?`, id, start); err != nil {
-				return errorf(Storage, series, err, "rewrite the last block")
+				return errorf(KindStorage, series, err, "rewrite the last block")
 			}
 		}
 	}
@@ -114,10 +114,10 @@ func (s *Store) Append(ctx context.Context, series string, bars strategy.Bars, o
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE series SET source = ?, provider_symbol = ?, fetched_at = ?, bars = ?, first = ?, last = ? WHERE id = ?`,
 		opt.Source, opt.ProviderSymbol, unixOrZero(opt.FetchedAt), count+bars.Len(), lo, bars.Time[bars.Len()-1], id); err != nil {
-		return errorf(Storage, series, err, "update series")
+		return errorf(KindStorage, series, err, "update series")
 	}
 	if err := tx.Commit(); err != nil {
-		return errorf(Storage, series, err, "commit")
+		return errorf(KindStorage, series, err, "commit")
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func ParseCSV(r io.Reader) (strategy.Bars, error) {
 }
 
 func csvReadError(err error) error {
-	return &Error{Kind: Invalid, Msg: "cannot read the CSV file", Err: err}
+	return &Error{Kind: KindInvalid, Msg: "cannot read the CSV file", Err: err}
 }
 
 func headerOK(h []string) bool {

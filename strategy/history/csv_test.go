@@ -62,7 +62,7 @@ func TestParseCSVRejects(t *testing.T) {
 	} {
 		b, err := ParseCSV(strings.NewReader(tc.in))
 		var he *Error
-		if !errors.As(err, &he) || he.Kind != Invalid {
+		if !errors.As(err, &he) || he.Kind != KindInvalid {
 			t.Errorf("%s: %v, want an Invalid error", tc.name, err)
 			continue
 		}
@@ -120,7 +120,7 @@ func FuzzParseCSV(f *testing.F) {
 		b, err := ParseCSV(strings.NewReader(in))
 		if err != nil {
 			var he *Error
-			if !errors.As(err, &he) || he.Kind != Invalid {
+			if !errors.As(err, &he) || he.Kind != KindInvalid {
 				t.Fatalf("error of the wrong type: %#v", err)
 			}
 			if b.Len() != 0 {

@@ -206,7 +206,7 @@ func SeedDemo(ctx context.Context, s *Store) ([]SeedResult, error) {
 				out = append(out, SeedResult{Series: b.Series, Bars: info.Bars, Skipped: true,
 					Note: "holds imported data; left unchanged (`wicket data delete` it first to get the demo series)"})
 				continue
-			case err != nil && !(errors.As(err, &he) && he.Kind == NotFound):
+			case err != nil && !(errors.As(err, &he) && he.Kind == KindNotFound):
 				return out, err
 			}
 			if err := s.Write(ctx, b.Series, b, WriteOptions{Replace: true, Source: SourceDemo}); err != nil {

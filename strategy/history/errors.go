@@ -11,27 +11,27 @@ type Kind uint8
 
 // Error kinds.
 const (
-	// Invalid: the caller's input is wrong (a bad series name, a bad time
+	// KindInvalid: the caller's input is wrong (a bad series name, a bad time
 	// range, a CSV file with bad rows). Nothing was changed.
-	Invalid Kind = iota + 1
-	// NotFound: the store file or the series does not exist.
-	NotFound
-	// Exists: the series already holds bars and the write did not ask to
+	KindInvalid Kind = iota + 1
+	// KindNotFound: the store file or the series does not exist.
+	KindNotFound
+	// KindExists: the series already holds bars and the write did not ask to
 	// replace them.
-	Exists
-	// Storage: SQLite failed (disk, permissions, a locked or corrupt file).
-	Storage
+	KindExists
+	// KindStorage: SQLite failed (disk, permissions, a locked or corrupt file).
+	KindStorage
 )
 
 func (k Kind) String() string {
 	switch k {
-	case Invalid:
+	case KindInvalid:
 		return "invalid"
-	case NotFound:
+	case KindNotFound:
 		return "not found"
-	case Exists:
+	case KindExists:
 		return "exists"
-	case Storage:
+	case KindStorage:
 		return "storage"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))

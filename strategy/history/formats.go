@@ -60,7 +60,7 @@ func ParseFormat(s string) (Format, error) {
 	if slices.Contains(FormatNames(), s) {
 		return Format(s), nil
 	}
-	return "", &Error{Kind: Invalid, Msg: fmt.Sprintf("format %q is not one of %s", s, strings.Join(FormatNames(), ", "))}
+	return "", &Error{Kind: KindInvalid, Msg: fmt.Sprintf("format %q is not one of %s", s, strings.Join(FormatNames(), ", "))}
 }
 
 // ImportOptions control Import.
@@ -121,7 +121,7 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 
 	first, err := cr.Read()
 	if err == io.EOF {
-		return strategy.Bars{}, ImportReport{}, &Error{Kind: Invalid, Msg: "the file is empty; it needs a header such as " + strings.Join(CSVHeader, ",") + " and one row per bar"}
+		return strategy.Bars{}, ImportReport{}, &Error{Kind: KindInvalid, Msg: "the file is empty; it needs a header such as " + strings.Join(CSVHeader, ",") + " and one row per bar"}
 	}
 	if err != nil {
 		return strategy.Bars{}, ImportReport{}, csvReadError(err)
@@ -143,10 +143,10 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 	}
 	rep.Format = lay.format
 	if opt.Adjusted && lay.format != FormatYahoo {
-		return strategy.Bars{}, rep, &Error{Kind: Invalid, Msg: fmt.Sprintf("--adjusted applies to Yahoo files (Adj Close), not %s ones", lay.format)}
+		return strategy.Bars{}, rep, &Error{Kind: KindInvalid, Msg: fmt.Sprintf("--adjusted applies to Yahoo files (Adj Close), not %s ones", lay.format)}
 	}
 	if opt.Adjusted && lay.adjClose < 0 {
-		return strategy.Bars{}, rep, &Error{Kind: Invalid, Msg: "--adjusted needs an Adj Close column, and this file has none"}
+		return strategy.Bars{}, rep, &Error{Kind: KindInvalid, Msg: "--adjusted needs an Adj Close column, and this file has none"}
 	}
 
 	var (
@@ -254,7 +254,7 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 		return strategy.Bars{}, rep, rejected(rows)
 	}
 	if b.Len() == 0 {
-		return strategy.Bars{}, rep, &Error{Kind: Invalid, Msg: "the file has a header but no bars, nothing imported"}
+		return strategy.Bars{}, rep, &Error{Kind: KindInvalid, Msg: "the file has a header but no bars, nothing imported"}
 	}
 	if opt.Granularity != "" {
 		rep.Gaps = Gaps(b.Time, opt.Granularity)
@@ -278,7 +278,7 @@ func rejected(rows []RowError) error {
 	case distinct == 1:
 		what = "1 rejected row, nothing imported; fix it and import again"
 	}
-	return &Error{Kind: Invalid, Msg: what, Rows: rows}
+	return &Error{Kind: KindInvalid, Msg: what, Rows: rows}
 }
 
 // detect picks the format from the header (or, for a Binance dump, from
@@ -319,7 +319,7 @@ func unknownFormat(raw []string) error {
 		fmt.Fprintf(&b, " %s: %s;", f.Format, f.Shape)
 	}
 	b.WriteString(" rename the columns to one of these, or pass --format to read the file as one")
-	return &Error{Kind: Invalid, Msg: b.String()}
+	return &Error{Kind: KindInvalid, Msg: b.String()}
 }
 
 func isBinanceShape(head []string) bool {
@@ -357,14 +357,14 @@ func columns(head []string, names ...[]string) ([]int, []string) {
 func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportReport) (layout, error) {
 	lay := layout{format: f, adjClose: -1, header: true}
 	headerErr := func(missing []string) error {
-		return &Error{Kind: Invalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; a %s file needs the columns %s (missing: %s)",
+		return &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; a %s file needs the columns %s (missing: %s)",
 			strings.Join(raw, ","), f, shapeOf(f), strings.Join(missing, ", "))}}, Msg: "not a " + string(f) + " file, nothing imported"}
 	}
 	used := map[int]bool{}
 	switch f {
 	case FormatWicket:
 		if !headerOK(raw) {
-			return lay, &Error{Kind: Invalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; it must be exactly %s", strings.Join(raw, ","), strings.Join(CSVHeader, ","))}},
+			return lay, &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; it must be exactly %s", strings.Join(raw, ","), strings.Join(CSVHeader, ","))}},
 				Msg: "not a bar file, nothing imported"}
 		}
 		lay.time, lay.ohlcv = 0, [5]int{1, 2, 3, 4, 5}
@@ -373,7 +373,7 @@ func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportRepor
 		return lay, nil
 	case FormatBinance:
 		if !isBinanceShape(head) && (len(head) < 6 || head[0] != "open_time") {
-			return lay, &Error{Kind: Invalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("starts %q; a Binance kline dump has 12 numeric columns and no header (or the open_time header)", strings.Join(raw, ","))}},
+			return lay, &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("starts %q; a Binance kline dump has 12 numeric columns and no header (or the open_time header)", strings.Join(raw, ","))}},
 				Msg: "not a binance file, nothing imported"}
 		}
 		lay.header = !isBinanceShape(head)
@@ -417,7 +417,7 @@ func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportRepor
 			used[s] = true // one file holds one series; the symbol column is not a value
 		}
 	default:
-		return lay, &Error{Kind: Invalid, Msg: fmt.Sprintf("format %q is not one of %s", f, strings.Join(FormatNames(), ", "))}
+		return lay, &Error{Kind: KindInvalid, Msg: fmt.Sprintf("format %q is not one of %s", f, strings.Join(FormatNames(), ", "))}
 	}
 	for i, name := range raw {
 		if !used[i] {

@@ -113,7 +113,7 @@ func TestAppend(t *testing.T) {
 		"another source": {func() (int64, int64) { return last + step, step }, "alpaca"},
 	} {
 		at, st := tc.b()
-		if err := s.Append(ctx, "X@1m", synth(2, at, st), AppendOptions{Source: tc.src}); err == nil || kindOf(err) != Invalid {
+		if err := s.Append(ctx, "X@1m", synth(2, at, st), AppendOptions{Source: tc.src}); err == nil || kindOf(err) != KindInvalid {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

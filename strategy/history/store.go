@@ -100,7 +100,7 @@ type SeriesInfo struct {
 // (and its directory) when missing.
 func Open(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, errorf(Storage, "", err, "create the history store's directory")
+		return nil, errorf(KindStorage, "", err, "create the history store's directory")
 	}
 	s, err := open(path, false)
 	if err != nil {
@@ -117,7 +117,7 @@ func Open(path string) (*Store, error) {
 // a NotFound error that says how to create one.
 func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, errorf(NotFound, "", nil, "no history store at %s yet; create it with `wicket data seed-demo` or `wicket data import FILE.csv --series SYMBOL@1h`", path)
+		return nil, errorf(KindNotFound, "", nil, "no history store at %s yet; create it with `wicket data seed-demo` or `wicket data import FILE.csv --series SYMBOL@1h`", path)
 	}
 	s, err := open(path, true)
 	if err != nil {
@@ -126,16 +126,16 @@ func OpenReadOnly(path string) (*Store, error) {
 	var v int
 	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		s.db.Close()
-		return nil, errorf(Storage, "", err, "read the history store %s", path)
+		return nil, errorf(KindStorage, "", err, "read the history store %s", path)
 	}
 	if v > schemaVersion {
 		s.db.Close()
-		return nil, errorf(Storage, "", nil, "the history store %s was written by a newer wicket (schema %d, this one knows %d); upgrade wicket", path, v, schemaVersion)
+		return nil, errorf(KindStorage, "", nil, "the history store %s was written by a newer wicket (schema %d, this one knows %d); upgrade wicket", path, v, schemaVersion)
 	}
 	if v == 0 {
 		// An empty file created by a writer that has not migrated yet.
 		s.db.Close()
-		return nil, errorf(NotFound, "", nil, "the history store %s holds no series yet; run `wicket data seed-demo` or `wicket data import`", path)
+		return nil, errorf(KindNotFound, "", nil, "the history store %s holds no series yet; run `wicket data seed-demo` or `wicket data import`", path)
 	}
 	s.version = v
 	return s, nil
@@ -144,7 +144,7 @@ func OpenReadOnly(path string) (*Store, error) {
 func open(path string, readOnly bool) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, errorf(Storage, "", err, "resolve the history store path")
+		return nil, errorf(KindStorage, "", err, "resolve the history store path")
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
@@ -158,11 +158,11 @@ func open(path string, readOnly bool) (*Store, error) {
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, errorf(Storage, "", err, "open the history store %s", path)
+		return nil, errorf(KindStorage, "", err, "open the history store %s", path)
 	}
 	if err := db.Ping(); err != nil {
 		db.Close()
-		return nil, errorf(Storage, "", err, "open the history store %s", path)
+		return nil, errorf(KindStorage, "", err, "open the history store %s", path)
 	}
 	return &Store{db: db, path: path, readOnly: readOnly}, nil
 }
@@ -170,22 +170,22 @@ func open(path string, readOnly bool) (*Store, error) {
 func (s *Store) migrate() error {
 	var v int
 	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
-		return errorf(Storage, "", err, "read the history store %s", s.path)
+		return errorf(KindStorage, "", err, "read the history store %s", s.path)
 	}
 	s.version = schemaVersion
 	switch {
 	case v == schemaVersion:
 		return nil
 	case v > schemaVersion:
-		return errorf(Storage, "", nil, "the history store %s was written by a newer wicket (schema %d, this one knows %d); upgrade wicket", s.path, v, schemaVersion)
+		return errorf(KindStorage, "", nil, "the history store %s was written by a newer wicket (schema %d, this one knows %d); upgrade wicket", s.path, v, schemaVersion)
 	case v == 1:
 		if _, err := s.db.Exec(migrateV1 + fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
-			return errorf(Storage, "", err, "upgrade the history store schema in %s", s.path)
+			return errorf(KindStorage, "", err, "upgrade the history store schema in %s", s.path)
 		}
 		return nil
 	}
 	if _, err := s.db.Exec(schema + fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
-		return errorf(Storage, "", err, "create the history store schema in %s", s.path)
+		return errorf(KindStorage, "", err, "create the history store schema in %s", s.path)
 	}
 	return nil
 }
@@ -197,11 +197,11 @@ func (s *Store) Close() error { return s.db.Close() }
 // the shape SYMBOL@GRANULARITY. It returns the symbol and granularity.
 func CheckSeries(name string) (string, strategy.Granularity, error) {
 	if err := project.ValidName("series", name); err != nil {
-		return "", "", &Error{Kind: Invalid, Msg: err.Error(), Err: nil}
+		return "", "", &Error{Kind: KindInvalid, Msg: err.Error(), Err: nil}
 	}
 	sym, g, err := strategy.ParseSeries(name)
 	if err != nil {
-		return "", "", &Error{Kind: Invalid, Msg: err.Error()}
+		return "", "", &Error{Kind: KindInvalid, Msg: err.Error()}
 	}
 	return sym, g, nil
 }
@@ -210,7 +210,7 @@ func CheckSeries(name string) (string, strategy.Granularity, error) {
 func (s *Store) List() ([]SeriesInfo, error) {
 	rows, err := s.db.Query(`SELECT ` + s.infoColumns() + ` FROM series WHERE bars > 0 ORDER BY name`)
 	if err != nil {
-		return nil, errorf(Storage, "", err, "list series")
+		return nil, errorf(KindStorage, "", err, "list series")
 	}
 	defer rows.Close()
 	var out []SeriesInfo
@@ -222,7 +222,7 @@ func (s *Store) List() ([]SeriesInfo, error) {
 		out = append(out, info)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, errorf(Storage, "", err, "list series")
+		return nil, errorf(KindStorage, "", err, "list series")
 	}
 	return out, nil
 }
@@ -241,7 +241,7 @@ func (s *Store) Info(series string) (SeriesInfo, error) {
 }
 
 func (s *Store) notFound(series string) error {
-	return errorf(NotFound, series, nil, "no such series in %s; `wicket data list` shows the stored ones, `wicket data seed-demo` adds demo series", filepath.Base(s.path))
+	return errorf(KindNotFound, series, nil, "no such series in %s; `wicket data list` shows the stored ones, `wicket data seed-demo` adds demo series", filepath.Base(s.path))
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -264,7 +264,7 @@ func scanInfo(r scanner) (SeriesInfo, error) {
 		if errors.Is(err, sql.ErrNoRows) {
 			return info, err
 		}
-		return info, errorf(Storage, "", err, "read series")
+		return info, errorf(KindStorage, "", err, "read series")
 	}
 	info.Symbol, info.Granularity, _ = strategy.ParseSeries(info.Name)
 	info.First, info.Last = time.Unix(first, 0).UTC(), time.Unix(last, 0).UTC()
@@ -290,13 +290,13 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		hi = to.Unix()
 	}
 	if lo > hi {
-		return strategy.Bars{}, errorf(Invalid, series, nil, "from %s is after to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+		return strategy.Bars{}, errorf(KindInvalid, series, nil, "from %s is after to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
 	}
 	rows, err := s.db.Query(`SELECT b.n, b.time, b.open, b.high, b.low, b.close, b.volume
 		FROM blocks b JOIN series s ON s.id = b.series_id
 		WHERE s.name = ? AND b.last >= ? AND b.start <= ? ORDER BY b.start`, series, lo, hi)
 	if err != nil {
-		return strategy.Bars{}, errorf(Storage, series, err, "load bars")
+		return strategy.Bars{}, errorf(KindStorage, series, err, "load bars")
 	}
 	defer rows.Close()
 	n := 0
@@ -318,11 +318,11 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 	)
 	for rows.Next() {
 		if err := rows.Scan(&cnt, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]); err != nil {
-			return strategy.Bars{}, errorf(Storage, series, err, "load bars")
+			return strategy.Bars{}, errorf(KindStorage, series, err, "load bars")
 		}
 		for _, c := range cols {
 			if len(c) != 8*cnt {
-				return strategy.Bars{}, errorf(Storage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(c), cnt)
+				return strategy.Bars{}, errorf(KindStorage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(c), cnt)
 			}
 		}
 		b.Time = appendInts(b.Time, cols[0])
@@ -333,7 +333,7 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		b.Volume = appendFloats(b.Volume, cols[5])
 	}
 	if err := rows.Err(); err != nil {
-		return strategy.Bars{}, errorf(Storage, series, err, "load bars")
+		return strategy.Bars{}, errorf(KindStorage, series, err, "load bars")
 	}
 	// The first and last blocks may reach outside [lo, hi].
 	first, _ := slices.BinarySearch(b.Time, lo)
@@ -345,7 +345,7 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		b = b.Slice(first, last)
 	}
 	if b.Len() == 0 {
-		return strategy.Bars{}, errorf(Invalid, series, nil, "no bars between %s and %s; the series covers %s to %s",
+		return strategy.Bars{}, errorf(KindInvalid, series, nil, "no bars between %s and %s; the series covers %s to %s",
 			fmtTime(from, "the start"), fmtTime(to, "the end"), info.First.Format(time.RFC3339), info.Last.Format(time.RFC3339))
 	}
 	return b, nil
@@ -375,10 +375,10 @@ func (s *Store) LastClose(series string) (float64, time.Time, error) {
 		return 0, time.Time{}, s.notFound(series)
 	}
 	if err != nil {
-		return 0, time.Time{}, errorf(Storage, series, err, "read the last close")
+		return 0, time.Time{}, errorf(KindStorage, series, err, "read the last close")
 	}
 	if n < 1 || len(col) != 8*n {
-		return 0, time.Time{}, errorf(Storage, series, nil, "the last stored block is corrupt; re-import the series with --replace")
+		return 0, time.Time{}, errorf(KindStorage, series, nil, "the last stored block is corrupt; re-import the series with --replace")
 	}
 	c := math.Float64frombits(binary.LittleEndian.Uint64(col[8*(n-1):]))
 	return c, time.Unix(t, 0).UTC(), nil
@@ -404,13 +404,13 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 		return err
 	}
 	if s.readOnly {
-		return errorf(Invalid, series, nil, "the history store was opened read-only")
+		return errorf(KindInvalid, series, nil, "the history store was opened read-only")
 	}
 	if rows := Validate(bars, 1); len(rows) > 0 {
-		return &Error{Kind: Invalid, Series: series, Msg: "bars rejected, nothing written", Rows: rows}
+		return &Error{Kind: KindInvalid, Series: series, Msg: "bars rejected, nothing written", Rows: rows}
 	}
 	if bars.Len() == 0 {
-		return errorf(Invalid, series, nil, "no bars to write")
+		return errorf(KindInvalid, series, nil, "no bars to write")
 	}
 	src := opt.Source
 	if src == "" {
@@ -418,7 +418,7 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return errorf(Storage, series, err, "begin write")
+		return errorf(KindStorage, series, err, "begin write")
 	}
 	defer tx.Rollback() // a no-op after Commit
 	var (
@@ -430,18 +430,18 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 	case errors.Is(err, sql.ErrNoRows):
 		res, err := tx.ExecContext(ctx, `INSERT INTO series(name, source) VALUES (?, ?)`, series, src)
 		if err != nil {
-			return errorf(Storage, series, err, "create series")
+			return errorf(KindStorage, series, err, "create series")
 		}
 		if id, err = res.LastInsertId(); err != nil {
-			return errorf(Storage, series, err, "create series")
+			return errorf(KindStorage, series, err, "create series")
 		}
 	case err != nil:
-		return errorf(Storage, series, err, "read series")
+		return errorf(KindStorage, series, err, "read series")
 	case count > 0 && !opt.Replace:
-		return errorf(Exists, series, nil, "already holds %d bars; pass --replace to overwrite it (nothing was written)", count)
+		return errorf(KindExists, series, nil, "already holds %d bars; pass --replace to overwrite it (nothing was written)", count)
 	default:
 		if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE series_id = ?`, id); err != nil {
-			return errorf(Storage, series, err, "clear series")
+			return errorf(KindStorage, series, err, "clear series")
 		}
 	}
 	if err := insertBlocks(ctx, tx, series, id, bars); err != nil {
@@ -450,10 +450,10 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 	n := bars.Len()
 	if _, err := tx.ExecContext(ctx, `UPDATE series SET source = ?, provider_symbol = ?, fetched_at = ?, bars = ?, first = ?, last = ? WHERE id = ?`,
 		src, opt.ProviderSymbol, unixOrZero(opt.FetchedAt), n, bars.Time[0], bars.Time[n-1], id); err != nil {
-		return errorf(Storage, series, err, "update series")
+		return errorf(KindStorage, series, err, "update series")
 	}
 	if err := tx.Commit(); err != nil {
-		return errorf(Storage, series, err, "commit")
+		return errorf(KindStorage, series, err, "commit")
 	}
 	return nil
 }
@@ -466,7 +466,7 @@ func (s *Store) Delete(ctx context.Context, series string) error {
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return errorf(Storage, series, err, "begin delete")
+		return errorf(KindStorage, series, err, "begin delete")
 	}
 	defer tx.Rollback()
 	var id int64
@@ -475,16 +475,16 @@ func (s *Store) Delete(ctx context.Context, series string) error {
 		return s.notFound(series)
 	}
 	if err != nil {
-		return errorf(Storage, series, err, "read series")
+		return errorf(KindStorage, series, err, "read series")
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE series_id = ?`, id); err != nil {
-		return errorf(Storage, series, err, "delete bars")
+		return errorf(KindStorage, series, err, "delete bars")
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM series WHERE id = ?`, id); err != nil {
-		return errorf(Storage, series, err, "delete series")
+		return errorf(KindStorage, series, err, "delete series")
 	}
 	if err := tx.Commit(); err != nil {
-		return errorf(Storage, series, err, "commit")
+		return errorf(KindStorage, series, err, "commit")
 	}
 	return nil
 }
@@ -493,18 +493,18 @@ func (s *Store) Delete(ctx context.Context, series string) error {
 func insertBlocks(ctx context.Context, tx *sql.Tx, series string, id int64, bars strategy.Bars) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO blocks(series_id, start, last, n, time, open, high, low, close, volume) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return errorf(Storage, series, err, "prepare insert")
+		return errorf(KindStorage, series, err, "prepare insert")
 	}
 	defer stmt.Close()
 	for lo := 0; lo < bars.Len(); lo += blockBars {
 		if err := ctx.Err(); err != nil {
-			return errorf(Storage, series, err, "write interrupted, nothing written")
+			return errorf(KindStorage, series, err, "write interrupted, nothing written")
 		}
 		hi := min(lo+blockBars, bars.Len())
 		if _, err := stmt.ExecContext(ctx, id, bars.Time[lo], bars.Time[hi-1], hi-lo,
 			intBlob(bars.Time[lo:hi]), floatBlob(bars.Open[lo:hi]), floatBlob(bars.High[lo:hi]),
 			floatBlob(bars.Low[lo:hi]), floatBlob(bars.Close[lo:hi]), floatBlob(bars.Volume[lo:hi])); err != nil {
-			return errorf(Storage, series, err, "insert bars %d..%d", lo, hi-1)
+			return errorf(KindStorage, series, err, "insert bars %d..%d", lo, hi-1)
 		}
 	}
 	return nil

@@ -89,7 +89,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 		{"after end", at(n + 1), time.Time{}},
 		{"reversed", at(20), at(10)},
 	} {
-		if _, err := s.Load("X@1h", tc.from, tc.to); kindOf(err) != Invalid {
+		if _, err := s.Load("X@1h", tc.from, tc.to); kindOf(err) != KindInvalid {
 			t.Errorf("%s: %v, want an Invalid error", tc.name, err)
 		}
 	}
@@ -102,7 +102,7 @@ func TestWriteRefusesAndReplaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Write(ctx, "A@1m", b, WriteOptions{})
-	if kindOf(err) != Exists || !strings.Contains(err.Error(), "--replace") {
+	if kindOf(err) != KindExists || !strings.Contains(err.Error(), "--replace") {
 		t.Fatalf("second write: %v, want Exists naming --replace", err)
 	}
 	if info, _ := s.Info("A@1m"); info.Bars != 10 {
@@ -129,7 +129,7 @@ func TestWriteRefusesAndReplaces(t *testing.T) {
 	bad := synth(5, 3_000_000, 60)
 	bad.Low[3] = bad.High[3] + 1
 	err = s.Write(ctx, "A@1m", bad, WriteOptions{Replace: true})
-	if kindOf(err) != Invalid || !strings.Contains(err.Error(), "row 4: low") {
+	if kindOf(err) != KindInvalid || !strings.Contains(err.Error(), "row 4: low") {
 		t.Errorf("bad bars: %v", err)
 	}
 	if info2, _ := s.Info("A@1m"); info2 != info {
@@ -161,16 +161,16 @@ func TestListDelete(t *testing.T) {
 	if err := s.Delete(ctx, "MM@5m"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Info("MM@5m"); kindOf(err) != NotFound || !strings.Contains(err.Error(), "wicket data list") {
+	if _, err := s.Info("MM@5m"); kindOf(err) != KindNotFound || !strings.Contains(err.Error(), "wicket data list") {
 		t.Errorf("deleted series: %v", err)
 	}
-	if err := s.Delete(ctx, "MM@5m"); kindOf(err) != NotFound {
+	if err := s.Delete(ctx, "MM@5m"); kindOf(err) != KindNotFound {
 		t.Errorf("delete twice: %v", err)
 	}
-	if _, err := s.Load("NOPE@1h", time.Time{}, time.Time{}); kindOf(err) != NotFound {
+	if _, err := s.Load("NOPE@1h", time.Time{}, time.Time{}); kindOf(err) != KindNotFound {
 		t.Errorf("load missing: %v", err)
 	}
-	if _, _, err := s.LastClose("NOPE@1h"); kindOf(err) != NotFound {
+	if _, _, err := s.LastClose("NOPE@1h"); kindOf(err) != KindNotFound {
 		t.Errorf("last close missing: %v", err)
 	}
 }
@@ -178,10 +178,10 @@ func TestListDelete(t *testing.T) {
 func TestSeriesNamesValidated(t *testing.T) {
 	s := openTemp(t)
 	for _, name := range []string{"", "../x@1h", "a/b@1h", "BTC-USD", "BTC@2h", "@1h", "x@1h; DROP TABLE series", strings.Repeat("a", 70) + "@1h"} {
-		if err := s.Write(ctx, name, synth(2, 0, 60), WriteOptions{}); kindOf(err) != Invalid {
+		if err := s.Write(ctx, name, synth(2, 0, 60), WriteOptions{}); kindOf(err) != KindInvalid {
 			t.Errorf("Write(%q): %v, want Invalid", name, err)
 		}
-		if _, err := s.Load(name, time.Time{}, time.Time{}); kindOf(err) != Invalid {
+		if _, err := s.Load(name, time.Time{}, time.Time{}); kindOf(err) != KindInvalid {
 			t.Errorf("Load(%q): %v, want Invalid", name, err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "history.db")
 	_, err := OpenReadOnly(path)
-	if kindOf(err) != NotFound || !strings.Contains(err.Error(), "seed-demo") {
+	if kindOf(err) != KindNotFound || !strings.Contains(err.Error(), "seed-demo") {
 		t.Fatalf("missing store: %v", err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -213,7 +213,7 @@ func TestReadOnly(t *testing.T) {
 	if b, err := r.Load("A@1h", time.Time{}, time.Time{}); err != nil || b.Len() != 3 {
 		t.Errorf("read-only load: %d bars, %v", b.Len(), err)
 	}
-	if err := r.Write(ctx, "B@1h", synth(3, 0, 3600), WriteOptions{}); kindOf(err) != Invalid {
+	if err := r.Write(ctx, "B@1h", synth(3, 0, 3600), WriteOptions{}); kindOf(err) != KindInvalid {
 		t.Errorf("read-only write: %v", err)
 	}
 	w.Close()

@@ -94,11 +94,11 @@ func Fetch(ctx context.Context, store *history.Store, src Source, series string,
 	info, err := store.Info(series)
 	var he *history.Error
 	stored := err == nil
-	if err != nil && !(errors.As(err, &he) && he.Kind == history.NotFound) {
+	if err != nil && !(errors.As(err, &he) && he.Kind == history.KindNotFound) {
 		return res, err
 	}
 	if stored && info.Source != src.Name() {
-		return res, &history.Error{Kind: history.Invalid, Series: series,
+		return res, &history.Error{Kind: history.KindInvalid, Series: series,
 			Msg: fmt.Sprintf("holds %s bars, not %s ones; a series never mixes sources: `wicket data delete %s` first, or fetch into another series name", info.Source, src.Name(), series)}
 	}
 	start := opt.From
@@ -113,7 +113,7 @@ func Fetch(ctx context.Context, store *history.Store, src Source, series string,
 	case opt.Full:
 	case stored:
 		if !start.IsZero() && start.Before(info.First) {
-			return res, &history.Error{Kind: history.Invalid, Series: series,
+			return res, &history.Error{Kind: history.KindInvalid, Series: series,
 				Msg: fmt.Sprintf("--from %s is before the first stored bar %s; an incremental fetch only adds newer bars, pass --full to re-download the range", start.Format(time.RFC3339), info.First.Format(time.RFC3339))}
 		}
 		if next := info.Last.Add(step); start.Before(next) {

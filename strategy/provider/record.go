@@ -86,7 +86,7 @@ func recordOne(ctx context.Context, store *history.Store, src Source, stream Str
 	var last int64 = -1 << 62 // open time of the newest stored bar
 	if info, err := store.Info(series); err == nil {
 		if info.Source != src.Name() {
-			return &history.Error{Kind: history.Invalid, Series: series,
+			return &history.Error{Kind: history.KindInvalid, Series: series,
 				Msg: fmt.Sprintf("holds %s bars, not %s ones; a series never mixes sources: record into another series name", info.Source, src.Name())}
 		}
 		last = info.Last.Unix()

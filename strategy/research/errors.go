@@ -85,18 +85,18 @@ func classify(err error) error {
 		}
 	case errors.As(err, &he):
 		switch he.Kind {
-		case history.NotFound:
+		case history.KindNotFound:
 			out.Kind = KindNotFound
-		case history.Invalid:
+		case history.KindInvalid:
 			out.Kind = KindInvalid
 		}
 	case errors.As(err, &be):
 		switch be.Kind {
-		case backtest.Invalid:
+		case backtest.KindInvalid:
 			out.Kind = KindInvalid
-		case backtest.Canceled:
+		case backtest.KindCanceled:
 			out.Kind = KindCanceled
-		case backtest.Strategy:
+		case backtest.KindStrategy:
 			out.Kind = KindStrategy
 		}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

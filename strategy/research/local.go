@@ -129,7 +129,7 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 	out := SeriesList{Series: []SeriesInfo{}}
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
 	var he *history.Error
-	if errors.As(err, &he) && he.Kind == history.NotFound {
+	if errors.As(err, &he) && he.Kind == history.KindNotFound {
 		out.Note = noSeries
 		return out, nil
 	}

@@ -74,14 +74,9 @@ func problemOf(file string, err error) Problem {
 	return Problem{Kind: KindRuntime, File: file, Message: err.Error(), Hint: "report this error; it is not the strategy's fault"}
 }
 
-// Smoke runs s once over bars (signals, or setup and every on_bar with a
-// simple account filled at the close, no costs) and returns its warm-up.
-func Smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, error) {
-	w, _, err := smoke(ctx, s, bars)
-	return w, err
-}
-
-// smoke is Smoke, returning the run's trace for CheckLookahead.
+// smoke runs s once over bars (signals, or setup and every on_bar with a
+// simple account filled at the close, no costs) and returns its warm-up and
+// the run's trace for CheckLookahead.
 func smoke(ctx context.Context, s *Strategy, bars strategy.Bars) (int, Trace, error) {
 	if s.Style() == StyleSignals {
 		_, tr, err := s.SignalsTrace(ctx, bars)

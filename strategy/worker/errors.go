@@ -2,27 +2,27 @@ package worker
 
 import "fmt"
 
-// ErrorKind classifies an Error.
-type ErrorKind string
+// Kind classifies an Error.
+type Kind string
 
 // Error kinds.
 const (
-	KindMemory   ErrorKind = "memory"   // the worker hit its address-space limit and died
-	KindCPU      ErrorKind = "cpu"      // the worker hit its CPU-time limit and died
-	KindCrashed  ErrorKind = "crashed"  // the worker died for another reason
-	KindCanceled ErrorKind = "canceled" // the caller's context ended; the worker was stopped
-	KindStart    ErrorKind = "start"    // a worker could not be started
-	KindRequest  ErrorKind = "request"  // the request was malformed or of an unknown kind
-	KindHandler  ErrorKind = "handler"  // the handler failed (not in strategy code)
-	KindStrategy ErrorKind = "strategy" // the strategy failed; the wire carries a *script.Error
-	KindClosed   ErrorKind = "closed"   // the pool is closed
+	KindMemory   Kind = "memory"   // the worker hit its address-space limit and died
+	KindCPU      Kind = "cpu"      // the worker hit its CPU-time limit and died
+	KindCrashed  Kind = "crashed"  // the worker died for another reason
+	KindCanceled Kind = "canceled" // the caller's context ended; the worker was stopped
+	KindStart    Kind = "start"    // a worker could not be started
+	KindRequest  Kind = "request"  // the request was malformed or of an unknown kind
+	KindHandler  Kind = "handler"  // the handler failed (not in strategy code)
+	KindStrategy Kind = "strategy" // the strategy failed; the wire carries a *script.Error
+	KindClosed   Kind = "closed"   // the pool is closed
 )
 
 // Error is a failure of the worker machinery or of a worker, as opposed to
 // a strategy error (a *script.Error, returned as is). Read it with
 // errors.As.
 type Error struct {
-	Kind ErrorKind
+	Kind Kind
 	Msg  string
 	err  error
 }

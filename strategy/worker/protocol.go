@@ -50,7 +50,7 @@ type Hello struct {
 // kind, position and hint; a history store or backtest error keeps its
 // kind, so the caller reads it with errors.As as if it had run in process.
 type WireError struct {
-	Kind     ErrorKind        `json:"kind"`
+	Kind     Kind             `json:"kind"`
 	Message  string           `json:"message"`
 	Strategy *scriptapi.Error `json:"strategy,omitempty"`
 	History  history.Kind     `json:"history,omitempty"`

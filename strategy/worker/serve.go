@@ -53,13 +53,8 @@ func (h Handlers) kinds() []string {
 	return ks
 }
 
-// Serve answers requests from r on w, one at a time, until r ends. It
-// never writes anything to w but frames.
-func Serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello) error {
-	return serve(ctx, r, w, h, hello, func() {})
-}
-
-// serve is Serve calling after between requests.
+// serve answers requests from r on w, one at a time, until r ends, calling
+// after between requests. It never writes anything to w but frames.
 func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func()) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)

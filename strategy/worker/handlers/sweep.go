@@ -49,7 +49,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 		t := tradeFrom.Unix()
 		start = sort.Search(bars.Len(), func(i int) bool { return bars.Time[i] >= t })
 		if start >= bars.Len() {
-			return worker.SweepChunkResult{}, &backtest.Error{Kind: backtest.Invalid, Msg: "no bars to trade after trade_from " + req.TradeFrom}
+			return worker.SweepChunkResult{}, &backtest.Error{Kind: backtest.KindInvalid, Msg: "no bars to trade after trade_from " + req.TradeFrom}
 		}
 	}
 
