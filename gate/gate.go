@@ -198,14 +198,6 @@ func (p *PendingPreviews[C]) Take(tool string, tok Token, confirming C) (C, erro
 	return e.cmd, nil
 }
 
-// Outstanding is the number of unexpired previews waiting for a confirm.
-func (p *PendingPreviews[C]) Outstanding() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sweepAll(p.now())
-	return len(p.pending)
-}
-
 // sweep retires expired tokens from the front of the issue order and drops
 // entries already taken, then forgets what is past remembering. It is
 // amortised O(1) per call. The caller holds p.mu.

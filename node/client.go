@@ -128,22 +128,6 @@ func (c *Client) Ticket(ctx context.Context, id string, wait time.Duration) (Out
 	return o, err
 }
 
-// Send submits env and awaits its own ticket for up to wait. The error is
-// nil only when the node accepted the command; a rejection is KindRejected
-// with the node's reason, and a ticket still pending is KindTimeout. The
-// outcome is returned in every case where a ticket exists.
-func (c *Client) Send(ctx context.Context, env command.Envelope, wait time.Duration) (Outcome, error) {
-	id, err := c.Submit(ctx, env)
-	if err != nil {
-		return Outcome{}, err
-	}
-	o, err := c.Ticket(ctx, id, wait)
-	if err != nil {
-		return Outcome{Ticket: id, Status: Pending}, err
-	}
-	return o, o.Err()
-}
-
 // Audit reads a page of the audit trail.
 func (c *Client) Audit(ctx context.Context, aq AuditQuery) (AuditPage, error) {
 	q := url.Values{}

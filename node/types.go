@@ -242,20 +242,6 @@ type Outcome struct {
 	Time          time.Time            `json:"time,omitzero"`
 }
 
-// Err is nil for an accepted ticket, an *Error of kind KindRejected (with
-// the node's reason) for a rejected one, and of kind KindTimeout for one
-// still pending.
-func (o Outcome) Err() error {
-	switch o.Status {
-	case Accepted:
-		return nil
-	case Rejected:
-		return &Error{Kind: KindRejected, Code: o.Code, Message: o.Reason}
-	}
-	return &Error{Kind: KindTimeout, Code: "pending",
-		Message: "ticket " + o.Ticket + " is still pending; " + PendingAdvice}
-}
-
 // Verdict is the node's dry-run answer: whether it would accept the command
 // now, and why not.
 type Verdict struct {

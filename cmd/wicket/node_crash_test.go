@@ -21,6 +21,7 @@ import (
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/node/nodetest"
 )
 
 // startNode runs `wicket node serve` from dir as a real process and returns
@@ -127,7 +128,7 @@ func TestNodeSurvivesSIGKILL(t *testing.T) {
 				mu.Lock()
 				sent = append(sent, c.ClientOrderID)
 				mu.Unlock()
-				out, err := client.Send(ctx, command.NewEnvelope(c, fmt.Sprintf("worker %d order %d", w, i)), 5*time.Second)
+				out, err := nodetest.Send(ctx, client, command.NewEnvelope(c, fmt.Sprintf("worker %d order %d", w, i)), 5*time.Second)
 				var ne *node.Error
 				if err != nil && !(errors.As(err, &ne) && ne.Kind == node.KindRejected) {
 					return // the node is gone

@@ -19,6 +19,7 @@ import (
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/node/nodetest"
 	"wicket/strategy/provider"
 	"wicket/strategy/provider/providertest"
 )
@@ -135,14 +136,14 @@ func TestNodeServePaperMarksFromBinance(t *testing.T) {
 	}
 
 	buy := command.Command{Verb: command.SubmitOrder, Venue: "real", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: decimalText("2")}
-	res, err := c.Send(ctx, command.NewEnvelope(buy, "marks test"), 5*time.Second)
+	res, err := nodetest.Send(ctx, c, command.NewEnvelope(buy, "marks test"), 5*time.Second)
 	if err != nil || res.Order == nil || res.Order.Status != node.OrderFilled || !res.Order.AveragePrice.Equal(price) {
 		t.Fatalf("market buy on fed marks: %+v %v (want a fill at %s)", res, err, price)
 	}
 	// ETH-USD has no price (the fake does not list ETHUSDT): refused.
 	eth := buy
 	eth.Symbol = "ETH-USD"
-	res, err = c.Send(ctx, command.NewEnvelope(eth, "marks test"), 5*time.Second)
+	res, err = nodetest.Send(ctx, c, command.NewEnvelope(eth, "marks test"), 5*time.Second)
 	var ne *node.Error
 	if !errors.As(err, &ne) || res.Code != "no_mark" || !strings.Contains(res.Reason, "no price of ETH-USD has arrived from binance") {
 		t.Errorf("ETH-USD without a price: %+v %v", res, err)
@@ -156,7 +157,7 @@ func TestNodeServePaperMarksFromBinance(t *testing.T) {
 	waitMark(fakePrice(clock))
 	sell := buy
 	sell.Side = command.Sell
-	res, err = c.Send(ctx, command.NewEnvelope(sell, "marks test"), 5*time.Second)
+	res, err = nodetest.Send(ctx, c, command.NewEnvelope(sell, "marks test"), 5*time.Second)
 	if err != nil || res.Order == nil || !res.Order.AveragePrice.Equal(fakePrice(clock)) {
 		t.Errorf("market sell after the move: %+v %v", res, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
+	"wicket/node/nodetest"
 )
 
 // venueProject is a project whose wicket.toml adds binance venues on a
@@ -235,7 +236,7 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 	}
 	// A confirmed order now reaches the venue.
 	cmd := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: decimalText("0.01")}
-	res, err := c.Send(context.Background(), command.NewEnvelope(cmd, "armed test"), 5*time.Second)
+	res, err := nodetest.Send(context.Background(), c, command.NewEnvelope(cmd, "armed test"), 5*time.Second)
 	if err != nil || res.Order.Status != node.OrderFilled || len(vp.fake.Orders()) != 1 {
 		t.Errorf("order on the armed venue: %+v %v", res, err)
 	}
@@ -243,7 +244,7 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 	if out, err := vp.cli(t, addr, "node", "disarm", "bn", "--addr", addr); err != nil || !strings.Contains(out, "bn is disarmed") {
 		t.Errorf("disarm: %v\n%s", err, out)
 	}
-	res, _ = c.Send(context.Background(), command.NewEnvelope(cmd, ""), 5*time.Second)
+	res, _ = nodetest.Send(context.Background(), c, command.NewEnvelope(cmd, ""), 5*time.Second)
 	if res.Code != "disarmed" {
 		t.Errorf("after disarm: %+v", res)
 	}

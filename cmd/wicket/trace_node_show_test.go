@@ -28,7 +28,7 @@ func TestTraceShowNodeReadable(t *testing.T) {
 	const cid = "wk-0198f0a3-bbbb-7000-8000-000000000001"
 	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy,
 		Type: command.Limit, Quantity: decimal.RequireFromString("0.5"), Price: decimal.RequireFromString("99"), ClientOrderID: cid}
-	out, err := srv.Client().Send(context.Background(), command.NewEnvelope(c, "breakout"), 5*time.Second)
+	out, err := nodetest.Send(context.Background(), srv.Client(), command.NewEnvelope(c, "breakout"), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

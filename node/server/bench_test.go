@@ -66,7 +66,7 @@ func benchSubmits(b *testing.B, c *node.Client, venue, symbol, qty, label string
 		i++
 		cmd := order(venue, symbol, side, command.Market, qty, "")
 		start := time.Now()
-		out, err := c.Send(ctx, command.NewEnvelope(cmd, "benchmark"), 5*time.Second)
+		out, err := nodetest.Send(ctx, c, command.NewEnvelope(cmd, "benchmark"), 5*time.Second)
 		lat = append(lat, time.Since(start))
 		if err != nil || out.Status != node.Accepted {
 			b.Fatalf("order %d: %+v, %v", i, out, err)

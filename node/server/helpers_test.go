@@ -47,7 +47,7 @@ func send(t *testing.T, c *node.Client, cmd command.Command, reason string) node
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := c.Send(ctx, command.NewEnvelope(cmd, reason), 5*time.Second)
+	out, err := nodetest.Send(ctx, c, command.NewEnvelope(cmd, reason), 5*time.Second)
 	var ne *node.Error
 	if err != nil && !(errors.As(err, &ne) && ne.Kind == node.KindRejected) {
 		t.Fatalf("send %s: %v", cmd, err)

@@ -131,7 +131,7 @@ func waitFor(t testing.TB, what string, ok func() bool) {
 // sendAny submits c and awaits its outcome, pending included.
 func sendAny(t testing.TB, c *node.Client, cmd command.Command) node.Outcome {
 	t.Helper()
-	out, err := c.Send(context.Background(), command.NewEnvelope(cmd, ""), 5*time.Second)
+	out, err := nodetest.Send(context.Background(), c, command.NewEnvelope(cmd, ""), 5*time.Second)
 	var ne *node.Error
 	if err != nil && !(errors.As(err, &ne) && (ne.Kind == node.KindRejected || ne.Code == "pending")) {
 		t.Fatalf("send %s: %v", cmd, err)
@@ -375,7 +375,7 @@ func TestLostSubmitIsPendingAndNeverResent(t *testing.T) {
 	if out.Status != node.Pending || !strings.Contains(out.Detail, node.PendingAdvice) || out.Order == nil || out.Order.Status != node.OrderPending {
 		t.Fatalf("a lost answer: %+v", out)
 	}
-	if out.Err() == nil {
+	if nodetest.Err(out) == nil {
 		t.Error("a pending outcome has no error")
 	}
 	// A retry with the same client order id is refused as a duplicate; the venue still holds one order.
