@@ -31,17 +31,9 @@ func dataFetchCommand() *cli.Command {
 			&cli.BoolFlag{Name: "full", Usage: "re-download the range and replace it instead of resuming"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := trailingFlags(c)
+			args, err := seriesArgs(c, "fetch", "BTC-USD@1h")
 			if err != nil {
 				return err
-			}
-			if len(args) == 0 {
-				return usagef("data fetch needs at least one series, e.g. wicket data fetch BTC-USD@1h")
-			}
-			for _, s := range args {
-				if _, _, err := history.CheckSeries(s); err != nil {
-					return usageError{err}
-				}
 			}
 			from, err := timeFlag("from", c.String("from"))
 			if err != nil {
@@ -58,11 +50,7 @@ func dataFetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ps, err := newProviderSet(p, cfg, c.App.ErrWriter)
-			if err != nil {
-				return err
-			}
-			store, err := history.Open(p.HistoryPath())
+			ps, store, err := providerStore(p, cfg, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}

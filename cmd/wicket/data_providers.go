@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"wicket/internal/project"
 	"wicket/strategy/history"
 	"wicket/strategy/provider"
@@ -101,4 +103,36 @@ func timeFlag(name, v string) (time.Time, error) {
 		return time.Time{}, usagef("--%s: %v", name, err)
 	}
 	return t, nil
+}
+
+// seriesArgs are the SYMBOL@GRANULARITY arguments of data fetch or data
+// record (verb), at least one, each checked before anything is opened.
+func seriesArgs(c *cli.Context, verb, example string) ([]string, error) {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		return nil, usagef("data %s needs at least one series, e.g. wicket data %s %s", verb, verb, example)
+	}
+	for _, s := range args {
+		if _, _, err := history.CheckSeries(s); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return args, nil
+}
+
+// providerStore is what data fetch and data record work with: the
+// project's providers and its history store (the caller closes it).
+func providerStore(p project.Project, cfg project.Config, stderr io.Writer) (providerSet, *history.Store, error) {
+	ps, err := newProviderSet(p, cfg, stderr)
+	if err != nil {
+		return providerSet{}, nil, err
+	}
+	store, err := history.Open(p.HistoryPath())
+	if err != nil {
+		return providerSet{}, nil, err
+	}
+	return ps, store, nil
 }

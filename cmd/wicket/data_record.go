@@ -25,27 +25,15 @@ func dataRecordCommand() *cli.Command {
 			&cli.StringFlag{Name: "provider", Usage: "binance or alpaca (default: the series' own, else binance for a pair, alpaca for a ticker)"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := trailingFlags(c)
+			args, err := seriesArgs(c, "record", "BTC-USD@1m")
 			if err != nil {
 				return err
-			}
-			if len(args) == 0 {
-				return usagef("data record needs at least one series, e.g. wicket data record BTC-USD@1m")
-			}
-			for _, s := range args {
-				if _, _, err := history.CheckSeries(s); err != nil {
-					return usageError{err}
-				}
 			}
 			p, cfg, err := openProject(c)
 			if err != nil {
 				return err
 			}
-			ps, err := newProviderSet(p, cfg, c.App.ErrWriter)
-			if err != nil {
-				return err
-			}
-			store, err := history.Open(p.HistoryPath())
+			ps, store, err := providerStore(p, cfg, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
