@@ -31,7 +31,7 @@ func approveCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("approve takes no arguments, got %q", c.Args().First())
 			}
-			if !isCharDevice(c.App.Reader) {
+			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
 				return usagef("wicket approve needs an interactive terminal: approving a write is a person's decision, " +
 					"so it does not read a pipe or a file; run it in a terminal")
 			}

@@ -16,8 +16,9 @@ func isTerminal(f any) bool {
 
 // isCharDevice reports whether r (a stream) is a character device (a
 // terminal, or /dev/null): wicket trade prompts on one instead of echoing
-// each line, wicket approve refuses anything else, and the research
-// progress bar draws only on one.
+// each line, and the research progress bar draws only on one. A check that
+// a person is there (arming, approval) uses isTerminal, which /dev/null
+// does not pass.
 func isCharDevice(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
