@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,34 +74,7 @@ func TestNodeServePaperMarksFromBinance(t *testing.T) {
 	}
 	clock := providertest.NewClock(time.Date(2024, 3, 1, 12, 30, 0, 0, time.UTC))
 	dir, fake, observe, control := markedProject(t, clock)
-	bin, err := exec.LookPath("wicket") // the test binary, installed by testscript.Main
-	if err != nil {
-		t.Fatalf("no wicket command on PATH: %v", err)
-	}
-	cmd := exec.Command(bin, "--project", dir, "node", "serve", "--listen", "127.0.0.1:0", "--tick", "50ms")
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) //nolint:errcheck // already dead is fine
-	log := &syncBuffer{}
-	lines := bufio.NewScanner(stderr)
-	addr := ""
-	for lines.Scan() {
-		log.WriteString(lines.Text() + "\n")
-		if a, ok := strings.CutPrefix(lines.Text(), "wicket node: listening on "); ok {
-			addr = a
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatalf("node exited without listening; stderr:\n%s", log.String())
-	}
-	go io.Copy(log, stderr) //nolint:errcheck // keep the pipe drained
+	_, addr, log := runNodeServe(t, "--project", dir, "node", "serve", "--listen", "127.0.0.1:0", "--tick", "50ms")
 	c, err := node.NewClient(addr, observe, control)
 	if err != nil {
 		t.Fatal(err)

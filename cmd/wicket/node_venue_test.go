@@ -82,15 +82,16 @@ func appendFile(t *testing.T, path, text string) {
 	}
 }
 
-// startVenueNode runs `wicket node serve` for the project and waits until
-// the node has read venue bn. Its stderr is kept for the test to inspect.
-func (vp *venueProject) start(t *testing.T, args ...string) (*exec.Cmd, *node.Client, *syncBuffer) {
+// runNodeServe runs wicket with args (a `node serve`), waits for its
+// "listening on" line and returns the process, the node's address and its
+// stderr so far and from then on. The process is killed when the test ends.
+func runNodeServe(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
-	bin, err := exec.LookPath("wicket")
+	bin, err := exec.LookPath("wicket") // the test binary, installed by testscript.Main
 	if err != nil {
 		t.Fatalf("no wicket command on PATH: %v", err)
 	}
-	cmd := exec.Command(bin, append([]string{"--project", vp.dir, "node", "serve", "--listen", "127.0.0.1:0", "--tick", "0", "--venue-timeout", "1s"}, args...)...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = cleanEnv()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -114,6 +115,14 @@ func (vp *venueProject) start(t *testing.T, args ...string) (*exec.Cmd, *node.Cl
 		t.Fatalf("node exited without listening; stderr:\n%s", log.String())
 	}
 	go io.Copy(log, stderr) //nolint:errcheck // keep the pipe drained
+	return cmd, addr, log
+}
+
+// startVenueNode runs `wicket node serve` for the project and waits until
+// the node has read venue bn. Its stderr is kept for the test to inspect.
+func (vp *venueProject) start(t *testing.T, args ...string) (*exec.Cmd, *node.Client, *syncBuffer) {
+	t.Helper()
+	cmd, addr, log := runNodeServe(t, append([]string{"--project", vp.dir, "node", "serve", "--listen", "127.0.0.1:0", "--tick", "0", "--venue-timeout", "1s"}, args...)...)
 	c, err := node.NewClient(addr, vp.observe, vp.control)
 	if err != nil {
 		t.Fatal(err)
