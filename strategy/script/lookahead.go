@@ -232,12 +232,12 @@ func seriesDifference(full, pre []*Series, cut int) *difference {
 	var first *difference
 	for k, f := range full {
 		p := pre[k]
-		end := min(cut, len(f.vals), len(p.vals))
+		end := min(cut, len(f.values()), len(p.values()))
 		if first != nil {
 			end = min(end, first.bar)
 		}
 		for i := 0; i < end; i++ {
-			if !same(f.vals[i], p.vals[i]) {
+			if !same(f.values()[i], p.values()[i]) {
 				first = &difference{bar: i, output: fmt.Sprintf("series #%d (%s)", k+1, f.what), full: f.valueText(i), pre: p.valueText(i), cut: cut}
 				break
 			}

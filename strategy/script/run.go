@@ -130,7 +130,7 @@ func (r *run) column(name string) (*Series, error) {
 func (r *run) derive(name string, x *Series, params []float64, boolean bool, fill func([]float64)) *Series {
 	key := r.memo.Key("series"+name, []ta.Key{x.key}, params)
 	res, _ := r.memo.Do(key, "series"+name, func() (ta.Result, error) {
-		out := make([]float64, len(x.vals))
+		out := make([]float64, len(x.values()))
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
@@ -141,7 +141,7 @@ func (r *run) derive(name string, x *Series, params []float64, boolean bool, fil
 func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float64)) *Series {
 	key := r.memo.Key("series"+name, []ta.Key{x.key, y.key}, nil)
 	res, _ := r.memo.Do(key, "series"+name, func() (ta.Result, error) {
-		out := make([]float64, len(x.vals))
+		out := make([]float64, len(x.values()))
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
@@ -348,6 +348,9 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 		e.Phase = "signals"
 		return strategy.Signals{}, nil, e
 	}
+	for _, b := range r.built {
+		b.values() // computed here, before the proof reads them from several goroutines
+	}
 	return sig, r.built, nil
 }
 
@@ -389,10 +392,14 @@ func toBools(v starlark.Value, n int) ([]bool, string) {
 	out := make([]bool, n)
 	switch v := v.(type) {
 	case *Series:
-		if len(v.vals) != n {
-			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(v.vals), n)
+		if l := v.lazy; l != nil && len(l.cols[0]) == n {
+			ta.CrossFlags(out, l.cols[0], l.cols[1], l.dir)
+			return out, ""
 		}
-		for i, x := range v.vals {
+		if len(v.values()) != n {
+			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(v.values()), n)
+		}
+		for i, x := range v.values() {
 			out[i] = x != 0 && !math.IsNaN(x)
 		}
 	case starlark.Bool:
@@ -423,11 +430,11 @@ func toSizes(v starlark.Value, n int) ([]float64, string) {
 	}
 	switch x := v.(type) {
 	case *Series:
-		if len(x.vals) != n {
-			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(x.vals), n)
+		if len(x.values()) != n {
+			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(x.values()), n)
 		}
 		out := make([]float64, n)
-		for i, f := range x.vals {
+		for i, f := range x.values() {
 			var msg string
 			if out[i], msg = check(i, f); msg != "" {
 				return nil, msg
