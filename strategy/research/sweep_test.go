@@ -138,10 +138,10 @@ func (c *computedCounter) get(k string) uint64 {
 // computes none.
 func TestSweepSharesIndicators(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		grid       Grid
-		combos     int
-		sma        uint64 // distinct lengths
+		name   string
+		grid   Grid
+		combos int
+		sma    uint64 // distinct lengths
 	}{
 		{"size only", Grid{"fast": {Values: []any{5.0, 10.0}}, "size": {From: fp(0.25), To: fp(1), Step: fp(0.25)}}, 8, 3},
 		{"100 combinations", Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}, 100, 20},
