@@ -216,3 +216,27 @@ func (s Signals) From(from int) Signals {
 	}
 	return out
 }
+
+// TargetAt is the target Targets gives bar i (NaN: no change), by the
+// same rule: exit wins (0); long alone gives +size, short alone -size;
+// long and short together, or no signal, give NaN.
+func (s Signals) TargetAt(i int) float64 {
+	at := func(v []bool) bool { return i < len(v) && v[i] }
+	size := 1.0
+	switch {
+	case len(s.Size) == 1:
+		size = s.Size[0]
+	case len(s.Size) > 1 && i < len(s.Size):
+		size = s.Size[i]
+	}
+	long, short := at(s.Long), at(s.Short)
+	switch {
+	case at(s.Exit):
+		return 0
+	case long && !short:
+		return size
+	case short && !long:
+		return -size
+	}
+	return math.NaN()
+}
