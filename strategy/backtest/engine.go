@@ -139,7 +139,7 @@ type sim struct {
 	returns     []float64
 	curve       curveAcc
 	closed      tradeAcc
-	keep        bool      // keep every trade (Run) or only their tally (Evaluate)
+	keep        bool        // keep every trade (Run) or only their tally (Evaluate)
 	prices      *priceCheck // a Scratch's price check; nil checks every run
 	finalEquity float64
 	exposed     int
@@ -369,7 +369,6 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	s.exposed, s.finalEquity = exposed, prev
 	return nil
 }
-
 
 // metrics are the run's figures: the curve's from the accumulator, the
 // trades' from their tally, and the rest from the run's counters.
