@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"wicket/strategy"
-	"wicket/strategy/history"
+	"wicket/strategy/script"
 	"wicket/strategy/worker"
 )
 
@@ -25,6 +25,7 @@ type barEntry struct {
 	key    string
 	digest string
 	bars   strategy.Bars
+	keys   *script.BarKeys // the memo keys of the bars' columns, hashed once per entry
 	bytes  int64
 }
 
@@ -35,8 +36,9 @@ const (
 )
 
 // load returns the bars of series in [from, to] from the store at path,
-// from the cache when an entry of that range has the digest want.
-func (c *barCache) load(path, series string, from, to time.Time, want string) (strategy.Bars, error) {
+// from the cache when an entry of that range has the digest want, and
+// their columns' memo keys.
+func (c *barCache) load(path, series string, from, to time.Time, want string) (strategy.Bars, *script.BarKeys, error) {
 	key := path + "\x00" + series + "\x00" + from.String() + "\x00" + to.String()
 	c.mu.Lock()
 	for i, e := range c.entries {
@@ -44,29 +46,25 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (s
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
 			c.mu.Unlock()
-			return e.bars, nil
+			return e.bars, e.keys, nil
 		}
 	}
 	c.mu.Unlock()
 
-	store, err := history.OpenReadOnly(path)
+	bars, err := loadBars(path, series, from, to)
 	if err != nil {
-		return strategy.Bars{}, err
+		return strategy.Bars{}, nil, err
 	}
-	bars, err := store.Load(series, from, to)
-	store.Close()
-	if err != nil {
-		return strategy.Bars{}, err
-	}
-	c.put(barEntry{key: key, digest: bars.Digest(), bars: bars, bytes: int64(bars.Len()) * 48})
-	return bars, nil
+	e := barEntry{key: key, digest: bars.Digest(), bars: bars, keys: &script.BarKeys{}, bytes: int64(bars.Len()) * 48}
+	c.put(e)
+	return bars, e.keys, nil
 }
 
 // loadFile returns the bars encoded in the file at path (a cluster
 // worker's shipped copy), which must hash to digest.
-func (c *barCache) loadFile(path, series, digest string) (strategy.Bars, error) {
+func (c *barCache) loadFile(path, series, digest string) (strategy.Bars, *script.BarKeys, error) {
 	if digest == "" {
-		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
+		return strategy.Bars{}, nil, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
 	}
 	key := "file\x00" + path + "\x00" + series
 	c.mu.Lock()
@@ -75,20 +73,21 @@ func (c *barCache) loadFile(path, series, digest string) (strategy.Bars, error) 
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
 			c.mu.Unlock()
-			return e.bars, nil
+			return e.bars, e.keys, nil
 		}
 	}
 	c.mu.Unlock()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
+		return strategy.Bars{}, nil, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
 	}
 	bars, err := strategy.DecodeBars(data, series, digest)
 	if err != nil {
-		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
+		return strategy.Bars{}, nil, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
 	}
-	c.put(barEntry{key: key, digest: digest, bars: bars, bytes: int64(bars.Len()) * 48})
-	return bars, nil
+	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, bytes: int64(bars.Len()) * 48}
+	c.put(e)
+	return bars, e.keys, nil
 }
 
 // put adds e, replacing an entry of its key, and evicts to the bounds.

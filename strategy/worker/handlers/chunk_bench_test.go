@@ -34,7 +34,7 @@ func BenchmarkSweepChunk(b *testing.B) {
 				}
 			}
 			cache := &barCache{}
-			bars, err := cache.load(path, "BENCH@1h", time.Time{}, time.Time{}, "")
+			bars, _, err := cache.load(path, "BENCH@1h", time.Time{}, time.Time{}, "")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -29,14 +29,17 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	var bars strategy.Bars
+	var (
+		bars strategy.Bars
+		keys *script.BarKeys
+	)
 	switch {
 	case req.BarsFile != "":
-		bars, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
+		bars, keys, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
 	case req.HistoryPath == "":
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
 	default:
-		bars, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+		bars, keys, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 	}
 	if err != nil {
 		return worker.SweepChunkResult{}, err
@@ -63,7 +66,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	before := memo.Stats().Computed
 	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
-	opts.BarKeys = &script.BarKeys{} // the chunk's bars come from the bar cache and are never modified
+	opts.BarKeys = keys // the chunk's bars come from the bar cache and are never modified
 	var sc backtest.Scratch
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
@@ -139,8 +142,7 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 // runSweep is the sweep handler. Its bar cache lives as long as the
 // worker, like memo: the chunks of one sweep, and the next sweep over the
 // same bars, read the store once.
-func runSweep(memo *ta.Memo) worker.Handler {
-	cache := &barCache{}
+func runSweep(memo *ta.Memo, cache *barCache) worker.Handler {
 	return worker.Typed(func(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
 		return evalChunk(ctx, req, memo, cache)
 	})

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-	"wicket/strategy/worker"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
+	"wicket/strategy/ta"
+	"wicket/strategy/templates"
+	"wicket/strategy/worker"
 )
 
 func TestStatsOf(t *testing.T) {
@@ -74,20 +76,34 @@ func TestBarCache(t *testing.T) {
 		t.Fatal("the digest ignores a bar")
 	}
 	var c barCache
-	got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want)
+	got, _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want)
 	if err != nil || got.Digest() != want {
 		t.Fatalf("first load: %v", err)
 	}
 	if err := os.Rename(path, path+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.Len() != bars.Len() {
+	if got, _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.Len() != bars.Len() {
 		t.Errorf("a cached range with its digest read the store again: %v", err)
 	}
-	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
+	if _, _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
 		t.Error("a different digest was served from the cache")
 	}
-	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
+	if _, _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
 		t.Error("another range was served from the cache")
+	}
+	// A backtest that names the digest (a sweep's winner check) uses the
+	// cached bars; one that does not reads the store, which is gone.
+	src2, err := templates.Source("sma_cross")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := backtest.Request{Source: src2, Name: "sma_cross.star", Series: "SPY@1d", HistoryPath: path, Digest: want}
+	if _, err := backtestWith(t.Context(), req, ta.NewMemo(0), &c); err != nil {
+		t.Errorf("a backtest naming the cached bars' digest: %v", err)
+	}
+	req.Digest = ""
+	if _, err := backtestWith(t.Context(), req, ta.NewMemo(0), &c); err == nil {
+		t.Error("a backtest without a digest did not read the store")
 	}
 }
