@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
+
 	"wicket/strategy/worker"
 )
 
@@ -74,13 +77,7 @@ func CSCV(returns [][]float64, s int) (pbo float64, logits []float64) {
 }
 
 // cscv is CSCV over per-block statistics; a nil row (a failed
-// combination) is left out.
-//
-// It runs in two passes over the combinations, each over every split:
-// the first finds each split's in-sample winner, the second ranks the
-// winners out of sample. A combination's sums over any set of blocks come
-// from two tables of subset sums (of the first S/2 blocks and of the
-// rest), so a split costs a few additions per combination, not S.
+// combination) is left out. The splits are judged by splitVerdicts.
 func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	if s < 2 || s%2 != 0 || s > 24 {
 		return math.NaN(), nil
@@ -124,13 +121,57 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	for j, m := range masks {
 		nIn[j], nOut[j] = count(m), count(full&^m)
 	}
+	// Each split's verdict depends on that split alone, so the splits are
+	// cut into ranges that goroutines work through side by side.
+	best := make([]int, len(masks))
+	less := make([]int, len(masks))
+	ties := make([]int, len(masks))
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(masks)/512))
+	var wg sync.WaitGroup
+	for g := range parts {
+		a, b := g*len(masks)/parts, (g+1)*len(masks)/parts
+		wg.Go(func() {
+			splitVerdicts(rows, h, full, masks[a:b], nIn[a:b], nOut[a:b], best[a:b], less[a:b], ties[a:b])
+		})
+	}
+	wg.Wait()
+	var logits []float64
+	below := 0
+	for j := range masks {
+		if best[j] < 0 {
+			continue // no combination has a defined in-sample Sharpe ratio here
+		}
+		w := (1 + float64(less[j]) + float64(ties[j])/2) / float64(len(rows)+1)
+		lam := math.Log(w / (1 - w))
+		logits = append(logits, lam)
+		if lam <= 0 {
+			below++
+		}
+	}
+	if len(logits) == 0 {
+		return math.NaN(), nil
+	}
+	return float64(below) / float64(len(logits)), logits
+}
+
+// splitVerdicts finds, for each split (in-sample set masks[j], nIn[j] and
+// nOut[j] returns in and out of sample), its in-sample winner best[j] (-1
+// when none is defined) and how many combinations rank below (less[j])
+// and level with (ties[j]) that winner out of sample.
+//
+// It runs in two passes over the combinations, each over the splits: the
+// first finds the winners, the second ranks them. A combination's sums
+// over any set of blocks come from two tables of subset sums (of the
+// first h blocks and of the rest), so a split costs a few additions per
+// combination.
+func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, nOut, best, less, ties []int) {
+	s := len(rows[0])
 	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
 	scoreOf := func(n int, m uint32) float64 {
 		a, b := lo[m&(1<<h-1)], hi[m>>h]
 		return srScore(n, a.sum+b.sum, a.sq+b.sq)
 	}
 	// Pass 1: each split's in-sample winner (the first on ties).
-	best := make([]int, len(masks))
 	bestScore := make([]float64, len(masks))
 	for j := range masks {
 		best[j], bestScore[j] = -1, math.Inf(-1)
@@ -157,8 +198,6 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	}
 	// Pass 2: how many combinations rank below (and level with) each
 	// split's winner out of sample.
-	less := make([]int, len(masks))
-	ties := make([]int, len(masks))
 	for i, r := range rows {
 		lo.fill(r[:h])
 		hi.fill(r[h:])
@@ -178,23 +217,6 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 			ties[j] += eq
 		}
 	}
-	var logits []float64
-	below := 0
-	for j := range masks {
-		if best[j] < 0 {
-			continue // no combination has a defined in-sample Sharpe ratio here
-		}
-		w := (1 + float64(less[j]) + float64(ties[j])/2) / float64(len(rows)+1)
-		lam := math.Log(w / (1 - w))
-		logits = append(logits, lam)
-		if lam <= 0 {
-			below++
-		}
-	}
-	if len(logits) == 0 {
-		return math.NaN(), nil
-	}
-	return float64(below) / float64(len(logits)), logits
 }
 
 // subsetSums holds, for every subset of k blocks (a k-bit mask), their

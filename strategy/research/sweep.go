@@ -106,12 +106,27 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
-	l.afterSweep(ctx, p, trials, win, &res)
-	if res.LookaheadCheck = "not run: the sweep was cancelled"; !res.Partial {
-		if res.LookaheadCheck, err = l.checkWinner(ctx, p, win.Values); err != nil {
-			return SweepResult{}, err
-		}
+	// The winner's lookahead check runs in a worker while this process
+	// computes the overfitting statistics and writes the ledger.
+	type verdict struct {
+		check string
+		err   error
 	}
+	checked := make(chan verdict, 1)
+	if res.Partial {
+		checked <- verdict{check: "not run: the sweep was cancelled"}
+	} else {
+		go func() {
+			c, err := l.checkWinner(ctx, p, win.Values)
+			checked <- verdict{c, err}
+		}()
+	}
+	l.afterSweep(ctx, p, trials, win, &res)
+	v := <-checked
+	if v.err != nil {
+		return SweepResult{}, v.err
+	}
+	res.LookaheadCheck = v.check
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
