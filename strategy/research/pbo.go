@@ -185,16 +185,24 @@ func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, 
 			}
 		}
 	}
-	// The winners' out-of-sample Sharpe ratios.
+	// The winners' out-of-sample Sharpe ratios, each winner's tables
+	// filled once for all the splits it won.
+	won := make([][]int, len(rows))
+	for j, i := range best {
+		if i >= 0 {
+			won[i] = append(won[i], j)
+		}
+	}
 	winTest := make([]float64, len(masks))
-	for j, m := range masks {
-		if best[j] < 0 {
+	for i, js := range won {
+		if len(js) == 0 {
 			continue
 		}
-		r := rows[best[j]]
-		lo.fill(r[:h])
-		hi.fill(r[h:])
-		winTest[j] = scoreOf(nOut[j], full&^m)
+		lo.fill(rows[i][:h])
+		hi.fill(rows[i][h:])
+		for _, j := range js {
+			winTest[j] = scoreOf(nOut[j], full&^masks[j])
+		}
 	}
 	// Pass 2: how many combinations rank below (and level with) each
 	// split's winner out of sample.
