@@ -101,24 +101,25 @@ func firstBadPrice(open, close []float64) int {
 // for the next run over the same columns (a sweep's combinations share
 // their bars).
 func (s *sim) validUntil(open, close []float64) int {
-	if s.prices == nil {
+	p := s.prices
+	if p == nil {
 		return firstBadPrice(open, close)
 	}
-	key := priceKey{unsafe.SliceData(open), unsafe.SliceData(close), len(open)}
-	if s.prices.key != key {
-		s.prices.key, s.prices.valid = key, firstBadPrice(open, close)
+	if !sameColumn(p.open, open) || !sameColumn(p.close, close) {
+		p.open, p.close, p.valid = open, close, firstBadPrice(open, close)
 	}
-	return s.prices.valid
+	return p.valid
 }
 
 // priceCheck is a Scratch's memory of firstBadPrice for one pair of
-// columns, known by their addresses and length.
+// columns. It holds the columns, so their memory cannot be reused for
+// other bars while it is remembered.
 type priceCheck struct {
-	key   priceKey
-	valid int
+	open, close []float64
+	valid       int
 }
 
-type priceKey struct {
-	open, close *float64
-	n           int
+// sameColumn reports whether a and b are the same memory.
+func sameColumn(a, b []float64) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }

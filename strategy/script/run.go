@@ -360,19 +360,26 @@ func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
 		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\" and \"size\"", v.Type())
 	}
 	var sig strategy.Signals
+	pre := fusedCrosses(d, n)
 	for _, item := range d.Items() {
 		k, ok := item[0].(starlark.String)
 		if !ok {
 			return sig, fmt.Sprintf("returned a dict with key %s; keys are \"long\", \"short\", \"exit\", \"size\"", item[0])
 		}
 		var msg string
+		flags := func() ([]bool, string) {
+			if f, ok := pre[string(k)]; ok {
+				return f, ""
+			}
+			return toBools(item[1], n)
+		}
 		switch string(k) {
 		case "long":
-			sig.Long, msg = toBools(item[1], n)
+			sig.Long, msg = flags()
 		case "short":
-			sig.Short, msg = toBools(item[1], n)
+			sig.Short, msg = flags()
 		case "exit":
-			sig.Exit, msg = toBools(item[1], n)
+			sig.Exit, msg = flags()
 		case "size":
 			sig.Size, msg = toSizes(item[1], n)
 		default:
@@ -386,6 +393,50 @@ func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
 		return sig, "returned neither \"long\" nor \"short\"; a strategy needs at least one entry signal"
 	}
 	return sig, ""
+}
+
+// fusedCrosses computes, in one pass per pair of series, the flags of the
+// signals (long, short, exit) that are a cross above and a cross below of
+// the same two series, as an entry and its exit usually are; the others
+// are left to toBools.
+func fusedCrosses(d *starlark.Dict, n int) map[string][]bool {
+	var keys []string
+	var crosses []*lazyCross
+	for _, k := range [...]string{"long", "short", "exit"} {
+		v, found, _ := d.Get(starlark.String(k))
+		if s, ok := v.(*Series); found && ok && s.lazy != nil && len(s.lazy.cols[0]) == n {
+			keys, crosses = append(keys, k), append(crosses, s.lazy)
+		}
+	}
+	var out map[string][]bool
+	for i := range crosses {
+		for j := i + 1; j < len(crosses); j++ {
+			a, b := crosses[i], crosses[j]
+			if _, done := out[keys[i]]; done || a.dir != -b.dir || !sameColumn(a.cols[0], b.cols[0]) || !sameColumn(a.cols[1], b.cols[1]) {
+				continue
+			}
+			if _, done := out[keys[j]]; done {
+				continue
+			}
+			fi, fj := make([]bool, n), make([]bool, n)
+			if a.dir > 0 {
+				ta.CrossFlagsBoth(fi, fj, a.cols[0], a.cols[1])
+			} else {
+				ta.CrossFlagsBoth(fj, fi, a.cols[0], a.cols[1])
+			}
+			if out == nil {
+				out = map[string][]bool{}
+			}
+			out[keys[i]], out[keys[j]] = fi, fj
+		}
+	}
+	return out
+}
+
+// sameColumn reports whether a and b are one column (not equal values:
+// the same memory).
+func sameColumn(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func toBools(v starlark.Value, n int) ([]bool, string) {

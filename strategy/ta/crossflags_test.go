@@ -41,9 +41,16 @@ func TestCrossFlagsAreTheCrossSeries(t *testing.T) {
 				got[i] = rng.IntN(2) == 0 // garbage the flags must overwrite
 			}
 			CrossFlags(got, a, b, dir)
+			both := [2][]bool{make([]bool, n), make([]bool, n)}
+			both[0][0], both[1][0] = true, true // garbage again
+			CrossFlagsBoth(both[0], both[1], a, b)
+			fused := both[0]
+			if dir < 0 {
+				fused = both[1]
+			}
 			for i, v := range res.Outputs[0] {
-				if want := v == 1; got[i] != want {
-					t.Fatalf("trial %d %s bar %d: flag %v, series value %v (a %v→%v, b %v→%v)", trial, name, i, got[i], v, at(a, i-1), a[i], at(b, i-1), b[i])
+				if want := v == 1; got[i] != want || fused[i] != want {
+					t.Fatalf("trial %d %s bar %d: flag %v (both directions: %v), series value %v (a %v→%v, b %v→%v)", trial, name, i, got[i], fused[i], v, at(a, i-1), a[i], at(b, i-1), b[i])
 				}
 			}
 		}

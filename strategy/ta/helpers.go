@@ -95,6 +95,40 @@ func CrossFlags(out []bool, a, b []float64, dir float64) {
 	crossEach(a, b, dir, func(i int) { out[i] = true })
 }
 
+// CrossFlagsBoth is CrossFlags of a and b in both directions in one pass:
+// above[i] is cross_above(a, b) at bar i and below[i] cross_below(a, b)
+// (a strategy's entry and exit on one pair of series read each once).
+// Either may be nil. All have one length.
+func CrossFlagsBoth(above, below []bool, a, b []float64) {
+	switch {
+	case above == nil:
+		CrossFlags(below, a, b, -1)
+		return
+	case below == nil:
+		CrossFlags(above, a, b, 1)
+		return
+	}
+	clear(above)
+	clear(below)
+	if len(a) == 0 {
+		return
+	}
+	b = b[:len(a)]
+	below = below[:len(a)]
+	above = above[:len(a)]
+	// (a-b)*-1 is -(a-b) exactly, so a cross below is d0 < 0 after d1 >= 0.
+	d1 := a[0] - b[0]
+	for i := 1; i < len(a); i++ {
+		d0 := a[i] - b[i]
+		if d0 > 0 && d1 <= 0 {
+			above[i] = true
+		} else if d0 < 0 && d1 >= 0 {
+			below[i] = true
+		}
+		d1 = d0
+	}
+}
+
 // crossEach calls set for each bar where a crosses b in direction dir: the
 // one definition of a cross. A bar crosses when (a-b)*dir is above 0 there
 // and at most 0 on the bar before; a missing value (NaN) on either bar

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
@@ -41,7 +42,7 @@ func BenchmarkSweepChunk(b *testing.B) {
 			req.Digest = bars.Digest() // the chunks find the bars in the cache, as a sweep's do
 			before := cpuTime()
 			for b.Loop() {
-				if _, err := evalChunk(context.Background(), req, ta.NewMemo(worker.MemoBytes), cache); err != nil {
+				if _, err := evalChunk(context.Background(), req, ta.NewMemo(worker.MemoBytes), cache, &backtest.Scratch{}); err != nil {
 					b.Fatal(err)
 				}
 			}

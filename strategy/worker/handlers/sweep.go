@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"sync"
 	"time"
 
 	"wicket/strategy"
@@ -19,7 +20,7 @@ import (
 // buffers. A combination whose run fails is a trial with Error set; only
 // a failure that concerns the whole chunk (the store, the range,
 // cancellation) fails the request.
-func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache) (worker.SweepChunkResult, error) {
+func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
 	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
@@ -67,7 +68,6 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
 	opts.BarKeys = keys // the chunk's bars come from the bar cache and are never modified
-	var sc backtest.Scratch
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
 			return worker.SweepChunkResult{}, err
@@ -77,7 +77,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 			t = worker.Trial{Error: compileErr.Error()}
 		} else {
 			opts.Overrides = combo
-			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, req.Blocks, &sc)
+			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, req.Blocks, sc)
 		}
 		if t.Values == nil {
 			t.Values = combo // a failed run names the combination it was given
@@ -143,7 +143,18 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 // worker, like memo: the chunks of one sweep, and the next sweep over the
 // same bars, read the store once.
 func runSweep(memo *ta.Memo, cache *barCache) worker.Handler {
+	// One scratch serves the chunks one after another (a worker serves one
+	// request at a time; a second at once gets its own), so its buffers and
+	// its price check of the cached bars outlive a chunk.
+	var (
+		mu sync.Mutex
+		sc backtest.Scratch
+	)
 	return worker.Typed(func(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
-		return evalChunk(ctx, req, memo, cache)
+		if !mu.TryLock() {
+			return evalChunk(ctx, req, memo, cache, &backtest.Scratch{})
+		}
+		defer mu.Unlock()
+		return evalChunk(ctx, req, memo, cache, &sc)
 	})
 }
