@@ -26,8 +26,12 @@ type SweepChunk struct {
 	To            string `json:"to,omitempty"`
 	TradeFrom     string `json:"trade_from,omitempty"`
 	// Digest is strategy.Bars.Digest of the bars in [From, To] as the
-	// caller read them: a worker that holds bars of that range with this
-	// digest uses them instead of reading the store again.
+	// caller knows them (read itself, or reported by an earlier chunk's
+	// Bars): a worker that holds bars of that range with this digest uses
+	// them instead of reading the store again, and one that reads the
+	// store and finds other bars fails the chunk (they changed mid-sweep).
+	// Empty: the worker reads the store unless it holds a copy it read
+	// for this very request.
 	Digest string `json:"digest,omitempty"`
 	// BarsFile, when set, is a file holding those bars in the form
 	// strategy.Bars.Encode writes (hashing to Digest): a cluster worker's
@@ -45,11 +49,24 @@ type SweepChunk struct {
 	Blocks int `json:"blocks,omitempty"`
 }
 
-// SweepChunkResult holds one trial per combination, in order, and the
-// indicator computations the chunk caused in this worker's memo.
+// SweepChunkResult holds one trial per combination, in order, the bars
+// the chunk ran over, and the indicator computations the chunk caused in
+// this worker's memo.
 type SweepChunkResult struct {
 	Trials   []Trial           `json:"trials"`
+	Bars     BarsSeen          `json:"bars"`
 	Computed map[string]uint64 `json:"computed,omitempty"`
+}
+
+// BarsSeen describes the bars a chunk ran over, so a caller that never
+// read them itself knows what its sweep saw: their digest
+// (strategy.Bars.Digest), count, and first and last bar times (Unix
+// seconds).
+type BarsSeen struct {
+	Digest string `json:"digest"`
+	Count  int    `json:"count"`
+	First  int64  `json:"first"`
+	Last   int64  `json:"last"`
 }
 
 // Trial is one combination's outcome: its metrics (the JSON a backtest

@@ -43,7 +43,9 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 		keys *script.BarKeys
 	)
 	if cache != nil && req.Digest != "" {
-		bars, keys, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+		var e barEntry
+		e, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+		bars, keys = e.bars, e.keys
 	} else {
 		bars, err = loadBars(req.HistoryPath, req.Series, cfg.From, cfg.To)
 	}

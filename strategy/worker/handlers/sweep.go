@@ -30,21 +30,19 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	var (
-		bars strategy.Bars
-		keys *script.BarKeys
-	)
+	var e barEntry
 	switch {
 	case req.BarsFile != "":
-		bars, keys, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
+		e, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
 	case req.HistoryPath == "":
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
 	default:
-		bars, keys, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+		e, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 	}
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
+	bars := e.bars
 	// The range warnings of a backtest ("range clipped") do not apply to
 	// a chunk: its range is the caller's window over known bars.
 	cfg.From, cfg.To = time.Time{}, time.Time{}
@@ -65,9 +63,12 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	defer closeFS()
 
 	before := memo.Stats().Computed
-	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}
+	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos)), Bars: worker.BarsSeen{Digest: e.digest, Count: bars.Len()}}
+	if n := bars.Len(); n > 0 {
+		resp.Bars.First, resp.Bars.Last = bars.Time[0], bars.Time[n-1]
+	}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
-	opts.BarKeys = keys // the chunk's bars come from the bar cache and are never modified
+	opts.BarKeys = e.keys // the chunk's bars come from the bar cache and are never modified
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
 			return worker.SweepChunkResult{}, err

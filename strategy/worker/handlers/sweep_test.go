@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,20 +77,25 @@ func TestBarCache(t *testing.T) {
 		t.Fatal("the digest ignores a bar")
 	}
 	var c barCache
-	got, _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want)
-	if err != nil || got.Digest() != want {
+	got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want)
+	if err != nil || got.digest != want || got.bars.Digest() != want {
 		t.Fatalf("first load: %v", err)
+	}
+	// Bars read from the store that are not the ones named changed since
+	// the caller saw them: an error, not a second version in one sweep.
+	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[10], 0), want); err == nil || !strings.Contains(err.Error(), "changed while the research ran") {
+		t.Errorf("bars with another digest than the one named: %v", err)
 	}
 	if err := os.Rename(path, path+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.Len() != bars.Len() {
+	if got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.bars.Len() != bars.Len() {
 		t.Errorf("a cached range with its digest read the store again: %v", err)
 	}
-	if _, _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
+	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
 		t.Error("a different digest was served from the cache")
 	}
-	if _, _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
+	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
 		t.Error("another range was served from the cache")
 	}
 	// A backtest that names the digest (a sweep's winner check) uses the
