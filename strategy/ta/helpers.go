@@ -120,8 +120,10 @@ func CrossFlagsBoth(above, below []bool, a, b []float64) {
 	d1 := a[0] - b[0]
 	for i := 1; i < len(a); i++ {
 		d0 := a[i] - b[i]
-		if d0 > 0 && d1 <= 0 {
-			above[i] = true
+		if d0 > 0 {
+			if d1 <= 0 {
+				above[i] = true
+			}
 		} else if d0 < 0 && d1 >= 0 {
 			below[i] = true
 		}
