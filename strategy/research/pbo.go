@@ -167,9 +167,34 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, nOut, best, less, ties []int) {
 	s := len(rows[0])
 	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
-	scoreOf := func(n int, m uint32) float64 {
-		a, b := lo[m&(1<<h-1)], hi[m>>h]
-		return srScore(n, a.sum+b.sum, a.sq+b.sq)
+	// Each split's halves as indexes into the two tables, in sample and
+	// out of sample, with the counts as floats: the loops below only add,
+	// multiply and compare (srScore written out).
+	type half struct {
+		lo, hi uint32
+		n      float64
+	}
+	in, out := make([]half, len(masks)), make([]half, len(masks))
+	for j, m := range masks {
+		c := full &^ m
+		in[j] = half{m & (1<<h - 1), m >> h, float64(nIn[j])}
+		out[j] = half{c & (1<<h - 1), c >> h, float64(nOut[j])}
+		if nIn[j] < 2 {
+			in[j].n = 0 // srScore's n < 2: undefined whatever the sums
+		}
+		if nOut[j] < 2 {
+			out[j].n = 0
+		}
+	}
+	score := func(x half) float64 {
+		a, b := lo[x.lo], hi[x.hi]
+		sum, sq := a.sum+b.sum, a.sq+b.sq
+		nq := x.n * sq
+		d := nq - sum*sum
+		if !(d > 1e-10*nq) || x.n == 0 {
+			return math.Inf(-1)
+		}
+		return sum * math.Abs(sum) / d
 	}
 	// Pass 1: each split's in-sample winner (the first on ties).
 	bestScore := make([]float64, len(masks))
@@ -179,9 +204,9 @@ func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, 
 	for i, r := range rows {
 		lo.fill(r[:h])
 		hi.fill(r[h:])
-		for j, m := range masks {
-			if x := scoreOf(nIn[j], m); x > bestScore[j] {
-				best[j], bestScore[j] = i, x
+		for j, x := range in {
+			if v := score(x); v > bestScore[j] {
+				best[j], bestScore[j] = i, v
 			}
 		}
 	}
@@ -201,7 +226,7 @@ func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, 
 		lo.fill(rows[i][:h])
 		hi.fill(rows[i][h:])
 		for _, j := range js {
-			winTest[j] = scoreOf(nOut[j], full&^masks[j])
+			winTest[j] = score(out[j])
 		}
 	}
 	// Pass 2: how many combinations rank below (and level with) each
@@ -209,16 +234,16 @@ func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, 
 	for i, r := range rows {
 		lo.fill(r[:h])
 		hi.fill(r[h:])
-		for j, m := range masks {
+		for j, x := range out {
 			if best[j] < 0 || best[j] == i {
 				continue
 			}
-			x, w := scoreOf(nOut[j], full&^m), winTest[j]
+			v, w := score(x), winTest[j]
 			lt, eq := 0, 0 // written so the compiler need not branch
-			if x < w {
+			if v < w {
 				lt = 1
 			}
-			if x == w {
+			if v == w {
 				eq = 1
 			}
 			less[j] += lt
