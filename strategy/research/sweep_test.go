@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/strategy/worker"
 )
 
 func fp(x float64) *float64 { return &x }
@@ -333,5 +334,36 @@ func TestSweepFailures(t *testing.T) {
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != KindStrategy || !strings.Contains(re.Msg, "every combination failed; the first (n=1)") {
 		t.Errorf("all failed: %v", err)
+	}
+}
+
+// TestPlanSawBars: the first chunk's report names the sweep's bars for the
+// chunks after it, and a report of other bars stops the sweep: the series
+// changed while it ran, and one sweep never mixes two versions of it.
+func TestPlanSawBars(t *testing.T) {
+	p := &plan{base: worker.SweepChunk{Series: "BTC-USD@1h"}}
+	var req worker.SweepChunk
+	p.name(&req)
+	if req.Digest != "" {
+		t.Fatalf("a chunk named digest %q before any was known", req.Digest)
+	}
+	seen := worker.BarsSeen{Digest: "d1", Count: 3, First: 0, Last: 7200}
+	if err := p.saw(seen); err != nil {
+		t.Fatal(err)
+	}
+	p.name(&req)
+	if req.Digest != "d1" {
+		t.Fatalf("a later chunk names %q, want the first report's d1", req.Digest)
+	}
+	if from, to := p.span(); from != "1970-01-01T00:00:00Z" || to != "1970-01-01T02:00:00Z" {
+		t.Errorf("span %s to %s, want the reported bars' first and last", from, to)
+	}
+	if err := p.saw(seen); err != nil {
+		t.Errorf("the same bars again: %v", err)
+	}
+	err := p.saw(worker.BarsSeen{Digest: "d2", Count: 4})
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != KindUnavailable || !strings.Contains(err.Error(), "changed while the sweep ran") {
+		t.Errorf("other bars mid-sweep: %v", err)
 	}
 }
