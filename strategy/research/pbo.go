@@ -168,33 +168,20 @@ func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, 
 	s := len(rows[0])
 	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
 	// Each split's halves as indexes into the two tables, in sample and
-	// out of sample, with the counts as floats: the loops below only add,
-	// multiply and compare (srScore written out).
+	// out of sample, with their counts.
 	type half struct {
 		lo, hi uint32
-		n      float64
+		n      int
 	}
 	in, out := make([]half, len(masks)), make([]half, len(masks))
 	for j, m := range masks {
 		c := full &^ m
-		in[j] = half{m & (1<<h - 1), m >> h, float64(nIn[j])}
-		out[j] = half{c & (1<<h - 1), c >> h, float64(nOut[j])}
-		if nIn[j] < 2 {
-			in[j].n = 0 // srScore's n < 2: undefined whatever the sums
-		}
-		if nOut[j] < 2 {
-			out[j].n = 0
-		}
+		in[j] = half{m & (1<<h - 1), m >> h, nIn[j]}
+		out[j] = half{c & (1<<h - 1), c >> h, nOut[j]}
 	}
 	score := func(x half) float64 {
 		a, b := lo[x.lo], hi[x.hi]
-		sum, sq := a.sum+b.sum, a.sq+b.sq
-		nq := x.n * sq
-		d := nq - sum*sum
-		if !(d > 1e-10*nq) || x.n == 0 {
-			return math.Inf(-1)
-		}
-		return sum * math.Abs(sum) / d
+		return srScore(x.n, a.sum+b.sum, a.sq+b.sq)
 	}
 	// Pass 1: each split's in-sample winner (the first on ties).
 	bestScore := make([]float64, len(masks))
