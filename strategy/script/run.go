@@ -156,6 +156,14 @@ func (r *run) track(s *Series) *Series {
 	return s
 }
 
+// settle computes the lazy series the run kept for the lookahead proof,
+// which reads them from several goroutines at once.
+func (r *run) settle() {
+	for _, b := range r.built {
+		b.values()
+	}
+}
+
 // trackedBytes bounds what a traced run keeps alive for the lookahead
 // proof beyond what the indicator memo holds anyway: a strategy that
 // builds series in a loop would otherwise keep every intermediate one
@@ -348,9 +356,7 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 		e.Phase = "signals"
 		return strategy.Signals{}, nil, e
 	}
-	for _, b := range r.built {
-		b.values() // computed here, before the proof reads them from several goroutines
-	}
+	r.settle()
 	return sig, r.built, nil
 }
 
@@ -552,6 +558,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		return nil, e
 	}
 	r.tracing = false // on_bar's flow may depend on the data; only setup's series are compared
+	r.settle()
 	if note {
 		s.noteWarmup(r.warmup)
 	}
