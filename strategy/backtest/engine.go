@@ -37,8 +37,8 @@ type Evaluation struct {
 // Scratch is the memory Evaluate reuses from one run to the next, so a
 // sweep's combinations allocate nothing per bar. A Scratch serves one
 // evaluation at a time. It also remembers the price check of the last
-// bars it saw, by their columns' addresses: bars evaluated through one
-// Scratch must not change between evaluations.
+// bars it saw (holding their open and close columns, known by address):
+// bars evaluated through one Scratch must not change between evaluations.
 type Scratch struct {
 	returns []float64
 	prices  priceCheck

@@ -200,32 +200,3 @@ func TestSignalsMatchStepper(t *testing.T) {
 		}
 	})
 }
-
-// TestSignalTargetAt: TargetAt is Targets, bar by bar.
-func TestSignalTargetAt(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 40).Draw(t, "n")
-		col := func(name string) []bool {
-			if rapid.Bool().Draw(t, name+" nil") {
-				return nil
-			}
-			v := make([]bool, rapid.IntRange(0, n).Draw(t, name+" length"))
-			for i := range v {
-				v[i] = rapid.Bool().Draw(t, name)
-			}
-			return v
-		}
-		sig := strategy.Signals{Long: col("long"), Short: col("short"), Exit: col("exit")}
-		if k := rapid.IntRange(0, n+1).Draw(t, "sizes"); k > 0 {
-			sig.Size = make([]float64, k)
-			for i := range sig.Size {
-				sig.Size[i] = rapid.Float64Range(-1, 1).Draw(t, "size")
-			}
-		}
-		for i, want := range sig.Targets(n) {
-			if got := sig.TargetAt(i); !sameBits(got, want) && !(math.IsNaN(got) && math.IsNaN(want)) {
-				t.Fatalf("bar %d: TargetAt %v, Targets %v", i, got, want)
-			}
-		}
-	})
-}
