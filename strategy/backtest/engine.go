@@ -29,6 +29,10 @@ func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Res
 type Evaluation struct {
 	Metrics Metrics
 	Moments Moments
+	// Blocks are the returns cut into Scratch.Blocks blocks (BlockStats),
+	// summed in the pass that finds their moments; nil when not asked for
+	// or when there are too few returns.
+	Blocks []BlockStat
 	// Returns are the per-bar returns (see Returns). They live in the
 	// Scratch the evaluation used and are overwritten by its next use.
 	Returns []float64
@@ -40,6 +44,9 @@ type Evaluation struct {
 // bars it saw (holding their open and close columns, known by address):
 // bars evaluated through one Scratch must not change between evaluations.
 type Scratch struct {
+	// Blocks, when >= 2, asks each evaluation for its returns in that
+	// many blocks (Evaluation.Blocks).
+	Blocks  int
 	returns []float64
 	prices  priceCheck
 }
@@ -67,8 +74,8 @@ func Evaluate(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions, 
 	if err != nil {
 		return Evaluation{}, err
 	}
-	m, mo := s.metrics(g)
-	return Evaluation{Metrics: m, Moments: mo, Returns: s.returns}, nil
+	m, mo, bs := s.metrics(g, sc.Blocks)
+	return Evaluation{Metrics: m, Moments: mo, Blocks: bs, Returns: s.returns}, nil
 }
 
 // check validates a run's inputs and returns the capital as a float and
@@ -372,15 +379,15 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 
 // metrics are the run's figures: the curve's from the accumulator, the
 // trades' from their tally, and the rest from the run's counters.
-func (s *sim) metrics(g strategy.Granularity) (Metrics, Moments) {
+func (s *sim) metrics(g strategy.Granularity, blocks int) (Metrics, Moments, []BlockStat) {
 	b := &s.bars
 	n := b.Len()
-	m, mo := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration())
+	m, mo, bs := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration(), blocks)
 	s.closed.fill(&m)
 	m.Exposure = float64(s.exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
 	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
-	return m, mo
+	return m, mo, bs
 }
 
 // apply turns an intent into a fill at price p on bar i.

@@ -200,3 +200,54 @@ func TestSignalsMatchStepper(t *testing.T) {
 		}
 	})
 }
+
+// TestMomentsBlocksOnePass: the moments and the block sums found in one
+// pass are, bit for bit, those of a plain pass for each, for lengths
+// with and without leftover bars and too short for blocks.
+func TestMomentsBlocksOnePass(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "n")
+		s := rapid.SampledFrom([]int{0, 2, 4, 16}).Draw(t, "blocks")
+		r := make([]float64, n)
+		var sum float64
+		for i := range r {
+			r[i] = rapid.Float64Range(-0.1, 0.1).Draw(t, "r")
+			sum += r[i]
+		}
+		mo, blocks := momentsBlocks(r, sum, s)
+		want := Moments{T: n}
+		if n > 0 {
+			want.Mean = sum / float64(n)
+			for _, x := range r {
+				d := x - want.Mean
+				d2 := d * d
+				want.M2 += d2
+				want.M3 += d2 * d
+				want.M4 += d2 * d2
+			}
+		}
+		if mo != want {
+			t.Fatalf("moments %+v, want %+v", mo, want)
+		}
+		if s < 2 || n < 2*s {
+			if blocks != nil {
+				t.Fatalf("%d blocks of %d returns", len(blocks), n)
+			}
+			return
+		}
+		m := n / s
+		for b, got := range blocks {
+			w := BlockStat{N: m}
+			for _, x := range r[n-m*s+b*m : n-m*s+(b+1)*m] {
+				w.Sum += x
+				w.SumSq += x * x
+			}
+			if got != w {
+				t.Fatalf("block %d: %+v, want %+v", b, got, w)
+			}
+		}
+		if got := BlockStats(r, s); len(got) != s || got[0] != blocks[0] || got[s-1] != blocks[s-1] {
+			t.Fatalf("BlockStats %v, want %v", got, blocks)
+		}
+	})
+}

@@ -85,32 +85,12 @@ type Trial struct {
 }
 
 // BlockStat is one block of a combination's per-bar returns: the count,
-// sum and sum of squares, all a Sharpe ratio over a union of blocks needs.
-type BlockStat struct {
-	N     int     `json:"n"`
-	Sum   float64 `json:"s"`
-	SumSq float64 `json:"q"`
-}
+// sum and sum of squares (backtest.BlockStat).
+type BlockStat = backtest.BlockStat
 
 // BlockStats cuts returns into s equal blocks, leaving out the oldest
 // len(returns) mod s; nil when there are fewer than 2 returns per block.
-func BlockStats(returns []float64, s int) []BlockStat {
-	if s < 2 || len(returns) < 2*s {
-		return nil
-	}
-	m := len(returns) / s
-	off := len(returns) - m*s
-	out := make([]BlockStat, s)
-	for b := range out {
-		st := BlockStat{N: m}
-		for _, r := range returns[off+b*m : off+(b+1)*m] {
-			st.Sum += r
-			st.SumSq += r * r
-		}
-		out[b] = st
-	}
-	return out
-}
+func BlockStats(returns []float64, s int) []BlockStat { return backtest.BlockStats(returns, s) }
 
 // Scores are the rank metrics, full precision; NaN is null on the wire.
 type Scores struct {

@@ -69,6 +69,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
 	opts.BarKeys = e.keys // the chunk's bars come from the bar cache and are never modified
+	sc.Blocks = req.Blocks // each trial's returns in blocks, for PBO
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
 			return worker.SweepChunkResult{}, err
@@ -78,7 +79,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 			t = worker.Trial{Error: compileErr.Error()}
 		} else {
 			opts.Overrides = combo
-			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, req.Blocks, sc)
+			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, sc)
 		}
 		if t.Values == nil {
 			t.Values = combo // a failed run names the combination it was given
@@ -98,7 +99,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 }
 
 // runTrial evaluates one combination over bars, trading from bar start.
-func runTrial(ctx context.Context, prog *script.Program, opts script.Options, bars strategy.Bars, start int, cfg backtest.Config, returns bool, blocks int, sc *backtest.Scratch) worker.Trial {
+func runTrial(ctx context.Context, prog *script.Program, opts script.Options, bars strategy.Bars, start int, cfg backtest.Config, returns bool, sc *backtest.Scratch) worker.Trial {
 	fail := func(err error) worker.Trial { return worker.Trial{Error: err.Error()} }
 	s, err := prog.Load(ctx, opts)
 	if err != nil {
@@ -134,9 +135,7 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 	if returns {
 		t.Returns = append([]float64(nil), ev.Returns...)
 	}
-	if blocks > 0 {
-		t.Blocks = worker.BlockStats(ev.Returns, blocks)
-	}
+	t.Blocks = ev.Blocks
 	return t
 }
 
