@@ -68,7 +68,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 		resp.Bars.First, resp.Bars.Last = bars.Time[0], bars.Time[n-1]
 	}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
-	opts.BarKeys = e.keys // the chunk's bars come from the bar cache and are never modified
+	opts.BarKeys = e.keys  // the chunk's bars come from the bar cache and are never modified
 	sc.Blocks = req.Blocks // each trial's returns in blocks, for PBO
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
