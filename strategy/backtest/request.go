@@ -44,6 +44,10 @@ type Request struct {
 	// from a sweep uses them instead of reading the store again. Without
 	// it the worker always reads the store.
 	Digest string `json:"digest,omitempty"`
+	// LookaheadOnly asks for the lookahead proof's verdict alone: Result
+	// is {"lookahead_check": ...} and nothing else is reported (a sweep's
+	// check of its winner, whose metrics it has already).
+	LookaheadOnly bool `json:"lookahead_only,omitempty"`
 }
 
 // Response is what a worker returns for a Request.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"wicket/strategy"
@@ -79,6 +80,12 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	// The lookahead proof: every decision again over prefixes of the bars.
 	if res.LookaheadCheck, err = s.CheckLookahead(ctx, bars, trace()); err != nil {
 		return backtest.Response{}, err
+	}
+	if req.LookaheadOnly {
+		verdict, err := json.Marshal(struct {
+			LookaheadCheck string `json:"lookahead_check"`
+		}{res.LookaheadCheck})
+		return backtest.Response{Result: verdict}, err
 	}
 	resp, err := backtest.Report(res, req.Plot)
 	if err != nil {

@@ -386,3 +386,34 @@ func errorKind(err error) string {
 	}
 	return fmt.Sprintf("%T", err)
 }
+
+// TestLookaheadOnly: a backtest asked for the lookahead verdict alone (a
+// sweep's check of its winner) answers that verdict, the full report's,
+// and nothing else; for both styles.
+func TestLookaheadOnly(t *testing.T) {
+	for _, name := range []string{"sma_cross", "sma_cross_bar"} {
+		req := templateRequest(t, name, "BTC-USD@1d")
+		full, err := Backtest(t.Context(), req, ta.NewMemo(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.LookaheadOnly = true
+		only, err := Backtest(t.Context(), req, ta.NewMemo(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f, o map[string]any
+		if err := json.Unmarshal(full.Result, &f); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(only.Result, &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o) != 1 || o["lookahead_check"] != f["lookahead_check"] || !strings.HasPrefix(fmt.Sprint(o["lookahead_check"]), "passed") {
+			t.Errorf("%s: verdict alone %v, full report's %q", name, o, f["lookahead_check"])
+		}
+		if only.Text != "" || only.PNG != nil {
+			t.Errorf("%s: the verdict came with a report", name)
+		}
+	}
+}
