@@ -107,8 +107,16 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		}
 	}
 	// Every row has the same count per block, so a set of blocks has one
-	// count for all of them.
+	// count for all of them: its size times the count when the blocks are
+	// equal, as BlockStats cuts them.
+	equal := true
+	for _, b := range rows[0] {
+		equal = equal && b.N == rows[0][0].N
+	}
 	count := func(m uint32) int {
+		if equal {
+			return bits.OnesCount32(m) * rows[0][0].N
+		}
 		n := 0
 		for b := range s {
 			if m&(1<<b) != 0 {
