@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
 
 	"wicket/strategy/backtest"
 )
@@ -119,24 +121,39 @@ type ReturnStats struct {
 // Num is a float64 whose NaN and infinities cross JSON as null.
 type Num float64
 
-// MarshalJSON writes NaN and infinities as null.
+// MarshalJSON writes NaN and infinities as null, and other values as
+// encoding/json writes a float64 (the shortest form that reads back
+// exactly), without its reflection: a sweep sends a dozen per trial.
 func (n Num) MarshalJSON() ([]byte, error) {
 	f := float64(n)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return []byte("null"), nil
 	}
-	return json.Marshal(f)
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(make([]byte, 0, 24), f, format, -1, 64)
+	if format == 'e' {
+		// e-09 is e-9, as encoding/json writes it.
+		if k := len(b); k >= 4 && b[k-4] == 'e' && b[k-3] == '-' && b[k-2] == '0' {
+			b[k-2] = b[k-1]
+			b = b[:k-1]
+		}
+	}
+	return b, nil
 }
 
-// UnmarshalJSON reads null as NaN.
+// UnmarshalJSON reads null as NaN, and a number as encoding/json reads a
+// float64.
 func (n *Num) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*n = Num(math.NaN())
 		return nil
 	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("worker: %q is not a number", b)
 	}
 	*n = Num(f)
 	return nil
