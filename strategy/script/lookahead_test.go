@@ -488,12 +488,14 @@ func TestProofAfterBust(t *testing.T) {
 	}
 }
 
-// TestProofOfLazyCrosses: the crosses a run keeps for the proof are
-// computed (they start lazy: lazyCross) before the prefix runs compare
-// them from several goroutines, and compare like any series: a setup cross
-// that on_bar never reads, and signals whose crosses only fed the flags.
-// Under -race this is also the test that the comparison does not race.
+// TestProofOfLazyCrosses: crosses (lazy until used: lazyCross) are checked
+// through their inputs and what uses them, and a traced run leaves nothing
+// lazy for the prefix runs to compute from several goroutines (under
+// -race this is also the test that the comparison does not race): a setup
+// cross that on_bar never reads, signals whose crosses only fed the flags,
+// and a leak whose only way out is a cross.
 func TestProofOfLazyCrosses(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
 	bars := SmokeBars(600)
 	onBar := mustLoad(t, "def setup(ctx):\n    ctx.f = ta.sma(ctx.close, 5)\n    ctx.x = ta.cross_above(ctx.f, ta.sma(ctx.close, 20))\n"+
 		"def on_bar(ctx):\n    if ctx.f[0] != None and ctx.f[0] > ctx.close[0]:\n        ctx.target(1)\n    else:\n        ctx.flat()\n", Options{})
@@ -513,5 +515,14 @@ func TestProofOfLazyCrosses(t *testing.T) {
 	}
 	if got, err := sig.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
 		t.Fatalf("signals of crosses: %q %v", got, err)
+	}
+	leaky := mustLoad(t, "def signals(bars):\n    s = ta.sma(bars.close, 10)\n    return {\"long\": ta.cross_above(peek(bars.close), s), \"exit\": ta.cross_below(peek(bars.close), s)}\n", Options{})
+	_, tr, err = leaky.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = leaky.CheckLookahead(bg(t), bars, tr)
+	if e := asError(t, err, KindLookahead); !strings.Contains(e.Msg, `"long"`) && !strings.Contains(e.Msg, `"exit"`) {
+		t.Fatalf("a leak out through crosses only: %v", e)
 	}
 }

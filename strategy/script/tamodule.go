@@ -147,10 +147,13 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		r = r.pick(s.run)
 	}
 	if dir, ok := crossDir[e.Name]; ok && len(cols[0]) == len(cols[1]) && len(p) == 0 {
+		// Not kept for the lookahead proof: a cross at a bar is a function
+		// of its inputs there and one bar before, and the inputs are kept
+		// (or are bar columns or numbers), as is whatever uses the cross.
 		start += e.Lookback(p)
 		r.noteWarmup(start)
-		return r.track(&Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
-			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}), nil
+		return &Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
+			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}, nil
 	}
 	res, key, err := r.memo.Compute(e, cols, keys, p)
 	if err != nil {
