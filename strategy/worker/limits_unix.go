@@ -33,7 +33,8 @@ func protectStdout() (*os.File, error) {
 
 // applyLimits sets RLIMIT_AS to the address space in use now (the Go
 // runtime's own reservations, about 1.3 GB on linux/amd64, more under the
-// race detector) plus the strategy's allowance (times raceFactor), so the
+// race detector) plus the strategy's allowance (times raceFactor) plus
+// room for the stacks of the threads the runtime starts later, so the
 // limit means memory the strategy may use; and it sets RLIMIT_CPU to the
 // lifetime CPU budget, with SIGXCPU at the soft limit turned into a clean
 // exit.
@@ -42,7 +43,7 @@ func applyLimits(l Limits) (Hello, error) {
 	if err != nil {
 		return Hello{}, err
 	}
-	as := base + uint64(l.MemoryMiB)<<20*raceFactor
+	as := base + uint64(l.MemoryMiB)<<20*raceFactor + threadRoom()
 	if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
 		return Hello{}, fmt.Errorf("set RLIMIT_AS: %w", err)
 	}
@@ -58,6 +59,22 @@ func applyLimits(l Limits) (Hello, error) {
 		os.Exit(exitCPU)
 	}()
 	return Hello{PID: os.Getpid(), MemoryBytes: as, CPUSeconds: cpu}, nil
+}
+
+// threadRoom is the address space later threads' stacks take: where the
+// C library starts the runtime's threads (a binary with cgo, as the test
+// binaries and a default build are), each reserves a stack of the
+// RLIMIT_STACK size, 8 MiB by default, which a machine under load (more
+// threads waiting in system calls) multiplies. It is address space, not
+// memory: resident memory stays bounded by the pool's watchdog.
+func threadRoom() uint64 {
+	const threads = 16
+	stack := uint64(8 << 20)
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &r); err == nil && r.Cur != unix.RLIM_INFINITY && r.Cur > 0 && r.Cur < 64<<20 {
+		stack = r.Cur
+	}
+	return threads * stack
 }
 
 // addressSpace is this process's current virtual memory size.
