@@ -459,9 +459,17 @@ func TestClusterTLS(t *testing.T) {
 	if err == nil || !strings.Contains(out, "certificate signed by unknown authority") || !strings.Contains(out, "not signed by the CA in") {
 		t.Errorf("a worker that trusts another CA: %v\n%s", err, out)
 	}
-	out, err = run(seedEnv, worker...)
+	// This one also holds a seed file others may read.
+	readable := t.TempDir() + "/readable.nk"
+	if seed, err := os.ReadFile(user.SeedFile); err != nil || os.WriteFile(readable, seed, 0o644) != nil || os.Chmod(readable, 0o644) != nil {
+		t.Fatalf("copy the seed: %v", err)
+	}
+	out, err = run([]string{project.KeyNATSNKey + "=" + readable}, worker...)
 	if err == nil || !strings.Contains(out, "not signed by a CA this machine trusts") || !strings.Contains(out, "--cluster-ca") {
 		t.Errorf("a worker that trusts the system's roots only: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "readable.nk ("+project.KeyNATSNKey+") is readable by other users (mode 644)") {
+		t.Errorf("no warning about a seed file others may read:\n%s", out)
 	}
 
 	out, err = run(seedEnv, "worker", "--cluster", "nats://"+hostPort, "--cache", t.TempDir())
