@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"wicket/strategy/worker"
 )
 
 // Names on the NATS server.
@@ -156,10 +153,12 @@ type presence struct {
 	Busy  int    `json:"busy"`
 }
 
-// reply is a chunk's result on the dispatcher's reply subject.
-type reply struct {
-	Chunk  string            `json:"chunk"`
-	Worker string            `json:"worker"`
-	Result json.RawMessage   `json:"result,omitempty"`
-	Error  *worker.WireError `json:"error,omitempty"`
-}
+// A chunk's answer on the dispatcher's reply subject is a core NATS
+// message whose headers name the chunk and the worker and whose body is
+// the strategy worker's own JSON answer, passed through untouched: the
+// SweepChunkResult, or with headerError set a worker.WireError. Nothing
+// decodes and re-encodes the result between the pool and the dispatcher.
+const (
+	headerWorker = "Wicket-Worker"
+	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
+)
