@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -354,7 +355,7 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 	if req.Digest != "" && req.Digest != digest {
 		return "", &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
 	}
-	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout()); err != nil {
+	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload())); err != nil {
 		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", req.Series, d.where, err)}
 	}
 	d.remember(key, digest)
@@ -380,8 +381,16 @@ func hasBars(ctx context.Context, obj jetstream.ObjectStore, digest string, time
 	return err
 }
 
-// putBars stores data under digest unless it is there already.
-func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration) error {
+// barsChunk is the size of the pieces bars are stored in: large, so a
+// worker fetches them in few messages, and well within the server's
+// max_payload.
+func barsChunk(maxPayload int64) uint32 {
+	return uint32(max(64<<10, min(512<<10, maxPayload/2)))
+}
+
+// putBars stores data under digest, in pieces of chunk bytes, unless it
+// is there already.
+func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration, chunk uint32) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout+time.Duration(len(data)>>20)*time.Second)
 	defer cancel()
 	if info, err := obj.GetInfo(ctx, digest); err == nil && info.Size == uint64(len(data)) {
@@ -389,6 +398,6 @@ func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data
 	} else if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return err
 	}
-	_, err := obj.PutBytes(ctx, digest, data)
+	_, err := obj.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
 	return err
 }
