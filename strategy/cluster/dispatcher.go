@@ -385,7 +385,7 @@ func hasBars(ctx context.Context, obj jetstream.ObjectStore, digest string, time
 // worker fetches them in few messages, and well within the server's
 // max_payload.
 func barsChunk(maxPayload int64) uint32 {
-	return uint32(max(64<<10, min(512<<10, maxPayload/2)))
+	return uint32(max(1, min(512<<10, maxPayload/2)))
 }
 
 // putBars stores data under digest, in pieces of chunk bytes, unless it
