@@ -132,73 +132,13 @@ type Signals struct {
 }
 
 // Targets turns signals into one target exposure per bar, NaN meaning "no
-// change". At each bar, exit wins over entries (target 0); long gives
-// +size, short -size; long and short on the same bar cancel to no change.
+// change", by TargetAt's rule.
 func (s Signals) Targets(n int) []float64 {
 	out := make([]float64, n)
-	s.TargetsInto(out)
-	return out
-}
-
-// TargetsInto is Targets into out, one target per element of out.
-func (s Signals) TargetsInto(out []float64) {
-	n := len(out)
-	covers := func(v []bool) bool { return v == nil || len(v) >= n }
-	if len(s.Size) <= 1 && covers(s.Long) && covers(s.Short) && covers(s.Exit) {
-		// A constant size: the same rule, a pass per signal (entries
-		// and exits are rare, so each pass is a predictable byte scan).
-		size := 1.0
-		if len(s.Size) == 1 {
-			size = s.Size[0]
-		}
-		nan := math.NaN()
-		for i := range out {
-			out[i] = nan
-		}
-		for i, l := range s.Long[:min(n, len(s.Long))] {
-			if l {
-				out[i] = size
-			}
-		}
-		for i, sh := range s.Short[:min(n, len(s.Short))] {
-			if sh {
-				out[i] = -size
-				if s.Long != nil && s.Long[i] {
-					out[i] = nan
-				}
-			}
-		}
-		for i, x := range s.Exit[:min(n, len(s.Exit))] {
-			if x {
-				out[i] = 0
-			}
-		}
-		return
-	}
-	at := func(v []bool, i int) bool { return i < len(v) && v[i] }
-	size, perBar := 1.0, len(s.Size) > 1
-	if len(s.Size) == 1 {
-		size = s.Size[0]
-	}
 	for i := range out {
-		if perBar {
-			size = 1.0
-			if i < len(s.Size) {
-				size = s.Size[i]
-			}
-		}
-		long, short := at(s.Long, i), at(s.Short, i)
-		switch {
-		case at(s.Exit, i):
-			out[i] = 0
-		case long && !short:
-			out[i] = size
-		case short && !long:
-			out[i] = -size
-		default:
-			out[i] = math.NaN()
-		}
+		out[i] = s.TargetAt(i)
 	}
+	return out
 }
 
 // From returns the signals of bars [from, n): every per-bar slice starts
@@ -215,4 +155,31 @@ func (s Signals) From(from int) Signals {
 		out.Size = s.Size[min(from, len(s.Size)):]
 	}
 	return out
+}
+
+// TargetAt is bar i's target exposure (NaN: no change): exit wins (0);
+// long alone gives +size, short alone -size; long and short together, or
+// no signal, give NaN. A missing or short column is false past its end; a
+// constant size (one value) holds for every bar, a per-bar size is 1
+// past its end, and no size is 1. The engine reads vectorised decisions
+// through it, bar by bar.
+func (s Signals) TargetAt(i int) float64 {
+	at := func(v []bool) bool { return i < len(v) && v[i] }
+	size := 1.0
+	switch {
+	case len(s.Size) == 1:
+		size = s.Size[0]
+	case len(s.Size) > 1 && i < len(s.Size):
+		size = s.Size[i]
+	}
+	long, short := at(s.Long), at(s.Short)
+	switch {
+	case at(s.Exit):
+		return 0
+	case long && !short:
+		return size
+	case short && !long:
+		return -size
+	}
+	return math.NaN()
 }

@@ -41,46 +41,22 @@ func TestSignalsTargets(t *testing.T) {
 	}
 }
 
-// TestTargetsIntoAgrees: the constant-size fast path of TargetsInto gives
-// the targets the bar-by-bar rule gives, for every mix of signals.
-func TestTargetsIntoAgrees(t *testing.T) {
-	rule := func(s Signals, i int) float64 {
-		at := func(v []bool) bool { return i < len(v) && v[i] }
-		size := 1.0
-		if len(s.Size) == 1 {
-			size = s.Size[0]
-		}
-		long, short := at(s.Long), at(s.Short)
-		switch {
-		case at(s.Exit):
-			return 0
-		case long && !short:
-			return size
-		case short && !long:
-			return -size
-		}
-		return math.NaN()
-	}
-	const n = 64
-	pattern := func(seed int) []bool {
-		v := make([]bool, n)
-		for i := range v {
-			v[i] = (i*seed+seed/3)%5 == 0
-		}
-		return v
-	}
-	for _, s := range []Signals{
-		{Long: pattern(1)},
-		{Long: pattern(2), Exit: pattern(3), Size: []float64{0.5}},
-		{Long: pattern(1), Short: pattern(2), Exit: pattern(7)},
-		{Short: pattern(3), Size: []float64{0.25}},
-		{Long: pattern(1), Short: pattern(1)},
+// TestTargetAtSizes: a constant size holds everywhere, a per-bar size is
+// 1 past its end, no size is 1, and a short column is false past its end.
+func TestTargetAtSizes(t *testing.T) {
+	long := []bool{true, true, true}
+	for _, tc := range []struct {
+		size []float64
+		want []float64
+	}{
+		{nil, []float64{1, 1, 1, math.NaN()}},
+		{[]float64{0.25}, []float64{0.25, 0.25, 0.25, math.NaN()}},
+		{[]float64{0.5, 0.75}, []float64{0.5, 0.75, 1, math.NaN()}},
 	} {
-		got := make([]float64, n)
-		s.TargetsInto(got)
-		for i, g := range got {
-			if w := rule(s, i); math.Float64bits(g) != math.Float64bits(w) && !(math.IsNaN(g) && math.IsNaN(w)) {
-				t.Fatalf("bar %d: %v, want %v (%+v)", i, g, w, s)
+		s := Signals{Long: long, Size: tc.size}
+		for i, w := range tc.want {
+			if g := s.TargetAt(i); math.Float64bits(g) != math.Float64bits(w) && !(math.IsNaN(g) && math.IsNaN(w)) {
+				t.Errorf("size %v bar %d: %v, want %v", tc.size, i, g, w)
 			}
 		}
 	}

@@ -29,6 +29,10 @@ func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Res
 type Evaluation struct {
 	Metrics Metrics
 	Moments Moments
+	// Blocks are the returns cut into Scratch.Blocks blocks (BlockStats),
+	// summed in the pass that finds their moments; nil when not asked for
+	// or when there are too few returns.
+	Blocks []BlockStat
 	// Returns are the per-bar returns (see Returns). They live in the
 	// Scratch the evaluation used and are overwritten by its next use.
 	Returns []float64
@@ -36,10 +40,15 @@ type Evaluation struct {
 
 // Scratch is the memory Evaluate reuses from one run to the next, so a
 // sweep's combinations allocate nothing per bar. A Scratch serves one
-// evaluation at a time.
+// evaluation at a time. It also remembers the price check of the last
+// bars it saw (holding their open and close columns, known by address):
+// bars evaluated through one Scratch must not change between evaluations.
 type Scratch struct {
+	// Blocks, when >= 2, asks each evaluation for its returns in that
+	// many blocks (Evaluation.Blocks).
+	Blocks  int
 	returns []float64
-	block   []float64
+	prices  priceCheck
 }
 
 func grow(b []float64, n int) []float64 {
@@ -60,14 +69,13 @@ func Evaluate(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions, 
 	}
 	sc.returns = grow(sc.returns, bars.Len())
 	s := newSim(bars, cfg, capital, nil, sc.returns)
-	s.block = sc.block
+	s.prices = &sc.prices
 	err = s.run(ctx, d)
-	sc.block = s.block
 	if err != nil {
 		return Evaluation{}, err
 	}
-	m, mo := s.metrics(g)
-	return Evaluation{Metrics: m, Moments: mo, Returns: s.returns}, nil
+	m, mo, bs := s.metrics(g, sc.Blocks)
+	return Evaluation{Metrics: m, Moments: mo, Blocks: bs, Returns: s.returns}, nil
 }
 
 // check validates a run's inputs and returns the capital as a float and
@@ -138,8 +146,8 @@ type sim struct {
 	returns     []float64
 	curve       curveAcc
 	closed      tradeAcc
-	keep        bool      // keep every trade (Run) or only their tally (Evaluate)
-	block       []float64 // targets of one block of signals
+	keep        bool        // keep every trade (Run) or only their tally (Evaluate)
+	prices      *priceCheck // a Scratch's price check; nil checks every run
 	finalEquity float64
 	exposed     int
 	fees        float64
@@ -198,17 +206,18 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	if equity != nil {
 		equity = equity[:n]
 	}
-	// Targets come whole, or from the signals a block at a time (into a
-	// buffer that stays in cache), or not at all (a stepper).
-	targets, stepper, sig := d.Targets, d.Stepper, d.Signals
-	base, refill := 0, n
-	var block []float64
-	if sig != nil {
-		if cap(s.block) < signalBlock {
-			s.block = make([]float64, signalBlock)
-		}
-		block, refill = s.block[:signalBlock], 0
+	// The vectorised decisions come as a target source: the engine asks
+	// it for the next bar with a target and runs the bars before it in
+	// the tight loops below. A stepper (event-driven) is asked every bar.
+	stepper := d.Stepper
+	var src targetSource
+	switch {
+	case d.Targets != nil:
+		src = denseTargets(d.Targets)
+	case d.Signals != nil:
+		src = newSignalCursor(*d.Signals)
 	}
+	valid := s.validUntil(open, close)
 	acc := &s.curve
 	var (
 		pending    strategy.Intent
@@ -221,60 +230,49 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	cash, pos, bust := s.cash, s.pos, false
 	peak, floor := acc.peak, acc.floor
 	prev := s.capital
+	next := -1 // the next bar with a target, once asked for (>= i)
 	for i := 0; i < n; i++ {
 		if i&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
 				return &Error{Kind: KindCanceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
 			}
 		}
-		if i == refill {
-			hi := min(n, i+signalBlock)
-			targets, base, refill = block[:hi-i], i, hi
-			sig.From(i).TargetsInto(targets)
+		if src != nil && next < i {
+			next = src.next(i, n)
 		}
-		if pos == 0 && !hasPending && !bust && targets != nil {
-			// Flat, nothing pending: until the next target (or a bad
-			// price, which the bar-by-bar path reports), equity stays at
-			// prev and every return is exactly 0, so the sums do not move
-			// and the peak only needs its first and last bar.
-			end := min(refill, n, (i|0x3fff)+1)
+		// The bars before the next target (or a bad price, which the
+		// bar-by-bar path reports), up to the next context check.
+		end := min(next, valid, (i|0x3fff)+1)
+		if pos == 0 && !hasPending && !bust && src != nil && end > i {
+			// Flat, nothing pending: equity stays at prev and every
+			// return is exactly 0, so the sums do not move and the peak
+			// only needs its first and last bar.
+			j := end
+			clear(returns[i:j])
+			if equity != nil {
+				for k := i; k < j; k++ {
+					equity[k] = prev
+				}
+			}
+			if prev >= peak {
+				acc.newPeak(i, times[i], prev)
+				acc.peakAt, acc.peakTime, acc.lastPeak = j-1, times[j-1], j-1
+				peak, floor = acc.peak, acc.floor
+			} else if prev < floor {
+				acc.deepen(prev)
+				floor = acc.floor
+			}
+			i = j - 1
+			continue
+		}
+		if pos != 0 && !hasPending && !bust && src != nil && end > i {
+			// In a position, nothing pending: each bar only marks the
+			// position to its close (until equity reaches zero, which the
+			// bar-by-bar path handles); the accounting is the bar-by-bar
+			// path's, in a tighter loop.
 			j := i
 			for j < end {
-				o, c := open[j], close[j]
-				if t := targets[j-base]; t == t || !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
-					break
-				}
-				returns[j] = 0
-				if equity != nil {
-					equity[j] = prev
-				}
-				j++
-			}
-			if j > i {
-				if prev >= peak {
-					acc.newPeak(i, times[i], prev)
-					acc.peakAt, acc.peakTime, acc.lastPeak = j-1, times[j-1], j-1
-					peak, floor = acc.peak, acc.floor
-				} else if prev < floor {
-					acc.deepen(prev)
-					floor = acc.floor
-				}
-				i = j - 1
-				continue
-			}
-		}
-		if pos != 0 && !hasPending && !bust && targets != nil {
-			// In a position, nothing pending: until the next target (or a
-			// bad price, or equity at zero, which the bar-by-bar path
-			// handles), each bar only marks the position to its close;
-			// the accounting is the bar-by-bar path's, in a tighter loop.
-			end := min(refill, n, (i|0x3fff)+1)
-			j := i
-			for j < end {
-				o, c := open[j], close[j]
-				if t := targets[j-base]; t == t || !(o > 0 && o <= math.MaxFloat64 && c > 0 && c <= math.MaxFloat64) {
-					break
-				}
+				c := close[j]
 				eq := cash + pos*c
 				if eq <= 0 {
 					break
@@ -318,8 +316,8 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				hasPending = false
 			}
 			var in strategy.Intent
-			if targets != nil {
-				if t := targets[i-base]; t == t { // not NaN
+			if src != nil {
+				if t := targetOf(src, i, next); t == t { // not NaN
 					if t > math.MaxFloat64 || t < -math.MaxFloat64 {
 						return invalidf("target at bar %d (%s) is %v; a target is a finite fraction of equity or NaN for no change", i, timeString(b.Time[i]), t)
 					}
@@ -379,21 +377,17 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	return nil
 }
 
-// signalBlock is how many bars of signals the engine turns into targets
-// at a time.
-const signalBlock = 1024
-
 // metrics are the run's figures: the curve's from the accumulator, the
 // trades' from their tally, and the rest from the run's counters.
-func (s *sim) metrics(g strategy.Granularity) (Metrics, Moments) {
+func (s *sim) metrics(g strategy.Granularity, blocks int) (Metrics, Moments, []BlockStat) {
 	b := &s.bars
 	n := b.Len()
-	m, mo := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration())
+	m, mo, bs := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration(), blocks)
 	s.closed.fill(&m)
 	m.Exposure = float64(s.exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
 	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
-	return m, mo
+	return m, mo, bs
 }
 
 // apply turns an intent into a fill at price p on bar i.

@@ -83,7 +83,7 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 			acc.deepen(e)
 		}
 	}
-	m, _ := acc.metrics(n, c.Equity[n-1], c.Time[0], c.Time[n-1], returns, periodsPerYear, barLength)
+	m, _, _ := acc.metrics(n, c.Equity[n-1], c.Time[0], c.Time[n-1], returns, periodsPerYear, barLength, 0)
 	return m
 }
 
@@ -155,30 +155,76 @@ func MomentsOf(r []float64) Moments {
 
 // moments is MomentsOf given the sum of r: one pass for the deviations.
 func moments(r []float64, sum float64) Moments {
+	mo, _ := momentsBlocks(r, sum, 0)
+	return mo
+}
+
+// BlockStat is one block of a run's per-bar returns: their count, sum
+// and sum of squares (the probability of backtest overfitting compares
+// combinations block by block).
+type BlockStat struct {
+	N     int     `json:"n"`
+	Sum   float64 `json:"s"`
+	SumSq float64 `json:"q"`
+}
+
+// BlockStats cuts returns into s equal blocks, leaving out the oldest
+// len(returns) mod s; nil when there are fewer than 2 returns per block.
+func BlockStats(returns []float64, s int) []BlockStat {
+	_, b := momentsBlocks(returns, 0, s)
+	return b
+}
+
+// momentsBlocks is moments of r (whose sum is sum) and, with s >= 2 and
+// at least 2 returns per block, r cut into s blocks as BlockStats says,
+// in one pass. Each sum runs in bar order, so the figures are bit for bit
+// those of separate passes.
+func momentsBlocks(r []float64, sum float64, s int) (Moments, []BlockStat) {
 	mo := Moments{T: len(r)}
 	if len(r) == 0 {
-		return mo
+		return mo, nil
 	}
 	mo.Mean = sum / float64(len(r))
+	mean := mo.Mean
+	var blocks []BlockStat
+	m, off := 0, len(r) // returns per block; the bars before the first block
+	if s >= 2 && len(r) >= 2*s {
+		m = len(r) / s
+		off = len(r) - m*s
+		blocks = make([]BlockStat, s)
+	}
 	var m2, m3, m4 float64
-	for _, x := range r {
-		d := x - mo.Mean
+	for _, x := range r[:off] {
+		d := x - mean
 		d2 := d * d
 		m2 += d2
 		m3 += d2 * d
 		m4 += d2 * d2
 	}
+	for b := range blocks {
+		st := BlockStat{N: m}
+		for _, x := range r[off+b*m : off+(b+1)*m] {
+			d := x - mean
+			d2 := d * d
+			m2 += d2
+			m3 += d2 * d
+			m4 += d2 * d2
+			st.Sum += x
+			st.SumSq += x * x
+		}
+		blocks[b] = st
+	}
 	mo.M2, mo.M3, mo.M4 = m2, m3, m4
-	return mo
+	return mo, blocks
 }
 
 // metrics finishes the curve's figures over its n bars, from t0 to tN,
 // ending at equity final, with returns the curve's returns for the
 // deviations.
-func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64, periodsPerYear float64, barLength time.Duration) (Metrics, Moments) {
+func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64, periodsPerYear float64, barLength time.Duration, blocks int) (Metrics, Moments, []BlockStat) {
 	m := Metrics{Bars: n, PeriodsPerYear: periodsPerYear}
 	if n == 0 {
-		return m, Moments{}
+		return m, Moments{}, nil
 	}
 	capital := a.capital
 	m.Start, m.End = unixTime(t0), unixTime(tN)
@@ -200,7 +246,7 @@ func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64
 	}
 	m.MaxDrawdownBars, m.MaxDrawdownDuration = a.longest, a.longestFor
 
-	mo := moments(returns[:n], a.sum)
+	mo, bs := momentsBlocks(returns[:n], a.sum, blocks)
 	m.Sharpe, m.Sortino = math.NaN(), math.NaN()
 	if n > 1 {
 		if sd := math.Sqrt(mo.M2 / float64(n-1)); sd > 0 {
@@ -214,7 +260,7 @@ func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64
 	if m.MaxDrawdown > 0 {
 		m.Calmar = m.CAGR / m.MaxDrawdown
 	}
-	return m, mo
+	return m, mo, bs
 }
 
 // tradeAcc tallies closed round trips in the order they close.

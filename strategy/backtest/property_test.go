@@ -129,3 +129,125 @@ func TestTargetsMatchStepper(t *testing.T) {
 		}
 	})
 }
+
+// TestSignalsMatchStepper: the engine's reading of signals (the next set
+// flag found by byte search, the bars before it in the tight loops) gives
+// the run a stepper gives when it asks Signals.Targets bar by bar, for
+// signals with missing columns, columns shorter than the bars, constant and
+// per-bar sizes, long and short on one bar, and a bad price somewhere.
+func TestSignalsMatchStepper(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		bars := drawBars(t)
+		n := bars.Len()
+		cfg := drawConfig(t)
+		flags := func(name string) []bool {
+			switch rapid.IntRange(0, 3).Draw(t, name+" kind") {
+			case 0:
+				return nil
+			case 1:
+				return make([]bool, rapid.IntRange(0, n).Draw(t, name+" short length"))
+			}
+			v := make([]bool, n)
+			every := rapid.IntRange(1, 12).Draw(t, name+" every")
+			for i := range v {
+				v[i] = rapid.IntRange(0, every).Draw(t, name) == 0
+			}
+			return v
+		}
+		sig := strategy.Signals{Long: flags("long"), Short: flags("short"), Exit: flags("exit")}
+		switch rapid.IntRange(0, 2).Draw(t, "sizes") {
+		case 1:
+			sig.Size = []float64{float64(rapid.IntRange(0, 4).Draw(t, "size")) / 4}
+		case 2:
+			sig.Size = make([]float64, rapid.IntRange(2, n+1).Draw(t, "sizes length"))
+			for i := range sig.Size {
+				sig.Size[i] = float64(rapid.IntRange(-4, 4).Draw(t, "per-bar size")) / 4
+			}
+		}
+		if rapid.IntRange(0, 4).Draw(t, "bad price") == 0 {
+			bars.Close[rapid.IntRange(0, n-1).Draw(t, "bad bar")] = math.NaN()
+		}
+		targets := sig.Targets(n)
+		st := stepFunc(func(i int, _ strategy.Account) (strategy.Intent, error) {
+			if math.IsNaN(targets[i]) {
+				return strategy.Intent{}, nil
+			}
+			return strategy.Intent{Kind: strategy.Target, Value: targets[i]}, nil
+		})
+		a, errA := Run(context.Background(), bars, cfg, Decisions{Signals: &sig})
+		b, errB := Run(context.Background(), bars, cfg, Decisions{Stepper: st})
+		if (errA == nil) != (errB == nil) || (errA != nil && errA.Error() != errB.Error()) {
+			t.Fatalf("errors differ: signals %v, stepper %v", errA, errB)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("signals and stepper differ:\n%s\n%s", ja, jb)
+		}
+		var sc Scratch
+		for range 2 { // the second run finds its price check in the scratch
+			ev, err := Evaluate(context.Background(), bars, cfg, Decisions{Signals: &sig}, &sc)
+			if (err == nil) != (errA == nil) {
+				t.Fatalf("Evaluate: %v, Run: %v", err, errA)
+			}
+			if err == nil {
+				jm, _ := json.Marshal(ev.Metrics)
+				jr, _ := json.Marshal(a.Metrics)
+				if string(jm) != string(jr) {
+					t.Fatalf("Evaluate and Run differ:\n%s\n%s", jm, jr)
+				}
+			}
+		}
+	})
+}
+
+// TestMomentsBlocksOnePass: the moments and the block sums found in one
+// pass are, bit for bit, those of a plain pass for each, for lengths
+// with and without leftover bars and too short for blocks.
+func TestMomentsBlocksOnePass(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "n")
+		s := rapid.SampledFrom([]int{0, 2, 4, 16}).Draw(t, "blocks")
+		r := make([]float64, n)
+		var sum float64
+		for i := range r {
+			r[i] = rapid.Float64Range(-0.1, 0.1).Draw(t, "r")
+			sum += r[i]
+		}
+		mo, blocks := momentsBlocks(r, sum, s)
+		want := Moments{T: n}
+		if n > 0 {
+			want.Mean = sum / float64(n)
+			for _, x := range r {
+				d := x - want.Mean
+				d2 := d * d
+				want.M2 += d2
+				want.M3 += d2 * d
+				want.M4 += d2 * d2
+			}
+		}
+		if mo != want {
+			t.Fatalf("moments %+v, want %+v", mo, want)
+		}
+		if s < 2 || n < 2*s {
+			if blocks != nil {
+				t.Fatalf("%d blocks of %d returns", len(blocks), n)
+			}
+			return
+		}
+		m := n / s
+		for b, got := range blocks {
+			w := BlockStat{N: m}
+			for _, x := range r[n-m*s+b*m : n-m*s+(b+1)*m] {
+				w.Sum += x
+				w.SumSq += x * x
+			}
+			if got != w {
+				t.Fatalf("block %d: %+v, want %+v", b, got, w)
+			}
+		}
+		if got := BlockStats(r, s); len(got) != s || got[0] != blocks[0] || got[s-1] != blocks[s-1] {
+			t.Fatalf("BlockStats %v, want %v", got, blocks)
+		}
+	})
+}

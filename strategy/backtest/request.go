@@ -39,6 +39,15 @@ type Request struct {
 	// the project's indicators directory (for load("indicators/...")).
 	HistoryPath   string `json:"history_path"`
 	IndicatorsDir string `json:"indicators_dir,omitempty"`
+	// Digest, when set, is the digest of the range's bars as the caller
+	// loaded them (strategy.Bars.Digest): a worker that holds those bars
+	// from a sweep uses them instead of reading the store again. Without
+	// it the worker always reads the store.
+	Digest string `json:"digest,omitempty"`
+	// LookaheadOnly asks for the lookahead proof's verdict alone: Result
+	// is {"lookahead_check": ...} and nothing else is reported (a sweep's
+	// check of its winner, whose metrics it has already).
+	LookaheadOnly bool `json:"lookahead_only,omitempty"`
 }
 
 // Response is what a worker returns for a Request.

@@ -278,19 +278,9 @@ func scanInfo(r scanner) (SeriesInfo, error) {
 // inclusive; a zero from or to leaves that end open. A range holding no bars
 // is an Invalid error naming the series' own range.
 func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
-	info, err := s.Info(series)
+	info, lo, hi, err := s.span(series, from, to)
 	if err != nil {
 		return strategy.Bars{}, err
-	}
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if !from.IsZero() {
-		lo = from.Unix()
-	}
-	if !to.IsZero() {
-		hi = to.Unix()
-	}
-	if lo > hi {
-		return strategy.Bars{}, errorf(KindInvalid, series, nil, "from %s is after to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
 	}
 	rows, err := s.db.Query(`SELECT b.n, b.time, b.open, b.high, b.low, b.close, b.volume
 		FROM blocks b JOIN series s ON s.id = b.series_id
@@ -345,10 +335,48 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		b = b.Slice(first, last)
 	}
 	if b.Len() == 0 {
-		return strategy.Bars{}, errorf(KindInvalid, series, nil, "no bars between %s and %s; the series covers %s to %s",
-			fmtTime(from, "the start"), fmtTime(to, "the end"), info.First.Format(time.RFC3339), info.Last.Format(time.RFC3339))
+		return strategy.Bars{}, noBars(info, from, to)
 	}
 	return b, nil
+}
+
+// Covers checks, without reading any bars, that series exists and that
+// [from, to] (zero: open-ended) overlaps its first and last bar: Load's
+// errors for a missing series, a reversed range and a range outside the
+// series. A range that falls in a gap inside the series passes here and
+// fails in Load.
+func (s *Store) Covers(series string, from, to time.Time) error {
+	_, _, _, err := s.span(series, from, to)
+	return err
+}
+
+// span is series' info and [from, to] in Unix seconds, checked as Covers
+// says.
+func (s *Store) span(series string, from, to time.Time) (SeriesInfo, int64, int64, error) {
+	info, err := s.Info(series)
+	if err != nil {
+		return SeriesInfo{}, 0, 0, err
+	}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !from.IsZero() {
+		lo = from.Unix()
+	}
+	if !to.IsZero() {
+		hi = to.Unix()
+	}
+	if lo > hi {
+		return SeriesInfo{}, 0, 0, errorf(KindInvalid, series, nil, "from %s is after to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
+	if hi < info.First.Unix() || lo > info.Last.Unix() {
+		return SeriesInfo{}, 0, 0, noBars(info, from, to)
+	}
+	return info, lo, hi, nil
+}
+
+// noBars is the error for a range that holds no bars of the series.
+func noBars(info SeriesInfo, from, to time.Time) error {
+	return errorf(KindInvalid, info.Name, nil, "no bars between %s and %s; the series covers %s to %s",
+		fmtTime(from, "the start"), fmtTime(to, "the end"), info.First.Format(time.RFC3339), info.Last.Format(time.RFC3339))
 }
 
 func fmtTime(t time.Time, zero string) string {

@@ -17,18 +17,19 @@ import (
 // read the future ranked nothing real. The other combinations share the
 // winner's code; only their knob values differ.
 func (l *Local) checkWinner(ctx context.Context, p *plan, values map[string]any) (string, error) {
-	return l.checkWinnerOver(ctx, p, values, p.base.From, p.base.To)
+	return l.checkWinnerOver(ctx, p, values, p.base.From, p.base.To, p.digest())
 }
 
 // checkWinnerOver is checkWinner over the bars from..to (RFC 3339) of the
 // plan's series: a walk-forward window's winner is checked over the bars
-// its out-of-sample run saw.
-func (l *Local) checkWinnerOver(ctx context.Context, p *plan, values map[string]any, from, to string) (string, error) {
+// its out-of-sample run saw. digest, when set, is the digest of those
+// bars, so the worker that ran the sweep's chunks uses its copy.
+func (l *Local) checkWinnerOver(ctx context.Context, p *plan, values map[string]any, from, to, digest string) (string, error) {
 	b := p.base
 	req := backtest.Request{
 		Source: b.Source, Name: b.Name, Series: b.Series, Params: values, From: from, To: to,
 		Capital: b.Capital, FeeBps: &b.FeeBps, SlippageBps: &b.SlippageBps, TradesLimit: 1,
-		HistoryPath: b.HistoryPath, IndicatorsDir: b.IndicatorsDir,
+		HistoryPath: b.HistoryPath, IndicatorsDir: b.IndicatorsDir, Digest: digest, LookaheadOnly: true,
 	}
 	resp, err := l.cfg.Pool.Backtest(ctx, req)
 	if err != nil {
@@ -66,7 +67,7 @@ func (l *Local) checkWindows(ctx context.Context, p *plan, wins []window, times 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			w := wins[k]
-			check, err := l.checkWinnerOver(ctx, p, res.Windows[k].Params, unixRFC3339(times[w.isLo]), unixRFC3339(times[w.oosHi-1]))
+			check, err := l.checkWinnerOver(ctx, p, res.Windows[k].Params, unixRFC3339(times[w.isLo]), unixRFC3339(times[w.oosHi-1]), "")
 			res.Windows[k].LookaheadCheck, errs[k] = check, err
 		}()
 	}

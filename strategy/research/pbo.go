@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
+
 	"wicket/strategy/worker"
 )
 
@@ -74,13 +77,7 @@ func CSCV(returns [][]float64, s int) (pbo float64, logits []float64) {
 }
 
 // cscv is CSCV over per-block statistics; a nil row (a failed
-// combination) is left out.
-//
-// It runs in two passes over the combinations, each over every split:
-// the first finds each split's in-sample winner, the second ranks the
-// winners out of sample. A combination's sums over any set of blocks come
-// from two tables of subset sums (of the first S/2 blocks and of the
-// rest), so a split costs a few additions per combination, not S.
+// combination) is left out. The splits are judged by splitVerdicts.
 func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	if s < 2 || s%2 != 0 || s > 24 {
 		return math.NaN(), nil
@@ -110,8 +107,16 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		}
 	}
 	// Every row has the same count per block, so a set of blocks has one
-	// count for all of them.
+	// count for all of them: its size times the count when the blocks are
+	// equal, as BlockStats cuts them.
+	equal := true
+	for _, b := range rows[0] {
+		equal = equal && b.N == rows[0][0].N
+	}
 	count := func(m uint32) int {
+		if equal {
+			return bits.OnesCount32(m) * rows[0][0].N
+		}
 		n := 0
 		for b := range s {
 			if m&(1<<b) != 0 {
@@ -124,60 +129,20 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	for j, m := range masks {
 		nIn[j], nOut[j] = count(m), count(full&^m)
 	}
-	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
-	scoreOf := func(n int, m uint32) float64 {
-		a, b := lo[m&(1<<h-1)], hi[m>>h]
-		return srScore(n, a.sum+b.sum, a.sq+b.sq)
-	}
-	// Pass 1: each split's in-sample winner (the first on ties).
+	// Each split's verdict depends on that split alone, so the splits are
+	// cut into ranges that goroutines work through side by side.
 	best := make([]int, len(masks))
-	bestScore := make([]float64, len(masks))
-	for j := range masks {
-		best[j], bestScore[j] = -1, math.Inf(-1)
-	}
-	for i, r := range rows {
-		lo.fill(r[:h])
-		hi.fill(r[h:])
-		for j, m := range masks {
-			if x := scoreOf(nIn[j], m); x > bestScore[j] {
-				best[j], bestScore[j] = i, x
-			}
-		}
-	}
-	// The winners' out-of-sample Sharpe ratios.
-	winTest := make([]float64, len(masks))
-	for j, m := range masks {
-		if best[j] < 0 {
-			continue
-		}
-		r := rows[best[j]]
-		lo.fill(r[:h])
-		hi.fill(r[h:])
-		winTest[j] = scoreOf(nOut[j], full&^m)
-	}
-	// Pass 2: how many combinations rank below (and level with) each
-	// split's winner out of sample.
 	less := make([]int, len(masks))
 	ties := make([]int, len(masks))
-	for i, r := range rows {
-		lo.fill(r[:h])
-		hi.fill(r[h:])
-		for j, m := range masks {
-			if best[j] < 0 || best[j] == i {
-				continue
-			}
-			x, w := scoreOf(nOut[j], full&^m), winTest[j]
-			lt, eq := 0, 0 // written so the compiler need not branch
-			if x < w {
-				lt = 1
-			}
-			if x == w {
-				eq = 1
-			}
-			less[j] += lt
-			ties[j] += eq
-		}
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(masks)/512))
+	var wg sync.WaitGroup
+	for g := range parts {
+		a, b := g*len(masks)/parts, (g+1)*len(masks)/parts
+		wg.Go(func() {
+			splitVerdicts(rows, h, full, masks[a:b], nIn[a:b], nOut[a:b], best[a:b], less[a:b], ties[a:b])
+		})
 	}
+	wg.Wait()
 	var logits []float64
 	below := 0
 	for j := range masks {
@@ -195,6 +160,91 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		return math.NaN(), nil
 	}
 	return float64(below) / float64(len(logits)), logits
+}
+
+// splitVerdicts finds, for each split (in-sample set masks[j], nIn[j] and
+// nOut[j] returns in and out of sample), its in-sample winner best[j] (-1
+// when none is defined) and how many combinations rank below (less[j])
+// and level with (ties[j]) that winner out of sample.
+//
+// It runs in two passes over the combinations, each over the splits: the
+// first finds the winners, the second ranks them. A combination's sums
+// over any set of blocks come from two tables of subset sums (of the
+// first h blocks and of the rest), so a split costs a few additions per
+// combination.
+func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, nOut, best, less, ties []int) {
+	s := len(rows[0])
+	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
+	// Each split's halves as indexes into the two tables, in sample and
+	// out of sample, with their counts.
+	type half struct {
+		lo, hi uint32
+		n      int
+	}
+	in, out := make([]half, len(masks)), make([]half, len(masks))
+	for j, m := range masks {
+		c := full &^ m
+		in[j] = half{m & (1<<h - 1), m >> h, nIn[j]}
+		out[j] = half{c & (1<<h - 1), c >> h, nOut[j]}
+	}
+	score := func(x half) float64 {
+		a, b := lo[x.lo], hi[x.hi]
+		return srScore(x.n, a.sum+b.sum, a.sq+b.sq)
+	}
+	// Pass 1: each split's in-sample winner (the first on ties).
+	bestScore := make([]float64, len(masks))
+	for j := range masks {
+		best[j], bestScore[j] = -1, math.Inf(-1)
+	}
+	for i, r := range rows {
+		lo.fill(r[:h])
+		hi.fill(r[h:])
+		for j, x := range in {
+			if v := score(x); v > bestScore[j] {
+				best[j], bestScore[j] = i, v
+			}
+		}
+	}
+	// The winners' out-of-sample Sharpe ratios, each winner's tables
+	// filled once for all the splits it won.
+	won := make([][]int, len(rows))
+	for j, i := range best {
+		if i >= 0 {
+			won[i] = append(won[i], j)
+		}
+	}
+	winTest := make([]float64, len(masks))
+	for i, js := range won {
+		if len(js) == 0 {
+			continue
+		}
+		lo.fill(rows[i][:h])
+		hi.fill(rows[i][h:])
+		for _, j := range js {
+			winTest[j] = score(out[j])
+		}
+	}
+	// Pass 2: how many combinations rank below (and level with) each
+	// split's winner out of sample.
+	for i, r := range rows {
+		lo.fill(r[:h])
+		hi.fill(r[h:])
+		for j, x := range out {
+			if best[j] < 0 || best[j] == i {
+				continue
+			}
+			v, w := score(x), winTest[j]
+			lt, eq := 0, 0 // written so the compiler need not branch
+			if v < w {
+				lt = 1
+			}
+			if v == w {
+				eq = 1
+			}
+			less[j] += lt
+			ties[j] += eq
+		}
+	}
 }
 
 // subsetSums holds, for every subset of k blocks (a k-bit mask), their

@@ -28,6 +28,12 @@ type planInput struct {
 	from, to        string
 	costs           Costs
 	maxCombinations int
+	// barsInWorker leaves the bars to the workers: the caller checks that
+	// the series exists, the first chunk's worker reports what it read
+	// (plan.saw), and this process never holds them. Without it the caller
+	// reads the bars itself (a walk-forward cuts windows by their times, a
+	// universe pools them, a cluster ships them).
+	barsInWorker bool
 }
 
 // plan is a validated grid over a strategy and a range: everything needed
@@ -46,6 +52,48 @@ type plan struct {
 	capital  decimal.Decimal
 	settings Settings
 	base     worker.SweepChunk // everything but the range and the combinations
+	seen     *worker.BarsSeen  // what the first chunk's worker read (barsInWorker)
+}
+
+// saw takes a chunk's report of its bars: the first names them for the
+// rest of the sweep, and a later one with other bars means the series
+// changed while the sweep ran.
+func (p *plan) saw(b worker.BarsSeen) error {
+	switch {
+	case p.seen == nil:
+		p.seen = &b
+	case b.Digest != p.seen.Digest:
+		return errorf(KindUnavailable, "the bars of %s changed while the sweep ran (another import or fetch wrote the series); run it again", p.base.Series)
+	}
+	return nil
+}
+
+// digest is the digest of the plan's bars, once known.
+func (p *plan) digest() string {
+	if p.base.Digest == "" && p.seen != nil {
+		return p.seen.Digest
+	}
+	return p.base.Digest
+}
+
+// name fills a chunk's digest once the plan knows its bars, so the
+// workers that hold them use their copy.
+func (p *plan) name(req *worker.SweepChunk) {
+	if req.Digest == "" {
+		req.Digest = p.digest()
+	}
+}
+
+// span is the first and last bar time (RFC 3339) of the plan's bars, or
+// its settings' range when they are not known.
+func (p *plan) span() (from, to string) {
+	switch {
+	case p.bars.Len() > 0:
+		return unixRFC3339(p.bars.Time[0]), unixRFC3339(p.bars.Time[p.bars.Len()-1])
+	case p.seen != nil && p.seen.Count > 0:
+		return unixRFC3339(p.seen.First), unixRFC3339(p.seen.Last)
+	}
+	return p.settings.From, p.settings.To
 }
 
 // plan validates in and expands its grid against the strategy's knobs
@@ -119,11 +167,12 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	digest := ""
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
 	if err == nil {
-		p.bars, err = store.Load(in.series, cfg.From, cfg.To)
-		store.Close()
-		if err == nil {
+		if in.barsInWorker {
+			err = store.Covers(in.series, cfg.From, cfg.To)
+		} else if p.bars, err = store.Load(in.series, cfg.From, cfg.To); err == nil {
 			digest = p.bars.Digest()
 		}
+		store.Close()
 	}
 	k := <-asked
 	if err != nil {

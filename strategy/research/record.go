@@ -172,10 +172,7 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // a cancelled sweep still records what finished
-	from, to := p.settings.From, p.settings.To
-	if n := p.bars.Len(); n > 0 {
-		from, to = unixRFC3339(p.bars.Time[0]), unixRFC3339(p.bars.Time[n-1])
-	}
+	from, to := p.span()
 	costs := costsJSON(p.settings, "")
 	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
 	rows := make([]ledger.Row, 0, len(trials))
@@ -221,10 +218,7 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 	if l.cfg.Recorder == nil {
 		return
 	}
-	from, to := p.settings.From, p.settings.To
-	if n := p.bars.Len(); n > 0 {
-		from, to = unixRFC3339(p.bars.Time[0]), unixRFC3339(p.bars.Time[n-1])
-	}
+	from, to := p.span()
 	chosen := make([]map[string]any, len(res.Windows))
 	for i, w := range res.Windows {
 		chosen[i] = w.Params

@@ -33,6 +33,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+		barsInWorker: l.cfg.Chunks == nil, // a cluster ships the bars, so it reads them here
 	})
 	if err != nil {
 		return SweepResult{}, err
@@ -69,7 +70,10 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	done := 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
-	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasks(ctx, tasks, p.name, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+		if err := p.saw(resp.Bars); err != nil {
+			return nil, err
+		}
 		for j := range resp.Trials {
 			trials[offsets[i]+j] = &resp.Trials[j]
 		}
@@ -106,12 +110,27 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
-	l.afterSweep(ctx, p, trials, win, &res)
-	if res.LookaheadCheck = "not run: the sweep was cancelled"; !res.Partial {
-		if res.LookaheadCheck, err = l.checkWinner(ctx, p, win.Values); err != nil {
-			return SweepResult{}, err
-		}
+	// The winner's lookahead check runs in a worker while this process
+	// computes the overfitting statistics and writes the ledger.
+	type verdict struct {
+		check string
+		err   error
 	}
+	checked := make(chan verdict, 1)
+	if res.Partial {
+		checked <- verdict{check: "not run: the sweep was cancelled"}
+	} else {
+		go func() {
+			c, err := l.checkWinner(ctx, p, win.Values)
+			checked <- verdict{c, err}
+		}()
+	}
+	l.afterSweep(ctx, p, trials, win, &res)
+	v := <-checked
+	if v.err != nil {
+		return SweepResult{}, v.err
+	}
+	res.LookaheadCheck = v.check
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
@@ -205,13 +224,14 @@ func fmtParams(p map[string]any) string {
 }
 
 // runTasks hands tasks to the worker pool, as many at once as the pool
-// has workers, in order. done is called, one call at a time, for each
+// has workers, in order; before, when set, may amend each task as it is
+// handed out (one call at a time, as done). done is called, one call at a time, for each
 // finished task; it may return more tasks (they run before the tasks
 // still waiting, their indexes following on) or an error. runTasks returns the first
 // failure, of a worker or of done, which stops the rest; when ctx ends it
 // stops handing out tasks and returns nil, and the tasks that finished are
 // the ones done saw.
-func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
+func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, before func(*worker.SweepChunk), done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -252,6 +272,9 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 				i := queue[0]
 				queue = queue[1:]
 				req := tasks[i]
+				if before != nil {
+					before(&req)
+				}
 				running++
 				mu.Unlock()
 				resp, err := l.chunks().Sweep(inner, req)

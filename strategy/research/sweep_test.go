@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/strategy/worker"
 )
 
 func fp(x float64) *float64 { return &x }
@@ -133,17 +134,18 @@ func (c *computedCounter) get(k string) uint64 {
 
 // TestSweepSharesIndicators: a knob that does not feed an indicator
 // (size) never recomputes it, and each distinct SMA length is computed
-// once across the whole sweep, as the worker's memo counts.
+// once across the whole sweep, as the worker's memo counts. The crosses
+// go to the engine as flags, never as cached columns, so the memo
+// computes none.
 func TestSweepSharesIndicators(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		grid       Grid
-		combos     int
-		sma        uint64 // distinct lengths
-		crossAbove uint64 // distinct (fast, slow) pairs
+		name   string
+		grid   Grid
+		combos int
+		sma    uint64 // distinct lengths
 	}{
-		{"size only", Grid{"fast": {Values: []any{5.0, 10.0}}, "size": {From: fp(0.25), To: fp(1), Step: fp(0.25)}}, 8, 3, 2},
-		{"100 combinations", Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}, 100, 20, 100},
+		{"size only", Grid{"fast": {Values: []any{5.0, 10.0}}, "size": {From: fp(0.25), To: fp(1), Step: fp(0.25)}}, 8, 3},
+		{"100 combinations", Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}, 100, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c computedCounter
@@ -159,8 +161,8 @@ func TestSweepSharesIndicators(t *testing.T) {
 			if got := c.get("sma"); got != tc.sma {
 				t.Errorf("sma computed %d times for %d combinations, want %d (one per distinct length; %d without sharing)", got, tc.combos, tc.sma, 2*tc.combos)
 			}
-			if got := c.get("cross_above"); got != tc.crossAbove {
-				t.Errorf("cross_above computed %d times, want %d", got, tc.crossAbove)
+			if got := c.get("cross_above") + c.get("cross_below"); got != 0 {
+				t.Errorf("cross columns computed %d times, want none (the engine takes flags)", got)
 			}
 			if testing.Verbose() {
 				t.Logf("computed: %v", c.n)
@@ -332,5 +334,36 @@ func TestSweepFailures(t *testing.T) {
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != KindStrategy || !strings.Contains(re.Msg, "every combination failed; the first (n=1)") {
 		t.Errorf("all failed: %v", err)
+	}
+}
+
+// TestPlanSawBars: the first chunk's report names the sweep's bars for the
+// chunks after it, and a report of other bars stops the sweep: the series
+// changed while it ran, and one sweep never mixes two versions of it.
+func TestPlanSawBars(t *testing.T) {
+	p := &plan{base: worker.SweepChunk{Series: "BTC-USD@1h"}}
+	var req worker.SweepChunk
+	p.name(&req)
+	if req.Digest != "" {
+		t.Fatalf("a chunk named digest %q before any was known", req.Digest)
+	}
+	seen := worker.BarsSeen{Digest: "d1", Count: 3, First: 0, Last: 7200}
+	if err := p.saw(seen); err != nil {
+		t.Fatal(err)
+	}
+	p.name(&req)
+	if req.Digest != "d1" {
+		t.Fatalf("a later chunk names %q, want the first report's d1", req.Digest)
+	}
+	if from, to := p.span(); from != "1970-01-01T00:00:00Z" || to != "1970-01-01T02:00:00Z" {
+		t.Errorf("span %s to %s, want the reported bars' first and last", from, to)
+	}
+	if err := p.saw(seen); err != nil {
+		t.Errorf("the same bars again: %v", err)
+	}
+	err := p.saw(worker.BarsSeen{Digest: "d2", Count: 4})
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != KindUnavailable || !strings.Contains(err.Error(), "changed while the sweep ran") {
+		t.Errorf("other bars mid-sweep: %v", err)
 	}
 }

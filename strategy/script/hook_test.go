@@ -31,11 +31,11 @@ func leakyPeek(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &s); err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(s.vals))
+	out := make([]float64, len(s.values()))
 	for i := range out {
 		out[i] = math.NaN()
-		if i+1 < len(s.vals) {
-			out[i] = s.vals[i+1]
+		if i+1 < len(s.values()) {
+			out[i] = s.values()[i+1]
 		}
 	}
 	return &Series{vals: out, key: s.run.memo.Key("test.peek", []ta.Key{s.key}, nil), start: s.start, run: s.run}, nil

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"wicket/strategy"
 )
@@ -187,6 +189,9 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 		name   string
 		fa, pa []bool
 	}{{"long", full.Signals.Long, pre.Long}, {"short", full.Signals.Short, pre.Short}, {"exit", full.Signals.Exit, pre.Exit}} {
+		if len(o.fa) >= cut && len(o.pa) >= cut && sameFlags(o.fa[:cut], o.pa[:cut]) {
+			continue // the usual case; a difference is looked for bar by bar
+		}
 		for i := 0; i < cut; i++ {
 			if a, b := at(o.fa, i), at(o.pa, i); a != b {
 				note(&difference{bar: i, output: strconv.Quote(o.name), full: strconv.FormatBool(a), pre: strconv.FormatBool(b), cut: cut})
@@ -194,8 +199,10 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 			}
 		}
 	}
-	for i := 0; i < cut; i++ {
-		if a, b := sizeAt(full.Signals.Size, i), sizeAt(pre.Size, i); !same(a, b) {
+	fs, ps := full.Signals.Size, pre.Size
+	constant := len(fs) <= 1 && len(ps) <= 1 && same(sizeAt(fs, 0), sizeAt(ps, 0))
+	for i := 0; i < cut && !constant; i++ {
+		if a, b := sizeAt(fs, i), sizeAt(ps, i); !same(a, b) {
 			note(&difference{bar: i, output: `"size"`, full: fmtFloat(a), pre: fmtFloat(b), cut: cut})
 			break
 		}
@@ -232,12 +239,16 @@ func seriesDifference(full, pre []*Series, cut int) *difference {
 	var first *difference
 	for k, f := range full {
 		p := pre[k]
-		end := min(cut, len(f.vals), len(p.vals))
+		fv, pv := f.values(), p.values()
+		end := min(cut, len(fv), len(pv))
 		if first != nil {
 			end = min(end, first.bar)
 		}
+		if sameBits(fv[:end], pv[:end]) {
+			continue // the usual case, at memory speed; a difference is looked for value by value
+		}
 		for i := 0; i < end; i++ {
-			if !same(f.vals[i], p.vals[i]) {
+			if !same(fv[i], pv[i]) {
 				first = &difference{bar: i, output: fmt.Sprintf("series #%d (%s)", k+1, f.what), full: f.valueText(i), pre: p.valueText(i), cut: cut}
 				break
 			}
@@ -265,6 +276,32 @@ func sizeAt(v []float64, i int) float64 {
 }
 
 func same(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// sameFlags reports whether a and b are equal, flag for flag.
+func sameFlags(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)))
+}
+
+// sameBits reports whether a and b hold the same bits: then every value
+// is the same, though values can be the same (NaNs, zeros of two signs)
+// in other bits.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	ab := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), 8*len(a))
+	bb := unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 8*len(b))
+	return bytes.Equal(ab, bb)
+}
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 

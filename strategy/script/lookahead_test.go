@@ -487,3 +487,31 @@ func TestProofAfterBust(t *testing.T) {
 		t.Fatal("a torn trace passed")
 	}
 }
+
+// TestProofOfLazyCrosses: the crosses a run keeps for the proof are
+// computed (they start lazy: lazyCross) before the prefix runs compare
+// them from several goroutines, and compare like any series: a setup cross
+// that on_bar never reads, and signals whose crosses only fed the flags.
+// Under -race this is also the test that the comparison does not race.
+func TestProofOfLazyCrosses(t *testing.T) {
+	bars := SmokeBars(600)
+	onBar := mustLoad(t, "def setup(ctx):\n    ctx.f = ta.sma(ctx.close, 5)\n    ctx.x = ta.cross_above(ctx.f, ta.sma(ctx.close, 20))\n"+
+		"def on_bar(ctx):\n    if ctx.f[0] != None and ctx.f[0] > ctx.close[0]:\n        ctx.target(1)\n    else:\n        ctx.flat()\n", Options{})
+	if got, err := onBar.CheckLookahead(bg(t), bars, stepAll(t, onBar, bars)); err != nil || got != LookaheadPassed(4) {
+		t.Fatalf("on_bar with an unread setup cross: %q %v", got, err)
+	}
+	sig := mustLoad(t, "def signals(bars):\n    f, s = ta.sma(bars.close, 5), ta.sma(bars.close, 20)\n"+
+		"    return {\"long\": ta.cross_above(f, s), \"exit\": ta.cross_below(f, s)}\n", Options{})
+	_, tr, err := sig.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tr.series {
+		if s.lazy != nil {
+			t.Fatalf("%s is still lazy in the trace", s.what)
+		}
+	}
+	if got, err := sig.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+		t.Fatalf("signals of crosses: %q %v", got, err)
+	}
+}

@@ -130,7 +130,7 @@ func (r *run) column(name string) (*Series, error) {
 func (r *run) derive(name string, x *Series, params []float64, boolean bool, fill func([]float64)) *Series {
 	key := r.memo.Key("series"+name, []ta.Key{x.key}, params)
 	res, _ := r.memo.Do(key, "series"+name, func() (ta.Result, error) {
-		out := make([]float64, len(x.vals))
+		out := make([]float64, len(x.values()))
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
@@ -141,7 +141,7 @@ func (r *run) derive(name string, x *Series, params []float64, boolean bool, fil
 func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float64)) *Series {
 	key := r.memo.Key("series"+name, []ta.Key{x.key, y.key}, nil)
 	res, _ := r.memo.Do(key, "series"+name, func() (ta.Result, error) {
-		out := make([]float64, len(x.vals))
+		out := make([]float64, len(x.values()))
 		fill(out)
 		return ta.Result{Outputs: [][]float64{out}}, nil
 	})
@@ -154,6 +154,14 @@ func (r *run) track(s *Series) *Series {
 		r.built = append(r.built, s)
 	}
 	return s
+}
+
+// settle computes the lazy series the run kept for the lookahead proof,
+// which reads them from several goroutines at once.
+func (r *run) settle() {
+	for _, b := range r.built {
+		b.values()
+	}
 }
 
 // trackedBytes bounds what a traced run keeps alive for the lookahead
@@ -348,6 +356,7 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 		e.Phase = "signals"
 		return strategy.Signals{}, nil, e
 	}
+	r.settle()
 	return sig, r.built, nil
 }
 
@@ -357,19 +366,26 @@ func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
 		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\" and \"size\"", v.Type())
 	}
 	var sig strategy.Signals
+	pre := fusedCrosses(d, n)
 	for _, item := range d.Items() {
 		k, ok := item[0].(starlark.String)
 		if !ok {
 			return sig, fmt.Sprintf("returned a dict with key %s; keys are \"long\", \"short\", \"exit\", \"size\"", item[0])
 		}
 		var msg string
+		flags := func() ([]bool, string) {
+			if f, ok := pre[string(k)]; ok {
+				return f, ""
+			}
+			return toBools(item[1], n)
+		}
 		switch string(k) {
 		case "long":
-			sig.Long, msg = toBools(item[1], n)
+			sig.Long, msg = flags()
 		case "short":
-			sig.Short, msg = toBools(item[1], n)
+			sig.Short, msg = flags()
 		case "exit":
-			sig.Exit, msg = toBools(item[1], n)
+			sig.Exit, msg = flags()
 		case "size":
 			sig.Size, msg = toSizes(item[1], n)
 		default:
@@ -385,14 +401,62 @@ func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
 	return sig, ""
 }
 
+// fusedCrosses computes, in one pass per pair of series, the flags of the
+// signals (long, short, exit) that are a cross above and a cross below of
+// the same two series, as an entry and its exit usually are; the others
+// are left to toBools.
+func fusedCrosses(d *starlark.Dict, n int) map[string][]bool {
+	var keys []string
+	var crosses []*lazyCross
+	for _, k := range [...]string{"long", "short", "exit"} {
+		v, found, _ := d.Get(starlark.String(k))
+		if s, ok := v.(*Series); found && ok && s.lazy != nil && len(s.lazy.cols[0]) == n {
+			keys, crosses = append(keys, k), append(crosses, s.lazy)
+		}
+	}
+	var out map[string][]bool
+	for i := range crosses {
+		for j := i + 1; j < len(crosses); j++ {
+			a, b := crosses[i], crosses[j]
+			if _, done := out[keys[i]]; done || a.dir != -b.dir || !sameColumn(a.cols[0], b.cols[0]) || !sameColumn(a.cols[1], b.cols[1]) {
+				continue
+			}
+			if _, done := out[keys[j]]; done {
+				continue
+			}
+			fi, fj := make([]bool, n), make([]bool, n)
+			if a.dir > 0 {
+				ta.CrossFlagsBoth(fi, fj, a.cols[0], a.cols[1])
+			} else {
+				ta.CrossFlagsBoth(fj, fi, a.cols[0], a.cols[1])
+			}
+			if out == nil {
+				out = map[string][]bool{}
+			}
+			out[keys[i]], out[keys[j]] = fi, fj
+		}
+	}
+	return out
+}
+
+// sameColumn reports whether a and b are one column (not equal values:
+// the same memory).
+func sameColumn(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 func toBools(v starlark.Value, n int) ([]bool, string) {
 	out := make([]bool, n)
 	switch v := v.(type) {
 	case *Series:
-		if len(v.vals) != n {
-			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(v.vals), n)
+		if l := v.lazy; l != nil && len(l.cols[0]) == n {
+			ta.CrossFlags(out, l.cols[0], l.cols[1], l.dir)
+			return out, ""
 		}
-		for i, x := range v.vals {
+		if len(v.values()) != n {
+			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(v.values()), n)
+		}
+		for i, x := range v.values() {
 			out[i] = x != 0 && !math.IsNaN(x)
 		}
 	case starlark.Bool:
@@ -423,11 +487,11 @@ func toSizes(v starlark.Value, n int) ([]float64, string) {
 	}
 	switch x := v.(type) {
 	case *Series:
-		if len(x.vals) != n {
-			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(x.vals), n)
+		if len(x.values()) != n {
+			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(x.values()), n)
 		}
 		out := make([]float64, n)
-		for i, f := range x.vals {
+		for i, f := range x.values() {
 			var msg string
 			if out[i], msg = check(i, f); msg != "" {
 				return nil, msg
@@ -494,6 +558,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		return nil, e
 	}
 	r.tracing = false // on_bar's flow may depend on the data; only setup's series are compared
+	r.settle()
 	if note {
 		s.noteWarmup(r.warmup)
 	}

@@ -15,7 +15,8 @@ import (
 // s[0] is the current bar, s[k] the bar k bars back. Missing values are NaN
 // on the host side and None in Starlark. A Series is immutable.
 type Series struct {
-	vals    []float64
+	vals    []float64 // nil while lazy is set
+	lazy    *lazyCross
 	key     ta.Key
 	start   int // warm-up: the first position with a value, by lookback arithmetic
 	boolean bool
@@ -32,6 +33,33 @@ var (
 	_ starlark.HasBinary = (*Series)(nil)
 	_ starlark.HasUnary  = (*Series)(nil)
 )
+
+// lazyCross is a ta.cross_above or ta.cross_below not computed yet. Most
+// crosses go straight into the dict signals(bars) returns, where the
+// engine needs a flag per bar, not a float column: toBools writes the
+// flags from the inputs in one pass (ta.CrossFlags). Any other use
+// computes the series through the memo, under the key it would have had.
+type lazyCross struct {
+	e    *ta.Entry
+	cols [][]float64 // a and b, of one length
+	keys []ta.Key
+	dir  float64
+}
+
+// values is s's column, computing a lazy cross first. A series belongs to
+// one run and is used by one goroutine at a time (a traced run's series
+// are computed before the lookahead proof compares them in parallel).
+func (s *Series) values() []float64 {
+	if l := s.lazy; l != nil {
+		res, _, err := s.run.memo.Compute(l.e, l.cols, l.keys, nil)
+		if err != nil {
+			// Unreachable: the inputs were checked when the cross was made.
+			panic(fmt.Sprintf("ta.%s: %v", l.e.Name, err))
+		}
+		s.vals, s.lazy = res.Outputs[0], nil
+	}
+	return s.vals
+}
 
 func (s *Series) Type() string {
 	if s.boolean {
@@ -52,7 +80,7 @@ func (s *Series) String() string {
 	}
 	cur := s.cursor()
 	v := "None"
-	if cur >= 0 && cur < len(s.vals) {
+	if cur >= 0 && cur < len(s.values()) {
 		v = s.elem(cur).String()
 	}
 	return fmt.Sprintf("%s(current=%s)", s.Type(), v)
@@ -73,17 +101,17 @@ func (s *Series) Truth() starlark.Bool {
 		return false
 	}
 	cur := s.cursor()
-	if cur < 0 || cur >= len(s.vals) {
+	if cur < 0 || cur >= len(s.values()) {
 		return false
 	}
-	v := s.vals[cur]
+	v := s.values()[cur]
 	return starlark.Bool(v != 0 && !math.IsNaN(v))
 }
 
 // cursor is the position of the current bar in s.
 func (s *Series) cursor() int {
 	if s.run == nil || s.run.cursor == cursorEnd {
-		return len(s.vals) - 1
+		return len(s.values()) - 1
 	}
 	return s.run.cursor
 }
@@ -97,8 +125,8 @@ func (s *Series) Len() int {
 		return 0
 	}
 	c := s.cursor()
-	if c >= len(s.vals) {
-		return len(s.vals)
+	if c >= len(s.values()) {
+		return len(s.values())
 	}
 	return c + 1
 }
@@ -139,10 +167,10 @@ func (emptyIterator) Next(*starlark.Value) bool { return false }
 func (emptyIterator) Done()                     {}
 
 func (s *Series) elem(pos int) starlark.Value {
-	if pos < 0 || pos >= len(s.vals) {
+	if pos < 0 || pos >= len(s.values()) {
 		return starlark.None
 	}
-	v := s.vals[pos]
+	v := s.values()[pos]
 	switch {
 	case math.IsNaN(v):
 		return starlark.None
@@ -231,13 +259,13 @@ func (s *Series) Unary(op syntax.Token) (starlark.Value, error) {
 		return s, nil
 	case syntax.MINUS:
 		return s.run.derive("neg", s, nil, false, func(out []float64) {
-			for i, v := range s.vals {
+			for i, v := range s.values() {
 				out[i] = -v
 			}
 		}), nil
 	case syntax.TILDE:
 		return s.run.derive("not", s, nil, true, func(out []float64) {
-			for i, v := range s.vals {
+			for i, v := range s.values() {
 				switch {
 				case math.IsNaN(v):
 					out[i] = math.NaN()
@@ -289,12 +317,12 @@ func seriesOp(op syntax.Token, x, y starlark.Value) (starlark.Value, error) {
 	boolean := isComparison(op) || ((op == syntax.AMP || op == syntax.PIPE) && (!xs || sx.boolean) && (!ys || sy.boolean))
 	switch {
 	case xs && ys:
-		if len(sx.vals) != len(sy.vals) {
-			return nil, fmt.Errorf("series %s series: lengths %d and %d differ; series must come from the same bars", name, len(sx.vals), len(sy.vals))
+		if len(sx.values()) != len(sy.values()) {
+			return nil, fmt.Errorf("series %s series: lengths %d and %d differ; series must come from the same bars", name, len(sx.values()), len(sy.values()))
 		}
 		r := sx.run.pick(sy.run)
 		return r.derive2(name, sx, sy, boolean, func(out []float64) {
-			a, b := sx.vals, sy.vals[:len(sx.vals)]
+			a, b := sx.values(), sy.values()[:len(sx.values())]
 			for i := range out {
 				out[i] = f(a[i], b[i])
 			}
@@ -305,7 +333,7 @@ func seriesOp(op syntax.Token, x, y starlark.Value) (starlark.Value, error) {
 			return nil, fmt.Errorf("unsupported operation: %s %s %s (a series combines with numbers and series)", x.Type(), name, y.Type())
 		}
 		return sx.run.derive(name+"n", sx, []float64{v}, boolean, func(out []float64) {
-			for i, a := range sx.vals {
+			for i, a := range sx.values() {
 				out[i] = f(a, v)
 			}
 		}), nil
@@ -315,7 +343,7 @@ func seriesOp(op syntax.Token, x, y starlark.Value) (starlark.Value, error) {
 			return nil, fmt.Errorf("unsupported operation: %s %s %s (a series combines with numbers and series)", x.Type(), name, y.Type())
 		}
 		return sy.run.derive("n"+name, sy, []float64{v}, boolean, func(out []float64) {
-			for i, b := range sy.vals {
+			for i, b := range sy.values() {
 				out[i] = f(v, b)
 			}
 		}), nil

@@ -118,7 +118,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		}
 		if s, ok := v.(*Series); ok {
 			series[i] = s
-			n = len(s.vals)
+			n = len(s.values())
 		}
 	}
 	for i, v := range inputs {
@@ -135,16 +135,22 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		}
 		series[i] = s
 		if n < 0 {
-			n = len(s.vals)
+			n = len(s.values())
 		}
 	}
 	cols := make([][]float64, len(series))
 	keys := make([]ta.Key, len(series))
 	start := 0
 	for i, s := range series {
-		cols[i], keys[i] = s.vals, s.key
+		cols[i], keys[i] = s.values(), s.key
 		start = max(start, s.start)
 		r = r.pick(s.run)
+	}
+	if dir, ok := crossDir[e.Name]; ok && len(cols[0]) == len(cols[1]) && len(p) == 0 {
+		start += e.Lookback(p)
+		r.noteWarmup(start)
+		return r.track(&Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
+			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}), nil
 	}
 	res, key, err := r.memo.Compute(e, cols, keys, p)
 	if err != nil {
@@ -161,6 +167,9 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 	}
 	return out, nil
 }
+
+// crossDir is the direction of the crosses computed lazily (lazyCross).
+var crossDir = map[string]float64{"cross_above": 1, "cross_below": -1}
 
 func indexOf(xs []string, s string) int {
 	for i, x := range xs {

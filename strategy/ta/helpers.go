@@ -81,17 +81,71 @@ func rolling(x []float64, period int, f func([]float64, int) []float64) []float6
 // elsewhere; missing values never cross.
 func cross(a, b []float64, dir float64) []float64 {
 	out := make([]float64, len(a))
+	crossEach(a, b, dir, func(i int) { out[i] = 1 })
+	return out
+}
+
+// CrossFlags sets out[i] to whether a crosses b at bar i in direction dir
+// (+1 above, -1 below): exactly the bars where cross_above (dir +1) or
+// cross_below (-1) of a and b is 1, for a strategy's decisions that need
+// the flags and not the series (no float column is built). out, a and b
+// have one length.
+func CrossFlags(out []bool, a, b []float64, dir float64) {
+	clear(out)
+	crossEach(a, b, dir, func(i int) { out[i] = true })
+}
+
+// CrossFlagsBoth is CrossFlags of a and b in both directions in one pass:
+// above[i] is cross_above(a, b) at bar i and below[i] cross_below(a, b)
+// (a strategy's entry and exit on one pair of series read each once).
+// Either may be nil. All have one length.
+func CrossFlagsBoth(above, below []bool, a, b []float64) {
+	switch {
+	case above == nil:
+		CrossFlags(below, a, b, -1)
+		return
+	case below == nil:
+		CrossFlags(above, a, b, 1)
+		return
+	}
+	clear(above)
+	clear(below)
 	if len(a) == 0 {
-		return out
+		return
+	}
+	b = b[:len(a)]
+	below = below[:len(a)]
+	above = above[:len(a)]
+	// (a-b)*-1 is -(a-b) exactly, so a cross below is d0 < 0 after d1 >= 0.
+	d1 := a[0] - b[0]
+	for i := 1; i < len(a); i++ {
+		d0 := a[i] - b[i]
+		if d0 > 0 {
+			if d1 <= 0 {
+				above[i] = true
+			}
+		} else if d0 < 0 && d1 >= 0 {
+			below[i] = true
+		}
+		d1 = d0
+	}
+}
+
+// crossEach calls set for each bar where a crosses b in direction dir: the
+// one definition of a cross. A bar crosses when (a-b)*dir is above 0 there
+// and at most 0 on the bar before; a missing value (NaN) on either bar
+// never crosses, since every comparison with NaN is false.
+func crossEach(a, b []float64, dir float64, set func(int)) {
+	if len(a) == 0 {
+		return
 	}
 	b = b[:len(a)]
 	d1 := (a[0] - b[0]) * dir
 	for i := 1; i < len(a); i++ {
 		d0 := (a[i] - b[i]) * dir
 		if d0 > 0 && d1 <= 0 {
-			out[i] = 1
+			set(i)
 		}
 		d1 = d0
 	}
-	return out
 }

@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
 
 	"wicket/strategy/backtest"
 )
@@ -26,8 +28,12 @@ type SweepChunk struct {
 	To            string `json:"to,omitempty"`
 	TradeFrom     string `json:"trade_from,omitempty"`
 	// Digest is strategy.Bars.Digest of the bars in [From, To] as the
-	// caller read them: a worker that holds bars of that range with this
-	// digest uses them instead of reading the store again.
+	// caller knows them (read itself, or reported by an earlier chunk's
+	// Bars): a worker that holds bars of that range with this digest uses
+	// them instead of reading the store again, and one that reads the
+	// store and finds other bars fails the chunk (they changed mid-sweep).
+	// Empty: the worker reads the store unless it holds a copy it read
+	// for this very request.
 	Digest string `json:"digest,omitempty"`
 	// BarsFile, when set, is a file holding those bars in the form
 	// strategy.Bars.Encode writes (hashing to Digest): a cluster worker's
@@ -45,11 +51,24 @@ type SweepChunk struct {
 	Blocks int `json:"blocks,omitempty"`
 }
 
-// SweepChunkResult holds one trial per combination, in order, and the
-// indicator computations the chunk caused in this worker's memo.
+// SweepChunkResult holds one trial per combination, in order, the bars
+// the chunk ran over, and the indicator computations the chunk caused in
+// this worker's memo.
 type SweepChunkResult struct {
 	Trials   []Trial           `json:"trials"`
+	Bars     BarsSeen          `json:"bars"`
 	Computed map[string]uint64 `json:"computed,omitempty"`
+}
+
+// BarsSeen describes the bars a chunk ran over, so a caller that never
+// read them itself knows what its sweep saw: their digest
+// (strategy.Bars.Digest), count, and first and last bar times (Unix
+// seconds).
+type BarsSeen struct {
+	Digest string `json:"digest"`
+	Count  int    `json:"count"`
+	First  int64  `json:"first"`
+	Last   int64  `json:"last"`
 }
 
 // Trial is one combination's outcome: its metrics (the JSON a backtest
@@ -68,32 +87,12 @@ type Trial struct {
 }
 
 // BlockStat is one block of a combination's per-bar returns: the count,
-// sum and sum of squares, all a Sharpe ratio over a union of blocks needs.
-type BlockStat struct {
-	N     int     `json:"n"`
-	Sum   float64 `json:"s"`
-	SumSq float64 `json:"q"`
-}
+// sum and sum of squares (backtest.BlockStat).
+type BlockStat = backtest.BlockStat
 
 // BlockStats cuts returns into s equal blocks, leaving out the oldest
 // len(returns) mod s; nil when there are fewer than 2 returns per block.
-func BlockStats(returns []float64, s int) []BlockStat {
-	if s < 2 || len(returns) < 2*s {
-		return nil
-	}
-	m := len(returns) / s
-	off := len(returns) - m*s
-	out := make([]BlockStat, s)
-	for b := range out {
-		st := BlockStat{N: m}
-		for _, r := range returns[off+b*m : off+(b+1)*m] {
-			st.Sum += r
-			st.SumSq += r * r
-		}
-		out[b] = st
-	}
-	return out
-}
+func BlockStats(returns []float64, s int) []BlockStat { return backtest.BlockStats(returns, s) }
 
 // Scores are the rank metrics, full precision; NaN is null on the wire.
 type Scores struct {
@@ -122,24 +121,39 @@ type ReturnStats struct {
 // Num is a float64 whose NaN and infinities cross JSON as null.
 type Num float64
 
-// MarshalJSON writes NaN and infinities as null.
+// MarshalJSON writes NaN and infinities as null, and other values as
+// encoding/json writes a float64 (the shortest form that reads back
+// exactly), without its reflection: a sweep sends a dozen per trial.
 func (n Num) MarshalJSON() ([]byte, error) {
 	f := float64(n)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return []byte("null"), nil
 	}
-	return json.Marshal(f)
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(make([]byte, 0, 24), f, format, -1, 64)
+	if format == 'e' {
+		// e-09 is e-9, as encoding/json writes it.
+		if k := len(b); k >= 4 && b[k-4] == 'e' && b[k-3] == '-' && b[k-2] == '0' {
+			b[k-2] = b[k-1]
+			b = b[:k-1]
+		}
+	}
+	return b, nil
 }
 
-// UnmarshalJSON reads null as NaN.
+// UnmarshalJSON reads null as NaN, and a number as encoding/json reads a
+// float64.
 func (n *Num) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*n = Num(math.NaN())
 		return nil
 	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("worker: %q is not a number", b)
 	}
 	*n = Num(f)
 	return nil

@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"time"
 
+	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/script"
@@ -12,17 +15,23 @@ import (
 
 // runBacktest is the backtest handler: inside the worker it loads the
 // strategy with the request's overrides, reads the bars from the history
-// store (read-only), asks the strategy for its decisions in its own style
+// store (read-only; from the worker's bar cache when the request names
+// their digest), asks the strategy for its decisions in its own style
 // (signals once, or on_bar per bar) and runs the engine over them.
-func runBacktest(memo *ta.Memo) worker.Handler {
+func runBacktest(memo *ta.Memo, cache *barCache) worker.Handler {
 	return worker.Typed(func(ctx context.Context, req backtest.Request) (backtest.Response, error) {
-		return Backtest(ctx, req, memo)
+		return backtestWith(ctx, req, memo, cache)
 	})
 }
 
 // Backtest serves one backtest request in this process. It runs strategy
 // code, so it belongs in a worker (the handler calls it) and in tests.
 func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtest.Response, error) {
+	return backtestWith(ctx, req, memo, nil)
+}
+
+// backtestWith is Backtest with the worker's bar cache (nil: none).
+func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cache *barCache) (backtest.Response, error) {
 	cfg, err := req.Config(backtest.DefaultConfig())
 	if err != nil {
 		return backtest.Response{}, err
@@ -30,12 +39,17 @@ func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtes
 	if req.HistoryPath == "" {
 		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "backtest request without a history store path"}
 	}
-	store, err := history.OpenReadOnly(req.HistoryPath)
-	if err != nil {
-		return backtest.Response{}, err
+	var (
+		bars strategy.Bars
+		keys *script.BarKeys
+	)
+	if cache != nil && req.Digest != "" {
+		var e barEntry
+		e, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+		bars, keys = e.bars, e.keys
+	} else {
+		bars, err = loadBars(req.HistoryPath, req.Series, cfg.From, cfg.To)
 	}
-	defer store.Close()
-	bars, err := store.Load(req.Series, cfg.From, cfg.To)
 	if err != nil {
 		return backtest.Response{}, err
 	}
@@ -46,6 +60,7 @@ func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtes
 		return backtest.Response{}, err
 	}
 	defer closeFS()
+	opts.BarKeys = keys
 	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
 	if err != nil {
 		return backtest.Response{}, err
@@ -66,10 +81,26 @@ func Backtest(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtes
 	if res.LookaheadCheck, err = s.CheckLookahead(ctx, bars, trace()); err != nil {
 		return backtest.Response{}, err
 	}
+	if req.LookaheadOnly {
+		verdict, err := json.Marshal(struct {
+			LookaheadCheck string `json:"lookahead_check"`
+		}{res.LookaheadCheck})
+		return backtest.Response{Result: verdict}, err
+	}
 	resp, err := backtest.Report(res, req.Plot)
 	if err != nil {
 		return backtest.Response{}, err
 	}
 	resp.Output = s.Output()
 	return resp, nil
+}
+
+// loadBars reads the bars of series in [from, to] from the store at path.
+func loadBars(path, series string, from, to time.Time) (strategy.Bars, error) {
+	store, err := history.OpenReadOnly(path)
+	if err != nil {
+		return strategy.Bars{}, err
+	}
+	defer store.Close()
+	return store.Load(series, from, to)
 }

@@ -298,6 +298,43 @@ func BenchmarkOnBarSMACross1M(b *testing.B) {
 	benchTemplate(b, "sma_cross_bar", "on_bar bars/s / 1,000,000 (target >= 1)", 1_000_000)
 }
 
+// BenchmarkOnBarEngine1M is the on_bar run alone over the same million
+// bars, without the store load and the lookahead proof a backtest adds
+// (the proof runs on_bar again over four prefixes): Starlark's on_bar
+// once per bar and the engine, on one core. quality.md's on_bar figure
+// was measured for this before the proof existed.
+func BenchmarkOnBarEngine1M(b *testing.B) {
+	const n = 1_000_000
+	path := writeBench(b, n)
+	src, err := templates.Source("sma_cross_bar")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bars, err := loadBars(path, "BENCH@1h", time.Time{}, time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := backtest.DefaultConfig()
+	for b.Loop() {
+		s, err := script.Load(context.Background(), script.Source{Name: "sma_cross_bar.star", Text: src}, script.Options{Memo: ta.NewMemo(0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, warmup, done, err := decide(context.Background(), s, bars, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Warmup = warmup
+		if _, err := backtest.Run(context.Background(), bars, cfg, d); err != nil {
+			b.Fatal(err)
+		}
+		done()
+	}
+	rate := n * float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "bars/s")
+	fmt.Printf("ratio on_bar bars/s without the backtest's store load and lookahead proof / 1,000,000: %.2fx\n", rate/1e6) // collected by make bench
+}
+
 // BenchmarkSignalsSMACross1M is the same with the vectorised sma_cross.
 func BenchmarkSignalsSMACross1M(b *testing.B) {
 	benchTemplate(b, "sma_cross", "", 0)
@@ -348,4 +385,35 @@ func errorKind(err error) string {
 		return "backtest " + be.Kind.String()
 	}
 	return fmt.Sprintf("%T", err)
+}
+
+// TestLookaheadOnly: a backtest asked for the lookahead verdict alone (a
+// sweep's check of its winner) answers that verdict, the full report's,
+// and nothing else; for both styles.
+func TestLookaheadOnly(t *testing.T) {
+	for _, name := range []string{"sma_cross", "sma_cross_bar"} {
+		req := templateRequest(t, name, "BTC-USD@1d")
+		full, err := Backtest(t.Context(), req, ta.NewMemo(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.LookaheadOnly = true
+		only, err := Backtest(t.Context(), req, ta.NewMemo(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f, o map[string]any
+		if err := json.Unmarshal(full.Result, &f); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(only.Result, &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o) != 1 || o["lookahead_check"] != f["lookahead_check"] || !strings.HasPrefix(fmt.Sprint(o["lookahead_check"]), "passed") {
+			t.Errorf("%s: verdict alone %v, full report's %q", name, o, f["lookahead_check"])
+		}
+		if only.Text != "" || only.PNG != nil {
+			t.Errorf("%s: the verdict came with a report", name)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"wicket/strategy"
 	"wicket/strategy/history"
+	"wicket/strategy/script"
 	"wicket/strategy/worker"
 )
 
@@ -25,6 +26,7 @@ type barEntry struct {
 	key    string
 	digest string
 	bars   strategy.Bars
+	keys   *script.BarKeys // the memo keys of the bars' columns, hashed once per entry
 	bytes  int64
 }
 
@@ -34,9 +36,10 @@ const (
 	barCacheBytes   = 256 << 20
 )
 
-// load returns the bars of series in [from, to] from the store at path,
+// load returns the entry of the bars of series in [from, to] from the
+// store at path (the bars, their digest and their columns' memo keys),
 // from the cache when an entry of that range has the digest want.
-func (c *barCache) load(path, series string, from, to time.Time, want string) (strategy.Bars, error) {
+func (c *barCache) load(path, series string, from, to time.Time, want string) (barEntry, error) {
 	key := path + "\x00" + series + "\x00" + from.String() + "\x00" + to.String()
 	c.mu.Lock()
 	for i, e := range c.entries {
@@ -44,29 +47,29 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (s
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
 			c.mu.Unlock()
-			return e.bars, nil
+			return e, nil
 		}
 	}
 	c.mu.Unlock()
 
-	store, err := history.OpenReadOnly(path)
+	bars, err := loadBars(path, series, from, to)
 	if err != nil {
-		return strategy.Bars{}, err
+		return barEntry{}, err
 	}
-	bars, err := store.Load(series, from, to)
-	store.Close()
-	if err != nil {
-		return strategy.Bars{}, err
+	e := barEntry{key: key, digest: bars.Digest(), bars: bars, keys: &script.BarKeys{}, bytes: int64(bars.Len()) * 48}
+	if want != "" && e.digest != want {
+		return barEntry{}, &history.Error{Kind: history.KindStorage, Series: series,
+			Msg: "the bars changed while the research ran (another import or fetch wrote the series); run it again"}
 	}
-	c.put(barEntry{key: key, digest: bars.Digest(), bars: bars, bytes: int64(bars.Len()) * 48})
-	return bars, nil
+	c.put(e)
+	return e, nil
 }
 
 // loadFile returns the bars encoded in the file at path (a cluster
 // worker's shipped copy), which must hash to digest.
-func (c *barCache) loadFile(path, series, digest string) (strategy.Bars, error) {
+func (c *barCache) loadFile(path, series, digest string) (barEntry, error) {
 	if digest == "" {
-		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
+		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
 	}
 	key := "file\x00" + path + "\x00" + series
 	c.mu.Lock()
@@ -75,20 +78,21 @@ func (c *barCache) loadFile(path, series, digest string) (strategy.Bars, error) 
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
 			c.mu.Unlock()
-			return e.bars, nil
+			return e, nil
 		}
 	}
 	c.mu.Unlock()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
+		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
 	}
 	bars, err := strategy.DecodeBars(data, series, digest)
 	if err != nil {
-		return strategy.Bars{}, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
+		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
 	}
-	c.put(barEntry{key: key, digest: digest, bars: bars, bytes: int64(bars.Len()) * 48})
-	return bars, nil
+	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, bytes: int64(bars.Len()) * 48}
+	c.put(e)
+	return e, nil
 }
 
 // put adds e, replacing an entry of its key, and evicts to the bounds.

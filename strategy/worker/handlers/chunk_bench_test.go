@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
@@ -20,28 +21,39 @@ import (
 // machine disturbs less than the wall clock. Run with -cpu 1 for a
 // worker's view (one core, its collector included).
 func BenchmarkSweepChunk(b *testing.B) {
+	type input struct {
+		name string
+		open func() (path, series string)
+	}
+	var inputs []input
 	for _, n := range []int{17_544, 1_000_000} {
-		b.Run(fmt.Sprintf("bars=%d", n), func(b *testing.B) {
-			path := writeBench(b, n)
+		inputs = append(inputs, input{fmt.Sprintf("bars=%d", n), func() (string, string) { return writeBench(b, n), "BENCH@1h" }})
+	}
+	// The demo's hourly random walk (17,544 bars, the reference's small
+	// case): many more crossings, so many more trades, than the sine.
+	inputs = append(inputs, input{"demo=BTC-USD@1h", func() (string, string) { return demoStore(b), "BTC-USD@1h" }})
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) {
+			path, series := in.open()
 			src, err := templates.Source("sma_cross")
 			if err != nil {
 				b.Fatal(err)
 			}
-			req := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: "BENCH@1h", Capital: "10000", FeeBps: 10, SlippageBps: 5}
+			req := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: series, Capital: "10000", FeeBps: 10, SlippageBps: 5, Blocks: 16}
 			for f := 5; f <= 50; f += 5 {
 				for s := 20; s <= 200; s += 20 {
 					req.Combos = append(req.Combos, map[string]any{"fast": int64(f), "slow": int64(s)})
 				}
 			}
 			cache := &barCache{}
-			bars, err := cache.load(path, "BENCH@1h", time.Time{}, time.Time{}, "")
+			e, err := cache.load(path, series, time.Time{}, time.Time{}, "")
 			if err != nil {
 				b.Fatal(err)
 			}
-			req.Digest = bars.Digest() // the chunks find the bars in the cache, as a sweep's do
+			req.Digest = e.digest // the chunks find the bars in the cache, as a sweep's do
 			before := cpuTime()
 			for b.Loop() {
-				if _, err := evalChunk(context.Background(), req, ta.NewMemo(worker.MemoBytes), cache); err != nil {
+				if _, err := evalChunk(context.Background(), req, ta.NewMemo(worker.MemoBytes), cache, &backtest.Scratch{}); err != nil {
 					b.Fatal(err)
 				}
 			}

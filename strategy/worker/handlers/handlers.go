@@ -16,6 +16,7 @@ import (
 // by its handlers across requests (ta.NewMemo(worker.MemoBytes)). Add
 // other kinds to the returned table.
 func New(memo *ta.Memo) worker.Handlers {
+	cache := &barCache{} // lives as long as the worker, like memo
 	return worker.Handlers{
 		worker.KindValidate: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (script.Report, error) {
 			opts, closeFS, err := options(req, memo)
@@ -25,7 +26,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			defer closeFS()
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
-		worker.KindBacktest: runBacktest(memo),
+		worker.KindBacktest: runBacktest(memo, cache),
 		worker.KindSummaries: worker.Typed(func(ctx context.Context, req worker.SummariesRequest) (worker.SummariesResult, error) {
 			out := worker.SummariesResult{Summaries: make([]worker.Summary, len(req.Files))}
 			for i, f := range req.Files {
@@ -37,7 +38,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			}
 			return out, nil
 		}),
-		worker.KindSweep: runSweep(memo),
+		worker.KindSweep: runSweep(memo, cache),
 		worker.KindParams: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error) {
 			opts, closeFS, err := options(req, memo)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"sync"
 	"time"
 
 	"wicket/strategy"
@@ -19,7 +20,7 @@ import (
 // buffers. A combination whose run fails is a trial with Error set; only
 // a failure that concerns the whole chunk (the store, the range,
 // cancellation) fails the request.
-func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache) (worker.SweepChunkResult, error) {
+func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
 	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
@@ -29,18 +30,19 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	var bars strategy.Bars
+	var e barEntry
 	switch {
 	case req.BarsFile != "":
-		bars, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
+		e, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
 	case req.HistoryPath == "":
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
 	default:
-		bars, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
+		e, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 	}
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
+	bars := e.bars
 	// The range warnings of a backtest ("range clipped") do not apply to
 	// a chunk: its range is the caller's window over known bars.
 	cfg.From, cfg.To = time.Time{}, time.Time{}
@@ -61,10 +63,13 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	defer closeFS()
 
 	before := memo.Stats().Computed
-	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}
+	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos)), Bars: worker.BarsSeen{Digest: e.digest, Count: bars.Len()}}
+	if n := bars.Len(); n > 0 {
+		resp.Bars.First, resp.Bars.Last = bars.Time[0], bars.Time[n-1]
+	}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
-	opts.BarKeys = &script.BarKeys{} // the chunk's bars come from the bar cache and are never modified
-	var sc backtest.Scratch
+	opts.BarKeys = e.keys  // the chunk's bars come from the bar cache and are never modified
+	sc.Blocks = req.Blocks // each trial's returns in blocks, for PBO
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
 			return worker.SweepChunkResult{}, err
@@ -74,7 +79,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 			t = worker.Trial{Error: compileErr.Error()}
 		} else {
 			opts.Overrides = combo
-			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, req.Blocks, &sc)
+			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, sc)
 		}
 		if t.Values == nil {
 			t.Values = combo // a failed run names the combination it was given
@@ -94,7 +99,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 }
 
 // runTrial evaluates one combination over bars, trading from bar start.
-func runTrial(ctx context.Context, prog *script.Program, opts script.Options, bars strategy.Bars, start int, cfg backtest.Config, returns bool, blocks int, sc *backtest.Scratch) worker.Trial {
+func runTrial(ctx context.Context, prog *script.Program, opts script.Options, bars strategy.Bars, start int, cfg backtest.Config, returns bool, sc *backtest.Scratch) worker.Trial {
 	fail := func(err error) worker.Trial { return worker.Trial{Error: err.Error()} }
 	s, err := prog.Load(ctx, opts)
 	if err != nil {
@@ -130,18 +135,26 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 	if returns {
 		t.Returns = append([]float64(nil), ev.Returns...)
 	}
-	if blocks > 0 {
-		t.Blocks = worker.BlockStats(ev.Returns, blocks)
-	}
+	t.Blocks = ev.Blocks
 	return t
 }
 
 // runSweep is the sweep handler. Its bar cache lives as long as the
 // worker, like memo: the chunks of one sweep, and the next sweep over the
 // same bars, read the store once.
-func runSweep(memo *ta.Memo) worker.Handler {
-	cache := &barCache{}
+func runSweep(memo *ta.Memo, cache *barCache) worker.Handler {
+	// One scratch serves the chunks one after another (a worker serves one
+	// request at a time; a second at once gets its own), so its buffers and
+	// its price check of the cached bars outlive a chunk.
+	var (
+		mu sync.Mutex
+		sc backtest.Scratch
+	)
 	return worker.Typed(func(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
-		return evalChunk(ctx, req, memo, cache)
+		if !mu.TryLock() {
+			return evalChunk(ctx, req, memo, cache, &backtest.Scratch{})
+		}
+		defer mu.Unlock()
+		return evalChunk(ctx, req, memo, cache, &sc)
 	})
 }

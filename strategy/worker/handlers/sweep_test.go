@@ -5,12 +5,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
-	"wicket/strategy/worker"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
+	"wicket/strategy/ta"
+	"wicket/strategy/templates"
+	"wicket/strategy/worker"
 )
 
 func TestStatsOf(t *testing.T) {
@@ -75,13 +78,18 @@ func TestBarCache(t *testing.T) {
 	}
 	var c barCache
 	got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want)
-	if err != nil || got.Digest() != want {
+	if err != nil || got.digest != want || got.bars.Digest() != want {
 		t.Fatalf("first load: %v", err)
+	}
+	// Bars read from the store that are not the ones named changed since
+	// the caller saw them: an error, not a second version in one sweep.
+	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[10], 0), want); err == nil || !strings.Contains(err.Error(), "changed while the research ran") {
+		t.Errorf("bars with another digest than the one named: %v", err)
 	}
 	if err := os.Rename(path, path+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.Len() != bars.Len() {
+	if got, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, want); err != nil || got.bars.Len() != bars.Len() {
 		t.Errorf("a cached range with its digest read the store again: %v", err)
 	}
 	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Time{}, "another digest"); err == nil {
@@ -89,5 +97,19 @@ func TestBarCache(t *testing.T) {
 	}
 	if _, err := c.load(path, "SPY@1d", time.Time{}, time.Unix(bars.Time[5], 0), want); err == nil {
 		t.Error("another range was served from the cache")
+	}
+	// A backtest that names the digest (a sweep's winner check) uses the
+	// cached bars; one that does not reads the store, which is gone.
+	src2, err := templates.Source("sma_cross")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := backtest.Request{Source: src2, Name: "sma_cross.star", Series: "SPY@1d", HistoryPath: path, Digest: want}
+	if _, err := backtestWith(t.Context(), req, ta.NewMemo(0), &c); err != nil {
+		t.Errorf("a backtest naming the cached bars' digest: %v", err)
+	}
+	req.Digest = ""
+	if _, err := backtestWith(t.Context(), req, ta.NewMemo(0), &c); err == nil {
+		t.Error("a backtest without a digest did not read the store")
 	}
 }
