@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -290,4 +291,46 @@ func TestTLSWithToken(t *testing.T) {
 	dialOK(t, cluster.Options{URL: url, CAFile: ca.File, Token: token})
 	err := dialErr(t, cluster.Options{URL: url, CAFile: ca.File}, token)
 	wantErr(t, "TLS without the token", err, "authorization violation", "WICKET_NATS_TOKEN")
+}
+
+// TestSilentServerIsBounded: a server that takes the connection and says
+// nothing (no NATS INFO, no TLS handshake) is an error within the
+// connect timeout, for nats:// and tls:// alike.
+func TestSilentServerIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for _, scheme := range []string{"nats://", "tls://"} {
+		o := cluster.Options{URL: scheme + ln.Addr().String(), ConnectTimeout: time.Second}
+		if scheme == "tls://" {
+			o.CAFile = clustertest.NewCA(t).File
+		}
+		err := dialErr(t, o)
+		wantErr(t, scheme+" to a silent server", err, "cannot reach the research cluster at "+o.URL+" within 1s")
+	}
 }
