@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -45,6 +46,25 @@ func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o c
 	o.Token, _, _ = s.Lookup(project.KeyNATSToken)
 	o.CredsFile, _, _ = s.Lookup(project.KeyNATSCreds)
 	o.NKeyFile, _, _ = s.Lookup(project.KeyNATSNKey)
+	for _, f := range []struct{ key, path string }{{project.KeyNATSCreds, o.CredsFile}, {project.KeyNATSNKey, o.NKeyFile}} {
+		if fi, err := os.Stat(f.path); f.path != "" && err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o044 != 0 {
+			fmt.Fprintf(c.App.ErrWriter, "wicket: warning: %s (%s) is readable by other users (mode %o); it holds a secret seed: chmod 600 it\n", f.path, f.key, fi.Mode().Perm())
+		}
+	}
+	// The CA: --cluster-ca (wicket worker), else [research] cluster_ca,
+	// relative to the project.
+	o.CAFile = cfg.Research.ClusterCA
+	if o.CAFile != "" && !filepath.IsAbs(o.CAFile) && p != nil {
+		o.CAFile = filepath.Join(p.Root, o.CAFile)
+	}
+	if c.IsSet("cluster-ca") {
+		if o.CAFile = c.String("cluster-ca"); o.CAFile == "" {
+			return o, false, usagef("--cluster-ca needs the PEM file of the CA that signed the NATS server's certificate")
+		}
+	}
+	if err := project.ValidateClusterCA(url, o.CAFile); err != nil {
+		return o, false, usageError{fmt.Errorf("the research cluster's CA: %w", err)}
+	}
 	return o, true, nil
 }
 
@@ -82,10 +102,12 @@ func clusterWorkerCommand() *cli.Command {
 			"`wicket mcp` and `wicket data serve` queue there when [research] cluster is set. Strategies run in --workers\n" +
 			"worker processes under the same memory and CPU limits as local research. Bars arrive from the cluster once per\n" +
 			"machine and are kept in --cache. The credential (WICKET_NATS_TOKEN, WICKET_NATS_CREDS_FILE or WICKET_NATS_NKEY_FILE)\n" +
-			"comes from the environment or the project's secrets.env. Stop it with Ctrl-C; a chunk it held goes to another worker.",
+			"comes from the environment or the project's secrets.env. A tls:// cluster is verified against the system's roots, or\n" +
+			"against --cluster-ca (a private CA's certificate). Stop it with Ctrl-C; a chunk it held goes to another worker.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cluster", Usage: "the NATS JetStream server, `URL` nats://host:4222 or tls://host:4222 (default [research] cluster)"},
 			&cli.IntFlag{Name: "workers", Usage: "worker processes on this machine, `N` (default research.workers, or one per core)"},
+			&cli.StringFlag{Name: "cluster-ca", Usage: "with a tls:// cluster, the PEM `FILE` of the CA that signed the server's certificate (default [research] cluster_ca; else the system's roots)"},
 			&cli.StringFlag{Name: "cache", Usage: "`DIR` for the bars this machine has fetched (default the user cache directory)"},
 			&cli.DurationFlag{Name: "ack-wait", Value: cluster.DefaultAckWait, Hidden: true, Usage: "how long a chunk may go without progress before another worker gets it"},
 		},

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"wicket/internal/project"
@@ -33,9 +34,19 @@ type clusterRig struct {
 	url     string
 	workers []*exec.Cmd
 	lines   []chan string // each worker's stderr
+	// workerArgs and workerEnv are added to each worker's command line
+	// and environment.
+	workerArgs, workerEnv []string
 }
 
 func newClusterRig(t *testing.T, workers int) *clusterRig {
+	t.Helper()
+	return newClusterRigAt(t, "", workers)
+}
+
+// newClusterRigAt is newClusterRig on the server at url (an embedded
+// one of the caller's); "" starts a plain one.
+func newClusterRigAt(t *testing.T, url string, workers int) *clusterRig {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
@@ -45,7 +56,10 @@ func newClusterRig(t *testing.T, workers int) *clusterRig {
 		t.Fatalf("the wicket test command is not in PATH: %v", err)
 	}
 	dir := t.TempDir()
-	r := &clusterRig{t: t, bin: bin, dir: dir, env: append(os.Environ(), project.EnvProject+"="+dir, project.KeyNATSToken+"="), url: clustertest.Server(t)}
+	r := &clusterRig{t: t, bin: bin, dir: dir, env: append(os.Environ(), project.EnvProject+"="+dir, project.KeyNATSToken+"=", project.KeyNATSCreds+"=", project.KeyNATSNKey+"="), url: url}
+	if r.url == "" {
+		r.url = clustertest.Server(t)
+	}
 	for _, args := range [][]string{{"init", dir}, {"data", "seed-demo"}} {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = r.env
@@ -63,8 +77,8 @@ func newClusterRig(t *testing.T, workers int) *clusterRig {
 // ack wait, and waits until it has joined.
 func (r *clusterRig) startWorker() {
 	t := r.t
-	cmd := exec.Command(r.bin, "worker", "--cluster", r.url, "--workers", "1", "--cache", t.TempDir(), "--ack-wait", "1s")
-	cmd.Env = r.env
+	cmd := exec.Command(r.bin, append([]string{"worker", "--cluster", r.url, "--workers", "1", "--cache", t.TempDir(), "--ack-wait", "1s"}, r.workerArgs...)...)
+	cmd.Env = append(r.env, r.workerEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -393,5 +407,155 @@ func TestClusterNoWorkers(t *testing.T) {
 	cmd.Env = r.env
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "must be nats:// or tls://") {
 		t.Errorf("an http cluster URL: %v\n%s", err, out)
+	}
+}
+
+// TestClusterTLS: a `wicket worker` joins a TLS-only cluster that admits
+// one nkey user, trusting the cluster's private CA through --cluster-ca
+// and holding the seed's path in its environment; `wicket sweep
+// --cluster` reaches it with [research] cluster_ca (relative to the
+// project) and the seed's path from secrets.env, and answers what the
+// in-process sweep answers. A nats:// URL to that server, a CA that did
+// not sign its certificate and a missing seed are clear errors within a
+// bounded time, and the seed shows in no output.
+func TestClusterTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	ca := clustertest.NewCA(t)
+	user := clustertest.NewNKeyUser(t)
+	requireTLS := ca.RequireTLS(t)
+	url := clustertest.ServerWith(t, func(o *server.Options) { requireTLS(o); user.Allow(o) })
+	hostPort := strings.TrimPrefix(url, "tls://")
+	r := newClusterRigAt(t, url, 0)
+	var outputs []string
+	// run runs the binary with the rig's environment and more, bounded.
+	run := func(env []string, args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, r.bin, args...)
+		cmd.Env = append(r.env, env...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("wicket %s did not end within a minute", strings.Join(args, " "))
+		}
+		outputs = append(outputs, stdout.String(), stderr.String())
+		if err != nil {
+			return stdout.String() + stderr.String(), err
+		}
+		return stdout.String(), nil
+	}
+	seedEnv := []string{project.KeyNATSNKey + "=" + user.SeedFile}
+	worker := []string{"worker", "--cluster", url, "--workers", "1", "--cache", t.TempDir()}
+
+	// A worker without the seed, and one that trusts another CA, stop at once.
+	out, err := run(nil, append(worker, "--cluster-ca", ca.File)...)
+	if err == nil || !strings.Contains(out, "the server wants a credential") || !strings.Contains(out, project.KeyNATSNKey) {
+		t.Errorf("a worker without the seed: %v\n%s", err, out)
+	}
+	out, err = run(seedEnv, append(worker, "--cluster-ca", clustertest.NewCA(t).File)...)
+	if err == nil || !strings.Contains(out, "certificate signed by unknown authority") || !strings.Contains(out, "not signed by the CA in") {
+		t.Errorf("a worker that trusts another CA: %v\n%s", err, out)
+	}
+	// This one also holds a seed file others may read.
+	readable := t.TempDir() + "/readable.nk"
+	if seed, err := os.ReadFile(user.SeedFile); err != nil || os.WriteFile(readable, seed, 0o644) != nil || os.Chmod(readable, 0o644) != nil {
+		t.Fatalf("copy the seed: %v", err)
+	}
+	out, err = run([]string{project.KeyNATSNKey + "=" + readable}, worker...)
+	if err == nil || !strings.Contains(out, "not signed by a CA this machine trusts") || !strings.Contains(out, "--cluster-ca") {
+		t.Errorf("a worker that trusts the system's roots only: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "readable.nk ("+project.KeyNATSNKey+") is readable by other users (mode 644)") {
+		t.Errorf("no warning about a seed file others may read:\n%s", out)
+	}
+
+	out, err = run(seedEnv, "worker", "--cluster", "nats://"+hostPort, "--cache", t.TempDir())
+	if err == nil || !strings.Contains(out, "the server requires TLS") || !strings.Contains(out, "write the cluster as tls://"+hostPort) {
+		t.Errorf("a nats:// URL to a TLS-only server: %v\n%s", err, out)
+	}
+
+	r.workerArgs, r.workerEnv = []string{"--cluster-ca", ca.File}, seedEnv
+	r.startWorker()
+
+	// The project trusts the CA through wicket.toml and finds the seed
+	// through secrets.env.
+	p := project.Project{Root: r.dir}
+	pem, err := os.ReadFile(ca.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.SettingsDir()+"/nats-ca.pem", pem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	toml, err := os.ReadFile(p.ConfigPath())
+	if err != nil || !strings.Contains(string(toml), "\n[research]\n") {
+		t.Fatalf("wicket.toml has no [research] table: %v", err)
+	}
+	toml = []byte(strings.Replace(string(toml), "\n[research]\n", "\n[research]\ncluster_ca = \"settings/nats-ca.pem\"\n", 1))
+	if err := os.WriteFile(p.ConfigPath(), toml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := os.OpenFile(p.SecretsPath(), os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = secrets.WriteString("\n" + project.KeyNATSNKey + "=" + user.SeedFile + "\n")
+	if cerr := secrets.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sweep := []string{"sweep", "sma_cross", "--series", "ETH-USD@1d", "--grid", "fast=2:12", "--grid", "slow=30,60", "--json"}
+	want, err := run(nil, sweep...)
+	if err != nil {
+		t.Fatalf("the in-process sweep: %v\n%s", err, want)
+	}
+	got, err := run([]string{"WICKET_CLUSTER_WAIT=20s"}, append(sweep, "--cluster", url)...)
+	if err != nil {
+		t.Fatalf("the sweep on the TLS cluster: %v\n%s", err, got)
+	}
+	// The ledger grows with each sweep (its figures, the run id): the
+	// sweep's own answer must be the same.
+	same := func(out string) string {
+		var v map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("sweep --json: %v\n%s", err, out)
+		}
+		for _, k := range []string{"run_id", "ledger_deflated_sharpe"} {
+			if _, ok := v[k]; !ok {
+				t.Fatalf("sweep --json has no %s", k)
+			}
+			delete(v, k)
+		}
+		return string(mustMarshal(t, v))
+	}
+	if a, b := same(want), same(got); a != b || !strings.Contains(a, `"evaluated":22`) {
+		t.Errorf("the sweep on the TLS cluster differs from the in-process sweep:\n%s\n%s", a, b)
+	}
+	answered := false
+	for timeout := time.After(10 * time.Second); !answered; {
+		select {
+		case l := <-r.lines[0]:
+			answered = strings.Contains(l, ": answered in ")
+			outputs = append(outputs, l)
+		case <-timeout:
+			t.Fatal("the worker on the TLS cluster answered no chunk")
+		}
+	}
+
+	// nats:// to the TLS-only server with the CA configured.
+	out, err = run(nil, append(sweep, "--cluster", "nats://"+hostPort)...)
+	if err == nil || !strings.Contains(out, "a CA file is for a TLS cluster") || !strings.Contains(out, "write it as tls://"+hostPort) {
+		t.Errorf("a nats:// URL with cluster_ca set: %v\n%s", err, out)
+	}
+	for _, o := range outputs {
+		if strings.Contains(o, user.Seed) || strings.Contains(o, user.Seed[2:20]) {
+			t.Fatalf("the seed shows in an output:\n%s", o)
+		}
 	}
 }

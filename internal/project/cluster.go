@@ -41,6 +41,23 @@ func ValidateClusterURL(s string) error {
 	return nil
 }
 
+// ValidateClusterCA checks the CA file setting against the cluster's
+// address: a CA is for TLS, so the cluster must be tls:// when both are
+// set (--cluster may give the address instead). The file itself is read
+// when the cluster is reached.
+func ValidateClusterCA(cluster, ca string) error {
+	if ca == "" {
+		return nil
+	}
+	if strings.TrimSpace(ca) != ca || strings.ContainsRune(ca, 0) {
+		return fmt.Errorf("%q is not a file name", ca)
+	}
+	if u, err := url.Parse(cluster); err == nil && cluster != "" && !strings.EqualFold(u.Scheme, "tls") {
+		return fmt.Errorf("a CA file is for a TLS cluster, but the cluster is %s: write it as tls://%s", redactURL(u), u.Host)
+	}
+	return nil
+}
+
 func redactURL(u *url.URL) string {
 	c := *u
 	c.User = nil

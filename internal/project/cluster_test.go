@@ -29,4 +29,19 @@ func TestResearchClusterConfig(t *testing.T) {
 	if cfg, err := ParseConfig("wicket.toml", []byte("[research]\n")); err != nil || cfg.Research.Cluster != "" {
 		t.Errorf("no cluster: %v %q", err, cfg.Research.Cluster)
 	}
+
+	for _, tt := range []struct{ text, want string }{
+		{"cluster = \"nats://h:4222\"\ncluster_ca = \"ca.pem\"", "write it as tls://h:4222"},
+		{"cluster_ca = \" ca.pem\"", "is not a file name"},
+	} {
+		_, err := ParseConfig("wicket.toml", []byte("[research]\n"+tt.text+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "research.cluster_ca") {
+			t.Errorf("%s: err = %v, want mention of %q", tt.text, err, tt.want)
+		}
+	}
+	for _, ok := range []string{"cluster = \"tls://h:4222\"\ncluster_ca = \"settings/nats-ca.pem\"", "cluster_ca = \"/etc/nats/ca.pem\""} {
+		if _, err := ParseConfig("wicket.toml", []byte("[research]\n"+ok+"\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
 }

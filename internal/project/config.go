@@ -69,6 +69,9 @@ type Research struct {
 	// Cluster, when set, is a NATS JetStream server (nats://host:port, or
 	// tls:// for TLS) whose `wicket worker` processes run sweep chunks.
 	Cluster string `toml:"cluster"`
+	// ClusterCA, with a tls:// cluster, is a PEM file of the CA that
+	// signed the NATS server's certificate (relative to the project).
+	ClusterCA string `toml:"cluster_ca"`
 }
 
 // DefaultNodeAddress is where a node listens unless wicket.toml says otherwise.
@@ -302,6 +305,9 @@ func (c *Config) Validate() error {
 	}
 	if err := ValidateClusterURL(r.Cluster); err != nil {
 		return fmt.Errorf("research.cluster: %w", err)
+	}
+	if err := ValidateClusterCA(r.Cluster, r.ClusterCA); err != nil {
+		return fmt.Errorf("research.cluster_ca: %w", err)
 	}
 	if err := validateProviders(c.Providers); err != nil {
 		return err

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"wicket/strategy/worker"
 )
 
 // Names on the NATS server.
@@ -45,6 +42,10 @@ type Options struct {
 	// At most one credential: a token, a creds file path (JWT and seed)
 	// or an nkey seed file path.
 	Token, CredsFile, NKeyFile string
+	// CAFile, with a tls:// URL, is a PEM file of the certificates of the
+	// CAs that may sign the server's certificate, instead of the system's
+	// roots (for a server whose certificate a private CA signed).
+	CAFile string
 	// Name names the connection on the server (for its monitoring).
 	Name string
 	// ConnectTimeout bounds reaching the server; 0 means 5s.
@@ -72,34 +73,18 @@ func connect(ctx context.Context, o Options) (*nats.Conn, jetstream.JetStream, j
 		timeout = DefaultConnectTimeout
 	}
 	opts := []nats.Option{nats.Name(o.Name), nats.Timeout(timeout), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
-	n := 0
-	if o.Token != "" {
-		opts = append(opts, nats.Token(o.Token))
-		n++
-	}
-	if o.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(o.CredsFile))
-		n++
-	}
-	if o.NKeyFile != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.NKeyFile)
-		if err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("read the NATS nkey seed file: %w", err)
-		}
-		opts = append(opts, opt)
-		n++
-	}
-	if n > 1 {
-		return nil, nil, nil, nil, errors.New("give the research cluster one credential: a token, a creds file or an nkey seed file, not several")
+	auth, err := credentialOptions(o)
+	if err != nil {
+		return nil, nil, nil, nil, err
 	}
 	where := redacted(o.URL)
-	nc, err := nats.Connect(o.URL, opts...)
+	nc, err := nats.Connect(o.URL, append(opts, auth...)...)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("cannot reach the research cluster at %s within %s: %w; check the address, that nats-server runs there with JetStream on (-js), and its credentials in secrets.env", where, timeout, err)
+		return nil, nil, nil, nil, dialError(o, timeout, err)
 	}
 	fail := func(what string, err error) (*nats.Conn, jetstream.JetStream, jetstream.Stream, jetstream.ObjectStore, error) {
 		nc.Close()
-		return nil, nil, nil, nil, fmt.Errorf("research cluster at %s: %s: %w (is JetStream enabled on the server?)", where, what, err)
+		return nil, nil, nil, nil, fmt.Errorf("research cluster at %s: %s: %w (is JetStream enabled on the server, and in operator mode for this account?)", where, what, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -107,21 +92,57 @@ func connect(ctx context.Context, o Options) (*nats.Conn, jetstream.JetStream, j
 	}
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	st, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
-		Name: StreamName, Subjects: []string{chunkSubjects}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, MaxAge: chunksMaxAge, Duplicates: dedupeWindow,
-		Description: "wicket research sweep chunks (a work queue)",
+	// Asking for the account's JetStream first says plainly when the
+	// account has none, and waits out a server that is still setting it up
+	// (in operator mode it does so on the account's first connection).
+	if err := retryCreate(sctx, func() error { _, err := js.AccountInfo(sctx); return err }); err != nil {
+		return fail("JetStream for this account", err)
+	}
+	var st jetstream.Stream
+	err = retryCreate(sctx, func() (err error) {
+		st, err = js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
+			Name: StreamName, Subjects: []string{chunkSubjects}, Retention: jetstream.WorkQueuePolicy,
+			Storage: jetstream.FileStorage, MaxAge: chunksMaxAge, Duplicates: dedupeWindow,
+			Description: "wicket research sweep chunks (a work queue)",
+		})
+		return err
 	})
 	if err != nil {
 		return fail("create the chunk stream", err)
 	}
-	obj, err := js.CreateOrUpdateObjectStore(sctx, jetstream.ObjectStoreConfig{
-		Bucket: BarsBucket, TTL: barsMaxAge, Description: "wicket bars shipped to research workers, keyed by digest",
+	var obj jetstream.ObjectStore
+	err = retryCreate(sctx, func() (err error) {
+		obj, err = js.CreateOrUpdateObjectStore(sctx, jetstream.ObjectStoreConfig{
+			Bucket: BarsBucket, TTL: barsMaxAge, Description: "wicket bars shipped to research workers, keyed by digest",
+		})
+		return err
 	})
 	if err != nil {
 		return fail("create the bars store", err)
 	}
 	return nc, js, st, obj, nil
+}
+
+// retryCreate runs create until it succeeds, it fails for a reason
+// other than the server's (a JetStream API error of code 500 or more),
+// or ctx ends: two processes that create the same stream at the same
+// moment (a worker and a sweep starting together) can make the server
+// fail one of them, and the next attempt finds the stream.
+func retryCreate(ctx context.Context, create func() error) error {
+	wait := 20 * time.Millisecond
+	for {
+		err := create()
+		var api *jetstream.APIError
+		if err == nil || !errors.As(err, &api) || api.Code < 500 || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
 }
 
 // presence is a worker's heartbeat.
@@ -132,10 +153,12 @@ type presence struct {
 	Busy  int    `json:"busy"`
 }
 
-// reply is a chunk's result on the dispatcher's reply subject.
-type reply struct {
-	Chunk  string            `json:"chunk"`
-	Worker string            `json:"worker"`
-	Result json.RawMessage   `json:"result,omitempty"`
-	Error  *worker.WireError `json:"error,omitempty"`
-}
+// A chunk's answer on the dispatcher's reply subject is a core NATS
+// message whose headers name the chunk and the worker and whose body is
+// the strategy worker's own JSON answer, passed through untouched: the
+// SweepChunkResult, or with headerError set a worker.WireError. Nothing
+// decodes and re-encodes the result between the pool and the dispatcher.
+const (
+	headerWorker = "Wicket-Worker"
+	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
+)

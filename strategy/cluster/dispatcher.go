@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,7 +54,7 @@ type Dispatcher struct {
 	where string
 
 	mu      sync.Mutex
-	pending map[string]chan reply
+	pending map[string]chan *nats.Msg // chunk id → its answer
 	workers map[string]seen
 	bars    map[string]string // history path, series, range → digest shipped
 	barsMu  sync.Mutex        // serialises shipping bars
@@ -81,7 +82,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL),
-		pending: map[string]chan reply{}, workers: map[string]seen{}, bars: map[string]string{}}
+		pending: map[string]chan *nats.Msg{}, workers: map[string]seen{}, bars: map[string]string{}}
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
 		d.subs = append(d.subs, sub)
@@ -116,16 +117,16 @@ func (d *Dispatcher) onPresence(m *nats.Msg) {
 }
 
 func (d *Dispatcher) onReply(m *nats.Msg) {
-	var r reply
-	if json.Unmarshal(m.Data, &r) != nil {
+	chunk := m.Header.Get(headerChunk)
+	if chunk == "" {
 		return
 	}
 	d.mu.Lock()
-	ch, ok := d.pending[r.Chunk]
-	delete(d.pending, r.Chunk) // the first result wins; a redelivered chunk's second answer finds nothing
+	ch, ok := d.pending[chunk]
+	delete(d.pending, chunk) // the first result wins; a redelivered chunk's second answer finds nothing
 	d.mu.Unlock()
 	if ok {
-		ch <- r
+		ch <- m
 	}
 }
 
@@ -217,7 +218,7 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	seq := strconv.FormatUint(d.seq.Add(1), 10)
 	chunk := d.id + "." + seq
 	subject := chunkPrefix + chunk
-	ch := make(chan reply, 1)
+	ch := make(chan *nats.Msg, 1)
 	d.mu.Lock()
 	d.pending[chunk] = ch
 	d.mu.Unlock()
@@ -244,15 +245,8 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	var absentSince time.Time
 	for {
 		select {
-		case r := <-ch:
-			if r.Error != nil {
-				return worker.SweepChunkResult{}, r.Error.Err()
-			}
-			var res worker.SweepChunkResult
-			if err := json.Unmarshal(r.Result, &res); err != nil {
-				return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's result: " + err.Error()}
-			}
-			return res, nil
+		case m := <-ch:
+			return decodeAnswer(m)
 		case <-ctx.Done():
 			d.stop(subject, chunk)
 			return worker.SweepChunkResult{}, canceled(ctx)
@@ -270,6 +264,22 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 			}
 		}
 	}
+}
+
+// decodeAnswer reads a worker's answer (see headerError).
+func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
+	if m.Header.Get(headerError) != "" {
+		var we worker.WireError
+		if err := json.Unmarshal(m.Data, &we); err != nil {
+			return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's error: " + err.Error()}
+		}
+		return worker.SweepChunkResult{}, we.Err()
+	}
+	var res worker.SweepChunkResult
+	if err := json.Unmarshal(m.Data, &res); err != nil {
+		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's result: " + err.Error()}
+	}
+	return res, nil
 }
 
 // stop takes a chunk off the queue and tells a worker running it to stop.
@@ -311,6 +321,18 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 	if ok && (req.Digest == "" || req.Digest == digest) {
 		return digest, nil
 	}
+	if !ok && req.Digest != "" {
+		// The caller read these bars and knows their digest: when the store
+		// holds them already (another sweep shipped them), there is nothing
+		// to read or send. The worker checks what it fetches against the
+		// digest.
+		if err := hasBars(ctx, d.obj, req.Digest, d.o.connectTimeout()); err == nil {
+			d.remember(key, req.Digest)
+			return req.Digest, nil
+		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("look for the bars of %s on the research cluster at %s: %v", req.Series, d.where, err)}
+		}
+	}
 	from, err := backtest.ParseTime("from", req.From, false)
 	if err != nil {
 		return "", err
@@ -333,20 +355,42 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 	if req.Digest != "" && req.Digest != digest {
 		return "", &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
 	}
-	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout()); err != nil {
+	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload())); err != nil {
 		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", req.Series, d.where, err)}
 	}
+	d.remember(key, digest)
+	return digest, nil
+}
+
+// remember notes that the bars of a range are in the store.
+func (d *Dispatcher) remember(key, digest string) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if len(d.bars) >= maxShippedRanges {
 		clear(d.bars) // a long-lived server forgets old ranges; the store still has their bars
 	}
 	d.bars[key] = digest
-	d.mu.Unlock()
-	return digest, nil
 }
 
-// putBars stores data under digest unless it is there already.
-func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration) error {
+// hasBars is nil when the store holds an object named digest, and
+// jetstream.ErrObjectNotFound when it does not.
+func hasBars(ctx context.Context, obj jetstream.ObjectStore, digest string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := obj.GetInfo(ctx, digest)
+	return err
+}
+
+// barsChunk is the size of the pieces bars are stored in: large, so a
+// worker fetches them in few messages, and well within the server's
+// max_payload.
+func barsChunk(maxPayload int64) uint32 {
+	return uint32(max(1, min(512<<10, maxPayload/2)))
+}
+
+// putBars stores data under digest, in pieces of chunk bytes, unless it
+// is there already.
+func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration, chunk uint32) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout+time.Duration(len(data)>>20)*time.Second)
 	defer cancel()
 	if info, err := obj.GetInfo(ctx, digest); err == nil && info.Size == uint64(len(data)) {
@@ -354,6 +398,6 @@ func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data
 	} else if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return err
 	}
-	_, err := obj.PutBytes(ctx, digest, data)
+	_, err := obj.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
 	return err
 }

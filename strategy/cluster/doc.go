@@ -6,13 +6,18 @@
 // stream, ships the chunk's bars once into an object store keyed by
 // their digest, and waits for the chunk's result on its reply subject,
 // keyed by chunk id: the first result of a chunk wins and any later copy
-// is dropped. A Worker pulls chunks from the stream, fetches bars it has
+// is dropped. The result is the strategy worker's own JSON, passed on
+// untouched by the cluster worker and decoded once, by the dispatcher. A Worker pulls chunks from the stream, fetches bars it has
 // not seen into a local cache (once per machine), runs each chunk in its
 // own rlimited worker.Pool, answers, and only then acks. A worker that
 // dies mid-chunk stops reporting progress on it, and JetStream hands the
 // chunk to another worker after the ack wait: no chunk is lost, none is
 // counted twice. Cancelling a sweep purges its queued chunks and tells
 // every worker to stop the ones it runs.
+//
+// Credentials are a token, a .creds file or an nkey seed file, each file
+// checked before anything is sent; a tls:// server is verified against
+// the system's roots or a CA file (Options.CAFile).
 //
 // It must never run strategy code in the process that talks to NATS
 // (that is the pool's job), never put credentials in a URL, a log or a

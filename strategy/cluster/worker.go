@@ -1,8 +1,8 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,10 +26,12 @@ import (
 // every third of it.
 const DefaultAckWait = 30 * time.Second
 
-// Runner runs a chunk: a worker.Pool.
+// Runner runs a chunk: a worker.Pool. Do decodes the strategy worker's
+// answer into resp; a cluster worker asks for it raw (a
+// *json.RawMessage) and passes it on untouched.
 type Runner interface {
 	Size() int
-	Sweep(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error)
+	Do(ctx context.Context, kind string, req, resp any) error
 }
 
 // WorkerOptions configure a Worker.
@@ -223,7 +225,6 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 	}
 	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: running (delivery %d)\n", chunk, delivery)
 	began := time.Now()
-	r := reply{Chunk: chunk, Worker: w.id}
 	res, err := w.sweep(cctx, m.Data())
 	if cctx.Err() != nil {
 		if ctx.Err() != nil {
@@ -234,43 +235,57 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: cancelled\n", chunk)
 		return
 	}
+	answer := nats.NewMsg(replyTo)
+	answer.Header.Set(headerChunk, chunk)
+	answer.Header.Set(headerWorker, w.id)
+	answer.Data = res
 	if err != nil {
-		r.Error = worker.ToWire(err)
-	} else {
-		r.Result, err = json.Marshal(res)
-		if err != nil {
-			r.Error = worker.ToWire(err)
-		}
+		answer.Header.Set(headerError, "1")
+		answer.Data, _ = json.Marshal(worker.ToWire(err))
 	}
-	b, _ := json.Marshal(r)
-	if err := w.nc.Publish(replyTo, b); err != nil {
+	err = w.nc.PublishMsg(answer)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// Sending it again would fail again: the sweep gets an error instead.
+		answer.Header.Set(headerError, "1")
+		answer.Data, _ = json.Marshal(worker.ToWire(&worker.Error{Kind: worker.KindHandler, Msg: fmt.Sprintf(
+			"a chunk's answer (%d bytes) is larger than the NATS server's max_payload (%d bytes); raise max_payload on the server", len(res), w.nc.MaxPayload())}))
+		err = w.nc.PublishMsg(answer)
+	}
+	if err != nil {
 		fmt.Fprintf(w.o.Log, "wicket worker: answer chunk %s: %v\n", chunk, err)
 		m.Nak()
 		return
 	}
-	w.nc.Flush()
-	actx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
-	m.DoubleAck(actx)
-	cancel()
+	// The ack follows the answer on the same connection, so the server
+	// sees it only after the answer left; it is not waited for: should it
+	// be lost, the chunk is run again and the dispatcher, which keeps the
+	// first answer, drops the second.
+	m.Ack()
 	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: answered in %s\n", chunk, time.Since(began).Round(time.Millisecond))
 }
 
-func (w *Worker) sweep(ctx context.Context, data []byte) (worker.SweepChunkResult, error) {
+// sweep runs a chunk and returns the strategy worker's answer as it
+// gave it: a worker.SweepChunkResult in JSON.
+func (w *Worker) sweep(ctx context.Context, data []byte) (json.RawMessage, error) {
 	var msg chunkMsg
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "malformed chunk: " + err.Error()}
+		return nil, &worker.Error{Kind: worker.KindRequest, Msg: "malformed chunk: " + err.Error()}
 	}
 	req := msg.Chunk
 	path, err := w.barsFile(ctx, req.Digest)
 	if err != nil {
-		return worker.SweepChunkResult{}, err
+		return nil, err
 	}
 	inds, err := w.indicatorsDir(msg.Indicators)
 	if err != nil {
-		return worker.SweepChunkResult{}, err
+		return nil, err
 	}
 	req.BarsFile, req.HistoryPath, req.IndicatorsDir = path, "", inds
-	return w.o.Pool.Sweep(ctx, req)
+	var res json.RawMessage
+	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // barsFile is the local copy of the bars of digest, fetched from the
@@ -290,26 +305,42 @@ func (w *Worker) barsFile(ctx context.Context, digest string) (string, error) {
 	}
 	gctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	data, err := w.obj.GetBytes(gctx, digest)
+	got, err := w.obj.Get(gctx, digest)
 	if err != nil {
 		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch bars %s from the research cluster: %v", digest[:12], err)}
 	}
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != digest {
-		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("the bars %s fetched from the research cluster are damaged", digest[:12])}
+	defer got.Close()
+	// The store checks what it hands out against the SHA-256 digest it
+	// holds for the object; that digest must be the name's.
+	info, err := got.Info()
+	if err != nil {
+		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch bars %s from the research cluster: %v", digest[:12], err)}
+	}
+	want, _ := hex.DecodeString(digest)
+	if sum, err := jetstream.DecodeObjectDigest(info.Digest); err != nil || !bytes.Equal(sum, want) {
+		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("the bars %s in the research cluster are not what their name says; ship them again", digest[:12])}
 	}
 	tmp, err := os.CreateTemp(w.o.CacheDir, digest+".*.tmp")
 	if err != nil {
 		return "", fmt.Errorf("cache bars: %w", err)
 	}
-	_, err = tmp.Write(data)
+	// A large buffer moves a whole store chunk at a time; the wrapper
+	// keeps the file's ReadFrom, and its small buffer, out of the way.
+	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, got, make([]byte, 256<<10))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+	if err == nil && uint64(n) != info.Size {
+		err = fmt.Errorf("got %d of %d bytes", n, info.Size)
 	}
 	if err != nil {
+		os.Remove(tmp.Name())
+		if errors.Is(err, jetstream.ErrDigestMismatch) {
+			return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("the bars %s fetched from the research cluster are damaged", digest[:12])}
+		}
+		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch bars %s from the research cluster: %v", digest[:12], err)}
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("cache bars: %w", err)
 	}

@@ -1,0 +1,66 @@
+package cluster_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wicket/strategy/cluster"
+	"wicket/strategy/clustertest"
+	"wicket/strategy/research"
+	"wicket/strategy/worker"
+)
+
+// TestBarsUnderAWrongName: bars stored under a digest that is not
+// theirs are refused by the worker, and the chunk fails with a clear
+// error instead of running on them.
+func TestBarsUnderAWrongName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	url := clustertest.Server(t)
+	d, _ := joinWorker(t, cluster.Options{URL: url})
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := js.ObjectStore(t.Context(), cluster.BarsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("some other bars"))
+	name := hex.EncodeToString(sum[:])
+	if _, err := obj.PutBytes(t.Context(), name, []byte("not those bars")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Sweep(t.Context(), worker.SweepChunk{Name: "x.star", Source: "x = 1\n", Series: "SPY@1d", Digest: name, Capital: "10000", Combos: []map[string]any{{}}})
+	if err == nil || !strings.Contains(err.Error(), "are not what their name says") {
+		t.Fatalf("bars under a wrong name: %v", err)
+	}
+}
+
+// TestAnswerOverMaxPayload: on a server with a small max_payload the
+// bars travel in pieces that fit, and an answer too large for it fails
+// the sweep with an error that says so, never a chunk redelivered for
+// ever.
+func TestAnswerOverMaxPayload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	url := clustertest.ServerWith(t, func(o *server.Options) { o.MaxPayload = 16 << 10 })
+	d, _ := joinWorker(t, cluster.Options{URL: url})
+	_, err := research.NewLocal(research.Config{Project: demoProject(t), Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "SPY@1d"), nil)
+	if err == nil || !strings.Contains(err.Error(), "larger than the NATS server's max_payload (16384 bytes)") {
+		t.Fatalf("an answer over max_payload: %v", err)
+	}
+}
