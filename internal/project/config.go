@@ -168,6 +168,10 @@ max_combinations = 5000
 worker_memory_mib = 2048
 # Worker processes for sweeps; 0 means one per core.
 workers = 0
+# Run sweep chunks on the wicket workers of a NATS JetStream server (see
+# docs/operations.md); tls:// with cluster_ca for a private CA.
+# cluster = "nats://127.0.0.1:4222"
+# cluster_ca = "settings/nats-ca.pem"
 
 [agent]
 # Defaults of wicket mcp's flags of the same names (the flags override them).
