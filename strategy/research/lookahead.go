@@ -17,7 +17,7 @@ import (
 // read the future ranked nothing real. The other combinations share the
 // winner's code; only their knob values differ.
 func (l *Local) checkWinner(ctx context.Context, p *plan, values map[string]any) (string, error) {
-	return l.checkWinnerOver(ctx, p, values, p.base.From, p.base.To, p.digest())
+	return l.checkWinnerOver(ctx, p, values, p.base.From, p.base.To, p.base.Digest)
 }
 
 // checkWinnerOver is checkWinner over the bars from..to (RFC 3339) of the

@@ -29,10 +29,11 @@ type planInput struct {
 	costs           Costs
 	maxCombinations int
 	// barsInWorker leaves the bars to the workers: the caller checks that
-	// the series exists, the first chunk's worker reports what it read
-	// (plan.saw), and this process never holds them. Without it the caller
-	// reads the bars itself (a walk-forward cuts windows by their times, a
-	// universe pools them, a cluster ships them).
+	// the series exists, the worker that answers the params request reads
+	// the bars into its cache and reports what it read (digest, count,
+	// span), every chunk names that digest, and this process never holds
+	// them. Without it the caller reads the bars itself (a walk-forward
+	// cuts windows by their times, a universe pools them).
 	barsInWorker bool
 }
 
@@ -52,12 +53,12 @@ type plan struct {
 	capital  decimal.Decimal
 	settings Settings
 	base     worker.SweepChunk // everything but the range and the combinations
-	seen     *worker.BarsSeen  // what the first chunk's worker read (barsInWorker)
+	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
 }
 
-// saw takes a chunk's report of its bars: the first names them for the
-// rest of the sweep, and a later one with other bars means the series
-// changed while the sweep ran.
+// saw takes a chunk's report of its bars: other bars than the plan's
+// mean the series changed while the sweep ran (a worker that read the
+// store finds the change itself, a cluster's copy cannot).
 func (p *plan) saw(b worker.BarsSeen) error {
 	switch {
 	case p.seen == nil:
@@ -66,22 +67,6 @@ func (p *plan) saw(b worker.BarsSeen) error {
 		return errorf(KindUnavailable, "the bars of %s changed while the sweep ran (another import or fetch wrote the series); run it again", p.base.Series)
 	}
 	return nil
-}
-
-// digest is the digest of the plan's bars, once known.
-func (p *plan) digest() string {
-	if p.base.Digest == "" && p.seen != nil {
-		return p.seen.Digest
-	}
-	return p.base.Digest
-}
-
-// name fills a chunk's digest once the plan knows its bars, so the
-// workers that hold them use their copy.
-func (p *plan) name(req *worker.SweepChunk) {
-	if req.Digest == "" {
-		req.Digest = p.digest()
-	}
 }
 
 // span is the first and last bar time (RFC 3339) of the plan's bars, or
@@ -152,15 +137,21 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	}
 
 	// The knobs, from the strategy itself (run in a worker), while this
-	// process reads the bars: the series must exist and the range hold
-	// some. A store error is reported before a strategy error.
+	// process reads the bars, or checks that the worker can: the series
+	// must exist and the range hold some. A store error is reported before
+	// a strategy error. With barsInWorker the worker reads the bars into
+	// its cache and says what it read.
 	type knobs struct {
 		res worker.ParamsResult
 		err error
 	}
 	asked := make(chan knobs, 1)
+	preq := worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params}
+	if in.barsInWorker {
+		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
+	}
 	go func() {
-		res, err := l.cfg.Pool.Params(ctx, worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params})
+		res, err := l.cfg.Pool.Params(ctx, preq)
 		asked <- knobs{res, err}
 	}()
 	_, p.gran, _ = history.CheckSeries(in.series)
@@ -183,6 +174,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		return nil, classify(err)
 	}
 	p.knobs = params.Knobs
+	if params.Bars != nil {
+		p.seen, digest = params.Bars, params.Bars.Digest
+	}
 	if err := p.expand(in.grid, in.params, limit); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
-		barsInWorker: l.cfg.Chunks == nil, // a cluster ships the bars, so it reads them here
+		barsInWorker: true,
 	})
 	if err != nil {
 		return SweepResult{}, err
@@ -70,7 +70,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	done := 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
-	err = l.runTasks(ctx, tasks, p.name, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
 			return nil, err
 		}
@@ -224,14 +224,13 @@ func fmtParams(p map[string]any) string {
 }
 
 // runTasks hands tasks to the worker pool, as many at once as the pool
-// has workers, in order; before, when set, may amend each task as it is
-// handed out (one call at a time, as done). done is called, one call at a time, for each
+// has workers, in order. done is called, one call at a time, for each
 // finished task; it may return more tasks (they run before the tasks
 // still waiting, their indexes following on) or an error. runTasks returns the first
 // failure, of a worker or of done, which stops the rest; when ctx ends it
 // stops handing out tasks and returns nil, and the tasks that finished are
 // the ones done saw.
-func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, before func(*worker.SweepChunk), done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
+func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -272,9 +271,6 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, before 
 				i := queue[0]
 				queue = queue[1:]
 				req := tasks[i]
-				if before != nil {
-					before(&req)
-				}
 				running++
 				mu.Unlock()
 				resp, err := l.chunks().Sweep(inner, req)

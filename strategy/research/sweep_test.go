@@ -337,23 +337,18 @@ func TestSweepFailures(t *testing.T) {
 	}
 }
 
-// TestPlanSawBars: the first chunk's report names the sweep's bars for the
-// chunks after it, and a report of other bars stops the sweep: the series
+// TestPlanSawBars: the plan's bars (as the params request's worker read
+// them) give the ledger its span, a chunk that ran over the same bars
+// passes, and one that ran over other bars stops the sweep: the series
 // changed while it ran, and one sweep never mixes two versions of it.
 func TestPlanSawBars(t *testing.T) {
 	p := &plan{base: worker.SweepChunk{Series: "BTC-USD@1h"}}
-	var req worker.SweepChunk
-	p.name(&req)
-	if req.Digest != "" {
-		t.Fatalf("a chunk named digest %q before any was known", req.Digest)
+	if from, to := p.span(); from != "" || to != "" {
+		t.Errorf("span %q to %q before any bars were seen", from, to)
 	}
 	seen := worker.BarsSeen{Digest: "d1", Count: 3, First: 0, Last: 7200}
 	if err := p.saw(seen); err != nil {
 		t.Fatal(err)
-	}
-	p.name(&req)
-	if req.Digest != "d1" {
-		t.Fatalf("a later chunk names %q, want the first report's d1", req.Digest)
 	}
 	if from, to := p.span(); from != "1970-01-01T00:00:00Z" || to != "1970-01-01T02:00:00Z" {
 		t.Errorf("span %s to %s, want the reported bars' first and last", from, to)
@@ -365,5 +360,19 @@ func TestPlanSawBars(t *testing.T) {
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != KindUnavailable || !strings.Contains(err.Error(), "changed while the sweep ran") {
 		t.Errorf("other bars mid-sweep: %v", err)
+	}
+}
+
+// TestSweepNeverReadsItsBars: a local sweep's bars are read by the
+// worker that answers its params request, which says what it read; this
+// process never holds them, and the chunks name their digest.
+func TestSweepNeverReadsItsBars(t *testing.T) {
+	l := NewLocal(Config{Project: demoProject(t), Pool: newPool(t, 1)})
+	p, err := l.plan(ctxT(t), planInput{ref: templateRef(t, "sma_cross"), series: "BTC-USD@1h", grid: smaGrid(), barsInWorker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.bars.Len() != 0 || p.seen == nil || p.seen.Count != 17_544 || p.base.Digest == "" || p.base.Digest != p.seen.Digest {
+		t.Fatalf("bars here %d, seen %+v, chunks name %q", p.bars.Len(), p.seen, p.base.Digest)
 	}
 }

@@ -322,7 +322,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	}
 	total, done := count*len(names), 0
 	report(progress, Progress{Done: 0, Total: total, Message: fmt.Sprintf("0 of %d runs (%d combinations × %d series)", total, count, len(names))})
-	err = l.runTasks(ctx, tasks, nil, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		for j := range resp.Trials {
 			trials[o.series][o.offset+j] = &resp.Trials[j]

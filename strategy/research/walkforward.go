@@ -178,7 +178,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 	ranks := make([]ranking, len(wins))
 	oosTrials := make([]*worker.Trial, len(wins))
-	err = l.runTasks(ctx, tasks, nil, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		k := o.win
 		if o.oos {

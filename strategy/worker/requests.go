@@ -28,13 +28,30 @@ type StrategyRequest struct {
 	IndicatorsDir string           `json:"indicators_dir,omitempty"`
 	Overrides     map[string]any   `json:"overrides,omitempty"`
 	Limits        scriptapi.Limits `json:"limits,omitempty"`
+	// Bars, in a params request, is the range a sweep is about to run
+	// over: the worker reads it into its bar cache first (a store error
+	// comes before a strategy's), so the sweep's chunks on this worker and
+	// the winner's lookahead check find it there, and reports what it read
+	// (ParamsResult.Bars): the caller never reads the bars itself.
+	Bars *BarsRange `json:"bars,omitempty"`
 }
 
-// ParamsResult is a strategy's style, summary and knobs.
+// BarsRange names the bars of Series between From and To (RFC 3339 or
+// dates, inclusive; empty: open) in the history store at HistoryPath.
+type BarsRange struct {
+	HistoryPath string `json:"history_path"`
+	Series      string `json:"series"`
+	From        string `json:"from,omitempty"`
+	To          string `json:"to,omitempty"`
+}
+
+// ParamsResult is a strategy's style, summary and knobs, and the bars the
+// request named, once read.
 type ParamsResult struct {
 	Style   scriptapi.Style  `json:"style"`
 	Summary string           `json:"summary"`
 	Knobs   []scriptapi.Knob `json:"knobs"`
+	Bars    *BarsSeen        `json:"bars,omitempty"`
 }
 
 // Validate validates a strategy in a worker (script.Validate).

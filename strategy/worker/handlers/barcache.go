@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wicket/strategy"
+	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/script"
 	"wicket/strategy/worker"
@@ -63,6 +64,30 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (b
 	}
 	c.put(e)
 	return e, nil
+}
+
+// preload reads the range r names into the cache, fresh from the store
+// (a sweep about to start must see the bars as they are now), and
+// describes what it read.
+func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, error) {
+	cfg, err := backtest.Request{From: r.From, To: r.To}.Config(backtest.DefaultConfig())
+	if err != nil {
+		return worker.BarsSeen{}, err
+	}
+	e, err := c.load(r.HistoryPath, r.Series, cfg.From, cfg.To, "")
+	if err != nil {
+		return worker.BarsSeen{}, err
+	}
+	return e.seen(), nil
+}
+
+// seen describes the entry's bars.
+func (e barEntry) seen() worker.BarsSeen {
+	s := worker.BarsSeen{Digest: e.digest, Count: e.bars.Len()}
+	if n := e.bars.Len(); n > 0 {
+		s.First, s.Last = e.bars.Time[0], e.bars.Time[n-1]
+	}
+	return s
 }
 
 // loadFile returns the bars encoded in the file at path (a cluster

@@ -40,6 +40,14 @@ func New(memo *ta.Memo) worker.Handlers {
 		}),
 		worker.KindSweep: runSweep(memo, cache),
 		worker.KindParams: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error) {
+			var seen *worker.BarsSeen
+			if req.Bars != nil {
+				b, err := cache.preload(*req.Bars)
+				if err != nil {
+					return worker.ParamsResult{}, err
+				}
+				seen = &b
+			}
 			opts, closeFS, err := options(req, memo)
 			if err != nil {
 				return worker.ParamsResult{}, err
@@ -49,7 +57,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			if err != nil {
 				return worker.ParamsResult{}, err
 			}
-			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs()}, nil
+			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(), Bars: seen}, nil
 		}),
 	}
 }

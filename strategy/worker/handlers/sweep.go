@@ -63,10 +63,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	defer closeFS()
 
 	before := memo.Stats().Computed
-	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos)), Bars: worker.BarsSeen{Digest: e.digest, Count: bars.Len()}}
-	if n := bars.Len(); n > 0 {
-		resp.Bars.First, resp.Bars.Last = bars.Time[0], bars.Time[n-1]
-	}
+	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos)), Bars: e.seen()}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
 	opts.BarKeys = e.keys  // the chunk's bars come from the bar cache and are never modified
 	sc.Blocks = req.Blocks // each trial's returns in blocks, for PBO
