@@ -357,11 +357,14 @@ func (p *plan) combo(i int) map[string]any {
 // chunks splits combinations [0, count) into requests over base, in
 // shrinking sizes (guided scheduling): each takes a share of what is left,
 // so the workers start on large chunks, which amortise a request's
-// overhead, and finish on small ones, which leave no worker idle long.
+// overhead, and finish on small ones, which leave no worker idle long;
+// none smaller than an eighth of a worker's share, since past that a
+// chunk's round trip costs more than the balance it buys.
 func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 	var out []worker.SweepChunk
+	least := max(1, p.count/(8*workers))
 	for lo := 0; lo < p.count; {
-		size := max(1, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
+		size := max(least, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
 		req := base
 		hi := min(p.count, lo+size)
 		req.Combos = make([]map[string]any, 0, hi-lo)
