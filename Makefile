@@ -69,10 +69,11 @@ conformance: build
 
 # The sweep's yardstick is a numba loop (strategy/research/testdata/ref_sma.py);
 # without numba for /usr/bin/python3 the sweep ratios say how to install it.
+# -p 1: one package's benchmarks at a time, so they do not time each other.
 bench:
 	@mkdir -p $(BIN)
 	@/usr/bin/python3 -c 'import numba' 2>/dev/null || echo "note: the sweep reference needs numba: apt-get install -y python3-numba (then /usr/bin/python3 has it)"
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
 
 docs: build
