@@ -167,7 +167,11 @@ func (l *Local) recordBacktest(ctx context.Context, label, source, series string
 // then reports the deflated Sharpe ratio over all the ledger's trials of
 // the strategy on the series, and the probability of backtest overfitting.
 func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial, res *SweepResult) {
-	res.Overfitting = overfitting(trials, p.base.Blocks)
+	// PBO is computed while the ledger writes (a transaction with its
+	// fsync): neither needs the other.
+	pbo := make(chan *Overfitting, 1)
+	go func() { pbo <- overfitting(trials, p.base.Blocks) }()
+	defer func() { res.Overfitting = <-pbo }()
 	if l.cfg.Recorder == nil {
 		return
 	}
