@@ -325,7 +325,7 @@ func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepRe
 	est.PerCombinationSeconds = math.Round(took*1e4) / 1e4
 	rounds := (p.count + workers - 1) / workers
 	est.Seconds = math.Round(took*float64(rounds)*100) / 100
-	est.Note = fmt.Sprintf("measured on one combination (%s) with a cold indicator cache, including loading the bars, and spread over %d workers; "+
+	est.Note = fmt.Sprintf("measured on one combination (%s) with a cold indicator cache (reading the bars counts only where that worker had not read them yet) and spread over %d workers; "+
 		"combinations that share indicators usually run faster than this", fmtParams(req.Combos[0]), workers)
 	return res, nil
 }
