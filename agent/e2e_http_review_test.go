@@ -91,7 +91,7 @@ func TestHTTPTLS(t *testing.T) {
 func TestHTTPCancelledGetsNoResponse(t *testing.T) {
 	proj := newProject(t)
 	runWicket(t, nil, "--project", proj, "data", "seed-demo")
-	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
+	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross_bar") // on_bar: slow enough to be in flight when the cancellation comes, however fast sweeps get
 	h := startHTTP(t, nil, proj, "--no-auth")
 	sid := ""
 	post := func(body string) (*http.Response, string) {
