@@ -7,13 +7,13 @@ import (
 	"flag"
 	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
+	goldenfile "wicket/internal/golden"
 	"wicket/strategy"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
@@ -25,23 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // golden compares got with testdata/backtest/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "backtest", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; if the change is intended, run go test ./strategy/backtest -update\ngot:\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("..", "..", "testdata", "backtest", name), got, *update, "go test ./strategy/backtest -update")
 }
 
 func TestGoldenReport(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"wicket/internal/golden"
 	"wicket/strategy/templates"
 )
 
@@ -35,23 +35,7 @@ var goldenSeries = []string{"BTC-USD@1d", "ETH-USD@1h"}
 
 func goldenCompare(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./strategy/research -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (the sweep's winner, ranking or metrics changed)", name)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got, *updateGolden, "go test ./strategy/research -run Golden -update")
 }
 
 func indentJSON(t *testing.T, v any) []byte {

@@ -15,14 +15,15 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wicket/strategy/worker"
 
+	"wicket/internal/golden"
 	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
 	"wicket/strategy/templates"
+	"wicket/strategy/worker"
 )
 
 var update = flag.Bool("update", false, "rewrite the backtest golden files under testdata/backtest")
@@ -69,23 +70,7 @@ func templateRequest(t testing.TB, name, series string) backtest.Request {
 
 func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "testdata", "backtest", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./strategy/worker/handlers -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file; if the change is intended, run go test ./strategy/worker/handlers -run Golden -update", name)
-	}
+	golden.Check(t, filepath.Join("..", "..", "..", "testdata", "backtest", name), got, *update, "go test ./strategy/worker/handlers -run Golden -update")
 }
 
 // TestBacktestTemplatesGolden backtests every template on the demo
