@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,20 +345,24 @@ func (s *runStore) research(kind, id string, full, ans map[string]any, summary s
 	return r
 }
 
+// runAnswer is a research run's result as a map (full, stored), a copy of
+// it to cut for the answer, and the run's id: runID, or a new one.
+func runAnswer(res any, runID string, newID func() string) (full, ans map[string]any, id string, err error) {
+	if full, err = asMap(res); err != nil {
+		return nil, nil, "", err
+	}
+	if id = runID; id == "" {
+		id = newID()
+	}
+	return full, maps.Clone(full), id, nil
+}
+
 // sweep answers a sweep: the result as the engine cut it (top 10 by
 // default), stored and linked.
 func (s *runStore) sweep(res any, runID string, newID func() string) *result {
-	full, err := asMap(res)
+	full, ans, id, err := runAnswer(res, runID, newID)
 	if err != nil {
 		return fail("internal error: cannot encode the sweep: %v", err)
-	}
-	id := runID
-	if id == "" {
-		id = newID()
-	}
-	ans := make(map[string]any, len(full))
-	for k, v := range full {
-		ans[k] = v
 	}
 	if _, ok := full["top"]; ok {
 		ans["top"] = cutEach(full["top"], "metrics")
@@ -374,17 +379,9 @@ func (s *runStore) sweep(res any, runID string, newID func() string) *result {
 // walkForward answers a walk-forward with the per-window summaries and the
 // stitched metrics; the stitched equity curve is at the run's resource.
 func (s *runStore) walkForward(res any, runID string, newID func() string) *result {
-	full, err := asMap(res)
+	full, ans, id, err := runAnswer(res, runID, newID)
 	if err != nil {
 		return fail("internal error: cannot encode the walk-forward: %v", err)
-	}
-	id := runID
-	if id == "" {
-		id = newID()
-	}
-	ans := make(map[string]any, len(full))
-	for k, v := range full {
-		ans[k] = v
 	}
 	if eq, ok := full["equity"].([]any); ok {
 		ans["equity_points"] = len(eq)
