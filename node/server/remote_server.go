@@ -769,15 +769,8 @@ func (s *Server) armInfo(name string, now time.Time) (node.ArmInfo, *node.Error)
 func (s *Server) arming(w http.ResponseWriter, r *http.Request) {
 	var info node.ArmInfo
 	var ierr *node.Error
-	if err := s.do(r.Context(), func() { info, ierr = s.armInfo(r.PathValue("name"), s.cfg.Now()) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	if ierr != nil {
-		writeError(w, ierr)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	derr := s.do(r.Context(), func() { info, ierr = s.armInfo(r.PathValue("name"), s.cfg.Now()) })
+	writeArm(w, derr, ierr, info)
 }
 
 func readArm(r *http.Request) (node.ArmRequest, *node.Error) {
@@ -808,7 +801,7 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 	keyID, _ := r.Context().Value(keyIDContext{}).(string)
 	var info node.ArmInfo
 	var aerr *node.Error
-	if err := s.do(r.Context(), func() {
+	derr := s.do(r.Context(), func() {
 		now := s.cfg.Now()
 		if info, aerr = s.armInfo(name, now); aerr != nil {
 			return
@@ -830,15 +823,8 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("venue armed", "venue", name, "environment", info.Environment, "until", until.UTC().Format(time.RFC3339), "key_id", keyID)
 			info, _ = s.armInfo(name, now)
 		}
-	}); err != nil {
-		writeError(w, err)
-		return
-	}
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	})
+	writeArm(w, derr, aerr, info)
 }
 
 func (s *Server) disarm(w http.ResponseWriter, r *http.Request) {
@@ -850,7 +836,7 @@ func (s *Server) disarm(w http.ResponseWriter, r *http.Request) {
 	keyID, _ := r.Context().Value(keyIDContext{}).(string)
 	var info node.ArmInfo
 	var aerr *node.Error
-	if err := s.do(r.Context(), func() {
+	derr := s.do(r.Context(), func() {
 		now := s.cfg.Now()
 		if info, aerr = s.armInfo(name, now); aerr != nil {
 			return
@@ -865,15 +851,8 @@ func (s *Server) disarm(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("venue disarmed", "venue", name, "key_id", keyID)
 		}
 		info, _ = s.armInfo(name, now)
-	}); err != nil {
-		writeError(w, err)
-		return
-	}
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	})
+	writeArm(w, derr, aerr, info)
 }
 
 // settled brings a pending submit's outcome up to date: once
@@ -898,4 +877,17 @@ func (s *Server) settled(ctx context.Context, out node.Outcome) node.Outcome {
 	out.Status = node.Accepted
 	out.Detail = fmt.Sprintf("settled by reconciliation after its answer was lost: %s is %s, %s of %s filled", o.ID, o.Status, o.Filled, o.Quantity)
 	return out
+}
+
+// writeArm answers an arming request (read, arm, disarm): the request's
+// failure (err) or the venue's (aerr), else the venue's arming state.
+func writeArm(w http.ResponseWriter, err, aerr *node.Error, info node.ArmInfo) {
+	if err == nil {
+		err = aerr
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
 }
