@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -41,17 +40,8 @@ func TestDataRecord(t *testing.T) {
 	defer f.Close()
 	f.Connections = [][]providertest.StreamEvent{{{T: t0, Final: true}, {T: t0.Add(time.Hour)}, {T: t0.Add(time.Hour), Final: true}, {T: t0.Add(2 * time.Hour)}}}
 
-	dir := filepath.Join(t.TempDir(), "proj")
+	dir := recordProject(t, "binance", f.URL)
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"wicket", "init", dir}, nil, &out, &errb); code != 0 {
-		t.Fatalf("init: %s", errb.String())
-	}
-	cfg, err := os.OpenFile(filepath.Join(dir, "wicket.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(cfg, "\n[providers.binance]\nbase_url = %q\nstream_url = %q\n", f.URL, "ws"+strings.TrimPrefix(f.URL, "http"))
-	cfg.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -117,17 +107,8 @@ func TestDataRecordAlpaca(t *testing.T) {
 	t.Setenv("WICKET_ALPACA_KEY_ID", scriptAlpacaID)
 	t.Setenv("WICKET_ALPACA_SECRET_KEY", scriptAlpacaSecret)
 
-	dir := filepath.Join(t.TempDir(), "proj")
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"wicket", "init", dir}, nil, &out, &errb); code != 0 {
-		t.Fatalf("init: %s", errb.String())
-	}
-	cfg, err := os.OpenFile(filepath.Join(dir, "wicket.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(cfg, "\n[providers.alpaca]\nbase_url = %q\nstream_url = %q\n", f.URL, "ws"+strings.TrimPrefix(f.URL, "http"))
-	cfg.Close()
+	dir := recordProject(t, "alpaca", f.URL)
+	var out bytes.Buffer
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -150,4 +131,17 @@ func TestDataRecordAlpaca(t *testing.T) {
 	if log := stderr.String(); strings.Contains(log, scriptAlpacaSecret) || strings.Contains(log, scriptAlpacaID) || !strings.Contains(log, "recording 1 series from alpaca") {
 		t.Fatalf("stderr:\n%s", log)
 	}
+}
+
+// recordProject is a new project whose provider's REST and stream
+// endpoints are the fake's at url.
+func recordProject(t *testing.T, provider, url string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "proj")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"wicket", "init", dir}, nil, &out, &errb); code != 0 {
+		t.Fatalf("init: %s", errb.String())
+	}
+	appendFile(t, filepath.Join(dir, "wicket.toml"), fmt.Sprintf("\n[providers.%s]\nbase_url = %q\nstream_url = %q\n", provider, url, "ws"+strings.TrimPrefix(url, "http")))
+	return dir
 }
