@@ -125,24 +125,11 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		}
 		return n
 	}
-	nIn, nOut := make([]int, len(masks)), make([]int, len(masks))
+	nIn := make([]int, len(masks))
 	for j, m := range masks {
-		nIn[j], nOut[j] = count(m), count(full&^m)
+		nIn[j] = count(m)
 	}
-	// Each split's verdict depends on that split alone, so the splits are
-	// cut into ranges that goroutines work through side by side.
-	best := make([]int, len(masks))
-	less := make([]int, len(masks))
-	ties := make([]int, len(masks))
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(masks)/512))
-	var wg sync.WaitGroup
-	for g := range parts {
-		a, b := g*len(masks)/parts, (g+1)*len(masks)/parts
-		wg.Go(func() {
-			splitVerdicts(rows, h, full, masks[a:b], nIn[a:b], nOut[a:b], best[a:b], less[a:b], ties[a:b])
-		})
-	}
-	wg.Wait()
+	best, less, ties := splitVerdicts(rows, h, masks, nIn, tableRows(s))
 	var logits []float64
 	below := 0
 	for j := range masks {
@@ -162,104 +149,196 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	return float64(below) / float64(len(logits)), logits
 }
 
-// splitVerdicts finds, for each split (in-sample set masks[j], nIn[j] and
-// nOut[j] returns in and out of sample), its in-sample winner best[j] (-1
-// when none is defined) and how many combinations rank below (less[j])
-// and level with (ties[j]) that winner out of sample.
+// tableBytes bounds the subset-sum tables splitVerdicts holds at once.
+const tableBytes = 8 << 20
+
+// tableRows is how many combinations' subset-sum tables fit in
+// tableBytes with s blocks: 1,024 at 16 blocks, at least 1.
+func tableRows(s int) int {
+	h := s / 2
+	per := (1<<h + 1<<(s-h)) * 16
+	return max(1, tableBytes/per)
+}
+
+// splitVerdicts finds, for each split j (in-sample set masks[j], of
+// n[j] returns), its in-sample winner best[j] (-1 when none is defined)
+// and how many combinations rank below (less[j]) and level with
+// (ties[j]) that winner out of sample.
 //
-// It runs in two passes over the combinations, each over the splits: the
-// first finds the winners, the second ranks them. A combination's sums
-// over any set of blocks come from two tables of subset sums (of the
-// first h blocks and of the rest), so a split costs a few additions per
-// combination.
-func splitVerdicts(rows [][]blockStat, h int, full uint32, masks []uint32, nIn, nOut, best, less, ties []int) {
+// The splits come in pairs: masks are in increasing order, so the
+// complement of masks[j], split j's out-of-sample set, is masks[k-1-j],
+// the other split's in-sample set. A pair needs two columns of scores,
+// every combination's over each set, and both of its verdicts come from
+// those two columns: each combination's score over each set is computed
+// once. A column is read from two tables of subset sums (the first h
+// blocks', and the rest's), which hold every combination of a group of
+// at most group rows; with one group the verdicts take one pass, with
+// more the winners come from the first and the ranks from the second.
+func splitVerdicts(rows [][]blockStat, h int, masks []uint32, n []int, group int) (best, less, ties []int) {
+	k := len(masks)
+	best, less, ties = make([]int, k), make([]int, k), make([]int, k)
+	top := make([]float64, k)  // split j's best in-sample score so far
+	held := make([]float64, k) // that combination's out-of-sample score
+	for j := range best {
+		best[j], top[j] = -1, math.Inf(-1)
+	}
+	one := len(rows) <= group
+	// Pairs are cut into ranges that goroutines work through side by
+	// side; each verdict belongs to one pair, so to one goroutine.
+	pairs := k / 2
+	parts := max(1, min(runtime.GOMAXPROCS(0), pairs/256))
+	each := func(t *subsetTables, judge func(p *pairColumns, j, c int)) {
+		var wg sync.WaitGroup
+		for g := range parts {
+			a, b := g*pairs/parts, (g+1)*pairs/parts
+			wg.Go(func() {
+				p := &pairColumns{in: make([]float64, t.rows), out: make([]float64, t.rows)}
+				for j := a; j < b; j++ {
+					judge(p, j, k-1-j)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	// win takes the pair's winners from its columns: split j's from its
+	// in-sample column p.in, with its score in p.out out of sample, and
+	// the complement c's the other way round. The first wins on ties.
+	win := func(t *subsetTables, p *pairColumns, j, c int) {
+		ij, vj, ic, vc := t.scores(p, masks[j], masks[c], n[j], n[c], top[j], top[c])
+		if ij >= 0 {
+			top[j], best[j], held[j] = vj, t.r0+ij, p.out[ij]
+		}
+		if ic >= 0 {
+			top[c], best[c], held[c] = vc, t.r0+ic, p.in[ic]
+		}
+	}
+	// rank counts the combinations below and level with each split's
+	// winner in its out-of-sample column, the winner itself left out;
+	// a split with no winner counts nothing.
+	rank := func(t *subsetTables, p *pairColumns, j, c int) {
+		wj, wc := held[j], held[c]
+		if best[j] < 0 {
+			wj = math.NaN() // below, above and level with nothing
+		}
+		if best[c] < 0 {
+			wc = math.NaN()
+		}
+		ltj, eqj, ltc, eqc := p.count(wj, wc)
+		if i := best[j] - t.r0; best[j] >= 0 && i >= 0 && i < t.rows && p.out[i] == wj {
+			eqj--
+		}
+		if i := best[c] - t.r0; best[c] >= 0 && i >= 0 && i < t.rows && p.in[i] == wc {
+			eqc--
+		}
+		less[j], ties[j] = less[j]+ltj, ties[j]+eqj
+		less[c], ties[c] = less[c]+ltc, ties[c]+eqc
+	}
+	var t subsetTables
+	for r0 := 0; r0 < len(rows); r0 += group {
+		t.fill(rows[r0:min(r0+group, len(rows))], h, r0)
+		each(&t, func(p *pairColumns, j, c int) {
+			win(&t, p, j, c)
+			if one {
+				rank(&t, p, j, c)
+			}
+		})
+	}
+	if one {
+		return best, less, ties
+	}
+	for r0 := 0; r0 < len(rows); r0 += group {
+		t.fill(rows[r0:min(r0+group, len(rows))], h, r0)
+		each(&t, func(p *pairColumns, j, c int) {
+			t.scores(p, masks[j], masks[c], n[j], n[c], math.Inf(1), math.Inf(1))
+			rank(&t, p, j, c)
+		})
+	}
+	return best, less, ties
+}
+
+// subsetTables holds, for a group of rows (combinations r0 on), the sum
+// and sum of squares of every subset of the first h blocks (lo) and of
+// the rest (hi): entry a*rows+i is row i's over the subset whose bit
+// mask is a.
+type subsetTables struct {
+	lo, hi   []sums
+	rows, r0 int
+	h        uint
+}
+
+type sums struct{ sum, sq float64 }
+
+// fill builds the tables for rows, reusing t's storage.
+func (t *subsetTables) fill(rows [][]blockStat, h, r0 int) {
 	s := len(rows[0])
-	lo, hi := make(subsetSums, 1<<h), make(subsetSums, 1<<(s-h))
-	// Each split's halves as indexes into the two tables, in sample and
-	// out of sample, with their counts.
-	type half struct {
-		lo, hi uint32
-		n      int
-	}
-	in, out := make([]half, len(masks)), make([]half, len(masks))
-	for j, m := range masks {
-		c := full &^ m
-		in[j] = half{m & (1<<h - 1), m >> h, nIn[j]}
-		out[j] = half{c & (1<<h - 1), c >> h, nOut[j]}
-	}
-	score := func(x half) float64 {
-		a, b := lo[x.lo], hi[x.hi]
-		return srScore(x.n, a.sum+b.sum, a.sq+b.sq)
-	}
-	// Pass 1: each split's in-sample winner (the first on ties).
-	bestScore := make([]float64, len(masks))
-	for j := range masks {
-		best[j], bestScore[j] = -1, math.Inf(-1)
-	}
+	t.rows, t.r0, t.h = len(rows), r0, uint(h)
+	t.lo = slices.Grow(t.lo[:0], len(rows)<<h)[:len(rows)<<h]
+	t.hi = slices.Grow(t.hi[:0], len(rows)<<(s-h))[:len(rows)<<(s-h)]
 	for i, r := range rows {
-		lo.fill(r[:h])
-		hi.fill(r[h:])
-		for j, x := range in {
-			if v := score(x); v > bestScore[j] {
-				best[j], bestScore[j] = i, v
-			}
-		}
-	}
-	// The winners' out-of-sample Sharpe ratios, each winner's tables
-	// filled once for all the splits it won.
-	won := make([][]int, len(rows))
-	for j, i := range best {
-		if i >= 0 {
-			won[i] = append(won[i], j)
-		}
-	}
-	winTest := make([]float64, len(masks))
-	for i, js := range won {
-		if len(js) == 0 {
-			continue
-		}
-		lo.fill(rows[i][:h])
-		hi.fill(rows[i][h:])
-		for _, j := range js {
-			winTest[j] = score(out[j])
-		}
-	}
-	// Pass 2: how many combinations rank below (and level with) each
-	// split's winner out of sample.
-	for i, r := range rows {
-		lo.fill(r[:h])
-		hi.fill(r[h:])
-		for j, x := range out {
-			if best[j] < 0 || best[j] == i {
-				continue
-			}
-			v, w := score(x), winTest[j]
-			lt, eq := 0, 0 // written so the compiler need not branch
-			if v < w {
-				lt = 1
-			}
-			if v == w {
-				eq = 1
-			}
-			less[j] += lt
-			ties[j] += eq
-		}
+		fillSubsets(t.lo, r[:h], len(rows), i)
+		fillSubsets(t.hi, r[h:], len(rows), i)
 	}
 }
 
-// subsetSums holds, for every subset of k blocks (a k-bit mask), their
-// sum and sum of squares.
-type subsetSums []struct{ sum, sq float64 }
-
-// fill computes the table for blocks: each subset is a smaller one plus
-// its lowest block.
-func (t subsetSums) fill(blocks []blockStat) {
-	for a := 1; a < len(t); a++ {
+// fillSubsets writes row i's subset sums of blocks into t (stride
+// rows): each subset is a smaller one plus its lowest block.
+func fillSubsets(t []sums, blocks []blockStat, rows, i int) {
+	t[i] = sums{}
+	for a := 1; a < 1<<len(blocks); a++ {
 		low := a & -a
 		b := blocks[bits.TrailingZeros(uint(low))]
-		t[a].sum = t[a^low].sum + b.Sum
-		t[a].sq = t[a^low].sq + b.SumSq
+		prev := t[(a^low)*rows+i]
+		t[a*rows+i] = sums{prev.sum + b.Sum, prev.sq + b.SumSq}
 	}
+}
+
+// pairColumns are a pair's two columns of scores, one per row: over the
+// in-sample set of split j (in) and over its complement (out).
+type pairColumns struct{ in, out []float64 }
+
+// scores fills p for the blocks in mask m (nm returns) and in its
+// complement c (nc), and finds the first row of each column above its
+// floor (fm, fc): its index, or -1 when none is, and its score.
+func (t *subsetTables) scores(p *pairColumns, m, c uint32, nm, nc int, fm, fc float64) (im int, vm float64, ic int, vc float64) {
+	low := uint32(1)<<t.h - 1
+	loM, hiM := t.lo[int(m&low)*t.rows:][:t.rows], t.hi[int(m>>t.h)*t.rows:][:t.rows]
+	loC, hiC := t.lo[int(c&low)*t.rows:][:t.rows], t.hi[int(c>>t.h)*t.rows:][:t.rows]
+	in, out := p.in[:t.rows], p.out[:t.rows]
+	im, ic = -1, -1
+	for i := range in {
+		v := srScore(nm, loM[i].sum+hiM[i].sum, loM[i].sq+hiM[i].sq)
+		u := srScore(nc, loC[i].sum+hiC[i].sum, loC[i].sq+hiC[i].sq)
+		in[i], out[i] = v, u
+		if v > fm {
+			im, fm = i, v
+		}
+		if u > fc {
+			ic, fc = i, u
+		}
+	}
+	return im, fm, ic, fc
+}
+
+// count counts the rows whose out-of-sample score is below wj and equal
+// to it, and whose in-sample score is below wc and equal to it.
+func (p *pairColumns) count(wj, wc float64) (ltj, eqj, ltc, eqc int) {
+	out := p.out[:len(p.in)]
+	for i, v := range p.in {
+		u := out[i]
+		if u < wj { // written so the compiler need not branch
+			ltj++
+		}
+		if u == wj {
+			eqj++
+		}
+		if v < wc {
+			ltc++
+		}
+		if v == wc {
+			eqc++
+		}
+	}
+	return ltj, eqj, ltc, eqc
 }
 
 // srScore orders Sharpe ratios over the same number of returns with

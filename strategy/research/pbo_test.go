@@ -2,7 +2,9 @@ package research
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -160,6 +162,93 @@ func TestCSCVMatchesReference(t *testing.T) {
 		splits := map[int]int{8: 70, 16: 12870}[s]
 		if len(logits) != splits || math.Abs(got-want) > 1e-12 {
 			t.Fatalf("trial %d: PBO %v over %d splits, reference %v over %d", trial, got, len(logits), want, splits)
+		}
+	}
+}
+
+// TestSplitVerdictsDirect: the verdicts from the column pairs and
+// subset tables equal those of each split judged directly, summing its
+// blocks row by row, with ties (equal rows), undefined rows (no
+// variance) and every way of grouping the rows. The block sums are
+// small integers, so the sums are exact in any order and a tie is a tie
+// both ways.
+func TestSplitVerdictsDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range []int{4, 8, 16} {
+		rows := make([][]blockStat, 23)
+		for i := range rows {
+			switch {
+			case i%7 == 3: // a copy of an earlier row
+				rows[i] = rows[i-2]
+				continue
+			case i%5 == 4: // no variance anywhere: undefined in every split
+				rows[i] = make([]blockStat, s)
+				for b := range rows[i] {
+					rows[i][b] = blockStat{N: 3}
+				}
+				continue
+			}
+			rows[i] = make([]blockStat, s)
+			for b := range rows[i] {
+				sum := float64(rng.IntN(7) - 3)
+				rows[i][b] = blockStat{N: 3, Sum: sum, SumSq: sum*sum + float64(rng.IntN(3))}
+			}
+		}
+		h := s / 2
+		var masks []uint32
+		for m := uint32(0); m < 1<<s; m++ {
+			if bits.OnesCount32(m) == h {
+				masks = append(masks, m)
+			}
+		}
+		n := make([]int, len(masks))
+		for j := range n {
+			n[j] = 3 * h
+		}
+		score := func(r []blockStat, m uint32) float64 {
+			var sum, sq float64
+			for b := range s {
+				if m&(1<<b) != 0 {
+					sum += r[b].Sum
+					sq += r[b].SumSq
+				}
+			}
+			return srScore(3*h, sum, sq)
+		}
+		wantBest, wantLess, wantTies := make([]int, len(masks)), make([]int, len(masks)), make([]int, len(masks))
+		for j, m := range masks {
+			best, top := -1, math.Inf(-1)
+			for i, r := range rows {
+				if v := score(r, m); v > top {
+					best, top = i, v
+				}
+			}
+			wantBest[j] = best
+			if best < 0 {
+				continue
+			}
+			c := uint32(1)<<s - 1 ^ m
+			w := score(rows[best], c)
+			for i, r := range rows {
+				if v := score(r, c); i != best && v < w {
+					wantLess[j]++
+				} else if i != best && v == w {
+					wantTies[j]++
+				}
+			}
+		}
+		tied := 0
+		for _, x := range wantTies {
+			tied += x
+		}
+		if tied == 0 {
+			t.Fatalf("s=%d: no ties to test", s)
+		}
+		for _, group := range []int{1, 3, 7, len(rows), 1000} {
+			best, less, ties := splitVerdicts(rows, h, masks, n, group)
+			if !slices.Equal(best, wantBest) || !slices.Equal(less, wantLess) || !slices.Equal(ties, wantTies) {
+				t.Fatalf("s=%d, groups of %d rows: verdicts differ from the direct ones", s, group)
+			}
 		}
 	}
 }
