@@ -365,7 +365,7 @@ func (w *proc) call(ctx context.Context, kind string, body []byte) (json.RawMess
 	}
 	done := make(chan result, 1)
 	go func() {
-		if err := writeFrame(w.in, Request{ID: id, Kind: kind, Body: body}); err != nil {
+		if err := writeFrame(w.in, Request{ID: id, Kind: kind}, body); err != nil {
 			done <- result{err: err}
 			return
 		}
@@ -399,7 +399,9 @@ func (w *proc) call(ctx context.Context, kind string, body []byte) (json.RawMess
 func (w *proc) read(r *Response) error {
 	w.outMu.Lock()
 	defer w.outMu.Unlock()
-	return readFrame(w.out, r)
+	body, err := readFrame(w.out, r)
+	r.Body = body
+	return err
 }
 
 // kill stops the process at once and marks w dead.

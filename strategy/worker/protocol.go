@@ -13,9 +13,13 @@ import (
 )
 
 // The wire format: each message is a frame, a 4-byte big-endian length
-// followed by that many bytes of JSON. The caller writes a request, the
-// worker answers with exactly one response carrying the same id. On start
-// a worker writes a hello response (id 0) once its limits are set.
+// followed by that many bytes: a 4-byte big-endian header length, the
+// header (a Request or a Response without its body, as JSON) and the
+// body (the JSON the sender encoded, as it is). The frame never scans
+// its body: only the body's reader decodes it, once. The caller writes
+// a request, the worker answers with exactly one response carrying the
+// same id. On start a worker writes a hello response (id 0) once its
+// limits are set.
 
 // MaxFrame is the largest frame either side accepts. Bulk data (bars) is
 // read by the worker from the history store, not sent over the pipe.
@@ -25,13 +29,13 @@ const MaxFrame = 256 << 20
 type Request struct {
 	ID   uint64          `json:"id"`
 	Kind string          `json:"kind"`
-	Body json.RawMessage `json:"body"`
+	Body json.RawMessage `json:"-"` // the frame's body
 }
 
 // Response answers the request with the same ID.
 type Response struct {
 	ID    uint64          `json:"id"`
-	Body  json.RawMessage `json:"body,omitempty"`
+	Body  json.RawMessage `json:"-"` // the frame's body
 	Error *WireError      `json:"error,omitempty"`
 	// CPUSeconds is the worker's CPU time so far (user + system); the pool
 	// retires a worker before its lifetime CPU limit is near.
@@ -90,38 +94,52 @@ func (w *WireError) err() error {
 	return &Error{Kind: w.Kind, Msg: w.Message}
 }
 
-func writeFrame(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
+// writeFrame writes one frame: head as JSON, then body.
+func writeFrame(w io.Writer, head any, body []byte) error {
+	h, err := json.Marshal(head)
 	if err != nil {
 		return err
 	}
-	if len(b) > MaxFrame {
-		return &Error{Kind: KindRequest, Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte frame limit", len(b), MaxFrame)}
+	n := 4 + len(h) + len(body)
+	if n > MaxFrame {
+		return &Error{Kind: KindRequest, Msg: fmt.Sprintf("message of %d bytes exceeds the %d-byte frame limit", n, MaxFrame)}
 	}
-	buf := make([]byte, 4+len(b))
-	binary.BigEndian.PutUint32(buf, uint32(len(b)))
-	copy(buf[4:], b)
+	buf := make([]byte, 0, 4+n)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(n))
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(h)))
+	buf = append(append(buf, h...), body...)
 	_, err = w.Write(buf)
 	return err
 }
 
-// readFrame reads one frame into v. io.EOF means the other side closed
+// readFrame reads one frame: its header into head, and its body, which
+// it returns (nil when empty). io.EOF means the other side closed
 // cleanly between frames.
-func readFrame(r io.Reader, v any) error {
+func readFrame(r io.Reader, head any) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return err
+		return nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n > MaxFrame {
-		return fmt.Errorf("frame of %d bytes exceeds the %d-byte limit", n, MaxFrame)
+		return nil, fmt.Errorf("frame of %d bytes exceeds the %d-byte limit", n, MaxFrame)
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return err
+		return nil, err
 	}
-	return json.Unmarshal(b, v)
+	if n < 4 || binary.BigEndian.Uint32(b) > n-4 {
+		return nil, fmt.Errorf("frame of %d bytes with a header that does not fit it", n)
+	}
+	h := binary.BigEndian.Uint32(b)
+	if err := json.Unmarshal(b[4:4+h], head); err != nil {
+		return nil, err
+	}
+	if body := b[4+h:]; len(body) > 0 {
+		return body, nil
+	}
+	return nil, nil
 }

@@ -65,16 +65,18 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 	}
 	for {
 		var req Request
-		if err := readFrame(in, &req); err != nil {
+		body, err := readFrame(in, &req)
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return fmt.Errorf("worker: read request: %w", err)
 		}
+		req.Body = body
 		resp := Response{ID: req.ID}
-		body, err := dispatch(ctx, h, req)
+		answer, err := dispatch(ctx, h, req)
 		if err == nil {
-			resp.Body, err = json.Marshal(body)
+			resp.Body, err = json.Marshal(answer)
 		}
 		if err != nil {
 			resp.Error = toWire(err)
@@ -88,7 +90,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 }
 
 func send(out *bufio.Writer, resp Response) error {
-	if err := writeFrame(out, resp); err != nil {
+	if err := writeFrame(out, resp, resp.Body); err != nil {
 		return err
 	}
 	return out.Flush()

@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -82,13 +85,74 @@ type Trial struct {
 	Trades  int             `json:"trades"`
 	Warmup  int             `json:"warmup"`
 	Returns []float64       `json:"returns,omitempty"`
-	Blocks  []BlockStat     `json:"blocks,omitempty"`
+	Blocks  Blocks          `json:"blocks,omitempty"`
 	Error   string          `json:"error,omitempty"`
 }
 
 // BlockStat is one block of a combination's per-bar returns: the count,
 // sum and sum of squares (backtest.BlockStat).
 type BlockStat = backtest.BlockStat
+
+// Blocks are a trial's returns in blocks. On the wire they are one
+// base64 string of little-endian fields, per block its count (4 bytes)
+// and its sum and sum of squares (8-byte IEEE 754 each): exact, and far
+// cheaper to read and write than three JSON numbers a block, which were
+// most of a trial's bytes. The array form ([{"n":..,"s":..,"q":..}])
+// reads too.
+type Blocks []BlockStat
+
+// blockBytes is one block's size on the wire before base64.
+const blockBytes = 4 + 8 + 8
+
+// MarshalJSON writes b as one base64 string.
+func (b Blocks) MarshalJSON() ([]byte, error) {
+	raw := make([]byte, 0, blockBytes*len(b))
+	for _, x := range b {
+		if x.N < 0 || x.N > math.MaxUint32 {
+			return nil, fmt.Errorf("block of %d returns", x.N)
+		}
+		raw = binary.LittleEndian.AppendUint32(raw, uint32(x.N))
+		raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(x.Sum))
+		raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(x.SumSq))
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, raw)
+	return append(out, '"'), nil
+}
+
+// UnmarshalJSON reads the base64 string MarshalJSON writes, or an array
+// of blocks.
+func (b *Blocks) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case string(data) == "null":
+		*b = nil
+		return nil
+	case len(data) > 0 && data[0] == '[':
+		return json.Unmarshal(data, (*[]BlockStat)(b))
+	case len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"':
+		return fmt.Errorf("blocks: want a base64 string or an array, got %.20q", data)
+	}
+	raw, err := base64.StdEncoding.AppendDecode(nil, data[1:len(data)-1])
+	if err != nil {
+		return fmt.Errorf("blocks: %w", err)
+	}
+	if len(raw)%blockBytes != 0 {
+		return fmt.Errorf("blocks: %d bytes is not a whole number of %d-byte blocks", len(raw), blockBytes)
+	}
+	out := make(Blocks, len(raw)/blockBytes)
+	for i := range out {
+		r := raw[i*blockBytes:]
+		out[i] = BlockStat{
+			N:     int(binary.LittleEndian.Uint32(r)),
+			Sum:   math.Float64frombits(binary.LittleEndian.Uint64(r[4:])),
+			SumSq: math.Float64frombits(binary.LittleEndian.Uint64(r[12:])),
+		}
+	}
+	*b = out
+	return nil
+}
 
 // BlockStats cuts returns into s equal blocks, leaving out the oldest
 // len(returns) mod s; nil when there are fewer than 2 returns per block.

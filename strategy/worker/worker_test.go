@@ -206,19 +206,30 @@ func TestParseArgs(t *testing.T) {
 
 func TestFrames(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeFrame(&b, Request{ID: 7, Kind: "echo", Body: []byte(`"x"`)}); err != nil {
+	if err := writeFrame(&b, Request{ID: 7, Kind: "echo"}, []byte(`"x"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFrame(&b, Response{ID: 8}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var r Request
-	if err := readFrame(&b, &r); err != nil || r.ID != 7 || r.Kind != "echo" {
-		t.Fatalf("%+v %v", r, err)
+	if body, err := readFrame(&b, &r); err != nil || r.ID != 7 || r.Kind != "echo" || string(body) != `"x"` {
+		t.Fatalf("%+v %q %v", r, body, err)
+	}
+	var resp Response
+	if body, err := readFrame(&b, &resp); err != nil || resp.ID != 8 || body != nil {
+		t.Fatalf("%+v %q %v", resp, body, err)
 	}
 	huge := []byte{0xff, 0xff, 0xff, 0xff}
-	if err := readFrame(bytes.NewReader(huge), &r); err == nil || !strings.Contains(err.Error(), "exceeds") {
+	if _, err := readFrame(bytes.NewReader(huge), &r); err == nil || !strings.Contains(err.Error(), "exceeds") {
 		t.Fatalf("oversized frame: %v", err)
 	}
-	if err := readFrame(bytes.NewReader([]byte{0, 0, 0, 9, '{'}), &r); err == nil {
+	if _, err := readFrame(bytes.NewReader([]byte{0, 0, 0, 9, '{'}), &r); err == nil {
 		t.Fatal("torn frame accepted")
+	}
+	// A header length past the frame's end.
+	if _, err := readFrame(bytes.NewReader([]byte{0, 0, 0, 5, 0, 0, 0, 9, '{'}), &r); err == nil || !strings.Contains(err.Error(), "header") {
+		t.Fatalf("header past the frame: %v", err)
 	}
 }
 
