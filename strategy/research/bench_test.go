@@ -159,6 +159,41 @@ func BenchmarkSweepSpeedup(b *testing.B) {
 // speedupRounds is how many times each size runs per op.
 const speedupRounds = 3
 
+// BenchmarkSweepSpeedup1M is BenchmarkSweepSpeedup on a million bars
+// (the reference's grid), where the combinations' own work, which two
+// workers share, outweighs what a sweep does once (reading the bars,
+// PBO, the winner's proof). Each sweep runs on a fresh warm pool, so its
+// workers read the bars and compute the indicators.
+func BenchmarkSweepSpeedup1M(b *testing.B) {
+	b.StopTimer()
+	p := benchProject(b, b.TempDir(), sineBars(1_000_000))
+	req := SweepRequest{StrategyRef: templateRef(b, "sma_cross"), Series: "BENCH@1h", Grid: refGrid}
+	best := [2]time.Duration{math.MaxInt64, math.MaxInt64}
+	for i := 0; i < b.N*2; i++ {
+		for k, size := range []int{1, 2} {
+			pool, _ := warmPool(b, size)
+			l := NewLocal(Config{Project: p, Pool: pool})
+			b.StartTimer()
+			start := time.Now()
+			res, err := l.Sweep(ctxT(b), req, nil)
+			took := time.Since(start)
+			b.StopTimer()
+			pool.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Evaluated != 100 || res.Failed != 0 {
+				b.Fatalf("evaluated %d, failed %d", res.Evaluated, res.Failed)
+			}
+			best[k] = min(best[k], took)
+		}
+	}
+	speedup := best[0].Seconds() / best[1].Seconds()
+	b.ReportMetric(speedup, "speedup")
+	addRatio(fmt.Sprintf("ratio sweep 2 workers / 1 worker, 1000000 bars: %.2fx (1 worker %s, 2 workers %s)",
+		speedup, best[0].Round(time.Millisecond), best[1].Round(time.Millisecond)))
+}
+
 // sineBars are n hourly bars of a noisy sine, the million-bar series of
 // the benchmarks (the same as the worker package's).
 func sineBars(n int) strategy.Bars {

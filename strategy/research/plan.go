@@ -154,6 +154,17 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		res, err := l.cfg.Pool.Params(ctx, preq)
 		asked <- knobs{res, err}
 	}()
+	if in.barsInWorker && l.cfg.Chunks == nil {
+		// The pool's other workers read the bars meanwhile, so they start
+		// on their first chunk when the first does. What they read is
+		// theirs to keep; an error shows again on a chunk, which reads the
+		// same bars. The end of the request does not stop a read (that
+		// would kill the worker): it is short, and bounded.
+		pre := context.WithoutCancel(ctx)
+		for range l.cfg.Pool.Size() - 1 {
+			go l.cfg.Pool.Params(pre, preq)
+		}
+	}
 	_, p.gran, _ = history.CheckSeries(in.series)
 	digest := ""
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
