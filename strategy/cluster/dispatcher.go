@@ -146,6 +146,10 @@ func (d *Dispatcher) Size() int {
 	return max(1, n)
 }
 
+// InFlight is how many chunks a sweep keeps under way: two per worker
+// slot, so that a worker that answers one finds the next on the queue.
+func (d *Dispatcher) InFlight() int { return 2 * d.Size() }
+
 func (d *Dispatcher) present() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()

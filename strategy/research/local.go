@@ -85,6 +85,14 @@ type Dispatcher interface {
 	Sweep(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error)
 }
 
+// pipeliner is a Dispatcher that is kept busiest with more chunks under
+// way than it runs at once (a cluster: each worker's next chunk waits on
+// the queue for it, rather than for its answer to reach this process and
+// another chunk to be sent).
+type pipeliner interface {
+	InFlight() int
+}
+
 // readier is a Dispatcher that must find its workers before a sweep is
 // cut into chunks (a cluster: how many workers it has sets the chunks).
 type readier interface {

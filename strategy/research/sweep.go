@@ -224,7 +224,7 @@ func fmtParams(p map[string]any) string {
 }
 
 // runTasks hands tasks to the worker pool, as many at once as the pool
-// has workers, in order. done is called, one call at a time, for each
+// has workers (or as its dispatcher keeps under way), in order. done is called, one call at a time, for each
 // finished task; it may return more tasks (they run before the tasks
 // still waiting, their indexes following on) or an error. runTasks returns the first
 // failure, of a worker or of done, which stops the rest; when ctx ends it
@@ -256,7 +256,11 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 			cancel(err)
 		}
 	}
-	for range max(1, l.chunks().Size()) {
+	n := max(1, l.chunks().Size())
+	if d, ok := l.chunks().(pipeliner); ok {
+		n = max(n, d.InFlight())
+	}
+	for range n {
 		wg.Go(func() {
 			mu.Lock()
 			defer mu.Unlock()
