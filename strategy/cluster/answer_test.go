@@ -1,10 +1,14 @@
 package cluster_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -12,6 +16,7 @@ import (
 
 	"wicket/strategy/cluster"
 	"wicket/strategy/clustertest"
+	"wicket/strategy/history"
 	"wicket/strategy/research"
 	"wicket/strategy/worker"
 )
@@ -62,5 +67,65 @@ func TestAnswerOverMaxPayload(t *testing.T) {
 	_, err := research.NewLocal(research.Config{Project: demoProject(t), Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "SPY@1d"), nil)
 	if err == nil || !strings.Contains(err.Error(), "larger than the NATS server's max_payload (16384 bytes)") {
 		t.Fatalf("an answer over max_payload: %v", err)
+	}
+}
+
+// TestWarmFetchesBarsAhead: Warm ships a range's bars and the workers
+// fetch them into their cache before any chunk asks for them; a range
+// with no bars warms nothing and fails nothing.
+func TestWarmFetchesBarsAhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	url := clustertest.Server(t)
+	cache := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	log := &logBuf{joined: make(chan struct{})}
+	served := make(chan error, 1)
+	go func() {
+		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: cluster.Options{URL: url}, Pool: newPool(t), CacheDir: cache, Log: log})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-log.joined:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not join in 30s")
+	}
+	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{URL: url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+
+	p := demoProject(t)
+	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "NOSUCH@1d"})
+	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"})
+	s, err := history.OpenReadOnly(p.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := s.Load("SPY@1d", time.Time{}, time.Time{})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(cache, bars.Digest()+".bars")
+	deadline := time.Now().Add(30 * time.Second) // a bound on a hang, not a timing assertion
+	for {
+		if _, err := os.Stat(want); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the warmed bars never reached the worker's cache; its log:\n%s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(log.String(), "fetch announced bars") {
+		t.Errorf("a fetch failed: %s", log.String())
 	}
 }

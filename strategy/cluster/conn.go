@@ -27,6 +27,7 @@ const (
 	cancelPrefix  = "wicket.cancel."  // + chunk id: stop this chunk
 	presenceSubj  = "wicket.workers"  // workers' heartbeats
 	pingSubj      = "wicket.workers.ping"
+	barsSubj      = "wicket.bars" // a digest: fetch these bars now, a sweep over them is coming
 	headerChunk   = "Wicket-Chunk"
 	headerReply   = "Wicket-Reply"
 	barsMaxAge    = 7 * 24 * time.Hour // shipped bars expire a week after upload

@@ -270,6 +270,18 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	}
 }
 
+// Warm ships the bars of r to the cluster, unless it holds them, and
+// asks its workers to fetch them now: a sweep over them is about to
+// start, and its first chunks need not wait for them. Errors are left to
+// those chunks, which ship and fetch the same bars.
+func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) {
+	digest, err := d.shipBars(ctx, worker.SweepChunk{HistoryPath: r.HistoryPath, Series: r.Series, From: r.From, To: r.To})
+	if err != nil {
+		return
+	}
+	d.nc.Publish(barsSubj, []byte(digest))
+}
+
 // decodeAnswer reads a worker's answer (see headerError).
 func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 	if m.Header.Get(headerError) != "" {

@@ -7,7 +7,9 @@
 // their digest, and waits for the chunk's result on its reply subject,
 // keyed by chunk id: the first result of a chunk wins and any later copy
 // is dropped. A sweep keeps two chunks per worker slot under way
-// (InFlight), so a worker that answers one finds the next on the queue. The result is the strategy worker's own JSON, passed on
+// (InFlight), so a worker that answers one finds the next on the queue;
+// and before its first chunk, while the params request runs, the bars
+// are shipped and the workers told to fetch them (Warm). The result is the strategy worker's own JSON, passed on
 // untouched by the cluster worker and decoded once, by the dispatcher. A Worker pulls chunks from the stream, fetches bars it has
 // not seen into a local cache (once per machine), runs each chunk in its
 // own rlimited worker.Pool, answers, and only then acks. A worker that

@@ -104,6 +104,17 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	if _, err := nc.Subscribe(pingSubj, func(*nats.Msg) { w.heartbeat() }); err != nil {
 		return err
 	}
+	// Bars announced ahead of a sweep are fetched one at a time, at most
+	// a few waiting; the rest are fetched by the chunks that need them.
+	fetch := make(chan string, 4)
+	if _, err := nc.Subscribe(barsSubj, func(m *nats.Msg) {
+		select {
+		case fetch <- string(m.Data):
+		default:
+		}
+	}); err != nil {
+		return err
+	}
 	w.heartbeat()
 	fmt.Fprintf(o.Log, "wicket worker: joined the research cluster at %s with %d workers\n", redacted(o.URL), o.Pool.Size())
 	var wg sync.WaitGroup
@@ -116,6 +127,18 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 				return
 			case <-t.C:
 				w.heartbeat()
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case digest := <-fetch:
+				if _, err := w.barsFile(ctx, digest); err != nil && ctx.Err() == nil {
+					fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
+				}
 			}
 		}
 	})

@@ -93,6 +93,13 @@ type pipeliner interface {
 	InFlight() int
 }
 
+// warmer is a Dispatcher whose workers are better off with a sweep's
+// bars before its first chunk (a cluster: the bars are shipped, and the
+// workers fetch them, while the params request runs here).
+type warmer interface {
+	Warm(ctx context.Context, bars worker.BarsRange)
+}
+
 // readier is a Dispatcher that must find its workers before a sweep is
 // cut into chunks (a cluster: how many workers it has sets the chunks).
 type readier interface {

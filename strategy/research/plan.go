@@ -154,6 +154,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		res, err := l.cfg.Pool.Params(ctx, preq)
 		asked <- knobs{res, err}
 	}()
+	if w, ok := l.cfg.Chunks.(warmer); ok && in.barsInWorker {
+		go w.Warm(context.WithoutCancel(ctx), *preq.Bars)
+	}
 	if in.barsInWorker && l.cfg.Chunks == nil {
 		// The pool's other workers read the bars meanwhile, so they start
 		// on their first chunk when the first does. What they read is
