@@ -9,10 +9,12 @@
 // is dropped. A sweep keeps two chunks per worker slot under way
 // (InFlight), so a worker that answers one finds the next on the queue;
 // and before its first chunk, while the params request runs, the bars
-// are shipped and the workers told to fetch them (Warm). The result is the strategy worker's own JSON, passed on
-// untouched by the cluster worker and decoded once, by the dispatcher. A Worker pulls chunks from the stream, fetches bars it has
-// not seen into a local cache (once per machine), runs each chunk in its
-// own rlimited worker.Pool, answers, and only then acks. A worker that
+// are shipped and the workers told to fetch them (Warm). The result is
+// the strategy worker's own JSON, passed on untouched by the cluster
+// worker and decoded once, by the dispatcher. A Worker pulls chunks from
+// the stream, fetches bars it has not seen into a local cache (once per
+// machine), runs each chunk in its own rlimited worker.Pool, answers, and
+// only then acks. A worker that
 // dies mid-chunk stops reporting progress on it, and JetStream hands the
 // chunk to another worker after the ack wait: no chunk is lost, none is
 // counted twice. Cancelling a sweep purges its queued chunks and tells

@@ -224,12 +224,12 @@ func fmtParams(p map[string]any) string {
 }
 
 // runTasks hands tasks to the worker pool, as many at once as the pool
-// has workers (or as its dispatcher keeps under way), in order. done is called, one call at a time, for each
-// finished task; it may return more tasks (they run before the tasks
-// still waiting, their indexes following on) or an error. runTasks returns the first
-// failure, of a worker or of done, which stops the rest; when ctx ends it
-// stops handing out tasks and returns nil, and the tasks that finished are
-// the ones done saw.
+// has workers (or as its dispatcher keeps under way), in order. done is
+// called, one call at a time, for each finished task; it may return more
+// tasks (they run before the tasks still waiting, their indexes following
+// on) or an error. runTasks returns the first failure, of a worker or of
+// done, which stops the rest; when ctx ends it stops handing out tasks
+// and returns nil, and the tasks that finished are the ones done saw.
 func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
