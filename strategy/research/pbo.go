@@ -65,7 +65,8 @@ func blockStats(returns []float64, s int) []blockStat { return worker.BlockStats
 
 // CSCV computes the probability of backtest overfitting of the return
 // series (one per combination, all of the same length) with s blocks (s
-// even, 2 to 24). It returns NaN when it is undefined: fewer than two
+// even, 2 to 24), and the splits' logits in increasing order. It returns
+// NaN when it is undefined: fewer than two
 // series, too few returns for s blocks, or no split with a defined
 // in-sample winner.
 func CSCV(returns [][]float64, s int) (pbo float64, logits []float64) {
@@ -130,21 +131,35 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		nIn[j] = count(m)
 	}
 	best, less, ties := splitVerdicts(rows, h, masks, nIn, tableRows(s))
-	var logits []float64
-	below := 0
+	// A split's ω is (1 + less + ties/2) / (N+1): its logit is a function
+	// of the integer 2·less + ties, so the splits are counted by that key
+	// and each distinct logit computed once, in increasing order.
+	n := len(rows)
+	byKey := make([]int, 2*n+1)
+	splits := 0
 	for j := range masks {
-		if best[j] < 0 {
-			continue // no combination has a defined in-sample Sharpe ratio here
-		}
-		w := (1 + float64(less[j]) + float64(ties[j])/2) / float64(len(rows)+1)
-		lam := math.Log(w / (1 - w))
-		logits = append(logits, lam)
-		if lam <= 0 {
-			below++
+		if best[j] >= 0 { // else no combination has a defined in-sample Sharpe ratio here
+			byKey[2*less[j]+ties[j]]++
+			splits++
 		}
 	}
-	if len(logits) == 0 {
+	if splits == 0 {
 		return math.NaN(), nil
+	}
+	logits := make([]float64, 0, splits)
+	below := 0
+	for key, c := range byKey {
+		if c == 0 {
+			continue
+		}
+		w := (1 + float64(key)/2) / float64(n+1)
+		lam := math.Log(w / (1 - w))
+		for range c {
+			logits = append(logits, lam)
+		}
+		if lam <= 0 {
+			below += c
+		}
 	}
 	return float64(below) / float64(len(logits)), logits
 }
@@ -387,14 +402,13 @@ func overfitting(trials []*worker.Trial, s int) *Overfitting {
 	return o
 }
 
+// median is the median of x, which is in increasing order.
 func median(x []float64) float64 {
-	c := append([]float64(nil), x...)
-	slices.Sort(c)
-	n := len(c)
+	n := len(x)
 	if n%2 == 1 {
-		return c[n/2]
+		return x[n/2]
 	}
-	return (c[n/2-1] + c[n/2]) / 2
+	return (x[n/2-1] + x[n/2]) / 2
 }
 
 func fmtPercent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
