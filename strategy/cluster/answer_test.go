@@ -129,3 +129,62 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 		t.Errorf("a fetch failed: %s", log.String())
 	}
 }
+
+// TestChunkOfAnotherVersion: a chunk queued by a dispatcher of another
+// wire version (here: none, an older wicket) is answered with an error
+// that says so, and taken off the queue rather than handed to worker
+// after worker.
+func TestChunkOfAnotherVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	url := clustertest.Server(t)
+	_, log := joinWorker(t, cluster.Options{URL: url})
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	replies, err := nc.SubscribeSync("wicket.results.old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("wicket.chunks.old.1")
+	m.Header.Set("Wicket-Chunk", "old.1")
+	m.Header.Set("Wicket-Reply", "wicket.results.old")
+	m.Data = []byte(`{"chunk":{}}`)
+	if _, err := js.PublishMsg(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := replies.NextMsg(30 * time.Second)
+	if err != nil {
+		t.Fatalf("no answer: %v; the worker's log:\n%s", err, log.String())
+	}
+	if answer.Header.Get("Wicket-Error") != "1" || !strings.Contains(string(answer.Data), "cluster wire version none, an older wicket") ||
+		!strings.Contains(string(answer.Data), "run the same wicket version on every machine") {
+		t.Fatalf("answer %v: %s", answer.Header, answer.Data)
+	}
+	// Taken off the queue: acknowledged, not waiting for another worker.
+	cons, err := js.Consumer(t.Context(), cluster.StreamName, cluster.ConsumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // a bound on a hang, not a timing assertion
+	for {
+		info, err := cons.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.NumPending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chunk is still queued: %d pending, %d unacknowledged", info.NumPending, info.NumAckPending)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

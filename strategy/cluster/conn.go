@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wicket/strategy/worker"
 )
 
 // Names on the NATS server.
@@ -163,3 +165,23 @@ const (
 	headerWorker = "Wicket-Worker"
 	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
 )
+
+// Chunks and answers carry the cluster's wire version, the form this
+// build writes them in (chunk messages, answers, shipped bars); it
+// changes whenever any of them does. A worker answers a chunk of another
+// version with an error, and a dispatcher refuses an answer of another
+// version, so a cluster of mixed versions fails with an error that says
+// so, never by misreading a message.
+const (
+	headerProtocol = "Wicket-Protocol"
+	protocol       = "2" // 2: a trial's PBO blocks are one base64 string
+)
+
+// protocolError is the error for a message of another wire version.
+func protocolError(what, got string) error {
+	if got == "" {
+		got = "none, an older wicket"
+	}
+	return &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf(
+		"%s in cluster wire version %s, and this wicket speaks version %s: run the same wicket version on every machine of the research cluster", what, got, protocol)}
+}

@@ -235,6 +235,7 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	msg.Data = body
 	msg.Header.Set(headerChunk, chunk)
 	msg.Header.Set(headerReply, resultPrefix+d.id)
+	msg.Header.Set(headerProtocol, protocol)
 	pctx, cancel := context.WithTimeout(ctx, d.o.connectTimeout())
 	_, err = d.js.PublishMsg(pctx, msg, jetstream.WithMsgID(chunk))
 	cancel()
@@ -284,6 +285,9 @@ func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) {
 
 // decodeAnswer reads a worker's answer (see headerError).
 func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
+	if v := m.Header.Get(headerProtocol); v != protocol {
+		return worker.SweepChunkResult{}, protocolError("a cluster worker ("+m.Header.Get(headerWorker)+") answered", v)
+	}
 	if m.Header.Get(headerError) != "" {
 		var we worker.WireError
 		if err := json.Unmarshal(m.Data, &we); err != nil {

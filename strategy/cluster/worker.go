@@ -206,6 +206,17 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		m.Term() // not ours
 		return
 	}
+	if v := m.Headers().Get(headerProtocol); v != protocol {
+		// Its dispatcher runs another version: it hears why, and the chunk
+		// is not handed to worker after worker.
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: refused, wire version %q\n", chunk, v)
+		answer := w.answer(replyTo, chunk)
+		answer.Header.Set(headerError, "1")
+		answer.Data, _ = json.Marshal(worker.ToWire(protocolError("the sweep sent a chunk", v)))
+		w.nc.PublishMsg(answer)
+		m.Ack()
+		return
+	}
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
 	cctx, stop := context.WithCancelCause(ctx)
@@ -258,9 +269,7 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: cancelled\n", chunk)
 		return
 	}
-	answer := nats.NewMsg(replyTo)
-	answer.Header.Set(headerChunk, chunk)
-	answer.Header.Set(headerWorker, w.id)
+	answer := w.answer(replyTo, chunk)
 	answer.Data = res
 	if err != nil {
 		answer.Header.Set(headerError, "1")
@@ -285,6 +294,15 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 	// first answer, drops the second.
 	m.Ack()
 	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: answered in %s\n", chunk, time.Since(began).Round(time.Millisecond))
+}
+
+// answer is an answer to chunk on replyTo, with its headers.
+func (w *Worker) answer(replyTo, chunk string) *nats.Msg {
+	m := nats.NewMsg(replyTo)
+	m.Header.Set(headerChunk, chunk)
+	m.Header.Set(headerWorker, w.id)
+	m.Header.Set(headerProtocol, protocol)
+	return m
 }
 
 // sweep runs a chunk and returns the strategy worker's answer as it

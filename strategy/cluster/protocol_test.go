@@ -1,0 +1,33 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+)
+
+// TestAnswerOfAnotherVersion: an answer without the wire version (an
+// older worker) or with another one is refused with an error that says
+// to run one version everywhere, before its body is read.
+func TestAnswerOfAnotherVersion(t *testing.T) {
+	for _, v := range []string{"", "1", "3"} {
+		m := nats.NewMsg("x")
+		m.Header.Set(headerWorker, "W1")
+		if v != "" {
+			m.Header.Set(headerProtocol, v)
+		}
+		m.Data = []byte(`{"trials":[{"blocks":[{"n":1,"s":0,"q":0}]}]}`)
+		_, err := decodeAnswer(m)
+		if err == nil || !strings.Contains(err.Error(), "run the same wicket version on every machine") || !strings.Contains(err.Error(), "(W1)") {
+			t.Errorf("version %q: %v", v, err)
+		}
+	}
+	m := nats.NewMsg("x")
+	m.Header.Set(headerProtocol, protocol)
+	m.Data = []byte(`{"trials":[{"blocks":"AQAAAAAAAAAAAPA/AAAAAAAAAEA="}]}`)
+	res, err := decodeAnswer(m)
+	if err != nil || len(res.Trials) != 1 || len(res.Trials[0].Blocks) != 1 || res.Trials[0].Blocks[0].Sum != 1 || res.Trials[0].Blocks[0].SumSq != 2 {
+		t.Fatalf("this version's answer: %+v %v", res, err)
+	}
+}
