@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"sync"
 	"time"
@@ -112,7 +111,9 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 	if err != nil {
 		return fail(err)
 	}
-	metrics, err := json.Marshal(ev.Metrics)
+	// MarshalJSON writes compact JSON: json.Marshal would only scan it
+	// again.
+	metrics, err := ev.Metrics.MarshalJSON()
 	if err != nil {
 		return fail(err)
 	}
