@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -21,6 +20,22 @@ import (
 	"wicket/strategy/worker"
 )
 
+// jetStream connects to the server at url as a client of its own (a
+// stand-in for another program on the cluster), closed when t ends.
+func jetStream(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
 // TestBarsUnderAWrongName: bars stored under a digest that is not
 // theirs are refused by the worker, and the chunk fails with a clear
 // error instead of running on them.
@@ -30,15 +45,7 @@ func TestBarsUnderAWrongName(t *testing.T) {
 	}
 	url := clustertest.Server(t)
 	d, _ := joinWorker(t, cluster.Options{URL: url})
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := jetStream(t, url)
 	obj, err := js.ObjectStore(t.Context(), cluster.BarsBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -79,29 +86,8 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	}
 	url := clustertest.Server(t)
 	cache := t.TempDir()
-	ctx, cancel := context.WithCancel(t.Context())
-	log := &logBuf{joined: make(chan struct{})}
-	served := make(chan error, 1)
-	go func() {
-		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: cluster.Options{URL: url}, Pool: newPool(t), CacheDir: cache, Log: log})
-	}()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	}()
-	select {
-	case <-log.joined:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the worker did not join in 30s")
-	}
-	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{URL: url}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-
+	d, log := joinWorkerCaching(t, cluster.Options{URL: url}, cache)
+	ctx := t.Context()
 	p := demoProject(t)
 	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "NOSUCH@1d"})
 	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"})
@@ -140,16 +126,8 @@ func TestChunkOfAnotherVersion(t *testing.T) {
 	}
 	url := clustertest.Server(t)
 	_, log := joinWorker(t, cluster.Options{URL: url})
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, js := jetStream(t, url)
 	replies, err := nc.SubscribeSync("wicket.results.old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,11 +199,17 @@ func (l *logBuf) String() string {
 // account's first connection is the worker's), then dials a dispatcher.
 func joinWorker(t *testing.T, o cluster.Options) (*cluster.Dispatcher, *logBuf) {
 	t.Helper()
+	return joinWorkerCaching(t, o, t.TempDir())
+}
+
+// joinWorkerCaching is joinWorker with the worker's bars cache in cache.
+func joinWorkerCaching(t *testing.T, o cluster.Options, cache string) (*cluster.Dispatcher, *logBuf) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	log := &logBuf{joined: make(chan struct{})}
 	served := make(chan error, 1)
 	go func() {
-		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: o, Pool: newPool(t), CacheDir: t.TempDir(), Log: log})
+		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: o, Pool: newPool(t), CacheDir: cache, Log: log})
 	}()
 	t.Cleanup(func() {
 		cancel()
