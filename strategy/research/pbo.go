@@ -66,9 +66,8 @@ func blockStats(returns []float64, s int) []blockStat { return worker.BlockStats
 // CSCV computes the probability of backtest overfitting of the return
 // series (one per combination, all of the same length) with s blocks (s
 // even, 2 to 24), and the splits' logits in increasing order. It returns
-// NaN when it is undefined: fewer than two
-// series, too few returns for s blocks, or no split with a defined
-// in-sample winner.
+// NaN when it is undefined: fewer than two series, too few returns for s
+// blocks, or no split with a defined in-sample winner.
 func CSCV(returns [][]float64, s int) (pbo float64, logits []float64) {
 	blocks := make([][]blockStat, len(returns))
 	for i, r := range returns {
