@@ -401,7 +401,19 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 	}
 	out := make([]node.VenueOrder, 0, len(list))
 	for i := range list {
-		out = append(out, a.cumulative(&list[i]))
+		o := &list[i]
+		if _, known := a.priorOf(o.ID); replacementRE.MatchString(o.ClientOrderID) && !known {
+			// A replacement this process did not make, or whose answer was
+			// lost: alone it tells only its own part of the order's life,
+			// so its incarnations are followed from the first for the whole.
+			vo, err := a.Lookup(ctx, node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID)})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, vo)
+			continue
+		}
+		out = append(out, a.cumulative(o))
 	}
 	return out, nil
 }

@@ -36,6 +36,14 @@ func ctx(t *testing.T) context.Context {
 
 func start(t *testing.T, timeout time.Duration) (*alpacafake.Fake, *alpaca.Adapter) {
 	t.Helper()
+	f, another := startWith(t, timeout)
+	return f, another()
+}
+
+// startWith is start that returns a way to make more adapters on the
+// fake (another process, or this one restarted).
+func startWith(t *testing.T, timeout time.Duration) (*alpacafake.Fake, func() *alpaca.Adapter) {
+	t.Helper()
 	key, secret := randomKey(t), randomKey(t)
 	f := alpacafake.New(key, secret, []alpacafake.Asset{
 		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
@@ -43,15 +51,18 @@ func start(t *testing.T, timeout time.Duration) (*alpacafake.Fake, *alpaca.Adapt
 		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.000000001", PriceIncrement: "1", Price: "60000"},
 	}, "100000")
 	t.Cleanup(f.Close)
-	a, err := alpaca.New(alpaca.Config{Venue: project.Venue{Name: "al", Kind: project.KindAlpaca, Environment: project.EnvPaper, BaseURL: f.URL,
-		Symbols: []string{"SPY", "BRK.A", "BTC-USD"}}, KeyID: key, Secret: secret, Timeout: timeout})
-	if err != nil {
-		t.Fatal(err)
+	return f, func() *alpaca.Adapter {
+		t.Helper()
+		a, err := alpaca.New(alpaca.Config{Venue: project.Venue{Name: "al", Kind: project.KindAlpaca, Environment: project.EnvPaper, BaseURL: f.URL,
+			Symbols: []string{"SPY", "BRK.A", "BTC-USD"}}, KeyID: key, Secret: secret, Timeout: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Instruments(ctx(t), []string{"SPY", "BRK.A", "BTC-USD"}); err != nil {
+			t.Fatal(err)
+		}
+		return a
 	}
-	if _, err := a.Instruments(ctx(t), []string{"SPY", "BRK.A", "BTC-USD"}); err != nil {
-		t.Fatal(err)
-	}
-	return f, a
 }
 
 const cid = "wk-0190f5a2-7c1e-7b3a-9d4e-123456789abc"
@@ -215,4 +226,39 @@ func TestStream(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a dropped stream did not end")
 	}
+}
+
+// TestOpenOrdersOfAnUnknownReplacement: an open order that is a
+// replacement this adapter did not see made (the replace's answer was
+// lost, or another process made it) is listed with the whole order's
+// life, the fills of the incarnations before it included, never as if
+// its own part were all of it.
+func TestOpenOrdersOfAnUnknownReplacement(t *testing.T) {
+	f, another := startWith(t, 2*time.Second)
+	a := another()
+	lim := "wk-0190f5a2-7c1e-7b3a-9d4e-00000000000b"
+	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: lim, Symbol: "BTC-USD", Side: command.Buy, Type: command.Limit, TimeInForce: command.GTC,
+		Quantity: d("0.02"), Price: d("59000")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.FillPart(o.VenueOrderID, "0.005")
+	o.Filled, o.AveragePrice = d("0.005"), d("59000")
+	f.DropResponses("/v2/orders/"+o.VenueOrderID, 1)
+	if _, err := a.Replace(ctx(t), o, d("0"), d("59600")); err == nil {
+		t.Fatal("the replace's answer was dropped, yet it succeeded")
+	}
+	check := func(who string, a *alpaca.Adapter) {
+		t.Helper()
+		open, err := a.OpenOrders(ctx(t), []string{"BTC-USD"})
+		if err != nil || len(open) != 1 {
+			t.Fatalf("%s: open orders %+v %v", who, open, err)
+		}
+		got := open[0]
+		if got.ClientOrderID != lim || !got.Price.Equal(d("59600")) || !got.Quantity.Equal(d("0.02")) || !got.Filled.Equal(d("0.005")) || !got.AveragePrice.Equal(d("59000")) {
+			t.Errorf("%s: the replacement is listed as %+v, want the whole order: 0.02, 0.005 filled at 59000", who, got)
+		}
+	}
+	check("the adapter whose answer was lost", a)
+	check("an adapter started afterwards", another())
 }

@@ -427,6 +427,17 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 			return nil, a.classify(err)
 		}
 		for _, o := range list {
+			if _, repl := replacementOf(o.ClientOrderID); repl && !a.knows(o.OrderID) {
+				// A replacement this process did not make, or whose answer
+				// was lost: alone it tells only its own part of the order's
+				// life, so its incarnations are walked for the whole.
+				vo, err := a.Lookup(ctx, node.VenueOrder{Symbol: o.Symbol, ClientOrderID: NodeID(o.ClientOrderID)})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, vo)
+				continue
+			}
 			out = append(out, a.cumulative(fromOrder(o), o.OrderID))
 		}
 	}

@@ -625,6 +625,12 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 	}
 	if !total.Equal(d("0.02")) || !notional.Equal(d("0.005").Mul(d("59000")).Add(d("0.015").Mul(d("59600")))) {
 		t.Errorf("fills of the order: %s for %s", total, notional)
+		for _, ev := range snap.Events {
+			t.Logf("node event %+v", ev)
+		}
+		for _, o := range vn.fake.Orders() {
+			t.Logf("at binance %+v", o)
+		}
 	}
 	n := 0
 	for _, o := range vn.fake.Orders() {
