@@ -406,12 +406,16 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 			// A replacement this process did not make, or whose answer was
 			// lost: alone it tells only its own part of the order's life,
 			// so its incarnations are followed from the first for the whole.
+			// An order with no first under that name (not the node's) is
+			// listed as it is.
 			vo, err := a.Lookup(ctx, node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID)})
-			if err != nil {
+			if err == nil {
+				out = append(out, vo)
+				continue
+			}
+			if !errors.Is(err, node.ErrVenueNotFound) {
 				return nil, err
 			}
-			out = append(out, vo)
-			continue
 		}
 		out = append(out, a.cumulative(o))
 	}

@@ -261,4 +261,14 @@ func TestOpenOrdersOfAnUnknownReplacement(t *testing.T) {
 	}
 	check("the adapter whose answer was lost", a)
 	check("an adapter started afterwards", another())
+	// An order named like a replacement with no first under that name
+	// (not the node's) is listed as it is, and does not fail the listing.
+	if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "web-order.r1", Symbol: "BTC-USD", Side: command.Sell, Type: command.Limit,
+		TimeInForce: command.GTC, Quantity: d("0.001"), Price: d("70000")}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := another().OpenOrders(ctx(t), []string{"BTC-USD"})
+	if err != nil || len(open) != 2 {
+		t.Fatalf("with an order named like a replacement: %+v %v", open, err)
+	}
 }

@@ -430,13 +430,16 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 			if _, repl := replacementOf(o.ClientOrderID); repl && !a.knows(o.OrderID) {
 				// A replacement this process did not make, or whose answer
 				// was lost: alone it tells only its own part of the order's
-				// life, so its incarnations are walked for the whole.
+				// life, so its incarnations are walked for the whole. One
+				// with no first under that name is listed as it is.
 				vo, err := a.Lookup(ctx, node.VenueOrder{Symbol: o.Symbol, ClientOrderID: NodeID(o.ClientOrderID)})
-				if err != nil {
+				if err == nil {
+					out = append(out, vo)
+					continue
+				}
+				if !errors.Is(err, node.ErrVenueNotFound) {
 					return nil, err
 				}
-				out = append(out, vo)
-				continue
 			}
 			out = append(out, a.cumulative(fromOrder(o), o.OrderID))
 		}
