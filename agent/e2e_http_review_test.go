@@ -1,16 +1,8 @@
 package agent_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,42 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"wicket/agent"
+	"wicket/internal/testcert"
 )
-
-// selfSigned writes a throwaway certificate for 127.0.0.1 and its key.
-func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wicket test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
 
 // TestHTTPTLS: with --tls-cert and --tls-key the server speaks HTTPS (its
 // URL says so), a caller's session works over it, and plain HTTP to the
@@ -65,7 +23,9 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 func TestHTTPTLS(t *testing.T) {
 	proj := newProject(t)
 	tok := addCaller(t, proj, "remote-desk", agent.ProfileOffline)
-	cert, key, pool := selfSigned(t)
+	ca := testcert.NewCA(t)
+	cert, key := ca.ServerFiles(t)
+	pool := ca.Pool()
 	h := startHTTP(t, nil, proj, "--tls-cert", cert, "--tls-key", key)
 	if !strings.HasPrefix(h.url, "https://127.0.0.1:") {
 		t.Fatalf("served at %s, want https://127.0.0.1:PORT/mcp", h.url)
