@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -124,7 +123,6 @@ func (b Blocks) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the base64 string MarshalJSON writes, or an array
 // of blocks.
 func (b *Blocks) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
 	switch {
 	case string(data) == "null":
 		*b = nil
