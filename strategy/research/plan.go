@@ -15,6 +15,7 @@ import (
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/scriptapi"
+	"wicket/strategy/ta"
 	"wicket/strategy/worker"
 )
 
@@ -54,6 +55,7 @@ type plan struct {
 	settings Settings
 	base     worker.SweepChunk // everything but the range and the combinations
 	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
+	order    []int             // the chunks' order of the combinations (evalOrder); nil: their own
 }
 
 // saw takes a chunk's report of its bars: other bars than the plan's
@@ -374,8 +376,16 @@ func (p *plan) combo(i int) map[string]any {
 // overhead, and finish on small ones, which leave no worker idle long;
 // none smaller than an eighth of a worker's share, since past that a
 // chunk's round trip costs more than the balance it buys.
+//
+// The chunks take the combinations in the order evalOrder gives; a
+// chunk's trial j at offset off (the combinations of the chunks before
+// it) is combination p.index(off + j).
 func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 	var out []worker.SweepChunk
+	p.order = nil
+	if n := p.barCount(); n > 0 {
+		p.order = evalOrder(p.count, p.axes, ta.Columns(workerMemo, n))
+	}
 	least := max(1, p.count/(8*workers))
 	for lo := 0; lo < p.count; {
 		size := max(least, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
@@ -383,13 +393,75 @@ func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 		hi := min(p.count, lo+size)
 		req.Combos = make([]map[string]any, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			req.Combos = append(req.Combos, p.combo(i))
+			req.Combos = append(req.Combos, p.combo(p.index(i)))
 		}
 		out = append(out, req)
 		lo = hi
 	}
 	return out
 }
+
+// index is the combination evaluated at position pos of the chunks.
+func (p *plan) index(pos int) int {
+	if p.order == nil {
+		return pos
+	}
+	return p.order[pos]
+}
+
+// barCount is how many bars the plan's range holds, as far as the caller
+// knows (0 when it does not).
+func (p *plan) barCount() int {
+	if n := p.bars.Len(); n > 0 {
+		return n
+	}
+	if p.seen != nil {
+		return p.seen.Count
+	}
+	return 0
+}
+
+// evalOrder is the order a sweep evaluates its count combinations in (a
+// position's combination index), or nil for their own order, in which the
+// last swept knob varies fastest, for workers whose indicator caches hold
+// cols columns of the series. On long series a cache holds fewer columns
+// than a grid's last knob has values: in their own order the combinations
+// would ask for the last knob's indicators in a cycle longer than the
+// cache, and every request would miss (a million-bar SMA costs about 3 ms,
+// a third of a combination). So when the last knob has more values than
+// there is room for, its values are taken in blocks that fit: every
+// combination of the first block, the other knobs in their order, then
+// every one of the next block. Room is left for a column per other knob
+// and one more: the cache evicts the least recently used column, and
+// when another knob's value changes, its old column was used after the
+// block's first. A strategy whose indicators follow its knobs then
+// computes each of a block's indicators once per block, not once per
+// combination.
+func evalOrder(count int, axes [][]any, cols int) []int {
+	if len(axes) == 0 {
+		return nil
+	}
+	n := len(axes[len(axes)-1])
+	block := max(1, cols-len(axes))
+	if n <= block {
+		return nil
+	}
+	order := make([]int, 0, count)
+	for lo := 0; lo < n; lo += block {
+		hi := min(n, lo+block)
+		for outer := 0; outer < count/n; outer++ {
+			for v := lo; v < hi; v++ {
+				order = append(order, outer*n+v)
+			}
+		}
+	}
+	return order
+}
+
+// workerMemo is a worker's indicator cache budget (worker.MemoBytes),
+// which evalOrder's blocks are cut for; a variable so that a test can
+// sweep a short series in blocks.
+var workerMemo int64 = worker.MemoBytes
 
 // maxChunk bounds a chunk, so progress and cancellation stay fine-grained.
 const maxChunk = 64

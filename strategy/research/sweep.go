@@ -75,7 +75,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			return nil, err
 		}
 		for j := range resp.Trials {
-			trials[offsets[i]+j] = &resp.Trials[j]
+			trials[p.index(offsets[i]+j)] = &resp.Trials[j]
 		}
 		done += len(resp.Trials)
 		report(progress, Progress{Done: done, Total: p.count, Message: fmt.Sprintf("%d of %d combinations", done, p.count)})

@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"wicket/internal/project"
+	"wicket/strategy/ta"
 	"wicket/strategy/worker"
 )
 
@@ -374,5 +377,122 @@ func TestSweepNeverReadsItsBars(t *testing.T) {
 	}
 	if p.bars.Len() != 0 || p.seen == nil || p.seen.Count != 17_544 || p.base.Digest == "" || p.base.Digest != p.seen.Digest {
 		t.Fatalf("bars here %d, seen %+v, chunks name %q", p.bars.Len(), p.seen, p.base.Digest)
+	}
+}
+
+// TestEvalOrder: the blocked order is a permutation of the combinations
+// that takes the last knob's values in blocks of what the cache holds, and
+// it is their own order when they fit. Through an LRU cache of cols
+// columns, a strategy with an indicator per knob value then computes each
+// of a block's columns once per block and each other value once per
+// block, as evalOrder says; in their own order it computes one at nearly
+// every request.
+func TestEvalOrder(t *testing.T) {
+	axis := func(n int) []any {
+		a := make([]any, n)
+		for i := range a {
+			a[i] = int64(i)
+		}
+		return a
+	}
+	if o := evalOrder(100, [][]any{axis(10), axis(10)}, 12); o != nil {
+		t.Errorf("ten values and room for twelve columns: order %v, want their own", o)
+	}
+	for _, tc := range []struct {
+		axes         []int
+		cols         int
+		blocked, own int // computations (cache misses)
+	}{
+		// The million-bar sweep of make bench: five columns, blocks of 3.
+		// In their own order the last knob's column misses at every
+		// combination, the first knob's once per value.
+		{[]int{10, 10}, 5, 10 + 4*10, 100 + 10},
+		{[]int{10, 10}, 6, 10 + 3*10, 100 + 10},
+		{[]int{10, 10}, 2, 10 + 10*10, 100 + 10},
+		{[]int{5, 7}, 4, 7 + 4*5, 35 + 5},
+		// Three knobs: the middle one's four values cycle through a block
+		// of 5 with no room to stay, and when both other knobs change at
+		// once they evict a block column too.
+		{[]int{3, 4, 9}, 8, 47, 108 + 12 + 3},
+	} {
+		var axes [][]any
+		count := 1
+		for _, n := range tc.axes {
+			axes = append(axes, axis(n))
+			count *= n
+		}
+		o := evalOrder(count, axes, tc.cols)
+		if s := slices.Sorted(slices.Values(o)); len(s) != count || s[0] != 0 || s[count-1] != count-1 || slices.Compact(s) == nil || len(slices.Compact(s)) != count {
+			t.Fatalf("%v in %d columns: not a permutation of the %d combinations: %v", tc.axes, tc.cols, count, o)
+		}
+		// Each knob value is an indicator column, asked for in the knobs'
+		// order; count the misses of an LRU cache of cols columns.
+		misses := func(order func(int) int) int {
+			var lru []string
+			n := 0
+			for pos := range count {
+				i := order(pos)
+				keys := make([]string, len(tc.axes))
+				for k := len(tc.axes) - 1; k >= 0; k-- {
+					keys[k] = fmt.Sprintf("%d=%d", k, i%tc.axes[k])
+					i /= tc.axes[k]
+				}
+				for _, key := range keys {
+					if j := slices.Index(lru, key); j >= 0 {
+						lru = slices.Delete(lru, j, j+1)
+					} else {
+						n++
+						if len(lru) == tc.cols {
+							lru = lru[1:]
+						}
+					}
+					lru = append(lru, key)
+				}
+			}
+			return n
+		}
+		if got := misses(func(i int) int { return o[i] }); got != tc.blocked {
+			t.Errorf("%v in %d columns: %d computations in blocks, want %d", tc.axes, tc.cols, got, tc.blocked)
+		}
+		if got := misses(func(i int) int { return i }); got != tc.own {
+			t.Errorf("%v in %d columns: %d computations in their own order, want %d", tc.axes, tc.cols, got, tc.own)
+		}
+	}
+}
+
+// TestSweepInBlocks: a sweep whose combinations run in blocks (the cache
+// made small enough that the demo's hourly columns do not fit) reports
+// what it reports in their own order, at one and two workers: every trial
+// lands at its own combination. The universe sweep pools an hourly series,
+// in blocks, with a daily one in its own order, so a trial put at another
+// combination would pool two different combinations.
+func TestSweepInBlocks(t *testing.T) {
+	grid := Grid{"fast": {From: fp(4), To: fp(20), Step: fp(4)}, "slow": {From: fp(30), To: fp(90), Step: fp(10)}}
+	sweep := func(workers int, series string) []byte {
+		res, err := newLocal(t, workers).Sweep(ctxT(t), SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: series, Grid: grid, Top: MaxTop}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Evaluated != 35 {
+			t.Fatalf("evaluated %d of 35", res.Evaluated)
+		}
+		return marshal(t, res)
+	}
+	all := []string{"BTC-USD@1h", "BTC-USD@1h, BTC-USD@1d"}
+	var own [][]byte
+	for _, series := range all {
+		own = append(own, sweep(1, series))
+	}
+	defer func(m int64) { workerMemo = m }(workerMemo)
+	workerMemo = 900 << 10 // five columns of the demo's 17,544 hourly bars, blocks of 3; the daily ones fit
+	if cols := ta.Columns(workerMemo, 17_544); cols != 5 {
+		t.Fatalf("%d columns, want 5", cols)
+	}
+	for k, series := range all {
+		for _, n := range []int{1, 2} {
+			if got := sweep(n, series); !bytes.Equal(got, own[k]) {
+				t.Errorf("%s, %d workers: in blocks differs from their own order:\n%s\n%s", series, n, got, own[k])
+			}
+		}
 	}
 }

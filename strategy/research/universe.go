@@ -325,7 +325,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		for j := range resp.Trials {
-			trials[o.series][o.offset+j] = &resp.Trials[j]
+			trials[o.series][plans[o.series].index(o.offset+j)] = &resp.Trials[j]
 		}
 		done += len(resp.Trials)
 		report(progress, Progress{Done: done, Total: total, Message: fmt.Sprintf("%d of %d runs", done, total)})

@@ -188,7 +188,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 			return nil, nil
 		}
 		for j := range resp.Trials {
-			trials[k][o.offset+j] = &resp.Trials[j]
+			trials[k][p.index(o.offset+j)] = &resp.Trials[j]
 		}
 		left[k] -= len(resp.Trials)
 		done += len(resp.Trials)

@@ -87,6 +87,16 @@ func NewMemo(limitBytes int64) *Memo {
 	return m
 }
 
+// Columns is how many indicator results of one column of bars values a
+// Memo of limitBytes keeps at once: what its major segment holds once the
+// helpers' eighth is set aside.
+func Columns(limitBytes int64, bars int) int {
+	if limitBytes <= 0 {
+		limitBytes = DefaultMemoBytes
+	}
+	return int((limitBytes - limitBytes/8) / (int64(bars)*8 + 64))
+}
+
 // ValuesKey is the content key of v: equal contents give equal keys.
 func (m *Memo) ValuesKey(v []float64) Key {
 	var b []byte

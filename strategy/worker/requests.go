@@ -13,10 +13,12 @@ const (
 )
 
 // MemoBytes is the indicator cache budget of a worker process
-// (ta.NewMemo(MemoBytes)): room for sixteen indicator columns of a
-// million bars, which a sweep's combinations share, while a worker's
-// resident memory over a million-bar sweep stays under 300 MB.
-const MemoBytes = 128 << 20
+// (ta.NewMemo(MemoBytes)): room for the indicator columns a sweep's
+// combinations share, five of a million bars (ta.Columns), while a
+// worker's resident memory over a million-bar sweep stays under 200 MB.
+// A sweep over a series whose columns do not all fit takes its
+// combinations in blocks that do (research's evalOrder).
+const MemoBytes = 48 << 20
 
 // StrategyRequest names a strategy by its text: a worker never opens a
 // strategy file. IndicatorsDir is the project's indicators directory, the

@@ -172,7 +172,7 @@ func Main(args []string, h Handlers) int {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
 	}
-	gc := newGCTarget(int64(l.MemoryMiB) << 20)
+	gc := newGCPace(int64(l.MemoryMiB) << 20)
 	go gc.follow(gcFollow)
 	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.adjust); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
@@ -181,57 +181,69 @@ func Main(args []string, h Handlers) int {
 	return 0
 }
 
-// gcTarget keeps a worker's resident memory near what it holds: a
-// worker's heap is mostly bar columns and indicator results, large and
-// free of pointers, so a collection costs little, while a sweep drops a
-// few columns per combination and, at the runtime's default pace, would
-// let its heap grow to twice what it holds. The soft memory limit starts
-// at softStart and follows the live heap up (an eighth more than it plus
-// 16 MiB, so a strategy that holds more is not collected without pause),
-// never above three quarters of the hard limit. Below the soft limit the
-// runtime's default pace (GOGC 100) governs.
-type gcTarget struct {
-	mu        sync.Mutex
-	soft, max int64
+// gcPace keeps a worker's resident memory near what it holds. A worker's
+// heap is mostly bar columns and indicator results, large and free of
+// pointers, so a collection costs little, while a sweep drops a few columns
+// per combination: at the runtime's default pace (GOGC 100) its heap would
+// grow to twice what it holds. A soft memory limit just above the live
+// heap holds it down too, but costs a fifth of a million-bar sweep's time:
+// the runtime hands pages back to the system at once and faults them in
+// again for the next column. So the collector's pace follows the live
+// heap instead: the heap may grow by a tenth of what it holds, or by
+// gcRoom when that is more (a small heap is not collected at every
+// column), and three quarters of the hard limit is the memory limit, so a
+// strategy that nears its allowance is collected harder before it fails.
+type gcPace struct {
+	mu      sync.Mutex
+	percent int // the GOGC in force
 }
 
-// softStart is a worker's first soft memory limit: room for a
-// million-bar sweep (bars, the indicator cache, a combination's columns).
-const softStart = 240 << 20
+// gcRoom is the least a worker's heap may grow between collections.
+const gcRoom = 16 << 20
 
-func newGCTarget(hard int64) *gcTarget {
-	g := &gcTarget{max: hard * 3 / 4}
-	g.soft = min(softStart, g.max)
-	debug.SetMemoryLimit(g.soft)
+func newGCPace(hard int64) *gcPace {
+	debug.SetMemoryLimit(hard * 3 / 4)
+	g := &gcPace{percent: debug.SetGCPercent(100)}
+	g.adjust()
 	return g
 }
 
 // gcFollow is how often a worker looks at its live heap during a request.
 const gcFollow = 100 * time.Millisecond
 
-// follow calls adjust every period, so a request that holds more than the
-// soft limit is not collected without pause until it ends.
-func (g *gcTarget) follow(period time.Duration) {
+// follow calls adjust every period, so the pace follows a request's live
+// heap while it runs, not only after it.
+func (g *gcPace) follow(period time.Duration) {
 	for range time.Tick(period) {
 		g.adjust()
 	}
 }
 
-// adjust raises the soft limit (after a request, and while one runs) when
-// the live heap needs more room. It is safe for concurrent use.
-func (g *gcTarget) adjust() {
+// adjust sets the pace for the live heap the last collection found. It is
+// safe for concurrent use.
+func (g *gcPace) adjust() {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	live := int64(s[0].Value.Uint64())
+	pct := gcPercent(int64(s[0].Value.Uint64()))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if want := min(live+live/8+16<<20, g.max); want > g.soft {
-		g.soft = want
-		debug.SetMemoryLimit(g.soft)
+	if pct != g.percent {
+		debug.SetGCPercent(pct)
+		g.percent = pct
 	}
+}
+
+// gcPercent is the GOGC that lets a live heap of live bytes grow by a tenth,
+// or by gcRoom when that is more, up to the runtime's default of 100.
+func gcPercent(live int64) int {
+	if live <= 0 {
+		return 100
+	}
+	room := max(live/10, gcRoom)
+	return int(min(100, max(10, room*100/live)))
 }
 
 // ServeIfWorker runs Main and exits when the process was started as a

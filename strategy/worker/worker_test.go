@@ -262,17 +262,24 @@ func TestWorkerEnvironmentScrubbed(t *testing.T) {
 	}
 }
 
-// TestGCTargetFollowsLiveHeap: the soft memory limit starts at softStart
-// (never above three quarters of the hard limit) and rises with a live
-// heap that needs more room, never past three quarters of the hard limit.
-func TestGCTargetFollowsLiveHeap(t *testing.T) {
+// TestGCPaceFollowsLiveHeap: the collector lets a small heap grow by
+// gcRoom and a large one by a tenth of what it holds, never by more than
+// the runtime's default, and three quarters of the hard limit is the
+// memory limit.
+func TestGCPaceFollowsLiveHeap(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	if g := newGCTarget(128 << 20); g.soft != 96<<20 {
-		t.Errorf("a 128 MiB worker's soft limit is %d MiB, want 96", g.soft>>20)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, c := range []struct {
+		live int64
+		want int
+	}{{0, 100}, {1 << 20, 100}, {16 << 20, 100}, {32 << 20, 50}, {160 << 20, 10}, {1 << 30, 10}} {
+		if got := gcPercent(c.live); got != c.want {
+			t.Errorf("gcPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
 	}
-	g := newGCTarget(4 << 30)
-	if g.soft != softStart {
-		t.Fatalf("soft limit %d MiB, want %d", g.soft>>20, softStart>>20)
+	g := newGCPace(128 << 20)
+	if got := debug.SetMemoryLimit(-1); got != 96<<20 {
+		t.Errorf("a 128 MiB worker's memory limit is %d MiB, want 96", got>>20)
 	}
 	hold := make([]byte, 300<<20)
 	for i := range hold {
@@ -280,8 +287,8 @@ func TestGCTargetFollowsLiveHeap(t *testing.T) {
 	}
 	runtime.GC()
 	g.adjust()
-	if g.soft < 300<<20 || g.soft > 3<<30 {
-		t.Errorf("with 300 MiB live the soft limit is %d MiB", g.soft>>20)
+	if g.percent != 10 || debug.SetGCPercent(-1) != 10 {
+		t.Errorf("with 300 MiB live the pace is GOGC %d, want 10", g.percent)
 	}
 	runtime.KeepAlive(hold)
 }

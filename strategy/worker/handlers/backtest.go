@@ -73,6 +73,22 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	}
 	defer done()
 	cfg.Warmup = warmup
+	if req.LookaheadOnly {
+		// The verdict alone: the run only drives the decisions the proof
+		// checks, so it keeps neither trades nor curve (Evaluate makes
+		// the same decisions as Run).
+		if _, err := backtest.Evaluate(ctx, bars, cfg, d, &backtest.Scratch{}); err != nil {
+			return backtest.Response{}, err
+		}
+		check, err := s.CheckLookahead(ctx, bars, trace())
+		if err != nil {
+			return backtest.Response{}, err
+		}
+		verdict, err := json.Marshal(struct {
+			LookaheadCheck string `json:"lookahead_check"`
+		}{check})
+		return backtest.Response{Result: verdict}, err
+	}
 	res, err := backtest.Run(ctx, bars, cfg, d)
 	if err != nil {
 		return backtest.Response{}, err
@@ -80,12 +96,6 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	// The lookahead proof: every decision again over prefixes of the bars.
 	if res.LookaheadCheck, err = s.CheckLookahead(ctx, bars, trace()); err != nil {
 		return backtest.Response{}, err
-	}
-	if req.LookaheadOnly {
-		verdict, err := json.Marshal(struct {
-			LookaheadCheck string `json:"lookahead_check"`
-		}{res.LookaheadCheck})
-		return backtest.Response{Result: verdict}, err
 	}
 	resp, err := backtest.Report(res, req.Plot)
 	if err != nil {
