@@ -190,8 +190,8 @@ func Main(args []string, h Handlers) int {
 // the runtime hands pages back to the system at once and faults them in
 // again for the next column. So the collector's pace follows the live
 // heap instead: the heap may grow by a tenth of what it holds, or by
-// gcRoom when that is more (a small heap is not collected at every
-// column), and three quarters of the hard limit is the memory limit, so a
+// gcRoom when that is more (a small heap is not collected every few
+// combinations, as at the runtime's default pace), and three quarters of the hard limit is the memory limit, so a
 // strategy that nears its allowance is collected harder before it fails.
 type gcPace struct {
 	mu      sync.Mutex
@@ -237,13 +237,12 @@ func (g *gcPace) adjust() {
 }
 
 // gcPercent is the GOGC that lets a live heap of live bytes grow by a tenth,
-// or by gcRoom when that is more, up to the runtime's default of 100.
+// or by gcRoom when that is more. The runtime never aims below 4 MiB times
+// GOGC/100, so a smaller heap is paced as one of 4 MiB.
 func gcPercent(live int64) int {
-	if live <= 0 {
-		return 100
-	}
+	live = max(live, 4<<20)
 	room := max(live/10, gcRoom)
-	return int(min(100, max(10, room*100/live)))
+	return int(max(10, room*100/live))
 }
 
 // ServeIfWorker runs Main and exits when the process was started as a

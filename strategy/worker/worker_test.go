@@ -263,16 +263,16 @@ func TestWorkerEnvironmentScrubbed(t *testing.T) {
 }
 
 // TestGCPaceFollowsLiveHeap: the collector lets a small heap grow by
-// gcRoom and a large one by a tenth of what it holds, never by more than
-// the runtime's default, and three quarters of the hard limit is the
-// memory limit.
+// gcRoom (one under the runtime's 4 MiB floor as one of 4 MiB) and a
+// large one by a tenth of what it holds, and three quarters of the hard
+// limit is the memory limit.
 func TestGCPaceFollowsLiveHeap(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	for _, c := range []struct {
 		live int64
 		want int
-	}{{0, 100}, {1 << 20, 100}, {16 << 20, 100}, {32 << 20, 50}, {160 << 20, 10}, {1 << 30, 10}} {
+	}{{0, 400}, {1 << 20, 400}, {4 << 20, 400}, {16 << 20, 100}, {32 << 20, 50}, {160 << 20, 10}, {1 << 30, 10}} {
 		if got := gcPercent(c.live); got != c.want {
 			t.Errorf("gcPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
 		}
