@@ -293,16 +293,7 @@ func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string,
 		e.emit(ev)
 		cur, _ = r.Order(o.ID)
 	}
-	if delta := vo.Filled.Sub(cur.Filled); delta.IsPositive() {
-		notional := vo.Filled.Mul(vo.AveragePrice).Sub(cur.Filled.Mul(cur.AveragePrice))
-		ev := base
-		ev.Kind, ev.Quantity = node.EventFilled, decimal.Min(delta, cur.Remaining())
-		ev.Price = notional.DivRound(delta, 10)
-		if fee := vo.Fee.Sub(r.fees[o.ID]); fee.IsPositive() {
-			ev.Fee = fee
-		}
-		e.emit(ev)
-	}
+	e.fills(r, cur, vo, base)
 	cur, _ = r.Order(o.ID)
 	if cur.Status.Working() && (vo.State == node.VenueCanceled || vo.State == node.VenueRejected) {
 		ev := base
@@ -315,6 +306,50 @@ func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string,
 	}
 }
 
+// fills emits the fill that brings node order cur to the cumulative
+// filled quantity (and average price, and fee) of the venue's report vo,
+// when the report holds more than the node has booked.
+func (e *engine) fills(r *remote, cur node.Order, vo node.VenueOrder, base node.Event) {
+	delta := vo.Filled.Sub(cur.Filled)
+	if !delta.IsPositive() {
+		return
+	}
+	notional := vo.Filled.Mul(vo.AveragePrice).Sub(cur.Filled.Mul(cur.AveragePrice))
+	ev := base
+	ev.Kind, ev.Quantity = node.EventFilled, decimal.Min(delta, cur.Remaining())
+	ev.Price = notional.DivRound(delta, 10)
+	if fee := vo.Fee.Sub(r.fees[cur.ID]); fee.IsPositive() {
+		ev.Fee = fee
+	}
+	e.emit(ev)
+}
+
+// readStart is what a reconciliation knew of the node's orders when its
+// reads began: the venue order id (the incarnation) each working order
+// followed.
+type readStart map[string]string
+
+// settleRead is settle for a report a reconciliation read while the node
+// went on. A report names an incarnation; when it is not the one node
+// order o follows now, settle takes it for a newer one (a replace whose
+// answer was lost). That holds only if the node followed the same
+// incarnation when the read began: if it has followed another since (a
+// modify answered while the read was on its way, or an order acknowledged
+// meanwhile), the report can tell of the incarnation it replaced, and
+// following it would take the order back to it, so that a cancel sent
+// then would go to a dead incarnation. Such a report adds only its fills,
+// which are cumulative over the incarnations, so never more than
+// happened; the next report tells the rest. A pending order has no
+// incarnation to go back to, and settles as usual.
+func (e *engine) settleRead(r *remote, o node.Order, vo node.VenueOrder, how string, start readStart, now time.Time) {
+	followed, known := start[o.ID]
+	if moved := o.VenueOrderID != "" && (!known || followed != o.VenueOrderID); moved && vo.VenueOrderID != o.VenueOrderID {
+		e.fills(r, o, vo, node.Event{Time: now, Venue: r.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side})
+		return
+	}
+	e.settle(r, o, vo, how, now)
+}
+
 func nonEmpty(s, otherwise string) string {
 	if s == "" {
 		return otherwise
@@ -322,16 +357,22 @@ func nonEmpty(s, otherwise string) string {
 	return s
 }
 
-// observe takes one order report from a venue's stream or a resync: a node
-// order settles; any other open order is external.
-func (e *engine) observe(r *remote, vo node.VenueOrder, now time.Time) {
+// observe takes one order report from a venue's stream, or from a
+// reconciliation's read (start is then what the read began from; nil for
+// the stream, whose reports come in order): a node order settles; any
+// other open order is external.
+func (e *engine) observe(r *remote, vo node.VenueOrder, start readStart, now time.Time) {
 	if ref, ok := e.byCID[vo.ClientOrderID]; ok && ref.venue == r.cfg.Name {
 		o, ok := r.Order(ref.id)
 		// The cancel of an incarnation the venue replaced (Binance's
 		// cancel-replace, Alpaca's "replaced") is not about this order now;
 		// a report of a newer incarnation is (settle follows it).
 		stale := o.VenueOrderID != "" && vo.VenueOrderID != "" && vo.VenueOrderID != o.VenueOrderID && vo.State == node.VenueCanceled
-		if ok && o.Status.Working() && !stale {
+		switch {
+		case !ok || !o.Status.Working() || stale:
+		case start != nil:
+			e.settleRead(r, o, vo, "confirmed by the venue", start, now)
+		default:
 			e.settle(r, o, vo, "confirmed by the venue", now)
 		}
 		return

@@ -209,7 +209,7 @@ func (s *Server) cancelExternal(name, clientOrderID string, out *node.Outcome) {
 	cancel()
 	switch {
 	case err == nil:
-		s.eng.observe(r, vo, s.cfg.Now())
+		s.eng.observe(r, vo, nil, s.cfg.Now())
 		out.Detail = fmt.Sprintf("external order %s (%s at %s) canceled because the command named it", clientOrderID, x.VenueOrderID, name)
 	case errors.Is(err, node.ErrVenueRejected), errors.Is(err, node.ErrVenueNotFound):
 		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", command.SanitizeReason(err.Error())
@@ -458,8 +458,9 @@ func (s *Server) reconcile(name, why string) {
 	}()
 }
 
-// venueRead is what reconcile read from a venue.
+// venueRead is what reconcile read from a venue, and what it began from.
 type venueRead struct {
+	start       readStart
 	instruments map[string]guardrail.Instrument
 	account     *node.Account
 	lookups     []lookup
@@ -475,7 +476,10 @@ type lookup struct {
 
 // readVenue does a reconciliation's reads (bounded, retried reads only).
 func (s *Server) readVenue(name string, ex Exchange, symbols []string, needInstruments bool, orders []node.Order) venueRead {
-	var rd venueRead
+	rd := venueRead{start: readStart{}}
+	for _, o := range orders {
+		rd.start[o.ID] = o.VenueOrderID
+	}
 	call := func(f func(ctx context.Context)) {
 		ctx, cancel := s.venueCall()
 		defer cancel()
@@ -531,7 +535,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 		}
 		switch {
 		case l.err == nil:
-			e.settle(r, o, l.vo, "adopted by reconciliation after "+why, now)
+			e.settleRead(r, o, l.vo, "adopted by reconciliation after "+why, rd.start, now)
 		case errors.Is(l.err, node.ErrVenueNotFound) && o.Status == node.OrderPending && now.Sub(o.Created) >= s.cfg.VenueTimeout:
 			e.emit(node.Event{Time: now, Kind: node.EventFailed, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
 				Note: fmt.Sprintf("not at %s by its client order id after %s: it was never placed, and is never resubmitted", name, why)})
@@ -551,7 +555,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 	if rd.openErr == nil {
 		r.external = r.external[:0]
 		for _, vo := range rd.open {
-			e.observe(r, vo, now)
+			e.observe(r, vo, rd.start, now)
 		}
 	}
 	events := e.take()
@@ -683,7 +687,7 @@ func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 		}
 		return
 	}
-	s.eng.observe(r, *u.Order, s.cfg.Now())
+	s.eng.observe(r, *u.Order, nil, s.cfg.Now())
 	events := s.eng.take()
 	if len(events) == 0 {
 		return

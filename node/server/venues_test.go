@@ -643,6 +643,63 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 	}
 }
 
+// TestStaleReadKeepsTheNewerIncarnation: a reconciliation reads the venue
+// before a modify and is applied after the node followed the replacement
+// (its reads were slow). It does not take the node back to the replaced
+// incarnation, even for a moment, so a cancel in between would reach the
+// live one.
+func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
+	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn.arm(t, "bn", time.Hour)
+	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.02", "59000"))
+	// The stream drops; the reconciliation after its reconnect looks the
+	// order up and lists the open orders, among them one of someone
+	// else's the node has not seen, and that answer is held back.
+	vn.fake.AddExternal("ETHUSDT", "SELL", "0.5", "3500")
+	held, release := vn.fake.HoldResponses("/api/v3/openOrders")
+	defer release()
+	vn.fake.DropStreams()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reconciliation listed the open orders")
+	}
+	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")})
+	if mod.Order.VenueOrderID == lim.Order.VenueOrderID {
+		t.Fatalf("the modify kept venue order %s", mod.Order.VenueOrderID)
+	}
+	release()
+	waitFor(t, "the reconciliation applied (the other order listed)", func() bool { return len(vn.venue(t, "bn").ExternalOrders) == 1 })
+	if v := vn.venue(t, "bn"); len(v.OpenOrders) != 1 || v.OpenOrders[0].VenueOrderID != mod.Order.VenueOrderID || !v.OpenOrders[0].Price.Equal(d("59500")) {
+		t.Errorf("after the stale reads the node follows %+v, want venue order %s at 59500", v.OpenOrders, mod.Order.VenueOrderID)
+	}
+	out := send(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: lim.OrderID}, "")
+	if out.Status != node.Accepted || out.Order.Status != node.OrderCanceled {
+		t.Errorf("cancel after the stale reads: %s %s %q %+v", out.Status, out.Code, out.Reason, out.Order)
+	}
+	// Not even for a moment: once it followed the replacement, no event
+	// takes the order back to the incarnation it replaced.
+	snap, err := vn.c.Snapshot(context.Background(), "bn", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced := false
+	for _, ev := range snap.Events {
+		if ev.OrderID != lim.OrderID {
+			continue
+		}
+		replaced = replaced || ev.VenueOrderID == mod.Order.VenueOrderID
+		if replaced && ev.VenueOrderID == lim.Order.VenueOrderID {
+			t.Errorf("after the replacement the node went back to venue order %s: %s %q", ev.VenueOrderID, ev.Kind, ev.Note)
+		}
+	}
+	if t.Failed() {
+		for _, ev := range snap.Events {
+			t.Logf("node event %s %s %s %q", ev.Kind, ev.VenueOrderID, ev.Price, ev.Note)
+		}
+	}
+}
+
 // TestCancelOfAFilledOrderIsTold: the venue refuses a cancel because the
 // order filled meanwhile; the node reports the refusal and books the fill.
 func TestCancelOfAFilledOrderIsTold(t *testing.T) {

@@ -1,7 +1,9 @@
 // Package venuefault injects the faults a real venue's API shows, for the
 // fake exchanges the adapters are tested against (binancefake,
 // alpacafake): latency, a response lost after the request was processed, a
-// request lost before it was, 429 with Retry-After, and 5xx.
+// request lost before it was, a response held back after the request was
+// processed (a slow network: the answer tells the state of its moment),
+// 429 with Retry-After, and 5xx.
 //
 // It is for tests only and never prints a request.
 package venuefault
@@ -19,6 +21,7 @@ type Faults struct {
 	mu         sync.Mutex
 	latency    time.Duration
 	drop, lose map[string]int
+	holds      map[string]*hold
 	limit      int
 	retryAfter string
 	fail       int
@@ -31,6 +34,24 @@ func (f *Faults) SetLatency(d time.Duration) { f.mu.Lock(); f.latency = d; f.mu.
 // DropResponses processes the next n requests to path and then closes the
 // connection instead of answering.
 func (f *Faults) DropResponses(path string, n int) { f.set(&f.drop, path, n) }
+
+// HoldResponses processes the next request to path and then holds its
+// answer back until release is called; held is closed once the request
+// has been processed and its answer waits. release may be called more
+// than once.
+func (f *Faults) HoldResponses(path string) (held <-chan struct{}, release func()) {
+	h := &hold{held: make(chan struct{}), release: make(chan struct{})}
+	f.mu.Lock()
+	if f.holds == nil {
+		f.holds = map[string]*hold{}
+	}
+	f.holds[path] = h
+	f.mu.Unlock()
+	var once sync.Once
+	return h.held, func() { once.Do(func() { close(h.release) }) }
+}
+
+type hold struct{ held, release chan struct{} }
 
 // LoseRequests closes the connection of the next n requests to path before
 // anything is processed.
@@ -105,12 +126,22 @@ func (f *Faults) Before(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// Drop reports whether the answer to this processed request is to be lost,
-// and if so closes the connection.
+// Drop holds the answer to this processed request back while a hold says
+// so, then reports whether it is to be lost, and if so closes the
+// connection.
 func (f *Faults) Drop(w http.ResponseWriter, r *http.Request) bool {
 	f.mu.Lock()
 	drop := take(f.drop, r.URL.Path)
+	h := f.holds[r.URL.Path]
+	delete(f.holds, r.URL.Path)
 	f.mu.Unlock()
+	if h != nil {
+		close(h.held)
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+		}
+	}
 	if drop {
 		hangUp(w)
 	}
