@@ -350,7 +350,8 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	if note {
 		s.noteWarmup(r.warmup)
 	}
-	sig, msg := toSignals(v, r.n)
+	s.flags.reset()
+	sig, msg := toSignals(v, r.n, s.flags)
 	if msg != "" {
 		e := newError(KindResult, s.name, s.signals.Position(), "signals(bars) "+msg)
 		e.Phase = "signals"
@@ -360,13 +361,13 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	return sig, r.built, nil
 }
 
-func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
+func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 	d, ok := v.(*starlark.Dict)
 	if !ok {
 		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\" and \"size\"", v.Type())
 	}
 	var sig strategy.Signals
-	pre := fusedCrosses(d, n)
+	pre := fusedCrosses(d, n, fl)
 	for _, item := range d.Items() {
 		k, ok := item[0].(starlark.String)
 		if !ok {
@@ -377,7 +378,7 @@ func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
 			if f, ok := pre[string(k)]; ok {
 				return f, ""
 			}
-			return toBools(item[1], n)
+			return toBools(item[1], n, fl)
 		}
 		switch string(k) {
 		case "long":
@@ -405,7 +406,7 @@ func toSignals(v starlark.Value, n int) (strategy.Signals, string) {
 // signals (long, short, exit) that are a cross above and a cross below of
 // the same two series, as an entry and its exit usually are; the others
 // are left to toBools.
-func fusedCrosses(d *starlark.Dict, n int) map[string][]bool {
+func fusedCrosses(d *starlark.Dict, n int, fl *Flags) map[string][]bool {
 	var keys []string
 	var crosses []*lazyCross
 	for _, k := range [...]string{"long", "short", "exit"} {
@@ -424,7 +425,7 @@ func fusedCrosses(d *starlark.Dict, n int) map[string][]bool {
 			if _, done := out[keys[j]]; done {
 				continue
 			}
-			fi, fj := make([]bool, n), make([]bool, n)
+			fi, fj := fl.take(n), fl.take(n)
 			if a.dir > 0 {
 				ta.CrossFlagsBoth(fi, fj, a.cols[0], a.cols[1])
 			} else {
@@ -445,21 +446,24 @@ func sameColumn(a, b []float64) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-func toBools(v starlark.Value, n int) ([]bool, string) {
-	out := make([]bool, n)
+func toBools(v starlark.Value, n int, fl *Flags) ([]bool, string) {
+	var out []bool
 	switch v := v.(type) {
 	case *Series:
 		if l := v.lazy; l != nil && len(l.cols[0]) == n {
+			out = fl.take(n)
 			ta.CrossFlags(out, l.cols[0], l.cols[1], l.dir)
 			return out, ""
 		}
 		if len(v.values()) != n {
 			return nil, fmt.Sprintf("is a series of %d values for %d bars", len(v.values()), n)
 		}
+		out = fl.take(n)
 		for i, x := range v.values() {
 			out[i] = x != 0 && !math.IsNaN(x)
 		}
 	case starlark.Bool:
+		out = fl.take(n)
 		for i := range out {
 			out[i] = bool(v)
 		}

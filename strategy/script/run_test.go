@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +194,55 @@ func TestSignalsResult(t *testing.T) {
 		if !strings.Contains(e.Msg, want) || e.Line != 1 {
 			t.Errorf("return %s: %q at line %d, want %q at the def", ret, e.Msg, e.Line, want)
 		}
+	}
+}
+
+// TestSignalsThroughFlags: runs through one Flags give the signals runs
+// without give, in every way a flag column is written (the fused crosses,
+// a lone cross, a bool series, a constant), and a later run writes into
+// the columns of the run before instead of allocating.
+func TestSignalsThroughFlags(t *testing.T) {
+	src := `
+n = param.int("n", 2, min=2, max=5)
+def signals(bars):
+    f, s = ta.sma(bars.close, n), ta.sma(bars.close, n + 2)
+    return {"long": ta.cross_above(f, s), "exit": ta.cross_below(f, s), "short": bars.close > 40 + n, "size": 1.0}
+`
+	bars := rampBars(64)
+	for k := range 64 { // a zigzag, so the averages cross both ways
+		bars.Close[k] = 50 + 10*math.Sin(float64(k)/3)
+	}
+	fl := &Flags{}
+	var first *bool
+	for _, n := range []int64{2, 4, 3} {
+		want, err := mustLoad(t, src, Options{Overrides: map[string]any{"n": n}}).Signals(bg(t), bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mustLoad(t, src, Options{Overrides: map[string]any{"n": n}, Flags: fl}).Signals(bg(t), bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("n=%d through Flags (-without +with):\n%s", n, diff)
+		}
+		if !slices.Contains(want.Long, true) || !slices.Contains(want.Exit, true) {
+			t.Fatalf("n=%d: no crosses to compare: %+v", n, want)
+		}
+		if first == nil {
+			first = &got.Long[0]
+		} else if &got.Long[0] != first && &got.Exit[0] != first && &got.Short[0] != first {
+			t.Errorf("n=%d: the run allocated new columns instead of reusing the last run's", n)
+		}
+	}
+	lone := `
+def signals(bars):
+    return {"long": ta.cross_above(bars.close, ta.sma(bars.close, 3)), "exit": True}
+`
+	want, _ := mustLoad(t, lone, Options{}).Signals(bg(t), bars)
+	got, err := mustLoad(t, lone, Options{Flags: fl}).Signals(bg(t), bars)
+	if err != nil || !cmp.Equal(want, got) {
+		t.Errorf("a lone cross and a constant through Flags: %v\n%v\n%v", err, want, got)
 	}
 }
 

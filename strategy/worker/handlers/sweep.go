@@ -64,8 +64,9 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	before := memo.Stats().Computed
 	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos)), Bars: e.seen()}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
-	opts.BarKeys = e.keys  // the chunk's bars come from the bar cache and are never modified
-	sc.Blocks = req.Blocks // each trial's returns in blocks, for PBO
+	opts.BarKeys = e.keys        // the chunk's bars come from the bar cache and are never modified
+	opts.Flags = &script.Flags{} // the combinations run one at a time, and keep only their metrics
+	sc.Blocks = req.Blocks       // each trial's returns in blocks, for PBO
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
 			return worker.SweepChunkResult{}, err
