@@ -649,7 +649,10 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 // incarnation, even for a moment, so a cancel in between would reach the
 // live one.
 func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	// The held read must outlast the modify without the node giving up on
+	// it (then its retry would read the venue afresh).
+	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) },
+		nodetest.WithVenueTimeout(2*time.Second))
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.02", "59000"))
 	// The stream drops; the reconciliation after its reconnect looks the
