@@ -45,10 +45,10 @@ type Options struct {
 // Flags are the flag columns (long, short, exit) that signals runs write,
 // kept from one run to the next, so that a sweep's combinations, run one
 // after another, allocate none (on the demo's hourly bars, half of what a
-// chunk allocated). The Signals of a run through Flags hold until the next run through the
-// same Flags: strategies loaded with one Flags must run one at a time, and
-// a run's signals must not outlive the next run (the lookahead proof,
-// which compares runs, never uses Flags).
+// chunk allocated). The Signals of a run through Flags hold until the
+// next run through the same Flags: strategies loaded with one Flags must
+// run one at a time, and a run's signals must not outlive the next run
+// (the lookahead proof, which compares runs, never uses Flags).
 type Flags struct {
 	cols [][]bool
 	next int

@@ -239,7 +239,10 @@ def signals(bars):
 def signals(bars):
     return {"long": ta.cross_above(bars.close, ta.sma(bars.close, 3)), "exit": True}
 `
-	want, _ := mustLoad(t, lone, Options{}).Signals(bg(t), bars)
+	want, err := mustLoad(t, lone, Options{}).Signals(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := mustLoad(t, lone, Options{Flags: fl}).Signals(bg(t), bars)
 	if err != nil || !cmp.Equal(want, got) {
 		t.Errorf("a lone cross and a constant through Flags: %v\n%v\n%v", err, want, got)
