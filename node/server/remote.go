@@ -266,7 +266,7 @@ func (e *engine) disarmAll(now time.Time) {
 // cumulative filled quantity and average price), and a terminal state. It
 // is idempotent: a report already applied emits nothing.
 func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string, now time.Time) {
-	base := node.Event{Time: now, Venue: r.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side}
+	base := orderEvent(r, o, now)
 	if o.Status == node.OrderPending {
 		if vo.State == node.VenueRejected {
 			ev := base
@@ -304,6 +304,12 @@ func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string,
 		}
 		e.emit(ev)
 	}
+}
+
+// orderEvent is an event about node order o at venue r, its kind and
+// figures left to fill in.
+func orderEvent(r *remote, o node.Order, now time.Time) node.Event {
+	return node.Event{Time: now, Venue: r.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side}
 }
 
 // fills emits the fill that brings node order cur to the cumulative
@@ -344,7 +350,7 @@ type readStart map[string]string
 func (e *engine) settleRead(r *remote, o node.Order, vo node.VenueOrder, how string, start readStart, now time.Time) {
 	followed, known := start[o.ID]
 	if moved := o.VenueOrderID != "" && (!known || followed != o.VenueOrderID); moved && vo.VenueOrderID != o.VenueOrderID {
-		e.fills(r, o, vo, node.Event{Time: now, Venue: r.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side})
+		e.fills(r, o, vo, orderEvent(r, o, now))
 		return
 	}
 	e.settle(r, o, vo, how, now)

@@ -18,7 +18,6 @@ import (
 	"wicket/internal/project"
 	"wicket/strategy"
 	"wicket/strategy/history"
-	"wicket/strategy/ta"
 	"wicket/strategy/worker"
 )
 
@@ -364,7 +363,7 @@ func BenchmarkSweepVsReference(b *testing.B) {
 				addRatio(fmt.Sprintf("ratio sweep combinations per CPU-second (caller + worker) / %s, %d bars: %.2fx (wicket %.1f, reference %.1f)",
 					label, n, perCPU/ref, perCPU, ref))
 			}
-			engine := engineRate(b, p, bars)
+			engine := engineRate(b, p)
 			addRatio(fmt.Sprintf("ratio sweep engine alone (one worker's chunk of the 100, bars in memory, indicators cold) combinations/s / %s, %d bars: %.2fx (wicket %.1f/s, reference %.1f/s)",
 				label, n, engine/ref, engine, ref))
 		})
@@ -375,49 +374,42 @@ func BenchmarkSweepVsReference(b *testing.B) {
 // chunk in a worker, measured as the reference is: over bars already in
 // memory (the worker's bar cache), with the strategy compiled once, and
 // each indicator computed once in the chunk, as the reference computes
-// each SMA once per sweep (a fresh worker each round, whose indicator
-// cache has seen only a warm-up combination of other lengths). Unlike a
-// sweep, it leaves out the params request, the store read, the ranking,
-// the overfitting statistics and the winner's lookahead proof, none of
-// which the reference does; the chunk still computes every metric and
-// the blocks PBO needs, which the reference does not. It returns the best
-// round's combinations per second, on one worker of one core.
-func engineRate(b *testing.B, p project.Project, bars strategy.Bars) float64 {
+// each SMA once per sweep (a fresh worker each round, warmed by one
+// combination of other lengths, as the reference warms its jit). The
+// chunk is the sweep's own (its plan's base and combinations, in the
+// plan's order), run whole after the plan's params request has read the
+// bars. Unlike a
+// sweep, it leaves out the ranking, the overfitting statistics and the
+// winner's lookahead proof, none of which the reference does; the chunk
+// still computes every metric and the blocks PBO needs, which the
+// reference does not. It returns the best round's combinations per
+// second, on one worker of one core.
+func engineRate(b *testing.B, p project.Project) float64 {
 	b.StopTimer()
 	defer b.StartTimer()
-	ref := templateRef(b, "sma_cross")
-	base := worker.SweepChunk{Name: ref.Label, Source: ref.Source, HistoryPath: p.HistoryPath(), Series: "BENCH@1h",
-		Digest: bars.Digest(), Capital: "10000", FeeBps: 10, SlippageBps: 5, Blocks: 16}
-	axes := [][]any{nil, nil}
-	for f := int64(5); f <= 50; f += 5 {
-		axes[0] = append(axes[0], f)
-	}
-	for s := int64(20); s <= 200; s += 20 {
-		axes[1] = append(axes[1], s)
-	}
-	count := len(axes[0]) * len(axes[1])
-	order := evalOrder(count, axes, ta.Columns(workerMemo, bars.Len()))
-	var combos []map[string]any
-	for pos := range count {
-		i := pos
-		if order != nil {
-			i = order[pos]
-		}
-		combos = append(combos, map[string]any{"fast": axes[0][i/len(axes[1])], "slow": axes[1][i%len(axes[1])]})
-	}
 	best := time.Duration(math.MaxInt64)
 	for range referenceRounds {
 		pool, err := worker.NewPool(worker.Config{Size: 1, MemoryMiB: 1024, Procs: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		warm := base
+		l := NewLocal(Config{Project: p, Pool: pool})
+		pl, err := l.plan(ctxT(b), planInput{ref: templateRef(b, "sma_cross"), series: "BENCH@1h", grid: refGrid, barsInWorker: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := pl.base
+		req.Blocks = pboBlocksFor(pl.count)
+		// A combination of other lengths first, as the reference warms its
+		// jit on a short run before it times the sweep.
+		warm := req
 		warm.Combos = []map[string]any{{"fast": int64(2), "slow": int64(3)}}
 		if _, err := pool.Sweep(ctxT(b), warm); err != nil {
 			b.Fatal(err)
 		}
-		req := base
-		req.Combos = combos
+		for _, c := range pl.chunks(pl.base, 1) {
+			req.Combos = append(req.Combos, c.Combos...)
+		}
 		start := time.Now()
 		res, err := pool.Sweep(ctxT(b), req)
 		took := time.Since(start)
@@ -425,12 +417,12 @@ func engineRate(b *testing.B, p project.Project, bars strategy.Bars) float64 {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(res.Trials) != count || res.Computed["sma"] != 18 && bars.Len() < 100_000 {
-			b.Fatalf("%d trials, %v computed", len(res.Trials), res.Computed)
+		if len(res.Trials) != pl.count || pl.order == nil && res.Computed["sma"] != 18 {
+			b.Fatalf("%d trials of %d, %v computed", len(res.Trials), pl.count, res.Computed)
 		}
 		best = min(best, took)
 	}
-	return float64(count) / best.Seconds()
+	return 100 / best.Seconds()
 }
 
 // referenceRounds is how many times each sweep runs per op.

@@ -196,6 +196,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := p.expand(in.grid, in.params, limit); err != nil {
 		return nil, err
 	}
+	if n := p.barCount(); n > 0 && p.tooMany == nil {
+		p.order = evalOrder(p.count, p.axes, ta.Columns(workerMemo, n))
+	}
 	p.base = worker.SweepChunk{
 		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
@@ -377,15 +380,11 @@ func (p *plan) combo(i int) map[string]any {
 // none smaller than an eighth of a worker's share, since past that a
 // chunk's round trip costs more than the balance it buys.
 //
-// The chunks take the combinations in the order evalOrder gives; a
-// chunk's trial j at offset off (the combinations of the chunks before
-// it) is combination p.index(off + j).
+// The chunks take the combinations in p.order (evalOrder's, set by
+// plan); a chunk's trial j at offset off (the combinations of the chunks
+// before it) is combination p.index(off + j).
 func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 	var out []worker.SweepChunk
-	p.order = nil
-	if n := p.barCount(); n > 0 {
-		p.order = evalOrder(p.count, p.axes, ta.Columns(workerMemo, n))
-	}
 	least := max(1, p.count/(8*workers))
 	for lo := 0; lo < p.count; {
 		size := max(least, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
