@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 12m
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build test fmt-check vet staticcheck tidy-check cross unit conformance bench docs demo clean talib-fixtures
+.PHONY: all build test fmt-check vet staticcheck tidy-check subject-check hooks cross unit conformance bench docs demo clean talib-fixtures
 
 # The official MCP conformance suite, pinned with its whole dependency tree in
 # testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
@@ -28,7 +28,7 @@ all: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/wicket ./cmd/wicket
 
-test: fmt-check vet staticcheck tidy-check cross unit conformance
+test: fmt-check vet staticcheck tidy-check subject-check cross unit conformance
 
 # cross builds every package (not tests) for each of $(CROSS).
 cross:
@@ -36,6 +36,15 @@ cross:
 		echo "go build ./... for $$t"; \
 		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./... || exit 1; \
 	done
+
+# Commit subjects are at most 72 characters (the why goes in the body), checked for every commit
+# after SUBJECTS_SINCE, the last one made before the rule; `make hooks` checks each new commit too.
+SUBJECTS_SINCE ?= 8d0a998
+subject-check:
+	@.githooks/check-subjects --since $(SUBJECTS_SINCE)
+
+hooks:
+	git config core.hooksPath .githooks
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
