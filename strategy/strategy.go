@@ -108,6 +108,41 @@ const (
 type Intent struct {
 	Kind  IntentKind
 	Value float64
+	// Exits are the protective orders the position it opens (or keeps)
+	// rests with; zero is none.
+	Exits Exits
+}
+
+// Exits are the protective orders a strategy attaches to its position, as
+// fractions of the position's average entry price: a stop-loss on the
+// losing side (below a long's entry, above a short's), a take-profit on
+// the winning side, and a trailing stop that follows the best price since
+// the entry by that fraction. A take-profit with a stop-loss or trailing
+// stop is a bracket: the first to fill cancels the others. 0 is none.
+type Exits struct {
+	StopLoss, TakeProfit, TrailingStop float64
+}
+
+// Any reports whether e asks for any protective order.
+func (e Exits) Any() bool { return e.StopLoss != 0 || e.TakeProfit != 0 || e.TrailingStop != 0 }
+
+// Validate says which exit is out of range: each is 0 (none) or a
+// fraction of the entry price above 0; a stop-loss and a trailing stop
+// below 1 (a stop at or below zero could never trade).
+func (e Exits) Validate() error {
+	for _, x := range [...]struct {
+		name string
+		v    float64
+		max  float64
+	}{{"stop_loss", e.StopLoss, 1}, {"take_profit", e.TakeProfit, math.MaxFloat64}, {"trailing_stop", e.TrailingStop, 1}} {
+		if !(x.v == 0 || (x.v > 0 && x.v < x.max)) {
+			if x.max == 1 {
+				return fmt.Errorf("%s %v must be a fraction of the entry price above 0 and below 1 (0.02 is 2 %%), or 0 for none", x.name, x.v)
+			}
+			return fmt.Errorf("%s %v must be a fraction of the entry price above 0 (0.04 is 4 %%), or 0 for none", x.name, x.v)
+		}
+	}
+	return nil
 }
 
 // Account is what an event-driven strategy sees of its backtest account at
@@ -129,6 +164,8 @@ type Signals struct {
 	Short []bool
 	Exit  []bool
 	Size  []float64
+	// Exits rest with every position the signals open.
+	Exits Exits
 }
 
 // Targets turns signals into one target exposure per bar, NaN meaning "no

@@ -36,6 +36,7 @@ func backtestCommand() *cli.Command {
 			&cli.Float64Flag{Name: "fee-bps", Usage: "fee per fill in basis points of notional (default research.fee_bps)"},
 			&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
 			&cli.StringFlag{Name: "fill", Usage: "fill model: next_open (default) or close (optimistic, warned about)"},
+			&cli.StringFlag{Name: "intrabar", Usage: "how stops, take-profits and trailing stops fill inside a bar: path (default: open, nearer extreme, farther extreme, close) or pessimistic (the stop first when a bar reaches both)"},
 			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades (default %d, at most %d; the table shows the first of them)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
@@ -80,7 +81,7 @@ func backtestAction(c *cli.Context) error {
 	if universe {
 		return backtestUniverse(c, p, cfg, research.BacktestRequest{
 			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: series, Params: params,
-			From: c.String("from"), To: c.String("to"), Costs: costs, Fill: c.String("fill"), TradesLimit: c.Int("trades"),
+			From: c.String("from"), To: c.String("to"), Costs: costs, Fill: c.String("fill"), Intrabar: c.String("intrabar"), TradesLimit: c.Int("trades"),
 			Plot: c.String("plot") != "",
 		})
 	}
@@ -91,6 +92,7 @@ func backtestAction(c *cli.Context) error {
 		FeeBps:      cmp.Or(costs.FeeBps, &cfg.Research.FeeBps),
 		SlippageBps: cmp.Or(costs.SlippageBps, &cfg.Research.SlippageBps),
 		Fill:        c.String("fill"),
+		Intrabar:    c.String("intrabar"),
 		TradesLimit: c.Int("trades"),
 		Plot:        c.String("plot") != "",
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),

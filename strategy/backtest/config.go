@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/intrabar"
 	"wicket/strategy"
 )
 
@@ -60,6 +61,9 @@ type Config struct {
 	FeeBps      float64         // charged on each fill's notional
 	SlippageBps float64         // moves each fill's price against the trader
 	Fill        Fill
+	// Intrabar is how a bar's path fills protective orders (stops,
+	// limits, trailing stops): path by default, or pessimistic.
+	Intrabar intrabar.Rule
 	// Granularity annualises the metrics; empty means the one in
 	// bars.Series.
 	Granularity strategy.Granularity

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"wicket/internal/intrabar"
 	"wicket/strategy"
 )
 
@@ -127,6 +128,13 @@ func check(bars strategy.Bars, cfg Config, d Decisions) (float64, strategy.Granu
 		return 0, "", invalidf("decisions have neither targets, signals nor a stepper")
 	case d.Targets != nil && len(d.Targets) != n:
 		return 0, "", invalidf("%d targets for %d bars; a vectorised strategy decides once per bar", len(d.Targets), n)
+	case d.Signals != nil:
+		if err := d.Signals.Exits.Validate(); err != nil {
+			return 0, "", invalidf("signals: %v", err)
+		}
+	}
+	if _, err := intrabar.ParseRule(cfg.Intrabar.String()); err != nil {
+		return 0, "", invalidf("%v", err)
 	}
 	return capital, g, nil
 }
@@ -158,6 +166,15 @@ type sim struct {
 
 	open   openTrade
 	trades []Trade
+
+	// Protective orders (protect.go).
+	rule           intrabar.Rule
+	exits          strategy.Exits                   // the exits the position was opened with
+	legs           []intrabar.Order[intrabar.Float] // resting exits, one group
+	legKind        []uint8                          // which exit each leg is (exitNames)
+	fills          []intrabar.Fill[intrabar.Float]
+	bandLo, bandHi float64 // a bar inside (low > bandLo, high < bandHi) reaches no leg
+	exitAs         string  // the exit closing the trade being filled, for its Trade
 }
 
 // openTrade accumulates the round trip in progress.
@@ -190,6 +207,9 @@ func newSim(bars strategy.Bars, cfg Config, capital float64, equity, returns []f
 		keep:     equity != nil,
 		negCash:  -1,
 		bust:     -1,
+		rule:     cfg.Intrabar,
+		bandLo:   math.Inf(-1),
+		bandHi:   math.Inf(1),
 	}
 }
 
@@ -211,12 +231,15 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	// the tight loops below. A stepper (event-driven) is asked every bar.
 	stepper := d.Stepper
 	var src targetSource
+	var exits strategy.Exits // what a vectorised target's position rests with
 	switch {
 	case d.Targets != nil:
 		src = denseTargets(d.Targets)
 	case d.Signals != nil:
 		src = newSignalCursor(*d.Signals)
+		exits = d.Signals.Exits
 	}
+	high, low := b.High[:n], b.Low[:n]
 	valid := s.validUntil(open, close)
 	acc := &s.curve
 	var (
@@ -271,7 +294,11 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			// bar-by-bar path handles); the accounting is the bar-by-bar
 			// path's, in a tighter loop.
 			j := i
+			guarded, lo, hi := len(s.legs) > 0, s.bandLo, s.bandHi
 			for j < end {
+				if guarded && !(low[j] > lo && high[j] < hi) {
+					break // an exit may fill: the bar-by-bar path walks it
+				}
 				c := close[j]
 				eq := cash + pos*c
 				if eq <= 0 {
@@ -315,13 +342,19 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				cash, pos = s.cash, s.pos
 				hasPending = false
 			}
+			if len(s.legs) > 0 {
+				if err := s.protect(i); err != nil {
+					return err
+				}
+				cash, pos = s.cash, s.pos
+			}
 			var in strategy.Intent
 			if src != nil {
 				if t := targetOf(src, i, next); t == t { // not NaN
 					if t > math.MaxFloat64 || t < -math.MaxFloat64 {
 						return invalidf("target at bar %d (%s) is %v; a target is a finite fraction of equity or NaN for no change", i, timeString(b.Time[i]), t)
 					}
-					in = strategy.Intent{Kind: strategy.Target, Value: t}
+					in = strategy.Intent{Kind: strategy.Target, Value: t, Exits: exits}
 				}
 			} else {
 				var err error
@@ -331,6 +364,9 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				}
 				if in.Kind != strategy.None && (math.IsNaN(in.Value) || math.IsInf(in.Value, 0)) {
 					return &Error{Kind: KindStrategy, Msg: fmt.Sprintf("strategy asked for %v at bar %d (%s); an intent needs a finite value", in.Value, i, timeString(b.Time[i]))}
+				}
+				if err := in.Exits.Validate(); err != nil {
+					return &Error{Kind: KindStrategy, Msg: fmt.Sprintf("strategy asked for exits at bar %d (%s): %v", i, timeString(b.Time[i]), err)}
 				}
 			}
 			if in.Kind != strategy.None {
@@ -408,23 +444,26 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 		return
 	}
 	if dq != 0 {
-		s.execute(i, p, dq)
+		s.fillAt(i, p, dq, s.slip)
+	}
+	if dq != 0 || in.Exits != s.exits {
+		s.place(in.Exits)
 	}
 }
 
-// execute fills dq (signed) at mark p on bar i, with slippage and fees, and
-// keeps the round-trip books.
-func (s *sim) execute(i int, p, dq float64) {
+// fillAt fills dq (signed) at mark p on bar i, with slippage slip (a
+// fraction of the price) and fees, and keeps the round-trip books.
+func (s *sim) fillAt(i int, p, dq, slip float64) {
 	side := 1.0
 	if dq < 0 {
 		side = -1
 	}
 	qty := math.Abs(dq)
-	px := p * (1 + side*s.slip)
+	px := p * (1 + side*slip)
 	fee := qty * px * s.fee
 	s.cash -= dq*px + fee
 	s.fees += fee
-	s.slipCost += qty * p * s.slip
+	s.slipCost += qty * p * slip
 	s.entered = true
 	if s.cash < -1e-9*s.capital && s.negCash < 0 {
 		s.negCash = i
@@ -484,6 +523,7 @@ func (s *sim) closeTrade(i int) {
 		PnL:        pnl,
 		Return:     pnl / o.valueIn,
 		Fees:       o.fees,
+		Exit:       s.exitAs,
 	})
 }
 
@@ -491,6 +531,7 @@ func (s *sim) closeTrade(i int) {
 // bar i's close without further costs and equity stays where it fell.
 func (s *sim) goBust(i int) {
 	s.bust = i
+	s.legs, s.legKind = s.legs[:0], s.legKind[:0]
 	if s.pos != 0 {
 		c := s.bars.Close[i]
 		s.cash += s.pos * c

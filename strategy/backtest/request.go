@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"wicket/internal/intrabar"
 )
 
 // Request is a backtest as the CLI, the MCP server or the data service
@@ -32,8 +34,11 @@ type Request struct {
 	FeeBps      *float64 `json:"fee_bps,omitempty"`
 	SlippageBps *float64 `json:"slippage_bps,omitempty"`
 	Fill        string   `json:"fill,omitempty"` // next_open (default) or close
-	TradesLimit int      `json:"trades_limit,omitempty"`
-	Plot        bool     `json:"plot,omitempty"` // also draw the PNG chart
+	// Intrabar is how a bar's path fills protective orders: path (the
+	// default) or pessimistic (internal/intrabar).
+	Intrabar    string `json:"intrabar,omitempty"`
+	TradesLimit int    `json:"trades_limit,omitempty"`
+	Plot        bool   `json:"plot,omitempty"` // also draw the PNG chart
 
 	// Set by the wiring, never by an agent: the history store file and
 	// the project's indicators directory (for load("indicators/...")).
@@ -93,6 +98,9 @@ func (r Request) Config(base Config) (Config, error) {
 		return cfg, err
 	}
 	cfg.Fill = fill
+	if cfg.Intrabar, err = intrabar.ParseRule(r.Intrabar); err != nil {
+		return cfg, invalidf("%v", err)
+	}
 	if r.TradesLimit < 0 {
 		return cfg, invalidf("trades_limit %d must not be negative (0 means %d, the most is %d)", r.TradesLimit, DefaultTradesLimit, MaxTradesLimit)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/intrabar"
 	"wicket/strategy"
 )
 
@@ -44,6 +45,7 @@ type Settings struct {
 	FeeBps      float64
 	SlippageBps float64
 	Fill        Fill
+	Intrabar    intrabar.Rule // how protective orders filled inside a bar
 	Granularity strategy.Granularity
 	Warmup      int
 	From, To    time.Time // as requested; zero when open
@@ -63,6 +65,9 @@ type Trade struct {
 	PnL                 float64
 	Return              float64 // PnL / entry notional
 	Fees                float64
+	// Exit names the protective order that closed the trade
+	// (stop_loss, take_profit, trailing_stop); empty when a decision did.
+	Exit string
 }
 
 // Position is the round trip still open after the last bar, marked at the
@@ -98,7 +103,7 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	r := &Result{
 		Series: b.Series,
 		Settings: Settings{
-			Capital: s.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill,
+			Capital: s.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
 			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params,
 		},
 		Metrics:      m,
@@ -334,9 +339,10 @@ func (t Trade) MarshalJSON() ([]byte, error) {
 		Return     *float64 `json:"return"`
 		Fees       string   `json:"fees"`
 		Bars       int      `json:"bars"`
+		Exit       string   `json:"exit,omitempty"`
 	}{
 		t.Side, fmtTime(t.EntryTime), price(t.EntryPrice), fmtTime(t.ExitTime), price(t.ExitPrice),
-		price(t.Quantity), Money(t.PnL), Ratio(t.Return), Money(t.Fees), t.ExitBar - t.EntryBar,
+		price(t.Quantity), Money(t.PnL), Ratio(t.Return), Money(t.Fees), t.ExitBar - t.EntryBar, t.Exit,
 	})
 }
 
@@ -378,10 +384,19 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		FeeBps      float64        `json:"fee_bps"`
 		SlippageBps float64        `json:"slippage_bps"`
 		Fill        string         `json:"fill"`
+		Intrabar    string         `json:"intrabar,omitempty"` // absent: path, the default
 		Granularity string         `json:"granularity"`
 		Warmup      int            `json:"warmup"`
 		From        *string        `json:"from"`
 		To          *string        `json:"to"`
 		Params      map[string]any `json:"params,omitempty"`
-	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), string(s.Granularity), s.Warmup, from, to, s.Params})
+	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), intrabarName(s.Intrabar), string(s.Granularity), s.Warmup, from, to, s.Params})
+}
+
+// intrabarName is a rule's name in a result's settings, "" for the default.
+func intrabarName(r intrabar.Rule) string {
+	if r == intrabar.Path {
+		return ""
+	}
+	return r.String()
 }

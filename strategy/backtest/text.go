@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -49,13 +50,23 @@ func (r *Result) WriteText(w io.Writer) error {
 	if len(r.Trades) > 0 {
 		b.WriteString("\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "side\tentry\tentry price\texit\texit price\tquantity\tpnl\treturn\t")
+		// The exit column appears when a protective order closed a trade.
+		exits := slices.ContainsFunc(r.Trades, func(t Trade) bool { return t.Exit != "" })
+		head := "side\tentry\tentry price\texit\texit price\tquantity\tpnl\treturn\t"
+		if exits {
+			head += "by\t"
+		}
+		fmt.Fprintln(tw, head)
 		for i, t := range r.Trades {
 			if i == textTrades {
 				break
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Side, shortTime(t.EntryTime), price(t.EntryPrice),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", t.Side, shortTime(t.EntryTime), price(t.EntryPrice),
 				shortTime(t.ExitTime), price(t.ExitPrice), price(t.Quantity), Money(t.PnL), pct(t.Return))
+			if exits {
+				fmt.Fprintf(tw, "%s\t", cmp.Or(t.Exit, "signal"))
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 		if shown := min(len(r.Trades), textTrades); shown < m.Trades {

@@ -96,6 +96,7 @@ type BacktestRequest struct {
 	To     string         `json:"to,omitempty"`   // a date (through that day) or RFC3339, inclusive
 	Costs
 	Fill        string `json:"fill,omitempty"`         // next_open (default) or close
+	Intrabar    string `json:"intrabar,omitempty"`     // path (default) or pessimistic
 	TradesLimit int    `json:"trades_limit,omitempty"` // default 50, at most 500
 	Plot        bool   `json:"plot,omitempty"`         // also draw the PNG chart
 }

@@ -115,9 +115,13 @@ func number(v starlark.Value) (float64, bool) {
 	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
+// doTarget is ctx.target(f, stop_loss=, take_profit=, trailing_stop=):
+// the exposure, and the protective exits the position rests with (each a
+// fraction of its entry price; none when left out).
 func (c *Ctx) doTarget(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
+	var sl, tp, trail starlark.Value = starlark.None, starlark.None, starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "fraction", &v, "stop_loss?", &sl, "take_profit?", &tp, "trailing_stop?", &trail); err != nil {
 		return nil, err
 	}
 	if err := c.inOnBar("target"); err != nil {
@@ -127,7 +131,25 @@ func (c *Ctx) doTarget(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if !ok {
 		return nil, fmt.Errorf("ctx.target(%s): want a finite number, the exposure as a fraction of equity (1.0 all in long, -0.5 half short)", v)
 	}
-	c.intent = strategy.Intent{Kind: strategy.Target, Value: f}
+	var e strategy.Exits
+	for _, x := range [...]struct {
+		name string
+		v    starlark.Value
+		to   *float64
+	}{{"stop_loss", sl, &e.StopLoss}, {"take_profit", tp, &e.TakeProfit}, {"trailing_stop", trail, &e.TrailingStop}} {
+		if x.v == starlark.None {
+			continue
+		}
+		g, ok := number(x.v)
+		if !ok {
+			return nil, fmt.Errorf("ctx.target(%s=%s): want a number, a fraction of the entry price (0.02 is 2 %%)", x.name, x.v)
+		}
+		*x.to = g
+	}
+	if err := e.Validate(); err != nil {
+		return nil, fmt.Errorf("ctx.target: %w", err)
+	}
+	c.intent = strategy.Intent{Kind: strategy.Target, Value: f, Exits: e}
 	return starlark.None, nil
 }
 

@@ -223,7 +223,7 @@ func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int,
 		if err != nil {
 			return prefixError(err, cut)
 		}
-		if want := full.Intents[i]; in.Kind != want.Kind || !same(in.Value, want.Value) {
+		if want := full.Intents[i]; in.Kind != want.Kind || !same(in.Value, want.Value) || in.Exits != want.Exits {
 			return &difference{bar: i, output: "the intent", full: intentText(want), pre: intentText(in), cut: cut}, nil
 		}
 	}
@@ -308,7 +308,16 @@ func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 func intentText(in strategy.Intent) string {
 	switch in.Kind {
 	case strategy.Target:
-		return fmt.Sprintf("ctx.target(%s)", fmtFloat(in.Value))
+		e, exits := in.Exits, ""
+		for _, x := range [...]struct {
+			name string
+			v    float64
+		}{{"stop_loss", e.StopLoss}, {"take_profit", e.TakeProfit}, {"trailing_stop", e.TrailingStop}} {
+			if x.v != 0 {
+				exits += fmt.Sprintf(", %s=%s", x.name, fmtFloat(x.v))
+			}
+		}
+		return fmt.Sprintf("ctx.target(%s%s)", fmtFloat(in.Value), exits)
 	case strategy.Qty:
 		if in.Value < 0 {
 			return fmt.Sprintf("ctx.sell(%s)", fmtFloat(-in.Value))

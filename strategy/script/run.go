@@ -361,17 +361,43 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	return sig, r.built, nil
 }
 
+// signalKeys are the keys a signals(bars) dict may have, as messages name
+// them.
+const signalKeys = `"long", "short", "exit", "size", "stop_loss", "take_profit", "trailing_stop"`
+
+// exitKey reads a signals dict's protective exit (stop_loss, take_profit,
+// trailing_stop): one fraction of the entry price for every position.
+func exitKey(e *strategy.Exits, key string, v starlark.Value) string {
+	f, ok := number(v)
+	if !ok {
+		return fmt.Sprintf("is %s; want a number, a fraction of the entry price (0.02 is 2 %%)", v.Type())
+	}
+	var x strategy.Exits
+	switch key {
+	case "stop_loss":
+		e.StopLoss, x.StopLoss = f, f
+	case "take_profit":
+		e.TakeProfit, x.TakeProfit = f, f
+	case "trailing_stop":
+		e.TrailingStop, x.TrailingStop = f, f
+	}
+	if err := x.Validate(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 	d, ok := v.(*starlark.Dict)
 	if !ok {
-		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\" and \"size\"", v.Type())
+		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\", \"size\" and exits (\"stop_loss\", \"take_profit\", \"trailing_stop\")", v.Type())
 	}
 	var sig strategy.Signals
 	pre := fusedCrosses(d, n, fl)
 	for _, item := range d.Items() {
 		k, ok := item[0].(starlark.String)
 		if !ok {
-			return sig, fmt.Sprintf("returned a dict with key %s; keys are \"long\", \"short\", \"exit\", \"size\"", item[0])
+			return sig, fmt.Sprintf("returned a dict with key %s; keys are %s", item[0], signalKeys)
 		}
 		var msg string
 		flags := func() ([]bool, string) {
@@ -389,8 +415,10 @@ func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 			sig.Exit, msg = flags()
 		case "size":
 			sig.Size, msg = toSizes(item[1], n)
+		case "stop_loss", "take_profit", "trailing_stop":
+			msg = exitKey(&sig.Exits, string(k), item[1])
 		default:
-			return sig, fmt.Sprintf("returned unknown key %q; keys are \"long\", \"short\", \"exit\", \"size\"", string(k))
+			return sig, fmt.Sprintf("returned unknown key %q; keys are %s", string(k), signalKeys)
 		}
 		if msg != "" {
 			return sig, fmt.Sprintf("[%q] %s", string(k), msg)
