@@ -37,6 +37,10 @@ func backtestCommand() *cli.Command {
 			&cli.Float64Flag{Name: "slippage-bps", Usage: "slippage per fill in basis points of price (default research.slippage_bps)"},
 			&cli.StringFlag{Name: "fill", Usage: "fill model: next_open (default) or close (optimistic, warned about)"},
 			&cli.StringFlag{Name: "intrabar", Usage: "how stops, take-profits and trailing stops fill inside a bar: path (default: open, nearer extreme, farther extreme, close) or pessimistic (the stop first when a bar reaches both)"},
+			&cli.BoolFlag{Name: "robustness", Usage: "also report the robustness figures: probabilistic Sharpe ratio, the trials the run's length supports, Monte Carlo of its trades and bars (reshuffle, bootstrap, stationary blocks)"},
+			&cli.StringFlag{Name: "benchmark", Usage: "with --robustness, compare with a `SERIES` of the same granularity (alpha, beta, information ratio)"},
+			&cli.IntFlag{Name: "mc-paths", Usage: fmt.Sprintf("with --robustness, Monte Carlo paths per method (default %d, 100 to %d)", backtest.DefaultPaths, backtest.MaxPaths)},
+			&cli.Uint64Flag{Name: "seed", Usage: "with --robustness, the Monte Carlo seed (default 1): the same run and seed give the same figures"},
 			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades (default %d, at most %d; the table shows the first of them)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
@@ -94,6 +98,7 @@ func backtestAction(c *cli.Context) error {
 		Fill:        c.String("fill"),
 		Intrabar:    c.String("intrabar"),
 		TradesLimit: c.Int("trades"),
+		Robustness:  robustnessFlags(c),
 		Plot:        c.String("plot") != "",
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
@@ -177,4 +182,12 @@ func backtestError(err error) error {
 		}
 	}
 	return err
+}
+
+// robustnessFlags are --robustness and its options, nil without it.
+func robustnessFlags(c *cli.Context) *backtest.Robustness {
+	if !c.Bool("robustness") {
+		return nil
+	}
+	return &backtest.Robustness{Benchmark: c.String("benchmark"), Paths: c.Int("mc-paths"), Seed: c.Uint64("seed")}
 }

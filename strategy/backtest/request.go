@@ -38,7 +38,9 @@ type Request struct {
 	// default) or pessimistic (internal/intrabar).
 	Intrabar    string `json:"intrabar,omitempty"`
 	TradesLimit int    `json:"trades_limit,omitempty"`
-	Plot        bool   `json:"plot,omitempty"` // also draw the PNG chart
+	// Robustness, when set, adds the run's robustness figures.
+	Robustness *Robustness `json:"robustness,omitempty"`
+	Plot       bool        `json:"plot,omitempty"` // also draw the PNG chart
 
 	// Set by the wiring, never by an agent: the history store file and
 	// the project's indicators directory (for load("indicators/...")).
@@ -105,6 +107,11 @@ func (r Request) Config(base Config) (Config, error) {
 		return cfg, invalidf("trades_limit %d must not be negative (0 means %d, the most is %d)", r.TradesLimit, DefaultTradesLimit, MaxTradesLimit)
 	}
 	cfg.TradesLimit = r.TradesLimit
+	if r.Robustness != nil {
+		if err := r.Robustness.Check(); err != nil {
+			return cfg, err
+		}
+	}
 	if cfg.From, err = ParseTime("from", r.From, false); err != nil {
 		return cfg, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"wicket/internal/intrabar"
 	"wicket/strategy"
+	"wicket/strategy/robust"
 )
 
 // Result is a finished backtest. Its JSON is the report an agent or a
@@ -33,6 +34,8 @@ type Result struct {
 	// over this run's decisions ("passed (4 prefixes)"); empty when none
 	// ran (the in-memory runs of sweeps, which check their winner).
 	LookaheadCheck string `json:"lookahead_check,omitempty"`
+	// Robustness holds the figures Request.Robustness asked for.
+	Robustness *robust.Report `json:"robustness,omitempty"`
 
 	AllTrades []Trade   `json:"-"` // every closed round trip
 	Curve     Curve     `json:"-"` // equity at every bar's close

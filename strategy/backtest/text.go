@@ -6,9 +6,12 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"wicket/strategy/robust"
 )
 
 // textTrades is how many trades the text summary lists.
@@ -74,6 +77,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 	}
 
+	if rb := r.Robustness; rb != nil {
+		writeRobustness(&b, rb)
+	}
 	if r.LookaheadCheck != "" {
 		fmt.Fprintf(&b, "\nlookahead check: %s\n", r.LookaheadCheck)
 	}
@@ -128,4 +134,43 @@ func paramsText(p map[string]any) string {
 		parts[i] = fmt.Sprintf("%s=%v", k, p[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// writeRobustness is the text of a run's robustness figures.
+func writeRobustness(b *strings.Builder, rb *robust.Report) {
+	fmt.Fprintf(b, "\nrobustness: psr %s over %.1f years; ", fixed(rb.PSR), rb.Years)
+	if rb.MaxTrials == 0 {
+		b.WriteString("a Sharpe ratio at or below zero needs no deflating")
+	} else {
+		fmt.Fprintf(b, "its Sharpe ratio is beyond luck after at most %d trials", rb.MaxTrials)
+	}
+	if rb.Trials > 0 {
+		fmt.Fprintf(b, " (%d trials need %.1f years)", rb.Trials, rb.MinBTLYears)
+	}
+	b.WriteString("\n")
+	for _, mc := range rb.MonteCarlo {
+		fmt.Fprintf(b, "  monte carlo %-9s %d paths: final equity p5 %s p50 %s p95 %s  max drawdown p50 %s p95 %s  ruin %s\n",
+			mc.Method, mc.Paths, fixed(mc.FinalEquity.P5), fixed(mc.FinalEquity.P50), fixed(mc.FinalEquity.P95),
+			pctOf(mc.MaxDrawdown.P50), pctOf(mc.MaxDrawdown.P95), pctOf(mc.ProbabilityOfRuin))
+	}
+	if rel := rb.Relative; rel != nil {
+		fmt.Fprintf(b, "  against %s (%d periods): alpha %s  beta %s  information ratio %s\n", rb.Benchmark, rel.Periods, fixed(rel.Alpha), fixed(rel.Beta), fixed(rel.InformationRatio))
+	}
+	for _, n := range rb.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+}
+
+func fixed(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+func pctOf(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x*100, 'f', 1, 64) + "%"
 }

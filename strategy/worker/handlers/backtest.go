@@ -3,11 +3,13 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
+	"wicket/strategy/robust"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
@@ -97,12 +99,38 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	if res.LookaheadCheck, err = s.CheckLookahead(ctx, bars, trace()); err != nil {
 		return backtest.Response{}, err
 	}
+	if o := req.Robustness; o != nil {
+		if res.Robustness, err = robustness(req, cfg, res, *o); err != nil {
+			return backtest.Response{}, err
+		}
+	}
 	resp, err := backtest.Report(res, req.Plot)
 	if err != nil {
 		return backtest.Response{}, err
 	}
 	resp.Output = s.Output()
 	return resp, nil
+}
+
+// robustness assesses a finished run, reading its benchmark's bars (of
+// the same granularity, over the same range) when it names one.
+func robustness(req backtest.Request, cfg backtest.Config, res *backtest.Result, o backtest.Robustness) (*robust.Report, error) {
+	var bench *strategy.Bars
+	if o.Benchmark != "" {
+		_, g, err := history.CheckSeries(o.Benchmark)
+		if err != nil {
+			return nil, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("robustness benchmark: %v", err)}
+		}
+		if _, own, _ := history.CheckSeries(req.Series); g != own {
+			return nil, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("robustness benchmark %s is %s bars and the run's are %s; pick a benchmark of the same granularity", o.Benchmark, g, own)}
+		}
+		b, err := loadBars(req.HistoryPath, o.Benchmark, cfg.From, cfg.To)
+		if err != nil {
+			return nil, err
+		}
+		bench = &b
+	}
+	return backtest.Assess(res, o, bench)
 }
 
 // loadBars reads the bars of series in [from, to] from the store at path.
