@@ -110,3 +110,19 @@ func TestMCPNeverReadsTheOperatorKey(t *testing.T) {
 	}
 	assertOrders(t, n, 1)
 }
+
+// TestOperatorApprovalNeedsThePublicKey: in a project made before the
+// operator key, wicket mcp --approval operator does not start, and says
+// how to make one.
+func TestOperatorApprovalNeedsThePublicKey(t *testing.T) {
+	proj := newProject(t)
+	for _, f := range []string{"operator.key", "operator.pub"} {
+		if err := os.Remove(filepath.Join(proj, "settings", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stderr := runWicketCode(t, proj, "mcp", "--approval", "operator")
+	if code == 0 || !strings.Contains(stderr, "wicket init --operator-key") {
+		t.Errorf("wicket mcp --approval operator without settings/operator.pub: exit %d, stderr %q", code, stderr)
+	}
+}

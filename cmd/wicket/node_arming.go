@@ -8,12 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/server"
 )
@@ -55,15 +55,11 @@ func nodeArmCommand() *cli.Command {
 			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
 				return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
 			}
-			p, _, err := openProject(c)
+			client, p, err := armClient(c)
 			if err != nil {
 				return err
 			}
-			key, err := operatorKey(p)
-			if err != nil {
-				return err
-			}
-			client, err := armClient(c)
+			key, err := operatorKey(p) // keys.go: the operator commands alone read it
 			if err != nil {
 				return err
 			}
@@ -84,7 +80,7 @@ func nodeDisarmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			client, err := armClient(c)
+			client, _, err := armClient(c)
 			if err != nil {
 				return err
 			}
@@ -131,16 +127,19 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	return c.Args().First(), nil
 }
 
-func armClient(c *cli.Context) (*node.Client, error) {
+// armClient is the node client of the project's node (or --addr), and the
+// project.
+func armClient(c *cli.Context) (*node.Client, project.Project, error) {
 	p, cfg, err := openProject(c)
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	addr := c.String("addr")
 	if addr == "" {
 		addr = cfg.Node.Address
 	}
-	return nodeClient(addr, &p)
+	client, err := nodeClient(addr, &p)
+	return client, p, err
 }
 
 // armVenue shows what arming means, asks for the venue's name, and arms

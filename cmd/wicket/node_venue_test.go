@@ -302,7 +302,7 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 		t.Errorf("the audit trail's arming entries: %+v", arming)
 	}
 	// Keys never reach the log.
-	for _, k := range []string{vp.fake.APIKey, vp.fake.Secret, vp.control, vp.observe} {
+	for _, k := range []string{vp.fake.APIKey, vp.fake.Secret, vp.control, vp.observe, hex.EncodeToString(vp.operator.Seed())} {
 		if strings.Contains(log.String(), k) {
 			t.Error("a key appears in the node's log")
 		}
