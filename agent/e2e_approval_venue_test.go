@@ -102,7 +102,7 @@ func TestElicitShowsVenueEnvironmentAndArming(t *testing.T) {
 	}
 
 	// The live venue, armed by the operator: said first, with until when.
-	if _, err := n.Client().Arm(context.Background(), "bnlive", time.Hour, "bnlive"); err != nil {
+	if _, err := n.Client().Arm(context.Background(), "bnlive", time.Hour, "bnlive", n.OperatorKey); err != nil {
 		t.Fatal(err)
 	}
 	el.mu.Lock()

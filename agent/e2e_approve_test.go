@@ -26,10 +26,10 @@ type terminal struct {
 	out bytes.Buffer
 }
 
-func startApprove(t *testing.T, proj string) *terminal {
+func startApprove(t *testing.T, proj string, env ...string) *terminal {
 	t.Helper()
 	cmd := exec.Command(wicketBin, "--project", proj, "approve")
-	cmd.Env = append(os.Environ(), cleanEnv...)
+	cmd.Env = append(append(os.Environ(), cleanEnv...), env...)
 	f, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatalf("start wicket approve on a pty: %v", err)

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 // cleanEnv keeps the host's project and keys out of a child.
 var cleanEnv = []string{
-	"WICKET_PROJECT=", "WICKET_NODE_OBSERVE_KEY=", "WICKET_NODE_CONTROL_KEY=", "WICKET_DATA_TOKEN=",
+	"WICKET_PROJECT=", "WICKET_NODE_OBSERVE_KEY=", "WICKET_NODE_CONTROL_KEY=", "WICKET_DATA_TOKEN=", "WICKET_OPERATOR_KEY=",
 }
 
 // runWicket runs the binary to completion (for set-up commands).

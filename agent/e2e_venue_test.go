@@ -88,7 +88,7 @@ func TestRealVenueEndToEnd(t *testing.T) {
 	}
 
 	// Armed by the operator: the previewed client order id reaches the venue.
-	if _, err := nc.Arm(context.Background(), "bn", time.Hour, "bn"); err != nil {
+	if _, err := nc.Arm(context.Background(), "bn", time.Hour, "bn", n.OperatorKey); err != nil {
 		t.Fatal(err)
 	}
 	prev = object(t, s.call(t, "submit_order", "{"+order+`,"reason":"e2e real venue"}`))

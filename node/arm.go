@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -31,28 +32,56 @@ type ArmInfo struct {
 	Armed               bool            `json:"armed"`
 	ArmedUntil          time.Time       `json:"armed_until,omitzero"`
 	Refusal             string          `json:"refusal,omitempty"`
+	// Challenge is fresh at every read, for one arming of this venue on
+	// this node within ChallengeLife; the operator key signs it.
+	Challenge string `json:"challenge,omitempty"`
 }
+
+// ChallengeLife is how long an arming challenge stays good.
+const ChallengeLife = time.Minute
 
 // ArmRequest arms a venue for For; Confirm is the venue's name as the
-// operator typed it.
+// operator typed it. Challenge and Signature are the operator key's
+// signature of the ArmStatement they make (see Arm): the control key alone
+// does not arm.
 type ArmRequest struct {
-	For     string `json:"for"`
-	Confirm string `json:"confirm"`
+	For       string `json:"for"`
+	Confirm   string `json:"confirm"`
+	Challenge string `json:"challenge,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
-// Arming reads what arming venue would mean (any key).
+// Statement is the ArmStatement that arming venue with r signs.
+func (r ArmRequest) Statement(venue string) ArmStatement {
+	return ArmStatement{Action: "arm", Target: "venue", Name: venue, For: r.For, Confirm: r.Confirm, Challenge: r.Challenge}
+}
+
+// Arming reads what arming venue would mean (any key), with a fresh
+// challenge for the operator key to sign.
 func (c *Client) Arming(ctx context.Context, venue string) (ArmInfo, error) {
 	var out ArmInfo
 	err := c.do(ctx, http.MethodGet, "/v1/venues/"+url.PathEscape(venue)+"/arming", nil, nil, KeyObserve, &out)
 	return out, err
 }
 
-// Arm arms a real venue for d (control key). The node refuses it unless the
-// venue's wicket.toml table says may_arm = true, confirm is its name, and,
-// for a live venue, the node runs with --allow-live. Only `wicket node arm`
-// at an interactive terminal calls this.
-func (c *Client) Arm(ctx context.Context, venue string, d time.Duration, confirm string) (ArmInfo, error) {
-	return c.armCall(ctx, venue, "arm", ArmRequest{For: d.String(), Confirm: confirm})
+// Arm arms a real venue for d: it asks the node for a challenge, signs the
+// arming statement with the operator's private key op, and sends it with
+// the control key. The node refuses it unless the operator key signed it,
+// the venue's wicket.toml table says may_arm = true, confirm is its name,
+// and, for a live venue, the node runs with --allow-live. Only `wicket
+// node arm` at an interactive terminal calls this; without op (nil) the
+// request goes unsigned and the node refuses it.
+func (c *Client) Arm(ctx context.Context, venue string, d time.Duration, confirm string, op ed25519.PrivateKey) (ArmInfo, error) {
+	req := ArmRequest{For: d.String(), Confirm: confirm}
+	if op != nil {
+		info, err := c.Arming(ctx, venue)
+		if err != nil {
+			return info, err
+		}
+		req.Challenge = info.Challenge
+		req.Signature = SignOperator(op, req.Statement(venue))
+	}
+	return c.armCall(ctx, venue, "arm", req)
 }
 
 // Disarm disarms a venue at once (control key).

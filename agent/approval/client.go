@@ -3,6 +3,7 @@ package approval
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,11 +58,12 @@ func List(ctx context.Context, dir string) (out []Waiting, errs []error) {
 	return out, errs
 }
 
-// Decide sends one decision to the server waiting on socket. by names the
-// person (the server adds the deciding process's id). ErrExpired-like
-// answers come back as errors with the server's text.
-func Decide(ctx context.Context, socket, id string, approve bool, by string) error {
-	resp, err := exchange(ctx, socket, wireRequest{Op: "decide", ID: id, Approve: approve, By: by})
+// Decide sends one decision on w, signed with the operator's private key,
+// to the server waiting on w.Socket. by names the person (the server adds
+// the deciding process's id). ErrExpired-like answers come back as errors
+// with the server's text.
+func Decide(ctx context.Context, w Waiting, approve bool, by string, key ed25519.PrivateKey) error {
+	resp, err := exchange(ctx, w.Socket, wireRequest{Op: "decide", ID: w.ID, Approve: approve, By: by, Signature: SignAnswer(key, w.Request, approve, by)})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package approval
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,10 @@ const (
 // size of sun_path, less its terminating NUL).
 const maxSocketPath = 107
 
+// ErrUnsigned is an answer that the operator key did not sign.
+var ErrUnsigned = errors.New("this answer is not signed by the project's operator key (settings/operator.pub), so it is not taken and nothing was sent: " +
+	"answer with `wicket approve`, which signs with settings/operator.key")
+
 // ErrExpired is a decision that came after the request's deadline, or for
 // a request that is no longer waiting.
 var ErrExpired = errors.New("this command is no longer waiting (its window passed or it was decided already); nothing was sent")
@@ -43,6 +48,8 @@ type Queue struct {
 	ln   *net.UnixListener
 	now  func() time.Time
 	pid  int
+	// operator verifies every answer (the operator's public key).
+	operator ed25519.PublicKey
 
 	mu      sync.Mutex
 	waiting map[string]*waiter
@@ -55,10 +62,14 @@ type waiter struct {
 }
 
 // Listen creates dir/approve-<pid>.sock (mode 0600) and serves it until
-// Close. now is the clock deadlines are read against.
-func Listen(dir string, now func() time.Time) (*Queue, error) {
+// Close. now is the clock deadlines are read against; operator is the
+// operator's public key, which every answer must be signed with.
+func Listen(dir string, now func() time.Time, operator ed25519.PublicKey) (*Queue, error) {
 	if now == nil {
 		now = time.Now
+	}
+	if len(operator) != ed25519.PublicKeySize {
+		return nil, errors.New("approval socket: no operator public key to verify answers with (settings/operator.pub)")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("approval socket: %w", err)
@@ -78,7 +89,7 @@ func Listen(dir string, now func() time.Time) (*Queue, error) {
 		ln.Close()
 		return nil, fmt.Errorf("approval socket: %w", err)
 	}
-	q := &Queue{path: path, ln: ln, now: now, pid: pid, waiting: map[string]*waiter{}}
+	q := &Queue{path: path, ln: ln, now: now, pid: pid, operator: operator, waiting: map[string]*waiter{}}
 	q.wg.Add(1)
 	go q.serve()
 	return q, nil
@@ -131,21 +142,22 @@ func (q *Queue) Wait(ctx context.Context, r Request, deadline time.Time) (Decisi
 	}
 }
 
-// decide delivers a decision to a waiting request, once.
-func (q *Queue) decide(id string, d Decision) error {
+// decide delivers a signed answer to a waiting request, once: by is who
+// the operator says they are, sig the operator key's signature, and d
+// what is delivered. An answer not signed for this very request leaves it
+// waiting.
+func (q *Queue) decide(id, by, sig string, d Decision) error {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	w, ok := q.waiting[id]
-	if ok && !q.now().Before(w.req.Expires) {
-		ok = false
-	}
-	if ok {
-		delete(q.waiting, id)
-	}
-	q.mu.Unlock()
-	if !ok {
+	if !ok || !q.now().Before(w.req.Expires) {
 		return ErrExpired
 	}
-	w.ch <- d
+	if !verifyAnswer(q.operator, w.req, d.Approved, by, sig) {
+		return ErrUnsigned
+	}
+	delete(q.waiting, id)
+	w.ch <- d // buffered: never blocks
 	return nil
 }
 
@@ -170,6 +182,8 @@ type wireRequest struct {
 	ID      string `json:"id,omitempty"`
 	Approve bool   `json:"approve,omitempty"`
 	By      string `json:"by,omitempty"`
+	// Signature is the operator key's signature of the answer (SignAnswer).
+	Signature string `json:"signature,omitempty"`
 }
 
 type wireResponse struct {
@@ -216,7 +230,7 @@ func (q *Queue) conn(c *net.UnixConn) {
 			resp.Waiting, resp.OK = q.list(), true
 		case req.Op == "decide":
 			by := fmt.Sprintf("%s (pid %d)", req.By, pid)
-			if err := q.decide(req.ID, Decision{Approved: req.Approve, By: by}); err != nil {
+			if err := q.decide(req.ID, req.By, req.Signature, Decision{Approved: req.Approve, By: by}); err != nil {
 				resp.Error = err.Error()
 			} else {
 				resp.OK = true

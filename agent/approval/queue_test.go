@@ -2,6 +2,8 @@ package approval
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"os"
 	"strings"
@@ -23,9 +25,19 @@ func shortDir(t *testing.T) string {
 	return d
 }
 
+func operatorKey(t *testing.T) ed25519.PrivateKey {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
 func TestQueueApproveDeclineExpire(t *testing.T) {
 	dir := shortDir(t)
-	q, err := Listen(dir, nil)
+	key := operatorKey(t)
+	q, err := Listen(dir, nil, key.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +63,7 @@ func TestQueueApproveDeclineExpire(t *testing.T) {
 		if len(w) != 1 || w[0].ID != "tok-1" || w[0].Server != os.Getpid() || w[0].Socket != q.Path() {
 			t.Fatalf("waiting = %+v", w)
 		}
-		if err := Decide(ctx, w[0].Socket, "tok-1", approve, "alice on /dev/pts/9"); err != nil {
+		if err := Decide(ctx, w[0], approve, "alice on /dev/pts/9", key); err != nil {
 			t.Fatal(err)
 		}
 		d := <-done
@@ -59,7 +71,7 @@ func TestQueueApproveDeclineExpire(t *testing.T) {
 			t.Errorf("decision %+v", d)
 		}
 		// A second decision for the same request finds nothing waiting.
-		if err := Decide(ctx, w[0].Socket, "tok-1", true, "bob"); err == nil || !strings.Contains(err.Error(), "no longer waiting") {
+		if err := Decide(ctx, w[0], true, "bob", key); err == nil || !strings.Contains(err.Error(), "no longer waiting") {
 			t.Errorf("second decision: %v", err)
 		}
 	}
@@ -76,7 +88,7 @@ func TestQueueApproveDeclineExpire(t *testing.T) {
 
 func TestStaleSocketRemoved(t *testing.T) {
 	dir := shortDir(t)
-	q, err := Listen(dir, nil)
+	q, err := Listen(dir, nil, operatorKey(t).Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +129,72 @@ func TestWordsAndDescribe(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("Describe lacks %q:\n%s", w, text)
 		}
+	}
+}
+
+// TestAnswerMustBeSignedByTheOperatorKey: an answer without a signature,
+// signed by another key, signed for another answer or another request, or
+// for the request as it was not shown, is refused and leaves the request
+// waiting; the operator key's answer is taken. A server cannot listen
+// without the operator's public key.
+func TestAnswerMustBeSignedByTheOperatorKey(t *testing.T) {
+	if _, err := Listen(shortDir(t), nil, nil); err == nil || !strings.Contains(err.Error(), "operator public key") {
+		t.Errorf("listening without a key: %v", err)
+	}
+	dir := shortDir(t)
+	key := operatorKey(t)
+	q, err := Listen(dir, nil, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ctx := context.Background()
+	done := make(chan Decision, 1)
+	go func() {
+		d, err := q.Wait(ctx, Request{ID: "tok-9", Tool: "submit_order", Command: "submit_order: buy 1 BTC-USD at market"}, time.Now().Add(10*time.Second))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- d
+	}()
+	var w []Waiting
+	for i := 0; i < 400 && len(w) == 0; i++ {
+		time.Sleep(5 * time.Millisecond)
+		w, _ = List(ctx, dir)
+	}
+	if len(w) != 1 {
+		t.Fatalf("waiting = %+v", w)
+	}
+	send := func(req wireRequest) wireResponse {
+		t.Helper()
+		req.Op, req.ID = "decide", "tok-9"
+		resp, err := exchange(ctx, w[0].Socket, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	altered := w[0].Request
+	altered.Command = "submit_order: buy 100 BTC-USD at market"
+	for name, req := range map[string]wireRequest{
+		"unsigned":           {Approve: true, By: "mallory"},
+		"garbage":            {Approve: true, By: "mallory", Signature: "not base64!"},
+		"another key":        {Approve: true, By: "mallory", Signature: SignAnswer(operatorKey(t), w[0].Request, true, "mallory")},
+		"a decline's":        {Approve: true, By: "alice", Signature: SignAnswer(key, w[0].Request, false, "alice")},
+		"another name's":     {Approve: true, By: "mallory", Signature: SignAnswer(key, w[0].Request, true, "alice")},
+		"an altered command": {Approve: true, By: "alice", Signature: SignAnswer(key, altered, true, "alice")},
+	} {
+		if resp := send(req); resp.OK || !strings.Contains(resp.Error, "not signed by the project's operator key") {
+			t.Errorf("%s answer: %+v", name, resp)
+		}
+	}
+	if w, _ := List(ctx, dir); len(w) != 1 {
+		t.Fatalf("a refused answer decided the request: %+v", w)
+	}
+	if err := Decide(ctx, w[0], true, "alice", key); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-done; !d.Approved || !strings.HasPrefix(d.By, "alice (pid ") {
+		t.Errorf("decision %+v", d)
 	}
 }

@@ -3,11 +3,14 @@
 // MCP elicitation and for `wicket approve`) and runs the operator queue: a
 // server waits on a unix socket (0600) in the project's settings/state/,
 // and `wicket approve` at a terminal lists what every server of the project
-// has waiting and approves or declines each.
+// has waiting and approves or declines each, signing every answer with the
+// operator key (sign.go).
 //
 // approval never sends a command itself, never approves on a timeout or an
-// error (only an explicit decision approves), and never listens on
-// anything but a unix socket of the operator's own user.
+// error (only an explicit decision approves), never takes an answer the
+// operator key did not sign, never holds that key on the server's side
+// (only its public half), and never listens on anything but a unix socket
+// of the operator's own user.
 package approval
 
 import (

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,7 @@ func approveCommand() *cli.Command {
 			"the resolved command, the guardrail, the node's dry run, the venue's environment and state, and how long is left. " +
 			"Answer y to send it, n to decline it, s to skip it (it is then refused when its window passes); q or Ctrl-D quits. " +
 			"It needs an interactive terminal: approving a write is a person's decision, so it refuses a pipe or a file on stdin. " +
+			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers take no other. " +
 			"Nothing is ever approved by default, by a timeout or by an error.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
@@ -39,8 +41,12 @@ func approveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			key, err := operatorKey(p) // every answer is signed with it
+			if err != nil {
+				return err
+			}
 			a := &approver{
-				dir: p.StateDir(), in: startLines(c.App.Reader), out: c.App.Writer,
+				dir: p.StateDir(), key: key, in: startLines(c.App.Reader), out: c.App.Writer,
 				by: whoAmI(c.App.Reader), poll: c.Duration("poll"), now: time.Now,
 			}
 			return a.run(c.Context)
@@ -51,7 +57,8 @@ func approveCommand() *cli.Command {
 // approver is one `wicket approve` session.
 type approver struct {
 	dir  string
-	in   <-chan string // lines typed; closed at EOF
+	key  ed25519.PrivateKey // the operator's: signs each answer
+	in   <-chan string      // lines typed; closed at EOF
 	out  io.Writer
 	by   string
 	poll time.Duration
@@ -151,7 +158,7 @@ func (a *approver) ask(ctx context.Context, w approval.Waiting, total int) (quit
 		case "y", "yes", "n", "no":
 			approve := line[0] == 'y'
 			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := approval.Decide(dctx, w.Socket, w.ID, approve, a.by)
+			err := approval.Decide(dctx, w, approve, a.by, a.key)
 			cancel()
 			switch {
 			case err != nil:

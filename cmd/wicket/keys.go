@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"strings"
@@ -44,4 +45,30 @@ func nodeKeys(p *project.Project) (observe, control string, err error) {
 	}
 	return "", "", fmt.Errorf("node keys missing: %s not set in the environment nor in %s; set them in either (`wicket secrets list` shows what is found)",
 		strings.Join(missing, " and "), where)
+}
+
+// operatorKey is the operator's private key, for `wicket node arm` and
+// `wicket approve` only: the environment's WICKET_OPERATOR_KEY, else the
+// project's settings/operator.key. wicket mcp never calls it.
+func operatorKey(p project.Project) (ed25519.PrivateKey, error) {
+	return p.OperatorKey(os.LookupEnv)
+}
+
+// refuseOperatorKey keeps the operator key out of the agent's process:
+// wicket mcp refuses to start when WICKET_OPERATOR_KEY is set in its
+// environment (and drops an empty one, so no child inherits it).
+func refuseOperatorKey() error {
+	v, ok := os.LookupEnv(project.KeyOperator)
+	if !ok {
+		return nil
+	}
+	if err := os.Unsetenv(project.KeyOperator); err != nil {
+		return err
+	}
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	return usagef("%s is set in wicket mcp's environment: the operator key must never reach the agent's process. "+
+		"Remove it from the MCP client's configuration (or the shell that starts it); only `wicket node arm` and `wicket approve` read it",
+		project.KeyOperator)
 }

@@ -99,6 +99,9 @@ func printAccess(c *cli.Context, a *agent.ToolAccess) {
 // HTTP until SIGTERM.
 func serveMCP(c *cli.Context, profile string, deny []string) error {
 	stderr := c.App.ErrWriter
+	if err := refuseOperatorKey(); err != nil { // keys.go: before any worker inherits the environment
+		return err
+	}
 	if _, err := agent.Check(profile, deny); err != nil {
 		return usagef("%v", err)
 	}

@@ -80,7 +80,11 @@ func mcpLoop(c *cli.Context, cfg project.Config, p *project.Project) (agent.Loop
 	if p == nil {
 		return l, func() {}, usagef("--approval operator needs a project: its settings/state holds the socket `wicket approve` talks to")
 	}
-	q, err := approval.Listen(p.StateDir(), time.Now)
+	operator, err := p.OperatorPublic() // the public half only: the private key stays with `wicket approve`
+	if err != nil {
+		return l, func() {}, fmt.Errorf("--approval operator: answers are verified with the operator's public key: %w", err)
+	}
+	q, err := approval.Listen(p.StateDir(), time.Now, operator)
 	if err != nil {
 		return l, func() {}, err
 	}

@@ -94,6 +94,17 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	operator, err := o.project.OperatorPublic() // arming is verified with it (node_arming.go)
+	if errors.Is(err, project.ErrNoOperatorKey) {
+		for _, vc := range o.config.Venues {
+			if vc.Real() {
+				log.Warn("no operator key: real venues cannot be armed", "why", err.Error())
+				break
+			}
+		}
+	} else if err != nil {
+		return err
+	}
 	feed, err := nodeFeed(o.project, o.config, o.replay, log)
 	if err != nil {
 		return err
@@ -126,7 +137,7 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	srv, err := server.New(server.Config{
 		Project: o.config, JournalPath: o.project.JournalPath(), ObserveKey: observe, ControlKey: control,
 		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
-		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout,
+		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
 	})
 	if err != nil {
 		ln.Close()

@@ -3,23 +3,28 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/server"
 )
 
-// Arming is the one thing only an operator at a terminal can do: it is a
-// CLI command that refuses a pipe, shows what arming means and asks for
-// the venue's name to be typed. No MCP tool, prompt or resource reaches it.
+// Arming is the one thing only an operator can do: it is a CLI command that
+// signs the arming with the operator key (settings/operator.key, which the
+// agent's process never reads), refuses a pipe, shows what arming means
+// and asks for the venue's name to be typed. The node verifies the
+// signature; the terminal check is against accidents (a script arming by
+// mistake), the key against the agent's process. No MCP tool, prompt or
+// resource reaches it.
 
 // defaultArm is how long `wicket node arm` arms a venue unless --for says.
 const defaultArm = 8 * time.Hour
@@ -30,7 +35,8 @@ func nodeArmCommand() *cli.Command {
 		Usage:     "arm a real venue so the node sends it orders (an operator at an interactive terminal only)",
 		ArgsUsage: "VENUE",
 		Description: "Shows the venue, its environment (live is real money), account, cash and the node's limits, and asks you to " +
-			"type the venue's name. Needs the control key, an interactive terminal (stdin and stdout; a pipe or script is " +
+			"type the venue's name. Needs the operator key (settings/operator.key, or WICKET_OPERATOR_KEY; it signs the arming " +
+			"and the node verifies it), the control key, an interactive terminal (stdin and stdout; a pipe or script is " +
 			"refused), a [[venues]] table with may_arm = true, and for a live venue a node started with --allow-live. " +
 			"Arming lapses after --for (default 8h, at most 24h) and whenever the node restarts.",
 		Flags: []cli.Flag{
@@ -49,11 +55,15 @@ func nodeArmCommand() *cli.Command {
 			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
 				return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
 			}
-			client, err := armClient(c)
+			client, p, err := armClient(c)
 			if err != nil {
 				return err
 			}
-			return armVenue(c.Context, client, name, d, c.App.Reader, c.App.Writer)
+			key, err := operatorKey(p) // keys.go: the operator commands alone read it
+			if err != nil {
+				return err
+			}
+			return armVenue(c.Context, client, key, name, d, c.App.Reader, c.App.Writer)
 		},
 	}
 }
@@ -70,7 +80,7 @@ func nodeDisarmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			client, err := armClient(c)
+			client, _, err := armClient(c)
 			if err != nil {
 				return err
 			}
@@ -117,20 +127,24 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	return c.Args().First(), nil
 }
 
-func armClient(c *cli.Context) (*node.Client, error) {
+// armClient is the node client of the project's node (or --addr), and the
+// project.
+func armClient(c *cli.Context) (*node.Client, project.Project, error) {
 	p, cfg, err := openProject(c)
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	addr := c.String("addr")
 	if addr == "" {
 		addr = cfg.Node.Address
 	}
-	return nodeClient(addr, &p)
+	client, err := nodeClient(addr, &p)
+	return client, p, err
 }
 
-// armVenue shows what arming means, asks for the venue's name, and arms.
-func armVenue(ctx context.Context, client *node.Client, name string, d time.Duration, in io.Reader, out io.Writer) error {
+// armVenue shows what arming means, asks for the venue's name, and arms
+// with an arming signed by the operator key.
+func armVenue(ctx context.Context, client *node.Client, key ed25519.PrivateKey, name string, d time.Duration, in io.Reader, out io.Writer) error {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	info, err := client.Arming(rctx, name)
 	cancel()
@@ -158,7 +172,7 @@ func armVenue(ctx context.Context, client *node.Client, name string, d time.Dura
 	}
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	armed, err := client.Arm(actx, name, d, strings.TrimSpace(line))
+	armed, err := client.Arm(actx, name, d, strings.TrimSpace(line), key)
 	if err != nil {
 		return err
 	}

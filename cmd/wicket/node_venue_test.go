@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +34,7 @@ type venueProject struct {
 	dir              string
 	fake             *binancefake.Fake
 	observe, control string
+	operator         ed25519.PrivateKey // the project's, from settings/operator.key
 }
 
 func newVenueProject(t *testing.T) *venueProject {
@@ -67,6 +70,9 @@ func newVenueProject(t *testing.T) *venueProject {
 	vp := &venueProject{dir: dir, fake: f}
 	vp.observe, _, _ = s.Lookup(project.KeyObserve)
 	vp.control, _, _ = s.Lookup(project.KeyControl)
+	if vp.operator, err = p.OperatorKey(func(string) (string, bool) { return "", false }); err != nil {
+		t.Fatal(err)
+	}
 	return vp
 }
 
@@ -214,6 +220,25 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 	if err == nil || !strings.Contains(out, "needs an interactive terminal") {
 		t.Errorf("arm through a pipe: %v\n%s", err, out)
 	}
+	// The control key alone does not arm: the node wants the operator key.
+	var ne *node.Error
+	if _, err := c.Arm(context.Background(), "bn", time.Hour, "bn", nil); !errors.As(err, &ne) || ne.Code != "operator_signature_required" ||
+		!strings.Contains(ne.Message, "wicket node arm bn") {
+		t.Errorf("arming with the control key only: %v", err)
+	}
+	// Without the operator key (a project made before there was one), even
+	// at a terminal: refused before the prompt, saying how to make one.
+	keyFile := filepath.Join(vp.dir, "settings", "operator.key")
+	if err := os.Rename(keyFile, keyFile+".away"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = vp.armAtTerminal(t, addr, "bn", "bn")
+	if err == nil || !strings.Contains(out, "wicket init --operator-key") || strings.Contains(out, "to arm it: ") {
+		t.Errorf("arm without the operator key: %v\n%s", err, out)
+	}
+	if err := os.Rename(keyFile+".away", keyFile); err != nil {
+		t.Fatal(err)
+	}
 	// On a terminal, with the wrong name typed: not armed.
 	out, err = vp.armAtTerminal(t, addr, "bn", "paper")
 	if err == nil || !strings.Contains(out, "not armed") {
@@ -266,8 +291,8 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 	var arming []node.ArmingChange
 	for _, e := range page.Entries {
 		if e.Arming != nil {
-			if e.KeyID != node.KeyControl {
-				t.Errorf("arming entry by %q: %+v", e.KeyID, e)
+			if want := map[node.ArmingAction]string{node.ArmingArm: node.KeyOperator, node.ArmingDisarm: node.KeyControl}[e.Arming.Action]; e.KeyID != want {
+				t.Errorf("%s entry by %q, want %q: %+v", e.Arming.Action, e.KeyID, want, e)
 			}
 			arming = append(arming, *e.Arming)
 		}
@@ -277,7 +302,7 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 		t.Errorf("the audit trail's arming entries: %+v", arming)
 	}
 	// Keys never reach the log.
-	for _, k := range []string{vp.fake.APIKey, vp.fake.Secret, vp.control, vp.observe} {
+	for _, k := range []string{vp.fake.APIKey, vp.fake.Secret, vp.control, vp.observe, hex.EncodeToString(vp.operator.Seed())} {
 		if strings.Contains(log.String(), k) {
 			t.Error("a key appears in the node's log")
 		}
@@ -296,7 +321,7 @@ func TestVenueOrderSurvivesSIGKILLBeforeTheAck(t *testing.T) {
 	}
 	vp := newVenueProject(t)
 	proc, c, _ := vp.start(t)
-	if _, err := c.Arm(context.Background(), "bn", time.Hour, "bn"); err != nil {
+	if _, err := c.Arm(context.Background(), "bn", time.Hour, "bn", vp.operator); err != nil {
 		t.Fatal(err)
 	}
 	killed := make(chan struct{})

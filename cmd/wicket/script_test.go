@@ -30,6 +30,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("WICKET_DATA_TOKEN", "")
 			env.Setenv("WICKET_ALPACA_KEY_ID", "")
 			env.Setenv("WICKET_ALPACA_SECRET_KEY", "")
+			env.Setenv("WICKET_OPERATOR_KEY", "")
 			env.Values[scriptTBKey{}] = env.T() // for the nodetest command
 			return nil
 		},

@@ -13,7 +13,7 @@ import (
 func secretsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "secrets",
-		Usage: "show which node keys this project holds and where they are read from (names only, never values)",
+		Usage: "show which node keys (and the operator key) this project holds and where they are read from (names only, never values)",
 		Subcommands: []*cli.Command{
 			{
 				Name:  "list",
@@ -28,7 +28,7 @@ func secretsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					return printSecrets(c, s)
+					return printSecrets(c, p, s)
 				},
 			},
 			{
@@ -47,11 +47,20 @@ func secretsCommand() *cli.Command {
 	}
 }
 
-func printSecrets(c *cli.Context, s *project.Secrets) error {
+func printSecrets(c *cli.Context, p project.Project, s *project.Secrets) error {
 	keys := s.List()
 	warning := ""
 	if s.LooseMode() {
 		warning = fmt.Sprintf("%s has mode %04o: other users can read it; run chmod 600 %s", s.Path, s.Mode, s.Path)
+	}
+	// The operator key: whether it is there, never read here.
+	op, loose := p.OperatorKeyInfo(os.LookupEnv)
+	keys = append(keys, op)
+	if loose {
+		if warning != "" {
+			warning += "; "
+		}
+		warning += fmt.Sprintf("%s can be read by other users; run chmod 600 %s", p.OperatorKeyPath(), p.OperatorKeyPath())
 	}
 	if c.Bool("json") {
 		out := struct {
@@ -68,7 +77,9 @@ func printSecrets(c *cli.Context, s *project.Secrets) error {
 		status, src := "missing", "-"
 		if k.Present {
 			status, src = "set", string(k.Source)
-			if k.Shadowed {
+			if k.Shadowed && k.Name == project.KeyOperator {
+				src += " (overrides settings/operator.key)"
+			} else if k.Shadowed {
 				src += " (overrides secrets.env)"
 			}
 		}

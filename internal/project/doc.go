@@ -5,7 +5,8 @@
 // It resolves which project a command works on (--project, then
 // WICKET_PROJECT, then the nearest ancestor holding wicket.toml), parses
 // wicket.toml into Config, reads node keys from the environment and
-// secrets.env, and validates the bare names that users and agents pass
+// secrets.env and the operator key pair from settings/operator.key and
+// .pub (operator.go), and validates the bare names that users and agents pass
 // (strategy, template, indicator, series, venue) before anything turns a name
 // into a path.
 //

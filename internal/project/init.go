@@ -10,7 +10,9 @@ import (
 
 // Init creates a project in dir (created if missing): wicket.toml with
 // commented defaults, strategies/, indicators/, settings/secrets.env (mode
-// 0600, fresh random keys read from random) and settings/state/. It refuses
+// 0600, fresh random keys read from random), the operator key pair
+// (settings/operator.key, mode 0600, and settings/operator.pub) and
+// settings/state/. It refuses
 // to touch a directory that already holds wicket.toml.
 func Init(dir string, random io.Reader) (Project, error) {
 	abs, err := filepath.Abs(dir)
@@ -43,9 +45,12 @@ func Init(dir string, random io.Reader) (Project, error) {
 			return Project{}, fmt.Errorf("init: %w", err)
 		}
 	}
+	if err := InitOperatorKey(p, random); err != nil {
+		return Project{}, fmt.Errorf("init: %w", err)
+	}
 	gitignore := filepath.Join(abs, ".gitignore")
 	if !exists(gitignore) {
-		if err := writeNew(gitignore, "settings/secrets.env\nsettings/state/\n", 0o644); err != nil {
+		if err := writeNew(gitignore, "settings/secrets.env\nsettings/operator.key\nsettings/state/\n", 0o644); err != nil {
 			return Project{}, fmt.Errorf("init: %w", err)
 		}
 	}

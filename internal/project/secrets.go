@@ -20,6 +20,10 @@ const (
 	// Alpaca market data (US stock bars; crypto bars need none).
 	KeyAlpacaID     = "WICKET_ALPACA_KEY_ID"
 	KeyAlpacaSecret = "WICKET_ALPACA_SECRET_KEY"
+	// KeyOperator holds the operator's private key (hex seed) for an
+	// operator command's environment only; it is never read from
+	// secrets.env (see operator.go), and wicket mcp refuses to start with it.
+	KeyOperator = "WICKET_OPERATOR_KEY"
 )
 
 // KnownKeys lists the keys wicket uses, in display order.
@@ -82,6 +86,10 @@ func LoadSecrets(path string, getenv func(string) (string, bool)) (*Secrets, err
 		v = strings.TrimSpace(v)
 		if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
 			v = v[1 : len(v)-1]
+		}
+		if k == KeyOperator {
+			return nil, fmt.Errorf("%s:%d: %s does not belong in secrets.env, which wicket mcp (the agent's process) reads: "+
+				"move the key to settings/operator.key (mode 0600) or make a new pair with `wicket init --operator-key`, and delete this line", path, n, KeyOperator)
 		}
 		if _, dup := s.file[k]; !dup {
 			s.order = append(s.order, k)

@@ -1,7 +1,7 @@
 // Package nodetest starts real trading nodes for tests, the way
 // net/http/httptest starts real HTTP servers: the daemon code of package
 // server, a real journal in a temporary directory, on an ephemeral loopback
-// port, with fresh random keys, stopped by t.Cleanup.
+// port, with fresh random keys (an operator key pair too), stopped by t.Cleanup.
 //
 // Marks move only when the test calls Tick, so every test is deterministic.
 //
@@ -12,6 +12,7 @@ package nodetest
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -30,8 +31,11 @@ type Server struct {
 	Addr       string // host:port on loopback
 	ObserveKey string
 	ControlKey string
-	Config     project.Config
-	Journal    string // the journal's path
+	// OperatorKey is the operator's private key, made at test run time;
+	// the node holds its public half (nil under WithoutOperatorKey).
+	OperatorKey ed25519.PrivateKey
+	Config      project.Config
+	Journal     string // the journal's path
 
 	t    testing.TB
 	opts options
@@ -51,6 +55,7 @@ type options struct {
 	allowLive    bool
 	venueTimeout time.Duration
 	markEvery    time.Duration
+	noOperator   bool
 }
 
 // Option configures NewServer.
@@ -94,6 +99,10 @@ func WithVenueTimeout(d time.Duration) Option { return func(o *options) { o.venu
 // WithMarkEvery sets how often real venues' marks are polled.
 func WithMarkEvery(d time.Duration) Option { return func(o *options) { o.markEvery = d } }
 
+// WithoutOperatorKey starts a node with no operator public key, as a
+// project made before there was one.
+func WithoutOperatorKey() Option { return func(o *options) { o.noOperator = true } }
+
 // NewServer starts a node and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -108,6 +117,13 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		o.journal = filepath.Join(t.TempDir(), "node.db")
 	}
 	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
+	if !o.noOperator {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatalf("nodetest: %v", err)
+		}
+		s.OperatorKey = priv
+	}
 	s.start(t, "127.0.0.1:0")
 	t.Cleanup(s.Close)
 	return s
@@ -123,10 +139,15 @@ func randomKey(t testing.TB) string {
 
 func (s *Server) start(t testing.TB, addr string) {
 	t.Helper()
+	var operator ed25519.PublicKey
+	if s.OperatorKey != nil {
+		operator = s.OperatorKey.Public().(ed25519.PublicKey)
+	}
 	n, err := server.New(server.Config{
 		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
 		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
+		OperatorKey: operator,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

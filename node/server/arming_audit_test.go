@@ -14,8 +14,9 @@ import (
 )
 
 // TestArmingIsAudited: arming, disarming, a lapse and the disarm at a
-// restart are rows of the audit trail, with who (the key id, or the node
-// itself), the venue, its environment and until when; none is a command.
+// restart are rows of the audit trail, with who (the operator key for an
+// arming, the control key for a disarm, or the node itself), the venue,
+// its environment and until when; none is a command.
 func TestArmingIsAudited(t *testing.T) {
 	clk := &clock{t: time.Now()}
 	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
@@ -52,11 +53,11 @@ func TestArmingIsAudited(t *testing.T) {
 		key    string
 		note   string
 	}{
-		{node.ArmingArm, node.KeyControl, "armed by an operator"},
+		{node.ArmingArm, node.KeyOperator, "armed by an operator"},
 		{node.ArmingDisarm, node.KeyControl, "disarmed by an operator"},
-		{node.ArmingArm, node.KeyControl, "armed by an operator"},
+		{node.ArmingArm, node.KeyOperator, "armed by an operator"},
 		{node.ArmingLapse, node.KeyNode, "arming lapsed"},
-		{node.ArmingArm, node.KeyControl, "armed by an operator"},
+		{node.ArmingArm, node.KeyOperator, "armed by an operator"},
 		{node.ArmingLapse, node.KeyNode, "the node restarted"},
 	}
 	if len(got) != len(want) {

@@ -773,7 +773,11 @@ func (s *Server) armInfo(name string, now time.Time) (node.ArmInfo, *node.Error)
 func (s *Server) arming(w http.ResponseWriter, r *http.Request) {
 	var info node.ArmInfo
 	var ierr *node.Error
-	derr := s.do(r.Context(), func() { info, ierr = s.armInfo(r.PathValue("name"), s.cfg.Now()) })
+	now := s.cfg.Now()
+	derr := s.do(r.Context(), func() { info, ierr = s.armInfo(r.PathValue("name"), now) })
+	if derr == nil && ierr == nil && info.Refusal == "" {
+		info.Challenge = s.armed.issue(info.Venue, now)
+	}
 	writeArm(w, derr, ierr, info)
 }
 
@@ -784,10 +788,32 @@ func readArm(r *http.Request) (node.ArmRequest, *node.Error) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return req, node.Errorf(node.KindBadRequest, "bad_request", "arming body: %v (fields: for, confirm)", err)
+			return req, node.Errorf(node.KindBadRequest, "bad_request", "arming body: %v (fields: for, confirm, challenge, signature)", err)
 		}
 	}
 	return req, nil
+}
+
+// operatorSigned checks that the operator key signed req for venue name
+// and uses up its challenge. The control key that signed the request
+// itself is not enough: arming is the operator's, whose key the agent's
+// process never holds.
+func (s *Server) operatorSigned(name string, req node.ArmRequest, now time.Time) *node.Error {
+	switch {
+	case len(s.cfg.OperatorKey) == 0:
+		return node.Errorf(node.KindForbidden, "no_operator_key",
+			"this node has no operator public key, so it arms nothing: run `wicket init --operator-key` in the project (it makes settings/operator.key and settings/operator.pub), then restart wicket node serve")
+	case req.Signature == "" || req.Challenge == "":
+		return node.Errorf(node.KindForbidden, "operator_signature_required",
+			"arming %s needs the operator key's signature; the control key alone does not arm: the operator runs `wicket node arm %s` at a terminal", name, name)
+	case !node.VerifyOperator(s.cfg.OperatorKey, req.Statement(name), req.Signature):
+		return node.Errorf(node.KindForbidden, "bad_operator_signature",
+			"the arming of %s is not signed by this node's operator key (settings/operator.pub), or it changed on the way: run `wicket node arm %s` again with the project's operator key", name, name)
+	case !s.armed.take(req.Challenge, name, now):
+		return node.Errorf(node.KindForbidden, "stale_challenge",
+			"the arming challenge is unknown to this node, used already or older than %s (an arming is signed for one use on one node): run `wicket node arm %s` again", node.ChallengeLife, name)
+	}
+	return nil
 }
 
 func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
@@ -802,7 +828,7 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	keyID, _ := r.Context().Value(keyIDContext{}).(string)
+	keyID := node.KeyOperator
 	var info node.ArmInfo
 	var aerr *node.Error
 	derr := s.do(r.Context(), func() {
@@ -810,23 +836,28 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 		if info, aerr = s.armInfo(name, now); aerr != nil {
 			return
 		}
-		switch {
-		case info.Refusal != "":
+		if info.Refusal != "" {
 			aerr = node.Errorf(node.KindForbidden, "cannot_arm", "%s", info.Refusal)
-		case req.Confirm != name:
-			aerr = node.Errorf(node.KindForbidden, "not_confirmed", "arming %s needs its name typed to confirm", name)
-		default:
-			until := now.Add(d)
-			s.eng.emit(node.Event{Time: now, Kind: node.EventArmed, Venue: name, Until: until,
-				Note: fmt.Sprintf("armed by an operator at a terminal (key %s) for %s, until %s", keyID, d, until.UTC().Format(time.RFC3339))})
-			events := s.eng.take()
-			if err := s.commit(&journal.Batch{Events: events, Audit: s.armingAudit(events, keyID, node.ArmingArm)}); err != nil {
-				aerr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the arming, so the venue stays disarmed: %v", err)
-				return
-			}
-			s.log.Warn("venue armed", "venue", name, "environment", info.Environment, "until", until.UTC().Format(time.RFC3339), "key_id", keyID)
-			info, _ = s.armInfo(name, now)
+			return
 		}
+		if aerr = s.operatorSigned(name, req, now); aerr != nil {
+			s.log.Warn("arming refused", "venue", name, "code", aerr.Code)
+			return
+		}
+		if req.Confirm != name {
+			aerr = node.Errorf(node.KindForbidden, "not_confirmed", "arming %s needs its name typed to confirm", name)
+			return
+		}
+		until := now.Add(d)
+		s.eng.emit(node.Event{Time: now, Kind: node.EventArmed, Venue: name, Until: until,
+			Note: fmt.Sprintf("armed by an operator at a terminal (signed with the operator key) for %s, until %s", d, until.UTC().Format(time.RFC3339))})
+		events := s.eng.take()
+		if err := s.commit(&journal.Batch{Events: events, Audit: s.armingAudit(events, keyID, node.ArmingArm)}); err != nil {
+			aerr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the arming, so the venue stays disarmed: %v", err)
+			return
+		}
+		s.log.Warn("venue armed", "venue", name, "environment", info.Environment, "until", until.UTC().Format(time.RFC3339), "key_id", keyID)
+		info, _ = s.armInfo(name, now)
 	})
 	writeArm(w, derr, aerr, info)
 }

@@ -28,6 +28,7 @@ package server
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,10 @@ type Config struct {
 
 	// Exchanges holds the adapter of each real venue in Project, by name.
 	Exchanges map[string]Exchange
+	// OperatorKey is the operator's public key (settings/operator.pub):
+	// arming must be signed with its private half. Without it the node
+	// refuses every arming and says how to make one.
+	OperatorKey ed25519.PublicKey
 	// AllowLive lets an operator arm a venue whose environment is live
 	// (wicket node serve --allow-live). Without it live venues stay disarmed.
 	AllowLive bool
@@ -95,6 +100,7 @@ type Server struct {
 	j       *journal.Journal
 	auth    *verifier
 	tickets *tickets
+	armed   *challenges // arming challenges issued (challenge.go)
 	started time.Time
 
 	queue chan func()
@@ -161,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, j: j,
 		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.Now),
 		tickets: newTickets(),
+		armed:   newChallenges(),
 		started: cfg.Now(),
 		queue:   make(chan func(), queueSize),
 		quit:    make(chan struct{}),

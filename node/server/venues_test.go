@@ -141,7 +141,7 @@ func sendAny(t testing.TB, c *node.Client, cmd command.Command) node.Outcome {
 
 func (vn *venueNode) arm(t testing.TB, name string, d time.Duration) node.ArmInfo {
 	t.Helper()
-	info, err := vn.c.Arm(context.Background(), name, d, name)
+	info, err := vn.c.Arm(context.Background(), name, d, name, vn.srv.OperatorKey)
 	if err != nil {
 		t.Fatalf("arm %s: %v", name, err)
 	}
@@ -193,13 +193,13 @@ func TestArmingRules(t *testing.T) {
 	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", false, f) })
 	ctx := context.Background()
 	var ne *node.Error
-	if _, err := vn.c.Arm(ctx, "bn", time.Hour, "bn"); !errors.As(err, &ne) || ne.Code != "cannot_arm" || !strings.Contains(ne.Message, "may_arm = true") {
+	if _, err := vn.c.Arm(ctx, "bn", time.Hour, "bn", vn.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "cannot_arm" || !strings.Contains(ne.Message, "may_arm = true") {
 		t.Errorf("arming without may_arm: %v", err)
 	}
-	if _, err := vn.c.Arm(ctx, "paper", time.Hour, "paper"); !errors.As(err, &ne) || !strings.Contains(ne.Message, "needs no arming") {
+	if _, err := vn.c.Arm(ctx, "paper", time.Hour, "paper", vn.srv.OperatorKey); !errors.As(err, &ne) || !strings.Contains(ne.Message, "needs no arming") {
 		t.Errorf("arming a paper venue: %v", err)
 	}
-	if _, err := vn.c.Arm(ctx, "nope", time.Hour, "nope"); !errors.As(err, &ne) || ne.Code != "unknown_venue" {
+	if _, err := vn.c.Arm(ctx, "nope", time.Hour, "nope", vn.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "unknown_venue" {
 		t.Errorf("arming an unknown venue: %v", err)
 	}
 
@@ -208,24 +208,24 @@ func TestArmingRules(t *testing.T) {
 	if err != nil || !info.Live || info.AllowLive || !strings.Contains(info.Refusal, "--allow-live") || !info.Cash.Equal(d("20000")) || info.Account == "" {
 		t.Errorf("arming info of a live venue: %+v %v", info, err)
 	}
-	if _, err := live.c.Arm(ctx, "bnlive", time.Hour, "bnlive"); !errors.As(err, &ne) || ne.Code != "cannot_arm" || !strings.Contains(ne.Message, "--allow-live") {
+	if _, err := live.c.Arm(ctx, "bnlive", time.Hour, "bnlive", live.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "cannot_arm" || !strings.Contains(ne.Message, "--allow-live") {
 		t.Errorf("arming live without --allow-live: %v", err)
 	}
 
 	allowed := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bnlive", "live", true, f) }, nodetest.WithAllowLive())
 	for _, bad := range []time.Duration{25 * time.Hour, 0} {
-		if _, err := allowed.c.Arm(ctx, "bnlive", bad, "bnlive"); !errors.As(err, &ne) || ne.Code != "bad_duration" {
+		if _, err := allowed.c.Arm(ctx, "bnlive", bad, "bnlive", allowed.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "bad_duration" {
 			t.Errorf("arming for %s: %v", bad, err)
 		}
 	}
-	if _, err := allowed.c.Arm(ctx, "bnlive", time.Hour, "bn"); !errors.As(err, &ne) || ne.Code != "not_confirmed" {
+	if _, err := allowed.c.Arm(ctx, "bnlive", time.Hour, "bn", allowed.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "not_confirmed" {
 		t.Errorf("arming with the wrong name typed: %v", err)
 	}
 	observeOnly, err := node.NewClient(allowed.srv.Addr, allowed.srv.ObserveKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := observeOnly.Arm(ctx, "bnlive", time.Hour, "bnlive"); !errors.As(err, &ne) || ne.Code != "no_control_key" {
+	if _, err := observeOnly.Arm(ctx, "bnlive", time.Hour, "bnlive", allowed.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "no_control_key" {
 		t.Errorf("arming without the control key: %v", err)
 	}
 	got := allowed.arm(t, "bnlive", 2*time.Hour)
@@ -765,7 +765,7 @@ func TestVenueUnreachableAtStart(t *testing.T) {
 		t.Errorf("an unreachable venue: %+v", v)
 	}
 	var ne *node.Error
-	if _, err := vn.c.Arm(context.Background(), "bn", time.Hour, "bn"); !errors.As(err, &ne) || !strings.Contains(ne.Message, "has not been reached yet") {
+	if _, err := vn.c.Arm(context.Background(), "bn", time.Hour, "bn", vn.srv.OperatorKey); !errors.As(err, &ne) || !strings.Contains(ne.Message, "has not been reached yet") {
 		t.Errorf("arming an unreached venue: %v", err)
 	}
 	f.Fail5xx(0)
