@@ -110,7 +110,7 @@ func TestOpenChecksModeAndSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "node.db")
 	j := open(t, path)
 	var mode, sync string
-	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "delete" {
 		t.Errorf("journal_mode = %q %v", mode, err)
 	}
 	if err := j.w.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != "2" {
