@@ -62,6 +62,11 @@ CREATE TABLE IF NOT EXISTS events (
 	kind        TEXT NOT NULL,
 	data        TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS settlements (
+	ticket  TEXT PRIMARY KEY REFERENCES commands(ticket),
+	time    TEXT NOT NULL,
+	outcome TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS marks (
 	venue  TEXT NOT NULL,
 	symbol TEXT NOT NULL,
@@ -328,6 +333,10 @@ type Batch struct {
 	Events []node.Event      // numbered by the node, consecutively
 	Marks  []Mark            // marks to store (replacing the old ones)
 	Tick   int64             // the step counter to store, when > 0
+	// Settle holds the final outcomes of tickets whose audit row was
+	// committed pending (a real venue's answer not yet known); each ticket
+	// settles once, and reads show the settled outcome from then on.
+	Settle []node.Outcome
 }
 
 // Commit writes b in one transaction and returns once it is durable in
@@ -386,6 +395,15 @@ func (j *Journal) Commit(b *Batch) error {
 		if _, err := tx.Exec(`INSERT INTO marks(venue, symbol, price) VALUES (?, ?, ?)
 			ON CONFLICT(venue, symbol) DO UPDATE SET price = excluded.price`, m.Venue, m.Symbol, m.Price.String()); err != nil {
 			return fmt.Errorf("journal: store mark: %w", err)
+		}
+	}
+	for _, o := range b.Settle {
+		out, err := json.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("journal: encode outcome: %w", err)
+		}
+		if _, err := tx.Exec(`INSERT INTO settlements(ticket, time, outcome) VALUES (?, ?, ?)`, o.Ticket, formatTime(o.Time), out); err != nil {
+			return fmt.Errorf("journal: settle ticket %s: %w", o.Ticket, err)
 		}
 	}
 	if b.Tick > 0 {
@@ -504,8 +522,9 @@ func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
 		limit = DefaultAuditLimit
 	}
 	limit = min(limit, MaxAuditLimit)
-	rows, err := j.r.Query(`SELECT seq, ticket, time, key_id, verb, command, reason, client_order_id, outcome
-		FROM commands WHERE seq > ? AND time >= ? AND (? = '' OR client_order_id = ?) ORDER BY seq LIMIT ?`,
+	rows, err := j.r.Query(`SELECT `+entryColumns+`
+		FROM commands c LEFT JOIN settlements s ON s.ticket = c.ticket
+		WHERE c.seq > ? AND c.time >= ? AND (? = '' OR c.client_order_id = ?) ORDER BY c.seq LIMIT ?`,
 		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, limit+1)
 	if err != nil {
 		return node.AuditPage{}, fmt.Errorf("journal: audit: %w", err)
@@ -532,10 +551,40 @@ func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
 	return page, nil
 }
 
-// Ticket finds a resolved ticket's outcome.
+// entryColumns reads an audit entry (scanEntry), its outcome the settled
+// one when the ticket has settled.
+const entryColumns = `c.seq, c.ticket, c.time, c.key_id, c.verb, c.command, c.reason, c.client_order_id, COALESCE(s.outcome, c.outcome)`
+
+// Unsettled returns the commands whose outcome was committed pending and
+// has not settled, oldest first.
+func (j *Journal) Unsettled() ([]node.AuditEntry, error) {
+	rows, err := j.r.Query(`SELECT `+entryColumns+`
+		FROM commands c LEFT JOIN settlements s ON s.ticket = c.ticket
+		WHERE c.status = ? AND s.ticket IS NULL AND c.verb NOT LIKE 'arming:%' ORDER BY c.seq`, string(node.Pending))
+	if err != nil {
+		return nil, fmt.Errorf("journal: unsettled tickets: %w", err)
+	}
+	defer rows.Close()
+	var out []node.AuditEntry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal: unsettled tickets: %w", err)
+	}
+	return out, nil
+}
+
+// Ticket finds a resolved ticket's outcome: the settled one, once it has
+// settled.
 func (j *Journal) Ticket(id string) (node.Outcome, bool, error) {
 	var data []byte
-	err := j.r.QueryRow(`SELECT outcome FROM commands WHERE ticket = ?`, id).Scan(&data)
+	err := j.r.QueryRow(`SELECT COALESCE(s.outcome, c.outcome) FROM commands c LEFT JOIN settlements s ON s.ticket = c.ticket
+		WHERE c.ticket = ?`, id).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return node.Outcome{}, false, nil
 	}
