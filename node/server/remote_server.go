@@ -571,7 +571,11 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 	}
 	now := s.cfg.Now()
 	var settled []node.Event
+	read := map[string]bool{} // the orders this reconciliation read from the venue
 	for _, l := range rd.lookups {
+		if l.err == nil {
+			read[l.order.ID] = true
+		}
 		o, ok := r.Order(l.order.ID)
 		if !ok || !o.Status.Working() {
 			continue
@@ -601,7 +605,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 			e.observe(r, vo, rd.start, now)
 		}
 	}
-	settle, wait := s.settleTickets(r, why, rd.began, now)
+	settle, wait := s.settleTickets(r, why, rd.began, read, now)
 	events := e.take()
 	if len(events) > 0 || len(settle) > 0 {
 		if s.commit(&journal.Batch{Events: events, Settle: settle}) != nil {
@@ -636,20 +640,23 @@ func (e *engine) await(en node.AuditEntry) {
 }
 
 // settleTickets decides the pending tickets of venue r from its orders as
-// reconciliation left them, oldest first. wait is true when one cannot be
-// decided yet because its answer may still be on its way.
-func (s *Server) settleTickets(r *remote, why string, began, now time.Time) (settle []node.Outcome, wait bool) {
+// reconciliation left them, oldest first; read holds the orders it read
+// from the venue. wait is true when one cannot be decided yet because its
+// answer may still be on its way or its order could not be read: another
+// reconciliation is then due.
+func (s *Server) settleTickets(r *remote, why string, began time.Time, read map[string]bool, now time.Time) (settle []node.Outcome, wait bool) {
 	var pending []node.AuditEntry
 	for _, en := range s.eng.unsettled {
-		if en.Command.Venue == r.cfg.Name {
+		if _, known := r.Order(en.Outcome.Order.ID); known && en.Command.Venue == r.cfg.Name {
 			pending = append(pending, en)
 		}
 	}
 	slices.SortFunc(pending, func(a, b node.AuditEntry) int { return strings.Compare(a.Ticket, b.Ticket) })
 	for _, en := range pending {
-		out, decided := s.settleTicket(r, en, began.Sub(en.Time) >= s.cfg.VenueTimeout, now)
+		answered := began.Sub(en.Time) >= s.cfg.VenueTimeout && read[en.Outcome.Order.ID]
+		out, decided := s.settleTicket(r, en, answered, now)
 		if !decided {
-			wait = wait || began.Sub(en.Time) < s.cfg.VenueTimeout
+			wait = wait || !answered // its answer may be on its way, or the venue was not read
 			continue
 		}
 		out.Detail = "settled by reconciliation after " + why + ": " + out.Detail
@@ -662,14 +669,11 @@ func (s *Server) settleTickets(r *remote, why string, began, now time.Time) (set
 // once the order is no longer pending; a cancel once the order is
 // canceled, or filled; a modify once the venue shows the order replaced,
 // or ended. A cancel or modify whose order is unchanged is taken as not
-// applied only when the reads began after the answer must have come
-// (answered): the node never resends it.
+// applied only when the venue was read, showing it so, after the answer
+// must have come (answered): the node never resends it.
 func (s *Server) settleTicket(r *remote, en node.AuditEntry, answered bool, now time.Time) (node.Outcome, bool) {
 	before := *en.Outcome.Order
-	o, ok := r.Order(before.ID)
-	if !ok {
-		return node.Outcome{}, false
-	}
+	o, _ := r.Order(before.ID) // known (settleTickets)
 	out := node.Outcome{Ticket: en.Ticket, Status: node.Accepted, Verb: en.Command.Verb, ClientOrderID: o.ClientOrderID, Time: now, TradingState: s.eng.state}
 	s.eng.describeOrder(&out, o.Venue, o.ID)
 	notApplied := func(what string) {
