@@ -110,7 +110,7 @@ func TestOpenChecksModeAndSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "node.db")
 	j := open(t, path)
 	var mode, sync string
-	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := j.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "delete" {
 		t.Errorf("journal_mode = %q %v", mode, err)
 	}
 	if err := j.w.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != "2" {
@@ -170,5 +170,42 @@ func TestArmingEntries(t *testing.T) {
 	e := page.Entries[0]
 	if e.Arming == nil || *e.Arming != *arm.Arming || e.Command.Verb != "" || e.KeyID != node.KeyControl || e.Outcome.Status != node.Accepted {
 		t.Errorf("arming entry read back as %+v", e)
+	}
+}
+
+// TestSettleTickets: a command committed pending is unsettled until a
+// later batch settles it; then its ticket and audit entry read the
+// settled outcome, and it settles only once.
+func TestSettleTickets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.db")
+	j := open(t, path)
+	if err := j.Commit(&Batch{Entry: entry("tk-p", t0, node.Pending)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Commit(&Batch{Entry: entry("tk-a", t0, node.Accepted)}); err != nil {
+		t.Fatal(err)
+	}
+	un, err := j.Unsettled()
+	if err != nil || len(un) != 1 || un[0].Ticket != "tk-p" || un[0].Outcome.Status != node.Pending {
+		t.Fatalf("unsettled = %+v, %v", un, err)
+	}
+	settled := node.Outcome{Ticket: "tk-p", Status: node.Accepted, Verb: command.SetTradingState, Time: t0.Add(time.Minute), Detail: "settled"}
+	if err := j.Commit(&Batch{Settle: []node.Outcome{settled}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Commit(&Batch{Settle: []node.Outcome{settled}}); err == nil {
+		t.Error("a ticket settled twice")
+	}
+	j.Close()
+	j = open(t, path)
+	if o, ok, err := j.Ticket("tk-p"); err != nil || !ok || o.Status != node.Accepted || o.Detail != "settled" {
+		t.Errorf("settled ticket = %+v %v %v", o, ok, err)
+	}
+	page, err := j.Audit(node.AuditQuery{})
+	if err != nil || len(page.Entries) != 2 || page.Entries[0].Outcome.Detail != "settled" || page.Entries[1].Outcome.Status != node.Accepted {
+		t.Errorf("audit = %+v, %v", page, err)
+	}
+	if un, err := j.Unsettled(); err != nil || len(un) != 0 {
+		t.Errorf("unsettled after settling = %+v, %v", un, err)
 	}
 }

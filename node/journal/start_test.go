@@ -65,7 +65,7 @@ func TestOpenRefusesADamagedJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j.Close() // the last connection checkpoints the WAL into the file
+	j.Close()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 // BenchmarkConfirmedSubmit measures confirmed submit_order round trips: a
 // signed POST /v1/commands, the fold applying the order, its events and
-// audit entry committed to the journal (WAL, synchronous=FULL), and the
+// audit entry committed to the journal (synchronous=FULL), and the
 // ticket read back with a long-poll. One client, one order at a time.
 func BenchmarkConfirmedSubmit(b *testing.B) {
 	srv := nodetest.NewServer(b)

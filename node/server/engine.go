@@ -67,7 +67,10 @@ type engine struct {
 	remotes  map[string]*remote   // the real venues, also in venues
 	ticketOf map[string]string    // real venues' order id → the ticket that placed it
 	arming   map[string]time.Time // armed real venues and when each lapses
-	now      func() time.Time
+	// unsettled holds the commands to real venues whose outcome was
+	// committed pending, by ticket, until reconciliation settles them.
+	unsettled map[string]node.AuditEntry
+	now       func() time.Time
 
 	marks map[string]MarkFeed           // paper venues fed by a provider (marks.go)
 	fed   map[string]map[string]fedMark // what each feed has given in this run
@@ -79,7 +82,7 @@ func newEngine(cfg project.Config, feed paper.Feed, marks map[string]MarkFeed, e
 	e := &engine{
 		cfg: cfg, guard: guardrail.New(cfg), feed: feed, state: command.Active,
 		venues: map[string]venue{}, byCID: map[string]orderRef{},
-		remotes: map[string]*remote{}, ticketOf: map[string]string{}, arming: map[string]time.Time{}, now: now,
+		remotes: map[string]*remote{}, ticketOf: map[string]string{}, arming: map[string]time.Time{}, unsettled: map[string]node.AuditEntry{}, now: now,
 		marks: marks, fed: map[string]map[string]fedMark{},
 	}
 	for _, vc := range cfg.Venues {
@@ -116,6 +119,13 @@ func (e *engine) load(j *journal.Journal, now time.Time) (*journal.Batch, error)
 		return nil, err
 	}
 	e.tick = tick
+	pending, err := j.Unsettled()
+	if err != nil {
+		return nil, err
+	}
+	for _, en := range pending {
+		e.await(en)
+	}
 	for _, m := range marks {
 		if v := e.venues[m.Venue]; v != nil {
 			v.SetMark(m.Symbol, m.Price)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,12 +20,13 @@ import (
 )
 
 // Real venues are driven from the fold like everything else: a command's
-// intent (the order, pending) is committed to the journal before the venue
-// hears of it, the venue call is bounded by VenueTimeout, and its answer is
-// committed before the ticket resolves. An answer that never comes leaves
-// the order pending; it is never resent, and reconciliation by client
-// order id (at start, after every stream reconnect, and once the timeout
-// has passed) adopts it or proves it absent.
+// intent (a submit's order, pending; a cancel's or modify's audit entry,
+// pending) is committed to the journal before the venue hears of it, the
+// venue call is bounded by VenueTimeout, and its answer is committed before
+// the ticket resolves. An answer that never comes leaves the order and the
+// ticket pending; it is never resent, and reconciliation by client order id
+// (at start, after every stream reconnect, and once the timeout has passed)
+// adopts the order or proves it absent, and settles the ticket.
 
 // checkExchanges refuses a configuration whose real venues have no
 // adapter, or an adapter of another kind or environment.
@@ -100,10 +102,11 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 	out := node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
 	if _, r := e.check(c); r != nil {
 		out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
-		s.finishRemote(id, keyID, c, reason, out)
+		s.finishRemote(id, keyID, c, reason, out, false)
 		return
 	}
 	var err error
+	written := false // the audit entry was committed pending before the call
 	switch c.Verb {
 	case command.SubmitOrder:
 		var o node.Order
@@ -118,11 +121,19 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 			s.cancelExternal(c.Venue, c.ClientOrderID, &out)
 			break
 		}
+		if !s.recordIntent(id, keyID, c, reason, o, &out) {
+			break
+		}
+		written = true
 		vo, verr := s.cancelRemote(c.Venue, o, "canceled by cancel_order")
 		s.describeRemote(&out, vo)
 		venueOutcome(&out, vo, verr)
 	case command.Modify:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		if !s.recordIntent(id, keyID, c, reason, o, &out) {
+			break
+		}
+		written = true
 		vo, verr := s.modifyRemote(c.Venue, o, c)
 		s.describeRemote(&out, vo)
 		venueOutcome(&out, vo, verr)
@@ -145,12 +156,32 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 		out = node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "journal",
 			Reason: "the journal could not record an order before sending it, so that order was not sent (any sent before it by this command are in node_snapshot): " + err.Error()}
 	}
-	s.finishRemote(id, keyID, c, reason, out)
+	s.finishRemote(id, keyID, c, reason, out, written)
+}
+
+// recordIntent commits a cancel's or modify's audit entry, pending, before
+// the venue hears of it, so a node that dies during the call still knows
+// the ticket and reconciliation settles it. When the journal cannot record
+// it, out says so and the venue is not called.
+func (s *Server) recordIntent(id, keyID string, c command.Command, reason string, o node.Order, out *node.Outcome) bool {
+	pending := node.Outcome{Ticket: id, Status: node.Pending, Verb: c.Verb, ClientOrderID: o.ClientOrderID, OrderID: o.ID, Order: &o,
+		Time: out.Time, TradingState: s.eng.state,
+		Detail: fmt.Sprintf("%s of %s was sent to %s and its answer is not recorded: the ticket settles when it is, or by reconciliation; %s", c.Verb, o.ID, c.Venue, pendingAdvice)}
+	entry := node.AuditEntry{Time: out.Time, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: o.ClientOrderID, Outcome: pending}
+	if err := s.commit(&journal.Batch{Entry: &entry, Events: s.eng.take()}); err != nil {
+		*out = node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: out.Time, Code: "journal",
+			Reason: fmt.Sprintf("the journal could not record the %s before sending it, so it was not sent: %v", c.Verb, err)}
+		return false
+	}
+	s.eng.await(entry)
+	return true
 }
 
 // finishRemote journals the command's audit entry with every event not yet
-// committed, and resolves its ticket.
-func (s *Server) finishRemote(id, keyID string, c command.Command, reason string, out node.Outcome) {
+// committed, and resolves its ticket. When the entry was committed pending
+// before the venue call (written), the answer settles it instead, unless
+// the answer is still unknown.
+func (s *Server) finishRemote(id, keyID string, c command.Command, reason string, out node.Outcome, written bool) {
 	out.Ticket, out.TradingState = id, s.eng.state
 	entry := &node.AuditEntry{Time: out.Time, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: out.ClientOrderID, Outcome: out}
 	events := s.eng.take()
@@ -161,9 +192,20 @@ func (s *Server) finishRemote(id, keyID string, c command.Command, reason string
 	if filled && c.Venue != "" {
 		defer s.refreshLater(c.Venue) // the next checks see the new position
 	}
-	if err := s.commit(&journal.Batch{Entry: entry, Events: events}); err != nil {
+	b := &journal.Batch{Entry: entry, Events: events}
+	if written {
+		b.Entry = nil
+		if out.Status != node.Pending {
+			b.Settle = []node.Outcome{out}
+		}
+	}
+	if err := s.commit(b); err != nil {
 		out = node.Outcome{Ticket: id, Status: node.Pending, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: out.Time, Code: "journal",
 			Detail: "the venue was called but the journal could not record its answer (" + err.Error() + "); the node reconciles at its next start; " + pendingAdvice}
+	} else if written && out.Status != node.Pending {
+		delete(s.eng.unsettled, id)
+	} else if !written && out.Status == node.Pending {
+		s.eng.await(*entry)
 	}
 	s.logFills(events)
 	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "venue", c.Venue, "client_order_id", out.ClientOrderID,
@@ -460,6 +502,7 @@ func (s *Server) reconcile(name, why string) {
 
 // venueRead is what reconcile read from a venue, and what it began from.
 type venueRead struct {
+	began       time.Time // when the reads began
 	start       readStart
 	instruments map[string]guardrail.Instrument
 	account     *node.Account
@@ -476,7 +519,7 @@ type lookup struct {
 
 // readVenue does a reconciliation's reads (bounded, retried reads only).
 func (s *Server) readVenue(name string, ex Exchange, symbols []string, needInstruments bool, orders []node.Order) venueRead {
-	rd := venueRead{start: readStart{}}
+	rd := venueRead{began: s.cfg.Now(), start: readStart{}}
 	for _, o := range orders {
 		rd.start[o.ID] = o.VenueOrderID
 	}
@@ -528,7 +571,11 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 	}
 	now := s.cfg.Now()
 	var settled []node.Event
+	read := map[string]bool{} // the orders this reconciliation read from the venue
 	for _, l := range rd.lookups {
+		if l.err == nil {
+			read[l.order.ID] = true
+		}
 		o, ok := r.Order(l.order.ID)
 		if !ok || !o.Status.Working() {
 			continue
@@ -558,15 +605,112 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 			e.observe(r, vo, rd.start, now)
 		}
 	}
+	settle, wait := s.settleTickets(r, why, rd.began, read, now)
 	events := e.take()
-	if len(events) > 0 {
-		if s.commit(&journal.Batch{Events: events}) != nil {
+	if len(events) > 0 || len(settle) > 0 {
+		if s.commit(&journal.Batch{Events: events, Settle: settle}) != nil {
 			return
 		}
 		s.logFills(events)
 	}
+	for _, out := range settle {
+		delete(e.unsettled, out.Ticket)
+		s.tickets.settle(out.Ticket, out)
+		s.log.Info("ticket settled", "ticket", out.Ticket, "verb", string(out.Verb), "venue", name, "status", string(out.Status), "code", out.Code, "detail", out.Detail)
+	}
+	if wait {
+		s.reconcileLater(name) // a ticket's answer may still be on its way
+	}
 	s.auditSettled(r, settled, why, now)
 	s.log.Info("venue reconciled", "venue", name, "after", why, "events", len(events), "external_orders", len(r.external))
+}
+
+// settlesTickets reports whether reconciliation settles a pending ticket
+// of verb v: each of these names one node order at a real venue.
+func settlesTickets(v command.Verb) bool {
+	return v == command.SubmitOrder || v == command.CancelOrder || v == command.Modify
+}
+
+// await keeps a command to a real venue whose outcome was committed
+// pending, for reconciliation to settle.
+func (e *engine) await(en node.AuditEntry) {
+	if settlesTickets(en.Command.Verb) && e.remotes[en.Command.Venue] != nil && en.Outcome.Order != nil {
+		e.unsettled[en.Ticket] = en
+	}
+}
+
+// settleTickets decides the pending tickets of venue r from its orders as
+// reconciliation left them, oldest first; read holds the orders it read
+// from the venue. wait is true when one cannot be decided yet because its
+// answer may still be on its way or its order could not be read: another
+// reconciliation is then due.
+func (s *Server) settleTickets(r *remote, why string, began time.Time, read map[string]bool, now time.Time) (settle []node.Outcome, wait bool) {
+	var pending []node.AuditEntry
+	for _, en := range s.eng.unsettled {
+		if _, known := r.Order(en.Outcome.Order.ID); known && en.Command.Venue == r.cfg.Name {
+			pending = append(pending, en)
+		}
+	}
+	slices.SortFunc(pending, func(a, b node.AuditEntry) int { return strings.Compare(a.Ticket, b.Ticket) })
+	for _, en := range pending {
+		answered := began.Sub(en.Time) >= s.cfg.VenueTimeout && read[en.Outcome.Order.ID]
+		out, decided := s.settleTicket(r, en, answered, now)
+		if !decided {
+			wait = wait || !answered // its answer may be on its way, or the venue was not read
+			continue
+		}
+		out.Detail = "settled by reconciliation after " + why + ": " + out.Detail
+		settle = append(settle, out)
+	}
+	return settle, wait
+}
+
+// settleTicket decides one pending ticket from its order now: a submit
+// once the order is no longer pending; a cancel once the order is
+// canceled, or filled; a modify once the venue shows the order replaced,
+// or ended. A cancel or modify whose order is unchanged is taken as not
+// applied only when the venue was read, showing it so, after the answer
+// must have come (answered): the node never resends it.
+func (s *Server) settleTicket(r *remote, en node.AuditEntry, answered bool, now time.Time) (node.Outcome, bool) {
+	before := *en.Outcome.Order
+	o, _ := r.Order(before.ID) // known (settleTickets)
+	out := node.Outcome{Ticket: en.Ticket, Status: node.Accepted, Verb: en.Command.Verb, ClientOrderID: o.ClientOrderID, Time: now, TradingState: s.eng.state}
+	s.eng.describeOrder(&out, o.Venue, o.ID)
+	notApplied := func(what string) {
+		out.Status, out.Code = node.Rejected, "not_applied"
+		out.Reason = fmt.Sprintf("%s still shows order %s %s after the %s's answer was lost: the %s did not take effect, and the node never resends it; send %s again if you still want it",
+			r.cfg.Name, o.ID, o.Status, what, what, en.Command.Verb)
+	}
+	switch en.Command.Verb {
+	case command.SubmitOrder:
+		switch o.Status {
+		case node.OrderPending:
+			return out, false
+		case node.OrderFailed:
+			out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", o.Note
+		}
+	case command.CancelOrder:
+		switch {
+		case o.Status == node.OrderCanceled:
+		case !o.Status.Working():
+			out.Status, out.Code, out.Reason = node.Rejected, "order_not_open", fmt.Sprintf("order %s is %s: the cancel did not take effect", o.ID, o.Status)
+		case !answered:
+			return out, false
+		default:
+			notApplied("cancel")
+		}
+	case command.Modify:
+		switch {
+		case o.VenueOrderID != before.VenueOrderID:
+		case !o.Status.Working():
+			out.Status, out.Code, out.Reason = node.Rejected, "order_not_open", fmt.Sprintf("order %s is %s: the modify did not take effect", o.ID, o.Status)
+		case !answered:
+			return out, false
+		default:
+			notApplied("modify")
+		}
+	}
+	return out, true
 }
 
 // auditSettled writes the audit entry of each settled order whose command

@@ -58,6 +58,27 @@ func (t *tickets) resolve(id string, out node.Outcome) {
 	}
 }
 
+// settle replaces the outcome of a ticket resolved pending with the one
+// reconciliation settled it to. A waiter holding the old ticket keeps the
+// outcome it had; later reads get the settled one.
+func (t *tickets) settle(id string, out node.Outcome) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tk := t.byID[id]
+	if tk == nil || tk.out.Status != node.Pending {
+		return
+	}
+	select {
+	case <-tk.done:
+	default:
+		return // not resolved yet: resolve gives its outcome
+	}
+	done := make(chan struct{})
+	close(done)
+	out.Ticket = id
+	t.byID[id] = &ticket{out: out, done: done}
+}
+
 // wait returns a ticket's outcome, waiting up to d (or until ctx ends)
 // while it is pending; ok is false for a ticket not in memory. A ticket
 // resolved during the wait is answered from the ticket itself, so it cannot

@@ -45,3 +45,27 @@ func TestTicketsWait(t *testing.T) {
 		t.Error("tk-a is still in memory after 4096 newer tickets resolved")
 	}
 }
+
+// TestTicketsSettle: a ticket resolved pending reads its settled outcome
+// after settle; a ticket resolved otherwise, or not yet, is not changed.
+func TestTicketsSettle(t *testing.T) {
+	ctx := context.Background()
+	tk := newTickets()
+	tk.open("tk-p")
+	tk.resolve("tk-p", node.Outcome{Status: node.Pending})
+	tk.settle("tk-p", node.Outcome{Status: node.Accepted, Detail: "settled"})
+	if out, ok := tk.wait(ctx, "tk-p", 0); !ok || out.Status != node.Accepted || out.Detail != "settled" || out.Ticket != "tk-p" {
+		t.Errorf("settled ticket = %+v, %v", out, ok)
+	}
+	tk.open("tk-r")
+	tk.resolve("tk-r", node.Outcome{Status: node.Rejected})
+	tk.settle("tk-r", node.Outcome{Status: node.Accepted})
+	if out, _ := tk.wait(ctx, "tk-r", 0); out.Status != node.Rejected {
+		t.Errorf("a rejected ticket was settled: %+v", out)
+	}
+	tk.open("tk-q")
+	tk.settle("tk-q", node.Outcome{Status: node.Accepted})
+	if out, _ := tk.wait(ctx, "tk-q", 0); out.Status != node.Pending {
+		t.Errorf("a queued ticket was settled: %+v", out)
+	}
+}
