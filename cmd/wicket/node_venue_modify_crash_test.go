@@ -22,7 +22,7 @@ func TestVenueModifySurvivesSIGKILL(t *testing.T) {
 	vp := newVenueProject(t)
 	proc, c, _ := vp.start(t)
 	ctx := context.Background()
-	if _, err := c.Arm(ctx, "bn", time.Hour, "bn"); err != nil {
+	if _, err := c.Arm(ctx, "bn", time.Hour, "bn", vp.operator); err != nil {
 		t.Fatal(err)
 	}
 	lim, err := nodetest.Send(ctx, c, command.NewEnvelope(command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT",
