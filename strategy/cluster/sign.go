@@ -33,7 +33,14 @@ var signedHeaders = []string{headerProtocol, headerChunk, headerReply, headerWor
 // signer signs and verifies frames with one cluster key. It is safe for
 // concurrent use.
 type signer struct {
-	macs sync.Pool // hash.Hash: HMAC-SHA256 keyed with the cluster key
+	states sync.Pool // *macState keyed with the cluster key
+}
+
+// macState is an HMAC-SHA256 keyed with the cluster key and a buffer for
+// a frame's head.
+type macState struct {
+	mac  hash.Hash
+	head []byte
 }
 
 // newSigner checks key and returns its signer.
@@ -46,7 +53,7 @@ func newSigner(key []byte) (*signer, error) {
 	}
 	k := append([]byte(nil), key...)
 	s := &signer{}
-	s.macs.New = func() any { return hmac.New(sha256.New, k) }
+	s.states.New = func() any { return &macState{mac: hmac.New(sha256.New, k)} }
 	return s, nil
 }
 
@@ -58,23 +65,26 @@ const frameTag = "wicket research cluster message"
 // the subject, each of signedHeaders and the body, each written as its
 // length (8 bytes, big-endian) and its bytes, so that no two messages
 // share a frame.
-func (s *signer) frame(subject string, h nats.Header, body []byte) []byte {
-	mac := s.macs.Get().(hash.Hash)
-	defer s.macs.Put(mac)
-	mac.Reset()
-	var n [8]byte
-	field := func(b []byte) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		mac.Write(n[:])
-		mac.Write(b)
-	}
-	field([]byte(frameTag))
-	field([]byte(subject))
+func (s *signer) frame(subject string, h nats.Header, body []byte) [sha256.Size]byte {
+	st := s.states.Get().(*macState)
+	defer s.states.Put(st)
+	head := appendField(st.head[:0], frameTag)
+	head = appendField(head, subject)
 	for _, k := range signedHeaders {
-		field([]byte(h.Get(k)))
+		head = appendField(head, h.Get(k))
 	}
-	field(body)
-	return mac.Sum(nil)
+	head = binary.BigEndian.AppendUint64(head, uint64(len(body)))
+	st.head = head
+	st.mac.Reset()
+	st.mac.Write(head)
+	st.mac.Write(body)
+	var sum [sha256.Size]byte
+	st.mac.Sum(sum[:0])
+	return sum
+}
+
+func appendField(b []byte, s string) []byte {
+	return append(binary.BigEndian.AppendUint64(b, uint64(len(s))), s...)
 }
 
 // sign sets m's signature, after its subject, headers and body are final.
@@ -82,16 +92,22 @@ func (s *signer) sign(m *nats.Msg) {
 	if m.Header == nil {
 		m.Header = nats.Header{}
 	}
-	m.Header.Set(headerSignature, hex.EncodeToString(s.frame(m.Subject, m.Header, m.Data)))
+	sum := s.frame(m.Subject, m.Header, m.Data)
+	m.Header.Set(headerSignature, hex.EncodeToString(sum[:]))
 }
 
 // verify reports whether the signature in h is the one of the frame.
 func (s *signer) verify(subject string, h nats.Header, body []byte) bool {
-	got, err := hex.DecodeString(h.Get(headerSignature))
-	if err != nil || len(got) != sha256.Size {
+	sig := h.Get(headerSignature)
+	var got [sha256.Size]byte
+	if len(sig) != 2*sha256.Size {
 		return false
 	}
-	return hmac.Equal(got, s.frame(subject, h, body))
+	if _, err := hex.Decode(got[:], []byte(sig)); err != nil {
+		return false
+	}
+	want := s.frame(subject, h, body)
+	return hmac.Equal(got[:], want[:])
 }
 
 // signed is a message on subject with body, signed.
