@@ -117,9 +117,9 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 }
 
 // TestChunkOfAnotherVersion: a chunk queued by a dispatcher of another
-// wire version (here: none, an older wicket) is answered with an error
-// that says so, and taken off the queue rather than handed to worker
-// after worker.
+// wire version (here: none, an older wicket, which signs nothing) is
+// answered with an unsigned error that says so, and taken off the queue
+// rather than handed to worker after worker.
 func TestChunkOfAnotherVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
@@ -145,6 +145,11 @@ func TestChunkOfAnotherVersion(t *testing.T) {
 	if answer.Header.Get("Wicket-Error") != "1" || !strings.Contains(string(answer.Data), "cluster wire version none, an older wicket") ||
 		!strings.Contains(string(answer.Data), "run the same wicket version on every machine") {
 		t.Fatalf("answer %v: %s", answer.Header, answer.Data)
+	}
+	// Unsigned, as the chunk was: a sweep of this version would refuse it,
+	// so a chunk forged to name its chunk cannot have it fail.
+	if s := answer.Header.Get("Wicket-Signature"); s != "" {
+		t.Errorf("the answer to an unsigned chunk is signed: %s", s)
 	}
 	// Taken off the queue: acknowledged, not waiting for another worker.
 	cons, err := js.Consumer(t.Context(), cluster.StreamName, cluster.ConsumerName)
