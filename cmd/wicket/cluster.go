@@ -21,9 +21,14 @@ func clusterFlag() cli.Flag {
 	return &cli.StringFlag{Name: "cluster", Usage: "run sweep chunks on the `wicket worker`s of the NATS JetStream server at `URL` (nats://host:4222, tls://host:4222 for TLS); overrides [research] cluster"}
 }
 
+// insecureClusterFlag is --insecure-cluster beside each --cluster.
+func insecureClusterFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "insecure-cluster", Usage: "allow a research cluster that is not on this machine without TLS or without a NATS credential (its chunks, strategy source included, and results then travel readable)"}
+}
+
 // clusterOptions resolves the cluster address (--cluster wins over
-// [research] cluster) and its credential from the environment or
-// secrets.env. ok is false when no cluster is configured.
+// [research] cluster), its credential and the cluster key from the
+// environment or secrets.env. ok is false when no cluster is configured.
 func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o cluster.Options, ok bool, err error) {
 	url := cfg.Research.Cluster
 	if c.IsSet("cluster") {
@@ -43,7 +48,11 @@ func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o c
 		return o, false, err
 	}
 	o.URL = url
+	key, _, _ := s.Lookup(project.KeyCluster)
+	o.Key = []byte(key)
 	o.Token, _, _ = s.Lookup(project.KeyNATSToken)
+	o.User, _, _ = s.Lookup(project.KeyNATSUser)
+	o.Password, _, _ = s.Lookup(project.KeyNATSPassword)
 	o.CredsFile, _, _ = s.Lookup(project.KeyNATSCreds)
 	o.NKeyFile, _, _ = s.Lookup(project.KeyNATSNKey)
 	for _, f := range []struct{ key, path string }{{project.KeyNATSCreds, o.CredsFile}, {project.KeyNATSNKey, o.NKeyFile}} {
@@ -65,6 +74,13 @@ func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o c
 	if err := project.ValidateClusterCA(url, o.CAFile); err != nil {
 		return o, false, usageError{fmt.Errorf("the research cluster's CA: %w", err)}
 	}
+	if err := cluster.CheckTransport(o); err != nil {
+		if !c.Bool("insecure-cluster") {
+			return o, false, usageError{err}
+		}
+		o.Insecure = true
+		fmt.Fprintf(c.App.ErrWriter, "wicket: warning: --insecure-cluster: the research cluster at %s is reached without TLS or without a credential; its chunks (strategy source included) and results travel readable, and its signatures alone stop forged answers\n", url)
+	}
 	return o, true, nil
 }
 
@@ -75,7 +91,7 @@ func useCluster(c *cli.Context, p *project.Project, cfg project.Config, rc *rese
 	if err != nil || !ok {
 		return func() {}, err
 	}
-	d, err := cluster.Dial(c.Context, cluster.DispatcherOptions{Options: o, WaitWorkers: clusterWait})
+	d, err := cluster.Dial(c.Context, cluster.DispatcherOptions{Options: o, WaitWorkers: clusterWait, Log: c.App.ErrWriter})
 	if err != nil {
 		return func() {}, err
 	}
@@ -101,12 +117,15 @@ func clusterWorkerCommand() *cli.Command {
 		Description: "Joins the NATS JetStream server at --cluster and runs the sweep chunks that `wicket sweep`, `wicket walk-forward`,\n" +
 			"`wicket mcp` and `wicket data serve` queue there when [research] cluster is set. Strategies run in --workers\n" +
 			"worker processes under the same memory and CPU limits as local research. Bars arrive from the cluster once per\n" +
-			"machine and are kept in --cache. The credential (WICKET_NATS_TOKEN, WICKET_NATS_CREDS_FILE or WICKET_NATS_NKEY_FILE)\n" +
-			"comes from the environment or the project's secrets.env. A tls:// cluster is verified against the system's roots, or\n" +
-			"against --cluster-ca (a private CA's certificate). Stop it with Ctrl-C; a chunk it held goes to another worker.",
+			"machine and are kept in --cache. The cluster key (WICKET_CLUSTER_KEY, the same on every machine) and the credential\n" +
+			"(WICKET_NATS_USER and WICKET_NATS_PASSWORD, WICKET_NATS_CREDS_FILE, WICKET_NATS_NKEY_FILE or WICKET_NATS_TOKEN) come\n" +
+			"from the environment or the project's secrets.env. A cluster that is not on this machine must be tls:// and need a\n" +
+			"credential unless --insecure-cluster is given. A tls:// cluster is verified against the system's roots, or against\n" +
+			"--cluster-ca (a private CA's certificate). Stop it with Ctrl-C; a chunk it held goes to another worker.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cluster", Usage: "the NATS JetStream server, `URL` nats://host:4222 or tls://host:4222 (default [research] cluster)"},
 			&cli.IntFlag{Name: "workers", Usage: "worker processes on this machine, `N` (default research.workers, or one per core)"},
+			insecureClusterFlag(),
 			&cli.StringFlag{Name: "cluster-ca", Usage: "with a tls:// cluster, the PEM `FILE` of the CA that signed the server's certificate (default [research] cluster_ca; else the system's roots)"},
 			&cli.StringFlag{Name: "cache", Usage: "`DIR` for the bars this machine has fetched (default the user cache directory)"},
 			&cli.DurationFlag{Name: "ack-wait", Value: cluster.DefaultAckWait, Hidden: true, Usage: "how long a chunk may go without progress before another worker gets it"},

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -32,6 +34,7 @@ type clusterRig struct {
 	env     []string
 	dir     string
 	url     string
+	key     []byte // the cluster key `wicket init` wrote
 	workers []*exec.Cmd
 	lines   []chan string // each worker's stderr
 	// workerArgs and workerEnv are added to each worker's command line
@@ -56,7 +59,8 @@ func newClusterRigAt(t *testing.T, url string, workers int) *clusterRig {
 		t.Fatalf("the wicket test command is not in PATH: %v", err)
 	}
 	dir := t.TempDir()
-	r := &clusterRig{t: t, bin: bin, dir: dir, env: append(os.Environ(), project.EnvProject+"="+dir, project.KeyNATSToken+"=", project.KeyNATSCreds+"=", project.KeyNATSNKey+"="), url: url}
+	r := &clusterRig{t: t, bin: bin, dir: dir, url: url, env: append(os.Environ(), project.EnvProject+"="+dir, project.KeyCluster+"=",
+		project.KeyNATSToken+"=", project.KeyNATSUser+"=", project.KeyNATSPassword+"=", project.KeyNATSCreds+"=", project.KeyNATSNKey+"=")}
 	if r.url == "" {
 		r.url = clustertest.Server(t)
 	}
@@ -67,6 +71,15 @@ func newClusterRigAt(t *testing.T, url string, workers int) *clusterRig {
 			t.Fatalf("wicket %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+	s, err := project.Project{Root: dir}.Secrets(func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, ok := s.Lookup(project.KeyCluster)
+	if !ok || len(key) != 64 {
+		t.Fatalf("wicket init wrote no cluster key of 64 hex digits (%d characters)", len(key))
+	}
+	r.key = []byte(key)
 	for range workers {
 		r.startWorker()
 	}
@@ -141,7 +154,7 @@ func (r *clusterRig) local(chunks research.Dispatcher) (*research.Local, func())
 }
 
 func (r *clusterRig) dial(wait time.Duration) *cluster.Dispatcher {
-	d, err := cluster.Dial(r.t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: r.url}, WaitWorkers: wait})
+	d, err := cluster.Dial(r.t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: r.url, Key: r.key}, WaitWorkers: wait})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -557,5 +570,58 @@ func TestClusterTLS(t *testing.T) {
 		if strings.Contains(o, user.Seed) || strings.Contains(o, user.Seed[2:20]) {
 			t.Fatalf("the seed shows in an output:\n%s", o)
 		}
+	}
+}
+
+// TestClusterSecurity: a cluster that is not on this machine is refused
+// without TLS and a credential, naming --insecure-cluster, before
+// anything is dialled; a worker without the cluster key does not start;
+// and a sweep whose only worker holds another key fails within the
+// bounded wait, saying the workers' heartbeats were ignored and why.
+func TestClusterSecurity(t *testing.T) {
+	r := newClusterRig(t, 0)
+	run := func(dir string, env []string, args ...string) (string, int) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, r.bin, args...)
+		cmd.Env, cmd.Dir = append(r.env, env...), dir
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("wicket %s did not end within a minute", strings.Join(args, " "))
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	noProject := []string{project.EnvProject + "="}
+	remote := "nats://cluster.invalid:4222" // a name that never resolves: nothing is dialled
+	out, code := run(t.TempDir(), noProject, "worker", "--cluster", remote, "--cache", t.TempDir())
+	if code != 2 || !strings.Contains(out, "is not on this machine") || !strings.Contains(out, "without TLS") || !strings.Contains(out, "--insecure-cluster") {
+		t.Errorf("a worker for a plain remote cluster: exit %d\n%s", code, out)
+	}
+	out, code = run(r.dir, nil, "sweep", "sma_cross", "--series", "ETH-USD@1d", "--grid", "fast=5,10", "--cluster", "tls://cluster.invalid:4222")
+	if code != 2 || !strings.Contains(out, "without a credential") || strings.Contains(out, "without TLS") || !strings.Contains(out, "--insecure-cluster") {
+		t.Errorf("a sweep on a remote cluster without a credential: exit %d\n%s", code, out)
+	}
+	out, code = run(t.TempDir(), noProject, "worker", "--cluster", r.url, "--cache", t.TempDir())
+	if code == 0 || !strings.Contains(out, "needs its cluster key") || !strings.Contains(out, project.KeyCluster) {
+		t.Errorf("a worker without the cluster key: exit %d\n%s", code, out)
+	}
+
+	other := make([]byte, 32)
+	rand.Read(other)
+	r.workerEnv = []string{project.KeyCluster + "=" + hex.EncodeToString(other)}
+	r.startWorker()
+	out, code = run(r.dir, []string{"WICKET_CLUSTER_WAIT=1s"}, "sweep", "sma_cross", "--series", "ETH-USD@1d", "--grid", "fast=5,10", "--cluster", r.url)
+	if code == 0 || !strings.Contains(out, "no wicket workers") || !strings.Contains(out, "heartbeats were ignored") || !strings.Contains(out, "same "+project.KeyCluster) {
+		t.Errorf("a sweep whose worker holds another key: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out, hex.EncodeToString(other)) || strings.Contains(out, string(r.key)) {
+		t.Errorf("a key shows in the output:\n%s", out)
 	}
 }

@@ -36,6 +36,7 @@ func dataServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: defaultDataAddress, Usage: "`HOST:PORT` to listen on (port 0 picks a free one)"},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow a non-loopback address; requires the bearer token WICKET_DATA_TOKEN"},
 			clusterFlag(),
+			insecureClusterFlag(),
 		},
 		Action: dataServeAction,
 	}

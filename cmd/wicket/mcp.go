@@ -40,6 +40,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "node", Usage: "the trading node's `HOST:PORT` (without it, node tools explain how to start one)"},
 			&cli.StringFlag{Name: "addr", Usage: "send research calls to `wicket data serve` at `HOST:PORT` instead of the embedded history store"},
 			clusterFlag(),
+			insecureClusterFlag(),
 			&cli.BoolFlag{Name: "trace", Usage: "trace every tool call under the project's settings/state/agent"},
 			&cli.StringFlag{Name: "trace-dir", Usage: "trace every tool call under `DIR`"},
 			&cli.BoolFlag{Name: "check", Usage: "print the served and refused tool sets and exit"},

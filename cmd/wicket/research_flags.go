@@ -27,6 +27,7 @@ func researchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-combinations", Usage: "refuse grids larger than `N` (at most research.max_combinations)"},
 		&cli.StringFlag{Name: "addr", Usage: "run on the data service at `HOST:PORT` (wicket data serve) instead of local workers"},
 		clusterFlag(),
+		insecureClusterFlag(),
 		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
 	}
 }

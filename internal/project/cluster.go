@@ -8,13 +8,25 @@ import (
 
 // The secrets a research cluster's NATS connection may need, read from
 // the environment or secrets.env like every key. One of them at most:
-// a token, a creds file (JWT and nkey seed, as `nsc` writes it) or an
-// nkey seed file. The file keys hold a path, never the secret itself.
+// a token, a user and password, a creds file (JWT and nkey seed, as
+// `nsc` writes it) or an nkey seed file. The file keys hold a path,
+// never the secret itself.
 const (
-	KeyNATSToken = "WICKET_NATS_TOKEN"
-	KeyNATSCreds = "WICKET_NATS_CREDS_FILE"
-	KeyNATSNKey  = "WICKET_NATS_NKEY_FILE"
+	KeyNATSToken    = "WICKET_NATS_TOKEN"
+	KeyNATSUser     = "WICKET_NATS_USER"
+	KeyNATSPassword = "WICKET_NATS_PASSWORD"
+	KeyNATSCreds    = "WICKET_NATS_CREDS_FILE"
+	KeyNATSNKey     = "WICKET_NATS_NKEY_FILE"
 )
+
+// KeyCluster is the research cluster's own key: every chunk, answer and
+// heartbeat on the cluster is signed with it (HMAC-SHA256), so a client
+// of the NATS server that does not hold it can neither forge nor alter
+// one. `wicket init` makes one; every machine of a cluster holds the same.
+const KeyCluster = "WICKET_CLUSTER_KEY"
+
+// natsKeys are the NATS credential keys, listed once set.
+var natsKeys = []string{KeyNATSToken, KeyNATSUser, KeyNATSPassword, KeyNATSCreds, KeyNATSNKey}
 
 // ValidateClusterURL checks a research cluster address: nats:// or
 // tls:// (TLS), a host, an optional port, and no user or password in it

@@ -151,7 +151,7 @@ func TestSecrets(t *testing.T) {
 	for _, k := range list {
 		names = append(names, k.Name)
 	}
-	if diff := cmp.Diff([]string{KeyObserve, KeyControl, KeyData, KeyAlpacaID, KeyAlpacaSecret, "EMPTY", "OTHER"}, names); diff != "" {
+	if diff := cmp.Diff([]string{KeyObserve, KeyControl, KeyData, KeyAlpacaID, KeyAlpacaSecret, KeyCluster, "EMPTY", "OTHER"}, names); diff != "" {
 		t.Errorf("List names (-want +got):\n%s", diff)
 	}
 	if !list[1].Shadowed {

@@ -28,12 +28,12 @@ const (
 
 // KnownKeys lists the keys wicket uses, in display order.
 var KnownKeys = []string{KeyObserve, KeyControl, KeyData,
-	KeyAlpacaID, KeyAlpacaSecret,
+	KeyAlpacaID, KeyAlpacaSecret, KeyCluster,
 }
 
 // GeneratedKeys are the keys `wicket init` generates: wicket's own. A
 // provider's keys (Alpaca's) come from the provider and are never made up.
-var GeneratedKeys = []string{KeyObserve, KeyControl, KeyData}
+var GeneratedKeys = []string{KeyObserve, KeyControl, KeyData, KeyCluster}
 
 // Source says where a key's value was found.
 type Source string
@@ -135,7 +135,7 @@ func (s *Secrets) List() []KeyInfo {
 		known[k] = true
 		out = append(out, s.info(k, true))
 	}
-	for _, k := range append(venueKeyNames(), KeyNATSToken, KeyNATSCreds, KeyNATSNKey) { // shown once set, in the environment or the file
+	for _, k := range append(venueKeyNames(), natsKeys...) { // shown once set, in the environment or the file
 		if _, _, ok := s.Lookup(k); ok && !known[k] {
 			known[k] = true
 			out = append(out, s.info(k, true))

@@ -44,7 +44,7 @@ func TestBarsUnderAWrongName(t *testing.T) {
 		t.Skip("cluster tests are skipped with -short")
 	}
 	url := clustertest.Server(t)
-	d, _ := joinWorker(t, cluster.Options{URL: url})
+	d, _ := joinWorker(t, cluster.Options{Key: testKey, URL: url})
 	_, js := jetStream(t, url)
 	obj, err := js.ObjectStore(t.Context(), cluster.BarsBucket)
 	if err != nil {
@@ -70,7 +70,7 @@ func TestAnswerOverMaxPayload(t *testing.T) {
 		t.Skip("cluster tests are skipped with -short")
 	}
 	url := clustertest.ServerWith(t, func(o *server.Options) { o.MaxPayload = 16 << 10 })
-	d, _ := joinWorker(t, cluster.Options{URL: url})
+	d, _ := joinWorker(t, cluster.Options{Key: testKey, URL: url})
 	_, err := research.NewLocal(research.Config{Project: demoProject(t), Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "SPY@1d"), nil)
 	if err == nil || !strings.Contains(err.Error(), "larger than the NATS server's max_payload (16384 bytes)") {
 		t.Fatalf("an answer over max_payload: %v", err)
@@ -86,7 +86,7 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	}
 	url := clustertest.Server(t)
 	cache := t.TempDir()
-	d, log := joinWorkerCaching(t, cluster.Options{URL: url}, cache)
+	d, log := joinWorkerCaching(t, cluster.Options{Key: testKey, URL: url}, cache)
 	ctx := t.Context()
 	p := demoProject(t)
 	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "NOSUCH@1d"})
@@ -117,15 +117,15 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 }
 
 // TestChunkOfAnotherVersion: a chunk queued by a dispatcher of another
-// wire version (here: none, an older wicket) is answered with an error
-// that says so, and taken off the queue rather than handed to worker
-// after worker.
+// wire version (here: none, an older wicket, which signs nothing) is
+// answered with an unsigned error that says so, and taken off the queue
+// rather than handed to worker after worker.
 func TestChunkOfAnotherVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
 	}
 	url := clustertest.Server(t)
-	_, log := joinWorker(t, cluster.Options{URL: url})
+	_, log := joinWorker(t, cluster.Options{Key: testKey, URL: url})
 	nc, js := jetStream(t, url)
 	replies, err := nc.SubscribeSync("wicket.results.old")
 	if err != nil {
@@ -145,6 +145,11 @@ func TestChunkOfAnotherVersion(t *testing.T) {
 	if answer.Header.Get("Wicket-Error") != "1" || !strings.Contains(string(answer.Data), "cluster wire version none, an older wicket") ||
 		!strings.Contains(string(answer.Data), "run the same wicket version on every machine") {
 		t.Fatalf("answer %v: %s", answer.Header, answer.Data)
+	}
+	// Unsigned, as the chunk was: a sweep of this version would refuse it,
+	// so a chunk forged to name its chunk cannot have it fail.
+	if s := answer.Header.Get("Wicket-Signature"); s != "" {
+		t.Errorf("the answer to an unsigned chunk is signed: %s", s)
 	}
 	// Taken off the queue: acknowledged, not waiting for another worker.
 	cons, err := js.Consumer(t.Context(), cluster.StreamName, cluster.ConsumerName)

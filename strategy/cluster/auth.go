@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -22,17 +23,23 @@ import (
 // before anything is sent. No error shows a token, a seed or a JWT.
 func credentialOptions(o Options) ([]nats.Option, error) {
 	n := 0
-	for _, c := range []string{o.Token, o.CredsFile, o.NKeyFile} {
+	for _, c := range []string{o.Token, o.User + o.Password, o.CredsFile, o.NKeyFile} {
 		if c != "" {
 			n++
 		}
 	}
 	if n > 1 {
-		return nil, errors.New("give the research cluster one credential: a token, a creds file or an nkey seed file, not several")
+		return nil, errors.New("give the research cluster one credential: a token, a user and password, a creds file or an nkey seed file, not several")
+	}
+	if (o.User == "") != (o.Password == "") {
+		return nil, fmt.Errorf("a NATS user needs its password: set both %s and %s, or neither", project.KeyNATSUser, project.KeyNATSPassword)
 	}
 	var opts []nats.Option
 	if o.Token != "" {
 		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
 	}
 	if o.CredsFile != "" {
 		if err := checkCredsFile(o.CredsFile, time.Now()); err != nil {
@@ -65,6 +72,45 @@ func credentialOptions(o Options) ([]nats.Option, error) {
 	// A tls:// URL makes the client require TLS (1.2 or later), verified
 	// against CAFile or the system's roots.
 	return opts, nil
+}
+
+// CheckTransport refuses, before anything is dialled, a cluster that is
+// not on this machine (its host is neither a loopback address nor
+// localhost; a name is never resolved) and would be reached without TLS
+// or without a credential: anyone on the way, or any client of the
+// server, could read every chunk (a strategy's source) and its result.
+// o.Insecure (--insecure-cluster) allows it.
+func CheckTransport(o Options) error {
+	u, err := url.Parse(o.URL)
+	if err != nil || u.Hostname() == "" {
+		return fmt.Errorf("research cluster %q must be a URL like tls://host:4222", redacted(o.URL))
+	}
+	if o.Insecure || loopback(u.Hostname()) {
+		return nil
+	}
+	var lacks []string
+	if !strings.EqualFold(u.Scheme, "tls") {
+		lacks = append(lacks, fmt.Sprintf("without TLS (write it as tls://%s)", u.Host))
+	}
+	if o.Token == "" && o.User == "" && o.CredsFile == "" && o.NKeyFile == "" {
+		lacks = append(lacks, fmt.Sprintf("without a credential (set %s and %s, %s, %s or %s in the environment or secrets.env)",
+			project.KeyNATSUser, project.KeyNATSPassword, project.KeyNATSNKey, project.KeyNATSCreds, project.KeyNATSToken))
+	}
+	if len(lacks) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the research cluster at %s is not on this machine, and would be reached %s: anyone on the network or on the server could read every chunk (the strategy's source) and its results; on a network and a server you trust, pass --insecure-cluster to allow it",
+		redacted(o.URL), strings.Join(lacks, " and "))
+}
+
+// loopback reports whether host is this machine: a loopback address, or
+// localhost.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // checkCredsFile makes sure path is a NATS .creds file: a user JWT and
@@ -156,6 +202,8 @@ func dialError(o Options, timeout time.Duration, err error) error {
 	switch {
 	case o.Token != "":
 		credential = "the token in " + project.KeyNATSToken
+	case o.User != "":
+		credential = "the user and password in " + project.KeyNATSUser + " and " + project.KeyNATSPassword
 	case o.CredsFile != "":
 		credential = "the creds file in " + project.KeyNATSCreds
 	case o.NKeyFile != "":
@@ -163,7 +211,7 @@ func dialError(o Options, timeout time.Duration, err error) error {
 	}
 	switch {
 	case errors.Is(err, nats.ErrAuthorization) && credential == "":
-		hint = fmt.Sprintf("the server wants a credential: set %s, %s or %s in the environment or secrets.env", project.KeyNATSToken, project.KeyNATSCreds, project.KeyNATSNKey)
+		hint = fmt.Sprintf("the server wants a credential: set %s, %s and %s, %s or %s in the environment or secrets.env", project.KeyNATSToken, project.KeyNATSUser, project.KeyNATSPassword, project.KeyNATSCreds, project.KeyNATSNKey)
 	case errors.Is(err, nats.ErrAuthorization):
 		hint = fmt.Sprintf("the server refused %s: check it is one the server's configuration admits", credential)
 	case errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAccountAuthExpired), errors.Is(err, nats.ErrAuthRevoked):

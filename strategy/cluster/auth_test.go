@@ -75,11 +75,11 @@ func TestNKeyFromOptions(t *testing.T) {
 	stranger := clustertest.NewNKeyUser(t) // a well-formed seed the server does not know
 	secrets := []string{u.Seed, stranger.Seed}
 
-	dialOK(t, cluster.Options{URL: url, NKeyFile: u.SeedFile})
+	dialOK(t, cluster.Options{Key: testKey, URL: url, NKeyFile: u.SeedFile})
 
-	err := dialErr(t, cluster.Options{URL: url}, secrets...)
+	err := dialErr(t, cluster.Options{Key: testKey, URL: url}, secrets...)
 	wantErr(t, "without a seed", err, "cannot reach the research cluster", "authorization violation", "the server wants a credential", "WICKET_NATS_NKEY_FILE")
-	err = dialErr(t, cluster.Options{URL: url, NKeyFile: stranger.SeedFile}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, NKeyFile: stranger.SeedFile}, secrets...)
 	wantErr(t, "with another user's seed", err, "authorization violation", "refused the nkey seed file in WICKET_NATS_NKEY_FILE")
 
 	dir := t.TempDir()
@@ -93,13 +93,13 @@ func TestNKeyFromOptions(t *testing.T) {
 		if err := os.WriteFile(file, []byte(tt.text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		err := dialErr(t, cluster.Options{URL: url, NKeyFile: file}, secrets...)
+		err := dialErr(t, cluster.Options{Key: testKey, URL: url, NKeyFile: file}, secrets...)
 		wantErr(t, tt.name, err, "the NATS nkey seed file "+file, tt.want, "user seed")
 		if strings.Contains(err.Error(), "SUNOTASEED") {
 			t.Errorf("%s: the error shows the file's content: %v", tt.name, err)
 		}
 	}
-	err = dialErr(t, cluster.Options{URL: url, NKeyFile: filepath.Join(dir, "missing.nk")}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, NKeyFile: filepath.Join(dir, "missing.nk")}, secrets...)
 	wantErr(t, "a missing seed file", err, "missing.nk", "no such file")
 }
 
@@ -115,15 +115,15 @@ func TestCredsFromOptions(t *testing.T) {
 	u := clustertest.NewNKeyUser(t)
 	secrets := []string{seed, strangerSeed, expiredSeed, u.Seed}
 
-	err := dialErr(t, cluster.Options{URL: url}, secrets...)
+	err := dialErr(t, cluster.Options{Key: testKey, URL: url}, secrets...)
 	wantErr(t, "without creds", err, "authorization violation", "the server wants a credential", "WICKET_NATS_CREDS_FILE")
-	err = dialErr(t, cluster.Options{URL: url, CredsFile: strangerCreds}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CredsFile: strangerCreds}, secrets...)
 	wantErr(t, "another operator's creds", err, "authorization violation", "refused the creds file in WICKET_NATS_CREDS_FILE")
-	err = dialErr(t, cluster.Options{URL: url, CredsFile: expired}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CredsFile: expired}, secrets...)
 	wantErr(t, "expired creds", err, "the user JWT expired at", "new credentials")
-	err = dialErr(t, cluster.Options{URL: url, CredsFile: u.SeedFile}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CredsFile: u.SeedFile}, secrets...)
 	wantErr(t, "an nkey seed file as creds", err, "is not a creds file", "WICKET_NATS_NKEY_FILE")
-	err = dialErr(t, cluster.Options{URL: url, CredsFile: filepath.Join(t.TempDir(), "missing.creds")}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CredsFile: filepath.Join(t.TempDir(), "missing.creds")}, secrets...)
 	wantErr(t, "a missing creds file", err, "missing.creds", "no such file")
 
 	// A creds file whose seed is not its JWT's user.
@@ -135,19 +135,19 @@ func TestCredsFromOptions(t *testing.T) {
 	if err := os.WriteFile(mixed, []byte(jwtPart+seedPart), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = dialErr(t, cluster.Options{URL: url, CredsFile: mixed}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CredsFile: mixed}, secrets...)
 	wantErr(t, "a seed from another user", err, "its seed is not the key of its user JWT")
 	// A JWT that is not one.
 	broken := filepath.Join(t.TempDir(), "broken.creds")
 	if err := os.WriteFile(broken, []byte(strings.Replace(jwtPart, ".", "!", 1)+string(good[len(jwtPart):])), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = dialErr(t, cluster.Options{URL: url, CredsFile: broken}, secrets...)
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CredsFile: broken}, secrets...)
 	wantErr(t, "a broken JWT", err, "holds no valid user JWT")
 
 	// With the creds, a sweep runs on a worker that holds them too: the
 	// account may use JetStream (the stream, the consumer, the bars store).
-	o := cluster.Options{URL: url, CredsFile: creds}
+	o := cluster.Options{Key: testKey, URL: url, CredsFile: creds}
 	d, log := joinWorker(t, o)
 	p := demoProject(t)
 	ctx := t.Context()
@@ -244,20 +244,20 @@ func TestTLSFromOptions(t *testing.T) {
 	}
 	hostPort := strings.TrimPrefix(url, "tls://")
 
-	dialOK(t, cluster.Options{URL: url, CAFile: ca.File})
-	dialOK(t, cluster.Options{URL: "tls://localhost:" + hostPort[strings.LastIndex(hostPort, ":")+1:], CAFile: ca.File})
+	dialOK(t, cluster.Options{Key: testKey, URL: url, CAFile: ca.File})
+	dialOK(t, cluster.Options{Key: testKey, URL: "tls://localhost:" + hostPort[strings.LastIndex(hostPort, ":")+1:], CAFile: ca.File})
 
-	err := dialErr(t, cluster.Options{URL: url})
+	err := dialErr(t, cluster.Options{Key: testKey, URL: url})
 	wantErr(t, "tls:// without the CA", err, "cannot reach the research cluster at "+url, "certificate signed by unknown authority", "cluster_ca")
-	err = dialErr(t, cluster.Options{URL: url, CAFile: clustertest.NewCA(t).File})
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CAFile: clustertest.NewCA(t).File})
 	wantErr(t, "tls:// with another CA", err, "certificate signed by unknown authority", "not signed by the CA in")
-	err = dialErr(t, cluster.Options{URL: "nats://" + hostPort})
+	err = dialErr(t, cluster.Options{Key: testKey, URL: "nats://" + hostPort})
 	wantErr(t, "nats:// to a TLS server", err, "the server requires TLS", "write the cluster as tls://"+hostPort)
-	err = dialErr(t, cluster.Options{URL: "nats://" + hostPort, CAFile: ca.File})
+	err = dialErr(t, cluster.Options{Key: testKey, URL: "nats://" + hostPort, CAFile: ca.File})
 	wantErr(t, "nats:// with a CA file", err, "does not use TLS", "tls://"+hostPort)
 
 	plain := clustertest.Server(t)
-	err = dialErr(t, cluster.Options{URL: "tls://" + strings.TrimPrefix(plain, "nats://"), CAFile: ca.File})
+	err = dialErr(t, cluster.Options{Key: testKey, URL: "tls://" + strings.TrimPrefix(plain, "nats://"), CAFile: ca.File})
 	wantErr(t, "tls:// to a plain server", err, "does not offer it", "nats://")
 
 	// CA files that are not one.
@@ -272,13 +272,13 @@ func TestTLSFromOptions(t *testing.T) {
 		if err := os.WriteFile(file, []byte(tt.text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		err := dialErr(t, cluster.Options{URL: url, CAFile: file})
+		err := dialErr(t, cluster.Options{Key: testKey, URL: url, CAFile: file})
 		wantErr(t, tt.name, err, "the research cluster's CA file "+file, tt.want)
 		if strings.Contains(err.Error(), "TUFERVVQ") {
 			t.Errorf("%s: the error shows the file's content: %v", tt.name, err)
 		}
 	}
-	err = dialErr(t, cluster.Options{URL: url, CAFile: filepath.Join(dir, "missing.pem")})
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, CAFile: filepath.Join(dir, "missing.pem")})
 	wantErr(t, "a missing CA file", err, "missing.pem", "no such file")
 }
 
@@ -294,8 +294,8 @@ func TestTLSWithToken(t *testing.T) {
 	token := hex.EncodeToString(raw[:]) // made up for this run
 	tlsOpts := ca.RequireTLS(t)
 	url := clustertest.ServerWith(t, func(o *server.Options) { tlsOpts(o); o.Authorization = token })
-	dialOK(t, cluster.Options{URL: url, CAFile: ca.File, Token: token})
-	err := dialErr(t, cluster.Options{URL: url, CAFile: ca.File}, token)
+	dialOK(t, cluster.Options{Key: testKey, URL: url, CAFile: ca.File, Token: token})
+	err := dialErr(t, cluster.Options{Key: testKey, URL: url, CAFile: ca.File}, token)
 	wantErr(t, "TLS without the token", err, "authorization violation", "WICKET_NATS_TOKEN")
 }
 
@@ -332,11 +332,34 @@ func TestSilentServerIsBounded(t *testing.T) {
 		}
 	}()
 	for _, scheme := range []string{"nats://", "tls://"} {
-		o := cluster.Options{URL: scheme + ln.Addr().String(), ConnectTimeout: time.Second}
+		o := cluster.Options{Key: testKey, URL: scheme + ln.Addr().String(), ConnectTimeout: time.Second}
 		if scheme == "tls://" {
 			o.CAFile = clustertest.NewCA(t).File
 		}
 		err := dialErr(t, o)
 		wantErr(t, scheme+" to a silent server", err, "cannot reach the research cluster at "+o.URL+" within 1s")
 	}
+}
+
+// TestUserPasswordFromOptions: a server with a user and password admits
+// a sweep that gives both, and refuses one without them or with another
+// password, saying which keys to set; a user without its password is an
+// error before anything is sent.
+func TestUserPasswordFromOptions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	var raw [16]byte
+	rand.Read(raw[:])
+	password := hex.EncodeToString(raw[:]) // made up for this run
+	url := clustertest.ServerWith(t, func(o *server.Options) { o.Username, o.Password = "wicket", password })
+	dialOK(t, cluster.Options{Key: testKey, URL: url, User: "wicket", Password: password})
+	err := dialErr(t, cluster.Options{Key: testKey, URL: url}, password)
+	wantErr(t, "without the user", err, "authorization violation", "the server wants a credential", "WICKET_NATS_USER", "WICKET_NATS_PASSWORD")
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, User: "wicket", Password: password + "x"}, password)
+	wantErr(t, "another password", err, "refused the user and password in WICKET_NATS_USER and WICKET_NATS_PASSWORD")
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, User: "wicket"}, password)
+	wantErr(t, "no password", err, "needs its password", "WICKET_NATS_PASSWORD")
+	err = dialErr(t, cluster.Options{Key: testKey, URL: url, User: "wicket", Password: password, Token: "t"}, password)
+	wantErr(t, "two credentials", err, "one credential")
 }

@@ -144,9 +144,9 @@ func joinCluster(b *testing.B, url string) (*cluster.Dispatcher, func()) {
 	ctx, cancel := context.WithCancel(b.Context())
 	served := make(chan error, 1)
 	go func() {
-		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: cluster.Options{URL: url}, Pool: newPool(b), CacheDir: b.TempDir()})
+		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: cluster.Options{Key: testKey, URL: url}, Pool: newPool(b), CacheDir: b.TempDir()})
 	}()
-	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{URL: url}})
+	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,3 +158,6 @@ func joinCluster(b *testing.B, url string) (*cluster.Dispatcher, func()) {
 		}
 	}
 }
+
+// testKey is the cluster key of this test run.
+var testKey = clustertest.NewKey()

@@ -29,7 +29,7 @@ func TestUnreachableIsAClearErrorInBoundedTime(t *testing.T) {
 	// the cluster (not the context's deadline) came from Dial's own bound.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	_, err = cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{URL: "nats://" + addr, ConnectTimeout: time.Second}})
+	_, err = cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: "nats://" + addr, ConnectTimeout: time.Second}})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the research cluster at nats://"+addr) || ctx.Err() != nil {
 		t.Fatalf("dial a dead address: %v (context: %v)", err, ctx.Err())
 	}
@@ -40,7 +40,7 @@ func TestNoWorkersIsAClearErrorInBoundedTime(t *testing.T) {
 		t.Skip("cluster tests are skipped with -short")
 	}
 	url := clustertest.Server(t)
-	d, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: url}, WaitWorkers: time.Second})
+	d, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url}, WaitWorkers: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +65,19 @@ func TestTokenFromOptions(t *testing.T) {
 	rand.Read(raw[:])
 	token := hex.EncodeToString(raw[:]) // made up for this run
 	url := clustertest.ServerWith(t, func(o *server.Options) { o.Authorization = token })
-	_, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: url, ConnectTimeout: 2 * time.Second}})
+	_, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url, ConnectTimeout: 2 * time.Second}})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the research cluster") || !strings.Contains(strings.ToLower(err.Error()), "authorization") {
 		t.Fatalf("without the token: %v", err)
 	}
 	if strings.Contains(err.Error(), token) {
 		t.Fatal("the error shows the token")
 	}
-	d, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: url, Token: token}})
+	d, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url, Token: token}})
 	if err != nil {
 		t.Fatalf("with the token: %v", err)
 	}
 	d.Close()
-	_, err = cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{URL: url, Token: token, CredsFile: "x.creds"}})
+	_, err = cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url, Token: token, CredsFile: "x.creds"}})
 	if err == nil || !strings.Contains(err.Error(), "one credential") {
 		t.Fatalf("two credentials: %v", err)
 	}

@@ -42,9 +42,16 @@ const (
 type Options struct {
 	// URL is nats://host:port, or tls://host:port for TLS.
 	URL string
-	// At most one credential: a token, a creds file path (JWT and seed)
-	// or an nkey seed file path.
-	Token, CredsFile, NKeyFile string
+	// At most one credential: a token, a user and password, a creds file
+	// path (JWT and seed) or an nkey seed file path.
+	Token, User, Password, CredsFile, NKeyFile string
+	// Key is the cluster key (at least MinKeyLen bytes), the same on every
+	// machine of the cluster: every message is signed with it.
+	Key []byte
+	// Insecure allows a cluster that is not on this machine to be reached
+	// without TLS or without a credential (--insecure-cluster). Without it
+	// such a URL is refused before anything is dialled (CheckTransport).
+	Insecure bool
 	// CAFile, with a tls:// URL, is a PEM file of the certificates of the
 	// CAs that may sign the server's certificate, instead of the system's
 	// roots (for a server whose certificate a private CA signed).
@@ -76,6 +83,9 @@ func connect(ctx context.Context, o Options) (*nats.Conn, jetstream.JetStream, j
 		timeout = DefaultConnectTimeout
 	}
 	opts := []nats.Option{nats.Name(o.Name), nats.Timeout(timeout), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
+	if err := CheckTransport(o); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	auth, err := credentialOptions(o)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -148,12 +158,14 @@ func retryCreate(ctx context.Context, create func() error) error {
 	}
 }
 
-// presence is a worker's heartbeat.
+// presence is a worker's heartbeat. Seq grows with each one a worker
+// sends, so a heartbeat recorded and sent again is ignored.
 type presence struct {
 	ID    string `json:"id"`
 	Host  string `json:"host"`
 	Slots int    `json:"slots"`
 	Busy  int    `json:"busy"`
+	Seq   uint64 `json:"seq"`
 }
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS
@@ -174,7 +186,10 @@ const (
 // so, never by misreading a message.
 const (
 	headerProtocol = "Wicket-Protocol"
-	protocol       = "2" // 2: a trial's PBO blocks are one base64 string
+	// 2: a trial's PBO blocks are one base64 string.
+	// 3: every message is signed with the cluster key (sign.go), and a
+	// heartbeat carries a sequence number.
+	protocol = "3"
 )
 
 // protocolError is the error for a message of another wire version.

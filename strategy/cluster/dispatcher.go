@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"wicket/internal/project"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/worker"
@@ -38,12 +40,16 @@ type DispatcherOptions struct {
 	WaitWorkers time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Log receives a line for each answer refused (forged or altered) and
+	// for the first heartbeat refused; nil discards.
+	Log io.Writer
 }
 
 // Dispatcher sends sweep chunks to the cluster's workers and collects
 // their results. It is safe for concurrent use.
 type Dispatcher struct {
 	o     DispatcherOptions
+	sig   *signer
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	st    jetstream.Stream
@@ -53,8 +59,15 @@ type Dispatcher struct {
 	subs  []*nats.Subscription
 	where string
 
+	closed  chan struct{} // closed by Close
+	closing sync.Once
+
+	// refused counts the answers whose signature did not verify;
+	// refusedBeats the heartbeats.
+	refused, refusedBeats atomic.Uint64
+
 	mu      sync.Mutex
-	pending map[string]chan *nats.Msg // chunk id → its answer
+	pending map[string]*waiter // chunk id → who waits for its answer
 	workers map[string]seen
 	bars    map[string]string // history path, series, range → digest shipped
 	barsMu  sync.Mutex        // serialises shipping bars
@@ -63,6 +76,12 @@ type Dispatcher struct {
 type seen struct {
 	p  presence
 	at time.Time
+}
+
+// waiter is a chunk waiting for its answer.
+type waiter struct {
+	answer  chan *nats.Msg // the first genuine answer
+	refused int            // answers refused for it (under Dispatcher.mu)
 }
 
 // Dial connects to the cluster. It fails, within the connect timeout,
@@ -77,12 +96,19 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 	if o.Name == "" {
 		o.Name = "wicket research"
 	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	sig, err := newSigner(o.Key)
+	if err != nil {
+		return nil, err
+	}
 	nc, js, st, obj, err := connect(ctx, o.Options)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{o: o, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL),
-		pending: map[string]chan *nats.Msg{}, workers: map[string]seen{}, bars: map[string]string{}}
+	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
+		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}}
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
 		d.subs = append(d.subs, sub)
@@ -96,38 +122,103 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		nc.Close()
 		return nil, fmt.Errorf("research cluster at %s: subscribe: %w", d.where, err)
 	}
-	nc.Publish(pingSubj, nil) // workers answer with a heartbeat at once
+	d.ping() // workers answer with a heartbeat at once
 	return d, nil
 }
 
-// Close ends the connection; sweeps in flight fail.
+// Close takes this dispatcher's chunks off the queue, tells the workers
+// to stop the ones they run, and ends the connection; sweeps in flight
+// fail.
 func (d *Dispatcher) Close() error {
-	d.nc.Close()
+	d.closing.Do(func() {
+		close(d.closed)
+		d.mu.Lock()
+		chunks := make([]string, 0, len(d.pending))
+		for c := range d.pending {
+			chunks = append(chunks, c)
+		}
+		d.mu.Unlock()
+		if len(chunks) > 0 {
+			d.stop(chunkPrefix+d.id+".>", chunks...)
+		}
+		d.nc.Close()
+	})
 	return nil
 }
 
+// Refused is how many answers this dispatcher refused because their
+// signature did not verify: forged, or altered on the way.
+func (d *Dispatcher) Refused() uint64 { return d.refused.Load() }
+
+func (d *Dispatcher) ping() { d.nc.PublishMsg(d.sig.signed(pingSubj, nil)) }
+
 func (d *Dispatcher) onPresence(m *nats.Msg) {
+	if !d.sig.verify(m.Subject, m.Header, m.Data) {
+		if d.refusedBeats.Add(1) == 1 {
+			fmt.Fprintf(d.o.Log, "wicket research: ignored a heartbeat on the research cluster at %s whose signature does not verify with this machine's cluster key (a worker with another %s or another wicket version, or a forgery); further ones are counted, not logged\n", d.where, project.KeyCluster)
+		}
+		return
+	}
 	var p presence
 	if json.Unmarshal(m.Data, &p) != nil || p.ID == "" {
 		return
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if last, ok := d.workers[p.ID]; ok && p.Seq <= last.p.Seq {
+		return // a heartbeat sent again, or out of order
+	}
 	d.workers[p.ID] = seen{p, d.o.Now()}
-	d.mu.Unlock()
 }
 
 func (d *Dispatcher) onReply(m *nats.Msg) {
 	chunk := m.Header.Get(headerChunk)
+	if !d.sig.verify(m.Subject, m.Header, m.Data) {
+		d.refuse(m, chunk)
+		return
+	}
 	if chunk == "" {
 		return
 	}
 	d.mu.Lock()
-	ch, ok := d.pending[chunk]
+	w, ok := d.pending[chunk]
 	delete(d.pending, chunk) // the first result wins; a redelivered chunk's second answer finds nothing
 	d.mu.Unlock()
 	if ok {
-		ch <- m
+		w.answer <- m
 	}
+}
+
+// maxRefusedLogged bounds the refused answers logged one by one; after
+// it, one line in every thousand.
+const maxRefusedLogged = 10
+
+// refuse counts an answer whose signature does not verify, against the
+// chunk it names when that chunk waits here; the chunk keeps waiting for
+// its genuine answer.
+func (d *Dispatcher) refuse(m *nats.Msg, chunk string) {
+	n := d.refused.Add(1)
+	d.mu.Lock()
+	if w := d.pending[chunk]; w != nil {
+		w.refused++
+	}
+	d.mu.Unlock()
+	if n <= maxRefusedLogged || n%1000 == 0 {
+		why := "forged, or altered on the way"
+		if v := m.Header.Get(headerProtocol); v != protocol {
+			why = fmt.Sprintf("it says wire version %q: a worker of another wicket version, or a forgery", v)
+		}
+		fmt.Fprintf(d.o.Log, "wicket research: refused an answer to chunk %q from the research cluster at %s: its signature does not verify with the cluster key (%s); %d refused so far\n",
+			clip(chunk), d.where, why, n)
+	}
+}
+
+// clip bounds a string a message of unknown origin gave, for a log.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // Size is the worker slots present in the cluster now (at least 1).
@@ -177,7 +268,7 @@ func (d *Dispatcher) Ready(ctx context.Context) error {
 		if d.o.Now().After(deadline) {
 			return d.noWorkers()
 		}
-		d.nc.Publish(pingSubj, nil)
+		d.ping()
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
@@ -197,8 +288,17 @@ func (d *Dispatcher) noWorkers() error {
 	if !d.nc.IsConnected() {
 		status = "not connected (" + d.nc.Status().String() + ")"
 	}
-	return fmt.Errorf("no wicket workers in the research cluster at %s for %s (the server is %s); start some with `wicket worker --cluster %s` on the machines that should run the sweep, or remove [research] cluster to run here",
-		d.where, d.o.WaitWorkers, status, d.where)
+	return d.noWorkersWith(status)
+}
+
+// noWorkersWith is the error for no workers, the server's status given.
+func (d *Dispatcher) noWorkersWith(status string) error {
+	refused := ""
+	if n := d.refusedBeats.Load(); n > 0 {
+		refused = fmt.Sprintf("; %d heartbeats were ignored because their signature does not verify: every machine of the cluster needs the same %s and the same wicket version", n, project.KeyCluster)
+	}
+	return fmt.Errorf("no wicket workers in the research cluster at %s for %s (the server is %s%s); start some with `wicket worker --cluster %s` on the machines that should run the sweep, or remove [research] cluster to run here",
+		d.where, d.o.WaitWorkers, status, refused, d.where)
 }
 
 // Sweep runs one chunk on a cluster worker. The bars of the chunk's
@@ -222,9 +322,9 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	seq := strconv.FormatUint(d.seq.Add(1), 10)
 	chunk := d.id + "." + seq
 	subject := chunkPrefix + chunk
-	ch := make(chan *nats.Msg, 1)
+	w := &waiter{answer: make(chan *nats.Msg, 1)}
 	d.mu.Lock()
-	d.pending[chunk] = ch
+	d.pending[chunk] = w
 	d.mu.Unlock()
 	defer func() {
 		d.mu.Lock()
@@ -236,10 +336,13 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	msg.Header.Set(headerChunk, chunk)
 	msg.Header.Set(headerReply, resultPrefix+d.id)
 	msg.Header.Set(headerProtocol, protocol)
+	d.sig.sign(msg)
 	pctx, cancel := context.WithTimeout(ctx, d.o.connectTimeout())
 	_, err = d.js.PublishMsg(pctx, msg, jetstream.WithMsgID(chunk))
 	cancel()
 	if err != nil {
+		// The server may have stored it all the same.
+		d.stop(subject, chunk)
 		if ctx.Err() != nil {
 			return worker.SweepChunkResult{}, canceled(ctx)
 		}
@@ -250,8 +353,21 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	var absentSince time.Time
 	for {
 		select {
-		case m := <-ch:
-			return decodeAnswer(m)
+		case m := <-w.answer:
+			res, err := decodeAnswer(m)
+			if err != nil {
+				// The sweep fails: its chunk leaves the queue now, not when a
+				// worker that answered and did not ack it (it died) gives it
+				// to another, nor a day later.
+				d.stop(subject, chunk)
+				return res, err
+			}
+			d.mu.Lock()
+			res.Refused = w.refused
+			d.mu.Unlock()
+			return res, nil
+		case <-d.closed:
+			return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindCanceled, Msg: fmt.Sprintf("the connection to the research cluster at %s was closed", d.where)}
 		case <-ctx.Done():
 			d.stop(subject, chunk)
 			return worker.SweepChunkResult{}, canceled(ctx)
@@ -280,7 +396,7 @@ func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) {
 	if err != nil {
 		return
 	}
-	d.nc.Publish(barsSubj, []byte(digest))
+	d.nc.PublishMsg(d.sig.signed(barsSubj, []byte(digest)))
 }
 
 // decodeAnswer reads a worker's answer (see headerError).
@@ -302,13 +418,18 @@ func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 	return res, nil
 }
 
-// stop takes a chunk off the queue and tells a worker running it to stop.
-func (d *Dispatcher) stop(subject, chunk string) {
+// stop takes the chunks on subject (a wildcard may name several) off the
+// queue and tells the workers running chunks to stop them.
+func (d *Dispatcher) stop(subject string, chunks ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), d.o.connectTimeout())
 	defer cancel()
-	d.st.Purge(ctx, jetstream.WithPurgeSubject(subject))
-	d.nc.Publish(cancelPrefix+chunk, nil)
-	d.nc.Flush()
+	if err := d.st.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil && !d.nc.IsClosed() {
+		fmt.Fprintf(d.o.Log, "wicket research: take chunks off the queue of the research cluster at %s: %v (a worker may still run them; JetStream drops them after %s)\n", d.where, err, chunksMaxAge)
+	}
+	for _, c := range chunks {
+		d.nc.PublishMsg(d.sig.signed(cancelPrefix+c, nil))
+	}
+	d.nc.FlushTimeout(d.o.connectTimeout())
 }
 
 func (o DispatcherOptions) connectTimeout() time.Duration {

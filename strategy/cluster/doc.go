@@ -20,12 +20,22 @@
 // counted twice. Cancelling a sweep purges its queued chunks and tells
 // every worker to stop the ones it runs.
 //
-// Credentials are a token, a .creds file or an nkey seed file, each file
-// checked before anything is sent; a tls:// server is verified against
-// the system's roots or a CA file (Options.CAFile).
+// Credentials are a token, a user and password, a .creds file or an
+// nkey seed file, each file checked before anything is sent; a tls://
+// server is verified against the system's roots or a CA file
+// (Options.CAFile). A server that is not on this machine is refused
+// without TLS or without a credential unless Options.Insecure
+// (CheckTransport). Every message is signed with the cluster key
+// (sign.go): a chunk, an answer, a heartbeat, a ping, a cancel or an
+// announcement whose signature does not verify is refused, and a
+// refused answer is counted (Dispatcher.Refused, and the chunk's
+// worker.SweepChunkResult.Refused) while its chunk waits on for the
+// genuine one. A chunk whose sweep fails leaves the stream with it.
 //
 // It must never run strategy code in the process that talks to NATS
-// (that is the pool's job), never put credentials in a URL, a log or a
-// message, and never wait without bound: an unreachable server, or a
-// cluster with no workers, is an error within a stated time.
+// (that is the pool's job), never run a chunk or take an answer that
+// the cluster key did not sign (nor sign an answer to such a chunk),
+// never put credentials or the key in a URL, a log or a message, and
+// never wait without bound: an unreachable server, or a cluster with no
+// workers, is an error within a stated time.
 package cluster

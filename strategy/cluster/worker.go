@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"wicket/internal/project"
 	"wicket/strategy/worker"
 )
 
@@ -52,11 +53,15 @@ type WorkerOptions struct {
 // Worker pulls chunks from the cluster and runs them.
 type Worker struct {
 	o    WorkerOptions
+	sig  *signer
 	id   string
 	nc   *nats.Conn
 	cons jetstream.Consumer
 	obj  jetstream.ObjectStore
 	busy atomic.Int64
+	seq  atomic.Uint64 // of heartbeats
+
+	refusedNote sync.Once // the first message refused that is no chunk is logged
 
 	mu        sync.Mutex
 	running   map[string]context.CancelCauseFunc
@@ -82,6 +87,10 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	if o.Name == "" {
 		o.Name = "wicket worker " + o.Host
 	}
+	sig, err := newSigner(o.Key)
+	if err != nil {
+		return err
+	}
 	nc, js, _, obj, err := connect(ctx, o.Options)
 	if err != nil {
 		return err
@@ -97,17 +106,24 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	if err != nil {
 		return fmt.Errorf("research cluster at %s: create the workers' consumer: %w", redacted(o.URL), err)
 	}
-	w := &Worker{o: o, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{}}
+	w := &Worker{o: o, sig: sig, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{}}
 	if _, err := nc.Subscribe(cancelPrefix+">", w.onCancel); err != nil {
 		return err
 	}
-	if _, err := nc.Subscribe(pingSubj, func(*nats.Msg) { w.heartbeat() }); err != nil {
+	if _, err := nc.Subscribe(pingSubj, func(m *nats.Msg) {
+		if w.genuine(m) {
+			w.heartbeat()
+		}
+	}); err != nil {
 		return err
 	}
 	// Bars announced ahead of a sweep are fetched one at a time, at most
 	// a few waiting; the rest are fetched by the chunks that need them.
 	fetch := make(chan string, 4)
 	if _, err := nc.Subscribe(barsSubj, func(m *nats.Msg) {
+		if !w.genuine(m) {
+			return
+		}
 		select {
 		case fetch <- string(m.Data):
 		default:
@@ -150,11 +166,27 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 }
 
 func (w *Worker) heartbeat() {
-	b, _ := json.Marshal(presence{ID: w.id, Host: w.o.Host, Slots: w.o.Pool.Size(), Busy: int(w.busy.Load())})
-	w.nc.Publish(presenceSubj, b)
+	b, _ := json.Marshal(presence{ID: w.id, Host: w.o.Host, Slots: w.o.Pool.Size(), Busy: int(w.busy.Load()), Seq: w.seq.Add(1)})
+	w.nc.PublishMsg(w.sig.signed(presenceSubj, b))
+}
+
+// genuine reports whether a ping, cancel or announcement is signed with
+// the cluster key; the first one that is not is logged, since it is also
+// what a sweep that holds another key sends.
+func (w *Worker) genuine(m *nats.Msg) bool {
+	if w.sig.verify(m.Subject, m.Header, m.Data) {
+		return true
+	}
+	w.refusedNote.Do(func() {
+		fmt.Fprintf(w.o.Log, "wicket worker: ignored a message on %s whose signature does not verify with this machine's cluster key: if a sweep sent it, its %s (or its wicket version) differs from this machine's; further ones are not logged\n", m.Subject, project.KeyCluster)
+	})
+	return false
 }
 
 func (w *Worker) onCancel(m *nats.Msg) {
+	if !w.genuine(m) {
+		return // a forged cancel would have the chunk's answer never sent
+	}
 	chunk := m.Subject[len(cancelPrefix):]
 	w.mu.Lock()
 	stop := w.running[chunk]
@@ -206,15 +238,26 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		m.Term() // not ours
 		return
 	}
+	genuine := w.sig.verify(m.Subject(), m.Headers(), m.Data())
 	if v := m.Headers().Get(headerProtocol); v != protocol {
 		// Its dispatcher runs another version: it hears why, and the chunk
-		// is not handed to worker after worker.
-		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: refused, wire version %q\n", chunk, v)
+		// is not handed to worker after worker. The answer is signed only
+		// if the chunk was: a sweep of this version refuses an unsigned
+		// one, so a forged chunk naming a genuine sweep's chunk cannot have
+		// this worker fail that sweep.
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, wire version %q\n", clip(chunk), v)
 		answer := w.answer(replyTo, chunk)
 		answer.Header.Set(headerError, "1")
 		answer.Data, _ = json.Marshal(worker.ToWire(protocolError("the sweep sent a chunk", v)))
+		if genuine {
+			w.sig.sign(answer)
+		}
 		w.nc.PublishMsg(answer)
 		m.Ack()
+		return
+	}
+	if !genuine {
+		w.refuseChunk(m, chunk)
 		return
 	}
 	w.busy.Add(1)
@@ -275,12 +318,14 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		answer.Header.Set(headerError, "1")
 		answer.Data, _ = json.Marshal(worker.ToWire(err))
 	}
+	w.sig.sign(answer)
 	err = w.nc.PublishMsg(answer)
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// Sending it again would fail again: the sweep gets an error instead.
 		answer.Header.Set(headerError, "1")
 		answer.Data, _ = json.Marshal(worker.ToWire(&worker.Error{Kind: worker.KindHandler, Msg: fmt.Sprintf(
 			"a chunk's answer (%d bytes) is larger than the NATS server's max_payload (%d bytes); raise max_payload on the server", len(res), w.nc.MaxPayload())}))
+		w.sig.sign(answer)
 		err = w.nc.PublishMsg(answer)
 	}
 	if err != nil {
@@ -294,6 +339,33 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 	// first answer, drops the second.
 	m.Ack()
 	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: answered in %s\n", chunk, time.Since(began).Round(time.Millisecond))
+}
+
+// A chunk whose signature does not verify is refused: never run, never
+// answered (its reply subject is as unknown as the rest of it). It goes
+// back to the queue a while, so that a worker of the cluster holding
+// the key takes it should this machine hold another (that worker's
+// heartbeats are ignored by the sweep, which says so), and leaves the
+// queue after maxRefusals deliveries.
+const (
+	maxRefusals  = 10
+	refusedDelay = 2 * time.Second
+)
+
+func (w *Worker) refuseChunk(m jetstream.Msg, chunk string) {
+	delivery := uint64(1)
+	if md, err := m.Metadata(); err == nil {
+		delivery = md.NumDelivered
+	}
+	if delivery >= maxRefusals {
+		m.Term()
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused %d times, taken off the queue\n", clip(chunk), delivery)
+		return
+	}
+	m.NakWithDelay(refusedDelay)
+	if delivery == 1 {
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, not run: its signature does not verify with this machine's cluster key (forged or altered, or this machine's %s differs from the sweep's)\n", clip(chunk), project.KeyCluster)
+	}
 }
 
 // answer is an answer to chunk on replyTo, with its headers.

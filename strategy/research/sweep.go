@@ -68,7 +68,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	for i := 1; i < len(tasks); i++ {
 		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
 	}
-	done := 0
+	done, refused := 0, 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
 	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
@@ -78,7 +78,12 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			trials[p.index(offsets[i]+j)] = &resp.Trials[j]
 		}
 		done += len(resp.Trials)
-		report(progress, Progress{Done: done, Total: p.count, Message: fmt.Sprintf("%d of %d combinations", done, p.count)})
+		refused += resp.Refused
+		msg := fmt.Sprintf("%d of %d combinations", done, p.count)
+		if refused > 0 {
+			msg += fmt.Sprintf(" (forged cluster answers refused: %d)", refused)
+		}
+		report(progress, Progress{Done: done, Total: p.count, Message: msg})
 		return nil, nil
 	})
 	if err != nil {
@@ -91,6 +96,9 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	rk := rankTrials(trials, p.rankBy)
 	res.Evaluated, res.Failed = rk.evaluated, rk.failed
 	res.Errors = rk.errors
+	if w := refusedWarning(refused); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	if rk.failed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d combinations failed and are not ranked; errors lists the first", rk.failed, rk.evaluated))
 	}

@@ -320,7 +320,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	for s := range trials {
 		trials[s] = make([]*worker.Trial, count)
 	}
-	total, done := count*len(names), 0
+	total, done, refused := count*len(names), 0, 0
 	report(progress, Progress{Done: 0, Total: total, Message: fmt.Sprintf("0 of %d runs (%d combinations × %d series)", total, count, len(names))})
 	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
@@ -328,9 +328,13 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 			trials[o.series][plans[o.series].index(o.offset+j)] = &resp.Trials[j]
 		}
 		done += len(resp.Trials)
+		refused += resp.Refused
 		report(progress, Progress{Done: done, Total: total, Message: fmt.Sprintf("%d of %d runs", done, total)})
 		return nil, nil
 	})
+	if w := refusedWarning(refused); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	if err != nil {
 		return SweepResult{}, classify(err)
 	}

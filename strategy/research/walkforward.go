@@ -178,9 +178,11 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 	ranks := make([]ranking, len(wins))
 	oosTrials := make([]*worker.Trial, len(wins))
+	refused := 0
 	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		k := o.win
+		refused += resp.Refused
 		if o.oos {
 			oosTrials[k] = &resp.Trials[0]
 			done++
@@ -218,6 +220,9 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	})
 	if err != nil {
 		return WalkForwardResult{}, classify(err)
+	}
+	if w := refusedWarning(refused); w != "" {
+		res.Warnings = append(res.Warnings, w)
 	}
 
 	// Stitch the leading windows that finished.

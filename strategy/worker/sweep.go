@@ -60,6 +60,10 @@ type SweepChunkResult struct {
 	Trials   []Trial           `json:"trials"`
 	Bars     BarsSeen          `json:"bars"`
 	Computed map[string]uint64 `json:"computed,omitempty"`
+	// Refused is how many answers to this chunk a research cluster
+	// refused as forged or altered before this one (strategy/cluster); it
+	// never travels.
+	Refused int `json:"-"`
 }
 
 // BarsSeen describes the bars a chunk ran over, so a caller that never

@@ -1,0 +1,13 @@
+package cluster
+
+import "github.com/nats-io/nats.go"
+
+// Sign signs m with key, as a sweep or a worker holding key does: for
+// tests that play a part of the cluster.
+func Sign(key []byte, m *nats.Msg) {
+	s, err := newSigner(key)
+	if err != nil {
+		panic(err)
+	}
+	s.sign(m)
+}
