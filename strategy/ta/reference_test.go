@@ -55,7 +55,16 @@ func loadFixture(t testing.TB, name string) *refFixture {
 	if f, ok := fixtureCache[name]; ok {
 		return f
 	}
-	file, err := os.Open(refDir + name + ".json.gz")
+	var f refFixture
+	readGzipJSON(t, refDir+name+".json.gz", &f)
+	fixtureCache[name] = &f
+	return &f
+}
+
+// readGzipJSON decodes the gzip JSON file at path into v.
+func readGzipJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	file, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +73,9 @@ func loadFixture(t testing.TB, name string) *refFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f refFixture
-	if err := json.NewDecoder(zr).Decode(&f); err != nil {
-		t.Fatalf("%s: %v", name, err)
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	fixtureCache[name] = &f
-	return &f
 }
 
 func loadBounds(t testing.TB) map[string]map[string]refBound {
