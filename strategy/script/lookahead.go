@@ -79,13 +79,13 @@ func PrefixCuts(n, warmup int) []int {
 // The drawn cuts: DrawnCuts more prefixes at most, at bars drawn from a
 // generator seeded by the run (ProofSeed), so that no fixed set of bars is
 // all the proof ever looks at. Their cost is bounded: together they rerun
-// at most max(n/2, drawnBudgetFloor) bars, so they are drawn uniformly
+// at most max(n/4, drawnBudgetFloor) bars, so they are drawn uniformly
 // from the bars just after the warm-up, over a span whose expected cost
 // fits that budget (the whole series when it is short), and the longest
 // are dropped while the total is over it.
 const (
 	DrawnCuts        = 32
-	drawnBudgetFloor = 1 << 15
+	drawnBudgetFloor = 1 << 13
 )
 
 // DrawnPrefixCuts are the drawn prefix lengths for n bars, a warm-up of warmup
@@ -97,7 +97,7 @@ func DrawnPrefixCuts(n, warmup int, seed uint64) []int {
 	if lo > n-1 {
 		return nil
 	}
-	budget := max(n/2, drawnBudgetFloor)
+	budget := max(n/4, drawnBudgetFloor)
 	span := max(2*(budget/DrawnCuts-w), 64)
 	span = min(span, n-lo) // bars lo..lo+span-1
 	count := min(DrawnCuts, span, budget/max(1, w+span/2))

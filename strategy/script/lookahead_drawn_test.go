@@ -126,7 +126,7 @@ func TestDrawnPrefixCuts(t *testing.T) {
 			}
 			total += c
 		}
-		if len(a) > DrawnCuts || total > max(tc.n/2, drawnBudgetFloor) {
+		if len(a) > DrawnCuts || total > max(tc.n/4, drawnBudgetFloor) {
 			t.Errorf("n=%d: %d drawn cuts rerun %d bars, over the budget", tc.n, len(a), total)
 		}
 	}
