@@ -97,13 +97,13 @@ func entries() []*Entry {
 				floatP("slow_limit", "slowlimit", 0.05, 0.01, 0.99, "lower limit of the adaptive factor")},
 			WarmupRule: "32", lookback: fixed(32),
 			compute: func(in [][]float64, p []float64) [][]float64 {
-				m, f := talib.Mama(in[0], p[0], p[1])
+				m, f := mama(in[0], p[0], p[1])
 				return outs(m, f)
 			}},
 		{Name: "ma", TALib: "MA", Category: Overlap, Summary: "moving average of a selectable kind (matype)", Inputs: ser, Outputs: one,
 			Params:     []Param{periodP(30, 1), maP("matype", "matype", "kind of moving average")},
 			WarmupRule: "lookback of the chosen moving average", lookback: func(p []float64) int { return maLookback(pi(p, 0), pm(p, 1)) },
-			compute: series1(func(x, p []float64) []float64 { return talib.Ma(x, pi(p, 0), pm(p, 1)) })},
+			compute: series1(func(x, p []float64) []float64 { return ma(x, pi(p, 0), pm(p, 1)) })},
 		{Name: "bbands", TALib: "BBANDS", Category: Overlap, Summary: "Bollinger bands: a moving average plus and minus a multiple of the standard deviation", Inputs: ser,
 			Outputs: []string{"upper", "middle", "lower"},
 			Params: []Param{periodP(5, 2), floatP("dev_up", "nbdevup", 2, -3e37, 3e37, "deviations above the average"),

@@ -18,7 +18,7 @@ func mathEntries() []*Entry {
 	}{
 		{"acos", "arc cosine, in radians", math.Acos},
 		{"asin", "arc sine, in radians", math.Asin},
-		{"atan", "arc tangent, in radians", math.Atan},
+		{"atan", "arc tangent, in radians", atan},
 		{"ceil", "smallest whole number not below the value", math.Ceil},
 		{"cos", "cosine of a value in radians", math.Cos},
 		{"cosh", "hyperbolic cosine", cosh},

@@ -382,14 +382,10 @@ func checkCall(e *Entry, c refCall, fx *refFixture, bars columns) error {
 	return nil
 }
 
-// stillOff lists the calls known to leave TA-Lib C, with the reason.
-// MAMA smoothing a stretch of zeros (STOCH's %K in a flat stretch) divides
-// phase differences that are rounding noise, so the last-bit differences
-// between Go's math.Atan and the C library's atan show (4.8e-9 relative on
-// one bar).
-var stillOff = map[string]string{
-	"flat/STOCH(fastk_period=5,slowd_matype=7,slowd_period=3,slowk_matype=7,slowk_period=3)": "MAMA smoothing of a zero stretch: libm noise",
-}
+// stillOff lists the calls known to leave TA-Lib C, with the reason: none
+// now. (STOCH with MAMA smoothing of a flat stretch was, from the last
+// bit of Go's arc tangent; MAMA now uses a correctly rounded one, atan.)
+var stillOff = map[string]string{}
 
 // readsOutside reports the parameter sets at which TA-Lib C reads before
 // the start of its buffers, because a sub-function's lookback is -1 for a

@@ -45,7 +45,7 @@ func emaK(in []float64, period int, k float64) []float64 {
 // positions before at are 0.
 func maFrom(in []float64, period int, t talib.MaType, at int) []float64 {
 	lb := maLookback(period, t)
-	seg := talib.Ma(in[at-lb:], period, t)
+	seg := ma(in[at-lb:], period, t)
 	out := make([]float64, len(in))
 	copy(out[at:], seg[lb:])
 	return out
@@ -117,7 +117,7 @@ func macdExt(in [][]float64, p []float64) [][]float64 {
 	}
 	sigLB := maLookback(sig, sigT)
 	sg := make([]float64, n)
-	copy(sg[at:], talib.Ma(m[at:], sig, sigT))
+	copy(sg[at:], ma(m[at:], sig, sigT))
 	h := make([]float64, n)
 	for i := at + sigLB; i < n; i++ {
 		h[i] = m[i] - sg[i]
@@ -135,7 +135,7 @@ func maFull(x []float64, period int, t talib.MaType) []float64 {
 	if period <= 1 {
 		return append([]float64(nil), x...)
 	}
-	return talib.Ma(x, period, t)
+	return ma(x, period, t)
 }
 
 // priceOsc is TA-Lib's INT_PO behind APO and PPO: both moving averages run
@@ -320,7 +320,7 @@ func linReg(kind linRegKind) func([]float64, []float64) []float64 {
 			case linRegSlopeKind:
 				out[today] = m
 			case linRegAngle:
-				out[today] = math.Atan(m) * (180.0 / math.Pi)
+				out[today] = atan(m) * (180.0 / math.Pi)
 			default:
 				b := (sumY - m*sumX) / fp
 				switch kind {
