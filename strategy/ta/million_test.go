@@ -1,11 +1,8 @@
 package ta
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -49,10 +46,8 @@ func millionBars(n int, seed uint32) columns {
 		t = (t + (t^t>>7)*(61|t)) ^ t
 		return t ^ t>>14
 	}
-	c := columns{}
-	for _, k := range []string{"open", "high", "low", "close", "volume", "unit", "periods"} {
-		c[k] = make([]float64, n)
-	}
+	open, high, low, cls := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	volume, unit, periods := make([]float64, n), make([]float64, n), make([]float64, n)
 	prev := int64(1000000)
 	for i := 0; i < n; i++ {
 		flat := i < 20 || (i >= 100000 && i < 100200) || (i >= 500000 && i < 500050)
@@ -75,12 +70,13 @@ func millionBars(n int, seed uint32) columns {
 			}
 			v = int64(next() % 5000)
 		}
-		c["open"][i], c["high"][i], c["low"][i], c["close"][i] = float64(o)/10000, float64(h)/10000, float64(l)/10000, float64(cl)/10000
-		c["volume"][i] = float64(v)
-		c["unit"][i] = float64(cl%20001-10000) / 10000
-		c["periods"][i] = float64(1 + (i*7919)%57)
+		open[i], high[i], low[i], cls[i] = float64(o)/10000, float64(h)/10000, float64(l)/10000, float64(cl)/10000
+		volume[i] = float64(v)
+		unit[i] = float64(cl%20001-10000) / 10000
+		periods[i] = float64(1 + (i*7919)%57)
 		prev = cl
 	}
+	c := columns{"open": open, "high": high, "low": low, "close": cls, "volume": volume, "unit": unit, "periods": periods}
 	return c
 }
 
@@ -94,13 +90,12 @@ func loadMillion(t testing.TB) *millionFixture {
 // TestTALibMillion holds the catalog's claim: every TA-Lib function equal
 // to TA-Lib C within 1e-9 relative (closeTo) on 1,000,000 bars — at every
 // sampled bar, and over every bar through the count, sum and magnitude of
-// its finite values (a sum within 1e-9 of the magnitudes' sum).
+// its finite values (a sum within 1e-9 of the magnitudes' sum). Under
+// -race, which slows the arithmetic tenfold and has nothing to check in
+// it, only the calls of the functions the outside verification found off.
 func TestTALibMillion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000,000 bars: not in -short")
-	}
-	if _, err := os.Stat(refDir + "million.json.gz"); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("testdata/talib/million.json.gz not generated yet (make talib-fixtures runs gen/million.mjs)")
 	}
 	fx := loadMillion(t)
 	bars := millionBars(fx.N, fx.Seed)
@@ -117,6 +112,9 @@ func TestTALibMillion(t *testing.T) {
 			continue
 		}
 		seen[c.Fn] = true
+		if raceEnabled && !verified[c.Fn] {
+			continue // under -race: the verification's calls only
+		}
 		jobs = append(jobs, job{e, c})
 	}
 	errs := make([]error, len(jobs))
@@ -151,11 +149,11 @@ func TestTALibMillion(t *testing.T) {
 	t.Logf("%d calls held to TA-Lib C on %d bars", len(jobs), fx.N)
 }
 
+// verified are the functions the outside verification found off; they
+// are checked under -race too.
+var verified = map[string]bool{"MFI": true, "STOCH": true, "LINEARREG": true, "LINEARREG_INTERCEPT": true, "TSF": true, "MAMA": true}
+
 func checkMillion(e *Entry, c millionCall, fx *millionFixture, bars columns) error {
-	sampled := &refFixture{N: fx.N, Sample: fx.Sample}
-	if err := checkCall(e, c.refCall, sampled, bars); err != nil {
-		return err
-	}
 	p, err := refParams(e, c.Params)
 	if err != nil {
 		return err
@@ -166,6 +164,9 @@ func checkMillion(e *Entry, c millionCall, fx *millionFixture, bars columns) err
 	}
 	res, err := Compute(e, in, p)
 	if err != nil {
+		return err
+	}
+	if err := checkResult(e, c.refCall, &refFixture{N: fx.N, Sample: fx.Sample}, p, res); err != nil {
 		return err
 	}
 	exact := strings.HasPrefix(c.Fn, "CDL") || c.Fn == "HT_TRENDMODE"

@@ -299,6 +299,11 @@ func checkCall(e *Entry, c refCall, fx *refFixture, bars columns) error {
 	if err != nil {
 		return err
 	}
+	return checkResult(e, c, fx, p, res)
+}
+
+// checkResult holds res, e's output for call c, to TA-Lib's.
+func checkResult(e *Entry, c refCall, fx *refFixture, p []float64, res Result) error {
 	if len(c.Outputs) != len(e.Outputs) {
 		return fmt.Errorf("%d outputs, TA-Lib has %d", len(e.Outputs), len(c.Outputs))
 	}
