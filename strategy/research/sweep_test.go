@@ -84,7 +84,7 @@ func TestSweepBestEqualsOneByOne(t *testing.T) {
 			t.Errorf("rank %d is out of order", i+1)
 		}
 	}
-	if res.LookaheadCheck != "passed (4 prefixes)" {
+	if !strings.HasPrefix(res.LookaheadCheck, "passed (") {
 		t.Errorf("lookahead_check %q: the winner is checked", res.LookaheadCheck)
 	}
 	if res.DeflatedSharpe == nil || res.DeflatedSharpe.Trials != 18 || res.DeflatedSharpe.DSR == nil {

@@ -95,7 +95,7 @@ func BenchmarkLookaheadProof(b *testing.B) {
 	cfg := backtest.DefaultConfig()
 	validateRun := func(proof bool) {
 		src := Source{Name: "sma_cross.star", Text: templateSource(b, "sma_cross")}
-		if rep := validate(bg(b), src, Options{Memo: ta.NewMemo(0)}, !proof); !rep.Valid || (proof && rep.LookaheadCheck != LookaheadPassed(4)) {
+		if rep := validate(bg(b), src, Options{Memo: ta.NewMemo(0)}, !proof); !rep.Valid || (proof && !Passed(rep.LookaheadCheck)) {
 			b.Fatalf("%+v", rep)
 		}
 	}
@@ -132,7 +132,7 @@ func BenchmarkLookaheadProof(b *testing.B) {
 		if st != nil {
 			tr, _ = st.Trace()
 		}
-		if check, err := s.CheckLookahead(ctx, bars, tr); err != nil || check != LookaheadPassed(4) {
+		if check, err := s.CheckLookahead(ctx, bars, tr); err != nil || !Passed(check) {
 			b.Fatalf("%q %v", check, err)
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -74,12 +76,91 @@ func PrefixCuts(n, warmup int) []int {
 	return cuts
 }
 
-// LookaheadPassed is the lookahead_check text of a passed proof.
-func LookaheadPassed(prefixes int) string {
-	if prefixes == 1 {
+// The drawn cuts: DrawnCuts more prefixes at most, at bars drawn from a
+// generator seeded by the run (ProofSeed), so that no fixed set of bars is
+// all the proof ever looks at. Their cost is bounded: together they rerun
+// at most max(n/4, drawnBudgetFloor) bars, so they are drawn uniformly
+// from the bars just after the warm-up, over a span whose expected cost
+// fits that budget (the whole series when it is short), and the longest
+// are dropped while the total is over it.
+const (
+	DrawnCuts        = 32
+	drawnBudgetFloor = 1 << 13
+)
+
+// DrawnPrefixCuts are the drawn prefix lengths for n bars, a warm-up of warmup
+// bars and a seed: distinct, sorted, none of them a PrefixCuts cut.
+func DrawnPrefixCuts(n, warmup int, seed uint64) []int {
+	fixed := PrefixCuts(n, warmup)
+	w := min(max(warmup, 0), n-1)
+	lo := w + 1
+	if lo > n-1 {
+		return nil
+	}
+	budget := max(n/4, drawnBudgetFloor)
+	span := max(2*(budget/DrawnCuts-w), 64)
+	span = min(span, n-lo) // bars lo..lo+span-1
+	count := min(DrawnCuts, span, budget/max(1, w+span/2))
+	// splitmix64: a fixed generator, so a seed names the same cuts everywhere.
+	state := seed
+	next := func() uint64 {
+		state += 0x9E3779B97F4A7C15
+		z := state
+		z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+		z = (z ^ z>>27) * 0x94D049BB133111EB
+		return z ^ z>>31
+	}
+	var cuts []int
+	for tries := 0; len(cuts) < count && tries < 8*DrawnCuts; tries++ {
+		c := lo + int(next()%uint64(span))
+		if !slices.Contains(fixed, c) && !slices.Contains(cuts, c) {
+			cuts = append(cuts, c)
+		}
+	}
+	slices.Sort(cuts)
+	// A hard bound: the longest go while the total is over the budget.
+	total := 0
+	for _, c := range cuts {
+		total += c
+	}
+	for len(cuts) > 0 && total > budget {
+		total -= cuts[len(cuts)-1]
+		cuts = cuts[:len(cuts)-1]
+	}
+	return cuts
+}
+
+// ProofSeed seeds the drawn cuts of a run: a digest of what makes the run
+// (the strategy's name and knob values, the bars' series, count, first and
+// last time and last close), so the same run draws the same cuts and
+// another run other ones.
+func (s *Strategy) ProofSeed(bars strategy.Bars) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", s.name, bars.Series, bars.Len())
+	keys := make([]string, 0, len(s.values))
+	for k := range s.values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "\x00%s=%v", k, s.values[k])
+	}
+	if n := bars.Len(); n > 0 {
+		fmt.Fprintf(h, "\x00%d\x00%d\x00%x", bars.Time[0], bars.Time[n-1], math.Float64bits(bars.Close[n-1]))
+	}
+	return h.Sum64()
+}
+
+// LookaheadPassed is the lookahead_check text of a passed proof over
+// fixed PrefixCuts prefixes and drawn DrawnPrefixCuts ones drawn with seed.
+func LookaheadPassed(fixed, drawn int, seed uint64) string {
+	if fixed+drawn == 1 {
 		return "passed (1 prefix)"
 	}
-	return fmt.Sprintf("passed (%d prefixes)", prefixes)
+	if drawn == 0 {
+		return fmt.Sprintf("passed (%d prefixes)", fixed)
+	}
+	return fmt.Sprintf("passed (%d prefixes: %d fixed, %d drawn with seed %016x)", fixed+drawn, fixed, drawn, seed)
 }
 
 // difference is the first decision a prefix run made differently.
@@ -92,14 +173,23 @@ type difference struct {
 
 // CheckLookahead proves that s decided each bar of bars from that bar and
 // the ones before it only: it reruns s over every PrefixCuts prefix and
-// compares each decision with full, the trace of the full run over bars.
-// It returns the lookahead_check text ("passed (4 prefixes)"), or an
+// every DrawnPrefixCuts prefix for the run's ProofSeed, and compares each
+// decision, and each series computed, with full, the trace of the full run
+// over bars. It returns the lookahead_check text ("passed (36 prefixes: 4
+// fixed, 32 drawn with seed ...)"), or an
 // *Error of KindLookahead naming the first bar and output that differ; an
 // error of a prefix run that is not the strategy's (a limit, a
 // cancellation) is returned as it is.
 func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full Trace) (string, error) {
+	return s.CheckLookaheadSeed(ctx, bars, full, s.ProofSeed(bars))
+}
+
+// CheckLookaheadSeed is CheckLookahead with the drawn cuts of seed.
+func (s *Strategy) CheckLookaheadSeed(ctx context.Context, bars strategy.Bars, full Trace, seed uint64) (string, error) {
 	n := bars.Len()
-	cuts := PrefixCuts(n, s.Warmup())
+	fixed := PrefixCuts(n, s.Warmup())
+	drawn := DrawnPrefixCuts(n, s.Warmup(), seed)
+	cuts := append(slices.Clone(fixed), drawn...)
 	if len(cuts) == 0 {
 		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), nil
 	}
@@ -146,7 +236,7 @@ func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full 
 	if first != nil {
 		return "", s.lookaheadError(bars, first)
 	}
-	return LookaheadPassed(len(cuts)), nil
+	return LookaheadPassed(len(fixed), len(drawn), seed), nil
 }
 
 func (s *Strategy) lookaheadError(bars strategy.Bars, d *difference) *Error {
@@ -355,3 +445,6 @@ func (st *Stepper) record(i int, acct strategy.Account, in strategy.Intent) {
 	st.rec.Accounts = append(st.rec.Accounts, acct)
 	st.rec.Intents = append(st.rec.Intents, in)
 }
+
+// Passed reports whether check, a lookahead_check text, is a passed proof.
+func Passed(check string) bool { return strings.HasPrefix(check, "passed (") }

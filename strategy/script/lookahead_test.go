@@ -140,7 +140,7 @@ func TestLeakAttempts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Validate(context.Background(), Source{Name: "leak.star", Text: tc.src}, Options{Indicators: leakIndicators})
 			if tc.want == causal {
-				if !rep.Valid || rep.LookaheadCheck != LookaheadPassed(4) {
+				if !rep.Valid || !Passed(rep.LookaheadCheck) {
 					t.Fatalf("want valid with the proof passed; got valid=%v check=%q problems=%+v\n%s", rep.Valid, rep.LookaheadCheck, rep.Problems, tc.src)
 				}
 				if strings.Contains(rep.Output, "bars=") || strings.Contains(rep.Output, "bars(") {
@@ -245,11 +245,11 @@ func TestPrefixCuts(t *testing.T) {
 			}
 		}
 		if want := fmt.Sprintf("passed (%d prefixes)", len(got)); len(got) == 1 {
-			if LookaheadPassed(1) != "passed (1 prefix)" {
-				t.Errorf("LookaheadPassed(1) = %q", LookaheadPassed(1))
+			if LookaheadPassed(1, 0, 0) != "passed (1 prefix)" {
+				t.Errorf("LookaheadPassed(1, 0, 0) = %q", LookaheadPassed(1, 0, 0))
 			}
-		} else if LookaheadPassed(len(got)) != want {
-			t.Errorf("LookaheadPassed(%d) = %q", len(got), LookaheadPassed(len(got)))
+		} else if LookaheadPassed(len(got), 0, 0) != want {
+			t.Errorf("LookaheadPassed(%d, 0, 0) = %q", len(got), LookaheadPassed(len(got), 0, 0))
 		}
 		if tc.n >= 5 && tc.warmup >= 2 && tc.warmup < tc.n && got[0] > tc.warmup {
 			t.Errorf("PrefixCuts(%d, %d): no cut inside the warm-up", tc.n, tc.warmup)
@@ -270,7 +270,7 @@ func TestProofOnBarIntents(t *testing.T) {
 		t.Fatalf("got %v", e)
 	}
 	causal := mustLoad(t, barSrc("pass", "pass"), Options{})
-	if got, err := causal.CheckLookahead(bg(t), bars, stepAll(t, causal, bars)); err != nil || got != LookaheadPassed(4) {
+	if got, err := causal.CheckLookahead(bg(t), bars, stepAll(t, causal, bars)); err != nil || !Passed(got) {
 		t.Fatalf("causal: %q %v", got, err)
 	}
 	// A trace that skipped bars cannot be checked.
@@ -439,7 +439,7 @@ func TestProofKeepsBoundedSeries(t *testing.T) {
 	if len(tr.series) != limit {
 		t.Fatalf("the run kept %d series, want its cap %d", len(tr.series), limit)
 	}
-	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || !Passed(got) {
 		t.Fatalf("%q %v", got, err)
 	}
 	r := newRun(s.memo, &bars)
@@ -478,7 +478,7 @@ func TestProofAfterBust(t *testing.T) {
 	if !ok || len(tr.Intents) >= bars.Len() {
 		t.Fatalf("the account did not go bust (%d of %d bars stepped, final equity %v): the test proves nothing", len(tr.Intents), bars.Len(), res.Metrics.FinalEquity)
 	}
-	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || !Passed(got) {
 		t.Fatalf("%q %v", got, err)
 	}
 	// A trace that is not a run from bar 0 still cannot be checked.
@@ -499,7 +499,7 @@ func TestProofOfLazyCrosses(t *testing.T) {
 	bars := SmokeBars(600)
 	onBar := mustLoad(t, "def setup(ctx):\n    ctx.f = ta.sma(ctx.close, 5)\n    ctx.x = ta.cross_above(ctx.f, ta.sma(ctx.close, 20))\n"+
 		"def on_bar(ctx):\n    if ctx.f[0] != None and ctx.f[0] > ctx.close[0]:\n        ctx.target(1)\n    else:\n        ctx.flat()\n", Options{})
-	if got, err := onBar.CheckLookahead(bg(t), bars, stepAll(t, onBar, bars)); err != nil || got != LookaheadPassed(4) {
+	if got, err := onBar.CheckLookahead(bg(t), bars, stepAll(t, onBar, bars)); err != nil || !Passed(got) {
 		t.Fatalf("on_bar with an unread setup cross: %q %v", got, err)
 	}
 	sig := mustLoad(t, "def signals(bars):\n    f, s = ta.sma(bars.close, 5), ta.sma(bars.close, 20)\n"+
@@ -513,7 +513,7 @@ func TestProofOfLazyCrosses(t *testing.T) {
 			t.Fatalf("%s is still lazy in the trace", s.what)
 		}
 	}
-	if got, err := sig.CheckLookahead(bg(t), bars, tr); err != nil || got != LookaheadPassed(4) {
+	if got, err := sig.CheckLookahead(bg(t), bars, tr); err != nil || !Passed(got) {
 		t.Fatalf("signals of crosses: %q %v", got, err)
 	}
 	leaky := mustLoad(t, "def signals(bars):\n    s = ta.sma(bars.close, 10)\n    return {\"long\": ta.cross_above(peek(bars.close), s), \"exit\": ta.cross_below(peek(bars.close), s)}\n", Options{})

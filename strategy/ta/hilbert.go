@@ -1,6 +1,10 @@
 package ta
 
-import "math"
+import (
+	"math"
+
+	"github.com/markcheno/go-talib"
+)
 
 // This file holds TA-Lib's Hilbert-transform dominant-cycle phase, behind
 // HT_DCPHASE, HT_SINE and HT_TRENDMODE, computed here rather than by
@@ -140,7 +144,7 @@ func htPhase(x []float64, what htPhaseOut) [][]float64 {
 		prevQ2, prevI2 = q2, i2
 		last := period
 		if im != 0.0 && re != 0.0 {
-			period = 360.0 / (math.Atan(im/re) * rad2Deg)
+			period = 360.0 / (atan(im/re) * rad2Deg)
 		}
 		if t := 1.5 * last; period > t {
 			period = t
@@ -172,7 +176,7 @@ func htPhase(x []float64, what htPhaseOut) [][]float64 {
 			}
 		}
 		if a := math.Abs(imagPart); a > 0.0 {
-			dcPhase = math.Atan(realPart/imagPart) * rad2Deg
+			dcPhase = atan(realPart/imagPart) * rad2Deg
 		} else if a <= 0.01 {
 			if realPart < 0.0 {
 				dcPhase -= 90.0
@@ -236,4 +240,130 @@ func htPhase(x []float64, what htPhaseOut) [][]float64 {
 func htSinCos(i, n int) (float64, float64) {
 	b := htSinCosBits[n][i]
 	return math.Float64frombits(b[0]), math.Float64frombits(b[1])
+}
+
+// mama is TA-Lib's MAMA (MESA adaptive moving average) and its FAMA over x
+// from its first bar (the warm-up is 32 bars), computed here so that its
+// arc tangents are atan's: after a flat stretch the phase is the angle of
+// rounding noise, and the last bit of every arc tangent decides it.
+func mama(x []float64, fastLimit, slowLimit float64) (mamaOut, famaOut []float64) {
+	n := len(x)
+	mamaOut, famaOut = make([]float64, n), make([]float64, n)
+	if n <= 32 {
+		return mamaOut, famaOut
+	}
+	rad2Deg := 180.0 / (4.0 * math.Atan(1))
+
+	// The 4-bar WMA of the price, primed with the first three bars.
+	trailing, today := 0, 0
+	wmaSub, wmaSum := x[0], x[0]
+	wmaSub += x[1]
+	wmaSum += x[1] * 2.0
+	wmaSub += x[2]
+	wmaSum += x[2] * 3.0
+	today = 3
+	trailingValue := 0.0
+	wma := func(v float64) float64 {
+		wmaSub += v
+		wmaSub -= trailingValue
+		wmaSum += v * 4.0
+		trailingValue = x[trailing]
+		trailing++
+		s := wmaSum * 0.1
+		wmaSum -= wmaSub
+		return s
+	}
+	for i := 0; i < 9; i++ {
+		wma(x[today])
+		today++
+	}
+
+	var detrender, q1, jI, jQ hilbertLeg
+	hIdx := 0
+	period := 0.0
+	prevI2, prevQ2, re, im := 0.0, 0.0, 0.0, 0.0
+	m, f := 0.0, 0.0
+	i1OddPrev3, i1EvenPrev3, i1OddPrev2, i1EvenPrev2 := 0.0, 0.0, 0.0, 0.0
+	prevPhase := 0.0
+	for ; today < n; today++ {
+		adj := (0.075 * period) + 0.54
+		v := x[today]
+		sv := wma(v)
+		var q2, i2, phase float64
+		if today%2 == 0 {
+			d := detrender.step(sv, true, hIdx, adj)
+			qq := q1.step(d, true, hIdx, adj)
+			ji := jI.step(i1EvenPrev3, true, hIdx, adj)
+			jq := jQ.step(qq, true, hIdx, adj)
+			if hIdx++; hIdx == 3 {
+				hIdx = 0
+			}
+			q2 = (0.2 * (qq + ji)) + (0.8 * prevQ2)
+			i2 = (0.2 * (i1EvenPrev3 - jq)) + (0.8 * prevI2)
+			i1OddPrev3 = i1OddPrev2
+			i1OddPrev2 = d
+			if i1EvenPrev3 != 0.0 {
+				phase = atan(qq/i1EvenPrev3) * rad2Deg
+			}
+		} else {
+			d := detrender.step(sv, false, hIdx, adj)
+			qq := q1.step(d, false, hIdx, adj)
+			ji := jI.step(i1OddPrev3, false, hIdx, adj)
+			jq := jQ.step(qq, false, hIdx, adj)
+			q2 = (0.2 * (qq + ji)) + (0.8 * prevQ2)
+			i2 = (0.2 * (i1OddPrev3 - jq)) + (0.8 * prevI2)
+			i1EvenPrev3 = i1EvenPrev2
+			i1EvenPrev2 = d
+			if i1OddPrev3 != 0.0 {
+				phase = atan(qq/i1OddPrev3) * rad2Deg
+			}
+		}
+		delta := prevPhase - phase
+		prevPhase = phase
+		if delta < 1.0 {
+			delta = 1.0
+		}
+		alpha := fastLimit
+		if delta > 1.0 {
+			if alpha = fastLimit / delta; alpha < slowLimit {
+				alpha = slowLimit
+			}
+		}
+		m = (alpha * v) + ((1 - alpha) * m)
+		alpha *= 0.5
+		f = (alpha * m) + ((1 - alpha) * f)
+		if today >= 32 {
+			mamaOut[today], famaOut[today] = m, f
+		}
+		re = (0.2 * ((i2 * prevI2) + (q2 * prevQ2))) + (0.8 * re)
+		im = (0.2 * ((i2 * prevQ2) - (q2 * prevI2))) + (0.8 * im)
+		prevQ2, prevI2 = q2, i2
+		last := period
+		if im != 0.0 && re != 0.0 {
+			period = 360.0 / (atan(im/re) * rad2Deg)
+		}
+		if t := 1.5 * last; period > t {
+			period = t
+		}
+		if t := 0.67 * last; period < t {
+			period = t
+		}
+		if period < 6 {
+			period = 6
+		} else if period > 50 {
+			period = 50
+		}
+		period = (0.2 * period) + (0.8 * last)
+	}
+	return mamaOut, famaOut
+}
+
+// ma is go-talib's Ma with MAMA computed here (fast limit 0.5, slow limit
+// 0.05, as TA-Lib's MA uses it).
+func ma(x []float64, period int, t talib.MaType) []float64 {
+	if t == talib.MAMA {
+		m, _ := mama(x, 0.5, 0.05)
+		return m
+	}
+	return talib.Ma(x, period, t)
 }

@@ -18,16 +18,16 @@ func mathEntries() []*Entry {
 	}{
 		{"acos", "arc cosine, in radians", math.Acos},
 		{"asin", "arc sine, in radians", math.Asin},
-		{"atan", "arc tangent, in radians", math.Atan},
+		{"atan", "arc tangent, in radians", atan},
 		{"ceil", "smallest whole number not below the value", math.Ceil},
 		{"cos", "cosine of a value in radians", math.Cos},
-		{"cosh", "hyperbolic cosine", math.Cosh},
-		{"exp", "e to the power of the value", math.Exp},
+		{"cosh", "hyperbolic cosine", cosh},
+		{"exp", "e to the power of the value", exp},
 		{"floor", "largest whole number not above the value", math.Floor},
 		{"ln", "natural logarithm", math.Log},
 		{"log10", "base-10 logarithm", math.Log10},
 		{"sin", "sine of a value in radians", math.Sin},
-		{"sinh", "hyperbolic sine", math.Sinh},
+		{"sinh", "hyperbolic sine", sinh},
 		{"sqrt", "square root", math.Sqrt},
 		{"tan", "tangent of a value in radians", math.Tan},
 		{"tanh", "hyperbolic tangent", math.Tanh},
@@ -107,4 +107,38 @@ func mavp(in [][]float64, p []float64) [][]float64 {
 		out[i] = ma[i]
 	}
 	return outs(out)
+}
+
+// bigExp is where exp, cosh and sinh leave math's functions: on amd64
+// math.Exp returns +Inf from 709.44 on although e^x is finite up to
+// 709.78, and math.Cosh and math.Sinh compute e^|x| / 2 with it, so they
+// overflow there too where the C library's are finite up to 710.47.
+const bigExp = 709
+
+// exp is e^x, finite wherever the C library's exp is: above bigExp it is
+// the square of e^(x/2).
+func exp(x float64) float64 {
+	if x > bigExp {
+		h := math.Exp(x * 0.5)
+		return h * h
+	}
+	return math.Exp(x)
+}
+
+// cosh is the hyperbolic cosine, finite wherever the C library's is.
+func cosh(x float64) float64 {
+	if ax := math.Abs(x); ax > bigExp {
+		h := math.Exp(ax * 0.5)
+		return (h * 0.5) * h
+	}
+	return math.Cosh(x)
+}
+
+// sinh is the hyperbolic sine, finite wherever the C library's is.
+func sinh(x float64) float64 {
+	if ax := math.Abs(x); ax > bigExp {
+		h := math.Exp(ax * 0.5)
+		return math.Copysign((h*0.5)*h, x)
+	}
+	return math.Sinh(x)
 }

@@ -45,7 +45,7 @@ func emaK(in []float64, period int, k float64) []float64 {
 // positions before at are 0.
 func maFrom(in []float64, period int, t talib.MaType, at int) []float64 {
 	lb := maLookback(period, t)
-	seg := talib.Ma(in[at-lb:], period, t)
+	seg := ma(in[at-lb:], period, t)
 	out := make([]float64, len(in))
 	copy(out[at:], seg[lb:])
 	return out
@@ -117,7 +117,7 @@ func macdExt(in [][]float64, p []float64) [][]float64 {
 	}
 	sigLB := maLookback(sig, sigT)
 	sg := make([]float64, n)
-	copy(sg[at:], talib.Ma(m[at:], sig, sigT))
+	copy(sg[at:], ma(m[at:], sig, sigT))
 	h := make([]float64, n)
 	for i := at + sigLB; i < n; i++ {
 		h[i] = m[i] - sg[i]
@@ -135,7 +135,7 @@ func maFull(x []float64, period int, t talib.MaType) []float64 {
 	if period <= 1 {
 		return append([]float64(nil), x...)
 	}
-	return talib.Ma(x, period, t)
+	return ma(x, period, t)
 }
 
 // priceOsc is TA-Lib's INT_PO behind APO and PPO: both moving averages run
@@ -282,14 +282,29 @@ func bbands(in [][]float64, p []float64) [][]float64 {
 	return outs(upper, mid, lower)
 }
 
-// linRegSlope is TA-Lib's LINEARREG_SLOPE (angle: LINEARREG_ANGLE in
-// degrees): the sums are taken afresh at every bar, as TA-Lib does, so the
-// result does not drift with the length of the series.
-func linRegSlope(angle bool) func([]float64, []float64) []float64 {
+// linReg is TA-Lib's linear regression family over the last period
+// values: the line's value at the current bar (LINEARREG), its intercept
+// (LINEARREG_INTERCEPT), its slope (LINEARREG_SLOPE, or as an angle in
+// degrees: LINEARREG_ANGLE) and its value one bar ahead (TSF). The sums are
+// taken afresh at every bar in TA-Lib's order, as TA-Lib does, so the
+// result does not drift with the length of the series (running sums, as
+// go-talib keeps them, leave TA-Lib by more than 1e-9 after some 30,000
+// bars).
+type linRegKind int
+
+const (
+	linRegValue linRegKind = iota
+	linRegIntercept
+	linRegSlopeKind
+	linRegAngle
+	linRegForecast
+)
+
+func linReg(kind linRegKind) func([]float64, []float64) []float64 {
 	return func(x []float64, p []float64) []float64 {
 		period := pi(p, 0)
 		fp := float64(period)
-		sumX := fp * float64(period-1) * 0.5
+		sumX := float64(period*(period-1)) * 0.5
 		sumXSqr := float64(period * (period - 1) * (2*period - 1) / 6)
 		divisor := sumX*sumX - fp*sumXSqr
 		out := make([]float64, len(x))
@@ -301,13 +316,71 @@ func linRegSlope(angle bool) func([]float64, []float64) []float64 {
 				sumXY += float64(i) * v
 			}
 			m := (fp*sumXY - sumX*sumY) / divisor
-			if angle {
-				m = math.Atan(m) * (180.0 / math.Pi)
+			switch kind {
+			case linRegSlopeKind:
+				out[today] = m
+			case linRegAngle:
+				out[today] = atan(m) * (180.0 / math.Pi)
+			default:
+				b := (sumY - m*sumX) / fp
+				switch kind {
+				case linRegIntercept:
+					out[today] = b
+				case linRegValue:
+					out[today] = b + m*float64(period-1)
+				case linRegForecast:
+					out[today] = b + m*fp
+				}
 			}
-			out[today] = m
 		}
 		return out
 	}
+}
+
+// mfi is TA-Lib's MFI: the share of positive money flow (typical price
+// times volume, signed by the typical price's change) in the last period
+// bars' money flow, 0 when that flow is under 1.0 — the first value
+// included (go-talib skips it there and shifts every later value one bar
+// early, so each read the next bar).
+func mfi(in [][]float64, p []float64) [][]float64 {
+	high, low, cl, vol := in[0], in[1], in[2], in[3]
+	period := pi(p, 0)
+	out := make([]float64, len(cl))
+	if len(cl) <= period {
+		return outs(out)
+	}
+	pos, neg := make([]float64, period), make([]float64, period)
+	posSum, negSum := 0.0, 0.0
+	prev := (high[0] + low[0] + cl[0]) / 3.0
+	for today := 1; today < len(cl); today++ {
+		k := (today - 1) % period
+		if today > period {
+			posSum -= pos[k]
+			negSum -= neg[k]
+		}
+		tp := (high[today] + low[today] + cl[today]) / 3.0
+		diff := tp - prev
+		prev = tp
+		flow := tp * vol[today]
+		pos[k], neg[k] = 0, 0
+		switch {
+		case diff < 0:
+			neg[k] = flow
+			negSum += flow
+		case diff > 0:
+			pos[k] = flow
+			posSum += flow
+		}
+		if today < period {
+			continue
+		}
+		if total := posSum + negSum; total < 1.0 {
+			out[today] = 0
+		} else {
+			out[today] = 100.0 * (posSum / total)
+		}
+	}
+	return outs(out)
 }
 
 // dmLookback is TA-Lib's lookback of PLUS_DM/MINUS_DM (di: PLUS_DI and

@@ -14,6 +14,7 @@ L=node_modules/talib/src/lib
 gcc -O1 -I"$L/include" bounds.c -o bounds "$L/lib/libta_abstract_csr.a" "$L/lib/libta_func_csr.a" "$L/lib/libta_common_csr.a" -lm
 ./bounds > ../bounds.json
 node fixtures.mjs ../bounds.json ..
+node million.mjs ..
 gcc -O1 htsincos.c -o htsincos -lm
 ./htsincos > ../../../strategy/ta/htsincos_table.go
 gofmt -w ../../../strategy/ta/htsincos_table.go
