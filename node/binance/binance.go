@@ -1,7 +1,7 @@
 // Package binance is the node's adapter for a Binance spot account
 // (environment testnet, the default, or live), through
-// github.com/adshao/go-binance/v2 for REST and the venue's documented user
-// data stream (a websocket on a listen key kept alive with PUT) for order
+// github.com/adshao/go-binance/v2 for REST and the venue's WebSocket API
+// (a signed userDataStream.subscribe.signature subscription) for order
 // updates.
 //
 // It maps the node's vocabulary to Binance's: market/limit × GTC/IOC,
@@ -45,15 +45,14 @@ import (
 // Endpoints of the environments (Binance spot API documentation, "General
 // API Information" and the spot testnet's page).
 const (
-	LiveREST    = "https://api.binance.com"
-	TestnetREST = "https://testnet.binance.vision"
-	LiveWS      = "wss://stream.binance.com:9443/ws"
-	TestnetWS   = "wss://stream.testnet.binance.vision/ws"
+	LiveREST     = "https://api.binance.com"
+	TestnetREST  = "https://testnet.binance.vision"
+	LiveWSAPI    = "wss://ws-api.binance.com:443/ws-api/v3"
+	TestnetWSAPI = "wss://ws-api.testnet.binance.vision/ws-api/v3"
 )
 
-// DefaultKeepAlive is how often the listen key is kept alive (Binance
-// expires it after 60 minutes without a keep-alive).
-const DefaultKeepAlive = 30 * time.Minute
+// wsAPIPath is the WebSocket API's path under a base_url's host.
+const wsAPIPath = "/ws-api/v3"
 
 // Config configures an Adapter.
 type Config struct {
@@ -61,19 +60,18 @@ type Config struct {
 	APIKey    string
 	APISecret string
 	Timeout   time.Duration    // per HTTP request (default 10s)
-	KeepAlive time.Duration    // listen-key keep-alive (default DefaultKeepAlive)
 	Now       func() time.Time // default time.Now
 	Transport http.RoundTripper
 }
 
 // Adapter is one Binance spot account.
 type Adapter struct {
-	name, env string
-	c         *bn.Client
-	tr        *venuecall.Transport
-	wsBase    string
-	keepAlive time.Duration
-	now       func() time.Time
+	name, env         string
+	c                 *bn.Client
+	tr                *venuecall.Transport
+	wsAPI             string // the WebSocket API's endpoint
+	apiKey, apiSecret string // sign the stream's subscription
+	now               func() time.Time
 
 	mu      sync.Mutex
 	symbols map[string]*bn.Symbol // from exchangeInfo
@@ -87,9 +85,9 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("venue %s: binance keys missing: set %s and %s in the environment or settings/secrets.env",
 			cfg.Venue.Name, project.KeyBinanceAPIKey, project.KeyBinanceAPISecret)
 	}
-	rest, ws := TestnetREST, TestnetWS
+	rest, ws := TestnetREST, TestnetWSAPI
 	if cfg.Venue.Environment == project.EnvLive {
-		rest, ws = LiveREST, LiveWS
+		rest, ws = LiveREST, LiveWSAPI
 	}
 	if cfg.Venue.BaseURL != "" {
 		u, err := url.Parse(cfg.Venue.BaseURL)
@@ -101,13 +99,10 @@ func New(cfg Config) (*Adapter, error) {
 		if u.Scheme == "https" {
 			scheme = "wss"
 		}
-		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/ws"
+		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + wsAPIPath
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.KeepAlive <= 0 {
-		cfg.KeepAlive = DefaultKeepAlive
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -118,8 +113,8 @@ func New(cfg Config) (*Adapter, error) {
 	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
 	c.Debug = false
-	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsBase: ws, keepAlive: cfg.KeepAlive, now: cfg.Now,
-		symbols: map[string]*bn.Symbol{}}, nil
+	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
+		now: cfg.Now, symbols: map[string]*bn.Symbol{}}, nil
 }
 
 type discard struct{}

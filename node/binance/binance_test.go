@@ -244,7 +244,7 @@ func TestReadRetries(t *testing.T) {
 }
 
 func TestStream(t *testing.T) {
-	f, a := start(t, func(c *binance.Config) { c.KeepAlive = 50 * time.Millisecond })
+	f, a := start(t)
 	f.PartialFills(true)
 	updates := make(chan node.VenueUpdate, 64)
 	sctx, cancel := context.WithCancel(context.Background())
@@ -276,12 +276,8 @@ func TestStream(t *testing.T) {
 	if u := next(); u.Order == nil || !u.Order.Filled.Equal(d("0.01")) || u.Order.State != node.VenueFilled {
 		t.Errorf("final fill report %+v", u.Order)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for f.KeepAlives() < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if f.KeepAlives() < 2 {
-		t.Errorf("listen key kept alive %d times", f.KeepAlives())
+	if n := f.Subscriptions(); n != 1 {
+		t.Errorf("%d subscriptions through the WebSocket API, want 1", n)
 	}
 	f.DropStreams()
 	select {
@@ -293,6 +289,27 @@ func TestStream(t *testing.T) {
 		t.Fatal("a dropped stream did not end Stream")
 	}
 	cancel()
+}
+
+// TestStreamRefusedWithItsReason: a subscription the venue refuses ends
+// Stream at once with the venue's status, code and message, and never
+// reports the stream connected.
+func TestStreamRefusedWithItsReason(t *testing.T) {
+	f, a := start(t)
+	f.RefuseStreams(410, -1099, "This endpoint is gone; use the WebSocket API.")
+	connected := false
+	err := a.Stream(ctx(t), func(u node.VenueUpdate) { connected = connected || u.Connected })
+	if err == nil || connected || !strings.Contains(err.Error(), "status 410") || !strings.Contains(err.Error(), "code -1099: This endpoint is gone") {
+		t.Errorf("a refused subscription: connected %v, %v", connected, err)
+	}
+	f.RefuseStreams(0, 0, "")
+	bad, err := binance.New(binance.Config{Venue: project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: f.URL}, APIKey: f.APIKey, APISecret: randomKey(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Stream(ctx(t), func(node.VenueUpdate) {}); err == nil || !strings.Contains(err.Error(), "-1022") {
+		t.Errorf("a subscription signed with the wrong secret: %v", err)
+	}
 }
 
 // TestOpenOrdersOfAnUnknownReplacement: an open order that is a

@@ -51,6 +51,7 @@ type options struct {
 	allowLive    bool
 	venueTimeout time.Duration
 	markEvery    time.Duration
+	orderPolls   <-chan time.Time
 }
 
 // Option configures NewServer.
@@ -94,6 +95,11 @@ func WithVenueTimeout(d time.Duration) Option { return func(o *options) { o.venu
 // WithMarkEvery sets how often real venues' marks are polled.
 func WithMarkEvery(d time.Duration) Option { return func(o *options) { o.markEvery = d } }
 
+// WithOrderPolls drives the REST reads of a real venue's working orders
+// while its stream is down: one poll per value sent. Without it they never
+// run, so a test sees only what the stream and resyncs report.
+func WithOrderPolls(ticks <-chan time.Time) Option { return func(o *options) { o.orderPolls = ticks } }
+
 // NewServer starts a node and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -106,6 +112,9 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	if o.journal == "" {
 		o.journal = filepath.Join(t.TempDir(), "node.db")
+	}
+	if o.orderPolls == nil {
+		o.orderPolls = make(chan time.Time) // never ticks
 	}
 	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
 	s.start(t, "127.0.0.1:0")
@@ -127,6 +136,7 @@ func (s *Server) start(t testing.TB, addr string) {
 		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
 		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
+		OrderPolls: s.opts.orderPolls,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

@@ -66,6 +66,7 @@ type remote struct {
 	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
 	external    []node.VenueOrder
 	connected   bool
+	polling     bool                       // a poll of the working orders is on its way (the stream is down)
 	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
 }
 

@@ -632,15 +632,21 @@ func (r *remote) setAccount(acct node.Account, seq int64) {
 // --- background: streams and polls ---
 
 func (s *Server) startRemotes() {
+	anyReal := false
 	for _, vc := range s.cfg.Project.Venues {
 		if !vc.Real() {
 			continue
 		}
+		anyReal = true
 		name, ex := vc.Name, s.cfg.Exchanges[vc.Name]
 		s.enqueue(func() { s.reconcile(name, "the node started") }) //nolint:errcheck // the queue is empty at start
 		s.wg.Add(2)
 		go s.streamLoop(name, ex)
 		go s.pollLoop(name, ex, vc.Symbols)
+	}
+	if anyReal {
+		s.wg.Add(1)
+		go s.orderPollLoop()
 	}
 }
 
@@ -660,7 +666,8 @@ func (s *Server) streamLoop(name string, ex Exchange) {
 			return
 		}
 		s.enqueue(func() { s.onUpdate(name, node.VenueUpdate{}) }) //nolint:errcheck // as above
-		s.log.Warn("venue stream dropped; reconnecting", "venue", name, "err", err, "in", backoff)
+		s.log.Warn("venue stream down; reconnecting, and reading its working orders over REST meanwhile", "venue", name,
+			"err", err, "in", backoff, "order_poll_every", s.cfg.OrderPollEvery)
 		select {
 		case <-s.bg.Done():
 			return
@@ -694,6 +701,99 @@ func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 	}
 	if s.commit(&journal.Batch{Events: events}) == nil {
 		s.logFills(events)
+		s.refreshLater(name)
+	}
+}
+
+// DefaultOrderPollEvery is how often a real venue's working orders are
+// read over REST while its stream is down.
+const DefaultOrderPollEvery = 2 * time.Second
+
+// maxPolledOrders bounds one poll's lookups at one venue.
+const maxPolledOrders = 50
+
+// orderPollLoop reads the working orders of every real venue whose stream
+// is down, once per OrderPollEvery (or OrderPolls tick), so that a fill
+// is never hidden by an outage: the stream's reports are missing then,
+// and a reconnect may be long in coming.
+func (s *Server) orderPollLoop() {
+	defer s.wg.Done()
+	ticks := s.cfg.OrderPolls
+	if ticks == nil {
+		t := time.NewTicker(s.cfg.OrderPollEvery)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		select {
+		case <-s.bg.Done():
+			return
+		case <-ticks:
+		}
+		s.enqueue(s.pollOrders) //nolint:errcheck // a full queue: the next tick polls again
+	}
+}
+
+// pollOrders, on the fold, looks up off the fold the working orders of
+// each real venue whose stream is down (one poll at a time per venue, at
+// most maxPolledOrders orders), and applies what it finds as a
+// reconciliation's read: reports settle the orders, fills included.
+// Lookups that fail change nothing; the next poll or resync tries again.
+func (s *Server) pollOrders() {
+	if s.fault != nil {
+		return
+	}
+	for _, name := range s.eng.names {
+		r := s.eng.remotes[name]
+		if r == nil || r.connected || r.polling {
+			continue
+		}
+		orders := r.OpenOrders() // open and pending
+		if len(orders) == 0 {
+			continue
+		}
+		orders = orders[:min(len(orders), maxPolledOrders)]
+		start := readStart{}
+		for _, o := range orders {
+			start[o.ID] = o.VenueOrderID
+		}
+		r.polling = true
+		ex := r.ex
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			var found []node.VenueOrder
+			for _, o := range orders {
+				ctx, cancel := s.venueCall()
+				vo, err := ex.Lookup(ctx, orderOf(o).venueOrder())
+				cancel()
+				if err == nil {
+					found = append(found, vo)
+				}
+			}
+			s.enqueue(func() { s.applyPoll(name, found, start) }) //nolint:errcheck // the next poll reads them again
+		}()
+	}
+}
+
+// applyPoll applies a poll's reports, on the fold.
+func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart) {
+	r := s.eng.remotes[name]
+	if r == nil || s.fault != nil {
+		return
+	}
+	r.polling = false
+	now := s.cfg.Now()
+	for _, vo := range found {
+		s.eng.observe(r, vo, start, now)
+	}
+	events := s.eng.take()
+	if len(events) == 0 {
+		return
+	}
+	if s.commit(&journal.Batch{Events: events}) == nil {
+		s.logFills(events)
+		s.log.Info("venue stream down: working orders read over REST", "venue", name, "orders", len(found), "events", len(events))
 		s.refreshLater(name)
 	}
 }

@@ -69,6 +69,11 @@ type Config struct {
 	// MarkEvery is how often real venues' marks and accounts are polled
 	// (default TickEvery but at least 1s; 5s when marks are still).
 	MarkEvery time.Duration
+	// OrderPollEvery is how often a real venue's working orders are read
+	// over REST while its stream is down (default DefaultOrderPollEvery);
+	// OrderPolls, when set, is an injected tick source used instead.
+	OrderPollEvery time.Duration
+	OrderPolls     <-chan time.Time
 
 	Now     func() time.Time // default time.Now
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
@@ -151,6 +156,9 @@ func New(cfg Config) (*Server, error) {
 		if cfg.TickEvery <= 0 {
 			cfg.MarkEvery = 5 * time.Second
 		}
+	}
+	if cfg.OrderPollEvery <= 0 {
+		cfg.OrderPollEvery = DefaultOrderPollEvery
 	}
 	j, err := journal.Open(cfg.JournalPath)
 	if err != nil {
