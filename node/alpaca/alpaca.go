@@ -542,3 +542,8 @@ func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
 	}
 	return out
 }
+
+// Secrets names the key values the adapter holds, for the node to scrub
+// from what it logs, returns and journals (a venue's error text may echo
+// them). They are never part of anything the adapter returns.
+func (a *Adapter) Secrets() []string { return []string{a.keyID, a.secret} }

@@ -651,3 +651,8 @@ func fromCreate(r *bn.CreateOrderResponse) node.VenueOrder {
 	out.AveragePrice = avg(r.CummulativeQuoteQuantity, out.Filled)
 	return out
 }
+
+// Secrets names the key values the adapter holds, for the node to scrub
+// from what it logs, returns and journals (a venue's error text may echo
+// them). They are never part of anything the adapter returns.
+func (a *Adapter) Secrets() []string { return []string{a.apiKey, a.apiSecret} }

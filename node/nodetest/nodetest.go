@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -52,6 +53,7 @@ type options struct {
 	venueTimeout time.Duration
 	markEvery    time.Duration
 	orderPolls   <-chan time.Time
+	logger       *slog.Logger
 }
 
 // Option configures NewServer.
@@ -100,6 +102,9 @@ func WithMarkEvery(d time.Duration) Option { return func(o *options) { o.markEve
 // run, so a test sees only what the stream and resyncs report.
 func WithOrderPolls(ticks <-chan time.Time) Option { return func(o *options) { o.orderPolls = ticks } }
 
+// WithLogger gives the node a logger (default: discard), as node.log.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
 // NewServer starts a node and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -136,7 +141,7 @@ func (s *Server) start(t testing.TB, addr string) {
 		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
 		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
-		OrderPolls: s.opts.orderPolls,
+		OrderPolls: s.opts.orderPolls, Logger: s.opts.logger,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

@@ -145,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 	if err := checkExchanges(cfg); err != nil {
 		return nil, err
 	}
+	scrubbing(&cfg) // no secret value in a log line, an answer or the journal
 	if err := checkMarks(cfg); err != nil {
 		return nil, err
 	}

@@ -70,16 +70,17 @@ type Fake struct {
 	venuefault.Faults
 	APIKey, Secret string
 
-	mu       sync.Mutex
-	symbols  map[string]*Symbol
-	balances map[string]decimal.Decimal
-	orders   []*Order
-	nextID   int64
-	conns    map[*websocket.Conn]int // subscribed connections → subscriptionId
-	subs     int                     // subscriptions made
-	refuse   *refusal
-	partial  bool
-	onOrder  func(Order)
+	mu        sync.Mutex
+	symbols   map[string]*Symbol
+	balances  map[string]decimal.Decimal
+	orders    []*Order
+	nextID    int64
+	conns     map[*websocket.Conn]int // subscribed connections → subscriptionId
+	subs      int                     // subscriptions made
+	refuse    *refusal
+	rejectMsg string
+	partial   bool
+	onOrder   func(Order)
 }
 
 // refusal is how the fake answers a subscription while RefuseStreams is on.
@@ -109,6 +110,11 @@ func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock(
 
 // OnOrder runs after an order is taken and before its answer is written.
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
+
+// RejectOrders makes every new order answer 400 with code -2010 and msg
+// (a venue whose error text echoes what it was sent, for one); "" takes
+// orders again.
+func (f *Fake) RejectOrders(msg string) { f.mu.Lock(); f.rejectMsg = msg; f.mu.Unlock() }
 
 // Subscriptions counts the user data stream subscriptions accepted.
 func (f *Fake) Subscriptions() int { f.mu.Lock(); defer f.mu.Unlock(); return f.subs }
@@ -382,6 +388,9 @@ func working(o *Order) bool { return o.Status == "NEW" || o.Status == "PARTIALLY
 
 // create implements POST /api/v3/order for MARKET and LIMIT (GTC/IOC).
 func (f *Fake) create(form url.Values) (int, any, *Order) {
+	if f.rejectMsg != "" {
+		return 400, errBody(-2010, f.rejectMsg), nil
+	}
 	s := f.symbols[form.Get("symbol")]
 	if s == nil {
 		return 400, errBody(-1121, "Invalid symbol."), nil
