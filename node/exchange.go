@@ -96,6 +96,10 @@ var (
 	ErrVenueUnknown = errors.New("the venue's answer was lost")
 	// ErrVenueNotFound: the venue answered that no such order exists.
 	ErrVenueNotFound = errors.New("the venue has no such order")
+	// ErrUnknownSymbol: the venue answered that it does not list a
+	// configured symbol (the message names it, and the venue's own symbol
+	// for it when one is found): a configuration error, not an outage.
+	ErrUnknownSymbol = errors.New("the venue does not list a configured symbol")
 )
 
 // VenueError wraps one of the errors above with the venue's message.

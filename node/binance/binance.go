@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,8 +215,16 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 	info, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) {
 		return a.c.NewExchangeInfoService().Symbols(symbols...).Do(ctx)
 	})
+	if isInvalidSymbol(err) {
+		return nil, a.unknownSymbols(ctx, symbols)
+	}
 	if err != nil {
 		return nil, a.classify(err)
+	}
+	for _, s := range symbols {
+		if !slices.ContainsFunc(info.Symbols, func(x bn.Symbol) bool { return x.Symbol == s }) {
+			return nil, a.unknownSymbols(ctx, symbols)
+		}
 	}
 	out := map[string]guardrail.Instrument{}
 	a.mu.Lock()
@@ -238,15 +247,76 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 		}
 		out[s.Symbol] = in
 	}
-	for _, s := range symbols {
-		if _, ok := out[s]; !ok {
-			return nil, fmt.Errorf("%s: binance does not list symbol %s (exchangeInfo)", a.name, s)
-		}
-	}
 	if a.quote == "" && len(symbols) > 0 {
 		a.quote = a.symbols[symbols[0]].QuoteAsset
 	}
 	return out, nil
+}
+
+// isInvalidSymbol reports Binance's answer that a symbol is not listed
+// (-1121 "Invalid symbol.").
+func isInvalidSymbol(err error) bool {
+	var api *common.APIError
+	return errors.As(err, &api) && api.Code == -1121
+}
+
+// unknownSymbols finds which of symbols Binance does not list, one
+// exchangeInfo read each, and for each the symbol Binance lists for the
+// same pair (BTC-USD: BTCUSD, else BTCUSDT, BTCUSDC or BTCFDUSD), so the
+// error says what to write in wicket.toml. A read that fails otherwise is
+// returned as it is (the venue may be unreachable, not misconfigured).
+func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
+	listed := func(s string) (bool, error) {
+		_, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) { return a.c.NewExchangeInfoService().Symbol(s).Do(ctx) })
+		if isInvalidSymbol(err) {
+			return false, nil
+		}
+		return err == nil, a.classify(err)
+	}
+	var missing []string
+	for _, s := range symbols {
+		ok, err := listed(s)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		what := s
+		for _, c := range symbolCandidates(s) {
+			found, err := listed(c)
+			if err != nil {
+				return err
+			}
+			if found {
+				what += fmt.Sprintf(" (binance's symbol for it is %s)", c)
+				break
+			}
+		}
+		missing = append(missing, what)
+	}
+	if len(missing) == 0 { // listed one by one, though not together: say so
+		missing = append(missing, "one of "+strings.Join(symbols, ", "))
+	}
+	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: fmt.Sprintf(
+		"binance does not list %s: write binance's own symbols in the symbols list of venue %s in wicket.toml", strings.Join(missing, ", "), a.name)}
+}
+
+// symbolCandidates are Binance's likely spellings of a pair written
+// another way: separators dropped and upper case, and for a USD quote the
+// stablecoins Binance quotes instead.
+func symbolCandidates(s string) []string {
+	parts := strings.FieldsFunc(strings.ToUpper(s), func(r rune) bool { return r == '-' || r == '/' || r == '_' || r == ' ' })
+	var out []string
+	if j := strings.Join(parts, ""); j != s && j != "" {
+		out = append(out, j)
+	}
+	if len(parts) == 2 && parts[1] == "USD" {
+		for _, q := range []string{"USDT", "USDC", "FDUSD"} {
+			out = append(out, parts[0]+q)
+		}
+	}
+	return out
 }
 
 // Account reads balances: cash is the free quote asset, positions the base

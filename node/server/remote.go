@@ -61,15 +61,16 @@ type remote struct {
 	cfg          project.Venue
 	ex           Exchange
 
-	instruments map[string]guardrail.Instrument
-	account     node.Account
-	synced      bool          // the account has been read at least once
-	accountSeq  int64         // the read that account came from (Server.readSeq)
-	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
-	external    []node.VenueOrder
-	connected   bool
-	polling     bool                       // a poll of the working orders is on its way (the stream is down)
-	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	instruments        map[string]guardrail.Instrument
+	account            node.Account
+	synced             bool          // the account has been read at least once
+	accountSeq         int64         // the read that account came from (Server.readSeq)
+	reads              *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
+	external           []node.VenueOrder
+	connected          bool
+	polling            bool                       // a poll of the working orders is on its way (the stream is down)
+	readingInstruments bool                       // a read of the instruments is on its way (none yet)
+	fees               map[string]decimal.Decimal // cumulative fee per order id, from fill events
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {

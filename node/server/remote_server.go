@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"wicket/internal/project"
@@ -631,15 +632,65 @@ func (r *remote) setAccount(acct node.Account, seq int64) {
 
 // --- background: streams and polls ---
 
-func (s *Server) startRemotes() {
+// checkSymbols reads each real venue's instruments at start, each read
+// bounded by VenueTimeout. A venue that answers that it does not list a
+// configured symbol stops the node, with the venue's own symbol named
+// when it has one: such a venue could never be traded. A venue that
+// cannot be read now is read again later (pollLoop). It returns what it
+// read, by venue.
+func checkSymbols(cfg Config) (map[string]map[string]guardrail.Instrument, error) {
+	type read struct {
+		name string
+		in   map[string]guardrail.Instrument
+		err  error
+	}
+	var venues []project.Venue
+	for _, vc := range cfg.Project.Venues {
+		if vc.Real() && cfg.Exchanges[vc.Name] != nil {
+			venues = append(venues, vc)
+		}
+	}
+	reads := make([]read, len(venues))
+	var wg sync.WaitGroup
+	for i, vc := range venues {
+		wg.Add(1)
+		go func() { // the venues at once: a start waits one timeout at most
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.VenueTimeout)
+			defer cancel()
+			in, err := cfg.Exchanges[vc.Name].Instruments(ctx, vc.Symbols)
+			reads[i] = read{vc.Name, in, err}
+		}()
+	}
+	wg.Wait()
+	out := map[string]map[string]guardrail.Instrument{}
+	for _, rd := range reads {
+		switch {
+		case errors.Is(rd.err, node.ErrUnknownSymbol):
+			return nil, fmt.Errorf("node: venue %s: %w", rd.name, rd.err)
+		case rd.err != nil:
+			cfg.Logger.Warn("venue instruments unreadable at start; read again at each poll, and orders wait for them", "venue", rd.name, "err", rd.err)
+		default:
+			out[rd.name] = rd.in
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) startRemotes(instruments map[string]map[string]guardrail.Instrument) {
 	anyReal := false
 	for _, vc := range s.cfg.Project.Venues {
 		if !vc.Real() {
 			continue
 		}
 		anyReal = true
-		name, ex := vc.Name, s.cfg.Exchanges[vc.Name]
-		s.enqueue(func() { s.reconcile(name, "the node started") }) //nolint:errcheck // the queue is empty at start
+		name, ex, in := vc.Name, s.cfg.Exchanges[vc.Name], instruments[vc.Name]
+		s.enqueue(func() { //nolint:errcheck // the queue is empty at start
+			if r := s.eng.remotes[name]; r != nil && in != nil && r.instruments == nil {
+				r.instruments = in
+			}
+			s.reconcile(name, "the node started")
+		})
 		s.wg.Add(2)
 		go s.streamLoop(name, ex)
 		go s.pollLoop(name, ex, vc.Symbols)
@@ -798,8 +849,38 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 	}
 }
 
+// readInstruments reads a real venue's instruments off the fold when the
+// node has none yet (the venue was unreachable at start), one read at a
+// time, and hands them to the fold.
+func (s *Server) readInstruments(name string) {
+	r := s.eng.remotes[name]
+	if r == nil || r.instruments != nil || r.readingInstruments || s.fault != nil {
+		return
+	}
+	r.readingInstruments = true
+	ex, symbols := r.ex, r.cfg.Symbols
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := s.venueCall()
+		in, err := ex.Instruments(ctx, symbols)
+		cancel()
+		s.enqueue(func() { //nolint:errcheck // a stopping node reads them at its next start
+			r.readingInstruments = false
+			switch {
+			case err != nil && s.bg.Err() == nil:
+				s.log.Warn("venue instruments still unreadable; orders wait for them", "venue", name, "err", err)
+			case err == nil && r.instruments == nil:
+				r.instruments = in
+				s.log.Info("venue instruments read", "venue", name, "symbols", len(in))
+			}
+		})
+	}()
+}
+
 // pollLoop reads the venue's marks and account every MarkEvery, off the
-// fold, and hands them to it.
+// fold, and hands them to it; and the venue's instruments while the node
+// has none.
 func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.MarkEvery)
@@ -829,6 +910,7 @@ func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 		if err != nil && s.bg.Err() == nil {
 			s.log.Warn("venue marks unreadable", "venue", name, "err", err)
 		}
+		s.enqueue(func() { s.readInstruments(name) }) //nolint:errcheck // the next poll tries again
 		select {
 		case <-s.bg.Done():
 			return

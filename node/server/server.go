@@ -161,6 +161,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OrderPollEvery <= 0 {
 		cfg.OrderPollEvery = DefaultOrderPollEvery
 	}
+	instruments, err := checkSymbols(cfg)
+	if err != nil {
+		return nil, err
+	}
 	j, err := journal.Open(cfg.JournalPath)
 	if err != nil {
 		return nil, err
@@ -187,7 +191,7 @@ func New(cfg Config) (*Server, error) {
 		j.Close()
 		return nil, err
 	}
-	s.startRemotes()
+	s.startRemotes(instruments)
 	ticks := cfg.Ticks
 	var stop func()
 	if ticks == nil && cfg.TickEvery > 0 {

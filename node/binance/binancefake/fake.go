@@ -204,12 +204,12 @@ func (f *Fake) DropStreams() {
 func (f *Fake) Streams() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.conns) }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/ws-api/v3" {
-		f.stream(w, r)
+	key := r.Method + " " + r.URL.Path
+	if f.Before(w, r) { // a venue that is down refuses the WebSocket API's handshake too
 		return
 	}
-	key := r.Method + " " + r.URL.Path
-	if f.Before(w, r) {
+	if r.URL.Path == "/ws-api/v3" {
+		f.stream(w, r)
 		return
 	}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
