@@ -44,6 +44,13 @@ type VenueOrder struct {
 	Fee           decimal.Decimal // cumulative, in the account currency when the venue says so
 	Reason        string          // why rejected or canceled, when the venue says
 	Updated       time.Time
+	// Notional is the fills' cumulative quote amount as the venue states it
+	// (Binance's cummulativeQuoteQty), so each fill's price is derived
+	// exactly; zero: Filled × AveragePrice.
+	Notional decimal.Decimal
+	// LastQuantity and LastPrice, on a report of one fill (a stream's
+	// trade event), are that fill's own quantity and price.
+	LastQuantity, LastPrice decimal.Decimal
 }
 
 // OrderRequest is a new order for a real venue.

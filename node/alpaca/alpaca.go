@@ -117,7 +117,7 @@ func (a *Adapter) cumulative(o *alp.Order) node.VenueOrder {
 		return vo
 	}
 	notional := own(o).notional.Add(p.notional)
-	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	vo.Quantity, vo.Filled, vo.Notional = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty), notional
 	if vo.Filled.IsPositive() {
 		vo.AveragePrice = notional.DivRound(vo.Filled, 10)
 	}
@@ -587,6 +587,7 @@ func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
 	if o.FilledAvgPrice != nil {
 		out.AveragePrice = *o.FilledAvgPrice
 	}
+	out.Notional = own(o).notional
 	return out
 }
 

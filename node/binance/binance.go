@@ -8,7 +8,8 @@
 // modify as cancel-replace (STOP_ON_FAILURE), instruments from
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
-// asset) and positions (the base assets). The node's client order id
+// asset) and positions (the base assets, each at the average price of
+// the account's trades that make it up). The node's client order id
 // travels as Binance's newClientOrderId, mapped reversibly to fit its
 // 36-character rule (ClientID, NodeID).
 //
@@ -20,6 +21,7 @@
 package binance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,6 +80,7 @@ type Adapter struct {
 	symbols map[string]*bn.Symbol // from exchangeInfo
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
+	costs   map[string]cost       // symbol → its holding's average price, for the quantity held then
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -115,7 +118,7 @@ func New(cfg Config) (*Adapter, error) {
 	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
 	c.Debug = false
 	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
-		now: cfg.Now, symbols: map[string]*bn.Symbol{}}, nil
+		now: cfg.Now, symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}, nil
 }
 
 type discard struct{}
@@ -333,7 +336,6 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 		return node.Account{}, a.classify(err)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	out := node.Account{ID: acct.AccountType, Currency: a.quote}
 	if acct.UID != 0 {
 		out.ID = fmt.Sprintf("uid %d (%s)", acct.UID, acct.AccountType)
@@ -351,7 +353,72 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 			out.Positions = append(out.Positions, node.VenuePosition{Symbol: sym, Quantity: q})
 		}
 	}
+	a.mu.Unlock()
+	for i, p := range out.Positions {
+		out.Positions[i].AveragePrice = a.averagePrice(ctx, p.Symbol, p.Quantity)
+	}
 	return out, nil
+}
+
+// cost is a holding's average price, computed from the trades for the
+// quantity held then.
+type cost struct{ qty, avg decimal.Decimal }
+
+// maxTrades is how many of a symbol's latest trades the average is
+// computed from (GET /api/v3/myTrades allows 1000 at most).
+const maxTrades = 1000
+
+// averagePrice is the average entry price of the quantity held of symbol,
+// from the account's trades (Binance spot keeps no position price): each
+// buy adds its quantity, less a commission charged in the base asset, at
+// its price; each sell takes its quantity out at the average. It is read
+// again only when the holding changes. When the trades do not account for
+// the whole holding (a deposit, or trades older than the latest 1000) it
+// is zero, unknown, rather than a wrong figure; so is a failed read.
+func (a *Adapter) averagePrice(ctx context.Context, symbol string, held decimal.Decimal) decimal.Decimal {
+	a.mu.Lock()
+	c, ok := a.costs[symbol]
+	base := ""
+	if s := a.symbols[symbol]; s != nil {
+		base = s.BaseAsset
+	}
+	a.mu.Unlock()
+	if ok && c.qty.Equal(held) {
+		return c.avg
+	}
+	trades, err := venuecall.Read(ctx, a.tr, func() ([]*bn.TradeV3, error) {
+		return a.c.NewListTradesService().Symbol(symbol).Limit(maxTrades).Do(ctx)
+	})
+	if err != nil {
+		return decimal.Zero
+	}
+	slices.SortFunc(trades, func(x, y *bn.TradeV3) int { return cmp.Compare(x.ID, y.ID) })
+	qty, spent := decimal.Zero, decimal.Zero
+	for _, t := range trades {
+		q, px := dec(t.Quantity), dec(t.Price)
+		if t.IsBuyer {
+			spent = spent.Add(q.Mul(px))
+			if t.CommissionAsset == base {
+				q = q.Sub(dec(t.Commission))
+			}
+			qty = qty.Add(q)
+			continue
+		}
+		if !qty.IsPositive() {
+			continue
+		}
+		q = decimal.Min(q, qty)
+		spent = spent.Sub(spent.Mul(q).Div(qty))
+		qty = qty.Sub(q)
+	}
+	avg := decimal.Zero
+	if qty.Equal(held) && qty.IsPositive() {
+		avg = spent.DivRound(qty, 10)
+	}
+	a.mu.Lock()
+	a.costs[symbol] = cost{held, avg}
+	a.mu.Unlock()
+	return avg
 }
 
 // Marks reads the last trade prices.
@@ -475,8 +542,8 @@ func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder 
 	if !ok || p.qty.IsZero() {
 		return vo
 	}
-	quote := vo.Filled.Mul(vo.AveragePrice).Add(p.quote)
-	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	quote := vo.Notional.Add(p.quote)
+	vo.Quantity, vo.Filled, vo.Notional = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty), quote
 	if vo.Filled.IsPositive() {
 		vo.AveragePrice = quote.DivRound(vo.Filled, 10)
 	}
@@ -553,7 +620,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	out := node.VenueOrder{ClientOrderID: NodeID(res.OrigClientOrderID), VenueOrderID: strconv.FormatInt(res.OrderID, 10), Symbol: res.Symbol,
 		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
 		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
-	out.AveragePrice = avg(res.CummulativeQuoteQuantity, out.Filled)
+	out.AveragePrice, out.Notional = avg(res.CummulativeQuoteQuantity, out.Filled), dec(res.CummulativeQuoteQuantity)
 	return a.cumulative(out, res.OrderID), nil
 }
 
@@ -710,7 +777,7 @@ func fromOrder(o *bn.Order) node.VenueOrder {
 	out := node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: o.Symbol,
 		Side: sideOf(o.Side), Type: typeOf(o.Type), TimeInForce: tifOf(o.TimeInForce), Quantity: dec(o.OrigQuantity), Price: dec(o.Price),
 		State: stateOf(o.Status), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime)}
-	out.AveragePrice = avg(o.CummulativeQuoteQuantity, out.Filled)
+	out.AveragePrice, out.Notional = avg(o.CummulativeQuoteQuantity, out.Filled), dec(o.CummulativeQuoteQuantity)
 	return out
 }
 
@@ -718,7 +785,7 @@ func fromCreate(r *bn.CreateOrderResponse) node.VenueOrder {
 	out := node.VenueOrder{ClientOrderID: NodeID(r.ClientOrderID), VenueOrderID: strconv.FormatInt(r.OrderID, 10), Symbol: r.Symbol,
 		Side: sideOf(r.Side), Type: typeOf(r.Type), TimeInForce: tifOf(r.TimeInForce), Quantity: dec(r.OrigQuantity), Price: dec(r.Price),
 		State: stateOf(r.Status), Filled: dec(r.ExecutedQuantity), Updated: msTime(r.TransactTime)}
-	out.AveragePrice = avg(r.CummulativeQuoteQuantity, out.Filled)
+	out.AveragePrice, out.Notional = avg(r.CummulativeQuoteQuantity, out.Filled), dec(r.CummulativeQuoteQuantity)
 	return out
 }
 

@@ -178,6 +178,9 @@ func (a *Adapter) fromUpdate(u bn.WsOrderUpdate) (node.VenueOrder, bool) {
 	if out.Reason == "NONE" {
 		out.Reason = ""
 	}
-	out.AveragePrice = avg(u.FilledQuoteVolume, out.Filled)
+	out.AveragePrice, out.Notional = avg(u.FilledQuoteVolume, out.Filled), dec(u.FilledQuoteVolume)
+	if u.ExecutionType == "TRADE" { // the report of one fill: l and L are its own quantity and price
+		out.LastQuantity, out.LastPrice = dec(u.LatestVolume), dec(u.LatestPrice)
+	}
 	return a.cumulative(out, u.Id), true
 }

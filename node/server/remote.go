@@ -71,10 +71,11 @@ type remote struct {
 	polling            bool                       // a poll of the working orders is on its way (the stream is down)
 	readingInstruments bool                       // a read of the instruments is on its way (none yet)
 	fees               map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	booked             map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
-	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, reads: reads}
+	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, booked: map[string]decimal.Decimal{}, reads: reads}
 }
 
 // Apply keeps the per-order fee totals beside the book, and books a fill
@@ -86,6 +87,7 @@ func (r *remote) Apply(ev node.Event) error {
 	}
 	if ev.Kind == node.EventFilled {
 		r.fees[ev.OrderID] = r.fees[ev.OrderID].Add(ev.Fee)
+		r.booked[ev.OrderID] = r.booked[ev.OrderID].Add(ev.Quantity.Mul(ev.Price))
 		r.book(ev)
 	}
 	return nil
@@ -317,17 +319,28 @@ func orderEvent(r *remote, o node.Order, now time.Time) node.Event {
 }
 
 // fills emits the fill that brings node order cur to the cumulative
-// filled quantity (and average price, and fee) of the venue's report vo,
-// when the report holds more than the node has booked.
+// filled quantity (and quote amount, and fee) of the venue's report vo,
+// when the report holds more than the node has booked. Its price is the
+// report's own fill price when the report is of exactly that one fill;
+// else the venue's cumulative quote amount less what the node booked,
+// over the new quantity: decimal throughout, so a fill at 44020 books at
+// 44020, never at a rounded average's 44019.9999999999.
 func (e *engine) fills(r *remote, cur node.Order, vo node.VenueOrder, base node.Event) {
 	delta := vo.Filled.Sub(cur.Filled)
 	if !delta.IsPositive() {
 		return
 	}
-	notional := vo.Filled.Mul(vo.AveragePrice).Sub(cur.Filled.Mul(cur.AveragePrice))
 	ev := base
 	ev.Kind, ev.Quantity = node.EventFilled, decimal.Min(delta, cur.Remaining())
-	ev.Price = notional.DivRound(delta, 10)
+	if vo.LastQuantity.Equal(delta) && vo.LastPrice.IsPositive() {
+		ev.Price = vo.LastPrice
+	} else {
+		total := vo.Notional
+		if total.IsZero() {
+			total = vo.Filled.Mul(vo.AveragePrice)
+		}
+		ev.Price = total.Sub(r.booked[cur.ID]).DivRound(delta, 10)
+	}
 	if fee := vo.Fee.Sub(r.fees[cur.ID]); fee.IsPositive() {
 		ev.Fee = fee
 	}

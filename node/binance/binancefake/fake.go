@@ -4,7 +4,7 @@
 // "General API Information" (errors, 429 with Retry-After, signed
 // endpoints), "Market Data endpoints" (exchangeInfo, ticker/price),
 // "Trading endpoints" (POST/GET/DELETE /api/v3/order, order/cancelReplace,
-// openOrders), "Account endpoints" (/api/v3/account) and the WebSocket
+// openOrders), "Account endpoints" (/api/v3/account, /api/v3/myTrades) and the WebSocket
 // API's user data stream (userDataStream.subscribe.signature on
 // /ws-api/v3, then executionReport events wrapped with their
 // subscriptionId). The deprecated listen-key endpoints are not served.
@@ -64,6 +64,17 @@ type Order struct {
 	Time          int64
 }
 
+// trade is one fill, as GET /api/v3/myTrades lists it.
+type trade struct {
+	id, orderID  int64
+	symbol       string
+	price, qty   decimal.Decimal
+	buyer        bool
+	commission   decimal.Decimal
+	commissionIn string
+	time         int64
+}
+
 // Fake is a running fake exchange.
 type Fake struct {
 	*httptest.Server
@@ -79,6 +90,7 @@ type Fake struct {
 	subs      int                     // subscriptions made
 	refuse    *refusal
 	rejectMsg string
+	trades    []trade
 	partial   bool
 	onOrder   func(Order)
 }
@@ -180,12 +192,19 @@ func (f *Fake) Cross() {
 }
 
 // FillPart fills qty of a working order at its limit price.
-func (f *Fake) FillPart(orderID int64, qty string) {
+func (f *Fake) FillPart(orderID int64, qty string) { f.FillPartAt(orderID, qty, "") }
+
+// FillPartAt fills qty of a working order at price ("": its limit).
+func (f *Fake) FillPartAt(orderID int64, qty, price string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, o := range f.orders {
 		if o.ID == orderID && working(o) {
-			f.fill(o, decimal.RequireFromString(qty), o.Price)
+			px := o.Price
+			if price != "" {
+				px = decimal.RequireFromString(price)
+			}
+			f.fill(o, decimal.RequireFromString(qty), px)
 		}
 	}
 }
@@ -258,6 +277,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, body = f.cancelReplace(r.Form)
 	case "GET /api/v3/openOrders":
 		status, body = f.open(r.Form)
+	case "GET /api/v3/myTrades":
+		status, body = f.myTrades(r.Form)
 	default:
 		status, body = 404, errBody(-1000, "unknown endpoint "+key)
 	}
@@ -477,7 +498,36 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 		f.balances[s.Quote] = f.balances[s.Quote].Add(qty.Mul(price))
 		f.balances[s.Base] = f.balances[s.Base].Sub(qty)
 	}
+	f.trades = append(f.trades, trade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, price: price, qty: qty,
+		buyer: o.Side == "BUY", commissionIn: s.Quote, time: time.Now().UnixMilli()})
 	f.report(o, "TRADE", qty, price)
+}
+
+// myTrades implements GET /api/v3/myTrades for a symbol: the most recent
+// limit (default 500, at most 1000) trades, oldest first.
+func (f *Fake) myTrades(form url.Values) (int, any) {
+	if f.symbols[form.Get("symbol")] == nil {
+		return 400, errBody(-1121, "Invalid symbol.")
+	}
+	limit := 500
+	if l, err := strconv.Atoi(form.Get("limit")); err == nil && l > 0 {
+		limit = min(l, 1000)
+	}
+	var list []trade
+	for _, t := range f.trades {
+		if t.symbol == form.Get("symbol") {
+			list = append(list, t)
+		}
+	}
+	list = list[max(0, len(list)-limit):]
+	out := []map[string]any{}
+	for _, t := range list {
+		out = append(out, map[string]any{"symbol": t.symbol, "id": t.id, "orderId": t.orderID, "orderListId": -1,
+			"price": t.price.String(), "qty": t.qty.String(), "quoteQty": t.qty.Mul(t.price).String(),
+			"commission": t.commission.String(), "commissionAsset": t.commissionIn, "time": t.time,
+			"isBuyer": t.buyer, "isMaker": false, "isBestMatch": true})
+	}
+	return 200, out
 }
 
 // full is the FULL response of an order.
