@@ -310,6 +310,10 @@ func TestStreamRefusedWithItsReason(t *testing.T) {
 	if err := bad.Stream(ctx(t), func(node.VenueUpdate) {}); err == nil || !strings.Contains(err.Error(), "-1022") {
 		t.Errorf("a subscription signed with the wrong secret: %v", err)
 	}
+	f.Fail5xx(1) // the handshake itself refused
+	if err := a.Stream(ctx(t), func(node.VenueUpdate) {}); err == nil || !strings.Contains(err.Error(), "HTTP 503") || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("a refused handshake: %v", err)
+	}
 }
 
 // TestOpenOrdersOfAnUnknownReplacement: an open order that is a
