@@ -18,7 +18,8 @@
 // lost is node.ErrVenueUnknown. Reads and lookups retry a bounded number
 // of times; 429 answers close a gate until Retry-After (the library's own
 // 429 retry never runs: the transport answers first). It never logs,
-// returns or wraps a key, and never rounds a quantity or price.
+// returns or wraps a key (Secrets names them to the node, only so that it
+// can scrub them), and never rounds a quantity or price.
 package alpaca
 
 import (

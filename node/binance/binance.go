@@ -16,8 +16,9 @@
 // It never resends a write: a submit, cancel or replace whose answer is
 // lost is reported as node.ErrVenueUnknown. Reads and lookups retry a
 // bounded number of times; 429/418 answers close a gate until Retry-After.
-// It never logs, returns or wraps a key, and never rounds a quantity or
-// price (the node checks them against the instruments first).
+// It never logs, returns or wraps a key (Secrets names them to the node,
+// only so that it can scrub them), and never rounds a quantity or price
+// (the node checks them against the instruments first).
 package binance
 
 import (

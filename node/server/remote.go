@@ -61,17 +61,19 @@ type remote struct {
 	cfg          project.Venue
 	ex           Exchange
 
-	instruments        map[string]guardrail.Instrument
-	account            node.Account
-	synced             bool          // the account has been read at least once
-	accountSeq         int64         // the read that account came from (Server.readSeq)
-	reads              *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
-	external           []node.VenueOrder
-	connected          bool
-	polling            bool                       // a poll of the working orders is on its way (the stream is down)
-	readingInstruments bool                       // a read of the instruments is on its way (none yet)
-	fees               map[string]decimal.Decimal // cumulative fee per order id, from fill events
-	booked             map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
+	instruments map[string]guardrail.Instrument
+	account     node.Account
+	synced      bool          // the account has been read at least once
+	accountSeq  int64         // the read that account came from (Server.readSeq)
+	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
+	external    []node.VenueOrder
+	connected   bool
+	// polling and readingInstruments: a poll of the working orders (the
+	// stream is down) or a read of the instruments (none yet) is on its
+	// way; cleared by the reader when done, even if its answer is dropped.
+	polling, readingInstruments atomic.Bool
+	fees                        map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	booked                      map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {

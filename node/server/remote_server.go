@@ -796,7 +796,7 @@ func (s *Server) pollOrders() {
 	}
 	for _, name := range s.eng.names {
 		r := s.eng.remotes[name]
-		if r == nil || r.connected || r.polling {
+		if r == nil || r.connected || r.polling.Load() {
 			continue
 		}
 		orders := r.OpenOrders() // open and pending
@@ -808,11 +808,12 @@ func (s *Server) pollOrders() {
 		for _, o := range orders {
 			start[o.ID] = o.VenueOrderID
 		}
-		r.polling = true
+		r.polling.Store(true)
 		ex := r.ex
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer r.polling.Store(false)
 			var found []node.VenueOrder
 			for _, o := range orders {
 				ctx, cancel := s.venueCall()
@@ -833,7 +834,6 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 	if r == nil || s.fault != nil {
 		return
 	}
-	r.polling = false
 	now := s.cfg.Now()
 	for _, vo := range found {
 		s.eng.observe(r, vo, start, now)
@@ -854,19 +854,19 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 // time, and hands them to the fold.
 func (s *Server) readInstruments(name string) {
 	r := s.eng.remotes[name]
-	if r == nil || r.instruments != nil || r.readingInstruments || s.fault != nil {
+	if r == nil || r.instruments != nil || r.readingInstruments.Load() || s.fault != nil {
 		return
 	}
-	r.readingInstruments = true
+	r.readingInstruments.Store(true)
 	ex, symbols := r.ex, r.cfg.Symbols
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer r.readingInstruments.Store(false)
 		ctx, cancel := s.venueCall()
 		in, err := ex.Instruments(ctx, symbols)
 		cancel()
-		s.enqueue(func() { //nolint:errcheck // a stopping node reads them at its next start
-			r.readingInstruments = false
+		s.enqueue(func() { //nolint:errcheck // dropped: the next poll reads them again
 			switch {
 			case err != nil && s.bg.Err() == nil:
 				s.log.Warn("venue instruments still unreadable; orders wait for them", "venue", name, "err", err)
