@@ -44,6 +44,13 @@ type VenueOrder struct {
 	Fee           decimal.Decimal // cumulative, in the account currency when the venue says so
 	Reason        string          // why rejected or canceled, when the venue says
 	Updated       time.Time
+	// Notional is the fills' cumulative quote amount as the venue states it
+	// (Binance's cummulativeQuoteQty), so each fill's price is derived
+	// exactly; zero: Filled × AveragePrice.
+	Notional decimal.Decimal
+	// LastQuantity and LastPrice, on a report of one fill (a stream's
+	// trade event), are that fill's own quantity and price.
+	LastQuantity, LastPrice decimal.Decimal
 }
 
 // OrderRequest is a new order for a real venue.
@@ -96,6 +103,10 @@ var (
 	ErrVenueUnknown = errors.New("the venue's answer was lost")
 	// ErrVenueNotFound: the venue answered that no such order exists.
 	ErrVenueNotFound = errors.New("the venue has no such order")
+	// ErrUnknownSymbol: the venue answered that it does not list a
+	// configured symbol (the message names it, and the venue's own symbol
+	// for it when one is found): a configuration error, not an outage.
+	ErrUnknownSymbol = errors.New("the venue does not list a configured symbol")
 )
 
 // VenueError wraps one of the errors above with the venue's message.

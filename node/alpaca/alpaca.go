@@ -18,7 +18,8 @@
 // lost is node.ErrVenueUnknown. Reads and lookups retry a bounded number
 // of times; 429 answers close a gate until Retry-After (the library's own
 // 429 retry never runs: the transport answers first). It never logs,
-// returns or wraps a key, and never rounds a quantity or price.
+// returns or wraps a key (Secrets names them to the node, only so that it
+// can scrub them), and never rounds a quantity or price.
 package alpaca
 
 import (
@@ -117,7 +118,7 @@ func (a *Adapter) cumulative(o *alp.Order) node.VenueOrder {
 		return vo
 	}
 	notional := own(o).notional.Add(p.notional)
-	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	vo.Quantity, vo.Filled, vo.Notional = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty), notional
 	if vo.Filled.IsPositive() {
 		vo.AveragePrice = notional.DivRound(vo.Filled, 10)
 	}
@@ -272,6 +273,9 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 	for _, s := range symbols {
 		vs := a.venueSymbol(s)
 		as, err := venuecall.Read(ctx, a.tr, func() (assetRules, error) { return a.asset(ctx, vs) })
+		if notFound(err) {
+			return nil, a.unknownSymbol(ctx, s)
+		}
 		if err != nil {
 			return nil, a.classify(err)
 		}
@@ -300,6 +304,50 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 		out[s] = in
 	}
 	return out, nil
+}
+
+func notFound(err error) bool {
+	var api *alp.APIError
+	return errors.As(err, &api) && api.StatusCode == http.StatusNotFound
+}
+
+// unknownSymbol is the error for a symbol Alpaca has no asset for, naming
+// the wicket spelling of the asset Alpaca lists for the same pair when
+// there is one (BTCUSD or btc-usd: BTC-USD, which travels as BTC/USD). A
+// read that fails otherwise is returned as it is.
+func (a *Adapter) unknownSymbol(ctx context.Context, s string) error {
+	msg := fmt.Sprintf("alpaca has no asset %s", s)
+	for _, c := range alpacaCandidates(s) {
+		_, err := venuecall.Read(ctx, a.tr, func() (assetRules, error) { return a.asset(ctx, c) })
+		if notFound(err) {
+			continue
+		}
+		if err != nil {
+			return a.classify(err)
+		}
+		msg += fmt.Sprintf(" (alpaca lists %s, written %s in wicket.toml)", c, strings.ReplaceAll(c, "/", "-"))
+		break
+	}
+	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: msg +
+		fmt.Sprintf(": write alpaca's symbols in the symbols list of venue %s in wicket.toml (stocks as SPY, crypto pairs as BTC-USD)", a.name)}
+}
+
+// alpacaCandidates are Alpaca's likely spellings of a symbol written
+// another way: upper case, and a crypto pair with its slash.
+func alpacaCandidates(s string) []string {
+	up := strings.ReplaceAll(strings.ToUpper(s), "-", "/")
+	var out []string
+	if up != strings.ReplaceAll(s, "-", "/") {
+		out = append(out, up)
+	}
+	if !strings.Contains(up, "/") {
+		for _, q := range []string{"USD", "USDT", "USDC", "BTC"} {
+			if base, ok := strings.CutSuffix(up, q); ok && base != "" {
+				out = append(out, base+"/"+q)
+			}
+		}
+	}
+	return out
 }
 
 // Account reads cash, buying power and positions.
@@ -540,5 +588,11 @@ func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
 	if o.FilledAvgPrice != nil {
 		out.AveragePrice = *o.FilledAvgPrice
 	}
+	out.Notional = own(o).notional
 	return out
 }
+
+// Secrets names the key values the adapter holds, for the node to scrub
+// from what it logs, returns and journals (a venue's error text may echo
+// them). They are never part of anything the adapter returns.
+func (a *Adapter) Secrets() []string { return []string{a.keyID, a.secret} }

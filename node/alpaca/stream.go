@@ -88,6 +88,9 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 			}
 		}
 		vo := a.cumulative(&u.Order)
+		if (u.Event == "fill" || u.Event == "partial_fill") && u.Qty != nil && u.Price != nil {
+			vo.LastQuantity, vo.LastPrice = *u.Qty, *u.Price // the fill's own, as Alpaca states them
+		}
 		updates(node.VenueUpdate{Order: &vo})
 	}
 }

@@ -1,31 +1,35 @@
 // Package binance is the node's adapter for a Binance spot account
 // (environment testnet, the default, or live), through
-// github.com/adshao/go-binance/v2 for REST and the venue's documented user
-// data stream (a websocket on a listen key kept alive with PUT) for order
+// github.com/adshao/go-binance/v2 for REST and the venue's WebSocket API
+// (a signed userDataStream.subscribe.signature subscription) for order
 // updates.
 //
 // It maps the node's vocabulary to Binance's: market/limit × GTC/IOC,
 // modify as cancel-replace (STOP_ON_FAILURE), instruments from
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
-// asset) and positions (the base assets). The node's client order id
+// asset) and positions (the base assets, each at the average price of
+// the account's trades that make it up). The node's client order id
 // travels as Binance's newClientOrderId, mapped reversibly to fit its
 // 36-character rule (ClientID, NodeID).
 //
 // It never resends a write: a submit, cancel or replace whose answer is
 // lost is reported as node.ErrVenueUnknown. Reads and lookups retry a
 // bounded number of times; 429/418 answers close a gate until Retry-After.
-// It never logs, returns or wraps a key, and never rounds a quantity or
-// price (the node checks them against the instruments first).
+// It never logs, returns or wraps a key (Secrets names them to the node,
+// only so that it can scrub them), and never rounds a quantity or price
+// (the node checks them against the instruments first).
 package binance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,15 +49,14 @@ import (
 // Endpoints of the environments (Binance spot API documentation, "General
 // API Information" and the spot testnet's page).
 const (
-	LiveREST    = "https://api.binance.com"
-	TestnetREST = "https://testnet.binance.vision"
-	LiveWS      = "wss://stream.binance.com:9443/ws"
-	TestnetWS   = "wss://stream.testnet.binance.vision/ws"
+	LiveREST     = "https://api.binance.com"
+	TestnetREST  = "https://testnet.binance.vision"
+	LiveWSAPI    = "wss://ws-api.binance.com:443/ws-api/v3"
+	TestnetWSAPI = "wss://ws-api.testnet.binance.vision/ws-api/v3"
 )
 
-// DefaultKeepAlive is how often the listen key is kept alive (Binance
-// expires it after 60 minutes without a keep-alive).
-const DefaultKeepAlive = 30 * time.Minute
+// wsAPIPath is the WebSocket API's path under a base_url's host.
+const wsAPIPath = "/ws-api/v3"
 
 // Config configures an Adapter.
 type Config struct {
@@ -61,24 +64,24 @@ type Config struct {
 	APIKey    string
 	APISecret string
 	Timeout   time.Duration    // per HTTP request (default 10s)
-	KeepAlive time.Duration    // listen-key keep-alive (default DefaultKeepAlive)
 	Now       func() time.Time // default time.Now
 	Transport http.RoundTripper
 }
 
 // Adapter is one Binance spot account.
 type Adapter struct {
-	name, env string
-	c         *bn.Client
-	tr        *venuecall.Transport
-	wsBase    string
-	keepAlive time.Duration
-	now       func() time.Time
+	name, env         string
+	c                 *bn.Client
+	tr                *venuecall.Transport
+	wsAPI             string // the WebSocket API's endpoint
+	apiKey, apiSecret string // sign the stream's subscription
+	now               func() time.Time
 
 	mu      sync.Mutex
 	symbols map[string]*bn.Symbol // from exchangeInfo
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
+	costs   map[string]cost       // symbol → its holding's average price, for the quantity held then
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -87,9 +90,9 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("venue %s: binance keys missing: set %s and %s in the environment or settings/secrets.env",
 			cfg.Venue.Name, project.KeyBinanceAPIKey, project.KeyBinanceAPISecret)
 	}
-	rest, ws := TestnetREST, TestnetWS
+	rest, ws := TestnetREST, TestnetWSAPI
 	if cfg.Venue.Environment == project.EnvLive {
-		rest, ws = LiveREST, LiveWS
+		rest, ws = LiveREST, LiveWSAPI
 	}
 	if cfg.Venue.BaseURL != "" {
 		u, err := url.Parse(cfg.Venue.BaseURL)
@@ -101,13 +104,10 @@ func New(cfg Config) (*Adapter, error) {
 		if u.Scheme == "https" {
 			scheme = "wss"
 		}
-		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/ws"
+		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + wsAPIPath
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.KeepAlive <= 0 {
-		cfg.KeepAlive = DefaultKeepAlive
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -118,8 +118,8 @@ func New(cfg Config) (*Adapter, error) {
 	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
 	c.Debug = false
-	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsBase: ws, keepAlive: cfg.KeepAlive, now: cfg.Now,
-		symbols: map[string]*bn.Symbol{}}, nil
+	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
+		now: cfg.Now, symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}, nil
 }
 
 type discard struct{}
@@ -219,8 +219,16 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 	info, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) {
 		return a.c.NewExchangeInfoService().Symbols(symbols...).Do(ctx)
 	})
+	if isInvalidSymbol(err) {
+		return nil, a.unknownSymbols(ctx, symbols)
+	}
 	if err != nil {
 		return nil, a.classify(err)
+	}
+	for _, s := range symbols {
+		if !slices.ContainsFunc(info.Symbols, func(x bn.Symbol) bool { return x.Symbol == s }) {
+			return nil, a.unknownSymbols(ctx, symbols)
+		}
 	}
 	out := map[string]guardrail.Instrument{}
 	a.mu.Lock()
@@ -243,15 +251,76 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 		}
 		out[s.Symbol] = in
 	}
-	for _, s := range symbols {
-		if _, ok := out[s]; !ok {
-			return nil, fmt.Errorf("%s: binance does not list symbol %s (exchangeInfo)", a.name, s)
-		}
-	}
 	if a.quote == "" && len(symbols) > 0 {
 		a.quote = a.symbols[symbols[0]].QuoteAsset
 	}
 	return out, nil
+}
+
+// isInvalidSymbol reports Binance's answer that a symbol is not listed
+// (-1121 "Invalid symbol.").
+func isInvalidSymbol(err error) bool {
+	var api *common.APIError
+	return errors.As(err, &api) && api.Code == -1121
+}
+
+// unknownSymbols finds which of symbols Binance does not list, one
+// exchangeInfo read each, and for each the symbol Binance lists for the
+// same pair (BTC-USD: BTCUSD, else BTCUSDT, BTCUSDC or BTCFDUSD), so the
+// error says what to write in wicket.toml. A read that fails otherwise is
+// returned as it is (the venue may be unreachable, not misconfigured).
+func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
+	listed := func(s string) (bool, error) {
+		_, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) { return a.c.NewExchangeInfoService().Symbol(s).Do(ctx) })
+		if isInvalidSymbol(err) {
+			return false, nil
+		}
+		return err == nil, a.classify(err)
+	}
+	var missing []string
+	for _, s := range symbols {
+		ok, err := listed(s)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		what := s
+		for _, c := range symbolCandidates(s) {
+			found, err := listed(c)
+			if err != nil {
+				return err
+			}
+			if found {
+				what += fmt.Sprintf(" (binance's symbol for it is %s)", c)
+				break
+			}
+		}
+		missing = append(missing, what)
+	}
+	if len(missing) == 0 { // listed one by one, though not together: say so
+		missing = append(missing, "one of "+strings.Join(symbols, ", "))
+	}
+	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: fmt.Sprintf(
+		"binance does not list %s: write binance's own symbols in the symbols list of venue %s in wicket.toml", strings.Join(missing, ", "), a.name)}
+}
+
+// symbolCandidates are Binance's likely spellings of a pair written
+// another way: separators dropped and upper case, and for a USD quote the
+// stablecoins Binance quotes instead.
+func symbolCandidates(s string) []string {
+	parts := strings.FieldsFunc(strings.ToUpper(s), func(r rune) bool { return r == '-' || r == '/' || r == '_' || r == ' ' })
+	var out []string
+	if j := strings.Join(parts, ""); j != s && j != "" {
+		out = append(out, j)
+	}
+	if len(parts) == 2 && parts[1] == "USD" {
+		for _, q := range []string{"USDT", "USDC", "FDUSD"} {
+			out = append(out, parts[0]+q)
+		}
+	}
+	return out
 }
 
 // Account reads balances: cash is the free quote asset, positions the base
@@ -268,7 +337,6 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 		return node.Account{}, a.classify(err)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	out := node.Account{ID: acct.AccountType, Currency: a.quote}
 	if acct.UID != 0 {
 		out.ID = fmt.Sprintf("uid %d (%s)", acct.UID, acct.AccountType)
@@ -286,7 +354,72 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 			out.Positions = append(out.Positions, node.VenuePosition{Symbol: sym, Quantity: q})
 		}
 	}
+	a.mu.Unlock()
+	for i, p := range out.Positions {
+		out.Positions[i].AveragePrice = a.averagePrice(ctx, p.Symbol, p.Quantity)
+	}
 	return out, nil
+}
+
+// cost is a holding's average price, computed from the trades for the
+// quantity held then.
+type cost struct{ qty, avg decimal.Decimal }
+
+// maxTrades is how many of a symbol's latest trades the average is
+// computed from (GET /api/v3/myTrades allows 1000 at most).
+const maxTrades = 1000
+
+// averagePrice is the average entry price of the quantity held of symbol,
+// from the account's trades (Binance spot keeps no position price): each
+// buy adds its quantity, less a commission charged in the base asset, at
+// its price; each sell takes its quantity out at the average. It is read
+// again only when the holding changes. When the trades do not account for
+// the whole holding (a deposit, or trades older than the latest 1000) it
+// is zero, unknown, rather than a wrong figure; so is a failed read.
+func (a *Adapter) averagePrice(ctx context.Context, symbol string, held decimal.Decimal) decimal.Decimal {
+	a.mu.Lock()
+	c, ok := a.costs[symbol]
+	base := ""
+	if s := a.symbols[symbol]; s != nil {
+		base = s.BaseAsset
+	}
+	a.mu.Unlock()
+	if ok && c.qty.Equal(held) {
+		return c.avg
+	}
+	trades, err := venuecall.Read(ctx, a.tr, func() ([]*bn.TradeV3, error) {
+		return a.c.NewListTradesService().Symbol(symbol).Limit(maxTrades).Do(ctx)
+	})
+	if err != nil {
+		return decimal.Zero
+	}
+	slices.SortFunc(trades, func(x, y *bn.TradeV3) int { return cmp.Compare(x.ID, y.ID) })
+	qty, spent := decimal.Zero, decimal.Zero
+	for _, t := range trades {
+		q, px := dec(t.Quantity), dec(t.Price)
+		if t.IsBuyer {
+			spent = spent.Add(q.Mul(px))
+			if t.CommissionAsset == base {
+				q = q.Sub(dec(t.Commission))
+			}
+			qty = qty.Add(q)
+			continue
+		}
+		if !qty.IsPositive() {
+			continue
+		}
+		q = decimal.Min(q, qty)
+		spent = spent.Sub(spent.Mul(q).Div(qty))
+		qty = qty.Sub(q)
+	}
+	avg := decimal.Zero
+	if qty.Equal(held) && qty.IsPositive() {
+		avg = spent.DivRound(qty, 10)
+	}
+	a.mu.Lock()
+	a.costs[symbol] = cost{held, avg}
+	a.mu.Unlock()
+	return avg
 }
 
 // Marks reads the last trade prices.
@@ -410,8 +543,8 @@ func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder 
 	if !ok || p.qty.IsZero() {
 		return vo
 	}
-	quote := vo.Filled.Mul(vo.AveragePrice).Add(p.quote)
-	vo.Quantity, vo.Filled = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty)
+	quote := vo.Notional.Add(p.quote)
+	vo.Quantity, vo.Filled, vo.Notional = vo.Quantity.Add(p.qty), vo.Filled.Add(p.qty), quote
 	if vo.Filled.IsPositive() {
 		vo.AveragePrice = quote.DivRound(vo.Filled, 10)
 	}
@@ -488,7 +621,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	out := node.VenueOrder{ClientOrderID: NodeID(res.OrigClientOrderID), VenueOrderID: strconv.FormatInt(res.OrderID, 10), Symbol: res.Symbol,
 		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
 		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
-	out.AveragePrice = avg(res.CummulativeQuoteQuantity, out.Filled)
+	out.AveragePrice, out.Notional = avg(res.CummulativeQuoteQuantity, out.Filled), dec(res.CummulativeQuoteQuantity)
 	return a.cumulative(out, res.OrderID), nil
 }
 
@@ -645,7 +778,7 @@ func fromOrder(o *bn.Order) node.VenueOrder {
 	out := node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: o.Symbol,
 		Side: sideOf(o.Side), Type: typeOf(o.Type), TimeInForce: tifOf(o.TimeInForce), Quantity: dec(o.OrigQuantity), Price: dec(o.Price),
 		State: stateOf(o.Status), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime)}
-	out.AveragePrice = avg(o.CummulativeQuoteQuantity, out.Filled)
+	out.AveragePrice, out.Notional = avg(o.CummulativeQuoteQuantity, out.Filled), dec(o.CummulativeQuoteQuantity)
 	return out
 }
 
@@ -653,6 +786,11 @@ func fromCreate(r *bn.CreateOrderResponse) node.VenueOrder {
 	out := node.VenueOrder{ClientOrderID: NodeID(r.ClientOrderID), VenueOrderID: strconv.FormatInt(r.OrderID, 10), Symbol: r.Symbol,
 		Side: sideOf(r.Side), Type: typeOf(r.Type), TimeInForce: tifOf(r.TimeInForce), Quantity: dec(r.OrigQuantity), Price: dec(r.Price),
 		State: stateOf(r.Status), Filled: dec(r.ExecutedQuantity), Updated: msTime(r.TransactTime)}
-	out.AveragePrice = avg(r.CummulativeQuoteQuantity, out.Filled)
+	out.AveragePrice, out.Notional = avg(r.CummulativeQuoteQuantity, out.Filled), dec(r.CummulativeQuoteQuantity)
 	return out
 }
+
+// Secrets names the key values the adapter holds, for the node to scrub
+// from what it logs, returns and journals (a venue's error text may echo
+// them). They are never part of anything the adapter returns.
+func (a *Adapter) Secrets() []string { return []string{a.apiKey, a.apiSecret} }

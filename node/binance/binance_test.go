@@ -244,7 +244,7 @@ func TestReadRetries(t *testing.T) {
 }
 
 func TestStream(t *testing.T) {
-	f, a := start(t, func(c *binance.Config) { c.KeepAlive = 50 * time.Millisecond })
+	f, a := start(t)
 	f.PartialFills(true)
 	updates := make(chan node.VenueUpdate, 64)
 	sctx, cancel := context.WithCancel(context.Background())
@@ -276,12 +276,8 @@ func TestStream(t *testing.T) {
 	if u := next(); u.Order == nil || !u.Order.Filled.Equal(d("0.01")) || u.Order.State != node.VenueFilled {
 		t.Errorf("final fill report %+v", u.Order)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for f.KeepAlives() < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if f.KeepAlives() < 2 {
-		t.Errorf("listen key kept alive %d times", f.KeepAlives())
+	if n := f.Subscriptions(); n != 1 {
+		t.Errorf("%d subscriptions through the WebSocket API, want 1", n)
 	}
 	f.DropStreams()
 	select {
@@ -293,6 +289,31 @@ func TestStream(t *testing.T) {
 		t.Fatal("a dropped stream did not end Stream")
 	}
 	cancel()
+}
+
+// TestStreamRefusedWithItsReason: a subscription the venue refuses ends
+// Stream at once with the venue's status, code and message, and never
+// reports the stream connected.
+func TestStreamRefusedWithItsReason(t *testing.T) {
+	f, a := start(t)
+	f.RefuseStreams(410, -1099, "This endpoint is gone; use the WebSocket API.")
+	connected := false
+	err := a.Stream(ctx(t), func(u node.VenueUpdate) { connected = connected || u.Connected })
+	if err == nil || connected || !strings.Contains(err.Error(), "status 410") || !strings.Contains(err.Error(), "code -1099: This endpoint is gone") {
+		t.Errorf("a refused subscription: connected %v, %v", connected, err)
+	}
+	f.RefuseStreams(0, 0, "")
+	bad, err := binance.New(binance.Config{Venue: project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: f.URL}, APIKey: f.APIKey, APISecret: randomKey(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Stream(ctx(t), func(node.VenueUpdate) {}); err == nil || !strings.Contains(err.Error(), "-1022") {
+		t.Errorf("a subscription signed with the wrong secret: %v", err)
+	}
+	f.Fail5xx(1) // the handshake itself refused
+	if err := a.Stream(ctx(t), func(node.VenueUpdate) {}); err == nil || !strings.Contains(err.Error(), "HTTP 503") || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("a refused handshake: %v", err)
+	}
 }
 
 // TestOpenOrdersOfAnUnknownReplacement: an open order that is a
@@ -329,4 +350,55 @@ func TestOpenOrdersOfAnUnknownReplacement(t *testing.T) {
 	}
 	check("the adapter whose answer was lost", a)
 	check("an adapter started afterwards", another())
+}
+
+// TestPositionAveragePriceFromTrades: Binance keeps no position price; the
+// adapter computes the holding's average from the account's trades (buys
+// at their prices, a sell taking out at the average), and says nothing (0)
+// for a holding its trades do not account for.
+func TestPositionAveragePriceFromTrades(t *testing.T) {
+	key, secret := randomKey(t), randomKey(t)
+	f := binancefake.New(key, secret, []binancefake.Symbol{
+		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
+		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
+	}, map[string]string{"USDT": "10000", "ETH": "1"})
+	t.Cleanup(f.Close)
+	a, err := binance.New(binance.Config{Venue: project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: f.URL}, APIKey: key, APISecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Instruments(ctx(t), []string{"BTCUSDT", "ETHUSDT"}); err != nil {
+		t.Fatal(err)
+	}
+	trade := func(side command.Side, qty, price string) {
+		t.Helper()
+		f.SetPrice("BTCUSDT", price)
+		if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "t" + qty + price + string(side), Symbol: "BTCUSDT", Side: side, Type: command.Market, Quantity: d(qty)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trade(command.Buy, "0.01", "60000.00")
+	trade(command.Buy, "0.02", "60003.00")
+	trade(command.Sell, "0.015", "61000.00")
+	acct, err := a.Account(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]node.VenuePosition{}
+	for _, p := range acct.Positions {
+		got[p.Symbol] = p
+	}
+	if p := got["BTCUSDT"]; !p.Quantity.Equal(d("0.015")) || !p.AveragePrice.Equal(d("60002")) {
+		t.Errorf("BTCUSDT position %s at %s, want 0.015 at 60002", p.Quantity, p.AveragePrice)
+	}
+	if p := got["ETHUSDT"]; !p.Quantity.Equal(d("1")) || !p.AveragePrice.IsZero() {
+		t.Errorf("ETHUSDT position (held before any trade) %s at %s, want its price unknown (0)", p.Quantity, p.AveragePrice)
+	}
+	before := f.Requests("GET /api/v3/myTrades")
+	if _, err := a.Account(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Requests("GET /api/v3/myTrades") - before; n != 0 {
+		t.Errorf("an unchanged holding read its trades again (%d reads)", n)
+	}
 }

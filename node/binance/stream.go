@@ -5,59 +5,69 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	bn "github.com/adshao/go-binance/v2"
+	"github.com/adshao/go-binance/v2/common"
+	bnws "github.com/adshao/go-binance/v2/common/websocket"
+	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
 	"wicket/node"
 )
 
-// Stream runs the user data stream (Binance spot "User Data Streams"): a
-// listen key from POST /api/v3/userDataStream, a websocket on
-// <ws base>/<listen key>, a PUT keep-alive every KeepAlive, and each
-// executionReport delivered as the order's new state. It returns when ctx
-// ends or the stream drops; the node then resyncs over REST.
+// Stream runs the user data stream through Binance's WebSocket API (spot
+// "WebSocket API", User Data Stream requests): one connection to
+// <ws-api base>, a signed userDataStream.subscribe.signature request, and
+// each executionReport event of the subscription delivered as the order's
+// new state. This replaces the deprecated listen-key stream (REST
+// /api/v3/userDataStream, go-binance's WsUserDataServe); the request is
+// built and signed by go-binance as its WsUserDataServeSignature does, but
+// on the adapter's own endpoint and dialer, so that a refusal is returned
+// with its reason instead of read as an event. It returns when ctx ends,
+// the venue refuses or ends the subscription, or the connection drops;
+// the node then resyncs over REST.
 func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) error {
-	key, err := a.c.NewStartUserStreamService().Do(ctx)
-	if err != nil {
-		return fmt.Errorf("listen key: %w", a.classify(err))
-	}
 	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, resp, err := dialer.DialContext(ctx, a.wsBase+"/"+key, http.Header{})
+	conn, resp, err := dialer.DialContext(ctx, a.wsAPI, http.Header{})
+	if err != nil {
+		return fmt.Errorf("user data stream: %w%s", err, refusal(resp))
+	}
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("user data stream: %w", err)
 	}
 	defer conn.Close()
 	conn.SetReadLimit(1 << 20)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
-		t := time.NewTicker(a.keepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				conn.Close() // unblocks the read
-				return
-			case <-stop:
-				return
-			case <-t.C:
-				kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				kerr := a.c.NewKeepaliveUserStreamService().ListenKey(key).Do(kctx)
-				cancel()
-				if kerr != nil {
-					conn.Close() // an expired key ends the stream; the node reconnects with a new one
-					return
-				}
-			}
+		select {
+		case <-ctx.Done():
+			conn.Close() // unblocks the read
+		case <-stop:
 		}
 	}()
+	id := uuid.NewString()
+	req, err := bnws.CreateRequest(bnws.NewRequestData(id, a.apiKey, a.apiSecret, 0, common.KeyTypeHmac),
+		bnws.UserDataStreamSubscribeSignatureSpotWsApiMethod, map[string]any{})
+	if err != nil {
+		return fmt.Errorf("user data stream: %w", err)
+	}
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second)) //nolint:errcheck // a failed deadline fails the read
+	if err := conn.WriteMessage(websocket.TextMessage, req); err != nil {
+		return fmt.Errorf("user data stream: subscribing: %w", err)
+	}
+	if err := subscribed(conn, id); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	conn.SetReadDeadline(time.Time{}) //nolint:errcheck // as above
 	updates(node.VenueUpdate{Connected: true})
 	for {
 		_, msg, err := conn.ReadMessage()
@@ -67,17 +77,24 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 			}
 			return fmt.Errorf("user data stream dropped: %w", err)
 		}
+		var frame struct {
+			ID    *string         `json:"id"`
+			Event json.RawMessage `json:"event"`
+		}
+		if json.Unmarshal(msg, &frame) != nil || frame.ID != nil || len(frame.Event) == 0 {
+			continue // an answer to no request of ours, or not an event
+		}
 		var head struct { // E is named so that Go's case-insensitive matching does not read it as e
 			Event string `json:"e"`
 			Time  int64  `json:"E"`
 		}
-		if json.Unmarshal(msg, &head) != nil {
+		if json.Unmarshal(frame.Event, &head) != nil {
 			continue
 		}
 		switch bn.UserDataEventType(head.Event) {
 		case bn.UserDataEventTypeExecutionReport:
 			var u bn.WsOrderUpdate
-			if err := json.Unmarshal(msg, &u); err != nil {
+			if err := json.Unmarshal(frame.Event, &u); err != nil {
 				continue
 			}
 			vo, known := a.fromUpdate(u)
@@ -86,10 +103,58 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 				continue
 			}
 			updates(node.VenueUpdate{Order: &vo})
-		case "listenKeyExpired":
-			return errors.New("listen key expired")
+		case "eventStreamTerminated":
+			return errors.New("user data stream: binance ended the subscription (eventStreamTerminated)")
 		}
 	}
+}
+
+// wsAnswer is the WebSocket API's answer to a request.
+type wsAnswer struct {
+	ID     string `json:"id"`
+	Status int    `json:"status"`
+	Error  *struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+	} `json:"error"`
+}
+
+// subscribed reads until the answer to request id: status 200 subscribes;
+// any other is a refusal, returned with its status, code and message.
+func subscribed(conn *websocket.Conn, id string) error {
+	for range 64 { // events of an earlier subscription may come first
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			return fmt.Errorf("user data stream: waiting for the subscription's answer: %w", err)
+		}
+		var ans wsAnswer
+		if json.Unmarshal(msg, &ans) != nil || ans.ID != id {
+			continue
+		}
+		if ans.Status == http.StatusOK {
+			return nil
+		}
+		why := "no reason given"
+		if ans.Error != nil {
+			why = "code " + strconv.Itoa(ans.Error.Code) + ": " + ans.Error.Msg
+		}
+		return fmt.Errorf("user data stream: binance refused the subscription (status %d, %s)", ans.Status, why)
+	}
+	return errors.New("user data stream: no answer to the subscription")
+}
+
+// refusal is what an HTTP answer that refused the websocket upgrade said.
+func refusal(resp *http.Response) string {
+	if resp == nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	out := " (HTTP " + resp.Status
+	if b := strings.TrimSpace(string(body)); b != "" {
+		out += ": " + b
+	}
+	return out + ")"
 }
 
 // fromUpdate maps an executionReport. Its z (cumulative filled) and Z
@@ -113,6 +178,9 @@ func (a *Adapter) fromUpdate(u bn.WsOrderUpdate) (node.VenueOrder, bool) {
 	if out.Reason == "NONE" {
 		out.Reason = ""
 	}
-	out.AveragePrice = avg(u.FilledQuoteVolume, out.Filled)
+	out.AveragePrice, out.Notional = avg(u.FilledQuoteVolume, out.Filled), dec(u.FilledQuoteVolume)
+	if u.ExecutionType == "TRADE" { // the report of one fill: l and L are its own quantity and price
+		out.LastQuantity, out.LastPrice = dec(u.LatestVolume), dec(u.LatestPrice)
+	}
 	return a.cumulative(out, u.Id), true
 }

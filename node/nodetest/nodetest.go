@@ -15,6 +15,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -56,6 +57,8 @@ type options struct {
 	venueTimeout time.Duration
 	markEvery    time.Duration
 	noOperator   bool
+	orderPolls   <-chan time.Time
+	logger       *slog.Logger
 }
 
 // Option configures NewServer.
@@ -103,6 +106,14 @@ func WithMarkEvery(d time.Duration) Option { return func(o *options) { o.markEve
 // project made before there was one.
 func WithoutOperatorKey() Option { return func(o *options) { o.noOperator = true } }
 
+// WithOrderPolls drives the REST reads of a real venue's working orders
+// while its stream is down: one poll per value sent. Without it they never
+// run, so a test sees only what the stream and resyncs report.
+func WithOrderPolls(ticks <-chan time.Time) Option { return func(o *options) { o.orderPolls = ticks } }
+
+// WithLogger gives the node a logger (default: discard), as node.log.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
 // NewServer starts a node and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -115,6 +126,9 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	if o.journal == "" {
 		o.journal = filepath.Join(t.TempDir(), "node.db")
+	}
+	if o.orderPolls == nil {
+		o.orderPolls = make(chan time.Time) // never ticks
 	}
 	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
 	if !o.noOperator {
@@ -148,6 +162,7 @@ func (s *Server) start(t testing.TB, addr string) {
 		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
 		OperatorKey: operator,
+		OrderPolls:  s.opts.orderPolls, Logger: s.opts.logger,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

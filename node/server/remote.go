@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"wicket/node/command"
 	"wicket/node/guardrail"
 	"wicket/node/paper"
+	"wicket/node/scrub"
 )
 
 // Exchange is what the node needs of a real venue's adapter (node/alpaca,
@@ -66,11 +68,16 @@ type remote struct {
 	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
 	external    []node.VenueOrder
 	connected   bool
-	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	// polling and readingInstruments: a poll of the working orders (the
+	// stream is down) or a read of the instruments (none yet) is on its
+	// way; cleared by the reader when done, even if its answer is dropped.
+	polling, readingInstruments atomic.Bool
+	fees                        map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	booked                      map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
-	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, reads: reads}
+	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, booked: map[string]decimal.Decimal{}, reads: reads}
 }
 
 // Apply keeps the per-order fee totals beside the book, and books a fill
@@ -82,6 +89,7 @@ func (r *remote) Apply(ev node.Event) error {
 	}
 	if ev.Kind == node.EventFilled {
 		r.fees[ev.OrderID] = r.fees[ev.OrderID].Add(ev.Fee)
+		r.booked[ev.OrderID] = r.booked[ev.OrderID].Add(ev.Quantity.Mul(ev.Price))
 		r.book(ev)
 	}
 	return nil
@@ -313,17 +321,28 @@ func orderEvent(r *remote, o node.Order, now time.Time) node.Event {
 }
 
 // fills emits the fill that brings node order cur to the cumulative
-// filled quantity (and average price, and fee) of the venue's report vo,
-// when the report holds more than the node has booked.
+// filled quantity (and quote amount, and fee) of the venue's report vo,
+// when the report holds more than the node has booked. Its price is the
+// report's own fill price when the report is of exactly that one fill;
+// else the venue's cumulative quote amount less what the node booked,
+// over the new quantity: decimal throughout, so a fill at 44020 books at
+// 44020, never at a rounded average's 44019.9999999999.
 func (e *engine) fills(r *remote, cur node.Order, vo node.VenueOrder, base node.Event) {
 	delta := vo.Filled.Sub(cur.Filled)
 	if !delta.IsPositive() {
 		return
 	}
-	notional := vo.Filled.Mul(vo.AveragePrice).Sub(cur.Filled.Mul(cur.AveragePrice))
 	ev := base
 	ev.Kind, ev.Quantity = node.EventFilled, decimal.Min(delta, cur.Remaining())
-	ev.Price = notional.DivRound(delta, 10)
+	if vo.LastQuantity.Equal(delta) && vo.LastPrice.IsPositive() {
+		ev.Price = vo.LastPrice
+	} else {
+		total := vo.Notional
+		if total.IsZero() {
+			total = vo.Filled.Mul(vo.AveragePrice)
+		}
+		ev.Price = total.Sub(r.booked[cur.ID]).DivRound(delta, 10)
+	}
 	if fee := vo.Fee.Sub(r.fees[cur.ID]); fee.IsPositive() {
 		ev.Fee = fee
 	}
@@ -392,4 +411,97 @@ func (e *engine) observe(r *remote, vo node.VenueOrder, start readStart, now tim
 	case i >= 0:
 		r.external = slices.Delete(r.external, i, i+1)
 	}
+}
+
+// --- secrets never leave the node ---
+
+// secretHolder is an adapter that names the secret values it holds, so the
+// node can scrub them from what it logs, returns and journals.
+type secretHolder interface{ Secrets() []string }
+
+// scrubbing makes cfg's logger and real venues scrub every secret value
+// the node holds (its keys, its venues' keys) from their text: log lines,
+// and every error and reason a venue hands the node, which reach the
+// journal and the HTTP answers from there.
+func scrubbing(cfg *Config) {
+	secrets := []string{cfg.ObserveKey, cfg.ControlKey}
+	for _, ex := range cfg.Exchanges {
+		if h, ok := ex.(secretHolder); ok {
+			secrets = append(secrets, h.Secrets()...)
+		}
+	}
+	sc := scrub.New(secrets...)
+	cfg.Logger = slog.New(sc.Handler(cfg.Logger.Handler()))
+	exchanges := make(map[string]Exchange, len(cfg.Exchanges))
+	for name, ex := range cfg.Exchanges {
+		exchanges[name] = scrubbedExchange{ex, sc}
+	}
+	cfg.Exchanges = exchanges
+}
+
+// scrubbedExchange is an adapter whose errors and order reasons are
+// scrubbed of secret values.
+type scrubbedExchange struct {
+	ex Exchange
+	sc *scrub.Scrubber
+}
+
+func (x scrubbedExchange) Kind() string        { return x.ex.Kind() }
+func (x scrubbedExchange) Environment() string { return x.ex.Environment() }
+func (x scrubbedExchange) MarkSource() string  { return x.sc.String(x.ex.MarkSource()) }
+
+func (x scrubbedExchange) Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error) {
+	in, err := x.ex.Instruments(ctx, symbols)
+	return in, x.sc.Error(err)
+}
+
+func (x scrubbedExchange) Account(ctx context.Context) (node.Account, error) {
+	a, err := x.ex.Account(ctx)
+	a.ID = x.sc.String(a.ID)
+	return a, x.sc.Error(err)
+}
+
+func (x scrubbedExchange) Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error) {
+	m, err := x.ex.Marks(ctx, symbols)
+	return m, x.sc.Error(err)
+}
+
+func (x scrubbedExchange) order(vo node.VenueOrder, err error) (node.VenueOrder, error) {
+	vo.Reason = x.sc.String(vo.Reason)
+	return vo, x.sc.Error(err)
+}
+
+func (x scrubbedExchange) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
+	return x.order(x.ex.Submit(ctx, r))
+}
+
+func (x scrubbedExchange) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	return x.order(x.ex.Cancel(ctx, o))
+}
+
+func (x scrubbedExchange) Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
+	return x.order(x.ex.Replace(ctx, o, qty, price))
+}
+
+func (x scrubbedExchange) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	return x.order(x.ex.Lookup(ctx, o))
+}
+
+func (x scrubbedExchange) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
+	list, err := x.ex.OpenOrders(ctx, symbols)
+	for i := range list {
+		list[i].Reason = x.sc.String(list[i].Reason)
+	}
+	return list, x.sc.Error(err)
+}
+
+func (x scrubbedExchange) Stream(ctx context.Context, updates func(node.VenueUpdate)) error {
+	return x.sc.Error(x.ex.Stream(ctx, func(u node.VenueUpdate) {
+		if u.Order != nil {
+			vo := *u.Order
+			vo.Reason = x.sc.String(vo.Reason)
+			u.Order = &vo
+		}
+		updates(u)
+	}))
 }

@@ -74,6 +74,11 @@ type Config struct {
 	// MarkEvery is how often real venues' marks and accounts are polled
 	// (default TickEvery but at least 1s; 5s when marks are still).
 	MarkEvery time.Duration
+	// OrderPollEvery is how often a real venue's working orders are read
+	// over REST while its stream is down (default DefaultOrderPollEvery);
+	// OrderPolls, when set, is an injected tick source used instead.
+	OrderPollEvery time.Duration
+	OrderPolls     <-chan time.Time
 
 	Now     func() time.Time // default time.Now
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
@@ -146,6 +151,7 @@ func New(cfg Config) (*Server, error) {
 	if err := checkExchanges(cfg); err != nil {
 		return nil, err
 	}
+	scrubbing(&cfg) // no secret value in a log line, an answer or the journal
 	if err := checkMarks(cfg); err != nil {
 		return nil, err
 	}
@@ -157,6 +163,13 @@ func New(cfg Config) (*Server, error) {
 		if cfg.TickEvery <= 0 {
 			cfg.MarkEvery = 5 * time.Second
 		}
+	}
+	if cfg.OrderPollEvery <= 0 {
+		cfg.OrderPollEvery = DefaultOrderPollEvery
+	}
+	instruments, err := checkSymbols(cfg)
+	if err != nil {
+		return nil, err
 	}
 	j, err := journal.Open(cfg.JournalPath)
 	if err != nil {
@@ -185,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 		j.Close()
 		return nil, err
 	}
-	s.startRemotes()
+	s.startRemotes(instruments)
 	ticks := cfg.Ticks
 	var stop func()
 	if ticks == nil && cfg.TickEvery > 0 {

@@ -123,11 +123,18 @@ func (f *Fake) Cross() {
 }
 
 // FillPart fills qty of a working order at its limit price.
-func (f *Fake) FillPart(id, qty string) {
+func (f *Fake) FillPart(id, qty string) { f.FillPartAt(id, qty, "") }
+
+// FillPartAt fills qty of a working order at price ("": its limit).
+func (f *Fake) FillPartAt(id, qty, price string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if o := f.find(id); o != nil && working(o) {
-		f.fill(o, decimal.RequireFromString(qty), o.Limit)
+		px := o.Limit
+		if price != "" {
+			px = decimal.RequireFromString(price)
+		}
+		f.fill(o, decimal.RequireFromString(qty), px)
 	}
 }
 
@@ -369,7 +376,7 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 	}
 	f.pos[ps] = after
 	f.cash = f.cash.Sub(signed.Mul(price))
-	f.report(event, o)
+	f.reportFill(event, o, qty, price, after)
 }
 
 func (f *Fake) find(id string) *Order {
@@ -507,9 +514,21 @@ func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
 
 // report sends a trade update to every stream (f.mu held), as binary
 // frames like Alpaca's paper endpoint does.
-func (f *Fake) report(event string, o *Order) {
-	data, _ := json.Marshal(map[string]any{"stream": "trade_updates", "data": map[string]any{
-		"event": event, "at": time.Now().UTC(), "timestamp": time.Now().UTC(), "order": f.orderJSON(o)}})
+func (f *Fake) report(event string, o *Order) { f.send(event, o, nil) }
+
+// reportFill sends a fill or partial_fill update with the fill's own
+// price and qty and the position after it ("Websocket Streaming",
+// trade_updates: fill events).
+func (f *Fake) reportFill(event string, o *Order, qty, price, position decimal.Decimal) {
+	f.send(event, o, map[string]any{"price": price.String(), "qty": qty.String(), "position_qty": position.String()})
+}
+
+func (f *Fake) send(event string, o *Order, extra map[string]any) {
+	d := map[string]any{"event": event, "at": time.Now().UTC(), "timestamp": time.Now().UTC(), "order": f.orderJSON(o)}
+	for k, v := range extra {
+		d[k] = v
+	}
+	data, _ := json.Marshal(map[string]any{"stream": "trade_updates", "data": d})
 	for c := range f.conns {
 		c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
 		if c.WriteMessage(websocket.BinaryMessage, data) != nil {

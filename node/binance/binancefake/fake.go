@@ -4,14 +4,16 @@
 // "General API Information" (errors, 429 with Retry-After, signed
 // endpoints), "Market Data endpoints" (exchangeInfo, ticker/price),
 // "Trading endpoints" (POST/GET/DELETE /api/v3/order, order/cancelReplace,
-// openOrders), "Account endpoints" (/api/v3/account) and "User Data Stream"
-// (listen keys and the executionReport websocket events).
+// openOrders), "Account endpoints" (/api/v3/account, /api/v3/myTrades) and the WebSocket
+// API's user data stream (userDataStream.subscribe.signature on
+// /ws-api/v3, then executionReport events wrapped with their
+// subscriptionId). The deprecated listen-key endpoints are not served.
 //
 // It keeps one account's balances and orders in memory, fills market
 // orders at the symbol's price (optionally in two parts: PartialFills),
 // rests limit orders until Cross, and injects faults on request: latency,
 // a dropped response (the order is taken, the answer never sent), 429 and
-// 5xx answers, stream drops, and a hook that runs after an order is taken
+// 5xx answers, stream drops and refused subscriptions, and a hook that runs after an order is taken
 // and before it is answered (the crash test kills the node there).
 //
 // It is for tests only: it listens on loopback, checks every signature,
@@ -62,6 +64,17 @@ type Order struct {
 	Time          int64
 }
 
+// trade is one fill, as GET /api/v3/myTrades lists it.
+type trade struct {
+	id, orderID  int64
+	symbol       string
+	price, qty   decimal.Decimal
+	buyer        bool
+	commission   decimal.Decimal
+	commissionIn string
+	time         int64
+}
+
 // Fake is a running fake exchange.
 type Fake struct {
 	*httptest.Server
@@ -73,17 +86,25 @@ type Fake struct {
 	balances  map[string]decimal.Decimal
 	orders    []*Order
 	nextID    int64
-	keys      map[string]bool
-	conns     map[*websocket.Conn]bool
+	conns     map[*websocket.Conn]int // subscribed connections → subscriptionId
+	subs      int                     // subscriptions made
+	refuse    *refusal
+	rejectMsg string
+	trades    []trade
 	partial   bool
 	onOrder   func(Order)
-	keepAlive int
+}
+
+// refusal is how the fake answers a subscription while RefuseStreams is on.
+type refusal struct {
+	status, code int
+	msg          string
 }
 
 // New starts a fake with the symbols and balances (asset → amount).
 func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *Fake {
 	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, balances: map[string]decimal.Decimal{},
-		keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}, nextID: 1000}
+		conns: map[*websocket.Conn]int{}, nextID: 1000}
 	f.RateLimitBody = `{"code":-1003,"msg":"Too much request weight used; current limit is 6000 request weight per 1 MINUTE."}`
 	for i := range symbols {
 		s := symbols[i]
@@ -102,8 +123,25 @@ func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock(
 // OnOrder runs after an order is taken and before its answer is written.
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
 
-// KeepAlives counts listen-key keep-alives.
-func (f *Fake) KeepAlives() int { f.mu.Lock(); defer f.mu.Unlock(); return f.keepAlive }
+// RejectOrders makes every new order answer 400 with code -2010 and msg
+// (a venue whose error text echoes what it was sent, for one); "" takes
+// orders again.
+func (f *Fake) RejectOrders(msg string) { f.mu.Lock(); f.rejectMsg = msg; f.mu.Unlock() }
+
+// Subscriptions counts the user data stream subscriptions accepted.
+func (f *Fake) Subscriptions() int { f.mu.Lock(); defer f.mu.Unlock(); return f.subs }
+
+// RefuseStreams makes every new subscription answer with status and the
+// error code and message (Binance's WebSocket API error form); status 0
+// accepts them again. Open subscriptions are not touched.
+func (f *Fake) RefuseStreams(status, code int, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuse = nil
+	if status != 0 {
+		f.refuse = &refusal{status, code, msg}
+	}
+}
 
 // Orders lists every order taken, oldest first.
 func (f *Fake) Orders() []Order {
@@ -154,12 +192,19 @@ func (f *Fake) Cross() {
 }
 
 // FillPart fills qty of a working order at its limit price.
-func (f *Fake) FillPart(orderID int64, qty string) {
+func (f *Fake) FillPart(orderID int64, qty string) { f.FillPartAt(orderID, qty, "") }
+
+// FillPartAt fills qty of a working order at price ("": its limit).
+func (f *Fake) FillPartAt(orderID int64, qty, price string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, o := range f.orders {
 		if o.ID == orderID && working(o) {
-			f.fill(o, decimal.RequireFromString(qty), o.Price)
+			px := o.Price
+			if price != "" {
+				px = decimal.RequireFromString(price)
+			}
+			f.fill(o, decimal.RequireFromString(qty), px)
 		}
 	}
 }
@@ -178,12 +223,12 @@ func (f *Fake) DropStreams() {
 func (f *Fake) Streams() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.conns) }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/ws/") {
-		f.stream(w, r)
+	key := r.Method + " " + r.URL.Path
+	if f.Before(w, r) { // a venue that is down refuses the WebSocket API's handshake too
 		return
 	}
-	key := r.Method + " " + r.URL.Path
-	if f.Before(w, r) {
+	if r.URL.Path == "/ws-api/v3" {
+		f.stream(w, r)
 		return
 	}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
@@ -203,7 +248,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.URL.Path != "/api/v3/exchangeInfo" && r.URL.Path != "/api/v3/ticker/price" && r.URL.Path != "/api/v3/userDataStream" {
+	if r.URL.Path != "/api/v3/exchangeInfo" && r.URL.Path != "/api/v3/ticker/price" {
 		if !f.signed(r, string(raw)) {
 			apiError(w, http.StatusBadRequest, -1022, "Signature for this request is not valid.")
 			return
@@ -232,17 +277,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, body = f.cancelReplace(r.Form)
 	case "GET /api/v3/openOrders":
 		status, body = f.open(r.Form)
-	case "POST /api/v3/userDataStream":
-		k := fmt.Sprintf("lk%032d", len(f.keys)+1)
-		f.keys[k] = true
-		status, body = 200, map[string]string{"listenKey": k}
-	case "PUT /api/v3/userDataStream":
-		if !f.keys[r.Form.Get("listenKey")] {
-			status, body = 400, errBody(-1125, "This listenKey does not exist.")
-		} else {
-			f.keepAlive++
-			status, body = 200, map[string]any{}
-		}
+	case "GET /api/v3/myTrades":
+		status, body = f.myTrades(r.Form)
 	default:
 		status, body = 404, errBody(-1000, "unknown endpoint "+key)
 	}
@@ -266,8 +302,13 @@ func (f *Fake) signed(r *http.Request, body string) bool {
 	} else if strings.HasPrefix(q, "signature=") {
 		sig, q = q[len("signature="):], ""
 	}
+	return f.validSignature(q+body, sig)
+}
+
+// validSignature checks HMAC-SHA256(secret, payload) against sig (hex).
+func (f *Fake) validSignature(payload, sig string) bool {
 	m := hmac.New(sha256.New, []byte(f.Secret))
-	m.Write([]byte(q + body))
+	m.Write([]byte(payload))
 	return sig != "" && hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil))))
 }
 
@@ -368,6 +409,9 @@ func working(o *Order) bool { return o.Status == "NEW" || o.Status == "PARTIALLY
 
 // create implements POST /api/v3/order for MARKET and LIMIT (GTC/IOC).
 func (f *Fake) create(form url.Values) (int, any, *Order) {
+	if f.rejectMsg != "" {
+		return 400, errBody(-2010, f.rejectMsg), nil
+	}
 	s := f.symbols[form.Get("symbol")]
 	if s == nil {
 		return 400, errBody(-1121, "Invalid symbol."), nil
@@ -454,7 +498,36 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 		f.balances[s.Quote] = f.balances[s.Quote].Add(qty.Mul(price))
 		f.balances[s.Base] = f.balances[s.Base].Sub(qty)
 	}
+	f.trades = append(f.trades, trade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, price: price, qty: qty,
+		buyer: o.Side == "BUY", commissionIn: s.Quote, time: time.Now().UnixMilli()})
 	f.report(o, "TRADE", qty, price)
+}
+
+// myTrades implements GET /api/v3/myTrades for a symbol: the most recent
+// limit (default 500, at most 1000) trades, oldest first.
+func (f *Fake) myTrades(form url.Values) (int, any) {
+	if f.symbols[form.Get("symbol")] == nil {
+		return 400, errBody(-1121, "Invalid symbol.")
+	}
+	limit := 500
+	if l, err := strconv.Atoi(form.Get("limit")); err == nil && l > 0 {
+		limit = min(l, 1000)
+	}
+	var list []trade
+	for _, t := range f.trades {
+		if t.symbol == form.Get("symbol") {
+			list = append(list, t)
+		}
+	}
+	list = list[max(0, len(list)-limit):]
+	out := []map[string]any{}
+	for _, t := range list {
+		out = append(out, map[string]any{"symbol": t.symbol, "id": t.id, "orderId": t.orderID, "orderListId": -1,
+			"price": t.price.String(), "qty": t.qty.String(), "quoteQty": t.qty.Mul(t.price).String(),
+			"commission": t.commission.String(), "commissionAsset": t.commissionIn, "time": t.time,
+			"isBuyer": t.buyer, "isMaker": false, "isBestMatch": true})
+	}
+	return 200, out
 }
 
 // full is the FULL response of an order.
@@ -536,31 +609,84 @@ func (f *Fake) open(form url.Values) (int, any) {
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
+// wsRequest is a WebSocket API request.
+type wsRequest struct {
+	ID     any            `json:"id"`
+	Method string         `json:"method"`
+	Params map[string]any `json:"params"`
+}
+
+// stream serves the WebSocket API: userDataStream.subscribe.signature
+// (apiKey, timestamp, signature over the other parameters sorted by name)
+// subscribes the connection; its events follow until the client or
+// DropStreams closes it.
 func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
-	key := strings.TrimPrefix(r.URL.Path, "/ws/")
-	f.mu.Lock()
-	ok := f.keys[key]
-	f.mu.Unlock()
-	if !ok {
-		http.Error(w, "unknown listen key", http.StatusBadRequest)
-		return
-	}
 	c, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
-	f.mu.Lock()
-	f.conns[c] = true
-	f.mu.Unlock()
-	for { // read until the client or DropStreams closes it
-		if _, _, err := c.ReadMessage(); err != nil {
-			f.mu.Lock()
-			delete(f.conns, c)
-			f.mu.Unlock()
-			c.Close()
+	defer func() {
+		f.mu.Lock()
+		delete(f.conns, c)
+		f.mu.Unlock()
+		c.Close()
+	}()
+	for {
+		_, msg, err := c.ReadMessage()
+		if err != nil {
 			return
 		}
+		var req wsRequest
+		dec := json.NewDecoder(strings.NewReader(string(msg)))
+		dec.UseNumber() // a timestamp is signed as its digits
+		if dec.Decode(&req) != nil {
+			f.answer(c, nil, 400, errBody(-1100, "Illegal characters found in a parameter."))
+			continue
+		}
+		if req.Method != "userDataStream.subscribe.signature" {
+			f.answer(c, req.ID, 400, errBody(-1020, "Unsupported operation."))
+			continue
+		}
+		f.subscribe(c, req)
 	}
+}
+
+func (f *Fake) subscribe(c *websocket.Conn, req wsRequest) {
+	vals := url.Values{}
+	sig, _ := req.Params["signature"].(string)
+	for k, v := range req.Params {
+		if k != "signature" {
+			vals.Set(k, fmt.Sprint(v))
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.refuse != nil:
+		f.answer(c, req.ID, f.refuse.status, errBody(f.refuse.code, f.refuse.msg))
+	case vals.Get("apiKey") != f.APIKey:
+		f.answer(c, req.ID, 401, errBody(-2015, "Invalid API-key, IP, or permissions for action."))
+	case vals.Get("timestamp") == "" || !f.validSignature(vals.Encode(), sig):
+		f.answer(c, req.ID, 400, errBody(-1022, "Signature for this request is not valid."))
+	default:
+		id := f.subs
+		f.subs++
+		f.answer(c, req.ID, 200, nil)
+		f.conns[c] = id
+	}
+}
+
+// answer writes a request's answer (f.mu held, so it never interleaves
+// with an event).
+func (f *Fake) answer(c *websocket.Conn, id any, status int, errorBody map[string]any) {
+	m := map[string]any{"id": id, "status": status}
+	if errorBody != nil {
+		m["error"] = errorBody
+	} else {
+		m["result"] = map[string]any{"subscriptionId": f.subs - 1}
+	}
+	c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
+	c.WriteJSON(m)                                  //nolint:errcheck // test fake
 }
 
 // report sends an executionReport to every stream (f.mu held).
@@ -575,8 +701,8 @@ func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal)
 	if exec == "CANCELED" {
 		ev["C"], ev["c"] = o.ClientOrderID, "cancel"+strconv.FormatInt(o.ID, 10)
 	}
-	data, _ := json.Marshal(ev)
-	for c := range f.conns {
+	for c, sub := range f.conns {
+		data, _ := json.Marshal(map[string]any{"subscriptionId": sub, "event": ev})
 		c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
 		if c.WriteMessage(websocket.TextMessage, data) != nil {
 			c.Close()
