@@ -6,8 +6,8 @@
 // ratio against a benchmark.
 //
 // Every function is pure and deterministic (Monte Carlo draws from a
-// seeded generator the caller names); none reads bars, the ledger or the
-// clock, and none reports money: figures are ratios and fractions of the
+// seeded generator the caller names). It must never read bars, the ledger
+// or the clock, nor report money: figures are ratios and fractions of the
 // starting equity.
 package robust
 
