@@ -277,10 +277,9 @@ func (s *Server) addRunResources(store *runStore) {
 	if store == nil || !s.access.Served("run_backtest") {
 		return
 	}
-	// Completions of run ids. At merge: if another provider is installed,
-	// pass it as next rather than replacing it.
-	server.WithCompletions()(s.mcp)
-	server.WithResourceCompletionProvider(runCompletions{store: store})(s.mcp)
+	// Completions of run ids; every other template variable goes on to
+	// the server's own completer (strategies, series, templates, venues).
+	server.WithResourceCompletionProvider(runCompletions{store: store, next: completer{s}})(s.mcp)
 	read := func(uri string, v map[string]any, err error) ([]mcp.ResourceContents, error) {
 		if err != nil {
 			return nil, err
