@@ -364,17 +364,6 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // is that Server's trace session id.
 func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
 	h.sweep()
-	share := h.share()
-	mine := func(s *httpSession) bool { return s.caller == caller.Name }
-	if h.count(mine) >= share && !h.evictIdlest(mine) {
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("caller %q holds %d sessions, its share of this server's %d, all in use in the last minute; end one with DELETE, or retry later",
-			caller.Name, share, h.h.MaxSessions))
-		return
-	}
-	if h.sessionCount() >= h.h.MaxSessions && !h.evictIdlest(func(*httpSession) bool { return true }) {
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
-		return
-	}
 	opts := h.opts
 	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
 	opts.Transport = "streamable HTTP at " + h.h.Addr
@@ -391,15 +380,9 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		server.WithDisableLocalhostProtection(true), // checkOrigin is stricter
 		server.WithStreamableHTTPLogger(h.log),
 	)
-	h.mu.Lock()
-	full := len(h.sessions) >= h.h.MaxSessions || h.countLocked(mine) >= share // another initialize took the room meanwhile
-	if !full {
-		h.sessions[id] = sess
-	}
-	h.mu.Unlock()
-	if full {
+	if why := h.reserve(id, sess); why != "" {
 		srv.Close()
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one with DELETE, or retry later", h.h.MaxSessions))
+		httpError(w, http.StatusServiceUnavailable, why)
 		return
 	}
 	h.serveOne(w, r, sess, body, m)
@@ -407,6 +390,36 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 	if w.Header().Get(server.HeaderKeySessionID) != id {
 		h.drop(id) // initialize failed: no session was opened
 	}
+}
+
+// reserve adds sess under id when there is room for one more session of
+// its caller: at the caller's share or at the cap it evicts an idle
+// session (the caller's own at its share), under the lock each time, so
+// initializes arriving together each find their room or a true refusal.
+// "" means sess was added; else why not.
+func (h *HTTPServer) reserve(id string, sess *httpSession) string {
+	mine := func(s *httpSession) bool { return s.caller == sess.caller }
+	share := h.share()
+	// Each round either finds room, refuses, or evicts one session (which
+	// a concurrent initialize may take): bounded by the cap.
+	for range h.h.MaxSessions + 1 {
+		h.mu.Lock()
+		atShare, atCap := h.countLocked(mine) >= share, len(h.sessions) >= h.h.MaxSessions
+		if !atShare && !atCap {
+			h.sessions[id] = sess
+			h.mu.Unlock()
+			return ""
+		}
+		h.mu.Unlock()
+		switch {
+		case atShare && !h.evictIdlest(mine):
+			return fmt.Sprintf("caller %q holds %d sessions, its share of this server's %d, all in use in the last minute; end one with DELETE, or retry later",
+				sess.caller, share, h.h.MaxSessions)
+		case !atShare && !h.evictIdlest(func(*httpSession) bool { return true }):
+			return fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions)
+		}
+	}
+	return fmt.Sprintf("too many sessions (%d): other sessions are opening at the same time; retry", h.h.MaxSessions)
 }
 
 // sweep drops sessions idle for longer than IdleTTL (never one serving a
