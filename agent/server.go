@@ -216,6 +216,9 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		} else {
 			res = s.run(ledger.WithWho(ctx, s.who()), spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
 			res.addNotes(notes)
+			if ctx.Err() != nil && res.verdict.IsZero() && res.ticket == "" {
+				res = cancelled(ctx) // its answer is dropped; the trace says what became of it
+			}
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
 		if res.errText != "" {
