@@ -617,12 +617,15 @@ type idWriter struct {
 }
 
 // WriteHeader turns the 200 of a plain JSON response to a request the
-// client has cancelled into 202 Accepted with no body: the request gets no
-// response, and the POST still ends as HTTP says one without a body does.
+// client has cancelled into an SSE stream that ends without an event: the
+// request gets no response (as MCP says), and the POST of a request still
+// ends as Streamable HTTP allows one to (a stream or a JSON body; 202 is
+// only for a POST of notifications and responses).
 func (w *idWriter) WriteHeader(code int) {
 	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.isCancelled(w.sur) {
-		w.Header().Del("Content-Type")
-		code = http.StatusAccepted
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Del("Content-Length")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
