@@ -141,6 +141,9 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 			s.watch.subscribe(false)
 		}
 	})
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, err error) {
+		s.recodeResource(ctx, id, method, err) // resources.go
+	})
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})
@@ -299,8 +302,12 @@ func (s *Server) prepare(body []byte, m *message) []byte {
 
 // intercept answers tools/call requests the registry cannot route: an
 // unknown name gets the protocol's -32602 with up to three suggestions,
-// and is traced as refused.
+// and is traced as refused. A resources/subscribe is refused unless its
+// URI sends updates.
 func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
+	if method == string(mcp.MethodResourcesSubscribe) {
+		return s.checkSubscribe(line, id) // resources.go
+	}
 	if method != string(mcp.MethodToolsCall) {
 		return nil, false
 	}

@@ -33,6 +33,7 @@ type wireIDs struct {
 	byOrig    map[string]string          // compacted original → surrogate (cancellation)
 	cancelled map[string]bool            // surrogates whose response is dropped
 	batch     map[string]*batchReply     // surrogates whose response joins a batch
+	codes     map[string]int             // surrogates whose error response gets this code (recode)
 	idle      chan struct{}              // closed and replaced when orig empties
 }
 
@@ -42,7 +43,7 @@ func newWireIDs() *wireIDs {
 	return &wireIDs{
 		prefix: "wk-" + hex.EncodeToString(r[:]) + ":",
 		orig:   map[string]json.RawMessage{}, byOrig: map[string]string{},
-		cancelled: map[string]bool{}, batch: map[string]*batchReply{},
+		cancelled: map[string]bool{}, batch: map[string]*batchReply{}, codes: map[string]int{},
 	}
 }
 
@@ -113,12 +114,16 @@ func (w *wireIDs) outbound(p []byte) (out []byte, drop bool, done *batchReply) {
 	orig, known := w.orig[sur]
 	cancelled := w.cancelled[sur]
 	b := w.batch[sur]
+	code, recoded := w.codes[sur]
 	w.forget(sur)
 	w.mu.Unlock()
 	if !known {
 		return p, false, nil
 	}
 	out = bytes.Replace(p, []byte(`"id":`+strconv.Quote(sur)), append([]byte(`"id":`), orig...), 1)
+	if recoded {
+		out = bytes.Replace(out, []byte(`"code":`+strconv.Itoa(mcp.INTERNAL_ERROR)+`,`), []byte(`"code":`+strconv.Itoa(code)+`,`), 1)
+	}
 	if cancelled {
 		if b != nil && b.add(nil) {
 			return nil, true, b
@@ -144,9 +149,20 @@ func (w *wireIDs) forget(sur string) {
 	delete(w.orig, sur)
 	delete(w.cancelled, sur)
 	delete(w.batch, sur)
+	delete(w.codes, sur)
 	if len(w.orig) == 0 && w.idle != nil {
 		close(w.idle)
 		w.idle = nil
+	}
+}
+
+// recode gives the error response of the request whose surrogate this is
+// code instead of mcp-go's -32603.
+func (w *wireIDs) recode(sur string, code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.orig[sur]; ok {
+		w.codes[sur] = code
 	}
 }
 
