@@ -40,7 +40,7 @@ func (tb *toolbox) historyTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "research_history", Title: "Research ledger history", Ring: ringResearch,
 		Hints:       hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
-		Description: "Lists what was tried: the research ledger's trials (every backtest, sweep combination and walk-forward, by anyone), newest last, with params, metrics, who and run id.",
+		Description: "Lists what was tried: the research ledger's trials (backtests, sweep combinations, walk-forwards, by anyone), newest last, with params, metrics and run id.",
 		Params:      paramsOf[historyArgs](),
 		Output:      historySchema,
 		Handle:      tb.researchHistory,
