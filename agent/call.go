@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,6 +48,21 @@ func fail(format string, a ...any) *result {
 // failErr is fail with an error's text.
 func failErr(err error) *result {
 	return &result{errText: err.Error(), cause: err, verdict: trace.Error}
+}
+
+// cancelled is the result of a call whose context ended before it
+// finished (the client sent notifications/cancelled, or went away): an
+// error, traced as such, never ok, whatever partial answer the handler
+// made (which is not sent).
+func cancelled(ctx context.Context) *result {
+	why := "the client cancelled it or went away"
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		why = "its deadline passed"
+	}
+	c := fail("cancelled before it finished (%s); nothing was answered", why)
+	c.cause = ctx.Err()
+	c.outcome = "cancelled"
+	return c
 }
 
 // refuse is a call a gate said no to; nothing was attempted.

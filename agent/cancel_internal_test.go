@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"wicket/internal/project"
 	"wicket/strategy/research"
+	"wicket/trace"
 )
 
 // blockingResearch is a hand-written fake: its sweep reports progress and
@@ -38,7 +40,8 @@ func (b *blockingResearch) Sweep(ctx context.Context, _ research.SweepRequest, p
 // up) to the research call's context, over the real stdio front desk.
 func TestSweepStopsOnCancelled(t *testing.T) {
 	fake := &blockingResearch{started: make(chan struct{}), stopped: make(chan struct{})}
-	s, err := New(Options{Profile: ProfileFull, NewID: uuid.NewString}, Backends{Config: project.Defaults(), Research: fake})
+	traced := make(chan trace.Entry, 4)
+	s, err := New(Options{Profile: ProfileFull, NewID: uuid.NewString, Trace: chanTracer(traced)}, Backends{Config: project.Defaults(), Research: fake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +83,16 @@ func TestSweepStopsOnCancelled(t *testing.T) {
 		t.Error("the cancelled call returned no error to the client")
 	}
 	waitFor(t, fake.stopped, "the sweep's context to be cancelled by notifications/cancelled")
+	// The cancelled sweep is traced as an error that says so, not ok
+	// (issue 31, item 12), though the fake answered a partial result.
+	select {
+	case e := <-traced:
+		if e.Tool != "run_sweep" || e.Verdict != trace.Error || !strings.Contains(e.Error, "cancelled before it finished") || e.Outcome != "cancelled" {
+			t.Errorf("the cancelled sweep traced %s %v %q outcome %q; want error, cancelled", e.Tool, e.Verdict, e.Error, e.Outcome)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled sweep was never traced")
+	}
 
 	// Closing the client stops its reader; close the read end of the
 	// server's stdout too, so a response written after that (the sweep's
@@ -97,6 +110,11 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) {
 		t.Fatalf("gave up waiting for %s", what)
 	}
 }
+
+// chanTracer hands each trace entry to a channel.
+type chanTracer chan trace.Entry
+
+func (c chanTracer) Write(e trace.Entry) { c <- e }
 
 type emptyReader struct{}
 

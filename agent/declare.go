@@ -28,6 +28,7 @@ import (
 // argConsts are the constants arg tags may name.
 var argConsts = map[string]any{
 	"defaultListLimit":    defaultListLimit,
+	"defaultHistoryLimit": defaultHistoryLimit,
 	"maxListLimit":        maxListLimit,
 	"maxCostBps":          maxCostBps,
 	"defaultTop":          research.DefaultTop,

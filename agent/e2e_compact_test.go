@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,5 +268,36 @@ func TestRunIDCompletion(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(names, " "), "wicket://runs/{id}") {
 		t.Errorf("templates listed: %v", names)
+	}
+}
+
+// TestTemplateCompletionEveryProfile (issue 31, item 12): the strategy and
+// series templates complete from real names under every profile that
+// serves them, beside the run ids (whose provider used to replace the
+// server's own under full and read-only).
+func TestTemplateCompletionEveryProfile(t *testing.T) {
+	proj := seededProject(t)
+	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
+	for _, profile := range []string{"full", "read-only", "offline"} {
+		s := startMCP(t, nil, proj, "--profile", profile)
+		complete := func(uri, arg, value string) []string {
+			req := mcp.CompleteRequest{}
+			req.Params.Ref = mcp.ResourceReference{Type: "ref/resource", URI: uri}
+			req.Params.Argument.Name, req.Params.Argument.Value = arg, value
+			res, err := s.Complete(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s: complete %s: %v", profile, uri, err)
+			}
+			return res.Completion.Values
+		}
+		if got := complete("wicket://strategy/{name}", "name", "mi"); len(got) != 1 || got[0] != "mine" {
+			t.Errorf("%s: strategy completion %v, want [mine]", profile, got)
+		}
+		if profile == "offline" {
+			continue // no history store is served offline
+		}
+		if got := complete("wicket://series/{series}", "series", "BTC-USD@1"); !slices.Contains(got, "BTC-USD@1d") {
+			t.Errorf("%s: series completion %v, want BTC-USD@1d among them", profile, got)
+		}
 	}
 }

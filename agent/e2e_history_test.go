@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -71,7 +72,7 @@ func TestResearchLedgerEndToEnd(t *testing.T) {
 	}
 
 	// What was tried: 1 backtest and 3 × 16 combinations.
-	h := object(t, a.call(t, "research_history", `{"strategy":"sma_cross"}`))
+	h := object(t, a.call(t, "research_history", `{"strategy":"sma_cross","limit":100}`))
 	if h["count"].(float64) != 49 || len(h["trials"].([]any)) != 49 {
 		t.Fatalf("research_history: count %v, %d trials", h["count"], len(h["trials"].([]any)))
 	}
@@ -102,8 +103,44 @@ func TestResearchLedgerEndToEnd(t *testing.T) {
 		t.Errorf("full row: %v", full)
 	}
 	lim := object(t, b.call(t, "research_history", `{"series":"ETH-USD@1d","kind":"sweep","limit":2}`))
-	if lim["count"].(float64) != 48 || len(lim["trials"].([]any)) != 2 || !strings.Contains(fmt.Sprint(lim["truncated"]), "showing the newest 2 of 48") {
+	if lim["count"].(float64) != 48 || len(lim["trials"].([]any)) != 2 || !strings.Contains(fmt.Sprint(lim["more"]), "showing the newest 2 of 48") {
 		t.Errorf("limit 2: %v", lim)
+	}
+	// The default answer stays under 8 KB like the research tools' (issue
+	// 31, item 12), a trial links its run where this session stores it,
+	// and the answers page back
+	// through every trial with before, newest first, none twice.
+	def := a.call(t, "research_history", `{}`)
+	if b, _ := json.Marshal(def); len(b) >= 8192 {
+		t.Errorf("research_history's default answer is %d bytes, want under 8 KB", len(b))
+	} else {
+		t.Logf("research_history's default answer: %d bytes", len(b))
+	}
+	if l, linked := runLinkOf(a.call(t, "research_history", `{"run_id":`+fmt.Sprintf("%q", bt["run_id"])+`}`)); !linked || l.URI != bt["run_uri"] {
+		t.Errorf("the backtest's trial does not link its stored run in the session that ran it: %+v", l)
+	}
+	seen := map[float64]bool{}
+	args := `{}`
+	for page := 0; ; page++ {
+		p := object(t, a.call(t, "research_history", args))
+		for _, r := range p["trials"].([]any) {
+			seq := r.(map[string]any)["seq"].(float64)
+			if seen[seq] {
+				t.Fatalf("page %d shows trial %v again", page, seq)
+			}
+			seen[seq] = true
+		}
+		next, more := p["next_before"].(float64)
+		if !more {
+			break
+		}
+		if page > 20 || !strings.Contains(fmt.Sprint(p["more"]), fmt.Sprintf("before: %d", int(next))) {
+			t.Fatalf("page %d: %v", page, p)
+		}
+		args = fmt.Sprintf(`{"before":%d}`, int(next))
+	}
+	if len(seen) != 49 {
+		t.Errorf("paging showed %d of 49 trials", len(seen))
 	}
 	if r := b.call(t, "research_history", `{"limit":100000}`); !strings.Contains(text(r), `"clamped":{"limit":500}`) {
 		t.Errorf("an over-large limit is not reported clamped: %.300s", text(r))

@@ -46,8 +46,10 @@ func TestHTTPTLS(t *testing.T) {
 }
 
 // TestHTTPCancelledGetsNoResponse: over HTTP a request the client cancelled
-// gets no JSON-RPC response: its POST ends 202 Accepted with an empty body
-// (not a 200 whose JSON body is missing), and the session goes on.
+// gets no JSON-RPC response: its POST ends as an SSE stream with no event
+// (issue 31, item 12: not 202, which Streamable HTTP keeps for a POST of
+// notifications and responses; not a 200 whose JSON body is missing), and
+// the session goes on.
 func TestHTTPCancelledGetsNoResponse(t *testing.T) {
 	proj := newProject(t)
 	runWicket(t, nil, "--project", proj, "data", "seed-demo")
@@ -74,8 +76,9 @@ func TestHTTPCancelledGetsNoResponse(t *testing.T) {
 	sid = res.Header.Get("Mcp-Session-Id")
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	type answer struct {
-		code int
-		body string
+		code        int
+		contentType string
+		body        string
 	}
 	slow := make(chan answer, 1)
 	go func() {
@@ -84,14 +87,14 @@ func TestHTTPCancelledGetsNoResponse(t *testing.T) {
 			slow <- answer{}
 			return
 		}
-		slow <- answer{res.StatusCode, body}
+		slow <- answer{res.StatusCode, res.Header.Get("Content-Type"), body}
 	}()
 	time.Sleep(700 * time.Millisecond)
 	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"the user gave up"}}`)
 	select {
 	case a := <-slow:
-		if a.code != http.StatusAccepted || strings.TrimSpace(a.body) != "" {
-			t.Errorf("the cancelled call's POST ended %d with %q; want 202 and no body", a.code, a.body)
+		if a.code != http.StatusOK || a.contentType != "text/event-stream" || strings.TrimSpace(a.body) != "" {
+			t.Errorf("the cancelled call's POST ended %d %q with %q; want 200, an SSE stream and no event", a.code, a.contentType, a.body)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the cancelled call's POST never ended")

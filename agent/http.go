@@ -39,6 +39,17 @@ type HTTPOptions struct {
 	// session nobody used for that long (default 1 h).
 	MaxSessions int
 	IdleTTL     time.Duration
+
+	// Limits on slow and numerous clients (see Server and Listener):
+	// HeaderTimeout bounds reading a request's headers and BodyTimeout its
+	// body (default 10 s each: a client that sends its headers and stalls
+	// its body is cut off then); IdleTimeout closes a kept-alive
+	// connection nobody uses (default 2 min); MaxConnsPerAddr bounds the
+	// open connections from one remote address (default 64).
+	HeaderTimeout   time.Duration
+	BodyTimeout     time.Duration
+	IdleTimeout     time.Duration
+	MaxConnsPerAddr int
 }
 
 // HTTPServer serves MCP over Streamable HTTP at /mcp (mcp-go's transport).
@@ -114,6 +125,18 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	if h.IdleTTL <= 0 {
 		h.IdleTTL = time.Hour
 	}
+	if h.HeaderTimeout <= 0 {
+		h.HeaderTimeout = 10 * time.Second
+	}
+	if h.BodyTimeout <= 0 {
+		h.BodyTimeout = 10 * time.Second
+	}
+	if h.IdleTimeout <= 0 {
+		h.IdleTimeout = 2 * time.Minute
+	}
+	if h.MaxConnsPerAddr <= 0 {
+		h.MaxConnsPerAddr = 64
+	}
 	return &HTTPServer{
 		opts: opts, b: b, h: h,
 		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -131,10 +154,17 @@ func (h *HTTPServer) sessionCount() int {
 // ServeHTTP implements http.Handler.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != MCPPath {
+		closeAfter(w)
 		http.NotFound(w, r)
 		return
 	}
+	if r.ContentLength != 0 {
+		// The body must arrive within BodyTimeout; post lifts the
+		// deadline once it has read it (a long call is not cut).
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.h.BodyTimeout))
+	}
 	if why := h.checkOrigin(r); why != "" {
+		closeAfter(w)
 		httpError(w, http.StatusForbidden, why)
 		return
 	}
@@ -158,6 +188,11 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.post(w, r, caller)
 	case http.MethodGet, http.MethodDelete:
+		if r.ContentLength != 0 {
+			closeAfter(w)
+			httpError(w, http.StatusBadRequest, r.Method+" takes no body: send messages with POST")
+			return
+		}
 		sess, ok := h.session(w, r, caller)
 		if !ok {
 			return
@@ -168,6 +203,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.drop(sess.srv.Session())
 		}
 	default:
+		closeAfter(w)
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, "use POST, GET or DELETE on "+MCPPath)
 	}
@@ -217,23 +253,26 @@ func hostOnly(hostport string) string {
 
 // authenticate returns the request's caller; without callers the caller
 // is the command line's own profile ("" name). A missing or wrong token
-// is answered 401 with WWW-Authenticate.
+// is answered 401 with WWW-Authenticate, before any body is read, and the
+// connection is closed.
 func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Caller, bool) {
 	if h.h.Callers == nil {
 		return Caller{Profile: h.opts.Profile, Deny: h.opts.Deny}, true
 	}
+	refuse := func(challenge, msg string) (Caller, bool) {
+		closeAfter(w)
+		w.Header().Set("WWW-Authenticate", challenge)
+		httpError(w, http.StatusUnauthorized, msg)
+		return Caller{}, false
+	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, _ := strings.Cut(auth, " ")
 	if auth == "" || !strings.EqualFold(scheme, "Bearer") {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="wicket mcp"`)
-		httpError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token> (the operator issues one with `wicket callers add`)")
-		return Caller{}, false
+		return refuse(`Bearer realm="wicket mcp"`, "missing bearer token: send Authorization: Bearer <token> (the operator issues one with `wicket callers add`)")
 	}
 	c, ok := h.h.Callers.authenticate(strings.TrimSpace(token))
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="wicket mcp", error="invalid_token"`)
-		httpError(w, http.StatusUnauthorized, "unknown bearer token")
-		return Caller{}, false
+		return refuse(`Bearer realm="wicket mcp", error="invalid_token"`, "unknown bearer token")
 	}
 	return c, true
 }
@@ -275,13 +314,21 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 	limit := h.opts.MaxMessage
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
+		closeAfter(w)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			httpError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s: send the whole body at once", h.h.BodyTimeout))
+			return
+		}
 		httpError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
 		return
 	}
 	if len(body) > limit {
-		writeJSON(w, http.StatusRequestEntityTooLarge, lineTooLong(limit))
+		closeAfter(w) // the rest of the body is not read
+		writeJSON(w, http.StatusRequestEntityTooLarge, lineTooLong(limit, body))
 		return
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // read: a long call is not cut
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		sess, ok := h.session(w, r, caller)
@@ -317,17 +364,6 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // is that Server's trace session id.
 func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
 	h.sweep()
-	share := h.share()
-	mine := func(s *httpSession) bool { return s.caller == caller.Name }
-	if h.count(mine) >= share && !h.evictIdlest(mine) {
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("caller %q holds %d sessions, its share of this server's %d, all in use in the last minute; end one with DELETE, or retry later",
-			caller.Name, share, h.h.MaxSessions))
-		return
-	}
-	if h.sessionCount() >= h.h.MaxSessions && !h.evictIdlest(func(*httpSession) bool { return true }) {
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions))
-		return
-	}
 	opts := h.opts
 	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
 	opts.Transport = "streamable HTTP at " + h.h.Addr
@@ -344,15 +380,9 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		server.WithDisableLocalhostProtection(true), // checkOrigin is stricter
 		server.WithStreamableHTTPLogger(h.log),
 	)
-	h.mu.Lock()
-	full := len(h.sessions) >= h.h.MaxSessions || h.countLocked(mine) >= share // another initialize took the room meanwhile
-	if !full {
-		h.sessions[id] = sess
-	}
-	h.mu.Unlock()
-	if full {
+	if why := h.reserve(id, sess); why != "" {
 		srv.Close()
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one with DELETE, or retry later", h.h.MaxSessions))
+		httpError(w, http.StatusServiceUnavailable, why)
 		return
 	}
 	h.serveOne(w, r, sess, body, m)
@@ -360,6 +390,36 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 	if w.Header().Get(server.HeaderKeySessionID) != id {
 		h.drop(id) // initialize failed: no session was opened
 	}
+}
+
+// reserve adds sess under id when there is room for one more session of
+// its caller: at the caller's share or at the cap it evicts an idle
+// session (the caller's own at its share), under the lock each time, so
+// initializes arriving together each find their room or a true refusal.
+// "" means sess was added; else why not.
+func (h *HTTPServer) reserve(id string, sess *httpSession) string {
+	mine := func(s *httpSession) bool { return s.caller == sess.caller }
+	share := h.share()
+	// Each round either finds room, refuses, or evicts one session (which
+	// a concurrent initialize may take): bounded by the cap.
+	for range h.h.MaxSessions + 1 {
+		h.mu.Lock()
+		atShare, atCap := h.countLocked(mine) >= share, len(h.sessions) >= h.h.MaxSessions
+		if !atShare && !atCap {
+			h.sessions[id] = sess
+			h.mu.Unlock()
+			return ""
+		}
+		h.mu.Unlock()
+		switch {
+		case atShare && !h.evictIdlest(mine):
+			return fmt.Sprintf("caller %q holds %d sessions, its share of this server's %d, all in use in the last minute; end one with DELETE, or retry later",
+				sess.caller, share, h.h.MaxSessions)
+		case !atShare && !h.evictIdlest(func(*httpSession) bool { return true }):
+			return fmt.Sprintf("too many sessions (%d), all in use in the last minute; end one with DELETE, or retry later", h.h.MaxSessions)
+		}
+	}
+	return fmt.Sprintf("too many sessions (%d): other sessions are opening at the same time; retry", h.h.MaxSessions)
 }
 
 // sweep drops sessions idle for longer than IdleTTL (never one serving a
@@ -557,12 +617,15 @@ type idWriter struct {
 }
 
 // WriteHeader turns the 200 of a plain JSON response to a request the
-// client has cancelled into 202 Accepted with no body: the request gets no
-// response, and the POST still ends as HTTP says one without a body does.
+// client has cancelled into an SSE stream that ends without an event: the
+// request gets no response (as MCP says), and the POST of a request still
+// ends as Streamable HTTP allows one to (a stream or a JSON body; 202 is
+// only for a POST of notifications and responses).
 func (w *idWriter) WriteHeader(code int) {
 	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.isCancelled(w.sur) {
-		w.Header().Del("Content-Type")
-		code = http.StatusAccepted
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Del("Content-Length")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -642,4 +705,110 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // httpError answers a transport-level refusal as a JSON-RPC error body.
 func httpError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, msg))
+}
+
+// closeAfter ends the connection after this response: a refused request's
+// body is never read. net/http would otherwise read what is left of it
+// (however slowly it comes) before sending the response and again when the
+// request ends; the expired read deadline makes those reads fail at once.
+func closeAfter(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// Server is the http.Server for h at MCPPath, with its header, body and
+// idle bounds. Serve it on Listener(ln), which bounds the connections per
+// remote address.
+func (h *HTTPServer) Server() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, h)
+	// ReadTimeout stays unset: it would also end an open GET stream and a
+	// long call; ServeHTTP bounds each body instead. IdleTimeout closes a
+	// kept-alive connection nobody uses; a GET stream is a request in
+	// progress, not idle, and is not cut.
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: h.h.HeaderTimeout,
+		IdleTimeout:       h.h.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Listener bounds the open connections from one remote address to
+// MaxConnsPerAddr: a connection over the bound is answered 503 (in plain
+// HTTP; over TLS, tls true, it is closed) and closed at once, so one
+// client cannot hold every file descriptor of the process.
+func (h *HTTPServer) Listener(ln net.Listener, tls bool) net.Listener {
+	return &addrLimit{Listener: ln, max: h.h.MaxConnsPerAddr, tls: tls, log: h.log, open: map[string]int{}}
+}
+
+type addrLimit struct {
+	net.Listener
+	max int
+	tls bool
+	log *slog.Logger
+
+	mu     sync.Mutex
+	open   map[string]int
+	warned time.Time // the last refusal logged (at most one a minute)
+}
+
+func (l *addrLimit) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		addr := hostOnly(c.RemoteAddr().String())
+		l.mu.Lock()
+		over := l.open[addr] >= l.max
+		if !over {
+			l.open[addr]++
+		}
+		warn := over && time.Since(l.warned) >= time.Minute
+		if warn {
+			l.warned = time.Now()
+		}
+		l.mu.Unlock()
+		if !over {
+			return &limitedConn{Conn: c, l: l, addr: addr}, nil
+		}
+		if warn {
+			l.log.Warn("refusing connections over the per-address bound", "remote", addr, "bound", l.max)
+		}
+		l.refuse(c)
+	}
+}
+
+// refuse answers a connection over the bound and closes it.
+func (l *addrLimit) refuse(c net.Conn) {
+	if !l.tls {
+		body := rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+			fmt.Sprintf("too many connections from %s (at most %d at once): reuse a connection (keep-alive) or close idle ones, then retry", hostOnly(c.RemoteAddr().String()), l.max))
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+	}
+	_ = c.Close()
+}
+
+func (l *addrLimit) release(addr string) {
+	l.mu.Lock()
+	if l.open[addr]--; l.open[addr] <= 0 {
+		delete(l.open, addr)
+	}
+	l.mu.Unlock()
+}
+
+// limitedConn gives its place back once, when it closes.
+type limitedConn struct {
+	net.Conn
+	l    *addrLimit
+	addr string
+	once sync.Once
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.l.release(c.addr) })
+	return err
 }

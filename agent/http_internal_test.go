@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -332,5 +333,67 @@ func TestHTTPOriginHost(t *testing.T) {
 		if why := h.checkOrigin(r); (why == "") != tc.ok {
 			t.Errorf("Host %q Origin %q: refused=%v (%s), want ok=%v", tc.host, tc.origin, why != "", why, tc.ok)
 		}
+	}
+}
+
+// TestHTTPConcurrentInitializeEvicts (issue 31, item 12): initializes that
+// arrive together while a caller sits at its share with idle sessions all
+// get a session (each evicts an idle one), none a 503.
+func TestHTTPConcurrentInitializeEvicts(t *testing.T) {
+	const n = 8
+	var mu sync.Mutex
+	now := time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
+		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	initialize := func() (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+MCPPath, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0, ""
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(b)
+	}
+	for range n {
+		if code, body := initialize(); code != http.StatusOK {
+			t.Fatalf("filling the cap: %d %s", code, body)
+		}
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // every session is idle now
+	mu.Unlock()
+	for round := range 5 {
+		var wg sync.WaitGroup
+		codes := make([]string, n)
+		for i := range n {
+			wg.Go(func() {
+				code, body := initialize()
+				if code != http.StatusOK {
+					codes[i] = fmt.Sprintf("%d %s", code, body)
+				}
+			})
+		}
+		wg.Wait()
+		for _, c := range codes {
+			if c != "" {
+				t.Fatalf("round %d: an initialize at the cap with idle sessions was refused: %s", round, c)
+			}
+		}
+		if h.sessionCount() != n {
+			t.Fatalf("round %d: %d sessions, want %d", round, h.sessionCount(), n)
+		}
+		mu.Lock()
+		now = now.Add(2 * time.Minute)
+		mu.Unlock()
 	}
 }

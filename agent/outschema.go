@@ -139,11 +139,12 @@ var listIndicatorsSchema = map[string]any{
 var historySchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
-		"count":     map[string]any{"type": "integer"},
-		"trials":    map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-		"truncated": map[string]any{"type": "string"},
-		"clamped":   map[string]any{"type": "object"},
-		"note":      map[string]any{"type": "string"},
+		"count":       map[string]any{"type": "integer"},
+		"trials":      map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+		"next_before": map[string]any{"type": "integer"},
+		"more":        map[string]any{"type": "string"},
+		"clamped":     map[string]any{"type": "object"},
+		"note":        map[string]any{"type": "string"},
 	},
 	"required": []string{"count", "trials"},
 }

@@ -3,12 +3,16 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"wicket/internal/project"
 	"wicket/node"
@@ -35,6 +39,120 @@ var toolResources = []struct {
 func hasNode(tb *toolbox) bool     { return tb.Node != nil }
 func hasResearch(tb *toolbox) bool { return tb.Research != nil }
 func hasProject(tb *toolbox) bool  { return tb.Project != nil }
+
+// resourceError is a resources/read that failed for what the client asked
+// (no such series, a malformed name), answered with code instead of the
+// -32603 mcp-go gives every handler error: the server's OnError hook
+// has the wire layer put code on the response (see recodeResource).
+type resourceError struct {
+	code int
+	err  error
+}
+
+func (e *resourceError) Error() string { return e.err.Error() }
+func (e *resourceError) Unwrap() error { return e.err }
+
+// missing marks err as "no such resource": -32002 (mcp.RESOURCE_NOT_FOUND).
+func missing(err error) error { return &resourceError{code: mcp.RESOURCE_NOT_FOUND, err: err} }
+
+// badResourceURI marks err as a malformed variable: -32602.
+func badResourceURI(err error) error { return &resourceError{code: mcp.INVALID_PARAMS, err: err} }
+
+// recodeResource is the OnError hook's half: a resources/read that failed
+// with a resourceError gets its code on the wire. The protocol of
+// 2026-07-28 answers a missing resource -32602, as mcp-go does.
+func (s *Server) recodeResource(ctx context.Context, id any, method mcp.MCPMethod, err error) {
+	var re *resourceError
+	if method != mcp.MethodResourcesRead || !errors.As(err, &re) {
+		return
+	}
+	code := re.code
+	if code == mcp.RESOURCE_NOT_FOUND && mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		code = mcp.INVALID_PARAMS
+	}
+	var sur string
+	switch v := id.(type) {
+	case mcp.RequestId:
+		sur, _ = v.Value().(string)
+	case *mcp.RequestId:
+		if v != nil {
+			sur, _ = v.Value().(string)
+		}
+	case string:
+		sur = v
+	}
+	if sur != "" {
+		s.ids.recode(sur, code)
+	}
+}
+
+// checkSubscribe refuses a resources/subscribe of a URI that sends no
+// updates (mcp-go accepts any): only wicket://node/snapshot does, where
+// the node is served. A resource this server has answers -32602, anything
+// else -32002. Requests mcp-go refuses itself (no uri; the 2026-07-28
+// protocol, which has no resources/subscribe) go on to it.
+func (s *Server) checkSubscribe(line []byte, id json.RawMessage) ([]byte, bool) {
+	var msg struct {
+		Params struct {
+			URI  string                     `json:"uri"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.Params.URI == "" {
+		return nil, false
+	}
+	if _, modern := msg.Params.Meta["io.modelcontextprotocol/protocolVersion"]; modern {
+		return nil, false
+	}
+	uri := msg.Params.URI
+	if uri == uriSnapshot && s.access.Served("node_snapshot") && hasNode(s.tb) {
+		return nil, false
+	}
+	if s.hasResource(uri) {
+		return rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s sends no updates and cannot be subscribed; only %s does (where a node is served): read this one again instead", uri, uriSnapshot)), true
+	}
+	return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("no resource %s on this server: resources/list and resources/templates/list name what it serves; only %s can be subscribed", uri, uriSnapshot)), true
+}
+
+// hasResource reports whether uri names a resource this session lists,
+// or fits the fixed part of a template it lists (what comes before its
+// first variable).
+func (s *Server) hasResource(uri string) bool {
+	ask := func(method string, into any) {
+		resp := s.mcp.HandleMessage(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"`+method+`"}`))
+		if b, err := json.Marshal(resp); err == nil {
+			_ = json.Unmarshal(b, into)
+		}
+	}
+	var list struct {
+		Result struct {
+			Resources []struct {
+				URI string `json:"uri"`
+			} `json:"resources"`
+		} `json:"result"`
+	}
+	var tpls struct {
+		Result struct {
+			ResourceTemplates []struct {
+				URITemplate string `json:"uriTemplate"`
+			} `json:"resourceTemplates"`
+		} `json:"result"`
+	}
+	ask(string(mcp.MethodResourcesList), &list)
+	ask(string(mcp.MethodResourcesTemplatesList), &tpls)
+	for _, r := range list.Result.Resources {
+		if r.URI == uri {
+			return true
+		}
+	}
+	for _, t := range tpls.Result.ResourceTemplates {
+		fixed, _, _ := strings.Cut(t.URITemplate, "{")
+		if fixed != "" && strings.HasPrefix(uri, fixed) && len(uri) > len(fixed) {
+			return true
+		}
+	}
+	return false
+}
 
 // Resource templates: each is served when its tool is.
 const (
@@ -161,7 +279,7 @@ func (s *Server) addTemplates() {
 			func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				name := templateArg(req, "series")
 				if err := project.ValidName("series", name); err != nil {
-					return nil, err
+					return nil, badResourceURI(err)
 				}
 				if s.tb.Research == nil {
 					return nil, errNoProject
@@ -175,7 +293,7 @@ func (s *Server) addTemplates() {
 						return jsonContents(requestedURI(req), info)
 					}
 				}
-				return nil, fmt.Errorf("no series %q in the history store; read wicket://series for the names", name)
+				return nil, missing(fmt.Errorf("no series %q in the history store; read wicket://series for the names", name))
 			})
 	}
 	if s.access.Served("validate_strategy") && hasProject(s.tb) {
@@ -185,6 +303,9 @@ func (s *Server) addTemplates() {
 			mcp.WithTemplateMIMEType("text/x-starlark")),
 			func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				src, err := s.tb.strategySource(&call{args: args{"name": jsonString(templateArg(req, "name"))}})
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil, missing(err)
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -248,7 +248,7 @@ func (s *runStore) tradesPage(id, cursor string) (map[string]any, error) {
 	trades, _ := run.report["trades"].([]any)
 	at, err := strconv.Atoi(cursor)
 	if err != nil || at < 0 || at > len(trades) || (at%runTradesPage != 0 && at != len(trades)) {
-		return nil, fmt.Errorf("cursor %q is not a page of run %s: start at %s and follow next", cursor, id, runTradesURI(id, 0))
+		return nil, badResourceURI(fmt.Errorf("cursor %q is not a page of run %s: start at %s and follow next", cursor, id, runTradesURI(id, 0)))
 	}
 	end := min(at+runTradesPage, len(trades))
 	out := map[string]any{"run_id": id, "total": len(trades), "from": at, "trades": trades[at:end]}
@@ -268,8 +268,8 @@ func (s *runStore) unknown(id string) error {
 	if len(known) > 0 {
 		hint = "newest: " + strings.Join(known, ", ")
 	}
-	return fmt.Errorf("no stored run %q (this server keeps the last %d runs of its session, and fewer when the process's %d MiB for run reports is full; %s)",
-		id, maxStoredRuns, maxPoolBytes>>20, hint)
+	return missing(fmt.Errorf("no stored run %q (this server keeps the last %d runs of its session, and fewer when the process's %d MiB for run reports is full; %s)",
+		id, maxStoredRuns, maxPoolBytes>>20, hint))
 }
 
 // addRunResources registers the run templates (when run_backtest is served).
@@ -277,10 +277,9 @@ func (s *Server) addRunResources(store *runStore) {
 	if store == nil || !s.access.Served("run_backtest") {
 		return
 	}
-	// Completions of run ids. At merge: if another provider is installed,
-	// pass it as next rather than replacing it.
-	server.WithCompletions()(s.mcp)
-	server.WithResourceCompletionProvider(runCompletions{store: store})(s.mcp)
+	// Completions of run ids; every other template variable goes on to
+	// the server's own completer (strategies, series, templates, venues).
+	server.WithResourceCompletionProvider(runCompletions{store: store, next: completer{s}})(s.mcp)
 	read := func(uri string, v map[string]any, err error) ([]mcp.ResourceContents, error) {
 		if err != nil {
 			return nil, err

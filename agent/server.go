@@ -141,6 +141,9 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 			s.watch.subscribe(false)
 		}
 	})
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, err error) {
+		s.recodeResource(ctx, id, method, err) // resources.go
+	})
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})
@@ -216,6 +219,9 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		} else {
 			res = s.run(ledger.WithWho(ctx, s.who()), spec, &call{tool: spec.Name, args: a, raw: raw, request: req})
 			res.addNotes(notes)
+			if ctx.Err() != nil && res.verdict.IsZero() && res.ticket == "" {
+				res = cancelled(ctx) // its answer is dropped; the trace says what became of it
+			}
 		}
 		s.record(spec.Name, spec.Write, raw, res, start)
 		if res.errText != "" {
@@ -296,8 +302,12 @@ func (s *Server) prepare(body []byte, m *message) []byte {
 
 // intercept answers tools/call requests the registry cannot route: an
 // unknown name gets the protocol's -32602 with up to three suggestions,
-// and is traced as refused.
+// and is traced as refused. A resources/subscribe is refused unless its
+// URI sends updates.
 func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
+	if method == string(mcp.MethodResourcesSubscribe) {
+		return s.checkSubscribe(line, id) // resources.go
+	}
 	if method != string(mcp.MethodToolsCall) {
 		return nil, false
 	}

@@ -24,7 +24,8 @@ const defaultMaxMessage = 4 << 20
 // it passed has been answered on stdout (bounded by drain), so a client that
 // writes a batch and closes stdin still gets every response. It also
 // terminates a last unterminated line, skips blank lines, bounds a line
-// (a longer one is answered -32600 and skipped without being buffered),
+// (a longer one is skipped without being buffered and answered -32600,
+// with its id when the line shows one),
 // runs every message through the session's wire layer (exact ids, no
 // response to a cancelled request, batches per version), and lets the
 // server answer some requests itself (intercept) — unknown tools get the
@@ -66,21 +67,27 @@ func (d *frontDesk) copyLines(pw *io.PipeWriter) error {
 	br := bufio.NewReaderSize(d.in, 64*1024)
 	var line []byte
 	skipping := false
+	var scan idScan // an oversized line's id, read as it streams past
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !skipping && len(line)+len(chunk) > d.maxLine+1 { // +1: the newline
-			skipping, line = true, line[:0]
-			if werr := d.writeLine(lineTooLong(d.maxLine)); werr != nil {
-				return werr
-			}
+			skipping, scan = true, idScan{}
+			scan.feed(line)
+			line = line[:0]
 		}
-		if !skipping {
+		if skipping {
+			scan.feed(chunk)
+		} else {
 			line = append(line, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if !skipping && len(line) > 0 {
+		if skipping {
+			if werr := d.writeLine(tooLongFor(d.maxLine, scan.id())); werr != nil {
+				return werr
+			}
+		} else if len(line) > 0 {
 			if werr := d.pass(pw, line); werr != nil {
 				return werr
 			}

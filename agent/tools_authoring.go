@@ -37,7 +37,7 @@ func (tb *toolbox) authoringTools() []*toolSpec {
 	return []*toolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Checks a Starlark strategy: parses it, runs its top level, checks its entry points and smoke-runs it on a short synthetic series, then proves on that series that no decision reads a later bar (lookahead_check); problems carry line, column and a hint. A name is the project's strategy or, when there is none, the template of that name.",
+			Description: "Checks a Starlark strategy: parse, top level, entry points, a smoke run on synthetic bars and a lookahead check; problems carry line, column and a hint. A name may also be a template's.",
 			Params:      paramsOf[strategyArgs](),
 			Output:      validateSchema,
 			Handle:      tb.validateStrategy,
@@ -58,7 +58,7 @@ func (tb *toolbox) authoringTools() []*toolSpec {
 		},
 		{
 			Name: "list_indicators", Title: "Browse the indicator catalog", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Browses the host-computed indicator catalog available to strategies as ta.*: without arguments the categories with counts, with category one family, with name one indicator's full entry.",
+			Description: "Browses the ta.* indicator catalog: no arguments lists the categories with counts, category one family, name one indicator's full entry.",
 			Params:      paramsOf[indicatorsArgs](),
 			Output:      listIndicatorsSchema,
 			Handle:      tb.listIndicators,

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"wicket/strategy/ledger"
 )
 
@@ -33,14 +35,20 @@ type historyArgs struct {
 	RunID    string `json:"run_id" desc:"only the trials of this run (a sweep's combinations share one)"`
 	Since    string `json:"since" desc:"only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"`
 	Full     bool   `json:"full" arg:"default=false" desc:"each trial's every metric, its costs and its hash-chain fields (by default a summary: the headline metrics)"`
-	Limit    int    `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many trials to return at most (the newest)"`
+	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"how many trials to return at most (the newest)"`
+	Before   int    `json:"before" arg:"min=1" desc:"only trials older than this seq: the next_before of the previous page"`
 }
+
+// defaultHistoryLimit keeps research_history's default answer under 8 KB
+// (a summary row is about 1 KB): older trials are a page away (before),
+// and a larger limit is there to ask for.
+const defaultHistoryLimit = 5
 
 func (tb *toolbox) historyTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "research_history", Title: "Research ledger history", Ring: ringResearch,
 		Hints:       hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
-		Description: "Lists what was tried: the research ledger's trials (every backtest, sweep combination and walk-forward, by anyone), newest last, with params, metrics, who and run id.",
+		Description: "Lists what was tried: the research ledger's trials (backtests, sweep combinations, walk-forwards, by anyone), newest last, with params, metrics and run id. Older ones page with before.",
 		Params:      paramsOf[historyArgs](),
 		Output:      historySchema,
 		Handle:      tb.researchHistory,
@@ -59,7 +67,7 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if in.Kind != "" && !validKind(in.Kind) {
 		return fail("kind %q is not one of %s", in.Kind, strings.Join(ledger.Kinds, ", "))
 	}
-	f := ledger.Filter{Strategy: in.Strategy, Series: in.Series, Kind: in.Kind, RunID: in.RunID, Limit: in.Limit}
+	f := ledger.Filter{Strategy: in.Strategy, Series: in.Series, Kind: in.Kind, RunID: in.RunID, Limit: in.Limit, Before: int64(in.Before)}
 	if f.Since, err = parseSince(in.Since, tb.clock()); err != nil {
 		return failErr(err)
 	}
@@ -77,11 +85,16 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 		trials, shown = sum, len(sum)
 	}
 	out := map[string]any{"count": total, "trials": trials}
-	switch {
-	case shown < len(rows):
-		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials: an answer holds at most %d KiB of trials; ask for fewer (limit), drop full, or narrow with strategy, series, kind, run_id or since", shown, total, maxHistoryBytes>>10)
-	case total > len(rows):
-		out["truncated"] = fmt.Sprintf("showing the newest %d of %d trials; raise limit (at most %d) or narrow with strategy, series, kind or since", len(rows), total, maxListLimit)
+	if shown < total {
+		// The next page: the trials older than the oldest shown.
+		oldest := rows[len(rows)-shown].Seq
+		out["next_before"] = oldest
+		why := ""
+		if shown < len(rows) {
+			why = fmt.Sprintf(" (an answer holds at most %d KiB of trials)", maxHistoryBytes>>10)
+		}
+		out["more"] = fmt.Sprintf("showing the newest %d of %d trials%s; the %d older ones are a page away: call research_history again with the same filters and before: %d, or raise limit (at most %d)",
+			shown, total, why, total-shown, oldest, maxListLimit)
 	}
 	if clamped != nil {
 		out["clamped"] = clamped
@@ -89,7 +102,29 @@ func (tb *toolbox) researchHistory(ctx context.Context, c *call) *result {
 	if total == 0 {
 		out["note"] = "no trials match; run_backtest, run_sweep and run_walk_forward record every trial here"
 	}
-	return ok(out)
+	r := ok(out)
+	r.links = tb.storedRunLinks(rows[len(rows)-shown:])
+	return r
+}
+
+// storedRunLinks are resource links to the runs among rows that this
+// session still stores (wicket://runs/{id}: the full report), newest first.
+func (tb *toolbox) storedRunLinks(rows []ledger.Row) []mcp.Content {
+	if tb.runs == nil {
+		return nil
+	}
+	stored := map[string]bool{}
+	for _, id := range tb.runs.ids() {
+		stored[id] = true
+	}
+	var links []mcp.Content
+	for i := len(rows) - 1; i >= 0; i-- {
+		if id := rows[i].RunID; stored[id] {
+			links = append(links, runLink(id, rows[i].Kind))
+			delete(stored, id)
+		}
+	}
+	return links
 }
 
 // maxHistoryBytes bounds the trials of one research_history answer, as

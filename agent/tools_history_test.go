@@ -48,7 +48,7 @@ func TestResearchHistoryBoundedInBytes(t *testing.T) {
 		t.Errorf("since 3650d: %v", h["count"])
 	}
 	for _, full := range []bool{false, true} {
-		r := s.call(t, "research_history", fmt.Sprintf(`{"strategy":"wide","full":%v}`, full))
+		r := s.call(t, "research_history", fmt.Sprintf(`{"strategy":"wide","full":%v,"limit":60}`, full))
 		if r.IsError {
 			t.Fatalf("research_history: %s", text(r))
 		}
@@ -63,8 +63,8 @@ func TestResearchHistoryBoundedInBytes(t *testing.T) {
 		if last := got[len(got)-1].(map[string]any); last["seq"].(float64) != 60 {
 			t.Errorf("full %v: the newest trial is not the last shown: %v", full, last["seq"])
 		}
-		if msg := fmt.Sprint(h["truncated"]); !strings.Contains(msg, fmt.Sprintf("showing the newest %d of 60", len(got))) || !strings.Contains(msg, "512 KiB") {
-			t.Errorf("full %v: truncated %q", full, msg)
+		if msg := fmt.Sprint(h["more"]); !strings.Contains(msg, fmt.Sprintf("showing the newest %d of 60", len(got))) || !strings.Contains(msg, "512 KiB") {
+			t.Errorf("full %v: more %q", full, msg)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func (tb *toolbox) nodeTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "node_snapshot", Title: "Node snapshot", Ring: ringLiveRead,
 		Hints:       hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
-		Description: "Reads the trading node: trading state, each venue's kind, environment (paper, testnet, or live: real money), armed state and mark source, cash, equity and marks, positions, open orders and recent events.",
+		Description: "Reads the trading node: trading state, venues (kind, environment, armed, mark source), cash, equity, positions, open orders and recent events. Environment live is real money.",
 		Params:      paramsOf[snapshotArgs](),
 		Output:      snapshotSchema,
 		Handle:      tb.nodeSnapshot,

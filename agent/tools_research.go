@@ -47,9 +47,9 @@ type (
 		To   string `json:"to" desc:"last bar: a date (through that day) or RFC3339 time, inclusive; default the series' end"`
 	}
 	costArgs struct {
-		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital as a decimal string, e.g. \"10000\"; default from wicket.toml [research]"`
-		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee per trade in basis points of notional; default from wicket.toml [research] (10)"`
-		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage per fill in basis points; default from wicket.toml [research] (5)"`
+		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital, a decimal string (\"10000\"); default wicket.toml [research]"`
+		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee per trade, basis points of notional; default wicket.toml [research] (10)"`
+		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage per fill, basis points; default wicket.toml [research] (5)"`
 	}
 	knobsArg struct {
 		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values by name (overrides of the strategy's defaults)"`
@@ -77,8 +77,8 @@ type (
 		runArgs
 		gridArgs
 		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best combinations to return"`
-		Estimate        bool `json:"estimate" arg:"default=false" desc:"return the combination count and an estimated duration without running the sweep"`
-		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a grid larger than this (cannot exceed wicket.toml's research.max_combinations, default 5000)"`
+		Estimate        bool `json:"estimate" arg:"default=false" desc:"only count the combinations and estimate the duration; run nothing"`
+		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most wicket.toml research.max_combinations, default 5000)"`
 	}
 	walkForwardArgs struct {
 		runArgs
@@ -118,21 +118,21 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series: metrics, warnings, settings and the first and last round trips, with a link to the full run; equity: true adds the curve, plot: true a PNG chart.",
+			Description: "Backtests a strategy on a stored series: metrics, warnings, settings and the first and last round trips, linking the full run. equity: true adds the curve, plot: true a PNG chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
 		},
 		{
 			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests every combination of a knob grid in parallel and ranks them, with the winner's deflated Sharpe ratio over this sweep and over the research ledger, and the probability of backtest overfitting; estimate: true only counts and times.",
+			Description: "Backtests every combination of a knob grid and ranks them, with the winner's deflated Sharpe (over this sweep and the ledger) and the probability of overfitting. estimate: true only counts and times.",
 			Params:      paramsOf[sweepArgs](),
 			Output:      sweepSchema,
 			Handle:      tb.runSweep,
 		},
 		{
 			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: ringResearch, Hints: researchHints(),
-			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the following out-of-sample window; reports per window, stitched out-of-sample metrics and walk-forward efficiency.",
+			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the next window. Reports each window, the stitched out-of-sample metrics and walk-forward efficiency.",
 			Params:      paramsOf[walkForwardArgs](),
 			Output:      walkForwardSchema,
 			Handle:      tb.runWalkForward,

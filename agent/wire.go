@@ -33,6 +33,7 @@ type wireIDs struct {
 	byOrig    map[string]string          // compacted original → surrogate (cancellation)
 	cancelled map[string]bool            // surrogates whose response is dropped
 	batch     map[string]*batchReply     // surrogates whose response joins a batch
+	codes     map[string]int             // surrogates whose error response gets this code (recode)
 	idle      chan struct{}              // closed and replaced when orig empties
 }
 
@@ -42,7 +43,7 @@ func newWireIDs() *wireIDs {
 	return &wireIDs{
 		prefix: "wk-" + hex.EncodeToString(r[:]) + ":",
 		orig:   map[string]json.RawMessage{}, byOrig: map[string]string{},
-		cancelled: map[string]bool{}, batch: map[string]*batchReply{},
+		cancelled: map[string]bool{}, batch: map[string]*batchReply{}, codes: map[string]int{},
 	}
 }
 
@@ -113,12 +114,16 @@ func (w *wireIDs) outbound(p []byte) (out []byte, drop bool, done *batchReply) {
 	orig, known := w.orig[sur]
 	cancelled := w.cancelled[sur]
 	b := w.batch[sur]
+	code, recoded := w.codes[sur]
 	w.forget(sur)
 	w.mu.Unlock()
 	if !known {
 		return p, false, nil
 	}
 	out = bytes.Replace(p, []byte(`"id":`+strconv.Quote(sur)), append([]byte(`"id":`), orig...), 1)
+	if recoded {
+		out = bytes.Replace(out, []byte(`"code":`+strconv.Itoa(mcp.INTERNAL_ERROR)+`,`), []byte(`"code":`+strconv.Itoa(code)+`,`), 1)
+	}
 	if cancelled {
 		if b != nil && b.add(nil) {
 			return nil, true, b
@@ -144,9 +149,20 @@ func (w *wireIDs) forget(sur string) {
 	delete(w.orig, sur)
 	delete(w.cancelled, sur)
 	delete(w.batch, sur)
+	delete(w.codes, sur)
 	if len(w.orig) == 0 && w.idle != nil {
 		close(w.idle)
 		w.idle = nil
+	}
+}
+
+// recode gives the error response of the request whose surrogate this is
+// code instead of mcp-go's -32603.
+func (w *wireIDs) recode(sur string, code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.orig[sur]; ok {
+		w.codes[sur] = code
 	}
 }
 
@@ -291,10 +307,122 @@ func shapeRefusal(body []byte) ([]byte, bool) {
 		"invalid request: id must be a string, a number or null"), true
 }
 
-// lineTooLong is the -32600 answer to a message over the size limit.
-func lineTooLong(limit int) []byte {
-	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+// lineTooLong is the -32600 answer to a message over the size limit. It
+// carries the message's own id when what was read of it (head) shows one;
+// else null.
+func lineTooLong(limit int, head []byte) []byte {
+	var sc idScan
+	sc.feed(head)
+	return tooLongFor(limit, sc.id())
+}
+
+func tooLongFor(limit int, id json.RawMessage) []byte {
+	return rpcError(id, mcp.INVALID_REQUEST,
 		fmt.Sprintf("message too large: over the %s limit of this server (wicket mcp --max-message); it was skipped unread", sizeText(limit)))
+}
+
+// idScan finds the top-level "id" of a JSON object fed to it in pieces,
+// without keeping the object: only the id's own bytes are kept (at most
+// maxScannedID). It reads JSON's structure (strings, nesting), not its
+// values; an id that is not a string, a number or null is not an id.
+type idScan struct {
+	started, done  bool
+	depth          int
+	inStr, esc     bool
+	expectKey      bool
+	key            []byte // the depth-1 key being read (bounded)
+	keyIsID        bool   // the last key read was "id"
+	capture        bool
+	val            []byte
+	found, invalid bool
+}
+
+const maxScannedID = 256
+
+func (s *idScan) feed(p []byte) {
+	for _, c := range p {
+		if s.done {
+			return
+		}
+		s.step(c)
+	}
+}
+
+func (s *idScan) step(c byte) {
+	if !s.started {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		case '{':
+			s.started, s.depth, s.expectKey = true, 1, true
+		default:
+			s.done = true
+		}
+		return
+	}
+	if s.capture {
+		if len(s.val) < maxScannedID {
+			s.val = append(s.val, c)
+		} else {
+			s.invalid = true
+		}
+	}
+	if s.inStr {
+		switch {
+		case s.esc:
+			s.esc = false
+		case c == '\\':
+			s.esc = true
+		case c == '"':
+			s.inStr = false
+			if s.depth == 1 && s.expectKey {
+				s.expectKey, s.keyIsID = false, string(s.key) == "id"
+			}
+		default:
+			if s.depth == 1 && s.expectKey && len(s.key) < 3 {
+				s.key = append(s.key, c)
+			}
+		}
+		return
+	}
+	switch c {
+	case '"':
+		s.inStr = true
+		if s.depth == 1 && s.expectKey {
+			s.key = s.key[:0]
+		}
+	case ':':
+		if s.depth == 1 && s.keyIsID {
+			s.capture, s.val, s.keyIsID = true, s.val[:0], false
+		}
+	case '{', '[':
+		s.depth++
+	case '}', ']', ',':
+		if s.depth == 1 && s.capture {
+			s.capture = false
+			s.val = s.val[:len(s.val)-1] // the delimiter
+			s.found = true
+		}
+		if c == ',' {
+			s.expectKey = s.depth == 1
+			return
+		}
+		if s.depth--; s.depth == 0 {
+			s.done = true
+		}
+	}
+}
+
+// id is the id found, or null.
+func (s *idScan) id() json.RawMessage {
+	v := bytes.TrimSpace(s.val)
+	if !s.found || s.invalid || len(v) == 0 || !json.Valid(v) {
+		return json.RawMessage("null")
+	}
+	switch v[0] {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return append(json.RawMessage(nil), v...)
+	}
+	return json.RawMessage("null")
 }
 
 func sizeText(n int) string {

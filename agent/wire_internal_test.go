@@ -258,3 +258,44 @@ func TestWireShapeRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestLineTooLongKeepsID (issue 31, item 12): an oversized stdio line whose
+// id can be read is refused with that id, exactly as sent, wherever it sits
+// in the line (the line streams past, unbuffered); an id nested in params
+// is not the message's, and a line without a readable id still gets null.
+func TestLineTooLongKeepsID(t *testing.T) {
+	pad := strings.Repeat("x", 4096)
+	for _, tc := range []struct{ line, id string }{
+		{`{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call","params":{"name":"list_templates","arguments":{"pad":"` + pad + `"}}}`, `12345678901234567890`},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"id":7,"arguments":{"pad":"` + pad + `","q":"\"id\":8,"}},"id":"a\"b"}`, `"a\"b"`},
+		{`{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + pad + `"}}`, `null`},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping","params":{"pad":"` + pad + `"}}`, `null`},
+		{`["` + pad + `"]`, `null`},
+	} {
+		s := newTestServer(t, ProfileFull, nil, nil)
+		s.opts.MaxMessage = 1024
+		msgs := serveLines(t, s, tc.line+"\n"+`{"jsonrpc":"2.0","id":5,"method":"ping"}`+"\n")
+		if len(msgs) != 2 {
+			t.Fatalf("%.60s…: %d responses, want 2", tc.line, len(msgs))
+		}
+		id, _ := json.Marshal(msgs[0]["id"])
+		var want any
+		_ = json.Unmarshal([]byte(tc.id), &want)
+		wantJSON, _ := json.Marshal(want)
+		if string(id) != string(wantJSON) || msgs[0]["error"].(map[string]any)["code"] != float64(-32600) {
+			t.Errorf("%.60s…: refused with id %s (%v), want %s", tc.line, id, msgs[0]["error"], tc.id)
+		}
+	}
+	// The exact bytes of a large integer id (serveLines decodes through
+	// float64, which would hide a changed digit).
+	var sc idScan
+	sc.feed([]byte(`{"jsonrpc":"2.0", "id" : 12345678901234567890 ,"method":"ping","params":{"pad":"`))
+	if got := string(sc.id()); got != "12345678901234567890" {
+		t.Errorf("large id scanned as %s", got)
+	}
+	// HTTP: a body over the limit is refused 413 with its id when the part
+	// read shows it.
+	if got := string(lineTooLong(1024, []byte(`{"id":"r1","method":"tools/call","params":{"x":"`+pad))); !strings.Contains(got, `"id":"r1"`) {
+		t.Errorf("HTTP refusal: %s", got)
+	}
+}

@@ -255,12 +255,7 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 		}
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(agent.MCPPath, h)
-	// IdleTimeout closes a kept-alive connection nobody uses (without it an
-	// idle connection is held forever); a GET stream is a request in
-	// progress, not idle, and is not cut.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := h.Server() // header, body and idle bounds (agent/http.go)
 	scheme := "http"
 	if c.String("tls-cert") != "" {
 		// Loaded before the server says it serves, so a bad pair never
@@ -280,11 +275,12 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	fmt.Fprintf(stderr, "wicket mcp: serving Streamable HTTP at %s://%s%s (%s)\n", scheme, bound, agent.MCPPath, who)
 
 	served := make(chan error, 1)
+	limited := h.Listener(ln, scheme == "https") // connections per remote address
 	go func() {
 		if scheme == "https" {
-			served <- srv.ServeTLS(ln, "", "")
+			served <- srv.ServeTLS(limited, "", "")
 		} else {
-			served <- srv.Serve(ln)
+			served <- srv.Serve(limited)
 		}
 	}()
 	select {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -126,6 +127,11 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	var le *server.ListenError
 	if errors.As(err, &le) {
 		return usageError{err}
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// Every command finds the node at wicket.toml's [node] address, so
+		// that is where a new port goes; --listen would move this node alone.
+		return fmt.Errorf("listen on %s: %w: another process (perhaps another node) holds it; stop it, or set another port in wicket.toml's [node] address (every command reads it there)", o.listen, syscall.EADDRINUSE)
 	}
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ type Filter struct {
 	Kind     string
 	RunID    string
 	Since    time.Time // rows at or after
+	Before   int64     // rows with a lower seq (a page's cursor); 0 means no bound
 	// Limit bounds the rows returned (the newest); 0 means no bound.
 	Limit int
 }
@@ -43,6 +44,9 @@ func (f Filter) where() (string, []any) {
 		// RFC3339Nano text drops trailing zeros, so its text order is
 		// not time order: compare as times.
 		add("julianday(time) >= julianday(?)", f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if f.Before > 0 {
+		add("seq < ?", f.Before)
 	}
 	if len(conds) == 0 {
 		return "", nil
