@@ -16,7 +16,7 @@ func initCommand() *cli.Command {
 		ArgsUsage: "[DIR]",
 		Description: "Creates a wicket project in DIR (default: the current directory). It refuses to " +
 			"overwrite an existing wicket.toml. settings/secrets.env is written with mode 0600 and new random " +
-			"observe and control keys.",
+			"observe and control keys, a data-service token and the research ledger's key.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return usagef("init takes at most one DIR, got %d arguments", c.NArg())
@@ -34,7 +34,7 @@ func initCommand() *cli.Command {
 			fmt.Fprintf(w, "  wicket.toml            node address, venues, guardrail limits, research defaults\n")
 			fmt.Fprintf(w, "  strategies/            your strategies (wicket strategy new NAME --from TEMPLATE)\n")
 			fmt.Fprintf(w, "  indicators/            user indicators\n")
-			fmt.Fprintf(w, "  settings/secrets.env   node keys (mode 0600; never commit it)\n")
+			fmt.Fprintf(w, "  settings/secrets.env   node keys and the research ledger key (mode 0600; never commit it)\n")
 			fmt.Fprintf(w, "next: wicket data seed-demo, then wicket node serve\n")
 			return nil
 		},

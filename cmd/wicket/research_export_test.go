@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -76,7 +77,7 @@ func TestResearchExportRecomputedInPython(t *testing.T) {
 	if d == nil || d.DSR == nil || ld == nil || ld.DSR == nil || o == nil || o.PBO == nil || res.RunID == "" {
 		t.Fatalf("sweep result: DSR %+v, over the ledger %+v, PBO %+v, run %q", d, ld, o, res.RunID)
 	}
-	out := filepath.Join(t.TempDir(), "run.json")
+	out := filepath.Join(t.TempDir(), "run.json") // the name the docs' snippet reads
 	if code, _, stderr := wicketIn(t, dir, "research", "export", "--out", out, res.RunID); code != 0 || !strings.Contains(stderr, "exported run "+res.RunID+": 16 trials, 18 ledger trials on BTC-USD@1d") {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
@@ -103,6 +104,27 @@ func TestResearchExportRecomputedInPython(t *testing.T) {
 	near := func(what string, py, reported, tol float64) {
 		if math.Abs(py-reported) > tol {
 			t.Errorf("%s: python %v, wicket %v", what, py, reported)
+		}
+	}
+	// The recomputation docs/strategies.md shows says the same.
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "strategies.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, snippet, found := strings.Cut(string(docs), "```python\nimport json, math, itertools")
+	snippet, _, closed := strings.Cut(snippet, "```")
+	if !found || !closed || !strings.Contains(snippet, `open("run.json")`) {
+		t.Fatal("docs/strategies.md has no recomputation snippet reading run.json")
+	}
+	cmd = exec.Command(py, "-c", "import json, math, itertools"+snippet)
+	cmd.Dir, cmd.Stderr = filepath.Dir(out), os.Stderr
+	fromDocs, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the docs' snippet: %v", err)
+	}
+	for _, line := range []string{fmt.Sprintf("deflated_sharpe %v\n", got.DSR), fmt.Sprintf("ledger_deflated_sharpe %v\n", got.LedgerDSR), fmt.Sprintf("pbo %v\n", got.PBO)} {
+		if !strings.Contains(string(fromDocs), line) {
+			t.Errorf("the docs' snippet printed %q, want a line %q", fromDocs, line)
 		}
 	}
 	near("the sweep's DSR", got.DSR, *d.DSR, 5.01e-5)

@@ -11,9 +11,10 @@ import (
 
 // Anchor is the head of the chain after one append: its last row's
 // sequence number and hash, the batch's run id and size. Anchors live
-// outside the database (AnchorPath, and wherever Options.Anchor sends
-// them, the agent's trace), so that rows cut from the end of the ledger,
-// which leave a shorter chain that is valid in itself, are still missed.
+// outside the database, in the anchor file beside it (AnchorPath), so
+// that rows cut from the end of the ledger, which leave a shorter chain
+// that is valid in itself, are still missed. A copy of the file kept
+// elsewhere vouches for the ledger even against someone who cuts both.
 type Anchor struct {
 	Seq   int64  `json:"seq"`
 	Hash  string `json:"hash"`
@@ -25,9 +26,8 @@ type Anchor struct {
 // maxAnchorLine bounds one line of the anchor file read back.
 const maxAnchorLine = 4096
 
-// anchor appends a to the anchor file (one write of one line, O_APPEND,
-// so writers in several processes do not interleave) and hands it to
-// Options.Anchor.
+// anchor appends a to the anchor file: one write of one line, O_APPEND,
+// so writers in several processes do not interleave.
 func (l *Ledger) anchor(a Anchor) error {
 	line, err := json.Marshal(a)
 	if err != nil {
@@ -45,13 +45,7 @@ func (l *Ledger) anchor(a Anchor) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if l.opts.Anchor != nil {
-		l.opts.Anchor(a)
-	}
-	return nil
+	return f.Close()
 }
 
 // ReadAnchors reads the anchor file of the ledger at path; a missing file

@@ -15,9 +15,8 @@
 // reordered or re-hashed row and names the first one, and nobody without
 // the key can forge a valid chain. The chain's head is anchored outside
 // the database: every append also appends its last row's sequence number
-// and hash to the anchor file beside it (research.anchors), and hands it
-// to Options.Anchor, so Verify names a tail cut from the end, which a
-// chain alone cannot show. Any number of processes may append at once
+// and hash to the anchor file beside it (research.anchors), so Verify
+// names a tail cut from the end, which a chain alone cannot show. Any number of processes may append at once
 // (two MCP servers and a CLI): an append is one SQLite transaction begun
 // IMMEDIATE, which reads the chain's tip inside the transaction, so the
 // writers take turns and keep one chain. A batch of rows (a whole sweep)
@@ -261,10 +260,6 @@ type Options struct {
 	// Open and OpenExisting refuse a ledger without one, and one whose
 	// rows were keyed with another.
 	Key []byte
-	// Anchor, when set, receives each append's anchor once it is
-	// committed and written to the anchor file (the agent puts it in its
-	// trace). It must not block.
-	Anchor func(Anchor)
 	// Now stamps rows; nil means time.Now.
 	Now func() time.Time
 	// NewRunID mints a run id for a batch that carries none; nil means a
@@ -490,7 +485,7 @@ func (l *Ledger) Close() error { return l.db.Close() }
 // sequence numbers after the chain's tip, the same time stamp and, when a
 // row has none, the batch's run id (one minted per batch), which Append
 // returns. The rows are filled in place. Once committed, the batch's last
-// row is anchored (AnchorPath, Options.Anchor); an anchor that cannot be
+// row is anchored (AnchorPath); an anchor that cannot be
 // written is an error returned with the run id, the rows being recorded.
 func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 	if len(rows) == 0 {
