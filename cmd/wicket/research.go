@@ -122,8 +122,13 @@ func researchCommand() *cli.Command {
 					"that it is the row anchored in settings/state/research.anchors when it was written (so a chain " +
 					"rebuilt with the key fails too), then that no anchor names a row past the tip (rows cut from the " +
 					"end). Exits 0 and prints the row count and the tip when it is intact, with notes (rows written " +
-					"before the chain was keyed, rows not yet anchored); exits 1 naming the first bad row otherwise.",
-				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"}},
+					"before the chain was keyed, rows not yet anchored); exits 1 naming the first bad row otherwise. " +
+					"--anchors checks copies of research.anchors kept elsewhere too, which vouch for the rows they " +
+					"record even if the ledger and its anchor file were cut in step.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+					&cli.StringSliceFlag{Name: "anchors", Usage: "also check this copy of research.anchors (`FILE`, repeatable), e.g. one from a backup"},
+				},
 				Action: researchVerifyAction,
 			},
 			{
@@ -276,7 +281,7 @@ func researchVerifyAction(c *cli.Context) error {
 		return err
 	}
 	defer l.Close()
-	rep, err := l.Verify(c.Context)
+	rep, err := l.Verify(c.Context, c.StringSlice("anchors")...)
 	if err != nil {
 		return err
 	}

@@ -52,8 +52,14 @@ func (l *Ledger) anchor(a Anchor) error {
 // is no anchors. Lines that do not read as an anchor (a line torn by a
 // crash) are counted in bad, never fatal.
 func ReadAnchors(path string) (anchors []Anchor, bad int, err error) {
-	f, err := os.Open(AnchorPath(path))
-	if errors.Is(err, fs.ErrNotExist) {
+	return readAnchorFile(AnchorPath(path), true)
+}
+
+// readAnchorFile reads one anchor file; a missing one is no anchors when
+// optional, else an error.
+func readAnchorFile(file string, optional bool) (anchors []Anchor, bad int, err error) {
+	f, err := os.Open(file)
+	if optional && errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
 	if err != nil {
@@ -71,7 +77,7 @@ func ReadAnchors(path string) (anchors []Anchor, bad int, err error) {
 		anchors = append(anchors, a)
 	}
 	if err := sc.Err(); err != nil {
-		return anchors, bad, fmt.Errorf("read the ledger's anchors: %w", err)
+		return anchors, bad, fmt.Errorf("read the ledger's anchors %s: %w", file, err)
 	}
 	return anchors, bad, nil
 }

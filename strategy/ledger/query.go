@@ -235,18 +235,33 @@ func (r Report) OK() bool { return r.Bad == nil }
 // hash that does not match its content; a reordered row as both; a chain
 // rebuilt with the key as a row that is not the anchored one; rows cut
 // from the end as an anchor past the tip.
-func (l *Ledger) Verify(ctx context.Context) (Report, error) {
+//
+// Copies of the anchor file kept elsewhere (copies) are checked as well:
+// they vouch for the rows they record even when the ledger and its own
+// anchor file were cut in step.
+func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 	anchors, badLines, err := ReadAnchors(l.path)
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Tip: Genesis, KeyedFrom: l.keyedFrom, Anchors: len(anchors)}
+	rep := Report{Tip: Genesis, KeyedFrom: l.keyedFrom}
 	if l.migrated != "" {
 		rep.Notes = append(rep.Notes, l.migrated)
 	}
 	if badLines > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d lines of %s are not anchors (a line torn by a crash, or an edit) and were skipped", badLines, filepath.Base(AnchorPath(l.path))))
 	}
+	for _, c := range copies {
+		more, bad, err := readAnchorFile(c, false)
+		if err != nil {
+			return Report{}, err
+		}
+		if bad > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d lines of %s are not anchors and were skipped", bad, c))
+		}
+		anchors = append(anchors, more...)
+	}
+	rep.Anchors = len(anchors)
 	at := make(map[int64][]Anchor, len(anchors))
 	var last *Anchor
 	for i, a := range anchors {

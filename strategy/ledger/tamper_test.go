@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,5 +202,35 @@ func TestOpenWithoutKey(t *testing.T) {
 	_, err := Open(filepath.Join(t.TempDir(), "research.db"), Options{})
 	if !errors.Is(err, ErrNoKey) {
 		t.Fatalf("err %v, want ErrNoKey", err)
+	}
+}
+
+// TestVerifyAgainstAnAnchorCopy: someone who cuts the ledger's tail and
+// its anchor file in step passes a check of the ledger's own anchors, but
+// not of a copy of the anchor file kept elsewhere.
+func TestVerifyAgainstAnAnchorCopy(t *testing.T) {
+	l, path := filled(t)
+	backup := filepath.Join(t.TempDir(), "research.anchors.backup")
+	b, err := os.ReadFile(AnchorPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(backup, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tamper(t, path, func(db *sql.DB) { run(t, db, `DELETE FROM trials WHERE seq > 35`) })
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(AnchorPath(path), []byte(lines[0]), 0o600); err != nil { // the sweep's anchor alone
+		t.Fatal(err)
+	}
+	if rep, err := l.Verify(context.Background()); err != nil || !rep.OK() || rep.Rows != 35 {
+		t.Fatalf("cut in step, own anchors: %+v %v (a cut in step is invisible to them)", rep, err)
+	}
+	rep, err := l.Verify(context.Background(), backup)
+	if err != nil || rep.OK() || rep.Bad.Seq != 36 || !strings.Contains(rep.Bad.Reason, "rows 36 to 40 are missing from the end of the ledger") {
+		t.Fatalf("against the copy: %+v %v", rep, err)
+	}
+	if _, err := l.Verify(context.Background(), filepath.Join(t.TempDir(), "nothing")); err == nil {
+		t.Fatal("a copy that is not there must be an error, not no anchors")
 	}
 }

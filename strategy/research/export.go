@@ -18,7 +18,7 @@ const ExportFormat = "wicket-research-export-v1"
 // (*ledger.Ledger).
 type AuditLedger interface {
 	Query(ctx context.Context, f ledger.Filter) ([]ledger.Row, int, error)
-	Verify(ctx context.Context) (ledger.Report, error)
+	Verify(ctx context.Context, copies ...string) (ledger.Report, error)
 }
 
 // RunExport is a run as the research ledger holds it, laid out so that an
