@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"math"
 	"net/url"
@@ -204,10 +205,15 @@ func (r *Row) plainHash() string {
 
 // keyedHash is a row's hash: hex HMAC-SHA256 of its canonical text under
 // key.
-func (r *Row) keyedHash(key []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write(r.canonical(formatKeyed))
-	return hex.EncodeToString(m.Sum(nil))
+func (r *Row) keyedHash(key []byte) string { return r.keyedHashWith(hmac.New(sha256.New, key)) }
+
+// keyedHashWith is keyedHash with mac, an HMAC-SHA256 under the key, which
+// it resets: a batch keys its rows with one.
+func (r *Row) keyedHashWith(mac hash.Hash) string {
+	mac.Reset()
+	mac.Write(r.canonical(formatKeyed))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0]))
 }
 
 // keyCheck is what meta holds to tell the ledger's key from another: the
@@ -526,11 +532,12 @@ func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 		return "", fmt.Errorf("research ledger: %w", err)
 	}
 	defer stmt.Close()
+	mac := hmac.New(sha256.New, l.opts.Key)
 	for i := range rows {
 		r := &rows[i]
 		seq++
 		r.Seq, r.PrevHash = seq, prev
-		r.Hash = r.keyedHash(l.opts.Key)
+		r.Hash = r.keyedHashWith(mac)
 		prev = r.Hash
 		var sr sql.NullFloat64
 		if !math.IsNaN(r.SharpePerPeriod) {

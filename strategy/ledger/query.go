@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"math"
@@ -276,6 +277,7 @@ func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 	}
 	defer rows.Close()
 	expect := int64(1)
+	mac := hmac.New(sha256.New, l.opts.Key)
 	for rows.Next() {
 		r, err := scanRow(rows)
 		if err != nil {
@@ -295,7 +297,7 @@ func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 			return bad("row %d does not link to the row before it (its prev_hash is not that row's hash): a row was removed, inserted or reordered", r.Seq)
 		case r.Seq < l.keyedFrom && r.plainHash() != r.Hash:
 			return bad("row %d's content does not match its hash: it was edited", r.Seq)
-		case r.Seq >= l.keyedFrom && !hmac.Equal([]byte(r.keyedHash(l.opts.Key)), []byte(r.Hash)):
+		case r.Seq >= l.keyedFrom && !hmac.Equal([]byte(r.keyedHashWith(mac)), []byte(r.Hash)):
 			return bad("row %d's content does not match its keyed hash: it was edited, or the chain was rebuilt without the ledger key", r.Seq)
 		}
 		for _, a := range at[r.Seq] {
