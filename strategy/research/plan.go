@@ -41,23 +41,24 @@ type planInput struct {
 // plan is a validated grid over a strategy and a range: everything needed
 // to hand chunks to workers.
 type plan struct {
-	display string // the strategy as the result names it
+	display  string // the strategy as the result names it
+	rankBy   string
+	gran     strategy.Granularity
+	bars     strategy.Bars // the range's bars (times used to lay out windows)
+	knobs    []scriptapi.Knob
+	swept    []string // swept knob names, in declaration order
+	axes     [][]any  // values per swept knob, in the knobs' Go types
+	fixed    map[string]any
+	count    int
+	tooMany  *Error // set when count is over the cap (an estimate still reports it)
+	capital  decimal.Decimal
+	settings Settings
+	base     worker.SweepChunk // everything but the range and the combinations
+	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
+	order    []int             // the chunks' order of the combinations (evalOrder); nil: their own
+
 	// ledgerName is the name its trials are recorded under (LedgerName).
 	ledgerName string
-	rankBy     string
-	gran       strategy.Granularity
-	bars       strategy.Bars // the range's bars (times used to lay out windows)
-	knobs      []scriptapi.Knob
-	swept      []string // swept knob names, in declaration order
-	axes       [][]any  // values per swept knob, in the knobs' Go types
-	fixed      map[string]any
-	count      int
-	tooMany    *Error // set when count is over the cap (an estimate still reports it)
-	capital    decimal.Decimal
-	settings   Settings
-	base       worker.SweepChunk // everything but the range and the combinations
-	seen       *worker.BarsSeen  // what the params request's worker read (barsInWorker)
-	order      []int             // the chunks' order of the combinations (evalOrder); nil: their own
 }
 
 // saw takes a chunk's report of its bars: other bars than the plan's
