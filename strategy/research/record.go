@@ -211,23 +211,9 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // a cancelled sweep still records what finished
-	from, to := p.span()
-	costs := costsJSON(p.settings, "")
-	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
-	rows := make([]ledger.Row, 0, len(trials))
-	for _, t := range trials {
-		if t == nil {
-			continue
-		}
-		row := ledger.Row{
-			Kind: ledger.KindSweep, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
-			From: from, To: to, Params: mustJSON(t.Values), Costs: costs, Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR),
-			Audit: auditOf(t, t == win),
-		}
-		if t.Error != "" {
-			row.Metrics, row.SharpePerPeriod = mustJSON(map[string]string{"error": t.Error}), math.NaN()
-		}
-		rows = append(rows, row)
+	rows := sweepRows(ctx, p, trials, win)
+	if len(rows) == 0 {
+		return
 	}
 	id, err := l.cfg.Recorder.Append(ctx, rows)
 	res.RunID = id
@@ -256,6 +242,52 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 			"luck alone would be expected to reach a per-period Sharpe ratio of %s", whose, res.DeflatedSharpe.Trials, fmtFloat(float64(*d.ExpectedMaxSharpe)))
 	}
 	res.LedgerDeflatedSharpe = d
+}
+
+// sweepRows are the ledger rows of a sweep's finished combinations on
+// p's series, failed ones included; win, when set, is marked the winner.
+func sweepRows(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial) []ledger.Row {
+	from, to := p.span()
+	costs := costsJSON(p.settings, "")
+	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
+	rows := make([]ledger.Row, 0, len(trials))
+	for _, t := range trials {
+		if t == nil {
+			continue
+		}
+		row := ledger.Row{
+			Kind: ledger.KindSweep, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
+			From: from, To: to, Params: mustJSON(t.Values), Costs: costs, Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR),
+			Audit: auditOf(t, t == win),
+		}
+		if t.Error != "" {
+			row.Metrics, row.SharpePerPeriod = mustJSON(map[string]string{"error": t.Error}), math.NaN()
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// recordUniverse records a universe sweep's finished combinations on
+// every series, failed ones included, as one batch: each is a trial on
+// its series.
+func (l *Local) recordUniverse(ctx context.Context, plans []*plan, trials [][]*worker.Trial, res *SweepResult) {
+	if l.cfg.Recorder == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	var rows []ledger.Row
+	for s, p := range plans {
+		rows = append(rows, sweepRows(ctx, p, trials[s], nil)...)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	id, err := l.cfg.Recorder.Append(ctx, rows)
+	res.RunID = id
+	if err != nil {
+		res.Warnings = append(res.Warnings, ledgerWarning(err))
+	}
 }
 
 // inSample is one walk-forward window's in-sample sweep: its range and

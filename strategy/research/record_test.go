@@ -285,3 +285,24 @@ func TestEveryTrialCounts(t *testing.T) {
 		t.Fatalf("%s's trials %+v %v, want its sweep's 6 and the walk-forward's 6 in-sample", name, set, err)
 	}
 }
+
+// TestUniverseSweepRecords: a universe sweep's combinations are trials on
+// each of its series, recorded as one run.
+func TestUniverseSweepRecords(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	ctx := ctxT(t)
+	res, err := l.Sweep(ctx, SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d,ETH-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := lg.Query(ctx, ledger.Filter{RunID: res.RunID})
+	if err != nil || res.RunID == "" || len(rows) != 4 {
+		t.Fatalf("run %q: %d rows, %v; want 2 combinations on 2 series", res.RunID, len(rows), err)
+	}
+	for _, series := range []string{"BTC-USD@1d", "ETH-USD@1d"} {
+		set, err := lg.Trials(ctx, ledger.TrialQuery{Strategy: "sma_cross", Series: series})
+		if err != nil || set.Series != 2 || set.Strategy != 2 {
+			t.Fatalf("%s: trials %+v %v", series, set, err)
+		}
+	}
+}

@@ -345,6 +345,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 		ranks[s] = rankTrials(trials[s], p0.rankBy)
 		res.PerSeries = append(res.PerSeries, SeriesSweep{Series: names[s], Bars: plans[s].bars.Len(), Evaluated: ranks[s].evaluated, Failed: ranks[s].failed})
 	}
+	l.recordUniverse(ctx, plans, trials, &res) // tried, so counted: every series' combinations
 	// A combination is ranked when it ran on every series without failing.
 	type pooledTrial struct {
 		combo int
