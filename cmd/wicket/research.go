@@ -240,7 +240,8 @@ func prefix(s string, n int) string {
 }
 
 // ledgerParams shows a row's params compactly ("fast=5 slow=20"); a
-// walk-forward's are its grid.
+// walk-forward's are its grid, an in-sample combination's its window's
+// number and values ("window 2: fast=5 slow=20").
 func ledgerParams(r ledger.Row) string {
 	var m map[string]any
 	if json.Unmarshal(r.Params, &m) != nil {
@@ -249,6 +250,9 @@ func ledgerParams(r ledger.Row) string {
 	if g, ok := m["grid"]; ok && r.Kind == ledger.KindWalkForward {
 		b, _ := json.Marshal(g)
 		return "grid " + string(b)
+	}
+	if v, ok := m["values"].(map[string]any); ok && r.Kind == ledger.KindInSample {
+		return fmt.Sprintf("window %v: %s", m["window"], fmtKnobs(v, nil))
 	}
 	return fmtKnobs(m, nil)
 }

@@ -199,6 +199,43 @@ func (l *Ledger) Trials(ctx context.Context, q TrialQuery) (TrialSet, error) {
 	return set, rows.Err()
 }
 
+// Counted is one counted trial (CountedKinds) as TrialList lists it.
+type Counted struct {
+	Seq      int64
+	Kind     string
+	Strategy string
+	Sharpe   float64 // NaN when undefined or failed
+}
+
+// TrialList lists the counted trials on series, rows 1 to upTo (every
+// row when upTo is 0), in ledger order: the trials behind TrialSet, one
+// by one, for an audit.
+func (l *Ledger) TrialList(ctx context.Context, series string, upTo int64) ([]Counted, error) {
+	if upTo <= 0 {
+		upTo = math.MaxInt64
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT seq, kind, strategy, sharpe FROM trials WHERE series = ? AND kind IN (?, ?, ?) AND seq <= ? ORDER BY seq`,
+		series, CountedKinds[0], CountedKinds[1], CountedKinds[2], upTo)
+	if err != nil {
+		return nil, fmt.Errorf("research ledger: %w", err)
+	}
+	defer rows.Close()
+	var out []Counted
+	for rows.Next() {
+		var c Counted
+		var sr sql.NullFloat64
+		if err := rows.Scan(&c.Seq, &c.Kind, &c.Strategy, &sr); err != nil {
+			return nil, fmt.Errorf("research ledger: %w", err)
+		}
+		c.Sharpe = math.NaN()
+		if sr.Valid {
+			c.Sharpe = sr.Float64
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 // Problem is the first row that breaks the chain.
 type Problem struct {
 	Seq    int64  `json:"seq"`    // the row's sequence number as stored

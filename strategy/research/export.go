@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 
 	"wicket/strategy/ledger"
 	"wicket/strategy/worker"
@@ -18,6 +17,7 @@ const ExportFormat = "wicket-research-export-v1"
 // (*ledger.Ledger).
 type AuditLedger interface {
 	Query(ctx context.Context, f ledger.Filter) ([]ledger.Row, int, error)
+	TrialList(ctx context.Context, series string, upTo int64) ([]ledger.Counted, error)
 	Verify(ctx context.Context, copies ...string) (ledger.Report, error)
 }
 
@@ -119,16 +119,13 @@ func Export(ctx context.Context, l AuditLedger, runID string) (*RunExport, error
 		}
 		x.Trials = append(x.Trials, t)
 	}
-	series, _, err := l.Query(ctx, ledger.Filter{Series: first.Series})
+	counted, err := l.TrialList(ctx, first.Series, last.Seq)
 	if err != nil {
 		return nil, err
 	}
-	x.Ledger = ExportLedger{UpToSeq: last.Seq, Trials: []LedgerTrial{}}
-	for _, r := range series {
-		if r.Seq > last.Seq || !slices.Contains(ledger.CountedKinds, r.Kind) {
-			continue
-		}
-		x.Ledger.Trials = append(x.Ledger.Trials, LedgerTrial{Seq: r.Seq, Kind: r.Kind, Strategy: r.Strategy, Sharpe: finite(r.SharpePerPeriod)})
+	x.Ledger = ExportLedger{UpToSeq: last.Seq, Trials: make([]LedgerTrial, 0, len(counted))}
+	for _, c := range counted {
+		x.Ledger.Trials = append(x.Ledger.Trials, LedgerTrial{Seq: c.Seq, Kind: c.Kind, Strategy: c.Strategy, Sharpe: finite(c.Sharpe)})
 	}
 	if x.Verify, err = l.Verify(ctx); err != nil {
 		return nil, err
