@@ -134,7 +134,7 @@ func researchCommand() *cli.Command {
 			{
 				Name:      "export",
 				Usage:     "write a run's trials, their return statistics and PBO blocks, and its settings, to recompute its DSR and PBO",
-				ArgsUsage: "[--out FILE] RUN",
+				ArgsUsage: "RUN [--out FILE]",
 				Description: "Writes one JSON document (format " + research.ExportFormat + ") for run RUN of the research ledger: " +
 					"its settings, each trial's params, metrics, per-period Sharpe ratio, return statistics (skewness, " +
 					"kurtosis, returns T) and returns in the PBO's blocks (count, sum and sum of squares per block), the " +
@@ -306,8 +306,12 @@ func researchVerifyAction(c *cli.Context) error {
 }
 
 func researchExportAction(c *cli.Context) error {
-	if c.Args().Len() != 1 {
-		return usagef("research export takes one RUN id (the run column of `wicket research ledger`), got %d arguments", c.Args().Len())
+	args, err := trailingFlags(c) // `research export RUN --out FILE` too
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usagef("research export takes one RUN id (the run column of `wicket research ledger`), got %d arguments", len(args))
 	}
 	out := c.String("out")
 	if out == "" {
@@ -318,7 +322,7 @@ func researchExportAction(c *cli.Context) error {
 		return err
 	}
 	defer l.Close()
-	x, err := research.Export(c.Context, l, c.Args().First())
+	x, err := research.Export(c.Context, l, args[0])
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func TestResearchExportRecomputedInPython(t *testing.T) {
 		t.Fatalf("sweep result: DSR %+v, over the ledger %+v, PBO %+v, run %q", d, ld, o, res.RunID)
 	}
 	out := filepath.Join(t.TempDir(), "run.json") // the name the docs' snippet reads
-	if code, _, stderr := wicketIn(t, dir, "research", "export", "--out", out, res.RunID); code != 0 || !strings.Contains(stderr, "exported run "+res.RunID+": 16 trials, 18 ledger trials on BTC-USD@1d") {
+	if code, _, stderr := wicketIn(t, dir, "research", "export", res.RunID, "--out", out); code != 0 || !strings.Contains(stderr, "exported run "+res.RunID+": 16 trials, 18 ledger trials on BTC-USD@1d") {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
 	if code, _, stderr := wicketIn(t, dir, "research", "export", "--out", out, res.RunID); code == 0 || !strings.Contains(stderr, "an existing file is never overwritten") {
