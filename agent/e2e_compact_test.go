@@ -75,6 +75,9 @@ func TestCompactBacktestAnswer(t *testing.T) {
 	if full["trades_count"] != float64(500) || full["equity"] == nil || full["metrics"] == nil || full["trades"] != nil {
 		t.Fatalf("run resource: keys %v, trades_count %v", keys(full), full["trades_count"])
 	}
+	if a, _ := full["audit_export"].(map[string]any); a == nil || a["command"] != "wicket research export --out "+id+".json "+id {
+		t.Errorf("run resource: audit_export %v, want the ledger export of run %s", full["audit_export"], id)
+	}
 	seen := map[string]bool{}
 	var paged []any
 	for uri, pages := full["trades_uri"].(string), 0; uri != ""; pages++ {

@@ -50,7 +50,7 @@ func TestResearchLedgerEndToEnd(t *testing.T) {
 	if cliErr != nil {
 		t.Fatalf("wicket sweep: %v\n%s", cliErr, cliOut)
 	}
-	if !strings.Contains(string(cliOut), "probability of backtest overfitting") || !strings.Contains(string(cliOut), "ledger trials of sma_cross on ETH-USD@1d") {
+	if !strings.Contains(string(cliOut), "probability of backtest overfitting") || !strings.Contains(string(cliOut), "ledger trials on ETH-USD@1d, every strategy's") {
 		t.Errorf("the CLI sweep does not report PBO and the ledger DSR:\n%s", cliOut)
 	}
 	for i, sw := range sweeps {

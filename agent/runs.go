@@ -227,11 +227,25 @@ func (s *runStore) report(id string) (map[string]any, error) {
 	delete(out, "trades")
 	out["run_id"] = id
 	out["kind"] = run.kind
+	if _, unrecorded := run.report["ledger_warning"]; !unrecorded {
+		out["audit_export"] = auditExport(id)
+	}
 	out["trades_count"] = len(trades)
 	if len(trades) > 0 {
 		out["trades_uri"] = runTradesURI(id, 0)
 	}
 	return out, nil
+}
+
+// auditExport says where a run's audit data is: the research ledger's
+// export of it (strategy/research.Export), from which its deflated Sharpe
+// ratio and PBO can be recomputed outside wicket.
+func auditExport(id string) map[string]string {
+	return map[string]string{
+		"command": "wicket research export --out " + id + ".json " + id,
+		"note": "every trial of this run as the research ledger holds it (params, return statistics, PBO blocks, the winner) with the ledger's trials on the series, " +
+			"to recompute its deflated Sharpe ratio and probability of backtest overfitting outside wicket (docs/strategies.md shows how); a run the ledger did not record has none",
+	}
 }
 
 func runTradesURI(id string, cursor int) string {

@@ -17,7 +17,13 @@ import (
 // what it left out and how to see it.
 func TestResearchHistoryBoundedInBytes(t *testing.T) {
 	proj := newProject(t)
-	l, err := ledger.Open(project.Project{Root: proj}.ResearchPath(), ledger.Options{})
+	p := project.Project{Root: proj}
+	secrets, err := p.Secrets(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, _ := secrets.Lookup(project.KeyLedger) // the key wicket init made, which the server reads too
+	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: []byte(key)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func initCommand() *cli.Command {
 		ArgsUsage: "[DIR]",
 		Description: "Creates a wicket project in DIR (default: the current directory). It refuses to " +
 			"overwrite an existing wicket.toml. settings/secrets.env is written with mode 0600 and new random " +
-			"observe and control keys; settings/operator.key (mode 0600) and settings/operator.pub hold a new operator " +
+			"observe and control keys, a data-service token and the research ledger's key; settings/operator.key (mode 0600) and settings/operator.pub hold a new operator " +
 			"key pair, with which `wicket node arm` and `wicket approve` sign (wicket mcp never reads the private key).\n\n" +
 			"With --operator-key it only adds the operator key pair to the existing project at DIR (one made before " +
 			"there was an operator key); it never replaces one.",
@@ -54,7 +54,7 @@ func initCommand() *cli.Command {
 			fmt.Fprintf(w, "  wicket.toml            node address, venues, guardrail limits, research defaults\n")
 			fmt.Fprintf(w, "  strategies/            your strategies (wicket strategy new NAME --from TEMPLATE)\n")
 			fmt.Fprintf(w, "  indicators/            user indicators\n")
-			fmt.Fprintf(w, "  settings/secrets.env   node keys (mode 0600; never commit it)\n")
+			fmt.Fprintf(w, "  settings/secrets.env   node keys and the research ledger key (mode 0600; never commit it)\n")
 			fmt.Fprintf(w, "  settings/operator.key  the operator key: arms venues and approves writes (mode 0600; never commit it)\n")
 			fmt.Fprintf(w, "next: wicket data seed-demo, then wicket node serve\n")
 			return nil

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -33,12 +36,44 @@ func openLedger(stderr io.Writer, p project.Project, verb string) (research.Reco
 
 // openLedgerFile is openLedger's *ledger.Ledger, nil when it cannot open.
 func openLedgerFile(stderr io.Writer, p project.Project, verb string) (*ledger.Ledger, func()) {
-	l, err := ledger.Open(p.ResearchPath(), ledger.Options{})
+	key, err := ledgerKey(stderr, p, verb)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: warning: %v; research is not recorded in the research ledger\n", verb, err)
+		return nil, func() {}
+	}
+	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: key})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: warning: %v; research is not recorded in the research ledger\n", verb, err)
 		return nil, func() {}
 	}
 	return l, func() { l.Close() }
+}
+
+// ledgerKey is the key of the project's research ledger chain
+// (project.KeyLedger, from the environment or secrets.env). A project made
+// before wicket generated that key gets one added to secrets.env, said on
+// stderr; the value is never printed.
+func ledgerKey(stderr io.Writer, p project.Project, verb string) ([]byte, error) {
+	s, err := p.Secrets(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	v, _, ok := s.Lookup(project.KeyLedger)
+	if !ok {
+		if err := p.AddKey(project.KeyLedger, rand.Reader); err != nil {
+			return nil, fmt.Errorf("the research ledger needs its key %s, and it could not be added to %s: %w", project.KeyLedger, p.SecretsPath(), err)
+		}
+		fmt.Fprintf(stderr, "%s: this project had no research ledger key; a new %s was added to %s (keep it: the ledger's chain is checked with it)\n",
+			verb, project.KeyLedger, p.SecretsPath())
+		if s, err = p.Secrets(os.LookupEnv); err != nil {
+			return nil, err
+		}
+		v, _, _ = s.Lookup(project.KeyLedger)
+	}
+	if len(v) < ledger.MinKeyBytes {
+		return nil, fmt.Errorf("%s is shorter than %d characters; use a long random value (e.g. `openssl rand -hex 32`), and keep the one the ledger was made with", project.KeyLedger, ledger.MinKeyBytes)
+	}
+	return []byte(v), nil
 }
 
 // Ledger list bounds.
@@ -50,12 +85,16 @@ const (
 func researchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "research",
-		Usage: "the research ledger: every backtest, sweep combination and walk-forward run, hash-chained",
-		Description: "Every backtest, sweep combination and walk-forward run — from the agent (wicket mcp) or the CLI — " +
-			"is appended to the project's research ledger, settings/state/research.db: when, who (the MCP session " +
-			"and caller, or cli), the strategy's name and source digest, params, series and range, costs, metrics and " +
-			"the run id. run_sweep's second deflated Sharpe ratio counts its trials. Rows are hash-chained, so " +
-			"`wicket research verify` finds an edited, removed or reordered row.",
+		Usage: "the research ledger: every trial, chained with the project's ledger key; verify it, export a run for audit",
+		Description: "Every backtest, sweep combination, walk-forward in-sample combination and walk-forward run — from the " +
+			"agent (wicket mcp) or the CLI, failed ones too — is appended to the project's research ledger, " +
+			"settings/state/research.db: when, who (the MCP session and caller, or cli), the strategy's name (an inline " +
+			"source's is its content hash) and source digest, params, series and range, costs, metrics and the run id. " +
+			"A sweep's second deflated Sharpe ratio counts the ledger's trials on the series. Rows are chained with " +
+			"HMAC-SHA256 under WICKET_LEDGER_KEY (settings/secrets.env) and each append's head is anchored in " +
+			"settings/state/research.anchors, so `wicket research verify` finds an edited, removed, reordered or " +
+			"re-hashed row and a cut tail; `wicket research export RUN` writes what an auditor needs to recompute a " +
+			"run's statistics.",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "ledger",
@@ -77,30 +116,66 @@ func researchCommand() *cli.Command {
 			},
 			{
 				Name:  "verify",
-				Usage: "check the research ledger's hash chain; names the first edited, removed or reordered row",
+				Usage: "check the research ledger's keyed chain and its anchors; names the first edited, removed, reordered or re-hashed row, or a cut tail",
 				Description: "Walks the chain in order and checks every row's sequence number, its link to the row before " +
-					"it and its hash. Exits 0 and prints the row count and the tip hash when the chain is intact (record " +
-					"the tip: rows cut from the end leave a shorter valid chain, which only a recorded tip reveals); " +
-					"exits 1 naming the first bad row otherwise.",
-				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"}},
+					"it, its hash (HMAC-SHA256 under WICKET_LEDGER_KEY, so a chain rebuilt without the key fails) and " +
+					"that it is the row anchored in settings/state/research.anchors when it was written (so a chain " +
+					"rebuilt with the key fails too), then that no anchor names a row past the tip (rows cut from the " +
+					"end). Exits 0 and prints the row count and the tip when it is intact, with notes (rows written " +
+					"before the chain was keyed, rows not yet anchored); exits 1 naming the first bad row otherwise. " +
+					"--anchors checks copies of research.anchors kept elsewhere too, which vouch for the rows they " +
+					"record even if the ledger and its anchor file were cut in step.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+					&cli.StringSliceFlag{Name: "anchors", Usage: "also check this copy of research.anchors (`FILE`, repeatable), e.g. one from a backup"},
+				},
 				Action: researchVerifyAction,
+			},
+			{
+				Name:      "export",
+				Usage:     "write a run's trials, their return statistics and PBO blocks, and its settings, to recompute its DSR and PBO",
+				ArgsUsage: "RUN [--out FILE]",
+				Description: "Writes one JSON document (format " + research.ExportFormat + ") for run RUN of the research ledger: " +
+					"its settings, each trial's params, metrics, per-period Sharpe ratio, return statistics (skewness, " +
+					"kurtosis, returns T) and returns in the PBO's blocks (count, sum and sum of squares per block), the " +
+					"winner marked, every trial on the series the deflated Sharpe ratio over the ledger counts, and the " +
+					"ledger's verify report. docs/strategies.md recomputes the DSR and PBO from it in Python.",
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "out", Value: "-", Usage: "write to `FILE` (- is stdout); an existing file is not overwritten"}},
+				Action: researchExportAction,
 			},
 		},
 	}
 }
 
 // existingLedger opens the ledger for reading; a project without one is
-// told how it gets one.
+// told how it gets one, and one whose ledger is gone but whose anchors
+// remain is told what was lost.
 func existingLedger(c *cli.Context) (*ledger.Ledger, error) {
 	if c.Args().Len() > 0 {
 		return nil, usagef("research %s takes no arguments, got %q", c.Command.Name, c.Args().First())
 	}
+	return openExistingLedger(c)
+}
+
+func openExistingLedger(c *cli.Context) (*ledger.Ledger, error) {
 	p, _, err := openProject(c)
 	if err != nil {
 		return nil, err
 	}
-	l, err := ledger.OpenExisting(p.ResearchPath(), ledger.Options{})
+	key, err := ledgerKey(c.App.ErrWriter, p, "research "+c.Command.Name)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ledger.OpenExisting(p.ResearchPath(), ledger.Options{Key: key})
+	if errors.Is(err, ledger.ErrWrongKey) {
+		return nil, fmt.Errorf("%w: %s in %s (or the environment) is not the key this ledger was made with; put the original back", err, project.KeyLedger, p.SecretsPath())
+	}
 	if errors.Is(err, ledger.ErrNotFound) {
+		if anchors, _, aerr := ledger.ReadAnchors(p.ResearchPath()); aerr == nil && len(anchors) > 0 {
+			last := slices.MaxFunc(anchors, func(a, b ledger.Anchor) int { return cmp.Compare(a.Seq, b.Seq) })
+			return nil, fmt.Errorf("the research ledger settings/state/research.db is missing, but its anchors record rows 1 to %d (the last, run %s, at %s): every row is missing",
+				last.Seq, last.RunID, last.Time)
+		}
 		return nil, fmt.Errorf("no research ledger in this project yet: backtests, sweeps and walk-forwards (wicket backtest, wicket sweep, the agent's run_* tools) record their trials in settings/state/research.db as they run")
 	}
 	return l, err
@@ -165,7 +240,8 @@ func prefix(s string, n int) string {
 }
 
 // ledgerParams shows a row's params compactly ("fast=5 slow=20"); a
-// walk-forward's are its grid.
+// walk-forward's are its grid, an in-sample combination's its window's
+// number and values ("window 2: fast=5 slow=20").
 func ledgerParams(r ledger.Row) string {
 	var m map[string]any
 	if json.Unmarshal(r.Params, &m) != nil {
@@ -174,6 +250,9 @@ func ledgerParams(r ledger.Row) string {
 	if g, ok := m["grid"]; ok && r.Kind == ledger.KindWalkForward {
 		b, _ := json.Marshal(g)
 		return "grid " + string(b)
+	}
+	if v, ok := m["values"].(map[string]any); ok && r.Kind == ledger.KindInSample {
+		return fmt.Sprintf("window %v: %s", m["window"], fmtKnobs(v, nil))
 	}
 	return fmtKnobs(m, nil)
 }
@@ -206,7 +285,7 @@ func researchVerifyAction(c *cli.Context) error {
 		return err
 	}
 	defer l.Close()
-	rep, err := l.Verify(c.Context)
+	rep, err := l.Verify(c.Context, c.StringSlice("anchors")...)
 	if err != nil {
 		return err
 	}
@@ -215,11 +294,62 @@ func researchVerifyAction(c *cli.Context) error {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(w, "%s\n", b)
 	} else if rep.OK() {
-		fmt.Fprintf(w, "research ledger intact: %d rows, tip %s (row %d)\n", rep.Rows, rep.Tip, rep.TipSeq)
+		fmt.Fprintf(w, "research ledger intact: %d rows, tip %s (row %d); %d anchors, the last at row %d\n", rep.Rows, rep.Tip, rep.TipSeq, rep.Anchors, rep.AnchoredSeq)
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
 	}
 	if !rep.OK() {
 		return fmt.Errorf("research ledger broken at row %d: %s (%d rows before it are intact, ending at %s)", rep.Bad.Seq, rep.Bad.Reason, rep.Rows, prefix(rep.Tip, 16))
 	}
+	return nil
+}
+
+func researchExportAction(c *cli.Context) error {
+	args, err := trailingFlags(c) // `research export RUN --out FILE` too
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usagef("research export takes one RUN id (the run column of `wicket research ledger`), got %d arguments", len(args))
+	}
+	out := c.String("out")
+	if out == "" {
+		return usagef("--out is empty: give a FILE, or - for stdout")
+	}
+	l, err := openExistingLedger(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	x, err := research.Export(c.Context, l, args[0])
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(x, "", " ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if !x.Verify.OK() {
+		fmt.Fprintf(c.App.ErrWriter, "research export: warning: the research ledger is broken at row %d (%s); the export is of what it holds\n", x.Verify.Bad.Seq, x.Verify.Bad.Reason)
+	}
+	if out == "-" {
+		_, err := c.App.Writer.Write(b)
+		return err
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("research export: %w (choose another --out; an existing file is never overwritten)", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("research export: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("research export: %w", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "exported run %s: %d trials, %d ledger trials on %s, to %s\n", x.RunID, len(x.Trials), len(x.Ledger.Trials), x.Series, out)
 	return nil
 }
 
@@ -228,7 +358,11 @@ func researchVerifyAction(c *cli.Context) error {
 func printLedgerFigures(w io.Writer, r research.SweepResult) {
 	if d := r.LedgerDeflatedSharpe; d != nil {
 		if d.DSR != nil {
-			fmt.Fprintf(w, "deflated sharpe ratio %.4f over all %d ledger trials of %s on %s (this sweep: %d)\n", *d.DSR, d.Trials, r.Strategy, r.Series, r.DeflatedSharpe.Trials)
+			whose := fmt.Sprintf("all %d ledger trials on %s, every strategy's (%d of them this strategy's)", d.Trials, r.Series, d.StrategyTrials)
+			if d.Scope == ledger.ScopeStrategy {
+				whose = fmt.Sprintf("all %d ledger trials of this strategy on %s (%d on the series)", d.Trials, r.Series, d.SeriesTrials)
+			}
+			fmt.Fprintf(w, "deflated sharpe ratio %.4f over %s (this sweep: %d)\n", *d.DSR, whose, r.DeflatedSharpe.Trials)
 		} else {
 			fmt.Fprintf(w, "deflated sharpe ratio over the ledger undefined: %s\n", d.Note)
 		}

@@ -28,6 +28,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("WICKET_NODE_OBSERVE_KEY", "")
 			env.Setenv("WICKET_NODE_CONTROL_KEY", "")
 			env.Setenv("WICKET_DATA_TOKEN", "")
+			env.Setenv("WICKET_LEDGER_KEY", "")
 			env.Setenv("WICKET_ALPACA_KEY_ID", "")
 			env.Setenv("WICKET_ALPACA_SECRET_KEY", "")
 			env.Setenv("WICKET_OPERATOR_KEY", "")

@@ -61,6 +61,40 @@ func Init(dir string, random io.Reader) (Project, error) {
 	return p, nil
 }
 
+// AddKey appends a fresh random value of the generated key name to
+// secrets.env (created with mode 0600 when missing), for a project made
+// before wicket generated that key. It refuses a key the file already
+// holds, and returns nothing of the value.
+func (p Project) AddKey(name string, random io.Reader) error {
+	s, err := p.Secrets(nil)
+	if err != nil {
+		return err
+	}
+	if _, _, ok := s.Lookup(name); ok {
+		return fmt.Errorf("%s already holds %s", p.SecretsPath(), name)
+	}
+	v, err := randomKey(random)
+	if err != nil {
+		return fmt.Errorf("generate %s: %w", name, err)
+	}
+	if err := os.MkdirAll(p.SettingsDir(), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p.SecretsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	line := name + "=" + v + "\n"
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		line = "\n" + line // the file's last line may lack its newline
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func randomKey(r io.Reader) (string, error) {
 	b := make([]byte, 32)
 	if _, err := io.ReadFull(r, b); err != nil {

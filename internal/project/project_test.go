@@ -2,6 +2,7 @@ package project
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -151,7 +152,7 @@ func TestSecrets(t *testing.T) {
 	for _, k := range list {
 		names = append(names, k.Name)
 	}
-	if diff := cmp.Diff([]string{KeyObserve, KeyControl, KeyData, KeyAlpacaID, KeyAlpacaSecret, KeyCluster, "EMPTY", "OTHER"}, names); diff != "" {
+	if diff := cmp.Diff([]string{KeyObserve, KeyControl, KeyData, KeyLedger, KeyAlpacaID, KeyAlpacaSecret, KeyCluster, "EMPTY", "OTHER"}, names); diff != "" {
 		t.Errorf("List names (-want +got):\n%s", diff)
 	}
 	if !list[1].Shadowed {
@@ -193,5 +194,31 @@ func TestAgentConfig(t *testing.T) {
 		if _, err := ParseConfig("wicket.toml", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)
 		}
+	}
+}
+
+// TestAddKey: a project made before a generated key existed gets it
+// appended to secrets.env (mode 0600, the other lines kept), once.
+func TestAddKey(t *testing.T) {
+	p := Project{Root: t.TempDir()}
+	if err := p.AddKey(KeyLedger, rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.SecretsPath(), []byte("WICKET_NODE_OBSERVE_KEY=kept"), 0o600); err != nil { // no final newline
+		t.Fatal(err)
+	}
+	if err := p.AddKey(KeyLedger, rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Secrets(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, ok := s.Lookup(KeyLedger)
+	if o, _, _ := s.Lookup(KeyObserve); !ok || len(v) != 64 || o != "kept" || s.Mode != 0o600 {
+		t.Fatalf("ledger key %d chars (%v), observe %q, mode %o", len(v), ok, o, s.Mode)
+	}
+	if err := p.AddKey(KeyLedger, rand.Reader); err == nil || !strings.Contains(err.Error(), "already holds WICKET_LEDGER_KEY") {
+		t.Fatalf("a second AddKey: %v", err)
 	}
 }

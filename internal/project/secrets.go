@@ -17,6 +17,7 @@ const (
 	KeyObserve = "WICKET_NODE_OBSERVE_KEY" // reads node state
 	KeyControl = "WICKET_NODE_CONTROL_KEY" // writes to the node
 	KeyData    = "WICKET_DATA_TOKEN"       // bearer token for a non-loopback data service
+	KeyLedger  = "WICKET_LEDGER_KEY"       // keys the research ledger's chain; never served or logged
 	// Alpaca market data (US stock bars; crypto bars need none).
 	KeyAlpacaID     = "WICKET_ALPACA_KEY_ID"
 	KeyAlpacaSecret = "WICKET_ALPACA_SECRET_KEY"
@@ -27,13 +28,13 @@ const (
 )
 
 // KnownKeys lists the keys wicket uses, in display order.
-var KnownKeys = []string{KeyObserve, KeyControl, KeyData,
+var KnownKeys = []string{KeyObserve, KeyControl, KeyData, KeyLedger,
 	KeyAlpacaID, KeyAlpacaSecret, KeyCluster,
 }
 
 // GeneratedKeys are the keys `wicket init` generates: wicket's own. A
 // provider's keys (Alpaca's) come from the provider and are never made up.
-var GeneratedKeys = []string{KeyObserve, KeyControl, KeyData, KeyCluster}
+var GeneratedKeys = []string{KeyObserve, KeyControl, KeyData, KeyLedger, KeyCluster}
 
 // Source says where a key's value was found.
 type Source string

@@ -1,26 +1,39 @@
 // Package ledger is the research ledger: the project's record of every
 // research trial (settings/state/research.db). Every backtest, every sweep
-// combination and every walk-forward run, from the agent or the CLI, is
-// one row: when, who ran it, the strategy's name and source digest, the
-// params, the series and range, the costs, the metrics and the run id. The
-// deflated Sharpe ratio is only honest when N is the number of trials
-// actually tried, and the ledger is where that number comes from.
+// combination, every walk-forward in-sample combination and every
+// walk-forward run, from the agent or the CLI, failed or not, is one row:
+// when, who ran it, the strategy's name and source digest, the params, the
+// series and range, the costs, the metrics, the audit data an outsider
+// needs to recompute the deflated Sharpe ratio and the probability of
+// backtest overfitting, and the run id. The deflated Sharpe ratio is only
+// honest when N is the number of trials actually tried, and the ledger is
+// where that number comes from (Trials).
 //
-// Rows are append-only and hash-chained: each row's hash covers the
-// previous row's hash and the row's own canonical content, so Verify
-// finds an edited, removed or reordered row and names the first one. Any
-// number of processes may append at once (two MCP servers and a CLI): an
-// append is one SQLite transaction begun IMMEDIATE, which reads the chain's
-// tip inside the transaction, so the writers take turns and keep one
-// chain. A batch of rows (a whole sweep) is one transaction.
+// Rows are append-only and chained with a key: each row's hash is the
+// HMAC-SHA256, under the project's ledger key, of the previous row's hash
+// and the row's own canonical content, so Verify finds an edited, removed,
+// reordered or re-hashed row and names the first one, and nobody without
+// the key can forge a valid chain. The chain's head is anchored outside
+// the database: every append also appends its last row's sequence number
+// and hash to the anchor file beside it (research.anchors), so Verify
+// names a tail cut from the end, which a chain alone cannot show. Any number of processes may append at once
+// (two MCP servers and a CLI): an append is one SQLite transaction begun
+// IMMEDIATE, which reads the chain's tip inside the transaction, so the
+// writers take turns and keep one chain. A batch of rows (a whole sweep)
+// is one transaction.
 //
-// The ledger never updates or deletes a row, never runs strategy code and
-// never holds a key.
+// A ledger written before the chain was keyed (schema 1) is migrated when
+// it is opened: its rows keep their plain SHA-256 chain, the keyed chain
+// continues from its tip, and Verify says which rows predate the key.
+//
+// The ledger never updates or deletes a row, never runs strategy code, and
+// never writes, logs or returns its key.
 package ledger
 
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -28,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"math"
 	"net/url"
@@ -46,10 +60,18 @@ const (
 	KindBacktest    = "backtest"
 	KindSweep       = "sweep" // one combination of a sweep
 	KindWalkForward = "walk_forward"
+	// KindInSample is one combination of a walk-forward window's
+	// in-sample sweep: a trial like a sweep's.
+	KindInSample = "walk_forward_in_sample"
 )
 
 // Kinds lists the row kinds.
-var Kinds = []string{KindBacktest, KindSweep, KindWalkForward}
+var Kinds = []string{KindBacktest, KindSweep, KindWalkForward, KindInSample}
+
+// CountedKinds are the kinds of row that are trials of one parameter set,
+// the trials N counts: a walk-forward run's own row is a summary of its
+// windows, whose in-sample combinations are counted one by one.
+var CountedKinds = []string{KindBacktest, KindSweep, KindInSample}
 
 // Surfaces: who ran a trial.
 const (
@@ -117,8 +139,13 @@ type Row struct {
 	// its per-bar returns); NaN when undefined (no variance, a failed
 	// run). It is what the deflated Sharpe ratio over the ledger reads.
 	SharpePerPeriod float64 `json:"-"`
-	PrevHash        string  `json:"prev_hash"`
-	Hash            string  `json:"hash"`
+	// Audit is what an outsider needs to recompute the run's statistics
+	// (a JSON object, or empty): for a sweep combination its return
+	// statistics and PBO blocks. It is covered by the hash and not shown
+	// in listings (`wicket research export` writes it).
+	Audit    json.RawMessage `json:"-"`
+	PrevHash string          `json:"prev_hash"`
+	Hash     string          `json:"hash"`
 }
 
 // MarshalJSON writes SharpePerPeriod as sharpe_per_period, null when NaN.
@@ -142,31 +169,62 @@ func SourceDigest(source string) string {
 	return hex.EncodeToString(s[:])
 }
 
-// genesis is the PrevHash of the first row.
-const genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+// Genesis is the PrevHash of the first row.
+const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Chain formats: the text a row's hash covers begins with its format.
+const (
+	formatPlain = "wicket-research-ledger-v1" // schema 1: plain SHA-256, no audit
+	formatKeyed = "wicket-research-ledger-v2" // HMAC-SHA256 under the ledger key
+)
 
 // canonical is the text a row's hash covers: a JSON array of every field
 // but the hash itself, in a fixed order, the previous row's hash included.
-func (r *Row) canonical() []byte {
+func (r *Row) canonical(format string) []byte {
 	sr := ""
 	if !math.IsNaN(r.SharpePerPeriod) {
 		sr = strconv.FormatFloat(r.SharpePerPeriod, 'g', -1, 64)
 	}
-	b, _ := json.Marshal([]string{
-		"wicket-research-ledger-v1", strconv.FormatInt(r.Seq, 10), r.Time, r.Kind, r.RunID,
+	fields := []string{
+		format, strconv.FormatInt(r.Seq, 10), r.Time, r.Kind, r.RunID,
 		r.Who.Surface, r.Who.Session, r.Who.Caller, r.Strategy, r.Digest, r.Series, r.From, r.To,
-		string(r.Params), string(r.Costs), string(r.Metrics), sr, r.PrevHash,
-	})
+		string(r.Params), string(r.Costs), string(r.Metrics), sr,
+	}
+	if format == formatKeyed {
+		fields = append(fields, string(r.Audit))
+	}
+	b, _ := json.Marshal(append(fields, r.PrevHash))
 	return b
 }
 
-// hashOf is the row's hash: hex SHA-256 of its canonical text.
-func (r *Row) hashOf() string {
-	s := sha256.Sum256(r.canonical())
+// plainHash is a schema-1 row's hash: hex SHA-256 of its canonical text.
+func (r *Row) plainHash() string {
+	s := sha256.Sum256(r.canonical(formatPlain))
 	return hex.EncodeToString(s[:])
 }
 
-const schemaVersion = "1"
+// keyedHash is a row's hash: hex HMAC-SHA256 of its canonical text under
+// key.
+func (r *Row) keyedHash(key []byte) string { return r.keyedHashWith(hmac.New(sha256.New, key)) }
+
+// keyedHashWith is keyedHash with mac, an HMAC-SHA256 under the key, which
+// it resets: a batch keys its rows with one.
+func (r *Row) keyedHashWith(mac hash.Hash) string {
+	mac.Reset()
+	mac.Write(r.canonical(formatKeyed))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0]))
+}
+
+// keyCheck is what meta holds to tell the ledger's key from another: the
+// HMAC of a fixed text, which says nothing of the key itself.
+func keyCheck(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("wicket-research-ledger-key-check"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+const schemaVersion = "2"
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -191,14 +249,23 @@ CREATE TABLE IF NOT EXISTS trials (
 	metrics   TEXT NOT NULL,
 	sharpe    REAL,
 	prev_hash TEXT NOT NULL,
-	hash      TEXT NOT NULL
+	hash      TEXT NOT NULL,
+	audit     TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS trials_strategy_series ON trials(strategy, series);
+CREATE INDEX IF NOT EXISTS trials_series ON trials(series);
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id);
 `
 
+// MinKeyBytes is the shortest ledger key accepted.
+const MinKeyBytes = 16
+
 // Options configure Open.
 type Options struct {
+	// Key keys the chain (the project's ledger key, from secrets.env).
+	// Open and OpenExisting refuse a ledger without one, and one whose
+	// rows were keyed with another.
+	Key []byte
 	// Now stamps rows; nil means time.Now.
 	Now func() time.Time
 	// NewRunID mints a run id for a batch that carries none; nil means a
@@ -214,14 +281,35 @@ type Ledger struct {
 	path string
 	db   *sql.DB
 	opts Options
+	// keyedFrom is the first row the key chains; the rows before it
+	// predate the key (a migrated schema-1 ledger).
+	keyedFrom int64
+	migrated  string // the migration note, when there was one
+	// pendingAnchor is the migrated tip's anchor, written once the
+	// migration commits.
+	pendingAnchor *Anchor
 }
 
 // ErrNotFound is returned by OpenExisting when there is no ledger yet.
 var ErrNotFound = errors.New("no research ledger yet")
 
+// ErrNoKey is returned by Open and OpenExisting without a key.
+var ErrNoKey = errors.New("no research ledger key")
+
+// ErrUnanchored is returned by Append, with the run id, when the rows were
+// recorded but their anchor could not be written.
+var ErrUnanchored = errors.New("recorded but not anchored")
+
+// ErrWrongKey is returned by Open and OpenExisting when the key given is
+// not the one the ledger's rows were keyed with.
+var ErrWrongKey = errors.New("the research ledger key is not the one this ledger was keyed with")
+
 // Open opens the ledger at path, creating it (and its folder) when it is
 // missing.
 func Open(path string, opts Options) (*Ledger, error) {
+	if len(opts.Key) < MinKeyBytes {
+		return nil, fmt.Errorf("research ledger: %w (at least %d bytes)", ErrNoKey, MinKeyBytes)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("research ledger: %w", err)
 	}
@@ -229,12 +317,23 @@ func Open(path string, opts Options) (*Ledger, error) {
 }
 
 // OpenExisting opens the ledger at path for reading and verifying; a
-// missing file is ErrNotFound (wrapped), and nothing is created.
+// missing file is ErrNotFound (wrapped), and nothing is created. A
+// schema-1 ledger is migrated all the same (the migration writes its
+// note and anchors the old tip).
 func OpenExisting(path string, opts Options) (*Ledger, error) {
+	if len(opts.Key) < MinKeyBytes {
+		return nil, fmt.Errorf("research ledger: %w (at least %d bytes)", ErrNoKey, MinKeyBytes)
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s: research tools record their trials there as they run", ErrNotFound, path)
 	}
 	return open(path, opts, false)
+}
+
+// AnchorPath is the anchor file of the ledger at path: beside it, named
+// for it (research.db: research.anchors).
+func AnchorPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".anchors"
 }
 
 func open(path string, opts Options, create bool) (*Ledger, error) {
@@ -252,6 +351,7 @@ func open(path string, opts Options, create bool) (*Ledger, error) {
 			return now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 		}
 	}
+	opts.Key = slices.Clone(opts.Key)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("research ledger: %w", err)
@@ -277,29 +377,106 @@ func open(path string, opts Options, create bool) (*Ledger, error) {
 
 func (l *Ledger) init(create bool) error {
 	ctx := context.Background()
-	if create {
-		tx, err := l.db.BeginTx(ctx, nil)
-		if err != nil {
+	tx, err := l.db.BeginTx(ctx, nil) // IMMEDIATE: two processes opening a new or old ledger take turns
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	meta := func(k string) (string, error) {
+		var v string
+		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, k).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", nil
+		}
+		return v, err
+	}
+	setMeta := func(k, v string) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`, k, v)
+		return err
+	}
+	var tables int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&tables); err != nil {
+		return err
+	}
+	if tables == 0 {
+		if !create {
+			return errors.New("not a research ledger (no meta table)")
+		}
+		if _, err := tx.ExecContext(ctx, schema); err != nil {
 			return err
 		}
-		defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-		if _, err := tx.Exec(schema); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)`, schemaVersion); err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
+		for k, v := range map[string]string{"schema": schemaVersion, "keyed_from": "1", "key_check": keyCheck(l.opts.Key)} {
+			if err := setMeta(k, v); err != nil {
+				return err
+			}
 		}
 	}
-	var v string
-	err := l.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
+	v, err := meta("schema")
 	switch {
 	case err != nil:
 		return fmt.Errorf("not a research ledger (%v)", err)
+	case v == "1":
+		if err := l.migrate(ctx, tx, setMeta); err != nil {
+			return fmt.Errorf("migrate the ledger to the keyed chain: %w", err)
+		}
 	case v != schemaVersion:
-		return fmt.Errorf("ledger schema %s is not the %s this wicket reads; use the wicket that wrote it", v, schemaVersion)
+		return fmt.Errorf("ledger schema %q is not the %s this wicket reads; use the wicket that wrote it", v, schemaVersion)
+	}
+	check, err := meta("key_check")
+	if err != nil {
+		return err
+	}
+	if !hmac.Equal([]byte(check), []byte(keyCheck(l.opts.Key))) {
+		return fmt.Errorf("%w: restore the key it was made with (a new key cannot vouch for the rows the old one chained)", ErrWrongKey)
+	}
+	from, err := meta("keyed_from")
+	if err != nil {
+		return err
+	}
+	if l.keyedFrom, err = strconv.ParseInt(from, 10, 64); err != nil || l.keyedFrom < 1 {
+		return fmt.Errorf("the ledger's keyed_from %q is not a row number", from)
+	}
+	if l.migrated, err = meta("migrated"); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if l.pendingAnchor != nil {
+		a := *l.pendingAnchor
+		l.pendingAnchor = nil
+		return l.anchor(a)
+	}
+	return nil
+}
+
+// migrate turns a schema-1 ledger (plain SHA-256 chain) into a keyed one
+// inside tx: its rows are kept as they are, the keyed chain begins after
+// its tip, which is anchored, and the note says so.
+func (l *Ledger) migrate(ctx context.Context, tx *sql.Tx, setMeta func(k, v string) error) error {
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE trials ADD COLUMN audit TEXT NOT NULL DEFAULT ''`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS trials_series ON trials(series)`); err != nil {
+		return err
+	}
+	var tip int64
+	hash := Genesis
+	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM trials ORDER BY seq DESC LIMIT 1`).Scan(&tip, &hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	now := l.opts.Now().UTC()
+	note := fmt.Sprintf("migrated from the unkeyed ledger on %s with no rows", now.Format(time.RFC3339))
+	if tip > 0 {
+		note = fmt.Sprintf("rows 1 to %d were written before the chain was keyed (migrated on %s): their plain SHA-256 chain can be rebuilt by anyone "+
+			"with the file, so only the anchor of row %d taken then vouches for them; the keyed chain begins at row %d", tip, now.Format(time.RFC3339), tip, tip+1)
+		l.pendingAnchor = &Anchor{Seq: tip, Hash: hash, RunID: "migration", Rows: int(tip), Time: now.Format(time.RFC3339Nano)}
+	}
+	for k, v := range map[string]string{"schema": schemaVersion, "keyed_from": strconv.FormatInt(tip+1, 10), "key_check": keyCheck(l.opts.Key), "migrated": note} {
+		if err := setMeta(k, v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -313,7 +490,9 @@ func (l *Ledger) Close() error { return l.db.Close() }
 // Append adds rows as one batch, in one transaction: they get consecutive
 // sequence numbers after the chain's tip, the same time stamp and, when a
 // row has none, the batch's run id (one minted per batch), which Append
-// returns. The rows are filled in place.
+// returns. The rows are filled in place. Once committed, the batch's last
+// row is anchored (AnchorPath); an anchor that cannot be
+// written is an error returned with the run id, the rows being recorded.
 func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 	if len(rows) == 0 {
 		return "", nil
@@ -342,34 +521,39 @@ func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	var seq int64
-	prev := genesis
+	prev := Genesis
 	err = tx.QueryRowContext(ctx, `SELECT seq, hash FROM trials ORDER BY seq DESC LIMIT 1`).Scan(&seq, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("research ledger: read the tip: %w", err)
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO trials(seq, time, kind, run_id, surface, session, caller, strategy, digest, series,
-		range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash, audit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return "", fmt.Errorf("research ledger: %w", err)
 	}
 	defer stmt.Close()
+	mac := hmac.New(sha256.New, l.opts.Key)
 	for i := range rows {
 		r := &rows[i]
 		seq++
 		r.Seq, r.PrevHash = seq, prev
-		r.Hash = r.hashOf()
+		r.Hash = r.keyedHashWith(mac)
 		prev = r.Hash
 		var sr sql.NullFloat64
 		if !math.IsNaN(r.SharpePerPeriod) {
 			sr = sql.NullFloat64{Float64: r.SharpePerPeriod, Valid: true}
 		}
 		if _, err := stmt.ExecContext(ctx, r.Seq, r.Time, r.Kind, r.RunID, r.Who.Surface, r.Who.Session, r.Who.Caller,
-			r.Strategy, r.Digest, r.Series, r.From, r.To, string(r.Params), string(r.Costs), string(r.Metrics), sr, r.PrevHash, r.Hash); err != nil {
+			r.Strategy, r.Digest, r.Series, r.From, r.To, string(r.Params), string(r.Costs), string(r.Metrics), sr, r.PrevHash, r.Hash, string(r.Audit)); err != nil {
 			return "", fmt.Errorf("research ledger: append row %d: %w", r.Seq, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("research ledger: commit: %w", err)
+	}
+	last := rows[len(rows)-1]
+	if err := l.anchor(Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}); err != nil {
+		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
 	}
 	return runID, nil
 }
@@ -398,6 +582,13 @@ func (r *Row) normalise() error {
 			return fmt.Errorf("params, costs and metrics must be JSON: %w", err)
 		}
 		*f = buf.Bytes()
+	}
+	if len(r.Audit) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, r.Audit); err != nil {
+			return fmt.Errorf("audit must be JSON: %w", err)
+		}
+		r.Audit = buf.Bytes()
 	}
 	return nil
 }

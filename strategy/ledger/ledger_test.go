@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,11 +29,23 @@ func fixedClock() func() time.Time {
 	}
 }
 
+// testKey is a ledger key made for this test run.
+var testKey = func() []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// keyEnv hands testKey to TestHelperWriter's process.
+const keyEnv = "WICKET_LEDGER_TEST_KEY"
+
 func openTest(t testing.TB, path string) *Ledger {
 	t.Helper()
 	n := 0
 	var mu sync.Mutex
-	l, err := Open(path, Options{Now: fixedClock(), NewRunID: func() string {
+	l, err := Open(path, Options{Key: testKey, Now: fixedClock(), NewRunID: func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
@@ -65,7 +79,7 @@ func TestAppendQueryAndSharpes(t *testing.T) {
 	if id != "run-1" || batch[0].RunID != "run-1" || batch[2].RunID != "run-1" {
 		t.Fatalf("run id %q, rows %q %q", id, batch[0].RunID, batch[2].RunID)
 	}
-	if batch[0].Seq != 1 || batch[2].Seq != 3 || batch[0].PrevHash != genesis || batch[1].PrevHash != batch[0].Hash {
+	if batch[0].Seq != 1 || batch[2].Seq != 3 || batch[0].PrevHash != Genesis || batch[1].PrevHash != batch[0].Hash {
 		t.Fatalf("chain: %+v", batch)
 	}
 	if string(batch[0].Params) != `{"fast":5,"slow":20}` {
@@ -81,12 +95,12 @@ func TestAppendQueryAndSharpes(t *testing.T) {
 	if _, err := l.Append(ctx, wf); err != nil {
 		t.Fatal(err)
 	}
-	srs, err := l.Sharpes(ctx, "sma_cross", "BTC-USD@1h")
+	set, err := l.Trials(ctx, TrialQuery{Strategy: "sma_cross", Series: "BTC-USD@1h", Scope: ScopeStrategy})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(srs) != "[0.01 0.03]" {
-		t.Fatalf("sharpes %v: want the sweep and backtest rows with a defined SR, not the walk-forward", srs)
+	if fmt.Sprint(set.Sharpes) != "[0.01 0.03]" || set.Strategy != 3 || set.Series != 4 || set.N() != 3 {
+		t.Fatalf("trials %+v: want the sweep and backtest rows with a defined SR, not the walk-forward; N 3 (the failed one counted), 4 on the series", set)
 	}
 	got, total, err := l.Query(ctx, Filter{Strategy: "sma_cross", Limit: 2})
 	if err != nil {
@@ -116,7 +130,7 @@ func TestAppendQueryAndSharpes(t *testing.T) {
 }
 
 func TestOpenExistingMissing(t *testing.T) {
-	_, err := OpenExisting(filepath.Join(t.TempDir(), "research.db"), Options{})
+	_, err := OpenExisting(filepath.Join(t.TempDir(), "research.db"), Options{Key: testKey})
 	if err == nil || !strings.Contains(err.Error(), "no research ledger yet") {
 		t.Fatalf("err %v", err)
 	}
@@ -134,7 +148,11 @@ func TestHelperWriter(t *testing.T) {
 	}
 	path, n, _ := strings.Cut(spec, "|")
 	batches, _ := strconv.Atoi(n)
-	l, err := Open(path, Options{})
+	key, err := hex.DecodeString(os.Getenv(keyEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path, Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +175,7 @@ func TestConcurrentWriters(t *testing.T) {
 	openTest(t, path) // create it
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
-	cmd.Env = append(os.Environ(), writerEnv+"="+path+"|"+strconv.Itoa(procBatches))
+	cmd.Env = append(os.Environ(), writerEnv+"="+path+"|"+strconv.Itoa(procBatches), keyEnv+"="+hex.EncodeToString(testKey))
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -202,7 +220,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.OK() || rep.Rows != want {
+	if !rep.OK() || rep.Rows != want || rep.AnchoredSeq != int64(want) || len(rep.Notes) != 0 {
 		t.Fatalf("verify: %+v, want %d rows in one valid chain", rep, want)
 	}
 	// Each batch is contiguous: one transaction, one run id, consecutive

@@ -2,9 +2,13 @@ package ledger
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,20 +58,23 @@ func (f Filter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-const columns = `seq, time, kind, run_id, surface, session, caller, strategy, digest, series, range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash`
+const columns = `seq, time, kind, run_id, surface, session, caller, strategy, digest, series, range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash, audit`
 
 type scanner interface{ Scan(dst ...any) error }
 
 func scanRow(s scanner) (Row, error) {
 	var r Row
-	var params, costs, metrics string
+	var params, costs, metrics, audit string
 	var sr sql.NullFloat64
 	err := s.Scan(&r.Seq, &r.Time, &r.Kind, &r.RunID, &r.Who.Surface, &r.Who.Session, &r.Who.Caller, &r.Strategy, &r.Digest,
-		&r.Series, &r.From, &r.To, &params, &costs, &metrics, &sr, &r.PrevHash, &r.Hash)
+		&r.Series, &r.From, &r.To, &params, &costs, &metrics, &sr, &r.PrevHash, &r.Hash, &audit)
 	if err != nil {
 		return Row{}, err
 	}
 	r.Params, r.Costs, r.Metrics = []byte(params), []byte(costs), []byte(metrics)
+	if audit != "" {
+		r.Audit = []byte(audit)
+	}
 	r.SharpePerPeriod = math.NaN()
 	if sr.Valid {
 		r.SharpePerPeriod = sr.Float64
@@ -109,25 +116,126 @@ func (l *Ledger) Query(ctx context.Context, f Filter) ([]Row, int, error) {
 	return out, total, nil
 }
 
-// Sharpes returns the per-period Sharpe ratios of every trial of the
-// strategy (by name, any source digest) on the series that has one: the
-// backtests and sweep combinations (a walk-forward run is a different
-// measurement and is not a trial of one parameter set). This is the trial
-// set of the deflated Sharpe ratio over the ledger.
-func (l *Ledger) Sharpes(ctx context.Context, strategy, series string) ([]float64, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT sharpe FROM trials WHERE strategy = ? AND series = ? AND kind IN (?, ?) AND sharpe IS NOT NULL ORDER BY seq`,
-		strategy, series, KindBacktest, KindSweep)
+// Scopes of the trials the deflated Sharpe ratio deflates by.
+const (
+	// ScopeSeries counts every trial on the series, whatever the
+	// strategy: a renamed copy of a strategy cannot start its count
+	// again. The default.
+	ScopeSeries = "series"
+	// ScopeStrategy counts the strategy's trials on the series (by name,
+	// any source version).
+	ScopeStrategy = "strategy"
+)
+
+// Scopes lists the scopes.
+var Scopes = []string{ScopeSeries, ScopeStrategy}
+
+// TrialQuery asks Trials for the trials on a series.
+type TrialQuery struct {
+	Strategy string
+	Series   string
+	// Scope is whose Sharpe ratios Trials returns: ScopeSeries (the
+	// default, when empty) or ScopeStrategy.
+	Scope string
+	// UpTo, when positive, counts only rows 1 to UpTo: the trials as they
+	// stood when that row was written.
+	UpTo int64
+}
+
+// TrialSet is the trials of one series the deflated Sharpe ratio counts:
+// every backtest, sweep combination and walk-forward in-sample
+// combination (CountedKinds), failed ones included, since a trial that
+// failed was tried all the same.
+type TrialSet struct {
+	Scope    string `json:"scope"`
+	Series   int    `json:"series_trials"`   // every counted trial on the series, any strategy
+	Strategy int    `json:"strategy_trials"` // of them, the strategy's
+	// Sharpes are the defined per-period Sharpe ratios of the scope's
+	// trials, in ledger order: their variance is V of the deflated
+	// Sharpe ratio (a failed trial counts in N but has none).
+	Sharpes []float64 `json:"-"`
+}
+
+// N is the count of the scope's trials: N of the deflated Sharpe ratio.
+func (t TrialSet) N() int {
+	if t.Scope == ScopeStrategy {
+		return t.Strategy
+	}
+	return t.Series
+}
+
+// Trials counts the trials on q.Series and returns the Sharpe ratios of
+// q.Scope's.
+func (l *Ledger) Trials(ctx context.Context, q TrialQuery) (TrialSet, error) {
+	scope := q.Scope
+	if scope == "" {
+		scope = ScopeSeries
+	}
+	if !slices.Contains(Scopes, scope) {
+		return TrialSet{}, fmt.Errorf("research ledger: scope %q is not one of %s", q.Scope, strings.Join(Scopes, ", "))
+	}
+	upTo := q.UpTo
+	if upTo <= 0 {
+		upTo = math.MaxInt64
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT strategy, sharpe FROM trials WHERE series = ? AND kind IN (?, ?, ?) AND seq <= ? ORDER BY seq`,
+		q.Series, CountedKinds[0], CountedKinds[1], CountedKinds[2], upTo)
+	if err != nil {
+		return TrialSet{}, fmt.Errorf("research ledger: %w", err)
+	}
+	defer rows.Close()
+	set := TrialSet{Scope: scope}
+	for rows.Next() {
+		var name string
+		var sr sql.NullFloat64
+		if err := rows.Scan(&name, &sr); err != nil {
+			return TrialSet{}, fmt.Errorf("research ledger: %w", err)
+		}
+		set.Series++
+		mine := name == q.Strategy
+		if mine {
+			set.Strategy++
+		}
+		if sr.Valid && (scope == ScopeSeries || mine) {
+			set.Sharpes = append(set.Sharpes, sr.Float64)
+		}
+	}
+	return set, rows.Err()
+}
+
+// Counted is one counted trial (CountedKinds) as TrialList lists it.
+type Counted struct {
+	Seq      int64
+	Kind     string
+	Strategy string
+	Sharpe   float64 // NaN when undefined or failed
+}
+
+// TrialList lists the counted trials on series, rows 1 to upTo (every
+// row when upTo is 0), in ledger order: the trials behind TrialSet, one
+// by one, for an audit.
+func (l *Ledger) TrialList(ctx context.Context, series string, upTo int64) ([]Counted, error) {
+	if upTo <= 0 {
+		upTo = math.MaxInt64
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT seq, kind, strategy, sharpe FROM trials WHERE series = ? AND kind IN (?, ?, ?) AND seq <= ? ORDER BY seq`,
+		series, CountedKinds[0], CountedKinds[1], CountedKinds[2], upTo)
 	if err != nil {
 		return nil, fmt.Errorf("research ledger: %w", err)
 	}
 	defer rows.Close()
-	var out []float64
+	var out []Counted
 	for rows.Next() {
-		var v float64
-		if err := rows.Scan(&v); err != nil {
+		var c Counted
+		var sr sql.NullFloat64
+		if err := rows.Scan(&c.Seq, &c.Kind, &c.Strategy, &sr); err != nil {
 			return nil, fmt.Errorf("research ledger: %w", err)
 		}
-		out = append(out, v)
+		c.Sharpe = math.NaN()
+		if sr.Valid {
+			c.Sharpe = sr.Float64
+		}
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }
@@ -142,10 +250,18 @@ type Problem struct {
 // Report is what Verify found.
 type Report struct {
 	Rows int    `json:"rows"`
-	Tip  string `json:"tip"` // the last row's hash: record it to detect a cut tail later
+	Tip  string `json:"tip"` // the last row's hash
 	// TipSeq is the last row's sequence number.
-	TipSeq int64    `json:"tip_seq"`
-	Bad    *Problem `json:"bad,omitempty"`
+	TipSeq int64 `json:"tip_seq"`
+	// KeyedFrom is the first row the key chains (1 unless the ledger was
+	// migrated from the unkeyed chain).
+	KeyedFrom int64 `json:"keyed_from"`
+	// Anchors is how many anchors were checked; AnchoredSeq is the last
+	// row an anchor vouches for.
+	Anchors     int      `json:"anchors"`
+	AnchoredSeq int64    `json:"anchored_seq"`
+	Notes       []string `json:"notes,omitempty"`
+	Bad         *Problem `json:"bad,omitempty"`
 }
 
 // OK reports whether the chain is intact.
@@ -153,19 +269,56 @@ func (r Report) OK() bool { return r.Bad == nil }
 
 // Verify walks the chain in sequence order and checks every row: its
 // sequence number follows the previous one, its prev_hash is the previous
-// row's hash, and its hash is that of its own content. It stops at the
-// first bad row. A removed row shows as a gap or a broken link, an edited
-// row as a hash that does not match its content, a reordered row as both.
-// Removing rows from the end leaves a shorter valid chain; the reported
-// tip is what to compare against a tip recorded earlier.
-func (l *Ledger) Verify(ctx context.Context) (Report, error) {
+// row's hash, its hash is the keyed hash of its own content (the plain
+// one for rows that predate the key), and it is the row an anchor
+// recorded at its place. Then it checks that no anchor names a row past
+// the tip. It stops at the first bad row. A removed row shows as a gap or
+// a broken link; an edited row, or a chain rebuilt without the key, as a
+// hash that does not match its content; a reordered row as both; a chain
+// rebuilt with the key as a row that is not the anchored one; rows cut
+// from the end as an anchor past the tip.
+//
+// Copies of the anchor file kept elsewhere (copies) are checked as well:
+// they vouch for the rows they record even when the ledger and its own
+// anchor file were cut in step.
+func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
+	anchors, badLines, err := ReadAnchors(l.path)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Tip: Genesis, KeyedFrom: l.keyedFrom}
+	if l.migrated != "" {
+		rep.Notes = append(rep.Notes, l.migrated)
+	}
+	if badLines > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d lines of %s are not anchors (a line torn by a crash, or an edit) and were skipped", badLines, filepath.Base(AnchorPath(l.path))))
+	}
+	for _, c := range copies {
+		more, bad, err := readAnchorFile(c, false)
+		if err != nil {
+			return Report{}, err
+		}
+		if bad > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d lines of %s are not anchors and were skipped", bad, c))
+		}
+		anchors = append(anchors, more...)
+	}
+	rep.Anchors = len(anchors)
+	at := make(map[int64][]Anchor, len(anchors))
+	var last *Anchor
+	for i, a := range anchors {
+		at[a.Seq] = append(at[a.Seq], a)
+		if last == nil || a.Seq > last.Seq {
+			last = &anchors[i]
+		}
+	}
 	rows, err := l.db.QueryContext(ctx, `SELECT `+columns+` FROM trials ORDER BY seq`)
 	if err != nil {
 		return Report{}, fmt.Errorf("research ledger: %w", err)
 	}
 	defer rows.Close()
-	rep := Report{Tip: genesis}
 	expect := int64(1)
+	mac := hmac.New(sha256.New, l.opts.Key)
 	for rows.Next() {
 		r, err := scanRow(rows)
 		if err != nil {
@@ -183,12 +336,35 @@ func (l *Ledger) Verify(ctx context.Context) (Report, error) {
 			return bad("row %d is out of order (expected %d)", r.Seq, expect)
 		case r.PrevHash != rep.Tip:
 			return bad("row %d does not link to the row before it (its prev_hash is not that row's hash): a row was removed, inserted or reordered", r.Seq)
-		case r.hashOf() != r.Hash:
+		case r.Seq < l.keyedFrom && r.plainHash() != r.Hash:
 			return bad("row %d's content does not match its hash: it was edited", r.Seq)
+		case r.Seq >= l.keyedFrom && !hmac.Equal([]byte(r.keyedHashWith(mac)), []byte(r.Hash)):
+			return bad("row %d's content does not match its keyed hash: it was edited, or the chain was rebuilt without the ledger key", r.Seq)
+		}
+		for _, a := range at[r.Seq] {
+			if a.Hash != r.Hash {
+				return bad("row %d is not the row anchored when run %s was recorded at %s: the rows up to it were removed, edited or inserted and the chain rebuilt with the ledger key", r.Seq, a.RunID, a.Time)
+			}
+			rep.AnchoredSeq = r.Seq
 		}
 		rep.Rows++
 		rep.Tip, rep.TipSeq = r.Hash, r.Seq
 		expect++
 	}
-	return rep, rows.Err()
+	if err := rows.Err(); err != nil {
+		return rep, err
+	}
+	if last != nil && last.Seq > rep.TipSeq {
+		what := fmt.Sprintf("rows %d to %d are missing from the end of the ledger", rep.TipSeq+1, last.Seq)
+		if rep.TipSeq == 0 {
+			what = fmt.Sprintf("every row is missing: the ledger holds none, and rows 1 to %d were recorded", last.Seq)
+		}
+		rep.Bad = &Problem{Seq: rep.TipSeq + 1, Expect: rep.TipSeq + 1,
+			Reason: fmt.Sprintf("%s (the anchor of run %s, recorded at %s, names row %d)", what, last.RunID, last.Time, last.Seq)}
+		return rep, nil
+	}
+	if rep.TipSeq > rep.AnchoredSeq {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("rows %d to %d have no anchor (an append stopped between its commit and its anchor): a cut of them alone would not show", rep.AnchoredSeq+1, rep.TipSeq))
+	}
+	return rep, nil
 }

@@ -159,6 +159,11 @@ type SweepRequest struct {
 	// MaxCombinations lowers the cap on the grid's size; it cannot raise
 	// it above research.max_combinations in wicket.toml (default 5,000).
 	MaxCombinations int `json:"max_combinations,omitempty"`
+	// DeflateBy is whose ledger trials the deflated Sharpe ratio over the
+	// ledger counts: "series" (the default: every strategy's on the
+	// series, so a renamed copy cannot start its count again) or
+	// "strategy" (the strategy's own).
+	DeflateBy string `json:"deflate_by,omitempty"`
 }
 
 // SweepResult is a ranked sweep. Top holds the best combinations with
@@ -237,12 +242,18 @@ type DeflatedSharpe struct {
 	DSR               *float64 `json:"dsr"`                 // null when undefined
 	Sharpe            *float64 `json:"sharpe_per_period"`   // the winner's SR
 	ExpectedMaxSharpe *float64 `json:"expected_max_sharpe"` // SR0: the best SR expected from luck alone
-	Trials            int      `json:"trials"`              // N: combinations that ran with a defined Sharpe ratio
-	TrialsVariance    *float64 `json:"trials_variance"`     // V: variance of the trials' SRs
+	Trials            int      `json:"trials"`              // N: the trials tried, failed ones included
+	TrialsVariance    *float64 `json:"trials_variance"`     // V: variance of the trials' defined SRs
 	Skewness          *float64 `json:"skewness"`            // γ3 of the winner's returns
 	Kurtosis          *float64 `json:"kurtosis"`            // γ4 (non-excess)
 	Returns           int      `json:"returns"`             // T
-	Note              string   `json:"note"`
+	// Over the research ledger: whose trials N counts (ledger.Scopes),
+	// and the counts of the series' trials (every strategy's) and of the
+	// strategy's own.
+	Scope          string `json:"scope,omitempty"`
+	SeriesTrials   int    `json:"series_trials,omitempty"`
+	StrategyTrials int    `json:"strategy_trials,omitempty"`
+	Note           string `json:"note"`
 }
 
 // Estimate is what a sweep would cost.

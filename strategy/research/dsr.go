@@ -60,22 +60,23 @@ func DeflatedSharpeRatio(sr float64, trials int, variance, skew, kurt float64, t
 	return normCDF((sr - sr0) * math.Sqrt(float64(t-1)) / math.Sqrt(den)), sr0
 }
 
-// deflated builds the report for a winner among trial Sharpe ratios srs
-// (the defined ones; the winner's included).
-func deflated(win worker.ReturnStats, srs []float64) *DeflatedSharpe {
-	n := len(srs)
+// deflated builds the report for a winner among n trials whose defined
+// Sharpe ratios are srs (the winner's included; a failed trial counts in
+// n but has none).
+func deflated(win worker.ReturnStats, srs []float64, n int) *DeflatedSharpe {
 	var mean, v float64
+	m := len(srs)
 	for _, s := range srs {
 		mean += s
 	}
-	if n > 0 {
-		mean /= float64(n)
+	if m > 0 {
+		mean /= float64(m)
 	}
 	for _, s := range srs {
 		v += (s - mean) * (s - mean)
 	}
-	if n > 1 {
-		v /= float64(n - 1)
+	if m > 1 {
+		v /= float64(m - 1)
 	}
 	dsr, sr0 := DeflatedSharpeRatio(float64(win.SR), n, v, float64(win.Skew), float64(win.Kurt), win.T)
 	d := &DeflatedSharpe{

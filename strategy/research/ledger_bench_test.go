@@ -18,7 +18,7 @@ import (
 // one transaction, then the ledger's Sharpe ratios read back), each
 // variant's fastest of ledgerRounds runs over the four series.
 func BenchmarkSweepLedger(b *testing.B) {
-	lg, err := ledger.Open(filepath.Join(b.TempDir(), "research.db"), ledger.Options{})
+	lg, err := ledger.Open(filepath.Join(b.TempDir(), "research.db"), ledger.Options{Key: testLedgerKey(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

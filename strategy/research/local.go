@@ -368,6 +368,6 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 		return BacktestResult{}, classify(err)
 	}
 	res := BacktestResult{Result: resp.Result, Text: resp.Text, PNG: resp.PNG, Output: resp.Output}
-	l.recordBacktest(ctx, label, source, req.Series, &res)
+	l.recordBacktest(ctx, LedgerName(req.StrategyRef, label, source), source, req.Series, &res)
 	return res, nil
 }

@@ -56,6 +56,9 @@ type plan struct {
 	base     worker.SweepChunk // everything but the range and the combinations
 	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
 	order    []int             // the chunks' order of the combinations (evalOrder); nil: their own
+
+	// ledgerName is the name its trials are recorded under (LedgerName).
+	ledgerName string
 }
 
 // saw takes a chunk's report of its bars: other bars than the plan's
@@ -103,6 +106,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if in.ref.Name != "" {
 		p.display = in.ref.Name
 	}
+	p.ledgerName = LedgerName(in.ref, label, source)
 	if p.rankBy == "" {
 		p.rankBy = RankSharpe
 	}

@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -16,18 +17,52 @@ import (
 // Recorder keeps the research ledger (strategy.md, "The research ledger:
 // every trial counts"); *ledger.Ledger satisfies it. Local, given one in
 // Config.Recorder, appends a row for every backtest, one per sweep
-// combination (the whole sweep in one batch) and one per walk-forward run,
-// under the ledger.Who its context carries (ledger.WithWho), and reports
-// the sweep's deflated Sharpe ratio over the ledger's trials as well as
-// over its own.
+// combination (the whole sweep in one batch, failed combinations
+// included) and, for a walk-forward run, one per in-sample combination of
+// every window and one for the run, under the ledger.Who its context
+// carries (ledger.WithWho), and reports the sweep's deflated Sharpe ratio
+// over the ledger's trials as well as over its own.
 type Recorder interface {
 	Append(ctx context.Context, rows []ledger.Row) (string, error)
-	Sharpes(ctx context.Context, strategy, series string) ([]float64, error)
+	Trials(ctx context.Context, q ledger.TrialQuery) (ledger.TrialSet, error)
+}
+
+// LedgerName is the name a strategy's trials are recorded under: a
+// project strategy's name, a labelled source's label (without .star), and
+// for an inline source with no label "source-" and the first 12 hex
+// digits of its content's digest, so that different inline strategies are
+// never pooled under one name and the same text always is.
+func LedgerName(ref StrategyRef, label, source string) string {
+	switch {
+	case ref.Name != "":
+		return ref.Name
+	case ref.Source != "" && ref.Label == "":
+		return "source-" + ledger.SourceDigest(source)[:12]
+	}
+	return strings.TrimSuffix(label, ".star")
+}
+
+// trialAudit is a trial's audit data in the ledger: its return
+// statistics, its returns in PBO blocks (count, sum and sum of squares
+// per block, when the sweep asked for them), and whether it was the
+// run's winner, so that the deflated Sharpe ratio and the probability of
+// backtest overfitting can be recomputed from the ledger alone.
+type trialAudit struct {
+	Stats  worker.ReturnStats `json:"stats"`
+	Blocks []worker.BlockStat `json:"blocks,omitempty"`
+	Winner bool               `json:"winner,omitempty"`
+}
+
+func auditOf(t *worker.Trial, winner bool) json.RawMessage {
+	return mustJSON(trialAudit{Stats: t.Stats, Blocks: []worker.BlockStat(t.Blocks), Winner: winner})
 }
 
 // ledgerWarning is the warning a result carries when its trials could not
 // be recorded: the research itself stands.
 func ledgerWarning(err error) string {
+	if errors.Is(err, ledger.ErrUnanchored) {
+		return fmt.Sprintf("the research ledger recorded this run but could not anchor it (%v)", err)
+	}
 	return fmt.Sprintf("the research ledger did not record this run (%v); its trials are missing from the ledger's count", err)
 }
 
@@ -156,17 +191,17 @@ func (l *Local) recordBacktest(ctx context.Context, label, source, series string
 		return
 	}
 	id, err := RecordBacktest(ctx, l.cfg.Recorder, label, source, series, res.Result)
+	res.RunID = id // an anchor that failed still leaves the rows recorded
 	if err != nil {
 		res.LedgerWarning = ledgerWarning(err)
-		return
 	}
-	res.RunID = id
 }
 
-// afterSweep records every finished combination of a sweep as one batch,
-// then reports the deflated Sharpe ratio over all the ledger's trials of
-// the strategy on the series, and the probability of backtest overfitting.
-func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial, res *SweepResult) {
+// afterSweep records every finished combination of a sweep, failed ones
+// included, as one batch, then reports the deflated Sharpe ratio over the
+// ledger's trials on the series (every strategy's, unless deflateBy asks
+// for the strategy's own), and the probability of backtest overfitting.
+func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial, deflateBy string, res *SweepResult) {
 	// PBO is computed while the ledger writes (a transaction with its
 	// fsync): neither needs the other.
 	pbo := make(chan *Overfitting, 1)
@@ -176,6 +211,42 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // a cancelled sweep still records what finished
+	rows := sweepRows(ctx, p, trials, win)
+	if len(rows) == 0 {
+		return
+	}
+	id, err := l.cfg.Recorder.Append(ctx, rows)
+	res.RunID = id
+	if err != nil {
+		res.Warnings = append(res.Warnings, ledgerWarning(err))
+		if id == "" {
+			return
+		}
+	}
+	if win == nil {
+		return
+	}
+	set, err := l.cfg.Recorder.Trials(ctx, ledger.TrialQuery{Strategy: p.ledgerName, Series: p.base.Series, Scope: deflateBy, UpTo: rows[len(rows)-1].Seq})
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
+		return
+	}
+	d := deflated(win.Stats, set.Sharpes, set.N())
+	d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
+	if d.DSR != nil {
+		whose := fmt.Sprintf("all %d trials on %s in the research ledger, every strategy's (%d of them %s's)", d.Trials, p.base.Series, set.Strategy, p.ledgerName)
+		if set.Scope == ledger.ScopeStrategy {
+			whose = fmt.Sprintf("all %d trials of %s on %s in the research ledger (of %d on the series, every strategy's)", d.Trials, p.ledgerName, p.base.Series, set.Series)
+		}
+		d.Note = fmt.Sprintf("the same probability over %s, failed ones included, any source version, not only this sweep's %d; "+
+			"luck alone would be expected to reach a per-period Sharpe ratio of %s", whose, res.DeflatedSharpe.Trials, fmtFloat(float64(*d.ExpectedMaxSharpe)))
+	}
+	res.LedgerDeflatedSharpe = d
+}
+
+// sweepRows are the ledger rows of a sweep's finished combinations on
+// p's series, failed ones included; win, when set, is marked the winner.
+func sweepRows(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial) []ledger.Row {
 	from, to := p.span()
 	costs := costsJSON(p.settings, "")
 	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
@@ -185,40 +256,53 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 			continue
 		}
 		row := ledger.Row{
-			Kind: ledger.KindSweep, Who: who, Strategy: p.display, Digest: digest, Series: p.base.Series,
+			Kind: ledger.KindSweep, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
 			From: from, To: to, Params: mustJSON(t.Values), Costs: costs, Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR),
+			Audit: auditOf(t, t == win),
 		}
 		if t.Error != "" {
 			row.Metrics, row.SharpePerPeriod = mustJSON(map[string]string{"error": t.Error}), math.NaN()
 		}
 		rows = append(rows, row)
 	}
-	id, err := l.cfg.Recorder.Append(ctx, rows)
-	if err != nil {
-		res.Warnings = append(res.Warnings, ledgerWarning(err))
-		return
-	}
-	res.RunID = id
-	if win == nil {
-		return
-	}
-	srs, err := l.cfg.Recorder.Sharpes(ctx, p.display, p.base.Series)
-	if err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
-		return
-	}
-	d := deflated(win.Stats, srs)
-	if d.DSR != nil {
-		d.Note = fmt.Sprintf("the same probability over all %d trials of %s on %s in the research ledger (every backtest and sweep combination, any source version), not only this sweep's %d; "+
-			"luck alone would be expected to reach a per-period Sharpe ratio of %s", d.Trials, p.display, p.base.Series, res.DeflatedSharpe.Trials, fmtFloat(float64(*d.ExpectedMaxSharpe)))
-	}
-	res.LedgerDeflatedSharpe = d
+	return rows
 }
 
-// afterWalkForward records a finished walk-forward run as one row: the
-// grid and each window's chosen params, the stitched out-of-sample
-// metrics and the walk-forward efficiency.
-func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRequest, res *WalkForwardResult) {
+// recordUniverse records a universe sweep's finished combinations on
+// every series, failed ones included, as one batch: each is a trial on
+// its series.
+func (l *Local) recordUniverse(ctx context.Context, plans []*plan, trials [][]*worker.Trial, res *SweepResult) {
+	if l.cfg.Recorder == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	var rows []ledger.Row
+	for s, p := range plans {
+		rows = append(rows, sweepRows(ctx, p, trials[s], nil)...)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	id, err := l.cfg.Recorder.Append(ctx, rows)
+	res.RunID = id
+	if err != nil {
+		res.Warnings = append(res.Warnings, ledgerWarning(err))
+	}
+}
+
+// inSample is one walk-forward window's in-sample sweep: its range and
+// its combinations (nil where one did not finish).
+type inSample struct {
+	from, to string
+	trials   []*worker.Trial
+}
+
+// afterWalkForward records a finished walk-forward run as one batch: a
+// row per in-sample combination of every window (each a trial, failed
+// ones included), then the run's row: the grid and each window's chosen
+// params, the stitched out-of-sample metrics and the walk-forward
+// efficiency.
+func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRequest, windows []inSample, res *WalkForwardResult) {
 	if l.cfg.Recorder == nil {
 		return
 	}
@@ -235,19 +319,36 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 	if o := res.OutOfSample; o != nil && o.Sharpe != nil && o.PeriodsPerYear > 0 {
 		sr = *o.Sharpe / math.Sqrt(o.PeriodsPerYear)
 	}
-	row := ledger.Row{
-		Kind: ledger.KindWalkForward, Who: whoOf(ctx), Strategy: p.display, Digest: ledger.SourceDigest(p.base.Source), Series: p.base.Series,
+	who, digest, costs := whoOf(ctx), ledger.SourceDigest(p.base.Source), costsJSON(p.settings, "")
+	var rows []ledger.Row
+	for k, w := range windows {
+		for _, t := range w.trials {
+			if t == nil {
+				continue
+			}
+			row := ledger.Row{
+				Kind: ledger.KindInSample, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
+				From: w.from, To: w.to, Params: mustJSON(map[string]any{"window": k + 1, "values": t.Values}), Costs: costs,
+				Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR), Audit: auditOf(t, false),
+			}
+			if t.Error != "" {
+				row.Metrics, row.SharpePerPeriod = mustJSON(map[string]string{"error": t.Error}), math.NaN()
+			}
+			rows = append(rows, row)
+		}
+	}
+	rows = append(rows, ledger.Row{
+		Kind: ledger.KindWalkForward, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
 		From: from, To: to,
 		Params: mustJSON(map[string]any{"grid": grid, "params": req.Params, "rank_by": p.rankBy, "anchored": req.Anchored, "chosen": chosen}),
-		Costs:  costsJSON(p.settings, ""),
+		Costs:  costs,
 		Metrics: mustJSON(map[string]any{"out_of_sample": res.OutOfSample, "walk_forward_efficiency": res.Efficiency,
 			"windows": len(res.Windows), "partial": res.Partial}),
 		SharpePerPeriod: sr,
-	}
-	id, err := l.cfg.Recorder.Append(context.WithoutCancel(ctx), []ledger.Row{row})
+	})
+	id, err := l.cfg.Recorder.Append(context.WithoutCancel(ctx), rows)
+	res.RunID = id
 	if err != nil {
 		res.Warnings = append(res.Warnings, ledgerWarning(err))
-		return
 	}
-	res.RunID = id
 }

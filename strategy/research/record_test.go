@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"math"
 	"path/filepath"
@@ -16,12 +17,22 @@ import (
 // ledger.
 func ledgerLocal(t *testing.T) (*Local, *ledger.Ledger) {
 	t.Helper()
-	lg, err := ledger.Open(filepath.Join(t.TempDir(), "research.db"), ledger.Options{})
+	lg, err := ledger.Open(filepath.Join(t.TempDir(), "research.db"), ledger.Options{Key: testLedgerKey(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
 	return NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
+}
+
+// testLedgerKey is a ledger key made at test run time.
+func testLedgerKey(t testing.TB) []byte {
+	t.Helper()
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 func variance(x []float64) float64 {
@@ -39,9 +50,10 @@ func variance(x []float64) float64 {
 
 // TestSweepRecordsAndDeflatesOverTheLedger: a sweep appends one row per
 // combination under one run id and the caller's Who; its second deflated
-// Sharpe ratio uses N and V of every ledger trial of the strategy on the
-// series (earlier trials of other versions included, other strategies and
-// series not), while the first uses the sweep's own.
+// Sharpe ratio, deflated by the strategy, uses N and V of every ledger
+// trial of the strategy on the series (earlier trials of other versions
+// included, other strategies and series not), and by default those of
+// every strategy on the series, while the first uses the sweep's own.
 func TestSweepRecordsAndDeflatesOverTheLedger(t *testing.T) {
 	l, lg := ledgerLocal(t)
 	ctx := ledger.WithWho(ctxT(t), ledger.Who{Surface: ledger.SurfaceMCP, Session: "sess-1", Caller: "alice"})
@@ -60,7 +72,7 @@ func TestSweepRecordsAndDeflatesOverTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "ETH-USD@1d", Grid: smaGrid(), From: "2018-01-01"}
+	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "ETH-USD@1d", Grid: smaGrid(), From: "2018-01-01", DeflateBy: ledger.ScopeStrategy}
 	res, err := l.Sweep(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +118,22 @@ func TestSweepRecordsAndDeflatesOverTheLedger(t *testing.T) {
 		t.Fatalf("overfitting %+v", res.Overfitting)
 	}
 
-	// A second sweep counts the first: N grows by its trials.
+	if ld.Scope != ledger.ScopeStrategy || ld.StrategyTrials != ld.Trials || ld.SeriesTrials != ld.Trials+1 {
+		t.Fatalf("ledger counts: %+v, want the strategy's N and the series' one more (the other strategy's backtest)", ld)
+	}
+	// A second sweep, deflated by the series (the default), counts the
+	// first and the other strategy's trial: N grows by both.
+	req.DeflateBy = ""
 	res2, err := l.Sweep(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res2.LedgerDeflatedSharpe.Trials != ld.Trials+len(sweepSRs) || res2.DeflatedSharpe.Trials != d.Trials {
-		t.Fatalf("second sweep: ledger N %d, sweep N %d", res2.LedgerDeflatedSharpe.Trials, res2.DeflatedSharpe.Trials)
+	if l2 := res2.LedgerDeflatedSharpe; l2.Trials != ld.Trials+len(sweepSRs)+1 || l2.Scope != ledger.ScopeSeries || res2.DeflatedSharpe.Trials != d.Trials {
+		t.Fatalf("second sweep: ledger N %d (%s), sweep N %d", l2.Trials, l2.Scope, res2.DeflatedSharpe.Trials)
+	}
+	req.DeflateBy = "everything"
+	if _, err := l.Sweep(ctx, req, nil); err == nil || !strings.Contains(err.Error(), `deflate_by "everything" is not one of series, strategy`) {
+		t.Fatalf("a bad deflate_by: %v", err)
 	}
 	rep, err := lg.Verify(context.Background())
 	if err != nil || !rep.OK() || rep.Rows != len(seed)+36 {
@@ -122,7 +143,8 @@ func TestSweepRecordsAndDeflatesOverTheLedger(t *testing.T) {
 
 // TestBacktestAndWalkForwardRecord: a backtest is one row whose
 // per-period Sharpe ratio is the report's over sqrt(periods_per_year); a
-// walk-forward is one row; a small sweep reports no PBO and says why.
+// walk-forward is a row per in-sample combination of each window and one
+// for the run; a small sweep reports no PBO and says why.
 func TestBacktestAndWalkForwardRecord(t *testing.T) {
 	l, lg := ledgerLocal(t)
 	ctx := ledger.WithWho(ctxT(t), ledger.Who{Surface: ledger.SurfaceCLI})
@@ -160,8 +182,14 @@ func TestBacktestAndWalkForwardRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, _, err = lg.Query(context.Background(), ledger.Filter{RunID: wf.RunID})
-	if err != nil || len(rows) != 1 || rows[0].Kind != ledger.KindWalkForward {
+	if err != nil || len(rows) != 7 || rows[6].Kind != ledger.KindWalkForward {
 		t.Fatalf("walk-forward run %q: %v %v", wf.RunID, rows, err)
+	}
+	for k, r := range rows[:6] {
+		w := wf.Windows[k/2]
+		if r.Kind != ledger.KindInSample || r.From != w.InSample.From || r.To != w.InSample.To || math.IsNaN(r.SharpePerPeriod) {
+			t.Fatalf("in-sample row %d: %+v, window %+v", k, r, w)
+		}
 	}
 	sw, err := l.Sweep(ctx, SweepRequest{StrategyRef: ref, Series: "BTC-USD@1d", Grid: grid}, nil)
 	if err != nil {
@@ -170,9 +198,10 @@ func TestBacktestAndWalkForwardRecord(t *testing.T) {
 	if o := sw.Overfitting; o == nil || o.PBO != nil || o.Note == "" {
 		t.Fatalf("a 2-combination sweep's overfitting: %+v", o)
 	}
-	// Only backtests and sweep combinations are trials of the DSR.
-	if sw.LedgerDeflatedSharpe == nil || sw.LedgerDeflatedSharpe.Trials != 3 {
-		t.Fatalf("ledger DSR over %+v, want the backtest and the two combinations", sw.LedgerDeflatedSharpe)
+	// The backtest, the walk-forward's 6 in-sample combinations and the
+	// sweep's two are trials; the walk-forward's own row is not.
+	if sw.LedgerDeflatedSharpe == nil || sw.LedgerDeflatedSharpe.Trials != 9 {
+		t.Fatalf("ledger DSR over %+v, want the backtest, the 6 in-sample and the two combinations", sw.LedgerDeflatedSharpe)
 	}
 }
 
@@ -196,5 +225,84 @@ func TestLedgerFailureIsAWarning(t *testing.T) {
 	}
 	if sw.RunID != "" || sw.LedgerDeflatedSharpe != nil || sw.DeflatedSharpe == nil || !strings.Contains(strings.Join(sw.Warnings, "\n"), "missing from the ledger's count") {
 		t.Fatalf("sweep: run id %q, ledger DSR %+v, warnings %q", sw.RunID, sw.LedgerDeflatedSharpe, sw.Warnings)
+	}
+}
+
+// TestEveryTrialCounts: N over the ledger counts failed combinations and
+// walk-forward in-sample combinations, an unlabelled inline source is
+// recorded under its content hash, and a renamed copy of a strategy
+// cannot start its count again: deflated by the series (the default), its
+// N holds the original's trials.
+func TestEveryTrialCounts(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	ctx := ctxT(t)
+	src := "\"\"\"Fails for odd n.\"\"\"\nn = param.int(\"n\", 2, min=1, max=10)\ndef signals(bars):\n    if n % 2 == 1:\n        fail(\"odd n\")\n    return {\"long\": ta.cross_above(bars.close, ta.sma(bars.close, n * 5))}\n"
+	grid := Grid{"n": {From: fp(1), To: fp(6)}}
+	sw, err := l.Sweep(ctx, SweepRequest{StrategyRef: StrategyRef{Source: src}, Series: "BTC-USD@1d", Grid: grid}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "source-" + ledger.SourceDigest(src)[:12]
+	if d := sw.LedgerDeflatedSharpe; sw.Failed != 3 || d == nil || d.Trials != 6 || sw.DeflatedSharpe.Trials != 6 {
+		t.Fatalf("failed %d, ledger DSR %+v, sweep N %d: want the 3 failed combinations counted", sw.Failed, sw.LedgerDeflatedSharpe, sw.DeflatedSharpe.Trials)
+	}
+	rows, _, err := lg.Query(ctx, ledger.Filter{RunID: sw.RunID})
+	if err != nil || len(rows) != 6 || rows[0].Strategy != name {
+		t.Fatalf("rows %v %v, want 6 under %s", rows, err, name)
+	}
+	// Another inline source is not pooled with it.
+	other := strings.Replace(src, "n * 5", "n * 6", 1)
+	if _, err := l.Backtest(ctx, BacktestRequest{StrategyRef: StrategyRef{Source: other}, Series: "BTC-USD@1d", Params: map[string]any{"n": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := l.WalkForward(ctx, WalkForwardRequest{StrategyRef: StrategyRef{Source: src}, Series: "BTC-USD@1d", Grid: Grid{"n": {Values: []any{2.0, 4.0}}}, Windows: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wf.Windows) != 3 {
+		t.Fatalf("walk-forward windows %d", len(wf.Windows))
+	}
+	// The same text renamed: by the series, every trial so far and its
+	// own; by the strategy, its own alone.
+	renamed := SweepRequest{StrategyRef: StrategyRef{Source: src, Label: "renamed.star"}, Series: "BTC-USD@1d", Grid: grid}
+	again, err := l.Sweep(ctx, renamed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := again.LedgerDeflatedSharpe; d.Trials != 6+1+6+6 || d.StrategyTrials != 6 || d.SeriesTrials != 19 {
+		t.Fatalf("renamed, by the series: %+v, want N 19 (6 + 1 + 6 in-sample + 6)", d)
+	}
+	renamed.DeflateBy = ledger.ScopeStrategy
+	own, err := l.Sweep(ctx, renamed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := own.LedgerDeflatedSharpe; d.Trials != 12 || d.SeriesTrials != 25 {
+		t.Fatalf("renamed, by the strategy: %+v, want N 12 (its two sweeps)", d)
+	}
+	set, err := lg.Trials(ctx, ledger.TrialQuery{Strategy: name, Series: "BTC-USD@1d", Scope: ledger.ScopeStrategy})
+	if err != nil || set.Strategy != 12 {
+		t.Fatalf("%s's trials %+v %v, want its sweep's 6 and the walk-forward's 6 in-sample", name, set, err)
+	}
+}
+
+// TestUniverseSweepRecords: a universe sweep's combinations are trials on
+// each of its series, recorded as one run.
+func TestUniverseSweepRecords(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	ctx := ctxT(t)
+	res, err := l.Sweep(ctx, SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d,ETH-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := lg.Query(ctx, ledger.Filter{RunID: res.RunID})
+	if err != nil || res.RunID == "" || len(rows) != 4 {
+		t.Fatalf("run %q: %d rows, %v; want 2 combinations on 2 series", res.RunID, len(rows), err)
+	}
+	for _, series := range []string{"BTC-USD@1d", "ETH-USD@1d"} {
+		set, err := lg.Trials(ctx, ledger.TrialQuery{Strategy: "sma_cross", Series: series})
+		if err != nil || set.Series != 2 || set.Strategy != 2 {
+			t.Fatalf("%s: trials %+v %v", series, set, err)
+		}
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"wicket/strategy/backtest"
+	"wicket/strategy/ledger"
 	"wicket/strategy/worker"
 )
 
@@ -22,6 +25,10 @@ import (
 func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progress)) (SweepResult, error) {
 	if req.Top < 0 {
 		return SweepResult{}, errorf(KindInvalid, "top %d must be positive (default %d, at most %d)", req.Top, DefaultTop, MaxTop)
+	}
+	if req.DeflateBy != "" && !slices.Contains(ledger.Scopes, req.DeflateBy) {
+		return SweepResult{}, errorf(KindInvalid, "deflate_by %q is not one of %s (default %s: every strategy's trials on the series)",
+			req.DeflateBy, strings.Join(ledger.Scopes, ", "), ledger.ScopeSeries)
 	}
 	names, single, err := l.universe(req.Series)
 	if err != nil {
@@ -106,7 +113,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		if !res.Partial && rk.failed > 0 {
 			return SweepResult{}, errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
 		}
-		l.afterSweep(ctx, p, trials, nil, &res)
+		l.afterSweep(ctx, p, trials, nil, req.DeflateBy, &res)
 		return res, nil
 	}
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
@@ -117,7 +124,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
 	}
 	win := trials[rk.order[0]]
-	res.DeflatedSharpe = deflated(win.Stats, rk.srs)
+	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
 	// The winner's lookahead check runs in a worker while this process
 	// computes the overfitting statistics and writes the ledger.
 	type verdict struct {
@@ -133,7 +140,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			checked <- verdict{c, err}
 		}()
 	}
-	l.afterSweep(ctx, p, trials, win, &res)
+	l.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
 	v := <-checked
 	if v.err != nil {
 		return SweepResult{}, v.err

@@ -349,6 +349,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 		ranks[s] = rankTrials(trials[s], p0.rankBy)
 		res.PerSeries = append(res.PerSeries, SeriesSweep{Series: names[s], Bars: plans[s].bars.Len(), Evaluated: ranks[s].evaluated, Failed: ranks[s].failed})
 	}
+	l.recordUniverse(ctx, plans, trials, &res) // tried, so counted: every series' combinations
 	// A combination is ranked when it ran on every series without failing.
 	type pooledTrial struct {
 		combo int
@@ -422,7 +423,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	}
 	win := ranked[0].combo
 	for s := range names {
-		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, ranks[s].srs)
+		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, ranks[s].srs, ranks[s].evaluated)
 	}
 	res.Warnings = append(res.Warnings, "a universe's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
 	if ranked[0].p.trades < backtest.TooFewTrades {

@@ -299,7 +299,12 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 			res.Warnings = append(res.Warnings, fmt.Sprintf("only %d closed trades out-of-sample: too few to judge the strategy by; use longer windows or a finer granularity", trades))
 		}
 	}
-	l.afterWalkForward(ctx, p, req, &res) // tried, so counted, whatever the check finds
+	windows := make([]inSample, len(wins))
+	for k, w := range wins {
+		is := span(w.isLo, w.isHi)
+		windows[k] = inSample{from: is.From, to: is.To, trials: trials[k]}
+	}
+	l.afterWalkForward(ctx, p, req, windows, &res) // tried, so counted, whatever the check finds
 	if res.LookaheadCheck, err = l.checkWindows(ctx, p, wins, times, &res); err != nil {
 		return WalkForwardResult{}, err
 	}
