@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"wicket/internal/intrabar"
 	"wicket/strategy/ledger"
 	"wicket/strategy/research"
 )
@@ -36,6 +37,7 @@ var argConsts = map[string]any{
 	"maxWindows":          research.MaxWindows,
 	"rankSharpe":          research.RankSharpe,
 	"rankMetrics":         strings.Join(research.RankMetrics, "|"),
+	"intrabarRules":       strings.Join(intrabar.Rules, "|"),
 	"ledgerKinds":         strings.Join(ledger.Kinds, "|"),
 	"defaultAnswerTrades": defaultAnswerTrades,
 	"maxAnswerTrades":     maxAnswerTrades,

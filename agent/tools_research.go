@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/research"
 )
 
@@ -69,6 +70,9 @@ type (
 	backtestArgs struct {
 		runArgs
 		Fill        string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"when decisions fill: the next bar's open (default) or, optimistically, the deciding bar's close"`
+		Intrabar    string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"exits inside a bar: path (open, near extreme, far, close) or pessimistic (stop first)"`
+		Robustness  bool   `json:"robustness" arg:"default=false" desc:"add PSR, max trials and Monte Carlo figures"`
+		Benchmark   string `json:"benchmark" desc:"with robustness: a series for alpha and beta"`
 		TradesLimit int    `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, the first and the last (0 = none); the run's resource_link has them all"`
 		Equity      bool   `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve (the run's resource_link always has it)"`
 		Plot        bool   `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
@@ -235,7 +239,10 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.BacktestRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Fill: in.Fill, Plot: in.Plot}
+		Fill: in.Fill, Intrabar: in.Intrabar, Plot: in.Plot}
+	if in.Robustness {
+		req.Robustness = &backtest.Robustness{Benchmark: in.Benchmark}
+	}
 	shape := backtestShape{tradesLimit: in.TradesLimit, equity: in.Equity, plot: in.Plot} // compact.go
 	req.TradesLimit = maxAnswerTrades                                                     // the store keeps every trade the engine reports
 	res, err := tb.Research.Backtest(ctx, req)

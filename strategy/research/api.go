@@ -2,6 +2,8 @@ package research
 
 import (
 	"encoding/json"
+
+	"wicket/strategy/backtest"
 )
 
 // StrategyRef names the strategy a request runs: exactly one of Name (a
@@ -99,6 +101,8 @@ type BacktestRequest struct {
 	Intrabar    string `json:"intrabar,omitempty"`     // path (default) or pessimistic
 	TradesLimit int    `json:"trades_limit,omitempty"` // default 50, at most 500
 	Plot        bool   `json:"plot,omitempty"`         // also draw the PNG chart
+	// Robustness, when set, adds the run's robustness figures.
+	Robustness *backtest.Robustness `json:"robustness,omitempty"`
 }
 
 // BacktestResult is a finished backtest: the report (the backtest

@@ -357,7 +357,7 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 		Source: source, Name: label, Series: req.Series, Params: req.Params,
 		From: req.From, To: req.To,
 		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps,
-		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit, Plot: req.Plot,
+		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit, Plot: req.Plot, Robustness: req.Robustness,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
 	}
 	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {
