@@ -599,7 +599,7 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 		if venueName == "" || name == venueName {
 			vs := e.venues[name].Snapshot()
 			if e.remotes[name] == nil {
-				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.markSource(e.cfg.Venues[i])
+				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.markSource(e.cfg.Venues[i], now)
 			} else if e.armed(name, now) {
 				vs.Armed, vs.ArmedUntil = true, e.arming[name]
 			}

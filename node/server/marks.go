@@ -106,19 +106,22 @@ func (e *engine) nextMark(vc project.Venue, symbol string, prev decimal.Decimal,
 }
 
 // markSource says where a paper venue's marks come from, for the snapshot:
-// the simulation, or the provider and which symbols have no current price.
-func (e *engine) markSource(vc project.Venue) string {
+// the simulation, or the provider and which symbols have no current price
+// or one too old to fill against at now.
+func (e *engine) markSource(vc project.Venue, now time.Time) string {
 	if e.marks[vc.Name] == nil {
 		return e.feed.Source(vc.Name)
 	}
 	src := vc.Marks + ": last trade price, polled (orders fill on paper)"
-	var waiting, lost []string
+	var waiting, lost, stale []string
 	for _, s := range vc.Symbols {
 		switch st := e.fed[vc.Name][s]; {
 		case st.lost:
 			lost = append(lost, s)
 		case !st.ok:
 			waiting = append(waiting, s)
+		case e.venues[vc.Name].FreshMark(s, now) != nil:
+			stale = append(stale, s)
 		}
 	}
 	if len(waiting) > 0 {
@@ -127,7 +130,10 @@ func (e *engine) markSource(vc project.Venue) string {
 	if len(lost) > 0 {
 		src += "; the provider stopped answering for " + strings.Join(lost, ", ") + " (marks held at the last price)"
 	}
-	if len(waiting)+len(lost) > 0 {
+	if len(stale) > 0 {
+		src += fmt.Sprintf("; the price of %s is older than max_mark_age %s", strings.Join(stale, ", "), vc.MaxMarkAge)
+	}
+	if len(waiting)+len(lost)+len(stale) > 0 {
 		src += "; orders on those are refused until a price arrives"
 	}
 	return src

@@ -15,7 +15,8 @@ import (
 )
 
 // timedMarks is a provider's feed that also says when each price arrived
-// (server.TimedMarkFeed), as wicket node serve's poll does.
+// (server.TimedMarkFeed), as wicket node serve's poll does; one price
+// stands for every symbol.
 type timedMarks struct {
 	mu sync.Mutex
 	p  decimal.Decimal
@@ -68,6 +69,9 @@ func TestPaperMarksOlderThanMaxMarkAgeNeverFill(t *testing.T) {
 	out := rejected(t, c, buy, "stale_mark")
 	if !strings.Contains(out.Reason, "the mark of BTC-USD on real is 36s old, older than its max_mark_age 5s") || !strings.Contains(out.Reason, "retry shortly") {
 		t.Errorf("stale reason: %s", out.Reason)
+	}
+	if src := venueOf(t, snapshot(t, c), "real").MarkSource; !strings.Contains(src, "(orders fill on paper); the price of BTC-USD, ETH-USD is older than max_mark_age 5s; orders on those are refused until a price arrives") {
+		t.Errorf("mark_source of a stale symbol: %q", src)
 	}
 	// A price that crosses the resting order but arrived 10 s ago (the feed's
 	// last answer before it hung) triggers nothing.
