@@ -110,7 +110,7 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 	if opt.Format == "" {
 		opt.Format = FormatAuto
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(&lineGuard{r: r}, 1<<16)
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\ufeff")) {
 		br.Discard(3)
 	}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -144,3 +145,38 @@ func (b *boundedFile) Read(p []byte) (int, error) {
 }
 
 func (b *boundedFile) Close() error { return b.f.Close() }
+
+// maxLineBytes bounds one line of an imported file. A bar row is a few
+// dozen bytes; a longer line is no CSV of bars (a compressed or binary
+// file), and the CSV reader would hold all of it in memory.
+const maxLineBytes = 16 << 20
+
+// lineGuard passes a file through, failing once a line runs past
+// maxLineBytes without a newline.
+type lineGuard struct {
+	r    io.Reader
+	line int   // lines finished so far
+	run  int64 // bytes since the last newline
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	for b := p[:n]; ; {
+		i := bytes.IndexByte(b, '\n')
+		end := int64(i)
+		if i < 0 {
+			end = int64(len(b))
+		}
+		if g.run+end > maxLineBytes {
+			return 0, &Error{Kind: KindInvalid, Msg: fmt.Sprintf("line %d is longer than %d MiB; a bar row is a few dozen bytes, so this is not a CSV file of bars (a compressed or binary file?)",
+				g.line+1, maxLineBytes>>20)}
+		}
+		if i < 0 {
+			g.run += end
+			break
+		}
+		g.line++
+		g.run, b = 0, b[i+1:]
+	}
+	return n, err
+}

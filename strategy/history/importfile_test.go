@@ -89,3 +89,19 @@ func TestLongFieldsAreCutInMessages(t *testing.T) {
 		t.Errorf("cut on a rune boundary: %s", got)
 	}
 }
+
+// TestLongLinesAreRefused: a line past 16 MiB (no CSV of bars has one) is
+// refused with its line number once the bound is reached, before the CSV
+// reader holds more of it.
+func TestLongLinesAreRefused(t *testing.T) {
+	file := "time,open,high,low,close,volume\n" + strings.Repeat("1", maxLineBytes+1) + "\n2024-01-01T00:00:00Z,1,1,1,1,1\n"
+	_, _, err := Import(strings.NewReader(file), ImportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "line 2 is longer than 16 MiB; a bar row is a few dozen bytes, so this is not a CSV file of bars") {
+		t.Errorf("a 16 MiB line: %.300v", err)
+	}
+	// 16 MiB exactly is still read (and then refused as a row, shortly)
+	file = "time,open,high,low,close,volume\n" + strings.Repeat("1", maxLineBytes) + "\n"
+	if _, _, err := Import(strings.NewReader(file), ImportOptions{}); err == nil || !strings.Contains(err.Error(), "row 2: has 1 fields, want 6") {
+		t.Errorf("a line of exactly the bound: %.300v", err)
+	}
+}
