@@ -309,23 +309,43 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 
 // parseSize reads a byte count: 4194304, 512KiB, 4MiB.
 func parseSize(s string) (int, error) {
+	n, err := parseSizeUpTo(s, 1<<30)
+	return int(n), err
+}
+
+// parseSizeUpTo reads a byte count (4194304, 512KiB, 4MiB, 2GiB) of at
+// most ceiling bytes.
+func parseSizeUpTo(s string, ceiling int64) (int64, error) {
 	t := strings.TrimSpace(s)
-	mult := 1
+	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
-		mult   int
-	}{{"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
 		if strings.HasSuffix(t, u.suffix) {
 			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
 			break
 		}
 	}
-	n, err := strconv.Atoi(t)
+	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a size: give bytes, or a whole number of KiB or MiB (e.g. 4MiB)", s)
+		return 0, fmt.Errorf("%q is not a size: give bytes, or a whole number of KiB, MiB or GiB (e.g. 4MiB)", s)
 	}
-	if n > (1<<30)/mult {
-		return 0, fmt.Errorf("%q is over the 1 GiB ceiling", s)
+	if n > ceiling/mult {
+		return 0, fmt.Errorf("%q is over the %s ceiling", s, sizeText(ceiling))
 	}
 	return n * mult, nil
+}
+
+// sizeText writes a byte count in the largest unit that divides it.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{" GiB", 1 << 30}, {" MiB", 1 << 20}, {" KiB", 1 << 10}} {
+		if n >= u.mult && n%u.mult == 0 {
+			return strconv.FormatInt(n/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

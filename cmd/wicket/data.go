@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -87,20 +86,22 @@ func dataImportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "import bars from a CSV file (wicket, Yahoo, Binance, TradingView or Alpaca layout) as one series; a file with any bad row imports nothing",
-		ArgsUsage: "FILE.csv --series SYMBOL@GRANULARITY [--format auto|wicket|yahoo|binance|tradingview|alpaca] [--tz ZONE] [--adjusted]",
+		ArgsUsage: "FILE.csv --series SYMBOL@GRANULARITY [--format auto|wicket|yahoo|binance|tradingview|alpaca] [--tz ZONE] [--adjusted] [--max-size 2GiB]",
 		Description: "--format auto (the default) recognises the layout by its header, or a Binance kline dump by its " +
 			"headerless 12-column shape, and says which it chose. The layouts:" + formats.String() + "\n\n" +
 			"A UTF-8 BOM, CRLF line endings, quoted fields and blank lines are accepted. Times without a zone are read in " +
 			"--tz (default UTC); a bare date is that calendar day at 00:00 UTC. Every bar must sit on the series' " +
 			"granularity grid (a 1h bar opens on the hour, a 1d bar at 00:00 UTC); gaps are allowed and reported. " +
 			"Unsorted, duplicate, off-grid, non-finite or inconsistent rows are refused with their row numbers, and " +
-			"then nothing is imported.",
+			"then nothing is imported. FILE must be a regular file (a symlink counts as what it leads to; a FIFO or a " +
+			"device such as /dev/zero is refused at once) of at most --max-size.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "series", Usage: "the series to write, e.g. `BTC-USD@1h`"},
 			&cli.BoolFlag{Name: "replace", Usage: "overwrite the series if it already holds bars"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "the file's layout: " + strings.Join(history.FormatNames(), ", ")},
 			&cli.StringFlag{Name: "tz", Value: "UTC", Usage: "IANA zone of times written without one, e.g. America/New_York"},
 			&cli.BoolFlag{Name: "adjusted", Usage: "Yahoo files: scale open, high, low and close by Adj Close / Close"},
+			&cli.StringFlag{Name: "max-size", Value: sizeFlag(history.DefaultMaxImportBytes), Usage: "the largest FILE read: bytes, or with KiB/MiB/GiB (at most " + sizeText(maxImportCeiling) + ")"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := trailingFlags(c)
@@ -126,12 +127,16 @@ func dataImportCommand() *cli.Command {
 			if err != nil || c.String("tz") == "" || strings.EqualFold(c.String("tz"), "local") {
 				return usagef("--tz %q is not an IANA time zone such as UTC, America/New_York or Europe/London", c.String("tz"))
 			}
+			maxSize, err := parseSizeUpTo(c.String("max-size"), maxImportCeiling)
+			if err != nil {
+				return usageError{fmt.Errorf("--max-size: %w", err)}
+			}
 			p, _, err := openProject(c)
 			if err != nil {
 				return err
 			}
 			file := args[0]
-			f, err := os.Open(file)
+			f, err := history.ImportFile(file, maxSize)
 			if err != nil {
 				return fmt.Errorf("data import: %w", err)
 			}
@@ -153,6 +158,14 @@ func dataImportCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// maxImportCeiling is the largest --max-size of data import.
+const maxImportCeiling = 64 << 30
+
+// sizeFlag writes a byte count as a size flag's value (2GiB).
+func sizeFlag(n int64) string {
+	return strings.ReplaceAll(strings.TrimSuffix(sizeText(n), " bytes"), " ", "")
 }
 
 // importNotes says how a file was read, beyond its bars.

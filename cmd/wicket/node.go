@@ -119,7 +119,7 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 	}
 	ctx, stopMarks := context.WithCancel(ctx)
 	defer stopMarks()
-	marks, err := nodeMarks(ctx, o.project, o.config, o.tick, log, logTo)
+	marks, err := nodeMarks(ctx, o.project, o.config, o.tick, time.Now, log, logTo)
 	if err != nil {
 		return err
 	}

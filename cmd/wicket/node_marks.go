@@ -37,10 +37,12 @@ type markProvider interface {
 // nodeMarks starts, for every paper venue with a marks key, a poll of that
 // provider's last trade price of the venue's symbols (one poll per
 // provider over all its venues' symbols), running until ctx ends, and
-// returns the node's feeds by venue name (nil when no venue has marks). A
-// symbol the provider cannot map, or a stock on Alpaca without its key, is
-// refused here, before the node starts.
-func nodeMarks(ctx context.Context, p project.Project, cfg project.Config, tick time.Duration, log *slog.Logger, logTo io.Writer) (map[string]server.MarkFeed, error) {
+// returns the node's feeds by venue name (nil when no venue has marks).
+// Each feed says when now said its price arrived (server.TimedMarkFeed),
+// which the venue's max_mark_age bounds. A symbol the provider cannot map,
+// a stock on Alpaca without its key, or a max_mark_age not above the poll
+// interval, is refused here, before the node starts.
+func nodeMarks(ctx context.Context, p project.Project, cfg project.Config, tick time.Duration, now func() time.Time, log *slog.Logger, logTo io.Writer) (map[string]server.MarkFeed, error) {
 	symbols := map[string][]string{} // provider → the symbols its venues list
 	var fed []project.Venue
 	for _, v := range cfg.Venues {
@@ -60,11 +62,16 @@ func nodeMarks(ctx context.Context, p project.Project, cfg project.Config, tick 
 	if tick <= 0 {
 		return nil, usagef("--tick %s keeps marks still, but venue %s takes its marks from %s; give an interval such as 1s", tick, fed[0].Name, fed[0].Marks)
 	}
+	for _, v := range fed {
+		if v.MaxMarkAge <= markPoll {
+			return nil, fmt.Errorf("venue %q: max_mark_age %s is not above the %s between polls of %s, so every mark would go stale before the next one; give at least %s (the default is %s)",
+				v.Name, v.MaxMarkAge, markPoll, v.Marks, 2*markPoll, project.DefaultMaxMarkAge)
+		}
+	}
 	ps, err := newProviderSet(p, cfg, logTo)
 	if err != nil {
 		return nil, err
 	}
-	live := map[string]*provider.LiveMarks{}
 	logged := map[string]*loggedMarks{}
 	for _, name := range project.ProviderNames {
 		syms := symbols[name]
@@ -80,21 +87,15 @@ func nodeMarks(ctx context.Context, p project.Project, cfg project.Config, tick 
 		if err := checkMarkSymbols(ps, fed, src); err != nil {
 			return nil, err
 		}
-		lm := &provider.LiveMarks{}
-		live[name] = lm
-		ls := &loggedMarks{MarkSource: src, log: log, last: map[string]string{}, fails: map[string]int{}}
+		ls := newLoggedMarks(src, now, log)
 		logged[name] = ls
-		go lm.Run(ctx, ls, syms, markPoll, ls.failed) //nolint:errcheck // ends with ctx
+		// ls.LastPrice keeps each price as it arrives: nothing more to do with it
+		go provider.PollMarks(ctx, ls, syms, markPoll, nil, func(provider.Mark) {}, ls.failed) //nolint:errcheck // ends with ctx
 		log.Info("paper marks from a provider", "provider", name, "symbols", fmt.Sprint(syms), "every", markPoll.String())
 	}
 	feeds := map[string]server.MarkFeed{}
 	for _, v := range fed {
-		lm := live[v.Marks]
-		ls := logged[v.Marks]
-		feeds[v.Name] = server.MarkFunc(func(s string) (decimal.Decimal, bool) {
-			m, ok := lm.Get(s)
-			return m.Price, ok && ls.current(s)
-		})
+		feeds[v.Name] = logged[v.Marks]
 	}
 	return feeds, nil
 }
@@ -123,17 +124,33 @@ func checkMarkSymbols(ps providerSet, fed []project.Venue, src markProvider) err
 	return nil
 }
 
-// loggedMarks logs a mark source's changes of health, once each: the first
-// price of a symbol, a failure (again only when its message changes), and
-// the recovery after one. A failing symbol polled every 2 s logs one line,
-// not thirty a minute. It also counts each symbol's failed polls in a row,
-// so the node's feed stops offering a price that is no longer current.
+// loggedMarks is a fed venue's feed: it keeps each symbol's latest price
+// from a mark source with the time it arrived (by its clock now), and logs
+// the source's changes of health, once each: the first price of a symbol,
+// a failure (again only when its message changes), and the recovery after
+// one. A failing symbol polled every 2 s logs one line, not thirty a
+// minute. It also counts each symbol's failed polls in a row, so the feed
+// stops offering a price that is no longer current.
 type loggedMarks struct {
 	provider.MarkSource
+	now   func() time.Time
 	log   *slog.Logger
 	mu    sync.Mutex
+	got   map[string]receivedMark
 	last  map[string]string // symbol → "" (healthy) or the last error logged
 	fails map[string]int    // symbol → polls failed in a row
+}
+
+// receivedMark is a price and when it arrived.
+type receivedMark struct {
+	price decimal.Decimal
+	at    time.Time
+}
+
+var _ server.TimedMarkFeed = (*loggedMarks)(nil)
+
+func newLoggedMarks(src provider.MarkSource, now func() time.Time, log *slog.Logger) *loggedMarks {
+	return &loggedMarks{MarkSource: src, now: now, log: log, got: map[string]receivedMark{}, last: map[string]string{}, fails: map[string]int{}}
 }
 
 // current reports whether sym's last price is still current: fewer than
@@ -144,13 +161,29 @@ func (l *loggedMarks) current(sym string) bool {
 	return l.fails[sym] < markLostAfter
 }
 
+// MarkAt is sym's latest price and when it arrived, while it is current.
+func (l *loggedMarks) MarkAt(sym string) (decimal.Decimal, time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, ok := l.got[sym]
+	return m.price, m.at, ok && l.fails[sym] < markLostAfter
+}
+
+// Mark is sym's latest price, while it is current.
+func (l *loggedMarks) Mark(sym string) (decimal.Decimal, bool) {
+	p, _, ok := l.MarkAt(sym)
+	return p, ok
+}
+
 func (l *loggedMarks) LastPrice(ctx context.Context, sym string) (provider.Mark, error) {
 	m, err := l.MarkSource.LastPrice(ctx, sym)
 	if err != nil {
 		return m, err
 	}
+	at := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.got[sym] = receivedMark{m.Price, at}
 	prev, seen := l.last[sym]
 	l.last[sym], l.fails[sym] = "", 0
 	switch {
@@ -162,7 +195,7 @@ func (l *loggedMarks) LastPrice(ctx context.Context, sym string) (provider.Mark,
 	return m, nil
 }
 
-// failed is LiveMarks' onErr.
+// failed is PollMarks' onErr.
 func (l *loggedMarks) failed(sym string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

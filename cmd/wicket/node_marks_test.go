@@ -160,22 +160,24 @@ func TestNodeServePaperMarksRefusals(t *testing.T) {
 		marks, symbol string
 		tick          time.Duration
 		want          string
+		extra         string
 	}{
-		{"binance", "BTC-USD", 0, "--tick 0s keeps marks still, but venue real takes its marks from binance"},
-		{"binance", "SPY", time.Second, `venue "real": marks = "binance": `},
-		{"alpaca", "SPY", time.Second, `venue "real": marks = "alpaca": the stock SPY needs an Alpaca key: set WICKET_ALPACA_KEY_ID and WICKET_ALPACA_SECRET_KEY`},
+		{"binance", "BTC-USD", 0, "--tick 0s keeps marks still, but venue real takes its marks from binance", ""},
+		{"binance", "SPY", time.Second, `venue "real": marks = "binance": `, ""},
+		{"alpaca", "SPY", time.Second, `venue "real": marks = "alpaca": the stock SPY needs an Alpaca key: set WICKET_ALPACA_KEY_ID and WICKET_ALPACA_SECRET_KEY`, ""},
+		{"binance", "BTC-USD", time.Second, `venue "real": max_mark_age 2s is not above the 2s between polls of binance, so every mark would go stale before the next one; give at least 4s (the default is 5s)`, "max_mark_age = \"2s\"\n"},
 	} {
 		dir := filepath.Join(t.TempDir(), "proj")
 		p, err := project.Init(dir, rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
-		appendFile(t, p.ConfigPath(), fmt.Sprintf("\n[[venues]]\nname = \"real\"\nmarks = %q\nsymbols = [%q]\n", tc.marks, tc.symbol))
+		appendFile(t, p.ConfigPath(), fmt.Sprintf("\n[[venues]]\nname = \"real\"\nmarks = %q\nsymbols = [%q]\n%s", tc.marks, tc.symbol, tc.extra))
 		cfg, err := p.Config()
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = nodeMarks(ctx, p, cfg, tc.tick, slog.New(slog.DiscardHandler), io.Discard)
+		_, err = nodeMarks(ctx, p, cfg, tc.tick, time.Now, slog.New(slog.DiscardHandler), io.Discard)
 		t.Logf("%s %s: %v", tc.marks, tc.symbol, err)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s tick %s: err = %v, want %q", tc.marks, tc.symbol, tc.tick, err, tc.want)
@@ -201,7 +203,7 @@ func (f *flaky) LastPrice(_ context.Context, sym string) (provider.Mark, error) 
 
 func TestLoggedMarksLogsEachChangeOnce(t *testing.T) {
 	buf := &syncBuffer{}
-	l := &loggedMarks{MarkSource: &flaky{}, log: slog.New(slog.NewTextHandler(buf, nil)), last: map[string]string{}, fails: map[string]int{}}
+	l := newLoggedMarks(&flaky{}, time.Now, slog.New(slog.NewTextHandler(buf, nil)))
 	var current []bool
 	for range 6 {
 		if _, err := l.LastPrice(context.Background(), "BTC-USD"); err != nil {
@@ -248,7 +250,7 @@ func TestNodeMarksFromAlpaca(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logs := &syncBuffer{}
-	feeds, err := nodeMarks(ctx, p, cfg, time.Second, slog.New(slog.NewTextHandler(logs, nil)), io.Discard)
+	feeds, err := nodeMarks(ctx, p, cfg, time.Second, time.Now, slog.New(slog.NewTextHandler(logs, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,5 +275,35 @@ func TestNodeMarksFromAlpaca(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), scriptAlpacaSecret) || strings.Contains(logs.String(), scriptAlpacaID) {
 		t.Error("an Alpaca key reached the log")
+	}
+}
+
+// TestLoggedMarksKeepWhenAPriceArrived: the feed gives each price with the
+// time its poll answered, by the injected clock; failed polls leave that
+// time as it was, so the node's max_mark_age sees the price age.
+func TestLoggedMarksKeepWhenAPriceArrived(t *testing.T) {
+	clock := providertest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	l := newLoggedMarks(&flaky{n: 3}, clock.Now, slog.New(slog.DiscardHandler)) // answers from now on
+	if _, _, ok := l.MarkAt("BTC-USD"); ok {
+		t.Fatal("a price before any poll")
+	}
+	t0 := clock.Now()
+	if _, err := l.LastPrice(context.Background(), "BTC-USD"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(context.Background(), 40*time.Second) //nolint:errcheck // a background context
+	p, at, ok := l.MarkAt("BTC-USD")
+	if !ok || !p.Equal(decimalText("101.5")) || !at.Equal(t0) {
+		t.Errorf("MarkAt = %s %s %v; want 101.5 from %s", p, at, ok, t0)
+	}
+	l.failed("BTC-USD", errors.New("timeout")) // one failure: still current, still from t0
+	if _, at, ok := l.MarkAt("BTC-USD"); !ok || !at.Equal(t0) {
+		t.Errorf("after a failed poll: %s %v", at, ok)
+	}
+	if _, err := l.LastPrice(context.Background(), "BTC-USD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, at, _ := l.MarkAt("BTC-USD"); !at.Equal(clock.Now()) {
+		t.Errorf("a new answer's time %s, want %s", at, clock.Now())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/shopspring/decimal"
@@ -48,6 +49,9 @@ type Venue struct {
 	// Marks (paper venues): "binance" or "alpaca" takes the marks from the
 	// provider's last trade price instead of the random walk (venues.go).
 	Marks string `toml:"marks"`
+	// MaxMarkAge (paper venues with marks): how old a fed mark may be and
+	// still fill or trigger an order; DefaultMaxMarkAge unless set (venues.go).
+	MaxMarkAge time.Duration `toml:"max_mark_age"`
 }
 
 // Guardrail holds the order limits. The client-side guardrail checks them
@@ -138,6 +142,8 @@ price_decimals = 2
 # Real prices on paper: "binance" or "alpaca" polls the provider's last trade
 # price of each symbol ([providers.NAME] below) instead of the random walk.
 # marks = "binance"
+# With marks, an order never fills against a mark older than this.
+# max_mark_age = "5s"
 
 # A real account instead (docs/node.md "Real venues"): kind "alpaca" (environment
 # paper or live) or "binance" (testnet or live), keys in settings/secrets.env. It

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Venue kinds.
@@ -90,6 +91,8 @@ func (v *Venue) validateKind() error {
 		return fmt.Errorf("start_prices: a %s venue's marks come from the venue; remove the key", v.Kind)
 	case v.Marks != "":
 		return fmt.Errorf("marks: a %s venue's marks come from the venue; remove the key", v.Kind)
+	case v.MaxMarkAge != 0:
+		return fmt.Errorf("max_mark_age: a %s venue's marks come from the venue; remove the key", v.Kind)
 	}
 	return nil
 }
@@ -103,9 +106,22 @@ func venueKeyNames() []string {
 // the seeded random walk or a replay) or a market data provider, whose last
 // trade price then feeds the marks.
 func (v *Venue) validateMarks() error {
-	if v.Marks == "" || slices.Contains(ProviderNames, v.Marks) {
+	switch {
+	case v.Marks == "" && v.MaxMarkAge != 0:
+		return fmt.Errorf("max_mark_age bounds the age of a fed venue's marks, and this venue's are simulated; add marks = %q or remove the key", ProviderNames[0])
+	case v.Marks == "":
 		return nil
+	case !slices.Contains(ProviderNames, v.Marks):
+		return fmt.Errorf("marks %q is not a mark source (valid: %s, the provider's last trade price; leave the key out for simulated marks)",
+			v.Marks, strings.Join(ProviderNames, ", "))
+	case v.MaxMarkAge == 0:
+		v.MaxMarkAge = DefaultMaxMarkAge
+	case v.MaxMarkAge < time.Second:
+		return fmt.Errorf("max_mark_age %s is under a second; write a duration such as \"5s\" (a bare number counts nanoseconds)", v.MaxMarkAge)
 	}
-	return fmt.Errorf("marks %q is not a mark source (valid: %s, the provider's last trade price; leave the key out for simulated marks)",
-		v.Marks, strings.Join(ProviderNames, ", "))
+	return nil
 }
+
+// DefaultMaxMarkAge is how old a fed paper venue's mark may be, unless its
+// max_mark_age says otherwise, and still fill or trigger an order.
+const DefaultMaxMarkAge = 5 * time.Second

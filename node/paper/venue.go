@@ -15,6 +15,12 @@
 // or is canceled (ioc); a resting limit order fills in full at its limit
 // price when the mark reaches it. Fees are fee_bps of the fill's notional.
 //
+// A venue fed by real marks (max_mark_age set) never fills against a mark
+// older than that bound, nor one whose time is unknown (carried over from
+// an earlier run, or the start price): a market order is then canceled
+// with a note that gives the mark's age and the bound, and a limit order
+// rests until a fresh mark reaches it.
+//
 // It never reads a clock, a random source or a file; never rounds a
 // quantity; and never changes state except through Apply.
 package paper
@@ -58,6 +64,7 @@ type Venue struct {
 	orders    map[string]*node.Order // every order the venue has seen, by id
 	open      []string               // open order ids, oldest first
 	marks     map[string]decimal.Decimal
+	marksAt   map[string]time.Time // when each fed mark was received; absent: unknown
 }
 
 type position struct {
@@ -76,6 +83,7 @@ func New(cfg project.Venue) *Venue {
 		positions: map[string]*position{},
 		orders:    map[string]*node.Order{},
 		marks:     map[string]decimal.Decimal{},
+		marksAt:   map[string]time.Time{},
 	}
 }
 
@@ -97,9 +105,41 @@ func (v *Venue) Mark(symbol string) (decimal.Decimal, bool) {
 	return m, ok
 }
 
-// SetMark moves a mark. Marks are not events: the node stores the latest
-// ones beside the journal.
-func (v *Venue) SetMark(symbol string, price decimal.Decimal) { v.marks[symbol] = price }
+// SetMark moves a mark whose time is unknown (a journaled or start mark).
+// Marks are not events: the node stores the latest ones beside the
+// journal.
+func (v *Venue) SetMark(symbol string, price decimal.Decimal) {
+	v.marks[symbol] = price
+	delete(v.marksAt, symbol)
+}
+
+// SetMarkAt moves a mark that was received at at.
+func (v *Venue) SetMarkAt(symbol string, price decimal.Decimal, at time.Time) {
+	v.marks[symbol] = price
+	v.marksAt[symbol] = at
+}
+
+// FreshMark reports why the venue must not fill against symbol's mark at
+// now (nil when it may): it is older than the venue's max_mark_age, or its
+// time is unknown. A venue without max_mark_age (simulated marks) always
+// may.
+func (v *Venue) FreshMark(symbol string, now time.Time) error {
+	bound := v.cfg.MaxMarkAge
+	if bound <= 0 {
+		return nil
+	}
+	if _, ok := v.marks[symbol]; !ok {
+		return nil // no mark at all: the caller's own refusal
+	}
+	at, ok := v.marksAt[symbol]
+	if !ok {
+		return fmt.Errorf("the mark of %s on %s has not come from its feed in this run (it is the start or last journaled price)", symbol, v.cfg.Name)
+	}
+	if age := now.Sub(at); age > bound {
+		return fmt.Errorf("the mark of %s on %s is %s old, older than its max_mark_age %s", symbol, v.cfg.Name, age.Truncate(time.Millisecond), bound)
+	}
+	return nil
+}
 
 // Position is the signed quantity held of symbol.
 func (v *Venue) Position(symbol string) decimal.Decimal {
@@ -194,6 +234,13 @@ func (v *Venue) execute(id string, now time.Time, emit Emit) {
 		}
 		return
 	}
+	if err := v.FreshMark(o.Symbol, now); err != nil {
+		// a limit order rests for a fresh mark; anything else cannot wait
+		if o.Type != command.Limit || o.TimeInForce == command.IOC {
+			v.cancel(o, "not filled: "+err.Error(), now, emit)
+		}
+		return
+	}
 	if at, ok := v.marketable(o, px); ok {
 		v.fill(o, at, now, emit)
 		return
@@ -256,7 +303,8 @@ func (v *Venue) Modify(id string, qty, price decimal.Decimal, now time.Time, emi
 
 // Match fills every resting limit order the current marks have reached, at
 // its limit price, oldest first. allow may veto a fill (the node's trading
-// state); a vetoed order keeps resting.
+// state); a vetoed order keeps resting, and so does one whose mark is not
+// fresh at now (FreshMark).
 func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	for _, id := range slices.Clone(v.open) {
 		o := v.orders[id]
@@ -264,7 +312,7 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 			continue
 		}
 		m, ok := v.marks[o.Symbol]
-		if !ok {
+		if !ok || v.FreshMark(o.Symbol, now) != nil {
 			continue
 		}
 		crossed := (o.Side == command.Buy && m.LessThanOrEqual(o.Price)) || (o.Side == command.Sell && m.GreaterThanOrEqual(o.Price))

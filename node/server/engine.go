@@ -25,6 +25,8 @@ type venue interface {
 	Apply(node.Event) error
 	Mark(symbol string) (decimal.Decimal, bool)
 	SetMark(symbol string, price decimal.Decimal)
+	SetMarkAt(symbol string, price decimal.Decimal, at time.Time)
+	FreshMark(symbol string, now time.Time) error
 	MarketPrice(symbol string, side command.Side) (decimal.Decimal, bool)
 	Fee(qty, price decimal.Decimal) decimal.Decimal
 	Position(symbol string) decimal.Decimal
@@ -564,11 +566,11 @@ func (e *engine) advance(now time.Time) []journal.Mark {
 		}
 		for _, s := range vc.Symbols {
 			prev, had := v.Mark(s)
-			m, ok := e.nextMark(vc, s, prev, had)
+			m, at, ok := e.nextMark(vc, s, prev, had, now)
 			if !ok {
 				continue // a fed symbol with no price yet keeps its mark
 			}
-			v.SetMark(s, m)
+			v.SetMarkAt(s, m, at)
 			marks = append(marks, journal.Mark{Venue: vc.Name, Symbol: s, Price: m})
 		}
 		v.Match(now, func(o node.Order) bool { return e.mayFill(v, o) }, e.emit)
@@ -607,7 +609,7 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 		if venueName == "" || name == venueName {
 			vs := e.venues[name].Snapshot()
 			if e.remotes[name] == nil {
-				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.markSource(e.cfg.Venues[i])
+				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.markSource(e.cfg.Venues[i], now)
 			} else if e.armed(name, now) {
 				vs.Armed, vs.ArmedUntil = true, e.arming[name]
 			}

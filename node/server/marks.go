@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -22,6 +23,15 @@ import (
 // Orders on a fed venue still fill on paper: nothing leaves the machine.
 type MarkFeed interface {
 	Mark(symbol string) (decimal.Decimal, bool)
+}
+
+// TimedMarkFeed is a MarkFeed that also says when it received each price
+// (wicket node serve's poll is one). A fed venue's max_mark_age counts from
+// that time; a plain MarkFeed's price counts as received at the mark step
+// that reads it.
+type TimedMarkFeed interface {
+	MarkFeed
+	MarkAt(symbol string) (price decimal.Decimal, at time.Time, ok bool)
 }
 
 // MarkFunc adapts a function to MarkFeed.
@@ -57,50 +67,61 @@ type fedMark struct {
 	raw  decimal.Decimal // the feed's last price, as quoted (zero: none yet)
 }
 
-// nextMark is symbol's mark at the current step on paper venue vc, given
-// its mark before (ok false: none). A fed venue takes the feed's price,
-// rounded to the venue's price decimals as the random walk's marks are;
-// while the feed has no usable price it keeps the mark it has and reports
-// false, so nothing moves and nothing is journaled for the symbol.
-func (e *engine) nextMark(vc project.Venue, symbol string, prev decimal.Decimal, hasPrev bool) (decimal.Decimal, bool) {
+// nextMark is symbol's mark at the current step (taken at now) on paper
+// venue vc, and when it was received, given its mark before (ok false:
+// none). A fed venue takes the feed's price, rounded to the venue's price
+// decimals as the random walk's marks are; while the feed has no usable
+// price it keeps the mark it has and reports false, so nothing moves and
+// nothing is journaled for the symbol.
+func (e *engine) nextMark(vc project.Venue, symbol string, prev decimal.Decimal, hasPrev bool, now time.Time) (decimal.Decimal, time.Time, bool) {
 	f := e.marks[vc.Name]
 	if f == nil {
 		if !hasPrev {
 			prev = e.feed.First(vc, symbol)
 		}
-		return e.feed.Next(symbol, e.tick, prev, vc.PriceDecimals), true
+		return e.feed.Next(symbol, e.tick, prev, vc.PriceDecimals), now, true
 	}
 	st := e.fed[vc.Name]
 	if st == nil {
 		st = map[string]fedMark{}
 		e.fed[vc.Name] = st
 	}
-	p, ok := f.Mark(symbol)
+	at := now
+	var p decimal.Decimal
+	var ok bool
+	if tf, timed := f.(TimedMarkFeed); timed {
+		p, at, ok = tf.MarkAt(symbol)
+	} else {
+		p, ok = f.Mark(symbol)
+	}
 	if !ok || !p.IsPositive() {
 		if cur := st[symbol]; cur.ok || cur.lost {
 			st[symbol] = fedMark{lost: true, raw: cur.raw}
 		}
-		return decimal.Decimal{}, false
+		return decimal.Decimal{}, time.Time{}, false
 	}
 	m := p.Round(vc.PriceDecimals)
 	st[symbol] = fedMark{ok: m.IsPositive(), raw: p}
-	return m, m.IsPositive()
+	return m, at, m.IsPositive()
 }
 
 // markSource says where a paper venue's marks come from, for the snapshot:
-// the simulation, or the provider and which symbols have no current price.
-func (e *engine) markSource(vc project.Venue) string {
+// the simulation, or the provider and which symbols have no current price
+// or one too old to fill against at now.
+func (e *engine) markSource(vc project.Venue, now time.Time) string {
 	if e.marks[vc.Name] == nil {
 		return e.feed.Source(vc.Name)
 	}
 	src := vc.Marks + ": last trade price, polled (orders fill on paper)"
-	var waiting, lost []string
+	var waiting, lost, stale []string
 	for _, s := range vc.Symbols {
 		switch st := e.fed[vc.Name][s]; {
 		case st.lost:
 			lost = append(lost, s)
 		case !st.ok:
 			waiting = append(waiting, s)
+		case e.venues[vc.Name].FreshMark(s, now) != nil:
+			stale = append(stale, s)
 		}
 	}
 	if len(waiting) > 0 {
@@ -109,7 +130,10 @@ func (e *engine) markSource(vc project.Venue) string {
 	if len(lost) > 0 {
 		src += "; the provider stopped answering for " + strings.Join(lost, ", ") + " (marks held at the last price)"
 	}
-	if len(waiting)+len(lost) > 0 {
+	if len(stale) > 0 {
+		src += fmt.Sprintf("; the price of %s is older than max_mark_age %s", strings.Join(stale, ", "), vc.MaxMarkAge)
+	}
+	if len(waiting)+len(lost)+len(stale) > 0 {
 		src += "; orders on those are refused until a price arrives"
 	}
 	return src
@@ -140,8 +164,15 @@ func (e *engine) checkFed(c command.Command) *rejection {
 		}
 	}
 	for _, s := range symbols {
-		if !slices.Contains(vc.Symbols, s) || e.fed[vc.Name][s].ok {
+		if !slices.Contains(vc.Symbols, s) {
 			continue // an unlisted symbol is the guardrail's to refuse
+		}
+		if e.fed[vc.Name][s].ok {
+			if err := e.venues[vc.Name].FreshMark(s, e.now()); err != nil {
+				return &rejection{code: "stale_mark",
+					reason: fmt.Sprintf("%v: %s has not given a newer price; the node keeps polling — retry shortly, and check the node's log", err, vc.Marks)}
+			}
+			continue
 		}
 		why := "no price of " + s + " has arrived from " + vc.Marks + " yet"
 		switch st := e.fed[vc.Name][s]; {

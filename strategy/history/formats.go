@@ -60,7 +60,7 @@ func ParseFormat(s string) (Format, error) {
 	if slices.Contains(FormatNames(), s) {
 		return Format(s), nil
 	}
-	return "", &Error{Kind: KindInvalid, Msg: fmt.Sprintf("format %q is not one of %s", s, strings.Join(FormatNames(), ", "))}
+	return "", &Error{Kind: KindInvalid, Msg: fmt.Sprintf("format %s is not one of %s", quoteField(s), strings.Join(FormatNames(), ", "))}
 }
 
 // ImportOptions control Import.
@@ -110,7 +110,7 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 	if opt.Format == "" {
 		opt.Format = FormatAuto
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(&lineGuard{r: r}, 1<<16)
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\ufeff")) {
 		br.Discard(3)
 	}
@@ -207,7 +207,7 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 			}
 			f, err := strconv.ParseFloat(strings.TrimSpace(r[c]), 64)
 			if err != nil {
-				reject(row, "%s %q is not a number", valueNames[j], r[c])
+				reject(row, "%s %s is not a number", valueNames[j], quoteField(r[c]))
 				bad = true
 				break
 			}
@@ -219,7 +219,7 @@ func Import(r io.Reader, opt ImportOptions) (strategy.Bars, ImportReport, error)
 		if opt.Adjusted {
 			adj, err := strconv.ParseFloat(strings.TrimSpace(r[lay.adjClose]), 64)
 			if err != nil || math.IsNaN(adj) || math.IsInf(adj, 0) || adj <= 0 {
-				reject(row, "adj close %q is not a price above zero", r[lay.adjClose])
+				reject(row, "adj close %s is not a price above zero", quoteField(r[lay.adjClose]))
 				continue
 			}
 			if v[3] > 0 {
@@ -310,11 +310,7 @@ func hasAll(head []string, names ...string) bool {
 
 func unknownFormat(raw []string) error {
 	var b strings.Builder
-	shown := strings.Join(raw, ",")
-	if len(shown) > 200 {
-		shown = shown[:200] + "..."
-	}
-	fmt.Fprintf(&b, "the header %q is not a format wicket reads; the formats are:", shown)
+	fmt.Fprintf(&b, "the header %s is not a format wicket reads; the formats are:", quoteHeader(raw))
 	for _, f := range Formats {
 		fmt.Fprintf(&b, " %s: %s;", f.Format, f.Shape)
 	}
@@ -357,14 +353,14 @@ func columns(head []string, names ...[]string) ([]int, []string) {
 func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportReport) (layout, error) {
 	lay := layout{format: f, adjClose: -1, header: true}
 	headerErr := func(missing []string) error {
-		return &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; a %s file needs the columns %s (missing: %s)",
-			strings.Join(raw, ","), f, shapeOf(f), strings.Join(missing, ", "))}}, Msg: "not a " + string(f) + " file, nothing imported"}
+		return &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %s; a %s file needs the columns %s (missing: %s)",
+			quoteHeader(raw), f, shapeOf(f), strings.Join(missing, ", "))}}, Msg: "not a " + string(f) + " file, nothing imported"}
 	}
 	used := map[int]bool{}
 	switch f {
 	case FormatWicket:
 		if !headerOK(raw) {
-			return lay, &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %q; it must be exactly %s", strings.Join(raw, ","), strings.Join(CSVHeader, ","))}},
+			return lay, &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("header is %s; it must be exactly %s", quoteHeader(raw), strings.Join(CSVHeader, ","))}},
 				Msg: "not a bar file, nothing imported"}
 		}
 		lay.time, lay.ohlcv = 0, [5]int{1, 2, 3, 4, 5}
@@ -373,7 +369,7 @@ func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportRepor
 		return lay, nil
 	case FormatBinance:
 		if !isBinanceShape(head) && (len(head) < 6 || head[0] != "open_time") {
-			return lay, &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("starts %q; a Binance kline dump has 12 numeric columns and no header (or the open_time header)", strings.Join(raw, ","))}},
+			return lay, &Error{Kind: KindInvalid, Rows: []RowError{{Row: 1, Msg: fmt.Sprintf("starts %s; a Binance kline dump has 12 numeric columns and no header (or the open_time header)", quoteHeader(raw))}},
 				Msg: "not a binance file, nothing imported"}
 		}
 		lay.header = !isBinanceShape(head)
@@ -417,7 +413,7 @@ func layoutFor(f Format, head, raw []string, opt ImportOptions, rep *ImportRepor
 			used[s] = true // one file holds one series; the symbol column is not a value
 		}
 	default:
-		return lay, &Error{Kind: KindInvalid, Msg: fmt.Sprintf("format %q is not one of %s", f, strings.Join(FormatNames(), ", "))}
+		return lay, &Error{Kind: KindInvalid, Msg: fmt.Sprintf("format %s is not one of %s", quoteField(string(f)), strings.Join(FormatNames(), ", "))}
 	}
 	for i, name := range raw {
 		if !used[i] {
@@ -444,7 +440,7 @@ func shapeOf(f Format) string {
 func binanceTime(s string, rep *ImportReport) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("open time %q is not an integer of milliseconds or microseconds", s)
+		return 0, fmt.Errorf("open time %s is not an integer of milliseconds or microseconds", quoteField(s))
 	}
 	unit, t := "ms", n/1e3
 	switch {
@@ -486,11 +482,18 @@ func parseAnyTime(s string, tz *time.Location) (int64, error) {
 	return slowTime(s, tz)
 }
 
+// maxTimeLen is longer than any time layout wicket reads (with nanoseconds
+// and an offset); a longer field is refused before any layout is tried.
+const maxTimeLen = 64
+
 // slowTime is parseAnyTime without the fast path.
 func slowTime(s string, tz *time.Location) (int64, error) {
+	if len(s) > maxTimeLen {
+		return 0, fmt.Errorf("time %s is not a time: the longest wicket reads is %d bytes", quoteField(s), maxTimeLen)
+	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > 1e11 || n < -1e11 {
-			return 0, fmt.Errorf("time %s is out of range for unix seconds (milliseconds? divide by 1000)", s)
+			return 0, fmt.Errorf("time %d is out of range for unix seconds (milliseconds? divide by 1000)", n)
 		}
 		return n, nil
 	}
@@ -507,7 +510,7 @@ func slowTime(s string, tz *time.Location) (int64, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t.Unix(), nil
 	}
-	return 0, fmt.Errorf("time %q is neither ISO 8601 (2024-01-02T15:00:00Z, 2024-01-02 15:00:00), a date (2024-01-02) nor unix seconds", s)
+	return 0, fmt.Errorf("time %s is neither ISO 8601 (2024-01-02T15:00:00Z, 2024-01-02 15:00:00), a date (2024-01-02) nor unix seconds", quoteField(s))
 }
 
 // fastISO reads the common ISO 8601 shapes without allocating:
