@@ -29,7 +29,7 @@ type (
 	}
 	indicatorsArgs struct {
 		Category string `json:"category" desc:"a category name, as listed without arguments"`
-		Name     string `json:"name" desc:"an indicator name, for its full entry (inputs, parameters with defaults, outputs, warm-up)"`
+		Name     string `json:"name" desc:"an indicator name, for its full entry (inputs, parameters, outputs, warm-up)"`
 	}
 )
 

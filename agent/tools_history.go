@@ -34,7 +34,7 @@ type historyArgs struct {
 	Kind     string `json:"kind" arg:"enum=$ledgerKinds" desc:"only this kind of trial"`
 	RunID    string `json:"run_id" desc:"only the trials of this run (a sweep's combinations share one)"`
 	Since    string `json:"since" desc:"only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"`
-	Full     bool   `json:"full" arg:"default=false" desc:"each trial's every metric, its costs and its hash-chain fields (by default a summary: the headline metrics)"`
+	Full     bool   `json:"full" arg:"default=false" desc:"every metric, cost and hash-chain field of each trial (default: the headline metrics)"`
 	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"how many trials to return at most (the newest)"`
 	Before   int    `json:"before" arg:"min=1" desc:"only trials older than this seq: the next_before of the previous page"`
 }

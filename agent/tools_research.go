@@ -44,8 +44,8 @@ type (
 		Series string `json:"series" arg:"required" desc:"a stored series, SYMBOL@GRANULARITY (e.g. BTC-USD@1h); list_series shows them"`
 	}
 	rangeArgs struct {
-		From string `json:"from" desc:"first bar: a date (2024-01-31) or RFC3339 time, inclusive; default the series' start"`
-		To   string `json:"to" desc:"last bar: a date (through that day) or RFC3339 time, inclusive; default the series' end"`
+		From string `json:"from" desc:"first bar, inclusive: a date (2024-01-31) or RFC3339; default the series' start"`
+		To   string `json:"to" desc:"last bar, inclusive: a date (through that day) or RFC3339; default the series' end"`
 	}
 	costArgs struct {
 		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital, a decimal string (\"10000\"); default wicket.toml [research]"`
@@ -56,7 +56,7 @@ type (
 		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values by name (overrides of the strategy's defaults)"`
 	}
 	gridArgs struct {
-		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob, a list of values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 30, 50]}"`
+		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob, values or {from, to, step} (inclusive): {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 50]}"`
 		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"the metric the best combination is chosen by (max_drawdown ranks lowest first)"`
 	}
 	// runArgs are what every research run takes.
@@ -69,11 +69,11 @@ type (
 	}
 	backtestArgs struct {
 		runArgs
-		Fill        string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"when decisions fill: the next bar's open (default) or, optimistically, the deciding bar's close"`
-		Intrabar    string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"exits inside a bar: path (open, near extreme, far, close) or pessimistic (stop first)"`
+		Fill        string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
+		Intrabar    string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near extreme, far, close) or pessimistic"`
 		Robustness  bool   `json:"robustness" arg:"default=false" desc:"add PSR, max trials and Monte Carlo figures"`
 		Benchmark   string `json:"benchmark" desc:"with robustness: a series for alpha and beta"`
-		TradesLimit int    `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, the first and the last (0 = none); the run's resource_link has them all"`
+		TradesLimit int    `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, first and last (0 = none); the run's resource_link has all"`
 		Equity      bool   `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve (the run's resource_link always has it)"`
 		Plot        bool   `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
 	}
@@ -122,21 +122,21 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series: metrics, warnings, settings and the first and last round trips, linking the full run. equity: true adds the curve, plot: true a PNG chart.",
+			Description: "Backtests a strategy on a stored series: metrics, warnings, settings, the first and last trades, a link to the full run. equity: true adds the curve, plot: true a chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
 		},
 		{
 			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests every combination of a knob grid and ranks them, with the winner's deflated Sharpe (over this sweep and the ledger) and the probability of overfitting. estimate: true only counts and times.",
+			Description: "Backtests every combination of a knob grid and ranks them, with the winner's deflated Sharpe (this sweep and the ledger) and probability of overfitting. estimate: true only counts and times.",
 			Params:      paramsOf[sweepArgs](),
 			Output:      sweepSchema,
 			Handle:      tb.runSweep,
 		},
 		{
 			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: ringResearch, Hints: researchHints(),
-			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the next window. Reports each window, the stitched out-of-sample metrics and walk-forward efficiency.",
+			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the next. Reports each window, the stitched out-of-sample metrics and the efficiency.",
 			Params:      paramsOf[walkForwardArgs](),
 			Output:      walkForwardSchema,
 			Handle:      tb.runWalkForward,

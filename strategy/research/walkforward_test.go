@@ -166,7 +166,7 @@ func TestWalkForward(t *testing.T) {
 			growth *= 1 + m.TotalReturn
 		}
 		// Each window draws its own cuts, so the summary points at them.
-		if want := "checked for the winner of each of 5 windows: see each window's lookahead_check"; res.LookaheadCheck != want {
+		if want := "passed for the winner of each of 5 windows (each window's lookahead_check names its cuts)"; res.LookaheadCheck != want {
 			t.Errorf("lookahead_check %q, want %q", res.LookaheadCheck, want)
 		}
 		s := res.OutOfSample
