@@ -117,6 +117,44 @@ func TestCheck(t *testing.T) {
 			pass: map[string]string{"symbol": "SOL-USD is listed on alt"}},
 		{name: "market exit everywhere", cmd: command.Command{Verb: command.MarketExit}, view: nil,
 			pass: map[string]string{"venue": "every venue: paper, alt"}},
+		{name: "a sell stop below the mark", cmd: stop(command.Sell, "0.5", "38000", ""), view: view,
+			pass: map[string]string{
+				"stop_side":         "sell stop_price 38000 must be below mark 40000",
+				"price_collar":      "stop order: no limit price to check",
+				"order_notional":    "0.5 × stop 38000 = 19000 ≤ max_order_notional 25000",
+				"position_notional": "position 1 → 0.5 BTC-USD: reduces it",
+			}},
+		{name: "a sell stop at the mark", cmd: stop(command.Sell, "0.5", "40000", ""), view: view,
+			fail: map[string]string{"stop_side": "sell stop_price 40000 must be below mark 40000 (a sell stop triggers on a fall; at or above the mark it would fill at once)"}},
+		{name: "a buy stop below the mark", cmd: stop(command.Buy, "0.1", "39999.99", ""), view: view,
+			fail: map[string]string{"stop_side": "buy stop_price 39999.99 must be above mark 40000"}},
+		{name: "a buy stop above the mark", cmd: stop(command.Buy, "0.1", "41000", ""), view: view,
+			pass: map[string]string{"stop_side": "buy stop_price 41000 must be above", "order_notional": "0.1 × stop 41000 = 4100 ≤"}},
+		{name: "a stop valued at its stop", cmd: stop(command.Buy, "0.6", "42000", ""), view: fakeView{marks: view.marks},
+			fail: map[string]string{"order_notional": "0.6 × stop 42000 = 25200 exceeds max_order_notional 25000"}},
+		{name: "a stop with no mark", cmd: stop(command.Sell, "0.1", "38000", ""), view: nil,
+			fail: map[string]string{"stop_side": "no mark for BTC-USD on paper: cannot check the stop's side", "position_notional": "cannot value"}},
+		{name: "a stop's price decimals", cmd: stop(command.Sell, "0.1", "38000.001", ""), view: view,
+			fail: map[string]string{"precision": "stop_price 38000.001 has 3 decimals; paper allows 2"}},
+		{name: "a stop_limit's limit within the collar of its stop", cmd: stop(command.Sell, "0.5", "38000", "37000"), view: view,
+			pass: map[string]string{"price_collar": "limit_price 37000 is 2.63% from stop 38000 (collar 10%)",
+				"order_notional": "0.5 × limit_price 37000 = 18500 ≤", "stop_side": "sell stop_price 38000 must be below"}},
+		{name: "a stop_limit's limit outside the collar", cmd: stop(command.Sell, "0.5", "38000", "30000"), view: view,
+			fail: map[string]string{"price_collar": "limit_price 30000 is 21.05% from stop 38000 (collar 10%)"}},
+		{name: "a stop_limit valued at its limit", cmd: stop(command.Buy, "0.5", "41000", "52000"), view: fakeView{marks: view.marks},
+			fail: map[string]string{"order_notional": "0.5 × limit_price 52000 = 26000 exceeds", "price_collar": "limit_price 52000 is 26.83% from stop 41000"}},
+		{name: "a stop_limit's limit decimals", cmd: stop(command.Buy, "0.1", "41000", "41000.005"), view: view,
+			fail: map[string]string{"precision": "limit_price 41000.005 has 3 decimals"}},
+		{name: "a trailing stop by amount", cmd: trail(command.Sell, "0.5", "1000", ""), view: view,
+			pass: map[string]string{"stop_side": "sell first stop 39000 must be below mark 40000", "order_notional": "0.5 × first stop 39000 = 19500 ≤"}},
+		{name: "a trailing stop by percent", cmd: trail(command.Buy, "0.1", "", "2.5"), view: view,
+			pass: map[string]string{"stop_side": "buy first stop 41000 must be above mark 40000", "order_notional": "0.1 × first stop 41000 = 4100"}},
+		{name: "a trailing stop's trail beyond the mark", cmd: trail(command.Sell, "0.5", "40000", ""), view: view,
+			fail: map[string]string{"stop_side": "trail_amount 40000 is not below mark 40000: the stop would start at 0"}},
+		{name: "a trailing stop with no mark", cmd: trail(command.Sell, "0.5", "100", ""), view: nil,
+			fail: map[string]string{"stop_side": "no mark", "order_notional": "cannot value a trailing_stop order", "position_notional": "cannot value"}},
+		{name: "a trailing stop's amount decimals", cmd: trail(command.Sell, "0.5", "100.125", ""), view: view,
+			fail: map[string]string{"precision": "trail_amount 100.125 has 3 decimals"}},
 		{name: "trading state", cmd: command.Command{Verb: command.SetTradingState, State: command.Halted}, view: nil},
 	}
 	for _, tt := range tests {
@@ -145,6 +183,26 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stop is a stop order, or a stop_limit when limit is given.
+func stop(side command.Side, qty, stopPrice, limit string) command.Command {
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.Stop, Quantity: d(qty), StopPrice: d(stopPrice)}
+	if limit != "" {
+		c.Type, c.LimitPrice = command.StopLimit, d(limit)
+	}
+	return c
+}
+
+// trail is a trailing stop by amount, or by percent when amount is "".
+func trail(side command.Side, qty, amount, percent string) command.Command {
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.TrailingStop, Quantity: d(qty)}
+	if amount != "" {
+		c.TrailAmount = d(amount)
+	} else {
+		c.TrailPercent = d(percent)
+	}
+	return c
 }
 
 func TestPlaces(t *testing.T) {
