@@ -293,6 +293,7 @@ var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
+	"stop_side": "stop_side",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -324,6 +325,10 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if r := e.checkFed(c); r != nil {
 		return guardrail.Report{}, r
 	}
+	if c.Verb == command.SubmitOrder && c.Type.Protective() && e.remotes[c.Venue] != nil {
+		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+			reason: fmt.Sprintf("%s orders are simulated on paper venues only for now; %s is a real venue: use market or limit there, or trade the %s on a paper venue", c.Type, c.Venue, c.Type)}
+	}
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status == node.OrderPending {
 			return guardrail.Report{}, &rejection{code: "order_pending", existing: &o,
@@ -351,7 +356,12 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		if r := e.checkReduceOnly(v, c.Symbol, c.Side, c.Quantity, ""); r != nil {
 			return rep, r
 		}
-		return rep, e.checkCash(v, c.Symbol, c.Side, c.Type, c.Quantity, c.Price)
+		at, _ := v.MarketPrice(c.Symbol, c.Side)
+		if c.Type != command.Market {
+			mark, ok := v.Mark(c.Symbol)
+			at, _, _ = guardrail.At(c, mark, ok)
+		}
+		return rep, e.checkCash(v, c.Symbol, c.Side, c.Quantity, at)
 	case command.Modify:
 		v := e.venues[c.Venue]
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
@@ -367,7 +377,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		}
 		// The modified order is checked whole, at its new price: raising a
 		// resting buy's limit must not spend cash the venue does not hold.
-		return rep, e.checkCash(v, o.Symbol, o.Side, o.Type, qty, price)
+		return rep, e.checkCash(v, o.Symbol, o.Side, qty, price)
 	}
 	return rep, nil
 }
@@ -395,9 +405,9 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 }
 
 // checkCash refuses a buy whose part that opens or adds to a long position
-// costs more (at the limit, or the mark plus slippage, plus fees) than the
-// venue's cash.
-func (e *engine) checkCash(v venue, symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) *rejection {
+// costs more (at the price the order is valued at, at — the limit, the
+// mark plus slippage, a stop's price — plus fees) than the venue's cash.
+func (e *engine) checkCash(v venue, symbol string, side command.Side, qty, at decimal.Decimal) *rejection {
 	if side != command.Buy || !qty.IsPositive() {
 		return nil
 	}
@@ -407,10 +417,6 @@ func (e *engine) checkCash(v venue, symbol string, side command.Side, typ comman
 	}
 	if opening.IsZero() {
 		return nil
-	}
-	at := price
-	if typ == command.Market {
-		at, _ = v.MarketPrice(symbol, side)
 	}
 	cost := opening.Mul(at).Add(v.Fee(opening, at))
 	if cost.LessThanOrEqual(v.Cash()) {
@@ -434,8 +440,13 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	switch c.Verb {
 	case command.SubmitOrder:
 		id := e.nextOrderID()
+		limit := c.Price
+		if c.Type == command.StopLimit {
+			limit = c.LimitPrice
+		}
 		e.venues[c.Venue].Place(node.Order{ID: id, ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side,
-			Type: c.Type, Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, now, e.emit)
+			Type: c.Type, Quantity: c.Quantity, Price: limit, StopPrice: c.StopPrice, TrailAmount: c.TrailAmount,
+			TrailPercent: c.TrailPercent, TimeInForce: c.TIF()}, now, e.emit)
 		e.describeOrder(&out, c.Venue, id)
 	case command.CancelOrder:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
@@ -501,6 +512,11 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 		out.Detail = fmt.Sprintf("%s %s filled at %s", o.ID, what, o.AveragePrice)
 	case o.Status == node.OrderCanceled:
 		out.Detail = fmt.Sprintf("%s %s canceled: %s", o.ID, what, o.Note)
+	case o.Type.Protective():
+		out.Detail = fmt.Sprintf("%s %s stop %s resting", o.ID, what, o.StopPrice)
+		if o.Price.IsPositive() {
+			out.Detail = fmt.Sprintf("%s %s stop %s limit %s resting", o.ID, what, o.StopPrice, o.Price)
+		}
 	default:
 		out.Detail = fmt.Sprintf("%s %s @ %s resting", o.ID, what, o.Price)
 	}
