@@ -46,11 +46,14 @@ type Order struct {
 	// current stop (TrailAmount or TrailPercent behind TrailBest, the best
 	// mark since placement). Triggered says a stop_limit's stop traded: it
 	// rests as a limit at Price.
-	StopPrice    decimal.Decimal     `json:"stop_price,omitzero"`
-	TrailAmount  decimal.Decimal     `json:"trail_amount,omitzero"`
-	TrailPercent decimal.Decimal     `json:"trail_percent,omitzero"`
-	TrailBest    decimal.Decimal     `json:"trail_best,omitzero"`
-	Triggered    bool                `json:"triggered,omitempty"`
+	StopPrice    decimal.Decimal `json:"stop_price,omitzero"`
+	TrailAmount  decimal.Decimal `json:"trail_amount,omitzero"`
+	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
+	TrailBest    decimal.Decimal `json:"trail_best,omitzero"`
+	Triggered    bool            `json:"triggered,omitempty"`
+	// Group links the legs of one oco (the id of its first leg): the first
+	// to fill cancels the rest, and cancel_order on one cancels them all.
+	Group        string              `json:"group,omitempty"`
 	TimeInForce  command.TimeInForce `json:"time_in_force"`
 	Status       OrderStatus         `json:"status"`
 	Filled       decimal.Decimal     `json:"filled"`

@@ -183,9 +183,12 @@ func (c Command) checkRules() error {
 		switch {
 		case c.Type == Market && c.TimeInForce == GTC:
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "time_in_force", Msg: "a market order fills at once: use ioc or omit time_in_force"}
-		case c.Type.Protective() && c.TimeInForce == IOC:
+		case c.Type.Rests() && c.TimeInForce == IOC:
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "time_in_force",
-				Msg: fmt.Sprintf("a %s order rests until its stop trades: use gtc or omit time_in_force", c.Type)}
+				Msg: fmt.Sprintf("%s order rests until a price trades: use gtc or omit time_in_force", c.Type.withArticle())}
+		case c.Type == OCO && len(c.ClientOrderID) > maxOCOClientID:
+			return invalid(c.Verb, "client_order_id", fmt.Sprintf("%s is %d characters; an oco's stop leg is named with %s appended, so give at most %d",
+				quote(c.ClientOrderID), len(c.ClientOrderID), quote(StopLegSuffix), maxOCOClientID))
 		}
 	case CancelOrder, Modify:
 		if (c.OrderID == "") == (c.ClientOrderID == "") {
@@ -209,12 +212,12 @@ func (c Command) checkPriceFields() error {
 	}
 	for _, name := range priceFields {
 		if _, set := c.value(name); set && !r.takes(name) {
-			return &Error{Kind: KindConflict, Verb: c.Verb, Field: name, Msg: fmt.Sprintf("a %s order takes no %s (%s)", c.Type, name, r.Hint)}
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: name, Msg: fmt.Sprintf("%s order takes no %s (%s)", c.Type.withArticle(), name, r.Hint)}
 		}
 	}
 	for _, name := range r.Needs {
 		if _, set := c.value(name); !set {
-			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: name, Msg: fmt.Sprintf("a %s order needs a %s (%s)", c.Type, name, r.Hint)}
+			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: name, Msg: fmt.Sprintf("%s order needs a %s (%s)", c.Type.withArticle(), name, r.Hint)}
 		}
 	}
 	if len(r.OneOf) > 0 {
@@ -227,11 +230,11 @@ func (c Command) checkPriceFields() error {
 		switch len(set) {
 		case 0:
 			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: r.OneOf[0],
-				Msg: fmt.Sprintf("a %s order needs %s (%s)", c.Type, strings.Join(r.OneOf, " or "), r.Hint)}
+				Msg: fmt.Sprintf("%s order needs %s (%s)", c.Type.withArticle(), strings.Join(r.OneOf, " or "), r.Hint)}
 		case 1:
 		default:
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: set[1],
-				Msg: fmt.Sprintf("a %s order takes one of %s, not both (%s)", c.Type, strings.Join(r.OneOf, " or "), r.Hint)}
+				Msg: fmt.Sprintf("%s order takes one of %s, not both (%s)", c.Type.withArticle(), strings.Join(r.OneOf, " or "), r.Hint)}
 		}
 	}
 	if c.TrailPercent.GreaterThanOrEqual(hundred) {
@@ -241,6 +244,52 @@ func (c Command) checkPriceFields() error {
 }
 
 var hundred = decimal.NewFromInt(100)
+
+// withArticle is "a stop", "an oco".
+func (t OrderType) withArticle() string {
+	if strings.HasPrefix(string(t), "o") {
+		return "an " + string(t)
+	}
+	return "a " + string(t)
+}
+
+// StopLegSuffix ends the client order id of an oco's stop leg: the limit
+// leg carries the command's own id.
+const StopLegSuffix = "-stop"
+
+// maxOCOClientID leaves room for StopLegSuffix within a name's 64
+// characters.
+const maxOCOClientID = 64 - len(StopLegSuffix)
+
+// Leg is one order a submit_order places.
+type Leg struct {
+	// Name is "order" for a simple order; "limit" and "stop" for an
+	// oco's legs.
+	Name    string
+	Command Command
+}
+
+// Legs is the orders a submit_order places, each a submit_order of a
+// simple type: the command itself, or an oco's limit leg (at price, with
+// the command's client order id) and stop leg (at stop_price, a
+// stop_limit with limit_price; its client order id ends in
+// StopLegSuffix). Guardrail checks and the node place each leg.
+func (c Command) Legs() []Leg {
+	if c.Type != OCO {
+		return []Leg{{Name: "order", Command: c}}
+	}
+	limit := c
+	limit.Type, limit.StopPrice, limit.LimitPrice = Limit, decimal.Decimal{}, decimal.Decimal{}
+	stop := c
+	stop.Type, stop.Price = Stop, decimal.Decimal{}
+	if !c.LimitPrice.IsZero() {
+		stop.Type = StopLimit
+	}
+	if c.ClientOrderID != "" {
+		stop.ClientOrderID = c.ClientOrderID + StopLegSuffix
+	}
+	return []Leg{{Name: "limit", Command: limit}, {Name: "stop", Command: stop}}
+}
 
 // Diff is one field on which two commands differ.
 type Diff struct {

@@ -35,6 +35,8 @@ func TestDecodeValid(t *testing.T) {
 			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: TrailingStop, Quantity: dec("1"), TrailAmount: dec("250"), TimeInForce: GTC}},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"trailing_stop","quantity":"1","trail_percent":"2.5","trail_amount":null}`,
 			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: TrailingStop, Quantity: dec("1"), TrailPercent: dec("2.5"), TimeInForce: GTC}},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"44000","stop_price":"38000"}`,
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("1"), Price: dec("44000"), StopPrice: dec("38000"), TimeInForce: GTC}},
 		{"cancel_order", `{"venue":"paper","order_id":"ord-00000001"}`,
 			Command{Verb: CancelOrder, Venue: "paper", OrderID: "ord-00000001"}},
 		{"cancel_order", `{"venue":"paper","client_order_id":"wk-1"}`,
@@ -96,7 +98,7 @@ func TestDecodeInvalid(t *testing.T) {
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5","limit_price":"4"}`, KindConflict, "limit_price", "use stop_limit"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"0"}`, KindInvalidValue, "stop_price", "must be positive"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5e2"}`, KindInvalidValue, "stop_price", "plain decimal"},
-		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5","time_in_force":"ioc"}`, KindConflict, "time_in_force", "rests until its stop trades"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5","time_in_force":"ioc"}`, KindConflict, "time_in_force", "rests until a price trades"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop_limit","quantity":"1","stop_price":"5"}`, KindMissingField, "limit_price", "a stop_limit order needs a limit_price"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop_limit","quantity":"1","limit_price":"5"}`, KindMissingField, "stop_price", "needs a stop_price"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop_limit","quantity":"1","stop_price":"5","price":"4"}`, KindConflict, "price", "takes stop_price and limit_price"},
@@ -109,6 +111,11 @@ func TestDecodeInvalid(t *testing.T) {
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_percent":"100"}`, KindInvalidValue, "trail_percent", "below 100"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_percent":-1}`, KindInvalidValue, "trail_percent", "must be positive"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"take_profit","quantity":"1"}`, KindInvalidValue, "type", "market, limit, stop, stop_limit, trailing_stop"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"5"}`, KindMissingField, "stop_price", "an oco order needs a stop_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","stop_price":"5"}`, KindMissingField, "price", "an oco takes price for its limit leg"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"6","stop_price":"5","trail_amount":"1"}`, KindConflict, "trail_amount", "an oco order takes no trail_amount"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"6","stop_price":"5","time_in_force":"ioc"}`, KindConflict, "time_in_force", "use gtc"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"6","stop_price":"5","client_order_id":"` + strings.Repeat("a", 60) + `"}`, KindInvalidValue, "client_order_id", "give at most 59"},
 		{"cancel_order", `{"venue":"paper","stop_price":"5","order_id":"a"}`, KindUnknownField, "stop_price", "valid fields: venue, order_id, client_order_id"},
 		{"cancel_order", `{"venue":"paper"}`, KindConflict, "order_id", "exactly one"},
 		{"cancel_order", `{"venue":"paper","order_id":"a","client_order_id":"b"}`, KindConflict, "order_id", "exactly one"},
@@ -152,6 +159,31 @@ func TestDecodeWithSetsAsideExtras(t *testing.T) {
 	_, _, err = DecodeWith("set_trading_state", json.RawMessage(`{"state":"halted","bogus":1}`), "reason", "confirm", "preview_token")
 	if err == nil || !strings.Contains(err.Error(), "valid fields: state, reason, confirm, preview_token") {
 		t.Errorf("unknown-field error = %v, want the extras listed", err)
+	}
+}
+
+func TestOCOLegs(t *testing.T) {
+	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("2"),
+		Price: dec("44000"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x"}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	legs := c.Legs()
+	want := []Leg{
+		{"limit", Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-x"}},
+		{"stop", Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: StopLimit, Quantity: dec("2"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x-stop"}},
+	}
+	if diff := cmp.Diff(want, legs, cmp.Comparer(decimal.Decimal.Equal)); diff != "" {
+		t.Errorf("legs (-want +got):\n%s", diff)
+	}
+	for _, l := range legs {
+		if err := l.Command.Validate(); err != nil {
+			t.Errorf("leg %s does not validate: %v", l.Name, err)
+		}
+	}
+	plain := Command{Verb: SubmitOrder, Type: Market}
+	if l := plain.Legs(); len(l) != 1 || l[0].Name != "order" || l[0].Command.Type != Market {
+		t.Errorf("a simple order's legs = %+v", l)
 	}
 }
 

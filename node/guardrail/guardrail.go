@@ -5,7 +5,9 @@
 // stop on the side of the mark that protects (a sell's below, a buy's
 // above), order notional at the price the order would fill at under
 // max_order_notional and the resulting position under
-// max_position_notional. Each check comes back with pass or
+// max_position_notional. A compound order (an oco) is checked leg by leg,
+// each check naming its leg, and its limit leg must rest (not fill at
+// once). Each check comes back with pass or
 // fail and the numbers behind it, so a preview can show them.
 //
 // Clients run it before sending; the node runs the same checks again on its
@@ -72,6 +74,9 @@ type Order struct {
 
 // Check is one named check with its verdict and the numbers behind it.
 type Check struct {
+	// Leg names the leg of a compound order (an oco's "limit" or "stop")
+	// the check is of; empty for a simple order and the whole command.
+	Leg    string `json:"leg,omitempty"`
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
@@ -104,6 +109,9 @@ func (r Report) Summary() string {
 	parts := make([]string, len(failed))
 	for i, c := range failed {
 		parts[i] = c.Name + ": " + c.Detail
+		if c.Leg != "" {
+			parts[i] = c.Leg + " leg " + parts[i]
+		}
 	}
 	return strings.Join(parts, "; ")
 }
@@ -153,11 +161,12 @@ type run struct {
 	c      command.Command
 	view   View
 	venue  project.Venue
+	leg    string // the leg being checked
 	checks []Check
 }
 
 func (r *run) add(name string, ok bool, format string, a ...any) bool {
-	r.checks = append(r.checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	r.checks = append(r.checks, Check{Leg: r.leg, Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	return ok
 }
 
@@ -181,7 +190,21 @@ func (r *run) check() {
 		if !r.checkSymbol(c.Symbol) {
 			return
 		}
-		r.checkOrder(intentOf(c))
+		legs := c.Legs()
+		if len(legs) == 1 {
+			r.checkOrder(intentOf(c))
+			return
+		}
+		for _, l := range legs {
+			r.leg = l.Name
+			in := intentOf(l.Command)
+			r.checkOrder(in)
+			if in.typ == command.Limit {
+				r.checkLimitSide(in)
+			}
+		}
+		r.leg = ""
+		r.add("legs", true, "%d legs of %s %s %s each, one command: the first to fill cancels the other", len(legs), c.Side, c.Quantity, c.Symbol)
 	case command.Modify:
 		o, ok := r.checkOpenOrder()
 		if !ok {
@@ -398,6 +421,23 @@ func (r *run) collar(name, what string, price decimal.Decimal, refWhat string, r
 		shown = "more than " + shown
 	}
 	r.add(name, within, "%s %s is %s%% from %s %s (collar %s%%)", what, price, shown, refWhat, ref, r.g.collarPct)
+}
+
+// checkLimitSide checks that an oco's limit leg rests: a sell above the
+// mark, a buy below (a marketable one would fill at once and cancel its
+// stop leg: send a limit or market order instead).
+func (r *run) checkLimitSide(in intent) {
+	const name = "limit_side"
+	mark, ok := r.view.Mark(r.venue.Name, in.symbol)
+	if !ok || !mark.IsPositive() {
+		r.add(name, false, "no mark for %s on %s: cannot check the limit's side of it", in.symbol, r.venue.Name)
+		return
+	}
+	if in.side == command.Sell {
+		r.add(name, in.limit.GreaterThan(mark), "sell limit %s must be above mark %s (at or below it, it would fill at once)", in.limit, mark)
+		return
+	}
+	r.add(name, in.limit.LessThan(mark), "buy limit %s must be below mark %s (at or above it, it would fill at once)", in.limit, mark)
 }
 
 // checkStopSide checks that a stop is on the side of the mark where it

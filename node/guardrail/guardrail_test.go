@@ -205,6 +205,41 @@ func trail(side command.Side, qty, amount, percent string) command.Command {
 	return c
 }
 
+func TestOCOChecksEachLeg(t *testing.T) {
+	g := New(config())
+	oco := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.OCO,
+		Quantity: d("0.5"), Price: d("42000"), StopPrice: d("38000"), LimitPrice: d("37900")}
+	rep := g.Check(oco, view)
+	if !rep.OK {
+		t.Fatalf("a good oco: %s", rep.Summary())
+	}
+	var got []string
+	for _, c := range rep.Checks {
+		got = append(got, c.Leg+"/"+c.Name)
+	}
+	want := "/venue /symbol limit/quantity limit/precision limit/price_collar limit/order_notional limit/position_notional limit/limit_side " +
+		"stop/quantity stop/precision stop/price_collar stop/stop_side stop/order_notional stop/position_notional /legs"
+	if strings.Join(got, " ") != want {
+		t.Errorf("checks %s\nwant   %s", strings.Join(got, " "), want)
+	}
+	for _, tc := range []struct {
+		set  func(*command.Command)
+		want string
+	}{
+		{func(c *command.Command) { c.Price = d("39000") }, "limit leg limit_side: sell limit 39000 must be above mark 40000"},
+		{func(c *command.Command) { c.StopPrice = d("41000"); c.LimitPrice = d("40900") }, "stop leg stop_side: sell stop_price 41000 must be below mark 40000"},
+		{func(c *command.Command) { c.Price = d("45000") }, "limit leg price_collar: limit 45000 is 12.50% from mark 40000"},
+		{func(c *command.Command) { c.LimitPrice = d("30000") }, "stop leg price_collar: limit_price 30000 is 21.05% from stop 38000"},
+		{func(c *command.Command) { c.Quantity = d("0.6"); c.Price = d("43000") }, "limit leg order_notional: 0.6 × limit 43000 = 25800 exceeds"},
+	} {
+		c := oco
+		tc.set(&c)
+		if rep := g.Check(c, view); rep.OK || !strings.Contains(rep.Summary(), tc.want) {
+			t.Errorf("%s: %s, want a failure with %q", c, rep.Summary(), tc.want)
+		}
+	}
+}
+
 func TestPlaces(t *testing.T) {
 	for in, want := range map[string]int32{"1": 0, "100": 0, "1.50": 1, "0.000001": 6, "1.0000000": 0, "-2.25": 2, "0": 0} {
 		if got := places(d(in)); got != want {

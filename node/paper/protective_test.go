@@ -232,3 +232,53 @@ func floatOrder(t *testing.T, so stopOrder) intrabar.Order[intrabar.Float] {
 	t.Fatalf("no float order for %s", so.typ)
 	return intrabar.Order[intrabar.Float]{}
 }
+
+func TestOCOLegsCancelEachOther(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		marks       []string
+		filled, px  string // the leg that fills and its price
+		canceledLeg string
+	}{
+		{"the limit leg fills", []string{"103", "106"}, "o1", "106", "o2"}, // a gap past the limit fills at the mark, better
+		{"the stop leg fills", []string{"97", "94.5"}, "o2", "94.5", "o1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 0, 0)
+			for _, o := range []node.Order{
+				{ID: "o1", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: d("2"), Price: d("105"), Group: "o1"},
+				{ID: "o2", Symbol: "X", Side: command.Sell, Type: command.Stop, Quantity: d("2"), StopPrice: d("95"), Group: "o1"},
+			} {
+				h.v.Place(o, t0, h.emit)
+			}
+			h.mark(tc.marks[0])
+			if n := len(h.v.OpenOrders()); n != 2 {
+				t.Fatalf("after %s: %d open orders, want both legs", tc.marks[0], n)
+			}
+			h.mark(tc.marks[1])
+			f, _ := h.v.Order(tc.filled)
+			c, _ := h.v.Order(tc.canceledLeg)
+			if f.Status != node.OrderFilled || !f.AveragePrice.Equal(d(tc.px)) {
+				t.Errorf("filled leg = %+v, want filled at %s", f, tc.px)
+			}
+			if c.Status != node.OrderCanceled || !strings.Contains(c.Note, "another leg of oco o1, filled") {
+				t.Errorf("other leg = %+v, want canceled", c)
+			}
+			if p := h.v.Position("X"); !p.Equal(d("-2")) {
+				t.Errorf("position %s, want one leg's -2", p)
+			}
+		})
+	}
+	// A vetoed fill cancels nothing.
+	h := newHarness(t, 0, 0)
+	h.v.Place(node.Order{ID: "a", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: d("1"), Price: d("101"), Group: "a"}, t0, h.emit)
+	h.v.Place(node.Order{ID: "b", Symbol: "X", Side: command.Sell, Type: command.Stop, Quantity: d("1"), StopPrice: d("99"), Group: "a"}, t0, h.emit)
+	h.v.SetMark("X", d("102"))
+	h.v.Match(t0, func(node.Order) bool { return false }, h.emit)
+	if n := len(h.v.OpenOrders()); n != 2 {
+		t.Errorf("a vetoed fill left %d open legs, want 2", n)
+	}
+	if ids := h.v.CancelGroup("a", "test", t0, h.emit); strings.Join(ids, ",") != "a,b" || len(h.v.OpenOrders()) != 0 {
+		t.Errorf("CancelGroup canceled %v, open %d", ids, len(h.v.OpenOrders()))
+	}
+}

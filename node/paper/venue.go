@@ -19,7 +19,9 @@
 // mark plus slippage once the mark is at or through its stop (a gap fills
 // worse than the stop); a stop_limit rests as a limit once triggered and
 // fills at the mark when the mark is at or better than its limit; a
-// trailing stop's stop follows the best mark since placement. A trigger
+// trailing stop's stop follows the best mark since placement; an oco's two
+// legs (node.Order.Group) are walked together and the first to fill
+// cancels the other. A trigger
 // and a trailing stop's move are events, so replay rebuilds them. Fees are
 // fee_bps of the fill's notional.
 //
@@ -203,8 +205,8 @@ func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
 // that cannot.
 func (v *Venue) execute(id string, now time.Time, emit Emit) {
 	o := v.orders[id]
-	if o == nil || o.Status != node.OrderOpen || o.Type.Protective() {
-		return // a stop rests: Match fills it on a later mark
+	if o == nil || o.Status != node.OrderOpen || o.Type.Protective() || o.Group != "" {
+		return // a stop or an oco's leg rests: Match fills it on a later mark
 	}
 	px, ok := v.MarketPrice(o.Symbol, o.Side)
 	if !ok {
@@ -275,13 +277,14 @@ func (v *Venue) Modify(id string, qty, price decimal.Decimal, now time.Time, emi
 
 // Match fills every resting limit order the current marks have reached, at
 // its limit price, oldest first; then walks each symbol's resting stop,
-// stop_limit and trailing_stop orders through its mark by intrabar.Step,
-// emitting the triggers, the trailing stops' moves and the fills. allow may
+// stop_limit and trailing_stop orders and oco legs through its mark by
+// intrabar.Step, emitting the triggers, the trailing stops' moves and the
+// fills (a leg's fill cancels the rest of its group). allow may
 // veto a fill (the node's trading state); a vetoed order keeps resting.
 func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	for _, id := range slices.Clone(v.open) {
 		o := v.orders[id]
-		if o.Status != node.OrderOpen || o.Type != command.Limit {
+		if o.Status != node.OrderOpen || o.Type != command.Limit || o.Group != "" {
 			continue
 		}
 		m, ok := v.marks[o.Symbol]
@@ -297,7 +300,7 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	var symbols []string
 	for _, id := range v.open {
 		o := v.orders[id]
-		if o.Status != node.OrderOpen || !o.Type.Protective() {
+		if o.Status != node.OrderOpen || (!o.Type.Protective() && o.Group == "") {
 			continue
 		}
 		if bySymbol[o.Symbol] == nil {
@@ -315,8 +318,15 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 // step walks one symbol's resting stops through the mark m.
 func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, allow func(node.Order) bool, emit Emit) {
 	held := make([]intrabar.Order[decimal.Decimal], len(resting))
+	groups := map[string]int{}
 	for i, o := range resting {
 		held[i] = asIntrabar(o)
+		if o.Group != "" {
+			if groups[o.Group] == 0 {
+				groups[o.Group] = len(groups) + 1
+			}
+			held[i].Group = groups[o.Group]
+		}
 	}
 	fills := intrabar.Step(intrabar.Mark(m), intrabar.Path, held, nil)
 	for i, o := range resting {
@@ -342,7 +352,23 @@ func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, al
 			at, _ = v.MarketPrice(o.Symbol, o.Side)
 		}
 		v.fill(o, at, now, emit)
+		if o.Group != "" {
+			v.CancelGroup(o.Group, fmt.Sprintf("canceled: %s, another leg of oco %s, filled", o.ID, o.Group), now, emit)
+		}
 	}
+}
+
+// CancelGroup cancels the open orders of an oco, by the group id its legs
+// carry (node.Order.Group), and returns their ids.
+func (v *Venue) CancelGroup(group, note string, now time.Time, emit Emit) []string {
+	var ids []string
+	for _, id := range slices.Clone(v.open) {
+		if o := v.orders[id]; o.Group == group && o.Status == node.OrderOpen {
+			v.cancel(o, note, now, emit)
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // asIntrabar is a resting stop as the intrabar rule holds it.
@@ -353,6 +379,8 @@ func asIntrabar(o *node.Order) intrabar.Order[decimal.Decimal] {
 	}
 	h := intrabar.Order[decimal.Decimal]{Side: side, Stop: o.StopPrice}
 	switch o.Type {
+	case command.Limit:
+		h.Kind, h.Limit = intrabar.Limit, o.Price
 	case command.Stop:
 		h.Kind = intrabar.Stop
 	case command.StopLimit:

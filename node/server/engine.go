@@ -33,6 +33,7 @@ type venue interface {
 	OpenOrders() []node.Order
 	Place(o node.Order, now time.Time, emit paper.Emit)
 	Cancel(id, note string, now time.Time, emit paper.Emit) error
+	CancelGroup(group, note string, now time.Time, emit paper.Emit) []string
 	Modify(id string, qty, price decimal.Decimal, now time.Time, emit paper.Emit) error
 	Match(now time.Time, allow func(node.Order) bool, emit paper.Emit)
 	Snapshot() node.Venue
@@ -293,18 +294,21 @@ var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
-	"stop_side": "stop_side",
+	"stop_side": "stop_side", "limit_side": "limit_side",
 }
 
 // check runs the node's rules on c without changing anything: the same
 // verdict execute acts on and dry-run reports.
 func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if c.Verb == command.SubmitOrder && c.ClientOrderID != "" {
-		if ref, dup := e.byCID[c.ClientOrderID]; dup {
-			o, _ := e.venues[ref.venue].Order(ref.id)
-			return guardrail.Report{}, &rejection{code: "duplicate_client_order_id", existing: &o,
-				reason: fmt.Sprintf("client_order_id %s already belongs to order %s (%s %s %s %s, %s); a retried submit never places a second order",
-					c.ClientOrderID, o.ID, o.Type, o.Side, o.Quantity, o.Symbol, o.Status)}
+		for _, l := range c.Legs() {
+			cid := l.Command.ClientOrderID
+			if ref, dup := e.byCID[cid]; dup {
+				o, _ := e.venues[ref.venue].Order(ref.id)
+				return guardrail.Report{}, &rejection{code: "duplicate_client_order_id", existing: &o,
+					reason: fmt.Sprintf("client_order_id %s already belongs to order %s (%s %s %s %s, %s); a retried submit never places a second order",
+						cid, o.ID, o.Type, o.Side, o.Quantity, o.Symbol, o.Status)}
+			}
 		}
 	}
 	if e.state == command.Halted {
@@ -325,7 +329,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if r := e.checkFed(c); r != nil {
 		return guardrail.Report{}, r
 	}
-	if c.Verb == command.SubmitOrder && c.Type.Protective() && e.remotes[c.Venue] != nil {
+	if c.Verb == command.SubmitOrder && c.Type.Rests() && e.remotes[c.Venue] != nil {
 		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
 			reason: fmt.Sprintf("%s orders are simulated on paper venues only for now; %s is a real venue: use market or limit there, or trade the %s on a paper venue", c.Type, c.Venue, c.Type)}
 	}
@@ -356,10 +360,15 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		if r := e.checkReduceOnly(v, c.Symbol, c.Side, c.Quantity, ""); r != nil {
 			return rep, r
 		}
-		at, _ := v.MarketPrice(c.Symbol, c.Side)
-		if c.Type != command.Market {
-			mark, ok := v.Mark(c.Symbol)
-			at, _, _ = guardrail.At(c, mark, ok)
+		// A buy costs at most its dearest leg: only one of an oco's fills.
+		var at decimal.Decimal
+		for _, l := range c.Legs() {
+			p, _ := v.MarketPrice(c.Symbol, c.Side)
+			if l.Command.Type != command.Market {
+				mark, ok := v.Mark(c.Symbol)
+				p, _, _ = guardrail.At(l.Command, mark, ok)
+			}
+			at = decimal.Max(at, p)
 		}
 		return rep, e.checkCash(v, c.Symbol, c.Side, c.Quantity, at)
 	case command.Modify:
@@ -391,9 +400,13 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 	}
 	pos := v.Position(symbol)
 	working := qty
+	groups := map[string]bool{} // an oco's legs fill once: counted once
 	for _, o := range v.OpenOrders() {
-		if o.Symbol == symbol && o.Side == side && o.ID != except {
+		if o.Symbol == symbol && o.Side == side && o.ID != except && !groups[o.Group] {
 			working = working.Add(o.Remaining())
+			if o.Group != "" {
+				groups[o.Group] = true
+			}
 		}
 	}
 	if reduces(pos, side, working) {
@@ -439,17 +452,34 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	}
 	switch c.Verb {
 	case command.SubmitOrder:
-		id := e.nextOrderID()
-		limit := c.Price
-		if c.Type == command.StopLimit {
-			limit = c.LimitPrice
+		legs := c.Legs()
+		var group string
+		if len(legs) > 1 {
+			group = e.nextOrderID()
 		}
-		e.venues[c.Venue].Place(node.Order{ID: id, ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side,
-			Type: c.Type, Quantity: c.Quantity, Price: limit, StopPrice: c.StopPrice, TrailAmount: c.TrailAmount,
-			TrailPercent: c.TrailPercent, TimeInForce: c.TIF()}, now, e.emit)
-		e.describeOrder(&out, c.Venue, id)
+		var details []string
+		for _, l := range legs {
+			id := e.nextOrderID()
+			e.venues[c.Venue].Place(paperOrder(l.Command, id, group), now, e.emit)
+			e.describeOrder(&out, c.Venue, id)
+			details = append(details, out.Detail)
+			if group != "" {
+				out.OrderIDs = append(out.OrderIDs, id)
+			}
+		}
+		if group != "" {
+			o, _ := e.venues[c.Venue].Order(group)
+			out.OrderID, out.Order, out.ClientOrderID = o.ID, &o, c.ClientOrderID
+			out.Detail = fmt.Sprintf("oco %s, one leg cancels the other: %s", group, strings.Join(details, "; "))
+		}
 	case command.CancelOrder:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		if o.Group != "" {
+			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, "canceled by cancel_order (oco "+o.Group+")", now, e.emit)
+			e.describeOrder(&out, c.Venue, o.ID)
+			out.Detail = fmt.Sprintf("canceled oco %s: %s", o.Group, strings.Join(out.Canceled, ", "))
+			break
+		}
 		e.must(e.venues[c.Venue].Cancel(o.ID, "canceled by cancel_order", now, e.emit))
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Modify:
@@ -486,6 +516,18 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	}
 	out.TradingState = e.state
 	return out
+}
+
+// paperOrder is the order a simple submit_order (or an oco's leg) places:
+// a stop_limit's limit_price is its Price.
+func paperOrder(c command.Command, id, group string) node.Order {
+	limit := c.Price
+	if c.Type == command.StopLimit {
+		limit = c.LimitPrice
+	}
+	return node.Order{ID: id, ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side,
+		Type: c.Type, Quantity: c.Quantity, Price: limit, StopPrice: c.StopPrice, TrailAmount: c.TrailAmount,
+		TrailPercent: c.TrailPercent, TimeInForce: c.TIF(), Group: group}
 }
 
 func (e *engine) must(err error) {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -84,5 +85,86 @@ func TestProtectiveOrdersOnPaper(t *testing.T) {
 	}
 	if kinds[node.EventTrailed] != 1 || kinds[node.EventTriggered] != 1 {
 		t.Errorf("events %v: want one order_trailed and one order_triggered", kinds)
+	}
+}
+
+// TestOCOThroughTheNode places an oco as one command: the dry run lists
+// each leg's checks, the node places two linked legs, a fill of one cancels
+// the other, cancel_order on a leg cancels the group, and reduce_only
+// counts an oco's quantity once.
+func TestOCOThroughTheNode(t *testing.T) {
+	srv := nodetest.NewServer(t, replay(map[string][]decimal.Decimal{"BTC-USD": ds("100", "100", "103", "97", "96.5")}))
+	c := srv.Client()
+	accepted(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "10", ""))
+	oco := stopCmd(command.Sell, command.OCO, "6", func(c *command.Command) { c.Price = d("102.5"); c.StopPrice = d("97.5") })
+	oco.ClientOrderID = "exit-1"
+
+	v, err := c.DryRun(context.Background(), command.NewEnvelope(oco, ""))
+	if err != nil || !v.WouldAccept {
+		t.Fatalf("dry run: %+v %v", v, err)
+	}
+	legs := map[string]int{}
+	for _, ch := range v.Checks {
+		legs[ch.Leg]++
+	}
+	if legs["limit"] == 0 || legs["stop"] == 0 || legs[""] == 0 {
+		t.Errorf("dry run checks by leg %v, want the limit leg's, the stop leg's and the command's", legs)
+	}
+	wrong := oco
+	wrong.Price = d("99")
+	if out := rejected(t, c, wrong, "limit_side"); !strings.Contains(out.Reason, "limit leg limit_side: sell limit 99 must be above mark 100") {
+		t.Errorf("a marketable limit leg: %s", out.Reason)
+	}
+
+	out := accepted(t, c, oco)
+	if len(out.OrderIDs) != 2 || out.OrderID != out.OrderIDs[0] || !strings.Contains(out.Detail, "oco "+out.OrderID) {
+		t.Fatalf("oco outcome: %+v", out)
+	}
+	limitLeg, stopLeg := openOrder(t, c, out.OrderIDs[0]), openOrder(t, c, out.OrderIDs[1])
+	if limitLeg == nil || stopLeg == nil || limitLeg.Group != out.OrderID || stopLeg.Group != out.OrderID ||
+		limitLeg.Type != command.Limit || stopLeg.Type != command.Stop || stopLeg.ClientOrderID != "exit-1-stop" {
+		t.Fatalf("legs: %+v %+v", limitLeg, stopLeg)
+	}
+	rejected(t, c, oco, "duplicate_client_order_id")
+
+	// reduce_only: the oco holds 6 of the 10 once, not twice.
+	accepted(t, c, command.Command{Verb: command.SetTradingState, State: command.ReduceOnly})
+	accepted(t, c, order("paper", "BTC-USD", command.Sell, command.Limit, "4", "104"))
+	rejected(t, c, order("paper", "BTC-USD", command.Sell, command.Limit, "1", "104"), "reduce_only")
+	accepted(t, c, command.Command{Verb: command.MassCancel, Venue: "paper", Symbol: "BTC-USD"})
+	accepted(t, c, command.Command{Verb: command.SetTradingState, State: command.Active})
+	if openOrder(t, c, out.OrderIDs[0]) != nil || openOrder(t, c, out.OrderIDs[1]) != nil {
+		t.Fatal("mass_cancel left an oco leg open")
+	}
+
+	// Placed again: the mark at 103 fills the limit leg, which cancels the stop leg.
+	oco.ClientOrderID = "exit-2"
+	out = accepted(t, c, oco)
+	srv.Tick(t, 2)
+	if openOrder(t, c, out.OrderIDs[0]) != nil || openOrder(t, c, out.OrderIDs[1]) != nil {
+		t.Fatal("a filled oco left a leg open")
+	}
+	snap := snapshot(t, c)
+	var filledAt decimal.Decimal
+	canceled := false
+	for _, ev := range snap.Events {
+		if ev.Kind == node.EventFilled && ev.OrderID == out.OrderIDs[0] {
+			filledAt = ev.Price
+		}
+		canceled = canceled || (ev.Kind == node.EventCanceled && ev.OrderID == out.OrderIDs[1] && strings.Contains(ev.Note, "another leg of oco"))
+	}
+	if !filledAt.Equal(d("103")) || !canceled {
+		t.Errorf("limit leg filled at %s, stop leg canceled %v", filledAt, canceled)
+	}
+	if p, _ := position(venueOf(t, snap, "paper"), "BTC-USD"); !p.Quantity.Equal(d("4")) {
+		t.Errorf("position %s, want 10 − 6 = 4", p.Quantity)
+	}
+
+	// cancel_order on one leg cancels the whole oco.
+	small := stopCmd(command.Sell, command.OCO, "1", func(c *command.Command) { c.Price = d("104"); c.StopPrice = d("96") })
+	out = accepted(t, c, small)
+	cx := accepted(t, c, command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: out.OrderIDs[1]})
+	if strings.Join(cx.Canceled, ",") != strings.Join(out.OrderIDs, ",") || openOrder(t, c, out.OrderIDs[0]) != nil {
+		t.Errorf("cancel of one leg: canceled %v of %v", cx.Canceled, out.OrderIDs)
 	}
 }
