@@ -330,10 +330,20 @@ func TrailingStop(side command.Side, trailAmount, trailPercent, mark decimal.Dec
 // At is the price c is valued at (its notional, a buy's cost) against
 // mark, and what that price is: a limit order's limit, a stop_limit's
 // limit_price, a stop's stop_price, a trailing stop's first stop (from the
-// mark), a market order's mark. ok is false when it needs a mark and
-// haveMark is false.
+// mark), a market order's mark; an oco's dearest leg (only one fills). ok
+// is false when it needs a mark and haveMark is false.
 func At(c command.Command, mark decimal.Decimal, haveMark bool) (at decimal.Decimal, what string, ok bool) {
-	return intentOf(c).at(mark, haveMark)
+	ok = true
+	for _, l := range c.Legs() {
+		p, w, valued := intentOf(l.Command).at(mark, haveMark)
+		if !valued {
+			return decimal.Decimal{}, w, false
+		}
+		if p.GreaterThan(at) {
+			at, what = p, w
+		}
+	}
+	return at, what, ok
 }
 
 func (in intent) at(mark decimal.Decimal, haveMark bool) (decimal.Decimal, string, bool) {

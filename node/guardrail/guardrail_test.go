@@ -240,6 +240,31 @@ func TestOCOChecksEachLeg(t *testing.T) {
 	}
 }
 
+func TestAt(t *testing.T) {
+	mark := d("40000")
+	for _, tc := range []struct {
+		c    command.Command
+		at   string
+		what string
+	}{
+		{submit(command.Buy, command.Limit, "1", "39000"), "39000", "limit"},
+		{submit(command.Buy, command.Market, "1", ""), "40000", "mark"},
+		{stop(command.Buy, "1", "41000", ""), "41000", "stop"},
+		{stop(command.Buy, "1", "41000", "41200"), "41200", "limit_price"},
+		{trail(command.Buy, "1", "", "2.5"), "41000", "first stop"},
+		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.OCO,
+			Quantity: d("1"), Price: d("38000"), StopPrice: d("42000")}, "42000", "stop"},
+	} {
+		at, what, ok := At(tc.c, mark, true)
+		if !ok || !at.Equal(d(tc.at)) || what != tc.what {
+			t.Errorf("At(%s) = %s %s %v, want %s %s", tc.c, at, what, ok, tc.at, tc.what)
+		}
+	}
+	if _, _, ok := At(trail(command.Sell, "1", "5", ""), decimal.Decimal{}, false); ok {
+		t.Error("a trailing stop was valued without a mark")
+	}
+}
+
 func TestPlaces(t *testing.T) {
 	for in, want := range map[string]int32{"1": 0, "100": 0, "1.50": 1, "0.000001": 6, "1.0000000": 0, "-2.25": 2, "0": 0} {
 		if got := places(d(in)); got != want {

@@ -360,15 +360,10 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		if r := e.checkReduceOnly(v, c.Symbol, c.Side, c.Quantity, ""); r != nil {
 			return rep, r
 		}
-		// A buy costs at most its dearest leg: only one of an oco's fills.
-		var at decimal.Decimal
-		for _, l := range c.Legs() {
-			p, _ := v.MarketPrice(c.Symbol, c.Side)
-			if l.Command.Type != command.Market {
-				mark, ok := v.Mark(c.Symbol)
-				p, _, _ = guardrail.At(l.Command, mark, ok)
-			}
-			at = decimal.Max(at, p)
+		at, _ := v.MarketPrice(c.Symbol, c.Side)
+		if c.Type != command.Market {
+			mark, ok := v.Mark(c.Symbol)
+			at, _, _ = guardrail.At(c, mark, ok) // an oco: its dearest leg, only one fills
 		}
 		return rep, e.checkCash(v, c.Symbol, c.Side, c.Quantity, at)
 	case command.Modify:
