@@ -34,22 +34,34 @@ func (s OrderStatus) Working() bool { return s == OrderOpen || s == OrderPending
 
 // Order is one order on a venue.
 type Order struct {
-	ID            string              `json:"order_id"`
-	ClientOrderID string              `json:"client_order_id,omitempty"`
-	Venue         string              `json:"venue"`
-	Symbol        string              `json:"symbol"`
-	Side          command.Side        `json:"side"`
-	Type          command.OrderType   `json:"type"`
-	Quantity      decimal.Decimal     `json:"quantity"`
-	Price         decimal.Decimal     `json:"price,omitzero"` // limit price
-	TimeInForce   command.TimeInForce `json:"time_in_force"`
-	Status        OrderStatus         `json:"status"`
-	Filled        decimal.Decimal     `json:"filled"`
-	AveragePrice  decimal.Decimal     `json:"average_price,omitzero"` // of the fills
-	Created       time.Time           `json:"created"`
-	Updated       time.Time           `json:"updated"`
-	Note          string              `json:"note,omitempty"`           // why it was canceled, or who placed it
-	VenueOrderID  string              `json:"venue_order_id,omitempty"` // the real venue's own id
+	ID            string            `json:"order_id"`
+	ClientOrderID string            `json:"client_order_id,omitempty"`
+	Venue         string            `json:"venue"`
+	Symbol        string            `json:"symbol"`
+	Side          command.Side      `json:"side"`
+	Type          command.OrderType `json:"type"`
+	Quantity      decimal.Decimal   `json:"quantity"`
+	Price         decimal.Decimal   `json:"price,omitzero"` // limit price (a stop_limit's limit_price)
+	// StopPrice is a stop's or stop_limit's trigger, and a trailing stop's
+	// current stop (TrailAmount or TrailPercent behind TrailBest, the best
+	// mark since placement). Triggered says a stop_limit's stop traded: it
+	// rests as a limit at Price.
+	StopPrice    decimal.Decimal `json:"stop_price,omitzero"`
+	TrailAmount  decimal.Decimal `json:"trail_amount,omitzero"`
+	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
+	TrailBest    decimal.Decimal `json:"trail_best,omitzero"`
+	Triggered    bool            `json:"triggered,omitempty"`
+	// Group links the legs of one oco (the id of its first leg): the first
+	// to fill cancels the rest, and cancel_order on one cancels them all.
+	Group        string              `json:"group,omitempty"`
+	TimeInForce  command.TimeInForce `json:"time_in_force"`
+	Status       OrderStatus         `json:"status"`
+	Filled       decimal.Decimal     `json:"filled"`
+	AveragePrice decimal.Decimal     `json:"average_price,omitzero"` // of the fills
+	Created      time.Time           `json:"created"`
+	Updated      time.Time           `json:"updated"`
+	Note         string              `json:"note,omitempty"`           // why it was canceled, or who placed it
+	VenueOrderID string              `json:"venue_order_id,omitempty"` // the real venue's own id
 }
 
 // Remaining is the quantity still to fill.
@@ -108,10 +120,12 @@ const (
 	EventCanceled     EventKind = "order_canceled"
 	EventModified     EventKind = "order_modified"
 	EventTradingState EventKind = "trading_state"
-	EventAcked        EventKind = "order_acked"    // a real venue confirmed a pending order
-	EventFailed       EventKind = "order_failed"   // a real venue refused it, or it is provably absent
-	EventArmed        EventKind = "venue_armed"    // an operator armed a real venue until Until
-	EventDisarmed     EventKind = "venue_disarmed" // disarmed by an operator, or lapsed
+	EventAcked        EventKind = "order_acked"     // a real venue confirmed a pending order
+	EventFailed       EventKind = "order_failed"    // a real venue refused it, or it is provably absent
+	EventArmed        EventKind = "venue_armed"     // an operator armed a real venue until Until
+	EventDisarmed     EventKind = "venue_disarmed"  // disarmed by an operator, or lapsed
+	EventTriggered    EventKind = "order_triggered" // a stop_limit's stop traded (Price: the mark); it rests as a limit
+	EventTrailed      EventKind = "order_trailed"   // a trailing stop's best mark moved to Price, and its stop with it
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a
@@ -211,7 +225,7 @@ func (s *Snapshot) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Or
 // View is the order as the guardrail sees it.
 func (o Order) View() guardrail.Order {
 	return guardrail.Order{ID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, Quantity: o.Remaining(), Price: o.Price}
+		Type: o.Type, Quantity: o.Remaining(), Price: o.Price, StopPrice: o.StopPrice}
 }
 
 // Status is where a ticket is.

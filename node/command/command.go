@@ -9,16 +9,25 @@ import (
 )
 
 // Command is one write command. Only the fields of its verb may be set; a
-// zero Quantity or Price means the field is absent (a present one is always
-// positive).
+// zero decimal (Quantity, Price, StopPrice, ...) means the field is absent
+// (a present one is always positive).
 type Command struct {
-	Verb          Verb
-	Venue         string
-	Symbol        string
-	Side          Side
-	Type          OrderType
-	Quantity      decimal.Decimal
-	Price         decimal.Decimal
+	Verb     Verb
+	Venue    string
+	Symbol   string
+	Side     Side
+	Type     OrderType
+	Quantity decimal.Decimal
+	// Price is a limit order's limit.
+	Price decimal.Decimal
+	// StopPrice is a stop or stop_limit order's trigger.
+	StopPrice decimal.Decimal
+	// LimitPrice is a stop_limit order's limit once triggered.
+	LimitPrice decimal.Decimal
+	// TrailAmount or TrailPercent (exactly one) is a trailing_stop's
+	// distance from the best price: in price units, or in percent of it.
+	TrailAmount   decimal.Decimal
+	TrailPercent  decimal.Decimal
 	TimeInForce   TimeInForce
 	OrderID       string
 	ClientOrderID string
@@ -44,21 +53,47 @@ func (c Command) Resolve(newID func() string) Command {
 }
 
 // TIF is the effective time in force of a submit_order: the explicit one,
-// else gtc for a limit order and ioc for a market order.
+// else ioc for a market order and gtc for every other type.
 func (c Command) TIF() TimeInForce {
 	switch {
 	case c.TimeInForce != "":
 		return c.TimeInForce
-	case c.Type == Limit:
-		return GTC
 	case c.Type == Market:
 		return IOC
+	case ruleOf(c.Type) != nil:
+		return GTC
 	}
 	return ""
 }
 
+// decimalField is the decimal field called name, or nil when name is not
+// a decimal field.
+func (c *Command) decimalField(name string) *decimal.Decimal {
+	switch name {
+	case "quantity":
+		return &c.Quantity
+	case "price":
+		return &c.Price
+	case "stop_price":
+		return &c.StopPrice
+	case "limit_price":
+		return &c.LimitPrice
+	case "trail_amount":
+		return &c.TrailAmount
+	case "trail_percent":
+		return &c.TrailPercent
+	}
+	return nil
+}
+
 // value returns a field's display value and whether it is set.
 func (c *Command) value(name string) (string, bool) {
+	if d := c.decimalField(name); d != nil {
+		if d.IsZero() {
+			return "", false
+		}
+		return d.String(), true
+	}
 	var s string
 	switch name {
 	case "venue":
@@ -69,16 +104,6 @@ func (c *Command) value(name string) (string, bool) {
 		s = string(c.Side)
 	case "type":
 		s = string(c.Type)
-	case "quantity":
-		if c.Quantity.IsZero() {
-			return "", false
-		}
-		return c.Quantity.String(), true
-	case "price":
-		if c.Price.IsZero() {
-			return "", false
-		}
-		return c.Price.String(), true
 	case "time_in_force":
 		if c.Verb == SubmitOrder {
 			s = string(c.TIF())
@@ -97,7 +122,7 @@ func (c *Command) value(name string) (string, bool) {
 
 // allFields names every field a Command can carry, for checks that a
 // command sets only its verb's fields.
-var allFields = []string{"venue", "symbol", "side", "type", "quantity", "price", "time_in_force", "order_id", "client_order_id", "state"}
+var allFields = []string{"venue", "symbol", "side", "type", "quantity", "price", "stop_price", "limit_price", "trail_amount", "trail_percent", "time_in_force", "order_id", "client_order_id", "state"}
 
 // Validate checks c against its verb's spec: known verb, only the verb's
 // fields, required fields present, valid values and the cross-field rules.
@@ -128,11 +153,10 @@ func (c Command) Validate() error {
 			return err
 		}
 	}
-	if c.Quantity.IsNegative() {
-		return invalid(c.Verb, "quantity", fmt.Sprintf("%s must be positive", c.Quantity))
-	}
-	if c.Price.IsNegative() {
-		return invalid(c.Verb, "price", fmt.Sprintf("%s must be positive", c.Price))
+	for _, name := range allFields {
+		if d := c.decimalField(name); d != nil && d.IsNegative() {
+			return invalid(c.Verb, name, fmt.Sprintf("%s must be positive", d))
+		}
 	}
 	return c.checkRules()
 }
@@ -153,13 +177,18 @@ func checkValue(verb Verb, f Field, v string) error {
 func (c Command) checkRules() error {
 	switch c.Verb {
 	case SubmitOrder:
+		if err := c.checkPriceFields(); err != nil {
+			return err
+		}
 		switch {
-		case c.Type == Limit && c.Price.IsZero():
-			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: "price", Msg: "a limit order needs a price (or use type market)"}
-		case c.Type == Market && !c.Price.IsZero():
-			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "price", Msg: "a market order takes no price (use type limit to set one)"}
 		case c.Type == Market && c.TimeInForce == GTC:
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "time_in_force", Msg: "a market order fills at once: use ioc or omit time_in_force"}
+		case c.Type.Rests() && c.TimeInForce == IOC:
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "time_in_force",
+				Msg: fmt.Sprintf("%s order rests until a price trades: use gtc or omit time_in_force", c.Type.withArticle())}
+		case c.Type == OCO && len(c.ClientOrderID) > maxOCOClientID:
+			return invalid(c.Verb, "client_order_id", fmt.Sprintf("%s is %d characters; an oco's stop leg is named with %s appended, so give at most %d",
+				quote(c.ClientOrderID), len(c.ClientOrderID), quote(StopLegSuffix), maxOCOClientID))
 		}
 	case CancelOrder, Modify:
 		if (c.OrderID == "") == (c.ClientOrderID == "") {
@@ -172,6 +201,94 @@ func (c Command) checkRules() error {
 		}
 	}
 	return nil
+}
+
+// checkPriceFields enforces typeRules on a submit_order: the price fields
+// its type needs are set, exactly one of a OneOf, and no other.
+func (c Command) checkPriceFields() error {
+	r := ruleOf(c.Type)
+	if r == nil {
+		return nil // an unknown type was refused with its field
+	}
+	for _, name := range priceFields {
+		if _, set := c.value(name); set && !r.takes(name) {
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: name, Msg: fmt.Sprintf("%s order takes no %s (%s)", c.Type.withArticle(), name, r.Hint)}
+		}
+	}
+	for _, name := range r.Needs {
+		if _, set := c.value(name); !set {
+			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: name, Msg: fmt.Sprintf("%s order needs a %s (%s)", c.Type.withArticle(), name, r.Hint)}
+		}
+	}
+	if len(r.OneOf) > 0 {
+		var set []string
+		for _, name := range r.OneOf {
+			if _, ok := c.value(name); ok {
+				set = append(set, name)
+			}
+		}
+		switch len(set) {
+		case 0:
+			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: r.OneOf[0],
+				Msg: fmt.Sprintf("%s order needs %s (%s)", c.Type.withArticle(), strings.Join(r.OneOf, " or "), r.Hint)}
+		case 1:
+		default:
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: set[1],
+				Msg: fmt.Sprintf("%s order takes one of %s, not both (%s)", c.Type.withArticle(), strings.Join(r.OneOf, " or "), r.Hint)}
+		}
+	}
+	if c.TrailPercent.GreaterThanOrEqual(hundred) {
+		return invalid(c.Verb, "trail_percent", fmt.Sprintf("%s is a percent of the best price and must be below 100 (\"2.5\" trails by 2.5 %%)", c.TrailPercent))
+	}
+	return nil
+}
+
+var hundred = decimal.NewFromInt(100)
+
+// withArticle is "a stop", "an oco".
+func (t OrderType) withArticle() string {
+	if strings.HasPrefix(string(t), "o") {
+		return "an " + string(t)
+	}
+	return "a " + string(t)
+}
+
+// StopLegSuffix ends the client order id of an oco's stop leg: the limit
+// leg carries the command's own id.
+const StopLegSuffix = "-stop"
+
+// maxOCOClientID leaves room for StopLegSuffix within a name's 64
+// characters.
+const maxOCOClientID = 64 - len(StopLegSuffix)
+
+// Leg is one order a submit_order places.
+type Leg struct {
+	// Name is "order" for a simple order; "limit" and "stop" for an
+	// oco's legs.
+	Name    string
+	Command Command
+}
+
+// Legs is the orders a submit_order places, each a submit_order of a
+// simple type: the command itself, or an oco's limit leg (at price, with
+// the command's client order id) and stop leg (at stop_price, a
+// stop_limit with limit_price; its client order id ends in
+// StopLegSuffix). Guardrail checks and the node place each leg.
+func (c Command) Legs() []Leg {
+	if c.Type != OCO {
+		return []Leg{{Name: "order", Command: c}}
+	}
+	limit := c
+	limit.Type, limit.StopPrice, limit.LimitPrice = Limit, decimal.Decimal{}, decimal.Decimal{}
+	stop := c
+	stop.Type, stop.Price = Stop, decimal.Decimal{}
+	if !c.LimitPrice.IsZero() {
+		stop.Type = StopLimit
+	}
+	if c.ClientOrderID != "" {
+		stop.ClientOrderID = c.ClientOrderID + StopLegSuffix
+	}
+	return []Leg{{Name: "limit", Command: limit}, {Name: "stop", Command: stop}}
 }
 
 // Diff is one field on which two commands differ.
@@ -200,14 +317,9 @@ func (c Command) SameIntent(confirming Command) error {
 			if !bset {
 				continue
 			}
-		case "quantity":
-			if c.Quantity.Equal(confirming.Quantity) {
-				continue
-			}
-		case "price":
-			if c.Price.Equal(confirming.Price) {
-				continue
-			}
+		}
+		if d := c.decimalField(name); d != nil && d.Equal(*confirming.decimalField(name)) {
+			continue
 		}
 		if a != b {
 			diffs = append(diffs, Diff{Field: name, Previewed: a, Confirming: b})

@@ -27,6 +27,16 @@ func TestDecodeValid(t *testing.T) {
 			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "SPY", Side: Buy, Type: Limit, Quantity: dec("3"), Price: dec("0.10000000000000000555"), TimeInForce: IOC, ClientOrderID: "mine-1"}},
 		{"submit_order", `{"venue":"paper","symbol":"SPY","side":"buy","type":"market","quantity":"1","price":null,"client_order_id":""}`,
 			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "SPY", Side: Buy, Type: Market, Quantity: dec("1"), TimeInForce: IOC}},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"0.5","stop_price":"39000.5"}`,
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Stop, Quantity: dec("0.5"), StopPrice: dec("39000.5"), TimeInForce: GTC}},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"stop_limit","quantity":"1","stop_price":41000,"limit_price":"41100","time_in_force":"gtc"}`,
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: StopLimit, Quantity: dec("1"), StopPrice: dec("41000"), LimitPrice: dec("41100"), TimeInForce: GTC}},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_amount":"250"}`,
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: TrailingStop, Quantity: dec("1"), TrailAmount: dec("250"), TimeInForce: GTC}},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"trailing_stop","quantity":"1","trail_percent":"2.5","trail_amount":null}`,
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: TrailingStop, Quantity: dec("1"), TrailPercent: dec("2.5"), TimeInForce: GTC}},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"44000","stop_price":"38000"}`,
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("1"), Price: dec("44000"), StopPrice: dec("38000"), TimeInForce: GTC}},
 		{"cancel_order", `{"venue":"paper","order_id":"ord-00000001"}`,
 			Command{Verb: CancelOrder, Venue: "paper", OrderID: "ord-00000001"}},
 		{"cancel_order", `{"venue":"paper","client_order_id":"wk-1"}`,
@@ -67,7 +77,7 @@ func TestDecodeInvalid(t *testing.T) {
 		{"submit_order", `{"venue":"paper"} {}`, KindMalformed, "", "trailing data"},
 		{"submit_order", `{"venue":"paper","venue":"other"}`, KindMalformed, "venue", "twice"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","qty":"1"}`, KindUnknownField, "qty",
-			"valid fields: venue, symbol, side, type, quantity, price, time_in_force, client_order_id"},
+			"valid fields: venue, symbol, side, type, quantity, price, stop_price, limit_price, trail_amount, trail_percent, time_in_force, client_order_id"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market"}`, KindMissingField, "quantity", "is required"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"0"}`, KindInvalidValue, "quantity", "must be positive"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"-1"}`, KindInvalidValue, "quantity", "must be positive"},
@@ -83,6 +93,30 @@ func TestDecodeInvalid(t *testing.T) {
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"1"}`, KindMissingField, "price", "needs a price"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","price":"5"}`, KindConflict, "price", "takes no price"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","time_in_force":"gtc"}`, KindConflict, "time_in_force", "use ioc"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1"}`, KindMissingField, "stop_price", "a stop order needs a stop_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","price":"5"}`, KindConflict, "price", "a stop order takes no price (a stop fills at the market"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5","limit_price":"4"}`, KindConflict, "limit_price", "use stop_limit"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"0"}`, KindInvalidValue, "stop_price", "must be positive"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5e2"}`, KindInvalidValue, "stop_price", "plain decimal"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"5","time_in_force":"ioc"}`, KindConflict, "time_in_force", "rests until a price trades"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop_limit","quantity":"1","stop_price":"5"}`, KindMissingField, "limit_price", "a stop_limit order needs a limit_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop_limit","quantity":"1","limit_price":"5"}`, KindMissingField, "stop_price", "needs a stop_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop_limit","quantity":"1","stop_price":"5","price":"4"}`, KindConflict, "price", "takes stop_price and limit_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"limit","quantity":"1","price":"5","stop_price":"4"}`, KindConflict, "stop_price", "a limit order takes no stop_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"limit","quantity":"1","limit_price":"5"}`, KindConflict, "limit_price", "a limit order takes no limit_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"1","trail_amount":"5"}`, KindConflict, "trail_amount", "a market order takes no trail_amount"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1"}`, KindMissingField, "trail_amount", "needs trail_amount or trail_percent"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_amount":"5","trail_percent":"1"}`, KindConflict, "trail_percent", "not both"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","stop_price":"5","trail_amount":"5"}`, KindConflict, "stop_price", "exactly one of trail_amount or trail_percent"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_percent":"100"}`, KindInvalidValue, "trail_percent", "below 100"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_percent":-1}`, KindInvalidValue, "trail_percent", "must be positive"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"take_profit","quantity":"1"}`, KindInvalidValue, "type", "market, limit, stop, stop_limit, trailing_stop"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"5"}`, KindMissingField, "stop_price", "an oco order needs a stop_price"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","stop_price":"5"}`, KindMissingField, "price", "an oco takes price for its limit leg"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"6","stop_price":"5","trail_amount":"1"}`, KindConflict, "trail_amount", "an oco order takes no trail_amount"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"6","stop_price":"5","time_in_force":"ioc"}`, KindConflict, "time_in_force", "use gtc"},
+		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"6","stop_price":"5","client_order_id":"` + strings.Repeat("a", 60) + `"}`, KindInvalidValue, "client_order_id", "give at most 59"},
+		{"cancel_order", `{"venue":"paper","stop_price":"5","order_id":"a"}`, KindUnknownField, "stop_price", "valid fields: venue, order_id, client_order_id"},
 		{"cancel_order", `{"venue":"paper"}`, KindConflict, "order_id", "exactly one"},
 		{"cancel_order", `{"venue":"paper","order_id":"a","client_order_id":"b"}`, KindConflict, "order_id", "exactly one"},
 		{"modify", `{"venue":"paper","order_id":"a"}`, KindMissingField, "quantity", "must change something"},
@@ -128,6 +162,31 @@ func TestDecodeWithSetsAsideExtras(t *testing.T) {
 	}
 }
 
+func TestOCOLegs(t *testing.T) {
+	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("2"),
+		Price: dec("44000"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x"}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	legs := c.Legs()
+	want := []Leg{
+		{"limit", Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-x"}},
+		{"stop", Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: StopLimit, Quantity: dec("2"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x-stop"}},
+	}
+	if diff := cmp.Diff(want, legs, cmp.Comparer(decimal.Decimal.Equal)); diff != "" {
+		t.Errorf("legs (-want +got):\n%s", diff)
+	}
+	for _, l := range legs {
+		if err := l.Command.Validate(); err != nil {
+			t.Errorf("leg %s does not validate: %v", l.Name, err)
+		}
+	}
+	plain := Command{Verb: SubmitOrder, Type: Market}
+	if l := plain.Legs(); len(l) != 1 || l[0].Name != "order" || l[0].Command.Type != Market {
+		t.Errorf("a simple order's legs = %+v", l)
+	}
+}
+
 func TestBuildMatchesDecode(t *testing.T) {
 	built, err := Build("submit_order", map[string]string{
 		"venue": "paper", "symbol": "BTC-USD", "side": "sell", "type": "limit", "quantity": "0.50", "price": "41000", "client_order_id": "",
@@ -154,6 +213,10 @@ func TestValidateGoBuiltCommand(t *testing.T) {
 		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: dec("-1")},
 		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: "up", Type: Market, Quantity: dec("1")},
 		{Verb: Flatten},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: Stop, Quantity: dec("1"), StopPrice: dec("-5")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: Stop, Quantity: dec("1")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: TrailingStop, Quantity: dec("1"), TrailAmount: dec("1"), TrailPercent: dec("1")},
+		{Verb: CancelOrder, Venue: "paper", OrderID: "a", LimitPrice: dec("1")},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); err == nil {
@@ -214,6 +277,8 @@ func TestSameIntent(t *testing.T) {
 			[]Diff{{"side", "buy", "sell"}, {"quantity", "1", "2"}}},
 		{"price dropped", with(previewed, func(c *Command) { c.Type = Market; c.Price = decimal.Decimal{}; c.TimeInForce = "" }),
 			[]Diff{{"type", "limit", "market"}, {"price", "41000", ""}, {"time_in_force", "gtc", "ioc"}}},
+		{"stop price set", with(previewed, func(c *Command) { c.Type = Stop; c.Price = decimal.Decimal{}; c.StopPrice = dec("40000") }),
+			[]Diff{{"type", "limit", "stop"}, {"price", "41000", ""}, {"stop_price", "", "40000"}}},
 		{"other verb", Command{Verb: CancelOrder, Venue: "paper", ClientOrderID: "wk-a"},
 			[]Diff{{"verb", "submit_order", "cancel_order"}}},
 	}

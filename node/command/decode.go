@@ -195,11 +195,8 @@ func (c *Command) set(f Field, a arg) error {
 		if !d.IsPositive() {
 			return invalid(c.Verb, f.Name, fmt.Sprintf("%s must be positive", quote(a.text)))
 		}
-		switch f.Name {
-		case "quantity":
-			c.Quantity = d
-		case "price":
-			c.Price = d
+		if p := c.decimalField(f.Name); p != nil {
+			*p = d
 		}
 		return nil
 	}

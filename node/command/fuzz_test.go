@@ -14,6 +14,10 @@ func FuzzDecode(f *testing.F) {
 	seeds := []string{
 		`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"0.5","price":"41000"}`,
 		`{"venue":"paper","symbol":"ETH-USD","side":"sell","type":"market","quantity":1.25,"client_order_id":"wk-1"}`,
+		`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"1","stop_price":"39000"}`,
+		`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"stop_limit","quantity":"1","stop_price":"41000","limit_price":41100.5}`,
+		`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_percent":"2.5"}`,
+		`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"44000","stop_price":"39000","limit_price":"38900"}`,
 		`{"venue":"paper","order_id":"ord-00000001"}`,
 		`{"venue":"paper","client_order_id":"wk-1","quantity":"2","price":"3.5"}`,
 		`{"venue":"paper","symbol":"BTC-USD","side":"sell"}`,

@@ -1,5 +1,10 @@
 package command
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Verb names a write command.
 type Verb string
 
@@ -30,7 +35,101 @@ type OrderType string
 const (
 	Market OrderType = "market"
 	Limit  OrderType = "limit"
+	// Stop becomes a market order once the price trades through
+	// stop_price: a sell at or below it, a buy at or above.
+	Stop OrderType = "stop"
+	// StopLimit becomes a limit order at limit_price once the price
+	// trades through stop_price.
+	StopLimit OrderType = "stop_limit"
+	// TrailingStop is a stop that follows the best price since placement,
+	// trail_amount (a price distance) or trail_percent (of the best price)
+	// behind it.
+	TrailingStop OrderType = "trailing_stop"
+	// OCO is two exit orders of one command, one cancelling the other: a
+	// limit at price and a stop at stop_price (a stop_limit at limit_price
+	// when given). See Command.Legs.
+	OCO OrderType = "oco"
 )
+
+// Protective reports whether an order of type t waits for a stop to
+// trade (stop, stop_limit, trailing_stop).
+func (t OrderType) Protective() bool { return t == Stop || t == StopLimit || t == TrailingStop }
+
+// Rests reports whether an order of type t always rests until a price
+// trades (the stop types and oco): gtc, never ioc.
+func (t OrderType) Rests() bool { return t.Protective() || t == OCO }
+
+// typeRule is what one order type takes among the price fields.
+type typeRule struct {
+	Type     OrderType
+	Needs    []string // price fields it must have
+	OneOf    []string // it must have exactly one of these
+	Optional []string // it may have these
+	Hint     string   // what a wrong price field should be instead
+}
+
+// priceFields are the submit_order fields that price an order; typeRules
+// says which each type takes. Decoding enforces the table and the spec's
+// rules are written from it.
+var (
+	priceFields = []string{"price", "stop_price", "limit_price", "trail_amount", "trail_percent"}
+	typeRules   = []typeRule{
+		{Type: Market, Hint: "use type limit to set one, or stop, stop_limit or trailing_stop for an order a price triggers"},
+		{Type: Limit, Needs: []string{"price"}, Hint: "or use type market"},
+		{Type: Stop, Needs: []string{"stop_price"}, Hint: "a stop fills at the market once stop_price trades; use stop_limit with limit_price to cap its fill"},
+		{Type: StopLimit, Needs: []string{"stop_price", "limit_price"}, Hint: "a stop_limit takes stop_price and limit_price"},
+		{Type: TrailingStop, OneOf: []string{"trail_amount", "trail_percent"}, Hint: "a trailing_stop takes exactly one of trail_amount or trail_percent"},
+		{Type: OCO, Needs: []string{"price", "stop_price"}, Optional: []string{"limit_price"},
+			Hint: "an oco takes price for its limit leg and stop_price for its stop leg, with limit_price to make that a stop_limit"},
+	}
+)
+
+func ruleOf(t OrderType) *typeRule {
+	for i := range typeRules {
+		if typeRules[i].Type == t {
+			return &typeRules[i]
+		}
+	}
+	return nil
+}
+
+// takes reports whether the rule allows the price field name.
+func (r *typeRule) takes(name string) bool {
+	for _, n := range r.Needs {
+		if n == name {
+			return true
+		}
+	}
+	for _, n := range r.OneOf {
+		if n == name {
+			return true
+		}
+	}
+	for _, n := range r.Optional {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// typeRuleLines renders typeRules as the spec's rule lines.
+func typeRuleLines() []string {
+	var out []string
+	for _, r := range typeRules {
+		switch {
+		case len(r.Optional) > 0:
+			out = append(out, fmt.Sprintf("type %s needs %s, may take %s, and takes no other price field", r.Type, strings.Join(r.Needs, " and "), strings.Join(r.Optional, " and ")))
+		case len(r.Needs) > 0:
+			out = append(out, fmt.Sprintf("type %s needs %s and takes no other price field", r.Type, strings.Join(r.Needs, " and ")))
+		case len(r.OneOf) > 0:
+			out = append(out, fmt.Sprintf("type %s needs exactly one of %s and takes no other price field", r.Type, strings.Join(r.OneOf, " or ")))
+		default:
+			out = append(out, fmt.Sprintf("type %s takes no price field (%s)", r.Type, strings.Join(priceFields, ", ")))
+		}
+	}
+	return out
+}
 
 // TimeInForce says how long an order may rest.
 type TimeInForce string
@@ -101,7 +200,7 @@ func (s *Spec) FieldNames() []string {
 
 var (
 	sides        = []string{string(Buy), string(Sell)}
-	orderTypes   = []string{string(Market), string(Limit)}
+	orderTypes   = []string{string(Market), string(Limit), string(Stop), string(StopLimit), string(TrailingStop), string(OCO)}
 	timesInForce = []string{string(GTC), string(IOC)}
 	states       = []string{string(Active), string(ReduceOnly), string(Halted)}
 )
@@ -122,21 +221,26 @@ var (
 var specs = []Spec{
 	{
 		Verb:    SubmitOrder,
-		Summary: "Place an order on a venue: market (fills at once at the mark plus slippage) or limit (rests until the mark crosses it).",
+		Summary: "Place an order on a venue: market (fills at once at the mark plus slippage), limit (rests until the mark crosses it), stop (a market order once the mark trades through stop_price), stop_limit (a limit order at limit_price once stop_price trades), trailing_stop (a stop that follows the best mark by trail_amount or trail_percent) or oco (an exit limit at price and an exit stop at stop_price, one command: the first to fill cancels the other).",
 		Fields: []Field{
 			venueField(true, "venue to trade on, as named in wicket.toml"),
 			{Name: "symbol", Kind: Text, Required: true, Description: "instrument the venue lists, e.g. BTC-USD"},
 			{Name: "side", Kind: Enum, Choices: sides, Required: true, Description: "buy or sell"},
-			{Name: "type", Kind: Enum, Choices: orderTypes, Required: true, Description: "market or limit"},
+			{Name: "type", Kind: Enum, Choices: orderTypes, Required: true, Description: "market, limit, stop, stop_limit, trailing_stop or oco"},
 			{Name: "quantity", Kind: Decimal, Required: true, Description: "amount to trade, a positive decimal string such as \"0.5\""},
-			{Name: "price", Kind: Decimal, Description: "limit price, a positive decimal string; required for limit orders, not allowed for market orders"},
-			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (the default for limit); ioc fills at once or is canceled (market orders are always ioc)"},
+			{Name: "price", Kind: Decimal, Description: "limit price of a limit order (or of an oco's limit leg), a positive decimal string; required for limit and oco, not allowed for any other type"},
+			{Name: "stop_price", Kind: Decimal, Description: "the price whose trade triggers a stop or stop_limit order or an oco's stop leg (a sell's below the mark, a buy's above), a positive decimal string"},
+			{Name: "limit_price", Kind: Decimal, Description: "the limit a stop_limit order (or an oco's stop leg) rests at once triggered, a positive decimal string"},
+			{Name: "trail_amount", Kind: Decimal, Description: "a trailing_stop's distance from the best mark since placement, in price units, a positive decimal string"},
+			{Name: "trail_percent", Kind: Decimal, Description: "a trailing_stop's distance from the best mark since placement, in percent of it (\"2.5\" is 2.5 %), below 100"},
+			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (the default for every type but market); ioc fills at once or is canceled (market orders are always ioc; stop types and oco are always gtc)"},
 			{Name: "client_order_id", Kind: ID, Description: "your id for the order; minted as wk-<uuidv7> when omitted; a duplicate is refused and the existing order reported"},
 		},
-		Rules: []string{
-			"price is required when type is limit and not allowed when type is market",
-			"time_in_force gtc is not allowed for a market order",
-		},
+		Rules: append(typeRuleLines(),
+			"trail_percent is below 100",
+			"time_in_force gtc is not allowed for a market order, ioc not for stop, stop_limit, trailing_stop or oco",
+			"an oco's client_order_id names its limit leg and leaves room for its stop leg's, the same with -stop: at most 59 characters",
+		),
 	},
 	{
 		Verb:    CancelOrder,

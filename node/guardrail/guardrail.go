@@ -1,8 +1,13 @@
 // Package guardrail checks a write command against the limits in
 // wicket.toml before it is sent: known venue and symbol, positive quantity,
 // precision within the venue's instrument, limit price within a collar of
-// the last mark, order notional under max_order_notional and the resulting
-// position under max_position_notional. Each check comes back with pass or
+// the last mark (a stop_limit's limit within the collar of its stop), a
+// stop on the side of the mark that protects (a sell's below, a buy's
+// above), order notional at the price the order would fill at under
+// max_order_notional and the resulting position under
+// max_position_notional. A compound order (an oco) is checked leg by leg,
+// each check naming its leg, and its limit leg must rest (not fill at
+// once). Each check comes back with pass or
 // fail and the numbers behind it, so a preview can show them.
 //
 // Clients run it before sending; the node runs the same checks again on its
@@ -19,6 +24,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/intrabar"
 	"wicket/internal/project"
 	"wicket/node/command"
 )
@@ -62,11 +68,15 @@ type Order struct {
 	Side          command.Side
 	Type          command.OrderType
 	Quantity      decimal.Decimal // still to fill
-	Price         decimal.Decimal // limit price; zero for market
+	Price         decimal.Decimal // limit price (a stop_limit's too); zero for market and stop
+	StopPrice     decimal.Decimal // a stop's trigger (a trailing stop's current one)
 }
 
 // Check is one named check with its verdict and the numbers behind it.
 type Check struct {
+	// Leg names the leg of a compound order (an oco's "limit" or "stop")
+	// the check is of; empty for a simple order and the whole command.
+	Leg    string `json:"leg,omitempty"`
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
@@ -99,6 +109,9 @@ func (r Report) Summary() string {
 	parts := make([]string, len(failed))
 	for i, c := range failed {
 		parts[i] = c.Name + ": " + c.Detail
+		if c.Leg != "" {
+			parts[i] = c.Leg + " leg " + parts[i]
+		}
 	}
 	return strings.Join(parts, "; ")
 }
@@ -148,11 +161,12 @@ type run struct {
 	c      command.Command
 	view   View
 	venue  project.Venue
+	leg    string // the leg being checked
 	checks []Check
 }
 
 func (r *run) add(name string, ok bool, format string, a ...any) bool {
-	r.checks = append(r.checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	r.checks = append(r.checks, Check{Leg: r.leg, Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	return ok
 }
 
@@ -176,7 +190,21 @@ func (r *run) check() {
 		if !r.checkSymbol(c.Symbol) {
 			return
 		}
-		r.checkOrder(c.Symbol, c.Side, c.Type, c.Quantity, c.Price)
+		legs := c.Legs()
+		if len(legs) == 1 {
+			r.checkOrder(intentOf(c))
+			return
+		}
+		for _, l := range legs {
+			r.leg = l.Name
+			in := intentOf(l.Command)
+			r.checkOrder(in)
+			if in.typ == command.Limit {
+				r.checkLimitSide(in)
+			}
+		}
+		r.leg = ""
+		r.add("legs", true, "%d legs of %s %s %s each, one command: the first to fill cancels the other", len(legs), c.Side, c.Quantity, c.Symbol)
 	case command.Modify:
 		o, ok := r.checkOpenOrder()
 		if !ok {
@@ -193,7 +221,7 @@ func (r *run) check() {
 			r.add("order", false, "%s is a %s order: only limit orders can be modified", o.ID, o.Type)
 			return
 		}
-		r.checkOrder(o.Symbol, o.Side, o.Type, qty, price)
+		r.checkOrder(intent{symbol: o.Symbol, side: o.Side, typ: o.Type, qty: qty, limit: price})
 	case command.CancelOrder:
 		r.checkOpenOrder()
 	case command.Flatten, command.MassCancel:
@@ -231,48 +259,146 @@ func (r *run) checkOpenOrder() (Order, bool) {
 		return o, r.add("order", false, "no open order with %s %s on %s", by, id, r.c.Venue)
 	}
 	desc := fmt.Sprintf("%s %s %s %s %s", o.ID, o.Type, o.Side, o.Quantity, o.Symbol)
-	if o.Type == command.Limit {
+	if o.StopPrice.IsPositive() {
+		desc += " stop " + o.StopPrice.String()
+	}
+	if o.Price.IsPositive() {
 		desc += " @ " + o.Price.String()
 	}
 	return o, r.add("order", true, "open: %s", desc)
 }
 
-// checkOrder runs the order checks for an order of qty at price (zero for
-// market) on symbol.
-func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) {
+// intent is an order as the checks see it: a submit_order's fields, or an
+// open order as a modify would leave it.
+type intent struct {
+	symbol       string
+	side         command.Side
+	typ          command.OrderType
+	qty          decimal.Decimal
+	limit        decimal.Decimal // a limit's price, a stop_limit's limit_price
+	stop         decimal.Decimal // a stop's or stop_limit's stop_price
+	trailAmount  decimal.Decimal
+	trailPercent decimal.Decimal
+}
+
+func intentOf(c command.Command) intent {
+	in := intent{symbol: c.Symbol, side: c.Side, typ: c.Type, qty: c.Quantity, limit: c.Price, stop: c.StopPrice,
+		trailAmount: c.TrailAmount, trailPercent: c.TrailPercent}
+	if c.Type == command.StopLimit {
+		in.limit = c.LimitPrice
+	}
+	return in
+}
+
+// prices lists the intent's set prices with their field names, for the
+// precision checks.
+func (in intent) prices() []named {
+	limitName := "price"
+	if in.typ == command.StopLimit {
+		limitName = "limit_price"
+	}
+	var out []named
+	for _, p := range []named{{"stop_price", in.stop}, {limitName, in.limit}, {"trail_amount", in.trailAmount}} {
+		if !p.v.IsZero() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type named struct {
+	name string
+	v    decimal.Decimal
+}
+
+// TrailingStop is where a trailing stop of side starts when placed at
+// mark: trailAmount below a sell's mark (above a buy's), or trailPercent
+// of it (give one, the other zero). The paper venue holds it from there
+// by the same rule (internal/intrabar).
+func TrailingStop(side command.Side, trailAmount, trailPercent, mark decimal.Decimal) decimal.Decimal {
+	trail, fraction := trailAmount, false
+	if trailPercent.IsPositive() {
+		trail, fraction = trailPercent.Shift(-2), true
+	}
+	s := intrabar.Sell
+	if side == command.Buy {
+		s = intrabar.Buy
+	}
+	return intrabar.Trailing(s, trail, fraction, mark).Stop
+}
+
+// At is the price c is valued at (its notional, a buy's cost) against
+// mark, and what that price is: a limit order's limit, a stop_limit's
+// limit_price, a stop's stop_price, a trailing stop's first stop (from the
+// mark), a market order's mark; an oco's dearest leg (only one fills). ok
+// is false when it needs a mark and haveMark is false.
+func At(c command.Command, mark decimal.Decimal, haveMark bool) (at decimal.Decimal, what string, ok bool) {
+	ok = true
+	for _, l := range c.Legs() {
+		p, w, valued := intentOf(l.Command).at(mark, haveMark)
+		if !valued {
+			return decimal.Decimal{}, w, false
+		}
+		if p.GreaterThan(at) {
+			at, what = p, w
+		}
+	}
+	return at, what, ok
+}
+
+func (in intent) at(mark decimal.Decimal, haveMark bool) (decimal.Decimal, string, bool) {
+	switch in.typ {
+	case command.Limit:
+		return in.limit, "limit", true
+	case command.StopLimit:
+		return in.limit, "limit_price", true
+	case command.Stop:
+		return in.stop, "stop", true
+	case command.TrailingStop:
+		if !haveMark {
+			return decimal.Decimal{}, "trailing stop", false
+		}
+		return TrailingStop(in.side, in.trailAmount, in.trailPercent, mark), "first stop", true
+	}
+	return mark, "mark", haveMark
+}
+
+// checkOrder runs the order checks for in.
+func (r *run) checkOrder(in intent) {
 	v := r.venue
+	symbol, side, typ, qty := in.symbol, in.side, in.typ, in.qty
 	if qty.IsPositive() {
 		r.add("quantity", true, "%s is positive", qty)
 	} else {
 		r.add("quantity", false, "%s must be positive", qty)
 	}
 
-	r.checkPrecision(symbol, side, typ, qty, price)
-
 	mark, haveMark := r.view.Mark(v.Name, symbol)
 	haveMark = haveMark && mark.IsPositive() // a zero mark values nothing (and cannot divide)
-	if typ == command.Limit {
+	at, atWhat, valued := in.at(mark, haveMark)
+
+	r.checkPrecision(in, at)
+
+	switch typ {
+	case command.Limit:
 		if !haveMark {
 			r.add("price_collar", false, "no mark for %s on %s: cannot check the %s%% collar", symbol, v.Name, r.g.collarPct)
 		} else {
-			dist := price.Sub(mark).Abs().Mul(decimal.NewFromInt(100))
-			within := dist.LessThanOrEqual(r.g.collarPct.Mul(mark)) // exact: |price-mark|/mark ≤ pct/100
-			shown := dist.DivRound(mark, 4).StringFixed(2)
-			if !within && shown == r.g.collarPct.StringFixed(2) {
-				shown = "more than " + shown
-			}
-			r.add("price_collar", within, "limit %s is %s%% from mark %s (collar %s%%)", price, shown, mark, r.g.collarPct)
+			r.collar("price_collar", "limit", in.limit, "mark", mark)
 		}
-	} else {
+	case command.StopLimit:
+		r.collar("price_collar", "limit_price", in.limit, "stop", in.stop)
+	case command.Stop, command.TrailingStop:
+		r.add("price_collar", true, "%s order: no limit price to check (it fills at the market once triggered)", typ)
+	default:
 		r.add("price_collar", true, "market order: no limit price to check")
 	}
-
-	at, atWhat := price, "limit"
-	if typ == command.Market {
-		at, atWhat = mark, "mark"
+	if typ.Protective() {
+		r.checkStopSide(in, mark, haveMark)
 	}
-	if typ == command.Market && !haveMark {
-		r.add("order_notional", false, "no mark for %s on %s: cannot value a market order", symbol, v.Name)
+
+	if !valued {
+		r.add("order_notional", false, "no mark for %s on %s: cannot value a %s order", symbol, v.Name, typ)
 	} else {
 		n := qty.Mul(at)
 		r.add("order_notional", n.LessThanOrEqual(r.g.maxOrder), "%s × %s %s = %s %s max_order_notional %s", qty, atWhat, at, n, cmpWord(n, r.g.maxOrder), r.g.maxOrder)
@@ -296,54 +422,124 @@ func (r *run) checkOrder(symbol string, side command.Side, typ command.OrderType
 	}
 }
 
-// checkPrecision checks qty and price against the venue's instrument when
-// the view knows it, else against the configured decimals.
-func (r *run) checkPrecision(symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) {
+// collar checks that price (called what) is within the collar of ref.
+func (r *run) collar(name, what string, price decimal.Decimal, refWhat string, ref decimal.Decimal) {
+	dist := price.Sub(ref).Abs().Mul(decimal.NewFromInt(100))
+	within := dist.LessThanOrEqual(r.g.collarPct.Mul(ref)) // exact: |price-ref|/ref ≤ pct/100
+	shown := dist.DivRound(ref, 4).StringFixed(2)
+	if !within && shown == r.g.collarPct.StringFixed(2) {
+		shown = "more than " + shown
+	}
+	r.add(name, within, "%s %s is %s%% from %s %s (collar %s%%)", what, price, shown, refWhat, ref, r.g.collarPct)
+}
+
+// checkLimitSide checks that an oco's limit leg rests: a sell above the
+// mark, a buy below (a marketable one would fill at once and cancel its
+// stop leg: send a limit or market order instead).
+func (r *run) checkLimitSide(in intent) {
+	const name = "limit_side"
+	mark, ok := r.view.Mark(r.venue.Name, in.symbol)
+	if !ok || !mark.IsPositive() {
+		r.add(name, false, "no mark for %s on %s: cannot check the limit's side of it", in.symbol, r.venue.Name)
+		return
+	}
+	if in.side == command.Sell {
+		r.add(name, in.limit.GreaterThan(mark), "sell limit %s must be above mark %s (at or below it, it would fill at once)", in.limit, mark)
+		return
+	}
+	r.add(name, in.limit.LessThan(mark), "buy limit %s must be below mark %s (at or above it, it would fill at once)", in.limit, mark)
+}
+
+// checkStopSide checks that a stop is on the side of the mark where it
+// protects: a sell stop below the mark, a buy stop above (one already
+// through the mark would trigger at once: use a market order for that).
+func (r *run) checkStopSide(in intent, mark decimal.Decimal, haveMark bool) {
+	const name = "stop_side"
+	if !haveMark {
+		r.add(name, false, "no mark for %s on %s: cannot check the stop's side of it", in.symbol, r.venue.Name)
+		return
+	}
+	stop, what := in.stop, "stop_price"
+	if in.typ == command.TrailingStop {
+		stop, what = TrailingStop(in.side, in.trailAmount, in.trailPercent, mark), "first stop"
+		if !stop.IsPositive() {
+			r.add(name, false, "trail_amount %s is not below mark %s: the stop would start at %s; use a smaller trail_amount or trail_percent", in.trailAmount, mark, stop)
+			return
+		}
+	}
+	if in.side == command.Sell {
+		r.add(name, stop.LessThan(mark), "sell %s %s must be below mark %s (a sell stop triggers on a fall; at or above the mark it would fill at once)", what, stop, mark)
+		return
+	}
+	r.add(name, stop.GreaterThan(mark), "buy %s %s must be above mark %s (a buy stop triggers on a rise; at or below the mark it would fill at once)", what, stop, mark)
+}
+
+// checkPrecision checks the quantity and every price of in against the
+// venue's instrument when the view knows it, else against the configured
+// decimals; at is the price the order is valued at, for the minimum
+// notional.
+func (r *run) checkPrecision(in intent, at decimal.Decimal) {
 	if iv, ok := r.view.(InstrumentView); ok {
-		if in, ok := iv.Instrument(r.venue.Name, symbol); ok {
-			r.checkInstrument(in, symbol, side, typ, qty, price)
+		if inst, ok := iv.Instrument(r.venue.Name, in.symbol); ok {
+			r.checkInstrument(inst, in, at)
 			return
 		}
 	}
 	v := r.venue
-	qp, pp := places(qty), places(price)
-	switch {
-	case qp > v.QuantityDecimals:
-		r.add("precision", false, "quantity %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", qty, qp, v.Name, v.QuantityDecimals, symbol, v.QuantityDecimals)
-	case !price.IsZero() && pp > v.PriceDecimals:
-		r.add("precision", false, "price %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", price, pp, v.Name, v.PriceDecimals, symbol, v.PriceDecimals)
-	default:
-		r.add("precision", true, "quantity %d of %d decimals, price %d of %d", qp, v.QuantityDecimals, pp, v.PriceDecimals)
+	qp := places(in.qty)
+	if qp > v.QuantityDecimals {
+		r.add("precision", false, "quantity %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", in.qty, qp, v.Name, v.QuantityDecimals, in.symbol, v.QuantityDecimals)
+		return
 	}
+	var pp int32
+	for _, p := range in.prices() {
+		n := places(p.v)
+		if n > v.PriceDecimals {
+			r.add("precision", false, "%s %s has %d decimals; %s allows %d for %s (never rounded: send at most %d)", p.name, p.v, n, v.Name, v.PriceDecimals, in.symbol, v.PriceDecimals)
+			return
+		}
+		pp = max(pp, n)
+	}
+	r.add("precision", true, "quantity %d of %d decimals, price %d of %d", qp, v.QuantityDecimals, pp, v.PriceDecimals)
 }
 
-// checkInstrument checks qty and price against the venue's increments and
-// minimums: never rounded, a value off the grid is a failed check.
-func (r *run) checkInstrument(in Instrument, symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) {
+// checkInstrument checks in against the venue's increments and minimums:
+// never rounded, a value off the grid is a failed check.
+func (r *run) checkInstrument(inst Instrument, in intent, at decimal.Decimal) {
 	v := r.venue
-	step := in.Step
-	if !in.Fractional && (step.IsZero() || step.LessThan(decimal.NewFromInt(1))) {
+	symbol, qty := in.symbol, in.qty
+	step := inst.Step
+	if !inst.Fractional && (step.IsZero() || step.LessThan(decimal.NewFromInt(1))) {
 		step = decimal.NewFromInt(1)
 	}
-	switch {
-	case step.IsPositive() && !qty.Mod(step).IsZero():
-		r.add("precision", false, "quantity %s is not a multiple of %s's step %s for %s (never rounded)", qty, v.Name, step, symbol)
-	case !price.IsZero() && in.Tick.IsPositive() && !price.Mod(in.Tick).IsZero():
-		r.add("precision", false, "price %s is not a multiple of %s's tick %s for %s (never rounded)", price, v.Name, in.Tick, symbol)
-	case in.MinQuantity.IsPositive() && qty.LessThan(in.MinQuantity):
-		r.add("precision", false, "quantity %s is below %s's minimum %s for %s", qty, v.Name, in.MinQuantity, symbol)
-	default:
-		r.add("precision", true, "quantity %s on step %s, price on tick %s (%s's rules for %s)", qty, step, in.Tick, v.Name, symbol)
-	}
-	if in.MinNotional.IsPositive() {
-		at := price
-		if typ == command.Market {
-			at, _ = r.view.Mark(v.Name, symbol)
+	offTick := func() (named, bool) {
+		if !inst.Tick.IsPositive() {
+			return named{}, false
 		}
-		n := qty.Mul(at)
-		r.add("min_notional", n.GreaterThanOrEqual(in.MinNotional), "%s × %s = %s; %s's minimum for %s is %s", qty, at, n, v.Name, symbol, in.MinNotional)
+		for _, p := range in.prices() {
+			if !p.v.Mod(inst.Tick).IsZero() {
+				return p, true
+			}
+		}
+		return named{}, false
 	}
-	if side == command.Sell && !in.Shortable {
+	if p, off := offTick(); off {
+		r.add("precision", false, "%s %s is not a multiple of %s's tick %s for %s (never rounded)", p.name, p.v, v.Name, inst.Tick, symbol)
+	} else {
+		switch {
+		case step.IsPositive() && !qty.Mod(step).IsZero():
+			r.add("precision", false, "quantity %s is not a multiple of %s's step %s for %s (never rounded)", qty, v.Name, step, symbol)
+		case inst.MinQuantity.IsPositive() && qty.LessThan(inst.MinQuantity):
+			r.add("precision", false, "quantity %s is below %s's minimum %s for %s", qty, v.Name, inst.MinQuantity, symbol)
+		default:
+			r.add("precision", true, "quantity %s on step %s, price on tick %s (%s's rules for %s)", qty, step, inst.Tick, v.Name, symbol)
+		}
+	}
+	if inst.MinNotional.IsPositive() {
+		n := qty.Mul(at)
+		r.add("min_notional", n.GreaterThanOrEqual(inst.MinNotional), "%s × %s = %s; %s's minimum for %s is %s", qty, at, n, v.Name, symbol, inst.MinNotional)
+	}
+	if in.side == command.Sell && !inst.Shortable {
 		after := r.view.Position(v.Name, symbol).Sub(qty)
 		r.add("shortable", !after.IsNegative(), "position after the sell %s %s; %s does not allow shorting %s", after, symbol, v.Name, symbol)
 	}

@@ -117,6 +117,44 @@ func TestCheck(t *testing.T) {
 			pass: map[string]string{"symbol": "SOL-USD is listed on alt"}},
 		{name: "market exit everywhere", cmd: command.Command{Verb: command.MarketExit}, view: nil,
 			pass: map[string]string{"venue": "every venue: paper, alt"}},
+		{name: "a sell stop below the mark", cmd: stop(command.Sell, "0.5", "38000", ""), view: view,
+			pass: map[string]string{
+				"stop_side":         "sell stop_price 38000 must be below mark 40000",
+				"price_collar":      "stop order: no limit price to check",
+				"order_notional":    "0.5 × stop 38000 = 19000 ≤ max_order_notional 25000",
+				"position_notional": "position 1 → 0.5 BTC-USD: reduces it",
+			}},
+		{name: "a sell stop at the mark", cmd: stop(command.Sell, "0.5", "40000", ""), view: view,
+			fail: map[string]string{"stop_side": "sell stop_price 40000 must be below mark 40000 (a sell stop triggers on a fall; at or above the mark it would fill at once)"}},
+		{name: "a buy stop below the mark", cmd: stop(command.Buy, "0.1", "39999.99", ""), view: view,
+			fail: map[string]string{"stop_side": "buy stop_price 39999.99 must be above mark 40000"}},
+		{name: "a buy stop above the mark", cmd: stop(command.Buy, "0.1", "41000", ""), view: view,
+			pass: map[string]string{"stop_side": "buy stop_price 41000 must be above", "order_notional": "0.1 × stop 41000 = 4100 ≤"}},
+		{name: "a stop valued at its stop", cmd: stop(command.Buy, "0.6", "42000", ""), view: fakeView{marks: view.marks},
+			fail: map[string]string{"order_notional": "0.6 × stop 42000 = 25200 exceeds max_order_notional 25000"}},
+		{name: "a stop with no mark", cmd: stop(command.Sell, "0.1", "38000", ""), view: nil,
+			fail: map[string]string{"stop_side": "no mark for BTC-USD on paper: cannot check the stop's side", "position_notional": "cannot value"}},
+		{name: "a stop's price decimals", cmd: stop(command.Sell, "0.1", "38000.001", ""), view: view,
+			fail: map[string]string{"precision": "stop_price 38000.001 has 3 decimals; paper allows 2"}},
+		{name: "a stop_limit's limit within the collar of its stop", cmd: stop(command.Sell, "0.5", "38000", "37000"), view: view,
+			pass: map[string]string{"price_collar": "limit_price 37000 is 2.63% from stop 38000 (collar 10%)",
+				"order_notional": "0.5 × limit_price 37000 = 18500 ≤", "stop_side": "sell stop_price 38000 must be below"}},
+		{name: "a stop_limit's limit outside the collar", cmd: stop(command.Sell, "0.5", "38000", "30000"), view: view,
+			fail: map[string]string{"price_collar": "limit_price 30000 is 21.05% from stop 38000 (collar 10%)"}},
+		{name: "a stop_limit valued at its limit", cmd: stop(command.Buy, "0.5", "41000", "52000"), view: fakeView{marks: view.marks},
+			fail: map[string]string{"order_notional": "0.5 × limit_price 52000 = 26000 exceeds", "price_collar": "limit_price 52000 is 26.83% from stop 41000"}},
+		{name: "a stop_limit's limit decimals", cmd: stop(command.Buy, "0.1", "41000", "41000.005"), view: view,
+			fail: map[string]string{"precision": "limit_price 41000.005 has 3 decimals"}},
+		{name: "a trailing stop by amount", cmd: trail(command.Sell, "0.5", "1000", ""), view: view,
+			pass: map[string]string{"stop_side": "sell first stop 39000 must be below mark 40000", "order_notional": "0.5 × first stop 39000 = 19500 ≤"}},
+		{name: "a trailing stop by percent", cmd: trail(command.Buy, "0.1", "", "2.5"), view: view,
+			pass: map[string]string{"stop_side": "buy first stop 41000 must be above mark 40000", "order_notional": "0.1 × first stop 41000 = 4100"}},
+		{name: "a trailing stop's trail beyond the mark", cmd: trail(command.Sell, "0.5", "40000", ""), view: view,
+			fail: map[string]string{"stop_side": "trail_amount 40000 is not below mark 40000: the stop would start at 0"}},
+		{name: "a trailing stop with no mark", cmd: trail(command.Sell, "0.5", "100", ""), view: nil,
+			fail: map[string]string{"stop_side": "no mark", "order_notional": "cannot value a trailing_stop order", "position_notional": "cannot value"}},
+		{name: "a trailing stop's amount decimals", cmd: trail(command.Sell, "0.5", "100.125", ""), view: view,
+			fail: map[string]string{"precision": "trail_amount 100.125 has 3 decimals"}},
 		{name: "trading state", cmd: command.Command{Verb: command.SetTradingState, State: command.Halted}, view: nil},
 	}
 	for _, tt := range tests {
@@ -144,6 +182,86 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// stop is a stop order, or a stop_limit when limit is given.
+func stop(side command.Side, qty, stopPrice, limit string) command.Command {
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.Stop, Quantity: d(qty), StopPrice: d(stopPrice)}
+	if limit != "" {
+		c.Type, c.LimitPrice = command.StopLimit, d(limit)
+	}
+	return c
+}
+
+// trail is a trailing stop by amount, or by percent when amount is "".
+func trail(side command.Side, qty, amount, percent string) command.Command {
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.TrailingStop, Quantity: d(qty)}
+	if amount != "" {
+		c.TrailAmount = d(amount)
+	} else {
+		c.TrailPercent = d(percent)
+	}
+	return c
+}
+
+func TestOCOChecksEachLeg(t *testing.T) {
+	g := New(config())
+	oco := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.OCO,
+		Quantity: d("0.5"), Price: d("42000"), StopPrice: d("38000"), LimitPrice: d("37900")}
+	rep := g.Check(oco, view)
+	if !rep.OK {
+		t.Fatalf("a good oco: %s", rep.Summary())
+	}
+	var got []string
+	for _, c := range rep.Checks {
+		got = append(got, c.Leg+"/"+c.Name)
+	}
+	want := "/venue /symbol limit/quantity limit/precision limit/price_collar limit/order_notional limit/position_notional limit/limit_side " +
+		"stop/quantity stop/precision stop/price_collar stop/stop_side stop/order_notional stop/position_notional /legs"
+	if strings.Join(got, " ") != want {
+		t.Errorf("checks %s\nwant   %s", strings.Join(got, " "), want)
+	}
+	for _, tc := range []struct {
+		set  func(*command.Command)
+		want string
+	}{
+		{func(c *command.Command) { c.Price = d("39000") }, "limit leg limit_side: sell limit 39000 must be above mark 40000"},
+		{func(c *command.Command) { c.StopPrice = d("41000"); c.LimitPrice = d("40900") }, "stop leg stop_side: sell stop_price 41000 must be below mark 40000"},
+		{func(c *command.Command) { c.Price = d("45000") }, "limit leg price_collar: limit 45000 is 12.50% from mark 40000"},
+		{func(c *command.Command) { c.LimitPrice = d("30000") }, "stop leg price_collar: limit_price 30000 is 21.05% from stop 38000"},
+		{func(c *command.Command) { c.Quantity = d("0.6"); c.Price = d("43000") }, "limit leg order_notional: 0.6 × limit 43000 = 25800 exceeds"},
+	} {
+		c := oco
+		tc.set(&c)
+		if rep := g.Check(c, view); rep.OK || !strings.Contains(rep.Summary(), tc.want) {
+			t.Errorf("%s: %s, want a failure with %q", c, rep.Summary(), tc.want)
+		}
+	}
+}
+
+func TestAt(t *testing.T) {
+	mark := d("40000")
+	for _, tc := range []struct {
+		c    command.Command
+		at   string
+		what string
+	}{
+		{submit(command.Buy, command.Limit, "1", "39000"), "39000", "limit"},
+		{submit(command.Buy, command.Market, "1", ""), "40000", "mark"},
+		{stop(command.Buy, "1", "41000", ""), "41000", "stop"},
+		{stop(command.Buy, "1", "41000", "41200"), "41200", "limit_price"},
+		{trail(command.Buy, "1", "", "2.5"), "41000", "first stop"},
+		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.OCO,
+			Quantity: d("1"), Price: d("38000"), StopPrice: d("42000")}, "42000", "stop"},
+	} {
+		at, what, ok := At(tc.c, mark, true)
+		if !ok || !at.Equal(d(tc.at)) || what != tc.what {
+			t.Errorf("At(%s) = %s %s %v, want %s %s", tc.c, at, what, ok, tc.at, tc.what)
+		}
+	}
+	if _, _, ok := At(trail(command.Sell, "1", "5", ""), decimal.Decimal{}, false); ok {
+		t.Error("a trailing stop was valued without a mark")
 	}
 }
 

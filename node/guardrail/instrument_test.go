@@ -66,6 +66,25 @@ func TestInstrumentRules(t *testing.T) {
 			t.Errorf("no %s check in %+v", tc.check, rep.Checks)
 		})
 	}
+	// A stop's prices keep to the tick too, and the minimum notional is at
+	// the stop.
+	for _, tc := range []struct {
+		c    command.Command
+		want string
+		ok   bool
+	}{
+		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.StopLimit,
+			Quantity: d("0.01"), StopPrice: d("59000.005"), LimitPrice: d("58900")}, "stop_price 59000.005 is not a multiple of paper's tick 0.01", false},
+		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.StopLimit,
+			Quantity: d("0.01"), StopPrice: d("59000"), LimitPrice: d("58900.001")}, "limit_price 58900.001 is not a multiple", false},
+		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.Stop,
+			Quantity: d("0.0001"), StopPrice: d("40000")}, "0.0001 × 40000 = 4; paper's minimum for BTC-USD is 5", false},
+	} {
+		rep := g.Check(tc.c, instrumentView{fakeView: fakeView{marks: view.marks, positions: map[string]decimal.Decimal{"BTC-USD": d("1")}}, in: view.in})
+		if rep.OK != tc.ok || !strings.Contains(rep.Summary(), tc.want) {
+			t.Errorf("%s: %s, want ok %v with %q", tc.c, rep.Summary(), tc.ok, tc.want)
+		}
+	}
 	// Without an instrument the configured decimals still apply.
 	rep := g.Check(command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market,
 		Quantity: d("0.0000001")}, view.fakeView)

@@ -13,7 +13,17 @@
 // slippage (buy) or minus slippage (sell); a limit order that is marketable
 // fills at once at that price capped by its limit, otherwise it rests (gtc)
 // or is canceled (ioc); a resting limit order fills in full at its limit
-// price when the mark reaches it. Fees are fee_bps of the fill's notional.
+// price when the mark reaches it. Stop, stop_limit and trailing_stop orders
+// rest and fill on each new mark by internal/intrabar, the rule the
+// backtest fills by (a mark is a bar of one price): a stop fills at the
+// mark plus slippage once the mark is at or through its stop (a gap fills
+// worse than the stop); a stop_limit rests as a limit once triggered and
+// fills at the mark when the mark is at or better than its limit; a
+// trailing stop's stop follows the best mark since placement; an oco's two
+// legs (node.Order.Group) are walked together and the first to fill
+// cancels the other. A trigger
+// and a trailing stop's move are events, so replay rebuilds them. Fees are
+// fee_bps of the fill's notional.
 //
 // A venue fed by real marks (max_mark_age set) never fills against a mark
 // older than that bound, nor one whose time is unknown (carried over from
@@ -33,9 +43,11 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/intrabar"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/node/guardrail"
 )
 
 // Kind is what a paper venue reports as its kind.
@@ -214,6 +226,15 @@ func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
 			o.TimeInForce = command.IOC
 		}
 	}
+	if o.Type == command.TrailingStop {
+		m, ok := v.marks[o.Symbol]
+		if !ok {
+			o.Status = node.OrderCanceled
+			o.Note = "no mark for " + o.Symbol + " to start the trailing stop from"
+		} else {
+			o.TrailBest, o.StopPrice = m, guardrail.TrailingStop(o.Side, o.TrailAmount, o.TrailPercent, m)
+		}
+	}
 	accepted := o
 	emit(node.Event{Time: now, Kind: node.EventAccepted, Venue: o.Venue, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 		Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.Price, Order: &accepted, Note: o.Note})
@@ -224,8 +245,8 @@ func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
 // that cannot.
 func (v *Venue) execute(id string, now time.Time, emit Emit) {
 	o := v.orders[id]
-	if o == nil || o.Status != node.OrderOpen {
-		return
+	if o == nil || o.Status != node.OrderOpen || o.Type.Protective() || o.Group != "" {
+		return // a stop or an oco's leg rests: Match fills it on a later mark
 	}
 	px, ok := v.MarketPrice(o.Symbol, o.Side)
 	if !ok {
@@ -302,13 +323,16 @@ func (v *Venue) Modify(id string, qty, price decimal.Decimal, now time.Time, emi
 }
 
 // Match fills every resting limit order the current marks have reached, at
-// its limit price, oldest first. allow may veto a fill (the node's trading
-// state); a vetoed order keeps resting, and so does one whose mark is not
-// fresh at now (FreshMark).
+// its limit price, oldest first; then walks each symbol's resting stop,
+// stop_limit and trailing_stop orders and oco legs through its mark by
+// intrabar.Step, emitting the triggers, the trailing stops' moves and the
+// fills (a leg's fill cancels the rest of its group). allow may veto a
+// fill (the node's trading state); a vetoed order keeps resting, and so
+// does one whose mark is not fresh at now (FreshMark).
 func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	for _, id := range slices.Clone(v.open) {
 		o := v.orders[id]
-		if o.Status != node.OrderOpen || o.Type != command.Limit {
+		if o.Status != node.OrderOpen || o.Type != command.Limit || o.Group != "" {
 			continue
 		}
 		m, ok := v.marks[o.Symbol]
@@ -320,6 +344,104 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 			v.fill(o, o.Price, now, emit)
 		}
 	}
+	bySymbol := map[string][]*node.Order{}
+	var symbols []string
+	for _, id := range v.open {
+		o := v.orders[id]
+		if o.Status != node.OrderOpen || (!o.Type.Protective() && o.Group == "") {
+			continue
+		}
+		if bySymbol[o.Symbol] == nil {
+			symbols = append(symbols, o.Symbol)
+		}
+		bySymbol[o.Symbol] = append(bySymbol[o.Symbol], o)
+	}
+	for _, s := range symbols {
+		// A stale mark neither triggers, trails nor fills (max_mark_age).
+		if m, ok := v.marks[s]; ok && v.FreshMark(s, now) == nil {
+			v.step(bySymbol[s], m, now, allow, emit)
+		}
+	}
+}
+
+// step walks one symbol's resting stops through the mark m.
+func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, allow func(node.Order) bool, emit Emit) {
+	held := make([]intrabar.Order[decimal.Decimal], len(resting))
+	groups := map[string]int{}
+	for i, o := range resting {
+		held[i] = asIntrabar(o)
+		if o.Group != "" {
+			if groups[o.Group] == 0 {
+				groups[o.Group] = len(groups) + 1
+			}
+			held[i].Group = groups[o.Group]
+		}
+	}
+	fills := intrabar.Step(intrabar.Mark(m), intrabar.Path, held, nil)
+	for i, o := range resting {
+		h := held[i]
+		if o.Type == command.StopLimit && h.Triggered && !o.Triggered {
+			emit(node.Event{Time: now, Kind: node.EventTriggered, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+				Symbol: o.Symbol, Side: o.Side, Price: m,
+				Note: fmt.Sprintf("stop %s traded at mark %s: resting as a limit at %s", o.StopPrice, m, o.Price)})
+		}
+		if o.Type == command.TrailingStop && !h.Best.Equal(o.TrailBest) {
+			emit(node.Event{Time: now, Kind: node.EventTrailed, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+				Symbol: o.Symbol, Side: o.Side, Price: h.Best,
+				Note: fmt.Sprintf("best mark %s: stop %s", h.Best, h.Stop)})
+		}
+	}
+	for _, f := range fills {
+		o := resting[f.Order]
+		if o.Status != node.OrderOpen || !allow(*o) {
+			continue
+		}
+		at := f.Price
+		if f.Taker { // a triggered stop is a market order: slippage applies
+			at, _ = v.MarketPrice(o.Symbol, o.Side)
+		}
+		v.fill(o, at, now, emit)
+		if o.Group != "" {
+			v.CancelGroup(o.Group, fmt.Sprintf("canceled: %s, another leg of oco %s, filled", o.ID, o.Group), now, emit)
+		}
+	}
+}
+
+// CancelGroup cancels the open orders of an oco, by the group id its legs
+// carry (node.Order.Group), and returns their ids.
+func (v *Venue) CancelGroup(group, note string, now time.Time, emit Emit) []string {
+	var ids []string
+	for _, id := range slices.Clone(v.open) {
+		if o := v.orders[id]; o.Group == group && o.Status == node.OrderOpen {
+			v.cancel(o, note, now, emit)
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// asIntrabar is a resting stop as the intrabar rule holds it.
+func asIntrabar(o *node.Order) intrabar.Order[decimal.Decimal] {
+	side := intrabar.Sell
+	if o.Side == command.Buy {
+		side = intrabar.Buy
+	}
+	h := intrabar.Order[decimal.Decimal]{Side: side, Stop: o.StopPrice}
+	switch o.Type {
+	case command.Limit:
+		h.Kind, h.Limit = intrabar.Limit, o.Price
+	case command.Stop:
+		h.Kind = intrabar.Stop
+	case command.StopLimit:
+		h.Kind, h.Limit, h.Triggered = intrabar.StopLimit, o.Price, o.Triggered
+	case command.TrailingStop:
+		h.Kind, h.Best, h.Anchored = intrabar.TrailingStop, o.TrailBest, true
+		h.Trail = o.TrailAmount
+		if o.TrailPercent.IsPositive() {
+			h.Trail, h.TrailFraction = o.TrailPercent.Shift(-2), true
+		}
+	}
+	return h
 }
 
 // Apply changes the venue by one event. It is the only way the venue's
@@ -337,10 +459,13 @@ func (v *Venue) Apply(ev node.Event) error {
 			return fmt.Errorf("event %d: order %s accepted twice", ev.Seq, ev.Order.ID)
 		}
 		o := *ev.Order
+		v.orders[o.ID] = &o
+		if o.Status == node.OrderCanceled { // refused at placement; Note says why
+			return nil
+		}
 		if o.Status != node.OrderPending {
 			o.Status = node.OrderOpen
 		}
-		v.orders[o.ID] = &o
 		v.open = append(v.open, o.ID)
 		return nil
 	}
@@ -376,6 +501,17 @@ func (v *Venue) Apply(ev node.Event) error {
 		v.book(ev)
 	case node.EventCanceled:
 		v.close(o, node.OrderCanceled, ev.Note)
+	case node.EventTriggered:
+		if o.Type != command.StopLimit || o.Triggered {
+			return fmt.Errorf("event %d: trigger of order %s, a %s order (triggered %v)", ev.Seq, o.ID, o.Type, o.Triggered)
+		}
+		o.Triggered = true
+	case node.EventTrailed:
+		if o.Type != command.TrailingStop || !ev.Price.IsPositive() {
+			return fmt.Errorf("event %d: trailing move of order %s, a %s order, to %s", ev.Seq, o.ID, o.Type, ev.Price)
+		}
+		o.TrailBest = ev.Price
+		o.StopPrice = guardrail.TrailingStop(o.Side, o.TrailAmount, o.TrailPercent, ev.Price)
 	case node.EventModified:
 		if ev.Quantity.IsPositive() {
 			if ev.Quantity.LessThanOrEqual(o.Filled) {

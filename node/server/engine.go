@@ -35,6 +35,7 @@ type venue interface {
 	OpenOrders() []node.Order
 	Place(o node.Order, now time.Time, emit paper.Emit)
 	Cancel(id, note string, now time.Time, emit paper.Emit) error
+	CancelGroup(group, note string, now time.Time, emit paper.Emit) []string
 	Modify(id string, qty, price decimal.Decimal, now time.Time, emit paper.Emit) error
 	Match(now time.Time, allow func(node.Order) bool, emit paper.Emit)
 	Snapshot() node.Venue
@@ -305,17 +306,21 @@ var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
+	"stop_side": "stop_side", "limit_side": "limit_side",
 }
 
 // check runs the node's rules on c without changing anything: the same
 // verdict execute acts on and dry-run reports.
 func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if c.Verb == command.SubmitOrder && c.ClientOrderID != "" {
-		if ref, dup := e.byCID[c.ClientOrderID]; dup {
-			o, _ := e.venues[ref.venue].Order(ref.id)
-			return guardrail.Report{}, &rejection{code: "duplicate_client_order_id", existing: &o,
-				reason: fmt.Sprintf("client_order_id %s already belongs to order %s (%s %s %s %s, %s); a retried submit never places a second order",
-					c.ClientOrderID, o.ID, o.Type, o.Side, o.Quantity, o.Symbol, o.Status)}
+		for _, l := range c.Legs() {
+			cid := l.Command.ClientOrderID
+			if ref, dup := e.byCID[cid]; dup {
+				o, _ := e.venues[ref.venue].Order(ref.id)
+				return guardrail.Report{}, &rejection{code: "duplicate_client_order_id", existing: &o,
+					reason: fmt.Sprintf("client_order_id %s already belongs to order %s (%s %s %s %s, %s); a retried submit never places a second order",
+						cid, o.ID, o.Type, o.Side, o.Quantity, o.Symbol, o.Status)}
+			}
 		}
 	}
 	if e.state == command.Halted {
@@ -335,6 +340,10 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	}
 	if r := e.checkFed(c); r != nil {
 		return guardrail.Report{}, r
+	}
+	if c.Verb == command.SubmitOrder && c.Type.Rests() && e.remotes[c.Venue] != nil {
+		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+			reason: fmt.Sprintf("%s orders are simulated on paper venues only for now; %s is a real venue: use market or limit there, or trade the %s on a paper venue", c.Type, c.Venue, c.Type)}
 	}
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status == node.OrderPending {
@@ -363,7 +372,12 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		if r := e.checkReduceOnly(v, c.Symbol, c.Side, c.Quantity, ""); r != nil {
 			return rep, r
 		}
-		return rep, e.checkCash(v, c.Symbol, c.Side, c.Type, c.Quantity, c.Price)
+		at, _ := v.MarketPrice(c.Symbol, c.Side)
+		if c.Type != command.Market {
+			mark, ok := v.Mark(c.Symbol)
+			at, _, _ = guardrail.At(c, mark, ok) // an oco: its dearest leg, only one fills
+		}
+		return rep, e.checkCash(v, c.Symbol, c.Side, c.Quantity, at)
 	case command.Modify:
 		v := e.venues[c.Venue]
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
@@ -379,7 +393,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		}
 		// The modified order is checked whole, at its new price: raising a
 		// resting buy's limit must not spend cash the venue does not hold.
-		return rep, e.checkCash(v, o.Symbol, o.Side, o.Type, qty, price)
+		return rep, e.checkCash(v, o.Symbol, o.Side, qty, price)
 	}
 	return rep, nil
 }
@@ -393,9 +407,13 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 	}
 	pos := v.Position(symbol)
 	working := qty
+	groups := map[string]bool{} // an oco's legs fill once: counted once
 	for _, o := range v.OpenOrders() {
-		if o.Symbol == symbol && o.Side == side && o.ID != except {
+		if o.Symbol == symbol && o.Side == side && o.ID != except && !groups[o.Group] {
 			working = working.Add(o.Remaining())
+			if o.Group != "" {
+				groups[o.Group] = true
+			}
 		}
 	}
 	if reduces(pos, side, working) {
@@ -407,9 +425,9 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 }
 
 // checkCash refuses a buy whose part that opens or adds to a long position
-// costs more (at the limit, or the mark plus slippage, plus fees) than the
-// venue's cash.
-func (e *engine) checkCash(v venue, symbol string, side command.Side, typ command.OrderType, qty, price decimal.Decimal) *rejection {
+// costs more (at the price the order is valued at, at — the limit, the
+// mark plus slippage, a stop's price — plus fees) than the venue's cash.
+func (e *engine) checkCash(v venue, symbol string, side command.Side, qty, at decimal.Decimal) *rejection {
 	if side != command.Buy || !qty.IsPositive() {
 		return nil
 	}
@@ -419,10 +437,6 @@ func (e *engine) checkCash(v venue, symbol string, side command.Side, typ comman
 	}
 	if opening.IsZero() {
 		return nil
-	}
-	at := price
-	if typ == command.Market {
-		at, _ = v.MarketPrice(symbol, side)
 	}
 	cost := opening.Mul(at).Add(v.Fee(opening, at))
 	if cost.LessThanOrEqual(v.Cash()) {
@@ -445,12 +459,34 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	}
 	switch c.Verb {
 	case command.SubmitOrder:
-		id := e.nextOrderID()
-		e.venues[c.Venue].Place(node.Order{ID: id, ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side,
-			Type: c.Type, Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, now, e.emit)
-		e.describeOrder(&out, c.Venue, id)
+		legs := c.Legs()
+		var group string
+		if len(legs) > 1 {
+			group = e.nextOrderID()
+		}
+		var details []string
+		for _, l := range legs {
+			id := e.nextOrderID()
+			e.venues[c.Venue].Place(paperOrder(l.Command, id, group), now, e.emit)
+			e.describeOrder(&out, c.Venue, id)
+			details = append(details, out.Detail)
+			if group != "" {
+				out.OrderIDs = append(out.OrderIDs, id)
+			}
+		}
+		if group != "" {
+			o, _ := e.venues[c.Venue].Order(group)
+			out.OrderID, out.Order, out.ClientOrderID = o.ID, &o, c.ClientOrderID
+			out.Detail = fmt.Sprintf("oco %s, one leg cancels the other: %s", group, strings.Join(details, "; "))
+		}
 	case command.CancelOrder:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		if o.Group != "" {
+			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, "canceled by cancel_order (oco "+o.Group+")", now, e.emit)
+			e.describeOrder(&out, c.Venue, o.ID)
+			out.Detail = fmt.Sprintf("canceled oco %s: %s", o.Group, strings.Join(out.Canceled, ", "))
+			break
+		}
 		e.must(e.venues[c.Venue].Cancel(o.ID, "canceled by cancel_order", now, e.emit))
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Modify:
@@ -489,6 +525,18 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	return out
 }
 
+// paperOrder is the order a simple submit_order (or an oco's leg) places:
+// a stop_limit's limit_price is its Price.
+func paperOrder(c command.Command, id, group string) node.Order {
+	limit := c.Price
+	if c.Type == command.StopLimit {
+		limit = c.LimitPrice
+	}
+	return node.Order{ID: id, ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side,
+		Type: c.Type, Quantity: c.Quantity, Price: limit, StopPrice: c.StopPrice, TrailAmount: c.TrailAmount,
+		TrailPercent: c.TrailPercent, TimeInForce: c.TIF(), Group: group}
+}
+
 func (e *engine) must(err error) {
 	if err != nil && e.fault == nil {
 		e.fault = err
@@ -513,6 +561,11 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 		out.Detail = fmt.Sprintf("%s %s filled at %s", o.ID, what, o.AveragePrice)
 	case o.Status == node.OrderCanceled:
 		out.Detail = fmt.Sprintf("%s %s canceled: %s", o.ID, what, o.Note)
+	case o.Type.Protective():
+		out.Detail = fmt.Sprintf("%s %s stop %s resting", o.ID, what, o.StopPrice)
+		if o.Price.IsPositive() {
+			out.Detail = fmt.Sprintf("%s %s stop %s limit %s resting", o.ID, what, o.StopPrice, o.Price)
+		}
 	default:
 		out.Detail = fmt.Sprintf("%s %s @ %s resting", o.ID, what, o.Price)
 	}

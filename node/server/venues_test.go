@@ -261,6 +261,12 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 		v := vn.venue(t, "bn")
 		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(d("0.11"))
 	})
+	// A stop is simulated on paper only: refused, and the venue hears nothing.
+	stop := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
+	stop.StopPrice = d("59000")
+	if out := send(t, vn.c, stop, ""); out.Code != "unsupported_order_type" || !strings.Contains(out.Reason, "paper venues only") || len(vn.fake.Orders()) != 1 {
+		t.Errorf("a stop on a real venue: %s %q, the venue holds %d orders", out.Code, out.Reason, len(vn.fake.Orders()))
+	}
 	// Too fine a quantity is refused by the node before the venue hears of it.
 	out = send(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.000001", "59000"), "")
 	if out.Code != "precision" || !strings.Contains(out.Reason, "step 0.00001") {
