@@ -87,16 +87,38 @@ func (r Request) facts(now time.Time) string {
 	return b.String()
 }
 
+// priceWords says at what price an order of c's type trades, so a person
+// approving a stop never reads "at market".
+func priceWords(c command.Command) string {
+	stopLimit := func() string {
+		w := "stop at " + c.StopPrice.String()
+		if !c.LimitPrice.IsZero() {
+			w += " then limit at " + c.LimitPrice.String()
+		}
+		return w
+	}
+	switch c.Type {
+	case command.Limit:
+		return "limit at " + c.Price.String()
+	case command.Stop, command.StopLimit:
+		return stopLimit()
+	case command.TrailingStop:
+		if !c.TrailPercent.IsZero() {
+			return "trailing stop " + c.TrailPercent.String() + "% behind the best price"
+		}
+		return "trailing stop " + c.TrailAmount.String() + " behind the best price"
+	case command.OCO:
+		return "one-cancels-other: limit at " + c.Price.String() + " or " + stopLimit()
+	}
+	return "at market"
+}
+
 // Words renders a command in plain words.
 func Words(c command.Command) string {
 	var s string
 	switch c.Verb {
 	case command.SubmitOrder:
-		at := "at market"
-		if c.Type == command.Limit {
-			at = "limit at " + c.Price.String()
-		}
-		s = fmt.Sprintf("submit_order: %s %s %s %s, %s, on venue %s", c.Side, c.Quantity, c.Symbol, at, c.TIF(), c.Venue)
+		s = fmt.Sprintf("submit_order: %s %s %s %s, %s, on venue %s", c.Side, c.Quantity, c.Symbol, priceWords(c), c.TIF(), c.Venue)
 	case command.CancelOrder:
 		s = fmt.Sprintf("cancel_order: cancel order %s on venue %s", orderRef(c), c.Venue)
 	case command.Modify:

@@ -19,17 +19,20 @@ import (
 func Notional(c command.Command, view guardrail.View) (n decimal.Decimal, valued bool) {
 	switch c.Verb {
 	case command.SubmitOrder:
-		if c.Type == command.Limit {
-			return c.Quantity.Mul(c.Price), true
+		// Valued as the guardrail values it: a limit at its limit, a stop
+		// at its stop, a trailing stop at its first stop, a market order
+		// (and nothing else) at the mark; an oco at its dearest leg.
+		var mark decimal.Decimal
+		haveMark := false
+		if view != nil {
+			mark, haveMark = view.Mark(c.Venue, c.Symbol)
+			haveMark = haveMark && mark.IsPositive()
 		}
-		if view == nil {
+		at, _, ok := guardrail.At(c, mark, haveMark)
+		if !ok || !at.IsPositive() {
 			return decimal.Zero, false
 		}
-		mark, ok := view.Mark(c.Venue, c.Symbol)
-		if !ok || !mark.IsPositive() {
-			return decimal.Zero, false
-		}
-		return c.Quantity.Mul(mark), true
+		return c.Quantity.Mul(at), true
 	case command.Modify:
 		if view == nil {
 			return decimal.Zero, false

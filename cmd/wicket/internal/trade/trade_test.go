@@ -168,7 +168,7 @@ func TestParseTradeWords(t *testing.T) {
 		{name: "-y", verb: command.MarketExit, line: `-y`, mode: tradeOneShotLine, fields: map[string]string{}, yes: true},
 
 		{name: "unknown field", verb: command.SubmitOrder, line: `buy 1 SPY market qty=3`,
-			err: `submit_order: unknown field "qty"; valid fields: venue, symbol, side, type, quantity, price, time_in_force, client_order_id, reason`},
+			err: `submit_order: unknown field "qty"; valid fields: venue, symbol, side, type, quantity, price, stop_price, limit_price, trail_amount, trail_percent, time_in_force, client_order_id, reason`},
 		{name: "unknown flag field", verb: command.Flatten, line: `--side buy`, err: `flatten: unknown field "side"; valid fields: venue, symbol, reason`},
 		{name: "twice", verb: command.SubmitOrder, line: `buy 1 SPY market side=sell`, err: "side given twice"},
 		{name: "reason twice", verb: command.Flatten, line: `--reason a reason=b`, err: "reason given twice"},
