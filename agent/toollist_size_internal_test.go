@@ -14,11 +14,16 @@ import (
 
 // Bounds on what tools/list puts into a model's context (issue 31, item
 // 12): each description says what the tool is for in one short first
-// sentence, and the whole list stays under maxToolListBytes.
+// sentence, and the whole list stays under maxToolListBytes. The bound
+// was 34,000 bytes until the protective orders (issue 26) added four
+// submit_order arguments and four order types, and run_backtest its
+// intrabar and robustness arguments: 34,610 bytes after the descriptions
+// that grew were cut back. Raise it only for new arguments, never for
+// longer prose.
 const (
 	maxFirstSentence = 160
 	maxDescription   = 220
-	maxToolListBytes = 34000
+	maxToolListBytes = 35000
 )
 
 // TestToolListSize: tools/list under the full profile, every tool served,
