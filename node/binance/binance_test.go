@@ -2,31 +2,24 @@ package binance_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
+	"wicket/node/venuetest"
 )
 
-func randomKey(t *testing.T) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+// d and randomKey are the shared helpers, named short here.
+var (
+	d         = venuetest.D
+	randomKey = venuetest.Key
+)
 
 // start runs a fake exchange with BTCUSDT at 60000 and an adapter on it.
 func start(t *testing.T, opts ...func(*binance.Config)) (*binancefake.Fake, *binance.Adapter) {
@@ -314,42 +307,6 @@ func TestStreamRefusedWithItsReason(t *testing.T) {
 	if err := a.Stream(ctx(t), func(node.VenueUpdate) {}); err == nil || !strings.Contains(err.Error(), "HTTP 503") || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("a refused handshake: %v", err)
 	}
-}
-
-// TestOpenOrdersOfAnUnknownReplacement: an open order that is a
-// replacement this adapter did not see made (the cancel-replace's answer
-// was lost, or another process made it) is listed with the whole order's
-// life, the fills of the incarnations before it included, never as if
-// its own part were all of it.
-func TestOpenOrdersOfAnUnknownReplacement(t *testing.T) {
-	f, another := startWith(t)
-	a := another()
-	lim := "wk-0190f5a2-7c1e-7b3a-9d4e-00000000000b"
-	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: lim, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Limit,
-		TimeInForce: command.GTC, Quantity: d("0.02"), Price: d("59000.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := f.Orders()[0].ID
-	f.FillPart(id, "0.005")
-	o.Filled, o.AveragePrice = d("0.005"), d("59000")
-	f.DropResponses("/api/v3/order/cancelReplace", 1)
-	if _, err := a.Replace(ctx(t), o, d("0"), d("59600.00")); err == nil {
-		t.Fatal("the replace's answer was dropped, yet it succeeded")
-	}
-	check := func(who string, a *binance.Adapter) {
-		t.Helper()
-		open, err := a.OpenOrders(ctx(t), []string{"BTCUSDT"})
-		if err != nil || len(open) != 1 {
-			t.Fatalf("%s: open orders %+v %v", who, open, err)
-		}
-		got := open[0]
-		if got.ClientOrderID != lim || !got.Price.Equal(d("59600")) || !got.Quantity.Equal(d("0.02")) || !got.Filled.Equal(d("0.005")) || !got.AveragePrice.Equal(d("59000")) {
-			t.Errorf("%s: the replacement is listed as %+v, want the whole order: 0.02, 0.005 filled at 59000", who, got)
-		}
-	}
-	check("the adapter whose answer was lost", a)
-	check("an adapter started afterwards", another())
 }
 
 // TestPositionAveragePriceFromTrades: Binance keeps no position price; the

@@ -1,0 +1,181 @@
+// Package venuetest is the one conformance suite every real venue's
+// adapter (node/alpaca, node/binance) runs against its fake: a table of
+// behaviours (submit, lost answer, partial fill, replace, cancel, stream
+// drop, reconcile), each a function of a small Harness the adapter's own
+// test package implements over its fake. It also holds the test helpers
+// those packages share: a decimal maker (D) and a key maker (Key).
+//
+// It is for tests only: it never talks to a real venue, never prints a
+// key, and never sleeps to synchronise (it waits on the adapter's stream
+// with a bounded timeout).
+package venuetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/node"
+	"wicket/node/command"
+)
+
+// Exchange is what the suite needs of an adapter: the order calls and the
+// stream the node's engine uses.
+type Exchange interface {
+	Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error)
+	Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
+	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
+	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
+	OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error)
+	Stream(ctx context.Context, updates func(node.VenueUpdate)) error
+}
+
+// Op is a write whose answer a harness can lose.
+type Op int
+
+// The writes.
+const (
+	OpSubmit Op = iota
+	OpReplace
+	OpCancel
+)
+
+func (o Op) String() string { return [...]string{"submit", "replace", "cancel"}[o] }
+
+// FakeOrder is one order as the fake holds it, in the node's vocabulary
+// (the harness maps the fake's status: a replaced incarnation is
+// VenueCanceled).
+type FakeOrder struct {
+	VenueOrderID string
+	State        node.VenueState
+	Quantity     decimal.Decimal
+	Filled       decimal.Decimal
+}
+
+// Harness is one adapter's fake, as the suite drives it. Each behaviour
+// gets a fresh one.
+type Harness interface {
+	// Adapter makes an adapter on the fake, its instruments loaded; each
+	// call is another process on the same account.
+	Adapter(t *testing.T) Exchange
+	// Symbol is the symbol the suite trades, in the node's spelling; the
+	// fake fills market orders in it at Price, and accepts quantities in
+	// steps of 0.001 and prices in whole units.
+	Symbol() string
+	Price() decimal.Decimal
+	// FillPart fills qty of a working order at its limit.
+	FillPart(t *testing.T, venueOrderID string, qty decimal.Decimal)
+	// Cross fills every working order in full.
+	Cross()
+	// DropStreams closes every order stream connection.
+	DropStreams()
+	// LoseNextAnswer makes the fake process the next op (on the order
+	// venueOrderID, for a replace or cancel) and close the connection
+	// instead of answering.
+	LoseNextAnswer(op Op, venueOrderID string)
+	// Sent counts the op requests (on the order venueOrderID, for a
+	// replace or cancel) the fake has seen.
+	Sent(op Op, venueOrderID string) int
+	// Orders lists every order the fake holds, oldest first.
+	Orders() []FakeOrder
+}
+
+// Behaviour is one row of the suite.
+type Behaviour struct {
+	Name string
+	Run  func(t *testing.T, h Harness)
+}
+
+// Behaviours is the suite: what every adapter must do against its fake.
+var Behaviours = []Behaviour{
+	{"submit", submit},
+	{"lost answer", lostAnswer},
+	{"partial fill", partialFill},
+	{"replace", replace},
+	{"lost replace answer", lostReplace},
+	{"cancel", cancel},
+	{"stream drop", streamDrop},
+	{"reconcile", reconcile},
+}
+
+// Run runs every behaviour as a subtest, each on a harness from mk.
+func Run(t *testing.T, mk func(t *testing.T) Harness) {
+	for _, b := range Behaviours {
+		t.Run(b.Name, func(t *testing.T) { b.Run(t, mk(t)) })
+	}
+}
+
+// D is a decimal from a literal; a bad literal panics (a test's typo).
+func D(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// Key is a fresh random key or secret, made at test run time.
+func Key(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// Ctx is a context bounded for one test.
+func Ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+var seq atomic.Int64
+
+// ClientID is a fresh client order id in the node's form.
+func ClientID() string { return fmt.Sprintf("wk-0190f5a2-7c1e-7b3a-9d4e-%012x", seq.Add(1)) }
+
+// The suite's figures: limits rest below the price.
+var (
+	qty      = D("0.02")
+	limitOff = D("1000")
+)
+
+func limit(h Harness, id string) node.OrderRequest {
+	return node.OrderRequest{ClientOrderID: id, Symbol: h.Symbol(), Side: command.Buy, Type: command.Limit, TimeInForce: command.GTC,
+		Quantity: qty, Price: h.Price().Sub(limitOff)}
+}
+
+func market(h Harness, id string) node.OrderRequest {
+	return node.OrderRequest{ClientOrderID: id, Symbol: h.Symbol(), Side: command.Buy, Type: command.Market, Quantity: D("0.01")}
+}
+
+func place(t *testing.T, a Exchange, r node.OrderRequest) node.VenueOrder {
+	t.Helper()
+	o, err := a.Submit(Ctx(t), r)
+	if err != nil {
+		t.Fatalf("submit %s: %v", r.ClientOrderID, err)
+	}
+	return o
+}
+
+func lookup(t *testing.T, a Exchange, h Harness, id string) node.VenueOrder {
+	t.Helper()
+	o, err := a.Lookup(Ctx(t), node.VenueOrder{Symbol: h.Symbol(), ClientOrderID: id})
+	if err != nil {
+		t.Fatalf("lookup %s: %v", id, err)
+	}
+	return o
+}
+
+func fakeOrder(t *testing.T, h Harness, venueOrderID string) FakeOrder {
+	t.Helper()
+	for _, o := range h.Orders() {
+		if o.VenueOrderID == venueOrderID {
+			return o
+		}
+	}
+	t.Fatalf("the fake holds no order %s", venueOrderID)
+	return FakeOrder{}
+}
