@@ -85,11 +85,7 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 		out.Canceled, err = s.cancelWhereRemote(c.Venue, c.Symbol, c.Side, "mass_cancel", &out)
 		out.Detail = fmt.Sprintf("canceled %d order(s) on %s%s", len(out.Canceled), c.Venue, out.Detail)
 	case command.Flatten:
-		symbols := s.eng.remotes[c.Venue].Held()
-		if c.Symbol != "" {
-			symbols = []string{c.Symbol}
-		}
-		out.OrderIDs, err = s.flattenRemote(c.Venue, symbols, "flatten", id, &out)
+		out.OrderIDs, err = s.flattenRemote(c.Venue, flattenSymbols(s.eng.remotes[c.Venue], c), "flatten", id, &out)
 		out.Detail = fmt.Sprintf("sent %d closing order(s) on %s%s", len(out.OrderIDs), c.Venue, out.Detail)
 	case command.MarketExit:
 		err = s.marketExit(c, id, now, &out)
@@ -346,17 +342,9 @@ func (s *Server) flattenRemote(name string, symbols []string, note, ticket strin
 	r := s.eng.remotes[name]
 	var ids []string
 	pending := 0
-	for _, sym := range symbols {
-		pos := r.Position(sym)
-		if pos.IsZero() {
-			continue
-		}
-		side := command.Sell
-		if pos.IsNegative() {
-			side = command.Buy
-		}
-		o, err := s.placeRemote(name, node.Order{ClientOrderID: "wk-" + s.cfg.NewID(), Symbol: sym, Side: side, Type: command.Market,
-			Quantity: pos.Abs(), TimeInForce: command.IOC, Note: note}, ticket)
+	for _, o := range closingOrders(r, symbols, note) {
+		o.ClientOrderID = "wk-" + s.cfg.NewID()
+		o, err := s.placeRemote(name, o, ticket)
 		if err != nil {
 			return ids, err
 		}
