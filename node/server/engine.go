@@ -494,11 +494,7 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 		e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Flatten:
-		symbols := e.venues[c.Venue].Held()
-		if c.Symbol != "" {
-			symbols = []string{c.Symbol}
-		}
-		out.OrderIDs = e.flatten(c.Venue, symbols, "flatten", now)
+		out.OrderIDs = e.flatten(c.Venue, flattenSymbols(e.venues[c.Venue], c), "flatten", now)
 		out.Detail = fmt.Sprintf("flattened %d position(s) on %s", len(out.OrderIDs), c.Venue)
 	case command.MarketExit:
 		names := e.paperNames()
@@ -571,10 +567,20 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 	}
 }
 
-// flatten closes each listed position with a market order.
-func (e *engine) flatten(venueName string, symbols []string, note string, now time.Time) []string {
-	v := e.venues[venueName]
-	var ids []string
+// flattenSymbols is what a flatten command closes on v: the one symbol it
+// names, or every position held.
+func flattenSymbols(v venue, c command.Command) []string {
+	if c.Symbol != "" {
+		return []string{c.Symbol}
+	}
+	return v.Held()
+}
+
+// closingOrders are the market orders that close each listed position on
+// v, one per symbol held, for any venue: the paper flatten places them
+// here, the real one sends them (flattenRemote).
+func closingOrders(v venue, symbols []string, note string) []node.Order {
+	var out []node.Order
 	for _, s := range symbols {
 		pos := v.Position(s)
 		if pos.IsZero() {
@@ -584,10 +590,20 @@ func (e *engine) flatten(venueName string, symbols []string, note string, now ti
 		if pos.IsNegative() {
 			side = command.Buy
 		}
-		id := e.nextOrderID()
-		v.Place(node.Order{ID: id, Symbol: s, Side: side, Type: command.Market, Quantity: pos.Abs(),
-			TimeInForce: command.IOC, Note: note}, now, e.emit)
-		ids = append(ids, id)
+		out = append(out, node.Order{Symbol: s, Side: side, Type: command.Market, Quantity: pos.Abs(),
+			TimeInForce: command.IOC, Note: note})
+	}
+	return out
+}
+
+// flatten closes each listed position with a market order.
+func (e *engine) flatten(venueName string, symbols []string, note string, now time.Time) []string {
+	v := e.venues[venueName]
+	var ids []string
+	for _, o := range closingOrders(v, symbols, note) {
+		o.ID = e.nextOrderID()
+		v.Place(o, now, e.emit)
+		ids = append(ids, o.ID)
 	}
 	return ids
 }

@@ -14,10 +14,12 @@
 // wicket.toml, and cash for buys.
 //
 // Real venues sit behind Exchange, the interface this package declares
-// for the adapters (remote.go, remote_server.go): they start disarmed at
-// every start and refuse writes until an operator arms them; a write's
-// intent is journaled before the venue hears of it, a lost answer leaves
-// it pending, and reconciliation by client order id settles it.
+// for the adapters (remote.go; writes in remote_write.go, reconciliation
+// in reconcile.go, streams and polls in streams.go, arming in arming.go):
+// they start disarmed at every start and refuse writes until an operator
+// arms them; a write's intent is journaled before the venue hears of it,
+// a lost answer leaves it pending, and reconciliation by client order id
+// settles it.
 //
 // It never listens beyond loopback unless told to (Listen with
 // allowRemote), never logs or returns a key or a signature, never
