@@ -122,7 +122,7 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series: metrics, warnings, settings, the first and last trades, a link to the full run. equity: true adds the curve, plot: true a chart.",
+			Description: "Backtests a strategy on a stored series: metrics, warnings, settings, the first and last round trips, a link to the run. equity: true adds the curve, plot: true a chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
