@@ -33,6 +33,20 @@ type Caller struct {
 	Deny        []string  `toml:"deny_tool,omitempty"`
 	TokenSHA256 string    `toml:"token_sha256"`
 	Added       time.Time `toml:"added"`
+
+	// grant is the OAuth scope that granted Profile and Deny, for a caller
+	// authenticated by an access token (Name is then its subject); "" for
+	// a bearer caller of this file.
+	grant string
+}
+
+// owner is who a session belongs to: a bearer caller, or an OAuth subject
+// under one grant (a token of another scope opens a session of its own).
+func (c Caller) owner() string {
+	if c.grant == "" {
+		return "caller " + c.Name
+	}
+	return "oauth " + c.grant + " " + c.Name
 }
 
 // Callers is the set of callers in settings/callers.toml.

@@ -31,6 +31,9 @@ type HTTPOptions struct {
 	// Callers authenticates every request; nil serves without auth
 	// (--no-auth): every session gets Options.Profile and Options.Deny.
 	Callers *Callers
+	// OAuth, when set, also accepts JWT access tokens of its issuer
+	// (agent/oauth.go) and serves the Protected Resource Metadata.
+	OAuth *OAuth
 	// Remote allows a non-loopback listener (the caller has checked TLS).
 	Remote bool
 	// AllowOrigins are extra Origin values accepted (scheme://host[:port]).
@@ -74,7 +77,8 @@ type HTTPServer struct {
 type httpSession struct {
 	srv    *Server
 	http   *server.StreamableHTTPServer
-	caller string
+	caller string // the caller's name
+	owner  string // Caller.owner: who may use the session
 
 	mu   sync.Mutex
 	used time.Time // when the last request began or ended
@@ -111,11 +115,11 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.Callers == nil {
+	if h.Callers == nil && h.OAuth == nil {
 		if _, err := Check(opts.Profile, opts.Deny); err != nil {
 			return nil, err
 		}
-	} else if h.Callers.Len() == 0 {
+	} else if h.OAuth == nil && h.Callers.Len() == 0 {
 		return nil, &UsageError{"no callers are configured for this HTTP server: add one with `wicket callers add NAME --profile P` " +
 			"(it prints the bearer token once), or serve a single local operator with --no-auth"}
 	}
@@ -153,6 +157,15 @@ func (h *HTTPServer) sessionCount() int {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.h.OAuth != nil && (r.URL.Path == PRMPath || r.URL.Path == PRMPath+MCPPath) {
+		if why := h.checkOrigin(r); why != "" {
+			closeAfter(w)
+			httpError(w, http.StatusForbidden, why)
+			return
+		}
+		h.h.OAuth.serveMetadata(w, r)
+		return
+	}
 	if r.URL.Path != MCPPath {
 		closeAfter(w)
 		http.NotFound(w, r)
@@ -251,30 +264,73 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-// authenticate returns the request's caller; without callers the caller
-// is the command line's own profile ("" name). A missing or wrong token
-// is answered 401 with WWW-Authenticate, before any body is read, and the
-// connection is closed.
+// authenticate returns the request's caller; without callers or OAuth
+// the caller is the command line's own profile ("" name). A missing or
+// wrong token is answered 401 with WWW-Authenticate (naming the resource
+// metadata under OAuth), before any body is read, and the connection is
+// closed; a valid OAuth token without a mapped scope is answered 403
+// insufficient_scope.
 func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Caller, bool) {
-	if h.h.Callers == nil {
+	if h.h.Callers == nil && h.h.OAuth == nil {
 		return Caller{Profile: h.opts.Profile, Deny: h.opts.Deny}, true
 	}
-	refuse := func(challenge, msg string) (Caller, bool) {
+	oa := h.h.OAuth
+	refuse := func(status int, code, msg, scope string) (Caller, bool) {
 		closeAfter(w)
+		challenge := `Bearer realm="wicket mcp"`
+		switch {
+		case oa != nil:
+			challenge = oa.challenge(code, msg, scope)
+		case code != "":
+			challenge += `, error="` + code + `"`
+		}
 		w.Header().Set("WWW-Authenticate", challenge)
-		httpError(w, http.StatusUnauthorized, msg)
+		httpError(w, status, msg)
 		return Caller{}, false
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, _ := strings.Cut(auth, " ")
-	if auth == "" || !strings.EqualFold(scheme, "Bearer") {
-		return refuse(`Bearer realm="wicket mcp"`, "missing bearer token: send Authorization: Bearer <token> (the operator issues one with `wicket callers add`)")
+	token = strings.TrimSpace(token)
+	if auth == "" || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		if oa != nil {
+			return refuse(http.StatusUnauthorized, "", "missing bearer token: send Authorization: Bearer <token>, an access token of "+oa.issuer+
+				" (see "+oa.metadata+") or a caller's token from `wicket callers add`", oa.entryScope())
+		}
+		return refuse(http.StatusUnauthorized, "", "missing bearer token: send Authorization: Bearer <token> (the operator issues one with `wicket callers add`)", "")
 	}
-	c, ok := h.h.Callers.authenticate(strings.TrimSpace(token))
-	if !ok {
-		return refuse(`Bearer realm="wicket mcp", error="invalid_token"`, "unknown bearer token")
+	if h.h.Callers != nil {
+		if c, ok := h.h.Callers.authenticate(token); ok {
+			return c, true
+		}
+	}
+	if oa == nil || strings.Count(token, ".") != 2 {
+		return refuse(http.StatusUnauthorized, "invalid_token", "unknown bearer token", "")
+	}
+	c, err := oa.authenticate(r.Context(), token)
+	switch {
+	case errors.Is(err, errInsufficientScope):
+		return refuse(http.StatusForbidden, "insufficient_scope",
+			"the token holds none of this server's scopes: ask the authorization server for "+oa.entryScope(), oa.entryScope())
+	case err != nil:
+		return refuse(http.StatusUnauthorized, "invalid_token", err.Error(), "")
 	}
 	return c, true
+}
+
+// stepUp answers 403 insufficient_scope when m calls a tool the caller's
+// OAuth grant does not serve but another scope does; true if it did.
+func (h *HTTPServer) stepUp(w http.ResponseWriter, caller Caller, m *message) bool {
+	if h.h.OAuth == nil {
+		return false
+	}
+	scope := h.h.OAuth.needsScope(caller, m)
+	if scope == "" {
+		return false
+	}
+	msg := fmt.Sprintf("this call needs scope %s (the token grants %s): ask the authorization server for a token with %s, then open a new session with it", scope, caller.grant, scope)
+	w.Header().Set("WWW-Authenticate", h.h.OAuth.challenge("insufficient_scope", msg, scope))
+	httpError(w, http.StatusForbidden, msg)
+	return true
 }
 
 // session finds the request's session by Mcp-Session-Id; it must belong
@@ -292,7 +348,13 @@ func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Call
 		httpError(w, http.StatusNotFound, "unknown or ended session: initialize a new one")
 		return nil, false
 	}
-	if sess.caller != caller.Name {
+	if sess.owner != caller.owner() {
+		if sess.caller == caller.Name && caller.grant != "" {
+			// The same subject under another scope (a step-up token): a
+			// session's tools are fixed when it opens, so it opens anew.
+			httpError(w, http.StatusNotFound, "this session was opened under another scope: initialize a new session with this token")
+			return nil, false
+		}
 		httpError(w, http.StatusForbidden, "this session belongs to another caller")
 		return nil, false
 	}
@@ -351,6 +413,9 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		h.initialize(w, r, caller, body, &m)
 		return
 	}
+	if h.stepUp(w, caller, &m) {
+		return
+	}
 	sess, ok := h.session(w, r, caller)
 	if !ok {
 		return
@@ -373,7 +438,7 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 		return
 	}
 	id := srv.Session()
-	sess := &httpSession{srv: srv, caller: caller.Name, used: h.opts.Now(), busy: 1}
+	sess := &httpSession{srv: srv, caller: caller.Name, owner: caller.owner(), used: h.opts.Now(), busy: 1}
 	sess.http = server.NewStreamableHTTPServer(srv.mcp,
 		server.WithEndpointPath(MCPPath),
 		server.WithSessionIdManager(&oneSession{id: id}),
@@ -398,7 +463,7 @@ func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller C
 // initializes arriving together each find their room or a true refusal.
 // "" means sess was added; else why not.
 func (h *HTTPServer) reserve(id string, sess *httpSession) string {
-	mine := func(s *httpSession) bool { return s.caller == sess.caller }
+	mine := func(s *httpSession) bool { return s.owner == sess.owner }
 	share := h.share()
 	// Each round either finds room, refuses, or evicts one session (which
 	// a concurrent initialize may take): bounded by the cap.
@@ -444,10 +509,17 @@ func (h *HTTPServer) sweep() {
 // session after session cannot lock the others out; without callers
 // (--no-auth) the one local operator has the whole cap.
 func (h *HTTPServer) share() int {
-	if h.h.Callers == nil || h.h.Callers.Len() <= 1 {
+	n := 0
+	if h.h.Callers != nil {
+		n = h.h.Callers.Len()
+	}
+	if h.h.OAuth != nil {
+		n++ // each OAuth subject (and grant) has one caller's share
+	}
+	if n <= 1 && h.h.OAuth == nil {
 		return h.h.MaxSessions
 	}
-	return max(1, h.h.MaxSessions/h.h.Callers.Len())
+	return max(1, h.h.MaxSessions/max(n, 2))
 }
 
 // count is how many live sessions match.
@@ -722,6 +794,10 @@ func closeAfter(w http.ResponseWriter) {
 func (h *HTTPServer) Server() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h)
+	if h.h.OAuth != nil {
+		mux.Handle(PRMPath, h)
+		mux.Handle(PRMPath+MCPPath, h)
+	}
 	// ReadTimeout stays unset: it would also end an open GET stream and a
 	// long call; ServeHTTP bounds each body instead. IdleTimeout closes a
 	// kept-alive connection nobody uses; a GET stream is a request in

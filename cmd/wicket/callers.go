@@ -237,7 +237,7 @@ func checkHTTPFlags(c *cli.Context, addr string) error {
 
 // serveHTTP listens and serves MCP over Streamable HTTP until ctx ends
 // (SIGTERM), then lets calls in flight finish within --shutdown-grace.
-func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string, callers *agent.Callers) error {
+func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string, callers *agent.Callers, oauth *agent.OAuth) error {
 	stderr := c.App.ErrWriter
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -245,7 +245,7 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	}
 	bound := ln.Addr().String()
 	h, err := agent.NewHTTP(opts, b, agent.HTTPOptions{
-		Addr: bound, Callers: callers, Remote: c.Bool("allow-remote"), AllowOrigins: c.StringSlice("allow-origin"),
+		Addr: bound, Callers: callers, OAuth: oauth, Remote: c.Bool("allow-remote"), AllowOrigins: c.StringSlice("allow-origin"),
 	})
 	if err != nil {
 		ln.Close()
@@ -271,6 +271,9 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	who := "callers from settings/" + agent.CallersFile
 	if callers == nil {
 		who = "no auth, profile " + opts.Profile
+	}
+	if oauth != nil {
+		who += " and OAuth access tokens, metadata at " + agent.PRMPath
 	}
 	fmt.Fprintf(stderr, "wicket mcp: serving Streamable HTTP at %s://%s%s (%s)\n", scheme, bound, agent.MCPPath, who)
 

@@ -222,7 +222,18 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 				}
 			}
 		}
-		return serveHTTP(c, opts, b, httpAddr, callers)
+		var oauth *agent.OAuth
+		if cfg.Agent.OAuth != nil && !c.Bool("no-auth") {
+			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/oauth.go).
+			if oauth, err = agent.NewOAuth(c.Context, *cfg.Agent.OAuth, agent.OAuthOptions{}); err != nil {
+				var ue *agent.UsageError
+				if errors.As(err, &ue) {
+					return usagef("%v", err)
+				}
+				return err
+			}
+		}
+		return serveHTTP(c, opts, b, httpAddr, callers, oauth)
 	}
 
 	srv, err := agent.New(opts, b)

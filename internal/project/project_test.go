@@ -222,3 +222,23 @@ func TestAddKey(t *testing.T) {
 		t.Fatalf("a second AddKey: %v", err)
 	}
 }
+
+func TestAgentOAuthConfig(t *testing.T) {
+	cfg, err := ParseConfig("wicket.toml", []byte("[agent.oauth]\nissuer = \"https://auth.example.com\"\naudience = \"https://w.example.com/mcp\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.Agent.OAuth; o == nil || len(o.Scopes) != len(DefaultOAuthScopes) || o.Scopes[0].Name != "wicket:read" {
+		t.Errorf("oauth = %+v, want the default scopes", o)
+	}
+	for text, want := range map[string]string{
+		"[agent.oauth]\nissuer = \"http://auth.example.com\"\naudience = \"https://w.example.com/mcp\"\n":                                              "plain http is allowed only to a loopback host",
+		"[agent.oauth]\nissuer = \"https://a.example\"\n":                                                                                              "agent.oauth.audience",
+		"[agent.oauth]\nissuer = \"https://a.example\"\naudience = \"https://w.example\"\n[[agent.oauth.scope]]\nname = \"a b\"\nprofile = \"full\"\n": "is not an OAuth scope",
+		"[agent.oauth]\nissuer = \"https://a.example\"\naudience = \"https://w.example\"\n[[agent.oauth.scope]]\nname = \"x\"\n":                       "give its profile",
+	} {
+		if _, err := ParseConfig("wicket.toml", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
