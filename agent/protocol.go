@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -17,43 +16,8 @@ import (
 	"wicket/strategy/worker"
 )
 
-// The protocol's corners: the build version, logging notifications,
+// The protocol's corners: logging notifications,
 // completions and the node watch behind resources/subscribe.
-
-// realVersion is the version serverInfo carries: the one the build was
-// stamped with, else the module version or VCS revision Go recorded, else
-// "devel".
-func realVersion(v string) string {
-	if v != "" && v != "dev" {
-		return v
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return "devel+" + rev
-}
 
 // notify sends a notifications/message to this session's client at level,
 // when the client's level admits it. Only for what an agent should know

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"wicket/gate"
+	"wicket/internal/buildinfo"
 	"wicket/node/guardrail"
 	"wicket/strategy/ledger"
 	"wicket/trace"
@@ -103,7 +104,7 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.Transport == "" {
 		opts.Transport = "stdio"
 	}
-	opts.Version = realVersion(opts.Version)
+	opts.Version = buildinfo.Version(opts.Version) // internal/buildinfo: one rule for every report
 	return opts, nil
 }
 

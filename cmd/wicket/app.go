@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/internal/buildinfo"
 	"wicket/internal/project"
 )
 
@@ -22,19 +22,14 @@ const (
 	exitUsage   = 2 // a usage error: names the valid choices
 )
 
-// version is set with -ldflags "-X main.version=..."; otherwise it comes
-// from the build info.
+// version is the release stamp, set with -ldflags "-X main.version=..."
+// (make build, GoReleaser). Left empty, internal/buildinfo derives the
+// version from what the Go toolchain recorded (module version, VCS).
 var version = ""
 
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// buildVersion is the version every report of this binary carries:
+// --version, serverInfo, the node's status, the server card.
+func buildVersion() string { return buildinfo.Version(version) }
 
 // commands lists every top-level command, one file each.
 var commands = []func() *cli.Command{
