@@ -271,8 +271,11 @@ func bbands(in [][]float64, p []float64) [][]float64 {
 			}
 		}
 	} else {
-		from := lb - (period - 1)
+		// MAMA's lookback (32) ignores the period: the deviation then
+		// starts later than the middle band, at period-1.
+		from := max(lb-(period-1), 0)
 		copy(sd[from:], talib.StdDev(x[from:], period, 1.0))
+		lb = max(lb, period-1)
 	}
 	upper, lower := make([]float64, n), make([]float64, n)
 	for i := lb; i < n; i++ {
