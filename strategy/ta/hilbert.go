@@ -53,6 +53,102 @@ func (h *hilbertLeg) step(input float64, even bool, idx int, adj float64) float6
 	return h.value
 }
 
+// wma4 is the 4-bar weighted moving average TA-Lib smooths the price with
+// before its Hilbert transforms, primed with x's first three bars and fed
+// from the fourth on (TA-Lib's running sums, term for term, so the values
+// are its bits).
+type wma4 struct {
+	x                  []float64
+	trailing           int
+	sub, sum, trailVal float64
+}
+
+func newWMA4(x []float64) *wma4 {
+	w := &wma4{x: x, sub: x[0], sum: x[0]}
+	w.sub += x[1]
+	w.sum += x[1] * 2.0
+	w.sub += x[2]
+	w.sum += x[2] * 3.0
+	return w
+}
+
+// next adds the next bar's value and returns the average ending there.
+func (w *wma4) next(v float64) float64 {
+	w.sub += v
+	w.sub -= w.trailVal
+	w.sum += v * 4.0
+	w.trailVal = w.x[w.trailing]
+	w.trailing++
+	s := w.sum * 0.1
+	w.sum -= w.sub
+	return s
+}
+
+// homodyne is the homodyne discriminator MAMA and the dominant cycle share:
+// four Hilbert legs (detrender, Q1, jI, jQ) over the smoothed price, the
+// in-phase and quadrature components they give, and the period they
+// measure, bounded and smoothed as TA-Lib does. rad2Deg is each caller's
+// own constant: the two compute it differently, and the bits must follow.
+type homodyne struct {
+	detrender, q1, jI, jQ                            hilbertLeg
+	hIdx                                             int
+	period, prevI2, prevQ2, re, im                   float64
+	i1OddPrev3, i1EvenPrev3, i1OddPrev2, i1EvenPrev2 float64
+	rad2Deg                                          float64
+}
+
+// step feeds one bar's smoothed price (even says the bar's parity) and
+// updates the period; it returns the bar's quadrature component and the
+// in-phase one it pairs with, from which MAMA measures its phase.
+func (h *homodyne) step(sv float64, even bool) (qq, i1 float64) {
+	adj := (0.075 * h.period) + 0.54
+	var q2, i2 float64
+	if even {
+		i1 = h.i1EvenPrev3
+		d := h.detrender.step(sv, true, h.hIdx, adj)
+		qq = h.q1.step(d, true, h.hIdx, adj)
+		ji := h.jI.step(i1, true, h.hIdx, adj)
+		jq := h.jQ.step(qq, true, h.hIdx, adj)
+		if h.hIdx++; h.hIdx == 3 {
+			h.hIdx = 0
+		}
+		q2 = (0.2 * (qq + ji)) + (0.8 * h.prevQ2)
+		i2 = (0.2 * (i1 - jq)) + (0.8 * h.prevI2)
+		h.i1OddPrev3 = h.i1OddPrev2
+		h.i1OddPrev2 = d
+	} else {
+		i1 = h.i1OddPrev3
+		d := h.detrender.step(sv, false, h.hIdx, adj)
+		qq = h.q1.step(d, false, h.hIdx, adj)
+		ji := h.jI.step(i1, false, h.hIdx, adj)
+		jq := h.jQ.step(qq, false, h.hIdx, adj)
+		q2 = (0.2 * (qq + ji)) + (0.8 * h.prevQ2)
+		i2 = (0.2 * (i1 - jq)) + (0.8 * h.prevI2)
+		h.i1EvenPrev3 = h.i1EvenPrev2
+		h.i1EvenPrev2 = d
+	}
+	h.re = (0.2 * ((i2 * h.prevI2) + (q2 * h.prevQ2))) + (0.8 * h.re)
+	h.im = (0.2 * ((i2 * h.prevQ2) - (q2 * h.prevI2))) + (0.8 * h.im)
+	h.prevQ2, h.prevI2 = q2, i2
+	last := h.period
+	if h.im != 0.0 && h.re != 0.0 {
+		h.period = 360.0 / (atan(h.im/h.re) * h.rad2Deg)
+	}
+	if t := 1.5 * last; h.period > t {
+		h.period = t
+	}
+	if t := 0.67 * last; h.period < t {
+		h.period = t
+	}
+	if h.period < 6 {
+		h.period = 6
+	} else if h.period > 50 {
+		h.period = 50
+	}
+	h.period = (0.2 * h.period) + (0.8 * last)
+	return qq, i1
+}
+
 // htPhaseOut selects what htPhase reports per bar.
 type htPhaseOut int
 
@@ -75,35 +171,14 @@ func htPhase(x []float64, what htPhaseOut) [][]float64 {
 	rad2Deg := 45.0 / atan1
 	deg2Rad := 1.0 / rad2Deg
 
-	// The 4-bar WMA of the price, primed with the first three bars.
-	trailing, today := 0, 0
-	wmaSub, wmaSum := x[0], x[0]
-	wmaSub += x[1]
-	wmaSum += x[1] * 2.0
-	wmaSub += x[2]
-	wmaSum += x[2] * 3.0
-	today = 3
-	trailingValue := 0.0
-	wma := func(v float64) float64 {
-		wmaSub += v
-		wmaSub -= trailingValue
-		wmaSum += v * 4.0
-		trailingValue = x[trailing]
-		trailing++
-		s := wmaSum * 0.1
-		wmaSum -= wmaSub
-		return s
-	}
+	wma, today := newWMA4(x), 3
 	for i := 0; i < 34; i++ {
-		wma(x[today])
+		wma.next(x[today])
 		today++
 	}
 
-	var detrender, q1, jI, jQ hilbertLeg
-	hIdx := 0
-	period, smoothPeriod := 0.0, 0.0
-	prevI2, prevQ2, re, im := 0.0, 0.0, 0.0, 0.0
-	i1OddPrev3, i1EvenPrev3, i1OddPrev2, i1EvenPrev2 := 0.0, 0.0, 0.0, 0.0
+	h := homodyne{rad2Deg: rad2Deg}
+	smoothPeriod := 0.0
 	var smooth [smoothSize]float64
 	sIdx := 0
 	dcPhase := 0.0
@@ -113,51 +188,10 @@ func htPhase(x []float64, what htPhaseOut) [][]float64 {
 	prevDCPhase, sine, leadSine, prevSine, prevLeadSine := 0.0, 0.0, 0.0, 0.0, 0.0
 
 	for ; today < n; today++ {
-		adj := (0.075 * period) + 0.54
-		sv := wma(x[today])
+		sv := wma.next(x[today])
 		smooth[sIdx] = sv
-		var q2, i2 float64
-		if today%2 == 0 {
-			d := detrender.step(sv, true, hIdx, adj)
-			qq := q1.step(d, true, hIdx, adj)
-			ji := jI.step(i1EvenPrev3, true, hIdx, adj)
-			jq := jQ.step(qq, true, hIdx, adj)
-			if hIdx++; hIdx == 3 {
-				hIdx = 0
-			}
-			q2 = (0.2 * (qq + ji)) + (0.8 * prevQ2)
-			i2 = (0.2 * (i1EvenPrev3 - jq)) + (0.8 * prevI2)
-			i1OddPrev3 = i1OddPrev2
-			i1OddPrev2 = d
-		} else {
-			d := detrender.step(sv, false, hIdx, adj)
-			qq := q1.step(d, false, hIdx, adj)
-			ji := jI.step(i1OddPrev3, false, hIdx, adj)
-			jq := jQ.step(qq, false, hIdx, adj)
-			q2 = (0.2 * (qq + ji)) + (0.8 * prevQ2)
-			i2 = (0.2 * (i1OddPrev3 - jq)) + (0.8 * prevI2)
-			i1EvenPrev3 = i1EvenPrev2
-			i1EvenPrev2 = d
-		}
-		re = (0.2 * ((i2 * prevI2) + (q2 * prevQ2))) + (0.8 * re)
-		im = (0.2 * ((i2 * prevQ2) - (q2 * prevI2))) + (0.8 * im)
-		prevQ2, prevI2 = q2, i2
-		last := period
-		if im != 0.0 && re != 0.0 {
-			period = 360.0 / (atan(im/re) * rad2Deg)
-		}
-		if t := 1.5 * last; period > t {
-			period = t
-		}
-		if t := 0.67 * last; period < t {
-			period = t
-		}
-		if period < 6 {
-			period = 6
-		} else if period > 50 {
-			period = 50
-		}
-		period = (0.2 * period) + (0.8 * last)
+		h.step(sv, today%2 == 0)
+		period := h.period
 		smoothPeriod = (0.33 * period) + (0.67 * smoothPeriod)
 
 		prevDCPhase = dcPhase
@@ -254,69 +288,21 @@ func mama(x []float64, fastLimit, slowLimit float64) (mamaOut, famaOut []float64
 	}
 	rad2Deg := 180.0 / (4.0 * math.Atan(1))
 
-	// The 4-bar WMA of the price, primed with the first three bars.
-	trailing, today := 0, 0
-	wmaSub, wmaSum := x[0], x[0]
-	wmaSub += x[1]
-	wmaSum += x[1] * 2.0
-	wmaSub += x[2]
-	wmaSum += x[2] * 3.0
-	today = 3
-	trailingValue := 0.0
-	wma := func(v float64) float64 {
-		wmaSub += v
-		wmaSub -= trailingValue
-		wmaSum += v * 4.0
-		trailingValue = x[trailing]
-		trailing++
-		s := wmaSum * 0.1
-		wmaSum -= wmaSub
-		return s
-	}
+	wma, today := newWMA4(x), 3
 	for i := 0; i < 9; i++ {
-		wma(x[today])
+		wma.next(x[today])
 		today++
 	}
 
-	var detrender, q1, jI, jQ hilbertLeg
-	hIdx := 0
-	period := 0.0
-	prevI2, prevQ2, re, im := 0.0, 0.0, 0.0, 0.0
+	h := homodyne{rad2Deg: rad2Deg}
 	m, f := 0.0, 0.0
-	i1OddPrev3, i1EvenPrev3, i1OddPrev2, i1EvenPrev2 := 0.0, 0.0, 0.0, 0.0
 	prevPhase := 0.0
 	for ; today < n; today++ {
-		adj := (0.075 * period) + 0.54
 		v := x[today]
-		sv := wma(v)
-		var q2, i2, phase float64
-		if today%2 == 0 {
-			d := detrender.step(sv, true, hIdx, adj)
-			qq := q1.step(d, true, hIdx, adj)
-			ji := jI.step(i1EvenPrev3, true, hIdx, adj)
-			jq := jQ.step(qq, true, hIdx, adj)
-			if hIdx++; hIdx == 3 {
-				hIdx = 0
-			}
-			q2 = (0.2 * (qq + ji)) + (0.8 * prevQ2)
-			i2 = (0.2 * (i1EvenPrev3 - jq)) + (0.8 * prevI2)
-			i1OddPrev3 = i1OddPrev2
-			i1OddPrev2 = d
-			if i1EvenPrev3 != 0.0 {
-				phase = atan(qq/i1EvenPrev3) * rad2Deg
-			}
-		} else {
-			d := detrender.step(sv, false, hIdx, adj)
-			qq := q1.step(d, false, hIdx, adj)
-			ji := jI.step(i1OddPrev3, false, hIdx, adj)
-			jq := jQ.step(qq, false, hIdx, adj)
-			q2 = (0.2 * (qq + ji)) + (0.8 * prevQ2)
-			i2 = (0.2 * (i1OddPrev3 - jq)) + (0.8 * prevI2)
-			i1EvenPrev3 = i1EvenPrev2
-			i1EvenPrev2 = d
-			if i1OddPrev3 != 0.0 {
-				phase = atan(qq/i1OddPrev3) * rad2Deg
-			}
+		qq, i1 := h.step(wma.next(v), today%2 == 0)
+		phase := 0.0
+		if i1 != 0.0 {
+			phase = atan(qq/i1) * rad2Deg
 		}
 		delta := prevPhase - phase
 		prevPhase = phase
@@ -335,25 +321,6 @@ func mama(x []float64, fastLimit, slowLimit float64) (mamaOut, famaOut []float64
 		if today >= 32 {
 			mamaOut[today], famaOut[today] = m, f
 		}
-		re = (0.2 * ((i2 * prevI2) + (q2 * prevQ2))) + (0.8 * re)
-		im = (0.2 * ((i2 * prevQ2) - (q2 * prevI2))) + (0.8 * im)
-		prevQ2, prevI2 = q2, i2
-		last := period
-		if im != 0.0 && re != 0.0 {
-			period = 360.0 / (atan(im/re) * rad2Deg)
-		}
-		if t := 1.5 * last; period > t {
-			period = t
-		}
-		if t := 0.67 * last; period < t {
-			period = t
-		}
-		if period < 6 {
-			period = 6
-		} else if period > 50 {
-			period = 50
-		}
-		period = (0.2 * period) + (0.8 * last)
 	}
 	return mamaOut, famaOut
 }
