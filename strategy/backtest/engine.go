@@ -171,7 +171,7 @@ type sim struct {
 	rule           intrabar.Rule
 	exits          strategy.Exits                   // the exits the position was opened with
 	legs           []intrabar.Order[intrabar.Float] // resting exits, one group
-	legKind        []uint8                          // which exit each leg is (exitNames)
+	legKind        []exitKind                       // which exit each leg is
 	fills          []intrabar.Fill[intrabar.Float]
 	bandLo, bandHi float64 // a bar inside (low > bandLo, high < bandHi) reaches no leg
 	exitAs         string  // the exit closing the trade being filled, for its Trade

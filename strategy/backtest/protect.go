@@ -15,8 +15,17 @@ import (
 // a fill closes the position at its price, with slippage on a stop (a
 // taker) and none on a take-profit (a limit).
 
-// exitNames name the exits, by the kind place records for each leg.
-var exitNames = [...]string{"stop_loss", "take_profit", "trailing_stop"}
+// exitKind says which of a position's exits a resting leg is.
+type exitKind uint8
+
+const (
+	exitStopLoss exitKind = iota
+	exitTakeProfit
+	exitTrailingStop
+)
+
+// exitNames name the exits as trades report them.
+var exitNames = [...]string{exitStopLoss: "stop_loss", exitTakeProfit: "take_profit", exitTrailingStop: "trailing_stop"}
 
 // place sets the resting exits for the position the latest fill left:
 // none when flat or when e asks for none; else e's legs around the
@@ -37,19 +46,19 @@ func (s *sim) place(e strategy.Exits) {
 		exit, sign = intrabar.Buy, -1
 	}
 	type F = intrabar.Float
-	add := func(kind int, o intrabar.Order[F]) {
+	add := func(kind exitKind, o intrabar.Order[F]) {
 		o.Group = 1
 		s.legs = append(s.legs, o)
-		s.legKind = append(s.legKind, uint8(kind))
+		s.legKind = append(s.legKind, kind)
 	}
 	if e.StopLoss != 0 {
-		add(0, intrabar.Order[F]{Kind: intrabar.Stop, Side: exit, Stop: F(entry * (1 - sign*e.StopLoss))})
+		add(exitStopLoss, intrabar.Order[F]{Kind: intrabar.Stop, Side: exit, Stop: F(entry * (1 - sign*e.StopLoss))})
 	}
 	if e.TakeProfit != 0 {
-		add(1, intrabar.Order[F]{Kind: intrabar.Limit, Side: exit, Limit: F(entry * (1 + sign*e.TakeProfit))})
+		add(exitTakeProfit, intrabar.Order[F]{Kind: intrabar.Limit, Side: exit, Limit: F(entry * (1 + sign*e.TakeProfit))})
 	}
 	if e.TrailingStop != 0 {
-		add(2, intrabar.Trailing(exit, F(e.TrailingStop), true, F(entry)))
+		add(exitTrailingStop, intrabar.Trailing(exit, F(e.TrailingStop), true, F(entry)))
 	}
 	s.exitBand()
 }
