@@ -62,7 +62,7 @@ func readBounded(display string, open func(flag int) (*os.File, error)) (string,
 		return "", 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("%s is not a regular file (%s); a strategy is a plain .star file", display, kindOf(fi.Mode()))
+		return "", 0, fmt.Errorf("%s is not a regular file (%s); a strategy is a plain .star file", display, FileKind(fi.Mode()))
 	}
 	if fi.Size() > MaxStrategyBytes {
 		return "", fi.Size(), fmt.Errorf("%s is larger than %d KiB; a strategy is one short file", display, MaxStrategyBytes>>10)
@@ -75,20 +75,4 @@ func readBounded(display string, open func(flag int) (*os.File, error)) (string,
 		return "", int64(len(b)), fmt.Errorf("%s grew past %d KiB while it was read; a strategy is one short file", display, MaxStrategyBytes>>10)
 	}
 	return string(b), fi.Size(), nil
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "not a plain file"
 }

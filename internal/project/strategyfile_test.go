@@ -113,7 +113,7 @@ func TestReadStrategyRefusals(t *testing.T) {
 
 	refuseFIFO(t, p)
 	// The same rules for a FILE the operator names.
-	if _, _, err := ReadStrategyFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "a device") {
+	if _, _, err := ReadStrategyFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "a character device") {
 		t.Errorf("device by path: %v", err)
 	}
 	if text, _, err := ReadStrategyFile(outside); err != nil || text == "" {

@@ -27,7 +27,7 @@ func refuseFIFO(t *testing.T, p Project) {
 	for range 2 {
 		select {
 		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+			if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe (FIFO))") {
 				t.Errorf("fifo: %v", err)
 			}
 		case <-ctx.Done():

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"wicket/internal/project"
 )
 
 // DefaultMaxImportBytes is the largest file ImportFile reads unless told
@@ -98,7 +100,7 @@ func ImportFile(path string, maxBytes int64) (io.ReadCloser, error) {
 // checkImportFile refuses a file that is not regular or is over maxBytes.
 func checkImportFile(path string, st os.FileInfo, maxBytes int64) error {
 	if !st.Mode().IsRegular() {
-		what := "a " + fileKind(st.Mode())
+		what := project.FileKind(st.Mode())
 		if target, err := filepath.EvalSymlinks(path); err == nil && target != filepath.Clean(path) {
 			what = fmt.Sprintf("a symlink to %s, %s", target, what)
 		}
@@ -108,22 +110,6 @@ func checkImportFile(path string, st os.FileInfo, maxBytes int64) error {
 		return &Error{Kind: KindInvalid, Msg: fmt.Sprintf("%s is %d bytes, over the %d-byte import bound; split it, or raise the bound with --max-size", path, st.Size(), maxBytes)}
 	}
 	return nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeCharDevice != 0:
-		return "character device"
-	case m&os.ModeDevice != 0:
-		return "block device"
-	}
-	return "special file (" + m.Type().String() + ")"
 }
 
 // boundedFile reads an import file up to its bound and refuses one that
