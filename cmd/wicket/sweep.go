@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/research"
 )
 
@@ -74,21 +75,10 @@ func writeResearch(c *cli.Context, verb string, res any, print func(io.Writer) e
 	return nil
 }
 
-// metricsRow is what the tables show of a backtest's metrics.
-type metricsRow struct {
-	TotalReturn  *float64 `json:"total_return"`
-	CAGR         *float64 `json:"cagr"`
-	Sharpe       *float64 `json:"sharpe"`
-	MaxDrawdown  *float64 `json:"max_drawdown"`
-	ProfitFactor *float64 `json:"profit_factor"`
-	Trades       int      `json:"trades"`
-	Start        string   `json:"start"`
-	End          string   `json:"end"`
-	Bars         int      `json:"bars"`
-}
-
-func readMetrics(raw json.RawMessage) metricsRow {
-	var m metricsRow
+// readMetrics reads a backtest's reported metrics for the tables; a
+// failed trial's (no metrics) reads as all empty.
+func readMetrics(raw json.RawMessage) backtest.ReportedMetrics {
+	var m backtest.ReportedMetrics
 	json.Unmarshal(raw, &m)
 	return m
 }

@@ -298,38 +298,48 @@ func moneyOrNull(x float64) *string {
 	return &s
 }
 
-// MarshalJSON writes the metrics with the spec's names.
-func (m Metrics) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		TotalReturn      *float64 `json:"total_return"`
-		CAGR             *float64 `json:"cagr"`
-		Sharpe           *float64 `json:"sharpe"`
-		Sortino          *float64 `json:"sortino"`
-		MaxDrawdown      *float64 `json:"max_drawdown"`
-		MaxDrawdownBars  int      `json:"max_drawdown_duration_bars"`
-		MaxDrawdownDays  *float64 `json:"max_drawdown_duration_days"`
-		Calmar           *float64 `json:"calmar"`
-		WinRate          *float64 `json:"win_rate"`
-		ProfitFactor     *float64 `json:"profit_factor"`
-		Expectancy       *string  `json:"expectancy"`
-		Trades           int      `json:"trades"`
-		Exposure         *float64 `json:"exposure"`
-		FeesPaid         string   `json:"fees_paid"`
-		SlippageCost     string   `json:"slippage_cost"`
-		FinalEquity      string   `json:"final_equity"`
-		Bars             int      `json:"bars"`
-		Start            string   `json:"start"`
-		End              string   `json:"end"`
-		PeriodsPerYear   float64  `json:"periods_per_year"`
-		BuyAndHoldReturn *float64 `json:"buy_and_hold_return"`
-	}{
+// ReportedMetrics is Metrics as a report writes it: the spec's names,
+// ratios rounded as Ratio does (null when undefined), money as decimal
+// strings. It is the one declaration of that JSON shape: every reader of
+// a report's metrics (the research pool, the ledger, the CLI tables)
+// decodes into it rather than declaring its own.
+type ReportedMetrics struct {
+	TotalReturn      *float64 `json:"total_return"`
+	CAGR             *float64 `json:"cagr"`
+	Sharpe           *float64 `json:"sharpe"`
+	Sortino          *float64 `json:"sortino"`
+	MaxDrawdown      *float64 `json:"max_drawdown"`
+	MaxDrawdownBars  int      `json:"max_drawdown_duration_bars"`
+	MaxDrawdownDays  *float64 `json:"max_drawdown_duration_days"`
+	Calmar           *float64 `json:"calmar"`
+	WinRate          *float64 `json:"win_rate"`
+	ProfitFactor     *float64 `json:"profit_factor"`
+	Expectancy       *string  `json:"expectancy"`
+	Trades           int      `json:"trades"`
+	Exposure         *float64 `json:"exposure"`
+	FeesPaid         string   `json:"fees_paid"`
+	SlippageCost     string   `json:"slippage_cost"`
+	FinalEquity      string   `json:"final_equity"`
+	Bars             int      `json:"bars"`
+	Start            string   `json:"start"`
+	End              string   `json:"end"`
+	PeriodsPerYear   float64  `json:"periods_per_year"`
+	BuyAndHoldReturn *float64 `json:"buy_and_hold_return"`
+}
+
+// Reported is m as a report writes it.
+func (m Metrics) Reported() ReportedMetrics {
+	return ReportedMetrics{
 		Ratio(m.TotalReturn), Ratio(m.CAGR), Ratio(m.Sharpe), Ratio(m.Sortino), Ratio(m.MaxDrawdown),
 		m.MaxDrawdownBars, Ratio(m.MaxDrawdownDuration.Hours() / 24), Ratio(m.Calmar), Ratio(m.WinRate),
 		Ratio(m.ProfitFactor), moneyOrNull(m.Expectancy), m.Trades, Ratio(m.Exposure),
 		Money(m.FeesPaid), Money(m.SlippageCost), Money(m.FinalEquity), m.Bars,
 		fmtTime(m.Start), fmtTime(m.End), m.PeriodsPerYear, Ratio(m.BuyAndHoldReturn),
-	})
+	}
 }
+
+// MarshalJSON writes the metrics with the spec's names (ReportedMetrics).
+func (m Metrics) MarshalJSON() ([]byte, error) { return json.Marshal(m.Reported()) }
 
 // MarshalJSON writes a trade with money and prices as decimal strings.
 func (t Trade) MarshalJSON() ([]byte, error) {

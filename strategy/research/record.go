@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/ledger"
 	"wicket/strategy/worker"
 )
@@ -153,12 +154,7 @@ func BacktestRow(ctx context.Context, strategy, source, series string, report js
 	if err := json.Unmarshal(report, &r); err != nil {
 		return ledger.Row{}, fmt.Errorf("read the backtest report: %w", err)
 	}
-	var m struct {
-		Sharpe         *float64 `json:"sharpe"`
-		PeriodsPerYear float64  `json:"periods_per_year"`
-		Start          string   `json:"start"`
-		End            string   `json:"end"`
-	}
+	var m backtest.ReportedMetrics
 	if err := json.Unmarshal(r.Metrics, &m); err != nil {
 		return ledger.Row{}, fmt.Errorf("read the backtest metrics: %w", err)
 	}

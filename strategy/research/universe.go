@@ -435,17 +435,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 // reportSleeve reads the figures pool needs from a backtest report's
 // metrics (as reported, to six significant digits).
 func reportSleeve(metrics json.RawMessage) (sleeve, error) {
-	var m struct {
-		TotalReturn *float64 `json:"total_return"`
-		Sharpe      *float64 `json:"sharpe"`
-		Sortino     *float64 `json:"sortino"`
-		MaxDrawdown *float64 `json:"max_drawdown"`
-		WinRate     *float64 `json:"win_rate"`
-		Exposure    *float64 `json:"exposure"`
-		Trades      int      `json:"trades"`
-		Start       string   `json:"start"`
-		End         string   `json:"end"`
-	}
+	var m backtest.ReportedMetrics
 	if err := json.Unmarshal(metrics, &m); err != nil {
 		return sleeve{}, err
 	}
