@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 12m
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build test fmt-check vet staticcheck tidy-check subject-check hooks cross unit conformance bench docs demo clean talib-fixtures
+.PHONY: release-snapshot all build test fmt-check vet staticcheck tidy-check subject-check hooks cross unit conformance bench docs demo clean talib-fixtures
 
 # The official MCP conformance suite, pinned with its whole dependency tree in
 # testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
@@ -84,6 +84,18 @@ bench:
 	@/usr/bin/python3 -c 'import numba' 2>/dev/null || echo "note: the sweep reference needs numba: apt-get install -y python3-numba (then /usr/bin/python3 has it)"
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
+
+# A release built on this machine, published nowhere: linux/darwin/windows x amd64/arm64 archives in
+# dist/, their SHA-256 checksums and one SPDX SBOM per archive. Not part of `make test`.
+GORELEASER_VERSION := v2.15.1
+SYFT_VERSION       := v1.57.1
+$(BIN)/goreleaser:
+	GOBIN=$(BIN) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+$(BIN)/syft:
+	GOBIN=$(BIN) $(GO) install github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
+release-snapshot: $(BIN)/goreleaser $(BIN)/syft
+	$(BIN)/goreleaser check
+	SYFT=$(BIN)/syft $(BIN)/goreleaser release --snapshot --clean
 
 docs: build
 	$(BIN)/wicket demo --docs docs/mcp-tools.md

@@ -1,0 +1,9 @@
+// Package release holds the checks on what a release publishes beside the
+// binary: server.json, the MCP registry's description of wicket, validated
+// against the registry's published schema (testdata/registry), and the
+// GoReleaser configuration that `make release-snapshot` runs.
+//
+// It has no code a build links: only its tests read the files at the root
+// of the repository. It must never reach the network (the schema is a
+// committed copy) and never publish anything.
+package release
