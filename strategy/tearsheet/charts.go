@@ -323,20 +323,24 @@ func monthly(c backtest.Curve, capital float64) *heatmap {
 	}
 	var months, years []mret
 	prevM, prevY := capital, capital
+	// A month ends at the last bar before the next month's first second:
+	// the calendar is consulted once a month, not once a bar.
+	var cur time.Time
+	var next int64 = math.MinInt64
 	for i, t := range c.Time {
-		tm := time.Unix(t, 0).UTC()
-		last := i == len(c.Time)-1
-		var next time.Time
-		if !last {
-			next = time.Unix(c.Time[i+1], 0).UTC()
+		if t >= next {
+			cur = time.Unix(t, 0).UTC()
+			y, m, _ := cur.Date()
+			next = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Unix()
+		}
+		if i < len(c.Time)-1 && c.Time[i+1] < next {
+			continue
 		}
 		e := c.Equity[i]
-		if last || next.Month() != tm.Month() || next.Year() != tm.Year() {
-			months = append(months, mret{tm.Year(), int(tm.Month()), change(e, prevM)})
-			prevM = e
-		}
-		if last || next.Year() != tm.Year() {
-			years = append(years, mret{tm.Year(), 0, change(e, prevY)})
+		months = append(months, mret{cur.Year(), int(cur.Month()), change(e, prevM)})
+		prevM = e
+		if i == len(c.Time)-1 || cur.Month() == time.December || time.Unix(c.Time[i+1], 0).UTC().Year() != cur.Year() {
+			years = append(years, mret{cur.Year(), 0, change(e, prevY)})
 			prevY = e
 		}
 	}
@@ -454,7 +458,7 @@ type bar struct {
 // tradeHistogram bins the trades' returns (pnl over entry notional) into
 // Bins equal bins from the lowest to the highest; nil without trades.
 func tradeHistogram(trades []backtest.Trade) *histogram {
-	var rs []float64
+	rs := make([]float64, 0, len(trades))
 	for _, t := range trades {
 		if !bad(t.Return) {
 			rs = append(rs, t.Return)

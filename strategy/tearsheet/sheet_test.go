@@ -315,3 +315,30 @@ func TestNoTrades(t *testing.T) {
 		t.Error("a run that never moved does not say why there is no rolling Sharpe ratio")
 	}
 }
+
+// BenchmarkRender is the tear sheet of a 1,000,000-bar run: what
+// `--report` and every MCP backtest add to a run.
+func BenchmarkRender(b *testing.B) {
+	bs := bars(1_000_000, "1m", 11)
+	r, err := backtest.Run(context.Background(), bs, backtest.DefaultConfig(), backtest.Decisions{Targets: trend(bs.Close)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Render(r, "trend.star"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRun is the same run's backtest alone, to compare with.
+func BenchmarkRun(b *testing.B) {
+	bs := bars(1_000_000, "1m", 11)
+	targets := trend(bs.Close)
+	for b.Loop() {
+		if _, err := backtest.Run(context.Background(), bs, backtest.DefaultConfig(), backtest.Decisions{Targets: targets}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
