@@ -239,7 +239,7 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.BacktestRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Fill: in.Fill, Intrabar: in.Intrabar, Plot: in.Plot}
+		Fill: in.Fill, Intrabar: in.Intrabar, Plot: in.Plot, Report: true} // report: the tear sheet (report.go)
 	if in.Robustness {
 		req.Robustness = &backtest.Robustness{Benchmark: in.Benchmark}
 	}
@@ -270,6 +270,10 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	out := tb.runs.backtest(id, report, shape) // runs.go: store, compact answer, resource_link
 	if len(res.PNG) > 0 {
 		out.images = append(out.images, res.PNG)
+	}
+	if len(res.HTML) > 0 {
+		tb.sheets.put(id, res.HTML) // report.go: ui://wicket/report/{run}
+		out.links = append(out.links, reportLink(id))
 	}
 	return out
 }
