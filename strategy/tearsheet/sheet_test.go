@@ -158,10 +158,10 @@ func TestMoneyIsDecimal(t *testing.T) {
 	}
 }
 
-// A million-bar run's page stays small: every curve keeps at most two
-// points per pixel column.
-func TestMillionBarsBounded(t *testing.T) {
-	b := bars(1_000_000, "1m", 11)
+// A long run's page stays small: every curve keeps at most two points
+// per pixel column (BenchmarkRender reports a 1,000,000-bar page's size).
+func TestLongRunBounded(t *testing.T) {
+	b := bars(200_000, "1m", 11)
 	r, err := backtest.Run(context.Background(), b, backtest.DefaultConfig(), backtest.Decisions{Targets: trend(b.Close)})
 	if err != nil {
 		t.Fatal(err)
@@ -324,12 +324,15 @@ func BenchmarkRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
+	size := 0
 	for b.Loop() {
-		if _, err := Render(r, "trend.star"); err != nil {
+		page, err := Render(r, "trend.star")
+		if err != nil {
 			b.Fatal(err)
 		}
+		size = len(page)
 	}
+	b.ReportMetric(float64(size), "page-bytes")
 }
 
 // BenchmarkRun is the same run's backtest alone, to compare with.
@@ -340,5 +343,33 @@ func BenchmarkRun(b *testing.B) {
 		if _, err := backtest.Run(context.Background(), bs, backtest.DefaultConfig(), backtest.Decisions{Targets: targets}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestRelativeFigures(t *testing.T) {
+	r := fixture(t)
+	bench := bars(3*365, "1d", 99)
+	rep, err := backtest.Assess(r, backtest.Robustness{Benchmark: "B@1d", Paths: 200}, &bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Robustness = rep
+	page := string(render(t, r))
+	for _, want := range []string{"<td>benchmark</td><td class=\"v\">B@1d</td>", "<td>information ratio</td>", "<td>beta</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
+
+func TestNamesAreEscaped(t *testing.T) {
+	r := fixture(t)
+	r.Series = `X"><script>alert(1)</script>`
+	page, err := Render(r, "<b>evil</b>.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "<script") || strings.Contains(string(page), "<b>evil") {
+		t.Error("a strategy or series name reached the page as markup")
 	}
 }
