@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 12m
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: release-snapshot all build test fmt-check vet staticcheck tidy-check subject-check hooks cross unit conformance bench docs demo clean talib-fixtures
+.PHONY: release-snapshot all build test fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance bench docs demo clean talib-fixtures
 
 # The official MCP conformance suite, pinned with its whole dependency tree in
 # testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
@@ -62,8 +62,25 @@ staticcheck: $(STATICCHECK)
 tidy-check:
 	@$(GO) mod tidy -diff >/dev/null 2>&1 || { echo "go mod tidy would change go.mod/go.sum:"; $(GO) mod tidy -diff; exit 1; }
 
-unit:
+unit: chromium
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+
+# Headless Chromium for strategy/tearsheet's browser test: the Debian package, installed with apt-get
+# only when neither chromium nor chromium-browser is on PATH and this runs as root with apt (bounded
+# in time; the package lists are fetched only when the install cannot find the package). Otherwise,
+# or when the install fails, the test skips with one line. Nothing happens when it is installed.
+CHROMIUM_TIMEOUT ?= 300
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "chromium: not installed, and installing it needs root and apt-get; the tear sheet browser test will skip"; \
+	else \
+		echo "chromium: installing the Debian package with apt-get (at most $(CHROMIUM_TIMEOUT)s)"; \
+		timeout $(CHROMIUM_TIMEOUT) sh -c 'export DEBIAN_FRONTEND=noninteractive; \
+			apt-get install -y --no-install-recommends chromium || { apt-get update && apt-get install -y --no-install-recommends chromium; }' \
+			|| echo "chromium: the install failed; the tear sheet browser test will skip"; \
+	fi
 
 # Reinstalled whenever the pin changes; a failed install leaves no .installed behind.
 $(CONFORMANCE): $(CONFORMANCE_PIN) testdata/conformance/install.sh

@@ -39,6 +39,8 @@ var argConsts = map[string]any{
 	"rankMetrics":         strings.Join(research.RankMetrics, "|"),
 	"intrabarRules":       strings.Join(intrabar.Rules, "|"),
 	"ledgerKinds":         strings.Join(ledger.Kinds, "|"),
+	"deflateScopes":       strings.Join(ledger.Scopes, "|"),
+	"scopeSeries":         ledger.ScopeSeries,
 	"defaultAnswerTrades": defaultAnswerTrades,
 	"maxAnswerTrades":     maxAnswerTrades,
 }

@@ -369,6 +369,7 @@ func New(opts Options, b Backends) (*Server, error) {
 		guard:    guardrail.New(b.Config),
 		loop:     newWriteLoop(opts.Loop, opts.Now),
 		runs:     newRunStore(),
+		sheets:   newSheetStore(),
 	}
 	s, err := newServer(newRegistry(tb.specs()...), opts, tb)
 	if err != nil {

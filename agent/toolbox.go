@@ -59,6 +59,9 @@ type toolbox struct {
 	rendered *sync.Map
 	loop     *writeLoop // budgets and approval (loop.go)
 	runs     *runStore  // wicket://runs/{id} (runs.go)
+
+	// sheets keeps the tear sheets of ui://wicket/report/{run} (report.go).
+	sheets *sheetStore
 }
 
 // productionTools is the cache of the registry New builds.

@@ -83,6 +83,8 @@ type (
 		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best combinations to return"`
 		Estimate        bool `json:"estimate" arg:"default=false" desc:"only count the combinations and estimate the duration; run nothing"`
 		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most wicket.toml research.max_combinations, default 5000)"`
+
+		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"whose ledger trials the ledger DSR deflates by: series (every strategy's on the series) or strategy (its own)"`
 	}
 	walkForwardArgs struct {
 		runArgs
@@ -239,7 +241,7 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.BacktestRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Fill: in.Fill, Intrabar: in.Intrabar, Plot: in.Plot}
+		Fill: in.Fill, Intrabar: in.Intrabar, Plot: in.Plot, Report: true} // report: the tear sheet (report.go)
 	if in.Robustness {
 		req.Robustness = &backtest.Robustness{Benchmark: in.Benchmark}
 	}
@@ -271,6 +273,10 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if len(res.PNG) > 0 {
 		out.images = append(out.images, res.PNG)
 	}
+	if len(res.HTML) > 0 {
+		tb.sheets.put(id, res.HTML) // report.go: ui://wicket/report/{run}
+		out.links = append(out.links, reportLink(id))
+	}
 	return out
 }
 
@@ -287,7 +293,7 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.SweepRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations}
+		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations, DeflateBy: in.DeflateBy}
 	res, err := tb.Research.Sweep(ctx, req, tb.progressReporter(ctx, c, "sweep"))
 	if err != nil {
 		return failErr(err)

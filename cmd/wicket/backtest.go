@@ -44,6 +44,7 @@ func backtestCommand() *cli.Command {
 			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades (default %d, at most %d; the table shows the first of them)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
+			&cli.StringFlag{Name: "report", Usage: "also write the tear sheet, one self-contained HTML page (charts, metrics, robustness figures), to `FILE`.html"},
 		},
 		Action: backtestAction,
 	}
@@ -82,6 +83,9 @@ func backtestAction(c *cli.Context) error {
 	}
 
 	costs := costFlags(c)
+	if universe && c.String("report") != "" {
+		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", series)
+	}
 	if universe {
 		return backtestUniverse(c, p, cfg, research.BacktestRequest{
 			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: series, Params: params,
@@ -100,6 +104,7 @@ func backtestAction(c *cli.Context) error {
 		TradesLimit: c.Int("trades"),
 		Robustness:  robustnessFlags(c),
 		Plot:        c.String("plot") != "",
+		Report:      c.String("report") != "",
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
 	// Check the arguments here, so a typo is a usage error before any
@@ -126,6 +131,12 @@ func backtestAction(c *cli.Context) error {
 			return fmt.Errorf("--plot: %w", err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "chart written to %s\n", file)
+	}
+	if file := c.String("report"); file != "" {
+		if err := os.WriteFile(file, resp.HTML, 0o644); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "tear sheet written to %s (%d bytes)\n", file, len(resp.HTML))
 	}
 	if c.Bool("json") {
 		_, err := fmt.Fprintf(c.App.Writer, "%s\n", resp.Result)

@@ -41,6 +41,9 @@ type Request struct {
 	// Robustness, when set, adds the run's robustness figures.
 	Robustness *Robustness `json:"robustness,omitempty"`
 	Plot       bool        `json:"plot,omitempty"` // also draw the PNG chart
+	// Report asks for the run's tear sheet (strategy/tearsheet), which
+	// the worker renders where it holds the whole run.
+	Report bool `json:"report,omitempty"`
 
 	// Set by the wiring, never by an agent: the history store file and
 	// the project's indicators directory (for load("indicators/...")).
@@ -65,6 +68,8 @@ type Response struct {
 	Text string `json:"text"`
 	// PNG is the equity and drawdown chart, when the request asked for it.
 	PNG []byte `json:"png,omitempty"`
+	// HTML is the tear sheet, when the request asked for it.
+	HTML []byte `json:"html,omitempty"`
 	// Output is what the strategy printed.
 	Output string `json:"output,omitempty"`
 }

@@ -101,6 +101,7 @@ type BacktestRequest struct {
 	Intrabar    string `json:"intrabar,omitempty"`     // path (default) or pessimistic
 	TradesLimit int    `json:"trades_limit,omitempty"` // default 50, at most 500
 	Plot        bool   `json:"plot,omitempty"`         // also draw the PNG chart
+	Report      bool   `json:"report,omitempty"`       // also render the tear sheet (one series only)
 	// Robustness, when set, adds the run's robustness figures.
 	Robustness *backtest.Robustness `json:"robustness,omitempty"`
 }
@@ -113,6 +114,7 @@ type BacktestResult struct {
 	Result json.RawMessage `json:"result"`
 	Text   string          `json:"text"`
 	PNG    []byte          `json:"png,omitempty"`
+	HTML   []byte          `json:"html,omitempty"` // the tear sheet, when asked for
 	Output string          `json:"output,omitempty"`
 	// RunID is the research ledger's id of this run; LedgerWarning says
 	// why it is missing when the ledger could not record it.

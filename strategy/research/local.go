@@ -357,7 +357,7 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 		Source: source, Name: label, Series: req.Series, Params: req.Params,
 		From: req.From, To: req.To,
 		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps,
-		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit, Plot: req.Plot, Robustness: req.Robustness,
+		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit, Plot: req.Plot, Report: req.Report, Robustness: req.Robustness,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
 	}
 	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {
@@ -367,7 +367,7 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 	if err != nil {
 		return BacktestResult{}, classify(err)
 	}
-	res := BacktestResult{Result: resp.Result, Text: resp.Text, PNG: resp.PNG, Output: resp.Output}
+	res := BacktestResult{Result: resp.Result, Text: resp.Text, PNG: resp.PNG, HTML: resp.HTML, Output: resp.Output}
 	l.recordBacktest(ctx, LedgerName(req.StrategyRef, label, source), source, req.Series, &res)
 	return res, nil
 }

@@ -475,6 +475,7 @@ func (l *Local) backtestUniverse(ctx context.Context, req BacktestRequest, names
 	if req.Plot {
 		return BacktestResult{}, errorf(KindInvalid, "plot draws one series; plot one of the universe's (%s)", names[0])
 	}
+	req.Report = false // a tear sheet shows one series: a universe has none
 	out := UniverseBacktest{Universe: names}
 	var ss []sleeve
 	var text strings.Builder

@@ -12,6 +12,7 @@ import (
 	"wicket/strategy/robust"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
+	"wicket/strategy/tearsheet"
 	"wicket/strategy/worker"
 )
 
@@ -107,6 +108,11 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	resp, err := backtest.Report(res, req.Plot)
 	if err != nil {
 		return backtest.Response{}, err
+	}
+	if req.Report {
+		if resp.HTML, err = tearsheet.Render(res, req.Name); err != nil {
+			return backtest.Response{}, err
+		}
 	}
 	resp.Output = s.Output()
 	return resp, nil

@@ -1,0 +1,81 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestReportResource: run_backtest links its run's tear sheet, served as
+// an MCP App view at ui://wicket/report/{run}: one self-contained page
+// with every chart and the run's own figures.
+func TestReportResource(t *testing.T) {
+	s := startMCP(t, nil, seededProject(t))
+	ctx := context.Background()
+
+	tpls, err := s.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, tp := range tpls.ResourceTemplates {
+		if tp.URITemplate.Raw() == "ui://wicket/report/{run}" && tp.MIMEType == "text/html;profile=mcp-app" {
+			listed = true
+		}
+	}
+	if !listed {
+		t.Errorf("resources/templates/list has no ui://wicket/report/{run} of type text/html;profile=mcp-app")
+	}
+
+	bt := s.call(t, "run_backtest", `{"name":"sma_cross","series":"BTC-USD@1d","from":"2022-01-01","robustness":true}`)
+	if bt.IsError {
+		t.Fatalf("run_backtest: %s", text(bt))
+	}
+	runLink, _ := runLinkOf(bt)
+	id := strings.TrimPrefix(runLink.URI, "wicket://runs/")
+	var sheet mcp.ResourceLink
+	for _, c := range bt.Content {
+		if l, ok := c.(mcp.ResourceLink); ok && l.MIMEType == "text/html;profile=mcp-app" {
+			sheet = l
+		}
+	}
+	if sheet.URI != "ui://wicket/report/"+id {
+		t.Fatalf("run_backtest links no tear sheet of run %s: %+v", id, bt.Content)
+	}
+
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = sheet.URI
+	res, err := s.ReadResource(ctx, req)
+	if err != nil {
+		t.Fatalf("read %s: %v", sheet.URI, err)
+	}
+	c, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok || c.MIMEType != "text/html;profile=mcp-app" || c.URI != sheet.URI {
+		t.Fatalf("the tear sheet is not text/html;profile=mcp-app at its URI: %+v", res.Contents[0])
+	}
+	ui, _ := c.Meta["ui"].(map[string]any)
+	if ui == nil || ui["prefersBorder"] != true || ui["csp"] == nil {
+		t.Errorf("the view's _meta.ui: %v", c.Meta)
+	}
+	page := c.Text
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, `content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`) {
+		t.Fatalf("not a tear sheet with its CSP: %.200s", page)
+	}
+	for _, chart := range []string{"equity", "drawdown", "monthly-returns", "rolling-sharpe", "trade-distribution", "monte-carlo"} {
+		if !strings.Contains(page, `<svg data-chart="`+chart+`"`) {
+			t.Errorf("the tear sheet has no %s chart", chart)
+		}
+	}
+	full := resourceJSON(t, s, runLink.URI)
+	equity, _ := full["metrics"].(map[string]any)["final_equity"].(string)
+	if equity == "" || !strings.Contains(page, ">"+equity+"<") {
+		t.Errorf("the tear sheet does not show the run's final equity %q", equity)
+	}
+
+	req.Params.URI = "ui://wicket/report/nosuch"
+	if _, err := s.ReadResource(ctx, req); err == nil || !strings.Contains(err.Error(), "no tear sheet for run \"nosuch\"") {
+		t.Errorf("an unknown run's tear sheet: %v", err)
+	}
+}

@@ -1,0 +1,147 @@
+package tearsheet
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// browser finds Chromium on PATH, or skips the test with one line.
+func browser(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("tear sheet browser test SKIPPED: no chromium or chromium-browser on PATH (make chromium installs it, as root with apt)")
+	return ""
+}
+
+// chartJS measures each chart as the browser laid it out: its data
+// elements and the box they cover.
+const chartJS = `JSON.stringify([...document.querySelectorAll('svg[data-chart]')].map(svg => {
+  const data = [...svg.querySelectorAll('.data')];
+  let w = 0, h = 0, length = 0;
+  for (const el of data) {
+    const b = el.getBBox();
+    w = Math.max(w, b.width); h = Math.max(h, b.height);
+    if (el.getTotalLength) length += el.getTotalLength();
+  }
+  const box = svg.getBoundingClientRect();
+  return {name: svg.dataset.chart, data: data.length, w, h, length, shown: box.width > 0 && box.height > 0};
+}))`
+
+// probeJS asks for an image from a loopback server: the page's CSP must
+// refuse it (a violation event) before any request is made.
+const probeJS = `new Promise(resolve => {
+  document.addEventListener('securitypolicyviolation', e => resolve('blocked by ' + e.effectiveDirective), {once: true});
+  const img = new Image();
+  img.onload = () => resolve('loaded');
+  img.src = %q;
+  document.body.appendChild(img);
+})`
+
+// A 1x1 PNG, so a request the CSP let through would load.
+const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+func TestBrowserRendersSheet(t *testing.T) {
+	exe := browser(t)
+	path := filepath.Join(t.TempDir(), "sheet.html")
+	if err := os.WriteFile(path, render(t, fixture(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := (&url.URL{Scheme: "file", Path: path}).String()
+
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		b, _ := base64.StdEncoding.DecodeString(pixel)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+
+	// The deadline bounds a broken browser; nothing waits on time.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+
+	var mu sync.Mutex
+	var requests []string
+	err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, e.Request.URL)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(page)); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	measured, err := chromedp.Run(bctx, chromedp.Evaluate[string](chartJS))
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	mu.Lock()
+	asked := slices.Clone(requests)
+	mu.Unlock()
+	if len(asked) != 1 || asked[0] != page {
+		t.Errorf("the page made requests beyond itself: %q", asked)
+	}
+
+	var got []struct {
+		Name         string
+		Data         int
+		W, H, Length float64
+		Shown        bool
+	}
+	if err := json.Unmarshal([]byte(measured), &got); err != nil {
+		t.Fatalf("%v: %s", err, measured)
+	}
+	var names []string
+	for _, c := range got {
+		names = append(names, c.Name)
+		if c.Data == 0 || c.W <= 0 || c.H <= 0 || !c.Shown {
+			t.Errorf("chart %s drew no data: %+v", c.Name, c)
+		}
+		if (c.Name == "equity" || c.Name == "drawdown" || c.Name == "rolling-sharpe") && c.Length <= 0 {
+			t.Errorf("chart %s: its curve has no length", c.Name)
+		}
+	}
+	if !slices.Equal(names, allCharts) {
+		t.Errorf("charts %v, want %v", names, allCharts)
+	}
+
+	probe := strings.Replace(probeJS, "%q", `"`+srv.URL+`/probe.png"`, 1)
+	verdict, err := chromedp.Run(bctx, chromedp.Evaluate[string](probe, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("csp probe: %v", err)
+	}
+	if !strings.HasPrefix(verdict, "blocked by img-src") || hits.Load() != 0 {
+		t.Errorf("an image from %s: %s, %d requests reached it; the CSP must refuse it", srv.URL, verdict, hits.Load())
+	}
+}
