@@ -15,14 +15,14 @@ import (
 // (onFold), and calls the venue between hops. Each hop commits the events
 // it emits before it returns: the fold's other jobs run between hops.
 //
-// A lane never refuses a command silently: past maxVenueQueue commands it
+// A lane never refuses a command silently: past MaxVenueQueue commands it
 // says the venue is busy; and when the node stops, the commands not yet
 // begun are dropped with their tickets told why (nothing was sent).
 
-// maxVenueQueue bounds the commands queued for one venue, the running one
-// included; past it a command is refused venue_busy. market_exit is never
-// refused for it.
-const maxVenueQueue = 64
+// MaxVenueQueue bounds the commands queued for one real venue, the one
+// in flight included; past it a command is refused venue_busy, unsent.
+// market_exit is never refused for it.
+const MaxVenueQueue = 64
 
 // maxVenueReports bounds the stream reports waiting in one lane; past it
 // a report is dropped and the venue reconciled instead.
@@ -57,7 +57,7 @@ func newLane(name string) *lane {
 
 // busyReason is the one wording of a venue_busy refusal.
 func busyReason(name string) string {
-	return fmt.Sprintf("venue %s is busy: %d commands are already waiting for its answers, so nothing was sent; retry once some are answered (their tickets tell)", name, maxVenueQueue)
+	return fmt.Sprintf("venue %s is busy: %d commands are already waiting for its answers, so nothing was sent; retry once some are answered (their tickets tell)", name, MaxVenueQueue)
 }
 
 // command queues a command's job; it says why it cannot ("busy",
@@ -68,7 +68,7 @@ func (l *lane) command(run, drop func(), exempt bool) string {
 	switch {
 	case l.stopping:
 		return "stopping"
-	case !exempt && l.commands >= maxVenueQueue:
+	case !exempt && l.commands >= MaxVenueQueue:
 		return "busy"
 	}
 	l.commands++

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,7 +77,7 @@ func startTwoVenues(t testing.TB, limit string) *twoVenues {
 // hold holds the slow venue's answer to its next order and returns a
 // release the test's cleanup also calls (before the node stops, so its
 // close never waits for a held call).
-func (tv *twoVenues) hold(t *testing.T) (held <-chan struct{}, release func()) {
+func (tv *twoVenues) hold(t testing.TB) (held <-chan struct{}, release func()) {
 	held, release = tv.slow.HoldResponses("/api/v3/order")
 	t.Cleanup(release)
 	return held, release
@@ -103,7 +105,7 @@ func (tv *twoVenues) ticket(t *testing.T, id string, wait time.Duration) node.Ou
 
 // waitHeld waits until the slow fake has processed the order and holds
 // its answer (bounded, so a node that never sends it fails the test).
-func waitHeld(t *testing.T, held <-chan struct{}) {
+func waitHeld(t testing.TB, held <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-held:
@@ -233,5 +235,36 @@ func TestLimitsHoldAcrossConcurrentCommands(t *testing.T) {
 	}
 	if n := len(tv.slow.Orders()); n != 1 {
 		t.Errorf("the venue received %d orders; want 1", n)
+	}
+}
+
+func TestVenueBusyPastItsQueue(t *testing.T) {
+	tv := startTwoVenues(t, "")
+	held, release := tv.hold(t)
+	first := tv.submit(t, order("slow", "BTCUSDT", command.Buy, command.Market, "0.01", ""))
+	waitHeld(t, held)
+	// Commands that need no call (their order is unknown) fill the lane.
+	unknown := command.Command{Verb: command.CancelOrder, Venue: "slow", OrderID: "ord-99999999"}
+	var queued []string
+	for range server.MaxVenueQueue - 1 {
+		queued = append(queued, tv.submit(t, unknown))
+	}
+	out, err := nodetest.Send(bounded(t), tv.c, command.NewEnvelope(unknown, ""), 5*time.Second)
+	var ne *node.Error
+	if !errors.As(err, &ne) || out.Status != node.Rejected || out.Code != "venue_busy" || !strings.Contains(out.Reason, "venue slow is busy") || !strings.Contains(out.Reason, "nothing was sent") {
+		t.Fatalf("a command past the slow venue's queue: %+v %v", out, err)
+	}
+	// The other venue is not busy.
+	if out := sendAny(t, tv.c, command.Command{Verb: command.CancelOrder, Venue: "fast", OrderID: "ord-99999999"}); out.Code != "unknown_order" {
+		t.Errorf("the fast venue while the slow one is busy: %+v", out)
+	}
+	release()
+	if out := tv.ticket(t, first, 5*time.Second); out.Status != node.Accepted {
+		t.Errorf("the held order: %+v", out)
+	}
+	for _, id := range queued {
+		if out := tv.ticket(t, id, 5*time.Second); out.Status != node.Rejected || out.Code != "unknown_order" {
+			t.Fatalf("a queued command at its turn: %+v", out)
+		}
 	}
 }

@@ -19,13 +19,15 @@
 // they start disarmed at every start and refuse writes until an operator
 // arms them; a write's intent is journaled before the venue hears of it,
 // a lost answer leaves it pending, and reconciliation by client order id
-// settles it.
+// settles it. Their calls never run on the fold: each real venue has a
+// lane (lanes.go), one goroutine that makes its calls in order and hands
+// the answers to the fold, so a slow venue delays only its own work.
 //
 // It never listens beyond loopback unless told to (Listen with
 // allowRemote), never logs or returns a key or a signature, never
 // acknowledges a command before it is durable, never lets the observe
-// key write, never resends a write to a real venue, and never arms a
-// venue by itself.
+// key write, never resends a write to a real venue, never waits for a
+// venue on the fold, and never arms a venue by itself.
 package server
 
 import (
