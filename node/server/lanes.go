@@ -60,21 +60,23 @@ func busyReason(name string) string {
 	return fmt.Sprintf("venue %s is busy: %d commands are already waiting for its answers, so nothing was sent; retry once some are answered (their tickets tell)", name, MaxVenueQueue)
 }
 
-// command queues a command's job; it says why it cannot ("busy",
-// "stopping") or returns "". exempt skips the depth bound (market_exit).
-func (l *lane) command(run, drop func(), exempt bool) string {
+// command queues a command's job and returns how many commands are ahead
+// of it, or says why it cannot ("busy", "stopping"). exempt skips the
+// depth bound (market_exit).
+func (l *lane) command(run, drop func(), exempt bool) (ahead int, why string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.stopping:
-		return "stopping"
+		return 0, "stopping"
 	case !exempt && l.commands >= MaxVenueQueue:
-		return "busy"
+		return l.commands, "busy"
 	}
+	ahead = l.commands
 	l.commands++
 	l.jobs = append(l.jobs, laneJob{command: true, run: run, drop: drop})
 	l.signal()
-	return ""
+	return ahead, ""
 }
 
 // background queues a background job unless one of its key already

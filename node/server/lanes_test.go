@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +45,7 @@ func newBinanceFake(t testing.TB) *binancefake.Fake {
 	return f
 }
 
-func startTwoVenues(t testing.TB, limit string) *twoVenues {
+func startTwoVenues(t testing.TB, limit string, opts ...nodetest.Option) *twoVenues {
 	t.Helper()
 	tv := &twoVenues{slow: newBinanceFake(t), fast: newBinanceFake(t)}
 	cfg := project.Defaults()
@@ -63,8 +65,8 @@ func startTwoVenues(t testing.TB, limit string) *twoVenues {
 		}
 		exchanges[name] = ex
 	}
-	tv.srv = nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithExchanges(exchanges),
-		nodetest.WithVenueTimeout(10*time.Minute), nodetest.WithMarkEvery(50*time.Millisecond))
+	tv.srv = nodetest.NewServer(t, append([]nodetest.Option{nodetest.WithConfig(cfg), nodetest.WithExchanges(exchanges),
+		nodetest.WithVenueTimeout(10 * time.Minute), nodetest.WithMarkEvery(50 * time.Millisecond)}, opts...)...)
 	tv.c = tv.srv.Client()
 	vn := &venueNode{srv: tv.srv, c: tv.c}
 	for _, name := range []string{"slow", "fast"} {
@@ -187,9 +189,13 @@ func TestCommandsToOneVenueStayInOrder(t *testing.T) {
 	if n := len(tv.slow.Orders()); n != 1 {
 		t.Fatalf("the slow venue holds %d orders while its first answer is held; want 1 (the rest wait their turn)", n)
 	}
-	for _, id := range []string{canceled, next} {
-		if out := tv.ticket(t, id, 0); out.Status != node.Pending {
+	for i, id := range []string{canceled, next} {
+		out := tv.ticket(t, id, 0)
+		if out.Status != node.Pending {
 			t.Fatalf("a command queued behind a held answer resolved first: %+v", out)
+		}
+		if want := fmt.Sprintf("waiting for its turn at slow behind %d command(s)", i+1); !strings.Contains(out.Detail, want) {
+			t.Errorf("a queued command's ticket says %q; want it to say %q", out.Detail, want)
 		}
 	}
 	release()
@@ -266,5 +272,50 @@ func TestVenueBusyPastItsQueue(t *testing.T) {
 		if out := tv.ticket(t, id, 5*time.Second); out.Status != node.Rejected || out.Code != "unknown_order" {
 			t.Fatalf("a queued command at its turn: %+v", out)
 		}
+	}
+}
+
+func TestCloseLetsTheCallInFlightAnswer(t *testing.T) {
+	logs := &syncBuffer{}
+	tv := startTwoVenues(t, "", nodetest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	held, release := tv.hold(t)
+	inFlight := order("slow", "BTCUSDT", command.Buy, command.Market, "0.01", "")
+	inFlight.ClientOrderID = "wk-in-flight"
+	tv.submit(t, inFlight)
+	waitHeld(t, held)
+	queued := order("slow", "BTCUSDT", command.Buy, command.Market, "0.01", "")
+	queued.ClientOrderID = "wk-queued"
+	tv.submit(t, queued)
+	if _, err := tv.c.Snapshot(bounded(t), "", 0); err != nil { // the fold has queued it on the lane by now
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { tv.srv.Close(); close(closed) }()
+	// The node stops: the queued command is dropped unsent, while the call
+	// in flight is still held; released, its answer is applied, and only
+	// then does the node finish stopping.
+	waitFor(t, "the queued command dropped", func() bool {
+		return strings.Contains(logs.String(), "command dropped") && strings.Contains(logs.String(), "client_order_id=wk-queued")
+	})
+	release()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node did not stop once the call in flight was answered")
+	}
+	tv.srv.Restart(t)
+	c := tv.srv.Client()
+	page, err := c.Audit(context.Background(), node.AuditQuery{ClientOrderID: "wk-in-flight"})
+	if err != nil || len(page.Entries) != 1 {
+		t.Fatalf("audit of the order in flight at the stop: %+v %v", page, err)
+	}
+	if out := page.Entries[0].Outcome; out.Status != node.Accepted || out.Order == nil || out.Order.Status != node.OrderFilled || strings.Contains(out.Detail, "reconciliation") {
+		t.Errorf("the answer in flight at the stop was not applied before the node stopped: %+v", out)
+	}
+	if page, err := c.Audit(context.Background(), node.AuditQuery{ClientOrderID: "wk-queued"}); err != nil || len(page.Entries) != 0 {
+		t.Errorf("the command dropped at the stop left an entry: %+v %v", page, err)
+	}
+	if orders := tv.slow.Orders(); len(orders) != 1 || orders[0].ClientOrderID != "wk-in-flight" {
+		t.Errorf("the venue's orders: %+v", orders)
 	}
 }

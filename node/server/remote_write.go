@@ -55,8 +55,17 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 		s.exitEverywhere(id, keyID, c, reason, now)
 		return
 	}
-	drop := func() { s.tickets.resolve(id, stoppedOutcome(c, s.cfg.Now())) }
-	switch s.lanes[c.Venue].command(func() { s.runRemote(id, keyID, c, reason) }, drop, c.Verb == command.MarketExit) {
+	drop := func() {
+		s.log.Info("command dropped: the node stopped before its turn at the venue; nothing was sent", "ticket", id, "venue", c.Venue,
+			"verb", string(c.Verb), "client_order_id", c.ClientOrderID)
+		s.tickets.resolve(id, stoppedOutcome(c, s.cfg.Now()))
+	}
+	ahead, why := s.lanes[c.Venue].command(func() { s.runRemote(id, keyID, c, reason) }, drop, c.Verb == command.MarketExit)
+	switch why {
+	case "":
+		if ahead > 0 {
+			s.tickets.note(id, fmt.Sprintf("waiting for its turn at %s behind %d command(s); it is checked and sent then, and nothing has been sent yet", c.Venue, ahead))
+		}
 	case "busy":
 		out := node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "venue_busy", Reason: busyReason(c.Venue)}
 		s.finishRemote(id, keyID, c, reason, out, false)
@@ -642,7 +651,7 @@ func (s *Server) exitEverywhere(id, keyID string, c command.Command, reason stri
 			s.onFold(func() { x.add(name, p); finish() })
 		}
 		drop := func() { s.onFold(func() { x.add(name, exitPart{stopped: true}); finish() }) }
-		if s.lanes[name].command(part, drop, true) != "" {
+		if _, why := s.lanes[name].command(part, drop, true); why != "" {
 			x.add(name, exitPart{stopped: true})
 		}
 	}

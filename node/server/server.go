@@ -376,6 +376,9 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.stopBg() // streams and polls
+	if len(s.lanes) > 0 {
+		s.log.Info("stopping: venue calls in flight may answer for the venue timeout", "venue_timeout", s.cfg.VenueTimeout.String())
+	}
 	for _, l := range s.lanes {
 		l.stop()
 	}
