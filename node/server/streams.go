@@ -266,15 +266,17 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 	}
 }
 
-// pollLoop queues a read of the venue's marks and account on its lane
-// every MarkEvery (one waits at a time), and of its instruments while the
-// node has none.
+// pollLoop reads the venue's marks and account every MarkEvery, and its
+// instruments while the node has none, and hands them to the fold. It
+// runs beside the venue's lane, not on it: these reads change no order
+// (the newest account read wins, readSeq), so they need no place in the
+// order of the venue's commands, and a command never waits behind one.
 func (s *Server) pollLoop(name string, symbols []string) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.MarkEvery)
 	defer t.Stop()
 	for {
-		s.background(name, "poll", func() { s.poll(name, symbols) })
+		s.poll(name, symbols)
 		select {
 		case <-s.bg.Done():
 			return
@@ -283,12 +285,13 @@ func (s *Server) pollLoop(name string, symbols []string) {
 	}
 }
 
-// poll is a poll's turn on the venue's lane: it reads the marks and the
-// account and hands them to the fold; then the instruments, when the node
-// has none yet (the venue was unreachable at start).
+// poll reads the marks and the account and hands them to the fold; then
+// the instruments, when the node has none yet (the venue was unreachable
+// at start).
 func (s *Server) poll(name string, symbols []string) {
 	ex := s.cfg.Exchanges[name]
-	ctx, cancel := s.venueCall()
+	read := func() (context.Context, context.CancelFunc) { return context.WithTimeout(s.bg, s.cfg.VenueTimeout) } // a stop ends it
+	ctx, cancel := read()
 	marks, err := ex.Marks(ctx, symbols)
 	seq := s.readSeq[name].Add(1)
 	acct, aerr := ex.Account(ctx)
@@ -315,7 +318,7 @@ func (s *Server) poll(name string, symbols []string) {
 	if !needInstruments {
 		return
 	}
-	ctx, cancel = s.venueCall()
+	ctx, cancel = read()
 	in, err := ex.Instruments(ctx, symbols)
 	cancel()
 	s.onFold(func() {
