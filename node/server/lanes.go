@@ -7,9 +7,11 @@ import (
 
 // Each real venue has a lane: one goroutine that makes that venue's calls,
 // one job at a time, in the order they were queued. A command to the venue,
-// its reconciliations, its polls and its stream's reports all go through
-// its lane, so they stay in order with each other; the fold never waits
-// for a venue, so a slow venue holds up its own lane and nothing else.
+// its reconciliations, its polls of working orders, its account reads
+// after a fill and its stream's reports all go through its lane, so they
+// stay in order with each other (the polls of marks and account, which
+// change no order, run beside it: pollLoop). The fold never waits for a
+// venue, so a slow venue holds up its own lane and nothing else.
 //
 // A lane job reads and changes the engine only in hops to the fold
 // (onFold), and calls the venue between hops. Each hop commits the events
