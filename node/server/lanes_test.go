@@ -319,3 +319,35 @@ func TestCloseLetsTheCallInFlightAnswer(t *testing.T) {
 		t.Errorf("the venue's orders: %+v", orders)
 	}
 }
+
+func TestMarketExitEverywhereWhileAVenueIsSlow(t *testing.T) {
+	tv := startTwoVenues(t, "")
+	accepted(t, tv.c, order("paper", "BTC-USD", command.Buy, command.Market, "0.01", ""))
+	held, release := tv.hold(t) // the slow venue's closing order
+	exit := tv.submit(t, command.Command{Verb: command.MarketExit})
+	waitHeld(t, held)
+	// While the slow venue holds its answer, paper and the fast venue are
+	// already flat: each venue exits on its own, none waits for another.
+	waitFor(t, "the fast venue flattened", func() bool {
+		snap, err := tv.c.Snapshot(bounded(t), "fast", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, holds := position(snap.Venues[0], "BTCUSDT")
+		return (!holds || p.Quantity.IsZero()) && len(tv.fast.Orders()) == 1
+	})
+	if p, ok := position(venueOf(t, snapshot(t, tv.c), "paper"), "BTC-USD"); ok && !p.Quantity.IsZero() {
+		t.Errorf("paper still holds %s BTC-USD while the slow venue exits", p.Quantity)
+	}
+	if out := tv.ticket(t, exit, 0); out.Status != node.Pending {
+		t.Fatalf("market_exit resolved before the slow venue answered: %+v", out)
+	}
+	release()
+	out := tv.ticket(t, exit, 5*time.Second)
+	if out.Status != node.Accepted || len(out.OrderIDs) != 3 || !strings.Contains(out.Detail, "flattened 3 position(s)") {
+		t.Errorf("market_exit over every venue: %+v", out)
+	}
+	if orders := tv.slow.Orders(); len(orders) != 1 || orders[0].Side != "SELL" || orders[0].Status != "FILLED" {
+		t.Errorf("the slow venue's closing order: %+v", orders)
+	}
+}

@@ -227,22 +227,24 @@ func current(r *remote, o node.Order) node.Order {
 }
 
 // commitStep commits the events the fold's current job emitted, on the
-// fold; a fill makes the venue's account read again.
-func (s *Server) commitStep(name string) {
+// fold; a fill makes the venue's account read again. On a failure the
+// engine has been rebuilt from the journal, without them.
+func (s *Server) commitStep(name string) error {
 	events := s.eng.take()
 	if len(events) == 0 {
-		return
+		return nil
 	}
-	if s.commit(&journal.Batch{Events: events}) != nil {
-		return
+	if err := s.commit(&journal.Batch{Events: events}); err != nil {
+		return err
 	}
 	s.logFills(events)
 	for _, ev := range events {
 		if ev.Kind == node.EventFilled && name != "" {
 			s.refreshLater(name)
-			return
+			break
 		}
 	}
+	return nil
 }
 
 // recordIntent commits a cancel's or modify's audit entry, pending, before
@@ -407,7 +409,7 @@ func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Ord
 	vo, verr := s.submitCall(name, o)
 	s.onFold(func() {
 		o = s.applySubmit(name, o, vo, verr)
-		s.commitStep(name)
+		s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 	})
 	return o, nil
 }
@@ -445,7 +447,7 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 		switch {
 		case err == nil:
 			s.eng.settle(r, current(r, o), vo, note, s.cfg.Now())
-			s.commitStep(name)
+			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		case !refused:
 			s.log.Warn("venue answer to a cancel lost; reconciling", "venue", name, "order_id", o.ID, "err", err)
 			s.reconcileLater(name)
@@ -476,7 +478,7 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 			e.emit(node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 				Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, VenueOrderID: vo.VenueOrderID})
 			e.settle(r, current(r, o), vo, "modified", now)
-			s.commitStep(name)
+			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		}
 		cur = current(r, o)
 		switch {
@@ -505,7 +507,7 @@ func (s *Server) lookupAndSettle(name string, o node.Order) {
 	s.onFold(func() {
 		r := s.eng.remotes[name]
 		s.eng.settle(r, current(r, o), vo, "looked up at the venue", s.cfg.Now())
-		s.commitStep(name)
+		s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 	})
 }
 
@@ -620,7 +622,10 @@ func (s *Server) exitEverywhere(id, keyID string, c command.Command, reason stri
 	}
 	paperOut := s.eng.execute(c, now) // the paper venues
 	x.out.Canceled, x.out.OrderIDs = paperOut.Canceled, paperOut.OrderIDs
-	s.commitStep("")
+	if err := s.commitStep(""); err != nil {
+		x.out.Canceled, x.out.OrderIDs = nil, nil
+		x.extra = "; the paper venues' exit could not be journaled, so it was not done: " + err.Error()
+	}
 	finish := func() {
 		if x.left > 0 {
 			return
