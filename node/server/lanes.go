@@ -62,23 +62,26 @@ func busyReason(name string) string {
 	return fmt.Sprintf("venue %s is busy: %d commands are already waiting for its answers, so nothing was sent; retry once some are answered (their tickets tell)", name, MaxVenueQueue)
 }
 
-// command queues a command's job and returns how many commands are ahead
-// of it, or says why it cannot ("busy", "stopping"). exempt skips the
-// depth bound (market_exit).
-func (l *lane) command(run, drop func(), exempt bool) (ahead int, why string) {
+// command queues a command's job, or says why it cannot ("busy",
+// "stopping"). exempt skips the depth bound (market_exit). queued, when
+// set, is told how many commands are ahead of the job before the job can
+// begin.
+func (l *lane) command(run, drop func(), exempt bool, queued func(ahead int)) (why string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.stopping:
-		return 0, "stopping"
+		return "stopping"
 	case !exempt && l.commands >= MaxVenueQueue:
-		return l.commands, "busy"
+		return "busy"
 	}
-	ahead = l.commands
+	if queued != nil {
+		queued(l.commands)
+	}
 	l.commands++
 	l.jobs = append(l.jobs, laneJob{command: true, run: run, drop: drop})
 	l.signal()
-	return ahead, ""
+	return ""
 }
 
 // background queues a background job unless one of its key already

@@ -60,12 +60,12 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 			"verb", string(c.Verb), "client_order_id", c.ClientOrderID)
 		s.tickets.resolve(id, stoppedOutcome(c, s.cfg.Now()))
 	}
-	ahead, why := s.lanes[c.Venue].command(func() { s.runRemote(id, keyID, c, reason) }, drop, c.Verb == command.MarketExit)
-	switch why {
-	case "":
+	queued := func(ahead int) {
 		if ahead > 0 {
 			s.tickets.note(id, fmt.Sprintf("waiting for its turn at %s behind %d command(s); it is checked and sent then, and nothing has been sent yet", c.Venue, ahead))
 		}
+	}
+	switch s.lanes[c.Venue].command(func() { s.runRemote(id, keyID, c, reason) }, drop, c.Verb == command.MarketExit, queued) {
 	case "busy":
 		out := node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "venue_busy", Reason: busyReason(c.Venue)}
 		s.finishRemote(id, keyID, c, reason, out, false)
@@ -97,6 +97,7 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 	var target node.Order // the order a submit places, or a cancel or modify names
 	var list []node.Order // the orders a mass_cancel cancels, or a flatten places
 	external, written, turn := false, false, false
+	s.tickets.note(id, "") // no longer waiting for its turn
 	s.onFold(func() {
 		now := s.cfg.Now()
 		if s.refused(id, c, now) {
@@ -656,7 +657,7 @@ func (s *Server) exitEverywhere(id, keyID string, c command.Command, reason stri
 			s.onFold(func() { x.add(name, p); finish() })
 		}
 		drop := func() { s.onFold(func() { x.add(name, exitPart{stopped: true}); finish() }) }
-		if _, why := s.lanes[name].command(part, drop, true); why != "" {
+		if s.lanes[name].command(part, drop, true, nil) != "" {
 			x.add(name, exitPart{stopped: true})
 		}
 	}
