@@ -82,3 +82,44 @@ func benchSubmits(b *testing.B, c *node.Client, venue, symbol, qty, label string
 	b.ReportMetric(ms(0.99), "p99_ms")
 	fmt.Printf("ratio %s: %.0f orders/s, p50 %.2f ms, p99 %.2f ms\n", label, perSec, ms(0.50), ms(0.99))
 }
+
+// BenchmarkSnapshotWhileAVenueIsSlow measures GET /v1/snapshot (every
+// venue) while one real venue holds its answer to an order: the fold
+// answers it as if no venue were slow. The same snapshot with no venue
+// held is measured first (untimed), for the ratio.
+func BenchmarkSnapshotWhileAVenueIsSlow(b *testing.B) {
+	tv := startTwoVenues(b, "")
+	ctx := context.Background()
+	snap := func() time.Duration {
+		start := time.Now()
+		if _, err := tv.c.Snapshot(ctx, "", 20); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var idle []time.Duration
+	for range 200 {
+		idle = append(idle, snap())
+	}
+	held, _ := tv.hold(b)
+	id, err := tv.c.Submit(ctx, command.NewEnvelope(order("slow", "BTCUSDT", command.Buy, command.Market, "0.01", ""), "benchmark"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitHeld(b, held)
+	var slow []time.Duration
+	for b.Loop() {
+		slow = append(slow, snap())
+	}
+	if out, err := tv.c.Ticket(ctx, id, 0); err != nil || out.Status != node.Pending {
+		b.Fatalf("the slow venue's answer was not held throughout: %+v %v", out, err)
+	}
+	p := func(lat []time.Duration, q float64) float64 {
+		slices.Sort(lat)
+		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(p(slow, 0.50), "p50_ms")
+	b.ReportMetric(p(slow, 0.99), "p99_ms")
+	fmt.Printf("ratio node snapshot while another venue holds its answer: p50 %.2f ms, p99 %.2f ms (no venue slow: p50 %.2f ms, p99 %.2f ms; p99 ×%.2f)\n",
+		p(slow, 0.50), p(slow, 0.99), p(idle, 0.50), p(idle, 0.99), p(slow, 0.99)/p(idle, 0.99))
+}

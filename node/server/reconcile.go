@@ -15,39 +15,44 @@ import (
 )
 
 // Reconciliation: reading a real venue's account, instruments and orders
-// off the fold, applying what it says to the book, and settling the
-// tickets whose answers were lost.
+// on its lane, applying what it says to the book on the fold, and settling
+// the tickets whose answers were lost.
 
 // reconcileLater reconciles a venue again once any request still in
 // flight must have been answered or dropped.
 func (s *Server) reconcileLater(name string) {
-	time.AfterFunc(2*s.cfg.VenueTimeout, func() {
-		s.enqueue(func() { s.reconcile(name, "a lost answer") }) //nolint:errcheck // a stopping node reconciles at its next start
-	})
+	time.AfterFunc(2*s.cfg.VenueTimeout, func() { s.reconcile(name, "a lost answer") })
 }
 
-// reconcile reads the venue's account, instruments and open orders, and
-// settles every working node order by its client order id: found →
-// adopted with its real state and fills; provably absent → failed. It
-// never resubmits. It runs on the fold but does its reading off it: the
-// reads go to a goroutine and their results come back as a job, so the
-// node keeps answering meanwhile.
+// reconcile queues a reconciliation of the venue on its lane (one waits
+// at a time: a second would read the same): it reads the venue's account,
+// instruments and open orders, and settles every working node order by
+// its client order id: found → adopted with its real state and fills;
+// provably absent → failed. It never resubmits. Its reads begin once the
+// venue's commands queued before it are answered, and the fold answers
+// everything else meanwhile. It may be called from any goroutine.
 func (s *Server) reconcile(name, why string) {
-	r := s.eng.remotes[name]
-	if r == nil || s.fault != nil {
+	s.background(name, "reconcile", func() { s.reconcileNow(name, why) })
+}
+
+// reconcileNow is a reconciliation's turn on the venue's lane.
+func (s *Server) reconcileNow(name, why string) {
+	var orders []node.Order
+	var symbols []string
+	needInstruments, ok := false, false
+	s.onFold(func() {
+		r := s.eng.remotes[name]
+		if r == nil || s.fault != nil {
+			return
+		}
+		ok, orders, symbols, needInstruments = true, r.OpenOrders(), r.cfg.Symbols, r.instruments == nil // the working orders now (open and pending)
+	})
+	if !ok {
 		return
 	}
-	orders := r.OpenOrders() // the working orders now (open and pending)
-	ex, symbols, needInstruments := r.ex, r.cfg.Symbols, r.instruments == nil
 	seq := s.readSeq[name].Add(1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		rd := s.readVenue(name, ex, symbols, needInstruments, orders)
-		if s.enqueue(func() { s.applyReconcile(name, why, seq, rd) }) != nil {
-			s.log.Warn("reconciliation read but not applied: the node is stopping or busy", "venue", name)
-		}
-	}()
+	rd := s.readVenue(name, s.cfg.Exchanges[name], symbols, needInstruments, orders)
+	s.onFold(func() { s.applyReconcile(name, why, seq, rd) })
 }
 
 // venueRead is what reconcile read from a venue, and what it began from.
@@ -290,29 +295,23 @@ func (s *Server) auditSettled(r *remote, settled []node.Event, why string, now t
 	}
 }
 
-// refreshLater reads the venue's account off the fold and hands it back;
-// the newest read wins.
+// refreshLater reads the venue's account on its lane and hands it to the
+// fold; the newest read wins. It may be called from any goroutine.
 func (s *Server) refreshLater(name string) {
-	r := s.eng.remotes[name]
-	if r == nil {
-		return
-	}
-	ex, seq := r.ex, s.readSeq[name].Add(1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.background(name, "account", func() {
+		seq := s.readSeq[name].Add(1)
 		ctx, cancel := s.venueCall()
-		acct, err := ex.Account(ctx)
+		acct, err := s.cfg.Exchanges[name].Account(ctx)
 		cancel()
 		if err != nil {
 			return
 		}
-		s.enqueue(func() { //nolint:errcheck // the next poll reads it again
+		s.onFold(func() {
 			if r := s.eng.remotes[name]; r != nil {
 				r.setAccount(acct, seq)
 			}
 		})
-	}()
+	})
 }
 
 // setAccount keeps the newest account read: a poll that began before a

@@ -68,12 +68,8 @@ type remote struct {
 	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
 	external    []node.VenueOrder
 	connected   bool
-	// polling and readingInstruments: a poll of the working orders (the
-	// stream is down) or a read of the instruments (none yet) is on its
-	// way; cleared by the reader when done, even if its answer is dropped.
-	polling, readingInstruments atomic.Bool
-	fees                        map[string]decimal.Decimal // cumulative fee per order id, from fill events
-	booked                      map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
+	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	booked      map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {

@@ -12,14 +12,21 @@ import (
 	"wicket/node/journal"
 )
 
-// Real venues are driven from the fold like everything else: a command's
-// intent (a submit's order, pending; a cancel's or modify's audit entry,
-// pending) is committed to the journal before the venue hears of it, the
-// venue call is bounded by VenueTimeout, and its answer is committed before
-// the ticket resolves. An answer that never comes leaves the order and the
-// ticket pending; it is never resent, and reconciliation by client order id
-// (at start, after every stream reconnect, and once the timeout has passed)
-// adopts the order or proves it absent, and settles the ticket.
+// Real venues are driven off the fold, each on its own lane (lanes.go).
+// A command to a real venue is queued on its venue's lane when it arrives.
+// At its turn a hop to the fold checks it against the node's rules and
+// state as they are then, and commits its intent (a submit's order,
+// pending; a cancel's or modify's audit entry, pending) to the journal
+// before the venue hears of it; the lane calls the venue, bounded by
+// VenueTimeout; and a last hop applies the answer, commits it and resolves
+// the ticket. Commands to one venue are checked, sent and settled in the
+// order they arrived, each after the answer to the one before is applied,
+// so no two of them pass a limit only one passes; meanwhile the fold
+// answers snapshots, dry-runs, paper venues and the other real venues. An
+// answer that never comes leaves the order and the ticket pending; it is
+// never resent, and reconciliation by client order id (at start, after
+// every stream reconnect, and once the timeout has passed) adopts the
+// order or proves it absent, and settles the ticket.
 
 // touchesRemote reports whether c writes to a real venue.
 func (e *engine) touchesRemote(c command.Command) bool {
@@ -34,69 +41,211 @@ func (e *engine) touchesRemote(c command.Command) bool {
 
 // venueCall is the context of one call to a real venue.
 func (s *Server) venueCall() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(s.bg, s.cfg.VenueTimeout)
+	return context.WithTimeout(s.calls, s.cfg.VenueTimeout)
 }
 
 // pendingAdvice is what a pending real-venue order's detail ends with.
 const pendingAdvice = "the node never resends it and reconciles it by client order id; " + node.PendingAdvice
 
-// applyRemote runs a command that writes to a real venue, on the fold.
+// applyRemote queues a command that writes to a real venue on that
+// venue's lane, on the fold; market_exit over every venue goes to every
+// real venue's lane (exitEverywhere).
 func (s *Server) applyRemote(id, keyID string, c command.Command, reason string, now time.Time) {
-	e := s.eng
-	out := node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
-	if _, r := e.check(c); r != nil {
-		out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
-		s.finishRemote(id, keyID, c, reason, out, false)
+	if c.Venue == "" {
+		s.exitEverywhere(id, keyID, c, reason, now)
 		return
 	}
-	var err error
-	written := false // the audit entry was committed pending before the call
+	drop := func() {
+		s.log.Info("command dropped: the node stopped before its turn at the venue; nothing was sent", "ticket", id, "venue", c.Venue,
+			"verb", string(c.Verb), "client_order_id", c.ClientOrderID)
+		s.tickets.resolve(id, stoppedOutcome(c, s.cfg.Now()))
+	}
+	queued := func(ahead int) {
+		if ahead > 0 {
+			s.tickets.note(id, fmt.Sprintf("waiting for its turn at %s behind %d command(s); it is checked and sent then, and nothing has been sent yet", c.Venue, ahead))
+		}
+	}
+	switch s.lanes[c.Venue].command(func() { s.runRemote(id, keyID, c, reason) }, drop, c.Verb == command.MarketExit, queued) {
+	case "busy":
+		out := node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "venue_busy", Reason: busyReason(c.Venue)}
+		s.finishRemote(id, keyID, c, reason, out, false)
+	case "stopping":
+		s.tickets.resolve(id, stoppedOutcome(c, now))
+	}
+}
+
+// stoppedOutcome is the ticket of a command the node stopped before its
+// turn at the venue.
+func stoppedOutcome(c command.Command, now time.Time) node.Outcome {
+	return node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "stopping",
+		Reason: "the node stopped before the command's turn at " + c.Venue + ": nothing was sent; send it again once the node is back"}
+}
+
+// journalRefusal is the outcome of a command one of whose orders could
+// not be journaled, so was not sent; the engine has been rebuilt from the
+// journal.
+func journalRefusal(c command.Command, now time.Time, err error) node.Outcome {
+	return node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "journal",
+		Reason: "the journal could not record an order before sending it, so that order was not sent (any sent before it by this command are in node_snapshot): " + err.Error()}
+}
+
+// runRemote is a command's turn on its venue's lane: a hop to check it
+// and journal its intent, the venue's calls, a hop to apply the answer.
+func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
+	name := c.Venue
+	var out node.Outcome
+	var target node.Order // the order a submit places, or a cancel or modify names
+	var list []node.Order // the orders a mass_cancel cancels, or a flatten places
+	external, written, turn := false, false, false
+	s.tickets.note(id, "") // no longer waiting for its turn
+	s.onFold(func() {
+		now := s.cfg.Now()
+		if s.refused(id, c, now) {
+			return
+		}
+		e := s.eng
+		out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
+		if _, r := e.check(c); r != nil {
+			out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
+			s.finishRemote(id, keyID, c, reason, out, false)
+			return
+		}
+		switch c.Verb {
+		case command.SubmitOrder:
+			o, err := s.placeIntent(name, node.Order{ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side, Type: c.Type,
+				Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, id)
+			if err != nil {
+				s.finishRemote(id, keyID, c, reason, journalRefusal(c, now, err), false)
+				return
+			}
+			target = o
+		case command.CancelOrder, command.Modify:
+			o, ok := e.find(name, c.OrderID, c.ClientOrderID)
+			if !ok && c.Verb == command.CancelOrder {
+				target, external = e.mustExternal(name, c.ClientOrderID), true
+				break
+			}
+			if !s.recordIntent(id, keyID, c, reason, o, &out) {
+				s.finishRemote(id, keyID, c, reason, out, false)
+				return
+			}
+			target, written = o, true
+		case command.MassCancel:
+			list = cancelable(e.remotes[name], c.Symbol, c.Side)
+		case command.Flatten:
+			list = s.closing(name, flattenSymbols(e.remotes[name], c), "flatten")
+		}
+		turn = true
+	})
+	if !turn {
+		return
+	}
+	var err error     // an order's intent could not be journaled
+	var answer func() // the last hop's part before the ticket resolves
 	switch c.Verb {
 	case command.SubmitOrder:
-		var o node.Order
-		o, err = s.placeRemote(c.Venue, node.Order{ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side, Type: c.Type,
-			Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, id)
-		if err == nil {
-			s.describeRemote(&out, o)
+		vo, verr := s.submitCall(name, target)
+		answer = func() {
+			cur := s.applySubmit(name, target, vo, verr)
+			s.describeRemote(&out, cur)
 		}
 	case command.CancelOrder:
-		o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		if !ok {
-			s.cancelExternal(c.Venue, c.ClientOrderID, &out)
+		if external {
+			vo, verr := s.cancelCall(name, target)
+			answer = func() { s.externalCanceled(name, target, vo, verr, &out) }
 			break
 		}
-		if !s.recordIntent(id, keyID, c, reason, o, &out) {
-			break
-		}
-		written = true
-		vo, verr := s.cancelRemote(c.Venue, o, "canceled by cancel_order")
-		s.describeRemote(&out, vo)
-		venueOutcome(&out, vo, verr)
+		cur, verr := s.cancelRemote(name, target, "canceled by cancel_order")
+		answer = func() { s.describeRemote(&out, cur); venueOutcome(&out, cur, verr) }
 	case command.Modify:
-		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		if !s.recordIntent(id, keyID, c, reason, o, &out) {
+		cur, verr := s.modifyRemote(name, target, c)
+		answer = func() { s.describeRemote(&out, cur); venueOutcome(&out, cur, verr) }
+	case command.MassCancel:
+		ids, detail := s.cancelEach(name, list, "mass_cancel")
+		answer = func() {
+			out.Canceled, out.Detail = ids, fmt.Sprintf("canceled %d order(s) on %s%s", len(ids), name, detail)
+		}
+	case command.Flatten:
+		var ids []string
+		var detail string
+		ids, detail, err = s.placeEach(name, list, id)
+		answer = func() {
+			out.OrderIDs, out.Detail = ids, fmt.Sprintf("sent %d closing order(s) on %s%s", len(ids), name, detail)
+		}
+	case command.MarketExit:
+		p := s.exitVenue(name, id)
+		err = p.err
+		answer = func() {
+			out.Canceled, out.OrderIDs = p.canceled, p.ids
+			out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s)", len(p.canceled), len(p.ids)) + p.detail
+			if p.skipped {
+				out.Detail += fmt.Sprintf("; skipped disarmed venue(s) [%s]: %s", name, disarmedReason(name))
+			}
+		}
+	}
+	s.onFold(func() {
+		answer()
+		if err != nil {
+			out = journalRefusal(c, out.Time, err)
+		}
+		s.finishRemote(id, keyID, c, reason, out, written)
+	})
+}
+
+// mustExternal is the external order a cancel names (check found it).
+func (e *engine) mustExternal(name, clientOrderID string) node.Order {
+	x, _ := e.external(name, clientOrderID)
+	return x
+}
+
+// cancelable lists r's open orders a cancel of symbol and side (empty:
+// any) reaches.
+func cancelable(r *remote, symbol string, side command.Side) []node.Order {
+	var out []node.Order
+	for _, o := range r.OpenOrders() {
+		if o.Status == node.OrderOpen && (symbol == "" || o.Symbol == symbol) && (side == "" || o.Side == side) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// closing is closingOrders on a real venue, each with a client order id.
+func (s *Server) closing(name string, symbols []string, note string) []node.Order {
+	orders := closingOrders(s.eng.remotes[name], symbols, note)
+	for i := range orders {
+		orders[i].ClientOrderID = "wk-" + s.cfg.NewID()
+	}
+	return orders
+}
+
+// current is order o as r's book holds it now.
+func current(r *remote, o node.Order) node.Order {
+	if cur, ok := r.Order(o.ID); ok {
+		return cur
+	}
+	return o
+}
+
+// commitStep commits the events the fold's current job emitted, on the
+// fold; a fill makes the venue's account read again. On a failure the
+// engine has been rebuilt from the journal, without them.
+func (s *Server) commitStep(name string) error {
+	events := s.eng.take()
+	if len(events) == 0 {
+		return nil
+	}
+	if err := s.commit(&journal.Batch{Events: events}); err != nil {
+		return err
+	}
+	s.logFills(events)
+	for _, ev := range events {
+		if ev.Kind == node.EventFilled && name != "" {
+			s.refreshLater(name)
 			break
 		}
-		written = true
-		vo, verr := s.modifyRemote(c.Venue, o, c)
-		s.describeRemote(&out, vo)
-		venueOutcome(&out, vo, verr)
-	case command.MassCancel:
-		out.Canceled, err = s.cancelWhereRemote(c.Venue, c.Symbol, c.Side, "mass_cancel", &out)
-		out.Detail = fmt.Sprintf("canceled %d order(s) on %s%s", len(out.Canceled), c.Venue, out.Detail)
-	case command.Flatten:
-		out.OrderIDs, err = s.flattenRemote(c.Venue, flattenSymbols(s.eng.remotes[c.Venue], c), "flatten", id, &out)
-		out.Detail = fmt.Sprintf("sent %d closing order(s) on %s%s", len(out.OrderIDs), c.Venue, out.Detail)
-	case command.MarketExit:
-		err = s.marketExit(c, id, now, &out)
 	}
-	if err != nil {
-		// An order's intent could not be journaled, so that order was not
-		// sent; the engine has been rebuilt from the journal.
-		out = node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now, Code: "journal",
-			Reason: "the journal could not record an order before sending it, so that order was not sent (any sent before it by this command are in node_snapshot): " + err.Error()}
-	}
-	s.finishRemote(id, keyID, c, reason, out, written)
+	return nil
 }
 
 // recordIntent commits a cancel's or modify's audit entry, pending, before
@@ -180,31 +329,35 @@ func (s *Server) describeRemote(out *node.Outcome, o node.Order) {
 	}
 }
 
-// cancelExternal cancels an order the node did not place, because the
-// command named it. The book does not hold it, so nothing is journaled
-// but the command's audit entry.
-func (s *Server) cancelExternal(name, clientOrderID string, out *node.Outcome) {
-	r := s.eng.remotes[name]
-	x, _ := s.eng.external(name, clientOrderID)
+// cancelCall asks the venue to cancel an order the node did not place,
+// because the command named it (x, from the venue's open orders).
+func (s *Server) cancelCall(name string, x node.Order) (node.VenueOrder, error) {
 	ctx, cancel := s.venueCall()
-	vo, err := r.ex.Cancel(ctx, node.VenueOrder{ClientOrderID: x.ClientOrderID, VenueOrderID: x.VenueOrderID, Symbol: x.Symbol})
-	cancel()
+	defer cancel()
+	return s.cfg.Exchanges[name].Cancel(ctx, node.VenueOrder{ClientOrderID: x.ClientOrderID, VenueOrderID: x.VenueOrderID, Symbol: x.Symbol})
+}
+
+// externalCanceled applies the answer to cancelCall, on the fold. The book
+// does not hold an external order, so nothing is journaled but the
+// command's audit entry.
+func (s *Server) externalCanceled(name string, x node.Order, vo node.VenueOrder, err error, out *node.Outcome) {
 	switch {
 	case err == nil:
-		s.eng.observe(r, vo, nil, s.cfg.Now())
-		out.Detail = fmt.Sprintf("external order %s (%s at %s) canceled because the command named it", clientOrderID, x.VenueOrderID, name)
+		if r := s.eng.remotes[name]; r != nil {
+			s.eng.observe(r, vo, nil, s.cfg.Now())
+		}
+		out.Detail = fmt.Sprintf("external order %s (%s at %s) canceled because the command named it", x.ClientOrderID, x.VenueOrderID, name)
 	case errors.Is(err, node.ErrVenueRejected), errors.Is(err, node.ErrVenueNotFound):
 		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", command.SanitizeReason(err.Error())
 	default:
-		out.Status, out.Detail = node.Pending, "the cancel of external order "+clientOrderID+" was sent but its answer was lost; "+pendingAdvice
+		out.Status, out.Detail = node.Pending, "the cancel of external order "+x.ClientOrderID+" was sent but its answer was lost; "+pendingAdvice
 	}
 }
 
-// placeRemote journals a new pending order, then sends it to the venue,
-// once, and applies the answer.
-func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Order, error) {
+// placeIntent journals a new pending order, on the fold, before the venue
+// hears of it.
+func (s *Server) placeIntent(name string, o node.Order, ticket string) (node.Order, error) {
 	e := s.eng
-	r := e.remotes[name]
 	now := s.cfg.Now()
 	o.ID, o.Venue, o.Status, o.Created, o.Updated = e.nextOrderID(), name, node.OrderPending, now, now
 	if o.TimeInForce == "" {
@@ -213,14 +366,26 @@ func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Ord
 	acc := o
 	e.emit(node.Event{Time: now, Kind: node.EventAccepted, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 		Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.Price, Order: &acc, Ticket: ticket, Note: o.Note})
-	if err := s.commit(&journal.Batch{Events: e.take()}); err != nil {
-		return o, err
-	}
+	return o, s.commit(&journal.Batch{Events: e.take()})
+}
+
+// submitCall sends a journaled order to the venue, once, from its lane.
+func (s *Server) submitCall(name string, o node.Order) (node.VenueOrder, error) {
 	ctx, cancel := s.venueCall()
-	vo, err := r.ex.Submit(ctx, orderOf(o).request())
-	cancel()
-	now = s.cfg.Now()
+	defer cancel()
+	return s.cfg.Exchanges[name].Submit(ctx, orderOf(o).request())
+}
+
+// applySubmit applies the venue's answer to order o, on the fold, and
+// returns the order as it is now; the events are left for the caller to
+// commit.
+func (s *Server) applySubmit(name string, o node.Order, vo node.VenueOrder, err error) node.Order {
+	e := s.eng
+	r := e.remotes[name]
+	o = current(r, o)
+	now := s.cfg.Now()
 	switch {
+	case o.Status != node.OrderPending: // a rebuilt engine reconciled it meanwhile
 	case err == nil:
 		e.settle(r, o, vo, "accepted by "+name, now)
 	case errors.Is(err, node.ErrVenueRejected):
@@ -231,8 +396,23 @@ func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Ord
 			"order_id", o.ID, "client_order_id", o.ClientOrderID, "err", err)
 		s.reconcileLater(name)
 	}
-	cur, _ := r.Order(o.ID)
-	return cur, nil
+	return current(r, o)
+}
+
+// placeRemote journals a new pending order, then sends it to the venue,
+// once, and applies the answer: on the lane, with hops to the fold.
+func (s *Server) placeRemote(name string, o node.Order, ticket string) (node.Order, error) {
+	var err error
+	s.onFold(func() { o, err = s.placeIntent(name, o, ticket) })
+	if err != nil {
+		return o, err
+	}
+	vo, verr := s.submitCall(name, o)
+	s.onFold(func() {
+		o = s.applySubmit(name, o, vo, verr)
+		s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
+	})
+	return o, nil
 }
 
 // venueOutcome tells a cancel or modify the venue did not confirm: refused
@@ -251,79 +431,93 @@ func venueOutcome(out *node.Outcome, o node.Order, verr error) {
 }
 
 // cancelRemote cancels one node order at the venue and returns it with
-// the venue's error, if any. A refusal is looked up, so the book follows
-// the venue's truth (it may have filled).
+// the venue's error, if any: on the lane, with hops to the fold. A refusal
+// is looked up, so the book follows the venue's truth (it may have
+// filled).
 func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Order, error) {
-	e := s.eng
-	r := e.remotes[name]
 	ctx, cancel := s.venueCall()
-	vo, err := r.ex.Cancel(ctx, orderOf(o).venueOrder())
+	vo, err := s.cfg.Exchanges[name].Cancel(ctx, orderOf(o).venueOrder())
 	cancel()
-	switch {
-	case err == nil:
-		e.settle(r, o, vo, note, s.cfg.Now())
-	case errors.Is(err, node.ErrVenueRejected), errors.Is(err, node.ErrVenueNotFound):
-		s.lookupAndSettle(r, o)
-	default:
-		s.log.Warn("venue answer to a cancel lost; reconciling", "venue", name, "order_id", o.ID, "err", err)
-		s.reconcileLater(name)
+	refused := errors.Is(err, node.ErrVenueRejected) || errors.Is(err, node.ErrVenueNotFound)
+	if refused {
+		s.lookupAndSettle(name, o)
 	}
-	cur, _ := r.Order(o.ID)
+	var cur node.Order
+	s.onFold(func() {
+		r := s.eng.remotes[name]
+		switch {
+		case err == nil:
+			s.eng.settle(r, current(r, o), vo, note, s.cfg.Now())
+			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
+		case !refused:
+			s.log.Warn("venue answer to a cancel lost; reconciling", "venue", name, "order_id", o.ID, "err", err)
+			s.reconcileLater(name)
+		}
+		cur = current(r, o)
+	})
 	if err != nil {
 		cur.Note = "the cancel did not take effect: " + command.SanitizeReason(err.Error())
 	}
 	return cur, err
 }
 
-// modifyRemote replaces an open order at the venue.
+// modifyRemote replaces an open order at the venue: on the lane, with
+// hops to the fold.
 func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (node.Order, error) {
-	e := s.eng
-	r := e.remotes[name]
 	ctx, cancel := s.venueCall()
-	vo, err := r.ex.Replace(ctx, orderOf(o).venueOrder(), c.Quantity, c.Price)
+	vo, err := s.cfg.Exchanges[name].Replace(ctx, orderOf(o).venueOrder(), c.Quantity, c.Price)
 	cancel()
-	now := s.cfg.Now()
-	if err == nil {
-		e.emit(node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-			Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, VenueOrderID: vo.VenueOrderID})
-		cur, _ := r.Order(o.ID)
-		e.settle(r, cur, vo, "modified", now)
-	} else {
-		s.lookupAndSettle(r, o)
+	if err != nil {
+		s.lookupAndSettle(name, o)
 	}
-	cur, _ := r.Order(o.ID)
-	switch {
-	case err == nil:
-	case cur.VenueOrderID != o.VenueOrderID:
-		cur.Note = "the modify's answer was lost, but the venue shows the order replaced: " + command.SanitizeReason(err.Error())
-	case errors.Is(err, node.ErrVenueUnknown):
-		cur.Note = "the modify's answer was lost and the venue shows no replacement yet; it is not resent, and the node reconciles: " + command.SanitizeReason(err.Error())
-		s.reconcileLater(name)
-	default:
-		cur.Note = "the modify did not take effect: " + command.SanitizeReason(err.Error())
-	}
+	var cur node.Order
+	s.onFold(func() {
+		e := s.eng
+		r := e.remotes[name]
+		if err == nil {
+			now := s.cfg.Now()
+			e.emit(node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+				Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, VenueOrderID: vo.VenueOrderID})
+			e.settle(r, current(r, o), vo, "modified", now)
+			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
+		}
+		cur = current(r, o)
+		switch {
+		case err == nil:
+		case cur.VenueOrderID != o.VenueOrderID:
+			cur.Note = "the modify's answer was lost, but the venue shows the order replaced: " + command.SanitizeReason(err.Error())
+		case errors.Is(err, node.ErrVenueUnknown):
+			cur.Note = "the modify's answer was lost and the venue shows no replacement yet; it is not resent, and the node reconciles: " + command.SanitizeReason(err.Error())
+			s.reconcileLater(name)
+		default:
+			cur.Note = "the modify did not take effect: " + command.SanitizeReason(err.Error())
+		}
+	})
 	return cur, err
 }
 
 // lookupAndSettle reads one order back from the venue (a bounded, retried
-// read) and applies what it says.
-func (s *Server) lookupAndSettle(r *remote, o node.Order) {
+// read) and applies what it says: on the lane, with a hop to the fold.
+func (s *Server) lookupAndSettle(name string, o node.Order) {
 	ctx, cancel := s.venueCall()
-	vo, err := r.ex.Lookup(ctx, orderOf(o).venueOrder())
+	vo, err := s.cfg.Exchanges[name].Lookup(ctx, orderOf(o).venueOrder())
 	cancel()
-	if err == nil {
-		s.eng.settle(r, o, vo, "looked up at the venue", s.cfg.Now())
+	if err != nil {
+		return
 	}
+	s.onFold(func() {
+		r := s.eng.remotes[name]
+		s.eng.settle(r, current(r, o), vo, "looked up at the venue", s.cfg.Now())
+		s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
+	})
 }
 
-func (s *Server) cancelWhereRemote(name, symbol string, side command.Side, note string, out *node.Outcome) ([]string, error) {
-	r := s.eng.remotes[name]
+// cancelEach cancels each listed order at the venue, on the lane; it
+// returns the ids canceled and a note of those the venue did not confirm.
+func (s *Server) cancelEach(name string, orders []node.Order, note string) ([]string, string) {
 	var ids []string
 	failed := 0
-	for _, o := range r.OpenOrders() {
-		if o.Status != node.OrderOpen || (symbol != "" && o.Symbol != symbol) || (side != "" && o.Side != side) {
-			continue
-		}
+	for _, o := range orders {
 		cur, _ := s.cancelRemote(name, o, "canceled by "+note) // a refusal or lost answer is counted below
 		if cur.Status == node.OrderCanceled {
 			ids = append(ids, o.ID)
@@ -332,21 +526,21 @@ func (s *Server) cancelWhereRemote(name, symbol string, side command.Side, note 
 		}
 	}
 	if failed > 0 {
-		out.Detail += fmt.Sprintf("; %d cancel(s) not confirmed by the venue (see node_snapshot)", failed)
+		return ids, fmt.Sprintf("; %d cancel(s) not confirmed by the venue (see node_snapshot)", failed)
 	}
-	return ids, nil
+	return ids, ""
 }
 
-// flattenRemote sends a market order against each listed position.
-func (s *Server) flattenRemote(name string, symbols []string, note, ticket string, out *node.Outcome) ([]string, error) {
-	r := s.eng.remotes[name]
+// placeEach sends each listed closing order, on the lane; it returns the
+// ids placed and a note of those pending. An error is an order that could
+// not be journaled, so was not sent (nor any after it).
+func (s *Server) placeEach(name string, orders []node.Order, ticket string) ([]string, string, error) {
 	var ids []string
 	pending := 0
-	for _, o := range closingOrders(r, symbols, note) {
-		o.ClientOrderID = "wk-" + s.cfg.NewID()
+	for _, o := range orders {
 		o, err := s.placeRemote(name, o, ticket)
 		if err != nil {
-			return ids, err
+			return ids, "", err
 		}
 		ids = append(ids, o.ID)
 		if o.Status == node.OrderPending {
@@ -354,46 +548,118 @@ func (s *Server) flattenRemote(name string, symbols []string, note, ticket strin
 		}
 	}
 	if pending > 0 {
-		out.Detail += fmt.Sprintf("; %d closing order(s) pending at the venue: %s", pending, pendingAdvice)
+		return ids, fmt.Sprintf("; %d closing order(s) pending at the venue: %s", pending, pendingAdvice), nil
 	}
-	return ids, nil
+	return ids, "", nil
 }
 
-// marketExit cancels and flattens on one real venue, or on every venue
-// (skipping disarmed real ones, and saying so).
-func (s *Server) marketExit(c command.Command, ticket string, now time.Time, out *node.Outcome) error {
-	names := []string{c.Venue}
-	if c.Venue == "" {
-		names = s.eng.names
+// exitPart is what market_exit did at one real venue.
+type exitPart struct {
+	canceled, ids []string
+	detail        string
+	skipped       bool // disarmed
+	stopped       bool // the node stopped before its turn
+	err           error
+}
+
+// exitVenue cancels every open order at one real venue, then flattens
+// every position it holds: on the lane, with hops to the fold. A disarmed
+// venue is skipped.
+func (s *Server) exitVenue(name, ticket string) exitPart {
+	var p exitPart
+	var open []node.Order
+	s.onFold(func() {
+		if !s.eng.armed(name, s.cfg.Now()) {
+			p.skipped = true
+			return
+		}
+		open = cancelable(s.eng.remotes[name], "", "")
+	})
+	if p.skipped {
+		return p
 	}
-	var skipped []string
-	var extra string
+	var canceledNote, placedNote string
+	p.canceled, canceledNote = s.cancelEach(name, open, "market_exit")
+	var closing []node.Order
+	s.onFold(func() { closing = s.closing(name, s.eng.remotes[name].Held(), "market_exit") })
+	p.ids, placedNote, p.err = s.placeEach(name, closing, ticket)
+	p.detail = canceledNote + placedNote
+	return p
+}
+
+// exitAll gathers market_exit over every venue; only the fold touches it.
+type exitAll struct {
+	out              node.Outcome
+	skipped, stopped []string
+	extra            string
+	err              error
+	left             int // real venues still to answer
+}
+
+func (x *exitAll) add(name string, p exitPart) {
+	x.left--
+	switch {
+	case p.skipped:
+		x.skipped = append(x.skipped, name)
+	case p.stopped:
+		x.stopped = append(x.stopped, name)
+	}
+	x.out.Canceled, x.out.OrderIDs = append(x.out.Canceled, p.canceled...), append(x.out.OrderIDs, p.ids...)
+	x.extra += p.detail
+	if x.err == nil {
+		x.err = p.err
+	}
+}
+
+// exitEverywhere runs market_exit over every venue, on the fold: the
+// paper venues at once, and each real venue on its own lane, all lanes at
+// once (never refused as busy); the last to finish resolves the ticket.
+func (s *Server) exitEverywhere(id, keyID string, c command.Command, reason string, now time.Time) {
+	x := &exitAll{out: node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}}
+	if _, r := s.eng.check(c); r != nil {
+		x.out.Status, x.out.Code, x.out.Reason, x.out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
+		s.finishRemote(id, keyID, c, reason, x.out, false)
+		return
+	}
+	paperOut := s.eng.execute(c, now) // the paper venues
+	x.out.Canceled, x.out.OrderIDs = paperOut.Canceled, paperOut.OrderIDs
+	if err := s.commitStep(""); err != nil {
+		x.out.Canceled, x.out.OrderIDs = nil, nil
+		x.extra = "; the paper venues' exit could not be journaled, so it was not done: " + err.Error()
+	}
+	finish := func() {
+		if x.left > 0 {
+			return
+		}
+		out := x.out
+		out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s)", len(out.Canceled), len(out.OrderIDs)) + x.extra
+		if len(x.skipped) > 0 {
+			out.Detail += fmt.Sprintf("; skipped disarmed venue(s) %v: %s", x.skipped, disarmedReason(x.skipped[0]))
+		}
+		if len(x.stopped) > 0 {
+			out.Detail += fmt.Sprintf("; the node stopped before venue(s) %v had their turn: nothing was sent there", x.stopped)
+		}
+		if x.err != nil {
+			out = journalRefusal(c, now, x.err)
+		}
+		s.finishRemote(id, keyID, c, reason, out, false)
+	}
+	var names []string
+	for _, name := range s.eng.names {
+		if s.eng.remotes[name] != nil {
+			names = append(names, name)
+		}
+	}
+	x.left = len(names)
 	for _, name := range names {
-		if s.eng.remotes[name] == nil {
-			continue
+		part := func() {
+			p := s.exitVenue(name, id)
+			s.onFold(func() { x.add(name, p); finish() })
 		}
-		if !s.eng.armed(name, now) {
-			skipped = append(skipped, name)
-			continue
+		drop := func() { s.onFold(func() { x.add(name, exitPart{stopped: true}); finish() }) }
+		if s.lanes[name].command(part, drop, true, nil) != "" {
+			x.add(name, exitPart{stopped: true})
 		}
-		canceled, err := s.cancelWhereRemote(name, "", "", "market_exit", out)
-		if err != nil {
-			return err
-		}
-		ids, err := s.flattenRemote(name, s.eng.remotes[name].Held(), "market_exit", ticket, out)
-		if err != nil {
-			return err
-		}
-		out.Canceled, out.OrderIDs = append(out.Canceled, canceled...), append(out.OrderIDs, ids...)
 	}
-	extra, out.Detail = out.Detail, ""
-	if c.Venue == "" {
-		paperOut := s.eng.execute(c, now) // the paper venues
-		out.Canceled, out.OrderIDs = append(out.Canceled, paperOut.Canceled...), append(out.OrderIDs, paperOut.OrderIDs...)
-	}
-	out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s)", len(out.Canceled), len(out.OrderIDs)) + extra
-	if len(skipped) > 0 {
-		out.Detail += fmt.Sprintf("; skipped disarmed venue(s) %v: %s", skipped, disarmedReason(skipped[0]))
-	}
-	return nil
+	finish()
 }

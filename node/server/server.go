@@ -19,13 +19,15 @@
 // they start disarmed at every start and refuse writes until an operator
 // arms them; a write's intent is journaled before the venue hears of it,
 // a lost answer leaves it pending, and reconciliation by client order id
-// settles it.
+// settles it. Their calls never run on the fold: each real venue has a
+// lane (lanes.go), one goroutine that makes its calls in order and hands
+// the answers to the fold, so a slow venue delays only its own work.
 //
 // It never listens beyond loopback unless told to (Listen with
 // allowRemote), never logs or returns a key or a signature, never
 // acknowledges a command before it is durable, never lets the observe
-// key write, never resends a write to a real venue, and never arms a
-// venue by itself.
+// key write, never resends a write to a real venue, never waits for a
+// venue on the fold, and never arms a venue by itself.
 package server
 
 import (
@@ -120,6 +122,12 @@ type Server struct {
 	bg     context.Context // background work (streams, polls); canceled by Close
 	stopBg context.CancelFunc
 	wg     sync.WaitGroup
+	// calls bounds every call to a real venue; Close cancels it once the
+	// calls in flight have had VenueTimeout to answer.
+	calls     context.Context
+	stopCalls context.CancelFunc
+	lanes     map[string]*lane // each real venue's queue of calls (lanes.go); fixed after New
+	lanesDone sync.WaitGroup
 	// readSeq numbers each real venue's account reads, so the newest wins
 	// (made before the fold starts, read-only after).
 	readSeq map[string]*atomic.Int64
@@ -189,6 +197,7 @@ func New(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 	}
 	s.bg, s.stopBg = context.WithCancel(context.Background())
+	s.calls, s.stopCalls = context.WithCancel(context.Background())
 	s.readSeq = map[string]*atomic.Int64{}
 	for _, vc := range cfg.Project.Venues {
 		if vc.Real() {
@@ -197,9 +206,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := s.rebuild(); err != nil {
 		s.stopBg()
+		s.stopCalls()
 		j.Close()
 		return nil, err
 	}
+	s.startLanes()
 	s.startRemotes(instruments)
 	ticks := cfg.Ticks
 	var stop func()
@@ -338,7 +349,7 @@ func (s *Server) commit(b *journal.Batch) error {
 		return err
 	}
 	for name := range s.eng.remotes { // a rebuilt engine knows nothing the venue said
-		s.enqueue(func() { s.reconcile(name, "a journal failure") }) //nolint:errcheck // the next reconnect resyncs too
+		s.reconcile(name, "a journal failure")
 	}
 	return err
 }
@@ -352,8 +363,10 @@ func (s *Server) Tick(ctx context.Context) error {
 	return nil
 }
 
-// Close stops taking requests, applies what is already queued, and closes
-// the journal.
+// Close stops taking requests, lets each real venue's call in flight
+// answer (for VenueTimeout at most) while dropping the commands still
+// waiting for a venue (their tickets say nothing was sent), applies what
+// is already queued on the fold, and closes the journal.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -362,7 +375,17 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.stopBg()
+	s.stopBg() // streams and polls
+	if len(s.lanes) > 0 {
+		s.log.Info("stopping: venue calls in flight may answer for the venue timeout", "venue_timeout", s.cfg.VenueTimeout.String())
+	}
+	for _, l := range s.lanes {
+		l.stop()
+	}
+	grace := time.AfterFunc(s.cfg.VenueTimeout, s.stopCalls)
+	s.lanesDone.Wait() // the fold still runs: the answers are applied
+	grace.Stop()
+	s.stopCalls()
 	close(s.quit)
 	<-s.done
 	s.wg.Wait()
@@ -372,14 +395,7 @@ func (s *Server) Close() error {
 // apply runs on the fold: execute, journal, then resolve the ticket.
 func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	now := s.cfg.Now()
-	if s.fault != nil {
-		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
-			Code: "journal", Reason: "the node's journal failed and its state could not be rebuilt; nothing was executed; restart the node"})
-		return
-	}
-	if s.lapse(now) != nil {
-		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
-			Code: "journal", Reason: "the journal could not record a lapsed arming, so nothing was executed"})
+	if s.refused(id, c, now) {
 		return
 	}
 	if s.eng.touchesRemote(c) {
@@ -398,4 +414,21 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "client_order_id", out.ClientOrderID,
 		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
 	s.tickets.resolve(id, out)
+}
+
+// refused resolves the ticket rejected when the node cannot execute
+// anything now: its journal failed, or it could not record a lapsed
+// arming. It runs on the fold.
+func (s *Server) refused(id string, c command.Command, now time.Time) bool {
+	if s.fault != nil {
+		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
+			Code: "journal", Reason: "the node's journal failed and its state could not be rebuilt; nothing was executed; restart the node"})
+		return true
+	}
+	if s.lapse(now) != nil {
+		s.tickets.resolve(id, node.Outcome{Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
+			Code: "journal", Reason: "the journal could not record a lapsed arming, so nothing was executed"})
+		return true
+	}
+	return false
 }

@@ -96,7 +96,7 @@ func (s *Server) startRemotes(instruments map[string]map[string]guardrail.Instru
 		})
 		s.wg.Add(2)
 		go s.streamLoop(name, ex)
-		go s.pollLoop(name, ex, vc.Symbols)
+		go s.pollLoop(name, vc.Symbols)
 	}
 	if anyReal {
 		s.wg.Add(1)
@@ -105,7 +105,8 @@ func (s *Server) startRemotes(instruments map[string]map[string]guardrail.Instru
 }
 
 // streamLoop keeps the venue's order stream up, reconnecting with backoff;
-// every (re)connect resyncs over REST.
+// every (re)connect resyncs over REST. Its reports are applied in turn on
+// the venue's lane, in order with the venue's commands.
 func (s *Server) streamLoop(name string, ex Exchange) {
 	defer s.wg.Done()
 	backoff := time.Second
@@ -114,12 +115,12 @@ func (s *Server) streamLoop(name string, ex Exchange) {
 			if u.Order == nil && u.Connected {
 				backoff = time.Second
 			}
-			s.enqueue(func() { s.onUpdate(name, u) }) //nolint:errcheck // a full queue: the next resync catches up
+			s.report(name, u)
 		})
 		if s.bg.Err() != nil {
 			return
 		}
-		s.enqueue(func() { s.onUpdate(name, node.VenueUpdate{}) }) //nolint:errcheck // as above
+		s.report(name, node.VenueUpdate{})
 		s.log.Warn("venue stream down; reconnecting, and reading its working orders over REST meanwhile", "venue", name,
 			"err", err, "in", backoff, "order_poll_every", s.cfg.OrderPollEvery)
 		select {
@@ -129,6 +130,16 @@ func (s *Server) streamLoop(name string, ex Exchange) {
 		}
 		backoff = min(2*backoff, 30*time.Second)
 	}
+}
+
+// report queues one stream message on the venue's lane; past the lane's
+// bound it is dropped and the venue reconciled instead.
+func (s *Server) report(name string, u node.VenueUpdate) {
+	if s.background(name, "", func() { s.onFold(func() { s.onUpdate(name, u) }) }) || s.bg.Err() != nil {
+		return
+	}
+	s.log.Warn("venue stream report dropped: too many wait for the venue's lane; reconciling instead", "venue", name)
+	s.reconcile(name, "dropped stream reports")
 }
 
 // onUpdate applies one stream message on the fold.
@@ -188,47 +199,50 @@ func (s *Server) orderPollLoop() {
 	}
 }
 
-// pollOrders, on the fold, looks up off the fold the working orders of
-// each real venue whose stream is down (one poll at a time per venue, at
-// most maxPolledOrders orders), and applies what it finds as a
-// reconciliation's read: reports settle the orders, fills included.
-// Lookups that fail change nothing; the next poll or resync tries again.
+// pollOrders, on the fold, queues on the lane of each real venue whose
+// stream is down a poll of its working orders (one waits at a time, at
+// most maxPolledOrders orders), applied as a reconciliation's read:
+// reports settle the orders, fills included. Lookups that fail change
+// nothing; the next poll or resync tries again.
 func (s *Server) pollOrders() {
 	if s.fault != nil {
 		return
 	}
 	for _, name := range s.eng.names {
+		if r := s.eng.remotes[name]; r != nil && !r.connected && len(r.OpenOrders()) > 0 {
+			s.background(name, "orders", func() { s.pollVenueOrders(name) })
+		}
+	}
+}
+
+// pollVenueOrders is an order poll's turn on the venue's lane.
+func (s *Server) pollVenueOrders(name string) {
+	var orders []node.Order
+	start := readStart{}
+	s.onFold(func() {
 		r := s.eng.remotes[name]
-		if r == nil || r.connected || r.polling.Load() {
-			continue
+		if r == nil || r.connected || s.fault != nil {
+			return
 		}
-		orders := r.OpenOrders() // open and pending
-		if len(orders) == 0 {
-			continue
-		}
+		orders = r.OpenOrders() // open and pending
 		orders = orders[:min(len(orders), maxPolledOrders)]
-		start := readStart{}
 		for _, o := range orders {
 			start[o.ID] = o.VenueOrderID
 		}
-		r.polling.Store(true)
-		ex := r.ex
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer r.polling.Store(false)
-			var found []node.VenueOrder
-			for _, o := range orders {
-				ctx, cancel := s.venueCall()
-				vo, err := ex.Lookup(ctx, orderOf(o).venueOrder())
-				cancel()
-				if err == nil {
-					found = append(found, vo)
-				}
-			}
-			s.enqueue(func() { s.applyPoll(name, found, start) }) //nolint:errcheck // the next poll reads them again
-		}()
+	})
+	if len(orders) == 0 {
+		return
 	}
+	var found []node.VenueOrder
+	for _, o := range orders {
+		ctx, cancel := s.venueCall()
+		vo, err := s.cfg.Exchanges[name].Lookup(ctx, orderOf(o).venueOrder())
+		cancel()
+		if err == nil {
+			found = append(found, vo)
+		}
+	}
+	s.onFold(func() { s.applyPoll(name, found, start) })
 }
 
 // applyPoll applies a poll's reports, on the fold.
@@ -252,72 +266,70 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 	}
 }
 
-// readInstruments reads a real venue's instruments off the fold when the
-// node has none yet (the venue was unreachable at start), one read at a
-// time, and hands them to the fold.
-func (s *Server) readInstruments(name string) {
-	r := s.eng.remotes[name]
-	if r == nil || r.instruments != nil || r.readingInstruments.Load() || s.fault != nil {
-		return
-	}
-	r.readingInstruments.Store(true)
-	ex, symbols := r.ex, r.cfg.Symbols
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer r.readingInstruments.Store(false)
-		ctx, cancel := s.venueCall()
-		in, err := ex.Instruments(ctx, symbols)
-		cancel()
-		s.enqueue(func() { //nolint:errcheck // dropped: the next poll reads them again
-			switch {
-			case err != nil && s.bg.Err() == nil:
-				s.log.Warn("venue instruments still unreadable; orders wait for them", "venue", name, "err", err)
-			case err == nil && r.instruments == nil:
-				r.instruments = in
-				s.log.Info("venue instruments read", "venue", name, "symbols", len(in))
-			}
-		})
-	}()
-}
-
-// pollLoop reads the venue's marks and account every MarkEvery, off the
-// fold, and hands them to it; and the venue's instruments while the node
-// has none.
-func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
+// pollLoop reads the venue's marks and account every MarkEvery, and its
+// instruments while the node has none, and hands them to the fold. It
+// runs beside the venue's lane, not on it: these reads change no order
+// (the newest account read wins, readSeq), so they need no place in the
+// order of the venue's commands, and a command never waits behind one.
+func (s *Server) pollLoop(name string, symbols []string) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.MarkEvery)
 	defer t.Stop()
 	for {
-		ctx, cancel := context.WithTimeout(s.bg, s.cfg.VenueTimeout)
-		marks, err := ex.Marks(ctx, symbols)
-		seq := s.readSeq[name].Add(1)
-		acct, aerr := ex.Account(ctx)
-		cancel()
-		if err == nil || aerr == nil {
-			s.enqueue(func() { //nolint:errcheck // the next poll tries again
-				r := s.eng.remotes[name]
-				if r == nil {
-					return
-				}
-				if err == nil {
-					for sym, m := range marks {
-						r.SetMark(sym, m)
-					}
-				}
-				if aerr == nil {
-					r.setAccount(acct, seq)
-				}
-			})
-		}
-		if err != nil && s.bg.Err() == nil {
-			s.log.Warn("venue marks unreadable", "venue", name, "err", err)
-		}
-		s.enqueue(func() { s.readInstruments(name) }) //nolint:errcheck // the next poll tries again
+		s.poll(name, symbols)
 		select {
 		case <-s.bg.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// poll reads the marks and the account and hands them to the fold; then
+// the instruments, when the node has none yet (the venue was unreachable
+// at start).
+func (s *Server) poll(name string, symbols []string) {
+	ex := s.cfg.Exchanges[name]
+	read := func() (context.Context, context.CancelFunc) { return context.WithTimeout(s.bg, s.cfg.VenueTimeout) } // a stop ends it
+	ctx, cancel := read()
+	marks, err := ex.Marks(ctx, symbols)
+	seq := s.readSeq[name].Add(1)
+	acct, aerr := ex.Account(ctx)
+	cancel()
+	if err != nil && s.bg.Err() == nil {
+		s.log.Warn("venue marks unreadable", "venue", name, "err", err)
+	}
+	needInstruments := false
+	s.onFold(func() {
+		r := s.eng.remotes[name]
+		if r == nil {
+			return
+		}
+		if err == nil {
+			for sym, m := range marks {
+				r.SetMark(sym, m)
+			}
+		}
+		if aerr == nil {
+			r.setAccount(acct, seq)
+		}
+		needInstruments = r.instruments == nil && s.fault == nil
+	})
+	if !needInstruments {
+		return
+	}
+	ctx, cancel = read()
+	in, err := ex.Instruments(ctx, symbols)
+	cancel()
+	s.onFold(func() {
+		r := s.eng.remotes[name]
+		switch {
+		case r == nil:
+		case err != nil && s.bg.Err() == nil:
+			s.log.Warn("venue instruments still unreadable; orders wait for them", "venue", name, "err", err)
+		case err == nil && r.instruments == nil:
+			r.instruments = in
+			s.log.Info("venue instruments read", "venue", name, "symbols", len(in))
+		}
+	})
 }

@@ -58,6 +58,22 @@ func (t *tickets) resolve(id string, out node.Outcome) {
 	}
 }
 
+// note sets the detail of a ticket not yet resolved: a command waiting
+// for its turn at a real venue says so.
+func (t *tickets) note(id, detail string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tk := t.byID[id]
+	if tk == nil {
+		return
+	}
+	select {
+	case <-tk.done:
+	default:
+		tk.out.Detail = detail
+	}
+}
+
 // settle replaces the outcome of a ticket resolved pending with the one
 // reconciliation settled it to. A waiter holding the old ticket keeps the
 // outcome it had; later reads get the settled one.

@@ -650,15 +650,16 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 }
 
 // TestStaleReadKeepsTheNewerIncarnation: a reconciliation reads the venue
-// before a modify and is applied after the node followed the replacement
-// (its reads were slow). It does not take the node back to the replaced
-// incarnation, even for a moment, so a cancel in between would reach the
-// live one.
+// and its reads are slow; a modify sent meanwhile waits for them (the
+// venue's reads and commands keep their order on its lane), so the read
+// is applied before the node follows the replacement and never takes it
+// back to the replaced incarnation, even for a moment: a cancel after it
+// reaches the live one.
 func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
-	// The held read must outlast the modify without the node giving up on
-	// it (then its retry would read the venue afresh).
+	// The held read must outlast the modify's wait without the node giving
+	// up on it (then its retry would read the venue afresh).
 	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) },
-		nodetest.WithVenueTimeout(2*time.Second))
+		nodetest.WithVenueTimeout(time.Minute))
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.02", "59000"))
 	// The stream drops; the reconciliation after its reconnect looks the
@@ -673,11 +674,21 @@ func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reconciliation listed the open orders")
 	}
-	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")})
+	modTicket, err := vn.c.Submit(context.Background(), command.NewEnvelope(command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")}, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := vn.c.Ticket(context.Background(), modTicket, 0); err != nil || out.Status != node.Pending {
+		t.Fatalf("the modify was decided while the reconciliation's read was held: %+v %v", out, err)
+	}
+	release()
+	mod, err := vn.c.Ticket(context.Background(), modTicket, 5*time.Second)
+	if err != nil || mod.Status != node.Accepted || mod.Order == nil {
+		t.Fatalf("the modify after the read: %+v %v", mod, err)
+	}
 	if mod.Order.VenueOrderID == lim.Order.VenueOrderID {
 		t.Fatalf("the modify kept venue order %s", mod.Order.VenueOrderID)
 	}
-	release()
 	waitFor(t, "the reconciliation applied (the other order listed)", func() bool { return len(vn.venue(t, "bn").ExternalOrders) == 1 })
 	if v := vn.venue(t, "bn"); len(v.OpenOrders) != 1 || v.OpenOrders[0].VenueOrderID != mod.Order.VenueOrderID || !v.OpenOrders[0].Price.Equal(d("59500")) {
 		t.Errorf("after the stale reads the node follows %+v, want venue order %s at 59500", v.OpenOrders, mod.Order.VenueOrderID)
