@@ -682,8 +682,12 @@ func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 		out[i] = node.HoldVenue
 		switch l.Type {
 		case command.Stop:
-			if g.Class == "" {
-				out[i] = node.HoldNode
+			if g.Class != "" {
+				break
+			}
+			out[i] = node.HoldNode
+			if _, err := ClientID(l.ClientOrderID + node.FireSuffix); l.ClientOrderID != "" && err != nil {
+				return nil, fmt.Errorf("the node holds this stop and fires it under client order id %s, which cannot travel to binance (%v): give a shorter client_order_id or let the node mint one", l.ClientOrderID+node.FireSuffix, err)
 			}
 		case command.TrailingStop:
 			if _, ok := a.trailingDelta(l.Symbol, l.TrailPercent); !ok || g.Class != "" {

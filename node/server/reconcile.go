@@ -37,7 +37,7 @@ func (s *Server) reconcile(name, why string) {
 	if r == nil || s.fault != nil {
 		return
 	}
-	orders := r.OpenOrders() // the working orders now (open and pending)
+	orders := r.atVenue() // the working orders now (open and pending) that the venue holds
 	ex, symbols, needInstruments := r.ex, r.cfg.Symbols, r.instruments == nil
 	seq := s.readSeq[name].Add(1)
 	s.wg.Add(1)
@@ -172,6 +172,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 		s.reconcileLater(name) // a ticket's answer may still be on its way
 	}
 	s.auditSettled(r, settled, why, now)
+	s.checkLinked(name, "reconciliation after "+why) // an orphaned leg: its group filled, the venue left it open
 	s.log.Info("venue reconciled", "venue", name, "after", why, "events", len(events), "external_orders", len(r.external))
 }
 

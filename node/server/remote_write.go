@@ -53,12 +53,7 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 	written := false // the audit entry was committed pending before the call
 	switch c.Verb {
 	case command.SubmitOrder:
-		var o node.Order
-		o, err = s.placeRemote(c.Venue, node.Order{ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side, Type: c.Type,
-			Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, id)
-		if err == nil {
-			s.describeRemote(&out, o)
-		}
+		err = s.submitRemote(c, id, &out)
 	case command.CancelOrder:
 		o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
 		if !ok {
@@ -69,11 +64,24 @@ func (s *Server) applyRemote(id, keyID string, c command.Command, reason string,
 			break
 		}
 		written = true
+		if o.Group != "" { // one leg names its group: every leg is canceled
+			vo, canceled, verr := s.cancelGroupRemote(c.Venue, o, "canceled by cancel_order ("+o.Group+")")
+			s.describeRemote(&out, vo)
+			venueOutcome(&out, vo, verr)
+			out.Canceled = canceled
+			out.Detail = fmt.Sprintf("canceled group %s: %s; %s", o.Group, strings.Join(canceled, ", "), out.Detail)
+			break
+		}
 		vo, verr := s.cancelRemote(c.Venue, o, "canceled by cancel_order")
 		s.describeRemote(&out, vo)
 		venueOutcome(&out, vo, verr)
 	case command.Modify:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		if heldByNode(o) {
+			out.Status, out.Code = node.Rejected, "held_by_node"
+			out.Reason = fmt.Sprintf("order %s is a trigger the node holds for %s (the venue cannot hold it): cancel it and submit a new one to move it", o.ID, c.Venue)
+			break
+		}
 		if !s.recordIntent(id, keyID, c, reason, o, &out) {
 			break
 		}
@@ -256,11 +264,20 @@ func venueOutcome(out *node.Outcome, o node.Order, verr error) {
 func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Order, error) {
 	e := s.eng
 	r := e.remotes[name]
+	if heldByNode(o) { // the venue never heard of it
+		e.emit(node.Event{Time: s.cfg.Now(), Kind: node.EventCanceled, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+			Symbol: o.Symbol, Side: o.Side, Quantity: o.Remaining(), Note: note})
+		cur, _ := r.Order(o.ID)
+		return cur, nil
+	}
 	ctx, cancel := s.venueCall()
 	vo, err := r.ex.Cancel(ctx, orderOf(o).venueOrder())
 	cancel()
 	switch {
 	case err == nil:
+		if vo.Reason == "" {
+			vo.Reason = note // the cancel's own reason, in its event's note
+		}
 		e.settle(r, o, vo, note, s.cfg.Now())
 	case errors.Is(err, node.ErrVenueRejected), errors.Is(err, node.ErrVenueNotFound):
 		s.lookupAndSettle(r, o)

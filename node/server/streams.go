@@ -156,6 +156,7 @@ func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 	if s.commit(&journal.Batch{Events: events}) == nil {
 		s.logFills(events)
 		s.refreshLater(name)
+		s.linkedAfter(name, events)
 	}
 }
 
@@ -202,7 +203,7 @@ func (s *Server) pollOrders() {
 		if r == nil || r.connected || r.polling.Load() {
 			continue
 		}
-		orders := r.OpenOrders() // open and pending
+		orders := r.atVenue() // open and pending, at the venue
 		if len(orders) == 0 {
 			continue
 		}
@@ -249,6 +250,7 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 		s.logFills(events)
 		s.log.Info("venue stream down: working orders read over REST", "venue", name, "orders", len(found), "events", len(events))
 		s.refreshLater(name)
+		s.linkedAfter(name, events)
 	}
 }
 
@@ -307,6 +309,9 @@ func (s *Server) pollLoop(name string, ex Exchange, symbols []string) {
 				}
 				if aerr == nil {
 					r.setAccount(acct, seq)
+				}
+				if err == nil {
+					s.fireTriggers(name) // triggers the node holds, on the new marks
 				}
 			})
 		}

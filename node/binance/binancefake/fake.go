@@ -104,6 +104,7 @@ type Fake struct {
 	trades    []trade
 	partial   bool
 	onOrder   func(Order)
+	unlinked  bool // a fault: an executed oco leg leaves the other working
 }
 
 // refusal is how the fake answers a subscription while RefuseStreams is on.
@@ -130,6 +131,11 @@ func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *F
 
 // PartialFills makes market orders fill half at once and the rest at Cross.
 func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
+
+// LeaveLinked is a fault: while on, a leg of an oco that executes leaves
+// the other leg working, as a venue that failed its own cancel would (the
+// node must find and cancel it).
+func (f *Fake) LeaveLinked(on bool) { f.mu.Lock(); f.unlinked = on; f.mu.Unlock() }
 
 // OnOrder runs after an order is taken and before its answer is written.
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
@@ -691,7 +697,7 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 		buyer: o.Side == "BUY", commissionIn: s.Quote, time: time.Now().UnixMilli()})
 	f.report(o, "TRADE", qty, price)
 	for _, x := range f.siblings(o) { // one leg of an oco executed: the other expires
-		if working(x) {
+		if working(x) && !f.unlinked {
 			x.Status = "EXPIRED"
 			f.report(x, "EXPIRED", decimal.Zero, decimal.Zero)
 		}

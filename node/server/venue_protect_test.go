@@ -1,0 +1,270 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/binance"
+	"wicket/node/binance/binancefake"
+	"wicket/node/command"
+	"wicket/node/nodetest"
+)
+
+func bnVenue(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }
+
+// ocoCmd is a sell oco on BTCUSDT (mark 60000): a take-profit at take, a
+// stop at stop with its limit.
+func ocoCmd(qty, take, stop, limit string) command.Command {
+	c := order("bn", "BTCUSDT", command.Sell, command.OCO, qty, take)
+	c.StopPrice, c.LimitPrice = d(stop), d(limit)
+	return c
+}
+
+// nodeOrder is order id's state in the node's snapshot (its events and
+// open orders), with its latest note.
+func (vn *venueNode) nodeOrder(t testing.TB, id string) (node.OrderStatus, string) {
+	t.Helper()
+	snap, err := vn.c.Snapshot(context.Background(), "bn", 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range snap.Venues[0].OpenOrders {
+		if o.ID == id {
+			return o.Status, o.Note
+		}
+	}
+	var st node.OrderStatus
+	var note string
+	for _, ev := range snap.Events {
+		if ev.OrderID != id {
+			continue
+		}
+		switch ev.Kind {
+		case node.EventFilled:
+			st = node.OrderFilled // the last fill of an order no longer open filled it
+		case node.EventCanceled:
+			st, note = node.OrderCanceled, ev.Note
+		case node.EventFailed:
+			st, note = node.OrderFailed, ev.Note
+		}
+	}
+	return st, note
+}
+
+// TestProtectVenueOCOIsOneOrderList: confirming an oco at a Binance venue
+// sends one orderList (and no single order) and books two linked legs;
+// when the take-profit fills the venue expires the stop and the node
+// follows; cancel_order on one leg of another oco cancels both.
+func TestProtectVenueOCOIsOneOrderList(t *testing.T) {
+	vn := startVenueNode(t, bnVenue)
+	vn.arm(t, "bn", time.Hour)
+	out := accepted(t, vn.c, ocoCmd("0.02", "60600", "59400", "59300"))
+	if len(out.OrderIDs) != 2 || !strings.Contains(out.Detail, "one leg cancels the other") {
+		t.Fatalf("oco: %+v", out)
+	}
+	if n, m := vn.fake.Requests("POST /api/v3/orderList/oco"), vn.fake.Requests("POST /api/v3/order"); n != 1 || m != 0 {
+		t.Errorf("the oco sent %d order lists and %d single orders, want 1 and 0", n, m)
+	}
+	take, stop := out.OrderIDs[0], out.OrderIDs[1]
+	for _, id := range out.OrderIDs {
+		if st, _ := vn.nodeOrder(t, id); st != node.OrderOpen {
+			t.Errorf("leg %s is %s, want open", id, st)
+		}
+	}
+	kinds := map[string]string{}
+	for _, o := range vn.fake.Orders() {
+		kinds[binance.NodeID(o.ClientOrderID)] = o.Type
+	}
+	if kinds[out.ClientOrderID] != "LIMIT_MAKER" || kinds[out.ClientOrderID+node.StopLegSuffix] != "STOP_LOSS_LIMIT" {
+		t.Errorf("the venue holds %v", kinds)
+	}
+	vn.fake.SetPrice("BTCUSDT", "60600.00")
+	waitFor(t, "the take-profit filled and the stop expired", func() bool {
+		a, _ := vn.nodeOrder(t, take)
+		b, _ := vn.nodeOrder(t, stop)
+		return a == node.OrderFilled && b == node.OrderCanceled
+	})
+	vn.fake.SetPrice("BTCUSDT", "60000.00")
+	vn.waitMark(t, "60000")
+
+	two := accepted(t, vn.c, ocoCmd("0.01", "60600", "59400", "59300"))
+	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: two.OrderIDs[1]})
+	if len(can.Canceled) != 2 || !strings.Contains(can.Detail, "canceled group "+two.OrderIDs[0]) {
+		t.Errorf("cancel of one leg: %+v", can)
+	}
+	for _, o := range vn.fake.Orders() {
+		if strings.HasPrefix(binance.NodeID(o.ClientOrderID), two.ClientOrderID) && o.Status != "CANCELED" {
+			t.Errorf("leg %s at the venue is %s", o.ClientOrderID, o.Status)
+		}
+	}
+	// A stop_limit is the venue's own STOP_LOSS_LIMIT.
+	sl := order("bn", "BTCUSDT", command.Sell, command.StopLimit, "0.01", "")
+	sl.StopPrice, sl.LimitPrice = d("59000"), d("58900")
+	o := accepted(t, vn.c, sl)
+	if o.Order.VenueOrderID == "" || vn.fake.Orders()[len(vn.fake.Orders())-1].Type != "STOP_LOSS_LIMIT" {
+		t.Errorf("stop_limit: %+v", o.Order)
+	}
+}
+
+// TestProtectVenueOrphanedLegFound: a venue that leaves an oco's stop
+// working after its take-profit filled — seen live, or found after a
+// restart — has the orphan canceled by the node, with the reason.
+func TestProtectVenueOrphanedLegFound(t *testing.T) {
+	polls := make(chan time.Time) // never ticks: no REST polls while the stream is down
+	vn := startVenueNode(t, bnVenue, nodetest.WithOrderPolls(polls))
+	vn.arm(t, "bn", time.Hour)
+	vn.fake.LeaveLinked(true)
+	out := accepted(t, vn.c, ocoCmd("0.02", "60600", "59400", "59300"))
+	vn.fake.SetPrice("BTCUSDT", "60600.00") // live: the fill is streamed, the node checks the stop
+	waitFor(t, "the orphan canceled", func() bool { st, _ := vn.nodeOrder(t, out.OrderIDs[1]); return st == node.OrderCanceled })
+	if _, note := vn.nodeOrder(t, out.OrderIDs[1]); !strings.Contains(note, "orphaned leg") || !strings.Contains(note, "left this one open") {
+		t.Errorf("the orphan's note: %q", note)
+	}
+	vn.fake.SetPrice("BTCUSDT", "60000.00")
+	vn.waitMark(t, "60000")
+
+	// Down: the stream is refused, so the fill is not seen until the restart's reconciliation.
+	two := accepted(t, vn.c, ocoCmd("0.01", "60600", "59400", "59300"))
+	vn.fake.RefuseStreams(503, -1001, "Internal error; unable to process your request. Please try again.")
+	vn.fake.DropStreams()
+	waitFor(t, "the stream down", func() bool { return vn.venue(t, "bn").Connection == "disconnected" })
+	vn.fake.SetPrice("BTCUSDT", "60600.00")
+	if st, _ := vn.nodeOrder(t, two.OrderIDs[1]); st != node.OrderOpen {
+		t.Fatalf("with the stream down the stop is %s", st)
+	}
+	vn.fake.RefuseStreams(0, 0, "")
+	vn.srv.Restart(t)
+	vn.c = vn.srv.Client()
+	waitFor(t, "the orphan found after the restart", func() bool { st, _ := vn.nodeOrder(t, two.OrderIDs[1]); return st == node.OrderCanceled })
+	if _, note := vn.nodeOrder(t, two.OrderIDs[1]); !strings.Contains(note, "orphaned leg") || !strings.Contains(note, "reconciliation") {
+		t.Errorf("the orphan's note after the restart: %q", note)
+	}
+	for _, o := range vn.fake.Orders() {
+		if binance.NodeID(o.ClientOrderID) == two.ClientOrderID+node.StopLegSuffix && o.Status != "CANCELED" {
+			t.Errorf("the orphan at the venue is %s", o.Status)
+		}
+	}
+}
+
+// fireOrders lists the venue's orders fired from trigger cid.
+func fireOrders(f *binancefake.Fake, cid string) []binancefake.Order {
+	var out []binancefake.Order
+	for _, o := range f.Orders() {
+		if binance.NodeID(o.ClientOrderID) == cid+node.FireSuffix {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// waitMark waits until the node has applied the venue's mark m (the
+// triggers are checked in the same step).
+func (vn *venueNode) waitMark(t testing.TB, m string) {
+	t.Helper()
+	waitFor(t, "mark "+m, func() bool { return vn.venue(t, "bn").Marks["BTCUSDT"].Equal(d(m)) })
+}
+
+// TestTriggerHeldByTheNode: Binance spot holds no stop-market, so the node
+// does: journaled and kept across a restart, never fired while the venue
+// is disarmed, fired once when armed (one market order under the
+// trigger's id + -fire), never again.
+func TestTriggerHeldByTheNode(t *testing.T) {
+	vn := startVenueNode(t, bnVenue)
+	vn.arm(t, "bn", time.Hour)
+	stop := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.02", "")
+	stop.StopPrice = d("59000")
+	out := accepted(t, vn.c, stop)
+	if out.Order.Status != node.OrderOpen || out.Order.VenueOrderID != "" || !strings.Contains(out.Detail, "held by the node") || len(vn.fake.Orders()) != 0 {
+		t.Fatalf("stop: %+v; the venue holds %d orders", out, len(vn.fake.Orders()))
+	}
+	vn.srv.Restart(t) // disarmed by the restart; the trigger is kept
+	vn.c = vn.srv.Client()
+	vn.waitSynced(t, "bn")
+	if st, note := vn.nodeOrder(t, out.OrderID); st != node.OrderOpen || !strings.Contains(note, "held by the node") {
+		t.Fatalf("after a restart the stop is %s %q", st, note)
+	}
+	vn.fake.SetPrice("BTCUSDT", "58900.00")
+	vn.waitMark(t, "58900")
+	if n := len(fireOrders(vn.fake, out.ClientOrderID)); n != 0 {
+		t.Fatalf("fired %d orders while disarmed", n)
+	}
+	vn.arm(t, "bn", time.Hour)
+	waitFor(t, "the trigger fired and its order filled", func() bool {
+		st, _ := vn.nodeOrder(t, out.OrderID)
+		return st == node.OrderCanceled && len(fireOrders(vn.fake, out.ClientOrderID)) == 1 && fireOrders(vn.fake, out.ClientOrderID)[0].Status == "FILLED"
+	})
+	if _, note := vn.nodeOrder(t, out.OrderID); !strings.Contains(note, "triggered at mark 58900") {
+		t.Errorf("the trigger's note: %q", note)
+	}
+	if f := fireOrders(vn.fake, out.ClientOrderID)[0]; f.Type != "MARKET" || f.Side != "SELL" || !f.Quantity.Equal(d("0.02")) {
+		t.Errorf("the fired order: %+v", f)
+	}
+	vn.fake.SetPrice("BTCUSDT", "58800.00")
+	vn.waitMark(t, "58800")
+	vn.srv.Restart(t)
+	vn.c = vn.srv.Client()
+	vn.waitSynced(t, "bn")
+	vn.arm(t, "bn", time.Hour)
+	vn.fake.SetPrice("BTCUSDT", "58700.00")
+	vn.waitMark(t, "58700")
+	if n := len(fireOrders(vn.fake, out.ClientOrderID)); n != 1 {
+		t.Errorf("the trigger fired %d orders, want one", n)
+	}
+}
+
+// TestTriggerFireSurvivesADeadNode: a fire is committed before it is sent.
+// A node that dies after sending it finds the order at its restart (by the
+// derived id) and adopts it; one that died before the venue took it proves
+// it absent and marks it failed — in neither case is it sent again, and
+// the trigger stays fired.
+func TestTriggerFireSurvivesADeadNode(t *testing.T) {
+	vn := startVenueNode(t, bnVenue)
+	vn.arm(t, "bn", time.Hour)
+	place := func(stopAt string) node.Outcome {
+		c := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
+		c.StopPrice = d(stopAt)
+		return accepted(t, vn.c, c)
+	}
+	sent := place("59000")  // its fire lands, the answer is lost
+	never := place("58500") // its fire never reaches the venue
+	vn.fake.DropStreams()
+	vn.fake.RefuseStreams(503, -1001, "Internal error; unable to process your request. Please try again.")
+	vn.fake.DropResponses("/api/v3/order", 1)
+	vn.fake.SetPrice("BTCUSDT", "58900.00")
+	waitFor(t, "the first fire pending", func() bool { st, _ := vn.nodeOrder(t, sent.OrderID); return st == node.OrderCanceled })
+	vn.fake.LoseRequests("/api/v3/order", 1)
+	vn.fake.SetPrice("BTCUSDT", "58400.00")
+	waitFor(t, "the second fire pending", func() bool { st, _ := vn.nodeOrder(t, never.OrderID); return st == node.OrderCanceled })
+	vn.fake.RefuseStreams(0, 0, "")
+	vn.srv.Restart(t) // as a node killed with the fires pending
+	vn.c = vn.srv.Client()
+	vn.waitSynced(t, "bn")
+	fired := func(cid string) node.OrderStatus {
+		snap, _ := vn.c.Snapshot(context.Background(), "bn", 200)
+		var st node.OrderStatus
+		for _, ev := range snap.Events {
+			if ev.ClientOrderID == cid+node.FireSuffix {
+				switch ev.Kind {
+				case node.EventFilled:
+					st = node.OrderFilled
+				case node.EventFailed:
+					st = node.OrderFailed
+				}
+			}
+		}
+		return st
+	}
+	waitFor(t, "the landed fire adopted, the lost one failed", func() bool {
+		return fired(sent.ClientOrderID) == node.OrderFilled && fired(never.ClientOrderID) == node.OrderFailed
+	})
+	vn.arm(t, "bn", time.Hour)
+	vn.fake.SetPrice("BTCUSDT", "58300.00")
+	vn.waitMark(t, "58300")
+	if a, b := len(fireOrders(vn.fake, sent.ClientOrderID)), len(fireOrders(vn.fake, never.ClientOrderID)); a != 1 || b != 0 {
+		t.Errorf("the venue holds %d and %d fired orders, want 1 and 0 (never resent)", a, b)
+	}
+}
