@@ -8,10 +8,13 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/alpaca"
+	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/server"
 )
 
 func bnVenue(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }
@@ -266,5 +269,70 @@ func TestTriggerFireSurvivesADeadNode(t *testing.T) {
 	vn.waitMark(t, "58300")
 	if a, b := len(fireOrders(vn.fake, sent.ClientOrderID)), len(fireOrders(vn.fake, never.ClientOrderID)); a != 1 || b != 0 {
 		t.Errorf("the venue holds %d and %d fired orders, want 1 and 0 (never resent)", a, b)
+	}
+}
+
+// startAlpacaNode is a node with an armed alpaca venue on alpacafake
+// trading SPY at 500 (and BTC-USD).
+func startAlpacaNode(t testing.TB) (*venueNode, *alpacafake.Fake) {
+	t.Helper()
+	key, secret := hexKey(t), hexKey(t)
+	f := alpacafake.New(key, secret, []alpacafake.Asset{
+		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
+		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
+	}, "100000000")
+	t.Cleanup(f.Close)
+	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY", "BTC-USD"}}
+	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
+		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
+	})
+	vn := &venueNode{srv: srv, c: srv.Client()}
+	vn.waitSynced(t, "al")
+	vn.arm(t, "al", time.Hour)
+	return vn, f
+}
+
+// TestProtectVenueAlpacaOCO: at Alpaca an oco is one order with
+// order_class oco, its stop child booked under the node's leg id; a stop
+// and a trailing stop are Alpaca's own types; a stop on a crypto pair is
+// refused with what Alpaca takes.
+func TestProtectVenueAlpacaOCO(t *testing.T) {
+	vn, f := startAlpacaNode(t)
+	c := order("al", "SPY", command.Sell, command.OCO, "2", "505")
+	c.StopPrice = d("495")
+	out := accepted(t, vn.c, c)
+	if len(out.OrderIDs) != 2 || f.Requests("POST /v2/orders") != 1 {
+		t.Fatalf("oco: %+v; %d requests", out, f.Requests("POST /v2/orders"))
+	}
+	if o := f.Orders(); len(o) != 2 || o[0].Class != "oco" || o[1].Parent != o[0].ID || o[1].Type != "stop" {
+		t.Errorf("alpaca holds %+v", o)
+	}
+	snap := snapshot(t, vn.c)
+	legs := map[string]node.Order{}
+	for _, o := range venueOf(t, snap, "al").OpenOrders {
+		legs[o.ID] = o
+	}
+	stopLeg := legs[out.OrderIDs[1]]
+	if stopLeg.ClientOrderID != out.ClientOrderID+node.StopLegSuffix || stopLeg.VenueOrderID != f.Orders()[1].ID || stopLeg.Group != out.OrderIDs[0] {
+		t.Errorf("the stop leg in the node: %+v", stopLeg)
+	}
+	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "al", OrderID: out.OrderIDs[0]})
+	if len(can.Canceled) != 2 {
+		t.Errorf("group cancel: %+v", can)
+	}
+	for _, o := range f.Orders() {
+		if o.Status != "canceled" {
+			t.Errorf("after the group cancel alpaca holds %s as %s", o.ID, o.Status)
+		}
+	}
+	trail := order("al", "SPY", command.Sell, command.TrailingStop, "1", "")
+	trail.TrailPercent = d("2")
+	if o := accepted(t, vn.c, trail); f.Orders()[len(f.Orders())-1].Type != "trailing_stop" || o.Order.VenueOrderID == "" {
+		t.Errorf("trailing stop: %+v", o.Order)
+	}
+	bad := order("al", "BTC-USD", command.Sell, command.Stop, "0.01", "")
+	bad.StopPrice = d("59000")
+	if r := rejected(t, vn.c, bad, "unsupported_order_type"); !strings.Contains(r.Reason, "use a stop_limit") {
+		t.Errorf("a crypto stop: %q", r.Reason)
 	}
 }
