@@ -4,8 +4,10 @@
 // data REST APIs, and the trading API's documented websocket
 // (trade_updates) for order updates.
 //
-// It maps the node's vocabulary to Alpaca's: market/limit × gtc/ioc,
-// modify as Alpaca's replace (PATCH /v2/orders/{id}), instruments from the
+// It maps the node's vocabulary to Alpaca's: market/limit × gtc/ioc; stop,
+// stop_limit and trailing_stop as Alpaca's own types; an oco or a bracket
+// as one order with its order_class, whose child legs Alpaca names and the
+// adapter maps to the node's leg ids; modify as Alpaca's replace (PATCH /v2/orders/{id}), instruments from the
 // assets API (fractionable, shortable, and for crypto min_order_size,
 // min_trade_increment, price_increment), cash and buying power from the
 // account, positions from /v2/positions. The node's client order id

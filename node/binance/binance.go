@@ -4,8 +4,10 @@
 // (a signed userDataStream.subscribe.signature subscription) for order
 // updates.
 //
-// It maps the node's vocabulary to Binance's: market/limit × GTC/IOC,
-// modify as cancel-replace (STOP_ON_FAILURE), instruments from
+// It maps the node's vocabulary to Binance's: market/limit × GTC/IOC;
+// stop_limit as STOP_LOSS_LIMIT, a trailing stop by percent as STOP_LOSS
+// with trailingDelta, an oco as one orderList/oco (a plain stop it leaves
+// to the node: Holds says so); modify as cancel-replace (STOP_ON_FAILURE), instruments from
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
 // asset) and positions (the base assets, each at the average price of
