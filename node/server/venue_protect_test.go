@@ -336,3 +336,33 @@ func TestProtectVenueAlpacaOCO(t *testing.T) {
 		t.Errorf("a crypto stop: %q", r.Reason)
 	}
 }
+
+// TestProtectVenueLostOCOAnswerIsReconciled: an orderList whose answer is
+// lost leaves both legs pending, never resent; reconciliation finds each
+// leg at the venue by its own client order id and adopts it.
+func TestProtectVenueLostOCOAnswerIsReconciled(t *testing.T) {
+	vn := startVenueNode(t, bnVenue)
+	vn.arm(t, "bn", time.Hour)
+	vn.fake.RefuseStreams(503, -1001, "Internal error; unable to process your request. Please try again.")
+	vn.fake.DropStreams() // no stream report: only the lookups by client order id find the legs
+	waitFor(t, "the stream down", func() bool { return vn.venue(t, "bn").Connection == "disconnected" })
+	vn.fake.DropResponses("/api/v3/orderList/oco", 1)
+	out := sendAny(t, vn.c, ocoCmd("0.02", "60600", "59400", "59300"))
+	if out.Status != node.Pending || len(out.OrderIDs) != 2 {
+		t.Fatalf("a lost oco answer: %+v", out)
+	}
+	waitFor(t, "both legs adopted", func() bool {
+		a, _ := vn.nodeOrder(t, out.OrderIDs[0])
+		b, _ := vn.nodeOrder(t, out.OrderIDs[1])
+		return a == node.OrderOpen && b == node.OrderOpen
+	})
+	snap := snapshot(t, vn.c)
+	for _, o := range venueOf(t, snap, "bn").OpenOrders {
+		if o.VenueOrderID == "" {
+			t.Errorf("leg %s adopted without its venue id: %+v", o.ID, o)
+		}
+	}
+	if n := vn.fake.Requests("POST /api/v3/orderList/oco"); n != 1 || len(vn.fake.Orders()) != 2 {
+		t.Errorf("%d order lists sent, the venue holds %d orders; want 1 and 2", n, len(vn.fake.Orders()))
+	}
+}
