@@ -341,10 +341,17 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if r := e.checkFed(c); r != nil {
 		return guardrail.Report{}, r
 	}
-	if r := e.remotes[c.Venue]; r != nil && c.Verb == command.SubmitOrder && c.Type.Rests() {
-		if _, err := r.ex.Holds(groupOf(c)); err != nil {
-			return guardrail.Report{}, &rejection{code: "unsupported_order_type",
-				reason: fmt.Sprintf("%s (%s) cannot take this %s order: %s", c.Venue, r.cfg.Kind, c.Type, command.SanitizeReason(err.Error()))}
+	if r := e.remotes[c.Venue]; r != nil && c.Verb == command.SubmitOrder {
+		var holds []node.Hold
+		if c.Type.Rests() {
+			var err error
+			if holds, err = r.ex.Holds(groupOf(c)); err != nil {
+				return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+					reason: fmt.Sprintf("%s (%s) cannot take this %s order: %s", c.Venue, r.cfg.Kind, c.Type, command.SanitizeReason(err.Error()))}
+			}
+		}
+		if rj := e.checkFireID(c, holds); rj != nil {
+			return guardrail.Report{}, rj
 		}
 	}
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {

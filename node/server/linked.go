@@ -38,6 +38,28 @@ func groupOf(c command.Command) node.GroupRequest {
 	return g
 }
 
+// checkFireID keeps the client order id a trigger the node holds fires
+// under (its own + node.FireSuffix) free for it: a trigger whose fire id
+// an order already has is refused, and so is an order that takes the fire
+// id of an existing order.
+func (e *engine) checkFireID(c command.Command, holds []node.Hold) *rejection {
+	taken := func(cid, why string) *rejection {
+		ref, ok := e.byCID[cid]
+		if !ok || c.ClientOrderID == "" {
+			return nil
+		}
+		o, _ := e.venues[ref.venue].Order(ref.id)
+		return &rejection{code: "duplicate_client_order_id", existing: &o, reason: fmt.Sprintf(why+"; give another client_order_id, or let the node mint one", cid, o.ID)}
+	}
+	if len(holds) == 1 && holds[0] == node.HoldNode {
+		return taken(c.ClientOrderID+node.FireSuffix, "the node holds this stop and would fire it as %s, which order %s already has")
+	}
+	if base, ok := strings.CutSuffix(c.ClientOrderID, node.FireSuffix); ok {
+		return taken(base, "client_order_id %s ends in "+node.FireSuffix+", the id the node fires a stop it holds under, and order %s has the rest")
+	}
+	return nil
+}
+
 // heldByNode reports whether o, an order at a real venue, is a trigger
 // the node holds: open, never sent.
 func heldByNode(o node.Order) bool { return o.Status == node.OrderOpen && o.VenueOrderID == "" }

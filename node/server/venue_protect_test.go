@@ -366,3 +366,26 @@ func TestProtectVenueLostOCOAnswerIsReconciled(t *testing.T) {
 		t.Errorf("%d order lists sent, the venue holds %d orders; want 1 and 2", n, len(vn.fake.Orders()))
 	}
 }
+
+// TestTriggerFireIDIsReserved: the id a held trigger fires under is its
+// own + -fire; no order may take it, before or after the trigger.
+func TestTriggerFireIDIsReserved(t *testing.T) {
+	vn := startVenueNode(t, bnVenue)
+	vn.arm(t, "bn", time.Hour)
+	stop := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
+	stop.StopPrice, stop.ClientOrderID = d("59000"), "my-stop-1"
+	accepted(t, vn.c, stop)
+	squat := order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000")
+	squat.ClientOrderID = "my-stop-1" + node.FireSuffix
+	if r := rejected(t, vn.c, squat, "duplicate_client_order_id"); !strings.Contains(r.Reason, "the id the node fires a stop it holds under") {
+		t.Errorf("an order on a trigger's fire id: %q", r.Reason)
+	}
+	first := order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000")
+	first.ClientOrderID = "my-stop-2" + node.FireSuffix
+	accepted(t, vn.c, first)
+	late := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
+	late.StopPrice, late.ClientOrderID = d("59000"), "my-stop-2"
+	if r := rejected(t, vn.c, late, "duplicate_client_order_id"); !strings.Contains(r.Reason, "would fire it as my-stop-2-fire") {
+		t.Errorf("a trigger whose fire id is taken: %q", r.Reason)
+	}
+}
