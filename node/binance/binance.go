@@ -6,8 +6,9 @@
 //
 // It maps the node's vocabulary to Binance's: market/limit × GTC/IOC;
 // stop_limit as STOP_LOSS_LIMIT, a trailing stop by percent as STOP_LOSS
-// with trailingDelta, an oco as one orderList/oco (a plain stop it leaves
-// to the node: Holds says so); modify as cancel-replace (STOP_ON_FAILURE), instruments from
+// with trailingDelta, an oco as one orderList/oco (a plain stop, and a
+// trailing stop trailingDelta cannot carry, it leaves to the node: Holds
+// says so); modify as cancel-replace (STOP_ON_FAILURE), instruments from
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
 // asset) and positions (the base assets, each at the average price of
@@ -669,12 +670,12 @@ func (a *Adapter) trailingHint(symbol string) string {
 }
 
 // Holds says what Binance spot holds natively: market, limit, stop_limit
-// (STOP_LOSS_LIMIT), a trailing stop by percent (trailingDelta) and an
-// oco (orderList/oco). A plain stop (stop-market) is held by the node,
-// which fires a market order when the mark trades through it. A trailing
-// stop by amount, or by a percent trailingDelta cannot carry, is refused
-// with what Binance can take; so is a bracket, which the node places as
-// its entry and then an oco of its exits.
+// (STOP_LOSS_LIMIT), a trailing stop by a percent trailingDelta carries,
+// and an oco (orderList/oco). A plain stop (stop-market), and a trailing
+// stop by amount or by a percent trailingDelta cannot carry, are held by
+// the node, which trails it on the marks and fires a market order when
+// the mark trades through it. A bracket is refused with the form Binance
+// takes: the entry, then an oco of its exits.
 func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 	if g.Class == node.GroupBracket {
 		return nil, errors.New("binance spot takes a bracket as its entry, then an oco (orderList/oco) of the take-profit and stop-loss once the entry fills: submit the entry, then an oco")
@@ -692,8 +693,15 @@ func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 				return nil, fmt.Errorf("the node holds this stop and fires it under client order id %s, which cannot travel to binance (%v): give a shorter client_order_id or let the node mint one", l.ClientOrderID+node.FireSuffix, err)
 			}
 		case command.TrailingStop:
-			if _, ok := a.trailingDelta(l.Symbol, l.TrailPercent); !ok || g.Class != "" {
+			if _, ok := a.trailingDelta(l.Symbol, l.TrailPercent); ok && g.Class == "" {
+				break
+			}
+			if g.Class != "" {
 				return nil, errors.New(a.trailingHint(l.Symbol))
+			}
+			out[i] = node.HoldNode // trailingDelta cannot carry it: the node trails it
+			if _, err := ClientID(l.ClientOrderID + node.FireSuffix); l.ClientOrderID != "" && err != nil {
+				return nil, fmt.Errorf("the node holds this trailing stop and fires it under client order id %s, which cannot travel to binance (%v): give a shorter client_order_id or let the node mint one", l.ClientOrderID+node.FireSuffix, err)
 			}
 		}
 	}

@@ -45,12 +45,21 @@ func TestHolds(t *testing.T) {
 	if h, err := one(trail); err != nil || h[0] != node.HoldVenue {
 		t.Errorf("a trailing stop of 1.5 %%: %v %v, want native", h, err)
 	}
-	for _, bad := range []node.OrderRequest{{TrailAmount: d("100")}, {TrailPercent: d("0.05")}, {TrailPercent: d("1.234")}, {TrailPercent: d("25")}} {
+	for _, other := range []node.OrderRequest{{TrailAmount: d("100")}, {TrailPercent: d("0.05")}, {TrailPercent: d("1.234")}, {TrailPercent: d("25")}} {
 		r := req
-		r.Type, r.TrailAmount, r.TrailPercent = command.TrailingStop, bad.TrailAmount, bad.TrailPercent
-		if _, err := one(r); err == nil || !strings.Contains(err.Error(), "give trail_percent in that range") || !strings.Contains(err.Error(), "from 0.1 to 20") {
-			t.Errorf("trailing %+v: %v, want a refusal naming trail_percent 0.1 to 20", bad, err)
+		r.Type, r.TrailAmount, r.TrailPercent = command.TrailingStop, other.TrailAmount, other.TrailPercent
+		if h, err := one(r); err != nil || h[0] != node.HoldNode {
+			t.Errorf("trailing %+v: %v %v, want held by the node (trailingDelta cannot carry it)", other, h, err)
 		}
+	}
+	long := req
+	long.Type, long.StopPrice, long.ClientOrderID = command.Stop, d("59000"), "a-client-order-id-of-33-characters"
+	if _, err := one(long); err == nil || !strings.Contains(err.Error(), "cannot travel to binance") {
+		t.Errorf("a held stop whose fire id cannot travel: %v", err)
+	}
+	if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "trail-by-amount", Symbol: "BTCUSDT", Side: command.Sell, Type: command.TrailingStop,
+		Quantity: d("0.01"), TrailAmount: d("100")}); !errors.Is(err, node.ErrVenueRejected) || !strings.Contains(err.Error(), "give trail_percent in that range") {
+		t.Errorf("a trailing stop by amount sent to binance: %v, want refused unsent with the range", err)
 	}
 	if _, err := a.Holds(node.GroupRequest{Class: node.GroupBracket, Legs: []node.OrderRequest{req, req, req}}); err == nil || !strings.Contains(err.Error(), "orderList/oco") {
 		t.Errorf("a bracket: %v, want the entry-then-oco form named", err)

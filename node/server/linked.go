@@ -10,12 +10,15 @@ import (
 
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/node/guardrail"
 	"wicket/node/journal"
 )
 
 // Protective orders at real venues: what the venue holds natively goes to
 // it as its own type (one request for linked legs); a trigger it cannot
-// hold (a Binance stop-market) is held by the node. Such a trigger is an
+// hold (a Binance stop-market, a trailing stop trailingDelta cannot
+// carry) is held by the node, a trailing one trailed on the marks
+// (order_trailed events, like paper's). Such a trigger is an
 // open order in the node's book with no venue order id: journaled before
 // it is armed (its order_accepted is committed with the command's audit
 // entry, and marks are checked only by later jobs), checked on each of the
@@ -104,8 +107,14 @@ func (s *Server) holdRemote(name string, o node.Order, out *node.Outcome) {
 	e := s.eng
 	now := s.cfg.Now()
 	o.ID, o.Venue, o.Status, o.Created, o.Updated = e.nextOrderID(), name, node.OrderOpen, now, now
-	o.Note = fmt.Sprintf("held by the node: %s cannot hold a %s order, so the node fires one market order (client order id %s) when a mark trades through %s, while the venue is armed",
-		name, o.Type, o.ClientOrderID+node.FireSuffix, o.StopPrice)
+	what := o.StopPrice.String()
+	if o.Type == command.TrailingStop { // it trails from the mark at placement (checked present by the guardrail)
+		o.TrailBest, _ = e.remotes[name].Mark(o.Symbol)
+		o.StopPrice = guardrail.TrailingStop(o.Side, o.TrailAmount, o.TrailPercent, o.TrailBest)
+		what = fmt.Sprintf("its stop (now %s, trailing the best mark since placement)", o.StopPrice)
+	}
+	o.Note = fmt.Sprintf("held by the node: %s cannot hold this %s order, so the node fires one market order (client order id %s) when a mark trades through %s, while the venue is armed",
+		name, o.Type, o.ClientOrderID+node.FireSuffix, what)
 	acc := o
 	e.emit(node.Event{Time: now, Kind: node.EventAccepted, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 		Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.StopPrice, Order: &acc, Note: o.Note})
@@ -279,7 +288,15 @@ func (s *Server) fireTriggers(name string) {
 	now := s.cfg.Now()
 	for _, o := range r.OpenOrders() {
 		m, ok := r.Mark(o.Symbol)
-		if !heldByNode(o) || !ok || !through(o, m) || !e.mayFill(r, o) {
+		if !heldByNode(o) || !ok {
+			continue
+		}
+		if o.Type == command.TrailingStop && ((o.Side == command.Sell && m.GreaterThan(o.TrailBest)) || (o.Side == command.Buy && m.LessThan(o.TrailBest))) {
+			e.emit(node.Event{Time: now, Kind: node.EventTrailed, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side, Price: m,
+				Note: "a new best mark: the stop the node holds follows it"})
+			continue // a new best is never through its own stop
+		}
+		if !through(o, m) || !e.mayFill(r, o) {
 			continue
 		}
 		if !e.armed(name, now) {
@@ -288,6 +305,9 @@ func (s *Server) fireTriggers(name string) {
 			continue
 		}
 		s.fire(r, o, m, now)
+	}
+	if events := e.take(); len(events) > 0 && s.commit(&journal.Batch{Events: events}) == nil { // the trails
+		s.logFills(events)
 	}
 }
 

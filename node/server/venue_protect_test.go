@@ -389,3 +389,43 @@ func TestTriggerFireIDIsReserved(t *testing.T) {
 		t.Errorf("a trigger whose fire id is taken: %q", r.Reason)
 	}
 }
+
+// TestTriggerTrailingHeldByTheNode: a trailing stop by amount (not a
+// trailingDelta form) is trailed by the node on the venue's marks, its
+// moves journaled so a restart keeps them, and fired once through it.
+func TestTriggerTrailingHeldByTheNode(t *testing.T) {
+	vn := startVenueNode(t, bnVenue)
+	vn.arm(t, "bn", time.Hour)
+	c := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.02", "")
+	c.TrailAmount = d("500")
+	out := accepted(t, vn.c, c)
+	if o := out.Order; !o.TrailBest.Equal(d("60000")) || !o.StopPrice.Equal(d("59500")) || o.VenueOrderID != "" {
+		t.Fatalf("trailing stop: %+v", o)
+	}
+	open := func() node.Order {
+		for _, o := range vn.venue(t, "bn").OpenOrders {
+			if o.ID == out.OrderID {
+				return o
+			}
+		}
+		return node.Order{}
+	}
+	vn.fake.SetPrice("BTCUSDT", "61000.00")
+	waitFor(t, "the stop trailed to 60500", func() bool { return open().StopPrice.Equal(d("60500")) })
+	vn.srv.Restart(t)
+	vn.c = vn.srv.Client()
+	vn.waitSynced(t, "bn")
+	vn.arm(t, "bn", time.Hour)
+	if o := open(); !o.TrailBest.Equal(d("61000")) || !o.StopPrice.Equal(d("60500")) {
+		t.Fatalf("after a restart: %+v", o)
+	}
+	vn.fake.SetPrice("BTCUSDT", "60400.00")
+	waitFor(t, "fired", func() bool {
+		return len(fireOrders(vn.fake, out.ClientOrderID)) == 1 && fireOrders(vn.fake, out.ClientOrderID)[0].Status == "FILLED"
+	})
+	vn.fake.SetPrice("BTCUSDT", "60300.00")
+	vn.waitMark(t, "60300")
+	if n := len(fireOrders(vn.fake, out.ClientOrderID)); n != 1 || len(vn.fake.Orders()) != 1 {
+		t.Errorf("%d fired orders, %d at the venue; want one", n, len(vn.fake.Orders()))
+	}
+}

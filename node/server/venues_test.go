@@ -261,11 +261,13 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 		v := vn.venue(t, "bn")
 		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(d("0.11"))
 	})
-	// A trailing stop by amount is not a binance form: refused with the one it takes, and the venue hears nothing.
+	// A trailing stop by amount is not a binance form: the node holds it, and the venue hears nothing.
 	trail := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.01", "")
 	trail.TrailAmount = d("500")
-	if out := send(t, vn.c, trail, ""); out.Code != "unsupported_order_type" || !strings.Contains(out.Reason, "give trail_percent") || len(vn.fake.Orders()) != 1 {
-		t.Errorf("a trailing stop by amount on binance: %s %q, the venue holds %d orders", out.Code, out.Reason, len(vn.fake.Orders()))
+	if out := send(t, vn.c, trail, ""); out.Status != node.Accepted || !strings.Contains(out.Detail, "held by the node") || len(vn.fake.Orders()) != 1 {
+		t.Errorf("a trailing stop by amount on binance: %s %q, the venue holds %d orders", out.Status, out.Detail, len(vn.fake.Orders()))
+	} else {
+		accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: out.OrderID})
 	}
 	// Too fine a quantity is refused by the node before the venue hears of it.
 	out = send(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.000001", "59000"), "")
