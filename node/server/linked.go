@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,6 +226,13 @@ func (s *Server) cancelGroupRemote(name string, o node.Order, note string) (node
 	return cur, canceled, err
 }
 
+// bracketEntry reports whether leg is the entry of a bracket among legs:
+// its group's first leg, with a take-profit named after it. Its fill
+// makes the exits live; only an exit's fill ends the others.
+func bracketEntry(leg node.Order, legs []node.Order) bool {
+	return leg.ID == leg.Group && slices.ContainsFunc(legs, func(o node.Order) bool { return o.ClientOrderID == leg.ClientOrderID+node.TakeProfitLegSuffix })
+}
+
 // linkedAfter schedules a check of the groups at venue name when events
 // filled a leg of one in full: the venue cancels the other legs itself,
 // and the check (queued behind the reports on their way) verifies it.
@@ -254,8 +262,9 @@ func (s *Server) checkLinked(name, why string) {
 			continue
 		}
 		var filled string
-		for _, leg := range e.legsOf(r, o.Group) {
-			if leg.ID != o.ID && leg.Status == node.OrderFilled {
+		legs := e.legsOf(r, o.Group)
+		for _, leg := range legs {
+			if leg.ID != o.ID && leg.Status == node.OrderFilled && !bracketEntry(leg, legs) {
 				filled = leg.ID
 			}
 		}
