@@ -388,6 +388,16 @@ func TestTriggerFireIDIsReserved(t *testing.T) {
 	if r := rejected(t, vn.c, late, "duplicate_client_order_id"); !strings.Contains(r.Reason, "would fire it as my-stop-2-fire") {
 		t.Errorf("a trigger whose fire id is taken: %q", r.Reason)
 	}
+	// A held trigger is modified never, canceled at the node alone.
+	// (the guardrail refuses a stop's modify today; held_by_node stands behind it)
+	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: d("0.02")}, ""); r.Status != node.Rejected ||
+		vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
+		t.Errorf("modify of a held trigger: %+v", r)
+	}
+	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: "my-stop-1"})
+	if can.Order.Status != node.OrderCanceled || vn.fake.Requests("DELETE /api/v3/order") != 0 {
+		t.Errorf("cancel of a held trigger: %+v; %d cancels sent to the venue", can.Order, vn.fake.Requests("DELETE /api/v3/order"))
+	}
 }
 
 // TestTriggerTrailingHeldByTheNode: a trailing stop by amount (not a
