@@ -309,6 +309,13 @@ func (s *Server) fireTriggers(name string) {
 			continue
 		}
 		if !e.armed(name, now) {
+			if r.reachedDisarmed[o.ID] {
+				continue
+			}
+			if r.reachedDisarmed == nil {
+				r.reachedDisarmed = map[string]bool{}
+			}
+			r.reachedDisarmed[o.ID] = true
 			s.log.Warn("a trigger the node holds was reached but the venue is disarmed: not fired; it fires when an operator arms the venue and the mark is still through it",
 				"venue", name, "order_id", o.ID, "stop_price", o.StopPrice.String(), "mark", m.String())
 			continue

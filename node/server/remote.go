@@ -82,6 +82,7 @@ type remote struct {
 	polling, readingInstruments atomic.Bool
 	fees                        map[string]decimal.Decimal // cumulative fee per order id, from fill events
 	booked                      map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
+	reachedDisarmed             map[string]bool            // held triggers reached while disarmed, logged once each
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
