@@ -38,6 +38,7 @@ type VenueOrder struct {
 	TimeInForce   command.TimeInForce
 	Quantity      decimal.Decimal
 	Price         decimal.Decimal // limit price
+	StopPrice     decimal.Decimal // a stop's trigger, when the venue states it
 	State         VenueState
 	Filled        decimal.Decimal
 	AveragePrice  decimal.Decimal
@@ -61,8 +62,51 @@ type OrderRequest struct {
 	Type          command.OrderType
 	TimeInForce   command.TimeInForce
 	Quantity      decimal.Decimal
-	Price         decimal.Decimal // limit only
+	Price         decimal.Decimal // limit price: a limit's, a stop_limit's once triggered
+	// StopPrice is a stop's or stop_limit's trigger; TrailAmount or
+	// TrailPercent a trailing stop's distance from the best price.
+	StopPrice, TrailAmount, TrailPercent decimal.Decimal
 }
+
+// Group classes: linked orders a venue takes in one request.
+const (
+	// GroupOCO is two exits, one cancelling the other: Legs[0] the limit
+	// (take-profit), Legs[1] the stop or stop_limit.
+	GroupOCO = "oco"
+	// GroupBracket is an entry with its two exits, active once the entry
+	// fills: Legs[0] the entry (market or limit), Legs[1] the take-profit
+	// limit, Legs[2] the stop-loss stop or stop_limit.
+	GroupBracket = "bracket"
+)
+
+// Leg suffixes: the client order id of a linked leg is its group's (the
+// first leg's) with a suffix, so a venue that names legs itself (Alpaca)
+// has them mapped back to the node's ids after a restart too.
+const (
+	StopLegSuffix       = command.StopLegSuffix // an oco's or a bracket's stop leg
+	TakeProfitLegSuffix = "-tp"                 // a bracket's take-profit leg
+	FireSuffix          = "-fire"               // the market order a trigger the node holds fires
+)
+
+// GroupRequest is linked orders for one request to a real venue: every
+// leg on the same symbol, each with its own client order id.
+type GroupRequest struct {
+	Class string // GroupOCO or GroupBracket
+	Legs  []OrderRequest
+}
+
+// Hold says who holds an order's trigger at a real venue.
+type Hold string
+
+// Who holds it.
+const (
+	// HoldVenue: the venue takes the order natively.
+	HoldVenue Hold = "venue"
+	// HoldNode: the venue cannot hold it, so the node does: the trigger is
+	// journaled before it is armed, checked on the venue's marks, and fires
+	// one market order (client order id: the trigger's + FireSuffix).
+	HoldNode Hold = "node"
+)
 
 // VenuePosition is a holding at a real venue.
 type VenuePosition struct {

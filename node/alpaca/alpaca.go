@@ -4,8 +4,10 @@
 // data REST APIs, and the trading API's documented websocket
 // (trade_updates) for order updates.
 //
-// It maps the node's vocabulary to Alpaca's: market/limit × gtc/ioc,
-// modify as Alpaca's replace (PATCH /v2/orders/{id}), instruments from the
+// It maps the node's vocabulary to Alpaca's: market/limit × gtc/ioc; stop,
+// stop_limit and trailing_stop as Alpaca's own types; an oco or a bracket
+// as one order with its order_class, whose child legs Alpaca names and the
+// adapter maps to the node's leg ids; modify as Alpaca's replace (PATCH /v2/orders/{id}), instruments from the
 // assets API (fractionable, shortable, and for crypto min_order_size,
 // min_trade_increment, price_increment), cash and buying power from the
 // account, positions from /v2/positions. The node's client order id
@@ -31,6 +33,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +84,7 @@ type Adapter struct {
 	crypto   map[string]bool   // wicket symbol → a crypto pair
 	replaced map[string]int    // node client order id → replacements so far
 	prior    map[string]fills  // order id of a replacement → the fills of the incarnations before it
+	legs     map[string]string // Alpaca order id of a child leg → the node's client order id for it
 }
 
 // fills is a filled quantity and its notional.
@@ -154,7 +158,7 @@ func New(cfg Config) (*Adapter, error) {
 	hc := &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, rest: rest, data: data,
 		ws: scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/stream", keyID: cfg.KeyID, secret: cfg.Secret,
-		http: hc, tr: tr, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}, prior: map[string]fills{}}
+		http: hc, tr: tr, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}, prior: map[string]fills{}, legs: map[string]string{}}
 	a.c = alp.NewClient(alp.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: rest, HTTPClient: hc, RetryLimit: 1, RetryDelay: time.Millisecond})
 	a.md = marketdata.NewClient(marketdata.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: data, HTTPClient: hc,
 		RetryLimit: 1, RetryDelay: time.Millisecond, Feed: marketdata.IEX})
@@ -418,9 +422,15 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		}
 		return a.c.GetOrderByClientOrderID(o.ClientOrderID)
 	})
+	if notFound(err) && o.VenueOrderID == "" {
+		if vo, ok, lerr := a.lookupLeg(ctx, o.ClientOrderID); ok || lerr != nil {
+			return vo, lerr
+		}
+	}
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
+	a.adoptLegs(got)
 	for hops := 0; got.Status == "replaced" && got.ReplacedBy != nil && hops < 64; hops++ {
 		before, _ := a.priorOf(got.ID)
 		next, err := venuecall.Read(ctx, a.tr, func() (*alp.Order, error) { return a.c.GetOrder(*got.ReplacedBy) })
@@ -435,6 +445,33 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	return a.cumulative(got), nil
 }
 
+// lookupLeg finds a child leg by the node's id for it (its group's id and
+// a leg suffix): Alpaca names children itself, so the leg is read from
+// its parent's legs. ok is false when the id names no leg.
+func (a *Adapter) lookupLeg(ctx context.Context, nodeID string) (node.VenueOrder, bool, error) {
+	for _, suffix := range []string{node.StopLegSuffix, node.TakeProfitLegSuffix} {
+		parent, isLeg := strings.CutSuffix(nodeID, suffix)
+		if !isLeg || parent == "" {
+			continue
+		}
+		p, err := venuecall.Read(ctx, a.tr, func() (*alp.Order, error) { return a.c.GetOrderByClientOrderID(parent) })
+		if notFound(err) {
+			return node.VenueOrder{}, false, nil
+		}
+		if err != nil {
+			return node.VenueOrder{}, true, a.classify(err)
+		}
+		a.adoptLegs(p)
+		for i := range p.Legs {
+			if id, _ := a.legName(p.Legs[i].ID); id == nodeID {
+				return a.fromOrder(&p.Legs[i]), true, nil
+			}
+		}
+		return node.VenueOrder{}, false, nil
+	}
+	return node.VenueOrder{}, false, nil
+}
+
 // OpenOrders lists the open orders of the symbols.
 func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
 	vs := make([]string, len(symbols))
@@ -442,11 +479,26 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 		vs[i] = a.venueSymbol(s)
 	}
 	list, err := venuecall.Read(ctx, a.tr, func() ([]alp.Order, error) {
-		return a.c.GetOrders(alp.GetOrdersRequest{Status: "open", Symbols: vs, Limit: 500})
+		return a.c.GetOrders(alp.GetOrdersRequest{Status: "open", Symbols: vs, Limit: 500, Nested: true})
 	})
 	if err != nil {
 		return nil, a.classify(err)
 	}
+	// Nested: an order_class order comes with its children under legs;
+	// each open one is listed, under the node's id for it.
+	var flat []alp.Order
+	for i := range list {
+		a.adoptLegs(&list[i])
+		if stateOf(list[i].Status) == node.VenueOpen {
+			flat = append(flat, list[i])
+		}
+		for _, l := range list[i].Legs {
+			if stateOf(l.Status) == node.VenueOpen {
+				flat = append(flat, l)
+			}
+		}
+	}
+	list = flat
 	out := make([]node.VenueOrder, 0, len(list))
 	for i := range list {
 		o := &list[i]
@@ -472,23 +524,174 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 
 // --- writes: each sent once ---
 
-// Submit places an order. Stock market orders are day orders (Alpaca's
-// rule for fractional and market orders); crypto keeps gtc/ioc.
+// Submit places an order: market, limit, stop, stop_limit or
+// trailing_stop (trail_price or trail_percent), each Alpaca's own type.
+// Stock market orders are day orders (Alpaca's rule for fractional and
+// market orders); crypto keeps gtc/ioc.
 func (a *Adapter) Submit(_ context.Context, r node.OrderRequest) (node.VenueOrder, error) {
-	qty := r.Quantity
-	req := alp.PlaceOrderRequest{Symbol: a.venueSymbol(r.Symbol), Qty: &qty, Side: alp.Side(r.Side), ClientOrderID: r.ClientOrderID,
-		TimeInForce: a.tif(r.Symbol, r.Type, r.TimeInForce)}
-	if r.Type == command.Limit {
-		price := r.Price
-		req.Type, req.LimitPrice = alp.Limit, &price
-	} else {
-		req.Type = alp.Market
-	}
-	o, err := a.c.PlaceOrder(req)
+	o, err := a.c.PlaceOrder(a.placeRequest(r))
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
 	return a.fromOrder(o), nil
+}
+
+func ptr(d decimal.Decimal) *decimal.Decimal { return &d }
+
+// placeRequest is Alpaca's form of one order.
+func (a *Adapter) placeRequest(r node.OrderRequest) alp.PlaceOrderRequest {
+	req := alp.PlaceOrderRequest{Symbol: a.venueSymbol(r.Symbol), Qty: ptr(r.Quantity), Side: alp.Side(r.Side), ClientOrderID: r.ClientOrderID,
+		TimeInForce: a.tif(r.Symbol, r.Type, r.TimeInForce), Type: alp.Market}
+	switch r.Type {
+	case command.Limit:
+		req.Type, req.LimitPrice = alp.Limit, ptr(r.Price)
+	case command.Stop:
+		req.Type, req.StopPrice = alp.Stop, ptr(r.StopPrice)
+	case command.StopLimit:
+		req.Type, req.StopPrice, req.LimitPrice = alp.StopLimit, ptr(r.StopPrice), ptr(r.Price)
+	case command.TrailingStop:
+		req.Type = alp.TrailingStop
+		if r.TrailPercent.IsPositive() {
+			req.TrailPercent = ptr(r.TrailPercent)
+		} else {
+			req.TrailPrice = ptr(r.TrailAmount)
+		}
+	}
+	return req
+}
+
+// Holds says Alpaca holds every order type natively (Trading API
+// "Orders": stop, stop_limit, trailing_stop; order_class oco and
+// bracket), except what Alpaca refuses: crypto pairs take market, limit
+// and stop_limit only, and a bracket's stop-loss is a stop or stop_limit,
+// never a trailing stop.
+func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
+	out := make([]node.Hold, len(g.Legs))
+	for i, l := range g.Legs {
+		out[i] = node.HoldVenue
+		a.mu.Lock()
+		crypto := a.crypto[l.Symbol]
+		a.mu.Unlock()
+		switch {
+		case crypto && (g.Class != "" || l.Type == command.Stop || l.Type == command.TrailingStop):
+			what := string(l.Type)
+			if g.Class != "" {
+				what = "an " + g.Class
+			}
+			return nil, fmt.Errorf("alpaca takes market, limit and stop_limit orders on crypto pairs such as %s, not %s: use a stop_limit (stop_price and limit_price) to protect it", l.Symbol, what)
+		case g.Class == node.GroupBracket && l.Type == command.TrailingStop:
+			return nil, errors.New("alpaca refuses a trailing stop inside a bracket: give the bracket's stop_loss a stop_price (and optionally a limit_price), or place the trailing_stop on its own once the entry fills")
+		}
+	}
+	return out, nil
+}
+
+// SubmitGroup places linked legs as one Alpaca order with an
+// order_class: oco (the take-profit limit, with take_profit.limit_price
+// and stop_loss.stop_price / limit_price), or bracket (the entry, with
+// take_profit and stop_loss). Alpaca names the child legs itself; the
+// adapter maps them to the node's leg ids (the group's client order id
+// with node.StopLegSuffix or node.TakeProfitLegSuffix). The answer lists
+// the legs in the request's order.
+func (a *Adapter) SubmitGroup(_ context.Context, g node.GroupRequest) ([]node.VenueOrder, error) {
+	if _, err := a.Holds(g); err != nil {
+		return nil, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error() + "; nothing was sent"}
+	}
+	var req alp.PlaceOrderRequest
+	switch {
+	case g.Class == node.GroupOCO && len(g.Legs) == 2:
+		tp, sl := g.Legs[0], g.Legs[1]
+		req = alp.PlaceOrderRequest{Symbol: a.venueSymbol(tp.Symbol), Qty: ptr(tp.Quantity), Side: alp.Side(tp.Side), ClientOrderID: tp.ClientOrderID,
+			Type: alp.Limit, TimeInForce: alp.GTC, OrderClass: alp.OCO, TakeProfit: &alp.TakeProfit{LimitPrice: ptr(tp.Price)}, StopLoss: stopLoss(sl)}
+	case g.Class == node.GroupBracket && len(g.Legs) == 3:
+		req = a.placeRequest(g.Legs[0])
+		req.OrderClass, req.TakeProfit, req.StopLoss = alp.Bracket, &alp.TakeProfit{LimitPrice: ptr(g.Legs[1].Price)}, stopLoss(g.Legs[2])
+		if req.TimeInForce == alp.IOC {
+			req.TimeInForce = alp.GTC
+		}
+	default:
+		return nil, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: fmt.Sprintf("a %q group of %d legs is not an alpaca order class; nothing was sent", g.Class, len(g.Legs))}
+	}
+	o, err := a.c.PlaceOrder(req)
+	if err != nil {
+		return nil, a.classify(err)
+	}
+	return a.legsOf(o, g)
+}
+
+func stopLoss(l node.OrderRequest) *alp.StopLoss {
+	sl := &alp.StopLoss{StopPrice: ptr(l.StopPrice)}
+	if l.Type == command.StopLimit {
+		sl.LimitPrice = ptr(l.Price)
+	}
+	return sl
+}
+
+// legsOf lists an order_class order's legs in the request's order: the
+// parent first, then each child by its role (a limit is the take-profit,
+// a stop the stop-loss), remembering the children's node ids.
+func (a *Adapter) legsOf(o *alp.Order, g node.GroupRequest) ([]node.VenueOrder, error) {
+	out := []node.VenueOrder{a.fromOrder(o)}
+	for _, want := range g.Legs[1:] {
+		i := slices.IndexFunc(o.Legs, func(l alp.Order) bool { return roleSuffix(l.Type) == roleOf(want, g) })
+		if i < 0 {
+			return nil, &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name,
+				Message: fmt.Sprintf("alpaca answered order %s without its %s leg; the node reads the legs back by client order id", o.ID, want.Type)}
+		}
+		a.nameLeg(o.Legs[i].ID, want.ClientOrderID)
+		out = append(out, a.fromOrder(&o.Legs[i]))
+	}
+	return out, nil
+}
+
+// roleOf is the suffix of a group's leg by its place in the request.
+func roleOf(l node.OrderRequest, g node.GroupRequest) string {
+	if l.Type == command.Limit && g.Class == node.GroupBracket {
+		return node.TakeProfitLegSuffix
+	}
+	if l.Type == command.Limit {
+		return ""
+	}
+	return node.StopLegSuffix
+}
+
+// roleSuffix is the node's suffix for a child leg of Alpaca's type.
+func roleSuffix(t alp.OrderType) string {
+	if t == alp.Limit {
+		return node.TakeProfitLegSuffix
+	}
+	return node.StopLegSuffix
+}
+
+func (a *Adapter) nameLeg(venueID, nodeID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.legs[venueID] = nodeID
+}
+
+func (a *Adapter) legName(venueID string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id, ok := a.legs[venueID]
+	return id, ok
+}
+
+// adoptLegs names the children of a parent Alpaca lists with its legs
+// (nested), by their roles: after a restart the adapter has no memory of
+// them, and Alpaca's own client ids for them are not the node's. An oco's
+// parent is its take-profit, so its one child is the stop.
+func (a *Adapter) adoptLegs(o *alp.Order) {
+	parent := NodeID(o.ClientOrderID)
+	for i := range o.Legs {
+		l := &o.Legs[i]
+		if _, known := a.legName(l.ID); !known {
+			suffix := roleSuffix(l.Type)
+			if o.OrderClass == alp.OCO {
+				suffix = node.StopLegSuffix
+			}
+			a.nameLeg(l.ID, parent+suffix)
+		}
+	}
 }
 
 func (a *Adapter) tif(symbol string, typ command.OrderType, t command.TimeInForce) alp.TimeInForce {
@@ -571,11 +774,12 @@ func stateOf(s string) node.VenueState {
 }
 
 func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
-	out := node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID), VenueOrderID: o.ID, Symbol: a.nodeSymbol(o.Symbol),
-		Side: command.Side(o.Side), Type: command.Market, TimeInForce: command.GTC, State: stateOf(o.Status), Filled: o.FilledQty, Updated: o.UpdatedAt}
-	if o.Type == alp.Limit {
-		out.Type = command.Limit
+	cid := NodeID(o.ClientOrderID)
+	if id, ok := a.legName(o.ID); ok {
+		cid = id
 	}
+	out := node.VenueOrder{ClientOrderID: cid, VenueOrderID: o.ID, Symbol: a.nodeSymbol(o.Symbol),
+		Side: command.Side(o.Side), Type: typeOf(o.Type), TimeInForce: command.GTC, State: stateOf(o.Status), Filled: o.FilledQty, Updated: o.UpdatedAt}
 	if o.TimeInForce == alp.IOC {
 		out.TimeInForce = command.IOC
 	}
@@ -585,11 +789,29 @@ func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
 	if o.LimitPrice != nil {
 		out.Price = *o.LimitPrice
 	}
+	if o.StopPrice != nil {
+		out.StopPrice = *o.StopPrice
+	}
 	if o.FilledAvgPrice != nil {
 		out.AveragePrice = *o.FilledAvgPrice
 	}
 	out.Notional = own(o).notional
 	return out
+}
+
+// typeOf maps Alpaca's order types.
+func typeOf(t alp.OrderType) command.OrderType {
+	switch t {
+	case alp.Limit:
+		return command.Limit
+	case alp.Stop:
+		return command.Stop
+	case alp.StopLimit:
+		return command.StopLimit
+	case alp.TrailingStop:
+		return command.TrailingStop
+	}
+	return command.Market
 }
 
 // Secrets names the key values the adapter holds, for the node to scrub

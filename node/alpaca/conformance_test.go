@@ -37,6 +37,13 @@ func (h *harness) FillPart(_ *testing.T, venueOrderID string, qty decimal.Decima
 	h.f.FillPart(venueOrderID, qty.String())
 }
 
+// Protective trades a stock: Alpaca takes stops and ocos on stocks, not
+// on crypto pairs.
+func (h *harness) Protective() (string, decimal.Decimal, decimal.Decimal) {
+	return "SPY", venuetest.D("500"), venuetest.D("2")
+}
+func (h *harness) SetPrice(p decimal.Decimal) { h.f.SetPrice("SPY", p.String()) }
+
 // request is an op's method and path at Alpaca.
 func request(op venuetest.Op, venueOrderID string) (method, path string) {
 	switch op {

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	alp "github.com/alpacahq/alpaca-trade-api-go/v3/alpaca"
 	"github.com/gorilla/websocket"
 
 	"wicket/node"
+	"wicket/node/command"
 )
 
 // message is one frame of the trading API's websocket ("Websocket
@@ -87,6 +89,12 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 				continue
 			}
 		}
+		if _, known := a.legName(u.Order.ID); !known && len(u.Order.Legs) == 0 && (u.Order.OrderClass == alp.OCO || u.Order.OrderClass == alp.Bracket) &&
+			!strings.HasPrefix(u.Order.ClientOrderID, command.ClientOrderIDPrefix) {
+			updates(node.VenueUpdate{Resync: true}) // a child leg this process has not named: read back with its parent
+			continue
+		}
+		a.adoptLegs(&u.Order)
 		vo := a.cumulative(&u.Order)
 		if (u.Event == "fill" || u.Event == "partial_fill") && u.Qty != nil && u.Price != nil {
 			vo.LastQuantity, vo.LastPrice = *u.Qty, *u.Price // the fill's own, as Alpaca states them

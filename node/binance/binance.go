@@ -4,8 +4,11 @@
 // (a signed userDataStream.subscribe.signature subscription) for order
 // updates.
 //
-// It maps the node's vocabulary to Binance's: market/limit × GTC/IOC,
-// modify as cancel-replace (STOP_ON_FAILURE), instruments from
+// It maps the node's vocabulary to Binance's: market/limit × GTC/IOC;
+// stop_limit as STOP_LOSS_LIMIT, a trailing stop by percent as STOP_LOSS
+// with trailingDelta, an oco as one orderList/oco (a plain stop, and a
+// trailing stop trailingDelta cannot carry, it leaves to the node: Holds
+// says so); modify as cancel-replace (STOP_ON_FAILURE), instruments from
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
 // asset) and positions (the base assets, each at the average price of
@@ -24,8 +27,13 @@ package binance
 import (
 	"cmp"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -142,10 +150,14 @@ func (a *Adapter) MarkSource() string {
 // Binance's newClientOrderId: at most 36 characters of [.A-Z:/a-z0-9_-].
 var venueIDRE = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
 
-// wk-<uuid> (the node's mint) ↔ wk<32 hex>; a replacement appends .<n>.
+// wk-<uuid> (the node's mint) ↔ wk<32 hex>; a replacement appends .<n>;
+// a linked leg's or a fired trigger's suffix (node.StopLegSuffix,
+// node.TakeProfitLegSuffix, node.FireSuffix) travels as -s, -t or -f.
 var (
-	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$`)
+	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire)?$`)
 	venueMintRE = regexp.MustCompile(`^wk([0-9a-f]{32})(\.[0-9a-z])?$`)
+	venueLegRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([stf])$`)
+	legSuffixes = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
 )
 
 // ClientID is the node's client order id as Binance carries it: wk-<uuid>
@@ -154,9 +166,9 @@ var (
 // as a minted one).
 func ClientID(nodeID string) (string, error) {
 	if m := nodeMintRE.FindStringSubmatch(nodeID); m != nil {
-		return "wk" + strings.Join(m[1:], ""), nil
+		return "wk" + strings.Join(m[1:6], "") + legSuffixes[m[6]], nil
 	}
-	if venueMintRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
+	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
 		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], and not of the form wk<32 hex>); let the node mint one", nodeID)
 	}
 	return nodeID, nil
@@ -164,6 +176,9 @@ func ClientID(nodeID string) (string, error) {
 
 // NodeID reverses ClientID (and strips a replacement's suffix).
 func NodeID(venueID string) string {
+	if m := venueLegRE.FindStringSubmatch(venueID); m != nil {
+		return NodeID("wk"+m[1]) + legSuffixes["-"+m[2]]
+	}
 	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
 		h := m[1]
 		return "wk-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
@@ -176,6 +191,9 @@ func replacementID(venueID string, n int) (string, error) {
 	base := venueID
 	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
 		base = "wk" + m[1]
+	}
+	if venueLegRE.MatchString(venueID) {
+		return "", fmt.Errorf("order %s is a leg of an order list, which binance cannot replace alone (it would cancel the list); cancel the oco and submit a new one", venueID)
 	}
 	if !strings.HasPrefix(base, "wk") || n > 35 {
 		return "", fmt.Errorf("order %s cannot be modified again at binance; cancel it and submit a new one", venueID)
@@ -582,7 +600,11 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 
 // --- writes: each sent once ---
 
-// Submit places an order (newOrderRespType FULL, so fills come back).
+// Submit places an order (newOrderRespType FULL, so fills come back):
+// market, limit, a stop_limit as STOP_LOSS_LIMIT (stopPrice, price), a
+// trailing stop by percent as STOP_LOSS with trailingDelta (in basis
+// points, active from placement). A plain stop is held by the node
+// (Holds), never sent.
 func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
 	cid, err := ClientID(r.ClientOrderID)
 	if err != nil {
@@ -590,16 +612,222 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	}
 	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
 		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL)
-	if r.Type == command.Limit {
+	switch r.Type {
+	case command.Limit:
 		s = s.Type(bn.OrderTypeLimit).Price(r.Price.String()).TimeInForce(tif(r.TimeInForce))
-	} else {
+	case command.Market:
 		s = s.Type(bn.OrderTypeMarket)
+	case command.StopLimit:
+		s = s.Type(bn.OrderTypeStopLossLimit).StopPrice(r.StopPrice.String()).Price(r.Price.String()).TimeInForce(bn.TimeInForceTypeGTC)
+	case command.TrailingStop:
+		bips, ok := a.trailingDelta(r.Symbol, r.TrailPercent)
+		if !ok {
+			return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: a.trailingHint(r.Symbol) + "; nothing was sent"}
+		}
+		s = s.Type(bn.OrderTypeStopLoss).TrailingDelta(strconv.FormatInt(bips, 10))
+	default:
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("binance spot takes no %s order from the node (the node holds it); nothing was sent", r.Type)}
 	}
 	res, err := s.Do(ctx)
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
 	return fromCreate(res), nil
+}
+
+// Binance's trailingDelta bounds without a TRAILING_DELTA filter (spot
+// API "Trailing Stop FAQ": 10 to 2000 basis points).
+const minTrailingBips, maxTrailingBips = 10, 2000
+
+// trailingDelta is a trailing percent in Binance's basis points, when it
+// is a whole number of them within the symbol's bounds.
+func (a *Adapter) trailingDelta(symbol string, percent decimal.Decimal) (int64, bool) {
+	bips := percent.Shift(2)
+	lo, hi := a.trailingBounds(symbol)
+	if !percent.IsPositive() || !bips.IsInteger() || bips.IntPart() < lo || bips.IntPart() > hi {
+		return 0, false
+	}
+	return bips.IntPart(), true
+}
+
+func (a *Adapter) trailingBounds(symbol string) (lo, hi int64) {
+	lo, hi = minTrailingBips, maxTrailingBips
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.symbols[symbol]; s != nil {
+		if f := s.TrailingDeltaFilter(); f != nil && f.MinTrailingBelowDelta > 0 {
+			lo, hi = int64(max(f.MinTrailingBelowDelta, f.MinTrailingAboveDelta)), int64(min(f.MaxTrailingBelowDelta, f.MaxTrailingAboveDelta))
+		}
+	}
+	return lo, hi
+}
+
+func (a *Adapter) trailingHint(symbol string) string {
+	lo, hi := a.trailingBounds(symbol)
+	return fmt.Sprintf("binance holds a trailing stop by trailingDelta, a percent of the best price in steps of 0.01 from %s to %s on %s: give trail_percent in that range (trail_amount is not a binance form)",
+		decimal.New(lo, -2), decimal.New(hi, -2), symbol)
+}
+
+// Holds says what Binance spot holds natively: market, limit, stop_limit
+// (STOP_LOSS_LIMIT), a trailing stop by a percent trailingDelta carries,
+// and an oco (orderList/oco). A plain stop (stop-market), and a trailing
+// stop by amount or by a percent trailingDelta cannot carry, are held by
+// the node, which trails it on the marks and fires a market order when
+// the mark trades through it. A bracket is refused with the form Binance
+// takes: the entry, then an oco of its exits.
+func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
+	if g.Class == node.GroupBracket {
+		return nil, errors.New("binance spot takes a bracket as its entry, then an oco (orderList/oco) of the take-profit and stop-loss once the entry fills: submit the entry, then an oco")
+	}
+	out := make([]node.Hold, len(g.Legs))
+	for i, l := range g.Legs {
+		out[i] = node.HoldVenue
+		switch l.Type {
+		case command.Stop:
+			if g.Class != "" {
+				break
+			}
+			out[i] = node.HoldNode
+			if _, err := ClientID(l.ClientOrderID + node.FireSuffix); l.ClientOrderID != "" && err != nil {
+				return nil, fmt.Errorf("the node holds this stop and fires it under client order id %s, which cannot travel to binance (%v): give a shorter client_order_id or let the node mint one", l.ClientOrderID+node.FireSuffix, err)
+			}
+		case command.TrailingStop:
+			if _, ok := a.trailingDelta(l.Symbol, l.TrailPercent); ok && g.Class == "" {
+				break
+			}
+			if g.Class != "" {
+				return nil, errors.New(a.trailingHint(l.Symbol))
+			}
+			out[i] = node.HoldNode // trailingDelta cannot carry it: the node trails it
+			if _, err := ClientID(l.ClientOrderID + node.FireSuffix); l.ClientOrderID != "" && err != nil {
+				return nil, fmt.Errorf("the node holds this trailing stop and fires it under client order id %s, which cannot travel to binance (%v): give a shorter client_order_id or let the node mint one", l.ClientOrderID+node.FireSuffix, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// SubmitGroup places an oco as one orderList (POST /api/v3/orderList/oco,
+// spot API "New Order list - OCO"): the limit leg is a LIMIT_MAKER, the
+// stop leg a STOP_LOSS_LIMIT (with its limit) or STOP_LOSS; for a sell the
+// limit is the above leg, for a buy the below one. Each leg travels under
+// its own client order id (ClientID), the list under the group's. The
+// answer lists the legs in the request's order.
+func (a *Adapter) SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error) {
+	if g.Class != node.GroupOCO || len(g.Legs) != 2 {
+		return nil, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: fmt.Sprintf("binance spot takes an oco as one order list, not a %q group of %d legs; nothing was sent", g.Class, len(g.Legs))}
+	}
+	lim, stop := g.Legs[0], g.Legs[1]
+	limID, err := ClientID(lim.ClientOrderID)
+	if err != nil {
+		return nil, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
+	}
+	stopID, err := ClientID(stop.ClientOrderID)
+	if err != nil {
+		return nil, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
+	}
+	limitLeg, stopLeg := "above", "below"
+	if lim.Side == command.Buy {
+		limitLeg, stopLeg = "below", "above"
+	}
+	p := url.Values{}
+	p.Set("symbol", lim.Symbol)
+	p.Set("side", string(side(lim.Side)))
+	p.Set("quantity", lim.Quantity.String())
+	p.Set("listClientOrderId", limID)
+	p.Set("newOrderRespType", "FULL")
+	p.Set(limitLeg+"Type", string(bn.OrderTypeLimitMaker))
+	p.Set(limitLeg+"Price", lim.Price.String())
+	p.Set(limitLeg+"ClientOrderId", limID)
+	p.Set(stopLeg+"ClientOrderId", stopID)
+	p.Set(stopLeg+"StopPrice", stop.StopPrice.String())
+	if stop.Type == command.StopLimit {
+		p.Set(stopLeg+"Type", string(bn.OrderTypeStopLossLimit))
+		p.Set(stopLeg+"Price", stop.Price.String())
+		p.Set(stopLeg+"TimeInForce", string(bn.TimeInForceTypeGTC))
+	} else {
+		p.Set(stopLeg+"Type", string(bn.OrderTypeStopLoss))
+	}
+	var res orderListResponse
+	if err := a.signedPost(ctx, "/api/v3/orderList/oco", p, &res); err != nil {
+		return nil, a.classify(err)
+	}
+	out := make([]node.VenueOrder, 0, 2)
+	for _, want := range []string{limID, stopID} {
+		i := slices.IndexFunc(res.OrderReports, func(r orderReport) bool { return r.ClientOrderID == want })
+		if i < 0 {
+			return nil, &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name,
+				Message: fmt.Sprintf("binance answered order list %d without leg %s; the node reads the legs back by client order id", res.OrderListID, want)}
+		}
+		out = append(out, res.OrderReports[i].venueOrder())
+	}
+	return out, nil
+}
+
+// orderListResponse is orderList/oco's FULL answer.
+type orderListResponse struct {
+	OrderListID       int64         `json:"orderListId"`
+	ContingencyType   string        `json:"contingencyType"`
+	ListStatusType    string        `json:"listStatusType"`
+	ListClientOrderID string        `json:"listClientOrderId"`
+	OrderReports      []orderReport `json:"orderReports"`
+}
+
+type orderReport struct {
+	Symbol                   string             `json:"symbol"`
+	OrderID                  int64              `json:"orderId"`
+	ClientOrderID            string             `json:"clientOrderId"`
+	TransactTime             int64              `json:"transactTime"`
+	Price                    string             `json:"price"`
+	OrigQuantity             string             `json:"origQty"`
+	ExecutedQuantity         string             `json:"executedQty"`
+	CummulativeQuoteQuantity string             `json:"cummulativeQuoteQty"`
+	Status                   bn.OrderStatusType `json:"status"`
+	TimeInForce              bn.TimeInForceType `json:"timeInForce"`
+	Type                     bn.OrderType       `json:"type"`
+	Side                     bn.SideType        `json:"side"`
+	StopPrice                string             `json:"stopPrice"`
+}
+
+func (r orderReport) venueOrder() node.VenueOrder {
+	return fromOrder(&bn.Order{Symbol: r.Symbol, OrderID: r.OrderID, ClientOrderID: r.ClientOrderID, Price: r.Price, OrigQuantity: r.OrigQuantity,
+		ExecutedQuantity: r.ExecutedQuantity, CummulativeQuoteQuantity: r.CummulativeQuoteQuantity, Status: r.Status, TimeInForce: r.TimeInForce,
+		Type: r.Type, Side: r.Side, StopPrice: r.StopPrice, UpdateTime: r.TransactTime})
+}
+
+// signedPost sends one signed form POST (spot API "SIGNED endpoint
+// security": HMAC SHA256 of the parameters, timestamp, X-MBX-APIKEY) for
+// an endpoint the library does not serve, once; an error answer is a
+// *common.APIError like the library's.
+func (a *Adapter) signedPost(ctx context.Context, path string, p url.Values, out any) error {
+	p.Set("timestamp", strconv.FormatInt(a.now().UnixMilli()-a.c.TimeOffset, 10))
+	body := p.Encode()
+	m := hmac.New(sha256.New, []byte(a.apiSecret))
+	m.Write([]byte(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.c.BaseURL+path+"?signature="+hex.EncodeToString(m.Sum(nil)), strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-MBX-APIKEY", a.apiKey)
+	resp, err := a.c.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		api := &common.APIError{}
+		if json.Unmarshal(data, api) != nil || !api.IsValid() {
+			api.Response = data
+		}
+		return api
+	}
+	return json.Unmarshal(data, out)
 }
 
 // Cancel cancels one order.
@@ -754,10 +982,15 @@ func tifOf(t bn.TimeInForceType) command.TimeInForce {
 }
 
 func typeOf(t bn.OrderType) command.OrderType {
-	if t == bn.OrderTypeMarket {
+	switch t {
+	case bn.OrderTypeMarket:
 		return command.Market
+	case bn.OrderTypeStopLossLimit, bn.OrderTypeTakeProfitLimit:
+		return command.StopLimit
+	case bn.OrderTypeStopLoss, bn.OrderTypeTakeProfit:
+		return command.Stop
 	}
-	return command.Limit
+	return command.Limit // LIMIT, LIMIT_MAKER
 }
 
 // stateOf maps Binance's order status (spot API "ENUM definitions", order
@@ -777,7 +1010,7 @@ func stateOf(s bn.OrderStatusType) node.VenueState {
 func fromOrder(o *bn.Order) node.VenueOrder {
 	out := node.VenueOrder{ClientOrderID: NodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: o.Symbol,
 		Side: sideOf(o.Side), Type: typeOf(o.Type), TimeInForce: tifOf(o.TimeInForce), Quantity: dec(o.OrigQuantity), Price: dec(o.Price),
-		State: stateOf(o.Status), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime)}
+		State: stateOf(o.Status), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime), StopPrice: dec(o.StopPrice)}
 	out.AveragePrice, out.Notional = avg(o.CummulativeQuoteQuantity, out.Filled), dec(o.CummulativeQuoteQuantity)
 	return out
 }

@@ -46,7 +46,13 @@ var paths = map[venuetest.Op]string{
 	venuetest.OpSubmit:  "POST /api/v3/order",
 	venuetest.OpReplace: "POST /api/v3/order/cancelReplace",
 	venuetest.OpCancel:  "DELETE /api/v3/order",
+	venuetest.OpGroup:   "POST /api/v3/orderList/oco",
 }
+
+func (h *harness) Protective() (string, decimal.Decimal, decimal.Decimal) {
+	return "BTCUSDT", venuetest.D("60000"), venuetest.D("0.02")
+}
+func (h *harness) SetPrice(p decimal.Decimal) { h.f.SetPrice("BTCUSDT", p.StringFixed(2)) }
 
 func (h *harness) LoseNextAnswer(op venuetest.Op, _ string) {
 	_, path, _ := strings.Cut(paths[op], " ")

@@ -341,9 +341,18 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	if r := e.checkFed(c); r != nil {
 		return guardrail.Report{}, r
 	}
-	if c.Verb == command.SubmitOrder && c.Type.Rests() && e.remotes[c.Venue] != nil {
-		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
-			reason: fmt.Sprintf("%s orders are simulated on paper venues only for now; %s is a real venue: use market or limit there, or trade the %s on a paper venue", c.Type, c.Venue, c.Type)}
+	if r := e.remotes[c.Venue]; r != nil && c.Verb == command.SubmitOrder {
+		var holds []node.Hold
+		if c.Type.Rests() {
+			var err error
+			if holds, err = r.ex.Holds(groupOf(c)); err != nil {
+				return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+					reason: fmt.Sprintf("%s (%s) cannot take this %s order: %s", c.Venue, r.cfg.Kind, c.Type, command.SanitizeReason(err.Error()))}
+			}
+		}
+		if rj := e.checkFireID(c, holds); rj != nil {
+			return guardrail.Report{}, rj
+		}
 	}
 	if c.Verb == command.CancelOrder || c.Verb == command.Modify {
 		if o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID); ok && o.Status == node.OrderPending {

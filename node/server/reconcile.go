@@ -45,7 +45,7 @@ func (s *Server) reconcileNow(name, why string) {
 		if r == nil || s.fault != nil {
 			return
 		}
-		ok, orders, symbols, needInstruments = true, r.OpenOrders(), r.cfg.Symbols, r.instruments == nil // the working orders now (open and pending)
+		ok, orders, symbols, needInstruments = true, r.atVenue(), r.cfg.Symbols, r.instruments == nil // the working orders now (open and pending) that the venue holds
 	})
 	if !ok {
 		return
@@ -177,6 +177,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 		s.reconcileLater(name) // a ticket's answer may still be on its way
 	}
 	s.auditSettled(r, settled, why, now)
+	s.checkLinkedLater(name, "reconciliation after "+why) // an orphaned leg: its group filled, the venue left it open
 	s.log.Info("venue reconciled", "venue", name, "after", why, "events", len(events), "external_orders", len(r.external))
 }
 

@@ -32,6 +32,14 @@ type Exchange interface {
 	Account(ctx context.Context) (node.Account, error)
 	Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error)
 	Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error)
+	// Holds says, for each leg of g (a single order: Class "" and one
+	// leg), who holds it — the venue natively, or the node — or why the
+	// venue cannot take it, naming what it can. It reads nothing from the
+	// venue (the engine asks it at check time).
+	Holds(g node.GroupRequest) ([]node.Hold, error)
+	// SubmitGroup places linked legs (an oco, a bracket) in one request,
+	// once; the answer lists each leg as the venue holds it, in g's order.
+	SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error)
 	// Cancel cancels o (ClientOrderID, VenueOrderID and Symbol set).
 	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
 	// Replace changes o's total quantity and/or limit price (zero keeps
@@ -68,8 +76,9 @@ type remote struct {
 	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
 	external    []node.VenueOrder
 	connected   bool
-	fees        map[string]decimal.Decimal // cumulative fee per order id, from fill events
-	booked      map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
+	fees            map[string]decimal.Decimal // cumulative fee per order id, from fill events
+	booked          map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
+	reachedDisarmed map[string]bool            // held triggers reached while disarmed, logged once each
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
@@ -202,7 +211,7 @@ func (r *remote) Snapshot() node.Venue {
 // request is the venue's form of a node order.
 func (o orderOf) request() node.OrderRequest {
 	return node.OrderRequest{ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side, Type: o.Type,
-		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price}
+		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent}
 }
 
 // orderOf adds the venue's view to a node order.
@@ -469,6 +478,19 @@ func (x scrubbedExchange) order(vo node.VenueOrder, err error) (node.VenueOrder,
 
 func (x scrubbedExchange) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
 	return x.order(x.ex.Submit(ctx, r))
+}
+
+func (x scrubbedExchange) Holds(g node.GroupRequest) ([]node.Hold, error) {
+	h, err := x.ex.Holds(g)
+	return h, x.sc.Error(err)
+}
+
+func (x scrubbedExchange) SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error) {
+	legs, err := x.ex.SubmitGroup(ctx, g)
+	for i := range legs {
+		legs[i].Reason = x.sc.String(legs[i].Reason)
+	}
+	return legs, x.sc.Error(err)
 }
 
 func (x scrubbedExchange) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {

@@ -112,18 +112,27 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 		}
 		switch c.Verb {
 		case command.SubmitOrder:
-			o, err := s.placeIntent(name, node.Order{ClientOrderID: c.ClientOrderID, Symbol: c.Symbol, Side: c.Side, Type: c.Type,
-				Quantity: c.Quantity, Price: c.Price, TimeInForce: c.TIF()}, id)
-			if err != nil {
+			o, legs, held, err := s.submitIntent(c, id, &out)
+			switch {
+			case err != nil:
 				s.finishRemote(id, keyID, c, reason, journalRefusal(c, now, err), false)
 				return
+			case held: // booked in the node's book, with the command's audit entry: the venue hears nothing
+				s.finishRemote(id, keyID, c, reason, out, false)
+				return
 			}
-			target = o
+			target, list = o, legs
 		case command.CancelOrder, command.Modify:
 			o, ok := e.find(name, c.OrderID, c.ClientOrderID)
 			if !ok && c.Verb == command.CancelOrder {
 				target, external = e.mustExternal(name, c.ClientOrderID), true
 				break
+			}
+			if c.Verb == command.Modify && heldByNode(o) {
+				out.Status, out.Code = node.Rejected, "held_by_node"
+				out.Reason = fmt.Sprintf("order %s is a trigger the node holds for %s (the venue cannot hold it): cancel it and submit a new one to move it", o.ID, name)
+				s.finishRemote(id, keyID, c, reason, out, false)
+				return
 			}
 			if !s.recordIntent(id, keyID, c, reason, o, &out) {
 				s.finishRemote(id, keyID, c, reason, out, false)
@@ -144,6 +153,11 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 	var answer func() // the last hop's part before the ticket resolves
 	switch c.Verb {
 	case command.SubmitOrder:
+		if len(list) > 0 { // an oco's legs, in one request
+			legs, verr := s.groupCall(c)
+			answer = func() { s.applyGroup(c, list, legs, verr, &out) }
+			break
+		}
 		vo, verr := s.submitCall(name, target)
 		answer = func() {
 			cur := s.applySubmit(name, target, vo, verr)
@@ -153,6 +167,16 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 		if external {
 			vo, verr := s.cancelCall(name, target)
 			answer = func() { s.externalCanceled(name, target, vo, verr, &out) }
+			break
+		}
+		if target.Group != "" { // one leg names its group: every leg is canceled
+			cur, canceled, verr := s.cancelGroupRemote(name, target, "canceled by cancel_order ("+target.Group+")")
+			answer = func() {
+				s.describeRemote(&out, cur)
+				venueOutcome(&out, cur, verr)
+				out.Canceled = canceled
+				out.Detail = fmt.Sprintf("canceled group %s: %s; %s", target.Group, strings.Join(canceled, ", "), out.Detail)
+			}
 			break
 		}
 		cur, verr := s.cancelRemote(name, target, "canceled by cancel_order")
@@ -435,6 +459,20 @@ func venueOutcome(out *node.Outcome, o node.Order, verr error) {
 // is looked up, so the book follows the venue's truth (it may have
 // filled).
 func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Order, error) {
+	if heldByNode(o) { // the venue never heard of it
+		var cur node.Order
+		s.onFold(func() {
+			e := s.eng
+			r := e.remotes[name]
+			if now := current(r, o); now.Status == node.OrderOpen {
+				e.emit(node.Event{Time: s.cfg.Now(), Kind: node.EventCanceled, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+					Symbol: o.Symbol, Side: o.Side, Quantity: now.Remaining(), Note: note})
+				s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
+			}
+			cur = current(r, o)
+		})
+		return cur, nil
+	}
 	ctx, cancel := s.venueCall()
 	vo, err := s.cfg.Exchanges[name].Cancel(ctx, orderOf(o).venueOrder())
 	cancel()
@@ -447,6 +485,9 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 		r := s.eng.remotes[name]
 		switch {
 		case err == nil:
+			if vo.Reason == "" {
+				vo.Reason = note // the cancel's own reason, in its event's note
+			}
 			s.eng.settle(r, current(r, o), vo, note, s.cfg.Now())
 			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		case !refused:

@@ -167,6 +167,7 @@ func (s *Server) onUpdate(name string, u node.VenueUpdate) {
 	if s.commit(&journal.Batch{Events: events}) == nil {
 		s.logFills(events)
 		s.refreshLater(name)
+		s.linkedAfter(name, events)
 	}
 }
 
@@ -209,7 +210,7 @@ func (s *Server) pollOrders() {
 		return
 	}
 	for _, name := range s.eng.names {
-		if r := s.eng.remotes[name]; r != nil && !r.connected && len(r.OpenOrders()) > 0 {
+		if r := s.eng.remotes[name]; r != nil && !r.connected && len(r.atVenue()) > 0 {
 			s.background(name, "orders", func() { s.pollVenueOrders(name) })
 		}
 	}
@@ -224,7 +225,7 @@ func (s *Server) pollVenueOrders(name string) {
 		if r == nil || r.connected || s.fault != nil {
 			return
 		}
-		orders = r.OpenOrders() // open and pending
+		orders = r.atVenue() // open and pending, at the venue (not the triggers the node holds)
 		orders = orders[:min(len(orders), maxPolledOrders)]
 		for _, o := range orders {
 			start[o.ID] = o.VenueOrderID
@@ -263,6 +264,7 @@ func (s *Server) applyPoll(name string, found []node.VenueOrder, start readStart
 		s.logFills(events)
 		s.log.Info("venue stream down: working orders read over REST", "venue", name, "orders", len(found), "events", len(events))
 		s.refreshLater(name)
+		s.linkedAfter(name, events)
 	}
 }
 
@@ -312,6 +314,9 @@ func (s *Server) poll(name string, symbols []string) {
 		}
 		if aerr == nil {
 			r.setAccount(acct, seq)
+		}
+		if err == nil {
+			s.fireTriggers(name) // triggers the node holds, on the new marks
 		}
 		needInstruments = r.instruments == nil && s.fault == nil
 	})

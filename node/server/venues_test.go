@@ -261,11 +261,13 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 		v := vn.venue(t, "bn")
 		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(d("0.11"))
 	})
-	// A stop is simulated on paper only: refused, and the venue hears nothing.
-	stop := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
-	stop.StopPrice = d("59000")
-	if out := send(t, vn.c, stop, ""); out.Code != "unsupported_order_type" || !strings.Contains(out.Reason, "paper venues only") || len(vn.fake.Orders()) != 1 {
-		t.Errorf("a stop on a real venue: %s %q, the venue holds %d orders", out.Code, out.Reason, len(vn.fake.Orders()))
+	// A trailing stop by amount is not a binance form: the node holds it, and the venue hears nothing.
+	trail := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.01", "")
+	trail.TrailAmount = d("500")
+	if out := send(t, vn.c, trail, ""); out.Status != node.Accepted || !strings.Contains(out.Detail, "held by the node") || len(vn.fake.Orders()) != 1 {
+		t.Errorf("a trailing stop by amount on binance: %s %q, the venue holds %d orders", out.Status, out.Detail, len(vn.fake.Orders()))
+	} else {
+		accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: out.OrderID})
 	}
 	// Too fine a quantity is refused by the node before the venue hears of it.
 	out = send(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.000001", "59000"), "")

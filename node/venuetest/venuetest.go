@@ -1,7 +1,9 @@
 // Package venuetest is the one conformance suite every real venue's
 // adapter (node/alpaca, node/binance) runs against its fake: a table of
 // behaviours (submit, lost answer, partial fill, replace, cancel, stream
-// drop, reconcile), each a function of a small Harness the adapter's own
+// drop, reconcile; and protective orders: a stop_limit placed and filled,
+// an oco's one-cancels-other, an oco canceled as a group), each a
+// function of a small Harness the adapter's own
 // test package implements over its fake. It also holds the test helpers
 // those packages share: a decimal maker (D) and a key maker (Key).
 //
@@ -29,6 +31,7 @@ import (
 // stream the node's engine uses.
 type Exchange interface {
 	Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error)
+	SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error)
 	Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
 	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
 	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
@@ -44,9 +47,10 @@ const (
 	OpSubmit Op = iota
 	OpReplace
 	OpCancel
+	OpGroup // a group's one request (an order_class order, an order list)
 )
 
-func (o Op) String() string { return [...]string{"submit", "replace", "cancel"}[o] }
+func (o Op) String() string { return [...]string{"submit", "replace", "cancel", "group"}[o] }
 
 // FakeOrder is one order as the fake holds it, in the node's vocabulary
 // (the harness maps the fake's status: a replaced incarnation is
@@ -69,6 +73,12 @@ type Harness interface {
 	// steps of 0.001 and prices in whole units.
 	Symbol() string
 	Price() decimal.Decimal
+	// Protective is the symbol the protective behaviours trade (one the
+	// venue takes stops and ocos on), its price and the quantity to trade;
+	// SetPrice moves its last trade price at the fake, triggering what it
+	// reaches.
+	Protective() (symbol string, price, qty decimal.Decimal)
+	SetPrice(price decimal.Decimal)
 	// FillPart fills qty of a working order at its limit.
 	FillPart(t *testing.T, venueOrderID string, qty decimal.Decimal)
 	// Cross fills every working order in full.
@@ -102,6 +112,9 @@ var Behaviours = []Behaviour{
 	{"cancel", cancel},
 	{"stream drop", streamDrop},
 	{"reconcile", reconcile},
+	{"stop_limit placed and filled", stopLimit},
+	{"oco one cancels other", ocoOneCancelsOther},
+	{"oco group cancel", ocoGroupCancel},
 }
 
 // Run runs every behaviour as a subtest, each on a harness from mk.

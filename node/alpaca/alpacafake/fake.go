@@ -10,8 +10,16 @@
 //
 // It keeps one account in memory, fills market orders at the symbol's
 // price (optionally half at once: PartialFills), rests limit orders until
-// Cross, and injects faults through venuefault plus a hook that runs after
-// an order is taken and before it is answered.
+// Cross or a SetPrice that reaches them, and injects faults through
+// venuefault plus a hook that runs after an order is taken and before it
+// is answered. Stop, stop_limit and trailing_stop orders (stop_price,
+// trail_price / trail_percent, the high-water mark hwm) trigger on
+// SetPrice; order_class oco (a take-profit limit parent with its stop-loss
+// child) and bracket (an entry parent whose take_profit and stop_loss
+// children are held until it fills) are one order with legs, as the
+// "Orders" page documents them: a fill of one exit cancels the other, a
+// cancel of the parent or of one exit cancels the group. Crypto pairs take
+// market, limit and stop_limit only, and a bracket no trailing stop.
 //
 // It is for tests only: it listens on loopback, checks the key headers,
 // and never prints a key.
@@ -23,6 +31,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,6 +63,12 @@ type Order struct {
 	Filled, Notional  decimal.Decimal
 	Created           time.Time
 	ReplacedBy        string
+	Class             string // "" (simple), "oco" or "bracket"
+	Stop, TrailPrice  decimal.Decimal
+	TrailPercent, HWM decimal.Decimal
+	Triggered         bool     // a stop_limit's stop traded: it rests as a limit
+	Parent            string   // a child leg's parent order id
+	Legs              []string // a parent's child leg ids
 }
 
 // Fake is a running fake broker.
@@ -114,8 +129,11 @@ func (f *Fake) Cross() {
 	for _, o := range f.orders {
 		if working(o) {
 			px := o.Limit
-			if o.Type == "market" {
+			switch o.Type {
+			case "market":
 				px = decimal.RequireFromString(f.assets[o.Symbol].Price)
+			case "stop", "trailing_stop":
+				px = o.Stop
 			}
 			f.fill(o, o.Qty.Sub(o.Filled), px)
 		}
@@ -138,6 +156,22 @@ func (f *Fake) FillPartAt(id, qty, price string) {
 	}
 }
 
+// SetPrice moves a symbol's last trade price: triggered stops fill at it
+// (a stop_limit rests as its limit), trailing stops follow it, and
+// resting limits it reaches fill at their limit.
+func (f *Fake) SetPrice(symbol, price string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.assets[symbol]
+	a.Price = price
+	px := decimal.RequireFromString(price)
+	for _, o := range f.orders {
+		if o.Symbol == symbol && working(o) && o.Type != "market" {
+			f.execute(o, px)
+		}
+	}
+}
+
 // DropStreams closes every trade_updates connection.
 func (f *Fake) DropStreams() {
 	f.mu.Lock()
@@ -151,6 +185,9 @@ func (f *Fake) DropStreams() {
 func working(o *Order) bool {
 	return o.Status == "new" || o.Status == "accepted" || o.Status == "partially_filled"
 }
+
+// open is working or held (a bracket's child waiting for its entry).
+func open(o *Order) bool { return working(o) || o.Status == "held" }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("APCA-API-KEY-ID") != f.KeyID || r.Header.Get("APCA-API-SECRET-KEY") != f.Secret {
@@ -185,7 +222,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && path == "/v2/orders:by_client_order_id":
 		status, out = f.byClientID(r.URL.Query().Get("client_order_id"))
 	case r.Method == "GET" && path == "/v2/orders":
-		status, out = 200, f.open(r.URL.Query().Get("symbols"))
+		status, out = 200, f.list(r.URL.Query().Get("symbols"), r.URL.Query().Get("nested") == "true")
 	case strings.HasPrefix(path, "/v2/orders/"):
 		id := strings.TrimPrefix(path, "/v2/orders/")
 		switch r.Method {
@@ -266,17 +303,35 @@ func (f *Fake) orderJSON(o *Order) map[string]any {
 	m := map[string]any{
 		"id": o.ID, "client_order_id": o.ClientOrderID, "created_at": o.Created, "updated_at": time.Now().UTC(), "submitted_at": o.Created,
 		"asset_id": "a-" + positionSymbol(o.Symbol), "symbol": o.Symbol, "asset_class": f.assets[o.Symbol].Class, "qty": o.Qty.String(),
-		"filled_qty": o.Filled.String(), "order_class": "", "order_type": o.Type, "type": o.Type, "side": o.Side, "time_in_force": o.TIF,
+		"filled_qty": o.Filled.String(), "order_class": o.Class, "order_type": o.Type, "type": o.Type, "side": o.Side, "time_in_force": o.TIF,
 		"status": o.Status, "extended_hours": false, "legs": nil,
 	}
-	if o.Type == "limit" {
+	if o.Type == "limit" || o.Type == "stop_limit" {
 		m["limit_price"] = o.Limit.String()
+	}
+	if o.Type == "stop" || o.Type == "stop_limit" || o.Type == "trailing_stop" {
+		m["stop_price"] = o.Stop.String()
+	}
+	if o.Type == "trailing_stop" {
+		m["hwm"] = o.HWM.String()
+		if o.TrailPercent.IsPositive() {
+			m["trail_percent"] = o.TrailPercent.String()
+		} else {
+			m["trail_price"] = o.TrailPrice.String()
+		}
 	}
 	if o.Filled.IsPositive() {
 		m["filled_avg_price"] = o.Notional.DivRound(o.Filled, 8).String()
 	}
 	if o.ReplacedBy != "" {
 		m["replaced_by"] = o.ReplacedBy
+	}
+	if len(o.Legs) > 0 {
+		var legs []map[string]any
+		for _, id := range o.Legs {
+			legs = append(legs, f.orderJSON(f.find(id)))
+		}
+		m["legs"] = legs
 	}
 	return m
 }
@@ -288,10 +343,22 @@ type orderReq struct {
 	Type          string           `json:"type"`
 	TimeInForce   string           `json:"time_in_force"`
 	LimitPrice    *decimal.Decimal `json:"limit_price"`
+	StopPrice     *decimal.Decimal `json:"stop_price"`
+	TrailPrice    *decimal.Decimal `json:"trail_price"`
+	TrailPercent  *decimal.Decimal `json:"trail_percent"`
 	ClientOrderID string           `json:"client_order_id"`
+	OrderClass    string           `json:"order_class"`
+	TakeProfit    *struct {
+		LimitPrice *decimal.Decimal `json:"limit_price"`
+	} `json:"take_profit"`
+	StopLoss *struct {
+		StopPrice  *decimal.Decimal `json:"stop_price"`
+		LimitPrice *decimal.Decimal `json:"limit_price"`
+	} `json:"stop_loss"`
 }
 
-// place implements POST /v2/orders for market and limit orders.
+// place implements POST /v2/orders: market, limit, stop, stop_limit and
+// trailing_stop orders, and order_class oco and bracket.
 func (f *Fake) place(body []byte) (int, any, *Order) {
 	var req orderReq
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -315,38 +382,168 @@ func (f *Fake) place(body []byte) (int, any, *Order) {
 	if a.Class == "us_equity" && req.Type == "market" && req.TimeInForce != "day" {
 		return 422, apiErr(40010001, "fractional and market orders must be day orders"), nil
 	}
+	crypto := a.Class == "crypto"
+	switch {
+	case crypto && req.OrderClass != "" && req.OrderClass != "simple":
+		return 422, apiErr(42210000, "crypto orders do not support order_class "+req.OrderClass), nil
+	case crypto && (req.Type == "stop" || req.Type == "trailing_stop"):
+		return 422, apiErr(42210000, "crypto orders only support market, limit and stop_limit types"), nil
+	case req.OrderClass == "bracket" && req.Type == "trailing_stop":
+		return 422, apiErr(42210000, "a bracket order cannot have a trailing_stop entry"), nil
+	}
 	price := decimal.RequireFromString(a.Price)
-	limit := decimal.Zero
-	if req.Type == "limit" {
-		if req.LimitPrice == nil {
-			return 422, apiErr(40010001, "limit_price is required for limit orders"), nil
+	o, msg := f.newOrder(req, a.Symbol, price)
+	if msg != "" {
+		return 422, apiErr(40010001, msg), nil
+	}
+	var children []*Order
+	switch req.OrderClass {
+	case "", "simple":
+	case "oco", "bracket":
+		if req.TakeProfit == nil || req.TakeProfit.LimitPrice == nil || req.StopLoss == nil || req.StopLoss.StopPrice == nil {
+			return 422, apiErr(40010001, req.OrderClass+" orders require take_profit.limit_price and stop_loss.stop_price"), nil
 		}
-		limit = *req.LimitPrice
+		if req.OrderClass == "oco" && req.Type != "limit" {
+			return 422, apiErr(40010001, "oco orders must be limit orders"), nil
+		}
+		exit := "buy"
+		if req.Side == "buy" && req.OrderClass == "bracket" {
+			exit = "sell"
+		} else if req.OrderClass == "oco" {
+			exit = req.Side
+		}
+		status := "held"
+		if req.OrderClass == "oco" {
+			o.Limit, status = *req.TakeProfit.LimitPrice, "new"
+		} else {
+			tp := &Order{Type: "limit", Limit: *req.TakeProfit.LimitPrice}
+			children = append(children, tp)
+		}
+		sl := &Order{Type: "stop", Stop: *req.StopLoss.StopPrice}
+		if req.StopLoss.LimitPrice != nil {
+			sl.Type, sl.Limit = "stop_limit", *req.StopLoss.LimitPrice
+		}
+		children = append(children, sl)
+		o.Class = req.OrderClass
+		for _, c := range children {
+			f.seq++
+			c.ID, c.ClientOrderID = fmt.Sprintf("61e69015-8549-4bfd-b9c3-%012d", f.seq), fmt.Sprintf("c0ffee00-0000-4000-8000-%012d", f.seq)
+			c.Symbol, c.Side, c.TIF, c.Qty, c.Status, c.Created, c.Class, c.Parent = a.Symbol, exit, "gtc", o.Qty, status, o.Created, o.Class, o.ID
+			o.Legs = append(o.Legs, c.ID)
+		}
+	default:
+		return 422, apiErr(40010001, "order_class "+req.OrderClass+" is not supported"), nil
 	}
 	at := price
-	if req.Type == "limit" {
-		at = limit
+	if o.Limit.IsPositive() {
+		at = o.Limit
 	}
 	if req.Side == "buy" && f.cash.LessThan(req.Qty.Mul(at)) {
 		return 403, apiErr(40310000, "insufficient buying power"), nil
 	}
-	f.seq++
-	o := &Order{ID: fmt.Sprintf("61e69015-8549-4bfd-b9c3-%012d", f.seq), ClientOrderID: req.ClientOrderID, Symbol: a.Symbol, Side: req.Side,
-		Type: req.Type, TIF: req.TimeInForce, Qty: *req.Qty, Limit: limit, Status: "new", Created: time.Now().UTC()}
 	f.orders = append(f.orders, o)
+	f.orders = append(f.orders, children...)
 	f.report("new", o)
 	f.execute(o, price)
+	for _, c := range children {
+		if working(c) {
+			f.execute(c, price)
+		}
+	}
 	return 200, f.orderJSON(o), o
 }
 
+// newOrder is one order of a request, or why the request is refused.
+func (f *Fake) newOrder(req orderReq, symbol string, price decimal.Decimal) (*Order, string) {
+	f.seq++
+	o := &Order{ID: fmt.Sprintf("61e69015-8549-4bfd-b9c3-%012d", f.seq), ClientOrderID: req.ClientOrderID, Symbol: symbol, Side: req.Side,
+		Type: req.Type, TIF: req.TimeInForce, Qty: *req.Qty, Status: "new", Created: time.Now().UTC()}
+	need := func(p *decimal.Decimal, field string) (decimal.Decimal, string) {
+		if p == nil || !p.IsPositive() {
+			return decimal.Zero, field + " is required for " + req.Type + " orders"
+		}
+		return *p, ""
+	}
+	var msg string
+	switch req.Type {
+	case "market":
+	case "limit":
+		if req.OrderClass != "oco" {
+			o.Limit, msg = need(req.LimitPrice, "limit_price")
+		}
+	case "stop":
+		o.Stop, msg = need(req.StopPrice, "stop_price")
+	case "stop_limit":
+		if o.Stop, msg = need(req.StopPrice, "stop_price"); msg == "" {
+			o.Limit, msg = need(req.LimitPrice, "limit_price")
+		}
+	case "trailing_stop":
+		switch {
+		case req.TrailPercent != nil && req.TrailPercent.IsPositive():
+			o.TrailPercent = *req.TrailPercent
+		case req.TrailPrice != nil && req.TrailPrice.IsPositive():
+			o.TrailPrice = *req.TrailPrice
+		default:
+			msg = "trail_price or trail_percent is required for trailing_stop orders"
+		}
+		o.HWM = price
+		o.Stop = trailStop(o)
+	default:
+		msg = "invalid order type " + req.Type
+	}
+	return o, msg
+}
+
+// trailStop is a trailing stop's stop from its high-water mark.
+func trailStop(o *Order) decimal.Decimal {
+	off := o.TrailPrice
+	if o.TrailPercent.IsPositive() {
+		off = o.HWM.Mul(o.TrailPercent).Div(decimal.NewFromInt(100))
+	}
+	if o.Side == "buy" {
+		return o.HWM.Add(off)
+	}
+	return o.HWM.Sub(off)
+}
+
+// execute fills what can fill at price: a market order at once, a stop
+// once price is at or through its stop (a stop_limit then rests as its
+// limit), a limit when price reaches it; a trailing stop first follows
+// price. An ioc's rest is canceled.
 func (f *Fake) execute(o *Order, price decimal.Decimal) {
+	through := func(level decimal.Decimal) bool {
+		if o.Side == "buy" {
+			return price.GreaterThanOrEqual(level)
+		}
+		return price.LessThanOrEqual(level)
+	}
+	reaches := (o.Side == "buy" && price.LessThanOrEqual(o.Limit)) || (o.Side == "sell" && price.GreaterThanOrEqual(o.Limit))
 	switch {
 	case o.Type == "market" && f.partial:
 		f.fill(o, o.Qty.Div(decimal.NewFromInt(2)).Truncate(4), price)
 	case o.Type == "market":
 		f.fill(o, o.Qty, price)
-	case (o.Side == "buy" && price.LessThanOrEqual(o.Limit)) || (o.Side == "sell" && price.GreaterThanOrEqual(o.Limit)):
-		f.fill(o, o.Qty, o.Limit)
+	case o.Type == "trailing_stop":
+		if (o.Side == "sell" && price.GreaterThan(o.HWM)) || (o.Side == "buy" && price.LessThan(o.HWM)) {
+			o.HWM = price
+			o.Stop = trailStop(o)
+		}
+		if through(o.Stop) {
+			f.fill(o, o.Qty.Sub(o.Filled), price)
+		}
+	case o.Type == "stop":
+		if through(o.Stop) {
+			f.fill(o, o.Qty.Sub(o.Filled), price)
+		}
+	case o.Type == "stop_limit":
+		if !o.Triggered && through(o.Stop) {
+			o.Triggered = true
+		}
+		if o.Triggered && reaches {
+			f.fill(o, o.Qty.Sub(o.Filled), o.Limit)
+		}
+	case reaches:
+		f.fill(o, o.Qty.Sub(o.Filled), o.Limit)
 	}
 	if o.TIF == "ioc" && working(o) {
 		o.Status = "canceled"
@@ -377,6 +574,49 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 	f.pos[ps] = after
 	f.cash = f.cash.Sub(signed.Mul(price))
 	f.reportFill(event, o, qty, price, after)
+	f.linked(o)
+}
+
+// exits are the take-profit and stop-loss of a group order: an oco's
+// parent and child, a bracket's children.
+func (f *Fake) exits(o *Order) []*Order {
+	p := o
+	if o.Parent != "" {
+		p = f.find(o.Parent)
+	}
+	var out []*Order
+	if p.Class == "oco" {
+		out = append(out, p)
+	}
+	for _, id := range p.Legs {
+		out = append(out, f.find(id))
+	}
+	return out
+}
+
+// linked applies a fill of o to its group: a bracket's entry filled in
+// full releases its held exits; an exit's fill cancels the other exit.
+func (f *Fake) linked(o *Order) {
+	switch {
+	case o.Class == "bracket" && o.Parent == "":
+		if o.Status != "filled" {
+			return
+		}
+		for _, id := range o.Legs {
+			if c := f.find(id); c.Status == "held" {
+				c.Status = "new"
+				f.report("new", c)
+				f.execute(c, decimal.RequireFromString(f.assets[c.Symbol].Price))
+			}
+		}
+	case o.Class == "oco" || o.Class == "bracket":
+		for _, x := range f.exits(o) {
+			if x != o && open(x) {
+				x.Status = "canceled"
+				f.report("canceled", x)
+			}
+		}
+	}
 }
 
 func (f *Fake) find(id string) *Order {
@@ -405,7 +645,9 @@ func (f *Fake) byClientID(cid string) (int, any) {
 	return 404, apiErr(40410000, "order not found")
 }
 
-func (f *Fake) open(symbols string) []map[string]any {
+// list implements GET /v2/orders?status=open: with nested=true a group
+// order is listed once, its children under legs, while any of it is open.
+func (f *Fake) list(symbols string, nested bool) []map[string]any {
 	want := map[string]bool{}
 	for _, s := range strings.Split(symbols, ",") {
 		if s != "" {
@@ -414,8 +656,21 @@ func (f *Fake) open(symbols string) []map[string]any {
 	}
 	out := []map[string]any{}
 	for _, o := range f.orders {
-		if working(o) && (len(want) == 0 || want[o.Symbol]) {
-			out = append(out, f.orderJSON(o))
+		if len(want) > 0 && !want[o.Symbol] {
+			continue
+		}
+		switch {
+		case nested && o.Parent != "":
+		case nested && len(o.Legs) > 0:
+			if open(o) || slices.ContainsFunc(o.Legs, func(id string) bool { return open(f.find(id)) }) {
+				out = append(out, f.orderJSON(o))
+			}
+		case open(o):
+			m := f.orderJSON(o)
+			if !nested {
+				m["legs"] = nil
+			}
+			out = append(out, m)
 		}
 	}
 	return out
@@ -426,11 +681,23 @@ func (f *Fake) cancel(id string) (int, any) {
 	if o == nil {
 		return 404, apiErr(40410000, "order not found")
 	}
-	if !working(o) {
+	if !open(o) {
 		return 422, apiErr(42210000, "order is already "+o.Status)
 	}
 	o.Status = "canceled"
 	f.report("canceled", o)
+	if o.Class != "" { // a parent takes its children along; an exit the other exit
+		group := f.exits(o)
+		for _, id := range o.Legs {
+			group = append(group, f.find(id))
+		}
+		for _, x := range group {
+			if x != o && open(x) {
+				x.Status = "canceled"
+				f.report("canceled", x)
+			}
+		}
+	}
 	return http.StatusNoContent, nil
 }
 

@@ -11,7 +11,13 @@
 //
 // It keeps one account's balances and orders in memory, fills market
 // orders at the symbol's price (optionally in two parts: PartialFills),
-// rests limit orders until Cross, and injects faults on request: latency,
+// rests limit orders until Cross or a SetPrice that reaches them, triggers
+// STOP_LOSS_LIMIT and STOP_LOSS (stopPrice, or trailingDelta in basis
+// points) orders on SetPrice, takes an OCO as one order list (POST
+// /api/v3/orderList/oco: aboveType/belowType, a LIMIT_MAKER and a
+// STOP_LOSS(_LIMIT); when one leg executes the other expires, and a
+// cancel of one leg cancels the list, as "New Order list - OCO" and
+// "Cancel order" document), and injects faults on request: latency,
 // a dropped response (the order is taken, the answer never sent), 429 and
 // 5xx answers, stream drops and refused subscriptions, and a hook that runs after an order is taken
 // and before it is answered (the crash test kills the node there).
@@ -62,6 +68,11 @@ type Order struct {
 	Filled        decimal.Decimal
 	Quote         decimal.Decimal // cumulative quote quantity
 	Time          int64
+	StopPrice     decimal.Decimal // STOP_LOSS(_LIMIT): the trigger; a trailing stop's current one
+	TrailingDelta int64           // basis points; a trailing STOP_LOSS
+	Best          decimal.Decimal // a trailing stop's best price since placement
+	Triggered     bool            // a STOP_LOSS_LIMIT's stop traded: it works as a limit
+	ListID        int64           // the order list it belongs to; -1: none
 }
 
 // trade is one fill, as GET /api/v3/myTrades lists it.
@@ -93,6 +104,7 @@ type Fake struct {
 	trades    []trade
 	partial   bool
 	onOrder   func(Order)
+	unlinked  bool // a fault: an executed oco leg leaves the other working
 }
 
 // refusal is how the fake answers a subscription while RefuseStreams is on.
@@ -119,6 +131,11 @@ func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *F
 
 // PartialFills makes market orders fill half at once and the rest at Cross.
 func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
+
+// LeaveLinked is a fault: while on, a leg of an oco that executes leaves
+// the other leg working, as a venue that failed its own cancel would (the
+// node must find and cancel it).
+func (f *Fake) LeaveLinked(on bool) { f.mu.Lock(); f.unlinked = on; f.mu.Unlock() }
 
 // OnOrder runs after an order is taken and before its answer is written.
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
@@ -161,11 +178,59 @@ func (f *Fake) Balance(asset string) decimal.Decimal {
 	return f.balances[asset]
 }
 
-// SetPrice moves a symbol's last price.
+// SetPrice moves a symbol's last price: stops it reaches trigger (a
+// STOP_LOSS fills at it, a STOP_LOSS_LIMIT works as its limit), trailing
+// stops follow it, resting limits it reaches fill at their limit.
 func (f *Fake) SetPrice(symbol, price string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.symbols[symbol].Price = price
+	px := decimal.RequireFromString(price)
+	for _, o := range f.orders {
+		if o.Symbol == symbol && working(o) && o.Type != "MARKET" {
+			f.match(o, px)
+		}
+	}
+}
+
+// match fills a resting order o at the last price px when px reaches it.
+func (f *Fake) match(o *Order, px decimal.Decimal) {
+	through := func(level decimal.Decimal) bool {
+		if o.Side == "BUY" {
+			return px.GreaterThanOrEqual(level)
+		}
+		return px.LessThanOrEqual(level)
+	}
+	reaches := (o.Side == "BUY" && px.LessThanOrEqual(o.Price)) || (o.Side == "SELL" && px.GreaterThanOrEqual(o.Price))
+	switch o.Type {
+	case "STOP_LOSS", "STOP_LOSS_LIMIT":
+		if o.TrailingDelta > 0 && ((o.Side == "SELL" && px.GreaterThan(o.Best)) || (o.Side == "BUY" && px.LessThan(o.Best))) {
+			o.Best = px
+			o.StopPrice = trailStop(o)
+		}
+		if !o.Triggered && through(o.StopPrice) {
+			o.Triggered = true
+		}
+		switch {
+		case o.Triggered && o.Type == "STOP_LOSS":
+			f.fill(o, o.Quantity.Sub(o.Filled), px)
+		case o.Triggered && reaches:
+			f.fill(o, o.Quantity.Sub(o.Filled), o.Price)
+		}
+	default:
+		if reaches {
+			f.fill(o, o.Quantity.Sub(o.Filled), o.Price)
+		}
+	}
+}
+
+// trailStop is a trailing stop's trigger, trailingDelta from its best.
+func trailStop(o *Order) decimal.Decimal {
+	off := o.Best.Mul(decimal.New(o.TrailingDelta, -4))
+	if o.Side == "BUY" {
+		return o.Best.Add(off)
+	}
+	return o.Best.Sub(off)
 }
 
 // AddExternal places an order as if from another client (not the node).
@@ -183,10 +248,12 @@ func (f *Fake) Cross() {
 	for _, o := range f.orders {
 		if o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" {
 			px := o.Price
-			if o.Type == "MARKET" {
+			if o.Type == "MARKET" || o.Type == "STOP_LOSS" {
 				px = decimal.RequireFromString(f.symbols[o.Symbol].Price)
 			}
-			f.fill(o, o.Quantity.Sub(o.Filled), px)
+			if working(o) { // an earlier fill may have expired this leg of its list
+				f.fill(o, o.Quantity.Sub(o.Filled), px)
+			}
 		}
 	}
 }
@@ -273,6 +340,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, body = f.get(r.Form)
 	case "DELETE /api/v3/order":
 		status, body = f.cancel(r.Form)
+	case "POST /api/v3/orderList/oco":
+		status, body = f.orderListOCO(r.Form)
+		hook = f.onOrder
 	case "POST /api/v3/order/cancelReplace":
 		status, body = f.cancelReplace(r.Form)
 	case "GET /api/v3/openOrders":
@@ -388,7 +458,7 @@ func (f *Fake) account() any {
 func (f *Fake) newOrder(symbol, side, typ, tif, cid string, qty, price decimal.Decimal) *Order {
 	f.nextID++
 	o := &Order{ID: f.nextID, ClientOrderID: cid, Symbol: symbol, Side: side, Type: typ, TimeInForce: tif,
-		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli()}
+		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1}
 	f.orders = append(f.orders, o)
 	return o
 }
@@ -407,56 +477,180 @@ func (f *Fake) find(form url.Values) *Order {
 
 func working(o *Order) bool { return o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" }
 
-// create implements POST /api/v3/order for MARKET and LIMIT (GTC/IOC).
+// create implements POST /api/v3/order for MARKET, LIMIT (GTC/IOC),
+// LIMIT_MAKER, STOP_LOSS (stopPrice or trailingDelta) and
+// STOP_LOSS_LIMIT.
 func (f *Fake) create(form url.Values) (int, any, *Order) {
+	o, status, body := f.build(form, "", form.Get("quantity"))
+	if o == nil {
+		return status, body, nil
+	}
+	f.orders = append(f.orders, o)
+	f.execute(o, decimal.RequireFromString(f.symbols[o.Symbol].Price))
+	return 200, f.full(o), o
+}
+
+// build checks one order's parameters (those of an order list's leg are
+// prefixed: "above", "below") and makes it, not yet listed, or answers
+// why not.
+func (f *Fake) build(form url.Values, leg, quantity string) (*Order, int, map[string]any) {
+	get := func(k string) string {
+		if leg == "" {
+			return form.Get(k)
+		}
+		return form.Get(leg + strings.ToUpper(k[:1]) + k[1:])
+	}
 	if f.rejectMsg != "" {
-		return 400, errBody(-2010, f.rejectMsg), nil
+		return nil, 400, errBody(-2010, f.rejectMsg)
 	}
 	s := f.symbols[form.Get("symbol")]
 	if s == nil {
-		return 400, errBody(-1121, "Invalid symbol."), nil
+		return nil, 400, errBody(-1121, "Invalid symbol.")
 	}
-	cid := form.Get("newClientOrderId")
+	cid := get("clientOrderId")
+	if leg == "" {
+		cid = form.Get("newClientOrderId")
+	}
 	for _, o := range f.orders {
 		if o.ClientOrderID == cid && working(o) {
-			return 400, errBody(-2010, "Duplicate order sent."), nil
+			return nil, 400, errBody(-2010, "Duplicate order sent.")
 		}
 	}
-	qty, err := decimal.NewFromString(form.Get("quantity"))
+	qty, err := decimal.NewFromString(quantity)
 	if err != nil || !qty.IsPositive() {
-		return 400, errBody(-1013, "Invalid quantity."), nil
+		return nil, 400, errBody(-1013, "Invalid quantity.")
 	}
 	step := decimal.RequireFromString(s.Step)
 	if !qty.Mod(step).IsZero() || qty.LessThan(decimal.RequireFromString(s.MinQty)) {
-		return 400, errBody(-1013, "Filter failure: LOT_SIZE"), nil
+		return nil, 400, errBody(-1013, "Filter failure: LOT_SIZE")
 	}
-	typ, tif := form.Get("type"), form.Get("timeInForce")
-	price := decimal.Zero
+	typ, tif := get("type"), get("timeInForce")
 	last := decimal.RequireFromString(s.Price)
-	if typ == "LIMIT" {
-		if price, err = decimal.NewFromString(form.Get("price")); err != nil || !price.IsPositive() {
-			return 400, errBody(-1013, "Invalid price."), nil
+	tick := decimal.RequireFromString(s.Tick)
+	priced := func(k string) (decimal.Decimal, map[string]any) {
+		p, err := decimal.NewFromString(get(k))
+		if err != nil || !p.IsPositive() {
+			return p, errBody(-1102, fmt.Sprintf("Mandatory parameter '%s' was not sent, was empty/null, or malformed.", k))
 		}
-		if !price.Mod(decimal.RequireFromString(s.Tick)).IsZero() {
-			return 400, errBody(-1013, "Filter failure: PRICE_FILTER"), nil
+		if !p.Mod(tick).IsZero() {
+			return p, errBody(-1013, "Filter failure: PRICE_FILTER")
 		}
+		return p, nil
+	}
+	price, stop := decimal.Zero, decimal.Zero
+	var bad map[string]any
+	var delta int64
+	switch typ {
+	case "MARKET":
+	case "LIMIT", "LIMIT_MAKER":
+		price, bad = priced("price")
+	case "STOP_LOSS_LIMIT":
+		if price, bad = priced("price"); bad == nil {
+			stop, bad = priced("stopPrice")
+		}
+	case "STOP_LOSS":
+		if d := get("trailingDelta"); d != "" {
+			if delta, err = strconv.ParseInt(d, 10, 64); err != nil || delta < 10 || delta > 2000 {
+				bad = errBody(-2010, "Invalid trailingDelta.")
+			}
+		} else {
+			stop, bad = priced("stopPrice")
+		}
+	default:
+		bad = errBody(-1116, "Invalid orderType.")
+	}
+	if bad != nil {
+		return nil, 400, bad
+	}
+	if typ == "LIMIT_MAKER" && ((form.Get("side") == "BUY" && last.LessThanOrEqual(price)) || (form.Get("side") == "SELL" && last.GreaterThanOrEqual(price))) {
+		return nil, 400, errBody(-2010, "Order would immediately match and take.")
+	}
+	if stop.IsPositive() && ((form.Get("side") == "SELL" && last.LessThanOrEqual(stop)) || (form.Get("side") == "BUY" && last.GreaterThanOrEqual(stop))) {
+		return nil, 400, errBody(-2010, "Stop price would trigger immediately.")
 	}
 	at := price
-	if typ == "MARKET" {
+	if typ == "MARKET" || typ == "STOP_LOSS" {
 		at = last
 	}
 	if qty.Mul(at).LessThan(decimal.RequireFromString(s.MinNo)) {
-		return 400, errBody(-1013, "Filter failure: NOTIONAL"), nil
+		return nil, 400, errBody(-1013, "Filter failure: NOTIONAL")
 	}
 	if form.Get("side") == "BUY" && f.balances[s.Quote].LessThan(qty.Mul(at)) {
-		return 400, errBody(-2010, "Account has insufficient balance for requested action."), nil
+		return nil, 400, errBody(-2010, "Account has insufficient balance for requested action.")
 	}
 	if form.Get("side") == "SELL" && f.balances[s.Base].LessThan(qty) {
-		return 400, errBody(-2010, "Account has insufficient balance for requested action."), nil
+		return nil, 400, errBody(-2010, "Account has insufficient balance for requested action.")
 	}
-	o := f.newOrder(s.Name, form.Get("side"), typ, tif, cid, qty, price)
-	f.execute(o, last)
-	return 200, f.full(o), o
+	if typ == "STOP_LOSS_LIMIT" && tif == "" {
+		return nil, 400, errBody(-1102, "Mandatory parameter 'timeInForce' was not sent, was empty/null, or malformed.")
+	}
+	f.nextID++
+	o := &Order{ID: f.nextID, ClientOrderID: cid, Symbol: s.Name, Side: form.Get("side"), Type: typ, TimeInForce: tif,
+		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1, StopPrice: stop, TrailingDelta: delta}
+	if delta > 0 {
+		o.Best = last
+		o.StopPrice = trailStop(o)
+	}
+	return o, 200, nil
+}
+
+// orderListOCO implements POST /api/v3/orderList/oco: one list of an
+// above and a below leg, one a LIMIT_MAKER and the other a STOP_LOSS or
+// STOP_LOSS_LIMIT, on the side's correct sides of the last price.
+func (f *Fake) orderListOCO(form url.Values) (int, any) {
+	above, status, body := f.build(form, "above", form.Get("quantity"))
+	if above == nil {
+		return status, body
+	}
+	below, status, body := f.build(form, "below", form.Get("quantity"))
+	if below == nil {
+		return status, body
+	}
+	isStop := func(t string) bool { return t == "STOP_LOSS" || t == "STOP_LOSS_LIMIT" }
+	limit, stop := above, below
+	if form.Get("side") == "BUY" {
+		limit, stop = below, above
+	}
+	if limit.Type != "LIMIT_MAKER" || !isStop(stop.Type) {
+		return 400, errBody(-1167, "Unsupported order combination.")
+	}
+	if form.Get("side") == "SELL" && !(above.Price.GreaterThan(below.StopPrice)) || form.Get("side") == "BUY" && !(below.Price.LessThan(above.StopPrice)) {
+		return 400, errBody(-1167, "The relationship of the prices for the orders is not correct.")
+	}
+	f.nextID++
+	list := f.nextID
+	last := decimal.RequireFromString(f.symbols[above.Symbol].Price)
+	for _, o := range []*Order{above, below} {
+		o.ListID = list
+		f.orders = append(f.orders, o)
+		f.report(o, "NEW", decimal.Zero, decimal.Zero)
+	}
+	for _, o := range []*Order{above, below} {
+		if working(o) {
+			f.match(o, last)
+		}
+	}
+	now := time.Now().UnixMilli()
+	return 200, map[string]any{"orderListId": list, "contingencyType": "OCO", "listStatusType": "EXEC_STARTED", "listOrderStatus": "EXECUTING",
+		"listClientOrderId": form.Get("listClientOrderId"), "transactionTime": now, "symbol": above.Symbol,
+		"orders": []map[string]any{
+			{"symbol": above.Symbol, "orderId": above.ID, "clientOrderId": above.ClientOrderID},
+			{"symbol": below.Symbol, "orderId": below.ID, "clientOrderId": below.ClientOrderID}},
+		"orderReports": []map[string]any{f.full(above), f.full(below)}}
+}
+
+// siblings are the other orders of o's list.
+func (f *Fake) siblings(o *Order) []*Order {
+	var out []*Order
+	if o.ListID < 0 {
+		return out
+	}
+	for _, x := range f.orders {
+		if x.ListID == o.ListID && x != o {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // execute fills what can fill now: a market order at the last price
@@ -469,6 +663,7 @@ func (f *Fake) execute(o *Order, last decimal.Decimal) {
 		f.fill(o, half, last)
 	case o.Type == "MARKET":
 		f.fill(o, o.Quantity, last)
+	case o.Type == "STOP_LOSS" || o.Type == "STOP_LOSS_LIMIT": // rests until SetPrice trades through its stop
 	case (o.Side == "BUY" && last.LessThanOrEqual(o.Price)) || (o.Side == "SELL" && last.GreaterThanOrEqual(o.Price)):
 		f.fill(o, o.Quantity, o.Price)
 	}
@@ -501,6 +696,12 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 	f.trades = append(f.trades, trade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, price: price, qty: qty,
 		buyer: o.Side == "BUY", commissionIn: s.Quote, time: time.Now().UnixMilli()})
 	f.report(o, "TRADE", qty, price)
+	for _, x := range f.siblings(o) { // one leg of an oco executed: the other expires
+		if working(x) && !f.unlinked {
+			x.Status = "EXPIRED"
+			f.report(x, "EXPIRED", decimal.Zero, decimal.Zero)
+		}
+	}
 }
 
 // myTrades implements GET /api/v3/myTrades for a symbol: the most recent
@@ -544,7 +745,8 @@ func (f *Fake) full(o *Order) map[string]any {
 
 func orderJSON(o *Order) map[string]any {
 	return map[string]any{
-		"symbol": o.Symbol, "orderId": o.ID, "orderListId": -1, "clientOrderId": o.ClientOrderID, "price": o.Price.StringFixed(2),
+		"symbol": o.Symbol, "orderId": o.ID, "orderListId": o.ListID, "clientOrderId": o.ClientOrderID, "price": o.Price.StringFixed(2),
+		"stopPrice": o.StopPrice.StringFixed(2), "trailingDelta": o.TrailingDelta,
 		"origQty": o.Quantity.String(), "executedQty": o.Filled.String(), "cummulativeQuoteQty": o.Quote.String(),
 		"status": o.Status, "timeInForce": o.TimeInForce, "type": o.Type, "side": o.Side, "time": o.Time, "updateTime": time.Now().UnixMilli(),
 		"isWorking": working(o), "origQuoteOrderQty": "0.00000000",
@@ -566,6 +768,12 @@ func (f *Fake) cancel(form url.Values) (int, any) {
 	}
 	o.Status = "CANCELED"
 	f.report(o, "CANCELED", decimal.Zero, decimal.Zero)
+	for _, x := range f.siblings(o) { // canceling a leg cancels its whole list
+		if working(x) {
+			x.Status = "CANCELED"
+			f.report(x, "CANCELED", decimal.Zero, decimal.Zero)
+		}
+	}
 	m := orderJSON(o)
 	m["origClientOrderId"] = o.ClientOrderID
 	m["clientOrderId"] = "cancel" + strconv.FormatInt(o.ID, 10)
@@ -693,8 +901,8 @@ func (f *Fake) answer(c *websocket.Conn, id any, status int, errorBody map[strin
 func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal) {
 	ev := map[string]any{
 		"e": "executionReport", "E": time.Now().UnixMilli(), "s": o.Symbol, "c": o.ClientOrderID, "S": o.Side, "o": o.Type,
-		"f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(), "P": "0", "F": "0", "g": -1, "C": "",
-		"x": exec, "X": o.Status, "r": "NONE", "i": o.ID, "l": lastQty.String(), "z": o.Filled.String(), "L": lastPrice.String(),
+		"f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(), "P": o.StopPrice.String(), "F": "0", "g": o.ListID, "C": "",
+		"x": exec, "X": o.Status, "r": "NONE", "i": o.ID, "d": o.TrailingDelta, "l": lastQty.String(), "z": o.Filled.String(), "L": lastPrice.String(),
 		"n": "0", "N": nil, "T": time.Now().UnixMilli(), "t": -1, "w": working(o), "m": false, "O": o.Time,
 		"Z": o.Quote.String(), "Y": lastQty.Mul(lastPrice).String(), "Q": "0",
 	}
