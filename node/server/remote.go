@@ -69,13 +69,13 @@ type remote struct {
 	cfg          project.Venue
 	ex           Exchange
 
-	instruments map[string]guardrail.Instrument
-	account     node.Account
-	synced      bool          // the account has been read at least once
-	accountSeq  int64         // the read that account came from (Server.readSeq)
-	reads       *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
-	external    []node.VenueOrder
-	connected   bool
+	instruments     map[string]guardrail.Instrument
+	account         node.Account
+	synced          bool          // the account has been read at least once
+	accountSeq      int64         // the read that account came from (Server.readSeq)
+	reads           *atomic.Int64 // numbers this venue's account reads (Server.readSeq)
+	external        []node.VenueOrder
+	connected       bool
 	fees            map[string]decimal.Decimal // cumulative fee per order id, from fill events
 	booked          map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
 	reachedDisarmed map[string]bool            // held triggers reached while disarmed, logged once each
