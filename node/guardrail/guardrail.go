@@ -191,16 +191,23 @@ func (r *run) check() {
 			return
 		}
 		legs := c.Legs()
-		if len(legs) == 1 {
+		switch c.Type {
+		case command.Bracket:
+			r.checkBracket(legs)
+			return
+		case command.OCO:
+		default:
 			r.checkOrder(intentOf(c))
 			return
 		}
+		mark, ok := r.view.Mark(r.venue.Name, c.Symbol)
+		ref := sideRef{price: mark, what: "mark", ok: ok && mark.IsPositive()}
 		for _, l := range legs {
 			r.leg = l.Name
 			in := intentOf(l.Command)
 			r.checkOrder(in)
 			if in.typ == command.Limit {
-				r.checkLimitSide(in)
+				r.checkLimitSide(in, ref)
 			}
 		}
 		r.leg = ""
@@ -330,11 +337,15 @@ func TrailingStop(side command.Side, trailAmount, trailPercent, mark decimal.Dec
 // At is the price c is valued at (its notional, a buy's cost) against
 // mark, and what that price is: a limit order's limit, a stop_limit's
 // limit_price, a stop's stop_price, a trailing stop's first stop (from the
-// mark), a market order's mark; an oco's dearest leg (only one fills). ok
-// is false when it needs a mark and haveMark is false.
+// mark), a market order's mark; an oco's dearest leg (only one fills); a
+// bracket's entry (its exits close what the entry opens). ok is false
+// when it needs a mark and haveMark is false.
 func At(c command.Command, mark decimal.Decimal, haveMark bool) (at decimal.Decimal, what string, ok bool) {
 	ok = true
 	for _, l := range c.Legs() {
+		if l.Exit {
+			continue
+		}
 		p, w, valued := intentOf(l.Command).at(mark, haveMark)
 		if !valued {
 			return decimal.Decimal{}, w, false
@@ -393,7 +404,7 @@ func (r *run) checkOrder(in intent) {
 	default:
 		r.add("price_collar", true, "market order: no limit price to check")
 	}
-	if typ.Protective() {
+	if typ.Protective() && r.leg != command.LegStopLoss { // a bracket's stop-loss: checkBracket, against its entry
 		r.checkStopSide(in, mark, haveMark)
 	}
 
@@ -433,28 +444,110 @@ func (r *run) collar(name, what string, price decimal.Decimal, refWhat string, r
 	r.add(name, within, "%s %s is %s%% from %s %s (collar %s%%)", what, price, shown, refWhat, ref, r.g.collarPct)
 }
 
-// checkLimitSide checks that an oco's limit leg rests: a sell above the
-// mark, a buy below (a marketable one would fill at once and cancel its
-// stop leg: send a limit or market order instead).
-func (r *run) checkLimitSide(in intent) {
+// sideRef is the price an exit's side is checked against: the mark, or
+// where a bracket's entry would open the position.
+type sideRef struct {
+	price decimal.Decimal
+	what  string // "mark", "entry price"
+	ok    bool   // known
+}
+
+func (s sideRef) String() string { return s.what + " " + s.price.String() }
+
+// checkLimitSide checks that an exit limit rests: a sell above ref, a buy
+// below (an oco's limit leg at or past the mark would fill at once and
+// cancel its stop leg: send a limit or market order instead; a bracket's
+// take-profit at or past its entry would take no profit).
+func (r *run) checkLimitSide(in intent, ref sideRef) {
 	const name = "limit_side"
-	mark, ok := r.view.Mark(r.venue.Name, in.symbol)
-	if !ok || !mark.IsPositive() {
+	if !ref.ok {
 		r.add(name, false, "no mark for %s on %s: cannot check the limit's side of it", in.symbol, r.venue.Name)
 		return
 	}
 	if in.side == command.Sell {
-		r.add(name, in.limit.GreaterThan(mark), "sell limit %s must be above mark %s (at or below it, it would fill at once)", in.limit, mark)
+		r.add(name, in.limit.GreaterThan(ref.price), "sell limit %s must be above %s (at or below it, it would fill at once)", in.limit, ref)
 		return
 	}
-	r.add(name, in.limit.LessThan(mark), "buy limit %s must be below mark %s (at or above it, it would fill at once)", in.limit, mark)
+	r.add(name, in.limit.LessThan(ref.price), "buy limit %s must be below %s (at or above it, it would fill at once)", in.limit, ref)
+}
+
+// checkBracket checks a bracket leg by leg: the entry as an order of its
+// own; each exit against the position the entry would leave and on the
+// side of the entry's price that protects it (a sell take-profit above
+// it, a sell stop-loss below; the price a limit entry fills at is its
+// limit, or the mark when that is better; a market entry's, the mark);
+// and that the exits cover the entry's quantity without exceeding it.
+func (r *run) checkBracket(legs []command.Leg) {
+	entry := intentOf(legs[0].Command)
+	mark, haveMark := r.view.Mark(r.venue.Name, entry.symbol)
+	haveMark = haveMark && mark.IsPositive()
+	ref := sideRef{price: mark, what: "mark", ok: haveMark}
+	if entry.typ == command.Limit {
+		ref = sideRef{price: entry.limit, what: "entry price", ok: true}
+		if haveMark && ((entry.side == command.Buy && mark.LessThan(entry.limit)) || (entry.side == command.Sell && mark.GreaterThan(entry.limit))) {
+			ref.price = mark // a marketable entry fills at the mark
+		}
+	}
+	r.leg = legs[0].Name
+	r.checkOrder(entry)
+	base := r.view
+	r.view = afterEntry{View: base, venue: r.venue.Name, entry: entry}
+	covered := true
+	for _, l := range legs[1:] {
+		r.leg = l.Name
+		in := intentOf(l.Command)
+		r.checkOrder(in)
+		if in.typ == command.Limit {
+			r.checkLimitSide(in, ref)
+		} else {
+			r.checkStopSideOf(in, ref)
+		}
+		covered = covered && in.qty.Equal(entry.qty)
+	}
+	r.view, r.leg = base, ""
+	exit := legs[1].Command.Side
+	r.add("legs", covered, "entry %s %s %s, then take_profit and stop_loss %s %s each: inactive until the entry fills, sized to what fills (never more), the first to fill cancels the other",
+		entry.side, entry.qty, entry.symbol, exit, legs[1].Command.Quantity)
+}
+
+// afterEntry is a view whose position in the entry's symbol already holds
+// the entry: a bracket's exits close what it opens.
+type afterEntry struct {
+	View
+	venue string
+	entry intent
+}
+
+func (a afterEntry) Position(venue, symbol string) decimal.Decimal {
+	pos := a.View.Position(venue, symbol)
+	if venue != a.venue || symbol != a.entry.symbol {
+		return pos
+	}
+	if a.entry.side == command.Sell {
+		return pos.Sub(a.entry.qty)
+	}
+	return pos.Add(a.entry.qty)
+}
+
+// Instrument passes a real venue's rules through when the view has them.
+func (a afterEntry) Instrument(venue, symbol string) (Instrument, bool) {
+	if iv, ok := a.View.(InstrumentView); ok {
+		return iv.Instrument(venue, symbol)
+	}
+	return Instrument{}, false
 }
 
 // checkStopSide checks that a stop is on the side of the mark where it
 // protects: a sell stop below the mark, a buy stop above (one already
 // through the mark would trigger at once: use a market order for that).
 func (r *run) checkStopSide(in intent, mark decimal.Decimal, haveMark bool) {
+	r.checkStopSideOf(in, sideRef{price: mark, what: "mark", ok: haveMark})
+}
+
+// checkStopSideOf checks a stop's side against ref.
+func (r *run) checkStopSideOf(in intent, ref sideRef) {
 	const name = "stop_side"
+	mark, haveMark := ref.price, ref.ok
 	if !haveMark {
 		r.add(name, false, "no mark for %s on %s: cannot check the stop's side of it", in.symbol, r.venue.Name)
 		return
@@ -468,10 +561,10 @@ func (r *run) checkStopSide(in intent, mark decimal.Decimal, haveMark bool) {
 		}
 	}
 	if in.side == command.Sell {
-		r.add(name, stop.LessThan(mark), "sell %s %s must be below mark %s (a sell stop triggers on a fall; at or above the mark it would fill at once)", what, stop, mark)
+		r.add(name, stop.LessThan(mark), "sell %s %s must be below %s (a sell stop triggers on a fall; at or above the %s it would fill at once)", what, stop, ref, ref.what)
 		return
 	}
-	r.add(name, stop.GreaterThan(mark), "buy %s %s must be above mark %s (a buy stop triggers on a rise; at or below the mark it would fill at once)", what, stop, mark)
+	r.add(name, stop.GreaterThan(mark), "buy %s %s must be above %s (a buy stop triggers on a rise; at or below the %s it would fill at once)", what, stop, ref, ref.what)
 }
 
 // checkPrecision checks the quantity and every price of in against the

@@ -323,6 +323,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 			}
 		}
 	}
+	c = e.groupTarget(c)
 	if e.state == command.Halted {
 		switch c.Verb {
 		case command.CancelOrder, command.MassCancel, command.SetTradingState:
@@ -373,7 +374,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 			return rep, r
 		}
 		at, _ := v.MarketPrice(c.Symbol, c.Side)
-		if c.Type != command.Market {
+		if c.Type != command.Market && (c.Type != command.Bracket || c.Price.IsPositive()) { // a market bracket's entry: the market price
 			mark, ok := v.Mark(c.Symbol)
 			at, _, _ = guardrail.At(c, mark, ok) // an oco: its dearest leg, only one fills
 		}
@@ -396,6 +397,27 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		return rep, e.checkCash(v, o.Symbol, o.Side, qty, price)
 	}
 	return rep, nil
+}
+
+// groupTarget is the cancel_order c names, as checks see it: one that
+// names a compound order's leg that is no longer open (a bracket's filled
+// entry, whose id is the group's) cancels the group's open legs, so it is
+// checked as naming the first of them.
+func (e *engine) groupTarget(c command.Command) command.Command {
+	if c.Verb != command.CancelOrder {
+		return c
+	}
+	o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+	if !ok || o.Group == "" || o.Status == node.OrderOpen || o.Status == node.OrderPending {
+		return c
+	}
+	for _, x := range e.venues[c.Venue].OpenOrders() {
+		if x.Group == o.Group && x.Status == node.OrderOpen {
+			c.OrderID, c.ClientOrderID = x.ID, ""
+			return c
+		}
+	}
+	return c
 }
 
 // checkReduceOnly refuses, in reduce_only, an order that would increase a
@@ -467,7 +489,14 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 		var details []string
 		for _, l := range legs {
 			id := e.nextOrderID()
-			e.venues[c.Venue].Place(paperOrder(l.Command, id, group), now, e.emit)
+			o := paperOrder(l.Command, id, group)
+			if group != "" {
+				o.Leg = l.Name
+			}
+			if l.Exit {
+				o.Parent = group // a bracket's entry is its first leg
+			}
+			e.venues[c.Venue].Place(o, now, e.emit)
 			e.describeOrder(&out, c.Venue, id)
 			details = append(details, out.Detail)
 			if group != "" {
@@ -478,13 +507,16 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 			o, _ := e.venues[c.Venue].Order(group)
 			out.OrderID, out.Order, out.ClientOrderID = o.ID, &o, c.ClientOrderID
 			out.Detail = fmt.Sprintf("oco %s, one leg cancels the other: %s", group, strings.Join(details, "; "))
+			if c.Type == command.Bracket {
+				out.Detail = fmt.Sprintf("bracket %s, its exits active once the entry fills, one cancelling the other: %s", group, strings.Join(details, "; "))
+			}
 		}
 	case command.CancelOrder:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
 		if o.Group != "" {
-			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, "canceled by cancel_order (oco "+o.Group+")", now, e.emit)
+			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, fmt.Sprintf("canceled by cancel_order (%s %s)", groupType(e.venues[c.Venue], o.Group), o.Group), now, e.emit)
 			e.describeOrder(&out, c.Venue, o.ID)
-			out.Detail = fmt.Sprintf("canceled oco %s: %s", o.Group, strings.Join(out.Canceled, ", "))
+			out.Detail = fmt.Sprintf("canceled %s %s: %s", groupType(e.venues[c.Venue], o.Group), o.Group, strings.Join(out.Canceled, ", "))
 			break
 		}
 		e.must(e.venues[c.Venue].Cancel(o.ID, "canceled by cancel_order", now, e.emit))
@@ -521,6 +553,15 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	return out
 }
 
+// groupType is what kind of compound order a group of v's is: a bracket
+// when its first leg is an entry.
+func groupType(v venue, group string) command.OrderType {
+	if o, ok := v.Order(group); ok && o.Leg == command.LegEntry {
+		return command.Bracket
+	}
+	return command.OCO
+}
+
 // paperOrder is the order a simple submit_order (or an oco's leg) places:
 // a stop_limit's limit_price is its Price.
 func paperOrder(c command.Command, id, group string) node.Order {
@@ -552,6 +593,9 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 		out.ClientOrderID = o.ClientOrderID
 	}
 	what := fmt.Sprintf("%s %s %s %s", o.Type, o.Side, o.Quantity, o.Symbol)
+	if o.Leg != "" {
+		what = o.Leg + " " + what
+	}
 	switch {
 	case o.Status == node.OrderFilled:
 		out.Detail = fmt.Sprintf("%s %s filled at %s", o.ID, what, o.AveragePrice)
@@ -564,6 +608,9 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 		}
 	default:
 		out.Detail = fmt.Sprintf("%s %s @ %s resting", o.ID, what, o.Price)
+	}
+	if o.Inactive {
+		out.Detail += ", inactive until entry " + o.Parent + " fills"
 	}
 }
 
@@ -612,10 +659,18 @@ func (e *engine) flatten(venueName string, symbols []string, note string, now ti
 // (empty: any).
 func (e *engine) cancelWhere(venueName, symbol string, side command.Side, note string, now time.Time) []string {
 	v := e.venues[venueName]
-	var ids []string
-	for _, o := range v.OpenOrders() {
+	open := v.OpenOrders()
+	for _, o := range open {
+		if cur, _ := v.Order(o.ID); cur.Status != node.OrderOpen {
+			continue // a bracket's exits went with their entry
+		}
 		if (symbol == "" || o.Symbol == symbol) && (side == "" || o.Side == side) {
 			e.must(v.Cancel(o.ID, "canceled by "+note, now, e.emit))
+		}
+	}
+	var ids []string // what was canceled: the matches, and the exits of a canceled bracket entry
+	for _, o := range open {
+		if cur, _ := v.Order(o.ID); cur.Status == node.OrderCanceled {
 			ids = append(ids, o.ID)
 		}
 	}
