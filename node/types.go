@@ -176,24 +176,29 @@ const (
 // Event is one state change: the node's journal is a sequence of them, and a
 // snapshot shows the recent ones.
 type Event struct {
-	Seq           int64                `json:"seq"`
-	Time          time.Time            `json:"time"`
-	Kind          EventKind            `json:"kind"`
-	Venue         string               `json:"venue,omitempty"`
-	OrderID       string               `json:"order_id,omitempty"`
-	ClientOrderID string               `json:"client_order_id,omitempty"`
-	Symbol        string               `json:"symbol,omitempty"`
-	Side          command.Side         `json:"side,omitempty"`
-	Quantity      decimal.Decimal      `json:"quantity,omitzero"`
-	Price         decimal.Decimal      `json:"price,omitzero"`
-	Fee           decimal.Decimal      `json:"fee,omitzero"`
-	Cash          decimal.Decimal      `json:"cash,omitzero"` // venue_opened
-	State         command.TradingState `json:"state,omitempty"`
-	Order         *Order               `json:"order,omitempty"` // order_accepted
-	Note          string               `json:"note,omitempty"`
-	Ticket        string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
-	VenueOrderID  string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
-	Until         time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
+	Seq           int64           `json:"seq"`
+	Time          time.Time       `json:"time"`
+	Kind          EventKind       `json:"kind"`
+	Venue         string          `json:"venue,omitempty"`
+	OrderID       string          `json:"order_id,omitempty"`
+	ClientOrderID string          `json:"client_order_id,omitempty"`
+	Symbol        string          `json:"symbol,omitempty"`
+	Side          command.Side    `json:"side,omitempty"`
+	Quantity      decimal.Decimal `json:"quantity,omitzero"`
+	Price         decimal.Decimal `json:"price,omitzero"`
+	// StopPrice, TrailAmount and TrailPercent are an order_modified's new
+	// stop and trail (zero: unchanged).
+	StopPrice    decimal.Decimal      `json:"stop_price,omitzero"`
+	TrailAmount  decimal.Decimal      `json:"trail_amount,omitzero"`
+	TrailPercent decimal.Decimal      `json:"trail_percent,omitzero"`
+	Fee          decimal.Decimal      `json:"fee,omitzero"`
+	Cash         decimal.Decimal      `json:"cash,omitzero"` // venue_opened
+	State        command.TradingState `json:"state,omitempty"`
+	Order        *Order               `json:"order,omitempty"` // order_accepted
+	Note         string               `json:"note,omitempty"`
+	Ticket       string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
+	VenueOrderID string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
+	Until        time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.
@@ -270,7 +275,8 @@ func (s *Snapshot) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Or
 // View is the order as the guardrail sees it.
 func (o Order) View() guardrail.Order {
 	return guardrail.Order{ID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, Quantity: o.Remaining(), Price: o.Price, StopPrice: o.StopPrice}
+		Type: o.Type, Quantity: o.Remaining(), Price: o.Price, StopPrice: o.StopPrice,
+		TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent, TrailBest: o.TrailBest, Group: o.Group, Leg: o.Leg, Parent: o.Parent, Inactive: o.Inactive}
 }
 
 // Status is where a ticket is.

@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -201,9 +202,23 @@ func (c Command) checkRules() error {
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "order_id",
 				Msg: "give exactly one of order_id or client_order_id"}
 		}
-		if c.Verb == Modify && c.Quantity.IsZero() && c.Price.IsZero() {
+		if c.Verb != Modify {
+			break
+		}
+		var set []string
+		for _, name := range modifyFields {
+			if _, ok := c.value(name); ok {
+				set = append(set, name)
+			}
+		}
+		switch {
+		case len(set) == 0:
 			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: "quantity",
-				Msg: "give quantity, price or both: a modify must change something"}
+				Msg: "give at least one of " + strings.Join(modifyFields, ", ") + ": a modify must change something"}
+		case !c.TrailAmount.IsZero() && !c.TrailPercent.IsZero():
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "trail_percent", Msg: "give trail_amount or trail_percent, not both: the new trail is one of them"}
+		case c.TrailPercent.GreaterThanOrEqual(hundred):
+			return invalid(c.Verb, "trail_percent", fmt.Sprintf("%s is a percent of the best price and must be below 100", c.TrailPercent))
 		}
 	}
 	return nil
@@ -349,6 +364,43 @@ func (c Command) stopLeg(side Side, suffix string) Command {
 		stop.ClientOrderID = c.ClientOrderID + suffix
 	}
 	return stop
+}
+
+// CheckModifyOf says what is wrong with modify c for an open order of
+// type t (grouped: a leg of an oco or bracket), nil when it may apply: each
+// type takes its own fields (a limit's price, a stop's stop_price, a
+// stop_limit's stop_price and limit_price, a trailing_stop's trail), and a
+// leg takes no quantity. The guardrail and the paper venue apply the same
+// rule.
+func (c Command) CheckModifyOf(t OrderType, grouped bool) error {
+	var takes []string
+	for _, m := range modifiable {
+		if m.Type == t {
+			takes = m.Fields
+		}
+	}
+	if takes == nil {
+		var types []string
+		for _, m := range modifiable {
+			types = append(types, string(m.Type))
+		}
+		return &Error{Kind: KindConflict, Verb: Modify, Field: "order_id",
+			Msg: fmt.Sprintf("%s order cannot be modified: only %s orders can; cancel it instead", t.withArticle(), strings.Join(types, ", "))}
+	}
+	for _, name := range modifyFields {
+		if _, set := c.value(name); !set {
+			continue
+		}
+		if name == "quantity" && grouped {
+			return &Error{Kind: KindConflict, Verb: Modify, Field: name,
+				Msg: "the order is a leg of an oco or bracket, whose legs' quantities follow one another: cancel the group and submit it again to change its size"}
+		}
+		if !slices.Contains(takes, name) {
+			return &Error{Kind: KindConflict, Verb: Modify, Field: name,
+				Msg: fmt.Sprintf("%s order takes no %s; it takes %s", t.withArticle(), name, strings.Join(takes, ", "))}
+		}
+	}
+	return nil
 }
 
 // Diff is one field on which two commands differ.

@@ -152,6 +152,29 @@ func typeRuleLines() []string {
 	return out
 }
 
+// modifiable is what a modify may change of an open order, by its type.
+var modifiable = []struct {
+	Type   OrderType
+	Fields []string
+}{
+	{Limit, []string{"quantity", "price"}},
+	{Stop, []string{"quantity", "stop_price"}},
+	{StopLimit, []string{"quantity", "stop_price", "limit_price"}},
+	{TrailingStop, []string{"quantity", "trail_amount", "trail_percent"}},
+}
+
+// modifyFields are the fields a modify changes.
+var modifyFields = []string{"quantity", "price", "stop_price", "limit_price", "trail_amount", "trail_percent"}
+
+// modifyRuleLines renders modifiable as the spec's rule lines.
+func modifyRuleLines() []string {
+	var out []string
+	for _, m := range modifiable {
+		out = append(out, fmt.Sprintf("an open %s order takes %s", m.Type, strings.Join(m.Fields, ", ")))
+	}
+	return append(out, "a leg of an oco or bracket takes no quantity: its legs' quantities follow one another")
+}
+
 // TimeInForce says how long an order may rest.
 type TimeInForce string
 
@@ -232,7 +255,7 @@ func venueField(required bool, what string) Field {
 
 var (
 	orderIDField = Field{Name: "order_id", Kind: ID,
-		Description: "the node's id of the order (ord-...), as shown by the snapshot"}
+		Description: "the node's order id (ord-...), as in the snapshot"}
 	clientIDField = Field{Name: "client_order_id", Kind: ID,
 		Description: "the client order id the order was submitted with (wk-...)"}
 )
@@ -250,13 +273,13 @@ var specs = []Spec{
 			{Name: "type", Kind: Enum, Choices: orderTypes, Required: true, Description: "market, limit, stop, stop_limit, trailing_stop, oco or bracket"},
 			{Name: "quantity", Kind: Decimal, Required: true, Description: "amount to trade, a positive decimal string such as \"0.5\""},
 			{Name: "price", Kind: Decimal, Description: "limit price of a limit order, an oco's limit leg or a bracket's entry (none: a market entry)"},
-			{Name: "stop_price", Kind: Decimal, Description: "trigger of a stop, stop_limit, oco stop leg or bracket stop-loss (a sell's below the mark)"},
+			{Name: "stop_price", Kind: Decimal, Description: "trigger of a stop, stop_limit, oco stop leg or bracket stop-loss"},
 			{Name: "limit_price", Kind: Decimal, Description: "the limit a triggered stop_limit (oco stop leg, bracket stop-loss) rests at"},
 			{Name: "trail_amount", Kind: Decimal, Description: "a trailing_stop's distance from the best mark, in price units"},
 			{Name: "trail_percent", Kind: Decimal, Description: "a trailing_stop's distance from the best mark, in percent (\"2.5\"), below 100"},
 			{Name: "take_profit", Kind: Decimal, Description: "a bracket's take-profit limit price"},
-			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (the default but for market); ioc fills at once or is canceled"},
-			{Name: "client_order_id", Kind: ID, Description: "your id; minted as wk-<uuidv7> when omitted; a duplicate is refused, the existing order reported"},
+			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (default but for market); ioc fills at once or cancels"},
+			{Name: "client_order_id", Kind: ID, Description: "your id (minted as wk-<uuidv7> when omitted); a duplicate is refused"},
 		},
 		Rules: append(typeRuleLines(),
 			"trail_percent is below 100",
@@ -273,16 +296,21 @@ var specs = []Spec{
 	},
 	{
 		Verb:    Modify,
-		Summary: "Change the quantity or limit price of one open limit order.",
+		Summary: "Change an open order: its quantity, limit price, stop_price or trail.",
 		Fields: []Field{
 			venueField(true, "venue the order is on"), orderIDField, clientIDField,
-			{Name: "quantity", Kind: Decimal, Description: "new total quantity, a positive decimal string"},
-			{Name: "price", Kind: Decimal, Description: "new limit price, a positive decimal string"},
+			{Name: "quantity", Kind: Decimal, Description: "new total quantity"},
+			{Name: "price", Kind: Decimal, Description: "new limit price of a limit order"},
+			{Name: "stop_price", Kind: Decimal, Description: "new stop of a stop or stop_limit"},
+			{Name: "limit_price", Kind: Decimal, Description: "new limit of a stop_limit"},
+			{Name: "trail_amount", Kind: Decimal, Description: "new trail, in price units"},
+			{Name: "trail_percent", Kind: Decimal, Description: "new trail, in percent"},
 		},
-		Rules: []string{
+		Rules: append([]string{
 			"exactly one of order_id or client_order_id",
-			"at least one of quantity or price",
-		},
+			"at least one of quantity, price, stop_price, limit_price, trail_amount or trail_percent",
+			"not both trail_amount and trail_percent; trail_percent is below 100",
+		}, modifyRuleLines()...),
 	},
 	{
 		Verb:    Flatten,

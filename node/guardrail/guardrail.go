@@ -18,6 +18,7 @@
 package guardrail
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -70,6 +71,13 @@ type Order struct {
 	Quantity      decimal.Decimal // still to fill
 	Price         decimal.Decimal // limit price (a stop_limit's too); zero for market and stop
 	StopPrice     decimal.Decimal // a stop's trigger (a trailing stop's current one)
+	// A trailing stop's trail (one of the two) and the best price its stop
+	// follows.
+	TrailAmount, TrailPercent, TrailBest decimal.Decimal
+	// Group, Leg and Parent place a compound order's leg (node.Order);
+	// Inactive says a bracket's exit still waits for its entry (Parent).
+	Group, Leg, Parent string
+	Inactive           bool
 }
 
 // Check is one named check with its verdict and the numbers behind it.
@@ -161,7 +169,8 @@ type run struct {
 	c      command.Command
 	view   View
 	venue  project.Venue
-	leg    string // the leg being checked
+	leg    string   // the leg being checked
+	ref    *sideRef // what exits' sides are checked against, when not the mark
 	checks []Check
 }
 
@@ -217,18 +226,31 @@ func (r *run) check() {
 		if !ok {
 			return
 		}
-		qty, price := o.Quantity, o.Price
-		if !c.Quantity.IsZero() {
-			qty = c.Quantity
-		}
-		if !c.Price.IsZero() {
-			price = c.Price
-		}
-		if o.Type != command.Limit {
-			r.add("order", false, "%s is a %s order: only limit orders can be modified", o.ID, o.Type)
+		if err := c.CheckModifyOf(o.Type, o.Group != ""); err != nil {
+			msg := err.Error()
+			var ce *command.Error
+			if errors.As(err, &ce) {
+				msg = ce.Msg
+			}
+			r.add("modify", false, "%s: %s", o.ID, msg)
 			return
 		}
-		r.checkOrder(intent{symbol: o.Symbol, side: o.Side, typ: o.Type, qty: qty, limit: price})
+		in := modified(o, c)
+		if o.Inactive && o.Parent != "" { // a bracket's exit still waiting: judged against its entry
+			if p, ok := r.view.OpenOrder(r.c.Venue, o.Parent, ""); ok && p.Price.IsPositive() {
+				r.ref = &sideRef{price: p.Price, what: "entry price", ok: true}
+			}
+		}
+		r.checkOrder(in)
+		if o.Group != "" && o.Leg != command.LegEntry && in.typ == command.Limit { // an exit limit must rest
+			ref := r.ref
+			if ref == nil {
+				mark, ok := r.view.Mark(r.venue.Name, in.symbol)
+				ref = &sideRef{price: mark, what: "mark", ok: ok && mark.IsPositive()}
+			}
+			r.checkLimitSide(in, *ref)
+		}
+		r.ref = nil
 	case command.CancelOrder:
 		r.checkOpenOrder()
 	case command.Flatten, command.MassCancel:
@@ -275,6 +297,39 @@ func (r *run) checkOpenOrder() (Order, bool) {
 	return o, r.add("order", true, "open: %s", desc)
 }
 
+// modified is open order o as modify c would leave it.
+func modified(o Order, c command.Command) intent {
+	pick := func(v, old decimal.Decimal) decimal.Decimal {
+		if v.IsZero() {
+			return old
+		}
+		return v
+	}
+	in := intent{symbol: o.Symbol, side: o.Side, typ: o.Type, qty: pick(c.Quantity, o.Quantity), limit: o.Price, stop: o.StopPrice,
+		trailAmount: o.TrailAmount, trailPercent: o.TrailPercent, anchor: o.TrailBest}
+	switch o.Type {
+	case command.Limit:
+		in.limit = pick(c.Price, o.Price)
+	case command.Stop:
+		in.stop = pick(c.StopPrice, o.StopPrice)
+	case command.StopLimit:
+		in.stop, in.limit = pick(c.StopPrice, o.StopPrice), pick(c.LimitPrice, o.Price)
+	case command.TrailingStop:
+		if c.TrailAmount.IsPositive() || c.TrailPercent.IsPositive() {
+			in.trailAmount, in.trailPercent = c.TrailAmount, c.TrailPercent
+		}
+	}
+	return in
+}
+
+// ModifiedAt is the price open order o is valued at once modify c applies
+// (At's rule: a limit's new limit, a stop's new stop, a trailing stop's
+// stop from its best price by the new trail), for a buy's cash check.
+func ModifiedAt(o Order, c command.Command) decimal.Decimal {
+	at, _, _ := modified(o, c).at(decimal.Decimal{}, false)
+	return at
+}
+
 // intent is an order as the checks see it: a submit_order's fields, or an
 // open order as a modify would leave it.
 type intent struct {
@@ -286,6 +341,7 @@ type intent struct {
 	stop         decimal.Decimal // a stop's or stop_limit's stop_price
 	trailAmount  decimal.Decimal
 	trailPercent decimal.Decimal
+	anchor       decimal.Decimal // a resting trailing stop's best price, its stop's base (else the mark)
 }
 
 func intentOf(c command.Command) intent {
@@ -366,6 +422,9 @@ func (in intent) at(mark decimal.Decimal, haveMark bool) (decimal.Decimal, strin
 	case command.Stop:
 		return in.stop, "stop", true
 	case command.TrailingStop:
+		if in.anchor.IsPositive() {
+			return TrailingStop(in.side, in.trailAmount, in.trailPercent, in.anchor), "new stop", true
+		}
 		if !haveMark {
 			return decimal.Decimal{}, "trailing stop", false
 		}
@@ -404,8 +463,12 @@ func (r *run) checkOrder(in intent) {
 	default:
 		r.add("price_collar", true, "market order: no limit price to check")
 	}
-	if typ.Protective() && r.leg != command.LegStopLoss { // a bracket's stop-loss: checkBracket, against its entry
-		r.checkStopSide(in, mark, haveMark)
+	if typ.Protective() {
+		if r.ref != nil { // a bracket's exit: against its entry
+			r.checkStopSideOf(in, *r.ref)
+		} else {
+			r.checkStopSide(in, mark, haveMark)
+		}
 	}
 
 	if !valued {
@@ -496,15 +559,14 @@ func (r *run) checkBracket(legs []command.Leg) {
 	for _, l := range legs[1:] {
 		r.leg = l.Name
 		in := intentOf(l.Command)
+		r.ref = &ref
 		r.checkOrder(in)
 		if in.typ == command.Limit {
 			r.checkLimitSide(in, ref)
-		} else {
-			r.checkStopSideOf(in, ref)
 		}
 		covered = covered && in.qty.Equal(entry.qty)
 	}
-	r.view, r.leg = base, ""
+	r.view, r.leg, r.ref = base, "", nil
 	exit := legs[1].Command.Side
 	r.add("legs", covered, "entry %s %s %s, then take_profit and stop_loss %s %s each: inactive until the entry fills, sized to what fills (never more), the first to fill cancels the other",
 		entry.side, entry.qty, entry.symbol, exit, legs[1].Command.Quantity)
@@ -554,9 +616,14 @@ func (r *run) checkStopSideOf(in intent, ref sideRef) {
 	}
 	stop, what := in.stop, "stop_price"
 	if in.typ == command.TrailingStop {
-		stop, what = TrailingStop(in.side, in.trailAmount, in.trailPercent, mark), "first stop"
+		base, from := mark, "mark"
+		what = "first stop"
+		if in.anchor.IsPositive() { // a resting trailing stop's new trail: from its best price
+			base, from, what = in.anchor, "best price", "new stop (from best "+in.anchor.String()+")"
+		}
+		stop = TrailingStop(in.side, in.trailAmount, in.trailPercent, base)
 		if !stop.IsPositive() {
-			r.add(name, false, "trail_amount %s is not below mark %s: the stop would start at %s; use a smaller trail_amount or trail_percent", in.trailAmount, mark, stop)
+			r.add(name, false, "trail_amount %s is not below %s %s: the stop would start at %s; use a smaller trail_amount or trail_percent", in.trailAmount, from, base, stop)
 			return
 		}
 	}

@@ -110,7 +110,7 @@ func TestCheck(t *testing.T) {
 		{name: "modify over the order limit", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-1", Quantity: d("0.7")}, view: view,
 			fail: map[string]string{"order_notional": "0.7 × limit 39000 = 27300 exceeds", "position_notional": "1.7 × mark 40000 = 68000 exceeds"}},
 		{name: "modify a market order", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-2", Quantity: d("1")}, view: view,
-			fail: map[string]string{"order": "only limit orders can be modified"}},
+			fail: map[string]string{"modify": "a market order cannot be modified: only limit, stop, stop_limit, trailing_stop orders can"}},
 		{name: "cancel an unknown order", cmd: command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: "ord-9"}, view: view,
 			fail: map[string]string{"order": "no open order with order_id ord-9 on paper"}},
 		{name: "mass cancel a symbol", cmd: command.Command{Verb: command.MassCancel, Venue: "alt", Symbol: "SOL-USD"}, view: view,
@@ -292,7 +292,7 @@ func TestBracketChecksEachLeg(t *testing.T) {
 	}
 	want := "/venue /symbol entry/quantity entry/precision entry/price_collar entry/order_notional entry/position_notional " +
 		"take_profit/quantity take_profit/precision take_profit/price_collar take_profit/order_notional take_profit/position_notional take_profit/limit_side " +
-		"stop_loss/quantity stop_loss/precision stop_loss/price_collar stop_loss/order_notional stop_loss/position_notional stop_loss/stop_side /legs"
+		"stop_loss/quantity stop_loss/precision stop_loss/price_collar stop_loss/stop_side stop_loss/order_notional stop_loss/position_notional /legs"
 	if strings.Join(got, " ") != want {
 		t.Errorf("checks %s\nwant   %s", strings.Join(got, " "), want)
 	}

@@ -351,17 +351,33 @@ func (v *Venue) Cancel(id, note string, now time.Time, emit Emit) error {
 
 // Modify changes an open limit order's quantity and/or price (a zero value
 // keeps the old one); if the new price is marketable the order fills at
-// once.
+// once. It is Amend with only those two.
 func (v *Venue) Modify(id string, qty, price decimal.Decimal, now time.Time, emit Emit) error {
+	return v.Amend(id, command.Command{Verb: command.Modify, Quantity: qty, Price: price}, now, emit)
+}
+
+// Amend applies modify c's changes to open order id, by the rule
+// command.CheckModifyOf states: a limit's quantity and price, a stop's
+// stop_price, a stop_limit's stop_price and limit_price, a trailing stop's
+// trail (its stop then follows its best mark by the new trail); a leg of a
+// group takes no quantity. A limit that the new price makes marketable
+// fills at once (an exit leg at the next mark); a moved stop is walked from
+// the next mark.
+func (v *Venue) Amend(id string, c command.Command, now time.Time, emit Emit) error {
 	o := v.orders[id]
 	if o == nil || o.Status != node.OrderOpen {
 		return fmt.Errorf("order %s is not open on %s", id, v.cfg.Name)
 	}
-	if o.Type != command.Limit {
-		return fmt.Errorf("order %s is a %s order; only limit orders can be modified", id, o.Type)
+	if err := c.CheckModifyOf(o.Type, o.Group != ""); err != nil {
+		return fmt.Errorf("order %s: %w", id, err)
 	}
-	emit(node.Event{Time: now, Kind: node.EventModified, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-		Symbol: o.Symbol, Side: o.Side, Quantity: qty, Price: price})
+	ev := node.Event{Time: now, Kind: node.EventModified, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, StopPrice: c.StopPrice,
+		TrailAmount: c.TrailAmount, TrailPercent: c.TrailPercent}
+	if o.Type == command.StopLimit {
+		ev.Price = c.LimitPrice // a stop_limit's limit is its Price
+	}
+	emit(ev)
 	v.execute(id, now, emit)
 	return nil
 }
@@ -618,6 +634,16 @@ func (v *Venue) Apply(ev node.Event) error {
 		}
 		if ev.Price.IsPositive() {
 			o.Price = ev.Price
+		}
+		if ev.StopPrice.IsPositive() {
+			o.StopPrice = ev.StopPrice
+		}
+		if ev.TrailAmount.IsPositive() || ev.TrailPercent.IsPositive() {
+			if o.Type != command.TrailingStop {
+				return fmt.Errorf("event %d: new trail for order %s, a %s order", ev.Seq, o.ID, o.Type)
+			}
+			o.TrailAmount, o.TrailPercent = ev.TrailAmount, ev.TrailPercent
+			o.StopPrice = guardrail.TrailingStop(o.Side, o.TrailAmount, o.TrailPercent, o.TrailBest)
 		}
 		if ev.VenueOrderID != "" {
 			o.VenueOrderID = ev.VenueOrderID

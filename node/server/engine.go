@@ -306,7 +306,7 @@ var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
-	"stop_side": "stop_side", "limit_side": "limit_side",
+	"stop_side": "stop_side", "limit_side": "limit_side", "modify": "not_modifiable", "legs": "legs",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -356,6 +356,10 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
 		}
 	}
+	if c.Verb == command.Modify && e.remotes[c.Venue] != nil && !(c.StopPrice.IsZero() && c.LimitPrice.IsZero() && c.TrailAmount.IsZero() && c.TrailPercent.IsZero()) {
+		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+			reason: fmt.Sprintf("%s is a real venue: modify moves stop_price, limit_price and trails on paper venues only for now; cancel and resubmit there", c.Venue)}
+	}
 	if c.Verb == command.Modify && c.OrderID == "" {
 		if _, ext := e.external(c.Venue, c.ClientOrderID); ext {
 			return guardrail.Report{}, &rejection{code: "external_order",
@@ -382,13 +386,11 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	case command.Modify:
 		v := e.venues[c.Venue]
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		qty, price := o.Quantity, o.Price
+		qty := o.Quantity
 		if !c.Quantity.IsZero() {
 			qty = c.Quantity
 		}
-		if !c.Price.IsZero() {
-			price = c.Price
-		}
+		price := guardrail.ModifiedAt(o.View(), c)
 		if r := e.checkReduceOnly(v, o.Symbol, o.Side, qty, o.ID); r != nil {
 			return rep, r
 		}
@@ -523,7 +525,11 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Modify:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
+		if p, ok := e.venues[c.Venue].(*paper.Venue); ok {
+			e.must(p.Amend(o.ID, c, now, e.emit))
+		} else {
+			e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
+		}
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Flatten:
 		out.OrderIDs = e.flatten(c.Venue, flattenSymbols(e.venues[c.Venue], c), "flatten", now)
