@@ -511,3 +511,32 @@ func TestTradePreviewListsBracketLegs(t *testing.T) {
 		}
 	}
 }
+
+// TestTradeSnapshotShowsGroupsAndUnprotected: the snapshot table lists a
+// bracket's legs with their states, and an unprotected position with its
+// reason; a snapshot with neither prints neither section.
+func TestTradeSnapshotShowsGroupsAndUnprotected(t *testing.T) {
+	s := testSnapshot()
+	var plain bytes.Buffer
+	if err := printTradeSnapshot(&plain, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "unprotected") || strings.Contains(plain.String(), "groups") {
+		t.Errorf("sections without content:\n%s", plain.String())
+	}
+	s.Venues[0].Positions[0].Unprotected, s.Venues[0].Positions[0].UnprotectedReason = true, "no protective order is working"
+	s.Venues[0].Groups = []node.Group{{ID: "ord-00000009", Type: command.Bracket, Symbol: "BTC-USD", State: node.GroupAwaitingEntry, Legs: []node.GroupLeg{
+		{Leg: command.LegEntry, OrderID: "ord-00000009", Status: node.OrderOpen},
+		{Leg: command.LegTakeProfit, OrderID: "ord-00000010", Status: node.OrderOpen, Inactive: true},
+	}}}
+	var b bytes.Buffer
+	if err := printTradeSnapshot(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"unprotected positions (no working stop)", "paper  BTC-USD  no protective order is working",
+		"ord-00000009  bracket  BTC-USD  awaiting_entry  entry=ord-00000009 (open) take_profit=ord-00000010 (open, inactive)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("snapshot lacks %q:\n%s", want, b.String())
+		}
+	}
+}
