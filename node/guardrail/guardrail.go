@@ -5,9 +5,11 @@
 // stop on the side of the mark that protects (a sell's below, a buy's
 // above), order notional at the price the order would fill at under
 // max_order_notional and the resulting position under
-// max_position_notional. A compound order (an oco) is checked leg by leg,
-// each check naming its leg, and its limit leg must rest (not fill at
-// once). Each check comes back with pass or
+// max_position_notional. A compound order (an oco, a bracket) is checked
+// leg by leg, each check naming its leg: an oco's limit leg must rest (not
+// fill at once); a bracket's exits are checked against the position its
+// entry leaves and on the protecting side of the entry's price. A modify
+// is checked as the order it leaves. Each check comes back with pass or
 // fail and the numbers behind it, so a preview can show them.
 //
 // Clients run it before sending; the node runs the same checks again on its

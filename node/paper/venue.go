@@ -21,7 +21,9 @@
 // fills at the mark when the mark is at or better than its limit; a
 // trailing stop's stop follows the best mark since placement; an oco's two
 // legs (node.Order.Group) are walked together and the first to fill
-// cancels the other. A trigger
+// cancels the other; a bracket's resting entry is walked with its exits,
+// which wait inactive until it fills (node.Order.Parent), are sized to
+// what it filled and are an oco from then on. A trigger
 // and a trailing stop's move are events, so replay rebuilds them. Fees are
 // fee_bps of the fill's notional.
 //
