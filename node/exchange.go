@@ -83,9 +83,9 @@ const (
 // first leg's) with a suffix, so a venue that names legs itself (Alpaca)
 // has them mapped back to the node's ids after a restart too.
 const (
-	StopLegSuffix       = command.StopLegSuffix // an oco's or a bracket's stop leg
-	TakeProfitLegSuffix = "-tp"                 // a bracket's take-profit leg
-	FireSuffix          = "-fire"               // the market order a trigger the node holds fires
+	StopLegSuffix       = command.StopLegSuffix       // an oco's or a bracket's stop leg
+	TakeProfitLegSuffix = command.TakeProfitLegSuffix // a bracket's take-profit leg
+	FireSuffix          = "-fire"                     // the market order a trigger the node holds fires
 )
 
 // GroupRequest is linked orders for one request to a real venue: every

@@ -51,9 +51,15 @@ type Order struct {
 	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
 	TrailBest    decimal.Decimal `json:"trail_best,omitzero"`
 	Triggered    bool            `json:"triggered,omitempty"`
-	// Group links the legs of one oco (the id of its first leg): the first
-	// to fill cancels the rest, and cancel_order on one cancels them all.
-	Group        string              `json:"group,omitempty"`
+	// Group links the legs of one oco or bracket (the id of its first
+	// leg): the first exit to fill cancels the rest, and cancel_order on
+	// one cancels them all. Leg names the leg (command.LegLimit, ...).
+	Group string `json:"group,omitempty"`
+	Leg   string `json:"leg,omitempty"`
+	// Parent is a bracket exit's entry (its order id): the exit is
+	// Inactive until the entry fills, then sized to what it filled.
+	Parent       string              `json:"parent,omitempty"`
+	Inactive     bool                `json:"inactive,omitempty"`
 	TimeInForce  command.TimeInForce `json:"time_in_force"`
 	Status       OrderStatus         `json:"status"`
 	Filled       decimal.Decimal     `json:"filled"`
@@ -76,7 +82,45 @@ type Position struct {
 	MarketValue   decimal.Decimal `json:"market_value"` // quantity × mark
 	UnrealizedPnL decimal.Decimal `json:"unrealized_pnl"`
 	RealizedPnL   decimal.Decimal `json:"realized_pnl"` // before fees
+	// Unprotected says no protective order (a stop, stop_limit or
+	// trailing_stop on the closing side, active) is working for the
+	// position; UnprotectedReason says why (none asked for, a leg
+	// canceled or rejected, a leg lost at restart).
+	Unprotected       bool   `json:"unprotected,omitempty"`
+	UnprotectedReason string `json:"unprotected_reason,omitempty"`
 }
+
+// Group is one compound order's legs, as a snapshot lists it.
+type Group struct {
+	ID     string            `json:"group"` // its first leg's order id
+	Type   command.OrderType `json:"type"`  // oco or bracket
+	Symbol string            `json:"symbol"`
+	State  GroupState        `json:"state"`
+	Legs   []GroupLeg        `json:"legs"`           // in placement order
+	Note   string            `json:"note,omitempty"` // what the state means now
+}
+
+// GroupLeg is one leg of a Group.
+type GroupLeg struct {
+	Leg      string            `json:"leg"`
+	OrderID  string            `json:"order_id"`
+	ClientID string            `json:"client_order_id,omitempty"`
+	Type     command.OrderType `json:"type"`
+	Side     command.Side      `json:"side"`
+	Quantity decimal.Decimal   `json:"quantity"`
+	Filled   decimal.Decimal   `json:"filled"`
+	Status   OrderStatus       `json:"status"`
+	Inactive bool              `json:"inactive,omitempty"`
+}
+
+// GroupState is where a compound order is.
+type GroupState string
+
+// Group states.
+const (
+	GroupAwaitingEntry GroupState = "awaiting_entry" // a bracket's entry works; its exits are inactive
+	GroupActive        GroupState = "active"         // the exits work (a bracket's sized to what its entry filled)
+)
 
 // Venue is one venue's state in a snapshot.
 type Venue struct {
@@ -102,6 +146,7 @@ type Venue struct {
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
+	Groups           []Group                    `json:"groups,omitempty"` // compound orders with a working leg
 	// ExternalOrders are open at the venue but were not placed by this
 	// node: shown, never touched unless an operator names them.
 	ExternalOrders []Order                         `json:"external_orders,omitempty"`
@@ -131,24 +176,29 @@ const (
 // Event is one state change: the node's journal is a sequence of them, and a
 // snapshot shows the recent ones.
 type Event struct {
-	Seq           int64                `json:"seq"`
-	Time          time.Time            `json:"time"`
-	Kind          EventKind            `json:"kind"`
-	Venue         string               `json:"venue,omitempty"`
-	OrderID       string               `json:"order_id,omitempty"`
-	ClientOrderID string               `json:"client_order_id,omitempty"`
-	Symbol        string               `json:"symbol,omitempty"`
-	Side          command.Side         `json:"side,omitempty"`
-	Quantity      decimal.Decimal      `json:"quantity,omitzero"`
-	Price         decimal.Decimal      `json:"price,omitzero"`
-	Fee           decimal.Decimal      `json:"fee,omitzero"`
-	Cash          decimal.Decimal      `json:"cash,omitzero"` // venue_opened
-	State         command.TradingState `json:"state,omitempty"`
-	Order         *Order               `json:"order,omitempty"` // order_accepted
-	Note          string               `json:"note,omitempty"`
-	Ticket        string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
-	VenueOrderID  string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
-	Until         time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
+	Seq           int64           `json:"seq"`
+	Time          time.Time       `json:"time"`
+	Kind          EventKind       `json:"kind"`
+	Venue         string          `json:"venue,omitempty"`
+	OrderID       string          `json:"order_id,omitempty"`
+	ClientOrderID string          `json:"client_order_id,omitempty"`
+	Symbol        string          `json:"symbol,omitempty"`
+	Side          command.Side    `json:"side,omitempty"`
+	Quantity      decimal.Decimal `json:"quantity,omitzero"`
+	Price         decimal.Decimal `json:"price,omitzero"`
+	// StopPrice, TrailAmount and TrailPercent are an order_modified's new
+	// stop and trail (zero: unchanged).
+	StopPrice    decimal.Decimal      `json:"stop_price,omitzero"`
+	TrailAmount  decimal.Decimal      `json:"trail_amount,omitzero"`
+	TrailPercent decimal.Decimal      `json:"trail_percent,omitzero"`
+	Fee          decimal.Decimal      `json:"fee,omitzero"`
+	Cash         decimal.Decimal      `json:"cash,omitzero"` // venue_opened
+	State        command.TradingState `json:"state,omitempty"`
+	Order        *Order               `json:"order,omitempty"` // order_accepted
+	Note         string               `json:"note,omitempty"`
+	Ticket       string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
+	VenueOrderID string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
+	Until        time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.
@@ -225,7 +275,8 @@ func (s *Snapshot) OpenOrder(venue, orderID, clientOrderID string) (guardrail.Or
 // View is the order as the guardrail sees it.
 func (o Order) View() guardrail.Order {
 	return guardrail.Order{ID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, Quantity: o.Remaining(), Price: o.Price, StopPrice: o.StopPrice}
+		Type: o.Type, Quantity: o.Remaining(), Price: o.Price, StopPrice: o.StopPrice,
+		TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent, TrailBest: o.TrailBest, Group: o.Group, Leg: o.Leg, Parent: o.Parent, Inactive: o.Inactive}
 }
 
 // Status is where a ticket is.

@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -26,8 +27,12 @@ type Command struct {
 	LimitPrice decimal.Decimal
 	// TrailAmount or TrailPercent (exactly one) is a trailing_stop's
 	// distance from the best price: in price units, or in percent of it.
-	TrailAmount   decimal.Decimal
-	TrailPercent  decimal.Decimal
+	TrailAmount  decimal.Decimal
+	TrailPercent decimal.Decimal
+	// TakeProfit is a bracket's take-profit: the limit price of the exit
+	// that takes the gain (its stop-loss is StopPrice, a stop_limit at
+	// LimitPrice when given).
+	TakeProfit    decimal.Decimal
 	TimeInForce   TimeInForce
 	OrderID       string
 	ClientOrderID string
@@ -82,6 +87,8 @@ func (c *Command) decimalField(name string) *decimal.Decimal {
 		return &c.TrailAmount
 	case "trail_percent":
 		return &c.TrailPercent
+	case "take_profit":
+		return &c.TakeProfit
 	}
 	return nil
 }
@@ -122,7 +129,7 @@ func (c *Command) value(name string) (string, bool) {
 
 // allFields names every field a Command can carry, for checks that a
 // command sets only its verb's fields.
-var allFields = []string{"venue", "symbol", "side", "type", "quantity", "price", "stop_price", "limit_price", "trail_amount", "trail_percent", "time_in_force", "order_id", "client_order_id", "state"}
+var allFields = []string{"venue", "symbol", "side", "type", "quantity", "price", "stop_price", "limit_price", "trail_amount", "trail_percent", "take_profit", "time_in_force", "order_id", "client_order_id", "state"}
 
 // Validate checks c against its verb's spec: known verb, only the verb's
 // fields, required fields present, valid values and the cross-field rules.
@@ -186,18 +193,32 @@ func (c Command) checkRules() error {
 		case c.Type.Rests() && c.TimeInForce == IOC:
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "time_in_force",
 				Msg: fmt.Sprintf("%s order rests until a price trades: use gtc or omit time_in_force", c.Type.withArticle())}
-		case c.Type == OCO && len(c.ClientOrderID) > maxOCOClientID:
-			return invalid(c.Verb, "client_order_id", fmt.Sprintf("%s is %d characters; an oco's stop leg is named with %s appended, so give at most %d",
-				quote(c.ClientOrderID), len(c.ClientOrderID), quote(StopLegSuffix), maxOCOClientID))
+		case c.Type.Compound() && len(c.ClientOrderID) > MaxCompoundClientID:
+			return invalid(c.Verb, "client_order_id", fmt.Sprintf("%s is %d characters; %s's legs are named with %s appended, so give at most %d",
+				quote(c.ClientOrderID), len(c.ClientOrderID), c.Type.withArticle(), legSuffixes(c.Type), MaxCompoundClientID))
 		}
 	case CancelOrder, Modify:
 		if (c.OrderID == "") == (c.ClientOrderID == "") {
 			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "order_id",
 				Msg: "give exactly one of order_id or client_order_id"}
 		}
-		if c.Verb == Modify && c.Quantity.IsZero() && c.Price.IsZero() {
+		if c.Verb != Modify {
+			break
+		}
+		var set []string
+		for _, name := range modifyFields {
+			if _, ok := c.value(name); ok {
+				set = append(set, name)
+			}
+		}
+		switch {
+		case len(set) == 0:
 			return &Error{Kind: KindMissingField, Verb: c.Verb, Field: "quantity",
-				Msg: "give quantity, price or both: a modify must change something"}
+				Msg: "give at least one of " + strings.Join(modifyFields, ", ") + ": a modify must change something"}
+		case !c.TrailAmount.IsZero() && !c.TrailPercent.IsZero():
+			return &Error{Kind: KindConflict, Verb: c.Verb, Field: "trail_percent", Msg: "give trail_amount or trail_percent, not both: the new trail is one of them"}
+		case c.TrailPercent.GreaterThanOrEqual(hundred):
+			return invalid(c.Verb, "trail_percent", fmt.Sprintf("%s is a percent of the best price and must be below 100", c.TrailPercent))
 		}
 	}
 	return nil
@@ -247,48 +268,139 @@ var hundred = decimal.NewFromInt(100)
 
 // withArticle is "a stop", "an oco".
 func (t OrderType) withArticle() string {
-	if strings.HasPrefix(string(t), "o") {
+	if strings.HasPrefix(string(t), "o") || strings.HasPrefix(string(t), "e") {
 		return "an " + string(t)
 	}
 	return "a " + string(t)
 }
 
-// StopLegSuffix ends the client order id of an oco's stop leg: the limit
-// leg carries the command's own id.
-const StopLegSuffix = "-stop"
+// Leg suffixes end the client order ids of a compound command's legs: its
+// first leg (an oco's limit, a bracket's entry) carries the command's own
+// id.
+const (
+	// StopLegSuffix ends an oco's stop leg's and a bracket's stop-loss's.
+	StopLegSuffix = "-stop"
+	// TakeProfitLegSuffix ends a bracket's take-profit's.
+	TakeProfitLegSuffix = "-tp"
+)
 
-// maxOCOClientID leaves room for StopLegSuffix within a name's 64
+// MaxCompoundClientID is the longest client order id an oco or a bracket
+// takes: its legs' ids, with the longest suffix, stay within a name's 64
 // characters.
-const maxOCOClientID = 64 - len(StopLegSuffix)
+const MaxCompoundClientID = 64 - max(len(StopLegSuffix), len(TakeProfitLegSuffix))
+
+// legSuffixes names the suffixes type t's legs add, for messages.
+func legSuffixes(t OrderType) string {
+	if t == Bracket {
+		return quote(TakeProfitLegSuffix) + " and " + quote(StopLegSuffix)
+	}
+	return quote(StopLegSuffix)
+}
+
+// Leg names, as Leg.Name, node.Order.Leg and guardrail.Check.Leg carry
+// them.
+const (
+	LegOrder      = "order"       // a simple order
+	LegLimit      = "limit"       // an oco's limit leg
+	LegStop       = "stop"        // an oco's stop leg
+	LegEntry      = "entry"       // a bracket's entry
+	LegTakeProfit = "take_profit" // a bracket's take-profit limit
+	LegStopLoss   = "stop_loss"   // a bracket's stop-loss stop (or stop_limit)
+)
 
 // Leg is one order a submit_order places.
 type Leg struct {
-	// Name is "order" for a simple order; "limit" and "stop" for an
-	// oco's legs.
+	// Name is LegOrder for a simple order; LegLimit and LegStop for an
+	// oco's legs; LegEntry, LegTakeProfit and LegStopLoss for a
+	// bracket's.
 	Name    string
 	Command Command
+	// Exit says the leg closes what the command's entry opens (a
+	// bracket's take-profit and stop-loss): it rests inactive until the
+	// entry fills and is sized to what filled.
+	Exit bool
 }
 
 // Legs is the orders a submit_order places, each a submit_order of a
-// simple type: the command itself, or an oco's limit leg (at price, with
-// the command's client order id) and stop leg (at stop_price, a
-// stop_limit with limit_price; its client order id ends in
-// StopLegSuffix). Guardrail checks and the node place each leg.
+// simple type: the command itself; an oco's limit leg (at price, with the
+// command's client order id) and stop leg (at stop_price, a stop_limit
+// with limit_price; its client order id ends in StopLegSuffix); or a
+// bracket's entry (a limit at price, a market order without one, with the
+// command's client order id), take-profit (a limit on the other side at
+// take_profit, TakeProfitLegSuffix) and stop-loss (a stop on the other
+// side at stop_price, a stop_limit with limit_price, StopLegSuffix), both
+// of the entry's quantity. Guardrail checks and the node place each leg.
 func (c Command) Legs() []Leg {
-	if c.Type != OCO {
-		return []Leg{{Name: "order", Command: c}}
+	switch c.Type {
+	case OCO:
+		limit := c
+		limit.Type, limit.StopPrice, limit.LimitPrice = Limit, decimal.Decimal{}, decimal.Decimal{}
+		return []Leg{{Name: LegLimit, Command: limit}, {Name: LegStop, Command: c.stopLeg(c.Side, StopLegSuffix)}}
+	case Bracket:
+		entry := c
+		entry.Type, entry.StopPrice, entry.LimitPrice, entry.TakeProfit = Limit, decimal.Decimal{}, decimal.Decimal{}, decimal.Decimal{}
+		entry.TimeInForce = GTC
+		if c.Price.IsZero() {
+			entry.Type, entry.TimeInForce = Market, IOC
+		}
+		exit := c.Side.Opposite()
+		tp := c.stopLeg(exit, TakeProfitLegSuffix)
+		tp.Type, tp.Price, tp.StopPrice, tp.LimitPrice = Limit, c.TakeProfit, decimal.Decimal{}, decimal.Decimal{}
+		return []Leg{{Name: LegEntry, Command: entry}, {Name: LegTakeProfit, Command: tp, Exit: true},
+			{Name: LegStopLoss, Command: c.stopLeg(exit, StopLegSuffix), Exit: true}}
 	}
-	limit := c
-	limit.Type, limit.StopPrice, limit.LimitPrice = Limit, decimal.Decimal{}, decimal.Decimal{}
+	return []Leg{{Name: LegOrder, Command: c}}
+}
+
+// stopLeg is c's stop leg on side: a stop at stop_price (a stop_limit
+// with limit_price), its client order id c's with suffix.
+func (c Command) stopLeg(side Side, suffix string) Command {
 	stop := c
-	stop.Type, stop.Price = Stop, decimal.Decimal{}
+	stop.Side, stop.Type, stop.Price, stop.TakeProfit, stop.TimeInForce = side, Stop, decimal.Decimal{}, decimal.Decimal{}, GTC
 	if !c.LimitPrice.IsZero() {
 		stop.Type = StopLimit
 	}
 	if c.ClientOrderID != "" {
-		stop.ClientOrderID = c.ClientOrderID + StopLegSuffix
+		stop.ClientOrderID = c.ClientOrderID + suffix
 	}
-	return []Leg{{Name: "limit", Command: limit}, {Name: "stop", Command: stop}}
+	return stop
+}
+
+// CheckModifyOf says what is wrong with modify c for an open order of
+// type t (grouped: a leg of an oco or bracket), nil when it may apply: each
+// type takes its own fields (a limit's price, a stop's stop_price, a
+// stop_limit's stop_price and limit_price, a trailing_stop's trail), and a
+// leg takes no quantity. The guardrail and the paper venue apply the same
+// rule.
+func (c Command) CheckModifyOf(t OrderType, grouped bool) error {
+	var takes []string
+	for _, m := range modifiable {
+		if m.Type == t {
+			takes = m.Fields
+		}
+	}
+	if takes == nil {
+		var types []string
+		for _, m := range modifiable {
+			types = append(types, string(m.Type))
+		}
+		return &Error{Kind: KindConflict, Verb: Modify, Field: "order_id",
+			Msg: fmt.Sprintf("%s order cannot be modified: only %s orders can; cancel it instead", t.withArticle(), strings.Join(types, ", "))}
+	}
+	for _, name := range modifyFields {
+		if _, set := c.value(name); !set {
+			continue
+		}
+		if name == "quantity" && grouped {
+			return &Error{Kind: KindConflict, Verb: Modify, Field: name,
+				Msg: "the order is a leg of an oco or bracket, whose legs' quantities follow one another: cancel the group and submit it again to change its size"}
+		}
+		if !slices.Contains(takes, name) {
+			return &Error{Kind: KindConflict, Verb: Modify, Field: name,
+				Msg: fmt.Sprintf("%s order takes no %s; it takes %s", t.withArticle(), name, strings.Join(takes, ", "))}
+		}
+	}
+	return nil
 }
 
 // Diff is one field on which two commands differ.

@@ -77,7 +77,7 @@ func TestDecodeInvalid(t *testing.T) {
 		{"submit_order", `{"venue":"paper"} {}`, KindMalformed, "", "trailing data"},
 		{"submit_order", `{"venue":"paper","venue":"other"}`, KindMalformed, "venue", "twice"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","qty":"1"}`, KindUnknownField, "qty",
-			"valid fields: venue, symbol, side, type, quantity, price, stop_price, limit_price, trail_amount, trail_percent, time_in_force, client_order_id"},
+			"valid fields: venue, symbol, side, type, quantity, price, stop_price, limit_price, trail_amount, trail_percent, take_profit, time_in_force, client_order_id"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market"}`, KindMissingField, "quantity", "is required"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"0"}`, KindInvalidValue, "quantity", "must be positive"},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"-1"}`, KindInvalidValue, "quantity", "must be positive"},
@@ -162,6 +162,52 @@ func TestDecodeWithSetsAsideExtras(t *testing.T) {
 	}
 }
 
+// TestBracketLegs: a bracket is three legs — the entry (a limit at price,
+// a market order without one) with the command's client order id, and two
+// exits on the other side of the entry's quantity with derived ids — and
+// its id leaves room for the longest suffix.
+func TestBracketLegs(t *testing.T) {
+	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Bracket, Quantity: dec("2"),
+		Price: dec("40000"), TakeProfit: dec("44000"), StopPrice: dec("38000"), TimeInForce: GTC, ClientOrderID: "wk-b"}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := []Leg{
+		{Name: LegEntry, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Limit, Quantity: dec("2"), Price: dec("40000"), TimeInForce: GTC, ClientOrderID: "wk-b"}},
+		{Name: LegTakeProfit, Exit: true, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-b-tp"}},
+		{Name: LegStopLoss, Exit: true, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Stop, Quantity: dec("2"), StopPrice: dec("38000"), TimeInForce: GTC, ClientOrderID: "wk-b-stop"}},
+	}
+	if diff := cmp.Diff(want, c.Legs(), cmp.Comparer(decimal.Decimal.Equal)); diff != "" {
+		t.Errorf("legs (-want +got):\n%s", diff)
+	}
+	market := c
+	market.Price, market.LimitPrice = decimal.Decimal{}, dec("37900")
+	legs := market.Legs()
+	if legs[0].Command.Type != Market || legs[0].Command.TIF() != IOC || legs[2].Command.Type != StopLimit || !legs[2].Command.LimitPrice.Equal(dec("37900")) {
+		t.Errorf("market bracket legs: %+v", legs)
+	}
+	for _, l := range append(legs, c.Legs()...) {
+		if err := l.Command.Validate(); err != nil {
+			t.Errorf("leg %s does not validate: %v", l.Name, err)
+		}
+	}
+	for _, args := range []struct{ json, want string }{
+		{`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"bracket","quantity":"1","stop_price":"38000"}`, "a bracket order needs a take_profit"},
+		{`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"bracket","quantity":"1","take_profit":"44000","stop_price":"38000","trail_amount":"5"}`, "a bracket order takes no trail_amount"},
+		{`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"bracket","quantity":"1","take_profit":"44000","stop_price":"38000","time_in_force":"ioc"}`, "a bracket order rests"},
+		{`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"1","price":"1","take_profit":"44000"}`, "a limit order takes no take_profit"},
+		{`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"bracket","quantity":"1","take_profit":"44000","stop_price":"38000","client_order_id":"` + strings.Repeat("x", 60) + `"}`, "at most 59"},
+	} {
+		if _, _, err := DecodeWith("submit_order", json.RawMessage(args.json)); err == nil || !strings.Contains(err.Error(), args.want) {
+			t.Errorf("%s: err %v, want %q", args.json, err, args.want)
+		}
+	}
+	ok := `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"bracket","quantity":"1","take_profit":"44000","stop_price":"38000","client_order_id":"` + strings.Repeat("x", 59) + `"}`
+	if _, _, err := DecodeWith("submit_order", json.RawMessage(ok)); err != nil {
+		t.Errorf("59 characters: %v", err)
+	}
+}
+
 func TestOCOLegs(t *testing.T) {
 	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("2"),
 		Price: dec("44000"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x"}
@@ -170,8 +216,8 @@ func TestOCOLegs(t *testing.T) {
 	}
 	legs := c.Legs()
 	want := []Leg{
-		{"limit", Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-x"}},
-		{"stop", Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: StopLimit, Quantity: dec("2"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x-stop"}},
+		{Name: "limit", Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-x"}},
+		{Name: "stop", Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: StopLimit, Quantity: dec("2"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x-stop"}},
 	}
 	if diff := cmp.Diff(want, legs, cmp.Comparer(decimal.Decimal.Equal)); diff != "" {
 		t.Errorf("legs (-want +got):\n%s", diff)

@@ -18,6 +18,8 @@ func FuzzDecode(f *testing.F) {
 		`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"stop_limit","quantity":"1","stop_price":"41000","limit_price":41100.5}`,
 		`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_percent":"2.5"}`,
 		`{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"44000","stop_price":"39000","limit_price":"38900"}`,
+		`{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"bracket","quantity":"1","price":"40000","take_profit":"44000","stop_price":"39000","limit_price":"38900"}`,
+		`{"venue":"paper","order_id":"ord-1","stop_price":"39000","trail_percent":"2"}`,
 		`{"venue":"paper","order_id":"ord-00000001"}`,
 		`{"venue":"paper","client_order_id":"wk-1","quantity":"2","price":"3.5"}`,
 		`{"venue":"paper","symbol":"BTC-USD","side":"sell"}`,

@@ -49,6 +49,13 @@ const (
 	// limit at price and a stop at stop_price (a stop_limit at limit_price
 	// when given). See Command.Legs.
 	OCO OrderType = "oco"
+	// Bracket is an entry with its two exits, one command: a limit entry
+	// at price (a market entry without one), a take-profit limit at
+	// take_profit and a stop-loss at stop_price (a stop_limit at
+	// limit_price when given), both on the other side. The exits rest
+	// inactive until the entry fills, are sized to what filled, and are an
+	// oco from then on. See Command.Legs.
+	Bracket OrderType = "bracket"
 )
 
 // Protective reports whether an order of type t waits for a stop to
@@ -57,7 +64,19 @@ func (t OrderType) Protective() bool { return t == Stop || t == StopLimit || t =
 
 // Rests reports whether an order of type t always rests until a price
 // trades (the stop types and oco): gtc, never ioc.
-func (t OrderType) Rests() bool { return t.Protective() || t == OCO }
+func (t OrderType) Rests() bool { return t.Protective() || t.Compound() }
+
+// Compound reports whether an order of type t places several linked legs
+// as one command (oco, bracket).
+func (t OrderType) Compound() bool { return t == OCO || t == Bracket }
+
+// Opposite is the other side: the side that closes what s opens.
+func (s Side) Opposite() Side {
+	if s == Buy {
+		return Sell
+	}
+	return Buy
+}
 
 // typeRule is what one order type takes among the price fields.
 type typeRule struct {
@@ -72,7 +91,7 @@ type typeRule struct {
 // says which each type takes. Decoding enforces the table and the spec's
 // rules are written from it.
 var (
-	priceFields = []string{"price", "stop_price", "limit_price", "trail_amount", "trail_percent"}
+	priceFields = []string{"price", "stop_price", "limit_price", "trail_amount", "trail_percent", "take_profit"}
 	typeRules   = []typeRule{
 		{Type: Market, Hint: "use type limit to set one, or stop, stop_limit or trailing_stop for an order a price triggers"},
 		{Type: Limit, Needs: []string{"price"}, Hint: "or use type market"},
@@ -81,6 +100,8 @@ var (
 		{Type: TrailingStop, OneOf: []string{"trail_amount", "trail_percent"}, Hint: "a trailing_stop takes exactly one of trail_amount or trail_percent"},
 		{Type: OCO, Needs: []string{"price", "stop_price"}, Optional: []string{"limit_price"},
 			Hint: "an oco takes price for its limit leg and stop_price for its stop leg, with limit_price to make that a stop_limit"},
+		{Type: Bracket, Needs: []string{"take_profit", "stop_price"}, Optional: []string{"price", "limit_price"},
+			Hint: "a bracket takes price for a limit entry (none for a market entry), take_profit for its take-profit limit and stop_price for its stop-loss, with limit_price to make that a stop_limit"},
 	}
 )
 
@@ -129,6 +150,29 @@ func typeRuleLines() []string {
 		}
 	}
 	return out
+}
+
+// modifiable is what a modify may change of an open order, by its type.
+var modifiable = []struct {
+	Type   OrderType
+	Fields []string
+}{
+	{Limit, []string{"quantity", "price"}},
+	{Stop, []string{"quantity", "stop_price"}},
+	{StopLimit, []string{"quantity", "stop_price", "limit_price"}},
+	{TrailingStop, []string{"quantity", "trail_amount", "trail_percent"}},
+}
+
+// modifyFields are the fields a modify changes.
+var modifyFields = []string{"quantity", "price", "stop_price", "limit_price", "trail_amount", "trail_percent"}
+
+// modifyRuleLines renders modifiable as the spec's rule lines.
+func modifyRuleLines() []string {
+	var out []string
+	for _, m := range modifiable {
+		out = append(out, fmt.Sprintf("an open %s order takes %s", m.Type, strings.Join(m.Fields, ", ")))
+	}
+	return append(out, "a leg of an oco or bracket takes no quantity: its legs' quantities follow one another")
 }
 
 // TimeInForce says how long an order may rest.
@@ -200,7 +244,7 @@ func (s *Spec) FieldNames() []string {
 
 var (
 	sides        = []string{string(Buy), string(Sell)}
-	orderTypes   = []string{string(Market), string(Limit), string(Stop), string(StopLimit), string(TrailingStop), string(OCO)}
+	orderTypes   = []string{string(Market), string(Limit), string(Stop), string(StopLimit), string(TrailingStop), string(OCO), string(Bracket)}
 	timesInForce = []string{string(GTC), string(IOC)}
 	states       = []string{string(Active), string(ReduceOnly), string(Halted)}
 )
@@ -211,7 +255,7 @@ func venueField(required bool, what string) Field {
 
 var (
 	orderIDField = Field{Name: "order_id", Kind: ID,
-		Description: "the node's id of the order (ord-...), as shown by the snapshot"}
+		Description: "the node's order id (ord-...), as in the snapshot"}
 	clientIDField = Field{Name: "client_order_id", Kind: ID,
 		Description: "the client order id the order was submitted with (wk-...)"}
 )
@@ -221,25 +265,27 @@ var (
 var specs = []Spec{
 	{
 		Verb:    SubmitOrder,
-		Summary: "Place an order: market, limit, or a protective stop, stop_limit, trailing_stop or oco (an exit limit and an exit stop; one fill cancels the other).",
+		Summary: "Place an order: market, limit, stop, stop_limit, trailing_stop, oco (two exits, one cancels the other) or bracket (an entry with both exits).",
 		Fields: []Field{
 			venueField(true, "venue to trade on, as named in wicket.toml"),
 			{Name: "symbol", Kind: Text, Required: true, Description: "instrument the venue lists, e.g. BTC-USD"},
 			{Name: "side", Kind: Enum, Choices: sides, Required: true, Description: "buy or sell"},
-			{Name: "type", Kind: Enum, Choices: orderTypes, Required: true, Description: "market, limit, stop, stop_limit, trailing_stop or oco"},
+			{Name: "type", Kind: Enum, Choices: orderTypes, Required: true, Description: "market, limit, stop, stop_limit, trailing_stop, oco or bracket"},
 			{Name: "quantity", Kind: Decimal, Required: true, Description: "amount to trade, a positive decimal string such as \"0.5\""},
-			{Name: "price", Kind: Decimal, Description: "limit price of a limit order or an oco's limit leg, a positive decimal string"},
-			{Name: "stop_price", Kind: Decimal, Description: "trigger of a stop, stop_limit or oco stop leg (a sell's below the mark, a buy's above), a decimal string"},
-			{Name: "limit_price", Kind: Decimal, Description: "the limit a stop_limit (or oco stop leg) rests at once triggered, a decimal string"},
+			{Name: "price", Kind: Decimal, Description: "limit price of a limit order, an oco's limit leg or a bracket's entry (none: a market entry)"},
+			{Name: "stop_price", Kind: Decimal, Description: "trigger of a stop, stop_limit, oco stop leg or bracket stop-loss"},
+			{Name: "limit_price", Kind: Decimal, Description: "the limit a triggered stop_limit (oco stop leg, bracket stop-loss) rests at"},
 			{Name: "trail_amount", Kind: Decimal, Description: "a trailing_stop's distance from the best mark, in price units"},
 			{Name: "trail_percent", Kind: Decimal, Description: "a trailing_stop's distance from the best mark, in percent (\"2.5\"), below 100"},
-			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (the default but for market); ioc fills at once or is canceled"},
-			{Name: "client_order_id", Kind: ID, Description: "your id; minted as wk-<uuidv7> when omitted; a duplicate is refused, the existing order reported"},
+			{Name: "take_profit", Kind: Decimal, Description: "a bracket's take-profit limit price"},
+			{Name: "time_in_force", Kind: Enum, Choices: timesInForce, Description: "gtc rests until filled or canceled (default but for market); ioc fills at once or cancels"},
+			{Name: "client_order_id", Kind: ID, Description: "your id (minted as wk-<uuidv7> when omitted); a duplicate is refused"},
 		},
 		Rules: append(typeRuleLines(),
 			"trail_percent is below 100",
-			"time_in_force gtc is not allowed for a market order, ioc not for stop, stop_limit, trailing_stop or oco",
-			"an oco's client_order_id names its limit leg and leaves room for its stop leg's, the same with -stop: at most 59 characters",
+			"time_in_force gtc is not allowed for a market order, ioc not for stop, stop_limit, trailing_stop, oco or bracket",
+			fmt.Sprintf("an oco's or a bracket's client_order_id names its first leg and leaves room for the others' (the same with %s, %s): at most %d characters",
+				StopLegSuffix, TakeProfitLegSuffix, MaxCompoundClientID),
 		),
 	},
 	{
@@ -250,16 +296,21 @@ var specs = []Spec{
 	},
 	{
 		Verb:    Modify,
-		Summary: "Change the quantity or limit price of one open limit order.",
+		Summary: "Change an open order: its quantity, limit price, stop_price or trail.",
 		Fields: []Field{
 			venueField(true, "venue the order is on"), orderIDField, clientIDField,
-			{Name: "quantity", Kind: Decimal, Description: "new total quantity, a positive decimal string"},
-			{Name: "price", Kind: Decimal, Description: "new limit price, a positive decimal string"},
+			{Name: "quantity", Kind: Decimal, Description: "new total quantity"},
+			{Name: "price", Kind: Decimal, Description: "new limit price of a limit order"},
+			{Name: "stop_price", Kind: Decimal, Description: "new stop of a stop or stop_limit"},
+			{Name: "limit_price", Kind: Decimal, Description: "new limit of a stop_limit"},
+			{Name: "trail_amount", Kind: Decimal, Description: "new trail, in price units"},
+			{Name: "trail_percent", Kind: Decimal, Description: "new trail, in percent"},
 		},
-		Rules: []string{
+		Rules: append([]string{
 			"exactly one of order_id or client_order_id",
-			"at least one of quantity or price",
-		},
+			"at least one of quantity, price, stop_price, limit_price, trail_amount or trail_percent",
+			"not both trail_amount and trail_percent; trail_percent is below 100",
+		}, modifyRuleLines()...),
 	},
 	{
 		Verb:    Flatten,

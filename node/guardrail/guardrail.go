@@ -5,9 +5,11 @@
 // stop on the side of the mark that protects (a sell's below, a buy's
 // above), order notional at the price the order would fill at under
 // max_order_notional and the resulting position under
-// max_position_notional. A compound order (an oco) is checked leg by leg,
-// each check naming its leg, and its limit leg must rest (not fill at
-// once). Each check comes back with pass or
+// max_position_notional. A compound order (an oco, a bracket) is checked
+// leg by leg, each check naming its leg: an oco's limit leg must rest (not
+// fill at once); a bracket's exits are checked against the position its
+// entry leaves and on the protecting side of the entry's price. A modify
+// is checked as the order it leaves. Each check comes back with pass or
 // fail and the numbers behind it, so a preview can show them.
 //
 // Clients run it before sending; the node runs the same checks again on its
@@ -18,6 +20,7 @@
 package guardrail
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -70,6 +73,13 @@ type Order struct {
 	Quantity      decimal.Decimal // still to fill
 	Price         decimal.Decimal // limit price (a stop_limit's too); zero for market and stop
 	StopPrice     decimal.Decimal // a stop's trigger (a trailing stop's current one)
+	// A trailing stop's trail (one of the two) and the best price its stop
+	// follows.
+	TrailAmount, TrailPercent, TrailBest decimal.Decimal
+	// Group, Leg and Parent place a compound order's leg (node.Order);
+	// Inactive says a bracket's exit still waits for its entry (Parent).
+	Group, Leg, Parent string
+	Inactive           bool
 }
 
 // Check is one named check with its verdict and the numbers behind it.
@@ -161,7 +171,8 @@ type run struct {
 	c      command.Command
 	view   View
 	venue  project.Venue
-	leg    string // the leg being checked
+	leg    string   // the leg being checked
+	ref    *sideRef // what exits' sides are checked against, when not the mark
 	checks []Check
 }
 
@@ -191,16 +202,23 @@ func (r *run) check() {
 			return
 		}
 		legs := c.Legs()
-		if len(legs) == 1 {
+		switch c.Type {
+		case command.Bracket:
+			r.checkBracket(legs)
+			return
+		case command.OCO:
+		default:
 			r.checkOrder(intentOf(c))
 			return
 		}
+		mark, ok := r.view.Mark(r.venue.Name, c.Symbol)
+		ref := sideRef{price: mark, what: "mark", ok: ok && mark.IsPositive()}
 		for _, l := range legs {
 			r.leg = l.Name
 			in := intentOf(l.Command)
 			r.checkOrder(in)
 			if in.typ == command.Limit {
-				r.checkLimitSide(in)
+				r.checkLimitSide(in, ref)
 			}
 		}
 		r.leg = ""
@@ -210,18 +228,31 @@ func (r *run) check() {
 		if !ok {
 			return
 		}
-		qty, price := o.Quantity, o.Price
-		if !c.Quantity.IsZero() {
-			qty = c.Quantity
-		}
-		if !c.Price.IsZero() {
-			price = c.Price
-		}
-		if o.Type != command.Limit {
-			r.add("order", false, "%s is a %s order: only limit orders can be modified", o.ID, o.Type)
+		if err := c.CheckModifyOf(o.Type, o.Group != ""); err != nil {
+			msg := err.Error()
+			var ce *command.Error
+			if errors.As(err, &ce) {
+				msg = ce.Msg
+			}
+			r.add("modify", false, "%s: %s", o.ID, msg)
 			return
 		}
-		r.checkOrder(intent{symbol: o.Symbol, side: o.Side, typ: o.Type, qty: qty, limit: price})
+		in := modified(o, c)
+		if o.Inactive && o.Parent != "" { // a bracket's exit still waiting: judged against its entry
+			if p, ok := r.view.OpenOrder(r.c.Venue, o.Parent, ""); ok && p.Price.IsPositive() {
+				r.ref = &sideRef{price: p.Price, what: "entry price", ok: true}
+			}
+		}
+		r.checkOrder(in)
+		if o.Group != "" && o.Leg != command.LegEntry && in.typ == command.Limit { // an exit limit must rest
+			ref := r.ref
+			if ref == nil {
+				mark, ok := r.view.Mark(r.venue.Name, in.symbol)
+				ref = &sideRef{price: mark, what: "mark", ok: ok && mark.IsPositive()}
+			}
+			r.checkLimitSide(in, *ref)
+		}
+		r.ref = nil
 	case command.CancelOrder:
 		r.checkOpenOrder()
 	case command.Flatten, command.MassCancel:
@@ -268,6 +299,39 @@ func (r *run) checkOpenOrder() (Order, bool) {
 	return o, r.add("order", true, "open: %s", desc)
 }
 
+// modified is open order o as modify c would leave it.
+func modified(o Order, c command.Command) intent {
+	pick := func(v, old decimal.Decimal) decimal.Decimal {
+		if v.IsZero() {
+			return old
+		}
+		return v
+	}
+	in := intent{symbol: o.Symbol, side: o.Side, typ: o.Type, qty: pick(c.Quantity, o.Quantity), limit: o.Price, stop: o.StopPrice,
+		trailAmount: o.TrailAmount, trailPercent: o.TrailPercent, anchor: o.TrailBest}
+	switch o.Type {
+	case command.Limit:
+		in.limit = pick(c.Price, o.Price)
+	case command.Stop:
+		in.stop = pick(c.StopPrice, o.StopPrice)
+	case command.StopLimit:
+		in.stop, in.limit = pick(c.StopPrice, o.StopPrice), pick(c.LimitPrice, o.Price)
+	case command.TrailingStop:
+		if c.TrailAmount.IsPositive() || c.TrailPercent.IsPositive() {
+			in.trailAmount, in.trailPercent = c.TrailAmount, c.TrailPercent
+		}
+	}
+	return in
+}
+
+// ModifiedAt is the price open order o is valued at once modify c applies
+// (At's rule: a limit's new limit, a stop's new stop, a trailing stop's
+// stop from its best price by the new trail), for a buy's cash check.
+func ModifiedAt(o Order, c command.Command) decimal.Decimal {
+	at, _, _ := modified(o, c).at(decimal.Decimal{}, false)
+	return at
+}
+
 // intent is an order as the checks see it: a submit_order's fields, or an
 // open order as a modify would leave it.
 type intent struct {
@@ -279,6 +343,7 @@ type intent struct {
 	stop         decimal.Decimal // a stop's or stop_limit's stop_price
 	trailAmount  decimal.Decimal
 	trailPercent decimal.Decimal
+	anchor       decimal.Decimal // a resting trailing stop's best price, its stop's base (else the mark)
 }
 
 func intentOf(c command.Command) intent {
@@ -330,11 +395,15 @@ func TrailingStop(side command.Side, trailAmount, trailPercent, mark decimal.Dec
 // At is the price c is valued at (its notional, a buy's cost) against
 // mark, and what that price is: a limit order's limit, a stop_limit's
 // limit_price, a stop's stop_price, a trailing stop's first stop (from the
-// mark), a market order's mark; an oco's dearest leg (only one fills). ok
-// is false when it needs a mark and haveMark is false.
+// mark), a market order's mark; an oco's dearest leg (only one fills); a
+// bracket's entry (its exits close what the entry opens). ok is false
+// when it needs a mark and haveMark is false.
 func At(c command.Command, mark decimal.Decimal, haveMark bool) (at decimal.Decimal, what string, ok bool) {
 	ok = true
 	for _, l := range c.Legs() {
+		if l.Exit {
+			continue
+		}
 		p, w, valued := intentOf(l.Command).at(mark, haveMark)
 		if !valued {
 			return decimal.Decimal{}, w, false
@@ -355,6 +424,9 @@ func (in intent) at(mark decimal.Decimal, haveMark bool) (decimal.Decimal, strin
 	case command.Stop:
 		return in.stop, "stop", true
 	case command.TrailingStop:
+		if in.anchor.IsPositive() {
+			return TrailingStop(in.side, in.trailAmount, in.trailPercent, in.anchor), "new stop", true
+		}
 		if !haveMark {
 			return decimal.Decimal{}, "trailing stop", false
 		}
@@ -394,7 +466,11 @@ func (r *run) checkOrder(in intent) {
 		r.add("price_collar", true, "market order: no limit price to check")
 	}
 	if typ.Protective() {
-		r.checkStopSide(in, mark, haveMark)
+		if r.ref != nil { // a bracket's exit: against its entry
+			r.checkStopSideOf(in, *r.ref)
+		} else {
+			r.checkStopSide(in, mark, haveMark)
+		}
 	}
 
 	if !valued {
@@ -433,45 +509,131 @@ func (r *run) collar(name, what string, price decimal.Decimal, refWhat string, r
 	r.add(name, within, "%s %s is %s%% from %s %s (collar %s%%)", what, price, shown, refWhat, ref, r.g.collarPct)
 }
 
-// checkLimitSide checks that an oco's limit leg rests: a sell above the
-// mark, a buy below (a marketable one would fill at once and cancel its
-// stop leg: send a limit or market order instead).
-func (r *run) checkLimitSide(in intent) {
+// sideRef is the price an exit's side is checked against: the mark, or
+// where a bracket's entry would open the position.
+type sideRef struct {
+	price decimal.Decimal
+	what  string // "mark", "entry price"
+	ok    bool   // known
+}
+
+func (s sideRef) String() string { return s.what + " " + s.price.String() }
+
+// checkLimitSide checks that an exit limit rests: a sell above ref, a buy
+// below (an oco's limit leg at or past the mark would fill at once and
+// cancel its stop leg: send a limit or market order instead; a bracket's
+// take-profit at or past its entry would take no profit).
+func (r *run) checkLimitSide(in intent, ref sideRef) {
 	const name = "limit_side"
-	mark, ok := r.view.Mark(r.venue.Name, in.symbol)
-	if !ok || !mark.IsPositive() {
+	if !ref.ok {
 		r.add(name, false, "no mark for %s on %s: cannot check the limit's side of it", in.symbol, r.venue.Name)
 		return
 	}
 	if in.side == command.Sell {
-		r.add(name, in.limit.GreaterThan(mark), "sell limit %s must be above mark %s (at or below it, it would fill at once)", in.limit, mark)
+		r.add(name, in.limit.GreaterThan(ref.price), "sell limit %s must be above %s (at or below it, it would fill at once)", in.limit, ref)
 		return
 	}
-	r.add(name, in.limit.LessThan(mark), "buy limit %s must be below mark %s (at or above it, it would fill at once)", in.limit, mark)
+	r.add(name, in.limit.LessThan(ref.price), "buy limit %s must be below %s (at or above it, it would fill at once)", in.limit, ref)
+}
+
+// checkBracket checks a bracket leg by leg: the entry as an order of its
+// own; each exit against the position the entry would leave and on the
+// side of the entry's price that protects it (a sell take-profit above
+// it, a sell stop-loss below; the price a limit entry fills at is its
+// limit, or the mark when that is better; a market entry's, the mark);
+// and that the exits cover the entry's quantity without exceeding it.
+func (r *run) checkBracket(legs []command.Leg) {
+	entry := intentOf(legs[0].Command)
+	mark, haveMark := r.view.Mark(r.venue.Name, entry.symbol)
+	haveMark = haveMark && mark.IsPositive()
+	ref := sideRef{price: mark, what: "mark", ok: haveMark}
+	if entry.typ == command.Limit {
+		ref = sideRef{price: entry.limit, what: "entry price", ok: true}
+		if haveMark && ((entry.side == command.Buy && mark.LessThan(entry.limit)) || (entry.side == command.Sell && mark.GreaterThan(entry.limit))) {
+			ref.price = mark // a marketable entry fills at the mark
+		}
+	}
+	r.leg = legs[0].Name
+	r.checkOrder(entry)
+	base := r.view
+	r.view = afterEntry{View: base, venue: r.venue.Name, entry: entry}
+	covered := true
+	for _, l := range legs[1:] {
+		r.leg = l.Name
+		in := intentOf(l.Command)
+		r.ref = &ref
+		r.checkOrder(in)
+		if in.typ == command.Limit {
+			r.checkLimitSide(in, ref)
+		}
+		covered = covered && in.qty.Equal(entry.qty)
+	}
+	r.view, r.leg, r.ref = base, "", nil
+	exit := legs[1].Command.Side
+	r.add("legs", covered, "entry %s %s %s, then take_profit and stop_loss %s %s each: inactive until the entry fills, sized to what fills (never more), the first to fill cancels the other",
+		entry.side, entry.qty, entry.symbol, exit, legs[1].Command.Quantity)
+}
+
+// afterEntry is a view whose position in the entry's symbol already holds
+// the entry: a bracket's exits close what it opens.
+type afterEntry struct {
+	View
+	venue string
+	entry intent
+}
+
+func (a afterEntry) Position(venue, symbol string) decimal.Decimal {
+	pos := a.View.Position(venue, symbol)
+	if venue != a.venue || symbol != a.entry.symbol {
+		return pos
+	}
+	if a.entry.side == command.Sell {
+		return pos.Sub(a.entry.qty)
+	}
+	return pos.Add(a.entry.qty)
+}
+
+// Instrument passes a real venue's rules through when the view has them.
+func (a afterEntry) Instrument(venue, symbol string) (Instrument, bool) {
+	if iv, ok := a.View.(InstrumentView); ok {
+		return iv.Instrument(venue, symbol)
+	}
+	return Instrument{}, false
 }
 
 // checkStopSide checks that a stop is on the side of the mark where it
 // protects: a sell stop below the mark, a buy stop above (one already
 // through the mark would trigger at once: use a market order for that).
 func (r *run) checkStopSide(in intent, mark decimal.Decimal, haveMark bool) {
+	r.checkStopSideOf(in, sideRef{price: mark, what: "mark", ok: haveMark})
+}
+
+// checkStopSideOf checks a stop's side against ref.
+func (r *run) checkStopSideOf(in intent, ref sideRef) {
 	const name = "stop_side"
+	mark, haveMark := ref.price, ref.ok
 	if !haveMark {
 		r.add(name, false, "no mark for %s on %s: cannot check the stop's side of it", in.symbol, r.venue.Name)
 		return
 	}
 	stop, what := in.stop, "stop_price"
 	if in.typ == command.TrailingStop {
-		stop, what = TrailingStop(in.side, in.trailAmount, in.trailPercent, mark), "first stop"
+		base, from := mark, "mark"
+		what = "first stop"
+		if in.anchor.IsPositive() { // a resting trailing stop's new trail: from its best price
+			base, from, what = in.anchor, "best price", "new stop (from best "+in.anchor.String()+")"
+		}
+		stop = TrailingStop(in.side, in.trailAmount, in.trailPercent, base)
 		if !stop.IsPositive() {
-			r.add(name, false, "trail_amount %s is not below mark %s: the stop would start at %s; use a smaller trail_amount or trail_percent", in.trailAmount, mark, stop)
+			r.add(name, false, "trail_amount %s is not below %s %s: the stop would start at %s; use a smaller trail_amount or trail_percent", in.trailAmount, from, base, stop)
 			return
 		}
 	}
 	if in.side == command.Sell {
-		r.add(name, stop.LessThan(mark), "sell %s %s must be below mark %s (a sell stop triggers on a fall; at or above the mark it would fill at once)", what, stop, mark)
+		r.add(name, stop.LessThan(mark), "sell %s %s must be below %s (a sell stop triggers on a fall; at or above the %s it would fill at once)", what, stop, ref, ref.what)
 		return
 	}
-	r.add(name, stop.GreaterThan(mark), "buy %s %s must be above mark %s (a buy stop triggers on a rise; at or below the mark it would fill at once)", what, stop, mark)
+	r.add(name, stop.GreaterThan(mark), "buy %s %s must be above %s (a buy stop triggers on a rise; at or below the %s it would fill at once)", what, stop, ref, ref.what)
 }
 
 // checkPrecision checks the quantity and every price of in against the

@@ -110,7 +110,7 @@ func TestCheck(t *testing.T) {
 		{name: "modify over the order limit", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-1", Quantity: d("0.7")}, view: view,
 			fail: map[string]string{"order_notional": "0.7 × limit 39000 = 27300 exceeds", "position_notional": "1.7 × mark 40000 = 68000 exceeds"}},
 		{name: "modify a market order", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-2", Quantity: d("1")}, view: view,
-			fail: map[string]string{"order": "only limit orders can be modified"}},
+			fail: map[string]string{"modify": "a market order cannot be modified: only limit, stop, stop_limit, trailing_stop orders can"}},
 		{name: "cancel an unknown order", cmd: command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: "ord-9"}, view: view,
 			fail: map[string]string{"order": "no open order with order_id ord-9 on paper"}},
 		{name: "mass cancel a symbol", cmd: command.Command{Verb: command.MassCancel, Venue: "alt", Symbol: "SOL-USD"}, view: view,
@@ -274,3 +274,53 @@ func TestPlaces(t *testing.T) {
 }
 
 func with(c command.Command, f func(*command.Command)) command.Command { f(&c); return c }
+
+// TestBracketChecksEachLeg: a bracket's entry is checked as an order, its
+// exits against the position the entry leaves and on the protecting side
+// of the entry's price (not the mark), each check naming its leg.
+func TestBracketChecksEachLeg(t *testing.T) {
+	g := New(config())
+	br := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.Bracket,
+		Quantity: d("0.2"), Price: d("39000"), TakeProfit: d("39800"), StopPrice: d("38000")}
+	rep := g.Check(br, view)
+	if !rep.OK {
+		t.Fatalf("a good bracket: %s", rep.Summary())
+	}
+	var got []string
+	for _, c := range rep.Checks {
+		got = append(got, c.Leg+"/"+c.Name)
+	}
+	want := "/venue /symbol entry/quantity entry/precision entry/price_collar entry/order_notional entry/position_notional " +
+		"take_profit/quantity take_profit/precision take_profit/price_collar take_profit/order_notional take_profit/position_notional take_profit/limit_side " +
+		"stop_loss/quantity stop_loss/precision stop_loss/price_collar stop_loss/stop_side stop_loss/order_notional stop_loss/position_notional /legs"
+	if strings.Join(got, " ") != want {
+		t.Errorf("checks %s\nwant   %s", strings.Join(got, " "), want)
+	}
+	for _, ch := range rep.Checks {
+		if ch.Leg == command.LegTakeProfit && ch.Name == "position_notional" && !strings.Contains(ch.Detail, "position 1.2 → 1 BTC-USD: reduces it") {
+			t.Errorf("take-profit position check: %s (want it against the position after the entry)", ch.Detail)
+		}
+	}
+	for _, tc := range []struct {
+		set  func(*command.Command)
+		want string
+	}{
+		// 39800 is below the mark but above the entry: a good take-profit; at 38900 it is below the entry.
+		{func(c *command.Command) { c.TakeProfit = d("38900") }, "take_profit leg limit_side: sell limit 38900 must be above entry price 39000"},
+		{func(c *command.Command) { c.StopPrice = d("39100") }, "stop_loss leg stop_side: sell stop_price 39100 must be below entry price 39000"},
+		// a market entry opens at the mark
+		{func(c *command.Command) { c.Price = decimal.Decimal{}; c.TakeProfit = d("39900") }, "take_profit leg limit_side: sell limit 39900 must be above mark 40000"},
+		// a marketable limit entry fills at the mark
+		{func(c *command.Command) { c.Price = d("40500"); c.StopPrice = d("40200") }, "stop_loss leg stop_side: sell stop_price 40200 must be below entry price 40000"},
+		{func(c *command.Command) { c.Quantity = d("0.7") }, "entry leg order_notional: 0.7 × limit 39000 = 27300 exceeds"},
+	} {
+		c := br
+		tc.set(&c)
+		if rep := g.Check(c, view); rep.OK || !strings.Contains(rep.Summary(), tc.want) {
+			t.Errorf("%s: %s, want a failure with %q", c, rep.Summary(), tc.want)
+		}
+	}
+	if at, what, ok := At(br, d("40000"), true); !ok || !at.Equal(d("39000")) || what != "limit" {
+		t.Errorf("At(bracket) = %s %s %v, want the entry's limit 39000", at, what, ok)
+	}
+}

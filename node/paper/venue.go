@@ -21,7 +21,9 @@
 // fills at the mark when the mark is at or better than its limit; a
 // trailing stop's stop follows the best mark since placement; an oco's two
 // legs (node.Order.Group) are walked together and the first to fill
-// cancels the other. A trigger
+// cancels the other; a bracket's resting entry is walked with its exits,
+// which wait inactive until it fills (node.Order.Parent), are sized to
+// what it filled and are an oco from then on. A trigger
 // and a trailing stop's move are events, so replay rebuilds them. Fees are
 // fee_bps of the fill's notional.
 //
@@ -77,6 +79,11 @@ type Venue struct {
 	open      []string               // open order ids, oldest first
 	marks     map[string]decimal.Decimal
 	marksAt   map[string]time.Time // when each fed mark was received; absent: unknown
+	groups    map[string][]string  // a compound order's legs' ids, by group, in placement order
+	// unguarded says, per symbol, which protective order last ended
+	// without filling, and why: the snapshot's reason for an unprotected
+	// position.
+	unguarded map[string]string
 }
 
 type position struct {
@@ -96,6 +103,8 @@ func New(cfg project.Venue) *Venue {
 		orders:    map[string]*node.Order{},
 		marks:     map[string]decimal.Decimal{},
 		marksAt:   map[string]time.Time{},
+		groups:    map[string][]string{},
+		unguarded: map[string]string{},
 	}
 }
 
@@ -226,7 +235,10 @@ func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
 			o.TimeInForce = command.IOC
 		}
 	}
-	if o.Type == command.TrailingStop {
+	if o.Parent != "" {
+		v.sizeExit(&o)
+	}
+	if o.Type == command.TrailingStop && o.Status == node.OrderOpen {
 		m, ok := v.marks[o.Symbol]
 		if !ok {
 			o.Status = node.OrderCanceled
@@ -241,12 +253,34 @@ func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
 	v.execute(o.ID, now, emit)
 }
 
+// sizeExit sets a bracket exit's state from its entry: inactive while the
+// entry has filled nothing, else sized to what it filled; canceled at
+// placement when the entry ended without a fill.
+func (v *Venue) sizeExit(o *node.Order) {
+	p := v.orders[o.Parent]
+	switch {
+	case p == nil:
+		o.Status, o.Note = node.OrderCanceled, "its entry "+o.Parent+" is unknown"
+	case p.Filled.IsPositive():
+		o.Quantity, o.Inactive = p.Filled, false
+	case !p.Status.Working():
+		o.Status, o.Note = node.OrderCanceled, fmt.Sprintf("its entry %s was %s before it filled: nothing to protect (%s)", p.ID, p.Status, p.Note)
+	default:
+		o.Inactive = true
+	}
+}
+
+// exitLeg reports whether o is an exit of a compound order (an oco's leg,
+// a bracket's take-profit or stop-loss): it never fills at placement, and
+// Match walks it with its group.
+func exitLeg(o *node.Order) bool { return o.Group != "" && o.Leg != command.LegEntry }
+
 // execute fills an open order at once if it can, and cancels an ioc order
 // that cannot.
 func (v *Venue) execute(id string, now time.Time, emit Emit) {
 	o := v.orders[id]
-	if o == nil || o.Status != node.OrderOpen || o.Type.Protective() || o.Group != "" {
-		return // a stop or an oco's leg rests: Match fills it on a later mark
+	if o == nil || o.Status != node.OrderOpen || o.Type.Protective() || exitLeg(o) {
+		return // a stop or a compound order's exit rests: Match fills it on a later mark
 	}
 	px, ok := v.MarketPrice(o.Symbol, o.Side)
 	if !ok {
@@ -290,9 +324,21 @@ func (v *Venue) fill(o *node.Order, price decimal.Decimal, now time.Time, emit E
 		Symbol: o.Symbol, Side: o.Side, Quantity: qty, Price: price, Fee: v.Fee(qty, price)})
 }
 
+// cancel cancels o; a bracket entry canceled before it filled takes its
+// inactive exits with it (one that filled in part leaves them sized to
+// what it filled).
 func (v *Venue) cancel(o *node.Order, note string, now time.Time, emit Emit) {
 	emit(node.Event{Time: now, Kind: node.EventCanceled, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 		Symbol: o.Symbol, Side: o.Side, Quantity: o.Remaining(), Note: note})
+	if o.Leg != command.LegEntry || o.Filled.IsPositive() {
+		return
+	}
+	for _, id := range v.groups[o.Group] {
+		if c := v.orders[id]; c.Parent == o.ID && c.Status == node.OrderOpen {
+			emit(node.Event{Time: now, Kind: node.EventCanceled, Venue: v.cfg.Name, OrderID: c.ID, ClientOrderID: c.ClientOrderID,
+				Symbol: c.Symbol, Side: c.Side, Quantity: c.Remaining(), Note: fmt.Sprintf("canceled: its entry %s was canceled before it filled", o.ID)})
+		}
+	}
 }
 
 // Cancel cancels an open order.
@@ -307,17 +353,33 @@ func (v *Venue) Cancel(id, note string, now time.Time, emit Emit) error {
 
 // Modify changes an open limit order's quantity and/or price (a zero value
 // keeps the old one); if the new price is marketable the order fills at
-// once.
+// once. It is Amend with only those two.
 func (v *Venue) Modify(id string, qty, price decimal.Decimal, now time.Time, emit Emit) error {
+	return v.Amend(id, command.Command{Verb: command.Modify, Quantity: qty, Price: price}, now, emit)
+}
+
+// Amend applies modify c's changes to open order id, by the rule
+// command.CheckModifyOf states: a limit's quantity and price, a stop's
+// stop_price, a stop_limit's stop_price and limit_price, a trailing stop's
+// trail (its stop then follows its best mark by the new trail); a leg of a
+// group takes no quantity. A limit that the new price makes marketable
+// fills at once (an exit leg at the next mark); a moved stop is walked from
+// the next mark.
+func (v *Venue) Amend(id string, c command.Command, now time.Time, emit Emit) error {
 	o := v.orders[id]
 	if o == nil || o.Status != node.OrderOpen {
 		return fmt.Errorf("order %s is not open on %s", id, v.cfg.Name)
 	}
-	if o.Type != command.Limit {
-		return fmt.Errorf("order %s is a %s order; only limit orders can be modified", id, o.Type)
+	if err := c.CheckModifyOf(o.Type, o.Group != ""); err != nil {
+		return fmt.Errorf("order %s: %w", id, err)
 	}
-	emit(node.Event{Time: now, Kind: node.EventModified, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-		Symbol: o.Symbol, Side: o.Side, Quantity: qty, Price: price})
+	ev := node.Event{Time: now, Kind: node.EventModified, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, StopPrice: c.StopPrice,
+		TrailAmount: c.TrailAmount, TrailPercent: c.TrailPercent}
+	if o.Type == command.StopLimit {
+		ev.Price = c.LimitPrice // a stop_limit's limit is its Price
+	}
+	emit(ev)
 	v.execute(id, now, emit)
 	return nil
 }
@@ -333,7 +395,7 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	for _, id := range slices.Clone(v.open) {
 		o := v.orders[id]
 		if o.Status != node.OrderOpen || o.Type != command.Limit || o.Group != "" {
-			continue
+			continue // a compound order's legs are walked with their group below
 		}
 		m, ok := v.marks[o.Symbol]
 		if !ok || v.FreshMark(o.Symbol, now) != nil {
@@ -364,28 +426,43 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	}
 }
 
-// step walks one symbol's resting stops through the mark m.
+// step walks one symbol's resting stops and compound orders through the
+// mark m. A bracket's resting entry is the parent of its exits
+// (intrabar.Order.Parent), so an entry and its exits fill by the rule in
+// one walk, as in the backtest; the exits of one group cancel each other.
 func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, allow func(node.Order) bool, emit Emit) {
 	held := make([]intrabar.Order[decimal.Decimal], len(resting))
 	groups := map[string]int{}
+	index := map[string]int{}
 	for i, o := range resting {
+		index[o.ID] = i
 		held[i] = asIntrabar(o)
-		if o.Group != "" {
+		if exitLeg(o) {
 			if groups[o.Group] == 0 {
 				groups[o.Group] = len(groups) + 1
 			}
 			held[i].Group = groups[o.Group]
 		}
+		if o.Inactive {
+			if p, ok := index[o.Parent]; ok {
+				held[i].Parent = p + 1 // the entry rests before its exits
+			} else {
+				held[i].Done = true // no resting entry can make it active
+			}
+		}
 	}
 	fills := intrabar.Step(intrabar.Mark(m), intrabar.Path, held, nil)
+	var later []*node.Order // exits that became active and triggered in this walk
 	for i, o := range resting {
 		h := held[i]
 		if o.Type == command.StopLimit && h.Triggered && !o.Triggered {
-			emit(node.Event{Time: now, Kind: node.EventTriggered, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-				Symbol: o.Symbol, Side: o.Side, Price: m,
-				Note: fmt.Sprintf("stop %s traded at mark %s: resting as a limit at %s", o.StopPrice, m, o.Price)})
+			if o.Inactive {
+				later = append(later, o)
+				continue
+			}
+			emit(v.triggered(o, m, now))
 		}
-		if o.Type == command.TrailingStop && !h.Best.Equal(o.TrailBest) {
+		if o.Type == command.TrailingStop && !o.Inactive && !h.Best.Equal(o.TrailBest) {
 			emit(node.Event{Time: now, Kind: node.EventTrailed, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
 				Symbol: o.Symbol, Side: o.Side, Price: h.Best,
 				Note: fmt.Sprintf("best mark %s: stop %s", h.Best, h.Stop)})
@@ -393,28 +470,54 @@ func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, al
 	}
 	for _, f := range fills {
 		o := resting[f.Order]
-		if o.Status != node.OrderOpen || !allow(*o) {
-			continue
+		if o.Status != node.OrderOpen || o.Inactive || !allow(*o) {
+			continue // an exit whose entry did not fill stays inactive
 		}
 		at := f.Price
 		if f.Taker { // a triggered stop is a market order: slippage applies
 			at, _ = v.MarketPrice(o.Symbol, o.Side)
 		}
 		v.fill(o, at, now, emit)
-		if o.Group != "" {
-			v.CancelGroup(o.Group, fmt.Sprintf("canceled: %s, another leg of oco %s, filled", o.ID, o.Group), now, emit)
+		if exitLeg(o) {
+			v.CancelGroup(o.Group, fmt.Sprintf("canceled: %s, another leg of %s %s, filled", o.ID, v.groupType(o.Group), o.Group), now, emit)
+		}
+	}
+	for _, o := range later {
+		if o.Status == node.OrderOpen && !o.Inactive && !o.Triggered {
+			emit(v.triggered(o, m, now))
 		}
 	}
 }
 
-// CancelGroup cancels the open orders of an oco, by the group id its legs
-// carry (node.Order.Group), and returns their ids.
+func (v *Venue) triggered(o *node.Order, m decimal.Decimal, now time.Time) node.Event {
+	return node.Event{Time: now, Kind: node.EventTriggered, Venue: v.cfg.Name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+		Symbol: o.Symbol, Side: o.Side, Price: m,
+		Note: fmt.Sprintf("stop %s traded at mark %s: resting as a limit at %s", o.StopPrice, m, o.Price)}
+}
+
+// groupType is "bracket" or "oco": what kind of compound order a group is.
+func (v *Venue) groupType(group string) command.OrderType {
+	for _, id := range v.groups[group] {
+		if v.orders[id].Leg == command.LegEntry {
+			return command.Bracket
+		}
+	}
+	return command.OCO
+}
+
+// CancelGroup cancels the open orders of a compound order (an oco, a
+// bracket), by the group id its legs carry (node.Order.Group), and
+// returns their ids.
 func (v *Venue) CancelGroup(group, note string, now time.Time, emit Emit) []string {
 	var ids []string
-	for _, id := range slices.Clone(v.open) {
-		if o := v.orders[id]; o.Group == group && o.Status == node.OrderOpen {
-			v.cancel(o, note, now, emit)
+	for _, id := range v.groups[group] {
+		if o := v.orders[id]; o.Status == node.OrderOpen {
 			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if o := v.orders[id]; o.Status == node.OrderOpen { // an entry's cancel may have taken its exits
+			v.cancel(o, note, now, emit)
 		}
 	}
 	return ids
@@ -460,7 +563,11 @@ func (v *Venue) Apply(ev node.Event) error {
 		}
 		o := *ev.Order
 		v.orders[o.ID] = &o
+		if o.Group != "" {
+			v.groups[o.Group] = append(v.groups[o.Group], o.ID)
+		}
 		if o.Status == node.OrderCanceled { // refused at placement; Note says why
+			v.unguard(&o, o.Note)
 			return nil
 		}
 		if o.Status != node.OrderPending {
@@ -499,8 +606,16 @@ func (v *Venue) Apply(ev node.Event) error {
 			v.close(o, node.OrderFilled, "")
 		}
 		v.book(ev)
+		if o.Leg == command.LegEntry { // its exits are sized to what it filled
+			for _, id := range v.groups[o.Group] {
+				if c := v.orders[id]; c.Parent == o.ID && c.Status.Working() {
+					c.Quantity, c.Inactive = decimal.Max(o.Filled, c.Filled), false
+				}
+			}
+		}
 	case node.EventCanceled:
 		v.close(o, node.OrderCanceled, ev.Note)
+		v.unguard(o, ev.Note)
 	case node.EventTriggered:
 		if o.Type != command.StopLimit || o.Triggered {
 			return fmt.Errorf("event %d: trigger of order %s, a %s order (triggered %v)", ev.Seq, o.ID, o.Type, o.Triggered)
@@ -522,6 +637,16 @@ func (v *Venue) Apply(ev node.Event) error {
 		if ev.Price.IsPositive() {
 			o.Price = ev.Price
 		}
+		if ev.StopPrice.IsPositive() {
+			o.StopPrice = ev.StopPrice
+		}
+		if ev.TrailAmount.IsPositive() || ev.TrailPercent.IsPositive() {
+			if o.Type != command.TrailingStop {
+				return fmt.Errorf("event %d: new trail for order %s, a %s order", ev.Seq, o.ID, o.Type)
+			}
+			o.TrailAmount, o.TrailPercent = ev.TrailAmount, ev.TrailPercent
+			o.StopPrice = guardrail.TrailingStop(o.Side, o.TrailAmount, o.TrailPercent, o.TrailBest)
+		}
 		if ev.VenueOrderID != "" {
 			o.VenueOrderID = ev.VenueOrderID
 		}
@@ -529,6 +654,14 @@ func (v *Venue) Apply(ev node.Event) error {
 		return fmt.Errorf("event %d: kind %q is not a venue event", ev.Seq, ev.Kind)
 	}
 	return nil
+}
+
+// unguard remembers a protective order that ended without filling, for
+// the snapshot's reason when its position is left unprotected.
+func (v *Venue) unguard(o *node.Order, note string) {
+	if o.Type.Protective() {
+		v.unguarded[o.Symbol] = fmt.Sprintf("its last protective order, %s %s %s (%s), was canceled without filling: %s", o.ID, o.Type, o.Side, o.ClientOrderID, note)
+	}
 }
 
 func (v *Venue) close(o *node.Order, status node.OrderStatus, note string) {
@@ -607,5 +740,42 @@ func (v *Venue) Snapshot() node.Venue {
 		out.Positions = append(out.Positions, pos)
 	}
 	out.Equity = equity.Round(moneyPlaces)
+	out.Groups = v.groupsOf(out.OpenOrders)
+	out.MarkUnprotected(func(symbol string) string {
+		if r, ok := v.unguarded[symbol]; ok {
+			return "no protective order is working; " + r
+		}
+		return ""
+	})
+	return out
+}
+
+// groupsOf lists the compound orders with a working leg among open, in
+// the order their first open leg appears.
+func (v *Venue) groupsOf(open []node.Order) []node.Group {
+	var out []node.Group
+	seen := map[string]bool{}
+	for _, o := range open {
+		if o.Group == "" || seen[o.Group] {
+			continue
+		}
+		seen[o.Group] = true
+		g := node.Group{ID: o.Group, Type: v.groupType(o.Group), Symbol: o.Symbol, State: node.GroupActive}
+		for _, id := range v.groups[o.Group] {
+			l := v.orders[id]
+			g.Legs = append(g.Legs, node.GroupLeg{Leg: l.Leg, OrderID: l.ID, ClientID: l.ClientOrderID, Type: l.Type, Side: l.Side,
+				Quantity: l.Quantity, Filled: l.Filled, Status: l.Status, Inactive: l.Inactive})
+			if l.Inactive && l.Status.Working() {
+				g.State = node.GroupAwaitingEntry
+			}
+		}
+		switch g.State {
+		case node.GroupAwaitingEntry:
+			g.Note = "the entry is working; its exits wait, inactive, to be sized to what it fills"
+		case node.GroupActive:
+			g.Note = "the first exit to fill cancels the rest"
+		}
+		out = append(out, g)
+	}
 	return out
 }

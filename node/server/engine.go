@@ -306,7 +306,7 @@ var codes = map[string]string{
 	"venue": "unknown_venue", "symbol": "unknown_symbol", "order": "unknown_order", "quantity": "bad_quantity",
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
-	"stop_side": "stop_side", "limit_side": "limit_side",
+	"stop_side": "stop_side", "limit_side": "limit_side", "modify": "not_modifiable", "legs": "legs",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -323,6 +323,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 			}
 		}
 	}
+	c = e.groupTarget(c)
 	if e.state == command.Halted {
 		switch c.Verb {
 		case command.CancelOrder, command.MassCancel, command.SetTradingState:
@@ -342,6 +343,10 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		return guardrail.Report{}, r
 	}
 	if r := e.remotes[c.Venue]; r != nil && c.Verb == command.SubmitOrder {
+		if c.Type == command.Bracket {
+			return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+				reason: fmt.Sprintf("%s is a real venue: a bracket is held on paper venues only for now; place the entry, then an oco of its two exits once it fills", c.Venue)}
+		}
 		var holds []node.Hold
 		if c.Type.Rests() {
 			var err error
@@ -364,6 +369,10 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
 		}
 	}
+	if c.Verb == command.Modify && e.remotes[c.Venue] != nil && !(c.StopPrice.IsZero() && c.LimitPrice.IsZero() && c.TrailAmount.IsZero() && c.TrailPercent.IsZero()) {
+		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
+			reason: fmt.Sprintf("%s is a real venue: modify moves stop_price, limit_price and trails on paper venues only for now; cancel and resubmit there", c.Venue)}
+	}
 	if c.Verb == command.Modify && c.OrderID == "" {
 		if _, ext := e.external(c.Venue, c.ClientOrderID); ext {
 			return guardrail.Report{}, &rejection{code: "external_order",
@@ -382,7 +391,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 			return rep, r
 		}
 		at, _ := v.MarketPrice(c.Symbol, c.Side)
-		if c.Type != command.Market {
+		if c.Type != command.Market && (c.Type != command.Bracket || c.Price.IsPositive()) { // a market bracket's entry: the market price
 			mark, ok := v.Mark(c.Symbol)
 			at, _, _ = guardrail.At(c, mark, ok) // an oco: its dearest leg, only one fills
 		}
@@ -390,13 +399,11 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	case command.Modify:
 		v := e.venues[c.Venue]
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		qty, price := o.Quantity, o.Price
+		qty := o.Quantity
 		if !c.Quantity.IsZero() {
 			qty = c.Quantity
 		}
-		if !c.Price.IsZero() {
-			price = c.Price
-		}
+		price := guardrail.ModifiedAt(o.View(), c)
 		if r := e.checkReduceOnly(v, o.Symbol, o.Side, qty, o.ID); r != nil {
 			return rep, r
 		}
@@ -405,6 +412,27 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		return rep, e.checkCash(v, o.Symbol, o.Side, qty, price)
 	}
 	return rep, nil
+}
+
+// groupTarget is the cancel_order c names, as checks see it: one that
+// names a compound order's leg that is no longer open (a bracket's filled
+// entry, whose id is the group's) cancels the group's open legs, so it is
+// checked as naming the first of them.
+func (e *engine) groupTarget(c command.Command) command.Command {
+	if c.Verb != command.CancelOrder {
+		return c
+	}
+	o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+	if !ok || o.Group == "" || o.Status == node.OrderOpen || o.Status == node.OrderPending {
+		return c
+	}
+	for _, x := range e.venues[c.Venue].OpenOrders() {
+		if x.Group == o.Group && x.Status == node.OrderOpen {
+			c.OrderID, c.ClientOrderID = x.ID, ""
+			return c
+		}
+	}
+	return c
 }
 
 // checkReduceOnly refuses, in reduce_only, an order that would increase a
@@ -476,7 +504,14 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 		var details []string
 		for _, l := range legs {
 			id := e.nextOrderID()
-			e.venues[c.Venue].Place(paperOrder(l.Command, id, group), now, e.emit)
+			o := paperOrder(l.Command, id, group)
+			if group != "" {
+				o.Leg = l.Name
+			}
+			if l.Exit {
+				o.Parent = group // a bracket's entry is its first leg
+			}
+			e.venues[c.Venue].Place(o, now, e.emit)
 			e.describeOrder(&out, c.Venue, id)
 			details = append(details, out.Detail)
 			if group != "" {
@@ -487,20 +522,27 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 			o, _ := e.venues[c.Venue].Order(group)
 			out.OrderID, out.Order, out.ClientOrderID = o.ID, &o, c.ClientOrderID
 			out.Detail = fmt.Sprintf("oco %s, one leg cancels the other: %s", group, strings.Join(details, "; "))
+			if c.Type == command.Bracket {
+				out.Detail = fmt.Sprintf("bracket %s, its exits active once the entry fills, one cancelling the other: %s", group, strings.Join(details, "; "))
+			}
 		}
 	case command.CancelOrder:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
 		if o.Group != "" {
-			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, "canceled by cancel_order (oco "+o.Group+")", now, e.emit)
+			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, fmt.Sprintf("canceled by cancel_order (%s %s)", groupType(e.venues[c.Venue], o.Group), o.Group), now, e.emit)
 			e.describeOrder(&out, c.Venue, o.ID)
-			out.Detail = fmt.Sprintf("canceled oco %s: %s", o.Group, strings.Join(out.Canceled, ", "))
+			out.Detail = fmt.Sprintf("canceled %s %s: %s", groupType(e.venues[c.Venue], o.Group), o.Group, strings.Join(out.Canceled, ", "))
 			break
 		}
 		e.must(e.venues[c.Venue].Cancel(o.ID, "canceled by cancel_order", now, e.emit))
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Modify:
 		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
+		if p, ok := e.venues[c.Venue].(*paper.Venue); ok {
+			e.must(p.Amend(o.ID, c, now, e.emit))
+		} else {
+			e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
+		}
 		e.describeOrder(&out, c.Venue, o.ID)
 	case command.Flatten:
 		out.OrderIDs = e.flatten(c.Venue, flattenSymbols(e.venues[c.Venue], c), "flatten", now)
@@ -528,6 +570,15 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	}
 	out.TradingState = e.state
 	return out
+}
+
+// groupType is what kind of compound order a group of v's is: a bracket
+// when its first leg is an entry.
+func groupType(v venue, group string) command.OrderType {
+	if o, ok := v.Order(group); ok && o.Leg == command.LegEntry {
+		return command.Bracket
+	}
+	return command.OCO
 }
 
 // paperOrder is the order a simple submit_order (or an oco's leg) places:
@@ -561,6 +612,9 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 		out.ClientOrderID = o.ClientOrderID
 	}
 	what := fmt.Sprintf("%s %s %s %s", o.Type, o.Side, o.Quantity, o.Symbol)
+	if o.Leg != "" {
+		what = o.Leg + " " + what
+	}
 	switch {
 	case o.Status == node.OrderFilled:
 		out.Detail = fmt.Sprintf("%s %s filled at %s", o.ID, what, o.AveragePrice)
@@ -573,6 +627,9 @@ func (e *engine) describeOrder(out *node.Outcome, venue, id string) {
 		}
 	default:
 		out.Detail = fmt.Sprintf("%s %s @ %s resting", o.ID, what, o.Price)
+	}
+	if o.Inactive {
+		out.Detail += ", inactive until entry " + o.Parent + " fills"
 	}
 }
 
@@ -621,10 +678,18 @@ func (e *engine) flatten(venueName string, symbols []string, note string, now ti
 // (empty: any).
 func (e *engine) cancelWhere(venueName, symbol string, side command.Side, note string, now time.Time) []string {
 	v := e.venues[venueName]
-	var ids []string
-	for _, o := range v.OpenOrders() {
+	open := v.OpenOrders()
+	for _, o := range open {
+		if cur, _ := v.Order(o.ID); cur.Status != node.OrderOpen {
+			continue // a bracket's exits went with their entry
+		}
 		if (symbol == "" || o.Symbol == symbol) && (side == "" || o.Side == side) {
 			e.must(v.Cancel(o.ID, "canceled by "+note, now, e.emit))
+		}
+	}
+	var ids []string // what was canceled: the matches, and the exits of a canceled bracket entry
+	for _, o := range open {
+		if cur, _ := v.Order(o.ID); cur.Status == node.OrderCanceled {
 			ids = append(ids, o.ID)
 		}
 	}

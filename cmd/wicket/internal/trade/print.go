@@ -47,6 +47,13 @@ func printTradePreview(w io.Writer, p tradePreview) {
 	if p.Reason != "" {
 		fmt.Fprintf(w, "  %-16s %s\n", "reason", p.Reason)
 	}
+	if p.Command.Verb == command.SubmitOrder && p.Command.Type.Compound() {
+		legs := p.Command.Legs()
+		fmt.Fprintf(w, "legs: %d orders, one command, confirmed together\n", len(legs))
+		for _, l := range legs {
+			fmt.Fprintf(w, "  %-12s %s\n", l.Name, tradeDescribeLeg(l))
+		}
+	}
 	failed := len(p.Guardrail.Failed())
 	switch failed {
 	case 0:
@@ -61,7 +68,11 @@ func printTradePreview(w io.Writer, p tradePreview) {
 		if !ch.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(w, "  %-4s  %-18s %s\n", mark, ch.Name, ch.Detail)
+		name := ch.Name
+		if ch.Leg != "" {
+			name = ch.Leg + "/" + ch.Name
+		}
+		fmt.Fprintf(w, "  %-4s  %-18s %s\n", mark, name, ch.Detail)
 	}
 	switch v := p.DryRun; {
 	case v == nil:
@@ -133,6 +144,29 @@ func tradeDescribeOrder(o node.Order) string {
 	}
 	if o.ClientOrderID != "" {
 		s += " (" + o.ClientOrderID + ")"
+	}
+	return s
+}
+
+// tradeDescribeLeg is one leg of a compound command on one line: what it
+// places, at which prices, under which client order id, and when it works.
+func tradeDescribeLeg(l command.Leg) string {
+	c := l.Command
+	s := fmt.Sprintf("%s %s %s %s", c.Type, c.Side, c.Quantity, c.Symbol)
+	if !c.StopPrice.IsZero() {
+		s += " stop " + c.StopPrice.String()
+	}
+	switch {
+	case !c.LimitPrice.IsZero():
+		s += " limit " + c.LimitPrice.String()
+	case !c.Price.IsZero():
+		s += " @ " + c.Price.String()
+	}
+	if c.ClientOrderID != "" {
+		s += " (" + c.ClientOrderID + ")"
+	}
+	if l.Exit {
+		s += ", inactive until the entry fills, then sized to its fill"
 	}
 	return s
 }

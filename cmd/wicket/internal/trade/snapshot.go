@@ -44,6 +44,13 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 		row("(none)")
 	}
 
+	if printed := tradeUnprotected(s); len(printed) > 0 {
+		section("unprotected positions (no working stop)", "VENUE", "SYMBOL", "REASON")
+		for _, r := range printed {
+			row(r...)
+		}
+	}
+
 	section("open orders", "VENUE", "ORDER", "CLIENT ORDER ID", "SYMBOL", "SIDE", "TYPE", "QUANTITY", "FILLED", "PRICE", "TIF", "CREATED")
 	n = 0
 	for _, v := range s.Venues {
@@ -59,6 +66,13 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 	}
 	if n == 0 {
 		row("(none)")
+	}
+
+	if groups := tradeGroups(s); len(groups) > 0 {
+		section("groups", "VENUE", "GROUP", "TYPE", "SYMBOL", "STATE", "LEGS")
+		for _, g := range groups {
+			row(g...)
+		}
 	}
 
 	section("marks", "VENUE", "SYMBOL", "MARK")
@@ -180,4 +194,38 @@ func printTradeRealVenues(section func(string, ...string), row func(...string), 
 			row(o.Venue, o.VenueOrderID, o.ClientOrderID, o.Symbol, string(o.Side), o.Quantity.String(), o.Price.String())
 		}
 	}
+}
+
+// tradeUnprotected lists the positions the snapshot marks unprotected, as
+// table rows.
+func tradeUnprotected(s *node.Snapshot) [][]string {
+	var out [][]string
+	for _, v := range s.Venues {
+		for _, p := range v.Positions {
+			if p.Unprotected {
+				out = append(out, []string{v.Name, p.Symbol, p.UnprotectedReason})
+			}
+		}
+	}
+	return out
+}
+
+// tradeGroups lists the compound orders with a working leg, as table
+// rows: each leg as name=order id (status, inactive).
+func tradeGroups(s *node.Snapshot) [][]string {
+	var out [][]string
+	for _, v := range s.Venues {
+		for _, g := range v.Groups {
+			var legs []string
+			for _, l := range g.Legs {
+				st := string(l.Status)
+				if l.Inactive {
+					st += ", inactive"
+				}
+				legs = append(legs, fmt.Sprintf("%s=%s (%s)", l.Leg, l.OrderID, st))
+			}
+			out = append(out, []string{v.Name, g.ID, string(g.Type), g.Symbol, string(g.State), strings.Join(legs, " ")})
+		}
+	}
+	return out
 }

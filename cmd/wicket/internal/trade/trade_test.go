@@ -168,7 +168,7 @@ func TestParseTradeWords(t *testing.T) {
 		{name: "-y", verb: command.MarketExit, line: `-y`, mode: tradeOneShotLine, fields: map[string]string{}, yes: true},
 
 		{name: "unknown field", verb: command.SubmitOrder, line: `buy 1 SPY market qty=3`,
-			err: `submit_order: unknown field "qty"; valid fields: venue, symbol, side, type, quantity, price, stop_price, limit_price, trail_amount, trail_percent, time_in_force, client_order_id, reason`},
+			err: `submit_order: unknown field "qty"; valid fields: venue, symbol, side, type, quantity, price, stop_price, limit_price, trail_amount, trail_percent, take_profit, time_in_force, client_order_id, reason`},
 		{name: "unknown flag field", verb: command.Flatten, line: `--side buy`, err: `flatten: unknown field "side"; valid fields: venue, symbol, reason`},
 		{name: "twice", verb: command.SubmitOrder, line: `buy 1 SPY market side=sell`, err: "side given twice"},
 		{name: "reason twice", verb: command.Flatten, line: `--reason a reason=b`, err: "reason given twice"},
@@ -480,6 +480,63 @@ func TestTradeHelpCoversEveryField(t *testing.T) {
 			if !strings.Contains(b.String(), r) {
 				t.Errorf("help %s lacks rule %q", sp.Verb, r)
 			}
+		}
+	}
+}
+
+// TestTradePreviewListsBracketLegs: a bracket's preview lists its three
+// legs (prices, derived client order ids, the exits inactive until the
+// entry fills) and names the leg of every check, before the one confirm.
+func TestTradePreviewListsBracketLegs(t *testing.T) {
+	f := &fakeNode{snap: testSnapshot(), verdict: node.Verdict{WouldAccept: true, TradingState: command.Active}}
+	cmd, err := command.Build("submit_order", map[string]string{"venue": "paper", "symbol": "BTC-USD", "side": "buy", "type": "bracket",
+		"quantity": "0.1", "price": "41000", "take_profit": "42500", "stop_price": "40000", "limit_price": "39900"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fakeTrader(f).preview(context.Background(), cmd, "")
+	var b bytes.Buffer
+	printTradePreview(&b, p)
+	cid := p.Command.ClientOrderID
+	for _, want := range []string{
+		"legs: 3 orders, one command, confirmed together",
+		"  entry        limit buy 0.1 BTC-USD @ 41000 (" + cid + ")\n",
+		"  take_profit  limit sell 0.1 BTC-USD @ 42500 (" + cid + "-tp), inactive until the entry fills, then sized to its fill",
+		"  stop_loss    stop_limit sell 0.1 BTC-USD stop 40000 limit 39900 (" + cid + "-stop), inactive until the entry fills",
+		"ok    entry/price_collar", "ok    take_profit/limit_side", "ok    stop_loss/stop_side", "ok    legs ",
+		"guardrail: all checks passed",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("preview lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestTradeSnapshotShowsGroupsAndUnprotected: the snapshot table lists a
+// bracket's legs with their states, and an unprotected position with its
+// reason; a snapshot with neither prints neither section.
+func TestTradeSnapshotShowsGroupsAndUnprotected(t *testing.T) {
+	s := testSnapshot()
+	var plain bytes.Buffer
+	if err := printTradeSnapshot(&plain, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "unprotected") || strings.Contains(plain.String(), "groups") {
+		t.Errorf("sections without content:\n%s", plain.String())
+	}
+	s.Venues[0].Positions[0].Unprotected, s.Venues[0].Positions[0].UnprotectedReason = true, "no protective order is working"
+	s.Venues[0].Groups = []node.Group{{ID: "ord-00000009", Type: command.Bracket, Symbol: "BTC-USD", State: node.GroupAwaitingEntry, Legs: []node.GroupLeg{
+		{Leg: command.LegEntry, OrderID: "ord-00000009", Status: node.OrderOpen},
+		{Leg: command.LegTakeProfit, OrderID: "ord-00000010", Status: node.OrderOpen, Inactive: true},
+	}}}
+	var b bytes.Buffer
+	if err := printTradeSnapshot(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"unprotected positions (no working stop)", "paper  BTC-USD  no protective order is working",
+		"ord-00000009  bracket  BTC-USD  awaiting_entry  entry=ord-00000009 (open) take_profit=ord-00000010 (open, inactive)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("snapshot lacks %q:\n%s", want, b.String())
 		}
 	}
 }
