@@ -1,0 +1,201 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"wicket/agent"
+	"wicket/node/nodetest"
+)
+
+// The official Go SDK's client (test-only) against the real binary over
+// HTTP: it tries server/discover first and stays in protocol 2026-07-28
+// when the server answers it.
+
+// sdkRecorder adds the caller's bearer token to every request and records
+// what went over the wire.
+type sdkRecorder struct {
+	token string
+
+	mu       sync.Mutex
+	methods  []string // "POST tools/call", "GET ", ...
+	sessions []string // Mcp-Session-Id headers seen, either way
+}
+
+func (r *sdkRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	r.mu.Lock()
+	r.methods = append(r.methods, req.Method+" "+req.Header.Get("Mcp-Method"))
+	if id := req.Header.Get("Mcp-Session-Id"); id != "" {
+		r.sessions = append(r.sessions, "request "+id)
+	}
+	r.mu.Unlock()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			r.mu.Lock()
+			r.sessions = append(r.sessions, "response "+id)
+			r.mu.Unlock()
+		}
+	}
+	return resp, err
+}
+
+func (r *sdkRecorder) seen() (methods, sessions []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.methods...), append([]string(nil), r.sessions...)
+}
+
+// sdkSession is one SDK client connected to h with token.
+type sdkSession struct {
+	*sdk.ClientSession
+	rec *sdkRecorder
+}
+
+func (h *httpServer) connectSDK(t *testing.T, token string, opts *sdk.ClientOptions) *sdkSession {
+	t.Helper()
+	rec := &sdkRecorder{token: token}
+	c := sdk.NewClient(&sdk.Implementation{Name: "wicket-e2e-go-sdk", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.url, HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("go-sdk connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &sdkSession{ClientSession: cs, rec: rec}
+}
+
+// call invokes a tool with args as JSON text.
+func (s *sdkSession) call(t *testing.T, tool, args string) *sdk.CallToolResult {
+	t.Helper()
+	var a map[string]any
+	if args != "" {
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			t.Fatalf("test args %s: %v", args, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: a})
+	if err != nil {
+		t.Fatalf("go-sdk call %s: %v", tool, err)
+	}
+	return res
+}
+
+func sdkText(r *sdk.CallToolResult) string {
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}
+
+func sdkObject(t *testing.T, r *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	if r.IsError {
+		t.Fatalf("tool error: %s", sdkText(r))
+	}
+	var m map[string]any
+	body, _ := json.Marshal(r.StructuredContent)
+	if r.StructuredContent == nil {
+		body = []byte(sdkText(r))
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("result is not a JSON object: %v: %s", err, sdkText(r))
+	}
+	return m
+}
+
+// TestSDK2026GatedLoop: the go-sdk client negotiates 2026-07-28 through
+// server/discover (no initialize, no session id either way, no GET
+// stream), lists the caller's tools, previews and confirms an order;
+// the token is refused to another caller and on replay, and a viewer's
+// write is refused.
+func TestSDK2026GatedLoop(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := newProject(t)
+	alice := addCaller(t, proj, "alice", agent.ProfileFull)
+	bob := addCaller(t, proj, "bob", agent.ProfileFull)
+	viewer := addCaller(t, proj, "vera", agent.ProfileReadOnly)
+	h := startHTTP(t, nodeEnv(n), proj, "--node", n.Addr, "--trace-dir", t.TempDir())
+	a, b, v := h.connectSDK(t, alice, nil), h.connectSDK(t, bob, nil), h.connectSDK(t, viewer, nil)
+
+	init := a.InitializeResult()
+	if init.ProtocolVersion != "2026-07-28" || init.ServerInfo == nil || init.ServerInfo.Name != "wicket" {
+		t.Fatalf("negotiated %q with %+v, want 2026-07-28 from wicket", init.ProtocolVersion, init.ServerInfo)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tools, err := a.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vtools, err := v.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(l *sdk.ListToolsResult, name string) bool {
+		for _, tool := range l.Tools {
+			if tool.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(tools, "submit_order") || has(vtools, "submit_order") || !has(vtools, "node_snapshot") {
+		t.Fatalf("full caller lists submit_order: %v; read-only caller: %v, node_snapshot %v",
+			has(tools, "submit_order"), has(vtools, "submit_order"), has(vtools, "node_snapshot"))
+	}
+
+	order := `"venue":"paper","symbol":"BTC-USD","side":"buy","type":"market","quantity":"0.5","client_order_id":"sdk-2026-1"`
+	prev := sdkObject(t, a.call(t, "submit_order", "{"+order+"}"))
+	tok, _ := prev["preview_token"].(string)
+	if prev["status"] != "preview" || tok == "" {
+		t.Fatalf("preview = %v", prev)
+	}
+	assertOrders(t, n, 0)
+	confirm := "{" + order + `,"confirm":true,"preview_token":"` + tok + `"}`
+	if cross := b.call(t, "submit_order", confirm); !cross.IsError || !strings.Contains(sdkText(cross), "token") {
+		t.Fatalf("bob confirmed alice's token: %q", sdkText(cross))
+	}
+	assertOrders(t, n, 0)
+	done := sdkObject(t, a.call(t, "submit_order", confirm))
+	if done["status"] != "accepted" || done["client_order_id"] != "sdk-2026-1" {
+		t.Fatalf("alice's confirm = %v", done)
+	}
+	assertOrders(t, n, 1)
+	if replay := a.call(t, "submit_order", confirm); !replay.IsError || !strings.Contains(sdkText(replay), "token") {
+		t.Fatalf("a replayed token was not refused: %q", sdkText(replay))
+	}
+	if w := v.call(t, "submit_order", "{"+order+"}"); !w.IsError || !strings.Contains(sdkText(w), "profile") {
+		t.Fatalf("the read-only caller's write: %q", sdkText(w))
+	}
+	assertOrders(t, n, 1)
+
+	methods, sessions := a.rec.seen()
+	if len(sessions) != 0 {
+		t.Errorf("a modern client saw session ids: %v", sessions)
+	}
+	for _, m := range methods {
+		if !strings.HasPrefix(m, "POST ") || m == "POST initialize" {
+			t.Errorf("the modern client sent %q; want only POSTs, never initialize (all: %v)", m, methods)
+		}
+	}
+	if len(methods) == 0 || methods[0] != "POST server/discover" {
+		t.Errorf("the client's first request was %v, want server/discover", methods)
+	}
+}
