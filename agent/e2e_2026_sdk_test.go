@@ -199,3 +199,82 @@ func TestSDK2026GatedLoop(t *testing.T) {
 		t.Errorf("the client's first request was %v, want server/discover", methods)
 	}
 }
+
+// TestSDK2026ElicitRefused: under --approval elicit a modern client cannot
+// be asked mid-call (2026-07-28 has no server-initiated requests), even
+// one that declares elicitation: the confirmed write is refused at once
+// with REFUSED [approval], nobody is asked and nothing is sent.
+func TestSDK2026ElicitRefused(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := newProject(t)
+	tok := addCaller(t, proj, "alice", agent.ProfileFull)
+	h := startHTTP(t, nodeEnv(n), proj, "--node", n.Addr, "--approval", "elicit")
+	var mu sync.Mutex
+	asked := 0
+	s := h.connectSDK(t, tok, &sdk.ClientOptions{ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+	}})
+	prev := sdkObject(t, s.call(t, "submit_order", "{"+marketBuy+"}"))
+	ptok, _ := prev["preview_token"].(string)
+	res := s.call(t, "submit_order", "{"+marketBuy+`,"confirm":true,"preview_token":"`+ptok+`"}`)
+	if !res.IsError || !strings.HasPrefix(sdkText(res), "REFUSED [approval]") {
+		t.Fatalf("a modern confirm under --approval elicit: %q", sdkText(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 0 {
+		t.Errorf("the person was asked %d times", asked)
+	}
+	assertOrders(t, n, 0)
+}
+
+// TestSDK2026ListenSnapshot: a modern client's Subscribe opens a
+// subscriptions/listen stream on wicket://node/snapshot; a confirmed order
+// changes the node and the update arrives on that stream; losing the
+// node is an update too.
+func TestSDK2026ListenSnapshot(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := newProject(t)
+	tok := addCaller(t, proj, "alice", agent.ProfileFull)
+	h := startHTTP(t, nodeEnv(n), proj, "--node", n.Addr)
+	updates := make(chan string, 16)
+	s := h.connectSDK(t, tok, &sdk.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+		select {
+		case updates <- req.Params.URI:
+		default:
+		}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Subscribe(ctx, &sdk.SubscribeParams{URI: "wicket://node/snapshot"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case uri := <-updates:
+			if uri != "wicket://node/snapshot" {
+				t.Fatalf("%s: update for %q", what, uri)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: no notifications/resources/updated on the listen stream", what)
+		}
+	}
+	prev := sdkObject(t, s.call(t, "submit_order", "{"+marketBuy+"}"))
+	done := sdkObject(t, s.call(t, "submit_order", "{"+marketBuy+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`))
+	if done["status"] != "accepted" {
+		t.Fatalf("order: %v", done)
+	}
+	wait("an order filled")
+	for len(updates) > 0 {
+		<-updates
+	}
+	n.Close()
+	wait("the node went away")
+	if _, sessions := s.rec.seen(); len(sessions) != 0 {
+		t.Errorf("session ids: %v", sessions)
+	}
+}

@@ -729,7 +729,7 @@ func (w *idWriter) Write(p []byte) (int, error) {
 	if w.sur == "" {
 		return w.ResponseWriter.Write(p)
 	}
-	out, drop, _ := w.ids.outbound(p)
+	out, drop, _ := w.ids.outbound(w.ids.restoreSubscriptionID(p))
 	if drop {
 		return len(p), nil
 	}
