@@ -62,6 +62,8 @@ type HTTPOptions struct {
 // checks Host and Origin (DNS-rebinding protection), authenticates the
 // bearer token, routes by Mcp-Session-Id, and runs every message through
 // the session's wire layer (exact ids, cancellation, batches, size bound).
+// A request in protocol 2026-07-28 has no session: it is routed to its
+// caller's own Server instead (modern.go).
 type HTTPServer struct {
 	opts Options
 	b    Backends
