@@ -200,35 +200,99 @@ func TestSDK2026GatedLoop(t *testing.T) {
 	}
 }
 
-// TestSDK2026ElicitRefused: under --approval elicit a modern client cannot
-// be asked mid-call (2026-07-28 has no server-initiated requests), even
-// one that declares elicitation: the confirmed write is refused at once
-// with REFUSED [approval], nobody is asked and nothing is sent.
-func TestSDK2026ElicitRefused(t *testing.T) {
+// TestSDK2026ElicitMRTR: under --approval elicit a modern confirm answers
+// input_required with the approval form (2026-07-28 has no
+// server-initiated requests); the go-sdk client asks its person and
+// retries with the answer: accepted sends once, declined sends nothing, a
+// client without elicitation is refused; a forged requestState, the state
+// for other arguments, and a replayed one send nothing.
+func TestSDK2026ElicitMRTR(t *testing.T) {
 	n := nodetest.NewServer(t)
 	proj := newProject(t)
 	tok := addCaller(t, proj, "alice", agent.ProfileFull)
 	h := startHTTP(t, nodeEnv(n), proj, "--node", n.Addr, "--approval", "elicit")
 	var mu sync.Mutex
-	asked := 0
-	s := h.connectSDK(t, tok, &sdk.ClientOptions{ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	var shown []string
+	action := "accept"
+	person := func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		mu.Lock()
-		asked++
-		mu.Unlock()
-		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
-	}})
-	prev := sdkObject(t, s.call(t, "submit_order", "{"+marketBuy+"}"))
-	ptok, _ := prev["preview_token"].(string)
-	res := s.call(t, "submit_order", "{"+marketBuy+`,"confirm":true,"preview_token":"`+ptok+`"}`)
-	if !res.IsError || !strings.HasPrefix(sdkText(res), "REFUSED [approval]") {
-		t.Fatalf("a modern confirm under --approval elicit: %q", sdkText(res))
+		defer mu.Unlock()
+		shown = append(shown, req.Params.Message)
+		return &sdk.ElicitResult{Action: action, Content: map[string]any{"approve": true}}, nil
 	}
+	s := h.connectSDK(t, tok, &sdk.ClientOptions{ElicitationHandler: person})
+	confirm := func(s *sdkSession, coid string) *sdk.CallToolResult {
+		order := marketBuy + `,"client_order_id":"` + coid + `"`
+		prev := sdkObject(t, s.call(t, "submit_order", "{"+order+"}"))
+		return s.call(t, "submit_order", "{"+order+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)
+	}
+	if done := sdkObject(t, confirm(s, "mrtr-accept")); done["status"] != "accepted" {
+		t.Fatalf("accepted: %v", done)
+	}
+	assertOrders(t, n, 1)
 	mu.Lock()
-	defer mu.Unlock()
-	if asked != 0 {
-		t.Errorf("the person was asked %d times", asked)
+	if len(shown) != 1 || !strings.Contains(shown[0], "mrtr-accept") {
+		t.Errorf("the person was shown %q", shown)
 	}
-	assertOrders(t, n, 0)
+	action = "decline"
+	mu.Unlock()
+	if res := confirm(s, "mrtr-decline"); !res.IsError || !strings.HasPrefix(sdkText(res), "REFUSED [approval] the person declined") {
+		t.Fatalf("declined: %q", sdkText(res))
+	}
+	assertOrders(t, n, 1)
+
+	bare := h.connectSDK(t, tok, nil)
+	if res := confirm(bare, "mrtr-bare"); !res.IsError || !strings.Contains(sdkText(res), "did not declare the elicitation capability") {
+		t.Fatalf("a client without elicitation: %q", sdkText(res))
+	}
+
+	// By hand: the client returns input_required, and the test retries.
+	manual := h.connectSDK(t, tok, &sdk.ClientOptions{ElicitationHandler: person, MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	order := map[string]any{"venue": "paper", "symbol": "BTC-USD", "side": "buy", "type": "market", "quantity": "0.01", "client_order_id": "mrtr-manual"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prev, err := manual.CallTool(ctx, &sdk.CallToolParams{Name: "submit_order", Arguments: order})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order["confirm"], order["preview_token"] = true, sdkObject(t, prev)["preview_token"]
+	asked, err := manual.CallTool(ctx, &sdk.CallToolParams{Name: "submit_order", Arguments: order})
+	if err != nil || !asked.NeedsInput() || asked.RequestState == "" || asked.InputRequests["approval"] == nil {
+		t.Fatalf("confirm without auto-retry: %v %+v", err, asked)
+	}
+	yes := sdk.InputResponseMap{"approval": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}
+	retry := func(args map[string]any, state string) string {
+		t.Helper()
+		res, err := manual.CallTool(ctx, &sdk.CallToolParams{Name: "submit_order", Arguments: args, InputResponses: yes, RequestState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError {
+			return "sent: " + sdkText(res)
+		}
+		return sdkText(res)
+	}
+	forged := asked.RequestState[:len(asked.RequestState)-2] + "AA"
+	if got := retry(order, forged); !strings.Contains(got, "not issued by this server") {
+		t.Errorf("a forged requestState: %q", got)
+	}
+	other := map[string]any{}
+	for k, v := range order {
+		other[k] = v
+	}
+	other["quantity"] = "0.02"
+	if got := retry(other, asked.RequestState); !strings.HasPrefix(got, "REFUSED [approval]") {
+		t.Errorf("the state for other arguments: %q", got)
+	}
+	assertOrders(t, n, 1)
+	if got := retry(order, asked.RequestState); !strings.HasPrefix(got, "sent: ") {
+		t.Fatalf("the genuine retry: %q", got)
+	}
+	assertOrders(t, n, 2)
+	if got := retry(order, asked.RequestState); !strings.Contains(got, "already answered") {
+		t.Errorf("a replayed requestState: %q", got)
+	}
+	assertOrders(t, n, 2)
 }
 
 // TestSDK2026ListenSnapshot: a modern client's Subscribe opens a
