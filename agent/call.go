@@ -33,8 +33,9 @@ type result struct {
 	token, clientOrderID, ticket, outcome string
 	approval, approvedBy                  string // confirmed writes under --approval (loop.go)
 
-	summary string        // non-empty: the text content instead of the JSON (compact.go)
-	links   []mcp.Content // resource links after the text (runs.go)
+	input   *mcp.CallToolResult // non-nil: an input_required result (mrtr.go)
+	summary string              // non-empty: the text content instead of the JSON (compact.go)
+	links   []mcp.Content       // resource links after the text (runs.go)
 }
 
 // ok is a successful result carrying v as structured content.
@@ -71,6 +72,9 @@ func refuse(text string) *result { return &result{errText: text, verdict: trace.
 // toMCP renders the result: structured content plus the same JSON as text,
 // or an isError text.
 func (r *result) toMCP() *mcp.CallToolResult {
+	if r.input != nil {
+		return r.input
+	}
 	if r.errText != "" {
 		return mcp.NewToolResultError(r.errText)
 	}

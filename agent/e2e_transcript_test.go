@@ -208,6 +208,7 @@ func replayHTTP(t *testing.T, env []string, proj string, flags []string, in stri
 		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(msg))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		modernHeaders(req.Header, msg) // e2e_2026_http_test.go
 		mu.Lock()
 		if sid != "" {
 			req.Header.Set("Mcp-Session-Id", sid)

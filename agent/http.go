@@ -62,6 +62,8 @@ type HTTPOptions struct {
 // checks Host and Origin (DNS-rebinding protection), authenticates the
 // bearer token, routes by Mcp-Session-Id, and runs every message through
 // the session's wire layer (exact ids, cancellation, batches, size bound).
+// A request in protocol 2026-07-28 has no session: it is routed to its
+// caller's own Server instead (modern.go).
 type HTTPServer struct {
 	opts Options
 	b    Backends
@@ -70,6 +72,7 @@ type HTTPServer struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	modern   map[string]*httpSession // Caller.owner → its 2026-07-28 state (modern.go)
 	closing  bool
 	inflight sync.WaitGroup
 }
@@ -145,6 +148,7 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 		opts: opts, b: b, h: h,
 		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		sessions: map[string]*httpSession{},
+		modern:   map[string]*httpSession{},
 	}, nil
 }
 
@@ -204,6 +208,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
 			closeAfter(w)
 			httpError(w, http.StatusBadRequest, r.Method+" takes no body: send messages with POST")
+			return
+		}
+		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+			refuseModernVerb(w, r.Method)
 			return
 		}
 		sess, ok := h.session(w, r, caller)
@@ -392,7 +400,12 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // read: a long call is not cut
 	body = bytes.TrimSpace(body)
+	modern := modernVersion(r.Header, body)
 	if len(body) > 0 && body[0] == '[' {
+		if modern != "" {
+			writeJSON(w, http.StatusBadRequest, modernBatchRefusal(modern))
+			return
+		}
 		sess, ok := h.session(w, r, caller)
 		if ok {
 			h.batch(w, r, sess, body)
@@ -409,11 +422,20 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
-	if m.Method == string(mcp.MethodInitialize) && r.Header.Get(server.HeaderKeySessionID) == "" {
+	if m.Method == string(mcp.MethodInitialize) && modern == "" && r.Header.Get(server.HeaderKeySessionID) == "" {
 		h.initialize(w, r, caller, body, &m)
 		return
 	}
 	if h.stepUp(w, caller, &m) {
+		return
+	}
+	if modern != "" {
+		st, ok := h.callerState(w, caller)
+		if !ok {
+			return
+		}
+		h.serveOne(w, r, st, body, &m)
+		st.leave(h.opts.Now())
 		return
 	}
 	sess, ok := h.session(w, r, caller)
@@ -629,6 +651,9 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	for _, s := range h.sessions {
 		all = append(all, s)
 	}
+	for _, s := range h.modern {
+		all = append(all, s)
+	}
 	h.mu.Unlock()
 	for _, s := range all {
 		s.http.CloseSessions(ctx)
@@ -706,7 +731,7 @@ func (w *idWriter) Write(p []byte) (int, error) {
 	if w.sur == "" {
 		return w.ResponseWriter.Write(p)
 	}
-	out, drop, _ := w.ids.outbound(p)
+	out, drop, _ := w.ids.outbound(w.ids.restoreSubscriptionID(p))
 	if drop {
 		return len(p), nil
 	}

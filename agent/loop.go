@@ -100,6 +100,8 @@ type writeLoop struct {
 
 	mu     sync.Mutex
 	quotes map[string]quote // by preview token
+
+	rounds *approvalRounds // approvals asked through multi round-trip requests (mrtr.go)
 }
 
 // quote is what a preview saw that the confirm needs: the order's value at
@@ -112,7 +114,7 @@ type quote struct {
 }
 
 func newWriteLoop(cfg Loop, now func() time.Time) *writeLoop {
-	return &writeLoop{cfg: cfg, now: now, budget: budget.New(cfg.Budget, now), quotes: map[string]quote{}}
+	return &writeLoop{cfg: cfg, now: now, budget: budget.New(cfg.Budget, now), quotes: map[string]quote{}, rounds: newApprovalRounds()}
 }
 
 // snapRecorder is a Node that keeps the snapshot a preview reads, so the
@@ -300,6 +302,9 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 			deadline = l.now().Add(l.cfg.Timeout)
 		}
 		req.Expires = deadline
+		if mode == project.ApprovalElicit && server.IsModernRequest(ctx) {
+			return l.askModern(ctx, tool, p, tok, hold, req) // mrtr.go: the person answers in the client's retry
+		}
 		var text string
 		if mode == project.ApprovalElicit {
 			outcome, text = l.elicit(ctx, req)
@@ -311,6 +316,12 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 			return refused(text, outcome, by)
 		}
 	}
+	return l.sendHeld(ctx, hold, outcome, by, send)
+}
+
+// sendHeld sends a command whose budget is held and whose approval (if
+// any) is given.
+func (l *writeLoop) sendHeld(ctx context.Context, hold *budget.Hold, outcome, by string, send func() *result) *result {
 	// From here the command is sent (or maybe sent), so it counts. The
 	// warnings go out before the send: a notification emitted during the
 	// node's round trip reaches an HTTP client on the call's stream, while

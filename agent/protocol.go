@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -132,12 +133,71 @@ type nodeWatch struct {
 	mu         sync.Mutex
 	subscribed bool
 	logs       bool
+	listeners  map[*listener]bool // 2026-07-28 subscriptions/listen streams on the snapshot
 	cancel     context.CancelFunc
 	reachable  *bool
 	lastKey    string
 }
 
-func newNodeWatch(s *Server) *nodeWatch { return &nodeWatch{s: s} }
+func newNodeWatch(s *Server) *nodeWatch { return &nodeWatch{s: s, listeners: map[*listener]bool{}} }
+
+// listener is one open subscriptions/listen stream (protocol 2026-07-28)
+// that asked for wicket://node/snapshot: notifications/resources/updated
+// go to it directly, tagged with its subscription id, since mcp-go's
+// broadcast reaches only legacy sessions with that method.
+type listener struct {
+	sess server.ClientSession
+	id   any // the listen request's id (the wire layer's surrogate)
+}
+
+// listen is the BeforeSubscriptionsListen hook: a stream that names the
+// snapshot joins the watch until its request ends. The watch reads the
+// node once first (when it has not yet), so a change made after the
+// client sees the acknowledgement is a change.
+func (w *nodeWatch) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil || w.s.tb.Node == nil || !slices.Contains(req.Params.Notifications.ResourceSubscriptions, uriSnapshot) {
+		return
+	}
+	l := &listener{sess: sess, id: id}
+	w.mu.Lock()
+	primed := w.lastKey != ""
+	w.listeners[l] = true
+	w.mu.Unlock()
+	if !primed {
+		w.poll(ctx)
+	}
+	w.ensure()
+	go func() {
+		<-ctx.Done()
+		w.mu.Lock()
+		delete(w.listeners, l)
+		w.mu.Unlock()
+	}()
+}
+
+// updated tells every listener that the snapshot changed.
+func (w *nodeWatch) updated() {
+	w.mu.Lock()
+	ls := make([]*listener, 0, len(w.listeners))
+	for l := range w.listeners {
+		ls = append(ls, l)
+	}
+	w.mu.Unlock()
+	for _, l := range ls {
+		n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationResourceUpdated),
+			Params: mcp.NotificationParams{
+				Meta:             map[string]any{mcp.MetaKeySubscriptionID: l.id},
+				AdditionalFields: map[string]any{"uri": uriSnapshot},
+			},
+		}}
+		select {
+		case l.sess.NotificationChannel() <- n:
+		default: // a stream that does not drain loses this update, never blocks the watch
+		}
+	}
+}
 
 func (w *nodeWatch) subscribe(on bool) {
 	w.mu.Lock()
@@ -157,7 +217,7 @@ func (w *nodeWatch) wantLogs() {
 func (w *nodeWatch) ensure() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cancel != nil || (!w.subscribed && !w.logs) || w.s.tb.Node == nil {
+	if w.cancel != nil || (!w.subscribed && !w.logs && len(w.listeners) == 0) || w.s.tb.Node == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -210,6 +270,9 @@ func (w *nodeWatch) poll(ctx context.Context) {
 	if changed && subscribed {
 		w.s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uriSnapshot})
 	}
+	if changed {
+		w.updated()
+	}
 }
 
 // observe records whether the node answered and tells the client when
@@ -220,6 +283,9 @@ func (w *nodeWatch) observe(err error) {
 	was := w.reachable
 	w.reachable = &up
 	w.mu.Unlock()
+	if was != nil && *was != up {
+		w.updated() // the snapshot now reads unreachable, or again reachable
+	}
 	switch {
 	case was == nil && !up, was != nil && *was && !up:
 		w.s.notify(mcp.LoggingLevelWarning, "node", fmt.Sprintf("the node at %s is unreachable: %v; node tools will fail until it is back", w.s.opts.NodeAddr, err))

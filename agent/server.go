@@ -145,6 +145,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, err error) {
 		s.recodeResource(ctx, id, method, err) // resources.go
 	})
+	hooks.AddBeforeSubscriptionsListen(s.watch.listen) // protocol.go
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})

@@ -218,7 +218,7 @@ type deskWriter struct{ d *frontDesk }
 
 // Write receives exactly one JSON-RPC message per call from mcp-go.
 func (w deskWriter) Write(p []byte) (int, error) {
-	out, drop, done := w.d.ids.outbound(p)
+	out, drop, done := w.d.ids.outbound(w.d.ids.restoreSubscriptionID(p))
 	if done != nil {
 		if b := done.encode(); b != nil {
 			if err := w.d.writeLine(b); err != nil {

@@ -118,6 +118,7 @@ func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *resul
 	if !confirmed {
 		return tb.preview(ctx, tool, cmd, reason, tok) // node.NewPreview sanitizes it, once
 	}
+	ctx = withRoundTrip(ctx, c.request.Params.MultiRoundTripParams, commandDigest(tool, c.raw)) // mrtr.go
 	return tb.confirm(ctx, tool, cmd, tok)
 }
 
@@ -170,6 +171,9 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command, tok string) *result {
 	if r := tb.needNode(); r != nil {
 		return r
+	}
+	if r, ok := tb.loop.resume(ctx, tool, tok, func(p node.Preview) *result { return tb.send(ctx, tool, p, tok) }); ok {
+		return r // mrtr.go: the retry that carries the person's answer
 	}
 	token, err := gate.ParseToken(tok)
 	if err == nil {

@@ -156,6 +156,37 @@ func (w *wireIDs) forget(sur string) {
 	}
 }
 
+// restoreSubscriptionID puts the client's own id back where a
+// subscriptions/listen stream (protocol 2026-07-28) names its request in
+// _meta: mcp-go tags the acknowledgement, the stream's notifications and
+// its final result with the id it saw, a surrogate. Call it before
+// outbound, which forgets the surrogate with the final result.
+func (w *wireIDs) restoreSubscriptionID(p []byte) []byte {
+	key := []byte(`"` + mcp.MetaKeySubscriptionID + `":"` + w.prefix)
+	from := 0
+	for range 4 { // a message names its subscription once or twice
+		i := bytes.Index(p[from:], key)
+		if i < 0 {
+			return p
+		}
+		start := from + i + len(key) - len(w.prefix) - 1 // the value's opening quote
+		end := bytes.IndexByte(p[start+1:], '"')
+		if end < 0 {
+			return p
+		}
+		end += start + 2 // past the closing quote
+		w.mu.Lock()
+		orig, ok := w.orig[string(p[start+1:end-1])]
+		w.mu.Unlock()
+		if !ok {
+			return p
+		}
+		p = append(append(append([]byte(nil), p[:start]...), orig...), p[end:]...)
+		from = start + len(orig)
+	}
+	return p
+}
+
 // recode gives the error response of the request whose surrogate this is
 // code instead of mcp-go's -32603.
 func (w *wireIDs) recode(sur string, code int) {

@@ -299,3 +299,24 @@ func TestLineTooLongKeepsID(t *testing.T) {
 		t.Errorf("HTTP refusal: %s", got)
 	}
 }
+
+// TestRestoreSubscriptionID: a listen stream's acknowledgement and final
+// result name the client's own request id in _meta, not the surrogate.
+func TestRestoreSubscriptionID(t *testing.T) {
+	w := newWireIDs()
+	m := &message{ID: json.RawMessage(`12345678901234567891`), Method: "subscriptions/listen"}
+	_, sur := w.inbound([]byte(`{"jsonrpc":"2.0","id":12345678901234567891,"method":"subscriptions/listen","params":{}}`), m, nil)
+	ack := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"` + sur + `"}}}`
+	if got := string(w.restoreSubscriptionID([]byte(ack))); !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":12345678901234567891}`) {
+		t.Fatalf("ack = %s", got)
+	}
+	final := `{"jsonrpc":"2.0","id":"` + sur + `","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":"` + sur + `"}}}`
+	out, drop, _ := w.outbound(w.restoreSubscriptionID([]byte(final)))
+	if drop || string(out) != `{"jsonrpc":"2.0","id":12345678901234567891,"result":{"_meta":{"io.modelcontextprotocol/subscriptionId":12345678901234567891}}}` {
+		t.Fatalf("final = %s (drop %v)", out, drop)
+	}
+	other := `{"jsonrpc":"2.0","method":"x","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"client-own"}}}`
+	if got := string(w.restoreSubscriptionID([]byte(other))); got != other {
+		t.Fatalf("a client's own id was changed: %s", got)
+	}
+}
