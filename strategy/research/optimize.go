@@ -348,6 +348,8 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 		all = append(all, told...)
 		if seq := l.recordBatch(ctx, rows, &res); seq > 0 {
 			lastSeq = seq
+			report(progress, Progress{Done: len(all), Total: budget, RunID: res.RunID,
+				Message: fmt.Sprintf("batch %d recorded: %d of %d trials in run %s", lastBatch, len(all), budget, res.RunID)})
 		}
 		if runErr != nil {
 			if res.RunID != "" {
