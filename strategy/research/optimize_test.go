@@ -6,7 +6,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"wicket/internal/project"
 	"wicket/strategy/ledger"
 	"wicket/strategy/optimize"
 )
@@ -264,5 +268,40 @@ func TestOptimizeRefusals(t *testing.T) {
 	after, _, _ := lg.Query(context.Background(), ledger.Filter{})
 	if len(after) != len(before) {
 		t.Errorf("refused requests wrote %d rows", len(after)-len(before))
+	}
+}
+
+// TestOptimizeTimeBudget: with a time budget, no batch is asked for once
+// it has passed (on the injected clock, which moves a second a reading).
+func TestOptimizeTimeBudget(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
+	l := NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Now: clock.Now})
+	req := optRequest(t, 50)
+	req.Seconds = 2.5
+	res, err := l.Optimize(ctxT(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Batches != 2 || res.Evaluated != 8 || !strings.Contains(res.Stopped, "time budget of 2.5 s") {
+		t.Fatalf("%d batches, %d trials, stopped %q", res.Batches, res.Evaluated, res.Stopped)
+	}
+}
+
+// TestOptimizeOverHTTPMatchesLocal: the data service runs an
+// optimisation as the in-process engine does, progress included.
+func TestOptimizeOverHTTPMatchesLocal(t *testing.T) {
+	local := newLocal(t, 2)
+	client := serve(t, local, ServerOptions{}, ClientOptions{})
+	var outs []outcome
+	for _, svc := range []Service{local, client} {
+		var ps []Progress
+		res, err := svc.Optimize(ctxT(t), optRequest(t, 8), func(p Progress) { ps = append(ps, p) })
+		outs = append(outs, outcomeOf(t, res, err, ps))
+	}
+	if diff := cmp.Diff(outs[0], outs[1]); diff != "" {
+		t.Errorf("in-process and HTTP differ (-local +http):\n%s", diff)
+	}
+	if outs[0].Kind != "" || !strings.Contains(outs[0].JSON, `"evaluated":8`) {
+		t.Errorf("optimisation: %s %s", outs[0].Kind, outs[0].Msg)
 	}
 }
