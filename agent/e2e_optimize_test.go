@@ -57,7 +57,14 @@ func TestOptimizeToolRecordsAndResumes(t *testing.T) {
 		t.Error("no progress notification for the optimisation")
 	}
 
-	more := object(t, s.call(t, "run_optimize", `{"name":"mine","series":"BTC-USD@1d","grid":`+grid+`,"trials":10,"resume":`+fmt.Sprintf("%q", runID)+`}`))
+	r = s.call(t, "run_optimize", `{"name":"mine","series":"BTC-USD@1d","grid":`+grid+`,"trials":10,"top":2,"resume":`+fmt.Sprintf("%q", runID)+`}`)
+	more := object(t, r)
+	if b, _ := json.Marshal(r); len(b) >= 8192 || len(more["top"].([]any)) != 2 || len(more["pareto"].([]any)) > 2 {
+		t.Errorf("the answer is %d bytes with %d best trials and %d of the front (want under 8 KB, 2 and at most 2)", len(b), len(more["top"].([]any)), len(more["pareto"].([]any)))
+	}
+	if _, ok := runLinkOf(r); !ok {
+		t.Error("the answer has no link to the run's resource")
+	}
 	if more["run_id"] != runID || more["resumed"] != 6.0 || more["evaluated"] != 10.0 || more["method"] != "cmaes" || more["seed"] != 5.0 {
 		t.Fatalf("resumed: %v", more)
 	}

@@ -100,12 +100,13 @@ func (tb *toolbox) runOptimize(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return tb.runs.optimize(res, res.RunID, tb.newID)
+	return tb.runs.optimize(res, res.RunID, tb.newID, in.Top)
 }
 
-// optimize answers an optimisation: its best trials and Pareto front with
-// headline metrics, the whole result stored and linked.
-func (s *runStore) optimize(res any, runID string, newID func() string) *result {
+// optimize answers an optimisation: its best trials and at most top of
+// its Pareto front, with headline metrics; the whole result is stored and
+// linked.
+func (s *runStore) optimize(res any, runID string, newID func() string, top int) *result {
 	full, ans, id, err := runAnswer(res, runID, newID)
 	if err != nil {
 		return fail("internal error: cannot encode the optimisation: %v", err)
@@ -114,6 +115,10 @@ func (s *runStore) optimize(res any, runID string, newID func() string) *result 
 		if _, ok := full[k]; ok {
 			ans[k] = cutEach(full[k], "metrics")
 		}
+	}
+	if front, _ := ans["pareto"].([]any); len(front) > top {
+		ans["pareto"] = front[:top]
+		ans["pareto_clamped"] = fmt.Sprintf("showing %d of the front's %d trials (top bounds both); every one is at run_uri", top, len(front))
 	}
 	ans["metrics_shown"] = "headline metrics of each entry; every metric is at run_uri"
 	sum := fmt.Sprintf("Optimisation (%v) of %v on %v: %v trials of %v combinations, ranked by %v; stopped: %v.",
