@@ -217,16 +217,18 @@ func TestOptimizeResumeAfterACancelMidBatch(t *testing.T) {
 // every combination once and stops.
 func TestOptimizeExhaustsASmallGrid(t *testing.T) {
 	l, lg := ledgerLocal(t)
-	req := optRequest(t, 40)
-	req.Grid = smaGrid()
-	res, err := l.Optimize(ctxT(t), req, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, m := range optimize.Methods {
+		req := optRequest(t, 40)
+		req.Grid, req.Method = smaGrid(), m
+		res, err := l.Optimize(ctxT(t), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Evaluated != 18 || !strings.Contains(res.Stopped, "every one of the grid's 18") {
+			t.Fatalf("%s: evaluated %d, stopped %q", m, res.Evaluated, res.Stopped)
+		}
+		distinct(t, runParams(t, lg, res.RunID))
 	}
-	if res.Evaluated != 18 || !strings.Contains(res.Stopped, "every one of the grid's 18") {
-		t.Fatalf("evaluated %d, stopped %q", res.Evaluated, res.Stopped)
-	}
-	distinct(t, runParams(t, lg, res.RunID))
 }
 
 // TestOptimizeRefusals: bad requests are refused before any trial, with
