@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +104,22 @@ func TestOptimizeKilledResumes(t *testing.T) {
 		seenParams[p] = true
 		if i < len(before.Trials) && p != string(before.Trials[i].Params) {
 			t.Errorf("recorded trial %d changed: %s, was %s", i, p, before.Trials[i].Params)
+		}
+	}
+	// The export holds what an outsider needs to recompute the figures.
+	if py, err := exec.LookPath("python3"); err == nil {
+		b, err := exec.Command(py, filepath.Join("testdata", "audit_recompute.py"), out).Output()
+		if err != nil {
+			t.Fatalf("python3 audit_recompute.py: %v", err)
+		}
+		var got map[string]float64
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("python said %s: %v", b, err)
+		}
+		d, ld, o := res.DeflatedSharpe, res.LedgerDeflatedSharpe, res.Overfitting
+		if d.DSR == nil || ld == nil || ld.DSR == nil || o == nil || o.PBO == nil ||
+			math.Abs(got["dsr"]-*d.DSR) > 5.01e-5 || math.Abs(got["ledger_dsr"]-*ld.DSR) > 5.01e-5 || math.Abs(got["pbo"]-*o.PBO) > 1e-5 {
+			t.Errorf("python recomputed %v from the export; the run reported DSR %v, over the ledger %v, PBO %v", got, d.DSR, ld, o)
 		}
 	}
 	// N over the ledger: this run's 24 and the earlier backtest.

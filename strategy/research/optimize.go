@@ -620,3 +620,27 @@ func (c *Client) Optimize(ctx context.Context, req OptimizeRequest, progress fun
 	var out OptimizeResult
 	return out, c.stream(ctx, PathOptimize, req, progress, &out)
 }
+
+// markOptimizeWinner marks an optimisation's winner among its exported
+// trials (rows and trials in the same order): its rows are recorded batch
+// by batch, before the winner is known, so none carries the mark a
+// sweep's winner does. The winner is the one Optimize reports, the best by
+// the run's rank metric, ties by ledger order.
+func markOptimizeWinner(rows []ledger.Row, trials []ExportTrial) {
+	if len(rows) != len(trials) {
+		return
+	}
+	all := make([]*worker.Trial, len(rows))
+	rankBy := ""
+	for i, r := range rows {
+		var a optimizeAudit
+		if json.Unmarshal(r.Audit, &a) != nil || a.Optimize == nil || trials[i].Winner {
+			return
+		}
+		rankBy = a.Optimize.RankBy
+		all[i] = trialOfRow(r)
+	}
+	if rk := rankTrials(all, rankBy); len(rk.order) > 0 {
+		trials[rk.order[0]].Winner = true
+	}
+}

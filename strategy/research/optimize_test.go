@@ -115,6 +115,22 @@ func TestOptimizeRecordsEveryTrial(t *testing.T) {
 			}
 		}
 	}
+	// The export marks the reported winner, as a sweep's, for an audit.
+	x, err := Export(context.Background(), lg, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var winners []string
+	for _, tr := range x.Trials {
+		if tr.Winner {
+			var v map[string]any
+			json.Unmarshal(tr.Params, &v)
+			winners = append(winners, fmtParams(v))
+		}
+	}
+	if len(winners) != 1 || winners[0] != fmtParams(res.Top[0].Params) {
+		t.Errorf("the export marks %v the winner; the run reported %s", winners, fmtParams(res.Top[0].Params))
+	}
 	if len(seen) < 6 || seen[0].Done != 0 || seen[len(seen)-1].Done != 18 || seen[0].Total != 18 {
 		t.Errorf("progress %+v", seen)
 	}
