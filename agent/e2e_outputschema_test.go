@@ -65,6 +65,7 @@ func TestOutputSchemasValidate(t *testing.T) {
 		{"run_backtest", `{"name":"mine","series":"BTC-USD@1d"}`},
 		{"run_sweep", `{"name":"mine","series":"BTC-USD@1d","grid":{"fast":[5,10],"slow":[30]}}`},
 		{"run_sweep", `{"name":"mine","series":"BTC-USD@1d","grid":"{\"fast\":[5,10],\"slow\":[30]}","estimate":true}`},
+		{"run_optimize", `{"name":"mine","series":"BTC-USD@1d","grid":{"fast":[5,10,20],"slow":[30,50]},"trials":4}`},
 		{"run_walk_forward", `{"name":"mine","series":"BTC-USD@1d","grid":{"fast":[5,10],"slow":[30,50]},"windows":2}`},
 		{"research_history", `{"limit":3}`},
 		{"research_history", `{"kind":"sweep","full":true}`},

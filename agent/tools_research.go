@@ -143,6 +143,7 @@ func (tb *toolbox) researchTools() []*toolSpec {
 			Output:      walkForwardSchema,
 			Handle:      tb.runWalkForward,
 		},
+		tb.optimizeTool(), // tools_optimize.go
 	}
 }
 

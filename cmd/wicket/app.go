@@ -46,6 +46,7 @@ var commands = []func() *cli.Command{
 	dataCommand,
 	backtestCommand,
 	sweepCommand,
+	optimizeCommand,
 	walkForwardCommand,
 	researchCommand,
 	strategyCommand,

@@ -57,6 +57,7 @@ func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 		"list_strategies":   {},
 		"run_backtest":      {"name": name, "series": "BTC-USD@1d", "params": map[string]any{"fast": 10, "slow": 40}, "trades_limit": 2},
 		"run_sweep":         {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10, 20}, "slow": map[string]any{"from": 40, "to": 60, "step": 20}}, "top": 2},
+		"run_optimize":      {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": map[string]any{"from": 5, "to": 30, "step": 5}, "slow": map[string]any{"from": 40, "to": 100, "step": 20}}, "trials": 6, "top": 2},
 		"run_walk_forward":  {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10}, "slow": []int{40, 60}}, "windows": 3},
 		"research_history":  {"strategy": name, "limit": 2},
 		"node_snapshot":     {"venue": "paper", "events": 2},

@@ -41,6 +41,9 @@ type Progress struct {
 	Done    int    `json:"done"`
 	Total   int    `json:"total"`
 	Message string `json:"message,omitempty"`
+	// RunID is set by an optimisation once a batch is in the ledger: the
+	// run to resume should it stop.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // SeriesInfo describes one stored bar series.

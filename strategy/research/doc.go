@@ -25,6 +25,11 @@
 // Selection Bias, Backtest Overfitting and Non-Normality", Journal of
 // Portfolio Management 40(5), 2014 (see DeflatedSharpeRatio).
 //
+// An optimisation (Optimize) searches a grid on a budget: strategy/optimize
+// proposes a batch, the batch runs as one sweep's chunks on the same
+// workers or cluster, and each batch is recorded in the ledger, with what
+// resuming it needs, before the next is proposed.
+//
 // A walk-forward analysis lays rolling or anchored windows over the range,
 // picks the best combination on each in-sample window (whose bars end
 // before its out-of-sample window begins) and trades it, flat at the

@@ -119,6 +119,7 @@ func Export(ctx context.Context, l AuditLedger, runID string) (*RunExport, error
 		}
 		x.Trials = append(x.Trials, t)
 	}
+	markOptimizeWinner(rows, x.Trials) // optimize.go
 	counted, err := l.TrialList(ctx, first.Series, last.Seq)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,10 @@ type planInput struct {
 	// them. Without it the caller reads the bars itself (a walk-forward
 	// cuts windows by their times, a universe pools them).
 	barsInWorker bool
+	// space is an optimisation's search space: the grid's values are
+	// checked against the knobs, but its size is not capped (a budget
+	// bounds the trials) and the combinations are never listed.
+	space bool
 }
 
 // plan is a validated grid over a strategy and a range: everything needed
@@ -122,6 +126,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	case in.maxCombinations > 0:
 		limit = in.maxCombinations
 	}
+	if in.space {
+		limit = math.MaxInt64
+	}
 	if len(in.grid) == 0 {
 		return nil, errorf(KindInvalid, "grid is empty: map at least one knob to a list of values or {\"from\", \"to\", \"step\"}, e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}}")
 	}
@@ -200,7 +207,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := p.expand(in.grid, in.params, limit); err != nil {
 		return nil, err
 	}
-	if n := p.barCount(); n > 0 && p.tooMany == nil {
+	if n := p.barCount(); n > 0 && p.tooMany == nil && !in.space {
 		p.order = evalOrder(p.count, p.axes, ta.Columns(workerMemo, n))
 	}
 	p.base = worker.SweepChunk{

@@ -25,6 +25,7 @@ type Service interface {
 	Backtest(ctx context.Context, req BacktestRequest) (BacktestResult, error)
 	Sweep(ctx context.Context, req SweepRequest, progress func(Progress)) (SweepResult, error)
 	WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error)
+	Optimize(ctx context.Context, req OptimizeRequest, progress func(Progress)) (OptimizeResult, error)
 }
 
 var _ Service = (*Local)(nil)
@@ -36,6 +37,7 @@ const (
 	PathBacktest    = "/v1/backtest"     // POST BacktestRequest → BacktestResult
 	PathSweep       = "/v1/sweep"        // POST SweepRequest → NDJSON stream ending in a SweepResult
 	PathWalkForward = "/v1/walk-forward" // POST WalkForwardRequest → NDJSON stream ending in a WalkForwardResult
+	PathOptimize    = "/v1/optimize"     // POST OptimizeRequest → NDJSON stream ending in an OptimizeResult
 	PathCancel      = "/v1/cancel/"      // POST /v1/cancel/{job}: a streaming request returns what finished
 )
 
@@ -121,6 +123,16 @@ func NewServer(svc Service, opts ServerOptions) http.Handler {
 			return svc.Sweep(ctx, req, progress)
 		})
 	})
+	s.mux.HandleFunc("POST "+PathOptimize, func(w http.ResponseWriter, r *http.Request) {
+		var req OptimizeRequest
+		if err := decodeBody(w, r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		s.stream(w, r, func(ctx context.Context, progress func(Progress)) (any, error) {
+			return svc.Optimize(ctx, req, progress)
+		})
+	})
 	s.mux.HandleFunc("POST "+PathWalkForward, func(w http.ResponseWriter, r *http.Request) {
 		var req WalkForwardRequest
 		if err := decodeBody(w, r, &req); err != nil {
@@ -145,8 +157,8 @@ func NewServer(svc Service, opts ServerOptions) http.Handler {
 		}{true}, nil)
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errorf(KindNotFound, "no endpoint %s %s; the data service serves GET %s, GET %s, POST %s, POST %s, POST %s",
-			r.Method, r.URL.Path, PathSeries, PathStrategies, PathBacktest, PathSweep, PathWalkForward))
+		writeError(w, errorf(KindNotFound, "no endpoint %s %s; the data service serves GET %s, GET %s, POST %s, POST %s, POST %s, POST %s",
+			r.Method, r.URL.Path, PathSeries, PathStrategies, PathBacktest, PathSweep, PathWalkForward, PathOptimize))
 	})
 	return s
 }

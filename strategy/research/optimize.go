@@ -1,0 +1,646 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"wicket/strategy/backtest"
+	"wicket/strategy/ledger"
+	"wicket/strategy/optimize"
+	"wicket/strategy/scriptapi"
+	"wicket/strategy/worker"
+)
+
+// Optimisation bounds.
+const (
+	DefaultOptimizeTrials = 100
+	MaxOptimizeBatch      = 256
+	// DefaultOptimizeMethod is the method when a request names none.
+	DefaultOptimizeMethod = optimize.MethodTPE
+)
+
+// OptimizeRequest asks for a guided search of a grid: the optimiser
+// (Method) proposes a batch of combinations, the workers run them as one
+// sweep's chunks, the results are told to it, and so on until the budget
+// of Trials or Seconds is spent or the grid is exhausted. A range is
+// searched as ordered values, a list as unordered choices.
+type OptimizeRequest struct {
+	StrategyRef
+	Series string         `json:"series"`
+	Grid   Grid           `json:"grid"`
+	Params map[string]any `json:"params,omitempty"`
+	Method string         `json:"method,omitempty"` // random, tpe (default) or cmaes
+	// Trials is the run's budget of trials (resumed ones included):
+	// default DefaultOptimizeTrials, at most research.max_combinations.
+	Trials int `json:"trials,omitempty"`
+	// Seconds, when set, stops asking for batches once this long has
+	// passed (a batch under way finishes).
+	Seconds float64 `json:"seconds,omitempty"`
+	// Seed makes the proposals reproducible; default 1 (a resumed run
+	// keeps its own).
+	Seed *uint64 `json:"seed,omitempty"`
+	// Batch is how many proposals run at once; default the workers'
+	// parallelism.
+	Batch  int    `json:"batch,omitempty"`
+	RankBy string `json:"rank_by,omitempty"` // the objective; one of RankMetrics
+	Top    int    `json:"top,omitempty"`
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	Costs
+	// Resume continues the optimisation the ledger holds as this run id:
+	// its trials are replayed into the optimiser and none is repeated.
+	Resume    string `json:"resume,omitempty"`
+	DeflateBy string `json:"deflate_by,omitempty"`
+}
+
+// OptimizeResult is a finished (or stopped) optimisation: its trials
+// ranked by RankBy, the Pareto front of Sharpe against drawdown, the
+// deflated Sharpe ratio of the winner over every trial of the run and
+// over the ledger, and the probability of backtest overfitting of the
+// evaluated set.
+type OptimizeResult struct {
+	Strategy string   `json:"strategy"`
+	Series   string   `json:"series"`
+	Method   string   `json:"method"`
+	Seed     uint64   `json:"seed"`
+	RankBy   string   `json:"rank_by"`
+	Knobs    []string `json:"knobs"`
+	// Combinations is the grid's size; Budget the trials asked for.
+	Combinations int `json:"combinations"`
+	Budget       int `json:"budget"`
+	Batch        int `json:"batch"`
+	Batches      int `json:"batches"` // run by this request
+	// Evaluated counts the run's trials (Resumed of them replayed from
+	// the ledger), failed ones included: N of DeflatedSharpe.
+	Evaluated int `json:"evaluated"`
+	Resumed   int `json:"resumed"`
+	Failed    int `json:"failed"`
+	// Stopped says why the search ended.
+	Stopped       string  `json:"stopped"`
+	Partial       bool    `json:"partial"`
+	PartialReason string  `json:"partial_reason,omitempty"`
+	Top           []Trial `json:"top"`
+	TopClamped    string  `json:"top_clamped,omitempty"`
+	// Pareto is the non-dominated trials on Sharpe (higher) against max
+	// drawdown (smaller), highest Sharpe first, at most MaxTop.
+	Pareto               []Trial         `json:"pareto"`
+	DeflatedSharpe       *DeflatedSharpe `json:"deflated_sharpe"`
+	LedgerDeflatedSharpe *DeflatedSharpe `json:"ledger_deflated_sharpe"`
+	Overfitting          *Overfitting    `json:"overfitting,omitempty"`
+	// RunID is the ledger's id of the run (every batch's rows carry it);
+	// give it as Resume to continue.
+	RunID          string       `json:"run_id,omitempty"`
+	LookaheadCheck string       `json:"lookahead_check,omitempty"`
+	Errors         []TrialError `json:"errors,omitempty"`
+	Settings       Settings     `json:"settings"`
+	Warnings       []string     `json:"warnings"`
+}
+
+// optimizeMark is what an optimisation adds to a trial's audit data in
+// the ledger, so that the run can be resumed from the ledger alone: the
+// optimiser's settings and the objective it was told.
+type optimizeMark struct {
+	Method    string        `json:"method"`
+	Seed      uint64        `json:"seed"`
+	Space     string        `json:"space"` // the grid, as spaceText writes it
+	RankBy    string        `json:"rank_by"`
+	Batch     int           `json:"batch"` // 1-based, in the run
+	Objective worker.Num    `json:"objective"`
+	Scores    worker.Scores `json:"scores"`
+}
+
+type optimizeAudit struct {
+	trialAudit
+	Optimize *optimizeMark `json:"optimize"`
+}
+
+// runReader reads a run's rows back (*ledger.Ledger has it): what resume
+// needs of the Recorder.
+type runReader interface {
+	Query(ctx context.Context, f ledger.Filter) ([]ledger.Row, int, error)
+}
+
+// searchSpace maps a plan's grid onto an optimiser's space: each swept
+// knob is a dimension over the indexes of its checked values.
+type searchSpace struct {
+	space *optimize.Space
+	index []map[string]int64 // per swept knob: fmt.Sprint(value) -> index
+	text  string
+}
+
+func newSearchSpace(p *plan, grid Grid) (*searchSpace, error) {
+	s := &searchSpace{}
+	dims := make([]optimize.Dim, len(p.swept))
+	parts := make([]string, len(p.swept))
+	for i, name := range p.swept {
+		n := len(p.axes[i])
+		idx := make(map[string]int64, n)
+		words := make([]string, n)
+		for k, v := range p.axes[i] {
+			idx[fmt.Sprint(v)] = int64(k)
+			words[k] = fmt.Sprint(v)
+		}
+		s.index = append(s.index, idx)
+		if grid[name].IsRange() {
+			dims[i] = optimize.Int(name, 0, int64(n-1), 1)
+		} else {
+			vals := make([]any, n)
+			for k := range vals {
+				vals[k] = int64(k)
+			}
+			dims[i] = optimize.List(name, vals...)
+		}
+		kind := "range"
+		if !grid[name].IsRange() {
+			kind = "list"
+		}
+		parts[i] = fmt.Sprintf("%s %s [%s]", name, kind, strings.Join(words, ","))
+	}
+	sp, err := optimize.NewSpace(dims...)
+	if err != nil {
+		return nil, errorf(KindInvalid, "grid: %v", err)
+	}
+	s.space, s.text = sp, strings.Join(parts, "; ")
+	return s, nil
+}
+
+// combo is the knob values of point pt (the plan's fixed knobs included).
+func (s *searchSpace) combo(p *plan, pt optimize.Point) map[string]any {
+	c := make(map[string]any, len(p.fixed)+len(p.swept))
+	for k, v := range p.fixed {
+		c[k] = v
+	}
+	for i, name := range p.swept {
+		c[name] = p.axes[i][pt[name].(int64)]
+	}
+	return c
+}
+
+// point is the point of a trial's recorded knob values.
+func (s *searchSpace) point(p *plan, values map[string]any) (optimize.Point, error) {
+	pt := optimize.Point{}
+	for i, name := range p.swept {
+		raw, ok := values[name]
+		if !ok {
+			return nil, fmt.Errorf("it does not set the knob %s", name)
+		}
+		k := slices.IndexFunc(p.knobs, func(k scriptapi.Knob) bool { return k.Name == name })
+		v, err := p.knobs[k].Check(raw)
+		if err != nil {
+			return nil, err
+		}
+		idx, ok := s.index[i][fmt.Sprint(v)]
+		if !ok {
+			return nil, fmt.Errorf("%s=%v is not in the grid", name, v)
+		}
+		pt[name] = idx
+	}
+	return pt, nil
+}
+
+// objective is what the optimiser maximises for a trial: the rank
+// metric, negated for max_drawdown (ranked lowest first); NaN for a
+// failed or undefined one.
+func objective(t *worker.Trial, rankBy string) float64 {
+	if t.Error != "" {
+		return math.NaN()
+	}
+	x := scoreOf(t.Scores, rankBy)
+	if rankBy == RankMaxDrawdown {
+		x = -math.Abs(x)
+	}
+	return x
+}
+
+// Optimize runs a guided search of req.Grid (see OptimizeRequest). Every
+// batch's trials are recorded in the ledger as they finish, under one
+// run id, before the next batch is asked for; progress, when set, is
+// called as chunks finish. When ctx ends, Optimize returns promptly with
+// the trials that finished (recorded too) and Partial set.
+func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func(Progress)) (OptimizeResult, error) {
+	if err := req.check(l.cfg.Research.MaxCombinations); err != nil {
+		return OptimizeResult{}, err
+	}
+	if _, single, err := l.universe(req.Series); err != nil {
+		return OptimizeResult{}, err
+	} else if !single {
+		return OptimizeResult{}, errorf(KindInvalid, "optimize runs over one series, and %q names a universe; optimise on one series, or sweep the universe", req.Series)
+	}
+	p, err := l.plan(ctx, planInput{
+		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
+		from: req.From, to: req.To, costs: req.Costs, barsInWorker: true, space: true,
+	})
+	if err != nil {
+		return OptimizeResult{}, err
+	}
+	if p.tooMany != nil {
+		return OptimizeResult{}, errorf(KindTooMany, "the grid has more combinations than an optimiser can index; narrow the ranges or coarsen the steps")
+	}
+	ss, err := newSearchSpace(p, req.Grid)
+	if err != nil {
+		return OptimizeResult{}, err
+	}
+	method := strings.ToLower(req.Method)
+	if method == "" {
+		method = DefaultOptimizeMethod
+	}
+	seed := uint64(1)
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	budget := req.Trials
+	if budget == 0 {
+		budget = min(DefaultOptimizeTrials, l.cfg.Research.MaxCombinations)
+	}
+	res := OptimizeResult{
+		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Knobs: p.swept, Combinations: p.count,
+		Budget: budget, Top: []Trial{}, Pareto: []Trial{}, Settings: p.settings, Warnings: []string{},
+	}
+	p.base.Blocks = PBOBlocks
+	var all []*worker.Trial // the run's trials, in the order told
+	var lastSeq int64
+	lastBatch := 0
+	if req.Resume != "" {
+		var rows []ledger.Row
+		rows, method, seed, err = l.resumeRows(ctx, req, p, ss, method)
+		if err != nil {
+			return OptimizeResult{}, err
+		}
+		res.RunID = req.Resume
+		for _, r := range rows {
+			all = append(all, trialOfRow(r))
+			lastSeq = max(lastSeq, r.Seq)
+		}
+		res.Resumed = len(rows)
+		var a optimizeAudit
+		if json.Unmarshal(rows[len(rows)-1].Audit, &a) == nil && a.Optimize != nil {
+			lastBatch = a.Optimize.Batch
+		}
+	}
+	res.Method, res.Seed = method, seed
+	o, err := optimize.New(method, ss.space, seed)
+	if err != nil {
+		return OptimizeResult{}, errorf(KindInvalid, "method: %v", err)
+	}
+	for _, t := range all {
+		pt, err := ss.point(p, t.Values)
+		if err == nil {
+			err = o.Tell(pt, objective(t, p.rankBy))
+		}
+		if err != nil {
+			return OptimizeResult{}, errorf(KindInvalid, "resume %s: a trial (%s) cannot be replayed: %v", req.Resume, fmtParams(t.Values), err)
+		}
+	}
+
+	nw, err := l.chunkWorkers(ctx)
+	if err != nil {
+		return OptimizeResult{}, err
+	}
+	batch := req.Batch
+	if batch == 0 {
+		batch = nw
+	}
+	res.Batch = batch
+	start := l.cfg.Now()
+	report(progress, Progress{Done: len(all), Total: budget, Message: fmt.Sprintf("%d of %d trials", len(all), budget)})
+	for {
+		if len(all) >= budget {
+			res.Stopped = fmt.Sprintf("the budget of %d trials is spent", budget)
+			break
+		}
+		if req.Seconds > 0 && l.cfg.Now().Sub(start).Seconds() >= req.Seconds {
+			res.Stopped = fmt.Sprintf("the time budget of %s s is spent", fmtNum(req.Seconds))
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		pts := o.Ask(min(batch, budget-len(all)))
+		if len(pts) == 0 {
+			res.Stopped = fmt.Sprintf("every one of the grid's %d combinations is tried", p.count)
+			break
+		}
+		lastBatch++
+		trials, runErr := l.runBatch(ctx, p, ss, pts, nw, func(done int) {
+			report(progress, Progress{Done: len(all) + done, Total: budget,
+				Message: fmt.Sprintf("batch %d: %d of %d trials", lastBatch, len(all)+done, budget)})
+		})
+		res.Batches++
+		var rows []ledger.Row
+		var told []*worker.Trial
+		for i, t := range trials {
+			if t == nil {
+				continue
+			}
+			y := objective(t, p.rankBy)
+			if err := o.Tell(pts[i], y); err != nil {
+				return OptimizeResult{}, fmt.Errorf("optimize: %w", err)
+			}
+			told = append(told, t)
+			rows = append(rows, optimizeRow(ctx, p, t, &optimizeMark{Method: method, Seed: seed, Space: ss.text, RankBy: p.rankBy,
+				Batch: lastBatch, Objective: worker.Num(y), Scores: t.Scores}))
+		}
+		all = append(all, told...)
+		if seq := l.recordBatch(ctx, rows, &res); seq > 0 {
+			lastSeq = seq
+			report(progress, Progress{Done: len(all), Total: budget, RunID: res.RunID,
+				Message: fmt.Sprintf("batch %d recorded: %d of %d trials in run %s", lastBatch, len(all), budget, res.RunID)})
+		}
+		if runErr != nil {
+			if res.RunID != "" {
+				return OptimizeResult{}, resumable(classify(runErr), res.RunID, len(all))
+			}
+			return OptimizeResult{}, classify(runErr)
+		}
+	}
+	if ctx.Err() != nil {
+		res.Partial = true
+		res.PartialReason = fmt.Sprintf("cancelled after %d of %d trials: %v", len(all), budget, context.Cause(ctx))
+		res.Stopped = "cancelled"
+	}
+	if err := l.afterOptimize(ctx, p, all, lastSeq, req, &res); err != nil {
+		return OptimizeResult{}, err
+	}
+	return res, nil
+}
+
+// check refuses a request's bad bounds before any work.
+func (req OptimizeRequest) check(maxTrials int) error {
+	switch {
+	case req.Top < 0:
+		return errorf(KindInvalid, "top %d must be positive (default %d, at most %d)", req.Top, DefaultTop, MaxTop)
+	case req.Trials < 0:
+		return errorf(KindInvalid, "trials %d must be positive (default %d)", req.Trials, DefaultOptimizeTrials)
+	case req.Trials > maxTrials:
+		return errorf(KindInvalid, "trials %d is above this project's cap of %d (research.max_combinations in wicket.toml, which only the operator raises)", req.Trials, maxTrials)
+	case req.Seconds < 0 || math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0):
+		return errorf(KindInvalid, "seconds %v must be a positive number of seconds", req.Seconds)
+	case req.Batch < 0 || req.Batch > MaxOptimizeBatch:
+		return errorf(KindInvalid, "batch %d must be 1 to %d (default the workers' parallelism)", req.Batch, MaxOptimizeBatch)
+	case req.DeflateBy != "" && !slices.Contains(ledger.Scopes, req.DeflateBy):
+		return errorf(KindInvalid, "deflate_by %q is not one of %s (default %s: every strategy's trials on the series)",
+			req.DeflateBy, strings.Join(ledger.Scopes, ", "), ledger.ScopeSeries)
+	}
+	if req.Method != "" && !slices.Contains(optimize.Methods, strings.ToLower(req.Method)) {
+		return errorf(KindInvalid, "method %q is not one of %s (default %s)", req.Method, strings.Join(optimize.Methods, ", "), DefaultOptimizeMethod)
+	}
+	return nil
+}
+
+// runBatch runs the points as one sweep's chunks, spread over the
+// workers (or the cluster), and returns their trials in the points'
+// order, nil where one did not finish. done is told how many have.
+func (l *Local) runBatch(ctx context.Context, p *plan, ss *searchSpace, pts []optimize.Point, workers int, done func(int)) ([]*worker.Trial, error) {
+	size := (len(pts) + workers - 1) / workers
+	var tasks []worker.SweepChunk
+	var offsets []int
+	for lo := 0; lo < len(pts); lo += size {
+		req := p.base
+		hi := min(len(pts), lo+size)
+		req.Combos = make([]map[string]any, 0, hi-lo)
+		for _, pt := range pts[lo:hi] {
+			req.Combos = append(req.Combos, ss.combo(p, pt))
+		}
+		tasks = append(tasks, req)
+		offsets = append(offsets, lo)
+	}
+	trials := make([]*worker.Trial, len(pts))
+	n := 0
+	err := l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+		if err := p.saw(resp.Bars); err != nil {
+			return nil, err
+		}
+		if len(resp.Trials) != len(tasks[i].Combos) {
+			return nil, errorf(KindUnavailable, "a worker answered %d trials for a chunk of %d", len(resp.Trials), len(tasks[i].Combos))
+		}
+		for j := range resp.Trials {
+			trials[offsets[i]+j] = &resp.Trials[j]
+		}
+		n += len(resp.Trials)
+		done(n)
+		return nil, nil
+	})
+	return trials, err
+}
+
+// optimizeRow is the ledger row of one trial of an optimisation: a sweep
+// combination's row, with the optimiser's mark in its audit data.
+func optimizeRow(ctx context.Context, p *plan, t *worker.Trial, mark *optimizeMark) ledger.Row {
+	row := sweepRows(ctx, p, []*worker.Trial{t}, nil)[0]
+	row.Audit = mustJSON(optimizeAudit{trialAudit: trialAudit{Stats: t.Stats, Blocks: []worker.BlockStat(t.Blocks)}, Optimize: mark})
+	return row
+}
+
+// recordBatch appends a batch's rows under the run's id (minting it on
+// the first batch) and returns the last row's seq (0 when not recorded).
+func (l *Local) recordBatch(ctx context.Context, rows []ledger.Row, res *OptimizeResult) int64 {
+	if l.cfg.Recorder == nil || len(rows) == 0 {
+		return 0
+	}
+	for i := range rows {
+		rows[i].RunID = res.RunID
+	}
+	id, err := l.cfg.Recorder.Append(context.WithoutCancel(ctx), rows)
+	if res.RunID == "" {
+		res.RunID = id
+	}
+	if err != nil {
+		w := ledgerWarning(err)
+		if !slices.Contains(res.Warnings, w) {
+			res.Warnings = append(res.Warnings, w)
+		}
+		if id == "" {
+			return 0
+		}
+	}
+	return rows[len(rows)-1].Seq
+}
+
+// resumable adds to a failed batch's error that the run can be resumed.
+func resumable(err error, runID string, n int) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{Kind: e.Kind, Msg: fmt.Sprintf("%s; the run's %d trials so far are in the research ledger as run %s: resume it with resume %s", e.Msg, n, runID, runID), Err: e}
+	}
+	return fmt.Errorf("%w; the run's %d trials so far are in the research ledger as run %s: resume it", err, n, runID)
+}
+
+// resumeRows reads the run to resume, checks it is an optimisation of
+// this strategy, series and grid, and returns its trials in ledger order
+// with its method and seed.
+func (l *Local) resumeRows(ctx context.Context, req OptimizeRequest, p *plan, ss *searchSpace, method string) ([]ledger.Row, string, uint64, error) {
+	rr, ok := l.cfg.Recorder.(runReader)
+	if !ok {
+		return nil, "", 0, errorf(KindUnavailable, "resume needs the research ledger, and it is not open here")
+	}
+	rows, _, err := rr.Query(context.WithoutCancel(ctx), ledger.Filter{RunID: req.Resume})
+	if err != nil {
+		return nil, "", 0, errorf(KindUnavailable, "resume %s: %v", req.Resume, err)
+	}
+	if len(rows) == 0 {
+		return nil, "", 0, errorf(KindNotFound, "the research ledger holds no run %q; `wicket research ledger` lists the runs (the run column)", req.Resume)
+	}
+	var first *optimizeMark
+	for i, r := range rows {
+		var a optimizeAudit
+		if json.Unmarshal(r.Audit, &a) != nil || a.Optimize == nil || r.Kind != ledger.KindSweep {
+			return nil, "", 0, errorf(KindInvalid, "run %s is a %s, not an optimisation; only a run of optimize resumes", req.Resume, r.Kind)
+		}
+		m := a.Optimize
+		if i == 0 {
+			first = m
+		}
+		switch {
+		case r.Strategy != p.ledgerName || r.Series != p.base.Series:
+			return nil, "", 0, errorf(KindInvalid, "run %s optimised %s on %s, not %s on %s; resume it with the same strategy and series", req.Resume, r.Strategy, r.Series, p.ledgerName, p.base.Series)
+		case r.Digest != ledger.SourceDigest(p.base.Source):
+			return nil, "", 0, errorf(KindInvalid, "the strategy's source changed since run %s; its trials were of another version, so start a new optimisation", req.Resume)
+		case m.Space != ss.text:
+			return nil, "", 0, errorf(KindInvalid, "run %s searched the grid %s; resume it with the same grid (this request's is %s)", req.Resume, m.Space, ss.text)
+		case m.RankBy != p.rankBy:
+			return nil, "", 0, errorf(KindInvalid, "run %s ranks by %s; resume it with rank_by %s", req.Resume, m.RankBy, m.RankBy)
+		case m.Method != first.Method || m.Seed != first.Seed:
+			return nil, "", 0, errorf(KindInvalid, "run %s's rows disagree on the method and seed; it cannot be resumed", req.Resume)
+		}
+	}
+	if req.Method != "" && method != first.Method {
+		return nil, "", 0, errorf(KindInvalid, "run %s used method %s; resume it with that method (or name none)", req.Resume, first.Method)
+	}
+	if req.Seed != nil && *req.Seed != first.Seed {
+		return nil, "", 0, errorf(KindInvalid, "run %s used seed %d; resume it with that seed (or name none)", req.Resume, first.Seed)
+	}
+	return rows, first.Method, first.Seed, nil
+}
+
+// trialOfRow rebuilds a recorded trial.
+func trialOfRow(r ledger.Row) *worker.Trial {
+	t := &worker.Trial{Metrics: r.Metrics}
+	json.Unmarshal(r.Params, &t.Values)
+	var a optimizeAudit
+	json.Unmarshal(r.Audit, &a)
+	t.Stats, t.Blocks = a.Stats, a.Blocks
+	if a.Optimize != nil {
+		t.Scores = a.Optimize.Scores
+	}
+	var m struct {
+		Error  string `json:"error"`
+		Trades int    `json:"trades"`
+	}
+	json.Unmarshal(r.Metrics, &m)
+	t.Trades = m.Trades
+	if m.Error != "" {
+		t.Error, t.Metrics = m.Error, nil
+	}
+	return t
+}
+
+// afterOptimize ranks the run's trials, finds the Pareto front and
+// computes the deflated Sharpe ratios, the probability of backtest
+// overfitting and the winner's lookahead check.
+func (l *Local) afterOptimize(ctx context.Context, p *plan, all []*worker.Trial, lastSeq int64, req OptimizeRequest, res *OptimizeResult) error {
+	res.Overfitting = overfitting(all, p.base.Blocks)
+	rk := rankTrials(all, p.rankBy)
+	res.Evaluated, res.Failed, res.Errors = rk.evaluated, rk.failed, rk.errors
+	if rk.failed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d trials failed and are not ranked; errors lists the first", rk.failed, rk.evaluated))
+	}
+	if len(rk.order) == 0 {
+		if !res.Partial && rk.failed > 0 {
+			return errorf(KindStrategy, "every trial failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
+		}
+		return nil
+	}
+	top := req.Top
+	switch {
+	case top == 0:
+		top = DefaultTop
+	case top > MaxTop:
+		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
+		top = MaxTop
+	}
+	for r, idx := range rk.order[:min(top, len(rk.order))] {
+		t := all[idx]
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
+	}
+	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
+		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked trials; ask for up to %d with top", top, len(rk.order), MaxTop)
+	}
+	rankOf := make(map[int]int, len(rk.order))
+	scores := make([]optimize.Score, len(rk.order))
+	for r, idx := range rk.order {
+		rankOf[idx] = r + 1
+		s := all[idx].Scores
+		scores[r] = optimize.Score{Sharpe: float64(s.Sharpe), MaxDrawdown: float64(s.MaxDrawdown)}
+	}
+	front := optimize.ParetoFront(scores)
+	for _, r := range front[:min(MaxTop, len(front))] {
+		idx := rk.order[r]
+		t := all[idx]
+		res.Pareto = append(res.Pareto, Trial{Rank: rankOf[idx], Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
+	}
+	win := all[rk.order[0]]
+	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
+	res.DeflatedSharpe.Note = fmt.Sprintf("over all %d trials of this optimisation, failed ones included; %s", rk.evaluated, res.DeflatedSharpe.Note)
+	if l.cfg.Recorder != nil && lastSeq > 0 {
+		set, err := l.cfg.Recorder.Trials(context.WithoutCancel(ctx), ledger.TrialQuery{Strategy: p.ledgerName, Series: p.base.Series, Scope: req.DeflateBy, UpTo: lastSeq})
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
+		} else {
+			d := deflated(win.Stats, set.Sharpes, set.N())
+			d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
+			d.Note = fmt.Sprintf("over all %d %s trials in the research ledger (%d on the series, %d of them %s's), this optimisation's included",
+				d.Trials, set.Scope, set.Series, set.Strategy, p.ledgerName)
+			res.LedgerDeflatedSharpe = d
+		}
+	}
+	if res.Partial {
+		res.LookaheadCheck = "not run: the optimisation was cancelled"
+	} else {
+		c, err := l.checkWinner(ctx, p, win.Values)
+		if err != nil {
+			return err
+		}
+		res.LookaheadCheck = c
+	}
+	if win.Trades < backtest.TooFewTrades {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
+	}
+	return nil
+}
+
+// Optimize runs an optimisation on the service, reporting its progress.
+// When ctx ends it asks the service to stop and returns what finished,
+// like Local.
+func (c *Client) Optimize(ctx context.Context, req OptimizeRequest, progress func(Progress)) (OptimizeResult, error) {
+	var out OptimizeResult
+	return out, c.stream(ctx, PathOptimize, req, progress, &out)
+}
+
+// markOptimizeWinner marks an optimisation's winner among its exported
+// trials (rows and trials in the same order): its rows are recorded batch
+// by batch, before the winner is known, so none carries the mark a
+// sweep's winner does. The winner is the one Optimize reports, the best by
+// the run's rank metric, ties by ledger order.
+func markOptimizeWinner(rows []ledger.Row, trials []ExportTrial) {
+	if len(rows) != len(trials) {
+		return
+	}
+	all := make([]*worker.Trial, len(rows))
+	rankBy := ""
+	for i, r := range rows {
+		var a optimizeAudit
+		if json.Unmarshal(r.Audit, &a) != nil || a.Optimize == nil || trials[i].Winner {
+			return
+		}
+		rankBy = a.Optimize.RankBy
+		all[i] = trialOfRow(r)
+	}
+	if rk := rankTrials(all, rankBy); len(rk.order) > 0 {
+		trials[rk.order[0]].Winner = true
+	}
+}
