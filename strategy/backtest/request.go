@@ -41,6 +41,8 @@ type Request struct {
 	// Robustness, when set, adds the run's robustness figures.
 	Robustness *Robustness `json:"robustness,omitempty"`
 	Plot       bool        `json:"plot,omitempty"` // also draw the PNG chart
+	// Allowance, when set, runs under a deployment's limits and breakers.
+	Allowance *Allowance `json:"allowance,omitempty"`
 
 	// Set by the wiring, never by an agent: the history store file and
 	// the project's indicators directory (for load("indicators/...")).
@@ -112,6 +114,10 @@ func (r Request) Config(base Config) (Config, error) {
 			return cfg, err
 		}
 	}
+	if err := r.Allowance.Check(); err != nil {
+		return cfg, err
+	}
+	cfg.Allowance = r.Allowance
 	if cfg.From, err = ParseTime("from", r.From, false); err != nil {
 		return cfg, err
 	}
