@@ -248,3 +248,23 @@ func TestAllowanceParse(t *testing.T) {
 		t.Errorf("parsed %+v", a)
 	}
 }
+
+// BenchmarkAllowance: a vectorised SMA cross over benchBars bars under a
+// loose allowance (every limit checked, none reached), against
+// BenchmarkVectorized without one: the cost of the bar-by-bar path the
+// breakers need.
+func BenchmarkAllowance(b *testing.B) {
+	bars := walk(benchBars, 1)
+	cfg := DefaultConfig()
+	a, err := ParseAllowance([]string{"max_order_notional=1e12,max_position_notional=1e12,max_orders_per_day=1000,max_daily_loss=1e12,max_drawdown_pct=99.99"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Allowance = a
+	for b.Loop() {
+		if _, err := Run(context.Background(), bars, cfg, Decisions{Targets: crossTargets(bars.Close, 10, 30)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(benchBars*float64(b.N)/b.Elapsed().Seconds(), "bars/s")
+}

@@ -293,7 +293,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			i = j - 1
 			continue
 		}
-		if pos != 0 && !hasPending && !bust && src != nil && end > i && s.allow == nil {
+		if pos != 0 && !hasPending && !bust && src != nil && end > i {
 			// In a position, nothing pending: each bar only marks the
 			// position to its close (until equity reaches zero, which the
 			// bar-by-bar path handles); the accounting is the bar-by-bar
@@ -315,6 +315,9 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				}
 				if equity != nil {
 					equity[j] = eq
+				}
+				if s.allow != nil {
+					s.allow.mark(j, eq) // no decision here: a trip pauses the next one
 				}
 				returns[j] = r
 				sum += r
