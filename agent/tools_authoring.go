@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 
 	"wicket/strategy/scriptapi"
 	"wicket/strategy/ta"
@@ -37,9 +38,9 @@ func (tb *toolbox) authoringTools() []*toolSpec {
 	return []*toolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Checks a Starlark strategy: parse, top level, entry points, a smoke run on synthetic bars and a lookahead check; problems carry line, column and a hint. A name may also be a template's.",
+			Description: "Checks a Starlark strategy: parse, entry points, a smoke run on synthetic bars, lookahead and start-point checks; problems carry line, column and a hint. A name may also be a template's.",
 			Params:      paramsOf[strategyArgs](),
-			Output:      validateSchema,
+			Output:      shallow(validateSchema, "start_point"),
 			Handle:      tb.validateStrategy,
 		},
 		{
@@ -210,6 +211,22 @@ func (tb *toolbox) needStrategies() *result {
 		return failErr(errNoWorkers)
 	}
 	return nil
+}
+
+// shallow declares the named properties of schema as objects only, so
+// tools/list stays within its bound; the report's fields are documented
+// with scriptapi (start_point: scriptapi.StartPoint).
+func shallow(schema map[string]any, names ...string) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	out := maps.Clone(schema)
+	props = maps.Clone(props)
+	for _, n := range names {
+		if _, ok := props[n]; ok {
+			props[n] = map[string]any{"type": []string{"null", "object"}}
+		}
+	}
+	out["properties"] = props
+	return out
 }
 
 func (tb *toolbox) validateStrategy(ctx context.Context, c *call) *result {

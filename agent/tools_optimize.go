@@ -43,9 +43,10 @@ type optimizeArgs struct {
 // optimizeSchema describes the answer's top level, nested objects by
 // their type alone: it is shaped like run_sweep's, and tools/list travels
 // into the model's context.
-var optimizeSchema = shallow(outputSchemaFor[research.OptimizeResult]())
+var optimizeSchema = topLevelOnly(outputSchemaFor[research.OptimizeResult]())
 
-func shallow(s map[string]any) map[string]any {
+// topLevelOnly keeps each property of s by its type alone.
+func topLevelOnly(s map[string]any) map[string]any {
 	props, _ := s["properties"].(map[string]any)
 	for k, v := range props {
 		if m, ok := v.(map[string]any); ok {

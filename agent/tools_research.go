@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,13 +71,14 @@ type (
 	}
 	backtestArgs struct {
 		runArgs
-		Fill        string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
-		Intrabar    string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near extreme, far, close) or pessimistic"`
-		Robustness  bool   `json:"robustness" arg:"default=false" desc:"add PSR, max trials and Monte Carlo figures"`
-		Benchmark   string `json:"benchmark" desc:"with robustness: a series for alpha and beta"`
-		TradesLimit int    `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, first and last (0 = none); the run's resource_link has all"`
-		Equity      bool   `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve (the run's resource_link always has it)"`
-		Plot        bool   `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
+		Fill        string         `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
+		Intrabar    string         `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near extreme, far, close) or pessimistic"`
+		Robustness  bool           `json:"robustness" arg:"default=false" desc:"add PSR, max trials and Monte Carlo figures"`
+		Benchmark   string         `json:"benchmark" desc:"with robustness: a series for alpha and beta"`
+		TradesLimit int            `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, first and last (0 = none); the run's resource_link has all"`
+		Equity      bool           `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve (the run's resource_link always has it)"`
+		Plot        bool           `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
+		Allowance   map[string]any `json:"allowance" desc:"a deployment's limits (decimals): max_order_notional, max_position_notional, max_orders_per_day, max_daily_loss, max_drawdown_pct"`
 	}
 	sweepArgs struct {
 		runArgs
@@ -229,6 +232,32 @@ func (a costArgs) costs() research.Costs {
 	return research.Costs{Capital: string(a.Capital), FeeBps: a.FeeBps, SlippageBps: a.SlippageBps}
 }
 
+// allowanceArg reads the allowance argument: each limit a decimal (a
+// string or a number), max_orders_per_day a whole number.
+func allowanceArg(m map[string]any) (*backtest.Allowance, error) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var kv []string
+	for _, k := range names {
+		switch v := m[k].(type) {
+		case string:
+			kv = append(kv, k+"="+v)
+		case float64:
+			kv = append(kv, k+"="+strconv.FormatFloat(v, 'f', -1, 64))
+		default:
+			return nil, fmt.Errorf("argument \"allowance\": %s must be a decimal string or a number", k)
+		}
+	}
+	a, err := backtest.ParseAllowance(kv)
+	if err != nil {
+		return nil, fmt.Errorf("argument \"allowance\": %w", err)
+	}
+	return a, nil
+}
+
 func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 	if r := tb.needResearch(); r != nil {
 		return r
@@ -245,6 +274,9 @@ func (tb *toolbox) runBacktest(ctx context.Context, c *call) *result {
 		Fill: in.Fill, Intrabar: in.Intrabar, Plot: in.Plot, Report: true} // report: the tear sheet (report.go)
 	if in.Robustness {
 		req.Robustness = &backtest.Robustness{Benchmark: in.Benchmark}
+	}
+	if req.Allowance, err = allowanceArg(in.Allowance); err != nil {
+		return failErr(err)
 	}
 	shape := backtestShape{tradesLimit: in.TradesLimit, equity: in.Equity, plot: in.Plot} // compact.go
 	req.TradesLimit = maxAnswerTrades                                                     // the store keeps every trade the engine reports

@@ -41,6 +41,7 @@ func backtestCommand() *cli.Command {
 			&cli.StringFlag{Name: "benchmark", Usage: "with --robustness, compare with a `SERIES` of the same granularity (alpha, beta, information ratio)"},
 			&cli.IntFlag{Name: "mc-paths", Usage: fmt.Sprintf("with --robustness, Monte Carlo paths per method (default %d, 100 to %d)", backtest.DefaultPaths, backtest.MaxPaths)},
 			&cli.Uint64Flag{Name: "seed", Usage: "with --robustness, the Monte Carlo seed (default 1): the same run and seed give the same figures"},
+			allowanceFlag(),
 			&cli.IntFlag{Name: "trades", Usage: fmt.Sprintf("list up to `N` trades (default %d, at most %d; the table shows the first of them)", backtest.DefaultTradesLimit, backtest.MaxTradesLimit)},
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
@@ -82,6 +83,10 @@ func backtestAction(c *cli.Context) error {
 		return err
 	}
 
+	allowance, err := allowanceFlags(c)
+	if err != nil {
+		return err
+	}
 	costs := costFlags(c)
 	if universe && c.String("report") != "" {
 		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", series)
@@ -90,7 +95,7 @@ func backtestAction(c *cli.Context) error {
 		return backtestUniverse(c, p, cfg, research.BacktestRequest{
 			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: series, Params: params,
 			From: c.String("from"), To: c.String("to"), Costs: costs, Fill: c.String("fill"), Intrabar: c.String("intrabar"), TradesLimit: c.Int("trades"),
-			Plot: c.String("plot") != "",
+			Plot: c.String("plot") != "", Allowance: allowance,
 		})
 	}
 	req := backtest.Request{
@@ -105,6 +110,7 @@ func backtestAction(c *cli.Context) error {
 		Robustness:  robustnessFlags(c),
 		Plot:        c.String("plot") != "",
 		Report:      c.String("report") != "",
+		Allowance:   allowance,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
 	// Check the arguments here, so a typo is a usage error before any

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/ledger"
 	"wicket/strategy/research"
 	"wicket/strategy/script"
@@ -30,6 +31,21 @@ func researchFlags() []cli.Flag {
 		insecureClusterFlag(),
 		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
 	}
+}
+
+// allowanceFlag is --allowance: a deployment's limits for a backtest.
+func allowanceFlag() cli.Flag {
+	return &cli.GenericFlag{Name: "allowance", Value: &listFlag{}, Usage: "run under a deployment's limits, `NAME=VALUE` (repeatable or comma-separated): " +
+		strings.Join(backtest.AllowanceNames, ", ") + "; a breaker that trips pauses the run (result: breaker)"}
+}
+
+// allowanceFlags reads --allowance: nil when not given.
+func allowanceFlags(c *cli.Context) (*backtest.Allowance, error) {
+	a, err := backtest.ParseAllowance(c.Generic("allowance").(*listFlag).values)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--allowance: %w", err)}
+	}
+	return a, nil
 }
 
 // listFlag collects a repeatable flag's values verbatim (commas included,

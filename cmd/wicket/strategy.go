@@ -205,6 +205,9 @@ func printReport(c *cli.Context, t target, rep script.Report) error {
 			if rep.LookaheadCheck != "" {
 				fmt.Fprintf(w, "lookahead check: %s\n", rep.LookaheadCheck)
 			}
+			if sp := rep.StartPoint; sp != nil {
+				fmt.Fprintf(w, "start-point check: %s\n", sp.Verdict)
+			}
 			if len(rep.Knobs) > 0 {
 				names := make([]string, len(rep.Knobs))
 				for i, k := range rep.Knobs {

@@ -79,6 +79,9 @@ type Config struct {
 	From, To time.Time
 	// Params are the strategy parameters of the run, echoed in the result.
 	Params map[string]any
+	// Allowance, when set, applies a deployment's sizing limits and
+	// breakers to the run (allowance.go); nil runs unchanged.
+	Allowance *Allowance
 }
 
 // DefaultConfig is the spec's defaults: capital 10000, fee 10 bps,

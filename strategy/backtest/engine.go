@@ -136,6 +136,9 @@ func check(bars strategy.Bars, cfg Config, d Decisions) (float64, strategy.Granu
 	if _, err := intrabar.ParseRule(cfg.Intrabar.String()); err != nil {
 		return 0, "", invalidf("%v", err)
 	}
+	if err := cfg.Allowance.Check(); err != nil {
+		return 0, "", err
+	}
 	return capital, g, nil
 }
 
@@ -161,8 +164,9 @@ type sim struct {
 	fees        float64
 	slipCost    float64
 	entered     bool
-	negCash     int // first bar with negative cash, or -1
-	bust        int // bar where equity reached zero, or -1
+	negCash     int     // first bar with negative cash, or -1
+	bust        int     // bar where equity reached zero, or -1
+	allow       *limits // the allowance (allowance.go); nil: none
 
 	open   openTrade
 	trades []Trade
@@ -210,6 +214,7 @@ func newSim(bars strategy.Bars, cfg Config, capital float64, equity, returns []f
 		rule:     cfg.Intrabar,
 		bandLo:   math.Inf(-1),
 		bandHi:   math.Inf(1),
+		allow:    newLimits(cfg.Allowance, capital, bars.Time),
 	}
 }
 
@@ -311,6 +316,9 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				if equity != nil {
 					equity[j] = eq
 				}
+				if s.allow != nil {
+					s.allow.mark(j, eq) // no decision here: a trip pauses the next one
+				}
 				returns[j] = r
 				sum += r
 				dn := min(r, 0)
@@ -347,6 +355,9 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 					return err
 				}
 				cash, pos = s.cash, s.pos
+			}
+			if s.allow != nil {
+				s.allow.mark(i, cash+pos*c) // before the bar's decision
 			}
 			var in strategy.Intent
 			if src != nil {
@@ -443,8 +454,16 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 	default:
 		return
 	}
+	if s.allow != nil {
+		if dq = s.allow.size(i, p, s.pos, dq); s.allow.tripped != nil {
+			return // paused: no order
+		}
+	}
 	if dq != 0 {
 		s.fillAt(i, p, dq, s.slip)
+		if s.allow != nil {
+			s.allow.mark(i, s.cash+s.pos*p)
+		}
 	}
 	if dq != 0 || in.Exits != s.exits {
 		s.place(in.Exits)

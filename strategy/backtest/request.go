@@ -44,6 +44,8 @@ type Request struct {
 	// Report asks for the run's tear sheet (strategy/tearsheet), which
 	// the worker renders where it holds the whole run.
 	Report bool `json:"report,omitempty"`
+	// Allowance, when set, runs under a deployment's limits and breakers.
+	Allowance *Allowance `json:"allowance,omitempty"`
 
 	// Set by the wiring, never by an agent: the history store file and
 	// the project's indicators directory (for load("indicators/...")).
@@ -117,6 +119,10 @@ func (r Request) Config(base Config) (Config, error) {
 			return cfg, err
 		}
 	}
+	if err := r.Allowance.Check(); err != nil {
+		return cfg, err
+	}
+	cfg.Allowance = r.Allowance
 	if cfg.From, err = ParseTime("from", r.From, false); err != nil {
 		return cfg, err
 	}

@@ -38,6 +38,9 @@ type Result struct {
 	LookaheadCheck string `json:"lookahead_check,omitempty"`
 	// Robustness holds the figures Request.Robustness asked for.
 	Robustness *robust.Report `json:"robustness,omitempty"`
+	// Breaker is the allowance's breaker that paused the run (no order
+	// after it); nil when none tripped or the run had no allowance.
+	Breaker *Breaker `json:"breaker,omitempty"`
 
 	AllTrades []Trade   `json:"-"` // every closed round trip
 	Curve     Curve     `json:"-"` // equity at every bar's close
@@ -55,6 +58,7 @@ type Settings struct {
 	Warmup      int
 	From, To    time.Time // as requested; zero when open
 	Params      map[string]any
+	Allowance   *Allowance
 }
 
 // Trade is one closed round trip: from flat (or a flip) to flat (or the
@@ -109,7 +113,7 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 		Series: b.Series,
 		Settings: Settings{
 			Capital: s.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
-			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params,
+			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params, Allowance: cfg.Allowance,
 		},
 		Metrics:      m,
 		OpenPosition: s.openPosition(),
@@ -123,6 +127,10 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	}
 	r.Equity = Downsample(curve, s.capital, MaxEquityPoints)
 	r.Warnings = s.warnings(cfg, g)
+	if s.allow != nil && s.allow.tripped != nil {
+		r.Breaker = s.allow.tripped
+		r.Warnings = append(r.Warnings, r.Breaker.warning())
+	}
 	return r
 }
 
@@ -405,7 +413,8 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		From        *string        `json:"from"`
 		To          *string        `json:"to"`
 		Params      map[string]any `json:"params,omitempty"`
-	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), intrabarName(s.Intrabar), string(s.Granularity), s.Warmup, from, to, s.Params})
+		Allowance   *Allowance     `json:"allowance,omitempty"`
+	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), intrabarName(s.Intrabar), string(s.Granularity), s.Warmup, from, to, s.Params, s.Allowance})
 }
 
 // intrabarName is a rule's name in a result's settings, "" for the default.

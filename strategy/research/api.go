@@ -107,6 +107,9 @@ type BacktestRequest struct {
 	Report      bool   `json:"report,omitempty"`       // also render the tear sheet (one series only)
 	// Robustness, when set, adds the run's robustness figures.
 	Robustness *backtest.Robustness `json:"robustness,omitempty"`
+	// Allowance, when set, runs under a deployment's sizing limits and
+	// breakers (backtest.Allowance).
+	Allowance *backtest.Allowance `json:"allowance,omitempty"`
 }
 
 // BacktestResult is a finished backtest: the report (the backtest

@@ -358,6 +358,7 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 		From: req.From, To: req.To,
 		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps,
 		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit, Plot: req.Plot, Report: req.Report, Robustness: req.Robustness,
+		Allowance:   req.Allowance,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
 	}
 	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {

@@ -21,7 +21,8 @@ type Series struct {
 	start   int // warm-up: the first position with a value, by lookback arithmetic
 	boolean bool
 	run     *run
-	what    string // what computed it (ta.sma, series +), for the lookahead proof's messages
+	what    string    // what computed it (ta.sma, series +), for the lookahead proof's messages
+	params  []float64 // a ta function's numeric parameters, for the start-point check's names
 }
 
 var (

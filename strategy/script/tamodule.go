@@ -153,7 +153,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		start += e.Lookback(p)
 		r.noteWarmup(start)
 		return &Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
-			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}, nil
+			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p}, nil
 	}
 	res, key, err := r.memo.Compute(e, cols, keys, p)
 	if err != nil {
@@ -162,11 +162,11 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 	start += e.Lookback(p)
 	r.noteWarmup(start)
 	if len(e.Outputs) == 1 {
-		return r.track(&Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r, what: "ta." + e.Name}), nil
+		return r.track(&Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p}), nil
 	}
 	out := &multi{name: e.Name, names: e.Outputs, vals: make([]*Series, len(e.Outputs))}
 	for j := range e.Outputs {
-		out.vals[j] = r.track(&Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r, what: "ta." + e.Name + "(...)." + e.Outputs[j]})
+		out.vals[j] = r.track(&Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r, what: "ta." + e.Name + "(...)." + e.Outputs[j], params: p})
 	}
 	return out, nil
 }

@@ -15,7 +15,8 @@ const SmokeLength = 1000
 // Validate parses src, runs its top level, checks its entry points, and
 // runs it over SmokeLength synthetic bars so runtime errors surface too,
 // then proves on those bars that no decision read a later bar
-// (CheckLookahead).
+// (CheckLookahead) and measures the warm-up its values need
+// (CheckStartPoint).
 // Every problem carries a line, a column and a hint. Validate itself only
 // fails through the report.
 func Validate(ctx context.Context, src Source, opts Options) Report {
@@ -55,6 +56,16 @@ func validate(ctx context.Context, src Source, opts Options, noProof bool) Repor
 			return rep
 		}
 		rep.LookaheadCheck = check
+	}
+	// The start-point check judges the strategy's own warm-up: how much
+	// history its values need before a deployment may trust them.
+	if sp, err := s.CheckStartPoint(ctx, bars, warm); err != nil {
+		rep.Warnings = append(rep.Warnings, err.Error())
+	} else {
+		rep.StartPoint = &sp
+		if !sp.Passed && len(sp.Offsets) > 0 {
+			rep.Warnings = append(rep.Warnings, "start-point check "+sp.Verdict)
+		}
 	}
 	if warm >= SmokeLength {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the warm-up (%d bars) is longer than the %d-bar smoke series, so the entry points never saw a complete bar; runtime errors after the warm-up can still occur", warm, SmokeLength))

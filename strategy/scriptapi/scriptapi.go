@@ -359,10 +359,13 @@ type Report struct {
 	Warmup  int    `json:"warmup"` // bars before every indicator has a value, from the smoke run
 	// LookaheadCheck is the lookahead proof's verdict on the smoke run
 	// ("passed (4 prefixes)"); empty when the smoke run did not finish.
-	LookaheadCheck string    `json:"lookahead_check,omitempty"`
-	Problems       []Problem `json:"problems"`
-	Warnings       []string  `json:"warnings,omitempty"`
-	Output         string    `json:"output,omitempty"` // what the strategy printed
+	LookaheadCheck string `json:"lookahead_check,omitempty"`
+	// StartPoint is the start-point check on the smoke run, judging the
+	// strategy's own warm-up; nil when the smoke run did not finish.
+	StartPoint *StartPoint `json:"start_point,omitempty"`
+	Problems   []Problem   `json:"problems"`
+	Warnings   []string    `json:"warnings,omitempty"`
+	Output     string      `json:"output,omitempty"` // what the strategy printed
 }
 
 // KnobHint is the advice attached to a knob error.

@@ -12,7 +12,7 @@ import (
 )
 
 // New returns the request kinds a worker process serves: validate,
-// params, summaries, backtest and sweep. memo is the worker's indicator cache, shared
+// params, summaries, backtest, sweep and start_point. memo is the worker's indicator cache, shared
 // by its handlers across requests (ta.NewMemo(worker.MemoBytes)). Add
 // other kinds to the returned table.
 func New(memo *ta.Memo) worker.Handlers {
@@ -38,7 +38,8 @@ func New(memo *ta.Memo) worker.Handlers {
 			}
 			return out, nil
 		}),
-		worker.KindSweep: runSweep(memo, cache),
+		worker.KindSweep:      runSweep(memo, cache),
+		worker.KindStartPoint: runStartPoint(memo, cache),
 		worker.KindParams: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error) {
 			var seen *worker.BarsSeen
 			if req.Bars != nil {

@@ -1,0 +1,261 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"wicket/strategy"
+	"wicket/strategy/scriptapi"
+)
+
+// The start-point check (freqtrade's recursive analysis). The lookahead
+// proof removes bars at the end; this removes them at the start: the
+// strategy runs again from later first bars, and each series it computes
+// is compared, bar for bar, with the run over all the bars. A value that
+// differs was computed from where the history began (an EMA seeded from
+// its first bars, Wilder's smoothing in RSI and ADX); the number of bars
+// after which every value agrees is the warm-up the strategy really
+// needs, which may be far longer than the bars before its first value
+// (Warmup). A deployment given less history than that trades on values a
+// backtest over longer history would not have computed.
+
+// StartPointTolerance is the relative difference below which two values
+// agree (see scriptapi.StartPoint.Tolerance).
+const StartPointTolerance = 1e-9
+
+// StartPointOffsets are the first bars the check runs from, for n bars:
+// n/16, n/8, n/4 and n/2, the ones that are distinct and at least 1 (none
+// below 4 bars). They are fixed so that the same bars give the same
+// report, and spread so that a run from the last of them still has half
+// the bars to converge in.
+func StartPointOffsets(n int) []int {
+	var out []int
+	if n < 4 {
+		return out
+	}
+	for _, d := range []int{16, 8, 4, 2} {
+		if o := n / d; o >= 1 && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// startRun is what one run of the check keeps: its series and, for a
+// signals strategy, its signals.
+type startRun struct {
+	series []*Series
+	sig    *strategy.Signals
+}
+
+// CheckStartPoint runs s over bars and again from each StartPointOffsets
+// first bar, and reports per series the bars it needs before its values
+// agree with the full run's, the largest of them, and whether warmup bars
+// of history are enough. An error of a run (a limit, a cancellation, the
+// strategy failing on the shorter history) is returned, naming the run.
+func (s *Strategy) CheckStartPoint(ctx context.Context, bars strategy.Bars, warmup int) (scriptapi.StartPoint, error) {
+	n := bars.Len()
+	rep := scriptapi.StartPoint{Bars: n, Offsets: StartPointOffsets(n), Tolerance: StartPointTolerance, Series: []scriptapi.StartPointSeries{}, Warmup: warmup}
+	if len(rep.Offsets) == 0 {
+		rep.Verdict = fmt.Sprintf("not run: %d bar(s) leave no later first bar to compare", n)
+		return rep, nil
+	}
+	track := trackCap(n)
+	full, err := s.startRun(ctx, bars, track)
+	if err != nil {
+		return rep, fmt.Errorf("start-point check: the run over all %d bars: %w", n, err)
+	}
+	names := make([]string, len(full.series))
+	for k, f := range full.series {
+		names[k] = f.startName()
+	}
+	need := make([]int, len(full.series))
+	converged := make([]bool, len(full.series))
+	for k := range converged {
+		converged[k] = true
+	}
+	outNeed, outConverged := 0, true
+	for _, off := range rep.Offsets {
+		pre, err := s.startRun(ctx, bars.Slice(off, n), track)
+		if err != nil {
+			return rep, fmt.Errorf("start-point check: the run from bar %d: %w", off, err)
+		}
+		if len(pre.series) != len(full.series) {
+			return rep, fmt.Errorf("start-point check: the run from bar %d computed %d series and the full run %d; the series a strategy computes must not depend on its bars", off, len(pre.series), len(full.series))
+		}
+		for k, f := range full.series {
+			fv, pv := f.values(), pre.series[k].values()
+			j, ok := agreeFrom(fv[min(off, len(fv)):], pv, f.boolean)
+			need[k] = max(need[k], j)
+			converged[k] = converged[k] && ok
+		}
+		if full.sig != nil {
+			j, ok := signalsAgreeFrom(*full.sig, *pre.sig, off, n-off)
+			outNeed = max(outNeed, j)
+			outConverged = outConverged && ok
+		}
+	}
+	// One entry per name: a series computed twice (the memo shares its
+	// values) is one indicator.
+	byName := map[string]int{}
+	for k, name := range names {
+		if i, ok := byName[name]; ok {
+			e := &rep.Series[i]
+			e.Needed, e.Converged = max(e.Needed, need[k]), e.Converged && converged[k]
+		} else {
+			byName[name] = len(rep.Series)
+			rep.Series = append(rep.Series, scriptapi.StartPointSeries{Name: name, Needed: need[k], Converged: converged[k]})
+		}
+	}
+	passed := true
+	for _, e := range rep.Series {
+		rep.Needed = max(rep.Needed, e.Needed)
+		passed = passed && e.Converged
+	}
+	if full.sig != nil {
+		rep.Outputs = &scriptapi.StartPointSeries{Name: "signals", Needed: outNeed, Converged: outConverged}
+		rep.Needed = max(rep.Needed, outNeed)
+		passed = passed && outConverged
+	}
+	if len(rep.Series) > scriptapi.MaxStartPointSeries {
+		// The ones that need the most are the ones to read.
+		slices.SortStableFunc(rep.Series, func(a, b scriptapi.StartPointSeries) int { return b.Needed - a.Needed })
+		rep.SeriesClamped = fmt.Sprintf("showing the %d of %d series that need the most bars", scriptapi.MaxStartPointSeries, len(rep.Series))
+		rep.Series = rep.Series[:scriptapi.MaxStartPointSeries]
+	}
+	rep.Passed = passed && warmup >= rep.Needed
+	rep.Verdict = startVerdict(rep)
+	return rep, nil
+}
+
+func startVerdict(rep scriptapi.StartPoint) string {
+	worst := ""
+	for _, e := range rep.Series {
+		if e.Needed == rep.Needed || !e.Converged {
+			worst = e.Name
+			break
+		}
+	}
+	if worst == "" && rep.Outputs != nil {
+		worst = rep.Outputs.Name
+	}
+	runs := fmt.Sprintf("runs from bars %s of %d", joinInts(rep.Offsets), rep.Bars)
+	switch {
+	case !allConverged(rep):
+		return fmt.Sprintf("failed: %s still depends on the first bar after every bar of some of the %s; it never forgets where the history began (a cumulative series?), so no warm-up is enough", worst, runs)
+	case rep.Passed:
+		return fmt.Sprintf("passed: a warm-up of %d bars is enough; the values need %d (%s, to a relative %g)", rep.Warmup, rep.Needed, runs, rep.Tolerance)
+	}
+	return fmt.Sprintf("failed: a warm-up of %d bars is too short; %s needs %d bars before its values stop depending on the first bar (%s, to a relative %g); give at least %d bars of history", rep.Warmup, worst, rep.Needed, runs, rep.Tolerance, rep.Needed)
+}
+
+func allConverged(rep scriptapi.StartPoint) bool {
+	for _, e := range rep.Series {
+		if !e.Converged {
+			return false
+		}
+	}
+	return rep.Outputs == nil || rep.Outputs.Converged
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// startRun runs s over bars for the check: print output discarded, the
+// warm-up not noted, series kept up to track.
+func (s *Strategy) startRun(ctx context.Context, bars strategy.Bars, track int) (startRun, error) {
+	if s.style == StyleSignals {
+		sig, built, err := s.runSignals(ctx, bars, discard, false, track)
+		if err != nil {
+			return startRun{}, err
+		}
+		return startRun{series: built, sig: &sig}, nil
+	}
+	st, err := s.begin(ctx, bars, discard, false, track)
+	if err != nil {
+		return startRun{}, err
+	}
+	st.Close()
+	return startRun{series: st.r.built}, nil
+}
+
+// agreeFrom is the first j from which pre[j:] agrees with full[j:]
+// (full is the full run's values on pre's bars), and whether the two agree
+// at the last bar (else j is len(pre), a lower bound).
+func agreeFrom(full, pre []float64, boolean bool) (int, bool) {
+	m := min(len(full), len(pre))
+	scale, count := 0.0, 0
+	for _, v := range full[:m] {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			scale += math.Abs(v)
+			count++
+		}
+	}
+	if count > 0 {
+		scale /= float64(count)
+	}
+	for j := m - 1; j >= 0; j-- {
+		if !agree(full[j], pre[j], scale, boolean) {
+			return j + 1, j+1 < m
+		}
+	}
+	return 0, true
+}
+
+func agree(a, b, scale float64, boolean bool) bool {
+	if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
+		return true
+	}
+	if boolean || math.IsNaN(a) || math.IsNaN(b) {
+		return false
+	}
+	return math.Abs(a-b) <= StartPointTolerance*max(math.Abs(a), math.Abs(b), scale)
+}
+
+// signalsAgreeFrom is agreeFrom for the signals: the first bar of the run
+// from off (m bars) from which its flags and sizes all equal the full
+// run's.
+func signalsAgreeFrom(full, pre strategy.Signals, off, m int) (int, bool) {
+	last := -1 // the last bar that differs
+	for _, o := range [][2][]bool{{full.Long, pre.Long}, {full.Short, pre.Short}, {full.Exit, pre.Exit}} {
+		for j := m - 1; j > last; j-- {
+			if at(o[0], off+j) != at(o[1], j) {
+				last = j
+				break
+			}
+		}
+	}
+	for j := m - 1; j > last; j-- {
+		if a, b := sizeAt(full.Size, off+j), sizeAt(pre.Size, j); !same(a, b) && !agree(a, b, 0, false) {
+			last = j
+			break
+		}
+	}
+	return last + 1, last+1 < m
+}
+
+// startName names a series for the report: a ta function with its
+// parameters (ta.ema(20)), or the operation that made it.
+func (s *Series) startName() string {
+	if !strings.HasPrefix(s.what, "ta.") || len(s.params) == 0 {
+		return s.what
+	}
+	ps := make([]string, len(s.params))
+	for i, p := range s.params {
+		ps[i] = strconv.FormatFloat(p, 'g', -1, 64)
+	}
+	name, out, multi := strings.Cut(s.what, "(...)")
+	if multi {
+		return name + "(" + strings.Join(ps, ", ") + ")" + out
+	}
+	return name + "(" + strings.Join(ps, ", ") + ")"
+}

@@ -1,0 +1,51 @@
+package scriptapi
+
+// StartPoint is the start-point check's report: how many bars of history
+// a strategy's values need before they stop depending on where the
+// history began (an EMA's seed, RSI's and ADX's smoothing), and whether a
+// given warm-up is that long. The check runs the strategy again from
+// later first bars (Offsets) and compares every series it computes, and
+// the signals it returns, with the run over all the bars.
+type StartPoint struct {
+	// Bars is how many bars the check ran over; Offsets the first bars of
+	// the later runs (StartPointOffsets: 1/16, 1/8, 1/4 and 1/2 of Bars).
+	Bars    int   `json:"bars"`
+	Offsets []int `json:"offsets"`
+	// Tolerance: two values agree when they differ by at most this much
+	// relative to the larger of them, or of the series' mean magnitude
+	// (so a series that crosses zero is not judged by its smallest
+	// values); missing (NaN) agrees only with missing.
+	Tolerance float64 `json:"tolerance"`
+	// Series are the series the strategy computed (every ta call and
+	// series operation, by name and parameters, one entry per distinct
+	// name), each with the bars it needs; Outputs the signals it returns
+	// (signals(bars) strategies: long, short, exit and size together). An
+	// on_bar strategy's intents depend on its account too, so only the
+	// series its setup computes are compared.
+	Series  []StartPointSeries `json:"series"`
+	Outputs *StartPointSeries  `json:"outputs,omitempty"`
+	// SeriesClamped says how many series are not listed (their bars still
+	// count in Needed).
+	SeriesClamped string `json:"series_clamped,omitempty"`
+	// Needed is the largest over all: the warm-up the strategy needs.
+	Needed int `json:"needed"`
+	// Warmup is the warm-up judged, Passed whether it is at least Needed
+	// (and every series converged), Verdict the sentence that says so.
+	Warmup  int    `json:"warmup"`
+	Passed  bool   `json:"passed"`
+	Verdict string `json:"verdict"`
+}
+
+// StartPointSeries is one series' (or the outputs') need: the number of
+// bars from a later first bar after which its values agree with the run
+// over all bars, the largest over the offsets. Converged is false when
+// some run never agreed up to its last bar: then Needed is that run's
+// length, a lower bound.
+type StartPointSeries struct {
+	Name      string `json:"name"`
+	Needed    int    `json:"needed"`
+	Converged bool   `json:"converged"`
+}
+
+// MaxStartPointSeries bounds StartPoint.Series.
+const MaxStartPointSeries = 32
