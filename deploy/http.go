@@ -26,6 +26,7 @@ func NewHandler() *Handler {
 	h := &Handler{mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /v1/deployments", h.list)
 	h.mux.HandleFunc("POST /v1/deployments", h.create)
+	h.mux.HandleFunc("POST /v1/deployments/check", h.check)
 	h.mux.HandleFunc("GET /v1/deployments/{id}", h.show)
 	h.mux.HandleFunc("POST /v1/deployments/{id}/stop", h.stop)
 	h.mux.HandleFunc("GET /v1/deployments/{id}/challenge", h.challenge)
@@ -110,6 +111,20 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, d)
+}
+
+func (h *Handler) check(w http.ResponseWriter, r *http.Request) {
+	var spec Spec
+	if err := decode(r, &spec); err != nil {
+		writeErr(w, err)
+		return
+	}
+	d, err := h.r.Load().Check(r.Context(), spec)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
 }
 
 func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {

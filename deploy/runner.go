@@ -247,6 +247,18 @@ func (r *Runner) Create(ctx context.Context, spec Spec) (Deployment, error) {
 	return d.view(), nil
 }
 
+// Check resolves and checks spec as Create would, and creates nothing:
+// the preview of wicket deploy.
+func (r *Runner) Check(ctx context.Context, spec Spec) (Deployment, error) {
+	d, err := r.resolve(ctx, spec)
+	if err != nil {
+		return Deployment{}, err
+	}
+	v := d.view()
+	v.ID = ""
+	return v, nil
+}
+
 // resolve checks a spec and makes its deployment.
 func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, error) {
 	if err := project.ValidName("strategy", spec.Strategy); err != nil {

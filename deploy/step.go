@@ -273,10 +273,17 @@ func (r *Runner) settle(ctx context.Context, d *Deployment, in *Intent) bool {
 			}
 		}
 	}
-	if in.Status == IntentSending && qty.IsZero() && !working {
+	if qty.IsZero() && !working && (in.Status == IntentSending || in.Status == IntentPending) {
 		found, err := r.known(ctx, in.ClientOrderID)
-		if err != nil || !found {
-			return false // never reached the node: Step sends it if its bar is still the latest
+		if err != nil {
+			return false // settled at a later bar
+		}
+		if !found { // never reached the node: sent again only while its bar is the latest
+			if in.Status == IntentPending {
+				in.Status, in.Updated = IntentSending, r.cfg.Now().UTC()
+				return true
+			}
+			return false
 		}
 	}
 	changed := false
