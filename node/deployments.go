@@ -4,15 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 )
 
 // The node's deployments (package deploy, mounted at /v1/deployments when
 // the node runs them) are read and written through these two calls; the
 // request and answer types are deploy's, which node does not import.
 
-// DeploymentsGet reads /v1/deployments+sub (observe key) into out.
-func (c *Client) DeploymentsGet(ctx context.Context, sub string, out any) error {
-	return c.do(ctx, http.MethodGet, "/v1/deployments"+sub, nil, nil, KeyObserve, out)
+// DeploymentsGet reads /v1/deployments+sub with query q (observe key)
+// into out.
+func (c *Client) DeploymentsGet(ctx context.Context, sub string, q url.Values, out any) error {
+	return c.do(ctx, http.MethodGet, "/v1/deployments"+sub, q, nil, KeyObserve, out)
 }
 
 // DeploymentsPost sends body as JSON to /v1/deployments+sub (control key)

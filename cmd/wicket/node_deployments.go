@@ -53,7 +53,7 @@ func nodeDeploymentsCommand() *cli.Command {
 			out := c.App.Writer
 			if len(pos) == 1 {
 				var d deploy.Detail
-				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0]), &d); err != nil {
+				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0]), nil, &d); err != nil {
 					return err
 				}
 				if c.Bool("json") {
@@ -69,7 +69,7 @@ func nodeDeploymentsCommand() *cli.Command {
 			var list struct {
 				Deployments []deploy.Deployment `json:"deployments"`
 			}
-			if err := client.DeploymentsGet(ctx, "", &list); err != nil {
+			if err := client.DeploymentsGet(ctx, "", nil, &list); err != nil {
 				return err
 			}
 			if c.Bool("json") {
@@ -175,7 +175,7 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	defer cancel()
 	if act != deploy.ActApprove {
 		var det deploy.Detail
-		if err := client.DeploymentsGet(rctx, base, &det); err != nil {
+		if err := client.DeploymentsGet(rctx, base, nil, &det); err != nil {
 			return err
 		}
 		printDeployment(out, det.Deployment)
@@ -189,7 +189,7 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 		return fmt.Errorf("nothing done: %q is not %q", typed, name)
 	}
 	var ch deploy.Challenge
-	if err := client.DeploymentsGet(rctx, base+"/challenge?act="+act, &ch); err != nil {
+	if err := client.DeploymentsGet(rctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
 		return err
 	}
 	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}

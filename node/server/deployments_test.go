@@ -27,10 +27,10 @@ func TestDeploymentsMountedBehindAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out map[string]bool
-	if err := observer.DeploymentsGet(ctx, "", &out); err != nil || !out["ok"] {
+	if err := observer.DeploymentsGet(ctx, "", nil, &out); err != nil || !out["ok"] {
 		t.Fatalf("observe read: %v %v", out, err)
 	}
-	if err := observer.DeploymentsGet(ctx, "/dep-1", &out); err != nil {
+	if err := observer.DeploymentsGet(ctx, "/dep-1", nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	// A forged client: observe key signing a write.
@@ -46,7 +46,7 @@ func TestDeploymentsMountedBehindAuth(t *testing.T) {
 		t.Fatalf("the hook saw %v", seen)
 	}
 	bare := nodetest.NewServer(t)
-	if err := bare.Client().DeploymentsGet(ctx, "", &out); !errors.As(err, &ne) || ne.Code != "deployments_off" {
+	if err := bare.Client().DeploymentsGet(ctx, "", nil, &out); !errors.As(err, &ne) || ne.Code != "deployments_off" {
 		t.Fatalf("a node without deployments: %v", err)
 	}
 }
