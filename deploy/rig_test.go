@@ -17,7 +17,7 @@ import (
 // rig is a paper node, a deployments journal and a worker pool, and the
 // runner over them, restartable on the same journal.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	clk   *clock
 	mkt   *price
 	ns    *nodetest.Server
@@ -28,7 +28,7 @@ type rig struct {
 	r     *Runner
 }
 
-func newRig(t *testing.T, opts ...nodetest.Option) *rig {
+func newRig(t testing.TB, opts ...nodetest.Option) *rig {
 	g := &rig{t: t, clk: &clock{t: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}, mkt: &price{}, pool: newPool(t), dir: t.TempDir()}
 	g.ns = paperNode(t, venueConfig(), g.mkt, g.clk.Now, opts...)
 	g.conn = marketConn{Client: g.ns.Client(node.WithClock(g.clk.Now)), t: t, node: g.ns}

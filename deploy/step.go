@@ -133,7 +133,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 // resend sends the intents of the last bar that a crash left journaled
 // but unsettled, with their own client order ids.
 func (r *Runner) resend(ctx context.Context, l *live, bar Bar) error {
-	intents, err := r.cfg.Store.Intents(l.d.ID)
+	intents, err := r.cfg.Store.OpenIntents(l.d.ID)
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 		if res.ExistingOrder != nil {
 			in.Note = "the node had it already (a restart sent it again): settled from the node's order"
 		}
-		r.settle(ctx, d, in)
+		r.settleFrom(ctx, d, in, sendEvents)
 	default:
 		in.Status, in.Note = IntentPending, res.Advice
 	}
@@ -232,7 +232,7 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 // settleOpen settles the deployment's sent intents whose fills are not
 // all known yet (a real venue fills later).
 func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
-	intents, err := r.cfg.Store.Intents(d.ID)
+	intents, err := r.cfg.Store.OpenIntents(d.ID)
 	if err != nil {
 		r.log.Error("deployments journal", "err", err)
 		return nil
@@ -255,7 +255,18 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 // settle reads in's order and fills from the node by client order id and
 // books the fills not booked yet into d. It reports whether in changed.
 func (r *Runner) settle(ctx context.Context, d *Deployment, in *Intent) bool {
-	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, 500)
+	return r.settleFrom(ctx, d, in, settleEvents)
+}
+
+// The node's recent events settle reads: right after a send the fills of
+// a paper order are among the last few; later, as many as the node keeps.
+const (
+	sendEvents   = 20
+	settleEvents = 500
+)
+
+func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, events int) bool {
+	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, events)
 	if err != nil {
 		return false
 	}
@@ -274,7 +285,10 @@ func (r *Runner) settle(ctx context.Context, d *Deployment, in *Intent) bool {
 		}
 	}
 	if qty.IsZero() && !working && (in.Status == IntentSending || in.Status == IntentPending) {
-		found, err := r.known(ctx, in.ClientOrderID)
+		if events < settleEvents { // its fills may be further back: many orders went in since
+			return r.settleFrom(ctx, d, in, settleEvents)
+		}
+		order, found, err := r.known(ctx, in.ClientOrderID)
 		if err != nil {
 			return false // settled at a later bar
 		}
@@ -284,6 +298,13 @@ func (r *Runner) settle(ctx context.Context, d *Deployment, in *Intent) bool {
 				return true
 			}
 			return false
+		}
+		if order != nil && order.Filled.IsPositive() {
+			// Its fill events are older than the node keeps: the order
+			// as the node answered it has the quantity and price; the
+			// fee is not known here.
+			qty, value = order.Filled, order.Filled.Mul(order.AveragePrice)
+			in.Note = "settled from the node's order: its fill events were no longer among the node's recent events, so its fee is not booked"
 		}
 	}
 	changed := false
@@ -325,24 +346,25 @@ func (r *Runner) settle(ctx context.Context, d *Deployment, in *Intent) bool {
 	return changed
 }
 
-// known reports whether the node's audit trail has a command with cid.
-func (r *Runner) known(ctx context.Context, cid string) (bool, error) {
+// known reports whether the node's audit trail has an accepted command
+// with client order id cid, and the order as the node answered it.
+func (r *Runner) known(ctx context.Context, cid string) (*node.Order, bool, error) {
 	a, ok := r.cfg.Node.(interface {
 		Audit(ctx context.Context, q node.AuditQuery) (node.AuditPage, error)
 	})
 	if !ok {
-		return false, nil
+		return nil, false, nil
 	}
 	page, err := a.Audit(ctx, node.AuditQuery{ClientOrderID: cid, Limit: 10})
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	for _, e := range page.Entries {
 		if e.Outcome.Status == node.Accepted {
-			return true, nil
+			return e.Outcome.Order, true, nil
 		}
 	}
-	return false, nil
+	return nil, false, nil
 }
 
 // mark values d at price px (its bar's close) and rolls the UTC day.

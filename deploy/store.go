@@ -231,6 +231,10 @@ func (s *Store) Intents(id string) ([]Intent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}
+	return readIntents(rows)
+}
+
+func readIntents(rows *sql.Rows) ([]Intent, error) {
 	defer rows.Close()
 	var out []Intent
 	for rows.Next() {
@@ -245,6 +249,17 @@ func (s *Store) Intents(id string) ([]Intent, error) {
 		out = append(out, in)
 	}
 	return out, rows.Err()
+}
+
+// OpenIntents reads a deployment's intents not settled yet (sending or
+// pending), oldest first.
+func (s *Store) OpenIntents(id string) ([]Intent, error) {
+	rows, err := s.db.Query(`SELECT doc FROM intents WHERE deployment = ? AND json_extract(doc, '$.status') IN (?, ?) ORDER BY bar, n`,
+		id, IntentSending, IntentPending)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	return readIntents(rows)
 }
 
 // Intent reads one intent by client order id.
