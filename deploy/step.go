@@ -94,7 +94,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	if !dec.HasTarget || dec.Target == d.Target {
 		return r.cfg.Store.Commit(b) // no change of target: nothing to trade (drift is not rebalanced, as in the backtest)
 	}
-	qty := r.size(d, vc, dec.Target, px)
+	qty := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol))
 	if qty.IsZero() {
 		d.Target = dec.Target
 		return r.cfg.Store.Commit(b)
@@ -152,8 +152,9 @@ func (r *Runner) resend(ctx context.Context, l *live, bar Bar) error {
 // target position costs (1+slippage)(1+fee) per unit of price. The
 // position is held within the capital and max_position_notional, the
 // order within max_order_notional (the rest of the target is not traded),
-// and the quantity is cut toward zero to the venue's decimals.
-func (r *Runner) size(d *Deployment, vc project.Venue, target float64, px decimal.Decimal) decimal.Decimal {
+// and the quantity is cut toward zero to the venue's step (a real
+// venue's instrument) or decimals.
+func (r *Runner) size(d *Deployment, vc project.Venue, target float64, px, step decimal.Decimal) decimal.Decimal {
 	one := decimal.NewFromInt(1)
 	sizing := one.Add(decimal.NewFromFloat(vc.SlippageBps).Shift(-4)).Mul(one.Add(decimal.NewFromFloat(vc.FeeBps).Shift(-4)))
 	eq := d.Cash.Add(d.Position.Mul(px))
@@ -176,7 +177,24 @@ func (r *Runner) size(d *Deployment, vc project.Venue, target float64, px decima
 		}
 		dq = q
 	}
+	if step.IsPositive() {
+		return dq.Div(step).Truncate(0).Mul(step)
+	}
 	return dq.Truncate(vc.QuantityDecimals)
+}
+
+// step is a real venue's quantity increment for symbol, as the node read
+// it from the venue (zero: the venue's quantity_decimals apply).
+func (r *Runner) step(ctx context.Context, vc project.Venue, symbol string) decimal.Decimal {
+	if !vc.Real() {
+		return decimal.Zero
+	}
+	snap, err := r.cfg.Node.Snapshot(ctx, vc.Name, 0)
+	if err != nil {
+		return decimal.Zero
+	}
+	in, _ := snap.Instrument(vc.Name, symbol)
+	return in.Step
 }
 
 // unarmed says why an auto deployment on a real venue may not send now,
