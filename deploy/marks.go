@@ -12,7 +12,8 @@ import (
 // MarkBars is the bar source of a paper deployment: the venue's marks,
 // read from the node every Every, aggregated to the series' granularity.
 // A bar is handed over once the clock has passed its end; a bar period in
-// which no mark was read has no bar (the deployment records it missed).
+// which no mark was read has no bar (the deployment records it missed),
+// and the period the source started in is partial, so it is none.
 type MarkBars struct {
 	Node  node.Conn
 	Venue string
@@ -22,6 +23,7 @@ type MarkBars struct {
 	cur   Bar
 	open  bool
 	ready []Bar
+	first time.Time // the period the source started in: partial, never a bar
 }
 
 // Next implements BarSource.
@@ -68,6 +70,12 @@ func (m *MarkBars) add(snap *node.Snapshot, sym string, now time.Time, gran time
 	}
 	p, _ := px.Float64()
 	start := now.Truncate(gran)
+	if m.first.IsZero() {
+		m.first = start
+	}
+	if start.Equal(m.first) {
+		return // marks of a period already under way would make a partial bar
+	}
 	if m.open && start.After(m.cur.Time) {
 		m.ready, m.open = append(m.ready, m.cur), false
 	}

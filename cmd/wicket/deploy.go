@@ -167,14 +167,20 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 		}
 		return v.String()
 	}
+	pct := func(v decimal.Decimal) string {
+		if v.IsZero() {
+			return "none"
+		}
+		return v.String() + "%"
+	}
 	orders := "none"
 	if a.MaxOrdersPerDay > 0 {
 		orders = fmt.Sprint(a.MaxOrdersPerDay)
 	}
 	fmt.Fprintf(w, "deployment   %s\nstrategy     %s sha256 %s\nknobs        %v\nseries       %s on venue %s\nmode         %s\ncapital      %s\n",
 		id, d.Strategy, d.StrategyHash, d.Params, d.Series, d.Venue, d.Mode, d.Capital)
-	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s%%\n",
-		limit(a.MaxOrderNotional), limit(a.MaxPositionNotional), orders, limit(a.MaxDailyLoss), limit(a.MaxDrawdownPct))
+	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s\n",
+		limit(a.MaxOrderNotional), limit(a.MaxPositionNotional), orders, limit(a.MaxDailyLoss), pct(a.MaxDrawdownPct))
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)
 	if d.ID == "" {
 		return
