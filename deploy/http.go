@@ -30,6 +30,7 @@ func NewHandler() *Handler {
 	h.mux.HandleFunc("GET /v1/deployments/{id}", h.show)
 	h.mux.HandleFunc("POST /v1/deployments/{id}/stop", h.stop)
 	h.mux.HandleFunc("GET /v1/deployments/{id}/challenge", h.challenge)
+	h.mux.HandleFunc("GET /v1/deployments/{id}/report", h.report)
 	h.mux.HandleFunc("POST /v1/deployments/{id}/{act}", h.operator)
 	h.mux.HandleFunc("GET /v1/deployments/proposals/{cid}/challenge", h.challenge)
 	h.mux.HandleFunc("POST /v1/deployments/proposals/{cid}/approve", h.approve)
@@ -90,6 +91,20 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, Detail{Deployment: d, Decisions: tail(decs, detailRows), Intents: tail(ins, detailRows)})
+}
+
+func (h *Handler) report(w http.ResponseWriter, r *http.Request) {
+	id, err := cleanID(r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	rep, err := h.r.Load().Report(r.Context(), id)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
 }
 
 func tail[T any](s []T, n int) []T {

@@ -34,6 +34,7 @@ func nodeDeploymentsCommand() *cli.Command {
 		ArgsUsage: "[ID]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "report", Usage: "with ID: the tracking report (live decisions against their replay, fills against their bars)"},
 			&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -44,6 +45,9 @@ func nodeDeploymentsCommand() *cli.Command {
 			if len(pos) > 1 {
 				return usagef("node deployments takes at most one deployment ID")
 			}
+			if c.Bool("report") && len(pos) != 1 {
+				return usagef("node deployments --report takes the deployment ID")
+			}
 			client, _, err := armClient(c)
 			if err != nil {
 				return err
@@ -51,6 +55,24 @@ func nodeDeploymentsCommand() *cli.Command {
 			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 			defer cancel()
 			out := c.App.Writer
+			if c.Bool("report") {
+				var rep deploy.Report
+				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return writeJSON(out, rep)
+				}
+				fmt.Fprintf(out, "decisions    %d replayed, %d equal, %d diverged %s\n", rep.Replayed, rep.Equal, len(rep.Diverged), rep.Truncated)
+				for _, dv := range rep.Diverged {
+					fmt.Fprintf(out, "DIVERGED     at the bar of %s: live %s, replay %s (a defect: report it)\n", dv.Bar.Format(time.RFC3339), dv.Live, dv.Replay)
+				}
+				for _, f := range rep.Fills {
+					fmt.Fprintf(out, "fill         %s %s %s at %s, bar close %s (%s bps against), %s after the close\n",
+						f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
+				}
+				return nil
+			}
 			if len(pos) == 1 {
 				var d deploy.Detail
 				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0]), nil, &d); err != nil {
