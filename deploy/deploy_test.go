@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/strategy"
 )
 
 // vee is closes falling 0.2% a bar for 25 bars, then rising 0.3% a bar
@@ -305,5 +307,51 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	}
 	if _, err := g.r.Approve(ctxT(t), next, req); err == nil {
 		t.Fatal("a proposal was approved twice")
+	}
+}
+
+// TestDeployWarmupFromHistory: a deployment starts with its warm-up from
+// the history store, journaled with it; a live bar the history already
+// holds is not handled twice; the first new bar is decided over the
+// warm-up and itself, so a crossing the warm-up sets up trades at once.
+func TestDeployWarmupFromHistory(t *testing.T) {
+	all := path(vee()...)
+	cut := len(all) - 3
+	g := newRig(t)
+	g.hist = func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
+		b := strategy.Bars{Series: series}
+		for _, x := range all[max(0, cut-n):cut] {
+			appendBar(&b, x.Time.Unix(), x.Open, x.High, x.Low, x.Close, x.Volume)
+		}
+		return b, nil
+	}
+	g.restart()
+	d := g.deploy(Spec{})
+	if bars, _ := g.store.Bars(d.ID, d.Series, 1000); bars.Len() != min(cut, d.Warmup) {
+		t.Fatalf("%d warm-up bars journaled, want %d", bars.Len(), min(cut, d.Warmup))
+	}
+	g.step(d.ID, all, cut-1) // held by the warm-up already
+	if decs, _ := g.store.Decisions(d.ID); len(decs) != 0 {
+		t.Fatalf("a warm-up bar was decided: %+v", decs)
+	}
+	for i := cut; i < len(all); i++ {
+		g.step(d.ID, all, i)
+	}
+	decs, _ := g.store.Decisions(d.ID)
+	if len(decs) != len(all)-cut {
+		t.Fatalf("%d decisions for %d live bars", len(decs), len(all)-cut)
+	}
+	// The same decisions as a deployment that saw every bar live.
+	h := newRig(t)
+	e := h.deploy(Spec{})
+	for i := range all {
+		h.step(e.ID, all, i)
+	}
+	full, _ := h.store.Decisions(e.ID)
+	for k, dc := range decs {
+		w := full[cut+k]
+		if dc.HasTarget != w.HasTarget || dc.Target != w.Target {
+			t.Fatalf("bar %d: with warm-up %+v, all live %+v", cut+k, dc, w)
+		}
 	}
 }

@@ -46,6 +46,9 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		}
 		return nil
 	}
+	if n := l.bars.Len(); n > 0 && bar.Time.Unix() <= l.bars.Time[n-1] {
+		return nil // the warm-up from the history store holds it already
+	}
 	now := r.cfg.Now().UTC()
 	vc, _ := r.cfg.Project.Venue(d.Venue)
 	var b Batch
