@@ -209,6 +209,26 @@ func TestDeployBreakersPauseBeforeTheNextOrder(t *testing.T) {
 			t.Fatalf("after resume: %s", dep.State)
 		}
 	})
+	t.Run("drawdown", func(t *testing.T) {
+		g := newRig(t)
+		d := g.deploy(Spec{Allowance: Allowance{MaxDrawdownPct: decimal.NewFromInt(2)}})
+		last := vee()[44]
+		bars := path(vee(last*0.97, last*0.94, last*0.91, last*0.88, last*0.85, last*0.82)...)
+		for i := range bars {
+			g.step(d.ID, bars, i)
+		}
+		dep, _ := g.r.Get(d.ID)
+		if dep.State != StatePaused || !strings.Contains(dep.Reason, "max_drawdown_pct") {
+			t.Fatalf("state %s (%s), want paused by max_drawdown_pct", dep.State, dep.Reason)
+		}
+		if in := g.intents(d.ID); len(in) != 1 {
+			t.Fatalf("%d orders: want the entry only", len(in))
+		}
+		decs, _ := g.store.Decisions(d.ID)
+		if last := decs[len(decs)-1]; last.Status != DecisionNotRunning || !strings.Contains(last.Note, "max_drawdown_pct") {
+			t.Fatalf("the last bar's record: %+v", last)
+		}
+	})
 	t.Run("orders per day", func(t *testing.T) {
 		g := newRig(t)
 		d := g.deploy(Spec{Allowance: Allowance{MaxOrdersPerDay: 2}})
