@@ -43,6 +43,7 @@ var commands = []func() *cli.Command{
 	demoCommand,
 	nodeCommand,
 	tradeCommand,
+	deployCommand, // deploy.go: a strategy that trades on the node
 	dataCommand,
 	backtestCommand,
 	sweepCommand,

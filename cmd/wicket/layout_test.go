@@ -54,17 +54,19 @@ func area(importPath string) string {
 }
 
 // TestDependencyDirection enforces the spec's layering:
-// cmd → agent → {gate, trace, node, strategy}; gate, trace, node and
-// strategy never import agent or cmd; node and strategy never import each
-// other; internal packages import no domain package.
+// cmd → agent → {gate, trace, node, strategy}; cmd → deploy → {node,
+// strategy}; gate, trace, node and strategy never import agent, deploy or
+// cmd; deploy never imports agent or cmd; node and strategy never import
+// each other; internal packages import no domain package.
 func TestDependencyDirection(t *testing.T) {
 	forbidden := map[string][]string{
-		"gate":     {"agent", "cmd", "node", "strategy", "trace"},
-		"trace":    {"agent", "cmd", "node", "strategy", "gate"},
-		"node":     {"agent", "cmd", "strategy"},
-		"strategy": {"agent", "cmd", "node"},
+		"gate":     {"agent", "cmd", "deploy", "node", "strategy", "trace"},
+		"trace":    {"agent", "cmd", "deploy", "node", "strategy", "gate"},
+		"node":     {"agent", "cmd", "deploy", "strategy"},
+		"strategy": {"agent", "cmd", "deploy", "node"},
+		"deploy":   {"agent", "cmd"},
 		"agent":    {"cmd"},
-		"internal": {"agent", "cmd", "gate", "trace", "node", "strategy"},
+		"internal": {"agent", "cmd", "deploy", "gate", "trace", "node", "strategy"},
 	}
 	for _, p := range modulePackages(t) {
 		from := area(p.ImportPath)

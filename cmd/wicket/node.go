@@ -62,7 +62,8 @@ func nodeCommand() *cli.Command {
 					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"),
 				}, c.App.ErrWriter)
 			},
-		}, nodeArmCommand(), nodeDisarmCommand()},
+		}, nodeArmCommand(), nodeDisarmCommand(),
+			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand()},
 	}
 }
 
@@ -140,10 +141,17 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
+	deps, closeDeps, err := nodeDeployments(o.project, o.config, observe, control, operator, log) // node_deployments.go
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closeDeps()
 	srv, err := server.New(server.Config{
 		Project: o.config, JournalPath: o.project.JournalPath(), ObserveKey: observe, ControlKey: control,
 		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
+		Deployments: deps.handler,
 	})
 	if err != nil {
 		ln.Close()
@@ -159,6 +167,7 @@ func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
+	go deps.start(ctx, ln.Addr().String())
 	err = srv.Serve(ctx, ln)
 	log.Info("node stopped")
 	return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/deploy"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/server"
@@ -33,8 +34,8 @@ func nodeArmCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "arm",
 		Usage:     "arm a real venue so the node sends it orders (an operator at an interactive terminal only)",
-		ArgsUsage: "VENUE",
-		Description: "Shows the venue, its environment (live is real money), account, cash and the node's limits, and asks you to " +
+		ArgsUsage: "VENUE|DEPLOYMENT",
+		Description: "A deployment id (dep-...) arms that auto deployment on a real venue, with the same rules and lapse. Shows the venue, its environment (live is real money), account, cash and the node's limits, and asks you to " +
 			"type the venue's name. Needs the operator key (settings/operator.key, or WICKET_OPERATOR_KEY; it signs the arming " +
 			"and the node verifies it), the control key, an interactive terminal (stdin and stdout; a pipe or script is " +
 			"refused), a [[venues]] table with may_arm = true, and for a live venue a node started with --allow-live. " +
@@ -62,6 +63,9 @@ func nodeArmCommand() *cli.Command {
 			key, err := operatorKey(p) // keys.go: the operator commands alone read it
 			if err != nil {
 				return err
+			}
+			if strings.HasPrefix(name, deploy.IDPrefix) { // a deployment (node_deployments.go)
+				return operatorAct(c.Context, client, key, deploy.ActArm, name, d, c.App.Reader, c.App.Writer)
 			}
 			return armVenue(c.Context, client, key, name, d, c.App.Reader, c.App.Writer)
 		},

@@ -59,6 +59,7 @@ type options struct {
 	noOperator   bool
 	orderPolls   <-chan time.Time
 	logger       *slog.Logger
+	deployments  http.Handler
 }
 
 // Option configures NewServer.
@@ -114,6 +115,9 @@ func WithOrderPolls(ticks <-chan time.Time) Option { return func(o *options) { o
 // WithLogger gives the node a logger (default: discard), as node.log.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
+// WithDeployments mounts h at /v1/deployments (package deploy's Handler).
+func WithDeployments(h http.Handler) Option { return func(o *options) { o.deployments = h } }
+
 // NewServer starts a node and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -162,7 +166,7 @@ func (s *Server) start(t testing.TB, addr string) {
 		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
 		OperatorKey: operator,
-		OrderPolls:  s.opts.orderPolls, Logger: s.opts.logger,
+		OrderPolls:  s.opts.orderPolls, Logger: s.opts.logger, Deployments: s.opts.deployments,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

@@ -40,6 +40,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/venues/{name}/arming", s.arming)
 	mux.HandleFunc("POST /v1/venues/{name}/arm", s.arm)
 	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
+	s.mountDeployments(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
 			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,10 @@ type Config struct {
 	// OrderPolls, when set, is an injected tick source used instead.
 	OrderPollEvery time.Duration
 	OrderPolls     <-chan time.Time
+
+	// Deployments serves /v1/deployments (package deploy's Handler,
+	// mounted in deployments.go); nil: the node runs none.
+	Deployments http.Handler
 
 	Now     func() time.Time // default time.Now
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID

@@ -15,7 +15,7 @@
 // Handlers table, so a new kind is one entry in the table the worker
 // process is started with and one Call on the caller side. This package
 // declares the request and result types of every kind (validate, params,
-// summaries, backtest, sweep chunk); strategy/worker/handlers serves them.
+// summaries, backtest, sweep chunk, decide); strategy/worker/handlers serves them.
 // Workers start with a scrubbed environment (WorkerEnv): no key or token
 // of the parent reaches strategy code.
 //

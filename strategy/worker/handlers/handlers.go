@@ -12,7 +12,7 @@ import (
 )
 
 // New returns the request kinds a worker process serves: validate,
-// params, summaries, backtest, sweep and start_point. memo is the worker's indicator cache, shared
+// params, summaries, backtest, sweep, start_point and decide. memo is the worker's indicator cache, shared
 // by its handlers across requests (ta.NewMemo(worker.MemoBytes)). Add
 // other kinds to the returned table.
 func New(memo *ta.Memo) worker.Handlers {
@@ -27,6 +27,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
 		worker.KindBacktest: runBacktest(memo, cache),
+		worker.KindDecide:   runDecide(memo),
 		worker.KindSummaries: worker.Typed(func(ctx context.Context, req worker.SummariesRequest) (worker.SummariesResult, error) {
 			out := worker.SummariesResult{Summaries: make([]worker.Summary, len(req.Files))}
 			for i, f := range req.Files {

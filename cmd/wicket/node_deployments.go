@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"wicket/deploy"
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/strategy"
+	"wicket/strategy/history"
+)
+
+// The node's deployments from the CLI: list and show them, stop one (the
+// control key), and the operator's acts (resume, arm, approve a proposal),
+// signed with the operator key at an interactive terminal, as venue
+// arming is (node_arming.go).
+
+func nodeDeploymentsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "deployments",
+		Usage:     "list the node's deployments, or show one with its latest decisions and orders",
+		ArgsUsage: "[ID]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "report", Usage: "with ID: the tracking report (live decisions against their replay, fills against their bars)"},
+			&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"},
+		},
+		Action: func(c *cli.Context) error {
+			pos, err := trailingFlags(c)
+			if err != nil {
+				return err
+			}
+			if len(pos) > 1 {
+				return usagef("node deployments takes at most one deployment ID")
+			}
+			if c.Bool("report") && len(pos) != 1 {
+				return usagef("node deployments --report takes the deployment ID")
+			}
+			client, _, err := armClient(c)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			defer cancel()
+			out := c.App.Writer
+			if c.Bool("report") {
+				var rep deploy.Report
+				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return writeJSON(out, rep)
+				}
+				fmt.Fprintf(out, "decisions    %d replayed, %d equal, %d diverged %s\n", rep.Replayed, rep.Equal, len(rep.Diverged), rep.Truncated)
+				for _, dv := range rep.Diverged {
+					fmt.Fprintf(out, "DIVERGED     at the bar of %s: live %s, replay %s (a defect: report it)\n", dv.Bar.Format(time.RFC3339), dv.Live, dv.Replay)
+				}
+				for _, f := range rep.Fills {
+					fmt.Fprintf(out, "fill         %s %s %s at %s, bar close %s (%s bps against), %s after the close\n",
+						f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
+				}
+				return nil
+			}
+			if len(pos) == 1 {
+				var d deploy.Detail
+				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0]), nil, &d); err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return writeJSON(out, d)
+				}
+				printDeployment(out, d.Deployment)
+				for _, in := range d.Intents {
+					fmt.Fprintf(out, "order        %s %s %s %s at the bar of %s: %s %s\n", in.ClientOrderID, in.Side, in.Quantity, in.Status,
+						in.Bar.Format(time.RFC3339), in.Price, in.Note)
+				}
+				return nil
+			}
+			var list struct {
+				Deployments []deploy.Deployment `json:"deployments"`
+			}
+			if err := client.DeploymentsGet(ctx, "", nil, &list); err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSON(out, list)
+			}
+			if len(list.Deployments) == 0 {
+				fmt.Fprintln(out, "no deployments (wicket deploy NAME --series S --venue V makes one)")
+			}
+			for _, d := range list.Deployments {
+				fmt.Fprintf(out, "%s  %-8s %-7s %s %s on %s  equity %s  position %s", d.ID, d.State, d.Mode, d.Strategy, d.Series, d.Venue,
+					d.Equity.StringFixed(2), d.Position)
+				if d.Reason != "" {
+					fmt.Fprintf(out, "  (%s)", d.Reason)
+				}
+				fmt.Fprintln(out)
+				for _, p := range d.Proposals {
+					fmt.Fprintf(out, "    proposal %s: %s %s; wicket node approve-proposal %s\n", p.ClientOrderID, p.Side, p.Quantity, p.ClientOrderID)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func nodeStopDeploymentCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "stop-deployment",
+		Usage:       "stop a deployment for good (the control key; its position stays for you to decide)",
+		ArgsUsage:   "ID",
+		Description: "It sends nothing more and its waiting proposals lapse; its open position is not touched.",
+		Flags:       []cli.Flag{&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}},
+		Action: func(c *cli.Context) error {
+			id, err := oneDeployment(c, "stop-deployment")
+			if err != nil {
+				return err
+			}
+			client, _, err := armClient(c)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			defer cancel()
+			var d deploy.Deployment
+			if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(id)+"/stop", struct{}{}, &d); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "%s is stopped; its position (%s %s) is kept\n", d.ID, d.Position, d.Symbol)
+			return nil
+		},
+	}
+}
+
+func nodeResumeCommand() *cli.Command {
+	return operatorDeploymentCommand(deploy.ActResume, "resume", "resume a paused deployment (an operator at an interactive terminal only)", "ID")
+}
+
+func nodeApproveProposalCommand() *cli.Command {
+	return operatorDeploymentCommand(deploy.ActApprove, "approve-proposal", "send a propose-mode deployment's waiting order (an operator at an interactive terminal only)", "CLIENT_ORDER_ID")
+}
+
+// operatorDeploymentCommand is resume or approve-proposal: signed with
+// the operator key after the name is typed back.
+func operatorDeploymentCommand(act, name, usage, arg string) *cli.Command {
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: arg,
+		Description: "Needs the operator key (settings/operator.key, or WICKET_OPERATOR_KEY), the control key and an interactive terminal; " +
+			"you type the " + strings.ToLower(arg) + " back to confirm.",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}},
+		Action: func(c *cli.Context) error {
+			pos, err := trailingFlags(c)
+			if err != nil {
+				return err
+			}
+			if len(pos) != 1 {
+				return usagef("node %s takes one %s", name, arg)
+			}
+			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
+				return fmt.Errorf("wicket node %s needs an interactive terminal (stdin and stdout); a pipe or a script cannot do it", name)
+			}
+			client, p, err := armClient(c)
+			if err != nil {
+				return err
+			}
+			key, err := operatorKey(p)
+			if err != nil {
+				return err
+			}
+			return operatorAct(c.Context, client, key, act, pos[0], 0, c.App.Reader, c.App.Writer)
+		},
+	}
+}
+
+// operatorAct asks the operator to type name back, then signs act on it
+// with a fresh challenge and sends it.
+func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKey, act, name string, d time.Duration, in io.Reader, out io.Writer) error {
+	base := "/" + url.PathEscape(name)
+	if act == deploy.ActApprove {
+		base = "/proposals/" + url.PathEscape(name)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if act != deploy.ActApprove {
+		var det deploy.Detail
+		if err := client.DeploymentsGet(rctx, base, nil, &det); err != nil {
+			return err
+		}
+		printDeployment(out, det.Deployment)
+	}
+	fmt.Fprintf(out, "Type %s to %s: ", name, act)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("nothing done: no answer")
+	}
+	if typed := strings.TrimSpace(line); typed != name {
+		return fmt.Errorf("nothing done: %q is not %q", typed, name)
+	}
+	var ch deploy.Challenge
+	if err := client.DeploymentsGet(rctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
+		return err
+	}
+	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
+	if d > 0 {
+		req.For = d.String()
+	}
+	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
+	verb := act
+	if act == deploy.ActApprove {
+		verb = "approve"
+		var got deploy.Intent
+		if err := client.DeploymentsPost(rctx, base+"/"+verb, req, &got); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "approved %s: %s %s %s\n", got.ClientOrderID, got.Side, got.Quantity, got.Status)
+		return nil
+	}
+	var got deploy.Deployment
+	if err := client.DeploymentsPost(rctx, base+"/"+verb, req, &got); err != nil {
+		return err
+	}
+	if act == deploy.ActArm {
+		fmt.Fprintf(out, "%s is armed until %s (lapses then, and at any node restart)\n", got.ID, got.ArmedUntil.Local().Format(time.RFC1123))
+		return nil
+	}
+	fmt.Fprintf(out, "%s is %s\n", got.ID, got.State)
+	return nil
+}
+
+func oneDeployment(c *cli.Context, verb string) (string, error) {
+	pos, err := trailingFlags(c)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 || !strings.HasPrefix(pos[0], deploy.IDPrefix) {
+		return "", usagef("node %s takes one deployment ID (%s..., see wicket node deployments)", verb, deploy.IDPrefix)
+	}
+	return pos[0], nil
+}
+
+// deployments is what `wicket node serve` runs its deployments with.
+type deployments struct {
+	handler *deploy.Handler
+	start   func(ctx context.Context, addr string) // once the node listens at addr
+}
+
+// nodeDeployments builds the deployments' surface and, when the project
+// has strategies, the runner behind it: the worker pool research uses,
+// the history store for warm-up, and a client of this node (loopback, the
+// control key) for the one write path. Without strategies the surface
+// says the node runs none.
+func nodeDeployments(p project.Project, cfg project.Config, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
+	h := deploy.NewHandler()
+	out := &deployments{handler: h, start: func(context.Context, string) {}}
+	stars, _ := filepath.Glob(filepath.Join(p.StrategiesDir(), "*.star"))
+	if len(stars) == 0 {
+		return out, func() {}, nil
+	}
+	store, err := deploy.OpenStore(filepath.Join(p.StateDir(), "deployments.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := researchPool(cfg)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	closeAll := func() { pool.Close(); store.Close() }
+	out.start = func(ctx context.Context, addr string) {
+		client, err := node.NewClient(addr, observe, control)
+		if err != nil {
+			log.Error("deployments: no node client", "err", err)
+			return
+		}
+		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: client, Strategies: pool,
+			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
+			History: historyWarmup(p.HistoryPath()),
+			Bars: func(vc project.Venue, series string) deploy.BarSource {
+				return &deploy.MarkBars{Node: client, Venue: vc.Name, Every: time.Second, Now: time.Now}
+			}})
+		if err != nil {
+			log.Error("deployments did not start", "err", err)
+			return
+		}
+		h.Attach(r)
+		r.Start(ctx)
+		log.Info("deployments running", "count", len(r.List()))
+	}
+	return out, closeAll, nil
+}
+
+// historyWarmup reads warm-up bars from the history store at path.
+func historyWarmup(path string) deploy.History {
+	return func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
+		store, err := history.OpenReadOnly(path)
+		if err != nil {
+			var he *history.Error
+			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+				return strategy.Bars{Series: series}, nil
+			}
+			return strategy.Bars{}, err
+		}
+		defer store.Close()
+		_, g, err := strategy.ParseSeries(series)
+		if err != nil {
+			return strategy.Bars{}, err
+		}
+		b, err := store.Load(series, before.Add(-time.Duration(n+1)*g.Duration()), before.Add(-g.Duration()))
+		if err != nil {
+			var he *history.Error
+			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+				return strategy.Bars{Series: series}, nil
+			}
+			return strategy.Bars{}, err
+		}
+		if b.Len() > n {
+			b = b.Slice(b.Len()-n, b.Len())
+		}
+		return b, nil
+	}
+}

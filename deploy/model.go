@@ -1,0 +1,189 @@
+package deploy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Mode is how a deployment's orders leave: proposed to a person, or sent.
+type Mode string
+
+// The modes.
+const (
+	ModePropose Mode = "propose" // each order waits for an operator's approval; lapses at the next bar
+	ModeAuto    Mode = "auto"    // sent within the allowance (a real venue: only while armed)
+)
+
+// State is where a deployment is.
+type State string
+
+// The states.
+const (
+	StateRunning State = "running"
+	StatePaused  State = "paused" // a breaker tripped, or the operator paused it; only an operator resumes
+	StateStopped State = "stopped"
+)
+
+// Allowance is what a deployment may do. Zero is no limit. The field
+// names are the backtest's Config.Allowance's, so research measures the
+// breakers the node trades under.
+type Allowance struct {
+	MaxOrderNotional    decimal.Decimal `json:"max_order_notional,omitzero"`
+	MaxPositionNotional decimal.Decimal `json:"max_position_notional,omitzero"`
+	MaxOrdersPerDay     int             `json:"max_orders_per_day,omitempty"`
+	MaxDailyLoss        decimal.Decimal `json:"max_daily_loss,omitzero"`
+	MaxDrawdownPct      decimal.Decimal `json:"max_drawdown_pct,omitzero"`
+}
+
+// Spec is what deploying asks for; the node resolves and checks it.
+type Spec struct {
+	Strategy  string          `json:"strategy"` // the file name, e.g. sma_cross.star
+	Source    string          `json:"source"`   // its text at deploy time
+	Params    map[string]any  `json:"params,omitempty"`
+	Series    string          `json:"series"` // SYMBOL@GRAN
+	Venue     string          `json:"venue"`
+	Mode      Mode            `json:"mode,omitempty"` // default propose
+	Capital   decimal.Decimal `json:"capital"`
+	Allowance Allowance       `json:"allowance"`
+	// Warmup is how many bars before the bar decided at the strategy is
+	// evaluated over (before the first live bar, from the history store);
+	// 0: its own warm-up, at least DefaultWarmup. It must be long enough
+	// that no indicator depends on where its history began (the
+	// start-point check), so the decision equals the backtest's.
+	Warmup int `json:"warmup,omitempty"`
+}
+
+// Deployment is a deployment with its running figures.
+type Deployment struct {
+	ID           string          `json:"id"`
+	Strategy     string          `json:"strategy"`
+	StrategyHash string          `json:"strategy_hash"` // sha256 of Source
+	Source       string          `json:"source,omitempty"`
+	Params       map[string]any  `json:"params,omitempty"`
+	Series       string          `json:"series"`
+	Symbol       string          `json:"symbol"`
+	Venue        string          `json:"venue"`
+	Mode         Mode            `json:"mode"`
+	Capital      decimal.Decimal `json:"capital"`
+	Allowance    Allowance       `json:"allowance"`
+	Warmup       int             `json:"warmup"`
+	State        State           `json:"state"`
+	Reason       string          `json:"reason,omitempty"`
+	Created      time.Time       `json:"created"`
+	Updated      time.Time       `json:"updated"`
+
+	// The deployment's own share of the venue's account: its cash
+	// (capital less what its fills cost), position, the standing target
+	// its last order was sized for, and the equity the breakers watch.
+	Cash        decimal.Decimal `json:"cash"`
+	Position    decimal.Decimal `json:"position"`
+	Target      float64         `json:"target"`
+	Equity      decimal.Decimal `json:"equity"`
+	Mark        decimal.Decimal `json:"mark,omitzero"` // the last close it was marked at
+	Peak        decimal.Decimal `json:"peak"`
+	Day         string          `json:"day,omitempty"` // the UTC day the day figures are of
+	DayStart    decimal.Decimal `json:"day_start_equity"`
+	OrdersToday int             `json:"orders_today"`
+	LastBar     time.Time       `json:"last_bar,omitzero"` // the last bar evaluated or recorded missed
+	Missed      int             `json:"missed_bars,omitempty"`
+	// Armed (auto on a real venue) lapses at ArmedUntil and at every
+	// start of the node: it is never journaled as armed.
+	ArmedUntil time.Time  `json:"armed_until,omitzero"`
+	Proposals  []Proposal `json:"proposals,omitempty"`
+}
+
+// Proposal is an order a propose-mode deployment wants, waiting for an
+// operator's approval until the next bar closes.
+type Proposal struct {
+	ClientOrderID string          `json:"client_order_id"`
+	Bar           time.Time       `json:"bar"`
+	Side          string          `json:"side"`
+	Quantity      decimal.Decimal `json:"quantity"`
+	Target        float64         `json:"target"`
+}
+
+// IDPrefix starts every deployment id.
+const IDPrefix = "dep-"
+
+// Limits of what a deployment may ask.
+const (
+	// MaxEvalBars bounds a deployment's warm-up: each evaluation sends a
+	// worker the bar decided at and the warm-up bars before it.
+	MaxEvalBars = 20000
+	// DefaultWarmup is the history evaluated before the first live bar
+	// when the strategy states a shorter warm-up.
+	DefaultWarmup = 500
+)
+
+// Error is a deployment request refused, with the fix in its message.
+type Error struct {
+	Kind Kind
+	Msg  string
+}
+
+// Kind is the wire word of an Error.
+type Kind string
+
+// The error kinds.
+const (
+	KindBadRequest Kind = "bad_request"
+	KindNotFound   Kind = "not_found"
+	KindForbidden  Kind = "forbidden"
+	KindConflict   Kind = "conflict"
+	KindInternal   Kind = "internal"
+)
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(k Kind, format string, a ...any) *Error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
+}
+
+// validMode checks a mode, defaulting it.
+func validMode(m Mode) (Mode, error) {
+	switch m {
+	case "":
+		return ModePropose, nil
+	case ModePropose, ModeAuto:
+		return m, nil
+	}
+	return m, errorf(KindBadRequest, "mode %q is not one of %s, %s", m, ModePropose, ModeAuto)
+}
+
+// checkAllowance names the first limit that is negative.
+func (a Allowance) check() error {
+	for _, f := range []struct {
+		name string
+		v    decimal.Decimal
+	}{{"max_order_notional", a.MaxOrderNotional}, {"max_position_notional", a.MaxPositionNotional},
+		{"max_daily_loss", a.MaxDailyLoss}, {"max_drawdown_pct", a.MaxDrawdownPct}} {
+		if f.v.IsNegative() {
+			return errorf(KindBadRequest, "allowance %s %s is negative: give a positive amount, or 0 for no limit", f.name, f.v)
+		}
+	}
+	if a.MaxOrdersPerDay < 0 {
+		return errorf(KindBadRequest, "allowance max_orders_per_day %d is negative: give a count, or 0 for no limit", a.MaxOrdersPerDay)
+	}
+	if a.MaxDrawdownPct.GreaterThan(decimal.NewFromInt(100)) {
+		return errorf(KindBadRequest, "allowance max_drawdown_pct %s is over 100: give a percent such as 10", a.MaxDrawdownPct)
+	}
+	return nil
+}
+
+// clean trims a deployment id read from a path.
+func cleanID(id string) (string, error) {
+	if !strings.HasPrefix(id, IDPrefix) || len(id) > 64 || strings.ContainsAny(id, "/\\ .") {
+		return "", errorf(KindBadRequest, "%q is not a deployment id: they start with %s (see wicket node deployments)", short(id), IDPrefix)
+	}
+	return id, nil
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}

@@ -1,0 +1,230 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"wicket/node"
+)
+
+// The operator's acts on a deployment (arm, resume, approve a proposal)
+// use the node's arming scheme: the runner issues a one-use challenge, the
+// operator key signs a node.ArmStatement naming the act, the deployment
+// (or proposal) and the challenge, and the runner verifies it against
+// settings/operator.pub. The control key alone does none of them.
+
+// The actions an operator signs.
+const (
+	ActArm     = "arm"
+	ActResume  = "resume"
+	ActApprove = "approve"
+)
+
+// MaxArm is the longest an operator arms a deployment for.
+const MaxArm = 24 * time.Hour
+
+// maxChallenges bounds the challenges waiting.
+const maxChallenges = 256
+
+type challenges struct {
+	mu    sync.Mutex
+	byID  map[string]challengeFor
+	order []string
+}
+
+type challengeFor struct {
+	act, name string
+	expires   time.Time
+}
+
+func newChallenges() *challenges { return &challenges{byID: map[string]challengeFor{}} }
+
+func (c *challenges) issue(act, name string, now time.Time) string {
+	id := node.NewNonce()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.order) > 0 && (len(c.order) >= maxChallenges || now.After(c.byID[c.order[0]].expires)) {
+		delete(c.byID, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.byID[id] = challengeFor{act: act, name: name, expires: now.Add(node.ChallengeLife)}
+	c.order = append(c.order, id)
+	return id
+}
+
+func (c *challenges) take(id, act, name string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch, ok := c.byID[id]
+	if !ok || ch.act != act || ch.name != name || now.After(ch.expires) {
+		return false
+	}
+	delete(c.byID, id)
+	return true
+}
+
+// Statement is what the operator signs for act on name with req.
+func Statement(act, name string, req node.ArmRequest) node.ArmStatement {
+	target := "deployment"
+	if act == ActApprove {
+		target = "proposal"
+	}
+	return node.ArmStatement{Action: act, Target: target, Name: name, For: req.For, Confirm: req.Confirm, Challenge: req.Challenge}
+}
+
+// Challenge issues a challenge for act on name (a deployment id, or a
+// proposal's client order id), after checking that name exists.
+func (r *Runner) Challenge(act, name string) (string, error) {
+	if err := r.exists(act, name); err != nil {
+		return "", err
+	}
+	return r.chall.issue(act, name, r.cfg.Now()), nil
+}
+
+func (r *Runner) exists(act, name string) error {
+	switch act {
+	case ActArm, ActResume:
+		_, err := r.get(name)
+		return err
+	case ActApprove:
+		_, _, err := r.proposal(name)
+		return err
+	}
+	return errorf(KindBadRequest, "no operator act %q: arm, resume or approve", short(act))
+}
+
+// signed checks the operator's signature of act on name and uses up its
+// challenge.
+func (r *Runner) signed(act, name string, req node.ArmRequest) error {
+	switch {
+	case len(r.cfg.OperatorKey) == 0:
+		return errorf(KindForbidden, "this node has no operator public key, so no operator act is possible: run `wicket init --operator-key` in the project, then restart wicket node serve")
+	case req.Signature == "" || req.Challenge == "":
+		return errorf(KindForbidden, "%s of %s needs the operator key's signature; the control key alone does not do it: the operator runs `wicket node %s %s` at a terminal", act, name, cliVerb(act), name)
+	case !node.VerifyOperator(r.cfg.OperatorKey, Statement(act, name, req), req.Signature):
+		return errorf(KindForbidden, "the %s of %s is not signed by this node's operator key (settings/operator.pub): run `wicket node %s %s` again with the project's operator key", act, name, cliVerb(act), name)
+	case !r.chall.take(req.Challenge, act, name, r.cfg.Now()):
+		return errorf(KindForbidden, "the challenge is unknown to this node, used already or older than %s: run `wicket node %s %s` again", node.ChallengeLife, cliVerb(act), name)
+	case req.Confirm != name:
+		return errorf(KindForbidden, "%s of %s needs its name typed to confirm", act, name)
+	}
+	return nil
+}
+
+func cliVerb(act string) string {
+	if act == ActApprove {
+		return "approve-proposal"
+	}
+	return act
+}
+
+// Arm arms an auto deployment for d (operator-signed). Arming lapses at
+// d and at every start of the node.
+func (r *Runner) Arm(id string, req node.ArmRequest) (Deployment, error) {
+	d, err := time.ParseDuration(req.For)
+	if err != nil || d <= 0 || d > MaxArm {
+		return Deployment{}, errorf(KindBadRequest, "for=%q: give a duration such as 8h, at most %s", short(req.For), MaxArm)
+	}
+	l, err := r.get(id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := r.signed(ActArm, id, req); err != nil {
+		return Deployment{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.d.State == StateStopped {
+		return Deployment{}, errorf(KindConflict, "deployment %s is stopped: deploy again", id)
+	}
+	l.d.ArmedUntil = r.cfg.Now().UTC().Add(d)
+	r.log.Warn("deployment armed by an operator", "deployment", id, "until", l.d.ArmedUntil)
+	return l.d.view(), nil
+}
+
+// Resume resumes a paused deployment (operator-signed).
+func (r *Runner) Resume(id string, req node.ArmRequest) (Deployment, error) {
+	l, err := r.get(id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := r.signed(ActResume, id, req); err != nil {
+		return Deployment{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.d.State != StatePaused {
+		return Deployment{}, errorf(KindConflict, "deployment %s is %s, not paused: nothing to resume", id, l.d.State)
+	}
+	prev := *l.d
+	now := r.cfg.Now().UTC()
+	l.d.State, l.d.Reason, l.d.Updated = StateRunning, "resumed by an operator after: "+prev.Reason, now
+	// The breakers measure from here: today's loss and the peak restart.
+	l.d.Peak, l.d.DayStart = l.d.Equity, l.d.Equity
+	if err := r.cfg.Store.Commit(Batch{Deployment: l.d}); err != nil {
+		*l.d = prev
+		return Deployment{}, errorf(KindInternal, "the resume could not be journaled, so the deployment stays paused: %v", err)
+	}
+	r.log.Warn("deployment resumed by an operator", "deployment", id)
+	return l.d.view(), nil
+}
+
+func (r *Runner) proposal(cid string) (*live, Proposal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.deps {
+		for _, p := range l.d.Proposals {
+			if p.ClientOrderID == cid {
+				return l, p, nil
+			}
+		}
+	}
+	return nil, Proposal{}, errorf(KindNotFound, "no waiting proposal %s: it was approved, or it lapsed at the next bar (wicket node deployments shows the waiting ones)", short(cid))
+}
+
+// Approve sends a waiting proposal through the node's write path
+// (operator-signed), once.
+func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (Intent, error) {
+	l, p, err := r.proposal(cid)
+	if err != nil {
+		return Intent{}, err
+	}
+	if err := r.signed(ActApprove, cid, req); err != nil {
+		return Intent{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	found := false
+	for i, q := range l.d.Proposals {
+		if q.ClientOrderID == cid {
+			l.d.Proposals = append(l.d.Proposals[:i], l.d.Proposals[i+1:]...)
+			found = true
+			break
+		}
+	}
+	if !found { // lapsed while the signature was checked
+		return Intent{}, errorf(KindNotFound, "proposal %s lapsed at the bar's close before it was approved", cid)
+	}
+	in, ok, err := r.cfg.Store.Intent(p.ClientOrderID)
+	if err != nil || !ok {
+		return Intent{}, errorf(KindInternal, "proposal %s is not in the deployments journal: %v", cid, err)
+	}
+	if l.d.State != StateRunning {
+		in.Status, in.Note = IntentLapsed, fmt.Sprintf("lapsed: the deployment is %s (%s)", l.d.State, l.d.Reason)
+		return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}})
+	}
+	if m := l.d.Allowance.MaxOrdersPerDay; m > 0 && l.d.OrdersToday >= m {
+		r.pause(l.d, fmt.Sprintf("max_orders_per_day: %d orders sent today (UTC) already; the approved proposal %s was not sent", l.d.OrdersToday, cid), r.cfg.Now().UTC())
+		in.Status, in.Note = IntentLapsed, "not sent: "+l.d.Reason
+		return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}})
+	}
+	in.Status, in.Note, in.Updated = IntentSending, "approved by an operator (signed with the operator key)", r.cfg.Now().UTC()
+	l.d.OrdersToday++
+	if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}}); err != nil {
+		return Intent{}, err
+	}
+	err = r.send(ctx, l.d, &in)
+	return in, err
+}

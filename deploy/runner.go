@@ -1,0 +1,443 @@
+package deploy
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/guardrail"
+	"wicket/strategy"
+	"wicket/strategy/scriptapi"
+	"wicket/strategy/worker"
+)
+
+// Strategies runs strategy code, in worker processes (*worker.Pool is one).
+type Strategies interface {
+	Validate(ctx context.Context, req worker.StrategyRequest) (scriptapi.Report, error)
+	Decide(ctx context.Context, req worker.DecideRequest) (worker.Decision, error)
+}
+
+// BarSource gives the closed bars of a series: Next returns the first bar
+// of series closed after the bar at after (zero after: the latest closed
+// bar), waiting for it to close; io.EOF when the source has no more.
+type BarSource interface {
+	Next(ctx context.Context, series string, after time.Time) (Bar, error)
+}
+
+// History reads up to n bars of series that closed before the bar at
+// before, oldest first: a deployment's warm-up.
+type History func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error)
+
+// Config is what a Runner needs.
+type Config struct {
+	Project    project.Config // the node's venues and [guardrail]
+	Store      *Store
+	Node       node.Conn // a client of the node the runner runs in, holding its control key
+	Guardrail  *guardrail.Guardrail
+	Strategies Strategies
+	// Bars gives the bar source of a deployment on venue (paper marks, a
+	// recorded tape or the live tape).
+	Bars    func(venue project.Venue, series string) BarSource
+	History History // nil: no warm-up beyond the recorded bars
+	// IndicatorsDir is the project's indicators directory, for strategies
+	// that load("indicators/...").
+	IndicatorsDir string
+	// OperatorKey verifies arming, resuming and approving (settings/operator.pub).
+	OperatorKey ed25519.PublicKey
+	Now         func() time.Time
+	NewID       func() string // deployment ids: "dep-" + NewID()
+	Logger      *slog.Logger
+	// OnStep, when set, is called after each bar a deployment handled
+	// (tests and benchmarks wait on it instead of on time).
+	OnStep func(id string, bar time.Time)
+}
+
+// Runner runs the deployments of one node.
+type Runner struct {
+	cfg   Config
+	log   *slog.Logger
+	chall *challenges
+
+	mu    sync.Mutex
+	deps  map[string]*live
+	ctx   context.Context // set by Start
+	loops sync.WaitGroup
+}
+
+// live is one deployment in memory: its journaled state and the bars it
+// evaluates over.
+type live struct {
+	mu     sync.Mutex
+	d      *Deployment
+	bars   strategy.Bars // warm-up and recorded bars
+	gran   time.Duration
+	cancel context.CancelFunc
+}
+
+// New loads the journaled deployments, reconciles their unsettled intents
+// with the node (by client order id) and lapses what cannot stand across a
+// restart: proposals, and auto arming.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = command.NewID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Guardrail == nil {
+		cfg.Guardrail = guardrail.New(cfg.Project)
+	}
+	r := &Runner{cfg: cfg, log: cfg.Logger, chall: newChallenges(), deps: map[string]*live{}}
+	ds, err := cfg.Store.Deployments()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		_, g, _ := strategy.ParseSeries(d.Series)
+		l := &live{d: d, gran: g.Duration()}
+		if l.bars, err = cfg.Store.Bars(d.ID, d.Series, d.Warmup+1); err != nil {
+			return nil, err
+		}
+		r.deps[d.ID] = l
+		if err := r.restore(ctx, l); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// restore settles a loaded deployment's open intents with the node and
+// lapses its proposals and arming.
+func (r *Runner) restore(ctx context.Context, l *live) error {
+	d := l.d
+	d.ArmedUntil = time.Time{}
+	intents, err := r.cfg.Store.Intents(d.ID)
+	if err != nil {
+		return err
+	}
+	var changed []Intent
+	for _, in := range intents {
+		switch in.Status {
+		case IntentProposed:
+			in.Status, in.Note, in.Updated = IntentLapsed, "lapsed: the node restarted before an operator approved it", r.cfg.Now()
+			changed = append(changed, in)
+		case IntentSending, IntentPending:
+			if r.settle(ctx, d, &in) {
+				changed = append(changed, in)
+			}
+		}
+	}
+	d.Proposals = nil
+	return r.cfg.Store.Commit(Batch{Deployment: d, Intents: changed})
+}
+
+// Start runs every running deployment's loop until ctx ends; Create
+// starts the loops of new ones.
+func (r *Runner) Start(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ctx = ctx
+	for _, l := range r.deps {
+		if l.d.State != StateStopped {
+			r.startLoop(l)
+		}
+	}
+}
+
+// Wait waits for the loops to end (after Start's context ended).
+func (r *Runner) Wait() { r.loops.Wait() }
+
+// startLoop starts l's loop; r.mu is held.
+func (r *Runner) startLoop(l *live) {
+	if r.ctx == nil || r.cfg.Bars == nil {
+		return
+	}
+	vc, _ := r.cfg.Project.Venue(l.d.Venue)
+	src := r.cfg.Bars(vc, l.d.Series)
+	ctx, cancel := context.WithCancel(r.ctx)
+	l.cancel = cancel
+	r.loops.Add(1)
+	go func() {
+		defer r.loops.Done()
+		r.loop(ctx, l, src)
+	}()
+}
+
+// loop feeds l the closed bars of its series: first the latest closed one
+// (bars missed while the node was down are recorded as missed by Step),
+// then each as it closes.
+func (r *Runner) loop(ctx context.Context, l *live, src BarSource) {
+	var after time.Time
+	for ctx.Err() == nil {
+		bar, err := src.Next(ctx, l.d.Series, after)
+		if err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return
+			}
+			r.log.Warn("deployment bar source", "deployment", l.d.ID, "err", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		after = bar.Time
+		if err := r.Step(ctx, l.d.ID, bar); err != nil {
+			r.log.Error("deployment step", "deployment", l.d.ID, "bar", bar.Time, "err", err)
+		}
+	}
+}
+
+func (r *Runner) get(id string) (*live, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.deps[id]
+	if l == nil {
+		return nil, errorf(KindNotFound, "no deployment %s on this node: wicket node deployments lists them", short(id))
+	}
+	return l, nil
+}
+
+// Create checks spec and, when it passes, journals and starts the
+// deployment. Every refusal names the fix.
+func (r *Runner) Create(ctx context.Context, spec Spec) (Deployment, error) {
+	d, err := r.resolve(ctx, spec)
+	if err != nil {
+		return Deployment{}, err
+	}
+	_, g, _ := strategy.ParseSeries(d.Series)
+	l := &live{d: d, gran: g.Duration()}
+	if r.cfg.History != nil {
+		n := max(d.Warmup, 1)
+		if l.bars, err = r.cfg.History(ctx, d.Series, r.cfg.Now(), n); err != nil {
+			return Deployment{}, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", d.Series, err, d.Series)
+		}
+		l.bars.Series = d.Series
+	}
+	warm := make([]Bar, 0, l.bars.Len())
+	for i := range l.bars.Time {
+		warm = append(warm, Bar{Time: time.Unix(l.bars.Time[i], 0).UTC(), Open: l.bars.Open[i], High: l.bars.High[i], Low: l.bars.Low[i], Close: l.bars.Close[i], Volume: l.bars.Volume[i]})
+	}
+	if err := r.cfg.Store.Commit(Batch{Deployment: d, Bars: warm}); err != nil {
+		return Deployment{}, errorf(KindInternal, "the deployment could not be journaled, so it does not exist: %v", err)
+	}
+	r.log.Info("deployment created", "deployment", d.ID, "strategy", d.Strategy, "hash", d.StrategyHash, "series", d.Series, "venue", d.Venue, "mode", d.Mode)
+	r.mu.Lock()
+	r.deps[d.ID] = l
+	r.startLoop(l)
+	r.mu.Unlock()
+	return d.view(), nil
+}
+
+// Check resolves and checks spec as Create would, and creates nothing:
+// the preview of wicket deploy.
+func (r *Runner) Check(ctx context.Context, spec Spec) (Deployment, error) {
+	d, err := r.resolve(ctx, spec)
+	if err != nil {
+		return Deployment{}, err
+	}
+	v := d.view()
+	v.ID = ""
+	return v, nil
+}
+
+// resolve checks a spec and makes its deployment.
+func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, error) {
+	if err := project.ValidName("strategy", spec.Strategy); err != nil {
+		return nil, errorf(KindBadRequest, "strategy %q is not a valid name: use %s", short(spec.Strategy), project.NameRule)
+	}
+	if strings.TrimSpace(spec.Source) == "" {
+		return nil, errorf(KindBadRequest, "strategy %s came without its source: deploy it with wicket deploy, which reads strategies/%s", spec.Strategy, spec.Strategy)
+	}
+	sym, g, err := strategy.ParseSeries(spec.Series)
+	if err != nil {
+		return nil, errorf(KindBadRequest, "%v", err)
+	}
+	vc, ok := r.cfg.Project.Venue(spec.Venue)
+	if !ok {
+		return nil, errorf(KindBadRequest, "no venue %q on this node: use one of %s (wicket.toml [[venues]])", short(spec.Venue), strings.Join(r.venueNames(), ", "))
+	}
+	if len(vc.Symbols) > 0 && !contains(vc.Symbols, sym) {
+		return nil, errorf(KindBadRequest, "series %s is unknown to venue %s, which trades %s: pick one of those symbols, or add %s to the venue's symbols in wicket.toml",
+			spec.Series, vc.Name, strings.Join(vc.Symbols, ", "), sym)
+	}
+	mode, err := validMode(spec.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if !spec.Capital.IsPositive() {
+		return nil, errorf(KindBadRequest, "capital %s: give the allocation the deployment trades in, e.g. --capital 10000", spec.Capital)
+	}
+	a := spec.Allowance
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	gl := r.cfg.Project.Guardrail
+	if gl.MaxOrderNotional.IsPositive() && a.MaxOrderNotional.GreaterThan(gl.MaxOrderNotional) {
+		return nil, errorf(KindBadRequest, "allowance max_order_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_order_notional in wicket.toml)",
+			a.MaxOrderNotional, gl.MaxOrderNotional, gl.MaxOrderNotional)
+	}
+	if gl.MaxPositionNotional.IsPositive() && a.MaxPositionNotional.GreaterThan(gl.MaxPositionNotional) {
+		return nil, errorf(KindBadRequest, "allowance max_position_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_position_notional in wicket.toml)",
+			a.MaxPositionNotional, gl.MaxPositionNotional, gl.MaxPositionNotional)
+	}
+	if spec.Warmup < 0 || spec.Warmup > MaxEvalBars {
+		return nil, errorf(KindBadRequest, "warm-up %d: give 0 (the strategy's own) up to %d bars", spec.Warmup, MaxEvalBars)
+	}
+	if mode == ModeAuto && vc.Real() {
+		armed, err := r.venueArmed(ctx, vc.Name)
+		if err != nil {
+			return nil, errorf(KindInternal, "venue %s's arming could not be read from the node: %v", vc.Name, err)
+		}
+		if !armed {
+			return nil, errorf(KindForbidden, "venue %s is a real venue and is disarmed, so an auto deployment could send nothing: an operator arms it first (wicket node arm %s), or deploy with --mode propose",
+				vc.Name, vc.Name)
+		}
+	}
+	req := worker.StrategyRequest{Name: spec.Strategy, Source: spec.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: spec.Params}
+	rep, err := r.cfg.Strategies.Validate(ctx, req)
+	if err != nil {
+		return nil, errorf(KindBadRequest, "strategy %s could not be validated: %v", spec.Strategy, err)
+	}
+	if !rep.Valid {
+		var msgs []string
+		for _, p := range rep.Problems {
+			msgs = append(msgs, fmt.Sprintf("line %d: %s", p.Line, p.Message))
+		}
+		return nil, errorf(KindBadRequest, "strategy %s fails validation (%s): fix it and run wicket strategy validate %s before deploying", spec.Strategy, strings.Join(msgs, "; "), spec.Strategy)
+	}
+	if rep.Style != scriptapi.StyleSignals {
+		return nil, errorf(KindBadRequest, "strategy %s decides in on_bar; a deployment runs signals(bars) strategies for now: deploy one with a signals entry point", spec.Strategy)
+	}
+	warm := spec.Warmup
+	if warm > 0 && warm < rep.Warmup {
+		return nil, errorf(KindBadRequest, "warm-up %d is shorter than the %d bars strategy %s needs before every indicator has a value: give --warmup %d or more (or 0 for its own)",
+			warm, rep.Warmup, spec.Strategy, rep.Warmup)
+	}
+	if warm == 0 {
+		warm = max(rep.Warmup, DefaultWarmup)
+	}
+	sum := sha256.Sum256([]byte(spec.Source))
+	now := r.cfg.Now().UTC()
+	params := spec.Params
+	if len(params) == 0 {
+		params = nil
+	}
+	d := &Deployment{ID: IDPrefix + r.cfg.NewID(), Strategy: spec.Strategy, StrategyHash: hex.EncodeToString(sum[:]), Source: spec.Source,
+		Params: params, Series: sym + "@" + string(g), Symbol: sym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
+		Warmup: warm, State: StateRunning, Created: now, Updated: now,
+		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}
+	return d, nil
+}
+
+func (r *Runner) venueNames() []string {
+	var out []string
+	for _, v := range r.cfg.Project.Venues {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// venueArmed reads whether the node has venue armed now.
+func (r *Runner) venueArmed(ctx context.Context, venue string) (bool, error) {
+	snap, err := r.cfg.Node.Snapshot(ctx, venue, 0)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range snap.Venues {
+		if v.Name == venue {
+			return v.Armed, nil
+		}
+	}
+	return false, fmt.Errorf("the node does not show venue %s", venue)
+}
+
+// List is every deployment, newest first, without sources.
+func (r *Runner) List() []Deployment {
+	r.mu.Lock()
+	ls := make([]*live, 0, len(r.deps))
+	for _, l := range r.deps {
+		ls = append(ls, l)
+	}
+	r.mu.Unlock()
+	out := make([]Deployment, 0, len(ls))
+	for _, l := range ls {
+		l.mu.Lock()
+		out = append(out, l.d.view())
+		l.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out
+}
+
+// Get is one deployment.
+func (r *Runner) Get(id string) (Deployment, error) {
+	l, err := r.get(id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.d.view(), nil
+}
+
+// view is d as shown: the source is summarized by its hash.
+func (d *Deployment) view() Deployment {
+	v := *d
+	v.Source = ""
+	v.Proposals = append([]Proposal(nil), d.Proposals...)
+	return v
+}
+
+// Stop stops a deployment for good: it sends nothing more; its position
+// stays as it is, for the operator to decide.
+func (r *Runner) Stop(id, why string) (Deployment, error) {
+	l, err := r.get(id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.d.State == StateStopped {
+		return l.d.view(), nil
+	}
+	prev := *l.d
+	l.d.State, l.d.Reason, l.d.Updated = StateStopped, "stopped: "+why, r.cfg.Now().UTC()
+	lapsed := r.lapseProposals(l.d, "lapsed: the deployment was stopped")
+	if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: lapsed}); err != nil {
+		*l.d = prev
+		return Deployment{}, errorf(KindInternal, "the stop could not be journaled, so the deployment still runs: %v", err)
+	}
+	if l.cancel != nil {
+		l.cancel()
+	}
+	r.log.Warn("deployment stopped", "deployment", id, "why", why)
+	return l.d.view(), nil
+}

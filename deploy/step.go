@@ -1,0 +1,460 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/strategy"
+	"wicket/strategy/worker"
+)
+
+// maxMissedRows bounds the missed bars recorded one by one after a gap;
+// the rest are counted.
+const maxMissedRows = 1000
+
+// Step handles one closed bar of deployment id: it records the bar (and
+// any bars missed before it), marks the deployment's equity at its close,
+// checks the breakers, evaluates the strategy at the bar in a worker and
+// turns a change of target into an order through the node's write path,
+// journaling the intent before it is sent. A bar at or before the last one
+// handled is not evaluated again; an intent of that bar left unsent by a
+// crash is sent with its own client order id, which the node refuses if
+// it had it already.
+func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
+	l, err := r.get(id)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	defer func() {
+		if r.cfg.OnStep != nil {
+			r.cfg.OnStep(id, bar.Time)
+		}
+	}()
+	d := l.d
+	bar.Time = bar.Time.UTC()
+	if !d.LastBar.IsZero() && !bar.Time.After(d.LastBar) {
+		if bar.Time.Equal(d.LastBar) {
+			return r.resend(ctx, l, bar)
+		}
+		return nil
+	}
+	if n := l.bars.Len(); n > 0 && bar.Time.Unix() <= l.bars.Time[n-1] {
+		return nil // the warm-up from the history store holds it already
+	}
+	now := r.cfg.Now().UTC()
+	vc, _ := r.cfg.Project.Venue(d.Venue)
+	var b Batch
+	b.Deployment = d
+	b.Intents = append(b.Intents, r.settleOpen(ctx, d)...)
+	b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: not approved before the next bar closed")...)
+	// Bars missed while the node was down or the tape had a gap: reported,
+	// never traded late.
+	if !d.LastBar.IsZero() && l.gran > 0 {
+		n := 0
+		for t := d.LastBar.Add(l.gran); t.Before(bar.Time); t = t.Add(l.gran) {
+			if n < maxMissedRows {
+				b.Decisions = append(b.Decisions, Decision{Bar: t, Status: DecisionMissed, Note: "missed: no bar was handled at its close; never traded late"})
+			}
+			n++
+		}
+		d.Missed += n
+	}
+	b.Bars = append(b.Bars, bar)
+	appendBar(&l.bars, bar.Time.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
+	if over := l.bars.Len() - (d.Warmup + 1); over > 0 {
+		l.bars = l.bars.Slice(over, l.bars.Len())
+	}
+	d.LastBar, d.Updated = bar.Time, now
+	px := decimal.NewFromFloat(bar.Close)
+	r.mark(d, px, now)
+	if d.State != StateRunning {
+		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
+		return r.cfg.Store.Commit(b)
+	}
+	if r.breakers(d, now) {
+		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
+		return r.cfg.Store.Commit(b)
+	}
+	dec, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
+		StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
+		Series:          d.Series, Bars: l.bars.Encode()})
+	if err != nil {
+		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionFailed, Equity: d.Equity, Note: "the strategy could not be evaluated: " + err.Error()})
+		if cerr := r.cfg.Store.Commit(b); cerr != nil {
+			return cerr
+		}
+		return fmt.Errorf("deployment %s at %s: %w", id, bar.Time.Format(time.RFC3339), err)
+	}
+	b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionDecided, HasTarget: dec.HasTarget, Target: dec.Target, Equity: d.Equity})
+	if !dec.HasTarget || dec.Target == d.Target {
+		return r.cfg.Store.Commit(b) // no change of target: nothing to trade (drift is not rebalanced, as in the backtest)
+	}
+	qty := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol))
+	if qty.IsZero() {
+		d.Target = dec.Target
+		return r.cfg.Store.Commit(b)
+	}
+	if m := d.Allowance.MaxOrdersPerDay; m > 0 && d.OrdersToday >= m {
+		r.pause(d, fmt.Sprintf("max_orders_per_day: %d orders sent today (UTC) already, the allowance's limit; the order for target %v at %s was not sent",
+			d.OrdersToday, dec.Target, bar.Time.Format(time.RFC3339)), now)
+		return r.cfg.Store.Commit(b)
+	}
+	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
+		Quantity: qty.Abs(), Target: dec.Target, Status: IntentSending, Updated: now}
+	if qty.IsNegative() {
+		in.Side = string(command.Sell)
+	}
+	if d.Mode == ModePropose {
+		in.Status = IntentProposed
+		d.Proposals = append(d.Proposals, Proposal{ClientOrderID: in.ClientOrderID, Bar: bar.Time, Side: in.Side, Quantity: in.Quantity, Target: in.Target})
+		b.Intents = append(b.Intents, in)
+		r.log.Info("deployment proposes an order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "side", in.Side, "quantity", in.Quantity)
+		return r.cfg.Store.Commit(b)
+	}
+	if why := r.unarmed(ctx, d, vc, now); why != "" {
+		in.Status, in.Note = IntentRefused, why
+		b.Intents = append(b.Intents, in)
+		return r.cfg.Store.Commit(b)
+	}
+	// The intent is durable before the node hears of it.
+	b.Intents = append(b.Intents, in)
+	d.OrdersToday++
+	if err := r.cfg.Store.Commit(b); err != nil {
+		return err
+	}
+	return r.send(ctx, d, &in)
+}
+
+// resend sends the intents of the last bar that a crash left journaled
+// but unsettled, with their own client order ids.
+func (r *Runner) resend(ctx context.Context, l *live, bar Bar) error {
+	intents, err := r.cfg.Store.OpenIntents(l.d.ID)
+	if err != nil {
+		return err
+	}
+	for _, in := range intents {
+		if in.Status == IntentSending && in.Bar.Equal(bar.Time.UTC()) && l.d.State == StateRunning {
+			if err := r.send(ctx, l.d, &in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// size is the signed quantity that takes d from its position to target
+// (a fraction of its equity) at price px, as the backtest sizes it: the
+// target position costs (1+slippage)(1+fee) per unit of price. The
+// position is held within the capital and max_position_notional, the
+// order within max_order_notional (the rest of the target is not traded),
+// and the quantity is cut toward zero to the venue's step (a real
+// venue's instrument) or decimals.
+func (r *Runner) size(d *Deployment, vc project.Venue, target float64, px, step decimal.Decimal) decimal.Decimal {
+	one := decimal.NewFromInt(1)
+	sizing := one.Add(decimal.NewFromFloat(vc.SlippageBps).Shift(-4)).Mul(one.Add(decimal.NewFromFloat(vc.FeeBps).Shift(-4)))
+	eq := d.Cash.Add(d.Position.Mul(px))
+	want := decimal.NewFromFloat(target).Mul(eq).DivRound(px.Mul(sizing), 16)
+	limit := d.Capital
+	if m := d.Allowance.MaxPositionNotional; m.IsPositive() && m.LessThan(limit) {
+		limit = m
+	}
+	if want.Abs().Mul(px).GreaterThan(limit) {
+		want = limit.DivRound(px, 16)
+		if target < 0 {
+			want = want.Neg()
+		}
+	}
+	dq := want.Sub(d.Position)
+	if m := d.Allowance.MaxOrderNotional; m.IsPositive() && dq.Abs().Mul(px).GreaterThan(m) {
+		q := m.DivRound(px, 16)
+		if dq.IsNegative() {
+			q = q.Neg()
+		}
+		dq = q
+	}
+	if step.IsPositive() {
+		return dq.Div(step).Truncate(0).Mul(step)
+	}
+	return dq.Truncate(vc.QuantityDecimals)
+}
+
+// step is a real venue's quantity increment for symbol, as the node read
+// it from the venue (zero: the venue's quantity_decimals apply).
+func (r *Runner) step(ctx context.Context, vc project.Venue, symbol string) decimal.Decimal {
+	if !vc.Real() {
+		return decimal.Zero
+	}
+	snap, err := r.cfg.Node.Snapshot(ctx, vc.Name, 0)
+	if err != nil {
+		return decimal.Zero
+	}
+	in, _ := snap.Instrument(vc.Name, symbol)
+	return in.Step
+}
+
+// unarmed says why an auto deployment on a real venue may not send now,
+// or "" when it may (paper venues need no arming).
+func (r *Runner) unarmed(ctx context.Context, d *Deployment, vc project.Venue, now time.Time) string {
+	if !vc.Real() {
+		return ""
+	}
+	if !now.Before(d.ArmedUntil) {
+		return fmt.Sprintf("not sent: deployment %s is disarmed (auto on a real venue sends only while an operator has armed it: wicket node arm %s)", d.ID, d.ID)
+	}
+	armed, err := r.venueArmed(ctx, vc.Name)
+	switch {
+	case err != nil:
+		return "not sent: the venue's arming could not be read from the node: " + err.Error()
+	case !armed:
+		return fmt.Sprintf("not sent: venue %s is disarmed (an operator arms it: wicket node arm %s)", vc.Name, vc.Name)
+	}
+	return ""
+}
+
+// send sends in through the node's one write path and settles what the
+// node answered.
+func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
+	cmd := command.Command{Verb: command.SubmitOrder, Venue: d.Venue, Symbol: d.Symbol, Side: command.Side(in.Side),
+		Type: command.Market, Quantity: in.Quantity, ClientOrderID: in.ClientOrderID}
+	reason := fmt.Sprintf("deployment %s (%s %s) to target %v at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], in.Target, in.Bar.Format(time.RFC3339))
+	p := node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
+	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
+	now := r.cfg.Now().UTC()
+	switch {
+	case res.Status == string(node.Rejected) && res.ExistingOrder == nil:
+		in.Status, in.Note = IntentRejected, "the node rejected it: "+res.Reason
+	case res.Status == string(node.Accepted) || res.ExistingOrder != nil:
+		in.Status = IntentPending
+		if res.ExistingOrder != nil {
+			in.Note = "the node had it already (a restart sent it again): settled from the node's order"
+		}
+		r.settleFrom(ctx, d, in, sendEvents)
+	default:
+		in.Status, in.Note = IntentPending, res.Advice
+	}
+	in.Updated = now
+	if in.Status != IntentRejected {
+		d.Target = in.Target
+	}
+	r.mark(d, d.Mark, now)
+	r.breakers(d, now)
+	r.log.Info("deployment order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "status", in.Status, "side", in.Side, "quantity", in.Quantity)
+	return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
+}
+
+// settleOpen settles the deployment's sent intents whose fills are not
+// all known yet (a real venue fills later).
+func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
+	intents, err := r.cfg.Store.OpenIntents(d.ID)
+	if err != nil {
+		r.log.Error("deployments journal", "err", err)
+		return nil
+	}
+	var out []Intent
+	for _, in := range intents {
+		switch in.Status {
+		case IntentPending:
+			if r.settle(context.WithoutCancel(ctx), d, &in) {
+				out = append(out, in)
+			}
+		case IntentSending: // an earlier bar's intent never sent: that bar is gone, never traded late
+			in.Status, in.Note, in.Updated = IntentLapsed, "lapsed: not sent before its bar passed (a restart); never traded late", r.cfg.Now().UTC()
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// settle reads in's order and fills from the node by client order id and
+// books the fills not booked yet into d. It reports whether in changed.
+func (r *Runner) settle(ctx context.Context, d *Deployment, in *Intent) bool {
+	return r.settleFrom(ctx, d, in, settleEvents)
+}
+
+// The node's recent events settle reads: right after a send the fills of
+// a paper order are among the last few; later, as many as the node keeps.
+const (
+	sendEvents   = 20
+	settleEvents = 500
+)
+
+func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, events int) bool {
+	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, events)
+	if err != nil {
+		return false
+	}
+	var qty, value, fee decimal.Decimal
+	for _, ev := range snap.Events {
+		if ev.Kind == node.EventFilled && ev.ClientOrderID == in.ClientOrderID {
+			qty, value, fee = qty.Add(ev.Quantity), value.Add(ev.Quantity.Mul(ev.Price)), fee.Add(ev.Fee)
+		}
+	}
+	working := false
+	for _, v := range snap.Venues {
+		for _, o := range v.OpenOrders {
+			if o.ClientOrderID == in.ClientOrderID && o.Status.Working() {
+				working = true
+			}
+		}
+	}
+	if qty.IsZero() && !working && (in.Status == IntentSending || in.Status == IntentPending) {
+		if events < settleEvents { // its fills may be further back: many orders went in since
+			return r.settleFrom(ctx, d, in, settleEvents)
+		}
+		order, found, err := r.known(ctx, in.ClientOrderID)
+		if err != nil {
+			return false // settled at a later bar
+		}
+		if !found { // never reached the node: sent again only while its bar is the latest
+			if in.Status == IntentPending {
+				in.Status, in.Updated = IntentSending, r.cfg.Now().UTC()
+				return true
+			}
+			return false
+		}
+		if order != nil && order.Filled.IsPositive() {
+			// Its fill events are older than the node keeps: the order
+			// as the node answered it has the quantity and price; the
+			// fee is not known here.
+			qty, value = order.Filled, order.Filled.Mul(order.AveragePrice)
+			in.Note = "settled from the node's order: its fill events were no longer among the node's recent events, so its fee is not booked"
+		}
+	}
+	changed := false
+	if dq := qty.Sub(in.Filled); dq.IsPositive() {
+		dv := value.Sub(in.Filled.Mul(in.Price))
+		df := fee.Sub(in.Fee)
+		signed := dq
+		if in.Side == string(command.Sell) {
+			signed = dq.Neg()
+		}
+		d.Position = d.Position.Add(signed)
+		if in.Side == string(command.Sell) {
+			d.Cash = d.Cash.Add(dv)
+		} else {
+			d.Cash = d.Cash.Sub(dv)
+		}
+		d.Cash = d.Cash.Sub(df)
+		in.Filled, in.Fee = qty, fee
+		in.Price = value.DivRound(qty, 10)
+		d.Target = in.Target
+		changed = true
+	}
+	status := in.Status
+	switch {
+	case !working && in.Filled.GreaterThanOrEqual(in.Quantity):
+		status = IntentFilled
+	case !working && (in.Status == IntentPending || in.Status == IntentSending):
+		status = IntentFilled // done: partly filled or canceled; what filled is booked
+		if in.Filled.IsZero() {
+			status, in.Note = IntentRejected, "the order ended at the node without a fill"
+		}
+	}
+	if status != in.Status {
+		in.Status, changed = status, true
+	}
+	if changed {
+		in.Updated = r.cfg.Now().UTC()
+	}
+	return changed
+}
+
+// known reports whether the node's audit trail has an accepted command
+// with client order id cid, and the order as the node answered it.
+func (r *Runner) known(ctx context.Context, cid string) (*node.Order, bool, error) {
+	a, ok := r.cfg.Node.(interface {
+		Audit(ctx context.Context, q node.AuditQuery) (node.AuditPage, error)
+	})
+	if !ok {
+		return nil, false, nil
+	}
+	page, err := a.Audit(ctx, node.AuditQuery{ClientOrderID: cid, Limit: 10})
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range page.Entries {
+		if e.Outcome.Status == node.Accepted {
+			return e.Outcome.Order, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// mark values d at price px (its bar's close) and rolls the UTC day.
+func (r *Runner) mark(d *Deployment, px decimal.Decimal, now time.Time) {
+	d.Mark = px
+	if !d.Position.IsZero() {
+		d.Equity = d.Cash.Add(d.Position.Mul(px))
+	} else {
+		d.Equity = d.Cash
+	}
+	if day := now.UTC().Format(time.DateOnly); day != d.Day {
+		d.Day, d.DayStart, d.OrdersToday = day, d.Equity, 0
+	}
+	if d.Equity.GreaterThan(d.Peak) {
+		d.Peak = d.Equity
+	}
+}
+
+// breakers checks the daily loss and drawdown limits and pauses d when
+// one tripped; it reports whether d is paused.
+func (r *Runner) breakers(d *Deployment, now time.Time) bool {
+	if d.State != StateRunning {
+		return d.State == StatePaused
+	}
+	a := d.Allowance
+	if m := a.MaxDailyLoss; m.IsPositive() {
+		if loss := d.DayStart.Sub(d.Equity); loss.GreaterThan(m) {
+			r.pause(d, fmt.Sprintf("max_daily_loss: equity %s is %s below the UTC day's first equity %s, more than the allowance's %s",
+				d.Equity.StringFixed(2), loss.StringFixed(2), d.DayStart.StringFixed(2), m), now)
+			return true
+		}
+	}
+	if m := a.MaxDrawdownPct; m.IsPositive() && d.Peak.IsPositive() {
+		dd := d.Peak.Sub(d.Equity).Div(d.Peak).Shift(2)
+		if dd.GreaterThan(m) {
+			r.pause(d, fmt.Sprintf("max_drawdown_pct: equity %s is %s%% below its peak %s, more than the allowance's %s%%",
+				d.Equity.StringFixed(2), dd.StringFixed(2), d.Peak.StringFixed(2), m), now)
+			return true
+		}
+	}
+	return false
+}
+
+// pause pauses d with why; only an operator resumes it.
+func (r *Runner) pause(d *Deployment, why string, now time.Time) {
+	d.State, d.Reason, d.Updated = StatePaused, why, now
+	r.log.Warn("deployment paused", "deployment", d.ID, "breaker", why)
+}
+
+// lapseProposals lapses d's waiting proposals with note.
+func (r *Runner) lapseProposals(d *Deployment, note string) []Intent {
+	var out []Intent
+	for _, p := range d.Proposals {
+		in, ok, err := r.cfg.Store.Intent(p.ClientOrderID)
+		if err != nil || !ok || in.Status != IntentProposed {
+			continue
+		}
+		in.Status, in.Note, in.Updated = IntentLapsed, note, r.cfg.Now().UTC()
+		out = append(out, in)
+	}
+	d.Proposals = nil
+	return out
+}
+
+// Bars converts strategy bars to closed bars (for sources and tests).
+func Bars(b strategy.Bars) []Bar {
+	out := make([]Bar, b.Len())
+	for i := range out {
+		out[i] = Bar{Time: time.Unix(b.Time[i], 0).UTC(), Open: b.Open[i], High: b.High[i], Low: b.Low[i], Close: b.Close[i], Volume: b.Volume[i]}
+	}
+	return out
+}

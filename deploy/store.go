@@ -1,0 +1,289 @@
+package deploy
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"wicket/strategy"
+)
+
+// Store is the deployments' journal (settings/state/deployments.db): each
+// deployment as it stands, its bars, its decision at every bar and every
+// intent it made, with what came of it. Everything is committed with
+// synchronous=FULL before the order it leads to is sent.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS deployments (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bars (deployment TEXT NOT NULL, time INTEGER NOT NULL,
+	open REAL NOT NULL, high REAL NOT NULL, low REAL NOT NULL, close REAL NOT NULL, volume REAL NOT NULL,
+	PRIMARY KEY (deployment, time));
+CREATE TABLE IF NOT EXISTS decisions (deployment TEXT NOT NULL, bar INTEGER NOT NULL, status TEXT NOT NULL,
+	has_target INTEGER NOT NULL, target REAL NOT NULL, equity TEXT NOT NULL, note TEXT NOT NULL, PRIMARY KEY (deployment, bar));
+CREATE TABLE IF NOT EXISTS intents (client_order_id TEXT PRIMARY KEY, deployment TEXT NOT NULL, bar INTEGER NOT NULL,
+	n INTEGER NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS intents_by_deployment ON intents (deployment, bar);
+`
+
+// OpenStore opens (creating) the journal at path.
+func OpenStore(path string) (*Store, error) {
+	db, err := sql.Open("sqlite", path+"?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=10000&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open the deployments journal %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open the deployments journal %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Close closes the journal.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Decision is a deployment's decision at one bar, or why it made none
+// (missed: the node was down or the tape had a gap; not_running: paused
+// or stopped).
+type Decision struct {
+	Bar       time.Time `json:"bar"`
+	Status    string    `json:"status"` // decided, missed, not_running, failed
+	HasTarget bool      `json:"has_target"`
+	Target    float64   `json:"target"`
+	// Equity is the deployment's equity at the bar's close, before the
+	// decision's order.
+	Equity decimal.Decimal `json:"equity"`
+	Note   string          `json:"note,omitempty"`
+}
+
+// The decision statuses.
+const (
+	DecisionDecided    = "decided"
+	DecisionMissed     = "missed"
+	DecisionNotRunning = "not_running"
+	DecisionFailed     = "failed"
+)
+
+// Intent is an order a deployment made at a bar, and what came of it.
+type Intent struct {
+	ClientOrderID string          `json:"client_order_id"`
+	Deployment    string          `json:"deployment"`
+	Bar           time.Time       `json:"bar"`
+	N             int             `json:"n"`
+	Side          string          `json:"side"`
+	Quantity      decimal.Decimal `json:"quantity"`
+	Target        float64         `json:"target"`
+	Status        string          `json:"status"` // sending, proposed, sent, filled, rejected, lapsed, refused, pending
+	Filled        decimal.Decimal `json:"filled,omitzero"`
+	Price         decimal.Decimal `json:"price,omitzero"`
+	Fee           decimal.Decimal `json:"fee,omitzero"`
+	Note          string          `json:"note,omitempty"`
+	Updated       time.Time       `json:"updated"`
+}
+
+// The intent statuses.
+const (
+	IntentSending  = "sending"  // journaled, about to be sent (a crash here: reconciled at start)
+	IntentProposed = "proposed" // waiting for an operator
+	IntentPending  = "pending"  // sent; its outcome is not known yet
+	IntentFilled   = "filled"
+	IntentRejected = "rejected"
+	IntentLapsed   = "lapsed"  // a proposal not approved by the next bar, or never sent before a restart
+	IntentRefused  = "refused" // not sent: the venue or deployment was not armed
+)
+
+// Batch is what one step commits, in one transaction.
+type Batch struct {
+	Deployment *Deployment
+	Bars       []Bar
+	Decisions  []Decision
+	Intents    []Intent
+}
+
+// Bar is one closed bar of a deployment's series.
+type Bar struct {
+	Time                           time.Time
+	Open, High, Low, Close, Volume float64
+}
+
+// Commit writes b durably.
+func (s *Store) Commit(b Batch) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	if d := b.Deployment; d != nil {
+		doc, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("deployments journal: %w", err)
+		}
+		if _, err := tx.Exec(`INSERT INTO deployments (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, d.ID, string(doc)); err != nil {
+			return fmt.Errorf("deployments journal: %w", err)
+		}
+		for _, bar := range b.Bars {
+			if _, err := tx.Exec(`INSERT OR IGNORE INTO bars VALUES (?, ?, ?, ?, ?, ?, ?)`, d.ID, bar.Time.Unix(),
+				bar.Open, bar.High, bar.Low, bar.Close, bar.Volume); err != nil {
+				return fmt.Errorf("deployments journal: %w", err)
+			}
+		}
+		for _, dc := range b.Decisions {
+			if _, err := tx.Exec(`INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET status = excluded.status,
+				has_target = excluded.has_target, target = excluded.target, equity = excluded.equity, note = excluded.note`,
+				d.ID, dc.Bar.Unix(), dc.Status, dc.HasTarget, dc.Target, dc.Equity.String(), dc.Note); err != nil {
+				return fmt.Errorf("deployments journal: %w", err)
+			}
+		}
+	}
+	for _, in := range b.Intents {
+		doc, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("deployments journal: %w", err)
+		}
+		if _, err := tx.Exec(`INSERT INTO intents VALUES (?, ?, ?, ?, ?) ON CONFLICT (client_order_id) DO UPDATE SET doc = excluded.doc`,
+			in.ClientOrderID, in.Deployment, in.Bar.Unix(), in.N, string(doc)); err != nil {
+			return fmt.Errorf("deployments journal: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	return nil
+}
+
+// Deployments reads every deployment, oldest first.
+func (s *Store) Deployments() ([]*Deployment, error) {
+	rows, err := s.db.Query(`SELECT doc FROM deployments ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	var out []*Deployment
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		var d Deployment
+		if err := json.Unmarshal([]byte(doc), &d); err != nil {
+			return nil, fmt.Errorf("deployments journal: a deployment row does not read: %w", err)
+		}
+		out = append(out, &d)
+	}
+	return out, rows.Err()
+}
+
+// Bars reads a deployment's recorded bars, oldest first (at most the last
+// limit).
+func (s *Store) Bars(id, series string, limit int) (strategy.Bars, error) {
+	rows, err := s.db.Query(`SELECT time, open, high, low, close, volume FROM
+		(SELECT * FROM bars WHERE deployment = ? ORDER BY time DESC LIMIT ?) ORDER BY time`, id, limit)
+	if err != nil {
+		return strategy.Bars{}, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	b := strategy.Bars{Series: series}
+	for rows.Next() {
+		var t int64
+		var o, h, l, c, v float64
+		if err := rows.Scan(&t, &o, &h, &l, &c, &v); err != nil {
+			return b, fmt.Errorf("deployments journal: %w", err)
+		}
+		appendBar(&b, t, o, h, l, c, v)
+	}
+	return b, rows.Err()
+}
+
+// Decisions reads a deployment's decisions, oldest first.
+func (s *Store) Decisions(id string) ([]Decision, error) {
+	rows, err := s.db.Query(`SELECT bar, status, has_target, target, equity, note FROM decisions WHERE deployment = ? ORDER BY bar`, id)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	var out []Decision
+	for rows.Next() {
+		var t int64
+		var d Decision
+		var eq string
+		if err := rows.Scan(&t, &d.Status, &d.HasTarget, &d.Target, &eq, &d.Note); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		d.Equity, _ = decimal.NewFromString(eq)
+		d.Bar = time.Unix(t, 0).UTC()
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Intents reads a deployment's intents, oldest first.
+func (s *Store) Intents(id string) ([]Intent, error) {
+	rows, err := s.db.Query(`SELECT doc FROM intents WHERE deployment = ? ORDER BY bar, n`, id)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	return readIntents(rows)
+}
+
+func readIntents(rows *sql.Rows) ([]Intent, error) {
+	defer rows.Close()
+	var out []Intent
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		var in Intent
+		if err := json.Unmarshal([]byte(doc), &in); err != nil {
+			return nil, fmt.Errorf("deployments journal: an intent row does not read: %w", err)
+		}
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// OpenIntents reads a deployment's intents not settled yet (sending or
+// pending), oldest first.
+func (s *Store) OpenIntents(id string) ([]Intent, error) {
+	rows, err := s.db.Query(`SELECT doc FROM intents WHERE deployment = ? AND json_extract(doc, '$.status') IN (?, ?) ORDER BY bar, n`,
+		id, IntentSending, IntentPending)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	return readIntents(rows)
+}
+
+// Intent reads one intent by client order id.
+func (s *Store) Intent(cid string) (Intent, bool, error) {
+	var doc string
+	err := s.db.QueryRow(`SELECT doc FROM intents WHERE client_order_id = ?`, cid).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Intent{}, false, nil
+	}
+	if err != nil {
+		return Intent{}, false, fmt.Errorf("deployments journal: %w", err)
+	}
+	var in Intent
+	if err := json.Unmarshal([]byte(doc), &in); err != nil {
+		return Intent{}, false, fmt.Errorf("deployments journal: an intent row does not read: %w", err)
+	}
+	return in, true, nil
+}
+
+func appendBar(b *strategy.Bars, t int64, o, h, l, c, v float64) {
+	b.Time = append(b.Time, t)
+	b.Open = append(b.Open, o)
+	b.High = append(b.High, h)
+	b.Low = append(b.Low, l)
+	b.Close = append(b.Close, c)
+	b.Volume = append(b.Volume, v)
+}
