@@ -23,6 +23,18 @@ type Series struct {
 	run     *run
 	what    string    // what computed it (ta.sma, series +), for the lookahead proof's messages
 	params  []float64 // a ta function's numeric parameters, for the start-point check's names
+
+	// boxed are the last values on_bar read (s[k]), by position parity:
+	// s[1] at a bar is s[0] at the bar before, so reading both each bar
+	// boxes one new value instead of two. Only Get and Index use it, from
+	// the one goroutine stepping the run.
+	boxed [2]boxedValue
+}
+
+// boxedValue is one value of a series as Starlark sees it, at pos.
+type boxedValue struct {
+	pos int
+	v   starlark.Value // nil: empty
 }
 
 var (
@@ -143,7 +155,7 @@ func (s *Series) Index(i int) starlark.Value {
 		s.run.refuse((&LookaheadError{Index: i}).Error())
 		return starlark.None
 	}
-	return s.elem(s.cursor() - i)
+	return s.read(s.cursor() - i)
 }
 
 // Slice is refused in every phase: a slice is many bars at once, and in
@@ -230,7 +242,19 @@ func (s *Series) Get(k starlark.Value) (starlark.Value, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("series index must be an int (bars back), not %s", k.Type())
 	}
-	return s.elem(s.cursor() - i), true, nil
+	return s.read(s.cursor() - i), true, nil
+}
+
+// read is elem for on_bar's reads, reusing the value boxed for pos when
+// it was read last time round (see boxed).
+func (s *Series) read(pos int) starlark.Value {
+	b := &s.boxed[pos&1]
+	if b.v != nil && b.pos == pos {
+		return b.v
+	}
+	v := s.elem(pos)
+	b.pos, b.v = pos, v
+	return v
 }
 
 // binop names for memo keys and stats.
