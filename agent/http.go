@@ -170,6 +170,15 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.h.OAuth.serveMetadata(w, r)
 		return
 	}
+	if r.URL.Path == ServerCardPath {
+		if why := h.checkOrigin(r); why != "" {
+			closeAfter(w)
+			httpError(w, http.StatusForbidden, why)
+			return
+		}
+		h.serveCard(w, r)
+		return
+	}
 	if r.URL.Path != MCPPath {
 		closeAfter(w)
 		http.NotFound(w, r)
@@ -819,6 +828,7 @@ func closeAfter(w http.ResponseWriter) {
 func (h *HTTPServer) Server() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h)
+	mux.Handle(ServerCardPath, h)
 	if h.h.OAuth != nil {
 		mux.Handle(PRMPath, h)
 		mux.Handle(PRMPath+MCPPath, h)

@@ -1,6 +1,7 @@
 // Package buildinfo decides the one version string a wicket build reports:
 // in --version, in the MCP serverInfo, in the node's status and in the
-// server card. Every place asks Version; none derives its own.
+// server card. Every place asks Version; none derives its own. It also
+// holds wicket's published identity (identity.go).
 //
 // It must never read the network, the clock or the environment: the answer
 // depends only on what the linker and the Go toolchain stamped into the

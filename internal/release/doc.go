@@ -1,6 +1,7 @@
 // Package release holds the checks on what a release publishes beside the
 // binary: server.json, the MCP registry's description of wicket, validated
-// against the registry's published schema (testdata/registry), and the
+// against the registry's published schema (testdata/registry) and equal in
+// its names to the server card's (internal/buildinfo), and the
 // GoReleaser configuration that `make release-snapshot` runs.
 //
 // It has no code a build links: only its tests read the files at the root

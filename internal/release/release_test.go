@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"wicket/internal/buildinfo"
 )
 
 // root is the repository's top folder, two up from this package.
@@ -57,16 +59,22 @@ func TestServerJSON(t *testing.T) {
 
 	raw, _ := os.ReadFile(filepath.Join(root, "server.json"))
 	var s struct {
-		Schema     string `json:"$schema"`
-		Name       string `json:"name"`
-		Version    string `json:"version"`
-		Repository struct {
+		Schema      string `json:"$schema"`
+		Name        string `json:"name"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		Version     string `json:"version"`
+		Repository  struct {
 			URL    string `json:"url"`
 			Source string `json:"source"`
 		} `json:"repository"`
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
+	}
+	if s.Name != buildinfo.RegistryName || s.Title != buildinfo.Title || s.Description != buildinfo.Description {
+		t.Errorf("server.json names %q %q %q; the server card (internal/buildinfo) says %q %q %q: keep them equal",
+			s.Name, s.Title, s.Description, buildinfo.RegistryName, buildinfo.Title, buildinfo.Description)
 	}
 	if s.Schema != schemaURL {
 		t.Errorf("$schema is %q; the committed schema is %q", s.Schema, schemaURL)
