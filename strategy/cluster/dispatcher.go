@@ -337,7 +337,11 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	msg.Header.Set(headerReply, resultPrefix+d.id)
 	msg.Header.Set(headerProtocol, protocol)
 	d.sig.sign(msg)
-	pctx, cancel := context.WithTimeout(ctx, d.o.connectTimeout())
+	// The publish waits for its ack even when the sweep is cancelled
+	// meanwhile: a publish abandoned half way may still be stored after
+	// the purge that follows, and stay on the queue. Once acked, the
+	// cancellation below purges it for certain.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.connectTimeout())
 	_, err = d.js.PublishMsg(pctx, msg, jetstream.WithMsgID(chunk))
 	cancel()
 	if err != nil {
