@@ -287,15 +287,15 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, error) {
 		return nil, errorf(KindBadRequest, "capital %s: give the allocation the deployment trades in, e.g. --capital 10000", spec.Capital)
 	}
 	a := spec.Allowance
-	if err := a.check(); err != nil {
+	if err := checkAllowance(&a); err != nil {
 		return nil, err
 	}
 	gl := r.cfg.Project.Guardrail
-	if gl.MaxOrderNotional.IsPositive() && a.MaxOrderNotional.GreaterThan(gl.MaxOrderNotional) {
+	if gl.MaxOrderNotional.IsPositive() && a.MaxOrderNotional != nil && a.MaxOrderNotional.GreaterThan(gl.MaxOrderNotional) {
 		return nil, errorf(KindBadRequest, "allowance max_order_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_order_notional in wicket.toml)",
 			a.MaxOrderNotional, gl.MaxOrderNotional, gl.MaxOrderNotional)
 	}
-	if gl.MaxPositionNotional.IsPositive() && a.MaxPositionNotional.GreaterThan(gl.MaxPositionNotional) {
+	if gl.MaxPositionNotional.IsPositive() && a.MaxPositionNotional != nil && a.MaxPositionNotional.GreaterThan(gl.MaxPositionNotional) {
 		return nil, errorf(KindBadRequest, "allowance max_position_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_position_notional in wicket.toml)",
 			a.MaxPositionNotional, gl.MaxPositionNotional, gl.MaxPositionNotional)
 	}
