@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/strategy/backtest"
+	"wicket/strategy/scriptapi"
 )
 
 // Mode is how a deployment's orders leave: proposed to a person, or sent.
@@ -91,6 +92,38 @@ type Deployment struct {
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time  `json:"armed_until,omitzero"`
 	Proposals  []Proposal `json:"proposals,omitempty"`
+	// Preview is what the checks before deploying found (the check's
+	// answer only; never journaled).
+	Preview *Preview `json:"preview,omitempty"`
+}
+
+// Preview is what a deployment's checks found before it trades.
+type Preview struct {
+	// StartPoint is the start-point check over the warm-up bars: how many
+	// bars the strategy's values need before they stop depending on where
+	// the history began; a warm-up shorter than Needed is refused.
+	StartPoint *scriptapi.StartPoint `json:"start_point,omitempty"`
+	// Lookahead is the lookahead proof's verdict on the preview's
+	// backtest (the decision at bar t sees bars <= t only).
+	Lookahead string `json:"lookahead_check,omitempty"`
+	// Backtest sums up a backtest over the last year of the series (or
+	// what the store holds), run with the deployment's capital, the
+	// venue's fee and slippage, and its allowance.
+	Backtest *BacktestSummary `json:"backtest,omitempty"`
+}
+
+// BacktestSummary is the preview's backtest: its range, figures (ratios;
+// null when undefined, as in a backtest's result) and the breaker that
+// paused it, if one tripped; Error says why it could not run.
+type BacktestSummary struct {
+	From        string            `json:"from"`
+	To          string            `json:"to,omitempty"`
+	TotalReturn *float64          `json:"total_return"`
+	Sharpe      *float64          `json:"sharpe"`
+	MaxDrawdown *float64          `json:"max_drawdown"`
+	Trades      int               `json:"trades"`
+	Breaker     *backtest.Breaker `json:"breaker,omitempty"`
+	Error       string            `json:"error,omitempty"`
 }
 
 // Proposal is an order a propose-mode deployment wants, waiting for an

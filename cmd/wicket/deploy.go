@@ -177,6 +177,33 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s\n",
 		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"))
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)
+	if pv := d.Preview; pv != nil && pv.StartPoint != nil {
+		fmt.Fprintf(w, "start point  %s\n", pv.StartPoint.Verdict)
+	}
+	if pv := d.Preview; pv != nil && pv.Lookahead != "" {
+		fmt.Fprintf(w, "lookahead    %s\n", pv.Lookahead)
+	}
+	if pv := d.Preview; pv != nil && pv.Backtest != nil {
+		b := pv.Backtest
+		ratio := func(v *float64, pct bool) string {
+			switch {
+			case v == nil:
+				return "n/a"
+			case pct:
+				return fmt.Sprintf("%.2f%%", 100**v)
+			}
+			return fmt.Sprintf("%.2f", *v)
+		}
+		if b.Error != "" {
+			fmt.Fprintf(w, "backtest     since %s: %s\n", b.From, b.Error)
+		} else {
+			fmt.Fprintf(w, "backtest     since %s under the allowance: total return %s, sharpe %s, max drawdown %s, %d trades\n",
+				b.From, ratio(b.TotalReturn, true), ratio(b.Sharpe, false), ratio(b.MaxDrawdown, true), b.Trades)
+		}
+		if br := b.Breaker; br != nil {
+			fmt.Fprintf(w, "breaker      %s tripped at %s: %s\n", br.Name, br.Time.Format(time.RFC3339), br.Reason)
+		}
+	}
 	if d.ID == "" {
 		return
 	}
