@@ -64,9 +64,9 @@ func TestDeployRefusesBadInputNamingTheFix(t *testing.T) {
 		{"bad series", func(s *Spec) { s.Series = "BTC-USD@7m" }, []string{"granularity"}},
 		{"unknown venue", func(s *Spec) { s.Venue = "kraken" }, []string{`no venue "kraken"`, "paper"}},
 		{"invalid strategy", func(s *Spec) { s.Source = "def signals(bars):\n    return {\"long\": undefined_name}\n" }, []string{"fails validation", "wicket strategy validate"}},
-		{"order allowance", func(s *Spec) { s.Allowance.MaxOrderNotional = decimal.NewFromInt(30000) }, []string{"above the node's guardrail limit of 25000", "at most 25000"}},
-		{"position allowance", func(s *Spec) { s.Allowance.MaxPositionNotional = decimal.NewFromInt(60000) }, []string{"max_position_notional", "at most 50000"}},
-		{"negative", func(s *Spec) { s.Allowance.MaxDailyLoss = decimal.NewFromInt(-1) }, []string{"max_daily_loss", "negative"}},
+		{"order allowance", func(s *Spec) { s.Allowance.MaxOrderNotional = dp(30000) }, []string{"above the node's guardrail limit of 25000", "at most 25000"}},
+		{"position allowance", func(s *Spec) { s.Allowance.MaxPositionNotional = dp(60000) }, []string{"max_position_notional", "at most 50000"}},
+		{"negative", func(s *Spec) { s.Allowance.MaxDailyLoss = dp(-1) }, []string{"max_daily_loss", "must be above 0"}},
 		{"no capital", func(s *Spec) { s.Capital = decimal.Zero }, []string{"--capital"}},
 		{"short warm-up", func(s *Spec) { s.Warmup = 5 }, []string{"shorter than the", "--warmup"}},
 		{"mode", func(s *Spec) { s.Mode = "yolo" }, []string{"propose", "auto"}},
@@ -184,7 +184,7 @@ func TestDeployRestartBetweenEvaluationAndSendNoDuplicate(t *testing.T) {
 func TestDeployBreakersPauseBeforeTheNextOrder(t *testing.T) {
 	t.Run("loss burst", func(t *testing.T) {
 		g := newRig(t)
-		d := g.deploy(Spec{Allowance: Allowance{MaxDailyLoss: decimal.NewFromInt(150)}})
+		d := g.deploy(Spec{Allowance: Allowance{MaxDailyLoss: dp(150)}})
 		last := vee()[44]
 		bars := path(vee(last*0.97, last*0.94, last*0.91, last*0.88, last*0.85, last*0.82, last*0.8, last*0.78)...)
 		for i := range bars {
@@ -211,7 +211,7 @@ func TestDeployBreakersPauseBeforeTheNextOrder(t *testing.T) {
 	})
 	t.Run("drawdown", func(t *testing.T) {
 		g := newRig(t)
-		d := g.deploy(Spec{Allowance: Allowance{MaxDrawdownPct: decimal.NewFromInt(2)}})
+		d := g.deploy(Spec{Allowance: Allowance{MaxDrawdownPct: dp(2)}})
 		last := vee()[44]
 		bars := path(vee(last*0.97, last*0.94, last*0.91, last*0.88, last*0.85, last*0.82)...)
 		for i := range bars {

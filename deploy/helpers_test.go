@@ -181,3 +181,9 @@ func seq() func() string {
 		return "0000000000" + string(rune('a'+n%26)) + decimal.NewFromInt(int64(n)).String()
 	}
 }
+
+// dp is a decimal limit of an allowance.
+func dp(v int64) *decimal.Decimal {
+	d := decimal.NewFromInt(v)
+	return &d
+}

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"wicket/strategy/backtest"
+	"wicket/strategy/scriptapi"
 )
 
 // Mode is how a deployment's orders leave: proposed to a person, or sent.
@@ -27,16 +30,12 @@ const (
 	StateStopped State = "stopped"
 )
 
-// Allowance is what a deployment may do. Zero is no limit. The field
-// names are the backtest's Config.Allowance's, so research measures the
-// breakers the node trades under.
-type Allowance struct {
-	MaxOrderNotional    decimal.Decimal `json:"max_order_notional,omitzero"`
-	MaxPositionNotional decimal.Decimal `json:"max_position_notional,omitzero"`
-	MaxOrdersPerDay     int             `json:"max_orders_per_day,omitempty"`
-	MaxDailyLoss        decimal.Decimal `json:"max_daily_loss,omitzero"`
-	MaxDrawdownPct      decimal.Decimal `json:"max_drawdown_pct,omitzero"`
-}
+// Allowance is what a deployment may do: backtest.Allowance, the one
+// allowance of research and the node, so a backtest under a deployment's
+// allowance measures the breakers the node trades under (the semantics
+// are in strategy/backtest/allowance.go; the node applies them in
+// step.go). A nil limit is no limit.
+type Allowance = backtest.Allowance
 
 // Spec is what deploying asks for; the node resolves and checks it.
 type Spec struct {
@@ -93,6 +92,38 @@ type Deployment struct {
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time  `json:"armed_until,omitzero"`
 	Proposals  []Proposal `json:"proposals,omitempty"`
+	// Preview is what the checks before deploying found (the check's
+	// answer only; never journaled).
+	Preview *Preview `json:"preview,omitempty"`
+}
+
+// Preview is what a deployment's checks found before it trades.
+type Preview struct {
+	// StartPoint is the start-point check over the warm-up bars: how many
+	// bars the strategy's values need before they stop depending on where
+	// the history began; a warm-up shorter than Needed is refused.
+	StartPoint *scriptapi.StartPoint `json:"start_point,omitempty"`
+	// Lookahead is the lookahead proof's verdict on the preview's
+	// backtest (the decision at bar t sees bars <= t only).
+	Lookahead string `json:"lookahead_check,omitempty"`
+	// Backtest sums up a backtest over the last year of the series (or
+	// what the store holds), run with the deployment's capital, the
+	// venue's fee and slippage, and its allowance.
+	Backtest *BacktestSummary `json:"backtest,omitempty"`
+}
+
+// BacktestSummary is the preview's backtest: its range, figures (ratios;
+// null when undefined, as in a backtest's result) and the breaker that
+// paused it, if one tripped; Error says why it could not run.
+type BacktestSummary struct {
+	From        string            `json:"from"`
+	To          string            `json:"to,omitempty"`
+	TotalReturn *float64          `json:"total_return"`
+	Sharpe      *float64          `json:"sharpe"`
+	MaxDrawdown *float64          `json:"max_drawdown"`
+	Trades      int               `json:"trades"`
+	Breaker     *backtest.Breaker `json:"breaker,omitempty"`
+	Error       string            `json:"error,omitempty"`
 }
 
 // Proposal is an order a propose-mode deployment wants, waiting for an
@@ -153,22 +184,11 @@ func validMode(m Mode) (Mode, error) {
 	return m, errorf(KindBadRequest, "mode %q is not one of %s, %s", m, ModePropose, ModeAuto)
 }
 
-// checkAllowance names the first limit that is negative.
-func (a Allowance) check() error {
-	for _, f := range []struct {
-		name string
-		v    decimal.Decimal
-	}{{"max_order_notional", a.MaxOrderNotional}, {"max_position_notional", a.MaxPositionNotional},
-		{"max_daily_loss", a.MaxDailyLoss}, {"max_drawdown_pct", a.MaxDrawdownPct}} {
-		if f.v.IsNegative() {
-			return errorf(KindBadRequest, "allowance %s %s is negative: give a positive amount, or 0 for no limit", f.name, f.v)
-		}
-	}
-	if a.MaxOrdersPerDay < 0 {
-		return errorf(KindBadRequest, "allowance max_orders_per_day %d is negative: give a count, or 0 for no limit", a.MaxOrdersPerDay)
-	}
-	if a.MaxDrawdownPct.GreaterThan(decimal.NewFromInt(100)) {
-		return errorf(KindBadRequest, "allowance max_drawdown_pct %s is over 100: give a percent such as 10", a.MaxDrawdownPct)
+// checkAllowance names the first limit out of range, as the backtest's
+// --allowance does.
+func checkAllowance(a *Allowance) error {
+	if err := a.Check(); err != nil {
+		return errorf(KindBadRequest, "%v", err)
 	}
 	return nil
 }

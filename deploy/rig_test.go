@@ -27,6 +27,7 @@ type rig struct {
 	store *Store
 	r     *Runner
 	hist  History
+	res   Research
 }
 
 func newRig(t testing.TB, opts ...nodetest.Option) *rig {
@@ -49,7 +50,7 @@ func (g *rig) start() {
 	g.t.Cleanup(func() { s.Close() })
 	cfg := g.ns.Config
 	cfg.Venues = append(cfg.Venues[:0:0], cfg.Venues...)
-	g.r, err = New(ctxT(g.t), Config{Project: cfg, Store: s, Node: g.conn, Strategies: g.pool, Now: g.clk.Now, NewID: seq(), History: g.hist,
+	g.r, err = New(ctxT(g.t), Config{Project: cfg, Store: s, Node: g.conn, Strategies: g.pool, Now: g.clk.Now, NewID: seq(), History: g.hist, Research: g.res,
 		OperatorKey: g.ns.OperatorKey.Public().(ed25519.PublicKey)})
 	if err != nil {
 		g.t.Fatal(err)

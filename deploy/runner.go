@@ -19,6 +19,7 @@ import (
 	"wicket/node/command"
 	"wicket/node/guardrail"
 	"wicket/strategy"
+	"wicket/strategy/research"
 	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
@@ -40,6 +41,15 @@ type BarSource interface {
 // before, oldest first: a deployment's warm-up.
 type History func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error)
 
+// Research runs the research a deployment is checked with before it
+// trades (a *research.Local of the node's project, over the same worker
+// pool): the start-point check over its warm-up, and the preview's
+// backtest.
+type Research interface {
+	StartPoint(ctx context.Context, req research.StartPointRequest) (scriptapi.StartPoint, error)
+	Backtest(ctx context.Context, req research.BacktestRequest) (research.BacktestResult, error)
+}
+
 // Config is what a Runner needs.
 type Config struct {
 	Project    project.Config // the node's venues and [guardrail]
@@ -51,6 +61,10 @@ type Config struct {
 	// recorded tape or the live tape).
 	Bars    func(venue project.Venue, series string) BarSource
 	History History // nil: no warm-up beyond the recorded bars
+	// Research, when set, checks each deployment before it trades: the
+	// start-point check over its warm-up (a warm-up shorter than the
+	// check's need is refused) and the preview's backtest.
+	Research Research
 	// IndicatorsDir is the project's indicators directory, for strategies
 	// that load("indicators/...").
 	IndicatorsDir string
@@ -219,19 +233,12 @@ func (r *Runner) get(id string) (*live, error) {
 // Create checks spec and, when it passes, journals and starts the
 // deployment. Every refusal names the fix.
 func (r *Runner) Create(ctx context.Context, spec Spec) (Deployment, error) {
-	d, err := r.resolve(ctx, spec)
+	d, bars, _, err := r.resolve(ctx, spec)
 	if err != nil {
 		return Deployment{}, err
 	}
 	_, g, _ := strategy.ParseSeries(d.Series)
-	l := &live{d: d, gran: g.Duration()}
-	if r.cfg.History != nil {
-		n := max(d.Warmup, 1)
-		if l.bars, err = r.cfg.History(ctx, d.Series, r.cfg.Now(), n); err != nil {
-			return Deployment{}, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", d.Series, err, d.Series)
-		}
-		l.bars.Series = d.Series
-	}
+	l := &live{d: d, gran: g.Duration(), bars: bars}
 	warm := make([]Bar, 0, l.bars.Len())
 	for i := range l.bars.Time {
 		warm = append(warm, Bar{Time: time.Unix(l.bars.Time[i], 0).UTC(), Open: l.bars.Open[i], High: l.bars.High[i], Low: l.bars.Low[i], Close: l.bars.Close[i], Volume: l.bars.Volume[i]})
@@ -250,17 +257,39 @@ func (r *Runner) Create(ctx context.Context, spec Spec) (Deployment, error) {
 // Check resolves and checks spec as Create would, and creates nothing:
 // the preview of wicket deploy.
 func (r *Runner) Check(ctx context.Context, spec Spec) (Deployment, error) {
-	d, err := r.resolve(ctx, spec)
+	d, _, pv, err := r.resolve(ctx, spec)
 	if err != nil {
 		return Deployment{}, err
 	}
 	v := d.view()
 	v.ID = ""
+	v.Preview = pv
 	return v, nil
 }
 
-// resolve checks a spec and makes its deployment.
-func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, error) {
+// resolve checks a spec and makes its deployment, with its warm-up bars
+// from the history store and the preview of the checks it passed.
+func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.Bars, *Preview, error) {
+	d, err := r.resolveSpec(ctx, spec)
+	if err != nil {
+		return nil, strategy.Bars{}, nil, err
+	}
+	bars := strategy.Bars{Series: d.Series}
+	if r.cfg.History != nil {
+		if bars, err = r.cfg.History(ctx, d.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
+			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", d.Series, err, d.Series)
+		}
+		bars.Series = d.Series
+	}
+	pv, err := r.preview(ctx, d, bars)
+	if err != nil {
+		return nil, strategy.Bars{}, nil, err
+	}
+	return d, bars, pv, nil
+}
+
+// resolveSpec checks a spec and makes its deployment.
+func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error) {
 	if err := project.ValidName("strategy", spec.Strategy); err != nil {
 		return nil, errorf(KindBadRequest, "strategy %q is not a valid name: use %s", short(spec.Strategy), project.NameRule)
 	}
@@ -287,15 +316,15 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, error) {
 		return nil, errorf(KindBadRequest, "capital %s: give the allocation the deployment trades in, e.g. --capital 10000", spec.Capital)
 	}
 	a := spec.Allowance
-	if err := a.check(); err != nil {
+	if err := checkAllowance(&a); err != nil {
 		return nil, err
 	}
 	gl := r.cfg.Project.Guardrail
-	if gl.MaxOrderNotional.IsPositive() && a.MaxOrderNotional.GreaterThan(gl.MaxOrderNotional) {
+	if gl.MaxOrderNotional.IsPositive() && a.MaxOrderNotional != nil && a.MaxOrderNotional.GreaterThan(gl.MaxOrderNotional) {
 		return nil, errorf(KindBadRequest, "allowance max_order_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_order_notional in wicket.toml)",
 			a.MaxOrderNotional, gl.MaxOrderNotional, gl.MaxOrderNotional)
 	}
-	if gl.MaxPositionNotional.IsPositive() && a.MaxPositionNotional.GreaterThan(gl.MaxPositionNotional) {
+	if gl.MaxPositionNotional.IsPositive() && a.MaxPositionNotional != nil && a.MaxPositionNotional.GreaterThan(gl.MaxPositionNotional) {
 		return nil, errorf(KindBadRequest, "allowance max_position_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_position_notional in wicket.toml)",
 			a.MaxPositionNotional, gl.MaxPositionNotional, gl.MaxPositionNotional)
 	}

@@ -11,6 +11,7 @@ import (
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/strategy"
+	"wicket/strategy/backtest"
 	"wicket/strategy/worker"
 )
 
@@ -74,7 +75,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	}
 	d.LastBar, d.Updated = bar.Time, now
 	px := decimal.NewFromFloat(bar.Close)
-	r.mark(d, px, now)
+	r.mark(d, px, bar.Time)
 	if d.State != StateRunning {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
@@ -103,8 +104,8 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		return r.cfg.Store.Commit(b)
 	}
 	if m := d.Allowance.MaxOrdersPerDay; m > 0 && d.OrdersToday >= m {
-		r.pause(d, fmt.Sprintf("max_orders_per_day: %d orders sent today (UTC) already, the allowance's limit; the order for target %v at %s was not sent",
-			d.OrdersToday, dec.Target, bar.Time.Format(time.RFC3339)), now)
+		r.pause(d, fmt.Sprintf("%s: %d orders sent in the UTC day %s already, the allowance's limit; the order for target %v at %s was not sent",
+			backtest.AllowMaxOrdersPerDay, d.OrdersToday, d.Day, dec.Target, bar.Time.Format(time.RFC3339)), now)
 		return r.cfg.Store.Commit(b)
 	}
 	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
@@ -153,27 +154,38 @@ func (r *Runner) resend(ctx context.Context, l *live, bar Bar) error {
 // size is the signed quantity that takes d from its position to target
 // (a fraction of its equity) at price px, as the backtest sizes it: the
 // target position costs (1+slippage)(1+fee) per unit of price. The
-// position is held within the capital and max_position_notional, the
-// order within max_order_notional (the rest of the target is not traded),
-// and the quantity is cut toward zero to the venue's step (a real
-// venue's instrument) or decimals.
+// allowance's sizing limits clip as the backtest's do (allowance.go): the
+// position is held within the capital and max_position_notional — a
+// position price drift took above that is not added to, and may always be
+// reduced — and the order within max_order_notional (the rest of the
+// target is not traded); the quantity is cut toward zero to the venue's
+// step (a real venue's instrument) or decimals.
 func (r *Runner) size(d *Deployment, vc project.Venue, target float64, px, step decimal.Decimal) decimal.Decimal {
 	one := decimal.NewFromInt(1)
 	sizing := one.Add(decimal.NewFromFloat(vc.SlippageBps).Shift(-4)).Mul(one.Add(decimal.NewFromFloat(vc.FeeBps).Shift(-4)))
 	eq := d.Cash.Add(d.Position.Mul(px))
-	want := decimal.NewFromFloat(target).Mul(eq).DivRound(px.Mul(sizing), 16)
+	np := decimal.NewFromFloat(target).Mul(eq).DivRound(px.Mul(sizing), 16)
+	pos := d.Position
 	limit := d.Capital
-	if m := d.Allowance.MaxPositionNotional; m.IsPositive() && m.LessThan(limit) {
-		limit = m
+	if m := d.Allowance.MaxPositionNotional; m != nil && m.LessThan(limit) {
+		limit = *m
 	}
-	if want.Abs().Mul(px).GreaterThan(limit) {
-		want = limit.DivRound(px, 16)
-		if target < 0 {
-			want = want.Neg()
+	if np.Abs().Mul(px).GreaterThan(limit) {
+		same := np.Sign()*pos.Sign() > 0
+		switch {
+		case same && np.Abs().LessThanOrEqual(pos.Abs()): // a reduction
+		case same && pos.Abs().Mul(px).GreaterThan(limit): // drifted above: no more
+			np = pos
+		default:
+			q := limit.DivRound(px, 16)
+			if np.IsNegative() {
+				q = q.Neg()
+			}
+			np = q
 		}
 	}
-	dq := want.Sub(d.Position)
-	if m := d.Allowance.MaxOrderNotional; m.IsPositive() && dq.Abs().Mul(px).GreaterThan(m) {
+	dq := np.Sub(pos)
+	if m := d.Allowance.MaxOrderNotional; m != nil && dq.Abs().Mul(px).GreaterThan(*m) {
 		q := m.DivRound(px, 16)
 		if dq.IsNegative() {
 			q = q.Neg()
@@ -244,7 +256,7 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 	if in.Status != IntentRejected {
 		d.Target = in.Target
 	}
-	r.mark(d, d.Mark, now)
+	r.mark(d, d.Mark, in.Bar)
 	r.breakers(d, now)
 	r.log.Info("deployment order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "status", in.Status, "side", in.Side, "quantity", in.Quantity)
 	return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
@@ -388,41 +400,45 @@ func (r *Runner) known(ctx context.Context, cid string) (*node.Order, bool, erro
 	return nil, false, nil
 }
 
-// mark values d at price px (its bar's close) and rolls the UTC day.
-func (r *Runner) mark(d *Deployment, px decimal.Decimal, now time.Time) {
+// mark values d at price px at the bar of time bar, as the backtest marks
+// a run (allowance.go): a bar of a new UTC day first starts the day at
+// the equity the last mark left (the capital on the first day) and its
+// order count at 0; the peak is the running peak, the capital included.
+func (r *Runner) mark(d *Deployment, px decimal.Decimal, bar time.Time) {
+	if day := bar.UTC().Format(time.DateOnly); day != d.Day {
+		d.Day, d.DayStart, d.OrdersToday = day, d.Equity, 0
+	}
 	d.Mark = px
 	if !d.Position.IsZero() {
 		d.Equity = d.Cash.Add(d.Position.Mul(px))
 	} else {
 		d.Equity = d.Cash
 	}
-	if day := now.UTC().Format(time.DateOnly); day != d.Day {
-		d.Day, d.DayStart, d.OrdersToday = day, d.Equity, 0
-	}
 	if d.Equity.GreaterThan(d.Peak) {
 		d.Peak = d.Equity
 	}
 }
 
-// breakers checks the daily loss and drawdown limits and pauses d when
-// one tripped; it reports whether d is paused.
+// breakers checks the daily loss and drawdown limits as the backtest does
+// and pauses d when one tripped; it reports whether d is paused.
 func (r *Runner) breakers(d *Deployment, now time.Time) bool {
 	if d.State != StateRunning {
 		return d.State == StatePaused
 	}
 	a := d.Allowance
-	if m := a.MaxDailyLoss; m.IsPositive() {
-		if loss := d.DayStart.Sub(d.Equity); loss.GreaterThan(m) {
-			r.pause(d, fmt.Sprintf("max_daily_loss: equity %s is %s below the UTC day's first equity %s, more than the allowance's %s",
-				d.Equity.StringFixed(2), loss.StringFixed(2), d.DayStart.StringFixed(2), m), now)
+	if m := a.MaxDailyLoss; m != nil {
+		if loss := d.DayStart.Sub(d.Equity); loss.GreaterThan(*m) {
+			r.pause(d, fmt.Sprintf("%s: equity %s is %s below the UTC day's opening equity %s, more than the allowance's %s",
+				backtest.AllowMaxDailyLoss, d.Equity.StringFixed(2), loss.StringFixed(2), d.DayStart.StringFixed(2), m), now)
 			return true
 		}
 	}
-	if m := a.MaxDrawdownPct; m.IsPositive() && d.Peak.IsPositive() {
-		dd := d.Peak.Sub(d.Equity).Div(d.Peak).Shift(2)
-		if dd.GreaterThan(m) {
-			r.pause(d, fmt.Sprintf("max_drawdown_pct: equity %s is %s%% below its peak %s, more than the allowance's %s%%",
-				d.Equity.StringFixed(2), dd.StringFixed(2), d.Peak.StringFixed(2), m), now)
+	if m := a.MaxDrawdownPct; m != nil && d.Peak.IsPositive() {
+		floor := d.Peak.Mul(decimal.NewFromInt(1).Sub(m.Shift(-2)))
+		if d.Equity.LessThan(floor) {
+			dd := d.Peak.Sub(d.Equity).Div(d.Peak).Shift(2)
+			r.pause(d, fmt.Sprintf("%s: equity %s is %s%% below its peak %s, more than the allowance's %s%%",
+				backtest.AllowMaxDrawdownPct, d.Equity.StringFixed(2), dd.StringFixed(2), d.Peak.StringFixed(2), m), now)
 			return true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/deploy"
+	"wicket/strategy/backtest"
 	"wicket/strategy/script"
 )
 
@@ -40,7 +41,7 @@ func deployCommand() *cli.Command {
 			&cli.StringFlag{Name: "capital", Usage: "the allocation it trades in (default: wicket.toml [research] capital)"},
 			&cli.StringFlag{Name: "max-order-notional", Usage: "allowance: clip each order's notional to `X`"},
 			&cli.StringFlag{Name: "max-position-notional", Usage: "allowance: clip the position's notional to `X`"},
-			&cli.IntFlag{Name: "max-orders-per-day", Usage: "allowance: pause before the order that would exceed `N` in a UTC day"},
+			&cli.StringFlag{Name: "max-orders-per-day", Usage: "allowance: pause before the order that would exceed `N` in a UTC day"},
 			&cli.StringFlag{Name: "max-daily-loss", Usage: "allowance: pause when equity falls more than `X` below the UTC day's first"},
 			&cli.StringFlag{Name: "max-drawdown-pct", Usage: "allowance: pause when equity falls more than `P` percent below its peak"},
 			&cli.IntFlag{Name: "warmup", Usage: "bars evaluated before the bar decided at (0: the strategy's own, at least 500)"},
@@ -129,28 +130,28 @@ func deploySpec(c *cli.Context, name string) (deploy.Spec, error) {
 	}
 	spec := deploy.Spec{Strategy: name + ".star", Source: string(src), Params: params, Series: c.String("series"), Venue: c.String("venue"),
 		Mode: deploy.Mode(c.String("mode")), Capital: cfg.Research.Capital, Warmup: c.Int("warmup")}
-	money := func(flag string, into *decimal.Decimal) error {
-		v := c.String(flag)
-		if v == "" {
-			return nil
-		}
+	if v := c.String("capital"); v != "" {
 		d, err := decimal.NewFromString(v)
 		if err != nil {
-			return usagef("--%s %q: give an amount such as 1000", flag, v)
+			return spec, usagef("--capital %q: give an amount such as 1000", v)
 		}
-		*into = d
-		return nil
+		spec.Capital = d
 	}
-	for _, f := range []struct {
-		flag string
-		into *decimal.Decimal
-	}{{"capital", &spec.Capital}, {"max-order-notional", &spec.Allowance.MaxOrderNotional}, {"max-position-notional", &spec.Allowance.MaxPositionNotional},
-		{"max-daily-loss", &spec.Allowance.MaxDailyLoss}, {"max-drawdown-pct", &spec.Allowance.MaxDrawdownPct}} {
-		if err := money(f.flag, f.into); err != nil {
-			return spec, err
+	// The allowance flags are the backtest's --allowance names, read by
+	// its one parser, so a limit means the same in research and here.
+	var kv []string
+	for _, name := range backtest.AllowanceNames {
+		if v := c.String(strings.ReplaceAll(name, "_", "-")); v != "" {
+			kv = append(kv, name+"="+v)
 		}
 	}
-	spec.Allowance.MaxOrdersPerDay = c.Int("max-orders-per-day")
+	a, err := backtest.ParseAllowance(kv)
+	if err != nil {
+		return spec, usageError{err}
+	}
+	if a != nil {
+		spec.Allowance = *a
+	}
 	return spec, nil
 }
 
@@ -161,17 +162,11 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 		id = "(not deployed yet)"
 	}
 	a := d.Allowance
-	limit := func(v decimal.Decimal) string {
-		if v.IsZero() {
+	limit := func(v *decimal.Decimal, unit string) string {
+		if v == nil {
 			return "none"
 		}
-		return v.String()
-	}
-	pct := func(v decimal.Decimal) string {
-		if v.IsZero() {
-			return "none"
-		}
-		return v.String() + "%"
+		return v.String() + unit
 	}
 	orders := "none"
 	if a.MaxOrdersPerDay > 0 {
@@ -180,8 +175,35 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	fmt.Fprintf(w, "deployment   %s\nstrategy     %s sha256 %s\nknobs        %v\nseries       %s on venue %s\nmode         %s\ncapital      %s\n",
 		id, d.Strategy, d.StrategyHash, d.Params, d.Series, d.Venue, d.Mode, d.Capital)
 	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s\n",
-		limit(a.MaxOrderNotional), limit(a.MaxPositionNotional), orders, limit(a.MaxDailyLoss), pct(a.MaxDrawdownPct))
+		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"))
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)
+	if pv := d.Preview; pv != nil && pv.StartPoint != nil {
+		fmt.Fprintf(w, "start point  %s\n", pv.StartPoint.Verdict)
+	}
+	if pv := d.Preview; pv != nil && pv.Lookahead != "" {
+		fmt.Fprintf(w, "lookahead    %s\n", pv.Lookahead)
+	}
+	if pv := d.Preview; pv != nil && pv.Backtest != nil {
+		b := pv.Backtest
+		ratio := func(v *float64, pct bool) string {
+			switch {
+			case v == nil:
+				return "n/a"
+			case pct:
+				return fmt.Sprintf("%.2f%%", 100**v)
+			}
+			return fmt.Sprintf("%.2f", *v)
+		}
+		if b.Error != "" {
+			fmt.Fprintf(w, "backtest     since %s: %s\n", b.From, b.Error)
+		} else {
+			fmt.Fprintf(w, "backtest     since %s under the allowance: total return %s, sharpe %s, max drawdown %s, %d trades\n",
+				b.From, ratio(b.TotalReturn, true), ratio(b.Sharpe, false), ratio(b.MaxDrawdown, true), b.Trades)
+		}
+		if br := b.Breaker; br != nil {
+			fmt.Fprintf(w, "breaker      %s tripped at %s: %s\n", br.Name, br.Time.Format(time.RFC3339), br.Reason)
+		}
+	}
 	if d.ID == "" {
 		return
 	}

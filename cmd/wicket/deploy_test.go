@@ -10,6 +10,8 @@ import (
 
 	"wicket/deploy"
 	"wicket/node/nodetest"
+	"wicket/strategy/backtest"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
 
@@ -86,5 +88,27 @@ func TestDeployCLI(t *testing.T) {
 	}
 	if code, _, stderr := wicket(t, append(append([]string{}, base...), "node", "resume", id, "--addr", n.Addr)...); code != 1 || !strings.Contains(stderr, "interactive terminal") {
 		t.Fatalf("resume from a pipe: code %d %s", code, stderr)
+	}
+}
+
+// TestDeployPrintsPreview: wicket deploy's printed preview carries the
+// checks' findings: the start-point verdict, the lookahead verdict, the
+// backtest's figures and the breaker that tripped in it.
+func TestDeployPrintsPreview(t *testing.T) {
+	ret, sharpe, dd := 0.125, 1.5, 0.04
+	d := deploy.Deployment{Strategy: "flip.star", Series: "BTC-USD@1m", Venue: "paper", Preview: &deploy.Preview{
+		StartPoint: &scriptapi.StartPoint{Verdict: "passed: a warm-up of 80 bars is enough"},
+		Lookahead:  "passed (36 prefixes)",
+		Backtest: &deploy.BacktestSummary{From: "2025-12-02", TotalReturn: &ret, Sharpe: &sharpe, MaxDrawdown: &dd, Trades: 7,
+			Breaker: &backtest.Breaker{Name: "max_daily_loss", Reason: "equity fell"}},
+	}}
+	var b strings.Builder
+	printDeployment(&b, d)
+	for _, want := range []string{"start point  passed: a warm-up of 80 bars", "lookahead    passed (36 prefixes)",
+		"backtest     since 2025-12-02 under the allowance: total return 12.50%, sharpe 1.50, max drawdown 4.00%, 7 trades",
+		"breaker      max_daily_loss tripped at"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("preview lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -288,7 +288,7 @@ func nodeDeployments(p project.Project, cfg project.Config, observe, control str
 		}
 		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: client, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
-			History: historyWarmup(p.HistoryPath()),
+			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				return &deploy.MarkBars{Node: client, Venue: vc.Name, Every: time.Second, Now: time.Now}
 			}})

@@ -1,0 +1,112 @@
+package deploy
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/strategy"
+	"wicket/strategy/history"
+	"wicket/strategy/research"
+	"wicket/strategy/worker"
+)
+
+// emaCross seeds its EMAs at the first bar: its values depend on where the
+// history began for many bars after.
+const emaCross = `"""EMA crossover."""
+def signals(bars):
+    f = ta.ema(bars.close, 10)
+    s = ta.ema(bars.close, 60)
+    return {"long": ta.cross_above(f, s), "exit": ta.cross_below(f, s), "size": 0.5}
+`
+
+// researchRig is a rig whose node has a history store holding n bars of
+// the tape before the rig's clock, read for warm-up, and the research
+// engine over it on the rig's worker pool.
+func researchRig(t *testing.T, n int) *rig {
+	t.Helper()
+	g := newRig(t)
+	p := project.Project{Root: t.TempDir()}
+	bars := tape(n, 11, g.clk.Now().Add(-time.Duration(n)*time.Minute))
+	s, err := history.Open(p.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(context.Background(), bars.Series, bars, history.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	g.hist = func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
+		s, err := history.OpenReadOnly(p.HistoryPath())
+		if err != nil {
+			return strategy.Bars{}, err
+		}
+		defer s.Close()
+		b, err := s.Load(series, time.Time{}, before.Add(-time.Minute))
+		if err != nil {
+			return strategy.Bars{}, err
+		}
+		return b.Slice(max(0, b.Len()-n), b.Len()), nil
+	}
+	g.res = research.NewLocal(research.Config{Project: p, Pool: g.pool.(*worker.Pool)})
+	g.restart()
+	return g
+}
+
+// TestDeployStartPointCheck: the start-point check runs over the warm-up
+// at deploy; an EMA-seeded strategy is refused at a short warm-up, naming
+// the bars it needs and the fix, and a windowed SMA passes with the
+// check's report in the check's answer.
+func TestDeployStartPointCheck(t *testing.T) {
+	g := researchRig(t, 400)
+	spec := Spec{Strategy: "ema_cross.star", Source: emaCross, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	_, err := g.r.Check(ctxT(t), spec)
+	wantErr(t, err, "warm-up 80 bars is shorter than", "start-point check", "--warmup", "windowed indicators")
+	if _, err := g.r.Create(ctxT(t), spec); err == nil {
+		t.Fatal("an EMA-seeded strategy was deployed on a short warm-up")
+	}
+
+	spec.Strategy, spec.Source = "sma_half.star", smaHalf
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := d.Preview.StartPoint
+	if sp == nil || !sp.Passed || sp.Needed > 80 || sp.Needed < 19 || sp.Warmup != 80 || sp.Bars != 80 {
+		t.Fatalf("start point %+v: want passed, needing the slow SMA's 20 bars or so of the 80", sp)
+	}
+	t.Logf("sma: %s", sp.Verdict)
+}
+
+// TestDeployPreviewBacktest: the check's answer carries the lookahead
+// verdict and a backtest over what the store holds of the last year, run
+// with the deployment's allowance, so a breaker the deployment would trip
+// shows before it trades.
+func TestDeployPreviewBacktest(t *testing.T) {
+	g := researchRig(t, 400)
+	spec := Spec{Strategy: "sma_half.star", Source: smaHalf, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := d.Preview
+	if pv == nil || !strings.HasPrefix(pv.Lookahead, "passed") || pv.Backtest == nil || pv.Backtest.Error != "" {
+		t.Fatalf("preview %+v: want the lookahead verdict and a backtest", pv)
+	}
+	b := pv.Backtest
+	if b.Trades < 3 || b.TotalReturn == nil || b.MaxDrawdown == nil || b.Breaker != nil {
+		t.Fatalf("backtest %+v: want the tape's trades and figures, no breaker without an allowance", b)
+	}
+	spec.Allowance = Allowance{MaxOrdersPerDay: 2}
+	if d, err = g.r.Check(ctxT(t), spec); err != nil {
+		t.Fatal(err)
+	}
+	if br := d.Preview.Backtest.Breaker; br == nil || br.Name != "max_orders_per_day" {
+		t.Fatalf("backtest under 2 orders a day: breaker %+v, want max_orders_per_day", br)
+	}
+	t.Logf("%d trades, total return %.4f; %s", b.Trades, *b.TotalReturn, pv.Lookahead)
+}
