@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,6 +109,31 @@ func TestDeployThroughMCP(t *testing.T) {
 		t.Fatalf("replay: %s (%d deployments)", text(replay), len(r.List()))
 	}
 
+	snap := valid("node_snapshot", s.call(t, "node_snapshot", `{"events":0}`))
+	rows, _ := snap["deployments"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("snapshot deployments = %v", snap["deployments"])
+	}
+	if row := rows[0].(map[string]any); row["id"] != id || row["strategy"] != "flip.star" || row["series"] != "BTC-USD@1m" ||
+		row["venue"] != "paper" || row["mode"] != "propose" || row["state"] != "running" || row["source"] != nil {
+		t.Fatalf("snapshot row = %v", row)
+	}
+	res, err := s.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "wicket://deployments/" + id}})
+	if err != nil || len(res.Contents) != 1 {
+		t.Fatalf("read wicket://deployments/%s: %v", id, err)
+	}
+	var detail struct {
+		Deployment deploy.Deployment `json:"deployment"`
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].(mcp.TextResourceContents).Text), &detail); err != nil || detail.Deployment.ID != id ||
+		detail.Deployment.Allowance.MaxOrdersPerDay != 10 {
+		t.Fatalf("resource: %v %+v", err, detail)
+	}
+	if _, err := s.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "wicket://deployments/dep-none"}}); err == nil ||
+		!strings.Contains(err.Error(), "no deployment") {
+		t.Fatalf("unknown deployment: %v", err)
+	}
+
 	rep := valid("deployment_report", s.call(t, "deployment_report", `{"id":"`+id+`"}`))
 	if body, _ := rep["report"].(map[string]any); body["deployment"] != id {
 		t.Fatalf("report = %v", rep)
@@ -174,4 +200,55 @@ func outputSchemas(t *testing.T, s *session) map[string]*jsonschema.Schema {
 		}
 	}
 	return out
+}
+
+// TestDeployOnNodeWithoutDeployments: against a node that runs none, the
+// snapshot lists no deployments and says nothing of them, and a
+// deploy_strategy preview answers the node's reason.
+func TestDeployOnNodeWithoutDeployments(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := newProject(t)
+	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr)
+	snap := object(t, s.call(t, "node_snapshot", `{"events":0}`))
+	if _, listed := snap["deployments"]; listed || snap["deployments_note"] != nil {
+		t.Fatalf("snapshot of a node without deployments: %v %v", snap["deployments"], snap["deployments_note"])
+	}
+	res := s.call(t, "deploy_strategy", `{"name":"mine","series":"BTC-USD@1m","venue":"paper"}`)
+	if !res.IsError || !strings.Contains(text(res), "runs no deployments") || !strings.Contains(text(res), "Nothing was deployed") {
+		t.Fatalf("deploy on a node without deployments: %s", text(res))
+	}
+}
+
+// TestDeployProfileReadOnly: the read-only profile serves the report, the
+// snapshot and wicket://deployments/{id}, never the two writes, and
+// refuses a call to one.
+func TestDeployProfileReadOnly(t *testing.T) {
+	n, _, proj := deploymentsNode(t)
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr, "--profile", "read-only")
+	names := s.toolNames(t)
+	for _, w := range []string{"deploy_strategy", "stop_deployment"} {
+		if slices.Contains(names, w) {
+			t.Errorf("read-only lists %s", w)
+		}
+	}
+	for _, r := range []string{"deployment_report", "node_snapshot"} {
+		if !slices.Contains(names, r) {
+			t.Errorf("read-only does not list %s: %v", r, names)
+		}
+	}
+	tpls, err := s.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, tp := range tpls.ResourceTemplates {
+		uris = append(uris, tp.URITemplate.Raw())
+	}
+	if !slices.Contains(uris, "wicket://deployments/{id}") {
+		t.Errorf("read-only templates %v lack wicket://deployments/{id}", uris)
+	}
+	if res := s.call(t, "deploy_strategy", `{"name":"flip","series":"BTC-USD@1m","venue":"paper"}`); !res.IsError {
+		t.Fatalf("read-only served deploy_strategy: %s", text(res))
+	}
 }
