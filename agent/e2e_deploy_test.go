@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -250,5 +251,40 @@ func TestDeployProfileReadOnly(t *testing.T) {
 	}
 	if res := s.call(t, "deploy_strategy", `{"name":"flip","series":"BTC-USD@1m","venue":"paper"}`); !res.IsError {
 		t.Fatalf("read-only served deploy_strategy: %s", text(res))
+	}
+}
+
+// TestDeployApprovalAndBudget: under --approval elicit a declined confirm
+// deploys nothing and an accepted one deploys exactly once, the person
+// being shown the request; with --max-writes 1 the second deployment
+// write is refused by the budget and sends nothing.
+func TestDeployApprovalAndBudget(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	el := &elicitor{answer: answer(mcp.ElicitationResponseActionDecline, nil)}
+	s, _ := startMCPWith(t, nodeEnv(n), proj, []client.ClientOption{client.WithElicitationHandler(el)},
+		"--node", n.Addr, "--approval", "elicit", "--max-writes", "1")
+	args := `"name":"flip","series":"BTC-USD@1m","venue":"paper","capital":"1000"`
+	confirm := func() *mcp.CallToolResult {
+		prev := object(t, s.call(t, "deploy_strategy", "{"+args+"}"))
+		if !strings.Contains(prev["note"].(string), "the user is asked") {
+			t.Fatalf("preview note lacks the approval: %v", prev["note"])
+		}
+		return s.call(t, "deploy_strategy", "{"+args+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)
+	}
+	if res := confirm(); !res.IsError || !strings.Contains(text(res), "REFUSED [approval]") || len(r.List()) != 0 {
+		t.Fatalf("declined: %s (%d deployments)", text(res), len(r.List()))
+	}
+	el.mu.Lock()
+	el.answer = answer(mcp.ElicitationResponseActionAccept, map[string]any{"approve": true})
+	shown := strings.Join(el.shown, "\n")
+	el.mu.Unlock()
+	if !strings.Contains(shown, "deploy_strategy: run flip.star on BTC-USD@1m") || !strings.Contains(shown, "venue paper") {
+		t.Fatalf("the person was shown: %s", shown)
+	}
+	if res := confirm(); res.IsError || len(r.List()) != 1 {
+		t.Fatalf("accepted: %s (%d deployments)", text(res), len(r.List()))
+	}
+	if res := confirm(); !res.IsError || !strings.Contains(text(res), "REFUSED [budget]") || len(r.List()) != 1 {
+		t.Fatalf("over budget: %s (%d deployments)", text(res), len(r.List()))
 	}
 }
