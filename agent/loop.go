@@ -143,7 +143,12 @@ func (l *writeLoop) quoted(tok string, expires time.Time, p node.Preview, rec *s
 		view = rec.snap
 	}
 	n, valued := budget.Notional(p.Command, view)
-	q := quote{notional: n, valued: valued, venue: venueWords(p, rec.snap), expires: expires}
+	l.keep(tok, quote{notional: n, valued: valued, venue: venueWords(p, rec.snap), expires: expires})
+	return l.notes(n, valued)
+}
+
+// keep stores the quote of the preview behind tok, dropping expired ones.
+func (l *writeLoop) keep(tok string, q quote) {
 	l.mu.Lock()
 	now := l.now()
 	for k, old := range l.quotes {
@@ -153,6 +158,11 @@ func (l *writeLoop) quoted(tok string, expires time.Time, p node.Preview, rec *s
 	}
 	l.quotes[tok] = q
 	l.mu.Unlock()
+}
+
+// notes are what a preview says about approval and the session's budgets
+// for a write of notional n (valued: n is known).
+func (l *writeLoop) notes(n decimal.Decimal, valued bool) []string {
 	var notes []string
 	switch l.cfg.mode() {
 	case project.ApprovalElicit:
@@ -282,6 +292,19 @@ func dryRunWords(p node.Preview) string {
 // refuses sends nothing and gives the budget back.
 func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok string, send func() *result) *result {
 	q := l.take(tok, p)
+	req := approval.Request{
+		ID: tok, Session: l.session, Tool: tool, Command: approval.Words(p.Command), Reason: p.Reason,
+		Guardrail: p.Guardrail.Summary(), DryRun: dryRunWords(p), Venue: q.venue, Attention: p.Attention(), Project: l.cfg.Project,
+	}
+	return l.approveAndSend(ctx, tool, p, tok, q, req, send)
+}
+
+// approveAndSend reserves q's budget, asks the person req describes (if
+// the mode asks for one) and sends; anything that refuses sends nothing
+// and gives the budget back. p is what a parked approval keeps
+// (deployments park a zero Preview: their retry carries the same call).
+func (l *writeLoop) approveAndSend(ctx context.Context, tool string, p node.Preview, tok string, q quote, req approval.Request,
+	send func() *result) *result {
 	refused := func(text, outcome, by string) *result {
 		r := refuse(text)
 		r.token, r.clientOrderID, r.approval, r.approvedBy = tok, p.Command.ClientOrderID, outcome, by
@@ -293,10 +316,6 @@ func (l *writeLoop) gated(ctx context.Context, tool string, p node.Preview, tok 
 	}
 	outcome, by := "", ""
 	if mode := l.cfg.mode(); mode != project.ApprovalNone {
-		req := approval.Request{
-			ID: tok, Session: l.session, Tool: tool, Command: approval.Words(p.Command), Reason: p.Reason,
-			Guardrail: p.Guardrail.Summary(), DryRun: dryRunWords(p), Venue: q.venue, Attention: p.Attention(), Project: l.cfg.Project,
-		}
 		deadline := q.expires
 		if l.cfg.Timeout > 0 && l.now().Add(l.cfg.Timeout).Before(deadline) {
 			deadline = l.now().Add(l.cfg.Timeout)

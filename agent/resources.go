@@ -183,6 +183,7 @@ func (s *Server) addResources() {
 			})
 	}
 	s.addTemplates()
+	s.addDeploymentTemplate()
 	s.addReportResource() // report.go
 	s.mcp.AddResource(mcp.NewResource(uriSession, "session", mcp.WithResourceTitle("This session"),
 		mcp.WithResourceDescription("What this server is: profile, deny list, served and refused tools, tracing, data service and node."),

@@ -367,6 +367,7 @@ func New(opts Options, b Backends) (*Server, error) {
 		newID:    opts.NewID,
 		now:      opts.Now,
 		previews: gate.New[pendingWrite](gate.Options{Now: opts.Now}),
+		deploys:  newDeployGate(opts.Now),
 		guard:    guardrail.New(b.Config),
 		loop:     newWriteLoop(opts.Loop, opts.Now),
 		runs:     newRunStore(),

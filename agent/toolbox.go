@@ -51,6 +51,7 @@ type toolbox struct {
 	newID    func() string
 	now      func() time.Time // the server's clock (Options.Now)
 	previews *gate.PendingPreviews[pendingWrite]
+	deploys  *deployGate // the deployment writes' previews (tools_deploy.go)
 	guard    *guardrail.Guardrail
 	venues   *venueKinds
 	// rendered caches each tool's tools/list entry (its schemas are fixed
@@ -97,5 +98,6 @@ func (tb *toolbox) specs() []*toolSpec {
 	all = append(all, tb.historyTools()...)
 	all = append(all, tb.nodeTools()...)
 	all = append(all, tb.writeTools()...)
+	all = append(all, tb.deployTools()...)
 	return all
 }

@@ -35,9 +35,9 @@ func (tb *toolbox) nodeTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "node_snapshot", Title: "Node snapshot", Ring: ringLiveRead,
 		Hints:       hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
-		Description: "Reads the trading node: trading state, venues (kind, environment, armed, mark source), cash, equity, positions, open orders and recent events. Environment live is real money.",
+		Description: "Reads the trading node: trading state, venues (kind, environment, armed, mark source), cash, equity, positions, open orders, deployments and recent events. Environment live is real money.",
 		Params:      paramsOf[snapshotArgs](),
-		Output:      snapshotSchema,
+		Output:      snapshotOutput, // tools_deploy.go: with the deployments
 		Handle:      tb.nodeSnapshot,
 	}}
 }
@@ -66,5 +66,5 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	for _, v := range snap.Venues {
 		tb.venues.set(v)
 	}
-	return ok(snap)
+	return ok(tb.withDeployments(ctx, snap)) // tools_deploy.go
 }

@@ -1,0 +1,290 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"wicket/deploy"
+	"wicket/node/nodetest"
+	"wicket/strategy/worker"
+	"wicket/trace"
+)
+
+// deploySchemaTools are the tools whose answers TestDeployThroughMCP
+// validates against their outputSchema (they need a node running
+// deployments, which TestOutputSchemasValidate's node does not).
+var deploySchemaTools = []string{"deploy_strategy", "stop_deployment", "deployment_report"}
+
+const deployFlipStar = `"""Long on up bars."""
+def signals(bars):
+    return {"long": bars.close > bars.open, "exit": bars.close < bars.open, "size": 0.5}
+`
+
+// deploymentsNode is a node running deployments (a real runner over a
+// worker pool of the real binary and a store), and a project holding the
+// strategy flip.
+func deploymentsNode(t *testing.T) (*nodetest.Server, *deploy.Runner, string) {
+	t.Helper()
+	h := deploy.NewHandler()
+	n := nodetest.NewServer(t, nodetest.WithDeployments(h))
+	proj := newProject(t)
+	if err := os.WriteFile(filepath.Join(proj, "strategies", "flip.star"), []byte(deployFlipStar), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := worker.NewPool(worker.Config{Size: 1, Command: []string{wicketBin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	store, err := deploy.OpenStore(filepath.Join(t.TempDir(), "deployments.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	r, err := deploy.New(context.Background(), deploy.Config{Project: n.Config, Store: store, Node: n.Client(), Strategies: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Attach(r)
+	return n, r, proj
+}
+
+// TestDeployThroughMCP: deploy_strategy previews the node's check and
+// creates nothing; the confirm with its token creates exactly one
+// deployment; a replayed token and a token for other arguments send
+// nothing; stop_deployment previews the state and stops it; the report,
+// the snapshot and wicket://deployments/{id} answer; every answer
+// validates against its tool's outputSchema.
+func TestDeployThroughMCP(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr, "--trace-dir", traceDir)
+	schemas := outputSchemas(t, s)
+	valid := func(tool string, res *mcp.CallToolResult) map[string]any {
+		t.Helper()
+		m := object(t, res)
+		check(t, schemas[tool], tool, structured(t, res))
+		return m
+	}
+	args := `"name":"flip","series":"BTC-USD@1m","venue":"paper","capital":"1000","allowance":{"max_orders_per_day":10,"max_order_notional":"250"}`
+
+	prev := valid("deploy_strategy", s.call(t, "deploy_strategy", "{"+args+"}"))
+	tok, _ := prev["preview_token"].(string)
+	dep, _ := prev["deployment"].(map[string]any)
+	allow, _ := dep["allowance"].(map[string]any)
+	if prev["status"] != "preview" || tok == "" || dep["strategy"] != "flip.star" || dep["strategy_hash"] == "" || dep["venue"] != "paper" ||
+		dep["mode"] != "propose" || allow["max_order_notional"] != "250" {
+		t.Fatalf("preview = %v", prev)
+	}
+	if got := r.List(); len(got) != 0 {
+		t.Fatalf("a preview created %d deployments", len(got))
+	}
+
+	// A token presented with other arguments is spent and sends nothing.
+	other := s.call(t, "deploy_strategy", "{"+strings.Replace(args, `"1000"`, `"2000"`, 1)+`,"confirm":true,"preview_token":"`+tok+`"}`)
+	if !other.IsError || !strings.Contains(text(other), "does not match") || len(r.List()) != 0 {
+		t.Fatalf("mismatched confirm: %s (%d deployments)", text(other), len(r.List()))
+	}
+	prev = object(t, s.call(t, "deploy_strategy", "{"+args+"}"))
+	tok, _ = prev["preview_token"].(string)
+	confirm := "{" + args + `,"confirm":true,"preview_token":"` + tok + `"}`
+	done := valid("deploy_strategy", s.call(t, "deploy_strategy", confirm))
+	created, _ := done["deployment"].(map[string]any)
+	id, _ := created["id"].(string)
+	if done["status"] != "accepted" || !strings.HasPrefix(id, "dep-") || len(r.List()) != 1 || r.List()[0].ID != id {
+		t.Fatalf("confirm = %v; node has %v", done, r.List())
+	}
+	replay := s.call(t, "deploy_strategy", confirm)
+	if !replay.IsError || !strings.Contains(text(replay), "Nothing was sent") || len(r.List()) != 1 {
+		t.Fatalf("replay: %s (%d deployments)", text(replay), len(r.List()))
+	}
+
+	snap := valid("node_snapshot", s.call(t, "node_snapshot", `{"events":0}`))
+	rows, _ := snap["deployments"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("snapshot deployments = %v", snap["deployments"])
+	}
+	if row := rows[0].(map[string]any); row["id"] != id || row["strategy"] != "flip.star" || row["series"] != "BTC-USD@1m" ||
+		row["venue"] != "paper" || row["mode"] != "propose" || row["state"] != "running" || row["source"] != nil {
+		t.Fatalf("snapshot row = %v", row)
+	}
+	res, err := s.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "wicket://deployments/" + id}})
+	if err != nil || len(res.Contents) != 1 {
+		t.Fatalf("read wicket://deployments/%s: %v", id, err)
+	}
+	var detail struct {
+		Deployment deploy.Deployment `json:"deployment"`
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].(mcp.TextResourceContents).Text), &detail); err != nil || detail.Deployment.ID != id ||
+		detail.Deployment.Allowance.MaxOrdersPerDay != 10 {
+		t.Fatalf("resource: %v %+v", err, detail)
+	}
+	if _, err := s.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "wicket://deployments/dep-none"}}); err == nil ||
+		!strings.Contains(err.Error(), "no deployment") {
+		t.Fatalf("unknown deployment: %v", err)
+	}
+
+	rep := valid("deployment_report", s.call(t, "deployment_report", `{"id":"`+id+`"}`))
+	if body, _ := rep["report"].(map[string]any); body["deployment"] != id {
+		t.Fatalf("report = %v", rep)
+	}
+	if res := s.call(t, "deployment_report", `{"id":"../etc"}`); !res.IsError {
+		t.Fatalf("a bad id was read: %s", text(res))
+	}
+
+	stopArgs := `"id":"` + id + `"`
+	sp := valid("stop_deployment", s.call(t, "stop_deployment", "{"+stopArgs+"}"))
+	if d, _ := sp["deployment"].(map[string]any); sp["status"] != "preview" || d["state"] != "running" || r.List()[0].State != deploy.StateRunning {
+		t.Fatalf("stop preview = %v", sp)
+	}
+	stopped := valid("stop_deployment", s.call(t, "stop_deployment", "{"+stopArgs+`,"confirm":true,"preview_token":"`+sp["preview_token"].(string)+`"}`))
+	if d, _ := stopped["deployment"].(map[string]any); stopped["status"] != "accepted" || d["state"] != "stopped" || r.List()[0].State != deploy.StateStopped {
+		t.Fatalf("stop = %v", stopped)
+	}
+
+	// The writes traced as the order writes are: preview, refused, ok.
+	s.Close()
+	entries, err := (&trace.Reader{Dir: traceDir}).Read(trace.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e.Write {
+			got = append(got, fmt.Sprintf("%s:%s", e.Tool, e.Verdict))
+		}
+		if e.Write && e.Verdict != trace.Error && e.Token == "" {
+			t.Errorf("write traced without its token: %+v", e)
+		}
+	}
+	want := "deploy_strategy:preview deploy_strategy:refused deploy_strategy:preview deploy_strategy:ok deploy_strategy:refused " +
+		"stop_deployment:preview stop_deployment:ok"
+	if strings.Join(got, " ") != want {
+		t.Errorf("trace verdicts\n got %v\nwant %v", got, want)
+	}
+}
+
+// outputSchemas compiles each served tool's outputSchema.
+func outputSchemas(t *testing.T, s *session) map[string]*jsonschema.Schema {
+	t.Helper()
+	list, err := s.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*jsonschema.Schema{}
+	for _, tool := range list.Tools {
+		raw := tool.RawOutputSchema
+		if len(raw) == 0 {
+			raw, _ = json.Marshal(tool.OutputSchema)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("mem://"+tool.Name+".json", doc); err != nil {
+			t.Fatal(err)
+		}
+		if out[tool.Name], err = c.Compile("mem://" + tool.Name + ".json"); err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+	}
+	return out
+}
+
+// TestDeployOnNodeWithoutDeployments: against a node that runs none, the
+// snapshot lists no deployments and says nothing of them, and a
+// deploy_strategy preview answers the node's reason.
+func TestDeployOnNodeWithoutDeployments(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := newProject(t)
+	runWicket(t, nil, "--project", proj, "strategy", "new", "mine", "--from", "sma_cross")
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr)
+	snap := object(t, s.call(t, "node_snapshot", `{"events":0}`))
+	if _, listed := snap["deployments"]; listed || snap["deployments_note"] != nil {
+		t.Fatalf("snapshot of a node without deployments: %v %v", snap["deployments"], snap["deployments_note"])
+	}
+	res := s.call(t, "deploy_strategy", `{"name":"mine","series":"BTC-USD@1m","venue":"paper"}`)
+	if !res.IsError || !strings.Contains(text(res), "runs no deployments") || !strings.Contains(text(res), "Nothing was deployed") {
+		t.Fatalf("deploy on a node without deployments: %s", text(res))
+	}
+}
+
+// TestDeployProfileReadOnly: the read-only profile serves the report, the
+// snapshot and wicket://deployments/{id}, never the two writes, and
+// refuses a call to one.
+func TestDeployProfileReadOnly(t *testing.T) {
+	n, _, proj := deploymentsNode(t)
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr, "--profile", "read-only")
+	names := s.toolNames(t)
+	for _, w := range []string{"deploy_strategy", "stop_deployment"} {
+		if slices.Contains(names, w) {
+			t.Errorf("read-only lists %s", w)
+		}
+	}
+	for _, r := range []string{"deployment_report", "node_snapshot"} {
+		if !slices.Contains(names, r) {
+			t.Errorf("read-only does not list %s: %v", r, names)
+		}
+	}
+	tpls, err := s.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, tp := range tpls.ResourceTemplates {
+		uris = append(uris, tp.URITemplate.Raw())
+	}
+	if !slices.Contains(uris, "wicket://deployments/{id}") {
+		t.Errorf("read-only templates %v lack wicket://deployments/{id}", uris)
+	}
+	if res := s.call(t, "deploy_strategy", `{"name":"flip","series":"BTC-USD@1m","venue":"paper"}`); !res.IsError {
+		t.Fatalf("read-only served deploy_strategy: %s", text(res))
+	}
+}
+
+// TestDeployApprovalAndBudget: under --approval elicit a declined confirm
+// deploys nothing and an accepted one deploys exactly once, the person
+// being shown the request; with --max-writes 1 the second deployment
+// write is refused by the budget and sends nothing.
+func TestDeployApprovalAndBudget(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	el := &elicitor{answer: answer(mcp.ElicitationResponseActionDecline, nil)}
+	s, _ := startMCPWith(t, nodeEnv(n), proj, []client.ClientOption{client.WithElicitationHandler(el)},
+		"--node", n.Addr, "--approval", "elicit", "--max-writes", "1")
+	args := `"name":"flip","series":"BTC-USD@1m","venue":"paper","capital":"1000"`
+	confirm := func() *mcp.CallToolResult {
+		prev := object(t, s.call(t, "deploy_strategy", "{"+args+"}"))
+		if !strings.Contains(prev["note"].(string), "the user is asked") {
+			t.Fatalf("preview note lacks the approval: %v", prev["note"])
+		}
+		return s.call(t, "deploy_strategy", "{"+args+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)
+	}
+	if res := confirm(); !res.IsError || !strings.Contains(text(res), "REFUSED [approval]") || len(r.List()) != 0 {
+		t.Fatalf("declined: %s (%d deployments)", text(res), len(r.List()))
+	}
+	el.mu.Lock()
+	el.answer = answer(mcp.ElicitationResponseActionAccept, map[string]any{"approve": true})
+	shown := strings.Join(el.shown, "\n")
+	el.mu.Unlock()
+	if !strings.Contains(shown, "deploy_strategy: run flip.star on BTC-USD@1m") || !strings.Contains(shown, "venue paper") {
+		t.Fatalf("the person was shown: %s", shown)
+	}
+	if res := confirm(); res.IsError || len(r.List()) != 1 {
+		t.Fatalf("accepted: %s (%d deployments)", text(res), len(r.List()))
+	}
+	if res := confirm(); !res.IsError || !strings.Contains(text(res), "REFUSED [budget]") || len(r.List()) != 1 {
+		t.Fatalf("over budget: %s (%d deployments)", text(res), len(r.List()))
+	}
+}
