@@ -112,7 +112,7 @@ $(BIN)/syft:
 	GOBIN=$(BIN) $(GO) install github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
 release-snapshot: $(BIN)/goreleaser $(BIN)/syft
 	$(BIN)/goreleaser check
-	SYFT=$(BIN)/syft $(BIN)/goreleaser release --snapshot --clean
+	PATH="$(BIN):$$PATH" $(BIN)/goreleaser release --snapshot --clean
 
 docs: build
 	$(BIN)/wicket demo --docs docs/mcp-tools.md
