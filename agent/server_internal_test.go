@@ -221,8 +221,8 @@ func TestRefusalTextGroupsByReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := a.RefusedNames()
-	if len(refused) != 9 {
-		t.Fatalf("refused %v, want the 7 writes and 2 denied tools", refused)
+	if len(refused) != 11 {
+		t.Fatalf("refused %v, want the 9 writes (7 order verbs, deploy_strategy, stop_deployment) and 2 denied tools", refused)
 	}
 	served := "served tools: " + strings.Join(a.ServedNames(), ", ") + "."
 	for _, name := range refused {
