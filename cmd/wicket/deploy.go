@@ -47,7 +47,7 @@ func deployCommand() *cli.Command {
 			&cli.IntFlag{Name: "warmup", Usage: "bars evaluated before the bar decided at (0: the strategy's own, at least 500)"},
 			&cli.BoolFlag{Name: "yes", Usage: "deploy without asking"},
 			&cli.BoolFlag{Name: "json", Usage: "print the deployment as JSON"},
-			&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"},
+			nodeAddrFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			pos, err := trailingFlags(c)

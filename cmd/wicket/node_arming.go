@@ -42,7 +42,7 @@ func nodeArmCommand() *cli.Command {
 			"Arming lapses after --for (default 8h, at most 24h) and whenever the node restarts.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "for", Value: defaultArm, Usage: "how long the venue stays armed (at most 24h)"},
-			&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"},
+			nodeAddrFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			name, err := oneVenue(c, "arm")
@@ -78,7 +78,7 @@ func nodeDisarmCommand() *cli.Command {
 		Usage:       "disarm a real venue at once (any terminal or script with the control key)",
 		ArgsUsage:   "VENUE",
 		Description: "The venue refuses every write from then on, until an operator arms it again.",
-		Flags:       []cli.Flag{&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}},
+		Flags:       []cli.Flag{nodeAddrFlag()},
 		Action: func(c *cli.Context) error {
 			name, err := oneVenue(c, "disarm")
 			if err != nil {
@@ -88,7 +88,7 @@ func nodeDisarmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
 			defer cancel()
 			info, err := client.Disarm(ctx, name)
 			if err != nil {
@@ -131,6 +131,15 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	return c.Args().First(), nil
 }
 
+// nodeCallTimeout bounds each request an operator command sends the node.
+const nodeCallTimeout = 30 * time.Second
+
+// nodeAddrFlag is --addr of the commands that talk to the project's node
+// through armClient.
+func nodeAddrFlag() cli.Flag {
+	return &cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}
+}
+
 // armClient is the node client of the project's node (or --addr), and the
 // project.
 func armClient(c *cli.Context) (*node.Client, project.Project, error) {
@@ -149,7 +158,7 @@ func armClient(c *cli.Context) (*node.Client, project.Project, error) {
 // armVenue shows what arming means, asks for the venue's name, and arms
 // with an arming signed by the operator key.
 func armVenue(ctx context.Context, client *node.Client, key ed25519.PrivateKey, name string, d time.Duration, in io.Reader, out io.Writer) error {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	info, err := client.Arming(rctx, name)
 	cancel()
 	if err != nil {
@@ -174,7 +183,7 @@ func armVenue(ctx context.Context, client *node.Client, key ed25519.PrivateKey, 
 	if typed := strings.TrimSpace(line); typed != info.Venue {
 		return fmt.Errorf("not armed: %q is not %q", typed, info.Venue)
 	}
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	actx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	armed, err := client.Arm(actx, name, d, strings.TrimSpace(line), key)
 	if err != nil {

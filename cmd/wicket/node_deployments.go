@@ -35,7 +35,7 @@ func nodeDeploymentsCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			&cli.BoolFlag{Name: "report", Usage: "with ID: the tracking report (live decisions against their replay, fills against their bars)"},
-			&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"},
+			nodeAddrFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			pos, err := trailingFlags(c)
@@ -52,7 +52,7 @@ func nodeDeploymentsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
 			defer cancel()
 			out := c.App.Writer
 			if c.Bool("report") {
@@ -122,7 +122,7 @@ func nodeStopDeploymentCommand() *cli.Command {
 		Usage:       "stop a deployment for good (the control key; its position stays for you to decide)",
 		ArgsUsage:   "ID",
 		Description: "It sends nothing more and its waiting proposals lapse; its open position is not touched.",
-		Flags:       []cli.Flag{&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}},
+		Flags:       []cli.Flag{nodeAddrFlag()},
 		Action: func(c *cli.Context) error {
 			id, err := oneDeployment(c, "stop-deployment")
 			if err != nil {
@@ -132,7 +132,7 @@ func nodeStopDeploymentCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
 			defer cancel()
 			var d deploy.Deployment
 			if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(id)+"/stop", struct{}{}, &d); err != nil {
@@ -161,7 +161,7 @@ func operatorDeploymentCommand(act, name, usage, arg string) *cli.Command {
 		ArgsUsage: arg,
 		Description: "Needs the operator key (settings/operator.key, or WICKET_OPERATOR_KEY), the control key and an interactive terminal; " +
 			"you type the " + strings.ToLower(arg) + " back to confirm.",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}},
+		Flags: []cli.Flag{nodeAddrFlag()},
 		Action: func(c *cli.Context) error {
 			pos, err := trailingFlags(c)
 			if err != nil {
@@ -193,7 +193,7 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	if act == deploy.ActApprove {
 		base = "/proposals/" + url.PathEscape(name)
 	}
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	if act != deploy.ActApprove {
 		var det deploy.Detail
