@@ -106,6 +106,10 @@ const (
 	// journaled before it is armed, checked on the venue's marks, and fires
 	// one market order (client order id: the trigger's + FireSuffix).
 	HoldNode Hold = "node"
+	// HoldAfterEntry: the venue holds the leg natively but takes it only
+	// once the bracket's entry has filled, so the node keeps it until then
+	// and sends it (with the other exit, as one oco) for what filled.
+	HoldAfterEntry Hold = "after_entry"
 )
 
 // VenuePosition is a holding at a real venue.

@@ -573,6 +573,8 @@ func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 		crypto := a.crypto[l.Symbol]
 		a.mu.Unlock()
 		switch {
+		case crypto && g.Class == node.GroupBracket:
+			return nil, fmt.Errorf("alpaca has no bracket on crypto pairs such as %s (it takes market, limit and stop_limit orders there): submit the entry, then a stop_limit (stop_price and limit_price) once it fills", l.Symbol)
 		case crypto && (g.Class != "" || l.Type == command.Stop || l.Type == command.TrailingStop):
 			what := string(l.Type)
 			if g.Class != "" {

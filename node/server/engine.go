@@ -343,10 +343,6 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		return guardrail.Report{}, r
 	}
 	if r := e.remotes[c.Venue]; r != nil && c.Verb == command.SubmitOrder {
-		if c.Type == command.Bracket {
-			return guardrail.Report{}, &rejection{code: "unsupported_order_type",
-				reason: fmt.Sprintf("%s is a real venue: a bracket is held on paper venues only for now; place the entry, then an oco of its two exits once it fills", c.Venue)}
-		}
 		var holds []node.Hold
 		if c.Type.Rests() {
 			var err error
@@ -423,6 +419,12 @@ func (e *engine) groupTarget(c command.Command) command.Command {
 		return c
 	}
 	o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+	if r := e.remotes[c.Venue]; ok && r != nil && r.keptExit(o) { // an exit the node keeps: its entry names the group
+		if entry, _ := r.Order(o.Parent); entry.Status == node.OrderOpen {
+			c.OrderID, c.ClientOrderID = entry.ID, ""
+		}
+		return c
+	}
 	if !ok || o.Group == "" || o.Status == node.OrderOpen || o.Status == node.OrderPending {
 		return c
 	}

@@ -123,7 +123,8 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 			}
 			target, list = o, legs
 		case command.CancelOrder, command.Modify:
-			o, ok := e.find(name, c.OrderID, c.ClientOrderID)
+			t := e.groupTarget(c) // a cancel naming a leg no longer open (or kept) reaches its group's open leg
+			o, ok := e.find(name, t.OrderID, t.ClientOrderID)
 			if !ok && c.Verb == command.CancelOrder {
 				target, external = e.mustExternal(name, c.ClientOrderID), true
 				break
@@ -153,7 +154,15 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 	var answer func() // the last hop's part before the ticket resolves
 	switch c.Verb {
 	case command.SubmitOrder:
-		if len(list) > 0 { // an oco's legs, in one request
+		if len(list) > 0 && s.keptLegs(name, list) { // a bracket's entry alone: the node keeps its exits until it fills
+			vo, verr := s.submitCall(name, list[0])
+			answer = func() {
+				s.applySubmit(name, list[0], vo, verr)
+				s.describeGroup(c, list, &out)
+			}
+			break
+		}
+		if len(list) > 0 { // an oco's or a bracket's legs, in one request
 			legs, verr := s.groupCall(c)
 			answer = func() { s.applyGroup(c, list, legs, verr, &out) }
 			break
@@ -269,6 +278,7 @@ func (s *Server) commitStep(name string) error {
 			break
 		}
 	}
+	s.exitsLater(name)
 	return nil
 }
 
@@ -321,6 +331,7 @@ func (s *Server) finishRemote(id, keyID string, c command.Command, reason string
 		s.eng.await(*entry)
 	}
 	s.logFills(events)
+	s.exitsLater(c.Venue)
 	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "venue", c.Venue, "client_order_id", out.ClientOrderID,
 		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
 	s.tickets.resolve(id, out)
@@ -489,6 +500,9 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 				vo.Reason = note // the cancel's own reason, in its event's note
 			}
 			s.eng.settle(r, current(r, o), vo, note, s.cfg.Now())
+			if cur := current(r, o); cur.Leg == command.LegEntry && cur.Status == node.OrderCanceled { // its kept exits go with it
+				s.cancelKept(r, o.ID, fmt.Sprintf("its entry %s was canceled (%s), so it was never sent", o.ID, note))
+			}
 			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		case !refused:
 			s.log.Warn("venue answer to a cancel lost; reconciling", "venue", name, "order_id", o.ID, "err", err)

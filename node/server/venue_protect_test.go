@@ -31,7 +31,13 @@ func ocoCmd(qty, take, stop, limit string) command.Command {
 // open orders), with its latest note.
 func (vn *venueNode) nodeOrder(t testing.TB, id string) (node.OrderStatus, string) {
 	t.Helper()
-	snap, err := vn.c.Snapshot(context.Background(), "bn", 200)
+	return vn.nodeOrderAt(t, "bn", id)
+}
+
+// nodeOrderAt is nodeOrder at venue name.
+func (vn *venueNode) nodeOrderAt(t testing.TB, name, id string) (node.OrderStatus, string) {
+	t.Helper()
+	snap, err := vn.c.Snapshot(context.Background(), name, 200)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -276,6 +276,19 @@ func (f *Fake) FillPartAt(orderID int64, qty, price string) {
 	}
 }
 
+// Expire ends a working order's rest at the venue (EXPIRED, reported on
+// the stream), as Binance does a market order's rest it cannot fill.
+func (f *Fake) Expire(orderID int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range f.orders {
+		if o.ID == orderID && working(o) {
+			o.Status = "EXPIRED"
+			f.report(o, "EXPIRED", decimal.Zero, decimal.Zero)
+		}
+	}
+}
+
 // DropStreams closes every user data stream connection.
 func (f *Fake) DropStreams() {
 	f.mu.Lock()
