@@ -39,12 +39,15 @@ type VenueOrder struct {
 	Quantity      decimal.Decimal
 	Price         decimal.Decimal // limit price
 	StopPrice     decimal.Decimal // a stop's trigger, when the venue states it
-	State         VenueState
-	Filled        decimal.Decimal
-	AveragePrice  decimal.Decimal
-	Fee           decimal.Decimal // cumulative, in the account currency when the venue says so
-	Reason        string          // why rejected or canceled, when the venue says
-	Updated       time.Time
+	// TrailAmount or TrailPercent is a trailing stop's trail (the node's,
+	// when it names an order to the adapter).
+	TrailAmount, TrailPercent decimal.Decimal
+	State                     VenueState
+	Filled                    decimal.Decimal
+	AveragePrice              decimal.Decimal
+	Fee                       decimal.Decimal // cumulative, in the account currency when the venue says so
+	Reason                    string          // why rejected or canceled, when the venue says
+	Updated                   time.Time
 	// Notional is the fills' cumulative quote amount as the venue states it
 	// (Binance's cummulativeQuoteQty), so each fill's price is derived
 	// exactly; zero: Filled × AveragePrice.
@@ -66,6 +69,14 @@ type OrderRequest struct {
 	// StopPrice is a stop's or stop_limit's trigger; TrailAmount or
 	// TrailPercent a trailing stop's distance from the best price.
 	StopPrice, TrailAmount, TrailPercent decimal.Decimal
+}
+
+// Replacement is what a modify changes in a resting order at a real
+// venue; a zero field keeps the order's own. Price is a limit's price or
+// a stop_limit's limit; StopPrice a stop's or stop_limit's trigger;
+// TrailAmount or TrailPercent a trailing stop's new trail.
+type Replacement struct {
+	Quantity, Price, StopPrice, TrailAmount, TrailPercent decimal.Decimal
 }
 
 // Group classes: linked orders a venue takes in one request.

@@ -878,14 +878,35 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 }
 
 // Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is
-// canceled and a new one for the rest placed, under the next replacement
-// client id. The answer counts the old order's fills.
-func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
+// canceled and a new one for the rest placed, of the same type, under the
+// next replacement client id — a LIMIT at its new price, a
+// STOP_LOSS_LIMIT at its new stopPrice and price, a trailing STOP_LOSS at
+// its new trailingDelta. The answer counts the old order's fills.
+func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error) {
+	qty, price, stop, trail := r.Quantity, r.Price, r.StopPrice, r.TrailPercent
 	if qty.IsZero() {
 		qty = o.Quantity
 	}
 	if price.IsZero() {
 		price = o.Price
+	}
+	if stop.IsZero() {
+		stop = o.StopPrice
+	}
+	if trail.IsZero() {
+		trail = o.TrailPercent
+	}
+	var bips int64
+	switch o.Type {
+	case command.Limit, command.StopLimit:
+	case command.TrailingStop:
+		var ok bool
+		if bips, ok = a.trailingDelta(o.Symbol, trail); !ok || r.TrailAmount.IsPositive() {
+			return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: a.trailingHint(o.Symbol) + "; nothing was sent"}
+		}
+	default:
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("binance cancel-replaces limit, stop_limit and trailing_stop orders, not %s; nothing was sent", o.Type)}
 	}
 	rest := qty.Sub(o.Filled)
 	if !rest.IsPositive() {
@@ -918,9 +939,18 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price dec
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, cur.Filled)}
 	}
-	res, err := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).Type(bn.OrderTypeLimit).
+	svc := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).
 		CancelReplaceMode(bn.CancelReplaceModeStopOnFailure).CancelOrderID(oid).NewClientOrderID(next).
-		Quantity(rest.String()).Price(price.String()).TimeInForce(tif(o.TimeInForce)).NewOrderRespType(bn.NewOrderRespTypeFULL).Do(ctx)
+		Quantity(rest.String()).NewOrderRespType(bn.NewOrderRespTypeFULL)
+	switch o.Type {
+	case command.Limit:
+		svc = svc.Type(bn.OrderTypeLimit).Price(price.String()).TimeInForce(tif(o.TimeInForce))
+	case command.StopLimit:
+		svc = svc.Type(bn.OrderTypeStopLossLimit).StopPrice(stop.String()).Price(price.String()).TimeInForce(bn.TimeInForceTypeGTC)
+	case command.TrailingStop:
+		svc = svc.Type(bn.OrderTypeStopLoss).TrailingDelta(strconv.FormatInt(bips, 10))
+	}
+	res, err := svc.Do(ctx)
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}

@@ -365,10 +365,6 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
 		}
 	}
-	if c.Verb == command.Modify && e.remotes[c.Venue] != nil && !(c.StopPrice.IsZero() && c.LimitPrice.IsZero() && c.TrailAmount.IsZero() && c.TrailPercent.IsZero()) {
-		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
-			reason: fmt.Sprintf("%s is a real venue: modify moves stop_price, limit_price and trails on paper venues only for now; cancel and resubmit there", c.Venue)}
-	}
 	if c.Verb == command.Modify && c.OrderID == "" {
 		if _, ext := e.external(c.Venue, c.ClientOrderID); ext {
 			return guardrail.Report{}, &rejection{code: "external_order",

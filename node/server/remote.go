@@ -42,9 +42,10 @@ type Exchange interface {
 	SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error)
 	// Cancel cancels o (ClientOrderID, VenueOrderID and Symbol set).
 	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
-	// Replace changes o's total quantity and/or limit price (zero keeps
-	// one); the answer's Filled counts o's earlier fills too.
-	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
+	// Replace changes o's total quantity, limit price, stop price or trail
+	// (r: a zero field keeps o's own), as the venue's replace; the answer's
+	// Filled counts o's earlier fills too.
+	Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error)
 	// Lookup finds an order by its venue id when o has one, else by the
 	// node's client order id; an answer that it does not exist is
 	// node.ErrVenueNotFound.
@@ -265,7 +266,8 @@ type orderOf node.Order
 
 func (o orderOf) venueOrder() node.VenueOrder {
 	return node.VenueOrder{ClientOrderID: o.ClientOrderID, VenueOrderID: o.VenueOrderID, Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, Filled: o.Filled, AveragePrice: o.AveragePrice}
+		Type: o.Type, TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent,
+		Filled: o.Filled, AveragePrice: o.AveragePrice}
 }
 
 // --- arming, in the engine ---
@@ -348,6 +350,13 @@ func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string,
 		}
 		if vo.Price.IsPositive() && !vo.Price.Equal(cur.Price) {
 			ev.Price = vo.Price
+		}
+		if vo.StopPrice.IsPositive() && !vo.StopPrice.Equal(cur.StopPrice) && cur.Type != command.TrailingStop {
+			ev.StopPrice = vo.StopPrice
+		}
+		if cur.Type == command.TrailingStop && (vo.TrailAmount.IsPositive() || vo.TrailPercent.IsPositive()) &&
+			!(vo.TrailAmount.Equal(cur.TrailAmount) && vo.TrailPercent.Equal(cur.TrailPercent)) {
+			ev.TrailAmount, ev.TrailPercent = vo.TrailAmount, vo.TrailPercent
 		}
 		e.emit(ev)
 		cur, _ = r.Order(o.ID)
@@ -543,8 +552,8 @@ func (x scrubbedExchange) Cancel(ctx context.Context, o node.VenueOrder) (node.V
 	return x.order(x.ex.Cancel(ctx, o))
 }
 
-func (x scrubbedExchange) Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
-	return x.order(x.ex.Replace(ctx, o, qty, price))
+func (x scrubbedExchange) Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error) {
+	return x.order(x.ex.Replace(ctx, o, r))
 }
 
 func (x scrubbedExchange) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {

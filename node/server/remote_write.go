@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/journal"
@@ -129,9 +131,13 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 				target, external = e.mustExternal(name, c.ClientOrderID), true
 				break
 			}
-			if c.Verb == command.Modify && heldByNode(o) {
-				out.Status, out.Code = node.Rejected, "held_by_node"
-				out.Reason = fmt.Sprintf("order %s is a trigger the node holds for %s (the venue cannot hold it): cancel it and submit a new one to move it", o.ID, name)
+			if c.Verb == command.Modify && heldByNode(o) { // a trigger the node holds: the move is journaled, the venue hears nothing
+				if err := e.remotes[name].Amend(o.ID, c, now, e.emit); err != nil {
+					out.Status, out.Code, out.Reason = node.Rejected, "not_modifiable", err.Error()
+				} else {
+					e.describeOrder(&out, name, o.ID)
+					out.Detail += "; moved by the node, which holds this trigger (the venue never heard of it)"
+				}
 				s.finishRemote(id, keyID, c, reason, out, false)
 				return
 			}
@@ -519,8 +525,9 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 // modifyRemote replaces an open order at the venue: on the lane, with
 // hops to the fold.
 func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (node.Order, error) {
+	ch := replacementOf(c)
 	ctx, cancel := s.venueCall()
-	vo, err := s.cfg.Exchanges[name].Replace(ctx, orderOf(o).venueOrder(), c.Quantity, c.Price)
+	vo, err := s.cfg.Exchanges[name].Replace(ctx, orderOf(o).venueOrder(), ch)
 	cancel()
 	if err != nil {
 		s.lookupAndSettle(name, o)
@@ -531,8 +538,15 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 		r := e.remotes[name]
 		if err == nil {
 			now := s.cfg.Now()
-			e.emit(node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-				Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, VenueOrderID: vo.VenueOrderID})
+			ev := node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+				Symbol: o.Symbol, Side: o.Side, Quantity: ch.Quantity, Price: ch.Price, StopPrice: ch.StopPrice,
+				TrailAmount: ch.TrailAmount, TrailPercent: ch.TrailPercent, VenueOrderID: vo.VenueOrderID}
+			e.emit(ev)
+			if o.Type == command.TrailingStop && vo.StopPrice.IsPositive() { // the venue trails it: its stop is the venue's
+				ev.Seq, ev.Quantity, ev.Price, ev.TrailAmount, ev.TrailPercent, ev.StopPrice = 0, decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero, vo.StopPrice
+				ev.Note = "the venue's stop for the new trail"
+				e.emit(ev)
+			}
 			e.settle(r, current(r, o), vo, "modified", now)
 			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		}
@@ -549,6 +563,12 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 		}
 	})
 	return cur, err
+}
+
+// replacementOf is what modify c changes, as the venue's replace takes it:
+// a limit's price or a stop_limit's limit_price as Price.
+func replacementOf(c command.Command) node.Replacement {
+	return node.Replacement{Quantity: c.Quantity, Price: c.Price.Add(c.LimitPrice), StopPrice: c.StopPrice, TrailAmount: c.TrailAmount, TrailPercent: c.TrailPercent}
 }
 
 // lookupAndSettle reads one order back from the venue (a bounded, retried

@@ -405,10 +405,9 @@ func TestTriggerFireIDIsReserved(t *testing.T) {
 	if r := rejected(t, vn.c, late, "duplicate_client_order_id"); !strings.Contains(r.Reason, "would fire it as my-stop-2-fire") {
 		t.Errorf("a trigger whose fire id is taken: %q", r.Reason)
 	}
-	// A held trigger is modified never, canceled at the node alone.
-	// (the guardrail refuses a stop's modify today; held_by_node stands behind it)
-	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: d("0.02")}, ""); r.Status != node.Rejected ||
-		vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
+	// A held trigger is modified and canceled at the node alone.
+	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: d("0.02")}, ""); r.Status != node.Accepted ||
+		!r.Order.Quantity.Equal(d("0.02")) || vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
 		t.Errorf("modify of a held trigger: %+v", r)
 	}
 	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: "my-stop-1"})

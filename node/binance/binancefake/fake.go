@@ -807,8 +807,7 @@ func (f *Fake) cancelReplace(form url.Values) (int, any) {
 	f.report(old, "CANCELED", decimal.Zero, decimal.Zero)
 	cancelResp := orderJSON(old)
 	cancelResp["origClientOrderId"] = old.ClientOrderID
-	form.Set("type", "LIMIT")
-	status, body, _ := f.create(form)
+	status, body, _ := f.create(form) // the new order of the request's own type
 	if status != 200 {
 		return 400, map[string]any{"code": -2021, "msg": "Order cancel-replace partially failed.",
 			"data": map[string]any{"cancelResult": "SUCCESS", "newOrderResult": "FAILURE", "cancelResponse": cancelResp, "newOrderResponse": body}}
