@@ -92,142 +92,35 @@ func journalRefusal(c command.Command, now time.Time, err error) node.Outcome {
 }
 
 // runRemote is a command's turn on its venue's lane: a hop to check it
-// and journal its intent, the venue's calls, a hop to apply the answer.
+// and journal its intent (dispatch on remoteVerbs), the venue's calls, a
+// hop to apply the answer.
 func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
-	name := c.Venue
-	var out node.Outcome
-	var target node.Order // the order a submit places, or a cancel or modify names
-	var list []node.Order // the orders a mass_cancel cancels, or a flatten places
-	external, written, turn := false, false, false
+	v := &remoteVerbs{s: s, id: id, keyID: keyID, reason: reason}
+	var call laneCall
 	s.tickets.note(id, "") // no longer waiting for its turn
 	s.onFold(func() {
 		now := s.cfg.Now()
 		if s.refused(id, c, now) {
 			return
 		}
-		e := s.eng
-		out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
-		if _, r := e.check(c); r != nil {
-			out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
-			s.finishRemote(id, keyID, c, reason, out, false)
+		v.out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
+		if _, r := s.eng.check(c); r != nil {
+			v.out.Status, v.out.Code, v.out.Reason, v.out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
+			s.finishRemote(id, keyID, c, reason, v.out, false)
 			return
 		}
-		switch c.Verb {
-		case command.SubmitOrder:
-			o, legs, held, err := s.submitIntent(c, id, &out)
-			switch {
-			case err != nil:
-				s.finishRemote(id, keyID, c, reason, journalRefusal(c, now, err), false)
-				return
-			case held: // booked in the node's book, with the command's audit entry: the venue hears nothing
-				s.finishRemote(id, keyID, c, reason, out, false)
-				return
-			}
-			target, list = o, legs
-		case command.CancelOrder, command.Modify:
-			t := e.groupTarget(c) // a cancel naming a leg no longer open (or kept) reaches its group's open leg
-			o, ok := e.find(name, t.OrderID, t.ClientOrderID)
-			if !ok && c.Verb == command.CancelOrder {
-				target, external = e.mustExternal(name, c.ClientOrderID), true
-				break
-			}
-			if c.Verb == command.Modify && heldByNode(o) { // a trigger the node holds: the move is journaled, the venue hears nothing
-				if err := e.remotes[name].Amend(o.ID, c, now, e.emit); err != nil {
-					out.Status, out.Code, out.Reason = node.Rejected, "not_modifiable", err.Error()
-				} else {
-					e.describeOrder(&out, name, o.ID)
-					out.Detail += "; moved by the node, which holds this trigger (the venue never heard of it)"
-				}
-				s.finishRemote(id, keyID, c, reason, out, false)
-				return
-			}
-			if !s.recordIntent(id, keyID, c, reason, o, &out) {
-				s.finishRemote(id, keyID, c, reason, out, false)
-				return
-			}
-			target, written = o, true
-		case command.MassCancel:
-			list = cancelable(e.remotes[name], c.Symbol, c.Side)
-		case command.Flatten:
-			list = s.closing(name, flattenSymbols(e.remotes[name], c), "flatten")
-		}
-		turn = true
+		call = dispatch(c, v)
 	})
-	if !turn {
+	if call == nil {
 		return
 	}
-	var err error     // an order's intent could not be journaled
-	var answer func() // the last hop's part before the ticket resolves
-	switch c.Verb {
-	case command.SubmitOrder:
-		if len(list) > 0 && s.keptLegs(name, list) { // a bracket's entry alone: the node keeps its exits until it fills
-			vo, verr := s.submitCall(name, list[0])
-			answer = func() {
-				s.applySubmit(name, list[0], vo, verr)
-				s.describeGroup(c, list, &out)
-			}
-			break
-		}
-		if len(list) > 0 { // an oco's or a bracket's legs, in one request
-			legs, verr := s.groupCall(c)
-			answer = func() { s.applyGroup(c, list, legs, verr, &out) }
-			break
-		}
-		vo, verr := s.submitCall(name, target)
-		answer = func() {
-			cur := s.applySubmit(name, target, vo, verr)
-			s.describeRemote(&out, cur)
-		}
-	case command.CancelOrder:
-		if external {
-			vo, verr := s.cancelCall(name, target)
-			answer = func() { s.externalCanceled(name, target, vo, verr, &out) }
-			break
-		}
-		if target.Group != "" { // one leg names its group: every leg is canceled
-			cur, canceled, verr := s.cancelGroupRemote(name, target, "canceled by cancel_order ("+target.Group+")")
-			answer = func() {
-				s.describeRemote(&out, cur)
-				venueOutcome(&out, cur, verr)
-				out.Canceled = canceled
-				out.Detail = fmt.Sprintf("canceled group %s: %s; %s", target.Group, strings.Join(canceled, ", "), out.Detail)
-			}
-			break
-		}
-		cur, verr := s.cancelRemote(name, target, "canceled by cancel_order")
-		answer = func() { s.describeRemote(&out, cur); venueOutcome(&out, cur, verr) }
-	case command.Modify:
-		cur, verr := s.modifyRemote(name, target, c)
-		answer = func() { s.describeRemote(&out, cur); venueOutcome(&out, cur, verr) }
-	case command.MassCancel:
-		ids, detail := s.cancelEach(name, list, "mass_cancel")
-		answer = func() {
-			out.Canceled, out.Detail = ids, fmt.Sprintf("canceled %d order(s) on %s%s", len(ids), name, detail)
-		}
-	case command.Flatten:
-		var ids []string
-		var detail string
-		ids, detail, err = s.placeEach(name, list, id)
-		answer = func() {
-			out.OrderIDs, out.Detail = ids, fmt.Sprintf("sent %d closing order(s) on %s%s", len(ids), name, detail)
-		}
-	case command.MarketExit:
-		p := s.exitVenue(name, id)
-		err = p.err
-		answer = func() {
-			out.Canceled, out.OrderIDs = p.canceled, p.ids
-			out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s)", len(p.canceled), len(p.ids)) + p.detail
-			if p.skipped {
-				out.Detail += fmt.Sprintf("; skipped disarmed venue(s) [%s]: %s", name, disarmedReason(name))
-			}
-		}
-	}
+	answer := call()
 	s.onFold(func() {
 		answer()
-		if err != nil {
-			out = journalRefusal(c, out.Time, err)
+		if v.err != nil {
+			v.out = journalRefusal(c, v.out.Time, v.err)
 		}
-		s.finishRemote(id, keyID, c, reason, out, written)
+		s.finishRemote(id, keyID, c, reason, v.out, v.written)
 	})
 }
 
