@@ -240,3 +240,31 @@ func TestBracketVenueRefusedExitsFlagThePosition(t *testing.T) {
 		t.Errorf("%d order lists sent, want the one refused (never resent)", n)
 	}
 }
+
+// TestBracketVenueAlpacaLostAnswerIsReconciled: a bracket whose one
+// answer is lost leaves its three legs pending, never resent;
+// reconciliation finds the entry by its client order id and the exits
+// under it (Alpaca names them), and adopts all three.
+func TestBracketVenueAlpacaLostAnswerIsReconciled(t *testing.T) {
+	vn, f := startAlpacaNode(t)
+	f.DropResponses("/v2/orders", 1)
+	out := sendAny(t, vn.c, bracketCmd("al", "SPY", "2", "499", "520", "480", ""))
+	if out.Status != node.Pending || len(out.OrderIDs) != 3 {
+		t.Fatalf("a lost bracket answer: %+v", out)
+	}
+	waitFor(t, "the three legs adopted", func() bool {
+		v := vn.venue(t, "al")
+		for _, id := range out.OrderIDs {
+			if o, ok := openIn(v, id); !ok || o.Status != node.OrderOpen || o.VenueOrderID == "" {
+				return false
+			}
+		}
+		return true
+	})
+	if n := f.Requests("POST /v2/orders"); n != 1 || len(f.Orders()) != 3 {
+		t.Errorf("%d orders sent, alpaca holds %d; want 1 and 3", n, len(f.Orders()))
+	}
+	if g, ok := groupIn(vn.venue(t, "al"), out.OrderIDs[0]); !ok || g.State != node.GroupAwaitingEntry {
+		t.Errorf("the adopted group: %+v", g)
+	}
+}
