@@ -224,24 +224,28 @@ func (r *remote) Snapshot() node.Venue {
 	}
 	out.Equity = equity.Round(8)
 	for i, o := range out.OpenOrders {
-		if r.keptExit(o) { // not at the venue yet: it protects nothing
+		if r.waiting(o) { // held until its entry is done, or not at the venue yet: it protects nothing
 			out.OpenOrders[i].Inactive = true
 		}
 	}
 	out.Groups = book.Groups // paper's rule: the compound orders with a working leg
 	for i, g := range out.Groups {
-		entry, ok := r.Order(g.ID)
-		if !ok || !r.keeps(g.ID) {
-			continue
-		}
+		entry, _ := r.Order(g.ID)
+		waits := false
 		for j, l := range g.Legs {
-			if o, _ := r.Order(l.OrderID); r.keptExit(o) {
-				g.Legs[j].Inactive = true
+			if o, _ := r.Order(l.OrderID); r.waiting(o) {
+				g.Legs[j].Inactive, waits = true, true
 			}
 		}
-		out.Groups[i].State = node.GroupAwaitingEntry
-		out.Groups[i].Note = fmt.Sprintf("%s takes a bracket's exits only once its entry has filled: the node keeps them and sends them as one oco when entry %s is done (%s of %s filled so far)",
-			r.cfg.Name, entry.ID, entry.Filled, entry.Quantity)
+		switch {
+		case r.keeps(g.ID):
+			out.Groups[i].State = node.GroupAwaitingEntry
+			out.Groups[i].Note = fmt.Sprintf("%s takes a bracket's exits only once its entry has filled: the node keeps them and sends them as one oco when entry %s is done (%s of %s filled so far)",
+				r.cfg.Name, entry.ID, entry.Filled, entry.Quantity)
+		case waits:
+			out.Groups[i].State = node.GroupAwaitingEntry
+			out.Groups[i].Note = fmt.Sprintf("%s holds the exits until entry %s has filled (%s of %s so far)", r.cfg.Name, entry.ID, entry.Filled, entry.Quantity)
+		}
 	}
 	out.MarkUnprotected(r.unprotectedWhy)
 	for _, o := range r.external {

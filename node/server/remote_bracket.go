@@ -44,6 +44,17 @@ func (r *remote) sentAt(o node.Order) time.Time {
 	return o.Created
 }
 
+// waiting reports whether o is a bracket's exit that does not work yet at
+// the venue: kept by the node, or held by the venue while its entry works
+// (Alpaca holds the legs until the entry has filled in full).
+func (r *remote) waiting(o node.Order) bool {
+	if r.keptExit(o) {
+		return true
+	}
+	entry, ok := r.Order(o.Parent)
+	return o.Parent != "" && o.Status.Working() && ok && entry.Status.Working()
+}
+
 // keptOf lists the exits of group that the node keeps, in placement order.
 func (r *remote) keptOf(group string) []node.Order {
 	var out []node.Order
@@ -62,10 +73,14 @@ func (r *remote) keeps(group string) bool { return len(r.keptOf(group)) > 0 }
 // that no protective order protects ("" for the default).
 func (r *remote) unprotectedWhy(symbol string) string {
 	for _, o := range r.OpenOrders() {
-		if o.Symbol != symbol || o.Leg != command.LegEntry || !r.keeps(o.ID) || !o.Filled.IsPositive() {
+		if o.Symbol != symbol || o.Leg != command.LegEntry || !o.Filled.IsPositive() {
 			continue
 		}
-		return fmt.Sprintf("the entry %s of bracket %s is partly filled (%s of %s) and still working: %s takes the exits only once it is done, so the node sends them then, for what filled",
+		if r.keeps(o.ID) {
+			return fmt.Sprintf("the entry %s of bracket %s is partly filled (%s of %s) and still working: %s takes the exits only once it is done, so the node sends them then, for what filled",
+				o.ID, o.Group, o.Filled, o.Quantity, r.cfg.Name)
+		}
+		return fmt.Sprintf("the entry %s of bracket %s is partly filled (%s of %s) and still working: %s holds its exits until the entry has filled",
 			o.ID, o.Group, o.Filled, o.Quantity, r.cfg.Name)
 	}
 	if why, ok := r.unguarded[symbol]; ok {

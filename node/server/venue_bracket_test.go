@@ -268,3 +268,38 @@ func TestBracketVenueAlpacaLostAnswerIsReconciled(t *testing.T) {
 		t.Errorf("the adopted group: %+v", g)
 	}
 }
+
+// TestBracketVenueAlpacaPartlyFilledEntry: Alpaca holds a bracket's exits
+// until the entry has filled in full, so while it is partly filled the
+// snapshot shows them inactive and flags the position unprotected, saying
+// why; the rest of the fill releases them.
+func TestBracketVenueAlpacaPartlyFilledEntry(t *testing.T) {
+	vn, f := startAlpacaNode(t)
+	out := accepted(t, vn.c, bracketCmd("al", "SPY", "2", "499", "520", "480", ""))
+	entry := f.Orders()[0]
+	f.FillPart(entry.ID, "1")
+	waitFor(t, "the part booked", func() bool { o, _ := openIn(vn.venue(t, "al"), out.OrderIDs[0]); return o.Filled.Equal(d("1")) })
+	v := vn.venue(t, "al")
+	if o, _ := openIn(v, out.OrderIDs[2]); !o.Inactive {
+		t.Errorf("the stop-loss while alpaca holds it: %+v, want inactive", o)
+	}
+	if g, _ := groupIn(v, out.OrderIDs[0]); g.State != node.GroupAwaitingEntry {
+		t.Errorf("the group while alpaca holds its exits: %+v", g)
+	}
+	var reason string
+	for _, p := range v.Positions {
+		if p.Symbol == "SPY" && p.Unprotected {
+			reason = p.UnprotectedReason
+		}
+	}
+	if !strings.Contains(reason, "partly filled (1 of 2)") || !strings.Contains(reason, "holds its exits") {
+		t.Errorf("the position's reason: %q (positions %+v)", reason, v.Positions)
+	}
+	f.FillPart(entry.ID, "1")
+	waitFor(t, "the exits released", func() bool { g, _ := groupIn(vn.venue(t, "al"), out.OrderIDs[0]); return g.State == node.GroupActive })
+	for _, p := range vn.venue(t, "al").Positions {
+		if p.Symbol == "SPY" && p.Unprotected {
+			t.Errorf("protected once the entry filled, yet flagged: %+v", p)
+		}
+	}
+}
