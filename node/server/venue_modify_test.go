@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wicket/node"
+	"wicket/node/binance"
 	"wicket/node/command"
 )
 
@@ -98,6 +99,19 @@ func TestModifyVenueBinanceCancelReplaceAndHeldTriggers(t *testing.T) {
 	waitFor(t, "the node follows the new stop", func() bool { x, _ := openIn(vn.venue(t, "bn"), o.OrderID); return x.StopPrice.Equal(d("58000")) })
 	if n := vn.fake.Requests("POST /api/v3/order/cancelReplace"); n != 2 {
 		t.Errorf("%d cancel-replaces sent, want 2 (the lost one never resent)", n)
+	}
+
+	// A trailing stop binance holds (trailingDelta): its new trail is a new STOP_LOSS's trailingDelta.
+	tr := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.01", "")
+	tr.TrailPercent = d("1.5")
+	to := accepted(t, vn.c, tr)
+	accepted(t, vn.c, modifyCmd("bn", to.OrderID, func(c *command.Command) { c.TrailPercent = d("2") }))
+	all = vn.fake.Orders()
+	if last := all[len(all)-1]; last.Type != "STOP_LOSS" || last.TrailingDelta != 200 || binance.NodeID(last.ClientOrderID) != to.ClientOrderID {
+		t.Errorf("binance holds %+v after the trail's modify, want a STOP_LOSS with trailingDelta 200", last)
+	}
+	if r := rejected(t, vn.c, modifyCmd("bn", to.OrderID, func(c *command.Command) { c.TrailPercent = d("0.005") }), "venue_rejected"); r.Reason == "" {
+		t.Error("a trail binance cannot carry was not refused with a reason")
 	}
 
 	held := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
