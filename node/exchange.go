@@ -39,12 +39,15 @@ type VenueOrder struct {
 	Quantity      decimal.Decimal
 	Price         decimal.Decimal // limit price
 	StopPrice     decimal.Decimal // a stop's trigger, when the venue states it
-	State         VenueState
-	Filled        decimal.Decimal
-	AveragePrice  decimal.Decimal
-	Fee           decimal.Decimal // cumulative, in the account currency when the venue says so
-	Reason        string          // why rejected or canceled, when the venue says
-	Updated       time.Time
+	// TrailAmount or TrailPercent is a trailing stop's trail (the node's,
+	// when it names an order to the adapter).
+	TrailAmount, TrailPercent decimal.Decimal
+	State                     VenueState
+	Filled                    decimal.Decimal
+	AveragePrice              decimal.Decimal
+	Fee                       decimal.Decimal // cumulative, in the account currency when the venue says so
+	Reason                    string          // why rejected or canceled, when the venue says
+	Updated                   time.Time
 	// Notional is the fills' cumulative quote amount as the venue states it
 	// (Binance's cummulativeQuoteQty), so each fill's price is derived
 	// exactly; zero: Filled × AveragePrice.
@@ -66,6 +69,14 @@ type OrderRequest struct {
 	// StopPrice is a stop's or stop_limit's trigger; TrailAmount or
 	// TrailPercent a trailing stop's distance from the best price.
 	StopPrice, TrailAmount, TrailPercent decimal.Decimal
+}
+
+// Replacement is what a modify changes in a resting order at a real
+// venue; a zero field keeps the order's own. Price is a limit's price or
+// a stop_limit's limit; StopPrice a stop's or stop_limit's trigger;
+// TrailAmount or TrailPercent a trailing stop's new trail.
+type Replacement struct {
+	Quantity, Price, StopPrice, TrailAmount, TrailPercent decimal.Decimal
 }
 
 // Group classes: linked orders a venue takes in one request.
@@ -106,6 +117,10 @@ const (
 	// journaled before it is armed, checked on the venue's marks, and fires
 	// one market order (client order id: the trigger's + FireSuffix).
 	HoldNode Hold = "node"
+	// HoldAfterEntry: the venue holds the leg natively but takes it only
+	// once the bracket's entry has filled, so the node keeps it until then
+	// and sends it (with the other exit, as one oco) for what filled.
+	HoldAfterEntry Hold = "after_entry"
 )
 
 // VenuePosition is a holding at a real venue.

@@ -171,6 +171,7 @@ const (
 	EventDisarmed     EventKind = "venue_disarmed"  // disarmed by an operator, or lapsed
 	EventTriggered    EventKind = "order_triggered" // a stop_limit's stop traded (Price: the mark); it rests as a limit
 	EventTrailed      EventKind = "order_trailed"   // a trailing stop's best mark moved to Price, and its stop with it
+	EventSent         EventKind = "order_sent"      // a bracket's exit at a real venue is sent (Quantity: its size); until then the node keeps it
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a

@@ -573,6 +573,8 @@ func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 		crypto := a.crypto[l.Symbol]
 		a.mu.Unlock()
 		switch {
+		case crypto && g.Class == node.GroupBracket:
+			return nil, fmt.Errorf("alpaca has no bracket on crypto pairs such as %s (it takes market, limit and stop_limit orders there): submit the entry, then a stop_limit (stop_price and limit_price) once it fills", l.Symbol)
 		case crypto && (g.Class != "" || l.Type == command.Stop || l.Type == command.TrailingStop):
 			what := string(l.Type)
 			if g.Class != "" {
@@ -725,20 +727,49 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	return a.Lookup(ctx, o)
 }
 
-// Replace is Alpaca's replace: a new order for the rest (qty less what
-// filled) at the new price, under the client id with the next .rN; the
-// answer counts the old order's fills.
-func (a *Adapter) Replace(_ context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
+// Replace is Alpaca's replace (PATCH /v2/orders/{id}): a new order for
+// the rest (qty less what filled) under the client id with the next .rN,
+// carrying what changes — a limit's limit_price, a stop's stop_price, a
+// stop_limit's stop_price and limit_price, a trailing stop's trail (in
+// its own kind: trail_price or trail_percent). The answer counts the old
+// order's fills.
+func (a *Adapter) Replace(_ context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error) {
+	qty := r.Quantity
 	if qty.IsZero() {
 		qty = o.Quantity
-	}
-	if price.IsZero() {
-		price = o.Price
 	}
 	rest := qty.Sub(o.Filled)
 	if !rest.IsPositive() {
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, o.Filled)}
+	}
+	req := alp.ReplaceOrderRequest{Qty: &rest}
+	or := func(d, otherwise decimal.Decimal) *decimal.Decimal {
+		if d.IsZero() {
+			return &otherwise
+		}
+		return &d
+	}
+	switch o.Type {
+	case command.Limit:
+		req.LimitPrice = or(r.Price, o.Price)
+	case command.Stop:
+		req.StopPrice = or(r.StopPrice, o.StopPrice)
+	case command.StopLimit:
+		req.StopPrice, req.LimitPrice = or(r.StopPrice, o.StopPrice), or(r.Price, o.Price)
+	case command.TrailingStop:
+		switch {
+		case r.TrailAmount.IsPositive() && o.TrailPercent.IsPositive(), r.TrailPercent.IsPositive() && o.TrailAmount.IsPositive():
+			return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+				Message: "alpaca replaces a trailing stop's trail in its own kind (trail_price or trail_percent): give the kind it was placed with, or cancel it and submit a new one; nothing was sent"}
+		case r.TrailAmount.IsPositive():
+			req.Trail = &r.TrailAmount
+		case r.TrailPercent.IsPositive():
+			req.Trail = &r.TrailPercent
+		}
+	default:
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("alpaca replaces limit, stop, stop_limit and trailing_stop orders, not %s; nothing was sent", o.Type)}
 	}
 	a.mu.Lock()
 	a.replaced[o.ClientOrderID]++
@@ -746,8 +777,8 @@ func (a *Adapter) Replace(_ context.Context, o node.VenueOrder, qty, price decim
 	a.mu.Unlock()
 	before, _ := a.priorOf(o.VenueOrderID)
 	oldOwn := fills{qty: o.Filled.Sub(before.qty), notional: o.Filled.Mul(o.AveragePrice).Sub(before.notional)}
-	nw, err := a.c.ReplaceOrder(o.VenueOrderID, alp.ReplaceOrderRequest{Qty: &rest, LimitPrice: &price,
-		ClientOrderID: o.ClientOrderID + ".r" + strconv.Itoa(n)})
+	req.ClientOrderID = o.ClientOrderID + ".r" + strconv.Itoa(n) // a child leg's too: it reads back as the node's leg id
+	nw, err := a.c.ReplaceOrder(o.VenueOrderID, req)
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
@@ -794,6 +825,12 @@ func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {
 	}
 	if o.FilledAvgPrice != nil {
 		out.AveragePrice = *o.FilledAvgPrice
+	}
+	if o.TrailPercent != nil {
+		out.TrailPercent = *o.TrailPercent
+	}
+	if o.TrailPrice != nil {
+		out.TrailAmount = *o.TrailPrice
 	}
 	out.Notional = own(o).notional
 	return out

@@ -108,7 +108,7 @@ func TestOrders(t *testing.T) {
 	if err != nil || got.VenueOrderID != o.VenueOrderID {
 		t.Errorf("lookup by client id %+v %v", got, err)
 	}
-	rep, err := a.Replace(ctx(t), o, d("0.02"), d("59500"))
+	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: d("0.02"), Price: d("59500")})
 	if err != nil || rep.VenueOrderID == o.VenueOrderID || !rep.Quantity.Equal(d("0.02")) || rep.ClientOrderID != lim {
 		t.Fatalf("replace %+v %v", rep, err)
 	}

@@ -674,11 +674,13 @@ func (a *Adapter) trailingHint(symbol string) string {
 // and an oco (orderList/oco). A plain stop (stop-market), and a trailing
 // stop by amount or by a percent trailingDelta cannot carry, are held by
 // the node, which trails it on the marks and fires a market order when
-// the mark trades through it. A bracket is refused with the form Binance
-// takes: the entry, then an oco of its exits.
+// the mark trades through it. A bracket's entry (market or limit) is
+// Binance's own; its exits are held by Binance too, but only as an
+// orderList/oco placed once the entry has filled (HoldAfterEntry): the
+// node sends that list then, for what filled.
 func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 	if g.Class == node.GroupBracket {
-		return nil, errors.New("binance spot takes a bracket as its entry, then an oco (orderList/oco) of the take-profit and stop-loss once the entry fills: submit the entry, then an oco")
+		return a.bracketHolds(g)
 	}
 	out := make([]node.Hold, len(g.Legs))
 	for i, l := range g.Legs {
@@ -706,6 +708,28 @@ func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
 		}
 	}
 	return out, nil
+}
+
+// bracketHolds is Holds for a bracket: the entry now, its take-profit
+// limit and stop-loss (a stop or stop_limit) as one orderList/oco once the
+// entry fills, each leg under a client order id Binance carries.
+func (a *Adapter) bracketHolds(g node.GroupRequest) ([]node.Hold, error) {
+	if len(g.Legs) != 3 {
+		return nil, fmt.Errorf("a bracket is an entry and two exits, not %d legs", len(g.Legs))
+	}
+	entry, tp, sl := g.Legs[0], g.Legs[1], g.Legs[2]
+	switch {
+	case entry.Type != command.Market && entry.Type != command.Limit:
+		return nil, fmt.Errorf("binance spot takes a bracket's entry as a market or limit order, not %s", entry.Type)
+	case tp.Type != command.Limit || (sl.Type != command.Stop && sl.Type != command.StopLimit):
+		return nil, errors.New("binance spot places a bracket's exits as one orderList/oco: a take-profit limit (LIMIT_MAKER) and a stop-loss stop_price, optionally with limit_price (STOP_LOSS or STOP_LOSS_LIMIT)")
+	}
+	for _, l := range g.Legs {
+		if _, err := ClientID(l.ClientOrderID); l.ClientOrderID != "" && err != nil {
+			return nil, fmt.Errorf("bracket leg %s: %w", l.ClientOrderID, err)
+		}
+	}
+	return []node.Hold{node.HoldVenue, node.HoldAfterEntry, node.HoldAfterEntry}, nil
 }
 
 // SubmitGroup places an oco as one orderList (POST /api/v3/orderList/oco,
@@ -854,14 +878,35 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 }
 
 // Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is
-// canceled and a new one for the rest placed, under the next replacement
-// client id. The answer counts the old order's fills.
-func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
+// canceled and a new one for the rest placed, of the same type, under the
+// next replacement client id — a LIMIT at its new price, a
+// STOP_LOSS_LIMIT at its new stopPrice and price, a trailing STOP_LOSS at
+// its new trailingDelta. The answer counts the old order's fills.
+func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error) {
+	qty, price, stop, trail := r.Quantity, r.Price, r.StopPrice, r.TrailPercent
 	if qty.IsZero() {
 		qty = o.Quantity
 	}
 	if price.IsZero() {
 		price = o.Price
+	}
+	if stop.IsZero() {
+		stop = o.StopPrice
+	}
+	if trail.IsZero() {
+		trail = o.TrailPercent
+	}
+	var bips int64
+	switch o.Type {
+	case command.Limit, command.StopLimit:
+	case command.TrailingStop:
+		var ok bool
+		if bips, ok = a.trailingDelta(o.Symbol, trail); !ok || r.TrailAmount.IsPositive() {
+			return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: a.trailingHint(o.Symbol) + "; nothing was sent"}
+		}
+	default:
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
+			Message: fmt.Sprintf("binance cancel-replaces limit, stop_limit and trailing_stop orders, not %s; nothing was sent", o.Type)}
 	}
 	rest := qty.Sub(o.Filled)
 	if !rest.IsPositive() {
@@ -894,9 +939,18 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, qty, price dec
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, cur.Filled)}
 	}
-	res, err := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).Type(bn.OrderTypeLimit).
+	svc := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).
 		CancelReplaceMode(bn.CancelReplaceModeStopOnFailure).CancelOrderID(oid).NewClientOrderID(next).
-		Quantity(rest.String()).Price(price.String()).TimeInForce(tif(o.TimeInForce)).NewOrderRespType(bn.NewOrderRespTypeFULL).Do(ctx)
+		Quantity(rest.String()).NewOrderRespType(bn.NewOrderRespTypeFULL)
+	switch o.Type {
+	case command.Limit:
+		svc = svc.Type(bn.OrderTypeLimit).Price(price.String()).TimeInForce(tif(o.TimeInForce))
+	case command.StopLimit:
+		svc = svc.Type(bn.OrderTypeStopLossLimit).StopPrice(stop.String()).Price(price.String()).TimeInForce(bn.TimeInForceTypeGTC)
+	case command.TrailingStop:
+		svc = svc.Type(bn.OrderTypeStopLoss).TrailingDelta(strconv.FormatInt(bips, 10))
+	}
+	res, err := svc.Do(ctx)
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}

@@ -133,7 +133,7 @@ func TestOrders(t *testing.T) {
 	if err != nil || got.VenueOrderID != o.VenueOrderID || got.State != node.VenueOpen {
 		t.Errorf("lookup %+v %v", got, err)
 	}
-	rep, err := a.Replace(ctx(t), o, d("0.03"), d("59500.00"))
+	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: d("0.03"), Price: d("59500.00")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,8 +61,18 @@ func TestHolds(t *testing.T) {
 		Quantity: d("0.01"), TrailAmount: d("100")}); !errors.Is(err, node.ErrVenueRejected) || !strings.Contains(err.Error(), "give trail_percent in that range") {
 		t.Errorf("a trailing stop by amount sent to binance: %v, want refused unsent with the range", err)
 	}
-	if _, err := a.Holds(node.GroupRequest{Class: node.GroupBracket, Legs: []node.OrderRequest{req, req, req}}); err == nil || !strings.Contains(err.Error(), "orderList/oco") {
-		t.Errorf("a bracket: %v, want the entry-then-oco form named", err)
+	entry, take, stopLoss := req, req, req
+	entry.Side, entry.Type = command.Buy, command.Market
+	take.Type, take.Price, take.ClientOrderID = command.Limit, d("60600"), cid+node.TakeProfitLegSuffix
+	stopLoss.Type, stopLoss.StopPrice, stopLoss.ClientOrderID = command.Stop, d("59400"), cid+node.StopLegSuffix
+	bracket := node.GroupRequest{Class: node.GroupBracket, Legs: []node.OrderRequest{entry, take, stopLoss}}
+	if h, err := a.Holds(bracket); err != nil || len(h) != 3 || h[0] != node.HoldVenue || h[1] != node.HoldAfterEntry || h[2] != node.HoldAfterEntry {
+		t.Errorf("a bracket: %v %v, want the entry at the venue and its exits after it fills", h, err)
+	}
+	trailing := bracket
+	trailing.Legs = []node.OrderRequest{entry, take, {Symbol: "BTCUSDT", Side: command.Sell, Type: command.TrailingStop, Quantity: d("0.01"), TrailPercent: d("1")}}
+	if _, err := a.Holds(trailing); err == nil || !strings.Contains(err.Error(), "orderList/oco") {
+		t.Errorf("a bracket with a trailing stop-loss: %v, want the oco form named", err)
 	}
 }
 

@@ -343,10 +343,6 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		return guardrail.Report{}, r
 	}
 	if r := e.remotes[c.Venue]; r != nil && c.Verb == command.SubmitOrder {
-		if c.Type == command.Bracket {
-			return guardrail.Report{}, &rejection{code: "unsupported_order_type",
-				reason: fmt.Sprintf("%s is a real venue: a bracket is held on paper venues only for now; place the entry, then an oco of its two exits once it fills", c.Venue)}
-		}
 		var holds []node.Hold
 		if c.Type.Rests() {
 			var err error
@@ -368,10 +364,6 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 			return guardrail.Report{}, &rejection{code: "order_not_open", existing: &o,
 				reason: fmt.Sprintf("order %s is already %s", o.ID, o.Status)}
 		}
-	}
-	if c.Verb == command.Modify && e.remotes[c.Venue] != nil && !(c.StopPrice.IsZero() && c.LimitPrice.IsZero() && c.TrailAmount.IsZero() && c.TrailPercent.IsZero()) {
-		return guardrail.Report{}, &rejection{code: "unsupported_order_type",
-			reason: fmt.Sprintf("%s is a real venue: modify moves stop_price, limit_price and trails on paper venues only for now; cancel and resubmit there", c.Venue)}
 	}
 	if c.Verb == command.Modify && c.OrderID == "" {
 		if _, ext := e.external(c.Venue, c.ClientOrderID); ext {
@@ -423,6 +415,12 @@ func (e *engine) groupTarget(c command.Command) command.Command {
 		return c
 	}
 	o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+	if r := e.remotes[c.Venue]; ok && r != nil && r.keptExit(o) { // an exit the node keeps: its entry names the group
+		if entry, _ := r.Order(o.Parent); entry.Status == node.OrderOpen {
+			c.OrderID, c.ClientOrderID = entry.ID, ""
+		}
+		return c
+	}
 	if !ok || o.Group == "" || o.Status == node.OrderOpen || o.Status == node.OrderPending {
 		return c
 	}
@@ -494,79 +492,14 @@ func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 		out.TradingState = e.state
 		return out
 	}
-	switch c.Verb {
-	case command.SubmitOrder:
-		legs := c.Legs()
-		var group string
-		if len(legs) > 1 {
-			group = e.nextOrderID()
-		}
-		var details []string
-		for _, l := range legs {
-			id := e.nextOrderID()
-			o := paperOrder(l.Command, id, group)
-			if group != "" {
-				o.Leg = l.Name
-			}
-			if l.Exit {
-				o.Parent = group // a bracket's entry is its first leg
-			}
-			e.venues[c.Venue].Place(o, now, e.emit)
-			e.describeOrder(&out, c.Venue, id)
-			details = append(details, out.Detail)
-			if group != "" {
-				out.OrderIDs = append(out.OrderIDs, id)
-			}
-		}
-		if group != "" {
-			o, _ := e.venues[c.Venue].Order(group)
-			out.OrderID, out.Order, out.ClientOrderID = o.ID, &o, c.ClientOrderID
-			out.Detail = fmt.Sprintf("oco %s, one leg cancels the other: %s", group, strings.Join(details, "; "))
-			if c.Type == command.Bracket {
-				out.Detail = fmt.Sprintf("bracket %s, its exits active once the entry fills, one cancelling the other: %s", group, strings.Join(details, "; "))
-			}
-		}
-	case command.CancelOrder:
-		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		if o.Group != "" {
-			out.Canceled = e.venues[c.Venue].CancelGroup(o.Group, fmt.Sprintf("canceled by cancel_order (%s %s)", groupType(e.venues[c.Venue], o.Group), o.Group), now, e.emit)
-			e.describeOrder(&out, c.Venue, o.ID)
-			out.Detail = fmt.Sprintf("canceled %s %s: %s", groupType(e.venues[c.Venue], o.Group), o.Group, strings.Join(out.Canceled, ", "))
-			break
-		}
-		e.must(e.venues[c.Venue].Cancel(o.ID, "canceled by cancel_order", now, e.emit))
-		e.describeOrder(&out, c.Venue, o.ID)
-	case command.Modify:
-		o, _ := e.find(c.Venue, c.OrderID, c.ClientOrderID)
-		if p, ok := e.venues[c.Venue].(*paper.Venue); ok {
-			e.must(p.Amend(o.ID, c, now, e.emit))
-		} else {
-			e.must(e.venues[c.Venue].Modify(o.ID, c.Quantity, c.Price, now, e.emit))
-		}
-		e.describeOrder(&out, c.Venue, o.ID)
-	case command.Flatten:
-		out.OrderIDs = e.flatten(c.Venue, flattenSymbols(e.venues[c.Venue], c), "flatten", now)
-		out.Detail = fmt.Sprintf("flattened %d position(s) on %s", len(out.OrderIDs), c.Venue)
-	case command.MarketExit:
-		names := e.paperNames()
-		if c.Venue != "" {
-			names = []string{c.Venue}
-		}
-		for _, name := range names {
-			out.Canceled = append(out.Canceled, e.cancelWhere(name, "", "", "market_exit", now)...)
-			out.OrderIDs = append(out.OrderIDs, e.flatten(name, e.venues[name].Held(), "market_exit", now)...)
-		}
-		out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s) on %s", len(out.Canceled), len(out.OrderIDs), strings.Join(names, ", "))
-	case command.MassCancel:
-		out.Canceled = e.cancelWhere(c.Venue, c.Symbol, c.Side, "mass_cancel", now)
-		out.Detail = fmt.Sprintf("canceled %d order(s) on %s", len(out.Canceled), c.Venue)
-	case command.SetTradingState:
-		if c.State == e.state {
-			out.Detail = "trading state was already " + string(c.State)
-		} else {
-			out.Detail = fmt.Sprintf("trading state %s → %s", e.state, c.State)
-			e.emit(node.Event{Time: now, Kind: node.EventTradingState, State: c.State, Note: out.Detail})
-		}
+	switch {
+	case c.Verb != command.SetTradingState:
+		dispatch(c, paperVerbs{e, now, &out})
+	case c.State == e.state:
+		out.Detail = "trading state was already " + string(c.State)
+	default:
+		out.Detail = fmt.Sprintf("trading state %s → %s", e.state, c.State)
+		e.emit(node.Event{Time: now, Kind: node.EventTradingState, State: c.State, Note: out.Detail})
 	}
 	out.TradingState = e.state
 	return out

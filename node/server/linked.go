@@ -33,8 +33,11 @@ import (
 // each as the venue takes it.
 func groupOf(c command.Command) node.GroupRequest {
 	var g node.GroupRequest
-	if c.Type == command.OCO {
+	switch c.Type {
+	case command.OCO:
 		g.Class = node.GroupOCO
+	case command.Bracket:
+		g.Class = node.GroupBracket
 	}
 	for _, l := range c.Legs() {
 		g.Legs = append(g.Legs, orderOf(paperOrder(l.Command, "", "")).request())
@@ -74,7 +77,7 @@ func heldByNode(o node.Order) bool { return o.Status == node.OrderOpen && o.Venu
 func (r *remote) atVenue() []node.Order {
 	var out []node.Order
 	for _, o := range r.OpenOrders() {
-		if !heldByNode(o) {
+		if !heldByNode(o) && !r.keptExit(o) {
 			out = append(out, o)
 		}
 	}
@@ -89,12 +92,16 @@ func (r *remote) atVenue() []node.Order {
 func (s *Server) submitIntent(c command.Command, ticket string, out *node.Outcome) (target node.Order, group []node.Order, held bool, err error) {
 	r := s.eng.remotes[c.Venue]
 	g := groupOf(c)
+	holds, herr := r.ex.Holds(g)
+	if herr != nil {
+		holds = nil
+	}
 	if len(g.Legs) > 1 {
-		group, err = s.groupIntent(c, ticket)
+		group, err = s.groupIntent(c, ticket, holds)
 		return node.Order{}, group, false, err
 	}
 	o := paperOrder(c, "", "")
-	if holds, herr := r.ex.Holds(g); herr == nil && len(holds) == 1 && holds[0] == node.HoldNode {
+	if len(holds) == 1 && holds[0] == node.HoldNode {
 		s.holdRemote(c.Venue, o, out)
 		return node.Order{}, nil, true, nil
 	}
@@ -125,22 +132,45 @@ func (s *Server) holdRemote(name string, o node.Order, out *node.Outcome) {
 }
 
 // groupIntent journals every leg of c, pending, on the fold, before the
-// venue hears of them; it returns the legs.
-func (s *Server) groupIntent(c command.Command, ticket string) ([]node.Order, error) {
+// venue hears of them; it returns the legs. A bracket's exits wait
+// inactive for its entry (Parent); those the venue takes only once the
+// entry has filled (holds: node.HoldAfterEntry) are kept by the node,
+// unsent, until then (keptExit), the others are marked sent with the
+// group's one request (order_sent).
+func (s *Server) groupIntent(c command.Command, ticket string, holds []node.Hold) ([]node.Order, error) {
 	e := s.eng
 	name := c.Venue
 	now := s.cfg.Now()
 	group := e.nextOrderID()
 	var legs []node.Order
-	for _, l := range c.Legs() {
+	for i, l := range c.Legs() {
 		o := paperOrder(l.Command, e.nextOrderID(), group)
-		o.Venue, o.Status, o.Created, o.Updated = name, node.OrderPending, now, now
+		o.Venue, o.Status, o.Created, o.Updated, o.Leg = name, node.OrderPending, now, now, l.Name
+		kept := i < len(holds) && holds[i] == node.HoldAfterEntry
+		if l.Exit {
+			o.Parent, o.Inactive = group, true
+		}
+		if kept {
+			o.Note = fmt.Sprintf("kept by the node until its entry %s fills: %s takes a bracket's exits only then, so the node sends them as one oco for what filled", group, name)
+		}
 		acc := o
 		e.emit(node.Event{Time: now, Kind: node.EventAccepted, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-			Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.Price, Order: &acc, Ticket: ticket})
+			Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Price: o.Price, Order: &acc, Ticket: ticket, Note: o.Note})
+		if l.Exit && !kept {
+			e.emit(node.Event{Time: now, Kind: node.EventSent, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+				Symbol: o.Symbol, Side: o.Side, Quantity: o.Quantity, Note: "sent with its group in one request"})
+		}
 		legs = append(legs, o)
 	}
 	return legs, s.commit(&journal.Batch{Events: e.take()})
+}
+
+// keptLegs reports whether legs, journaled by groupIntent, are a
+// bracket whose exits the node keeps until its entry fills.
+func (s *Server) keptLegs(name string, legs []node.Order) bool {
+	var kept bool
+	s.onFold(func() { r := s.eng.remotes[name]; kept = len(legs) == 3 && r.keptExit(current(r, legs[1])) })
+	return kept
 }
 
 // groupCall sends a journaled group to the venue in one request, once,
@@ -179,17 +209,38 @@ func (s *Server) applyGroup(c command.Command, legs []node.Order, answer []node.
 		s.log.Warn("venue answer to a group lost: its legs stay pending and are reconciled, never resent", "venue", name, "group", group, "err", err)
 		s.reconcileLater(name)
 	}
+	s.describeGroup(c, legs, out)
+}
+
+// describeGroup describes a group's legs as they are now in out, on the
+// fold.
+func (s *Server) describeGroup(c command.Command, legs []node.Order, out *node.Outcome) {
+	r := s.eng.remotes[c.Venue]
+	class, group := groupOf(c).Class, legs[0].ID
 	var details, ids []string
 	for _, o := range legs {
-		s.describeRemote(out, current(r, o))
-		details = append(details, out.Detail)
+		o = current(r, o)
+		if r.keptExit(o) { // not sent: its entry's state tells
+			details = append(details, fmt.Sprintf("%s %s %s %s %s kept until the entry fills", o.ID, o.Type, o.Side, o.Quantity, o.Symbol))
+		} else {
+			s.describeRemote(out, o)
+			details = append(details, out.Detail)
+		}
 		ids = append(ids, o.ID)
 	}
 	first := current(r, legs[0])
 	out.OrderID, out.Order, out.OrderIDs, out.ClientOrderID = first.ID, &first, ids, c.ClientOrderID
+	s.describeRemote(out, first) // the ticket follows the first leg (the entry, the oco's limit)
+	linked := "one leg cancels the other (the venue holds them linked)"
+	if class == node.GroupBracket {
+		linked = "its exits active once the entry fills, one cancelling the other"
+		if r.keptExit(current(r, legs[1])) {
+			linked = fmt.Sprintf("its exits sent to %s as one oco once the entry fills, for what filled", c.Venue)
+		}
+	}
 	switch out.Status {
 	case node.Accepted:
-		out.Detail = fmt.Sprintf("%s %s at %s, one leg cancels the other (the venue holds them linked): %s", class, group, name, strings.Join(details, "; "))
+		out.Detail = fmt.Sprintf("%s %s at %s, %s: %s", class, group, c.Venue, linked, strings.Join(details, "; "))
 	case node.Pending:
 		out.Detail = fmt.Sprintf("%s %s: %s", class, group, out.Detail)
 	}
@@ -259,6 +310,7 @@ func bracketEntry(leg node.Order, legs []node.Order) bool {
 // legs itself, and the check (queued behind the reports on their way)
 // verifies it. It runs on the fold.
 func (s *Server) linkedAfter(name string, events []node.Event) {
+	s.exitsLater(name) // a bracket's entry done: its kept exits go out
 	r := s.eng.remotes[name]
 	for _, ev := range events {
 		if o, ok := r.Order(ev.OrderID); ok && ev.Kind == node.EventFilled && o.Group != "" && o.Status == node.OrderFilled {

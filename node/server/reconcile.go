@@ -138,7 +138,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 		switch {
 		case l.err == nil:
 			e.settleRead(r, o, l.vo, "adopted by reconciliation after "+why, rd.start, now)
-		case errors.Is(l.err, node.ErrVenueNotFound) && o.Status == node.OrderPending && now.Sub(o.Created) >= s.cfg.VenueTimeout:
+		case errors.Is(l.err, node.ErrVenueNotFound) && o.Status == node.OrderPending && now.Sub(r.sentAt(o)) >= s.cfg.VenueTimeout:
 			e.emit(node.Event{Time: now, Kind: node.EventFailed, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
 				Note: fmt.Sprintf("not at %s by its client order id after %s: it was never placed, and is never resubmitted", name, why)})
 		case errors.Is(l.err, node.ErrVenueNotFound) && o.Status == node.OrderPending:
@@ -178,6 +178,7 @@ func (s *Server) applyReconcile(name, why string, seq int64, rd venueRead) {
 	}
 	s.auditSettled(r, settled, why, now)
 	s.checkLinkedLater(name, "reconciliation after "+why) // an orphaned leg: its group filled, the venue left it open
+	s.exitsLater(name)                                    // a bracket's entry done while the node was away: its kept exits go out
 	s.log.Info("venue reconciled", "venue", name, "after", why, "events", len(events), "external_orders", len(r.external))
 }
 

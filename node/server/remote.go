@@ -42,9 +42,10 @@ type Exchange interface {
 	SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error)
 	// Cancel cancels o (ClientOrderID, VenueOrderID and Symbol set).
 	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
-	// Replace changes o's total quantity and/or limit price (zero keeps
-	// one); the answer's Filled counts o's earlier fills too.
-	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
+	// Replace changes o's total quantity, limit price, stop price or trail
+	// (r: a zero field keeps o's own), as the venue's replace; the answer's
+	// Filled counts o's earlier fills too.
+	Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error)
 	// Lookup finds an order by its venue id when o has one, else by the
 	// node's client order id; an answer that it does not exist is
 	// node.ErrVenueNotFound.
@@ -79,18 +80,43 @@ type remote struct {
 	fees            map[string]decimal.Decimal // cumulative fee per order id, from fill events
 	booked          map[string]decimal.Decimal // cumulative quantity × price per order id, from fill events
 	reachedDisarmed map[string]bool            // held triggers reached while disarmed, logged once each
+	// sent is when each bracket exit was sent to the venue (order_sent);
+	// an exit not in it is kept by the node until its entry fills.
+	sent map[string]time.Time
+	// unguarded says, per symbol, which protective order last ended
+	// without filling, and why: the snapshot's reason for an unprotected
+	// position.
+	unguarded map[string]string
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
-	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, booked: map[string]decimal.Decimal{}, reads: reads}
+	return &remote{Venue: paper.New(cfg), cfg: cfg, ex: ex, fees: map[string]decimal.Decimal{}, booked: map[string]decimal.Decimal{}, reads: reads,
+		sent: map[string]time.Time{}, unguarded: map[string]string{}}
 }
 
 // Apply keeps the per-order fee totals beside the book, and books a fill
 // into the account at once, so the next command's checks see it before
-// the venue's account is read again.
+// the venue's account is read again. An order_sent is the remote's own:
+// the book does not change.
 func (r *remote) Apply(ev node.Event) error {
+	if ev.Kind == node.EventSent {
+		o, ok := r.Order(ev.OrderID)
+		if !ok || o.Parent == "" || o.Status != node.OrderPending {
+			return fmt.Errorf("event %d: order_sent for order %s, which is not a pending bracket exit on %s", ev.Seq, ev.OrderID, r.cfg.Name)
+		}
+		r.sent[ev.OrderID] = ev.Time
+		return nil
+	}
+	before, _ := r.Order(ev.OrderID)
 	if err := r.Venue.Apply(ev); err != nil {
 		return err
+	}
+	if (ev.Kind == node.EventFailed || ev.Kind == node.EventCanceled) && before.Type.Protective() {
+		what := "was canceled without filling"
+		if ev.Kind == node.EventFailed {
+			what = "failed"
+		}
+		r.unguarded[before.Symbol] = fmt.Sprintf("its last protective order, %s %s %s (%s), %s: %s", before.ID, before.Type, before.Side, before.ClientOrderID, what, ev.Note)
 	}
 	if ev.Kind == node.EventFilled {
 		r.fees[ev.OrderID] = r.fees[ev.OrderID].Add(ev.Fee)
@@ -197,6 +223,31 @@ func (r *remote) Snapshot() node.Venue {
 		out.Positions = append(out.Positions, pos)
 	}
 	out.Equity = equity.Round(8)
+	for i, o := range out.OpenOrders {
+		if r.waiting(o) { // held until its entry is done, or not at the venue yet: it protects nothing
+			out.OpenOrders[i].Inactive = true
+		}
+	}
+	out.Groups = book.Groups // paper's rule: the compound orders with a working leg
+	for i, g := range out.Groups {
+		entry, _ := r.Order(g.ID)
+		waits := false
+		for j, l := range g.Legs {
+			if o, _ := r.Order(l.OrderID); r.waiting(o) {
+				g.Legs[j].Inactive, waits = true, true
+			}
+		}
+		switch {
+		case r.keeps(g.ID):
+			out.Groups[i].State = node.GroupAwaitingEntry
+			out.Groups[i].Note = fmt.Sprintf("%s takes a bracket's exits only once its entry has filled: the node keeps them and sends them as one oco when entry %s is done (%s of %s filled so far)",
+				r.cfg.Name, entry.ID, entry.Filled, entry.Quantity)
+		case waits:
+			out.Groups[i].State = node.GroupAwaitingEntry
+			out.Groups[i].Note = fmt.Sprintf("%s holds the exits until entry %s has filled (%s of %s so far)", r.cfg.Name, entry.ID, entry.Filled, entry.Quantity)
+		}
+	}
+	out.MarkUnprotected(r.unprotectedWhy)
 	for _, o := range r.external {
 		out.ExternalOrders = append(out.ExternalOrders, node.Order{
 			ID: "external", ClientOrderID: o.ClientOrderID, VenueOrderID: o.VenueOrderID, Venue: r.cfg.Name,
@@ -219,7 +270,8 @@ type orderOf node.Order
 
 func (o orderOf) venueOrder() node.VenueOrder {
 	return node.VenueOrder{ClientOrderID: o.ClientOrderID, VenueOrderID: o.VenueOrderID, Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, Filled: o.Filled, AveragePrice: o.AveragePrice}
+		Type: o.Type, TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent,
+		Filled: o.Filled, AveragePrice: o.AveragePrice}
 }
 
 // --- arming, in the engine ---
@@ -302,6 +354,13 @@ func (e *engine) settle(r *remote, o node.Order, vo node.VenueOrder, how string,
 		}
 		if vo.Price.IsPositive() && !vo.Price.Equal(cur.Price) {
 			ev.Price = vo.Price
+		}
+		if vo.StopPrice.IsPositive() && !vo.StopPrice.Equal(cur.StopPrice) && cur.Type != command.TrailingStop {
+			ev.StopPrice = vo.StopPrice
+		}
+		if cur.Type == command.TrailingStop && (vo.TrailAmount.IsPositive() || vo.TrailPercent.IsPositive()) &&
+			!(vo.TrailAmount.Equal(cur.TrailAmount) && vo.TrailPercent.Equal(cur.TrailPercent)) {
+			ev.TrailAmount, ev.TrailPercent = vo.TrailAmount, vo.TrailPercent
 		}
 		e.emit(ev)
 		cur, _ = r.Order(o.ID)
@@ -497,8 +556,8 @@ func (x scrubbedExchange) Cancel(ctx context.Context, o node.VenueOrder) (node.V
 	return x.order(x.ex.Cancel(ctx, o))
 }
 
-func (x scrubbedExchange) Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error) {
-	return x.order(x.ex.Replace(ctx, o, qty, price))
+func (x scrubbedExchange) Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error) {
+	return x.order(x.ex.Replace(ctx, o, r))
 }
 
 func (x scrubbedExchange) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {

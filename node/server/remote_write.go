@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/journal"
@@ -90,129 +92,35 @@ func journalRefusal(c command.Command, now time.Time, err error) node.Outcome {
 }
 
 // runRemote is a command's turn on its venue's lane: a hop to check it
-// and journal its intent, the venue's calls, a hop to apply the answer.
+// and journal its intent (dispatch on remoteVerbs), the venue's calls, a
+// hop to apply the answer.
 func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
-	name := c.Venue
-	var out node.Outcome
-	var target node.Order // the order a submit places, or a cancel or modify names
-	var list []node.Order // the orders a mass_cancel cancels, or a flatten places
-	external, written, turn := false, false, false
+	v := &remoteVerbs{s: s, id: id, keyID: keyID, reason: reason}
+	var call laneCall
 	s.tickets.note(id, "") // no longer waiting for its turn
 	s.onFold(func() {
 		now := s.cfg.Now()
 		if s.refused(id, c, now) {
 			return
 		}
-		e := s.eng
-		out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
-		if _, r := e.check(c); r != nil {
-			out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
-			s.finishRemote(id, keyID, c, reason, out, false)
+		v.out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
+		if _, r := s.eng.check(c); r != nil {
+			v.out.Status, v.out.Code, v.out.Reason, v.out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
+			s.finishRemote(id, keyID, c, reason, v.out, false)
 			return
 		}
-		switch c.Verb {
-		case command.SubmitOrder:
-			o, legs, held, err := s.submitIntent(c, id, &out)
-			switch {
-			case err != nil:
-				s.finishRemote(id, keyID, c, reason, journalRefusal(c, now, err), false)
-				return
-			case held: // booked in the node's book, with the command's audit entry: the venue hears nothing
-				s.finishRemote(id, keyID, c, reason, out, false)
-				return
-			}
-			target, list = o, legs
-		case command.CancelOrder, command.Modify:
-			o, ok := e.find(name, c.OrderID, c.ClientOrderID)
-			if !ok && c.Verb == command.CancelOrder {
-				target, external = e.mustExternal(name, c.ClientOrderID), true
-				break
-			}
-			if c.Verb == command.Modify && heldByNode(o) {
-				out.Status, out.Code = node.Rejected, "held_by_node"
-				out.Reason = fmt.Sprintf("order %s is a trigger the node holds for %s (the venue cannot hold it): cancel it and submit a new one to move it", o.ID, name)
-				s.finishRemote(id, keyID, c, reason, out, false)
-				return
-			}
-			if !s.recordIntent(id, keyID, c, reason, o, &out) {
-				s.finishRemote(id, keyID, c, reason, out, false)
-				return
-			}
-			target, written = o, true
-		case command.MassCancel:
-			list = cancelable(e.remotes[name], c.Symbol, c.Side)
-		case command.Flatten:
-			list = s.closing(name, flattenSymbols(e.remotes[name], c), "flatten")
-		}
-		turn = true
+		call = dispatch(c, v)
 	})
-	if !turn {
+	if call == nil {
 		return
 	}
-	var err error     // an order's intent could not be journaled
-	var answer func() // the last hop's part before the ticket resolves
-	switch c.Verb {
-	case command.SubmitOrder:
-		if len(list) > 0 { // an oco's legs, in one request
-			legs, verr := s.groupCall(c)
-			answer = func() { s.applyGroup(c, list, legs, verr, &out) }
-			break
-		}
-		vo, verr := s.submitCall(name, target)
-		answer = func() {
-			cur := s.applySubmit(name, target, vo, verr)
-			s.describeRemote(&out, cur)
-		}
-	case command.CancelOrder:
-		if external {
-			vo, verr := s.cancelCall(name, target)
-			answer = func() { s.externalCanceled(name, target, vo, verr, &out) }
-			break
-		}
-		if target.Group != "" { // one leg names its group: every leg is canceled
-			cur, canceled, verr := s.cancelGroupRemote(name, target, "canceled by cancel_order ("+target.Group+")")
-			answer = func() {
-				s.describeRemote(&out, cur)
-				venueOutcome(&out, cur, verr)
-				out.Canceled = canceled
-				out.Detail = fmt.Sprintf("canceled group %s: %s; %s", target.Group, strings.Join(canceled, ", "), out.Detail)
-			}
-			break
-		}
-		cur, verr := s.cancelRemote(name, target, "canceled by cancel_order")
-		answer = func() { s.describeRemote(&out, cur); venueOutcome(&out, cur, verr) }
-	case command.Modify:
-		cur, verr := s.modifyRemote(name, target, c)
-		answer = func() { s.describeRemote(&out, cur); venueOutcome(&out, cur, verr) }
-	case command.MassCancel:
-		ids, detail := s.cancelEach(name, list, "mass_cancel")
-		answer = func() {
-			out.Canceled, out.Detail = ids, fmt.Sprintf("canceled %d order(s) on %s%s", len(ids), name, detail)
-		}
-	case command.Flatten:
-		var ids []string
-		var detail string
-		ids, detail, err = s.placeEach(name, list, id)
-		answer = func() {
-			out.OrderIDs, out.Detail = ids, fmt.Sprintf("sent %d closing order(s) on %s%s", len(ids), name, detail)
-		}
-	case command.MarketExit:
-		p := s.exitVenue(name, id)
-		err = p.err
-		answer = func() {
-			out.Canceled, out.OrderIDs = p.canceled, p.ids
-			out.Detail = fmt.Sprintf("canceled %d order(s) and flattened %d position(s)", len(p.canceled), len(p.ids)) + p.detail
-			if p.skipped {
-				out.Detail += fmt.Sprintf("; skipped disarmed venue(s) [%s]: %s", name, disarmedReason(name))
-			}
-		}
-	}
+	answer := call()
 	s.onFold(func() {
 		answer()
-		if err != nil {
-			out = journalRefusal(c, out.Time, err)
+		if v.err != nil {
+			v.out = journalRefusal(c, v.out.Time, v.err)
 		}
-		s.finishRemote(id, keyID, c, reason, out, written)
+		s.finishRemote(id, keyID, c, reason, v.out, v.written)
 	})
 }
 
@@ -269,6 +177,7 @@ func (s *Server) commitStep(name string) error {
 			break
 		}
 	}
+	s.exitsLater(name)
 	return nil
 }
 
@@ -321,6 +230,7 @@ func (s *Server) finishRemote(id, keyID string, c command.Command, reason string
 		s.eng.await(*entry)
 	}
 	s.logFills(events)
+	s.exitsLater(c.Venue)
 	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "venue", c.Venue, "client_order_id", out.ClientOrderID,
 		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
 	s.tickets.resolve(id, out)
@@ -489,6 +399,9 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 				vo.Reason = note // the cancel's own reason, in its event's note
 			}
 			s.eng.settle(r, current(r, o), vo, note, s.cfg.Now())
+			if cur := current(r, o); cur.Leg == command.LegEntry && cur.Status == node.OrderCanceled { // its kept exits go with it
+				s.cancelKept(r, o.ID, fmt.Sprintf("its entry %s was canceled (%s), so it was never sent", o.ID, note))
+			}
 			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		case !refused:
 			s.log.Warn("venue answer to a cancel lost; reconciling", "venue", name, "order_id", o.ID, "err", err)
@@ -505,8 +418,9 @@ func (s *Server) cancelRemote(name string, o node.Order, note string) (node.Orde
 // modifyRemote replaces an open order at the venue: on the lane, with
 // hops to the fold.
 func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (node.Order, error) {
+	ch := replacementOf(c)
 	ctx, cancel := s.venueCall()
-	vo, err := s.cfg.Exchanges[name].Replace(ctx, orderOf(o).venueOrder(), c.Quantity, c.Price)
+	vo, err := s.cfg.Exchanges[name].Replace(ctx, orderOf(o).venueOrder(), ch)
 	cancel()
 	if err != nil {
 		s.lookupAndSettle(name, o)
@@ -517,8 +431,15 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 		r := e.remotes[name]
 		if err == nil {
 			now := s.cfg.Now()
-			e.emit(node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
-				Symbol: o.Symbol, Side: o.Side, Quantity: c.Quantity, Price: c.Price, VenueOrderID: vo.VenueOrderID})
+			ev := node.Event{Time: now, Kind: node.EventModified, Venue: name, OrderID: o.ID, ClientOrderID: o.ClientOrderID,
+				Symbol: o.Symbol, Side: o.Side, Quantity: ch.Quantity, Price: ch.Price, StopPrice: ch.StopPrice,
+				TrailAmount: ch.TrailAmount, TrailPercent: ch.TrailPercent, VenueOrderID: vo.VenueOrderID}
+			e.emit(ev)
+			if o.Type == command.TrailingStop && vo.StopPrice.IsPositive() { // the venue trails it: its stop is the venue's
+				ev.Seq, ev.Quantity, ev.Price, ev.TrailAmount, ev.TrailPercent, ev.StopPrice = 0, decimal.Zero, decimal.Zero, decimal.Zero, decimal.Zero, vo.StopPrice
+				ev.Note = "the venue's stop for the new trail"
+				e.emit(ev)
+			}
 			e.settle(r, current(r, o), vo, "modified", now)
 			s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
 		}
@@ -535,6 +456,12 @@ func (s *Server) modifyRemote(name string, o node.Order, c command.Command) (nod
 		}
 	})
 	return cur, err
+}
+
+// replacementOf is what modify c changes, as the venue's replace takes it:
+// a limit's price or a stop_limit's limit_price as Price.
+func replacementOf(c command.Command) node.Replacement {
+	return node.Replacement{Quantity: c.Quantity, Price: c.Price.Add(c.LimitPrice), StopPrice: c.StopPrice, TrailAmount: c.TrailAmount, TrailPercent: c.TrailPercent}
 }
 
 // lookupAndSettle reads one order back from the venue (a bounded, retried

@@ -31,7 +31,13 @@ func ocoCmd(qty, take, stop, limit string) command.Command {
 // open orders), with its latest note.
 func (vn *venueNode) nodeOrder(t testing.TB, id string) (node.OrderStatus, string) {
 	t.Helper()
-	snap, err := vn.c.Snapshot(context.Background(), "bn", 200)
+	return vn.nodeOrderAt(t, "bn", id)
+}
+
+// nodeOrderAt is nodeOrder at venue name.
+func (vn *venueNode) nodeOrderAt(t testing.TB, name, id string) (node.OrderStatus, string) {
+	t.Helper()
+	snap, err := vn.c.Snapshot(context.Background(), name, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,10 +405,9 @@ func TestTriggerFireIDIsReserved(t *testing.T) {
 	if r := rejected(t, vn.c, late, "duplicate_client_order_id"); !strings.Contains(r.Reason, "would fire it as my-stop-2-fire") {
 		t.Errorf("a trigger whose fire id is taken: %q", r.Reason)
 	}
-	// A held trigger is modified never, canceled at the node alone.
-	// (the guardrail refuses a stop's modify today; held_by_node stands behind it)
-	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: d("0.02")}, ""); r.Status != node.Rejected ||
-		vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
+	// A held trigger is modified and canceled at the node alone.
+	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: d("0.02")}, ""); r.Status != node.Accepted ||
+		!r.Order.Quantity.Equal(d("0.02")) || vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
 		t.Errorf("modify of a held trigger: %+v", r)
 	}
 	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: "my-stop-1"})

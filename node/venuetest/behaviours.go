@@ -95,7 +95,7 @@ func replace(t *testing.T, h Harness) {
 	o = lookup(t, a, h, id)
 	newPrice := o.Price.Add(D("500"))
 	before := h.Sent(OpReplace, o.VenueOrderID)
-	rep, err := a.Replace(Ctx(t), o, D("0.03"), newPrice)
+	rep, err := a.Replace(Ctx(t), o, node.Replacement{Quantity: D("0.03"), Price: newPrice})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func replace(t *testing.T, h Harness) {
 	if err != nil || len(open) != 1 || open[0].VenueOrderID != rep.VenueOrderID || open[0].ClientOrderID != id || !open[0].Filled.Equal(D("0.005")) {
 		t.Errorf("open orders after the replace: %+v %v, want only %s", open, err, rep.VenueOrderID)
 	}
-	if _, err := a.Replace(Ctx(t), rep, D("0.005"), newPrice); !errors.Is(err, node.ErrVenueRejected) {
+	if _, err := a.Replace(Ctx(t), rep, node.Replacement{Quantity: D("0.005"), Price: newPrice}); !errors.Is(err, node.ErrVenueRejected) {
 		t.Errorf("a replace to no more than the filled: %v, want ErrVenueRejected", err)
 	}
 }
@@ -132,7 +132,7 @@ func lostReplace(t *testing.T, h Harness) {
 	o.Filled, o.AveragePrice = D("0.005"), o.Price
 	newPrice := o.Price.Add(D("600"))
 	h.LoseNextAnswer(OpReplace, o.VenueOrderID)
-	if _, err := a.Replace(Ctx(t), o, D("0"), newPrice); err == nil {
+	if _, err := a.Replace(Ctx(t), o, node.Replacement{Price: newPrice}); err == nil {
 		t.Fatal("the replace's answer was lost, yet it succeeded")
 	}
 	for who, a := range map[string]Exchange{"this adapter": a, "an adapter started afterwards": h.Adapter(t)} {

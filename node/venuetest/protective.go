@@ -141,3 +141,41 @@ func ocoGroupCancel(t *testing.T, h Harness) {
 		t.Errorf("a cancel of the canceled stop: %v, want ErrVenueRejected or ErrVenueNotFound", err)
 	}
 }
+
+// stopLimitReplace: a resting stop_limit's stop and limit move by the
+// venue's replace (one request), under the same node id; the old levels
+// no longer trigger it, the new ones fill it at the new limit.
+func stopLimitReplace(t *testing.T, h Harness) {
+	a := h.Adapter(t)
+	sym, px, q := h.Protective()
+	_, stop, lim := levels(px)
+	id := ClientID()
+	o := place(t, a, node.OrderRequest{ClientOrderID: id, Symbol: sym, Side: command.Sell, Type: command.StopLimit, TimeInForce: command.GTC,
+		Quantity: q, StopPrice: stop, Price: lim})
+	o.StopPrice, o.Price = stop, lim // the node names the order with its own levels
+	gap := stop.Sub(lim)
+	newStop, newLim := stop.Sub(gap.Mul(D("5"))), lim.Sub(gap.Mul(D("5")))
+	before := h.Sent(OpReplace, o.VenueOrderID)
+	rep, err := a.Replace(Ctx(t), o, node.Replacement{StopPrice: newStop, Price: newLim})
+	if err != nil {
+		t.Fatalf("replace of the stop_limit: %v", err)
+	}
+	if n := h.Sent(OpReplace, o.VenueOrderID) - before; n != 1 {
+		t.Errorf("the replace took %d requests, want one", n)
+	}
+	if rep.ClientOrderID != id || rep.VenueOrderID == o.VenueOrderID || rep.State != node.VenueOpen || rep.Type != command.StopLimit {
+		t.Fatalf("the replace answered %+v, want a new open stop_limit under %s", rep, id)
+	}
+	got := lookupOn(t, a, sym, id)
+	if !got.StopPrice.Equal(newStop) || !got.Price.Equal(newLim) || got.VenueOrderID != rep.VenueOrderID {
+		t.Errorf("the replaced stop_limit reads back as %+v, want stop %s limit %s", got, newStop, newLim)
+	}
+	h.SetPrice(stop.Add(lim).Div(D("2"))) // through the old stop only: nothing
+	if got := lookupOn(t, a, sym, id); got.State != node.VenueOpen || !got.Filled.IsZero() {
+		t.Errorf("through its old stop the replaced stop_limit is %+v", got)
+	}
+	h.SetPrice(newStop.Add(newLim).Div(D("2"))) // through the new stop, above the new limit
+	if got := lookupOn(t, a, sym, id); got.State != node.VenueFilled || !got.AveragePrice.Equal(newLim) {
+		t.Errorf("through its new stop the stop_limit is %+v, want filled at %s", got, newLim)
+	}
+}

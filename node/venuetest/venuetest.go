@@ -34,7 +34,7 @@ type Exchange interface {
 	SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error)
 	Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
 	Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error)
-	Replace(ctx context.Context, o node.VenueOrder, qty, price decimal.Decimal) (node.VenueOrder, error)
+	Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error)
 	OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error)
 	Stream(ctx context.Context, updates func(node.VenueUpdate)) error
 }
@@ -115,6 +115,7 @@ var Behaviours = []Behaviour{
 	{"stop_limit placed and filled", stopLimit},
 	{"oco one cancels other", ocoOneCancelsOther},
 	{"oco group cancel", ocoGroupCancel},
+	{"stop_limit replaced", stopLimitReplace},
 }
 
 // Run runs every behaviour as a subtest, each on a harness from mk.

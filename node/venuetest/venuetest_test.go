@@ -20,7 +20,7 @@ func TestHelpers(t *testing.T) {
 	if !venuetest.D("0.10").Equal(venuetest.D("0.1")) || venuetest.D("0.1").String() != "0.1" {
 		t.Error("D does not make the decimal of its literal")
 	}
-	if len(venuetest.Behaviours) != 11 {
+	if len(venuetest.Behaviours) != 12 {
 		t.Errorf("%d behaviours", len(venuetest.Behaviours))
 	}
 }

@@ -346,6 +346,7 @@ type orderReq struct {
 	StopPrice     *decimal.Decimal `json:"stop_price"`
 	TrailPrice    *decimal.Decimal `json:"trail_price"`
 	TrailPercent  *decimal.Decimal `json:"trail_percent"`
+	Trail         *decimal.Decimal `json:"trail"` // a replace's new trail, in the order's own kind
 	ClientOrderID string           `json:"client_order_id"`
 	OrderClass    string           `json:"order_class"`
 	TakeProfit    *struct {
@@ -708,28 +709,51 @@ func (f *Fake) replace(id string, body []byte) (int, any) {
 	if o == nil {
 		return 404, apiErr(40410000, "order not found")
 	}
-	if !working(o) || o.Type != "limit" {
+	if !open(o) || o.Type == "market" || (o.Triggered && o.Type == "stop_limit") {
 		return 422, apiErr(42210000, "order is not replaceable")
 	}
 	var req orderReq
 	if err := json.Unmarshal(body, &req); err != nil {
 		return 422, apiErr(40010000, "invalid body")
 	}
+	if (req.LimitPrice != nil && o.Type != "limit" && o.Type != "stop_limit") || (req.StopPrice != nil && o.Type != "stop" && o.Type != "stop_limit") ||
+		(req.Trail != nil && o.Type != "trailing_stop") {
+		return 422, apiErr(40010001, "the replace names a field order type "+o.Type+" does not have")
+	}
 	f.seq++
-	n := &Order{ID: fmt.Sprintf("61e69015-8549-4bfd-b9c3-%012d", f.seq), ClientOrderID: req.ClientOrderID, Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, TIF: o.TIF, Qty: o.Qty, Limit: o.Limit, Status: "new", Created: time.Now().UTC()}
+	n := *o
+	n.ID, n.ClientOrderID, n.Status, n.Created, n.ReplacedBy, n.Filled, n.Notional = fmt.Sprintf("61e69015-8549-4bfd-b9c3-%012d", f.seq), req.ClientOrderID, "new", time.Now().UTC(), "", decimal.Zero, decimal.Zero
+	if o.Status == "held" { // a bracket's child waiting for its entry stays held
+		n.Status = "held"
+	}
 	if req.Qty != nil {
 		n.Qty = *req.Qty
 	}
 	if req.LimitPrice != nil {
 		n.Limit = *req.LimitPrice
 	}
+	if req.StopPrice != nil {
+		n.Stop = *req.StopPrice
+	}
+	if req.Trail != nil {
+		if o.TrailPercent.IsPositive() {
+			n.TrailPercent = *req.Trail
+		} else {
+			n.TrailPrice = *req.Trail
+		}
+		n.Stop = trailStop(&n)
+	}
 	o.Status, o.ReplacedBy = "replaced", n.ID
-	f.orders = append(f.orders, n)
+	if p := f.find(o.Parent); p != nil { // a child leg: its parent lists the new one
+		p.Legs[slices.Index(p.Legs, o.ID)] = n.ID
+	}
+	f.orders = append(f.orders, &n)
 	f.report("replaced", o)
-	f.report("new", n)
-	f.execute(n, decimal.RequireFromString(f.assets[n.Symbol].Price))
-	return 200, f.orderJSON(n)
+	f.report("new", &n)
+	if working(&n) {
+		f.execute(&n, decimal.RequireFromString(f.assets[n.Symbol].Price))
+	}
+	return 200, f.orderJSON(&n)
 }
 
 func (f *Fake) latest(symbols string, crypto bool) map[string]any {

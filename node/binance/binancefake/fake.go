@@ -276,6 +276,19 @@ func (f *Fake) FillPartAt(orderID int64, qty, price string) {
 	}
 }
 
+// Expire ends a working order's rest at the venue (EXPIRED, reported on
+// the stream), as Binance does a market order's rest it cannot fill.
+func (f *Fake) Expire(orderID int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range f.orders {
+		if o.ID == orderID && working(o) {
+			o.Status = "EXPIRED"
+			f.report(o, "EXPIRED", decimal.Zero, decimal.Zero)
+		}
+	}
+}
+
 // DropStreams closes every user data stream connection.
 func (f *Fake) DropStreams() {
 	f.mu.Lock()
@@ -794,8 +807,7 @@ func (f *Fake) cancelReplace(form url.Values) (int, any) {
 	f.report(old, "CANCELED", decimal.Zero, decimal.Zero)
 	cancelResp := orderJSON(old)
 	cancelResp["origClientOrderId"] = old.ClientOrderID
-	form.Set("type", "LIMIT")
-	status, body, _ := f.create(form)
+	status, body, _ := f.create(form) // the new order of the request's own type
 	if status != 200 {
 		return 400, map[string]any{"code": -2021, "msg": "Order cancel-replace partially failed.",
 			"data": map[string]any{"cancelResult": "SUCCESS", "newOrderResult": "FAILURE", "cancelResponse": cancelResp, "newOrderResponse": body}}
