@@ -58,3 +58,26 @@ func TestRunIndicatorsAndMCPConfig(t *testing.T) {
 		t.Errorf("--no-trace with --http: %v", err)
 	}
 }
+
+func TestRunDataCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj")
+	var out, errb bytes.Buffer
+	if err := runInit(context.Background(), initOptions{dir: dir}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runDataList(context.Background(), dataListOptions{project: dir}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 || !strings.Contains(errb.String(), "no series yet") {
+		t.Errorf("an empty store: stdout %q stderr %q", out.String(), errb.String())
+	}
+	var ue usageError
+	o := dataImportOptions{project: dir, file: "x.csv", series: "BTC-USD@7m", format: "auto", tz: "UTC", maxSize: "1MiB"}
+	if err := runDataImport(context.Background(), o, &out, &errb); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--series") {
+		t.Errorf("a bad granularity: %v", err)
+	}
+	if err := runDataDelete(context.Background(), dataDeleteOptions{project: dir, series: "nope"}, &out, &errb); !errors.As(err, &ue) {
+		t.Errorf("a bad series name: %v", err)
+	}
+}
