@@ -194,11 +194,6 @@ func runDataImport(ctx context.Context, o dataImportOptions, stdout, stderr io.W
 // maxImportCeiling is the largest --max-size of data import.
 const maxImportCeiling = 64 << 30
 
-// sizeFlag writes a byte count as a size flag's value (2GiB).
-func sizeFlag(n int64) string {
-	return strings.ReplaceAll(strings.TrimSuffix(sizeText(n), " bytes"), " ", "")
-}
-
 // importNotes says how a file was read, beyond its bars.
 func importNotes(r history.ImportReport) string {
 	var notes []string
