@@ -81,3 +81,22 @@ func TestRunDataCommands(t *testing.T) {
 		t.Errorf("a bad series name: %v", err)
 	}
 }
+
+func TestRunStrategyCommands(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := runTemplates(context.Background(), templatesOptions{name: "sma_cross"}, &out, &errb); err != nil || !strings.Contains(out.String(), "def ") {
+		t.Fatalf("sma_cross source: %v\n%s", err, out.String())
+	}
+	dir := filepath.Join(t.TempDir(), "proj")
+	if err := runInit(context.Background(), initOptions{dir: dir}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	o := newStrategyOptions{project: dir, name: "mine", from: "sma_cross"}
+	if err := runNewStrategy(context.Background(), o, &out, &errb); err != nil || !strings.Contains(out.String(), "created strategies/mine.star from template sma_cross") {
+		t.Fatalf("new: %v\n%s", err, out.String())
+	}
+	if err := runNewStrategy(context.Background(), o, &out, &errb); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Errorf("a second new over mine: %v", err)
+	}
+}
