@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,13 +18,36 @@ import (
 // The --http side of wicket mcp: checking its flag family and serving
 // the Streamable HTTP transport to the project's callers.
 
+// mcpHTTPOptions are wicket mcp's --http flag family, as given.
+type mcpHTTPOptions struct {
+	addr          string // --http HOST:PORT; empty: stdio
+	noAuth        bool
+	allowRemote   bool
+	tlsCert       string
+	tlsKey        string
+	allowOrigins  []string
+	shutdownGrace time.Duration
+	set           map[string]bool // the flags of the family given on the command line
+}
+
+// mcpHTTPFlagsOf reads the --http flag family from c.
+func mcpHTTPFlagsOf(c *cli.Context) mcpHTTPOptions {
+	return mcpHTTPOptions{
+		addr: c.String("http"), noAuth: c.Bool("no-auth"), allowRemote: c.Bool("allow-remote"),
+		tlsCert: c.String("tls-cert"), tlsKey: c.String("tls-key"), allowOrigins: c.StringSlice("allow-origin"),
+		shutdownGrace: c.Duration("shutdown-grace"),
+		set:           setFlags(c, "no-auth", "allow-remote", "tls-cert", "tls-key", "allow-origin"),
+	}
+}
+
 // checkHTTPFlags validates the --http flag family before anything starts.
-func checkHTTPFlags(c *cli.Context, addr string) error {
-	remote, noAuth := c.Bool("allow-remote"), c.Bool("no-auth")
-	cert, key := c.String("tls-cert"), c.String("tls-key")
+func checkHTTPFlags(o mcpHTTPOptions) error {
+	addr := o.addr
+	remote, noAuth := o.allowRemote, o.noAuth
+	cert, key := o.tlsCert, o.tlsKey
 	if addr == "" {
 		for _, f := range []string{"no-auth", "allow-remote", "tls-cert", "tls-key", "allow-origin"} {
-			if c.IsSet(f) {
+			if o.set[f] {
 				return usagef("--%s needs --http HOST:PORT", f)
 			}
 		}
@@ -54,15 +79,15 @@ func checkHTTPFlags(c *cli.Context, addr string) error {
 
 // serveHTTP listens and serves MCP over Streamable HTTP until ctx ends
 // (SIGTERM), then lets calls in flight finish within --shutdown-grace.
-func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string, callers *agent.Callers, oauth *agent.OAuth) error {
-	stderr := c.App.ErrWriter
+func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpHTTPOptions, callers *agent.Callers, oauth *agent.OAuth, stderr io.Writer) error {
+	addr := o.addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	bound := ln.Addr().String()
 	h, err := agent.NewHTTP(opts, b, agent.HTTPOptions{
-		Addr: bound, Callers: callers, OAuth: oauth, Remote: c.Bool("allow-remote"), AllowOrigins: c.StringSlice("allow-origin"),
+		Addr: bound, Callers: callers, OAuth: oauth, Remote: o.allowRemote, AllowOrigins: o.allowOrigins,
 	})
 	if err != nil {
 		ln.Close()
@@ -74,10 +99,10 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 	}
 	srv := h.Server() // header, body and idle bounds (agent/http.go)
 	scheme := "http"
-	if c.String("tls-cert") != "" {
+	if o.tlsCert != "" {
 		// Loaded before the server says it serves, so a bad pair never
 		// prints a URL that cannot answer (checkHTTPFlags read it once).
-		cert, err := tls.LoadX509KeyPair(c.String("tls-cert"), c.String("tls-key"))
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 		if err != nil {
 			ln.Close()
 			return usagef("--tls-cert / --tls-key: %v", err)
@@ -109,15 +134,15 @@ func serveHTTP(c *cli.Context, opts agent.Options, b agent.Backends, addr string
 			return nil
 		}
 		return err
-	case <-c.Context.Done():
+	case <-ctx.Done():
 	}
-	grace := c.Duration("shutdown-grace")
+	grace := o.shutdownGrace
 	fmt.Fprintf(stderr, "wicket mcp: shutting down; calls in flight have %s to finish\n", grace)
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	stopCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	herr := make(chan error, 1)
-	go func() { herr <- h.Shutdown(ctx) }()
-	serr := srv.Shutdown(ctx)
+	go func() { herr <- h.Shutdown(stopCtx) }()
+	serr := srv.Shutdown(stopCtx)
 	if err := <-herr; err != nil {
 		fmt.Fprintf(stderr, "wicket mcp: %v\n", err)
 	}

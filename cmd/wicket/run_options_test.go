@@ -100,3 +100,24 @@ func TestRunStrategyCommands(t *testing.T) {
 		t.Errorf("a second new over mine: %v", err)
 	}
 }
+
+func TestRunMCPCheck(t *testing.T) {
+	var out, errb bytes.Buffer
+	o := mcpOptions{
+		project: filepath.Join(t.TempDir(), "none"), profile: "read-only", deny: []string{"run_sweep"}, check: true,
+		loop: mcpLoopOptions{maxWrites: 3, set: map[string]bool{"max-writes": true}},
+	}
+	if err := runMCP(context.Background(), o, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"profile: read-only", "deny-tool: run_sweep", "approval: none", "budgets: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--check lacks %q:\n%s", want, out.String())
+		}
+	}
+	o.loop.maxWrites = -1
+	var ue usageError
+	if err := runMCP(context.Background(), o, &out, &errb); !errors.As(err, &ue) {
+		t.Errorf("a negative --max-writes: %v", err)
+	}
+}
