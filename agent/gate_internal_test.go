@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,27 +12,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node/nodetest"
 )
-
-// fakeClock is an injectable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // TestPreviewExpiry uses an injected clock in-process: a token confirms at
 // 59.999 s and is refused as expired at 60 s, with nothing sent.
 func TestPreviewExpiry(t *testing.T) {
 	n := nodetest.NewServer(t)
-	clock := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	clock := testkit.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	recs := &recorder{}
 	s, err := New(Options{Profile: ProfileFull, Now: clock.Now, NewID: uuid.NewString, Trace: recs},
 		Backends{Config: project.Defaults(), Node: n.Client()})
@@ -64,7 +51,7 @@ func TestPreviewExpiry(t *testing.T) {
 	}
 
 	tok := preview()
-	clock.Add(60 * time.Second)
+	clock.Advance(60 * time.Second)
 	if _, txt, isErr := call(`{"state":"reduce_only","confirm":true,"preview_token":"` + tok + `"}`); !isErr || !strings.Contains(txt, "expired") {
 		t.Fatalf("confirm at 60 s: %s", txt)
 	}
@@ -77,7 +64,7 @@ func TestPreviewExpiry(t *testing.T) {
 	}
 
 	tok = preview()
-	clock.Add(59999 * time.Millisecond)
+	clock.Advance(59999 * time.Millisecond)
 	m, txt, isErr := call(`{"state":"reduce_only","confirm":true,"preview_token":"` + tok + `"}`)
 	if isErr || m["status"] != "accepted" {
 		t.Fatalf("confirm at 59.999 s: %s", txt)

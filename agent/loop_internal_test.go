@@ -13,6 +13,7 @@ import (
 
 	"wicket/agent/budget"
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node/nodetest"
 )
 
@@ -45,7 +46,7 @@ func stateWriter(t *testing.T, c *client.Client) func(state string) (string, boo
 // window reads the injected clock.
 func TestBudgetsArePerSession(t *testing.T) {
 	n := nodetest.NewServer(t)
-	clock := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	clock := testkit.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	mk := func() func(string) (string, bool) {
 		s, err := New(Options{Profile: ProfileFull, Now: clock.Now, NewID: uuid.NewString,
 			Loop: Loop{Budget: budget.Limits{MaxWrites: 3, MaxPerMinute: 2}}},
@@ -69,7 +70,7 @@ func TestBudgetsArePerSession(t *testing.T) {
 	if txt, isErr := b("reduce_only"); isErr {
 		t.Fatalf("session B: %s", txt)
 	}
-	clock.Add(time.Minute)
+	clock.Advance(time.Minute)
 	if txt, isErr := a("active"); isErr {
 		t.Fatalf("session A after the minute: %s", txt)
 	}

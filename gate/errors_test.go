@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wicket/gate"
+	"wicket/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -31,7 +32,7 @@ func sampleErrors(t testing.TB) []sampleError {
 		}
 		out = append(out, sampleError{name, err})
 	}
-	take := func(setup func(g *gate.PendingPreviews[gate.Fields], clk *clock, tok gate.Token) (string, gate.Token, gate.Fields)) error {
+	take := func(setup func(g *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, tok gate.Token) (string, gate.Token, gate.Fields)) error {
 		g, clk := newGate(gate.Options{})
 		tok, _, _ := g.Issue("submit_order", order())
 		tool, tok, cmd := setup(g, clk, tok)
@@ -39,29 +40,29 @@ func sampleErrors(t testing.TB) []sampleError {
 		return err
 	}
 
-	add("unknown", take(func(*gate.PendingPreviews[gate.Fields], *clock, gate.Token) (string, gate.Token, gate.Fields) {
+	add("unknown", take(func(*gate.PendingPreviews[gate.Fields], *testkit.Clock, gate.Token) (string, gate.Token, gate.Fields) {
 		return "submit_order", gate.Token(seqID(42)), order()
 	}))
 	_, err := gate.ParseToken("{" + seqID(1) + "}")
 	add("malformed", err)
-	add("expired", take(func(_ *gate.PendingPreviews[gate.Fields], clk *clock, tok gate.Token) (string, gate.Token, gate.Fields) {
+	add("expired", take(func(_ *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, tok gate.Token) (string, gate.Token, gate.Fields) {
 		clk.Advance(gate.PreviewWindow)
 		return "submit_order", tok, order()
 	}))
-	add("used after success", take(func(g *gate.PendingPreviews[gate.Fields], clk *clock, tok gate.Token) (string, gate.Token, gate.Fields) {
+	add("used after success", take(func(g *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, tok gate.Token) (string, gate.Token, gate.Fields) {
 		clk.Advance(3 * time.Second)
 		g.Take("submit_order", tok, order())
 		return "submit_order", tok, order()
 	}))
-	add("used after mismatch", take(func(g *gate.PendingPreviews[gate.Fields], clk *clock, tok gate.Token) (string, gate.Token, gate.Fields) {
+	add("used after mismatch", take(func(g *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, tok gate.Token) (string, gate.Token, gate.Fields) {
 		clk.Advance(3 * time.Second)
 		g.Take("submit_order", tok, with(order(), "side", "sell"))
 		return "submit_order", tok, order()
 	}))
-	add("wrong tool", take(func(*gate.PendingPreviews[gate.Fields], *clock, gate.Token) (string, gate.Token, gate.Fields) {
+	add("wrong tool", take(func(*gate.PendingPreviews[gate.Fields], *testkit.Clock, gate.Token) (string, gate.Token, gate.Fields) {
 		return "cancel_order", tokFor(1), order()
 	}))
-	add("changed fields", take(func(*gate.PendingPreviews[gate.Fields], *clock, gate.Token) (string, gate.Token, gate.Fields) {
+	add("changed fields", take(func(*gate.PendingPreviews[gate.Fields], *testkit.Clock, gate.Token) (string, gate.Token, gate.Fields) {
 		return "submit_order", tokFor(1), with(with(order(), "quantity", "5"), "price", "-")
 	}))
 	g, _ := newGate(gate.Options{Max: 1})

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wicket/gate"
+	"wicket/internal/testkit"
 )
 
 func TestTakeReturnsTheStoredCommand(t *testing.T) {
@@ -262,20 +263,20 @@ func TestRememberedCountIsBounded(t *testing.T) {
 func TestOutstandingCap(t *testing.T) {
 	tests := []struct {
 		name  string
-		free  func(g *gate.PendingPreviews[gate.Fields], clk *clock, toks []gate.Token)
+		free  func(g *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, toks []gate.Token)
 		issue gate.Kind // kind of the Issue after free
 	}{
-		{"nothing freed", func(*gate.PendingPreviews[gate.Fields], *clock, []gate.Token) {}, gate.KindTooMany},
-		{"just short of expiry", func(_ *gate.PendingPreviews[gate.Fields], clk *clock, _ []gate.Token) {
+		{"nothing freed", func(*gate.PendingPreviews[gate.Fields], *testkit.Clock, []gate.Token) {}, gate.KindTooMany},
+		{"just short of expiry", func(_ *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, _ []gate.Token) {
 			clk.Advance(gate.PreviewWindow - time.Millisecond)
 		}, gate.KindTooMany},
-		{"one confirmed", func(g *gate.PendingPreviews[gate.Fields], _ *clock, toks []gate.Token) {
+		{"one confirmed", func(g *gate.PendingPreviews[gate.Fields], _ *testkit.Clock, toks []gate.Token) {
 			g.Take("submit_order", toks[1], order())
 		}, 0},
-		{"one burned by a mismatch", func(g *gate.PendingPreviews[gate.Fields], _ *clock, toks []gate.Token) {
+		{"one burned by a mismatch", func(g *gate.PendingPreviews[gate.Fields], _ *testkit.Clock, toks []gate.Token) {
 			g.Take("cancel_order", toks[0], order())
 		}, 0},
-		{"all expired", func(_ *gate.PendingPreviews[gate.Fields], clk *clock, _ []gate.Token) {
+		{"all expired", func(_ *gate.PendingPreviews[gate.Fields], clk *testkit.Clock, _ []gate.Token) {
 			clk.Advance(gate.PreviewWindow)
 		}, 0},
 	}

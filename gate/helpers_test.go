@@ -7,30 +7,11 @@ import (
 	"time"
 
 	"wicket/gate"
+	"wicket/internal/testkit"
 )
 
 // epoch is the fake clock's start: a fixed instant, so error texts are stable.
 var epoch = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
-
-// clock is a hand-set clock, safe for concurrent use.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: epoch} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // ids mints canonical uuids in sequence: ...-000000000001, ...-000000000002.
 type ids struct {
@@ -48,8 +29,8 @@ func (s *ids) Next() string {
 func seqID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012x", n) }
 
 // newGate returns a gate on a fresh fake clock and sequential ids.
-func newGate(opts gate.Options) (*gate.PendingPreviews[gate.Fields], *clock) {
-	c := newClock()
+func newGate(opts gate.Options) (*gate.PendingPreviews[gate.Fields], *testkit.Clock) {
+	c := testkit.NewClock(epoch)
 	opts.Now = c.Now
 	if opts.NewID == nil {
 		opts.NewID = new(ids).Next

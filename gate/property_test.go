@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"wicket/gate"
+	"wicket/internal/testkit"
 )
 
 // intent is the model of an order: what it asks for, independent of how its
@@ -185,7 +186,7 @@ type mtoken struct {
 func TestGateAgainstModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const max = 4
-		clk := newClock()
+		clk := testkit.NewClock(epoch)
 		g := gate.New[gate.Fields](gate.Options{Now: clk.Now, NewID: new(ids).Next, Max: max, MaxRemembered: 1000})
 		var model []*mtoken
 

@@ -8,36 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"wicket/internal/testkit"
 )
-
-// clock is a settable clock for a Writer.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(s string) *clock { return &clock{t: mustTime(s)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(s string) {
-	c.mu.Lock()
-	c.t = mustTime(s)
-	c.mu.Unlock()
-}
-
-func mustTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
 
 // syncBuffer is a bytes.Buffer safe for the Writer's concurrent reports.
 type syncBuffer struct {
@@ -59,7 +32,7 @@ func (s *syncBuffer) String() string {
 
 // open opens a Writer on a fresh directory with the clock and a captured
 // stderr.
-func open(t *testing.T, c *clock, opts Options) (*Writer, string, *syncBuffer) {
+func open(t *testing.T, c *testkit.Clock, opts Options) (*Writer, string, *syncBuffer) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "agent")
 	var stderr syncBuffer

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wicket/internal/testkit"
 )
 
 // goldenDirCopy copies the golden month files into a fresh directory and
@@ -53,11 +55,11 @@ func TestReadFilters(t *testing.T) {
 	}{
 		{"all, by time", Filter{},
 			"list_series#9 list_templates#1 run_backtest#2 submit_order#3 submit_order#4 flatten#1 plaec_order#2 node_snapshot#3 validate_strategy#4"},
-		{"since is inclusive", Filter{Since: mustTime("2026-05-01T00:01:01Z")},
+		{"since is inclusive", Filter{Since: testkit.Time("2026-05-01T00:01:01Z")},
 			"plaec_order#2 node_snapshot#3 validate_strategy#4"},
-		{"until is exclusive", Filter{Until: mustTime("2026-05-01T00:00:12.250Z")},
+		{"until is exclusive", Filter{Until: testkit.Time("2026-05-01T00:00:12.250Z")},
 			"list_series#9 list_templates#1 run_backtest#2 submit_order#3"},
-		{"one month only", Filter{Until: mustTime("2026-05-01T00:00:00Z")},
+		{"one month only", Filter{Until: testkit.Time("2026-05-01T00:00:00Z")},
 			"list_templates#1 run_backtest#2"}, // list_series#9 sits in the May file: not read
 		{"tool", Filter{Tool: "submit_order"}, "submit_order#3 submit_order#4"},
 		{"verdict", Filter{Verdict: Refused}, "flatten#1 plaec_order#2"},
@@ -65,7 +67,7 @@ func TestReadFilters(t *testing.T) {
 		{"token prefix", Filter{Token: "5f0c2a8e"}, "submit_order#3 submit_order#4"},
 		{"combined", Filter{Tool: "submit_order", Verdict: OK}, "submit_order#4"},
 		{"nothing", Filter{Tool: "market_exit"}, ""},
-		{"out of range", Filter{Since: mustTime("2027-01-01T00:00:00Z")}, ""},
+		{"out of range", Filter{Since: testkit.Time("2027-01-01T00:00:00Z")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +165,7 @@ func barrier(t *testing.T, w *Writer, ch <-chan Entry) []Entry {
 }
 
 func TestFollowFromNow(t *testing.T) {
-	c := newClock("2026-05-31T23:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-31T23:00:00Z"))
 	w, dir, _ := open(t, c, Options{})
 	w.Write(entry(1, "old", OK)) // before Follow starts: not delivered
 
@@ -173,8 +175,8 @@ func TestFollowFromNow(t *testing.T) {
 		t.Fatalf("delivered %s from before Follow started", ids(got))
 	}
 	w.Write(entry(4, "a", OK))
-	w.Write(entry(5, "a", Refused)) // filtered out
-	c.Set("2026-06-01T00:00:00Z")   // a new month file appears
+	w.Write(entry(5, "a", Refused))             // filtered out
+	c.Set(testkit.Time("2026-06-01T00:00:00Z")) // a new month file appears
 	w.Write(entry(6, "b", OK))
 	if got := barrier(t, w, ch); ids(got) != "a#4 b#6" {
 		t.Errorf("followed %q, want a#4 b#6", ids(got))
@@ -195,7 +197,7 @@ func TestFollowCompletesALineInProgress(t *testing.T) {
 	appendRaw(t, path, line[:40])
 	// Let Follow see the fragment: the barrier is a second file, read
 	// after this one in the same scan.
-	w, err := Open(dir, Options{Now: newClock("2026-06-01T00:00:00Z").Now})
+	w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time("2026-06-01T00:00:00Z")).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +218,7 @@ func TestFollowCompletesALineInProgress(t *testing.T) {
 func TestFollowSinceDeliversHistoryFirst(t *testing.T) {
 	dir := goldenDirCopy(t)
 	r := &Reader{Dir: dir, Poll: time.Millisecond}
-	ch, stop := follow(t, r, Filter{Since: mustTime("2026-05-01T00:01:00Z")})
+	ch, stop := follow(t, r, Filter{Since: testkit.Time("2026-05-01T00:01:00Z")})
 	var got []Entry
 	for range 4 {
 		got = append(got, next(t, ch))
@@ -224,7 +226,7 @@ func TestFollowSinceDeliversHistoryFirst(t *testing.T) {
 	if want := "flatten#1 plaec_order#2 node_snapshot#3 validate_strategy#4"; ids(got) != want {
 		t.Errorf("history %q, want %q", ids(got), want)
 	}
-	w, err := Open(dir, Options{Now: newClock("2026-05-02T00:00:00Z").Now})
+	w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time("2026-05-02T00:00:00Z")).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +241,7 @@ func TestFollowWaitsForTheDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "later")
 	r := &Reader{Dir: dir, Poll: time.Millisecond}
 	ch, stop := follow(t, r, Filter{})
-	w, err := Open(dir, Options{Now: newClock("2026-05-02T00:00:00Z").Now})
+	w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time("2026-05-02T00:00:00Z")).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,7 @@ func TestFollowStopsOnCallbackError(t *testing.T) {
 	r := &Reader{Dir: dir, Poll: time.Millisecond}
 	stopErr := errors.New("enough")
 	n := 0
-	err := r.Follow(context.Background(), Filter{Since: mustTime("2026-01-01T00:00:00Z")}, func(Entry) error {
+	err := r.Follow(context.Background(), Filter{Since: testkit.Time("2026-01-01T00:00:00Z")}, func(Entry) error {
 		n++
 		if n == 3 {
 			return stopErr

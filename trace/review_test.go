@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"wicket/internal/testkit"
 )
 
 func readGolden(t *testing.T) []Entry {
@@ -24,7 +26,7 @@ func TestSummarize(t *testing.T) {
 	if want := (Counts{OK: 4, Preview: 1, Refused: 2, Error: 1, Total: 8}); s.Counts != want {
 		t.Errorf("counts %+v, want %+v", s.Counts, want)
 	}
-	if !s.First.Equal(mustTime("2026-04-30T23:59:58.5Z")) || !s.Last.Equal(mustTime("2026-05-01T00:01:03Z")) {
+	if !s.First.Equal(testkit.Time("2026-04-30T23:59:58.5Z")) || !s.Last.Equal(testkit.Time("2026-05-01T00:01:03Z")) {
 		t.Errorf("range %v .. %v", s.First, s.Last)
 	}
 	var tools []string
@@ -51,7 +53,7 @@ func TestSummarize(t *testing.T) {
 	}
 	a, b := s.Sessions[0], s.Sessions[1]
 	if a.Session != "0198f0a2-7c1e-7a00-9a51-5b0c3d2e1f00" || a.Total != 4 || a.Profile != "full" ||
-		!a.First.Equal(mustTime("2026-04-30T23:59:58.5Z")) || !a.Last.Equal(mustTime("2026-05-01T00:00:12.250Z")) {
+		!a.First.Equal(testkit.Time("2026-04-30T23:59:58.5Z")) || !a.Last.Equal(testkit.Time("2026-05-01T00:00:12.250Z")) {
 		t.Errorf("first session %+v", a)
 	}
 	if b.Profile != "read-only" || b.Refused != 2 || b.Error != 1 || b.OK != 1 {

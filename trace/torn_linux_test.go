@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"wicket/internal/testkit"
 )
 
 // TestTornWriteCostsNoNeighbour cuts a write short for real (RLIMIT_FSIZE,
@@ -54,7 +56,7 @@ func TestHelperTornWriter(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestTornWriteCostsNoNeighbour")
 	}
-	c := newClock("2026-05-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z"))
 	trace := filepath.Join(dir, "agent")
 	w1, err := Open(trace, Options{Now: c.Now, Stderr: os.Stderr})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"wicket/internal/testkit"
 )
 
 // TestRemovedWhileWriting: the month file, and then the whole trace
@@ -13,7 +15,7 @@ import (
 // recreates what is missing and lands in it, and each removal is said on
 // stderr once.
 func TestRemovedWhileWriting(t *testing.T) {
-	c := newClock("2026-05-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z"))
 	w, dir, stderr := open(t, c, Options{})
 	path := filepath.Join(dir, "2026-05.jsonl")
 	w.Write(entry(1, "a", OK))

@@ -14,10 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wicket/internal/testkit"
 )
 
 func TestOpenCreatesDirAndMonthFile(t *testing.T) {
-	c := newClock("2026-05-14T10:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-14T10:00:00Z"))
 	_, dir, _ := open(t, c, Options{})
 	fi, err := os.Stat(filepath.Join(dir, "2026-05.jsonl"))
 	if err != nil {
@@ -41,7 +43,7 @@ func TestOpenRejectsEmptyDir(t *testing.T) {
 }
 
 func TestWriteStampsTSFromNowWhenZero(t *testing.T) {
-	c := newClock("2026-05-14T10:00:00.123456Z")
+	c := testkit.NewClock(testkit.Time("2026-05-14T10:00:00.123456Z"))
 	w, dir, _ := open(t, c, Options{})
 	e := entry(1, "list_templates", OK)
 	w.Write(e)
@@ -61,7 +63,7 @@ func TestWriteStampsTSFromNowWhenZero(t *testing.T) {
 // TestWriteManyGoroutines feeds one Writer from many goroutines: every
 // line arrives whole, once.
 func TestWriteManyGoroutines(t *testing.T) {
-	c := newClock("2026-05-14T10:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-14T10:00:00Z"))
 	w, dir, stderr := open(t, c, Options{})
 	const goroutines, each = 16, 100
 	var wg sync.WaitGroup
@@ -89,7 +91,7 @@ func TestWriteManyGoroutines(t *testing.T) {
 // directory at once: no torn or interleaved line.
 func TestTwoWritersOneDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "agent")
-	c := newClock("2026-05-14T10:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-14T10:00:00Z"))
 	var ws []*Writer
 	for range 2 {
 		w, err := Open(dir, Options{Now: c.Now, Stderr: os.Stderr})
@@ -156,7 +158,7 @@ func TestHelperWriterProcess(t *testing.T) {
 		t.Skip("helper process for TestTwoProcessesOneDir")
 	}
 	n, _ := strconv.Atoi(os.Getenv("TRACE_HELPER_N"))
-	w, err := Open(dir, Options{Now: newClock("2026-05-14T10:00:00Z").Now, Stderr: os.Stderr})
+	w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time("2026-05-14T10:00:00Z")).Now, Stderr: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,23 +202,23 @@ func checkComplete(t *testing.T, entries []Entry, tools, each int) {
 // TestMonthRollOver writes across a month boundary with an injected clock:
 // each entry lands in the file of its UTC month.
 func TestMonthRollOver(t *testing.T) {
-	c := newClock("2026-01-31T23:59:59.998Z")
+	c := testkit.NewClock(testkit.Time("2026-01-31T23:59:59.998Z"))
 	w, dir, _ := open(t, c, Options{})
 	w.Write(entry(1, "a", OK))
-	c.Set("2026-02-01T00:00:00Z")
+	c.Set(testkit.Time("2026-02-01T00:00:00Z"))
 	w.Write(entry(2, "a", OK))
 	// An entry stamped by the caller before the roll (a slow call) still
 	// goes to its own month.
 	late := entry(3, "a", OK)
-	late.TS = mustTime("2026-01-31T23:59:59.999Z")
+	late.TS = testkit.Time("2026-01-31T23:59:59.999Z")
 	w.Write(late)
 	// A time zone does not move an entry out of its UTC month.
 	tz := entry(4, "a", OK)
-	tz.TS = mustTime("2026-03-01T00:30:00+01:00") // February in UTC
+	tz.TS = testkit.Time("2026-03-01T00:30:00+01:00") // February in UTC
 	w.Write(tz)
-	c.Set("2026-12-31T23:59:59Z")
+	c.Set(testkit.Time("2026-12-31T23:59:59Z"))
 	w.Write(entry(5, "a", OK))
-	c.Set("2027-01-01T00:00:00Z")
+	c.Set(testkit.Time("2027-01-01T00:00:00Z"))
 	w.Write(entry(6, "a", OK))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -277,7 +279,7 @@ func TestPruneKeepsExactly24(t *testing.T) {
 		}
 	}
 	// The clock is in the newest month, whose file exists already.
-	w, err := Open(dir, Options{Now: newClock("2026-06-15T00:00:00Z").Now})
+	w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time("2026-06-15T00:00:00Z")).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +326,7 @@ func TestPruneCountsTheNewMonthAndHonoursKeep(t *testing.T) {
 			for _, m := range []string{"2026-01", "2026-02", "2026-03", "2026-04"} {
 				write(t, filepath.Join(dir, m+".jsonl"), "")
 			}
-			w, err := Open(dir, Options{Now: newClock(tt.clock).Now, Keep: tt.keep})
+			w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time(tt.clock)).Now, Keep: tt.keep})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,12 +342,12 @@ func TestPruneCountsTheNewMonthAndHonoursKeep(t *testing.T) {
 // TestRollForwardPrunes: a server that runs across months keeps the
 // directory pruned as a fresh start would.
 func TestRollForwardPrunes(t *testing.T) {
-	c := newClock("2026-01-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-01-10T00:00:00Z"))
 	w, dir, _ := open(t, c, Options{Keep: 2})
 	w.Write(entry(1, "a", OK))
-	c.Set("2026-02-10T00:00:00Z")
+	c.Set(testkit.Time("2026-02-10T00:00:00Z"))
 	w.Write(entry(2, "a", OK))
-	c.Set("2026-03-10T00:00:00Z")
+	c.Set(testkit.Time("2026-03-10T00:00:00Z"))
 	w.Write(entry(3, "a", OK))
 	names, _ := monthFiles(dir)
 	if want := []string{"2026-02.jsonl", "2026-03.jsonl"}; fmt.Sprint(names) != fmt.Sprint(want) {
@@ -356,12 +358,12 @@ func TestRollForwardPrunes(t *testing.T) {
 // TestUnwritableDirectory: a write failure is reported once per distinct
 // error, the caller goes on, and writing resumes when the cause goes away.
 func TestUnwritableDirectory(t *testing.T) {
-	c := newClock("2026-05-31T23:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-31T23:00:00Z"))
 	w, dir, stderr := open(t, c, Options{})
 	w.Write(entry(1, "a", OK))
 
 	restore := makeUnwritable(t, dir)
-	c.Set("2026-06-01T00:00:01Z") // a new month file must be created
+	c.Set(testkit.Time("2026-06-01T00:00:01Z")) // a new month file must be created
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -395,7 +397,7 @@ func TestUnwritableDirectory(t *testing.T) {
 	// A second outage with the same cause is reported again.
 	before := stderr.String()
 	restore = makeUnwritable(t, dir)
-	c.Set("2026-07-01T00:00:00Z")
+	c.Set(testkit.Time("2026-07-01T00:00:00Z"))
 	w.Write(entry(7, "a", OK))
 	restore()
 	if !strings.Contains(stderr.String()[len(before):], "2026-07.jsonl") {
@@ -445,7 +447,7 @@ func TestWriteFailureOnOpenFile(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /dev/full")
 	}
-	c := newClock("2026-05-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z"))
 	dir := filepath.Join(t.TempDir(), "agent")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -481,7 +483,7 @@ func TestWriteFailureOnOpenFile(t *testing.T) {
 // TestOversizedEntryDropsArgs: an entry over 64 KiB loses its args, not its
 // row.
 func TestOversizedEntryDropsArgs(t *testing.T) {
-	c := newClock("2026-05-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z"))
 	w, dir, _ := open(t, c, Options{})
 	big := entry(1, "run_backtest", OK)
 	big.Args = json.RawMessage(fmt.Sprintf(`{"source":%q}`, strings.Repeat("a", MaxLine)))
@@ -524,7 +526,7 @@ func TestOversizedEntryDropsArgs(t *testing.T) {
 // TestCallerMistakes: a missing verdict or arguments that are not JSON are
 // recorded (the row survives) and reported once.
 func TestCallerMistakes(t *testing.T) {
-	c := newClock("2026-05-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z"))
 	w, dir, stderr := open(t, c, Options{})
 	for range 2 {
 		w.Write(Entry{Session: "s", Seq: 1, Tool: "submit_order", Args: json.RawMessage(`{}`)})
@@ -547,7 +549,7 @@ func TestCallerMistakes(t *testing.T) {
 }
 
 func TestWriteAfterClose(t *testing.T) {
-	c := newClock("2026-05-10T00:00:00Z")
+	c := testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z"))
 	w, dir, stderr := open(t, c, Options{})
 	w.Write(entry(1, "a", OK))
 	if err := w.Close(); err != nil {
@@ -571,7 +573,7 @@ func TestTornTailIsTerminated(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "2026-05.jsonl")
 	write(t, path, `{"ts":"2026-05-01T00:00:00.000Z","session":"s","seq":1,"tool":"a","write":false,"profile":"full","verdict":"ok","ms":1}`+"\n"+`{"ts":"2026-05-01T00:00:01.000Z","sess`)
-	w, err := Open(dir, Options{Now: newClock("2026-05-10T00:00:00Z").Now})
+	w, err := Open(dir, Options{Now: testkit.NewClock(testkit.Time("2026-05-10T00:00:00Z")).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +592,7 @@ func TestTornTailIsTerminated(t *testing.T) {
 }
 
 func TestSyncWrites(t *testing.T) {
-	c := newClock("2026-05-31T23:59:59Z")
+	c := testkit.NewClock(testkit.Time("2026-05-31T23:59:59Z"))
 	w, dir, stderr := open(t, c, Options{Sync: true})
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -603,7 +605,7 @@ func TestSyncWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	c.Set("2026-06-01T00:00:00Z") // a roll closes the synced file
+	c.Set(testkit.Time("2026-06-01T00:00:00Z")) // a roll closes the synced file
 	w.Write(entry(20, "tool0", OK))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

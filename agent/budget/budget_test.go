@@ -8,19 +8,17 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node/command"
 	"wicket/node/guardrail"
 )
 
-type clock struct{ t time.Time }
+// t0 is where every test's clock starts.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func (c *clock) now() time.Time      { return c.t }
-func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
-func newClock() *clock               { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-func d(s string) decimal.Decimal     { return decimal.RequireFromString(s) }
 func spend(t *testing.T, s *Session, n string) []string {
 	t.Helper()
-	h, err := s.Reserve(d(n), true)
+	h, err := s.Reserve(testkit.D(n), true)
 	if err != nil {
 		t.Fatalf("Reserve(%s): %v", n, err)
 	}
@@ -47,8 +45,8 @@ func refused(t *testing.T, err error, limit string, want ...string) {
 // saying 0 left.
 func TestMaxWritesEdges(t *testing.T) {
 	for _, n := range []int{1, 2, 5} {
-		c := newClock()
-		s := New(Limits{MaxWrites: n}, c.now)
+		c := testkit.NewClock(t0)
+		s := New(Limits{MaxWrites: n}, c.Now)
 		for i := 0; i < n-1; i++ {
 			spend(t, s, "0")
 		}
@@ -68,13 +66,13 @@ func itoa(n int) string { return decimal.NewFromInt(int64(n)).String() }
 
 // TestReleaseGivesBack: a write that was not sent does not count.
 func TestReleaseGivesBack(t *testing.T) {
-	c := newClock()
-	s := New(Limits{MaxWrites: 1, MaxNotional: d("100"), MaxPerMinute: 1}, c.now)
-	h, err := s.Reserve(d("100"), true)
+	c := testkit.NewClock(t0)
+	s := New(Limits{MaxWrites: 1, MaxNotional: testkit.D("100"), MaxPerMinute: 1}, c.Now)
+	h, err := s.Reserve(testkit.D("100"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Reserve(d("0"), true); err == nil {
+	if _, err := s.Reserve(testkit.D("0"), true); err == nil {
 		t.Fatal("a second write fit while the first was held")
 	}
 	h.Release()
@@ -91,17 +89,17 @@ func TestReleaseGivesBack(t *testing.T) {
 
 // TestNotionalAtDecimalPrecision: the budget is exact to the last decimal.
 func TestNotionalAtDecimalPrecision(t *testing.T) {
-	c := newClock()
-	s := New(Limits{MaxNotional: d("1000.00000001")}, c.now)
+	c := testkit.NewClock(t0)
+	s := New(Limits{MaxNotional: testkit.D("1000.00000001")}, c.Now)
 	spend(t, s, "600.1")
 	spend(t, s, "399.9") // 1000 exactly: 0.00000001 left
 	if got := s.Status()[NameNotional]; got.Used != "1000" || got.Left != "0.00000001" {
 		t.Errorf("status %+v", got)
 	}
-	_, err := s.Reserve(d("0.00000002"), true)
+	_, err := s.Reserve(testkit.D("0.00000002"), true)
 	refused(t, err, NameNotional, "0.00000002 exceeds", "0.00000001 left")
 	spend(t, s, "0.00000001") // exactly what is left fits
-	_, err = s.Reserve(d("0.00000001"), true)
+	_, err = s.Reserve(testkit.D("0.00000001"), true)
 	refused(t, err, NameNotional, "0 left")
 	// A zero-notional write (a cancel) still fits when notional is spent.
 	spend(t, s, "0")
@@ -113,8 +111,8 @@ func TestNotionalEdges(t *testing.T) {
 		order string
 		ok    bool
 	}{{"99.99", true}, {"100", true}, {"100.01", false}} {
-		s := New(Limits{MaxNotional: d("100")}, newClock().now)
-		_, err := s.Reserve(d(tc.order), true)
+		s := New(Limits{MaxNotional: testkit.D("100")}, testkit.NewClock(t0).Now)
+		_, err := s.Reserve(testkit.D(tc.order), true)
 		if (err == nil) != tc.ok {
 			t.Errorf("order %s against 100: err=%v", tc.order, err)
 		}
@@ -124,11 +122,11 @@ func TestNotionalEdges(t *testing.T) {
 // TestUnvalued: an order that cannot be valued is refused only when a
 // notional budget is set.
 func TestUnvalued(t *testing.T) {
-	s := New(Limits{MaxWrites: 3}, newClock().now)
+	s := New(Limits{MaxWrites: 3}, testkit.NewClock(t0).Now)
 	if _, err := s.Reserve(decimal.Zero, false); err != nil {
 		t.Errorf("no notional budget: %v", err)
 	}
-	s = New(Limits{MaxNotional: d("5")}, newClock().now)
+	s = New(Limits{MaxNotional: testkit.D("5")}, testkit.NewClock(t0).Now)
 	_, err := s.Reserve(decimal.Zero, false)
 	refused(t, err, NameNotional, "cannot be valued")
 }
@@ -136,24 +134,24 @@ func TestUnvalued(t *testing.T) {
 // TestPerMinuteWindow: N-1, N fit in a minute, N+1 is refused with the wait,
 // and the window slides with the injected clock.
 func TestPerMinuteWindow(t *testing.T) {
-	c := newClock()
-	s := New(Limits{MaxPerMinute: 3}, c.now)
+	c := testkit.NewClock(t0)
+	s := New(Limits{MaxPerMinute: 3}, c.Now)
 	spend(t, s, "0") // t0
-	c.add(20 * time.Second)
+	c.Advance(20 * time.Second)
 	spend(t, s, "0") // t0+20
-	c.add(10 * time.Second)
+	c.Advance(10 * time.Second)
 	spend(t, s, "0") // t0+30: the N-th
 	_, err := s.Reserve(decimal.Zero, true)
 	refused(t, err, NamePerMinute, "3 of 3", "0 left", "next one fits in 30s")
-	c.add(29*time.Second + 999*time.Millisecond) // t0+59.999: the first still counts
+	c.Advance(29*time.Second + 999*time.Millisecond) // t0+59.999: the first still counts
 	_, err = s.Reserve(decimal.Zero, true)
 	refused(t, err, NamePerMinute, "next one fits in 1s")
-	c.add(time.Millisecond) // t0+60: the first leaves the window
+	c.Advance(time.Millisecond) // t0+60: the first leaves the window
 	spend(t, s, "0")
 	if got := s.Status()[NamePerMinute]; got.Used != "3" || got.Left != "0" {
 		t.Errorf("status %+v", got)
 	}
-	c.add(time.Hour)
+	c.Advance(time.Hour)
 	if got := s.Status()[NamePerMinute]; got.Used != "0" || got.Left != "3" {
 		t.Errorf("after an hour %+v", got)
 	}
@@ -161,8 +159,8 @@ func TestPerMinuteWindow(t *testing.T) {
 
 // TestWarnAtEightyPercent: each budget warns once when it reaches 80 %.
 func TestWarnAtEightyPercent(t *testing.T) {
-	c := newClock()
-	s := New(Limits{MaxWrites: 5, MaxNotional: d("1000")}, c.now)
+	c := testkit.NewClock(t0)
+	s := New(Limits{MaxWrites: 5, MaxNotional: testkit.D("1000")}, c.Now)
 	if w := spend(t, s, "100"); len(w) != 0 { // 1/5, 100/1000
 		t.Errorf("early warning %v", w)
 	}
@@ -184,8 +182,8 @@ func TestWarnAtEightyPercent(t *testing.T) {
 // TestPerMinuteWarningRearms: the per-minute warning fires each time the
 // window climbs back to 80 %.
 func TestPerMinuteWarningRearms(t *testing.T) {
-	c := newClock()
-	s := New(Limits{MaxPerMinute: 5}, c.now)
+	c := testkit.NewClock(t0)
+	s := New(Limits{MaxPerMinute: 5}, c.Now)
 	for i := 0; i < 3; i++ {
 		if w := spend(t, s, "0"); len(w) != 0 {
 			t.Fatalf("write %d warned %v", i+1, w)
@@ -197,7 +195,7 @@ func TestPerMinuteWarningRearms(t *testing.T) {
 	if w := spend(t, s, "0"); len(w) != 0 {
 		t.Errorf("5/5 warned again: %q", w)
 	}
-	c.add(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	spend(t, s, "0")
 	spend(t, s, "0")
 	spend(t, s, "0")
@@ -207,7 +205,7 @@ func TestPerMinuteWarningRearms(t *testing.T) {
 }
 
 func TestUnlimited(t *testing.T) {
-	s := New(Limits{}, newClock().now)
+	s := New(Limits{}, testkit.NewClock(t0).Now)
 	for i := 0; i < 1000; i++ {
 		if w := spend(t, s, "1000000"); w != nil {
 			t.Fatal(w)
@@ -219,12 +217,12 @@ func TestUnlimited(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	for _, l := range []Limits{{MaxWrites: -1}, {MaxNotional: d("-0.01")}, {MaxPerMinute: -1}} {
+	for _, l := range []Limits{{MaxWrites: -1}, {MaxNotional: testkit.D("-0.01")}, {MaxPerMinute: -1}} {
 		if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "negative") {
 			t.Errorf("%+v: %v", l, err)
 		}
 	}
-	l := Limits{MaxWrites: 3, MaxNotional: d("2500.5"), MaxPerMinute: 2}
+	l := Limits{MaxWrites: 3, MaxNotional: testkit.D("2500.5"), MaxPerMinute: 2}
 	if err := l.Validate(); err != nil || l.String() != "--max-writes 3 --max-notional 2500.5 --max-writes-per-minute 2" {
 		t.Errorf("%v %q", err, l.String())
 	}
@@ -247,21 +245,21 @@ func (v view) OpenOrder(_, id, coid string) (guardrail.Order, bool) {
 }
 
 func TestNotional(t *testing.T) {
-	v := view{marks: map[string]decimal.Decimal{"BTC-USD": d("60000.25")},
-		orders: []guardrail.Order{{ID: "o1", ClientOrderID: "c1", Quantity: d("2"), Price: d("10.5"), Type: command.Limit}}}
+	v := view{marks: map[string]decimal.Decimal{"BTC-USD": testkit.D("60000.25")},
+		orders: []guardrail.Order{{ID: "o1", ClientOrderID: "c1", Quantity: testkit.D("2"), Price: testkit.D("10.5"), Type: command.Limit}}}
 	for _, tc := range []struct {
 		c      command.Command
 		view   guardrail.View
 		want   string
 		valued bool
 	}{
-		{command.Command{Verb: command.SubmitOrder, Type: command.Market, Symbol: "BTC-USD", Quantity: d("0.5")}, v, "30000.125", true},
-		{command.Command{Verb: command.SubmitOrder, Type: command.Market, Symbol: "ETH-USD", Quantity: d("0.5")}, v, "0", false},
-		{command.Command{Verb: command.SubmitOrder, Type: command.Market, Symbol: "BTC-USD", Quantity: d("0.5")}, nil, "0", false},
-		{command.Command{Verb: command.SubmitOrder, Type: command.Limit, Symbol: "ETH-USD", Quantity: d("0.001"), Price: d("3000.01")}, nil, "3.00001", true},
-		{command.Command{Verb: command.Modify, OrderID: "o1", Quantity: d("3")}, v, "31.5", true},
-		{command.Command{Verb: command.Modify, ClientOrderID: "c1", Price: d("11")}, v, "22", true},
-		{command.Command{Verb: command.Modify, OrderID: "nope", Price: d("11")}, v, "0", false},
+		{command.Command{Verb: command.SubmitOrder, Type: command.Market, Symbol: "BTC-USD", Quantity: testkit.D("0.5")}, v, "30000.125", true},
+		{command.Command{Verb: command.SubmitOrder, Type: command.Market, Symbol: "ETH-USD", Quantity: testkit.D("0.5")}, v, "0", false},
+		{command.Command{Verb: command.SubmitOrder, Type: command.Market, Symbol: "BTC-USD", Quantity: testkit.D("0.5")}, nil, "0", false},
+		{command.Command{Verb: command.SubmitOrder, Type: command.Limit, Symbol: "ETH-USD", Quantity: testkit.D("0.001"), Price: testkit.D("3000.01")}, nil, "3.00001", true},
+		{command.Command{Verb: command.Modify, OrderID: "o1", Quantity: testkit.D("3")}, v, "31.5", true},
+		{command.Command{Verb: command.Modify, ClientOrderID: "c1", Price: testkit.D("11")}, v, "22", true},
+		{command.Command{Verb: command.Modify, OrderID: "nope", Price: testkit.D("11")}, v, "0", false},
 		{command.Command{Verb: command.CancelOrder, OrderID: "o1"}, nil, "0", true},
 		{command.Command{Verb: command.Flatten}, nil, "0", true},
 	} {
@@ -275,8 +273,8 @@ func TestNotional(t *testing.T) {
 // TestConcurrentReserveNeverOverspends: many confirms at once fit exactly
 // the budget, never one more.
 func TestConcurrentReserveNeverOverspends(t *testing.T) {
-	c := newClock()
-	s := New(Limits{MaxWrites: 7, MaxNotional: d("10")}, c.now)
+	c := testkit.NewClock(t0)
+	s := New(Limits{MaxWrites: 7, MaxNotional: testkit.D("10")}, c.Now)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	admitted := 0
@@ -284,7 +282,7 @@ func TestConcurrentReserveNeverOverspends(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h, err := s.Reserve(d("1.5"), true)
+			h, err := s.Reserve(testkit.D("1.5"), true)
 			if err != nil {
 				return
 			}

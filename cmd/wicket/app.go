@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -13,13 +11,6 @@ import (
 
 	"wicket/internal/buildinfo"
 	"wicket/internal/project"
-)
-
-// Exit codes, decided here and nowhere else.
-const (
-	exitOK      = 0
-	exitFailure = 1 // a runtime failure: one line on stderr
-	exitUsage   = 2 // a usage error: names the valid choices
 )
 
 // version is the release stamp, set with -ldflags "-X main.version=..."
@@ -137,53 +128,4 @@ func groupAction(c *cli.Context) error {
 		return cli.ShowAppHelp(c)
 	}
 	return usagef("%s needs a subcommand: %s (see --help)", name, strings.Join(valid, ", "))
-}
-
-// usageError marks an error as the caller's mistake: exit code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// exitCode maps an error to the process exit code and prints it as one line.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return exitOK
-	}
-	code := exitFailure
-	var ue usageError
-	var ec cli.ExitCoder
-	switch {
-	case errors.As(err, &ue):
-		code = exitUsage
-	case errors.As(err, &ec):
-		code = ec.ExitCode()
-	}
-	if msg := strings.TrimSpace(err.Error()); msg != "" {
-		msg = strings.ReplaceAll(msg, "\n", "; ")
-		if !strings.HasPrefix(msg, "wicket ") { // "wicket trace: ..." names itself already
-			msg = "wicket: " + msg
-		}
-		fmt.Fprintln(stderr, msg)
-	}
-	return code
-}
-
-// openProject resolves the project for a command (--project, then
-// WICKET_PROJECT, then the nearest ancestor holding wicket.toml) and reads
-// its wicket.toml, so a malformed file is reported, with line and column, by
-// whichever command meets it first.
-func openProject(c *cli.Context) (project.Project, project.Config, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return project.Project{}, project.Config{}, err
-	}
-	p, err := project.Find(c.String("project"), os.Getenv(project.EnvProject), cwd)
-	if err != nil {
-		return p, project.Config{}, err
-	}
-	cfg, err := p.Config()
-	return p, cfg, err
 }

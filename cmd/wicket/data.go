@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,36 +48,47 @@ func dataSeedDemoCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("data seed-demo takes no arguments, got %q", c.Args().First())
 			}
-			p, _, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			store, err := history.Open(p.HistoryPath())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			results, err := history.SeedDemo(c.Context, store)
-			if err != nil {
-				return fmt.Errorf("data seed-demo: %w", err)
-			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERIES\tBARS\tSTATUS")
-			for _, r := range results {
-				status := "written"
-				if r.Skipped {
-					status = "skipped: " + r.Note
-				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", r.Series, r.Bars, status)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.ErrWriter, "demo history (ending %s) is in %s; try `wicket data list`\n",
-				history.DemoEnd.Format(time.DateOnly), p.HistoryPath())
-			return nil
+			o := dataSeedDemoOptions{project: c.String("project")}
+			return runDataSeedDemo(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// dataSeedDemoOptions is what wicket data seed-demo works with, filled from its flags.
+type dataSeedDemoOptions struct {
+	project string // the --project flag
+}
+
+// runDataSeedDemo writes the demo series into the project's history store.
+func runDataSeedDemo(ctx context.Context, o dataSeedDemoOptions, stdout, stderr io.Writer) error {
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	store, err := history.Open(p.HistoryPath())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	results, err := history.SeedDemo(ctx, store)
+	if err != nil {
+		return fmt.Errorf("data seed-demo: %w", err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERIES\tBARS\tSTATUS")
+	for _, r := range results {
+		status := "written"
+		if r.Skipped {
+			status = "skipped: " + r.Note
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", r.Series, r.Bars, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "demo history (ending %s) is in %s; try `wicket data list`\n",
+		history.DemoEnd.Format(time.DateOnly), p.HistoryPath())
+	return nil
 }
 
 func dataImportCommand() *cli.Command {
@@ -111,62 +124,75 @@ func dataImportCommand() *cli.Command {
 			if len(args) != 1 {
 				return usagef("data import needs exactly one FILE.csv, got %d arguments (usage: wicket data import FILE.csv --series SYMBOL@1h)", len(args))
 			}
-			series := c.String("series")
-			if series == "" {
-				return usagef("data import needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (granularity one of 1m 5m 15m 1h 4h 1d)")
-			}
-			_, g, err := history.CheckSeries(series)
-			if err != nil {
-				return usageError{fmt.Errorf("--series: %w", err)}
-			}
-			format, err := history.ParseFormat(c.String("format"))
-			if err != nil {
-				return usageError{fmt.Errorf("--format: %w", err)}
-			}
-			tz, err := time.LoadLocation(c.String("tz"))
-			if err != nil || c.String("tz") == "" || strings.EqualFold(c.String("tz"), "local") {
-				return usagef("--tz %q is not an IANA time zone such as UTC, America/New_York or Europe/London", c.String("tz"))
-			}
-			maxSize, err := parseSizeUpTo(c.String("max-size"), maxImportCeiling)
-			if err != nil {
-				return usageError{fmt.Errorf("--max-size: %w", err)}
-			}
-			p, _, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			file := args[0]
-			f, err := history.ImportFile(file, maxSize)
-			if err != nil {
-				return fmt.Errorf("data import: %w", err)
-			}
-			defer f.Close()
-			bars, rep, err := history.Import(f, history.ImportOptions{Format: format, TZ: tz, Adjusted: c.Bool("adjusted"), Granularity: g})
-			if err != nil {
-				return fmt.Errorf("data import %s: %w", file, err)
-			}
-			store, err := history.Open(p.HistoryPath())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			if err := store.Write(c.Context, series, bars, history.WriteOptions{Replace: c.Bool("replace"), Source: history.SourceImport}); err != nil {
-				return fmt.Errorf("data import %s: %w", file, err)
-			}
-			fmt.Fprintf(c.App.Writer, "imported %d bars into %s (%s to %s) from %s CSV%s; %s\n", bars.Len(), series,
-				unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]), rep.Format, importNotes(rep), rep.Gaps)
-			return nil
+			o := dataImportOptions{project: c.String("project"), file: args[0], series: c.String("series"), format: c.String("format"), tz: c.String("tz"), maxSize: c.String("max-size"), adjusted: c.Bool("adjusted"), replace: c.Bool("replace")}
+			return runDataImport(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
+// dataImportOptions is what wicket data import works with, filled from its flags.
+type dataImportOptions struct {
+	project  string // the --project flag
+	file     string // the CSV file
+	series   string
+	format   string
+	tz       string // the zone of times written without one
+	maxSize  string // the --max-size text
+	adjusted bool
+	replace  bool
+}
+
+// runDataImport checks the flags, reads o.file and writes its bars as one series.
+func runDataImport(ctx context.Context, o dataImportOptions, stdout, stderr io.Writer) error {
+	series := o.series
+	if series == "" {
+		return usagef("data import needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (granularity one of 1m 5m 15m 1h 4h 1d)")
+	}
+	_, g, err := history.CheckSeries(series)
+	if err != nil {
+		return usageError{fmt.Errorf("--series: %w", err)}
+	}
+	format, err := history.ParseFormat(o.format)
+	if err != nil {
+		return usageError{fmt.Errorf("--format: %w", err)}
+	}
+	tz, err := time.LoadLocation(o.tz)
+	if err != nil || o.tz == "" || strings.EqualFold(o.tz, "local") {
+		return usagef("--tz %q is not an IANA time zone such as UTC, America/New_York or Europe/London", o.tz)
+	}
+	maxSize, err := parseSizeUpTo(o.maxSize, maxImportCeiling)
+	if err != nil {
+		return usageError{fmt.Errorf("--max-size: %w", err)}
+	}
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	file := o.file
+	f, err := history.ImportFile(file, maxSize)
+	if err != nil {
+		return fmt.Errorf("data import: %w", err)
+	}
+	defer f.Close()
+	bars, rep, err := history.Import(f, history.ImportOptions{Format: format, TZ: tz, Adjusted: o.adjusted, Granularity: g})
+	if err != nil {
+		return fmt.Errorf("data import %s: %w", file, err)
+	}
+	store, err := history.Open(p.HistoryPath())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Write(ctx, series, bars, history.WriteOptions{Replace: o.replace, Source: history.SourceImport}); err != nil {
+		return fmt.Errorf("data import %s: %w", file, err)
+	}
+	fmt.Fprintf(stdout, "imported %d bars into %s (%s to %s) from %s CSV%s; %s\n", bars.Len(), series,
+		unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]), rep.Format, importNotes(rep), rep.Gaps)
+	return nil
+}
+
 // maxImportCeiling is the largest --max-size of data import.
 const maxImportCeiling = 64 << 30
-
-// sizeFlag writes a byte count as a size flag's value (2GiB).
-func sizeFlag(n int64) string {
-	return strings.ReplaceAll(strings.TrimSuffix(sizeText(n), " bytes"), " ", "")
-}
 
 // importNotes says how a file was read, beyond its bars.
 func importNotes(r history.ImportReport) string {
@@ -214,47 +240,59 @@ func dataListCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("data list takes no arguments, got %q", c.Args().First())
 			}
-			p, _, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			var infos []history.SeriesInfo
-			store, err := history.OpenReadOnly(p.HistoryPath())
-			var he *history.Error
-			switch {
-			case errors.As(err, &he) && he.Kind == history.KindNotFound:
-				// No store yet: an empty list, and the hint below.
-			case err != nil:
-				return err
-			default:
-				defer store.Close()
-				if infos, err = store.List(); err != nil {
-					return err
-				}
-			}
-			if c.Bool("json") {
-				out := make([]seriesJSON, len(infos))
-				for i, s := range infos {
-					out[i] = seriesJSON{Series: s.Name, Symbol: s.Symbol, Granularity: string(s.Granularity), Source: s.Source,
-						ProviderSymbol: s.ProviderSymbol, Bars: s.Bars, First: s.First.Format(time.RFC3339), Last: s.Last.Format(time.RFC3339)}
-					if !s.FetchedAt.IsZero() {
-						out[i].FetchedAt = s.FetchedAt.Format(time.RFC3339)
-					}
-				}
-				return writeJSON(c.App.Writer, out)
-			}
-			if len(infos) == 0 {
-				fmt.Fprintln(c.App.ErrWriter, "no series yet; run `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`")
-				return nil
-			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERIES\tSOURCE\tBARS\tFIRST\tLAST")
-			for _, s := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, sourceLabel(s), s.Bars, s.First.Format(time.RFC3339), s.Last.Format(time.RFC3339))
-			}
-			return tw.Flush()
+			o := dataListOptions{project: c.String("project"), json: c.Bool("json")}
+			return runDataList(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// dataListOptions is what wicket data list works with, filled from its flags.
+type dataListOptions struct {
+	project string // the --project flag
+	json    bool
+}
+
+// runDataList lists the stored series.
+func runDataList(ctx context.Context, o dataListOptions, stdout, stderr io.Writer) error {
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	var infos []history.SeriesInfo
+	store, err := history.OpenReadOnly(p.HistoryPath())
+	var he *history.Error
+	switch {
+	case errors.As(err, &he) && he.Kind == history.KindNotFound:
+		// No store yet: an empty list, and the hint below.
+	case err != nil:
+		return err
+	default:
+		defer store.Close()
+		if infos, err = store.List(); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		out := make([]seriesJSON, len(infos))
+		for i, s := range infos {
+			out[i] = seriesJSON{Series: s.Name, Symbol: s.Symbol, Granularity: string(s.Granularity), Source: s.Source,
+				ProviderSymbol: s.ProviderSymbol, Bars: s.Bars, First: s.First.Format(time.RFC3339), Last: s.Last.Format(time.RFC3339)}
+			if !s.FetchedAt.IsZero() {
+				out[i].FetchedAt = s.FetchedAt.Format(time.RFC3339)
+			}
+		}
+		return writeJSON(stdout, out)
+	}
+	if len(infos) == 0 {
+		fmt.Fprintln(stderr, "no series yet; run `wicket data seed-demo` for demo data or `wicket data import FILE.csv --series SYMBOL@1h`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERIES\tSOURCE\tBARS\tFIRST\tLAST")
+	for _, s := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, sourceLabel(s), s.Bars, s.First.Format(time.RFC3339), s.Last.Format(time.RFC3339))
+	}
+	return tw.Flush()
 }
 
 // sourceLabel is a series' source as `data list` shows it: demo, import, or
@@ -278,23 +316,35 @@ func dataDeleteCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if _, _, err := history.CheckSeries(series); err != nil {
-				return usageError{err}
-			}
-			p, _, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			store, err := history.Open(p.HistoryPath())
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			if err := store.Delete(c.Context, series); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "deleted %s\n", series)
-			return nil
+			o := dataDeleteOptions{project: c.String("project"), series: series}
+			return runDataDelete(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// dataDeleteOptions is what wicket data delete works with, filled from its arguments.
+type dataDeleteOptions struct {
+	project string // the --project flag
+	series  string
+}
+
+// runDataDelete deletes one series and its bars.
+func runDataDelete(ctx context.Context, o dataDeleteOptions, stdout, stderr io.Writer) error {
+	if _, _, err := history.CheckSeries(o.series); err != nil {
+		return usageError{err}
+	}
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	store, err := history.Open(p.HistoryPath())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Delete(ctx, o.series); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "deleted %s\n", o.series)
+	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/urfave/cli/v2"
@@ -29,47 +31,60 @@ func dataRecordCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			p, cfg, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			ps, store, err := providerStore(p, cfg, c.App.ErrWriter)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			// One provider per run: the first series decides when --provider
-			// is not given.
-			sym0, _, _ := history.CheckSeries(args[0])
-			var info0 *history.SeriesInfo
-			if info, err := store.Info(args[0]); err == nil {
-				info0 = &info
-			}
-			name, err := ps.pick(c.String("provider"), sym0, info0)
-			if err != nil {
-				return err
-			}
-			src := ps.tape(name)
-			for _, s := range args {
-				sym, _, _ := history.CheckSeries(s)
-				if _, err := src.Symbol(sym); err != nil {
-					return usageError{err}
-				}
-			}
-			fmt.Fprintf(c.App.ErrWriter, "recording %d series from %s; Ctrl-C stops\n", len(args), name)
-			var mu sync.Mutex // one goroutine per series logs
-			err = provider.Record(c.Context, store, src, src, args, provider.RecordOptions{
-				Log: func(line string) {
-					mu.Lock()
-					defer mu.Unlock()
-					fmt.Fprintln(c.App.ErrWriter, line)
-				},
-			})
-			if err != nil {
-				return fmt.Errorf("data record: %w", err)
-			}
-			fmt.Fprintln(c.App.ErrWriter, "recording stopped; every bar received is stored")
-			return nil
+			o := dataRecordOptions{project: c.String("project"), series: args, provider: c.String("provider")}
+			return runDataRecord(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// dataRecordOptions is what wicket data record works with, filled from its flags.
+type dataRecordOptions struct {
+	project  string   // the --project flag
+	series   []string // SYMBOL@GRANULARITY each
+	provider string   // binance or alpaca; empty: picked from the first series
+}
+
+// runDataRecord records each series' closed bars from the provider's stream until ctx ends.
+func runDataRecord(ctx context.Context, o dataRecordOptions, stdout, stderr io.Writer) error {
+	p, cfg, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	ps, store, err := providerStore(p, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	// One provider per run: the first series decides when --provider
+	// is not given.
+	sym0, _, _ := history.CheckSeries(o.series[0])
+	var info0 *history.SeriesInfo
+	if info, err := store.Info(o.series[0]); err == nil {
+		info0 = &info
+	}
+	name, err := ps.pick(o.provider, sym0, info0)
+	if err != nil {
+		return err
+	}
+	src := ps.tape(name)
+	for _, s := range o.series {
+		sym, _, _ := history.CheckSeries(s)
+		if _, err := src.Symbol(sym); err != nil {
+			return usageError{err}
+		}
+	}
+	fmt.Fprintf(stderr, "recording %d series from %s; Ctrl-C stops\n", len(o.series), name)
+	var mu sync.Mutex // one goroutine per series logs
+	err = provider.Record(ctx, store, src, src, o.series, provider.RecordOptions{
+		Log: func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(stderr, line)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("data record: %w", err)
+	}
+	fmt.Fprintln(stderr, "recording stopped; every bar received is stored")
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,7 +47,25 @@ func dataServeAction(c *cli.Context) error {
 	if c.Args().Present() {
 		return usagef("data serve takes no arguments, got %q (usage: wicket data serve [--listen 127.0.0.1:7878] [--allow-remote])", c.Args().First())
 	}
-	listen, allowRemote := c.String("listen"), c.Bool("allow-remote")
+	o := dataServeOptions{
+		project: c.String("project"), listen: c.String("listen"), allowRemote: c.Bool("allow-remote"),
+		research: clusteredResearchOf(c),
+	}
+	return runDataServe(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// dataServeOptions is what wicket data serve works with, filled from its
+// flags.
+type dataServeOptions struct {
+	project     string // the --project flag
+	listen      string // HOST:PORT
+	allowRemote bool
+	research    researchEngine
+}
+
+// runDataServe serves the research API on o.listen until ctx ends.
+func runDataServe(ctx context.Context, o dataServeOptions, _, stderr io.Writer) error {
+	listen, allowRemote := o.listen, o.allowRemote
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
 		return usagef("--listen %q: give HOST:PORT, e.g. 127.0.0.1:7878", listen)
@@ -54,11 +73,11 @@ func dataServeAction(c *cli.Context) error {
 	if !allowRemote && !isLoopbackHost(host) {
 		return usagef("--listen %s is not a loopback address; the data service listens on loopback (127.0.0.1, ::1, localhost) unless you pass --allow-remote, which also requires the bearer token %s", listen, project.KeyData)
 	}
-	p, cfg, err := openProject(c)
+	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return err
 	}
-	opts := research.ServerOptions{Log: slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))}
+	opts := research.ServerOptions{Log: slog.New(slog.NewTextHandler(stderr, nil))}
 	if allowRemote {
 		secrets, err := p.Secrets(os.LookupEnv)
 		if err != nil {
@@ -79,9 +98,9 @@ func dataServeAction(c *cli.Context) error {
 		return err
 	}
 	defer pool.Close()
-	rec, closeLedger := openLedger(c.App.ErrWriter, p, "wicket data serve")
+	rec, closeLedger := openLedger(stderr, p, "wicket data serve")
 	defer closeLedger()
-	local, closeCluster, err := clusteredResearch(c, p, cfg, pool, rec)
+	local, closeCluster, err := o.research(p, cfg, pool, rec)
 	if err != nil {
 		return err
 	}
@@ -97,7 +116,7 @@ func dataServeAction(c *cli.Context) error {
 	}
 	// Requests run under base: shutting down cancels the sweeps in flight,
 	// which return what finished.
-	base, stopAll := context.WithCancel(context.WithoutCancel(c.Context))
+	base, stopAll := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAll()
 	srv := &http.Server{
 		Handler:           research.NewServer(local, opts),
@@ -109,21 +128,21 @@ func dataServeAction(c *cli.Context) error {
 	if allowRemote {
 		access = "bearer token required"
 	}
-	fmt.Fprintf(c.App.ErrWriter, "wicket data serve: serving the research API of %s on http://%s (%s); Ctrl-C stops\n", p.Root, ln.Addr(), access)
+	fmt.Fprintf(stderr, "wicket data serve: serving the research API of %s on http://%s (%s); Ctrl-C stops\n", p.Root, ln.Addr(), access)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("data serve: %w", err)
-	case <-c.Context.Done():
+	case <-ctx.Done():
 	}
 	stopAll()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := srv.Shutdown(stopCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("data serve: shut down: %w", err)
 	}
-	fmt.Fprintln(c.App.ErrWriter, "wicket data serve: stopped")
+	fmt.Fprintln(stderr, "wicket data serve: stopped")
 	return nil
 }
 

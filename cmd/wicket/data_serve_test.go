@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy/research"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
@@ -43,9 +43,7 @@ func TestDataServeEndToEnd(t *testing.T) {
 	wicket("init", dir)
 	wicket("data", "seed-demo")
 
-	var raw [24]byte
-	rand.Read(raw[:])
-	token := hex.EncodeToString(raw[:]) // made up for this run
+	token := testkit.Secret(t, 24) // made up for this run
 
 	srv := exec.Command(bin, "data", "serve", "--listen", "127.0.0.1:0", "--allow-remote")
 	srv.Env = append(env, project.KeyData+"="+token)

@@ -83,3 +83,16 @@ func oneArg(c *cli.Context, usage func(n int) error) (string, error) {
 	}
 	return args[0], nil
 }
+
+// setFlags reports which of the named flags the command line gave (set
+// to any value, even its default), for options that tell "given" from
+// "left at its default".
+func setFlags(c *cli.Context, names ...string) map[string]bool {
+	set := map[string]bool{}
+	for _, n := range names {
+		if c.IsSet(n) {
+			set[n] = true
+		}
+	}
+	return set
+}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -33,36 +35,51 @@ func indicatorsCommand() *cli.Command {
 			if len(args) > 0 {
 				return usagef("indicators takes no arguments (use --name %s)", args[0])
 			}
-			cat, name := c.String("category"), c.String("name")
-			var builtins []*ta.Entry
-			if cat != "user" {
-				var err error
-				if builtins, err = ta.Builtin().Filter(cat, name); err != nil {
-					return usagef("%v, or user", err)
-				}
-			}
-			var user []script.UserIndicator
-			if cat == "" || cat == "user" {
-				var err error
-				if user, err = userIndicators(c, name); err != nil {
-					return err
-				}
-			}
-			if c.Bool("json") {
-				if builtins == nil {
-					builtins = []*ta.Entry{}
-				}
-				if user == nil {
-					user = []script.UserIndicator{}
-				}
-				return writeJSON(c.App.Writer, struct {
-					Builtin []*ta.Entry            `json:"builtin"`
-					User    []script.UserIndicator `json:"user"`
-				}{builtins, user})
-			}
-			return printIndicators(c, builtins, user)
+			o := indicatorsOptions{project: c.String("project"), category: c.String("category"), name: c.String("name"), json: c.Bool("json")}
+			return runIndicators(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// indicatorsOptions is what wicket indicators works with, filled from its
+// flags.
+type indicatorsOptions struct {
+	project  string // the --project flag
+	category string // a built-in category, "user", or empty for all
+	name     string // only names containing this text
+	json     bool
+}
+
+// runIndicators lists the built-in indicators and the project's own.
+func runIndicators(_ context.Context, o indicatorsOptions, stdout, stderr io.Writer) error {
+	cat, name := o.category, o.name
+	var builtins []*ta.Entry
+	if cat != "user" {
+		var err error
+		if builtins, err = ta.Builtin().Filter(cat, name); err != nil {
+			return usagef("%v, or user", err)
+		}
+	}
+	var user []script.UserIndicator
+	if cat == "" || cat == "user" {
+		var err error
+		if user, err = userIndicators(o.project, name); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		if builtins == nil {
+			builtins = []*ta.Entry{}
+		}
+		if user == nil {
+			user = []script.UserIndicator{}
+		}
+		return writeJSON(stdout, struct {
+			Builtin []*ta.Entry            `json:"builtin"`
+			User    []script.UserIndicator `json:"user"`
+		}{builtins, user})
+	}
+	return printIndicators(stdout, stderr, builtins, user)
 }
 
 func categoryNames() string {
@@ -75,8 +92,8 @@ func categoryNames() string {
 
 // userIndicators lists the project's indicators; outside a project there
 // are none.
-func userIndicators(c *cli.Context, name string) ([]script.UserIndicator, error) {
-	p, _, err := openProject(c)
+func userIndicators(projectFlag, name string) ([]script.UserIndicator, error) {
+	p, _, err := openProjectAt(projectFlag)
 	if errors.Is(err, project.ErrNoProject) {
 		return nil, nil
 	}
@@ -104,8 +121,7 @@ func userIndicators(c *cli.Context, name string) ([]script.UserIndicator, error)
 	return out, nil
 }
 
-func printIndicators(c *cli.Context, builtins []*ta.Entry, user []script.UserIndicator) error {
-	w := c.App.Writer
+func printIndicators(w, stderr io.Writer, builtins []*ta.Entry, user []script.UserIndicator) error {
 	if len(builtins) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "INDICATOR\tCATEGORY\tWARM-UP\tOUTPUTS\tSUMMARY")
@@ -134,7 +150,7 @@ func printIndicators(c *cli.Context, builtins []*ta.Entry, user []script.UserInd
 		}
 	}
 	if len(builtins) == 0 && len(user) == 0 {
-		fmt.Fprintln(c.App.ErrWriter, "no indicator matches")
+		fmt.Fprintln(stderr, "no indicator matches")
 	}
 	return nil
 }

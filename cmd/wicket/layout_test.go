@@ -84,6 +84,23 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
+// TestTestkitOnlyInTests: internal/testkit fails tests through
+// testing.TB and makes keys up; only _test.go files may import it, never
+// the binary's own code (go list's Imports leave test files out).
+func TestTestkitOnlyInTests(t *testing.T) {
+	const testkit = "wicket/internal/testkit"
+	for _, p := range modulePackages(t) {
+		if p.ImportPath == testkit {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == testkit {
+				t.Errorf("%s imports %s outside its _test.go files: the test helpers are for tests only", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
 // TestEveryPackageHasDoc requires a package comment that says what the
 // package is for and what it must never do.
 func TestEveryPackageHasDoc(t *testing.T) {

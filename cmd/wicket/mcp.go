@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -57,31 +59,59 @@ func mcpCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("mcp takes no arguments, got %q", c.Args().First())
 			}
-			profile, deny := c.String("profile"), c.StringSlice("deny-tool")
-			if c.Bool("check") {
-				access, err := agent.Check(profile, deny)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				printAccess(c, access)
-				_, cfg, err := openProject(c) // [agent] defaults, when there is a project
-				if err != nil {
-					cfg = project.Defaults()
-				}
-				loop, err := mcpLoopConfig(c, cfg)
-				if err != nil {
-					return err
-				}
-				printLoop(c, loop)
-				return nil
+			o := mcpOptions{
+				project: c.String("project"), profile: c.String("profile"), deny: c.StringSlice("deny-tool"),
+				node: c.String("node"), addr: c.String("addr"), trace: c.Bool("trace"), traceDir: c.String("trace-dir"),
+				check: c.Bool("check"), maxMessage: c.String("max-message"),
+				http: mcpHTTPFlagsOf(c), loop: mcpLoopFlagsOf(c), research: clusteredResearchOf(c), stdin: c.App.Reader,
 			}
-			return serveMCP(c, profile, deny)
+			return runMCP(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func printAccess(c *cli.Context, a *agent.ToolAccess) {
-	w := c.App.Writer
+// mcpOptions is what wicket mcp works with, filled from its flags.
+type mcpOptions struct {
+	project    string // the --project flag
+	profile    string
+	deny       []string
+	node       string // the node's HOST:PORT; empty: none
+	addr       string // wicket data serve's HOST:PORT; empty: embedded
+	trace      bool
+	traceDir   string
+	check      bool
+	maxMessage string // the --max-message text
+	http       mcpHTTPOptions
+	loop       mcpLoopOptions
+	research   researchEngine
+	stdin      io.Reader // stdio's requests (stdout carries the answers)
+}
+
+// runMCP prints the tool sets (--check), or serves MCP over stdio until
+// stdin closes, or over HTTP until ctx ends.
+func runMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error {
+	profile, deny := o.profile, o.deny
+	if o.check {
+		access, err := agent.Check(profile, deny)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		printAccess(stdout, access)
+		_, cfg, err := openProjectAt(o.project) // [agent] defaults, when there is a project
+		if err != nil {
+			cfg = project.Defaults()
+		}
+		loop, err := mcpLoopConfig(o.loop, cfg)
+		if err != nil {
+			return err
+		}
+		printLoop(stdout, loop)
+		return nil
+	}
+	return serveMCP(ctx, o, stdout, stderr)
+}
+
+func printAccess(w io.Writer, a *agent.ToolAccess) {
 	fmt.Fprintf(w, "profile: %s\n", a.Profile)
 	if len(a.Denied) > 0 {
 		fmt.Fprintf(w, "deny-tool: %s\n", strings.Join(a.Denied, ", "))
@@ -98,23 +128,23 @@ func printAccess(c *cli.Context, a *agent.ToolAccess) {
 
 // serveMCP wires the backends and serves stdio until stdin closes, or
 // HTTP until SIGTERM.
-func serveMCP(c *cli.Context, profile string, deny []string) error {
-	stderr := c.App.ErrWriter
+func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error {
+	profile, deny := o.profile, o.deny
 	if err := refuseOperatorKey(); err != nil { // keys.go: before any worker inherits the environment
 		return err
 	}
 	if _, err := agent.Check(profile, deny); err != nil {
 		return usagef("%v", err)
 	}
-	maxMessage, err := parseSize(c.String("max-message"))
+	maxMessage, err := parseSize(o.maxMessage)
 	if err != nil {
 		return usagef("--max-message: %v", err)
 	}
-	httpAddr := c.String("http")
-	if err := checkHTTPFlags(c, httpAddr); err != nil {
+	httpAddr := o.http.addr
+	if err := checkHTTPFlags(o.http); err != nil {
 		return err
 	}
-	p, cfg, perr := openProject(c)
+	p, cfg, perr := openProjectAt(o.project)
 	hasProject := perr == nil
 	if perr != nil && !errors.Is(perr, project.ErrNoProject) {
 		return perr // a project that exists but is broken is reported, never ignored
@@ -147,7 +177,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 			rec, b.Ledger = l, l
 		}
 	}
-	switch addr := c.String("addr"); {
+	switch addr := o.addr; {
 	case addr != "":
 		client, err := dataClient(addr, b.Project)
 		if err != nil {
@@ -156,7 +186,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		b.Research = client
 		opts.DataService = "wicket data serve at " + addr
 	case hasProject:
-		local, closeCluster, err := clusteredResearch(c, p, cfg, pool, rec)
+		local, closeCluster, err := o.research(p, cfg, pool, rec)
 		if err != nil {
 			return err
 		}
@@ -165,8 +195,8 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	}
 
 	// Tracing.
-	traceDir := c.String("trace-dir")
-	if c.Bool("trace") {
+	traceDir := o.traceDir
+	if o.trace {
 		if traceDir != "" {
 			return usagef("give --trace or --trace-dir, not both")
 		}
@@ -185,7 +215,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	}
 
 	// The node, with keys resolved once: environment, then secrets.env.
-	if addr := c.String("node"); addr != "" {
+	if addr := o.node; addr != "" {
 		opts.NodeAddr = addr
 		client, err := nodeClient(addr, b.Project)
 		if err != nil {
@@ -196,7 +226,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 		}
 	}
 
-	loop, closeLoop, err := mcpLoop(c, cfg, b.Project) // mcp_loop.go
+	loop, closeLoop, err := mcpLoop(o.loop, cfg, b.Project) // mcp_loop.go
 	if err != nil {
 		return err
 	}
@@ -205,7 +235,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 
 	if httpAddr != "" {
 		var callers *agent.Callers
-		if !c.Bool("no-auth") {
+		if !o.http.noAuth {
 			if !hasProject {
 				return usagef("--http needs a project for its callers (settings/%s): %v; or serve one local operator with --no-auth", agent.CallersFile, perr)
 			}
@@ -223,9 +253,9 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 			}
 		}
 		var oauth *agent.OAuth
-		if cfg.Agent.OAuth != nil && !c.Bool("no-auth") {
+		if cfg.Agent.OAuth != nil && !o.http.noAuth {
 			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/oauth.go).
-			if oauth, err = agent.NewOAuth(c.Context, *cfg.Agent.OAuth, agent.OAuthOptions{}); err != nil {
+			if oauth, err = agent.NewOAuth(ctx, *cfg.Agent.OAuth, agent.OAuthOptions{}); err != nil {
 				var ue *agent.UsageError
 				if errors.As(err, &ue) {
 					return usagef("%v", err)
@@ -233,7 +263,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 				return err
 			}
 		}
-		return serveHTTP(c, opts, b, httpAddr, callers, oauth)
+		return serveHTTP(ctx, opts, b, o.http, callers, oauth, stderr)
 	}
 
 	srv, err := agent.New(opts, b)
@@ -246,7 +276,7 @@ func serveMCP(c *cli.Context, profile string, deny []string) error {
 	}
 	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), approval %s, budgets %s, session %s\n",
 		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), loop.Approval, loop.Budget, srv.Session())
-	return srv.Serve(c.Context, c.App.Reader, c.App.Writer)
+	return srv.Serve(ctx, o.stdin, stdout)
 }
 
 // dataClient builds the research client for `wicket data serve` at addr,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -27,17 +28,36 @@ func mcpLoopFlags() []cli.Flag {
 	}
 }
 
+// mcpLoopOptions are wicket mcp's approval and budget flags, as given.
+type mcpLoopOptions struct {
+	approval        string
+	approvalTimeout time.Duration
+	maxWrites       int
+	maxPerMinute    int
+	maxNotional     string          // the decimal's text
+	set             map[string]bool // the flags given on the command line
+}
+
+// mcpLoopFlagsOf reads the approval and budget flags from c.
+func mcpLoopFlagsOf(c *cli.Context) mcpLoopOptions {
+	return mcpLoopOptions{
+		approval: c.String("approval"), approvalTimeout: c.Duration("approval-timeout"),
+		maxWrites: c.Int(budget.NameWrites), maxPerMinute: c.Int(budget.NamePerMinute), maxNotional: c.String(budget.NameNotional),
+		set: setFlags(c, "approval", budget.NameWrites, budget.NamePerMinute, budget.NameNotional),
+	}
+}
+
 // mcpLoopConfig resolves the flags over the [agent] defaults. It opens no
 // socket.
-func mcpLoopConfig(c *cli.Context, cfg project.Config) (agent.Loop, error) {
+func mcpLoopConfig(o mcpLoopOptions, cfg project.Config) (agent.Loop, error) {
 	a := cfg.Agent
 	l := agent.Loop{
 		Approval: a.Approval,
-		Timeout:  c.Duration("approval-timeout"),
+		Timeout:  o.approvalTimeout,
 		Budget:   budget.Limits{MaxWrites: a.MaxWrites, MaxNotional: a.MaxNotional, MaxPerMinute: a.MaxWritesPerMinute},
 	}
-	if c.IsSet("approval") {
-		l.Approval = c.String("approval")
+	if o.set["approval"] {
+		l.Approval = o.approval
 	}
 	if l.Approval == "" {
 		l.Approval = project.ApprovalNone
@@ -45,16 +65,16 @@ func mcpLoopConfig(c *cli.Context, cfg project.Config) (agent.Loop, error) {
 	if err := project.ValidApproval(l.Approval); err != nil {
 		return l, usagef("--approval: %v", err)
 	}
-	if c.IsSet(budget.NameWrites) {
-		l.Budget.MaxWrites = c.Int(budget.NameWrites)
+	if o.set[budget.NameWrites] {
+		l.Budget.MaxWrites = o.maxWrites
 	}
-	if c.IsSet(budget.NamePerMinute) {
-		l.Budget.MaxPerMinute = c.Int(budget.NamePerMinute)
+	if o.set[budget.NamePerMinute] {
+		l.Budget.MaxPerMinute = o.maxPerMinute
 	}
-	if c.IsSet(budget.NameNotional) {
-		n, err := decimal.NewFromString(strings.TrimSpace(c.String(budget.NameNotional)))
+	if o.set[budget.NameNotional] {
+		n, err := decimal.NewFromString(strings.TrimSpace(o.maxNotional))
 		if err != nil {
-			return l, usagef("--%s %q is not a decimal amount (e.g. 25000 or 2500.50)", budget.NameNotional, c.String(budget.NameNotional))
+			return l, usagef("--%s %q is not a decimal amount (e.g. 25000 or 2500.50)", budget.NameNotional, o.maxNotional)
 		}
 		l.Budget.MaxNotional = n
 	}
@@ -69,8 +89,8 @@ func mcpLoopConfig(c *cli.Context, cfg project.Config) (agent.Loop, error) {
 
 // mcpLoop is mcpLoopConfig plus, for operator approval, the process's
 // approval socket in the project's settings/state (close it when done).
-func mcpLoop(c *cli.Context, cfg project.Config, p *project.Project) (agent.Loop, func(), error) {
-	l, err := mcpLoopConfig(c, cfg)
+func mcpLoop(o mcpLoopOptions, cfg project.Config, p *project.Project) (agent.Loop, func(), error) {
+	l, err := mcpLoopConfig(o, cfg)
 	if err != nil {
 		return l, func() {}, err
 	}
@@ -93,8 +113,7 @@ func mcpLoop(c *cli.Context, cfg project.Config, p *project.Project) (agent.Loop
 }
 
 // printLoop is the --check report of approval and budgets.
-func printLoop(c *cli.Context, l agent.Loop) {
-	w := c.App.Writer
+func printLoop(w io.Writer, l agent.Loop) {
 	fmt.Fprintf(w, "approval: %s\n", l.Approval)
 	if l.Timeout > 0 && l.Approval != project.ApprovalNone {
 		fmt.Fprintf(w, "approval-timeout: %s\n", l.Timeout)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -40,70 +42,102 @@ func mcpConfigCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("mcp-config takes no arguments, got %q", c.Args().First())
 			}
-			if addr := c.String("http"); addr != "" {
-				return printHTTPConfig(c, addr)
+			o := mcpConfigOptions{
+				project: c.String("project"), profile: c.String("profile"), denyTools: c.StringSlice("deny-tool"),
+				name: c.String("name"), node: c.String("node"), noNode: c.Bool("no-node"), noTrace: c.Bool("no-trace"),
+				http: c.String("http"), https: c.Bool("https"), noAuth: c.Bool("no-auth"), tokenEnv: c.String("token-env"),
+				approval: c.String("approval"),
+				set:      setFlags(c, "https", "no-auth", "profile", "deny-tool", "node", "no-node", "no-trace", "approval"),
 			}
-			for _, f := range []string{"https", "no-auth"} {
-				if c.IsSet(f) {
-					return usagef("--%s needs --http HOST:PORT", f)
-				}
-			}
-			if c.Bool("no-node") && c.String("node") != "" {
-				return usagef("give --node or --no-node, not both")
-			}
-			p, cfg, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			if _, err := agent.Check(c.String("profile"), c.StringSlice("deny-tool")); err != nil {
-				return usagef("%v", err)
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("locate the wicket binary: %w", err)
-			}
-			if exe, err = filepath.EvalSymlinks(exe); err != nil {
-				return fmt.Errorf("locate the wicket binary: %w", err)
-			}
-			args := []string{"--project", p.Root, "mcp", "--profile", c.String("profile")}
-			for _, d := range c.StringSlice("deny-tool") {
-				args = append(args, "--deny-tool", d)
-			}
-			if !c.Bool("no-node") {
-				addr := c.String("node")
-				if addr == "" {
-					addr = cfg.Node.Address
-				}
-				args = append(args, "--node", addr)
-			}
-			if !c.Bool("no-trace") {
-				args = append(args, "--trace")
-			}
-			if c.IsSet("approval") {
-				if err := project.ValidApproval(c.String("approval")); err != nil {
-					return usagef("--approval: %v", err)
-				}
-				args = append(args, "--approval", c.String("approval"))
-			}
-			block := map[string]any{
-				"mcpServers": map[string]any{
-					c.String("name"): map[string]any{"command": exe, "args": args},
-				},
-			}
-			if err := writeJSON(c.App.Writer, block); err != nil {
-				return err
-			}
-			fmt.Fprintln(c.App.ErrWriter, "Claude Desktop: merge this into claude_desktop_config.json. Claude Code: save it as .mcp.json in your working folder.")
-			return nil
+			return runMCPConfig(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
+// mcpConfigOptions is what wicket mcp-config works with, filled from its
+// flags.
+type mcpConfigOptions struct {
+	project   string // the --project flag
+	profile   string
+	denyTools []string
+	name      string // the server's key in mcpServers
+	node      string
+	noNode    bool
+	noTrace   bool
+	http      string // HOST:PORT of a wicket mcp --http server
+	https     bool
+	noAuth    bool
+	tokenEnv  string
+	approval  string
+	set       map[string]bool // the flags given on the command line
+}
+
+// runMCPConfig prints the mcpServers block for this project's wicket mcp,
+// or for a running wicket mcp --http.
+func runMCPConfig(_ context.Context, o mcpConfigOptions, stdout, stderr io.Writer) error {
+	if o.http != "" {
+		return printHTTPConfig(o, stdout, stderr)
+	}
+	for _, f := range []string{"https", "no-auth"} {
+		if o.set[f] {
+			return usagef("--%s needs --http HOST:PORT", f)
+		}
+	}
+	if o.noNode && o.node != "" {
+		return usagef("give --node or --no-node, not both")
+	}
+	p, cfg, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	if _, err := agent.Check(o.profile, o.denyTools); err != nil {
+		return usagef("%v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("locate the wicket binary: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("locate the wicket binary: %w", err)
+	}
+	args := []string{"--project", p.Root, "mcp", "--profile", o.profile}
+	for _, d := range o.denyTools {
+		args = append(args, "--deny-tool", d)
+	}
+	if !o.noNode {
+		addr := o.node
+		if addr == "" {
+			addr = cfg.Node.Address
+		}
+		args = append(args, "--node", addr)
+	}
+	if !o.noTrace {
+		args = append(args, "--trace")
+	}
+	if o.set["approval"] {
+		if err := project.ValidApproval(o.approval); err != nil {
+			return usagef("--approval: %v", err)
+		}
+		args = append(args, "--approval", o.approval)
+	}
+	block := map[string]any{
+		"mcpServers": map[string]any{
+			o.name: map[string]any{"command": exe, "args": args},
+		},
+	}
+	if err := writeJSON(stdout, block); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "Claude Desktop: merge this into claude_desktop_config.json. Claude Code: save it as .mcp.json in your working folder.")
+	return nil
+}
+
 // printHTTPConfig prints the mcpServers block for an HTTP server: the
 // profile lives with the caller, so only the URL and the header go here.
-func printHTTPConfig(c *cli.Context, addr string) error {
+func printHTTPConfig(o mcpConfigOptions, stdout, stderr io.Writer) error {
+	addr := o.http
 	for _, f := range []string{"profile", "deny-tool", "node", "no-node", "no-trace"} {
-		if c.IsSet(f) {
+		if o.set[f] {
 			return usagef("--%s does not apply with --http: an HTTP server's caller carries its profile (wicket callers add NAME --profile P)", f)
 		}
 	}
@@ -112,22 +146,22 @@ func printHTTPConfig(c *cli.Context, addr string) error {
 		return usagef("--http %q: want HOST:PORT: %v", addr, err)
 	}
 	scheme := "http"
-	if c.Bool("https") {
+	if o.https {
 		scheme = "https"
 	}
 	entry := map[string]any{"type": "http", "url": scheme + "://" + net.JoinHostPort(host, port) + agent.MCPPath}
-	if !c.Bool("no-auth") {
-		env := c.String("token-env")
+	if !o.noAuth {
+		env := o.tokenEnv
 		if env == "" || strings.ContainsAny(env, " ${}") {
 			return usagef("--token-env %q: want an environment variable name", env)
 		}
 		entry["headers"] = map[string]string{"Authorization": "Bearer ${" + env + "}"}
 	}
-	if err := writeJSON(c.App.Writer, map[string]any{"mcpServers": map[string]any{c.String("name"): entry}}); err != nil {
+	if err := writeJSON(stdout, map[string]any{"mcpServers": map[string]any{o.name: entry}}); err != nil {
 		return err
 	}
-	if !c.Bool("no-auth") {
-		fmt.Fprintf(c.App.ErrWriter, "Set %s to the caller's token (printed once by `wicket callers add`) where the client runs.\n", c.String("token-env"))
+	if !o.noAuth {
+		fmt.Fprintf(stderr, "Set %s to the caller's token (printed once by `wicket callers add`) where the client runs.\n", o.tokenEnv)
 	}
 	return nil
 }

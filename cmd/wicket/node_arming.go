@@ -49,25 +49,8 @@ func nodeArmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			d := c.Duration("for")
-			if d <= 0 || d > server.MaxArm {
-				return usagef("--for %s: give a duration such as 8h, at most %s", d, server.MaxArm)
-			}
-			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
-				return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
-			}
-			client, p, err := armClient(c)
-			if err != nil {
-				return err
-			}
-			key, err := operatorKey(p) // keys.go: the operator commands alone read it
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(name, deploy.IDPrefix) { // a deployment (node_deployments.go)
-				return operatorAct(c.Context, client, key, deploy.ActArm, name, d, c.App.Reader, c.App.Writer)
-			}
-			return armVenue(c.Context, client, key, name, d, c.App.Reader, c.App.Writer)
+			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, d: c.Duration("for"), stdin: c.App.Reader}
+			return runNodeArm(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
@@ -84,20 +67,60 @@ func nodeDisarmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			client, _, err := armClient(c)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
-			defer cancel()
-			info, err := client.Disarm(ctx, name)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%s is disarmed: it refuses every write until an operator arms it (wicket node arm %s)\n", info.Venue, info.Venue)
-			return nil
+			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name}
+			return runNodeDisarm(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// nodeArmOptions is what wicket node arm and disarm work with, filled
+// from their flags.
+type nodeArmOptions struct {
+	project string        // the --project flag
+	addr    string        // the node's HOST:PORT; empty: wicket.toml's
+	name    string        // the venue, or for arm a deployment id
+	d       time.Duration // arm: how long
+	stdin   io.Reader     // arm: the terminal the operator types the name at
+}
+
+// runNodeArm arms o.name (a venue or a deployment) for o.d, signed with
+// the operator key, once the operator at the terminal types its name.
+func runNodeArm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) error {
+	name, d := o.name, o.d
+	if d <= 0 || d > server.MaxArm {
+		return usagef("--for %s: give a duration such as 8h, at most %s", d, server.MaxArm)
+	}
+	if !isTerminal(o.stdin) || !isTerminal(stdout) {
+		return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
+	}
+	client, p, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	key, err := operatorKey(p) // keys.go: the operator commands alone read it
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, deploy.IDPrefix) { // a deployment (node_deployments.go)
+		return operatorAct(ctx, client, key, deploy.ActArm, name, d, o.stdin, stdout)
+	}
+	return armVenue(ctx, client, key, name, d, o.stdin, stdout)
+}
+
+// runNodeDisarm disarms o.name at once.
+func runNodeDisarm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) error {
+	client, _, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+	defer cancel()
+	info, err := client.Disarm(ctx, o.name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s is disarmed: it refuses every write until an operator arms it (wicket node arm %s)\n", info.Venue, info.Venue)
+	return nil
 }
 
 // oneVenue reads VENUE, and the command's flags when they follow it
@@ -143,11 +166,15 @@ func nodeAddrFlag() cli.Flag {
 // armClient is the node client of the project's node (or --addr), and the
 // project.
 func armClient(c *cli.Context) (*node.Client, project.Project, error) {
-	p, cfg, err := openProject(c)
+	return armClientAt(c.String("project"), c.String("addr"))
+}
+
+// armClientAt is armClient from the --project and --addr values.
+func armClientAt(projectFlag, addr string) (*node.Client, project.Project, error) {
+	p, cfg, err := openProjectAt(projectFlag)
 	if err != nil {
 		return nil, p, err
 	}
-	addr := c.String("addr")
 	if addr == "" {
 		addr = cfg.Node.Address
 	}

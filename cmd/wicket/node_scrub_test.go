@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -37,7 +36,7 @@ func TestNodeLogHoldsNoVenueKey(t *testing.T) {
 	key, secret := vp.fake.APIKey, vp.fake.Secret
 	vp.fake.RejectOrders("refused for API-key " + key + " with secret " + secret)
 	cmd := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Limit,
-		Quantity: decimal.RequireFromString("0.01"), Price: decimal.RequireFromString("59000")}
+		Quantity: testkit.D("0.01"), Price: testkit.D("59000")}
 	out, err := nodetest.Send(context.Background(), c, command.NewEnvelope(cmd, ""), 5*time.Second)
 	if out.Status != node.Rejected || !strings.Contains(out.Reason, "API-key "+scrub.Redacted) {
 		t.Errorf("the refusal: %+v %v", out, err)

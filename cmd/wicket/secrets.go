@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"text/tabwriter"
 
@@ -20,34 +22,53 @@ func secretsCommand() *cli.Command {
 				Usage: "list key names, whether each is set and where it was found (environment or secrets.env)",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
 				Action: func(c *cli.Context) error {
-					p, _, err := openProject(c)
-					if err != nil {
-						return err
-					}
-					s, err := p.Secrets(os.LookupEnv)
-					if err != nil {
-						return err
-					}
-					return printSecrets(c, p, s)
+					o := secretsOptions{project: c.String("project"), json: c.Bool("json")}
+					return runSecretsList(c.Context, o, c.App.Writer, c.App.ErrWriter)
 				},
 			},
 			{
 				Name:  "path",
 				Usage: "print the path of this project's secrets.env",
 				Action: func(c *cli.Context) error {
-					p, _, err := openProject(c)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintln(c.App.Writer, p.SecretsPath())
-					return nil
+					return runSecretsPath(c.Context, secretsOptions{project: c.String("project")}, c.App.Writer, c.App.ErrWriter)
 				},
 			},
 		},
 	}
 }
 
-func printSecrets(c *cli.Context, p project.Project, s *project.Secrets) error {
+// secretsOptions is what the secrets subcommands work with, filled from
+// their flags.
+type secretsOptions struct {
+	project string // the --project flag
+	json    bool
+}
+
+// runSecretsList lists the project's key names and where each is read
+// from, never a value.
+func runSecretsList(_ context.Context, o secretsOptions, stdout, stderr io.Writer) error {
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	s, err := p.Secrets(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	return printSecrets(o, p, s, stdout, stderr)
+}
+
+// runSecretsPath prints the path of the project's secrets.env.
+func runSecretsPath(_ context.Context, o secretsOptions, stdout, _ io.Writer) error {
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, p.SecretsPath())
+	return nil
+}
+
+func printSecrets(o secretsOptions, p project.Project, s *project.Secrets, stdout, stderr io.Writer) error {
 	keys := s.List()
 	warning := ""
 	if s.LooseMode() {
@@ -62,16 +83,16 @@ func printSecrets(c *cli.Context, p project.Project, s *project.Secrets) error {
 		}
 		warning += fmt.Sprintf("%s can be read by other users; run chmod 600 %s", p.OperatorKeyPath(), p.OperatorKeyPath())
 	}
-	if c.Bool("json") {
+	if o.json {
 		out := struct {
 			Path    string            `json:"path"`
 			Exists  bool              `json:"exists"`
 			Keys    []project.KeyInfo `json:"keys"`
 			Warning string            `json:"warning,omitempty"`
 		}{s.Path, s.Exists, keys, warning}
-		return writeJSON(c.App.Writer, out)
+		return writeJSON(stdout, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tSTATUS\tSOURCE")
 	for _, k := range keys {
 		status, src := "missing", "-"
@@ -92,10 +113,10 @@ func printSecrets(c *cli.Context, p project.Project, s *project.Secrets) error {
 		return err
 	}
 	if !s.Exists {
-		fmt.Fprintf(c.App.ErrWriter, "note: %s does not exist; keys come only from the environment\n", s.Path)
+		fmt.Fprintf(stderr, "note: %s does not exist; keys come only from the environment\n", s.Path)
 	}
 	if warning != "" {
-		fmt.Fprintln(c.App.ErrWriter, "warning: "+warning)
+		fmt.Fprintln(stderr, "warning: "+warning)
 	}
 	return nil
 }

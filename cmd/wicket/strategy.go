@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,35 +32,15 @@ func strategyCommand() *cli.Command {
 				Description: "FILE is a path to a .star file; NAME is strategies/NAME.star in the project. " +
 					"KNOB=VALUE pairs override knobs for the smoke run. The strategy runs in a worker process " +
 					"limited to research.worker_memory_mib. Exits 1 when the strategy has problems.",
-				Flags: []cli.Flag{jsonFlag},
-				Action: inWorker("validate", func(c *cli.Context, t target, pool *worker.Pool) error {
-					rep, err := pool.Validate(c.Context, t.req)
-					if err != nil {
-						return err
-					}
-					return printReport(c, t, rep)
-				}),
+				Flags:  []cli.Flag{jsonFlag},
+				Action: strategyAction("validate", runStrategyValidate),
 			},
 			{
 				Name:      "params",
 				Usage:     "list a strategy's knobs: name, type, default, range, step, doc",
 				ArgsUsage: "FILE|NAME",
 				Flags:     []cli.Flag{jsonFlag},
-				Action: inWorker("params", func(c *cli.Context, t target, pool *worker.Pool) error {
-					res, err := pool.Params(c.Context, t.req)
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return writeJSON(c.App.Writer, res)
-					}
-					fmt.Fprintf(c.App.Writer, "%s (%s)", t.req.Name, res.Style)
-					if res.Summary != "" {
-						fmt.Fprintf(c.App.Writer, ": %s", res.Summary)
-					}
-					fmt.Fprintln(c.App.Writer)
-					return printKnobs(c.App.Writer, res.Knobs)
-				}),
+				Action:    strategyAction("params", runStrategyParams),
 			},
 			{
 				Name:      "templates",
@@ -85,41 +66,89 @@ type target struct {
 	cfg project.Config
 }
 
-// inWorker is the action of a command that runs a strategy: it reads the
-// command's FILE|NAME and hands it to run with a pool of one worker.
-func inWorker(verb string, run func(c *cli.Context, t target, pool *worker.Pool) error) cli.ActionFunc {
+// strategyOptions is what strategy validate and params work with,
+// filled from their arguments and flags.
+type strategyOptions struct {
+	project   string   // the --project flag
+	arg       string   // FILE or NAME
+	overrides []string // validate: KNOB=VALUE
+	json      bool
+}
+
+// strategyAction is the action of a command that runs a strategy: it
+// reads FILE|NAME (and, for validate, KNOB=VALUE overrides) into the
+// options and calls run.
+func strategyAction(verb string, run func(ctx context.Context, o strategyOptions, stdout, stderr io.Writer) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		t, err := strategyTarget(c, verb)
+		args, err := trailingFlags(c)
 		if err != nil {
 			return err
 		}
-		pool, err := oneWorkerPool(t.cfg)
-		if err != nil {
-			return err
+		if len(args) < 1 {
+			return usagef("strategy %s needs FILE (a .star path) or NAME (strategies/NAME.star)", verb)
 		}
-		defer pool.Close()
-		return run(c, t, pool)
+		arg, rest := args[0], args[1:]
+		if verb != "validate" && len(rest) > 0 {
+			return usagef("strategy %s takes one FILE or NAME, got %d arguments", verb, len(args))
+		}
+		o := strategyOptions{project: c.String("project"), arg: arg, overrides: rest, json: c.Bool("json")}
+		return run(c.Context, o, c.App.Writer, c.App.ErrWriter)
 	}
 }
 
-// strategyTarget reads FILE|NAME (and, for validate, KNOB=VALUE
-// overrides). A FILE is read from disk; a NAME is looked up in the
-// project's strategies/. The project, when there is one, supplies the
-// indicators directory and the worker memory limit.
-func strategyTarget(c *cli.Context, verb string) (target, error) {
-	args, err := trailingFlags(c)
+// runStrategyValidate checks a strategy in a worker and prints the report;
+// a strategy with problems is an error.
+func runStrategyValidate(ctx context.Context, o strategyOptions, stdout, stderr io.Writer) error {
+	return inWorker(o, stderr, func(t target, pool *worker.Pool) error {
+		rep, err := pool.Validate(ctx, t.req)
+		if err != nil {
+			return err
+		}
+		return printReport(o, t, rep, stdout, stderr)
+	})
+}
+
+// runStrategyParams lists a strategy's knobs.
+func runStrategyParams(ctx context.Context, o strategyOptions, stdout, stderr io.Writer) error {
+	return inWorker(o, stderr, func(t target, pool *worker.Pool) error {
+		res, err := pool.Params(ctx, t.req)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(stdout, res)
+		}
+		fmt.Fprintf(stdout, "%s (%s)", t.req.Name, res.Style)
+		if res.Summary != "" {
+			fmt.Fprintf(stdout, ": %s", res.Summary)
+		}
+		fmt.Fprintln(stdout)
+		return printKnobs(stdout, res.Knobs)
+	})
+}
+
+// inWorker reads the strategy o names and hands it to do with a pool of
+// one worker.
+func inWorker(o strategyOptions, stderr io.Writer, do func(t target, pool *worker.Pool) error) error {
+	t, err := strategyTarget(o, stderr)
 	if err != nil {
-		return target{}, err
+		return err
 	}
-	if len(args) < 1 {
-		return target{}, usagef("strategy %s needs FILE (a .star path) or NAME (strategies/NAME.star)", verb)
+	pool, err := oneWorkerPool(t.cfg)
+	if err != nil {
+		return err
 	}
-	arg, rest := args[0], args[1:]
-	if verb != "validate" && len(rest) > 0 {
-		return target{}, usagef("strategy %s takes one FILE or NAME, got %d arguments", verb, len(args))
-	}
+	defer pool.Close()
+	return do(t, pool)
+}
+
+// strategyTarget reads the strategy o names. A FILE is read from disk; a
+// NAME is looked up in the project's strategies/. The project, when there
+// is one, supplies the indicators directory and the worker memory limit.
+func strategyTarget(o strategyOptions, stderr io.Writer) (target, error) {
+	arg, rest := o.arg, o.overrides
 	t := target{cfg: project.Defaults()}
-	p, cfg, perr := openProject(c)
+	p, cfg, perr := openProjectAt(o.project)
 	if perr != nil && !errors.Is(perr, project.ErrNoProject) {
 		return target{}, perr
 	}
@@ -129,7 +158,7 @@ func strategyTarget(c *cli.Context, verb string) (target, error) {
 		t.req.IndicatorsDir = p.IndicatorsDir()
 		proj = &p
 	}
-	label, source, err := readStrategyArg(c, proj, arg)
+	label, source, err := readStrategyArgTo(stderr, proj, arg)
 	if err != nil {
 		if perr != nil && errors.Is(err, fs.ErrNotExist) && !isFileArg(arg) {
 			return target{}, fmt.Errorf("%w; %w", err, perr)
@@ -154,6 +183,12 @@ func strategyTarget(c *cli.Context, verb string) (target, error) {
 // the built-in template of that name, which is said on stderr). proj is nil
 // outside a project. It returns the name positions are reported under.
 func readStrategyArg(c *cli.Context, proj *project.Project, arg string) (label, source string, err error) {
+	return readStrategyArgTo(c.App.ErrWriter, proj, arg)
+}
+
+// readStrategyArgTo is readStrategyArg saying on stderr when it falls
+// back to a template.
+func readStrategyArgTo(stderr io.Writer, proj *project.Project, arg string) (label, source string, err error) {
 	if isFileArg(arg) {
 		text, _, err := project.ReadStrategyFile(arg)
 		if err != nil {
@@ -169,7 +204,7 @@ func readStrategyArg(c *cli.Context, proj *project.Project, arg string) (label, 
 		return "", "", err
 	}
 	if st.Template {
-		fmt.Fprintf(c.App.ErrWriter, "no strategies/%s.star: using the built-in template %s\n", arg, arg)
+		fmt.Fprintf(stderr, "no strategies/%s.star: using the built-in template %s\n", arg, arg)
 	}
 	return st.Label, st.Source, nil
 }
@@ -179,9 +214,8 @@ func isFileArg(arg string) bool {
 	return strings.HasSuffix(arg, ".star") || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
 }
 
-func printReport(c *cli.Context, t target, rep script.Report) error {
-	w := c.App.Writer
-	if c.Bool("json") {
+func printReport(o strategyOptions, t target, rep script.Report, w, stderr io.Writer) error {
+	if o.json {
 		if err := writeJSON(w, rep); err != nil {
 			return err
 		}
@@ -217,7 +251,7 @@ func printReport(c *cli.Context, t target, rep script.Report) error {
 			}
 		}
 		for _, warn := range rep.Warnings {
-			fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", warn)
+			fmt.Fprintf(stderr, "warning: %s\n", warn)
 		}
 		if rep.Output != "" {
 			fmt.Fprintf(w, "printed:\n%s", indent(rep.Output))
@@ -265,9 +299,25 @@ func templatesAction(c *cli.Context) error {
 	if len(args) > 1 {
 		return usagef("strategy templates takes at most one NAME, got %d arguments", len(args))
 	}
-	w := c.App.Writer
+	o := templatesOptions{json: c.Bool("json")}
 	if len(args) == 1 {
-		name := args[0]
+		o.name = args[0]
+	}
+	return runTemplates(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// templatesOptions is what strategy templates works with, filled from its
+// arguments and flags.
+type templatesOptions struct {
+	name string // one template to print; empty: list them
+	json bool
+}
+
+// runTemplates lists the built-in templates, or prints one's source.
+func runTemplates(_ context.Context, o templatesOptions, stdout, stderr io.Writer) error {
+	w := stdout
+	if o.name != "" {
+		name := o.name
 		tm, err := templates.Get(name)
 		if err != nil {
 			return usageError{err}
@@ -276,7 +326,7 @@ func templatesAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.Bool("json") {
+		if o.json {
 			return writeJSON(w, struct {
 				templates.Template
 				Source string `json:"source"`
@@ -286,7 +336,7 @@ func templatesAction(c *cli.Context) error {
 		return err
 	}
 	list := templates.List()
-	if c.Bool("json") {
+	if o.json {
 		return writeJSON(w, list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -301,7 +351,7 @@ func templatesAction(c *cli.Context) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.App.ErrWriter, "print one with `wicket strategy templates NAME`; start from one with `wicket strategy new NAME --from TEMPLATE`")
+	fmt.Fprintln(stderr, "print one with `wicket strategy templates NAME`; start from one with `wicket strategy new NAME --from TEMPLATE`")
 	return nil
 }
 
@@ -313,7 +363,22 @@ func newStrategyAction(c *cli.Context) error {
 	if len(args) != 1 {
 		return usagef("strategy new needs exactly one NAME, got %d arguments", len(args))
 	}
-	from := c.String("from")
+	o := newStrategyOptions{project: c.String("project"), name: args[0], from: c.String("from")}
+	return runNewStrategy(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// newStrategyOptions is what strategy new works with, filled from its
+// arguments and flags.
+type newStrategyOptions struct {
+	project string // the --project flag
+	name    string // the new strategy
+	from    string // the template
+}
+
+// runNewStrategy writes strategies/NAME.star from a template, never over
+// an existing file.
+func runNewStrategy(_ context.Context, o newStrategyOptions, stdout, stderr io.Writer) error {
+	from := o.from
 	if from == "" {
 		return usagef("strategy new needs --from TEMPLATE; templates: %s", strings.Join(templates.Names(), ", "))
 	}
@@ -321,11 +386,11 @@ func newStrategyAction(c *cli.Context) error {
 	if err != nil {
 		return usageError{err}
 	}
-	p, _, err := openProject(c)
+	p, _, err := openProjectAt(o.project)
 	if err != nil {
 		return err
 	}
-	name := args[0]
+	name := o.name
 	path, err := p.StrategyPath(name)
 	if err != nil {
 		return usageError{err}
@@ -345,7 +410,7 @@ func newStrategyAction(c *cli.Context) error {
 		return fmt.Errorf("write strategy: %w", err)
 	}
 	rel, _ := filepath.Rel(p.Root, path)
-	fmt.Fprintf(c.App.Writer, "created %s from template %s\n", rel, from)
-	fmt.Fprintf(c.App.ErrWriter, "next: edit it, then wicket strategy validate %s\n", name)
+	fmt.Fprintf(stdout, "created %s from template %s\n", rel, from)
+	fmt.Fprintf(stderr, "next: edit it, then wicket strategy validate %s\n", name)
 	return nil
 }

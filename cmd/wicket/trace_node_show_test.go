@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node/command"
 	"wicket/node/nodetest"
 	"wicket/trace"
@@ -27,7 +26,7 @@ func TestTraceShowNodeReadable(t *testing.T) {
 
 	const cid = "wk-0198f0a3-bbbb-7000-8000-000000000001"
 	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy,
-		Type: command.Limit, Quantity: decimal.RequireFromString("0.5"), Price: decimal.RequireFromString("99"), ClientOrderID: cid}
+		Type: command.Limit, Quantity: testkit.D("0.5"), Price: testkit.D("99"), ClientOrderID: cid}
 	out, err := nodetest.Send(context.Background(), srv.Client(), command.NewEnvelope(c, "breakout"), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

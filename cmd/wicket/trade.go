@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 
@@ -95,13 +97,13 @@ type tradeTarget struct {
 // openTrade resolves the project and the node address as wicket mcp does:
 // a broken project is an error; without a project the defaults apply and
 // --node is needed.
-func openTrade(c *cli.Context, nodeAddr string) (tradeTarget, error) {
+func openTrade(projectFlag, nodeAddr string) (tradeTarget, error) {
 	if nodeAddr != "" && !strings.Contains(nodeAddr, "://") {
 		if _, _, err := net.SplitHostPort(nodeAddr); err != nil {
 			return tradeTarget{}, usagef("--node %q is not HOST:PORT (e.g. 127.0.0.1:7879)", nodeAddr)
 		}
 	}
-	p, cfg, err := openProject(c)
+	p, cfg, err := openProjectAt(projectFlag)
 	t := tradeTarget{cfg: cfg, addr: nodeAddr}
 	switch {
 	case err == nil:
@@ -134,15 +136,28 @@ func (t tradeTarget) tradeClient() (*trade.Client, error) {
 	return trade.NewClient(client, t.cfg), nil
 }
 
-// dialTrade is openTrade with the node address from --node, and the
-// client for it.
-func dialTrade(c *cli.Context) (tradeTarget, *trade.Client, error) {
-	t, err := openTrade(c, tradeNodeAddr(c))
+// dialTrade is openTrade, and the client for its node.
+func dialTrade(o tradeOptions) (tradeTarget, *trade.Client, error) {
+	t, err := openTrade(o.project, o.node)
 	if err != nil {
 		return t, nil, err
 	}
 	tr, err := t.tradeClient()
 	return t, tr, err
+}
+
+// tradeOptions is what the trade commands work with, filled from their
+// arguments and flags.
+type tradeOptions struct {
+	project string // the --project flag
+	node    string // --node of the innermost command given it (a verb's own line first)
+	stdin   io.Reader
+	verb    command.Verb // a one-shot verb
+	line    trade.Line   // its parsed line
+	venue   string       // snapshot: one venue
+	events  int          // snapshot: recent events
+	ticket  string       // ticket: its id
+	json    bool
 }
 
 func tradeREPLAction(c *cli.Context) error {
@@ -153,14 +168,21 @@ func tradeREPLAction(c *cli.Context) error {
 		}
 		return usagef("wicket trade: unknown command %q; valid: %s (or none, for the REPL)", c.Args().First(), strings.Join(valid, ", "))
 	}
-	t, tr, err := dialTrade(c)
+	o := tradeOptions{project: c.String("project"), node: tradeNodeAddr(c), stdin: c.App.Reader}
+	return runTradeREPL(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// runTradeREPL runs the trade prompt on o.stdin (a terminal, or one command
+// per line from a pipe).
+func runTradeREPL(ctx context.Context, o tradeOptions, stdout, stderr io.Writer) error {
+	t, tr, err := dialTrade(o)
 	if err != nil {
 		return err
 	}
-	return trade.RunREPL(c.Context, trade.Session{
+	return trade.RunREPL(ctx, trade.Session{
 		Client: tr, Config: t.cfg, Addr: t.addr,
-		In: c.App.Reader, Out: c.App.Writer, Err: c.App.ErrWriter,
-		Terminal: isCharDevice(c.App.Reader),
+		In: o.stdin, Out: stdout, Err: stderr,
+		Terminal: isCharDevice(o.stdin),
 	})
 }
 
@@ -182,34 +204,41 @@ func tradeVerbAction(verb command.Verb) cli.ActionFunc {
 		if nodeAddr == "" {
 			nodeAddr = tradeNodeAddr(c)
 		}
-		t, err := openTrade(c, nodeAddr)
-		if ln.Help() {
-			cfg := t.cfg
-			if err != nil {
-				cfg = project.Defaults()
-			}
-			trade.PrintVerbHelp(c.App.Writer, verb, cfg, true)
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		cmd, err := ln.Build(t.cfg)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		tr, err := t.tradeClient()
-		if err != nil {
-			return err
-		}
-		return tradeOneShot(c, tr, cmd, ln)
+		o := tradeOptions{project: c.String("project"), node: nodeAddr, verb: verb, line: ln}
+		return runTradeVerb(c.Context, o, c.App.Writer, c.App.ErrWriter)
 	}
 }
 
+// runTradeVerb previews one command (or prints the verb's help) and, with
+// --yes, sends it.
+func runTradeVerb(ctx context.Context, o tradeOptions, stdout, _ io.Writer) error {
+	verb, ln := o.verb, o.line
+	t, err := openTrade(o.project, o.node)
+	if ln.Help() {
+		cfg := t.cfg
+		if err != nil {
+			cfg = project.Defaults()
+		}
+		trade.PrintVerbHelp(stdout, verb, cfg, true)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cmd, err := ln.Build(t.cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	tr, err := t.tradeClient()
+	if err != nil {
+		return err
+	}
+	return tradeOneShot(ctx, tr, cmd, ln, stdout)
+}
+
 // tradeOneShot previews cmd and, with --yes, sends it.
-func tradeOneShot(c *cli.Context, tr *trade.Client, cmd command.Command, ln trade.Line) error {
-	w := c.App.Writer
-	p := tr.Preview(c.Context, cmd, ln.Reason())
+func tradeOneShot(ctx context.Context, tr *trade.Client, cmd command.Command, ln trade.Line, w io.Writer) error {
+	p := tr.Preview(ctx, cmd, ln.Reason())
 	res := tradeOneShotResult{Preview: p}
 	if !ln.Yes() {
 		res.Note = "nothing was sent: run the same command with --yes to send it (it is previewed again just before sending)"
@@ -226,7 +255,7 @@ func tradeOneShot(c *cli.Context, tr *trade.Client, cmd command.Command, ln trad
 	if !ln.JSON() {
 		trade.PrintPreview(w, p)
 	}
-	o := tr.Send(c.Context, p)
+	o := tr.Send(ctx, p)
 	res.Sent, res.Outcome = o.Status != trade.SendFailed, &o
 	if ln.JSON() {
 		if err := writeJSON(w, res); err != nil {
@@ -242,7 +271,13 @@ func tradeSnapshotAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("wicket trade snapshot takes no arguments, got %q (use --venue V for one venue)", c.Args().First())
 	}
-	venue, events := c.String("venue"), c.Int("events")
+	o := tradeOptions{project: c.String("project"), node: tradeNodeAddr(c), venue: c.String("venue"), events: c.Int("events"), json: c.Bool("json")}
+	return runTradeSnapshot(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// runTradeSnapshot prints the node's state.
+func runTradeSnapshot(ctx context.Context, o tradeOptions, stdout, _ io.Writer) error {
+	venue, events := o.venue, o.events
 	if venue != "" {
 		if err := project.ValidName("venue", venue); err != nil {
 			return usagef("--venue: %v", err)
@@ -251,18 +286,18 @@ func tradeSnapshotAction(c *cli.Context) error {
 	if events < 0 || events > 200 {
 		return usagef("--events %d: give 0 (none) to 200", events)
 	}
-	_, tr, err := dialTrade(c)
+	_, tr, err := dialTrade(o)
 	if err != nil {
 		return err
 	}
-	snap, err := tr.Node().Snapshot(c.Context, venue, events)
+	snap, err := tr.Node().Snapshot(ctx, venue, events)
 	if err != nil {
 		return fmt.Errorf("cannot read the node: %w", err)
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, snap)
+	if o.json {
+		return writeJSON(stdout, snap)
 	}
-	return trade.PrintSnapshot(c.App.Writer, snap)
+	return trade.PrintSnapshot(stdout, snap)
 }
 
 func tradeTicketAction(c *cli.Context) error {
@@ -270,18 +305,25 @@ func tradeTicketAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	_, tr, err := dialTrade(c)
+	o := tradeOptions{project: c.String("project"), node: tradeNodeAddr(c), ticket: id, json: c.Bool("json")}
+	return runTradeTicket(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// runTradeTicket prints a sent command's outcome by its ticket id.
+func runTradeTicket(ctx context.Context, o tradeOptions, stdout, _ io.Writer) error {
+	id := o.ticket
+	_, tr, err := dialTrade(o)
 	if err != nil {
 		return err
 	}
-	res, err := tr.Node().Ticket(c.Context, id, 0)
+	res, err := tr.Node().Ticket(ctx, id, 0)
 	if err != nil {
 		return fmt.Errorf("cannot read ticket %s: %w", id, err)
 	}
-	o := trade.TicketOutcome(id, res)
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, o)
+	out := trade.TicketOutcome(id, res)
+	if o.json {
+		return writeJSON(stdout, out)
 	}
-	trade.PrintOutcome(c.App.Writer, o)
+	trade.PrintOutcome(stdout, out)
 	return nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
 	"wicket/strategy/ta"
@@ -18,12 +21,25 @@ func workerCommand() *cli.Command {
 		Usage:           "run as a strategy worker (started by wicket itself)",
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			if code := worker.Main(c.Args().Slice(), workerHandlers()); code != 0 {
-				return cli.Exit("", code)
-			}
-			return nil
+			return runWorker(c.Context, workerOptions{args: c.Args().Slice()}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// workerOptions is what worker mode works with: its arguments, unparsed
+// (worker.Main reads them).
+type workerOptions struct {
+	args []string
+}
+
+// runWorker serves the worker protocol on the process's own stdin and
+// stdout (not the streams given: they are the protocol's, whatever a
+// caller passes) until the pool closes it; a failure is its exit code.
+func runWorker(_ context.Context, o workerOptions, _, _ io.Writer) error {
+	if code := worker.Main(o.args, workerHandlers()); code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
 }
 
 // workerHandlers is every request kind a worker serves. One memo per

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"wicket/internal/testkit"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -46,7 +48,7 @@ func TestOperatorKey(t *testing.T) {
 	}
 
 	// The environment wins; a key not matching operator.pub is refused.
-	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	other := testkit.Key(t)
 	env := func(k string) (string, bool) {
 		if k == KeyOperator {
 			return hex.EncodeToString(other.Seed()), true

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
-)
 
-func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+	"wicket/internal/testkit"
+)
 
 func TestDecodeValid(t *testing.T) {
 	tests := []struct {
@@ -20,29 +20,29 @@ func TestDecodeValid(t *testing.T) {
 		want       Command
 	}{
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"limit","quantity":"0.5","price":"41000"}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Limit, Quantity: dec("0.5"), Price: dec("41000"), TimeInForce: GTC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Limit, Quantity: testkit.D("0.5"), Price: testkit.D("41000"), TimeInForce: GTC}},
 		{"submit_order", `{"venue":"paper","symbol":"ETH-USD","side":"sell","type":"market","quantity":1.25}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "ETH-USD", Side: Sell, Type: Market, Quantity: dec("1.25"), TimeInForce: IOC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "ETH-USD", Side: Sell, Type: Market, Quantity: testkit.D("1.25"), TimeInForce: IOC}},
 		{"submit_order", `{"venue":"paper","symbol":"SPY","side":"buy","type":"limit","quantity":"3","price":"0.10000000000000000555","time_in_force":"ioc","client_order_id":"mine-1"}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "SPY", Side: Buy, Type: Limit, Quantity: dec("3"), Price: dec("0.10000000000000000555"), TimeInForce: IOC, ClientOrderID: "mine-1"}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "SPY", Side: Buy, Type: Limit, Quantity: testkit.D("3"), Price: testkit.D("0.10000000000000000555"), TimeInForce: IOC, ClientOrderID: "mine-1"}},
 		{"submit_order", `{"venue":"paper","symbol":"SPY","side":"buy","type":"market","quantity":"1","price":null,"client_order_id":""}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "SPY", Side: Buy, Type: Market, Quantity: dec("1"), TimeInForce: IOC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "SPY", Side: Buy, Type: Market, Quantity: testkit.D("1"), TimeInForce: IOC}},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"stop","quantity":"0.5","stop_price":"39000.5"}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Stop, Quantity: dec("0.5"), StopPrice: dec("39000.5"), TimeInForce: GTC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Stop, Quantity: testkit.D("0.5"), StopPrice: testkit.D("39000.5"), TimeInForce: GTC}},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"stop_limit","quantity":"1","stop_price":41000,"limit_price":"41100","time_in_force":"gtc"}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: StopLimit, Quantity: dec("1"), StopPrice: dec("41000"), LimitPrice: dec("41100"), TimeInForce: GTC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: StopLimit, Quantity: testkit.D("1"), StopPrice: testkit.D("41000"), LimitPrice: testkit.D("41100"), TimeInForce: GTC}},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"trailing_stop","quantity":"1","trail_amount":"250"}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: TrailingStop, Quantity: dec("1"), TrailAmount: dec("250"), TimeInForce: GTC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: TrailingStop, Quantity: testkit.D("1"), TrailAmount: testkit.D("250"), TimeInForce: GTC}},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"buy","type":"trailing_stop","quantity":"1","trail_percent":"2.5","trail_amount":null}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: TrailingStop, Quantity: dec("1"), TrailPercent: dec("2.5"), TimeInForce: GTC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: TrailingStop, Quantity: testkit.D("1"), TrailPercent: testkit.D("2.5"), TimeInForce: GTC}},
 		{"submit_order", `{"venue":"paper","symbol":"BTC-USD","side":"sell","type":"oco","quantity":"1","price":"44000","stop_price":"38000"}`,
-			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("1"), Price: dec("44000"), StopPrice: dec("38000"), TimeInForce: GTC}},
+			Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: testkit.D("1"), Price: testkit.D("44000"), StopPrice: testkit.D("38000"), TimeInForce: GTC}},
 		{"cancel_order", `{"venue":"paper","order_id":"ord-00000001"}`,
 			Command{Verb: CancelOrder, Venue: "paper", OrderID: "ord-00000001"}},
 		{"cancel_order", `{"venue":"paper","client_order_id":"wk-1"}`,
 			Command{Verb: CancelOrder, Venue: "paper", ClientOrderID: "wk-1"}},
 		{"modify", `{"venue":"paper","order_id":"ord-1","price":"40000.5"}`,
-			Command{Verb: Modify, Venue: "paper", OrderID: "ord-1", Price: dec("40000.5")}},
+			Command{Verb: Modify, Venue: "paper", OrderID: "ord-1", Price: testkit.D("40000.5")}},
 		{"flatten", `{"venue":"paper"}`, Command{Verb: Flatten, Venue: "paper"}},
 		{"flatten", `{"venue":"paper","symbol":"BTC-USD"}`, Command{Verb: Flatten, Venue: "paper", Symbol: "BTC-USD"}},
 		{"market_exit", `{}`, Command{Verb: MarketExit}},
@@ -167,23 +167,23 @@ func TestDecodeWithSetsAsideExtras(t *testing.T) {
 // exits on the other side of the entry's quantity with derived ids — and
 // its id leaves room for the longest suffix.
 func TestBracketLegs(t *testing.T) {
-	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Bracket, Quantity: dec("2"),
-		Price: dec("40000"), TakeProfit: dec("44000"), StopPrice: dec("38000"), TimeInForce: GTC, ClientOrderID: "wk-b"}
+	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Bracket, Quantity: testkit.D("2"),
+		Price: testkit.D("40000"), TakeProfit: testkit.D("44000"), StopPrice: testkit.D("38000"), TimeInForce: GTC, ClientOrderID: "wk-b"}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	want := []Leg{
-		{Name: LegEntry, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Limit, Quantity: dec("2"), Price: dec("40000"), TimeInForce: GTC, ClientOrderID: "wk-b"}},
-		{Name: LegTakeProfit, Exit: true, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-b-tp"}},
-		{Name: LegStopLoss, Exit: true, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Stop, Quantity: dec("2"), StopPrice: dec("38000"), TimeInForce: GTC, ClientOrderID: "wk-b-stop"}},
+		{Name: LegEntry, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Limit, Quantity: testkit.D("2"), Price: testkit.D("40000"), TimeInForce: GTC, ClientOrderID: "wk-b"}},
+		{Name: LegTakeProfit, Exit: true, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: testkit.D("2"), Price: testkit.D("44000"), TimeInForce: GTC, ClientOrderID: "wk-b-tp"}},
+		{Name: LegStopLoss, Exit: true, Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Stop, Quantity: testkit.D("2"), StopPrice: testkit.D("38000"), TimeInForce: GTC, ClientOrderID: "wk-b-stop"}},
 	}
 	if diff := cmp.Diff(want, c.Legs(), cmp.Comparer(decimal.Decimal.Equal)); diff != "" {
 		t.Errorf("legs (-want +got):\n%s", diff)
 	}
 	market := c
-	market.Price, market.LimitPrice = decimal.Decimal{}, dec("37900")
+	market.Price, market.LimitPrice = decimal.Decimal{}, testkit.D("37900")
 	legs := market.Legs()
-	if legs[0].Command.Type != Market || legs[0].Command.TIF() != IOC || legs[2].Command.Type != StopLimit || !legs[2].Command.LimitPrice.Equal(dec("37900")) {
+	if legs[0].Command.Type != Market || legs[0].Command.TIF() != IOC || legs[2].Command.Type != StopLimit || !legs[2].Command.LimitPrice.Equal(testkit.D("37900")) {
 		t.Errorf("market bracket legs: %+v", legs)
 	}
 	for _, l := range append(legs, c.Legs()...) {
@@ -209,15 +209,15 @@ func TestBracketLegs(t *testing.T) {
 }
 
 func TestOCOLegs(t *testing.T) {
-	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: dec("2"),
-		Price: dec("44000"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x"}
+	c := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: OCO, Quantity: testkit.D("2"),
+		Price: testkit.D("44000"), StopPrice: testkit.D("38000"), LimitPrice: testkit.D("37900"), TimeInForce: GTC, ClientOrderID: "wk-x"}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	legs := c.Legs()
 	want := []Leg{
-		{Name: "limit", Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: dec("2"), Price: dec("44000"), TimeInForce: GTC, ClientOrderID: "wk-x"}},
-		{Name: "stop", Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: StopLimit, Quantity: dec("2"), StopPrice: dec("38000"), LimitPrice: dec("37900"), TimeInForce: GTC, ClientOrderID: "wk-x-stop"}},
+		{Name: "limit", Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: Limit, Quantity: testkit.D("2"), Price: testkit.D("44000"), TimeInForce: GTC, ClientOrderID: "wk-x"}},
+		{Name: "stop", Command: Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Sell, Type: StopLimit, Quantity: testkit.D("2"), StopPrice: testkit.D("38000"), LimitPrice: testkit.D("37900"), TimeInForce: GTC, ClientOrderID: "wk-x-stop"}},
 	}
 	if diff := cmp.Diff(want, legs, cmp.Comparer(decimal.Decimal.Equal)); diff != "" {
 		t.Errorf("legs (-want +got):\n%s", diff)
@@ -256,20 +256,20 @@ func TestValidateGoBuiltCommand(t *testing.T) {
 	bad := []Command{
 		{Verb: "nope"},
 		{Verb: SetTradingState, State: Halted, Venue: "paper"},
-		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: dec("-1")},
-		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: "up", Type: Market, Quantity: dec("1")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: testkit.D("-1")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: "up", Type: Market, Quantity: testkit.D("1")},
 		{Verb: Flatten},
-		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: Stop, Quantity: dec("1"), StopPrice: dec("-5")},
-		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: Stop, Quantity: dec("1")},
-		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: TrailingStop, Quantity: dec("1"), TrailAmount: dec("1"), TrailPercent: dec("1")},
-		{Verb: CancelOrder, Venue: "paper", OrderID: "a", LimitPrice: dec("1")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: Stop, Quantity: testkit.D("1"), StopPrice: testkit.D("-5")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: Stop, Quantity: testkit.D("1")},
+		{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Sell, Type: TrailingStop, Quantity: testkit.D("1"), TrailAmount: testkit.D("1"), TrailPercent: testkit.D("1")},
+		{Verb: CancelOrder, Venue: "paper", OrderID: "a", LimitPrice: testkit.D("1")},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", c)
 		}
 	}
-	good := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: dec("1")}
+	good := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: testkit.D("1")}
 	if err := good.Validate(); err != nil {
 		t.Errorf("Validate(good) = %v", err)
 	}
@@ -278,7 +278,7 @@ func TestValidateGoBuiltCommand(t *testing.T) {
 func TestResolveMints(t *testing.T) {
 	n := 0
 	ids := func() string { n++; return fmt.Sprintf("id-%d", n) }
-	sub := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: dec("1")}
+	sub := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "X", Side: Buy, Type: Market, Quantity: testkit.D("1")}
 	got := sub.Resolve(ids)
 	if got.ClientOrderID != "wk-id-1" {
 		t.Errorf("minted %q, want wk-id-1", got.ClientOrderID)
@@ -307,7 +307,7 @@ func TestNewIDIsUUIDv7(t *testing.T) {
 
 func TestSameIntent(t *testing.T) {
 	previewed := Command{Verb: SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: Buy, Type: Limit,
-		Quantity: dec("1.0"), Price: dec("41000"), TimeInForce: GTC, ClientOrderID: "wk-a"}
+		Quantity: testkit.D("1.0"), Price: testkit.D("41000"), TimeInForce: GTC, ClientOrderID: "wk-a"}
 	tests := []struct {
 		name       string
 		confirming Command
@@ -315,15 +315,15 @@ func TestSameIntent(t *testing.T) {
 	}{
 		{"identical", previewed, nil},
 		{"omitted client order id", with(previewed, func(c *Command) { c.ClientOrderID = "" }), nil},
-		{"decimals by value", with(previewed, func(c *Command) { c.Quantity = dec("1"); c.Price = dec("41000.000") }), nil},
+		{"decimals by value", with(previewed, func(c *Command) { c.Quantity = testkit.D("1"); c.Price = testkit.D("41000.000") }), nil},
 		{"default time in force", with(previewed, func(c *Command) { c.TimeInForce = "" }), nil},
 		{"other client order id", with(previewed, func(c *Command) { c.ClientOrderID = "wk-b" }),
 			[]Diff{{"client_order_id", "wk-a", "wk-b"}}},
-		{"two fields", with(previewed, func(c *Command) { c.Quantity = dec("2"); c.Side = Sell }),
+		{"two fields", with(previewed, func(c *Command) { c.Quantity = testkit.D("2"); c.Side = Sell }),
 			[]Diff{{"side", "buy", "sell"}, {"quantity", "1", "2"}}},
 		{"price dropped", with(previewed, func(c *Command) { c.Type = Market; c.Price = decimal.Decimal{}; c.TimeInForce = "" }),
 			[]Diff{{"type", "limit", "market"}, {"price", "41000", ""}, {"time_in_force", "gtc", "ioc"}}},
-		{"stop price set", with(previewed, func(c *Command) { c.Type = Stop; c.Price = decimal.Decimal{}; c.StopPrice = dec("40000") }),
+		{"stop price set", with(previewed, func(c *Command) { c.Type = Stop; c.Price = decimal.Decimal{}; c.StopPrice = testkit.D("40000") }),
 			[]Diff{{"type", "limit", "stop"}, {"price", "41000", ""}, {"stop_price", "", "40000"}}},
 		{"other verb", Command{Verb: CancelOrder, Venue: "paper", ClientOrderID: "wk-a"},
 			[]Diff{{"verb", "submit_order", "cancel_order"}}},

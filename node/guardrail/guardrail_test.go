@@ -7,10 +7,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node/command"
 )
-
-func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 // fakeView is a hand-written market view.
 type fakeView struct {
@@ -38,24 +37,24 @@ func (f fakeView) OpenOrder(venue, id, cid string) (Order, bool) {
 func config() project.Config {
 	cfg := project.Defaults()
 	cfg.Venues[0].Symbols = []string{"BTC-USD", "ETH-USD"}
-	cfg.Venues = append(cfg.Venues, project.Venue{Name: "alt", Kind: "paper", Currency: "USD", Cash: d("1000"),
+	cfg.Venues = append(cfg.Venues, project.Venue{Name: "alt", Kind: "paper", Currency: "USD", Cash: testkit.D("1000"),
 		Symbols: []string{"SOL-USD"}, QuantityDecimals: 2, PriceDecimals: 4})
 	return cfg
 }
 
 var view = fakeView{
-	marks:     map[string]decimal.Decimal{"BTC-USD": d("40000"), "ETH-USD": d("2000")},
-	positions: map[string]decimal.Decimal{"BTC-USD": d("1"), "ETH-USD": d("-3")},
+	marks:     map[string]decimal.Decimal{"BTC-USD": testkit.D("40000"), "ETH-USD": testkit.D("2000")},
+	positions: map[string]decimal.Decimal{"BTC-USD": testkit.D("1"), "ETH-USD": testkit.D("-3")},
 	orders: []Order{
-		{ID: "ord-1", ClientOrderID: "wk-1", Symbol: "BTC-USD", Side: command.Buy, Type: command.Limit, Quantity: d("0.1"), Price: d("39000")},
-		{ID: "ord-2", ClientOrderID: "wk-2", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: d("0.1")},
+		{ID: "ord-1", ClientOrderID: "wk-1", Symbol: "BTC-USD", Side: command.Buy, Type: command.Limit, Quantity: testkit.D("0.1"), Price: testkit.D("39000")},
+		{ID: "ord-2", ClientOrderID: "wk-2", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: testkit.D("0.1")},
 	},
 }
 
 func submit(side command.Side, typ command.OrderType, qty, price string) command.Command {
-	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: typ, Quantity: d(qty)}
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: typ, Quantity: testkit.D(qty)}
 	if price != "" {
-		c.Price = d(price)
+		c.Price = testkit.D(price)
 	}
 	return c
 }
@@ -95,7 +94,7 @@ func TestCheck(t *testing.T) {
 			pass: map[string]string{"price_collar": "limit 36000 is 10.00% from mark 40000"}},
 		{name: "no mark", cmd: submit(command.Buy, command.Limit, "0.1", "40000"), view: nil,
 			fail: map[string]string{"price_collar": "no mark for BTC-USD", "position_notional": "cannot value"}},
-		{name: "a zero mark is no mark", cmd: submit(command.Buy, command.Limit, "0.1", "40000"), view: fakeView{marks: map[string]decimal.Decimal{"BTC-USD": d("0")}},
+		{name: "a zero mark is no mark", cmd: submit(command.Buy, command.Limit, "0.1", "40000"), view: fakeView{marks: map[string]decimal.Decimal{"BTC-USD": testkit.D("0")}},
 			fail: map[string]string{"price_collar": "no mark for BTC-USD", "position_notional": "cannot value"}},
 		{name: "order notional", cmd: submit(command.Sell, command.Market, "0.7", ""), view: view,
 			fail: map[string]string{"order_notional": "0.7 × mark 40000 = 28000 exceeds max_order_notional 25000"},
@@ -104,12 +103,12 @@ func TestCheck(t *testing.T) {
 			fail: map[string]string{"order_notional": "exceeds", "position_notional": "position 1 → -1.5 BTC-USD; 1.5 × mark 40000 = 60000 exceeds"}},
 		{name: "cover a short", cmd: with(submit(command.Buy, command.Market, "3", ""), func(c *command.Command) { c.Symbol = "ETH-USD" }), view: view,
 			pass: map[string]string{"position_notional": "position -3 → 0 ETH-USD: reduces it"}},
-		{name: "modify by client id", cmd: command.Command{Verb: command.Modify, Venue: "paper", ClientOrderID: "wk-1", Price: d("39500")}, view: view,
+		{name: "modify by client id", cmd: command.Command{Verb: command.Modify, Venue: "paper", ClientOrderID: "wk-1", Price: testkit.D("39500")}, view: view,
 			pass: map[string]string{"order": "open: ord-1 limit buy 0.1 BTC-USD @ 39000", "order_notional": "0.1 × limit 39500 = 3950",
 				"position_notional": "position 1 → 1.1 BTC-USD; 1.1 × mark 40000 = 44000 ≤"}},
-		{name: "modify over the order limit", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-1", Quantity: d("0.7")}, view: view,
+		{name: "modify over the order limit", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-1", Quantity: testkit.D("0.7")}, view: view,
 			fail: map[string]string{"order_notional": "0.7 × limit 39000 = 27300 exceeds", "position_notional": "1.7 × mark 40000 = 68000 exceeds"}},
-		{name: "modify a market order", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-2", Quantity: d("1")}, view: view,
+		{name: "modify a market order", cmd: command.Command{Verb: command.Modify, Venue: "paper", OrderID: "ord-2", Quantity: testkit.D("1")}, view: view,
 			fail: map[string]string{"modify": "a market order cannot be modified: only limit, stop, stop_limit, trailing_stop orders can"}},
 		{name: "cancel an unknown order", cmd: command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: "ord-9"}, view: view,
 			fail: map[string]string{"order": "no open order with order_id ord-9 on paper"}},
@@ -187,20 +186,20 @@ func TestCheck(t *testing.T) {
 
 // stop is a stop order, or a stop_limit when limit is given.
 func stop(side command.Side, qty, stopPrice, limit string) command.Command {
-	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.Stop, Quantity: d(qty), StopPrice: d(stopPrice)}
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.Stop, Quantity: testkit.D(qty), StopPrice: testkit.D(stopPrice)}
 	if limit != "" {
-		c.Type, c.LimitPrice = command.StopLimit, d(limit)
+		c.Type, c.LimitPrice = command.StopLimit, testkit.D(limit)
 	}
 	return c
 }
 
 // trail is a trailing stop by amount, or by percent when amount is "".
 func trail(side command.Side, qty, amount, percent string) command.Command {
-	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.TrailingStop, Quantity: d(qty)}
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.TrailingStop, Quantity: testkit.D(qty)}
 	if amount != "" {
-		c.TrailAmount = d(amount)
+		c.TrailAmount = testkit.D(amount)
 	} else {
-		c.TrailPercent = d(percent)
+		c.TrailPercent = testkit.D(percent)
 	}
 	return c
 }
@@ -208,7 +207,7 @@ func trail(side command.Side, qty, amount, percent string) command.Command {
 func TestOCOChecksEachLeg(t *testing.T) {
 	g := New(config())
 	oco := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.OCO,
-		Quantity: d("0.5"), Price: d("42000"), StopPrice: d("38000"), LimitPrice: d("37900")}
+		Quantity: testkit.D("0.5"), Price: testkit.D("42000"), StopPrice: testkit.D("38000"), LimitPrice: testkit.D("37900")}
 	rep := g.Check(oco, view)
 	if !rep.OK {
 		t.Fatalf("a good oco: %s", rep.Summary())
@@ -226,11 +225,11 @@ func TestOCOChecksEachLeg(t *testing.T) {
 		set  func(*command.Command)
 		want string
 	}{
-		{func(c *command.Command) { c.Price = d("39000") }, "limit leg limit_side: sell limit 39000 must be above mark 40000"},
-		{func(c *command.Command) { c.StopPrice = d("41000"); c.LimitPrice = d("40900") }, "stop leg stop_side: sell stop_price 41000 must be below mark 40000"},
-		{func(c *command.Command) { c.Price = d("45000") }, "limit leg price_collar: limit 45000 is 12.50% from mark 40000"},
-		{func(c *command.Command) { c.LimitPrice = d("30000") }, "stop leg price_collar: limit_price 30000 is 21.05% from stop 38000"},
-		{func(c *command.Command) { c.Quantity = d("0.6"); c.Price = d("43000") }, "limit leg order_notional: 0.6 × limit 43000 = 25800 exceeds"},
+		{func(c *command.Command) { c.Price = testkit.D("39000") }, "limit leg limit_side: sell limit 39000 must be above mark 40000"},
+		{func(c *command.Command) { c.StopPrice = testkit.D("41000"); c.LimitPrice = testkit.D("40900") }, "stop leg stop_side: sell stop_price 41000 must be below mark 40000"},
+		{func(c *command.Command) { c.Price = testkit.D("45000") }, "limit leg price_collar: limit 45000 is 12.50% from mark 40000"},
+		{func(c *command.Command) { c.LimitPrice = testkit.D("30000") }, "stop leg price_collar: limit_price 30000 is 21.05% from stop 38000"},
+		{func(c *command.Command) { c.Quantity = testkit.D("0.6"); c.Price = testkit.D("43000") }, "limit leg order_notional: 0.6 × limit 43000 = 25800 exceeds"},
 	} {
 		c := oco
 		tc.set(&c)
@@ -241,7 +240,7 @@ func TestOCOChecksEachLeg(t *testing.T) {
 }
 
 func TestAt(t *testing.T) {
-	mark := d("40000")
+	mark := testkit.D("40000")
 	for _, tc := range []struct {
 		c    command.Command
 		at   string
@@ -253,10 +252,10 @@ func TestAt(t *testing.T) {
 		{stop(command.Buy, "1", "41000", "41200"), "41200", "limit_price"},
 		{trail(command.Buy, "1", "", "2.5"), "41000", "first stop"},
 		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.OCO,
-			Quantity: d("1"), Price: d("38000"), StopPrice: d("42000")}, "42000", "stop"},
+			Quantity: testkit.D("1"), Price: testkit.D("38000"), StopPrice: testkit.D("42000")}, "42000", "stop"},
 	} {
 		at, what, ok := At(tc.c, mark, true)
-		if !ok || !at.Equal(d(tc.at)) || what != tc.what {
+		if !ok || !at.Equal(testkit.D(tc.at)) || what != tc.what {
 			t.Errorf("At(%s) = %s %s %v, want %s %s", tc.c, at, what, ok, tc.at, tc.what)
 		}
 	}
@@ -267,7 +266,7 @@ func TestAt(t *testing.T) {
 
 func TestPlaces(t *testing.T) {
 	for in, want := range map[string]int32{"1": 0, "100": 0, "1.50": 1, "0.000001": 6, "1.0000000": 0, "-2.25": 2, "0": 0} {
-		if got := places(d(in)); got != want {
+		if got := places(testkit.D(in)); got != want {
 			t.Errorf("places(%s) = %d, want %d", in, got, want)
 		}
 	}
@@ -281,7 +280,7 @@ func with(c command.Command, f func(*command.Command)) command.Command { f(&c); 
 func TestBracketChecksEachLeg(t *testing.T) {
 	g := New(config())
 	br := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.Bracket,
-		Quantity: d("0.2"), Price: d("39000"), TakeProfit: d("39800"), StopPrice: d("38000")}
+		Quantity: testkit.D("0.2"), Price: testkit.D("39000"), TakeProfit: testkit.D("39800"), StopPrice: testkit.D("38000")}
 	rep := g.Check(br, view)
 	if !rep.OK {
 		t.Fatalf("a good bracket: %s", rep.Summary())
@@ -306,13 +305,13 @@ func TestBracketChecksEachLeg(t *testing.T) {
 		want string
 	}{
 		// 39800 is below the mark but above the entry: a good take-profit; at 38900 it is below the entry.
-		{func(c *command.Command) { c.TakeProfit = d("38900") }, "take_profit leg limit_side: sell limit 38900 must be above entry price 39000"},
-		{func(c *command.Command) { c.StopPrice = d("39100") }, "stop_loss leg stop_side: sell stop_price 39100 must be below entry price 39000"},
+		{func(c *command.Command) { c.TakeProfit = testkit.D("38900") }, "take_profit leg limit_side: sell limit 38900 must be above entry price 39000"},
+		{func(c *command.Command) { c.StopPrice = testkit.D("39100") }, "stop_loss leg stop_side: sell stop_price 39100 must be below entry price 39000"},
 		// a market entry opens at the mark
-		{func(c *command.Command) { c.Price = decimal.Decimal{}; c.TakeProfit = d("39900") }, "take_profit leg limit_side: sell limit 39900 must be above mark 40000"},
+		{func(c *command.Command) { c.Price = decimal.Decimal{}; c.TakeProfit = testkit.D("39900") }, "take_profit leg limit_side: sell limit 39900 must be above mark 40000"},
 		// a marketable limit entry fills at the mark
-		{func(c *command.Command) { c.Price = d("40500"); c.StopPrice = d("40200") }, "stop_loss leg stop_side: sell stop_price 40200 must be below entry price 40000"},
-		{func(c *command.Command) { c.Quantity = d("0.7") }, "entry leg order_notional: 0.7 × limit 39000 = 27300 exceeds"},
+		{func(c *command.Command) { c.Price = testkit.D("40500"); c.StopPrice = testkit.D("40200") }, "stop_loss leg stop_side: sell stop_price 40200 must be below entry price 40000"},
+		{func(c *command.Command) { c.Quantity = testkit.D("0.7") }, "entry leg order_notional: 0.7 × limit 39000 = 27300 exceeds"},
 	} {
 		c := br
 		tc.set(&c)
@@ -320,7 +319,7 @@ func TestBracketChecksEachLeg(t *testing.T) {
 			t.Errorf("%s: %s, want a failure with %q", c, rep.Summary(), tc.want)
 		}
 	}
-	if at, what, ok := At(br, d("40000"), true); !ok || !at.Equal(d("39000")) || what != "limit" {
+	if at, what, ok := At(br, testkit.D("40000"), true); !ok || !at.Equal(testkit.D("39000")) || what != "limit" {
 		t.Errorf("At(bracket) = %s %s %v, want the entry's limit 39000", at, what, ok)
 	}
 }

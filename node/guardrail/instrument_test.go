@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node/command"
 )
 
@@ -23,10 +24,10 @@ func (v instrumentView) Instrument(venue, symbol string) (Instrument, bool) {
 func TestInstrumentRules(t *testing.T) {
 	g := New(config())
 	view := instrumentView{
-		fakeView: fakeView{marks: map[string]decimal.Decimal{"BTC-USD": d("60000"), "ETH-USD": d("3000")}},
+		fakeView: fakeView{marks: map[string]decimal.Decimal{"BTC-USD": testkit.D("60000"), "ETH-USD": testkit.D("3000")}},
 		in: map[string]Instrument{
-			"BTC-USD": {Tick: d("0.01"), Step: d("0.00001"), MinQuantity: d("0.0001"), MinNotional: d("5"), Fractional: true},
-			"ETH-USD": {Tick: d("0.5"), Fractional: false, Shortable: true},
+			"BTC-USD": {Tick: testkit.D("0.01"), Step: testkit.D("0.00001"), MinQuantity: testkit.D("0.0001"), MinNotional: testkit.D("5"), Fractional: true},
+			"ETH-USD": {Tick: testkit.D("0.5"), Fractional: false, Shortable: true},
 		},
 	}
 	for _, tc := range []struct {
@@ -47,11 +48,11 @@ func TestInstrumentRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			typ := command.Limit
-			c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: tc.symbol, Side: tc.side, Quantity: d(tc.qty)}
+			c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: tc.symbol, Side: tc.side, Quantity: testkit.D(tc.qty)}
 			if tc.price == "" {
 				typ = command.Market
 			} else {
-				c.Price = d(tc.price)
+				c.Price = testkit.D(tc.price)
 			}
 			c.Type = typ
 			rep := g.Check(c, view)
@@ -74,20 +75,20 @@ func TestInstrumentRules(t *testing.T) {
 		ok   bool
 	}{
 		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.StopLimit,
-			Quantity: d("0.01"), StopPrice: d("59000.005"), LimitPrice: d("58900")}, "stop_price 59000.005 is not a multiple of paper's tick 0.01", false},
+			Quantity: testkit.D("0.01"), StopPrice: testkit.D("59000.005"), LimitPrice: testkit.D("58900")}, "stop_price 59000.005 is not a multiple of paper's tick 0.01", false},
 		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.StopLimit,
-			Quantity: d("0.01"), StopPrice: d("59000"), LimitPrice: d("58900.001")}, "limit_price 58900.001 is not a multiple", false},
+			Quantity: testkit.D("0.01"), StopPrice: testkit.D("59000"), LimitPrice: testkit.D("58900.001")}, "limit_price 58900.001 is not a multiple", false},
 		{command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Sell, Type: command.Stop,
-			Quantity: d("0.0001"), StopPrice: d("40000")}, "0.0001 × 40000 = 4; paper's minimum for BTC-USD is 5", false},
+			Quantity: testkit.D("0.0001"), StopPrice: testkit.D("40000")}, "0.0001 × 40000 = 4; paper's minimum for BTC-USD is 5", false},
 	} {
-		rep := g.Check(tc.c, instrumentView{fakeView: fakeView{marks: view.marks, positions: map[string]decimal.Decimal{"BTC-USD": d("1")}}, in: view.in})
+		rep := g.Check(tc.c, instrumentView{fakeView: fakeView{marks: view.marks, positions: map[string]decimal.Decimal{"BTC-USD": testkit.D("1")}}, in: view.in})
 		if rep.OK != tc.ok || !strings.Contains(rep.Summary(), tc.want) {
 			t.Errorf("%s: %s, want ok %v with %q", tc.c, rep.Summary(), tc.ok, tc.want)
 		}
 	}
 	// Without an instrument the configured decimals still apply.
 	rep := g.Check(command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market,
-		Quantity: d("0.0000001")}, view.fakeView)
+		Quantity: testkit.D("0.0000001")}, view.fakeView)
 	if rep.OK || !strings.Contains(rep.Summary(), "decimals") {
 		t.Errorf("decimals without an instrument: %s", rep.Summary())
 	}

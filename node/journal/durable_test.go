@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 )
@@ -20,7 +19,7 @@ func submit(t testing.TB, j *Journal, i int, seq int64) {
 	t.Helper()
 	cid := fmt.Sprintf("wk-%04d", i)
 	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market,
-		Quantity: decimal.RequireFromString("0.01"), ClientOrderID: cid}
+		Quantity: testkit.D("0.01"), ClientOrderID: cid}
 	at := t0.Add(time.Duration(i) * time.Second)
 	e := &node.AuditEntry{Time: at, Ticket: fmt.Sprintf("tk-%04d", i), KeyID: node.KeyControl, Command: c, ClientOrderID: cid,
 		Outcome: node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: cid, Time: at}}

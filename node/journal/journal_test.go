@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 )
@@ -36,17 +35,17 @@ func TestCommitReplayAndRead(t *testing.T) {
 	e1 := entry("tk-1", t0, node.Accepted)
 	if err := j.Commit(&Batch{Entry: e1, Events: []node.Event{
 		{Seq: 1, Time: t0, Kind: node.EventTradingState, State: command.Halted},
-		{Seq: 2, Time: t0, Kind: node.EventVenueOpened, Venue: "p", Cash: decimal.RequireFromString("10.50")},
+		{Seq: 2, Time: t0, Kind: node.EventVenueOpened, Venue: "p", Cash: testkit.D("10.50")},
 	}}); err != nil {
 		t.Fatal(err)
 	}
 	if e1.Seq != 1 {
 		t.Errorf("entry seq = %d", e1.Seq)
 	}
-	if err := j.Commit(&Batch{Marks: []Mark{{"p", "X", decimal.RequireFromString("101.5")}}, Tick: 7}); err != nil {
+	if err := j.Commit(&Batch{Marks: []Mark{{"p", "X", testkit.D("101.5")}}, Tick: 7}); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Commit(&Batch{Marks: []Mark{{"p", "X", decimal.RequireFromString("102")}}, Tick: 8}); err != nil {
+	if err := j.Commit(&Batch{Marks: []Mark{{"p", "X", testkit.D("102")}}, Tick: 8}); err != nil {
 		t.Fatal(err)
 	}
 	e2 := entry("tk-2", t0.Add(time.Hour), node.Rejected)
@@ -61,11 +60,11 @@ func TestCommitReplayAndRead(t *testing.T) {
 	if err := j.Replay(func(ev node.Event) error { got = append(got, ev); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].State != command.Halted || !got[1].Cash.Equal(decimal.RequireFromString("10.5")) || !got[0].Time.Equal(t0) {
+	if len(got) != 2 || got[0].State != command.Halted || !got[1].Cash.Equal(testkit.D("10.5")) || !got[0].Time.Equal(t0) {
 		t.Errorf("replayed %+v", got)
 	}
 	tick, marks, err := j.Marks()
-	if err != nil || tick != 8 || len(marks) != 1 || !marks[0].Price.Equal(decimal.RequireFromString("102")) {
+	if err != nil || tick != 8 || len(marks) != 1 || !marks[0].Price.Equal(testkit.D("102")) {
 		t.Errorf("marks = %d %+v %v", tick, marks, err)
 	}
 	o, ok, err := j.Ticket("tk-2")

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/intrabar"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 )
@@ -16,14 +17,14 @@ import (
 // (its id the group's), then its exits with the entry as their parent.
 func (h *harness) placeBracket(side command.Side, qty, entry, tp, sl, slLimit string) (string, string, string) {
 	exit := side.Opposite()
-	e := node.Order{ID: "e", Symbol: "X", Side: side, Type: command.Market, Quantity: d(qty), Group: "e", Leg: command.LegEntry}
+	e := node.Order{ID: "e", Symbol: "X", Side: side, Type: command.Market, Quantity: testkit.D(qty), Group: "e", Leg: command.LegEntry}
 	if entry != "" {
-		e.Type, e.Price = command.Limit, d(entry)
+		e.Type, e.Price = command.Limit, testkit.D(entry)
 	}
-	t := node.Order{ID: "tp", Symbol: "X", Side: exit, Type: command.Limit, Quantity: d(qty), Price: d(tp), Group: "e", Leg: command.LegTakeProfit, Parent: "e"}
-	s := node.Order{ID: "sl", Symbol: "X", Side: exit, Type: command.Stop, Quantity: d(qty), StopPrice: d(sl), Group: "e", Leg: command.LegStopLoss, Parent: "e"}
+	t := node.Order{ID: "tp", Symbol: "X", Side: exit, Type: command.Limit, Quantity: testkit.D(qty), Price: testkit.D(tp), Group: "e", Leg: command.LegTakeProfit, Parent: "e"}
+	s := node.Order{ID: "sl", Symbol: "X", Side: exit, Type: command.Stop, Quantity: testkit.D(qty), StopPrice: testkit.D(sl), Group: "e", Leg: command.LegStopLoss, Parent: "e"}
 	if slLimit != "" {
-		s.Type, s.Price = command.StopLimit, d(slLimit)
+		s.Type, s.Price = command.StopLimit, testkit.D(slLimit)
 	}
 	for _, o := range []node.Order{e, t, s} {
 		h.v.Place(o, t0, h.emit)
@@ -37,7 +38,7 @@ func (h *harness) placeBracket(side command.Side, qty, entry, tp, sl, slLimit st
 // bars: every leg fills at the same step and price, or not at all, on
 // both. Prices are multiples of 0.25, so float64 holds them exactly.
 func TestBracketAgreesWithTheBacktestRule(t *testing.T) {
-	f := func(s string) intrabar.Float { return intrabar.Float(d(s).InexactFloat64()) }
+	f := func(s string) intrabar.Float { return intrabar.Float(testkit.D(s).InexactFloat64()) }
 	rng := rand.New(rand.NewPCG(26, 2))
 	type variant struct {
 		side                   command.Side
@@ -127,20 +128,20 @@ func TestBracketExitsFollowTheEntry(t *testing.T) {
 			t.Fatalf("after 103.5: %+v", o)
 		}
 	}
-	h.emit(node.Event{Kind: node.EventFilled, Venue: "p", OrderID: e, Symbol: "X", Side: command.Buy, Quantity: d("1.5"), Price: d("99")})
+	h.emit(node.Event{Kind: node.EventFilled, Venue: "p", OrderID: e, Symbol: "X", Side: command.Buy, Quantity: testkit.D("1.5"), Price: testkit.D("99")})
 	for _, id := range []string{tp, sl} {
-		if o, _ := h.v.Order(id); o.Inactive || !o.Quantity.Equal(d("1.5")) {
+		if o, _ := h.v.Order(id); o.Inactive || !o.Quantity.Equal(testkit.D("1.5")) {
 			t.Errorf("exit after a partial fill of 1.5: %+v", o)
 		}
 	}
 	if err := h.v.Cancel(e, "test", t0, h.emit); err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := h.v.Order(sl); o.Status != node.OrderOpen || !o.Quantity.Equal(d("1.5")) {
+	if o, _ := h.v.Order(sl); o.Status != node.OrderOpen || !o.Quantity.Equal(testkit.D("1.5")) {
 		t.Errorf("the stop-loss after the partly filled entry's cancel: %+v", o)
 	}
 	h.mark("96.5") // the stop-loss fills what the entry filled, and cancels the take-profit
-	if o, _ := h.v.Order(sl); o.Status != node.OrderFilled || !o.Filled.Equal(d("1.5")) {
+	if o, _ := h.v.Order(sl); o.Status != node.OrderFilled || !o.Filled.Equal(testkit.D("1.5")) {
 		t.Errorf("stop-loss: %+v", o)
 	}
 	if o, _ := h.v.Order(tp); o.Status != node.OrderCanceled || !strings.Contains(o.Note, "another leg of bracket e") {

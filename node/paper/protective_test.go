@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/intrabar"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 )
@@ -24,13 +25,13 @@ type stopOrder struct {
 
 func (h *harness) placeStop(s stopOrder) string {
 	h.n++
-	o := node.Order{ID: fmt.Sprintf("o%d", h.n), Symbol: "X", Side: s.side, Type: s.typ, Quantity: d("2")}
+	o := node.Order{ID: fmt.Sprintf("o%d", h.n), Symbol: "X", Side: s.side, Type: s.typ, Quantity: testkit.D("2")}
 	for _, f := range []struct {
 		dst *decimal.Decimal
 		v   string
 	}{{&o.StopPrice, s.stop}, {&o.Price, s.limit}, {&o.TrailAmount, s.trailAmt}, {&o.TrailPercent, s.trailPct}} {
 		if f.v != "" {
-			*f.dst = d(f.v)
+			*f.dst = testkit.D(f.v)
 		}
 	}
 	h.v.Place(o, t0, h.emit)
@@ -39,7 +40,7 @@ func (h *harness) placeStop(s stopOrder) string {
 
 // mark moves X to m and matches, allowing every fill.
 func (h *harness) mark(m string) {
-	h.v.SetMark("X", d(m))
+	h.v.SetMark("X", testkit.D(m))
 	h.v.Match(t0, func(node.Order) bool { return true }, h.emit)
 }
 
@@ -99,7 +100,7 @@ func TestStopsFillOnMarks(t *testing.T) {
 				}
 			}
 			o, _ := h.v.Order(id)
-			if tt.filled >= 0 && !o.AveragePrice.Equal(d(tt.price)) {
+			if tt.filled >= 0 && !o.AveragePrice.Equal(testkit.D(tt.price)) {
 				t.Errorf("filled at %s, want %s", o.AveragePrice, tt.price)
 			}
 			if got := strings.Join(h.kinds(id), " "); got != tt.events {
@@ -113,12 +114,12 @@ func TestTrailingStopStateIsJournaled(t *testing.T) {
 	h := newHarness(t, 0, 0)
 	trail := h.placeStop(stopOrder{typ: command.TrailingStop, side: command.Sell, trailPct: "2"})
 	sl := h.placeStop(stopOrder{typ: command.StopLimit, side: command.Sell, stop: "99", limit: "98"})
-	if o, _ := h.v.Order(trail); !o.TrailBest.Equal(d("100")) || !o.StopPrice.Equal(d("98")) {
+	if o, _ := h.v.Order(trail); !o.TrailBest.Equal(testkit.D("100")) || !o.StopPrice.Equal(testkit.D("98")) {
 		t.Fatalf("trailing stop placed at mark 100 = best %s stop %s, want 100 and 98", o.TrailBest, o.StopPrice)
 	}
 	h.mark("110")
 	h.mark("97.5") // triggers the stop_limit below its limit; the trailing stop (107.8) fills
-	if o, _ := h.v.Order(trail); o.Status != node.OrderFilled || !o.AveragePrice.Equal(d("97.5")) || !o.StopPrice.Equal(d("107.8")) {
+	if o, _ := h.v.Order(trail); o.Status != node.OrderFilled || !o.AveragePrice.Equal(testkit.D("97.5")) || !o.StopPrice.Equal(testkit.D("107.8")) {
 		t.Fatalf("trailing stop = %+v", o)
 	}
 	if o, _ := h.v.Order(sl); o.Status != node.OrderOpen || !o.Triggered {
@@ -130,7 +131,7 @@ func TestTrailingStopStateIsJournaled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	again.SetMark("X", d("97.5"))
+	again.SetMark("X", testkit.D("97.5"))
 	if a, b := fmt.Sprintf("%+v", h.v.Snapshot()), fmt.Sprintf("%+v", again.Snapshot()); a != b {
 		t.Errorf("replayed venue differs:\n%s\n%s", a, b)
 	}
@@ -143,13 +144,13 @@ func TestTrailingStopStateIsJournaled(t *testing.T) {
 func TestVetoedStopKeepsResting(t *testing.T) {
 	h := newHarness(t, 0, 0)
 	id := h.placeStop(stopOrder{typ: command.Stop, side: command.Sell, stop: "95"})
-	h.v.SetMark("X", d("94"))
+	h.v.SetMark("X", testkit.D("94"))
 	h.v.Match(t0, func(node.Order) bool { return false }, h.emit)
 	if o, _ := h.v.Order(id); o.Status != node.OrderOpen {
 		t.Fatalf("vetoed stop = %+v, want resting", o)
 	}
 	h.mark("93")
-	if o, _ := h.v.Order(id); o.Status != node.OrderFilled || !o.AveragePrice.Equal(d("93")) {
+	if o, _ := h.v.Order(id); o.Status != node.OrderFilled || !o.AveragePrice.Equal(testkit.D("93")) {
 		t.Fatalf("stop after the veto lifts = %+v", o)
 	}
 }
@@ -213,7 +214,7 @@ func TestPaperAgreesWithTheBacktestRule(t *testing.T) {
 // floatOrder is so as the backtest holds it, anchored at the placement
 // mark 100.
 func floatOrder(t *testing.T, so stopOrder) intrabar.Order[intrabar.Float] {
-	f := func(s string) intrabar.Float { return intrabar.Float(d(s).InexactFloat64()) }
+	f := func(s string) intrabar.Float { return intrabar.Float(testkit.D(s).InexactFloat64()) }
 	side := intrabar.Sell
 	if so.side == command.Buy {
 		side = intrabar.Buy
@@ -246,8 +247,8 @@ func TestOCOLegsCancelEachOther(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, 0, 0)
 			for _, o := range []node.Order{
-				{ID: "o1", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: d("2"), Price: d("105"), Group: "o1"},
-				{ID: "o2", Symbol: "X", Side: command.Sell, Type: command.Stop, Quantity: d("2"), StopPrice: d("95"), Group: "o1"},
+				{ID: "o1", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: testkit.D("2"), Price: testkit.D("105"), Group: "o1"},
+				{ID: "o2", Symbol: "X", Side: command.Sell, Type: command.Stop, Quantity: testkit.D("2"), StopPrice: testkit.D("95"), Group: "o1"},
 			} {
 				h.v.Place(o, t0, h.emit)
 			}
@@ -258,22 +259,22 @@ func TestOCOLegsCancelEachOther(t *testing.T) {
 			h.mark(tc.marks[1])
 			f, _ := h.v.Order(tc.filled)
 			c, _ := h.v.Order(tc.canceledLeg)
-			if f.Status != node.OrderFilled || !f.AveragePrice.Equal(d(tc.px)) {
+			if f.Status != node.OrderFilled || !f.AveragePrice.Equal(testkit.D(tc.px)) {
 				t.Errorf("filled leg = %+v, want filled at %s", f, tc.px)
 			}
 			if c.Status != node.OrderCanceled || !strings.Contains(c.Note, "another leg of oco o1, filled") {
 				t.Errorf("other leg = %+v, want canceled", c)
 			}
-			if p := h.v.Position("X"); !p.Equal(d("-2")) {
+			if p := h.v.Position("X"); !p.Equal(testkit.D("-2")) {
 				t.Errorf("position %s, want one leg's -2", p)
 			}
 		})
 	}
 	// A vetoed fill cancels nothing.
 	h := newHarness(t, 0, 0)
-	h.v.Place(node.Order{ID: "a", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: d("1"), Price: d("101"), Group: "a"}, t0, h.emit)
-	h.v.Place(node.Order{ID: "b", Symbol: "X", Side: command.Sell, Type: command.Stop, Quantity: d("1"), StopPrice: d("99"), Group: "a"}, t0, h.emit)
-	h.v.SetMark("X", d("102"))
+	h.v.Place(node.Order{ID: "a", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: testkit.D("1"), Price: testkit.D("101"), Group: "a"}, t0, h.emit)
+	h.v.Place(node.Order{ID: "b", Symbol: "X", Side: command.Sell, Type: command.Stop, Quantity: testkit.D("1"), StopPrice: testkit.D("99"), Group: "a"}, t0, h.emit)
+	h.v.SetMark("X", testkit.D("102"))
 	h.v.Match(t0, func(node.Order) bool { return false }, h.emit)
 	if n := len(h.v.OpenOrders()); n != 2 {
 		t.Errorf("a vetoed fill left %d open legs, want 2", n)

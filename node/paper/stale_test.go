@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 )
@@ -18,16 +19,16 @@ import (
 // clock is the test's: it advances by hand.
 func TestStaleMarksNeverFill(t *testing.T) {
 	v := New(project.Venue{Name: "fed", Kind: "paper", Marks: "binance", MaxMarkAge: 5 * time.Second, Currency: "USD",
-		Cash: d("10000"), Symbols: []string{"X"}, QuantityDecimals: 4, PriceDecimals: 2})
+		Cash: testkit.D("10000"), Symbols: []string{"X"}, QuantityDecimals: 4, PriceDecimals: 2})
 	h := &harness{t: t, v: v}
-	h.emit(node.Event{Kind: node.EventVenueOpened, Venue: "fed", Cash: d("10000")})
+	h.emit(node.Event{Kind: node.EventVenueOpened, Venue: "fed", Cash: testkit.D("10000")})
 	now := t0
 	place := func(typ command.OrderType, tif command.TimeInForce, price string) node.Order {
 		t.Helper()
 		h.n++
-		o := node.Order{ID: fmt.Sprintf("o%d", h.n), Symbol: "X", Side: command.Buy, Type: typ, Quantity: d("1"), TimeInForce: tif}
+		o := node.Order{ID: fmt.Sprintf("o%d", h.n), Symbol: "X", Side: command.Buy, Type: typ, Quantity: testkit.D("1"), TimeInForce: tif}
 		if price != "" {
-			o.Price = d(price)
+			o.Price = testkit.D(price)
 		}
 		v.Place(o, now, h.emit)
 		got, _ := v.Order(o.ID)
@@ -35,16 +36,16 @@ func TestStaleMarksNeverFill(t *testing.T) {
 	}
 
 	// A mark of unknown time (the start or a journaled price) never fills.
-	v.SetMark("X", d("100"))
+	v.SetMark("X", testkit.D("100"))
 	o := place(command.Market, "", "")
 	if o.Status != node.OrderCanceled || !strings.Contains(o.Note, "not filled: the mark of X on fed has not come from its feed in this run") {
 		t.Fatalf("market order on a start mark: %+v", o)
 	}
 
 	// Fresh: at the bound exactly it still fills.
-	v.SetMarkAt("X", d("100"), now)
+	v.SetMarkAt("X", testkit.D("100"), now)
 	now = now.Add(5 * time.Second)
-	if o := place(command.Market, "", ""); o.Status != node.OrderFilled || !o.AveragePrice.Equal(d("100")) {
+	if o := place(command.Market, "", ""); o.Status != node.OrderFilled || !o.AveragePrice.Equal(testkit.D("100")) {
 		t.Fatalf("market order on a 5s-old mark: %+v", o)
 	}
 
@@ -66,19 +67,19 @@ func TestStaleMarksNeverFill(t *testing.T) {
 		t.Fatalf("marketable gtc limit on a stale mark: %+v", rest)
 	}
 	// A stale mark that crosses (the held price, at its old time) triggers nothing.
-	v.SetMarkAt("X", d("99"), now.Add(-time.Minute))
+	v.SetMarkAt("X", testkit.D("99"), now.Add(-time.Minute))
 	v.Match(now, func(node.Order) bool { return true }, h.emit)
 	if got, _ := v.Order(rest.ID); got.Status != node.OrderOpen {
 		t.Fatalf("a stale crossing mark filled the resting order: %+v", got)
 	}
-	if !v.Position("X").Equal(d("1")) {
+	if !v.Position("X").Equal(testkit.D("1")) {
 		t.Errorf("position %s after stale marks, want only the one fresh fill", v.Position("X"))
 	}
 
 	// A fresh mark arrives: the resting order fills at its limit.
-	v.SetMarkAt("X", d("99"), now.Add(-time.Second))
+	v.SetMarkAt("X", testkit.D("99"), now.Add(-time.Second))
 	v.Match(now, func(node.Order) bool { return true }, h.emit)
-	if got, _ := v.Order(rest.ID); got.Status != node.OrderFilled || !got.AveragePrice.Equal(d("101")) {
+	if got, _ := v.Order(rest.ID); got.Status != node.OrderFilled || !got.AveragePrice.Equal(testkit.D("101")) {
 		t.Errorf("resting order after a fresh mark: %+v", got)
 	}
 }

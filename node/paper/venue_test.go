@@ -9,11 +9,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 )
-
-func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -27,11 +26,11 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, fee, slip float64) *harness {
-	v := New(project.Venue{Name: "p", Kind: "paper", Currency: "USD", Cash: d("10000"), FeeBps: fee, SlippageBps: slip,
+	v := New(project.Venue{Name: "p", Kind: "paper", Currency: "USD", Cash: testkit.D("10000"), FeeBps: fee, SlippageBps: slip,
 		Symbols: []string{"X"}, QuantityDecimals: 4, PriceDecimals: 2})
 	h := &harness{t: t, v: v}
-	h.emit(node.Event{Kind: node.EventVenueOpened, Venue: "p", Cash: d("10000")})
-	v.SetMark("X", d("100"))
+	h.emit(node.Event{Kind: node.EventVenueOpened, Venue: "p", Cash: testkit.D("10000")})
+	v.SetMark("X", testkit.D("100"))
 	return h
 }
 
@@ -46,9 +45,9 @@ func (h *harness) emit(ev node.Event) {
 
 func (h *harness) place(side command.Side, typ command.OrderType, qty, price string) node.Order {
 	h.n++
-	o := node.Order{ID: fmt.Sprintf("o%d", h.n), Symbol: "X", Side: side, Type: typ, Quantity: d(qty)}
+	o := node.Order{ID: fmt.Sprintf("o%d", h.n), Symbol: "X", Side: side, Type: typ, Quantity: testkit.D(qty)}
 	if price != "" {
-		o.Price = d(price)
+		o.Price = testkit.D(price)
 	}
 	h.v.Place(o, t0, h.emit)
 	got, _ := h.v.Order(o.ID)
@@ -71,9 +70,9 @@ func TestPositionAccounting(t *testing.T) {
 		{command.Buy, "6", "95", "0", "0", "-140", "9860"},       // covers 6 at −5 each
 	}
 	for i, s := range steps {
-		h.v.SetMark("X", d(s.mark))
+		h.v.SetMark("X", testkit.D(s.mark))
 		o := h.place(s.side, command.Market, s.qty, "")
-		if o.Status != node.OrderFilled || !o.AveragePrice.Equal(d(s.mark)) {
+		if o.Status != node.OrderFilled || !o.AveragePrice.Equal(testkit.D(s.mark)) {
 			t.Fatalf("step %d: order %+v", i, o)
 		}
 		snap := h.v.Snapshot()
@@ -81,13 +80,13 @@ func TestPositionAccounting(t *testing.T) {
 		for _, x := range snap.Positions {
 			p = x
 		}
-		if !p.Quantity.Equal(d(s.pos)) || !p.AveragePrice.Equal(d(s.avg)) || !p.RealizedPnL.Equal(d(s.realized)) || !snap.Cash.Equal(d(s.cash)) {
+		if !p.Quantity.Equal(testkit.D(s.pos)) || !p.AveragePrice.Equal(testkit.D(s.avg)) || !p.RealizedPnL.Equal(testkit.D(s.realized)) || !snap.Cash.Equal(testkit.D(s.cash)) {
 			t.Errorf("step %d: position %s @ %s realized %s cash %s; want %s @ %s realized %s cash %s",
 				i, p.Quantity, p.AveragePrice, p.RealizedPnL, snap.Cash, s.pos, s.avg, s.realized, s.cash)
 		}
 		// Equity is cash plus the position at the mark; with no fees it
 		// moves only by realized and unrealized PnL.
-		want := d("10000").Add(p.RealizedPnL).Add(p.UnrealizedPnL)
+		want := testkit.D("10000").Add(p.RealizedPnL).Add(p.UnrealizedPnL)
 		if !snap.Equity.Equal(want) {
 			t.Errorf("step %d: equity %s, want %s", i, snap.Equity, want)
 		}
@@ -98,19 +97,19 @@ func TestFillPricesFeesAndTimeInForce(t *testing.T) {
 	h := newHarness(t, 10, 50) // 10 bps fee, 50 bps slippage
 	buy := h.place(command.Buy, command.Market, "1", "")
 	sell := h.place(command.Sell, command.Market, "1", "")
-	if !buy.AveragePrice.Equal(d("100.5")) || !sell.AveragePrice.Equal(d("99.5")) {
+	if !buy.AveragePrice.Equal(testkit.D("100.5")) || !sell.AveragePrice.Equal(testkit.D("99.5")) {
 		t.Errorf("market fills at %s / %s, want 100.5 / 99.5", buy.AveragePrice, sell.AveragePrice)
 	}
-	if fee := h.events[len(h.events)-1].Fee; !fee.Equal(d("0.0995")) {
+	if fee := h.events[len(h.events)-1].Fee; !fee.Equal(testkit.D("0.0995")) {
 		t.Errorf("fee = %s, want 0.0995", fee)
 	}
 	// A marketable limit fills at the market price capped by its limit.
 	capped := h.place(command.Buy, command.Limit, "1", "100.2")
-	if capped.Status != node.OrderFilled || !capped.AveragePrice.Equal(d("100.2")) {
+	if capped.Status != node.OrderFilled || !capped.AveragePrice.Equal(testkit.D("100.2")) {
 		t.Errorf("marketable limit = %+v", capped)
 	}
 	better := h.place(command.Buy, command.Limit, "1", "101")
-	if !better.AveragePrice.Equal(d("100.5")) {
+	if !better.AveragePrice.Equal(testkit.D("100.5")) {
 		t.Errorf("limit above the market filled at %s, want 100.5", better.AveragePrice)
 	}
 	// Not marketable: gtc rests, ioc is canceled.
@@ -118,17 +117,17 @@ func TestFillPricesFeesAndTimeInForce(t *testing.T) {
 	if gtc.Status != node.OrderOpen || gtc.TimeInForce != command.GTC {
 		t.Errorf("gtc = %+v", gtc)
 	}
-	o := node.Order{ID: "ioc", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: d("1"), Price: d("101"), TimeInForce: command.IOC}
+	o := node.Order{ID: "ioc", Symbol: "X", Side: command.Sell, Type: command.Limit, Quantity: testkit.D("1"), Price: testkit.D("101"), TimeInForce: command.IOC}
 	h.v.Place(o, t0, h.emit)
 	got, _ := h.v.Order("ioc")
 	if got.Status != node.OrderCanceled || !strings.Contains(got.Note, "not marketable at mark 100") {
 		t.Errorf("ioc = %+v", got)
 	}
 	// The mark reaching a resting order fills it at its limit price.
-	h.v.SetMark("X", d("98.5"))
+	h.v.SetMark("X", testkit.D("98.5"))
 	h.v.Match(t0, func(node.Order) bool { return true }, h.emit)
 	got, _ = h.v.Order(gtc.ID)
-	if got.Status != node.OrderFilled || !got.AveragePrice.Equal(d("99")) {
+	if got.Status != node.OrderFilled || !got.AveragePrice.Equal(testkit.D("99")) {
 		t.Errorf("resting order after the cross = %+v", got)
 	}
 }
@@ -138,10 +137,10 @@ func TestReplayRebuildsTheVenue(t *testing.T) {
 	h.place(command.Buy, command.Market, "3.3333", "")
 	h.place(command.Sell, command.Limit, "1", "100.5")
 	r := h.place(command.Buy, command.Limit, "2", "99")
-	if err := h.v.Modify(r.ID, d("2.5"), d("99.5"), t0, h.emit); err != nil {
+	if err := h.v.Modify(r.ID, testkit.D("2.5"), testkit.D("99.5"), t0, h.emit); err != nil {
 		t.Fatal(err)
 	}
-	h.v.SetMark("X", d("101"))
+	h.v.SetMark("X", testkit.D("101"))
 	h.v.Match(t0, func(node.Order) bool { return true }, h.emit)
 	if err := h.v.Cancel(r.ID, "test", t0, h.emit); err != nil {
 		t.Fatal(err)
@@ -153,7 +152,7 @@ func TestReplayRebuildsTheVenue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	again.SetMark("X", d("101"))
+	again.SetMark("X", testkit.D("101"))
 	if a, b := fmt.Sprintf("%+v", h.v.Snapshot()), fmt.Sprintf("%+v", again.Snapshot()); a != b {
 		t.Errorf("replayed venue differs:\n%s\n%s", a, b)
 	}
@@ -163,8 +162,8 @@ func TestApplyRefusesInconsistentEvents(t *testing.T) {
 	h := newHarness(t, 0, 0)
 	o := h.place(command.Buy, command.Limit, "1", "90")
 	bad := []node.Event{
-		{Seq: 99, Kind: node.EventFilled, OrderID: "nope", Quantity: d("1"), Price: d("1")},
-		{Seq: 99, Kind: node.EventFilled, OrderID: o.ID, Quantity: d("2"), Price: d("90")},
+		{Seq: 99, Kind: node.EventFilled, OrderID: "nope", Quantity: testkit.D("1"), Price: testkit.D("1")},
+		{Seq: 99, Kind: node.EventFilled, OrderID: o.ID, Quantity: testkit.D("2"), Price: testkit.D("90")},
 		{Seq: 99, Kind: node.EventAccepted, Order: &o},
 		{Seq: 99, Kind: "bogus", OrderID: o.ID},
 	}
@@ -179,20 +178,20 @@ func TestApplyRefusesInconsistentEvents(t *testing.T) {
 }
 
 func TestFeed(t *testing.T) {
-	v := project.Venue{PriceDecimals: 2, StartPrices: map[string]decimal.Decimal{"B": d("50")}}
-	f := Feed{Seed: 7, Start: map[string]decimal.Decimal{"A": d("123.456")}, Replay: map[string][]decimal.Decimal{"R": {d("1"), d("2"), d("3")}}}
+	v := project.Venue{PriceDecimals: 2, StartPrices: map[string]decimal.Decimal{"B": testkit.D("50")}}
+	f := Feed{Seed: 7, Start: map[string]decimal.Decimal{"A": testkit.D("123.456")}, Replay: map[string][]decimal.Decimal{"R": {testkit.D("1"), testkit.D("2"), testkit.D("3")}}}
 	for sym, want := range map[string]string{"A": "123.46", "B": "50", "C": "100", "R": "1"} {
-		if got := f.First(v, sym); !got.Equal(d(want)) {
+		if got := f.First(v, sym); !got.Equal(testkit.D(want)) {
 			t.Errorf("First(%s) = %s, want %s", sym, got, want)
 		}
 	}
 	for step, want := range []string{"1", "2", "3", "3", "3"} {
-		if got := f.Next("R", int64(step), d("0"), 2); !got.Equal(d(want)) {
+		if got := f.Next("R", int64(step), testkit.D("0"), 2); !got.Equal(testkit.D(want)) {
 			t.Errorf("replay step %d = %s, want %s", step, got, want)
 		}
 	}
 	path := func(f Feed) []string {
-		m := d("100")
+		m := testkit.D("100")
 		var out []string
 		for i := int64(1); i <= 50; i++ {
 			m = f.Next("A", i, m, 2)
@@ -210,10 +209,10 @@ func TestFeed(t *testing.T) {
 		t.Error("different seeds gave the same path")
 	}
 	moved := 0
-	prev := d("100")
+	prev := testkit.D("100")
 	for _, s := range a {
-		m := d(s)
-		if step := m.Sub(prev).Abs().Div(prev); step.GreaterThan(d("0.0011")) {
+		m := testkit.D(s)
+		if step := m.Sub(prev).Abs().Div(prev); step.GreaterThan(testkit.D("0.0011")) {
 			t.Errorf("a step moved %s, more than 10 bps", step)
 		}
 		if !m.Equal(prev) {
@@ -224,7 +223,7 @@ func TestFeed(t *testing.T) {
 	if moved < 40 {
 		t.Errorf("only %d of 50 steps moved the mark", moved)
 	}
-	if got := f.Next("A", 1, d("0.01"), 2); got.LessThan(d("0.01")) {
+	if got := f.Next("A", 1, testkit.D("0.01"), 2); got.LessThan(testkit.D("0.01")) {
 		t.Errorf("mark fell below one tick: %s", got)
 	}
 }

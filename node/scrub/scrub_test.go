@@ -2,8 +2,6 @@ package scrub_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,17 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/scrub"
 )
 
-func secret(t *testing.T) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b) + "+/=" // characters a URL escapes
-}
+// secret is a key made up for this run, with characters a URL escapes.
+func secret(t *testing.T) string { return testkit.Secret(t, 16) + "+/=" }
 
 func TestString(t *testing.T) {
 	a, b := secret(t), secret(t)

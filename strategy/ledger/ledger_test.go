@@ -16,18 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-func fixedClock() func() time.Time {
-	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var mu sync.Mutex
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		t = t.Add(time.Second)
-		return t
-	}
-}
+	"wicket/internal/testkit"
+)
 
 // testKey is a ledger key made for this test run.
 var testKey = func() []byte {
@@ -45,7 +36,7 @@ func openTest(t testing.TB, path string) *Ledger {
 	t.Helper()
 	n := 0
 	var mu sync.Mutex
-	l, err := Open(path, Options{Key: testKey, Now: fixedClock(), NewRunID: func() string {
+	l, err := Open(path, Options{Key: testKey, Now: testkit.NewSteppingClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), time.Second).Now, NewRunID: func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		n++

@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/guardrail"
@@ -226,7 +227,7 @@ func TestBuildTradeCommand(t *testing.T) {
 		return buildTradeCommand(cfg, ln)
 	}
 	c, err := build(one, command.SubmitOrder, "buy 0.5 BTC-USD limit 41000")
-	if err != nil || c.Venue != "paper" || c.TimeInForce != command.GTC || !c.Price.Equal(decimal.RequireFromString("41000")) {
+	if err != nil || c.Venue != "paper" || c.TimeInForce != command.GTC || !c.Price.Equal(testkit.D("41000")) {
 		t.Errorf("one venue: %v, %v", c, err)
 	}
 	if _, err := build(two, command.SubmitOrder, "buy 0.5 BTC-USD limit 41000"); err == nil || !strings.Contains(err.Error(), "venue: is required") {
@@ -296,18 +297,18 @@ func testSnapshot() *node.Snapshot {
 		Venues: []node.Venue{{
 			Name: "paper", Kind: "paper", Currency: "USD", Symbols: []string{"BTC-USD", "ETH-USD"},
 			QuantityDecimals: 6, PriceDecimals: 2,
-			Cash: decimal.RequireFromString("95000"), Equity: decimal.RequireFromString("100100"),
-			UnrealizedPnL: decimal.RequireFromString("100"), Fees: decimal.RequireFromString("5"),
-			Marks: map[string]decimal.Decimal{"BTC-USD": decimal.RequireFromString("41200"), "ETH-USD": decimal.RequireFromString("2500.5"), "XRP-USD": decimal.RequireFromString("0.5")},
-			Positions: []node.Position{{Symbol: "BTC-USD", Quantity: decimal.RequireFromString("0.125"), AveragePrice: decimal.RequireFromString("40400"),
-				Mark: decimal.RequireFromString("41200"), MarketValue: decimal.RequireFromString("5150"), UnrealizedPnL: decimal.RequireFromString("100")}},
+			Cash: testkit.D("95000"), Equity: testkit.D("100100"),
+			UnrealizedPnL: testkit.D("100"), Fees: testkit.D("5"),
+			Marks: map[string]decimal.Decimal{"BTC-USD": testkit.D("41200"), "ETH-USD": testkit.D("2500.5"), "XRP-USD": testkit.D("0.5")},
+			Positions: []node.Position{{Symbol: "BTC-USD", Quantity: testkit.D("0.125"), AveragePrice: testkit.D("40400"),
+				Mark: testkit.D("41200"), MarketValue: testkit.D("5150"), UnrealizedPnL: testkit.D("100")}},
 			OpenOrders: []node.Order{{ID: "ord-00000007", ClientOrderID: "wk-fixed", Venue: "paper", Symbol: "ETH-USD", Side: command.Buy, Type: command.Limit,
-				Quantity: decimal.RequireFromString("2"), Filled: decimal.Zero, Price: decimal.RequireFromString("2400"), TimeInForce: command.GTC,
+				Quantity: testkit.D("2"), Filled: decimal.Zero, Price: testkit.D("2400"), TimeInForce: command.GTC,
 				Status: node.OrderOpen, Created: time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)}},
 		}},
 		Events: []node.Event{{Seq: 12, Time: time.Date(2026, 5, 14, 9, 29, 0, 0, time.UTC), Kind: node.EventFilled, Venue: "paper",
-			OrderID: "ord-00000006", Side: command.Buy, Quantity: decimal.RequireFromString("0.125"), Symbol: "BTC-USD",
-			Price: decimal.RequireFromString("40400"), Fee: decimal.RequireFromString("5")}},
+			OrderID: "ord-00000006", Side: command.Buy, Quantity: testkit.D("0.125"), Symbol: "BTC-USD",
+			Price: testkit.D("40400"), Fee: testkit.D("5")}},
 	}
 }
 
@@ -361,7 +362,7 @@ func TestTradePreviewAndSend(t *testing.T) {
 // TestTradeOutcomesAreTruthful: every way a send can end is told as it is.
 func TestTradeOutcomesAreTruthful(t *testing.T) {
 	existing := &node.Order{ID: "ord-00000007", ClientOrderID: "wk-fixed", Symbol: "ETH-USD", Side: command.Buy, Type: command.Limit,
-		Quantity: decimal.RequireFromString("2"), Price: decimal.RequireFromString("2400"), Status: node.OrderOpen}
+		Quantity: testkit.D("2"), Price: testkit.D("2400"), Status: node.OrderOpen}
 	tests := []struct {
 		name   string
 		f      fakeNode
