@@ -96,6 +96,10 @@ type Strategy struct {
 	warmup  atomic.Int64
 
 	signals, setup, onBar *starlark.Function
+
+	// universe and rebalance are a portfolio strategy's (universe.go).
+	universe  []string
+	rebalance string
 }
 
 // Style is signals or on_bar.
@@ -263,6 +267,12 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	}
 	if err := s.entryPoints(globals); err != nil {
 		return nil, err
+	}
+	if err := s.readUniverse(globals); err != nil {
+		return nil, err
+	}
+	if s.universe != nil && s.style != StyleSignals {
+		return nil, newError(KindEntry, s.name, s.onBar.Position(), "a portfolio strategy (one that declares a universe) defines signals(universe); on_bar(ctx) runs over one series")
 	}
 	return s, nil
 }

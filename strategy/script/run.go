@@ -330,6 +330,9 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	if s.style != StyleSignals {
 		return strategy.Signals{}, nil, s.styleError(StyleSignals)
 	}
+	if s.universe != nil {
+		return strategy.Signals{}, nil, s.portfolioError()
+	}
 	r := newRun(s.memo, &bars)
 	r.tracing, r.trackCap = track > 0, track
 	r.barKeys = s.barKeys

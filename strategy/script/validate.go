@@ -41,6 +41,14 @@ func validate(ctx context.Context, src Source, opts Options, noProof bool) Repor
 		return rep
 	}
 	rep.Style, rep.Knobs = s.style, s.Knobs()
+	if s.IsPortfolio() {
+		if err := validatePortfolio(ctx, s, &rep); err != nil {
+			rep.Problems = append(rep.Problems, problemOf(src.Name, err))
+			return rep
+		}
+		rep.Valid = true
+		return rep
+	}
 	bars := SmokeBars(SmokeLength)
 	warm, tr, err := smoke(ctx, s, bars)
 	rep.Output = s.Output()

@@ -1,0 +1,203 @@
+package script
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"wicket/strategy"
+)
+
+// twoAssets are two ramps on one calendar of n hourly bars: A rises
+// 1, 2, 3, ... and B falls from n; B has no bar at index 3.
+func twoAssets(n int) []strategy.Bars {
+	a := rampBars(n)
+	a.Series = "A-USD@1h"
+	b := rampBars(n)
+	b.Series = "B-USD@1h"
+	b.Open, b.High, b.Low, b.Close, b.Volume = append([]float64{}, b.Open...), append([]float64{}, b.High...), append([]float64{}, b.Low...), append([]float64{}, b.Close...), append([]float64{}, b.Volume...)
+	for i := range b.Close {
+		c := float64(n - i)
+		b.Open[i], b.High[i], b.Low[i], b.Close[i] = c, c+0.5, c-0.5, c
+	}
+	nan := math.NaN()
+	b.Open[3], b.High[3], b.Low[3], b.Close[3], b.Volume[3] = nan, nan, nan, nan, nan
+	return []strategy.Bars{a, b}
+}
+
+const equalWeightSrc = `"""equal weight"""
+universe = ["A-USD@1h", "B-USD@1h"]
+rebalance = "weekly"
+def signals(u):
+    return {a: 1.0 / len(u.assets) for a in u.assets}
+`
+
+func TestUniverseDeclared(t *testing.T) {
+	s := mustLoad(t, equalWeightSrc, Options{})
+	if !s.IsPortfolio() || strings.Join(s.Universe(), ",") != "A-USD@1h,B-USD@1h" || s.Rebalance() != "weekly" {
+		t.Fatalf("portfolio %v, universe %v, rebalance %q", s.IsPortfolio(), s.Universe(), s.Rebalance())
+	}
+	w, err := s.Weights(bg(t), twoAssets(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := range w {
+		for i, f := range w[a] {
+			if f != 0.5 {
+				t.Fatalf("weight[%d][%d] = %v, want 0.5", a, i, f)
+			}
+		}
+	}
+	if _, err := s.Signals(bg(t), rampBars(10)); err == nil || !strings.Contains(err.Error(), "declares a universe") {
+		t.Fatalf("Signals on a portfolio strategy: %v", err)
+	}
+	plain := mustLoad(t, "def signals(bars):\n    return {\"long\": bars.close > 1}\n", Options{})
+	if plain.IsPortfolio() || plain.Universe() != nil {
+		t.Fatal("a single-series strategy reads as a portfolio")
+	}
+}
+
+func TestUniverseBadDeclarations(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`universe = "A-USD@1h"` + "\ndef signals(u):\n    return {}\n", "must be a list"},
+		{`universe = []` + "\ndef signals(u):\n    return {}\n", "holds 0 entries"},
+		{`universe = ["A-USD"]` + "\ndef signals(u):\n    return {}\n", "SYMBOL@GRANULARITY"},
+		{`universe = ["A-USD@2h"]` + "\ndef signals(u):\n    return {}\n", "granularity"},
+		{`universe = ["A/B@1h"]` + "\ndef signals(u):\n    return {}\n", "not allowed"},
+		{`universe = ["A@1h", "A@1h"]` + "\ndef signals(u):\n    return {}\n", "twice"},
+		{`universe = ["A@1h"]` + "\nrebalance = \"hourly\"\ndef signals(u):\n    return {}\n", "is not one of"},
+		{`universe = ["A@1h"]` + "\nrebalance = \"drift:1.5\"\ndef signals(u):\n    return {}\n", "drift threshold"},
+		{"rebalance = \"daily\"\ndef signals(bars):\n    return {\"long\": bars.close > 1}\n", "no universe"},
+		{`universe = ["A@1h"]` + "\ndef setup(ctx):\n    pass\ndef on_bar(ctx):\n    pass\n", "defines signals(universe)"},
+	} {
+		_, err := Load(bg(t), Source{Name: "t.star", Text: c.src}, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error with %q", c.src, err, c.want)
+			continue
+		}
+		asError(t, err, KindEntry)
+	}
+	for _, s := range []string{"bar", "daily", "weekly", "monthly", "drift:0.05"} {
+		if _, _, err := ParseRebalance(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestUniverseWeightsShapes(t *testing.T) {
+	src := `universe = ["A-USD@1h", "B-USD@1h"]
+def signals(u):
+    return {"A-USD": u["A-USD@1h"].close > 2, "B-USD@1h": None}
+`
+	w, err := mustLoad(t, src, Options{}).Weights(bg(t), twoAssets(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w[0]; got[0] != 0 || got[1] != 0 || got[2] != 1 || got[4] != 1 {
+		t.Errorf("A weights %v", got)
+	}
+	if !math.IsNaN(w[1][0]) {
+		t.Errorf("None weight read %v, want NaN (no decision)", w[1][0])
+	}
+	// Left out: not held.
+	w, err = mustLoad(t, "universe = [\"A-USD@1h\", \"B-USD@1h\"]\ndef signals(u):\n    return {\"A-USD@1h\": 1}\n", Options{}).Weights(bg(t), twoAssets(5))
+	if err != nil || w[1][2] != 0 || w[0][2] != 1 {
+		t.Fatalf("weights %v, %v", w, err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`return {"C-USD": 1}`, "not in this universe"},
+		{`return [1]`, "must return a dict"},
+		{`return {"A-USD": "x"}`, "want a number or a series"},
+		{`return {"A-USD": 1, "A-USD@1h": 1}`, "two weights"},
+		{`return {"A-USD": u["A-USD"].close[0]}`, "refused"},
+	} {
+		src := "universe = [\"A-USD@1h\", \"B-USD@1h\"]\ndef signals(u):\n    " + c.body + "\n"
+		_, err := mustLoad(t, src, Options{}).Weights(bg(t), twoAssets(5))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.body, err, c.want)
+		}
+	}
+}
+
+func TestUniverseRankAndTop(t *testing.T) {
+	src := `universe = ["A-USD@1h", "B-USD@1h"]
+def signals(u):
+    r = u.rank({a: u[a].close for a in u.assets})
+    top = u.top({a: u[a].close for a in u.assets}, 1)
+    return {a: r[a] * 10 + top[a] for a in u.assets}
+`
+	w, err := mustLoad(t, src, Options{}).Weights(bg(t), twoAssets(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A: 1..6, B: 6..1 with no bar at 3. Bar 0: B first; bar 5: A first;
+	// bar 3: A alone, first.
+	want := [][]float64{{20, 20, 20, 11, 11, 11}, {11, 11, 11, math.NaN(), 20, 20}}
+	for a := range want {
+		for i := range want[a] {
+			if !same(w[a][i], want[a][i]) {
+				t.Fatalf("asset %d: %v, want %v", a, w[a], want[a])
+			}
+		}
+	}
+}
+
+// TestUniverseLookaheadProbes: cross-asset reads of another asset's next
+// bar, through a rank or a spread, are refused by rule 1 or caught by the
+// proof; honest cross-asset reads pass it.
+func TestUniverseLookaheadProbes(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	assets := SmokeUniverse([]string{"A-USD@1h", "B-USD@1h", "C-USD@1h"}, 400)
+	head := "universe = [\"A-USD@1h\", \"B-USD@1h\", \"C-USD@1h\"]\ndef signals(u):\n"
+	for _, c := range []struct {
+		name, body string
+		leaks      bool
+	}{
+		{"honest rank", "    r = u.top({a: ta.roc(u[a].close, 5) for a in u.assets}, 1)\n    return {a: r[a] for a in u.assets}", false},
+		{"honest spread", "    z = ta.sma(u[\"A-USD\"].close - u[\"B-USD\"].close, 5)\n    return {\"A-USD\": z > 0, \"B-USD\": z < 0}", false},
+		{"rank of the next bar", "    r = u.top({a: peek(u[a].close) for a in u.assets}, 1)\n    return {a: r[a] for a in u.assets}", true},
+		{"spread with the other asset's next bar", "    s = u[\"A-USD\"].close - peek(u[\"B-USD\"].close)\n    return {\"A-USD\": s > 0}", true},
+		{"a leaked series never returned", "    x = peek(u[\"C-USD\"].close) * 2\n    return {\"A-USD\": 0.5}", true},
+	} {
+		s := mustLoad(t, head+c.body+"\n", Options{})
+		_, tr, err := s.WeightsTrace(bg(t), assets)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		check, err := s.CheckPortfolioLookahead(bg(t), assets, tr)
+		if !c.leaks {
+			if err != nil || !Passed(check) {
+				t.Errorf("%s: %q, %v", c.name, check, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: the proof passed (%s)", c.name, check)
+			continue
+		}
+		e := asError(t, err, KindLookahead)
+		if !strings.Contains(e.Msg, "lookahead proof") {
+			t.Errorf("%s: %v", c.name, e)
+		}
+	}
+	// Rule 1 refuses reading one bar of another asset outright.
+	s := mustLoad(t, head+"    return {\"A-USD\": 1 if u[\"B-USD\"].close[0] > 1 else 0}\n", Options{})
+	if _, err := s.Weights(bg(t), assets); err == nil {
+		t.Fatal("reading an element of another asset's series in signals(universe) was not refused")
+	} else {
+		asError(t, err, KindLookahead)
+	}
+}
+
+func TestValidatePortfolio(t *testing.T) {
+	rep := Validate(bg(t), Source{Name: "ew.star", Text: equalWeightSrc}, Options{})
+	if !rep.Valid || !Passed(rep.LookaheadCheck) {
+		t.Fatalf("%+v", rep)
+	}
+	registerTestBuiltin(t, "peek", leakyPeek)
+	leaky := "universe = [\"*-USD@1d\"]\ndef signals(u):\n    r = u.top({a: peek(u[a].close) for a in u.assets}, 1)\n    return {a: r[a] for a in u.assets}\n"
+	rep = Validate(bg(t), Source{Name: "leak.star", Text: leaky}, Options{})
+	if rep.Valid || len(rep.Problems) == 0 || rep.Problems[0].Kind != KindLookahead {
+		t.Fatalf("a leaky portfolio validated: %+v", rep)
+	}
+}
