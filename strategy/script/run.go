@@ -30,6 +30,7 @@ type run struct {
 	n       int
 	cursor  int
 	warmup  int
+	gaps    bool // a portfolio's calendar: indicators skip the bars an asset lacks (universe.go)
 
 	mu   sync.Mutex
 	cols map[string]*Series

@@ -155,7 +155,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		return &Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
 			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p}, nil
 	}
-	res, key, err := r.memo.Compute(e, cols, keys, p)
+	res, key, err := r.compute(e, cols, keys, p) // universe.go: a portfolio's gaps are skipped
 	if err != nil {
 		return nil, err
 	}

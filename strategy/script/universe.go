@@ -208,6 +208,7 @@ func (s *Strategy) runWeights(ctx context.Context, assets []strategy.Bars, out *
 	cal := strategy.Bars{Series: "universe", Time: assets[0].Time}
 	r := newRun(s.memo, &cal)
 	r.tracing, r.trackCap = track > 0, track
+	r.gaps = true
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
@@ -677,4 +678,77 @@ func validatePortfolio(ctx context.Context, s *Strategy, rep *Report) error {
 	}
 	rep.LookaheadCheck = check
 	return nil
+}
+
+// compute runs a ta function through the memo. On a portfolio's
+// calendar an asset has no values at the bars it lacks; an indicator
+// over it skips them rather than letting one gap poison every value
+// after it (a running sum that met NaN): the inputs are computed over
+// the bars where all of them have values (after their common warm-up)
+// and the outputs put back at those bars, missing at the others. That
+// keeps every output a function of its bar and earlier ones.
+func (r *run) compute(e *ta.Entry, cols [][]float64, keys []ta.Key, p []float64) (ta.Result, ta.Key, error) {
+	if !r.gaps || len(cols) == 0 {
+		return r.memo.Compute(e, cols, keys, p)
+	}
+	n := len(cols[0])
+	lead := 0
+	for _, c := range cols {
+		if len(c) != n {
+			return r.memo.Compute(e, cols, keys, p)
+		}
+		lead = max(lead, leadingNaN(c))
+	}
+	keep := make([]int, 0, n)
+	for t := lead; t < n; t++ {
+		ok := true
+		for _, c := range cols {
+			if math.IsNaN(c[t]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == n-lead {
+		return r.memo.Compute(e, cols, keys, p)
+	}
+	packed := make([][]float64, len(cols))
+	pkeys := make([]ta.Key, len(cols))
+	for i, c := range cols {
+		pc := make([]float64, lead+len(keep))
+		copy(pc, c[:lead])
+		for k, t := range keep {
+			pc[lead+k] = c[t]
+		}
+		packed[i], pkeys[i] = pc, r.memo.ValuesKey(pc)
+	}
+	res, key, err := r.memo.Compute(e, packed, pkeys, p)
+	if err != nil {
+		return res, key, err
+	}
+	pos := make([]float64, len(keep))
+	for k, t := range keep {
+		pos[k] = float64(t)
+	}
+	out := ta.Result{Outputs: make([][]float64, len(res.Outputs))}
+	for j, o := range res.Outputs {
+		x := nanFill(n)
+		copy(x[:lead], o[:lead])
+		for k, t := range keep {
+			x[t] = o[lead+k]
+		}
+		out.Outputs[j] = x
+	}
+	return out, r.memo.Key("gaps", []ta.Key{key, r.memo.ValuesKey(pos)}, []float64{float64(n)}), nil
+}
+
+func nanFill(n int) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = math.NaN()
+	}
+	return x
 }

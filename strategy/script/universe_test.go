@@ -201,3 +201,22 @@ func TestValidatePortfolio(t *testing.T) {
 		t.Fatalf("a leaky portfolio validated: %+v", rep)
 	}
 }
+
+// TestUniverseIndicatorsSkipGaps: an indicator over an asset with a
+// missing bar skips it (never filled forward, never poisoning the values
+// after it): sma(2) at bar 4 is the mean of bars 2 and 4.
+func TestUniverseIndicatorsSkipGaps(t *testing.T) {
+	src := "universe = [\"A-USD@1h\", \"B-USD@1h\"]\ndef signals(u):\n    return {\"B-USD\": ta.sma(u[\"B-USD\"].close, 2), \"A-USD\": ta.sma(u[\"A-USD\"].close - u[\"B-USD\"].close, 2)}\n"
+	w, err := mustLoad(t, src, Options{}).Weights(bg(t), twoAssets(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B closes 8 7 6 _ 4 3 2 1; A closes 1..8, so A-B is -7 -5 -3 _ 1 3 5 7.
+	wantB := []float64{math.NaN(), 7.5, 6.5, math.NaN(), 5, 3.5, 2.5, 1.5}
+	wantA := []float64{math.NaN(), -6, -4, math.NaN(), -1, 2, 4, 6}
+	for i := range wantB {
+		if !same(w[1][i], wantB[i]) || !same(w[0][i], wantA[i]) {
+			t.Fatalf("B %v want %v; A %v want %v", w[1], wantB, w[0], wantA)
+		}
+	}
+}
