@@ -562,6 +562,11 @@ func (s *Strategy) CheckPortfolioLookahead(ctx context.Context, assets []strateg
 		return "", fmt.Errorf("lookahead check: no assets")
 	}
 	cal := assets[0]
+	names := make([]string, len(assets))
+	for i, a := range assets {
+		names[i] = a.Series
+	}
+	cal.Series = strings.Join(names, ",") // the seed names the whole universe
 	seed := s.ProofSeed(cal)
 	n := cal.Len()
 	fixed := PrefixCuts(n, s.Warmup())
