@@ -3,6 +3,8 @@ package main
 import (
 	"crypto/rand"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,6 +62,16 @@ func TestBacktestPortfolio(t *testing.T) {
 	code, stdout, _ = wicketIn(t, dir, "backtest", "--local", "momentum_rotation", "--param", "lookback=30", "--param", "k=1")
 	if code != 0 || !strings.Contains(stdout, "portfolio BTC-USD@1d,ETH-USD@1d,SOL-USD@1d") || !strings.Contains(stdout, "rebalance monthly") {
 		t.Errorf("momentum_rotation text: exit %d: %s", code, stdout)
+	}
+	// An event-driven portfolio, from a file.
+	file := filepath.Join(dir, "pair_bar.star")
+	src := "\"\"\"Long the stronger of two assets.\"\"\"\nuniverse = [\"BTC-USD@1d\", \"ETH-USD@1d\"]\ndef setup(ctx):\n    ctx.mom = {a: ta.roc(ctx[a].close, 20) for a in ctx.assets}\ndef on_bar(ctx):\n    b, e = ctx.mom[\"BTC-USD@1d\"][0], ctx.mom[\"ETH-USD@1d\"][0]\n    if b == None or e == None:\n        return\n    ctx.target(\"BTC-USD\", 1 if b > e else 0)\n    ctx.target(\"ETH-USD\", 0 if b > e else 1)\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = wicketIn(t, dir, "backtest", "--local", file, "--from", "2023-01-01", "--json")
+	if code != 0 || !strings.Contains(stdout, `"lookahead_check":"passed (`) || !strings.Contains(stdout, `"series":"BTC-USD@1d,ETH-USD@1d"`) {
+		t.Errorf("on_bar portfolio: exit %d: %.400s %s", code, stdout, stderr)
 	}
 	for _, c := range []struct {
 		args []string

@@ -13,8 +13,9 @@
 // portfolio's equity curve and reported in its shape; money in a Result's
 // JSON is decimal strings.
 //
-// It never executes strategy code (weights come computed), never reads a
-// file, and never fills an asset at a bar it does not have.
+// It runs strategy code only through a Stepper it is handed (an
+// event-driven strategy, stepped in a worker), never reads a file, and
+// never fills an asset at a bar it does not have.
 package portfolio
 
 import (
@@ -142,29 +143,70 @@ type engine struct {
 // down to 1, with a warning), traded on the schedule reb under cfg's
 // capital, fee, slippage and fill.
 func Run(ctx context.Context, assets []strategy.Bars, weights [][]float64, reb Rebalance, cfg backtest.Config) (*Result, error) {
-	e, g, err := newEngine(assets, weights, reb, cfg)
+	if len(weights) != len(assets) {
+		return nil, invalidf("%d weight columns for %d assets", len(weights), len(assets))
+	}
+	for k, w := range weights {
+		if len(assets) > 0 && len(w) != assets[0].Len() {
+			return nil, invalidf("%d weights of %s for %d bars; a weight column has a value per calendar bar", len(w), assets[k].Series, assets[0].Len())
+		}
+	}
+	col := make([]float64, len(assets))
+	return run(ctx, assets, reb, cfg, func(i int, _ *engine) ([]float64, error) {
+		for a := range col {
+			col[a] = weights[a][i]
+		}
+		return col, nil
+	})
+}
+
+// Stepper is an event-driven portfolio strategy (strategy/script's
+// PortfolioStepper): called once per calendar bar, after its close, with
+// the account, it returns each asset's target weight (NaN: none).
+type Stepper interface {
+	Step(i int, acct script.PortfolioAccount) ([]float64, error)
+}
+
+// RunStepper backtests an event-driven portfolio strategy: like Run, with
+// the weights of each bar asked of st with the account at that close.
+// It stops asking once equity reaches zero.
+func RunStepper(ctx context.Context, assets []strategy.Bars, st Stepper, reb Rebalance, cfg backtest.Config) (*Result, error) {
+	return run(ctx, assets, reb, cfg, func(i int, e *engine) ([]float64, error) {
+		acct := script.PortfolioAccount{Cash: e.cash, Equity: e.equityNow(), Positions: slices.Clone(e.q), Marks: slices.Clone(e.mark)}
+		w, err := st.Step(i, acct)
+		if err != nil {
+			return nil, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(assets[0].Time[i])), Err: err}
+		}
+		if len(w) != len(assets) {
+			return nil, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("strategy returned %d targets for %d assets at bar %d", len(w), len(assets), i)}
+		}
+		return w, nil
+	})
+}
+
+// decider gives the weights decided at bar i's close.
+type decider func(i int, e *engine) ([]float64, error)
+
+func run(ctx context.Context, assets []strategy.Bars, reb Rebalance, cfg backtest.Config, decide decider) (*Result, error) {
+	e, g, err := newEngine(assets, reb, cfg)
 	if err != nil {
 		return nil, err
 	}
-	n := assets[0].Len()
-	equity := make([]float64, n)
-	rebalances, exposed, err := e.run(ctx, weights, equity)
+	equity := make([]float64, assets[0].Len())
+	rebalances, exposed, err := e.run(ctx, decide, equity)
 	if err != nil {
 		return nil, err
 	}
 	return e.result(g, equity, rebalances, exposed), nil
 }
 
-func newEngine(assets []strategy.Bars, weights [][]float64, reb Rebalance, cfg backtest.Config) (*engine, strategy.Granularity, error) {
+func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config) (*engine, strategy.Granularity, error) {
 	if len(assets) == 0 || assets[0].Len() == 0 {
 		return nil, "", invalidf("no bars to backtest; check the universe's series and the range (`wicket data list`)")
 	}
 	n := assets[0].Len()
-	if len(weights) != len(assets) {
-		return nil, "", invalidf("%d weight columns for %d assets", len(weights), len(assets))
-	}
-	for k, a := range assets {
-		if a.Len() != n || len(a.Open) != n || len(a.Close) != n || len(weights[k]) != n {
+	for _, a := range assets {
+		if a.Len() != n || len(a.Open) != n || len(a.Close) != n {
 			return nil, "", invalidf("%s is not on the portfolio's calendar of %d bars; align the assets first", a.Series, n)
 		}
 		if a.Time[0] != assets[0].Time[0] || a.Time[n-1] != assets[0].Time[n-1] {
@@ -231,7 +273,7 @@ func periodOf(period string, t int64) int64 {
 
 // run walks the calendar once: fills at each asset's open, marks, the
 // bar's decision, and the equity at its close.
-func (e *engine) run(ctx context.Context, weights [][]float64, equity []float64) (rebalances, exposed int, err error) {
+func (e *engine) run(ctx context.Context, decide decider, equity []float64) (rebalances, exposed int, err error) {
 	m, n := len(e.assets), e.assets[0].Len()
 	fillNext := e.cfg.Fill == backtest.FillNextOpen
 	pending := make([]bool, m)
@@ -272,9 +314,16 @@ func (e *engine) run(ctx context.Context, weights [][]float64, equity []float64)
 		}
 		if e.bust < 0 {
 			// The bar's weights, scaled down when they sum past 1.
+			col, err := decide(i, e)
+			if err != nil {
+				return 0, 0, err
+			}
 			sum := 0.0
 			for a := range w {
-				w[a] = weights[a][i]
+				w[a] = col[a]
+				if math.IsInf(w[a], 0) {
+					return 0, 0, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("the weight of %s at bar %d (%s) is %v; a weight is a finite fraction of equity, or NaN for none", e.assets[a].Series, i, timeString(e.assets[a].Time[i]), w[a])}
+				}
 				if !math.IsNaN(w[a]) {
 					sum += math.Abs(w[a])
 				}

@@ -423,3 +423,46 @@ func TestRunRefusesBadInput(t *testing.T) {
 		t.Error("two granularities aligned")
 	}
 }
+
+// TestOnBarEqualWeightHandTable: the equal weight written bar by bar
+// (on_bar sets each asset's target from the account it is shown) is the
+// same portfolio as the vectorised one, to the cent.
+func TestOnBarEqualWeightHandTable(t *testing.T) {
+	assets := fixture(t)
+	src := `universe = ["A-USD@1d", "B-USD@1d"]
+def setup(ctx):
+    pass
+def on_bar(ctx):
+    if ctx.equity > 0 and ctx.cash <= ctx.equity:
+        for a in ctx.assets:
+            ctx.target(a, 0.5)
+`
+	s, err := script.Load(context.Background(), script.Source{Name: "ew_bar.star", Text: src}, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.BeginPortfolio(context.Background(), assets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Record()
+	reb, _ := ParseRebalance(s.Rebalance())
+	res, err := RunStepper(context.Background(), assets, st, reb, costs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agree(t, "on_bar engine vs hand table", res, table(t, "equal_weight.csv"))
+	tr, ok := st.Trace()
+	if !ok {
+		t.Fatal("no trace")
+	}
+	if c, err := s.CheckPortfolioLookahead(context.Background(), assets, tr); err != nil || !script.Passed(c) {
+		t.Fatalf("lookahead: %q %v", c, err)
+	}
+	// The account it saw at bar 1's close: after bar 0's targets filled
+	// at bar 1's open, the cash in the table.
+	if got := decimal.NewFromFloat(tr.Accounts[1].Cash).StringFixed(2); got != "50.00" {
+		t.Errorf("cash seen at bar 1: %s, want 50.00", got)
+	}
+}

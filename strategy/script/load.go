@@ -271,9 +271,6 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	if err := s.readUniverse(globals); err != nil {
 		return nil, err
 	}
-	if s.universe != nil && s.style != StyleSignals {
-		return nil, newError(KindEntry, s.name, s.onBar.Position(), "a portfolio strategy (one that declares a universe) defines signals(universe); on_bar(ctx) runs over one series")
-	}
 	return s, nil
 }
 

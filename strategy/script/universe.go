@@ -157,8 +157,12 @@ func UniversePattern(name string) bool { return strings.ContainsAny(name, "*?[")
 // PortfolioTrace is what a full run of a portfolio strategy decided, for
 // CheckPortfolioLookahead: every asset's weights and the series computed.
 type PortfolioTrace struct {
-	Weights [][]float64
-	series  []*Series
+	Weights [][]float64 // signals(universe): per asset, per bar
+	// Accounts are what each on_bar saw (BeginPortfolio's Record), and
+	// steps the targets it set.
+	Accounts []PortfolioAccount
+	steps    [][]float64
+	series   []*Series
 }
 
 // Weights runs signals(universe) over assets, which share one calendar
@@ -196,14 +200,11 @@ func (s *Strategy) runWeights(ctx context.Context, assets []strategy.Bars, out *
 		return nil, nil, &Error{Kind: KindEntry, File: s.name, Bar: -1, Msg: "this strategy declares no universe; it runs over one series",
 			Hint: `declare universe = ["BTC-USD@1d", "ETH-USD@1d"] to run it as a portfolio`}
 	}
-	if len(assets) == 0 {
-		return nil, nil, fmt.Errorf("a portfolio run needs the bars of at least one asset")
+	if s.style != StyleSignals {
+		return nil, nil, s.styleError(StyleSignals)
 	}
-	n := assets[0].Len()
-	for _, a := range assets[1:] {
-		if a.Len() != n || (n > 0 && (a.Time[0] != assets[0].Time[0] || a.Time[n-1] != assets[0].Time[n-1])) {
-			return nil, nil, fmt.Errorf("the assets' bars are not on one calendar (%s has %d bars, %s %d); align them first", assets[0].Series, n, a.Series, a.Len())
-		}
+	if err := checkCalendar(assets); err != nil {
+		return nil, nil, err
 	}
 	cal := strategy.Bars{Series: "universe", Time: assets[0].Time}
 	r := newRun(s.memo, &cal)
@@ -554,9 +555,10 @@ func (u *universeValue) toWeights(v starlark.Value) ([][]float64, string) {
 }
 
 // CheckPortfolioLookahead is CheckLookahead for a portfolio strategy:
-// it reruns signals(universe) over prefixes of the calendar, every asset
-// cut at the same bar, and requires every weight and every series on the
-// shared bars to be unchanged.
+// it reruns signals(universe), or setup and every on_bar with the
+// recorded accounts, over prefixes of the calendar, every asset cut at
+// the same bar, and requires every weight (target) and every series on
+// the shared bars to be unchanged.
 func (s *Strategy) CheckPortfolioLookahead(ctx context.Context, assets []strategy.Bars, full PortfolioTrace) (string, error) {
 	if len(assets) == 0 {
 		return "", fmt.Errorf("lookahead check: no assets")
@@ -575,7 +577,11 @@ func (s *Strategy) CheckPortfolioLookahead(ctx context.Context, assets []strateg
 	if len(cuts) == 0 {
 		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), nil
 	}
-	if len(full.Weights) != len(assets) {
+	onBar := s.style == StyleOnBar
+	switch {
+	case onBar && (len(full.steps) == 0 || len(full.steps) != len(full.Accounts) || len(full.steps) > n):
+		return "", fmt.Errorf("lookahead check: %d recorded steps and %d accounts for %d bars; step on_bar through the bars in order from the first (Record before the first Step)", len(full.steps), len(full.Accounts), n)
+	case !onBar && len(full.Weights) != len(assets):
 		return "", fmt.Errorf("lookahead check: %d weight columns recorded for %d assets", len(full.Weights), len(assets))
 	}
 	diffs := make([]*difference, len(cuts))
@@ -587,7 +593,11 @@ func (s *Strategy) CheckPortfolioLookahead(ctx context.Context, assets []strateg
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			diffs[k], errs[k] = s.prefixWeights(ctx, assets, c, full)
+			if onBar {
+				diffs[k], errs[k] = s.prefixSteps(ctx, assets, c, full)
+			} else {
+				diffs[k], errs[k] = s.prefixWeights(ctx, assets, c, full)
+			}
 		}()
 	}
 	wg.Wait()
@@ -671,7 +681,13 @@ func SmokeUniverse(universe []string, n int) []strategy.Bars {
 // strategy.
 func validatePortfolio(ctx context.Context, s *Strategy, rep *Report) error {
 	assets := SmokeUniverse(s.universe, SmokeLength)
-	_, tr, err := s.WeightsTrace(ctx, assets)
+	var tr PortfolioTrace
+	var err error
+	if s.style == StyleOnBar {
+		tr, err = smokePortfolio(ctx, s, assets)
+	} else {
+		_, tr, err = s.WeightsTrace(ctx, assets)
+	}
 	rep.Output = s.Output()
 	rep.Warmup = s.Warmup()
 	if err != nil {
@@ -756,4 +772,39 @@ func nanFill(n int) []float64 {
 		x[i] = math.NaN()
 	}
 	return x
+}
+
+// smokePortfolio steps an on_bar portfolio over assets with a simple
+// account filled at each close, no costs, and returns its trace.
+func smokePortfolio(ctx context.Context, s *Strategy, assets []strategy.Bars) (PortfolioTrace, error) {
+	st, err := s.BeginPortfolio(ctx, assets)
+	if err != nil {
+		return PortfolioTrace{}, err
+	}
+	defer st.Close()
+	st.Record()
+	m := len(assets)
+	acct := PortfolioAccount{Cash: 10000, Equity: 10000, Positions: make([]float64, m), Marks: make([]float64, m)}
+	for i := 0; i < assets[0].Len(); i++ {
+		acct.Equity = acct.Cash
+		for a := range assets {
+			if c := assets[a].Close[i]; !math.IsNaN(c) {
+				acct.Marks[a] = c
+			}
+			acct.Equity += acct.Positions[a] * acct.Marks[a]
+		}
+		w, err := st.Step(i, acct)
+		if err != nil {
+			return PortfolioTrace{}, err
+		}
+		for a, f := range w {
+			if c := assets[a].Close[i]; !math.IsNaN(f) && !math.IsNaN(c) {
+				q := f * acct.Equity / c
+				acct.Cash -= (q - acct.Positions[a]) * c
+				acct.Positions[a] = q
+			}
+		}
+	}
+	tr, _ := st.Trace()
+	return tr, nil
 }

@@ -68,7 +68,6 @@ func TestUniverseBadDeclarations(t *testing.T) {
 		{`universe = ["A@1h"]` + "\nrebalance = \"hourly\"\ndef signals(u):\n    return {}\n", "is not one of"},
 		{`universe = ["A@1h"]` + "\nrebalance = \"drift:1.5\"\ndef signals(u):\n    return {}\n", "drift threshold"},
 		{"rebalance = \"daily\"\ndef signals(bars):\n    return {\"long\": bars.close > 1}\n", "no universe"},
-		{`universe = ["A@1h"]` + "\ndef setup(ctx):\n    pass\ndef on_bar(ctx):\n    pass\n", "defines signals(universe)"},
 	} {
 		_, err := Load(bg(t), Source{Name: "t.star", Text: c.src}, Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -218,5 +217,117 @@ func TestUniverseIndicatorsSkipGaps(t *testing.T) {
 		if !same(w[1][i], wantB[i]) || !same(w[0][i], wantA[i]) {
 			t.Fatalf("B %v want %v; A %v want %v", w[1], wantB, w[0], wantA)
 		}
+	}
+}
+
+const onBarEqualSrc = `"""equal weight, bar by bar"""
+universe = ["A-USD@1h", "B-USD@1h"]
+def setup(ctx):
+    ctx.fast = ta.sma(ctx["A-USD"].close, 2)
+def on_bar(ctx):
+    for a in ctx.assets:
+        ctx.target(a, 0.5)
+`
+
+// TestPortfolioOnBar: an event-driven portfolio sees the account and
+// sets per-asset targets; reads are of this bar and earlier ones.
+func TestPortfolioOnBar(t *testing.T) {
+	src := `universe = ["A-USD@1h", "B-USD@1h"]
+def setup(ctx):
+    ctx.slow = ta.sma(ctx["B-USD"].close, 2)
+def on_bar(ctx):
+    if ctx.cash > 5000 and ctx.positions["A-USD@1h"] == 0 and ctx["A-USD"].close[0] > 2:
+        ctx.target("A-USD", 0.5)
+    if ctx.slow[0] != None and ctx.slow[0] < 6:
+        ctx.target("B-USD@1h", -0.25)
+`
+	s := mustLoad(t, src, Options{})
+	if s.Style() != StyleOnBar || !s.IsPortfolio() {
+		t.Fatalf("style %s portfolio %v", s.Style(), s.IsPortfolio())
+	}
+	assets := twoAssets(8)
+	st, err := s.BeginPortfolio(bg(t), assets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Record()
+	acct := PortfolioAccount{Cash: 10000, Equity: 10000, Positions: []float64{0, 0}, Marks: []float64{1, 8}}
+	var got [][]float64
+	for i := 0; i < 8; i++ {
+		if i == 5 {
+			acct.Positions[0] = 1 // held: no new target for A
+		}
+		w, err := st.Step(i, acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, w)
+	}
+	// A closes 1..8: targeted from bar 2 while flat. B closes 8 7 6 _ 4 3 2 1:
+	// its SMA of 2 (skipping the gap) is below 6 from bar 4.
+	for i, w := range got {
+		wantA := math.NaN()
+		if i >= 2 && i < 5 {
+			wantA = 0.5
+		}
+		wantB := math.NaN()
+		if i >= 4 {
+			wantB = -0.25
+		}
+		if !same(w[0], wantA) || !same(w[1], wantB) {
+			t.Errorf("bar %d: %v, want [%v %v]", i, w, wantA, wantB)
+		}
+	}
+	tr, ok := st.Trace()
+	if !ok {
+		t.Fatal("no trace")
+	}
+	if c, err := s.CheckPortfolioLookahead(bg(t), assets, tr); err != nil || !Passed(c) {
+		t.Fatalf("lookahead: %q %v", c, err)
+	}
+	rep := Validate(bg(t), Source{Name: "ob.star", Text: onBarEqualSrc}, Options{})
+	if !rep.Valid || !Passed(rep.LookaheadCheck) || rep.Style != StyleOnBar {
+		t.Fatalf("%+v", rep)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`ctx.target("C-USD", 1)`, "not in this universe"},
+		{`ctx.target("A-USD", "x")`, "want a finite number"},
+		{`ctx.cash = 1`, "read-only"},
+		{`x = ctx["A-USD"].close[-1]`, "future"},
+	} {
+		src := "universe = [\"A-USD@1h\", \"B-USD@1h\"]\ndef setup(ctx):\n    pass\ndef on_bar(ctx):\n    " + c.body + "\n"
+		st, err := mustLoad(t, src, Options{}).BeginPortfolio(bg(t), assets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = st.Step(0, acct)
+		st.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.body, err, c.want)
+		}
+	}
+	setupTarget := "universe = [\"A-USD@1h\"]\ndef setup(ctx):\n    ctx.target(\"A-USD\", 1)\ndef on_bar(ctx):\n    pass\n"
+	if _, err := mustLoad(t, setupTarget, Options{}).BeginPortfolio(bg(t), assets[:1]); err == nil || !strings.Contains(err.Error(), "call it from on_bar") {
+		t.Errorf("ctx.target in setup: %v", err)
+	}
+}
+
+// TestPortfolioOnBarLookahead: a leaked read of another asset's next bar
+// in setup is caught by the proof's prefix runs.
+func TestPortfolioOnBarLookahead(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	src := `universe = ["A-USD@1h", "B-USD@1h", "C-USD@1h"]
+def setup(ctx):
+    ctx.next_c = peek(ctx["C-USD"].close)
+def on_bar(ctx):
+    if ctx.next_c[0] != None and ctx.next_c[0] > ctx["C-USD"].close[0]:
+        ctx.target("A-USD", 1)
+    else:
+        ctx.target("A-USD", 0)
+`
+	rep := Validate(bg(t), Source{Name: "leak.star", Text: src}, Options{})
+	if rep.Valid || len(rep.Problems) == 0 || rep.Problems[0].Kind != KindLookahead {
+		t.Fatalf("a leaky on_bar portfolio validated: %+v", rep)
 	}
 }

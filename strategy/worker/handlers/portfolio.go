@@ -70,12 +70,7 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	if err != nil {
 		return backtest.Response{}, err
 	}
-	weights, trace, err := s.WeightsTrace(ctx, assets)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	cfg.Warmup = s.Warmup()
-	res, err := portfolio.Run(ctx, assets, weights, reb, cfg)
+	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg)
 	if err != nil {
 		return backtest.Response{}, err
 	}
@@ -88,6 +83,37 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	}
 	resp.Output = s.Output()
 	return resp, nil
+}
+
+// decidePortfolio runs the strategy in its own style (signals(universe)
+// once, or on_bar per bar) through the engine, and returns the run and
+// its trace for the lookahead proof.
+func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.Bars, reb portfolio.Rebalance, cfg backtest.Config) (*portfolio.Result, script.PortfolioTrace, error) {
+	if s.Style() == script.StyleOnBar {
+		st, err := s.BeginPortfolio(ctx, assets)
+		if err != nil {
+			return nil, script.PortfolioTrace{}, err
+		}
+		defer st.Close()
+		st.Record()
+		cfg.Warmup = st.Warmup()
+		res, err := portfolio.RunStepper(ctx, assets, st, reb, cfg)
+		if err != nil {
+			return nil, script.PortfolioTrace{}, err
+		}
+		tr, ok := st.Trace()
+		if !ok {
+			return nil, script.PortfolioTrace{}, fmt.Errorf("portfolio: the run did not step every bar in order")
+		}
+		return res, tr, nil
+	}
+	weights, tr, err := s.WeightsTrace(ctx, assets)
+	if err != nil {
+		return nil, script.PortfolioTrace{}, err
+	}
+	cfg.Warmup = s.Warmup()
+	res, err := portfolio.Run(ctx, assets, weights, reb, cfg)
+	return res, tr, err
 }
 
 // loadUniverse resolves a declared universe against the store and reads
