@@ -576,6 +576,9 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 	if s.style != StyleOnBar {
 		return nil, s.styleError(StyleOnBar)
 	}
+	if s.universe != nil {
+		return nil, s.portfolioError()
+	}
 	r := newRun(s.memo, &bars)
 	r.barKeys = s.barKeys
 	r.cursor = -1

@@ -51,6 +51,10 @@ func TestUniverseDeclared(t *testing.T) {
 	if _, err := s.Signals(bg(t), rampBars(10)); err == nil || !strings.Contains(err.Error(), "declares a universe") {
 		t.Fatalf("Signals on a portfolio strategy: %v", err)
 	}
+	ob := mustLoad(t, onBarEqualSrc, Options{})
+	if _, err := ob.Begin(bg(t), rampBars(10)); err == nil || !strings.Contains(err.Error(), "declares a universe") {
+		t.Fatalf("Begin on an on_bar portfolio strategy: %v", err)
+	}
 	plain := mustLoad(t, "def signals(bars):\n    return {\"long\": bars.close > 1}\n", Options{})
 	if plain.IsPortfolio() || plain.Universe() != nil {
 		t.Fatal("a single-series strategy reads as a portfolio")
