@@ -466,3 +466,65 @@ def on_bar(ctx):
 		t.Errorf("cash seen at bar 1: %s, want 50.00", got)
 	}
 }
+
+// series makes an aligned one-asset universe from closes (open = the
+// previous close).
+func series(name string, closes ...float64) strategy.Bars {
+	b := strategy.Bars{Series: name}
+	prev := closes[0]
+	for i, c := range closes {
+		b.Time = append(b.Time, 1704067200+int64(i)*86400)
+		b.Open, b.High, b.Low, b.Close, b.Volume = append(b.Open, prev), append(b.High, max(prev, c)), append(b.Low, min(prev, c)), append(b.Close, c), append(b.Volume, 1)
+		prev = c
+	}
+	return b
+}
+
+func TestFillAtClose(t *testing.T) {
+	assets := fixture(t)
+	n := assets[0].Len()
+	cfg := costs()
+	cfg.Fill = backtest.FillClose
+	reb, _ := ParseRebalance("bar")
+	res, err := Run(context.Background(), assets, [][]float64{constant(n, 0.5), constant(n, 0.5)}, reb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bought at bar 0's close: each half costs exactly 5000 with its
+	// slippage and fee (the sizing divides them out), so cash is 0 and
+	// the holdings are worth 10000 / ((1 + slippage)(1 + fee)) at the marks.
+	sizing := (1 + 0.0005) * (1 + 0.001)
+	if got, want := backtest.Money(res.Curve.Equity[0]), backtest.Money(10000/sizing); got != want || !strings.Contains(strings.Join(res.Warnings, "\n"), "fill=close") {
+		t.Errorf("equity at bar 0 %s, want %s; warnings %q", got, want, res.Warnings)
+	}
+	// B has no bar at 2: nothing of it fills there, at the close either.
+	for _, tr := range res.AllTrades {
+		if tr.Series == "B-USD@1d" && (tr.EntryBar == 2 || tr.ExitBar == 2) {
+			t.Errorf("B filled at bar 2: %+v", tr)
+		}
+	}
+}
+
+func TestBust(t *testing.T) {
+	a := series("A-USD@1d", 100, 100, 150, 250, 300, 100)
+	al, err := Align([]strategy.Bars{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reb, _ := ParseRebalance("weekly") // the six bars are one week: one rebalance
+	res, err := Run(context.Background(), al, [][]float64{constant(a.Len(), -1)}, reb, costs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Short all equity at 100 from bar 1: at 250 (bar 3) equity is below
+	// zero, the position is closed there and trading stops.
+	if res.Metrics.FinalEquity > 0 || res.Curve.Equity[4] != res.Curve.Equity[3] || res.Curve.Equity[5] != res.Curve.Equity[3] {
+		t.Errorf("equity %v", res.Curve.Equity)
+	}
+	if last := res.AllTrades[len(res.AllTrades)-1]; last.ExitBar != 3 || last.Exit != "bust" || res.Assets[0].Quantity != 0 {
+		t.Errorf("trades %+v, holding %v", res.AllTrades, res.Assets[0].Quantity)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "equity reached zero") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
