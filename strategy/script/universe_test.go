@@ -335,3 +335,30 @@ def on_bar(ctx):
 		t.Fatalf("a leaky on_bar portfolio validated: %+v", rep)
 	}
 }
+
+// TestUniverseCrossSkipsGaps: a cross compares an asset's bar with its
+// previous bar, across a gap in the calendar: B's close falls through 6.5
+// between bar 2 (6) and bar 4 (4)... and A's rises through B's there.
+func TestUniverseCrossSkipsGaps(t *testing.T) {
+	src := "universe = [\"A-USD@1h\", \"B-USD@1h\"]\ndef signals(u):\n    return {\"A-USD\": ta.cross_above(u[\"A-USD\"].close, u[\"B-USD\"].close)}\n"
+	w, err := mustLoad(t, src, Options{}).Weights(bg(t), twoAssets(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 1..8 against B 8 7 6 _ 4 3 2 1: A-B is -7 -5 -3 _ 1 3 5 7, so A
+	// crosses above B at bar 4, from bar 2 across the gap.
+	for i, f := range w[0] {
+		want := 0.0
+		switch i {
+		case 0:
+			want = math.NaN()
+		case 3:
+			want = math.NaN()
+		case 4:
+			want = 1
+		}
+		if !same(f, want) {
+			t.Fatalf("cross %v: bar %d is %v, want %v", w[0], i, f, want)
+		}
+	}
+}
