@@ -70,7 +70,12 @@ type (
 		costArgs
 	}
 	backtestArgs struct {
-		runArgs
+		strategyArgs
+		// Series is optional here: a portfolio strategy names its own.
+		Series string `json:"series" desc:"a stored series, SYMBOL@GRANULARITY (list_series shows them); leave it out for a portfolio strategy (one that declares its universe)"`
+		knobsArg
+		rangeArgs
+		costArgs
 		Fill        string         `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
 		Intrabar    string         `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near extreme, far, close) or pessimistic"`
 		Robustness  bool           `json:"robustness" arg:"default=false" desc:"add PSR, max trials and Monte Carlo figures"`
@@ -127,7 +132,7 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series: metrics, warnings, settings, the first and last round trips, a link to the run. equity: true adds the curve, plot: true a chart.",
+			Description: "Backtests a strategy on a stored series (or, without series, a portfolio strategy over the universe it declares): metrics, warnings, settings, the first and last round trips, a link to the run. equity: true adds the curve, plot: true a chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,

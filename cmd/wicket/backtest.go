@@ -20,12 +20,14 @@ func backtestCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "backtest",
 		Usage:     "backtest a strategy over a stored series in a local worker: metrics, trades, warnings, optional PNG chart",
-		ArgsUsage: "--local NAME|FILE --series SYMBOL@GRANULARITY [--param KNOB=VALUE]...",
+		ArgsUsage: "--local NAME|FILE [--series SYMBOL@GRANULARITY] [--param KNOB=VALUE]...",
 		Description: "NAME is strategies/NAME.star in the project (or, when there is none, the built-in template " +
 			"of that name); FILE is a path to a .star file. The strategy runs in a worker process limited to " +
 			"research.worker_memory_mib, against this project's history store. A decision at a bar's close " +
 			"fills at the next bar's open with fee and slippage; capital and costs default to wicket.toml's " +
-			"[research]. Prints a summary table, or the full report with --json.",
+			"[research]. Without --series the strategy must declare its universe (a portfolio strategy: " +
+			"universe = [...] and signals(universe)); it runs over those series on one cash account. " +
+			"Prints a summary table, or the full report with --json.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "local", Usage: "the strategy to run locally: `NAME` (strategies/NAME.star, or a template) or FILE (a .star path)"},
 			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d (each series' report, then the pooled figures)"},
@@ -64,7 +66,7 @@ func backtestAction(c *cli.Context) error {
 		return usagef("backtest needs --local NAME|FILE: a strategy in strategies/, a template name, or a .star file")
 	}
 	if series == "" {
-		return usagef("backtest needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (see wicket data list)")
+		return backtestPortfolio(c, local) // backtest_portfolio.go: the strategy declares its universe
 	}
 	universe := strings.ContainsAny(series, ",*?[")
 	if _, _, err := history.CheckSeries(series); err != nil && !universe {

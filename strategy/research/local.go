@@ -332,6 +332,9 @@ func checkSeries(series string) error {
 
 // Backtest runs one backtest in a worker.
 func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResult, error) {
+	if strings.TrimSpace(req.Series) == "" {
+		return l.backtestPortfolio(ctx, req) // portfolio.go: the strategy declares its universe
+	}
 	names, single, err := l.universe(req.Series)
 	if err != nil {
 		return BacktestResult{}, err

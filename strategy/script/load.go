@@ -96,6 +96,10 @@ type Strategy struct {
 	warmup  atomic.Int64
 
 	signals, setup, onBar *starlark.Function
+
+	// universe and rebalance are a portfolio strategy's (universe.go).
+	universe  []string
+	rebalance string
 }
 
 // Style is signals or on_bar.
@@ -262,6 +266,9 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 		}
 	}
 	if err := s.entryPoints(globals); err != nil {
+		return nil, err
+	}
+	if err := s.readUniverse(globals); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -30,6 +30,7 @@ type run struct {
 	n       int
 	cursor  int
 	warmup  int
+	gaps    bool // a portfolio's calendar: indicators skip the bars an asset lacks (universe.go)
 
 	mu   sync.Mutex
 	cols map[string]*Series
@@ -330,6 +331,9 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 	if s.style != StyleSignals {
 		return strategy.Signals{}, nil, s.styleError(StyleSignals)
 	}
+	if s.universe != nil {
+		return strategy.Signals{}, nil, s.portfolioError()
+	}
 	r := newRun(s.memo, &bars)
 	r.tracing, r.trackCap = track > 0, track
 	r.barKeys = s.barKeys
@@ -571,6 +575,9 @@ func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, err
 func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int) (*Stepper, error) {
 	if s.style != StyleOnBar {
 		return nil, s.styleError(StyleOnBar)
+	}
+	if s.universe != nil {
+		return nil, s.portfolioError()
 	}
 	r := newRun(s.memo, &bars)
 	r.barKeys = s.barKeys

@@ -146,7 +146,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		start = max(start, s.start)
 		r = r.pick(s.run)
 	}
-	if dir, ok := crossDir[e.Name]; ok && len(cols[0]) == len(cols[1]) && len(p) == 0 {
+	if dir, ok := crossDir[e.Name]; ok && len(cols[0]) == len(cols[1]) && len(p) == 0 && !r.gaps { // a portfolio's crosses skip gaps (r.compute)
 		// Not kept for the lookahead proof: a cross at a bar is a function
 		// of its inputs there and one bar before, and the inputs are kept
 		// (or are bar columns or numbers), as is whatever uses the cross.
@@ -155,7 +155,7 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		return &Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
 			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p}, nil
 	}
-	res, key, err := r.memo.Compute(e, cols, keys, p)
+	res, key, err := r.compute(e, cols, keys, p) // universe.go: a portfolio's gaps are skipped
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ import (
 	"wicket/strategy"
 )
 
+// noDocstring is the warning for a strategy without a summary.
+const noDocstring = `no docstring: start the file with a """one-line summary""" so listings can describe the strategy`
+
 // SmokeLength is the number of synthetic bars validation runs over.
 const SmokeLength = 1000
 
@@ -41,6 +44,17 @@ func validate(ctx context.Context, src Source, opts Options, noProof bool) Repor
 		return rep
 	}
 	rep.Style, rep.Knobs = s.style, s.Knobs()
+	if s.IsPortfolio() {
+		if err := validatePortfolio(ctx, s, &rep); err != nil {
+			rep.Problems = append(rep.Problems, problemOf(src.Name, err))
+			return rep
+		}
+		if s.Summary() == "" {
+			rep.Warnings = append(rep.Warnings, noDocstring)
+		}
+		rep.Valid = true
+		return rep
+	}
 	bars := SmokeBars(SmokeLength)
 	warm, tr, err := smoke(ctx, s, bars)
 	rep.Output = s.Output()
@@ -71,7 +85,7 @@ func validate(ctx context.Context, src Source, opts Options, noProof bool) Repor
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the warm-up (%d bars) is longer than the %d-bar smoke series, so the entry points never saw a complete bar; runtime errors after the warm-up can still occur", warm, SmokeLength))
 	}
 	if s.Summary() == "" {
-		rep.Warnings = append(rep.Warnings, `no docstring: start the file with a """one-line summary""" so listings can describe the strategy`)
+		rep.Warnings = append(rep.Warnings, noDocstring)
 	}
 	rep.Valid = true
 	return rep

@@ -1,0 +1,513 @@
+// Package portfolio is the backtest engine of portfolio strategies:
+// several assets traded from one cash account toward the target weights a
+// strategy decides (strategy/script's signals(universe)), on a rebalance
+// schedule.
+//
+// The calendar is the union of the assets' bar times, with no forward
+// fill: an asset without a bar at a time cannot trade there (its target
+// waits for its next bar), and its position is marked at its last close.
+// A decision at a bar's close sizes each asset's target quantity on the
+// equity at that close; the order fills at that asset's next bar's open
+// (next_open, the backtest's rule) with the backtest's fee and slippage.
+// The metrics are strategy/backtest's, computed by its code on the
+// portfolio's equity curve and reported in its shape; money in a Result's
+// JSON is decimal strings.
+//
+// It runs strategy code only through a Stepper it is handed (an
+// event-driven strategy, stepped in a worker), never reads a file, and
+// never fills an asset at a bar it does not have.
+package portfolio
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/script"
+)
+
+// Rebalance is a parsed rebalance schedule.
+type Rebalance struct {
+	Period string  // bar, daily, weekly, monthly or drift
+	Drift  float64 // the threshold of drift, a fraction of equity
+	Text   string  // as declared
+}
+
+// ParseRebalance reads a schedule as a strategy declares it.
+func ParseRebalance(s string) (Rebalance, error) {
+	p, d, err := script.ParseRebalance(s)
+	if err != nil {
+		return Rebalance{}, &backtest.Error{Kind: backtest.KindInvalid, Msg: err.Error()}
+	}
+	if s == "" {
+		s = script.RebalanceBar
+	}
+	return Rebalance{Period: p, Drift: d, Text: s}, nil
+}
+
+// Align puts the assets' bars on one calendar, the union of their bar
+// times: each returned asset has a value at every calendar time, NaN
+// where it has no bar (never a value carried forward). The assets must
+// share a granularity.
+func Align(assets []strategy.Bars) ([]strategy.Bars, error) {
+	if len(assets) == 0 {
+		return nil, invalidf("a portfolio needs at least one asset")
+	}
+	var g strategy.Granularity
+	var times []int64
+	for _, a := range assets {
+		_, ag, err := strategy.ParseSeries(a.Series)
+		if err != nil {
+			return nil, invalidf("%v", err)
+		}
+		if g != "" && ag != g {
+			return nil, invalidf("%s is %s bars and %s is %s: a portfolio's assets share one granularity", assets[0].Series, g, a.Series, ag)
+		}
+		g = ag
+		times = append(times, a.Time...)
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	out := make([]strategy.Bars, len(assets))
+	for k, a := range assets {
+		n := len(times)
+		b := strategy.Bars{Series: a.Series, Time: times,
+			Open: nanColumn(n), High: nanColumn(n), Low: nanColumn(n), Close: nanColumn(n), Volume: nanColumn(n)}
+		j := 0
+		for i, t := range a.Time {
+			for times[j] < t {
+				j++
+			}
+			b.Open[j], b.High[j], b.Low[j], b.Close[j], b.Volume[j] = a.Open[i], a.High[i], a.Low[i], a.Close[i], a.Volume[i]
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+func nanColumn(n int) []float64 {
+	c := make([]float64, n)
+	nan := math.NaN()
+	for i := range c {
+		c[i] = nan
+	}
+	return c
+}
+
+func invalidf(format string, a ...any) error {
+	return &backtest.Error{Kind: backtest.KindInvalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+// has reports whether an aligned asset has a bar at i.
+func has(b *strategy.Bars, i int) bool { return !math.IsNaN(b.Close[i]) && !math.IsNaN(b.Open[i]) }
+
+// openTrade is one asset's round trip in progress.
+type openTrade struct {
+	active           bool
+	side             float64
+	entryBar         int
+	qtyIn, valueIn   float64
+	qtyOut, valueOut float64
+	fees             float64
+}
+
+// engine is one run's state.
+type engine struct {
+	assets []strategy.Bars
+	cfg    backtest.Config
+	reb    Rebalance
+
+	capital, fee, slip, sizing float64
+	cash                       float64
+	q, mark                    []float64
+	open                       []openTrade
+	trades                     []Trade
+	pnls                       []float64
+	fees, slipCost             float64
+	assetFees                  []float64
+	assetTrades                []int
+	entered                    bool
+	negCash, bust              int
+	clamped                    int
+	clampedAt                  int
+}
+
+// Run backtests a portfolio: assets aligned on one calendar (Align),
+// weights[a][i] the target weight of asset a decided at bar i's close
+// (NaN: no decision; the sum of |w| over the assets above 1 is scaled
+// down to 1, with a warning), traded on the schedule reb under cfg's
+// capital, fee, slippage and fill.
+func Run(ctx context.Context, assets []strategy.Bars, weights [][]float64, reb Rebalance, cfg backtest.Config) (*Result, error) {
+	if len(weights) != len(assets) {
+		return nil, invalidf("%d weight columns for %d assets", len(weights), len(assets))
+	}
+	for k, w := range weights {
+		if len(assets) > 0 && len(w) != assets[0].Len() {
+			return nil, invalidf("%d weights of %s for %d bars; a weight column has a value per calendar bar", len(w), assets[k].Series, assets[0].Len())
+		}
+	}
+	col := make([]float64, len(assets))
+	return run(ctx, assets, reb, cfg, func(i int, _ *engine) ([]float64, error) {
+		for a := range col {
+			col[a] = weights[a][i]
+		}
+		return col, nil
+	})
+}
+
+// Stepper is an event-driven portfolio strategy (strategy/script's
+// PortfolioStepper): called once per calendar bar, after its close, with
+// the account, it returns each asset's target weight (NaN: none).
+type Stepper interface {
+	Step(i int, acct script.PortfolioAccount) ([]float64, error)
+}
+
+// RunStepper backtests an event-driven portfolio strategy: like Run, with
+// the weights of each bar asked of st with the account at that close.
+// It stops asking once equity reaches zero.
+func RunStepper(ctx context.Context, assets []strategy.Bars, st Stepper, reb Rebalance, cfg backtest.Config) (*Result, error) {
+	return run(ctx, assets, reb, cfg, func(i int, e *engine) ([]float64, error) {
+		acct := script.PortfolioAccount{Cash: e.cash, Equity: e.equityNow(), Positions: slices.Clone(e.q), Marks: slices.Clone(e.mark)}
+		w, err := st.Step(i, acct)
+		if err != nil {
+			return nil, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(assets[0].Time[i])), Err: err}
+		}
+		if len(w) != len(assets) {
+			return nil, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("strategy returned %d targets for %d assets at bar %d", len(w), len(assets), i)}
+		}
+		return w, nil
+	})
+}
+
+// decider gives the weights decided at bar i's close.
+type decider func(i int, e *engine) ([]float64, error)
+
+func run(ctx context.Context, assets []strategy.Bars, reb Rebalance, cfg backtest.Config, decide decider) (*Result, error) {
+	e, g, err := newEngine(assets, reb, cfg)
+	if err != nil {
+		return nil, err
+	}
+	equity := make([]float64, assets[0].Len())
+	rebalances, exposed, err := e.run(ctx, decide, equity)
+	if err != nil {
+		return nil, err
+	}
+	return e.result(g, equity, rebalances, exposed), nil
+}
+
+func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config) (*engine, strategy.Granularity, error) {
+	if len(assets) == 0 || assets[0].Len() == 0 {
+		return nil, "", invalidf("no bars to backtest; check the universe's series and the range (`wicket data list`)")
+	}
+	n := assets[0].Len()
+	for _, a := range assets {
+		if a.Len() != n || len(a.Open) != n || len(a.Close) != n {
+			return nil, "", invalidf("%s is not on the portfolio's calendar of %d bars; align the assets first", a.Series, n)
+		}
+		if a.Time[0] != assets[0].Time[0] || a.Time[n-1] != assets[0].Time[n-1] {
+			return nil, "", invalidf("%s is not on the portfolio's calendar; align the assets first", a.Series)
+		}
+	}
+	capital, _ := cfg.Capital.Float64()
+	if !(capital > 0) || math.IsInf(capital, 0) {
+		return nil, "", invalidf("capital %s must be a positive amount", cfg.Capital)
+	}
+	for _, c := range [...]struct {
+		name string
+		v    float64
+	}{{"fee_bps", cfg.FeeBps}, {"slippage_bps", cfg.SlippageBps}} {
+		if !(c.v >= 0 && c.v < 10000) {
+			return nil, "", invalidf("%s %v must be at least 0 and below 10000", c.name, c.v)
+		}
+	}
+	if cfg.Fill != backtest.FillNextOpen && cfg.Fill != backtest.FillClose {
+		return nil, "", invalidf("unknown fill model %v", cfg.Fill)
+	}
+	g := cfg.Granularity
+	if g == "" {
+		if _, pg, err := strategy.ParseSeries(assets[0].Series); err == nil {
+			g = pg
+		}
+	}
+	if !g.Valid() {
+		return nil, "", invalidf("cannot annualise: the assets' granularity %q is not one of 1m, 5m, 15m, 1h, 4h, 1d", g)
+	}
+	if reb.Period == "" {
+		reb = Rebalance{Period: script.RebalanceBar, Text: script.RebalanceBar}
+	}
+	fee, slip := cfg.FeeBps/1e4, cfg.SlippageBps/1e4
+	m := len(assets)
+	e := &engine{
+		assets: assets, cfg: cfg, reb: reb,
+		capital: capital, fee: fee, slip: slip, sizing: (1 + slip) * (1 + fee), cash: capital,
+		q: make([]float64, m), mark: make([]float64, m), open: make([]openTrade, m),
+		assetFees: make([]float64, m), assetTrades: make([]int, m),
+		negCash: -1, bust: -1, clampedAt: -1,
+	}
+	return e, g, nil
+}
+
+// periodOf is the rebalance period a bar time falls in: its UTC day, ISO
+// week (from Monday) or month.
+func periodOf(period string, t int64) int64 {
+	day := t / 86400
+	if t < 0 && t%86400 != 0 {
+		day--
+	}
+	switch period {
+	case script.RebalanceDaily:
+		return day
+	case script.RebalanceWeekly:
+		return (day + 3) / 7 // 1970-01-01 was a Thursday
+	case script.RebalanceMonthly:
+		u := time.Unix(t, 0).UTC()
+		return int64(u.Year())*12 + int64(u.Month())
+	}
+	return 0
+}
+
+// run walks the calendar once: fills at each asset's open, marks, the
+// bar's decision, and the equity at its close.
+func (e *engine) run(ctx context.Context, decide decider, equity []float64) (rebalances, exposed int, err error) {
+	m, n := len(e.assets), e.assets[0].Len()
+	fillNext := e.cfg.Fill == backtest.FillNextOpen
+	pending := make([]bool, m)
+	target := make([]float64, m)
+	due := make([]bool, m)
+	applied := make([]float64, m)
+	for a := range applied {
+		applied[a] = math.NaN()
+	}
+	w := make([]float64, m)
+	lastPeriod, scheduled := int64(0), false
+	for i := 0; i < n; i++ {
+		if i&0x3ff == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, &backtest.Error{Kind: backtest.KindCanceled, Msg: fmt.Sprintf("portfolio backtest stopped at bar %d of %d", i, n), Err: err}
+			}
+		}
+		for a := range e.assets {
+			b := &e.assets[a]
+			if !has(b, i) {
+				continue
+			}
+			if o, c := b.Open[i], b.Close[i]; !(o > 0 && c > 0 && o <= math.MaxFloat64 && c <= math.MaxFloat64) {
+				return 0, 0, invalidf("%s bar %d (%s) has open %v and close %v; prices must be finite and above zero", b.Series, i, timeString(b.Time[i]), o, c)
+			}
+			if e.bust < 0 && fillNext && pending[a] {
+				pending[a] = false
+				if dq := target[a] - e.q[a]; dq != 0 {
+					e.fill(a, i, b.Open[i], dq)
+				}
+			}
+			e.mark[a] = b.Close[i]
+		}
+		eq := e.equityNow()
+		if e.bust < 0 && eq <= 0 {
+			e.goBust(i)
+			eq = e.equityNow()
+		}
+		if e.bust < 0 {
+			// The bar's weights, scaled down when they sum past 1.
+			col, err := decide(i, e)
+			if err != nil {
+				return 0, 0, err
+			}
+			sum := 0.0
+			for a := range w {
+				w[a] = col[a]
+				if math.IsInf(w[a], 0) {
+					return 0, 0, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("the weight of %s at bar %d (%s) is %v; a weight is a finite fraction of equity, or NaN for none", e.assets[a].Series, i, timeString(e.assets[a].Time[i]), w[a])}
+				}
+				if !math.IsNaN(w[a]) {
+					sum += math.Abs(w[a])
+				}
+			}
+			if sum > 1+1e-12 {
+				for a := range w {
+					w[a] /= sum
+				}
+				e.clamped++
+				if e.clampedAt < 0 {
+					e.clampedAt = i
+				}
+			}
+			trigger := false
+			switch e.reb.Period {
+			case script.RebalanceBar:
+				trigger = true
+			case "drift":
+				for a := range w {
+					if math.IsNaN(w[a]) || !has(&e.assets[a], i) {
+						continue
+					}
+					cur := e.q[a] * e.mark[a] / eq
+					if w[a] != applied[a] || math.Abs(cur-w[a]) > e.reb.Drift {
+						trigger = true
+					}
+				}
+			default:
+				if p := periodOf(e.reb.Period, e.assets[0].Time[i]); !scheduled || p != lastPeriod {
+					trigger, lastPeriod, scheduled = true, p, true
+				}
+			}
+			if trigger {
+				rebalances++
+				for a := range due {
+					due[a] = true
+				}
+			}
+			for a := range due {
+				b := &e.assets[a]
+				if !due[a] || !has(b, i) || math.IsNaN(w[a]) {
+					continue // the target waits for the asset's next bar, or its next weight
+				}
+				due[a], applied[a] = false, w[a]
+				tq := w[a] * eq / (b.Close[i] * e.sizing)
+				if fillNext {
+					pending[a], target[a] = true, tq
+				} else if dq := tq - e.q[a]; dq != 0 {
+					e.fill(a, i, b.Close[i], dq)
+				}
+			}
+			eq = e.equityNow()
+		}
+		equity[i] = eq
+		for a := range e.q {
+			if e.q[a] != 0 {
+				exposed++
+				break
+			}
+		}
+	}
+	return rebalances, exposed, nil
+}
+
+// equityNow is cash plus every position at its mark.
+func (e *engine) equityNow() float64 {
+	eq := e.cash
+	for a, q := range e.q {
+		if q != 0 {
+			eq += q * e.mark[a]
+		}
+	}
+	return eq
+}
+
+// fill fills dq (signed) of asset a at mark p on bar i, with the
+// backtest's slippage (against the trader) and fee (on the notional).
+func (e *engine) fill(a, i int, p, dq float64) {
+	side := 1.0
+	if dq < 0 {
+		side = -1
+	}
+	qty := math.Abs(dq)
+	px := p * (1 + side*e.slip)
+	fee := qty * px * e.fee
+	e.cash -= dq*px + fee
+	e.fees += fee
+	e.assetFees[a] += fee
+	e.slipCost += qty * p * e.slip
+	e.entered = true
+	if e.cash < -1e-9*e.capital && e.negCash < 0 {
+		e.negCash = i
+	}
+	prev := e.q[a]
+	pos := prev + dq
+	if math.Abs(pos) <= 1e-9*max(math.Abs(prev), qty) {
+		pos = 0
+	}
+	o := &e.open[a]
+	switch {
+	case prev == 0 || (prev > 0) == (dq > 0):
+		e.add(a, i, side, qty, px, fee)
+	default:
+		closing := qty
+		flips := pos == 0 || (pos > 0) != (prev > 0)
+		if flips {
+			closing = math.Abs(prev)
+		}
+		share := closing / qty
+		o.qtyOut += closing
+		o.valueOut += closing * px
+		o.fees += fee * share
+		if flips {
+			e.closeTrade(a, i, "")
+		}
+		if pos != 0 && (pos > 0) != (prev > 0) {
+			e.add(a, i, side, math.Abs(pos), px, fee*(1-share))
+		}
+	}
+	e.q[a] = pos
+}
+
+func (e *engine) add(a, i int, side, qty, px, fee float64) {
+	o := &e.open[a]
+	if !o.active {
+		*o = openTrade{active: true, side: side, entryBar: i}
+	}
+	o.qtyIn += qty
+	o.valueIn += qty * px
+	o.fees += fee
+}
+
+func (e *engine) closeTrade(a, i int, exit string) {
+	o := e.open[a]
+	pnl := o.side*(o.valueOut-o.valueIn) - o.fees
+	e.pnls = append(e.pnls, pnl)
+	e.assetTrades[a]++
+	b := &e.assets[a]
+	e.trades = append(e.trades, Trade{Series: b.Series, Trade: backtest.Trade{
+		Side: sideName(o.side), EntryBar: o.entryBar, ExitBar: i,
+		EntryTime: unixTime(b.Time[o.entryBar]), ExitTime: unixTime(b.Time[i]),
+		EntryPrice: o.valueIn / o.qtyIn, ExitPrice: o.valueOut / o.qtyOut, Quantity: o.qtyIn,
+		PnL: pnl, Return: pnl / o.valueIn, Fees: o.fees, Exit: exit,
+	}})
+	e.open[a] = openTrade{}
+}
+
+// goBust ends trading when equity reaches zero: every position is closed
+// at its mark without further costs.
+func (e *engine) goBust(i int) {
+	e.bust = i
+	for a, q := range e.q {
+		if q == 0 {
+			continue
+		}
+		e.cash += q * e.mark[a]
+		o := &e.open[a]
+		o.qtyOut += math.Abs(q)
+		o.valueOut += math.Abs(q) * e.mark[a]
+		e.closeTrade(a, i, "bust")
+		e.q[a] = 0
+	}
+}
+
+func sideName(side float64) string {
+	if side < 0 {
+		return "short"
+	}
+	return "long"
+}
+
+func unixTime(t int64) time.Time { return time.Unix(t, 0).UTC() }
+
+func timeString(t int64) string { return unixTime(t).Format(time.RFC3339) }
+
+// names are the assets' series names.
+func names(assets []strategy.Bars) []string {
+	out := make([]string, len(assets))
+	for i, a := range assets {
+		out[i] = a.Series
+	}
+	return out
+}
+
+// Label is a universe's name in a ledger row and a report: its series,
+// comma-separated.
+func Label(assets []strategy.Bars) string { return strings.Join(names(assets), ",") }

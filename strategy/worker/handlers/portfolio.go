@@ -1,0 +1,169 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/portfolio"
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+	"wicket/strategy/worker"
+)
+
+// runPortfolio is the portfolio handler (worker.KindPortfolio).
+func runPortfolio(memo *ta.Memo) worker.Handler {
+	return worker.Typed(func(ctx context.Context, req backtest.Request) (backtest.Response, error) {
+		return Portfolio(ctx, req, memo)
+	})
+}
+
+// Portfolio serves one portfolio backtest request in this process: it
+// loads the strategy, resolves its universe against the history store
+// (a pattern matches the stored series), reads every asset's bars in the
+// range, aligns them on one calendar, asks the strategy for its weights,
+// runs the portfolio engine and proves the weights free of lookahead. It
+// runs strategy code, so it belongs in a worker (the handler calls it)
+// and in tests.
+func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backtest.Response, error) {
+	cfg, err := req.Config(backtest.DefaultConfig())
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	if req.HistoryPath == "" {
+		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "portfolio request without a history store path"}
+	}
+	if req.Series != "" {
+		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("a portfolio strategy names its own universe; leave the series (%q) out", req.Series)}
+	}
+	if req.Robustness != nil || req.Report || req.Plot || req.Allowance != nil || req.LookaheadOnly {
+		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "robustness, plot, report, allowance and lookahead_only are for single-series backtests; a portfolio backtest reports its metrics, assets, trades and curve"}
+	}
+	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
+	opts, closeFS, err := options(sreq, memo)
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	defer closeFS()
+	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	if !s.IsPortfolio() {
+		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: req.Name + " declares no universe: backtest it over one series (give a series)"}
+	}
+	reb, err := portfolio.ParseRebalance(s.Rebalance())
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	cfg.Params = s.Values()
+	raw, err := loadUniverse(req.HistoryPath, s.Universe(), cfg)
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	assets, err := portfolio.Align(raw)
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg)
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	if res.LookaheadCheck, err = s.CheckPortfolioLookahead(ctx, assets, trace); err != nil {
+		return backtest.Response{}, err
+	}
+	resp, err := portfolio.Report(res)
+	if err != nil {
+		return backtest.Response{}, err
+	}
+	resp.Output = s.Output()
+	return resp, nil
+}
+
+// decidePortfolio runs the strategy in its own style (signals(universe)
+// once, or on_bar per bar) through the engine, and returns the run and
+// its trace for the lookahead proof.
+func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.Bars, reb portfolio.Rebalance, cfg backtest.Config) (*portfolio.Result, script.PortfolioTrace, error) {
+	if s.Style() == script.StyleOnBar {
+		st, err := s.BeginPortfolio(ctx, assets)
+		if err != nil {
+			return nil, script.PortfolioTrace{}, err
+		}
+		defer st.Close()
+		st.Record()
+		cfg.Warmup = st.Warmup()
+		res, err := portfolio.RunStepper(ctx, assets, st, reb, cfg)
+		if err != nil {
+			return nil, script.PortfolioTrace{}, err
+		}
+		tr, ok := st.Trace()
+		if !ok {
+			return nil, script.PortfolioTrace{}, fmt.Errorf("portfolio: the run did not step every bar in order")
+		}
+		return res, tr, nil
+	}
+	weights, tr, err := s.WeightsTrace(ctx, assets)
+	if err != nil {
+		return nil, script.PortfolioTrace{}, err
+	}
+	cfg.Warmup = s.Warmup()
+	res, err := portfolio.Run(ctx, assets, weights, reb, cfg)
+	return res, tr, err
+}
+
+// loadUniverse resolves a declared universe against the store and reads
+// each series over the range.
+func loadUniverse(historyPath string, universe []string, cfg backtest.Config) ([]strategy.Bars, error) {
+	store, err := history.OpenReadOnly(historyPath)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var names []string
+	var stored []history.SeriesInfo
+	for _, e := range universe {
+		if !script.UniversePattern(e) {
+			if _, _, err := history.CheckSeries(e); err != nil {
+				return nil, err
+			}
+			if !slices.Contains(names, e) {
+				names = append(names, e)
+			}
+			continue
+		}
+		if stored == nil {
+			if stored, err = store.List(); err != nil {
+				return nil, err
+			}
+		}
+		matched := 0
+		for _, info := range stored {
+			if ok, _ := path.Match(e, info.Name); ok {
+				matched++
+				if !slices.Contains(names, info.Name) {
+					names = append(names, info.Name)
+				}
+			}
+		}
+		if matched == 0 {
+			return nil, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("the universe's pattern %q matches no stored series; see `wicket data list`, or fetch some (`wicket data fetch`)", e)}
+		}
+	}
+	if len(names) > script.MaxUniverse {
+		return nil, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("the universe resolves to %d series (%s, ...); a portfolio holds at most %d: narrow the pattern", len(names), strings.Join(names[:5], ", "), script.MaxUniverse)}
+	}
+	out := make([]strategy.Bars, 0, len(names))
+	for _, n := range names {
+		b, err := store.Load(n, cfg.From, cfg.To)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
