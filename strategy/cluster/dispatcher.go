@@ -85,8 +85,8 @@ type waiter struct {
 	answer  chan *nats.Msg // the first genuine answer
 	refused int            // answers refused for it
 	msg     *nats.Msg      // the chunk as queued, for a tail copy
-	heldAt  time.Time      // when a worker said it holds the chunk; zero: still queued
-	holder  string         // the worker that said so
+	heldAt  time.Time      // when a worker first said it holds the chunk; zero: still queued
+	holders []string       // the workers that said they hold it, the chunk or a copy
 	copied  bool           // a tail copy went to an idle worker
 }
 
@@ -182,13 +182,21 @@ func (d *Dispatcher) onPresence(m *nats.Msg) {
 	}
 }
 
+// maxHolders bounds the workers that run one chunk at once: the worker
+// it was given to and one that runs a tail copy (or the one it was given
+// to after the ack wait).
+const maxHolders = 2
+
 // tail hands the tail of a sweep to an idle worker. When a worker has a
 // free slot and every chunk this dispatcher waits for is held by a
 // worker (none is left on the queue for it to take), the chunks held
-// longest that have no copy yet are copied to that worker alone, one per
-// free slot: the first answer wins (onReply), the other is dropped, and
-// the sweep's chunks are counted once whichever it is. It returns the
-// copies to publish; d.mu is held.
+// longest that only one worker holds, not this one, are copied to it
+// alone, one per free slot: the first answer wins (onReply), the other
+// is stopped, and the sweep's chunks are counted once whichever it is. A
+// worker that takes a copy says so as it does for a chunk (headerHeld);
+// one that finds its slot taken meanwhile drops it, and the chunk may go
+// to the next idle worker. It returns the copies to publish; d.mu is
+// held.
 func (d *Dispatcher) tail(p presence) []*nats.Msg {
 	free := max(1, p.Slots) - p.Busy - p.Held
 	if free <= 0 || len(d.pending) == 0 {
@@ -199,7 +207,7 @@ func (d *Dispatcher) tail(p presence) []*nats.Msg {
 		if w.heldAt.IsZero() {
 			return nil // the idle worker takes it from the queue
 		}
-		if !w.copied && w.msg != nil && w.holder != p.ID {
+		if w.msg != nil && len(w.holders) < maxHolders && !slices.Contains(w.holders, p.ID) {
 			held = append(held, w)
 		}
 	}
@@ -230,9 +238,12 @@ func (d *Dispatcher) onReply(m *nats.Msg) {
 	d.mu.Lock()
 	if m.Header.Get(headerHeld) != "" {
 		if w := d.pending[chunk]; w != nil {
-			// A chunk given to another worker after the ack wait is held by
-			// that one now.
-			w.heldAt, w.holder = d.o.Now(), m.Header.Get(headerWorker)
+			if w.heldAt.IsZero() {
+				w.heldAt = d.o.Now()
+			}
+			if h := m.Header.Get(headerWorker); !slices.Contains(w.holders, h) && len(w.holders) < maxHolders {
+				w.holders = append(w.holders, h)
+			}
 		}
 		d.mu.Unlock()
 		return

@@ -61,10 +61,12 @@ type Worker struct {
 	busy atomic.Int64  // chunks running
 	held atomic.Int64  // chunks received, waiting for a slot
 	seq  atomic.Uint64 // of heartbeats
-	// credit bounds the chunks this worker holds (running or waiting):
-	// holdPerSlot per slot. A send takes one, a receive gives it back.
+	// credit bounds the chunks this worker holds from the queue (running
+	// or waiting): holdPerSlot per slot. A send takes one, a receive gives
+	// it back. Tail copies take none: one is taken only into a free slot
+	// (onCopy), so at most one per slot waits.
 	credit chan struct{}
-	ready  chan *delivery // chunks held, for the slots to run
+	ready  chan *delivery // chunks held, for the slots to run: as many as the credit, and a copy per slot
 
 	refusedNote sync.Once // the first message refused that is no chunk is logged
 
@@ -113,7 +115,7 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	}
 	slots := o.Pool.Size()
 	w := &Worker{o: o, sig: sig, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{},
-		credit: make(chan struct{}, holdPerSlot*slots), ready: make(chan *delivery, holdPerSlot*slots)}
+		credit: make(chan struct{}, holdPerSlot*slots), ready: make(chan *delivery, (holdPerSlot+1)*slots)}
 	if _, err := nc.Subscribe(cancelPrefix+">", w.onCancel); err != nil {
 		return err
 	}
@@ -295,7 +297,7 @@ func (w *Worker) fetch(ctx context.Context) {
 			// heartbeat in between shows this worker idle.
 			w.held.Add(1)
 			if d := w.hold(m); d != nil {
-				w.ready <- d // never blocks: ready holds as many as the credit
+				w.ready <- d // never blocks: see ready
 			} else {
 				w.held.Add(-1)
 				<-w.credit
@@ -316,7 +318,9 @@ func (w *Worker) loop(ctx context.Context) {
 		case d := <-w.ready:
 			w.held.Add(-1)
 			w.run(ctx, d)
-			<-w.credit
+			if !d.copy {
+				<-w.credit
+			}
 			if len(w.ready) == 0 {
 				// A slot is free and nothing waits for it: a sweep whose
 				// other chunks all sit on busy workers may send one of them
@@ -380,10 +384,7 @@ func (w *Worker) hold(m jetstream.Msg) *delivery {
 			}
 		}
 	}()
-	held := w.answer(replyTo, chunk)
-	held.Header.Set(headerHeld, "1")
-	w.sig.sign(held)
-	w.nc.PublishMsg(held)
+	w.sayHeld(replyTo, chunk)
 	return d
 }
 
@@ -402,13 +403,17 @@ func (w *Worker) onCopy(m *nats.Msg) {
 	if mine || w.busy.Load()+w.held.Load() >= int64(w.o.Pool.Size()) {
 		return
 	}
-	select {
-	case w.credit <- struct{}{}:
-	default:
-		return
-	}
 	w.held.Add(1)
 	w.ready <- &delivery{subject: m.Subject, header: m.Header, data: m.Data, chunk: chunk, replyTo: replyTo, copy: true, stop: make(chan struct{})}
+	w.sayHeld(replyTo, chunk)
+}
+
+// sayHeld tells a chunk's sweep that this worker holds it.
+func (w *Worker) sayHeld(replyTo, chunk string) {
+	held := w.answer(replyTo, chunk)
+	held.Header.Set(headerHeld, "1")
+	w.sig.sign(held)
+	w.nc.PublishMsg(held)
 }
 
 // run runs one chunk and answers it, then acks it: a crash before the
