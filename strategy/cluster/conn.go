@@ -170,6 +170,14 @@ type presence struct {
 	Seq   uint64 `json:"seq"`
 }
 
+// barsNote announces bars a sweep is about to run over (barsSubj): a
+// worker fetches them into its cache and has its strategy workers read
+// them.
+type barsNote struct {
+	Digest string `json:"digest"`
+	Series string `json:"series"`
+}
+
 // A chunk's answer on the dispatcher's reply subject is a core NATS
 // message whose headers name the chunk and the worker and whose body is
 // the strategy worker's own JSON answer, passed through untouched: the
@@ -196,7 +204,8 @@ const (
 	// 3: every message is signed with the cluster key (sign.go), and a
 	// heartbeat carries a sequence number.
 	// 4: a worker holds two chunks per slot and says so (headerHeld, the
-	// heartbeat's held), and runs tail copies sent to it alone.
+	// heartbeat's held), and runs tail copies sent to it alone; a bars
+	// announcement is a barsNote.
 	protocol = "4"
 )
 

@@ -473,7 +473,8 @@ func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) {
 	if err != nil {
 		return
 	}
-	d.nc.PublishMsg(d.sig.signed(barsSubj, []byte(digest)))
+	note, _ := json.Marshal(barsNote{Digest: digest, Series: r.Series})
+	d.nc.PublishMsg(d.sig.signed(barsSubj, note))
 }
 
 // decodeAnswer reads a worker's answer (see headerError).

@@ -131,13 +131,14 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	}
 	// Bars announced ahead of a sweep are fetched one at a time, at most
 	// a few waiting; the rest are fetched by the chunks that need them.
-	fetch := make(chan string, 4)
+	fetch := make(chan barsNote, 4)
 	if _, err := nc.Subscribe(barsSubj, func(m *nats.Msg) {
-		if !w.genuine(m) {
+		var note barsNote
+		if !w.genuine(m) || json.Unmarshal(m.Data, &note) != nil {
 			return
 		}
 		select {
-		case fetch <- string(m.Data):
+		case fetch <- note:
 		default:
 		}
 	}); err != nil {
@@ -163,10 +164,15 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 			select {
 			case <-ctx.Done():
 				return
-			case digest := <-fetch:
-				if _, err := w.barsFile(ctx, digest); err != nil && ctx.Err() == nil {
-					fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
+			case note := <-fetch:
+				path, err := w.barsFile(ctx, note.Digest)
+				if err != nil {
+					if ctx.Err() == nil {
+						fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
+					}
+					continue
 				}
+				w.preload(ctx, note, path)
 			}
 		}
 	})
@@ -527,6 +533,36 @@ func (w *Worker) refuseChunk(m jetstream.Msg, chunk string) {
 	if delivery == 1 {
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, not run: its signature does not verify with this machine's cluster key (forged or altered, or this machine's %s differs from the sweep's)\n", clip(chunk), project.KeyCluster)
 	}
+}
+
+// preload has each of the pool's strategy workers read announced bars
+// into its bar cache (a chunk of no combinations over them), as the
+// params request does on the sweep's machine: the sweep's first chunks
+// find them there instead of reading and hashing them first. A strategy
+// worker busy with a chunk reads them after it; a failure is left to the
+// chunks, which read the same file.
+func (w *Worker) preload(ctx context.Context, note barsNote, path string) {
+	req := worker.SweepChunk{Name: "preload.star", Series: note.Series, BarsFile: path, Digest: note.Digest, Capital: "1", Combos: []map[string]any{}}
+	var (
+		wg   sync.WaitGroup
+		read atomic.Int64
+		fail atomic.Value
+	)
+	for range w.o.Pool.Size() {
+		wg.Go(func() {
+			var res json.RawMessage
+			if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
+				fail.Store(err)
+				return
+			}
+			read.Add(1)
+		})
+	}
+	wg.Wait()
+	if err, _ := fail.Load().(error); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s: read ahead: %v\n", note.Digest[:12], clip(note.Series), err)
+	}
+	fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s read ahead into %d workers\n", note.Digest[:12], clip(note.Series), read.Load())
 }
 
 // answer is an answer to chunk on replyTo, with its headers.
