@@ -234,15 +234,21 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 	if chunk == "" {
 		t.Fatal("the first worker ran no chunk, so it was not killed mid-chunk")
 	}
-	// Another worker ran the killed worker's chunk again.
+	// Another worker ran the killed worker's chunk again: given to it after
+	// the ack wait, or as a tail copy (which takes the original off the
+	// queue).
+	ranAgain := func(l string) bool {
+		rest, ok := strings.CutPrefix(l, "wicket worker: chunk "+chunk+": running (")
+		return ok && rest != "delivery 1)"
+	}
 	redelivered := false
 	timeout := time.After(5 * time.Second)
 	for !redelivered {
 		select {
 		case l := <-r.lines[1]:
-			redelivered = strings.HasPrefix(l, "wicket worker: chunk "+chunk+": running (delivery ") && !strings.HasSuffix(l, "(delivery 1)")
+			redelivered = ranAgain(l)
 		case l := <-r.lines[2]:
-			redelivered = strings.HasPrefix(l, "wicket worker: chunk "+chunk+": running (delivery ") && !strings.HasSuffix(l, "(delivery 1)")
+			redelivered = ranAgain(l)
 		case <-timeout:
 			mu.Lock()
 			if !answeredAnyway {
@@ -278,6 +284,114 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 	if a, b := mustMarshal(t, wantWF), mustMarshal(t, gotWF); string(a) != string(b) {
 		t.Errorf("the cluster walk-forward differs from the in-process one:\n%s\n%s", a, b)
 	}
+}
+
+// TestClusterWorkerKilledHoldingTwoChunks: the only worker of a sweep
+// holds two chunks (one running, the next fetched ahead) when it is
+// SIGKILLed; a worker that joins after runs both, and the sweep is the
+// in-process one, each combination counted once.
+func TestClusterWorkerKilledHoldingTwoChunks(t *testing.T) {
+	r := newClusterRig(t, 1)
+	req := clusterSweep(t, 25)
+	ctx := t.Context()
+	local, closeLocal := r.local(nil)
+	want, err := local.Sweep(ctx, req, nil)
+	closeLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := r.dial(10 * time.Second)
+	remote, closeRemote := r.local(d)
+	defer closeRemote()
+	// The worker is stopped as soon as it runs a chunk, so that it holds
+	// what it holds when it is killed.
+	stopped := make(chan struct{})
+	go func() {
+		for l := range r.lines[0] {
+			if strings.HasPrefix(l, "wicket worker: chunk ") && strings.HasSuffix(l, "(delivery 1)") {
+				r.workers[0].Process.Signal(syscall.SIGSTOP)
+				close(stopped)
+				break
+			}
+		}
+		for range r.lines[0] {
+		}
+	}()
+	type outcome struct {
+		res research.SweepResult
+		err error
+		bad string
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		var last research.Progress
+		o.res, o.err = remote.Sweep(ctx, req, func(p research.Progress) {
+			if p.Done < last.Done || p.Done > p.Total {
+				o.bad = p.Message
+			}
+			last = p
+		})
+		if o.err == nil && last.Done != last.Total {
+			o.bad = "progress ended at " + last.Message
+		}
+		done <- o
+	}()
+	select {
+	case <-stopped:
+	case o := <-done:
+		t.Fatalf("the sweep ended before its worker ran a chunk: %v", o.err)
+	}
+	nc, err := nats.Connect(r.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	deadline := time.Now().Add(30 * time.Second) // a bound on a hang, not a timing assertion
+	for held := heldChunks(t, nc); held != 2; held = heldChunks(t, nc) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stopped worker holds %d chunks, not 2", held)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.workers[0].Process.Signal(syscall.SIGKILL)
+	r.startWorker()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(60 * time.Second): // a bound on a hang
+		t.Fatal("the sweep did not finish in 60s after its worker was killed")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.bad != "" {
+		t.Errorf("a combination was counted twice or lost: %s", o.bad)
+	}
+	if o.res.Partial || o.res.Evaluated != want.Combinations {
+		t.Errorf("partial %v, evaluated %d of %d", o.res.Partial, o.res.Evaluated, want.Combinations)
+	}
+	if a, b := mustMarshal(t, want), mustMarshal(t, o.res); string(a) != string(b) {
+		t.Errorf("the cluster sweep differs from the in-process sweep:\n%s\n%s", a, b)
+	}
+}
+
+// heldChunks is how many chunks the workers' consumer has delivered and
+// not had acknowledged.
+func heldChunks(t *testing.T, nc *nats.Conn) int {
+	t.Helper()
+	m, err := nc.Request("$JS.API.CONSUMER.INFO."+cluster.StreamName+"."+cluster.ConsumerName, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		NumAckPending int `json:"num_ack_pending"`
+	}
+	if err := json.Unmarshal(m.Data, &info); err != nil {
+		t.Fatal(err)
+	}
+	return info.NumAckPending
 }
 
 // TestClusterSweepCancels runs a sweep whose strategy loads a user

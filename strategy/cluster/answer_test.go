@@ -78,7 +78,8 @@ func TestAnswerOverMaxPayload(t *testing.T) {
 }
 
 // TestWarmFetchesBarsAhead: Warm ships a range's bars and the workers
-// fetch them into their cache before any chunk asks for them; a range
+// fetch them into their cache, and have their strategy workers read
+// them, before any chunk asks for them; a range
 // with no bars warms nothing and fails nothing.
 func TestWarmFetchesBarsAhead(t *testing.T) {
 	if testing.Short() {
@@ -101,9 +102,11 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := filepath.Join(cache, bars.Digest()+".bars")
+	// The worker's strategy worker read them too.
+	read := "bars " + bars.Digest()[:12] + " of SPY@1d read ahead into 1 workers"
 	deadline := time.Now().Add(30 * time.Second) // a bound on a hang, not a timing assertion
 	for {
-		if _, err := os.Stat(want); err == nil {
+		if _, err := os.Stat(want); err == nil && strings.Contains(log.String(), read) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -111,7 +114,7 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if strings.Contains(log.String(), "fetch announced bars") {
+	if strings.Contains(log.String(), "fetch announced bars") || strings.Contains(log.String(), "read ahead:") {
 		t.Errorf("a fetch failed: %s", log.String())
 	}
 }

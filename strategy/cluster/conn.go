@@ -27,6 +27,7 @@ const (
 
 	resultPrefix  = "wicket.results." // + dispatcher id: core NATS replies
 	cancelPrefix  = "wicket.cancel."  // + chunk id: stop this chunk
+	tailPrefix    = "wicket.tail."    // + worker id: core NATS tail copies for that worker (Dispatcher.onPresence)
 	presenceSubj  = "wicket.workers"  // workers' heartbeats
 	pingSubj      = "wicket.workers.ping"
 	barsSubj      = "wicket.bars" // a digest: fetch these bars now, a sweep over them is coming
@@ -164,8 +165,17 @@ type presence struct {
 	ID    string `json:"id"`
 	Host  string `json:"host"`
 	Slots int    `json:"slots"`
-	Busy  int    `json:"busy"`
+	Busy  int    `json:"busy"` // chunks running
+	Held  int    `json:"held"` // chunks received, waiting for a slot
 	Seq   uint64 `json:"seq"`
+}
+
+// barsNote announces bars a sweep is about to run over (barsSubj): a
+// worker fetches them into its cache and has its strategy workers read
+// them.
+type barsNote struct {
+	Digest string `json:"digest"`
+	Series string `json:"series"`
 }
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS
@@ -176,6 +186,10 @@ type presence struct {
 const (
 	headerWorker = "Wicket-Worker"
 	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
+	// headerHeld "1" marks a worker's notice, on the reply subject, that
+	// it holds the chunk (running it, or next to run): the chunk is off
+	// the queue, and a copy of it may go to an idle worker (the tail).
+	headerHeld = "Wicket-Held"
 )
 
 // Chunks and answers carry the cluster's wire version, the form this
@@ -189,7 +203,10 @@ const (
 	// 2: a trial's PBO blocks are one base64 string.
 	// 3: every message is signed with the cluster key (sign.go), and a
 	// heartbeat carries a sequence number.
-	protocol = "3"
+	// 4: a worker holds two chunks per slot and says so (headerHeld, the
+	// heartbeat's held), and runs tail copies sent to it alone; a bars
+	// announcement is a barsNote.
+	protocol = "4"
 )
 
 // protocolError is the error for a message of another wire version.

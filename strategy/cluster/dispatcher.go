@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -78,10 +79,15 @@ type seen struct {
 	at time.Time
 }
 
-// waiter is a chunk waiting for its answer.
+// waiter is a chunk waiting for its answer. Its fields but answer are
+// under Dispatcher.mu.
 type waiter struct {
 	answer  chan *nats.Msg // the first genuine answer
-	refused int            // answers refused for it (under Dispatcher.mu)
+	refused int            // answers refused for it
+	msg     *nats.Msg      // the chunk as queued, for a tail copy
+	heldAt  time.Time      // when a worker first said it holds the chunk; zero: still queued
+	holders []string       // the workers that said they hold it, the chunk or a copy
+	copied  bool           // a tail copy went to an idle worker
 }
 
 // Dial connects to the cluster. It fails, within the connect timeout,
@@ -164,11 +170,60 @@ func (d *Dispatcher) onPresence(m *nats.Msg) {
 		return
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if last, ok := d.workers[p.ID]; ok && p.Seq <= last.p.Seq {
+		d.mu.Unlock()
 		return // a heartbeat sent again, or out of order
 	}
 	d.workers[p.ID] = seen{p, d.o.Now()}
+	copies := d.tail(p)
+	d.mu.Unlock()
+	for _, c := range copies {
+		d.nc.PublishMsg(c)
+	}
+}
+
+// maxHolders bounds the workers that run one chunk at once: the worker
+// it was given to and one that runs a tail copy (or the one it was given
+// to after the ack wait).
+const maxHolders = 2
+
+// tail hands the tail of a sweep to an idle worker. When a worker has a
+// free slot and every chunk this dispatcher waits for is held by a
+// worker (none is left on the queue for it to take), the chunks held
+// longest that only one worker holds, not this one, are copied to it
+// alone, one per free slot: the first answer wins (onReply), the other
+// is stopped, and the sweep's chunks are counted once whichever it is. A
+// worker that takes a copy says so as it does for a chunk (headerHeld);
+// one that finds its slot taken meanwhile drops it, and the chunk may go
+// to the next idle worker. It returns the copies to publish; d.mu is
+// held.
+func (d *Dispatcher) tail(p presence) []*nats.Msg {
+	free := max(1, p.Slots) - p.Busy - p.Held
+	if free <= 0 || len(d.pending) == 0 {
+		return nil
+	}
+	var held []*waiter
+	for _, w := range d.pending {
+		if w.heldAt.IsZero() {
+			return nil // the idle worker takes it from the queue
+		}
+		if w.msg != nil && len(w.holders) < maxHolders && !slices.Contains(w.holders, p.ID) {
+			held = append(held, w)
+		}
+	}
+	slices.SortFunc(held, func(a, b *waiter) int { return a.heldAt.Compare(b.heldAt) })
+	var copies []*nats.Msg
+	for _, w := range held[:min(free, len(held))] {
+		w.copied = true
+		c := nats.NewMsg(tailPrefix + p.ID)
+		c.Data = w.msg.Data
+		for _, k := range []string{headerChunk, headerReply, headerProtocol} {
+			c.Header.Set(k, w.msg.Header.Get(k))
+		}
+		d.sig.sign(c)
+		copies = append(copies, c)
+	}
+	return copies
 }
 
 func (d *Dispatcher) onReply(m *nats.Msg) {
@@ -181,8 +236,20 @@ func (d *Dispatcher) onReply(m *nats.Msg) {
 		return
 	}
 	d.mu.Lock()
+	if m.Header.Get(headerHeld) != "" {
+		if w := d.pending[chunk]; w != nil {
+			if w.heldAt.IsZero() {
+				w.heldAt = d.o.Now()
+			}
+			if h := m.Header.Get(headerWorker); !slices.Contains(w.holders, h) && len(w.holders) < maxHolders {
+				w.holders = append(w.holders, h)
+			}
+		}
+		d.mu.Unlock()
+		return
+	}
 	w, ok := d.pending[chunk]
-	delete(d.pending, chunk) // the first result wins; a redelivered chunk's second answer finds nothing
+	delete(d.pending, chunk) // the first result wins; a redelivered chunk's or a tail copy's second answer finds nothing
 	d.mu.Unlock()
 	if ok {
 		w.answer <- m
@@ -322,7 +389,13 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	seq := strconv.FormatUint(d.seq.Add(1), 10)
 	chunk := d.id + "." + seq
 	subject := chunkPrefix + chunk
-	w := &waiter{answer: make(chan *nats.Msg, 1)}
+	msg := nats.NewMsg(subject)
+	msg.Data = body
+	msg.Header.Set(headerChunk, chunk)
+	msg.Header.Set(headerReply, resultPrefix+d.id)
+	msg.Header.Set(headerProtocol, protocol)
+	d.sig.sign(msg)
+	w := &waiter{answer: make(chan *nats.Msg, 1), msg: msg}
 	d.mu.Lock()
 	d.pending[chunk] = w
 	d.mu.Unlock()
@@ -331,12 +404,6 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 		delete(d.pending, chunk)
 		d.mu.Unlock()
 	}()
-	msg := nats.NewMsg(subject)
-	msg.Data = body
-	msg.Header.Set(headerChunk, chunk)
-	msg.Header.Set(headerReply, resultPrefix+d.id)
-	msg.Header.Set(headerProtocol, protocol)
-	d.sig.sign(msg)
 	// The publish waits for its ack even when the sweep is cancelled
 	// meanwhile: a publish abandoned half way may still be stored after
 	// the purge that follows, and stay on the queue. Once acked, the
@@ -368,7 +435,13 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 			}
 			d.mu.Lock()
 			res.Refused = w.refused
+			copied := w.copied
 			d.mu.Unlock()
+			if copied {
+				// The other of the chunk and its copy stops, or leaves the
+				// queue, now; nobody waits for its answer.
+				go d.stop(subject, chunk)
+			}
 			return res, nil
 		case <-d.closed:
 			return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindCanceled, Msg: fmt.Sprintf("the connection to the research cluster at %s was closed", d.where)}
@@ -400,7 +473,8 @@ func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) {
 	if err != nil {
 		return
 	}
-	d.nc.PublishMsg(d.sig.signed(barsSubj, []byte(digest)))
+	note, _ := json.Marshal(barsNote{Digest: digest, Series: r.Series})
+	d.nc.PublishMsg(d.sig.signed(barsSubj, note))
 }
 
 // decodeAnswer reads a worker's answer (see headerError).

@@ -7,17 +7,23 @@
 // their digest, and waits for the chunk's result on its reply subject,
 // keyed by chunk id: the first result of a chunk wins and any later copy
 // is dropped. A sweep keeps two chunks per worker slot under way
-// (InFlight), so a worker that answers one finds the next on the queue;
-// and before its first chunk, while the params request runs, the bars
-// are shipped and the workers told to fetch them (Warm). The result is
+// (InFlight), and a worker holds two per slot, the one it runs and the
+// next, fetched while the first runs, so a slot never waits on a round
+// trip between chunks; each tells the sweep it holds a chunk. At a
+// sweep's tail, when a worker has a free slot and every chunk the sweep
+// waits for is held, the sweep sends that worker alone a copy of the
+// chunk held longest: the first answer wins, the other run is stopped.
+// Before its first chunk, while the params request runs, the bars are
+// shipped and the workers told to fetch them and have their strategy
+// workers read them (Warm). The result is
 // the strategy worker's own JSON, passed on untouched by the cluster
 // worker and decoded once, by the dispatcher. A Worker pulls chunks from
 // the stream, fetches bars it has not seen into a local cache (once per
 // machine), runs each chunk in its own rlimited worker.Pool, answers, and
 // only then acks. A worker that
-// dies mid-chunk stops reporting progress on it, and JetStream hands the
-// chunk to another worker after the ack wait: no chunk is lost, none is
-// counted twice. Cancelling a sweep purges its queued chunks and tells
+// dies stops reporting progress on the chunks it holds, and JetStream
+// hands them to another worker after the ack wait (or an idle worker
+// runs a tail copy first): no chunk is lost, none is counted twice. Cancelling a sweep purges its queued chunks and tells
 // every worker to stop the ones it runs.
 //
 // Credentials are a token, a user and password, a .creds file or an

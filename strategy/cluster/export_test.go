@@ -11,3 +11,7 @@ func Sign(key []byte, m *nats.Msg) {
 	}
 	s.sign(m)
 }
+
+// Protocol is the cluster's wire version, for tests that play a part of
+// the cluster.
+const Protocol = protocol

@@ -28,7 +28,7 @@ const MinKeyLen = 32
 
 // signedHeaders are the headers a signature covers, in this order; a
 // header a message lacks counts as empty.
-var signedHeaders = []string{headerProtocol, headerChunk, headerReply, headerWorker, headerError}
+var signedHeaders = []string{headerProtocol, headerChunk, headerReply, headerWorker, headerError, headerHeld}
 
 // signer signs and verifies frames with one cluster key. It is safe for
 // concurrent use.

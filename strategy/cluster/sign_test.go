@@ -230,7 +230,7 @@ func TestForgedOrAlteredChunkIsNotRun(t *testing.T) {
 		m := nats.NewMsg("wicket.chunks.rogue." + id)
 		m.Header.Set("Wicket-Chunk", "rogue."+id)
 		m.Header.Set("Wicket-Reply", "wicket.results.rogue")
-		m.Header.Set("Wicket-Protocol", "3")
+		m.Header.Set("Wicket-Protocol", cluster.Protocol)
 		m.Data = []byte(body)
 		if sign {
 			cluster.Sign(testKey, m)
@@ -306,7 +306,7 @@ func TestFailedSweepPurgesItsChunks(t *testing.T) {
 	if _, err := nc.Subscribe("wicket.workers.ping", func(*nats.Msg) {
 		seq++
 		m := nats.NewMsg("wicket.workers")
-		m.Header.Set("Wicket-Protocol", "3")
+		m.Header.Set("Wicket-Protocol", cluster.Protocol)
 		m.Data, _ = json.Marshal(map[string]any{"id": "dying", "host": "h", "slots": 2, "seq": seq})
 		cluster.Sign(testKey, m)
 		nc.PublishMsg(m)
@@ -324,7 +324,7 @@ func TestFailedSweepPurgesItsChunks(t *testing.T) {
 		a := nats.NewMsg(m.Headers().Get("Wicket-Reply"))
 		a.Header.Set("Wicket-Chunk", m.Headers().Get("Wicket-Chunk"))
 		a.Header.Set("Wicket-Worker", "dying")
-		a.Header.Set("Wicket-Protocol", "3")
+		a.Header.Set("Wicket-Protocol", cluster.Protocol)
 		a.Header.Set("Wicket-Error", "1")
 		a.Data = []byte(`{"kind":"handler","message":"the strategy worker failed"}`)
 		cluster.Sign(testKey, a)

@@ -58,8 +58,15 @@ type Worker struct {
 	nc   *nats.Conn
 	cons jetstream.Consumer
 	obj  jetstream.ObjectStore
-	busy atomic.Int64
+	busy atomic.Int64  // chunks running
+	held atomic.Int64  // chunks received, waiting for a slot
 	seq  atomic.Uint64 // of heartbeats
+	// credit bounds the chunks this worker holds from the queue (running
+	// or waiting): holdPerSlot per slot. A send takes one, a receive gives
+	// it back. Tail copies take none: one is taken only into a free slot
+	// (onCopy), so at most one per slot waits.
+	credit chan struct{}
+	ready  chan *delivery // chunks held, for the slots to run: as many as the credit, and a copy per slot
 
 	refusedNote sync.Once // the first message refused that is no chunk is logged
 
@@ -106,8 +113,13 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	if err != nil {
 		return fmt.Errorf("research cluster at %s: create the workers' consumer: %w", redacted(o.URL), err)
 	}
-	w := &Worker{o: o, sig: sig, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{}}
+	slots := o.Pool.Size()
+	w := &Worker{o: o, sig: sig, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{},
+		credit: make(chan struct{}, holdPerSlot*slots), ready: make(chan *delivery, (holdPerSlot+1)*slots)}
 	if _, err := nc.Subscribe(cancelPrefix+">", w.onCancel); err != nil {
+		return err
+	}
+	if _, err := nc.Subscribe(tailPrefix+w.id, w.onCopy); err != nil {
 		return err
 	}
 	if _, err := nc.Subscribe(pingSubj, func(m *nats.Msg) {
@@ -119,13 +131,14 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	}
 	// Bars announced ahead of a sweep are fetched one at a time, at most
 	// a few waiting; the rest are fetched by the chunks that need them.
-	fetch := make(chan string, 4)
+	fetch := make(chan barsNote, 4)
 	if _, err := nc.Subscribe(barsSubj, func(m *nats.Msg) {
-		if !w.genuine(m) {
+		var note barsNote
+		if !w.genuine(m) || json.Unmarshal(m.Data, &note) != nil {
 			return
 		}
 		select {
-		case fetch <- string(m.Data):
+		case fetch <- note:
 		default:
 		}
 	}); err != nil {
@@ -151,22 +164,37 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 			select {
 			case <-ctx.Done():
 				return
-			case digest := <-fetch:
-				if _, err := w.barsFile(ctx, digest); err != nil && ctx.Err() == nil {
-					fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
+			case note := <-fetch:
+				path, err := w.barsFile(ctx, note.Digest)
+				if err != nil {
+					if ctx.Err() == nil {
+						fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
+					}
+					continue
 				}
+				w.preload(ctx, note, path)
 			}
 		}
 	})
-	for range o.Pool.Size() {
+	wg.Go(func() { w.fetch(ctx) })
+	for range slots {
 		wg.Go(func() { w.loop(ctx) })
 	}
 	wg.Wait()
-	return nil
+	// The chunks still held go back to the queue for another worker now,
+	// not after the ack wait.
+	for {
+		select {
+		case d := <-w.ready:
+			d.release(func(m jetstream.Msg) { m.Nak() })
+		default:
+			return nil
+		}
+	}
 }
 
 func (w *Worker) heartbeat() {
-	b, _ := json.Marshal(presence{ID: w.id, Host: w.o.Host, Slots: w.o.Pool.Size(), Busy: int(w.busy.Load()), Seq: w.seq.Add(1)})
+	b, _ := json.Marshal(presence{ID: w.id, Host: w.o.Host, Slots: w.o.Pool.Size(), Busy: int(w.busy.Load()), Held: int(w.held.Load()), Seq: w.seq.Add(1)})
 	w.nc.PublishMsg(w.sig.signed(presenceSubj, b))
 }
 
@@ -205,19 +233,106 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 }
 
-// loop takes one chunk at a time until ctx ends.
-func (w *Worker) loop(ctx context.Context) {
+// holdPerSlot is how many chunks a worker holds per slot: the one it
+// runs and the next, fetched while the first runs, so that a slot never
+// waits on a round trip to the server between two chunks.
+const holdPerSlot = 2
+
+// delivery is a chunk this worker holds: from the queue (js), or a tail
+// copy a sweep sent this worker alone (js nil: nothing to acknowledge,
+// since the queue still holds the original).
+type delivery struct {
+	js      jetstream.Msg
+	subject string
+	header  nats.Header
+	data    []byte
+	chunk   string
+	replyTo string
+	copy    bool
+	stop    chan struct{} // ends the progress reports
+	once    sync.Once
+}
+
+// release stops the delivery's progress reports and, for one from the
+// queue, settles it with settle (ack, nak); a tail copy has nothing to
+// settle.
+func (d *delivery) release(settle func(jetstream.Msg)) {
+	d.once.Do(func() {
+		close(d.stop)
+		if d.js != nil && settle != nil {
+			settle(d.js)
+		}
+	})
+}
+
+// fetch keeps the worker's credit in use: it pulls as many chunks as the
+// worker may hold more of, hands each to the slots, and tells each
+// chunk's sweep that this worker holds it (see onHeld), until ctx ends.
+func (w *Worker) fetch(ctx context.Context) {
 	for ctx.Err() == nil {
-		batch, err := w.cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		select {
+		case <-ctx.Done():
+			return
+		case w.credit <- struct{}{}:
+		}
+		n := 1
+	more:
+		for n < cap(w.credit) {
+			select {
+			case w.credit <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		batch, err := w.cons.Fetch(n, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
+			for range n {
+				<-w.credit
+			}
 			if ctx.Err() == nil {
 				fmt.Fprintf(w.o.Log, "wicket worker: fetch: %v\n", err)
 				sleep(ctx, time.Second)
 			}
 			continue
 		}
+		got := 0
 		for m := range batch.Messages() {
-			w.run(ctx, m)
+			got++
+			// Counted held before its sweep hears so (hold), so that no
+			// heartbeat in between shows this worker idle.
+			w.held.Add(1)
+			if d := w.hold(m); d != nil {
+				w.ready <- d // never blocks: see ready
+			} else {
+				w.held.Add(-1)
+				<-w.credit
+			}
+		}
+		for range n - got {
+			<-w.credit
+		}
+	}
+}
+
+// loop runs the chunks held, one at a time, until ctx ends.
+func (w *Worker) loop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-w.ready:
+			w.held.Add(-1)
+			w.run(ctx, d)
+			if !d.copy {
+				<-w.credit
+			}
+			if len(w.ready) == 0 {
+				// A slot is free and nothing waits for it: a sweep whose
+				// other chunks all sit on busy workers may send one of them
+				// here (its tail, see Dispatcher.onPresence).
+				w.heartbeat()
+			}
 		}
 	}
 }
@@ -229,14 +344,15 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// run runs one chunk and answers it, then acks it: a crash before the
-// ack means redelivery, and the dispatcher keeps the first answer.
-func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
+// hold takes a chunk from the queue: it keeps the chunk this worker's
+// (progress reports) and tells its sweep that this worker holds it. A
+// chunk that is not to be run here is settled and hold returns nil.
+func (w *Worker) hold(m jetstream.Msg) *delivery {
 	chunk := m.Headers().Get(headerChunk)
 	replyTo := m.Headers().Get(headerReply)
 	if chunk == "" || replyTo == "" {
 		m.Term() // not ours
-		return
+		return nil
 	}
 	genuine := w.sig.verify(m.Subject(), m.Headers(), m.Data())
 	if v := m.Headers().Get(headerProtocol); v != protocol {
@@ -254,22 +370,83 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		}
 		w.nc.PublishMsg(answer)
 		m.Ack()
-		return
+		return nil
 	}
 	if !genuine {
 		w.refuseChunk(m, chunk)
+		return nil
+	}
+	d := &delivery{js: m, subject: m.Subject(), header: m.Headers(), data: m.Data(), chunk: chunk, replyTo: replyTo, stop: make(chan struct{})}
+	// Progress keeps the chunk ours while it waits and while it runs.
+	go func() {
+		t := time.NewTicker(max(w.o.AckWait/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-d.stop:
+				return
+			case <-t.C:
+				m.InProgress()
+			}
+		}
+	}()
+	w.sayHeld(replyTo, chunk)
+	return d
+}
+
+// onCopy takes a tail copy of a chunk another worker holds, which a
+// sweep sent this worker because it had a free slot. It runs when a slot
+// is still free and this worker does not hold the chunk itself; else it
+// is dropped: the original is still on its way.
+func (w *Worker) onCopy(m *nats.Msg) {
+	chunk, replyTo := m.Header.Get(headerChunk), m.Header.Get(headerReply)
+	if chunk == "" || replyTo == "" || m.Header.Get(headerProtocol) != protocol || !w.genuine(m) {
 		return
 	}
+	w.mu.Lock()
+	_, mine := w.running[chunk]
+	w.mu.Unlock()
+	if mine || w.busy.Load()+w.held.Load() >= int64(w.o.Pool.Size()) {
+		return
+	}
+	w.held.Add(1)
+	w.ready <- &delivery{subject: m.Subject, header: m.Header, data: m.Data, chunk: chunk, replyTo: replyTo, copy: true, stop: make(chan struct{})}
+	w.sayHeld(replyTo, chunk)
+}
+
+// sayHeld tells a chunk's sweep that this worker holds it.
+func (w *Worker) sayHeld(replyTo, chunk string) {
+	held := w.answer(replyTo, chunk)
+	held.Header.Set(headerHeld, "1")
+	w.sig.sign(held)
+	w.nc.PublishMsg(held)
+}
+
+// run runs one chunk and answers it, then acks it: a crash before the
+// ack means redelivery, and the dispatcher keeps the first answer.
+func (w *Worker) run(ctx context.Context, d *delivery) {
+	chunk, replyTo := d.chunk, d.replyTo
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w.mu.Lock()
 	_, gone := w.cancelled[chunk]
-	w.running[chunk] = stop
+	_, twice := w.running[chunk]
+	if !twice {
+		w.running[chunk] = stop
+	}
 	w.mu.Unlock()
-	if gone {
-		m.Ack() // its sweep was cancelled while it sat in the queue
+	switch {
+	case twice:
+		// This worker runs a copy of it already, whose answer will do: the
+		// original goes back to the queue a while, and leaves it when that
+		// answer reaches the sweep.
+		d.release(func(m jetstream.Msg) { m.NakWithDelay(time.Second) })
+		return
+	case gone:
+		// Its sweep was cancelled, or has its answer, while it waited.
+		d.release(func(m jetstream.Msg) { m.Ack() })
 		w.mu.Lock()
 		delete(w.running, chunk)
 		w.mu.Unlock()
@@ -280,35 +457,25 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 		delete(w.running, chunk)
 		w.mu.Unlock()
 	}()
-	// Progress keeps the chunk ours while it runs.
-	progress := time.NewTicker(max(w.o.AckWait/3, 10*time.Millisecond))
-	defer progress.Stop()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-progress.C:
-				m.InProgress()
-			}
-		}
-	}()
+	defer d.release(nil) // settled below; this only ends the progress reports on a path that returns early
 
-	delivery := uint64(1)
-	if md, err := m.Metadata(); err == nil {
-		delivery = md.NumDelivered
+	delivery := "copy"
+	if d.js != nil {
+		n := uint64(1)
+		if md, err := d.js.Metadata(); err == nil {
+			n = md.NumDelivered
+		}
+		delivery = fmt.Sprintf("delivery %d", n)
 	}
-	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: running (delivery %d)\n", chunk, delivery)
+	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: running (%s)\n", chunk, delivery)
 	began := time.Now()
-	res, err := w.sweep(cctx, m.Data())
+	res, err := w.sweep(cctx, d.data)
 	if cctx.Err() != nil {
 		if ctx.Err() != nil {
-			m.Nak() // this worker is stopping: another takes the chunk now
+			d.release(func(m jetstream.Msg) { m.Nak() }) // this worker is stopping: another takes the chunk now
 			return
 		}
-		m.Ack() // cancelled by the sweep: nobody waits for it
+		d.release(func(m jetstream.Msg) { m.Ack() }) // cancelled by the sweep: nobody waits for it
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: cancelled\n", chunk)
 		return
 	}
@@ -330,14 +497,14 @@ func (w *Worker) run(ctx context.Context, m jetstream.Msg) {
 	}
 	if err != nil {
 		fmt.Fprintf(w.o.Log, "wicket worker: answer chunk %s: %v\n", chunk, err)
-		m.Nak()
+		d.release(func(m jetstream.Msg) { m.Nak() })
 		return
 	}
 	// The ack follows the answer on the same connection, so the server
 	// sees it only after the answer left; it is not waited for: should it
 	// be lost, the chunk is run again and the dispatcher, which keeps the
 	// first answer, drops the second.
-	m.Ack()
+	d.release(func(m jetstream.Msg) { m.Ack() })
 	fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: answered in %s\n", chunk, time.Since(began).Round(time.Millisecond))
 }
 
@@ -366,6 +533,36 @@ func (w *Worker) refuseChunk(m jetstream.Msg, chunk string) {
 	if delivery == 1 {
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, not run: its signature does not verify with this machine's cluster key (forged or altered, or this machine's %s differs from the sweep's)\n", clip(chunk), project.KeyCluster)
 	}
+}
+
+// preload has each of the pool's strategy workers read announced bars
+// into its bar cache (a chunk of no combinations over them), as the
+// params request does on the sweep's machine: the sweep's first chunks
+// find them there instead of reading and hashing them first. A strategy
+// worker busy with a chunk reads them after it; a failure is left to the
+// chunks, which read the same file.
+func (w *Worker) preload(ctx context.Context, note barsNote, path string) {
+	req := worker.SweepChunk{Name: "preload.star", Series: note.Series, BarsFile: path, Digest: note.Digest, Capital: "1", Combos: []map[string]any{}}
+	var (
+		wg   sync.WaitGroup
+		read atomic.Int64
+		fail atomic.Value
+	)
+	for range w.o.Pool.Size() {
+		wg.Go(func() {
+			var res json.RawMessage
+			if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
+				fail.Store(err)
+				return
+			}
+			read.Add(1)
+		})
+	}
+	wg.Wait()
+	if err, _ := fail.Load().(error); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s: read ahead: %v\n", note.Digest[:12], clip(note.Series), err)
+	}
+	fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s read ahead into %d workers\n", note.Digest[:12], clip(note.Series), read.Load())
 }
 
 // answer is an answer to chunk on replyTo, with its headers.
