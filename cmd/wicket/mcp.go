@@ -14,7 +14,6 @@ import (
 
 	"wicket/agent"
 	"wicket/internal/project"
-	"wicket/node"
 	"wicket/node/command"
 	"wicket/strategy/research"
 	"wicket/trace"
@@ -277,30 +276,4 @@ func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error
 	fmt.Fprintf(stderr, "wicket mcp: serving profile %s (%d tools served, %d refused), approval %s, budgets %s, session %s\n",
 		profile, len(srv.Access().ServedNames()), len(srv.Access().RefusedNames()), loop.Approval, loop.Budget, srv.Session())
 	return srv.Serve(ctx, o.stdin, stdout)
-}
-
-// dataClient builds the research client for `wicket data serve` at addr,
-// with the bearer token WICKET_DATA_TOKEN when one is set (environment,
-// then secrets.env); a loopback service needs none. A bad address is a
-// usage error; unreadable secrets are not.
-func dataClient(addr string, p *project.Project) (*research.Client, error) {
-	s, err := loadSecrets(p)
-	if err != nil {
-		return nil, err
-	}
-	token, _, _ := s.Lookup(project.KeyData)
-	c, err := research.NewClient(addr, research.ClientOptions{Token: token})
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--addr: %w", err)}
-	}
-	return c, nil
-}
-
-// nodeClient builds a node client with the project's node keys.
-func nodeClient(addr string, p *project.Project) (*node.Client, error) {
-	observe, control, err := nodeKeys(p)
-	if err != nil {
-		return nil, err
-	}
-	return node.NewClient(addr, observe, control)
 }

@@ -56,17 +56,19 @@ func nodeCommand() *cli.Command {
 				if listen == "" {
 					listen = cfg.Node.Address
 				}
-				return serveNode(c.Context, nodeOptions{
+				return runServeNode(c.Context, nodeOptions{
 					project: p, config: cfg, listen: listen, replay: c.String("replay"),
 					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
 					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"),
-				}, c.App.ErrWriter)
+				}, c.App.Writer, c.App.ErrWriter)
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
 			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand()},
 	}
 }
 
+// nodeOptions is what wicket node serve works with: the project its
+// action resolved, and its flags.
 type nodeOptions struct {
 	project     project.Project
 	config      project.Config
@@ -80,7 +82,9 @@ type nodeOptions struct {
 	venueTimeout time.Duration
 }
 
-func serveNode(ctx context.Context, o nodeOptions, stderr io.Writer) error {
+// runServeNode serves the node until ctx ends; its notes and (without
+// --log) its log go to stderr, nothing to stdout.
+func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error {
 	logTo := stderr
 	if o.logPath != "" {
 		f, err := os.OpenFile(o.logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

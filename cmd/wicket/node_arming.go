@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/deploy"
-	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/server"
 )
@@ -152,34 +151,6 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 		}
 	}
 	return c.Args().First(), nil
-}
-
-// nodeCallTimeout bounds each request an operator command sends the node.
-const nodeCallTimeout = 30 * time.Second
-
-// nodeAddrFlag is --addr of the commands that talk to the project's node
-// through armClient.
-func nodeAddrFlag() cli.Flag {
-	return &cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}
-}
-
-// armClient is the node client of the project's node (or --addr), and the
-// project.
-func armClient(c *cli.Context) (*node.Client, project.Project, error) {
-	return armClientAt(c.String("project"), c.String("addr"))
-}
-
-// armClientAt is armClient from the --project and --addr values.
-func armClientAt(projectFlag, addr string) (*node.Client, project.Project, error) {
-	p, cfg, err := openProjectAt(projectFlag)
-	if err != nil {
-		return nil, p, err
-	}
-	if addr == "" {
-		addr = cfg.Node.Address
-	}
-	client, err := nodeClient(addr, &p)
-	return client, p, err
 }
 
 // armVenue shows what arming means, asks for the venue's name, and arms
