@@ -138,6 +138,10 @@ func TestSDK2026GatedLoop(t *testing.T) {
 	if init.ProtocolVersion != "2026-07-28" || init.ServerInfo == nil || init.ServerInfo.Name != "wicket" {
 		t.Fatalf("negotiated %q with %+v, want 2026-07-28 from wicket", init.ProtocolVersion, init.ServerInfo)
 	}
+	//lint:ignore SA1019 the test checks that the deprecated capability is not advertised
+	if init.Capabilities == nil || init.Capabilities.Logging != nil || init.Capabilities.Tools == nil {
+		t.Errorf("discovered capabilities %+v: want tools and no logging (legacy sessions only)", init.Capabilities)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tools, err := a.ListTools(ctx, nil)

@@ -146,6 +146,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 		s.recodeResource(ctx, id, method, err) // resources.go
 	})
 	hooks.AddBeforeSubscriptionsListen(s.watch.listen) // protocol.go
+	hooks.AddAfterDiscover(modernDiscover)             // modern.go
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})
