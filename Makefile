@@ -103,7 +103,8 @@ bench:
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
 
 # A release built on this machine, published nowhere: linux/darwin/windows x amd64/arm64 archives in
-# dist/, their SHA-256 checksums and one SPDX SBOM per archive. Not part of `make test`.
+# dist/, their SHA-256 checksums and one SPDX SBOM per archive, then one MCPB bundle per platform and
+# dist/server.json listing them with their hashes (internal/release/mcpb). Not part of `make test`.
 GORELEASER_VERSION := v2.15.1
 SYFT_VERSION       := v1.57.1
 $(BIN)/goreleaser:
@@ -113,6 +114,7 @@ $(BIN)/syft:
 release-snapshot: $(BIN)/goreleaser $(BIN)/syft
 	$(BIN)/goreleaser check
 	PATH="$(BIN):$$PATH" $(BIN)/goreleaser release --snapshot --clean
+	$(GO) run ./internal/release/mcpbundle dist server.json
 
 docs: build
 	$(BIN)/wicket demo --docs docs/mcp-tools.md

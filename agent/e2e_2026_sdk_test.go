@@ -3,7 +3,11 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +31,47 @@ type sdkRecorder struct {
 	mu       sync.Mutex
 	methods  []string // "POST tools/call", "GET ", ...
 	sessions []string // Mcp-Session-Id headers seen, either way
+	acks     chan string
+}
+
+// acked returns the next subscriptions/acknowledged notification, or the
+// end (the result), a listen stream carried (its JSON), or fails.
+func (r *sdkRecorder) acked(t *testing.T) string {
+	t.Helper()
+	select {
+	case a := <-r.acks:
+		return a
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/subscriptions/acknowledged nor end on a listen stream")
+		return ""
+	}
+}
+
+// ackWatch passes a listen stream through, handing each
+// subscriptions/acknowledged line to acks as it arrives.
+type ackWatch struct {
+	io.ReadCloser
+	acks chan string
+	line []byte
+}
+
+func (a *ackWatch) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	for _, c := range p[:n] {
+		if c != '\n' {
+			a.line = append(a.line, c)
+			continue
+		}
+		if l := string(a.line); strings.Contains(l, "notifications/subscriptions/acknowledged") ||
+			(strings.Contains(l, `"result"`) && strings.Contains(l, "io.modelcontextprotocol/subscriptionId")) {
+			select {
+			case a.acks <- strings.TrimPrefix(l, "data: "):
+			default:
+			}
+		}
+		a.line = a.line[:0]
+	}
+	return n, err
 }
 
 func (r *sdkRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -41,6 +86,9 @@ func (r *sdkRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r.mu.Unlock()
 	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		resp.Body = &ackWatch{ReadCloser: resp.Body, acks: r.acks}
+	}
 	if err == nil {
 		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
 			r.mu.Lock()
@@ -65,7 +113,7 @@ type sdkSession struct {
 
 func (h *httpServer) connectSDK(t *testing.T, token string, opts *sdk.ClientOptions) *sdkSession {
 	t.Helper()
-	rec := &sdkRecorder{token: token}
+	rec := &sdkRecorder{token: token, acks: make(chan string, 16)}
 	c := sdk.NewClient(&sdk.Implementation{Name: "wicket-e2e-go-sdk", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -137,6 +185,10 @@ func TestSDK2026GatedLoop(t *testing.T) {
 	init := a.InitializeResult()
 	if init.ProtocolVersion != "2026-07-28" || init.ServerInfo == nil || init.ServerInfo.Name != "wicket" {
 		t.Fatalf("negotiated %q with %+v, want 2026-07-28 from wicket", init.ProtocolVersion, init.ServerInfo)
+	}
+	//lint:ignore SA1019 the test checks that the deprecated capability is not advertised
+	if init.Capabilities == nil || init.Capabilities.Logging != nil || init.Capabilities.Tools == nil {
+		t.Errorf("discovered capabilities %+v: want tools and no logging (legacy sessions only)", init.Capabilities)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -340,5 +392,152 @@ func TestSDK2026ListenSnapshot(t *testing.T) {
 	wait("the node went away")
 	if _, sessions := s.rec.seen(); len(sessions) != 0 {
 		t.Errorf("session ids: %v", sessions)
+	}
+}
+
+// TestSDK2026ListenNotices: what a legacy session hears as
+// notifications/message reaches a modern client on its
+// subscriptions/listen streams instead: each notice (a budget at 80 %, a
+// strategy worker killed at its memory limit, the node lost and back) is
+// a notifications/resources/updated for wicket://session carrying the
+// notice in _meta, node ones also for wicket://node/snapshot, and
+// wicket://session lists them. A listen stream is acknowledged only for
+// the URIs that send updates, and no log message ever reaches the client.
+func TestSDK2026ListenNotices(t *testing.T) {
+	n := nodetest.NewServer(t)
+	proj := newProject(t)
+	// A small worker limit makes the memory bomb die in a moment.
+	cfgPath := filepath.Join(proj, "wicket.toml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil || !strings.Contains(string(cfg), "worker_memory_mib = 2048") {
+		t.Fatalf("wicket.toml has no worker_memory_mib = 2048: %v", err)
+	}
+	if err := os.WriteFile(cfgPath, []byte(strings.Replace(string(cfg), "worker_memory_mib = 2048", "worker_memory_mib = 256", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok := addCaller(t, proj, "alice", agent.ProfileFull)
+	h := startHTTP(t, nodeEnv(n), proj, "--node", n.Addr, "--max-writes", "5")
+	type update struct {
+		uri    string
+		notice map[string]any
+	}
+	updates := make(chan update, 64)
+	var logs sync.Mutex
+	var logged []string
+	s := h.connectSDK(t, tok, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			u := update{uri: req.Params.URI}
+			u.notice, _ = req.Params.Meta["wicket/notice"].(map[string]any)
+			select {
+			case updates <- u:
+			default:
+			}
+		},
+		//lint:ignore SA1019 the test checks that no log message reaches a modern client
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			logs.Lock()
+			logged = append(logged, fmt.Sprint(req.Params.Data))
+			logs.Unlock()
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, uri := range []string{"wicket://session", "wicket://node/snapshot", "wicket://series"} {
+		if err := s.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+		if uri != "wicket://series" {
+			if ack := s.rec.acked(t); !strings.Contains(ack, `"resourceSubscriptions":["`+uri+`"]`) {
+				t.Errorf("the listen on %s was acknowledged as %s", uri, ack)
+			}
+			continue
+		}
+		// wicket://series sends no updates: the stream is acknowledged for
+		// nothing and ends at once (mcp-go may lose the acknowledgement to
+		// the end on a POST stream; the end always arrives).
+		for {
+			l := s.rec.acked(t)
+			if strings.Contains(l, "wicket://series") {
+				t.Errorf("the listen on wicket://series was acknowledged as %s", l)
+			}
+			if strings.Contains(l, `"result"`) {
+				break
+			}
+		}
+	}
+	// wait returns the notice of the first update of uri whose notice
+	// mentions text, among those seen so far and then those to come.
+	var seen []update
+	wait := func(uri, text string) map[string]any {
+		t.Helper()
+		for i := 0; ; i++ {
+			for i == len(seen) {
+				select {
+				case u := <-updates:
+					seen = append(seen, u)
+				case <-ctx.Done():
+					t.Fatalf("no update of %s with a notice mentioning %q", uri, text)
+				}
+			}
+			if d, _ := seen[i].notice["data"].(string); seen[i].uri == uri && strings.Contains(d, text) {
+				return seen[i].notice
+			}
+		}
+	}
+	for i := range 4 {
+		order := marketBuy + fmt.Sprintf(`,"client_order_id":"listen-%d"`, i)
+		prev := sdkObject(t, s.call(t, "submit_order", "{"+order+"}"))
+		if done := sdkObject(t, s.call(t, "submit_order", "{"+order+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)); done["status"] != "accepted" {
+			t.Fatalf("order %d: %v", i, done)
+		}
+	}
+	if b := wait("wicket://session", "max-writes is 80% used: 4 of 5"); b["level"] != "warning" || b["logger"] != "budget" {
+		t.Errorf("the budget notice: %v", b)
+	}
+
+	var bomb string
+	for _, h := range hostile {
+		if h.want == "memory" {
+			bomb = h.source
+		}
+	}
+	src, _ := json.Marshal(bomb)
+	if r := s.call(t, "validate_strategy", `{"source":`+string(src)+`}`); !r.IsError {
+		t.Fatalf("the memory bomb did not fail the call: %.300s", sdkText(r))
+	}
+	if w := wait("wicket://session", "killed at its memory limit"); w["logger"] != "worker" {
+		t.Errorf("the worker notice: %v", w)
+	}
+
+	n.Close()
+	wait("wicket://node/snapshot", "unreachable")
+	if lost := wait("wicket://session", "unreachable"); lost["level"] != "warning" || lost["logger"] != "node" {
+		t.Errorf("the node-lost notice: %v", lost)
+	}
+	n.Restart(t)
+	wait("wicket://node/snapshot", "reachable again")
+	wait("wicket://session", "reachable again")
+
+	res, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "wicket://session"})
+	if err != nil || len(res.Contents) == 0 {
+		t.Fatalf("read wicket://session: %v", err)
+	}
+	var info struct {
+		Notices []struct{ Logger, Data string }
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &info); err != nil {
+		t.Fatal(err)
+	}
+	var loggers []string
+	for _, x := range info.Notices {
+		loggers = append(loggers, x.Logger)
+	}
+	if got := strings.Join(loggers, " "); got != "budget worker node node" {
+		t.Errorf("wicket://session notices by logger: %q, want budget worker node node (%+v)", got, info.Notices)
+	}
+	logs.Lock()
+	defer logs.Unlock()
+	if len(logged) != 0 {
+		t.Errorf("a modern client heard log messages: %q", logged)
 	}
 }

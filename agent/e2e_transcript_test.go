@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -34,7 +35,12 @@ var update = flag.Bool("update", false, "rewrite the testdata/transcripts golden
 // Sections: "flags" (one mcp flag per line; "@node" starts a nodetest
 // node and passes --node; "@demo" seeds demo bars and a strategy "mine"),
 // "in" (one message per line; a line starting "#async " is sent without
-// waiting for its response, "#sleep 200ms" pauses), "out".
+// waiting for its response, "#sleep 200ms" pauses; "#listen " sends a
+// 2026-07-28 subscriptions/listen whose stream's notifications are kept,
+// sorted, after the answers, and which is ended (never answered) when the
+// input is done; "#await TEXT" waits until a kept notification mentions
+// TEXT; $NAME in a message is the last value the volatile rule NAME
+// masked, raw), "out".
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "transcripts", "*.txtar"))
 	if err != nil || len(files) == 0 {
@@ -133,6 +139,59 @@ func requestID(line string) string {
 	return string(m.ID)
 }
 
+// listenNotes are the notifications of the transcript's listen streams,
+// kept as they arrive (normalised); await waits for one.
+type listenNotes struct {
+	mu      sync.Mutex
+	got     []string
+	arrived chan struct{}
+}
+
+func newListenNotes() *listenNotes { return &listenNotes{arrived: make(chan struct{}, 1)} }
+
+func (n *listenNotes) add(l string) {
+	n.mu.Lock()
+	n.got = append(n.got, normalize(l))
+	n.mu.Unlock()
+	select {
+	case n.arrived <- struct{}{}:
+	default:
+	}
+}
+
+func (n *listenNotes) has(text string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, l := range n.got {
+		if strings.Contains(l, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *listenNotes) sorted() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := append([]string(nil), n.got...)
+	sort.Strings(out)
+	return out
+}
+
+// listenID is the subscription a listen stream's notification names in
+// its _meta (the listen request's id, as sent), or "".
+func listenID(l string) string {
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if !isNotification(l) || json.Unmarshal([]byte(l), &m) != nil {
+		return ""
+	}
+	return string(m.Params.Meta["io.modelcontextprotocol/subscriptionId"])
+}
+
 func replayStdio(t *testing.T, env []string, proj string, flags []string, in string) []string {
 	cmd := exec.Command(wicketBin, append([]string{"--project", proj, "mcp"}, flags...)...)
 	cmd.Env = append(append(os.Environ(), cleanEnv...), env...)
@@ -151,7 +210,24 @@ func replayStdio(t *testing.T, env []string, proj string, flags []string, in str
 		}
 		close(lines)
 	}()
-	var got, async []string
+	var (
+		got, async []string
+		caps       captured
+		notes      = newListenNotes()
+		listening  = map[string]bool{} // the open listen requests' ids
+	)
+	// take files one line read from stdout; it reports whether the line
+	// is an answer (not a notification) and its response key.
+	take := func(l string) (string, bool) {
+		if isNotification(l) {
+			if listening[listenID(l)] {
+				notes.add(l)
+			}
+			return "", false
+		}
+		caps.keep(l)
+		return responseKey(l), true
+	}
 	next := func(wantID string) {
 		for {
 			select {
@@ -159,16 +235,35 @@ func replayStdio(t *testing.T, env []string, proj string, flags []string, in str
 				if !ok {
 					t.Fatalf("stdout closed while waiting for id %s", wantID)
 				}
-				if isNotification(l) {
+				id, answer := take(l)
+				if !answer {
 					continue
 				}
-				if id := responseKey(l); id == wantID || ((wantID == "batch" || wantID == "garbage") && (strings.HasPrefix(l, "[") || id == "null")) {
+				if id == wantID || ((wantID == "batch" || wantID == "garbage") && (strings.HasPrefix(l, "[") || id == "null")) {
 					got = append(got, normalize(l))
 					return
 				}
-				async = append(async, normalize(l)) // an async call's answer
+				if !listening[id] {
+					async = append(async, normalize(l)) // an async call's answer
+				}
 			case <-time.After(60 * time.Second):
 				t.Fatalf("no response for id %s", wantID)
+			}
+		}
+	}
+	await := func(text string) {
+		deadline := time.After(60 * time.Second)
+		for !notes.has(text) {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stdout closed while awaiting %q", text)
+				}
+				if id, answer := take(l); answer && !listening[id] {
+					async = append(async, normalize(l))
+				}
+			case <-deadline:
+				t.Fatalf("no listen notification mentions %q", text)
 			}
 		}
 	}
@@ -178,34 +273,52 @@ func replayStdio(t *testing.T, env []string, proj string, flags []string, in str
 			time.Sleep(dur)
 			continue
 		}
-		msg, isAsync := strings.CutPrefix(l, "#async ")
+		if text, ok := strings.CutPrefix(l, "#await "); ok {
+			await(text)
+			continue
+		}
+		msg, isListen := strings.CutPrefix(l, "#listen ")
+		msg, isAsync := strings.CutPrefix(msg, "#async ")
+		msg = caps.expand(msg)
 		fmt.Fprintln(stdin, msg)
+		if isListen {
+			listening[requestID(msg)] = true
+			continue
+		}
 		if id := requestID(msg); id != "" && !isAsync && !strings.HasPrefix(id, "\"nowait") {
 			next(id)
 		}
 	}
+	for id := range listening {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}`+"\n", id)
+	}
 	stdin.Close()
 	for l := range lines {
-		if !isNotification(l) {
+		if id, answer := take(l); answer && !listening[id] {
 			async = append(async, normalize(l))
 		}
 	}
 	_ = cmd.Wait()
 	sort.Strings(async)
-	return append(got, async...)
+	return append(append(got, async...), notes.sorted()...)
 }
 
 func replayHTTP(t *testing.T, env []string, proj string, flags []string, in string) []string {
 	h := startHTTP(t, env, proj, append([]string{"--no-auth"}, flags...)...)
 	var (
-		sid   string
-		mu    sync.Mutex
-		async []string
-		wg    sync.WaitGroup
-		got   []string
+		sid    string
+		mu     sync.Mutex
+		async  []string
+		wg     sync.WaitGroup
+		got    []string
+		caps   captured
+		notes  = newListenNotes()
+		listen sync.WaitGroup
 	)
-	post := func(msg string) []string {
-		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(msg))
+	ctx, endListens := context.WithCancel(context.Background())
+	defer endListens()
+	newPost := func(ctx context.Context, msg string) *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(msg))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		modernHeaders(req.Header, msg) // e2e_2026_http_test.go
@@ -214,7 +327,10 @@ func replayHTTP(t *testing.T, env []string, proj string, flags []string, in stri
 			req.Header.Set("Mcp-Session-Id", sid)
 		}
 		mu.Unlock()
-		res, err := http.DefaultClient.Do(req)
+		return req
+	}
+	post := func(msg string) []string {
+		res, err := http.DefaultClient.Do(newPost(context.Background(), msg))
 		if err != nil {
 			t.Errorf("POST: %v", err)
 			return nil
@@ -230,13 +346,34 @@ func replayHTTP(t *testing.T, env []string, proj string, flags []string, in stri
 		if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 			for _, l := range strings.Split(string(body), "\n") {
 				if d, ok := strings.CutPrefix(l, "data: "); ok && !isNotification(d) {
+					caps.keep(d)
 					out = append(out, normalize(d))
 				}
 			}
 		} else if b := bytes.TrimSpace(body); len(b) > 0 {
+			caps.keep(string(b))
 			out = append(out, normalize(string(b)))
 		}
 		return out
+	}
+	// stream keeps a listen stream's notifications until the input is done.
+	stream := func(msg string) {
+		defer listen.Done()
+		res, err := http.DefaultClient.Do(newPost(ctx, msg))
+		if err != nil {
+			if ctx.Err() == nil {
+				t.Errorf("listen POST: %v", err)
+			}
+			return
+		}
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && listenID(d) != "" {
+				notes.add(d)
+			}
+		}
 	}
 	for _, l := range transcriptLines(in) {
 		if d, ok := strings.CutPrefix(l, "#sleep "); ok {
@@ -244,7 +381,24 @@ func replayHTTP(t *testing.T, env []string, proj string, flags []string, in stri
 			time.Sleep(dur)
 			continue
 		}
+		if text, ok := strings.CutPrefix(l, "#await "); ok {
+			deadline := time.After(60 * time.Second)
+			for !notes.has(text) {
+				select {
+				case <-notes.arrived:
+				case <-deadline:
+					t.Fatalf("no listen notification mentions %q", text)
+				}
+			}
+			continue
+		}
+		if msg, ok := strings.CutPrefix(l, "#listen "); ok {
+			listen.Add(1)
+			go stream(caps.expand(msg))
+			continue
+		}
 		msg, isAsync := strings.CutPrefix(l, "#async ")
+		msg = caps.expand(msg)
 		if isAsync || strings.HasPrefix(requestID(msg), "\"nowait") {
 			wg.Add(1)
 			go func() {
@@ -259,8 +413,10 @@ func replayHTTP(t *testing.T, env []string, proj string, flags []string, in stri
 		got = append(got, post(msg)...)
 	}
 	wg.Wait()
+	endListens()
+	listen.Wait()
 	sort.Strings(async)
-	return append(got, async...)
+	return append(append(got, async...), notes.sorted()...)
 }
 
 func isNotification(l string) bool {
@@ -281,18 +437,60 @@ func responseKey(l string) string {
 	return string(m.ID)
 }
 
-var normalizers = []struct {
-	re   *regexp.Regexp
+// volatile are what differs run to run, each masked by one rule; a rule
+// with a name also keeps the last raw value it masked, for $name in a
+// later message (a preview's token, an input_required's requestState).
+var volatile = []struct {
+	name string
+	re   *regexp.Regexp // the value is its first group, or the whole match
 	with string
 }{
-	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uuid>"},
-	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
-	{regexp.MustCompile(`"version":"[^"]*"`), `"version":"<version>"`},
-	{regexp.MustCompile(`pv_[A-Za-z0-9_-]+`), "<token>"},
-	{regexp.MustCompile(`"ms":[0-9.]+`), `"ms":0`},
-	{regexp.MustCompile(`(seconds\\?"):[0-9.e-]+`), `$1:0`},
-	{regexp.MustCompile(`"transport":"[^"]*"`), `"transport":"<transport>"`},
-	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "<addr>"},
+	{"TOKEN", regexp.MustCompile(`"preview_token\\?":\\?"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`), ""},
+	{"", regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uuid>"},
+	{"STATE", regexp.MustCompile(`"requestState":"([^"]*)"`), `"requestState":"<requestState>"`},
+	{"", regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
+	{"", regexp.MustCompile(`\b\d\d:\d\d:\d\d UTC\b`), "<clock> UTC"},
+	{"", regexp.MustCompile(`"version":"[^"]*"`), `"version":"<version>"`},
+	{"", regexp.MustCompile(`pv_[A-Za-z0-9_-]+`), "<token>"},
+	{"", regexp.MustCompile(`"ms":[0-9.]+`), `"ms":0`},
+	{"", regexp.MustCompile(`(seconds\\?"):[0-9.e-]+`), `$1:0`},
+	{"", regexp.MustCompile(`(\\?)"transport\\?":\\?"[^"\\]*\\?"`), `$1"transport$1":$1"<transport>$1"`},
+	{"", regexp.MustCompile(`127\.0\.0\.1:\d+`), "<addr>"},
+}
+
+// captured holds the named rules' last raw values.
+type captured struct {
+	mu   sync.Mutex
+	vals map[string]string
+}
+
+// keep records what the named rules match in a raw message.
+func (c *captured) keep(raw string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range volatile {
+		if v.name == "" {
+			continue
+		}
+		if m := v.re.FindStringSubmatch(raw); m != nil {
+			if c.vals == nil {
+				c.vals = map[string]string{}
+			}
+			c.vals[v.name] = m[len(m)-1]
+		}
+	}
+}
+
+// expand puts the kept values in place of $NAME in a message to send.
+func (c *captured) expand(msg string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range volatile {
+		if val, ok := c.vals[v.name]; ok && v.name != "" {
+			msg = strings.ReplaceAll(msg, "$"+v.name, val)
+		}
+	}
+	return msg
 }
 
 // normalize rewrites what differs run to run: keys sorted (numbers keep
@@ -313,8 +511,10 @@ func normalize(l string) string {
 			l = strings.TrimSpace(b.String())
 		}
 	}
-	for _, n := range normalizers {
-		l = n.re.ReplaceAllString(l, n.with)
+	for _, v := range volatile {
+		if v.with != "" {
+			l = v.re.ReplaceAllString(l, v.with)
+		}
 	}
 	return l
 }

@@ -96,7 +96,8 @@ type writeLoop struct {
 	now    func() time.Time
 	budget *budget.Session
 
-	session string // set once the server has its session id
+	session  string                                                  // set once the server has its session id
+	announce func(context.Context, mcp.LoggingLevel, string, string) // the server's notices (listen.go), set with session
 
 	mu     sync.Mutex
 	quotes map[string]quote // by preview token
@@ -349,7 +350,7 @@ func (l *writeLoop) sendHeld(ctx context.Context, hold *budget.Hold, outcome, by
 	// session's channel once the response path has closed the stream).
 	warnings := hold.Commit()
 	for _, w := range warnings {
-		notify(ctx, mcp.LoggingLevelWarning, w)
+		l.notify(ctx, mcp.LoggingLevelWarning, "budget", w)
 	}
 	res := send()
 	res.approval, res.approvedBy = outcome, by
@@ -422,7 +423,7 @@ func approved(content any) bool {
 
 // operator waits on the operator queue.
 func (l *writeLoop) operator(ctx context.Context, req approval.Request) (outcome, by, text string) {
-	notify(ctx, mcp.LoggingLevelNotice, fmt.Sprintf("waiting until %s for the operator to approve %s: they run `wicket approve` in the project",
+	l.notify(ctx, mcp.LoggingLevelNotice, "approval", fmt.Sprintf("waiting until %s for the operator to approve %s: they run `wicket approve` in the project",
 		req.Expires.UTC().Format(time.RFC3339), req.Command))
 	d, err := l.cfg.Queue.Wait(ctx, req, req.Expires)
 	switch {
@@ -453,15 +454,11 @@ func (l *writeLoop) status() (map[string]any, map[string]budget.Left) {
 	return a, l.budget.Status()
 }
 
-// notify sends a notifications/message to the session's client; a client
-// that cannot take it is not an error. It does not go through mcp-go's
-// per-session level filter, whose default (error) would drop every budget
-// warning for a client that never called logging/setLevel: these messages
-// are few, and each one is something the agent must know when it happens.
-func notify(ctx context.Context, level mcp.LoggingLevel, text string) {
-	srv := server.ServerFromContext(ctx)
-	if srv == nil {
-		return
+// notify hands a notice of the call ctx to the server (listen.go): a
+// legacy client hears it as notifications/message on the call's own
+// stream, a modern one on its subscriptions/listen streams.
+func (l *writeLoop) notify(ctx context.Context, level mcp.LoggingLevel, logger, text string) {
+	if l.announce != nil {
+		l.announce(ctx, level, logger, text)
 	}
-	_ = srv.SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": level, "logger": "wicket", "data": text})
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,6 +22,11 @@ import (
 // preview token issued to one caller never confirms for another. mcp-go's
 // own modern path does the rest (server/discover, _meta, resultType,
 // ttlMs/cacheScope, the Mcp-Method/Mcp-Name checks).
+//
+// Logging is served to legacy sessions only: the revision deprecates it
+// (SEP-2577), and wicket's notices reach a modern caller through
+// subscriptions/listen instead (listen.go). server/discover therefore does
+// not advertise it (modernDiscover), while initialize still does.
 //
 // The front desk adds three rules here, each with a test: a modern GET or
 // DELETE is 405 (there is no session to stream or end), a modern batch is
@@ -50,6 +56,14 @@ func modernVersion(header http.Header, body []byte) string {
 		return ""
 	}
 	return v
+}
+
+// modernDiscover is the AfterDiscover hook: the capabilities a modern
+// client is offered are the legacy ones without logging.
+func modernDiscover(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+	if res != nil {
+		res.Capabilities.Logging = nil
+	}
 }
 
 // refuseModernVerb answers a GET or DELETE of a modern client: the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,27 +16,15 @@ import (
 	"wicket/strategy/worker"
 )
 
-// The protocol's corners: logging notifications,
-// completions and the node watch behind resources/subscribe.
-
-// notify sends a notifications/message to this session's client at level,
-// when the client's level admits it. Only for what an agent should know
-// when it happens (a worker killed, the node lost or back), never for
-// per-call chatter.
-func (s *Server) notify(level mcp.LoggingLevel, logger string, data any) {
-	id, _ := s.client.Load().(string)
-	if id == "" {
-		return
-	}
-	_ = s.mcp.SendLogMessageToSpecificClient(id, mcp.NewLoggingMessageNotification(level, logger, data))
-}
+// The protocol's corners: completions and the node watch behind
+// resources/subscribe and subscriptions/listen (notices: listen.go).
 
 // notifyFailure tells the client about failures it should hear of at
 // once: a strategy worker killed for its memory or CPU limit.
 func (s *Server) notifyFailure(tool string, res *result) {
 	var we *worker.Error
 	if errors.As(res.cause, &we) && (we.Kind == worker.KindMemory || we.Kind == worker.KindCPU) {
-		s.notify(mcp.LoggingLevelWarning, "worker", fmt.Sprintf("%s: a strategy worker was killed at its %s limit: %s", tool, we.Kind, res.errText))
+		s.announce(mcp.LoggingLevelWarning, "worker", fmt.Sprintf("%s: a strategy worker was killed at its %s limit: %s", tool, we.Kind, res.errText))
 	}
 }
 
@@ -123,80 +110,37 @@ func (tb *toolbox) strategyNames(ctx context.Context) []string {
 const watchInterval = time.Second
 
 // nodeWatch polls the node while the client is subscribed to
-// wicket://node/snapshot or has asked for log messages: a change of the
-// trading state or a new node event sends notifications/resources/updated
-// (at most once a second), and losing or regaining the node sends a
-// notifications/message.
+// wicket://node/snapshot (resources/subscribe, or a subscriptions/listen
+// stream), has asked for log messages, or listens for notices: a change
+// of the trading state or a new node event sends
+// notifications/resources/updated (at most once a second), and losing or
+// regaining the node is a notice (listen.go).
 type nodeWatch struct {
 	s *Server
 
 	mu         sync.Mutex
 	subscribed bool
 	logs       bool
-	listeners  map[*listener]bool // 2026-07-28 subscriptions/listen streams on the snapshot
 	cancel     context.CancelFunc
 	reachable  *bool
 	lastKey    string
 }
 
-func newNodeWatch(s *Server) *nodeWatch { return &nodeWatch{s: s, listeners: map[*listener]bool{}} }
+func newNodeWatch(s *Server) *nodeWatch { return &nodeWatch{s: s} }
 
-// listener is one open subscriptions/listen stream (protocol 2026-07-28)
-// that asked for wicket://node/snapshot: notifications/resources/updated
-// go to it directly, tagged with its subscription id, since mcp-go's
-// broadcast reaches only legacy sessions with that method.
-type listener struct {
-	sess server.ClientSession
-	id   any // the listen request's id (the wire layer's surrogate)
-}
-
-// listen is the BeforeSubscriptionsListen hook: a stream that names the
-// snapshot joins the watch until its request ends. The watch reads the
-// node once first (when it has not yet), so a change made after the
-// client sees the acknowledgement is a change.
-func (w *nodeWatch) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
-	sess := server.ClientSessionFromContext(ctx)
-	if sess == nil || w.s.tb.Node == nil || !slices.Contains(req.Params.Notifications.ResourceSubscriptions, uriSnapshot) {
+// prime reads the node once when the watch has not yet (so a change made
+// after a listen stream is acknowledged is a change) and starts it.
+func (w *nodeWatch) prime(ctx context.Context) {
+	if w.s.tb.Node == nil {
 		return
 	}
-	l := &listener{sess: sess, id: id}
 	w.mu.Lock()
 	primed := w.lastKey != ""
-	w.listeners[l] = true
 	w.mu.Unlock()
 	if !primed {
 		w.poll(ctx)
 	}
 	w.ensure()
-	go func() {
-		<-ctx.Done()
-		w.mu.Lock()
-		delete(w.listeners, l)
-		w.mu.Unlock()
-	}()
-}
-
-// updated tells every listener that the snapshot changed.
-func (w *nodeWatch) updated() {
-	w.mu.Lock()
-	ls := make([]*listener, 0, len(w.listeners))
-	for l := range w.listeners {
-		ls = append(ls, l)
-	}
-	w.mu.Unlock()
-	for _, l := range ls {
-		n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
-			Method: string(mcp.MethodNotificationResourceUpdated),
-			Params: mcp.NotificationParams{
-				Meta:             map[string]any{mcp.MetaKeySubscriptionID: l.id},
-				AdditionalFields: map[string]any{"uri": uriSnapshot},
-			},
-		}}
-		select {
-		case l.sess.NotificationChannel() <- n:
-		default: // a stream that does not drain loses this update, never blocks the watch
-		}
-	}
 }
 
 func (w *nodeWatch) subscribe(on bool) {
@@ -217,7 +161,7 @@ func (w *nodeWatch) wantLogs() {
 func (w *nodeWatch) ensure() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cancel != nil || (!w.subscribed && !w.logs && len(w.listeners) == 0) || w.s.tb.Node == nil {
+	if w.cancel != nil || (!w.subscribed && !w.logs && !w.s.listen.wants(uriSnapshot) && !w.s.listen.wants(uriSession)) || w.s.tb.Node == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -271,7 +215,7 @@ func (w *nodeWatch) poll(ctx context.Context) {
 		w.s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uriSnapshot})
 	}
 	if changed {
-		w.updated()
+		w.s.listen.updated(uriSnapshot, nil)
 	}
 }
 
@@ -283,14 +227,11 @@ func (w *nodeWatch) observe(err error) {
 	was := w.reachable
 	w.reachable = &up
 	w.mu.Unlock()
-	if was != nil && *was != up {
-		w.updated() // the snapshot now reads unreachable, or again reachable
-	}
 	switch {
 	case was == nil && !up, was != nil && *was && !up:
-		w.s.notify(mcp.LoggingLevelWarning, "node", fmt.Sprintf("the node at %s is unreachable: %v; node tools will fail until it is back", w.s.opts.NodeAddr, err))
+		w.s.announce(mcp.LoggingLevelWarning, "node", fmt.Sprintf("the node at %s is unreachable: %v; node tools will fail until it is back", w.s.opts.NodeAddr, err))
 	case was != nil && !*was && up:
-		w.s.notify(mcp.LoggingLevelNotice, "node", fmt.Sprintf("the node at %s is reachable again", w.s.opts.NodeAddr))
+		w.s.announce(mcp.LoggingLevelNotice, "node", fmt.Sprintf("the node at %s is reachable again", w.s.opts.NodeAddr))
 	}
 }
 

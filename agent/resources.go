@@ -186,7 +186,7 @@ func (s *Server) addResources() {
 	s.addDeploymentTemplate()
 	s.addReportResource() // report.go
 	s.mcp.AddResource(mcp.NewResource(uriSession, "session", mcp.WithResourceTitle("This session"),
-		mcp.WithResourceDescription("What this server is: profile, deny list, served and refused tools, tracing, data service and node."),
+		mcp.WithResourceDescription("What this server is: profile, deny list, served and refused tools, tracing, data service, node, budgets, and the last notices (a budget at 80 %, a worker killed, the node lost or back); over subscriptions/listen, each new notice is an update."),
 		mcp.WithMIMEType("application/json")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			b, err := json.Marshal(s.sessionInfo())
@@ -259,6 +259,7 @@ func (s *Server) sessionInfo() map[string]any {
 		"trace":        trace,
 		"data_service": s.opts.DataService,
 		"node":         node,
+		"notices":      s.listen.recent(), // listen.go
 	}
 }
 

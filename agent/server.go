@@ -81,6 +81,7 @@ type Server struct {
 	protocol atomic.Value // string: the negotiated protocol version
 	client   atomic.Value // string: mcp-go's id of the client session
 	watch    *nodeWatch
+	listen   *listens   // subscriptions/listen streams and notices (listen.go)
 	loop     *writeLoop // set by New (loop.go)
 }
 
@@ -125,6 +126,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	s.protocol.Store("")
 	s.client.Store("")
 	s.watch = newNodeWatch(s)
+	s.listen = newListens(s)
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		s.protocol.Store(res.ProtocolVersion)
@@ -145,7 +147,8 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, err error) {
 		s.recodeResource(ctx, id, method, err) // resources.go
 	})
-	hooks.AddBeforeSubscriptionsListen(s.watch.listen) // protocol.go
+	hooks.AddBeforeSubscriptionsListen(s.listen.open) // listen.go
+	hooks.AddAfterDiscover(modernDiscover)            // modern.go
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})
@@ -378,7 +381,7 @@ func New(opts Options, b Backends) (*Server, error) {
 		return nil, err
 	}
 	tb.venues = &s.venues
-	s.loop, tb.loop.session = tb.loop, s.session
+	s.loop, tb.loop.session, tb.loop.announce = tb.loop, s.session, s.announceCall
 	s.addRunResources(tb.runs) // runs.go
 	return s, nil
 }
