@@ -36,6 +36,11 @@ type planInput struct {
 	// them. Without it the caller reads the bars itself (a walk-forward
 	// cuts windows by their times, a universe pools them).
 	barsInWorker bool
+	// shareDir, with barsInWorker on the local pool, is a directory
+	// private to this sweep in which the params request's worker writes
+	// the bars once, for every worker to map read-only
+	// (worker.BarsRange.ShareDir); the caller removes it.
+	shareDir string
 	// space is an optimisation's search space: the grid's values are
 	// checked against the knobs, but its size is not capped (a budget
 	// bounds the trials) and the combinations are never listed.
@@ -162,6 +167,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	preq := worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params}
 	if in.barsInWorker {
 		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
+		if l.cfg.Chunks == nil {
+			preq.Bars.ShareDir = in.shareDir
+		}
 	}
 	go func() {
 		res, err := l.cfg.Pool.Params(ctx, preq)
@@ -171,14 +179,20 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		go w.Warm(context.WithoutCancel(ctx), *preq.Bars)
 	}
 	if in.barsInWorker && l.cfg.Chunks == nil {
-		// The pool's other workers read the bars meanwhile, so they start
-		// on their first chunk when the first does. What they read is
-		// theirs to keep; an error shows again on a chunk, which reads the
-		// same bars. The end of the request does not stop a read (that
-		// would kill the worker): it is short, and bounded.
+		// The pool's other workers start meanwhile, so they start on their
+		// first chunk when the first does: with a shared bars file they
+		// only compile the strategy (they map the bars the first writes),
+		// else they read the bars too. What they read is theirs to keep;
+		// an error shows again on a chunk, which reads the same bars. The
+		// end of the request does not stop a read (that would kill the
+		// worker): it is short, and bounded.
 		pre := context.WithoutCancel(ctx)
+		other := preq
+		if preq.Bars.ShareDir != "" {
+			other.Bars = nil
+		}
 		for range l.cfg.Pool.Size() - 1 {
-			go l.cfg.Pool.Params(pre, preq)
+			go l.cfg.Pool.Params(pre, other)
 		}
 	}
 	_, p.gran, _ = history.CheckSeries(in.series)
@@ -215,7 +229,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
-		Digest: digest,
+		Digest: digest, SharedBars: params.Shared,
 	}
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -37,10 +38,19 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if !single {
 		return l.sweepUniverse(ctx, req, names, progress)
 	}
+	// The workers of this machine share one read-only copy of the bars,
+	// in a directory of this sweep's (the mappings outlive the file).
+	share := ""
+	if l.cfg.Chunks == nil && !req.Estimate {
+		if share, err = os.MkdirTemp("", "wicket-bars-"); err != nil {
+			return SweepResult{}, errorf(KindUnavailable, "make a directory for the sweep's shared bars (TMPDIR must be writable): %v", err)
+		}
+		defer os.RemoveAll(share)
+	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
-		barsInWorker: true,
+		barsInWorker: true, shareDir: share,
 	})
 	if err != nil {
 		return SweepResult{}, err

@@ -41,7 +41,13 @@ type SweepChunk struct {
 	// strategy.Bars.Encode writes (hashing to Digest): a cluster worker's
 	// copy of bars shipped from another machine. The worker reads it
 	// instead of the history store, and HistoryPath may be empty.
-	BarsFile    string           `json:"bars_file,omitempty"`
+	BarsFile string `json:"bars_file,omitempty"`
+	// SharedBars, when set, is a shared bars file on this machine holding
+	// those bars (written by the worker that answered the sweep's params
+	// request, BarsRange.ShareDir): the worker maps it read-only, so the
+	// workers of one machine read one copy, and caches the mapping as the
+	// bars of HistoryPath's range with Digest.
+	SharedBars  string           `json:"shared_bars,omitempty"`
 	Capital     string           `json:"capital"`
 	FeeBps      float64          `json:"fee_bps"`
 	SlippageBps float64          `json:"slippage_bps"`

@@ -33,6 +33,8 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	switch {
 	case req.BarsFile != "":
 		e, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
+	case req.SharedBars != "":
+		e, err = cache.loadShared(storeKey(req.HistoryPath, req.Series, cfg.From, cfg.To), req.SharedBars, req.Series, req.Digest)
 	case req.HistoryPath == "":
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
 	default:
@@ -41,6 +43,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
+	defer e.release()
 	bars := e.bars
 	// The range warnings of a backtest ("range clipped") do not apply to
 	// a chunk: its range is the caller's window over known bars.
