@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+// twoWorkerGrid is 250 combinations of sma_cross (10 fast × 25 slow
+// lengths): over 17,544 bars, enough work for two workers (workersFor).
+var twoWorkerGrid = Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(270), Step: fp(10)}}
+
 // TestSweepSharesOneCopyOfTheBars: on two workers of this machine, one
 // worker reads the bars from the store and both map that one copy
 // read-only (a shared bars file, whose mapping each worker's
@@ -17,9 +21,10 @@ func TestSweepSharesOneCopyOfTheBars(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/PID/maps")
 	}
+	demoProject(t) // made once, outside this test's TMPDIR
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "ETH-USD@1h", Grid: smaGrid()}
+	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "ETH-USD@1h", Grid: twoWorkerGrid}
 	one, err := newLocal(t, 1).Sweep(ctxT(t), req, nil)
 	if err != nil {
 		t.Fatal(err)

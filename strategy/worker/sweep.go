@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"wicket/strategy/backtest"
 )
@@ -66,6 +67,16 @@ type SweepChunkResult struct {
 	Trials   []Trial           `json:"trials"`
 	Bars     BarsSeen          `json:"bars"`
 	Computed map[string]uint64 `json:"computed,omitempty"`
+	// Seconds is the time the worker spent on the chunk, from decoding
+	// its request to encoding this answer (finding the bars, compiling
+	// the strategy, the combinations); the rest of a chunk's round trip
+	// is the pipe and the caller's side. For diagnostics.
+	Seconds float64 `json:"seconds,omitempty"`
+	// Work is the part of Seconds the combinations themselves took.
+	Work float64 `json:"work,omitempty"`
+	// Called is the chunk's round trip as its caller timed it; it never
+	// travels.
+	Called time.Duration `json:"-"`
 	// Refused is how many answers to this chunk a research cluster
 	// refused as forged or altered before this one (strategy/cluster); it
 	// never travels.
