@@ -122,17 +122,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if !slices.Contains(RankMetrics, p.rankBy) {
 		return nil, errorf(KindInvalid, "rank_by %q is not one of %s", in.rankBy, strings.Join(RankMetrics, ", "))
 	}
-	limit := l.cfg.Research.MaxCombinations
-	switch {
-	case in.maxCombinations < 0:
-		return nil, errorf(KindInvalid, "max_combinations %d must be positive (default %d)", in.maxCombinations, limit)
-	case in.maxCombinations > limit:
-		return nil, errorf(KindInvalid, "max_combinations %d is above this project's cap of %d (research.max_combinations in wicket.toml, which only the operator raises)", in.maxCombinations, limit)
-	case in.maxCombinations > 0:
-		limit = in.maxCombinations
-	}
-	if in.space {
-		limit = math.MaxInt64
+	limit, err := l.combinationCap(in)
+	if err != nil {
+		return nil, err
 	}
 	if len(in.grid) == 0 {
 		return nil, errorf(KindInvalid, "grid is empty: map at least one knob to a list of values or {\"from\", \"to\", \"step\"}, e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}}")
@@ -154,11 +146,37 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		p.settings.To = cfg.To.UTC().Format(time.RFC3339)
 	}
 
-	// The knobs, from the strategy itself (run in a worker), while this
-	// process reads the bars, or checks that the worker can: the series
-	// must exist and the range hold some. A store error is reported before
-	// a strategy error. With barsInWorker the worker reads the bars into
-	// its cache and says what it read.
+	params, digest, err := l.knobsAndBars(ctx, p, in, label, source, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.knobs = params.Knobs
+	if params.Bars != nil {
+		p.seen, digest = params.Bars, params.Bars.Digest
+	}
+	if err := p.expand(in.grid, in.params, limit); err != nil {
+		return nil, err
+	}
+	if n := p.barCount(); n > 0 && p.tooMany == nil && !in.space {
+		p.order = evalOrder(p.count, p.axes, ta.Columns(workerMemo, n))
+	}
+	p.base = worker.SweepChunk{
+		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
+		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
+		From: p.settings.From, To: p.settings.To,
+		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
+		Digest: digest, SharedBars: params.Shared,
+	}
+	return p, nil
+}
+
+// knobsAndBars asks a worker for the strategy's knobs while this process
+// reads the bars into p (their digest returned), or checks that the
+// worker can: the series must exist and the range hold some. A store
+// error is reported before a strategy error. With barsInWorker the worker
+// reads the bars into its cache and says what it read (the params
+// result's Bars, and Shared when it shares them).
+func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, source string, cfg backtest.Config) (worker.ParamsResult, string, error) {
 	type knobs struct {
 		res worker.ParamsResult
 		err error
@@ -208,30 +226,30 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	}
 	k := <-asked
 	if err != nil {
-		return nil, classify(err)
+		return worker.ParamsResult{}, "", classify(err)
 	}
-	params, err := k.res, k.err
-	if err != nil {
-		return nil, classify(err)
+	if k.err != nil {
+		return worker.ParamsResult{}, "", classify(k.err)
 	}
-	p.knobs = params.Knobs
-	if params.Bars != nil {
-		p.seen, digest = params.Bars, params.Bars.Digest
+	return k.res, digest, nil
+}
+
+// combinationCap is the most combinations in's grid may have: the
+// project's cap, or the request's own below it; none for a search space.
+func (l *Local) combinationCap(in planInput) (int, error) {
+	limit := l.cfg.Research.MaxCombinations
+	switch {
+	case in.maxCombinations < 0:
+		return 0, errorf(KindInvalid, "max_combinations %d must be positive (default %d)", in.maxCombinations, limit)
+	case in.maxCombinations > limit:
+		return 0, errorf(KindInvalid, "max_combinations %d is above this project's cap of %d (research.max_combinations in wicket.toml, which only the operator raises)", in.maxCombinations, limit)
+	case in.maxCombinations > 0:
+		limit = in.maxCombinations
 	}
-	if err := p.expand(in.grid, in.params, limit); err != nil {
-		return nil, err
+	if in.space {
+		limit = math.MaxInt64
 	}
-	if n := p.barCount(); n > 0 && p.tooMany == nil && !in.space {
-		p.order = evalOrder(p.count, p.axes, ta.Columns(workerMemo, n))
-	}
-	p.base = worker.SweepChunk{
-		Name: label, Source: source, IndicatorsDir: l.indicatorsDir(),
-		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
-		From: p.settings.From, To: p.settings.To,
-		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
-		Digest: digest, SharedBars: params.Shared,
-	}
-	return p, nil
+	return limit, nil
 }
 
 // maxAxis bounds one knob's values however large the cap (a range is
