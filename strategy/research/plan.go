@@ -196,33 +196,43 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 	if w, ok := l.cfg.Chunks.(warmer); ok && in.barsInWorker {
 		go w.Warm(context.WithoutCancel(ctx), *preq.Bars)
 	}
-	if in.barsInWorker && l.cfg.Chunks == nil {
+	_, p.gran, _ = history.CheckSeries(in.series)
+	digest := ""
+	stored := 0 // the series' bars, over any range
+	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	if err == nil {
+		if in.barsInWorker {
+			if err = store.Covers(in.series, cfg.From, cfg.To); err == nil {
+				info, _ := store.Info(in.series)
+				stored = info.Bars
+			}
+		} else if p.bars, err = store.Load(in.series, cfg.From, cfg.To); err == nil {
+			digest = p.bars.Digest()
+		}
+		store.Close()
+	}
+	if in.barsInWorker && l.cfg.Chunks == nil && err == nil {
 		// The pool's other workers start meanwhile, so they start on their
 		// first chunk when the first does: with a shared bars file they
 		// only compile the strategy (they map the bars the first writes),
 		// else they read the bars too. What they read is theirs to keep;
 		// an error shows again on a chunk, which reads the same bars. The
 		// end of the request does not stop a read (that would kill the
-		// worker): it is short, and bounded.
+		// worker): it is short, and bounded. Only as many as the sweep
+		// may run on start: a grid too small for the whole series to
+		// give a second worker its share (workersFor) stays on one.
 		pre := context.WithoutCancel(ctx)
 		other := preq
 		if preq.Bars.ShareDir != "" {
 			other.Bars = nil
 		}
-		for range l.cfg.Pool.Size() - 1 {
+		size := l.cfg.Pool.Size()
+		if n, ok := gridSize(in.grid); ok && !in.space {
+			size = workersFor(sweepWork(n, stored), size)
+		}
+		for range size - 1 {
 			go l.cfg.Pool.Params(pre, other)
 		}
-	}
-	_, p.gran, _ = history.CheckSeries(in.series)
-	digest := ""
-	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
-	if err == nil {
-		if in.barsInWorker {
-			err = store.Covers(in.series, cfg.From, cfg.To)
-		} else if p.bars, err = store.Load(in.series, cfg.From, cfg.To); err == nil {
-			digest = p.bars.Digest()
-		}
-		store.Close()
 	}
 	k := <-asked
 	if err != nil {
@@ -232,6 +242,26 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 		return worker.ParamsResult{}, "", classify(k.err)
 	}
 	return k.res, digest, nil
+}
+
+// gridSize counts grid's combinations from the grid alone, before the
+// knobs are known: false when a range leaves its step to its knob.
+func gridSize(grid Grid) (int, bool) {
+	n := 1.0
+	for _, g := range grid {
+		switch {
+		case !g.IsRange():
+			n *= float64(len(g.Values))
+		case g.From == nil || g.To == nil || g.Step == nil || *g.Step <= 0 || *g.To < *g.From:
+			return 0, false
+		default:
+			n *= math.Floor((*g.To-*g.From) / *g.Step + 1e-9) + 1
+		}
+	}
+	if n > math.MaxInt32 || math.IsNaN(n) {
+		return 0, false
+	}
+	return int(n), true
 }
 
 // combinationCap is the most combinations in's grid may have: the

@@ -33,18 +33,37 @@ func TestWorkersFor(t *testing.T) {
 }
 
 // TestSweepWorkersFollowTheirWork: on a pool of two, the demo's
-// 100-combination sweep over 17,544 bars runs on one worker, and a
-// 250-combination one on both, as workersFor says.
+// 100-combination sweep over 17,544 bars runs on one worker, and never
+// starts the second, and a 250-combination one runs on both, as
+// workersFor says.
 func TestSweepWorkersFollowTheirWork(t *testing.T) {
 	var workers []int
-	l := NewLocal(Config{Project: demoProject(t), Pool: newPool(t, 2), Timing: func(tm SweepTiming) { workers = append(workers, tm.Workers) }})
+	pool := newPool(t, 2)
+	l := NewLocal(Config{Project: demoProject(t), Pool: pool, Timing: func(tm SweepTiming) { workers = append(workers, tm.Workers) }})
 	small := Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}
-	for _, g := range []Grid{small, twoWorkerGrid} {
+	for i, g := range []Grid{small, twoWorkerGrid} {
 		if _, err := l.Sweep(ctxT(t), SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1h", Grid: g}, nil); err != nil {
 			t.Fatal(err)
+		}
+		if st := pool.Stats(); i == 0 && st.Started != 1 {
+			t.Errorf("the one-worker sweep started %d workers", st.Started)
 		}
 	}
 	if len(workers) != 2 || workers[0] != 1 || workers[1] != 2 {
 		t.Errorf("the sweeps ran on %v workers, want [1 2]", workers)
+	}
+}
+
+// TestGridSize: the grid's own count, before the knobs are known; a range
+// without a step has none.
+func TestGridSize(t *testing.T) {
+	if n, ok := gridSize(twoWorkerGrid); !ok || n != 250 {
+		t.Errorf("gridSize = %d, %v; want 250", n, ok)
+	}
+	if n, ok := gridSize(Grid{"fast": {Values: []any{5.0, 10.0}}, "slow": {From: fp(0.1), To: fp(0.3), Step: fp(0.1)}}); !ok || n != 6 {
+		t.Errorf("gridSize = %d, %v; want 6", n, ok)
+	}
+	if _, ok := gridSize(Grid{"fast": {From: fp(2), To: fp(20)}}); ok {
+		t.Error("a range without a step was counted")
 	}
 }
