@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,15 @@ func warmPool(b *testing.B, size int) (*worker.Pool, *computedCounter) {
 		Grid: Grid{"fast": {From: fp(2), To: fp(2 + 2*float64(4*size-1)), Step: fp(2)}}}, nil); err != nil {
 		b.Fatal(err)
 	}
+	// That sweep is too small for more than one worker (workersFor), so
+	// the others start on params requests sent at once, one per worker:
+	// while the new ones start, each request finds none idle but its own.
+	src := templateRef(b, "sma_cross").Source
+	var wg sync.WaitGroup
+	for range size {
+		wg.Go(func() { pool.Params(ctxT(b), worker.StrategyRequest{Name: "sma_cross.star", Source: src}) })
+	}
+	wg.Wait()
 	if st := pool.Stats(); st.Running != size {
 		b.Fatalf("%d of %d workers running after the warm-up", st.Running, size)
 	}
