@@ -428,11 +428,6 @@ func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepRe
 		return SweepResult{}, errorf(KindStrategy, "the first combination (%s) failed, so the sweep would too: %s", fmtParams(req.Combos[0]), resp.Trials[0].Error)
 	}
 	est.PerCombinationSeconds = math.Round(took*1e4) / 1e4
-	if l.cfg.Chunks == nil {
-		// As the sweep would pick them, from the measured combination.
-		workers = workersFor(time.Duration(took*float64(p.count)*float64(time.Second)), workers)
-		est.Workers = workers
-	}
 	rounds := (p.count + workers - 1) / workers
 	est.Seconds = math.Round(took*float64(rounds)*100) / 100
 	est.Note = fmt.Sprintf("measured on one combination (%s) with a cold indicator cache (reading the bars counts only where that worker had not read them yet) and spread over %d workers; "+
