@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,15 @@ func warmPool(b *testing.B, size int) (*worker.Pool, *computedCounter) {
 		Grid: Grid{"fast": {From: fp(2), To: fp(2 + 2*float64(4*size-1)), Step: fp(2)}}}, nil); err != nil {
 		b.Fatal(err)
 	}
+	// That sweep is too small for more than one worker (workersFor), so
+	// the others start on params requests sent at once, one per worker:
+	// while the new ones start, each request finds none idle but its own.
+	src := templateRef(b, "sma_cross").Source
+	var wg sync.WaitGroup
+	for range size {
+		wg.Go(func() { pool.Params(ctxT(b), worker.StrategyRequest{Name: "sma_cross.star", Source: src}) })
+	}
+	wg.Wait()
 	if st := pool.Stats(); st.Running != size {
 		b.Fatalf("%d of %d workers running after the warm-up", st.Running, size)
 	}
@@ -118,7 +128,8 @@ func BenchmarkSweep100(b *testing.B) {
 
 // BenchmarkSweepSpeedup runs the 100-combination sweeps on one worker and
 // on two, alternately, speedupRounds times per op, and reports the
-// speed-up (the spec asks for at least 1.85x on 2 cores) from each series'
+// speed-up (the spec asks that a pool of two is never slower on these
+// 17,544 bars, where workersFor keeps the sweep on one) from each series'
 // fastest run at each size, which is the one least disturbed by other
 // work on the machine; and the indicator sharing: SMA computations over
 // the 200 a sweep without sharing would make.
@@ -152,7 +163,7 @@ func BenchmarkSweepSpeedup(b *testing.B) {
 	b.ReportMetric(float64(sma), "sma-computations")
 	b.ReportMetric(100*float64(len(benchSeries))/two.Seconds(), "combinations/s")
 	b.ReportMetric(100*float64(len(benchSeries))/one.Seconds(), "combinations/s/1-worker")
-	addRatio("ratio sweep 2 workers / 1 worker: " + strconv.FormatFloat(speedup, 'f', 2, 64) + "x (target >= 1.85x)")
+	addRatio("ratio sweep 2 workers / 1 worker, 17544 bars: " + strconv.FormatFloat(speedup, 'f', 2, 64) + "x (target >= 1.0x: a pool of two never slower; this sweep runs on one, workersFor)")
 	addRatio("ratio sweep sma computations / without sharing: " + strconv.FormatFloat(sharing, 'f', 2, 64) + "x")
 }
 
@@ -190,7 +201,7 @@ func BenchmarkSweepSpeedup1M(b *testing.B) {
 	}
 	speedup := best[0].Seconds() / best[1].Seconds()
 	b.ReportMetric(speedup, "speedup")
-	addRatio(fmt.Sprintf("ratio sweep 2 workers / 1 worker, 1000000 bars: %.2fx (1 worker %s, 2 workers %s)",
+	addRatio(fmt.Sprintf("ratio sweep 2 workers / 1 worker, 1000000 bars: %.2fx (target >= 1.85x; 1 worker %s, 2 workers %s)",
 		speedup, best[0].Round(time.Millisecond), best[1].Round(time.Millisecond)))
 }
 
@@ -281,9 +292,9 @@ func reference(b testing.TB, csv string) (float64, string) {
 // (a fresh pool whose workers have seen neither the bars nor their
 // indicators), against the numba reference on the same bars, on the
 // demo's 17,544 hourly bars and on a million bars. The spec asks for at
-// least half the reference's combinations per second per core. Each op
-// runs the sweep referenceRounds times and keeps the fastest, the run
-// least disturbed by other work on the machine.
+// least the reference's combinations per second per core at a million
+// bars. Each op runs the sweep referenceRounds times and keeps the
+// fastest, the run least disturbed by other work on the machine.
 func BenchmarkSweepVsReference(b *testing.B) {
 	demoBars := func() strategy.Bars {
 		s, err := history.OpenReadOnly(demoProject(b).HistoryPath())
@@ -351,7 +362,7 @@ func BenchmarkSweepVsReference(b *testing.B) {
 			if why != "" {
 				ref, label = refFigures[n], "the reference's published figure, not measured here: "+why
 			}
-			addRatio(fmt.Sprintf("ratio sweep combinations/s per core / %s, %d bars: %.2fx (target >= 0.5; wicket %.1f/s, reference %.1f/s)",
+			addRatio(fmt.Sprintf("ratio sweep combinations/s per core / %s, %d bars: %.2fx (target >= 1 at 1000000 bars; wicket %.1f/s, reference %.1f/s)",
 				label, n, ours/ref, ours, ref))
 			if bestCPU < math.MaxInt64 {
 				// The same sweep by the CPU time it took in all (the caller,
@@ -431,7 +442,10 @@ const referenceRounds = 3
 // BenchmarkSweepPeakRSS runs the 100-combination sweep over a million bars
 // on two workers in a fresh process (this test binary, re-executed) and
 // reports the peak resident memory of that process and of each worker,
-// and their sum, against the spec's 300 MB.
+// and their sum, against the spec's 300 MB; and their proportional set
+// sizes when the sweep ends (PSS, /proc/PID/smaps_rollup: a page shared
+// by k processes counts 1/k in each, as the workers' one mapped copy of
+// the bars is), summed, which is the memory they take together.
 func BenchmarkSweepPeakRSS(b *testing.B) {
 	dir := b.TempDir()
 	benchProject(b, dir, sineBars(1_000_000))
@@ -460,6 +474,13 @@ func BenchmarkSweepPeakRSS(b *testing.B) {
 	b.ReportMetric(float64(r.SMA), "sma-computations")
 	addRatio(fmt.Sprintf("ratio sweep peak RSS, 1000000 bars, 100 combinations, 2 workers, caller + workers / 300 MB: %.2fx (target <= 1; %.0f MB: caller %.0f MB, workers %s MB; largest process %.0f MB)",
 		mb(sum)/300, mb(sum), mb(r.Caller), fmtMBs(r.Workers), mb(largest)))
+	pss := r.CallerPSS
+	for _, w := range r.WorkersPSS {
+		pss += w
+	}
+	b.ReportMetric(mb(pss), "MB-PSS")
+	addRatio(fmt.Sprintf("ratio sweep PSS at the end, 1000000 bars, 100 combinations, 2 workers, caller + workers / 300 MB: %.2fx (target <= 1; %.0f MB: caller %.0f MB, workers %s MB)",
+		mb(pss)/300, mb(pss), mb(r.CallerPSS), fmtMBs(r.WorkersPSS)))
 }
 
 func fmtMBs(xs []uint64) string {
@@ -478,6 +499,9 @@ type rssReport struct {
 	Caller  uint64   `json:"caller"`
 	Workers []uint64 `json:"workers"`
 	SMA     uint64   `json:"sma"` // SMA computations in the workers
+	// Proportional set sizes at the end of the sweep.
+	CallerPSS  uint64   `json:"caller_pss"`
+	WorkersPSS []uint64 `json:"workers_pss"`
 }
 
 // rssChild is the re-executed process of BenchmarkSweepPeakRSS: one sweep,
@@ -502,9 +526,10 @@ func rssChild(dir string) int {
 		return 1
 	}
 	r := rssReport{SMA: c.get("sma")}
-	r.Caller = peakRSS("self")
+	r.Caller, r.CallerPSS = peakRSS("self"), pss("self")
 	for _, pid := range pool.PIDs() {
 		r.Workers = append(r.Workers, peakRSS(strconv.Itoa(pid)))
+		r.WorkersPSS = append(r.WorkersPSS, pss(strconv.Itoa(pid)))
 	}
 	json.NewEncoder(os.Stdout).Encode(r)
 	return 0
@@ -538,20 +563,29 @@ func taskCPU(pid string) time.Duration {
 	return t
 }
 
-// peakRSS is VmHWM of /proc/<pid>/status in bytes (0 without procfs).
-func peakRSS(pid string) uint64 {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
+// pss is the Pss of /proc/<pid>/smaps_rollup in bytes (0 without it).
+func pss(pid string) uint64 {
+	return procKB("/proc/"+pid+"/smaps_rollup", "Pss:")
+}
+
+// procKB reads the "kB" figure of the line starting with field in the
+// proc file at path (0 when it is not there).
+func procKB(path, field string) uint64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10
 		}
 	}
 	return 0
 }
+
+// peakRSS is VmHWM of /proc/<pid>/status in bytes (0 without procfs).
+func peakRSS(pid string) uint64 { return procKB("/proc/"+pid+"/status", "VmHWM:") }
 
 // ratios are the lines `make bench` collects (grep '^ratio'); TestMain
 // prints them once the benchmarks are done, each on a line of its own.

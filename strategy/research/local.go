@@ -40,6 +40,10 @@ type Config struct {
 	// from the worker's memo). It is for diagnostics, tests and benchmarks,
 	// and is never part of a result.
 	Computed func(map[string]uint64)
+	// Timing, when set, receives where each single-series sweep's time
+	// went, once it returns. Like Computed it is for diagnostics and
+	// benchmarks, and is never part of a result.
+	Timing func(SweepTiming)
 	// Recorder, when set, is the research ledger every run is appended
 	// to (see record.go).
 	Recorder Recorder

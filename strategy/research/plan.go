@@ -36,6 +36,11 @@ type planInput struct {
 	// them. Without it the caller reads the bars itself (a walk-forward
 	// cuts windows by their times, a universe pools them).
 	barsInWorker bool
+	// shareDir, with barsInWorker on the local pool, is a directory
+	// private to this sweep in which the params request's worker writes
+	// the bars once, for every worker to map read-only
+	// (worker.BarsRange.ShareDir); the caller removes it.
+	shareDir string
 	// space is an optimisation's search space: the grid's values are
 	// checked against the knobs, but its size is not capped (a budget
 	// bounds the trials) and the combinations are never listed.
@@ -117,17 +122,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if !slices.Contains(RankMetrics, p.rankBy) {
 		return nil, errorf(KindInvalid, "rank_by %q is not one of %s", in.rankBy, strings.Join(RankMetrics, ", "))
 	}
-	limit := l.cfg.Research.MaxCombinations
-	switch {
-	case in.maxCombinations < 0:
-		return nil, errorf(KindInvalid, "max_combinations %d must be positive (default %d)", in.maxCombinations, limit)
-	case in.maxCombinations > limit:
-		return nil, errorf(KindInvalid, "max_combinations %d is above this project's cap of %d (research.max_combinations in wicket.toml, which only the operator raises)", in.maxCombinations, limit)
-	case in.maxCombinations > 0:
-		limit = in.maxCombinations
-	}
-	if in.space {
-		limit = math.MaxInt64
+	limit, err := l.combinationCap(in)
+	if err != nil {
+		return nil, err
 	}
 	if len(in.grid) == 0 {
 		return nil, errorf(KindInvalid, "grid is empty: map at least one knob to a list of values or {\"from\", \"to\", \"step\"}, e.g. {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}}")
@@ -149,56 +146,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		p.settings.To = cfg.To.UTC().Format(time.RFC3339)
 	}
 
-	// The knobs, from the strategy itself (run in a worker), while this
-	// process reads the bars, or checks that the worker can: the series
-	// must exist and the range hold some. A store error is reported before
-	// a strategy error. With barsInWorker the worker reads the bars into
-	// its cache and says what it read.
-	type knobs struct {
-		res worker.ParamsResult
-		err error
-	}
-	asked := make(chan knobs, 1)
-	preq := worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params}
-	if in.barsInWorker {
-		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
-	}
-	go func() {
-		res, err := l.cfg.Pool.Params(ctx, preq)
-		asked <- knobs{res, err}
-	}()
-	if w, ok := l.cfg.Chunks.(warmer); ok && in.barsInWorker {
-		go w.Warm(context.WithoutCancel(ctx), *preq.Bars)
-	}
-	if in.barsInWorker && l.cfg.Chunks == nil {
-		// The pool's other workers read the bars meanwhile, so they start
-		// on their first chunk when the first does. What they read is
-		// theirs to keep; an error shows again on a chunk, which reads the
-		// same bars. The end of the request does not stop a read (that
-		// would kill the worker): it is short, and bounded.
-		pre := context.WithoutCancel(ctx)
-		for range l.cfg.Pool.Size() - 1 {
-			go l.cfg.Pool.Params(pre, preq)
-		}
-	}
-	_, p.gran, _ = history.CheckSeries(in.series)
-	digest := ""
-	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
-	if err == nil {
-		if in.barsInWorker {
-			err = store.Covers(in.series, cfg.From, cfg.To)
-		} else if p.bars, err = store.Load(in.series, cfg.From, cfg.To); err == nil {
-			digest = p.bars.Digest()
-		}
-		store.Close()
-	}
-	k := <-asked
+	params, digest, err := l.knobsAndBars(ctx, p, in, label, source, cfg)
 	if err != nil {
-		return nil, classify(err)
-	}
-	params, err := k.res, k.err
-	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
 	p.knobs = params.Knobs
 	if params.Bars != nil {
@@ -215,9 +165,121 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
-		Digest: digest,
+		Digest: digest, SharedBars: params.Shared,
 	}
 	return p, nil
+}
+
+// knobsAndBars asks a worker for the strategy's knobs while this process
+// reads the bars into p (their digest returned), or checks that the
+// worker can: the series must exist and the range hold some. A store
+// error is reported before a strategy error. With barsInWorker the worker
+// reads the bars into its cache and says what it read (the params
+// result's Bars, and Shared when it shares them).
+func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, source string, cfg backtest.Config) (worker.ParamsResult, string, error) {
+	type knobs struct {
+		res worker.ParamsResult
+		err error
+	}
+	asked := make(chan knobs, 1)
+	preq := worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params}
+	if in.barsInWorker {
+		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
+		if l.cfg.Chunks == nil {
+			preq.Bars.ShareDir = in.shareDir
+		}
+	}
+	go func() {
+		res, err := l.cfg.Pool.Params(ctx, preq)
+		asked <- knobs{res, err}
+	}()
+	if w, ok := l.cfg.Chunks.(warmer); ok && in.barsInWorker {
+		go w.Warm(context.WithoutCancel(ctx), *preq.Bars)
+	}
+	_, p.gran, _ = history.CheckSeries(in.series)
+	digest := ""
+	stored := 0 // the series' bars, over any range
+	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
+	if err == nil {
+		if in.barsInWorker {
+			if err = store.Covers(in.series, cfg.From, cfg.To); err == nil {
+				info, _ := store.Info(in.series)
+				stored = info.Bars
+			}
+		} else if p.bars, err = store.Load(in.series, cfg.From, cfg.To); err == nil {
+			digest = p.bars.Digest()
+		}
+		store.Close()
+	}
+	if in.barsInWorker && l.cfg.Chunks == nil && err == nil {
+		// The pool's other workers start meanwhile, so they start on their
+		// first chunk when the first does: with a shared bars file they
+		// only compile the strategy (they map the bars the first writes),
+		// else they read the bars too. What they read is theirs to keep;
+		// an error shows again on a chunk, which reads the same bars. The
+		// end of the request does not stop a read (that would kill the
+		// worker): it is short, and bounded. Only as many as the sweep
+		// may run on start: a grid too small for the whole series to
+		// give a second worker its share (workersFor) stays on one.
+		pre := context.WithoutCancel(ctx)
+		other := preq
+		if preq.Bars.ShareDir != "" {
+			other.Bars = nil
+		}
+		size := l.cfg.Pool.Size()
+		if n, ok := gridSize(in.grid); ok && !in.space {
+			size = workersFor(sweepWork(n, stored), size)
+		}
+		for range size - 1 {
+			go l.cfg.Pool.Params(pre, other)
+		}
+	}
+	k := <-asked
+	if err != nil {
+		return worker.ParamsResult{}, "", classify(err)
+	}
+	if k.err != nil {
+		return worker.ParamsResult{}, "", classify(k.err)
+	}
+	return k.res, digest, nil
+}
+
+// gridSize counts grid's combinations from the grid alone, before the
+// knobs are known: false when a range leaves its step to its knob.
+func gridSize(grid Grid) (int, bool) {
+	n := 1.0
+	for _, g := range grid {
+		switch {
+		case !g.IsRange():
+			n *= float64(len(g.Values))
+		case g.From == nil || g.To == nil || g.Step == nil || *g.Step <= 0 || *g.To < *g.From:
+			return 0, false
+		default:
+			n *= math.Floor((*g.To-*g.From) / *g.Step + 1e-9) + 1
+		}
+	}
+	if n > math.MaxInt32 || math.IsNaN(n) {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// combinationCap is the most combinations in's grid may have: the
+// project's cap, or the request's own below it; none for a search space.
+func (l *Local) combinationCap(in planInput) (int, error) {
+	limit := l.cfg.Research.MaxCombinations
+	switch {
+	case in.maxCombinations < 0:
+		return 0, errorf(KindInvalid, "max_combinations %d must be positive (default %d)", in.maxCombinations, limit)
+	case in.maxCombinations > limit:
+		return 0, errorf(KindInvalid, "max_combinations %d is above this project's cap of %d (research.max_combinations in wicket.toml, which only the operator raises)", in.maxCombinations, limit)
+	case in.maxCombinations > 0:
+		limit = in.maxCombinations
+	}
+	if in.space {
+		limit = math.MaxInt64
+	}
+	return limit, nil
 }
 
 // maxAxis bounds one knob's values however large the cap (a range is

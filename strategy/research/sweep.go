@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/ledger"
@@ -37,10 +39,25 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if !single {
 		return l.sweepUniverse(ctx, req, names, progress)
 	}
+	// The phases are timed on the monotonic clock, not Config.Now, which
+	// decides things (an estimate, a time budget) and is not theirs to
+	// advance.
+	clk := clock{now: time.Now, last: time.Now()}
+	start := clk.last
+	var tm SweepTiming
+	// The workers of this machine share one read-only copy of the bars,
+	// in a directory of this sweep's (the mappings outlive the file).
+	share := ""
+	if l.cfg.Chunks == nil && !req.Estimate {
+		if share, err = os.MkdirTemp("", "wicket-bars-"); err != nil {
+			return SweepResult{}, errorf(KindUnavailable, "make a directory for the sweep's shared bars (TMPDIR must be writable): %v", err)
+		}
+		defer os.RemoveAll(share)
+	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
-		barsInWorker: true,
+		barsInWorker: true, shareDir: share,
 	})
 	if err != nil {
 		return SweepResult{}, err
@@ -70,14 +87,18 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if err != nil {
 		return SweepResult{}, err
 	}
+	if l.cfg.Chunks == nil {
+		nw = workersFor(sweepWork(p.count, p.barCount()), nw)
+	}
 	tasks := p.chunks(p.base, nw)
+	tm.Workers, tm.Combinations, tm.Bars, tm.Plan = nw, p.count, p.barCount(), clk.lap()
 	offsets := make([]int, len(tasks))
 	for i := 1; i < len(tasks); i++ {
 		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
 	}
 	done, refused := 0, 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
-	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasksOn(ctx, nw, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
 			return nil, err
 		}
@@ -86,6 +107,10 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		}
 		done += len(resp.Trials)
 		refused += resp.Refused
+		tm.Chunks++
+		tm.Calls += resp.Called
+		tm.Worker += time.Duration(resp.Seconds * float64(time.Second))
+		tm.Work += time.Duration(resp.Work * float64(time.Second))
 		msg := fmt.Sprintf("%d of %d combinations", done, p.count)
 		if refused > 0 {
 			msg += fmt.Sprintf(" (forged cluster answers refused: %d)", refused)
@@ -100,7 +125,9 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		res.Partial = true
 		res.PartialReason = fmt.Sprintf("cancelled after %d of %d combinations: %v", done, p.count, context.Cause(ctx))
 	}
+	tm.Run = clk.lap()
 	rk := rankTrials(trials, p.rankBy)
+	tm.Rank = clk.lap()
 	res.Evaluated, res.Failed = rk.evaluated, rk.failed
 	res.Errors = rk.errors
 	if w := refusedWarning(refused); w != "" {
@@ -114,6 +141,8 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			return SweepResult{}, errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
 		}
 		l.afterSweep(ctx, p, trials, nil, req.DeflateBy, &res)
+		tm.After = clk.lap()
+		l.timed(tm, start)
 		return res, nil
 	}
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
@@ -140,8 +169,11 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			checked <- verdict{c, err}
 		}()
 	}
+	clk.lap()
 	l.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
+	tm.After = clk.lap()
 	v := <-checked
+	tm.Proof = clk.lap()
 	if v.err != nil {
 		return SweepResult{}, v.err
 	}
@@ -149,7 +181,16 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
+	l.timed(tm, start)
 	return res, nil
+}
+
+// timed hands tm, its total since start, to Config.Timing.
+func (l *Local) timed(tm SweepTiming, start time.Time) {
+	if l.cfg.Timing != nil {
+		tm.Total = time.Since(start)
+		l.cfg.Timing(tm)
+	}
 }
 
 // scoreOf is the rank metric of a trial's scores.
@@ -246,6 +287,15 @@ func fmtParams(p map[string]any) string {
 // done, which stops the rest; when ctx ends it stops handing out tasks
 // and returns nil, and the tasks that finished are the ones done saw.
 func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
+	n := max(1, l.chunks().Size())
+	if d, ok := l.chunks().(pipeliner); ok {
+		n = max(n, d.InFlight())
+	}
+	return l.runTasksOn(ctx, n, tasks, done)
+}
+
+// runTasksOn is runTasks with at most n tasks under way at once.
+func (l *Local) runTasksOn(ctx context.Context, n int, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -271,11 +321,7 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 			cancel(err)
 		}
 	}
-	n := max(1, l.chunks().Size())
-	if d, ok := l.chunks().(pipeliner); ok {
-		n = max(n, d.InFlight())
-	}
-	for range n {
+	for range max(1, n) {
 		wg.Go(func() {
 			mu.Lock()
 			defer mu.Unlock()
@@ -292,7 +338,9 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 				req := tasks[i]
 				running++
 				mu.Unlock()
+				sent := time.Now()
 				resp, err := l.chunks().Sweep(inner, req)
+				resp.Called = time.Since(sent)
 				mu.Lock()
 				running--
 				switch {
@@ -321,6 +369,44 @@ func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done fu
 	return firstErr
 }
 
+// workersFor is how many of size workers a sweep whose combinations
+// take work in all runs on. A worker beyond the first costs the sweep a
+// fixed share whatever its work (its chunks' round trips, more and
+// smaller chunks, its own indicator columns, and on two cores the
+// caller's decoding competing with two workers instead of one), so a
+// sweep takes another worker only when each would get at least
+// minWorkerShare of work: below that a worker saves less than it costs.
+func workersFor(work time.Duration, size int) int {
+	if size <= 1 {
+		return 1
+	}
+	return max(1, min(size, int(work/minWorkerShare)))
+}
+
+// sweepWork is what count combinations over bars bars take, from the
+// cost of the cheapest strategies' bar (barTrialCost); a strategy that
+// does more per bar has more work than this says, so the rule errs
+// toward fewer workers only where the work is small anyway. Unknown
+// bars (0) are work enough for any pool.
+func sweepWork(count, bars int) time.Duration {
+	if bars <= 0 {
+		return math.MaxInt64
+	}
+	return time.Duration(float64(count) * float64(bars) * float64(barTrialCost))
+}
+
+// The rule's figures, measured with BenchmarkSweepFixedCost on the
+// 2-core machine: the SMA-cross template's combinations cost 20–25 ns a
+// bar (35 ms for 100 over 17,544 bars), and a second worker added about
+// 20 ms to that sweep (5 more chunks, its own indicators, contention),
+// so a worker must be given at least twice that. The demo's
+// 100-combination sweep over 17,544 bars (35 ms) stays on one worker; a
+// million-bar one (2 s) takes both.
+const (
+	barTrialCost   = 20 * time.Nanosecond
+	minWorkerShare = 40 * time.Millisecond
+)
+
 // estimate times one combination and extrapolates.
 func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepResult, error) {
 	workers := max(1, min(l.chunks().Size(), p.count))
@@ -347,4 +433,41 @@ func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepRe
 	est.Note = fmt.Sprintf("measured on one combination (%s) with a cold indicator cache (reading the bars counts only where that worker had not read them yet) and spread over %d workers; "+
 		"combinations that share indicators usually run faster than this", fmtParams(req.Combos[0]), workers)
 	return res, nil
+}
+
+// SweepTiming is where a single-series sweep's time went, for Config.Timing:
+// the caller's phases one after another, and within Chunks what the
+// workers reported of their share.
+type SweepTiming struct {
+	Workers      int // workers the chunks ran on
+	Combinations int
+	Bars         int
+	Chunks       int // chunks answered
+	// Plan is resolving and validating the request and the params
+	// request (the strategy compiled and, by the worker, the bars read).
+	Plan time.Duration
+	// Run is from the first chunk handed out to the last answer.
+	Run time.Duration
+	// Calls sums the chunks' round trips; Worker the part of them the
+	// workers spent on the chunks, and Work the part of that the
+	// combinations themselves took (summed over the workers).
+	Calls, Worker, Work time.Duration
+	// Rank is ranking the trials; After the overfitting statistics and
+	// the ledger (side by side); Proof the time spent waiting for the
+	// winner's lookahead proof after them.
+	Rank, After, Proof time.Duration
+	Total              time.Duration
+}
+
+// clock times a sweep's phases for Config.Timing.
+type clock struct {
+	now  func() time.Time
+	last time.Time
+}
+
+func (c *clock) lap() time.Duration {
+	t := c.now()
+	d := t.Sub(c.last)
+	c.last = t
+	return d
 }

@@ -266,29 +266,12 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	if err := noPooled(req.RankBy); err != nil {
 		return SweepResult{}, err
 	}
-	plans := make([]*plan, len(names))
-	for s, name := range names {
-		p, err := l.plan(ctx, planInput{
-			ref: req.StrategyRef, series: name, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
-			from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
-		})
-		if err != nil {
-			return SweepResult{}, fmt.Errorf("series %s: %w", name, err)
-		}
-		if p.tooMany != nil {
-			return SweepResult{}, p.tooMany
-		}
-		plans[s] = p
+	plans, err := l.universePlans(ctx, req, names)
+	if err != nil {
+		return SweepResult{}, err
 	}
 	p0 := plans[0]
 	count := p0.count
-	limit := l.cfg.Research.MaxCombinations
-	if req.MaxCombinations > 0 {
-		limit = min(limit, req.MaxCombinations)
-	}
-	if count*len(names) > limit {
-		return SweepResult{}, errorf(KindTooMany, "the grid's %d combinations over %d series are %d runs and the cap is %d (research.max_combinations): narrow the grid or the universe", count, len(names), count*len(names), limit)
-	}
 	top := req.Top
 	res := SweepResult{
 		Strategy: p0.display, Series: req.Series, Universe: names, RankBy: p0.rankBy, Knobs: p0.swept,
@@ -301,62 +284,77 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
 		top = MaxTop
 	}
-	type owner struct{ series, offset int }
-	var tasks []worker.SweepChunk
-	var owners []owner
-	nw, err := l.chunkWorkers(ctx)
-	if err != nil {
-		return SweepResult{}, err
-	}
-	for s, p := range plans {
-		off := 0
-		for _, c := range p.chunks(p.base, nw) {
-			tasks = append(tasks, c)
-			owners = append(owners, owner{s, off})
-			off += len(c.Combos)
-		}
-	}
-	trials := make([][]*worker.Trial, len(names))
-	for s := range trials {
-		trials[s] = make([]*worker.Trial, count)
-	}
-	total, done, refused := count*len(names), 0, 0
-	report(progress, Progress{Done: 0, Total: total, Message: fmt.Sprintf("0 of %d runs (%d combinations × %d series)", total, count, len(names))})
-	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
-		o := owners[i]
-		for j := range resp.Trials {
-			trials[o.series][plans[o.series].index(o.offset+j)] = &resp.Trials[j]
-		}
-		done += len(resp.Trials)
-		refused += resp.Refused
-		report(progress, Progress{Done: done, Total: total, Message: fmt.Sprintf("%d of %d runs", done, total)})
-		return nil, nil
-	})
+	total := count * len(names)
+	trials, done, refused, err := l.runUniverse(ctx, plans, progress)
 	if w := refusedWarning(refused); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	if err != nil {
-		return SweepResult{}, classify(err)
+		return SweepResult{}, err
 	}
 	if ctx.Err() != nil {
 		res.Partial = true
 		res.PartialReason = fmt.Sprintf("cancelled after %d of %d runs: %v", done, total, context.Cause(ctx))
 	}
 	// Per series: its ranking (for the deflated Sharpe ratio) and its span.
-	bar := p0.gran.Duration()
 	ranks := make([]ranking, len(names))
 	for s := range names {
 		ranks[s] = rankTrials(trials[s], p0.rankBy)
 		res.PerSeries = append(res.PerSeries, SeriesSweep{Series: names[s], Bars: plans[s].bars.Len(), Evaluated: ranks[s].evaluated, Failed: ranks[s].failed})
 	}
 	l.recordUniverse(ctx, plans, trials, &res) // tried, so counted: every series' combinations
-	// A combination is ranked when it ran on every series without failing.
-	type pooledTrial struct {
-		combo int
-		p     pooledScores
+	ranked := rankPooled(plans, trials, names, &res)
+	if res.Failed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d runs failed and their combinations are not ranked; errors lists the first", res.Failed))
 	}
+	if len(ranked) == 0 {
+		if !res.Partial && res.Failed > 0 {
+			return SweepResult{}, errorf(KindStrategy, "every combination failed on some series; the first (%s): %s", fmtParams(res.Errors[0].Params), res.Errors[0].Message)
+		}
+		return res, nil
+	}
+	capF, _ := p0.capital.Float64()
+	for r, pt := range ranked[:min(top, len(ranked))] {
+		pooled, err := json.Marshal(pt.p.report(len(names), capF))
+		if err != nil {
+			return SweepResult{}, errorf(KindUnavailable, "encode pooled metrics: %v", err)
+		}
+		t := Trial{Rank: r + 1, Params: trials[0][pt.combo].Values, Score: backtest.Ratio(pt.p.score(p0.rankBy)), Metrics: pooled}
+		for s := range names {
+			st := trials[s][pt.combo]
+			t.Series = append(t.Series, SeriesMetrics{Series: names[s], Score: backtest.Ratio(scoreOf(st.Scores, p0.rankBy)), Metrics: st.Metrics})
+		}
+		res.Top = append(res.Top, t)
+	}
+	if len(ranked) > top && res.TopClamped == "" && req.Top == 0 {
+		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(ranked), MaxTop)
+	}
+	win := ranked[0].combo
+	for s := range names {
+		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, ranks[s].srs, ranks[s].evaluated)
+	}
+	res.Warnings = append(res.Warnings, "a universe's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
+	if ranked[0].p.trades < backtest.TooFewTrades {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades over the universe; its metrics rest on too few to judge it by", ranked[0].p.trades))
+	}
+	return res, nil
+}
+
+// pooledTrial is a combination of a universe sweep and its pooled
+// figures.
+type pooledTrial struct {
+	combo int
+	p     pooledScores
+}
+
+// rankPooled pools each combination's figures over the universe and
+// ranks them best first. A combination is ranked when it ran on every
+// series without failing; res counts it evaluated, or its failures.
+func rankPooled(plans []*plan, trials [][]*worker.Trial, names []string, res *SweepResult) []pooledTrial {
+	p0 := plans[0]
+	bar := p0.gran.Duration()
 	var ranked []pooledTrial
-	for i := range count {
+	for i := range p0.count {
 		ss := make([]sleeve, 0, len(names))
 		complete := true
 		for s := range names {
@@ -396,40 +394,77 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 		}
 		return 1
 	})
-	if res.Failed > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d runs failed and their combinations are not ranked; errors lists the first", res.Failed))
-	}
-	if len(ranked) == 0 {
-		if !res.Partial && res.Failed > 0 {
-			return SweepResult{}, errorf(KindStrategy, "every combination failed on some series; the first (%s): %s", fmtParams(res.Errors[0].Params), res.Errors[0].Message)
-		}
-		return res, nil
-	}
-	capF, _ := p0.capital.Float64()
-	for r, pt := range ranked[:min(top, len(ranked))] {
-		pooled, err := json.Marshal(pt.p.report(len(names), capF))
+	return ranked
+}
+
+// universePlans plans the sweep on each series of the universe and
+// checks the runs against the cap.
+func (l *Local) universePlans(ctx context.Context, req SweepRequest, names []string) ([]*plan, error) {
+	plans := make([]*plan, len(names))
+	for s, name := range names {
+		p, err := l.plan(ctx, planInput{
+			ref: req.StrategyRef, series: name, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
+			from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+		})
 		if err != nil {
-			return SweepResult{}, errorf(KindUnavailable, "encode pooled metrics: %v", err)
+			return nil, fmt.Errorf("series %s: %w", name, err)
 		}
-		t := Trial{Rank: r + 1, Params: trials[0][pt.combo].Values, Score: backtest.Ratio(pt.p.score(p0.rankBy)), Metrics: pooled}
-		for s := range names {
-			st := trials[s][pt.combo]
-			t.Series = append(t.Series, SeriesMetrics{Series: names[s], Score: backtest.Ratio(scoreOf(st.Scores, p0.rankBy)), Metrics: st.Metrics})
+		if p.tooMany != nil {
+			return nil, p.tooMany
 		}
-		res.Top = append(res.Top, t)
+		plans[s] = p
 	}
-	if len(ranked) > top && res.TopClamped == "" && req.Top == 0 {
-		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(ranked), MaxTop)
+	count := plans[0].count
+	limit := l.cfg.Research.MaxCombinations
+	if req.MaxCombinations > 0 {
+		limit = min(limit, req.MaxCombinations)
 	}
-	win := ranked[0].combo
-	for s := range names {
-		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, ranks[s].srs, ranks[s].evaluated)
+	if count*len(names) > limit {
+		return nil, errorf(KindTooMany, "the grid's %d combinations over %d series are %d runs and the cap is %d (research.max_combinations): narrow the grid or the universe", count, len(names), count*len(names), limit)
 	}
-	res.Warnings = append(res.Warnings, "a universe's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
-	if ranked[0].p.trades < backtest.TooFewTrades {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades over the universe; its metrics rest on too few to judge it by", ranked[0].p.trades))
+	return plans, nil
+}
+
+// runUniverse runs every plan's combinations, and returns the trials per
+// series (nil: did not finish), how many finished, and how many forged
+// answers a cluster refused.
+func (l *Local) runUniverse(ctx context.Context, plans []*plan, progress func(Progress)) (trials [][]*worker.Trial, done, refused int, err error) {
+	count := plans[0].count
+	type owner struct{ series, offset int }
+	var tasks []worker.SweepChunk
+	var owners []owner
+	nw, err := l.chunkWorkers(ctx)
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	return res, nil
+	for s, p := range plans {
+		off := 0
+		for _, c := range p.chunks(p.base, nw) {
+			tasks = append(tasks, c)
+			owners = append(owners, owner{s, off})
+			off += len(c.Combos)
+		}
+	}
+	trials = make([][]*worker.Trial, len(plans))
+	for s := range trials {
+		trials[s] = make([]*worker.Trial, count)
+	}
+	total := count * len(plans)
+	report(progress, Progress{Done: 0, Total: total, Message: fmt.Sprintf("0 of %d runs (%d combinations × %d series)", total, count, len(plans))})
+	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+		o := owners[i]
+		for j := range resp.Trials {
+			trials[o.series][plans[o.series].index(o.offset+j)] = &resp.Trials[j]
+		}
+		done += len(resp.Trials)
+		refused += resp.Refused
+		report(progress, Progress{Done: done, Total: total, Message: fmt.Sprintf("%d of %d runs", done, total)})
+		return nil, nil
+	})
+	if err != nil {
+		return nil, done, refused, classify(err)
+	}
+	return trials, done, refused, nil
 }
 
 // reportSleeve reads the figures pool needs from a backtest report's

@@ -100,39 +100,15 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if p.tooMany != nil {
 		return WalkForwardResult{}, p.tooMany
 	}
-	bar := p.gran.Duration()
-	isBars, oosBars := req.InSample.barsOf(bar), req.OutOfSample.barsOf(bar)
-	for _, c := range []struct {
-		name string
-		l    Length
-		bars int
-	}{{"in_sample", req.InSample, isBars}, {"out_of_sample", req.OutOfSample, oosBars}} {
-		if !c.l.IsZero() && c.bars < 1 {
-			return WalkForwardResult{}, errorf(KindInvalid, "%s %s is shorter than one %s bar", c.name, c.l, p.gran)
-		}
-	}
-	n := p.bars.Len()
-	wins, err := layout(n, req.Windows, isBars, oosBars, req.Anchored)
+	wins, err := windowsOf(req, p)
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
-	if got := wins[0].oosHi - wins[0].oosLo; got < minOutOfSampleBars {
-		return WalkForwardResult{}, errorf(KindInvalid, "out-of-sample windows of %d bar are too short; each needs at least %d bars: use fewer windows or a longer range", got, minOutOfSampleBars)
-	}
-	times := p.bars.Time
-	span := func(lo, hi int) Span {
-		return Span{From: unixRFC3339(times[lo]), To: unixRFC3339(times[hi-1]), Bars: hi - lo}
-	}
-	rangeOf := func(lo, hi int) worker.SweepChunk {
-		r := p.base
-		r.From, r.To = unixRFC3339(times[lo]), unixRFC3339(times[hi-1])
-		r.Digest = p.bars.Slice(lo, hi).Digest()
-		return r
-	}
+	sr := wfSeries{p: p, times: p.bars.Time}
 
 	// The warm-up, measured on the first (shortest) in-sample window with
 	// each swept knob at its extremes, before any sweep runs.
-	probe := rangeOf(wins[0].isLo, wins[0].isHi)
+	probe := sr.rangeOf(wins[0].isLo, wins[0].isHi)
 	probe.Combos = p.corners()
 	if err := l.checkWarmup(ctx, probe, wins[0].isHi-wins[0].isLo); err != nil {
 		return WalkForwardResult{}, err
@@ -142,6 +118,89 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Anchored: req.Anchored, Knobs: p.swept,
 		Combinations: p.count, Windows: []Window{}, Equity: []EquityPoint{}, Settings: p.settings, Warnings: []string{},
 	}
+	run, err := l.runWindows(ctx, sr, wins, progress)
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
+	if w := refusedWarning(run.refused); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	if err := sr.stitch(ctx, wins, run, &res); err != nil {
+		return WalkForwardResult{}, err
+	}
+	windows := make([]inSample, len(wins))
+	for k, w := range wins {
+		is := sr.span(w.isLo, w.isHi)
+		windows[k] = inSample{from: is.From, to: is.To, trials: run.trials[k]}
+	}
+	l.afterWalkForward(ctx, p, req, windows, &res) // tried, so counted, whatever the check finds
+	if res.LookaheadCheck, err = l.checkWindows(ctx, p, wins, sr.times, &res); err != nil {
+		return WalkForwardResult{}, err
+	}
+	return res, nil
+}
+
+// windowsOf lays out req's windows over the plan's bars, refusing
+// lengths shorter than a bar and out-of-sample windows too short to
+// judge.
+func windowsOf(req WalkForwardRequest, p *plan) ([]window, error) {
+	bar := p.gran.Duration()
+	isBars, oosBars := req.InSample.barsOf(bar), req.OutOfSample.barsOf(bar)
+	for _, c := range []struct {
+		name string
+		l    Length
+		bars int
+	}{{"in_sample", req.InSample, isBars}, {"out_of_sample", req.OutOfSample, oosBars}} {
+		if !c.l.IsZero() && c.bars < 1 {
+			return nil, errorf(KindInvalid, "%s %s is shorter than one %s bar", c.name, c.l, p.gran)
+		}
+	}
+	wins, err := layout(p.bars.Len(), req.Windows, isBars, oosBars, req.Anchored)
+	if err != nil {
+		return nil, err
+	}
+	if got := wins[0].oosHi - wins[0].oosLo; got < minOutOfSampleBars {
+		return nil, errorf(KindInvalid, "out-of-sample windows of %d bar are too short; each needs at least %d bars: use fewer windows or a longer range", got, minOutOfSampleBars)
+	}
+	return wins, nil
+}
+
+// wfSeries is a walk-forward's plan with its bars' times: the spans and
+// the chunk ranges of its windows.
+type wfSeries struct {
+	p     *plan
+	times []int64
+}
+
+// span is bars [lo, hi) as a result names them.
+func (s wfSeries) span(lo, hi int) Span {
+	return Span{From: unixRFC3339(s.times[lo]), To: unixRFC3339(s.times[hi-1]), Bars: hi - lo}
+}
+
+// rangeOf is the plan's chunk over bars [lo, hi).
+func (s wfSeries) rangeOf(lo, hi int) worker.SweepChunk {
+	r := s.p.base
+	r.From, r.To = unixRFC3339(s.times[lo]), unixRFC3339(s.times[hi-1])
+	r.Digest = s.p.bars.Slice(lo, hi).Digest()
+	return r
+}
+
+// wfRun is what a walk-forward's windows gave: per window the in-sample
+// trials, their ranking and the winner's out-of-sample trial (nil for a
+// window that did not finish).
+type wfRun struct {
+	trials  [][]*worker.Trial
+	ranks   []ranking
+	oos     []*worker.Trial
+	refused int
+}
+
+// runWindows runs every window's in-sample sweep, windows in order; as
+// soon as a window's sweep is complete its winner is queued
+// out-of-sample, with the window's in-sample bars before it for the
+// indicators.
+func (l *Local) runWindows(ctx context.Context, sr wfSeries, wins []window, progress func(Progress)) (wfRun, error) {
+	p, times := sr.p, sr.times
 	total := len(wins) * (p.count + 1)
 	done := 0
 	tick := func(msg string) {
@@ -149,9 +208,6 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 	tick(fmt.Sprintf("%d windows of %d combinations", len(wins), p.count))
 
-	// Every window's in-sample sweep, windows in order; as soon as a
-	// window's sweep is complete its winner is queued out-of-sample, with
-	// the window's in-sample bars before it for the indicators.
 	type owner struct {
 		win, offset int
 		oos         bool
@@ -160,31 +216,29 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	var owners []owner
 	nw, err := l.chunkWorkers(ctx)
 	if err != nil {
-		return WalkForwardResult{}, err
+		return wfRun{}, err
 	}
 	for k, w := range wins {
 		off := 0
-		for _, c := range p.chunks(rangeOf(w.isLo, w.isHi), nw) {
+		for _, c := range p.chunks(sr.rangeOf(w.isLo, w.isHi), nw) {
 			tasks = append(tasks, c)
 			owners = append(owners, owner{win: k, offset: off})
 			off += len(c.Combos)
 		}
 	}
-	trials := make([][]*worker.Trial, len(wins))
+	run := wfRun{trials: make([][]*worker.Trial, len(wins)), ranks: make([]ranking, len(wins)), oos: make([]*worker.Trial, len(wins))}
 	left := make([]int, len(wins))
 	for k := range wins {
-		trials[k] = make([]*worker.Trial, p.count)
+		run.trials[k] = make([]*worker.Trial, p.count)
 		left[k] = p.count
 	}
-	ranks := make([]ranking, len(wins))
-	oosTrials := make([]*worker.Trial, len(wins))
-	refused := 0
+	trials, ranks := run.trials, run.ranks
 	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		o := owners[i]
 		k := o.win
-		refused += resp.Refused
+		run.refused += resp.Refused
 		if o.oos {
-			oosTrials[k] = &resp.Trials[0]
+			run.oos[k] = &resp.Trials[0]
 			done++
 			tick(fmt.Sprintf("window %d of %d: out-of-sample", k+1, len(wins)))
 			return nil, nil
@@ -211,7 +265,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 				return nil, warmupError(w.isHi-w.isLo, t.Warmup, t.Values)
 			}
 		}
-		r := rangeOf(w.isLo, w.oosHi)
+		r := sr.rangeOf(w.isLo, w.oosHi)
 		r.TradeFrom = unixRFC3339(times[w.oosLo])
 		r.Returns = true
 		r.Combos = []map[string]any{trials[k][ranks[k].order[0]].Values}
@@ -219,13 +273,15 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		return []worker.SweepChunk{r}, nil
 	})
 	if err != nil {
-		return WalkForwardResult{}, classify(err)
+		return wfRun{}, classify(err)
 	}
-	if w := refusedWarning(refused); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
+	return run, nil
+}
 
-	// Stitch the leading windows that finished.
+// stitch joins the out-of-sample runs of the leading windows that
+// finished into res: the windows, the stitched curve and its metrics.
+func (s wfSeries) stitch(ctx context.Context, wins []window, run wfRun, res *WalkForwardResult) error {
+	p, times := s.p, s.times
 	capF, _ := p.capital.Float64()
 	equity := capF
 	var curveT []int64
@@ -233,16 +289,16 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	var isCAGR []float64
 	trades := 0
 	for k, w := range wins {
-		if oosTrials[k] == nil {
+		if run.oos[k] == nil {
 			break
 		}
-		win := trials[k][ranks[k].order[0]]
-		ot := oosTrials[k]
+		win := run.trials[k][run.ranks[k].order[0]]
+		ot := run.oos[k]
 		if ot.Error != "" {
-			return WalkForwardResult{}, errorf(KindStrategy, "window %d: the in-sample winner (%s) failed out-of-sample: %s", k+1, fmtParams(win.Values), ot.Error)
+			return errorf(KindStrategy, "window %d: the in-sample winner (%s) failed out-of-sample: %s", k+1, fmtParams(win.Values), ot.Error)
 		}
 		if len(ot.Returns) != w.oosHi-w.oosLo {
-			return WalkForwardResult{}, errorf(KindUnavailable, "window %d: %d out-of-sample returns for %d bars", k+1, len(ot.Returns), w.oosHi-w.oosLo)
+			return errorf(KindUnavailable, "window %d: %d out-of-sample returns for %d bars", k+1, len(ot.Returns), w.oosHi-w.oosLo)
 		}
 		for i, r := range ot.Returns {
 			equity *= 1 + r
@@ -253,16 +309,17 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		trades += ot.Trades
 		isC, oosC := float64(win.Scores.CAGR), float64(ot.Scores.CAGR)
 		isCAGR = append(isCAGR, isC)
+		rk := run.ranks[k]
 		res.Windows = append(res.Windows, Window{
-			Index: k + 1, InSample: span(w.isLo, w.isHi), OutOfSample: span(w.oosLo, w.oosHi),
+			Index: k + 1, InSample: s.span(w.isLo, w.isHi), OutOfSample: s.span(w.oosLo, w.oosHi),
 			Params:        win.Values,
 			InSampleScore: backtest.Ratio(scoreOf(win.Scores, p.rankBy)), OutOfSampleScore: backtest.Ratio(scoreOf(ot.Scores, p.rankBy)),
 			Efficiency:      efficiency(oosC, isC),
 			InSampleMetrics: win.Metrics, OutOfSampleMetrics: ot.Metrics,
-			Evaluated: ranks[k].evaluated, Failed: ranks[k].failed,
+			Evaluated: rk.evaluated, Failed: rk.failed,
 		})
-		if ranks[k].failed > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("window %d: %d of %d in-sample combinations failed; the first: %s", k+1, ranks[k].failed, ranks[k].evaluated, ranks[k].errors[0].Message))
+		if rk.failed > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("window %d: %d of %d in-sample combinations failed; the first: %s", k+1, rk.failed, rk.evaluated, rk.errors[0].Message))
 		}
 	}
 	if len(res.Windows) < len(wins) {
@@ -273,42 +330,41 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		}
 	}
 	if len(curveE) > 0 {
-		curve := backtest.Curve{Time: curveT, Equity: curveE}
-		m := backtest.EquityMetrics(curve, curveR, capF, p.gran.PeriodsPerYear(), bar)
-		res.OutOfSample = &Stitched{
-			TotalReturn: backtest.Ratio(m.TotalReturn), CAGR: backtest.Ratio(m.CAGR), Sharpe: backtest.Ratio(m.Sharpe), Sortino: backtest.Ratio(m.Sortino),
-			MaxDrawdown: backtest.Ratio(m.MaxDrawdown), Calmar: backtest.Ratio(m.Calmar), Trades: trades,
-			FinalEquity: backtest.Money(m.FinalEquity), Bars: m.Bars,
-			Start: m.Start.UTC().Format(time.RFC3339), End: m.End.UTC().Format(time.RFC3339), PeriodsPerYear: m.PeriodsPerYear,
-		}
-		for _, pt := range backtest.Downsample(curve, capF, backtest.MaxEquityPoints) {
-			res.Equity = append(res.Equity, EquityPoint{Time: pt.Time.UTC().Format(time.RFC3339), Equity: backtest.Money(pt.Equity), Drawdown: backtest.Ratio(pt.Drawdown)})
-		}
-		var sum float64
-		for _, c := range isCAGR {
-			sum += c
-		}
-		isAnnual := sum / float64(len(isCAGR))
-		res.InSampleAnnualReturn = backtest.Ratio(isAnnual)
-		res.OutOfSampleAnnualReturn = backtest.Ratio(m.CAGR)
-		res.Efficiency = efficiency(m.CAGR, isAnnual)
-		if res.Efficiency == nil {
-			res.Warnings = append(res.Warnings, "walk-forward efficiency is undefined: the in-sample annualised return is not positive, so there was no edge to carry forward")
-		}
-		if trades < backtest.TooFewTrades {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("only %d closed trades out-of-sample: too few to judge the strategy by; use longer windows or a finer granularity", trades))
-		}
+		s.stitched(backtest.Curve{Time: curveT, Equity: curveE}, curveR, isCAGR, trades, res)
 	}
-	windows := make([]inSample, len(wins))
-	for k, w := range wins {
-		is := span(w.isLo, w.isHi)
-		windows[k] = inSample{from: is.From, to: is.To, trials: trials[k]}
+	return nil
+}
+
+// stitched sets res's out-of-sample metrics and curve from the stitched
+// curve and returns, and its efficiency against the in-sample windows'
+// annual returns isCAGR.
+func (s wfSeries) stitched(curve backtest.Curve, returns, isCAGR []float64, trades int, res *WalkForwardResult) {
+	p := s.p
+	capF, _ := p.capital.Float64()
+	m := backtest.EquityMetrics(curve, returns, capF, p.gran.PeriodsPerYear(), p.gran.Duration())
+	res.OutOfSample = &Stitched{
+		TotalReturn: backtest.Ratio(m.TotalReturn), CAGR: backtest.Ratio(m.CAGR), Sharpe: backtest.Ratio(m.Sharpe), Sortino: backtest.Ratio(m.Sortino),
+		MaxDrawdown: backtest.Ratio(m.MaxDrawdown), Calmar: backtest.Ratio(m.Calmar), Trades: trades,
+		FinalEquity: backtest.Money(m.FinalEquity), Bars: m.Bars,
+		Start: m.Start.UTC().Format(time.RFC3339), End: m.End.UTC().Format(time.RFC3339), PeriodsPerYear: m.PeriodsPerYear,
 	}
-	l.afterWalkForward(ctx, p, req, windows, &res) // tried, so counted, whatever the check finds
-	if res.LookaheadCheck, err = l.checkWindows(ctx, p, wins, times, &res); err != nil {
-		return WalkForwardResult{}, err
+	for _, pt := range backtest.Downsample(curve, capF, backtest.MaxEquityPoints) {
+		res.Equity = append(res.Equity, EquityPoint{Time: pt.Time.UTC().Format(time.RFC3339), Equity: backtest.Money(pt.Equity), Drawdown: backtest.Ratio(pt.Drawdown)})
 	}
-	return res, nil
+	var sum float64
+	for _, c := range isCAGR {
+		sum += c
+	}
+	isAnnual := sum / float64(len(isCAGR))
+	res.InSampleAnnualReturn = backtest.Ratio(isAnnual)
+	res.OutOfSampleAnnualReturn = backtest.Ratio(m.CAGR)
+	res.Efficiency = efficiency(m.CAGR, isAnnual)
+	if res.Efficiency == nil {
+		res.Warnings = append(res.Warnings, "walk-forward efficiency is undefined: the in-sample annualised return is not positive, so there was no edge to carry forward")
+	}
+	if trades < backtest.TooFewTrades {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("only %d closed trades out-of-sample: too few to judge the strategy by; use longer windows or a finer granularity", trades))
+	}
 }
 
 // efficiency is oos / is, undefined (nil) when is is not positive.

@@ -45,6 +45,12 @@ type BarsRange struct {
 	Series      string `json:"series"`
 	From        string `json:"from,omitempty"`
 	To          string `json:"to,omitempty"`
+	// ShareDir, in a params request, is a directory private to the caller
+	// in which the worker writes the bars it read, once, as a shared bars
+	// file (strategy.Bars.Encode's form), named in ParamsResult.Shared:
+	// the other workers of the machine map that file read-only
+	// (SweepChunk.SharedBars) instead of each reading its own copy.
+	ShareDir string `json:"share_dir,omitempty"`
 }
 
 // ParamsResult is a strategy's style, summary and knobs, and the bars the
@@ -54,6 +60,8 @@ type ParamsResult struct {
 	Summary string           `json:"summary"`
 	Knobs   []scriptapi.Knob `json:"knobs"`
 	Bars    *BarsSeen        `json:"bars,omitempty"`
+	// Shared is the shared bars file written in BarsRange.ShareDir.
+	Shared string `json:"shared,omitempty"`
 }
 
 // Validate validates a strategy in a worker (script.Validate).

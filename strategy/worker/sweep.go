@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"wicket/strategy/backtest"
 )
@@ -41,7 +42,13 @@ type SweepChunk struct {
 	// strategy.Bars.Encode writes (hashing to Digest): a cluster worker's
 	// copy of bars shipped from another machine. The worker reads it
 	// instead of the history store, and HistoryPath may be empty.
-	BarsFile    string           `json:"bars_file,omitempty"`
+	BarsFile string `json:"bars_file,omitempty"`
+	// SharedBars, when set, is a shared bars file on this machine holding
+	// those bars (written by the worker that answered the sweep's params
+	// request, BarsRange.ShareDir): the worker maps it read-only, so the
+	// workers of one machine read one copy, and caches the mapping as the
+	// bars of HistoryPath's range with Digest.
+	SharedBars  string           `json:"shared_bars,omitempty"`
 	Capital     string           `json:"capital"`
 	FeeBps      float64          `json:"fee_bps"`
 	SlippageBps float64          `json:"slippage_bps"`
@@ -60,6 +67,16 @@ type SweepChunkResult struct {
 	Trials   []Trial           `json:"trials"`
 	Bars     BarsSeen          `json:"bars"`
 	Computed map[string]uint64 `json:"computed,omitempty"`
+	// Seconds is the time the worker spent on the chunk, from decoding
+	// its request to encoding this answer (finding the bars, compiling
+	// the strategy, the combinations); the rest of a chunk's round trip
+	// is the pipe and the caller's side. For diagnostics.
+	Seconds float64 `json:"seconds,omitempty"`
+	// Work is the part of Seconds the combinations themselves took.
+	Work float64 `json:"work,omitempty"`
+	// Called is the chunk's round trip as its caller timed it; it never
+	// travels.
+	Called time.Duration `json:"-"`
 	// Refused is how many answers to this chunk a research cluster
 	// refused as forged or altered before this one (strategy/cluster); it
 	// never travels.

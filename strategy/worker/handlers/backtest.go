@@ -50,6 +50,7 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 		var e barEntry
 		e, err = cache.load(req.HistoryPath, req.Series, cfg.From, cfg.To, req.Digest)
 		bars, keys = e.bars, e.keys
+		defer e.release()
 	} else {
 		bars, err = loadBars(req.HistoryPath, req.Series, cfg.From, cfg.To)
 	}

@@ -28,8 +28,15 @@ type barEntry struct {
 	digest string
 	bars   strategy.Bars
 	keys   *script.BarKeys // the memo keys of the bars' columns, hashed once per entry
-	bytes  int64
+	bytes  int64           // heap bytes (0 for mapped bars)
+	// m, when set, is the mapping the bars are views of (mapped.go); a
+	// request that got the entry from the cache holds it until release.
+	m *mapping
 }
+
+// release says the request that got e from the cache is done with its
+// bars.
+func (e barEntry) release() { e.m.release() }
 
 // Bar cache bounds per worker process.
 const (
@@ -41,12 +48,13 @@ const (
 // store at path (the bars, their digest and their columns' memo keys),
 // from the cache when an entry of that range has the digest want.
 func (c *barCache) load(path, series string, from, to time.Time, want string) (barEntry, error) {
-	key := path + "\x00" + series + "\x00" + from.String() + "\x00" + to.String()
+	key := storeKey(path, series, from, to)
 	c.mu.Lock()
 	for i, e := range c.entries {
 		if e.key == key && e.digest == want && want != "" {
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
+			e.m.acquire()
 			c.mu.Unlock()
 			return e, nil
 		}
@@ -66,19 +74,80 @@ func (c *barCache) load(path, series string, from, to time.Time, want string) (b
 	return e, nil
 }
 
+// storeKey is the cache key of the bars of series in [from, to] in the
+// store at path.
+func storeKey(path, series string, from, to time.Time) string {
+	return path + "\x00" + series + "\x00" + from.String() + "\x00" + to.String()
+}
+
 // preload reads the range r names into the cache, fresh from the store
 // (a sweep about to start must see the bars as they are now), and
-// describes what it read.
-func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, error) {
+// describes what it read. With r.ShareDir it also writes them to a shared
+// bars file there, which it names, and serves them from that file's
+// mapping from then on.
+func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) {
 	cfg, err := backtest.Request{From: r.From, To: r.To}.Config(backtest.DefaultConfig())
 	if err != nil {
-		return worker.BarsSeen{}, err
+		return worker.BarsSeen{}, "", err
 	}
 	e, err := c.load(r.HistoryPath, r.Series, cfg.From, cfg.To, "")
 	if err != nil {
-		return worker.BarsSeen{}, err
+		return worker.BarsSeen{}, "", err
 	}
-	return e.seen(), nil
+	defer e.release()
+	if r.ShareDir == "" {
+		return e.seen(), "", nil
+	}
+	path, err := writeShared(r.ShareDir, e.bars, e.digest)
+	if err != nil {
+		return worker.BarsSeen{}, "", err
+	}
+	// This worker too reads the shared copy from now on: its own is
+	// garbage once the cache lets it go.
+	shared, err := c.mapInto(e.key, path, r.Series, e.digest)
+	if err != nil {
+		return worker.BarsSeen{}, "", err
+	}
+	shared.release()
+	return e.seen(), path, nil
+}
+
+// loadShared returns the entry of key (a range of the store, as load
+// keys it) from the shared bars file at path, mapped read-only: from the
+// cache when an entry of key has that digest, else mapped now and
+// cached under key, so a later backtest of the range (the winner's
+// lookahead check) finds it too.
+func (c *barCache) loadShared(key, path, series, digest string) (barEntry, error) {
+	if digest == "" {
+		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with shared bars but no digest"}
+	}
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if e.key == key && e.digest == digest {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			e.m.acquire()
+			c.mu.Unlock()
+			return e, nil
+		}
+	}
+	c.mu.Unlock()
+	return c.mapInto(key, path, series, digest)
+}
+
+// mapInto maps the shared bars file at path and caches it under key,
+// replacing an entry of key.
+func (c *barCache) mapInto(key, path, series, digest string) (barEntry, error) {
+	bars, m, err := mapShared(path, series)
+	if err != nil {
+		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shared bars: " + err.Error()}
+	}
+	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, m: m}
+	if m == nil {
+		e.bytes = int64(bars.Len()) * 48
+	}
+	c.put(e)
+	return e, nil
 }
 
 // seen describes the entry's bars.
@@ -102,6 +171,7 @@ func (c *barCache) loadFile(path, series, digest string) (barEntry, error) {
 		if e.key == key && e.digest == digest {
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
+			e.m.acquire()
 			c.mu.Unlock()
 			return e, nil
 		}
@@ -128,6 +198,7 @@ func (c *barCache) put(e barEntry) {
 	for i := 0; i < len(c.entries); i++ {
 		if c.entries[i].key == key {
 			c.bytes -= c.entries[i].bytes
+			c.entries[i].m.drop()
 			c.entries = append(c.entries[:i], c.entries[i+1:]...)
 			i--
 		}
@@ -135,10 +206,14 @@ func (c *barCache) put(e barEntry) {
 	if e.bytes <= barCacheBytes {
 		c.entries = append([]barEntry{e}, c.entries...)
 		c.bytes += e.bytes
+		e.m.acquire() // the caller's, released when it is done
+	} else {
+		e.m.drop()
 	}
 	for len(c.entries) > barCacheEntries || c.bytes > barCacheBytes {
 		last := c.entries[len(c.entries)-1]
 		c.bytes -= last.bytes
+		last.m.drop()
 		c.entries = c.entries[:len(c.entries)-1]
 	}
 }

@@ -43,13 +43,16 @@ func New(memo *ta.Memo) worker.Handlers {
 		worker.KindSweep:      runSweep(memo, cache),
 		worker.KindStartPoint: runStartPoint(memo, cache),
 		worker.KindParams: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error) {
-			var seen *worker.BarsSeen
+			var (
+				seen   *worker.BarsSeen
+				shared string
+			)
 			if req.Bars != nil {
-				b, err := cache.preload(*req.Bars)
+				b, path, err := cache.preload(*req.Bars)
 				if err != nil {
 					return worker.ParamsResult{}, err
 				}
-				seen = &b
+				seen, shared = &b, path
 			}
 			opts, closeFS, err := options(req, memo)
 			if err != nil {
@@ -60,7 +63,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			if err != nil {
 				return worker.ParamsResult{}, err
 			}
-			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(), Bars: seen}, nil
+			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(), Bars: seen, Shared: shared}, nil
 		}),
 	}
 }

@@ -20,6 +20,7 @@ import (
 // a failure that concerns the whole chunk (the store, the range,
 // cancellation) fails the request.
 func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
+	began := time.Now()
 	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
@@ -33,6 +34,8 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	switch {
 	case req.BarsFile != "":
 		e, err = cache.loadFile(req.BarsFile, req.Series, req.Digest)
+	case req.SharedBars != "":
+		e, err = cache.loadShared(storeKey(req.HistoryPath, req.Series, cfg.From, cfg.To), req.SharedBars, req.Series, req.Digest)
 	case req.HistoryPath == "":
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request without a history store path"}
 	default:
@@ -41,6 +44,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
+	defer e.release()
 	bars := e.bars
 	// The range warnings of a backtest ("range clipped") do not apply to
 	// a chunk: its range is the caller's window over known bars.
@@ -67,6 +71,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	opts.BarKeys = e.keys        // the chunk's bars come from the bar cache and are never modified
 	opts.Flags = &script.Flags{} // the combinations run one at a time, and keep only their metrics
 	sc.Blocks = req.Blocks       // each trial's returns in blocks, for PBO
+	work := time.Now()
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
 			return worker.SweepChunkResult{}, err
@@ -83,6 +88,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 		}
 		resp.Trials[i] = t
 	}
+	resp.Work = time.Since(work).Seconds()
 	after := memo.Stats().Computed
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {
@@ -92,6 +98,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 			resp.Computed[k] = d
 		}
 	}
+	resp.Seconds = time.Since(began).Seconds()
 	return resp, nil
 }
 

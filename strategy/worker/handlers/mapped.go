@@ -1,0 +1,190 @@
+package handlers
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"wicket/strategy"
+)
+
+// A shared bars file holds a range's bars in the form strategy.Bars.Encode
+// writes. The worker that answers a sweep's params request writes it once
+// (writeShared), and every worker of the machine maps it read-only
+// (mapShared): their bars are views of one copy in the page cache instead
+// of a copy each on their heaps. A mapping is unmapped only once the
+// cache has dropped it and no request still reads it (mapping.refs).
+
+// mapping is one read-only mapping of a shared bars file.
+type mapping struct {
+	mu      sync.Mutex
+	data    []byte
+	refs    int  // requests reading the bars now
+	dropped bool // the cache no longer holds it
+	unmap   func([]byte) error
+}
+
+func (m *mapping) acquire() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.refs++
+	m.mu.Unlock()
+}
+
+func (m *mapping) release() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refs--
+	m.free()
+}
+
+// drop says the cache no longer holds m.
+func (m *mapping) drop() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dropped = true
+	m.free()
+}
+
+// free unmaps m once nothing reads it; m.mu is held.
+func (m *mapping) free() {
+	if m.dropped && m.refs == 0 && m.data != nil {
+		m.unmap(m.data)
+		m.data = nil
+	}
+}
+
+// sharedName is the file a range's bars are shared in, inside the
+// directory the caller gave: named by their digest.
+func sharedName(dir, digest string) string { return filepath.Join(dir, digest+".bars") }
+
+// writeShared writes bars to a new file in dir (created by the caller,
+// private to it) and returns its path. The file is written whole under a
+// temporary name and renamed, so a reader never maps a partial copy.
+func writeShared(dir string, bars strategy.Bars, digest string) (string, error) {
+	path := sharedName(dir, digest)
+	f, err := os.CreateTemp(dir, ".bars-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	err = encodeTo(f, bars)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o400)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("share the bars with the other workers: %w", err)
+	}
+	return path, nil
+}
+
+// encodeTo writes bars as strategy.Bars.Encode does, a column at a time,
+// without holding the whole encoding.
+func encodeTo(f *os.File, bars strategy.Bars) error {
+	buf := make([]byte, 0, 256<<10)
+	put := func(u uint64) error {
+		if len(buf)+8 > cap(buf) {
+			if _, err := f.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, u)
+		return nil
+	}
+	if err := put(uint64(bars.Len())); err != nil {
+		return err
+	}
+	for _, t := range bars.Time {
+		if err := put(uint64(t)); err != nil {
+			return err
+		}
+	}
+	for _, col := range [][]float64{bars.Open, bars.High, bars.Low, bars.Close, bars.Volume} {
+		for _, x := range col {
+			if err := put(math.Float64bits(x)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := f.Write(buf)
+	return err
+}
+
+// littleEndian says this machine stores numbers as the encoding does, so
+// a mapped file's columns can be read in place.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// viewBars reads encoded bars in place: the columns are slices of data
+// (which must stay mapped while they are used), not copies. It checks
+// the layout, not the digest: the file was written on this machine by a
+// worker of the same caller, from the bars it hashed itself.
+func viewBars(data []byte, series string) (strategy.Bars, error) {
+	if len(data) < 8 || uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
+		return strategy.Bars{}, fmt.Errorf("shared bars of %d bytes are too short or misaligned", len(data))
+	}
+	n := binary.LittleEndian.Uint64(data)
+	if n > uint64(len(data)-8)/48 || uint64(len(data)-8) != 48*n {
+		return strategy.Bars{}, fmt.Errorf("shared bars of %d bytes do not hold %d bars", len(data), n)
+	}
+	if n == 0 {
+		return strategy.Bars{Series: series}, nil
+	}
+	col := func(i int) unsafe.Pointer { return unsafe.Pointer(&data[8+i*8*int(n)]) }
+	k := int(n)
+	b := strategy.Bars{Series: series, Time: unsafe.Slice((*int64)(col(0)), k)[:k:k]}
+	b.Open = unsafe.Slice((*float64)(col(1)), k)[:k:k]
+	b.High = unsafe.Slice((*float64)(col(2)), k)[:k:k]
+	b.Low = unsafe.Slice((*float64)(col(3)), k)[:k:k]
+	b.Close = unsafe.Slice((*float64)(col(4)), k)[:k:k]
+	b.Volume = unsafe.Slice((*float64)(col(5)), k)[:k:k]
+	return b, nil
+}
+
+// mapShared maps the shared bars file at path read-only and views its
+// bars. Where files cannot be mapped (or numbers are stored the other way
+// round), it reads a copy instead, with m nil.
+func mapShared(path, series string) (strategy.Bars, *mapping, error) {
+	if littleEndian {
+		data, unmap, err := mapFile(path)
+		if err == nil {
+			bars, err := viewBars(data, series)
+			if err != nil {
+				unmap(data)
+				return strategy.Bars{}, nil, err
+			}
+			return bars, &mapping{data: data, unmap: unmap}, nil
+		}
+		if err != errNoMmap {
+			return strategy.Bars{}, nil, err
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return strategy.Bars{}, nil, err
+	}
+	bars, err := strategy.DecodeBars(data, series, "")
+	return bars, nil, err
+}
