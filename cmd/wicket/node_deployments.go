@@ -263,7 +263,7 @@ type deployments struct {
 // the history store for warm-up, and a client of this node (loopback, the
 // control key) for the one write path. Without strategies the surface
 // says the node runs none.
-func nodeDeployments(p project.Project, cfg project.Config, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
+func nodeDeployments(p project.Project, cfg project.Config, bars, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
 	h := deploy.NewHandler()
 	out := &deployments{handler: h, start: func(context.Context, string) {}}
 	stars, _ := filepath.Glob(filepath.Join(p.StrategiesDir(), "*.star"))
@@ -290,6 +290,9 @@ func nodeDeployments(p project.Project, cfg project.Config, observe, control str
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
 			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
+				if bars == barsTape {
+					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
+				}
 				return &deploy.MarkBars{Node: client, Venue: vc.Name, Every: time.Second, Now: time.Now}
 			}})
 		if err != nil {
@@ -301,6 +304,56 @@ func nodeDeployments(p project.Project, cfg project.Config, observe, control str
 		log.Info("deployments running", "count", len(r.List()))
 	}
 	return out, closeAll, nil
+}
+
+// The deployments' bar sources (wicket node serve --bars).
+const (
+	barsMarks = "marks"
+	barsTape  = "tape"
+)
+
+// tapePoll is how often a deployment on the tape looks for its next bar.
+const tapePoll = 200 * time.Millisecond
+
+// tapePage bounds the bars one read of the tape returns.
+const tapePage = 1000
+
+// historyTape reads the recorded tape of a series from the history store
+// at path: the bars `wicket data record` appended after a time, or the
+// latest one. A store or series not there yet has no bars.
+func historyTape(path string) deploy.TapeRead {
+	return func(ctx context.Context, series string, after time.Time) (strategy.Bars, error) {
+		none := strategy.Bars{Series: series}
+		store, err := history.OpenReadOnly(path)
+		if err != nil {
+			var he *history.Error
+			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+				return none, nil
+			}
+			return none, err
+		}
+		defer store.Close()
+		info, err := store.Info(series)
+		if err != nil {
+			var he *history.Error
+			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+				return none, nil
+			}
+			return none, err
+		}
+		if info.Bars == 0 || !info.Last.After(after) {
+			return none, nil
+		}
+		from, to := info.Last, info.Last
+		if !after.IsZero() {
+			g := info.Granularity.Duration()
+			from = after.Add(g)
+			if lim := from.Add(time.Duration(tapePage-1) * g); lim.Before(to) {
+				to = lim
+			}
+		}
+		return store.Load(series, from, to)
+	}
 }
 
 // historyWarmup reads warm-up bars from the history store at path.
