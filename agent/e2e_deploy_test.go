@@ -3,6 +3,8 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,12 +12,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/shopspring/decimal"
 
 	"wicket/deploy"
+	"wicket/node"
 	"wicket/node/nodetest"
 	"wicket/strategy/worker"
 	"wicket/trace"
@@ -52,7 +57,8 @@ func deploymentsNode(t *testing.T) (*nodetest.Server, *deploy.Runner, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	r, err := deploy.New(context.Background(), deploy.Config{Project: n.Config, Store: store, Node: n.Client(), Strategies: pool})
+	r, err := deploy.New(context.Background(), deploy.Config{Project: n.Config, Store: store, Node: n.Client(), Strategies: pool,
+		OperatorKey: n.OperatorKey.Public().(ed25519.PublicKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,4 +293,97 @@ func TestDeployApprovalAndBudget(t *testing.T) {
 	if res := confirm(); !res.IsError || !strings.Contains(text(res), "REFUSED [budget]") || len(r.List()) != 1 {
 		t.Fatalf("over budget: %s (%d deployments)", text(res), len(r.List()))
 	}
+}
+
+// proposalRig is a propose-mode deployment on deploymentsNode's node
+// with one waiting proposal: a buy at the bar that just closed.
+func proposalRig(t *testing.T, n *nodetest.Server, r *deploy.Runner, capital int64) (deploy.Deployment, deploy.Proposal) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := r.Create(ctx, deploy.Spec{Strategy: "flip.star", Source: deployFlipStar, Series: "BTC-USD@1m", Venue: "paper",
+		Mode: deploy.ModePropose, Capital: decimal.NewFromInt(capital)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := n.Client().Snapshot(ctx, "paper", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, _ := snap.Mark("paper", "BTC-USD")
+	px, _ := mark.Float64()
+	bar := deploy.Bar{Time: time.Now().UTC().Truncate(time.Minute).Add(-time.Minute), Open: px * 0.99, High: px, Low: px * 0.99, Close: px, Volume: 1}
+	if err := r.Step(ctx, d.ID, bar); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Get(d.ID)
+	if err != nil || len(got.Proposals) != 1 {
+		t.Fatalf("after an up bar the deployment proposes %+v (%v)", got.Proposals, err)
+	}
+	return got, got.Proposals[0]
+}
+
+// nodeOrders counts the orders the node took with client order id cid.
+func nodeOrders(t *testing.T, n *nodetest.Server, cid string) int {
+	t.Helper()
+	page, err := n.Client().Audit(context.Background(), node.AuditQuery{ClientOrderID: cid, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := 0
+	for _, e := range page.Entries {
+		if e.Outcome.Status == node.Accepted {
+			c++
+		}
+	}
+	return c
+}
+
+// TestDeployProposalsThroughWicketApprove: wicket approve, at a
+// terminal, shows the node's waiting deployment proposals beside the
+// servers' commands; y sends the order exactly once (signed with the
+// operator key the node verifies), n sends nothing.
+func TestDeployProposalsThroughWicketApprove(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	// The project's node is n, and its operator key the one n verifies.
+	toml := filepath.Join(proj, "wicket.toml")
+	cfg, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(toml, []byte(strings.Replace(string(cfg), `address = "127.0.0.1:7879"`, `address = "`+n.Addr+`"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"operator.key", "operator.pub"} {
+		if err := os.Remove(filepath.Join(proj, "settings", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes, py := proposalRig(t, n, r, 1000)
+	no, pn := proposalRig(t, n, r, 2000)
+	if nodeOrders(t, n, py.ClientOrderID)+nodeOrders(t, n, pn.ClientOrderID) != 0 {
+		t.Fatal("a proposal was sent before anyone approved it")
+	}
+	term := startApprove(t, proj, append(nodeEnv(n), "WICKET_OPERATOR_KEY="+hex.EncodeToString(n.OperatorKey.Seed()))...)
+	// Newest deployment first: the one to decline.
+	term.waitFor("proposal "+pn.ClientOrderID+" of deployment "+no.ID, 1)
+	term.waitFor("Send it?", 1)
+	term.typeLine("n")
+	term.waitFor("declined: nothing is sent", 1)
+	out := term.waitFor("proposal "+py.ClientOrderID+" of deployment "+yes.ID, 1)
+	if !strings.Contains(out, "order        buy "+py.Quantity.String()+" BTC-USD at market on venue paper") {
+		t.Fatalf("the proposal was shown as:\n%s", out)
+	}
+	term.waitFor("Send it?", 2)
+	term.typeLine("y")
+	term.waitFor("approved: order "+py.ClientOrderID+" buy "+py.Quantity.String()+" is filled", 1)
+	if got := nodeOrders(t, n, py.ClientOrderID); got != 1 {
+		t.Fatalf("the approved proposal reached the node %d times", got)
+	}
+	if got := nodeOrders(t, n, pn.ClientOrderID); got != 0 {
+		t.Fatalf("the declined proposal reached the node %d times", got)
+	}
+	if d, _ := r.Get(yes.ID); !d.Position.Equal(py.Quantity) || len(d.Proposals) != 0 {
+		t.Fatalf("approved deployment: position %s, proposals %v", d.Position, d.Proposals)
+	}
+	term.typeLine("q")
 }

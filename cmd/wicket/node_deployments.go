@@ -210,27 +210,20 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	if typed := strings.TrimSpace(line); typed != name {
 		return fmt.Errorf("nothing done: %q is not %q", typed, name)
 	}
-	var ch deploy.Challenge
-	if err := client.DeploymentsGet(rctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
-		return err
-	}
-	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
-	if d > 0 {
-		req.For = d.String()
-	}
-	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
-	verb := act
 	if act == deploy.ActApprove {
-		verb = "approve"
-		var got deploy.Intent
-		if err := client.DeploymentsPost(rctx, base+"/"+verb, req, &got); err != nil {
+		got, err := approveProposal(rctx, client, key, name)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "approved %s: %s %s %s\n", got.ClientOrderID, got.Side, got.Quantity, got.Status)
 		return nil
 	}
+	req, err := signedAct(rctx, client, key, act, name, base, d)
+	if err != nil {
+		return err
+	}
 	var got deploy.Deployment
-	if err := client.DeploymentsPost(rctx, base+"/"+verb, req, &got); err != nil {
+	if err := client.DeploymentsPost(rctx, base+"/"+act, req, &got); err != nil {
 		return err
 	}
 	if act == deploy.ActArm {
@@ -239,6 +232,41 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	}
 	fmt.Fprintf(out, "%s is %s\n", got.ID, got.State)
 	return nil
+}
+
+// deploymentsClient is the node's deployments surface (*node.Client).
+type deploymentsClient interface {
+	DeploymentsGet(ctx context.Context, sub string, q url.Values, out any) error
+	DeploymentsPost(ctx context.Context, sub string, body, out any) error
+}
+
+// signedAct asks the node for a one-use challenge for act on name (its
+// path under /v1/deployments is base) and signs the act with the operator
+// key, name typed back as the confirmation.
+func signedAct(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, act, name, base string, d time.Duration) (node.ArmRequest, error) {
+	var ch deploy.Challenge
+	if err := client.DeploymentsGet(ctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
+		return node.ArmRequest{}, err
+	}
+	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
+	if d > 0 {
+		req.For = d.String()
+	}
+	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
+	return req, nil
+}
+
+// approveProposal sends a waiting proposal, approved by the operator:
+// wicket node approve-proposal and wicket approve both come here.
+func approveProposal(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, cid string) (deploy.Intent, error) {
+	base := "/proposals/" + url.PathEscape(cid)
+	req, err := signedAct(ctx, client, key, deploy.ActApprove, cid, base, 0)
+	if err != nil {
+		return deploy.Intent{}, err
+	}
+	var got deploy.Intent
+	err = client.DeploymentsPost(ctx, base+"/approve", req, &got)
+	return got, err
 }
 
 func oneDeployment(c *cli.Context, verb string) (string, error) {
