@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,4 +387,143 @@ func TestDeployProposalsThroughWicketApprove(t *testing.T) {
 		t.Fatalf("approved deployment: position %s, proposals %v", d.Position, d.Proposals)
 	}
 	term.typeLine("q")
+}
+
+// proposalElicitor approves the session's deployment writes and answers
+// the proposals it is asked about as told: accept, decline, or no answer
+// until the test ends.
+type proposalElicitor struct {
+	mu      sync.Mutex
+	answers map[string]string // deployment id → accept, decline, silent
+	asked   []string
+	hold    chan struct{}
+}
+
+func (e *proposalElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	msg := req.Params.Message
+	accept := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}
+	if !strings.Contains(msg, "proposes an order") {
+		return accept, nil // the deploy_strategy write itself
+	}
+	e.mu.Lock()
+	e.asked = append(e.asked, msg)
+	var how string
+	for id, a := range e.answers {
+		if strings.Contains(msg, id) {
+			how = a
+		}
+	}
+	e.mu.Unlock()
+	switch how {
+	case "accept":
+		return accept, nil
+	case "silent":
+		select {
+		case <-e.hold:
+		case <-ctx.Done():
+		}
+		return nil, context.Canceled
+	}
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+}
+
+// TestDeployProposalsElicited: a propose deployment made through `wicket
+// mcp --approval elicit` has each proposal asked of the client's person:
+// an accept sends the order exactly once, a decline and no answer before
+// it lapses send none (the server says which); the node refuses an
+// elicited approval for a deployment made without approval elicit.
+func TestDeployProposalsElicited(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	el := &proposalElicitor{answers: map[string]string{}, hold: make(chan struct{})}
+	t.Cleanup(func() { close(el.hold) })
+	s, notes := startMCPWith(t, nodeEnv(n), proj, []client.ClientOption{client.WithElicitationHandler(el)}, "--node", n.Addr, "--approval", "elicit")
+	deployOne := func(capital string) string {
+		t.Helper()
+		args := `"name":"flip","series":"BTC-USD@1m","venue":"paper","capital":"` + capital + `"`
+		prev := object(t, s.call(t, "deploy_strategy", "{"+args+"}"))
+		done := object(t, s.call(t, "deploy_strategy", "{"+args+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`))
+		d, _ := done["deployment"].(map[string]any)
+		id, _ := d["id"].(string)
+		if done["status"] != "accepted" || d["approval"] != "elicit" || !strings.Contains(fmt.Sprint(done["note"]), "asked of you through your client") {
+			t.Fatalf("deploy under --approval elicit: %v", done)
+		}
+		return id
+	}
+	snap, err := n.Client().Snapshot(context.Background(), "paper", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, _ := snap.Mark("paper", "BTC-USD")
+	px, _ := mark.Float64()
+	propose := func(id string, at time.Time) deploy.Proposal {
+		t.Helper()
+		if err := r.Step(context.Background(), id, deploy.Bar{Time: at, Open: px * 0.99, High: px, Low: px * 0.99, Close: px, Volume: 1}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Get(id)
+		if err != nil || len(d.Proposals) != 1 {
+			t.Fatalf("deployment %s proposes %+v (%v)", id, d.Proposals, err)
+		}
+		return d.Proposals[0]
+	}
+	waitNote := func(words string) {
+		t.Helper()
+		for range 2000 {
+			for _, m := range notes.all() {
+				if strings.Contains(m, words) {
+					return
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // a poll of the notifications received, bounded
+		}
+		t.Fatalf("no notification says %q; got %v", words, notes.all())
+	}
+	bar := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+
+	yes, no, silent := deployOne("1000"), deployOne("2000"), deployOne("3000")
+	el.mu.Lock()
+	el.answers[yes], el.answers[no], el.answers[silent] = "accept", "decline", "silent"
+	el.mu.Unlock()
+
+	py := propose(yes, bar)
+	waitNote("the accepted proposal " + py.ClientOrderID)
+	if got := nodeOrders(t, n, py.ClientOrderID); got != 1 {
+		t.Fatalf("the accepted proposal reached the node %d times", got)
+	}
+	if d, _ := r.Get(yes); !d.Position.Equal(py.Quantity) || len(d.Proposals) != 0 {
+		t.Fatalf("accepted: position %s, proposals %v", d.Position, d.Proposals)
+	}
+
+	pn := propose(no, bar)
+	waitNote("proposal " + pn.ClientOrderID + " was declined; nothing was sent")
+	if got := nodeOrders(t, n, pn.ClientOrderID); got != 0 {
+		t.Fatalf("the declined proposal reached the node %d times", got)
+	}
+
+	// A bar whose proposal lapses two seconds from now, unanswered.
+	ps := propose(silent, time.Now().UTC().Add(-2*time.Minute+2*time.Second))
+	waitNote("nobody answered about proposal " + ps.ClientOrderID + " before it lapsed")
+	if got := nodeOrders(t, n, ps.ClientOrderID); got != 0 {
+		t.Fatalf("the unanswered proposal reached the node %d times", got)
+	}
+	el.mu.Lock()
+	asked := strings.Join(el.asked, "\n")
+	el.mu.Unlock()
+	if !strings.Contains(asked, "Deployment "+yes+" (flip.star on BTC-USD@1m, venue paper) proposes an order: buy "+py.Quantity.String()+" BTC-USD at market") {
+		t.Fatalf("the person was asked:\n%s", asked)
+	}
+
+	// The trust rule: no elicited approval for a deployment that was
+	// not created with approval elicit.
+	op, err := r.Create(context.Background(), deploy.Spec{Strategy: "flip.star", Source: deployFlipStar, Series: "BTC-USD@1m", Venue: "paper",
+		Mode: deploy.ModePropose, Capital: decimal.NewFromInt(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	po := propose(op.ID, bar)
+	var in deploy.Intent
+	err = n.Client().DeploymentsPost(context.Background(), "/proposals/"+po.ClientOrderID+"/elicited", deploy.Elicited{By: "someone"}, &in)
+	if err == nil || !strings.Contains(err.Error(), "from an operator only") || nodeOrders(t, n, po.ClientOrderID) != 0 {
+		t.Fatalf("an elicited approval of an operator-only deployment: %v", err)
+	}
 }

@@ -312,6 +312,15 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	if err != nil {
 		return nil, err
 	}
+	approval := spec.Approval
+	switch {
+	case approval == "":
+		approval = ApprovalOperator
+	case approval != ApprovalOperator && approval != ApprovalElicit:
+		return nil, errorf(KindBadRequest, "approval %q: give operator (an operator approves each proposal at a terminal) or elicit (also the person a wicket mcp --approval elicit server asks)", short(approval))
+	case approval == ApprovalElicit && mode != ModePropose:
+		return nil, errorf(KindBadRequest, "approval elicit is for propose mode, where each order waits for a person; an auto deployment asks nobody: drop approval or deploy with --mode propose")
+	}
 	if !spec.Capital.IsPositive() {
 		return nil, errorf(KindBadRequest, "capital %s: give the allocation the deployment trades in, e.g. --capital 10000", spec.Capital)
 	}
@@ -372,6 +381,7 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	}
 	d := &Deployment{ID: IDPrefix + r.cfg.NewID(), Strategy: spec.Strategy, StrategyHash: hex.EncodeToString(sum[:]), Source: spec.Source,
 		Params: params, Series: sym + "@" + string(g), Symbol: sym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
+		Approval: approval, CreatedBy: spec.CreatedBy,
 		Warmup: warm, State: StateRunning, Created: now, Updated: now,
 		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}
 	return d, nil
