@@ -527,3 +527,37 @@ func TestDeployProposalsElicited(t *testing.T) {
 		t.Fatalf("an elicited approval of an operator-only deployment: %v", err)
 	}
 }
+
+// TestDeployBadInputNamesTheFix: through deploy_strategy, an unknown
+// series, a strategy that fails validation and an allowance above the
+// node's guardrail are refused at the preview with the node's fix, and
+// nothing is deployed.
+func TestDeployBadInputNamesTheFix(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	if err := os.WriteFile(filepath.Join(proj, "strategies", "broken.star"), []byte("def signals(bars):\n    return {\"long\": undefined_name}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr)
+	for _, c := range []struct {
+		name, args string
+		words      []string
+	}{
+		{"unknown series", `"name":"flip","series":"DOGE-USD@1m","venue":"paper"`, []string{"unknown to venue paper", "BTC-USD", "add DOGE-USD to the venue's symbols"}},
+		{"fails validation", `"name":"broken","series":"BTC-USD@1m","venue":"paper"`, []string{"fails validation", "wicket strategy validate broken.star"}},
+		{"allowance above the guardrail", `"name":"flip","series":"BTC-USD@1m","venue":"paper","allowance":{"max_order_notional":"30000"}`,
+			[]string{"above the node's guardrail limit of 25000", "give at most 25000"}},
+	} {
+		res := s.call(t, "deploy_strategy", "{"+c.args+"}")
+		if !res.IsError {
+			t.Fatalf("%s: previewed: %s", c.name, text(res))
+		}
+		for _, w := range append(c.words, "Nothing was deployed") {
+			if !strings.Contains(text(res), w) {
+				t.Errorf("%s: %q lacks %q", c.name, text(res), w)
+			}
+		}
+	}
+	if len(r.List()) != 0 {
+		t.Fatalf("bad input deployed %d", len(r.List()))
+	}
+}
