@@ -67,7 +67,8 @@ func nodeCommand() *cli.Command {
 				}, c.App.ErrWriter)
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
-			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand()},
+			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
+			nodeClearBreakerCommand()},
 	}
 }
 
