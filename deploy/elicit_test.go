@@ -57,3 +57,26 @@ func TestDeployElicitedApprovalTrustRule(t *testing.T) {
 	_, err = g.r.Create(ctxT(t), bad)
 	wantErr(t, err, "give operator", "or elicit")
 }
+
+// TestDeployAllowanceAboveTheVenueBreaker: an allowance whose daily loss
+// or drawdown is above the venue's own breaker (wicket.toml) is refused
+// naming the most it may be; at or under it, it deploys.
+func TestDeployAllowanceAboveTheVenueBreaker(t *testing.T) {
+	g := newRig(t)
+	v := &g.r.cfg.Project.Venues[0]
+	v.MaxDailyLoss, v.MaxDrawdownPct = decimal.NewFromInt(200), decimal.NewFromInt(10)
+	spec := Spec{Strategy: "sma_half.star", Source: smaHalf, Series: symbol + "@1m", Venue: "paper", Capital: decimal.NewFromInt(1000)}
+	loss := spec
+	loss.Allowance.MaxDailyLoss = dp(300)
+	_, err := g.r.Create(ctxT(t), loss)
+	wantErr(t, err, "max_daily_loss 300 is above venue paper's own breaker of 200", "give at most 200")
+	dd := spec
+	dd.Allowance.MaxDrawdownPct = dp(20)
+	_, err = g.r.Create(ctxT(t), dd)
+	wantErr(t, err, "max_drawdown_pct 20 is above venue paper's own breaker of 10%", "give at most 10")
+	ok := spec
+	ok.Allowance.MaxDailyLoss, ok.Allowance.MaxDrawdownPct = dp(200), dp(5)
+	if _, err := g.r.Create(ctxT(t), ok); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -337,6 +337,14 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 		return nil, errorf(KindBadRequest, "allowance max_position_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_position_notional in wicket.toml)",
 			a.MaxPositionNotional, gl.MaxPositionNotional, gl.MaxPositionNotional)
 	}
+	if vc.MaxDailyLoss.IsPositive() && a.MaxDailyLoss != nil && a.MaxDailyLoss.GreaterThan(vc.MaxDailyLoss) {
+		return nil, errorf(KindBadRequest, "allowance max_daily_loss %s is above venue %s's own breaker of %s: give at most %s (or raise max_daily_loss in the venue's [[venues]] table of wicket.toml)",
+			a.MaxDailyLoss, vc.Name, vc.MaxDailyLoss, vc.MaxDailyLoss)
+	}
+	if vc.MaxDrawdownPct.IsPositive() && a.MaxDrawdownPct != nil && a.MaxDrawdownPct.GreaterThan(vc.MaxDrawdownPct) {
+		return nil, errorf(KindBadRequest, "allowance max_drawdown_pct %s is above venue %s's own breaker of %s%%: give at most %s (or raise max_drawdown_pct in the venue's [[venues]] table of wicket.toml)",
+			a.MaxDrawdownPct, vc.Name, vc.MaxDrawdownPct, vc.MaxDrawdownPct)
+	}
 	if spec.Warmup < 0 || spec.Warmup > MaxEvalBars {
 		return nil, errorf(KindBadRequest, "warm-up %d: give 0 (the strategy's own) up to %d bars", spec.Warmup, MaxEvalBars)
 	}
