@@ -3,19 +3,25 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/shopspring/decimal"
 
 	"wicket/deploy"
+	"wicket/node"
 	"wicket/node/nodetest"
 	"wicket/strategy/worker"
 	"wicket/trace"
@@ -52,7 +58,8 @@ func deploymentsNode(t *testing.T) (*nodetest.Server, *deploy.Runner, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	r, err := deploy.New(context.Background(), deploy.Config{Project: n.Config, Store: store, Node: n.Client(), Strategies: pool})
+	r, err := deploy.New(context.Background(), deploy.Config{Project: n.Config, Store: store, Node: n.Client(), Strategies: pool,
+		OperatorKey: n.OperatorKey.Public().(ed25519.PublicKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,5 +293,271 @@ func TestDeployApprovalAndBudget(t *testing.T) {
 	}
 	if res := confirm(); !res.IsError || !strings.Contains(text(res), "REFUSED [budget]") || len(r.List()) != 1 {
 		t.Fatalf("over budget: %s (%d deployments)", text(res), len(r.List()))
+	}
+}
+
+// proposalRig is a propose-mode deployment on deploymentsNode's node
+// with one waiting proposal: a buy at the bar that just closed.
+func proposalRig(t *testing.T, n *nodetest.Server, r *deploy.Runner, capital int64) (deploy.Deployment, deploy.Proposal) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := r.Create(ctx, deploy.Spec{Strategy: "flip.star", Source: deployFlipStar, Series: "BTC-USD@1m", Venue: "paper",
+		Mode: deploy.ModePropose, Capital: decimal.NewFromInt(capital)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := n.Client().Snapshot(ctx, "paper", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, _ := snap.Mark("paper", "BTC-USD")
+	px, _ := mark.Float64()
+	bar := deploy.Bar{Time: time.Now().UTC().Truncate(time.Minute).Add(-time.Minute), Open: px * 0.99, High: px, Low: px * 0.99, Close: px, Volume: 1}
+	if err := r.Step(ctx, d.ID, bar); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Get(d.ID)
+	if err != nil || len(got.Proposals) != 1 {
+		t.Fatalf("after an up bar the deployment proposes %+v (%v)", got.Proposals, err)
+	}
+	return got, got.Proposals[0]
+}
+
+// nodeOrders counts the orders the node took with client order id cid.
+func nodeOrders(t *testing.T, n *nodetest.Server, cid string) int {
+	t.Helper()
+	page, err := n.Client().Audit(context.Background(), node.AuditQuery{ClientOrderID: cid, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := 0
+	for _, e := range page.Entries {
+		if e.Outcome.Status == node.Accepted {
+			c++
+		}
+	}
+	return c
+}
+
+// TestDeployProposalsThroughWicketApprove: wicket approve, at a
+// terminal, shows the node's waiting deployment proposals beside the
+// servers' commands; y sends the order exactly once (signed with the
+// operator key the node verifies), n sends nothing.
+func TestDeployProposalsThroughWicketApprove(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	// The project's node is n, and its operator key the one n verifies.
+	toml := filepath.Join(proj, "wicket.toml")
+	cfg, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(toml, []byte(strings.Replace(string(cfg), `address = "127.0.0.1:7879"`, `address = "`+n.Addr+`"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"operator.key", "operator.pub"} {
+		if err := os.Remove(filepath.Join(proj, "settings", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes, py := proposalRig(t, n, r, 1000)
+	no, pn := proposalRig(t, n, r, 2000)
+	if nodeOrders(t, n, py.ClientOrderID)+nodeOrders(t, n, pn.ClientOrderID) != 0 {
+		t.Fatal("a proposal was sent before anyone approved it")
+	}
+	term := startApprove(t, proj, append(nodeEnv(n), "WICKET_OPERATOR_KEY="+hex.EncodeToString(n.OperatorKey.Seed()))...)
+	// Newest deployment first: the one to decline.
+	term.waitFor("proposal "+pn.ClientOrderID+" of deployment "+no.ID, 1)
+	term.waitFor("Send it?", 1)
+	term.typeLine("n")
+	term.waitFor("declined: nothing is sent", 1)
+	out := term.waitFor("proposal "+py.ClientOrderID+" of deployment "+yes.ID, 1)
+	if !strings.Contains(out, "order        buy "+py.Quantity.String()+" BTC-USD at market on venue paper") {
+		t.Fatalf("the proposal was shown as:\n%s", out)
+	}
+	term.waitFor("Send it?", 2)
+	term.typeLine("y")
+	term.waitFor("approved: order "+py.ClientOrderID+" buy "+py.Quantity.String()+" is filled", 1)
+	if got := nodeOrders(t, n, py.ClientOrderID); got != 1 {
+		t.Fatalf("the approved proposal reached the node %d times", got)
+	}
+	if got := nodeOrders(t, n, pn.ClientOrderID); got != 0 {
+		t.Fatalf("the declined proposal reached the node %d times", got)
+	}
+	if d, _ := r.Get(yes.ID); !d.Position.Equal(py.Quantity) || len(d.Proposals) != 0 {
+		t.Fatalf("approved deployment: position %s, proposals %v", d.Position, d.Proposals)
+	}
+	term.typeLine("q")
+}
+
+// proposalElicitor approves the session's deployment writes and answers
+// the proposals it is asked about as told: accept, decline, or no answer
+// until the test ends.
+type proposalElicitor struct {
+	mu      sync.Mutex
+	answers map[string]string // deployment id → accept, decline, silent
+	asked   []string
+	hold    chan struct{}
+}
+
+func (e *proposalElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	msg := req.Params.Message
+	accept := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}
+	if !strings.Contains(msg, "proposes an order") {
+		return accept, nil // the deploy_strategy write itself
+	}
+	e.mu.Lock()
+	e.asked = append(e.asked, msg)
+	var how string
+	for id, a := range e.answers {
+		if strings.Contains(msg, id) {
+			how = a
+		}
+	}
+	e.mu.Unlock()
+	switch how {
+	case "accept":
+		return accept, nil
+	case "silent":
+		select {
+		case <-e.hold:
+		case <-ctx.Done():
+		}
+		return nil, context.Canceled
+	}
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+}
+
+// TestDeployProposalsElicited: a propose deployment made through `wicket
+// mcp --approval elicit` has each proposal asked of the client's person:
+// an accept sends the order exactly once, a decline and no answer before
+// it lapses send none (the server says which); the node refuses an
+// elicited approval for a deployment made without approval elicit.
+func TestDeployProposalsElicited(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	el := &proposalElicitor{answers: map[string]string{}, hold: make(chan struct{})}
+	t.Cleanup(func() { close(el.hold) })
+	s, notes := startMCPWith(t, nodeEnv(n), proj, []client.ClientOption{client.WithElicitationHandler(el)}, "--node", n.Addr, "--approval", "elicit")
+	deployOne := func(capital string) string {
+		t.Helper()
+		args := `"name":"flip","series":"BTC-USD@1m","venue":"paper","capital":"` + capital + `"`
+		prev := object(t, s.call(t, "deploy_strategy", "{"+args+"}"))
+		done := object(t, s.call(t, "deploy_strategy", "{"+args+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`))
+		d, _ := done["deployment"].(map[string]any)
+		id, _ := d["id"].(string)
+		if done["status"] != "accepted" || d["approval"] != "elicit" || !strings.Contains(fmt.Sprint(done["note"]), "asked of you through your client") {
+			t.Fatalf("deploy under --approval elicit: %v", done)
+		}
+		return id
+	}
+	snap, err := n.Client().Snapshot(context.Background(), "paper", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, _ := snap.Mark("paper", "BTC-USD")
+	px, _ := mark.Float64()
+	propose := func(id string, at time.Time) deploy.Proposal {
+		t.Helper()
+		if err := r.Step(context.Background(), id, deploy.Bar{Time: at, Open: px * 0.99, High: px, Low: px * 0.99, Close: px, Volume: 1}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Get(id)
+		if err != nil || len(d.Proposals) != 1 {
+			t.Fatalf("deployment %s proposes %+v (%v)", id, d.Proposals, err)
+		}
+		return d.Proposals[0]
+	}
+	waitNote := func(words string) {
+		t.Helper()
+		for range 2000 {
+			for _, m := range notes.all() {
+				if strings.Contains(m, words) {
+					return
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // a poll of the notifications received, bounded
+		}
+		t.Fatalf("no notification says %q; got %v", words, notes.all())
+	}
+	bar := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+
+	yes, no, silent := deployOne("1000"), deployOne("2000"), deployOne("3000")
+	el.mu.Lock()
+	el.answers[yes], el.answers[no], el.answers[silent] = "accept", "decline", "silent"
+	el.mu.Unlock()
+
+	py := propose(yes, bar)
+	waitNote("the accepted proposal " + py.ClientOrderID)
+	if got := nodeOrders(t, n, py.ClientOrderID); got != 1 {
+		t.Fatalf("the accepted proposal reached the node %d times", got)
+	}
+	if d, _ := r.Get(yes); !d.Position.Equal(py.Quantity) || len(d.Proposals) != 0 {
+		t.Fatalf("accepted: position %s, proposals %v", d.Position, d.Proposals)
+	}
+
+	pn := propose(no, bar)
+	waitNote("proposal " + pn.ClientOrderID + " was declined; nothing was sent")
+	if got := nodeOrders(t, n, pn.ClientOrderID); got != 0 {
+		t.Fatalf("the declined proposal reached the node %d times", got)
+	}
+
+	// A bar whose proposal lapses two seconds from now, unanswered.
+	ps := propose(silent, time.Now().UTC().Add(-2*time.Minute+2*time.Second))
+	waitNote("nobody answered about proposal " + ps.ClientOrderID + " before it lapsed")
+	if got := nodeOrders(t, n, ps.ClientOrderID); got != 0 {
+		t.Fatalf("the unanswered proposal reached the node %d times", got)
+	}
+	el.mu.Lock()
+	asked := strings.Join(el.asked, "\n")
+	el.mu.Unlock()
+	if !strings.Contains(asked, "Deployment "+yes+" (flip.star on BTC-USD@1m, venue paper) proposes an order: buy "+py.Quantity.String()+" BTC-USD at market") {
+		t.Fatalf("the person was asked:\n%s", asked)
+	}
+
+	// The trust rule: no elicited approval for a deployment that was
+	// not created with approval elicit.
+	op, err := r.Create(context.Background(), deploy.Spec{Strategy: "flip.star", Source: deployFlipStar, Series: "BTC-USD@1m", Venue: "paper",
+		Mode: deploy.ModePropose, Capital: decimal.NewFromInt(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	po := propose(op.ID, bar)
+	var in deploy.Intent
+	err = n.Client().DeploymentsPost(context.Background(), "/proposals/"+po.ClientOrderID+"/elicited", deploy.Elicited{By: "someone"}, &in)
+	if err == nil || !strings.Contains(err.Error(), "from an operator only") || nodeOrders(t, n, po.ClientOrderID) != 0 {
+		t.Fatalf("an elicited approval of an operator-only deployment: %v", err)
+	}
+}
+
+// TestDeployBadInputNamesTheFix: through deploy_strategy, an unknown
+// series, a strategy that fails validation and an allowance above the
+// node's guardrail are refused at the preview with the node's fix, and
+// nothing is deployed.
+func TestDeployBadInputNamesTheFix(t *testing.T) {
+	n, r, proj := deploymentsNode(t)
+	if err := os.WriteFile(filepath.Join(proj, "strategies", "broken.star"), []byte("def signals(bars):\n    return {\"long\": undefined_name}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startMCP(t, nodeEnv(n), proj, "--node", n.Addr)
+	for _, c := range []struct {
+		name, args string
+		words      []string
+	}{
+		{"unknown series", `"name":"flip","series":"DOGE-USD@1m","venue":"paper"`, []string{"unknown to venue paper", "BTC-USD", "add DOGE-USD to the venue's symbols"}},
+		{"fails validation", `"name":"broken","series":"BTC-USD@1m","venue":"paper"`, []string{"fails validation", "wicket strategy validate broken.star"}},
+		{"allowance above the guardrail", `"name":"flip","series":"BTC-USD@1m","venue":"paper","allowance":{"max_order_notional":"30000"}`,
+			[]string{"above the node's guardrail limit of 25000", "give at most 25000"}},
+	} {
+		res := s.call(t, "deploy_strategy", "{"+c.args+"}")
+		if !res.IsError {
+			t.Fatalf("%s: previewed: %s", c.name, text(res))
+		}
+		for _, w := range append(c.words, "Nothing was deployed") {
+			if !strings.Contains(text(res), w) {
+				t.Errorf("%s: %q lacks %q", c.name, text(res), w)
+			}
+		}
+	}
+	if len(r.List()) != 0 {
+		t.Fatalf("bad input deployed %d", len(r.List()))
 	}
 }

@@ -25,6 +25,12 @@ def signals(bars):
 // pool's workers (two) over its 60-bar warm-up and sending through the
 // node's write path. p50 and p99 are over every deployment-bar, and
 // ms/deployment-bar is the wall time of a bar over the deployments.
+// node-cpu-ms/deployment-bar is the CPU time (user and system, getrusage)
+// of this process around the loop: the node and the runner, which share
+// the wicket node serve process in production; worker-cpu-ms/deployment-bar
+// is the strategy workers' (child processes, counted once the pool has
+// closed and reaped them), their start and the deploy-time checks
+// included.
 func BenchmarkDeployBarToOrder(b *testing.B) {
 	for _, n := range []int{1, 50} {
 		b.Run(fmt.Sprintf("deployments=%d", n), func(b *testing.B) {
@@ -36,6 +42,7 @@ func BenchmarkDeployBarToOrder(b *testing.B) {
 			b.Cleanup(func() { p.Close() })
 			g.pool = p
 			g.restart()
+			children0, _ := cpuTime(true)
 			ids := make([]string, n)
 			for i := range ids {
 				ids[i] = g.deploy(Spec{Strategy: "flip.star", Source: flip, Capital: decimal.NewFromInt(1000), Warmup: 60}).ID
@@ -48,6 +55,7 @@ func BenchmarkDeployBarToOrder(b *testing.B) {
 			var lat []time.Duration
 			var mu sync.Mutex
 			b.ResetTimer()
+			self0, _ := cpuTime(false)
 			for i := 1; i <= b.N; i++ {
 				g.clk.Set(bars[i].Time.Add(time.Minute))
 				g.mkt.set(decimal.NewFromFloat(bars[i].Close))
@@ -69,7 +77,10 @@ func BenchmarkDeployBarToOrder(b *testing.B) {
 				}
 				wg.Wait()
 			}
+			self1, measured := cpuTime(false)
 			b.StopTimer()
+			p.Close()
+			children1, _ := cpuTime(true)
 			orders := 0
 			for _, id := range ids {
 				for _, in := range g.intents(id) {
@@ -87,6 +98,10 @@ func BenchmarkDeployBarToOrder(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(n*b.N), "ms/deployment-bar")
+			if measured {
+				b.ReportMetric(float64((self1-self0).Microseconds())/1000/float64(n*b.N), "node-cpu-ms/deployment-bar")
+				b.ReportMetric(float64((children1-children0).Microseconds())/1000/float64(n*b.N), "worker-cpu-ms/deployment-bar")
+			}
 		})
 	}
 }

@@ -34,6 +34,7 @@ func NewHandler() *Handler {
 	h.mux.HandleFunc("POST /v1/deployments/{id}/{act}", h.operator)
 	h.mux.HandleFunc("GET /v1/deployments/proposals/{cid}/challenge", h.challenge)
 	h.mux.HandleFunc("POST /v1/deployments/proposals/{cid}/approve", h.approve)
+	h.mux.HandleFunc("POST /v1/deployments/proposals/{cid}/elicited", h.elicited)
 	h.mux.HandleFunc("/v1/deployments/", func(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, errorf(KindNotFound, "no deployments endpoint %s %s; see docs/deployments.md", r.Method, r.URL.Path))
 	})
@@ -120,6 +121,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	spec.CreatedBy = r.Header.Get(node.HeaderKey) // authenticated by the node before the request reached here
 	d, err := h.r.Load().Create(r.Context(), spec)
 	if err != nil {
 		writeErr(w, err)
@@ -211,6 +213,26 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, err := h.r.Load().Approve(r.Context(), r.PathValue("cid"), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, in)
+}
+
+// Elicited is the word of a `wicket mcp --approval elicit` server that
+// the person its client asked accepted a proposal.
+type Elicited struct {
+	By string `json:"by,omitempty"` // who answered, as the client names them
+}
+
+func (h *Handler) elicited(w http.ResponseWriter, r *http.Request) {
+	var req Elicited
+	if err := decode(r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	in, err := h.r.Load().ApproveElicited(r.Context(), r.PathValue("cid"), r.Header.Get(node.HeaderKey), req.By)
 	if err != nil {
 		writeErr(w, err)
 		return

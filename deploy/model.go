@@ -53,7 +53,22 @@ type Spec struct {
 	// that no indicator depends on where its history began (the
 	// start-point check), so the decision equals the backtest's.
 	Warmup int `json:"warmup,omitempty"`
+	// Approval says who may approve a propose-mode deployment's
+	// proposals: "" or ApprovalOperator, an operator only (signed with
+	// the operator key); ApprovalElicit, also the person a `wicket mcp
+	// --approval elicit` server asks through its client, on the word of
+	// the control key that created the deployment.
+	Approval string `json:"approval,omitempty"`
+	// CreatedBy is the key id the request was signed with: the node's
+	// HTTP surface sets it, never the request body.
+	CreatedBy string `json:"-"`
 }
+
+// Who approves a propose-mode deployment's proposals (Spec.Approval).
+const (
+	ApprovalOperator = "operator"
+	ApprovalElicit   = "elicit"
+)
 
 // Deployment is a deployment with its running figures.
 type Deployment struct {
@@ -66,6 +81,8 @@ type Deployment struct {
 	Symbol       string          `json:"symbol"`
 	Venue        string          `json:"venue"`
 	Mode         Mode            `json:"mode"`
+	Approval     string          `json:"approval,omitempty"`   // propose mode: operator (default) or elicit
+	CreatedBy    string          `json:"created_by,omitempty"` // the key id that created it
 	Capital      decimal.Decimal `json:"capital"`
 	Allowance    Allowance       `json:"allowance"`
 	Warmup       int             `json:"warmup"`

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -194,6 +195,37 @@ func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (
 	if err := r.signed(ActApprove, cid, req); err != nil {
 		return Intent{}, err
 	}
+	return r.sendProposal(ctx, l, p, "approved by an operator (signed with the operator key)")
+}
+
+// ApproveElicited sends a waiting proposal that the person a `wicket mcp
+// --approval elicit` server asked has accepted, once. The node takes that
+// word only for a deployment created with approval elicit, and only from
+// the key that created it (keyID: the key the request was signed with).
+func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by string) (Intent, error) {
+	l, p, err := r.proposal(cid)
+	if err != nil {
+		return Intent{}, err
+	}
+	l.mu.Lock()
+	approval, creator, id := l.d.Approval, l.d.CreatedBy, l.d.ID
+	l.mu.Unlock()
+	switch {
+	case approval != ApprovalElicit:
+		return Intent{}, errorf(KindForbidden, "deployment %s takes its proposals' approval from an operator only (it was not created with approval elicit): the operator runs wicket approve or wicket node approve-proposal %s", id, cid)
+	case creator == "" || keyID != creator:
+		return Intent{}, errorf(KindForbidden, "deployment %s takes an elicited approval only from the key that created it: an operator can approve %s with wicket approve", id, cid)
+	}
+	if by = strings.TrimSpace(by); by == "" || len(by) > 200 {
+		by = "the MCP client's user"
+	}
+	return r.sendProposal(ctx, l, p, "approved through the MCP client ("+by+") of the wicket mcp session that deployed it")
+}
+
+// sendProposal sends the approved proposal p of l once; note says who
+// approved it.
+func (r *Runner) sendProposal(ctx context.Context, l *live, p Proposal, note string) (Intent, error) {
+	cid := p.ClientOrderID
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	found := false
@@ -220,7 +252,7 @@ func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (
 		in.Status, in.Note = IntentLapsed, "not sent: "+l.d.Reason
 		return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}})
 	}
-	in.Status, in.Note, in.Updated = IntentSending, "approved by an operator (signed with the operator key)", r.cfg.Now().UTC()
+	in.Status, in.Note, in.Updated = IntentSending, note, r.cfg.Now().UTC()
 	l.d.OrdersToday++
 	if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}}); err != nil {
 		return Intent{}, err

@@ -13,6 +13,8 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/alpaca"
+	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
@@ -27,38 +29,77 @@ func hexKey(t testing.TB) string {
 	return hex.EncodeToString(b)
 }
 
-// TestDeployAutoOnRealVenueNeedsBothArmed: on a Binance venue (the fake
-// of its API), auto is refused while the venue is disarmed; once the
-// venue is armed it deploys, but sends nothing while the deployment is
-// disarmed; armed by the operator it sends one order; after a restart
-// its arming has lapsed and it sends nothing.
-func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
+// realVenue is a real venue of the node, behind the fake of its API.
+type realVenue struct {
+	name, series string
+	venue        project.Venue
+	exchange     func(vc project.Venue) (server.Exchange, error)
+	orders       func() int // the orders the fake venue took
+}
+
+func binanceVenue(t *testing.T) realVenue {
 	key, secret := hexKey(t), hexKey(t)
 	f := binancefake.New(key, secret, []binancefake.Symbol{
 		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 	}, map[string]string{"USDT": "20000"})
 	t.Cleanup(f.Close)
+	return realVenue{name: "bn", series: "BTCUSDT@1m",
+		venue: project.Venue{Name: "bn", Kind: project.KindBinance, Environment: "testnet", MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
+		exchange: func(vc project.Venue) (server.Exchange, error) {
+			return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
+		},
+		orders: func() int { return len(f.Orders()) }}
+}
+
+func alpacaVenue(t *testing.T) realVenue {
+	key, secret := hexKey(t), hexKey(t)
+	f := alpacafake.New(key, secret, []alpacafake.Asset{{Symbol: "BTC/USD", Class: "crypto", Fractionable: true,
+		MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"}}, "20000")
+	t.Cleanup(f.Close)
+	return realVenue{name: "al", series: "BTC-USD@1m",
+		venue: project.Venue{Name: "al", Kind: project.KindAlpaca, Environment: "paper", MayArm: true, BaseURL: f.URL, Symbols: []string{"BTC-USD"}},
+		exchange: func(vc project.Venue) (server.Exchange, error) {
+			return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
+		},
+		orders: func() int { return len(f.Orders()) }}
+}
+
+// TestDeployAutoOnRealVenueNeedsBothArmed: on a Binance and on an Alpaca
+// venue (the fakes of their APIs), auto is refused while the venue is
+// disarmed; once the venue is armed it deploys, but sends nothing while
+// the deployment is disarmed; armed by the operator it sends one order;
+// after a restart its arming has lapsed and it sends nothing.
+func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		make func(*testing.T) realVenue
+	}{{"binance", binanceVenue}, {"alpaca", alpacaVenue}} {
+		t.Run(v.name, func(t *testing.T) { autoNeedsBothArmed(t, v.make(t)) })
+	}
+}
+
+func autoNeedsBothArmed(t *testing.T, rv realVenue) {
 	cfg := project.Defaults()
-	cfg.Venues = append(cfg.Venues, project.Venue{Name: "bn", Kind: project.KindBinance, Environment: "testnet", MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}})
+	cfg.Venues = append(cfg.Venues, rv.venue)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	vc, _ := cfg.Venue("bn")
-	ex, err := binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
+	vc, _ := cfg.Venue(rv.name)
+	ex, err := rv.exchange(vc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithExchanges(map[string]server.Exchange{"bn": ex}),
+	ns := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithExchanges(map[string]server.Exchange{rv.name: ex}),
 		nodetest.WithVenueTimeout(500*time.Millisecond), nodetest.WithMarkEvery(50*time.Millisecond))
 	c := ns.Client()
 	// The node reads the venue in the background: a bounded wait for it.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		info, err := c.Arming(context.Background(), "bn")
+		info, err := c.Arming(context.Background(), rv.name)
 		if err == nil && info.Refusal == "" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("venue bn never synced: %+v %v", info, err)
+			t.Fatalf("venue %s never synced: %+v %v", rv.name, info, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the node's background read of the venue, bounded, as node/server's waitFor does
 	}
@@ -72,10 +113,10 @@ func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
 		return r, s
 	}
 	r, store := start()
-	spec := Spec{Strategy: "flip.star", Source: flip, Series: "BTCUSDT@1m", Venue: "bn", Mode: ModeAuto, Capital: decimal.NewFromInt(1000), Warmup: 10}
+	spec := Spec{Strategy: "flip.star", Source: flip, Series: rv.series, Venue: rv.name, Mode: ModeAuto, Capital: decimal.NewFromInt(1000), Warmup: 10}
 	_, err = r.Create(ctxT(t), spec)
-	wantErr(t, err, "disarmed", "wicket node arm bn", "--mode propose")
-	if _, err := c.Arm(context.Background(), "bn", time.Hour, "bn", ns.OperatorKey); err != nil {
+	wantErr(t, err, "disarmed", "wicket node arm "+rv.name, "--mode propose")
+	if _, err := c.Arm(context.Background(), rv.name, time.Hour, rv.name, ns.OperatorKey); err != nil {
 		t.Fatal(err)
 	}
 	d, err := r.Create(ctxT(t), spec)
@@ -94,8 +135,8 @@ func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := mustIntents(t, store, d.ID)
-	if len(in) != 1 || in[0].Status != IntentRefused || !strings.Contains(in[0].Note, "wicket node arm "+d.ID) || len(f.Orders()) != 0 {
-		t.Fatalf("a disarmed deployment: %+v, %d orders at the venue", in, len(f.Orders()))
+	if len(in) != 1 || in[0].Status != IntentRefused || !strings.Contains(in[0].Note, "wicket node arm "+d.ID) || rv.orders() != 0 {
+		t.Fatalf("a disarmed deployment: %+v, %d orders at the venue", in, rv.orders())
 	}
 	ch, err := r.Challenge(ActArm, d.ID)
 	if err != nil {
@@ -109,7 +150,7 @@ func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
 	if err := r.Step(ctxT(t), d.ID, bar(1, true)); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.Orders()); n != 1 {
+	if n := rv.orders(); n != 1 {
 		t.Fatalf("armed: %d orders at the venue, want 1 (%+v)", n, mustIntents(t, store, d.ID))
 	}
 	// Restart: the deployment's arming lapses; its next change of
@@ -123,8 +164,8 @@ func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	in = mustIntents(t, store, d.ID)
-	if last := in[len(in)-1]; last.Status != IntentRefused || len(f.Orders()) != 1 {
-		t.Fatalf("after the restart: %+v, %d orders at the venue", last, len(f.Orders()))
+	if last := in[len(in)-1]; last.Status != IntentRefused || rv.orders() != 1 {
+		t.Fatalf("after the restart: %+v, %d orders at the venue", last, rv.orders())
 	}
 }
 

@@ -312,6 +312,15 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	if err != nil {
 		return nil, err
 	}
+	approval := spec.Approval
+	switch {
+	case approval == "":
+		approval = ApprovalOperator
+	case approval != ApprovalOperator && approval != ApprovalElicit:
+		return nil, errorf(KindBadRequest, "approval %q: give operator (an operator approves each proposal at a terminal) or elicit (also the person a wicket mcp --approval elicit server asks)", short(approval))
+	case approval == ApprovalElicit && mode != ModePropose:
+		return nil, errorf(KindBadRequest, "approval elicit is for propose mode, where each order waits for a person; an auto deployment asks nobody: drop approval or deploy with --mode propose")
+	}
 	if !spec.Capital.IsPositive() {
 		return nil, errorf(KindBadRequest, "capital %s: give the allocation the deployment trades in, e.g. --capital 10000", spec.Capital)
 	}
@@ -327,6 +336,14 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	if gl.MaxPositionNotional.IsPositive() && a.MaxPositionNotional != nil && a.MaxPositionNotional.GreaterThan(gl.MaxPositionNotional) {
 		return nil, errorf(KindBadRequest, "allowance max_position_notional %s is above the node's guardrail limit of %s: give at most %s (or raise [guardrail] max_position_notional in wicket.toml)",
 			a.MaxPositionNotional, gl.MaxPositionNotional, gl.MaxPositionNotional)
+	}
+	if vc.MaxDailyLoss.IsPositive() && a.MaxDailyLoss != nil && a.MaxDailyLoss.GreaterThan(vc.MaxDailyLoss) {
+		return nil, errorf(KindBadRequest, "allowance max_daily_loss %s is above venue %s's own breaker of %s: give at most %s (or raise max_daily_loss in the venue's [[venues]] table of wicket.toml)",
+			a.MaxDailyLoss, vc.Name, vc.MaxDailyLoss, vc.MaxDailyLoss)
+	}
+	if vc.MaxDrawdownPct.IsPositive() && a.MaxDrawdownPct != nil && a.MaxDrawdownPct.GreaterThan(vc.MaxDrawdownPct) {
+		return nil, errorf(KindBadRequest, "allowance max_drawdown_pct %s is above venue %s's own breaker of %s%%: give at most %s (or raise max_drawdown_pct in the venue's [[venues]] table of wicket.toml)",
+			a.MaxDrawdownPct, vc.Name, vc.MaxDrawdownPct, vc.MaxDrawdownPct)
 	}
 	if spec.Warmup < 0 || spec.Warmup > MaxEvalBars {
 		return nil, errorf(KindBadRequest, "warm-up %d: give 0 (the strategy's own) up to %d bars", spec.Warmup, MaxEvalBars)
@@ -372,6 +389,7 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	}
 	d := &Deployment{ID: IDPrefix + r.cfg.NewID(), Strategy: spec.Strategy, StrategyHash: hex.EncodeToString(sum[:]), Source: spec.Source,
 		Params: params, Series: sym + "@" + string(g), Symbol: sym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
+		Approval: approval, CreatedBy: spec.CreatedBy,
 		Warmup: warm, State: StateRunning, Created: now, Updated: now,
 		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}
 	return d, nil

@@ -124,13 +124,16 @@ const (
 
 // Venue is one venue's state in a snapshot.
 type Venue struct {
-	Name             string                     `json:"name"`
-	Kind             string                     `json:"kind"`        // "paper", "alpaca", "binance"
-	Environment      string                     `json:"environment"` // "paper", "testnet" or "live" (real money)
-	Armed            bool                       `json:"armed"`       // paper venues are always armed
-	ArmedUntil       time.Time                  `json:"armed_until,omitzero"`
-	MayArm           bool                       `json:"may_arm,omitempty"`
-	MarkSource       string                     `json:"mark_source"` // where marks come from
+	Name        string    `json:"name"`
+	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance"
+	Environment string    `json:"environment"` // "paper", "testnet" or "live" (real money)
+	Armed       bool      `json:"armed"`       // paper venues are always armed
+	ArmedUntil  time.Time `json:"armed_until,omitzero"`
+	MayArm      bool      `json:"may_arm,omitempty"`
+	MarkSource  string    `json:"mark_source"` // where marks come from
+	// Breaker, when set, says why the venue's breaker moved it to
+	// reduce_only; only an operator clears it (wicket node clear-breaker).
+	Breaker          string                     `json:"breaker,omitempty"`
 	Account          string                     `json:"account,omitempty"`
 	BuyingPower      decimal.Decimal            `json:"buying_power,omitzero"`
 	Connection       string                     `json:"connection,omitempty"` // real venues: the order stream's state
@@ -172,6 +175,12 @@ const (
 	EventTriggered    EventKind = "order_triggered" // a stop_limit's stop traded (Price: the mark); it rests as a limit
 	EventTrailed      EventKind = "order_trailed"   // a trailing stop's best mark moved to Price, and its stop with it
 	EventSent         EventKind = "order_sent"      // a bracket's exit at a real venue is sent (Quantity: its size); until then the node keeps it
+	// EventBreaker: a venue's breaker (wicket.toml max_daily_loss or
+	// max_drawdown_pct) tripped and moved it to reduce_only (Note: why;
+	// Cash: its equity then); EventBreakerCleared: an operator cleared it
+	// (Cash: the equity the breakers measure from again).
+	EventBreaker        EventKind = "venue_breaker"
+	EventBreakerCleared EventKind = "venue_breaker_cleared"
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a
@@ -349,6 +358,9 @@ const (
 	ArmingArm    ArmingAction = "arm"    // an operator armed the venue until Until
 	ArmingDisarm ArmingAction = "disarm" // an operator disarmed it
 	ArmingLapse  ArmingAction = "lapse"  // its arming ran out, or the node restarted
+	// A venue's breaker moved it to reduce_only, or an operator cleared it.
+	ArmingBreaker      ArmingAction = "breaker"
+	ArmingBreakerClear ArmingAction = "breaker_clear"
 )
 
 // ArmingChange is an arming entry of the audit trail: which venue, in

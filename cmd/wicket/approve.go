@@ -14,20 +14,25 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent/approval"
+	"wicket/deploy"
+	"wicket/strategy"
 )
 
 func approveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "approve",
-		Usage: "approve or decline, at a terminal, the confirmed writes this project's `wicket mcp --approval operator` servers hold",
+		Usage: "approve or decline, at a terminal, the confirmed writes this project's `wicket mcp --approval operator` servers hold, and the node's deployment proposals",
 		Description: "Watches the approval sockets in settings/state/ of this project and shows each waiting command in plain words: " +
 			"the resolved command, the guardrail, the node's dry run, the venue's environment and state, and how long is left. " +
 			"Answer y to send it, n to decline it, s to skip it (it is then refused when its window passes); q or Ctrl-D quits. " +
 			"It needs an interactive terminal: approving a write is a person's decision, so it refuses a pipe or a file on stdin. " +
-			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers take no other. " +
+			"It also shows the waiting proposals of the node's propose-mode deployments (wicket node deployments lists them): y sends the order once, " +
+			"as wicket node approve-proposal does; n or s leaves it to lapse when the next bar closes. " +
+			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers and the node take no other. " +
 			"Nothing is ever approved by default, by a timeout or by an error.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
+			nodeAddrFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -49,6 +54,11 @@ func approveCommand() *cli.Command {
 				dir: p.StateDir(), key: key, in: startLines(c.App.Reader), out: c.App.Writer,
 				by: whoAmI(c.App.Reader), poll: c.Duration("poll"), now: time.Now,
 			}
+			if client, _, err := armClient(c); err != nil {
+				fmt.Fprintf(c.App.Writer, "note: the node's deployment proposals are not shown: %v\n", err)
+			} else {
+				a.node = client
+			}
 			return a.run(c.Context)
 		},
 	}
@@ -63,6 +73,7 @@ type approver struct {
 	by   string
 	poll time.Duration
 	now  func() time.Time
+	node deploymentsClient // the node's proposals; nil: not shown
 }
 
 func startLines(r io.Reader) <-chan string {
@@ -111,6 +122,17 @@ func (a *approver) run(ctx context.Context) error {
 				break
 			}
 		}
+		if next == nil && a.node != nil {
+			if p, total, ok := a.nextProposal(ctx, seen, reported); ok {
+				idle = false
+				seen[p.ClientOrderID] = true
+				if quit := a.askProposal(ctx, p, total); quit {
+					fmt.Fprintln(a.out, "bye (anything still waiting is refused when its window passes)")
+					return nil
+				}
+				continue
+			}
+		}
 		if next == nil {
 			if !idle {
 				fmt.Fprintf(a.out, "Nothing is waiting.\n")
@@ -133,6 +155,97 @@ func (a *approver) run(ctx context.Context) error {
 		if quit := a.ask(ctx, *next, len(waiting)); quit {
 			fmt.Fprintln(a.out, "bye (anything still waiting is refused when its window passes)")
 			return nil
+		}
+	}
+}
+
+// waitingProposal is a node deployment's proposal with its deployment.
+type waitingProposal struct {
+	deploy.Proposal
+	dep     deploy.Deployment
+	expires time.Time // the next bar's close: it lapses then
+}
+
+// nextProposal is the first waiting proposal of the node not seen yet,
+// and how many are waiting.
+func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]bool) (waitingProposal, int, bool) {
+	rctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+	defer cancel()
+	var list struct {
+		Deployments []deploy.Deployment `json:"deployments"`
+	}
+	if err := a.node.DeploymentsGet(rctx, "", nil, &list); err != nil {
+		if msg := "the node's deployment proposals cannot be read: " + err.Error(); !reported[msg] {
+			reported[msg] = true
+			fmt.Fprintf(a.out, "note: %s\n", msg)
+		}
+		return waitingProposal{}, 0, false
+	}
+	var waiting []waitingProposal
+	for _, d := range list.Deployments {
+		_, g, err := strategy.ParseSeries(d.Series)
+		if err != nil {
+			continue
+		}
+		for _, p := range d.Proposals {
+			w := waitingProposal{Proposal: p, dep: d, expires: p.Bar.Add(2 * g.Duration())}
+			if a.now().Before(w.expires) {
+				waiting = append(waiting, w)
+			}
+		}
+	}
+	for _, w := range waiting {
+		if !seen[w.ClientOrderID] {
+			return w, len(waiting), true
+		}
+	}
+	return waitingProposal{}, len(waiting), false
+}
+
+// askProposal shows one proposal and takes the operator's answer; y
+// sends it once, signed with the operator key; quit is true when the
+// operator quits.
+func (a *approver) askProposal(ctx context.Context, w waitingProposal, total int) (quit bool) {
+	d := w.dep
+	fmt.Fprintf(a.out, "\n--- waiting for approval (%d waiting): proposal %s of deployment %s\n", total, w.ClientOrderID, d.ID)
+	fmt.Fprintf(a.out, "  order        %s %s %s at market on venue %s (target %v of the deployment's equity), decided at the bar of %s\n",
+		w.Side, w.Quantity, d.Symbol, d.Venue, w.Target, w.Bar.UTC().Format(time.RFC3339))
+	fmt.Fprintf(a.out, "  deployment   %s sha256 %s on %s, mode %s, equity %s, position %s\n", d.Strategy, short(d.StrategyHash), d.Series, d.Mode,
+		d.Equity.StringFixed(2), d.Position)
+	fmt.Fprintf(a.out, "  lapses       when the next bar closes, %s (in %s)\n", w.expires.UTC().Format(time.RFC3339), w.expires.Sub(a.now()).Round(time.Second))
+	for {
+		fmt.Fprintf(a.out, "Send it? y = approve and send, n = decline, s = skip: ")
+		var line string
+		select {
+		case l, ok := <-a.in:
+			if !ok {
+				return true
+			}
+			line = strings.ToLower(l)
+		case <-ctx.Done():
+			return true
+		}
+		switch line {
+		case "y", "yes":
+			rctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+			got, err := approveProposal(rctx, a.node, a.key, w.ClientOrderID)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(a.out, "not sent: %v\n", err)
+			} else {
+				fmt.Fprintf(a.out, "approved: order %s %s %s is %s.\n", got.ClientOrderID, got.Side, got.Quantity, got.Status)
+			}
+			return false
+		case "n", "no":
+			fmt.Fprintf(a.out, "declined: nothing is sent; the proposal lapses when the next bar closes.\n")
+			return false
+		case "s", "skip":
+			fmt.Fprintf(a.out, "skipped: it lapses when the next bar closes unless approved from another terminal.\n")
+			return false
+		case "q", "quit":
+			return true
+		default:
+			fmt.Fprintf(a.out, "answer y, n, s or q\n")
 		}
 	}
 }

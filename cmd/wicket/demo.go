@@ -82,6 +82,11 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, keep bool, docsPath 
 	if err := d.seed(ctx); err != nil {
 		return err
 	}
+	if docsPath != "" {
+		if err := d.writeDocsStrategy(); err != nil {
+			return err
+		}
+	}
 	stop, err := d.startNode(ctx)
 	if err != nil {
 		return err

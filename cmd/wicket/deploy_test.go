@@ -7,12 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
 
 	"wicket/deploy"
 	"wicket/node/nodetest"
 	"wicket/strategy/backtest"
 	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
+	"wicket/trace"
 )
 
 const deployFlip = `"""Long on up bars."""
@@ -23,6 +27,13 @@ def signals(bars):
 // deployNode is a node running deployments (a real runner over a worker
 // pool and a journal), and a project whose keys are the node's.
 func deployNode(t *testing.T) (*nodetest.Server, string) {
+	t.Helper()
+	n, proj, _ := deployNodeRunner(t)
+	return n, proj
+}
+
+// deployNodeRunner is deployNode with its runner.
+func deployNodeRunner(t *testing.T) (*nodetest.Server, string, *deploy.Runner) {
 	t.Helper()
 	h := deploy.NewHandler()
 	n := nodetest.NewServer(t, nodetest.WithDeployments(h))
@@ -45,7 +56,7 @@ func deployNode(t *testing.T) (*nodetest.Server, string) {
 		t.Fatal(err)
 	}
 	h.Attach(r)
-	return n, proj
+	return n, proj, r
 }
 
 // TestDeployCLI: wicket deploy previews and deploys nothing from a pipe
@@ -110,5 +121,53 @@ func TestDeployPrintsPreview(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("preview lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestTraceShowDeployment: wicket trace show dep-... --node lists the
+// deployment's orders with the node's audit of each, and the trace's
+// calls that named the deployment; without --node it says to add it.
+func TestTraceShowDeployment(t *testing.T) {
+	n, proj, r := deployNodeRunner(t)
+	ctx := context.Background()
+	d, err := r.Create(ctx, deploy.Spec{Strategy: "flip.star", Source: deployFlip, Series: "BTC-USD@1m", Venue: "paper", Mode: deploy.ModeAuto,
+		Capital: decimal.NewFromInt(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := n.Client().Snapshot(ctx, "paper", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, _ := snap.Mark("paper", "BTC-USD")
+	px, _ := mark.Float64()
+	at := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+	if err := r.Step(ctx, d.ID, deploy.Bar{Time: at, Open: px * 0.99, High: px, Low: px * 0.99, Close: px, Volume: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := r.Get(d.ID)
+	if got.Position.IsZero() {
+		t.Fatal("the deployment did not trade")
+	}
+	dir := t.TempDir()
+	w, err := trace.Open(dir, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(trace.Entry{Session: "0198f0a2-7c1e-7a00-9a51-5b0c3d2e1f00", Seq: 4, Tool: "deployment_report", Profile: "full", Verdict: trace.OK,
+		Args: []byte(`{"id":"` + d.ID + `"}`)})
+	w.Write(trace.Entry{Session: "0198f0a2-7c1e-7a00-9a51-5b0c3d2e1f00", Seq: 5, Tool: "deployment_report", Profile: "full", Verdict: trace.OK,
+		Args: []byte(`{"id":"dep-other"}`)})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := wicket(t, "--project", proj, "trace", "show", d.ID, "--dir", dir, "--node", n.Addr)
+	cid := deploy.ClientOrderID(d.ID, at, 0)
+	if code != 0 || !strings.Contains(stdout, "deployment  "+d.ID) || !strings.Contains(stdout, cid) || !strings.Contains(stdout, "filled") ||
+		!strings.Contains(stdout, "1 audit entry") || !strings.Contains(stdout, "deployment_report") || strings.Contains(stdout, "dep-other") {
+		t.Fatalf("trace show %s: code %d\n%s\n%s", d.ID, code, stdout, stderr)
+	}
+	if code, _, stderr := wicket(t, "--project", proj, "trace", "show", d.ID, "--dir", dir); code != 2 || !strings.Contains(stderr, "add --node HOST:PORT") {
+		t.Fatalf("without --node: code %d %s", code, stderr)
 	}
 }

@@ -10,22 +10,64 @@ import (
 	"wicket/strategy/templates"
 )
 
-// docs writes the MCP tool reference: it prepares a strategy and a resting
-// order so that every tool has something real to show, then calls each
-// tool once.
-func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
+// docsStrategy is the demo strategy the examples research and deploy.
+const docsStrategy = "demo_cross"
+
+// writeDocsStrategy puts the demo strategy into the project. It runs
+// before the node starts: a node runs deployments only when the project
+// has strategies.
+func (d *demo) writeDocsStrategy() error {
 	src, err := templates.Source("sma_cross")
 	if err != nil {
 		return err
 	}
-	name := "demo_cross"
-	file, err := d.proj.StrategyPath(name)
+	file, err := d.proj.StrategyPath(docsStrategy)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		return err
+	return os.WriteFile(file, []byte(src), 0o644)
+}
+
+// docsDeploy is the deployment the deployment tools' examples show.
+var docsDeploy = map[string]any{"name": docsStrategy, "series": "BTC-USD@1m", "venue": "paper", "capital": "1000",
+	"params":    map[string]any{"fast": 5, "slow": 20},
+	"allowance": map[string]any{"max_order_notional": "250", "max_orders_per_day": 10, "max_daily_loss": "50"}}
+
+// docExamples are the arguments each tool is called with in the
+// reference; coid is a resting order's, limit its price, dep a running
+// deployment's id.
+func docExamples(coid string, limit decimal.Decimal, dep string) map[string]map[string]any {
+	name := docsStrategy
+	return map[string]map[string]any{
+		"list_templates":    {},
+		"list_indicators":   {"category": "volatility"},
+		"validate_strategy": {"name": name},
+		"discover_params":   {"name": name},
+		"list_series":       {},
+		"list_strategies":   {},
+		"run_backtest":      {"name": name, "series": "BTC-USD@1d", "params": map[string]any{"fast": 10, "slow": 40}, "trades_limit": 2},
+		"run_sweep":         {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10, 20}, "slow": map[string]any{"from": 40, "to": 60, "step": 20}}, "top": 2},
+		"run_optimize":      {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": map[string]any{"from": 5, "to": 30, "step": 5}, "slow": map[string]any{"from": 40, "to": 100, "step": 20}}, "trials": 6, "top": 2},
+		"run_walk_forward":  {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10}, "slow": []int{40, 60}}, "windows": 3},
+		"research_history":  {"strategy": name, "limit": 2},
+		"node_snapshot":     {"venue": "paper", "events": 2},
+		"submit_order":      {"venue": "paper", "symbol": "ETH-USD", "side": "buy", "type": "market", "quantity": "0.1", "reason": "docs example"},
+		"cancel_order":      {"venue": "paper", "client_order_id": coid, "reason": "docs example"},
+		"modify":            {"venue": "paper", "client_order_id": coid, "price": limit.Sub(decimal.NewFromInt(100)).String()},
+		"flatten":           {"venue": "paper", "symbol": "BTC-USD"},
+		"market_exit":       {"venue": "paper"},
+		"mass_cancel":       {"venue": "paper", "symbol": "BTC-USD", "side": "buy"},
+		"set_trading_state": {"state": "reduce_only", "reason": "docs example"},
+		"deploy_strategy":   docsDeploy,
+		"stop_deployment":   {"id": dep},
+		"deployment_report": {"id": dep},
 	}
+}
+
+// docs writes the MCP tool reference: it prepares a strategy, a resting
+// order and a running paper deployment so that every tool has something
+// real to show, then calls each tool once.
+func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 	snap, err := s.call(ctx, "node_snapshot", map[string]any{"venue": "paper", "events": 0})
 	if err != nil || snap.isError {
 		return fmt.Errorf("read the node: %v %s", err, snap.text)
@@ -48,27 +90,11 @@ func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 	if err != nil || done.obj["status"] != "accepted" {
 		return fmt.Errorf("place the resting order: %v %s", err, done.text)
 	}
-	examples := map[string]map[string]any{
-		"list_templates":    {},
-		"list_indicators":   {"category": "volatility"},
-		"validate_strategy": {"name": name},
-		"discover_params":   {"name": name},
-		"list_series":       {},
-		"list_strategies":   {},
-		"run_backtest":      {"name": name, "series": "BTC-USD@1d", "params": map[string]any{"fast": 10, "slow": 40}, "trades_limit": 2},
-		"run_sweep":         {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10, 20}, "slow": map[string]any{"from": 40, "to": 60, "step": 20}}, "top": 2},
-		"run_optimize":      {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": map[string]any{"from": 5, "to": 30, "step": 5}, "slow": map[string]any{"from": 40, "to": 100, "step": 20}}, "trials": 6, "top": 2},
-		"run_walk_forward":  {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10}, "slow": []int{40, 60}}, "windows": 3},
-		"research_history":  {"strategy": name, "limit": 2},
-		"node_snapshot":     {"venue": "paper", "events": 2},
-		"submit_order":      {"venue": "paper", "symbol": "ETH-USD", "side": "buy", "type": "market", "quantity": "0.1", "reason": "docs example"},
-		"cancel_order":      {"venue": "paper", "client_order_id": coid, "reason": "docs example"},
-		"modify":            {"venue": "paper", "client_order_id": coid, "price": limit.Sub(decimal.NewFromInt(100)).String()},
-		"flatten":           {"venue": "paper", "symbol": "BTC-USD"},
-		"market_exit":       {"venue": "paper"},
-		"mass_cancel":       {"venue": "paper", "symbol": "BTC-USD", "side": "buy"},
-		"set_trading_state": {"state": "reduce_only", "reason": "docs example"},
+	dep, err := d.docsDeployment(ctx, s)
+	if err != nil {
+		return err
 	}
+	examples := docExamples(coid, limit, dep)
 	// research_history lists before the run_* tools: give it a trial to show.
 	if r, err := s.call(ctx, "run_backtest", examples["run_backtest"]); err != nil || r.isError {
 		return fmt.Errorf("a backtest for research_history's example: %v %s", err, r.text)
@@ -78,4 +104,23 @@ func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 	}
 	fmt.Fprintf(d.out, "wrote %s\n", path)
 	return nil
+}
+
+// docsDeployment deploys the demo strategy on the paper venue (preview,
+// then confirm) and returns the deployment's id.
+func (d *demo) docsDeployment(ctx context.Context, s *mcpSession) (string, error) {
+	prev, err := s.call(ctx, "deploy_strategy", docsDeploy)
+	if err != nil || prev.isError {
+		return "", fmt.Errorf("preview the docs deployment: %v %s", err, prev.text)
+	}
+	done, err := s.call(ctx, "deploy_strategy", with(docsDeploy, map[string]any{"confirm": true, "preview_token": prev.obj["preview_token"]}))
+	if err != nil || done.isError || done.obj["status"] != "accepted" {
+		return "", fmt.Errorf("deploy the docs deployment: %v %s", err, done.text)
+	}
+	dep, _ := done.obj["deployment"].(map[string]any)
+	id, _ := dep["id"].(string)
+	if id == "" {
+		return "", fmt.Errorf("the docs deployment has no id: %s", done.text)
+	}
+	return id, nil
 }

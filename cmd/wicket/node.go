@@ -40,6 +40,7 @@ func nodeCommand() *cli.Command {
 				&cli.StringFlag{Name: "log", Usage: "append the node's log lines to `FILE` (e.g. settings/state/node.log) instead of stderr"},
 				&cli.BoolFlag{Name: "allow-live", Usage: "let an operator arm venues whose environment is live (real money) with wicket node arm; without it they stay disarmed"},
 				&cli.DurationFlag{Name: "venue-timeout", Value: server.DefaultVenueTimeout, Usage: "bound on one call to a real venue; an unanswered write stays pending and is reconciled, never resent"},
+				&cli.StringFlag{Name: "bars", Value: barsMarks, Usage: "where deployments take their closed bars: marks (the venue's marks aggregated to the series' granularity) or tape (the series' recorded tape in the history store, which wicket data record appends)"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
@@ -52,6 +53,9 @@ func nodeCommand() *cli.Command {
 				if c.Duration("tick") < 0 {
 					return usagef("--tick %s is negative; give an interval such as 1s, or 0 to keep marks still", c.Duration("tick"))
 				}
+				if b := c.String("bars"); b != barsMarks && b != barsTape {
+					return usagef("--bars %q: give marks or tape", b)
+				}
 				listen := c.String("listen")
 				if listen == "" {
 					listen = cfg.Node.Address
@@ -59,11 +63,12 @@ func nodeCommand() *cli.Command {
 				return runServeNode(c.Context, nodeOptions{
 					project: p, config: cfg, listen: listen, replay: c.String("replay"),
 					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
-					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"),
+					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"), bars: c.String("bars"),
 				}, c.App.Writer, c.App.ErrWriter)
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
-			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand()},
+			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
+			nodeClearBreakerCommand()},
 	}
 }
 
@@ -80,6 +85,7 @@ type nodeOptions struct {
 	allowLive   bool
 	// venueTimeout bounds one call to a real venue.
 	venueTimeout time.Duration
+	bars         string // deployments' bar source: barsMarks or barsTape
 }
 
 // runServeNode serves the node until ctx ends; its notes and (without
@@ -145,7 +151,7 @@ func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error
 		ln.Close()
 		return err
 	}
-	deps, closeDeps, err := nodeDeployments(o.project, o.config, observe, control, operator, log) // node_deployments.go
+	deps, closeDeps, err := nodeDeployments(o.project, o.config, o.bars, observe, control, operator, log) // node_deployments.go
 	if err != nil {
 		ln.Close()
 		return err

@@ -210,27 +210,20 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	if typed := strings.TrimSpace(line); typed != name {
 		return fmt.Errorf("nothing done: %q is not %q", typed, name)
 	}
-	var ch deploy.Challenge
-	if err := client.DeploymentsGet(rctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
-		return err
-	}
-	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
-	if d > 0 {
-		req.For = d.String()
-	}
-	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
-	verb := act
 	if act == deploy.ActApprove {
-		verb = "approve"
-		var got deploy.Intent
-		if err := client.DeploymentsPost(rctx, base+"/"+verb, req, &got); err != nil {
+		got, err := approveProposal(rctx, client, key, name)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "approved %s: %s %s %s\n", got.ClientOrderID, got.Side, got.Quantity, got.Status)
 		return nil
 	}
+	req, err := signedAct(rctx, client, key, act, name, base, d)
+	if err != nil {
+		return err
+	}
 	var got deploy.Deployment
-	if err := client.DeploymentsPost(rctx, base+"/"+verb, req, &got); err != nil {
+	if err := client.DeploymentsPost(rctx, base+"/"+act, req, &got); err != nil {
 		return err
 	}
 	if act == deploy.ActArm {
@@ -239,6 +232,41 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	}
 	fmt.Fprintf(out, "%s is %s\n", got.ID, got.State)
 	return nil
+}
+
+// deploymentsClient is the node's deployments surface (*node.Client).
+type deploymentsClient interface {
+	DeploymentsGet(ctx context.Context, sub string, q url.Values, out any) error
+	DeploymentsPost(ctx context.Context, sub string, body, out any) error
+}
+
+// signedAct asks the node for a one-use challenge for act on name (its
+// path under /v1/deployments is base) and signs the act with the operator
+// key, name typed back as the confirmation.
+func signedAct(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, act, name, base string, d time.Duration) (node.ArmRequest, error) {
+	var ch deploy.Challenge
+	if err := client.DeploymentsGet(ctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
+		return node.ArmRequest{}, err
+	}
+	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
+	if d > 0 {
+		req.For = d.String()
+	}
+	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
+	return req, nil
+}
+
+// approveProposal sends a waiting proposal, approved by the operator:
+// wicket node approve-proposal and wicket approve both come here.
+func approveProposal(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, cid string) (deploy.Intent, error) {
+	base := "/proposals/" + url.PathEscape(cid)
+	req, err := signedAct(ctx, client, key, deploy.ActApprove, cid, base, 0)
+	if err != nil {
+		return deploy.Intent{}, err
+	}
+	var got deploy.Intent
+	err = client.DeploymentsPost(ctx, base+"/approve", req, &got)
+	return got, err
 }
 
 func oneDeployment(c *cli.Context, verb string) (string, error) {
@@ -263,7 +291,7 @@ type deployments struct {
 // the history store for warm-up, and a client of this node (loopback, the
 // control key) for the one write path. Without strategies the surface
 // says the node runs none.
-func nodeDeployments(p project.Project, cfg project.Config, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
+func nodeDeployments(p project.Project, cfg project.Config, bars, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
 	h := deploy.NewHandler()
 	out := &deployments{handler: h, start: func(context.Context, string) {}}
 	stars, _ := filepath.Glob(filepath.Join(p.StrategiesDir(), "*.star"))
@@ -290,6 +318,9 @@ func nodeDeployments(p project.Project, cfg project.Config, observe, control str
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
 			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
+				if bars == barsTape {
+					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
+				}
 				return &deploy.MarkBars{Node: client, Venue: vc.Name, Every: time.Second, Now: time.Now}
 			}})
 		if err != nil {
@@ -301,6 +332,56 @@ func nodeDeployments(p project.Project, cfg project.Config, observe, control str
 		log.Info("deployments running", "count", len(r.List()))
 	}
 	return out, closeAll, nil
+}
+
+// The deployments' bar sources (wicket node serve --bars).
+const (
+	barsMarks = "marks"
+	barsTape  = "tape"
+)
+
+// tapePoll is how often a deployment on the tape looks for its next bar.
+const tapePoll = 200 * time.Millisecond
+
+// tapePage bounds the bars one read of the tape returns.
+const tapePage = 1000
+
+// historyTape reads the recorded tape of a series from the history store
+// at path: the bars `wicket data record` appended after a time, or the
+// latest one. A store or series not there yet has no bars.
+func historyTape(path string) deploy.TapeRead {
+	return func(ctx context.Context, series string, after time.Time) (strategy.Bars, error) {
+		none := strategy.Bars{Series: series}
+		store, err := history.OpenReadOnly(path)
+		if err != nil {
+			var he *history.Error
+			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+				return none, nil
+			}
+			return none, err
+		}
+		defer store.Close()
+		info, err := store.Info(series)
+		if err != nil {
+			var he *history.Error
+			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+				return none, nil
+			}
+			return none, err
+		}
+		if info.Bars == 0 || !info.Last.After(after) {
+			return none, nil
+		}
+		from, to := info.Last, info.Last
+		if !after.IsZero() {
+			g := info.Granularity.Duration()
+			from = after.Add(g)
+			if lim := from.Add(time.Duration(tapePage-1) * g); lim.Before(to) {
+				to = lim
+			}
+		}
+		return store.Load(series, from, to)
+	}
 }
 
 // historyWarmup reads warm-up bars from the history store at path.

@@ -36,8 +36,8 @@ func traceCommand() *cli.Command {
 			},
 			{
 				Name:      "show",
-				Usage:     "show one entry (SEQ, with --session when several sessions have it) or one preview token's chain: preview, confirm, outcome (TOKEN or a prefix of it)",
-				ArgsUsage: "SEQ|TOKEN",
+				Usage:     "show one entry (SEQ, with --session when several sessions have it), one preview token's chain: preview, confirm, outcome (TOKEN or a prefix of it), or a deployment's orders with the node's audit of each and the calls that named it (DEPLOYMENT, with --node)",
+				ArgsUsage: "SEQ|TOKEN|DEPLOYMENT",
 				Flags:     append(traceFlags(false), traceNodeFlag()),
 				Action:    traceAction(true, traceShow),
 			},

@@ -9,11 +9,15 @@ import (
 	"strconv"
 	"strings"
 
+	"wicket/deploy"
 	"wicket/trace"
 )
 
 func traceShow(ctx context.Context, o *traceOptions, args []string) error {
 	arg := args[0]
+	if strings.HasPrefix(arg, deploy.IDPrefix) { // a deployment (trace_deploy.go)
+		return traceShowDeployment(ctx, o, arg)
+	}
 	if seq, err := strconv.ParseInt(arg, 10, 64); err == nil {
 		return traceShowSeq(o, seq)
 	}

@@ -52,6 +52,11 @@ type Venue struct {
 	// MaxMarkAge (paper venues with marks): how old a fed mark may be and
 	// still fill or trigger an order; DefaultMaxMarkAge unless set (venues.go).
 	MaxMarkAge time.Duration `toml:"max_mark_age"`
+	// The venue's breakers (node/server/breakers.go): a loss over the UTC
+	// day, or a drawdown from the venue's equity peak, beyond these moves
+	// the venue to reduce_only until an operator clears it. Zero: none.
+	MaxDailyLoss   decimal.Decimal `toml:"max_daily_loss"`
+	MaxDrawdownPct decimal.Decimal `toml:"max_drawdown_pct"`
 }
 
 // Guardrail holds the order limits. The client-side guardrail checks them
@@ -144,6 +149,11 @@ price_decimals = 2
 # marks = "binance"
 # With marks, an order never fills against a mark older than this.
 # max_mark_age = "5s"
+# Breakers (docs/node.md "Venue breakers"): a loss over the UTC day, or a
+# drawdown from the venue's equity peak, beyond these moves the venue to
+# reduce_only until an operator runs wicket node clear-breaker.
+# max_daily_loss = "500"
+# max_drawdown_pct = "10"
 
 # A real account instead (docs/node.md "Real venues"): kind "alpaca" (environment
 # paper or live) or "binance" (testnet or live), keys in settings/secrets.env. It

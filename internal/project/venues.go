@@ -2,6 +2,7 @@ package project
 
 import (
 	"fmt"
+	"github.com/shopspring/decimal"
 	"net/url"
 	"slices"
 	"strings"
@@ -55,6 +56,12 @@ func (v Venue) Live() bool { return v.Real() && v.Environment == EnvLive }
 // default environment, and refuses paper-only keys on a real venue (whose
 // cash, fees and prices are the venue's own).
 func (v *Venue) validateKind() error {
+	switch {
+	case v.MaxDailyLoss.IsNegative():
+		return fmt.Errorf("max_daily_loss %s: give the most the venue may lose in a UTC day as a positive amount (a string such as \"500\"), or leave the key out for none", v.MaxDailyLoss)
+	case v.MaxDrawdownPct.IsNegative() || v.MaxDrawdownPct.GreaterThanOrEqual(decimal.NewFromInt(100)):
+		return fmt.Errorf("max_drawdown_pct %s: give a percent above 0 and under 100 (a string such as \"10\"), or leave the key out for none", v.MaxDrawdownPct)
+	}
 	envs, ok := venueKinds[v.Kind]
 	if !ok {
 		return fmt.Errorf("kind %q is not supported (valid: %s, %s, %s)", v.Kind, KindPaper, KindAlpaca, KindBinance)

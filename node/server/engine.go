@@ -77,6 +77,8 @@ type engine struct {
 
 	marks map[string]MarkFeed           // paper venues fed by a provider (marks.go)
 	fed   map[string]map[string]fedMark // what each feed has given in this run
+
+	breakers map[string]*venueBreaker // per-venue breakers (breakers.go)
 }
 
 type orderRef struct{ venue, id string }
@@ -97,6 +99,7 @@ func newEngine(cfg project.Config, feed paper.Feed, marks map[string]MarkFeed, e
 		}
 		e.names = append(e.names, vc.Name)
 	}
+	e.newBreakers()
 	return e
 }
 
@@ -175,6 +178,8 @@ func (e *engine) apply(ev node.Event) error {
 		e.arming[ev.Venue] = ev.Until
 	case node.EventDisarmed:
 		delete(e.arming, ev.Venue)
+	case node.EventBreaker, node.EventBreakerCleared:
+		e.applyBreaker(ev)
 	default:
 		v := e.venues[ev.Venue]
 		if v == nil {
@@ -437,7 +442,8 @@ func (e *engine) groupTarget(c command.Command) command.Command {
 // position: it must oppose the position, and together with the other open
 // orders on its side (except the one being modified) not exceed it.
 func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty decimal.Decimal, except string) *rejection {
-	if e.state != command.ReduceOnly {
+	breaker := e.breakerReason(v.Name())
+	if e.state != command.ReduceOnly && breaker == "" {
 		return nil
 	}
 	pos := v.Position(symbol)
@@ -453,6 +459,11 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 	}
 	if reduces(pos, side, working) {
 		return nil
+	}
+	if e.state != command.ReduceOnly {
+		return &rejection{code: "reduce_only",
+			reason: fmt.Sprintf("venue %s is reduce_only by its breaker (%s): %s %s %s (with %s already working on that side) would increase the position of %s; only orders that reduce it are accepted",
+				v.Name(), breaker, side, qty, symbol, working.Sub(qty), pos)}
 	}
 	return &rejection{code: "reduce_only",
 		reason: fmt.Sprintf("the node is reduce_only: %s %s %s (with %s already working on that side) would increase the position of %s; only orders that reduce it are accepted",
@@ -658,10 +669,10 @@ func (e *engine) advance(now time.Time) []journal.Mark {
 // state: never when halted; in reduce_only only when the fill reduces the
 // position without flipping it.
 func (e *engine) mayFill(v venue, o node.Order) bool {
-	switch e.state {
-	case command.Halted:
+	switch {
+	case e.state == command.Halted:
 		return false
-	case command.ReduceOnly:
+	case e.state == command.ReduceOnly || e.breakerReason(v.Name()) != "":
 		return reduces(v.Position(o.Symbol), o.Side, o.Remaining())
 	}
 	return true
@@ -689,6 +700,7 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 			} else if e.armed(name, now) {
 				vs.Armed, vs.ArmedUntil = true, e.arming[name]
 			}
+			vs.Breaker = e.breakerReason(name)
 			s.Venues = append(s.Venues, vs)
 		}
 	}

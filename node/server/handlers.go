@@ -40,6 +40,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/venues/{name}/arming", s.arming)
 	mux.HandleFunc("POST /v1/venues/{name}/arm", s.arm)
 	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
+	mux.HandleFunc("GET /v1/venues/{name}/breaker", s.breakerGet)
+	mux.HandleFunc("POST /v1/venues/{name}/breaker/clear", s.breakerClear)
 	s.mountDeployments(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",

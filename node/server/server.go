@@ -325,7 +325,9 @@ func (s *Server) step() {
 		return
 	}
 	marks := s.eng.advance(now)
+	s.eng.checkBreakers(now) // breakers.go
 	b := &journal.Batch{Events: s.eng.take(), Marks: marks, Tick: s.eng.tick}
+	b.Audit = s.breakerAudit(b.Events, node.KeyNode)
 	if err := s.commit(b); err != nil {
 		return
 	}
@@ -412,7 +414,9 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	// The entry carries the order's client id even when the command named
 	// the order by its node id, so the audit joins by client order id.
 	entry := &node.AuditEntry{Time: now, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: out.ClientOrderID, Outcome: out}
-	if err := s.commit(&journal.Batch{Entry: entry, Events: s.eng.take()}); err != nil {
+	s.eng.checkBreakers(now) // after the command's fills (breakers.go)
+	events := s.eng.take()
+	if err := s.commit(&journal.Batch{Entry: entry, Events: events, Audit: s.breakerAudit(events, node.KeyNode)}); err != nil {
 		out = node.Outcome{Ticket: id, Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
 			Code: "journal", Reason: "the journal could not record the command, so nothing was executed: " + err.Error()}
 	}
