@@ -98,7 +98,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	done, refused := 0, 0
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
-	err = l.runTasksOn(ctx, nw, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+	err = l.runTasksOn(ctx, l.underWay(nw), tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
 			return nil, err
 		}
@@ -287,11 +287,17 @@ func fmtParams(p map[string]any) string {
 // done, which stops the rest; when ctx ends it stops handing out tasks
 // and returns nil, and the tasks that finished are the ones done saw.
 func (l *Local) runTasks(ctx context.Context, tasks []worker.SweepChunk, done func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error)) error {
-	n := max(1, l.chunks().Size())
+	return l.runTasksOn(ctx, l.underWay(l.chunks().Size()), tasks, done)
+}
+
+// underWay is how many tasks to keep under way for workers workers: a
+// dispatcher that fetches ahead (pipeliner) is kept as busy as it asks.
+func (l *Local) underWay(workers int) int {
+	n := max(1, workers)
 	if d, ok := l.chunks().(pipeliner); ok {
 		n = max(n, d.InFlight())
 	}
-	return l.runTasksOn(ctx, n, tasks, done)
+	return n
 }
 
 // runTasksOn is runTasks with at most n tasks under way at once.
