@@ -26,7 +26,7 @@ func backtestCommand() *cli.Command {
 			"research.worker_memory_mib, against this project's history store. A decision at a bar's close " +
 			"fills at the next bar's open with fee and slippage; capital and costs default to wicket.toml's " +
 			"[research]. Prints a summary table, or the full report with --json.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "local", Usage: "the strategy to run locally: `NAME` (strategies/NAME.star, or a template) or FILE (a .star path)"},
 			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d (each series' report, then the pooled figures)"},
 			&cli.StringSliceFlag{Name: "param", Usage: "override a knob, `KNOB=VALUE` (repeatable)"},
@@ -46,7 +46,7 @@ func backtestCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
 			&cli.StringFlag{Name: "report", Usage: "also write the tear sheet, one self-contained HTML page (charts, metrics, robustness figures), to `FILE`.html"},
-		},
+		}, costOptionFlags()...),
 		Action: backtestAction,
 	}
 }
@@ -88,6 +88,7 @@ func backtestAction(c *cli.Context) error {
 		return err
 	}
 	costs := costFlags(c)
+	research.BorrowDefault(cfg.Research, series, &costs.CostOptions)
 	if universe && c.String("report") != "" {
 		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", series)
 	}
@@ -111,6 +112,7 @@ func backtestAction(c *cli.Context) error {
 		Plot:        c.String("plot") != "",
 		Report:      c.String("report") != "",
 		Allowance:   allowance,
+		CostOptions: costs.CostOptions,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
 	// Check the arguments here, so a typo is a usage error before any

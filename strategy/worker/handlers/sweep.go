@@ -20,7 +20,8 @@ import (
 // a failure that concerns the whole chunk (the store, the range,
 // cancellation) fails the request.
 func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
-	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
+	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To,
+		Intrabar: req.Intrabar, CostOptions: req.CostOptions}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
 		return worker.SweepChunkResult{}, err
@@ -42,6 +43,9 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 		return worker.SweepChunkResult{}, err
 	}
 	bars := e.bars
+	if err := fundingCosts(&cfg, req.HistoryPath, req.Series, req.CostOptions, bars); err != nil {
+		return worker.SweepChunkResult{}, err
+	}
 	// The range warnings of a backtest ("range clipped") do not apply to
 	// a chunk: its range is the caller's window over known bars.
 	cfg.From, cfg.To = time.Time{}, time.Time{}
