@@ -262,3 +262,26 @@ func TestCostOptions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEvaluateCosts is BenchmarkEvaluate with every cost on:
+// funding every 8 hours, borrow, 3x isolated margin and a volume cap
+// (the in-position fast loop is off), bars per second.
+func BenchmarkEvaluateCosts(b *testing.B) {
+	bars := walk(benchBars, 1)
+	cfg := DefaultConfig()
+	for i := range bars.Volume {
+		bars.Volume[i] = 1e9 // the cap is checked on every fill and never binds
+	}
+	for t := bars.Time[0]; t <= bars.Time[bars.Len()-1]; t += 8 * 3600 {
+		cfg.Costs.FundingRates = append(cfg.Costs.FundingRates, FundingRate{Time: t, Rate: 0.0001})
+	}
+	cfg.Costs.Funding, cfg.Costs.BorrowRate, cfg.Costs.Leverage, cfg.Costs.MaintenanceMargin, cfg.Costs.MaxVolumePct = true, 0.05, 3, 0.005, 10
+	tg := crossTargets(bars.Close, 10, 30)
+	var sc Scratch
+	for b.Loop() {
+		if _, err := Evaluate(context.Background(), bars, cfg, Decisions{Targets: tg}, &sc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(benchBars*float64(b.N)/b.Elapsed().Seconds(), "bars/s")
+}
