@@ -58,12 +58,14 @@ var (
 					"required": []string{"from", "to"}},
 			}}},
 		"length": {"type": []string{"string", "integer"}},
+		"costs":  {"type": "object"},
 	}
 	argShapes = map[string]string{
 		"decimal": "a decimal (a string like \"10000\")",
 		"grid":    "an object mapping each knob to a list of values or to {from, to, step}",
 		"length":  lengthShape,
 		"knobs":   "an object mapping knob names to values",
+		"costs":   "an object of funding, borrow_rate, leverage, maintenance_margin, max_volume_pct, volume_cap",
 	}
 )
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,23 +44,29 @@ const (
 // The research tools' arguments, declared once (see declare.go).
 type (
 	seriesArg struct {
-		Series string `json:"series" arg:"required" desc:"a stored series, SYMBOL@GRANULARITY (e.g. BTC-USD@1h); list_series shows them"`
+		Series string `json:"series" arg:"required" desc:"SYMBOL@GRANULARITY, e.g. BTC-USD@1h (list_series)"`
 	}
 	rangeArgs struct {
-		From string `json:"from" desc:"first bar, inclusive: a date (2024-01-31) or RFC3339; default the series' start"`
-		To   string `json:"to" desc:"last bar, inclusive: a date (through that day) or RFC3339; default the series' end"`
+		From string `json:"from" desc:"first bar: a date or RFC3339, inclusive; default the start"`
+		To   string `json:"to" desc:"last bar: a date (whole day) or RFC3339, inclusive; default the end"`
 	}
 	costArgs struct {
-		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital, a decimal string (\"10000\"); default wicket.toml [research]"`
-		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee per trade, basis points of notional; default wicket.toml [research] (10)"`
-		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage per fill, basis points; default wicket.toml [research] (5)"`
+		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital; default [research] capital"`
+		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee, bps of notional; default [research] (10)"`
+		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage, bps of price; default [research] (5)"`
+		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool; default: if stored), borrow_rate (annual), leverage, maintenance_margin, max_volume_pct, volume_cap"`
+	}
+	// intrabarArg is how protective orders fill inside a bar, for every
+	// run that fills them.
+	intrabarArg struct {
+		Intrabar string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near, far, close) or pessimistic"`
 	}
 	knobsArg struct {
-		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values by name (overrides of the strategy's defaults)"`
+		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values overriding the defaults"`
 	}
 	gridArgs struct {
-		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob, values or {from, to, step} (inclusive): {\"fast\": {\"from\": 5, \"to\": 50, \"step\": 5}, \"slow\": [20, 50]}"`
-		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"the metric the best combination is chosen by (max_drawdown ranks lowest first)"`
+		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob, values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50}, \"slow\": [20, 50]}"`
+		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"metric to rank by (max_drawdown: lowest first)"`
 	}
 	// runArgs are what every research run takes.
 	runArgs struct {
@@ -72,31 +79,33 @@ type (
 	backtestArgs struct {
 		strategyArgs
 		// Series is optional here: a portfolio strategy names its own.
-		Series string `json:"series" desc:"a stored series, SYMBOL@GRANULARITY (list_series shows them); leave it out for a portfolio strategy (one that declares its universe)"`
+		Series string `json:"series" desc:"SYMBOL@GRANULARITY (list_series); leave it out for a portfolio strategy (one that declares its universe)"`
 		knobsArg
 		rangeArgs
 		costArgs
-		Fill        string         `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
-		Intrabar    string         `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near extreme, far, close) or pessimistic"`
-		Robustness  bool           `json:"robustness" arg:"default=false" desc:"add PSR, max trials and Monte Carlo figures"`
+		Fill string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
+		intrabarArg
+		Robustness  bool           `json:"robustness" arg:"default=false" desc:"add PSR, max trials, Monte Carlo"`
 		Benchmark   string         `json:"benchmark" desc:"with robustness: a series for alpha and beta"`
-		TradesLimit int            `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"how many trades to list, first and last (0 = none); the run's resource_link has all"`
-		Equity      bool           `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve (the run's resource_link always has it)"`
+		TradesLimit int            `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"trades to list, first and last (0: none; the run's link has all)"`
+		Equity      bool           `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve"`
 		Plot        bool           `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
 		Allowance   map[string]any `json:"allowance" desc:"a deployment's limits (decimals): max_order_notional, max_position_notional, max_orders_per_day, max_daily_loss, max_drawdown_pct"`
 	}
 	sweepArgs struct {
 		runArgs
 		gridArgs
-		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best combinations to return"`
-		Estimate        bool `json:"estimate" arg:"default=false" desc:"only count the combinations and estimate the duration; run nothing"`
-		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most wicket.toml research.max_combinations, default 5000)"`
+		intrabarArg
+		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best to return"`
+		Estimate        bool `json:"estimate" arg:"default=false" desc:"count combinations, estimate duration; run nothing"`
+		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most research.max_combinations, default 5000)"`
 
 		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"whose ledger trials the ledger DSR deflates by: series (every strategy's on the series) or strategy (its own)"`
 	}
 	walkForwardArgs struct {
 		runArgs
 		gridArgs
+		intrabarArg
 		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"number of out-of-sample windows (default 5 when no lengths are given)"`
 		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""`
 		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"out-of-sample length: bars or a duration"`
@@ -234,7 +243,22 @@ func (a strategyArgs) ref() (research.StrategyRef, error) {
 
 // costs are the cost arguments as the engine takes them.
 func (a costArgs) costs() research.Costs {
-	return research.Costs{Capital: string(a.Capital), FeeBps: a.FeeBps, SlippageBps: a.SlippageBps}
+	return research.Costs{Capital: string(a.Capital), FeeBps: a.FeeBps, SlippageBps: a.SlippageBps, CostOptions: backtest.CostOptions(a.Costs)}
+}
+
+// costOptions is the costs argument: backtest.CostOptions, refusing a key
+// it does not know (a misspelt cost must not go uncharged).
+type costOptions backtest.CostOptions
+
+func (c *costOptions) UnmarshalJSON(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	var o backtest.CostOptions
+	if err := d.Decode(&o); err != nil {
+		return fmt.Errorf("costs takes funding, borrow_rate, leverage, maintenance_margin, max_volume_pct and volume_cap: %w", err)
+	}
+	*c = costOptions(o)
+	return nil
 }
 
 // allowanceArg reads the allowance argument: each limit a decimal (a
@@ -330,7 +354,7 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	req := research.SweepRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
+	req := research.SweepRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(), Intrabar: in.Intrabar,
 		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations, DeflateBy: in.DeflateBy}
 	res, err := tb.Research.Sweep(ctx, req, tb.progressReporter(ctx, c, "sweep"))
 	if err != nil {
@@ -354,7 +378,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	req := research.WalkForwardRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
+	req := research.WalkForwardRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(), Intrabar: in.Intrabar,
 		Grid: in.Grid, RankBy: in.RankBy, Windows: in.Windows, InSample: in.InSample, OutOfSample: in.OutOfSample,
 		Anchored: in.Anchored, MaxCombinations: in.MaxCombinations}
 	res, err := tb.Research.WalkForward(ctx, req, tb.progressReporter(ctx, c, "walk-forward"))

@@ -187,7 +187,7 @@ func (s Signals) From(from int) Signals {
 		}
 		return v[min(from, len(v)):]
 	}
-	out := Signals{Long: cut(s.Long), Short: cut(s.Short), Exit: cut(s.Exit), Size: s.Size}
+	out := Signals{Long: cut(s.Long), Short: cut(s.Short), Exit: cut(s.Exit), Size: s.Size, Exits: s.Exits}
 	if len(s.Size) > 1 {
 		out.Size = s.Size[min(from, len(s.Size)):]
 	}

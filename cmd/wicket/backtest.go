@@ -28,7 +28,7 @@ func backtestCommand() *cli.Command {
 			"[research]. Without --series the strategy must declare its universe (a portfolio strategy: " +
 			"universe = [...] and signals(universe)); it runs over those series on one cash account. " +
 			"Prints a summary table, or the full report with --json.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "local", Usage: "the strategy to run locally: `NAME` (strategies/NAME.star, or a template) or FILE (a .star path)"},
 			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d (each series' report, then the pooled figures)"},
 			&cli.StringSliceFlag{Name: "param", Usage: "override a knob, `KNOB=VALUE` (repeatable)"},
@@ -48,7 +48,7 @@ func backtestCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
 			&cli.StringFlag{Name: "report", Usage: "also write the tear sheet, one self-contained HTML page (charts, metrics, robustness figures), to `FILE`.html"},
-		},
+		}, costOptionFlags()...),
 		Action: backtestAction,
 	}
 }
@@ -90,6 +90,7 @@ func backtestAction(c *cli.Context) error {
 		return err
 	}
 	costs := costFlags(c)
+	research.BorrowDefault(cfg.Research, series, &costs.CostOptions)
 	if universe && c.String("report") != "" {
 		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", series)
 	}
@@ -113,6 +114,7 @@ func backtestAction(c *cli.Context) error {
 		Plot:        c.String("plot") != "",
 		Report:      c.String("report") != "",
 		Allowance:   allowance,
+		CostOptions: costs.CostOptions,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
 	// Check the arguments here, so a typo is a usage error before any

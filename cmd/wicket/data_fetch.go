@@ -3,19 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"wicket/strategy/history"
 	"wicket/strategy/provider"
+	"wicket/strategy/provider/binance"
 )
 
 func dataFetchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "fetch",
 		Usage:     "download closed bars from a market data provider (binance, alpaca) into the history store, incrementally",
-		ArgsUsage: "SYMBOL@GRANULARITY... [--provider binance|alpaca] [--from T] [--to T] [--full]",
+		ArgsUsage: "SYMBOL@GRANULARITY... [--provider binance|alpaca] [--from T] [--to T] [--full] | --funding SYMBOL...",
 		Description: "A fetch resumes after the last stored bar of each series and commits every page as it arrives, so a " +
 			"stopped fetch (Ctrl-C) keeps what it got and the next one resumes. Only closed bars are stored. --full " +
 			"re-downloads the range and replaces it in one transaction. Without --from a first fetch goes back " +
@@ -23,14 +25,24 @@ func dataFetchCommand() *cli.Command {
 			"The provider defaults to the one the series came from, else binance for a pair (BTC-USD is BTCUSDT) and " +
 			"alpaca for a stock ticker (SPY). Alpaca stock bars need WICKET_ALPACA_KEY_ID and WICKET_ALPACA_SECRET_KEY " +
 			"(environment or settings/secrets.env); crypto needs no key. Endpoints: [providers.NAME] base_url in wicket.toml.\n\n" +
+			"--funding fetches the funding-rate history of each pair's Binance USDⓈ-M perpetual instead (BTC-USD or " +
+			"BTC-USDT is BTCUSDT), stored beside the bars for backtests' funding cost; it resumes after the last stored " +
+			"settlement and goes back 2 years on a first fetch. Endpoint: [providers.binance] futures_url.\n\n" +
 			"Times: RFC3339 (2024-01-02T15:00:00Z), a date (2024-01-02, UTC) or unix seconds; --to is inclusive.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "provider", Usage: "binance or alpaca (default: the series' own, else binance for a pair and alpaca for a ticker)"},
 			&cli.StringFlag{Name: "from", Usage: "first bar's open time"},
 			&cli.StringFlag{Name: "to", Usage: "last bar's open time (default: the last closed bar)"},
 			&cli.BoolFlag{Name: "full", Usage: "re-download the range and replace it instead of resuming"},
+			&cli.BoolFlag{Name: "funding", Usage: "fetch each SYMBOL's perpetual funding-rate history (binance USDⓈ-M) instead of bars"},
 		},
 		Action: func(c *cli.Context) error {
+			if _, err := trailingFlags(c); err != nil {
+				return err
+			}
+			if c.Bool("funding") {
+				return fetchFundingAction(c)
+			}
 			args, err := seriesArgs(c, "fetch", "BTC-USD@1h")
 			if err != nil {
 				return err
@@ -116,4 +128,116 @@ func fetchSummary(r provider.FetchResult) string {
 	}
 	return fmt.Sprintf("%s: %s %s from %s (%s to %s) in %s; %s", r.Series, verb, history.Plural(r.Added, "bar"), src,
 		r.First.Format(time.RFC3339), r.Last.Format(time.RFC3339), history.Plural(r.Pages, "page"), r.Gaps)
+}
+
+// fundingLookback is how far back a first funding fetch goes.
+const fundingLookback = 2 * 365 * 24 * time.Hour
+
+// fetchFundingAction is `wicket data fetch --funding SYMBOL...`: each
+// pair's perpetual funding history from binance into the history store,
+// a page committed at a time, resuming after the last stored settlement.
+func fetchFundingAction(c *cli.Context) error {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usagef("data fetch --funding needs at least one pair, e.g. wicket data fetch --funding BTC-USD")
+	}
+	if p := c.String("provider"); p != "" && p != binance.Name {
+		return usagef("--funding comes from binance's USDⓈ-M perpetuals; --provider %q has no funding rates", p)
+	}
+	type job struct{ key, psym string }
+	jobs := make([]job, 0, len(args))
+	for _, a := range args {
+		sym, _, _ := strings.Cut(a, "@") // a series names its pair
+		key, err := history.FundingSymbol(sym)
+		if err != nil {
+			return usageError{err}
+		}
+		psym, err := binance.Symbol(key)
+		if err != nil {
+			return usageError{err}
+		}
+		jobs = append(jobs, job{key, psym})
+	}
+	from, err := timeFlag("from", c.String("from"))
+	if err != nil {
+		return err
+	}
+	to, err := timeFlag("to", c.String("to"))
+	if err != nil {
+		return err
+	}
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		return usagef("--to %s is before --from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	p, cfg, err := openProject(c)
+	if err != nil {
+		return err
+	}
+	ps, store, err := providerStore(p, cfg, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	client := ps.binance()
+	failed := 0
+	for _, j := range jobs {
+		if err := fetchFunding(c, store, client, j.key, j.psym, from, to); err != nil {
+			if c.Context.Err() != nil {
+				return fmt.Errorf("data fetch --funding %s: stopped; the pages committed so far are kept, run the fetch again to resume", j.key)
+			}
+			failed++
+			fmt.Fprintf(c.App.ErrWriter, "wicket: data fetch --funding %s: %v\n", j.key, err)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("data fetch --funding: %d of %d pairs failed (see above)", failed, len(jobs))
+	}
+	return nil
+}
+
+func fetchFunding(c *cli.Context, store *history.Store, client *binance.Client, key, psym string, from, to time.Time) error {
+	now := time.Now().UTC()
+	if to.IsZero() || to.After(now) {
+		to = now
+	}
+	if from.IsZero() {
+		info, err := store.FundingInfo(key)
+		if err != nil {
+			return err
+		}
+		from = to.Add(-fundingLookback)
+		if info.Count > 0 && !c.Bool("full") {
+			from = info.Last.Add(time.Millisecond)
+		}
+	}
+	var added, pages int
+	var first, last time.Time
+	err := client.FundingRates(c.Context, psym, from, to, func(rs []history.FundingRate) error {
+		if err := store.WriteFunding(c.Context, key, rs); err != nil {
+			return err
+		}
+		if added == 0 {
+			first = rs[0].Time
+		}
+		added += len(rs)
+		pages++
+		last = rs[len(rs)-1].Time
+		return nil
+	})
+	if err != nil {
+		if added > 0 {
+			fmt.Fprintf(c.App.Writer, "%s: %s committed before the error (through %s)\n", key, history.Plural(added, "funding settlement"), last.Format(time.RFC3339))
+		}
+		return err
+	}
+	if added == 0 {
+		fmt.Fprintf(c.App.Writer, "%s: funding up to date from binance %s; nothing new to add\n", key, psym)
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "%s: added %s from binance %s (%s to %s) in %s\n", key, history.Plural(added, "funding settlement"), psym,
+		first.Format(time.RFC3339), last.Format(time.RFC3339), history.Plural(pages, "page"))
+	return nil
 }

@@ -54,7 +54,7 @@ func (ps providerSet) transport(name string, minInterval time.Duration) *provide
 
 func (ps providerSet) binance() *binance.Client {
 	pc := ps.cfg.Provider(binance.Name)
-	return binance.New(binance.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, Transport: ps.transport(binance.Name, 50*time.Millisecond)})
+	return binance.New(binance.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, FuturesURL: pc.FuturesURL, Transport: ps.transport(binance.Name, 50*time.Millisecond)})
 }
 
 func (ps providerSet) alpaca() *alpaca.Client {

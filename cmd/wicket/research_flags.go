@@ -16,7 +16,7 @@ import (
 
 // researchFlags are the flags sweep and walk-forward share.
 func researchFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d, ranked by pooled figures"},
 		&cli.GenericFlag{Name: "grid", Value: &listFlag{}, Usage: "knob values to sweep: `KNOB=FROM:TO[:STEP]` or KNOB=V1,V2,... (repeatable)"},
 		&cli.StringSliceFlag{Name: "param", Usage: "fix a knob outside the grid, `KNOB=VALUE` (repeatable)"},
@@ -30,7 +30,55 @@ func researchFlags() []cli.Flag {
 		clusterFlag(),
 		insecureClusterFlag(),
 		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
+	}, costOptionFlags()...)
+}
+
+// costOptionFlags are the flags of the costs beyond fee and slippage
+// (backtest.CostOptions), shared by backtest, sweep, walk-forward and
+// optimize.
+func costOptionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.GenericFlag{Name: "funding", Value: &fundingFlag{}, Usage: "perpetual funding at each settlement: `on` (the store must hold the pair's rates: wicket data fetch --funding), off, or auto (default: on when the store holds them)"},
+		&cli.Float64Flag{Name: "borrow-rate", Usage: "annual borrow `RATE` a short pays on its notional, e.g. 0.05 (default research.borrow_rates for the symbol, else none)"},
+		&cli.Float64Flag{Name: "leverage", Usage: "isolated margin of notional / `N` per position, liquidated at the documented price (default none)"},
+		&cli.Float64Flag{Name: "maintenance-margin", Usage: "with --leverage, the `FRACTION` of notional kept as maintenance margin (default 0.005)"},
+		&cli.Float64Flag{Name: "max-volume-pct", Usage: "cap each fill at `PCT` percent of its bar's volume (default none)"},
+		&cli.StringFlag{Name: "volume-cap", Usage: "with --max-volume-pct, what becomes of the rest of a capped fill: `carry` to the next bar (default) or drop"},
 	}
+}
+
+// intrabarFlag is --intrabar for sweep and walk-forward, as backtest has it.
+func intrabarFlag() cli.Flag {
+	return &cli.StringFlag{Name: "intrabar", Usage: "how stops, take-profits and trailing stops fill inside a bar: `path` (default) or pessimistic (the stop first when a bar reaches both)"}
+}
+
+// fundingFlag is --funding: on, off or auto.
+type fundingFlag struct{ v *bool }
+
+func (f *fundingFlag) Set(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on", "true":
+		v := true
+		f.v = &v
+	case "off", "false":
+		v := false
+		f.v = &v
+	case "auto", "":
+		f.v = nil
+	default:
+		return fmt.Errorf("--funding %q is not one of on, off, auto", s)
+	}
+	return nil
+}
+
+func (f *fundingFlag) String() string {
+	switch {
+	case f == nil || f.v == nil:
+		return ""
+	case *f.v:
+		return "on"
+	}
+	return "off"
 }
 
 // allowanceFlag is --allowance: a deployment's limits for a backtest.
@@ -73,8 +121,10 @@ type researchInput struct {
 	to      string
 	costs   research.Costs
 	maxComb int
-	svc     researcher
-	close   func()
+	// intrabar is --intrabar (sweep and walk-forward).
+	intrabar string
+	svc      researcher
+	close    func()
 }
 
 // readResearch parses the strategy argument and the shared flags, opens
@@ -113,6 +163,7 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	in.from, in.to = c.String("from"), c.String("to")
 	in.maxComb = c.Int("max-combinations")
 	in.costs = costFlags(c)
+	in.intrabar = c.String("intrabar")
 	p, cfg, err := openProject(c)
 	if err != nil {
 		return in, err
@@ -162,6 +213,19 @@ func costFlags(c *cli.Context) research.Costs {
 		v := c.Float64("slippage-bps")
 		costs.SlippageBps = &v
 	}
+	if f, ok := c.Generic("funding").(*fundingFlag); ok {
+		costs.Funding = f.v
+	}
+	for _, o := range []struct {
+		name string
+		dst  **float64
+	}{{"borrow-rate", &costs.BorrowRate}, {"leverage", &costs.Leverage}, {"maintenance-margin", &costs.MaintenanceMargin}, {"max-volume-pct", &costs.MaxVolumePct}} {
+		if c.IsSet(o.name) {
+			v := c.Float64(o.name)
+			*o.dst = &v
+		}
+	}
+	costs.VolumeCap = c.String("volume-cap")
 	return costs
 }
 

@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 			"deadnode":     cmdDeadnode,     // $DEADNODE: a loopback address where nothing listens
 			"nodeaddr":     cmdNodeaddr,     // point ./wicket.toml's [node] address elsewhere
 			"fakeprovider": cmdFakeProvider, // fake Binance and Alpaca data APIs in wicket.toml (data_script_test.go)
+			"fakefunding":  cmdFakeFunding,  // fake Binance funding-rate history in wicket.toml (data_funding_test.go)
 		},
 	})
 }

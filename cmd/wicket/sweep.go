@@ -32,6 +32,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "rank-by", Usage: "rank by `METRIC`: " + strings.Join(research.RankMetrics, ", ") + " (default sharpe)"},
 			&cli.IntFlag{Name: "top", Usage: fmt.Sprintf("show the best `N` combinations (default %d, at most %d)", research.DefaultTop, research.MaxTop)},
 			&cli.BoolFlag{Name: "estimate", Usage: "print the combination count and an estimated duration, from timing one combination, without sweeping"},
+			intrabarFlag(),
 			&cli.StringFlag{Name: "deflate-by", Usage: "deflate the sharpe ratio over the research ledger by `SCOPE`: series (every strategy's trials on the series, the default) or strategy (its own)"},
 		}, researchFlags()...),
 		Action: sweepAction,
@@ -46,7 +47,7 @@ func sweepAction(c *cli.Context) error {
 	defer in.close()
 	req := research.SweepRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
-		RankBy: c.String("rank-by"), Top: c.Int("top"), From: in.from, To: in.to, Costs: in.costs,
+		RankBy: c.String("rank-by"), Top: c.Int("top"), From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar,
 		Estimate: c.Bool("estimate"), MaxCombinations: in.maxComb, DeflateBy: c.String("deflate-by"),
 	}
 	bar := newProgressBar(c.App.ErrWriter, "combinations")

@@ -29,6 +29,7 @@ func walkForwardCommand() *cli.Command {
 			&cli.StringFlag{Name: "in-sample", Usage: "in-sample length: `LEN` bars (500) or a duration (360d, 2160h, 26w)"},
 			&cli.StringFlag{Name: "out-of-sample", Usage: "out-of-sample length: `LEN` bars (100) or a duration (90d)"},
 			&cli.BoolFlag{Name: "anchored", Usage: "keep every in-sample window starting at the range's start"},
+			intrabarFlag(),
 			&cli.StringFlag{Name: "rank-by", Usage: "pick each window's winner by `METRIC`: " + strings.Join(research.RankMetrics, ", ") + " (default sharpe)"},
 		}, researchFlags()...),
 		Action: walkForwardAction,
@@ -44,7 +45,7 @@ func walkForwardAction(c *cli.Context) error {
 	req := research.WalkForwardRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
 		Windows: c.Int("windows"), Anchored: c.Bool("anchored"), RankBy: c.String("rank-by"),
-		From: in.from, To: in.to, Costs: in.costs, MaxCombinations: in.maxComb,
+		From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar, MaxCombinations: in.maxComb,
 	}
 	for _, f := range []struct {
 		name string

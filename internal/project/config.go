@@ -81,6 +81,9 @@ type Research struct {
 	// ClusterCA, with a tls:// cluster, is a PEM file of the CA that
 	// signed the NATS server's certificate (relative to the project).
 	ClusterCA string `toml:"cluster_ca"`
+	// BorrowRates are the annual borrow rates shorts pay, by symbol
+	// (BTC-USD = 0.05); a run's own borrow_rate wins.
+	BorrowRates map[string]float64 `toml:"borrow_rates"`
 }
 
 // DefaultNodeAddress is where a node listens unless wicket.toml says otherwise.
@@ -322,6 +325,14 @@ func (c *Config) Validate() error {
 	}
 	if r.Workers < 0 {
 		return errors.New("research.workers must not be negative")
+	}
+	for sym, v := range r.BorrowRates {
+		if err := ValidName("research.borrow_rates symbol", sym); err != nil {
+			return err
+		}
+		if !(v >= 0 && v <= 10) {
+			return fmt.Errorf("research.borrow_rates.%s %v must be an annual fraction from 0 to 10 (0.05 is 5%% a year)", sym, v)
+		}
 	}
 	if err := ValidateClusterURL(r.Cluster); err != nil {
 		return fmt.Errorf("research.cluster: %w", err)

@@ -104,6 +104,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"empty address", "[node]\naddress = \"\"\n", "set it to the node's HOST:PORT"},
 		{"negative research fee", "[research]\nfee_bps = -5\n", "research.fee_bps and research.slippage_bps must not be negative"},
 		{"negative research slippage", "[research]\nslippage_bps = -1\n", "must not be negative"},
+		{"negative borrow rate", "[research]\nborrow_rates = { \"BTC-USD\" = -1 }\n", "research.borrow_rates.BTC-USD -1 must be an annual fraction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,9 @@ import (
 type ProviderConfig struct {
 	BaseURL   string `toml:"base_url"`   // REST endpoint, e.g. https://api.binance.com
 	StreamURL string `toml:"stream_url"` // websocket endpoint, e.g. wss://stream.binance.com:9443
+	// FuturesURL (binance only): the USDⓈ-M futures REST endpoint funding
+	// rates come from, e.g. https://fapi.binance.com.
+	FuturesURL string `toml:"futures_url"`
 	// Adjustment (alpaca only): raw, split, dividend or all; default split.
 	Adjustment string `toml:"adjustment"`
 }
@@ -43,6 +46,12 @@ func validateProviders(ps map[string]ProviderConfig) error {
 		}
 		if err := checkEndpoint(p.StreamURL, "ws"); err != nil {
 			return fmt.Errorf("providers.%s.stream_url: %w", n, err)
+		}
+		if err := checkEndpoint(p.FuturesURL, "http"); err != nil {
+			return fmt.Errorf("providers.%s.futures_url: %w", n, err)
+		}
+		if p.FuturesURL != "" && n != "binance" {
+			return fmt.Errorf("providers.%s.futures_url: only binance has a futures endpoint", n)
 		}
 		if p.Adjustment != "" {
 			if n != "alpaca" {

@@ -82,6 +82,9 @@ type Config struct {
 	// Allowance, when set, applies a deployment's sizing limits and
 	// breakers to the run (allowance.go); nil runs unchanged.
 	Allowance *Allowance
+	// Costs are the charges beyond fee and slippage (costs.go): funding,
+	// borrow, isolated margin and a volume cap; the zero value has none.
+	Costs Costs
 }
 
 // DefaultConfig is the spec's defaults: capital 10000, fee 10 bps,

@@ -18,7 +18,7 @@ func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Res
 		return nil, err
 	}
 	n := bars.Len()
-	s := newSim(bars, cfg, capital, make([]float64, n), make([]float64, n))
+	s := newSim(bars, cfg, g, capital, make([]float64, n), make([]float64, n))
 	if err := s.run(ctx, d); err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func Evaluate(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions, 
 		return Evaluation{}, err
 	}
 	sc.returns = grow(sc.returns, bars.Len())
-	s := newSim(bars, cfg, capital, nil, sc.returns)
+	s := newSim(bars, cfg, g, capital, nil, sc.returns)
 	s.prices = &sc.prices
 	err = s.run(ctx, d)
 	if err != nil {
@@ -139,6 +139,9 @@ func check(bars strategy.Bars, cfg Config, d Decisions) (float64, strategy.Granu
 	if err := cfg.Allowance.Check(); err != nil {
 		return 0, "", err
 	}
+	if err := cfg.Costs.Check(); err != nil {
+		return 0, "", err
+	}
 	return capital, g, nil
 }
 
@@ -179,6 +182,8 @@ type sim struct {
 	fills          []intrabar.Fill[intrabar.Float]
 	bandLo, bandHi float64 // a bar inside (low > bandLo, high < bandHi) reaches no leg
 	exitAs         string  // the exit closing the trade being filled, for its Trade
+
+	cost costState // funding, borrow, margin and the volume cap (costs.go)
 }
 
 // openTrade accumulates the round trip in progress.
@@ -191,11 +196,12 @@ type openTrade struct {
 	qtyOut   float64
 	valueOut float64
 	fees     float64
+	costs    float64 // funding, borrow and a liquidation's forfeit (costs.go)
 }
 
 // newSim prepares a run over bars; equity is where the curve goes (nil:
 // not kept), returns where the per-bar returns go, both of bars.Len().
-func newSim(bars strategy.Bars, cfg Config, capital float64, equity, returns []float64) *sim {
+func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital float64, equity, returns []float64) *sim {
 	fee, slip := cfg.FeeBps/1e4, cfg.SlippageBps/1e4
 	return &sim{
 		bars:     bars,
@@ -215,6 +221,7 @@ func newSim(bars strategy.Bars, cfg Config, capital float64, equity, returns []f
 		bandLo:   math.Inf(-1),
 		bandHi:   math.Inf(1),
 		allow:    newLimits(cfg.Allowance, capital, bars.Time),
+		cost:     newCostState(cfg.Costs, int64(g.Duration()/time.Second)),
 	}
 }
 
@@ -271,7 +278,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		// The bars before the next target (or a bad price, which the
 		// bar-by-bar path reports), up to the next context check.
 		end := min(next, valid, (i|0x3fff)+1)
-		if pos == 0 && !hasPending && !bust && src != nil && end > i {
+		if pos == 0 && !hasPending && !bust && src != nil && end > i && s.cost.carry == 0 {
 			// Flat, nothing pending: equity stays at prev and every
 			// return is exactly 0, so the sums do not move and the peak
 			// only needs its first and last bar.
@@ -293,7 +300,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			i = j - 1
 			continue
 		}
-		if pos != 0 && !hasPending && !bust && src != nil && end > i {
+		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.on {
 			// In a position, nothing pending: each bar only marks the
 			// position to its close (until equity reaches zero, which the
 			// bar-by-bar path handles); the accounting is the bar-by-bar
@@ -350,8 +357,18 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 				cash, pos = s.cash, s.pos
 				hasPending = false
 			}
+			if s.cost.on {
+				s.atOpen(i, o)
+				cash, pos = s.cash, s.pos
+			}
 			if len(s.legs) > 0 {
 				if err := s.protect(i); err != nil {
+					return err
+				}
+				cash, pos = s.cash, s.pos
+			}
+			if s.cost.on {
+				if err := s.inBar(i); err != nil {
 					return err
 				}
 				cash, pos = s.cash, s.pos
@@ -389,6 +406,10 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 					s.apply(i, c, in)
 					cash, pos = s.cash, s.pos
 				}
+			}
+			if s.cost.carry != 0 && !s.fillNext && s.cost.carryFrom < i {
+				s.fillCarry(i, c)
+				cash, pos = s.cash, s.pos
 			}
 			eq = cash + pos*c
 			if prev > 0 && eq != prev { // flat, eq == prev and r is exactly 0: no division
@@ -433,6 +454,8 @@ func (s *sim) metrics(g strategy.Granularity, blocks int) (Metrics, Moments, []B
 	s.closed.fill(&m)
 	m.Exposure = float64(s.exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
+	m.Charged, m.FundingPaid, m.BorrowPaid = s.cost.charged, s.cost.paidFund, s.cost.paidBorr
+	m.Liquidations, m.VolumeCappedFills = s.cost.liqs, s.cost.capped
 	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
 	return m, mo, bs
 }
@@ -446,9 +469,11 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 		if f == s.target {
 			return // already at this target; drift is not rebalanced
 		}
+		s.cost.carry = 0 // a new decision supersedes a capped fill's rest
 		s.target = f
 		dq = f*(s.cash+s.pos*p)/(p*s.sizing) - s.pos
 	case strategy.Qty:
+		s.cost.carry = 0
 		dq = in.Value
 		s.target = math.NaN()
 	default:
@@ -458,6 +483,9 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 		if dq = s.allow.size(i, p, s.pos, dq); s.allow.tripped != nil {
 			return // paused: no order
 		}
+	}
+	if s.cost.volPct > 0 {
+		dq = s.capFill(i, dq)
 	}
 	if dq != 0 {
 		s.fillAt(i, p, dq, s.slip)
@@ -526,7 +554,7 @@ func (s *sim) add(i int, side, qty, px, fee float64) {
 
 func (s *sim) closeTrade(i int) {
 	o := s.open
-	pnl := o.side*(o.valueOut-o.valueIn) - o.fees
+	pnl := o.side*(o.valueOut-o.valueIn) - o.fees - o.costs
 	s.closed.add(pnl)
 	s.open = openTrade{}
 	if !s.keep {
@@ -577,7 +605,7 @@ func (s *sim) openPosition() *Position {
 		EntryPrice: o.valueIn / o.qtyIn,
 		Quantity:   s.pos,
 		Mark:       c,
-		PnL:        o.side*(o.valueOut+held*c-o.valueIn) - o.fees,
+		PnL:        o.side*(o.valueOut+held*c-o.valueIn) - o.fees - o.costs,
 		Fees:       o.fees,
 	}
 }

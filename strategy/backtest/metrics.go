@@ -27,11 +27,18 @@ type Metrics struct {
 	Exposure            float64 // bars with a position / all bars
 	FeesPaid            float64 // money
 	SlippageCost        float64 // money: what slippage cost against the marks
-	FinalEquity         float64 // money: E_T
-	Bars                int
-	Start, End          time.Time // open times of the first and last bar
-	PeriodsPerYear      float64   // P: bars per year on a 24/7 calendar
-	BuyAndHoldReturn    float64   // close_T / close_0 - 1
+	// The costs beyond fee and slippage (costs.go), reported only when
+	// Charged names them.
+	Charged           Charged
+	FundingPaid       float64 // money: funding paid (negative: received)
+	BorrowPaid        float64 // money: borrow paid on shorts
+	Liquidations      int     // positions the margin model liquidated
+	VolumeCappedFills int     // fills the volume cap cut short
+	FinalEquity       float64 // money: E_T
+	Bars              int
+	Start, End        time.Time // open times of the first and last bar
+	PeriodsPerYear    float64   // P: bars per year on a 24/7 calendar
+	BuyAndHoldReturn  float64   // close_T / close_0 - 1
 }
 
 // Curve is an equity curve: the mark-to-market equity after fees at each

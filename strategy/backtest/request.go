@@ -46,6 +46,9 @@ type Request struct {
 	Report bool `json:"report,omitempty"`
 	// Allowance, when set, runs under a deployment's limits and breakers.
 	Allowance *Allowance `json:"allowance,omitempty"`
+	// The costs beyond fee and slippage (costs.go); the worker that reads
+	// the store adds the funding rates (CostOptions.FundingWanted).
+	CostOptions
 
 	// Set by the wiring, never by an agent: the history store file and
 	// the project's indicators directory (for load("indicators/...")).
@@ -123,6 +126,9 @@ func (r Request) Config(base Config) (Config, error) {
 		return cfg, err
 	}
 	cfg.Allowance = r.Allowance
+	if cfg.Costs, err = r.CostOptions.Costs(); err != nil {
+		return cfg, err
+	}
 	if cfg.From, err = ParseTime("from", r.From, false); err != nil {
 		return cfg, err
 	}

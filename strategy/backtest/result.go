@@ -59,6 +59,7 @@ type Settings struct {
 	From, To    time.Time // as requested; zero when open
 	Params      map[string]any
 	Allowance   *Allowance
+	Costs       Costs // beyond fee and slippage; echoed only when any is on
 }
 
 // Trade is one closed round trip: from flat (or a flip) to flat (or the
@@ -114,6 +115,7 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 		Settings: Settings{
 			Capital: s.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
 			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params, Allowance: cfg.Allowance,
+			Costs: cfg.Costs,
 		},
 		Metrics:      m,
 		OpenPosition: s.openPosition(),
@@ -195,7 +197,7 @@ func (s *sim) warnings(cfg Config, g strategy.Granularity) []string {
 	if s.bust >= 0 {
 		w = append(w, fmt.Sprintf("equity reached zero at %s: the position was closed there and trading stopped", timeString(b.Time[s.bust])))
 	}
-	return w
+	return append(w, s.costWarnings()...)
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -312,38 +314,58 @@ func moneyOrNull(x float64) *string {
 // a report's metrics (the research pool, the ledger, the CLI tables)
 // decodes into it rather than declaring its own.
 type ReportedMetrics struct {
-	TotalReturn      *float64 `json:"total_return"`
-	CAGR             *float64 `json:"cagr"`
-	Sharpe           *float64 `json:"sharpe"`
-	Sortino          *float64 `json:"sortino"`
-	MaxDrawdown      *float64 `json:"max_drawdown"`
-	MaxDrawdownBars  int      `json:"max_drawdown_duration_bars"`
-	MaxDrawdownDays  *float64 `json:"max_drawdown_duration_days"`
-	Calmar           *float64 `json:"calmar"`
-	WinRate          *float64 `json:"win_rate"`
-	ProfitFactor     *float64 `json:"profit_factor"`
-	Expectancy       *string  `json:"expectancy"`
-	Trades           int      `json:"trades"`
-	Exposure         *float64 `json:"exposure"`
-	FeesPaid         string   `json:"fees_paid"`
-	SlippageCost     string   `json:"slippage_cost"`
-	FinalEquity      string   `json:"final_equity"`
-	Bars             int      `json:"bars"`
-	Start            string   `json:"start"`
-	End              string   `json:"end"`
-	PeriodsPerYear   float64  `json:"periods_per_year"`
-	BuyAndHoldReturn *float64 `json:"buy_and_hold_return"`
+	TotalReturn     *float64 `json:"total_return"`
+	CAGR            *float64 `json:"cagr"`
+	Sharpe          *float64 `json:"sharpe"`
+	Sortino         *float64 `json:"sortino"`
+	MaxDrawdown     *float64 `json:"max_drawdown"`
+	MaxDrawdownBars int      `json:"max_drawdown_duration_bars"`
+	MaxDrawdownDays *float64 `json:"max_drawdown_duration_days"`
+	Calmar          *float64 `json:"calmar"`
+	WinRate         *float64 `json:"win_rate"`
+	ProfitFactor    *float64 `json:"profit_factor"`
+	Expectancy      *string  `json:"expectancy"`
+	Trades          int      `json:"trades"`
+	Exposure        *float64 `json:"exposure"`
+	FeesPaid        string   `json:"fees_paid"`
+	SlippageCost    string   `json:"slippage_cost"`
+	// The costs beyond fee and slippage, present when the run charged
+	// them (Metrics.Charged): absent, a report reads as before they were.
+	FundingPaid       *string  `json:"funding_paid,omitempty"`
+	BorrowPaid        *string  `json:"borrow_paid,omitempty"`
+	Liquidations      *int     `json:"liquidations,omitempty"`
+	VolumeCappedFills *int     `json:"volume_capped_fills,omitempty"`
+	FinalEquity       string   `json:"final_equity"`
+	Bars              int      `json:"bars"`
+	Start             string   `json:"start"`
+	End               string   `json:"end"`
+	PeriodsPerYear    float64  `json:"periods_per_year"`
+	BuyAndHoldReturn  *float64 `json:"buy_and_hold_return"`
 }
 
 // Reported is m as a report writes it.
 func (m Metrics) Reported() ReportedMetrics {
-	return ReportedMetrics{
-		Ratio(m.TotalReturn), Ratio(m.CAGR), Ratio(m.Sharpe), Ratio(m.Sortino), Ratio(m.MaxDrawdown),
-		m.MaxDrawdownBars, Ratio(m.MaxDrawdownDuration.Hours() / 24), Ratio(m.Calmar), Ratio(m.WinRate),
-		Ratio(m.ProfitFactor), moneyOrNull(m.Expectancy), m.Trades, Ratio(m.Exposure),
-		Money(m.FeesPaid), Money(m.SlippageCost), Money(m.FinalEquity), m.Bars,
-		fmtTime(m.Start), fmtTime(m.End), m.PeriodsPerYear, Ratio(m.BuyAndHoldReturn),
+	r := ReportedMetrics{
+		TotalReturn: Ratio(m.TotalReturn), CAGR: Ratio(m.CAGR), Sharpe: Ratio(m.Sharpe), Sortino: Ratio(m.Sortino),
+		MaxDrawdown: Ratio(m.MaxDrawdown), MaxDrawdownBars: m.MaxDrawdownBars,
+		MaxDrawdownDays: Ratio(m.MaxDrawdownDuration.Hours() / 24), Calmar: Ratio(m.Calmar), WinRate: Ratio(m.WinRate),
+		ProfitFactor: Ratio(m.ProfitFactor), Expectancy: moneyOrNull(m.Expectancy), Trades: m.Trades, Exposure: Ratio(m.Exposure),
+		FeesPaid: Money(m.FeesPaid), SlippageCost: Money(m.SlippageCost), FinalEquity: Money(m.FinalEquity), Bars: m.Bars,
+		Start: fmtTime(m.Start), End: fmtTime(m.End), PeriodsPerYear: m.PeriodsPerYear, BuyAndHoldReturn: Ratio(m.BuyAndHoldReturn),
 	}
+	if m.Charged&ChargedFunding != 0 {
+		r.FundingPaid = moneyOrNull(m.FundingPaid)
+	}
+	if m.Charged&ChargedBorrow != 0 {
+		r.BorrowPaid = moneyOrNull(m.BorrowPaid)
+	}
+	if m.Charged&ChargedMargin != 0 {
+		r.Liquidations = &m.Liquidations
+	}
+	if m.Charged&ChargedVolume != 0 {
+		r.VolumeCappedFills = &m.VolumeCappedFills
+	}
+	return r
 }
 
 // MarshalJSON writes the metrics with the spec's names (ReportedMetrics).
@@ -414,7 +436,42 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		To          *string        `json:"to"`
 		Params      map[string]any `json:"params,omitempty"`
 		Allowance   *Allowance     `json:"allowance,omitempty"`
-	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), intrabarName(s.Intrabar), string(s.Granularity), s.Warmup, from, to, s.Params, s.Allowance})
+		Costs       *costsEcho     `json:"costs,omitempty"`
+	}{Money(s.Capital), s.FeeBps, s.SlippageBps, s.Fill.String(), intrabarName(s.Intrabar), string(s.Granularity), s.Warmup, from, to, s.Params, s.Allowance, s.Costs.echo()})
+}
+
+// costsEcho is a run's costs as its settings report them.
+type costsEcho struct {
+	Funding           bool     `json:"funding,omitempty"`
+	Settlements       *int     `json:"funding_settlements,omitempty"` // the rates the run was given
+	BorrowRate        *float64 `json:"borrow_rate,omitempty"`
+	Leverage          *float64 `json:"leverage,omitempty"`
+	MaintenanceMargin *float64 `json:"maintenance_margin,omitempty"`
+	MaxVolumePct      *float64 `json:"max_volume_pct,omitempty"`
+	VolumeCap         string   `json:"volume_cap,omitempty"`
+}
+
+// echo is c as settings report it; nil when no cost is on.
+func (c Costs) echo() *costsEcho {
+	k := c.charged()
+	if k == 0 {
+		return nil
+	}
+	e := &costsEcho{Funding: c.Funding}
+	if c.Funding {
+		n := len(c.FundingRates)
+		e.Settlements = &n
+	}
+	if k&ChargedBorrow != 0 {
+		e.BorrowRate = &c.BorrowRate
+	}
+	if k&ChargedMargin != 0 {
+		e.Leverage, e.MaintenanceMargin = &c.Leverage, &c.MaintenanceMargin
+	}
+	if k&ChargedVolume != 0 {
+		e.MaxVolumePct, e.VolumeCap = &c.MaxVolumePct, c.VolumeCap.String()
+	}
+	return e
 }
 
 // intrabarName is a rule's name in a result's settings, "" for the default.

@@ -23,6 +23,8 @@ type Costs struct {
 	Capital     string   `json:"capital,omitempty"` // a decimal amount, e.g. "10000"
 	FeeBps      *float64 `json:"fee_bps,omitempty"`
 	SlippageBps *float64 `json:"slippage_bps,omitempty"`
+	// Funding, borrow, margin and the volume cap (backtest.CostOptions).
+	backtest.CostOptions
 }
 
 // Settings echo the range and costs a sweep or walk-forward ran with.
@@ -165,6 +167,7 @@ type SweepRequest struct {
 	From   string         `json:"from,omitempty"`
 	To     string         `json:"to,omitempty"`
 	Costs
+	Intrabar string `json:"intrabar,omitempty"` // path (default) or pessimistic, as a backtest takes it
 	// Estimate returns the combination count and an estimated duration,
 	// from timing one combination, without running the sweep.
 	Estimate bool `json:"estimate,omitempty"`
@@ -315,6 +318,7 @@ type WalkForwardRequest struct {
 	To              string `json:"to,omitempty"`
 	MaxCombinations int    `json:"max_combinations,omitempty"`
 	Costs
+	Intrabar string `json:"intrabar,omitempty"` // path (default) or pessimistic, as a backtest takes it
 }
 
 // Span is a range of bars, by open time, both ends inclusive.

@@ -360,10 +360,11 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 		return BacktestResult{}, err
 	}
 	c := l.costs(req.Costs)
+	BorrowDefault(l.cfg.Research, req.Series, &c.CostOptions)
 	breq := backtest.Request{
 		Source: source, Name: label, Series: req.Series, Params: req.Params,
 		From: req.From, To: req.To,
-		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps,
+		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, CostOptions: c.CostOptions,
 		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit, Plot: req.Plot, Report: req.Report, Robustness: req.Robustness,
 		Allowance:   req.Allowance,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),

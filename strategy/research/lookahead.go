@@ -30,6 +30,7 @@ func (l *Local) checkWinnerOver(ctx context.Context, p *plan, values map[string]
 	req := backtest.Request{
 		Source: b.Source, Name: b.Name, Series: b.Series, Params: values, From: from, To: to,
 		Capital: b.Capital, FeeBps: &b.FeeBps, SlippageBps: &b.SlippageBps, TradesLimit: 1,
+		Intrabar: b.Intrabar, CostOptions: b.CostOptions,
 		HistoryPath: b.HistoryPath, IndicatorsDir: b.IndicatorsDir, Digest: digest, LookaheadOnly: true,
 	}
 	resp, err := l.cfg.Pool.Backtest(ctx, req)

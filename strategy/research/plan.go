@@ -28,6 +28,7 @@ type planInput struct {
 	rankBy          string
 	from, to        string
 	costs           Costs
+	intrabar        string // path (default) or pessimistic
 	maxCombinations int
 	// barsInWorker leaves the bars to the workers: the caller checks that
 	// the series exists, the worker that answers the params request reads
@@ -132,7 +133,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 
 	// Costs and range, checked the way a backtest checks them.
 	c := l.costs(in.costs)
-	breq := backtest.Request{Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, From: in.from, To: in.to}
+	BorrowDefault(l.cfg.Research, in.series, &c.CostOptions)
+	breq := backtest.Request{Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, From: in.from, To: in.to,
+		Intrabar: in.intrabar, CostOptions: c.CostOptions}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
 		return nil, classify(err)
@@ -165,6 +168,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 		HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series,
 		From: p.settings.From, To: p.settings.To,
 		Capital: p.settings.Capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps,
+		Intrabar: in.intrabar, CostOptions: c.CostOptions,
 		Digest: digest, SharedBars: params.Shared,
 	}
 	return p, nil

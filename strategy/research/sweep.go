@@ -56,7 +56,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
-		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+		from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, maxCombinations: req.MaxCombinations,
 		barsInWorker: true, shareDir: share,
 	})
 	if err != nil {

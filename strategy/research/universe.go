@@ -404,7 +404,7 @@ func (l *Local) universePlans(ctx context.Context, req SweepRequest, names []str
 	for s, name := range names {
 		p, err := l.plan(ctx, planInput{
 			ref: req.StrategyRef, series: name, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
-			from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+			from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, maxCombinations: req.MaxCombinations,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("series %s: %w", name, err)

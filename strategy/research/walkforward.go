@@ -92,7 +92,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
-		from: req.From, to: req.To, costs: req.Costs, maxCombinations: req.MaxCombinations,
+		from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, maxCombinations: req.MaxCombinations,
 	})
 	if err != nil {
 		return WalkForwardResult{}, err

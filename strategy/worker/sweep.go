@@ -58,6 +58,11 @@ type SweepChunk struct {
 	// Blocks, when > 0, asks for each trial's returns summed in that many
 	// blocks (the probability of backtest overfitting, research's pbo.go).
 	Blocks int `json:"blocks,omitempty"`
+	// Intrabar is how a bar's path fills protective orders (path when
+	// empty), and CostOptions the costs beyond fee and slippage: as a
+	// backtest takes them.
+	Intrabar string `json:"intrabar,omitempty"`
+	backtest.CostOptions
 }
 
 // SweepChunkResult holds one trial per combination, in order, the bars

@@ -1,6 +1,7 @@
 // Package binance is the Binance spot market data provider: historical
 // klines over REST (github.com/adshao/go-binance/v2) and the public kline
-// websocket stream, for every wicket granularity, with no key.
+// websocket stream, for every wicket granularity, and the USDⓈ-M
+// perpetuals' funding-rate history, with no key.
 //
 // It maps wicket pair symbols to Binance's (BTC-USD <-> BTCUSDT, ETH-BTC
 // <-> ETHBTC) and never sends a key: the public endpoints need none.
@@ -17,6 +18,7 @@ import (
 
 	gobinance "github.com/adshao/go-binance/v2"
 	"github.com/adshao/go-binance/v2/common"
+	"github.com/adshao/go-binance/v2/futures"
 
 	"wicket/strategy"
 	"wicket/strategy/provider"
@@ -43,6 +45,9 @@ var intervals = map[strategy.Granularity]string{
 type Config struct {
 	BaseURL   string // REST endpoint (DefaultBaseURL when empty)
 	StreamURL string // websocket endpoint (DefaultStreamURL when empty)
+	// FuturesURL is the USDⓈ-M futures REST endpoint the funding-rate
+	// history comes from (DefaultFuturesURL when empty).
+	FuturesURL string
 	// Transport carries every REST request (its pacing, retries and
 	// backoff); a zero Transport is used when nil.
 	Transport *provider.Transport
@@ -52,6 +57,7 @@ type Config struct {
 // Client is the Binance provider. It implements provider.Source.
 type Client struct {
 	api       *gobinance.Client
+	fapi      *futures.Client
 	streamURL string
 	pageLimit int
 }
@@ -66,11 +72,15 @@ func New(cfg Config) *Client {
 	}
 	api.HTTPClient = &http.Client{Transport: tr}
 	api.Logger.SetOutput(discard{})
+	fapi := futures.NewClient("", "")
+	fapi.BaseURL = strings.TrimRight(orDefault(cfg.FuturesURL, DefaultFuturesURL), "/")
+	fapi.HTTPClient = api.HTTPClient
+	fapi.Logger.SetOutput(discard{})
 	limit := cfg.PageLimit
 	if limit <= 0 || limit > PageLimit {
 		limit = PageLimit
 	}
-	return &Client{api: api, streamURL: strings.TrimRight(orDefault(cfg.StreamURL, DefaultStreamURL), "/"), pageLimit: limit}
+	return &Client{api: api, fapi: fapi, streamURL: strings.TrimRight(orDefault(cfg.StreamURL, DefaultStreamURL), "/"), pageLimit: limit}
 }
 
 type discard struct{}

@@ -57,6 +57,9 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	if err != nil {
 		return backtest.Response{}, err
 	}
+	if err := fundingCosts(&cfg, req.HistoryPath, req.Series, req.CostOptions, bars); err != nil {
+		return backtest.Response{}, err
+	}
 
 	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
 	opts, closeFS, err := options(sreq, memo)

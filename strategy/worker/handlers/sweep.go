@@ -21,7 +21,8 @@ import (
 // cancellation) fails the request.
 func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
 	began := time.Now()
-	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To}
+	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To,
+		Intrabar: req.Intrabar, CostOptions: req.CostOptions}
 	cfg, err := breq.Config(backtest.DefaultConfig())
 	if err != nil {
 		return worker.SweepChunkResult{}, err
@@ -46,6 +47,9 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	}
 	defer e.release()
 	bars := e.bars
+	if err := fundingCosts(&cfg, req.HistoryPath, req.Series, req.CostOptions, bars); err != nil {
+		return worker.SweepChunkResult{}, err
+	}
 	// The range warnings of a backtest ("range clipped") do not apply to
 	// a chunk: its range is the caller's window over known bars.
 	cfg.From, cfg.To = time.Time{}, time.Time{}

@@ -1,0 +1,22 @@
+package research
+
+import (
+	"wicket/internal/project"
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+)
+
+// BorrowDefault gives o the project's borrow rate for series' symbol
+// ([research] borrow_rates in wicket.toml) when o names none.
+func BorrowDefault(r project.Research, series string, o *backtest.CostOptions) {
+	if o.BorrowRate != nil || len(r.BorrowRates) == 0 {
+		return
+	}
+	sym, _, err := history.CheckSeries(series)
+	if err != nil {
+		return // the series is refused where it is checked
+	}
+	if v, ok := r.BorrowRates[sym]; ok {
+		o.BorrowRate = &v
+	}
+}
