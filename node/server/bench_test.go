@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
@@ -38,7 +39,7 @@ func BenchmarkConfirmedSubmitBinance(b *testing.B) {
 
 // BenchmarkConfirmedSubmitAlpaca is the same through the alpaca adapter.
 func BenchmarkConfirmedSubmitAlpaca(b *testing.B) {
-	key, secret := hexKey(b), hexKey(b)
+	key, secret := testkit.Secret(b, 16), testkit.Secret(b, 16)
 	f := alpacafake.New(key, secret, []alpacafake.Asset{{Symbol: "BTC/USD", Class: "crypto", Fractionable: true,
 		MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"}}, "100000000")
 	b.Cleanup(f.Close)

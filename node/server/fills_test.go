@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
@@ -71,7 +72,7 @@ func TestFillPricesAreTheVenuesOwn(t *testing.T) {
 // rounded (499.98333333), and each trade update carries the fill's own
 // price: the node books that one.
 func TestAlpacaFillPricesAreTheVenuesOwn(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := alpacafake.New(key, secret, []alpacafake.Asset{
 		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
 	}, "50000")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
@@ -84,7 +85,7 @@ func TestLostCancelSettlesBinance(t *testing.T) {
 
 // TestLostCancelSettlesAlpaca is the same at Alpaca.
 func TestLostCancelSettlesAlpaca(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := alpacafake.New(key, secret, []alpacafake.Asset{{Symbol: "BTC/USD", Class: "crypto", Fractionable: true,
 		MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"}}, "50000")
 	t.Cleanup(f.Close)
@@ -113,7 +114,7 @@ func TestLostCancelSettlesAlpaca(t *testing.T) {
 // that knows the ticket, and its start's reconciliation settles it: the
 // order replaced, never sent again.
 func TestModifyCutOffSettlesAtRestart(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := binancefake.New(key, secret, []binancefake.Symbol{
 		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
@@ -132,7 +133,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 	held, release := f.HoldResponses("/api/v3/order/cancelReplace")
 	t.Cleanup(release) // before the first node's Close, which waits for the call
 	ticket, err := vn.c.Submit(context.Background(), command.NewEnvelope(
-		command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")}, "cut off"))
+		command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: testkit.D("59500")}, "cut off"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 	after, _ := startWith(t, binanceVenue("bn", "testnet", true, f), adapt, nodetest.WithJournal(crashed))
 	c := after.Client()
 	out := waitSettled(t, c, ticket)
-	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(d("59500")) ||
+	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(testkit.D("59500")) ||
 		out.Order.VenueOrderID == lim.Order.VenueOrderID || !strings.Contains(out.Detail, "settled by reconciliation") {
 		t.Errorf("the cut-off modify's ticket after the restart: %+v", out)
 	}

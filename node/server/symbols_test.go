@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
@@ -21,7 +22,7 @@ import (
 // Alpaca) stops the node at start, and the error names the venue's own
 // symbol to write instead; such a venue could never be traded.
 func TestUnknownSymbolStopsTheStart(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	bf := binancefake.New(key, secret, []binancefake.Symbol{
 		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
@@ -56,7 +57,7 @@ func TestUnknownSymbolStopsTheStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := server.New(server.Config{Project: cfg, JournalPath: filepath.Join(t.TempDir(), "node.db"), ObserveKey: hexKey(t), ControlKey: hexKey(t),
+		srv, err := server.New(server.Config{Project: cfg, JournalPath: filepath.Join(t.TempDir(), "node.db"), ObserveKey: testkit.Secret(t, 16), ControlKey: testkit.Secret(t, 16),
 			Exchanges: map[string]server.Exchange{vc.Name: ex}, VenueTimeout: 2 * time.Second})
 		if err == nil {
 			srv.Close()
@@ -76,7 +77,7 @@ func TestUnknownSymbolStopsTheStart(t *testing.T) {
 // answers, even while its stream stays refused, so it does not wait for a
 // stream reconnect that may never come.
 func TestInstrumentsReadAgainWithoutTheStream(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := binancefake.New(key, secret, []binancefake.Symbol{
 		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 	}, map[string]string{"USDT": "20000"})
