@@ -34,16 +34,6 @@ type twoVenues struct {
 	slow, fast *binancefake.Fake
 }
 
-func newBinanceFake(t testing.TB) *binancefake.Fake {
-	t.Helper()
-	f := binancefake.New(testkit.Secret(t, 16), testkit.Secret(t, 16), []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
-	}, map[string]string{"USDT": "20000", "BTC": "0.1"})
-	t.Cleanup(f.Close)
-	return f
-}
-
 func startTwoVenues(t testing.TB, limit string, opts ...nodetest.Option) *twoVenues {
 	t.Helper()
 	tv := &twoVenues{slow: newBinanceFake(t), fast: newBinanceFake(t)}

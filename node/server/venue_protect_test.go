@@ -9,13 +9,11 @@ import (
 	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
-	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
-	"wicket/node/server"
 )
 
 func bnVenue(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }
@@ -294,20 +292,8 @@ func TestTriggerFireSurvivesADeadNode(t *testing.T) {
 // trading SPY at 500 (and BTC-USD).
 func startAlpacaNode(t testing.TB) (*venueNode, *alpacafake.Fake) {
 	t.Helper()
-	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{
-		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
-		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
-	}, "100000000")
-	t.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY", "BTC-USD"}}
-	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	vn.waitSynced(t, "al")
-	vn.arm(t, "al", time.Hour)
-	return vn, f
+	f := alpacaFake(t, "100000000", "SPY", "BTC/USD")
+	return startAlpacaVenue(t, f, true, "SPY", "BTC-USD"), f
 }
 
 // TestProtectVenueAlpacaOCO: at Alpaca an oco is one order with

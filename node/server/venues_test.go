@@ -14,8 +14,6 @@ import (
 	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
@@ -41,15 +39,8 @@ func binanceVenue(name, env string, mayArm bool, f *binancefake.Fake) project.Ve
 
 func startVenueNode(t testing.TB, venue func(*binancefake.Fake) project.Venue, opts ...nodetest.Option) *venueNode {
 	t.Helper()
-	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
-	}, map[string]string{"USDT": "20000", "BTC": "0.1"})
-	t.Cleanup(f.Close)
-	srv, vc := startWith(t, venue(f), func(vc project.Venue) (server.Exchange, error) {
-		return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
-	}, opts...)
+	f := newBinanceFake(t)
+	srv, vc := startWith(t, venue(f), onBinance(f, 2*time.Second), opts...)
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	vn.waitSynced(t, vc.Name)
 	return vn
@@ -469,18 +460,9 @@ func TestPartialFillsAndStreamResync(t *testing.T) {
 }
 
 func TestAlpacaVenueThroughTheNode(t *testing.T) {
-	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{
-		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
-		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
-	}, "50000")
-	t.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY", "BTC-USD"}}
-	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	v := vn.waitSynced(t, "al")
+	f := alpacaFake(t, "50000", "SPY", "BTC/USD")
+	vn := startAlpacaVenue(t, f, false, "SPY", "BTC-USD")
+	v := vn.venue(t, "al")
 	if v.Kind != "alpaca" || v.Environment != "paper" || v.Armed || v.Account != "PA3FAKE0001" || !v.Cash.Equal(testkit.D("50000")) {
 		t.Errorf("alpaca venue: %+v", v)
 	}
@@ -747,16 +729,10 @@ func TestObserveKeyCannotArm(t *testing.T) {
 // TestVenueUnreachableAtStart: a node whose venue answers 5xx starts, says
 // the venue cannot be armed or traded yet, and syncs once it recovers.
 func TestVenueUnreachableAtStart(t *testing.T) {
-	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(f.Close)
+	f := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
 	f.Fail5xx(1 << 20)
 	srv, _ := startWith(t, project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		func(vc project.Venue) (server.Exchange, error) {
-			return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: time.Second})
-		})
+		onBinance(f, time.Second))
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	if v := vn.venue(t, "bn"); v.Connection != "disconnected" || v.Account != "" {
 		t.Errorf("an unreachable venue: %+v", v)
