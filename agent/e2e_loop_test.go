@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node/nodetest"
 	"wicket/trace"
 )
@@ -308,11 +309,11 @@ func TestNotionalBudgetEndToEnd(t *testing.T) {
 	mark := paperMark(t, s, "BTC-USD")
 	// Allow exactly two 0.01 BTC orders at this mark.
 	s.Close()
-	limit := mark.Mul(dec("0.02"))
+	limit := mark.Mul(testkit.D("0.02"))
 	s = startMCP(t, nodeEnv(n), proj, "--node", n.Addr, "--max-notional", limit.String())
 	prev := object(t, s.call(t, "submit_order", "{"+marketBuy+"}"))
 	if note, _ := prev["note"].(string); !strings.Contains(note, "session budget: max-notional "+limit.String()+" of "+limit.String()+
-		" left; if confirmed, it counts as one write and "+mark.Mul(dec("0.01")).String()+" of notional") {
+		" left; if confirmed, it counts as one write and "+mark.Mul(testkit.D("0.01")).String()+" of notional") {
 		t.Errorf("preview note: %s", note)
 	}
 	for i := 0; i < 2; i++ {
@@ -322,7 +323,7 @@ func TestNotionalBudgetEndToEnd(t *testing.T) {
 		}
 	}
 	_, res := previewThenConfirm(t, s, marketBuy)
-	if !res.IsError || !strings.Contains(text(res), "REFUSED [budget] max-notional: this order's notional "+mark.Mul(dec("0.01")).String()+" exceeds what is left") ||
+	if !res.IsError || !strings.Contains(text(res), "REFUSED [budget] max-notional: this order's notional "+mark.Mul(testkit.D("0.01")).String()+" exceeds what is left") ||
 		!strings.Contains(text(res), ", 0 left") {
 		t.Errorf("3rd: %q", text(res))
 	}
@@ -331,8 +332,6 @@ func TestNotionalBudgetEndToEnd(t *testing.T) {
 		t.Errorf("mass_cancel preview: %s", text(r))
 	}
 }
-
-func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 // paperMark reads a symbol's mark on the paper venue through node_snapshot.
 func paperMark(t *testing.T, s *session, symbol string) decimal.Decimal {
@@ -350,7 +349,7 @@ func paperMark(t *testing.T, s *session, symbol string) decimal.Decimal {
 	}
 	for _, ven := range v.Venues {
 		if m, ok := ven.Marks[symbol]; ok {
-			return dec(m)
+			return testkit.D(m)
 		}
 	}
 	t.Fatalf("no mark for %s in %s", symbol, b)

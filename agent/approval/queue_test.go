@@ -3,15 +3,13 @@ package approval
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"wicket/internal/testkit"
 	"wicket/node/command"
 )
 
@@ -25,18 +23,9 @@ func shortDir(t *testing.T) string {
 	return d
 }
 
-func operatorKey(t *testing.T) ed25519.PrivateKey {
-	t.Helper()
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
 func TestQueueApproveDeclineExpire(t *testing.T) {
 	dir := shortDir(t)
-	key := operatorKey(t)
+	key := testkit.Key(t)
 	q, err := Listen(dir, nil, key.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +77,7 @@ func TestQueueApproveDeclineExpire(t *testing.T) {
 
 func TestStaleSocketRemoved(t *testing.T) {
 	dir := shortDir(t)
-	q, err := Listen(dir, nil, operatorKey(t).Public().(ed25519.PublicKey))
+	q, err := Listen(dir, nil, testkit.Key(t).Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +98,7 @@ func TestStaleSocketRemoved(t *testing.T) {
 }
 
 func TestWordsAndDescribe(t *testing.T) {
-	d := decimal.RequireFromString
+	d := testkit.D
 	for c, want := range map[command.Command]string{
 		{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: d("0.5"), ClientOrderID: "wk-1"}: "submit_order: buy 0.5 BTC-USD at market",
 		{Verb: command.SubmitOrder, Venue: "paper", Symbol: "ETH-USD", Side: command.Sell, Type: command.Limit, Quantity: d("2"), Price: d("3000.5")}:      "submit_order: sell 2 ETH-USD limit at 3000.5",
@@ -142,7 +131,7 @@ func TestAnswerMustBeSignedByTheOperatorKey(t *testing.T) {
 		t.Errorf("listening without a key: %v", err)
 	}
 	dir := shortDir(t)
-	key := operatorKey(t)
+	key := testkit.Key(t)
 	q, err := Listen(dir, nil, key.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +168,7 @@ func TestAnswerMustBeSignedByTheOperatorKey(t *testing.T) {
 	for name, req := range map[string]wireRequest{
 		"unsigned":           {Approve: true, By: "mallory"},
 		"garbage":            {Approve: true, By: "mallory", Signature: "not base64!"},
-		"another key":        {Approve: true, By: "mallory", Signature: SignAnswer(operatorKey(t), w[0].Request, true, "mallory")},
+		"another key":        {Approve: true, By: "mallory", Signature: SignAnswer(testkit.Key(t), w[0].Request, true, "mallory")},
 		"a decline's":        {Approve: true, By: "alice", Signature: SignAnswer(key, w[0].Request, false, "alice")},
 		"another name's":     {Approve: true, By: "mallory", Signature: SignAnswer(key, w[0].Request, true, "alice")},
 		"an altered command": {Approve: true, By: "alice", Signature: SignAnswer(key, altered, true, "alice")},

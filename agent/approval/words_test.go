@@ -4,15 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopspring/decimal"
-
+	"wicket/internal/testkit"
 	"wicket/node/command"
 )
 
 // TestWordsOfProtectiveOrders: a person approving a stop reads its stop,
 // never "at market".
 func TestWordsOfProtectiveOrders(t *testing.T) {
-	d := decimal.RequireFromString
+	d := testkit.D
 	for _, c := range []struct {
 		cmd  command.Command
 		want string

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -106,7 +107,7 @@ func TestNodeServePaperMarksFromBinance(t *testing.T) {
 		t.Errorf("the default paper venue's mark_source: %+v %v", snap, err)
 	}
 
-	buy := command.Command{Verb: command.SubmitOrder, Venue: "real", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: decimalText("2")}
+	buy := command.Command{Verb: command.SubmitOrder, Venue: "real", Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: testkit.D("2")}
 	res, err := nodetest.Send(ctx, c, command.NewEnvelope(buy, "marks test"), 5*time.Second)
 	if err != nil || res.Order == nil || res.Order.Status != node.OrderFilled || !res.Order.AveragePrice.Equal(price) {
 		t.Fatalf("market buy on fed marks: %+v %v (want a fill at %s)", res, err, price)
@@ -198,7 +199,7 @@ func (f *flaky) LastPrice(_ context.Context, sym string) (provider.Mark, error) 
 	case 3:
 		return provider.Mark{}, errors.New("HTTP 429")
 	}
-	return provider.Mark{Symbol: sym, Price: decimalText("101.5")}, nil
+	return provider.Mark{Symbol: sym, Price: testkit.D("101.5")}, nil
 }
 
 func TestLoggedMarksLogsEachChangeOnce(t *testing.T) {
@@ -293,7 +294,7 @@ func TestLoggedMarksKeepWhenAPriceArrived(t *testing.T) {
 	}
 	clock.Sleep(context.Background(), 40*time.Second) //nolint:errcheck // a background context
 	p, at, ok := l.MarkAt("BTC-USD")
-	if !ok || !p.Equal(decimalText("101.5")) || !at.Equal(t0) {
+	if !ok || !p.Equal(testkit.D("101.5")) || !at.Equal(t0) {
 		t.Errorf("MarkAt = %s %s %v; want 101.5 from %s", p, at, ok, t0)
 	}
 	l.failed("BTC-USD", errors.New("timeout")) // one failure: still current, still from t0

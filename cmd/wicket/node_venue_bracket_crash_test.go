@@ -2,53 +2,17 @@ package main
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
 )
-
-// bracketCrashProject is a venue project with bn armed on a started node.
-func bracketCrashProject(t *testing.T) (*venueProject, *exec.Cmd, *node.Client) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real node processes")
-	}
-	vp := newVenueProject(t)
-	proc, c, _ := vp.start(t)
-	if _, err := c.Arm(context.Background(), "bn", time.Hour, "bn", vp.operator); err != nil {
-		t.Fatal(err)
-	}
-	return vp, proc, c
-}
-
-// kill ends the node with SIGKILL.
-func kill(t *testing.T, proc *exec.Cmd) {
-	t.Helper()
-	if err := proc.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	proc.Wait() //nolint:errcheck // killed
-}
-
-// eventually polls ok (a bounded loop) until it holds, failing with the
-// node's log after 15 s.
-func eventually(t *testing.T, what string, log *syncBuffer, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s\n%s", what, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // atVenue lists the fake's orders under the node's client order id cid.
 func atVenue(f *binancefake.Fake, cid string) []binancefake.Order {
@@ -94,7 +58,7 @@ func orderState(t *testing.T, c *node.Client, id string) (node.OrderStatus, stri
 
 func bracketCommand(cid string) command.Command {
 	return command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Bracket,
-		Quantity: decimalText("0.02"), TakeProfit: decimalText("60600"), StopPrice: decimalText("59400"), LimitPrice: decimalText("59300"), ClientOrderID: cid}
+		Quantity: testkit.D("0.02"), TakeProfit: testkit.D("60600"), StopPrice: testkit.D("59400"), LimitPrice: testkit.D("59300"), ClientOrderID: cid}
 }
 
 // TestVenueBracketExitsPlacedOnceAcrossSIGKILL: Binance takes a bracket's
@@ -105,7 +69,7 @@ func bracketCommand(cid string) command.Command {
 // after Binance took that list and before its answer arrived: the next
 // node adopts both exits by their client order ids and sends nothing.
 func TestVenueBracketExitsPlacedOnceAcrossSIGKILL(t *testing.T) {
-	vp, proc, c := bracketCrashProject(t)
+	vp, proc, c := startArmedVenueNode(t)
 	killed := make(chan struct{})
 	first := proc
 	vp.fake.OnOrder(func(binancefake.Order) { // the entry filled at binance, its answer lost
@@ -161,7 +125,7 @@ func TestVenueBracketExitsPlacedOnceAcrossSIGKILL(t *testing.T) {
 		t.Errorf("the venue was sent %d orders and %d order lists, want the entry and one list", n, m)
 	}
 	for suffix, typ := range map[string]string{node.TakeProfitLegSuffix: "LIMIT_MAKER", node.StopLegSuffix: "STOP_LOSS_LIMIT"} {
-		if o := atVenue(vp.fake, cid+suffix); len(o) != 1 || o[0].Type != typ || !o[0].Quantity.Equal(decimalText("0.02")) || o[0].Status != "NEW" {
+		if o := atVenue(vp.fake, cid+suffix); len(o) != 1 || o[0].Type != typ || !o[0].Quantity.Equal(testkit.D("0.02")) || o[0].Status != "NEW" {
 			t.Errorf("exit %s at the venue: %+v", suffix, o)
 		}
 	}
@@ -179,7 +143,7 @@ func TestVenueBracketExitsPlacedOnceAcrossSIGKILL(t *testing.T) {
 // proves the exits absent by their client order ids, never resends them,
 // and flags the position unprotected with the reason.
 func TestVenueBracketLostExitsFlagThePosition(t *testing.T) {
-	vp, proc, c := bracketCrashProject(t)
+	vp, proc, c := startArmedVenueNode(t)
 	cid := "wk-0190f5a2-7c1e-7b3a-9d4e-00000000b0a2"
 	vp.fake.LoseRequests("/api/v3/orderList/oco", 1)
 	out, err := nodetest.Send(context.Background(), c, command.NewEnvelope(bracketCommand(cid), "crash test"), 10*time.Second)
@@ -219,14 +183,14 @@ func TestVenueBracketLostExitsFlagThePosition(t *testing.T) {
 // The restarted node finds the orphan at its reconciliation and cancels
 // it, once, with the reason.
 func TestVenueOrphanCanceledOnceAcrossSIGKILL(t *testing.T) {
-	vp, proc, c := bracketCrashProject(t)
+	vp, proc, c := startArmedVenueNode(t)
 	ctx := context.Background()
-	buy := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: decimalText("0.02")}
+	buy := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: testkit.D("0.02")}
 	if _, err := nodetest.Send(ctx, c, command.NewEnvelope(buy, "the position"), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	oco := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Sell, Type: command.OCO, Quantity: decimalText("0.02"),
-		Price: decimalText("60600"), StopPrice: decimalText("59400"), LimitPrice: decimalText("59300")}
+	oco := command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT", Side: command.Sell, Type: command.OCO, Quantity: testkit.D("0.02"),
+		Price: testkit.D("60600"), StopPrice: testkit.D("59400"), LimitPrice: testkit.D("59300")}
 	out, err := nodetest.Send(ctx, c, command.NewEnvelope(oco, "its exits"), 10*time.Second)
 	if err != nil || len(out.OrderIDs) != 2 {
 		t.Fatalf("oco: %+v %v", out, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -16,24 +17,17 @@ import (
 // the restarted node knows the modify's ticket and settles it from the
 // venue (the order replaced), never sending the modify again.
 func TestVenueModifySurvivesSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real node processes")
-	}
-	vp := newVenueProject(t)
-	proc, c, _ := vp.start(t)
+	vp, proc, c := startArmedVenueNode(t)
 	ctx := context.Background()
-	if _, err := c.Arm(ctx, "bn", time.Hour, "bn", vp.operator); err != nil {
-		t.Fatal(err)
-	}
 	lim, err := nodetest.Send(ctx, c, command.NewEnvelope(command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT",
-		Side: command.Buy, Type: command.Limit, Quantity: decimalText("0.02"), Price: decimalText("59000")}, "resting"), 10*time.Second)
+		Side: command.Buy, Type: command.Limit, Quantity: testkit.D("0.02"), Price: testkit.D("59000")}, "resting"), 10*time.Second)
 	if err != nil || lim.Order == nil || lim.Order.Status != node.OrderOpen {
 		t.Fatalf("resting order: %+v, %v", lim, err)
 	}
 	held, release := vp.fake.HoldResponses("/api/v3/order/cancelReplace")
 	defer release()
 	ticket, err := c.Submit(ctx, command.NewEnvelope(command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID,
-		Price: decimalText("59500")}, "cut off by a crash"))
+		Price: testkit.D("59500")}, "cut off by a crash"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,29 +36,18 @@ func TestVenueModifySurvivesSIGKILL(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the modify never reached the venue")
 	}
-	if err := proc.Process.Kill(); err != nil { // SIGKILL, the answer still held back
-		t.Fatal(err)
-	}
-	proc.Wait() //nolint:errcheck // killed
+	kill(t, proc) // SIGKILL, the answer still held back
 	release()
 
 	_, c, log := vp.start(t)
 	var out node.Outcome
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		out, err = c.Ticket(ctx, ticket, 0)
-		if err != nil {
+	eventually(t, "the modify's ticket settled", log, func() bool {
+		if out, err = c.Ticket(ctx, ticket, 0); err != nil {
 			t.Fatalf("the modify's ticket after the crash: %v\n%s", err, log.String())
 		}
-		if out.Status != node.Pending {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the modify's ticket never settled: %+v\n%s", out, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(decimalText("59500")) ||
+		return out.Status != node.Pending
+	})
+	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(testkit.D("59500")) ||
 		out.Order.VenueOrderID == lim.Order.VenueOrderID || !strings.Contains(out.Detail, "settled by reconciliation") {
 		t.Errorf("the modify's ticket settled as %+v", out)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/command"
@@ -17,17 +18,10 @@ import (
 // order but before its answer reaches the node; the restarted node adopts
 // that order by the id derived from the trigger, and never fires again.
 func TestVenueTriggerFiresOnceAcrossSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real node processes")
-	}
-	vp := newVenueProject(t)
-	proc, c, _ := vp.start(t)
+	vp, proc, c := startArmedVenueNode(t)
 	ctx := context.Background()
-	if _, err := c.Arm(ctx, "bn", time.Hour, "bn", vp.operator); err != nil {
-		t.Fatal(err)
-	}
 	stop, err := nodetest.Send(ctx, c, command.NewEnvelope(command.Command{Verb: command.SubmitOrder, Venue: "bn", Symbol: "BTCUSDT",
-		Side: command.Buy, Type: command.Stop, Quantity: decimalText("0.02"), StopPrice: decimalText("61000")}, "a stop the node holds"), 10*time.Second)
+		Side: command.Buy, Type: command.Stop, Quantity: testkit.D("0.02"), StopPrice: testkit.D("61000")}, "a stop the node holds"), 10*time.Second)
 	if err != nil || stop.Order == nil || stop.Order.Status != node.OrderOpen || stop.Order.VenueOrderID != "" || len(vp.fake.Orders()) != 0 {
 		t.Fatalf("stop: %+v, %v", stop, err)
 	}
@@ -40,10 +34,7 @@ func TestVenueTriggerFiresOnceAcrossSIGKILL(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the trigger never fired")
 	}
-	if err := proc.Process.Kill(); err != nil { // SIGKILL, the fired order's answer held back
-		t.Fatal(err)
-	}
-	proc.Wait() //nolint:errcheck // killed
+	kill(t, proc) // SIGKILL, the fired order's answer held back
 	release()
 
 	_, c, log := vp.start(t)
@@ -62,32 +53,18 @@ func TestVenueTriggerFiresOnceAcrossSIGKILL(t *testing.T) {
 		}
 		return trigger, fired
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	eventually(t, "the trigger canceled and its fired order filled", log, func() bool {
 		trigger, fired := status()
-		if trigger == node.EventCanceled && fired == node.EventFilled {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the crash the trigger is %s and its fired order %s\n%s", trigger, fired, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return trigger == node.EventCanceled && fired == node.EventFilled
+	})
 	if _, err := c.Arm(ctx, "bn", time.Hour, "bn", vp.operator); err != nil {
 		t.Fatal(err)
 	}
 	vp.fake.SetPrice("BTCUSDT", "61200.00") // still through the stop, armed: nothing fires again
-	deadline = time.Now().Add(15 * time.Second)
-	for {
+	eventually(t, "the node to read the new mark", log, func() bool {
 		snap, err := c.Snapshot(ctx, "bn", 0)
-		if err == nil && snap.Venues[0].Marks["BTCUSDT"].Equal(decimalText("61200")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the node never read the new mark: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && snap.Venues[0].Marks["BTCUSDT"].Equal(testkit.D("61200"))
+	})
 	n := 0
 	for _, o := range vp.fake.Orders() {
 		if binance.NodeID(o.ClientOrderID) == fire {

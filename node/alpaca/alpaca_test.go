@@ -8,17 +8,11 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
 	"wicket/node/command"
-	"wicket/node/venuetest"
-)
-
-// d and randomKey are the shared helpers, named short here.
-var (
-	d         = venuetest.D
-	randomKey = venuetest.Key
 )
 
 func ctx(t *testing.T) context.Context {
@@ -37,7 +31,7 @@ func start(t *testing.T, timeout time.Duration) (*alpacafake.Fake, *alpaca.Adapt
 // fake (another process, or this one restarted).
 func startWith(t *testing.T, timeout time.Duration) (*alpacafake.Fake, func() *alpaca.Adapter) {
 	t.Helper()
-	key, secret := randomKey(t), randomKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := alpacafake.New(key, secret, []alpacafake.Asset{
 		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
 		{Symbol: "BRK.A", Class: "us_equity", Price: "600000.00"},
@@ -66,41 +60,41 @@ func TestReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := in["SPY"]; !s.Fractional || !s.Shortable || !s.Tick.Equal(d("0.01")) || !s.Step.Equal(d("0.000000001")) {
+	if s := in["SPY"]; !s.Fractional || !s.Shortable || !s.Tick.Equal(testkit.D("0.01")) || !s.Step.Equal(testkit.D("0.000000001")) {
 		t.Errorf("SPY %+v", s)
 	}
-	if b := in["BRK.A"]; b.Fractional || !b.Step.Equal(d("1")) || b.Shortable {
+	if b := in["BRK.A"]; b.Fractional || !b.Step.Equal(testkit.D("1")) || b.Shortable {
 		t.Errorf("BRK.A %+v", b)
 	}
-	if c := in["BTC-USD"]; c.Shortable || !c.Tick.Equal(d("1")) || !c.MinQuantity.Equal(d("0.0001")) {
+	if c := in["BTC-USD"]; c.Shortable || !c.Tick.Equal(testkit.D("1")) || !c.MinQuantity.Equal(testkit.D("0.0001")) {
 		t.Errorf("BTC-USD %+v", c)
 	}
 	acct, err := a.Account(ctx(t))
-	if err != nil || acct.ID != "PA3FAKE0001" || !acct.Cash.Equal(d("100000")) || acct.Currency != "USD" {
+	if err != nil || acct.ID != "PA3FAKE0001" || !acct.Cash.Equal(testkit.D("100000")) || acct.Currency != "USD" {
 		t.Errorf("account %+v %v", acct, err)
 	}
 	marks, err := a.Marks(ctx(t), []string{"SPY", "BTC-USD"})
-	if err != nil || !marks["SPY"].Equal(d("500")) || !marks["BTC-USD"].Equal(d("60000")) {
+	if err != nil || !marks["SPY"].Equal(testkit.D("500")) || !marks["BTC-USD"].Equal(testkit.D("60000")) {
 		t.Errorf("marks %v %v", marks, err)
 	}
 }
 
 func TestOrders(t *testing.T) {
 	f, a := start(t, 2*time.Second)
-	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "SPY", Side: command.Buy, Type: command.Market, TimeInForce: command.IOC, Quantity: d("2")})
-	if err != nil || o.State != node.VenueFilled || !o.AveragePrice.Equal(d("500")) || o.ClientOrderID != cid {
+	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "SPY", Side: command.Buy, Type: command.Market, TimeInForce: command.IOC, Quantity: testkit.D("2")})
+	if err != nil || o.State != node.VenueFilled || !o.AveragePrice.Equal(testkit.D("500")) || o.ClientOrderID != cid {
 		t.Fatalf("market buy %+v %v", o, err)
 	}
 	if got := f.Orders()[0]; got.ClientOrderID != cid || got.TIF != "day" {
 		t.Errorf("at the fake: %+v", got)
 	}
 	acct, _ := a.Account(ctx(t))
-	if len(acct.Positions) != 1 || acct.Positions[0].Symbol != "SPY" || !acct.Positions[0].Quantity.Equal(d("2")) {
+	if len(acct.Positions) != 1 || acct.Positions[0].Symbol != "SPY" || !acct.Positions[0].Quantity.Equal(testkit.D("2")) {
 		t.Errorf("positions %+v", acct.Positions)
 	}
 	lim := "wk-0190f5a2-7c1e-7b3a-9d4e-00000000000a"
 	o, err = a.Submit(ctx(t), node.OrderRequest{ClientOrderID: lim, Symbol: "BTC-USD", Side: command.Buy, Type: command.Limit, TimeInForce: command.GTC,
-		Quantity: d("0.01"), Price: d("59000")})
+		Quantity: testkit.D("0.01"), Price: testkit.D("59000")})
 	if err != nil || o.State != node.VenueOpen || o.Symbol != "BTC-USD" {
 		t.Fatalf("limit %+v %v", o, err)
 	}
@@ -108,8 +102,8 @@ func TestOrders(t *testing.T) {
 	if err != nil || got.VenueOrderID != o.VenueOrderID {
 		t.Errorf("lookup by client id %+v %v", got, err)
 	}
-	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: d("0.02"), Price: d("59500")})
-	if err != nil || rep.VenueOrderID == o.VenueOrderID || !rep.Quantity.Equal(d("0.02")) || rep.ClientOrderID != lim {
+	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: testkit.D("0.02"), Price: testkit.D("59500")})
+	if err != nil || rep.VenueOrderID == o.VenueOrderID || !rep.Quantity.Equal(testkit.D("0.02")) || rep.ClientOrderID != lim {
 		t.Fatalf("replace %+v %v", rep, err)
 	}
 	if orders := f.Orders(); orders[1].Status != "replaced" || orders[2].ClientOrderID != lim+".r1" {
@@ -129,7 +123,7 @@ func TestOrders(t *testing.T) {
 	if _, err := a.Lookup(ctx(t), node.VenueOrder{ClientOrderID: "wk-0190f5a2-7c1e-7b3a-9d4e-0000000000ff"}); !errors.Is(err, node.ErrVenueNotFound) {
 		t.Errorf("absent: %v", err)
 	}
-	_, err = a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "wk-x1", Symbol: "BRK.A", Side: command.Buy, Type: command.Market, Quantity: d("1")})
+	_, err = a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "wk-x1", Symbol: "BRK.A", Side: command.Buy, Type: command.Market, Quantity: testkit.D("1")})
 	if !errors.Is(err, node.ErrVenueRejected) || !strings.Contains(err.Error(), "insufficient buying power") {
 		t.Errorf("a refusal: %v", err)
 	}
@@ -138,7 +132,7 @@ func TestOrders(t *testing.T) {
 func TestFaults(t *testing.T) {
 	f, a := start(t, 300*time.Millisecond)
 	req := func(id string) node.OrderRequest {
-		return node.OrderRequest{ClientOrderID: id, Symbol: "SPY", Side: command.Buy, Type: command.Market, Quantity: d("1")}
+		return node.OrderRequest{ClientOrderID: id, Symbol: "SPY", Side: command.Buy, Type: command.Market, Quantity: testkit.D("1")}
 	}
 	f.DropResponses("/v2/orders", 1)
 	if _, err := a.Submit(ctx(t), req("wk-a1")); !errors.Is(err, node.ErrVenueUnknown) {
@@ -194,12 +188,12 @@ func TestStream(t *testing.T) {
 	if u := next(); !u.Connected {
 		t.Fatalf("first %+v", u)
 	}
-	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: d("0.01")})
-	if err != nil || o.State != node.VenueOpen || !o.Filled.Equal(d("0.005")) {
+	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTC-USD", Side: command.Buy, Type: command.Market, Quantity: testkit.D("0.01")})
+	if err != nil || o.State != node.VenueOpen || !o.Filled.Equal(testkit.D("0.005")) {
 		t.Fatalf("partial %+v %v", o, err)
 	}
 	for u := next(); ; u = next() { // new, then partial_fill
-		if u.Order != nil && u.Order.Filled.Equal(d("0.005")) {
+		if u.Order != nil && u.Order.Filled.Equal(testkit.D("0.005")) {
 			if u.Order.ClientOrderID != cid || u.Order.Symbol != "BTC-USD" {
 				t.Errorf("update %+v", u.Order)
 			}
@@ -207,7 +201,7 @@ func TestStream(t *testing.T) {
 		}
 	}
 	f.Cross()
-	if u := next(); u.Order == nil || u.Order.State != node.VenueFilled || !u.Order.Filled.Equal(d("0.01")) {
+	if u := next(); u.Order == nil || u.Order.State != node.VenueFilled || !u.Order.Filled.Equal(testkit.D("0.01")) {
 		t.Errorf("fill %+v", u.Order)
 	}
 	f.DropStreams()
@@ -229,7 +223,7 @@ func TestOpenOrdersOfAForeignReplacementName(t *testing.T) {
 	_, another := startWith(t, 2*time.Second)
 	a := another()
 	if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "web-order.r1", Symbol: "BTC-USD", Side: command.Sell, Type: command.Limit,
-		TimeInForce: command.GTC, Quantity: d("0.001"), Price: d("70000")}); err != nil {
+		TimeInForce: command.GTC, Quantity: testkit.D("0.001"), Price: testkit.D("70000")}); err != nil {
 		t.Fatal(err)
 	}
 	open, err := another().OpenOrders(ctx(t), []string{"BTC-USD"})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
@@ -29,7 +30,7 @@ type harness struct {
 
 func (h *harness) Adapter(t *testing.T) venuetest.Exchange { return h.another() }
 func (h *harness) Symbol() string                          { return "BTC-USD" }
-func (h *harness) Price() decimal.Decimal                  { return venuetest.D("60000") }
+func (h *harness) Price() decimal.Decimal                  { return testkit.D("60000") }
 func (h *harness) Cross()                                  { h.f.Cross() }
 func (h *harness) DropStreams()                            { h.f.DropStreams() }
 
@@ -40,7 +41,7 @@ func (h *harness) FillPart(_ *testing.T, venueOrderID string, qty decimal.Decima
 // Protective trades a stock: Alpaca takes stops and ocos on stocks, not
 // on crypto pairs.
 func (h *harness) Protective() (string, decimal.Decimal, decimal.Decimal) {
-	return "SPY", venuetest.D("500"), venuetest.D("2")
+	return "SPY", testkit.D("500"), testkit.D("2")
 }
 func (h *harness) SetPrice(p decimal.Decimal) { h.f.SetPrice("SPY", p.String()) }
 

@@ -8,17 +8,11 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
-	"wicket/node/venuetest"
-)
-
-// d and randomKey are the shared helpers, named short here.
-var (
-	d         = venuetest.D
-	randomKey = venuetest.Key
 )
 
 // start runs a fake exchange with BTCUSDT at 60000 and an adapter on it.
@@ -32,7 +26,7 @@ func start(t *testing.T, opts ...func(*binance.Config)) (*binancefake.Fake, *bin
 // fake (another process, or this one restarted).
 func startWith(t *testing.T, opts ...func(*binance.Config)) (*binancefake.Fake, func() *binance.Adapter) {
 	t.Helper()
-	key, secret := randomKey(t), randomKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := binancefake.New(key, secret, []binancefake.Symbol{
 		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
@@ -92,18 +86,18 @@ func TestReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := in["BTCUSDT"]
-	if !b.Tick.Equal(d("0.01")) || !b.Step.Equal(d("0.00001")) || !b.MinNotional.Equal(d("5")) || !b.Fractional || b.Shortable {
+	if !b.Tick.Equal(testkit.D("0.01")) || !b.Step.Equal(testkit.D("0.00001")) || !b.MinNotional.Equal(testkit.D("5")) || !b.Fractional || b.Shortable {
 		t.Errorf("instrument %+v", b)
 	}
 	acct, err := a.Account(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if acct.Currency != "USDT" || !acct.Cash.Equal(d("10000")) || len(acct.Positions) != 1 || !acct.Positions[0].Quantity.Equal(d("0.5")) {
+	if acct.Currency != "USDT" || !acct.Cash.Equal(testkit.D("10000")) || len(acct.Positions) != 1 || !acct.Positions[0].Quantity.Equal(testkit.D("0.5")) {
 		t.Errorf("account %+v", acct)
 	}
 	marks, err := a.Marks(ctx(t), []string{"BTCUSDT", "ETHUSDT"})
-	if err != nil || !marks["BTCUSDT"].Equal(d("60000")) || !marks["ETHUSDT"].Equal(d("3000")) {
+	if err != nil || !marks["BTCUSDT"].Equal(testkit.D("60000")) || !marks["ETHUSDT"].Equal(testkit.D("3000")) {
 		t.Errorf("marks %v %v", marks, err)
 	}
 	if _, err := a.Instruments(ctx(t), []string{"NOPE"}); err == nil {
@@ -113,11 +107,11 @@ func TestReads(t *testing.T) {
 
 func TestOrders(t *testing.T) {
 	f, a := start(t)
-	mkt, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: d("0.01")})
+	mkt, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: testkit.D("0.01")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mkt.State != node.VenueFilled || !mkt.Filled.Equal(d("0.01")) || !mkt.AveragePrice.Equal(d("60000")) || mkt.ClientOrderID != cid {
+	if mkt.State != node.VenueFilled || !mkt.Filled.Equal(testkit.D("0.01")) || !mkt.AveragePrice.Equal(testkit.D("60000")) || mkt.ClientOrderID != cid {
 		t.Errorf("market order %+v", mkt)
 	}
 	if got := f.Orders()[0].ClientOrderID; got != "wk0190f5a27c1e7b3a9d4e123456789abc" {
@@ -125,7 +119,7 @@ func TestOrders(t *testing.T) {
 	}
 	lim := "wk-0190f5a2-7c1e-7b3a-9d4e-00000000000a"
 	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: lim, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Limit,
-		TimeInForce: command.GTC, Quantity: d("0.02"), Price: d("59000.00")})
+		TimeInForce: command.GTC, Quantity: testkit.D("0.02"), Price: testkit.D("59000.00")})
 	if err != nil || o.State != node.VenueOpen {
 		t.Fatalf("limit: %+v %v", o, err)
 	}
@@ -133,11 +127,11 @@ func TestOrders(t *testing.T) {
 	if err != nil || got.VenueOrderID != o.VenueOrderID || got.State != node.VenueOpen {
 		t.Errorf("lookup %+v %v", got, err)
 	}
-	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: d("0.03"), Price: d("59500.00")})
+	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: testkit.D("0.03"), Price: testkit.D("59500.00")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.VenueOrderID == o.VenueOrderID || !rep.Quantity.Equal(d("0.03")) || !rep.Price.Equal(d("59500")) || rep.ClientOrderID != lim {
+	if rep.VenueOrderID == o.VenueOrderID || !rep.Quantity.Equal(testkit.D("0.03")) || !rep.Price.Equal(testkit.D("59500")) || rep.ClientOrderID != lim {
 		t.Errorf("replaced %+v", rep)
 	}
 	if orders := f.Orders(); orders[1].Status != "CANCELED" || orders[2].ClientOrderID != "wk0190f5a27c1e7b3a9d4e00000000000a.1" {
@@ -158,7 +152,7 @@ func TestOrders(t *testing.T) {
 		t.Errorf("lookup of an absent order: %v", err)
 	}
 	_, err = a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "wk-0190f5a2-7c1e-7b3a-9d4e-0000000000fe", Symbol: "BTCUSDT", Side: command.Buy,
-		Type: command.Limit, Quantity: d("0.000001"), Price: d("59000.00")})
+		Type: command.Limit, Quantity: testkit.D("0.000001"), Price: testkit.D("59000.00")})
 	if !errors.Is(err, node.ErrVenueRejected) || !strings.Contains(err.Error(), "LOT_SIZE") {
 		t.Errorf("a too-fine quantity at the venue: %v", err)
 	}
@@ -167,7 +161,7 @@ func TestOrders(t *testing.T) {
 func TestWriteFaults(t *testing.T) {
 	f, a := start(t, func(c *binance.Config) { c.Timeout = 300 * time.Millisecond })
 	req := func(id string) node.OrderRequest {
-		return node.OrderRequest{ClientOrderID: id, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: d("0.001")}
+		return node.OrderRequest{ClientOrderID: id, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: testkit.D("0.001")}
 	}
 	// A dropped response: the venue has the order, the adapter says unknown, and nothing is resent.
 	f.DropResponses("/api/v3/order", 1)
@@ -258,15 +252,15 @@ func TestStream(t *testing.T) {
 	if u := next(); !u.Connected || u.Order != nil {
 		t.Fatalf("first update %+v", u)
 	}
-	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: d("0.01")})
-	if err != nil || o.State != node.VenueOpen || !o.Filled.Equal(d("0.005")) {
+	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTCUSDT", Side: command.Buy, Type: command.Market, Quantity: testkit.D("0.01")})
+	if err != nil || o.State != node.VenueOpen || !o.Filled.Equal(testkit.D("0.005")) {
 		t.Fatalf("partial market fill: %+v %v", o, err)
 	}
-	if u := next(); u.Order == nil || u.Order.ClientOrderID != cid || !u.Order.Filled.Equal(d("0.005")) || u.Order.State != node.VenueOpen {
+	if u := next(); u.Order == nil || u.Order.ClientOrderID != cid || !u.Order.Filled.Equal(testkit.D("0.005")) || u.Order.State != node.VenueOpen {
 		t.Errorf("partial fill report %+v", u.Order)
 	}
 	f.Cross()
-	if u := next(); u.Order == nil || !u.Order.Filled.Equal(d("0.01")) || u.Order.State != node.VenueFilled {
+	if u := next(); u.Order == nil || !u.Order.Filled.Equal(testkit.D("0.01")) || u.Order.State != node.VenueFilled {
 		t.Errorf("final fill report %+v", u.Order)
 	}
 	if n := f.Subscriptions(); n != 1 {
@@ -296,7 +290,7 @@ func TestStreamRefusedWithItsReason(t *testing.T) {
 		t.Errorf("a refused subscription: connected %v, %v", connected, err)
 	}
 	f.RefuseStreams(0, 0, "")
-	bad, err := binance.New(binance.Config{Venue: project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: f.URL}, APIKey: f.APIKey, APISecret: randomKey(t)})
+	bad, err := binance.New(binance.Config{Venue: project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: f.URL}, APIKey: f.APIKey, APISecret: testkit.Secret(t, 16)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +308,7 @@ func TestStreamRefusedWithItsReason(t *testing.T) {
 // at their prices, a sell taking out at the average), and says nothing (0)
 // for a holding its trades do not account for.
 func TestPositionAveragePriceFromTrades(t *testing.T) {
-	key, secret := randomKey(t), randomKey(t)
+	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
 	f := binancefake.New(key, secret, []binancefake.Symbol{
 		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
@@ -330,7 +324,7 @@ func TestPositionAveragePriceFromTrades(t *testing.T) {
 	trade := func(side command.Side, qty, price string) {
 		t.Helper()
 		f.SetPrice("BTCUSDT", price)
-		if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "t" + qty + price + string(side), Symbol: "BTCUSDT", Side: side, Type: command.Market, Quantity: d(qty)}); err != nil {
+		if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: "t" + qty + price + string(side), Symbol: "BTCUSDT", Side: side, Type: command.Market, Quantity: testkit.D(qty)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -345,10 +339,10 @@ func TestPositionAveragePriceFromTrades(t *testing.T) {
 	for _, p := range acct.Positions {
 		got[p.Symbol] = p
 	}
-	if p := got["BTCUSDT"]; !p.Quantity.Equal(d("0.015")) || !p.AveragePrice.Equal(d("60002")) {
+	if p := got["BTCUSDT"]; !p.Quantity.Equal(testkit.D("0.015")) || !p.AveragePrice.Equal(testkit.D("60002")) {
 		t.Errorf("BTCUSDT position %s at %s, want 0.015 at 60002", p.Quantity, p.AveragePrice)
 	}
-	if p := got["ETHUSDT"]; !p.Quantity.Equal(d("1")) || !p.AveragePrice.IsZero() {
+	if p := got["ETHUSDT"]; !p.Quantity.Equal(testkit.D("1")) || !p.AveragePrice.IsZero() {
 		t.Errorf("ETHUSDT position (held before any trade) %s at %s, want its price unknown (0)", p.Quantity, p.AveragePrice)
 	}
 	before := f.Requests("GET /api/v3/myTrades")

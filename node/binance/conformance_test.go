@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
@@ -30,7 +31,7 @@ type harness struct {
 
 func (h *harness) Adapter(t *testing.T) venuetest.Exchange { return h.another() }
 func (h *harness) Symbol() string                          { return "BTCUSDT" }
-func (h *harness) Price() decimal.Decimal                  { return venuetest.D("60000") }
+func (h *harness) Price() decimal.Decimal                  { return testkit.D("60000") }
 func (h *harness) Cross()                                  { h.f.Cross() }
 func (h *harness) DropStreams()                            { h.f.DropStreams() }
 
@@ -50,7 +51,7 @@ var paths = map[venuetest.Op]string{
 }
 
 func (h *harness) Protective() (string, decimal.Decimal, decimal.Decimal) {
-	return "BTCUSDT", venuetest.D("60000"), venuetest.D("0.02")
+	return "BTCUSDT", testkit.D("60000"), testkit.D("0.02")
 }
 func (h *harness) SetPrice(p decimal.Decimal) { h.f.SetPrice("BTCUSDT", p.StringFixed(2)) }
 

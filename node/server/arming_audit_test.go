@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
@@ -18,7 +19,7 @@ import (
 // arming, the control key for a disarm, or the node itself), the venue,
 // its environment and until when; none is a command.
 func TestArmingIsAudited(t *testing.T) {
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
 	vn.c = vn.srv.Client(node.WithClock(clk.Now))
 	ctx := context.Background()
@@ -28,7 +29,7 @@ func TestArmingIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	vn.arm(t, "bn", time.Hour)
-	clk.Add(61 * time.Minute)
+	clk.Advance(61 * time.Minute)
 	if out := send(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""), ""); out.Code != "disarmed" {
 		t.Fatalf("after the lapse: %s %s", out.Status, out.Code)
 	}

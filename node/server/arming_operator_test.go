@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
@@ -92,10 +92,7 @@ func TestArmNeedsTheOperatorKey(t *testing.T) {
 	refused("the control key alone", st, msg, "operator_signature_required", "the control key alone does not arm")
 
 	// Another key's signature.
-	_, other, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := testkit.Key(t)
 	st, msg = postArm(t, vn.srv, "bn", body(t, signedArm(t, vn, "bn", time.Hour, other)))
 	refused("another key", st, msg, "bad_operator_signature", "not signed by this node's operator key")
 
@@ -162,10 +159,7 @@ func TestPaperVenueIssuesNoChallenge(t *testing.T) {
 // project made before there was one) arms nothing and says how to make one.
 func TestArmWithoutAnOperatorKey(t *testing.T) {
 	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithoutOperatorKey())
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := testkit.Key(t)
 	var ne *node.Error
 	if _, err := vn.c.Arm(context.Background(), "bn", time.Hour, "bn", key); !errors.As(err, &ne) || ne.Code != "no_operator_key" ||
 		!strings.Contains(ne.Message, "wicket init --operator-key") {

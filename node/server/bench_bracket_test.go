@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -23,7 +24,7 @@ func BenchmarkConfirmedBracket(b *testing.B) {
 	c := srv.Client()
 	ctx := context.Background()
 	mark := snapshotB(b, c).Venues[0].Marks["BTC-USD"] // the one venue of the default config
-	up, down := mark.Mul(d("1.05")).Round(2), mark.Mul(d("0.95")).Round(2)
+	up, down := mark.Mul(testkit.D("1.05")).Round(2), mark.Mul(testkit.D("0.95")).Round(2)
 	var lat []time.Duration
 	i := 0
 	for b.Loop() {
@@ -104,7 +105,7 @@ func benchVenueBrackets(b *testing.B, vn *venueNode, venue, symbol, qty, up, dow
 	for b.Loop() {
 		br := bracketCmd(venue, symbol, qty, "", up, down, "")
 		if i%2 == 1 {
-			br.Side, br.TakeProfit, br.StopPrice = command.Sell, d(down), d(up)
+			br.Side, br.TakeProfit, br.StopPrice = command.Sell, testkit.D(down), testkit.D(up)
 		}
 		i++
 		start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -28,7 +29,7 @@ func BenchmarkConfirmedOCOBinance(b *testing.B) {
 func BenchmarkConfirmedOCOAlpaca(b *testing.B) {
 	vn, _ := startAlpacaNode(b)
 	c := order("al", "SPY", command.Sell, command.OCO, "1", "505")
-	c.StopPrice = d("495")
+	c.StopPrice = testkit.D("495")
 	benchOCOs(b, vn.c, c, "al", "node confirmed oco via alpaca adapter (order_class oco) to a loopback fake")
 }
 

@@ -9,12 +9,9 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
-	"wicket/node/server"
 )
 
 // BenchmarkConfirmedSubmit measures confirmed submit_order round trips: a
@@ -38,17 +35,7 @@ func BenchmarkConfirmedSubmitBinance(b *testing.B) {
 
 // BenchmarkConfirmedSubmitAlpaca is the same through the alpaca adapter.
 func BenchmarkConfirmedSubmitAlpaca(b *testing.B) {
-	key, secret := hexKey(b), hexKey(b)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{{Symbol: "BTC/USD", Class: "crypto", Fractionable: true,
-		MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"}}, "100000000")
-	b.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTC-USD"}}
-	srv, _ := startWith(b, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	vn.waitSynced(b, "al")
-	vn.arm(b, "al", time.Hour)
+	vn := startAlpacaVenue(b, alpacaFake(b, "100000000", "BTC/USD"), true, "BTC-USD")
 	benchSubmits(b, vn.c, "al", "BTC-USD", "0.001", "node confirmed submit_order via alpaca adapter to a loopback fake")
 }
 

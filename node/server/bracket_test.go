@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/gate"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/guardrail"
@@ -17,9 +18,9 @@ import (
 
 func bracket(side command.Side, qty, entry, tp, sl string) command.Command {
 	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: command.Bracket,
-		Quantity: d(qty), TakeProfit: d(tp), StopPrice: d(sl)}
+		Quantity: testkit.D(qty), TakeProfit: testkit.D(tp), StopPrice: testkit.D(sl)}
 	if entry != "" {
-		c.Price = d(entry)
+		c.Price = testkit.D(entry)
 	}
 	return c
 }
@@ -57,7 +58,7 @@ func TestBracketThroughTheNode(t *testing.T) {
 		t.Errorf("dry run checks by leg %v, want each leg's and the command's", legs)
 	}
 	wrong := br
-	wrong.StopPrice = d("99.5")
+	wrong.StopPrice = testkit.D("99.5")
 	if out := rejected(t, c, wrong, "stop_side"); !strings.Contains(out.Reason, "stop_loss leg stop_side: sell stop_price 99.5 must be below entry price 99") {
 		t.Errorf("a stop-loss above the entry: %s", out.Reason)
 	}
@@ -80,11 +81,11 @@ func TestBracketThroughTheNode(t *testing.T) {
 
 	srv.Tick(t, 1) // 98.5: the entry fills at the mark (better than its limit); the exits become active, sized to it
 	tp, sl = openOrder(t, c, out.OrderIDs[1]), openOrder(t, c, out.OrderIDs[2])
-	if tp == nil || sl == nil || tp.Inactive || sl.Inactive || !tp.Quantity.Equal(d("10")) {
+	if tp == nil || sl == nil || tp.Inactive || sl.Inactive || !tp.Quantity.Equal(testkit.D("10")) {
 		t.Fatalf("exits after the entry's fill: %+v %+v", tp, sl)
 	}
 	pv := venueOf(t, snapshot(t, c), "paper")
-	if p, _ := position(pv, "BTC-USD"); !p.Quantity.Equal(d("10")) || p.Unprotected || !p.AveragePrice.Equal(d("98.5")) {
+	if p, _ := position(pv, "BTC-USD"); !p.Quantity.Equal(testkit.D("10")) || p.Unprotected || !p.AveragePrice.Equal(testkit.D("98.5")) {
 		t.Errorf("position with a working stop-loss: %+v", p)
 	}
 	if g := groupOf(pv, entry.ID); g == nil || g.State != node.GroupActive {
@@ -101,7 +102,7 @@ func TestBracketThroughTheNode(t *testing.T) {
 		}
 		slCanceled = slCanceled || (ev.Kind == node.EventCanceled && ev.OrderID == out.OrderIDs[2] && strings.Contains(ev.Note, "another leg of bracket "+entry.ID))
 	}
-	if !tpAt.Equal(d("104.5")) || !slCanceled {
+	if !tpAt.Equal(testkit.D("104.5")) || !slCanceled {
 		t.Errorf("take-profit filled at %s, stop-loss canceled %v", tpAt, slCanceled)
 	}
 	pv = venueOf(t, snap, "paper")
@@ -122,7 +123,7 @@ func TestBracketThroughTheNode(t *testing.T) {
 	third := bracket(command.Buy, "2", "", "110", "90")
 	third.ClientOrderID = "br-3"
 	mk := accepted(t, c, third)
-	if o := openOrder(t, c, mk.OrderIDs[2]); o == nil || o.Inactive || !o.Quantity.Equal(d("2")) {
+	if o := openOrder(t, c, mk.OrderIDs[2]); o == nil || o.Inactive || !o.Quantity.Equal(testkit.D("2")) {
 		t.Fatalf("market bracket stop-loss: %+v (%s)", o, mk.Detail)
 	}
 	cx = accepted(t, c, command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: mk.OrderID})
@@ -161,7 +162,7 @@ func TestBracketPreviewGate(t *testing.T) {
 	ids := 0
 	newID := func() string { ids++; return "0190a8c4-0000-7000-8000-00000000000" + string(rune('0'+ids)) }
 	mark := venueOf(t, snapshot(t, c), "paper").Marks["BTC-USD"]
-	br := bracket(command.Buy, "0.01", "", mark.Mul(d("1.02")).Round(2).String(), mark.Mul(d("0.98")).Round(2).String())
+	br := bracket(command.Buy, "0.01", "", mark.Mul(testkit.D("1.02")).Round(2).String(), mark.Mul(testkit.D("0.98")).Round(2).String())
 
 	orders := func() int { return len(venueOf(t, snapshot(t, c), "paper").OpenOrders) }
 	p := node.NewPreview(ctx, c, g, br, "gate test", newID)
@@ -173,7 +174,7 @@ func TestBracketPreviewGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := br
-	other.TakeProfit = br.TakeProfit.Add(d("1"))
+	other.TakeProfit = br.TakeProfit.Add(testkit.D("1"))
 	if _, err := previews.Take("submit_order", tok, other); !errors.Is(err, gate.ErrMismatch) || !strings.Contains(err.Error(), "take_profit") {
 		t.Fatalf("a different take_profit confirmed: %v", err)
 	}

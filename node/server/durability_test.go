@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -27,7 +28,7 @@ var decimalEqual = cmp.Comparer(func(a, b decimal.Decimal) bool { return a.Equal
 // events, audit trail and ticket outcomes.
 func TestRestartRebuildsExactState(t *testing.T) {
 	cfg := project.Defaults()
-	cfg.Venues = append(cfg.Venues, project.Venue{Name: "second", Kind: "paper", Currency: "EUR", Cash: d("5000"),
+	cfg.Venues = append(cfg.Venues, project.Venue{Name: "second", Kind: "paper", Currency: "EUR", Cash: testkit.D("5000"),
 		FeeBps: 2.5, Symbols: []string{"ETH-USD"}, QuantityDecimals: 3, PriceDecimals: 1})
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestRestartWithChangedVenues(t *testing.T) {
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "node.db")
 	two := project.Defaults()
-	two.Venues = append(two.Venues, project.Venue{Name: "b", Kind: "paper", Currency: "USD", Cash: d("10"), Symbols: []string{"SPY"}, QuantityDecimals: 1, PriceDecimals: 1})
+	two.Venues = append(two.Venues, project.Venue{Name: "b", Kind: "paper", Currency: "USD", Cash: testkit.D("10"), Symbols: []string{"SPY"}, QuantityDecimals: 1, PriceDecimals: 1})
 	srv := nodetest.NewServer(t, nodetest.WithJournal(journal), nodetest.WithConfig(two))
 	accepted(t, srv.Client(), order("b", "SPY", command.Sell, command.Market, "1", ""))
 	srv.Close()
@@ -107,13 +108,13 @@ func TestRestartWithChangedVenues(t *testing.T) {
 
 	// Adding a venue opens it with its configured cash; the old ones keep theirs.
 	three := two
-	three.Venues = append(append([]project.Venue(nil), two.Venues...), project.Venue{Name: "c", Kind: "paper", Currency: "USD", Cash: d("7"), Symbols: []string{"SPY"}, QuantityDecimals: 1, PriceDecimals: 1})
+	three.Venues = append(append([]project.Venue(nil), two.Venues...), project.Venue{Name: "c", Kind: "paper", Currency: "USD", Cash: testkit.D("7"), Symbols: []string{"SPY"}, QuantityDecimals: 1, PriceDecimals: 1})
 	srv = nodetest.NewServer(t, nodetest.WithJournal(journal), nodetest.WithConfig(three))
 	s := snapshot(t, srv.Client())
-	if got := venueOf(t, s, "c").Cash; !got.Equal(d("7")) {
+	if got := venueOf(t, s, "c").Cash; !got.Equal(testkit.D("7")) {
 		t.Errorf("new venue cash = %s", got)
 	}
-	if p, _ := position(venueOf(t, s, "b"), "SPY"); !p.Quantity.Equal(d("-1")) {
+	if p, _ := position(venueOf(t, s, "b"), "SPY"); !p.Quantity.Equal(testkit.D("-1")) {
 		t.Errorf("venue b position after restart = %s", p.Quantity)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -31,8 +32,8 @@ func TestTradingStates(t *testing.T) {
 	rejected(t, c, order("paper", "BTC-USD", command.Sell, command.Market, "11", ""), "reduce_only") // flips
 	ask := accepted(t, c, order("paper", "BTC-USD", command.Sell, command.Limit, "6", "110"))
 	rejected(t, c, order("paper", "BTC-USD", command.Sell, command.Limit, "5", "110"), "reduce_only") // 6 + 5 working > 10
-	rejected(t, c, command.Command{Verb: command.Modify, Venue: "paper", OrderID: ask.OrderID, Quantity: d("11")}, "reduce_only")
-	accepted(t, c, command.Command{Verb: command.Modify, Venue: "paper", OrderID: ask.OrderID, Quantity: d("7")})
+	rejected(t, c, command.Command{Verb: command.Modify, Venue: "paper", OrderID: ask.OrderID, Quantity: testkit.D("11")}, "reduce_only")
+	accepted(t, c, command.Command{Verb: command.Modify, Venue: "paper", OrderID: ask.OrderID, Quantity: testkit.D("7")})
 	// The resting bid would increase the position: the mark reaching it in
 	// reduce_only does not fill it.
 	srv.Tick(t, 2)
@@ -44,7 +45,7 @@ func TestTradingStates(t *testing.T) {
 	accepted(t, c, command.Command{Verb: command.SetTradingState, State: command.Halted})
 	for _, cmd := range []command.Command{
 		order("paper", "BTC-USD", command.Sell, command.Market, "1", ""),
-		{Verb: command.Modify, Venue: "paper", OrderID: ask.OrderID, Price: d("105")},
+		{Verb: command.Modify, Venue: "paper", OrderID: ask.OrderID, Price: testkit.D("105")},
 		{Verb: command.Flatten, Venue: "paper"},
 		{Verb: command.MarketExit},
 	} {
@@ -73,9 +74,9 @@ func TestDuplicateClientOrderID(t *testing.T) {
 
 	// The retry, even with other fields, is refused and names the order.
 	retry := first
-	retry.Quantity = d("2")
+	retry.Quantity = testkit.D("2")
 	out := rejected(t, c, retry, "duplicate_client_order_id")
-	if out.ExistingOrder == nil || out.ExistingOrder.ID != placed.OrderID || !out.ExistingOrder.Quantity.Equal(d("1")) {
+	if out.ExistingOrder == nil || out.ExistingOrder.ID != placed.OrderID || !out.ExistingOrder.Quantity.Equal(testkit.D("1")) {
 		t.Errorf("existing order = %+v, want %s", out.ExistingOrder, placed.OrderID)
 	}
 	if !strings.Contains(out.Reason, placed.OrderID) {
@@ -103,7 +104,7 @@ func TestDuplicateClientOrderID(t *testing.T) {
 // forbid, saying which limit and by how much.
 func TestNodeLimits(t *testing.T) {
 	cfg := project.Defaults()
-	cfg.Venues = append(cfg.Venues, project.Venue{Name: "small", Kind: "paper", Currency: "USD", Cash: d("1000"),
+	cfg.Venues = append(cfg.Venues, project.Venue{Name: "small", Kind: "paper", Currency: "USD", Cash: testkit.D("1000"),
 		Symbols: []string{"SOL-USD"}, QuantityDecimals: 2, PriceDecimals: 2})
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestNodeLimits(t *testing.T) {
 	// A modify is checked as the order it makes: a resting buy whose new
 	// limit costs more than the venue's cash is refused.
 	rest := accepted(t, c, order("small", "SOL-USD", command.Buy, command.Limit, "99", "9.5"))
-	if out := rejected(t, c, command.Command{Verb: command.Modify, Venue: "small", OrderID: rest.OrderID, Price: d("10.5")}, "insufficient_cash"); !strings.Contains(out.Reason, "buying 99 SOL-USD at 10.5 costs 1039.5") {
+	if out := rejected(t, c, command.Command{Verb: command.Modify, Venue: "small", OrderID: rest.OrderID, Price: testkit.D("10.5")}, "insufficient_cash"); !strings.Contains(out.Reason, "buying 99 SOL-USD at 10.5 costs 1039.5") {
 		t.Errorf("modify reason = %q", out.Reason)
 	}
 	accepted(t, c, command.Command{Verb: command.CancelOrder, Venue: "small", OrderID: rest.OrderID})
@@ -151,8 +152,8 @@ func TestNodeLimits(t *testing.T) {
 	accepted(t, c, command.Command{Verb: command.Flatten, Venue: "paper"})
 
 	// A rejected command changed nothing.
-	checkBooks(t, snapshot(t, c), "small", d("1000"))
-	if v := venueOf(t, snapshot(t, c), "small"); len(v.Positions) != 0 || !v.Cash.Equal(d("1000")) {
+	checkBooks(t, snapshot(t, c), "small", testkit.D("1000"))
+	if v := venueOf(t, snapshot(t, c), "small"); len(v.Positions) != 0 || !v.Cash.Equal(testkit.D("1000")) {
 		t.Errorf("small venue changed: %+v", v)
 	}
 

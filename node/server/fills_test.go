@@ -7,12 +7,9 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
-	"wicket/node/server"
 )
 
 // fillPrices are the prices of the order's fill events, oldest first.
@@ -71,18 +68,8 @@ func TestFillPricesAreTheVenuesOwn(t *testing.T) {
 // rounded (499.98333333), and each trade update carries the fill's own
 // price: the node books that one.
 func TestAlpacaFillPricesAreTheVenuesOwn(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{
-		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
-	}, "50000")
-	t.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY"}}
-	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	vn.waitSynced(t, "al")
-	vn.arm(t, "al", time.Hour)
+	f := alpacaFake(t, "50000", "SPY")
+	vn := startAlpacaVenue(t, f, true, "SPY")
 	lim := accepted(t, vn.c, order("al", "SPY", command.Buy, command.Limit, "3", "499.99"))
 	f.FillPartAt(f.Orders()[0].ID, "1", "499.99")
 	waitFor(t, "the first fill", func() bool { return len(fillPrices(t, vn.c, "al", lim.OrderID)) == 1 })

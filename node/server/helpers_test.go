@@ -8,18 +8,17 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
 	"wicket/node/paper"
 )
 
-func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
-
 func ds(ss ...string) []decimal.Decimal {
 	out := make([]decimal.Decimal, len(ss))
 	for i, s := range ss {
-		out[i] = d(s)
+		out[i] = testkit.D(s)
 	}
 	return out
 }
@@ -31,9 +30,9 @@ func replay(closes map[string][]decimal.Decimal) nodetest.Option {
 }
 
 func order(venue, symbol string, side command.Side, typ command.OrderType, qty, price string) command.Command {
-	c := command.Command{Verb: command.SubmitOrder, Venue: venue, Symbol: symbol, Side: side, Type: typ, Quantity: d(qty)}
+	c := command.Command{Verb: command.SubmitOrder, Venue: venue, Symbol: symbol, Side: side, Type: typ, Quantity: testkit.D(qty)}
 	if price != "" {
-		c.Price = d(price)
+		c.Price = testkit.D(price)
 	}
 	return c
 }
@@ -104,7 +103,7 @@ func position(v node.Venue, symbol string) (node.Position, bool) {
 
 func eq(t *testing.T, what string, got decimal.Decimal, want string) {
 	t.Helper()
-	if !got.Equal(d(want)) {
+	if !got.Equal(testkit.D(want)) {
 		t.Errorf("%s = %s, want %s", what, got, want)
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
@@ -35,22 +34,12 @@ type twoVenues struct {
 	slow, fast *binancefake.Fake
 }
 
-func newBinanceFake(t testing.TB) *binancefake.Fake {
-	t.Helper()
-	f := binancefake.New(hexKey(t), hexKey(t), []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
-	}, map[string]string{"USDT": "20000", "BTC": "0.1"})
-	t.Cleanup(f.Close)
-	return f
-}
-
 func startTwoVenues(t testing.TB, limit string, opts ...nodetest.Option) *twoVenues {
 	t.Helper()
 	tv := &twoVenues{slow: newBinanceFake(t), fast: newBinanceFake(t)}
 	cfg := project.Defaults()
 	if limit != "" {
-		cfg.Guardrail.MaxPositionNotional = decimal.RequireFromString(limit)
+		cfg.Guardrail.MaxPositionNotional = testkit.D(limit)
 	}
 	cfg.Venues = append(cfg.Venues, binanceVenue("slow", "testnet", true, tv.slow), binanceVenue("fast", "testnet", true, tv.fast))
 	if err := cfg.Validate(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -28,7 +29,7 @@ func (f *fakeMarks) set(symbol, price string) {
 	if f.m == nil {
 		f.m = map[string]decimal.Decimal{}
 	}
-	f.m[symbol] = d(price)
+	f.m[symbol] = testkit.D(price)
 }
 
 // drop makes the feed stop giving a price of symbol, as a provider that
@@ -51,7 +52,7 @@ func (f *fakeMarks) Mark(symbol string) (decimal.Decimal, bool) {
 func fedConfig() project.Config {
 	cfg := project.Defaults()
 	cfg.Venues = append(cfg.Venues, project.Venue{Name: "real", Kind: project.KindPaper, Marks: "binance", Currency: "USD",
-		Cash: d("100000"), Symbols: []string{"BTC-USD", "ETH-USD"}, QuantityDecimals: 6, PriceDecimals: 2})
+		Cash: testkit.D("100000"), Symbols: []string{"BTC-USD", "ETH-USD"}, QuantityDecimals: 6, PriceDecimals: 2})
 	return cfg
 }
 
@@ -111,7 +112,7 @@ func TestPaperMarksFromAFeedFillAMarketOrderAtTheFedPrice(t *testing.T) {
 	feed.set("BTC-USD", "59400.004")
 	srv.Tick(t, 1)
 	p, ok := position(venueOf(t, snapshot(t, c), "real"), "BTC-USD")
-	if !ok || !p.Quantity.Equal(d("0.1")) {
+	if !ok || !p.Quantity.Equal(testkit.D("0.1")) {
 		t.Errorf("after the fed mark crossed the limit: position %+v %v", p, ok)
 	}
 

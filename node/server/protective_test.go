@@ -7,13 +7,14 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
 )
 
 func stopCmd(side command.Side, typ command.OrderType, qty string, set func(*command.Command)) command.Command {
-	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: typ, Quantity: d(qty)}
+	c := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "BTC-USD", Side: side, Type: typ, Quantity: testkit.D(qty)}
 	set(&c)
 	return c
 }
@@ -26,30 +27,30 @@ func TestProtectiveOrdersOnPaper(t *testing.T) {
 	c := srv.Client()
 	accepted(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "10", ""))
 
-	out := rejected(t, c, stopCmd(command.Sell, command.Stop, "4", func(c *command.Command) { c.StopPrice = d("101") }), "stop_side")
+	out := rejected(t, c, stopCmd(command.Sell, command.Stop, "4", func(c *command.Command) { c.StopPrice = testkit.D("101") }), "stop_side")
 	if !strings.Contains(out.Reason, "sell stop_price 101 must be below mark 100") {
 		t.Errorf("wrong-side stop: %s", out.Reason)
 	}
-	stop := accepted(t, c, stopCmd(command.Sell, command.Stop, "4", func(c *command.Command) { c.StopPrice = d("97.5") }))
+	stop := accepted(t, c, stopCmd(command.Sell, command.Stop, "4", func(c *command.Command) { c.StopPrice = testkit.D("97.5") }))
 	if !strings.Contains(stop.Detail, "stop 97.5 resting") || stop.Order.Status != node.OrderOpen {
 		t.Errorf("stop placed: %s %+v", stop.Detail, stop.Order)
 	}
-	trail := accepted(t, c, stopCmd(command.Sell, command.TrailingStop, "3", func(c *command.Command) { c.TrailAmount = d("3") }))
-	if o := trail.Order; !o.TrailBest.Equal(d("100")) || !o.StopPrice.Equal(d("97")) {
+	trail := accepted(t, c, stopCmd(command.Sell, command.TrailingStop, "3", func(c *command.Command) { c.TrailAmount = testkit.D("3") }))
+	if o := trail.Order; !o.TrailBest.Equal(testkit.D("100")) || !o.StopPrice.Equal(testkit.D("97")) {
 		t.Errorf("trailing stop placed at best %s stop %s, want 100 and 97", o.TrailBest, o.StopPrice)
 	}
-	sl := accepted(t, c, stopCmd(command.Sell, command.StopLimit, "2", func(c *command.Command) { c.StopPrice = d("98"); c.LimitPrice = d("98.5") }))
-	if o := sl.Order; !o.StopPrice.Equal(d("98")) || !o.Price.Equal(d("98.5")) {
+	sl := accepted(t, c, stopCmd(command.Sell, command.StopLimit, "2", func(c *command.Command) { c.StopPrice = testkit.D("98"); c.LimitPrice = testkit.D("98.5") }))
+	if o := sl.Order; !o.StopPrice.Equal(testkit.D("98")) || !o.Price.Equal(testkit.D("98.5")) {
 		t.Errorf("stop_limit placed: %+v", o)
 	}
 
 	srv.Tick(t, 1) // 104: the trailing stop follows to 101
-	if o := openOrder(t, c, trail.OrderID); o == nil || !o.TrailBest.Equal(d("104")) || !o.StopPrice.Equal(d("101")) {
+	if o := openOrder(t, c, trail.OrderID); o == nil || !o.TrailBest.Equal(testkit.D("104")) || !o.StopPrice.Equal(testkit.D("101")) {
 		t.Fatalf("trailing stop after 104: %+v", o)
 	}
 	srv.Restart(t)
 	c = srv.Client()
-	if o := openOrder(t, c, trail.OrderID); o == nil || !o.StopPrice.Equal(d("101")) {
+	if o := openOrder(t, c, trail.OrderID); o == nil || !o.StopPrice.Equal(testkit.D("101")) {
 		t.Fatalf("trailing stop after a restart: %+v", o)
 	}
 	srv.Tick(t, 1) // 102: the trailing stop holds
@@ -66,7 +67,7 @@ func TestProtectiveOrdersOnPaper(t *testing.T) {
 		}
 	}
 	for _, id := range []string{stop.OrderID, trail.OrderID} {
-		if p, ok := fills[id]; !ok || !p.Equal(d("96.95")) { // 97 less 5 bps of slippage, floored to the cent
+		if p, ok := fills[id]; !ok || !p.Equal(testkit.D("96.95")) { // 97 less 5 bps of slippage, floored to the cent
 			t.Errorf("order %s filled at %v (%v), want 96.95", id, p, ok)
 		}
 	}
@@ -76,11 +77,11 @@ func TestProtectiveOrdersOnPaper(t *testing.T) {
 	}
 	srv.Tick(t, 1) // 99: at or above its limit, it fills at the mark, no slippage
 	for _, ev := range snapshot(t, c).Events {
-		if ev.Kind == node.EventFilled && ev.OrderID == sl.OrderID && !ev.Price.Equal(d("99")) {
+		if ev.Kind == node.EventFilled && ev.OrderID == sl.OrderID && !ev.Price.Equal(testkit.D("99")) {
 			t.Errorf("stop_limit filled at %s, want 99", ev.Price)
 		}
 	}
-	if p, _ := position(venueOf(t, snapshot(t, c), "paper"), "BTC-USD"); !p.Quantity.Equal(d("1")) {
+	if p, _ := position(venueOf(t, snapshot(t, c), "paper"), "BTC-USD"); !p.Quantity.Equal(testkit.D("1")) {
 		t.Errorf("position = %s, want 10 − 4 − 3 − 2 = 1", p.Quantity)
 	}
 	if kinds[node.EventTrailed] != 1 || kinds[node.EventTriggered] != 1 {
@@ -96,7 +97,7 @@ func TestOCOThroughTheNode(t *testing.T) {
 	srv := nodetest.NewServer(t, replay(map[string][]decimal.Decimal{"BTC-USD": ds("100", "100", "103", "97", "96.5")}))
 	c := srv.Client()
 	accepted(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "10", ""))
-	oco := stopCmd(command.Sell, command.OCO, "6", func(c *command.Command) { c.Price = d("102.5"); c.StopPrice = d("97.5") })
+	oco := stopCmd(command.Sell, command.OCO, "6", func(c *command.Command) { c.Price = testkit.D("102.5"); c.StopPrice = testkit.D("97.5") })
 	oco.ClientOrderID = "exit-1"
 
 	v, err := c.DryRun(context.Background(), command.NewEnvelope(oco, ""))
@@ -111,7 +112,7 @@ func TestOCOThroughTheNode(t *testing.T) {
 		t.Errorf("dry run checks by leg %v, want the limit leg's, the stop leg's and the command's", legs)
 	}
 	wrong := oco
-	wrong.Price = d("99")
+	wrong.Price = testkit.D("99")
 	if out := rejected(t, c, wrong, "limit_side"); !strings.Contains(out.Reason, "limit leg limit_side: sell limit 99 must be above mark 100") {
 		t.Errorf("a marketable limit leg: %s", out.Reason)
 	}
@@ -153,15 +154,15 @@ func TestOCOThroughTheNode(t *testing.T) {
 		}
 		canceled = canceled || (ev.Kind == node.EventCanceled && ev.OrderID == out.OrderIDs[1] && strings.Contains(ev.Note, "another leg of oco"))
 	}
-	if !filledAt.Equal(d("103")) || !canceled {
+	if !filledAt.Equal(testkit.D("103")) || !canceled {
 		t.Errorf("limit leg filled at %s, stop leg canceled %v", filledAt, canceled)
 	}
-	if p, _ := position(venueOf(t, snap, "paper"), "BTC-USD"); !p.Quantity.Equal(d("4")) {
+	if p, _ := position(venueOf(t, snap, "paper"), "BTC-USD"); !p.Quantity.Equal(testkit.D("4")) {
 		t.Errorf("position %s, want 10 − 6 = 4", p.Quantity)
 	}
 
 	// cancel_order on one leg cancels the whole oco.
-	small := stopCmd(command.Sell, command.OCO, "1", func(c *command.Command) { c.Price = d("104"); c.StopPrice = d("96") })
+	small := stopCmd(command.Sell, command.OCO, "1", func(c *command.Command) { c.Price = testkit.D("104"); c.StopPrice = testkit.D("96") })
 	out = accepted(t, c, small)
 	cx := accepted(t, c, command.Command{Verb: command.CancelOrder, Venue: "paper", OrderID: out.OrderIDs[1]})
 	if strings.Join(cx.Canceled, ",") != strings.Join(out.OrderIDs, ",") || openOrder(t, c, out.OrderIDs[0]) != nil {

@@ -9,14 +9,11 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
-	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
-	"wicket/node/server"
 )
 
 // waitSettled reads a ticket until it is no longer pending.
@@ -84,17 +81,8 @@ func TestLostCancelSettlesBinance(t *testing.T) {
 
 // TestLostCancelSettlesAlpaca is the same at Alpaca.
 func TestLostCancelSettlesAlpaca(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{{Symbol: "BTC/USD", Class: "crypto", Fractionable: true,
-		MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"}}, "50000")
-	t.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTC-USD"}}
-	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	vn.waitSynced(t, "al")
-	vn.arm(t, "al", time.Hour)
+	f := alpacaFake(t, "50000", "BTC/USD")
+	vn := startAlpacaVenue(t, f, true, "BTC-USD")
 	lim := accepted(t, vn.c, order("al", "BTC-USD", command.Buy, command.Limit, "0.01", "59000"))
 	f.DropResponses("/v2/orders/"+lim.Order.VenueOrderID, 1)
 	out := sendAny(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "al", OrderID: lim.OrderID})
@@ -113,15 +101,8 @@ func TestLostCancelSettlesAlpaca(t *testing.T) {
 // that knows the ticket, and its start's reconciliation settles it: the
 // order replaced, never sent again.
 func TestModifyCutOffSettlesAtRestart(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
-	}, map[string]string{"USDT": "20000", "BTC": "0.1"})
-	t.Cleanup(f.Close)
-	adapt := func(vc project.Venue) (server.Exchange, error) {
-		return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
-	}
+	f := newBinanceFake(t)
+	adapt := onBinance(f, 2*time.Second)
 	dir := t.TempDir()
 	srv, _ := startWith(t, binanceVenue("bn", "testnet", true, f), adapt, nodetest.WithJournal(filepath.Join(dir, "node.db")))
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
@@ -132,7 +113,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 	held, release := f.HoldResponses("/api/v3/order/cancelReplace")
 	t.Cleanup(release) // before the first node's Close, which waits for the call
 	ticket, err := vn.c.Submit(context.Background(), command.NewEnvelope(
-		command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")}, "cut off"))
+		command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: testkit.D("59500")}, "cut off"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +136,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 	after, _ := startWith(t, binanceVenue("bn", "testnet", true, f), adapt, nodetest.WithJournal(crashed))
 	c := after.Client()
 	out := waitSettled(t, c, ticket)
-	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(d("59500")) ||
+	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(testkit.D("59500")) ||
 		out.Order.VenueOrderID == lim.Order.VenueOrderID || !strings.Contains(out.Detail, "settled by reconciliation") {
 		t.Errorf("the cut-off modify's ticket after the restart: %+v", out)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -26,7 +27,7 @@ type timedMarks struct {
 func (f *timedMarks) set(price string, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.p, f.at = d(price), at
+	f.p, f.at = testkit.D(price), at
 }
 
 func (f *timedMarks) Mark(string) (decimal.Decimal, bool) {
@@ -46,7 +47,7 @@ func (f *timedMarks) MarkAt(string) (decimal.Decimal, time.Time, bool) {
 // symbol are refused with the mark's age and the bound, and a resting
 // order the stale mark crosses waits until a fresh price arrives.
 func TestPaperMarksOlderThanMaxMarkAgeNeverFill(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	feed := &timedMarks{}
 	cfg := fedConfig()
 	cfg.Venues[1].MaxMarkAge = 5 * time.Second
@@ -64,7 +65,7 @@ func TestPaperMarksOlderThanMaxMarkAgeNeverFill(t *testing.T) {
 
 	// The feed dies: its price stays 60000 from 12:00:00 while the clock
 	// runs 36 s on and the marks keep stepping.
-	clk.Add(36 * time.Second)
+	clk.Advance(36 * time.Second)
 	srv.Tick(t, 2)
 	out := rejected(t, c, buy, "stale_mark")
 	if !strings.Contains(out.Reason, "the mark of BTC-USD on real is 36s old, older than its max_mark_age 5s") || !strings.Contains(out.Reason, "retry shortly") {
@@ -78,14 +79,14 @@ func TestPaperMarksOlderThanMaxMarkAgeNeverFill(t *testing.T) {
 	feed.set("58900", clk.Now().Add(-10*time.Second))
 	srv.Tick(t, 1)
 	v := venueOf(t, snapshot(t, c), "real")
-	if p, _ := position(v, "BTC-USD"); !p.Quantity.Equal(d("0.1")) || len(v.OpenOrders) != 1 {
+	if p, _ := position(v, "BTC-USD"); !p.Quantity.Equal(testkit.D("0.1")) || len(v.OpenOrders) != 1 {
 		t.Fatalf("a stale crossing mark filled the resting order: position %+v, open %+v", p, v.OpenOrders)
 	}
 	// A fresh price: the resting order fills, and orders are taken again.
 	feed.set("58900", clk.Now())
 	srv.Tick(t, 1)
 	v = venueOf(t, snapshot(t, c), "real")
-	if p, _ := position(v, "BTC-USD"); !p.Quantity.Equal(d("0.2")) || len(v.OpenOrders) != 0 {
+	if p, _ := position(v, "BTC-USD"); !p.Quantity.Equal(testkit.D("0.2")) || len(v.OpenOrders) != 0 {
 		t.Errorf("after a fresh mark: position %+v, open %+v (order %s)", p, v.OpenOrders, lim.Order.ID)
 	}
 	accepted(t, c, buy)
@@ -96,7 +97,7 @@ func TestPaperMarksOlderThanMaxMarkAgeNeverFill(t *testing.T) {
 // time of the step that read it, so a symbol whose feed went silent ages
 // from its last step with a price.
 func TestPaperMarksFromAPlainFeedAgeFromTheirStep(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	feed := &fakeMarks{}
 	cfg := fedConfig()
 	cfg.Venues[1].MaxMarkAge = 2 * time.Second
@@ -105,14 +106,14 @@ func TestPaperMarksFromAPlainFeedAgeFromTheirStep(t *testing.T) {
 	c := srv.Client(node.WithClock(clk.Now))
 	feed.set("BTC-USD", "60000")
 	srv.Tick(t, 1)
-	clk.Add(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	buy := order("real", "BTC-USD", command.Buy, command.Market, "0.1", "")
 	accepted(t, c, buy)
 	srv.Tick(t, 1) // the feed still answers: the mark is 0s old again
-	clk.Add(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	accepted(t, c, buy)
 	feed.drop("BTC-USD") // silent, and no step has read it since: the mark is held
-	clk.Add(time.Second)
+	clk.Advance(time.Second)
 	out := rejected(t, c, buy, "stale_mark")
 	if !strings.Contains(out.Reason, "is 3s old, older than its max_mark_age 2s") {
 		t.Errorf("reason: %s", out.Reason)

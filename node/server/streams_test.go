@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
@@ -44,7 +45,7 @@ func TestStreamDownPollsWorkingOrders(t *testing.T) {
 			fill = &snap.Events[i]
 		}
 	}
-	if fill == nil || !fill.Quantity.Equal(d("0.01")) || !fill.Price.Equal(d("59000")) {
+	if fill == nil || !fill.Quantity.Equal(testkit.D("0.01")) || !fill.Price.Equal(testkit.D("59000")) {
 		t.Errorf("the fill read over REST: %+v", fill)
 	}
 	if vn.fake.Streams() != 0 {

@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
-	"wicket/node/binance"
-	"wicket/node/binance/binancefake"
+	"wicket/internal/testkit"
 	"wicket/node/nodetest"
 	"wicket/node/server"
 )
@@ -21,30 +18,17 @@ import (
 // Alpaca) stops the node at start, and the error names the venue's own
 // symbol to write instead; such a venue could never be traded.
 func TestUnknownSymbolStopsTheStart(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	bf := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(bf.Close)
-	af := alpacafake.New(key, secret, []alpacafake.Asset{
-		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
-		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
-	}, "50000")
-	t.Cleanup(af.Close)
+	bf := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT", "ETHUSDT")
+	af := alpacaFake(t, "50000", "SPY", "BTC/USD")
 	for _, tc := range []struct {
 		vc    project.Venue
 		adapt func(project.Venue) (server.Exchange, error)
 		want  []string
 	}{
 		{project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: bf.URL, Symbols: []string{"ETHUSDT", "BTC-USD"}},
-			func(vc project.Venue) (server.Exchange, error) {
-				return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: time.Second})
-			}, []string{"venue bn", "BTC-USD (binance's symbol for it is BTCUSDT)"}},
+			onBinance(bf, time.Second), []string{"venue bn", "BTC-USD (binance's symbol for it is BTCUSDT)"}},
 		{project.Venue{Name: "al", Kind: project.KindAlpaca, BaseURL: af.URL, Symbols: []string{"SPY", "BTCUSD"}},
-			func(vc project.Venue) (server.Exchange, error) {
-				return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: time.Second})
-			}, []string{"venue al", "no asset BTCUSD", "written BTC-USD in wicket.toml"}},
+			onAlpaca(af, time.Second), []string{"venue al", "no asset BTCUSD", "written BTC-USD in wicket.toml"}},
 	} {
 		cfg := project.Defaults()
 		cfg.Venues = append(cfg.Venues, tc.vc)
@@ -56,7 +40,7 @@ func TestUnknownSymbolStopsTheStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := server.New(server.Config{Project: cfg, JournalPath: filepath.Join(t.TempDir(), "node.db"), ObserveKey: hexKey(t), ControlKey: hexKey(t),
+		srv, err := server.New(server.Config{Project: cfg, JournalPath: filepath.Join(t.TempDir(), "node.db"), ObserveKey: testkit.Secret(t, 16), ControlKey: testkit.Secret(t, 16),
 			Exchanges: map[string]server.Exchange{vc.Name: ex}, VenueTimeout: 2 * time.Second})
 		if err == nil {
 			srv.Close()
@@ -76,18 +60,12 @@ func TestUnknownSymbolStopsTheStart(t *testing.T) {
 // answers, even while its stream stays refused, so it does not wait for a
 // stream reconnect that may never come.
 func TestInstrumentsReadAgainWithoutTheStream(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(f.Close)
+	f := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
 	f.Fail5xx(1 << 20)
 	f.RefuseStreams(503, -1008, "Server is currently overloaded with other requests.")
 	logs := &syncBuffer{}
 	srv, _ := startWith(t, project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		func(vc project.Venue) (server.Exchange, error) {
-			return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: time.Second})
-		}, nodetest.WithVenueTimeout(300*time.Millisecond), nodetest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+		onBinance(f, time.Second), nodetest.WithVenueTimeout(300*time.Millisecond), nodetest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	// The start's reconciliation has tried and failed; nothing else reads the instruments but the polls.
 	waitFor(t, "the start's reconciliation", func() bool { return strings.Contains(logs.String(), "venue reconciled") })

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
@@ -15,9 +16,9 @@ import (
 // a take-profit at take, a stop-loss at stop (a stop_limit with limit).
 func bracketCmd(venue, symbol, qty, price, take, stop, limit string) command.Command {
 	c := order(venue, symbol, command.Buy, command.Bracket, qty, price)
-	c.TakeProfit, c.StopPrice = d(take), d(stop)
+	c.TakeProfit, c.StopPrice = testkit.D(take), testkit.D(stop)
 	if limit != "" {
-		c.LimitPrice = d(limit)
+		c.LimitPrice = testkit.D(limit)
 	}
 	return c
 }
@@ -147,7 +148,7 @@ func TestBracketVenueBinanceOneEntryPlusOneOrderList(t *testing.T) {
 	l, _ := fakeOrder(vn.fake, out.ClientOrderID+node.TakeProfitLegSuffix)
 	s, _ := fakeOrder(vn.fake, out.ClientOrderID+node.StopLegSuffix)
 	if e.Type != "MARKET" || e.Status != "FILLED" || l.Type != "LIMIT_MAKER" || s.Type != "STOP_LOSS_LIMIT" || l.ListID < 0 || l.ListID != s.ListID ||
-		!l.Quantity.Equal(d("0.02")) || !s.Quantity.Equal(d("0.02")) || l.Side != "SELL" || !s.StopPrice.Equal(d("59400")) || !s.Price.Equal(d("59300")) {
+		!l.Quantity.Equal(testkit.D("0.02")) || !s.Quantity.Equal(testkit.D("0.02")) || l.Side != "SELL" || !s.StopPrice.Equal(testkit.D("59400")) || !s.Price.Equal(testkit.D("59300")) {
 		t.Errorf("the venue holds entry %+v, take-profit %+v, stop %+v", e, l, s)
 	}
 	v := vn.venue(t, "bn")
@@ -173,7 +174,7 @@ func TestBracketVenueBinanceOneEntryPlusOneOrderList(t *testing.T) {
 	part := accepted(t, vn.c, bracketCmd("bn", "BTCUSDT", "0.02", "", "60600", "59400", "59300"))
 	waitFor(t, "the half fill booked", func() bool {
 		o, _ := openIn(vn.venue(t, "bn"), part.OrderIDs[0])
-		return o.Filled.Equal(d("0.01"))
+		return o.Filled.Equal(testkit.D("0.01"))
 	})
 	v = vn.venue(t, "bn")
 	var flagged bool
@@ -191,7 +192,7 @@ func TestBracketVenueBinanceOneEntryPlusOneOrderList(t *testing.T) {
 	})
 	l, _ = fakeOrder(vn.fake, part.ClientOrderID+node.TakeProfitLegSuffix)
 	s, _ = fakeOrder(vn.fake, part.ClientOrderID+node.StopLegSuffix)
-	if !l.Quantity.Equal(d("0.01")) || !s.Quantity.Equal(d("0.01")) || vn.fake.Requests("POST /api/v3/orderList/oco") != 2 {
+	if !l.Quantity.Equal(testkit.D("0.01")) || !s.Quantity.Equal(testkit.D("0.01")) || vn.fake.Requests("POST /api/v3/orderList/oco") != 2 {
 		t.Errorf("exits of a half-filled entry: %+v and %+v; %d lists", l, s, vn.fake.Requests("POST /api/v3/orderList/oco"))
 	}
 	vn.fake.PartialFills(false)
@@ -278,7 +279,7 @@ func TestBracketVenueAlpacaPartlyFilledEntry(t *testing.T) {
 	out := accepted(t, vn.c, bracketCmd("al", "SPY", "2", "499", "520", "480", ""))
 	entry := f.Orders()[0]
 	f.FillPart(entry.ID, "1")
-	waitFor(t, "the part booked", func() bool { o, _ := openIn(vn.venue(t, "al"), out.OrderIDs[0]); return o.Filled.Equal(d("1")) })
+	waitFor(t, "the part booked", func() bool { o, _ := openIn(vn.venue(t, "al"), out.OrderIDs[0]); return o.Filled.Equal(testkit.D("1")) })
 	v := vn.venue(t, "al")
 	if o, _ := openIn(v, out.OrderIDs[2]); !o.Inactive {
 		t.Errorf("the stop-loss while alpaca holds it: %+v, want inactive", o)

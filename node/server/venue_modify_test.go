@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance"
 	"wicket/node/command"
@@ -23,39 +24,39 @@ func modifyCmd(venue, id string, set func(*command.Command)) command.Command {
 func TestModifyVenueAlpacaMovesStopsByReplace(t *testing.T) {
 	vn, f := startAlpacaNode(t)
 	stop := order("al", "SPY", command.Sell, command.Stop, "1", "")
-	stop.StopPrice = d("490")
+	stop.StopPrice = testkit.D("490")
 	s := accepted(t, vn.c, stop)
-	m := accepted(t, vn.c, modifyCmd("al", s.OrderID, func(c *command.Command) { c.StopPrice = d("480") }))
+	m := accepted(t, vn.c, modifyCmd("al", s.OrderID, func(c *command.Command) { c.StopPrice = testkit.D("480") }))
 	last := f.Orders()[len(f.Orders())-1]
-	if f.Requests("PATCH /v2/orders/"+s.Order.VenueOrderID) != 1 || !last.Stop.Equal(d("480")) || last.Type != "stop" {
+	if f.Requests("PATCH /v2/orders/"+s.Order.VenueOrderID) != 1 || !last.Stop.Equal(testkit.D("480")) || last.Type != "stop" {
 		t.Errorf("alpaca holds %+v after the modify", last)
 	}
-	if o := m.Order; !o.StopPrice.Equal(d("480")) || o.VenueOrderID != last.ID || o.Status != node.OrderOpen {
+	if o := m.Order; !o.StopPrice.Equal(testkit.D("480")) || o.VenueOrderID != last.ID || o.Status != node.OrderOpen {
 		t.Errorf("the node's stop after the modify: %+v", o)
 	}
 
 	trail := order("al", "SPY", command.Sell, command.TrailingStop, "1", "")
-	trail.TrailPercent = d("2")
+	trail.TrailPercent = testkit.D("2")
 	tr := accepted(t, vn.c, trail)
-	m = accepted(t, vn.c, modifyCmd("al", tr.OrderID, func(c *command.Command) { c.TrailPercent = d("3") }))
+	m = accepted(t, vn.c, modifyCmd("al", tr.OrderID, func(c *command.Command) { c.TrailPercent = testkit.D("3") }))
 	last = f.Orders()[len(f.Orders())-1]
-	if !last.TrailPercent.Equal(d("3")) || !last.Stop.Equal(d("485")) {
+	if !last.TrailPercent.Equal(testkit.D("3")) || !last.Stop.Equal(testkit.D("485")) {
 		t.Errorf("alpaca holds %+v after the trail's modify", last)
 	}
-	if o := m.Order; !o.TrailPercent.Equal(d("3")) || !o.StopPrice.Equal(d("485")) || o.VenueOrderID != last.ID {
+	if o := m.Order; !o.TrailPercent.Equal(testkit.D("3")) || !o.StopPrice.Equal(testkit.D("485")) || o.VenueOrderID != last.ID {
 		t.Errorf("the node's trailing stop after the modify: %+v, want trail 3%% and alpaca's stop 485", o)
 	}
-	if r := rejected(t, vn.c, modifyCmd("al", tr.OrderID, func(c *command.Command) { c.TrailAmount = d("5") }), "venue_rejected"); r.Reason == "" {
+	if r := rejected(t, vn.c, modifyCmd("al", tr.OrderID, func(c *command.Command) { c.TrailAmount = testkit.D("5") }), "venue_rejected"); r.Reason == "" {
 		t.Error("a trail of the other kind was not refused with a reason")
 	}
 
 	b := accepted(t, vn.c, bracketCmd("al", "SPY", "2", "499", "520", "480", ""))
-	m = accepted(t, vn.c, modifyCmd("al", b.OrderIDs[2], func(c *command.Command) { c.StopPrice = d("470") }))
-	if o := m.Order; !o.StopPrice.Equal(d("470")) || o.ClientOrderID != b.ClientOrderID+node.StopLegSuffix || !o.Inactive {
+	m = accepted(t, vn.c, modifyCmd("al", b.OrderIDs[2], func(c *command.Command) { c.StopPrice = testkit.D("470") }))
+	if o := m.Order; !o.StopPrice.Equal(testkit.D("470")) || o.ClientOrderID != b.ClientOrderID+node.StopLegSuffix || !o.Inactive {
 		t.Errorf("the bracket's stop-loss after the modify: %+v", o)
 	}
 	last = f.Orders()[len(f.Orders())-1]
-	if last.Status != "held" || !last.Stop.Equal(d("470")) || last.Parent != f.Orders()[len(f.Orders())-4].ID {
+	if last.Status != "held" || !last.Stop.Equal(testkit.D("470")) || last.Parent != f.Orders()[len(f.Orders())-4].ID {
 		t.Errorf("alpaca holds the replaced stop-loss as %+v", last)
 	}
 	f.SetPrice("SPY", "499") // the entry fills: the exits go live, the moved stop with them
@@ -75,51 +76,54 @@ func TestModifyVenueBinanceCancelReplaceAndHeldTriggers(t *testing.T) {
 	vn := startVenueNode(t, bnVenue)
 	vn.arm(t, "bn", time.Hour)
 	sl := order("bn", "BTCUSDT", command.Sell, command.StopLimit, "0.01", "")
-	sl.StopPrice, sl.LimitPrice = d("59000"), d("58900")
+	sl.StopPrice, sl.LimitPrice = testkit.D("59000"), testkit.D("58900")
 	o := accepted(t, vn.c, sl)
-	m := accepted(t, vn.c, modifyCmd("bn", o.OrderID, func(c *command.Command) { c.StopPrice, c.LimitPrice = d("58500"), d("58400") }))
+	m := accepted(t, vn.c, modifyCmd("bn", o.OrderID, func(c *command.Command) { c.StopPrice, c.LimitPrice = testkit.D("58500"), testkit.D("58400") }))
 	cur, _ := fakeOrder(vn.fake, o.ClientOrderID)
 	all := vn.fake.Orders()
 	last := all[len(all)-1]
-	if vn.fake.Requests("POST /api/v3/order/cancelReplace") != 1 || last.Type != "STOP_LOSS_LIMIT" || !last.StopPrice.Equal(d("58500")) || !last.Price.Equal(d("58400")) ||
+	if vn.fake.Requests("POST /api/v3/order/cancelReplace") != 1 || last.Type != "STOP_LOSS_LIMIT" || !last.StopPrice.Equal(testkit.D("58500")) || !last.Price.Equal(testkit.D("58400")) ||
 		cur.Status != "CANCELED" {
 		t.Errorf("binance holds %+v (the first %+v) after the modify", last, cur)
 	}
-	if got := m.Order; !got.StopPrice.Equal(d("58500")) || !got.Price.Equal(d("58400")) || got.VenueOrderID == o.Order.VenueOrderID {
+	if got := m.Order; !got.StopPrice.Equal(testkit.D("58500")) || !got.Price.Equal(testkit.D("58400")) || got.VenueOrderID == o.Order.VenueOrderID {
 		t.Errorf("the node's stop_limit after the modify: %+v", got)
 	}
 
 	// A lost answer is never resent: the node reads the order back and follows what the venue shows.
 	vn.fake.DropResponses("/api/v3/order/cancelReplace", 1)
-	lost := sendAny(t, vn.c, modifyCmd("bn", o.OrderID, func(c *command.Command) { c.StopPrice = d("58000"); c.LimitPrice = d("57900") }))
+	lost := sendAny(t, vn.c, modifyCmd("bn", o.OrderID, func(c *command.Command) { c.StopPrice = testkit.D("58000"); c.LimitPrice = testkit.D("57900") }))
 	waitFor(t, "the modify settled", func() bool {
 		out, err := vn.c.Ticket(t.Context(), lost.Ticket, 0)
 		return err == nil && out.Status == node.Accepted
 	})
-	waitFor(t, "the node follows the new stop", func() bool { x, _ := openIn(vn.venue(t, "bn"), o.OrderID); return x.StopPrice.Equal(d("58000")) })
+	waitFor(t, "the node follows the new stop", func() bool {
+		x, _ := openIn(vn.venue(t, "bn"), o.OrderID)
+		return x.StopPrice.Equal(testkit.D("58000"))
+	})
 	if n := vn.fake.Requests("POST /api/v3/order/cancelReplace"); n != 2 {
 		t.Errorf("%d cancel-replaces sent, want 2 (the lost one never resent)", n)
 	}
 
 	// A trailing stop binance holds (trailingDelta): its new trail is a new STOP_LOSS's trailingDelta.
 	tr := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.01", "")
-	tr.TrailPercent = d("1.5")
+	tr.TrailPercent = testkit.D("1.5")
 	to := accepted(t, vn.c, tr)
-	accepted(t, vn.c, modifyCmd("bn", to.OrderID, func(c *command.Command) { c.TrailPercent = d("2") }))
+	accepted(t, vn.c, modifyCmd("bn", to.OrderID, func(c *command.Command) { c.TrailPercent = testkit.D("2") }))
 	all = vn.fake.Orders()
 	if last := all[len(all)-1]; last.Type != "STOP_LOSS" || last.TrailingDelta != 200 || binance.NodeID(last.ClientOrderID) != to.ClientOrderID {
 		t.Errorf("binance holds %+v after the trail's modify, want a STOP_LOSS with trailingDelta 200", last)
 	}
-	if r := rejected(t, vn.c, modifyCmd("bn", to.OrderID, func(c *command.Command) { c.TrailPercent = d("0.005") }), "venue_rejected"); r.Reason == "" {
+	if r := rejected(t, vn.c, modifyCmd("bn", to.OrderID, func(c *command.Command) { c.TrailPercent = testkit.D("0.005") }), "venue_rejected"); r.Reason == "" {
 		t.Error("a trail binance cannot carry was not refused with a reason")
 	}
 
 	held := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
-	held.StopPrice = d("59500")
+	held.StopPrice = testkit.D("59500")
 	h := accepted(t, vn.c, held)
 	before := vn.fake.Requests("POST /api/v3/order/cancelReplace") + vn.fake.Requests("POST /api/v3/order") + vn.fake.Requests("DELETE /api/v3/order")
-	m = accepted(t, vn.c, modifyCmd("bn", h.OrderID, func(c *command.Command) { c.StopPrice = d("59200") }))
-	if !m.Order.StopPrice.Equal(d("59200")) || m.Order.VenueOrderID != "" {
+	m = accepted(t, vn.c, modifyCmd("bn", h.OrderID, func(c *command.Command) { c.StopPrice = testkit.D("59200") }))
+	if !m.Order.StopPrice.Equal(testkit.D("59200")) || m.Order.VenueOrderID != "" {
 		t.Errorf("the held trigger after the modify: %+v", m.Order)
 	}
 	if after := vn.fake.Requests("POST /api/v3/order/cancelReplace") + vn.fake.Requests("POST /api/v3/order") + vn.fake.Requests("DELETE /api/v3/order"); after != before {
@@ -129,7 +133,7 @@ func TestModifyVenueBinanceCancelReplaceAndHeldTriggers(t *testing.T) {
 	vn.c = vn.srv.Client()
 	vn.waitSynced(t, "bn")
 	vn.arm(t, "bn", time.Hour)
-	if x, _ := openIn(vn.venue(t, "bn"), h.OrderID); !x.StopPrice.Equal(d("59200")) {
+	if x, _ := openIn(vn.venue(t, "bn"), h.OrderID); !x.StopPrice.Equal(testkit.D("59200")) {
 		t.Fatalf("after a restart the held trigger is %+v", x)
 	}
 	vn.fake.SetPrice("BTCUSDT", "59300.00") // through the old stop, not the new one

@@ -7,14 +7,13 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
-	"wicket/node/alpaca"
 	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
-	"wicket/node/server"
 )
 
 func bnVenue(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }
@@ -23,7 +22,7 @@ func bnVenue(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "tes
 // stop at stop with its limit.
 func ocoCmd(qty, take, stop, limit string) command.Command {
 	c := order("bn", "BTCUSDT", command.Sell, command.OCO, qty, take)
-	c.StopPrice, c.LimitPrice = d(stop), d(limit)
+	c.StopPrice, c.LimitPrice = testkit.D(stop), testkit.D(limit)
 	return c
 }
 
@@ -112,7 +111,7 @@ func TestProtectVenueOCOIsOneOrderList(t *testing.T) {
 	}
 	// A stop_limit is the venue's own STOP_LOSS_LIMIT.
 	sl := order("bn", "BTCUSDT", command.Sell, command.StopLimit, "0.01", "")
-	sl.StopPrice, sl.LimitPrice = d("59000"), d("58900")
+	sl.StopPrice, sl.LimitPrice = testkit.D("59000"), testkit.D("58900")
 	o := accepted(t, vn.c, sl)
 	if o.Order.VenueOrderID == "" || vn.fake.Orders()[len(vn.fake.Orders())-1].Type != "STOP_LOSS_LIMIT" {
 		t.Errorf("stop_limit: %+v", o.Order)
@@ -174,7 +173,7 @@ func fireOrders(f *binancefake.Fake, cid string) []binancefake.Order {
 // triggers are checked in the same step).
 func (vn *venueNode) waitMark(t testing.TB, m string) {
 	t.Helper()
-	waitFor(t, "mark "+m, func() bool { return vn.venue(t, "bn").Marks["BTCUSDT"].Equal(d(m)) })
+	waitFor(t, "mark "+m, func() bool { return vn.venue(t, "bn").Marks["BTCUSDT"].Equal(testkit.D(m)) })
 }
 
 // TestTriggerHeldByTheNode: Binance spot holds no stop-market, so the node
@@ -185,7 +184,7 @@ func TestTriggerHeldByTheNode(t *testing.T) {
 	vn := startVenueNode(t, bnVenue)
 	vn.arm(t, "bn", time.Hour)
 	stop := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.02", "")
-	stop.StopPrice = d("59000")
+	stop.StopPrice = testkit.D("59000")
 	out := accepted(t, vn.c, stop)
 	if out.Order.Status != node.OrderOpen || out.Order.VenueOrderID != "" || !strings.Contains(out.Detail, "held by the node") || len(vn.fake.Orders()) != 0 {
 		t.Fatalf("stop: %+v; the venue holds %d orders", out, len(vn.fake.Orders()))
@@ -209,7 +208,7 @@ func TestTriggerHeldByTheNode(t *testing.T) {
 	if _, note := vn.nodeOrder(t, out.OrderID); !strings.Contains(note, "triggered at mark 58900") {
 		t.Errorf("the trigger's note: %q", note)
 	}
-	if f := fireOrders(vn.fake, out.ClientOrderID)[0]; f.Type != "MARKET" || f.Side != "SELL" || !f.Quantity.Equal(d("0.02")) {
+	if f := fireOrders(vn.fake, out.ClientOrderID)[0]; f.Type != "MARKET" || f.Side != "SELL" || !f.Quantity.Equal(testkit.D("0.02")) {
 		t.Errorf("the fired order: %+v", f)
 	}
 	vn.fake.SetPrice("BTCUSDT", "58800.00")
@@ -235,7 +234,7 @@ func TestTriggerFireSurvivesADeadNode(t *testing.T) {
 	vn.arm(t, "bn", time.Hour)
 	place := func(stopAt string) node.Outcome {
 		c := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
-		c.StopPrice = d(stopAt)
+		c.StopPrice = testkit.D(stopAt)
 		return accepted(t, vn.c, c)
 	}
 	sent := place("59000")  // its fire lands, the answer is lost
@@ -293,20 +292,8 @@ func TestTriggerFireSurvivesADeadNode(t *testing.T) {
 // trading SPY at 500 (and BTC-USD).
 func startAlpacaNode(t testing.TB) (*venueNode, *alpacafake.Fake) {
 	t.Helper()
-	key, secret := hexKey(t), hexKey(t)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{
-		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
-		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
-	}, "100000000")
-	t.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY", "BTC-USD"}}
-	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	vn.waitSynced(t, "al")
-	vn.arm(t, "al", time.Hour)
-	return vn, f
+	f := alpacaFake(t, "100000000", "SPY", "BTC/USD")
+	return startAlpacaVenue(t, f, true, "SPY", "BTC-USD"), f
 }
 
 // TestProtectVenueAlpacaOCO: at Alpaca an oco is one order with
@@ -316,7 +303,7 @@ func startAlpacaNode(t testing.TB) (*venueNode, *alpacafake.Fake) {
 func TestProtectVenueAlpacaOCO(t *testing.T) {
 	vn, f := startAlpacaNode(t)
 	c := order("al", "SPY", command.Sell, command.OCO, "2", "505")
-	c.StopPrice = d("495")
+	c.StopPrice = testkit.D("495")
 	out := accepted(t, vn.c, c)
 	if len(out.OrderIDs) != 2 || f.Requests("POST /v2/orders") != 1 {
 		t.Fatalf("oco: %+v; %d requests", out, f.Requests("POST /v2/orders"))
@@ -343,12 +330,12 @@ func TestProtectVenueAlpacaOCO(t *testing.T) {
 		}
 	}
 	trail := order("al", "SPY", command.Sell, command.TrailingStop, "1", "")
-	trail.TrailPercent = d("2")
+	trail.TrailPercent = testkit.D("2")
 	if o := accepted(t, vn.c, trail); f.Orders()[len(f.Orders())-1].Type != "trailing_stop" || o.Order.VenueOrderID == "" {
 		t.Errorf("trailing stop: %+v", o.Order)
 	}
 	bad := order("al", "BTC-USD", command.Sell, command.Stop, "0.01", "")
-	bad.StopPrice = d("59000")
+	bad.StopPrice = testkit.D("59000")
 	if r := rejected(t, vn.c, bad, "unsupported_order_type"); !strings.Contains(r.Reason, "use a stop_limit") {
 		t.Errorf("a crypto stop: %q", r.Reason)
 	}
@@ -390,7 +377,7 @@ func TestTriggerFireIDIsReserved(t *testing.T) {
 	vn := startVenueNode(t, bnVenue)
 	vn.arm(t, "bn", time.Hour)
 	stop := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
-	stop.StopPrice, stop.ClientOrderID = d("59000"), "my-stop-1"
+	stop.StopPrice, stop.ClientOrderID = testkit.D("59000"), "my-stop-1"
 	accepted(t, vn.c, stop)
 	squat := order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000")
 	squat.ClientOrderID = "my-stop-1" + node.FireSuffix
@@ -401,13 +388,13 @@ func TestTriggerFireIDIsReserved(t *testing.T) {
 	first.ClientOrderID = "my-stop-2" + node.FireSuffix
 	accepted(t, vn.c, first)
 	late := order("bn", "BTCUSDT", command.Sell, command.Stop, "0.01", "")
-	late.StopPrice, late.ClientOrderID = d("59000"), "my-stop-2"
+	late.StopPrice, late.ClientOrderID = testkit.D("59000"), "my-stop-2"
 	if r := rejected(t, vn.c, late, "duplicate_client_order_id"); !strings.Contains(r.Reason, "would fire it as my-stop-2-fire") {
 		t.Errorf("a trigger whose fire id is taken: %q", r.Reason)
 	}
 	// A held trigger is modified and canceled at the node alone.
-	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: d("0.02")}, ""); r.Status != node.Accepted ||
-		!r.Order.Quantity.Equal(d("0.02")) || vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
+	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: "my-stop-1", Quantity: testkit.D("0.02")}, ""); r.Status != node.Accepted ||
+		!r.Order.Quantity.Equal(testkit.D("0.02")) || vn.fake.Requests("POST /api/v3/order/cancelReplace") != 0 {
 		t.Errorf("modify of a held trigger: %+v", r)
 	}
 	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: "my-stop-1"})
@@ -423,9 +410,9 @@ func TestTriggerTrailingHeldByTheNode(t *testing.T) {
 	vn := startVenueNode(t, bnVenue)
 	vn.arm(t, "bn", time.Hour)
 	c := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.02", "")
-	c.TrailAmount = d("500")
+	c.TrailAmount = testkit.D("500")
 	out := accepted(t, vn.c, c)
-	if o := out.Order; !o.TrailBest.Equal(d("60000")) || !o.StopPrice.Equal(d("59500")) || o.VenueOrderID != "" {
+	if o := out.Order; !o.TrailBest.Equal(testkit.D("60000")) || !o.StopPrice.Equal(testkit.D("59500")) || o.VenueOrderID != "" {
 		t.Fatalf("trailing stop: %+v", o)
 	}
 	open := func() node.Order {
@@ -437,12 +424,12 @@ func TestTriggerTrailingHeldByTheNode(t *testing.T) {
 		return node.Order{}
 	}
 	vn.fake.SetPrice("BTCUSDT", "61000.00")
-	waitFor(t, "the stop trailed to 60500", func() bool { return open().StopPrice.Equal(d("60500")) })
+	waitFor(t, "the stop trailed to 60500", func() bool { return open().StopPrice.Equal(testkit.D("60500")) })
 	vn.srv.Restart(t)
 	vn.c = vn.srv.Client()
 	vn.waitSynced(t, "bn")
 	vn.arm(t, "bn", time.Hour)
-	if o := open(); !o.TrailBest.Equal(d("61000")) || !o.StopPrice.Equal(d("60500")) {
+	if o := open(); !o.TrailBest.Equal(testkit.D("61000")) || !o.StopPrice.Equal(testkit.D("60500")) {
 		t.Fatalf("after a restart: %+v", o)
 	}
 	vn.fake.SetPrice("BTCUSDT", "60400.00")

@@ -3,21 +3,17 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
@@ -28,26 +24,6 @@ import (
 // A real venue in these tests is the binance adapter against binancefake:
 // the node, the adapter and the library all run for real; only the
 // exchange is a fake.
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func hexKey(t testing.TB) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
 
 type venueNode struct {
 	srv  *nodetest.Server
@@ -63,15 +39,8 @@ func binanceVenue(name, env string, mayArm bool, f *binancefake.Fake) project.Ve
 
 func startVenueNode(t testing.TB, venue func(*binancefake.Fake) project.Venue, opts ...nodetest.Option) *venueNode {
 	t.Helper()
-	key, secret := hexKey(t), hexKey(t)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-		{Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
-	}, map[string]string{"USDT": "20000", "BTC": "0.1"})
-	t.Cleanup(f.Close)
-	srv, vc := startWith(t, venue(f), func(vc project.Venue) (server.Exchange, error) {
-		return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
-	}, opts...)
+	f := newBinanceFake(t)
+	srv, vc := startWith(t, venue(f), onBinance(f, 2*time.Second), opts...)
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	vn.waitSynced(t, vc.Name)
 	return vn
@@ -157,13 +126,13 @@ func TestRealVenueStartsDisarmedAndRefusesEveryWrite(t *testing.T) {
 	if p := vn.venue(t, "paper"); !p.Armed || p.Environment != "paper" || !strings.Contains(p.MarkSource, "simulated") {
 		t.Errorf("paper venue: armed %v environment %q mark source %q", p.Armed, p.Environment, p.MarkSource)
 	}
-	if !v.Marks["BTCUSDT"].Equal(d("60000")) || !v.Cash.Equal(d("20000")) || len(v.Positions) != 1 {
+	if !v.Marks["BTCUSDT"].Equal(testkit.D("60000")) || !v.Cash.Equal(testkit.D("20000")) || len(v.Positions) != 1 {
 		t.Errorf("venue state: marks %v cash %s positions %+v", v.Marks, v.Cash, v.Positions)
 	}
 	writes := []command.Command{
 		order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""),
 		{Verb: command.CancelOrder, Venue: "bn", OrderID: "ord-00000001"},
-		{Verb: command.Modify, Venue: "bn", OrderID: "ord-00000001", Price: d("59000")},
+		{Verb: command.Modify, Venue: "bn", OrderID: "ord-00000001", Price: testkit.D("59000")},
 		{Verb: command.Flatten, Venue: "bn"},
 		{Verb: command.MassCancel, Venue: "bn"},
 		{Verb: command.MarketExit, Venue: "bn"},
@@ -205,7 +174,7 @@ func TestArmingRules(t *testing.T) {
 
 	live := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bnlive", "live", true, f) })
 	info, err := live.c.Arming(ctx, "bnlive")
-	if err != nil || !info.Live || info.AllowLive || !strings.Contains(info.Refusal, "--allow-live") || !info.Cash.Equal(d("20000")) || info.Account == "" {
+	if err != nil || !info.Live || info.AllowLive || !strings.Contains(info.Refusal, "--allow-live") || !info.Cash.Equal(testkit.D("20000")) || info.Account == "" {
 		t.Errorf("arming info of a live venue: %+v %v", info, err)
 	}
 	if _, err := live.c.Arm(ctx, "bnlive", time.Hour, "bnlive", live.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "cannot_arm" || !strings.Contains(ne.Message, "--allow-live") {
@@ -250,7 +219,7 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 	c := order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", "")
 	c.ClientOrderID = cid
 	out := send(t, vn.c, c, "first real order")
-	if out.Status != node.Accepted || out.Order == nil || out.Order.Status != node.OrderFilled || !out.Order.AveragePrice.Equal(d("60000")) || out.Order.VenueOrderID == "" {
+	if out.Status != node.Accepted || out.Order == nil || out.Order.Status != node.OrderFilled || !out.Order.AveragePrice.Equal(testkit.D("60000")) || out.Order.VenueOrderID == "" {
 		t.Fatalf("market buy: %+v", out)
 	}
 	orders := vn.fake.Orders()
@@ -259,11 +228,11 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 	}
 	waitFor(t, "position from the account", func() bool {
 		v := vn.venue(t, "bn")
-		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(d("0.11"))
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.11"))
 	})
 	// A trailing stop by amount is not a binance form: the node holds it, and the venue hears nothing.
 	trail := order("bn", "BTCUSDT", command.Sell, command.TrailingStop, "0.01", "")
-	trail.TrailAmount = d("500")
+	trail.TrailAmount = testkit.D("500")
 	if out := send(t, vn.c, trail, ""); out.Status != node.Accepted || !strings.Contains(out.Detail, "held by the node") || len(vn.fake.Orders()) != 1 {
 		t.Errorf("a trailing stop by amount on binance: %s %q, the venue holds %d orders", out.Status, out.Detail, len(vn.fake.Orders()))
 	} else {
@@ -287,8 +256,8 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 	if lim.Order.Status != node.OrderOpen {
 		t.Fatalf("limit: %+v", lim.Order)
 	}
-	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")})
-	if !mod.Order.Price.Equal(d("59500")) || mod.Order.VenueOrderID == lim.Order.VenueOrderID {
+	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: testkit.D("59500")})
+	if !mod.Order.Price.Equal(testkit.D("59500")) || mod.Order.VenueOrderID == lim.Order.VenueOrderID {
 		t.Errorf("modified: %+v", mod.Order)
 	}
 	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: lim.ClientOrderID})
@@ -310,7 +279,7 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 		}
 	}
 	// Named, it can be canceled (never modified).
-	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: ext.ClientOrderID, Price: d("2901")}, ""); r.Code != "external_order" {
+	if r := send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", ClientOrderID: ext.ClientOrderID, Price: testkit.D("2901")}, ""); r.Code != "external_order" {
 		t.Errorf("modify of an external order: %s %q", r.Code, r.Reason)
 	}
 	xc := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", ClientOrderID: ext.ClientOrderID})
@@ -335,15 +304,15 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 }
 
 func TestArmingLapsesAndRestartDisarms(t *testing.T) {
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
 	vn.c = vn.srv.Client(node.WithClock(clk.Now))
 	vn.arm(t, "bn", time.Hour)
-	clk.Add(59 * time.Minute)
+	clk.Advance(59 * time.Minute)
 	if v := vn.venue(t, "bn"); !v.Armed {
 		t.Fatal("disarmed before the hour")
 	}
-	clk.Add(2 * time.Minute)
+	clk.Advance(2 * time.Minute)
 	out := send(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""), "")
 	if out.Code != "disarmed" {
 		t.Errorf("after the lapse: %s %s", out.Status, out.Code)
@@ -463,10 +432,10 @@ func TestPartialFillsAndStreamResync(t *testing.T) {
 	vn.arm(t, "bn", time.Hour)
 	vn.fake.PartialFills(true)
 	out := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""))
-	if out.Order.Status != node.OrderOpen || !out.Order.Filled.Equal(d("0.005")) || !strings.Contains(out.Detail, "partly filled") {
+	if out.Order.Status != node.OrderOpen || !out.Order.Filled.Equal(testkit.D("0.005")) || !strings.Contains(out.Detail, "partly filled") {
 		t.Fatalf("partial fill: %+v %q", out.Order, out.Detail)
 	}
-	if v := vn.venue(t, "bn"); len(v.OpenOrders) != 1 || !v.OpenOrders[0].Filled.Equal(d("0.005")) {
+	if v := vn.venue(t, "bn"); len(v.OpenOrders) != 1 || !v.OpenOrders[0].Filled.Equal(testkit.D("0.005")) {
 		t.Errorf("snapshot of the partly filled order: %+v", v.OpenOrders)
 	}
 	vn.fake.Cross() // the rest fills; the stream reports it
@@ -485,25 +454,16 @@ func TestPartialFillsAndStreamResync(t *testing.T) {
 		return false
 	})
 	page, err := vn.c.Audit(context.Background(), node.AuditQuery{ClientOrderID: out.ClientOrderID})
-	if err != nil || len(page.Entries) != 1 || !page.Entries[0].Outcome.Order.Filled.Equal(d("0.005")) {
+	if err != nil || len(page.Entries) != 1 || !page.Entries[0].Outcome.Order.Filled.Equal(testkit.D("0.005")) {
 		t.Errorf("audit of a partial fill: %+v %v", page.Entries, err)
 	}
 }
 
 func TestAlpacaVenueThroughTheNode(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{
-		{Symbol: "SPY", Class: "us_equity", Fractionable: true, Shortable: true, Price: "500.00"},
-		{Symbol: "BTC/USD", Class: "crypto", Fractionable: true, MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"},
-	}, "50000")
-	t.Cleanup(f.Close)
-	vc := project.Venue{Name: "al", Kind: project.KindAlpaca, MayArm: true, BaseURL: f.URL, Symbols: []string{"SPY", "BTC-USD"}}
-	srv, _ := startWith(t, vc, func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-	})
-	vn := &venueNode{srv: srv, c: srv.Client()}
-	v := vn.waitSynced(t, "al")
-	if v.Kind != "alpaca" || v.Environment != "paper" || v.Armed || v.Account != "PA3FAKE0001" || !v.Cash.Equal(d("50000")) {
+	f := alpacaFake(t, "50000", "SPY", "BTC/USD")
+	vn := startAlpacaVenue(t, f, false, "SPY", "BTC-USD")
+	v := vn.venue(t, "al")
+	if v.Kind != "alpaca" || v.Environment != "paper" || v.Armed || v.Account != "PA3FAKE0001" || !v.Cash.Equal(testkit.D("50000")) {
 		t.Errorf("alpaca venue: %+v", v)
 	}
 	if out := send(t, vn.c, order("al", "SPY", command.Buy, command.Market, "1", ""), ""); out.Code != "disarmed" {
@@ -521,8 +481,8 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 		t.Errorf("too fine: %s %q", r.Code, r.Reason)
 	}
 	lim := accepted(t, vn.c, order("al", "BTC-USD", command.Buy, command.Limit, "0.01", "59000"))
-	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "al", OrderID: lim.OrderID, Quantity: d("0.02")})
-	if !mod.Order.Quantity.Equal(d("0.02")) || mod.Order.VenueOrderID == lim.Order.VenueOrderID {
+	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "al", OrderID: lim.OrderID, Quantity: testkit.D("0.02")})
+	if !mod.Order.Quantity.Equal(testkit.D("0.02")) || mod.Order.VenueOrderID == lim.Order.VenueOrderID {
 		t.Errorf("replaced: %+v", mod.Order)
 	}
 	if c := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "al", OrderID: lim.OrderID}); c.Order.Status != node.OrderCanceled {
@@ -533,14 +493,14 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 	f.FillPart(part.Order.VenueOrderID, "0.005")
 	waitFor(t, "the partial fill", func() bool {
 		for _, o := range vn.venue(t, "al").OpenOrders {
-			if o.ID == part.OrderID && o.Filled.Equal(d("0.005")) {
+			if o.ID == part.OrderID && o.Filled.Equal(testkit.D("0.005")) {
 				return true
 			}
 		}
 		return false
 	})
-	rep := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "al", OrderID: part.OrderID, Price: d("59500")})
-	if !rep.Order.Quantity.Equal(d("0.02")) || !rep.Order.Filled.Equal(d("0.005")) {
+	rep := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "al", OrderID: part.OrderID, Price: testkit.D("59500")})
+	if !rep.Order.Quantity.Equal(testkit.D("0.02")) || !rep.Order.Filled.Equal(testkit.D("0.005")) {
 		t.Errorf("after replace: %+v", rep.Order)
 	}
 	f.Cross()
@@ -553,13 +513,13 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 		return true
 	})
 	snap, _ := vn.c.Snapshot(context.Background(), "al", 200)
-	filled := d("0")
+	filled := testkit.D("0")
 	for _, ev := range snap.Events {
 		if ev.Kind == node.EventFilled && ev.OrderID == part.OrderID {
 			filled = filled.Add(ev.Quantity)
 		}
 	}
-	if !filled.Equal(d("0.02")) {
+	if !filled.Equal(testkit.D("0.02")) {
 		t.Errorf("the replaced order's fills sum to %s", filled)
 	}
 	// A lost answer with the stream down: pending, then adopted, one order at alpaca.
@@ -601,23 +561,23 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 	vn.fake.FillPart(first, "0.005")
 	waitFor(t, "the partial fill", func() bool {
 		v := vn.venue(t, "bn")
-		return len(v.OpenOrders) == 1 && v.OpenOrders[0].Filled.Equal(d("0.005"))
+		return len(v.OpenOrders) == 1 && v.OpenOrders[0].Filled.Equal(testkit.D("0.005"))
 	})
-	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")})
-	if !mod.Order.Quantity.Equal(d("0.02")) || !mod.Order.Filled.Equal(d("0.005")) || mod.Order.Status != node.OrderOpen {
+	mod := accepted(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: testkit.D("59500")})
+	if !mod.Order.Quantity.Equal(testkit.D("0.02")) || !mod.Order.Filled.Equal(testkit.D("0.005")) || mod.Order.Status != node.OrderOpen {
 		t.Fatalf("after cancel-replace: %+v", mod.Order)
 	}
 	orders := vn.fake.Orders()
-	if last := orders[len(orders)-1]; !last.Quantity.Equal(d("0.015")) || !last.Price.Equal(d("59500")) {
+	if last := orders[len(orders)-1]; !last.Quantity.Equal(testkit.D("0.015")) || !last.Price.Equal(testkit.D("59500")) {
 		t.Errorf("the replacement at binance: %+v", last)
 	}
 	// The replace's answer is lost with the stream down: the node follows the new incarnation.
 	vn.fake.DropStreams()
 	vn.fake.DropResponses("/api/v3/order/cancelReplace", 1)
-	send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59600")}, "")
+	send(t, vn.c, command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: testkit.D("59600")}, "")
 	waitFor(t, "the node following the second incarnation", func() bool {
 		v := vn.venue(t, "bn")
-		return len(v.OpenOrders) == 1 && v.OpenOrders[0].Price.Equal(d("59600"))
+		return len(v.OpenOrders) == 1 && v.OpenOrders[0].Price.Equal(testkit.D("59600"))
 	})
 	vn.fake.Cross()
 	waitFor(t, "filled in full", func() bool { return len(vn.venue(t, "bn").OpenOrders) == 0 })
@@ -625,13 +585,13 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, notional := d("0"), d("0")
+	total, notional := testkit.D("0"), testkit.D("0")
 	for _, ev := range snap.Events {
 		if ev.Kind == node.EventFilled && ev.OrderID == lim.OrderID {
 			total, notional = total.Add(ev.Quantity), notional.Add(ev.Quantity.Mul(ev.Price))
 		}
 	}
-	if !total.Equal(d("0.02")) || !notional.Equal(d("0.005").Mul(d("59000")).Add(d("0.015").Mul(d("59600")))) {
+	if !total.Equal(testkit.D("0.02")) || !notional.Equal(testkit.D("0.005").Mul(testkit.D("59000")).Add(testkit.D("0.015").Mul(testkit.D("59600")))) {
 		t.Errorf("fills of the order: %s for %s", total, notional)
 		for _, ev := range snap.Events {
 			t.Logf("node event %+v", ev)
@@ -676,7 +636,7 @@ func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reconciliation listed the open orders")
 	}
-	modTicket, err := vn.c.Submit(context.Background(), command.NewEnvelope(command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: d("59500")}, ""))
+	modTicket, err := vn.c.Submit(context.Background(), command.NewEnvelope(command.Command{Verb: command.Modify, Venue: "bn", OrderID: lim.OrderID, Price: testkit.D("59500")}, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +652,7 @@ func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
 		t.Fatalf("the modify kept venue order %s", mod.Order.VenueOrderID)
 	}
 	waitFor(t, "the reconciliation applied (the other order listed)", func() bool { return len(vn.venue(t, "bn").ExternalOrders) == 1 })
-	if v := vn.venue(t, "bn"); len(v.OpenOrders) != 1 || v.OpenOrders[0].VenueOrderID != mod.Order.VenueOrderID || !v.OpenOrders[0].Price.Equal(d("59500")) {
+	if v := vn.venue(t, "bn"); len(v.OpenOrders) != 1 || v.OpenOrders[0].VenueOrderID != mod.Order.VenueOrderID || !v.OpenOrders[0].Price.Equal(testkit.D("59500")) {
 		t.Errorf("after the stale reads the node follows %+v, want venue order %s at 59500", v.OpenOrders, mod.Order.VenueOrderID)
 	}
 	out := send(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: lim.OrderID}, "")
@@ -746,7 +706,7 @@ func TestObserveKeyCannotArm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts, nonce := node.Timestamp(time.Now()), hexKey(t)
+		ts, nonce := node.Timestamp(time.Now()), testkit.Secret(t, 16)
 		req.Header.Set(node.HeaderKey, node.KeyObserve)
 		req.Header.Set(node.HeaderTimestamp, ts)
 		req.Header.Set(node.HeaderNonce, nonce)
@@ -769,16 +729,10 @@ func TestObserveKeyCannotArm(t *testing.T) {
 // TestVenueUnreachableAtStart: a node whose venue answers 5xx starts, says
 // the venue cannot be armed or traded yet, and syncs once it recovers.
 func TestVenueUnreachableAtStart(t *testing.T) {
-	key, secret := hexKey(t), hexKey(t)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(f.Close)
+	f := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
 	f.Fail5xx(1 << 20)
 	srv, _ := startWith(t, project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		func(vc project.Venue) (server.Exchange, error) {
-			return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: time.Second})
-		})
+		onBinance(f, time.Second))
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	if v := vn.venue(t, "bn"); v.Connection != "disconnected" || v.Account != "" {
 		t.Errorf("an unreachable venue: %+v", v)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -39,8 +40,8 @@ func TestEveryVerb(t *testing.T) {
 	}
 
 	// modify: quantity and price of the resting order.
-	mod := accepted(t, c, command.Command{Verb: command.Modify, Venue: "paper", ClientOrderID: rest.ClientOrderID, Quantity: d("6"), Price: d("96")})
-	if mod.OrderID != rest.OrderID || !mod.Order.Quantity.Equal(d("6")) || !mod.Order.Price.Equal(d("96")) || mod.Order.Status != node.OrderOpen {
+	mod := accepted(t, c, command.Command{Verb: command.Modify, Venue: "paper", ClientOrderID: rest.ClientOrderID, Quantity: testkit.D("6"), Price: testkit.D("96")})
+	if mod.OrderID != rest.OrderID || !mod.Order.Quantity.Equal(testkit.D("6")) || !mod.Order.Price.Equal(testkit.D("96")) || mod.Order.Status != node.OrderOpen {
 		t.Fatalf("modify outcome = %+v", mod.Order)
 	}
 
@@ -116,7 +117,7 @@ func TestEveryVerb(t *testing.T) {
 	}
 
 	// Cash, fees and equity agree with the fills in the event log.
-	checkBooks(t, snapshot(t, c), "paper", d("100000"))
+	checkBooks(t, snapshot(t, c), "paper", testkit.D("100000"))
 }
 
 // checkBooks recomputes a venue's cash from its fill events.

@@ -15,7 +15,7 @@ func submit(t *testing.T, h Harness) {
 	a := h.Adapter(t)
 	id := ClientID()
 	m := place(t, a, market(h, id))
-	if m.State != node.VenueFilled || !m.Filled.Equal(D("0.01")) || !m.AveragePrice.Equal(h.Price()) || m.ClientOrderID != id || m.Symbol != h.Symbol() {
+	if m.State != node.VenueFilled || !m.Filled.Equal(dec("0.01")) || !m.AveragePrice.Equal(h.Price()) || m.ClientOrderID != id || m.Symbol != h.Symbol() {
 		t.Errorf("market order answered %+v, want filled 0.01 at %s under %s", m, h.Price(), id)
 	}
 	lid := ClientID()
@@ -50,7 +50,7 @@ func lostAnswer(t *testing.T, h Harness) {
 	}
 	for who, a := range map[string]Exchange{"this adapter": a, "an adapter started afterwards": h.Adapter(t)} {
 		got := lookup(t, a, h, id)
-		if got.ClientOrderID != id || got.State != node.VenueFilled || !got.Filled.Equal(D("0.01")) || got.VenueOrderID != h.Orders()[0].VenueOrderID {
+		if got.ClientOrderID != id || got.State != node.VenueFilled || !got.Filled.Equal(dec("0.01")) || got.VenueOrderID != h.Orders()[0].VenueOrderID {
 			t.Errorf("%s reads the order back as %+v", who, got)
 		}
 	}
@@ -65,13 +65,13 @@ func partialFill(t *testing.T, h Harness) {
 	a := h.Adapter(t)
 	id := ClientID()
 	o := place(t, a, limit(h, id))
-	h.FillPart(t, o.VenueOrderID, D("0.005"))
+	h.FillPart(t, o.VenueOrderID, dec("0.005"))
 	got := lookup(t, a, h, id)
-	if got.State != node.VenueOpen || !got.Filled.Equal(D("0.005")) || !got.AveragePrice.Equal(o.Price) {
+	if got.State != node.VenueOpen || !got.Filled.Equal(dec("0.005")) || !got.AveragePrice.Equal(o.Price) {
 		t.Errorf("after a partial fill: %+v, want open, 0.005 filled at %s", got, o.Price)
 	}
-	h.FillPart(t, o.VenueOrderID, D("0.005"))
-	if got := lookup(t, a, h, id); got.State != node.VenueOpen || !got.Filled.Equal(D("0.01")) {
+	h.FillPart(t, o.VenueOrderID, dec("0.005"))
+	if got := lookup(t, a, h, id); got.State != node.VenueOpen || !got.Filled.Equal(dec("0.01")) {
 		t.Errorf("after a second partial fill: %+v, want open, 0.01 filled", got)
 	}
 	h.Cross()
@@ -91,32 +91,32 @@ func replace(t *testing.T, h Harness) {
 	a := h.Adapter(t)
 	id := ClientID()
 	o := place(t, a, limit(h, id))
-	h.FillPart(t, o.VenueOrderID, D("0.005"))
+	h.FillPart(t, o.VenueOrderID, dec("0.005"))
 	o = lookup(t, a, h, id)
-	newPrice := o.Price.Add(D("500"))
+	newPrice := o.Price.Add(dec("500"))
 	before := h.Sent(OpReplace, o.VenueOrderID)
-	rep, err := a.Replace(Ctx(t), o, node.Replacement{Quantity: D("0.03"), Price: newPrice})
+	rep, err := a.Replace(Ctx(t), o, node.Replacement{Quantity: dec("0.03"), Price: newPrice})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := h.Sent(OpReplace, o.VenueOrderID) - before; n != 1 {
 		t.Errorf("the replace was sent %d times", n)
 	}
-	if rep.VenueOrderID == o.VenueOrderID || rep.ClientOrderID != id || rep.State != node.VenueOpen || !rep.Quantity.Equal(D("0.03")) ||
-		!rep.Price.Equal(newPrice) || !rep.Filled.Equal(D("0.005")) {
+	if rep.VenueOrderID == o.VenueOrderID || rep.ClientOrderID != id || rep.State != node.VenueOpen || !rep.Quantity.Equal(dec("0.03")) ||
+		!rep.Price.Equal(newPrice) || !rep.Filled.Equal(dec("0.005")) {
 		t.Errorf("replace answered %+v, want a new incarnation of %s: 0.03 at %s, 0.005 filled", rep, id, newPrice)
 	}
 	if f := fakeOrder(t, h, o.VenueOrderID); f.State == node.VenueOpen {
 		t.Errorf("the replaced incarnation still works at the fake: %+v", f)
 	}
-	if got := lookup(t, a, h, id); got.VenueOrderID != rep.VenueOrderID || !got.Filled.Equal(D("0.005")) || !got.Price.Equal(newPrice) {
+	if got := lookup(t, a, h, id); got.VenueOrderID != rep.VenueOrderID || !got.Filled.Equal(dec("0.005")) || !got.Price.Equal(newPrice) {
 		t.Errorf("lookup after the replace: %+v, want %s", got, rep.VenueOrderID)
 	}
 	open, err := a.OpenOrders(Ctx(t), []string{h.Symbol()})
-	if err != nil || len(open) != 1 || open[0].VenueOrderID != rep.VenueOrderID || open[0].ClientOrderID != id || !open[0].Filled.Equal(D("0.005")) {
+	if err != nil || len(open) != 1 || open[0].VenueOrderID != rep.VenueOrderID || open[0].ClientOrderID != id || !open[0].Filled.Equal(dec("0.005")) {
 		t.Errorf("open orders after the replace: %+v %v, want only %s", open, err, rep.VenueOrderID)
 	}
-	if _, err := a.Replace(Ctx(t), rep, node.Replacement{Quantity: D("0.005"), Price: newPrice}); !errors.Is(err, node.ErrVenueRejected) {
+	if _, err := a.Replace(Ctx(t), rep, node.Replacement{Quantity: dec("0.005"), Price: newPrice}); !errors.Is(err, node.ErrVenueRejected) {
 		t.Errorf("a replace to no more than the filled: %v, want ErrVenueRejected", err)
 	}
 }
@@ -128,9 +128,9 @@ func lostReplace(t *testing.T, h Harness) {
 	a := h.Adapter(t)
 	id := ClientID()
 	o := place(t, a, limit(h, id))
-	h.FillPart(t, o.VenueOrderID, D("0.005"))
-	o.Filled, o.AveragePrice = D("0.005"), o.Price
-	newPrice := o.Price.Add(D("600"))
+	h.FillPart(t, o.VenueOrderID, dec("0.005"))
+	o.Filled, o.AveragePrice = dec("0.005"), o.Price
+	newPrice := o.Price.Add(dec("600"))
 	h.LoseNextAnswer(OpReplace, o.VenueOrderID)
 	if _, err := a.Replace(Ctx(t), o, node.Replacement{Price: newPrice}); err == nil {
 		t.Fatal("the replace's answer was lost, yet it succeeded")
@@ -141,10 +141,10 @@ func lostReplace(t *testing.T, h Harness) {
 			t.Fatalf("%s: open orders %+v %v", who, open, err)
 		}
 		got := open[0]
-		if got.ClientOrderID != id || !got.Price.Equal(newPrice) || !got.Quantity.Equal(qty) || !got.Filled.Equal(D("0.005")) || !got.AveragePrice.Equal(o.Price) {
+		if got.ClientOrderID != id || !got.Price.Equal(newPrice) || !got.Quantity.Equal(qty) || !got.Filled.Equal(dec("0.005")) || !got.AveragePrice.Equal(o.Price) {
 			t.Errorf("%s lists the replacement as %+v, want the whole order: %s, 0.005 filled at %s", who, got, qty, o.Price)
 		}
-		if got := lookup(t, a, h, id); got.VenueOrderID != open[0].VenueOrderID || !got.Filled.Equal(D("0.005")) {
+		if got := lookup(t, a, h, id); got.VenueOrderID != open[0].VenueOrderID || !got.Filled.Equal(dec("0.005")) {
 			t.Errorf("%s looks the order up as %+v", who, got)
 		}
 	}
@@ -255,9 +255,9 @@ func streamDrop(t *testing.T, h Harness) {
 	}
 	id := ClientID()
 	o := place(t, a, limit(h, id))
-	h.FillPart(t, o.VenueOrderID, D("0.005"))
-	got := s.until(t, id, func(v node.VenueOrder) bool { return v.Filled.Equal(D("0.005")) })
-	if got.State != node.VenueOpen || got.VenueOrderID != o.VenueOrderID || !got.LastQuantity.Equal(D("0.005")) || !got.LastPrice.Equal(o.Price) {
+	h.FillPart(t, o.VenueOrderID, dec("0.005"))
+	got := s.until(t, id, func(v node.VenueOrder) bool { return v.Filled.Equal(dec("0.005")) })
+	if got.State != node.VenueOpen || got.VenueOrderID != o.VenueOrderID || !got.LastQuantity.Equal(dec("0.005")) || !got.LastPrice.Equal(o.Price) {
 		t.Errorf("the partial fill's report: %+v, want open, 0.005 at %s", got, o.Price)
 	}
 	h.DropStreams()
@@ -279,8 +279,8 @@ func streamDrop(t *testing.T, h Harness) {
 	}
 	id2 := ClientID()
 	o2 := place(t, a, limit(h, id2))
-	h.FillPart(t, o2.VenueOrderID, D("0.01"))
-	if got := s2.until(t, id2, func(v node.VenueOrder) bool { return v.Filled.Equal(D("0.01")) }); got.State != node.VenueOpen {
+	h.FillPart(t, o2.VenueOrderID, dec("0.01"))
+	if got := s2.until(t, id2, func(v node.VenueOrder) bool { return v.Filled.Equal(dec("0.01")) }); got.State != node.VenueOpen {
 		t.Errorf("after the restart, a fill reported as %+v", got)
 	}
 }
@@ -292,7 +292,7 @@ func reconcile(t *testing.T, h Harness) {
 	a := h.Adapter(t)
 	resting := place(t, a, limit(h, ClientID()))
 	part := place(t, a, limit(h, ClientID()))
-	h.FillPart(t, part.VenueOrderID, D("0.007"))
+	h.FillPart(t, part.VenueOrderID, dec("0.007"))
 	filled := place(t, a, market(h, ClientID()))
 	gone := place(t, a, limit(h, ClientID()))
 	if _, err := a.Cancel(Ctx(t), gone); err != nil {

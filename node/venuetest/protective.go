@@ -14,9 +14,9 @@ import (
 // take-profit 2 % above, a stop 2 % below, and the stop's limit a fifth
 // of a percent under it; whole units, so every venue's tick takes them.
 func levels(px decimal.Decimal) (take, stop, stopLimit decimal.Decimal) {
-	take = px.Mul(D("1.02")).Floor()
-	stop = px.Mul(D("0.98")).Floor()
-	return take, stop, stop.Sub(px.Div(D("500")).Floor())
+	take = px.Mul(dec("1.02")).Floor()
+	stop = px.Mul(dec("0.98")).Floor()
+	return take, stop, stop.Sub(px.Div(dec("500")).Floor())
 }
 
 func oco(h Harness, id string) node.GroupRequest {
@@ -53,11 +53,11 @@ func stopLimit(t *testing.T, h Harness) {
 	if got.Type != command.StopLimit || !got.StopPrice.Equal(stop) || !got.Price.Equal(lim) || got.State != node.VenueOpen {
 		t.Errorf("the stop_limit reads back as %+v, want stop %s limit %s, open", got, stop, lim)
 	}
-	h.SetPrice(stop.Add(D("1"))) // above the stop: nothing
+	h.SetPrice(stop.Add(dec("1"))) // above the stop: nothing
 	if got := lookupOn(t, a, sym, id); got.State != node.VenueOpen || !got.Filled.IsZero() {
 		t.Errorf("above its stop the stop_limit is %+v", got)
 	}
-	h.SetPrice(stop.Add(lim).Div(D("2"))) // through the stop, above the limit: it fills at its limit
+	h.SetPrice(stop.Add(lim).Div(dec("2"))) // through the stop, above the limit: it fills at its limit
 	got = lookupOn(t, a, sym, id)
 	if got.State != node.VenueFilled || !got.Filled.Equal(q) || !got.AveragePrice.Equal(lim) {
 		t.Errorf("triggered, the stop_limit is %+v, want filled %s at %s", got, q, lim)
@@ -154,7 +154,7 @@ func stopLimitReplace(t *testing.T, h Harness) {
 		Quantity: q, StopPrice: stop, Price: lim})
 	o.StopPrice, o.Price = stop, lim // the node names the order with its own levels
 	gap := stop.Sub(lim)
-	newStop, newLim := stop.Sub(gap.Mul(D("5"))), lim.Sub(gap.Mul(D("5")))
+	newStop, newLim := stop.Sub(gap.Mul(dec("5"))), lim.Sub(gap.Mul(dec("5")))
 	before := h.Sent(OpReplace, o.VenueOrderID)
 	rep, err := a.Replace(Ctx(t), o, node.Replacement{StopPrice: newStop, Price: newLim})
 	if err != nil {
@@ -170,11 +170,11 @@ func stopLimitReplace(t *testing.T, h Harness) {
 	if !got.StopPrice.Equal(newStop) || !got.Price.Equal(newLim) || got.VenueOrderID != rep.VenueOrderID {
 		t.Errorf("the replaced stop_limit reads back as %+v, want stop %s limit %s", got, newStop, newLim)
 	}
-	h.SetPrice(stop.Add(lim).Div(D("2"))) // through the old stop only: nothing
+	h.SetPrice(stop.Add(lim).Div(dec("2"))) // through the old stop only: nothing
 	if got := lookupOn(t, a, sym, id); got.State != node.VenueOpen || !got.Filled.IsZero() {
 		t.Errorf("through its old stop the replaced stop_limit is %+v", got)
 	}
-	h.SetPrice(newStop.Add(newLim).Div(D("2"))) // through the new stop, above the new limit
+	h.SetPrice(newStop.Add(newLim).Div(dec("2"))) // through the new stop, above the new limit
 	if got := lookupOn(t, a, sym, id); got.State != node.VenueFilled || !got.AveragePrice.Equal(newLim) {
 		t.Errorf("through its new stop the stop_limit is %+v, want filled at %s", got, newLim)
 	}

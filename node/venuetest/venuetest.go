@@ -3,9 +3,9 @@
 // behaviours (submit, lost answer, partial fill, replace, cancel, stream
 // drop, reconcile; and protective orders: a stop_limit placed and filled,
 // an oco's one-cancels-other, an oco canceled as a group), each a
-// function of a small Harness the adapter's own
-// test package implements over its fake. It also holds the test helpers
-// those packages share: a decimal maker (D) and a key maker (Key).
+// function of a small Harness the adapter's own test package implements
+// over its fake. The decimal, key and clock helpers those test packages
+// share are internal/testkit's.
 //
 // It is for tests only: it never talks to a real venue, never prints a
 // key, and never sleeps to synchronise (it waits on the adapter's stream
@@ -14,8 +14,6 @@ package venuetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -125,18 +123,9 @@ func Run(t *testing.T, mk func(t *testing.T) Harness) {
 	}
 }
 
-// D is a decimal from a literal; a bad literal panics (a test's typo).
-func D(s string) decimal.Decimal { return decimal.RequireFromString(s) }
-
-// Key is a fresh random key or secret, made at test run time.
-func Key(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
+// dec is the library's own decimal-from-literal (a bad literal panics):
+// internal/testkit.D is for _test.go files only, and this package is not one.
+var dec = decimal.RequireFromString
 
 // Ctx is a context bounded for one test.
 func Ctx(t testing.TB) context.Context {
@@ -152,8 +141,8 @@ func ClientID() string { return fmt.Sprintf("wk-0190f5a2-7c1e-7b3a-9d4e-%012x", 
 
 // The suite's figures: limits rest below the price.
 var (
-	qty      = D("0.02")
-	limitOff = D("1000")
+	qty      = dec("0.02")
+	limitOff = dec("1000")
 )
 
 func limit(h Harness, id string) node.OrderRequest {
@@ -162,7 +151,7 @@ func limit(h Harness, id string) node.OrderRequest {
 }
 
 func market(h Harness, id string) node.OrderRequest {
-	return node.OrderRequest{ClientOrderID: id, Symbol: h.Symbol(), Side: command.Buy, Type: command.Market, Quantity: D("0.01")}
+	return node.OrderRequest{ClientOrderID: id, Symbol: h.Symbol(), Side: command.Buy, Type: command.Market, Quantity: dec("0.01")}
 }
 
 func place(t *testing.T, a Exchange, r node.OrderRequest) node.VenueOrder {
