@@ -79,7 +79,7 @@ type (
 	backtestArgs struct {
 		strategyArgs
 		// Series is optional here: a portfolio strategy names its own.
-		Series string `json:"series" desc:"SYMBOL@GRANULARITY (list_series); leave it out for a portfolio strategy (one that declares its universe)"`
+		Series string `json:"series" desc:"SYMBOL@GRANULARITY (list_series); omit for a portfolio strategy"`
 		knobsArg
 		rangeArgs
 		costArgs
@@ -141,7 +141,7 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series (or, without series, a portfolio strategy over the universe it declares): metrics, warnings, settings, the first and last round trips, a link to the run. equity: true adds the curve, plot: true a chart.",
+			Description: "Backtests a strategy on a stored series, or a portfolio strategy on the universe it declares (no series). Metrics, warnings, settings, first and last round trips, a run link; equity/plot add the curve/a chart.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
