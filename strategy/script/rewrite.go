@@ -2,6 +2,7 @@ package script
 
 import (
 	"math"
+	"slices"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -19,14 +20,21 @@ var cmpNames = map[syntax.Token]string{
 	syntax.LT: "$lt", syntax.GT: "$gt", syntax.LE: "$le", syntax.GE: "$ge", syntax.EQL: "$eq", syntax.NEQ: "$ne",
 }
 
-// comparisons are the predeclared comparison builtins.
+// comparisons are the predeclared comparison builtins, each under its
+// name with builtinSuffix: the file binds each to a global of its own name
+// at the start of its top level (bindComparisons), because a global is
+// read by index where a predeclared name is a map lookup on every use, and
+// on_bar makes several comparisons at every bar.
 var comparisons = func() starlark.StringDict {
 	d := starlark.StringDict{}
 	for op, name := range cmpNames {
-		d[name] = starlark.NewBuiltin(name, compareFn(op))
+		d[name+builtinSuffix] = starlark.NewBuiltin(name, compareFn(op))
 	}
 	return d
 }()
+
+// builtinSuffix marks the predeclared name a comparison global is bound from.
+const builtinSuffix = ".builtin"
 
 func compareFn(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
@@ -77,9 +85,42 @@ func compareFloats(op syntax.Token, a, b float64) bool {
 	}
 }
 
-// rewriteComparisons rewrites every comparison in f in place.
+// rewriteComparisons rewrites every comparison in f in place, and binds
+// the comparison globals first.
 func rewriteComparisons(f *syntax.File) {
-	f.Stmts = rewriteStmts(f.Stmts)
+	f.Stmts = bindComparisons(f.Path, rewriteStmts(f.Stmts))
+}
+
+// bindComparisons puts `$lt = $lt.builtin` (and the others) at the start
+// of stmts, after the docstring: no statement of the file can run before
+// them, and none can rebind them (no identifier in source starts with '$').
+func bindComparisons(file string, stmts []syntax.Stmt) []syntax.Stmt {
+	at := 0
+	if len(stmts) > 0 {
+		if es, ok := stmts[0].(*syntax.ExprStmt); ok {
+			if lit, ok := es.X.(*syntax.Literal); ok && lit.Token == syntax.STRING {
+				at = 1
+			}
+		}
+	}
+	names := make([]string, 0, len(cmpNames))
+	for _, name := range cmpNames {
+		names = append(names, name)
+	}
+	slices.Sort(names) // one order every time
+	// At the position of the first statement they precede: the compiler's
+	// line table wants valid positions in order.
+	pos := syntax.MakePosition(&file, 1, 1)
+	if at < len(stmts) {
+		pos, _ = stmts[at].Span()
+	} else if at > 0 {
+		_, pos = stmts[0].Span()
+	}
+	binds := make([]syntax.Stmt, 0, len(names))
+	for _, name := range names {
+		binds = append(binds, &syntax.AssignStmt{OpPos: pos, Op: syntax.EQ, LHS: &syntax.Ident{NamePos: pos, Name: name}, RHS: &syntax.Ident{NamePos: pos, Name: name + builtinSuffix}})
+	}
+	return slices.Concat(stmts[:at], binds, stmts[at:])
 }
 
 func rewriteStmts(stmts []syntax.Stmt) []syntax.Stmt {
