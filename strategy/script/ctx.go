@@ -49,6 +49,11 @@ func (c *Ctx) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: ctx") }
 func (c *Ctx) column(name string) (*Series, error) { return c.r.column(name) }
 
 func (c *Ctx) Attr(name string) (starlark.Value, error) {
+	// The strategy's own fields first: on_bar reads them at every bar, and
+	// none has a name of wicket's (SetField refuses those).
+	if v, ok := c.fields[name]; ok {
+		return v, nil
+	}
 	switch name {
 	case "position":
 		return starlark.Float(c.acct.Position), nil
@@ -73,9 +78,6 @@ func (c *Ctx) Attr(name string) (starlark.Value, error) {
 		return c.buy, nil
 	case "sell":
 		return c.sell, nil
-	}
-	if v, ok := c.fields[name]; ok {
-		return v, nil
 	}
 	return nil, nil
 }

@@ -2,6 +2,7 @@ package script
 
 import (
 	"math"
+	"slices"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -19,14 +20,21 @@ var cmpNames = map[syntax.Token]string{
 	syntax.LT: "$lt", syntax.GT: "$gt", syntax.LE: "$le", syntax.GE: "$ge", syntax.EQL: "$eq", syntax.NEQ: "$ne",
 }
 
-// comparisons are the predeclared comparison builtins.
+// comparisons are the predeclared comparison builtins, each under its
+// name with builtinSuffix: the file binds each to a global of its own name
+// at the start of its top level (bindComparisons), because a global is
+// read by index where a predeclared name is a map lookup on every use, and
+// on_bar makes several comparisons at every bar.
 var comparisons = func() starlark.StringDict {
 	d := starlark.StringDict{}
 	for op, name := range cmpNames {
-		d[name] = starlark.NewBuiltin(name, compareFn(op))
+		d[name+builtinSuffix] = starlark.NewBuiltin(name, compareFn(op))
 	}
 	return d
 }()
+
+// builtinSuffix marks the predeclared name a comparison global is bound from.
+const builtinSuffix = ".builtin"
 
 func compareFn(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
@@ -77,9 +85,120 @@ func compareFloats(op syntax.Token, a, b float64) bool {
 	}
 }
 
-// rewriteComparisons rewrites every comparison in f in place.
+// rewriteComparisons rewrites every comparison in f in place, and binds
+// the comparison globals first.
 func rewriteComparisons(f *syntax.File) {
 	f.Stmts = rewriteStmts(f.Stmts)
+	none := !bindsNone(f) && renameNoneTests(f)
+	f.Stmts = bindComparisons(f.Path, f.Stmts, none)
+}
+
+// noneGlobal is the global a file's `x == None` and `x != None` read None
+// from, when the file never binds the name None itself: None is otherwise
+// a universal name, looked up in a map at every use, and on_bar tests its
+// reads for None at every bar.
+const noneGlobal = "$None"
+
+// renameNoneTests makes every None operand of == and != read noneGlobal,
+// and reports whether there was one.
+func renameNoneTests(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if b, ok := n.(*syntax.BinaryExpr); ok && (b.Op == syntax.EQL || b.Op == syntax.NEQ) {
+			for _, x := range [...]syntax.Expr{b.X, b.Y} {
+				if isNone(x) {
+					x.(*syntax.Ident).Name = noneGlobal
+					found = true
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// bindsNone reports whether f binds the name None anywhere (an
+// assignment, a def or its parameters, a loop variable, a load): then
+// None is the file's own, and its tests stay as written.
+func bindsNone(f *syntax.File) bool {
+	var bound func(e syntax.Expr) bool
+	bound = func(e syntax.Expr) bool {
+		switch e := e.(type) {
+		case *syntax.Ident:
+			return e.Name == "None"
+		case *syntax.ParenExpr:
+			return bound(e.X)
+		case *syntax.TupleExpr:
+			return slices.ContainsFunc(e.List, bound)
+		case *syntax.ListExpr:
+			return slices.ContainsFunc(e.List, bound)
+		}
+		return false
+	}
+	param := func(p syntax.Expr) bool {
+		switch p := p.(type) {
+		case *syntax.BinaryExpr: // name=default
+			return bound(p.X)
+		case *syntax.UnaryExpr: // *args, **kwargs, or a bare *
+			return p.X != nil && bound(p.X)
+		}
+		return bound(p)
+	}
+	binds := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.AssignStmt:
+			binds = binds || bound(n.LHS)
+		case *syntax.DefStmt:
+			binds = binds || n.Name.Name == "None" || slices.ContainsFunc(n.Params, param)
+		case *syntax.LambdaExpr:
+			binds = binds || slices.ContainsFunc(n.Params, param)
+		case *syntax.ForStmt:
+			binds = binds || bound(n.Vars)
+		case *syntax.ForClause:
+			binds = binds || bound(n.Vars)
+		case *syntax.LoadStmt:
+			binds = binds || slices.ContainsFunc(n.To, func(id *syntax.Ident) bool { return id.Name == "None" })
+		}
+		return !binds
+	})
+	return binds
+}
+
+// bindComparisons puts `$lt = $lt.builtin` (and the others, and
+// `$None = None` when none is set) at the start of stmts, after the
+// docstring: no statement of the file can run before them, and none can
+// rebind them (no identifier in source starts with '$').
+func bindComparisons(file string, stmts []syntax.Stmt, none bool) []syntax.Stmt {
+	at := 0
+	if len(stmts) > 0 {
+		if es, ok := stmts[0].(*syntax.ExprStmt); ok {
+			if lit, ok := es.X.(*syntax.Literal); ok && lit.Token == syntax.STRING {
+				at = 1
+			}
+		}
+	}
+	names := make([]string, 0, len(cmpNames))
+	for _, name := range cmpNames {
+		names = append(names, name)
+	}
+	slices.Sort(names) // one order every time
+	// At the position of the first statement they precede: the compiler's
+	// line table wants valid positions in order.
+	pos := syntax.MakePosition(&file, 1, 1)
+	if at < len(stmts) {
+		pos, _ = stmts[at].Span()
+	} else if at > 0 {
+		_, pos = stmts[0].Span()
+	}
+	binds := make([]syntax.Stmt, 0, len(names))
+	for _, name := range names {
+		binds = append(binds, &syntax.AssignStmt{OpPos: pos, Op: syntax.EQ, LHS: &syntax.Ident{NamePos: pos, Name: name}, RHS: &syntax.Ident{NamePos: pos, Name: name + builtinSuffix}})
+	}
+	if none {
+		binds = append(binds, &syntax.AssignStmt{OpPos: pos, Op: syntax.EQ, LHS: &syntax.Ident{NamePos: pos, Name: noneGlobal}, RHS: &syntax.Ident{NamePos: pos, Name: "None"}})
+	}
+	return slices.Concat(stmts[:at], binds, stmts[at:])
 }
 
 func rewriteStmts(stmts []syntax.Stmt) []syntax.Stmt {
