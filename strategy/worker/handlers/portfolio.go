@@ -78,7 +78,7 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 	}
 	ls.Strategy = s
 	if !s.IsPortfolio() {
-		return fail(&worker.Error{Kind: worker.KindRequest, Msg: req.Name + " declares no universe: backtest it over one series (give a series)"})
+		return fail(&worker.Error{Kind: worker.KindRequest, Msg: req.Name + " declares no universe: run it over one series (give a series)"})
 	}
 	reb, err := portfolio.ParseRebalance(s.Rebalance())
 	if err != nil {
