@@ -40,3 +40,31 @@ func TestPortfolioBacktest(t *testing.T) {
 		t.Errorf("no series, no universe: %.300s", text(r))
 	}
 }
+
+// TestPortfolioSweep: run_sweep without a series sweeps a portfolio
+// strategy's knobs, each combination one portfolio run over its
+// universe, and records every combination under the universe's series.
+func TestPortfolioSweep(t *testing.T) {
+	proj := seededProject(t)
+	runWicket(t, nil, "--project", proj, "strategy", "new", "rotation", "--from", "momentum_rotation")
+	s := startMCP(t, nil, proj)
+	sw := s.call(t, "run_sweep", `{"name":"rotation","grid":{"lookback":[30,60],"k":[1,2]},"from":"2023-01-01"}`)
+	if sw.IsError {
+		t.Fatalf("run_sweep: %.600s", text(sw))
+	}
+	res := object(t, sw)
+	const universe = "BTC-USD@1d,ETH-USD@1d,SOL-USD@1d"
+	if res["series"] != universe || res["combinations"] != float64(4) || res["evaluated"] != float64(4) {
+		t.Fatalf("sweep: %.800s", text(sw))
+	}
+	if c, _ := res["lookahead_check"].(string); !strings.HasPrefix(c, "passed") {
+		t.Errorf("lookahead_check: %v", res["lookahead_check"])
+	}
+	if d, _ := res["deflated_sharpe"].(map[string]any); d == nil || d["trials"] != float64(4) {
+		t.Errorf("deflated_sharpe: %v", res["deflated_sharpe"])
+	}
+	hist := text(s.call(t, "research_history", `{"series":"`+universe+`","limit":50}`))
+	if n := strings.Count(hist, `"kind":"sweep"`); n != 4 {
+		t.Errorf("research_history holds %d sweep rows, want 4: %.600s", n, hist)
+	}
+}

@@ -93,7 +93,12 @@ type (
 		Allowance   map[string]any `json:"allowance" desc:"a deployment's limits (decimals): max_order_notional, max_position_notional, max_orders_per_day, max_daily_loss, max_drawdown_pct"`
 	}
 	sweepArgs struct {
-		runArgs
+		strategyArgs
+		// Series is optional here: a portfolio strategy names its own.
+		Series string `json:"series" desc:"a stored series, SYMBOL@GRANULARITY, or universe; omit for a portfolio strategy"`
+		knobsArg
+		rangeArgs
+		costArgs
 		gridArgs
 		intrabarArg
 		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best to return"`

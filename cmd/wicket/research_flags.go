@@ -139,7 +139,7 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 		return in, usagef("%s needs one strategy, NAME or FILE, got %d arguments (usage: wicket %s NAME --series SYMBOL@1h --grid fast=5:50:5)", verb, len(args), verb)
 	}
 	in.series = c.String("series")
-	if in.series == "" {
+	if in.series == "" && !portfolioVerbs[verb] {
 		return in, usagef("%s needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (see wicket data list)", verb)
 	}
 	grid := c.Generic("grid").(*listFlag).values

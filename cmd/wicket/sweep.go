@@ -27,7 +27,8 @@ func sweepCommand() *cli.Command {
 			"against research.max_combinations before anything runs. Combinations run in worker processes, one per core " +
 			"(research.workers), sharing indicator results. --estimate prints the combination count and an estimated " +
 			"duration instead. Prints the best combinations as a table (a progress bar on stderr for long runs), or the " +
-			"whole result with --json. Ctrl-C stops the sweep and prints what finished.",
+			"whole result with --json. Ctrl-C stops the sweep and prints what finished. Without --series, a strategy that " +
+			"declares its universe (a portfolio strategy) is swept, each combination one portfolio backtest over it.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "rank-by", Usage: "rank by `METRIC`: " + strings.Join(research.RankMetrics, ", ") + " (default sharpe)"},
 			&cli.IntFlag{Name: "top", Usage: fmt.Sprintf("show the best `N` combinations (default %d, at most %d)", research.DefaultTop, research.MaxTop)},

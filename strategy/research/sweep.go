@@ -32,6 +32,9 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		return SweepResult{}, errorf(KindInvalid, "deflate_by %q is not one of %s (default %s: every strategy's trials on the series)",
 			req.DeflateBy, strings.Join(ledger.Scopes, ", "), ledger.ScopeSeries)
 	}
+	if seriesless(req.Series) {
+		return l.sweepPortfolio(ctx, req, progress) // portfolio_sweep.go: the strategy declares its universe
+	}
 	names, single, err := l.universe(req.Series)
 	if err != nil {
 		return SweepResult{}, err

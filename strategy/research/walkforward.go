@@ -83,6 +83,9 @@ const minOutOfSampleBars = 2
 // When ctx ends mid-analysis, WalkForward returns promptly with the
 // leading windows that finished, Partial set, and no error.
 func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
+	if seriesless(req.Series) {
+		return WalkForwardResult{}, errNoPortfolioWalkForward // portfolio_sweep.go
+	}
 	names, single, err := l.universe(req.Series)
 	if err != nil {
 		return WalkForwardResult{}, err

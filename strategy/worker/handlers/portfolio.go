@@ -44,39 +44,11 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	if req.Robustness != nil || req.Report || req.Plot || req.Allowance != nil || req.LookaheadOnly {
 		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "robustness, plot, report, allowance and lookahead_only are for single-series backtests; a portfolio backtest reports its metrics, assets, trades and curve"}
 	}
-	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
-	opts, closeFS, err := options(sreq, memo)
+	res, s, err := portfolioRun(ctx, req, cfg, memo, nil, true)
 	if err != nil {
 		return backtest.Response{}, err
 	}
-	defer closeFS()
-	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	if !s.IsPortfolio() {
-		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: req.Name + " declares no universe: backtest it over one series (give a series)"}
-	}
-	reb, err := portfolio.ParseRebalance(s.Rebalance())
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	cfg.Params = s.Values()
-	raw, err := loadUniverse(req.HistoryPath, s.Universe(), cfg)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	assets, err := portfolio.Align(raw)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg)
-	if err != nil {
-		return backtest.Response{}, err
-	}
-	if res.LookaheadCheck, err = s.CheckPortfolioLookahead(ctx, assets, trace); err != nil {
-		return backtest.Response{}, err
-	}
+	defer s.Close()
 	resp, err := portfolio.Report(res)
 	if err != nil {
 		return backtest.Response{}, err
@@ -84,6 +56,70 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	resp.Output = s.Output()
 	return resp, nil
 }
+
+// portfolioRun loads the strategy with req's params, resolves and aligns
+// its universe (from universes when it holds the universe's series, which
+// a sweep's chunk shares between its combinations) and runs it; prove
+// adds the lookahead proof. The caller closes the strategy.
+func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config, memo *ta.Memo, universes map[string][]strategy.Bars, prove bool) (*portfolio.Result, *loadedStrategy, error) {
+	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
+	opts, closeFS, err := options(sreq, memo)
+	if err != nil {
+		return nil, nil, err
+	}
+	ls := &loadedStrategy{close: closeFS}
+	fail := func(err error) (*portfolio.Result, *loadedStrategy, error) {
+		ls.Close()
+		return nil, nil, err
+	}
+	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
+	if err != nil {
+		return fail(err)
+	}
+	ls.Strategy = s
+	if !s.IsPortfolio() {
+		return fail(&worker.Error{Kind: worker.KindRequest, Msg: req.Name + " declares no universe: run it over one series (give a series)"})
+	}
+	reb, err := portfolio.ParseRebalance(s.Rebalance())
+	if err != nil {
+		return fail(err)
+	}
+	cfg.Params = s.Values()
+	key := strings.Join(s.Universe(), ",")
+	assets, ok := universes[key]
+	if !ok {
+		raw, err := loadUniverse(req.HistoryPath, s.Universe(), cfg)
+		if err != nil {
+			return fail(err)
+		}
+		if assets, err = portfolio.Align(raw); err != nil {
+			return fail(err)
+		}
+		if universes != nil {
+			universes[key] = assets
+		}
+	}
+	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if prove {
+		if res.LookaheadCheck, err = s.CheckPortfolioLookahead(ctx, assets, trace); err != nil {
+			return fail(err)
+		}
+	}
+	return res, ls, nil
+}
+
+// loadedStrategy is a loaded portfolio strategy and what its options
+// opened, released together.
+type loadedStrategy struct {
+	*script.Strategy
+	close func()
+}
+
+// Close releases what the strategy's options opened.
+func (l *loadedStrategy) Close() { l.close() }
 
 // decidePortfolio runs the strategy in its own style (signals(universe)
 // once, or on_bar per bar) through the engine, and returns the run and
