@@ -46,6 +46,11 @@ type (
 	seriesArg struct {
 		Series string `json:"series" arg:"required" desc:"SYMBOL@GRANULARITY, e.g. BTC-USD@1h (list_series)"`
 	}
+	// optionalSeriesArg is the series of a run that a portfolio strategy
+	// may leave out (it names its own universe).
+	optionalSeriesArg struct {
+		Series string `json:"series" desc:"SYMBOL@GRANULARITY (list_series) or a list; omit for a portfolio"`
+	}
 	rangeArgs struct {
 		From string `json:"from" desc:"first bar: a date or RFC3339, inclusive; default the start"`
 		To   string `json:"to" desc:"last bar: a date (whole day) or RFC3339, inclusive; default the end"`
@@ -78,8 +83,7 @@ type (
 	}
 	backtestArgs struct {
 		strategyArgs
-		// Series is optional here: a portfolio strategy names its own.
-		Series string `json:"series" desc:"SYMBOL@GRANULARITY (list_series); omit for a portfolio strategy"`
+		optionalSeriesArg
 		knobsArg
 		rangeArgs
 		costArgs
@@ -94,8 +98,7 @@ type (
 	}
 	sweepArgs struct {
 		strategyArgs
-		// Series is optional here: a portfolio strategy names its own.
-		Series string `json:"series" desc:"a stored series, SYMBOL@GRANULARITY, or universe; omit for a portfolio strategy"`
+		optionalSeriesArg
 		knobsArg
 		rangeArgs
 		costArgs
@@ -105,7 +108,7 @@ type (
 		Estimate        bool `json:"estimate" arg:"default=false" desc:"count combinations, estimate duration; run nothing"`
 		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most research.max_combinations, default 5000)"`
 
-		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"whose ledger trials the ledger DSR deflates by: series (every strategy's on the series) or strategy (its own)"`
+		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"whose ledger trials the DSR deflates by: series (every strategy's on it) or strategy (its own)"`
 	}
 	walkForwardArgs struct {
 		runArgs
