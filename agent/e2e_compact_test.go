@@ -156,10 +156,18 @@ func TestBacktestAnswerSizes(t *testing.T) {
 		b, _ := json.Marshal(r)
 		return len(b)
 	}
-	largest, largestAt, warned := 0, "", 0
+	largest, largestAt, warned, portfolios := 0, "", 0, 0
 	var largestSrc, largestSeries string
 	for _, tpl := range templates {
 		src := templateSource(t, s, tpl)
+		if strings.Contains(src, "\nuniverse = ") { // a portfolio: one run over the universe it declares
+			r := s.call(t, "run_backtest", fmt.Sprintf(`{"source":%q}`, src))
+			if n := size(r); r.IsError || n >= limit {
+				t.Errorf("%s over its universe: %d bytes (error %v): %.200s", tpl, n, r.IsError, text(r))
+			}
+			portfolios++
+			continue
+		}
 		for _, ser := range series {
 			r := s.call(t, "run_backtest", fmt.Sprintf(`{"source":%q,"series":%q}`, src, ser))
 			n := size(r)
@@ -186,7 +194,10 @@ func TestBacktestAnswerSizes(t *testing.T) {
 		t.Error("no default answer carried a warning: the bound was never measured with one")
 	}
 	t.Logf("largest default run_backtest answer: %d bytes (%s); %d of %d answers carry warnings",
-		largest, largestAt, warned, len(templates)*len(series))
+		largest, largestAt, warned, (len(templates)-portfolios)*len(series))
+	if portfolios == 0 {
+		t.Error("no template ran as a portfolio: the portfolio answer's bound was never measured")
+	}
 
 	// The largest again, with a range wider than the data on both sides and
 	// fill=close: three more warnings.

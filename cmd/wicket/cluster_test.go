@@ -307,15 +307,16 @@ func TestClusterWorkerKilledHoldingTwoChunks(t *testing.T) {
 	// The worker is stopped as soon as it runs a chunk, so that it holds
 	// what it holds when it is killed.
 	stopped := make(chan struct{})
+	first, lines := r.workers[0], r.lines[0] // r's slices grow when the next worker starts
 	go func() {
-		for l := range r.lines[0] {
+		for l := range lines {
 			if strings.HasPrefix(l, "wicket worker: chunk ") && strings.HasSuffix(l, "(delivery 1)") {
-				r.workers[0].Process.Signal(syscall.SIGSTOP)
+				first.Process.Signal(syscall.SIGSTOP)
 				close(stopped)
 				break
 			}
 		}
-		for range r.lines[0] {
+		for range lines {
 		}
 	}()
 	type outcome struct {

@@ -278,7 +278,7 @@ func TestBacktestByName(t *testing.T) {
 		want string
 	}{
 		{BacktestRequest{StrategyRef: StrategyRef{Name: "../x"}, Series: "SPY@1d"}, KindInvalid, "invalid strategy name"},
-		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}}, KindInvalid, "series is missing"},
+		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}}, KindInvalid, "declares no universe: run it over one series"},
 		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "SPY@1d", Params: map[string]any{"fast": 1000}}, KindInvalid, "knob fast: 1000 is out of range"},
 		{BacktestRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "SPY@1d", Fill: "vwap"}, KindInvalid, `fill "vwap" is not one of`},
 		{BacktestRequest{StrategyRef: StrategyRef{Name: "broken"}, Series: "SPY@1d"}, KindStrategy, "broken.star:2:"},

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"time"
 
@@ -56,7 +57,11 @@ func PortfolioSweep(ctx context.Context, req worker.PortfolioSweepChunk, memo *t
 		}
 		maps.Copy(r.Params, combo)
 		var res *portfolio.Result
-		resp.Trials[i], res = portfolioTrial(ctx, r, cfg, capital, memo, universes, req.Blocks)
+		var bad error
+		resp.Trials[i], res, bad = portfolioTrial(ctx, r, cfg, capital, memo, universes, req.Blocks)
+		if bad != nil {
+			return worker.PortfolioSweepResult{}, bad
+		}
 		if res != nil && resp.Series == "" {
 			resp.Series = res.Series
 			if n := len(res.Curve.Time); n > 0 {
@@ -72,16 +77,22 @@ func PortfolioSweep(ctx context.Context, req worker.PortfolioSweepChunk, memo *t
 	return resp, nil
 }
 
-// portfolioTrial runs one combination; the run is nil when it failed.
-func portfolioTrial(ctx context.Context, req backtest.Request, cfg backtest.Config, capital float64, memo *ta.Memo, universes map[string][]strategy.Bars, blocks int) (worker.Trial, *portfolio.Result) {
+// portfolioTrial runs one combination; the run is nil when it failed. A
+// bad request (a strategy that declares no universe: every combination
+// would fail alike) is returned as bad, to fail the chunk.
+func portfolioTrial(ctx context.Context, req backtest.Request, cfg backtest.Config, capital float64, memo *ta.Memo, universes map[string][]strategy.Bars, blocks int) (_ worker.Trial, _ *portfolio.Result, bad error) {
 	res, s, err := portfolioRun(ctx, req, cfg, memo, universes, false)
+	var we *worker.Error
+	if errors.As(err, &we) && we.Kind == worker.KindRequest {
+		return worker.Trial{}, nil, err
+	}
 	if err != nil {
-		return worker.Trial{Error: err.Error()}, nil
+		return worker.Trial{Error: err.Error()}, nil, nil
 	}
 	defer s.Close()
 	metrics, err := res.Metrics.MarshalJSON()
 	if err != nil {
-		return worker.Trial{Error: err.Error()}, nil
+		return worker.Trial{Error: err.Error()}, nil, nil
 	}
 	m := res.Metrics
 	returns := backtest.Returns(res.Curve.Equity, capital)
@@ -100,5 +111,5 @@ func portfolioTrial(ctx context.Context, req backtest.Request, cfg backtest.Conf
 	if blocks > 0 {
 		t.Blocks = backtest.BlockStats(returns, blocks)
 	}
-	return t, res
+	return t, res, nil
 }
