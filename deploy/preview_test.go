@@ -110,3 +110,25 @@ func TestDeployPreviewBacktest(t *testing.T) {
 	}
 	t.Logf("%d trades, total return %.4f; %s", b.Trades, *b.TotalReturn, pv.Lookahead)
 }
+
+// TestDeployRefusesProtectiveExits: a strategy whose signals attach
+// stop-loss or take-profit exits is refused at the check and at
+// creation, since the loop does not place them yet and its live trades
+// would differ from its backtest; the same strategy without them deploys.
+func TestDeployRefusesProtectiveExits(t *testing.T) {
+	g := researchRig(t, 400)
+	withStops := strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.02, "take_profit": 0.04}`, 1)
+	if withStops == smaHalf {
+		t.Fatal("the fixture's signals changed: no exits were added")
+	}
+	spec := Spec{Strategy: "sma_stops.star", Source: withStops, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	_, err := g.r.Check(ctxT(t), spec)
+	wantErr(t, err, "attaches protective exits", "deploy it without exits")
+	if _, err := g.r.Create(ctxT(t), spec); err == nil {
+		t.Fatal("a strategy with protective exits was deployed")
+	}
+	spec.Strategy, spec.Source = "sma_half.star", smaHalf
+	if _, err := g.r.Check(ctxT(t), spec); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -281,6 +281,13 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 		}
 		bars.Series = d.Series
 	}
+	if bars.Len() > 0 { // the loop's own call, once: what it would refuse at every bar is refused now
+		if _, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
+			StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
+			Series:          d.Series, Bars: bars.Encode()}); err != nil {
+			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
+		}
+	}
 	pv, err := r.preview(ctx, d, bars)
 	if err != nil {
 		return nil, strategy.Bars{}, nil, err

@@ -41,6 +41,10 @@ func runDecide(memo *ta.Memo) worker.Handler {
 			return worker.Decision{}, err
 		}
 		defer done()
+		if d.Signals.Exits.Any() {
+			return worker.Decision{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf(
+				"%s attaches protective exits (stop_loss, take_profit or trailing_stop), and a deployment does not place them yet, so its live trades would differ from its backtest: deploy it without exits", req.Name)}
+		}
 		last := bars.Len() - 1
 		out := worker.Decision{Style: s.Style(), Time: bars.Time[last], Warmup: warmup, Bars: bars.Len()}
 		if t := d.Signals.TargetAt(last); t == t { // NaN: no change
