@@ -555,14 +555,8 @@ func (l *Local) afterOptimize(ctx context.Context, p *plan, all []*worker.Trial,
 		}
 		return nil
 	}
-	top := req.Top
-	switch {
-	case top == 0:
-		top = DefaultTop
-	case top > MaxTop:
-		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
-		top = MaxTop
-	}
+	var top int
+	top, res.TopClamped = topOf(req.Top)
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
 		t := all[idx]
 		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})

@@ -47,14 +47,8 @@ func (l *Local) sweepPortfolio(ctx context.Context, req SweepRequest, progress f
 	if p.tooMany != nil {
 		return SweepResult{}, p.tooMany
 	}
-	top := req.Top
-	switch {
-	case top == 0:
-		top = DefaultTop
-	case top > MaxTop:
-		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
-		top = MaxTop
-	}
+	var top int
+	top, res.TopClamped = topOf(req.Top)
 	p.base.Blocks = pboBlocksFor(p.count)
 	trials, done, err := l.runPortfolioChunks(ctx, p, base, progress)
 	if err != nil {
@@ -77,13 +71,7 @@ func (l *Local) sweepPortfolio(ctx context.Context, req SweepRequest, progress f
 		l.afterSweep(ctx, p, trials, nil, req.DeflateBy, &res)
 		return res, nil
 	}
-	for r, idx := range rk.order[:min(top, len(rk.order))] {
-		t := trials[idx]
-		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
-	}
-	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
-		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
-	}
+	res.listTop(rk, trials, p.rankBy, top, req.Top)
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
 	l.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)

@@ -75,14 +75,8 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if p.tooMany != nil {
 		return SweepResult{}, p.tooMany
 	}
-	top := req.Top
-	switch {
-	case top == 0:
-		top = DefaultTop
-	case top > MaxTop:
-		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
-		top = MaxTop
-	}
+	var top int
+	top, res.TopClamped = topOf(req.Top)
 
 	trials := make([]*worker.Trial, p.count)
 	p.base.Blocks = pboBlocksFor(p.count)
@@ -148,13 +142,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		l.timed(tm, start)
 		return res, nil
 	}
-	for r, idx := range rk.order[:min(top, len(rk.order))] {
-		t := trials[idx]
-		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
-	}
-	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
-		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
-	}
+	res.listTop(rk, trials, p.rankBy, top, req.Top)
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
 	// The winner's lookahead check runs in a worker while this process
@@ -193,6 +181,32 @@ func (l *Local) timed(tm SweepTiming, start time.Time) {
 	if l.cfg.Timing != nil {
 		tm.Total = time.Since(start)
 		l.cfg.Timing(tm)
+	}
+}
+
+// topOf is how many of the best a result lists for a request's top (0:
+// the default), and the note when the request asked for more than the
+// maximum.
+func topOf(asked int) (top int, clamped string) {
+	switch {
+	case asked == 0:
+		return DefaultTop, ""
+	case asked > MaxTop:
+		return MaxTop, fmt.Sprintf("top %d is above the maximum %d; showing %d", asked, MaxTop, MaxTop)
+	}
+	return asked, ""
+}
+
+// listTop lists the best top of rk's ranked trials in res, with a note
+// when more were ranked than a default-sized list shows (asked: the
+// request's top).
+func (res *SweepResult) listTop(rk ranking, trials []*worker.Trial, rankBy string, top, asked int) {
+	for r, idx := range rk.order[:min(top, len(rk.order))] {
+		t := trials[idx]
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, rankBy)), Metrics: t.Metrics})
+	}
+	if len(rk.order) > top && res.TopClamped == "" && asked == 0 {
+		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
 	}
 }
 

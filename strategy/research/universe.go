@@ -272,18 +272,12 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	}
 	p0 := plans[0]
 	count := p0.count
-	top := req.Top
 	res := SweepResult{
 		Strategy: p0.display, Series: req.Series, Universe: names, RankBy: p0.rankBy, Knobs: p0.swept,
 		Combinations: count, Top: []Trial{}, Settings: p0.settings, Warnings: []string{},
 	}
-	switch {
-	case top == 0:
-		top = DefaultTop
-	case top > MaxTop:
-		res.TopClamped = fmt.Sprintf("top %d is above the maximum %d; showing %d", req.Top, MaxTop, MaxTop)
-		top = MaxTop
-	}
+	var top int
+	top, res.TopClamped = topOf(req.Top)
 	total := count * len(names)
 	trials, done, refused, err := l.runUniverse(ctx, plans, progress)
 	if w := refusedWarning(refused); w != "" {
