@@ -47,16 +47,9 @@ func dataFetchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			from, err := timeFlag("from", c.String("from"))
+			from, to, err := fetchRange(c)
 			if err != nil {
 				return err
-			}
-			to, err := timeFlag("to", c.String("to"))
-			if err != nil {
-				return err
-			}
-			if !from.IsZero() && !to.IsZero() && to.Before(from) {
-				return usagef("--to %s is before --from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
 			}
 			p, cfg, err := openProject(c)
 			if err != nil {
@@ -161,16 +154,9 @@ func fetchFundingAction(c *cli.Context) error {
 		}
 		jobs = append(jobs, job{key, psym})
 	}
-	from, err := timeFlag("from", c.String("from"))
+	from, to, err := fetchRange(c)
 	if err != nil {
 		return err
-	}
-	to, err := timeFlag("to", c.String("to"))
-	if err != nil {
-		return err
-	}
-	if !from.IsZero() && !to.IsZero() && to.Before(from) {
-		return usagef("--to %s is before --from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
 	}
 	p, cfg, err := openProject(c)
 	if err != nil {
@@ -240,4 +226,18 @@ func fetchFunding(c *cli.Context, store *history.Store, client *binance.Client, 
 	fmt.Fprintf(c.App.Writer, "%s: added %s from binance %s (%s to %s) in %s\n", key, history.Plural(added, "funding settlement"), psym,
 		first.Format(time.RFC3339), last.Format(time.RFC3339), history.Plural(pages, "page"))
 	return nil
+}
+
+// fetchRange reads --from and --to, refusing a --to before --from.
+func fetchRange(c *cli.Context) (from, to time.Time, err error) {
+	if from, err = timeFlag("from", c.String("from")); err != nil {
+		return from, to, err
+	}
+	if to, err = timeFlag("to", c.String("to")); err != nil {
+		return from, to, err
+	}
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		return from, to, usagef("--to %s is before --from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	return from, to, nil
 }
