@@ -48,6 +48,7 @@ func backtestPortfolio(c *cli.Context, local string) error {
 		Fill:        c.String("fill"),
 		Intrabar:    c.String("intrabar"),
 		TradesLimit: c.Int("trades"),
+		CostOptions: costs.CostOptions,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
 	if _, err := req.Config(backtest.DefaultConfig()); err != nil {

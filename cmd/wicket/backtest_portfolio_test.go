@@ -80,6 +80,8 @@ func TestBacktestPortfolio(t *testing.T) {
 		{[]string{"backtest", "--local", "sma_cross"}, "declares no universe"},
 		{[]string{"backtest", "--local", "equal_weight", "--robustness"}, "--robustness is for a single series"},
 		{[]string{"backtest", "--local", "equal_weight", "--param", "nope=1"}, "nope"},
+		{[]string{"backtest", "--local", "equal_weight", "--leverage", "2"}, "takes fee and slippage only"},
+		{[]string{"backtest", "--local", "equal_weight", "--borrow-rate", "0.05"}, "takes fee and slippage only"},
 	} {
 		code, _, stderr := wicketIn(t, dir, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

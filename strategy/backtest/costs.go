@@ -173,6 +173,14 @@ type CostOptions struct {
 	VolumeCap         string   `json:"volume_cap,omitempty"` // carry (default) or drop
 }
 
+// Asked reports whether any cost beyond fee and slippage is asked for
+// (funding required, a borrow rate, leverage, a volume cap): what a run
+// that cannot charge them must refuse rather than ignore.
+func (o CostOptions) Asked() bool {
+	return (o.Funding != nil && *o.Funding) || o.BorrowRate != nil || o.Leverage != nil || o.MaintenanceMargin != nil ||
+		o.MaxVolumePct != nil || o.VolumeCap != ""
+}
+
 // Costs turns the options into Costs (funding rates aside: the caller
 // that reads the store sets them, see FundingWanted), checked.
 func (o CostOptions) Costs() (Costs, error) {

@@ -29,7 +29,7 @@ func (l *Local) backtestPortfolio(ctx context.Context, req BacktestRequest) (Bac
 	breq := backtest.Request{
 		Source: source, Name: label, Params: req.Params,
 		From: req.From, To: req.To,
-		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps,
+		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, CostOptions: c.CostOptions,
 		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
 	}

@@ -121,7 +121,7 @@ func (l *Local) portfolioPlan(ctx context.Context, ref StrategyRef, grid Grid, p
 	c := l.costs(costs)
 	base := backtest.Request{
 		Source: source, Name: label, Params: params, From: from, To: to,
-		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, TradesLimit: 1,
+		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, CostOptions: c.CostOptions, TradesLimit: 1,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
 	}
 	cfg, err := base.Config(backtest.DefaultConfig())

@@ -72,6 +72,9 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 		ls.Close()
 		return nil, nil, err
 	}
+	if req.CostOptions.Asked() {
+		return fail(&worker.Error{Kind: worker.KindRequest, Msg: "funding, borrow, leverage and the volume cap are charged in a backtest over one series; a portfolio strategy's run takes fee and slippage only: leave them out"})
+	}
 	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
 	if err != nil {
 		return fail(err)
