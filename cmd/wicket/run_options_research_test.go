@@ -318,3 +318,17 @@ func TestRunDemoHonoursItsContext(t *testing.T) {
 		t.Errorf("keep: left %v, stderr %q", left, errb.String())
 	}
 }
+
+// TestRunServeNodeRefusals: node serve checks its options before it
+// opens anything beyond the project.
+func TestRunServeNodeRefusals(t *testing.T) {
+	dir := initProject(t)
+	var out, errb bytes.Buffer
+	o := nodeOptions{project: dir, tick: -time.Second, bars: barsMarks}
+	wantUsage(t, "a negative tick", runServeNode(context.Background(), o, &out, &errb), "--tick -1s is negative")
+	o.tick, o.bars = 0, "ticker"
+	wantUsage(t, "an unknown bar source", runServeNode(context.Background(), o, &out, &errb), `--bars "ticker": give marks or tape`)
+	if out.Len()+errb.Len() != 0 {
+		t.Errorf("a refused node serve wrote %q %q", out.String(), errb.String())
+	}
+}
