@@ -17,6 +17,7 @@ import (
 	"wicket/strategy/provider/providertest"
 	"wicket/strategy/research"
 	"wicket/strategy/worker"
+	"wicket/trace"
 )
 
 // The research, data, deployment, operator, cluster and demo commands'
@@ -330,5 +331,46 @@ func TestRunServeNodeRefusals(t *testing.T) {
 	wantUsage(t, "an unknown bar source", runServeNode(context.Background(), o, &out, &errb), `--bars "ticker": give marks or tape`)
 	if out.Len()+errb.Len() != 0 {
 		t.Errorf("a refused node serve wrote %q %q", out.String(), errb.String())
+	}
+}
+
+// TestRunTraceCommands lists, counts and shows a trace directory's entries
+// through the trace run functions, the clock of --since injected, and
+// refuses bad filters first.
+func TestRunTraceCommands(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)
+	w, err := trace.Open(dir, trace.Options{Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(trace.Entry{Session: "s1", Seq: 1, Tool: "list_strategies", Verdict: trace.OK})
+	w.Write(trace.Entry{Session: "s1", Seq: 2, Tool: "submit_order", Write: true, Verdict: trace.Refused, Error: "over the notional cap"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var out, errb bytes.Buffer
+	o := traceCommandOptions{dir: dir, now: func() time.Time { return at.Add(time.Hour) }}
+	o.limit = -1
+	wantUsage(t, "a negative limit", runTraceList(ctx, o, &out, &errb), "--limit must be 0 (all) or more")
+	o.limit, o.verdict = 0, "maybe"
+	wantUsage(t, "an unknown verdict", runTraceList(ctx, o, &out, &errb), `unknown verdict "maybe"`)
+	o.verdict, o.since, o.until = "", "1h", "2h"
+	wantUsage(t, "since after until", runTraceStats(ctx, o, &out, &errb), "--since 1h is not before --until 2h")
+
+	o.until, o.verdict = "", "refused"
+	if err := runTraceList(ctx, o, &out, &errb); err != nil || !strings.Contains(out.String(), "submit_order") || strings.Contains(out.String(), "list_strategies") {
+		t.Fatalf("list --verdict refused --since 1h: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	o.since = "30m" // after both entries by the injected clock
+	if err := runTraceList(ctx, o, &out, &errb); err != nil || strings.Contains(out.String(), "submit_order") {
+		t.Errorf("list --since 30m: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	o.since, o.verdict, o.arg = "", "", "2"
+	if err := runTraceShow(ctx, o, &out, &errb); err != nil || !strings.Contains(out.String(), "over the notional cap") {
+		t.Errorf("show 2: %v\n%s", err, out.String())
 	}
 }
