@@ -38,30 +38,47 @@ func approveCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("approve takes no arguments, got %q", c.Args().First())
 			}
-			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
-				return usagef("wicket approve needs an interactive terminal: approving a write is a person's decision, " +
-					"so it does not read a pipe or a file; run it in a terminal")
-			}
-			p, _, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			key, err := operatorKey(p) // every answer is signed with it
-			if err != nil {
-				return err
-			}
-			a := &approver{
-				dir: p.StateDir(), key: key, in: startLines(c.App.Reader), out: c.App.Writer,
-				by: whoAmI(c.App.Reader), poll: c.Duration("poll"), now: time.Now,
-			}
-			if client, _, err := armClient(c); err != nil {
-				fmt.Fprintf(c.App.Writer, "note: the node's deployment proposals are not shown: %v\n", err)
-			} else {
-				a.node = client
-			}
-			return a.run(c.Context)
+			o := approveOptions{project: c.String("project"), addr: c.String("addr"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now}
+			return runApprove(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// approveOptions is what wicket approve works with, filled from its
+// flags.
+type approveOptions struct {
+	project string           // the --project flag
+	addr    string           // the node's HOST:PORT; empty: wicket.toml's
+	poll    time.Duration    // how often the servers are asked
+	stdin   io.Reader        // the operator's terminal
+	now     func() time.Time // the clock waiting commands expire by
+}
+
+// runApprove is one approval session at the operator's terminal: refused
+// without one, every answer signed with the operator key.
+func runApprove(ctx context.Context, o approveOptions, stdout, _ io.Writer) error {
+	if !isTerminal(o.stdin) || !isTerminal(stdout) {
+		return usagef("wicket approve needs an interactive terminal: approving a write is a person's decision, " +
+			"so it does not read a pipe or a file; run it in a terminal")
+	}
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	key, err := operatorKey(p) // every answer is signed with it
+	if err != nil {
+		return err
+	}
+	a := &approver{
+		dir: p.StateDir(), key: key, in: startLines(o.stdin), out: stdout,
+		by: whoAmI(o.stdin), poll: o.poll, now: o.now,
+	}
+	if client, _, err := armClientAt(o.project, o.addr); err != nil {
+		fmt.Fprintf(stdout, "note: the node's deployment proposals are not shown: %v\n", err)
+	} else {
+		a.node = client
+	}
+	return a.run(ctx)
 }
 
 // approver is one `wicket approve` session.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -61,58 +63,106 @@ func backtestAction(c *cli.Context) error {
 	if len(args) > 0 {
 		return usagef("backtest takes its strategy as --local NAME|FILE, not %q (usage: wicket backtest --local NAME|FILE --series SYMBOL@1h)", args[0])
 	}
-	local, series := c.String("local"), c.String("series")
-	if local == "" {
+	return runBacktest(c.Context, backtestOptionsOf(c), c.App.Writer, c.App.ErrWriter)
+}
+
+// backtestOptions is what wicket backtest works with, filled from its
+// flags.
+type backtestOptions struct {
+	project string // the --project flag
+	local   string // --local: NAME or FILE
+	series  string // a series, a universe, or empty for a portfolio strategy
+	params  []string
+	from    string
+	to      string
+	costs   research.Costs
+	fill    string
+	// intrabar is --intrabar; trades is --trades.
+	intrabar string
+	trades   int
+	// robustness is --robustness and its options, nil without it.
+	robustness *backtest.Robustness
+	// allowance is --allowance's values, as given.
+	allowance []string
+	json      bool
+	plot      string // --plot FILE
+	report    string // --report FILE
+	// set names the portfolioFlags given on the command line: a portfolio
+	// strategy's run refuses them.
+	set map[string]bool
+}
+
+// backtestOptionsOf reads wicket backtest's flags.
+func backtestOptionsOf(c *cli.Context) backtestOptions {
+	o := backtestOptions{
+		project: c.String("project"), local: c.String("local"), series: c.String("series"),
+		params: c.StringSlice("param"), from: c.String("from"), to: c.String("to"), costs: costFlags(c),
+		fill: c.String("fill"), intrabar: c.String("intrabar"), trades: c.Int("trades"),
+		robustness: robustnessFlags(c), allowance: c.Generic("allowance").(*listFlag).values,
+		json: c.Bool("json"), plot: c.String("plot"), report: c.String("report"), set: map[string]bool{},
+	}
+	for _, f := range portfolioFlags {
+		if c.IsSet(f) {
+			o.set[f] = true
+		}
+	}
+	return o
+}
+
+// runBacktest backtests one strategy over a series, a universe, or the
+// universe the strategy declares.
+func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Writer) error {
+	if o.local == "" {
 		return usagef("backtest needs --local NAME|FILE: a strategy in strategies/, a template name, or a .star file")
 	}
-	if series == "" {
-		return backtestPortfolio(c, local) // backtest_portfolio.go: the strategy declares its universe
+	if o.series == "" {
+		return backtestPortfolio(ctx, o, stdout, stderr) // backtest_portfolio.go: the strategy declares its universe
 	}
-	universe := strings.ContainsAny(series, ",*?[")
-	if _, _, err := history.CheckSeries(series); err != nil && !universe {
+	universe := strings.ContainsAny(o.series, ",*?[")
+	if _, _, err := history.CheckSeries(o.series); err != nil && !universe {
 		return usageError{fmt.Errorf("--series: %w", err)}
 	}
-	params, err := script.ParseAssignments(c.StringSlice("param"))
+	params, err := script.ParseAssignments(o.params)
 	if err != nil {
 		return usageError{fmt.Errorf("--param: %w", err)}
 	}
-	p, cfg, err := openProject(c)
+	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return err
 	}
-	name, source, err := backtestSource(c, p, local)
+	name, source, err := backtestSourceTo(stderr, p, o.local)
 	if err != nil {
 		return err
 	}
 
-	allowance, err := allowanceFlags(c)
+	allowance, err := parseAllowance(o.allowance)
 	if err != nil {
 		return err
 	}
-	costs := costFlags(c)
-	research.BorrowDefault(cfg.Research, series, &costs.CostOptions)
-	if universe && c.String("report") != "" {
-		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", series)
+	costs := o.costs
+	research.BorrowDefault(cfg.Research, o.series, &costs.CostOptions)
+	if universe && o.report != "" {
+		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", o.series)
 	}
 	if universe {
-		return backtestUniverse(c, p, cfg, research.BacktestRequest{
-			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: series, Params: params,
-			From: c.String("from"), To: c.String("to"), Costs: costs, Fill: c.String("fill"), Intrabar: c.String("intrabar"), TradesLimit: c.Int("trades"),
-			Plot: c.String("plot") != "", Allowance: allowance,
-		})
+		return backtestUniverse(ctx, o, p, cfg, research.BacktestRequest{
+			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: o.series, Params: params,
+			From: o.from, To: o.to, Costs: costs, Fill: o.fill, Intrabar: o.intrabar, TradesLimit: o.trades,
+			Plot: o.plot != "", Allowance: allowance,
+		}, stdout, stderr)
 	}
 	req := backtest.Request{
-		Source: source, Name: name, Series: series, Params: params,
-		From: c.String("from"), To: c.String("to"),
+		Source: source, Name: name, Series: o.series, Params: params,
+		From: o.from, To: o.to,
 		Capital:     cmp.Or(costs.Capital, cfg.Research.Capital.String()),
 		FeeBps:      cmp.Or(costs.FeeBps, &cfg.Research.FeeBps),
 		SlippageBps: cmp.Or(costs.SlippageBps, &cfg.Research.SlippageBps),
-		Fill:        c.String("fill"),
-		Intrabar:    c.String("intrabar"),
-		TradesLimit: c.Int("trades"),
-		Robustness:  robustnessFlags(c),
-		Plot:        c.String("plot") != "",
-		Report:      c.String("report") != "",
+		Fill:        o.fill,
+		Intrabar:    o.intrabar,
+		TradesLimit: o.trades,
+		Robustness:  o.robustness,
+		Plot:        o.plot != "",
+		Report:      o.report != "",
 		Allowance:   allowance,
 		CostOptions: costs.CostOptions,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
@@ -128,61 +178,67 @@ func backtestAction(c *cli.Context) error {
 		return err
 	}
 	defer pool.Close()
-	resp, err := pool.Backtest(c.Context, req)
+	resp, err := pool.Backtest(ctx, req)
 	if err != nil {
 		return backtestError(err)
 	}
-	recordBacktest(c, p, name, source, series, resp.Result)
+	recordBacktest(ctx, stderr, p, name, source, o.series, resp.Result)
 	if resp.Output != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s printed:\n%s", name, indent(resp.Output))
+		fmt.Fprintf(stderr, "%s printed:\n%s", name, indent(resp.Output))
 	}
-	if file := c.String("plot"); file != "" {
+	if file := o.plot; file != "" {
 		if err := os.WriteFile(file, resp.PNG, 0o644); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "chart written to %s\n", file)
+		fmt.Fprintf(stderr, "chart written to %s\n", file)
 	}
-	if file := c.String("report"); file != "" {
+	if file := o.report; file != "" {
 		if err := os.WriteFile(file, resp.HTML, 0o644); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "tear sheet written to %s (%d bytes)\n", file, len(resp.HTML))
+		fmt.Fprintf(stderr, "tear sheet written to %s (%d bytes)\n", file, len(resp.HTML))
 	}
-	if c.Bool("json") {
-		_, err := fmt.Fprintf(c.App.Writer, "%s\n", resp.Result)
+	if o.json {
+		_, err := fmt.Fprintf(stdout, "%s\n", resp.Result)
 		return err
 	}
-	_, err = fmt.Fprint(c.App.Writer, resp.Text)
+	_, err = fmt.Fprint(stdout, resp.Text)
 	return err
 }
 
 // backtestUniverse backtests over a universe (a list or pattern of
 // series) through the research API, which pools the figures.
-func backtestUniverse(c *cli.Context, p project.Project, cfg project.Config, req research.BacktestRequest) error {
+func backtestUniverse(ctx context.Context, o backtestOptions, p project.Project, cfg project.Config, req research.BacktestRequest, stdout, stderr io.Writer) error {
 	pool, err := researchPool(cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	res, err := localResearch(p, cfg, pool, nil).Backtest(c.Context, req)
+	res, err := localResearch(p, cfg, pool, nil).Backtest(ctx, req)
 	if err != nil {
 		return researchError(err)
 	}
 	if res.Output != "" {
-		fmt.Fprintf(c.App.ErrWriter, "the strategy printed:\n%s", indent(res.Output))
+		fmt.Fprintf(stderr, "the strategy printed:\n%s", indent(res.Output))
 	}
-	if c.Bool("json") {
-		_, err := fmt.Fprintf(c.App.Writer, "%s\n", res.Result)
+	if o.json {
+		_, err := fmt.Fprintf(stdout, "%s\n", res.Result)
 		return err
 	}
-	_, err = fmt.Fprint(c.App.Writer, res.Text)
+	_, err = fmt.Fprint(stdout, res.Text)
 	return err
 }
 
 // backtestSource reads the strategy named by --local: a FILE path, a
 // strategy in the project, or a built-in template of that name.
 func backtestSource(c *cli.Context, p project.Project, arg string) (name, source string, err error) {
-	name, source, err = readStrategyArg(c, &p, arg)
+	return backtestSourceTo(c.App.ErrWriter, p, arg)
+}
+
+// backtestSourceTo is backtestSource saying on stderr when it falls back
+// to a template.
+func backtestSourceTo(stderr io.Writer, p project.Project, arg string) (name, source string, err error) {
+	name, source, err = readStrategyArgTo(stderr, &p, arg)
 	var ue usageError
 	if errors.As(err, &ue) {
 		return "", "", usageError{fmt.Errorf("--local: %w", ue.err)}

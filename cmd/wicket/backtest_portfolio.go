@@ -2,11 +2,11 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/urfave/cli/v2"
+	"io"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/script"
@@ -20,34 +20,34 @@ var portfolioFlags = []string{"robustness", "benchmark", "mc-paths", "seed", "pl
 // backtestPortfolio backtests a strategy that declares its universe
 // (`wicket backtest --local NAME` with no --series) in a local worker,
 // and records the run in the research ledger under the universe's series.
-func backtestPortfolio(c *cli.Context, local string) error {
+func backtestPortfolio(ctx context.Context, o backtestOptions, stdout, stderr io.Writer) error {
 	for _, f := range portfolioFlags {
-		if c.IsSet(f) {
+		if o.set[f] {
 			return usagef("--%s is for a single series: a backtest without --series runs a portfolio strategy (one that declares a universe); give --series to backtest over one", f)
 		}
 	}
-	params, err := script.ParseAssignments(c.StringSlice("param"))
+	params, err := script.ParseAssignments(o.params)
 	if err != nil {
 		return usageError{fmt.Errorf("--param: %w", err)}
 	}
-	p, cfg, err := openProject(c)
+	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return err
 	}
-	name, source, err := backtestSource(c, p, local)
+	name, source, err := backtestSourceTo(stderr, p, o.local)
 	if err != nil {
 		return err
 	}
-	costs := costFlags(c)
+	costs := o.costs
 	req := backtest.Request{
 		Source: source, Name: name, Params: params,
-		From: c.String("from"), To: c.String("to"),
+		From: o.from, To: o.to,
 		Capital:     cmp.Or(costs.Capital, cfg.Research.Capital.String()),
 		FeeBps:      cmp.Or(costs.FeeBps, &cfg.Research.FeeBps),
 		SlippageBps: cmp.Or(costs.SlippageBps, &cfg.Research.SlippageBps),
-		Fill:        c.String("fill"),
-		Intrabar:    c.String("intrabar"),
-		TradesLimit: c.Int("trades"),
+		Fill:        o.fill,
+		Intrabar:    o.intrabar,
+		TradesLimit: o.trades,
 		CostOptions: costs.CostOptions,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
@@ -59,7 +59,7 @@ func backtestPortfolio(c *cli.Context, local string) error {
 		return err
 	}
 	defer pool.Close()
-	resp, err := pool.Portfolio(c.Context, req)
+	resp, err := pool.Portfolio(ctx, req)
 	if err != nil {
 		var we *worker.Error
 		if errors.As(err, &we) && we.Kind == worker.KindRequest {
@@ -73,14 +73,14 @@ func backtestPortfolio(c *cli.Context, local string) error {
 	if err := json.Unmarshal(resp.Result, &head); err != nil {
 		return fmt.Errorf("backtest: the portfolio report is not JSON: %w", err)
 	}
-	recordBacktest(c, p, name, source, head.Series, resp.Result)
+	recordBacktest(ctx, stderr, p, name, source, head.Series, resp.Result)
 	if resp.Output != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s printed:\n%s", name, indent(resp.Output))
+		fmt.Fprintf(stderr, "%s printed:\n%s", name, indent(resp.Output))
 	}
-	if c.Bool("json") {
-		_, err := fmt.Fprintf(c.App.Writer, "%s\n", resp.Result)
+	if o.json {
+		_, err := fmt.Fprintf(stdout, "%s\n", resp.Result)
 		return err
 	}
-	_, err = fmt.Fprint(c.App.Writer, resp.Text)
+	_, err = fmt.Fprint(stdout, resp.Text)
 	return err
 }

@@ -49,13 +49,8 @@ func nodeAddrFlag() cli.Flag {
 	return &cli.StringFlag{Name: "addr", Usage: "the node's HOST:PORT (default: wicket.toml [node] address)"}
 }
 
-// armClient is the node client of the project's node (or --addr), and the
-// project.
-func armClient(c *cli.Context) (*node.Client, project.Project, error) {
-	return armClientAt(c.String("project"), c.String("addr"))
-}
-
-// armClientAt is armClient from the --project and --addr values.
+// armClientAt is the node client of the project's node (or addr, the
+// --addr flag), and the project; projectFlag is the --project flag.
 func armClientAt(projectFlag, addr string) (*node.Client, project.Project, error) {
 	p, cfg, err := openProjectAt(projectFlag)
 	if err != nil {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,13 +28,32 @@ func insecureClusterFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "insecure-cluster", Usage: "allow a research cluster that is not on this machine without TLS or without a NATS credential (its chunks, strategy source included, and results then travel readable)"}
 }
 
+// clusterFlags are the research cluster's flags as given: --cluster,
+// --cluster-ca (wicket worker) and --insecure-cluster.
+type clusterFlags struct {
+	url      string
+	urlSet   bool // --cluster was given (an empty one is refused)
+	ca       string
+	caSet    bool // --cluster-ca was given (an empty one is refused)
+	insecure bool
+}
+
+// clusterFlagsOf reads c's research cluster flags.
+func clusterFlagsOf(c *cli.Context) clusterFlags {
+	return clusterFlags{
+		url: c.String("cluster"), urlSet: c.IsSet("cluster"),
+		ca: c.String("cluster-ca"), caSet: c.IsSet("cluster-ca"), insecure: c.Bool("insecure-cluster"),
+	}
+}
+
 // clusterOptions resolves the cluster address (--cluster wins over
 // [research] cluster), its credential and the cluster key from the
-// environment or secrets.env. ok is false when no cluster is configured.
-func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o cluster.Options, ok bool, err error) {
+// environment or secrets.env; warnings go to stderr. ok is false when no
+// cluster is configured.
+func clusterOptions(f clusterFlags, stderr io.Writer, p *project.Project, cfg project.Config) (o cluster.Options, ok bool, err error) {
 	url := cfg.Research.Cluster
-	if c.IsSet("cluster") {
-		url = c.String("cluster")
+	if f.urlSet {
+		url = f.url
 		if url == "" {
 			return o, false, usagef("--cluster needs a URL, e.g. nats://127.0.0.1:4222")
 		}
@@ -57,7 +78,7 @@ func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o c
 	o.NKeyFile, _, _ = s.Lookup(project.KeyNATSNKey)
 	for _, f := range []struct{ key, path string }{{project.KeyNATSCreds, o.CredsFile}, {project.KeyNATSNKey, o.NKeyFile}} {
 		if fi, err := os.Stat(f.path); f.path != "" && err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o044 != 0 {
-			fmt.Fprintf(c.App.ErrWriter, "wicket: warning: %s (%s) is readable by other users (mode %o); it holds a secret seed: chmod 600 it\n", f.path, f.key, fi.Mode().Perm())
+			fmt.Fprintf(stderr, "wicket: warning: %s (%s) is readable by other users (mode %o); it holds a secret seed: chmod 600 it\n", f.path, f.key, fi.Mode().Perm())
 		}
 	}
 	// The CA: --cluster-ca (wicket worker), else [research] cluster_ca,
@@ -66,8 +87,8 @@ func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o c
 	if o.CAFile != "" && !filepath.IsAbs(o.CAFile) && p != nil {
 		o.CAFile = filepath.Join(p.Root, o.CAFile)
 	}
-	if c.IsSet("cluster-ca") {
-		if o.CAFile = c.String("cluster-ca"); o.CAFile == "" {
+	if f.caSet {
+		if o.CAFile = f.ca; o.CAFile == "" {
 			return o, false, usagef("--cluster-ca needs the PEM file of the CA that signed the NATS server's certificate")
 		}
 	}
@@ -75,23 +96,23 @@ func clusterOptions(c *cli.Context, p *project.Project, cfg project.Config) (o c
 		return o, false, usageError{fmt.Errorf("the research cluster's CA: %w", err)}
 	}
 	if err := cluster.CheckTransport(o); err != nil {
-		if !c.Bool("insecure-cluster") {
+		if !f.insecure {
 			return o, false, usageError{err}
 		}
 		o.Insecure = true
-		fmt.Fprintf(c.App.ErrWriter, "wicket: warning: --insecure-cluster: the research cluster at %s is reached without TLS or without a credential; its chunks (strategy source included) and results travel readable, and its signatures alone stop forged answers\n", url)
+		fmt.Fprintf(stderr, "wicket: warning: --insecure-cluster: the research cluster at %s is reached without TLS or without a credential; its chunks (strategy source included) and results travel readable, and its signatures alone stop forged answers\n", url)
 	}
 	return o, true, nil
 }
 
 // useCluster sets rc.Chunks to the cluster's dispatcher when one is
 // configured; the returned func closes it.
-func useCluster(c *cli.Context, p *project.Project, cfg project.Config, rc *research.Config) (func(), error) {
-	o, ok, err := clusterOptions(c, p, cfg)
+func useCluster(ctx context.Context, f clusterFlags, stderr io.Writer, p *project.Project, cfg project.Config, rc *research.Config) (func(), error) {
+	o, ok, err := clusterOptions(f, stderr, p, cfg)
 	if err != nil || !ok {
 		return func() {}, err
 	}
-	d, err := cluster.Dial(c.Context, cluster.DispatcherOptions{Options: o, WaitWorkers: clusterWait, Log: c.App.ErrWriter})
+	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: o, WaitWorkers: clusterWait, Log: stderr})
 	if err != nil {
 		return func() {}, err
 	}
@@ -138,7 +159,30 @@ func clusterWorkerAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("worker takes no arguments, got %q (usage: wicket worker --cluster nats://host:4222)", c.Args().First())
 	}
-	p, cfg, err := openProject(c)
+	o := clusterWorkerOptions{
+		project: c.String("project"), cluster: clusterFlagsOf(c), workers: c.Int("workers"), workersSet: c.IsSet("workers"),
+		cache: c.String("cache"), ackWait: c.Duration("ack-wait"),
+	}
+	return runClusterWorker(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// clusterWorkerOptions is what wicket worker --cluster works with, filled
+// from its flags.
+type clusterWorkerOptions struct {
+	project    string // the --project flag; no project is allowed
+	cluster    clusterFlags
+	workers    int  // worker processes
+	workersSet bool // --workers was given; else research.workers
+	cache      string
+	ackWait    time.Duration
+	// host names this machine to the cluster; empty: its hostname.
+	host string
+}
+
+// runClusterWorker runs the cluster's sweep chunks on this machine until
+// ctx ends.
+func runClusterWorker(ctx context.Context, o clusterWorkerOptions, _, stderr io.Writer) error {
+	p, cfg, err := openProjectAt(o.project)
 	var pp *project.Project
 	switch {
 	case err == nil:
@@ -148,7 +192,7 @@ func clusterWorkerAction(c *cli.Context) error {
 	default:
 		return err
 	}
-	o, ok, err := clusterOptions(c, pp, cfg)
+	co, ok, err := clusterOptions(o.cluster, stderr, pp, cfg)
 	if err != nil {
 		return err
 	}
@@ -156,12 +200,12 @@ func clusterWorkerAction(c *cli.Context) error {
 		return usagef("worker needs --cluster URL (or [research] cluster in wicket.toml), e.g. --cluster nats://127.0.0.1:4222")
 	}
 	size := cfg.Research.Workers
-	if c.IsSet("workers") {
-		if size = c.Int("workers"); size <= 0 {
+	if o.workersSet {
+		if size = o.workers; size <= 0 {
 			return usagef("--workers %d must be at least 1", size)
 		}
 	}
-	cache := c.String("cache")
+	cache := o.cache
 	if cache == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -169,13 +213,16 @@ func clusterWorkerAction(c *cli.Context) error {
 		}
 		cache = filepath.Join(dir, "wicket", "cluster-bars")
 	}
-	pool, err := worker.NewPool(worker.Config{Size: size, MemoryMiB: cfg.Research.WorkerMemoryMiB, Log: c.App.ErrWriter})
+	pool, err := worker.NewPool(worker.Config{Size: size, MemoryMiB: cfg.Research.WorkerMemoryMiB, Log: stderr})
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	host, _ := os.Hostname()
-	return cluster.Serve(c.Context, cluster.WorkerOptions{
-		Options: o, Pool: pool, CacheDir: cache, AckWait: c.Duration("ack-wait"), Host: host, Log: c.App.ErrWriter,
+	host := o.host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	return cluster.Serve(ctx, cluster.WorkerOptions{
+		Options: co, Pool: pool, CacheDir: cache, AckWait: o.ackWait, Host: host, Log: stderr,
 	})
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -37,48 +39,72 @@ func dataFetchCommand() *cli.Command {
 			&cli.BoolFlag{Name: "funding", Usage: "fetch each SYMBOL's perpetual funding-rate history (binance USDⓈ-M) instead of bars"},
 		},
 		Action: func(c *cli.Context) error {
-			if _, err := trailingFlags(c); err != nil {
-				return err
-			}
-			if c.Bool("funding") {
-				return fetchFundingAction(c)
-			}
-			args, err := seriesArgs(c, "fetch", "BTC-USD@1h")
+			args, err := trailingFlags(c)
 			if err != nil {
 				return err
 			}
-			from, to, err := fetchRange(c)
-			if err != nil {
-				return err
+			o := dataFetchOptions{
+				project: c.String("project"), args: args, provider: c.String("provider"),
+				from: c.String("from"), to: c.String("to"), full: c.Bool("full"), funding: c.Bool("funding"),
+				now: time.Now,
 			}
-			p, cfg, err := openProject(c)
-			if err != nil {
-				return err
-			}
-			ps, store, err := providerStore(p, cfg, c.App.ErrWriter)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			failed := 0
-			for _, series := range args {
-				if err := fetchOne(c, store, ps, series, from, to); err != nil {
-					if c.Context.Err() != nil {
-						return fmt.Errorf("data fetch %s: stopped; the pages committed so far are kept, run the fetch again to resume", series)
-					}
-					failed++
-					fmt.Fprintf(c.App.ErrWriter, "wicket: data fetch %s: %v\n", series, err)
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("data fetch: %d of %d series failed (see above)", failed, len(args))
-			}
-			return nil
+			return runDataFetch(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func fetchOne(c *cli.Context, store *history.Store, ps providerSet, series string, from, to time.Time) error {
+// dataFetchOptions is what wicket data fetch works with, filled from its
+// arguments and flags.
+type dataFetchOptions struct {
+	project  string   // the --project flag
+	args     []string // the series, or with funding the pairs
+	provider string   // --provider, empty for each series' default
+	from     string
+	to       string
+	full     bool
+	funding  bool             // fetch the pairs' funding rates instead of bars
+	now      func() time.Time // the clock a funding fetch's range ends at
+}
+
+// runDataFetch fetches bars, or with o.funding funding rates, into the
+// project's history store.
+func runDataFetch(ctx context.Context, o dataFetchOptions, stdout, stderr io.Writer) error {
+	if o.funding {
+		return runFetchFunding(ctx, o, stdout, stderr)
+	}
+	if _, err := checkSeriesArgs(o.args, "fetch", "BTC-USD@1h"); err != nil {
+		return err
+	}
+	from, to, err := fetchRange(o.from, o.to)
+	if err != nil {
+		return err
+	}
+	p, cfg, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	ps, store, err := providerStore(p, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	failed := 0
+	for _, series := range o.args {
+		if err := fetchOne(ctx, o, store, ps, series, from, to, stdout, stderr); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("data fetch %s: stopped; the pages committed so far are kept, run the fetch again to resume", series)
+			}
+			failed++
+			fmt.Fprintf(stderr, "wicket: data fetch %s: %v\n", series, err)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("data fetch: %d of %d series failed (see above)", failed, len(o.args))
+	}
+	return nil
+}
+
+func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps providerSet, series string, from, to time.Time, stdout, stderr io.Writer) error {
 	sym, _, _ := history.CheckSeries(series)
 	var infoPtr *history.SeriesInfo
 	info, err := store.Info(series)
@@ -90,22 +116,22 @@ func fetchOne(c *cli.Context, store *history.Store, ps providerSet, series strin
 	default:
 		return err
 	}
-	name, err := ps.pick(c.String("provider"), sym, infoPtr)
+	name, err := ps.pick(o.provider, sym, infoPtr)
 	if err != nil {
 		return err
 	}
-	bar := newFetchBar(c.App.ErrWriter, isTerminal(c.App.ErrWriter))
-	res, err := provider.Fetch(c.Context, store, ps.source(name), series, provider.FetchOptions{
-		From: from, To: to, Full: c.Bool("full"), Progress: bar.update,
+	bar := newFetchBar(stderr, isTerminal(stderr))
+	res, err := provider.Fetch(ctx, store, ps.source(name), series, provider.FetchOptions{
+		From: from, To: to, Full: o.full, Progress: bar.update,
 	})
 	bar.done()
 	if err != nil {
 		if res.Added > 0 {
-			fmt.Fprintf(c.App.Writer, "%s: %d bars committed before the error (through %s)\n", series, res.Added, res.Last.Format(time.RFC3339))
+			fmt.Fprintf(stdout, "%s: %d bars committed before the error (through %s)\n", series, res.Added, res.Last.Format(time.RFC3339))
 		}
 		return err
 	}
-	fmt.Fprintln(c.App.Writer, fetchSummary(res))
+	fmt.Fprintln(stdout, fetchSummary(res))
 	return nil
 }
 
@@ -126,18 +152,15 @@ func fetchSummary(r provider.FetchResult) string {
 // fundingLookback is how far back a first funding fetch goes.
 const fundingLookback = 2 * 365 * 24 * time.Hour
 
-// fetchFundingAction is `wicket data fetch --funding SYMBOL...`: each
+// runFetchFunding is `wicket data fetch --funding SYMBOL...`: each
 // pair's perpetual funding history from binance into the history store,
 // a page committed at a time, resuming after the last stored settlement.
-func fetchFundingAction(c *cli.Context) error {
-	args, err := trailingFlags(c)
-	if err != nil {
-		return err
-	}
+func runFetchFunding(ctx context.Context, o dataFetchOptions, stdout, stderr io.Writer) error {
+	args := o.args
 	if len(args) == 0 {
 		return usagef("data fetch --funding needs at least one pair, e.g. wicket data fetch --funding BTC-USD")
 	}
-	if p := c.String("provider"); p != "" && p != binance.Name {
+	if p := o.provider; p != "" && p != binance.Name {
 		return usagef("--funding comes from binance's USDⓈ-M perpetuals; --provider %q has no funding rates", p)
 	}
 	type job struct{ key, psym string }
@@ -154,15 +177,15 @@ func fetchFundingAction(c *cli.Context) error {
 		}
 		jobs = append(jobs, job{key, psym})
 	}
-	from, to, err := fetchRange(c)
+	from, to, err := fetchRange(o.from, o.to)
 	if err != nil {
 		return err
 	}
-	p, cfg, err := openProject(c)
+	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return err
 	}
-	ps, store, err := providerStore(p, cfg, c.App.ErrWriter)
+	ps, store, err := providerStore(p, cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -170,12 +193,12 @@ func fetchFundingAction(c *cli.Context) error {
 	client := ps.binance()
 	failed := 0
 	for _, j := range jobs {
-		if err := fetchFunding(c, store, client, j.key, j.psym, from, to); err != nil {
-			if c.Context.Err() != nil {
+		if err := fetchFunding(ctx, o, store, client, j.key, j.psym, from, to, stdout); err != nil {
+			if ctx.Err() != nil {
 				return fmt.Errorf("data fetch --funding %s: stopped; the pages committed so far are kept, run the fetch again to resume", j.key)
 			}
 			failed++
-			fmt.Fprintf(c.App.ErrWriter, "wicket: data fetch --funding %s: %v\n", j.key, err)
+			fmt.Fprintf(stderr, "wicket: data fetch --funding %s: %v\n", j.key, err)
 		}
 	}
 	if failed > 0 {
@@ -184,8 +207,8 @@ func fetchFundingAction(c *cli.Context) error {
 	return nil
 }
 
-func fetchFunding(c *cli.Context, store *history.Store, client *binance.Client, key, psym string, from, to time.Time) error {
-	now := time.Now().UTC()
+func fetchFunding(ctx context.Context, o dataFetchOptions, store *history.Store, client *binance.Client, key, psym string, from, to time.Time, stdout io.Writer) error {
+	now := o.now().UTC()
 	if to.IsZero() || to.After(now) {
 		to = now
 	}
@@ -195,14 +218,14 @@ func fetchFunding(c *cli.Context, store *history.Store, client *binance.Client, 
 			return err
 		}
 		from = to.Add(-fundingLookback)
-		if info.Count > 0 && !c.Bool("full") {
+		if info.Count > 0 && !o.full {
 			from = info.Last.Add(time.Millisecond)
 		}
 	}
 	var added, pages int
 	var first, last time.Time
-	err := client.FundingRates(c.Context, psym, from, to, func(rs []history.FundingRate) error {
-		if err := store.WriteFunding(c.Context, key, rs); err != nil {
+	err := client.FundingRates(ctx, psym, from, to, func(rs []history.FundingRate) error {
+		if err := store.WriteFunding(ctx, key, rs); err != nil {
 			return err
 		}
 		if added == 0 {
@@ -215,25 +238,25 @@ func fetchFunding(c *cli.Context, store *history.Store, client *binance.Client, 
 	})
 	if err != nil {
 		if added > 0 {
-			fmt.Fprintf(c.App.Writer, "%s: %s committed before the error (through %s)\n", key, history.Plural(added, "funding settlement"), last.Format(time.RFC3339))
+			fmt.Fprintf(stdout, "%s: %s committed before the error (through %s)\n", key, history.Plural(added, "funding settlement"), last.Format(time.RFC3339))
 		}
 		return err
 	}
 	if added == 0 {
-		fmt.Fprintf(c.App.Writer, "%s: funding up to date from binance %s; nothing new to add\n", key, psym)
+		fmt.Fprintf(stdout, "%s: funding up to date from binance %s; nothing new to add\n", key, psym)
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "%s: added %s from binance %s (%s to %s) in %s\n", key, history.Plural(added, "funding settlement"), psym,
+	fmt.Fprintf(stdout, "%s: added %s from binance %s (%s to %s) in %s\n", key, history.Plural(added, "funding settlement"), psym,
 		first.Format(time.RFC3339), last.Format(time.RFC3339), history.Plural(pages, "page"))
 	return nil
 }
 
-// fetchRange reads --from and --to, refusing a --to before --from.
-func fetchRange(c *cli.Context) (from, to time.Time, err error) {
-	if from, err = timeFlag("from", c.String("from")); err != nil {
+// fetchRange parses --from and --to, refusing a --to before --from.
+func fetchRange(fromFlag, toFlag string) (from, to time.Time, err error) {
+	if from, err = timeFlag("from", fromFlag); err != nil {
 		return from, to, err
 	}
-	if to, err = timeFlag("to", c.String("to")); err != nil {
+	if to, err = timeFlag("to", toFlag); err != nil {
 		return from, to, err
 	}
 	if !from.IsZero() && !to.IsZero() && to.Before(from) {

@@ -112,6 +112,11 @@ func seriesArgs(c *cli.Context, verb, example string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkSeriesArgs(args, verb, example)
+}
+
+// checkSeriesArgs refuses no series or a malformed one.
+func checkSeriesArgs(args []string, verb, example string) ([]string, error) {
 	if len(args) == 0 {
 		return nil, usagef("data %s needs at least one series, e.g. wicket data %s %s", verb, verb, example)
 	}

@@ -41,11 +41,20 @@ func demoCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("demo takes no arguments, got %q", c.Args().First())
 			}
-			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-			defer cancel()
-			return runDemo(ctx, c.App.Writer, c.App.ErrWriter, c.Bool("keep"), c.String("docs"))
+			o := demoOptions{keep: c.Bool("keep"), timeout: c.Duration("timeout"), docs: c.String("docs")}
+			return runDemo(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// demoOptions is what wicket demo works with, filled from its flags.
+type demoOptions struct {
+	keep    bool          // keep the temporary project
+	timeout time.Duration // give up after this long
+	docs    string        // write the MCP tool reference to this file instead of the loop
+	// exe is the wicket binary the demo runs as its node and servers;
+	// empty: this process's own executable.
+	exe string
 }
 
 // demo is one run of `wicket demo`.
@@ -58,10 +67,17 @@ type demo struct {
 	failed  []string
 }
 
-func runDemo(ctx context.Context, stdout, stderr io.Writer, keep bool, docsPath string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("locate the wicket binary: %w", err)
+// runDemo runs the whole loop in a temporary project, or with o.docs
+// writes the MCP tool reference.
+func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	keep, docsPath, exe := o.keep, o.docs, o.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("locate the wicket binary: %w", err)
+		}
 	}
 	dir, err := os.MkdirTemp("", "wicket-demo-")
 	if err != nil {

@@ -57,59 +57,94 @@ func deployCommand() *cli.Command {
 			if len(pos) != 1 {
 				return usagef("deploy takes one strategy NAME (strategies/NAME.star), then --series and --venue")
 			}
-			spec, err := deploySpec(c, pos[0])
-			if err != nil {
-				return err
+			o := deployOptions{
+				project: c.String("project"), addr: c.String("addr"), name: pos[0],
+				series: c.String("series"), venue: c.String("venue"), params: c.StringSlice("param"),
+				mode: c.String("mode"), capital: c.String("capital"), allowance: map[string]string{}, warmup: c.Int("warmup"),
+				yes: c.Bool("yes"), json: c.Bool("json"), stdin: c.App.Reader,
 			}
-			client, _, err := armClient(c)
-			if err != nil {
-				return err
+			for _, name := range backtest.AllowanceNames {
+				o.allowance[name] = c.String(strings.ReplaceAll(name, "_", "-"))
 			}
-			ctx, cancel := context.WithTimeout(c.Context, time.Minute)
-			defer cancel()
-			var preview deploy.Deployment
-			if err := client.DeploymentsPost(ctx, "/check", spec, &preview); err != nil {
-				return err
-			}
-			out := c.App.Writer
-			if !c.Bool("json") {
-				printDeployment(out, preview)
-			}
-			if !c.Bool("yes") {
-				if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
-					fmt.Fprintln(c.App.ErrWriter, "nothing was deployed: run the same command with --yes to deploy it (it is checked again just before)")
-					if c.Bool("json") {
-						return writeJSON(out, preview)
-					}
-					return nil
-				}
-				fmt.Fprint(out, "deploy? [y/N] ")
-				line, _ := bufio.NewReader(c.App.Reader).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-					fmt.Fprintln(out, "nothing was deployed")
-					return nil
-				}
-			}
-			var d deploy.Deployment
-			if err := client.DeploymentsPost(ctx, "", spec, &d); err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return writeJSON(out, d)
-			}
-			fmt.Fprintf(out, "deployed %s (%s); wicket node deployments shows it, wicket node stop-deployment %s stops it\n", d.ID, d.State, d.ID)
-			return nil
+			return runDeploy(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-// deploySpec reads the strategy and the flags into a request.
-func deploySpec(c *cli.Context, name string) (deploy.Spec, error) {
-	p, cfg, err := openProject(c)
+// deployOptions is what wicket deploy works with, filled from its
+// argument and flags.
+type deployOptions struct {
+	project string // the --project flag
+	addr    string // the node's HOST:PORT; empty: wicket.toml's
+	name    string // the strategy: strategies/NAME.star
+	series  string
+	venue   string
+	params  []string
+	mode    string
+	capital string // empty: wicket.toml [research] capital
+	// allowance holds each backtest.AllowanceNames limit's flag value,
+	// empty when not given.
+	allowance map[string]string
+	warmup    int
+	yes       bool      // deploy without asking
+	json      bool      // print the deployment as JSON
+	stdin     io.Reader // the terminal asked when yes is false
+}
+
+// runDeploy checks a deployment on the node, shows it, and deploys it with
+// o.yes or a y at a terminal.
+func runDeploy(ctx context.Context, o deployOptions, stdout, stderr io.Writer) error {
+	spec, err := deploySpec(o)
+	if err != nil {
+		return err
+	}
+	client, _, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var preview deploy.Deployment
+	if err := client.DeploymentsPost(ctx, "/check", spec, &preview); err != nil {
+		return err
+	}
+	out := stdout
+	if !o.json {
+		printDeployment(out, preview)
+	}
+	if !o.yes {
+		if !isTerminal(o.stdin) || !isTerminal(stdout) {
+			fmt.Fprintln(stderr, "nothing was deployed: run the same command with --yes to deploy it (it is checked again just before)")
+			if o.json {
+				return writeJSON(out, preview)
+			}
+			return nil
+		}
+		fmt.Fprint(out, "deploy? [y/N] ")
+		line, _ := bufio.NewReader(o.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(out, "nothing was deployed")
+			return nil
+		}
+	}
+	var d deploy.Deployment
+	if err := client.DeploymentsPost(ctx, "", spec, &d); err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(out, d)
+	}
+	fmt.Fprintf(out, "deployed %s (%s); wicket node deployments shows it, wicket node stop-deployment %s stops it\n", d.ID, d.State, d.ID)
+	return nil
+}
+
+// deploySpec reads the strategy and the options into a request.
+func deploySpec(o deployOptions) (deploy.Spec, error) {
+	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return deploy.Spec{}, err
 	}
-	name = strings.TrimSuffix(name, ".star")
+	name := strings.TrimSuffix(o.name, ".star")
 	path, err := p.StrategyPath(name)
 	if err != nil {
 		return deploy.Spec{}, usageError{err}
@@ -121,16 +156,16 @@ func deploySpec(c *cli.Context, name string) (deploy.Spec, error) {
 	if err != nil {
 		return deploy.Spec{}, err
 	}
-	if c.String("series") == "" || c.String("venue") == "" {
+	if o.series == "" || o.venue == "" {
 		return deploy.Spec{}, usagef("deploy needs --series SYMBOL@GRAN and --venue VENUE")
 	}
-	params, err := script.ParseAssignments(c.StringSlice("param"))
+	params, err := script.ParseAssignments(o.params)
 	if err != nil {
 		return deploy.Spec{}, usageError{err}
 	}
-	spec := deploy.Spec{Strategy: name + ".star", Source: string(src), Params: params, Series: c.String("series"), Venue: c.String("venue"),
-		Mode: deploy.Mode(c.String("mode")), Capital: cfg.Research.Capital, Warmup: c.Int("warmup")}
-	if v := c.String("capital"); v != "" {
+	spec := deploy.Spec{Strategy: name + ".star", Source: string(src), Params: params, Series: o.series, Venue: o.venue,
+		Mode: deploy.Mode(o.mode), Capital: cfg.Research.Capital, Warmup: o.warmup}
+	if v := o.capital; v != "" {
 		d, err := decimal.NewFromString(v)
 		if err != nil {
 			return spec, usagef("--capital %q: give an amount such as 1000", v)
@@ -141,7 +176,7 @@ func deploySpec(c *cli.Context, name string) (deploy.Spec, error) {
 	// its one parser, so a limit means the same in research and here.
 	var kv []string
 	for _, name := range backtest.AllowanceNames {
-		if v := c.String(strings.ReplaceAll(name, "_", "-")); v != "" {
+		if v := o.allowance[name]; v != "" {
 			kv = append(kv, name+"="+v)
 		}
 	}

@@ -17,6 +17,6 @@ type researchEngine func(p project.Project, cfg project.Config, pool *worker.Poo
 // (research_engine.go) with c's --cluster flags.
 func clusteredResearchOf(c *cli.Context) researchEngine {
 	return func(p project.Project, cfg project.Config, pool *worker.Pool, rec research.Recorder) (*research.Local, func(), error) {
-		return clusteredResearch(c, p, cfg, pool, rec)
+		return clusteredResearch(c.Context, clusterFlagsOf(c), c.App.ErrWriter, p, cfg, pool, rec)
 	}
 }

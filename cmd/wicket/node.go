@@ -46,22 +46,8 @@ func nodeCommand() *cli.Command {
 				if c.NArg() > 0 {
 					return usagef("node serve takes no arguments, got %q", c.Args().First())
 				}
-				p, cfg, err := openProject(c)
-				if err != nil {
-					return err
-				}
-				if c.Duration("tick") < 0 {
-					return usagef("--tick %s is negative; give an interval such as 1s, or 0 to keep marks still", c.Duration("tick"))
-				}
-				if b := c.String("bars"); b != barsMarks && b != barsTape {
-					return usagef("--bars %q: give marks or tape", b)
-				}
-				listen := c.String("listen")
-				if listen == "" {
-					listen = cfg.Node.Address
-				}
 				return runServeNode(c.Context, nodeOptions{
-					project: p, config: cfg, listen: listen, replay: c.String("replay"),
+					project: c.String("project"), listen: c.String("listen"), replay: c.String("replay"),
 					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
 					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"), bars: c.String("bars"),
 				}, c.App.Writer, c.App.ErrWriter)
@@ -72,12 +58,11 @@ func nodeCommand() *cli.Command {
 	}
 }
 
-// nodeOptions is what wicket node serve works with: the project its
-// action resolved, and its flags.
+// nodeOptions is what wicket node serve works with, filled from its
+// flags.
 type nodeOptions struct {
-	project     project.Project
-	config      project.Config
-	listen      string
+	project     string // the --project flag
+	listen      string // empty: wicket.toml [node] address
 	replay      string
 	allowRemote bool
 	tick        time.Duration
@@ -91,6 +76,25 @@ type nodeOptions struct {
 // runServeNode serves the node until ctx ends; its notes and (without
 // --log) its log go to stderr, nothing to stdout.
 func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error {
+	p, cfg, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	if o.tick < 0 {
+		return usagef("--tick %s is negative; give an interval such as 1s, or 0 to keep marks still", o.tick)
+	}
+	if o.bars != barsMarks && o.bars != barsTape {
+		return usagef("--bars %q: give marks or tape", o.bars)
+	}
+	if o.listen == "" {
+		o.listen = cfg.Node.Address
+	}
+	return serveNode(ctx, p, cfg, o, stderr)
+}
+
+// serveNode is runServeNode once the project is open and the options
+// checked.
+func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nodeOptions, stderr io.Writer) error {
 	logTo := stderr
 	if o.logPath != "" {
 		f, err := os.OpenFile(o.logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -102,13 +106,13 @@ func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error
 		logTo = f
 	}
 	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	observe, control, err := nodeKeys(&o.project)
+	observe, control, err := nodeKeys(&p)
 	if err != nil {
 		return err
 	}
-	operator, err := o.project.OperatorPublic() // arming is verified with it (node_arming.go)
+	operator, err := p.OperatorPublic() // arming is verified with it (node_arming.go)
 	if errors.Is(err, project.ErrNoOperatorKey) {
-		for _, vc := range o.config.Venues {
+		for _, vc := range cfg.Venues {
 			if vc.Real() {
 				log.Warn("no operator key: real venues cannot be armed", "why", err.Error())
 				break
@@ -117,20 +121,20 @@ func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error
 	} else if err != nil {
 		return err
 	}
-	feed, err := nodeFeed(o.project, o.config, o.replay, log)
+	feed, err := nodeFeed(p, cfg, o.replay, log)
 	if err != nil {
 		return err
 	}
 	if o.venueTimeout <= 0 {
 		o.venueTimeout = server.DefaultVenueTimeout
 	}
-	exchanges, err := venueExchanges(&o.project, o.config, o.venueTimeout)
+	exchanges, err := venueExchanges(&p, cfg, o.venueTimeout)
 	if err != nil {
 		return err
 	}
 	ctx, stopMarks := context.WithCancel(ctx)
 	defer stopMarks()
-	marks, err := nodeMarks(ctx, o.project, o.config, o.tick, time.Now, log, logTo)
+	marks, err := nodeMarks(ctx, p, cfg, o.tick, time.Now, log, logTo)
 	if err != nil {
 		return err
 	}
@@ -147,18 +151,18 @@ func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.project.StateDir(), 0o755); err != nil {
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
 		ln.Close()
 		return err
 	}
-	deps, closeDeps, err := nodeDeployments(o.project, o.config, o.bars, observe, control, operator, log) // node_deployments.go
+	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, observe, control, operator, log) // node_deployments.go
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer closeDeps()
 	srv, err := server.New(server.Config{
-		Project: o.config, JournalPath: o.project.JournalPath(), ObserveKey: observe, ControlKey: control,
+		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control,
 		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
 		Deployments: deps.handler,
@@ -170,7 +174,7 @@ func runServeNode(ctx context.Context, o nodeOptions, _, stderr io.Writer) error
 	if o.allowRemote {
 		log.Warn("listening beyond loopback: anyone who can reach this address and holds a key can use the node", "listen", ln.Addr().String())
 	}
-	for _, v := range o.config.Venues {
+	for _, v := range cfg.Venues {
 		if v.Real() {
 			log.Warn("real venue starts disarmed", "venue", v.Name, "kind", v.Kind, "environment", v.Environment, "may_arm", v.MayArm,
 				"arm", "an operator at a terminal: wicket node arm "+v.Name)

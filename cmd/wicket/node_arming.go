@@ -72,8 +72,8 @@ func nodeDisarmCommand() *cli.Command {
 	}
 }
 
-// nodeArmOptions is what wicket node arm and disarm work with, filled
-// from their flags.
+// nodeArmOptions is what wicket node arm, disarm and clear-breaker work
+// with, filled from their flags.
 type nodeArmOptions struct {
 	project string        // the --project flag
 	addr    string        // the node's HOST:PORT; empty: wicket.toml's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -27,43 +28,51 @@ func nodeClearBreakerCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
-				return errors.New("wicket node clear-breaker needs an interactive terminal (stdin and stdout); a pipe or a script cannot clear a breaker")
-			}
-			client, p, err := armClient(c)
-			if err != nil {
-				return err
-			}
-			key, err := operatorKey(p)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
-			defer cancel()
-			info, err := client.Breaker(ctx, name)
-			if err != nil {
-				return err
-			}
-			out := c.App.Writer
-			if info.Tripped == "" {
-				fmt.Fprintf(out, "venue %s's breaker has not tripped: nothing to clear\n", name)
-				return nil
-			}
-			fmt.Fprintf(out, "venue        %s is reduce_only by its breaker\nwhy          %s\nlimits       max_daily_loss %s, max_drawdown_pct %s\n",
-				name, info.Tripped, info.MaxDailyLoss, info.MaxDrawdownPct)
-			fmt.Fprintf(out, "Type %s to clear it: ", name)
-			line, err := bufio.NewReader(c.App.Reader).ReadString('\n')
-			if err != nil && line == "" {
-				return errors.New("nothing done: no answer")
-			}
-			if typed := strings.TrimSpace(line); typed != name {
-				return fmt.Errorf("nothing done: %q is not %q", typed, name)
-			}
-			if _, err := client.ClearBreaker(ctx, name, name, key); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "venue %s's breaker is cleared; the day's loss and the peak are measured from now\n", name)
-			return nil
+			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, stdin: c.App.Reader}
+			return runNodeClearBreaker(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// runNodeClearBreaker clears venue o.name's tripped breaker, signed with
+// the operator key, once the operator at the terminal types its name.
+func runNodeClearBreaker(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) error {
+	name := o.name
+	if !isTerminal(o.stdin) || !isTerminal(stdout) {
+		return errors.New("wicket node clear-breaker needs an interactive terminal (stdin and stdout); a pipe or a script cannot clear a breaker")
+	}
+	client, p, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	key, err := operatorKey(p)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+	defer cancel()
+	info, err := client.Breaker(ctx, name)
+	if err != nil {
+		return err
+	}
+	out := stdout
+	if info.Tripped == "" {
+		fmt.Fprintf(out, "venue %s's breaker has not tripped: nothing to clear\n", name)
+		return nil
+	}
+	fmt.Fprintf(out, "venue        %s is reduce_only by its breaker\nwhy          %s\nlimits       max_daily_loss %s, max_drawdown_pct %s\n",
+		name, info.Tripped, info.MaxDailyLoss, info.MaxDrawdownPct)
+	fmt.Fprintf(out, "Type %s to clear it: ", name)
+	line, err := bufio.NewReader(o.stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("nothing done: no answer")
+	}
+	if typed := strings.TrimSpace(line); typed != name {
+		return fmt.Errorf("nothing done: %q is not %q", typed, name)
+	}
+	if _, err := client.ClearBreaker(ctx, name, name, key); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "venue %s's breaker is cleared; the day's loss and the peak are measured from now\n", name)
+	return nil
 }

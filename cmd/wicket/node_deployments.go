@@ -45,75 +45,95 @@ func nodeDeploymentsCommand() *cli.Command {
 			if len(pos) > 1 {
 				return usagef("node deployments takes at most one deployment ID")
 			}
-			if c.Bool("report") && len(pos) != 1 {
-				return usagef("node deployments --report takes the deployment ID")
-			}
-			client, _, err := armClient(c)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
-			defer cancel()
-			out := c.App.Writer
-			if c.Bool("report") {
-				var rep deploy.Report
-				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
-					return err
-				}
-				if c.Bool("json") {
-					return writeJSON(out, rep)
-				}
-				fmt.Fprintf(out, "decisions    %d replayed, %d equal, %d diverged %s\n", rep.Replayed, rep.Equal, len(rep.Diverged), rep.Truncated)
-				for _, dv := range rep.Diverged {
-					fmt.Fprintf(out, "DIVERGED     at the bar of %s: live %s, replay %s (a defect: report it)\n", dv.Bar.Format(time.RFC3339), dv.Live, dv.Replay)
-				}
-				for _, f := range rep.Fills {
-					fmt.Fprintf(out, "fill         %s %s %s at %s, bar close %s (%s bps against), %s after the close\n",
-						f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
-				}
-				return nil
-			}
+			o := nodeDeploymentsOptions{project: c.String("project"), addr: c.String("addr"), json: c.Bool("json"), report: c.Bool("report")}
 			if len(pos) == 1 {
-				var d deploy.Detail
-				if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(pos[0]), nil, &d); err != nil {
-					return err
-				}
-				if c.Bool("json") {
-					return writeJSON(out, d)
-				}
-				printDeployment(out, d.Deployment)
-				for _, in := range d.Intents {
-					fmt.Fprintf(out, "order        %s %s %s %s at the bar of %s: %s %s\n", in.ClientOrderID, in.Side, in.Quantity, in.Status,
-						in.Bar.Format(time.RFC3339), in.Price, in.Note)
-				}
-				return nil
+				o.id = pos[0]
 			}
-			var list struct {
-				Deployments []deploy.Deployment `json:"deployments"`
-			}
-			if err := client.DeploymentsGet(ctx, "", nil, &list); err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return writeJSON(out, list)
-			}
-			if len(list.Deployments) == 0 {
-				fmt.Fprintln(out, "no deployments (wicket deploy NAME --series S --venue V makes one)")
-			}
-			for _, d := range list.Deployments {
-				fmt.Fprintf(out, "%s  %-8s %-7s %s %s on %s  equity %s  position %s", d.ID, d.State, d.Mode, d.Strategy, d.Series, d.Venue,
-					d.Equity.StringFixed(2), d.Position)
-				if d.Reason != "" {
-					fmt.Fprintf(out, "  (%s)", d.Reason)
-				}
-				fmt.Fprintln(out)
-				for _, p := range d.Proposals {
-					fmt.Fprintf(out, "    proposal %s: %s %s; wicket node approve-proposal %s\n", p.ClientOrderID, p.Side, p.Quantity, p.ClientOrderID)
-				}
-			}
-			return nil
+			return runNodeDeployments(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// nodeDeploymentsOptions is what wicket node deployments works with,
+// filled from its argument and flags.
+type nodeDeploymentsOptions struct {
+	project string // the --project flag
+	addr    string // the node's HOST:PORT; empty: wicket.toml's
+	id      string // one deployment to show; empty: list them all
+	json    bool
+	report  bool // with id: its tracking report
+}
+
+// runNodeDeployments lists the node's deployments, or shows one, or its
+// tracking report.
+func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _ io.Writer) error {
+	if o.report && o.id == "" {
+		return usagef("node deployments --report takes the deployment ID")
+	}
+	client, _, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+	defer cancel()
+	out := stdout
+	if o.report {
+		var rep deploy.Report
+		if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(o.id)+"/report", nil, &rep); err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(out, rep)
+		}
+		fmt.Fprintf(out, "decisions    %d replayed, %d equal, %d diverged %s\n", rep.Replayed, rep.Equal, len(rep.Diverged), rep.Truncated)
+		for _, dv := range rep.Diverged {
+			fmt.Fprintf(out, "DIVERGED     at the bar of %s: live %s, replay %s (a defect: report it)\n", dv.Bar.Format(time.RFC3339), dv.Live, dv.Replay)
+		}
+		for _, f := range rep.Fills {
+			fmt.Fprintf(out, "fill         %s %s %s at %s, bar close %s (%s bps against), %s after the close\n",
+				f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
+		}
+		return nil
+	}
+	if o.id != "" {
+		var d deploy.Detail
+		if err := client.DeploymentsGet(ctx, "/"+url.PathEscape(o.id), nil, &d); err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(out, d)
+		}
+		printDeployment(out, d.Deployment)
+		for _, in := range d.Intents {
+			fmt.Fprintf(out, "order        %s %s %s %s at the bar of %s: %s %s\n", in.ClientOrderID, in.Side, in.Quantity, in.Status,
+				in.Bar.Format(time.RFC3339), in.Price, in.Note)
+		}
+		return nil
+	}
+	var list struct {
+		Deployments []deploy.Deployment `json:"deployments"`
+	}
+	if err := client.DeploymentsGet(ctx, "", nil, &list); err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(out, list)
+	}
+	if len(list.Deployments) == 0 {
+		fmt.Fprintln(out, "no deployments (wicket deploy NAME --series S --venue V makes one)")
+	}
+	for _, d := range list.Deployments {
+		fmt.Fprintf(out, "%s  %-8s %-7s %s %s on %s  equity %s  position %s", d.ID, d.State, d.Mode, d.Strategy, d.Series, d.Venue,
+			d.Equity.StringFixed(2), d.Position)
+		if d.Reason != "" {
+			fmt.Fprintf(out, "  (%s)", d.Reason)
+		}
+		fmt.Fprintln(out)
+		for _, p := range d.Proposals {
+			fmt.Fprintf(out, "    proposal %s: %s %s; wicket node approve-proposal %s\n", p.ClientOrderID, p.Side, p.Quantity, p.ClientOrderID)
+		}
+	}
+	return nil
 }
 
 func nodeStopDeploymentCommand() *cli.Command {
@@ -128,20 +148,41 @@ func nodeStopDeploymentCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			client, _, err := armClient(c)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(c.Context, nodeCallTimeout)
-			defer cancel()
-			var d deploy.Deployment
-			if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(id)+"/stop", struct{}{}, &d); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%s is stopped; its position (%s %s) is kept\n", d.ID, d.Position, d.Symbol)
-			return nil
+			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id}
+			return runNodeStopDeployment(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// nodeDeploymentActOptions is what wicket node stop-deployment, resume
+// and approve-proposal work with, filled from their argument and flags.
+type nodeDeploymentActOptions struct {
+	project string // the --project flag
+	addr    string // the node's HOST:PORT; empty: wicket.toml's
+	// id is the deployment, or for approve-proposal the proposal's client
+	// order id.
+	id string
+	// act (deploy.ActResume, deploy.ActApprove) and verb (the command's
+	// name) are the operator's act.
+	act   string
+	verb  string
+	stdin io.Reader // the terminal the operator types the id back at
+}
+
+// runNodeStopDeployment stops a deployment for good.
+func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdout, _ io.Writer) error {
+	client, _, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
+	defer cancel()
+	var d deploy.Deployment
+	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", struct{}{}, &d); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s is stopped; its position (%s %s) is kept\n", d.ID, d.Position, d.Symbol)
+	return nil
 }
 
 func nodeResumeCommand() *cli.Command {
@@ -170,20 +211,28 @@ func operatorDeploymentCommand(act, name, usage, arg string) *cli.Command {
 			if len(pos) != 1 {
 				return usagef("node %s takes one %s", name, arg)
 			}
-			if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
-				return fmt.Errorf("wicket node %s needs an interactive terminal (stdin and stdout); a pipe or a script cannot do it", name)
-			}
-			client, p, err := armClient(c)
-			if err != nil {
-				return err
-			}
-			key, err := operatorKey(p)
-			if err != nil {
-				return err
-			}
-			return operatorAct(c.Context, client, key, act, pos[0], 0, c.App.Reader, c.App.Writer)
+			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: pos[0], act: act, verb: name, stdin: c.App.Reader}
+			return runOperatorDeploymentAct(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// runOperatorDeploymentAct is resume or approve-proposal: refused without
+// an interactive terminal, signed with the operator key once the id is
+// typed back.
+func runOperatorDeploymentAct(ctx context.Context, o nodeDeploymentActOptions, stdout, _ io.Writer) error {
+	if !isTerminal(o.stdin) || !isTerminal(stdout) {
+		return fmt.Errorf("wicket node %s needs an interactive terminal (stdin and stdout); a pipe or a script cannot do it", o.verb)
+	}
+	client, p, err := armClientAt(o.project, o.addr)
+	if err != nil {
+		return err
+	}
+	key, err := operatorKey(p)
+	if err != nil {
+		return err
+	}
+	return operatorAct(ctx, client, key, o.act, o.id, 0, o.stdin, stdout)
 }
 
 // operatorAct asks the operator to type name back, then signs act on it

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -147,22 +148,16 @@ func researchCommand() *cli.Command {
 	}
 }
 
-// existingLedger opens the ledger for reading; a project without one is
-// told how it gets one, and one whose ledger is gone but whose anchors
-// remain is told what was lost.
-func existingLedger(c *cli.Context) (*ledger.Ledger, error) {
-	if c.Args().Len() > 0 {
-		return nil, usagef("research %s takes no arguments, got %q", c.Command.Name, c.Args().First())
-	}
-	return openExistingLedger(c)
-}
-
-func openExistingLedger(c *cli.Context) (*ledger.Ledger, error) {
-	p, _, err := openProject(c)
+// openExistingLedger opens the ledger of the project the --project flag
+// names for reading, for the command verb; a project without one is told
+// how it gets one, and one whose ledger is gone but whose anchors remain
+// is told what was lost.
+func openExistingLedger(stderr io.Writer, projectFlag, verb string) (*ledger.Ledger, error) {
+	p, _, err := openProjectAt(projectFlag)
 	if err != nil {
 		return nil, err
 	}
-	key, err := ledgerKey(c.App.ErrWriter, p, "research "+c.Command.Name)
+	key, err := ledgerKey(stderr, p, verb)
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +176,38 @@ func openExistingLedger(c *cli.Context) (*ledger.Ledger, error) {
 	return l, err
 }
 
+// noResearchArgs refuses arguments to research ledger and verify.
+func noResearchArgs(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef("research %s takes no arguments, got %q", c.Command.Name, c.Args().First())
+	}
+	return nil
+}
+
 func researchLedgerAction(c *cli.Context) error {
-	f := ledger.Filter{Strategy: c.String("strategy"), Series: c.String("series"), Kind: c.String("kind"), RunID: c.String("run"), Limit: c.Int("limit")}
+	if err := noResearchArgs(c); err != nil {
+		return err
+	}
+	o := researchLedgerOptions{
+		project: c.String("project"), since: c.String("since"), json: c.Bool("json"), now: time.Now,
+		filter: ledger.Filter{Strategy: c.String("strategy"), Series: c.String("series"), Kind: c.String("kind"), RunID: c.String("run"), Limit: c.Int("limit")},
+	}
+	return runResearchLedger(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// researchLedgerOptions is what wicket research ledger works with, filled
+// from its flags.
+type researchLedgerOptions struct {
+	project string        // the --project flag
+	filter  ledger.Filter // all but Since, which since gives
+	since   string        // --since: a duration back from now, RFC3339 or a date
+	json    bool
+	now     func() time.Time // the clock --since counts back from
+}
+
+// runResearchLedger lists the research ledger's rows that match.
+func runResearchLedger(ctx context.Context, o researchLedgerOptions, stdout, stderr io.Writer) error {
+	f := o.filter
 	if f.Kind != "" && !slices.Contains(ledger.Kinds, f.Kind) {
 		return usagef("--kind %q is not one of %s", f.Kind, strings.Join(ledger.Kinds, ", "))
 	}
@@ -190,20 +215,20 @@ func researchLedgerAction(c *cli.Context) error {
 		return usagef("--limit %d: give 1 to %d", f.Limit, maxLedgerLimit)
 	}
 	var err error
-	if f.Since, err = traceWhen("since", c.String("since"), time.Now()); err != nil {
+	if f.Since, err = traceWhen("since", o.since, o.now()); err != nil {
 		return err
 	}
-	l, err := existingLedger(c)
+	l, err := openExistingLedger(stderr, o.project, "research ledger")
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	rows, total, err := l.Query(c.Context, f)
+	rows, total, err := l.Query(ctx, f)
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
+	w := stdout
+	if o.json {
 		return writeJSONLines(w, rows)
 	}
 	if len(rows) == 0 {
@@ -280,17 +305,35 @@ func ledgerSharpe(r ledger.Row) string {
 }
 
 func researchVerifyAction(c *cli.Context) error {
-	l, err := existingLedger(c)
+	if err := noResearchArgs(c); err != nil {
+		return err
+	}
+	o := researchVerifyOptions{project: c.String("project"), anchors: c.StringSlice("anchors"), json: c.Bool("json")}
+	return runResearchVerify(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// researchVerifyOptions is what wicket research verify works with, filled
+// from its flags.
+type researchVerifyOptions struct {
+	project string   // the --project flag
+	anchors []string // --anchors: copies of research.anchors to check too
+	json    bool
+}
+
+// runResearchVerify checks the research ledger's chain and anchors; a
+// broken chain is its error.
+func runResearchVerify(ctx context.Context, o researchVerifyOptions, stdout, stderr io.Writer) error {
+	l, err := openExistingLedger(stderr, o.project, "research verify")
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	rep, err := l.Verify(c.Context, c.StringSlice("anchors")...)
+	rep, err := l.Verify(ctx, o.anchors...)
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
+	w := stdout
+	if o.json {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(w, "%s\n", b)
 	} else if rep.OK() {
@@ -313,16 +356,30 @@ func researchExportAction(c *cli.Context) error {
 	if len(args) != 1 {
 		return usagef("research export takes one RUN id (the run column of `wicket research ledger`), got %d arguments", len(args))
 	}
-	out := c.String("out")
+	o := researchExportOptions{project: c.String("project"), run: args[0], out: c.String("out")}
+	return runResearchExport(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// researchExportOptions is what wicket research export works with, filled
+// from its argument and flags.
+type researchExportOptions struct {
+	project string // the --project flag
+	run     string // the run id
+	out     string // --out FILE, - for stdout
+}
+
+// runResearchExport writes one run of the research ledger for audit.
+func runResearchExport(ctx context.Context, o researchExportOptions, stdout, stderr io.Writer) error {
+	out := o.out
 	if out == "" {
 		return usagef("--out is empty: give a FILE, or - for stdout")
 	}
-	l, err := openExistingLedger(c)
+	l, err := openExistingLedger(stderr, o.project, "research export")
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	x, err := research.Export(c.Context, l, args[0])
+	x, err := research.Export(ctx, l, o.run)
 	if err != nil {
 		return err
 	}
@@ -332,10 +389,10 @@ func researchExportAction(c *cli.Context) error {
 	}
 	b = append(b, '\n')
 	if !x.Verify.OK() {
-		fmt.Fprintf(c.App.ErrWriter, "research export: warning: the research ledger is broken at row %d (%s); the export is of what it holds\n", x.Verify.Bad.Seq, x.Verify.Bad.Reason)
+		fmt.Fprintf(stderr, "research export: warning: the research ledger is broken at row %d (%s); the export is of what it holds\n", x.Verify.Bad.Seq, x.Verify.Bad.Reason)
 	}
 	if out == "-" {
-		_, err := c.App.Writer.Write(b)
+		_, err := stdout.Write(b)
 		return err
 	}
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -349,7 +406,7 @@ func researchExportAction(c *cli.Context) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("research export: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "exported run %s: %d trials, %d ledger trials on %s, to %s\n", x.RunID, len(x.Trials), len(x.Ledger.Trials), x.Series, out)
+	fmt.Fprintf(stderr, "exported run %s: %d trials, %d ledger trials on %s, to %s\n", x.RunID, len(x.Trials), len(x.Ledger.Trials), x.Series, out)
 	return nil
 }
 
@@ -382,16 +439,16 @@ func printLedgerFigures(w io.Writer, r research.SweepResult) {
 // recordBacktest appends a CLI backtest to the project's research ledger
 // and says so on stderr; a ledger failure is a warning, never the
 // backtest's failure.
-func recordBacktest(c *cli.Context, p project.Project, name, source, series string, report json.RawMessage) {
-	rec, closeLedger := openLedger(c.App.ErrWriter, p, "backtest")
+func recordBacktest(ctx context.Context, stderr io.Writer, p project.Project, name, source, series string, report json.RawMessage) {
+	rec, closeLedger := openLedger(stderr, p, "backtest")
 	defer closeLedger()
 	if rec == nil {
 		return
 	}
-	id, err := research.RecordBacktest(ledger.WithWho(c.Context, cliWho), rec, name, source, series, report)
+	id, err := research.RecordBacktest(ledger.WithWho(ctx, cliWho), rec, name, source, series, report)
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "backtest: warning: the research ledger did not record this run: %v\n", err)
+		fmt.Fprintf(stderr, "backtest: warning: the research ledger did not record this run: %v\n", err)
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "recorded in the research ledger as run %s\n", id)
+	fmt.Fprintf(stderr, "recorded in the research ledger as run %s\n", id)
 }

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+	"io"
 
 	"wicket/internal/project"
 	"wicket/strategy/research"
@@ -27,11 +28,12 @@ func localResearch(p project.Project, cfg project.Config, pool *worker.Pool, rec
 }
 
 // clusteredResearch is localResearch whose sweep chunks go to the research
-// cluster when --cluster or [research] cluster names one (useCluster,
-// cluster.go); close releases the cluster's connection.
-func clusteredResearch(c *cli.Context, p project.Project, cfg project.Config, pool *worker.Pool, rec research.Recorder) (*research.Local, func(), error) {
+// cluster when f's --cluster or [research] cluster names one (useCluster,
+// cluster.go), dialled under ctx, its warnings on stderr; close releases
+// the cluster's connection.
+func clusteredResearch(ctx context.Context, f clusterFlags, stderr io.Writer, p project.Project, cfg project.Config, pool *worker.Pool, rec research.Recorder) (*research.Local, func(), error) {
 	rc := research.Config{Project: p, Research: cfg.Research, Pool: pool, Recorder: rec}
-	closeCluster, err := useCluster(c, &p, cfg, &rc)
+	closeCluster, err := useCluster(ctx, f, stderr, &p, cfg, &rc)
 	if err != nil {
 		return nil, nil, err
 	}

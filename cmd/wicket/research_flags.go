@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -87,9 +88,9 @@ func allowanceFlag() cli.Flag {
 		strings.Join(backtest.AllowanceNames, ", ") + "; a breaker that trips pauses the run (result: breaker)"}
 }
 
-// allowanceFlags reads --allowance: nil when not given.
-func allowanceFlags(c *cli.Context) (*backtest.Allowance, error) {
-	a, err := backtest.ParseAllowance(c.Generic("allowance").(*listFlag).values)
+// parseAllowance parses --allowance's values: nil when there are none.
+func parseAllowance(values []string) (*backtest.Allowance, error) {
+	a, err := backtest.ParseAllowance(values)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--allowance: %w", err)}
 	}
@@ -127,27 +128,71 @@ type researchInput struct {
 	close    func()
 }
 
+// researchOptions is what sweep and walk-forward read from their
+// argument and the shared flags.
+type researchOptions struct {
+	project  string // the --project flag
+	strategy string // the argument: NAME or FILE
+	series   string
+	grid     []string // --grid's values, as given
+	params   []string // --param's values, as given
+	from     string
+	to       string
+	costs    research.Costs
+	maxComb  int
+	intrabar string // --intrabar (sweep and walk-forward)
+	addr     string // --addr: the data service to run on instead
+	// engine builds the local research engine (with the command line's
+	// --cluster flags); unused with addr.
+	engine researchEngine
+}
+
+// researchOptionsOf reads the strategy argument and the shared flags.
+func researchOptionsOf(c *cli.Context, verb string) (researchOptions, error) {
+	args, err := trailingFlags(c)
+	if err != nil {
+		return researchOptions{}, err
+	}
+	if len(args) != 1 {
+		return researchOptions{}, usagef("%s needs one strategy, NAME or FILE, got %d arguments (usage: wicket %s NAME --series SYMBOL@1h --grid fast=5:50:5)", verb, len(args), verb)
+	}
+	return researchOptions{
+		project: c.String("project"), strategy: args[0], series: c.String("series"),
+		grid: c.Generic("grid").(*listFlag).values, params: c.StringSlice("param"),
+		from: c.String("from"), to: c.String("to"), costs: costFlags(c), maxComb: c.Int("max-combinations"),
+		intrabar: c.String("intrabar"), addr: c.String("addr"), engine: clusteredResearchOf(c),
+	}, nil
+}
+
 // readResearch parses the strategy argument and the shared flags, opens
 // the project and picks local workers or the data service.
 func readResearch(c *cli.Context, verb string) (researchInput, error) {
-	var in researchInput
-	args, err := trailingFlags(c)
+	o, err := researchOptionsOf(c, verb)
+	if err != nil {
+		return researchInput{}, err
+	}
+	in, err := openResearch(o, verb, c.App.ErrWriter)
 	if err != nil {
 		return in, err
 	}
-	if len(args) != 1 {
-		return in, usagef("%s needs one strategy, NAME or FILE, got %d arguments (usage: wicket %s NAME --series SYMBOL@1h --grid fast=5:50:5)", verb, len(args), verb)
-	}
-	in.series = c.String("series")
+	c.Context = ledger.WithWho(c.Context, cliWho)
+	return in, nil
+}
+
+// openResearch checks o, opens the project and picks local workers or the
+// data service; the caller closes the input. Its research is the CLI's in
+// the ledger when the context says so (ledger.WithWho, cliWho).
+func openResearch(o researchOptions, verb string, stderr io.Writer) (researchInput, error) {
+	var in researchInput
+	in.series = o.series
 	if in.series == "" && !portfolioVerbs[verb] {
 		return in, usagef("%s needs --series SYMBOL@GRANULARITY, e.g. --series BTC-USD@1h (see wicket data list)", verb)
 	}
-	grid := c.Generic("grid").(*listFlag).values
-	if len(grid) == 0 {
+	if len(o.grid) == 0 {
 		return in, usagef("%s needs at least one --grid KNOB=FROM:TO:STEP or KNOB=V1,V2,... (see wicket strategy params NAME for the knobs)", verb)
 	}
 	in.grid = research.Grid{}
-	for _, g := range grid {
+	for _, g := range o.grid {
 		name, spec, err := research.ParseGridFlag(g)
 		if err != nil {
 			return in, usageError{fmt.Errorf("--grid: %w", err)}
@@ -157,25 +202,25 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 		}
 		in.grid[name] = spec
 	}
-	if in.params, err = script.ParseAssignments(c.StringSlice("param")); err != nil {
+	var err error
+	if in.params, err = script.ParseAssignments(o.params); err != nil {
 		return in, usageError{fmt.Errorf("--param: %w", err)}
 	}
-	in.from, in.to = c.String("from"), c.String("to")
-	in.maxComb = c.Int("max-combinations")
-	in.costs = costFlags(c)
-	in.intrabar = c.String("intrabar")
-	p, cfg, err := openProject(c)
+	in.from, in.to = o.from, o.to
+	in.maxComb = o.maxComb
+	in.costs = o.costs
+	in.intrabar = o.intrabar
+	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return in, err
 	}
-	label, source, err := backtestSource(c, p, args[0])
+	label, source, err := backtestSourceTo(stderr, p, o.strategy)
 	if err != nil {
 		return in, err
 	}
 	in.ref = research.StrategyRef{Source: source, Label: label}
-	c.Context = ledger.WithWho(c.Context, cliWho)
-	if addr := c.String("addr"); addr != "" {
-		client, err := dataClient(addr, &p)
+	if o.addr != "" {
+		client, err := dataClient(o.addr, &p)
 		if err != nil {
 			return in, err
 		}
@@ -186,8 +231,8 @@ func readResearch(c *cli.Context, verb string) (researchInput, error) {
 	if err != nil {
 		return in, err
 	}
-	rec, closeLedger := openLedger(c.App.ErrWriter, p, verb)
-	local, closeCluster, err := clusteredResearch(c, p, cfg, pool, rec)
+	rec, closeLedger := openLedger(stderr, p, verb)
+	local, closeCluster, err := o.engine(p, cfg, pool, rec)
 	if err != nil {
 		closeLedger()
 		pool.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/strategy/backtest"
+	"wicket/strategy/ledger"
 	"wicket/strategy/research"
 )
 
@@ -41,34 +43,63 @@ func sweepCommand() *cli.Command {
 }
 
 func sweepAction(c *cli.Context) error {
-	in, err := readResearch(c, "sweep")
+	ro, err := researchOptionsOf(c, "sweep")
+	if err != nil {
+		return err
+	}
+	o := sweepOptions{
+		research: ro, rankBy: c.String("rank-by"), top: c.Int("top"), estimate: c.Bool("estimate"),
+		deflateBy: c.String("deflate-by"), json: c.Bool("json"),
+	}
+	return runSweep(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// sweepOptions is what wicket sweep works with, filled from its argument
+// and flags.
+type sweepOptions struct {
+	research  researchOptions // the strategy and the flags walk-forward shares
+	rankBy    string
+	top       int
+	estimate  bool
+	deflateBy string
+	json      bool
+}
+
+// runSweep sweeps a grid of a strategy's knobs and prints the ranking.
+func runSweep(ctx context.Context, o sweepOptions, stdout, stderr io.Writer) error {
+	in, err := openResearch(o.research, "sweep", stderr)
 	if err != nil {
 		return err
 	}
 	defer in.close()
 	req := research.SweepRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
-		RankBy: c.String("rank-by"), Top: c.Int("top"), From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar,
-		Estimate: c.Bool("estimate"), MaxCombinations: in.maxComb, DeflateBy: c.String("deflate-by"),
+		RankBy: o.rankBy, Top: o.top, From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar,
+		Estimate: o.estimate, MaxCombinations: in.maxComb, DeflateBy: o.deflateBy,
 	}
-	bar := newProgressBar(c.App.ErrWriter, "combinations")
-	res, err := in.svc.Sweep(c.Context, req, bar.update)
+	bar := newProgressBar(stderr, "combinations")
+	res, err := in.svc.Sweep(ledger.WithWho(ctx, cliWho), req, bar.update)
 	bar.clear()
 	if err != nil {
 		return researchError(err)
 	}
-	return writeResearch(c, "sweep", res, func(w io.Writer) error { return printSweep(w, res) }, res.Partial, res.PartialReason)
+	return writeResearchTo(stdout, o.json, "sweep", res, func(w io.Writer) error { return printSweep(w, res) }, res.Partial, res.PartialReason)
 }
 
 // writeResearch prints a sweep's or walk-forward's result: all of it as
 // JSON with --json, else the table print writes. A partial result (the
 // run was stopped) is printed too, and is an error after it.
 func writeResearch(c *cli.Context, verb string, res any, print func(io.Writer) error, partial bool, why string) error {
-	if c.Bool("json") {
-		if err := writeJSON(c.App.Writer, res); err != nil {
+	return writeResearchTo(c.App.Writer, c.Bool("json"), verb, res, print, partial, why)
+}
+
+// writeResearchTo is writeResearch to stdout, as JSON when asJSON.
+func writeResearchTo(stdout io.Writer, asJSON bool, verb string, res any, print func(io.Writer) error, partial bool, why string) error {
+	if asJSON {
+		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}
-	} else if err := print(c.App.Writer); err != nil {
+	} else if err := print(stdout); err != nil {
 		return err
 	}
 	if partial {

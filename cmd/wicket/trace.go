@@ -32,27 +32,27 @@ func traceCommand() *cli.Command {
 				Name:   "list",
 				Usage:  "list the entries that match the filters, newest last",
 				Flags:  traceFlags(true, &cli.IntFlag{Name: "limit", Usage: "show only the newest N matching entries (0: all)"}),
-				Action: traceAction(false, traceList),
+				Action: traceAction(false, runTraceList),
 			},
 			{
 				Name:      "show",
 				Usage:     "show one entry (SEQ, with --session when several sessions have it), one preview token's chain: preview, confirm, outcome (TOKEN or a prefix of it), or a deployment's orders with the node's audit of each and the calls that named it (DEPLOYMENT, with --node)",
 				ArgsUsage: "SEQ|TOKEN|DEPLOYMENT",
 				Flags:     append(traceFlags(false), traceNodeFlag()),
-				Action:    traceAction(true, traceShow),
+				Action:    traceAction(true, runTraceShow),
 			},
 			{
 				Name:   "stats",
 				Usage:  "count the matching entries by verdict and tool, rank refusal reasons, list sessions",
 				Flags:  traceFlags(true),
-				Action: traceAction(false, traceStats),
+				Action: traceAction(false, runTraceStats),
 			},
 			{
 				Name:  "follow",
 				Usage: "print entries as they are appended (with --since, the matching history first) until interrupted",
 				Flags: traceFlags(true, &cli.DurationFlag{Name: "poll", Value: 500 * time.Millisecond,
 					Usage: "how often to look for new entries"}),
-				Action: traceAction(false, traceFollow),
+				Action: traceAction(false, runTraceFollow),
 			},
 		},
 	}
@@ -101,60 +101,110 @@ type traceAudit interface {
 	Audit(ctx context.Context, clientOrderIDs []string) (map[string]json.RawMessage, error)
 }
 
-// traceAction reads the flags into traceOptions and runs do.
-func traceAction(takesArg bool, do func(ctx context.Context, o *traceOptions, args []string) error) cli.ActionFunc {
+// traceAction reads the argument and flags into traceCommandOptions and
+// calls run.
+func traceAction(takesArg bool, run func(ctx context.Context, o traceCommandOptions, stdout, stderr io.Writer) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		name := "wicket trace " + c.Command.Name
 		if !takesArg && c.NArg() > 0 {
 			return usagef("%s takes no arguments, got %q; filter with --since, --until, --tool, --verdict, --session, --token, --caller", name, c.Args().First())
 		}
-		var args []string
-		if takesArg {
-			arg, err := oneArg(c, func(n int) error { return usagef("%s takes one SEQ or TOKEN, got %d arguments", name, n) })
-			if err != nil {
-				return err
-			}
-			args = []string{arg}
-		}
-		o := &traceOptions{
-			dir: c.String("dir"), json: c.Bool("json"), limit: c.Int("limit"), poll: c.Duration("poll"),
-			stdout: c.App.Writer, stderr: c.App.ErrWriter,
-		}
-		if o.limit < 0 {
-			return usagef("--limit must be 0 (all) or more, got %d", o.limit)
-		}
-		now := time.Now()
-		var err error
-		if o.filter.Since, err = traceWhen("since", c.String("since"), now); err != nil {
-			return err
-		}
-		if o.filter.Until, err = traceWhen("until", c.String("until"), now); err != nil {
-			return err
-		}
-		if !o.filter.Since.IsZero() && !o.filter.Until.IsZero() && !o.filter.Since.Before(o.filter.Until) {
-			return usagef("--since %s is not before --until %s", c.String("since"), c.String("until"))
-		}
-		if v := c.String("verdict"); v != "" {
-			if o.filter.Verdict, err = trace.ParseVerdict(v); err != nil {
-				return usagef("--verdict: unknown verdict %q; valid: ok, preview, refused, error", v)
-			}
-		}
-		o.filter.Tool, o.filter.Session, o.filter.Token = c.String("tool"), c.String("session"), c.String("token")
-		o.filter.Caller = c.String("caller")
-		if addr := c.String("node"); addr != "" {
-			if o.node, err = traceNodeAudit(c, addr); err != nil {
+		var arg string
+		if takesArg { // before the flags: oneArg reads those that follow the argument
+			var err error
+			if arg, err = oneArg(c, func(n int) error { return usagef("%s takes one SEQ or TOKEN, got %d arguments", name, n) }); err != nil {
 				return err
 			}
 		}
-		if o.dir == "" {
-			p, _, err := openProject(c)
-			if err != nil {
-				return fmt.Errorf("%w (or read a trace directory with --dir DIR)", err)
-			}
-			o.dir = p.TraceDir()
+		o := traceCommandOptions{
+			project: c.String("project"), dir: c.String("dir"), json: c.Bool("json"), limit: c.Int("limit"), poll: c.Duration("poll"),
+			since: c.String("since"), until: c.String("until"), verdict: c.String("verdict"),
+			tool: c.String("tool"), session: c.String("session"), token: c.String("token"), caller: c.String("caller"),
+			node: c.String("node"), arg: arg, now: time.Now,
 		}
-		return do(c.Context, o, args)
+		return run(c.Context, o, c.App.Writer, c.App.ErrWriter)
 	}
+}
+
+// traceCommandOptions is what a trace subcommand works with, filled from
+// its argument and flags; each run function reads it into the
+// traceOptions its verb works with.
+type traceCommandOptions struct {
+	project string // the --project flag
+	dir     string // --dir; empty: the project's trace directory
+	json    bool
+	limit   int           // list: the newest N (0: all)
+	poll    time.Duration // follow: how often to look
+	since   string
+	until   string
+	verdict string
+	tool    string
+	session string
+	token   string
+	caller  string
+	node    string           // --node H:P: join the node's audit
+	arg     string           // show: SEQ, TOKEN or DEPLOYMENT
+	now     func() time.Time // the clock --since and --until count back from
+}
+
+// runTraceList lists the matching entries.
+func runTraceList(ctx context.Context, o traceCommandOptions, stdout, stderr io.Writer) error {
+	return runTraceVerb(ctx, o, traceList, nil, stdout, stderr)
+}
+
+// runTraceShow shows one entry, one token's chain or one deployment.
+func runTraceShow(ctx context.Context, o traceCommandOptions, stdout, stderr io.Writer) error {
+	return runTraceVerb(ctx, o, traceShow, []string{o.arg}, stdout, stderr)
+}
+
+// runTraceStats counts the matching entries.
+func runTraceStats(ctx context.Context, o traceCommandOptions, stdout, stderr io.Writer) error {
+	return runTraceVerb(ctx, o, traceStats, nil, stdout, stderr)
+}
+
+// runTraceFollow prints entries as they are appended until ctx ends.
+func runTraceFollow(ctx context.Context, o traceCommandOptions, stdout, stderr io.Writer) error {
+	return runTraceVerb(ctx, o, traceFollow, nil, stdout, stderr)
+}
+
+// runTraceVerb checks the filters, finds the trace directory and the node
+// when one is named, and runs do with args.
+func runTraceVerb(ctx context.Context, c traceCommandOptions, do func(ctx context.Context, o *traceOptions, args []string) error, args []string, stdout, stderr io.Writer) error {
+	o := &traceOptions{dir: c.dir, json: c.json, limit: c.limit, poll: c.poll, stdout: stdout, stderr: stderr}
+	if o.limit < 0 {
+		return usagef("--limit must be 0 (all) or more, got %d", o.limit)
+	}
+	now := c.now()
+	var err error
+	if o.filter.Since, err = traceWhen("since", c.since, now); err != nil {
+		return err
+	}
+	if o.filter.Until, err = traceWhen("until", c.until, now); err != nil {
+		return err
+	}
+	if !o.filter.Since.IsZero() && !o.filter.Until.IsZero() && !o.filter.Since.Before(o.filter.Until) {
+		return usagef("--since %s is not before --until %s", c.since, c.until)
+	}
+	if v := c.verdict; v != "" {
+		if o.filter.Verdict, err = trace.ParseVerdict(v); err != nil {
+			return usagef("--verdict: unknown verdict %q; valid: ok, preview, refused, error", v)
+		}
+	}
+	o.filter.Tool, o.filter.Session, o.filter.Token = c.tool, c.session, c.token
+	o.filter.Caller = c.caller
+	if addr := c.node; addr != "" {
+		if o.node, err = traceNodeAudit(c.project, addr); err != nil {
+			return err
+		}
+	}
+	if o.dir == "" {
+		p, _, err := openProjectAt(c.project)
+		if err != nil {
+			return fmt.Errorf("%w (or read a trace directory with --dir DIR)", err)
+		}
+		o.dir = p.TraceDir()
+	}
+	return do(ctx, o, args)
 }
 
 var traceDaysRE = regexp.MustCompile(`^(\d+)d(.*)$`)

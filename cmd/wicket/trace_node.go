@@ -62,12 +62,12 @@ func (a nodeAudit) Audit(ctx context.Context, ids []string) (map[string]json.Raw
 }
 
 // traceNodeAudit connects to the node at addr for reads, with the keys that
-// loadSecrets resolves for the project (environment first), or from the
+// loadSecrets resolves for the project projectFlag names (environment first), or from the
 // environment alone when no project is found.
-func traceNodeAudit(c *cli.Context, addr string) (traceAudit, error) {
+func traceNodeAudit(projectFlag, addr string) (traceAudit, error) {
 	var proj *project.Project
 	where := "the environment"
-	if p, _, err := openProject(c); err == nil {
+	if p, _, err := openProjectAt(projectFlag); err == nil {
 		proj = &p
 		where = "the environment or " + p.SecretsPath()
 	}
