@@ -55,7 +55,7 @@ func BenchmarkSweepCallerShare(b *testing.B) {
 					}
 				}
 				pool.Close()
-				share := caller.Seconds() / max(1e-9, (caller + workers).Seconds())
+				share := caller.Seconds() / max(1e-9, (caller+workers).Seconds())
 				b.ReportMetric(share, fmt.Sprintf("caller-share-%dw", size))
 				addRatio(fmt.Sprintf("ratio sweep caller CPU / the sweep's CPU, %s, %d warm worker(s): %.2f (caller %.0f ms, workers %.0f ms over %d sweeps; fastest: %s)",
 					c.name, size, share, ms(caller), ms(workers), b.N*callerShareRounds*len(c.series), breakdown(best)))
