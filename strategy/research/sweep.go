@@ -99,6 +99,16 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
 	}
 	done, refused := 0, 0
+	// early is the lookahead proof of the best combination so far, started
+	// when a worker of this machine has no chunk left while others run
+	// theirs: when that one stays the winner, its proof is done or under
+	// way by the end. Whatever becomes of it, the sweep waits for it.
+	var early *proof
+	defer func() {
+		if early != nil {
+			<-early.done
+		}
+	}()
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
 	err = l.runTasksOn(ctx, l.underWay(nw), tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
@@ -118,6 +128,11 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			msg += fmt.Sprintf(" (forged cluster answers refused: %d)", refused)
 		}
 		report(progress, Progress{Done: done, Total: p.count, Message: msg})
+		if left := len(tasks) - tm.Chunks; early == nil && l.cfg.Chunks == nil && left > 0 && left < nw {
+			if rk := rankTrials(trials, p.rankBy); len(rk.order) > 0 {
+				early = l.prove(ctx, p, rk.order[0], trials[rk.order[0]].Values)
+			}
+		}
 		return nil, nil
 	})
 	if err != nil {
@@ -151,26 +166,22 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
 	// The winner's lookahead check runs in a worker while this process
-	// computes the overfitting statistics and writes the ledger.
-	type verdict struct {
-		check string
-		err   error
-		took  time.Duration
-	}
-	checked := make(chan verdict, 1)
-	if res.Partial {
-		checked <- verdict{check: "not run: the sweep was cancelled"}
-	} else {
-		go func() {
-			asked := time.Now()
-			c, err := l.checkWinner(ctx, p, win.Values)
-			checked <- verdict{c, err, time.Since(asked)}
-		}()
+	// computes the overfitting statistics and writes the ledger (or ran
+	// already, when the best so far at the tail stayed the winner).
+	var proved *proof
+	switch {
+	case res.Partial:
+		proved = &proof{done: make(chan verdict, 1)}
+		proved.done <- verdict{check: "not run: the sweep was cancelled"}
+	case early != nil && early.index == rk.order[0]:
+		proved, early, tm.ProofEarly = early, nil, true
+	default:
+		proved = l.prove(ctx, p, rk.order[0], win.Values)
 	}
 	clk.lap()
 	after.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
 	tm.After = clk.lap()
-	v := <-checked
+	v := <-proved.done
 	tm.Proof, tm.ProofRun = clk.lap(), v.took
 	if v.err != nil {
 		return SweepResult{}, v.err
@@ -181,6 +192,32 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	timed(sink, tm, start)
 	return res, nil
+}
+
+// proof is a lookahead proof of combination index under way in a
+// worker; done receives its verdict.
+type proof struct {
+	index int
+	done  chan verdict
+}
+
+// verdict is a lookahead proof's outcome, and how long it took.
+type verdict struct {
+	check string
+	err   error
+	took  time.Duration
+}
+
+// prove starts the lookahead proof of p's combination index (values) in
+// a worker (checkWinner).
+func (l *Local) prove(ctx context.Context, p *plan, index int, values map[string]any) *proof {
+	pr := &proof{index: index, done: make(chan verdict, 1)}
+	go func() {
+		asked := time.Now()
+		c, err := l.checkWinner(ctx, p, values)
+		pr.done <- verdict{c, err, time.Since(asked)}
+	}()
+	return pr
 }
 
 // topOf is how many of the best a result lists for a request's top (0:

@@ -45,10 +45,14 @@ type SweepTiming struct {
 	Ledger time.Duration `json:"ledger"`
 	// Proof is the time spent waiting for the winner's lookahead proof
 	// after After; ProofRun the proof's own round trip, which starts
-	// after Rank and runs in a worker beside After.
-	Proof    time.Duration `json:"proof"`
-	ProofRun time.Duration `json:"proof_run"`
-	Total    time.Duration `json:"total"`
+	// after Rank and runs in a worker beside After, or, with ProofEarly,
+	// started before the last chunk's answer: it was the proof of the best
+	// combination so far when a worker ran out of chunks, and that one
+	// stayed the winner.
+	Proof      time.Duration `json:"proof"`
+	ProofRun   time.Duration `json:"proof_run"`
+	ProofEarly bool          `json:"proof_early"`
+	Total      time.Duration `json:"total"`
 }
 
 // TimingEnv names the environment variable that, set to 1, makes every
