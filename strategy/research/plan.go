@@ -67,6 +67,11 @@ type plan struct {
 	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
 	order    []int             // the chunks' order of the combinations (evalOrder); nil: their own
 	asked    time.Duration     // the params request's round trip (SweepTiming.Params)
+	// local is set when the chunks run in this machine's pool, not on a
+	// cluster, whose chunks are also its units of prefetching, of
+	// handing a stuck worker's tail to another and of redoing a lost
+	// worker's share: chunkSizes' floor (worthChunk) is the local pool's.
+	local bool
 
 	// ledgerName is the name its trials are recorded under (LedgerName).
 	ledgerName string
@@ -113,7 +118,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := l.needPool(); err != nil {
 		return nil, err
 	}
-	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy}
+	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy, local: l.cfg.Chunks == nil}
 	if in.ref.Name != "" {
 		p.display = in.ref.Name
 	}
@@ -454,15 +459,20 @@ func (p *plan) combo(i int) map[string]any {
 }
 
 // chunks splits combinations [0, count) into requests over base for
-// workers workers, in the sizes chunkSizes gives for the plan's bars.
+// workers workers, in the sizes chunkSizes gives for the plan's bars
+// (with no floor on a cluster).
 //
 // The chunks take the combinations in p.order (evalOrder's, set by
 // plan); a chunk's trial j at offset off (the combinations of the chunks
 // before it) is combination p.index(off + j).
 func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 	var out []worker.SweepChunk
+	worth := 0
+	if p.local {
+		worth = worthChunk(p.barCount())
+	}
 	lo := 0
-	for _, size := range chunkSizes(p.count, workers, worthChunk(p.barCount())) {
+	for _, size := range chunkSizes(p.count, workers, worth) {
 		req := base
 		req.Combos = make([]map[string]any, 0, size)
 		for i := lo; i < lo+size; i++ {
