@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	for _, line := range benchRatios {
+		fmt.Println(line)
+	}
 	if stdioP50ListTemplates > 0 && httpP50ListTemplates > 0 {
 		fmt.Printf("ratio mcp list_templates p50 over HTTP / stdio, both traced: %.2fx (%v vs %v)\n",
 			float64(httpP50ListTemplates)/float64(stdioP50ListTemplates), httpP50ListTemplates, stdioP50ListTemplates)
@@ -79,12 +83,18 @@ type session struct {
 // startMCP starts `wicket [--project proj] mcp args...` and initializes it.
 func startMCP(t testing.TB, env []string, proj string, args ...string) *session {
 	t.Helper()
+	return startMCPTo(t, testWriter{t}, env, proj, args...)
+}
+
+// startMCPTo is startMCP with the server's stderr sent to stderr.
+func startMCPTo(t testing.TB, stderr io.Writer, env []string, proj string, args ...string) *session {
+	t.Helper()
 	argv := []string{"mcp"}
 	if proj != "" {
 		argv = []string{"--project", proj, "mcp"}
 	}
 	c, err := client.NewStdioMCPClientWithOptions(wicketBin, append(append([]string{}, cleanEnv...), env...), append(argv, args...),
-		transport.WithCommandStderrWriter(testWriter{t}))
+		transport.WithCommandStderrWriter(stderr))
 	if err != nil {
 		t.Fatalf("start wicket mcp: %v", err)
 	}

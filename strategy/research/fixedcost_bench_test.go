@@ -60,13 +60,14 @@ func breakdown(t SweepTiming) string {
 	own := t.Work / n
 	parts := []string{
 		fmt.Sprintf("total %.1f ms = combinations' own %.1f ms (%.1f ms of work over %d workers) + fixed %.1f ms", ms(t.Total), ms(own), ms(t.Work), t.Workers, ms(t.Total-own)),
-		fmt.Sprintf("plan and params request %.1f", ms(t.Plan)),
+		fmt.Sprintf("params request %.1f", ms(t.Params)),
+		fmt.Sprintf("rest of the plan %.1f", ms(t.Plan-t.Params)),
 		fmt.Sprintf("chunks' bars and compiling in the workers %.1f", ms((t.Worker-t.Work)/n)),
 		fmt.Sprintf("pipe and JSON of %d chunks %.1f", t.Chunks, ms((t.Calls-t.Worker)/n)),
 		fmt.Sprintf("idle tail %.1f", ms(t.Run-t.Calls/n)),
 		fmt.Sprintf("rank %.1f", ms(t.Rank)),
-		fmt.Sprintf("PBO and ledger %.1f", ms(t.After)),
-		fmt.Sprintf("waiting for the winner's proof %.1f", ms(t.Proof)),
+		fmt.Sprintf("PBO %.1f (no ledger)", ms(t.After)),
+		fmt.Sprintf("waiting for the winner's proof %.1f (its run %.1f, beside the PBO)", ms(t.Proof), ms(t.ProofRun)),
 	}
 	rest := t.Total - t.Plan - t.Run - t.Rank - t.After - t.Proof
 	parts = append(parts, fmt.Sprintf("other %.1f", ms(rest)))

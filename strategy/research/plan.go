@@ -66,6 +66,12 @@ type plan struct {
 	base     worker.SweepChunk // everything but the range and the combinations
 	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
 	order    []int             // the chunks' order of the combinations (evalOrder); nil: their own
+	asked    time.Duration     // the params request's round trip (SweepTiming.Params)
+	// local is set when the chunks run in this machine's pool, not on a
+	// cluster, whose chunks are also its units of prefetching, of
+	// handing a stuck worker's tail to another and of redoing a lost
+	// worker's share: chunkSizes' floor (worthChunk) is the local pool's.
+	local bool
 
 	// ledgerName is the name its trials are recorded under (LedgerName).
 	ledgerName string
@@ -112,7 +118,7 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := l.needPool(); err != nil {
 		return nil, err
 	}
-	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy}
+	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy, local: l.cfg.Chunks == nil}
 	if in.ref.Name != "" {
 		p.display = in.ref.Name
 	}
@@ -193,8 +199,10 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 			preq.Bars.ShareDir = in.shareDir
 		}
 	}
+	sent := time.Now()
 	go func() {
 		res, err := l.cfg.Pool.Params(ctx, preq)
+		p.asked = time.Since(sent)
 		asked <- knobs{res, err}
 	}()
 	if w, ok := l.cfg.Chunks.(warmer); ok && in.barsInWorker {
@@ -450,31 +458,83 @@ func (p *plan) combo(i int) map[string]any {
 	return c
 }
 
-// chunks splits combinations [0, count) into requests over base, in
-// shrinking sizes (guided scheduling): each takes a share of what is left,
-// so the workers start on large chunks, which amortise a request's
-// overhead, and finish on small ones, which leave no worker idle long;
-// none smaller than an eighth of a worker's share, since past that a
-// chunk's round trip costs more than the balance it buys.
+// chunks splits combinations [0, count) into requests over base for
+// workers workers, in the sizes chunkSizes gives for the plan's bars
+// (with no floor on a cluster).
 //
 // The chunks take the combinations in p.order (evalOrder's, set by
 // plan); a chunk's trial j at offset off (the combinations of the chunks
 // before it) is combination p.index(off + j).
 func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 	var out []worker.SweepChunk
-	least := max(1, p.count/(8*workers))
-	for lo := 0; lo < p.count; {
-		size := max(least, min(maxChunk, (p.count-lo+2*workers-1)/(2*workers)))
+	worth := 0
+	if p.local {
+		worth = worthChunk(p.barCount())
+	}
+	lo := 0
+	for _, size := range chunkSizes(p.count, workers, worth) {
 		req := base
-		hi := min(p.count, lo+size)
-		req.Combos = make([]map[string]any, 0, hi-lo)
-		for i := lo; i < hi; i++ {
+		req.Combos = make([]map[string]any, 0, size)
+		for i := lo; i < lo+size; i++ {
 			req.Combos = append(req.Combos, p.combo(p.index(i)))
 		}
 		out = append(out, req)
-		lo = hi
+		lo += size
 	}
 	return out
+}
+
+// chunkSizes cuts count combinations into chunks for workers workers. It
+// takes them in shrinking sizes (guided scheduling): each takes a share of
+// what is left, so the workers start on large chunks, which amortise a
+// request's overhead, and finish on small ones, which leave no worker idle
+// long; none smaller than an eighth of a worker's share, since past that a
+// chunk's round trip costs more than the balance it buys. But a chunk of
+// fewer than worth combinations (worthChunk: under minWorkerShare of work)
+// costs more in its round trip, its compiling and the worker's wait for
+// the next than it buys in balance or progress, so where guided scheduling
+// would cut such chunks the combinations are cut into equal chunks of at
+// least worth each instead, as many as make whole rounds of the workers:
+// a small sweep on one worker is one chunk.
+func chunkSizes(count, workers, worth int) []int {
+	if count <= 0 {
+		return nil
+	}
+	workers = max(1, workers)
+	least := max(1, count/(8*workers))
+	if worth > least {
+		n := max(1, count/worth)
+		if n >= workers {
+			n -= n % workers
+		}
+		sizes := make([]int, n)
+		for i := range sizes {
+			sizes[i] = count / n
+			if i < count%n {
+				sizes[i]++
+			}
+		}
+		return sizes
+	}
+	var sizes []int
+	for lo := 0; lo < count; {
+		size := min(count-lo, max(least, min(maxChunk, (count-lo+2*workers-1)/(2*workers))))
+		sizes = append(sizes, size)
+		lo += size
+	}
+	return sizes
+}
+
+// worthChunk is the fewest combinations over bars bars worth a chunk of
+// their own: minWorkerShare of work, as sweepWork estimates it (a worker
+// is given no less; a chunk needs no more). 0, no floor, when the bars are
+// not known.
+func worthChunk(bars int) int {
+	if bars <= 0 {
+		return 0
+	}
+	per := sweepWork(1, bars)
+	return int((minWorkerShare + per - 1) / per)
 }
 
 // index is the combination evaluated at position pos of the chunks.
@@ -539,5 +599,7 @@ func evalOrder(count int, axes [][]any, cols int) []int {
 // sweep a short series in blocks.
 var workerMemo int64 = worker.MemoBytes
 
-// maxChunk bounds a chunk, so progress and cancellation stay fine-grained.
+// maxChunk bounds a chunk of guided scheduling, so progress and
+// cancellation stay fine-grained (a chunk of worthChunk's size takes
+// about minWorkerShare however many combinations that is).
 const maxChunk = 64

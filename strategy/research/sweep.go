@@ -48,6 +48,11 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	clk := clock{now: time.Now, last: time.Now()}
 	start := clk.last
 	var tm SweepTiming
+	sink := l.timing()
+	after := l // afterSweep's Local: its ledger calls timed when someone reads tm
+	if sink != nil {
+		after = l.timedLedger(&tm.Ledger)
+	}
 	// The workers of this machine share one read-only copy of the bars,
 	// in a directory of this sweep's (the mappings outlive the file).
 	share := ""
@@ -88,12 +93,22 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		nw = workersFor(sweepWork(p.count, p.barCount()), nw)
 	}
 	tasks := p.chunks(p.base, nw)
-	tm.Workers, tm.Combinations, tm.Bars, tm.Plan = nw, p.count, p.barCount(), clk.lap()
+	tm.Workers, tm.Combinations, tm.Bars, tm.Plan, tm.Params = nw, p.count, p.barCount(), clk.lap(), p.asked
 	offsets := make([]int, len(tasks))
 	for i := 1; i < len(tasks); i++ {
 		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
 	}
 	done, refused := 0, 0
+	// early is the lookahead proof of the best combination so far, started
+	// when a worker of this machine has no chunk left while others run
+	// theirs: when that one stays the winner, its proof is done or under
+	// way by the end. Whatever becomes of it, the sweep waits for it.
+	var early *proof
+	defer func() {
+		if early != nil {
+			<-early.done
+		}
+	}()
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
 	err = l.runTasksOn(ctx, l.underWay(nw), tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
@@ -113,6 +128,11 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			msg += fmt.Sprintf(" (forged cluster answers refused: %d)", refused)
 		}
 		report(progress, Progress{Done: done, Total: p.count, Message: msg})
+		if left := len(tasks) - tm.Chunks; early == nil && l.cfg.Chunks == nil && left > 0 && left < nw {
+			if rk := rankTrials(trials, p.rankBy); len(rk.order) > 0 {
+				early = l.prove(ctx, p, rk.order[0], trials[rk.order[0]].Values)
+			}
+		}
 		return nil, nil
 	})
 	if err != nil {
@@ -137,34 +157,32 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		if !res.Partial && rk.failed > 0 {
 			return SweepResult{}, errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
 		}
-		l.afterSweep(ctx, p, trials, nil, req.DeflateBy, &res)
+		after.afterSweep(ctx, p, trials, nil, req.DeflateBy, &res)
 		tm.After = clk.lap()
-		l.timed(tm, start)
+		timed(sink, tm, start)
 		return res, nil
 	}
 	res.listTop(rk, trials, p.rankBy, top, req.Top)
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
 	// The winner's lookahead check runs in a worker while this process
-	// computes the overfitting statistics and writes the ledger.
-	type verdict struct {
-		check string
-		err   error
-	}
-	checked := make(chan verdict, 1)
-	if res.Partial {
-		checked <- verdict{check: "not run: the sweep was cancelled"}
-	} else {
-		go func() {
-			c, err := l.checkWinner(ctx, p, win.Values)
-			checked <- verdict{c, err}
-		}()
+	// computes the overfitting statistics and writes the ledger (or ran
+	// already, when the best so far at the tail stayed the winner).
+	var proved *proof
+	switch {
+	case res.Partial:
+		proved = &proof{done: make(chan verdict, 1)}
+		proved.done <- verdict{check: "not run: the sweep was cancelled"}
+	case early != nil && early.index == rk.order[0]:
+		proved, early, tm.ProofEarly = early, nil, true
+	default:
+		proved = l.prove(ctx, p, rk.order[0], win.Values)
 	}
 	clk.lap()
-	l.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
+	after.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
 	tm.After = clk.lap()
-	v := <-checked
-	tm.Proof = clk.lap()
+	v := <-proved.done
+	tm.Proof, tm.ProofRun = clk.lap(), v.took
 	if v.err != nil {
 		return SweepResult{}, v.err
 	}
@@ -172,16 +190,34 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
-	l.timed(tm, start)
+	timed(sink, tm, start)
 	return res, nil
 }
 
-// timed hands tm, its total since start, to Config.Timing.
-func (l *Local) timed(tm SweepTiming, start time.Time) {
-	if l.cfg.Timing != nil {
-		tm.Total = time.Since(start)
-		l.cfg.Timing(tm)
-	}
+// proof is a lookahead proof of combination index under way in a
+// worker; done receives its verdict.
+type proof struct {
+	index int
+	done  chan verdict
+}
+
+// verdict is a lookahead proof's outcome, and how long it took.
+type verdict struct {
+	check string
+	err   error
+	took  time.Duration
+}
+
+// prove starts the lookahead proof of p's combination index (values) in
+// a worker (checkWinner).
+func (l *Local) prove(ctx context.Context, p *plan, index int, values map[string]any) *proof {
+	pr := &proof{index: index, done: make(chan verdict, 1)}
+	go func() {
+		asked := time.Now()
+		c, err := l.checkWinner(ctx, p, values)
+		pr.done <- verdict{c, err, time.Since(asked)}
+	}()
+	return pr
 }
 
 // topOf is how many of the best a result lists for a request's top (0:
@@ -456,41 +492,4 @@ func (l *Local) estimate(ctx context.Context, p *plan, res SweepResult) (SweepRe
 	est.Note = fmt.Sprintf("measured on one combination (%s) with a cold indicator cache (reading the bars counts only where that worker had not read them yet) and spread over %d workers; "+
 		"combinations that share indicators usually run faster than this", fmtParams(req.Combos[0]), workers)
 	return res, nil
-}
-
-// SweepTiming is where a single-series sweep's time went, for Config.Timing:
-// the caller's phases one after another, and within Chunks what the
-// workers reported of their share.
-type SweepTiming struct {
-	Workers      int // workers the chunks ran on
-	Combinations int
-	Bars         int
-	Chunks       int // chunks answered
-	// Plan is resolving and validating the request and the params
-	// request (the strategy compiled and, by the worker, the bars read).
-	Plan time.Duration
-	// Run is from the first chunk handed out to the last answer.
-	Run time.Duration
-	// Calls sums the chunks' round trips; Worker the part of them the
-	// workers spent on the chunks, and Work the part of that the
-	// combinations themselves took (summed over the workers).
-	Calls, Worker, Work time.Duration
-	// Rank is ranking the trials; After the overfitting statistics and
-	// the ledger (side by side); Proof the time spent waiting for the
-	// winner's lookahead proof after them.
-	Rank, After, Proof time.Duration
-	Total              time.Duration
-}
-
-// clock times a sweep's phases for Config.Timing.
-type clock struct {
-	now  func() time.Time
-	last time.Time
-}
-
-func (c *clock) lap() time.Duration {
-	t := c.now()
-	d := t.Sub(c.last)
-	c.last = t
-	return d
 }

@@ -33,13 +33,15 @@ func TestWorkersFor(t *testing.T) {
 }
 
 // TestSweepWorkersFollowTheirWork: on a pool of two, the demo's
-// 100-combination sweep over 17,544 bars runs on one worker, and never
-// starts the second, and a 250-combination one runs on both, as
-// workersFor says.
+// 100-combination sweep over 17,544 bars runs on one worker in one chunk,
+// and never starts the second, and a 250-combination one runs on both, a
+// chunk each, as workersFor and chunkSizes say.
 func TestSweepWorkersFollowTheirWork(t *testing.T) {
-	var workers []int
+	var workers, chunks []int
 	pool := newPool(t, 2)
-	l := NewLocal(Config{Project: demoProject(t), Pool: pool, Timing: func(tm SweepTiming) { workers = append(workers, tm.Workers) }})
+	l := NewLocal(Config{Project: demoProject(t), Pool: pool, Timing: func(tm SweepTiming) {
+		workers, chunks = append(workers, tm.Workers), append(chunks, tm.Chunks)
+	}})
 	small := Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}
 	for i, g := range []Grid{small, twoWorkerGrid} {
 		if _, err := l.Sweep(ctxT(t), SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1h", Grid: g}, nil); err != nil {
@@ -51,6 +53,9 @@ func TestSweepWorkersFollowTheirWork(t *testing.T) {
 	}
 	if len(workers) != 2 || workers[0] != 1 || workers[1] != 2 {
 		t.Errorf("the sweeps ran on %v workers, want [1 2]", workers)
+	}
+	if len(chunks) != 2 || chunks[0] != 1 || chunks[1] != 2 {
+		t.Errorf("the sweeps ran in %v chunks, want [1 2]", chunks)
 	}
 }
 

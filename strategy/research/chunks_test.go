@@ -1,0 +1,56 @@
+package research
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestChunkSizes: a sweep whose chunks guided scheduling would cut below
+// minWorkerShare of work is cut into few equal chunks, whole rounds of
+// the workers (a small sweep on one worker is one chunk); a large one
+// keeps guided scheduling's shrinking chunks, more of them than workers.
+func TestChunkSizes(t *testing.T) {
+	guided := func(count, workers int) []int { return chunkSizes(count, workers, 0) }
+	for _, c := range []struct {
+		name           string
+		count, workers int
+		bars           int
+		want           []int
+	}{
+		{"the demo's sweep on one worker", 100, 1, 17_544, []int{100}},
+		{"250 combinations over hourly bars on two", 250, 2, 17_544, []int{125, 125}},
+		{"400 combinations over hourly bars on one", 400, 1, 17_544, []int{134, 133, 133}},
+		{"1,000 over hourly bars on two", 1000, 2, 17_544, []int{125, 125, 125, 125, 125, 125, 125, 125}},
+		{"one combination", 1, 2, 17_544, []int{1}},
+		{"100 combinations over a million bars on two", 100, 2, 1_000_000, guided(100, 2)},
+		{"bars not known", 100, 1, 0, guided(100, 1)},
+	} {
+		got := chunkSizes(c.count, c.workers, worthChunk(c.bars))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: chunks %v, want %v", c.name, got, c.want)
+		}
+	}
+	if g := guided(100, 2); len(g) < 4 || g[0] <= g[len(g)-1] {
+		t.Errorf("guided scheduling of a million-bar sweep on two workers: %v, want shrinking chunks, at least two a worker", g)
+	}
+	if got := worthChunk(17_544); got != 114 {
+		t.Errorf("worthChunk(17,544) = %d, want 114 (40 ms at 20 ns a bar)", got)
+	}
+	// Whatever the sizes, every combination is in exactly one chunk.
+	for _, count := range []int{0, 1, 7, 100, 250, 999, 5000} {
+		for _, workers := range []int{1, 2, 3, 8} {
+			for _, worth := range []int{0, 1, 50, 114, 2000, 10_000} {
+				sum := 0
+				for _, s := range chunkSizes(count, workers, worth) {
+					if s <= 0 {
+						t.Fatalf("chunkSizes(%d, %d, %d) has a chunk of %d", count, workers, worth, s)
+					}
+					sum += s
+				}
+				if sum != count {
+					t.Fatalf("chunkSizes(%d, %d, %d) covers %d combinations", count, workers, worth, sum)
+				}
+			}
+		}
+	}
+}
