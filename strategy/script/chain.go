@@ -95,6 +95,15 @@ func chainable(f *syntax.File, forbidden func(string) bool) bool {
 	bad := func(name string) bool { return loaded[name] || forbidden(name) }
 	ok, setups := true, 0
 	var walk func(n syntax.Node, inSetup bool)
+	// walkFn walks a def or lambda other than setup: nothing in it is setup's.
+	walkFn := func(params []syntax.Expr, body ...syntax.Node) {
+		for _, p := range params {
+			walk(p, false)
+		}
+		for _, b := range body {
+			walk(b, false)
+		}
+	}
 	walk = func(n syntax.Node, inSetup bool) {
 		syntax.Walk(n, func(m syntax.Node) bool {
 			if !ok {
@@ -104,16 +113,17 @@ func chainable(f *syntax.File, forbidden func(string) bool) bool {
 			case *syntax.LoadStmt:
 				return false
 			case *syntax.DefStmt:
-				if m == n {
-					return true // the def being walked
+				if m.Name.Name == "setup" {
+					ok = false
 				}
-				walk(m, false)
+				body := make([]syntax.Node, len(m.Body))
+				for i, b := range m.Body {
+					body[i] = b
+				}
+				walkFn(m.Params, body...)
 				return false
 			case *syntax.LambdaExpr:
-				if syntax.Node(m) == n {
-					return true
-				}
-				walk(m, false)
+				walkFn(m.Params, m.Body)
 				return false
 			case *syntax.Ident:
 				if m.Name == "setup" || (!inSetup && bad(m.Name)) {
