@@ -40,7 +40,8 @@ import (
 //   - encodeValue refuses, at each snapshot, a state it cannot copy and
 //     compare exactly: a series on_bar made (not setup's or a bar column),
 //     a function or builtin kept on ctx (it may close over state the copy
-//     cannot see), any other type; that cut restarts.
+//     cannot see), any other type, more than snapshotValues values; that
+//     cut restarts.
 //
 // For the rest, by induction over the bars, the prefix run's state at
 // every bar before the cut is the full run's, and so are its decisions:
@@ -161,8 +162,14 @@ type encoded struct {
 	fields []string // the top level (ctx's fields): their names, elems their values
 }
 
+// snapshotValues bounds the values one snapshot copies: a state that grows
+// with the bars (a list of every close) would otherwise be copied at every
+// snapshot point; past the bound that cut restarts instead.
+const snapshotValues = 1 << 14
+
 // snapshotCtx copies c's fields, or returns nil when one cannot be copied.
 func snapshotCtx(c *Ctx, origin map[*Series]int) *encoded {
+	budget := snapshotValues
 	names := make([]string, 0, len(c.fields))
 	for k := range c.fields {
 		names = append(names, k)
@@ -170,7 +177,7 @@ func snapshotCtx(c *Ctx, origin map[*Series]int) *encoded {
 	slices.Sort(names)
 	e := &encoded{kind: 'c', fields: names, elems: make([]*encoded, len(names))}
 	for i, k := range names {
-		if e.elems[i] = encodeValue(c.fields[k], c.r, origin, 0); e.elems[i] == nil {
+		if e.elems[i] = encodeValue(c.fields[k], c.r, origin, 0, &budget); e.elems[i] == nil {
 			return nil
 		}
 	}
@@ -178,8 +185,8 @@ func snapshotCtx(c *Ctx, origin map[*Series]int) *encoded {
 }
 
 // encodeValue copies v, or returns nil (see the proof's argument above).
-func encodeValue(v starlark.Value, r *run, origin map[*Series]int, depth int) *encoded {
-	if depth > 32 {
+func encodeValue(v starlark.Value, r *run, origin map[*Series]int, depth int, budget *int) *encoded {
+	if *budget--; depth > 32 || *budget < 0 {
 		return nil
 	}
 	seq := func(kind byte, it starlark.Iterable, n int) *encoded {
@@ -188,7 +195,7 @@ func encodeValue(v starlark.Value, r *run, origin map[*Series]int, depth int) *e
 		defer iter.Done()
 		var x starlark.Value
 		for iter.Next(&x) {
-			c := encodeValue(x, r, origin, depth+1)
+			c := encodeValue(x, r, origin, depth+1, budget)
 			if c == nil {
 				return nil
 			}
@@ -208,7 +215,7 @@ func encodeValue(v starlark.Value, r *run, origin map[*Series]int, depth int) *e
 	case *starlark.Dict:
 		e := &encoded{kind: 'd', elems: make([]*encoded, 0, 2*v.Len())}
 		for _, kv := range v.Items() {
-			k, x := encodeValue(kv[0], r, origin, depth+1), encodeValue(kv[1], r, origin, depth+1)
+			k, x := encodeValue(kv[0], r, origin, depth+1, budget), encodeValue(kv[1], r, origin, depth+1, budget)
 			if k == nil || x == nil {
 				return nil
 			}

@@ -222,3 +222,30 @@ func TestChainable(t *testing.T) {
 		}
 	}
 }
+
+// TestChainedProofBoundsSnapshots: a state that grows with the bars is
+// copied while it is small; past snapshotValues its cuts restart, and the
+// proof still passes the honest run.
+func TestChainedProofBoundsSnapshots(t *testing.T) {
+	const n = 3 * snapshotValues
+	src := "def setup(ctx):\n    ctx.hist = []\n" +
+		"def on_bar(ctx):\n    ctx.hist.append(ctx.close[0])\n    if len(ctx.hist) > 2 and ctx.hist[-1] > ctx.hist[-2]:\n        ctx.target(1.0)\n    else:\n        ctx.flat()\n"
+	s := mustLoad(t, src, Options{})
+	bars := SmokeBars(n)
+	tr := stepAll(t, s, bars)
+	seed := s.ProofSeed(bars)
+	late := 0
+	for _, c := range append(PrefixCuts(n, s.Warmup()), DrawnPrefixCuts(n, s.Warmup(), seed)...) {
+		if c-chainWindow >= snapshotValues {
+			late++
+		}
+		if tr.chain.snaps[max(0, c-chainWindow)] == nil && c-chainWindow < snapshotValues-1 {
+			t.Fatalf("no snapshot before bar %d, where the state is small", c-chainWindow)
+		}
+	}
+	check, chained, err := s.checkLookahead(bg(t), bars, tr, seed)
+	cuts := len(PrefixCuts(n, s.Warmup())) + len(DrawnPrefixCuts(n, s.Warmup(), seed))
+	if err != nil || !Passed(check) || late == 0 || chained != cuts-late {
+		t.Fatalf("%q: %d of %d chained, %d late cuts, %v", check, chained, cuts, late, err)
+	}
+}
