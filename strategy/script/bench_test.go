@@ -196,3 +196,67 @@ func BenchmarkLookaheadProof(b *testing.B) {
 		reportRatio(b, "lookahead proof on/off "+m.name, float64(m.p.on)/float64(m.p.off))
 	}
 }
+
+// BenchmarkOnBarChainedProof is the sma_cross_bar template over 1,000,000
+// bars, recorded, then its lookahead proof chained (chain.go) and, for
+// comparison, restarting every prefix run from bar 0. It prints the run
+// with the chained proof in bars per CPU second against issue 30's goal of
+// 1M, and the CPU time of the chained proof over the restarting one.
+func BenchmarkOnBarChainedProof(b *testing.B) {
+	const n = 1_000_000
+	bars := SmokeBars(n)
+	s, err := Load(bg(b), Source{Name: "sma_cross_bar.star", Text: templateSource(b, "sma_cross_bar")}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !s.chain {
+		b.Fatal("the template does not chain its proof")
+	}
+	var run, chained, restart time.Duration
+	for b.Loop() {
+		cpu := processCPU()
+		st, err := s.Begin(bg(b), bars)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st.Record()
+		acct := strategy.Account{Cash: 10000, Equity: 10000}
+		for i := 0; i < n; i++ {
+			in, err := st.Step(i, acct)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if in.Kind == strategy.Target {
+				acct.Position = in.Value * acct.Equity / bars.Close[i]
+			}
+		}
+		st.Close()
+		tr, ok := st.Trace()
+		if !ok {
+			b.Fatal("no trace")
+		}
+		seed := s.ProofSeed(bars)
+		proof := func(chain bool, d *time.Duration) {
+			s.chain = chain
+			t := processCPU()
+			check, k, err := s.checkLookahead(bg(b), bars, tr, seed)
+			if err != nil || !Passed(check) || (k > 0) != chain {
+				b.Fatalf("%q, %d chained, %v", check, k, err)
+			}
+			*d += processCPU() - t
+		}
+		run += processCPU() - cpu
+		proof(true, &chained)
+		proof(false, &restart)
+		s.chain = true
+	}
+	if run <= 0 || chained <= 0 {
+		b.Skip("no process CPU time on this platform")
+	}
+	perSec := float64(n) * float64(b.N) / (run + chained).Seconds()
+	b.ReportMetric(perSec, "bars/cpu-s")
+	fmt.Printf("on_bar with chained proof: %.0f bars/cpu-s (%.0f without the proof), proof %.1f ms chained, %.1f ms restarting\n",
+		perSec, float64(n)*float64(b.N)/run.Seconds(), float64(chained.Microseconds())/1000/float64(b.N), float64(restart.Microseconds())/1000/float64(b.N))
+	reportRatio(b, "on_bar with chained proof bars/cpu-s / 1M goal", perSec/1e6)
+	reportRatio(b, "on_bar proof chained/restarting cpu", float64(chained)/float64(restart))
+}

@@ -96,6 +96,7 @@ type Strategy struct {
 	warmup  atomic.Int64
 
 	signals, setup, onBar *starlark.Function
+	chain                 bool // on_bar's lookahead proof may chain (chain.go)
 
 	// universe and rebalance are a portfolio strategy's (universe.go).
 	universe  []string
@@ -153,6 +154,16 @@ var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: t
 // proof must catch. Production code never assigns it, so a strategy can
 // name only ta, param, math and Starlark's own built-ins.
 var testPredeclared starlark.StringDict
+
+// testTrusted are the testPredeclared names the chained proof treats as
+// wicket's own reads (chain.go), so a test can plant a hole in them.
+var testTrusted = map[string]bool{}
+
+// untrusted are the names whose use outside setup keeps an on_bar
+// strategy on the restarting proof (chain.go).
+func untrusted(name string) bool {
+	return name == "ta" || (testPredeclared.Has(name) && !testTrusted[name])
+}
 
 // predeclared names for strategies and indicators (param is added per load).
 func predeclared(p *params) starlark.StringDict {
@@ -268,6 +279,7 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	if err := s.entryPoints(globals); err != nil {
 		return nil, err
 	}
+	s.chain = s.style == StyleOnBar && chainable(f, untrusted)
 	if err := s.readUniverse(globals); err != nil {
 		return nil, err
 	}

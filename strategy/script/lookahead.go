@@ -47,6 +47,7 @@ type Trace struct {
 	// agree too: that catches a leak on a bar where the final decision
 	// happens not to change.
 	series []*Series
+	chain  *chainTrace // nil: every prefix run restarts
 }
 
 // PrefixCuts are the prefix lengths the proof runs for n bars and a
@@ -186,27 +187,35 @@ func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full 
 
 // CheckLookaheadSeed is CheckLookahead with the drawn cuts of seed.
 func (s *Strategy) CheckLookaheadSeed(ctx context.Context, bars strategy.Bars, full Trace, seed uint64) (string, error) {
+	check, _, err := s.checkLookahead(ctx, bars, full, seed)
+	return check, err
+}
+
+// checkLookahead is CheckLookaheadSeed; chained is how many prefix runs
+// of an on_bar strategy were chained (chain.go).
+func (s *Strategy) checkLookahead(ctx context.Context, bars strategy.Bars, full Trace, seed uint64) (check string, chained int, err error) {
 	n := bars.Len()
 	fixed := PrefixCuts(n, s.Warmup())
 	drawn := DrawnPrefixCuts(n, s.Warmup(), seed)
 	cuts := append(slices.Clone(fixed), drawn...)
 	if len(cuts) == 0 {
-		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), nil
+		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), 0, nil
 	}
 	switch s.style {
 	case StyleSignals:
 		if full.Signals == nil {
-			return "", fmt.Errorf("lookahead check: no signals recorded for a signals-style strategy")
+			return "", 0, fmt.Errorf("lookahead check: no signals recorded for a signals-style strategy")
 		}
 	default:
 		// The engine stops calling on_bar once the account is bust: a
 		// trace may end early, and the bars it decided are the ones to check.
 		if m := len(full.Intents); m != len(full.Accounts) || m == 0 || m > n {
-			return "", fmt.Errorf("lookahead check: %d recorded intents and %d accounts for %d bars; on_bar must be stepped through the bars in order from the first (Stepper.Record before the first Step)", len(full.Intents), len(full.Accounts), n)
+			return "", 0, fmt.Errorf("lookahead check: %d recorded intents and %d accounts for %d bars; on_bar must be stepped through the bars in order from the first (Stepper.Record before the first Step)", len(full.Intents), len(full.Accounts), n)
 		}
 	}
 	diffs := make([]*difference, len(cuts))
 	errs := make([]error, len(cuts))
+	chain := make([]bool, len(cuts))
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
 	for k, c := range cuts {
@@ -217,14 +226,17 @@ func (s *Strategy) CheckLookaheadSeed(ctx context.Context, bars strategy.Bars, f
 			if s.style == StyleSignals {
 				diffs[k], errs[k] = s.prefixSignals(ctx, bars, c, full)
 			} else {
-				diffs[k], errs[k] = s.prefixOnBar(ctx, bars, c, full)
+				diffs[k], chain[k], errs[k] = s.prefixOnBar(ctx, bars, c, full)
 			}
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
+	for k, err := range errs {
 		if err != nil {
-			return "", err // the first: they are likely one cause (a cancellation)
+			return "", 0, err // the first: they are likely one cause (a cancellation)
+		}
+		if chain[k] {
+			chained++
 		}
 	}
 	var first *difference
@@ -234,9 +246,9 @@ func (s *Strategy) CheckLookaheadSeed(ctx context.Context, bars strategy.Bars, f
 		}
 	}
 	if first != nil {
-		return "", s.lookaheadError(bars, first)
+		return "", chained, s.lookaheadError(bars, first)
 	}
-	return LookaheadPassed(len(fixed), len(drawn), seed), nil
+	return LookaheadPassed(len(fixed), len(drawn), seed), chained, nil
 }
 
 func (s *Strategy) lookaheadError(bars strategy.Bars, d *difference) *Error {
@@ -301,23 +313,48 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 	return first, nil
 }
 
-func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
+// prefixOnBar runs on_bar over the first cut bars and compares it with the
+// full run: chained (from the full run's state chainWindow bars before the
+// cut, and comparing the state at the cut; see chain.go) where the trace
+// allows it, else from bar 0. chained says which.
+func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int, full Trace) (d *difference, chained bool, err error) {
 	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
 	if err != nil {
-		return prefixError(err, cut)
+		d, err = prefixError(err, cut)
+		return d, false, err
 	}
 	defer st.Close()
 	first := seriesDifference(full.series, st.r.built, cut)
-	for i := 0; i < min(cut, len(full.Intents)) && (first == nil || i < first.bar); i++ {
-		in, err := st.Step(i, full.Accounts[i])
-		if err != nil {
-			return prefixError(err, cut)
-		}
-		if want := full.Intents[i]; in.Kind != want.Kind || !same(in.Value, want.Value) || in.Exits != want.Exits {
-			return &difference{bar: i, output: "the intent", full: intentText(want), pre: intentText(in), cut: cut}, nil
+	from, steps := 0, min(cut, len(full.Intents))
+	var end *encoded
+	if ch := full.chain; ch != nil && s.chain {
+		a := max(0, cut-chainWindow)
+		if start := ch.snaps[a]; start != nil && a < steps && start.restore(st.ctx) {
+			from, chained, end = a, true, ch.snaps[cut]
 		}
 	}
-	return first, nil
+	for i := from; i < steps && (first == nil || i < first.bar); i++ {
+		in, err := st.Step(i, full.Accounts[i])
+		if err != nil {
+			d, err = prefixError(err, cut)
+			return d, chained, err
+		}
+		if want := full.Intents[i]; in.Kind != want.Kind || !same(in.Value, want.Value) || in.Exits != want.Exits {
+			return &difference{bar: i, output: "the intent", full: intentText(want), pre: intentText(in), cut: cut}, chained, nil
+		}
+	}
+	if end != nil && steps == cut && (first == nil || first.bar >= cut) {
+		// The state on_bar leaves for the bars after the cut: what the
+		// full run carried past it must be what the prefix run had.
+		pre := snapshotCtx(st.ctx, originOf(st.r.built))
+		if pre == nil {
+			return &difference{bar: cut - 1, output: "the state on ctx after on_bar", full: "a state of plain values and setup's series", pre: "a state holding other values", cut: cut}, chained, nil
+		}
+		if d := stateDifference(end, pre, cut-1, cut); d != nil {
+			return d, chained, nil
+		}
+	}
+	return first, chained, nil
 }
 
 // seriesDifference compares the series two runs computed, in order, on
@@ -421,6 +458,35 @@ func intentText(in strategy.Intent) string {
 // Call it before the first Step; Trace returns what was kept.
 func (st *Stepper) Record() {
 	st.rec = &Trace{Accounts: make([]strategy.Account, 0, st.r.n), Intents: make([]strategy.Intent, 0, st.r.n), series: st.r.built}
+	if !st.s.chain {
+		return
+	}
+	n, w := st.r.n, st.s.Warmup()
+	cuts := append(PrefixCuts(n, w), DrawnPrefixCuts(n, w, st.s.ProofSeed(*st.r.bars))...)
+	st.snapAt, st.snapNext = chainPoints(cuts), 0
+	st.origin = originOf(st.r.built)
+	st.rec.chain = &chainTrace{snaps: make(map[int]*encoded, len(st.snapAt))}
+}
+
+// originOf maps each series setup computed to its place in built.
+func originOf(built []*Series) map[*Series]int {
+	m := make(map[*Series]int, len(built))
+	for k, s := range built {
+		if _, dup := m[s]; !dup {
+			m[s] = k
+		}
+	}
+	return m
+}
+
+// snapshot keeps the state before bar i for the chained proof, when the
+// bars so far were stepped once each in order.
+func (st *Stepper) snapshot(i int) {
+	st.snapNext++
+	if st.rec == nil || st.recBroken || i != len(st.rec.Intents) {
+		return
+	}
+	st.rec.chain.snaps[i] = snapshotCtx(st.ctx, st.origin)
 }
 
 // Trace is what Record kept; ok is false when Record was not called or

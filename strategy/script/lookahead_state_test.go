@@ -20,8 +20,9 @@ func barCount(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 // TestProofCatchesLeakCarriedInState: a leak that enters the strategy's
 // own state (a ctx field set in on_bar) at an early bar and shows in a
 // decision only many bars and several cuts later is caught, at the first
-// bar it shows in. This is why every prefix run starts again from bar 0:
-// a prefix run resumed from the full run's state at an earlier cut would
+// bar it shows in. This is why a strategy whose on_bar calls a host
+// function restarts every prefix run from bar 0 (chainable, chain.go): a
+// prefix run resumed from the full run's state at an earlier cut would
 // carry the full run's value of the field (the leaked one) and agree with
 // the full run on every later bar, so it would pass this strategy.
 func TestProofCatchesLeakCarriedInState(t *testing.T) {
@@ -33,6 +34,9 @@ func TestProofCatchesLeakCarriedInState(t *testing.T) {
 		"    if ctx.index == 10:\n        ctx.memo = barcount()\n" +
 		"    if ctx.index >= 600:\n        ctx.target(100.0 / ctx.memo)\n"
 	s := mustLoad(t, src, Options{})
+	if s.chain {
+		t.Fatal("a strategy calling a host function in on_bar must not chain its proof")
+	}
 	if cuts := PrefixCuts(n, s.Warmup()); cuts[len(cuts)-2] >= 600 || cuts[len(cuts)-1] <= 600 {
 		t.Fatalf("cuts %v: the test wants the last cut alone past bar 600, so that only a run from bar 0 over it sees the leak", cuts)
 	}

@@ -562,6 +562,12 @@ type Stepper struct {
 
 	rec       *Trace // see Record
 	recBroken bool
+	// The bars before which Record snapshots the state for the chained
+	// proof (chain.go), the next of them, and where setup's series are in
+	// the run's built.
+	snapAt   []int
+	snapNext int
+	origin   map[*Series]int
 }
 
 // Begin runs setup(ctx) over bars and returns the stepper for on_bar. The
@@ -618,6 +624,9 @@ func (st *Stepper) Step(i int, acct strategy.Account) (strategy.Intent, error) {
 	}
 	if i < 0 || i >= st.r.n {
 		return strategy.Intent{}, fmt.Errorf("step: bar %d is outside the %d bars of this run", i, st.r.n)
+	}
+	if st.snapNext < len(st.snapAt) && st.snapAt[st.snapNext] == i {
+		st.snapshot(i)
 	}
 	if i < st.warmup {
 		st.record(i, acct, strategy.Intent{})
