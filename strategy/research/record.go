@@ -116,15 +116,16 @@ func clean(s string) string {
 	return s
 }
 
-// costsJSON is a row's costs.
-func costsJSON(s Settings, fill string) json.RawMessage {
-	b, _ := json.Marshal(struct {
-		Capital     string  `json:"capital"`
-		FeeBps      float64 `json:"fee_bps"`
-		SlippageBps float64 `json:"slippage_bps"`
-		Fill        string  `json:"fill,omitempty"`
-	}{s.Capital, s.FeeBps, s.SlippageBps, fill})
-	return b
+// backtestCosts is a backtest's costs from its report: the settings it
+// echoes, and rc, the costs beyond fee and slippage it charged.
+func backtestCosts(capital string, fee, slip float64, fill, rule string, rc LedgerCosts) LedgerCosts {
+	rc.Capital, rc.FeeBps, rc.SlippageBps, rc.Fill, rc.Intrabar = capital, fee, slip, fill, intrabarText(rule)
+	return rc
+}
+
+// ledgerCosts is the costs p's trials run under.
+func (p *plan) ledgerCosts() LedgerCosts {
+	return ledgerCostsOf(p.settings, p.base.Intrabar, p.base.CostOptions)
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -147,7 +148,16 @@ func BacktestRow(ctx context.Context, strategy, source, series string, report js
 			FeeBps      float64         `json:"fee_bps"`
 			SlippageBps float64         `json:"slippage_bps"`
 			Fill        string          `json:"fill"`
+			Intrabar    string          `json:"intrabar"`
 			Params      json.RawMessage `json:"params"`
+			Costs       struct {
+				Funding           bool     `json:"funding"`
+				BorrowRate        *float64 `json:"borrow_rate"`
+				Leverage          *float64 `json:"leverage"`
+				MaintenanceMargin *float64 `json:"maintenance_margin"`
+				MaxVolumePct      *float64 `json:"max_volume_pct"`
+				VolumeCap         string   `json:"volume_cap"`
+			} `json:"costs"`
 		} `json:"settings"`
 		Metrics json.RawMessage `json:"metrics"`
 	}
@@ -162,10 +172,15 @@ func BacktestRow(ctx context.Context, strategy, source, series string, report js
 	if m.Sharpe != nil && m.PeriodsPerYear > 0 {
 		sr = *m.Sharpe / math.Sqrt(m.PeriodsPerYear)
 	}
+	e := r.Settings.Costs
+	rc := LedgerCosts{Funding: "off", BorrowRate: e.BorrowRate, Leverage: e.Leverage, MaintenanceMargin: e.MaintenanceMargin, MaxVolumePct: e.MaxVolumePct, VolumeCap: e.VolumeCap}
+	if e.Funding {
+		rc.Funding = "on"
+	}
 	return ledger.Row{
 		Kind: ledger.KindBacktest, Who: whoOf(ctx), Strategy: strings.TrimSuffix(strategy, ".star"), Digest: ledger.SourceDigest(source),
 		Series: series, From: m.Start, To: m.End, Params: r.Settings.Params,
-		Costs:   costsJSON(Settings{Capital: r.Settings.Capital, FeeBps: r.Settings.FeeBps, SlippageBps: r.Settings.SlippageBps}, r.Settings.Fill),
+		Costs:   backtestCosts(r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps, r.Settings.Fill, r.Settings.Intrabar, rc).JSON(),
 		Metrics: r.Metrics, SharpePerPeriod: sr,
 	}, nil
 }
@@ -244,7 +259,7 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 // p's series, failed ones included; win, when set, is marked the winner.
 func sweepRows(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial) []ledger.Row {
 	from, to := p.span()
-	costs := costsJSON(p.settings, "")
+	costs := p.ledgerCosts().JSON()
 	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
 	rows := make([]ledger.Row, 0, len(trials))
 	for _, t := range trials {
@@ -315,7 +330,7 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 	if o := res.OutOfSample; o != nil && o.Sharpe != nil && o.PeriodsPerYear > 0 {
 		sr = *o.Sharpe / math.Sqrt(o.PeriodsPerYear)
 	}
-	who, digest, costs := whoOf(ctx), ledger.SourceDigest(p.base.Source), costsJSON(p.settings, "")
+	who, digest, costs := whoOf(ctx), ledger.SourceDigest(p.base.Source), p.ledgerCosts().JSON()
 	var rows []ledger.Row
 	for k, w := range windows {
 		for _, t := range w.trials {
