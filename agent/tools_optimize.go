@@ -31,6 +31,7 @@ func init() {
 type optimizeArgs struct {
 	runArgs
 	gridArgs
+	intrabarArg
 	Method  string   `json:"method" arg:"enum=$optimizeMethods,default=$defaultOptimizeMethod" desc:"the optimiser"`
 	Trials  int      `json:"trials" arg:"default=$defaultOptimizeTrials,min=1" desc:"trial budget, resumed trials included"`
 	Seconds *float64 `json:"seconds" arg:"min=0,max=$maxOptimizeSeconds" desc:"time budget, seconds"`
@@ -83,7 +84,7 @@ func (tb *toolbox) runOptimize(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.OptimizeRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Grid: in.Grid, RankBy: in.RankBy, Method: in.Method, Trials: in.Trials, Batch: in.Batch, Resume: in.Resume, Top: in.Top}
+		Intrabar: in.Intrabar, Grid: in.Grid, RankBy: in.RankBy, Method: in.Method, Trials: in.Trials, Batch: in.Batch, Resume: in.Resume, Top: in.Top}
 	if in.Resume != "" && !c.args.has("method") {
 		req.Method = "" // the run's own
 	}
