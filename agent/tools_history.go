@@ -30,14 +30,14 @@ var errNoLedger = errors.New("no research ledger here: it lives in a project (se
 
 // historyArgs are research_history's arguments.
 type historyArgs struct {
-	Strategy string `json:"strategy" desc:"only this strategy's trials (any source version)"`
-	Series   string `json:"series" desc:"only trials on this series, SYMBOL@GRANULARITY"`
+	Strategy string `json:"strategy" desc:"only this strategy's trials (any version)"`
+	Series   string `json:"series" desc:"only trials on this SYMBOL@GRANULARITY"`
 	Kind     string `json:"kind" arg:"enum=$ledgerKinds" desc:"only this kind of trial"`
 	RunID    string `json:"run_id" desc:"only this run's trials"`
-	Since    string `json:"since" desc:"only trials at or after: 2h or 7d back, an RFC3339 time or a date"`
-	Full     bool   `json:"full" arg:"default=false" desc:"every field of each trial (default: headline metrics, compact costs)"`
-	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"most trials to return (the newest)"`
-	Before   int    `json:"before" arg:"min=1" desc:"only trials older than this seq (a page's next_before)"`
+	Since    string `json:"since" desc:"only trials since: 2h, 7d, an RFC3339 time or a date"`
+	Full     bool   `json:"full" arg:"default=false" desc:"every field of each trial (default: headlines)"`
+	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"max trials (the newest)"`
+	Before   int    `json:"before" arg:"min=1" desc:"trials older than this seq (next_before)"`
 }
 
 // defaultHistoryLimit keeps research_history's default answer under 8 KB
