@@ -153,6 +153,30 @@ func ledgerCostsOf(s Settings, rule string, o backtest.CostOptions) LedgerCosts 
 	return c
 }
 
+// backtestCosts is the costs a backtest ran under, from its report's
+// settings: the fee, slippage, fill and intrabar rule it echoes, and the
+// costs beyond them it charged (funding on when it charged it).
+func backtestCosts(settings json.RawMessage) LedgerCosts {
+	var s struct {
+		Capital     string  `json:"capital"`
+		FeeBps      float64 `json:"fee_bps"`
+		SlippageBps float64 `json:"slippage_bps"`
+		Fill        string  `json:"fill"`
+		Intrabar    string  `json:"intrabar"`
+		Costs       struct {
+			LedgerCosts
+			Funding bool `json:"funding"`
+		} `json:"costs"`
+	}
+	_ = json.Unmarshal(settings, &s) // BacktestRow read them already
+	c := s.Costs.LedgerCosts
+	c.Capital, c.FeeBps, c.SlippageBps, c.Fill, c.Intrabar, c.Funding = s.Capital, s.FeeBps, s.SlippageBps, s.Fill, intrabarText(s.Intrabar), "off"
+	if s.Costs.Funding {
+		c.Funding = "on"
+	}
+	return c
+}
+
 // intrabarText is a rule's name, "path" for the default.
 func intrabarText(rule string) string {
 	r, err := intrabar.ParseRule(rule)

@@ -116,13 +116,6 @@ func clean(s string) string {
 	return s
 }
 
-// backtestCosts is a backtest's costs from its report: the settings it
-// echoes, and rc, the costs beyond fee and slippage it charged.
-func backtestCosts(capital string, fee, slip float64, fill, rule string, rc LedgerCosts) LedgerCosts {
-	rc.Capital, rc.FeeBps, rc.SlippageBps, rc.Fill, rc.Intrabar = capital, fee, slip, fill, intrabarText(rule)
-	return rc
-}
-
 // ledgerCosts is the costs p's trials run under.
 func (p *plan) ledgerCosts() LedgerCosts {
 	return ledgerCostsOf(p.settings, p.base.Intrabar, p.base.CostOptions)
@@ -143,26 +136,17 @@ func mustJSON(v any) json.RawMessage {
 // is recorded under (a file's base name without .star).
 func BacktestRow(ctx context.Context, strategy, source, series string, report json.RawMessage) (ledger.Row, error) {
 	var r struct {
-		Settings struct {
-			Capital     string          `json:"capital"`
-			FeeBps      float64         `json:"fee_bps"`
-			SlippageBps float64         `json:"slippage_bps"`
-			Fill        string          `json:"fill"`
-			Intrabar    string          `json:"intrabar"`
-			Params      json.RawMessage `json:"params"`
-			Costs       struct {
-				Funding           bool     `json:"funding"`
-				BorrowRate        *float64 `json:"borrow_rate"`
-				Leverage          *float64 `json:"leverage"`
-				MaintenanceMargin *float64 `json:"maintenance_margin"`
-				MaxVolumePct      *float64 `json:"max_volume_pct"`
-				VolumeCap         string   `json:"volume_cap"`
-			} `json:"costs"`
-		} `json:"settings"`
-		Metrics json.RawMessage `json:"metrics"`
+		Settings json.RawMessage `json:"settings"`
+		Metrics  json.RawMessage `json:"metrics"`
+	}
+	var set struct {
+		Params json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(report, &r); err != nil {
 		return ledger.Row{}, fmt.Errorf("read the backtest report: %w", err)
+	}
+	if err := json.Unmarshal(r.Settings, &set); err != nil {
+		return ledger.Row{}, fmt.Errorf("read the backtest settings: %w", err)
 	}
 	var m backtest.ReportedMetrics
 	if err := json.Unmarshal(r.Metrics, &m); err != nil {
@@ -172,15 +156,9 @@ func BacktestRow(ctx context.Context, strategy, source, series string, report js
 	if m.Sharpe != nil && m.PeriodsPerYear > 0 {
 		sr = *m.Sharpe / math.Sqrt(m.PeriodsPerYear)
 	}
-	e := r.Settings.Costs
-	rc := LedgerCosts{Funding: "off", BorrowRate: e.BorrowRate, Leverage: e.Leverage, MaintenanceMargin: e.MaintenanceMargin, MaxVolumePct: e.MaxVolumePct, VolumeCap: e.VolumeCap}
-	if e.Funding {
-		rc.Funding = "on"
-	}
 	return ledger.Row{
 		Kind: ledger.KindBacktest, Who: whoOf(ctx), Strategy: strings.TrimSuffix(strategy, ".star"), Digest: ledger.SourceDigest(source),
-		Series: series, From: m.Start, To: m.End, Params: r.Settings.Params,
-		Costs:   backtestCosts(r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps, r.Settings.Fill, r.Settings.Intrabar, rc).JSON(),
+		Series: series, From: m.Start, To: m.End, Params: set.Params, Costs: backtestCosts(r.Settings).JSON(),
 		Metrics: r.Metrics, SharpePerPeriod: sr,
 	}, nil
 }
