@@ -99,6 +99,8 @@ type (
 		Summary   string               `json:"summary,omitempty"`
 		Style     string               `json:"style,omitempty"`
 		Params    []scriptapi.Knob     `json:"params,omitempty"`
+		Universe  []string             `json:"universe,omitempty"`
+		Rebalance string               `json:"rebalance,omitempty"`
 		Source    string               `json:"source,omitempty"`
 	}
 	seriesOut struct {

@@ -154,7 +154,11 @@ func (tb *toolbox) listTemplates(_ context.Context, c *call) *result {
 	if err != nil {
 		return failErr(err)
 	}
-	return ok(map[string]any{"name": t.Name, "summary": t.Summary, "style": t.Style, "params": t.Params, "source": src})
+	out := map[string]any{"name": t.Name, "summary": t.Summary, "style": t.Style, "params": t.Params, "source": src}
+	if t.Universe != nil { // a portfolio template
+		out["universe"], out["rebalance"] = t.Universe, t.Rebalance
+	}
+	return ok(out)
 }
 
 // Strategies runs strategy code for the authoring tools. It must do so in

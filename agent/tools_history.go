@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/strategy/ledger"
+	"wicket/strategy/research"
 )
 
 // Ledger is what research_history reads: the project's research ledger
@@ -29,14 +30,14 @@ var errNoLedger = errors.New("no research ledger here: it lives in a project (se
 
 // historyArgs are research_history's arguments.
 type historyArgs struct {
-	Strategy string `json:"strategy" desc:"only trials of this strategy name (any source version)"`
-	Series   string `json:"series" desc:"only trials on this series, SYMBOL@GRANULARITY"`
+	Strategy string `json:"strategy" desc:"only this strategy's trials (any version)"`
+	Series   string `json:"series" desc:"only trials on this SYMBOL@GRANULARITY"`
 	Kind     string `json:"kind" arg:"enum=$ledgerKinds" desc:"only this kind of trial"`
-	RunID    string `json:"run_id" desc:"only the trials of this run (a sweep's combinations share one)"`
-	Since    string `json:"since" desc:"only trials at or after: a duration back from now (2h, 7d), an RFC3339 time or a date"`
-	Full     bool   `json:"full" arg:"default=false" desc:"every metric, cost and hash-chain field of each trial (default: the headline metrics)"`
-	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"how many trials to return at most (the newest)"`
-	Before   int    `json:"before" arg:"min=1" desc:"only trials older than this seq: the next_before of the previous page"`
+	RunID    string `json:"run_id" desc:"only this run's trials"`
+	Since    string `json:"since" desc:"only trials since: 2h, 7d, an RFC3339 time or a date"`
+	Full     bool   `json:"full" arg:"default=false" desc:"every field of each trial (default: headlines)"`
+	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"max trials (the newest)"`
+	Before   int    `json:"before" arg:"min=1" desc:"trials older than this seq (next_before)"`
 }
 
 // defaultHistoryLimit keeps research_history's default answer under 8 KB
@@ -48,7 +49,7 @@ func (tb *toolbox) historyTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "research_history", Title: "Research ledger history", Ring: ringResearch,
 		Hints:       hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
-		Description: "Lists what was tried: the research ledger's trials (backtests, sweep combinations, walk-forwards, by anyone), newest last, with params, metrics and run id. Older ones page with before.",
+		Description: "Lists the research ledger's trials (backtests, sweep and optimize combinations, walk-forwards; anyone's), newest last: params, costs, metrics, run id. Page with before.",
 		Params:      paramsOf[historyArgs](),
 		Output:      historySchema,
 		Handle:      tb.researchHistory,
@@ -206,8 +207,9 @@ func (s *Server) who() ledger.Who {
 // under out_of_sample, kept whole).
 var headline = []string{"sharpe", "cagr", "total_return", "max_drawdown", "trades", "error", "out_of_sample", "walk_forward_efficiency", "partial"}
 
-// trialSummary is a ledger row without its costs, hash-chain fields and
-// secondary metrics: what fits a context window by the hundred.
+// trialSummary is a ledger row with its costs in their compact form
+// (research.LedgerCosts), without its hash-chain fields and secondary
+// metrics: what fits a context window by the hundred.
 type trialSummary struct {
 	Seq             int64                      `json:"seq"`
 	Time            string                     `json:"time"`
@@ -220,6 +222,7 @@ type trialSummary struct {
 	From            string                     `json:"from"`
 	To              string                     `json:"to"`
 	Params          json.RawMessage            `json:"params"`
+	Costs           string                     `json:"costs"` // "fee=10 slip=5 intrabar=path funding=auto"; unknown for old rows
 	Metrics         map[string]json.RawMessage `json:"metrics"`
 	SharpePerPeriod *float64                   `json:"sharpe_per_period"`
 }
@@ -240,7 +243,7 @@ func summarise(rows []ledger.Row) []trialSummary {
 			sr = &v
 		}
 		out[i] = trialSummary{Seq: r.Seq, Time: r.Time, Kind: r.Kind, RunID: r.RunID, Who: r.Who, Strategy: r.Strategy,
-			Digest: r.Digest[:min(12, len(r.Digest))], Series: r.Series, From: r.From, To: r.To, Params: r.Params, Metrics: m, SharpePerPeriod: sr}
+			Digest: r.Digest[:min(12, len(r.Digest))], Series: r.Series, From: r.From, To: r.To, Params: r.Params, Costs: research.ReadLedgerCosts(r.Costs).String(), Metrics: m, SharpePerPeriod: sr}
 	}
 	return out
 }

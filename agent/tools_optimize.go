@@ -31,12 +31,13 @@ func init() {
 type optimizeArgs struct {
 	runArgs
 	gridArgs
+	intrabarArg
 	Method  string   `json:"method" arg:"enum=$optimizeMethods,default=$defaultOptimizeMethod" desc:"the optimiser"`
-	Trials  int      `json:"trials" arg:"default=$defaultOptimizeTrials,min=1" desc:"trial budget, resumed trials included"`
+	Trials  int      `json:"trials" arg:"default=$defaultOptimizeTrials,min=1" desc:"trial budget, resumed included"`
 	Seconds *float64 `json:"seconds" arg:"min=0,max=$maxOptimizeSeconds" desc:"time budget, seconds"`
 	Seed    *int     `json:"seed" desc:"default 1"`
-	Batch   int      `json:"batch" arg:"min=1,max=$maxOptimizeBatch" desc:"trials at once; default the workers'"`
-	Resume  string   `json:"resume" desc:"run_id of an optimisation to continue"`
+	Batch   int      `json:"batch" arg:"min=1,max=$maxOptimizeBatch" desc:"trials at once (default: workers')"`
+	Resume  string   `json:"resume" desc:"run_id to continue (same costs)"`
 	Top     int      `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many best trials to return"`
 }
 
@@ -59,7 +60,7 @@ func topLevelOnly(s map[string]any) map[string]any {
 func (tb *toolbox) optimizeTool() *toolSpec {
 	return &toolSpec{
 		Name: "run_optimize", Title: "Optimise strategy knobs", Ring: ringResearch, Hints: researchHints(),
-		Description: "Searches a knob grid by random, TPE or CMA-ES on a trial or time budget; every trial is in the ledger. Best trials, Sharpe/drawdown Pareto front, DSR, PBO; resume continues a run.",
+		Description: "Searches a knob grid by random, TPE or CMA-ES on a trial or time budget, every trial in the ledger: best trials, Sharpe/drawdown Pareto front, DSR, PBO. resume continues a run.",
 		Params:      paramsOf[optimizeArgs](),
 		Output:      optimizeSchema,
 		Handle:      tb.runOptimize,
@@ -83,7 +84,7 @@ func (tb *toolbox) runOptimize(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.OptimizeRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Grid: in.Grid, RankBy: in.RankBy, Method: in.Method, Trials: in.Trials, Batch: in.Batch, Resume: in.Resume, Top: in.Top}
+		Intrabar: in.Intrabar, Grid: in.Grid, RankBy: in.RankBy, Method: in.Method, Trials: in.Trials, Batch: in.Batch, Resume: in.Resume, Top: in.Top}
 	if in.Resume != "" && !c.args.has("method") {
 		req.Method = "" // the run's own
 	}

@@ -25,7 +25,8 @@ func optimizeCommand() *cli.Command {
 			"workers' parallelism), the workers or the cluster run them as a sweep's chunks, the results are told to it, " +
 			"and so on until --trials (default 100, at most research.max_combinations) or --time is spent or the grid is " +
 			"exhausted. Each batch is recorded in the research ledger as it finishes, under one run id, printed on stderr; " +
-			"--resume RUN replays that run's trials into the optimiser and continues to --trials without repeating one. " +
+			"--resume RUN replays that run's trials into the optimiser and continues to --trials without repeating one; " +
+			"it is refused under other costs or another --intrabar rule than the run's, naming what differs. " +
 			"Prints the best trials, the Pareto front of sharpe against drawdown, the deflated sharpe ratio over every " +
 			"trial and the probability of backtest overfitting of the evaluated set; --json prints the whole result.",
 		Flags: append([]cli.Flag{
@@ -38,6 +39,7 @@ func optimizeCommand() *cli.Command {
 			&cli.StringFlag{Name: "rank-by", Usage: "the objective, `METRIC`: " + strings.Join(research.RankMetrics, ", ") + " (default sharpe)"},
 			&cli.IntFlag{Name: "top", Usage: fmt.Sprintf("show the best `N` trials (default %d, at most %d)", research.DefaultTop, research.MaxTop)},
 			&cli.StringFlag{Name: "deflate-by", Usage: "deflate the sharpe ratio over the research ledger by `SCOPE`: series (the default) or strategy"},
+			intrabarFlag(),
 		}, flags...),
 		Action: optimizeAction,
 	}
@@ -54,26 +56,41 @@ func optimizeAction(c *cli.Context) error {
 		return err
 	}
 	defer in.close()
-	svc, ok := in.svc.(optimizer)
-	if !ok {
-		return fmt.Errorf("optimize: this research service cannot optimise")
-	}
-	req := research.OptimizeRequest{
-		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params, From: in.from, To: in.to, Costs: in.costs,
+	svc, _ := in.svc.(optimizer)
+	o := optimizeOptions{svc: svc, json: c.Bool("json"), req: research.OptimizeRequest{
+		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params, From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar,
 		Method: c.String("method"), Trials: c.Int("trials"), Seconds: c.Duration("time").Seconds(), Batch: c.Int("batch"),
 		Resume: c.String("resume"), RankBy: c.String("rank-by"), Top: c.Int("top"), DeflateBy: c.String("deflate-by"),
-	}
+	}}
 	if c.IsSet("seed") {
 		s := c.Uint64("seed")
-		req.Seed = &s
+		o.req.Seed = &s
 	}
-	bar := newProgressBar(c.App.ErrWriter, "trials")
-	res, err := svc.Optimize(c.Context, req, func(p research.Progress) {
+	return runOptimize(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// optimizeOptions is what wicket optimize works with, filled from its
+// flags: the request and the research engine (local workers or the data
+// service) that runs it.
+type optimizeOptions struct {
+	req  research.OptimizeRequest
+	svc  optimizer
+	json bool // print the whole result as JSON
+}
+
+// runOptimize runs the optimisation, reporting each recorded batch (and
+// the run id that resumes it) on stderr, and prints the result.
+func runOptimize(ctx context.Context, o optimizeOptions, stdout, stderr io.Writer) error {
+	if o.svc == nil {
+		return fmt.Errorf("optimize: this research service cannot optimise")
+	}
+	bar := newProgressBar(stderr, "trials")
+	res, err := o.svc.Optimize(ctx, o.req, func(p research.Progress) {
 		if p.RunID != "" {
 			// One line per recorded batch, terminal or not: the run id
 			// is what resumes it after a stop.
 			bar.clear()
-			fmt.Fprintf(c.App.ErrWriter, "wicket optimize: %s\n", p.Message)
+			fmt.Fprintf(stderr, "wicket optimize: %s\n", p.Message)
 			return
 		}
 		bar.update(p)
@@ -82,14 +99,24 @@ func optimizeAction(c *cli.Context) error {
 	if err != nil {
 		return researchError(err)
 	}
+	if o.json {
+		err = writeJSON(stdout, res)
+	} else {
+		err = printOptimize(stdout, res, o.req.Intrabar)
+	}
+	if err != nil || !res.Partial {
+		return err
+	}
 	why := res.PartialReason
 	if res.RunID != "" {
 		why += "; resume it with --resume " + res.RunID
 	}
-	return writeResearch(c, "optimize", res, func(w io.Writer) error { return printOptimize(w, res) }, res.Partial, why)
+	return fmt.Errorf("optimize %s; the output shows what finished", why)
 }
 
-func printOptimize(w io.Writer, r research.OptimizeResult) error {
+// printOptimize prints an optimisation; rule is the intrabar rule its
+// trials ran under ("" is path).
+func printOptimize(w io.Writer, r research.OptimizeResult, rule string) error {
 	fmt.Fprintf(w, "%s on %s: %s (seed %d), %d trials of %d combinations (%s), ranked by %s\n",
 		r.Strategy, r.Series, r.Method, r.Seed, r.Evaluated, r.Combinations, strings.Join(r.Knobs, " × "), r.RankBy)
 	resumed := ""
@@ -97,7 +124,10 @@ func printOptimize(w io.Writer, r research.OptimizeResult) error {
 		resumed = fmt.Sprintf(", %d resumed from the ledger", r.Resumed)
 	}
 	fmt.Fprintf(w, "%d failed%s; %d batches of up to %d run; stopped: %s\n", r.Failed, resumed, r.Batches, r.Batch, r.Stopped)
-	fmt.Fprintf(w, "capital %s  fee %v bps  slippage %v bps\n", r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps)
+	if rule == "" {
+		rule = "path"
+	}
+	fmt.Fprintf(w, "capital %s  fee %v bps  slippage %v bps  intrabar %s\n", r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps, rule)
 	if err := trialTable(w, "best", r.Knobs, r.Top); err != nil {
 		return err
 	}

@@ -140,3 +140,35 @@ func readExport(t *testing.T, path string) research.RunExport {
 	}
 	return x
 }
+
+// TestOptimizeIntrabarFlag: `wicket optimize --intrabar` runs the trials
+// under that rule, which the ledger records and the output names; a
+// resume without it is refused, naming the rule the run ran under; an
+// unknown rule is a usage error.
+func TestOptimizeIntrabarFlag(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := project.Init(dir, rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := wicketIn(t, dir, "data", "seed-demo"); code != 0 {
+		t.Fatalf("seed-demo: exit %d: %s", code, stderr)
+	}
+	args := []string{"optimize", "sma_cross", "--series", "BTC-USD@1d", "--grid", "fast=2:20:2", "--trials", "2", "--batch", "2"}
+	code, stdout, stderr := wicketIn(t, dir, append(args, "--intrabar", "pessimistic")...)
+	if code != 0 || !strings.Contains(stdout, "intrabar pessimistic") {
+		t.Fatalf("optimize --intrabar pessimistic: exit %d: %s\n%s", code, stdout, stderr)
+	}
+	_, runID, _ := strings.Cut(stdout, "recorded in the research ledger as run ")
+	runID, _, _ = strings.Cut(runID, " ")
+	code, stdout, stderr = wicketIn(t, dir, "research", "ledger", "--run", runID)
+	if code != 0 || strings.Count(stdout, "intrabar=pessimistic") != 2 {
+		t.Fatalf("research ledger --run %s: exit %d: %s\n%s", runID, code, stdout, stderr)
+	}
+	code, _, stderr = wicketIn(t, dir, append(args[:len(args)-4], "--trials", "4", "--resume", runID)...)
+	if code != 2 || !strings.Contains(stderr, "intrabar pessimistic then, path now") {
+		t.Fatalf("a resume under the path rule: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr = wicketIn(t, dir, append(args, "--intrabar", "sideways")...); code != 2 || !strings.Contains(stderr, "sideways") {
+		t.Fatalf("an unknown rule: exit %d: %s", code, stderr)
+	}
+}

@@ -103,7 +103,8 @@ func researchCommand() *cli.Command {
 				ArgsUsage: "[--strategy NAME] [--series SYMBOL@GRANULARITY] [--since 7d] [--json]",
 				Description: "Lists the ledger's rows (the newest --limit of those that match): sequence number, time, kind " +
 					"(backtest, sweep, walk_forward), strategy and the start of its source digest, series, params, the " +
-					"annualised Sharpe ratio, who ran it and the run id. --json prints one JSON object per row.",
+					"annualised Sharpe ratio, the costs it ran under (fee and slippage in bps, fill, intrabar rule, funding, " +
+					"borrow rate, leverage, maintenance margin, volume cap; unknown for rows older than that record), who ran it and the run id. --json prints one JSON object per row.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "strategy", Usage: "only this strategy `NAME` (any source version)"},
 					&cli.StringFlag{Name: "series", Usage: "only this `SERIES`, e.g. BTC-USD@1h"},
@@ -236,10 +237,10 @@ func runResearchLedger(ctx context.Context, o researchLedgerOptions, stdout, std
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "seq\ttime\tkind\tstrategy\tdigest\tseries\tparams\tsharpe\twho\trun")
+	fmt.Fprintln(tw, "seq\ttime\tkind\tstrategy\tdigest\tseries\tparams\tsharpe\tcosts\twho\trun")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, shortTime(r.Time), r.Kind, r.Strategy, prefix(r.Digest, 8), r.Series,
-			ledgerParams(r), ledgerSharpe(r), r.Who, r.RunID)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, shortTime(r.Time), r.Kind, r.Strategy, prefix(r.Digest, 8), r.Series,
+			ledgerParams(r), ledgerSharpe(r), research.ReadLedgerCosts(r.Costs), r.Who, r.RunID)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"io"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"wicket/internal/project"
 	"wicket/strategy/ledger"
+	"wicket/strategy/research"
 )
 
 // TestResearchVerifyNamesTheBadRow: `wicket research verify` exits 0 on an
@@ -111,5 +113,48 @@ func TestResearchVerifyNamesACutTail(t *testing.T) {
 	}
 	if code, stderr := verify(); code != 1 || !strings.Contains(stderr, "settings/state/research.db is missing, but its anchors record rows 1 to 5") {
 		t.Fatalf("ledger removed: exit %d, %q", code, stderr)
+	}
+}
+
+// TestResearchLedgerShowsCosts: `wicket research ledger` has a costs
+// column: a row's costs in their compact form, and "unknown" beyond what
+// an old row recorded.
+func TestResearchLedgerShowsCosts(t *testing.T) {
+	dir := t.TempDir()
+	p, err := project.Init(dir, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ledgerKey(io.Discard, p, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lev := 2.0
+	now := research.LedgerCosts{Capital: "10000", FeeBps: 7, SlippageBps: 3, Intrabar: "pessimistic", Funding: "auto", Leverage: &lev}
+	rows := []ledger.Row{
+		{Kind: ledger.KindBacktest, Who: cliWho, Strategy: "old", Series: "X-USD@1d", Costs: json.RawMessage(`{"capital":"10000","fee_bps":10,"slippage_bps":5}`)},
+		{Kind: ledger.KindSweep, Who: cliWho, Strategy: "new", Series: "X-USD@1d", Costs: now.JSON()},
+		{Kind: ledger.KindSweep, Who: cliWho, Strategy: "none", Series: "X-USD@1d"},
+	}
+	if _, err := l.Append(context.Background(), rows); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	var out, errOut strings.Builder
+	if code := run(context.Background(), []string{"wicket", "--project", dir, "research", "ledger"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "  costs  ") {
+		t.Fatalf("ledger:\n%s", out.String())
+	}
+	for i, want := range []string{"fee=10 slip=5 rest=unknown", "fee=7 slip=3 intrabar=pessimistic funding=auto leverage=2", "  unknown  "} {
+		if !strings.Contains(lines[i+1], want) {
+			t.Errorf("row %d lacks %q:\n%s", i+1, want, out.String())
+		}
 	}
 }

@@ -101,6 +101,33 @@ func TestRunStrategyCommands(t *testing.T) {
 	}
 }
 
+// TestRunTemplatesListsPortfolios: the template list has a UNIVERSE
+// column: a portfolio template's style is portfolio, with its universe
+// and rebalance schedule; a single-series one has none.
+func TestRunTemplatesListsPortfolios(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := runTemplates(context.Background(), templatesOptions{}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if f := strings.Fields(lines[0]); len(f) != 5 || f[2] != "UNIVERSE" {
+		t.Fatalf("header %q", lines[0])
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		rows[f[0]] = f
+	}
+	for name, want := range map[string][]string{
+		"equal_weight": {"portfolio", "*-USD@1d", "weekly"}, "pairs_zscore": {"portfolio", "BTC-USD@1d,ETH-USD@1d", "bar"},
+		"sma_cross": {"signals", "-"},
+	} {
+		if got := rows[name]; len(got) < len(want)+1 || strings.Join(got[1:len(want)+1], " ") != strings.Join(want, " ") {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
 func TestRunMCPCheck(t *testing.T) {
 	var out, errb bytes.Buffer
 	o := mcpOptions{

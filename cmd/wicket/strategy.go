@@ -340,19 +340,28 @@ func runTemplates(_ context.Context, o templatesOptions, stdout, stderr io.Write
 		return writeJSON(w, list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TEMPLATE\tSTYLE\tKNOBS\tSUMMARY")
+	fmt.Fprintln(tw, "TEMPLATE\tSTYLE\tUNIVERSE\tKNOBS\tSUMMARY")
 	for _, tm := range list {
 		names := make([]string, len(tm.Params))
 		for i, k := range tm.Params {
 			names[i] = k.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", tm.Name, tm.Style, strings.Join(names, ","), tm.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tm.Name, tm.Style, templateUniverse(tm), strings.Join(names, ","), tm.Summary)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr, "print one with `wicket strategy templates NAME`; start from one with `wicket strategy new NAME --from TEMPLATE`")
 	return nil
+}
+
+// templateUniverse is a portfolio template's universe and rebalance
+// schedule ("*-USD@1d weekly"), "-" for a single-series one.
+func templateUniverse(tm templates.Template) string {
+	if len(tm.Universe) == 0 {
+		return "-"
+	}
+	return strings.Join(tm.Universe, ",") + " " + tm.Rebalance
 }
 
 func newStrategyAction(c *cli.Context) error {

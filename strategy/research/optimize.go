@@ -52,8 +52,10 @@ type OptimizeRequest struct {
 	From   string `json:"from,omitempty"`
 	To     string `json:"to,omitempty"`
 	Costs
+	Intrabar string `json:"intrabar,omitempty"` // path (default) or pessimistic, as a backtest takes it
 	// Resume continues the optimisation the ledger holds as this run id:
-	// its trials are replayed into the optimiser and none is repeated.
+	// its trials are replayed into the optimiser and none is repeated;
+	// it is refused under other costs or another intrabar rule.
 	Resume    string `json:"resume,omitempty"`
 	DeflateBy string `json:"deflate_by,omitempty"`
 }
@@ -233,7 +235,7 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 	}
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
-		from: req.From, to: req.To, costs: req.Costs, barsInWorker: true, space: true,
+		from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, barsInWorker: true, space: true,
 	})
 	if err != nil {
 		return OptimizeResult{}, err
@@ -471,8 +473,8 @@ func resumable(err error, runID string, n int) error {
 }
 
 // resumeRows reads the run to resume, checks it is an optimisation of
-// this strategy, series and grid, and returns its trials in ledger order
-// with its method and seed.
+// this strategy, series and grid under the same costs and intrabar rule,
+// and returns its trials in ledger order with its method and seed.
 func (l *Local) resumeRows(ctx context.Context, req OptimizeRequest, p *plan, ss *searchSpace, method string) ([]ledger.Row, string, uint64, error) {
 	rr, ok := l.cfg.Recorder.(runReader)
 	if !ok {
@@ -486,6 +488,7 @@ func (l *Local) resumeRows(ctx context.Context, req OptimizeRequest, p *plan, ss
 		return nil, "", 0, errorf(KindNotFound, "the research ledger holds no run %q; `wicket research ledger` lists the runs (the run column)", req.Resume)
 	}
 	var first *optimizeMark
+	costs := p.ledgerCosts()
 	for i, r := range rows {
 		var a optimizeAudit
 		if json.Unmarshal(r.Audit, &a) != nil || a.Optimize == nil || r.Kind != ledger.KindSweep {
@@ -506,6 +509,10 @@ func (l *Local) resumeRows(ctx context.Context, req OptimizeRequest, p *plan, ss
 			return nil, "", 0, errorf(KindInvalid, "run %s ranks by %s; resume it with rank_by %s", req.Resume, m.RankBy, m.RankBy)
 		case m.Method != first.Method || m.Seed != first.Seed:
 			return nil, "", 0, errorf(KindInvalid, "run %s's rows disagree on the method and seed; it cannot be resumed", req.Resume)
+		}
+		if d := costs.Diff(ReadLedgerCosts(r.Costs)); len(d) > 0 {
+			return nil, "", 0, errorf(KindInvalid, "run %s ran under other costs (%s); resume it with the costs and intrabar rule it ran under, or start a new optimisation",
+				req.Resume, strings.Join(d, "; "))
 		}
 	}
 	if req.Method != "" && method != first.Method {

@@ -116,15 +116,9 @@ func clean(s string) string {
 	return s
 }
 
-// costsJSON is a row's costs.
-func costsJSON(s Settings, fill string) json.RawMessage {
-	b, _ := json.Marshal(struct {
-		Capital     string  `json:"capital"`
-		FeeBps      float64 `json:"fee_bps"`
-		SlippageBps float64 `json:"slippage_bps"`
-		Fill        string  `json:"fill,omitempty"`
-	}{s.Capital, s.FeeBps, s.SlippageBps, fill})
-	return b
+// ledgerCosts is the costs p's trials run under.
+func (p *plan) ledgerCosts() LedgerCosts {
+	return ledgerCostsOf(p.settings, p.base.Intrabar, p.base.CostOptions)
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -142,17 +136,17 @@ func mustJSON(v any) json.RawMessage {
 // is recorded under (a file's base name without .star).
 func BacktestRow(ctx context.Context, strategy, source, series string, report json.RawMessage) (ledger.Row, error) {
 	var r struct {
-		Settings struct {
-			Capital     string          `json:"capital"`
-			FeeBps      float64         `json:"fee_bps"`
-			SlippageBps float64         `json:"slippage_bps"`
-			Fill        string          `json:"fill"`
-			Params      json.RawMessage `json:"params"`
-		} `json:"settings"`
-		Metrics json.RawMessage `json:"metrics"`
+		Settings json.RawMessage `json:"settings"`
+		Metrics  json.RawMessage `json:"metrics"`
+	}
+	var set struct {
+		Params json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(report, &r); err != nil {
 		return ledger.Row{}, fmt.Errorf("read the backtest report: %w", err)
+	}
+	if err := json.Unmarshal(r.Settings, &set); err != nil {
+		return ledger.Row{}, fmt.Errorf("read the backtest settings: %w", err)
 	}
 	var m backtest.ReportedMetrics
 	if err := json.Unmarshal(r.Metrics, &m); err != nil {
@@ -164,8 +158,7 @@ func BacktestRow(ctx context.Context, strategy, source, series string, report js
 	}
 	return ledger.Row{
 		Kind: ledger.KindBacktest, Who: whoOf(ctx), Strategy: strings.TrimSuffix(strategy, ".star"), Digest: ledger.SourceDigest(source),
-		Series: series, From: m.Start, To: m.End, Params: r.Settings.Params,
-		Costs:   costsJSON(Settings{Capital: r.Settings.Capital, FeeBps: r.Settings.FeeBps, SlippageBps: r.Settings.SlippageBps}, r.Settings.Fill),
+		Series: series, From: m.Start, To: m.End, Params: set.Params, Costs: backtestCosts(r.Settings).JSON(),
 		Metrics: r.Metrics, SharpePerPeriod: sr,
 	}, nil
 }
@@ -244,7 +237,7 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 // p's series, failed ones included; win, when set, is marked the winner.
 func sweepRows(ctx context.Context, p *plan, trials []*worker.Trial, win *worker.Trial) []ledger.Row {
 	from, to := p.span()
-	costs := costsJSON(p.settings, "")
+	costs := p.ledgerCosts().JSON()
 	who, digest := whoOf(ctx), ledger.SourceDigest(p.base.Source)
 	rows := make([]ledger.Row, 0, len(trials))
 	for _, t := range trials {
@@ -315,7 +308,7 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 	if o := res.OutOfSample; o != nil && o.Sharpe != nil && o.PeriodsPerYear > 0 {
 		sr = *o.Sharpe / math.Sqrt(o.PeriodsPerYear)
 	}
-	who, digest, costs := whoOf(ctx), ledger.SourceDigest(p.base.Source), costsJSON(p.settings, "")
+	who, digest, costs := whoOf(ctx), ledger.SourceDigest(p.base.Source), p.ledgerCosts().JSON()
 	var rows []ledger.Row
 	for k, w := range windows {
 		for _, t := range w.trials {

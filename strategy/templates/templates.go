@@ -2,7 +2,8 @@
 // documented strategies embedded in the binary, to start from with
 // `wicket strategy new NAME --from TEMPLATE` or the templates tool.
 //
-// Listing a template (name, summary, style, knobs) reads a generated index
+// Listing a template (name, summary, style, knobs; a portfolio's universe
+// and rebalance schedule) reads a generated index
 // (index.json) rather than running the template, so listing never executes
 // Starlark; a test keeps the index equal to what the runtime discovers.
 // This package never executes strategy code and never reads a file outside
@@ -26,12 +27,20 @@ var files embed.FS
 //go:embed index.json
 var indexJSON []byte
 
-// Template describes one built-in template.
+// StylePortfolio is a portfolio template's style: one that declares a
+// universe (its entry point, signals or on_bar, reads every asset).
+const StylePortfolio scriptapi.Style = "portfolio"
+
+// Template describes one built-in template. A portfolio template's Style
+// is StylePortfolio, and it names its universe (series and patterns, as
+// written) and its rebalance schedule.
 type Template struct {
-	Name    string           `json:"name"`
-	Summary string           `json:"summary"`
-	Style   scriptapi.Style  `json:"style"`
-	Params  []scriptapi.Knob `json:"params"`
+	Name      string           `json:"name"`
+	Summary   string           `json:"summary"`
+	Style     scriptapi.Style  `json:"style"`
+	Params    []scriptapi.Knob `json:"params"`
+	Universe  []string         `json:"universe,omitempty"`
+	Rebalance string           `json:"rebalance,omitempty"`
 }
 
 var index = func() []Template {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +34,11 @@ func discover(t *testing.T) []Template {
 		if err != nil {
 			t.Fatalf("template %s does not load: %v", name, err)
 		}
-		ts = append(ts, Template{Name: name, Summary: s.Summary(), Style: s.Style(), Params: s.Knobs()})
+		tm := Template{Name: name, Summary: s.Summary(), Style: s.Style(), Params: s.Knobs()}
+		if s.IsPortfolio() {
+			tm.Style, tm.Universe, tm.Rebalance = StylePortfolio, s.Universe(), s.Rebalance()
+		}
+		ts = append(ts, tm)
 	}
 	return ts
 }
@@ -75,6 +80,24 @@ func TestIndex(t *testing.T) {
 	}
 	if styles[script.StyleOnBar] == 0 || styles[script.StyleSignals] == 0 {
 		t.Errorf("styles %v: want both signals and on_bar templates", styles)
+	}
+}
+
+// TestPortfolioTemplates: the portfolio templates are listed with style
+// portfolio, their universe and their rebalance schedule; the others
+// name neither.
+func TestPortfolioTemplates(t *testing.T) {
+	want := map[string]bool{"equal_weight": true, "momentum_rotation": true, "pairs_zscore": true}
+	for _, tm := range List() {
+		switch {
+		case want[tm.Name] && (tm.Style != StylePortfolio || len(tm.Universe) == 0 || tm.Rebalance == ""):
+			t.Errorf("%s: style %q, universe %v, rebalance %q", tm.Name, tm.Style, tm.Universe, tm.Rebalance)
+		case !want[tm.Name] && (tm.Style == StylePortfolio || tm.Universe != nil || tm.Rebalance != ""):
+			t.Errorf("%s is listed as a portfolio: %+v", tm.Name, tm)
+		}
+	}
+	if tm, err := Get("equal_weight"); err != nil || !slices.Equal(tm.Universe, []string{"*-USD@1d"}) || tm.Rebalance != "weekly" {
+		t.Errorf("equal_weight: %+v %v", tm, err)
 	}
 }
 
