@@ -68,3 +68,23 @@ func TestPortfolioSweep(t *testing.T) {
 		t.Errorf("research_history holds %d sweep rows, want 4: %.600s", n, hist)
 	}
 }
+
+// TestPortfolioWalkForward: run_walk_forward without a series walks a
+// portfolio strategy forward over its universe's calendar.
+func TestPortfolioWalkForward(t *testing.T) {
+	proj := seededProject(t)
+	runWicket(t, nil, "--project", proj, "strategy", "new", "rotation", "--from", "momentum_rotation")
+	s := startMCP(t, nil, proj)
+	wf := s.call(t, "run_walk_forward", `{"name":"rotation","grid":{"lookback":[10,20],"k":[1,2]},"from":"2022-01-01","windows":3}`)
+	if wf.IsError {
+		t.Fatalf("run_walk_forward: %.600s", text(wf))
+	}
+	res := object(t, wf)
+	windows, _ := res["windows"].([]any)
+	if res["series"] != "BTC-USD@1d,ETH-USD@1d,SOL-USD@1d" || len(windows) != 3 || res["out_of_sample"] == nil {
+		t.Fatalf("walk-forward: %.800s", text(wf))
+	}
+	if c, _ := res["lookahead_check"].(string); !strings.HasPrefix(c, "passed") {
+		t.Errorf("lookahead_check: %v", res["lookahead_check"])
+	}
+}

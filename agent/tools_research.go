@@ -111,7 +111,11 @@ type (
 		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"whose ledger trials the DSR deflates by: series (every strategy's on it) or strategy (its own)"`
 	}
 	walkForwardArgs struct {
-		runArgs
+		strategyArgs
+		optionalSeriesArg
+		knobsArg
+		rangeArgs
+		costArgs
 		gridArgs
 		intrabarArg
 		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"number of out-of-sample windows (default 5 when no lengths are given)"`

@@ -73,6 +73,11 @@ func TestBacktestPortfolio(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"lookahead_check":"passed (`) || !strings.Contains(stdout, `"series":"BTC-USD@1d,ETH-USD@1d"`) {
 		t.Errorf("on_bar portfolio: exit %d: %.400s %s", code, stdout, stderr)
 	}
+	// Borrow is charged on a portfolio's shorts, and reported.
+	code, stdout, stderr = wicketIn(t, dir, "backtest", "--local", "equal_weight", "--borrow-rate", "0.05", "--json")
+	if code != 0 || !strings.Contains(stdout, `"borrow_paid":"0.00"`) {
+		t.Errorf("borrow on a long-only portfolio: exit %d: %.600s %s", code, stdout, stderr)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -80,8 +85,8 @@ func TestBacktestPortfolio(t *testing.T) {
 		{[]string{"backtest", "--local", "sma_cross"}, "declares no universe"},
 		{[]string{"backtest", "--local", "equal_weight", "--robustness"}, "--robustness is for a single series"},
 		{[]string{"backtest", "--local", "equal_weight", "--param", "nope=1"}, "nope"},
-		{[]string{"backtest", "--local", "equal_weight", "--leverage", "2"}, "takes fee and slippage only"},
-		{[]string{"backtest", "--local", "equal_weight", "--borrow-rate", "0.05"}, "takes fee and slippage only"},
+		{[]string{"backtest", "--local", "equal_weight", "--leverage", "2"}, "one cash account sized by weights"},
+		{[]string{"backtest", "--local", "equal_weight", "--max-volume-pct", "5"}, "one cash account sized by weights"},
 	} {
 		code, _, stderr := wicketIn(t, dir, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -15,14 +16,15 @@ func walkForwardCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "walk-forward",
 		Usage:     "walk-forward analysis: optimise a grid on each in-sample window, trade the winner on the next out-of-sample window, stitch the out-of-sample results",
-		ArgsUsage: "NAME|FILE --series SYMBOL@GRANULARITY --grid KNOB=... [--windows N | --in-sample LEN --out-of-sample LEN] [--anchored]",
+		ArgsUsage: "NAME|FILE [--series SYMBOL@GRANULARITY] --grid KNOB=... [--windows N | --in-sample LEN --out-of-sample LEN] [--anchored]",
 		Description: "NAME and FILE and --grid are as for wicket sweep. The windows are a count (--windows 6: the out-of-sample " +
 			"windows tile the end of the range and each in-sample window is four of them long; 5 when nothing is given), or " +
 			"lengths (--in-sample and --out-of-sample: a number of bars, or a duration such as 360d, 2160h or 26w), or a " +
 			"count and one length. " +
 			"Rolling windows move the in-sample window forward; --anchored keeps it starting at the range's start. The " +
 			"in-sample sweep never sees out-of-sample bars; the winner trades each out-of-sample window from flat. " +
-			"Windows too short for the strategy's warm-up are refused. Prints one line per window and the stitched " +
+			"Windows too short for the strategy's warm-up are refused. A portfolio strategy (one that declares its universe) " +
+			"runs without --series, its windows laid over the universe's calendar. Prints one line per window and the stitched " +
 			"out-of-sample metrics with the walk-forward efficiency, or the whole result with --json.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "windows", Usage: fmt.Sprintf("the number of windows (default %d when no length is given, at most %d)", research.DefaultWindows, research.MaxWindows)},
@@ -36,21 +38,29 @@ func walkForwardCommand() *cli.Command {
 	}
 }
 
+// walkForwardOptions are a walk-forward command's request and output,
+// read from its flags.
+type walkForwardOptions struct {
+	svc  researcher
+	req  research.WalkForwardRequest
+	json bool // the whole result as JSON, not the table
+}
+
 func walkForwardAction(c *cli.Context) error {
 	in, err := readResearch(c, "walk-forward")
 	if err != nil {
 		return err
 	}
 	defer in.close()
-	req := research.WalkForwardRequest{
+	o := walkForwardOptions{svc: in.svc, json: c.Bool("json"), req: research.WalkForwardRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
 		Windows: c.Int("windows"), Anchored: c.Bool("anchored"), RankBy: c.String("rank-by"),
 		From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar, MaxCombinations: in.maxComb,
-	}
+	}}
 	for _, f := range []struct {
 		name string
 		dst  *research.Length
-	}{{"in-sample", &req.InSample}, {"out-of-sample", &req.OutOfSample}} {
+	}{{"in-sample", &o.req.InSample}, {"out-of-sample", &o.req.OutOfSample}} {
 		if v := c.String(f.name); v != "" {
 			l, err := research.ParseLength(v)
 			if err != nil {
@@ -59,16 +69,35 @@ func walkForwardAction(c *cli.Context) error {
 			*f.dst = l
 		}
 	}
+	return runWalkForward(c.Context, o, c.App.Writer, c.App.ErrWriter)
+}
+
+// runWalkForward runs the analysis o asks for (over o.req's series, or a
+// portfolio strategy's own universe when it names none) and writes it to
+// stdout, its progress to stderr.
+func runWalkForward(ctx context.Context, o walkForwardOptions, stdout, stderr io.Writer) error {
+	req := o.req
 	if req.Windows == 0 && req.InSample.IsZero() != req.OutOfSample.IsZero() {
 		return usagef("walk-forward needs --windows N with one length, or both --in-sample LEN and --out-of-sample LEN (e.g. --in-sample 360d --out-of-sample 90d)")
 	}
-	bar := newProgressBar(c.App.ErrWriter, "steps")
-	res, err := in.svc.WalkForward(c.Context, req, bar.update)
+	bar := newProgressBar(stderr, "steps")
+	res, err := o.svc.WalkForward(ctx, req, bar.update)
 	bar.clear()
 	if err != nil {
 		return researchError(err)
 	}
-	return writeResearch(c, "walk-forward", res, func(w io.Writer) error { return printWalkForward(w, res) }, res.Partial, res.PartialReason)
+	if o.json {
+		err = writeJSON(stdout, res)
+	} else {
+		err = printWalkForward(stdout, res)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Partial {
+		return fmt.Errorf("walk-forward %s; the output shows what finished", res.PartialReason)
+	}
+	return nil
 }
 
 func printWalkForward(w io.Writer, r research.WalkForwardResult) error {

@@ -130,6 +130,9 @@ func (c Costs) charged() Charged {
 	return k
 }
 
+// Charged is the set of costs c turns on: what a run's metrics report.
+func (c Costs) Charged() Charged { return c.charged() }
+
 // Check validates c.
 func (c Costs) Check() error {
 	switch {

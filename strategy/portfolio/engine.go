@@ -13,6 +13,16 @@
 // portfolio's equity curve and reported in its shape; money in a Result's
 // JSON is decimal strings.
 //
+// Costs beyond fee and slippage (Options, strategy/backtest's Costs):
+// perpetual funding per asset, charged at the asset's bar open on the
+// position then held for every settlement up to the end of that bar's
+// span (settlements in a gap of the asset's bars are charged at its next
+// bar's open), and short borrow at cfg.Costs.BorrowRate, charged on each
+// short asset's notional at its mark for the time since the previous
+// calendar bar's close, over a 365-day year. Leverage with isolated
+// margin and the volume cap are refused: one account sized by weights
+// has no per-position margin to liquidate and no single fill to cap.
+//
 // It runs strategy code only through a Stepper it is handed (an
 // event-driven strategy, stepped in a worker), never reads a file, and
 // never fills an asset at a bar it does not have.
@@ -114,6 +124,7 @@ type openTrade struct {
 	qtyIn, valueIn   float64
 	qtyOut, valueOut float64
 	fees             float64
+	costs            float64 // funding and borrow while open
 }
 
 // engine is one run's state.
@@ -135,6 +146,28 @@ type engine struct {
 	negCash, bust              int
 	clamped                    int
 	clampedAt                  int
+
+	barSecs    int64
+	start      int // the first bar that may fill (Options.TradeFrom)
+	funding    [][]backtest.FundingRate
+	fundNext   []int   // per asset, the first settlement not yet passed
+	borrow     float64 // the borrow rate per second
+	fundPaid   float64
+	borrowPaid float64
+	charged    backtest.Charged
+}
+
+// Options are a run's settings beyond cfg.
+type Options struct {
+	// TradeFrom: no order fills before the first calendar bar at or
+	// after it, and the run's result (curve, metrics, trades) covers the
+	// bars from there. The strategy still decides at every earlier bar,
+	// so its indicators warm up on them; the first bar that may trade
+	// opens with a rebalance. Zero: from the first bar.
+	TradeFrom time.Time
+	// Funding is each asset's funding settlements (sorted by time; nil
+	// for an asset without), charged when cfg.Costs.Funding is set.
+	Funding [][]backtest.FundingRate
 }
 
 // Run backtests a portfolio: assets aligned on one calendar (Align),
@@ -143,6 +176,11 @@ type engine struct {
 // down to 1, with a warning), traded on the schedule reb under cfg's
 // capital, fee, slippage and fill.
 func Run(ctx context.Context, assets []strategy.Bars, weights [][]float64, reb Rebalance, cfg backtest.Config) (*Result, error) {
+	return RunFrom(ctx, assets, weights, reb, cfg, Options{})
+}
+
+// RunFrom is Run with opts: trading from opts.TradeFrom, and funding.
+func RunFrom(ctx context.Context, assets []strategy.Bars, weights [][]float64, reb Rebalance, cfg backtest.Config, opts Options) (*Result, error) {
 	if len(weights) != len(assets) {
 		return nil, invalidf("%d weight columns for %d assets", len(weights), len(assets))
 	}
@@ -152,7 +190,7 @@ func Run(ctx context.Context, assets []strategy.Bars, weights [][]float64, reb R
 		}
 	}
 	col := make([]float64, len(assets))
-	return run(ctx, assets, reb, cfg, func(i int, _ *engine) ([]float64, error) {
+	return run(ctx, assets, reb, cfg, opts, func(i int, _ *engine) ([]float64, error) {
 		for a := range col {
 			col[a] = weights[a][i]
 		}
@@ -171,7 +209,13 @@ type Stepper interface {
 // the weights of each bar asked of st with the account at that close.
 // It stops asking once equity reaches zero.
 func RunStepper(ctx context.Context, assets []strategy.Bars, st Stepper, reb Rebalance, cfg backtest.Config) (*Result, error) {
-	return run(ctx, assets, reb, cfg, func(i int, e *engine) ([]float64, error) {
+	return RunStepperFrom(ctx, assets, st, reb, cfg, Options{})
+}
+
+// RunStepperFrom is RunStepper with opts, as RunFrom is Run's: st is
+// stepped at every bar, its targets traded from opts.TradeFrom.
+func RunStepperFrom(ctx context.Context, assets []strategy.Bars, st Stepper, reb Rebalance, cfg backtest.Config, opts Options) (*Result, error) {
+	return run(ctx, assets, reb, cfg, opts, func(i int, e *engine) ([]float64, error) {
 		acct := script.PortfolioAccount{Cash: e.cash, Equity: e.equityNow(), Positions: slices.Clone(e.q), Marks: slices.Clone(e.mark)}
 		w, err := st.Step(i, acct)
 		if err != nil {
@@ -187,8 +231,8 @@ func RunStepper(ctx context.Context, assets []strategy.Bars, st Stepper, reb Reb
 // decider gives the weights decided at bar i's close.
 type decider func(i int, e *engine) ([]float64, error)
 
-func run(ctx context.Context, assets []strategy.Bars, reb Rebalance, cfg backtest.Config, decide decider) (*Result, error) {
-	e, g, err := newEngine(assets, reb, cfg)
+func run(ctx context.Context, assets []strategy.Bars, reb Rebalance, cfg backtest.Config, opts Options, decide decider) (*Result, error) {
+	e, g, err := newEngine(assets, reb, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +244,7 @@ func run(ctx context.Context, assets []strategy.Bars, reb Rebalance, cfg backtes
 	return e.result(g, equity, rebalances, exposed), nil
 }
 
-func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config) (*engine, strategy.Granularity, error) {
+func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config, opts Options) (*engine, strategy.Granularity, error) {
 	if len(assets) == 0 || assets[0].Len() == 0 {
 		return nil, "", invalidf("no bars to backtest; check the universe's series and the range (`wicket data list`)")
 	}
@@ -249,6 +293,10 @@ func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config) (*eng
 		assetFees: make([]float64, m), assetTrades: make([]int, m),
 		negCash: -1, bust: -1, clampedAt: -1,
 	}
+	e.barSecs = int64(g.Duration() / time.Second)
+	if err := e.setOptions(cfg.Costs, opts); err != nil {
+		return nil, "", err
+	}
 	return e, g, nil
 }
 
@@ -285,6 +333,10 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 	}
 	w := make([]float64, m)
 	lastPeriod, scheduled := int64(0), false
+	decideFrom := e.start // a decision fills at its close, or its asset's next open
+	if fillNext && decideFrom > 0 {
+		decideFrom--
+	}
 	for i := 0; i < n; i++ {
 		if i&0x3ff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -305,8 +357,12 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 					e.fill(a, i, b.Open[i], dq)
 				}
 			}
+			if e.funding != nil {
+				e.fund(a, i, b.Open[i])
+			}
 			e.mark[a] = b.Close[i]
 		}
+		e.borrowAt(i)
 		eq := e.equityNow()
 		if e.bust < 0 && eq <= 0 {
 			e.goBust(i)
@@ -317,6 +373,10 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 			col, err := decide(i, e)
 			if err != nil {
 				return 0, 0, err
+			}
+			if i < decideFrom { // warming up: decided, never traded
+				equity[i] = eq
+				continue
 			}
 			sum := 0.0
 			for a := range w {
@@ -337,7 +397,7 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 					e.clampedAt = i
 				}
 			}
-			trigger := false
+			trigger := i == decideFrom && e.start > 0 // the first bar that may trade
 			switch e.reb.Period {
 			case script.RebalanceBar:
 				trigger = true
@@ -352,7 +412,7 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 					}
 				}
 			default:
-				if p := periodOf(e.reb.Period, e.assets[0].Time[i]); !scheduled || p != lastPeriod {
+				if p := periodOf(e.reb.Period, e.assets[0].Time[i]); trigger || !scheduled || p != lastPeriod {
 					trigger, lastPeriod, scheduled = true, p, true
 				}
 			}
@@ -379,7 +439,7 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 		}
 		equity[i] = eq
 		for a := range e.q {
-			if e.q[a] != 0 {
+			if i >= e.start && e.q[a] != 0 {
 				exposed++
 				break
 			}
@@ -458,12 +518,12 @@ func (e *engine) add(a, i int, side, qty, px, fee float64) {
 
 func (e *engine) closeTrade(a, i int, exit string) {
 	o := e.open[a]
-	pnl := o.side*(o.valueOut-o.valueIn) - o.fees
+	pnl := o.side*(o.valueOut-o.valueIn) - o.fees - o.costs
 	e.pnls = append(e.pnls, pnl)
 	e.assetTrades[a]++
 	b := &e.assets[a]
 	e.trades = append(e.trades, Trade{Series: b.Series, Trade: backtest.Trade{
-		Side: sideName(o.side), EntryBar: o.entryBar, ExitBar: i,
+		Side: sideName(o.side), EntryBar: o.entryBar - e.start, ExitBar: i - e.start,
 		EntryTime: unixTime(b.Time[o.entryBar]), ExitTime: unixTime(b.Time[i]),
 		EntryPrice: o.valueIn / o.qtyIn, ExitPrice: o.valueOut / o.qtyOut, Quantity: o.qtyIn,
 		PnL: pnl, Return: pnl / o.valueIn, Fees: o.fees, Exit: exit,
@@ -511,3 +571,83 @@ func names(assets []strategy.Bars) []string {
 // Label is a universe's name in a ledger row and a report: its series,
 // comma-separated.
 func Label(assets []strategy.Bars) string { return strings.Join(names(assets), ",") }
+
+// setOptions checks the run's costs and options and sets them.
+func (e *engine) setOptions(c backtest.Costs, opts Options) error {
+	switch {
+	case c.Leverage != 0 || c.MaintenanceMargin != 0:
+		return invalidf("leverage and isolated margin are for a backtest over one series: a portfolio is one cash account sized by weights, with no per-position margin to liquidate; leave leverage out")
+	case c.MaxVolumePct != 0:
+		return invalidf("the volume cap is for a backtest over one series: a portfolio's rebalance trades every asset toward its weight at once, and carrying part of one fill would break the weights; leave max_volume_pct out")
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	e.charged = c.Charged()
+	e.borrow = c.BorrowRate / (365 * 86400)
+	if c.Funding {
+		if len(opts.Funding) > len(e.assets) {
+			return invalidf("funding for %d assets in a portfolio of %d", len(opts.Funding), len(e.assets))
+		}
+		for a, rates := range opts.Funding {
+			if err := (backtest.Costs{FundingRates: rates}).Check(); err != nil {
+				return invalidf("%s: %v", e.assets[a].Series, err)
+			}
+		}
+		e.funding = opts.Funding
+		e.fundNext = make([]int, len(opts.Funding))
+	}
+	if !opts.TradeFrom.IsZero() {
+		t := e.assets[0].Time
+		from := opts.TradeFrom.Unix()
+		e.start, _ = slices.BinarySearch(t, from)
+		if e.start == len(t) {
+			return invalidf("trade_from %s is after the last bar (%s): nothing to trade", opts.TradeFrom.UTC().Format(time.RFC3339), timeString(t[len(t)-1]))
+		}
+	}
+	return nil
+}
+
+// fund charges asset a's funding settlements due by the end of calendar
+// bar i's span at its open o, on the position then held.
+func (e *engine) fund(a, i int, o float64) {
+	if a >= len(e.funding) {
+		return
+	}
+	t := e.assets[a].Time
+	end := t[i] + e.barSecs
+	if i+1 < len(t) {
+		end = t[i+1]
+	}
+	rates := e.funding[a]
+	k := e.fundNext[a]
+	for k < len(rates) && rates[k].Time < end {
+		if rates[k].Time >= t[0] && e.q[a] != 0 {
+			amt := e.q[a] * o * rates[k].Rate
+			e.cash -= amt
+			e.fundPaid += amt
+			e.open[a].costs += amt
+		}
+		k++
+	}
+	e.fundNext[a] = k
+}
+
+// borrowAt charges the borrow of every short held at bar i's close.
+func (e *engine) borrowAt(i int) {
+	if e.borrow == 0 {
+		return
+	}
+	dt := e.barSecs
+	if i > 0 {
+		dt = e.assets[0].Time[i] - e.assets[0].Time[i-1]
+	}
+	for a, q := range e.q {
+		if q < 0 {
+			amt := -q * e.mark[a] * e.borrow * float64(dt)
+			e.cash -= amt
+			e.borrowPaid += amt
+			e.open[a].costs += amt
+		}
+	}
+}

@@ -94,12 +94,14 @@ func (t Trade) MarshalJSON() ([]byte, error) {
 // result assembles the Result of a finished run.
 func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, exposed int) *Result {
 	cal := e.assets[0]
-	n := cal.Len()
-	curve := backtest.Curve{Time: cal.Time, Equity: equity}
+	n := cal.Len() - e.start // the traded bars, from Options.TradeFrom
+	equity = equity[e.start:]
+	curve := backtest.Curve{Time: cal.Time[e.start:], Equity: equity}
 	m := backtest.EquityMetrics(curve, nil, e.capital, g.PeriodsPerYear(), g.Duration())
 	backtest.FillTradeMetrics(&m, e.pnls)
 	m.Exposure = float64(exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = e.fees, e.slipCost
+	m.Charged, m.FundingPaid, m.BorrowPaid = e.charged, e.fundPaid, e.borrowPaid
 	// Buy and hold: the universe held in equal parts, each asset from
 	// its first close to its last.
 	bh, held := 0.0, 0
@@ -108,7 +110,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 	for a := range e.assets {
 		b := &e.assets[a]
 		first, last, bars := math.NaN(), math.NaN(), 0
-		for i := 0; i < n; i++ {
+		for i := e.start; i < b.Len(); i++ {
 			if has(b, i) {
 				bars++
 				if math.IsNaN(first) {
@@ -141,7 +143,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 		Equity: backtest.Downsample(curve, e.capital, backtest.MaxEquityPoints),
 	}
 	r.Trades, r.TradesClamped = clampTrades(e.trades, cfg.TradesLimit)
-	r.Warnings = e.warnings(cfg, n)
+	r.Warnings = e.warnings(cfg, cal.Len())
 	return r
 }
 

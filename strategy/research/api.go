@@ -348,6 +348,11 @@ type Window struct {
 	// LookaheadCheck is the lookahead proof's verdict on the in-sample
 	// winner over this window's bars (in-sample and out-of-sample).
 	LookaheadCheck string `json:"lookahead_check,omitempty"`
+	// DeflatedSharpe and Overfitting are the in-sample sweep's winner's
+	// deflated Sharpe ratio over the window's combinations and their PBO
+	// (a portfolio strategy's walk-forward).
+	DeflatedSharpe *DeflatedSharpe `json:"deflated_sharpe,omitempty"`
+	Overfitting    *Overfitting    `json:"overfitting,omitempty"`
 }
 
 // Stitched are the metrics of the stitched out-of-sample equity curve

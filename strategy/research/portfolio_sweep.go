@@ -17,13 +17,6 @@ import (
 // portfolio strategy, which declares its own.
 func seriesless(series string) bool { return strings.TrimSpace(series) == "" }
 
-// errNoPortfolioWalkForward answers a walk-forward without a series:
-// a portfolio strategy's walk-forward (an in-sample sweep per window of
-// the calendar, its winner run out of sample) is not built yet, and a
-// single-series strategy needs its series.
-var errNoPortfolioWalkForward = errorf(KindInvalid, "walk-forward needs a series: name one as SYMBOL@GRANULARITY (list_series shows them), or a universe; "+
-	"a portfolio strategy (one that declares its universe) cannot be walked forward yet: sweep it without a series, then backtest the winner over a later range")
-
 // sweepPortfolio sweeps a portfolio strategy (one that declares its
 // universe; the request names no series): each combination of the grid
 // is one portfolio backtest, run in the worker pool in chunks

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -118,15 +117,4 @@ func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
-}
-
-// TestPortfolioWalkForwardRefused: a walk-forward without a series says
-// what to give, and what to do with a portfolio strategy instead.
-func TestPortfolioWalkForwardRefused(t *testing.T) {
-	l := newLocal(t, 1)
-	_, err := l.WalkForward(ctxT(t), WalkForwardRequest{StrategyRef: templateRef(t, "momentum_rotation"), Grid: Grid{"k": {Values: []any{1, 2}}}}, nil)
-	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindInvalid || !strings.Contains(err.Error(), "sweep it without a series") {
-		t.Errorf("walk-forward without a series: %v", err)
-	}
 }

@@ -84,7 +84,7 @@ const minOutOfSampleBars = 2
 // leading windows that finished, Partial set, and no error.
 func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
 	if seriesless(req.Series) {
-		return WalkForwardResult{}, errNoPortfolioWalkForward // portfolio_sweep.go
+		return l.walkForwardPortfolio(ctx, req, progress) // portfolio_walkforward.go
 	}
 	names, single, err := l.universe(req.Series)
 	if err != nil {

@@ -20,6 +20,14 @@ type PortfolioSweepChunk struct {
 	Request backtest.Request `json:"request"`
 	Combos  []map[string]any `json:"combos"`
 	Blocks  int              `json:"blocks,omitempty"`
+	// TradeFrom (RFC3339), when set, trades each combination from the
+	// first calendar bar at or after it, the earlier bars of the range
+	// only warming the strategy up (a walk-forward's out-of-sample run).
+	TradeFrom string `json:"trade_from,omitempty"`
+	// Returns asks for every traded bar's return (walk-forward
+	// stitching); Times for the calendar's bar times (its windows).
+	Returns bool `json:"returns,omitempty"`
+	Times   bool `json:"times,omitempty"`
 }
 
 // PortfolioSweep runs a portfolio sweep chunk in a worker.
@@ -36,4 +44,5 @@ type PortfolioSweepResult struct {
 	SweepChunkResult
 	Series   string   `json:"series,omitempty"`
 	Calendar BarsSeen `json:"calendar"`
+	Times    []int64  `json:"times,omitempty"` // when asked: every calendar bar's time
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"wicket/strategy"
 	"wicket/strategy/backtest"
@@ -44,7 +45,7 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	if req.Robustness != nil || req.Report || req.Plot || req.Allowance != nil || req.LookaheadOnly {
 		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "robustness, plot, report, allowance and lookahead_only are for single-series backtests; a portfolio backtest reports its metrics, assets, trades and curve"}
 	}
-	res, s, err := portfolioRun(ctx, req, cfg, memo, nil, true)
+	res, s, err := portfolioRun(ctx, req, cfg, memo, nil, true, time.Time{})
 	if err != nil {
 		return backtest.Response{}, err
 	}
@@ -57,11 +58,19 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	return resp, nil
 }
 
+// universe is a resolved universe: its aligned bars and each asset's
+// funding settlements (nil when none are charged).
+type universe struct {
+	assets  []strategy.Bars
+	funding [][]backtest.FundingRate
+}
+
 // portfolioRun loads the strategy with req's params, resolves and aligns
-// its universe (from universes when it holds the universe's series, which
-// a sweep's chunk shares between its combinations) and runs it; prove
-// adds the lookahead proof. The caller closes the strategy.
-func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config, memo *ta.Memo, universes map[string][]strategy.Bars, prove bool) (*portfolio.Result, *loadedStrategy, error) {
+// its universe and reads its funding (from universes when it holds the
+// universe's series, which a sweep's chunk shares between its
+// combinations) and runs it, trading from tradeFrom (zero: the first
+// bar); prove adds the lookahead proof. The caller closes the strategy.
+func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config, memo *ta.Memo, universes map[string]universe, prove bool, tradeFrom time.Time) (*portfolio.Result, *loadedStrategy, error) {
 	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
 	opts, closeFS, err := options(sreq, memo)
 	if err != nil {
@@ -72,8 +81,8 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 		ls.Close()
 		return nil, nil, err
 	}
-	if req.CostOptions.Asked() {
-		return fail(&worker.Error{Kind: worker.KindRequest, Msg: "funding, borrow, leverage and the volume cap are charged in a backtest over one series; a portfolio strategy's run takes fee and slippage only: leave them out"})
+	if cfg.Costs.Leverage != 0 || cfg.Costs.MaxVolumePct != 0 {
+		return fail(&worker.Error{Kind: worker.KindRequest, Msg: "leverage (isolated margin) and the volume cap are charged in a backtest over one series: a portfolio is one cash account sized by weights; it takes fee, slippage, funding and borrow: leave them out"})
 	}
 	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
 	if err != nil {
@@ -89,20 +98,25 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 	}
 	cfg.Params = s.Values()
 	key := strings.Join(s.Universe(), ",")
-	assets, ok := universes[key]
+	u, ok := universes[key]
 	if !ok {
 		raw, err := loadUniverse(req.HistoryPath, s.Universe(), cfg)
 		if err != nil {
 			return fail(err)
 		}
-		if assets, err = portfolio.Align(raw); err != nil {
+		if u.assets, err = portfolio.Align(raw); err != nil {
+			return fail(err)
+		}
+		if u.funding, err = universeFunding(req.HistoryPath, req.CostOptions, u.assets); err != nil {
 			return fail(err)
 		}
 		if universes != nil {
-			universes[key] = assets
+			universes[key] = u
 		}
 	}
-	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg)
+	assets := u.assets
+	cfg.Costs.Funding = u.funding != nil
+	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg, portfolio.Options{TradeFrom: tradeFrom, Funding: u.funding})
 	if err != nil {
 		return fail(err)
 	}
@@ -127,7 +141,7 @@ func (l *loadedStrategy) Close() { l.close() }
 // decidePortfolio runs the strategy in its own style (signals(universe)
 // once, or on_bar per bar) through the engine, and returns the run and
 // its trace for the lookahead proof.
-func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.Bars, reb portfolio.Rebalance, cfg backtest.Config) (*portfolio.Result, script.PortfolioTrace, error) {
+func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.Bars, reb portfolio.Rebalance, cfg backtest.Config, opts portfolio.Options) (*portfolio.Result, script.PortfolioTrace, error) {
 	if s.Style() == script.StyleOnBar {
 		st, err := s.BeginPortfolio(ctx, assets)
 		if err != nil {
@@ -136,7 +150,7 @@ func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.
 		defer st.Close()
 		st.Record()
 		cfg.Warmup = st.Warmup()
-		res, err := portfolio.RunStepper(ctx, assets, st, reb, cfg)
+		res, err := portfolio.RunStepperFrom(ctx, assets, st, reb, cfg, opts)
 		if err != nil {
 			return nil, script.PortfolioTrace{}, err
 		}
@@ -151,8 +165,28 @@ func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.
 		return nil, script.PortfolioTrace{}, err
 	}
 	cfg.Warmup = s.Warmup()
-	res, err := portfolio.Run(ctx, assets, weights, reb, cfg)
+	res, err := portfolio.RunFrom(ctx, assets, weights, reb, cfg, opts)
 	return res, tr, err
+}
+
+// universeFunding reads each asset's funding settlements as o asks
+// (fundingRates, per asset: "on" requires every asset's); nil when no
+// asset has any to charge.
+func universeFunding(historyPath string, o backtest.CostOptions, assets []strategy.Bars) ([][]backtest.FundingRate, error) {
+	var out [][]backtest.FundingRate
+	for a, b := range assets {
+		rates, ok, err := fundingRates(historyPath, b.Series, o, b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Series, err)
+		}
+		if ok {
+			if out == nil {
+				out = make([][]backtest.FundingRate, len(assets))
+			}
+			out[a] = rates
+		}
+	}
+	return out, nil
 }
 
 // loadUniverse resolves a declared universe against the store and reads

@@ -3,10 +3,10 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"time"
 
-	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/portfolio"
 	"wicket/strategy/ta"
@@ -43,7 +43,13 @@ func PortfolioSweep(ctx context.Context, req worker.PortfolioSweepChunk, memo *t
 		return worker.PortfolioSweepResult{}, err
 	}
 	capital := cfg.Capital.InexactFloat64() // for the return statistics only
-	universes := map[string][]strategy.Bars{}
+	var tradeFrom time.Time
+	if req.TradeFrom != "" {
+		if tradeFrom, err = time.Parse(time.RFC3339, req.TradeFrom); err != nil {
+			return worker.PortfolioSweepResult{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("trade_from %q is not an RFC3339 time", req.TradeFrom)}
+		}
+	}
+	universes := map[string]universe{}
 	resp := worker.PortfolioSweepResult{SweepChunkResult: worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos))}}
 	work := time.Now()
 	for i, combo := range req.Combos {
@@ -58,7 +64,7 @@ func PortfolioSweep(ctx context.Context, req worker.PortfolioSweepChunk, memo *t
 		maps.Copy(r.Params, combo)
 		var res *portfolio.Result
 		var bad error
-		resp.Trials[i], res, bad = portfolioTrial(ctx, r, cfg, capital, memo, universes, req.Blocks)
+		resp.Trials[i], res, bad = portfolioTrial(ctx, r, cfg, capital, memo, universes, req, tradeFrom)
 		if bad != nil {
 			return worker.PortfolioSweepResult{}, bad
 		}
@@ -66,6 +72,9 @@ func PortfolioSweep(ctx context.Context, req worker.PortfolioSweepChunk, memo *t
 			resp.Series = res.Series
 			if n := len(res.Curve.Time); n > 0 {
 				resp.Calendar = worker.BarsSeen{Count: n, First: res.Curve.Time[0], Last: res.Curve.Time[n-1]}
+			}
+			if req.Times {
+				resp.Times = res.Curve.Time
 			}
 		}
 		if resp.Trials[i].Values == nil {
@@ -80,8 +89,8 @@ func PortfolioSweep(ctx context.Context, req worker.PortfolioSweepChunk, memo *t
 // portfolioTrial runs one combination; the run is nil when it failed. A
 // bad request (a strategy that declares no universe: every combination
 // would fail alike) is returned as bad, to fail the chunk.
-func portfolioTrial(ctx context.Context, req backtest.Request, cfg backtest.Config, capital float64, memo *ta.Memo, universes map[string][]strategy.Bars, blocks int) (_ worker.Trial, _ *portfolio.Result, bad error) {
-	res, s, err := portfolioRun(ctx, req, cfg, memo, universes, false)
+func portfolioTrial(ctx context.Context, req backtest.Request, cfg backtest.Config, capital float64, memo *ta.Memo, universes map[string]universe, chunk worker.PortfolioSweepChunk, tradeFrom time.Time) (_ worker.Trial, _ *portfolio.Result, bad error) {
+	res, s, err := portfolioRun(ctx, req, cfg, memo, universes, false, tradeFrom)
 	var we *worker.Error
 	if errors.As(err, &we) && we.Kind == worker.KindRequest {
 		return worker.Trial{}, nil, err
@@ -108,8 +117,11 @@ func portfolioTrial(ctx context.Context, req backtest.Request, cfg backtest.Conf
 		Trades: m.Trades,
 		Warmup: s.Warmup(),
 	}
-	if blocks > 0 {
-		t.Blocks = backtest.BlockStats(returns, blocks)
+	if chunk.Blocks > 0 {
+		t.Blocks = backtest.BlockStats(returns, chunk.Blocks)
+	}
+	if chunk.Returns {
+		t.Returns = returns
 	}
 	return t, res, nil
 }
