@@ -121,7 +121,7 @@ type (
 		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"number of out-of-sample windows (default 5 when no lengths are given)"`
 		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""`
 		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"out-of-sample length: bars or a duration"`
-		Anchored        bool            `json:"anchored" arg:"default=false" desc:"grow every in-sample window from the range's start instead of rolling it"`
+		Anchored        bool            `json:"anchored" arg:"default=false" desc:"grow each in-sample window from the range's start, not rolling it"`
 		MaxCombinations int             `json:"max_combinations" arg:"min=1" desc:"refuse a grid larger than this per window"`
 	}
 	seriesListArgs struct {
