@@ -72,6 +72,7 @@ type Dispatcher struct {
 	workers map[string]seen
 	bars    map[string]string // history path, series, range → digest shipped
 	barsMu  sync.Mutex        // serialises shipping bars
+	funding map[string]bool   // digests of the funding shipped
 }
 
 type seen struct {
@@ -114,7 +115,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
-		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}}
+		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}, funding: map[string]bool{}}
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
 		d.subs = append(d.subs, sub)
@@ -379,8 +380,12 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	req.Digest = digest
-	req.HistoryPath = ""   // the worker reads the shipped bars
+	funding, err := d.shipFunding(ctx, req)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	req.Digest, req.FundingDigest, req.FundingFile = digest, funding, ""
+	req.HistoryPath = ""   // the worker reads the shipped bars and funding
 	req.IndicatorsDir = "" // and the shipped indicators
 	body, err := json.Marshal(chunkMsg{Chunk: req, Indicators: inds})
 	if err != nil {
