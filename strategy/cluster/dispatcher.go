@@ -67,12 +67,12 @@ type Dispatcher struct {
 	// refusedBeats the heartbeats.
 	refused, refusedBeats atomic.Uint64
 
-	mu      sync.Mutex
-	pending map[string]*waiter // chunk id → who waits for its answer
-	workers map[string]seen
-	bars    map[string]string // history path, series, range → digest shipped
-	barsMu  sync.Mutex        // serialises shipping bars
-	funding map[string]bool   // digests of the funding shipped
+	mu          sync.Mutex
+	pending     map[string]*waiter // chunk id → who waits for its answer
+	workers     map[string]seen
+	bars        map[string]string      // history path, series, range → digest shipped
+	barsMu      sync.Mutex             // serialises shipping bars
+	fundingRead map[string]fundingSeen // history path, series, range, want → funding found and shipped
 }
 
 type seen struct {
@@ -115,7 +115,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
-		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}, funding: map[string]bool{}}
+		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}, fundingRead: map[string]fundingSeen{}}
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
 		d.subs = append(d.subs, sub)
