@@ -29,10 +29,17 @@ func fundingProject(t *testing.T) project.Project {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctx := context.Background()
-	if _, err := history.SeedDemo(ctx, s); err != nil {
+	if _, err := history.SeedDemo(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
+	writeFunding(t, s)
+	return p
+}
+
+// writeFunding writes the funding of fundingProject into s.
+func writeFunding(t *testing.T, s *history.Store) {
+	t.Helper()
+	ctx := context.Background()
 	bars, err := s.Load("BTC-USD@1h", time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +51,41 @@ func fundingProject(t *testing.T) project.Project {
 	if err := s.WriteFunding(ctx, "BTC-USD", rates); err != nil {
 		t.Fatal(err)
 	}
-	return p
+}
+
+// TestClusterSweepSeesFundingFetchedSince: funding written into the store
+// after a cluster sweep found none is charged by the next sweep of the
+// same dispatcher.
+func TestClusterSweepSeesFundingFetchedSince(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	p := project.Project{Root: t.TempDir()}
+	s, err := history.Open(p.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := history.SeedDemo(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := joinWorker(t, cluster.Options{Key: testKey, URL: clustertest.Server(t)})
+	sweep := func() string {
+		t.Helper()
+		res, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "BTC-USD@1d"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.Top)
+		return string(b)
+	}
+	if before := sweep(); strings.Contains(before, `"funding_paid"`) {
+		t.Fatal("funding charged before the store held any")
+	}
+	writeFunding(t, s)
+	if after := sweep(); !strings.Contains(after, `"funding_paid"`) {
+		t.Fatalf("the funding fetched since is not charged: %.300s", after)
+	}
 }
 
 // TestClusterSweepChargesTheStoresFunding: a sweep on the cluster charges
