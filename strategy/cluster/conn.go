@@ -206,7 +206,9 @@ const (
 	// 4: a worker holds two chunks per slot and says so (headerHeld, the
 	// heartbeat's held), and runs tail copies sent to it alone; a bars
 	// announcement is a barsNote.
-	protocol = "4"
+	// 5: a chunk that charges funding names the store's funding, shipped
+	// by its digest like bars (worker.SweepChunk.FundingDigest).
+	protocol = "5"
 )
 
 // protocolError is the error for a message of another wire version.

@@ -67,11 +67,12 @@ type Dispatcher struct {
 	// refusedBeats the heartbeats.
 	refused, refusedBeats atomic.Uint64
 
-	mu      sync.Mutex
-	pending map[string]*waiter // chunk id → who waits for its answer
-	workers map[string]seen
-	bars    map[string]string // history path, series, range → digest shipped
-	barsMu  sync.Mutex        // serialises shipping bars
+	mu          sync.Mutex
+	pending     map[string]*waiter // chunk id → who waits for its answer
+	workers     map[string]seen
+	bars        map[string]string      // history path, series, range → digest shipped
+	barsMu      sync.Mutex             // serialises shipping bars
+	fundingRead map[string]fundingSeen // history path, series, range, want → funding found and shipped
 }
 
 type seen struct {
@@ -114,7 +115,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
-		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}}
+		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}, fundingRead: map[string]fundingSeen{}}
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
 		d.subs = append(d.subs, sub)
@@ -379,8 +380,12 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
-	req.Digest = digest
-	req.HistoryPath = ""   // the worker reads the shipped bars
+	funding, err := d.shipFunding(ctx, req)
+	if err != nil {
+		return worker.SweepChunkResult{}, err
+	}
+	req.Digest, req.FundingDigest, req.FundingFile = digest, funding, ""
+	req.HistoryPath = ""   // the worker reads the shipped bars and funding
 	req.IndicatorsDir = "" // and the shipped indicators
 	body, err := json.Marshal(chunkMsg{Chunk: req, Indicators: inds})
 	if err != nil {

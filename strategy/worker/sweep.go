@@ -48,11 +48,19 @@ type SweepChunk struct {
 	// request, BarsRange.ShareDir): the worker maps it read-only, so the
 	// workers of one machine read one copy, and caches the mapping as the
 	// bars of HistoryPath's range with Digest.
-	SharedBars  string           `json:"shared_bars,omitempty"`
-	Capital     string           `json:"capital"`
-	FeeBps      float64          `json:"fee_bps"`
-	SlippageBps float64          `json:"slippage_bps"`
-	Combos      []map[string]any `json:"combos"`
+	SharedBars string `json:"shared_bars,omitempty"`
+	// FundingDigest names the funding of the bars' pair shipped with
+	// them from another machine (Funding.Encode, hashing to it), and
+	// FundingFile is the worker machine's copy: the worker charges it,
+	// clipped to the bars' span, instead of reading the history store,
+	// and refuses a file that does not hash to FundingDigest. Empty: the
+	// store, when HistoryPath is set, holds the funding.
+	FundingDigest string           `json:"funding_digest,omitempty"`
+	FundingFile   string           `json:"funding_file,omitempty"`
+	Capital       string           `json:"capital"`
+	FeeBps        float64          `json:"fee_bps"`
+	SlippageBps   float64          `json:"slippage_bps"`
+	Combos        []map[string]any `json:"combos"`
 	// Returns asks for every traded bar's return (walk-forward stitching).
 	Returns bool `json:"returns,omitempty"`
 	// Blocks, when > 0, asks for each trial's returns summed in that many

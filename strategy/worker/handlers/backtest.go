@@ -57,7 +57,7 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	if err != nil {
 		return backtest.Response{}, err
 	}
-	if err := fundingCosts(&cfg, req.HistoryPath, req.Series, req.CostOptions, bars); err != nil {
+	if err := fundingCosts(&cfg, fundingSource{path: req.HistoryPath}, req.Series, req.CostOptions, bars); err != nil {
 		return backtest.Response{}, err
 	}
 

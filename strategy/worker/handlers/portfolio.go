@@ -175,7 +175,7 @@ func decidePortfolio(ctx context.Context, s *script.Strategy, assets []strategy.
 func universeFunding(historyPath string, o backtest.CostOptions, assets []strategy.Bars) ([][]backtest.FundingRate, error) {
 	var out [][]backtest.FundingRate
 	for a, b := range assets {
-		rates, ok, err := fundingRates(historyPath, b.Series, o, b)
+		rates, ok, err := fundingRates(fundingSource{path: historyPath}, b.Series, o, b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", b.Series, err)
 		}
