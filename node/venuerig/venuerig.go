@@ -93,54 +93,77 @@ func pick[T any](all map[string]T, names []string) ([]T, error) {
 }
 
 // Venue is one venue of a rigged node: its wicket.toml table and the
-// adapter the node trades it through.
+// adapter the node trades it through, whose calls time out after Timeout
+// (AdapterTimeout when zero).
 type Venue struct {
-	Table project.Venue
-	Adapt func(project.Venue) (server.Exchange, error)
+	Table   project.Venue
+	Timeout time.Duration
+	adapt   func(vc project.Venue, timeout time.Duration) (server.Exchange, error)
+}
+
+// Adapter is the venue's adapter made from vc, its table as the
+// validated configuration holds it.
+func (v Venue) Adapter(vc project.Venue) (server.Exchange, error) {
+	timeout := v.Timeout
+	if timeout == 0 {
+		timeout = AdapterTimeout
+	}
+	return v.adapt(vc, timeout)
 }
 
 // OnBinance is venue table on the Binance fake f, traded through the
-// binance adapter with f's keys. The table's BaseURL is set to f's.
+// binance adapter with f's keys. The table's kind and BaseURL are set to
+// binance and f's.
 func OnBinance(f *binancefake.Fake, table project.Venue) Venue {
 	table.Kind, table.BaseURL = project.KindBinance, f.URL
-	return Venue{Table: table, Adapt: func(vc project.Venue) (server.Exchange, error) {
-		return binance.New(binance.Config{Venue: vc, APIKey: f.APIKey, APISecret: f.Secret, Timeout: AdapterTimeout})
+	return Venue{Table: table, adapt: func(vc project.Venue, timeout time.Duration) (server.Exchange, error) {
+		return binance.New(binance.Config{Venue: vc, APIKey: f.APIKey, APISecret: f.Secret, Timeout: timeout})
 	}}
 }
 
 // OnAlpaca is venue table on the Alpaca fake f, traded through the alpaca
-// adapter with f's keys. The table's BaseURL is set to f's.
+// adapter with f's keys. The table's kind and BaseURL are set to alpaca
+// and f's.
 func OnAlpaca(f *alpacafake.Fake, table project.Venue) Venue {
 	table.Kind, table.BaseURL = project.KindAlpaca, f.URL
-	return Venue{Table: table, Adapt: func(vc project.Venue) (server.Exchange, error) {
-		return alpaca.New(alpaca.Config{Venue: vc, KeyID: f.KeyID, Secret: f.Secret, Timeout: AdapterTimeout})
+	return Venue{Table: table, adapt: func(vc project.Venue, timeout time.Duration) (server.Exchange, error) {
+		return alpaca.New(alpaca.Config{Venue: vc, KeyID: f.KeyID, Secret: f.Secret, Timeout: timeout})
 	}}
 }
 
-// Start starts a node with the default paper venue and venues (the
-// configuration validated, each adapter made from its validated table),
-// marks read every 50 ms, and waits until the node has read every one of
-// venues. opts come after the rig's own, so they override them.
-func Start(tb testing.TB, venues []Venue, opts ...nodetest.Option) *nodetest.Server {
+// Node starts a node whose configuration is base with venues added (then
+// validated, each adapter made from its validated table), marks read
+// every 50 ms. It does not wait for the node to read the venues (Start
+// does). opts come after the rig's own, so they override them.
+func Node(tb testing.TB, base project.Config, venues []Venue, opts ...nodetest.Option) *nodetest.Server {
 	tb.Helper()
-	cfg := project.Defaults()
+	cfg := base
+	cfg.Venues = append([]project.Venue(nil), base.Venues...) // base keeps its own
 	for _, v := range venues {
 		cfg.Venues = append(cfg.Venues, v.Table)
 	}
 	if err := cfg.Validate(); err != nil {
-		tb.Fatalf("venuerig.Start: %v", err)
+		tb.Fatalf("venuerig: %v", err)
 	}
 	ex := make(map[string]server.Exchange, len(venues))
 	for _, v := range venues {
 		vc, _ := cfg.Venue(v.Table.Name)
-		a, err := v.Adapt(vc)
+		a, err := v.Adapter(vc)
 		if err != nil {
-			tb.Fatalf("venuerig.Start: adapter for %s: %v", v.Table.Name, err)
+			tb.Fatalf("venuerig: adapter for %s: %v", v.Table.Name, err)
 		}
 		ex[vc.Name] = a
 	}
 	opts = append([]nodetest.Option{nodetest.WithConfig(cfg), nodetest.WithExchanges(ex), nodetest.WithMarkEvery(50 * time.Millisecond)}, opts...)
-	srv := nodetest.NewServer(tb, opts...)
+	return nodetest.NewServer(tb, opts...)
+}
+
+// Start starts a node with the default configuration (its paper venue)
+// and venues, as Node does, and waits until it has read every one of
+// venues.
+func Start(tb testing.TB, venues []Venue, opts ...nodetest.Option) *nodetest.Server {
+	tb.Helper()
+	srv := Node(tb, project.Defaults(), venues, opts...)
 	c := srv.Client()
 	for _, v := range venues {
 		WaitSynced(tb, c, v.Table.Name)
