@@ -2,8 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -15,51 +13,18 @@ import (
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
-	"wicket/node/server"
+	"wicket/node/venuerig"
 )
 
 // binanceNode is a real node whose venues are binance accounts on a fake
 // exchange: testnet bn and live bnlive (the node runs with --allow-live).
 func binanceNode(t *testing.T) (*nodetest.Server, *binancefake.Fake) {
 	t.Helper()
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	key, secret := hex.EncodeToString(b[:16]), hex.EncodeToString(b[16:])
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(f.Close)
-	cfg := project.Defaults()
-	ex := map[string]server.Exchange{}
-	cfg.Venues = append(cfg.Venues,
-		project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		project.Venue{Name: "bnlive", Kind: project.KindBinance, Environment: project.EnvLive, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}})
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range cfg.Venues[1:] {
-		a, err := binance.New(binance.Config{Venue: v, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ex[v.Name] = a
-	}
-	n := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithExchanges(ex), nodetest.WithAllowLive(), nodetest.WithMarkEvery(50*time.Millisecond))
-	deadline := time.Now().Add(10 * time.Second)
-	for _, name := range []string{"bn", "bnlive"} {
-		for {
-			snap, err := n.Client().Snapshot(context.Background(), name, 0)
-			if err == nil && snap.Venues[0].Connection == "connected" && len(snap.Venues[0].Marks) == 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("venue %s never synced: %v", name, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	f := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
+	n := venuerig.Start(t, []venuerig.Venue{
+		venuerig.OnBinance(f, project.Venue{Name: "bn", MayArm: true, Symbols: []string{"BTCUSDT"}}),
+		venuerig.OnBinance(f, project.Venue{Name: "bnlive", Environment: project.EnvLive, MayArm: true, Symbols: []string{"BTCUSDT"}}),
+	}, nodetest.WithAllowLive())
 	return n, f
 }
 

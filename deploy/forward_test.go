@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/strategy/backtest"
 	"wicket/strategy/script"
@@ -35,7 +36,7 @@ func TestDeployForwardTestEqualsBacktest(t *testing.T) {
 	const n = 2000
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	bars := tape(n, 7, start)
-	clk := &clock{t: start}
+	clk := testkit.NewClock(start)
 	cfg := venueConfig()
 	mkt := &price{}
 	ns := paperNode(t, cfg, mkt, clk.Now)

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -74,15 +75,6 @@ func venueConfig() project.Config {
 	return cfg
 }
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-
 // fakeTape is a BarSource over recorded bars: before it hands over bar
 // i it moves the clock to the bar's close and the market's price (the
 // paper venue's mark feed) to the bar's close, which is the next bar's
@@ -90,7 +82,7 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 type fakeTape struct {
 	bars  []Bar
 	i     int
-	clock *clock
+	clock *testkit.Clock
 	price *price
 	gran  time.Duration
 	// stop, when set, ends the tape before bar stop (io.EOF).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 )
 
@@ -14,7 +15,7 @@ import (
 // shows become 1m bars (open, high, low, close of the marks read in the
 // minute); the minute the source started in is partial and makes no bar.
 func TestDeployMarkBarsAggregatePaperMarks(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 3, 2, 10, 0, 30, 0, time.UTC)}
+	clk := testkit.NewClock(time.Date(2026, 3, 2, 10, 0, 30, 0, time.UTC))
 	mkt := &price{}
 	ns := paperNode(t, venueConfig(), mkt, clk.Now)
 	c := ns.Client(node.WithClock(clk.Now))
@@ -24,7 +25,7 @@ func TestDeployMarkBarsAggregatePaperMarks(t *testing.T) {
 		at time.Time
 		px string
 	}{
-		{clk.t, "99"}, // 10:00 (partial)
+		{clk.Now(), "99"}, // 10:00 (partial)
 		{time.Date(2026, 3, 2, 10, 1, 5, 0, time.UTC), "100"},   // 10:01 opens
 		{time.Date(2026, 3, 2, 10, 1, 20, 0, time.UTC), "103"},  // high
 		{time.Date(2026, 3, 2, 10, 1, 40, 0, time.UTC), "98.5"}, // low

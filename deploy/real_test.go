@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -13,54 +11,28 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
-	"wicket/node/alpaca"
-	"wicket/node/alpaca/alpacafake"
-	"wicket/node/binance"
-	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
-	"wicket/node/server"
+	"wicket/node/venuerig"
 )
-
-func hexKey(t testing.TB) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
 
 // realVenue is a real venue of the node, behind the fake of its API.
 type realVenue struct {
 	name, series string
-	venue        project.Venue
-	exchange     func(vc project.Venue) (server.Exchange, error)
+	venue        venuerig.Venue
 	orders       func() int // the orders the fake venue took
 }
 
 func binanceVenue(t *testing.T) realVenue {
-	key, secret := hexKey(t), hexKey(t)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(f.Close)
+	f := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
 	return realVenue{name: "bn", series: "BTCUSDT@1m",
-		venue: project.Venue{Name: "bn", Kind: project.KindBinance, Environment: "testnet", MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		exchange: func(vc project.Venue) (server.Exchange, error) {
-			return binance.New(binance.Config{Venue: vc, APIKey: key, APISecret: secret, Timeout: 2 * time.Second})
-		},
+		venue:  venuerig.OnBinance(f, project.Venue{Name: "bn", Environment: "testnet", MayArm: true, Symbols: []string{"BTCUSDT"}}),
 		orders: func() int { return len(f.Orders()) }}
 }
 
 func alpacaVenue(t *testing.T) realVenue {
-	key, secret := hexKey(t), hexKey(t)
-	f := alpacafake.New(key, secret, []alpacafake.Asset{{Symbol: "BTC/USD", Class: "crypto", Fractionable: true,
-		MinOrder: "0.0001", Increment: "0.0001", PriceIncrement: "1", Price: "60000"}}, "20000")
-	t.Cleanup(f.Close)
+	f := venuerig.Alpaca(t, "20000", "BTC/USD")
 	return realVenue{name: "al", series: "BTC-USD@1m",
-		venue: project.Venue{Name: "al", Kind: project.KindAlpaca, Environment: "paper", MayArm: true, BaseURL: f.URL, Symbols: []string{"BTC-USD"}},
-		exchange: func(vc project.Venue) (server.Exchange, error) {
-			return alpaca.New(alpaca.Config{Venue: vc, KeyID: key, Secret: secret, Timeout: 2 * time.Second})
-		},
+		venue:  venuerig.OnAlpaca(f, project.Venue{Name: "al", Environment: "paper", MayArm: true, Symbols: []string{"BTC-USD"}}),
 		orders: func() int { return len(f.Orders()) }}
 }
 
@@ -79,30 +51,9 @@ func TestDeployAutoOnRealVenueNeedsBothArmed(t *testing.T) {
 }
 
 func autoNeedsBothArmed(t *testing.T, rv realVenue) {
-	cfg := project.Defaults()
-	cfg.Venues = append(cfg.Venues, rv.venue)
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := cfg.Venue(rv.name)
-	ex, err := rv.exchange(vc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithExchanges(map[string]server.Exchange{rv.name: ex}),
-		nodetest.WithVenueTimeout(500*time.Millisecond), nodetest.WithMarkEvery(50*time.Millisecond))
-	c := ns.Client()
-	// The node reads the venue in the background: a bounded wait for it.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		info, err := c.Arming(context.Background(), rv.name)
-		if err == nil && info.Refusal == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("venue %s never synced: %+v %v", rv.name, info, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the node's background read of the venue, bounded, as node/server's waitFor does
-	}
+	// The node has read the venue when Start returns.
+	ns := venuerig.Start(t, []venuerig.Venue{rv.venue}, nodetest.WithVenueTimeout(500*time.Millisecond))
+	cfg, c := ns.Config, ns.Client()
 	dir := t.TempDir()
 	start := func() (*Runner, *Store) {
 		s := openStore(t, dir)
@@ -114,7 +65,7 @@ func autoNeedsBothArmed(t *testing.T, rv realVenue) {
 	}
 	r, store := start()
 	spec := Spec{Strategy: "flip.star", Source: flip, Series: rv.series, Venue: rv.name, Mode: ModeAuto, Capital: decimal.NewFromInt(1000), Warmup: 10}
-	_, err = r.Create(ctxT(t), spec)
+	_, err := r.Create(ctxT(t), spec)
 	wantErr(t, err, "disarmed", "wicket node arm "+rv.name, "--mode propose")
 	if _, err := c.Arm(context.Background(), rv.name, time.Hour, rv.name, ns.OperatorKey); err != nil {
 		t.Fatal(err)

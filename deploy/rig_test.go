@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/nodetest"
 	"wicket/strategy"
@@ -18,7 +19,7 @@ import (
 // runner over them, restartable on the same journal.
 type rig struct {
 	t     testing.TB
-	clk   *clock
+	clk   *testkit.Clock
 	mkt   *price
 	ns    *nodetest.Server
 	conn  node.Conn
@@ -31,7 +32,7 @@ type rig struct {
 }
 
 func newRig(t testing.TB, opts ...nodetest.Option) *rig {
-	g := &rig{t: t, clk: &clock{t: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}, mkt: &price{}, pool: newPool(t), dir: t.TempDir()}
+	g := &rig{t: t, clk: testkit.NewClock(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)), mkt: &price{}, pool: newPool(t), dir: t.TempDir()}
 	g.ns = paperNode(t, venueConfig(), g.mkt, g.clk.Now, opts...)
 	g.conn = marketConn{Client: g.ns.Client(node.WithClock(g.clk.Now)), t: t, node: g.ns}
 	g.start()

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy/cluster"
 	"wicket/strategy/clustertest"
 	"wicket/strategy/research"
@@ -728,8 +728,7 @@ func TestClusterSecurity(t *testing.T) {
 		t.Errorf("a worker without the cluster key: exit %d\n%s", code, out)
 	}
 
-	other := make([]byte, 32)
-	rand.Read(other)
+	other := testkit.Bytes(t, 32)
 	r.workerEnv = []string{project.KeyCluster + "=" + hex.EncodeToString(other)}
 	r.startWorker()
 	out, code = run(r.dir, []string{"WICKET_CLUSTER_WAIT=1s"}, "sweep", "sma_cross", "--series", "ETH-USD@1d", "--grid", "fast=5,10", "--cluster", r.url)

@@ -84,20 +84,66 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
-// TestTestkitOnlyInTests: internal/testkit fails tests through
-// testing.TB and makes keys up; only _test.go files may import it, never
-// the binary's own code (go list's Imports leave test files out).
-func TestTestkitOnlyInTests(t *testing.T) {
-	const testkit = "wicket/internal/testkit"
-	for _, p := range modulePackages(t) {
-		if p.ImportPath == testkit {
+// testHelpers are the module's test-helper packages, besides the venue
+// fakes (every package whose name ends in "fake"). They fail tests through
+// testing.TB, make keys up and run fake venues; they may import one
+// another, and only _test.go files may import them.
+var testHelpers = map[string]bool{
+	"wicket/internal/testkit":               true,
+	"wicket/internal/testcert":              true,
+	"wicket/node/venuerig":                  true,
+	"wicket/node/nodetest":                  true,
+	"wicket/node/venuetest":                 true,
+	"wicket/strategy/clustertest":           true,
+	"wicket/strategy/provider/providertest": true,
+}
+
+// testSupport says whether a package is one of the module's test helpers.
+func testSupport(importPath string) bool {
+	return testHelpers[importPath] || (strings.HasPrefix(importPath, "wicket/") && strings.HasSuffix(importPath, "fake"))
+}
+
+// testSupportLeaks lists each import of a test helper by code that is not
+// itself a test helper (go list's Imports leave _test.go files out).
+func testSupportLeaks(pkgs []goPackage) []string {
+	var leaks []string
+	for _, p := range pkgs {
+		if testSupport(p.ImportPath) {
 			continue
 		}
 		for _, imp := range p.Imports {
-			if imp == testkit {
-				t.Errorf("%s imports %s outside its _test.go files: the test helpers are for tests only", p.ImportPath, imp)
+			if testSupport(imp) {
+				leaks = append(leaks, p.ImportPath+" imports "+imp)
 			}
 		}
+	}
+	return leaks
+}
+
+// TestTestSupportOnlyInTests: the binary's own code never imports the
+// test kit, the venue rig or any other test helper.
+func TestTestSupportOnlyInTests(t *testing.T) {
+	pkgs := modulePackages(t)
+	have := map[string]bool{}
+	for _, p := range pkgs {
+		have[p.ImportPath] = true
+	}
+	for h := range testHelpers {
+		if !have[h] {
+			t.Errorf("test helper %s is not a package of the module: drop it from testHelpers", h)
+		}
+	}
+	for _, leak := range testSupportLeaks(pkgs) {
+		t.Errorf("%s outside its _test.go files: the test helpers are for tests only", leak)
+	}
+	// The check itself: a command importing the rig is caught, a rig
+	// importing the kit is not.
+	planted := []goPackage{
+		{ImportPath: "wicket/node/server", Imports: []string{"wicket/node/venuerig"}},
+		{ImportPath: "wicket/node/venuerig", Imports: []string{"wicket/internal/testkit"}},
+	}
+	if got := testSupportLeaks(planted); len(got) != 1 || got[0] != "wicket/node/server imports wicket/node/venuerig" {
+		t.Errorf("the check found %q in a planted tree", got)
 	}
 }
 

@@ -1,9 +1,9 @@
 package main
 
 // The venue end-to-end harness of the real-binary tests: a project with
-// binance venues on a loopback binancefake, `wicket node serve` run on it
-// as a process, a client on that node, and the helpers that kill and wait
-// on it. The tests in node_venue*_test.go use it; none repeats it.
+// binance venues on node/venuerig's Binance fake, `wicket node serve` run
+// on it as a process, a client on that node, and the helpers that kill
+// and wait on it. The tests in node_venue*_test.go use it; none repeats it.
 
 import (
 	"bufio"
@@ -22,9 +22,9 @@ import (
 	"github.com/creack/pty"
 
 	"wicket/internal/project"
-	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
+	"wicket/node/venuerig"
 )
 
 // venueProject is a project whose wicket.toml adds binance venues on a
@@ -44,11 +44,8 @@ func newVenueProject(t *testing.T) *venueProject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, secret := testkit.Secret(t, 16), testkit.Secret(t, 16)
-	f := binancefake.New(key, secret, []binancefake.Symbol{
-		{Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
-	}, map[string]string{"USDT": "20000"})
-	t.Cleanup(f.Close)
+	f := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
+	key, secret := f.APIKey, f.Secret
 	toml := ""
 	for _, v := range []struct {
 		name, env string

@@ -13,8 +13,6 @@ package nodetest
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/paper"
 	"wicket/node/server"
@@ -136,23 +135,17 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
 	if !o.noOperator {
-		_, priv, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			t.Fatalf("nodetest: %v", err)
-		}
-		s.OperatorKey = priv
+		s.OperatorKey = testkit.Key(t)
 	}
 	s.start(t, "127.0.0.1:0")
 	t.Cleanup(s.Close)
 	return s
 }
 
+// randomKey is an observe or control key made for this run.
 func randomKey(t testing.TB) string {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("nodetest: %v", err)
-	}
-	return hex.EncodeToString(b)
+	t.Helper()
+	return testkit.Secret(t, 32)
 }
 
 func (s *Server) start(t testing.TB, addr string) {

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
 // TestArmingIsAudited: arming, disarming, a lapse and the disarm at a
@@ -20,7 +20,7 @@ import (
 // its environment and until when; none is a command.
 func TestArmingIsAudited(t *testing.T) {
 	clk := testkit.NewClock(time.Now())
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
 	vn.c = vn.srv.Client(node.WithClock(clk.Now))
 	ctx := context.Background()
 

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
 // postArm sends body to POST /v1/venues/{venue}/arm signed with the
@@ -70,7 +70,7 @@ func body(t *testing.T, v any) []byte {
 // never issued, nor one signed before the node restarted. A correctly signed
 // arming arms, and the audit trail says the operator key did it.
 func TestArmNeedsTheOperatorKey(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	ctx := context.Background()
 	refused := func(what string, status int, msg, code, words string) {
 		t.Helper()
@@ -147,7 +147,7 @@ func TestArmNeedsTheOperatorKey(t *testing.T) {
 // TestPaperVenueIssuesNoChallenge: a venue that cannot be armed gets no
 // challenge to sign.
 func TestPaperVenueIssuesNoChallenge(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", false, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", false, f) })
 	for _, v := range []string{"paper", "bn"} {
 		if info, err := vn.c.Arming(context.Background(), v); err != nil || info.Challenge != "" || info.Refusal == "" {
 			t.Errorf("%s: %+v %v", v, info, err)
@@ -158,7 +158,7 @@ func TestPaperVenueIssuesNoChallenge(t *testing.T) {
 // TestArmWithoutAnOperatorKey: a node with no operator public key (a
 // project made before there was one) arms nothing and says how to make one.
 func TestArmWithoutAnOperatorKey(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithoutOperatorKey())
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithoutOperatorKey())
 	key := testkit.Key(t)
 	var ne *node.Error
 	if _, err := vn.c.Arm(context.Background(), "bn", time.Hour, "bn", key); !errors.As(err, &ne) || ne.Code != "no_operator_key" ||

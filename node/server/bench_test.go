@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
 // BenchmarkConfirmedSubmit measures confirmed submit_order round trips: a
@@ -28,14 +28,14 @@ func BenchmarkConfirmedSubmit(b *testing.B) {
 // and the answer are each committed, so the adapter's and the second
 // commit's cost show beside the paper figure.
 func BenchmarkConfirmedSubmitBinance(b *testing.B) {
-	vn := startVenueNode(b, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(b, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(b, "bn", time.Hour)
 	benchSubmits(b, vn.c, "bn", "BTCUSDT", "0.001", "node confirmed submit_order via binance adapter to a loopback fake")
 }
 
 // BenchmarkConfirmedSubmitAlpaca is the same through the alpaca adapter.
 func BenchmarkConfirmedSubmitAlpaca(b *testing.B) {
-	vn := startAlpacaVenue(b, alpacaFake(b, "100000000", "BTC/USD"), true, "BTC-USD")
+	vn := startAlpacaVenue(b, venuerig.Alpaca(b, "100000000", "BTC/USD"), true, "BTC-USD")
 	benchSubmits(b, vn.c, "al", "BTC-USD", "0.001", "node confirmed submit_order via alpaca adapter to a loopback fake")
 }
 

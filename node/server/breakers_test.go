@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/nodetest"
@@ -98,7 +97,7 @@ func TestVenueBreakerMovesTheVenueToReduceOnly(t *testing.T) {
 	if b := breaker(); !strings.Contains(b, "max_daily_loss") {
 		t.Fatalf("the trip did not survive a restart: %q", b)
 	}
-	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	other := testkit.Key(t)
 	if _, err := c.ClearBreaker(ctx, "paper", "paper", other); err == nil || !strings.Contains(err.Error(), "operator key's signature") {
 		t.Fatalf("a clear signed by another key: %v", err)
 	}

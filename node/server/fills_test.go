@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
 // fillPrices are the prices of the order's fill events, oldest first.
@@ -35,7 +35,7 @@ func fillPrices(t *testing.T, c *node.Client, venue, orderID string) []string {
 // amount, never from a rounded average).
 func TestFillPricesAreTheVenuesOwn(t *testing.T) {
 	polls := make(chan time.Time)
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) },
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) },
 		nodetest.WithOrderPolls(polls))
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.007", "59000.10"))
@@ -68,7 +68,7 @@ func TestFillPricesAreTheVenuesOwn(t *testing.T) {
 // rounded (499.98333333), and each trade update carries the fill's own
 // price: the node books that one.
 func TestAlpacaFillPricesAreTheVenuesOwn(t *testing.T) {
-	f := alpacaFake(t, "50000", "SPY")
+	f := venuerig.Alpaca(t, "50000", "SPY")
 	vn := startAlpacaVenue(t, f, true, "SPY")
 	lim := accepted(t, vn.c, order("al", "SPY", command.Buy, command.Limit, "3", "499.99"))
 	f.FillPartAt(f.Orders()[0].ID, "1", "499.99")

@@ -12,11 +12,11 @@ import (
 	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
-	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
 	"wicket/node/server"
+	"wicket/node/venuerig"
 )
 
 // Each real venue's calls run on its own lane, off the fold: these tests
@@ -41,21 +41,9 @@ func startTwoVenues(t testing.TB, limit string, opts ...nodetest.Option) *twoVen
 	if limit != "" {
 		cfg.Guardrail.MaxPositionNotional = testkit.D(limit)
 	}
-	cfg.Venues = append(cfg.Venues, binanceVenue("slow", "testnet", true, tv.slow), binanceVenue("fast", "testnet", true, tv.fast))
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	exchanges := map[string]server.Exchange{}
-	for name, f := range map[string]*binancefake.Fake{"slow": tv.slow, "fast": tv.fast} {
-		vc, _ := cfg.Venue(name)
-		ex, err := binance.New(binance.Config{Venue: vc, APIKey: f.APIKey, APISecret: f.Secret, Timeout: 10 * time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		exchanges[name] = ex
-	}
-	tv.srv = nodetest.NewServer(t, append([]nodetest.Option{nodetest.WithConfig(cfg), nodetest.WithExchanges(exchanges),
-		nodetest.WithVenueTimeout(10 * time.Minute), nodetest.WithMarkEvery(50 * time.Millisecond)}, opts...)...)
+	slow, fast := binanceVenue("slow", "testnet", true, tv.slow), binanceVenue("fast", "testnet", true, tv.fast)
+	slow.Timeout, fast.Timeout = 10*time.Minute, 10*time.Minute
+	tv.srv = venuerig.Node(t, cfg, []venuerig.Venue{slow, fast}, append([]nodetest.Option{nodetest.WithVenueTimeout(10 * time.Minute)}, opts...)...)
 	tv.c = tv.srv.Client()
 	vn := &venueNode{srv: tv.srv, c: tv.c}
 	for _, name := range []string{"slow", "fast"} {

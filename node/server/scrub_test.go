@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
 	"wicket/node/scrub"
+	"wicket/node/venuerig"
 )
 
 // syncBuffer is a log destination the node's goroutines share.
@@ -39,7 +39,7 @@ func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return 
 // redacted where it would have been.
 func TestVenueTextEchoingKeysIsScrubbed(t *testing.T) {
 	logs := &syncBuffer{}
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) },
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) },
 		nodetest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	key, secret := vn.fake.APIKey, vn.fake.Secret
 	vn.arm(t, "bn", time.Hour)

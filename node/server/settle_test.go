@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
 // waitSettled reads a ticket until it is no longer pending.
@@ -65,7 +65,7 @@ func checkSettledCancel(t *testing.T, srv *nodetest.Server, c *node.Client, tick
 // is lost; the ticket answers pending, and the next reconciliation settles
 // it canceled (the stream told the node of the cancel meanwhile).
 func TestLostCancelSettlesBinance(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000"))
 	vn.fake.DropResponses("/api/v3/order", 1)
@@ -81,7 +81,7 @@ func TestLostCancelSettlesBinance(t *testing.T) {
 
 // TestLostCancelSettlesAlpaca is the same at Alpaca.
 func TestLostCancelSettlesAlpaca(t *testing.T) {
-	f := alpacaFake(t, "50000", "BTC/USD")
+	f := venuerig.Alpaca(t, "50000", "BTC/USD")
 	vn := startAlpacaVenue(t, f, true, "BTC-USD")
 	lim := accepted(t, vn.c, order("al", "BTC-USD", command.Buy, command.Limit, "0.01", "59000"))
 	f.DropResponses("/v2/orders/"+lim.Order.VenueOrderID, 1)
@@ -102,9 +102,8 @@ func TestLostCancelSettlesAlpaca(t *testing.T) {
 // order replaced, never sent again.
 func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 	f := newBinanceFake(t)
-	adapt := onBinance(f, 2*time.Second)
 	dir := t.TempDir()
-	srv, _ := startWith(t, binanceVenue("bn", "testnet", true, f), adapt, nodetest.WithJournal(filepath.Join(dir, "node.db")))
+	srv := startWith(t, binanceVenue("bn", "testnet", true, f), nodetest.WithJournal(filepath.Join(dir, "node.db")))
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	vn.waitSynced(t, "bn")
 	vn.arm(t, "bn", time.Hour)
@@ -133,7 +132,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	after, _ := startWith(t, binanceVenue("bn", "testnet", true, f), adapt, nodetest.WithJournal(crashed))
+	after := startWith(t, binanceVenue("bn", "testnet", true, f), nodetest.WithJournal(crashed))
 	c := after.Client()
 	out := waitSettled(t, c, ticket)
 	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(testkit.D("59500")) ||
@@ -150,7 +149,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 // order still open, the ticket settles rejected (not_applied), and the
 // cancel is not sent again.
 func TestCancelThatNeverArrivedSettlesNotApplied(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000"))
 	vn.fake.LoseRequests("/api/v3/order", 1)

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
 // TestStreamDownPollsWorkingOrders: while a venue's stream is down (here
@@ -19,7 +19,7 @@ import (
 // meanwhile shows filled in the snapshot without the stream coming back.
 func TestStreamDownPollsWorkingOrders(t *testing.T) {
 	polls := make(chan time.Time)
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) },
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) },
 		nodetest.WithOrderPolls(polls))
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000"))

@@ -11,6 +11,7 @@ import (
 	"wicket/internal/testkit"
 	"wicket/node/nodetest"
 	"wicket/node/server"
+	"wicket/node/venuerig"
 )
 
 // TestUnknownSymbolStopsTheStart: a venue configured with a symbol it
@@ -18,25 +19,25 @@ import (
 // Alpaca) stops the node at start, and the error names the venue's own
 // symbol to write instead; such a venue could never be traded.
 func TestUnknownSymbolStopsTheStart(t *testing.T) {
-	bf := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT", "ETHUSDT")
-	af := alpacaFake(t, "50000", "SPY", "BTC/USD")
+	bf := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT", "ETHUSDT")
+	af := venuerig.Alpaca(t, "50000", "SPY", "BTC/USD")
 	for _, tc := range []struct {
-		vc    project.Venue
-		adapt func(project.Venue) (server.Exchange, error)
-		want  []string
+		v    venuerig.Venue
+		want []string
 	}{
-		{project.Venue{Name: "bn", Kind: project.KindBinance, BaseURL: bf.URL, Symbols: []string{"ETHUSDT", "BTC-USD"}},
-			onBinance(bf, time.Second), []string{"venue bn", "BTC-USD (binance's symbol for it is BTCUSDT)"}},
-		{project.Venue{Name: "al", Kind: project.KindAlpaca, BaseURL: af.URL, Symbols: []string{"SPY", "BTCUSD"}},
-			onAlpaca(af, time.Second), []string{"venue al", "no asset BTCUSD", "written BTC-USD in wicket.toml"}},
+		{venuerig.OnBinance(bf, project.Venue{Name: "bn", Symbols: []string{"ETHUSDT", "BTC-USD"}}),
+			[]string{"venue bn", "BTC-USD (binance's symbol for it is BTCUSDT)"}},
+		{venuerig.OnAlpaca(af, project.Venue{Name: "al", Symbols: []string{"SPY", "BTCUSD"}}),
+			[]string{"venue al", "no asset BTCUSD", "written BTC-USD in wicket.toml"}},
 	} {
+		tc.v.Timeout = time.Second
 		cfg := project.Defaults()
-		cfg.Venues = append(cfg.Venues, tc.vc)
+		cfg.Venues = append(cfg.Venues, tc.v.Table)
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		vc, _ := cfg.Venue(tc.vc.Name)
-		ex, err := tc.adapt(vc)
+		vc, _ := cfg.Venue(tc.v.Table.Name)
+		ex, err := tc.v.Adapter(vc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,12 +61,13 @@ func TestUnknownSymbolStopsTheStart(t *testing.T) {
 // answers, even while its stream stays refused, so it does not wait for a
 // stream reconnect that may never come.
 func TestInstrumentsReadAgainWithoutTheStream(t *testing.T) {
-	f := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
+	f := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
 	f.Fail5xx(1 << 20)
 	f.RefuseStreams(503, -1008, "Server is currently overloaded with other requests.")
 	logs := &syncBuffer{}
-	srv, _ := startWith(t, project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		onBinance(f, time.Second), nodetest.WithVenueTimeout(300*time.Millisecond), nodetest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	v := venuerig.OnBinance(f, project.Venue{Name: "bn", MayArm: true, Symbols: []string{"BTCUSDT"}})
+	v.Timeout = time.Second
+	srv := startWith(t, v, nodetest.WithVenueTimeout(300*time.Millisecond), nodetest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	// The start's reconciliation has tried and failed; nothing else reads the instruments but the polls.
 	waitFor(t, "the start's reconciliation", func() bool { return strings.Contains(logs.String(), "venue reconciled") })

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/alpaca/alpacafake"
@@ -14,9 +13,10 @@ import (
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
+	"wicket/node/venuerig"
 )
 
-func bnVenue(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }
+func bnVenue(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) }
 
 // ocoCmd is a sell oco on BTCUSDT (mark 60000): a take-profit at take, a
 // stop at stop with its limit.
@@ -292,7 +292,7 @@ func TestTriggerFireSurvivesADeadNode(t *testing.T) {
 // trading SPY at 500 (and BTC-USD).
 func startAlpacaNode(t testing.TB) (*venueNode, *alpacafake.Fake) {
 	t.Helper()
-	f := alpacaFake(t, "100000000", "SPY", "BTC/USD")
+	f := venuerig.Alpaca(t, "100000000", "SPY", "BTC/USD")
 	return startAlpacaVenue(t, f, true, "SPY", "BTC-USD"), f
 }
 

@@ -18,7 +18,7 @@ import (
 	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/nodetest"
-	"wicket/node/server"
+	"wicket/node/venuerig"
 )
 
 // A real venue in these tests is the binance adapter against binancefake:
@@ -29,40 +29,6 @@ type venueNode struct {
 	srv  *nodetest.Server
 	fake *binancefake.Fake
 	c    *node.Client
-}
-
-// binanceVenue is the wicket.toml table of a binance venue on the fake.
-func binanceVenue(name, env string, mayArm bool, f *binancefake.Fake) project.Venue {
-	return project.Venue{Name: name, Kind: project.KindBinance, Environment: env, MayArm: mayArm, BaseURL: f.URL,
-		Symbols: []string{"BTCUSDT", "ETHUSDT"}}
-}
-
-func startVenueNode(t testing.TB, venue func(*binancefake.Fake) project.Venue, opts ...nodetest.Option) *venueNode {
-	t.Helper()
-	f := newBinanceFake(t)
-	srv, vc := startWith(t, venue(f), onBinance(f, 2*time.Second), opts...)
-	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
-	vn.waitSynced(t, vc.Name)
-	return vn
-}
-
-// startWith starts a node with the default paper venue and vc, whose
-// adapter adapt makes from the validated table.
-func startWith(t testing.TB, vc project.Venue, adapt func(project.Venue) (server.Exchange, error), opts ...nodetest.Option) (*nodetest.Server, project.Venue) {
-	t.Helper()
-	cfg := project.Defaults()
-	cfg.Venues = append(cfg.Venues, vc)
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	vc, _ = cfg.Venue(vc.Name)
-	ex, err := adapt(vc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts = append([]nodetest.Option{nodetest.WithConfig(cfg), nodetest.WithExchanges(map[string]server.Exchange{vc.Name: ex}),
-		nodetest.WithVenueTimeout(500 * time.Millisecond), nodetest.WithMarkEvery(50 * time.Millisecond)}, opts...)
-	return nodetest.NewServer(t, opts...), vc
 }
 
 // waitSynced waits until the node has read the venue (instruments,
@@ -118,7 +84,7 @@ func (vn *venueNode) arm(t testing.TB, name string, d time.Duration) node.ArmInf
 }
 
 func TestRealVenueStartsDisarmedAndRefusesEveryWrite(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	v := vn.venue(t, "bn")
 	if v.Kind != "binance" || v.Environment != "testnet" || v.Armed || !v.ArmedUntil.IsZero() || !strings.Contains(v.MarkSource, "binance testnet") {
 		t.Errorf("snapshot of a real venue: kind %q environment %q armed %v until %v mark source %q", v.Kind, v.Environment, v.Armed, v.ArmedUntil, v.MarkSource)
@@ -159,7 +125,7 @@ func TestRealVenueStartsDisarmedAndRefusesEveryWrite(t *testing.T) {
 }
 
 func TestArmingRules(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", false, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", false, f) })
 	ctx := context.Background()
 	var ne *node.Error
 	if _, err := vn.c.Arm(ctx, "bn", time.Hour, "bn", vn.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "cannot_arm" || !strings.Contains(ne.Message, "may_arm = true") {
@@ -172,7 +138,7 @@ func TestArmingRules(t *testing.T) {
 		t.Errorf("arming an unknown venue: %v", err)
 	}
 
-	live := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bnlive", "live", true, f) })
+	live := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bnlive", "live", true, f) })
 	info, err := live.c.Arming(ctx, "bnlive")
 	if err != nil || !info.Live || info.AllowLive || !strings.Contains(info.Refusal, "--allow-live") || !info.Cash.Equal(testkit.D("20000")) || info.Account == "" {
 		t.Errorf("arming info of a live venue: %+v %v", info, err)
@@ -181,7 +147,7 @@ func TestArmingRules(t *testing.T) {
 		t.Errorf("arming live without --allow-live: %v", err)
 	}
 
-	allowed := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bnlive", "live", true, f) }, nodetest.WithAllowLive())
+	allowed := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bnlive", "live", true, f) }, nodetest.WithAllowLive())
 	for _, bad := range []time.Duration{25 * time.Hour, 0} {
 		if _, err := allowed.c.Arm(ctx, "bnlive", bad, "bnlive", allowed.srv.OperatorKey); !errors.As(err, &ne) || ne.Code != "bad_duration" {
 			t.Errorf("arming for %s: %v", bad, err)
@@ -213,7 +179,7 @@ func TestArmingRules(t *testing.T) {
 }
 
 func TestArmedVenueTradesAtTheVenue(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	cid := "wk-0190f5a2-7c1e-7b3a-9d4e-123456789abc"
 	c := order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", "")
@@ -305,7 +271,7 @@ func TestArmedVenueTradesAtTheVenue(t *testing.T) {
 
 func TestArmingLapsesAndRestartDisarms(t *testing.T) {
 	clk := testkit.NewClock(time.Now())
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) }, nodetest.WithClock(clk.Now))
 	vn.c = vn.srv.Client(node.WithClock(clk.Now))
 	vn.arm(t, "bn", time.Hour)
 	clk.Advance(59 * time.Minute)
@@ -342,7 +308,7 @@ func TestArmingLapsesAndRestartDisarms(t *testing.T) {
 }
 
 func TestLostSubmitIsPendingAndNeverResent(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	vn.fake.DropStreams() // no stream report either, for a second: the node knows nothing
 	vn.fake.DropResponses("/api/v3/order", 1)
@@ -385,7 +351,7 @@ func TestLostSubmitIsPendingAndNeverResent(t *testing.T) {
 }
 
 func TestReconciliationAtStart(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	// One order lands at the venue but its answer is lost; another never reaches it.
 	vn.fake.DropStreams()
@@ -428,7 +394,7 @@ func TestReconciliationAtStart(t *testing.T) {
 }
 
 func TestPartialFillsAndStreamResync(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	vn.fake.PartialFills(true)
 	out := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""))
@@ -460,7 +426,7 @@ func TestPartialFillsAndStreamResync(t *testing.T) {
 }
 
 func TestAlpacaVenueThroughTheNode(t *testing.T) {
-	f := alpacaFake(t, "50000", "SPY", "BTC/USD")
+	f := venuerig.Alpaca(t, "50000", "SPY", "BTC/USD")
 	vn := startAlpacaVenue(t, f, false, "SPY", "BTC-USD")
 	v := vn.venue(t, "al")
 	if v.Kind != "alpaca" || v.Environment != "paper" || v.Armed || v.Account != "PA3FAKE0001" || !v.Cash.Equal(testkit.D("50000")) {
@@ -554,7 +520,7 @@ func TestAlpacaVenueThroughTheNode(t *testing.T) {
 // new order for the rest; the node's order keeps one life, with the fills
 // of both incarnations — also when the replace's answer is lost.
 func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.02", "59000"))
 	first, _ := strconv.ParseInt(lim.Order.VenueOrderID, 10, 64)
@@ -620,7 +586,7 @@ func TestModifyKeepsFillsAcrossIncarnations(t *testing.T) {
 func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
 	// The held read must outlast the modify's wait without the node giving
 	// up on it (then its retry would read the venue afresh).
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) },
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) },
 		nodetest.WithVenueTimeout(time.Minute))
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.02", "59000"))
@@ -685,7 +651,7 @@ func TestStaleReadKeepsTheNewerIncarnation(t *testing.T) {
 // TestCancelOfAFilledOrderIsTold: the venue refuses a cancel because the
 // order filled meanwhile; the node reports the refusal and books the fill.
 func TestCancelOfAFilledOrderIsTold(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	vn.arm(t, "bn", time.Hour)
 	lim := accepted(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000"))
 	vn.fake.DropStreams() // the node does not hear of the fill
@@ -699,7 +665,7 @@ func TestCancelOfAFilledOrderIsTold(t *testing.T) {
 // TestObserveKeyCannotArm: the node itself refuses an arm signed with the
 // observe key (the Go client refuses earlier, without the control key).
 func TestObserveKeyCannotArm(t *testing.T) {
-	vn := startVenueNode(t, func(f *binancefake.Fake) project.Venue { return binanceVenue("bn", "testnet", true, f) })
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
 	for _, path := range []string{"/v1/venues/bn/arm", "/v1/venues/bn/disarm"} {
 		body := []byte(`{"for":"1h","confirm":"bn"}`)
 		req, err := http.NewRequest(http.MethodPost, "http://"+vn.srv.Addr+path, bytes.NewReader(body))
@@ -729,10 +695,11 @@ func TestObserveKeyCannotArm(t *testing.T) {
 // TestVenueUnreachableAtStart: a node whose venue answers 5xx starts, says
 // the venue cannot be armed or traded yet, and syncs once it recovers.
 func TestVenueUnreachableAtStart(t *testing.T) {
-	f := binanceFake(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
+	f := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT")
 	f.Fail5xx(1 << 20)
-	srv, _ := startWith(t, project.Venue{Name: "bn", Kind: project.KindBinance, MayArm: true, BaseURL: f.URL, Symbols: []string{"BTCUSDT"}},
-		onBinance(f, time.Second))
+	v := venuerig.OnBinance(f, project.Venue{Name: "bn", MayArm: true, Symbols: []string{"BTCUSDT"}})
+	v.Timeout = time.Second
+	srv := startWith(t, v)
 	vn := &venueNode{srv: srv, fake: f, c: srv.Client()}
 	if v := vn.venue(t, "bn"); v.Connection != "disconnected" || v.Account != "" {
 		t.Errorf("an unreachable venue: %+v", v)

@@ -2,8 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"wicket/internal/testkit"
 	"wicket/strategy/cluster"
 	"wicket/strategy/clustertest"
 	"wicket/strategy/research"
@@ -289,9 +288,7 @@ func TestTLSWithToken(t *testing.T) {
 		t.Skip("cluster tests are skipped with -short")
 	}
 	ca := clustertest.NewCA(t)
-	var raw [16]byte
-	rand.Read(raw[:])
-	token := hex.EncodeToString(raw[:]) // made up for this run
+	token := testkit.Secret(t, 16) // made up for this run
 	tlsOpts := ca.RequireTLS(t)
 	url := clustertest.ServerWith(t, func(o *server.Options) { tlsOpts(o); o.Authorization = token })
 	dialOK(t, cluster.Options{Key: testKey, URL: url, CAFile: ca.File, Token: token})
@@ -349,9 +346,7 @@ func TestUserPasswordFromOptions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
 	}
-	var raw [16]byte
-	rand.Read(raw[:])
-	password := hex.EncodeToString(raw[:]) // made up for this run
+	password := testkit.Secret(t, 16) // made up for this run
 	url := clustertest.ServerWith(t, func(o *server.Options) { o.Username, o.Password = "wicket", password })
 	dialOK(t, cluster.Options{Key: testKey, URL: url, User: "wicket", Password: password})
 	err := dialErr(t, cluster.Options{Key: testKey, URL: url}, password)

@@ -2,8 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"wicket/internal/testkit"
 	"wicket/strategy/cluster"
 	"wicket/strategy/clustertest"
 )
@@ -61,9 +60,7 @@ func TestTokenFromOptions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
 	}
-	var raw [16]byte
-	rand.Read(raw[:])
-	token := hex.EncodeToString(raw[:]) // made up for this run
+	token := testkit.Secret(t, 16) // made up for this run
 	url := clustertest.ServerWith(t, func(o *server.Options) { o.Authorization = token })
 	_, err := cluster.Dial(t.Context(), cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url, ConnectTimeout: 2 * time.Second}})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the research cluster") || !strings.Contains(strings.ToLower(err.Error()), "authorization") {

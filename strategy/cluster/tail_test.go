@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/strategy/cluster"
 	"wicket/strategy/clustertest"
 	"wicket/strategy/ledger"
@@ -69,8 +69,7 @@ func serveWorker(t *testing.T, url string, pool cluster.Runner) (log *logBuf, st
 // chunks (nil: in process) and are recorded in a ledger of their own.
 func recorded(t *testing.T, chunks research.Dispatcher) (*research.Local, *ledger.Ledger) {
 	t.Helper()
-	key := make([]byte, 32)
-	rand.Read(key)
+	key := testkit.Bytes(t, 32)
 	lg, err := ledger.Open(filepath.Join(t.TempDir(), "research.db"), ledger.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
