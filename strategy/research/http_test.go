@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -66,7 +68,7 @@ func outcomeOf(t *testing.T, v any, err error, progress []Progress) outcome {
 // identical JSON, identical errors and identical progress for the same
 // requests.
 func TestHTTPMatchesLocal(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
+	clock := testkit.NewSteppingClock(time.Unix(0, 0), time.Second)
 	local := NewLocal(Config{Project: demoProject(t), Pool: newPool(t, 1), Now: clock.Now})
 	client := serve(t, local, ServerOptions{}, ClientOptions{})
 	sma := templateRef(t, "sma_cross")

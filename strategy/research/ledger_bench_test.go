@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/strategy/ledger"
 )
 
@@ -18,7 +19,7 @@ import (
 // one transaction, then the ledger's Sharpe ratios read back), each
 // variant's fastest of ledgerRounds runs over the four series.
 func BenchmarkSweepLedger(b *testing.B) {
-	lg, err := ledger.Open(filepath.Join(b.TempDir(), "research.db"), ledger.Options{Key: testLedgerKey(b)})
+	lg, err := ledger.Open(filepath.Join(b.TempDir(), "research.db"), ledger.Options{Key: testkit.Bytes(b, 32)})
 	if err != nil {
 		b.Fatal(err)
 	}

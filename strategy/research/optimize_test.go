@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy/ledger"
 	"wicket/strategy/optimize"
 )
@@ -292,7 +293,7 @@ func TestOptimizeRefusals(t *testing.T) {
 // TestOptimizeTimeBudget: with a time budget, no batch is asked for once
 // it has passed (on the injected clock, which moves a second a reading).
 func TestOptimizeTimeBudget(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
+	clock := testkit.NewSteppingClock(time.Unix(0, 0), time.Second)
 	l := NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Now: clock.Now})
 	req := optRequest(t, 50)
 	req.Seconds = 2.5

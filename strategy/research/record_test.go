@@ -2,7 +2,6 @@ package research
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"math"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy/ledger"
 )
 
@@ -17,22 +17,12 @@ import (
 // ledger.
 func ledgerLocal(t *testing.T) (*Local, *ledger.Ledger) {
 	t.Helper()
-	lg, err := ledger.Open(filepath.Join(t.TempDir(), "research.db"), ledger.Options{Key: testLedgerKey(t)})
+	lg, err := ledger.Open(filepath.Join(t.TempDir(), "research.db"), ledger.Options{Key: testkit.Bytes(t, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
 	return NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
-}
-
-// testLedgerKey is a ledger key made at test run time.
-func testLedgerKey(t testing.TB) []byte {
-	t.Helper()
-	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 func variance(x []float64) float64 {

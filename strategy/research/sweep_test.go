@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy/ta"
 	"wicket/strategy/worker"
 )
@@ -275,19 +276,11 @@ func TestSweepRefusals(t *testing.T) {
 	}
 }
 
-// fakeClock advances by step at every reading.
-type fakeClock struct {
-	t    time.Time
-	step time.Duration
-}
-
-func (f *fakeClock) Now() time.Time { f.t = f.t.Add(f.step); return f.t }
-
 // TestSweepEstimate: an estimate times one combination with the injected
 // clock and scales it by the combinations per worker; an over-large grid
 // is reported, not refused.
 func TestSweepEstimate(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(0, 0), step: 1500 * time.Millisecond}
+	clock := testkit.NewSteppingClock(time.Unix(0, 0), 1500*time.Millisecond)
 	cfg := project.Defaults().Research
 	l := NewLocal(Config{Project: demoProject(t), Research: cfg, Pool: newPool(t, 2), Now: clock.Now})
 	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Estimate: true,
