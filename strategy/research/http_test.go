@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"wicket/internal/testkit"
-
 	"github.com/google/go-cmp/cmp"
+
+	"wicket/internal/testkit"
 )
 
 // serve starts the data service over svc and returns a client of it.
