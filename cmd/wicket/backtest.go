@@ -229,14 +229,9 @@ func backtestUniverse(ctx context.Context, o backtestOptions, p project.Project,
 	return err
 }
 
-// backtestSource reads the strategy named by --local: a FILE path, a
-// strategy in the project, or a built-in template of that name.
-func backtestSource(c *cli.Context, p project.Project, arg string) (name, source string, err error) {
-	return backtestSourceTo(c.App.ErrWriter, p, arg)
-}
-
-// backtestSourceTo is backtestSource saying on stderr when it falls back
-// to a template.
+// backtestSourceTo reads the strategy named by --local: a FILE path, a
+// strategy in the project, or a built-in template of that name (said on
+// stderr).
 func backtestSourceTo(stderr io.Writer, p project.Project, arg string) (name, source string, err error) {
 	name, source, err = readStrategyArgTo(stderr, &p, arg)
 	var ue usageError

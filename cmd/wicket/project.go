@@ -3,16 +3,8 @@ package main
 import (
 	"os"
 
-	"github.com/urfave/cli/v2"
-
 	"wicket/internal/project"
 )
-
-// openProject resolves the project for a command from its --project flag;
-// see openProjectAt.
-func openProject(c *cli.Context) (project.Project, project.Config, error) {
-	return openProjectAt(c.String("project"))
-}
 
 // openProjectAt resolves the project (flag, the --project value, then
 // WICKET_PROJECT, then the nearest ancestor holding wicket.toml) and reads

@@ -177,17 +177,11 @@ func strategyTarget(o strategyOptions, stderr io.Writer) (target, error) {
 	return t, nil
 }
 
-// readStrategyArg reads the strategy a command names, the same way for
+// readStrategyArgTo reads the strategy a command names, the same way for
 // every command: FILE (a .star path, read by project.ReadStrategyFile) or
 // NAME, resolved by templates.Resolve (strategies/NAME.star in proj, else
 // the built-in template of that name, which is said on stderr). proj is nil
 // outside a project. It returns the name positions are reported under.
-func readStrategyArg(c *cli.Context, proj *project.Project, arg string) (label, source string, err error) {
-	return readStrategyArgTo(c.App.ErrWriter, proj, arg)
-}
-
-// readStrategyArgTo is readStrategyArg saying on stderr when it falls
-// back to a template.
 func readStrategyArgTo(stderr io.Writer, proj *project.Project, arg string) (label, source string, err error) {
 	if isFileArg(arg) {
 		text, _, err := project.ReadStrategyFile(arg)

@@ -86,14 +86,10 @@ func runSweep(ctx context.Context, o sweepOptions, stdout, stderr io.Writer) err
 	return writeResearchTo(stdout, o.json, "sweep", res, func(w io.Writer) error { return printSweep(w, res) }, res.Partial, res.PartialReason)
 }
 
-// writeResearch prints a sweep's or walk-forward's result: all of it as
-// JSON with --json, else the table print writes. A partial result (the
-// run was stopped) is printed too, and is an error after it.
-func writeResearch(c *cli.Context, verb string, res any, print func(io.Writer) error, partial bool, why string) error {
-	return writeResearchTo(c.App.Writer, c.Bool("json"), verb, res, print, partial, why)
-}
-
-// writeResearchTo is writeResearch to stdout, as JSON when asJSON.
+// writeResearchTo prints a sweep's, walk-forward's or optimisation's
+// result to stdout: all of it as JSON when asJSON, else the table print
+// writes. A partial result (the run was stopped) is printed too, and is
+// an error after it.
 func writeResearchTo(stdout io.Writer, asJSON bool, verb string, res any, print func(io.Writer) error, partial bool, why string) error {
 	if asJSON {
 		if err := writeJSON(stdout, res); err != nil {
