@@ -118,7 +118,11 @@ func runStrategyParams(ctx context.Context, o strategyOptions, stdout, stderr io
 		if o.json {
 			return writeJSON(stdout, res)
 		}
-		fmt.Fprintf(stdout, "%s (%s)", t.req.Name, res.Style)
+		if len(res.Universe) > 0 {
+			fmt.Fprintf(stdout, "%s (portfolio of %s, rebalanced %s; %s)", t.req.Name, strings.Join(res.Universe, ","), res.Rebalance, res.Style)
+		} else {
+			fmt.Fprintf(stdout, "%s (%s)", t.req.Name, res.Style)
+		}
 		if res.Summary != "" {
 			fmt.Fprintf(stdout, ": %s", res.Summary)
 		}

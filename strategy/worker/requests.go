@@ -59,7 +59,11 @@ type ParamsResult struct {
 	Style   scriptapi.Style  `json:"style"`
 	Summary string           `json:"summary"`
 	Knobs   []scriptapi.Knob `json:"knobs"`
-	Bars    *BarsSeen        `json:"bars,omitempty"`
+	// Universe and Rebalance are a portfolio strategy's declared series
+	// (patterns as written) and rebalance schedule; empty for one series.
+	Universe  []string  `json:"universe,omitempty"`
+	Rebalance string    `json:"rebalance,omitempty"`
+	Bars      *BarsSeen `json:"bars,omitempty"`
 	// Shared is the shared bars file written in BarsRange.ShareDir.
 	Shared string `json:"shared,omitempty"`
 }

@@ -64,7 +64,8 @@ func New(memo *ta.Memo) worker.Handlers {
 			if err != nil {
 				return worker.ParamsResult{}, err
 			}
-			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(), Bars: seen, Shared: shared}, nil
+			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(),
+				Universe: s.Universe(), Rebalance: s.Rebalance(), Bars: seen, Shared: shared}, nil
 		}),
 	}
 }
