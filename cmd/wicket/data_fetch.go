@@ -79,11 +79,7 @@ func runDataFetch(ctx context.Context, o dataFetchOptions, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	p, cfg, err := openProjectAt(o.project)
-	if err != nil {
-		return err
-	}
-	ps, store, err := providerStore(p, cfg, stderr)
+	ps, store, err := providerStore(o.project, stderr)
 	if err != nil {
 		return err
 	}
@@ -181,11 +177,7 @@ func runFetchFunding(ctx context.Context, o dataFetchOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	p, cfg, err := openProjectAt(o.project)
-	if err != nil {
-		return err
-	}
-	ps, store, err := providerStore(p, cfg, stderr)
+	ps, store, err := providerStore(o.project, stderr)
 	if err != nil {
 		return err
 	}

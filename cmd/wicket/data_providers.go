@@ -128,9 +128,14 @@ func checkSeriesArgs(args []string, verb, example string) ([]string, error) {
 	return args, nil
 }
 
-// providerStore is what data fetch and data record work with: the
-// project's providers and its history store (the caller closes it).
-func providerStore(p project.Project, cfg project.Config, stderr io.Writer) (providerSet, *history.Store, error) {
+// providerStore opens the project the --project flag names (openProjectAt),
+// its providers and its history store: what a command that fetches or
+// records bars needs. The caller closes the store.
+func providerStore(projectFlag string, stderr io.Writer) (providerSet, *history.Store, error) {
+	p, cfg, err := openProjectAt(projectFlag)
+	if err != nil {
+		return providerSet{}, nil, err
+	}
 	ps, err := newProviderSet(p, cfg, stderr)
 	if err != nil {
 		return providerSet{}, nil, err

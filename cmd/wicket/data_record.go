@@ -46,11 +46,7 @@ type dataRecordOptions struct {
 
 // runDataRecord records each series' closed bars from the provider's stream until ctx ends.
 func runDataRecord(ctx context.Context, o dataRecordOptions, stdout, stderr io.Writer) error {
-	p, cfg, err := openProjectAt(o.project)
-	if err != nil {
-		return err
-	}
-	ps, store, err := providerStore(p, cfg, stderr)
+	ps, store, err := providerStore(o.project, stderr)
 	if err != nil {
 		return err
 	}
