@@ -72,6 +72,7 @@ type Dispatcher struct {
 	workers     map[string]seen
 	bars        map[string]string      // history path, series, range → digest shipped
 	barsMu      sync.Mutex             // serialises shipping bars
+	fundingMu   sync.Mutex             // serialises shipping funding
 	fundingRead map[string]fundingSeen // history path, series, range, want → funding found and shipped
 }
 

@@ -43,7 +43,10 @@ func (d *Dispatcher) shipFunding(ctx context.Context, req worker.SweepChunk) (st
 		to = to.Add(g.Duration()) // the last bar's settlements; the worker clips to the bars
 	}
 	// A sweep's chunks share a range: it is read once while the store's
-	// files are unchanged.
+	// files are unchanged, and put once. Two chunks putting one object at
+	// once would replace it, purging the pieces a worker may be reading.
+	d.fundingMu.Lock()
+	defer d.fundingMu.Unlock()
 	key := req.HistoryPath + "\x00" + req.Series + "\x00" + req.From + "\x00" + req.To + "\x00" + want
 	stamp := storeStamp(req.HistoryPath)
 	d.mu.Lock()

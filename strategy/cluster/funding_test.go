@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,5 +167,49 @@ func TestShippedFundingNotMatchingItsDigestIsRefused(t *testing.T) {
 	_, err = d.Sweep(t.Context(), worker.SweepChunk{Name: "x.star", Source: "x = 1\n", HistoryPath: p.HistoryPath(), Series: "BTC-USD@1d", Capital: "10000", Combos: []map[string]any{{}}})
 	if err == nil || !strings.Contains(err.Error(), "the funding "+name[:12]+" in the research cluster is not what its name says") {
 		t.Fatalf("forged funding under the store funding's name: %v", err)
+	}
+}
+
+// TestFundingIsShippedOnceBySweepsChunks: the chunks of one sweep,
+// dispatched at once, put the range's funding into the cluster's store
+// once. Two puts of one name replace the object, and its first chunks
+// are purged while a worker may be reading them: the worker then waited
+// a minute and failed with "nats: timeout".
+func TestFundingIsShippedOnceBySweepsChunks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	p := fundingProject(t)
+	url := clustertest.Server(t)
+	d, _ := joinWorker(t, cluster.Options{Key: testKey, URL: url})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			_, err := d.Sweep(t.Context(), worker.SweepChunk{Name: "x.star", Source: "x = 1\n", HistoryPath: p.HistoryPath(), Series: "BTC-USD@1h", Capital: "10000", Combos: []map[string]any{{}}})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An object put again replaces the one before: its pieces are purged
+	// and its description rolled up, so the store then holds fewer
+	// messages than it was ever sent.
+	_, js := jetStream(t, url)
+	stream, err := js.Stream(t.Context(), "OBJ_"+cluster.BarsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := info.State; st.LastSeq < 4 || st.Msgs != st.LastSeq {
+		t.Fatalf("the store holds %d of the %d messages put into it: one sweep's chunks put an object more than once (bars and funding take at least 4)", st.Msgs, st.LastSeq)
 	}
 }
