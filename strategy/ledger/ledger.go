@@ -288,6 +288,7 @@ type Ledger struct {
 	// pendingAnchor is the migrated tip's anchor, written once the
 	// migration commits.
 	pendingAnchor *Anchor
+	sums          trialSums // Trials' running sums per series
 }
 
 // ErrNotFound is returned by OpenExisting when there is no ledger yet.

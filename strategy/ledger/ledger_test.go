@@ -90,7 +90,7 @@ func TestAppendQueryAndSharpes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(set.Sharpes) != "[0.01 0.03]" || set.Strategy != 3 || set.Series != 4 || set.N() != 3 {
+	if sh := set.Sharpes; sh.Count != 2 || math.Abs(sh.Mean-0.02) > 1e-15 || math.Abs(sh.Variance()-0.0002) > 1e-15 || set.Strategy != 3 || set.Series != 4 || set.N() != 3 {
 		t.Fatalf("trials %+v: want the sweep and backtest rows with a defined SR, not the walk-forward; N 3 (the failed one counted), 4 on the series", set)
 	}
 	got, total, err := l.Query(ctx, Filter{Strategy: "sma_cross", Limit: 2})
@@ -298,5 +298,143 @@ func BenchmarkAppendBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "rows/s")
 		})
+	}
+}
+
+// TestTrialsKeptSumsMatchAFreshRead: one handle's Trials, which keeps
+// each series' sums and reads only the rows after them, answers as a
+// fresh handle reading every row does, after appends of its own and of
+// another handle (another process) on several series and strategies, for
+// both scopes, for the whole ledger and up to an earlier row, and its
+// variance is the two-pass variance of the rows' Sharpe ratios.
+func TestTrialsKeptSumsMatchAFreshRead(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "research.db")
+	kept, other := openTest(t, path), openTest(t, path)
+	series := []string{"BTC-USD@1h", "ETH-USD@1h"}
+	var marks []int64
+	for round := range 12 {
+		var batch []Row
+		for k := range 5 + round {
+			r := row([]string{"sma_cross", "rsi", "donchian"}[(round+k)%3], math.Sin(float64(round*31+k))/10, "s")
+			r.Series = series[(round*7+k)%2]
+			if k%4 == 3 {
+				r.SharpePerPeriod = math.NaN() // a failed trial: counted, no Sharpe ratio
+			}
+			if k%5 == 4 {
+				r.Kind = KindWalkForward // not counted
+			}
+			batch = append(batch, r)
+		}
+		writer := []*Ledger{kept, other}[round%2]
+		if _, err := writer.Append(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		marks = append(marks, batch[len(batch)-1].Seq)
+		for _, q := range []TrialQuery{{Strategy: "rsi", Series: series[round%2]}, {Strategy: "sma_cross", Series: series[1-round%2], Scope: ScopeStrategy}} {
+			if _, err := kept.Trials(ctx, q); err != nil { // moves the kept sums on
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, upTo := range []int64{0, marks[3], marks[8], marks[11]} {
+		for _, s := range series {
+			for _, strategy := range []string{"sma_cross", "rsi", "donchian", "none"} {
+				for _, scope := range Scopes {
+					q := TrialQuery{Strategy: strategy, Series: s, Scope: scope, UpTo: upTo}
+					got, err := kept.Trials(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fresh := openTest(t, path)
+					want, err := fresh.Trials(ctx, q)
+					fresh.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want {
+						t.Fatalf("%+v: kept sums %+v, a fresh read %+v", q, got, want)
+					}
+					counted, err := kept.TrialList(ctx, s, upTo)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var srs []float64
+					n := 0
+					for _, c := range counted {
+						if scope == ScopeSeries || c.Strategy == strategy {
+							n++
+							if !math.IsNaN(c.Sharpe) {
+								srs = append(srs, c.Sharpe)
+							}
+						}
+					}
+					if got.N() != n || got.Sharpes.Count != len(srs) || math.Abs(got.Sharpes.Variance()-twoPassVariance(srs)) > 1e-15 {
+						t.Fatalf("%+v: N %d of %d Sharpe ratios, variance %v; the rows say N %d, %d, variance %v",
+							q, got.N(), got.Sharpes.Count, got.Sharpes.Variance(), n, len(srs), twoPassVariance(srs))
+					}
+				}
+			}
+		}
+	}
+}
+
+func twoPassVariance(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	var m, s float64
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return s / float64(len(x)-1)
+}
+
+// BenchmarkTrials is a sweep's ledger work on a series that already
+// holds n counted trials: append 100 rows, then read the trials for the
+// deflated Sharpe ratio. "kept" is one handle throughout (the MCP server,
+// which reads only the rows since its last read); "fresh" reads with a
+// new handle each time (every row, as a one-off command does).
+func BenchmarkTrials(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		path := filepath.Join(b.TempDir(), "research.db")
+		l := openTest(b, path)
+		rows := make([]Row, 1000)
+		for done := 0; done < n; done += len(rows) {
+			for k := range rows {
+				rows[k] = row([]string{"sma_cross", "rsi"}[k%2], float64(k)/1000, "bench")
+			}
+			if _, err := l.Append(context.Background(), rows); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, handle := range []string{"kept", "fresh"} {
+			b.Run(fmt.Sprintf("trials=%d/%s", n, handle), func(b *testing.B) {
+				for range b.N {
+					batch := make([]Row, 100)
+					for k := range batch {
+						batch[k] = row("sma_cross", float64(k)/1000, "bench")
+					}
+					if _, err := l.Append(context.Background(), batch); err != nil {
+						b.Fatal(err)
+					}
+					reader := l
+					if handle == "fresh" {
+						reader = openTest(b, path)
+					}
+					q := TrialQuery{Strategy: "sma_cross", Series: "BTC-USD@1h", UpTo: batch[len(batch)-1].Seq}
+					if set, err := reader.Trials(context.Background(), q); err != nil || set.N() < n {
+						b.Fatalf("%+v, %v", set, err)
+					}
+					if reader != l {
+						reader.Close()
+					}
+				}
+			})
+		}
 	}
 }

@@ -150,10 +150,10 @@ type TrialSet struct {
 	Scope    string `json:"scope"`
 	Series   int    `json:"series_trials"`   // every counted trial on the series, any strategy
 	Strategy int    `json:"strategy_trials"` // of them, the strategy's
-	// Sharpes are the defined per-period Sharpe ratios of the scope's
-	// trials, in ledger order: their variance is V of the deflated
-	// Sharpe ratio (a failed trial counts in N but has none).
-	Sharpes []float64 `json:"-"`
+	// Sharpes are the moments of the defined per-period Sharpe ratios of
+	// the scope's trials, in ledger order: their variance is V of the
+	// deflated Sharpe ratio (a failed trial counts in N but has none).
+	Sharpes Moments `json:"-"`
 }
 
 // N is the count of the scope's trials: N of the deflated Sharpe ratio.
@@ -174,33 +174,7 @@ func (l *Ledger) Trials(ctx context.Context, q TrialQuery) (TrialSet, error) {
 	if !slices.Contains(Scopes, scope) {
 		return TrialSet{}, fmt.Errorf("research ledger: scope %q is not one of %s", q.Scope, strings.Join(Scopes, ", "))
 	}
-	upTo := q.UpTo
-	if upTo <= 0 {
-		upTo = math.MaxInt64
-	}
-	rows, err := l.db.QueryContext(ctx, `SELECT strategy, sharpe FROM trials WHERE series = ? AND kind IN (?, ?, ?) AND seq <= ? ORDER BY seq`,
-		q.Series, CountedKinds[0], CountedKinds[1], CountedKinds[2], upTo)
-	if err != nil {
-		return TrialSet{}, fmt.Errorf("research ledger: %w", err)
-	}
-	defer rows.Close()
-	set := TrialSet{Scope: scope}
-	for rows.Next() {
-		var name string
-		var sr sql.NullFloat64
-		if err := rows.Scan(&name, &sr); err != nil {
-			return TrialSet{}, fmt.Errorf("research ledger: %w", err)
-		}
-		set.Series++
-		mine := name == q.Strategy
-		if mine {
-			set.Strategy++
-		}
-		if sr.Valid && (scope == ScopeSeries || mine) {
-			set.Sharpes = append(set.Sharpes, sr.Float64)
-		}
-	}
-	return set, rows.Err()
+	return l.trialSet(ctx, q, scope) // moments.go
 }
 
 // Counted is one counted trial (CountedKinds) as TrialList lists it.

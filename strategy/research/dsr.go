@@ -60,10 +60,8 @@ func DeflatedSharpeRatio(sr float64, trials int, variance, skew, kurt float64, t
 	return normCDF((sr - sr0) * math.Sqrt(float64(t-1)) / math.Sqrt(den)), sr0
 }
 
-// deflated builds the report for a winner among n trials whose defined
-// Sharpe ratios are srs (the winner's included; a failed trial counts in
-// n but has none).
-func deflated(win worker.ReturnStats, srs []float64, n int) *DeflatedSharpe {
+// variance is the sample variance of srs (0 for fewer than two).
+func variance(srs []float64) float64 {
 	var mean, v float64
 	m := len(srs)
 	for _, s := range srs {
@@ -78,6 +76,13 @@ func deflated(win worker.ReturnStats, srs []float64, n int) *DeflatedSharpe {
 	if m > 1 {
 		v /= float64(m - 1)
 	}
+	return v
+}
+
+// deflated builds the report for a winner among n trials whose defined
+// Sharpe ratios (the winner's included; a failed trial counts in n but
+// has none) have variance v.
+func deflated(win worker.ReturnStats, v float64, n int) *DeflatedSharpe {
 	dsr, sr0 := DeflatedSharpeRatio(float64(win.SR), n, v, float64(win.Skew), float64(win.Kurt), win.T)
 	d := &DeflatedSharpe{
 		DSR: backtest.Ratio(dsr), Sharpe: sig(float64(win.SR)), ExpectedMaxSharpe: sig(sr0),

@@ -66,7 +66,7 @@ func (l *Local) sweepPortfolio(ctx context.Context, req SweepRequest, progress f
 	}
 	res.listTop(rk, trials, p.rankBy, top, req.Top)
 	win := trials[rk.order[0]]
-	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
+	res.DeflatedSharpe = deflated(win.Stats, variance(rk.srs), rk.evaluated)
 	l.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
 	if res.Partial {
 		res.LookaheadCheck = "not run: the sweep was cancelled"

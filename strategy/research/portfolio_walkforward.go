@@ -123,7 +123,7 @@ func (l *Local) walkForwardPortfolio(ctx context.Context, req WalkForwardRequest
 	}
 	for k := range res.Windows {
 		rk := run.ranks[k]
-		res.Windows[k].DeflatedSharpe = deflated(run.trials[k][rk.order[0]].Stats, rk.srs, rk.evaluated)
+		res.Windows[k].DeflatedSharpe = deflated(run.trials[k][rk.order[0]].Stats, variance(rk.srs), rk.evaluated)
 		res.Windows[k].Overfitting = overfitting(run.trials[k], blocks)
 	}
 	l.afterWalkForward(ctx, p, req, windows, &res) // tried, so counted, whatever the check finds

@@ -220,7 +220,7 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
 		return
 	}
-	d := deflated(win.Stats, set.Sharpes, set.N())
+	d := deflated(win.Stats, set.Sharpes.Variance(), set.N())
 	d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
 	if d.DSR != nil {
 		whose := fmt.Sprintf("all %d trials on %s in the research ledger, every strategy's (%d of them %s's)", d.Trials, p.base.Series, set.Strategy, p.ledgerName)

@@ -25,19 +25,6 @@ func ledgerLocal(t *testing.T) (*Local, *ledger.Ledger) {
 	return NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
 }
 
-func variance(x []float64) float64 {
-	var m float64
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	var s float64
-	for _, v := range x {
-		s += (v - m) * (v - m)
-	}
-	return s / float64(len(x)-1)
-}
-
 // TestSweepRecordsAndDeflatesOverTheLedger: a sweep appends one row per
 // combination under one run id and the caller's Who; its second deflated
 // Sharpe ratio, deflated by the strategy, uses N and V of every ledger

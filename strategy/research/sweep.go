@@ -164,7 +164,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	res.listTop(rk, trials, p.rankBy, top, req.Top)
 	win := trials[rk.order[0]]
-	res.DeflatedSharpe = deflated(win.Stats, rk.srs, rk.evaluated)
+	res.DeflatedSharpe = deflated(win.Stats, variance(rk.srs), rk.evaluated)
 	// The winner's lookahead check runs in a worker while this process
 	// computes the overfitting statistics and writes the ledger (or ran
 	// already, when the best so far at the tail stayed the winner).

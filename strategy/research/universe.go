@@ -325,7 +325,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	}
 	win := ranked[0].combo
 	for s := range names {
-		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, ranks[s].srs, ranks[s].evaluated)
+		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, variance(ranks[s].srs), ranks[s].evaluated)
 	}
 	res.Warnings = append(res.Warnings, "a universe's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
 	if ranked[0].p.trades < backtest.TooFewTrades {
