@@ -47,7 +47,17 @@ type Config struct {
 	// Recorder, when set, is the research ledger every run is appended
 	// to (see record.go).
 	Recorder Recorder
+	// ShareFromBars is the fewest bars the workers of this machine share
+	// one read-only copy of during a sweep; below it each worker reads its
+	// own. 0 means DefaultShareFromBars.
+	ShareFromBars int
 }
+
+// DefaultShareFromBars is Config.ShareFromBars' default: 131,072 bars are
+// 6 MB a copy. Below it, writing and mapping the shared file costs more
+// than the copies save (for 17,544 hourly bars, 2 ms of a sweep's fixed
+// cost against under 1 MB a worker).
+const DefaultShareFromBars = 1 << 17
 
 // Local answers research requests in this process over the project's
 // history store, running strategies in the worker pool. It is safe for

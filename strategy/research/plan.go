@@ -1,6 +1,7 @@
 package research
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -196,7 +197,7 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 	if in.barsInWorker {
 		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
 		if l.cfg.Chunks == nil {
-			preq.Bars.ShareDir = in.shareDir
+			preq.Bars.ShareDir, preq.Bars.ShareFrom = in.shareDir, cmp.Or(l.cfg.ShareFromBars, DefaultShareFromBars)
 		}
 	}
 	sent := time.Now()

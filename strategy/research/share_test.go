@@ -16,7 +16,8 @@ var twoWorkerGrid = Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow":
 // worker reads the bars from the store and both map that one copy
 // read-only (a shared bars file, whose mapping each worker's
 // /proc/PID/maps shows); the sweep's directory for it is gone once the
-// sweep returns, and the result is the one-worker sweep's.
+// sweep returns, and the result is the one-worker sweep's. With the
+// default Config the same bars are too few to share.
 func TestSweepSharesOneCopyOfTheBars(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/PID/maps")
@@ -30,7 +31,7 @@ func TestSweepSharesOneCopyOfTheBars(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newPool(t, 2)
-	l := NewLocal(Config{Project: demoProject(t), Pool: pool})
+	l := NewLocal(Config{Project: demoProject(t), Pool: pool, ShareFromBars: 1}) // shared however few the bars
 	two, err := l.Sweep(ctxT(t), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,23 @@ func TestSweepSharesOneCopyOfTheBars(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("worker %d maps %d read-only shared bars files, want 1:\n%s", pid, n, maps)
+		}
+	}
+	// By default 17,544 bars are too few to share: each worker reads its own.
+	fresh := newPool(t, 2)
+	if _, err := NewLocal(Config{Project: demoProject(t), Pool: fresh}).Sweep(ctxT(t), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh.PIDs()) != 2 {
+		t.Fatalf("%d workers running, want 2", len(fresh.PIDs()))
+	}
+	for _, pid := range fresh.PIDs() {
+		maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(maps), ".bars") {
+			t.Errorf("worker %d maps a shared bars file for %d bars, under DefaultShareFromBars", pid, 17544)
 		}
 	}
 	left, _ := os.ReadDir(tmp)

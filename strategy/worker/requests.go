@@ -51,6 +51,9 @@ type BarsRange struct {
 	// the other workers of the machine map that file read-only
 	// (SweepChunk.SharedBars) instead of each reading its own copy.
 	ShareDir string `json:"share_dir,omitempty"`
+	// ShareFrom is the fewest bars the worker shares so; a smaller range
+	// is only read (0 shares any).
+	ShareFrom int `json:"share_from,omitempty"`
 }
 
 // ParamsResult is a strategy's style, summary and knobs, and the bars the

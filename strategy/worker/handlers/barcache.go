@@ -95,7 +95,7 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 		return worker.BarsSeen{}, "", err
 	}
 	defer e.release()
-	if r.ShareDir == "" {
+	if r.ShareDir == "" || e.bars.Len() < r.ShareFrom {
 		return e.seen(), "", nil
 	}
 	path, err := writeShared(r.ShareDir, e.bars, e.digest)

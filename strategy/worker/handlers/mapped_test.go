@@ -15,7 +15,8 @@ import (
 )
 
 // TestSharedBars: the params request's preload writes the bars it read
-// to a shared file and serves them from its mapping; another worker's
+// to a shared file and serves them from its mapping (not below the
+// request's ShareFrom: then it only reads them); another worker's
 // cache maps that file (the same bars, digest for digest) and keeps
 // serving the range, a winner's backtest included, once the file and
 // the store are gone. A mapping the cache evicts stays mapped until the
@@ -53,6 +54,10 @@ func TestSharedBars(t *testing.T) {
 	}
 	if first.entries[0].m == nil && runtime.GOOS != "windows" {
 		t.Error("the worker that wrote the shared bars does not serve them from its mapping")
+	}
+	var small barCache
+	if seen, path, err := small.preload(worker.BarsRange{HistoryPath: store, Series: "SPY@1d", ShareDir: share, ShareFrom: bars.Len() + 1}); err != nil || seen.Digest != want || path != "" {
+		t.Fatalf("preload of fewer bars than shareFrom: %+v %q %v; want them read, not shared", seen, path, err)
 	}
 	var other barCache
 	key := storeKey(store, "SPY@1d", time.Time{}, time.Time{})
