@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -80,7 +79,7 @@ func writeShared(dir string, bars strategy.Bars, digest string) (string, error) 
 		return "", err
 	}
 	tmp := f.Name()
-	err = encodeTo(f, bars)
+	err = bars.WriteEncoded(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -96,46 +95,6 @@ func writeShared(dir string, bars strategy.Bars, digest string) (string, error) 
 	}
 	return path, nil
 }
-
-// encodeTo writes bars as strategy.Bars.Encode does, a column at a time,
-// without holding the whole encoding.
-func encodeTo(f *os.File, bars strategy.Bars) error {
-	buf := make([]byte, 0, 256<<10)
-	put := func(u uint64) error {
-		if len(buf)+8 > cap(buf) {
-			if _, err := f.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-		buf = binary.LittleEndian.AppendUint64(buf, u)
-		return nil
-	}
-	if err := put(uint64(bars.Len())); err != nil {
-		return err
-	}
-	for _, t := range bars.Time {
-		if err := put(uint64(t)); err != nil {
-			return err
-		}
-	}
-	for _, col := range [][]float64{bars.Open, bars.High, bars.Low, bars.Close, bars.Volume} {
-		for _, x := range col {
-			if err := put(math.Float64bits(x)); err != nil {
-				return err
-			}
-		}
-	}
-	_, err := f.Write(buf)
-	return err
-}
-
-// littleEndian says this machine stores numbers as the encoding does, so
-// a mapped file's columns can be read in place.
-var littleEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
 
 // viewBars reads encoded bars in place: the columns are slices of data
 // (which must stay mapped while they are used), not copies. It checks
@@ -167,7 +126,7 @@ func viewBars(data []byte, series string) (strategy.Bars, error) {
 // bars. Where files cannot be mapped (or numbers are stored the other way
 // round), it reads a copy instead, with m nil.
 func mapShared(path, series string) (strategy.Bars, *mapping, error) {
-	if littleEndian {
+	if strategy.NativeEncoding() {
 		data, unmap, err := mapFile(path)
 		if err == nil {
 			bars, err := viewBars(data, series)
