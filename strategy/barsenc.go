@@ -2,9 +2,7 @@ package strategy
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -96,8 +94,7 @@ func NativeEncoding() bool { return littleEndian }
 // bytes must hash to it.
 func DecodeBars(data []byte, series, digest string) (Bars, error) {
 	if digest != "" {
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); got != digest {
+		if got, _ := DigestEncoded(bytes.NewReader(data)); got != digest {
 			return Bars{}, fmt.Errorf("bars digest %s does not match the expected %s", got, digest)
 		}
 	}

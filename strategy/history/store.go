@@ -6,12 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -282,13 +284,6 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 	if err != nil {
 		return strategy.Bars{}, err
 	}
-	rows, err := s.db.Query(`SELECT b.n, b.time, b.open, b.high, b.low, b.close, b.volume
-		FROM blocks b JOIN series s ON s.id = b.series_id
-		WHERE s.name = ? AND b.last >= ? AND b.start <= ? ORDER BY b.start`, series, lo, hi)
-	if err != nil {
-		return strategy.Bars{}, errorf(KindStorage, series, err, "load bars")
-	}
-	defer rows.Close()
 	n := 0
 	if from.IsZero() && to.IsZero() {
 		n = info.Bars // exact; a range grows by append instead of pinning the whole series
@@ -302,28 +297,17 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		Close:  make([]float64, 0, n),
 		Volume: make([]float64, 0, n),
 	}
-	var (
-		cnt  int
-		cols [6]sql.RawBytes
-	)
-	for rows.Next() {
-		if err := rows.Scan(&cnt, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]); err != nil {
-			return strategy.Bars{}, errorf(KindStorage, series, err, "load bars")
-		}
-		for _, c := range cols {
-			if len(c) != 8*cnt {
-				return strategy.Bars{}, errorf(KindStorage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(c), cnt)
-			}
-		}
+	err = scanBlocks(context.Background(), s.db, series, lo, hi, func(_ int, cols *[6]sql.RawBytes) error {
 		b.Time = appendInts(b.Time, cols[0])
 		b.Open = appendFloats(b.Open, cols[1])
 		b.High = appendFloats(b.High, cols[2])
 		b.Low = appendFloats(b.Low, cols[3])
 		b.Close = appendFloats(b.Close, cols[4])
 		b.Volume = appendFloats(b.Volume, cols[5])
-	}
-	if err := rows.Err(); err != nil {
-		return strategy.Bars{}, errorf(KindStorage, series, err, "load bars")
+		return nil
+	})
+	if err != nil {
+		return strategy.Bars{}, err
 	}
 	// The first and last blocks may reach outside [lo, hi].
 	first, _ := slices.BinarySearch(b.Time, lo)
@@ -338,6 +322,156 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		return strategy.Bars{}, noBars(info, from, to)
 	}
 	return b, nil
+}
+
+// Count is how many bars Load(series, from, to) returns, read without
+// them: the blocks' counts, less what the first and last reach outside
+// [from, to]. A range holding no bars is Load's error.
+func (s *Store) Count(series string, from, to time.Time) (int, error) {
+	info, lo, hi, err := s.span(series, from, to)
+	if err != nil {
+		return 0, err
+	}
+	n, err := countBlocks(context.Background(), s.db, series, lo, hi)
+	if err == nil && n == 0 {
+		err = noBars(info, from, to)
+	}
+	return n, err
+}
+
+// WriteEncodedAt writes the bars Load(series, from, to) returns to w in
+// the layout strategy.Bars.Encode gives them, and returns how many it
+// wrote. It never holds them: a stored block's columns are already that
+// encoding, and each is written at its place. It is for a copy of many
+// bars in a file, where Load's columns would be a second copy on the heap.
+// The count and the blocks are read in one transaction, so a write to the
+// series meanwhile is not seen half.
+func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string, from, to time.Time) (int, error) {
+	info, lo, hi, err := s.span(series, from, to)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, errorf(KindStorage, series, err, "load bars")
+	}
+	defer tx.Rollback() //nolint:errcheck // a read-only transaction
+	n, err := countBlocks(ctx, tx, series, lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, noBars(info, from, to)
+	}
+	if _, err := w.WriteAt(binary.LittleEndian.AppendUint64(nil, uint64(n)), 0); err != nil {
+		return 0, fmt.Errorf("write the bars of %s: %w", series, err)
+	}
+	at := 0 // bars written so far
+	err = scanBlocks(ctx, tx, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
+		a, b := blockSpan(cols[0], cnt, lo, hi)
+		if at+b-a > n {
+			return errorf(KindStorage, series, nil, "the blocks hold more bars than they count; re-import the series with --replace")
+		}
+		for k, c := range cols {
+			if _, err := w.WriteAt(c[8*a:8*b], int64(8+8*(k*n+at))); err != nil {
+				return fmt.Errorf("write the bars of %s: %w", series, err)
+			}
+		}
+		at += b - a
+		return nil
+	})
+	if err == nil && at != n {
+		err = errorf(KindStorage, series, nil, "the blocks hold %d bars where they count %d; re-import the series with --replace", at, n)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// querier is what a read needs of a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// blocksOf is the condition selecting the blocks of a series (by name)
+// that reach into [lo, hi].
+const blocksOf = `FROM blocks b JOIN series s ON s.id = b.series_id
+		WHERE s.name = ? AND b.last >= ? AND b.start <= ?`
+
+// scanBlocks calls fn with each block of series that reaches into
+// [lo, hi], in time order: its bar count and its six column blobs, each
+// checked to hold 8 bytes a bar. The blobs are valid until fn returns.
+func scanBlocks(ctx context.Context, q querier, series string, lo, hi int64, fn func(cnt int, cols *[6]sql.RawBytes) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT b.n, b.time, b.open, b.high, b.low, b.close, b.volume `+blocksOf+` ORDER BY b.start`, series, lo, hi)
+	if err != nil {
+		return errorf(KindStorage, series, err, "load bars")
+	}
+	defer rows.Close()
+	var (
+		cnt  int
+		cols [6]sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&cnt, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]); err != nil {
+			return errorf(KindStorage, series, err, "load bars")
+		}
+		for _, c := range cols {
+			if len(c) != 8*cnt {
+				return errorf(KindStorage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(c), cnt)
+			}
+		}
+		if err := fn(cnt, &cols); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return errorf(KindStorage, series, err, "load bars")
+	}
+	return nil
+}
+
+// countBlocks is how many bars of series lie in [lo, hi]: the counts of
+// the blocks reaching into it, less the bars of those (the first and the
+// last) that reach outside it.
+func countBlocks(ctx context.Context, q querier, series string, lo, hi int64) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT coalesce(sum(b.n), 0) `+blocksOf, series, lo, hi).Scan(&n); err != nil {
+		return 0, errorf(KindStorage, series, err, "count bars")
+	}
+	rows, err := q.QueryContext(ctx, `SELECT b.n, b.time `+blocksOf+` AND (b.start < ? OR b.last > ?)`, series, lo, hi, lo, hi)
+	if err != nil {
+		return 0, errorf(KindStorage, series, err, "count bars")
+	}
+	defer rows.Close()
+	var (
+		cnt int
+		t   sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&cnt, &t); err != nil {
+			return 0, errorf(KindStorage, series, err, "count bars")
+		}
+		if len(t) != 8*cnt {
+			return 0, errorf(KindStorage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(t), cnt)
+		}
+		a, b := blockSpan(t, cnt, lo, hi)
+		n -= cnt - (b - a)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, errorf(KindStorage, series, err, "count bars")
+	}
+	return n, nil
+}
+
+// blockSpan is the bars [a, b) of a block (its time blob of cnt bars,
+// in time order) whose open time lies in [lo, hi].
+func blockSpan(times []byte, cnt int, lo, hi int64) (int, int) {
+	at := func(i int) int64 { return int64(binary.LittleEndian.Uint64(times[8*i:])) }
+	a := sort.Search(cnt, func(i int) bool { return at(i) >= lo })
+	b := sort.Search(cnt, func(i int) bool { return at(i) > hi })
+	return a, max(a, b)
 }
 
 // Covers checks, without reading any bars, that series exists and that

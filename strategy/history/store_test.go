@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,13 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.name, diff)
 		}
+		if c, err := s.Count("X@1h", tc.from, tc.to); err != nil || c != want.Len() {
+			t.Errorf("%s: Count = %d, %v; want %d", tc.name, c, err, want.Len())
+		}
+		var enc bytesAt
+		if c, err := s.WriteEncodedAt(ctx, &enc, "X@1h", tc.from, tc.to); err != nil || c != want.Len() || !bytes.Equal(enc, want.Encode()) {
+			t.Errorf("%s: WriteEncodedAt wrote %d bars (%d bytes), %v; want Encode's %d bars", tc.name, c, len(enc), err, want.Len())
+		}
 	}
 	for _, tc := range []struct {
 		name     string
@@ -92,6 +100,43 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 		if _, err := s.Load("X@1h", tc.from, tc.to); kindOf(err) != KindInvalid {
 			t.Errorf("%s: %v, want an Invalid error", tc.name, err)
 		}
+		if _, err := s.Count("X@1h", tc.from, tc.to); kindOf(err) != KindInvalid {
+			t.Errorf("%s: Count: %v, want an Invalid error", tc.name, err)
+		}
+		var enc bytesAt
+		if _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", tc.from, tc.to); kindOf(err) != KindInvalid || len(enc) != 0 {
+			t.Errorf("%s: WriteEncodedAt: %v after %d bytes, want an Invalid error before any", tc.name, err, len(enc))
+		}
+	}
+}
+
+// bytesAt is an io.WriterAt that grows to hold what is written.
+type bytesAt []byte
+
+func (b *bytesAt) WriteAt(p []byte, off int64) (int, error) {
+	if end := int(off) + len(p); end > len(*b) {
+		*b = append(*b, make([]byte, end-len(*b))...)
+	}
+	return copy((*b)[off:], p), nil
+}
+
+// TestCorruptBlockRefused: a block whose column does not hold 8 bytes a
+// bar is a Storage error that says how to repair it, from Load and from
+// WriteEncodedAt.
+func TestCorruptBlockRefused(t *testing.T) {
+	s := openTemp(t)
+	if err := s.Write(ctx, "X@1h", synth(blockBars+5, 1_700_000_000, 3600), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE blocks SET volume = x'00' WHERE n = 5`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("X@1h", time.Time{}, time.Time{}); kindOf(err) != KindStorage || !strings.Contains(err.Error(), "--replace") {
+		t.Errorf("Load: %v, want a Storage error naming --replace", err)
+	}
+	var enc bytesAt
+	if _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", time.Time{}, time.Time{}); kindOf(err) != KindStorage || !strings.Contains(err.Error(), "--replace") {
+		t.Errorf("WriteEncodedAt: %v, want a Storage error naming --replace", err)
 	}
 }
 

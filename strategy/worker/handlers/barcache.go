@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"os"
 	"sync"
 	"time"
@@ -82,33 +83,52 @@ func storeKey(path, series string, from, to time.Time) string {
 
 // preload reads the range r names into the cache, fresh from the store
 // (a sweep about to start must see the bars as they are now), and
-// describes what it read. With r.ShareDir it also writes them to a shared
-// bars file there, which it names, and serves them from that file's
-// mapping from then on.
+// describes what it read. With r.ShareDir, and at least r.ShareFrom bars,
+// it writes them from the store straight to a shared bars file there,
+// which it names, and serves them from that file's mapping: the worker
+// that shares the bars never holds a copy of its own.
 func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) {
 	cfg, err := backtest.Request{From: r.From, To: r.To}.Config(backtest.DefaultConfig())
 	if err != nil {
 		return worker.BarsSeen{}, "", err
+	}
+	if r.ShareDir != "" {
+		seen, path, err := c.share(r, cfg.From, cfg.To)
+		if err != nil || path != "" {
+			return seen, path, err
+		}
 	}
 	e, err := c.load(r.HistoryPath, r.Series, cfg.From, cfg.To, "")
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
 	defer e.release()
-	if r.ShareDir == "" || e.bars.Len() < r.ShareFrom {
-		return e.seen(), "", nil
-	}
-	path, err := writeShared(r.ShareDir, e.bars, e.digest)
+	return e.seen(), "", nil
+}
+
+// share writes the bars of r in [from, to] to a shared bars file in
+// r.ShareDir and caches its mapping under the range's key. With fewer than
+// r.ShareFrom bars it writes nothing and names no file.
+func (c *barCache) share(r worker.BarsRange, from, to time.Time) (worker.BarsSeen, string, error) {
+	store, err := history.OpenReadOnly(r.HistoryPath)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	// This worker too reads the shared copy from now on: its own is
-	// garbage once the cache lets it go.
-	shared, err := c.mapInto(e.key, path, r.Series, e.digest)
+	defer store.Close()
+	n, err := store.Count(r.Series, from, to)
+	if err != nil || n < r.ShareFrom {
+		return worker.BarsSeen{}, "", err
+	}
+	path, e, err := writeShared(r.ShareDir, r.Series, func(f *os.File) error {
+		_, err := store.WriteEncodedAt(context.Background(), f, r.Series, from, to)
+		return err
+	})
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	shared.release()
+	e.key = storeKey(r.HistoryPath, r.Series, from, to)
+	c.put(e)
+	e.release()
 	return e.seen(), path, nil
 }
 

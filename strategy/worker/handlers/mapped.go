@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"unsafe"
 
 	"wicket/strategy"
+	"wicket/strategy/history"
+	"wicket/strategy/script"
 )
 
 // A shared bars file holds a range's bars in the form strategy.Bars.Encode
@@ -69,31 +72,63 @@ func (m *mapping) free() {
 // directory the caller gave: named by their digest.
 func sharedName(dir, digest string) string { return filepath.Join(dir, digest+".bars") }
 
-// writeShared writes bars to a new file in dir (created by the caller,
-// private to it) and returns its path. The file is written whole under a
-// temporary name and renamed, so a reader never maps a partial copy.
-func writeShared(dir string, bars strategy.Bars, digest string) (string, error) {
-	path := sharedName(dir, digest)
+// writeShared writes a shared bars file in dir (created by the caller,
+// private to it) with write, which lays bars out as strategy.Bars.Encode
+// does, maps it, and names it by the digest of the bars it holds. It
+// returns the file's path and its bars, their digest and mapping (key
+// unset). The file is written whole under a temporary name and renamed,
+// so a reader never maps a partial copy.
+func writeShared(dir, series string, write func(*os.File) error) (string, barEntry, error) {
 	f, err := os.CreateTemp(dir, ".bars-*")
 	if err != nil {
-		return "", err
+		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
 	}
 	tmp := f.Name()
-	err = bars.WriteEncoded(f)
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Chmod(tmp, 0o400)
 	}
+	// The digest is read from the file, not through the mapping: a page
+	// of it is resident here only once the worker reads that column.
+	var e barEntry
 	if err == nil {
-		err = os.Rename(tmp, path)
+		e.digest, err = digestFile(tmp)
+	}
+	if err == nil {
+		e.bars, e.m, err = mapShared(tmp, series)
+	}
+	if err == nil {
+		if e.m == nil {
+			e.bytes = int64(e.bars.Len()) * 48
+		}
+		err = os.Rename(tmp, sharedName(dir, e.digest))
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("share the bars with the other workers: %w", err)
+		if e.m != nil {
+			e.m.drop()
+		}
+		var he *history.Error
+		if errors.As(err, &he) {
+			return "", barEntry{}, err // the store's own error, as a load gives it
+		}
+		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
 	}
-	return path, nil
+	e.keys = &script.BarKeys{}
+	return sharedName(dir, e.digest), e, nil
+}
+
+// digestFile is the digest of the bars encoded in the file at path.
+func digestFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return strategy.DigestEncoded(f)
 }
 
 // viewBars reads encoded bars in place: the columns are slices of data

@@ -14,13 +14,13 @@ import (
 	"wicket/strategy/worker"
 )
 
-// TestSharedBars: the params request's preload writes the bars it read
-// to a shared file and serves them from its mapping (not below the
-// request's ShareFrom: then it only reads them); another worker's
-// cache maps that file (the same bars, digest for digest) and keeps
-// serving the range, a winner's backtest included, once the file and
-// the store are gone. A mapping the cache evicts stays mapped until the
-// request reading it lets go.
+// TestSharedBars: the params request's preload writes the bars of its
+// range (whole, or a part) from the store to a shared file and serves
+// them from its mapping (not below the request's ShareFrom: then it only
+// reads them); another worker's cache maps that file (the same bars,
+// digest for digest) and keeps serving the range, a winner's backtest
+// included, once the file and the store are gone. A mapping the cache
+// evicts stays mapped until the request reading it lets go.
 func TestSharedBars(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "history.db")
@@ -58,6 +58,12 @@ func TestSharedBars(t *testing.T) {
 	var small barCache
 	if seen, path, err := small.preload(worker.BarsRange{HistoryPath: store, Series: "SPY@1d", ShareDir: share, ShareFrom: bars.Len() + 1}); err != nil || seen.Digest != want || path != "" {
 		t.Fatalf("preload of fewer bars than shareFrom: %+v %q %v; want them read, not shared", seen, path, err)
+	}
+	var ranged barCache
+	part := bars.Slice(10, bars.Len()-9)
+	day := func(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
+	if seen, p, err := ranged.preload(worker.BarsRange{HistoryPath: store, Series: "SPY@1d", From: day(part.Time[0]), To: day(part.Time[part.Len()-1]), ShareDir: share}); err != nil || seen.Digest != part.Digest() || seen.Count != part.Len() || p == "" || p == path {
+		t.Fatalf("preload of a range: %+v %q %v; want %d bars shared with digest %s", seen, p, err, part.Len(), part.Digest())
 	}
 	var other barCache
 	key := storeKey(store, "SPY@1d", time.Time{}, time.Time{})
