@@ -37,8 +37,8 @@ func TestTargetExits(t *testing.T) {
 	bars := SmokeBars(100)
 	s := mustLoad(t, "def setup(ctx):\n    pass\ndef on_bar(ctx):\n    ctx.target(0.5, stop_loss=0.01, trailing_stop=0.02)\n", Options{})
 	tr := stepAll(t, s, bars)
-	if want := (strategy.Intent{Kind: strategy.Target, Value: 0.5, Exits: strategy.Exits{StopLoss: 0.01, TrailingStop: 0.02}}); tr.Intents[10] != want {
-		t.Errorf("intent %+v, want %+v", tr.Intents[10], want)
+	if want := (strategy.Intent{Kind: strategy.Target, Value: 0.5, Exits: strategy.Exits{StopLoss: 0.01, TrailingStop: 0.02}}); tr.steps.intent(10) != want {
+		t.Errorf("intent %+v, want %+v", tr.steps.intent(10), want)
 	}
 	bad := mustLoad(t, "def setup(ctx):\n    pass\ndef on_bar(ctx):\n    ctx.target(1, take_profit=-0.1)\n", Options{})
 	st, err := bad.Begin(bg(t), bars)

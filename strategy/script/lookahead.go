@@ -37,9 +37,8 @@ import (
 // collects these), from the first bar on: every bar, or the bars up to
 // where the run stopped stepping (a bust account).
 type Trace struct {
-	Signals  *strategy.Signals
-	Accounts []strategy.Account
-	Intents  []strategy.Intent
+	Signals *strategy.Signals
+	steps   *steps // on_bar's accounts and intents
 	// series are the series the run computed, in order: all of
 	// signals(bars)'s, or setup's. Their order cannot depend on the data
 	// (no value, length or truth of a series is readable there), so a prefix
@@ -209,8 +208,8 @@ func (s *Strategy) checkLookahead(ctx context.Context, bars strategy.Bars, full 
 	default:
 		// The engine stops calling on_bar once the account is bust: a
 		// trace may end early, and the bars it decided are the ones to check.
-		if m := len(full.Intents); m != len(full.Accounts) || m == 0 || m > n {
-			return "", 0, fmt.Errorf("lookahead check: %d recorded intents and %d accounts for %d bars; on_bar must be stepped through the bars in order from the first (Stepper.Record before the first Step)", len(full.Intents), len(full.Accounts), n)
+		if m := full.steps.len(); m == 0 || m > n {
+			return "", 0, fmt.Errorf("lookahead check: %d recorded steps for %d bars; on_bar must be stepped through the bars in order from the first (Stepper.Record before the first Step)", m, n)
 		}
 	}
 	diffs := make([]*difference, len(cuts))
@@ -325,7 +324,7 @@ func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int,
 	}
 	defer st.Close()
 	first := seriesDifference(full.series, st.r.built, cut)
-	from, steps := 0, min(cut, len(full.Intents))
+	from, steps := 0, min(cut, full.steps.len())
 	var end *encoded
 	if ch := full.chain; ch != nil && s.chain {
 		a := max(0, cut-chainWindow)
@@ -333,13 +332,15 @@ func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int,
 			from, chained, end = a, true, ch.snaps[cut]
 		}
 	}
+	rec := full.steps.from(from)
 	for i := from; i < steps && (first == nil || i < first.bar); i++ {
-		in, err := st.Step(i, full.Accounts[i])
+		acct, want := rec.next()
+		in, err := st.Step(i, acct)
 		if err != nil {
 			d, err = prefixError(err, cut)
 			return d, chained, err
 		}
-		if want := full.Intents[i]; in.Kind != want.Kind || !same(in.Value, want.Value) || in.Exits != want.Exits {
+		if in.Kind != want.Kind || !same(in.Value, want.Value) || in.Exits != want.Exits {
 			return &difference{bar: i, output: "the intent", full: intentText(want), pre: intentText(in), cut: cut}, chained, nil
 		}
 	}
@@ -457,7 +458,7 @@ func intentText(in strategy.Intent) string {
 // Record makes st keep each bar's account and intent, for CheckLookahead.
 // Call it before the first Step; Trace returns what was kept.
 func (st *Stepper) Record() {
-	st.rec = &Trace{Accounts: make([]strategy.Account, 0, st.r.n), Intents: make([]strategy.Intent, 0, st.r.n), series: st.r.built}
+	st.rec = &Trace{steps: newSteps(st.r.n), series: st.r.built}
 	if !st.s.chain {
 		return
 	}
@@ -483,7 +484,7 @@ func originOf(built []*Series) map[*Series]int {
 // bars so far were stepped once each in order.
 func (st *Stepper) snapshot(i int) {
 	st.snapNext++
-	if st.rec == nil || st.recBroken || i != len(st.rec.Intents) {
+	if st.rec == nil || st.recBroken || i != st.rec.steps.len() {
 		return
 	}
 	st.rec.chain.snaps[i] = snapshotCtx(st.ctx, st.origin)
@@ -504,12 +505,11 @@ func (st *Stepper) record(i int, acct strategy.Account, in strategy.Intent) {
 	if st.rec == nil || st.recBroken {
 		return
 	}
-	if i != len(st.rec.Intents) {
+	if i != st.rec.steps.len() {
 		st.recBroken = true
 		return
 	}
-	st.rec.Accounts = append(st.rec.Accounts, acct)
-	st.rec.Intents = append(st.rec.Intents, in)
+	st.rec.steps.add(acct, in)
 }
 
 // Passed reports whether check, a lookahead_check text, is a passed proof.

@@ -475,16 +475,18 @@ func TestProofAfterBust(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, ok := st.Trace()
-	if !ok || len(tr.Intents) >= bars.Len() {
-		t.Fatalf("the account did not go bust (%d of %d bars stepped, final equity %v): the test proves nothing", len(tr.Intents), bars.Len(), res.Metrics.FinalEquity)
+	if !ok || tr.steps.len() >= bars.Len() {
+		t.Fatalf("the account did not go bust (%d of %d bars stepped, final equity %v): the test proves nothing", tr.steps.len(), bars.Len(), res.Metrics.FinalEquity)
 	}
 	if got, err := s.CheckLookahead(bg(t), bars, tr); err != nil || !Passed(got) {
 		t.Fatalf("%q %v", got, err)
 	}
-	// A trace that is not a run from bar 0 still cannot be checked.
-	tr.Intents, tr.Accounts = tr.Intents[:3], tr.Accounts[:4]
-	if _, err := s.CheckLookahead(bg(t), bars, tr); err == nil {
-		t.Fatal("a torn trace passed")
+	// A trace of more bars than were given, or of none, cannot be checked.
+	if _, err := s.CheckLookahead(bg(t), bars.Slice(0, tr.steps.len()-1), tr); err == nil {
+		t.Fatal("a trace longer than its bars passed")
+	}
+	if _, err := s.CheckLookahead(bg(t), bars, Trace{}); err == nil {
+		t.Fatal("an empty trace passed")
 	}
 }
 
