@@ -59,18 +59,19 @@ func warmPool(b *testing.B, size int) (*worker.Pool, *computedCounter) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Every worker runs the same warm-up sweep (one each, at once: each
+	// finds none idle but its own), so that whichever the timed sweeps
+	// land on has compiled, swept and grown its heap alike: a worker that
+	// had only started would pay its first page faults in the timing.
 	warm := NewLocal(Config{Project: demoProject(b), Pool: pool})
-	if _, err := warm.Sweep(ctxT(b), SweepRequest{StrategyRef: templateRef(b, "sma_cross"), Series: "SPY@1d",
-		Grid: Grid{"fast": {From: fp(2), To: fp(2 + 2*float64(4*size-1)), Step: fp(2)}}}, nil); err != nil {
-		b.Fatal(err)
-	}
-	// That sweep is too small for more than one worker (workersFor), so
-	// the others start on params requests sent at once, one per worker:
-	// while the new ones start, each request finds none idle but its own.
-	src := templateRef(b, "sma_cross").Source
 	var wg sync.WaitGroup
 	for range size {
-		wg.Go(func() { pool.Params(ctxT(b), worker.StrategyRequest{Name: "sma_cross.star", Source: src}) })
+		wg.Go(func() {
+			if _, err := warm.Sweep(ctxT(b), SweepRequest{StrategyRef: templateRef(b, "sma_cross"), Series: "SPY@1d",
+				Grid: Grid{"fast": {From: fp(2), To: fp(2 + 2*float64(4*size-1)), Step: fp(2)}}}, nil); err != nil {
+				b.Error(err)
+			}
+		})
 	}
 	wg.Wait()
 	if st := pool.Stats(); st.Running != size {
