@@ -94,7 +94,8 @@ func NativeEncoding() bool { return littleEndian }
 // bytes must hash to it.
 func DecodeBars(data []byte, series, digest string) (Bars, error) {
 	if digest != "" {
-		if got, _ := DigestEncoded(bytes.NewReader(data)); got != digest {
+		got, _ := digestOf(func(h io.Writer) error { _, err := h.Write(data); return err })
+		if got != digest {
 			return Bars{}, fmt.Errorf("bars digest %s does not match the expected %s", got, digest)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"time"
 
@@ -297,26 +296,18 @@ func (s *Store) Load(series string, from, to time.Time) (strategy.Bars, error) {
 		Close:  make([]float64, 0, n),
 		Volume: make([]float64, 0, n),
 	}
-	err = scanBlocks(context.Background(), s.db, series, lo, hi, func(_ int, cols *[6]sql.RawBytes) error {
-		b.Time = appendInts(b.Time, cols[0])
-		b.Open = appendFloats(b.Open, cols[1])
-		b.High = appendFloats(b.High, cols[2])
-		b.Low = appendFloats(b.Low, cols[3])
-		b.Close = appendFloats(b.Close, cols[4])
-		b.Volume = appendFloats(b.Volume, cols[5])
+	err = scanBlocks(context.Background(), s.db, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
+		i, j := blockSpan(cols[0], cnt, lo, hi) // the first and last blocks may reach outside [lo, hi]
+		b.Time = appendInts(b.Time, cols[0][8*i:8*j])
+		b.Open = appendFloats(b.Open, cols[1][8*i:8*j])
+		b.High = appendFloats(b.High, cols[2][8*i:8*j])
+		b.Low = appendFloats(b.Low, cols[3][8*i:8*j])
+		b.Close = appendFloats(b.Close, cols[4][8*i:8*j])
+		b.Volume = appendFloats(b.Volume, cols[5][8*i:8*j])
 		return nil
 	})
 	if err != nil {
 		return strategy.Bars{}, err
-	}
-	// The first and last blocks may reach outside [lo, hi].
-	first, _ := slices.BinarySearch(b.Time, lo)
-	last, found := slices.BinarySearch(b.Time, hi)
-	if found {
-		last++
-	}
-	if first > 0 || last < len(b.Time) {
-		b = b.Slice(first, last)
 	}
 	if b.Len() == 0 {
 		return strategy.Bars{}, noBars(info, from, to)
@@ -370,7 +361,7 @@ func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string
 	err = scanBlocks(ctx, tx, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
 		a, b := blockSpan(cols[0], cnt, lo, hi)
 		if at+b-a > n {
-			return errorf(KindStorage, series, nil, "the blocks hold more bars than they count; re-import the series with --replace")
+			return corrupt(series, "the blocks hold more bars than they count")
 		}
 		for k, c := range cols {
 			if _, err := w.WriteAt(c[8*a:8*b], int64(8+8*(k*n+at))); err != nil {
@@ -381,7 +372,7 @@ func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string
 		return nil
 	})
 	if err == nil && at != n {
-		err = errorf(KindStorage, series, nil, "the blocks hold %d bars where they count %d; re-import the series with --replace", at, n)
+		err = corrupt(series, fmt.Sprintf("the blocks hold %d bars where they count %d", at, n))
 	}
 	if err != nil {
 		return 0, err
@@ -419,7 +410,7 @@ func scanBlocks(ctx context.Context, q querier, series string, lo, hi int64, fn 
 		}
 		for _, c := range cols {
 			if len(c) != 8*cnt {
-				return errorf(KindStorage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(c), cnt)
+				return corruptBlock(series, len(c), cnt)
 			}
 		}
 		if err := fn(cnt, &cols); err != nil {
@@ -454,7 +445,7 @@ func countBlocks(ctx context.Context, q querier, series string, lo, hi int64) (i
 			return 0, errorf(KindStorage, series, err, "count bars")
 		}
 		if len(t) != 8*cnt {
-			return 0, errorf(KindStorage, series, nil, "a stored block is corrupt (%d bytes for %d bars); re-import the series with --replace", len(t), cnt)
+			return 0, corruptBlock(series, len(t), cnt)
 		}
 		a, b := blockSpan(t, cnt, lo, hi)
 		n -= cnt - (b - a)
@@ -463,6 +454,17 @@ func countBlocks(ctx context.Context, q querier, series string, lo, hi int64) (i
 		return 0, errorf(KindStorage, series, err, "count bars")
 	}
 	return n, nil
+}
+
+// corrupt is the Storage error for a series whose stored blocks are
+// damaged as what says, with the repair.
+func corrupt(series, what string) error {
+	return errorf(KindStorage, series, nil, "%s; re-import the series with --replace", what)
+}
+
+// corruptBlock is corrupt for a column of size bytes in a block of cnt bars.
+func corruptBlock(series string, size, cnt int) error {
+	return corrupt(series, fmt.Sprintf("a stored block is corrupt (%d bytes for %d bars)", size, cnt))
 }
 
 // blockSpan is the bars [a, b) of a block (its time blob of cnt bars,
@@ -540,7 +542,7 @@ func (s *Store) LastClose(series string) (float64, time.Time, error) {
 		return 0, time.Time{}, errorf(KindStorage, series, err, "read the last close")
 	}
 	if n < 1 || len(col) != 8*n {
-		return 0, time.Time{}, errorf(KindStorage, series, nil, "the last stored block is corrupt; re-import the series with --replace")
+		return 0, time.Time{}, corrupt(series, "the last stored block is corrupt")
 	}
 	c := math.Float64frombits(binary.LittleEndian.Uint64(col[8*(n-1):]))
 	return c, time.Unix(t, 0).UTC(), nil

@@ -59,10 +59,11 @@ func warmPool(b *testing.B, size int) (*worker.Pool, *computedCounter) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Every worker runs the same warm-up sweep (one each, at once: each
-	// finds none idle but its own), so that whichever the timed sweeps
-	// land on has compiled, swept and grown its heap alike: a worker that
-	// had only started would pay its first page faults in the timing.
+	// As many warm-up sweeps as workers, sent at once: each starts its own
+	// worker and, unless one finishes before another's chunk is sent, runs
+	// its chunk there, so that whichever worker the timed sweeps land on
+	// has compiled, swept and grown its heap: one that had only started
+	// would pay its first page faults inside the timing.
 	warm := NewLocal(Config{Project: demoProject(b), Pool: pool})
 	var wg sync.WaitGroup
 	for range size {

@@ -91,12 +91,3 @@ func (c *stepCursor) next() (strategy.Account, strategy.Intent) {
 	c.i++
 	return a, in
 }
-
-// intent is the intent recorded at bar i (the zero one past the end).
-func (s *steps) intent(i int) strategy.Intent {
-	if i >= s.len() {
-		return strategy.Intent{}
-	}
-	_, in := s.from(i).next()
-	return in
-}

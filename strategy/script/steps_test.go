@@ -61,3 +61,12 @@ func TestStepsReadBackBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// intent is the intent s recorded at bar i (the zero one past the end).
+func (s *steps) intent(i int) strategy.Intent {
+	if i >= s.len() {
+		return strategy.Intent{}
+	}
+	_, in := s.from(i).next()
+	return in
+}

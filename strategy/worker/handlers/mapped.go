@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"unsafe"
 
 	"wicket/strategy"
-	"wicket/strategy/history"
 	"wicket/strategy/script"
 )
 
@@ -76,49 +74,57 @@ func sharedName(dir, digest string) string { return filepath.Join(dir, digest+".
 // private to it) with write, which lays bars out as strategy.Bars.Encode
 // does, maps it, and names it by the digest of the bars it holds. It
 // returns the file's path and its bars, their digest and mapping (key
-// unset). The file is written whole under a temporary name and renamed,
-// so a reader never maps a partial copy.
+// unset); write's own error is returned as it is. The file is written
+// whole under a temporary name and renamed, so a reader never maps a
+// partial copy.
 func writeShared(dir, series string, write func(*os.File) error) (string, barEntry, error) {
 	f, err := os.CreateTemp(dir, ".bars-*")
 	if err != nil {
 		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
 	}
 	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return "", barEntry{}, err
 	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o400)
-	}
-	// The digest is read from the file, not through the mapping: a page
-	// of it is resident here only once the worker reads that column.
-	var e barEntry
-	if err == nil {
-		e.digest, err = digestFile(tmp)
-	}
-	if err == nil {
-		e.bars, e.m, err = mapShared(tmp, series)
-	}
-	if err == nil {
-		if e.m == nil {
-			e.bytes = int64(e.bars.Len()) * 48
-		}
-		err = os.Rename(tmp, sharedName(dir, e.digest))
-	}
+	e, err := mapWritten(f, dir, series)
 	if err != nil {
 		os.Remove(tmp)
-		if e.m != nil {
-			e.m.drop()
-		}
-		var he *history.Error
-		if errors.As(err, &he) {
-			return "", barEntry{}, err // the store's own error, as a load gives it
-		}
 		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
 	}
-	e.keys = &script.BarKeys{}
 	return sharedName(dir, e.digest), e, nil
+}
+
+// mapWritten closes f, the shared bars file just written in dir, makes it
+// read-only, takes its digest, maps it and renames it by the digest. The
+// digest is read from the file, not through the mapping: a page of it is
+// resident here only once the worker reads that column.
+func mapWritten(f *os.File, dir, series string) (barEntry, error) {
+	tmp := f.Name()
+	if err := f.Close(); err != nil {
+		return barEntry{}, err
+	}
+	if err := os.Chmod(tmp, 0o400); err != nil {
+		return barEntry{}, err
+	}
+	digest, err := digestFile(tmp)
+	if err != nil {
+		return barEntry{}, err
+	}
+	bars, m, err := mapShared(tmp, series)
+	if err != nil {
+		return barEntry{}, err
+	}
+	if err := os.Rename(tmp, sharedName(dir, digest)); err != nil {
+		m.drop()
+		return barEntry{}, err
+	}
+	e := barEntry{digest: digest, bars: bars, keys: &script.BarKeys{}, m: m}
+	if m == nil {
+		e.bytes = int64(bars.Len()) * 48
+	}
+	return e, nil
 }
 
 // digestFile is the digest of the bars encoded in the file at path.
