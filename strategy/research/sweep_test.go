@@ -477,7 +477,7 @@ func TestSweepInBlocks(t *testing.T) {
 		own = append(own, sweep(1, series))
 	}
 	defer func(m int64) { workerMemo = m }(workerMemo)
-	workerMemo = 900 << 10 // five columns of the demo's 17,544 hourly bars, blocks of 3; the daily ones fit
+	workerMemo = 800 << 10 // five columns of the demo's 17,544 hourly bars, blocks of 3; the daily ones fit
 	if cols := ta.Columns(workerMemo, 17_544); cols != 5 {
 		t.Fatalf("%d columns, want 5", cols)
 	}

@@ -89,12 +89,18 @@ func NewMemo(limitBytes int64) *Memo {
 
 // Columns is how many indicator results of one column of bars values a
 // Memo of limitBytes keeps at once: what its major segment holds once the
-// helpers' eighth is set aside.
+// helpers' eighth is set aside, or, when one column is larger than that
+// eighth (the helpers' segment can then hold none of that length), what
+// the whole budget holds.
 func Columns(limitBytes int64, bars int) int {
 	if limitBytes <= 0 {
 		limitBytes = DefaultMemoBytes
 	}
-	return int((limitBytes - limitBytes/8) / (int64(bars)*8 + 64))
+	col := int64(bars)*8 + 64
+	if col > limitBytes/8 {
+		return int(limitBytes / col)
+	}
+	return int((limitBytes - limitBytes/8) / col)
 }
 
 // ValuesKey is the content key of v: equal contents give equal keys.

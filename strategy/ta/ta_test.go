@@ -527,3 +527,32 @@ func TestMemoHelpersKeepToTheirSegment(t *testing.T) {
 		t.Errorf("%d bytes held, budget %d", s.Bytes, 8*col)
 	}
 }
+
+// TestMemoColumns checks that Columns is what a Memo keeps: that many
+// indicator columns of a length all stay cached, and where no helper of
+// that length fits the helpers' eighth, one more evicts the first.
+func TestMemoColumns(t *testing.T) {
+	sma, _ := Builtin().Lookup("sma")
+	const limit = 1 << 20
+	for _, n := range []int{1_000, 15_000, 20_000, 60_000} {
+		cols := Columns(limit, n)
+		x := make([]float64, n)
+		m := NewMemo(limit)
+		kx := m.ValuesKey(x)
+		for p := 0; p <= cols; p++ {
+			if _, _, err := m.Compute(sma, [][]float64{x}, []Key{kx}, []float64{float64(p + 2)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		held := m.Stats().Entries
+		if held < cols {
+			t.Errorf("%d bars: %d columns held, Columns says %d", n, held, cols)
+		}
+		if exact := int64(n)*8+64 > limit/8; exact && held != cols {
+			t.Errorf("%d bars: %d columns held, Columns says %d", n, held, cols)
+		}
+	}
+	if got := Columns(48<<20, 1_000_000); got != 6 {
+		t.Errorf("a worker's memo holds %d million-bar columns, want 6", got)
+	}
+}
