@@ -3,6 +3,7 @@ package script
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"wicket/strategy"
@@ -58,6 +59,21 @@ func TestStepsReadBackBitForBit(t *testing.T) {
 			if !sameAcct(got, accts[i]) || !sameIntent(in, intents[i]) {
 				t.Fatalf("from %d, bar %d: %+v %+v, want %+v %+v", from, i, got, in, accts[i], intents[i])
 			}
+		}
+	}
+}
+
+// TestStepsKeepEveryField: steps keeps an Account's position, cash and
+// equity and an Intent's kind, value and exits; a field added to either
+// would be dropped from the proof's record without a word, so it must be
+// added to steps too.
+func TestStepsKeepEveryField(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want int
+	}{{strategy.Account{}, 3}, {strategy.Intent{}, 3}, {strategy.Exits{}, 3}} {
+		if n := reflect.TypeOf(tc.v).NumField(); n != tc.want {
+			t.Errorf("%T has %d fields, steps keeps %d: keep the new one in steps.add and stepCursor.next", tc.v, n, tc.want)
 		}
 	}
 }

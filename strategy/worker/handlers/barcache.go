@@ -50,29 +50,50 @@ const (
 // from the cache when an entry of that range has the digest want.
 func (c *barCache) load(path, series string, from, to time.Time, want string) (barEntry, error) {
 	key := storeKey(path, series, from, to)
-	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.key == key && e.digest == want && want != "" {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			e.m.acquire()
-			c.mu.Unlock()
-			return e, nil
-		}
+	if e, ok := c.get(key, want); ok {
+		return e, nil
 	}
-	c.mu.Unlock()
-
 	bars, err := loadBars(path, series, from, to)
 	if err != nil {
 		return barEntry{}, err
 	}
-	e := barEntry{key: key, digest: bars.Digest(), bars: bars, keys: &script.BarKeys{}, bytes: int64(bars.Len()) * 48}
+	e := newEntry(key, bars.Digest(), bars, nil)
 	if want != "" && e.digest != want {
 		return barEntry{}, &history.Error{Kind: history.KindStorage, Series: series,
 			Msg: "the bars changed while the research ran (another import or fetch wrote the series); run it again"}
 	}
 	c.put(e)
 	return e, nil
+}
+
+// get returns the cached entry of key with digest (never one for an
+// empty digest), made the most recently used and held for the caller.
+func (c *barCache) get(key, digest string) (barEntry, bool) {
+	if digest == "" {
+		return barEntry{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key == key && e.digest == digest {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			e.m.acquire()
+			return e, true
+		}
+	}
+	return barEntry{}, false
+}
+
+// newEntry is the cache entry of bars under key: views of the mapping m,
+// or, with m nil, a copy on the heap, whose bytes count against the
+// cache's bound.
+func newEntry(key, digest string, bars strategy.Bars, m *mapping) barEntry {
+	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, m: m}
+	if m == nil {
+		e.bytes = int64(bars.Len()) * 48
+	}
+	return e
 }
 
 // storeKey is the cache key of the bars of series in [from, to] in the
@@ -92,44 +113,45 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	if r.ShareDir != "" {
-		seen, path, err := c.share(r, cfg.From, cfg.To)
-		if err != nil || path != "" {
-			return seen, path, err
-		}
-	}
-	e, err := c.load(r.HistoryPath, r.Series, cfg.From, cfg.To, "")
-	if err != nil {
-		return worker.BarsSeen{}, "", err
-	}
-	defer e.release()
-	return e.seen(), "", nil
-}
-
-// share writes the bars of r in [from, to] to a shared bars file in
-// r.ShareDir and caches its mapping under the range's key. With fewer than
-// r.ShareFrom bars it writes nothing and names no file.
-func (c *barCache) share(r worker.BarsRange, from, to time.Time) (worker.BarsSeen, string, error) {
 	store, err := history.OpenReadOnly(r.HistoryPath)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
 	defer store.Close()
-	n, err := store.Count(r.Series, from, to)
-	if err != nil || n < r.ShareFrom {
-		return worker.BarsSeen{}, "", err
-	}
-	path, e, err := writeShared(r.ShareDir, r.Series, func(f *os.File) error {
-		_, err := store.WriteEncodedAt(context.Background(), f, r.Series, from, to)
-		return err
-	})
+	key := storeKey(r.HistoryPath, r.Series, cfg.From, cfg.To)
+	path, e, err := c.share(store, key, r, cfg.From, cfg.To)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	e.key = storeKey(r.HistoryPath, r.Series, from, to)
+	if path == "" {
+		bars, err := store.Load(r.Series, cfg.From, cfg.To)
+		if err != nil {
+			return worker.BarsSeen{}, "", err
+		}
+		e = newEntry(key, bars.Digest(), bars, nil)
+	}
 	c.put(e)
 	e.release()
 	return e.seen(), path, nil
+}
+
+// share writes the bars of r in [from, to] from store to a shared bars
+// file in r.ShareDir, and returns its path and the entry of its mapping
+// under key. Without r.ShareDir, or with fewer than r.ShareFrom bars, it
+// writes nothing and names no file.
+func (c *barCache) share(store *history.Store, key string, r worker.BarsRange, from, to time.Time) (string, barEntry, error) {
+	if r.ShareDir == "" {
+		return "", barEntry{}, nil
+	}
+	n, err := store.Count(r.Series, from, to)
+	if err != nil || n < r.ShareFrom {
+		return "", barEntry{}, err
+	}
+	path, e, err := writeShared(r.ShareDir, key, r.Series, func(f *os.File) error {
+		_, err := store.WriteEncodedAt(context.Background(), f, r.Series, from, to)
+		return err
+	})
+	return path, e, err
 }
 
 // loadShared returns the entry of key (a range of the store, as load
@@ -141,17 +163,9 @@ func (c *barCache) loadShared(key, path, series, digest string) (barEntry, error
 	if digest == "" {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with shared bars but no digest"}
 	}
-	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.key == key && e.digest == digest {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			e.m.acquire()
-			c.mu.Unlock()
-			return e, nil
-		}
+	if e, ok := c.get(key, digest); ok {
+		return e, nil
 	}
-	c.mu.Unlock()
 	return c.mapInto(key, path, series, digest)
 }
 
@@ -162,10 +176,7 @@ func (c *barCache) mapInto(key, path, series, digest string) (barEntry, error) {
 	if err != nil {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shared bars: " + err.Error()}
 	}
-	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, m: m}
-	if m == nil {
-		e.bytes = int64(bars.Len()) * 48
-	}
+	e := newEntry(key, digest, bars, m)
 	c.put(e)
 	return e, nil
 }
@@ -186,17 +197,9 @@ func (c *barCache) loadFile(path, series, digest string) (barEntry, error) {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
 	}
 	key := "file\x00" + path + "\x00" + series
-	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.key == key && e.digest == digest {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			e.m.acquire()
-			c.mu.Unlock()
-			return e, nil
-		}
+	if e, ok := c.get(key, digest); ok {
+		return e, nil
 	}
-	c.mu.Unlock()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
@@ -205,7 +208,7 @@ func (c *barCache) loadFile(path, series, digest string) (barEntry, error) {
 	if err != nil {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
 	}
-	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, bytes: int64(bars.Len()) * 48}
+	e := newEntry(key, digest, bars, nil)
 	c.put(e)
 	return e, nil
 }

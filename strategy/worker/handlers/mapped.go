@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"wicket/strategy"
-	"wicket/strategy/script"
 )
 
 // A shared bars file holds a range's bars in the form strategy.Bars.Encode
@@ -73,11 +72,11 @@ func sharedName(dir, digest string) string { return filepath.Join(dir, digest+".
 // writeShared writes a shared bars file in dir (created by the caller,
 // private to it) with write, which lays bars out as strategy.Bars.Encode
 // does, maps it, and names it by the digest of the bars it holds. It
-// returns the file's path and its bars, their digest and mapping (key
-// unset); write's own error is returned as it is. The file is written
+// returns the file's path and its cache entry under key; write's own
+// error is returned as it is. The file is written
 // whole under a temporary name and renamed, so a reader never maps a
 // partial copy.
-func writeShared(dir, series string, write func(*os.File) error) (string, barEntry, error) {
+func writeShared(dir, key, series string, write func(*os.File) error) (string, barEntry, error) {
 	f, err := os.CreateTemp(dir, ".bars-*")
 	if err != nil {
 		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
@@ -88,7 +87,7 @@ func writeShared(dir, series string, write func(*os.File) error) (string, barEnt
 		os.Remove(tmp)
 		return "", barEntry{}, err
 	}
-	e, err := mapWritten(f, dir, series)
+	e, err := mapWritten(f, dir, key, series)
 	if err != nil {
 		os.Remove(tmp)
 		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
@@ -97,10 +96,11 @@ func writeShared(dir, series string, write func(*os.File) error) (string, barEnt
 }
 
 // mapWritten closes f, the shared bars file just written in dir, makes it
-// read-only, takes its digest, maps it and renames it by the digest. The
+// read-only, takes its digest, maps it, renames it by the digest and
+// returns its cache entry under key. The
 // digest is read from the file, not through the mapping: a page of it is
 // resident here only once the worker reads that column.
-func mapWritten(f *os.File, dir, series string) (barEntry, error) {
+func mapWritten(f *os.File, dir, key, series string) (barEntry, error) {
 	tmp := f.Name()
 	if err := f.Close(); err != nil {
 		return barEntry{}, err
@@ -120,11 +120,7 @@ func mapWritten(f *os.File, dir, series string) (barEntry, error) {
 		m.drop()
 		return barEntry{}, err
 	}
-	e := barEntry{digest: digest, bars: bars, keys: &script.BarKeys{}, m: m}
-	if m == nil {
-		e.bytes = int64(bars.Len()) * 48
-	}
-	return e, nil
+	return newEntry(key, digest, bars, m), nil
 }
 
 // digestFile is the digest of the bars encoded in the file at path.
