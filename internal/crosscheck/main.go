@@ -38,7 +38,7 @@ func main() {
 	}
 }
 
-var errUsage = errors.New("usage: crosscheck [-p PATTERN] GOOS/GOARCH...")
+var errUsage = errors.New("usage: crosscheck [-p PATTERN] GOOS/GOARCH [GOOS/GOARCH]")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("crosscheck", flag.ContinueOnError)
