@@ -83,7 +83,7 @@ func TestDataRecord(t *testing.T) {
 
 	// Usage errors name what works.
 	errb.Reset()
-	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1m", "--provider", "binance"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "not a crypto pair") {
+	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1m", "--provider", "binance"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), `binance has no symbol "SPY"`) {
 		t.Errorf("record SPY: %d %s", code, errb.String())
 	}
 	errb.Reset()

@@ -49,7 +49,7 @@ var binanceTable = table{
 	pairs:     true,
 	quotes:    map[string]string{"USD": "USDT"},
 	ownQuotes: []string{"FDUSD", "USDT", "USDC", "TUSD", "BUSD", "BTC", "ETH", "BNB", "EUR", "TRY", "BRL", "JPY", "GBP", "DAI"},
-	accepts:   "crypto pairs BASE-QUOTE such as BTC-USD (BTCUSDT: binance quotes dollars in USDT) or ETH-BTC (ETHBTC), or binance's own spelling (BTCUSDT)",
+	accepts:   "crypto pairs BASE-QUOTE such as BTC-USD (BTCUSDT), ETH-BTC (ETHBTC) or SOL-USDC (SOLUSDC), binance quoting dollars in USDT, or binance's own spelling (BTCUSDT)",
 }
 
 // tables is the one table per kind.
