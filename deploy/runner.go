@@ -311,6 +311,9 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	if !ok {
 		return nil, errorf(KindBadRequest, "no venue %q on this node: use one of %s (wicket.toml [[venues]])", short(spec.Venue), strings.Join(r.venueNames(), ", "))
 	}
+	if canon, err := vc.Instruments().Canonical(sym); err == nil {
+		sym = canon // the series as wicket writes it: BTCUSDT@1m on a binance venue is BTC-USD@1m, the series data fetch fills
+	}
 	orderSym := sym // the series' symbol as the venue lists it: BTC-USD or BTCUSDT names a listed BTCUSDT or BTC-USD
 	if len(vc.Symbols) > 0 && !contains(vc.Symbols, sym) {
 		listed, ok := vc.Resolve(sym)

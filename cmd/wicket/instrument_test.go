@@ -26,8 +26,8 @@ import (
 // Binance provider's fake (which serves BTCUSDT), and `wicket deploy
 // --series BTC-USD@1m --venue bn` on a node trading the Binance venue's
 // fake warms up from those bars and sends its order as BTCUSDT; the
-// venue's list may write the symbol either way (BTC-USD or BTCUSDT). The
-// deployment's series stays BTC-USD@1m, the snapshot shows both
+// venue's list may write the symbol either way (BTC-USD or BTCUSDT), and
+// so may deploy's --series. The deployment's series is BTC-USD@1m, the snapshot shows both
 // spellings, and the trade command takes Binance's spelling too.
 func TestFetchAndDeployOnBinanceWithNoBridge(t *testing.T) {
 	for _, listed := range []string{"BTC-USD", "BTCUSDT"} {
@@ -81,7 +81,11 @@ func fetchAndDeploy(t *testing.T, listed string) {
 		t.Fatal(err)
 	}
 
-	code, stdout, stderr = wicket(t, "--project", proj, "deploy", "flip", "--series", "BTC-USD@1m", "--venue", "bn", "--capital", "1000",
+	series := "BTC-USD@1m"
+	if listed == "BTCUSDT" {
+		series = "BTCUSDT@1m" // binance's spelling names the same series
+	}
+	code, stdout, stderr = wicket(t, "--project", proj, "deploy", "flip", "--series", series, "--venue", "bn", "--capital", "1000",
 		"--mode", "auto", "--warmup", "20", "--yes", "--addr", ns.Addr)
 	if code != 0 || !strings.Contains(stdout, "deployed dep-") {
 		t.Fatalf("deploy: code %d\n%s\n%s", code, stdout, stderr)
