@@ -113,3 +113,19 @@ symbols = ["BTC-USD"]
 		}
 	}
 }
+
+// BenchmarkSpellings is what each snapshot adds per venue: both spellings
+// of a binance venue's four symbols.
+func BenchmarkSpellings(b *testing.B) {
+	cfg, err := ParseConfig("wicket.toml", []byte("[[venues]]\nname = \"bn\"\nkind = \"binance\"\nsymbols = [\"BTC-USD\", \"ETH-USD\", \"SOLUSDT\", \"ETH-BTC\"]\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, _ := cfg.Venue("bn")
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(v.Spellings()) != 4 {
+			b.Fatal("spellings")
+		}
+	}
+}
