@@ -136,31 +136,31 @@ type Venue struct {
 	MarkSource  string    `json:"mark_source"` // where marks come from
 	// Breaker, when set, says why the venue's breaker moved it to
 	// reduce_only; only an operator clears it (wicket node clear-breaker).
-	Breaker     string          `json:"breaker,omitempty"`
-	Account     string          `json:"account,omitempty"`
-	BuyingPower decimal.Decimal `json:"buying_power,omitzero"`
-	Connection  string          `json:"connection,omitempty"` // real venues: the order stream's state
-	Currency    string          `json:"currency"`
-	Symbols     []string        `json:"symbols"`
-	// Spellings, for each listed symbol the venue spells another way, are
-	// both: wicket's (BTC-USD) and the venue's own (BTCUSDT). A command
-	// may name either; the node works in the listed one.
-	Spellings        map[string]project.Spelling `json:"spellings,omitempty"`
-	QuantityDecimals int32                       `json:"quantity_decimals"`
-	PriceDecimals    int32                       `json:"price_decimals"`
-	Cash             decimal.Decimal             `json:"cash"`
-	Equity           decimal.Decimal             `json:"equity"` // cash + Σ quantity × mark
-	UnrealizedPnL    decimal.Decimal             `json:"unrealized_pnl"`
-	RealizedPnL      decimal.Decimal             `json:"realized_pnl"`
-	Fees             decimal.Decimal             `json:"fees"`
-	Marks            map[string]decimal.Decimal  `json:"marks"`
-	Positions        []Position                  `json:"positions"`
-	OpenOrders       []Order                     `json:"open_orders"`
-	Groups           []Group                     `json:"groups,omitempty"` // compound orders with a working leg
+	Breaker          string                     `json:"breaker,omitempty"`
+	Account          string                     `json:"account,omitempty"`
+	BuyingPower      decimal.Decimal            `json:"buying_power,omitzero"`
+	Connection       string                     `json:"connection,omitempty"` // real venues: the order stream's state
+	Currency         string                     `json:"currency"`
+	Symbols          []string                   `json:"symbols"`
+	QuantityDecimals int32                      `json:"quantity_decimals"`
+	PriceDecimals    int32                      `json:"price_decimals"`
+	Cash             decimal.Decimal            `json:"cash"`
+	Equity           decimal.Decimal            `json:"equity"` // cash + Σ quantity × mark
+	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
+	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
+	Fees             decimal.Decimal            `json:"fees"`
+	Marks            map[string]decimal.Decimal `json:"marks"`
+	Positions        []Position                 `json:"positions"`
+	OpenOrders       []Order                    `json:"open_orders"`
+	Groups           []Group                    `json:"groups,omitempty"` // compound orders with a working leg
 	// ExternalOrders are open at the venue but were not placed by this
 	// node: shown, never touched unless an operator names them.
 	ExternalOrders []Order                         `json:"external_orders,omitempty"`
 	Instruments    map[string]guardrail.Instrument `json:"instruments,omitempty"` // real venues: the venue's rules
+	// Spellings, for each listed symbol the venue spells another way, are
+	// both: wicket's (BTC-USD) and the venue's own (BTCUSDT). A command
+	// may name either; the node works in the listed one.
+	Spellings map[string]project.Spelling `json:"spellings,omitempty"`
 }
 
 // Listed is the venue's listed symbol that sym spells (BTCUSDT or
