@@ -76,9 +76,9 @@ func (p Preview) Attention() string {
 }
 
 // NewPreview resolves cmd (a submit_order without a client order id gets
-// "wk-" + newID(); a symbol in the venue's own spelling becomes the
-// venue's listed one, Guardrail.Listed), runs the client-side guardrail over a fresh snapshot
-// of its venue and asks the node for a dry run. It never sends the command;
+// "wk-" + newID(); a symbol in the venue's own spelling becomes the venue's
+// listed one, Guardrail.Listed), runs the client-side guardrail over a
+// fresh snapshot of its venue and asks the node for a dry run. It never sends the command;
 // a node that cannot be read or asked is noted, not an error.
 func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd command.Command, reason string, newID func() string) Preview {
 	cmd.Symbol = g.Listed(cmd.Venue, cmd.Symbol) // the venue's own spelling (BTCUSDT) names its listed BTC-USD
