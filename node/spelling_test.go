@@ -36,3 +36,32 @@ func TestPreviewTakesTheVenuesSpelling(t *testing.T) {
 		t.Errorf("both %q, listed %q", v.Both("BTC-USD"), v.Listed("BTCUSDT"))
 	}
 }
+
+// TestSnapshotReadsEitherSpelling: a snapshot of a venue listing binance's
+// BTCUSDT answers its mark, position and instrument under wicket's BTC-USD
+// too (a deployment's series is BTC-USD@1m whatever the list writes).
+func TestSnapshotReadsEitherSpelling(t *testing.T) {
+	cfg, err := project.ParseConfig("wicket.toml", []byte("[[venues]]\nname = \"bn\"\nkind = \"binance\"\nsymbols = [\"BTCUSDT\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := cfg.Venue("bn")
+	s := &Snapshot{Venues: []Venue{{Name: "bn", Symbols: vc.Symbols, Spellings: vc.Spellings(),
+		Marks:       map[string]decimal.Decimal{"BTCUSDT": decimal.NewFromInt(60000)},
+		Positions:   []Position{{Symbol: "BTCUSDT", Quantity: decimal.NewFromInt(2)}},
+		Instruments: map[string]guardrail.Instrument{"BTCUSDT": {Tick: decimal.New(1, -2)}}}}}
+	for _, sym := range []string{"BTCUSDT", "BTC-USD"} {
+		if m, ok := s.Mark("bn", sym); !ok || !m.Equal(decimal.NewFromInt(60000)) {
+			t.Errorf("Mark(%s) = %s, %v", sym, m, ok)
+		}
+		if q := s.Position("bn", sym); !q.Equal(decimal.NewFromInt(2)) {
+			t.Errorf("Position(%s) = %s", sym, q)
+		}
+		if in, ok := s.Instrument("bn", sym); !ok || in.Tick.IsZero() {
+			t.Errorf("Instrument(%s) = %+v, %v", sym, in, ok)
+		}
+	}
+	if _, ok := s.Mark("bn", "ETH-USD"); ok {
+		t.Error("a mark for a symbol the venue does not list")
+	}
+}

@@ -252,10 +252,11 @@ type Snapshot struct {
 var _ guardrail.View = (*Snapshot)(nil)
 var _ guardrail.InstrumentView = (*Snapshot)(nil)
 
-// Instrument is a real venue's rules for symbol (guardrail.InstrumentView).
+// Instrument is a real venue's rules for symbol, in either spelling
+// (guardrail.InstrumentView).
 func (s *Snapshot) Instrument(venue, symbol string) (guardrail.Instrument, bool) {
 	if v := s.venue(venue); v != nil {
-		in, ok := v.Instruments[symbol]
+		in, ok := v.Instruments[v.Listed(symbol)]
 		return in, ok
 	}
 	return guardrail.Instrument{}, false
@@ -270,18 +271,21 @@ func (s *Snapshot) venue(name string) *Venue {
 	return nil
 }
 
-// Mark is the last mark of symbol on venue (guardrail.View).
+// Mark is the last mark of symbol, in either spelling, on venue
+// (guardrail.View).
 func (s *Snapshot) Mark(venue, symbol string) (decimal.Decimal, bool) {
 	if v := s.venue(venue); v != nil {
-		m, ok := v.Marks[symbol]
+		m, ok := v.Marks[v.Listed(symbol)]
 		return m, ok
 	}
 	return decimal.Decimal{}, false
 }
 
-// Position is the signed quantity of symbol held on venue (guardrail.View).
+// Position is the signed quantity of symbol, in either spelling, held on
+// venue (guardrail.View).
 func (s *Snapshot) Position(venue, symbol string) decimal.Decimal {
 	if v := s.venue(venue); v != nil {
+		symbol = v.Listed(symbol)
 		for _, p := range v.Positions {
 			if p.Symbol == symbol {
 				return p.Quantity
