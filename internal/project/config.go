@@ -50,6 +50,9 @@ type Venue struct {
 	PriceDecimals    int32           `toml:"price_decimals"`    // most decimals a price may carry
 	// StartPrices seeds paper marks for symbols that have no demo history.
 	StartPrices map[string]decimal.Decimal `toml:"start_prices"`
+	// SymbolOverrides are the [symbols.KIND] table of the venue's kind,
+	// given by Validate (Instruments, symbols.go).
+	SymbolOverrides map[string]string `toml:"-"`
 	// Marks (paper venues): "binance" or "alpaca" takes the marks from the
 	// provider's last trade price instead of the random walk (venues.go).
 	Marks string `toml:"marks"`
@@ -61,9 +64,6 @@ type Venue struct {
 	// the venue to reduce_only until an operator clears it. Zero: none.
 	MaxDailyLoss   decimal.Decimal `toml:"max_daily_loss"`
 	MaxDrawdownPct decimal.Decimal `toml:"max_drawdown_pct"`
-	// SymbolOverrides are the [symbols.KIND] table of the venue's kind,
-	// given by Validate (Instruments, symbols.go).
-	SymbolOverrides map[string]string `toml:"-"`
 }
 
 // Guardrail holds the order limits. The client-side guardrail checks them
