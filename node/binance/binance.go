@@ -667,11 +667,13 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 // points, active from placement). A plain stop is held by the node
 // (Holds), never sent.
 func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
+	r.Symbol = a.venueSymbol(r.Symbol) // BTC-USD travels as BTCUSDT; the answer is named back in cumulative
+
 	cid, err := ClientID(r.ClientOrderID)
 	if err != nil {
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
 	}
-	s := a.c.NewCreateOrderService().Symbol(a.venueSymbol(r.Symbol)).Side(side(r.Side)).Quantity(r.Quantity.String()).
+	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
 		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL)
 	switch r.Type {
 	case command.Limit:
