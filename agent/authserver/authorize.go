@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -101,7 +102,13 @@ func (s *Server) scope(asked, limit string) (string, error) {
 		}
 		return s.o.Scopes[0].Name, nil
 	}
-	return strings.Join(out, " "), nil
+	var ordered []string // the narrowest first, as Options.Scopes are
+	for _, sc := range s.o.Scopes {
+		if slices.Contains(out, sc.Name) {
+			ordered = append(ordered, sc.Name)
+		}
+	}
+	return strings.Join(ordered, " "), nil
 }
 
 func (s *Server) scopeNames() []string {

@@ -33,10 +33,15 @@ func approveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
 			nodeAddrFlag(),
+			&cli.BoolFlag{Name: "oauth", Usage: "answer the built-in OAuth issuer's authorization requests instead: a grant prints the one-time code to type on the authorize page"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("approve takes no arguments, got %q", c.Args().First())
+			}
+			if c.Bool("oauth") { // approve_oauth.go
+				return runApproveOAuth(c.Context, approveOptions{project: c.String("project"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now},
+					c.App.Writer)
 			}
 			o := approveOptions{project: c.String("project"), addr: c.String("addr"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now}
 			return runApprove(c.Context, o, c.App.Writer, c.App.ErrWriter)
