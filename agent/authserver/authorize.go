@@ -316,11 +316,12 @@ type pageData struct {
 	Expires      string
 	Note         string
 	Error        string
+	formTarget   string // the redirect's origin, for the CSP
 }
 
 func (s *Server) pageFor(p *Pending, note string) pageData {
 	d := pageData{Issuer: s.issuer, Request: p.ID, ClientName: p.ClientName, ClientID: p.ClientID, RedirectHost: p.RedirectHost(),
-		Expires: p.Expires.UTC().Format("15:04:05 UTC"), Note: note}
+		Expires: p.Expires.UTC().Format("15:04:05 UTC"), Note: note, formTarget: cspSource(p.RedirectURI)}
 	for _, f := range strings.Fields(p.Scope) {
 		sc := s.scopes[f]
 		d.Scopes = append(d.Scopes, sc)
@@ -332,9 +333,13 @@ func (s *Server) pageFor(p *Pending, note string) pageData {
 func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	// form-action also binds the redirect after the POST (browsers apply
+	// it to redirects), so the client's redirect origin is allowed too.
+	// same-origin keeps the form's Origin header (no-referrer would make
+	// it "null") and sends no Referer to the client.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' "+d.formTarget+"; frame-ancestors 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_ = consentPage.Execute(w, d)
 }
@@ -361,3 +366,16 @@ var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
 </form>{{end}}
 </body></html>
 `))
+
+// cspSource is a redirect URI's origin as a CSP source expression: the
+// origin of an http(s) URI, the scheme of a native app's.
+func cspSource(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || strings.ContainsAny(uri, " ;,'") {
+		return ""
+	}
+	if u.Host == "" {
+		return u.Scheme + ":"
+	}
+	return u.Scheme + "://" + u.Host
+}

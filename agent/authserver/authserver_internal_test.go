@@ -236,16 +236,29 @@ func TestCodeFlowWithOperatorConsent(t *testing.T) {
 		!strings.Contains(page, "wicket approve --oauth") || !strings.Contains(page, "grants trading") {
 		t.Fatalf("the consent page:\n%s", page)
 	}
+	res, err := f.http.Get(f.srv.URL + AuthorizePath + "?" + authQuery(cid, "wicket:read", f.res, newPKCE()).Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' http://127.0.0.1:9;") ||
+		!strings.Contains(csp, "frame-ancestors 'none'") || res.Header.Get("Referrer-Policy") != "same-origin" {
+		t.Errorf("the page's headers: %v", res.Header)
+	}
 	if res, page := f.submit(id, "ABCD-EFGH", false); res.StatusCode != http.StatusOK || !strings.Contains(page, "No one-time code is ready") {
 		t.Fatalf("a code before consent: %s\n%s", res.Status, page)
 	}
 	// A consent signed by another key is no consent.
-	if _, err := Approve(OpenStore(f.dir), f.clock.Now(), id, "wicket:trade", testkit.Key(t), "intruder", rand.Reader); err != nil {
+	forgedCode, err := Approve(OpenStore(f.dir), f.clock.Now(), id, "wicket:trade", testkit.Key(t), "intruder", rand.Reader)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if res, page := f.submit(id, forgedCode, false); res.StatusCode != http.StatusOK || !strings.Contains(page, "No one-time code is ready") {
+		t.Fatalf("a code signed by another key: %s\n%s", res.Status, page)
+	}
 	w, _ := OpenStore(f.dir).Waiting(f.clock.Now())
-	if len(w) != 0 {
-		t.Errorf("an answered request is still listed as waiting: %v", w)
+	if len(w) != 1 || w[0].ID == id {
+		t.Errorf("an answered request is still listed as waiting (or the other one is not): %v", w)
 	}
 	g, _ := OpenStore(f.dir).view()
 	forged := g.Consents[id]
@@ -260,7 +273,7 @@ func TestCodeFlowWithOperatorConsent(t *testing.T) {
 	if res, page := f.submit(id, "AAAA-AAAA", false); res.StatusCode != http.StatusOK || !strings.Contains(page, "4 tries left") {
 		t.Fatalf("a wrong code: %s\n%s", res.Status, page)
 	}
-	res, _ := f.submit(id, strings.ToLower(code), false)
+	res, _ = f.submit(id, strings.ToLower(code), false)
 	loc, _ := url.Parse(res.Header.Get("Location"))
 	ac := loc.Query().Get("code")
 	if res.StatusCode != http.StatusSeeOther || ac == "" {
