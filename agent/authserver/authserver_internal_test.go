@@ -584,3 +584,40 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// TestGrantsFileMode: the grants file is written 0600, and one others may
+// write is refused (whoever can write it can bring a revoked grant back):
+// tokens then stop verifying instead of trusting it.
+func TestGrantsFileMode(t *testing.T) {
+	f := newFixture(t, nil)
+	tok := f.grant(f.clientID("x"), "wicket:read", "wicket:read")
+	path := filepath.Join(f.dir, GrantsFile)
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("grants file: %v %v", err, fi.Mode().Perm())
+	}
+	if err := os.Chmod(path, 0o622); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, time.Now(), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.verify(tok["access_token"].(string)); err == nil || !strings.Contains(err.Error(), "writable by others") {
+		t.Errorf("a token checked against a grants file others may write: %v", err)
+	}
+}
+
+// BenchmarkRefreshHTTP is one refresh grant over loopback HTTP: the
+// rotation written to the grants file under its lock, a token signed.
+func BenchmarkRefreshHTTP(b *testing.B) {
+	f := newFixture(b, nil)
+	cid := f.clientID("bench")
+	rt := f.grant(cid, "wicket:read", "wicket:read")["refresh_token"].(string)
+	b.ReportAllocs()
+	for b.Loop() {
+		st, out := f.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {cid}})
+		if st != http.StatusOK {
+			b.Fatal(st, out)
+		}
+		rt = out["refresh_token"].(string)
+	}
+}

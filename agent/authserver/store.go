@@ -173,7 +173,9 @@ func OpenStore(dir string) *Store { return &Store{path: filepath.Join(dir, Grant
 
 func (s *Store) read() (*grants, os.FileInfo, error) {
 	g := &grants{}
-	b, err := os.ReadFile(s.path)
+	// Stat before reading: if the file is replaced in between, the
+	// content is the newer one and the next view reads it again.
+	fi, err := os.Stat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		g.init()
 		return g, nil, nil
@@ -181,7 +183,11 @@ func (s *Store) read() (*grants, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("oauth grants: %w", err)
 	}
-	fi, err := os.Stat(s.path)
+	if fi.Mode().Perm()&0o022 != 0 {
+		// Whoever can write it can bring a revoked grant back.
+		return nil, nil, fmt.Errorf("oauth grants: %s is writable by others (mode %o): chmod 600 it", s.path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(s.path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("oauth grants: %w", err)
 	}
