@@ -37,7 +37,6 @@ type operatorDesk struct {
 	mu      sync.Mutex
 	asked   int
 	refused int
-	answers []string // "y", "r", "n" in order
 }
 
 func startOperatorDesk(t *testing.T, proj string) *operatorDesk {
