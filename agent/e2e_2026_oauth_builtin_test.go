@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -400,5 +401,85 @@ func TestBuiltinIssuerRefreshRevoke(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("settings/%s: %v", f, err)
 		}
+	}
+}
+
+// tsSDK is the TypeScript SDK that `make conformance` installs with the
+// pinned conformance suite (bin/conformance), or WICKET_TS_SDK.
+func tsSDK(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("WICKET_TS_SDK")
+	if dir == "" {
+		dir, _ = filepath.Abs("../bin/conformance/node_modules/@modelcontextprotocol/sdk")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist", "esm", "client", "auth.js")); err != nil {
+		t.Skip("the TypeScript SDK is not installed: `make bin/conformance/.installed` (or WICKET_TS_SDK=DIR)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node")
+	}
+	return dir
+}
+
+// runTSClient runs testdata/oauth/ts_client.mjs: it plays the browser and
+// the operator when the client asks to authorize, and returns its lines.
+func runTSClient(t *testing.T, sdkDir, endpoint string, desk *operatorDesk, ans, cimd string) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := []string{"testdata/oauth/ts_client.mjs", sdkDir, endpoint}
+	if cimd != "" {
+		args = append(args, cimd)
+	}
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Env = os.Environ()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		key, val, _ := strings.Cut(sc.Text(), " ")
+		got[key] = val
+		if key == "AUTHORIZE" {
+			loc, _, err := browser(ctx, desk, ans, val)
+			if err != nil {
+				t.Fatalf("the TS client's authorization: %v", err)
+			}
+			if e := loc.Query().Get("error"); e != "" {
+				t.Fatalf("authorization refused: %s", e)
+			}
+			fmt.Fprintln(stdin, loc.Query().Get("code"))
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("ts_client.mjs: %v\n%s", err, stderr.String())
+	}
+	return got
+}
+
+// TestTSSDKBuiltinIssuer: the TypeScript SDK's OAuth client registers by
+// DCR and by a metadata document on loopback, the operator grants at the
+// terminal, and it is served the granted scope's tools (skipped without
+// the SDK, which `make conformance` installs).
+func TestTSSDKBuiltinIssuer(t *testing.T) {
+	sdkDir := tsSDK(t)
+	proj, endpoint, _, cimdURL := startBuiltin(t)
+	desk := startOperatorDesk(t, proj)
+
+	got := runTSClient(t, sdkDir, endpoint, desk, "y", "")
+	if !strings.HasPrefix(got["CLIENT"], "wkc_") || !strings.Contains(got["TOOLS"], "run_backtest") {
+		t.Errorf("the TS client by DCR: %v", got)
+	}
+	if strings.Contains(got["TOOLS"], "submit_order") != strings.Contains(got["SCOPE"], "wicket:trade") {
+		t.Errorf("tools do not follow the granted scope %q: %s", got["SCOPE"], got["TOOLS"])
+	}
+	got = runTSClient(t, sdkDir, endpoint, desk, "y", cimdURL)
+	if got["CLIENT"] != cimdURL || got["SCOPE"] != "wicket:read" || strings.Contains(got["TOOLS"], "submit_order") {
+		t.Errorf("the TS client by metadata document, asking for read: %v", got)
 	}
 }
