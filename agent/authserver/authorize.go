@@ -64,7 +64,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	p := &Pending{ID: s.random(20), ClientID: c.id, ClientName: c.name, RedirectURI: redirect, Scope: scope, Resource: resource,
 		Challenge: q.Get("code_challenge"), State: state, Created: now, Expires: now.Add(pendingTTL)}
 	err = s.store.update(now, func(g *grants) error {
-		if len(g.Pending) >= maxPending {
+		mine := 0
+		for _, q := range g.Pending {
+			if q.ClientID == c.id {
+				mine++
+			}
+		}
+		if len(g.Pending) >= maxPending || mine >= maxPendingClient {
 			return errors.New("full")
 		}
 		g.Pending[p.ID] = p

@@ -339,6 +339,16 @@ func TestDenyAndTooManyWrongCodes(t *testing.T) {
 	if _, err := Approve(OpenStore(f.dir), f.clock.Now(), id, "wicket:read", f.key, "op", rand.Reader); err == nil {
 		t.Error("a dropped request took a consent")
 	}
+	// One client holds at most 3 waiting requests (both above are answered).
+	for i := 0; i < 3; i++ {
+		if id, res, _ := f.authorize(authQuery(cid, "wicket:read", f.res, newPKCE())); id == "" {
+			t.Fatalf("waiting request %d: %s", i+1, res.Status)
+		}
+	}
+	if _, res, _ := f.authorize(authQuery(cid, "wicket:read", f.res, newPKCE())); !strings.Contains(res.Header.Get("Location"), "error=temporarily_unavailable") {
+		t.Errorf("a 4th waiting request of one client: %s %s", res.Status, res.Header.Get("Location"))
+	}
+	f.clock.Advance(pendingTTL)
 	// A scope the client did not ask for cannot be granted.
 	id, _, _ = f.authorize(authQuery(cid, "wicket:read", f.res, newPKCE()))
 	if _, err := Approve(OpenStore(f.dir), f.clock.Now(), id, "wicket:trade", f.key, "op", rand.Reader); err == nil {

@@ -22,16 +22,17 @@ const (
 
 // Lifetimes the server keeps to.
 const (
-	pendingTTL     = 10 * time.Minute    // an authorization request waits this long for consent
-	consentTTL     = 5 * time.Minute     // a one-time code is good this long
-	codeTTL        = time.Minute         // an authorization code is good this long
-	unusedClient   = 24 * time.Hour      // a registered client never granted anything expires
-	idleClient     = 30 * 24 * time.Hour // a client with no live grant expires after this
-	refreshIdle    = 30 * 24 * time.Hour // a grant whose refresh token is not used expires
-	grantMax       = 90 * 24 * time.Hour // a grant ends this long after consent, used or not
-	maxClients     = 200                 // registered clients at most
-	maxPending     = 20                  // authorization requests waiting at most
-	maxCodeFailure = 5                   // wrong one-time codes before a request is dropped
+	pendingTTL       = 10 * time.Minute    // an authorization request waits this long for consent
+	consentTTL       = 5 * time.Minute     // a one-time code is good this long
+	codeTTL          = time.Minute         // an authorization code is good this long
+	unusedClient     = 24 * time.Hour      // a registered client never granted anything expires
+	idleClient       = 30 * 24 * time.Hour // a client with no live grant expires after this
+	refreshIdle      = 30 * 24 * time.Hour // a grant whose refresh token is not used expires
+	grantMax         = 90 * 24 * time.Hour // a grant ends this long after consent, used or not
+	maxClients       = 200                 // registered clients at most
+	maxPending       = 20                  // authorization requests waiting at most
+	maxPendingClient = 3                   // of them from one client
+	maxCodeFailure   = 5                   // wrong one-time codes before a request is dropped
 )
 
 // Client is a client registered by RFC 7591 dynamic registration.
