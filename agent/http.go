@@ -170,6 +170,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.h.OAuth.serveMetadata(w, r)
 		return
 	}
+	if h.serveBuiltin(w, r) { // [agent.oauth] issuer = "builtin"
+		return
+	}
 	if r.URL.Path == ServerCardPath {
 		if why := h.checkOrigin(r); why != "" {
 			closeAfter(w)
@@ -832,6 +835,9 @@ func (h *HTTPServer) Server() *http.Server {
 	if h.h.OAuth != nil {
 		mux.Handle(PRMPath, h)
 		mux.Handle(PRMPath+MCPPath, h)
+	}
+	for _, p := range h.h.OAuth.builtinPaths() {
+		mux.Handle(p, h)
 	}
 	// ReadTimeout stays unset: it would also end an open GET stream and a
 	// long call; ServeHTTP bounds each body instead. IdleTimeout closes a

@@ -14,6 +14,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"wicket/agent/authserver"
 	"wicket/internal/project"
 )
 
@@ -33,6 +34,8 @@ type OAuth struct {
 	metadata string // the PRM URL named in WWW-Authenticate
 	verify   *oidc.IDTokenVerifier
 	grants   []oauthGrant // most tools served first
+
+	builtin *authserver.Server // issuer = "builtin" (oauth_builtin.go)
 }
 
 // oauthGrant is what one scope grants.
@@ -47,6 +50,8 @@ type oauthGrant struct {
 type OAuthOptions struct {
 	Client *http.Client
 	Now    func() time.Time
+	// Project holds the built-in issuer's keys, grants and operator.pub.
+	Project *project.Project
 }
 
 // NewOAuth builds the resource server for cfg (already validated by
@@ -79,6 +84,12 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 		for j := i; j > 0 && len(a.grants[j].access.ServedNames()) > len(a.grants[j-1].access.ServedNames()); j-- {
 			a.grants[j], a.grants[j-1] = a.grants[j-1], a.grants[j]
 		}
+	}
+	if cfg.Issuer == project.IssuerBuiltin {
+		if err := a.startBuiltin(cfg, o); err != nil {
+			return nil, err
+		}
+		return a, nil
 	}
 	jwks := cfg.JWKSURL
 	if jwks == "" {
@@ -211,6 +222,8 @@ func (a *OAuth) why(err error) string {
 		return "the token was not issued by " + a.issuer
 	case strings.Contains(msg, "nbf"):
 		return "the token is not valid yet (nbf)"
+	case strings.Contains(msg, "revoked"):
+		return "the token's grant was revoked: authorize again"
 	case strings.Contains(msg, "signature"):
 		return "the token's signature does not verify against the issuer's keys"
 	case strings.Contains(msg, "malformed") || strings.Contains(msg, "jwt"):
