@@ -277,6 +277,14 @@ func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 		}
 		anchors = append(anchors, more...)
 	}
+	if l.boundary != "" {
+		rep.Bad = &Problem{Seq: 1, Expect: 1, Reason: l.boundary}
+		return rep, nil
+	}
+	if bad := l.unmarked(anchors); bad != nil {
+		rep.Bad = bad
+		return rep, nil
+	}
 	rep.Anchors = len(anchors)
 	at := make(map[int64][]Anchor, len(anchors))
 	var last *Anchor
@@ -341,4 +349,19 @@ func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("rows %d to %d have no anchor (an append stopped between its commit and its anchor): a cut of them alone would not show", rep.AnchoredSeq+1, rep.TipSeq))
 	}
 	return rep, nil
+}
+
+// unmarked finds the first anchor line, of the ledger's file or a copy,
+// at or after anchors_keyed_from that lacks the ledger key's mark or
+// carries a wrong one: a line written by someone without the key.
+func (l *Ledger) unmarked(anchors []Anchor) *Problem {
+	for _, a := range anchors {
+		switch {
+		case a.MAC != "" && !hmac.Equal([]byte(a.MAC), []byte(anchorMAC(l.opts.Key, a))):
+			return &Problem{Seq: a.Seq, Expect: a.Seq, Reason: fmt.Sprintf("the anchor line of row %d (run %s) carries a mark the ledger key did not make: the anchor file was rewritten", a.Seq, a.RunID)}
+		case a.MAC == "" && a.Seq >= l.anchorsFrom:
+			return &Problem{Seq: a.Seq, Expect: a.Seq, Reason: fmt.Sprintf("the anchor line of row %d (run %s) lacks the ledger key's mark, which every anchor from row %d on carries: the anchor file was rewritten", a.Seq, a.RunID, l.anchorsFrom)}
+		}
+	}
+	return nil
 }
