@@ -151,6 +151,7 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	if h.MaxConnsPerCaller <= 0 {
 		h.MaxConnsPerCaller = 64
 	}
+	opts.owners = newOrderOwners() // owners.go: a caller writes only its own orders
 	return &HTTPServer{
 		opts: opts, b: b, h: h,
 		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
