@@ -452,6 +452,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		return
 	}
 	if modern != "" {
+		body = withModernMeta(body, &m, modern) // http_notify.go: the SDK's notifications/cancelled
 		st, ok := h.callerState(w, caller)
 		if !ok {
 			return
