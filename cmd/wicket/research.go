@@ -42,7 +42,7 @@ func openLedgerFile(stderr io.Writer, p project.Project, verb string) (*ledger.L
 		fmt.Fprintf(stderr, "%s: warning: %v; research is not recorded in the research ledger\n", verb, err)
 		return nil, func() {}
 	}
-	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: key})
+	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: key, Witness: ledgerWitness(p)}) // ledger_witness.go
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: warning: %v; research is not recorded in the research ledger\n", verb, err)
 		return nil, func() {}
@@ -338,7 +338,11 @@ func runResearchVerify(ctx context.Context, o researchVerifyOptions, stdout, std
 			return err
 		}
 	}
-	rep, err := l.Verify(ctx, o.anchors...)
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	rep, err := l.VerifyHeld(ctx, ledgerHeld(ctx, p), o.anchors...) // ledger_witness.go: the node's copy
 	if err != nil {
 		return err
 	}
@@ -348,6 +352,9 @@ func runResearchVerify(ctx context.Context, o researchVerifyOptions, stdout, std
 		fmt.Fprintf(w, "%s\n", b)
 	} else if rep.OK() {
 		fmt.Fprintf(w, "research ledger intact: %d rows, tip %s (row %d); %d anchors, the last at row %d\n", rep.Rows, rep.Tip, rep.TipSeq, rep.Anchors, rep.AnchoredSeq)
+		if rep.Held > 0 {
+			fmt.Fprintf(w, "%d of the anchors are held by the node, the last at row %d\n", rep.Held, rep.HeldSeq)
+		}
 		for _, n := range rep.Notes {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}

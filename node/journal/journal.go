@@ -526,8 +526,8 @@ func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
 	limit = min(limit, MaxAuditLimit)
 	rows, err := j.r.Query(`SELECT `+entryColumns+`
 		FROM commands c LEFT JOIN settlements s ON s.ticket = c.ticket
-		WHERE c.seq > ? AND c.time >= ? AND (? = '' OR c.client_order_id = ?) ORDER BY c.seq LIMIT ?`,
-		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, limit+1)
+		WHERE c.seq > ? AND c.time >= ? AND (? = '' OR c.client_order_id = ?) AND c.verb != ? ORDER BY c.seq LIMIT ?`,
+		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, ledgerHeadVerb, limit+1)
 	if err != nil {
 		return node.AuditPage{}, fmt.Errorf("journal: audit: %w", err)
 	}

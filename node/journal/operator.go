@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -71,3 +72,30 @@ func (j *Journal) PinOperatorKey(pub ed25519.PublicKey, e *node.AuditEntry) erro
 
 // Commands is the highest command number the journal has committed.
 func (j *Journal) Commands() int64 { return j.at.commands }
+
+// ledgerHeadVerb is the verb column of a research ledger head's entry.
+const ledgerHeadVerb = armingVerb + string(node.ArmingLedgerHead)
+
+// LedgerHeads reads every research ledger head the journal keeps, oldest
+// first: the reason column of their entries.
+func (j *Journal) LedgerHeads() ([]node.LedgerHead, error) {
+	rows, err := j.r.Query(`SELECT seq, reason FROM commands WHERE verb = ? ORDER BY seq`, ledgerHeadVerb)
+	if err != nil {
+		return nil, fmt.Errorf("journal: ledger heads: %w", err)
+	}
+	defer rows.Close()
+	out := []node.LedgerHead{}
+	for rows.Next() {
+		var seq int64
+		var text string
+		if err := rows.Scan(&seq, &text); err != nil {
+			return nil, fmt.Errorf("journal: ledger heads: %w", err)
+		}
+		var h node.LedgerHead
+		if err := json.Unmarshal([]byte(text), &h); err != nil {
+			return nil, fmt.Errorf("journal: ledger head in entry %d is unreadable: %w", seq, err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}

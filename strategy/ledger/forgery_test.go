@@ -159,3 +159,61 @@ func stripMarks(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 }
+
+// keeper is a Witness that keeps anchors in memory, as the node's journal
+// keeps them (it never drops one).
+type keeper struct{ held []Anchor }
+
+func (k *keeper) Keep(_ context.Context, a Anchor) error {
+	k.held = append(k.held, a)
+	return nil
+}
+
+// TestTailCutWithItsAnchors is issue 44's item 5, the second place: the
+// ledger's tail cut together with its anchor lines (or both files rolled
+// back) passed verify. The anchors held by the witness (the node's
+// journal) name the cut.
+func TestTailCutWithItsAnchors(t *testing.T) {
+	path := t.TempDir() + "/research.db"
+	w := &keeper{}
+	l, err := Open(path, Options{Key: testKey, Witness: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 6 {
+		if _, err := l.Append(context.Background(), []Row{row("sma_cross", float64(i-3)/100, "s")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.held) != 6 || w.held[5].Seq != 6 || w.held[5].MAC == "" {
+		t.Fatalf("the witness holds %+v", w.held)
+	}
+	held := Held{Source: "the node's journal", Anchors: w.held}
+	if rep, err := l.VerifyHeld(context.Background(), held); err != nil || !rep.OK() || rep.Held != 6 || rep.HeldSeq != 6 {
+		t.Fatalf("intact: %+v %v", rep, err)
+	}
+	// The cut: rows 4 to 6 and their anchor lines.
+	tamper(t, path, func(db *sql.DB) { run(t, db, `DELETE FROM trials WHERE seq > 3`) })
+	lines := strings.SplitAfter(readFile(t, AnchorPath(path)), "\n")
+	if err := os.WriteFile(AnchorPath(path), []byte(strings.Join(lines[:3], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := l.Verify(context.Background()); err != nil || !rep.OK() {
+		t.Fatalf("the cut against the ledger's own anchors: %+v %v (invisible to them)", rep, err)
+	}
+	rep, err := l.VerifyHeld(context.Background(), held)
+	if err != nil || rep.OK() || rep.Bad.Seq != 4 || !strings.Contains(rep.Bad.Reason, "rows 4 to 6 are missing from the end of the ledger") {
+		t.Fatalf("the cut against the held anchors: %+v %v", rep, err)
+	}
+	// A held anchor forged without the key is named too.
+	forged := append([]Anchor(nil), w.held[:3]...)
+	forged[2].MAC = strings.Repeat("ab", 32)
+	if rep, _ := l.VerifyHeld(context.Background(), Held{Source: "the node's journal", Anchors: forged}); rep.OK() || !strings.Contains(rep.Bad.Reason, "mark the ledger key did not make") {
+		t.Fatalf("a forged held anchor: %+v", rep)
+	}
+	// Unreachable: noted, checked without.
+	if rep, _ := l.VerifyHeld(context.Background(), Held{Source: "the node's journal", Err: context.DeadlineExceeded}); !rep.OK() || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "could not be read") {
+		t.Fatalf("held anchors unreadable: %+v", rep)
+	}
+}

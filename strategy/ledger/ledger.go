@@ -274,6 +274,16 @@ type Options struct {
 	// BusyTimeout is how long an append waits for another writer; 0
 	// means 30 seconds.
 	BusyTimeout time.Duration
+	// Witness, when set, keeps each append's anchor in a second place the
+	// agent's process does not write (the node's journal), which Verify
+	// is then given (VerifyHeld). Best effort: an anchor it could not keep
+	// leaves the rows anchored in the file only, which Verify notes.
+	Witness Witness
+}
+
+// Witness keeps the ledger's anchors somewhere else.
+type Witness interface {
+	Keep(ctx context.Context, a Anchor) error
 }
 
 // Ledger is an open research ledger, safe for concurrent use.
@@ -556,8 +566,13 @@ func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 		return "", fmt.Errorf("research ledger: commit: %w", err)
 	}
 	last := rows[len(rows)-1]
-	if err := l.anchor(Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}); err != nil {
+	a := Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}
+	if err := l.anchor(a); err != nil {
 		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
+	}
+	if l.opts.Witness != nil {
+		a.MAC = anchorMAC(l.opts.Key, a)
+		_ = l.opts.Witness.Keep(ctx, a) // best effort: Verify notes the rows it does not hold
 	}
 	return runID, nil
 }
