@@ -395,6 +395,8 @@ const (
 	// A venue's breaker moved it to reduce_only, or an operator cleared it.
 	ArmingBreaker      ArmingAction = "breaker"
 	ArmingBreakerClear ArmingAction = "breaker_clear"
+	// The node pinned its operator key, or an operator rotated it.
+	ArmingOperatorKey ArmingAction = "operator_key"
 )
 
 // ArmingChange is an arming entry of the audit trail: which venue, in
