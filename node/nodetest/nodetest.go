@@ -221,6 +221,12 @@ func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	addr := s.Addr
 	s.Close()
+	// A client's pooled connection to the stopped node may not yet have
+	// seen its close; a write sent on it would be lost (and never resent),
+	// so the next request must dial the new node.
+	if tr, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr.CloseIdleConnections()
+	}
 	s.start(t, addr)
 }
 
