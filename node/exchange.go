@@ -128,6 +128,14 @@ type VenuePosition struct {
 	Symbol       string
 	Quantity     decimal.Decimal // signed
 	AveragePrice decimal.Decimal
+	// A margined venue (binance-futures) states the rest as it keeps it:
+	// mark, unrealised P&L, leverage, margin type and margin, liquidation
+	// price. Closed, on a zero quantity, says why the venue closed the
+	// position (a liquidation).
+	Mark, UnrealizedPnL, Margin, LiquidationPrice decimal.Decimal
+	Leverage                                      int
+	MarginType                                    string
+	Closed                                        string
 }
 
 // Account is a real venue's account state.
@@ -137,6 +145,9 @@ type Account struct {
 	Cash        decimal.Decimal
 	BuyingPower decimal.Decimal
 	Positions   []VenuePosition
+	// Margined says positions are margined contracts (futures): equity is
+	// cash plus their unrealised P&L, not their market value.
+	Margined bool
 }
 
 // VenueUpdate is one message from a venue's order stream: an order's new
