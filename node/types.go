@@ -88,6 +88,14 @@ type Position struct {
 	// canceled or rejected, a leg lost at restart).
 	Unprotected       bool   `json:"unprotected,omitempty"`
 	UnprotectedReason string `json:"unprotected_reason,omitempty"`
+	// A margined venue's position (binance-futures) as the venue keeps it:
+	// leverage, margin type and margin, liquidation price. Closed, on a
+	// zero quantity, says why the venue closed it (a liquidation).
+	Leverage         int             `json:"leverage,omitempty"`
+	MarginType       string          `json:"margin_type,omitempty"`
+	Margin           decimal.Decimal `json:"margin,omitzero"`
+	LiquidationPrice decimal.Decimal `json:"liquidation_price,omitzero"`
+	Closed           string          `json:"closed,omitempty"`
 }
 
 // Group is one compound order's legs, as a snapshot lists it.

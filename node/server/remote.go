@@ -218,7 +218,12 @@ func (r *remote) Snapshot() node.Venue {
 				pos.UnrealizedPnL = p.Quantity.Mul(m.Sub(p.AveragePrice)).Round(8)
 			}
 		}
-		equity = equity.Add(pos.MarketValue)
+		if r.account.Margined { // futures: the venue's own figures; equity is cash + unrealised P&L
+			pos = marginedPosition(p, pos)
+			equity = equity.Add(pos.UnrealizedPnL)
+		} else {
+			equity = equity.Add(pos.MarketValue)
+		}
 		out.UnrealizedPnL = out.UnrealizedPnL.Add(pos.UnrealizedPnL)
 		out.Positions = append(out.Positions, pos)
 	}
@@ -257,6 +262,16 @@ func (r *remote) Snapshot() node.Venue {
 		})
 	}
 	return out
+}
+
+// marginedPosition is a margined venue's position as the venue states it.
+func marginedPosition(p node.VenuePosition, pos node.Position) node.Position {
+	if p.Mark.IsPositive() {
+		pos.Mark, pos.MarketValue = p.Mark, p.Quantity.Mul(p.Mark)
+	}
+	pos.UnrealizedPnL, pos.Leverage, pos.MarginType, pos.Margin, pos.LiquidationPrice, pos.Closed =
+		p.UnrealizedPnL, p.Leverage, p.MarginType, p.Margin, p.LiquidationPrice, p.Closed
+	return pos
 }
 
 // request is the venue's form of a node order.

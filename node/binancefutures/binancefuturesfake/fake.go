@@ -151,7 +151,11 @@ func (f *Fake) SetPosition(symbol, amount, entry string, leverage int, marginTyp
 }
 
 // Position is a symbol's position.
-func (f *Fake) Position(symbol string) Position { f.mu.Lock(); defer f.mu.Unlock(); return *f.positions[symbol] }
+func (f *Fake) Position(symbol string) Position {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *f.positions[symbol]
+}
 
 // Wallet is the USDT wallet balance.
 func (f *Fake) Wallet() decimal.Decimal { f.mu.Lock(); defer f.mu.Unlock(); return f.wallet }
@@ -783,7 +787,9 @@ func (f *Fake) signed(r *http.Request, body string) bool {
 	return sig != "" && hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil))))
 }
 
-func apiError(w http.ResponseWriter, status int, code int, msg string) { writeJSON(w, status, errBody(code, msg)) }
+func apiError(w http.ResponseWriter, status int, code int, msg string) {
+	writeJSON(w, status, errBody(code, msg))
+}
 
 func errBody(code int, msg string) map[string]any { return map[string]any{"code": code, "msg": msg} }
 
