@@ -1,0 +1,78 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"wicket/internal/project"
+	"wicket/internal/testkit"
+	"wicket/node"
+	"wicket/node/binancefutures/binancefuturesfake"
+	"wicket/node/command"
+	"wicket/node/nodetest"
+	"wicket/node/venuerig"
+)
+
+// startFutures is a node with one binance-futures venue "perps" on a
+// fresh fake (BTCUSDT at 3x isolated), read once.
+func startFutures(tb testing.TB) (*nodetest.Server, *binancefuturesfake.Fake) {
+	tb.Helper()
+	f := venuerig.BinanceFutures(tb, "100000", "BTCUSDT")
+	srv := venuerig.Start(tb, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
+		Futures: project.Futures{Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 3}}}})})
+	return srv, f
+}
+
+// TestFuturesVenueDisarmedThenShort: a binance-futures venue starts
+// disarmed and refuses a write; armed, a market sell opens a short, and
+// the snapshot shows it as the venue keeps it (leverage, margin type,
+// margin, liquidation price) with equity cash + unrealised P&L.
+func TestFuturesVenueDisarmedThenShort(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	v := venuerig.WaitSynced(t, c, "perps")
+	if v.Kind != project.KindBinanceFutures || v.Armed {
+		t.Fatalf("at start: kind %s armed %v", v.Kind, v.Armed)
+	}
+	ctx := context.Background()
+	sell := order("perps", "BTCUSDT", command.Sell, command.Market, "0.1", "")
+	out, _ := nodetest.Send(ctx, c, command.NewEnvelope(sell, "test"), 5*time.Second) // a refusal is an error too; the outcome says which
+	if out.Code != "disarmed" || !strings.Contains(out.Reason, "wicket node arm perps") {
+		t.Fatalf("a write while disarmed: %+v", out)
+	}
+	if _, err := c.Arm(ctx, "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	sell.ClientOrderID = ""
+	if out, err := nodetest.Send(ctx, c, command.NewEnvelope(sell, "test"), 5*time.Second); err != nil || out.Status != node.Accepted {
+		t.Fatalf("a short while armed: %+v %v", out, err)
+	}
+	f.SetPrice("BTCUSDT", "59000")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling the node's background account read, bounded
+		snap, err := c.Snapshot(ctx, "perps", 0)
+		if err == nil && len(snap.Venues[0].Positions) == 1 && snap.Venues[0].Positions[0].Mark.Equal(testkit.D("59000")) {
+			v, p := snap.Venues[0], snap.Venues[0].Positions[0]
+			if !p.Quantity.Equal(testkit.D("-0.1")) || p.Leverage != 3 || p.MarginType != "isolated" || !p.Margin.Equal(testkit.D("2000")) ||
+				!p.LiquidationPrice.Equal(testkit.D("79601.99")) || !p.UnrealizedPnL.Equal(testkit.D("100")) || !v.Equity.Equal(testkit.D("100100")) {
+				t.Errorf("snapshot position %+v, equity %s", p, v.Equity)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the short never showed at the mark: %+v %v", snap, err)
+		}
+	}
+}
+
+// BenchmarkConfirmedSubmitBinanceFutures is BenchmarkConfirmedSubmitBinance's
+// round trip through the binance-futures adapter to its loopback fake.
+func BenchmarkConfirmedSubmitBinanceFutures(b *testing.B) {
+	srv, _ := startFutures(b)
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		b.Fatal(err)
+	}
+	benchSubmits(b, c, "perps", "BTCUSDT", "0.001", "node confirmed submit_order via binance-futures adapter to a loopback fake")
+}
