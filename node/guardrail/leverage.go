@@ -1,0 +1,84 @@
+package guardrail
+
+import (
+	"fmt"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/node/command"
+)
+
+// Leverage is a futures contract's terms for the leverage checks: the
+// leverage it trades at and its cap (wicket.toml's contracts and
+// max_leverage; zero: no cap), the symbol's maintenance margin rate, and
+// the least distance, in percent of the mark, the liquidation price of a
+// position an order opens or adds to must keep (zero: no minimum).
+type Leverage struct {
+	Leverage, MaxLeverage int
+	MaintenanceRate       decimal.Decimal
+	MinDistancePct        decimal.Decimal
+}
+
+var hundred = decimal.NewFromInt(100)
+
+// LiquidationPrice is an isolated position's liquidation price: signed
+// quantity qty entered at entry with leverage, under maintenance margin
+// rate mmr on the position's notional at that price (the venue's rule:
+// long (entry − margin/|qty|) / (1 − mmr), short (entry + margin/|qty|) /
+// (1 + mmr), margin = |qty| × entry / leverage). Zero for no position.
+func LiquidationPrice(qty, entry decimal.Decimal, leverage int, mmr decimal.Decimal) decimal.Decimal {
+	if qty.IsZero() || leverage <= 0 {
+		return decimal.Zero
+	}
+	per := entry.Div(decimal.NewFromInt(int64(leverage)))
+	one := decimal.NewFromInt(1)
+	if qty.IsPositive() {
+		return entry.Sub(per).DivRound(one.Sub(mmr), 8)
+	}
+	return entry.Add(per).DivRound(one.Add(mmr), 8)
+}
+
+// CheckLeverage checks an order of side and quantity qty filling at
+// price on a position of signed posQty entered at posEntry, with the
+// mark: the contract's leverage within its cap, and — for an order that
+// opens or adds — the liquidation price after the fill at least
+// MinDistancePct of the mark away, refused naming both prices. An order
+// that only reduces passes both: it never moves the liquidation closer.
+func CheckLeverage(side command.Side, qty, price, posQty, posEntry, mark decimal.Decimal, t Leverage) []Check {
+	capCheck := Check{Name: "max_leverage", OK: true, Detail: fmt.Sprintf("leverage %dx, no cap", t.Leverage)}
+	if t.MaxLeverage > 0 {
+		capCheck.OK = t.Leverage <= t.MaxLeverage
+		capCheck.Detail = fmt.Sprintf("leverage %dx, cap %dx", t.Leverage, t.MaxLeverage)
+		if !capCheck.OK {
+			capCheck.Detail += "; lower the contract's leverage in wicket.toml"
+		}
+	}
+	signed := qty
+	if side == command.Sell {
+		signed = qty.Neg()
+	}
+	after := posQty.Add(signed)
+	// It opens or adds when the position grows, or flips through zero.
+	adds := !after.IsZero() && (posQty.IsZero() || after.IsPositive() != posQty.IsPositive() || after.Abs().GreaterThan(posQty.Abs()))
+	dist := Check{Name: "liquidation_distance", OK: true}
+	switch {
+	case !adds:
+		dist.Detail = "the order only reduces the position"
+		return []Check{capCheck, dist}
+	case t.MinDistancePct.IsZero() || !mark.IsPositive():
+		dist.Detail = "no minimum distance from the mark to the liquidation price"
+		return []Check{capCheck, dist}
+	}
+	entry := price
+	if !posQty.IsZero() && posQty.IsPositive() == after.IsPositive() { // adds: the average entry
+		entry = posEntry.Mul(posQty.Abs()).Add(price.Mul(qty)).Div(after.Abs())
+	}
+	liq := LiquidationPrice(after, entry, t.Leverage, t.MaintenanceRate)
+	pct := mark.Sub(liq).Abs().Div(mark).Mul(hundred)
+	dist.OK = pct.GreaterThanOrEqual(t.MinDistancePct)
+	dist.Detail = fmt.Sprintf("liquidation price after the fill %s is %s%% from the mark %s (minimum %s%%)", liq.Round(2), pct.Round(2), mark, t.MinDistancePct)
+	if !dist.OK {
+		dist.Detail += "; trade a smaller size or a lower leverage"
+	}
+	return []Check{capCheck, dist}
+}
