@@ -138,6 +138,16 @@ type VenuePosition struct {
 	Closed                                        string
 }
 
+// Funding is one funding payment a venue booked to the account (a
+// perpetual's settlement): Amount is signed, received positive, paid
+// negative; ID is the venue's own id for it (unique per account).
+type Funding struct {
+	ID     string
+	Symbol string
+	Amount decimal.Decimal
+	Time   time.Time
+}
+
 // Account is a real venue's account state.
 type Account struct {
 	ID          string // the venue's account id or number, for the operator

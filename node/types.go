@@ -154,6 +154,7 @@ type Venue struct {
 	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
 	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
 	Fees             decimal.Decimal            `json:"fees"`
+	Funding          decimal.Decimal            `json:"funding,omitzero"` // funding booked from the venue (received positive)
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
@@ -189,6 +190,10 @@ const (
 	// (Cash: the equity the breakers measure from again).
 	EventBreaker        EventKind = "venue_breaker"
 	EventBreakerCleared EventKind = "venue_breaker_cleared"
+	// EventFunding: a funding payment the venue booked (Symbol; Cash: the
+	// signed amount, received positive; VenueOrderID: the venue's id for
+	// it, so it is booked once; Time: when the venue booked it).
+	EventFunding EventKind = "funding"
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a

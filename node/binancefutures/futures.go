@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -573,3 +574,21 @@ func isExit(r node.OrderRequest) bool {
 var _ interface {
 	Stream(ctx context.Context, updates func(node.VenueUpdate)) error
 } = (*Adapter)(nil)
+
+// Funding lists the funding payments the venue booked to the account
+// since since (GET /fapi/v1/income, incomeType FUNDING_FEE, each by its
+// tranId), oldest first, for the node to book once each.
+func (a *Adapter) Funding(ctx context.Context, since time.Time) ([]node.Funding, error) {
+	list, err := venuecall.Read(ctx, a.tr, func() ([]*futures.IncomeHistory, error) {
+		return a.c.NewGetIncomeHistoryService().IncomeType("FUNDING_FEE").StartTime(since.UnixMilli()).Limit(1000).Do(ctx)
+	})
+	if err != nil {
+		return nil, a.classify(err)
+	}
+	out := make([]node.Funding, 0, len(list))
+	for _, in := range list {
+		out = append(out, node.Funding{ID: strconv.FormatInt(in.TranID, 10), Symbol: in.Symbol, Amount: dec(in.Income), Time: msTime(in.Time)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, nil
+}

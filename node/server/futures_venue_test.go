@@ -76,3 +76,60 @@ func BenchmarkConfirmedSubmitBinanceFutures(b *testing.B) {
 	}
 	benchSubmits(b, c, "perps", "BTCUSDT", "0.001", "node confirmed submit_order via binance-futures adapter to a loopback fake")
 }
+
+// TestFuturesFundingBookedOnceAcrossRestart: funding the venue books
+// after the node's first order there is journaled once each (by the
+// venue's id), shown in the snapshot, and neither lost nor booked again
+// by a restart on the same journal; funding from before the node traded
+// there is not its business.
+func TestFuturesFundingBookedOnceAcrossRestart(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	ctx := context.Background()
+	f.AddFunding("BTCUSDT", "-9", time.Now().Add(-time.Hour)) // before the node traded here
+	if _, err := c.Arm(ctx, "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := nodetest.Send(ctx, c, command.NewEnvelope(order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""), "test"), 5*time.Second); err != nil || out.Status != node.Accepted {
+		t.Fatalf("a long: %+v %v", out, err)
+	}
+	f.AddFunding("BTCUSDT", "-1.5", time.Now().Add(time.Second))
+	f.AddFunding("BTCUSDT", "0.25", time.Now().Add(2*time.Second))
+	funding := func() (string, int) {
+		snap, err := c.Snapshot(ctx, "perps", 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ev := range snap.Events {
+			if ev.Kind == node.EventFunding {
+				n++
+			}
+		}
+		return snap.Venues[0].Funding.String(), n
+	}
+	wait := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling the node's background reads, bounded
+			if total, n := funding(); total == "-1.25" && n == 2 {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("%s: funding %s in %d events, want -1.25 in 2", what, total, n)
+			}
+		}
+	}
+	wait("booked")
+	srv.Restart(t)
+	c = srv.Client()
+	venuerig.WaitSynced(t, c, "perps")
+	wait("after a restart") // the polls since have read the same payments again
+	reads := f.Requests("GET /fapi/v1/income")
+	for deadline := time.Now().Add(5 * time.Second); f.Requests("GET /fapi/v1/income") < reads+3; time.Sleep(20 * time.Millisecond) { // three more funding reads, bounded
+		if time.Now().After(deadline) {
+			t.Fatal("the node stopped reading funding")
+		}
+	}
+	if total, n := funding(); total != "-1.25" || n != 2 {
+		t.Errorf("after more polls: funding %s in %d events", total, n)
+	}
+}
