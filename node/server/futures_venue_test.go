@@ -133,3 +133,71 @@ func TestFuturesFundingBookedOnceAcrossRestart(t *testing.T) {
 		t.Errorf("after more polls: funding %s in %d events", total, n)
 	}
 }
+
+// TestFuturesBracketReduceOnlyExits: a bracket at binance-futures is its
+// market entry, then — once it has filled — its take-profit and stop as
+// two reduce-only algo orders sized to the fill; when the take-profit
+// fills the node cancels the stop the venue left working (Binance links
+// none), and the position is flat.
+func TestFuturesBracketReduceOnlyExits(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	vn := &venueNode{srv: srv, c: c}
+	out := accepted(t, c, bracketCmd("perps", "BTCUSDT", "0.02", "", "60600", "59400", ""))
+	if len(out.OrderIDs) != 3 {
+		t.Fatalf("bracket: %+v", out)
+	}
+	tp, stop := out.OrderIDs[1], out.OrderIDs[2]
+	waitFor(t, "the exits placed", func() bool {
+		a, _ := vn.nodeOrderAt(t, "perps", tp)
+		b, _ := vn.nodeOrderAt(t, "perps", stop)
+		return a == node.OrderOpen && b == node.OrderOpen && len(f.Algos()) == 2
+	})
+	for _, g := range f.Algos() {
+		if !g.Quantity.Equal(testkit.D("0.02")) || g.Side != "SELL" || (g.Type != "TAKE_PROFIT" && g.Type != "STOP_MARKET") {
+			t.Errorf("the venue holds exit %+v", g)
+		}
+	}
+	if p := f.Position("BTCUSDT"); !p.Amount.Equal(testkit.D("0.02")) {
+		t.Fatalf("position after the entry: %+v", p)
+	}
+	f.SetPrice("BTCUSDT", "60600")
+	waitFor(t, "the take-profit filled and the stop canceled", func() bool {
+		a, _ := vn.nodeOrderAt(t, "perps", tp)
+		b, _ := vn.nodeOrderAt(t, "perps", stop)
+		return a == node.OrderFilled && b == node.OrderCanceled
+	})
+	if p := f.Position("BTCUSDT"); !p.Amount.IsZero() {
+		t.Errorf("position after the take-profit: %+v", p)
+	}
+	for _, g := range f.Algos() {
+		if g.Type == "STOP_MARKET" && g.Status != "CANCELED" {
+			t.Errorf("the stop at the venue: %+v, want canceled", g)
+		}
+	}
+}
+
+// TestFuturesLiquidationClosesPosition: a liquidation at the venue closes
+// the position in the node's snapshot with the reason and the price.
+func TestFuturesLiquidationClosesPosition(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	accepted(t, c, order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""))
+	vn := &venueNode{srv: srv, c: c}
+	waitFor(t, "the long in the snapshot", func() bool {
+		v := vn.venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
+	})
+	f.Liquidate("BTCUSDT", "40300")
+	waitFor(t, "the position closed by the liquidation", func() bool {
+		v := vn.venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.IsZero() && strings.Contains(v.Positions[0].Closed, "liquidat") &&
+			strings.Contains(v.Positions[0].Closed, "40300")
+	})
+}
