@@ -21,6 +21,12 @@ type Leverage struct {
 
 var hundred = decimal.NewFromInt(100)
 
+// DefaultMaintenanceRate is the maintenance margin rate the node assumes
+// for a contract whose bracket it has not read: 0.5 %, above Binance's
+// first bracket for the majors (0.4 % for BTCUSDT), so the estimate errs
+// toward a liquidation price nearer the mark.
+var DefaultMaintenanceRate = decimal.RequireFromString("0.005")
+
 // LiquidationPrice is an isolated position's liquidation price: signed
 // quantity qty entered at entry with leverage, under maintenance margin
 // rate mmr on the position's notional at that price (the venue's rule:

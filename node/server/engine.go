@@ -312,6 +312,7 @@ var codes = map[string]string{
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
 	"stop_side": "stop_side", "limit_side": "limit_side", "modify": "not_modifiable", "legs": "legs",
+	"max_leverage": "max_leverage", "liquidation_distance": "liquidation_distance",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -377,6 +378,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		}
 	}
 	rep := e.guard.Check(c, e)
+	e.checkLeverage(c, &rep) // a margined venue's leverage checks (leverage.go)
 	if !rep.OK {
 		failed := rep.Failed()
 		return rep, &rejection{code: codes[failed[0].Name], reason: "node limits: " + rep.Summary()}

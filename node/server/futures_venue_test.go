@@ -201,3 +201,30 @@ func TestFuturesLiquidationClosesPosition(t *testing.T) {
 			strings.Contains(v.Positions[0].Closed, "40300")
 	})
 }
+
+// TestFuturesLiquidationDistanceRefused: with min_liquidation_distance_pct
+// 10, a 10x long opening at the mark would liquidate 9.55 % below it: the
+// node refuses it naming both prices, before anything is sent;
+// an order that only reduces passes.
+func TestFuturesLiquidationDistanceRefused(t *testing.T) {
+	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
+	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
+		Futures: project.Futures{MaxLeverage: 20, MinLiquidationDistancePct: testkit.D("10"), Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 10}}}})})
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	out := rejected(t, c, order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""), "liquidation_distance")
+	if !strings.Contains(out.Reason, "54271.36") || !strings.Contains(out.Reason, "60000") {
+		t.Errorf("the refusal does not name both prices: %s", out.Reason)
+	}
+	if len(f.Orders()) != 0 {
+		t.Errorf("the refused order reached the venue: %+v", f.Orders())
+	}
+	f.SetPosition("BTCUSDT", "0.1", "60000", 10, "ISOLATED")
+	waitFor(t, "the position read", func() bool {
+		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
+		return len(v.Positions) == 1
+	})
+	accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.05", ""))
+}
