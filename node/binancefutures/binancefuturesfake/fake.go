@@ -113,7 +113,13 @@ type Fake struct {
 	nextID    int64
 	keys      map[string]bool
 	conns     map[*websocket.Conn]bool
+	onOrder   func(Order)
 }
+
+// OnOrder runs hook after a plain order is taken (and filled, for a
+// market order) and before its answer is written; nil removes it (the
+// crash tests kill the node there).
+func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
 
 // New starts a fake with the symbols and a USDT wallet balance.
 func New(apiKey, secret string, symbols []Symbol, wallet string) *Fake {
@@ -404,7 +410,15 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Method + " " + r.URL.Path
 	f.mu.Lock()
 	status, body := f.route(key, form)
+	hook := f.onOrder
+	var taken Order
+	if key == "POST /fapi/v1/order" && status == 200 {
+		taken = *f.orders[len(f.orders)-1]
+	}
 	f.mu.Unlock()
+	if hook != nil && taken.ID != 0 {
+		hook(taken)
+	}
 	if f.Drop(w, r) {
 		return
 	}
