@@ -67,12 +67,11 @@ func CheckLeverage(side command.Side, qty, price, posQty, posEntry, mark decimal
 	// It opens or adds when the position grows, or flips through zero.
 	adds := !after.IsZero() && (posQty.IsZero() || after.IsPositive() != posQty.IsPositive() || after.Abs().GreaterThan(posQty.Abs()))
 	dist := Check{Name: "liquidation_distance", OK: true}
-	switch {
-	case !adds:
+	if !adds || !mark.IsPositive() {
 		dist.Detail = "the order only reduces the position"
-		return []Check{capCheck, dist}
-	case t.MinDistancePct.IsZero() || !mark.IsPositive():
-		dist.Detail = "no minimum distance from the mark to the liquidation price"
+		if adds {
+			dist.Detail = "no mark to measure the liquidation price from"
+		}
 		return []Check{capCheck, dist}
 	}
 	entry := price
@@ -82,9 +81,14 @@ func CheckLeverage(side command.Side, qty, price, posQty, posEntry, mark decimal
 	liq := LiquidationPrice(after, entry, t.Leverage, t.MaintenanceRate)
 	pct := mark.Sub(liq).Abs().Div(mark).Mul(hundred)
 	dist.OK = pct.GreaterThanOrEqual(t.MinDistancePct)
-	dist.Detail = fmt.Sprintf("liquidation price after the fill %s is %s%% from the mark %s (minimum %s%%)", liq.Round(2), pct.Round(2), mark, t.MinDistancePct)
-	if !dist.OK {
-		dist.Detail += "; trade a smaller size or a lower leverage"
+	dist.Detail = fmt.Sprintf("liquidation price after the fill %s is %s%% from the mark %s", liq.Round(2), pct.Round(2), mark)
+	switch {
+	case t.MinDistancePct.IsZero():
+		dist.Detail += " (no minimum set)"
+	case !dist.OK:
+		dist.Detail += fmt.Sprintf(" (minimum %s%%); trade a smaller size or a lower leverage", t.MinDistancePct)
+	default:
+		dist.Detail += fmt.Sprintf(" (minimum %s%%)", t.MinDistancePct)
 	}
 	return []Check{capCheck, dist}
 }

@@ -204,7 +204,9 @@ func TestFuturesLiquidationClosesPosition(t *testing.T) {
 
 // TestFuturesLiquidationDistanceRefused: with min_liquidation_distance_pct
 // 10, a 10x long opening at the mark would liquidate 9.55 % below it: the
-// node refuses it naming both prices, before anything is sent;
+// node refuses it naming both prices, before anything is sent, and its
+// preview shows the margin required, that liquidation price and the
+// funding rate in force;
 // an order that only reduces passes.
 func TestFuturesLiquidationDistanceRefused(t *testing.T) {
 	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
@@ -213,6 +215,18 @@ func TestFuturesLiquidationDistanceRefused(t *testing.T) {
 	c := srv.Client()
 	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
 		t.Fatal(err)
+	}
+	v, err := c.DryRun(context.Background(), command.NewEnvelope(order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""), "preview"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]string{}
+	for _, ch := range v.Checks {
+		shown[ch.Name] = ch.Detail
+	}
+	if v.WouldAccept || !strings.Contains(shown["margin"], "margin required 600") || !strings.Contains(shown["margin"], "funding rate in force 0.01%") ||
+		!strings.Contains(shown["liquidation_distance"], "54271.36") {
+		t.Errorf("the preview: %+v", v)
 	}
 	out := rejected(t, c, order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""), "liquidation_distance")
 	if !strings.Contains(out.Reason, "54271.36") || !strings.Contains(out.Reason, "60000") {

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"fmt"
+
+	"github.com/shopspring/decimal"
+
 	"wicket/internal/project"
 	"wicket/node/command"
 	"wicket/node/guardrail"
@@ -35,6 +39,14 @@ func (e *engine) checkLeverage(c command.Command, rep *guardrail.Report) bool {
 	k := r.cfg.Contract(c.Symbol)
 	terms := guardrail.Leverage{Leverage: k.Leverage, MaxLeverage: k.MaxLeverage, MaintenanceRate: guardrail.DefaultMaintenanceRate,
 		MinDistancePct: r.cfg.MinLiquidationDistancePct}
+	margin := c.Quantity.Mul(price).Div(decimal.NewFromInt(int64(max(k.Leverage, 1)))).Round(2)
+	info := guardrail.Check{Name: "margin", OK: true, Detail: fmt.Sprintf("margin required %s (notional %s at %dx)", margin, c.Quantity.Mul(price).Round(2), k.Leverage)}
+	if fr, ok := fundingRateOf(r.ex); ok {
+		if rate, ok := fr.FundingRate(c.Symbol); ok {
+			info.Detail += fmt.Sprintf("; funding rate in force %s%%", rate.Mul(decimal.NewFromInt(100)))
+		}
+	}
+	rep.Checks = append(rep.Checks, info)
 	ok = true
 	for _, ch := range guardrail.CheckLeverage(c.Side, c.Quantity, price, qty, entry, mark, terms) {
 		rep.Checks = append(rep.Checks, ch)
@@ -42,4 +54,18 @@ func (e *engine) checkLeverage(c command.Command, rep *guardrail.Report) bool {
 	}
 	rep.OK = rep.OK && ok
 	return ok
+}
+
+// fundingRater is a margined venue's funding rate in force per symbol,
+// as its last marks read it (binance-futures), for the preview.
+type fundingRater interface {
+	FundingRate(symbol string) (decimal.Decimal, bool)
+}
+
+func fundingRateOf(ex Exchange) (fundingRater, bool) {
+	if x, ok := ex.(scrubbedExchange); ok {
+		ex = x.ex
+	}
+	fr, ok := ex.(fundingRater)
+	return fr, ok
 }
