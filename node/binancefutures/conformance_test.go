@@ -14,8 +14,12 @@ import (
 	"wicket/node"
 	"wicket/node/binancefutures"
 	"wicket/node/binancefutures/binancefuturesfake"
+	"wicket/node/server"
 	"wicket/node/venuetest"
 )
+
+// The adapter is what the node needs of a real venue.
+var _ server.Exchange = (*binancefutures.Adapter)(nil)
 
 func ctx(t testing.TB) context.Context { return venuetest.Ctx(t) }
 

@@ -156,16 +156,14 @@ func (a *Adapter) Secrets() []string { return []string{a.apiKey, a.apiSecret} }
 
 // Binance USDⓈ-M error codes the adapter reads (futures "Error Codes").
 const (
-	codeUnknownOrder    = -2011 // CANCEL_REJECTED / unknown order sent
-	codeNoSuchOrder     = -2013 // order does not exist
-	codeReduceOnly      = -2022 // ReduceOnly Order is rejected
-	codeTimeout         = -1007 // timeout waiting for response from backend server; send status unknown
-	codeUnexpected      = -1006
-	codeInvalidSymbol   = -1121
-	codeNoMarginChange  = -4046 // no need to change margin type
-	codeNoModeChange    = -4059 // no need to change position side
-	codeAlgoNotFound    = -2013
-	codeLeverageBlocked = -4161 // leverage reduction not supported with open positions (isolated)
+	codeUnknownOrder   = -2011 // CANCEL_REJECTED / unknown order sent
+	codeNoSuchOrder    = -2013 // order does not exist
+	codeReduceOnly     = -2022 // ReduceOnly Order is rejected
+	codeTimeout        = -1007 // timeout waiting for response from backend server; send status unknown
+	codeUnexpected     = -1006
+	codeInvalidSymbol  = -1121
+	codeNoMarginChange = -4046 // no need to change margin type
+	codeNoModeChange   = -4059 // no need to change position side
 )
 
 func (a *Adapter) refused(msg string) error {
@@ -569,11 +567,6 @@ func isExit(r node.OrderRequest) bool {
 	return r.Type.Protective() || strings.HasSuffix(r.ClientOrderID, node.StopLegSuffix) ||
 		strings.HasSuffix(r.ClientOrderID, node.TakeProfitLegSuffix) || strings.HasSuffix(r.ClientOrderID, node.FireSuffix)
 }
-
-// The adapter is the node's Exchange.
-var _ interface {
-	Stream(ctx context.Context, updates func(node.VenueUpdate)) error
-} = (*Adapter)(nil)
 
 // Funding lists the funding payments the venue booked to the account
 // since since (GET /fapi/v1/income, incomeType FUNDING_FEE, each by its

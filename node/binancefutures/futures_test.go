@@ -3,10 +3,12 @@ package binancefutures_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binancefutures"
@@ -243,4 +245,32 @@ func (s *stream) next(t *testing.T) node.VenueUpdate {
 		t.Fatal("no stream update within 5s")
 	}
 	return node.VenueUpdate{}
+}
+
+// hostRecorder records the hosts asked for and answers nothing.
+type hostRecorder struct{ hosts []string }
+
+func (h *hostRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.hosts = append(h.hosts, r.URL.Scheme+"://"+r.URL.Host)
+	return nil, errors.New("no network in tests")
+}
+
+// TestEnvironments: testnet (the default) reaches Binance's futures
+// testnet, live the live API; the keys are required.
+func TestEnvironments(t *testing.T) {
+	for env, want := range map[string]string{"": "https://testnet.binancefuture.com", project.EnvTestnet: "https://testnet.binancefuture.com", project.EnvLive: "https://fapi.binance.com"} {
+		rec := &hostRecorder{}
+		a, err := binancefutures.New(binancefutures.Config{Venue: project.Venue{Name: "perps", Kind: project.KindBinanceFutures, Environment: env},
+			APIKey: testkit.Secret(t, 16), APISecret: testkit.Secret(t, 16), Transport: rec, Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Marks(ctx(t), []string{"BTCUSDT"}) //nolint:errcheck // no network: only the host asked for matters
+		if len(rec.hosts) == 0 || rec.hosts[0] != want {
+			t.Errorf("environment %q reached %v, want %s", env, rec.hosts, want)
+		}
+	}
+	if _, err := binancefutures.New(binancefutures.Config{Venue: project.Venue{Name: "perps"}}); err == nil || !strings.Contains(err.Error(), project.KeyBinanceFuturesAPIKey) {
+		t.Errorf("no keys: %v", err)
+	}
 }
