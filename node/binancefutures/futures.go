@@ -88,6 +88,8 @@ type Adapter struct {
 	closed   map[string]string          // symbol → why its position closed, when the venue liquidated it
 	actual   map[int64]algoRef          // order id of a triggered algo's order → the algo
 	funding  map[string]decimal.Decimal // symbol → the funding rate in force, from the last marks
+	readAt   time.Time                  // the last account read, which a liquidation is looked for after
+	liquid   map[int64]bool             // liquidation orders reported already
 }
 
 // algoRef names an algo order the adapter has seen trigger.
@@ -131,7 +133,7 @@ func New(cfg Config) (*Adapter, error) {
 	c.Debug = false
 	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, venue: cfg.Venue, c: c, tr: tr, wsBase: ws,
 		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: cfg.Now, symbols: map[string]*futures.Symbol{},
-		held: map[string]decimal.Decimal{}, closed: map[string]string{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}}, nil
+		held: map[string]decimal.Decimal{}, closed: map[string]string{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}}, nil
 }
 
 type discard struct{}
@@ -382,6 +384,10 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 	if err != nil {
 		return node.Account{}, err
 	}
+	a.mu.Lock()
+	prev := a.readAt
+	a.readAt = a.now()
+	a.mu.Unlock()
 	out := node.Account{ID: "USDⓈ-M futures (" + a.env + ")", Currency: quote, Margined: true}
 	for _, as := range acct.Assets {
 		if as.Asset == quote {
@@ -401,7 +407,7 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 		a.mu.Unlock()
 		if qty.IsZero() {
 			if !before.IsZero() && why == "" {
-				why = a.liquidation(ctx, s, before)
+				why = a.liquidation(ctx, s, before, prev)
 			}
 			if why != "" {
 				out.Positions = append(out.Positions, node.VenuePosition{Symbol: s, Closed: why})
@@ -425,25 +431,31 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 }
 
 // liquidation looks for the venue's liquidation of symbol's position
-// (GET /fapi/v1/forceOrders) when it closed between two reads, and says
-// so; "" when the position was closed otherwise.
-func (a *Adapter) liquidation(ctx context.Context, symbol string, was decimal.Decimal) string {
+// (GET /fapi/v1/forceOrders, from the read before) when it closed
+// between two reads, and says so; "" when it was closed otherwise.
+func (a *Adapter) liquidation(ctx context.Context, symbol string, was decimal.Decimal, since time.Time) string {
 	list, err := venuecall.Read(ctx, a.tr, func() ([]*futures.UserLiquidationOrder, error) {
-		return a.c.NewListUserLiquidationOrdersService().Symbol(symbol).Limit(5).Do(ctx)
+		// a minute before the last read, for the clocks' skew
+		return a.c.NewListUserLiquidationOrdersService().Symbol(symbol).StartTime(since.Add(-time.Minute).UnixMilli()).Limit(5).Do(ctx)
 	})
-	if err != nil || len(list) == 0 {
+	if err != nil {
 		return ""
 	}
-	last := list[0]
+	var last *futures.UserLiquidationOrder
+	a.mu.Lock()
 	for _, o := range list {
-		if o.Time > last.Time {
+		if !a.liquid[o.OrderId] && (last == nil || o.Time > last.Time) {
 			last = o
 		}
+	}
+	a.mu.Unlock()
+	if last == nil {
+		return ""
 	}
 	why := fmt.Sprintf("liquidated by binance: the position of %s %s was closed by liquidation order %d, %s %s at %s (%s)", was, symbol, last.OrderId,
 		strings.ToLower(string(last.Side)), last.ExecutedQuantity, last.AveragePrice, msTime(last.Time).Format(time.RFC3339))
 	a.mu.Lock()
-	a.closed[symbol] = why
+	a.closed[symbol], a.liquid[last.OrderId] = why, true
 	a.mu.Unlock()
 	return why
 }

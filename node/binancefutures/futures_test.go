@@ -145,6 +145,18 @@ func TestLiquidationClosesPosition(t *testing.T) {
 			t.Errorf("%s reads the account after the liquidation as %+v", who, acct.Positions)
 		}
 	}
+	// A position opened again and closed by an order is closed, not liquidated.
+	for _, side := range []command.Side{command.Buy, command.Sell} {
+		if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: venuetest.ClientID(), Symbol: "BTCUSDT", Side: side, Type: command.Market, Quantity: testkit.D("0.1")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := polled.Account(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if acct, err := polled.Account(ctx(t)); err != nil || len(acct.Positions) != 0 {
+		t.Errorf("after a close by an order: %+v %v, want no position and no liquidation", acct.Positions, err)
+	}
 }
 
 // TestReplaceInPlace: a partly filled limit is modified in place (one

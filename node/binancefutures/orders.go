@@ -473,8 +473,8 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		}
 		return s.Do(ctx)
 	})
-	if err = a.classify(err); errors.Is(err, node.ErrVenueNotFound) && o.VenueOrderID == "" && o.Type == "" {
-		return a.lookupAlgo(ctx, cid) // the node named no type: it may be an algo order
+	if err = a.classify(err); errors.Is(err, node.ErrVenueNotFound) && o.VenueOrderID == "" && (o.Type == "" || o.Type == command.Limit) {
+		return a.lookupAlgo(ctx, cid) // no type named, or a limit that may be an oco's take-profit: an algo order?
 	}
 	if err != nil {
 		return node.VenueOrder{}, err

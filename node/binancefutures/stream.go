@@ -125,6 +125,7 @@ type orderEvent struct {
 	ClientOrderID string `json:"c"`
 	Side          string `json:"S"`
 	Type          string `json:"o"`
+	OrigType      string `json:"ot"`
 	TimeInForce   string `json:"f"`
 	Quantity      string `json:"q"`
 	Price         string `json:"p"`
@@ -158,9 +159,20 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 		}
 		updates(node.VenueUpdate{Order: &vo})
 		return
+	case conditionalTypes[o.OrigType] && venueMintRE.MatchString(o.ClientOrderID):
+		// An order an algo order of the node's placed, under its id: the
+		// algo order is what the node follows.
+		vo, err := a.lookupAlgo(ctx, o.ClientOrderID)
+		if err != nil {
+			updates(node.VenueUpdate{Resync: true})
+			return
+		}
+		updates(node.VenueUpdate{Order: &vo})
+		return
 	case o.Type == "LIQUIDATION" || strings.HasPrefix(o.ClientOrderID, "autoclose-"):
 		if o.Status == "FILLED" {
 			a.mu.Lock()
+			a.liquid[o.OrderID] = true
 			a.closed[o.Symbol] = fmt.Sprintf("liquidated by binance: liquidation order %d %s %s %s at %s (%s)", o.OrderID, strings.ToLower(o.Side), o.Filled, o.Symbol,
 				o.AveragePrice, msTime(o.Time).Format(time.RFC3339))
 			a.mu.Unlock()
@@ -183,3 +195,6 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 	}
 	updates(node.VenueUpdate{Order: &vo})
 }
+
+// conditionalTypes are the order types Binance holds as algo orders.
+var conditionalTypes = map[string]bool{"STOP": true, "STOP_MARKET": true, "TAKE_PROFIT": true, "TAKE_PROFIT_MARKET": true, "TRAILING_STOP_MARKET": true}

@@ -519,8 +519,9 @@ func (f *Fake) route(key string, form url.Values) (int, any) {
 		return 200, out
 	case "GET /fapi/v1/forceOrders":
 		out := []any{}
+		start, _ := strconv.ParseInt(form.Get("startTime"), 10, 64)
 		for _, o := range f.forced {
-			if form.Get("symbol") == "" || o.Symbol == form.Get("symbol") {
+			if (form.Get("symbol") == "" || o.Symbol == form.Get("symbol")) && o.Time >= start {
 				out = append(out, orderJSON(o))
 			}
 		}
