@@ -286,3 +286,56 @@ func TestEnvironments(t *testing.T) {
 		t.Errorf("no keys: %v", err)
 	}
 }
+
+// TestAlgoLostAnswers: a stop whose submit answer is lost is unknown,
+// sent once, and found by its client id (by this adapter and by another
+// process); a lost cancel answer leaves it canceled at the venue, read
+// back so.
+func TestAlgoLostAnswers(t *testing.T) {
+	f, another := startWith(t)
+	f.SetPosition("ETHUSDT", "1", "3000", 1, "ISOLATED")
+	a := another()
+	id := venuetest.ClientID()
+	f.DropResponses("/fapi/v1/algoOrder", 1)
+	_, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: id, Symbol: "ETHUSDT", Side: command.Sell, Type: command.Stop, Quantity: testkit.D("1"), StopPrice: testkit.D("2900")})
+	if !errors.Is(err, node.ErrVenueUnknown) {
+		t.Fatalf("a stop whose answer was lost: %v, want ErrVenueUnknown", err)
+	}
+	if n := f.Requests("POST /fapi/v1/algoOrder"); n != 1 || len(f.Algos()) != 1 {
+		t.Fatalf("sent %d times, the venue holds %d", n, len(f.Algos()))
+	}
+	var got node.VenueOrder
+	for who, ad := range map[string]*binancefutures.Adapter{"this adapter": a, "another process": another()} {
+		got, err = ad.Lookup(ctx(t), node.VenueOrder{Symbol: "ETHUSDT", ClientOrderID: id, Type: command.Stop})
+		if err != nil || got.State != node.VenueOpen || got.Type != command.Stop || !got.StopPrice.Equal(testkit.D("2900")) || got.ClientOrderID != id {
+			t.Errorf("%s finds the stop as %+v %v", who, got, err)
+		}
+	}
+	f.DropResponses("/fapi/v1/algoOrder", 1)
+	if _, err := a.Cancel(ctx(t), got); !errors.Is(err, node.ErrVenueUnknown) {
+		t.Errorf("a cancel whose answer was lost: %v", err)
+	}
+	if got, err := a.Lookup(ctx(t), got); err != nil || got.State != node.VenueCanceled || f.Requests("DELETE /fapi/v1/algoOrder") != 1 {
+		t.Errorf("after the lost cancel: %+v %v (%d cancels)", got, err, f.Requests("DELETE /fapi/v1/algoOrder"))
+	}
+}
+
+// TestStartRefusals: a symbol the venue does not list, and an account in
+// hedge mode with a position (Binance will not switch it), stop the start
+// with what to do.
+func TestStartRefusals(t *testing.T) {
+	f, another := startWith(t)
+	a := another()
+	if _, err := a.Instruments(ctx(t), []string{"BTCUSD"}); !errors.Is(err, node.ErrUnknownSymbol) || !strings.Contains(err.Error(), "BTCUSDT") {
+		t.Errorf("an unlisted symbol: %v", err)
+	}
+	f.SetHedgeMode(true)
+	f.SetPosition("BTCUSDT", "0.1", "60000", 3, "ISOLATED")
+	b, err := newAdapter(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Instruments(ctx(t), []string{"BTCUSDT"}); err == nil || !strings.Contains(err.Error(), "hedge mode") {
+		t.Errorf("hedge mode with a position: %v", err)
+	}
+}
