@@ -90,6 +90,18 @@ type Adapter struct {
 	funding  map[string]decimal.Decimal // symbol → the funding rate in force, from the last marks
 	readAt   time.Time                  // the last account read, which a liquidation is looked for after
 	liquid   map[int64]bool             // liquidation orders reported already
+	brackets map[string][]bracket       // symbol → its notional brackets, read at start
+}
+
+// bracket is one notional bracket of a symbol (USDⓈ-M "Notional and
+// Leverage Brackets"): from floor to cap, the most leverage and the
+// maintenance margin rate and amount (cum).
+type bracket struct {
+	InitialLeverage int             `json:"initialLeverage"`
+	NotionalCap     decimal.Decimal `json:"notionalCap"`
+	NotionalFloor   decimal.Decimal `json:"notionalFloor"`
+	MaintMargin     decimal.Decimal `json:"maintMarginRatio"`
+	Cum             decimal.Decimal `json:"cum"`
 }
 
 // algoRef names an algo order the adapter has seen trigger.
@@ -133,7 +145,7 @@ func New(cfg Config) (*Adapter, error) {
 	c.Debug = false
 	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, venue: cfg.Venue, c: c, tr: tr, wsBase: ws,
 		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: cfg.Now, symbols: map[string]*futures.Symbol{},
-		held: map[string]decimal.Decimal{}, closed: map[string]string{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}}, nil
+		held: map[string]decimal.Decimal{}, closed: map[string]string{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}, brackets: map[string][]bracket{}}, nil
 }
 
 type discard struct{}
@@ -227,6 +239,9 @@ func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
 		if err := a.c.NewChangePositionModeService().DualSide(false).Do(ctx); err != nil && apiCode(err) != codeNoModeChange {
 			return fmt.Errorf("%s: the account is in hedge mode and could not be put in one-way mode (close its positions and orders first): %w", a.name, a.classify(err))
 		}
+	}
+	if err := a.readBrackets(ctx, symbols); err != nil {
+		return err
 	}
 	risks, err := a.positionRisk(ctx)
 	if err != nil {
@@ -596,4 +611,50 @@ func (a *Adapter) Funding(ctx context.Context, since time.Time) ([]node.Funding,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil
+}
+
+// readBrackets reads each symbol's notional brackets (GET
+// /fapi/v1/leverageBracket, read here for its figures as decimals).
+func (a *Adapter) readBrackets(ctx context.Context, symbols []string) error {
+	for _, s := range symbols {
+		list, err := venuecall.Read(ctx, a.tr, func() ([]struct {
+			Symbol   string    `json:"symbol"`
+			Brackets []bracket `json:"brackets"`
+		}, error) {
+			p := url.Values{}
+			p.Set("symbol", s)
+			var out []struct {
+				Symbol   string    `json:"symbol"`
+				Brackets []bracket `json:"brackets"`
+			}
+			return out, a.signed(ctx, http.MethodGet, "/fapi/v1/leverageBracket", p, &out)
+		})
+		if err != nil {
+			return a.classify(err)
+		}
+		for _, l := range list {
+			if l.Symbol == s && len(l.Brackets) > 0 {
+				if max := l.Brackets[0].InitialLeverage; max > 0 && a.venue.Contract(s).Leverage > max {
+					return fmt.Errorf("%s: wicket.toml's leverage %d for %s is above the %dx binance allows it; lower it", a.name, a.venue.Contract(s).Leverage, s, max)
+				}
+				a.mu.Lock()
+				a.brackets[s] = l.Brackets
+				a.mu.Unlock()
+			}
+		}
+	}
+	return nil
+}
+
+// MaintenanceMargin is the maintenance margin rate and amount of
+// symbol's bracket for a position of notional, as the venue states them.
+func (a *Adapter) MaintenanceMargin(symbol string, notional decimal.Decimal) (rate, amount decimal.Decimal, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.brackets[symbol] {
+		if notional.GreaterThanOrEqual(b.NotionalFloor) && notional.LessThan(b.NotionalCap) {
+			return b.MaintMargin, b.Cum, true
+		}
+	}
+	return decimal.Zero, decimal.Zero, false
 }

@@ -107,10 +107,10 @@ func TestPositionsAsTheVenueKeepsThem(t *testing.T) {
 		t.Fatalf("account %+v, want margined with one position", acct)
 	}
 	p := acct.Positions[0]
-	// Short 0.1 at 60000, 3x isolated: margin 2000; liquidation (60000 + 20000) / 1.005.
+	// Short 0.1 at 60000, 3x isolated: margin 2000; notional 6000 in the first bracket (0.4 %): liquidation (60000 + 20000) / 1.004.
 	if !p.Quantity.Equal(testkit.D("-0.1")) || !p.AveragePrice.Equal(testkit.D("60000")) || !p.Mark.Equal(testkit.D("59000")) ||
 		!p.UnrealizedPnL.Equal(testkit.D("100")) || p.Leverage != 3 || p.MarginType != "isolated" || !p.Margin.Equal(testkit.D("2000")) ||
-		!p.LiquidationPrice.Equal(testkit.D("79601.99")) {
+		!p.LiquidationPrice.Equal(testkit.D("79681.27")) {
 		t.Errorf("position %+v", p)
 	}
 }

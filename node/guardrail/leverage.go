@@ -10,33 +10,36 @@ import (
 
 // Leverage is a futures contract's terms for the leverage checks: the
 // leverage it trades at and its cap (wicket.toml's contracts and
-// max_leverage; zero: no cap), the symbol's maintenance margin rate, and
-// the least distance, in percent of the mark, the liquidation price of a
-// position an order opens or adds to must keep (zero: no minimum).
+// max_leverage; zero: no cap), the maintenance margin rate and amount of
+// the symbol's bracket for the position's notional (Binance's
+// maintMarginRatio and cum), and the least distance, in percent of the
+// mark, the liquidation price of a position an order opens or adds to
+// must keep (zero: no minimum).
 type Leverage struct {
-	Leverage, MaxLeverage int
-	MaintenanceRate       decimal.Decimal
-	MinDistancePct        decimal.Decimal
+	Leverage, MaxLeverage              int
+	MaintenanceRate, MaintenanceAmount decimal.Decimal
+	MinDistancePct                     decimal.Decimal
 }
 
 var hundred = decimal.NewFromInt(100)
 
 // DefaultMaintenanceRate is the maintenance margin rate the node assumes
-// for a contract whose bracket it has not read: 0.5 %, above Binance's
-// first bracket for the majors (0.4 % for BTCUSDT), so the estimate errs
-// toward a liquidation price nearer the mark.
+// for a contract whose bracket the venue has not told: 0.5 %, above
+// Binance's first bracket for the majors (0.4 % for BTCUSDT), so the
+// estimate errs toward a liquidation price nearer the mark.
 var DefaultMaintenanceRate = decimal.RequireFromString("0.005")
 
 // LiquidationPrice is an isolated position's liquidation price: signed
-// quantity qty entered at entry with leverage, under maintenance margin
-// rate mmr on the position's notional at that price (the venue's rule:
-// long (entry − margin/|qty|) / (1 − mmr), short (entry + margin/|qty|) /
-// (1 + mmr), margin = |qty| × entry / leverage). Zero for no position.
-func LiquidationPrice(qty, entry decimal.Decimal, leverage int, mmr decimal.Decimal) decimal.Decimal {
+// quantity qty entered at entry with leverage, its maintenance margin
+// |qty| × price × mmr − cum (the bracket's rate and amount) — Binance's
+// rule with the position's margin |qty| × entry / leverage as its wallet:
+// long (entry − margin/|qty| − cum/|qty|) / (1 − mmr), short
+// (entry + margin/|qty| + cum/|qty|) / (1 + mmr). Zero for no position.
+func LiquidationPrice(qty, entry decimal.Decimal, leverage int, mmr, cum decimal.Decimal) decimal.Decimal {
 	if qty.IsZero() || leverage <= 0 {
 		return decimal.Zero
 	}
-	per := entry.Div(decimal.NewFromInt(int64(leverage)))
+	per := entry.Div(decimal.NewFromInt(int64(leverage))).Add(cum.Div(qty.Abs()))
 	one := decimal.NewFromInt(1)
 	if qty.IsPositive() {
 		return entry.Sub(per).DivRound(one.Sub(mmr), 8)
@@ -78,7 +81,7 @@ func CheckLeverage(side command.Side, qty, price, posQty, posEntry, mark decimal
 	if !posQty.IsZero() && posQty.IsPositive() == after.IsPositive() { // adds: the average entry
 		entry = posEntry.Mul(posQty.Abs()).Add(price.Mul(qty)).Div(after.Abs())
 	}
-	liq := LiquidationPrice(after, entry, t.Leverage, t.MaintenanceRate)
+	liq := LiquidationPrice(after, entry, t.Leverage, t.MaintenanceRate, t.MaintenanceAmount)
 	pct := mark.Sub(liq).Abs().Div(mark).Mul(hundred)
 	dist.OK = pct.GreaterThanOrEqual(t.MinDistancePct)
 	dist.Detail = fmt.Sprintf("liquidation price after the fill %s is %s%% from the mark %s", liq.Round(2), pct.Round(2), mark)

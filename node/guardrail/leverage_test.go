@@ -12,17 +12,18 @@ import (
 )
 
 func TestLiquidationPrice(t *testing.T) {
-	mmr := testkit.D("0.005")
 	for _, c := range []struct {
-		qty  string
-		lev  int
-		want string
+		qty, mmr, cum string
+		lev           int
+		want          string
 	}{
-		{"0.1", 10, "54271.35678392"}, // (60000 − 6000) / 0.995
-		{"-0.1", 3, "79601.99004975"}, // (60000 + 20000) / 1.005
-		{"0", 3, "0"},
+		{"0.1", "0.005", "0", 10, "54271.35678392"}, // (60000 − 6000) / 0.995
+		{"-0.1", "0.005", "0", 3, "79601.99004975"}, // (60000 + 20000) / 1.005
+		{"-1", "0.005", "50", 10, "65721.39303483"}, // (60000 + 6000 + 50) / 1.005: a bracket's amount moves it away
+		{"1", "0.005", "50", 10, "54221.10552764"},  // (60000 − 6000 − 50) / 0.995
+		{"0", "0.005", "0", 3, "0"},
 	} {
-		if got := guardrail.LiquidationPrice(testkit.D(c.qty), testkit.D("60000"), c.lev, mmr); !got.Equal(testkit.D(c.want)) {
+		if got := guardrail.LiquidationPrice(testkit.D(c.qty), testkit.D("60000"), c.lev, testkit.D(c.mmr), testkit.D(c.cum)); !got.Equal(testkit.D(c.want)) {
 			t.Errorf("%s at %dx: %s, want %s", c.qty, c.lev, got, c.want)
 		}
 	}

@@ -55,7 +55,7 @@ func TestFuturesVenueDisarmedThenShort(t *testing.T) {
 		if err == nil && len(snap.Venues[0].Positions) == 1 && snap.Venues[0].Positions[0].Mark.Equal(testkit.D("59000")) {
 			v, p := snap.Venues[0], snap.Venues[0].Positions[0]
 			if !p.Quantity.Equal(testkit.D("-0.1")) || p.Leverage != 3 || p.MarginType != "isolated" || !p.Margin.Equal(testkit.D("2000")) ||
-				!p.LiquidationPrice.Equal(testkit.D("79601.99")) || !p.UnrealizedPnL.Equal(testkit.D("100")) || !v.Equity.Equal(testkit.D("100100")) {
+				!p.LiquidationPrice.Equal(testkit.D("79681.27")) || !p.UnrealizedPnL.Equal(testkit.D("100")) || !v.Equity.Equal(testkit.D("100100")) {
 				t.Errorf("snapshot position %+v, equity %s", p, v.Equity)
 			}
 			return
@@ -203,11 +203,12 @@ func TestFuturesLiquidationClosesPosition(t *testing.T) {
 }
 
 // TestFuturesLiquidationDistanceRefused: with min_liquidation_distance_pct
-// 10, a 10x long opening at the mark would liquidate 9.55 % below it: the
-// node refuses it naming both prices, before anything is sent, and its
-// preview shows the margin required, that liquidation price and the
-// funding rate in force;
-// an order that only reduces passes.
+// 10, a 10x long opening at the mark would liquidate 9.64 % below it (the
+// venue's first bracket: 0.4 %): the node refuses it naming both prices,
+// before anything is sent, and its preview shows the margin required,
+// that liquidation price and the funding rate in force. The venue puts a
+// position of that size exactly there; an order that only reduces it
+// passes.
 func TestFuturesLiquidationDistanceRefused(t *testing.T) {
 	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
 	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
@@ -225,20 +226,20 @@ func TestFuturesLiquidationDistanceRefused(t *testing.T) {
 		shown[ch.Name] = ch.Detail
 	}
 	if v.WouldAccept || !strings.Contains(shown["margin"], "margin required 600") || !strings.Contains(shown["margin"], "funding rate in force 0.01%") ||
-		!strings.Contains(shown["liquidation_distance"], "54271.36") {
+		!strings.Contains(shown["liquidation_distance"], "54216.87") {
 		t.Errorf("the preview: %+v", v)
 	}
 	out := rejected(t, c, order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""), "liquidation_distance")
-	if !strings.Contains(out.Reason, "54271.36") || !strings.Contains(out.Reason, "60000") {
+	if !strings.Contains(out.Reason, "54216.87") || !strings.Contains(out.Reason, "60000") {
 		t.Errorf("the refusal does not name both prices: %s", out.Reason)
 	}
 	if len(f.Orders()) != 0 {
 		t.Errorf("the refused order reached the venue: %+v", f.Orders())
 	}
 	f.SetPosition("BTCUSDT", "0.1", "60000", 10, "ISOLATED")
-	waitFor(t, "the position read", func() bool {
+	waitFor(t, "the position read, liquidating where the node said", func() bool {
 		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
-		return len(v.Positions) == 1
+		return len(v.Positions) == 1 && v.Positions[0].LiquidationPrice.Equal(testkit.D("54216.87"))
 	})
 	accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.05", ""))
 }

@@ -39,6 +39,15 @@ func (e *engine) checkLeverage(c command.Command, rep *guardrail.Report) bool {
 	k := r.cfg.Contract(c.Symbol)
 	terms := guardrail.Leverage{Leverage: k.Leverage, MaxLeverage: k.MaxLeverage, MaintenanceRate: guardrail.DefaultMaintenanceRate,
 		MinDistancePct: r.cfg.MinLiquidationDistancePct}
+	signed := c.Quantity
+	if c.Side == command.Sell {
+		signed = signed.Neg()
+	}
+	if mm, ok := maintenanceOf(r.ex); ok { // the venue's bracket for the notional after the fill, at the mark
+		if rate, amount, ok := mm.MaintenanceMargin(c.Symbol, qty.Add(signed).Abs().Mul(mark)); ok {
+			terms.MaintenanceRate, terms.MaintenanceAmount = rate, amount
+		}
+	}
 	margin := c.Quantity.Mul(price).Div(decimal.NewFromInt(int64(max(k.Leverage, 1)))).Round(2)
 	info := guardrail.Check{Name: "margin", OK: true, Detail: fmt.Sprintf("margin required %s (notional %s at %dx)", margin, c.Quantity.Mul(price).Round(2), k.Leverage)}
 	if fr, ok := fundingRateOf(r.ex); ok {
@@ -68,4 +77,18 @@ func fundingRateOf(ex Exchange) (fundingRater, bool) {
 	}
 	fr, ok := ex.(fundingRater)
 	return fr, ok
+}
+
+// maintenancer is a margined venue's maintenance margin rate and amount
+// for a position's notional (binance-futures: its notional brackets).
+type maintenancer interface {
+	MaintenanceMargin(symbol string, notional decimal.Decimal) (rate, amount decimal.Decimal, ok bool)
+}
+
+func maintenanceOf(ex Exchange) (maintenancer, bool) {
+	if x, ok := ex.(scrubbedExchange); ok {
+		ex = x.ex
+	}
+	m, ok := ex.(maintenancer)
+	return m, ok
 }

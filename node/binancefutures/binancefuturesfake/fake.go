@@ -12,7 +12,8 @@
 //
 // It keeps one account in memory: a wallet balance in USDT, a one-way
 // position per symbol (signed amount, entry price; realised P&L booked to
-// the wallet), orders and algo orders. Market orders fill at the price;
+// the wallet; its liquidation price under the notional brackets of
+// leverageBracket), orders and algo orders. Market orders fill at the price;
 // limits rest until FillPart, Cross or a SetPrice that reaches them;
 // SetPrice triggers algo orders (STOP_MARKET, STOP, TAKE_PROFIT,
 // TRAILING_STOP_MARKET by callbackRate) into the order they place. A
@@ -526,6 +527,19 @@ func (f *Fake) route(key string, form url.Values) (int, any) {
 			}
 		}
 		return 200, out
+	case "GET /fapi/v1/leverageBracket":
+		var out []any
+		for _, sym := range f.sorted() {
+			if form.Get("symbol") == "" || sym.Name == form.Get("symbol") {
+				var bs []any
+				for i, b := range brackets {
+					bs = append(bs, map[string]any{"bracket": i + 1, "initialLeverage": b.lev, "notionalCap": json.Number(b.cap.String()),
+						"notionalFloor": json.Number(b.floor.String()), "maintMarginRatio": json.Number(b.mmr.String()), "cum": json.Number(b.cum.String())})
+				}
+				out = append(out, map[string]any{"symbol": sym.Name, "brackets": bs})
+			}
+		}
+		return 200, out
 	case "GET /fapi/v1/income":
 		return 200, f.incomes(form)
 	case "POST /fapi/v1/listenKey", "PUT /fapi/v1/listenKey":
@@ -586,9 +600,10 @@ func (f *Fake) risk(name string) map[string]any {
 	liq := decimal.Zero
 	if !p.Amount.IsZero() {
 		margin = p.Entry.Mul(p.Amount.Abs()).Div(decimal.NewFromInt(int64(p.Leverage))).Round(8)
-		mmr := decimal.RequireFromString("0.005")
-		// long: entry − margin/qty, over (1 − mmr); short: entry + margin/qty, over (1 + mmr).
-		per := margin.Div(p.Amount.Abs())
+		mmr, cum := bracketOf(notional.Abs())
+		// Isolated, the margin as the wallet: long (entry − (margin + cum)/qty) / (1 − mmr),
+		// short (entry + (margin + cum)/qty) / (1 + mmr).
+		per := margin.Add(cum).Div(p.Amount.Abs())
 		if p.Amount.IsPositive() {
 			liq = p.Entry.Sub(per).Div(decimal.NewFromInt(1).Sub(mmr)).Round(2)
 		} else {
@@ -603,6 +618,30 @@ func (f *Fake) risk(name string) map[string]any {
 		"markPrice": s.Price, "unRealizedProfit": upnl.String(), "liquidationPrice": liq.String(), "leverage": strconv.Itoa(p.Leverage),
 		"maxNotionalValue": "1000000", "marginType": mt, "isolatedMargin": margin.String(), "isAutoAddMargin": "false", "positionSide": "BOTH",
 		"notional": notional.String(), "isolatedWallet": margin.String(), "updateTime": time.Now().UnixMilli()}
+}
+
+// brackets are every symbol's notional brackets (the shape of Binance's
+// BTCUSDT table, trimmed): the maintenance margin rate and amount rise
+// with the notional, the leverage allowed falls.
+var brackets = []struct {
+	lev                  int
+	floor, cap, mmr, cum decimal.Decimal
+}{
+	{125, decimal.Zero, decimal.NewFromInt(50000), decimal.RequireFromString("0.004"), decimal.Zero},
+	{100, decimal.NewFromInt(50000), decimal.NewFromInt(600000), decimal.RequireFromString("0.005"), decimal.NewFromInt(50)},
+	{75, decimal.NewFromInt(600000), decimal.NewFromInt(3000000), decimal.RequireFromString("0.0065"), decimal.NewFromInt(950)},
+	{50, decimal.NewFromInt(3000000), decimal.NewFromInt(1000000000), decimal.RequireFromString("0.01"), decimal.NewFromInt(11450)},
+}
+
+// bracketOf is the bracket of a notional.
+func bracketOf(notional decimal.Decimal) (mmr, cum decimal.Decimal) {
+	for _, b := range brackets {
+		if notional.LessThan(b.cap) {
+			return b.mmr, b.cum
+		}
+	}
+	last := brackets[len(brackets)-1]
+	return last.mmr, last.cum
 }
 
 func (f *Fake) positionRisk() any {
