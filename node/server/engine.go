@@ -476,6 +476,9 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 // costs more (at the price the order is valued at, at — the limit, the
 // mark plus slippage, a stop's price — plus fees) than the venue's cash.
 func (e *engine) checkCash(v venue, symbol string, side command.Side, qty, at decimal.Decimal) *rejection {
+	if r, ok := v.(*remote); ok && r.account.Margined { // futures: margin, not cash (leverage.go)
+		return checkMargin(r, symbol, side, qty, at)
+	}
 	if side != command.Buy || !qty.IsPositive() {
 		return nil
 	}

@@ -243,3 +243,30 @@ func TestFuturesLiquidationDistanceRefused(t *testing.T) {
 	})
 	accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.05", ""))
 }
+
+// TestFuturesMarginNotCash: at a futures venue an order needs its
+// opening notional over the leverage in available balance, on either
+// side: a 10x long of 6000 notional passes with 1000 available (a spot
+// venue's cash check would refuse it), one of 12000 is refused naming
+// the margin, and so is a short of that size; closing needs none.
+func TestFuturesMarginNotCash(t *testing.T) {
+	f := venuerig.BinanceFutures(t, "1000", "BTCUSDT")
+	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
+		Futures: project.Futures{Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 10}}}})})
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	for _, side := range []command.Side{command.Buy, command.Sell} {
+		out := rejected(t, c, order("perps", "BTCUSDT", side, command.Market, "0.2", ""), "insufficient_margin")
+		if !strings.Contains(out.Reason, "needs 1200 margin at 10x") || !strings.Contains(out.Reason, "1000 available") {
+			t.Errorf("%s 0.2: %s", side, out.Reason)
+		}
+	}
+	accepted(t, c, order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""))
+	waitFor(t, "the long read", func() bool {
+		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
+	})
+	accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.1", ""))
+}

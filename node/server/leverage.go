@@ -92,3 +92,32 @@ func maintenanceOf(ex Exchange) (maintenancer, bool) {
 	m, ok := ex.(maintenancer)
 	return m, ok
 }
+
+// checkMargin is checkCash at a margined venue: the part of an order
+// that opens or adds to a position, on either side, needs its notional
+// over the contract's leverage in available balance (the venue's
+// buying power); a part that closes needs none.
+func checkMargin(r *remote, symbol string, side command.Side, qty, at decimal.Decimal) *rejection {
+	if !qty.IsPositive() {
+		return nil
+	}
+	pos := r.Position(symbol)
+	signed := qty
+	if side == command.Sell {
+		signed = qty.Neg()
+	}
+	opening := qty
+	if !pos.IsZero() && pos.IsPositive() != signed.IsPositive() { // closes first, opens the rest
+		opening = decimal.Max(decimal.Zero, qty.Sub(pos.Abs()))
+	}
+	if opening.IsZero() {
+		return nil
+	}
+	lev := max(r.cfg.Contract(symbol).Leverage, 1)
+	need := opening.Mul(at).Div(decimal.NewFromInt(int64(lev))).Round(8)
+	if need.LessThanOrEqual(r.Cash()) {
+		return nil
+	}
+	return &rejection{code: "insufficient_margin",
+		reason: fmt.Sprintf("opening %s %s at %s needs %s margin at %dx; %s has %s available", opening, symbol, at, need, lev, r.cfg.Name, r.Cash())}
+}
