@@ -133,7 +133,7 @@ const (
 // Venue is one venue's state in a snapshot.
 type Venue struct {
 	Name        string    `json:"name"`
-	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance"
+	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance", "binance-futures"
 	Environment string    `json:"environment"` // "paper", "testnet" or "live" (real money)
 	Armed       bool      `json:"armed"`       // paper venues are always armed
 	ArmedUntil  time.Time `json:"armed_until,omitzero"`
