@@ -80,12 +80,16 @@ type Adapter struct {
 	apiKey, apiSecret string
 	now               func() time.Time
 
+	// acct serialises account reads: each compares the positions with the
+	// read before it (a liquidation between them), so two must not cross.
+	acct sync.Mutex
+
 	mu       sync.Mutex
 	symbols  map[string]*futures.Symbol
 	quote    string
 	prepared bool
 	held     map[string]decimal.Decimal // symbol → quantity at the last account read
-	closed   map[string]string          // symbol → why its position closed, when the venue liquidated it
+	closed   map[string]closure         // symbol → why its position closed, when the venue liquidated it
 	actual   map[int64]algoRef          // order id of a triggered algo's order → the algo
 	funding  map[string]decimal.Decimal // symbol → the funding rate in force, from the last marks
 	readAt   time.Time                  // the last account read, which a liquidation is looked for after
@@ -102,6 +106,12 @@ type bracket struct {
 	NotionalFloor   decimal.Decimal `json:"notionalFloor"`
 	MaintMargin     decimal.Decimal `json:"maintMarginRatio"`
 	Cum             decimal.Decimal `json:"cum"`
+}
+
+// closure is a liquidation the adapter learned of, and when.
+type closure struct {
+	why string
+	at  time.Time // by the adapter's clock: a read begun before it may still show the position
 }
 
 // algoRef names an algo order the adapter has seen trigger.
@@ -145,7 +155,7 @@ func New(cfg Config) (*Adapter, error) {
 	c.Debug = false
 	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, venue: cfg.Venue, c: c, tr: tr, wsBase: ws,
 		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: cfg.Now, symbols: map[string]*futures.Symbol{},
-		held: map[string]decimal.Decimal{}, closed: map[string]string{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}, brackets: map[string][]bracket{}}, nil
+		held: map[string]decimal.Decimal{}, closed: map[string]closure{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}, brackets: map[string][]bracket{}}, nil
 }
 
 type discard struct{}
@@ -391,6 +401,12 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 	if quote == "" {
 		return node.Account{}, fmt.Errorf("%s: the account is read after the instruments (which name its margin asset)", a.name)
 	}
+	a.acct.Lock()
+	defer a.acct.Unlock()
+	a.mu.Lock()
+	prev, began := a.readAt, a.now() // before the reads: what they show is at least this new
+	a.readAt = began
+	a.mu.Unlock()
 	acct, err := venuecall.Read(ctx, a.tr, func() (*futures.Account, error) { return a.c.NewGetAccountService().Do(ctx) })
 	if err != nil {
 		return node.Account{}, a.classify(err)
@@ -399,10 +415,6 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 	if err != nil {
 		return node.Account{}, err
 	}
-	a.mu.Lock()
-	prev := a.readAt
-	a.readAt = a.now()
-	a.mu.Unlock()
 	out := node.Account{ID: "USDⓈ-M futures (" + a.env + ")", Currency: quote, Margined: true}
 	for _, as := range acct.Assets {
 		if as.Asset == quote {
@@ -418,7 +430,7 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 		a.mu.Lock()
 		before := a.held[s]
 		a.held[s] = qty
-		why := a.closed[s]
+		why := a.closed[s].why
 		a.mu.Unlock()
 		if qty.IsZero() {
 			if !before.IsZero() && why == "" {
@@ -430,7 +442,9 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 			continue
 		}
 		a.mu.Lock()
-		delete(a.closed, s)
+		if c, ok := a.closed[s]; ok && began.After(c.at) { // open again since the liquidation
+			delete(a.closed, s)
+		}
 		a.mu.Unlock()
 		lev, _ := strconv.Atoi(p.Leverage)
 		vp := node.VenuePosition{Symbol: s, Quantity: qty, AveragePrice: dec(p.EntryPrice), Mark: dec(p.MarkPrice),
@@ -470,7 +484,7 @@ func (a *Adapter) liquidation(ctx context.Context, symbol string, was decimal.De
 	why := fmt.Sprintf("liquidated by binance: the position of %s %s was closed by liquidation order %d, %s %s at %s (%s)", was, symbol, last.OrderId,
 		strings.ToLower(string(last.Side)), last.ExecutedQuantity, last.AveragePrice, msTime(last.Time).Format(time.RFC3339))
 	a.mu.Lock()
-	a.closed[symbol], a.liquid[last.OrderId] = why, true
+	a.closed[symbol], a.liquid[last.OrderId] = closure{why, a.now()}, true
 	a.mu.Unlock()
 	return why
 }

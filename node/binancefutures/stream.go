@@ -173,8 +173,8 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 		if o.Status == "FILLED" {
 			a.mu.Lock()
 			a.liquid[o.OrderID] = true
-			a.closed[o.Symbol] = fmt.Sprintf("liquidated by binance: liquidation order %d %s %s %s at %s (%s)", o.OrderID, strings.ToLower(o.Side), o.Filled, o.Symbol,
-				o.AveragePrice, msTime(o.Time).Format(time.RFC3339))
+			a.closed[o.Symbol] = closure{fmt.Sprintf("liquidated by binance: liquidation order %d %s %s %s at %s (%s)", o.OrderID, strings.ToLower(o.Side), o.Filled, o.Symbol,
+				o.AveragePrice, msTime(o.Time).Format(time.RFC3339)), a.now()}
 			a.mu.Unlock()
 		}
 		updates(node.VenueUpdate{Resync: true})

@@ -195,8 +195,15 @@ func TestFuturesLiquidationClosesPosition(t *testing.T) {
 		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
 	})
 	f.Liquidate("BTCUSDT", "40300")
+	var last node.Venue
+	defer func() {
+		if t.Failed() {
+			t.Logf("the node last read positions %+v; the venue holds %+v", last.Positions, f.Position("BTCUSDT"))
+		}
+	}()
 	waitFor(t, "the position closed by the liquidation", func() bool {
 		v := vn.venue(t, "perps")
+		last = v
 		return len(v.Positions) == 1 && v.Positions[0].Quantity.IsZero() && strings.Contains(v.Positions[0].Closed, "liquidat") &&
 			strings.Contains(v.Positions[0].Closed, "40300")
 	})
