@@ -317,7 +317,6 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 // it back.
 func (a *Adapter) cancelAlgo(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
 	p := url.Values{}
-	p.Set("symbol", o.Symbol)
 	if id, ok := algoIDOf(o.VenueOrderID); ok {
 		p.Set("algoId", strconv.FormatInt(id, 10))
 	} else {
@@ -576,8 +575,11 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 		algos, err := venuecall.Read(ctx, a.tr, func() ([]algoOrder, error) {
 			p := url.Values{}
 			p.Set("symbol", sym)
-			var list []algoOrder
-			return list, a.signed(ctx, http.MethodGet, pathOpenAlgo, p, &list)
+			var raw json.RawMessage
+			if err := a.signed(ctx, http.MethodGet, pathOpenAlgo, p, &raw); err != nil {
+				return nil, err
+			}
+			return algoList(raw)
 		})
 		if err != nil {
 			return nil, a.classify(err)
@@ -622,4 +624,24 @@ func fromOrder(o *futures.Order) node.VenueOrder {
 		out.Notional = out.Filled.Mul(out.AveragePrice)
 	}
 	return out
+}
+
+// algoList reads a list of algo orders: a JSON array, or an object whose
+// one array field holds them (the answer's wrapping is not the adapter's
+// business).
+func algoList(raw json.RawMessage) ([]algoOrder, error) {
+	var list []algoOrder
+	if err := json.Unmarshal(raw, &list); err == nil {
+		return list, nil
+	}
+	var wrapped map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &wrapped); err != nil {
+		return nil, fmt.Errorf("open algo orders: an answer that is neither a list nor an object: %w", err)
+	}
+	for _, v := range wrapped {
+		if err := json.Unmarshal(v, &list); err == nil && len(v) > 0 && v[0] == '[' {
+			return list, nil
+		}
+	}
+	return nil, nil
 }
