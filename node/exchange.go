@@ -69,6 +69,9 @@ type OrderRequest struct {
 	// StopPrice is a stop's or stop_limit's trigger; TrailAmount or
 	// TrailPercent a trailing stop's distance from the best price.
 	StopPrice, TrailAmount, TrailPercent decimal.Decimal
+	// ReduceOnly: the order only closes (flatten, market_exit); a venue
+	// that can (binance-futures) sends it reduce-only.
+	ReduceOnly bool
 }
 
 // Replacement is what a modify changes in a resting order at a real

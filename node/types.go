@@ -68,6 +68,11 @@ type Order struct {
 	Updated      time.Time           `json:"updated"`
 	Note         string              `json:"note,omitempty"`           // why it was canceled, or who placed it
 	VenueOrderID string              `json:"venue_order_id,omitempty"` // the real venue's own id
+	// ReduceOnly marks an order that only closes (flatten, market_exit):
+	// a venue that can is told so, and refuses it if it would open or
+	// grow a position. It is a flag of the send, not journaled: an order
+	// is sent once, and a restarted node only looks it up.
+	ReduceOnly bool `json:"-"`
 }
 
 // Remaining is the quantity still to fill.

@@ -602,10 +602,11 @@ func clientID(nodeID string) (string, error) { return binance.ClientID(nodeID) }
 func nodeID(venueID string) string { return binance.NodeID(venueID) }
 
 // isExit reports whether a request is an exit, sent reduceOnly: a
-// linked leg or a fired trigger (by its client id's suffix), or a stop
-// type (the node's protective orders).
+// closing order (flatten, market_exit), a linked leg or a fired trigger
+// (by its client id's suffix), or a stop type (the node's protective
+// orders).
 func isExit(r node.OrderRequest) bool {
-	return r.Type.Protective() || strings.HasSuffix(r.ClientOrderID, node.StopLegSuffix) ||
+	return r.ReduceOnly || r.Type.Protective() || strings.HasSuffix(r.ClientOrderID, node.StopLegSuffix) ||
 		strings.HasSuffix(r.ClientOrderID, node.TakeProfitLegSuffix) || strings.HasSuffix(r.ClientOrderID, node.FireSuffix)
 }
 

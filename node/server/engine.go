@@ -606,7 +606,7 @@ func closingOrders(v venue, symbols []string, note string) []node.Order {
 			side = command.Buy
 		}
 		out = append(out, node.Order{Symbol: s, Side: side, Type: command.Market, Quantity: pos.Abs(),
-			TimeInForce: command.IOC, Note: note})
+			TimeInForce: command.IOC, Note: note, ReduceOnly: true})
 	}
 	return out
 }

@@ -277,3 +277,26 @@ func TestFuturesMarginNotCash(t *testing.T) {
 	})
 	accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.1", ""))
 }
+
+// TestFuturesFlattenIsReduceOnly: flatten at a futures venue sends its
+// closing order reduce-only, so a position that changed meanwhile can
+// never be flipped by it.
+func TestFuturesFlattenIsReduceOnly(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.1", ""))
+	vn := &venueNode{srv: srv, c: c}
+	waitFor(t, "the short read", func() bool {
+		v := vn.venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("-0.1"))
+	})
+	accepted(t, c, command.Command{Verb: command.Flatten, Venue: "perps", Symbol: "BTCUSDT"})
+	orders := f.Orders()
+	last := orders[len(orders)-1]
+	if len(orders) != 2 || !last.ReduceOnly || last.Side != "BUY" || !last.Quantity.Equal(testkit.D("0.1")) || !f.Position("BTCUSDT").Amount.IsZero() {
+		t.Errorf("flatten sent %+v; position %+v", last, f.Position("BTCUSDT"))
+	}
+}

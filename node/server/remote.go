@@ -288,7 +288,8 @@ func marginedPosition(p node.VenuePosition, pos node.Position) node.Position {
 // request is the venue's form of a node order.
 func (o orderOf) request() node.OrderRequest {
 	return node.OrderRequest{ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side, Type: o.Type,
-		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent}
+		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent,
+		ReduceOnly: o.ReduceOnly}
 }
 
 // orderOf adds the venue's view to a node order.
