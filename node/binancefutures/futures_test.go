@@ -339,3 +339,35 @@ func TestStartRefusals(t *testing.T) {
 		t.Errorf("hedge mode with a position: %v", err)
 	}
 }
+
+// TestStreamReportsTriggeredStop: a stop the venue holds as an algo
+// order is reported on the stream under the node's id when it triggers
+// and fills (ALGO_UPDATE and its order's ORDER_TRADE_UPDATE, read back
+// with the fills), never as an external order.
+func TestStreamReportsTriggeredStop(t *testing.T) {
+	f, another := startWith(t)
+	f.SetPosition("ETHUSDT", "1", "3000", 1, "ISOLATED")
+	a := another()
+	s := startStream(t, a)
+	if u := s.next(t); !u.Connected {
+		t.Fatalf("first update %+v", u)
+	}
+	id := venuetest.ClientID()
+	if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: id, Symbol: "ETHUSDT", Side: command.Sell, Type: command.Stop, Quantity: testkit.D("1"), StopPrice: testkit.D("2900")}); err != nil {
+		t.Fatal(err)
+	}
+	f.SetPrice("ETHUSDT", "2890")
+	for range 32 {
+		u := s.next(t)
+		if u.Order != nil && u.Order.ClientOrderID != id {
+			t.Fatalf("an update of another order: %+v", u.Order)
+		}
+		if u.Order != nil && u.Order.State == node.VenueFilled {
+			if !u.Order.Filled.Equal(testkit.D("1")) || !u.Order.AveragePrice.Equal(testkit.D("2890")) || u.Order.Type != command.Stop {
+				t.Errorf("the stop's fill reported as %+v", u.Order)
+			}
+			return
+		}
+	}
+	t.Fatal("no report of the stop filled")
+}
