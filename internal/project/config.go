@@ -315,6 +315,9 @@ func (c *Config) Validate() error {
 		if err := c.resolveVenueSymbols(v); err != nil {
 			return fmt.Errorf("venue %q: %w", v.Name, err)
 		}
+		if err := v.validateContractSymbols(); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
+		}
 		if v.QuantityDecimals == 0 {
 			v.QuantityDecimals = 6
 		}

@@ -2,8 +2,8 @@ package project
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -49,9 +49,10 @@ type Futures struct {
 	MinLiquidationDistancePct decimal.Decimal     `toml:"min_liquidation_distance_pct"`
 }
 
-// Contract is symbol's settings with the defaults filled in.
+// Contract is symbol's settings with the defaults filled in; symbol and
+// the contracts' keys may each be written either way (BTC-USD or BTCUSDT).
 func (v Venue) Contract(symbol string) Contract {
-	c := v.Contracts[symbol]
+	c := v.Contracts[v.contractKey(symbol)]
 	if c.Leverage == 0 {
 		c.Leverage = 1
 	}
@@ -64,9 +65,25 @@ func (v Venue) Contract(symbol string) Contract {
 	return c
 }
 
+// contractKey is the key of v.Contracts that names symbol's instrument in
+// either spelling; symbol itself when none does.
+func (v Venue) contractKey(symbol string) string {
+	if _, ok := v.Contracts[symbol]; ok || len(v.Contracts) == 0 {
+		return symbol
+	}
+	m := v.Instruments()
+	for k := range v.Contracts { // validateContractSymbols lets one key at most name an instrument
+		if m.Same(k, symbol) {
+			return k
+		}
+	}
+	return symbol
+}
+
 // validateContracts checks the futures keys: only on a binance-futures
-// venue, each contract one of its symbols, leverage within 1..125 and its
-// cap, a known margin type, and a distance under 100 %.
+// venue, leverage within 1..125, a known margin type, and a distance
+// under 100 %. validateContractSymbols checks the contracts against the
+// symbols once their spellings are resolved.
 func (v *Venue) validateContracts() error {
 	if v.Kind != KindBinanceFutures {
 		switch {
@@ -85,16 +102,8 @@ func (v *Venue) validateContracts() error {
 	if v.MinLiquidationDistancePct.IsNegative() || v.MinLiquidationDistancePct.GreaterThanOrEqual(decimal.NewFromInt(100)) {
 		return fmt.Errorf("min_liquidation_distance_pct %s: give a percent from 0 to under 100 (a string such as \"10\")", v.MinLiquidationDistancePct)
 	}
-	names := make([]string, 0, len(v.Contracts))
-	for s := range v.Contracts {
-		names = append(names, s)
-	}
-	sort.Strings(names)
-	for _, s := range names {
+	for _, s := range slices.Sorted(maps.Keys(v.Contracts)) {
 		c := v.Contracts[s]
-		if !slices.Contains(v.Symbols, s) {
-			return fmt.Errorf("contracts.%s: %s is not in the venue's symbols (%s); add it there or remove the contract", s, s, strings.Join(v.Symbols, ", "))
-		}
 		if c.MarginType != "" && c.MarginType != MarginIsolated && c.MarginType != MarginCross {
 			return fmt.Errorf("contracts.%s.margin_type %q: write %q or %q", s, c.MarginType, MarginIsolated, MarginCross)
 		}
@@ -102,9 +111,33 @@ func (v *Venue) validateContracts() error {
 			return fmt.Errorf("contracts.%s: leverage and max_leverage are whole numbers from 1 to %d", s, MaxVenueLeverage)
 		}
 	}
+	return nil
+}
+
+// validateContractSymbols checks, once the venue's symbol map is resolved,
+// that each contract names one of the venue's symbols in either spelling
+// (contracts.BTCUSDT for a listed BTC-USD), no two name one instrument,
+// and each symbol's leverage is within its cap.
+func (v *Venue) validateContractSymbols() error {
+	if len(v.Contracts) == 0 {
+		return nil
+	}
+	m := v.Instruments()
+	named := map[string]string{} // the listed symbol → the contract naming it
+	for _, s := range slices.Sorted(maps.Keys(v.Contracts)) {
+		listed, ok := v.Resolve(s)
+		if !ok {
+			return fmt.Errorf("contracts.%s: %s is not in the venue's symbols (%s); add it there, in either spelling (BTC-USD or BTCUSDT), or remove the contract",
+				s, s, strings.Join(v.Symbols, ", "))
+		}
+		if prev, dup := named[listed]; dup {
+			return fmt.Errorf("contracts.%s and contracts.%s are one contract, %s: keep one table", prev, s, m.Both(listed))
+		}
+		named[listed] = s
+	}
 	for _, s := range v.Symbols {
 		if c := v.Contract(s); c.MaxLeverage > 0 && c.Leverage > c.MaxLeverage {
-			return fmt.Errorf("contracts.%s.leverage %d is above its max_leverage %d; lower the leverage or raise the cap", s, c.Leverage, c.MaxLeverage)
+			return fmt.Errorf("contracts.%s.leverage %d is above its max_leverage %d; lower the leverage or raise the cap", v.contractKey(s), c.Leverage, c.MaxLeverage)
 		}
 	}
 	return nil

@@ -30,6 +30,11 @@
 // liquidation price), and a position the venue liquidated is reported
 // closed with the liquidation order's price and time.
 //
+// Symbols travel in Binance's spelling and come back in the venue's
+// list's (instrument.Listing, as at spot): a venue listing wicket's
+// BTC-USD sends BTCUSDT and reads its positions, orders and funding as
+// BTC-USD.
+//
 // It never resends a write: a submit, cancel or modify whose answer is
 // lost is node.ErrVenueUnknown. Reads retry a bounded number of times;
 // 429/418 answers close a gate until Retry-After. It never logs, returns or
@@ -52,6 +57,7 @@ import (
 	"github.com/adshao/go-binance/v2/futures"
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/instrument"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance"
@@ -79,11 +85,13 @@ type Adapter struct {
 	wsBase            string // the user data stream's base: <wsBase>/<listenKey>
 	apiKey, apiSecret string
 	now               func() time.Time
+	syms              instrument.Listing // the venue's list: the node's symbols → Binance's (BTC-USD → BTCUSDT) and back
 
 	// acct serialises account reads: each compares the positions with the
 	// read before it (a liquidation between them), so two must not cross.
 	acct sync.Mutex
 
+	// Each map is keyed by Binance's symbol (BTCUSDT).
 	mu       sync.Mutex
 	symbols  map[string]*futures.Symbol
 	quote    string
@@ -114,7 +122,8 @@ type closure struct {
 	at  time.Time // by the adapter's clock: a read begun before it may still show the position
 }
 
-// algoRef names an algo order the adapter has seen trigger.
+// algoRef names an algo order the adapter has seen trigger (its symbol
+// Binance's).
 type algoRef struct {
 	symbol, clientAlgoID string
 }
@@ -153,8 +162,14 @@ func New(cfg Config) (*Adapter, error) {
 	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
 	c.Debug = false
+	// Binance's futures table with wicket.toml's overrides, whatever kind
+	// the venue names (a test's may name none).
+	syms, err := instrument.For(instrument.BinanceFutures, cfg.Venue.SymbolOverrides)
+	if err != nil {
+		return nil, fmt.Errorf("venue %s: %w", cfg.Venue.Name, err)
+	}
 	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, venue: cfg.Venue, c: c, tr: tr, wsBase: ws,
-		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: cfg.Now, symbols: map[string]*futures.Symbol{},
+		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: cfg.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*futures.Symbol{},
 		held: map[string]decimal.Decimal{}, closed: map[string]closure{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}, brackets: map[string][]bracket{}}, nil
 }
 
@@ -234,6 +249,7 @@ func apiCode(err error) int64 {
 
 // prepare puts the account in one-way mode and each symbol's margin type
 // and leverage as wicket.toml says, then checks them; once per adapter.
+// Messages name a symbol as the venue's list writes it.
 func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
 	a.mu.Lock()
 	done := a.prepared
@@ -258,10 +274,11 @@ func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
 		return err
 	}
 	for _, s := range symbols {
+		vs := a.syms.Venue(s)
 		want := a.venue.Contract(s)
-		cur, ok := risks[s]
+		cur, ok := risks[vs]
 		if !ok {
-			return a.classify(&common.APIError{Code: codeInvalidSymbol, Message: "no position risk for " + s})
+			return a.classify(&common.APIError{Code: codeInvalidSymbol, Message: "no position risk for " + vs})
 		}
 		open := !dec(cur.PositionAmt).IsZero()
 		if marginOf(cur.MarginType) != want.MarginType {
@@ -273,7 +290,7 @@ func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
 			if want.MarginType == project.MarginCross {
 				mt = futures.MarginTypeCrossed
 			}
-			if err := a.c.NewChangeMarginTypeService().Symbol(s).MarginType(mt).Do(ctx); err != nil && apiCode(err) != codeNoMarginChange {
+			if err := a.c.NewChangeMarginTypeService().Symbol(vs).MarginType(mt).Do(ctx); err != nil && apiCode(err) != codeNoMarginChange {
 				return fmt.Errorf("%s: setting %s's margin type to %s: %w", a.name, s, want.MarginType, a.classify(err))
 			}
 		}
@@ -282,7 +299,7 @@ func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
 				return fmt.Errorf("%s: %s is at leverage %d at binance with a position of %s open, and wicket.toml says %d: leverage is never changed under an open position; close it or write leverage = %d for %s",
 					a.name, s, lev, cur.PositionAmt, want.Leverage, lev, s)
 			}
-			if _, err := a.c.NewChangeLeverageService().Symbol(s).Leverage(want.Leverage).Do(ctx); err != nil {
+			if _, err := a.c.NewChangeLeverageService().Symbol(vs).Leverage(want.Leverage).Do(ctx); err != nil {
 				return fmt.Errorf("%s: setting %s's leverage to %d: %w", a.name, s, want.Leverage, a.classify(err))
 			}
 		}
@@ -291,7 +308,7 @@ func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
 		return err
 	}
 	for _, s := range symbols {
-		want, cur := a.venue.Contract(s), risks[s]
+		want, cur := a.venue.Contract(s), risks[a.syms.Venue(s)]
 		if lev, _ := strconv.Atoi(cur.Leverage); lev != want.Leverage || marginOf(cur.MarginType) != want.MarginType {
 			return fmt.Errorf("%s: %s reads back at leverage %s, %s margin; wicket.toml says %d, %s", a.name, s, cur.Leverage, marginOf(cur.MarginType), want.Leverage, want.MarginType)
 		}
@@ -310,10 +327,11 @@ func (a *Adapter) SetLeverage(ctx context.Context, symbol string, leverage int) 
 	if err != nil {
 		return err
 	}
-	if q := dec(risks[symbol].PositionAmt); !q.IsZero() {
+	vs := a.syms.Venue(symbol)
+	if q := dec(risks[vs].PositionAmt); !q.IsZero() {
 		return a.refused(fmt.Sprintf("leverage of %s is not changed while a position of %s is open; close it first", symbol, q))
 	}
-	if _, err := a.c.NewChangeLeverageService().Symbol(symbol).Leverage(leverage).Do(ctx); err != nil {
+	if _, err := a.c.NewChangeLeverageService().Symbol(vs).Leverage(leverage).Do(ctx); err != nil {
 		return a.classify(err)
 	}
 	return nil
@@ -326,6 +344,7 @@ func marginOf(s string) string {
 	return project.MarginIsolated
 }
 
+// positionRisk reads the positions' risk, by Binance's symbol.
 func (a *Adapter) positionRisk(ctx context.Context) (map[string]*futures.PositionRisk, error) {
 	list, err := venuecall.Read(ctx, a.tr, func() ([]*futures.PositionRisk, error) { return a.c.NewGetPositionRiskService().Do(ctx) })
 	if err != nil {
@@ -343,7 +362,9 @@ func (a *Adapter) positionRisk(ctx context.Context) (map[string]*futures.Positio
 // --- reads ---
 
 // Instruments reads exchangeInfo for the symbols, after putting the
-// account as wicket.toml says (prepare).
+// account as wicket.toml says (prepare). A symbol Binance does not list
+// stops it, named in Binance's spelling, with the contract Binance lists
+// for the same pair when there is one.
 func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error) {
 	info, err := venuecall.Read(ctx, a.tr, func() (*futures.ExchangeInfo, error) { return a.c.NewExchangeInfoService().Do(ctx) })
 	if err != nil {
@@ -353,15 +374,8 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 	for i := range info.Symbols {
 		byName[info.Symbols[i].Symbol] = &info.Symbols[i]
 	}
-	var missing []string
-	for _, s := range symbols {
-		if byName[s] == nil {
-			missing = append(missing, s)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: fmt.Sprintf(
-			"binance USDⓈ-M futures does not list %s: write its perpetual symbols (such as BTCUSDT) in the symbols list of venue %s in wicket.toml", strings.Join(missing, ", "), a.name)}
+	if err := a.unknownSymbols(symbols, byName); err != nil {
+		return nil, err
 	}
 	if err := a.prepare(ctx, symbols); err != nil {
 		return nil, err
@@ -370,8 +384,9 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, name := range symbols {
-		s := byName[name]
-		a.symbols[name] = s
+		vs := a.syms.Venue(name)
+		s := byName[vs]
+		a.symbols[vs] = s
 		in := guardrail.Instrument{Fractional: true, Shortable: true}
 		if f := s.PriceFilter(); f != nil {
 			in.Tick = dec(f.TickSize)
@@ -383,12 +398,44 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 		if f := s.MinNotionalFilter(); f != nil {
 			in.MinNotional = dec(f.Notional)
 		}
-		out[name] = in
+		out[a.syms.Listed(vs)] = in
 	}
 	if a.quote == "" && len(symbols) > 0 {
-		a.quote = byName[symbols[0]].QuoteAsset
+		a.quote = byName[a.syms.Venue(symbols[0])].QuoteAsset
 	}
 	return out, nil
+}
+
+// unknownSymbols is the error naming the symbols exchangeInfo (byName)
+// does not list, each in Binance's spelling (BTCUSDT, with the list's
+// BTC-USD after it) and with the contract Binance lists for the same pair
+// when there is one (BTCUSDC: write BTC-USDC); nil when it lists all.
+func (a *Adapter) unknownSymbols(symbols []string, byName map[string]*futures.Symbol) error {
+	var missing []string
+	for _, s := range symbols {
+		vs := a.syms.Venue(s)
+		if byName[vs] != nil {
+			continue
+		}
+		what := a.syms.Named(s)
+		for _, c := range binance.SymbolCandidates(s) {
+			if c != vs && byName[c] != nil {
+				canon, err := a.syms.Map().Canonical(c)
+				if err != nil {
+					canon = c
+				}
+				what += fmt.Sprintf(" (%s lists %s: write %s)", project.KindBinanceFutures, c, canon)
+				break
+			}
+		}
+		missing = append(missing, what)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: fmt.Sprintf(
+		"%s does not list %s: list perpetual symbols binance USDⓈ-M futures trades in the symbols of venue %s in wicket.toml, in wicket's spelling (BTC-USD) or binance's (BTCUSDT), or map one in [symbols.%s]",
+		project.KindBinanceFutures, strings.Join(missing, ", "), a.name, project.KindBinanceFutures)}
 }
 
 // Account reads the futures account: cash is the quote asset's wallet
@@ -422,19 +469,20 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 		}
 	}
 	for _, s := range a.venue.Symbols {
-		p, ok := risks[s]
+		vs := a.syms.Venue(s)
+		p, ok := risks[vs]
 		if !ok {
 			continue
 		}
 		qty := dec(p.PositionAmt)
 		a.mu.Lock()
-		before := a.held[s]
-		a.held[s] = qty
-		why := a.closed[s].why
+		before := a.held[vs]
+		a.held[vs] = qty
+		why := a.closed[vs].why
 		a.mu.Unlock()
 		if qty.IsZero() {
 			if !before.IsZero() && why == "" {
-				why = a.liquidation(ctx, s, before, prev)
+				why = a.liquidation(ctx, vs, before, prev)
 			}
 			if why != "" {
 				out.Positions = append(out.Positions, node.VenuePosition{Symbol: s, Closed: why})
@@ -442,8 +490,8 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 			continue
 		}
 		a.mu.Lock()
-		if c, ok := a.closed[s]; ok && began.After(c.at) { // open again since the liquidation
-			delete(a.closed, s)
+		if c, ok := a.closed[vs]; ok && began.After(c.at) { // open again since the liquidation
+			delete(a.closed, vs)
 		}
 		a.mu.Unlock()
 		lev, _ := strconv.Atoi(p.Leverage)
@@ -460,8 +508,9 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 }
 
 // liquidation looks for the venue's liquidation of symbol's position
-// (GET /fapi/v1/forceOrders, from the read before) when it closed
-// between two reads, and says so; "" when it was closed otherwise.
+// (symbol Binance's; GET /fapi/v1/forceOrders, from the read before) when
+// it closed between two reads, and says so; "" when it was closed
+// otherwise.
 func (a *Adapter) liquidation(ctx context.Context, symbol string, was decimal.Decimal, since time.Time) string {
 	list, err := venuecall.Read(ctx, a.tr, func() ([]*futures.UserLiquidationOrder, error) {
 		// a minute before the last read, for the clocks' skew
@@ -481,7 +530,7 @@ func (a *Adapter) liquidation(ctx context.Context, symbol string, was decimal.De
 	if last == nil {
 		return ""
 	}
-	why := fmt.Sprintf("liquidated by binance: the position of %s %s was closed by liquidation order %d, %s %s at %s (%s)", was, symbol, last.OrderId,
+	why := fmt.Sprintf("liquidated by binance: the position of %s %s was closed by liquidation order %d, %s %s at %s (%s)", was, a.syms.Listed(symbol), last.OrderId,
 		strings.ToLower(string(last.Side)), last.ExecutedQuantity, last.AveragePrice, msTime(last.Time).Format(time.RFC3339))
 	a.mu.Lock()
 	a.closed[symbol], a.liquid[last.OrderId] = closure{why, a.now()}, true
@@ -496,28 +545,32 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 	if err != nil {
 		return nil, a.classify(err)
 	}
+	want := map[string]bool{}
+	for _, vs := range a.syms.Venues(symbols) {
+		want[vs] = true
+	}
 	out := map[string]decimal.Decimal{}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, p := range list {
-		for _, s := range symbols {
-			if p.Symbol == s {
-				if d := dec(p.MarkPrice); d.IsPositive() {
-					out[s] = d
-				}
-				a.funding[s] = dec(p.LastFundingRate)
-			}
+		if !want[p.Symbol] {
+			continue
 		}
+		if d := dec(p.MarkPrice); d.IsPositive() {
+			out[a.syms.Listed(p.Symbol)] = d
+		}
+		a.funding[p.Symbol] = dec(p.LastFundingRate)
 	}
 	return out, nil
 }
 
-// FundingRate is the funding rate in force for symbol, as the last marks
-// read it.
+// FundingRate is the funding rate in force for symbol (either spelling),
+// as the last marks read it.
 func (a *Adapter) FundingRate(symbol string) (decimal.Decimal, bool) {
+	vs := a.syms.Venue(symbol)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r, ok := a.funding[symbol]
+	r, ok := a.funding[vs]
 	return r, ok
 }
 
@@ -622,7 +675,7 @@ func (a *Adapter) Funding(ctx context.Context, since time.Time) ([]node.Funding,
 	}
 	out := make([]node.Funding, 0, len(list))
 	for _, in := range list {
-		out = append(out, node.Funding{ID: strconv.FormatInt(in.TranID, 10), Symbol: in.Symbol, Amount: dec(in.Income), Time: msTime(in.Time)})
+		out = append(out, node.Funding{ID: strconv.FormatInt(in.TranID, 10), Symbol: a.syms.Listed(in.Symbol), Amount: dec(in.Income), Time: msTime(in.Time)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil
@@ -632,12 +685,13 @@ func (a *Adapter) Funding(ctx context.Context, since time.Time) ([]node.Funding,
 // /fapi/v1/leverageBracket, read here for its figures as decimals).
 func (a *Adapter) readBrackets(ctx context.Context, symbols []string) error {
 	for _, s := range symbols {
+		vs := a.syms.Venue(s)
 		list, err := venuecall.Read(ctx, a.tr, func() ([]struct {
 			Symbol   string    `json:"symbol"`
 			Brackets []bracket `json:"brackets"`
 		}, error) {
 			p := url.Values{}
-			p.Set("symbol", s)
+			p.Set("symbol", vs)
 			var out []struct {
 				Symbol   string    `json:"symbol"`
 				Brackets []bracket `json:"brackets"`
@@ -648,12 +702,12 @@ func (a *Adapter) readBrackets(ctx context.Context, symbols []string) error {
 			return a.classify(err)
 		}
 		for _, l := range list {
-			if l.Symbol == s && len(l.Brackets) > 0 {
+			if l.Symbol == vs && len(l.Brackets) > 0 {
 				if max := l.Brackets[0].InitialLeverage; max > 0 && a.venue.Contract(s).Leverage > max {
 					return fmt.Errorf("%s: wicket.toml's leverage %d for %s is above the %dx binance allows it; lower it", a.name, a.venue.Contract(s).Leverage, s, max)
 				}
 				a.mu.Lock()
-				a.brackets[s] = l.Brackets
+				a.brackets[vs] = l.Brackets
 				a.mu.Unlock()
 			}
 		}
@@ -662,11 +716,13 @@ func (a *Adapter) readBrackets(ctx context.Context, symbols []string) error {
 }
 
 // MaintenanceMargin is the maintenance margin rate and amount of
-// symbol's bracket for a position of notional, as the venue states them.
+// symbol's (either spelling) bracket for a position of notional, as the
+// venue states them.
 func (a *Adapter) MaintenanceMargin(symbol string, notional decimal.Decimal) (rate, amount decimal.Decimal, ok bool) {
+	vs := a.syms.Venue(symbol)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, b := range a.brackets[symbol] {
+	for _, b := range a.brackets[vs] {
 		if notional.GreaterThanOrEqual(b.NotionalFloor) && notional.LessThan(b.NotionalCap) {
 			return b.MaintMargin, b.Cum, true
 		}

@@ -136,7 +136,7 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	if conditional(r.Type) {
 		return a.submitAlgo(ctx, r, cid, false)
 	}
-	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
+	s := a.c.NewCreateOrderService().Symbol(a.syms.Venue(r.Symbol)).Side(side(r.Side)).Quantity(r.Quantity.String()).
 		NewClientOrderID(cid).NewOrderResponseType(futures.NewOrderRespTypeRESULT)
 	if isExit(r) {
 		s = s.ReduceOnly(true)
@@ -153,7 +153,7 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	return fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+	return a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
 		OrigQuantity: res.OrigQuantity, ExecutedQuantity: res.ExecutedQuantity, CumQuote: res.CumQuote, Status: res.Status,
 		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AvgPrice}), nil
 }
@@ -178,7 +178,7 @@ func callbackOK(pct decimal.Decimal) bool {
 func (a *Adapter) submitAlgo(ctx context.Context, r node.OrderRequest, cid string, takeProfit bool) (node.VenueOrder, error) {
 	p := url.Values{}
 	p.Set("algoType", "CONDITIONAL")
-	p.Set("symbol", r.Symbol)
+	p.Set("symbol", a.syms.Venue(r.Symbol))
 	p.Set("side", string(side(r.Side)))
 	p.Set("quantity", r.Quantity.String())
 	p.Set("reduceOnly", "true")
@@ -294,7 +294,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if isAlgo(o) {
 		return a.cancelAlgo(ctx, o)
 	}
-	s := a.c.NewCancelOrderService().Symbol(o.Symbol)
+	s := a.c.NewCancelOrderService().Symbol(a.syms.Venue(o.Symbol))
 	if id, err := strconv.ParseInt(o.VenueOrderID, 10, 64); err == nil {
 		s = s.OrderID(id)
 	} else {
@@ -308,7 +308,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	return fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+	return a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
 		OrigQuantity: res.OrigQuantity, ExecutedQuantity: res.ExecutedQuantity, CumQuote: res.CumQuote, Status: res.Status,
 		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime}), nil
 }
@@ -363,11 +363,11 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 		}
 		id, _ = strconv.ParseInt(cur.VenueOrderID, 10, 64)
 	}
-	res, err := a.c.NewModifyOrderService().Symbol(o.Symbol).OrderID(id).Side(side(o.Side)).Quantity(qty.String()).Price(price.String()).Do(ctx)
+	res, err := a.c.NewModifyOrderService().Symbol(a.syms.Venue(o.Symbol)).OrderID(id).Side(side(o.Side)).Quantity(qty.String()).Price(price.String()).Do(ctx)
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	out := fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+	out := a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
 		OrigQuantity: res.OriginalQuantity, ExecutedQuantity: res.ExecutedQuantity, Status: res.Status, TimeInForce: res.TimeInForce,
 		Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AveragePrice})
 	out.ClientOrderID = o.ClientOrderID
@@ -464,7 +464,7 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		return a.lookupAlgo(ctx, cid)
 	}
 	got, err := venuecall.Read(ctx, a.tr, func() (*futures.Order, error) {
-		s := a.c.NewGetOrderService().Symbol(o.Symbol)
+		s := a.c.NewGetOrderService().Symbol(a.syms.Venue(o.Symbol))
 		if id, perr := strconv.ParseInt(o.VenueOrderID, 10, 64); perr == nil {
 			s = s.OrderID(id)
 		} else {
@@ -478,7 +478,7 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, err
 	}
-	return fromOrder(got), nil
+	return a.fromOrder(got), nil
 }
 
 func (a *Adapter) lookupAlgo(ctx context.Context, cid string) (node.VenueOrder, error) {
@@ -523,10 +523,11 @@ func (a *Adapter) getAlgo(ctx context.Context, algoID, cid string) (*algoOrder, 
 	return got, a.classify(err)
 }
 
-// algoState is an algo order in the node's vocabulary: untriggered it is
-// open and unfilled; triggered, its order's fills and state are its own.
+// algoState is an algo order in the node's vocabulary, its symbol as the
+// venue's list writes it: untriggered it is open and unfilled; triggered,
+// its order's fills and state are its own.
 func (a *Adapter) algoState(ctx context.Context, g *algoOrder) (node.VenueOrder, error) {
-	out := node.VenueOrder{ClientOrderID: nodeID(g.ClientAlgoID), VenueOrderID: algoVenueID(g.AlgoID), Symbol: g.Symbol, Side: sideOf(g.Side),
+	out := node.VenueOrder{ClientOrderID: nodeID(g.ClientAlgoID), VenueOrderID: algoVenueID(g.AlgoID), Symbol: a.syms.Listed(g.Symbol), Side: sideOf(g.Side),
 		Type: typeOf(g.OrderType), TimeInForce: command.GTC, Quantity: dec(g.Quantity), Updated: msTime(g.UpdateTime), State: node.VenueOpen}
 	switch g.OrderType {
 	case "STOP_MARKET":
@@ -559,7 +560,7 @@ func (a *Adapter) algoState(ctx context.Context, g *algoOrder) (node.VenueOrder,
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	act := fromOrder(ord)
+	act := a.fromOrder(ord)
 	out.Filled, out.AveragePrice, out.Notional, out.Updated = act.Filled, act.AveragePrice, act.Notional, act.Updated
 	if g.AlgoStatus == "FINISHED" || g.AlgoStatus == "TRIGGERED" {
 		out.State = act.State
@@ -571,7 +572,7 @@ func (a *Adapter) algoState(ctx context.Context, g *algoOrder) (node.VenueOrder,
 // order an algo order triggered is listed as that algo order.
 func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
 	var out []node.VenueOrder
-	for _, sym := range symbols {
+	for _, sym := range a.syms.Venues(symbols) {
 		algos, err := venuecall.Read(ctx, a.tr, func() ([]algoOrder, error) {
 			p := url.Values{}
 			p.Set("symbol", sym)
@@ -601,16 +602,16 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 		}
 		for _, o := range list {
 			if !triggered[o.OrderID] {
-				out = append(out, fromOrder(o))
+				out = append(out, a.fromOrder(o))
 			}
 		}
 	}
 	return out, nil
 }
 
-// fromOrder maps a plain order.
-func fromOrder(o *futures.Order) node.VenueOrder {
-	out := node.VenueOrder{ClientOrderID: nodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: o.Symbol,
+// fromOrder maps a plain order, its symbol as the venue's list writes it.
+func (a *Adapter) fromOrder(o *futures.Order) node.VenueOrder {
+	out := node.VenueOrder{ClientOrderID: nodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: a.syms.Listed(o.Symbol),
 		Side: sideOf(string(o.Side)), Type: typeOf(string(o.Type)), TimeInForce: tifOf(string(o.TimeInForce)), Quantity: dec(o.OrigQuantity),
 		Price: dec(o.Price), State: stateOf(string(o.Status)), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime), StopPrice: dec(o.StopPrice)}
 	out.Notional = dec(o.CumQuote)

@@ -173,7 +173,7 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 		if o.Status == "FILLED" {
 			a.mu.Lock()
 			a.liquid[o.OrderID] = true
-			a.closed[o.Symbol] = closure{fmt.Sprintf("liquidated by binance: liquidation order %d %s %s %s at %s (%s)", o.OrderID, strings.ToLower(o.Side), o.Filled, o.Symbol,
+			a.closed[o.Symbol] = closure{fmt.Sprintf("liquidated by binance: liquidation order %d %s %s %s at %s (%s)", o.OrderID, strings.ToLower(o.Side), o.Filled, a.syms.Listed(o.Symbol),
 				o.AveragePrice, msTime(o.Time).Format(time.RFC3339)), a.now()}
 			a.mu.Unlock()
 		}
@@ -186,7 +186,7 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 		updates(node.VenueUpdate{Resync: true})
 		return
 	}
-	vo := node.VenueOrder{ClientOrderID: nodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: o.Symbol,
+	vo := node.VenueOrder{ClientOrderID: nodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: a.syms.Listed(o.Symbol),
 		Side: sideOf(o.Side), Type: typeOf(o.Type), TimeInForce: tifOf(o.TimeInForce), Quantity: dec(o.Quantity), Price: dec(o.Price),
 		StopPrice: dec(o.StopPrice), State: stateOf(o.Status), Filled: dec(o.Filled), AveragePrice: dec(o.AveragePrice), Updated: msTime(o.Time)}
 	vo.Notional = vo.Filled.Mul(vo.AveragePrice)
