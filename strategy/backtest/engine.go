@@ -497,8 +497,8 @@ func (s *sim) fillAt(i int, p, dq, slip, fee float64) {
 
 // fillWith books a fill with fee rate fee and records the trip it closed.
 func (s *sim) fillWith(i int, p, dq, slip, fee float64) {
-	if _, t, closed := s.acct.Fill(&s.held, i, p, dq, slip, fee); closed {
-		s.closeTrade(i, &t)
+	if _, closed := s.acct.Fill(&s.held, i, p, dq, slip, fee); closed {
+		s.closeTrade(i, &s.held.Closed)
 	}
 }
 

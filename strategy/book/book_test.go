@@ -14,6 +14,7 @@ import (
 type ledger interface {
 	fill(bar int, mark, dq, slip, fee float64) (charged float64, closed bool, pnl float64)
 	charge(amt float64)
+	book(bar int, dq, px, fee float64) bool // a venue's fill: its price and fee
 	clip(p, dq float64) float64
 	mark(day int64, eq float64) Breach
 	markAt(day int64, p float64) Breach // marks the book's own equity at mark p
@@ -30,10 +31,13 @@ type floatBook struct {
 }
 
 func (b *floatBook) fill(bar int, mark, dq, slip, fee float64) (float64, bool, float64) {
-	c, t, closed := b.a.Fill(&b.p, bar, mark, dq, slip, fee)
-	return c, closed, t.PnL()
+	c, closed := b.a.Fill(&b.p, bar, mark, dq, slip, fee)
+	return c, closed, b.p.Closed.PnL()
 }
-func (b *floatBook) charge(amt float64)         { b.a.Charge(&b.p, amt) }
+func (b *floatBook) charge(amt float64) { b.a.Charge(&b.p, amt) }
+func (b *floatBook) book(bar int, dq, px, fee float64) bool {
+	return b.a.Book(&b.p, bar, dq, px, fee)
+}
 func (b *floatBook) clip(p, dq float64) float64 { return b.l.Clip(p, b.p.Qty, dq) }
 func (b *floatBook) mark(day int64, eq float64) Breach {
 	b.d.Mark(day, eq)
@@ -61,12 +65,15 @@ type genericBook[N Number[N]] struct {
 }
 
 func (b *genericBook[N]) fill(bar int, mark, dq, slip, fee float64) (float64, bool, float64) {
-	c, t, closed := b.a.Fill(&b.p, bar, b.from(mark), b.from(dq), b.from(slip), b.from(fee))
+	c, closed := b.a.Fill(&b.p, bar, b.from(mark), b.from(dq), b.from(slip), b.from(fee))
 	cf, _ := b.to(c)
-	pnl, _ := b.to(t.PnL())
+	pnl, _ := b.to(b.p.Closed.PnL())
 	return cf, closed, pnl
 }
 func (b *genericBook[N]) charge(amt float64) { b.a.Charge(&b.p, b.from(amt)) }
+func (b *genericBook[N]) book(bar int, dq, px, fee float64) bool {
+	return b.a.Book(&b.p, bar, b.from(dq), b.from(px), b.from(fee))
+}
 func (b *genericBook[N]) clip(p, dq float64) float64 {
 	v, _ := b.to(b.l.Clip(b.from(p), b.p.Qty, b.from(dq)))
 	return v
@@ -153,6 +160,7 @@ func TestBookCases(t *testing.T) {
 	type step struct {
 		mark, dq, slip, fee float64
 		charge              float64
+		venueFee            float64 // a venue's fill at mark with this fee (Book)
 	}
 	cases := []struct {
 		name  string
@@ -171,6 +179,8 @@ func TestBookCases(t *testing.T) {
 			[]float64{10000 - 100 - 312, 4, 0, 0, 103, 4}, 0},
 		{"cost while open", caps{capital: 10000}, []step{{mark: 64, dq: -2}, {charge: 1.5}, {mark: 32, dq: 2}},
 			[]float64{10000 + 128 - 1.5 - 64, 0, 0, 0, 0, 0}, 64 - 1.5},
+		{"a venue's fill, then a sale", caps{capital: 10000}, []step{{mark: 64.5, dq: 4, venueFee: 0.25}, {mark: 66, dq: -1, venueFee: 0.125}},
+			[]float64{10000 - 258 - 0.25 + 66 - 0.125, 3, 0.375, 0, 64.5, 4}, 0},
 		{"position limit", caps{capital: 10000, position: 512}, []step{{mark: 64, dq: 100}},
 			[]float64{10000 - 512, 8, 0, 0, 64, 8}, 0},
 		{"capital bounds the position", caps{capital: 1024}, []step{{mark: 64, dq: 100}},
@@ -188,6 +198,10 @@ func TestBookCases(t *testing.T) {
 			for i, s := range c.steps {
 				if s.charge != 0 {
 					b.charge(s.charge)
+					continue
+				}
+				if s.venueFee != 0 {
+					b.book(i, s.dq, s.mark, s.venueFee)
 					continue
 				}
 				if dq := b.clip(s.mark, s.dq); dq != 0 {

@@ -19,8 +19,9 @@ type FloatAccount struct {
 
 // FloatPosition is Position in float64.
 type FloatPosition struct {
-	Qty  float64
-	Trip FloatTrip
+	Qty    float64
+	Trip   FloatTrip
+	Closed FloatTrip
 }
 
 // FloatTrip is Trip in float64.
@@ -65,7 +66,7 @@ func (a *FloatAccount) Charge(p *FloatPosition, amt float64) {
 }
 
 // Fill is Account.Fill.
-func (a *FloatAccount) Fill(p *FloatPosition, bar int, mark, dq, slip, fee float64) (charged float64, trip FloatTrip, closed bool) {
+func (a *FloatAccount) Fill(p *FloatPosition, bar int, mark, dq, slip, fee float64) (charged float64, closed bool) {
 	buy := dq > 0
 	qty := math.Abs(dq)
 	var px float64
@@ -75,9 +76,16 @@ func (a *FloatAccount) Fill(p *FloatPosition, bar int, mark, dq, slip, fee float
 		px = mark * (1 - slip)
 	}
 	charged = qty * px * fee
-	a.Cash -= float64(dq*px) + charged
-	a.Fees += charged
 	a.Slipped += float64(qty * mark * slip)
+	return charged, a.Book(p, bar, dq, px, charged)
+}
+
+// Book is Account.Book.
+func (a *FloatAccount) Book(p *FloatPosition, bar int, dq, px, fee float64) (closed bool) {
+	buy := dq > 0
+	qty := math.Abs(dq)
+	a.Cash -= float64(dq*px) + fee
+	a.Fees += fee
 
 	prev := p.Qty
 	pos := prev + dq
@@ -85,9 +93,9 @@ func (a *FloatAccount) Fill(p *FloatPosition, bar int, mark, dq, slip, fee float
 		pos = 0
 	}
 	if prev == 0 || (prev > 0) == buy {
-		p.Trip.add(bar, !buy, qty, px, charged)
+		p.Trip.add(bar, !buy, qty, px, fee)
 		p.Qty = pos
-		return charged, trip, false
+		return false
 	}
 	flips := pos == 0 || (pos > 0) != (prev > 0)
 	closing := qty
@@ -98,16 +106,16 @@ func (a *FloatAccount) Fill(p *FloatPosition, bar int, mark, dq, slip, fee float
 	t := &p.Trip
 	t.QtyOut += closing
 	t.ValueOut += float64(closing * px)
-	t.Fees += float64(charged * share)
+	t.Fees += float64(fee * share)
 	if flips {
-		trip, closed = *t, true
+		p.Closed, closed = *t, true
 		*t = FloatTrip{}
 	}
 	if pos != 0 && (pos > 0) != (prev > 0) {
-		t.add(bar, !buy, math.Abs(pos), px, charged*(1-share))
+		t.add(bar, !buy, math.Abs(pos), px, fee*(1-share))
 	}
 	p.Qty = pos
-	return charged, trip, closed
+	return closed
 }
 
 func (t *FloatTrip) add(bar int, short bool, qty, px, fee float64) {

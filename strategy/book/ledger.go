@@ -35,6 +35,9 @@ type Account[N Number[N]] struct {
 type Position[N Number[N]] struct {
 	Qty  N
 	Trip Trip[N]
+	// Closed is the round trip the last closing fill ended (valid when
+	// Fill or Book reports closed).
+	Closed Trip[N]
 }
 
 // Trip is a round trip: a position from flat back to flat.
@@ -82,9 +85,9 @@ func (a *Account[N]) Charge(p *Position[N], amt N) {
 }
 
 // Fill books a fill of dq (signed, nonzero) of position p at mark on bar,
-// with slippage slip and fee rate fee. It returns the fee charged and,
-// when the fill ended p's round trip, that trip (closed reports it).
-func (a *Account[N]) Fill(p *Position[N], bar int, mark, dq, slip, fee N) (charged N, trip Trip[N], closed bool) {
+// with slippage slip and fee rate fee. It returns the fee charged and
+// whether the fill ended p's round trip (then in p.Closed).
+func (a *Account[N]) Fill(p *Position[N], bar int, mark, dq, slip, fee N) (charged N, closed bool) {
 	buy := dq.Sign() > 0
 	qty := dq.Abs()
 	var px N
@@ -94,9 +97,20 @@ func (a *Account[N]) Fill(p *Position[N], bar int, mark, dq, slip, fee N) (charg
 		px = mark.Mul(a.One.Sub(slip))
 	}
 	charged = qty.Mul(px).Mul(fee)
-	a.Cash = a.Cash.Sub(dq.Mul(px).Add(charged))
-	a.Fees = a.Fees.Add(charged)
 	a.Slipped = a.Slipped.Add(qty.Mul(mark).Mul(slip))
+	return charged, a.Book(p, bar, dq, px, charged)
+}
+
+// Book books a fill of dq (signed, nonzero) of position p at price px
+// (slippage included) charged fee, as a venue reports one: cash falls by
+// dq × px + fee, and the round trip grows, shrinks, closes or reverses by
+// the rules above. It reports whether the fill ended p's round trip (then
+// in p.Closed).
+func (a *Account[N]) Book(p *Position[N], bar int, dq, px, fee N) (closed bool) {
+	buy := dq.Sign() > 0
+	qty := dq.Abs()
+	a.Cash = a.Cash.Sub(dq.Mul(px).Add(fee))
+	a.Fees = a.Fees.Add(fee)
 
 	prev := p.Qty
 	pos := prev.Add(dq)
@@ -105,9 +119,9 @@ func (a *Account[N]) Fill(p *Position[N], bar int, mark, dq, slip, fee N) (charg
 		pos = zero
 	}
 	if prev.IsZero() || (prev.Sign() > 0) == buy {
-		p.Trip.add(bar, !buy, qty, px, charged)
+		p.Trip.add(bar, !buy, qty, px, fee)
 		p.Qty = pos
-		return charged, trip, false
+		return false
 	}
 	flips := pos.IsZero() || (pos.Sign() > 0) != (prev.Sign() > 0)
 	closing := qty
@@ -118,16 +132,16 @@ func (a *Account[N]) Fill(p *Position[N], bar int, mark, dq, slip, fee N) (charg
 	t := &p.Trip
 	t.QtyOut = t.QtyOut.Add(closing)
 	t.ValueOut = t.ValueOut.Add(closing.Mul(px))
-	t.Fees = t.Fees.Add(charged.Mul(share))
+	t.Fees = t.Fees.Add(fee.Mul(share))
 	if flips {
-		trip, closed = *t, true
+		p.Closed, closed = *t, true
 		*t = Trip[N]{}
 	}
 	if !pos.IsZero() && (pos.Sign() > 0) != (prev.Sign() > 0) {
-		t.add(bar, !buy, pos.Abs(), px, charged.Mul(a.One.Sub(share)))
+		t.add(bar, !buy, pos.Abs(), px, fee.Mul(a.One.Sub(share)))
 	}
 	p.Qty = pos
-	return charged, trip, closed
+	return closed
 }
 
 // add books an increase of qty at px with fee fee, opening the trip.

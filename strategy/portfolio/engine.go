@@ -462,14 +462,14 @@ func (e *engine) quantities() []float64 {
 // backtest's slippage (against the trader) and fee (on the notional),
 // through the book.
 func (e *engine) fill(a, i int, p, dq float64) {
-	fee, t, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
+	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
 	e.assetFees[a] += fee
 	e.entered = true
 	if e.acct.Cash < -1e-9*e.capital && e.negCash < 0 {
 		e.negCash = i
 	}
 	if closed {
-		e.closeTrade(a, i, &t, "")
+		e.closeTrade(a, i, &e.pos[a].Closed, "")
 	}
 }
 
@@ -492,8 +492,8 @@ func (e *engine) goBust(i int) {
 	e.bust = i
 	for a := range e.pos {
 		if q := e.pos[a].Qty; q != 0 {
-			if _, t, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0); closed {
-				e.closeTrade(a, i, &t, "bust")
+			if _, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0); closed {
+				e.closeTrade(a, i, &e.pos[a].Closed, "bust")
 			}
 		}
 	}
