@@ -147,7 +147,7 @@ func newGenericFloat(c caps) *genericBook[Float] {
 
 func newGenericDecimal(c caps) *genericBook[decimal.Decimal] {
 	capital := decimal.NewFromFloat(c.capital)
-	return &genericBook[decimal.Decimal]{a: Account[decimal.Decimal]{Cash: capital, One: decimal.NewFromInt(1), Dust: decimal.New(1, -9)},
+	return &genericBook[decimal.Decimal]{a: DecimalAccount(capital),
 		l: c.dec().Decimal(), d: NewDay(capital),
 		from: decimal.NewFromFloat, to: func(d decimal.Decimal) (float64, bool) { return d.Float64() }}
 }

@@ -121,6 +121,12 @@ func UnixDay(t int64) int64 {
 // gone in the day already, under a limit of perDay (0: none).
 func MayOrder(perDay, sent int) bool { return perDay <= 0 || sent < perDay }
 
+// DecimalAccount is an Account in decimals holding cash, as a deployment
+// keeps one.
+func DecimalAccount(cash decimal.Decimal) Account[decimal.Decimal] {
+	return Account[decimal.Decimal]{Cash: cash, One: decimal.NewFromInt(1), Dust: decimal.New(1, -9)}
+}
+
 // Caps are an allowance's figures as the book takes them: decimal, nil
 // (0 for the count) for no limit, the drawdown a percent; and the capital
 // that bounds the position.
