@@ -2,10 +2,15 @@ package backtest
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+	"pgregory.net/rapid"
+
 	"wicket/strategy"
+	"wicket/strategy/book"
 )
 
 // TestStopAtLowExactEntry: a stop-loss priced exactly at the bar's low
@@ -58,4 +63,82 @@ func TestAllowanceHoldsCapital(t *testing.T) {
 	if p := res.OpenPosition; p == nil || p.Quantity != 50 {
 		t.Fatalf("open position %+v, want 50 units (10,000 at 200: the capital)", p)
 	}
+}
+
+// intentList is a Stepper deciding from a list.
+type intentList []strategy.Intent
+
+func (l intentList) Step(i int, _ strategy.Account) (strategy.Intent, error) { return l[i], nil }
+
+// TestEngineBooksAsTheDeploymentBook: random bar paths and quantity
+// intents through the engine, under an allowance, and replayed through
+// the book a deployment keeps (strategy/book at decimal) at the bars and
+// prices the engine fills at: identical cash (final equity), position,
+// fees and slippage. Prices are powers of two (so a limit ÷ price is
+// exact) and quantities sixteenths, the
+// fee 1/1024 and the slippage 1/128 of the price, so float64 and decimal
+// are both exact and any difference is a rule applied differently.
+func TestEngineBooksAsTheDeploymentBook(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(2, 60).Draw(t, "bars")
+		bars := strategy.Bars{Series: "P@1h", Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n),
+			Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+		e := rapid.IntRange(2, 12).Draw(t, "start")
+		intents := make(intentList, n)
+		for i := range n {
+			o := e
+			e = min(12, max(2, e+rapid.IntRange(-1, 1).Draw(t, "move")))
+			bars.Time[i] = t0.Add(time.Duration(i) * time.Hour).Unix()
+			bars.Open[i], bars.Close[i] = math.Ldexp(1, o), math.Ldexp(1, e)
+			bars.High[i], bars.Low[i], bars.Volume[i] = max(bars.Open[i], bars.Close[i]), min(bars.Open[i], bars.Close[i]), 1
+			if rapid.Bool().Draw(t, "decide") {
+				intents[i] = strategy.Intent{Kind: strategy.Qty, Value: float64(rapid.IntRange(-160, 160).Draw(t, "qty")) / 16}
+			}
+		}
+		cfg := cfgWith(1<<20, 1e4/1024, 1e4/128)
+		limit := []string{"max_position_notional=65536", "max_order_notional=512", "max_order_notional=4096,max_position_notional=2048"}[rapid.IntRange(0, 2).Draw(t, "limits")]
+		a, err := ParseAllowance([]string{limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Allowance = a
+		res, err := Run(context.Background(), bars, cfg, Decisions{Stepper: intents})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// The replay: a deployment's book, deciding at each close and
+		// filling at the next open, as the engine's default fill does.
+		dec := func(f float64) decimal.Decimal { return decimal.NewFromFloat(f) }
+		acct := book.DecimalAccount(dec(1 << 20))
+		var pos book.Position[decimal.Decimal]
+		limits := cfg.Allowance.Caps(cfg.Capital).Decimal()
+		slip, fee := dec(1.0/128), dec(1.0/1024)
+		for i := 1; i < n; i++ {
+			in := intents[i-1]
+			if in.Kind != strategy.Qty {
+				continue
+			}
+			o := dec(bars.Open[i])
+			if dq := limits.Clip(o, pos.Qty, dec(in.Value)); !dq.IsZero() {
+				acct.Fill(&pos, i, o, dq, slip, fee)
+			}
+		}
+		final := acct.Equity(&pos, dec(bars.Close[n-1]))
+		var held float64
+		if res.OpenPosition != nil {
+			held = res.OpenPosition.Quantity
+		}
+		for _, c := range []struct {
+			name string
+			got  float64
+			want decimal.Decimal
+		}{{"final equity", res.Metrics.FinalEquity, final}, {"position", held, pos.Qty},
+			{"fees", res.Metrics.FeesPaid, acct.Fees}, {"slippage", res.Metrics.SlippageCost, acct.Slipped}} {
+			w, exact := c.want.Float64()
+			if !exact || c.got != w {
+				t.Fatalf("%s: engine %v, deployment's book %s", c.name, c.got, c.want)
+			}
+		}
+	})
 }
