@@ -215,6 +215,8 @@ type Event struct {
 type Snapshot struct {
 	Time         time.Time            `json:"time"`
 	TradingState command.TradingState `json:"trading_state"`
+	Kill         *KillState           `json:"kill,omitempty"`      // the operator's kill switch (risk.go)
+	Heartbeat    *HeartbeatState      `json:"heartbeat,omitempty"` // the dead man's switch, when configured
 	Venues       []Venue              `json:"venues"`
 	Events       []Event              `json:"events"`
 }

@@ -331,6 +331,7 @@ func (s *Server) step() {
 	if err := s.commit(b); err != nil {
 		return
 	}
+	s.checkHeartbeat(now) // the dead man's switch (heartbeat.go)
 	for _, ev := range b.Events {
 		if ev.Kind == node.EventFilled {
 			s.log.Info("fill", "venue", ev.Venue, "order_id", ev.OrderID, "client_order_id", ev.ClientOrderID,
@@ -409,7 +410,9 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 		s.applyRemote(id, keyID, c, reason, now)
 		return
 	}
+	s.eng.risk.origin = deploymentOf(reason) // the per-deployment throttle (risk.go)
 	out := s.eng.execute(c, now)
+	s.eng.risk.origin = ""
 	out.Ticket = id
 	// The entry carries the order's client id even when the command named
 	// the order by its node id, so the audit joins by client order id.
