@@ -240,25 +240,40 @@ type daySum struct {
 	sum decimal.Decimal
 }
 
-// windows are times of events by key, pruned as they are counted.
-type windows map[string][]time.Time
+// windows are times of events by key (unix nanoseconds, oldest first),
+// pruned as they are counted: a window's expired head is skipped, and
+// the slice compacted once most of it is expired.
+type windows map[string]*window
 
-func (w windows) count(key string, now time.Time, window time.Duration) int {
-	ts := w[key]
-	i := 0
-	for i < len(ts) && !ts[i].After(now.Add(-window)) {
-		i++
-	}
-	if i > 0 {
-		ts = append(ts[:0], ts[i:]...)
-		w[key] = ts
-	}
-	return len(ts)
+type window struct {
+	ts   []int64
+	head int
 }
 
-func (w windows) add(key string, now time.Time, window time.Duration) {
-	w.count(key, now, window)
-	w[key] = append(w[key], now)
+func (w windows) count(key string, now time.Time, span time.Duration) int {
+	x := w[key]
+	if x == nil {
+		return 0
+	}
+	cut := now.Add(-span).UnixNano()
+	for x.head < len(x.ts) && x.ts[x.head] <= cut {
+		x.head++
+	}
+	if x.head > 64 && x.head*2 > len(x.ts) {
+		x.ts = append(x.ts[:0], x.ts[x.head:]...)
+		x.head = 0
+	}
+	return len(x.ts) - x.head
+}
+
+func (w windows) add(key string, now time.Time, span time.Duration) {
+	w.count(key, now, span)
+	x := w[key]
+	if x == nil {
+		x = &window{}
+		w[key] = x
+	}
+	x.ts = append(x.ts, now.UnixNano())
 }
 
 // NewLedger returns an empty ledger.
