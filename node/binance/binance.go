@@ -611,7 +611,8 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
 	}
 	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
-		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL)
+		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL).
+		SelfTradePreventionMode(bn.SelfTradePreventionMode(guardrail.SelfTradeMode)) // the node's self-trade check leaves it to the venue
 	switch r.Type {
 	case command.Limit:
 		s = s.Type(bn.OrderTypeLimit).Price(r.Price.String()).TimeInForce(tif(r.TimeInForce))

@@ -73,6 +73,9 @@ type Order struct {
 	Best          decimal.Decimal // a trailing stop's best price since placement
 	Triggered     bool            // a STOP_LOSS_LIMIT's stop traded: it works as a limit
 	ListID        int64           // the order list it belongs to; -1: none
+	// SelfTradePrevention is the order's selfTradePreventionMode as sent
+	// ("" when none was).
+	SelfTradePrevention string
 }
 
 // trade is one fill, as GET /api/v3/myTrades lists it.
@@ -598,8 +601,15 @@ func (f *Fake) build(form url.Values, leg, quantity string) (*Order, int, map[st
 		return nil, 400, errBody(-1102, "Mandatory parameter 'timeInForce' was not sent, was empty/null, or malformed.")
 	}
 	f.nextID++
+	stp := form.Get("selfTradePreventionMode")
+	switch stp {
+	case "", "NONE", "EXPIRE_TAKER", "EXPIRE_MAKER", "EXPIRE_BOTH", "DECREMENT":
+	default:
+		return nil, 400, errBody(-1130, "Invalid data sent for a parameter.")
+	}
 	o := &Order{ID: f.nextID, ClientOrderID: cid, Symbol: s.Name, Side: form.Get("side"), Type: typ, TimeInForce: tif,
-		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1, StopPrice: stop, TrailingDelta: delta}
+		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1, StopPrice: stop, TrailingDelta: delta,
+		SelfTradePrevention: stp}
 	if delta > 0 {
 		o.Best = last
 		o.StopPrice = trailStop(o)
