@@ -57,8 +57,10 @@ func (s *Server) checkHeartbeat(now time.Time) {
 	}
 	s.log.Warn("dead man's switch tripped", "why", note)
 	s.wg.Add(1)
+	s.silencing.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.silencing.Done()
 		s.silence(note, cancel)
 	}()
 }

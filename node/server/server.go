@@ -136,6 +136,9 @@ type Server struct {
 	// readSeq numbers each real venue's account reads, so the newest wins
 	// (made before the fold starts, read-only after).
 	readSeq map[string]*atomic.Int64
+	// silencing counts the dead man's switch's pausing in flight
+	// (heartbeat.go); Tick waits for it.
+	silencing sync.WaitGroup
 
 	// owned by the fold goroutine
 	eng   *engine
@@ -363,11 +366,13 @@ func (s *Server) commit(b *journal.Batch) error {
 }
 
 // Tick takes one mark step now, through the fold, and returns when it is
-// committed. Tests use it to move marks deterministically.
+// committed (and any dead man's switch it tripped has paused what it
+// pauses). Tests use it to move marks deterministically.
 func (s *Server) Tick(ctx context.Context) error {
 	if err := s.do(ctx, s.step); err != nil {
 		return err
 	}
+	s.silencing.Wait()
 	return nil
 }
 
