@@ -52,7 +52,6 @@ func (tb *toolbox) riskStatus(ctx context.Context, c *call) *result {
 	return ok(st)
 }
 
-
 // riskSeen is what the node watch last saw of the kill switch and the dead
 // man's switch, so a change is a notice on every listen stream (at the
 // watch's pace: within a second).
