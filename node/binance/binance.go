@@ -871,11 +871,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	out := node.VenueOrder{ClientOrderID: NodeID(res.OrigClientOrderID), VenueOrderID: strconv.FormatInt(res.OrderID, 10), Symbol: res.Symbol,
-		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
-		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
-	out.AveragePrice, out.Notional = avg(res.CummulativeQuoteQuantity, out.Filled), dec(res.CummulativeQuoteQuantity)
-	return a.cumulative(out, res.OrderID), nil
+	return a.fromCancel(res), nil // cancel_all.go
 }
 
 // Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is

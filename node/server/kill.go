@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -172,6 +173,9 @@ func (s *Server) killVenue(name string, flatten bool) killPart {
 		armed = s.eng.armed(name, s.cfg.Now())
 		open = cancelable(s.eng.remotes[name], "", "")
 	})
+	if ca := cancelAller(s.cfg.Exchanges[name]); ca != nil && len(open) > 0 {
+		open = s.cancelAllAt(name, ca, open, &p)
+	}
 	for _, o := range open {
 		cur, _ := s.cancelRemote(name, o, "canceled by the kill switch")
 		if cur.Status == node.OrderCanceled {
@@ -257,4 +261,88 @@ func (s *Server) resumeTrading(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// CancelAller is an Exchange with the venue's own cancel-all (Binance's
+// DELETE /api/v3/openOrders): the kill switch uses it, one request per
+// symbol instead of one per order, and cancels one by one only the
+// orders its answer does not settle.
+type CancelAller interface {
+	CancelAll(ctx context.Context, symbols []string) ([]node.VenueOrder, error)
+}
+
+// cancelAllAt cancels open at venue name with its cancel-all, settles
+// the orders the answer names (in one hop to the fold, one commit), and
+// returns those left for cancelRemote.
+func (s *Server) cancelAllAt(name string, ca CancelAller, open []node.Order, p *killPart) []node.Order {
+	var symbols []string
+	for _, o := range open {
+		if !slices.Contains(symbols, o.Symbol) {
+			symbols = append(symbols, o.Symbol)
+		}
+	}
+	ctx, cancel := s.venueCall()
+	answered, err := ca.CancelAll(ctx, symbols)
+	cancel()
+	if err != nil {
+		s.log.Warn("venue cancel-all failed; canceling one by one", "venue", name, "err", err)
+	}
+	byID := map[string]node.VenueOrder{}
+	for _, vo := range answered {
+		byID[vo.VenueOrderID] = vo
+	}
+	const note = "canceled by the kill switch (the venue's cancel-all)"
+	var rest []node.Order
+	s.onFold(func() {
+		r := s.eng.remotes[name]
+		for _, o := range open {
+			vo, hit := byID[o.VenueOrderID]
+			if !hit || o.VenueOrderID == "" {
+				rest = append(rest, o)
+				continue
+			}
+			if vo.Reason == "" {
+				vo.Reason = note
+			}
+			s.eng.settle(r, current(r, o), vo, note, s.cfg.Now())
+			cur := current(r, o)
+			if cur.Leg == command.LegEntry && cur.Status == node.OrderCanceled {
+				s.cancelKept(r, o.ID, fmt.Sprintf("its entry %s was canceled (%s), so it was never sent", o.ID, note))
+			}
+			switch cur.Status {
+			case node.OrderCanceled:
+				p.canceled = append(p.canceled, o.ID)
+			case node.OrderOpen, node.OrderPending:
+				rest = append(rest, o)
+			} // filled before the cancel-all reached it: nothing to cancel
+		}
+		s.commitStep(name) //nolint:errcheck // a failure rebuilt the engine, which reconciles
+	})
+	return rest
+}
+
+// cancelAller is ex's cancel-all, scrubbed as its other answers are; nil
+// when the adapter has none.
+func cancelAller(ex Exchange) CancelAller {
+	if x, ok := ex.(scrubbedExchange); ok {
+		if ca := cancelAller(x.ex); ca != nil {
+			return scrubbedCancelAll{ca, x}
+		}
+		return nil
+	}
+	ca, _ := ex.(CancelAller)
+	return ca
+}
+
+type scrubbedCancelAll struct {
+	ca CancelAller
+	x  scrubbedExchange
+}
+
+func (c scrubbedCancelAll) CancelAll(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
+	vos, err := c.ca.CancelAll(ctx, symbols)
+	for i := range vos {
+		vos[i], _ = c.x.order(vos[i], nil)
+	}
+	return vos, c.x.sc.Error(err)
 }

@@ -90,6 +90,9 @@ func TestKillCancelsEverythingHaltsAndOnlyTheOperatorResumes(t *testing.T) {
 			t.Errorf("binance order %d is %s after the kill", o.ID, o.Status)
 		}
 	}
+	if n := k.bn.fake.CancelAlls(); n != 1 {
+		t.Errorf("binance heard %d cancel-all requests, want its own cancel-all once", n)
+	}
 	s := snapshot(t, k.c)
 	if s.TradingState != command.Halted || s.Kill == nil || s.Kill.Prior != command.Active {
 		t.Fatalf("after the kill: state %s, kill %+v", s.TradingState, s.Kill)
