@@ -189,3 +189,20 @@ func (c *Client) ResetThrottle(ctx context.Context, op ed25519.PrivateKey) (Risk
 	err := c.operatorAct(ctx, ActResetThrottle, "/v1/risk/reset-throttle", OperatorRequest{Confirm: ActResetThrottle}, op, &out)
 	return out, err
 }
+
+var _ guardrail.RestingView = (*Snapshot)(nil)
+
+// Resting lists the open orders of symbol on venue as the snapshot shows
+// them (guardrail.RestingView: a client's preview runs the self-trade
+// check on it).
+func (s *Snapshot) Resting(venue, symbol string) []guardrail.Order {
+	var out []guardrail.Order
+	if v := s.venue(venue); v != nil {
+		for _, o := range v.OpenOrders {
+			if o.Symbol == symbol && o.Status == OrderOpen {
+				out = append(out, o.View())
+			}
+		}
+	}
+	return out
+}
