@@ -206,3 +206,12 @@ func (s *Snapshot) Resting(venue, symbol string) []guardrail.Order {
 	}
 	return out
 }
+
+// MarketClock is a venue's market clock (Alpaca's GET /v2/clock): open
+// now or not, when it next opens and closes, and when it was read.
+type MarketClock struct {
+	Open      bool      `json:"open"`
+	NextOpen  time.Time `json:"next_open"`
+	NextClose time.Time `json:"next_close"`
+	Read      time.Time `json:"read"`
+}

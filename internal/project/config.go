@@ -223,6 +223,8 @@ identical_window = "1m"
 # stop_collar_pct = 20
 # Refuse an order that would cross the account's own resting order.
 # self_trade = true
+# Refuse equity orders at Alpaca while its clock says the market is closed.
+# market_hours = true
 # [risk.symbols."BTC-USD"]
 # max_order_quantity = "2"
 # max_order_notional = "50000"

@@ -41,6 +41,9 @@ type Risk struct {
 	// resting order on the same venue and symbol (Binance is told
 	// selfTradePreventionMode instead, and expires the taker itself).
 	SelfTrade bool `toml:"self_trade"`
+	// MarketHours refuses an equity order at a venue whose market clock
+	// (Alpaca's) says the market is closed, naming when it opens.
+	MarketHours bool `toml:"market_hours"`
 	// Symbols are per-symbol limits, by symbol.
 	Symbols map[string]SymbolRisk `toml:"symbols"`
 	// Venues are per-venue limits, by venue name.

@@ -495,6 +495,7 @@ func (r *run) checkOrder(in intent) {
 	}
 	r.checkSymbolRisk(in, mark, haveMark, at, valued)
 	r.checkSelfTrade(in)
+	r.checkMarketHours(in.symbol)
 }
 
 // collar checks that price (called what) is within the collar of ref.

@@ -39,6 +39,15 @@ type RestingView interface {
 	Resting(venue, symbol string) []Order
 }
 
+// SessionView is a View that knows venues' trading sessions: for a
+// symbol that trades only in sessions (an equity at Alpaca), whether the
+// market is open now and a line saying so (applies false: the symbol
+// trades around the clock, or the venue has no sessions).
+type SessionView interface {
+	View
+	Session(venue, symbol string) (open bool, why string, applies bool)
+}
+
 // Activity is what only the node knows when it checks a write: its
 // ledger, the deployment that sends the write ("" for an agent or a
 // person) and the time.
@@ -152,6 +161,21 @@ func (r *run) checkSelfTrade(in intent) {
 		}
 	}
 	r.add("self_trade", true, "crosses none of the account's resting orders on %s", in.symbol)
+}
+
+// checkMarketHours refuses, with [risk] market_hours, an order of a
+// symbol whose market is closed now.
+func (r *run) checkMarketHours(symbol string) {
+	if !r.g.risk.MarketHours {
+		return
+	}
+	sv, ok := r.view.(SessionView)
+	if !ok {
+		return
+	}
+	if open, why, applies := sv.Session(r.venue.Name, symbol); applies {
+		r.add("market_hours", open, "%s", why)
+	}
 }
 
 // SelfTradeMode is the selfTradePreventionMode sent to Binance with every
@@ -431,6 +455,9 @@ func (g *Guardrail) Status(view View, l *Ledger, now time.Time) []Headroom {
 	}
 	if g.risk.SelfTrade {
 		out = append(out, Headroom{Check: "self_trade", Scope: "every venue", Limit: "no crossing of own resting orders"})
+	}
+	if g.risk.MarketHours {
+		out = append(out, Headroom{Check: "market_hours", Scope: "equities at venues with a clock", Limit: "in session"})
 	}
 	return out
 }

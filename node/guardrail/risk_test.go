@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node/command"
@@ -207,5 +209,39 @@ func TestStatusShowsEveryLimitWithHeadroom(t *testing.T) {
 		if s := h.Limit + "/" + h.Used + "/" + h.Headroom; s != want {
 			t.Errorf("%s: %s, want %s", key, s, want)
 		}
+	}
+}
+
+// sessionView is view with a market session for SPY on paper.
+type sessionView struct {
+	fakeView
+	open bool
+}
+
+func (s sessionView) Session(venue, symbol string) (bool, string, bool) {
+	if symbol != "SPY" {
+		return true, "", false
+	}
+	if s.open {
+		return true, "paper's market is open until 20:00", true
+	}
+	return false, "paper's market is closed for SPY: it opens at 13:30 (its clock); send the order then", true
+}
+
+// TestMarketHoursRefusesAClosedSession: an equity order while its market
+// is closed is refused naming when it opens; open, it passes; a symbol
+// without sessions is not checked.
+func TestMarketHoursRefusesAClosedSession(t *testing.T) {
+	cfg := riskConfig()
+	cfg.Venues[0].Symbols = append(cfg.Venues[0].Symbols, "SPY")
+	cfg.Risk.MarketHours = true
+	g := New(cfg)
+	spy := command.Command{Verb: command.SubmitOrder, Venue: "paper", Symbol: "SPY", Side: command.Buy, Type: command.Market, Quantity: testkit.D("1")}
+	v := view
+	v.marks = map[string]decimal.Decimal{"SPY": testkit.D("500"), "BTC-USD": testkit.D("40000")}
+	expect(t, "closed", g.Check(spy, sessionView{v, false}), "market_hours", false, "closed for SPY: it opens at 13:30")
+	expect(t, "open", g.Check(spy, sessionView{v, true}), "market_hours", true, "open until 20:00")
+	if _, found := outcome(g.Check(submit(command.Sell, command.Market, "0.1", ""), sessionView{v, false}), "market_hours"); found {
+		t.Error("a symbol without sessions was checked for market hours")
 	}
 }

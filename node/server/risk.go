@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,9 +26,10 @@ import (
 // touches it.
 type riskState struct {
 	ledger *guardrail.Ledger
-	origin string          // the deployment whose command is being applied ("" for others)
-	kill   *node.KillState // a standing kill (journaled)
-	beat   heartbeat       // the dead man's switch (heartbeat.go)
+	origin string                      // the deployment whose command is being applied ("" for others)
+	kill   *node.KillState             // a standing kill (journaled)
+	beat   heartbeat                   // the dead man's switch (heartbeat.go)
+	clocks map[string]node.MarketClock // real venues' market clocks, by venue ([risk] market_hours)
 }
 
 // deploymentPrefix starts the reason of every command a deployment
@@ -242,4 +244,67 @@ func (s *Server) riskReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// Clocker is an Exchange with a market clock and symbols that trade only
+// in its sessions (Alpaca's equities): with [risk] market_hours the node
+// reads it at each account poll and refuses such orders while closed.
+type Clocker interface {
+	Clock(ctx context.Context) (node.MarketClock, error)
+	InSession(symbol string) bool
+}
+
+// clocker is ex's clock, through the scrubbing wrapper; nil when none.
+func clocker(ex Exchange) Clocker {
+	if x, ok := ex.(scrubbedExchange); ok {
+		ex = x.ex
+	}
+	c, _ := ex.(Clocker)
+	return c
+}
+
+// pollClock reads venue name's market clock when [risk] market_hours
+// asks for it (on the venue's poll, off the fold).
+func (s *Server) pollClock(name string) {
+	c := clocker(s.cfg.Exchanges[name])
+	if c == nil || !s.cfg.Project.Risk.MarketHours {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.bg, s.cfg.VenueTimeout)
+	clk, err := c.Clock(ctx)
+	cancel()
+	if err != nil {
+		if s.bg.Err() == nil {
+			s.log.Warn("venue clock unreadable", "venue", name, "err", err)
+		}
+		return
+	}
+	s.onFold(func() { s.eng.risk.clocks[name] = clk })
+}
+
+var _ guardrail.SessionView = (*engine)(nil)
+
+// Session says whether symbol's market at venue is open now (the check
+// market_hours): it applies to a real venue with a clock, for a symbol
+// that trades only in sessions.
+func (e *engine) Session(venue, symbol string) (bool, string, bool) {
+	r := e.remotes[venue]
+	if r == nil {
+		return true, "", false
+	}
+	c := clocker(r.ex)
+	if c == nil || !c.InSession(symbol) {
+		return true, "", false
+	}
+	clk, read := e.risk.clocks[venue]
+	now := e.now()
+	switch {
+	case !read:
+		return false, fmt.Sprintf("%s's market clock has not been read yet, so %s's session is unknown; the node reads it at each poll — retry shortly", venue, symbol), true
+	case clk.Open && now.Before(clk.NextClose):
+		return true, fmt.Sprintf("%s's market is open until %s (its clock)", venue, clk.NextClose.UTC().Format(time.RFC3339)), true
+	case !clk.Open && now.Before(clk.NextOpen):
+		return false, fmt.Sprintf("%s's market is closed for %s: it opens at %s (its clock); send the order then", venue, symbol, clk.NextOpen.UTC().Format(time.RFC3339)), true
+	}
+	return false, fmt.Sprintf("%s's market clock, read at %s, is out of date; the node reads it at each poll — retry shortly", venue, clk.Read.UTC().Format(time.RFC3339)), true
 }

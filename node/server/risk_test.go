@@ -176,3 +176,36 @@ func TestHeartbeatLapseIsReportedAndOnlyTheOperatorBeats(t *testing.T) {
 		t.Fatalf("after the heartbeat: %+v", h)
 	}
 }
+
+// TestMarketHoursAtAlpaca: with [risk] market_hours, an equity order at
+// Alpaca while its clock says closed is refused naming when it opens; a
+// crypto pair trades; once the clock opens, the equity order goes.
+func TestMarketHoursAtAlpaca(t *testing.T) {
+	f := venuerig.Alpaca(t, "50000", "SPY", "BTC/USD")
+	cfg := project.Defaults()
+	cfg.Risk.MarketHours = true
+	opens := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
+	f.SetClosed(opens)
+	srv := venuerig.Node(t, cfg, []venuerig.Venue{alpacaVenue(f, "SPY", "BTC-USD")}, nodetest.WithVenueTimeout(2*time.Second))
+	vn := &venueNode{srv: srv, c: srv.Client()}
+	vn.waitSynced(t, "al")
+	vn.arm(t, "al", time.Hour)
+	spy := order("al", "SPY", command.Buy, command.Market, "1", "")
+	var v node.Verdict
+	waitFor(t, "the clock read", func() bool {
+		var err error
+		v, err = vn.c.DryRun(context.Background(), command.NewEnvelope(spy, ""))
+		return err == nil && v.Code == "market_hours"
+	})
+	out := rejected(t, vn.c, spy, "market_hours")
+	if !strings.Contains(out.Reason, "al's market is closed for SPY: it opens at "+opens.Format(time.RFC3339)) {
+		t.Errorf("closed: %q", out.Reason)
+	}
+	accepted(t, vn.c, order("al", "BTC-USD", command.Buy, command.Market, "0.01", ""))
+	f.SetClosed(time.Time{})
+	waitFor(t, "the clock open", func() bool {
+		v, err := vn.c.DryRun(context.Background(), command.NewEnvelope(spy, ""))
+		return err == nil && v.WouldAccept
+	})
+	accepted(t, vn.c, spy)
+}
