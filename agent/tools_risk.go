@@ -30,9 +30,13 @@ func (tb *toolbox) riskTools() []*toolSpec {
 		Name: "risk_status", Title: "Risk status", Ring: ringLiveRead,
 		Hints:       hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
 		Description: "Reads the node's risk controls: limits with headroom, throttles, breakers, the kill and dead man's switches.",
+		Output:      riskSchema,
 		Handle:      tb.riskStatus,
 	}}
 }
+
+// riskSchema is risk_status's outputSchema, derived from the node's type.
+var riskSchema = shallow(outputSchemaFor[node.RiskStatus](), "kill", "heartbeat")
 
 func (tb *toolbox) riskStatus(ctx context.Context, c *call) *result {
 	if r := tb.needNode(); r != nil {
