@@ -106,6 +106,7 @@ func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *resul
 	if err != nil {
 		return failErr(err)
 	}
+	cmd.Symbol = tb.guard.Listed(cmd.Venue, cmd.Symbol) // BTCUSDT names a venue's listed BTC-USD, in preview and confirm alike
 	var reason string
 	if raw, ok := extra["reason"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &reason); err != nil {

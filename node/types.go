@@ -1,10 +1,13 @@
 package node
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/project"
 	"wicket/node/command"
 	"wicket/node/guardrail"
 )
@@ -154,6 +157,33 @@ type Venue struct {
 	// node: shown, never touched unless an operator names them.
 	ExternalOrders []Order                         `json:"external_orders,omitempty"`
 	Instruments    map[string]guardrail.Instrument `json:"instruments,omitempty"` // real venues: the venue's rules
+	// Spellings, for each listed symbol the venue spells another way, are
+	// both: wicket's (BTC-USD) and the venue's own (BTCUSDT). A command
+	// may name either; the node works in the listed one.
+	Spellings map[string]project.Spelling `json:"spellings,omitempty"`
+}
+
+// Listed is the venue's listed symbol that sym spells (BTCUSDT or
+// BTC-USD for a listed BTC-USD at binance), else sym as it is.
+func (v *Venue) Listed(sym string) string {
+	if slices.Contains(v.Symbols, sym) {
+		return sym
+	}
+	for listed, sp := range v.Spellings {
+		if strings.EqualFold(sym, sp.Canonical) || strings.EqualFold(sym, sp.Venue) {
+			return listed
+		}
+	}
+	return sym
+}
+
+// Both is sym as wicket writes it with the venue's own spelling after it
+// when that differs: "BTC-USD (BTCUSDT)"; sym itself otherwise.
+func (v *Venue) Both(sym string) string {
+	if sp, ok := v.Spellings[v.Listed(sym)]; ok {
+		return sp.Canonical + " (" + sp.Venue + ")"
+	}
+	return sym
 }
 
 // EventKind names a state change.
@@ -224,10 +254,11 @@ type Snapshot struct {
 var _ guardrail.View = (*Snapshot)(nil)
 var _ guardrail.InstrumentView = (*Snapshot)(nil)
 
-// Instrument is a real venue's rules for symbol (guardrail.InstrumentView).
+// Instrument is a real venue's rules for symbol, in either spelling
+// (guardrail.InstrumentView).
 func (s *Snapshot) Instrument(venue, symbol string) (guardrail.Instrument, bool) {
 	if v := s.venue(venue); v != nil {
-		in, ok := v.Instruments[symbol]
+		in, ok := v.Instruments[v.Listed(symbol)]
 		return in, ok
 	}
 	return guardrail.Instrument{}, false
@@ -242,18 +273,21 @@ func (s *Snapshot) venue(name string) *Venue {
 	return nil
 }
 
-// Mark is the last mark of symbol on venue (guardrail.View).
+// Mark is the last mark of symbol, in either spelling, on venue
+// (guardrail.View).
 func (s *Snapshot) Mark(venue, symbol string) (decimal.Decimal, bool) {
 	if v := s.venue(venue); v != nil {
-		m, ok := v.Marks[symbol]
+		m, ok := v.Marks[v.Listed(symbol)]
 		return m, ok
 	}
 	return decimal.Decimal{}, false
 }
 
-// Position is the signed quantity of symbol held on venue (guardrail.View).
+// Position is the signed quantity of symbol, in either spelling, held on
+// venue (guardrail.View).
 func (s *Snapshot) Position(venue, symbol string) decimal.Decimal {
 	if v := s.venue(venue); v != nil {
+		symbol = v.Listed(symbol)
 		for _, p := range v.Positions {
 			if p.Symbol == symbol {
 				return p.Quantity

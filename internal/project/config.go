@@ -23,6 +23,10 @@ type Config struct {
 	Risk      Risk        `toml:"risk"`  // pre-trade limits, throttles, dead man's switch (risk.go)
 	// Providers are the market data providers' [providers.NAME] tables.
 	Providers map[string]ProviderConfig `toml:"providers"`
+	// Symbols are the [symbols.KIND] tables: per venue or provider kind,
+	// wicket symbol = the kind's own spelling, over the kind's built-in
+	// table (symbols.go, internal/instrument).
+	Symbols map[string]map[string]string `toml:"symbols"`
 }
 
 // NodeConfig says where the trading node listens and where clients find it.
@@ -47,6 +51,9 @@ type Venue struct {
 	PriceDecimals    int32           `toml:"price_decimals"`    // most decimals a price may carry
 	// StartPrices seeds paper marks for symbols that have no demo history.
 	StartPrices map[string]decimal.Decimal `toml:"start_prices"`
+	// SymbolOverrides are the [symbols.KIND] table of the venue's kind,
+	// given by Validate (Instruments, symbols.go).
+	SymbolOverrides map[string]string `toml:"-"`
 	// Marks (paper venues): "binance" or "alpaca" takes the marks from the
 	// provider's last trade price instead of the random walk (venues.go).
 	Marks string `toml:"marks"`
@@ -169,7 +176,13 @@ price_decimals = 2
 # kind = "binance"
 # environment = "testnet"
 # may_arm = true
-# symbols = ["BTCUSDT"]
+# symbols = ["BTC-USD"]           # wicket's spelling; binance's own (BTCUSDT) works too
+
+# Symbols are written one way (BTC-USD, SPY); each venue and provider kind
+# maps them to its own (binance BTCUSDT, alpaca BTC/USD). A [symbols.KIND]
+# table overrides that kind's mapping, for its venues and its provider.
+# [symbols.binance]
+# "BTC-USD" = "BTCFDUSD"
 
 [guardrail]
 # Checked before an order is sent (client side) and again by the node.
@@ -289,6 +302,9 @@ func (c *Config) Validate() error {
 	if c.Node.Address == "" {
 		return fmt.Errorf("node.address is empty; set it to the node's HOST:PORT (the default is %q)", DefaultNodeAddress)
 	}
+	if err := validateSymbolTables(c.Symbols); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i := range c.Venues {
 		v := &c.Venues[i]
@@ -321,6 +337,9 @@ func (c *Config) Validate() error {
 			if err := ValidName("symbol", s); err != nil {
 				return fmt.Errorf("venue %q: %w", v.Name, err)
 			}
+		}
+		if err := c.resolveVenueSymbols(v); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
 		}
 		if v.QuantityDecimals == 0 {
 			v.QuantityDecimals = 6

@@ -716,6 +716,7 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 				vs.Armed, vs.ArmedUntil = true, e.arming[name]
 			}
 			vs.Breaker = e.breakerReason(name)
+			vs.Spellings = e.cfg.Venues[i].Spellings()
 			s.Venues = append(s.Venues, vs)
 		}
 	}
