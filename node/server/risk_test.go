@@ -209,3 +209,39 @@ func TestMarketHoursAtAlpaca(t *testing.T) {
 	})
 	accepted(t, vn.c, spy)
 }
+
+// TestRiskStatusStaysUnder4KB: with every [risk] limit on, for each of
+// the default venue's symbols, a venue breaker and the heartbeat, the
+// status is under 4 KB and lists each limit.
+func TestRiskStatusStaysUnder4KB(t *testing.T) {
+	r := project.Risk{Heartbeat: 15 * time.Minute, StopCollarPct: 20, MaxMessages: 20, MaxDeploymentMessages: 5, MaxIdenticalOrders: 3,
+		SelfTrade: true, MarketHours: true, Symbols: map[string]project.SymbolRisk{}, Venues: map[string]project.VenueRisk{"paper": {MaxDailyNotional: testkit.D("1000000")}}}
+	for _, s := range project.Defaults().Venues[0].Symbols {
+		r.Symbols[s] = project.SymbolRisk{MaxOrderQuantity: testkit.D("2"), MaxOrderNotional: testkit.D("50000"), MaxPosition: testkit.D("5")}
+	}
+	cfg := project.Defaults()
+	cfg.Risk = r
+	cfg.Venues[0].MaxDailyLoss = testkit.D("500")
+	n := nodetest.NewServer(t, nodetest.WithConfig(cfg))
+	c := n.Client()
+	accepted(t, c, order("paper", "BTC-USD", command.Buy, command.Market, "0.01", ""))
+	st, err := c.Risk(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(st)
+	t.Logf("risk status: %d limits, %d bytes", len(st.Limits), len(raw))
+	if len(raw) >= 4096 {
+		t.Errorf("risk status is %d bytes, over 4 KB", len(raw))
+	}
+	for _, check := range []string{"order_quantity", "symbol_notional", "position_quantity", "daily_notional", "venue_messages",
+		"deployment_messages", "identical_orders", "stop_collar", "self_trade", "market_hours"} {
+		if !strings.Contains(string(raw), `"check":"`+check+`"`) {
+			t.Errorf("no %s in the status", check)
+		}
+	}
+	if st.Heartbeat == nil || len(st.Breakers) != 1 {
+		t.Errorf("heartbeat %+v, breakers %+v", st.Heartbeat, st.Breakers)
+	}
+}
+
