@@ -244,4 +244,3 @@ func TestRiskStatusStaysUnder4KB(t *testing.T) {
 		t.Errorf("heartbeat %+v, breakers %+v", st.Heartbeat, st.Breakers)
 	}
 }
-
