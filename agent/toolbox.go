@@ -63,6 +63,11 @@ type toolbox struct {
 
 	// sheets keeps the tear sheets of ui://wicket/report/{run} (report.go).
 	sheets *sheetStore
+
+	// owners are the orders each caller placed, shared by the sessions of
+	// one HTTP server (owners.go); caller is this session's.
+	owners *orderOwners
+	caller string
 }
 
 // productionTools is the cache of the registry New builds.

@@ -28,9 +28,10 @@ const (
 	// arguments (issues 28 and 26), and run_backtest's allowance (issue 25) as
 	// merged: 39,344 bytes; + the deployment tools' measured 3,069 bytes
 	// (issue 25 item 4: deploy_strategy, stop_deployment, deployment_report)
-	// and node_snapshot's deployments (81): 42,494 bytes; measured 43,004 when
-	// risk_status (issue 43 item 4: no arguments, its outputSchema with the kill
-	// and heartbeat shallow) added its measured 754 bytes: 43,758.
+	// and node_snapshot's deployments (81): 42,494 bytes; measured 42,499, + the
+	// kill and heartbeat in node_snapshot's outputSchema (505) and risk_status
+	// (issue 43 item 4: no arguments, its outputSchema with the kill and
+	// heartbeat shallow, 754): 43,758 bytes.
 	maxToolListBytes = 43760
 )
 

@@ -54,7 +54,7 @@ func nodeCommand() *cli.Command {
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
 			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
-			nodeClearBreakerCommand()}, nodeRiskCommands()...), // node_risk.go
+			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand()}, nodeRiskCommands()...), // node_risk.go
 	}
 }
 

@@ -194,6 +194,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Logger.Info(j.Start().String(), "journal", j.Path()) // "new journal" or "recovered N commands, last at T"
+	if err := checkOperatorPin(j, cfg); err != nil {         // operator_pin.go
+		j.Close()
+		return nil, err
+	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, j: j,
 		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.Now),
