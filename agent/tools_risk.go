@@ -64,6 +64,7 @@ type riskSeen struct {
 	seen   bool
 	killed bool
 	lapsed bool
+	losses map[string]bool // stream-loss notes already told
 }
 
 // notice announces a kill, its end, or the dead man's switch tripping,
@@ -84,5 +85,19 @@ func (r *riskSeen) notice(s *Server, snap *node.Snapshot) {
 	}
 	if lapsed && (!was || !wasLapsed) {
 		s.announce(mcp.LoggingLevelAlert, "node", snap.Heartbeat.Note)
+	}
+	r.mu.Lock()
+	var fresh []string
+	now := map[string]bool{}
+	for _, n := range snap.StreamLoss {
+		now[n] = true
+		if !r.losses[n] {
+			fresh = append(fresh, n)
+		}
+	}
+	r.losses = now
+	r.mu.Unlock()
+	for _, n := range fresh {
+		s.announce(mcp.LoggingLevelAlert, "node", n)
 	}
 }

@@ -7,21 +7,21 @@ import (
 )
 
 // PauseDeployments pauses every running deployment (only the auto ones
-// when autoOnly) with why, journaled, its waiting proposals lapsed; only
+// when autoOnly; only those on venue when it is set) with why, journaled, its waiting proposals lapsed; only
 // an operator resumes each (wicket node resume). It lists those paused
 // with the client order ids of their orders still pending at the node.
 // The node's kill switch and dead man's switch call it (through
 // server.DeploymentPauser); before the runner is attached it pauses none.
-func (h *Handler) PauseDeployments(why string, autoOnly bool) []node.PausedDeployment {
+func (h *Handler) PauseDeployments(why string, autoOnly bool, venue string) []node.PausedDeployment {
 	r := h.r.Load()
 	if r == nil {
 		return nil
 	}
-	return r.PauseAll(why, autoOnly)
+	return r.PauseAll(why, autoOnly, venue)
 }
 
 // PauseAll is PauseDeployments on the runner.
-func (r *Runner) PauseAll(why string, autoOnly bool) []node.PausedDeployment {
+func (r *Runner) PauseAll(why string, autoOnly bool, venue string) []node.PausedDeployment {
 	r.mu.Lock()
 	ls := make([]*live, 0, len(r.deps))
 	for _, l := range r.deps {
@@ -32,7 +32,7 @@ func (r *Runner) PauseAll(why string, autoOnly bool) []node.PausedDeployment {
 	for _, l := range ls {
 		l.mu.Lock()
 		d := l.d
-		if d.State != StateRunning || (autoOnly && d.Mode != ModeAuto) {
+		if d.State != StateRunning || (autoOnly && d.Mode != ModeAuto) || (venue != "" && d.Venue != venue) {
 			l.mu.Unlock()
 			continue
 		}

@@ -80,3 +80,20 @@ func TestDeadMansSwitchPausesAutoDeploymentsOnly(t *testing.T) {
 		t.Fatalf("snapshot heartbeat %+v", s.Heartbeat)
 	}
 }
+
+// TestPauseAllByVenue: a stream loss pauses the auto deployments of its
+// venue only.
+func TestPauseAllByVenue(t *testing.T) {
+	g := newRig(t)
+	d := g.deploy(Spec{})
+	if got := g.r.PauseAll("stream loss", true, "elsewhere"); len(got) != 0 {
+		t.Fatalf("another venue's loss paused %v", got)
+	}
+	got := g.r.PauseAll("stream loss", true, "paper")
+	if len(got) != 1 || got[0].ID != d.ID || got[0].Venue != "paper" {
+		t.Fatalf("paper's loss paused %+v", got)
+	}
+	if dep, _ := g.r.Get(d.ID); dep.State != StatePaused || dep.Reason != "stream loss" {
+		t.Fatalf("%s (%s)", dep.State, dep.Reason)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	ArmingKill          ArmingAction = "kill"
 	ArmingResumeTrading ArmingAction = "resume_trading"
 	ArmingSilence       ArmingAction = "dead_mans_switch"
+	ArmingStreamLoss    ArmingAction = "stream_loss"
 )
 
 // Event kinds of the kill switch: EventKilled halted the node (State: the
@@ -91,6 +92,7 @@ type RiskStatus struct {
 	TradingState command.TradingState `json:"trading_state"`
 	Kill         *KillState           `json:"kill,omitempty"`
 	Heartbeat    *HeartbeatState      `json:"heartbeat,omitempty"`
+	StreamLoss   []string             `json:"stream_loss,omitempty"` // venues whose lost stream paused their deployments
 	Limits       []guardrail.Headroom `json:"limits"`
 	Breakers     []RiskBreaker        `json:"breakers,omitempty"`
 }

@@ -228,6 +228,8 @@ max_writes_per_minute = 0
 # auto deployments are paused ("cancel" also cancels their working orders).
 # heartbeat = "15m"
 on_silence = "pause"
+# The same for one real venue whose order stream stays lost this long.
+# stream_loss = "2m"
 # Messages (submits, modifies, cancels) per venue and per deployment per window.
 message_window = "1s"
 # max_messages = 20

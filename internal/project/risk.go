@@ -20,6 +20,11 @@ type Risk struct {
 	// default) or "cancel" (also cancel the paused deployments' working
 	// orders).
 	OnSilence string `toml:"on_silence"`
+	// StreamLoss is how long a real venue's order stream may stay lost
+	// before the node does for that venue what the dead man's switch
+	// does (pause its auto deployments, and with on_silence = "cancel"
+	// cancel their working orders); 0: never.
+	StreamLoss time.Duration `toml:"stream_loss"`
 	// StopCollarPct refuses a stop or stop_limit whose stop is further
 	// than this percent from the live mark.
 	StopCollarPct float64 `toml:"stop_collar_pct"`
@@ -80,6 +85,8 @@ func (r *Risk) validate(venues []Venue) error {
 	switch {
 	case r.Heartbeat < 0 || (r.Heartbeat > 0 && r.Heartbeat < MinHeartbeat):
 		return fmt.Errorf("risk.heartbeat %s: give a duration of at least %s such as \"15m\", or leave it out for no dead man's switch", r.Heartbeat, MinHeartbeat)
+	case r.StreamLoss < 0 || (r.StreamLoss > 0 && r.StreamLoss < 10*time.Second):
+		return fmt.Errorf("risk.stream_loss %s: give a duration of at least 10s such as \"2m\", or leave it out", r.StreamLoss)
 	case r.OnSilence != "" && r.OnSilence != OnSilencePause && r.OnSilence != OnSilenceCancel:
 		return fmt.Errorf("risk.on_silence %q: give %q or %q", r.OnSilence, OnSilencePause, OnSilenceCancel)
 	case r.StopCollarPct < 0 || r.StopCollarPct > 100:

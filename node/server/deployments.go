@@ -27,9 +27,10 @@ var nodeErrorNoDeployments = node.Errorf(node.KindNotFound, "deployments_off",
 
 // DeploymentPauser is what the kill switch and the dead man's switch need
 // of Config.Deployments (package deploy's Handler has it): pause every
-// running deployment (only the auto ones when autoOnly), journaled with
-// why, and list those paused with their working orders. It is called off
-// the fold, since a deployment may be waiting on the node.
+// running deployment (only the auto ones when autoOnly; only venue's
+// when venue is set), journaled with why, and list those paused with
+// their working orders. It is called off the fold, since a deployment
+// may be waiting on the node.
 type DeploymentPauser interface {
-	PauseDeployments(why string, autoOnly bool) []node.PausedDeployment
+	PauseDeployments(why string, autoOnly bool, venue string) []node.PausedDeployment
 }

@@ -90,7 +90,8 @@ func newEngine(cfg project.Config, feed paper.Feed, marks map[string]MarkFeed, e
 		venues: map[string]venue{}, byCID: map[string]orderRef{},
 		remotes: map[string]*remote{}, ticketOf: map[string]string{}, arming: map[string]time.Time{}, unsettled: map[string]node.AuditEntry{}, now: now,
 		marks: marks, fed: map[string]map[string]fedMark{},
-		risk: riskState{ledger: guardrail.NewLedger(), beat: heartbeat{last: now()}, clocks: map[string]node.MarketClock{}},
+		risk: riskState{ledger: guardrail.NewLedger(), beat: heartbeat{last: now()}, clocks: map[string]node.MarketClock{},
+			lost: map[string]time.Time{}, losses: map[string]string{}},
 	}
 	for _, vc := range cfg.Venues {
 		if vc.Real() {

@@ -39,6 +39,7 @@ func (h heartbeat) state(cfg project.Risk, now time.Time) *node.HeartbeatState {
 // checkHeartbeat trips the switch when the heartbeat is overdue at now
 // (on the fold; the pausing and cancels run off it).
 func (s *Server) checkHeartbeat(now time.Time) {
+	s.checkStreams(now)
 	e, r := s.eng, s.cfg.Project.Risk
 	if r.Heartbeat <= 0 || e.risk.beat.lapsed || now.Sub(e.risk.beat.last) < r.Heartbeat {
 		return
@@ -61,14 +62,15 @@ func (s *Server) checkHeartbeat(now time.Time) {
 	go func() {
 		defer s.wg.Done()
 		defer s.silencing.Done()
-		s.silence(note, cancel)
+		s.silence(note, cancel, "")
 	}()
 }
 
-// silence pauses the auto deployments and, when cancel, cancels their
-// working orders through the node's own write path (by the node's key).
-func (s *Server) silence(note string, cancel bool) {
-	paused := s.pauseDeployments(note, true)
+// silence pauses the auto deployments (venue's only, when set) and,
+// when cancel, cancels their working orders through the node's own write
+// path (by the node's key).
+func (s *Server) silence(note string, cancel bool, venue string) {
+	paused := s.pauseDeployments(note, true, venue)
 	var ids []string
 	for _, d := range paused {
 		ids = append(ids, d.ID)
@@ -79,13 +81,13 @@ func (s *Server) silence(note string, cancel bool) {
 			c := command.Command{Verb: command.CancelOrder, Venue: d.Venue, ClientOrderID: cid}
 			id := "tk-" + s.cfg.NewID()
 			s.tickets.open(id)
-			if err := s.enqueue(func() { s.apply(id, node.KeyNode, c, "dead man's switch: deployment "+d.ID+" paused") }); err != nil {
+			if err := s.enqueue(func() { s.apply(id, node.KeyNode, c, command.SanitizeReason(note)) }); err != nil {
 				s.tickets.drop(id)
 				s.log.Warn("dead man's switch could not cancel", "deployment", d.ID, "client_order_id", cid, "err", err.Message)
 			}
 		}
 	}
-	if len(ids) > 0 {
+	if len(ids) > 0 && venue == "" {
 		s.onFold(func() { s.eng.risk.beat.note += "; paused: " + strings.Join(ids, ", ") })
 	}
 }
@@ -126,4 +128,53 @@ func (s *Server) heartbeatPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// checkStreams is [risk] stream_loss: a real venue whose order stream
+// every mark step has found lost for that long gets what the dead man's
+// switch does, for that venue alone (once per loss; a stream back ends
+// it, the paused deployments staying paused until resumed).
+func (s *Server) checkStreams(now time.Time) {
+	e, r := s.eng, s.cfg.Project.Risk
+	if r.StreamLoss <= 0 {
+		return
+	}
+	for _, name := range e.names {
+		rv := e.remotes[name]
+		if rv == nil {
+			continue
+		}
+		if rv.connected {
+			delete(e.risk.lost, name)
+			delete(e.risk.losses, name)
+			continue
+		}
+		since, seen := e.risk.lost[name]
+		if !seen {
+			e.risk.lost[name] = now
+			continue
+		}
+		if _, tripped := e.risk.losses[name]; tripped || now.Sub(since) < r.StreamLoss {
+			continue
+		}
+		cancel := r.OnSilence == project.OnSilenceCancel
+		note := fmt.Sprintf("stream loss: %s's order stream lost since %s (stream_loss %s): its auto deployments paused", name, since.UTC().Format(time.RFC3339), r.StreamLoss)
+		if cancel {
+			note += " and their working orders canceled"
+		}
+		e.risk.losses[name] = note
+		entry := operatorAudit(now, "stream-"+s.cfg.NewID(), node.KeyNode, node.ArmingStreamLoss, node.Outcome{Status: node.Accepted, Detail: note})
+		entry.Arming.Venue = name
+		if err := s.commit(&journal.Batch{Audit: []node.AuditEntry{entry}}); err != nil {
+			s.log.Error("a stream loss could not be audited; the node acts all the same", "venue", name, "err", err)
+		}
+		s.log.Warn("venue stream lost too long", "venue", name, "why", note)
+		s.wg.Add(1)
+		s.silencing.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.silencing.Done()
+			s.silence(note, cancel, name)
+		}()
+	}
 }

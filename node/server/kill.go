@@ -80,7 +80,7 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		paused := s.pauseDeployments("the node was killed by an operator (wicket node kill)", false)
+		paused := s.pauseDeployments("the node was killed by an operator (wicket node kill)", false, "")
 		mu.Lock()
 		for _, d := range paused {
 			rep.Paused = append(rep.Paused, d.ID)
@@ -203,12 +203,12 @@ func (s *Server) killVenue(name string, flatten bool) killPart {
 
 // pauseDeployments pauses the deployments through Config.Deployments
 // (off the fold); none when the node runs none.
-func (s *Server) pauseDeployments(why string, autoOnly bool) []node.PausedDeployment {
+func (s *Server) pauseDeployments(why string, autoOnly bool, venue string) []node.PausedDeployment {
 	p, ok := s.cfg.Deployments.(DeploymentPauser)
 	if !ok {
 		return nil
 	}
-	paused := p.PauseDeployments(why, autoOnly)
+	paused := p.PauseDeployments(why, autoOnly, venue)
 	for _, d := range paused {
 		s.log.Warn("deployment paused", "deployment", d.ID, "why", why)
 	}

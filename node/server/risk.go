@@ -30,6 +30,8 @@ type riskState struct {
 	kill   *node.KillState             // a standing kill (journaled)
 	beat   heartbeat                   // the dead man's switch (heartbeat.go)
 	clocks map[string]node.MarketClock // real venues' market clocks, by venue ([risk] market_hours)
+	lost   map[string]time.Time        // real venues whose stream a mark step found lost, since (heartbeat.go)
+	losses map[string]string           // venues whose lost stream tripped [risk] stream_loss: the note
 }
 
 // deploymentPrefix starts the reason of every command a deployment
@@ -112,6 +114,11 @@ func (e *engine) riskSnapshot(s *node.Snapshot, now time.Time) {
 		s.Kill = &kc
 	}
 	s.Heartbeat = e.risk.beat.state(e.cfg.Risk, now)
+	for _, name := range e.names {
+		if note, ok := e.risk.losses[name]; ok {
+			s.StreamLoss = append(s.StreamLoss, note)
+		}
+	}
 }
 
 // riskStatus is GET /v1/risk's answer.
@@ -119,7 +126,7 @@ func (e *engine) riskStatus(now time.Time) node.RiskStatus {
 	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: e.guard.Status(e, e.risk.ledger, now)}
 	var snap node.Snapshot
 	e.riskSnapshot(&snap, now)
-	st.Kill, st.Heartbeat = snap.Kill, snap.Heartbeat
+	st.Kill, st.Heartbeat, st.StreamLoss = snap.Kill, snap.Heartbeat, snap.StreamLoss
 	for _, vc := range e.cfg.Venues {
 		if b := e.breakers[vc.Name]; b != nil {
 			var lim []string

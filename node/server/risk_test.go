@@ -244,3 +244,55 @@ func TestRiskStatusStaysUnder4KB(t *testing.T) {
 		t.Errorf("heartbeat %+v, breakers %+v", st.Heartbeat, st.Breakers)
 	}
 }
+
+// TestStreamLossPausesThatVenue: with [risk] stream_loss, a real venue
+// whose order stream stays lost that long (on a stepping clock) is
+// reported in the snapshot and risk status and audited by the node; the
+// stream back clears it.
+func TestStreamLossPausesThatVenue(t *testing.T) {
+	f := newBinanceFake(t)
+	cfg := project.Defaults()
+	cfg.Risk.StreamLoss = time.Minute
+	clk := testkit.NewClock(time.Now().UTC())
+	srv := venuerig.Node(t, cfg, []venuerig.Venue{binanceVenue("bn", "testnet", true, f)}, nodetest.WithClock(clk.Now), nodetest.WithVenueTimeout(time.Second))
+	vn := &venueNode{srv: srv, fake: f, c: srv.Client(node.WithClock(clk.Now))}
+	vn.waitSynced(t, "bn")
+	f.RefuseStreams(503, -1003, "stream refused by the test")
+	f.DropStreams()
+	waitFor(t, "the stream lost", func() bool { return vn.venue(t, "bn").Connection != "connected" })
+	srv.Tick(t, 1) // the loss first seen
+	clk.Advance(59 * time.Second)
+	srv.Tick(t, 1)
+	if s := snapshot(t, vn.c); len(s.StreamLoss) != 0 {
+		t.Fatalf("tripped within the bound: %v", s.StreamLoss)
+	}
+	clk.Advance(time.Second)
+	srv.Tick(t, 1)
+	st, err := vn.c.Risk(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.StreamLoss) != 1 || !strings.Contains(st.StreamLoss[0], "bn's order stream lost since") || !strings.Contains(st.StreamLoss[0], "stream_loss 1m0s") {
+		t.Fatalf("risk status after a minute: %v", st.StreamLoss)
+	}
+	page, err := vn.c.Audit(context.Background(), node.AuditQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited := 0
+	for _, e := range page.Entries {
+		if e.Arming != nil && e.Arming.Action == node.ArmingStreamLoss && e.Arming.Venue == "bn" && e.KeyID == node.KeyNode {
+			audited++
+		}
+	}
+	srv.Tick(t, 2)
+	if audited != 1 {
+		t.Errorf("%d audit entries of the loss", audited)
+	}
+	f.RefuseStreams(0, 0, "")
+	waitFor(t, "the stream back", func() bool { return vn.venue(t, "bn").Connection == "connected" })
+	srv.Tick(t, 1)
+	if s := snapshot(t, vn.c); len(s.StreamLoss) != 0 {
+		t.Fatalf("still reported with the stream back: %v", s.StreamLoss)
+	}
+}
