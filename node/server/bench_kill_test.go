@@ -13,8 +13,9 @@ import (
 // BenchmarkKill is kill-to-last-cancel: the operator's kill from its
 // request to its answer, which comes once every working order is
 // canceled (at the venue fakes, once each venue confirmed), with 200
-// working orders: all on paper, or 100 each at the Binance and Alpaca
-// fakes (each venue on its own lane, canceled one order a call). Each
+// working orders: all on paper, all at the Binance fake (its own
+// cancel-all, one call), or 100 each at the Binance and Alpaca fakes
+// (each venue on its own lane; Alpaca one order a call). Each
 // iteration places the orders again and resumes trading, off the clock.
 func BenchmarkKill(b *testing.B) {
 	b.Run("paper-200", func(b *testing.B) {
@@ -27,6 +28,15 @@ func BenchmarkKill(b *testing.B) {
 		place := func() {
 			for range 200 {
 				benchAccepted(b, k.c, order("paper", "BTC-USD", command.Buy, command.Limit, "0.001", limit))
+			}
+		}
+		benchKill(b, k, place)
+	})
+	b.Run("binance-200", func(b *testing.B) { // one cancel-all
+		k := newKillRig(b)
+		place := func() {
+			for range 200 {
+				benchAccepted(b, k.c, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.001", "59000"))
 			}
 		}
 		benchKill(b, k, place)
