@@ -102,6 +102,7 @@ func (tb *toolbox) specs() []*toolSpec {
 	all = append(all, tb.researchTools()...)
 	all = append(all, tb.historyTools()...)
 	all = append(all, tb.nodeTools()...)
+	all = append(all, tb.riskTools()...) // tools_risk.go
 	all = append(all, tb.writeTools()...)
 	all = append(all, tb.deployTools()...)
 	return all

@@ -263,6 +263,9 @@ type Event struct {
 type Snapshot struct {
 	Time         time.Time            `json:"time"`
 	TradingState command.TradingState `json:"trading_state"`
+	Kill         *KillState           `json:"kill,omitempty"`        // the operator's kill switch (risk.go)
+	Heartbeat    *HeartbeatState      `json:"heartbeat,omitempty"`   // the dead man's switch, when configured
+	StreamLoss   []string             `json:"stream_loss,omitempty"` // [risk] stream_loss tripped, per venue (risk.go)
 	Venues       []Venue              `json:"venues"`
 	Events       []Event              `json:"events"`
 }

@@ -642,7 +642,8 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
 	}
 	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
-		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL)
+		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL).
+		SelfTradePreventionMode(bn.SelfTradePreventionMode(guardrail.SelfTradeMode)) // the node's self-trade check leaves it to the venue
 	switch r.Type {
 	case command.Limit:
 		s = s.Type(bn.OrderTypeLimit).Price(r.Price.String()).TimeInForce(tif(r.TimeInForce))
@@ -901,11 +902,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	out := node.VenueOrder{ClientOrderID: NodeID(res.OrigClientOrderID), VenueOrderID: strconv.FormatInt(res.OrderID, 10), Symbol: res.Symbol,
-		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
-		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
-	out.AveragePrice, out.Notional = avg(res.CummulativeQuoteQuantity, out.Filled), dec(res.CummulativeQuoteQuantity)
-	return a.cumulative(out, res.OrderID), nil
+	return a.fromCancel(res), nil // cancel_all.go
 }
 
 // Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is
