@@ -18,7 +18,7 @@ import (
 func (a *Adapter) CancelAll(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
 	var out []node.VenueOrder
 	for _, sym := range symbols {
-		res, err := a.c.NewCancelOpenOrdersService().Symbol(sym).Do(ctx)
+		res, err := a.c.NewCancelOpenOrdersService().Symbol(a.syms.Venue(sym)).Do(ctx)
 		if err != nil {
 			err = a.classify(err)
 			if errors.Is(err, node.ErrVenueNotFound) { // nothing open on it
