@@ -865,11 +865,15 @@ func (f *Fake) stream(w http.ResponseWriter, r *http.Request, key string) {
 		apiError(w, http.StatusBadRequest, -1125, "This listenKey does not exist.")
 		return
 	}
+	// The lock is held from before the handshake's answer until the
+	// connection is registered, so an event made after the client has seen
+	// its stream open (Liquidate, a fill) always reaches it.
+	f.mu.Lock()
 	c, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		f.mu.Unlock()
 		return
 	}
-	f.mu.Lock()
 	f.conns[c] = true
 	f.mu.Unlock()
 	for {
