@@ -33,6 +33,7 @@ type OAuth struct {
 	audience string
 	metadata string // the PRM URL named in WWW-Authenticate
 	verify   *oidc.IDTokenVerifier
+	keys     *jwksKeys    // the issuer's keys verify checks against
 	grants   []oauthGrant // most tools served first
 
 	builtin *authserver.Server // issuer = "builtin" (oauth_builtin.go)
@@ -97,10 +98,10 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 			return nil, err
 		}
 	}
-	// The key set lives as long as the server; it refetches the JWKS when
-	// a token names a key it does not know (key rotation).
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.WithoutCancel(ctx), o.Client), jwks)
-	a.verify = oidc.NewVerifier(cfg.Issuer, keys, &oidc.Config{ClientID: cfg.Audience, Now: o.Now,
+	// The key set is fetched again on its cache lifetime (at most 10
+	// minutes) and when a token names a key it does not hold (jwks.go).
+	a.keys = newJWKSKeys(jwks, o.Client, o.Now)
+	a.verify = oidc.NewVerifier(cfg.Issuer, a.keys, &oidc.Config{ClientID: cfg.Audience, Now: o.Now,
 		SupportedSigningAlgs: []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}})
 	return a, nil
 }

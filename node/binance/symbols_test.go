@@ -121,3 +121,38 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// TestCancelAllTravelsAsBinances: the kill switch's cancel-all on a venue
+// listing BTC-USD asks Binance for BTCUSDT and names what it canceled as
+// the list does.
+func TestCancelAllTravelsAsBinances(t *testing.T) {
+	f, _ := startWith(t)
+	cfg, err := project.ParseConfig("wicket.toml", []byte(`[[venues]]
+name = "bn"
+kind = "binance"
+base_url = "`+f.URL+`"
+symbols = ["BTC-USD"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := cfg.Venue("bn")
+	a, err := binance.New(binance.Config{Venue: vc, APIKey: f.APIKey, APISecret: f.Secret, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Instruments(ctx(t), vc.Symbols); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTC-USD", Side: command.Buy, Type: command.Limit, TimeInForce: command.GTC,
+		Quantity: decimal.RequireFromString("0.01"), Price: decimal.NewFromInt(50000)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.CancelAll(ctx(t), vc.Symbols)
+	if err != nil || len(out) != 1 || out[0].Symbol != "BTC-USD" || out[0].State != node.VenueCanceled {
+		t.Fatalf("cancel-all: %+v, %v", out, err)
+	}
+	if n := f.CancelAlls(); n != 1 {
+		t.Fatalf("the fake saw %d cancel-alls, want 1", n)
+	}
+}
