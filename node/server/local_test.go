@@ -14,10 +14,12 @@ import (
 
 	"wicket/internal/testkit"
 	"wicket/node"
+	"wicket/node/binance/binancefake"
 	"wicket/node/command"
 	"wicket/node/journal"
 	"wicket/node/nodetest"
 	"wicket/node/server"
+	"wicket/node/venuerig"
 )
 
 // conn is what the deployment runner asks of its node: node.Conn with the
@@ -275,5 +277,73 @@ func TestLocalAfterClose(t *testing.T) {
 	}
 	if _, err := l.Snapshot(context.Background(), "", 0); err == nil {
 		t.Fatal("Snapshot after Close answered")
+	}
+}
+
+// localSend submits cmd through l and reads its ticket (up to 5 s).
+func localSend(t *testing.T, l *server.Local, cmd command.Command) node.Outcome {
+	t.Helper()
+	ctx := context.Background()
+	id, err := l.Submit(ctx, command.NewEnvelope(cmd, "in process"))
+	if err != nil {
+		t.Fatalf("submit %s: %v", cmd, err)
+	}
+	out, err := l.Ticket(ctx, id, 5*time.Second)
+	if err != nil {
+		t.Fatalf("ticket %s: %v", id, err)
+	}
+	return out
+}
+
+// TestLocalOnRealVenue: on a real venue (the Binance fake) an in-process
+// order meets the node's arming rule (refused while the venue is
+// disarmed, as over HTTP, nothing sent), goes to the venue once armed,
+// and one whose answer is lost is never resent and settles by
+// reconciliation (the node's pending rule).
+func TestLocalOnRealVenue(t *testing.T) {
+	vn := startVenueNode(t, func(f *binancefake.Fake) venuerig.Venue { return binanceVenue("bn", "testnet", true, f) })
+	l := vn.srv.Local(node.KeyControl)
+
+	disarmed := localSend(t, l, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""))
+	overHTTP := sendAny(t, vn.c, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""))
+	if disarmed.Status != node.Rejected || disarmed.Code == "" || disarmed.Code != overHTTP.Code || disarmed.Reason != overHTTP.Reason {
+		t.Fatalf("in process while disarmed: %s %s (%s); over HTTP: %s %s (%s)", disarmed.Status, disarmed.Code, disarmed.Reason, overHTTP.Status, overHTTP.Code, overHTTP.Reason)
+	}
+	if n := len(vn.fake.Orders()); n != 0 {
+		t.Fatalf("%d orders reached the venue while it was disarmed", n)
+	}
+
+	vn.arm(t, "bn", time.Hour)
+	buy := localSend(t, l, order("bn", "BTCUSDT", command.Buy, command.Market, "0.01", ""))
+	if buy.Status != node.Accepted || buy.Order == nil || buy.Order.VenueOrderID == "" {
+		t.Fatalf("in-process market buy on the armed venue: %+v", buy)
+	}
+
+	vn.fake.DropResponses("/api/v3/order", 1)
+	lost := localSend(t, l, order("bn", "BTCUSDT", command.Buy, command.Limit, "0.01", "59000"))
+	// The node resolves its ticket pending; a read of the ticket after the
+	// reconciliation has found the order answers it settled.
+	out := lost
+	waitFor(t, "ticket "+lost.Ticket+" settled", func() bool {
+		var err error
+		if out, err = l.Ticket(context.Background(), lost.Ticket, 0); err != nil {
+			t.Fatalf("ticket: %v", err)
+		}
+		return out.Status != node.Pending
+	})
+	if out.Status != node.Accepted || !strings.Contains(out.Detail, "settled by reconciliation") {
+		t.Errorf("the lost order's ticket settled as %+v", out)
+	}
+	if n := vn.fake.Requests("POST /api/v3/order"); n != 2 {
+		t.Errorf("%d new orders reached the venue, want 2 (the market buy, and the limit whose answer was lost, once)", n)
+	}
+	page, err := l.Audit(context.Background(), node.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range page.Entries {
+		if e.Command.Verb == command.SubmitOrder && e.KeyID != node.KeyControl {
+			t.Errorf("audit entry %d (%s) names key %q", e.Seq, e.ClientOrderID, e.KeyID)
+		}
 	}
 }
