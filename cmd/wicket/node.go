@@ -155,7 +155,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		ln.Close()
 		return err
 	}
-	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, observe, control, operator, log) // node_deployments.go
+	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, operator, log) // node_deployments.go
 	if err != nil {
 		ln.Close()
 		return err
@@ -181,7 +181,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		}
 	}
 	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
-	go deps.start(ctx, ln.Addr().String())
+	go deps.start(ctx, srv)
 	err = srv.Serve(ctx, ln)
 	log.Info("node stopped")
 	return err
