@@ -129,6 +129,9 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	}
 	r.Equity = Downsample(curve, s.capital, MaxEquityPoints)
 	r.Warnings = s.warnings(cfg, g)
+	if note := m.BoundNote(); note != "" {
+		r.Warnings = append(r.Warnings, note)
+	}
 	if s.allow != nil && s.allow.tripped != nil {
 		r.Breaker = s.allow.tripped
 		r.Warnings = append(r.Warnings, r.Breaker.warning())
@@ -292,8 +295,12 @@ func Ratio(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
-	scale := math.Pow10(ratioPlaces)
-	r := math.Round(x*scale) / scale
+	r := x
+	if scale := math.Pow10(ratioPlaces); math.Abs(x) < 1e15 {
+		// Past 1e15 a float64 has no sixth decimal to round (and x*scale
+		// could overflow to an infinity JSON cannot hold).
+		r = math.Round(x*scale) / scale
+	}
 	if r == 0 {
 		r = 0 // no "-0"
 	}
@@ -346,9 +353,9 @@ type ReportedMetrics struct {
 // Reported is m as a report writes it.
 func (m Metrics) Reported() ReportedMetrics {
 	r := ReportedMetrics{
-		TotalReturn: Ratio(m.TotalReturn), CAGR: Ratio(m.CAGR), Sharpe: Ratio(m.Sharpe), Sortino: Ratio(m.Sortino),
+		TotalReturn: Ratio(m.TotalReturn), CAGR: Ratio(Bounded(m.CAGR)), Sharpe: Ratio(Bounded(m.Sharpe)), Sortino: Ratio(Bounded(m.Sortino)),
 		MaxDrawdown: Ratio(m.MaxDrawdown), MaxDrawdownBars: m.MaxDrawdownBars,
-		MaxDrawdownDays: Ratio(m.MaxDrawdownDuration.Hours() / 24), Calmar: Ratio(m.Calmar), WinRate: Ratio(m.WinRate),
+		MaxDrawdownDays: Ratio(m.MaxDrawdownDuration.Hours() / 24), Calmar: Ratio(Bounded(m.Calmar)), WinRate: Ratio(m.WinRate),
 		ProfitFactor: Ratio(m.ProfitFactor), Expectancy: moneyOrNull(m.Expectancy), Trades: m.Trades, Exposure: Ratio(m.Exposure),
 		FeesPaid: Money(m.FeesPaid), SlippageCost: Money(m.SlippageCost), FinalEquity: Money(m.FinalEquity), Bars: m.Bars,
 		Start: fmtTime(m.Start), End: fmtTime(m.End), PeriodsPerYear: m.PeriodsPerYear, BuyAndHoldReturn: Ratio(m.BuyAndHoldReturn),

@@ -36,10 +36,10 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	row := func(k1, v1, k2, v2 string) { fmt.Fprintf(tw, "%s\t%s\t\t%s\t%s\n", k1, v1, k2, v2) }
 	row("total return", pct(m.TotalReturn), "buy & hold", pct(m.BuyAndHoldReturn))
-	row("cagr", pct(m.CAGR), "final equity", Money(m.FinalEquity))
-	row("sharpe", num(m.Sharpe), "sortino", num(m.Sortino))
+	row("cagr", pct(Bounded(m.CAGR)), "final equity", Money(m.FinalEquity))
+	row("sharpe", num(Bounded(m.Sharpe)), "sortino", num(Bounded(m.Sortino)))
 	row("max drawdown", pct(m.MaxDrawdown), "lasting", durationText(m.MaxDrawdownDuration, m.MaxDrawdownBars))
-	row("calmar", num(m.Calmar), "exposure", pct(m.Exposure))
+	row("calmar", num(Bounded(m.Calmar)), "exposure", pct(m.Exposure))
 	row("trades", fmt.Sprint(m.Trades), "win rate", pct(m.WinRate))
 	row("profit factor", num(m.ProfitFactor), "expectancy", moneyText(m.Expectancy))
 	row("fees paid", Money(m.FeesPaid), "slippage cost", Money(m.SlippageCost))
