@@ -294,7 +294,7 @@ func TestOptimizeRefusals(t *testing.T) {
 // it has passed (on the injected clock, which moves a second a reading).
 func TestOptimizeTimeBudget(t *testing.T) {
 	clock := testkit.NewSteppingClock(time.Unix(0, 0), time.Second)
-	l := NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Now: clock.Now})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Now: clock.Now})
 	req := optRequest(t, 50)
 	req.Seconds = 2.5
 	res, err := l.Optimize(ctxT(t), req, nil)

@@ -22,7 +22,7 @@ func ledgerLocal(t *testing.T) (*Local, *ledger.Ledger) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
-	return NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
+	return NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
 }
 
 // TestSweepRecordsAndDeflatesOverTheLedger: a sweep appends one row per
