@@ -78,7 +78,10 @@ func backtestSummary(ans map[string]any, uri string) string {
 	}
 	b.WriteString(":")
 	if m, ok := ans["metrics"].(map[string]any); ok {
-		for _, k := range []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor", "exposure", "final_equity", "buy_and_hold_return"} {
+		// The figures, then every cost the run charged (the ones beyond fee
+		// and slippage are in the metrics only when charged).
+		for _, k := range []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor", "exposure", "final_equity", "buy_and_hold_return",
+			"fees_paid", "slippage_cost", "funding_paid", "borrow_paid", "liquidations", "volume_capped_fills"} {
 			if v, ok := m[k]; ok && v != nil {
 				fmt.Fprintf(&b, " %s %s;", k, compactNumber(v))
 			}

@@ -59,7 +59,7 @@ type (
 		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital; default [research] capital"`
 		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee, bps of notional; default [research] (10)"`
 		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage, bps of price; default [research] (5)"`
-		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool; default: if stored), borrow_rate (annual), leverage, maintenance_margin, max_volume_pct, volume_cap"`
+		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool; default: off), borrow_rate (annual), leverage, maintenance_margin, max_volume_pct, volume_cap"`
 	}
 	// intrabarArg is how protective orders fill inside a bar, for every
 	// run that fills them.

@@ -87,3 +87,48 @@ func TestRatioNeverInfinite(t *testing.T) {
 		}
 	}
 }
+
+// TestTextShowsEveryCost (issue 44 item 19): the text summary shows every
+// cost the run charged — funding, borrow, liquidations and capped fills
+// beside fees and slippage — and only those.
+func TestTextShowsEveryCost(t *testing.T) {
+	bars := walk(500, 3)
+	targets := crossTargets(bars.Close, 10, 30)
+	plain, err := Run(context.Background(), bars, DefaultConfig(), Decisions{Targets: targets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	var rates []FundingRate
+	for i := 0; i < bars.Len(); i += 8 {
+		rates = append(rates, FundingRate{Time: bars.Time[i], Rate: 0.0001})
+	}
+	cfg.Costs = Costs{Funding: true, FundingRates: rates, BorrowRate: 0.05, Leverage: 2, MaintenanceMargin: 0.005, MaxVolumePct: 50}
+	charged, err := Run(context.Background(), bars, cfg, Decisions{Targets: targets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(r *Result) string {
+		var b strings.Builder
+		if err := r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	all := []string{"fees paid", "slippage cost", "funding paid", "borrow paid", "liquidations", "volume-capped fills"}
+	got := text(charged)
+	for _, name := range all {
+		if !strings.Contains(got, name) {
+			t.Errorf("the summary of a run that charged every cost lacks %q:\n%s", name, got)
+		}
+	}
+	if m := charged.Metrics; !strings.Contains(got, "funding paid") || !strings.Contains(got, Money(m.FundingPaid)) {
+		t.Errorf("funding paid %s not shown:\n%s", Money(m.FundingPaid), got)
+	}
+	got = text(plain)
+	for _, name := range all[2:] {
+		if strings.Contains(got, name) {
+			t.Errorf("the summary of a run without %s shows it:\n%s", name, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -456,6 +457,30 @@ type costsEcho struct {
 	MaintenanceMargin *float64 `json:"maintenance_margin,omitempty"`
 	MaxVolumePct      *float64 `json:"max_volume_pct,omitempty"`
 	VolumeCap         string   `json:"volume_cap,omitempty"`
+}
+
+// CostLine is one cost a run charged, as a summary shows it.
+type CostLine struct{ Name, Value string }
+
+// CostLines are every cost the run charged, in the order the metrics name
+// them: fees and slippage always, then funding, borrow, liquidations and
+// volume-capped fills when the run charged them (Metrics.Charged), so a
+// summary that shows these shows every cost (issue 44 item 19).
+func (m Metrics) CostLines() []CostLine {
+	out := []CostLine{{"fees paid", Money(m.FeesPaid)}, {"slippage cost", Money(m.SlippageCost)}}
+	if m.Charged&ChargedFunding != 0 {
+		out = append(out, CostLine{"funding paid", moneyText(m.FundingPaid)})
+	}
+	if m.Charged&ChargedBorrow != 0 {
+		out = append(out, CostLine{"borrow paid", moneyText(m.BorrowPaid)})
+	}
+	if m.Charged&ChargedMargin != 0 {
+		out = append(out, CostLine{"liquidations", strconv.Itoa(m.Liquidations)})
+	}
+	if m.Charged&ChargedVolume != 0 {
+		out = append(out, CostLine{"volume-capped fills", strconv.Itoa(m.VolumeCappedFills)})
+	}
+	return out
 }
 
 // echo is c as settings report it; nil when no cost is on.

@@ -42,7 +42,14 @@ func (r *Result) WriteText(w io.Writer) error {
 	row("calmar", num(Bounded(m.Calmar)), "exposure", pct(m.Exposure))
 	row("trades", fmt.Sprint(m.Trades), "win rate", pct(m.WinRate))
 	row("profit factor", num(m.ProfitFactor), "expectancy", moneyText(m.Expectancy))
-	row("fees paid", Money(m.FeesPaid), "slippage cost", Money(m.SlippageCost))
+	costs := m.CostLines() // every cost charged, two to a row
+	for k := 0; k < len(costs); k += 2 {
+		if k+1 < len(costs) {
+			row(costs[k].Name, costs[k].Value, costs[k+1].Name, costs[k+1].Value)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\n", costs[k].Name, costs[k].Value)
+		}
+	}
 	tw.Flush()
 
 	if p := r.OpenPosition; p != nil {

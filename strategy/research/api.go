@@ -24,7 +24,13 @@ type Costs struct {
 	FeeBps      *float64 `json:"fee_bps,omitempty"`
 	SlippageBps *float64 `json:"slippage_bps,omitempty"`
 	// Funding, borrow, margin and the volume cap (backtest.CostOptions).
+	// Funding is off unless asked for (FundingDefault): true charges the
+	// store's rates (they must exist), false or absent charges none.
 	backtest.CostOptions
+	// FundingAuto asks for funding when the store holds the pair's rates
+	// and none when it does not (the CLI's --funding auto); it applies
+	// only when Funding is absent.
+	FundingAuto bool `json:"funding_auto,omitempty"`
 }
 
 // Settings echo the range and costs a sweep or walk-forward ran with.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/ledger"
 )
 
@@ -204,5 +205,22 @@ func TestOptimizeIntrabarRule(t *testing.T) {
 	}
 	if !differ {
 		t.Error("the pessimistic optimisation reports the path one's metrics: the rule did not reach the trials")
+	}
+}
+
+// TestFundingOffUnlessAsked (issue 44 item 19): a run that names no
+// funding charges none, whatever the store holds; true charges it, and
+// FundingAuto leaves the worker to charge it when the store holds it.
+func TestFundingOffUnlessAsked(t *testing.T) {
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t)})
+	if c := l.costs(Costs{}); c.Funding == nil || *c.Funding || c.FundingWanted() != "off" {
+		t.Errorf("no funding asked: %v", c.FundingWanted())
+	}
+	on := true
+	if c := l.costs(Costs{CostOptions: backtest.CostOptions{Funding: &on}}); c.FundingWanted() != "on" {
+		t.Errorf("funding asked: %v", c.FundingWanted())
+	}
+	if c := l.costs(Costs{FundingAuto: true}); c.FundingWanted() != "auto" {
+		t.Errorf("funding auto: %v", c.FundingWanted())
 	}
 }

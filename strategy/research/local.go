@@ -335,6 +335,7 @@ func (l *Local) costs(c Costs) Costs {
 		v := r.SlippageBps
 		c.SlippageBps = &v
 	}
+	FundingDefault(&c)
 	return c
 }
 
