@@ -138,7 +138,7 @@ func TestOptimizeResumeRefusedUnderOtherCosts(t *testing.T) {
 		{"intrabar", func(r *OptimizeRequest) { r.Intrabar = "pessimistic" }, "intrabar path then, pessimistic now"},
 		{"fee", func(r *OptimizeRequest) { r.FeeBps = f(25) }, "fee_bps 10 then, 25 now"},
 		{"leverage", func(r *OptimizeRequest) { r.Leverage = f(3) }, "leverage off then, 3 now"},
-		{"funding", func(r *OptimizeRequest) { on := true; r.Funding = &on }, "funding auto then, on now"},
+		{"funding", func(r *OptimizeRequest) { on := true; r.Funding = &on }, "funding off then, on now"},
 	}
 	for _, c := range cases {
 		r := req

@@ -588,12 +588,13 @@ func (l *Local) afterOptimize(ctx context.Context, p *plan, all []*worker.Trial,
 	res.DeflatedSharpe = deflated(win.Stats, variance(rk.srs), rk.evaluated)
 	res.DeflatedSharpe.Note = fmt.Sprintf("over all %d trials of this optimisation, failed ones included; %s", rk.evaluated, res.DeflatedSharpe.Note)
 	if l.cfg.Recorder != nil && lastSeq > 0 {
-		set, err := l.cfg.Recorder.Trials(context.WithoutCancel(ctx), ledger.TrialQuery{Strategy: p.ledgerName, Series: p.base.Series, Scope: req.DeflateBy, UpTo: lastSeq})
+		set, d, warn, err := l.ledgerDeflated(context.WithoutCancel(ctx), p, win.Stats, req.DeflateBy, lastSeq)
 		if err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
 		} else {
-			d := deflated(win.Stats, set.Sharpes.Variance(), set.N())
-			d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
+			if warn != "" {
+				res.Warnings = append(res.Warnings, warn)
+			}
 			d.Note = fmt.Sprintf("over all %d %s trials in the research ledger (%d on the series, %d of them %s's), this optimisation's included",
 				d.Trials, set.Scope, set.Series, set.Strategy, p.ledgerName)
 			res.LedgerDeflatedSharpe = d
