@@ -10,6 +10,8 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -99,6 +101,9 @@ func backtestSummary(ans map[string]any, uri string) string {
 
 func compactNumber(v any) string {
 	if f, ok := v.(float64); ok {
+		if a := math.Abs(f); a >= 1e4 && a < 1e21 {
+			return strconv.FormatFloat(math.Round(f), 'f', 0, 64) // never 1.234e+06
+		}
 		return fmt.Sprintf("%.4g", f)
 	}
 	b, _ := json.Marshal(v)

@@ -18,3 +18,13 @@ func TestBacktestSummaryShowsCosts(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactNumberPlain (issue 45 item 7): a large figure in the text
+// summary is a plain number, never scientific notation.
+func TestCompactNumberPlain(t *testing.T) {
+	for v, want := range map[float64]string{1e6: "1000000", -2345678.9: "-2345679", 12345.4: "12345", 0.123456: "0.1235", 1.5: "1.5"} {
+		if got := compactNumber(v); got != want {
+			t.Errorf("compactNumber(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -490,3 +490,21 @@ func TestSweepInBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestReportedScoreBounded (issue 45 item 7): a short run's annualised
+// rank figure (CAGR and Calmar near 1e303 over minutes of bars) is
+// reported within backtest.AnnualisedBound and in plain notation, as the
+// run's metrics are; the figures that are not annualised are as they are.
+func TestReportedScoreBounded(t *testing.T) {
+	s := worker.Scores{CAGR: 2.6e233, Calmar: -7e235, Sharpe: 3e7, TotalReturn: 0.023, ProfitFactor: 2.5}
+	for metric, want := range map[string]float64{RankCAGR: 1e6, RankCalmar: -1e6, RankSharpe: 1e6, RankTotalReturn: 0.023, RankProfitFactor: 2.5} {
+		got := reportedScore(s, metric)
+		if got == nil || *got != want {
+			t.Errorf("%s: %v, want %v", metric, got, want)
+		}
+		b, _ := json.Marshal(Trial{Score: got})
+		if strings.Contains(string(b), "e+") {
+			t.Errorf("%s: %s in scientific notation", metric, b)
+		}
+	}
+}

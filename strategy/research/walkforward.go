@@ -323,7 +323,7 @@ func (s wfSeries) stitch(ctx context.Context, wins []window, run wfRun, res *Wal
 		res.Windows = append(res.Windows, Window{
 			Index: k + 1, InSample: s.span(w.isLo, w.isHi), OutOfSample: s.span(w.oosLo, w.oosHi),
 			Params:        win.Values,
-			InSampleScore: backtest.Ratio(scoreOf(win.Scores, p.rankBy)), OutOfSampleScore: backtest.Ratio(scoreOf(ot.Scores, p.rankBy)),
+			InSampleScore: reportedScore(win.Scores, p.rankBy), OutOfSampleScore: reportedScore(ot.Scores, p.rankBy),
 			Efficiency:      efficiency(oosC, isC),
 			InSampleMetrics: win.Metrics, OutOfSampleMetrics: ot.Metrics,
 			Evaluated: rk.evaluated, Failed: rk.failed,
