@@ -33,8 +33,9 @@ type Result struct {
 	Warnings      []string `json:"warnings"`
 	// LookaheadCheck is the verdict of the lookahead proof the caller ran
 	// over this run's decisions ("passed (36 prefixes: 4 fixed, 32 drawn
-	// with seed ...)": the seed names the drawn cuts, see strategy/script
-	// DrawnPrefixCuts); empty when none ran (the in-memory runs of sweeps,
+	// over the whole span with seed ...)": the seed, drawn at random for
+	// the run, names the drawn cuts, see strategy/script DrawnPrefixCuts
+	// and Request.ProofSeed); empty when none ran (the in-memory runs of sweeps,
 	// which check their winner).
 	LookaheadCheck string `json:"lookahead_check,omitempty"`
 	// Robustness holds the figures Request.Robustness asked for.
