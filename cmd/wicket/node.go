@@ -23,7 +23,7 @@ func nodeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "node",
 		Usage: "run the trading node (paper and real venues, signed HTTP API, durable journal), and arm or disarm its real venues",
-		Subcommands: []*cli.Command{{
+		Subcommands: append([]*cli.Command{{
 			Name:  "serve",
 			Usage: "run the node from this project until interrupted",
 			Description: "Serves the node's signed HTTP/JSON API for the venues in wicket.toml, with the journal at " +
@@ -54,7 +54,7 @@ func nodeCommand() *cli.Command {
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
 			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
-			nodeClearBreakerCommand()},
+			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand()}, nodeRiskCommands()...), // node_risk.go
 	}
 }
 

@@ -42,6 +42,14 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/venues/{name}/disarm", s.disarm)
 	mux.HandleFunc("GET /v1/venues/{name}/breaker", s.breakerGet)
 	mux.HandleFunc("POST /v1/venues/{name}/breaker/clear", s.breakerClear)
+	mux.HandleFunc("GET /v1/risk", s.riskGet)
+	mux.HandleFunc("GET /v1/risk/challenge", s.riskChallenge)
+	mux.HandleFunc("POST /v1/risk/reset-throttle", s.riskReset)
+	mux.HandleFunc("POST /v1/kill", s.kill)
+	mux.HandleFunc("POST /v1/resume-trading", s.resumeTrading)
+	mux.HandleFunc("POST /v1/heartbeat", s.heartbeatPost)
+	mux.HandleFunc("POST "+node.LedgerHeadsPath, s.ledgerHeadPost) // ledger_head.go
+	mux.HandleFunc("GET "+node.LedgerHeadsPath, s.ledgerHeadsGet)
 	s.mountDeployments(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
