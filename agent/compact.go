@@ -10,6 +10,8 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -78,7 +80,10 @@ func backtestSummary(ans map[string]any, uri string) string {
 	}
 	b.WriteString(":")
 	if m, ok := ans["metrics"].(map[string]any); ok {
-		for _, k := range []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor", "exposure", "final_equity", "buy_and_hold_return"} {
+		// The figures, then every cost the run charged (the ones beyond fee
+		// and slippage are in the metrics only when charged).
+		for _, k := range []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor", "exposure", "final_equity", "buy_and_hold_return",
+			"fees_paid", "slippage_cost", "funding_paid", "borrow_paid", "liquidations", "volume_capped_fills"} {
 			if v, ok := m[k]; ok && v != nil {
 				fmt.Fprintf(&b, " %s %s;", k, compactNumber(v))
 			}
@@ -96,6 +101,9 @@ func backtestSummary(ans map[string]any, uri string) string {
 
 func compactNumber(v any) string {
 	if f, ok := v.(float64); ok {
+		if a := math.Abs(f); a >= 1e4 && a < 1e21 {
+			return strconv.FormatFloat(math.Round(f), 'f', 0, 64) // never 1.234e+06
+		}
 		return fmt.Sprintf("%.4g", f)
 	}
 	b, _ := json.Marshal(v)

@@ -401,7 +401,7 @@ func (s *runStore) walkForward(res any, runID string, newID func() string) *resu
 		delete(ans, "equity")
 	}
 	if _, ok := full["windows"]; ok {
-		ans["windows"] = cutEach(full["windows"], "in_sample_metrics", "out_of_sample_metrics")
+		ans["windows"] = cutEach(full["windows"], "in_sample_metrics", "out_of_sample_metrics", "deflated_sharpe", "overfitting")
 		ans["metrics_shown"] = "headline metrics of each window; every metric is at run_uri"
 	}
 	windows, _ := full["windows"].([]any)

@@ -53,13 +53,13 @@ type (
 	}
 	rangeArgs struct {
 		From string `json:"from" desc:"first bar: a date or RFC3339, inclusive; default the start"`
-		To   string `json:"to" desc:"last bar: a date (whole day) or RFC3339, inclusive; default the end"`
+		To   string `json:"to" desc:"last bar: a date (whole day) or RFC3339; default the end"`
 	}
 	costArgs struct {
 		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital; default [research] capital"`
 		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee, bps of notional; default [research] (10)"`
 		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage, bps of price; default [research] (5)"`
-		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool; default: if stored), borrow_rate (annual), leverage, maintenance_margin, max_volume_pct, volume_cap"`
+		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (default off), borrow_rate (annual), leverage, maintenance_margin, max_volume_pct, volume_cap"`
 	}
 	// intrabarArg is how protective orders fill inside a bar, for every
 	// run that fills them.
