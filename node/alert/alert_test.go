@@ -101,7 +101,7 @@ func TestWebhookGetsEachAlertOnceSigned(t *testing.T) {
 	defer d.Close()
 
 	d.Audit(breakerEntry("t1"))
-	d.Audit(breakerEntry("t1")) // the same entry told twice: one alert
+	d.Audit(breakerEntry("t1"))                                                                                 // the same entry told twice: one alert
 	d.Audit(node.AuditEntry{Ticket: "t2", Command: command.Command{Verb: command.SubmitOrder, Venue: "paper"}}) // no alert
 	d.Audit(node.AuditEntry{Ticket: "t3", Arming: &node.ArmingChange{Action: "kill", Note: "operator kill: 3 orders canceled"}})
 	a, _ := alert.New(alert.ApprovalWaiting, "approval-p1", now()(), "", "submit_order: buy 1 SPY")
