@@ -96,19 +96,7 @@ func byName(name string) (Rule, bool) {
 }
 
 // Alert is one alert as every sink receives it (the webhook's JSON).
-type Alert struct {
-	ID       string    `json:"id"` // unique: a sink sees one id once
-	Kind     Kind      `json:"kind"`
-	Severity Severity  `json:"severity"`
-	Time     time.Time `json:"time"`
-	Title    string    `json:"title"`
-	Text     string    `json:"text"`
-	Venue    string    `json:"venue,omitempty"`
-	// Link answers it (a waiting approval's one-time link); empty otherwise.
-	Link string `json:"link,omitempty"`
-	// Ticket is the audit entry that raised it, when one did.
-	Ticket string `json:"ticket,omitempty"`
-}
+type Alert = node.Alert
 
 // New is an alert of kind, with the table's severity and title.
 func New(kind Kind, id string, at time.Time, venue, text string) (Alert, error) {
@@ -116,7 +104,7 @@ func New(kind Kind, id string, at time.Time, venue, text string) (Alert, error) 
 	if !ok {
 		return Alert{}, fmt.Errorf("alert: no kind %q in the table", kind)
 	}
-	return Alert{ID: id, Kind: kind, Severity: r.Severity, Time: at.UTC(), Title: r.Title, Text: text, Venue: venue}, nil
+	return Alert{ID: id, Kind: string(kind), Severity: string(r.Severity), Time: at.UTC(), Title: r.Title, Text: text, Venue: venue}, nil
 }
 
 // FromAudit is the alert an audit entry raises, if the table names it.
@@ -148,6 +136,6 @@ func FromAudit(e node.AuditEntry) (Alert, bool) {
 	if venue != "" {
 		text = "venue " + venue + ": " + text
 	}
-	return Alert{ID: "audit-" + e.Ticket, Kind: r.Kind, Severity: r.Severity, Time: e.Time.UTC(), Title: r.Title,
+	return Alert{ID: "audit-" + e.Ticket, Kind: string(r.Kind), Severity: string(r.Severity), Time: e.Time.UTC(), Title: r.Title,
 		Text: text, Venue: venue, Ticket: e.Ticket}, true
 }

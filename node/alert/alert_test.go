@@ -129,7 +129,7 @@ func TestWebhookGetsEachAlertOnceSigned(t *testing.T) {
 	if err := json.Unmarshal(rc.bodies["audit-t1"], &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Kind != alert.BreakerTrip || got.Severity != alert.Critical || got.Venue != "binance" || got.Text != "venue binance: daily loss 520 over max_daily_loss 500" {
+	if got.Kind != string(alert.BreakerTrip) || got.Severity != string(alert.Critical) || got.Venue != "binance" || got.Text != "venue binance: daily loss 520 over max_daily_loss 500" {
 		t.Errorf("breaker alert = %+v", got)
 	}
 	recent, n := d.Recent(0)

@@ -138,9 +138,9 @@ func (d *Dispatcher) Raise(a Alert) bool {
 	}
 	d.mu.Unlock()
 	level := slog.LevelWarn
-	if a.Severity == Notice {
+	if a.Severity == string(Notice) {
 		level = slog.LevelInfo
-	} else if a.Severity == Critical {
+	} else if a.Severity == string(Critical) {
 		level = slog.LevelError
 	}
 	d.o.Log.Log(context.Background(), level, "alert: "+a.Title, "id", a.ID, "kind", string(a.Kind), "venue", a.Venue, "text", a.Text)
