@@ -20,6 +20,7 @@ type Config struct {
 	Guardrail Guardrail   `toml:"guardrail"`
 	Research  Research    `toml:"research"`
 	Agent     AgentConfig `toml:"agent"` // wicket mcp: approval and session budgets (agent.go)
+	Alerts    Alerts      `toml:"alerts"` // where the node's alerts go (alerts.go)
 	// Providers are the market data providers' [providers.NAME] tables.
 	Providers map[string]ProviderConfig `toml:"providers"`
 	// Symbols are the [symbols.KIND] tables: per venue or provider kind,
@@ -365,7 +366,7 @@ func (c *Config) Validate() error {
 	if err := c.Agent.validate(); err != nil {
 		return err
 	}
-	return nil
+	return c.Alerts.validate()
 }
 
 // Venue returns the configured venue with that name.

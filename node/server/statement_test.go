@@ -146,3 +146,32 @@ func TestStatementNamesAMissingFillAndAFeeDifference(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestAlpacaStatementNamesFeesAndAMissingFill: Alpaca's account
+// activities hold a fill of an order the node never placed and a
+// regulatory fee the node has no record of; the node's own fill matches.
+func TestAlpacaStatementNamesFeesAndAMissingFill(t *testing.T) {
+	f := venuerig.Alpaca(t, "50000", "SPY")
+	vn := startAlpacaVenue(t, f, true, "SPY")
+	buy := accepted(t, vn.c, order("al", "SPY", command.Buy, command.Market, "2", ""))
+	waitFor(t, "the fill", func() bool { return len(fillPrices(t, vn.c, "al", buy.OrderID)) == 1 })
+	now := time.Now().UTC()
+	f.DateActivities(now)
+	foreign := f.AddFill("SPY", "sell", "1", "501", now)
+	f.ChargeFee("0.02", now)
+
+	sts, err := vn.c.Statement(context.Background(), now.Format(time.DateOnly), "al")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sts[0]
+	if !st.Independent || st.NodeFills != 1 || st.VenueFills != 2 || len(st.Mismatches) != 2 {
+		t.Fatalf("statement %+v", st)
+	}
+	if m := st.Mismatches[0]; m.What != "missing_in_node" || m.VenueOrderID != foreign || m.Venue != "1 @ 501" {
+		t.Errorf("missing fill %+v", m)
+	}
+	if m := st.Mismatches[1]; m.What != "other_fees" || m.Node != "0" || m.Venue != "0.02" {
+		t.Errorf("fee %+v", m)
+	}
+}
