@@ -20,13 +20,14 @@ type Config struct {
 	Guardrail Guardrail   `toml:"guardrail"`
 	Research  Research    `toml:"research"`
 	Agent     AgentConfig `toml:"agent"` // wicket mcp: approval and session budgets (agent.go)
-	Alerts    Alerts      `toml:"alerts"` // where the node's alerts go (alerts.go)
 	// Providers are the market data providers' [providers.NAME] tables.
 	Providers map[string]ProviderConfig `toml:"providers"`
 	// Symbols are the [symbols.KIND] tables: per venue or provider kind,
 	// wicket symbol = the kind's own spelling, over the kind's built-in
 	// table (symbols.go, internal/instrument).
 	Symbols map[string]map[string]string `toml:"symbols"`
+	// Alerts is [alerts]: where the node's alerts go (alerts.go).
+	Alerts Alerts `toml:"alerts"`
 }
 
 // NodeConfig says where the trading node listens and where clients find it.
