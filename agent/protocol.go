@@ -202,6 +202,7 @@ func (w *nodeWatch) poll(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	w.pollAlerts(ctx) // alerts.go
 	key := string(snap.TradingState)
 	if n := len(snap.Events); n > 0 {
 		key += fmt.Sprintf("/%d", snap.Events[n-1].Seq)
