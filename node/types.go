@@ -71,6 +71,11 @@ type Order struct {
 	Updated      time.Time           `json:"updated"`
 	Note         string              `json:"note,omitempty"`           // why it was canceled, or who placed it
 	VenueOrderID string              `json:"venue_order_id,omitempty"` // the real venue's own id
+	// ReduceOnly marks an order that only closes (flatten, market_exit):
+	// a venue that can is told so, and refuses it if it would open or
+	// grow a position. It is a flag of the send, not journaled: an order
+	// is sent once, and a restarted node only looks it up.
+	ReduceOnly bool `json:"-"`
 }
 
 // Remaining is the quantity still to fill.
@@ -91,6 +96,14 @@ type Position struct {
 	// canceled or rejected, a leg lost at restart).
 	Unprotected       bool   `json:"unprotected,omitempty"`
 	UnprotectedReason string `json:"unprotected_reason,omitempty"`
+	// A margined venue's position (binance-futures) as the venue keeps it:
+	// leverage, margin type and margin, liquidation price. Closed, on a
+	// zero quantity, says why the venue closed it (a liquidation).
+	Leverage         int             `json:"leverage,omitempty"`
+	MarginType       string          `json:"margin_type,omitempty"`
+	Margin           decimal.Decimal `json:"margin,omitzero"`
+	LiquidationPrice decimal.Decimal `json:"liquidation_price,omitzero"`
+	Closed           string          `json:"closed,omitempty"`
 }
 
 // Group is one compound order's legs, as a snapshot lists it.
@@ -128,7 +141,7 @@ const (
 // Venue is one venue's state in a snapshot.
 type Venue struct {
 	Name        string    `json:"name"`
-	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance"
+	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance", "binance-futures"
 	Environment string    `json:"environment"` // "paper", "testnet" or "live" (real money)
 	Armed       bool      `json:"armed"`       // paper venues are always armed
 	ArmedUntil  time.Time `json:"armed_until,omitzero"`
@@ -149,6 +162,7 @@ type Venue struct {
 	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
 	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
 	Fees             decimal.Decimal            `json:"fees"`
+	Funding          decimal.Decimal            `json:"funding,omitzero"` // funding booked from the venue (received positive)
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
@@ -211,6 +225,10 @@ const (
 	// (Cash: the equity the breakers measure from again).
 	EventBreaker        EventKind = "venue_breaker"
 	EventBreakerCleared EventKind = "venue_breaker_cleared"
+	// EventFunding: a funding payment the venue booked (Symbol; Cash: the
+	// signed amount, received positive; VenueOrderID: the venue's id for
+	// it, so it is booked once; Time: when the venue booked it).
+	EventFunding EventKind = "funding"
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a

@@ -66,6 +66,9 @@ type Venue struct {
 	// the venue to reduce_only until an operator clears it. Zero: none.
 	MaxDailyLoss   decimal.Decimal `toml:"max_daily_loss"`
 	MaxDrawdownPct decimal.Decimal `toml:"max_drawdown_pct"`
+	// Futures (kind binance-futures, contracts.go): each symbol's
+	// leverage and margin type, and the leverage guardrail's limits.
+	Futures
 }
 
 // Guardrail holds the order limits. The client-side guardrail checks them
@@ -312,6 +315,9 @@ func (c *Config) Validate() error {
 			}
 		}
 		if err := c.resolveVenueSymbols(v); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
+		}
+		if err := v.validateContractSymbols(); err != nil {
 			return fmt.Errorf("venue %q: %w", v.Name, err)
 		}
 		if v.QuantityDecimals == 0 {

@@ -88,8 +88,7 @@ type Adapter struct {
 	wsAPI             string // the WebSocket API's endpoint
 	apiKey, apiSecret string // sign the stream's subscription
 	now               func() time.Time
-	syms              instrument.Map    // the node's symbols → Binance's (BTC-USD → BTCUSDT)
-	toNode            map[string]string // Binance's symbol → the venue's symbols list's spelling of it
+	syms              instrument.Listing // the venue's list: the node's symbols → Binance's (BTC-USD → BTCUSDT) and back
 
 	mu      sync.Mutex
 	symbols map[string]*bn.Symbol // from exchangeInfo, by Binance's symbol
@@ -132,43 +131,15 @@ func New(cfg Config) (*Adapter, error) {
 	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
 	c.Debug = false
+	// Binance's table with wicket.toml's overrides, whatever kind the venue
+	// names (a test's may name none).
+	syms, err := instrument.For(instrument.Binance, cfg.Venue.SymbolOverrides)
+	if err != nil {
+		return nil, fmt.Errorf("venue %s: %w", cfg.Venue.Name, err)
+	}
 	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
-		now: cfg.Now, syms: cfg.Venue.Instruments(), toNode: map[string]string{}, symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}
-	if a.syms.Kind() == instrument.Paper { // a table without a kind (tests): binance's own
-		a.syms, _ = instrument.For(instrument.Binance, cfg.Venue.SymbolOverrides)
-	}
-	for _, s := range cfg.Venue.Symbols {
-		a.toNode[a.venueSymbol(s)] = s
-	}
+		now: cfg.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}
 	return a, nil
-}
-
-// venueSymbol is the node's symbol s in Binance's spelling (BTC-USD →
-// BTCUSDT; BTCUSDT stays); one the table cannot spell goes as it is, for
-// Binance to refuse.
-func (a *Adapter) venueSymbol(s string) string {
-	if v, err := a.syms.Venue(s); err == nil {
-		return v
-	}
-	return s
-}
-
-// venueSymbols is venueSymbol of each.
-func (a *Adapter) venueSymbols(symbols []string) []string {
-	out := make([]string, len(symbols))
-	for i, s := range symbols {
-		out[i] = a.venueSymbol(s)
-	}
-	return out
-}
-
-// nodeSymbol is Binance's symbol as the venue's symbols list writes it;
-// one the list does not name comes back as Binance wrote it.
-func (a *Adapter) nodeSymbol(vs string) string {
-	if s, ok := a.toNode[vs]; ok {
-		return s
-	}
-	return vs
 }
 
 type discard struct{}
@@ -275,7 +246,7 @@ func (a *Adapter) classify(err error) error {
 
 // Instruments reads exchangeInfo for the symbols.
 func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error) {
-	vsyms := a.venueSymbols(symbols)
+	vsyms := a.syms.Venues(symbols)
 	info, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) {
 		return a.c.NewExchangeInfoService().Symbols(vsyms...).Do(ctx)
 	})
@@ -309,7 +280,7 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 		} else {
 			in.MinNotional = minNotional(s.Filters) // the older MIN_NOTIONAL filter
 		}
-		out[a.nodeSymbol(s.Symbol)] = in
+		out[a.syms.Listed(s.Symbol)] = in
 	}
 	if a.quote == "" && len(vsyms) > 0 {
 		a.quote = a.symbols[vsyms[0]].QuoteAsset
@@ -340,7 +311,7 @@ func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
 	}
 	var missing []string
 	for _, s := range symbols {
-		vs := a.venueSymbol(s)
+		vs := a.syms.Venue(s)
 		ok, err := listed(vs)
 		if err != nil {
 			return err
@@ -348,11 +319,8 @@ func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
 		if ok {
 			continue
 		}
-		what := vs
-		if vs != s {
-			what += " (" + s + " in wicket.toml)"
-		}
-		for _, c := range symbolCandidates(s) {
+		what := a.syms.Named(s)
+		for _, c := range SymbolCandidates(s) {
 			if c == vs {
 				continue
 			}
@@ -361,7 +329,7 @@ func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
 				return err
 			}
 			if found {
-				canon, err := a.syms.Canonical(c)
+				canon, err := a.syms.Map().Canonical(c)
 				if err != nil {
 					canon = c
 				}
@@ -372,17 +340,17 @@ func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
 		missing = append(missing, what)
 	}
 	if len(missing) == 0 { // listed one by one, though not together: say so
-		missing = append(missing, "one of "+strings.Join(a.venueSymbols(symbols), ", "))
+		missing = append(missing, "one of "+strings.Join(a.syms.Venues(symbols), ", "))
 	}
 	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: fmt.Sprintf(
 		"binance does not list %s: list symbols binance trades in the symbols of venue %s in wicket.toml, in wicket's spelling (BTC-USD) or binance's (BTCUSDT), or map one in [symbols.binance]",
 		strings.Join(missing, ", "), a.name)}
 }
 
-// symbolCandidates are Binance's likely spellings of a pair written
+// SymbolCandidates are Binance's likely spellings of a pair written
 // another way: separators dropped and upper case, and for a USD quote the
-// stablecoins Binance quotes instead.
-func symbolCandidates(s string) []string {
+// stablecoins Binance quotes instead (spot's and USDⓈ-M futures' alike).
+func SymbolCandidates(s string) []string {
 	parts := strings.FieldsFunc(strings.ToUpper(s), func(r rune) bool { return r == '-' || r == '/' || r == '_' || r == ' ' })
 	var out []string
 	if j := strings.Join(parts, ""); j != s && j != "" {
@@ -430,7 +398,7 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 	a.mu.Unlock()
 	for i, p := range out.Positions {
 		out.Positions[i].AveragePrice = a.averagePrice(ctx, p.Symbol, p.Quantity)
-		out.Positions[i].Symbol = a.nodeSymbol(p.Symbol)
+		out.Positions[i].Symbol = a.syms.Listed(p.Symbol)
 	}
 	return out, nil
 }
@@ -499,7 +467,7 @@ func (a *Adapter) averagePrice(ctx context.Context, symbol string, held decimal.
 
 // Marks reads the last trade prices.
 func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error) {
-	vsyms := a.venueSymbols(symbols)
+	vsyms := a.syms.Venues(symbols)
 	prices, err := venuecall.Read(ctx, a.tr, func() ([]*bn.SymbolPrice, error) {
 		return a.c.NewListPricesService().Symbols(vsyms).Do(ctx)
 	})
@@ -509,7 +477,7 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 	out := map[string]decimal.Decimal{}
 	for _, p := range prices {
 		if d := dec(p.Price); d.IsPositive() {
-			out[a.nodeSymbol(p.Symbol)] = d
+			out[a.syms.Listed(p.Symbol)] = d
 		}
 	}
 	return out, nil
@@ -564,7 +532,7 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 // get reads one incarnation by order id (when known) or venue client id.
 func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*bn.Order, error) {
 	got, err := venuecall.Read(ctx, a.tr, func() (*bn.Order, error) {
-		s := a.c.NewGetOrderService().Symbol(a.venueSymbol(symbol))
+		s := a.c.NewGetOrderService().Symbol(a.syms.Venue(symbol))
 		if id, perr := strconv.ParseInt(orderID, 10, 64); perr == nil {
 			s = s.OrderID(id)
 		} else {
@@ -615,7 +583,7 @@ func (a *Adapter) setPrior(orderID int64, f fills) {
 // names its symbol as the venue's symbols list does. Every order the
 // adapter returns passes here.
 func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
-	vo.Symbol = a.nodeSymbol(vo.Symbol)
+	vo.Symbol = a.syms.Listed(vo.Symbol)
 	a.mu.Lock()
 	p, ok := a.prior[orderID]
 	a.mu.Unlock()
@@ -633,7 +601,7 @@ func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder 
 // OpenOrders lists the open orders of the symbols.
 func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
 	var out []node.VenueOrder
-	for _, sym := range a.venueSymbols(symbols) {
+	for _, sym := range a.syms.Venues(symbols) {
 		list, err := venuecall.Read(ctx, a.tr, func() ([]*bn.Order, error) { return a.c.NewListOpenOrdersService().Symbol(sym).Do(ctx) })
 		if err != nil {
 			return nil, a.classify(err)
@@ -667,7 +635,7 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 // points, active from placement). A plain stop is held by the node
 // (Holds), never sent.
 func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
-	r.Symbol = a.venueSymbol(r.Symbol) // BTC-USD travels as BTCUSDT; the answer is named back in cumulative
+	r.Symbol = a.syms.Venue(r.Symbol) // BTC-USD travels as BTCUSDT; the answer is named back in cumulative
 
 	cid, err := ClientID(r.ClientOrderID)
 	if err != nil {
@@ -718,7 +686,7 @@ func (a *Adapter) trailingBounds(symbol string) (lo, hi int64) {
 	lo, hi = minTrailingBips, maxTrailingBips
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s := a.symbols[a.venueSymbol(symbol)]; s != nil {
+	if s := a.symbols[a.syms.Venue(symbol)]; s != nil {
 		if f := s.TrailingDeltaFilter(); f != nil && f.MinTrailingBelowDelta > 0 {
 			lo, hi = int64(max(f.MinTrailingBelowDelta, f.MinTrailingAboveDelta)), int64(min(f.MaxTrailingBelowDelta, f.MaxTrailingAboveDelta))
 		}
@@ -819,7 +787,7 @@ func (a *Adapter) SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.
 		limitLeg, stopLeg = "below", "above"
 	}
 	p := url.Values{}
-	p.Set("symbol", a.venueSymbol(lim.Symbol))
+	p.Set("symbol", a.syms.Venue(lim.Symbol))
 	p.Set("side", string(side(lim.Side)))
 	p.Set("quantity", lim.Quantity.String())
 	p.Set("listClientOrderId", limID)
@@ -919,7 +887,7 @@ func (a *Adapter) signedPost(ctx context.Context, path string, p url.Values, out
 
 // Cancel cancels one order.
 func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
-	s := a.c.NewCancelOrderService().Symbol(a.venueSymbol(o.Symbol))
+	s := a.c.NewCancelOrderService().Symbol(a.syms.Venue(o.Symbol))
 	if id, err := strconv.ParseInt(o.VenueOrderID, 10, 64); err == nil {
 		s = s.OrderID(id)
 	} else {
@@ -1002,7 +970,7 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, cur.Filled)}
 	}
-	svc := a.c.NewCancelReplaceOrderService().Symbol(a.venueSymbol(o.Symbol)).Side(side(o.Side)).
+	svc := a.c.NewCancelReplaceOrderService().Symbol(a.syms.Venue(o.Symbol)).Side(side(o.Side)).
 		CancelReplaceMode(bn.CancelReplaceModeStopOnFailure).CancelOrderID(oid).NewClientOrderID(next).
 		Quantity(rest.String()).NewOrderRespType(bn.NewOrderRespTypeFULL)
 	switch o.Type {

@@ -312,6 +312,7 @@ var codes = map[string]string{
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
 	"stop_side": "stop_side", "limit_side": "limit_side", "modify": "not_modifiable", "legs": "legs",
+	"max_leverage": "max_leverage", "liquidation_distance": "liquidation_distance",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -377,6 +378,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		}
 	}
 	rep := e.guard.Check(c, e)
+	e.checkLeverage(c, &rep) // a margined venue's leverage checks (leverage.go)
 	if !rep.OK {
 		failed := rep.Failed()
 		return rep, &rejection{code: codes[failed[0].Name], reason: "node limits: " + rep.Summary()}
@@ -474,6 +476,9 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 // costs more (at the price the order is valued at, at — the limit, the
 // mark plus slippage, a stop's price — plus fees) than the venue's cash.
 func (e *engine) checkCash(v venue, symbol string, side command.Side, qty, at decimal.Decimal) *rejection {
+	if r, ok := v.(*remote); ok && r.account.Margined { // futures: margin, not cash (leverage.go)
+		return checkMargin(r, symbol, side, qty, at)
+	}
 	if side != command.Buy || !qty.IsPositive() {
 		return nil
 	}
@@ -601,7 +606,7 @@ func closingOrders(v venue, symbols []string, note string) []node.Order {
 			side = command.Buy
 		}
 		out = append(out, node.Order{Symbol: s, Side: side, Type: command.Market, Quantity: pos.Abs(),
-			TimeInForce: command.IOC, Note: note})
+			TimeInForce: command.IOC, Note: note, ReduceOnly: true})
 	}
 	return out
 }

@@ -321,6 +321,7 @@ func (s *Server) poll(name string, symbols []string) {
 		}
 		needInstruments = r.instruments == nil && s.fault == nil
 	})
+	s.pollFunding(name)
 	if !needInstruments {
 		return
 	}
