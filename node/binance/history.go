@@ -14,14 +14,20 @@ import (
 )
 
 // History reads the account's own trades in [from, to) for every symbol
-// of the venue (GET /api/v3/myTrades, at most 24 hours a call, 1000 a
+// of the venue (as the node read them from exchangeInfo at start) (GET /api/v3/myTrades, at most 24 hours a call, 1000 a
 // page; a full page is followed by fromId). A fee charged in the quote
 // asset is in the account currency, one in the base asset is priced at
 // the trade's price; any other asset (BNB) is left in it, named. Spot
 // keeps no funding.
 func (a *Adapter) History(ctx context.Context, from, to time.Time) (node.VenueHistory, error) {
 	var out node.VenueHistory
-	for vs, ns := range a.toNode {
+	a.mu.Lock()
+	listed := make(map[string]string, len(a.symbols)) // Binance's symbol → the list's
+	for vs := range a.symbols {
+		listed[vs] = a.syms.Listed(vs)
+	}
+	a.mu.Unlock()
+	for vs, ns := range listed {
 		start := from
 		for start.Before(to) {
 			end := start.Add(24 * time.Hour)
