@@ -50,9 +50,14 @@ type Statement struct {
 	VenueFills  int             `json:"venue_fills"`
 	NodeFees    decimal.Decimal `json:"node_fees"`
 	VenueFees   decimal.Decimal `json:"venue_fees"`
-	Funding     string          `json:"funding"` // what the funding comparison found, in words
-	Mismatches  []Mismatch      `json:"mismatches"`
-	Note        string          `json:"note,omitempty"`
+	// NodeFunding and VenueFunding are the day's funding, received
+	// positive (a venue that keeps none: zero); Funding says in words what
+	// their comparison found.
+	NodeFunding  decimal.Decimal `json:"node_funding"`
+	VenueFunding decimal.Decimal `json:"venue_funding"`
+	Funding      string          `json:"funding"`
+	Mismatches   []Mismatch      `json:"mismatches"`
+	Note         string          `json:"note,omitempty"`
 }
 
 // Mismatch is one difference between the node's record and the venue's,

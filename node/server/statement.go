@@ -83,8 +83,9 @@ type venueOrder struct {
 
 // nodeDay reads venue's fills in [from, to) from the journal, and the
 // venue order ids of every order the journal knows.
-func (s *Server) nodeDay(venue string, from, to time.Time) (map[string]*nodeOrder, map[string]string, error) {
+func (s *Server) nodeDay(venue string, from, to time.Time) (map[string]*nodeOrder, map[string]string, decimal.Decimal, error) {
 	orders := map[string]*nodeOrder{}
+	funding := decimal.Zero
 	byVenueID := map[string]string{} // venue order id → node order id
 	err := s.j.Replay(func(ev node.Event) error {
 		if ev.Venue != "" && ev.Venue != venue {
@@ -98,6 +99,10 @@ func (s *Server) nodeDay(venue string, from, to time.Time) (map[string]*nodeOrde
 		case node.EventAcked, node.EventModified:
 			if ev.VenueOrderID != "" && ev.OrderID != "" {
 				byVenueID[ev.VenueOrderID] = ev.OrderID
+			}
+		case node.EventFunding:
+			if ev.Venue == venue && !ev.Time.Before(from) && ev.Time.Before(to) {
+				funding = funding.Add(ev.Cash)
 			}
 		case node.EventFilled:
 			if ev.Venue != venue || ev.Time.Before(from) || !ev.Time.Before(to) {
@@ -116,14 +121,14 @@ func (s *Server) nodeDay(venue string, from, to time.Time) (map[string]*nodeOrde
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, decimal.Zero, err
 	}
 	for vid, oid := range byVenueID {
 		if o := orders[oid]; o != nil {
 			o.venueIDs = append(o.venueIDs, vid)
 		}
 	}
-	return orders, byVenueID, nil
+	return orders, byVenueID, funding, nil
 }
 
 // Statement reconciles venue's day (its UTC midnight) as of now.
@@ -135,14 +140,15 @@ func (s *Server) Statement(ctx context.Context, venue string, day time.Time) (no
 	from := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 0, 1)
 	st := node.Statement{Day: from.Format(time.DateOnly), Venue: venue, Kind: vc.Kind, Mismatches: []node.Mismatch{},
-		NodeFees: decimal.Zero, VenueFees: decimal.Zero}
+		NodeFees: decimal.Zero, VenueFees: decimal.Zero, NodeFunding: decimal.Zero, VenueFunding: decimal.Zero}
 	if now := s.cfg.Now(); now.Before(to) {
 		st.Note = "the day is not over yet (it ends " + to.Format(time.RFC3339) + "): this is the statement so far"
 	}
-	orders, byVenueID, err := s.nodeDay(venue, from, to)
+	orders, byVenueID, funding, err := s.nodeDay(venue, from, to)
 	if err != nil {
 		return node.Statement{}, err
 	}
+	st.NodeFunding = funding
 	for _, o := range orders {
 		st.NodeFills += o.fills
 		st.NodeFees = st.NodeFees.Add(o.fee)
@@ -192,10 +198,12 @@ func (s *Server) Statement(ctx context.Context, venue string, day time.Time) (no
 	}
 	st.Funding = "none: a spot account pays no funding"
 	if hist.FundingKnown {
-		st.Funding = "the venue records " + hist.Funding.String() + "; the node records no funding"
-		if !hist.Funding.IsZero() {
-			st.Mismatches = append(st.Mismatches, node.Mismatch{What: "funding", Node: "0", Venue: hist.Funding.String(),
-				Text: "the venue records funding of " + hist.Funding.String() + " the node has no record of"})
+		st.VenueFunding = hist.Funding
+		st.Funding = "matches: " + funding.String()
+		if !funding.Equal(hist.Funding) {
+			st.Funding = "differs"
+			st.Mismatches = append(st.Mismatches, node.Mismatch{What: "funding", Node: funding.String(), Venue: hist.Funding.String(),
+				Text: fmt.Sprintf("the node booked funding of %s for the day, the venue %s", funding, hist.Funding)})
 		}
 	}
 	return st, nil

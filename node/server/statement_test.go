@@ -175,3 +175,36 @@ func TestAlpacaStatementNamesFeesAndAMissingFill(t *testing.T) {
 		t.Errorf("fee %+v", m)
 	}
 }
+
+// TestFuturesStatementComparesFunding: at binance-futures the day's
+// funding is compared too (the node booked what the venue's income
+// history holds: it matches), and a commission the node did not book is
+// named.
+func TestFuturesStatementComparesFunding(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	ctx := context.Background()
+	if _, err := c.Arm(ctx, "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	buy := accepted(t, c, order("perps", "BTCUSDT", command.Buy, command.Market, "0.1", ""))
+	now := time.Now().UTC()
+	f.AddFunding("BTCUSDT", "-1.5", now)
+	waitFor(t, "the funding booked", func() bool {
+		snap, err := c.Snapshot(ctx, "perps", 0)
+		return err == nil && snap.Venues[0].Funding.String() == "-1.5"
+	})
+	f.ChargeCommission(f.Orders()[0].ID, "2.4")
+	f.DateTrades(now)
+	sts, err := c.Statement(ctx, now.Format(time.DateOnly), "perps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sts[0]
+	if !st.Independent || st.NodeFunding.String() != "-1.5" || st.VenueFunding.String() != "-1.5" || !strings.HasPrefix(st.Funding, "matches") {
+		t.Errorf("funding: node %s venue %s %q", st.NodeFunding, st.VenueFunding, st.Funding)
+	}
+	if len(st.Mismatches) != 1 || st.Mismatches[0].What != "fee" || st.Mismatches[0].Order != buy.OrderID || st.Mismatches[0].Venue != "2.4" {
+		t.Errorf("mismatches %+v", st.Mismatches)
+	}
+}
