@@ -109,7 +109,11 @@ func New(kind Kind, id string, at time.Time, venue, text string) (Alert, error) 
 
 // FromAudit is the alert an audit entry raises, if the table names it.
 // Its id is the entry's ticket, so the same entry told twice is one alert.
+// A refused command raises none: it changed nothing.
 func FromAudit(e node.AuditEntry) (Alert, bool) {
+	if e.Outcome.Status == node.Rejected {
+		return Alert{}, false
+	}
 	name, venue, text := string(e.Command.Verb), e.Command.Venue, e.Reason
 	if e.Arming != nil {
 		name, venue = string(e.Arming.Action), e.Arming.Venue

@@ -104,6 +104,7 @@ func TestWebhookGetsEachAlertOnceSigned(t *testing.T) {
 	d.Audit(breakerEntry("t1"))                                                                                 // the same entry told twice: one alert
 	d.Audit(node.AuditEntry{Ticket: "t2", Command: command.Command{Verb: command.SubmitOrder, Venue: "paper"}}) // no alert
 	d.Audit(node.AuditEntry{Ticket: "t3", Arming: &node.ArmingChange{Action: "kill", Note: "operator kill: 3 orders canceled"}})
+	d.Audit(node.AuditEntry{Ticket: "t4", Command: command.Command{Verb: "kill"}, Outcome: node.Outcome{Status: node.Rejected}}) // refused: no alert
 	a, _ := alert.New(alert.ApprovalWaiting, "approval-p1", now()(), "", "submit_order: buy 1 SPY")
 	if !d.Raise(a) || d.Raise(a) {
 		t.Fatal("Raise takes an id once")
