@@ -378,8 +378,11 @@ func (s *Server) runStatement(venue string, day time.Time) error {
 		s.log.Info("daily statement matches the venue", "venue", venue, "day", st.Day, "fills", st.NodeFills, "venue_fills", st.VenueFills)
 		return nil
 	}
+	if done, err := s.stated(venue, st.Day, day); err != nil || done {
+		return err // recorded before this start: not again
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "statement of %s: %d mismatch(es) against the venue's history: ", st.Day, len(st.Mismatches))
+	fmt.Fprintf(&b, "%s%d mismatch(es) against the venue's history: ", statementNote(st.Day), len(st.Mismatches))
 	for i, m := range st.Mismatches {
 		if i == 3 {
 			fmt.Fprintf(&b, "; and %d more (wicket node statement --day %s --venue %s)", len(st.Mismatches)-3, st.Day, venue)
@@ -402,6 +405,30 @@ func (s *Server) runStatement(venue string, day time.Time) error {
 		return derr
 	}
 	return cerr
+}
+
+// statementNote starts the note of a statement entry.
+func statementNote(day string) string { return "statement of " + day + ": " }
+
+// stated reports whether the audit trail holds venue's statement entry
+// for day (recorded after the day ended, by an earlier start).
+func (s *Server) stated(venue, dayName string, day time.Time) (bool, error) {
+	q := node.AuditQuery{Since: day.AddDate(0, 0, 1), Limit: journal.MaxAuditLimit}
+	for {
+		page, err := s.j.Audit(q)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range page.Entries {
+			if e.Arming != nil && e.Arming.Action == alert.StatementAction && e.Arming.Venue == venue && strings.HasPrefix(e.Arming.Note, statementNote(dayName)) {
+				return true, nil
+			}
+		}
+		if !page.More {
+			return false, nil
+		}
+		q.Since, q.After = time.Time{}, page.Next
+	}
 }
 
 // environment is venue's environment as wicket.toml sets it.
