@@ -105,12 +105,20 @@ func (a *linkApprover) scan(ctx context.Context) {
 	}
 }
 
-// Handler serves GET and POST /a/{token}.
+// Handler serves GET and POST /a/{token}; nothing it answers is cached,
+// framed by another page or sent on as a referrer.
 func (a *linkApprover) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /a/{token}", a.show)
 	mux.HandleFunc("POST /a/{token}", a.answer)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // find is the link of token, and whether it may still answer: a token
@@ -150,8 +158,6 @@ var approvePage = template.Must(template.New("approve").Parse(`<!doctype html>
 // it too).
 func (a *linkApprover) show(w http.ResponseWriter, r *http.Request) {
 	l, status, why := a.find(r.PathValue("token"))
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
 	if l == nil {
 		http.Error(w, why, status)
 		return
@@ -164,7 +170,6 @@ func (a *linkApprover) show(w http.ResponseWriter, r *http.Request) {
 // before the answer is sent, so a replay, even a concurrent one, is
 // refused; the preview it was minted for must still be the waiting one.
 func (a *linkApprover) answer(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "unreadable form; nothing was sent", http.StatusBadRequest)

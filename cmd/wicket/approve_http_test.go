@@ -71,7 +71,7 @@ func TestApproveLinkAnswersOnceAndRefusesForgeries(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "buy 1 SPY at market") {
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "buy 1 SPY at market") || resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("GET link: %d %s", resp.StatusCode, page)
 	}
 	a.mu.Lock()
@@ -111,5 +111,27 @@ func TestApproveLinkAnswersOnceAndRefusesForgeries(t *testing.T) {
 	}
 	if code, _ := post(link, digest, "decline"); code != http.StatusGone {
 		t.Errorf("replay as a decline: %d", code)
+	}
+
+	// A link whose command's window has passed answers nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_, _ = q.Wait(ctx, approval.Request{ID: "prev-2", Session: "s1", Tool: "cancel_order", Command: "cancel_order: cancel order ord-1 on venue al"},
+			time.Now().Add(time.Minute))
+	}()
+	for i := 0; i < 10000 && len(raised) < 2; i++ {
+		a.scan(context.Background())
+		runtime.Gosched()
+	}
+	if len(raised) != 2 {
+		t.Fatalf("no link for the second command: %d alerts", len(raised))
+	}
+	a.mu.Lock()
+	late := a.links[strings.TrimPrefix(raised[1].Link, srv.URL+"/a/")].digest
+	a.mu.Unlock()
+	a.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+	if code, body := post(raised[1].Link, late, "approve"); code != http.StatusGone || !strings.Contains(body, "window has passed") {
+		t.Errorf("a late answer: %d %s", code, body)
 	}
 }
