@@ -31,11 +31,15 @@ func approveCommand() *cli.Command {
 			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers and the node take no other. " +
 			"Nothing is ever approved by default, by a timeout or by an error. " +
 			"With --oauth it answers the built-in OAuth issuer's authorization requests instead (docs/oauth.md): each is shown with its client, " +
-			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page.",
+			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page. " +
+			"With --http it serves approvals away from the desk instead: each waiting command gets a one-time link, bound to its preview and sent to " +
+			"wicket.toml's [alerts] webhook; the link shows the preview, and its answer is signed here with the operator key; a replayed or forged link is refused.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
 			nodeAddrFlag(),
 			&cli.BoolFlag{Name: "oauth", Usage: "answer the built-in OAuth issuer's authorization requests instead: a grant prints the one-time code to type on the authorize page"},
+			&cli.BoolFlag{Name: "http", Usage: "serve one-time approval links instead (approve_http.go): each waiting command's link goes to [alerts]'s webhook; the answer is signed here with the operator key"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7880", Usage: "with --http: the loopback `HOST:PORT` the links are served on (a proxy may front it: [alerts] approve_url)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -46,6 +50,9 @@ func approveCommand() *cli.Command {
 					c.App.Writer)
 			}
 			o := approveOptions{project: c.String("project"), addr: c.String("addr"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now}
+			if c.Bool("http") {
+				return runApproveHTTP(c.Context, o, c.String("listen"), c.App.Writer, c.App.ErrWriter)
+			}
 			return runApprove(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}

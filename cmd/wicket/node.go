@@ -54,7 +54,7 @@ func nodeCommand() *cli.Command {
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
 			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
-			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand()}, nodeRiskCommands()...), // node_risk.go
+			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand(), nodeStatementCommand()}, nodeRiskCommands()...), // node_risk.go
 	}
 }
 
@@ -161,8 +161,14 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		return err
 	}
 	defer closeDeps()
+	alerts, err := nodeAlerts(p, cfg, log) // node_alerts.go
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer alerts.Close()
 	srv, err := server.New(server.Config{
-		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control,
+		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control, Alerts: alerts,
 		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
 		Deployments: deps.handler,

@@ -50,6 +50,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+node.LedgerHeadsPath, s.ledgerHeadPost) // ledger_head.go
 	mux.HandleFunc("GET "+node.LedgerHeadsPath, s.ledgerHeadsGet)
 	s.mountDeployments(mux)
+	s.mountAlerts(mux) // alerts.go: GET /v1/alerts, GET /v1/statement
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
 			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))

@@ -731,7 +731,8 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 }
 
 // myTrades implements GET /api/v3/myTrades for a symbol: the most recent
-// limit (default 500, at most 1000) trades, oldest first.
+// limit (default 500, at most 1000) trades, oldest first, or those
+// startTime, endTime, fromId or orderId select (history.go).
 func (f *Fake) myTrades(form url.Values) (int, any) {
 	if f.symbols[form.Get("symbol")] == nil {
 		return 400, errBody(-1121, "Invalid symbol.")
@@ -740,13 +741,10 @@ func (f *Fake) myTrades(form url.Values) (int, any) {
 	if l, err := strconv.Atoi(form.Get("limit")); err == nil && l > 0 {
 		limit = min(l, 1000)
 	}
-	var list []trade
-	for _, t := range f.trades {
-		if t.symbol == form.Get("symbol") {
-			list = append(list, t)
-		}
+	list, status, body := f.tradesFor(form, limit)
+	if status != 0 {
+		return status, body
 	}
-	list = list[max(0, len(list)-limit):]
 	out := []map[string]any{}
 	for _, t := range list {
 		out = append(out, map[string]any{"symbol": t.symbol, "id": t.id, "orderId": t.orderID, "orderListId": -1,
