@@ -163,7 +163,14 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if p.Command.ClientOrderID != "" {
 		out["client_order_id"] = p.Command.ClientOrderID
 	}
-	return &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: p.Command.ClientOrderID}
+	r := &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: p.Command.ClientOrderID}
+	switch { // the trace tells a preview that failed its checks from a clean one
+	case !p.Guardrail.OK:
+		r.outcome = trace.PreviewGuardrailFailed
+	case p.DryRun != nil && !p.DryRun.WouldAccept:
+		r.outcome = trace.PreviewWouldReject
+	}
+	return r
 }
 
 // confirm takes the token (single use, before anything runs), sends the
