@@ -201,7 +201,7 @@ var (
 	// A caller's own id (not minted) is replaced as <id>:<n>, so its
 	// base keeps at most 34 characters; an id of that form is reserved.
 	callerReplRE = regexp.MustCompile(`^(.{1,34}):([1-9a-z])$`)
-	legSuffixes = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
+	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
 )
 
 // ClientID is the node's client order id as Binance carries it: wk-<uuid>
