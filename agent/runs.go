@@ -310,7 +310,7 @@ func (s *Server) addRunResources(store *runStore) {
 		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id, cursor, ok := splitRunTradesURI(req.Params.URI)
 			if !ok {
-				return nil, fmt.Errorf("not a run trades URI: %s", req.Params.URI)
+				return nil, badResourceURI(fmt.Errorf("not a run trades URI: %s (want %s)", req.Params.URI, uriRunTradesTpl))
 			}
 			v, err := store.tradesPage(id, cursor)
 			return read(req.Params.URI, v, err)
@@ -321,7 +321,7 @@ func (s *Server) addRunResources(store *runStore) {
 		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id := strings.TrimPrefix(req.Params.URI, uriRunsPrefix)
 			if strings.Contains(id, "/") || id == "" {
-				return nil, fmt.Errorf("not a run URI: %s (want %s)", req.Params.URI, uriRunTemplate)
+				return nil, badResourceURI(fmt.Errorf("not a run URI: %s (want %s)", req.Params.URI, uriRunTemplate))
 			}
 			v, err := store.report(id)
 			return read(req.Params.URI, v, err)

@@ -169,7 +169,10 @@ var (
 	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire)?$`)
 	venueMintRE = regexp.MustCompile(`^wk([0-9a-f]{32})(\.[0-9a-z])?$`)
 	venueLegRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([stf])$`)
-	legSuffixes = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
+	// A caller's own id (not minted) is replaced as <id>:<n>, so its
+	// base keeps at most 34 characters; an id of that form is reserved.
+	callerReplRE = regexp.MustCompile(`^(.{1,34}):([1-9a-z])$`)
+	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
 )
 
 // ClientID is the node's client order id as Binance carries it: wk-<uuid>
@@ -180,8 +183,8 @@ func ClientID(nodeID string) (string, error) {
 	if m := nodeMintRE.FindStringSubmatch(nodeID); m != nil {
 		return "wk" + strings.Join(m[1:6], "") + legSuffixes[m[6]], nil
 	}
-	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
-		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], and not of the form wk<32 hex>); let the node mint one", nodeID)
+	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || callerReplRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
+		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], not of the form wk<32 hex>, not ending in :<digit or letter>, which a replacement appends); let the node mint one", nodeID)
 	}
 	return nodeID, nil
 }
@@ -195,22 +198,29 @@ func NodeID(venueID string) string {
 		h := m[1]
 		return "wk-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 	}
+	if m := callerReplRE.FindStringSubmatch(venueID); m != nil {
+		return m[1]
+	}
 	return venueID
 }
 
-// replacementID is the id of the n-th replacement of an order (n ≥ 1).
+// replacementID is the id of the n-th replacement of an order (n ≥ 1): a
+// minted id's is wk<32 hex>.<n>, a caller's own <id>:<n>.
 func replacementID(venueID string, n int) (string, error) {
-	base := venueID
-	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
-		base = "wk" + m[1]
-	}
 	if venueLegRE.MatchString(venueID) {
 		return "", fmt.Errorf("order %s is a leg of an order list, which binance cannot replace alone (it would cancel the list); cancel the oco and submit a new one", venueID)
 	}
-	if !strings.HasPrefix(base, "wk") || n > 35 {
-		return "", fmt.Errorf("order %s cannot be modified again at binance; cancel it and submit a new one", venueID)
+	if n > 35 {
+		return "", fmt.Errorf("order %s cannot be modified again at binance (35 replacements at most); cancel it and submit a new one", venueID)
 	}
-	return base + "." + strconv.FormatInt(int64(n), 36), nil
+	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
+		return "wk" + m[1] + "." + strconv.FormatInt(int64(n), 36), nil
+	}
+	base := NodeID(venueID)
+	if len(base) > 34 {
+		return "", fmt.Errorf("order %s cannot be modified at binance: its client order id has %d characters and a replacement needs two more than 34 (binance takes 36); cancel it and submit a new one", venueID, len(base))
+	}
+	return base + ":" + strconv.FormatInt(int64(n), 36), nil
 }
 
 // --- errors ---
@@ -485,7 +495,7 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 
 // Lookup reads one order by its Binance id, else by client order id. An
 // order that cancel-replace replaced is followed to its newest
-// incarnation (the node's client id with .1, .2, ...), and its fills are
+// incarnation (the node's client id with .1, .2, ..., a caller's own with :1, :2, ...), and its fills are
 // summed over all of them.
 func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
 	cid, err := ClientID(o.ClientOrderID)
@@ -497,7 +507,7 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		return node.VenueOrder{}, err
 	}
 	_, isRepl := replacementOf(got.ClientOrderID)
-	if !venueMintRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
+	if venueLegRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
 		return a.cumulative(fromOrder(got), got.OrderID), nil
 	}
 	// Walk the incarnations from the first, recording what came before each.
@@ -554,11 +564,16 @@ func own(o *bn.Order) fills {
 
 // replacementOf reports a venue client id's replacement number.
 func replacementOf(venueID string) (int, bool) {
-	m := venueMintRE.FindStringSubmatch(venueID)
-	if m == nil || m[2] == "" {
+	var suffix string
+	if m := venueMintRE.FindStringSubmatch(venueID); m != nil && m[2] != "" {
+		suffix = m[2][1:]
+	} else if m := callerReplRE.FindStringSubmatch(venueID); m != nil && !venueMintRE.MatchString(venueID) {
+		suffix = m[2]
+	}
+	if suffix == "" {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(m[2][1:], 36, 64)
+	n, err := strconv.ParseInt(suffix, 36, 64)
 	return int(n), err == nil && n > 0
 }
 

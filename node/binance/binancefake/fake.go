@@ -107,6 +107,7 @@ type Fake struct {
 	rejectMsg  string
 	trades     []trade
 	partial    bool
+	queued     bool // market orders wait, taken but not traded, until Cross
 	onOrder    func(Order)
 	unlinked   bool // a fault: an executed oco leg leaves the other working
 }
@@ -132,6 +133,11 @@ func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *F
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
+
+// QueueMarket makes market orders wait in the matching engine, taken
+// (NEW) but not traded, until Cross: the moment between Binance taking an
+// order and its trade, which a lookup can see.
+func (f *Fake) QueueMarket(on bool) { f.mu.Lock(); f.queued = on; f.mu.Unlock() }
 
 // PartialFills makes market orders fill half at once and the rest at Cross.
 func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
@@ -684,6 +690,7 @@ func (f *Fake) siblings(o *Order) []*Order {
 // an IOC's rest expires.
 func (f *Fake) execute(o *Order, last decimal.Decimal) {
 	switch {
+	case o.Type == "MARKET" && f.queued: // traded at Cross
 	case o.Type == "MARKET" && f.partial:
 		half := o.Quantity.Div(decimal.NewFromInt(2)).Truncate(int32(-decimal.RequireFromString(f.symbols[o.Symbol].Step).Exponent()))
 		f.fill(o, half, last)
