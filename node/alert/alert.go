@@ -56,15 +56,14 @@ type Rule struct {
 }
 
 // Kinds is the table, declared once: every alert the node sends, and the
-// audit entry names that raise it. The kill, resume and heartbeat names
-// are the risk controls' (issue 43 items 1 and 2): an entry so named
-// alerts as soon as the node records one.
+// audit entry names that raise it (the risk controls' entries of
+// node/risk.go among them).
 var Kinds = []Rule{
 	{BreakerTrip, Critical, "venue breaker tripped", []string{string(node.ArmingBreaker)}},
-	{Kill, Critical, "kill switch: trading halted", []string{"kill"}},
-	{ResumeTrading, Warning, "trading resumed after a kill", []string{"resume_trading", "resume-trading", "resume"}},
-	{HeartbeatLapse, Critical, "dead man's switch: no operator heartbeat", []string{"heartbeat_lapse", "heartbeat", "dead_man", "silence"}},
-	{StreamLost, Warning, "venue stream lost", []string{"stream_lost", "stream_lapse"}},
+	{Kill, Critical, "kill switch: trading halted", []string{string(node.ArmingKill)}},
+	{ResumeTrading, Warning, "trading resumed after a kill", []string{string(node.ArmingResumeTrading)}},
+	{HeartbeatLapse, Critical, "dead man's switch: no operator heartbeat", []string{string(node.ArmingSilence)}},
+	{StreamLost, Warning, "venue stream lost", []string{string(node.ArmingStreamLoss)}},
 	{StatementMismatch, Warning, "daily statement does not match the venue", []string{StatementAction}},
 	{ApprovalWaiting, Notice, "a command waits for approval", nil},
 }

@@ -230,3 +230,25 @@ func BenchmarkAuditToWebhook(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	_ = context.Background()
 }
+
+// TestRiskEntriesAlert: each audit entry the risk controls record (kill,
+// resume, the dead man's switch, a venue's stream loss) raises its alert,
+// and the operator's heartbeat, which changes nothing, raises none.
+func TestRiskEntriesAlert(t *testing.T) {
+	for action, want := range map[node.ArmingAction]alert.Kind{
+		node.ArmingKill: alert.Kill, node.ArmingResumeTrading: alert.ResumeTrading,
+		node.ArmingSilence: alert.HeartbeatLapse, node.ArmingStreamLoss: alert.StreamLost, node.ArmingBreaker: alert.BreakerTrip,
+	} {
+		e := node.AuditEntry{Time: testkit.Time("2026-12-03T10:00:00Z"), Ticket: "t-" + string(action), KeyID: node.KeyOperator,
+			Arming: &node.ArmingChange{Action: action, Note: "why"}, Outcome: node.Outcome{Status: node.Accepted}}
+		a, ok := alert.FromAudit(e)
+		if !ok || a.Kind != string(want) {
+			t.Errorf("%s raised %+v, %v; want %s", action, a, ok, want)
+		}
+	}
+	beat := node.AuditEntry{Time: testkit.Time("2026-12-03T10:00:00Z"), Ticket: "t-beat", KeyID: node.KeyOperator,
+		Arming: &node.ArmingChange{Action: node.ArmingAction(node.ActHeartbeat)}, Outcome: node.Outcome{Status: node.Accepted}}
+	if a, ok := alert.FromAudit(beat); ok {
+		t.Errorf("a heartbeat raised %+v", a)
+	}
+}
