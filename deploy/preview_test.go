@@ -65,7 +65,15 @@ func TestDeployStartPointCheck(t *testing.T) {
 	g := researchRig(t, 400)
 	spec := Spec{Strategy: "ema_cross.star", Source: emaCross, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
 	_, err := g.r.Check(ctxT(t), spec)
-	wantErr(t, err, "warm-up 80 bars is shorter than", "start-point check", "--warmup", "windowed indicators")
+	wantErr(t, err, "ta.ema(10)", "start-point check", "--warmup 160", "windowed indicators")
+	// The seed never washes out within the 80 bars checked: the refusal
+	// says so, never that 80 bars are shorter than a smaller figure or that
+	// no warm-up is enough while naming one.
+	for _, bad := range []string{"is shorter than the", "no warm-up is enough"} {
+		if strings.Contains(err.Error(), bad) {
+			t.Fatalf("refusal contradicts itself (%q): %v", bad, err)
+		}
+	}
 	if _, err := g.r.Create(ctxT(t), spec); err == nil {
 		t.Fatal("an EMA-seeded strategy was deployed on a short warm-up")
 	}

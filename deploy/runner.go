@@ -280,6 +280,13 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", d.Series, err, d.Series)
 		}
 		bars.Series = d.Series
+		if bars.Len() == 0 { // nothing to warm up on or to check with: its decisions could not equal a backtest's
+			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "series %s has no bars in the node's history store before now, so the deployment would have no warm-up and nothing to check it with: record or fetch it first (wicket data fetch %s, or wicket data record %s), then deploy",
+				d.Series, d.Series, d.Series)
+		}
+	}
+	if err := r.checkCapital(ctx, d); err != nil {
+		return nil, strategy.Bars{}, nil, err
 	}
 	if bars.Len() > 0 { // the loop's own call, once: what it would refuse at every bar is refused now
 		if _, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
@@ -400,6 +407,23 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 		Warmup: warm, State: StateRunning, Created: now, Updated: now,
 		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}
 	return d, nil
+}
+
+// checkCapital refuses a capital above what the venue holds (its equity
+// as the node reads it): the deployment would size orders for money the
+// account does not have.
+func (r *Runner) checkCapital(ctx context.Context, d *Deployment) error {
+	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, 0)
+	if err != nil {
+		return errorf(KindInternal, "venue %s's account could not be read from the node to check the capital against it: %v", d.Venue, err)
+	}
+	for _, v := range snap.Venues {
+		if v.Name == d.Venue && d.Capital.GreaterThan(v.Equity) {
+			return errorf(KindBadRequest, "capital %s is more than venue %s holds (equity %s %s): give at most %s (a deployment trades a share of its venue's account)",
+				d.Capital, d.Venue, v.Equity.StringFixed(2), v.Currency, v.Equity.StringFixed(2))
+		}
+	}
+	return nil
 }
 
 func (r *Runner) venueNames() []string {

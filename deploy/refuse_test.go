@@ -1,0 +1,66 @@
+package deploy
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/strategy"
+)
+
+// TestDeployRefusesSeriesWithoutBars: a series the history store holds no
+// bar of has no warm-up and nothing to check with: refused, naming the
+// command that records it; the series the store holds deploys.
+func TestDeployRefusesSeriesWithoutBars(t *testing.T) {
+	g := researchRig(t, 400)
+	held := g.hist
+	g.hist = func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
+		if series == "ETH-USD@1m" { // as the node's store answers a series it holds no bar of: none
+			return strategy.Bars{Series: series}, nil
+		}
+		return held(ctx, series, before, n)
+	}
+	g.restart()
+	spec := Spec{Strategy: "sma_half.star", Source: smaHalf, Series: "ETH-USD@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	_, err := g.r.Check(ctxT(t), spec)
+	wantErr(t, err, "ETH-USD@1m has no bars", "wicket data fetch ETH-USD@1m")
+	if _, err := g.r.Create(ctxT(t), spec); err == nil {
+		t.Fatal("a deployment over a series without bars was created")
+	}
+	spec.Series = symbol + "@1m"
+	if _, err := g.r.Check(ctxT(t), spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeployRefusesCapitalAboveVenue: a capital of 1e12 on a venue that
+// holds a million is refused, naming what the venue holds.
+func TestDeployRefusesCapitalAboveVenue(t *testing.T) {
+	g := newRig(t)
+	spec := Spec{Strategy: "sma_half.star", Source: smaHalf, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto,
+		Capital: decimal.New(1, 12), Warmup: 40}
+	_, err := g.r.Create(ctxT(t), spec)
+	wantErr(t, err, "capital 1000000000000 is more than venue paper holds", "give at most 1000000.00")
+	spec.Capital = decimal.NewFromInt(1_000_000)
+	if _, err := g.r.Create(ctxT(t), spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeployPreviewSinceIsFirstBar: the preview's backtest is dated from
+// the first bar the store holds, not from a year before now.
+func TestDeployPreviewSinceIsFirstBar(t *testing.T) {
+	g := researchRig(t, 400)
+	spec := Spec{Strategy: "sma_half.star", Source: smaHalf, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := g.clk.Now().Add(-400 * time.Minute).UTC().Format(time.RFC3339)
+	if b := d.Preview.Backtest; b == nil || !strings.HasPrefix(b.From, first[:16]) || b.To == "" {
+		t.Fatalf("backtest %+v: want it dated from the store's first bar %s", b, first)
+	}
+}
