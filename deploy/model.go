@@ -104,7 +104,18 @@ type Deployment struct {
 	DayStart    decimal.Decimal `json:"day_start_equity"`
 	OrdersToday int             `json:"orders_today"`
 	LastBar     time.Time       `json:"last_bar,omitzero"` // the last bar evaluated or recorded missed
-	Missed      int             `json:"missed_bars,omitempty"`
+	// Exits are the protective exits the strategy attaches to its
+	// positions (fractions of the average entry price, as the backtest
+	// places them). EntryQty and EntryValue are the open position's
+	// increases (quantity, and quantity × fill price), whose ratio is the
+	// average entry the exits are priced from, as in the backtest. Guard
+	// is the client order id of the command whose legs protect the
+	// position now ("" for none).
+	Exits      Exits           `json:"exits,omitzero"`
+	EntryQty   decimal.Decimal `json:"entry_qty,omitzero"`
+	EntryValue decimal.Decimal `json:"entry_value,omitzero"`
+	Guard      string          `json:"guard,omitempty"`
+	Missed     int             `json:"missed_bars,omitempty"`
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time  `json:"armed_until,omitzero"`

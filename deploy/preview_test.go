@@ -119,23 +119,28 @@ func TestDeployPreviewBacktest(t *testing.T) {
 	t.Logf("%d trades, total return %.4f; %s", b.Trades, *b.TotalReturn, pv.Lookahead)
 }
 
-// TestDeployRefusesProtectiveExits: a strategy whose signals attach
-// stop-loss or take-profit exits is refused at the check and at
-// creation, since the loop does not place them yet and its live trades
-// would differ from its backtest; the same strategy without them deploys.
-func TestDeployRefusesProtectiveExits(t *testing.T) {
+// TestDeployExitsTheVenueCannotCarry: a strategy with a stop-loss and a
+// take-profit passes the check (its entries go out as brackets); one
+// whose trailing stop rides with a stop-loss, which no venue command
+// carries in one group, is refused at the check and at creation, naming
+// the leg; the trailing stop alone deploys.
+func TestDeployExitsTheVenueCannotCarry(t *testing.T) {
 	g := researchRig(t, 400)
-	withStops := strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.02, "take_profit": 0.04}`, 1)
-	if withStops == smaHalf {
-		t.Fatal("the fixture's signals changed: no exits were added")
+	spec := Spec{Strategy: "sma_stops.star", Source: smaBracket, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	spec := Spec{Strategy: "sma_stops.star", Source: withStops, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
-	_, err := g.r.Check(ctxT(t), spec)
-	wantErr(t, err, "attaches protective exits", "deploy it without exits")
+	if d.Exits != (Exits{StopLoss: 0.004, TakeProfit: 0.006}) {
+		t.Fatalf("check's exits %+v", d.Exits)
+	}
+	spec.Source = strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.02, "trailing_stop": 0.01}`, 1)
+	_, err = g.r.Check(ctxT(t), spec)
+	wantErr(t, err, "trailing_stop together with a stop_loss", "the trailing_stop leg cannot be placed")
 	if _, err := g.r.Create(ctxT(t), spec); err == nil {
-		t.Fatal("a strategy with protective exits was deployed")
+		t.Fatal("a strategy whose exits no venue carries was deployed")
 	}
-	spec.Strategy, spec.Source = "sma_half.star", smaHalf
+	spec.Source = strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "trailing_stop": 0.01}`, 1)
 	if _, err := g.r.Check(ctxT(t), spec); err != nil {
 		t.Fatal(err)
 	}

@@ -289,10 +289,15 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 		return nil, strategy.Bars{}, nil, err
 	}
 	if bars.Len() > 0 { // the loop's own call, once: what it would refuse at every bar is refused now
-		if _, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
+		dec, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
 			StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-			Series:          d.Series, Bars: bars.Encode()}); err != nil {
+			Series:          d.Series, Bars: bars.Encode()})
+		if err != nil {
 			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
+		}
+		d.Exits = exitsOf(dec)
+		if err := r.checkExits(ctx, d, bars.Close[bars.Len()-1]); err != nil {
+			return nil, strategy.Bars{}, nil, err
 		}
 	}
 	pv, err := r.preview(ctx, d, bars)

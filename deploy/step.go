@@ -95,13 +95,22 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		return fmt.Errorf("deployment %s at %s: %w", id, bar.Time.Format(time.RFC3339), err)
 	}
 	b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionDecided, HasTarget: dec.HasTarget, Target: dec.Target, Equity: d.Equity})
+	d.Exits = exitsOf(dec)
 	if !dec.HasTarget || dec.Target == d.Target {
-		return r.cfg.Store.Commit(b) // no change of target: nothing to trade (drift is not rebalanced, as in the backtest)
+		// No change of target: nothing to trade (drift is not rebalanced,
+		// as in the backtest); a position without its exits gets them.
+		if err := r.cfg.Store.Commit(b); err != nil {
+			return err
+		}
+		return r.protect(ctx, d, vc, bar.Time)
 	}
 	qty := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol))
 	if qty.IsZero() {
 		d.Target = dec.Target
-		return r.cfg.Store.Commit(b)
+		if err := r.cfg.Store.Commit(b); err != nil {
+			return err
+		}
+		return r.protect(ctx, d, vc, bar.Time)
 	}
 	if m := d.Allowance.MaxOrdersPerDay; m > 0 && d.OrdersToday >= m {
 		r.pause(d, fmt.Sprintf("%s: %d orders sent in the UTC day %s already, the allowance's limit; the order for target %v at %s was not sent",
@@ -112,6 +121,9 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		Quantity: qty.Abs(), Target: dec.Target, Status: IntentSending, Updated: now}
 	if qty.IsNegative() {
 		in.Side = string(command.Sell)
+	}
+	if d.Exits.bracket() && d.Position.IsZero() {
+		asBracket(&in, d, px, r.tick(ctx, vc, d.Symbol), vc)
 	}
 	if d.Mode == ModePropose {
 		in.Status = IntentProposed
@@ -125,13 +137,36 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		b.Intents = append(b.Intents, in)
 		return r.cfg.Store.Commit(b)
 	}
+	if d.Guard != "" { // the exits resting for the position make way first
+		why, changed := r.cancelGuard(ctx, d)
+		b.Intents = append(b.Intents, changed...)
+		if why != "" {
+			in.Status, in.Note = IntentRefused, why
+			b.Intents = append(b.Intents, in)
+			return r.cfg.Store.Commit(b)
+		}
+		if q := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol)); !q.Equal(qty) { // a leg filled meanwhile
+			if q.IsZero() {
+				d.Target = dec.Target
+				return r.cfg.Store.Commit(b)
+			}
+			in.Quantity, in.Side = q.Abs(), string(command.Buy)
+			if q.IsNegative() {
+				in.Side = string(command.Sell)
+			}
+		}
+	}
 	// The intent is durable before the node hears of it.
 	b.Intents = append(b.Intents, in)
+	b.Intents = append(b.Intents, legs(in)...)
 	d.OrdersToday++
 	if err := r.cfg.Store.Commit(b); err != nil {
 		return err
 	}
-	return r.send(ctx, d, &in)
+	if err := r.send(ctx, d, &in); err != nil {
+		return err
+	}
+	return r.protect(ctx, d, vc, bar.Time)
 }
 
 // resend sends the intents of the last bar that a crash left journaled
@@ -234,9 +269,11 @@ func (r *Runner) unarmed(ctx context.Context, d *Deployment, vc project.Venue, n
 // send sends in through the node's one write path and settles what the
 // node answered.
 func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
-	cmd := command.Command{Verb: command.SubmitOrder, Venue: d.Venue, Symbol: d.Symbol, Side: command.Side(in.Side),
-		Type: command.Market, Quantity: in.Quantity, ClientOrderID: in.ClientOrderID}
+	cmd := in.command(d)
 	reason := fmt.Sprintf("deployment %s (%s %s) to target %v at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], in.Target, in.Bar.Format(time.RFC3339))
+	if in.Exit != "" {
+		reason = fmt.Sprintf("deployment %s (%s %s): the exits of its position, at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], in.Bar.Format(time.RFC3339))
+	}
 	p := node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
 	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
 	now := r.cfg.Now().UTC()
@@ -253,8 +290,11 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 		in.Status, in.Note = IntentPending, res.Advice
 	}
 	in.Updated = now
-	if in.Status != IntentRejected {
+	if in.Status != IntentRejected && in.Exit == "" {
 		d.Target = in.Target
+	}
+	if in.Status != IntentRejected && (in.Exit != "" || command.OrderType(in.Type) == command.Bracket) {
+		d.Guard = in.ClientOrderID // its legs protect the position from now on
 	}
 	r.mark(d, d.Mark, in.Bar)
 	r.breakers(d, now)
@@ -272,14 +312,32 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 	}
 	var out []Intent
 	for _, in := range intents {
-		switch in.Status {
-		case IntentPending:
+		switch {
+		case in.Status == IntentPending || (in.Status == IntentSending && in.Parent != ""):
 			if r.settle(context.WithoutCancel(ctx), d, &in) {
 				out = append(out, in)
 			}
-		case IntentSending: // an earlier bar's intent never sent: that bar is gone, never traded late
+		case in.Status == IntentSending: // an earlier bar's intent never sent: that bar is gone, never traded late
 			in.Status, in.Note, in.Updated = IntentLapsed, "lapsed: not sent before its bar passed (a restart); never traded late", r.cfg.Now().UTC()
 			out = append(out, in)
+		}
+	}
+	if d.Guard != "" {
+		status := map[string]string{}
+		for _, in := range intents {
+			status[in.ClientOrderID] = in.Status
+		}
+		for _, in := range out {
+			status[in.ClientOrderID] = in.Status
+		}
+		working := false
+		for _, in := range intents {
+			if st := status[in.ClientOrderID]; in.Exit != "" && (in.ClientOrderID == d.Guard || in.Parent == d.Guard) && (st == IntentPending || st == IntentSending) {
+				working = true
+			}
+		}
+		if !working {
+			d.Guard = ""
 		}
 	}
 	return out
@@ -317,6 +375,17 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 			}
 		}
 	}
+	if qty.IsZero() && !working && in.Parent != "" && (in.Status == IntentSending || in.Status == IntentPending) {
+		if events < settleEvents {
+			return r.settleFrom(ctx, d, in, settleEvents)
+		}
+		// A leg the node placed with its command ended without a fill:
+		// another leg filled, the group was canceled, or its entry never
+		// filled. It is never sent on its own.
+		in.Status, in.Updated = IntentCanceled, r.cfg.Now().UTC()
+		in.Note = "canceled without a fill: another leg of " + in.Parent + " filled, the deployment canceled the group for a new order, or its entry never filled"
+		return true
+	}
 	if qty.IsZero() && !working && (in.Status == IntentSending || in.Status == IntentPending) {
 		if events < settleEvents { // its fills may be further back: many orders went in since
 			return r.settleFrom(ctx, d, in, settleEvents)
@@ -348,6 +417,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		if in.Side == string(command.Sell) {
 			signed = dq.Neg()
 		}
+		book(d, d.Position, signed, dv)
 		d.Position = d.Position.Add(signed)
 		if in.Side == string(command.Sell) {
 			d.Cash = d.Cash.Add(dv)
@@ -368,6 +438,9 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		status = IntentFilled // done: partly filled or canceled; what filled is booked
 		if in.Filled.IsZero() {
 			status, in.Note = IntentRejected, "the order ended at the node without a fill"
+			if in.Exit != "" {
+				status, in.Note = IntentCanceled, "canceled without a fill: another leg filled, or the deployment canceled it for a new order"
+			}
 		}
 	}
 	if status != in.Status {

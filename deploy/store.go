@@ -88,6 +88,22 @@ type Intent struct {
 	Fee           decimal.Decimal `json:"fee,omitzero"`
 	Note          string          `json:"note,omitempty"`
 	Updated       time.Time       `json:"updated"`
+	// Type is the command's order type ("" is a market order): a
+	// bracket (a market entry with its take-profit and stop-loss), or the
+	// protective order placed for a position (oco, stop, limit,
+	// trailing_stop), priced by StopPrice, LimitPrice (a limit's or a
+	// take-profit's price) and TrailPercent.
+	Type         string          `json:"type,omitempty"`
+	StopPrice    decimal.Decimal `json:"stop_price,omitzero"`
+	LimitPrice   decimal.Decimal `json:"limit_price,omitzero"`
+	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
+	// Exit names the protective leg this intent is (stop_loss,
+	// take_profit, trailing_stop; "" for an entry or a target's order);
+	// Parent is the client order id of the command that placed it when
+	// that is another intent (a bracket's legs): such a leg is never sent
+	// on its own, only settled from its fills.
+	Exit   string `json:"exit,omitempty"`
+	Parent string `json:"parent,omitempty"`
 }
 
 // The intent statuses.
@@ -99,6 +115,10 @@ const (
 	IntentRejected = "rejected"
 	IntentLapsed   = "lapsed"  // a proposal not approved by the next bar, or never sent before a restart
 	IntentRefused  = "refused" // not sent: the venue or deployment was not armed
+	// IntentCanceled: a protective leg that ended without a fill (another
+	// leg of its group filled, the deployment canceled it for a new
+	// order, or its entry never filled).
+	IntentCanceled = "canceled"
 )
 
 // Batch is what one step commits, in one transaction.

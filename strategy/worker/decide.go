@@ -21,15 +21,20 @@ type DecideRequest struct {
 }
 
 // Decision is a strategy's decision at the last bar: a target exposure
-// (fraction of equity, negative short) when HasTarget, else no change.
+// (fraction of equity, negative short) when HasTarget, else no change,
+// and the protective exits the position rests with (fractions of its
+// average entry price, as the backtest places them; 0 is none).
 // Warmup is the strategy's warm-up in bars; Bars how many it decided over.
 type Decision struct {
-	Style     scriptapi.Style `json:"style"`
-	Time      int64           `json:"time"` // the last bar's unix time
-	HasTarget bool            `json:"has_target"`
-	Target    float64         `json:"target"`
-	Warmup    int             `json:"warmup"`
-	Bars      int             `json:"bars"`
+	Style        scriptapi.Style `json:"style"`
+	Time         int64           `json:"time"` // the last bar's unix time
+	HasTarget    bool            `json:"has_target"`
+	Target       float64         `json:"target"`
+	StopLoss     float64         `json:"stop_loss,omitempty"`
+	TakeProfit   float64         `json:"take_profit,omitempty"`
+	TrailingStop float64         `json:"trailing_stop,omitempty"`
+	Warmup       int             `json:"warmup"`
+	Bars         int             `json:"bars"`
 }
 
 // Decide asks a worker for a strategy's decision at the last bar.

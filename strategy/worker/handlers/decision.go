@@ -13,7 +13,8 @@ import (
 // runDecide is the decide handler: the strategy's decision at the last of
 // the request's bars, made by decide, the one decision function backtests
 // and sweep chunks use, so a deployment decides exactly as a backtest of
-// the same bars does at that bar.
+// the same bars does at that bar, with the protective exits its signals
+// attach.
 func runDecide(memo *ta.Memo) worker.Handler {
 	return worker.Typed(func(ctx context.Context, req worker.DecideRequest) (worker.Decision, error) {
 		bars, err := strategy.DecodeBars(req.Bars, req.Series, "")
@@ -41,12 +42,10 @@ func runDecide(memo *ta.Memo) worker.Handler {
 			return worker.Decision{}, err
 		}
 		defer done()
-		if d.Signals.Exits.Any() {
-			return worker.Decision{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf(
-				"%s attaches protective exits (stop_loss, take_profit or trailing_stop), and a deployment does not place them yet, so its live trades would differ from its backtest: deploy it without exits", req.Name)}
-		}
 		last := bars.Len() - 1
-		out := worker.Decision{Style: s.Style(), Time: bars.Time[last], Warmup: warmup, Bars: bars.Len()}
+		e := d.Signals.Exits
+		out := worker.Decision{Style: s.Style(), Time: bars.Time[last], Warmup: warmup, Bars: bars.Len(),
+			StopLoss: e.StopLoss, TakeProfit: e.TakeProfit, TrailingStop: e.TrailingStop}
 		if t := d.Signals.TargetAt(last); t == t { // NaN: no change
 			out.HasTarget, out.Target = true, t
 		}

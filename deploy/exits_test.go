@@ -1,0 +1,244 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/internal/testkit"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/nodetest"
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+)
+
+// smaBracket is smaHalf with a stop-loss and a take-profit on every
+// position, tight enough for the tape to reach them often.
+var smaBracket = strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.004, "take_profit": 0.006}`, 1)
+
+// pathTape is a BarSource over recorded bars that moves the paper
+// venue's mark along each bar's intrabar path before handing it over:
+// open, the extreme nearer the open, the other extreme, close (the
+// backtest's path rule), passing on the way through every price a
+// resting order of the symbol waits at, as a continuous price would.
+// The node takes a mark step at each, so resting exits fill where the
+// backtest fills them.
+type pathTape struct {
+	t     testing.TB
+	bars  []Bar
+	i     int
+	clock *testkit.Clock
+	price *price
+	ns    *nodetest.Server
+	gran  time.Duration
+}
+
+func (f *pathTape) Next(ctx context.Context, series string, after time.Time) (Bar, error) {
+	if f.i >= len(f.bars) {
+		return Bar{}, io.EOF
+	}
+	b := f.bars[f.i]
+	f.clock.Set(b.Time.Add(f.gran))
+	var levels []float64
+	snap, err := f.ns.Client(node.WithClock(f.clock.Now)).Snapshot(ctx, "paper", 0)
+	if err != nil {
+		return Bar{}, err
+	}
+	for _, o := range snap.Venues[0].OpenOrders {
+		if o.Symbol != symbol {
+			continue
+		}
+		for _, p := range []decimal.Decimal{o.Price, o.StopPrice} {
+			if p.IsPositive() {
+				v, _ := p.Float64()
+				levels = append(levels, v)
+			}
+		}
+	}
+	if len(levels) == 0 { // nothing rests: the order at the close takes its own mark step
+		f.price.set(decimal.NewFromFloat(b.Close))
+		f.i++
+		return b, nil
+	}
+	pts := []float64{b.Open, b.High, b.Low, b.Close}
+	if b.Open-b.Low < b.High-b.Open || (b.Open-b.Low == b.High-b.Open && b.Close >= b.Open) {
+		pts = []float64{b.Open, b.Low, b.High, b.Close}
+	}
+	f.mark(pts[0])
+	for k := 1; k < 4; k++ {
+		from, to := pts[k-1], pts[k]
+		var on []float64
+		for _, v := range levels {
+			if (v > min(from, to) && v < max(from, to)) || v == to {
+				on = append(on, v)
+			}
+		}
+		sort.Float64s(on)
+		if to < from {
+			sort.Sort(sort.Reverse(sort.Float64Slice(on)))
+		}
+		for _, v := range on {
+			f.mark(v)
+		}
+		f.mark(to)
+	}
+	f.i++
+	return b, nil
+}
+
+func (f *pathTape) mark(p float64) {
+	f.price.set(decimal.NewFromFloat(p))
+	f.ns.Tick(f.t, 1)
+}
+
+// TestDeployBracketForwardTestEqualsBacktest: a strategy with a stop-loss
+// and a take-profit, deployed auto on a paper venue over a 2,000-bar
+// tape, sends each entry as one bracket; its exits fill at the venue as
+// the price walks each bar's path, are booked into the deployment, and
+// every decision, every fill (bar, side, price to the cent, quantity)
+// and the equity at every close equal a backtest's of the same bars.
+func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
+	const n = 2000
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	bars := tape(n, 7, start)
+	clk := testkit.NewClock(start)
+	cfg := venueConfig()
+	mkt := &price{}
+	ns := paperNode(t, cfg, mkt, clk.Now)
+	src := &pathTape{t: t, bars: Bars(bars), clock: clk, price: mkt, ns: ns, gran: time.Minute}
+	conn := marketConn{Client: ns.Client(node.WithClock(clk.Now)), t: t, node: ns}
+	r, err := New(ctxT(t), Config{Project: cfg, Store: openStore(t, t.TempDir()), Node: conn,
+		Strategies: newPool(t), Now: clk.Now, NewID: seq(),
+		Bars: func(_ project.Venue, _ string) BarSource { return src }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.Create(ctxT(t), Spec{Strategy: "sma_bracket.star", Source: smaBracket, Series: symbol + "@1m", Venue: "paper",
+		Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start(ctxT(t))
+	r.Wait()
+
+	s, err := script.Load(ctxT(t), script.Source{Name: "sma_bracket.star", Text: smaBracket}, script.Options{Memo: ta.NewMemo(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := s.Signals(ctxT(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc := backtest.DefaultConfig()
+	bc.Capital, bc.FeeBps, bc.SlippageBps = decimal.NewFromInt(10000), cfg.Venues[0].FeeBps, cfg.Venues[0].SlippageBps
+	res, err := backtest.Run(ctxT(t), bars, bc, backtest.Decisions{Signals: &sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exits := map[string]int{}
+	for _, tr := range res.AllTrades {
+		exits[tr.Exit]++
+	}
+	if exits["stop_loss"] < 5 || exits["take_profit"] < 5 || exits[""] < 5 {
+		t.Fatalf("the backtest's exits %v: the fixture should reach stops, take-profits and exit signals often", exits)
+	}
+
+	decs, err := r.cfg.Store.Decisions(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(decs) != n {
+		t.Fatalf("%d decisions for %d bars", len(decs), n)
+	}
+	for i, dc := range decs {
+		want := sig.TargetAt(i)
+		if dc.Status != DecisionDecided || dc.HasTarget != (want == want) || (dc.HasTarget && dc.Target != want) {
+			t.Fatalf("bar %d: live decision %+v, backtest target %v", i, dc, want)
+		}
+		if got, want := dc.Equity.Round(2), decimal.NewFromFloat(res.Curve.Equity[i]).Round(2); !got.Equal(want) {
+			t.Fatalf("bar %d: live equity %s at the close, backtest %s", i, got, want)
+		}
+	}
+
+	// Every fill, live and in the backtest: the bar it filled in, side,
+	// price and quantity.
+	index := map[int64]int{}
+	for i, ts := range bars.Time {
+		index[ts] = i
+	}
+	type fill struct {
+		bar   int
+		side  string
+		price string
+		qty   string
+		exit  string
+	}
+	// Quantities agree to a millionth: live ones are cut to the venue's 8
+	// decimals, the backtest's are not.
+	key := func(f fill) string { return fmt.Sprintf("%05d %s %s %s %s", f.bar, f.side, f.price, f.qty, f.exit) }
+	var want []string
+	for _, tr := range res.AllTrades {
+		want = append(want, key(fill{tr.EntryBar, "buy", money(tr.EntryPrice), qty6(tr.Quantity), ""}),
+			key(fill{tr.ExitBar, "sell", money(tr.ExitPrice), qty6(tr.Quantity), tr.Exit}))
+	}
+	if p := res.OpenPosition; p != nil {
+		want = append(want, key(fill{p.EntryBar, "buy", money(p.EntryPrice), qty6(p.Quantity), ""}))
+	}
+	intents, err := r.cfg.Store.Intents(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	brackets := 0
+	for _, in := range intents {
+		if in.Type == string(command.Bracket) {
+			brackets++
+		}
+		if !in.Filled.IsPositive() {
+			continue
+		}
+		bar := index[in.Bar.Unix()] + 1 // decided at bar i's close, filled at bar i+1's open
+		if in.Exit != "" {
+			bar = index[in.Updated.Add(-time.Minute).Unix()] // filled on the path of the bar whose close booked it
+		}
+		p, _ := in.Price.Float64()
+		q, _ := in.Filled.Float64()
+		got = append(got, key(fill{bar, in.Side, money(p), qty6(q), in.Exit}))
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	same := len(got) == len(want)
+	for k := 0; same && k < len(got); k++ {
+		g, w := strings.Fields(got[k]), strings.Fields(want[k])
+		gq, _ := decimal.NewFromString(g[3])
+		wq, _ := decimal.NewFromString(w[3])
+		g[3], w[3] = "", ""
+		same = strings.Join(g, " ") == strings.Join(w, " ") && gq.Sub(wq).Abs().LessThanOrEqual(decimal.New(1, -6))
+	}
+	if !same {
+		t.Fatalf("live fills differ from the backtest's:\nlive (%d):\n%s\nbacktest (%d):\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+	}
+	if brackets < exits["stop_loss"]+exits["take_profit"] {
+		t.Fatalf("%d brackets sent for %d exits at a leg", brackets, exits["stop_loss"]+exits["take_profit"])
+	}
+	final, _ := r.Get(d.ID)
+	if got, want := final.Equity.Round(2), decimal.NewFromFloat(res.Curve.Equity[n-1]).Round(2); !got.Equal(want) {
+		t.Fatalf("final equity live %s, backtest %s", got, want)
+	}
+	t.Logf("%d bars, %d fills (%d brackets; exits %v); final equity %s", n, len(got), brackets, exits, final.Equity.StringFixed(2))
+}
+
+func money(v float64) string { return decimal.NewFromFloat(v).StringFixed(2) }
+func qty6(v float64) string  { return decimal.NewFromFloat(v).StringFixed(6) }
+
+var _ = strategy.Bars{}
