@@ -118,7 +118,7 @@ func modelFill(px decimal.Decimal, side command.Side, vc project.Venue) decimal.
 // and take-profit priced from the model's fill at px.
 func asBracket(in *Intent, d *Deployment, px, tick decimal.Decimal, vc project.Venue) {
 	side := command.Side(in.Side)
-	in.Type = string(command.Bracket)
+	in.Type, in.ClientOrderID = string(command.Bracket), groupID(in.ClientOrderID)
 	in.StopPrice, in.LimitPrice = exitPrices(d.Exits, side == command.Buy, modelFill(px, side, vc), tick, vc)
 }
 
@@ -173,7 +173,7 @@ func (r *Runner) protective(ctx context.Context, d *Deployment, vc project.Venue
 	}
 	entry := d.EntryValue.Div(d.EntryQty)
 	stop, take := exitPrices(d.Exits, long, entry, r.tick(ctx, vc, d.Symbol), vc)
-	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar, n), Deployment: d.ID, Bar: bar, N: n, Side: string(closing),
+	in := Intent{ClientOrderID: groupID(ClientOrderID(d.ID, bar, n)), Deployment: d.ID, Bar: bar, N: n, Side: string(closing),
 		Quantity: d.Position.Abs(), Status: IntentSending, // Target 0: a leg's fill leaves the position flat Updated: r.cfg.Now().UTC(),
 		StopPrice: stop, LimitPrice: take}
 	e := d.Exits
