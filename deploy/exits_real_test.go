@@ -135,4 +135,3 @@ func TestDeployBracketAtBinance(t *testing.T) {
 	}
 	t.Logf("entry %s at %s; stop-loss filled at %s; cash %s", byExit[""].Filled, byExit[""].Price, sl.Price, got.Cash.StringFixed(2))
 }
-
