@@ -108,7 +108,40 @@ func (f *pathTape) mark(p float64) {
 // every decision, every fill (bar, side, price to the cent, quantity)
 // and the equity at every close equal a backtest's of the same bars.
 func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
-	const n = 2000
+	bracketForward(t, 2000)
+}
+
+// TestDeployReportReplaysExits: the tracking report replays the live
+// decisions through the backtest engine with the strategy's exits, filling
+// them by its intrabar rule, and finds every live exit fill at the bar,
+// kind and price the replay fills it, and the replay's final equity the
+// live one.
+func TestDeployReportReplaysExits(t *testing.T) {
+	const n = 400 // within the report's 500 decisions: the replay starts where the deployment did
+	r, d := bracketForward(t, n)
+	rep, err := r.Report(ctxT(t), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := rep.Exits
+	if x == nil || x.Error != "" || x.Live < 5 || x.Equal != x.Live || x.Replayed != x.Live || len(x.MissedLive) != 0 {
+		t.Fatalf("exit replay %+v", x)
+	}
+	final, _ := r.Get(d.ID)
+	if x.FinalEquity != final.Equity.StringFixed(2) {
+		t.Fatalf("replay's final equity %s, live %s", x.FinalEquity, final.Equity.StringFixed(2))
+	}
+	for _, f := range rep.Fills {
+		if f.ClientOrderID == "" || len(f.ClientOrderID) > 35 {
+			t.Fatalf("fill %+v", f)
+		}
+	}
+	t.Logf("%d live exits, %d equal the replay's; replay final equity %s", x.Live, x.Equal, x.FinalEquity)
+}
+
+// bracketForward runs smaBracket over an n-bar tape auto on paper and
+// checks it against a backtest of the same bars.
+func bracketForward(t *testing.T, n int) (*Runner, Deployment) {
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	bars := tape(n, 7, start)
 	clk := testkit.NewClock(start)
@@ -149,7 +182,7 @@ func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
 	for _, tr := range res.AllTrades {
 		exits[tr.Exit]++
 	}
-	if exits["stop_loss"] < 5 || exits["take_profit"] < 5 || exits[""] < 5 {
+	if min(exits["stop_loss"], exits["take_profit"], exits[""]) < n/400 {
 		t.Fatalf("the backtest's exits %v: the fixture should reach stops, take-profits and exit signals often", exits)
 	}
 
@@ -236,6 +269,7 @@ func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
 		t.Fatalf("final equity live %s, backtest %s", got, want)
 	}
 	t.Logf("%d bars, %d fills (%d brackets; exits %v); final equity %s", n, len(got), brackets, exits, final.Equity.StringFixed(2))
+	return r, d
 }
 
 func money(v float64) string { return decimal.NewFromFloat(v).StringFixed(2) }
