@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -108,7 +109,44 @@ func (f *pathTape) mark(p float64) {
 // every decision, every fill (bar, side, price to the cent, quantity)
 // and the equity at every close equal a backtest's of the same bars.
 func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
-	bracketForward(t, 2000)
+	bracketForward(t, 2000, "sma_bracket.star", smaBracket)
+}
+
+// onBarBracket decides in on_bar from its own account: half long with a
+// stop-loss and a take-profit on the fast SMA above the slow one while
+// flat, flat on the cross back while long.
+const onBarBracket = `"""SMA trend in on_bar, bracketed."""
+def setup(ctx):
+    ctx.f = ta.sma(ctx.close, 5)
+    ctx.s = ta.sma(ctx.close, 20)
+
+def on_bar(ctx):
+    if ctx.f[0] == None or ctx.s[0] == None:
+        return
+    if ctx.f[0] > ctx.s[0] and ctx.position <= 0 and ctx.cash > 0:
+        ctx.target(0.5, stop_loss=0.004, take_profit=0.006)
+    elif ctx.f[0] < ctx.s[0] and ctx.position > 0:
+        ctx.flat()
+`
+
+// TestDeployOnBarForwardTestEqualsBacktest: an on_bar strategy whose ctx
+// reads the deployment's own account (position, cash) deploys; over a
+// 1,000-bar tape on paper its decisions, fills (its brackets' exits
+// included) and equity at every close equal a backtest's of the same bars.
+func TestDeployOnBarForwardTestEqualsBacktest(t *testing.T) {
+	bracketForward(t, 1000, "onbar_bracket.star", onBarBracket)
+}
+
+// recorder is a backtest's stepper that keeps each bar's intent.
+type recorder struct {
+	st      backtest.Stepper
+	intents map[int]strategy.Intent
+}
+
+func (r *recorder) Step(i int, a strategy.Account) (strategy.Intent, error) {
+	in, err := r.st.Step(i, a)
+	r.intents[i] = in
+	return in, err
 }
 
 // TestDeployReportReplaysExits: the tracking report replays the live
@@ -118,7 +156,7 @@ func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
 // live one.
 func TestDeployReportReplaysExits(t *testing.T) {
 	const n = 400 // within the report's 500 decisions: the replay starts where the deployment did
-	r, d := bracketForward(t, n)
+	r, d := bracketForward(t, n, "sma_bracket.star", smaBracket)
 	rep, err := r.Report(ctxT(t), d.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -139,9 +177,9 @@ func TestDeployReportReplaysExits(t *testing.T) {
 	t.Logf("%d live exits, %d equal the replay's; replay final equity %s", x.Live, x.Equal, x.FinalEquity)
 }
 
-// bracketForward runs smaBracket over an n-bar tape auto on paper and
+// bracketForward runs strategy src over an n-bar tape auto on paper and
 // checks it against a backtest of the same bars.
-func bracketForward(t *testing.T, n int) (*Runner, Deployment) {
+func bracketForward(t *testing.T, n int, name, source string) (*Runner, Deployment) {
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	bars := tape(n, 7, start)
 	clk := testkit.NewClock(start)
@@ -156,7 +194,7 @@ func bracketForward(t *testing.T, n int) (*Runner, Deployment) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := r.Create(ctxT(t), Spec{Strategy: "sma_bracket.star", Source: smaBracket, Series: symbol + "@1m", Venue: "paper",
+	d, err := r.Create(ctxT(t), Spec{Strategy: name, Source: source, Series: symbol + "@1m", Venue: "paper",
 		Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 60})
 	if err != nil {
 		t.Fatal(err)
@@ -164,17 +202,36 @@ func bracketForward(t *testing.T, n int) (*Runner, Deployment) {
 	r.Start(ctxT(t))
 	r.Wait()
 
-	s, err := script.Load(ctxT(t), script.Source{Name: "sma_bracket.star", Text: smaBracket}, script.Options{Memo: ta.NewMemo(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := s.Signals(ctxT(t), bars)
+	s, err := script.Load(ctxT(t), script.Source{Name: name, Text: source}, script.Options{Memo: ta.NewMemo(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bc := backtest.DefaultConfig()
 	bc.Capital, bc.FeeBps, bc.SlippageBps = decimal.NewFromInt(10000), cfg.Venues[0].FeeBps, cfg.Venues[0].SlippageBps
-	res, err := backtest.Run(ctxT(t), bars, bc, backtest.Decisions{Signals: &sig})
+	var decisions backtest.Decisions
+	var targetAt func(i int) float64
+	if s.Style() == script.StyleSignals {
+		sig, err := s.Signals(ctxT(t), bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decisions.Signals, targetAt = &sig, sig.TargetAt
+	} else {
+		st, err := s.Begin(ctxT(t), bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		rec := &recorder{st: st, intents: map[int]strategy.Intent{}}
+		decisions.Stepper = rec
+		targetAt = func(i int) float64 {
+			if in := rec.intents[i]; in.Kind == strategy.Target {
+				return in.Value
+			}
+			return math.NaN()
+		}
+	}
+	res, err := backtest.Run(ctxT(t), bars, bc, decisions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +251,7 @@ func bracketForward(t *testing.T, n int) (*Runner, Deployment) {
 		t.Fatalf("%d decisions for %d bars", len(decs), n)
 	}
 	for i, dc := range decs {
-		want := sig.TargetAt(i)
+		want := targetAt(i)
 		if dc.Status != DecisionDecided || dc.HasTarget != (want == want) || (dc.HasTarget && dc.Target != want) {
 			t.Fatalf("bar %d: live decision %+v, backtest target %v", i, dc, want)
 		}
@@ -275,4 +332,3 @@ func bracketForward(t *testing.T, n int) (*Runner, Deployment) {
 func money(v float64) string { return decimal.NewFromFloat(v).StringFixed(2) }
 func qty6(v float64) string  { return decimal.NewFromFloat(v).StringFixed(6) }
 
-var _ = strategy.Bars{}

@@ -86,6 +86,7 @@ type Deployment struct {
 	Capital      decimal.Decimal `json:"capital"`
 	Allowance    Allowance       `json:"allowance"`
 	Warmup       int             `json:"warmup"`
+	Style        string          `json:"style,omitempty"` // signals, or on_bar (whose ctx reads the deployment's own account)
 	State        State           `json:"state"`
 	Reason       string          `json:"reason,omitempty"`
 	Created      time.Time       `json:"created"`
@@ -94,9 +95,13 @@ type Deployment struct {
 	// The deployment's own share of the venue's account: its cash
 	// (capital less what its fills cost), position, the standing target
 	// its last order was sized for, and the equity the breakers watch.
-	Cash        decimal.Decimal `json:"cash"`
-	Position    decimal.Decimal `json:"position"`
-	Target      float64         `json:"target"`
+	Cash     decimal.Decimal `json:"cash"`
+	Position decimal.Decimal `json:"position"`
+	Target   float64         `json:"target"`
+	// NoTarget: the last order was a quantity (an on_bar strategy's
+	// ctx.buy or ctx.sell), so no target stands and the next one trades,
+	// as in the backtest.
+	NoTarget    bool            `json:"no_target,omitempty"`
 	Equity      decimal.Decimal `json:"equity"`
 	Mark        decimal.Decimal `json:"mark,omitzero"` // the last close it was marked at
 	Peak        decimal.Decimal `json:"peak"`

@@ -145,3 +145,20 @@ func TestDeployExitsTheVenueCannotCarry(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeployOnBarChecks: an on_bar strategy is checked as a signals one
+// is: the start-point check over its warm-up and the lookahead proof of
+// the preview's backtest both run and pass, and it deploys as on_bar.
+func TestDeployOnBarChecks(t *testing.T) {
+	g := researchRig(t, 400)
+	spec := Spec{Strategy: "onbar_bracket.star", Source: onBarBracket, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := d.Preview
+	if d.Style != "on_bar" || pv == nil || pv.StartPoint == nil || !pv.StartPoint.Passed || !strings.HasPrefix(pv.Lookahead, "passed") || pv.Backtest == nil || pv.Backtest.Trades == 0 {
+		t.Fatalf("on_bar check: style %q preview %+v", d.Style, pv)
+	}
+	t.Logf("%s; %s; %d trades", pv.StartPoint.Verdict, pv.Lookahead, pv.Backtest.Trades)
+}

@@ -10,7 +10,6 @@ import (
 
 	"wicket/strategy"
 	"wicket/strategy/backtest"
-	"wicket/strategy/worker"
 )
 
 // MaxReportDecisions bounds the decisions a tracking report replays (the
@@ -128,9 +127,11 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 		}
 		closeOf[dc.Bar.Unix()] = bars.Close[k]
 		w := bars.Slice(max(0, k-d.Warmup), k+1)
-		got, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
-			StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-			Series:          d.Series, Bars: w.Encode()})
+		req, err := r.decideRequest(&d, w, nil) // an on_bar strategy's ctx: the journaled accounts
+		if err != nil {
+			return rep, err
+		}
+		got, err := r.cfg.Strategies.Decide(ctx, req)
 		if err != nil {
 			return rep, fmt.Errorf("replay of %s at %s: %w", id, dc.Bar.Format(time.RFC3339), err)
 		}

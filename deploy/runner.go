@@ -289,9 +289,11 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 		return nil, strategy.Bars{}, nil, err
 	}
 	if bars.Len() > 0 { // the loop's own call, once: what it would refuse at every bar is refused now
-		dec, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
-			StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-			Series:          d.Series, Bars: bars.Encode()})
+		req, err := r.decideRequest(&Deployment{Style: d.Style, Capital: d.Capital, Strategy: d.Strategy, Source: d.Source, Params: d.Params, Series: d.Series}, bars, nil)
+		if err != nil {
+			return nil, strategy.Bars{}, nil, errorf(KindInternal, "%v", err)
+		}
+		dec, err := r.cfg.Strategies.Decide(ctx, req)
 		if err != nil {
 			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
 		}
@@ -389,8 +391,8 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 		}
 		return nil, errorf(KindBadRequest, "strategy %s fails validation (%s): fix it and run wicket strategy validate %s before deploying", spec.Strategy, strings.Join(msgs, "; "), spec.Strategy)
 	}
-	if rep.Style != scriptapi.StyleSignals {
-		return nil, errorf(KindBadRequest, "strategy %s decides in on_bar; a deployment runs signals(bars) strategies for now: deploy one with a signals entry point", spec.Strategy)
+	if rep.Style != scriptapi.StyleSignals && rep.Style != scriptapi.StyleOnBar {
+		return nil, errorf(KindBadRequest, "strategy %s is a %s strategy; a deployment runs signals(bars) and on_bar strategies of one series: deploy one of those", spec.Strategy, rep.Style)
 	}
 	warm := spec.Warmup
 	if warm > 0 && warm < rep.Warmup {
@@ -409,7 +411,7 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	d := &Deployment{ID: IDPrefix + r.cfg.NewID(), Strategy: spec.Strategy, StrategyHash: hex.EncodeToString(sum[:]), Source: spec.Source,
 		Params: params, Series: sym + "@" + string(g), Symbol: sym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
 		Approval: approval, CreatedBy: spec.CreatedBy,
-		Warmup: warm, State: StateRunning, Created: now, Updated: now,
+		Warmup: warm, Style: string(rep.Style), State: StateRunning, Created: now, Updated: now,
 		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}
 	return d, nil
 }

@@ -12,7 +12,6 @@ import (
 	"wicket/node/command"
 	"wicket/strategy"
 	"wicket/strategy/backtest"
-	"wicket/strategy/worker"
 )
 
 // maxMissedRows bounds the missed bars recorded one by one after a gap;
@@ -84,9 +83,13 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	dec, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
-		StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-		Series:          d.Series, Bars: l.bars.Encode()})
+	acct := Account{Bar: bar.Time, Position: d.Position, Cash: d.Cash, Equity: d.Equity}
+	b.Accounts = append(b.Accounts, acct)
+	req, err := r.decideRequest(d, l.bars, &acct)
+	if err != nil {
+		return err
+	}
+	dec, err := r.cfg.Strategies.Decide(ctx, req)
 	if err != nil {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionFailed, Equity: d.Equity, Note: "the strategy could not be evaluated: " + err.Error()})
 		if cerr := r.cfg.Store.Commit(b); cerr != nil {
@@ -95,8 +98,10 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		return fmt.Errorf("deployment %s at %s: %w", id, bar.Time.Format(time.RFC3339), err)
 	}
 	b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionDecided, HasTarget: dec.HasTarget, Target: dec.Target, Equity: d.Equity})
-	d.Exits = exitsOf(dec)
-	if !dec.HasTarget || dec.Target == d.Target {
+	if dec.HasQty {
+		b.Decisions[len(b.Decisions)-1].Note = fmt.Sprintf("quantity %v", dec.Qty)
+	}
+	if !changed(d, dec) {
 		// No change of target: nothing to trade (drift is not rebalanced,
 		// as in the backtest); a position without its exits gets them.
 		if err := r.cfg.Store.Commit(b); err != nil {
@@ -104,9 +109,10 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		}
 		return r.protect(ctx, d, vc, bar.Time)
 	}
-	qty := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol))
+	d.Exits = exitsOf(dec) // the exits the order's position rests with
+	qty := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol))
 	if qty.IsZero() {
-		d.Target = dec.Target
+		d.Target, d.NoTarget = dec.Target, dec.HasQty
 		if err := r.cfg.Store.Commit(b); err != nil {
 			return err
 		}
@@ -118,7 +124,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		return r.cfg.Store.Commit(b)
 	}
 	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
-		Quantity: qty.Abs(), Target: dec.Target, Status: IntentSending, Updated: now}
+		Quantity: qty.Abs(), Target: dec.Target, Qty: dec.HasQty, Status: IntentSending, Updated: now}
 	if qty.IsNegative() {
 		in.Side = string(command.Sell)
 	}
@@ -145,9 +151,9 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 			b.Intents = append(b.Intents, in)
 			return r.cfg.Store.Commit(b)
 		}
-		if q := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol)); !q.Equal(qty) { // a leg filled meanwhile
+		if q := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol)); !q.Equal(qty) { // a leg filled meanwhile
 			if q.IsZero() {
-				d.Target = dec.Target
+				d.Target, d.NoTarget = dec.Target, dec.HasQty
 				return r.cfg.Store.Commit(b)
 			}
 			in.Quantity, in.Side = q.Abs(), string(command.Buy)
@@ -291,7 +297,7 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 	}
 	in.Updated = now
 	if in.Status != IntentRejected && in.Exit == "" {
-		d.Target = in.Target
+		d.Target, d.NoTarget = in.Target, in.Qty
 	}
 	if in.Status != IntentRejected && (in.Exit != "" || command.OrderType(in.Type) == command.Bracket) {
 		d.Guard = in.ClientOrderID // its legs protect the position from now on
@@ -427,7 +433,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		d.Cash = d.Cash.Sub(df)
 		in.Filled, in.Fee = qty, fee
 		in.Price = value.DivRound(qty, 10)
-		d.Target = in.Target
+		d.Target, d.NoTarget = in.Target, in.Qty
 		changed = true
 	}
 	status := in.Status

@@ -18,6 +18,21 @@ type DecideRequest struct {
 	StrategyRequest
 	Series string `json:"series"`
 	Bars   []byte `json:"bars"`
+	// Accounts, for an on_bar strategy, are the account it saw at the
+	// close of each of the bars, one per bar (a deployment's own: its
+	// position, cash and equity then). on_bar is stepped through every
+	// bar with its account, as a backtest steps it with its own, and the
+	// decision is its intent at the last. Empty: every bar flat with
+	// nothing.
+	Accounts []Account `json:"accounts,omitempty"`
+}
+
+// Account is what an on_bar strategy's ctx reads of its account at a
+// bar's close.
+type Account struct {
+	Position float64 `json:"position"`
+	Cash     float64 `json:"cash"`
+	Equity   float64 `json:"equity"`
 }
 
 // Decision is a strategy's decision at the last bar: a target exposure
@@ -33,7 +48,11 @@ type Decision struct {
 	StopLoss     float64         `json:"stop_loss,omitempty"`
 	TakeProfit   float64         `json:"take_profit,omitempty"`
 	TrailingStop float64         `json:"trailing_stop,omitempty"`
-	Warmup       int             `json:"warmup"`
+	// HasQty: an on_bar strategy asked for a quantity (ctx.buy, ctx.sell):
+	// Qty is it, signed (buy > 0), instead of a target.
+	HasQty bool    `json:"has_qty,omitempty"`
+	Qty    float64 `json:"qty,omitempty"`
+	Warmup int     `json:"warmup"`
 	Bars         int             `json:"bars"`
 }
 

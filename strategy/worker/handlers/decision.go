@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"wicket/strategy"
 	"wicket/strategy/script"
@@ -34,8 +35,7 @@ func runDecide(memo *ta.Memo) worker.Handler {
 			return worker.Decision{}, err
 		}
 		if s.Style() != script.StyleSignals {
-			return worker.Decision{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf(
-				"%s decides in on_bar, and a deployment runs signals(bars) strategies only for now: deploy a strategy with a signals entry point", req.Name)}
+			return decideOnBar(ctx, s, bars, req)
 		}
 		d, warmup, done, err := decide(ctx, s, bars, 0)
 		if err != nil {
@@ -51,4 +51,41 @@ func runDecide(memo *ta.Memo) worker.Handler {
 		}
 		return out, nil
 	})
+}
+
+// decideOnBar steps an on_bar strategy through every bar with the account
+// it had at that bar's close (req.Accounts), as the backtest's engine
+// steps it with its own, and returns its intent at the last bar.
+func decideOnBar(ctx context.Context, s *script.Strategy, bars strategy.Bars, req worker.DecideRequest) (worker.Decision, error) {
+	n := bars.Len()
+	if len(req.Accounts) != 0 && len(req.Accounts) != n {
+		return worker.Decision{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("decide: %d accounts for %d bars; give one per bar", len(req.Accounts), n)}
+	}
+	st, err := s.Begin(ctx, bars)
+	if err != nil {
+		return worker.Decision{}, err
+	}
+	defer st.Close()
+	var in strategy.Intent
+	for i := range n {
+		var a strategy.Account
+		if len(req.Accounts) == n {
+			a = strategy.Account{Position: req.Accounts[i].Position, Cash: req.Accounts[i].Cash, Equity: req.Accounts[i].Equity}
+		}
+		if in, err = st.Step(i, a); err != nil {
+			return worker.Decision{}, err
+		}
+	}
+	out := worker.Decision{Style: s.Style(), Time: bars.Time[n-1], Warmup: st.Warmup(), Bars: n,
+		StopLoss: in.Exits.StopLoss, TakeProfit: in.Exits.TakeProfit, TrailingStop: in.Exits.TrailingStop}
+	switch in.Kind {
+	case strategy.Target:
+		out.HasTarget, out.Target = true, in.Value
+	case strategy.Qty:
+		out.HasQty, out.Qty = true, in.Value
+	}
+	if in.Kind != strategy.None && (math.IsNaN(in.Value) || math.IsInf(in.Value, 0)) {
+		return worker.Decision{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("%s asked for %v at its last bar; an intent needs a finite value", req.Name, in.Value)}
+	}
+	return out, nil
 }
