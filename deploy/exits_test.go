@@ -331,4 +331,3 @@ func bracketForward(t *testing.T, n int, name, source string) (*Runner, Deployme
 
 func money(v float64) string { return decimal.NewFromFloat(v).StringFixed(2) }
 func qty6(v float64) string  { return decimal.NewFromFloat(v).StringFixed(6) }
-

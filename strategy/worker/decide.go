@@ -53,7 +53,7 @@ type Decision struct {
 	HasQty bool    `json:"has_qty,omitempty"`
 	Qty    float64 `json:"qty,omitempty"`
 	Warmup int     `json:"warmup"`
-	Bars         int             `json:"bars"`
+	Bars   int     `json:"bars"`
 }
 
 // Decide asks a worker for a strategy's decision at the last bar.
