@@ -72,7 +72,8 @@ type deployArgs struct {
 
 // stopArgs are stop_deployment's arguments.
 type stopArgs struct {
-	ID string `json:"id" arg:"required" desc:"the deployment id"`
+	ID     string `json:"id" arg:"required" desc:"the deployment id"`
+	Reason string `json:"reason" desc:"why"`
 	confirmArgs
 }
 
@@ -145,14 +146,14 @@ func (tb *toolbox) deployTools() []*toolSpec {
 	}, {
 		Name: "stop_deployment", Title: "Stop a deployment", Ring: ringLiveWrite, Write: true,
 		Hints:       hints{Destructive: true, Idempotent: true, OpenWorld: flag(true)},
-		Description: "Stops a deployment on the node; the preview shows its state." + gated,
+		Description: "Stops a deployment; the preview shows it." + gated,
 		Params:      paramsOf[stopArgs](),
 		Output:      deployWriteSchema,
 		Handle:      tb.stopDeployment,
 	}, {
 		Name: "deployment_report", Title: "Deployment report", Ring: ringLiveRead,
 		Hints:       hints{ReadOnly: true, OpenWorld: flag(true)},
-		Description: "Reads a deployment's tracking report: its decisions replayed against the backtest, and its fills.",
+		Description: "A deployment's live decisions and fills against their replay.",
 		Params:      paramsOf[reportArgs](),
 		Output:      deployReportSchema,
 		Handle:      tb.deploymentReport,
@@ -238,6 +239,10 @@ func (tb *toolbox) deployStrategy(ctx context.Context, c *call) *result {
 		}
 		words := fmt.Sprintf("deploy_strategy: run %s on %s at venue %s, mode %s, capital %s", spec.Strategy, spec.Series, spec.Venue,
 			orDefault(string(spec.Mode), string(deploy.ModePropose)), spec.Capital)
+		if m := tb.loop.cfg.Budget.MaxNotional; m.IsPositive() {
+			words += fmt.Sprintf(". This session's --max-notional %s does NOT bound what the deployment trades: deploying counts as one write with no notional, "+
+				"and its orders are bounded only by its capital, its allowance and the node's guardrail", m)
+		}
 		return tb.deployPreview(c, intent, words, deployVenue(spec.Venue), map[string]any{"deployment": check})
 	}
 	return tb.deployConfirm(ctx, c, intent, in.PreviewToken, "deploy_strategy: run "+spec.Strategy+" on "+spec.Series, deployVenue(spec.Venue))
@@ -254,7 +259,11 @@ func (tb *toolbox) stopDeployment(ctx context.Context, c *call) *result {
 	if err := project.ValidName("deployment id", in.ID); err != nil {
 		return failErr(err)
 	}
-	intent := deployIntent{path: "/" + url.PathEscape(in.ID) + "/stop", body: []byte("{}")}
+	body, err := json.Marshal(deploy.StopRequest{Reason: in.Reason})
+	if err != nil {
+		return failErr(err)
+	}
+	intent := deployIntent{path: "/" + url.PathEscape(in.ID) + "/stop", body: body}
 	if !in.Confirm {
 		var detail struct {
 			Deployment json.RawMessage `json:"deployment"`

@@ -297,7 +297,7 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	if in, _, _ := g.store.Intent(cid); in.Status != IntentLapsed {
 		t.Fatalf("the first proposal is %s, want lapsed", in.Status)
 	}
-	if _, err := g.r.Approve(ctxT(t), cid, node.ArmRequest{}); err == nil {
+	if _, err := g.r.Approve(ctxT(t), cid, node.ArmRequest{}, "test"); err == nil {
 		t.Fatal("a lapsed proposal was approved")
 	}
 	// A later change of target is proposed again.
@@ -310,7 +310,7 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 		t.Fatalf("%d proposals waiting", len(dep.Proposals))
 	}
 	next := dep.Proposals[0].ClientOrderID
-	_, err := g.r.Approve(ctxT(t), next, node.ArmRequest{Confirm: next})
+	_, err := g.r.Approve(ctxT(t), next, node.ArmRequest{Confirm: next}, "test")
 	wantErr(t, err, "operator key's signature")
 	c, err := g.r.Challenge(ActApprove, next)
 	if err != nil {
@@ -318,14 +318,14 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	}
 	req := node.ArmRequest{Confirm: next, Challenge: c}
 	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApprove, next, req))
-	in, err := g.r.Approve(ctxT(t), next, req)
+	in, err := g.r.Approve(ctxT(t), next, req, "by key control via POST /v1/deployments/proposals/x/approve")
 	if err != nil || in.Status != IntentFilled {
 		t.Fatalf("approved: %+v %v", in, err)
 	}
 	if n := g.nodeOrders(next); n != 1 {
 		t.Fatalf("the approved proposal reached the node %d times", n)
 	}
-	if _, err := g.r.Approve(ctxT(t), next, req); err == nil {
+	if _, err := g.r.Approve(ctxT(t), next, req, "by key control via POST /v1/deployments/proposals/x/approve"); err == nil {
 		t.Fatal("a proposal was approved twice")
 	}
 }

@@ -187,7 +187,8 @@ func (r *Runner) proposal(cid string) (*live, Proposal, error) {
 
 // Approve sends a waiting proposal through the node's write path
 // (operator-signed), once.
-func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (Intent, error) {
+// who says how the request reached the node (caller).
+func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest, who string) (Intent, error) {
 	l, p, err := r.proposal(cid)
 	if err != nil {
 		return Intent{}, err
@@ -195,14 +196,14 @@ func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (
 	if err := r.signed(ActApprove, cid, req); err != nil {
 		return Intent{}, err
 	}
-	return r.sendProposal(ctx, l, p, "approved by an operator (signed with the operator key)")
+	return r.sendProposal(ctx, l, p, "approved by an operator: signed with the operator key (settings/operator.pub), sent "+who)
 }
 
 // ApproveElicited sends a waiting proposal that the person a `wicket mcp
 // --approval elicit` server asked has accepted, once. The node takes that
 // word only for a deployment created with approval elicit, and only from
 // the key that created it (keyID: the key the request was signed with).
-func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by string) (Intent, error) {
+func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by, who string) (Intent, error) {
 	l, p, err := r.proposal(cid)
 	if err != nil {
 		return Intent{}, err
@@ -219,7 +220,9 @@ func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by string) (In
 	if by = strings.TrimSpace(by); by == "" || len(by) > 200 {
 		by = "the MCP client's user"
 	}
-	return r.sendProposal(ctx, l, p, "approved through the MCP client ("+by+") of the wicket mcp session that deployed it")
+	// The node cannot see a person: it records whose word it took, and
+	// what that word claimed, never that a client was involved.
+	return r.sendProposal(ctx, l, p, fmt.Sprintf("approved on the word of key %s (the key that created the deployment with approval elicit), %s, which says its MCP client's user (%s) accepted; the node cannot see the person", keyID, who, by))
 }
 
 // sendProposal sends the approved proposal p of l once; note says who

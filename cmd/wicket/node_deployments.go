@@ -142,13 +142,14 @@ func nodeStopDeploymentCommand() *cli.Command {
 		Usage:       "stop a deployment for good (the control key; its position stays for you to decide)",
 		ArgsUsage:   "ID",
 		Description: "It sends nothing more and its waiting proposals lapse; its open position is not touched.",
-		Flags:       []cli.Flag{nodeAddrFlag()},
+		Flags: []cli.Flag{nodeAddrFlag(), &cli.StringFlag{Name: "reason",
+			Usage: fmt.Sprintf("why it stops, kept with the deployment (at most %d characters)", deploy.MaxStopReason)}},
 		Action: func(c *cli.Context) error {
 			id, err := oneDeployment(c, "stop-deployment")
 			if err != nil {
 				return err
 			}
-			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id}
+			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id, reason: c.String("reason")}
 			return runNodeStopDeployment(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -164,9 +165,10 @@ type nodeDeploymentActOptions struct {
 	id string
 	// act (deploy.ActResume, deploy.ActApprove) and verb (the command's
 	// name) are the operator's act.
-	act   string
-	verb  string
-	stdin io.Reader // the terminal the operator types the id back at
+	act    string
+	verb   string
+	stdin  io.Reader // the terminal the operator types the id back at
+	reason string    // stop-deployment: why
 }
 
 // runNodeStopDeployment stops a deployment for good.
@@ -178,10 +180,10 @@ func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdo
 	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	var d deploy.Deployment
-	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", struct{}{}, &d); err != nil {
+	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", deploy.StopRequest{Reason: o.reason}, &d); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s is stopped; its position (%s %s) is kept\n", d.ID, d.Position, d.Symbol)
+	fmt.Fprintf(stdout, "%s is stopped (%s); its position (%s %s) is kept\n", d.ID, d.Reason, d.Position, d.Symbol)
 	return nil
 }
 
