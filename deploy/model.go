@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -239,4 +241,29 @@ func short(s string) string {
 		return s[:40] + "..."
 	}
 	return s
+}
+
+// Knobs renders knob values for people: name=value pairs sorted by name
+// ("fast=5, slow=20"), strings quoted; "defaults" when none is set.
+func Knobs(params map[string]any) string {
+	if len(params) == 0 {
+		return "defaults"
+	}
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		v := params[k]
+		switch x := v.(type) {
+		case string:
+			v = strconv.Quote(x)
+		case float64:
+			v = strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		parts[i] = fmt.Sprintf("%s=%v", k, v)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -107,7 +107,7 @@ func TestDeployCLI(t *testing.T) {
 // backtest's figures and the breaker that tripped in it.
 func TestDeployPrintsPreview(t *testing.T) {
 	ret, sharpe, dd := 0.125, 1.5, 0.04
-	d := deploy.Deployment{Strategy: "flip.star", Series: "BTC-USD@1m", Venue: "paper", Preview: &deploy.Preview{
+	d := deploy.Deployment{Strategy: "flip.star", Series: "BTC-USD@1m", Venue: "paper", Params: map[string]any{"slow": 20.0, "fast": 5.0, "kind": "ema"}, Preview: &deploy.Preview{
 		StartPoint: &scriptapi.StartPoint{Verdict: "passed: a warm-up of 80 bars is enough"},
 		Lookahead:  "passed (36 prefixes)",
 		Backtest: &deploy.BacktestSummary{From: "2025-12-02", TotalReturn: &ret, Sharpe: &sharpe, MaxDrawdown: &dd, Trades: 7,
@@ -115,7 +115,10 @@ func TestDeployPrintsPreview(t *testing.T) {
 	}}
 	var b strings.Builder
 	printDeployment(&b, d)
-	for _, want := range []string{"start point  passed: a warm-up of 80 bars", "lookahead    passed (36 prefixes)",
+	if strings.Contains(b.String(), "map[") {
+		t.Fatalf("knobs printed as a Go map:\n%s", b.String())
+	}
+	for _, want := range []string{"knobs        fast=5, kind=\"ema\", slow=20\n", "start point  passed: a warm-up of 80 bars", "lookahead    passed (36 prefixes)",
 		"backtest     since 2025-12-02 under the allowance: total return 12.50%, sharpe 1.50, max drawdown 4.00%, 7 trades",
 		"breaker      max_daily_loss tripped at"} {
 		if !strings.Contains(b.String(), want) {
