@@ -64,3 +64,27 @@ func TestDeployPreviewSinceIsFirstBar(t *testing.T) {
 		t.Fatalf("backtest %+v: want it dated from the store's first bar %s", b, first)
 	}
 }
+
+// TestDeployCountsBarsSkippedAfterWarmup: the bars between the warm-up's
+// last bar and the first bar the deployment handles (the tape read after
+// deploying) are recorded as missed, as a gap between two live bars is.
+func TestDeployCountsBarsSkippedAfterWarmup(t *testing.T) {
+	g := researchRig(t, 400) // the store's last bar closes at the rig's clock
+	d := g.deploy(Spec{Warmup: 80})
+	bars := path(100, 100.5, 101, 100.5, 100, 100.5)
+	g.step(d.ID, bars, 4) // the first handled bar is the fifth after the warm-up's last
+	got, _ := g.r.Get(d.ID)
+	decs, err := g.store.Decisions(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := 0
+	for _, dc := range decs {
+		if dc.Status == DecisionMissed {
+			missed++
+		}
+	}
+	if got.Missed != 4 || missed != 4 {
+		t.Fatalf("missed %d (journal %d), want the 4 bars between the warm-up and the first bar handled", got.Missed, missed)
+	}
+}

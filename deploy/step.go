@@ -57,9 +57,13 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: not approved before the next bar closed")...)
 	// Bars missed while the node was down or the tape had a gap: reported,
 	// never traded late.
-	if !d.LastBar.IsZero() && l.gran > 0 {
+	last := d.LastBar
+	if last.IsZero() && l.bars.Len() > 0 { // the first live bar: the bars after the warm-up's last were skipped too
+		last = time.Unix(l.bars.Time[l.bars.Len()-1], 0).UTC()
+	}
+	if !last.IsZero() && l.gran > 0 {
 		n := 0
-		for t := d.LastBar.Add(l.gran); t.Before(bar.Time); t = t.Add(l.gran) {
+		for t := last.Add(l.gran); t.Before(bar.Time); t = t.Add(l.gran) {
 			if n < maxMissedRows {
 				b.Decisions = append(b.Decisions, Decision{Bar: t, Status: DecisionMissed, Note: "missed: no bar was handled at its close; never traded late"})
 			}
