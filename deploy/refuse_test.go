@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/node"
 	"wicket/strategy"
 )
 
@@ -86,5 +87,29 @@ func TestDeployCountsBarsSkippedAfterWarmup(t *testing.T) {
 	}
 	if got.Missed != 4 || missed != 4 {
 		t.Fatalf("missed %d (journal %d), want the 4 bars between the warm-up and the first bar handled", got.Missed, missed)
+	}
+}
+
+// TestDeployOrderWithoutMarkIsNotSent: an order decided before the venue
+// has a mark for its symbol (the node just restarted) is not sent to be
+// rejected no_mark: it is recorded not sent, with the node's reason, and
+// the bar is not traded late.
+func TestDeployOrderWithoutMarkIsNotSent(t *testing.T) {
+	g := newRig(t)
+	g.r.cfg.MarkWait = -1 // no wait: the mark never comes in this test
+	d := g.deploy(Spec{Strategy: "flip.star", Source: flip})
+	bars := path(100, 101) // an up bar: flip goes long
+	g.clk.Set(bars[1].Time.Add(time.Minute))
+	if err := g.r.Step(ctxT(t), d.ID, bars[1]); err != nil { // the market has given no price: no mark
+		t.Fatal(err)
+	}
+	in := g.intents(d.ID)
+	if len(in) != 1 || in[0].Status != IntentRefused || !strings.Contains(in[0].Note, "no fresh mark") ||
+		!strings.Contains(in[0].Note, "not traded late") || !strings.Contains(in[0].Note, "no price of "+symbol) {
+		t.Fatalf("an order without a mark: %+v", in)
+	}
+	page, err := g.ns.Client(node.WithClock(g.clk.Now)).Audit(context.Background(), node.AuditQuery{ClientOrderID: in[0].ClientOrderID, Limit: 10})
+	if err != nil || len(page.Entries) != 0 {
+		t.Fatalf("the node heard of it: %+v %v", page.Entries, err)
 	}
 }

@@ -73,10 +73,18 @@ type Config struct {
 	Now         func() time.Time
 	NewID       func() string // deployment ids: "dep-" + NewID()
 	Logger      *slog.Logger
+	// MarkWait bounds how long an order waits for the venue's mark when
+	// the node's dry run says it has none yet (after a restart the first
+	// price arrives before it is the mark); then it is not sent, with
+	// the reason. 0: DefaultMarkWait; negative: no wait.
+	MarkWait time.Duration
 	// OnStep, when set, is called after each bar a deployment handled
 	// (tests and benchmarks wait on it instead of on time).
 	OnStep func(id string, bar time.Time)
 }
+
+// DefaultMarkWait is Config.MarkWait's default.
+const DefaultMarkWait = 5 * time.Second
 
 // Runner runs the deployments of one node.
 type Runner struct {
@@ -115,6 +123,9 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	if cfg.Guardrail == nil {
 		cfg.Guardrail = guardrail.New(cfg.Project)
+	}
+	if cfg.MarkWait == 0 {
+		cfg.MarkWait = DefaultMarkWait
 	}
 	r := &Runner{cfg: cfg, log: cfg.Logger, chall: newChallenges(), deps: map[string]*live{}}
 	ds, err := cfg.Store.Deployments()

@@ -285,6 +285,14 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 		reason = fmt.Sprintf("deployment %s (%s %s): the exits of its position, at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], in.Bar.Format(time.RFC3339))
 	}
 	p := node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
+	if why := r.awaitMark(ctx, &p, cmd, reason); why != "" {
+		// No mark at the venue yet (the node just started, or its feed
+		// lags): the order would be rejected no_mark. It is not sent, and
+		// the bar is never traded late.
+		in.Status, in.Note, in.Updated = IntentRefused, "not sent: the venue has no fresh mark to fill it at ("+why+"); the bar is not traded late", r.cfg.Now().UTC()
+		r.log.Warn("deployment order not sent: no mark", "deployment", d.ID, "client_order_id", in.ClientOrderID, "why", why)
+		return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
+	}
 	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
 	now := r.cfg.Now().UTC()
 	switch {
@@ -557,3 +565,34 @@ func Bars(b strategy.Bars) []Bar {
 	}
 	return out
 }
+
+// awaitMark waits, up to Config.MarkWait, while the node's dry run of p
+// says the venue has no fresh mark for its symbol (no_mark, stale_mark:
+// after a restart the first price arrives before it becomes the mark),
+// asking again every markPoll; it returns the node's reason when the mark
+// never came, "" when the order may go.
+func (r *Runner) awaitMark(ctx context.Context, p *node.Preview, cmd command.Command, reason string) string {
+	noMark := func() bool {
+		return p.DryRun != nil && !p.DryRun.WouldAccept && (p.DryRun.Code == "no_mark" || p.DryRun.Code == "stale_mark")
+	}
+	if !noMark() {
+		return ""
+	}
+	for waited := time.Duration(0); waited < r.cfg.MarkWait; waited += markPoll {
+		t := time.NewTimer(markPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return p.DryRun.Reason
+		case <-t.C:
+		}
+		*p = node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
+		if !noMark() {
+			return ""
+		}
+	}
+	return p.DryRun.Reason
+}
+
+// markPoll is how often awaitMark asks the node again.
+const markPoll = 250 * time.Millisecond
