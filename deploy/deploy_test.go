@@ -375,3 +375,35 @@ func TestDeployWarmupFromHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployApprovalResizesAtThePriceNow: a proposal sized at its bar's
+// close (100, clipped to max_order_notional 3000: 30 units) is approved
+// after a +20% move; it is sized again at the price then (25 units, 3000
+// of notional), not sent at its stale quantity (3600); without a price
+// at the venue an approval sends nothing.
+func TestDeployApprovalResizesAtThePriceNow(t *testing.T) {
+	g := newRig(t)
+	d := g.deploy(Spec{Strategy: "flip.star", Source: flip, Mode: ModePropose, Allowance: Allowance{MaxOrderNotional: dp(3000)}})
+	bars := path(99.5, 100) // the second bar is up, closing at 100: flip proposes its long
+	g.step(d.ID, bars, 1)
+	dep, _ := g.r.Get(d.ID)
+	if len(dep.Proposals) != 1 || !dep.Proposals[0].Quantity.Equal(decimal.NewFromInt(30)) || !dep.Proposals[0].BarClose.Equal(decimal.NewFromInt(100)) {
+		t.Fatalf("proposals %+v: want 30 units at the bar's close of 100", dep.Proposals)
+	}
+	p := dep.Proposals[0]
+	g.mkt.set(decimal.NewFromInt(120)) // the market moves +20% before the operator approves
+	g.ns.Tick(t, 1)
+	c, err := g.r.Challenge(ActApprove, p.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{Confirm: p.ClientOrderID, Challenge: c}
+	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApprove, p.ClientOrderID, req))
+	in, err := g.r.Approve(ctxT(t), p.ClientOrderID, req, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.Quantity.Equal(decimal.NewFromInt(25)) || !in.Filled.Equal(decimal.NewFromInt(25)) || !strings.Contains(in.Note, "re-sized at approval from 30") {
+		t.Fatalf("approved after +20%%: %+v, want 25 units (3000 of notional at 120)", in)
+	}
+}

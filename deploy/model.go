@@ -169,6 +169,13 @@ type Proposal struct {
 	Side          string          `json:"side"`
 	Quantity      decimal.Decimal `json:"quantity"`
 	Target        float64         `json:"target"`
+	Symbol        string          `json:"symbol,omitempty"`
+	Venue         string          `json:"venue,omitempty"`
+	// BarClose is the price it was sized at: the close of its bar. An
+	// approval re-sizes it at the venue's price then, within the
+	// allowance (or refuses it).
+	BarClose decimal.Decimal `json:"bar_close,omitzero"`
+	Type     string          `json:"type,omitempty"` // "" market, or bracket
 }
 
 // IDPrefix starts every deployment id.

@@ -7,7 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"wicket/node"
+	"wicket/node/command"
+	"wicket/strategy/worker"
 )
 
 // The operator's acts on a deployment (arm, resume, approve a proposal)
@@ -255,11 +259,84 @@ func (r *Runner) sendProposal(ctx context.Context, l *live, p Proposal, note str
 		in.Status, in.Note = IntentLapsed, "not sent: "+l.d.Reason
 		return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}})
 	}
-	in.Status, in.Note, in.Updated = IntentSending, note, r.cfg.Now().UTC()
+	if why := r.resize(ctx, l.d, &in, p); why != "" {
+		in.Status, in.Note, in.Updated = IntentLapsed, "not sent: "+why, r.cfg.Now().UTC()
+		if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}}); err != nil {
+			return Intent{}, err
+		}
+		return in, errorf(KindConflict, "proposal %s was not sent: %s", cid, why)
+	}
+	if l.d.Guard != "" { // the exits resting for the position make way first
+		why, changed := r.cancelGuard(ctx, l.d)
+		if why != "" {
+			in.Status, in.Note = IntentRefused, why
+			return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: append(changed, in)})
+		}
+		if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: changed}); err != nil {
+			return Intent{}, err
+		}
+	}
+	in.Status, in.Note, in.Updated = IntentSending, in.Note+note, r.cfg.Now().UTC()
 	l.d.OrdersToday++
 	if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}}); err != nil {
 		return Intent{}, err
 	}
-	err = r.send(ctx, l.d, &in)
-	return in, err
+	if err := r.cfg.Store.Commit(Batch{Intents: legs(in)}); err != nil {
+		return Intent{}, err
+	}
+	if err = r.send(ctx, l.d, &in); err != nil {
+		return in, err
+	}
+	vc, _ := r.cfg.Project.Venue(l.d.Venue)
+	return in, r.protect(ctx, l.d, vc, in.Bar)
+}
+
+// resize sizes an approved proposal again at the venue's price now, as
+// the deployment sizes an order at a bar's close: within its capital and
+// allowance, with a bracket's exits priced from that price. It says why
+// the proposal cannot be sent ("" when it can): no price at the venue, or
+// no order left to send at the price now.
+func (r *Runner) resize(ctx context.Context, d *Deployment, in *Intent, p Proposal) string {
+	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, 0)
+	if err != nil {
+		return "the venue's price could not be read to size it again: " + err.Error()
+	}
+	px, ok := snap.Mark(d.Venue, d.Symbol)
+	if !ok || !px.IsPositive() {
+		return fmt.Sprintf("venue %s has no price of %s now to size it again at", d.Venue, d.Symbol)
+	}
+	vc, _ := r.cfg.Project.Venue(d.Venue)
+	dec := worker.Decision{HasTarget: !in.Qty, Target: in.Target}
+	if in.Qty {
+		q, _ := in.Quantity.Float64()
+		if in.Side == string(command.Sell) {
+			q = -q
+		}
+		dec = worker.Decision{HasQty: true, Qty: q}
+	}
+	qty := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol))
+	if qty.IsZero() {
+		return fmt.Sprintf("at %s's price now, %s (the bar closed at %s), the target %v needs no order within the allowance", d.Symbol, px, p.BarClose, in.Target)
+	}
+	side := string(command.Buy)
+	if qty.IsNegative() {
+		side = string(command.Sell)
+	}
+	if side != in.Side {
+		return fmt.Sprintf("at %s's price now, %s, reaching the target %v takes a %s, not the %s proposed", d.Symbol, px, in.Target, side, in.Side)
+	}
+	if !qty.Abs().Equal(in.Quantity) {
+		r.log.Info("approved proposal re-sized at the price now", "deployment", d.ID, "client_order_id", in.ClientOrderID,
+			"proposed", in.Quantity, "sent", qty.Abs(), "bar_close", p.BarClose, "price", px)
+		in.Note = fmt.Sprintf("re-sized at approval from %s at the bar's close %s to %s at the price then, %s; ", in.Quantity, p.BarClose, qty.Abs(), px)
+		in.Quantity = qty.Abs()
+	}
+	if command.OrderType(in.Type) == command.Bracket {
+		if !d.Position.IsZero() { // no longer an entry from flat: its exits come after the fill
+			in.Type, in.StopPrice, in.LimitPrice = "", decimal.Zero, decimal.Zero
+		} else {
+			asBracket(in, d, px, r.tick(ctx, vc, d.Symbol), vc)
+		}
+	}
+	return ""
 }

@@ -137,7 +137,8 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	}
 	if d.Mode == ModePropose {
 		in.Status = IntentProposed
-		d.Proposals = append(d.Proposals, Proposal{ClientOrderID: in.ClientOrderID, Bar: bar.Time, Side: in.Side, Quantity: in.Quantity, Target: in.Target})
+		d.Proposals = append(d.Proposals, Proposal{ClientOrderID: in.ClientOrderID, Bar: bar.Time, Side: in.Side, Quantity: in.Quantity, Target: in.Target,
+			Symbol: d.Symbol, Venue: d.Venue, BarClose: px, Type: in.Type})
 		b.Intents = append(b.Intents, in)
 		r.log.Info("deployment proposes an order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "side", in.Side, "quantity", in.Quantity)
 		return r.cfg.Store.Commit(b)

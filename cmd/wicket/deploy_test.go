@@ -174,3 +174,24 @@ func TestTraceShowDeployment(t *testing.T) {
 		t.Fatalf("without --node: code %d %s", code, stderr)
 	}
 }
+
+// TestApproveProposalShowsPrices: approve-proposal shows the order (side,
+// quantity, symbol, venue), the bar's close it was sized at and the price
+// now, and says an approval sizes it again at that price.
+func TestApproveProposalShowsPrices(t *testing.T) {
+	d := deploy.Deployment{ID: "dep-1", Strategy: "flip.star", Series: "BTC-USD@1m", Symbol: "BTC-USD", Venue: "paper"}
+	p := deploy.Proposal{ClientOrderID: "wd-1", Bar: time.Date(2026, 3, 2, 0, 1, 0, 0, time.UTC), Side: "buy", Quantity: decimal.NewFromInt(30),
+		Target: 0.5, BarClose: decimal.NewFromInt(100)}
+	var b strings.Builder
+	describeProposal(&b, d, p, decimal.NewFromInt(120))
+	for _, want := range []string{"buy 30 BTC-USD at market on venue paper", "closed at 100", "price now    120 (20.00% from the bar's close)", "sized again at the price then"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("approve-proposal shows:\n%s\nwithout %q", b.String(), want)
+		}
+	}
+	b.Reset()
+	describeProposal(&b, d, p, decimal.Decimal{})
+	if !strings.Contains(b.String(), "an approval sends nothing") {
+		t.Fatalf("without a price: %s", b.String())
+	}
+}
