@@ -505,9 +505,9 @@ func TestDeployProposalsElicited(t *testing.T) {
 		t.Fatalf("the declined proposal reached the node %d times", got)
 	}
 
-	// A bar whose proposal lapses two seconds from now, unanswered.
+	// A bar whose question ends two seconds from now, unanswered.
 	ps := propose(silent, time.Now().UTC().Add(-2*time.Minute+2*time.Second))
-	waitNote("nobody answered about proposal " + ps.ClientOrderID + " before it lapsed")
+	waitNote("nobody answered about proposal " + ps.ClientOrderID + " within two bars")
 	if got := nodeOrders(t, n, ps.ClientOrderID); got != 0 {
 		t.Fatalf("the unanswered proposal reached the node %d times", got)
 	}

@@ -460,7 +460,7 @@ func (tb *toolbox) askProposal(ctx context.Context, srv *server.MCPServer, d dep
 	ectx, cancel := context.WithDeadline(ctx, lapses)
 	defer cancel()
 	msg := fmt.Sprintf("Deployment %s (%s on %s, venue %s) proposes an order: %s %s %s at market, decided at the bar of %s (target %v of its equity %s). "+
-		"Approve to send exactly this order once; declining or not answering sends nothing, and it lapses at %s.",
+		"Approve to send it once, sized again at the price then within the allowance; declining or not answering by %s sends nothing (it then waits for an operator until its strategy decides another target).",
 		d.ID, d.Strategy, d.Series, d.Venue, p.Side, p.Quantity, d.Symbol, p.Bar.UTC().Format(time.RFC3339), p.Target, d.Equity.StringFixed(2),
 		lapses.UTC().Format(time.RFC3339))
 	res, err := srv.RequestElicitation(ectx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: msg, RequestedSchema: elicitSchema}})
@@ -470,7 +470,7 @@ func (tb *toolbox) askProposal(ctx context.Context, srv *server.MCPServer, d dep
 	case err != nil && ctx.Err() != nil:
 		return false
 	case err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
-		tb.loop.notify(ctx, mcp.LoggingLevelNotice, "deploy", fmt.Sprintf("deployment %s: nobody answered about proposal %s before it lapsed; nothing was sent", d.ID, p.ClientOrderID))
+		tb.loop.notify(ctx, mcp.LoggingLevelNotice, "deploy", fmt.Sprintf("deployment %s: nobody answered about proposal %s within two bars; nothing was sent, and it waits for an operator (wicket approve) until its strategy decides another target", d.ID, p.ClientOrderID))
 		return true
 	case err != nil:
 		tb.loop.notify(ctx, mcp.LoggingLevelWarning, "deploy", fmt.Sprintf("deployment %s: proposal %s could not be asked (%v); nothing was sent", d.ID, p.ClientOrderID, err))

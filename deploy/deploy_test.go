@@ -264,8 +264,10 @@ func resume(t *testing.T, g *rig, id string) {
 }
 
 // TestDeployProposeSendsOnlyOnApproval: in propose mode nothing is sent
-// until an operator-signed approval; a proposal not approved lapses at
-// the next bar and sends nothing; one approved sends exactly one order.
+// until an operator-signed approval; a proposal not approved waits while
+// the strategy wants its target (proposed once, not at every bar), lapses
+// when it decides another and sends nothing; one approved sends exactly
+// one order.
 func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	g := newRig(t)
 	d := g.deploy(Spec{Mode: ModePropose})
@@ -290,16 +292,32 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	if n := g.nodeOrders(cid); n != 0 {
 		t.Fatalf("a proposal reached the node %d times", n)
 	}
-	g.step(d.ID, bars, first+1) // the next bar: the proposal lapses, and the target is proposed again
+	// The next bars: the strategy still wants that target, so the
+	// proposal waits (batched: nothing is proposed again) until it
+	// decides another, when it lapses and sends nothing.
+	lapsed := -1
+	for i := first + 1; i < len(bars); i++ {
+		g.step(d.ID, bars, i)
+		in, _, _ := g.store.Intent(cid)
+		dep, _ := g.r.Get(d.ID)
+		if in.Status == IntentLapsed {
+			lapsed = i
+			break
+		}
+		if in.Status != IntentProposed || len(dep.Proposals) != 1 || dep.Proposals[0].ClientOrderID != cid {
+			t.Fatalf("bar %d: the proposal is %s, %d waiting: want it waiting alone", i, in.Status, len(dep.Proposals))
+		}
+	}
+	if lapsed < 0 || lapsed == first+1 {
+		t.Fatalf("the proposal lapsed at bar %d (proposed at %d): want it to wait, then lapse when the target changes", lapsed, first)
+	}
 	if n := g.nodeOrders(cid); n != 0 {
 		t.Fatal("a lapsed proposal was sent")
-	}
-	if in, _, _ := g.store.Intent(cid); in.Status != IntentLapsed {
-		t.Fatalf("the first proposal is %s, want lapsed", in.Status)
 	}
 	if _, err := g.r.Approve(ctxT(t), cid, node.ArmRequest{}, "test"); err == nil {
 		t.Fatal("a lapsed proposal was approved")
 	}
+	first = lapsed - 1
 	// A later change of target is proposed again.
 	var dep Deployment
 	for i := first + 2; i < len(bars) && len(dep.Proposals) == 0; i++ {
@@ -405,5 +423,62 @@ func TestDeployApprovalResizesAtThePriceNow(t *testing.T) {
 	}
 	if !in.Quantity.Equal(decimal.NewFromInt(25)) || !in.Filled.Equal(decimal.NewFromInt(25)) || !strings.Contains(in.Note, "re-sized at approval from 30") {
 		t.Fatalf("approved after +20%%: %+v, want 25 units (3000 of notional at 120)", in)
+	}
+}
+
+// TestDeployProposeBatchesAndApproveNext: a propose-mode strategy that
+// wants the same long at every bar proposes it once, not at every bar;
+// an operator's signed approval of the next 2 orders sends them as they
+// are decided, and the third waits as a proposal again.
+func TestDeployProposeBatchesAndApproveNext(t *testing.T) {
+	g := newRig(t)
+	d := g.deploy(Spec{Strategy: "flip.star", Source: flip, Mode: ModePropose})
+	var cs []float64
+	for i := range 41 {
+		cs = append(cs, 100+float64(i)*0.1) // up every bar: flip wants its long at each
+	}
+	bars := path(cs...)
+	for i := 1; i < 40; i++ {
+		g.step(d.ID, bars, i)
+	}
+	if in := g.intents(d.ID); len(in) != 1 || in[0].Status != IntentProposed {
+		t.Fatalf("39 bars wanting the same long: %d intents %+v, want one waiting proposal", len(in), in)
+	}
+
+	_, err := g.r.ApproveNext(d.ID, node.ArmRequest{For: "2", Confirm: d.ID})
+	wantErr(t, err, "operator key's signature")
+	c, err := g.r.Challenge(ActApproveNext, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{For: "2", Confirm: d.ID, Challenge: c}
+	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApproveNext, d.ID, req))
+	if got, err := g.r.ApproveNext(d.ID, req); err != nil || got.PreApproved != 2 {
+		t.Fatalf("approve next 2: %+v %v", got, err)
+	}
+	// Down (the waiting long lapses: flat is where it stands), up, down
+	// (sent, approved ahead), up (proposed).
+	more := path(cs[39], cs[39]-0.5, cs[39], cs[39]-0.5, cs[39])
+	for k := range more[1:] {
+		b := more[k+1]
+		b.Time = bars[39].Time.Add(time.Duration(k+1) * time.Minute)
+		g.clk.Set(b.Time.Add(time.Minute))
+		g.mkt.set(decimal.NewFromFloat(b.Close))
+		if err := g.r.Step(ctxT(t), d.ID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sent, waiting int
+	for _, in := range g.intents(d.ID) {
+		switch {
+		case in.Status == IntentFilled && strings.Contains(in.Note, "approval of the next orders"):
+			sent++
+		case in.Status == IntentProposed:
+			waiting++
+		}
+	}
+	dep, _ := g.r.Get(d.ID)
+	if sent != 2 || waiting != 1 || dep.PreApproved != 0 || len(dep.Proposals) != 1 {
+		t.Fatalf("after approving the next 2: %d sent, %d waiting, %d approvals left, %d proposals", sent, waiting, dep.PreApproved, len(dep.Proposals))
 	}
 }

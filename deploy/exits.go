@@ -220,8 +220,11 @@ func (r *Runner) unarmedVenue(ctx context.Context, vc project.Venue) string {
 		return ""
 	}
 	armed, err := r.venueArmed(ctx, vc.Name)
-	if err != nil || !armed {
-		return "the venue is disarmed"
+	switch {
+	case err != nil:
+		return "not sent: the venue's arming could not be read from the node: " + err.Error()
+	case !armed:
+		return fmt.Sprintf("not sent: venue %s is disarmed (an operator arms it: wicket node arm %s)", vc.Name, vc.Name)
 	}
 	return ""
 }

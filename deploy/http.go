@@ -241,8 +241,10 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) {
 		d, err = h.r.Load().Arm(id, req)
 	case ActResume:
 		d, err = h.r.Load().Resume(id, req)
+	case ActApproveNext:
+		d, err = h.r.Load().ApproveNext(id, req)
 	default:
-		err = errorf(KindNotFound, "no deployments endpoint POST %s: stop, arm or resume", r.URL.Path)
+		err = errorf(KindNotFound, "no deployments endpoint POST %s: stop, arm, resume or approve-next", r.URL.Path)
 	}
 	if err != nil {
 		writeErr(w, err)

@@ -125,8 +125,13 @@ type Deployment struct {
 	Missed     int             `json:"missed_bars,omitempty"`
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
-	ArmedUntil time.Time  `json:"armed_until,omitzero"`
-	Proposals  []Proposal `json:"proposals,omitempty"`
+	ArmedUntil time.Time `json:"armed_until,omitzero"`
+	// PreApproved (propose mode) is how many of its next orders an
+	// operator approved ahead (wicket node approve-proposal --next N
+	// DEPLOYMENT): each is sent as an approved proposal is, without
+	// waiting. It lapses at every start of the node, as arming does.
+	PreApproved int        `json:"pre_approved,omitempty"`
+	Proposals   []Proposal `json:"proposals,omitempty"`
 	// Preview is what the checks before deploying found (the check's
 	// answer only; never journaled).
 	Preview *Preview `json:"preview,omitempty"`
@@ -176,6 +181,7 @@ type Proposal struct {
 	// allowance (or refuses it).
 	BarClose decimal.Decimal `json:"bar_close,omitzero"`
 	Type     string          `json:"type,omitempty"` // "" market, or bracket
+	Qty      bool            `json:"qty,omitempty"`  // an on_bar strategy's quantity, not a target
 }
 
 // IDPrefix starts every deployment id.

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,13 @@ const (
 	ActArm     = "arm"
 	ActResume  = "resume"
 	ActApprove = "approve"
+	// ActApproveNext approves a propose-mode deployment's next N orders
+	// ahead (the request's For is N).
+	ActApproveNext = "approve-next"
 )
+
+// MaxApproveNext bounds the orders approved ahead at once.
+const MaxApproveNext = 100
 
 // MaxArm is the longest an operator arms a deployment for.
 const MaxArm = 24 * time.Hour
@@ -90,14 +97,14 @@ func (r *Runner) Challenge(act, name string) (string, error) {
 
 func (r *Runner) exists(act, name string) error {
 	switch act {
-	case ActArm, ActResume:
+	case ActArm, ActResume, ActApproveNext:
 		_, err := r.get(name)
 		return err
 	case ActApprove:
 		_, _, err := r.proposal(name)
 		return err
 	}
-	return errorf(KindBadRequest, "no operator act %q: arm, resume or approve", short(act))
+	return errorf(KindBadRequest, "no operator act %q: arm, resume, approve or approve-next", short(act))
 }
 
 // signed checks the operator's signature of act on name and uses up its
@@ -119,8 +126,11 @@ func (r *Runner) signed(act, name string, req node.ArmRequest) error {
 }
 
 func cliVerb(act string) string {
-	if act == ActApprove {
+	switch act {
+	case ActApprove:
 		return "approve-proposal"
+	case ActApproveNext:
+		return "approve-proposal --next N"
 	}
 	return act
 }
@@ -146,6 +156,40 @@ func (r *Runner) Arm(id string, req node.ArmRequest) (Deployment, error) {
 	}
 	l.d.ArmedUntil = r.cfg.Now().UTC().Add(d)
 	r.log.Warn("deployment armed by an operator", "deployment", id, "until", l.d.ArmedUntil)
+	return l.d.view(), nil
+}
+
+// ApproveNext approves the next N orders of a propose-mode deployment
+// ahead (operator-signed; N is req.For): each is sent as an approved
+// proposal is, as it is decided, until N are sent. It lapses at every
+// start of the node.
+func (r *Runner) ApproveNext(id string, req node.ArmRequest) (Deployment, error) {
+	n, err := strconv.Atoi(req.For)
+	if err != nil || n < 1 || n > MaxApproveNext {
+		return Deployment{}, errorf(KindBadRequest, "next=%q: give how many of its next orders to approve, 1 to %d", short(req.For), MaxApproveNext)
+	}
+	l, err := r.get(id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := r.signed(ActApproveNext, id, req); err != nil {
+		return Deployment{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.d.State == StateStopped:
+		return Deployment{}, errorf(KindConflict, "deployment %s is stopped: deploy again", id)
+	case l.d.Mode != ModePropose:
+		return Deployment{}, errorf(KindConflict, "deployment %s is in %s mode: only a propose-mode deployment's orders are approved (arm an auto one: wicket node arm %s)", id, l.d.Mode, id)
+	}
+	prev := *l.d
+	l.d.PreApproved, l.d.Updated = n, r.cfg.Now().UTC()
+	if err := r.cfg.Store.Commit(Batch{Deployment: l.d}); err != nil {
+		*l.d = prev
+		return Deployment{}, errorf(KindInternal, "the approval could not be journaled, so none is taken: %v", err)
+	}
+	r.log.Warn("deployment's next orders approved by an operator", "deployment", id, "orders", n)
 	return l.d.view(), nil
 }
 

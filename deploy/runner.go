@@ -150,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 // lapses its proposals and arming.
 func (r *Runner) restore(ctx context.Context, l *live) error {
 	d := l.d
-	d.ArmedUntil = time.Time{}
+	d.ArmedUntil, d.PreApproved = time.Time{}, 0
 	intents, err := r.cfg.Store.Intents(d.ID)
 	if err != nil {
 		return err

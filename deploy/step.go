@@ -54,7 +54,6 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	var b Batch
 	b.Deployment = d
 	b.Intents = append(b.Intents, r.settleOpen(ctx, d)...)
-	b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: not approved before the next bar closed")...)
 	// Bars missed while the node was down or the tape had a gap: reported,
 	// never traded late.
 	last := d.LastBar
@@ -80,10 +79,12 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	px := decimal.NewFromFloat(bar.Close)
 	r.mark(d, px, bar.Time)
 	if d.State != StateRunning {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: the deployment is "+string(d.State))...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
 	if r.breakers(d, now) {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
@@ -104,6 +105,16 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionDecided, HasTarget: dec.HasTarget, Target: dec.Target, Equity: d.Equity})
 	if dec.HasQty {
 		b.Decisions[len(b.Decisions)-1].Note = fmt.Sprintf("quantity %v", dec.Qty)
+	}
+	// Propose mode batches: a proposal waits while the strategy still
+	// wants its target (the same target again, or no change), and lapses
+	// when it decides another.
+	if len(d.Proposals) > 0 && (dec.HasTarget || dec.HasQty) {
+		if p := d.Proposals[len(d.Proposals)-1]; dec.HasTarget && !p.Qty && p.Target == dec.Target {
+			b.Decisions[len(b.Decisions)-1].Note = "still proposed: " + p.ClientOrderID + " waits for an operator"
+			return r.cfg.Store.Commit(b)
+		}
+		b.Intents = append(b.Intents, r.lapseProposals(d, fmt.Sprintf("lapsed: the strategy decided another order at the bar of %s", bar.Time.Format(time.RFC3339)))...)
 	}
 	if !changed(d, dec) {
 		// No change of target: nothing to trade (drift is not rebalanced,
@@ -135,15 +146,23 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	if d.Exits.bracket() && d.Position.IsZero() {
 		asBracket(&in, d, px, r.tick(ctx, vc, d.Symbol), vc)
 	}
-	if d.Mode == ModePropose {
+	if d.Mode == ModePropose && d.PreApproved == 0 {
 		in.Status = IntentProposed
 		d.Proposals = append(d.Proposals, Proposal{ClientOrderID: in.ClientOrderID, Bar: bar.Time, Side: in.Side, Quantity: in.Quantity, Target: in.Target,
-			Symbol: d.Symbol, Venue: d.Venue, BarClose: px, Type: in.Type})
+			Symbol: d.Symbol, Venue: d.Venue, BarClose: px, Type: in.Type, Qty: in.Qty})
 		b.Intents = append(b.Intents, in)
 		r.log.Info("deployment proposes an order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "side", in.Side, "quantity", in.Quantity)
 		return r.cfg.Store.Commit(b)
 	}
-	if why := r.unarmed(ctx, d, vc, now); why != "" {
+	why := ""
+	if d.Mode == ModePropose { // approved ahead by an operator: sent as approved, the venue's arming still applies
+		d.PreApproved--
+		in.Note = fmt.Sprintf("sent on an operator's approval of the next orders (%d left); ", d.PreApproved)
+		why = r.unarmedVenue(ctx, vc)
+	} else {
+		why = r.unarmed(ctx, d, vc, now)
+	}
+	if why != "" {
 		in.Status, in.Note = IntentRefused, why
 		b.Intents = append(b.Intents, in)
 		return r.cfg.Store.Commit(b)

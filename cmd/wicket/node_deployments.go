@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,6 +171,7 @@ type nodeDeploymentActOptions struct {
 	verb   string
 	stdin  io.Reader // the terminal the operator types the id back at
 	reason string    // stop-deployment: why
+	next   int       // approve-proposal --next: how many orders ahead
 }
 
 // runNodeStopDeployment stops a deployment for good.
@@ -193,7 +195,10 @@ func nodeResumeCommand() *cli.Command {
 }
 
 func nodeApproveProposalCommand() *cli.Command {
-	return operatorDeploymentCommand(deploy.ActApprove, "approve-proposal", "send a propose-mode deployment's waiting order (an operator at an interactive terminal only)", "CLIENT_ORDER_ID")
+	c := operatorDeploymentCommand(deploy.ActApprove, "approve-proposal", "send a propose-mode deployment's waiting order, or with --next N approve its next N orders ahead (an operator at an interactive terminal only)", "CLIENT_ORDER_ID | --next N DEPLOYMENT")
+	c.Flags = append(c.Flags, &cli.IntFlag{Name: "next",
+		Usage: fmt.Sprintf("approve the deployment's next N orders ahead (1 to %d; they lapse at a node restart): give the deployment id instead of a proposal's", deploy.MaxApproveNext)})
+	return c
 }
 
 // operatorDeploymentCommand is resume or approve-proposal: signed with
@@ -215,6 +220,12 @@ func operatorDeploymentCommand(act, name, usage, arg string) *cli.Command {
 				return usagef("node %s takes one %s", name, arg)
 			}
 			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: pos[0], act: act, verb: name, stdin: c.App.Reader}
+			if act == deploy.ActApprove && c.Int("next") != 0 {
+				if n := c.Int("next"); n < 1 || n > deploy.MaxApproveNext || !strings.HasPrefix(pos[0], deploy.IDPrefix) {
+					return usagef("node approve-proposal --next N DEPLOYMENT: N from 1 to %d, and the deployment's id (%s...)", deploy.MaxApproveNext, deploy.IDPrefix)
+				}
+				o.act, o.next = deploy.ActApproveNext, c.Int("next")
+			}
 			return runOperatorDeploymentAct(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -235,12 +246,25 @@ func runOperatorDeploymentAct(ctx context.Context, o nodeDeploymentActOptions, s
 	if err != nil {
 		return err
 	}
+	if o.act == deploy.ActApproveNext {
+		return operatorActFor(ctx, client, key, o.act, o.id, strconv.Itoa(o.next), o.stdin, stdout)
+	}
 	return operatorAct(ctx, client, key, o.act, o.id, 0, o.stdin, stdout)
 }
 
 // operatorAct asks the operator to type name back, then signs act on it
 // with a fresh challenge and sends it.
 func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKey, act, name string, d time.Duration, in io.Reader, out io.Writer) error {
+	var forWhat string
+	if d > 0 {
+		forWhat = d.String()
+	}
+	return operatorActFor(ctx, client, key, act, name, forWhat, in, out)
+}
+
+// operatorActFor is operatorAct with the request's For as the act takes
+// it: a duration (arm), a count (approve-next), or none.
+func operatorActFor(ctx context.Context, client *node.Client, key ed25519.PrivateKey, act, name, forWhat string, in io.Reader, out io.Writer) error {
 	base := "/" + url.PathEscape(name)
 	if act == deploy.ActApprove {
 		base = "/proposals/" + url.PathEscape(name)
@@ -272,7 +296,7 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 		fmt.Fprintf(out, "approved %s: %s %s %s\n", got.ClientOrderID, got.Side, got.Quantity, got.Status)
 		return nil
 	}
-	req, err := signedAct(rctx, client, key, act, name, base, d)
+	req, err := signedAct(rctx, client, key, act, name, base, forWhat)
 	if err != nil {
 		return err
 	}
@@ -282,6 +306,10 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	}
 	if act == deploy.ActArm {
 		fmt.Fprintf(out, "%s is armed until %s (lapses then, and at any node restart)\n", got.ID, got.ArmedUntil.Local().Format(time.RFC1123))
+		return nil
+	}
+	if act == deploy.ActApproveNext {
+		fmt.Fprintf(out, "%s: its next %d orders are approved; each is sent as it is decided (the approval lapses at any node restart)\n", got.ID, got.PreApproved)
 		return nil
 	}
 	fmt.Fprintf(out, "%s is %s\n", got.ID, got.State)
@@ -297,15 +325,12 @@ type deploymentsClient interface {
 // signedAct asks the node for a one-use challenge for act on name (its
 // path under /v1/deployments is base) and signs the act with the operator
 // key, name typed back as the confirmation.
-func signedAct(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, act, name, base string, d time.Duration) (node.ArmRequest, error) {
+func signedAct(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, act, name, base, forWhat string) (node.ArmRequest, error) {
 	var ch deploy.Challenge
 	if err := client.DeploymentsGet(ctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
 		return node.ArmRequest{}, err
 	}
-	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
-	if d > 0 {
-		req.For = d.String()
-	}
+	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge, For: forWhat}
 	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
 	return req, nil
 }
@@ -314,7 +339,7 @@ func signedAct(ctx context.Context, client deploymentsClient, key ed25519.Privat
 // wicket node approve-proposal and wicket approve both come here.
 func approveProposal(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, cid string) (deploy.Intent, error) {
 	base := "/proposals/" + url.PathEscape(cid)
-	req, err := signedAct(ctx, client, key, deploy.ActApprove, cid, base, 0)
+	req, err := signedAct(ctx, client, key, deploy.ActApprove, cid, base, "")
 	if err != nil {
 		return deploy.Intent{}, err
 	}
