@@ -331,3 +331,63 @@ func bracketForward(t *testing.T, n int, name, source string) (*Runner, Deployme
 
 func money(v float64) string { return decimal.NewFromFloat(v).StringFixed(2) }
 func qty6(v float64) string  { return decimal.NewFromFloat(v).StringFixed(6) }
+
+// TestDeployExitsSurviveRestartAndAreRepaired: a bracket's legs rest at
+// the node across a restart of the runner, and a stop-loss that fills
+// after it is booked; a stop-only strategy's stop placed after its entry,
+// canceled at the node by someone else, is placed again at the next bar
+// (a position is not left without its exits), and nothing is sent twice.
+func TestDeployExitsSurviveRestartAndAreRepaired(t *testing.T) {
+	g := newRig(t)
+	d := g.deploy(Spec{Strategy: "flip_bracket.star", Source: flipBracket})
+	bars := path(99.5, 100, 100.5)
+	g.step(d.ID, bars, 1) // up: the bracket goes out and its entry fills
+	dep, _ := g.r.Get(d.ID)
+	if dep.Guard == "" || !dep.Position.IsPositive() {
+		t.Fatalf("after the entry: %+v", dep)
+	}
+	g.restart()
+	g.mkt.set(decimal.NewFromFloat(99)) // through the stop (100.05 × 0.996 ≈ 99.65)
+	g.ns.Tick(t, 1)
+	g.step(d.ID, bars, 2) // up again: the stop filled, so flip enters again with a new bracket
+	var stops, brackets int
+	for _, in := range g.intents(d.ID) {
+		if in.Exit == "stop_loss" && in.Status == IntentFilled {
+			stops++
+		}
+		if in.Type == "bracket" {
+			brackets++
+			if n := g.nodeOrders(in.ClientOrderID); n != 1 {
+				t.Fatalf("bracket %s taken %d times by the node", in.ClientOrderID, n)
+			}
+		}
+	}
+	if stops != 1 || brackets != 2 {
+		t.Fatalf("after the restart: %d stop-losses filled, %d brackets: %+v", stops, brackets, g.intents(d.ID))
+	}
+
+	// A stop-only strategy: its stop follows the entry's fill; canceled
+	// by someone else, it is placed again at the next bar.
+	stopOnly := strings.Replace(flip, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.01}`, 1)
+	d2 := g.deploy(Spec{Strategy: "flip_stop.star", Source: stopOnly})
+	up := path(99.5, 100, 100.5, 101)
+	g.step(d2.ID, up, 1)
+	dep2, _ := g.r.Get(d2.ID)
+	if dep2.Guard == "" || !dep2.Position.IsPositive() {
+		t.Fatalf("stop-only after the entry: %+v %+v", dep2, g.intents(d2.ID))
+	}
+	first := dep2.Guard
+	c := g.ns.Client(node.WithClock(g.clk.Now))
+	if _, err := nodetest.Send(context.Background(), c, command.NewEnvelope(command.Command{Verb: command.CancelOrder, Venue: "paper", ClientOrderID: first}, "someone else"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	g.step(d2.ID, up, 2) // the same long: no order, but the position gets its stop again
+	dep2, _ = g.r.Get(d2.ID)
+	lost, _, _ := g.store.Intent(first)
+	if dep2.Guard == "" || dep2.Guard == first || lost.Status != IntentCanceled {
+		t.Fatalf("the canceled stop: guard %q (was %q), its intent %+v", dep2.Guard, first, lost)
+	}
+	if n := g.nodeOrders(dep2.Guard); n != 1 {
+		t.Fatalf("the new stop was taken %d times", n)
+	}
+}
