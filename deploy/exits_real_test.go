@@ -14,6 +14,7 @@ import (
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
 	"wicket/node/venuerig"
+	"wicket/strategy"
 )
 
 // flipBracket is flip with a stop-loss and a take-profit.
@@ -134,4 +135,38 @@ func TestDeployBracketAtBinance(t *testing.T) {
 		t.Fatalf("%d intents, want the bracket and its two legs: the exit signal after the stop sends nothing", n)
 	}
 	t.Logf("entry %s at %s; stop-loss filled at %s; cash %s", byExit[""].Filled, byExit[""].Price, sl.Price, got.Cash.StringFixed(2))
+}
+
+// TestDeployRefusesExitsAlpacaCryptoCannotCarry: Alpaca takes neither a
+// bracket nor a plain stop on a crypto pair, so a bracketed strategy, and
+// a stop-only one, deployed on its BTC/USD (the fake of its API) are
+// refused at deploy naming the leg, before anything trades.
+func TestDeployRefusesExitsAlpacaCryptoCannotCarry(t *testing.T) {
+	rv := alpacaVenue(t)
+	ns := venuerig.Start(t, []venuerig.Venue{rv.venue}, nodetest.WithVenueTimeout(500*time.Millisecond))
+	c := ns.Client()
+	if _, err := c.Arm(context.Background(), rv.name, time.Hour, rv.name, ns.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	hist := func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
+		b := strategy.Bars{Series: series}
+		for i := range 20 {
+			appendBar(&b, before.Add(time.Duration(i-20)*time.Minute).Unix(), 60000, 60010, 59990, 60000+float64(i%2), 1)
+		}
+		return b, nil
+	}
+	r, err := New(ctxT(t), Config{Project: ns.Config, Store: openStore(t, t.TempDir()), Node: c, Strategies: newPool(t), History: hist,
+		OperatorKey: ns.OperatorKey.Public().(ed25519.PublicKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Strategy: "flip_bracket.star", Source: flipBracket, Series: rv.series, Venue: rv.name, Mode: ModeAuto, Capital: decimal.NewFromInt(1000), Warmup: 10}
+	_, err = r.Create(ctxT(t), spec)
+	wantErr(t, err, "venue al cannot carry strategy flip_bracket.star's stop_loss and take_profit (a bracket) exit", "no bracket on crypto pairs")
+	spec.Strategy, spec.Source = "flip_stop.star", strings.Replace(flip, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.01}`, 1)
+	_, err = r.Create(ctxT(t), spec)
+	wantErr(t, err, "cannot carry strategy flip_stop.star's stop_loss exit as stop")
+	if n := rv.orders(); n != 0 || len(r.List()) != 0 {
+		t.Fatalf("%d orders at the venue, %d deployments", n, len(r.List()))
+	}
 }
