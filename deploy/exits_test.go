@@ -199,8 +199,15 @@ func bracketForward(t *testing.T, n int, name, source string) (*Runner, Deployme
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Start(ctxT(t))
+	// A guard against a hang, long enough for a thousand on_bar steps
+	// under the race detector.
+	run, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r.Start(run)
 	r.Wait()
+	if run.Err() != nil {
+		t.Fatal("the tape did not run to its end before the guard's deadline")
+	}
 
 	s, err := script.Load(ctxT(t), script.Source{Name: name, Text: source}, script.Options{Memo: ta.NewMemo(0)})
 	if err != nil {
