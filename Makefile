@@ -5,13 +5,15 @@ GO          ?= go
 BIN         := $(CURDIR)/bin
 STATICCHECK := $(BIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
+# testrun runs go test and prints what it prints, then the slowest 10 tests of the run.
+TESTRUN     := $(BIN)/testrun
 # Per-test-binary timeout; the whole suite must stay well inside 15 minutes on 2 cores.
 TEST_TIMEOUT ?= 12m
 
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: release-snapshot all build test fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance bench docs demo clean talib-fixtures
+.PHONY: release-snapshot all build test test-short fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance bench docs demo clean talib-fixtures
 
 # The official MCP conformance suite, pinned with its whole dependency tree in
 # testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
@@ -30,12 +32,19 @@ build:
 
 test: fmt-check vet staticcheck tidy-check subject-check cross unit conformance
 
-# cross builds every package (not tests) for each of $(CROSS).
+# The inner loop of development: formatting, vet and every test in -short mode without the race
+# detector, cross checks, staticcheck or the conformance suite (aim: under 3 minutes on 2 cores).
+test-short: fmt-check vet $(TESTRUN)
+	GO=$(GO) $(TESTRUN) -short -timeout $(TEST_TIMEOUT) ./...
+
+# cross type-checks every package, tests included, for each of $(CROSS) from source
+# (internal/crosscheck): what a cross build would refuse, without compiling the dependency graph
+# once per target.
 cross:
-	@for t in $(CROSS); do \
-		echo "go build ./... for $$t"; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./... || exit 1; \
-	done
+	$(GO) run ./internal/crosscheck $(CROSS)
+
+$(TESTRUN): internal/testrun/main.go
+	$(GO) build -o $@ ./internal/testrun
 
 # Commit subjects are at most 72 characters (the why goes in the body), checked for every commit
 # after SUBJECTS_SINCE, the last one made before the rule; `make hooks` checks each new commit too.
@@ -66,8 +75,8 @@ tidy-check:
 # tests start such programs thousands of times (the scripts' wicket, strategy workers), and without
 # the sleep cmd/wicket's tests take 205 s instead of 371 s. Races are still reported when they happen.
 UNIT_GORACE ?= atexit_sleep_ms=0
-unit: chromium
-	GORACE="$(UNIT_GORACE) $(GORACE)" $(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+unit: chromium $(TESTRUN)
+	GORACE="$(UNIT_GORACE) $(GORACE)" GO=$(GO) $(TESTRUN) -race -timeout $(TEST_TIMEOUT) ./...
 
 # Headless Chromium for strategy/tearsheet's browser test: the Debian package, installed with apt-get
 # only when neither chromium nor chromium-browser is on PATH and this runs as root with apt (bounded

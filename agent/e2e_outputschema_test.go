@@ -70,6 +70,7 @@ func TestOutputSchemasValidate(t *testing.T) {
 		{"research_history", `{"limit":3}`},
 		{"research_history", `{"kind":"sweep","full":true}`},
 		{"node_snapshot", `{}`},
+		{"risk_status", `{}`},
 		{"submit_order", `{` + order + `}`},
 		{"cancel_order", `{"venue":"paper","client_order_id":"schema-1"}`},
 		{"modify", `{"venue":"paper","client_order_id":"schema-1","quantity":"0.2"}`},

@@ -47,12 +47,16 @@ type HTTPOptions struct {
 	// HeaderTimeout bounds reading a request's headers and BodyTimeout its
 	// body (default 10 s each: a client that sends its headers and stalls
 	// its body is cut off then); IdleTimeout closes a kept-alive
-	// connection nobody uses (default 2 min); MaxConnsPerAddr bounds the
-	// open connections from one remote address (default 64).
-	HeaderTimeout   time.Duration
-	BodyTimeout     time.Duration
-	IdleTimeout     time.Duration
-	MaxConnsPerAddr int
+	// connection nobody uses (default 2 min). MaxUnauthConns bounds the
+	// connections that have not yet carried an authenticated request, all
+	// addresses together (default 256; the oldest is closed to make room
+	// for a new one); MaxConnsPerCaller bounds one caller's authenticated
+	// connections (default 64). See http_conns.go.
+	HeaderTimeout     time.Duration
+	BodyTimeout       time.Duration
+	IdleTimeout       time.Duration
+	MaxUnauthConns    int
+	MaxConnsPerCaller int
 }
 
 // HTTPServer serves MCP over Streamable HTTP at /mcp (mcp-go's transport).
@@ -141,9 +145,13 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	if h.IdleTimeout <= 0 {
 		h.IdleTimeout = 2 * time.Minute
 	}
-	if h.MaxConnsPerAddr <= 0 {
-		h.MaxConnsPerAddr = 64
+	if h.MaxUnauthConns <= 0 {
+		h.MaxUnauthConns = 256
 	}
+	if h.MaxConnsPerCaller <= 0 {
+		h.MaxConnsPerCaller = 64
+	}
+	opts.owners = newOrderOwners() // owners.go: a caller writes only its own orders
 	return &HTTPServer{
 		opts: opts, b: b, h: h,
 		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -168,6 +176,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.h.OAuth.serveMetadata(w, r)
+		return
+	}
+	if h.serveBuiltin(w, r) { // [agent.oauth] issuer = "builtin"
 		return
 	}
 	if r.URL.Path == ServerCardPath {
@@ -196,6 +207,11 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	caller, ok := h.authenticate(w, r)
 	if !ok {
+		return
+	}
+	if why := admit(r.Context(), caller.owner()); why != "" { // http_conns.go
+		closeAfter(w)
+		httpError(w, http.StatusServiceUnavailable, why)
 		return
 	}
 	h.mu.Lock()
@@ -439,6 +455,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		return
 	}
 	if modern != "" {
+		body = withModernMeta(body, &m, modern) // http_notify.go: the SDK's notifications/cancelled
 		st, ok := h.callerState(w, caller)
 		if !ok {
 			return
@@ -823,8 +840,8 @@ func closeAfter(w http.ResponseWriter) {
 }
 
 // Server is the http.Server for h at MCPPath, with its header, body and
-// idle bounds. Serve it on Listener(ln), which bounds the connections per
-// remote address.
+// idle bounds. Serve it on Listener(ln), which bounds the connections
+// (http_conns.go).
 func (h *HTTPServer) Server() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h)
@@ -832,6 +849,9 @@ func (h *HTTPServer) Server() *http.Server {
 	if h.h.OAuth != nil {
 		mux.Handle(PRMPath, h)
 		mux.Handle(PRMPath+MCPPath, h)
+	}
+	for _, p := range h.h.OAuth.builtinPaths() {
+		mux.Handle(p, h)
 	}
 	// ReadTimeout stays unset: it would also end an open GET stream and a
 	// long call; ServeHTTP bounds each body instead. IdleTimeout closes a
@@ -841,85 +861,7 @@ func (h *HTTPServer) Server() *http.Server {
 		Handler:           mux,
 		ReadHeaderTimeout: h.h.HeaderTimeout,
 		IdleTimeout:       h.h.IdleTimeout,
+		ConnContext:       withGatedConn, // http_conns.go: whose connection a request came on
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
-}
-
-// Listener bounds the open connections from one remote address to
-// MaxConnsPerAddr: a connection over the bound is answered 503 (in plain
-// HTTP; over TLS, tls true, it is closed) and closed at once, so one
-// client cannot hold every file descriptor of the process.
-func (h *HTTPServer) Listener(ln net.Listener, tls bool) net.Listener {
-	return &addrLimit{Listener: ln, max: h.h.MaxConnsPerAddr, tls: tls, log: h.log, open: map[string]int{}}
-}
-
-type addrLimit struct {
-	net.Listener
-	max int
-	tls bool
-	log *slog.Logger
-
-	mu     sync.Mutex
-	open   map[string]int
-	warned time.Time // the last refusal logged (at most one a minute)
-}
-
-func (l *addrLimit) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		addr := hostOnly(c.RemoteAddr().String())
-		l.mu.Lock()
-		over := l.open[addr] >= l.max
-		if !over {
-			l.open[addr]++
-		}
-		warn := over && time.Since(l.warned) >= time.Minute
-		if warn {
-			l.warned = time.Now()
-		}
-		l.mu.Unlock()
-		if !over {
-			return &limitedConn{Conn: c, l: l, addr: addr}, nil
-		}
-		if warn {
-			l.log.Warn("refusing connections over the per-address bound", "remote", addr, "bound", l.max)
-		}
-		l.refuse(c)
-	}
-}
-
-// refuse answers a connection over the bound and closes it.
-func (l *addrLimit) refuse(c net.Conn) {
-	if !l.tls {
-		body := rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
-			fmt.Sprintf("too many connections from %s (at most %d at once): reuse a connection (keep-alive) or close idle ones, then retry", hostOnly(c.RemoteAddr().String()), l.max))
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-	}
-	_ = c.Close()
-}
-
-func (l *addrLimit) release(addr string) {
-	l.mu.Lock()
-	if l.open[addr]--; l.open[addr] <= 0 {
-		delete(l.open, addr)
-	}
-	l.mu.Unlock()
-}
-
-// limitedConn gives its place back once, when it closes.
-type limitedConn struct {
-	net.Conn
-	l    *addrLimit
-	addr string
-	once sync.Once
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() { c.l.release(c.addr) })
-	return err
 }

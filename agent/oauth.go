@@ -14,6 +14,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"wicket/agent/authserver"
 	"wicket/internal/project"
 )
 
@@ -32,7 +33,10 @@ type OAuth struct {
 	audience string
 	metadata string // the PRM URL named in WWW-Authenticate
 	verify   *oidc.IDTokenVerifier
+	keys     *jwksKeys    // the issuer's keys verify checks against
 	grants   []oauthGrant // most tools served first
+
+	builtin *authserver.Server // issuer = "builtin" (oauth_builtin.go)
 }
 
 // oauthGrant is what one scope grants.
@@ -47,6 +51,8 @@ type oauthGrant struct {
 type OAuthOptions struct {
 	Client *http.Client
 	Now    func() time.Time
+	// Project holds the built-in issuer's keys, grants and operator.pub.
+	Project *project.Project
 }
 
 // NewOAuth builds the resource server for cfg (already validated by
@@ -80,16 +86,22 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 			a.grants[j], a.grants[j-1] = a.grants[j-1], a.grants[j]
 		}
 	}
+	if cfg.Issuer == project.IssuerBuiltin {
+		if err := a.startBuiltin(cfg, o); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	jwks := cfg.JWKSURL
 	if jwks == "" {
 		if jwks, err = discoverJWKS(ctx, o.Client, cfg.Issuer); err != nil {
 			return nil, err
 		}
 	}
-	// The key set lives as long as the server; it refetches the JWKS when
-	// a token names a key it does not know (key rotation).
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.WithoutCancel(ctx), o.Client), jwks)
-	a.verify = oidc.NewVerifier(cfg.Issuer, keys, &oidc.Config{ClientID: cfg.Audience, Now: o.Now,
+	// The key set is fetched again on its cache lifetime (at most 10
+	// minutes) and when a token names a key it does not hold (jwks.go).
+	a.keys = newJWKSKeys(jwks, o.Client, o.Now)
+	a.verify = oidc.NewVerifier(cfg.Issuer, a.keys, &oidc.Config{ClientID: cfg.Audience, Now: o.Now,
 		SupportedSigningAlgs: []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}})
 	return a, nil
 }
@@ -211,6 +223,8 @@ func (a *OAuth) why(err error) string {
 		return "the token was not issued by " + a.issuer
 	case strings.Contains(msg, "nbf"):
 		return "the token is not valid yet (nbf)"
+	case strings.Contains(msg, "revoked"):
+		return "the token's grant was revoked: authorize again"
 	case strings.Contains(msg, "signature"):
 		return "the token's signature does not verify against the issuer's keys"
 	case strings.Contains(msg, "malformed") || strings.Contains(msg, "jwt"):

@@ -124,6 +124,7 @@ type nodeWatch struct {
 	cancel     context.CancelFunc
 	reachable  *bool
 	lastKey    string
+	risk       riskSeen // the kill and the dead man's switch last seen (tools_risk.go)
 }
 
 func newNodeWatch(s *Server) *nodeWatch { return &nodeWatch{s: s} }
@@ -202,6 +203,7 @@ func (w *nodeWatch) poll(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	w.risk.notice(w.s, snap)
 	key := string(snap.TradingState)
 	if n := len(snap.Events); n > 0 {
 		key += fmt.Sprintf("/%d", snap.Events[n-1].Seq)

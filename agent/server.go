@@ -50,6 +50,9 @@ type Options struct {
 	// Caller names the HTTP caller whose session this is; traced on
 	// every entry and shown in wicket://session. Empty over stdio.
 	Caller string
+	// owners, set by NewHTTP, are the orders each caller placed, shared by
+	// its sessions (owners.go); nil over stdio (one caller).
+	owners *orderOwners
 	// Transport is what wicket://session reports: "stdio" (the default)
 	// or "streamable HTTP at ADDR".
 	Transport string
@@ -375,6 +378,8 @@ func New(opts Options, b Backends) (*Server, error) {
 		loop:     newWriteLoop(opts.Loop, opts.Now),
 		runs:     newRunStore(),
 		sheets:   newSheetStore(),
+		owners:   opts.owners,
+		caller:   opts.Caller,
 	}
 	s, err := newServer(newRegistry(tb.specs()...), opts, tb)
 	if err != nil {

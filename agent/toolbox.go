@@ -63,6 +63,11 @@ type toolbox struct {
 
 	// sheets keeps the tear sheets of ui://wicket/report/{run} (report.go).
 	sheets *sheetStore
+
+	// owners are the orders each caller placed, shared by the sessions of
+	// one HTTP server (owners.go); caller is this session's.
+	owners *orderOwners
+	caller string
 }
 
 // productionTools is the cache of the registry New builds.
@@ -97,6 +102,7 @@ func (tb *toolbox) specs() []*toolSpec {
 	all = append(all, tb.researchTools()...)
 	all = append(all, tb.historyTools()...)
 	all = append(all, tb.nodeTools()...)
+	all = append(all, tb.riskTools()...) // tools_risk.go
 	all = append(all, tb.writeTools()...)
 	all = append(all, tb.deployTools()...)
 	return all

@@ -106,6 +106,7 @@ func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *resul
 	if err != nil {
 		return failErr(err)
 	}
+	cmd.Symbol = tb.guard.Listed(cmd.Venue, cmd.Symbol) // BTCUSDT names a venue's listed BTC-USD, in preview and confirm alike
 	var reason string
 	if raw, ok := extra["reason"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &reason); err != nil {
@@ -115,6 +116,9 @@ func (tb *toolbox) write(ctx context.Context, verb command.Verb, c *call) *resul
 	var loose map[string]any
 	_ = json.Unmarshal(c.raw, &loose)
 	tok, confirmed := gate.Confirmation(loose)
+	if why := tb.foreignOrder(ctx, cmd); why != "" { // owners.go: another caller's order
+		return refuse(why)
+	}
 	if !confirmed {
 		return tb.preview(ctx, tool, cmd, reason, tok) // node.NewPreview sanitizes it, once
 	}
@@ -196,6 +200,7 @@ func (tb *toolbox) confirm(ctx context.Context, tool string, cmd command.Command
 // node's reason) or pending (with what to do: never resend).
 func (tb *toolbox) send(ctx context.Context, tool string, p node.Preview, tok string) *result {
 	r := node.Send(ctx, tb.Node, p, node.TicketWait)
+	tb.recordPlaced(p, r) // owners.go
 	if r.Status == node.SendFailed {
 		f := fail("%s", r.Advice)
 		f.token, f.clientOrderID = tok, p.Command.ClientOrderID

@@ -277,11 +277,11 @@ func (r *Runner) settleGuard(ctx context.Context, d *Deployment) ([]Intent, bool
 	return changed, working
 }
 
-// book books a fill of signed quantity dq at value dv (quantity × price)
+// bookEntry books a fill of signed quantity dq at value dv (quantity × price)
 // into d's open position's entry, as the backtest keeps its round trip:
 // increases add to the entry, a reduction leaves it, a reversal starts a
 // new one with what is left.
-func book(d *Deployment, prev, dq, dv decimal.Decimal) {
+func bookEntry(d *Deployment, prev, dq, dv decimal.Decimal) {
 	pos := prev.Add(dq)
 	switch {
 	case pos.IsZero():

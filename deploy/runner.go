@@ -336,9 +336,17 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	if !ok {
 		return nil, errorf(KindBadRequest, "no venue %q on this node: use one of %s (wicket.toml [[venues]])", short(spec.Venue), strings.Join(r.venueNames(), ", "))
 	}
+	if canon, err := vc.Instruments().Canonical(sym); err == nil {
+		sym = canon // the series as wicket writes it: BTCUSDT@1m on a binance venue is BTC-USD@1m, the series data fetch fills
+	}
+	orderSym := sym // the series' symbol as the venue lists it: BTC-USD or BTCUSDT names a listed BTCUSDT or BTC-USD
 	if len(vc.Symbols) > 0 && !contains(vc.Symbols, sym) {
-		return nil, errorf(KindBadRequest, "series %s is unknown to venue %s, which trades %s: pick one of those symbols, or add %s to the venue's symbols in wicket.toml",
-			spec.Series, vc.Name, strings.Join(vc.Symbols, ", "), sym)
+		listed, ok := vc.Resolve(sym)
+		if !ok {
+			return nil, errorf(KindBadRequest, "series %s is unknown to venue %s, which trades %s: pick one of those symbols, or add %s to the venue's symbols in wicket.toml",
+				spec.Series, vc.Name, strings.Join(vc.Symbols, ", "), sym)
+		}
+		orderSym = listed
 	}
 	mode, err := validMode(spec.Mode)
 	if err != nil {
@@ -420,7 +428,7 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 		params = nil
 	}
 	d := &Deployment{ID: IDPrefix + r.cfg.NewID(), Strategy: spec.Strategy, StrategyHash: hex.EncodeToString(sum[:]), Source: spec.Source,
-		Params: params, Series: sym + "@" + string(g), Symbol: sym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
+		Params: params, Series: sym + "@" + string(g), Symbol: orderSym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
 		Approval: approval, CreatedBy: spec.CreatedBy,
 		Warmup: warm, Style: string(rep.Style), State: StateRunning, Created: now, Updated: now,
 		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}

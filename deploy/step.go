@@ -12,6 +12,7 @@ import (
 	"wicket/node/command"
 	"wicket/strategy"
 	"wicket/strategy/backtest"
+	"wicket/strategy/book"
 )
 
 // maxMissedRows bounds the missed bars recorded one by one after a gap;
@@ -133,7 +134,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		}
 		return r.protect(ctx, d, vc, bar.Time)
 	}
-	if m := d.Allowance.MaxOrdersPerDay; m > 0 && d.OrdersToday >= m {
+	if !book.MayOrder(d.Allowance.MaxOrdersPerDay, d.OrdersToday) {
 		r.pause(d, fmt.Sprintf("%s: %d orders sent in the UTC day %s already, the allowance's limit; the order for target %v at %s was not sent",
 			backtest.AllowMaxOrdersPerDay, d.OrdersToday, d.Day, dec.Target, bar.Time.Format(time.RFC3339)), now)
 		return r.cfg.Store.Commit(b)
@@ -217,46 +218,20 @@ func (r *Runner) resend(ctx context.Context, l *live, bar Bar) error {
 }
 
 // size is the signed quantity that takes d from its position to target
-// (a fraction of its equity) at price px, as the backtest sizes it: the
-// target position costs (1+slippage)(1+fee) per unit of price. The
-// allowance's sizing limits clip as the backtest's do (allowance.go): the
-// position is held within the capital and max_position_notional — a
-// position price drift took above that is not added to, and may always be
-// reduced — and the order within max_order_notional (the rest of the
-// target is not traded); the quantity is cut toward zero to the venue's
-// step (a real venue's instrument) or decimals.
+// (a fraction of its equity) at price px by the one book's rules
+// (strategy/book), the backtest's: the target position costs
+// (1+slippage)(1+fee) per unit of price, and the allowance's sizing
+// limits clip it (the position within the capital and
+// max_position_notional, not added to when drift took it above and
+// always reducible; the order within max_order_notional). The quantity is
+// then cut toward zero to the venue's step (a real venue's instrument) or
+// decimals.
 func (r *Runner) size(d *Deployment, vc project.Venue, target float64, px, step decimal.Decimal) decimal.Decimal {
-	one := decimal.NewFromInt(1)
-	sizing := one.Add(decimal.NewFromFloat(vc.SlippageBps).Shift(-4)).Mul(one.Add(decimal.NewFromFloat(vc.FeeBps).Shift(-4)))
+	sizing := book.Sizing(decimal.NewFromInt(1), decimal.NewFromFloat(vc.SlippageBps).Shift(-4), decimal.NewFromFloat(vc.FeeBps).Shift(-4))
 	eq := d.Cash.Add(d.Position.Mul(px))
-	np := decimal.NewFromFloat(target).Mul(eq).DivRound(px.Mul(sizing), 16)
-	pos := d.Position
-	limit := d.Capital
-	if m := d.Allowance.MaxPositionNotional; m != nil && m.LessThan(limit) {
-		limit = *m
-	}
-	if np.Abs().Mul(px).GreaterThan(limit) {
-		same := np.Sign()*pos.Sign() > 0
-		switch {
-		case same && np.Abs().LessThanOrEqual(pos.Abs()): // a reduction
-		case same && pos.Abs().Mul(px).GreaterThan(limit): // drifted above: no more
-			np = pos
-		default:
-			q := limit.DivRound(px, 16)
-			if np.IsNegative() {
-				q = q.Neg()
-			}
-			np = q
-		}
-	}
-	dq := np.Sub(pos)
-	if m := d.Allowance.MaxOrderNotional; m != nil && dq.Abs().Mul(px).GreaterThan(*m) {
-		q := m.DivRound(px, 16)
-		if dq.IsNegative() {
-			q = q.Neg()
-		}
-		dq = q
-	}
+	dq := book.Target(decimal.NewFromFloat(target), eq, px, sizing, d.Position)
+	limits := d.Allowance.Caps(d.Capital).Decimal()
+	dq = limits.Clip(px, d.Position, dq)
 	if step.IsPositive() {
 		return dq.Div(step).Truncate(0).Mul(step)
 	}
@@ -310,6 +285,9 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 		// lags): the order would be rejected no_mark. It is not sent, and
 		// the bar is never traded late.
 		in.Status, in.Note, in.Updated = IntentRefused, "not sent: the venue has no fresh mark to fill it at ("+why+"); the bar is not traded late", r.cfg.Now().UTC()
+		if in.Exit == "" && d.OrdersToday > 0 {
+			d.OrdersToday-- // counted when journaled; never sent
+		}
 		r.log.Warn("deployment order not sent: no mark", "deployment", d.ID, "client_order_id", in.ClientOrderID, "why", why)
 		return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
 	}
@@ -328,8 +306,11 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 		in.Status, in.Note = IntentPending, res.Advice
 	}
 	in.Updated = now
-	if in.Status != IntentRejected && in.Exit == "" {
+	switch {
+	case in.Status != IntentRejected && in.Exit == "":
 		d.Target, d.NoTarget = in.Target, in.Qty
+	case in.Status == IntentRejected && in.Exit == "" && d.OrdersToday > 0:
+		d.OrdersToday-- // counted when journaled; a rejected order is not (nor in a backtest)
 	}
 	if in.Status != IntentRejected && (in.Exit != "" || command.OrderType(in.Type) == command.Bracket) {
 		d.Guard = in.ClientOrderID // its legs protect the position from now on
@@ -455,7 +436,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		if in.Side == string(command.Sell) {
 			signed = dq.Neg()
 		}
-		book(d, d.Position, signed, dv)
+		bookEntry(d, d.Position, signed, dv)
 		d.Position = d.Position.Add(signed)
 		if in.Side == string(command.Sell) {
 			d.Cash = d.Cash.Add(dv)
@@ -530,28 +511,26 @@ func (r *Runner) mark(d *Deployment, px decimal.Decimal, bar time.Time) {
 	}
 }
 
-// breakers checks the daily loss and drawdown limits as the backtest does
-// and pauses d when one tripped; it reports whether d is paused.
+// breakers checks the daily loss and drawdown limits by the one book's
+// rule (strategy/book), the backtest's, and pauses d when one tripped; it
+// reports whether d is paused.
 func (r *Runner) breakers(d *Deployment, now time.Time) bool {
 	if d.State != StateRunning {
 		return d.State == StatePaused
 	}
 	a := d.Allowance
-	if m := a.MaxDailyLoss; m != nil {
-		if loss := d.DayStart.Sub(d.Equity); loss.GreaterThan(*m) {
-			r.pause(d, fmt.Sprintf("%s: equity %s is %s below the UTC day's opening equity %s, more than the allowance's %s",
-				backtest.AllowMaxDailyLoss, d.Equity.StringFixed(2), loss.StringFixed(2), d.DayStart.StringFixed(2), m), now)
-			return true
-		}
-	}
-	if m := a.MaxDrawdownPct; m != nil && d.Peak.IsPositive() {
-		floor := d.Peak.Mul(decimal.NewFromInt(1).Sub(m.Shift(-2)))
-		if d.Equity.LessThan(floor) {
-			dd := d.Peak.Sub(d.Equity).Div(d.Peak).Shift(2)
-			r.pause(d, fmt.Sprintf("%s: equity %s is %s%% below its peak %s, more than the allowance's %s%%",
-				backtest.AllowMaxDrawdownPct, d.Equity.StringFixed(2), dd.StringFixed(2), d.Peak.StringFixed(2), m), now)
-			return true
-		}
+	limits := a.Caps(d.Capital).Decimal()
+	day := book.Day[decimal.Decimal]{Start: d.DayStart, Last: d.Equity, Peak: d.Peak}
+	switch limits.Breached(&day, d.Equity) {
+	case book.DailyLoss:
+		r.pause(d, fmt.Sprintf("%s: equity %s is %s below the UTC day's opening equity %s, more than the allowance's %s",
+			backtest.AllowMaxDailyLoss, d.Equity.StringFixed(2), d.DayStart.Sub(d.Equity).StringFixed(2), d.DayStart.StringFixed(2), a.MaxDailyLoss), now)
+		return true
+	case book.Drawdown:
+		dd := d.Peak.Sub(d.Equity).Div(d.Peak).Shift(2)
+		r.pause(d, fmt.Sprintf("%s: equity %s is %s%% below its peak %s, more than the allowance's %s%%",
+			backtest.AllowMaxDrawdownPct, d.Equity.StringFixed(2), dd.StringFixed(2), d.Peak.StringFixed(2), a.MaxDrawdownPct), now)
+		return true
 	}
 	return false
 }

@@ -69,6 +69,9 @@ type OrderRequest struct {
 	// StopPrice is a stop's or stop_limit's trigger; TrailAmount or
 	// TrailPercent a trailing stop's distance from the best price.
 	StopPrice, TrailAmount, TrailPercent decimal.Decimal
+	// ReduceOnly: the order only closes (flatten, market_exit); a venue
+	// that can (binance-futures) sends it reduce-only.
+	ReduceOnly bool
 }
 
 // Replacement is what a modify changes in a resting order at a real
@@ -128,6 +131,24 @@ type VenuePosition struct {
 	Symbol       string
 	Quantity     decimal.Decimal // signed
 	AveragePrice decimal.Decimal
+	// A margined venue (binance-futures) states the rest as it keeps it:
+	// mark, unrealised P&L, leverage, margin type and margin, liquidation
+	// price. Closed, on a zero quantity, says why the venue closed the
+	// position (a liquidation).
+	Mark, UnrealizedPnL, Margin, LiquidationPrice decimal.Decimal
+	Leverage                                      int
+	MarginType                                    string
+	Closed                                        string
+}
+
+// Funding is one funding payment a venue booked to the account (a
+// perpetual's settlement): Amount is signed, received positive, paid
+// negative; ID is the venue's own id for it (unique per account).
+type Funding struct {
+	ID     string
+	Symbol string
+	Amount decimal.Decimal
+	Time   time.Time
 }
 
 // Account is a real venue's account state.
@@ -137,6 +158,9 @@ type Account struct {
 	Cash        decimal.Decimal
 	BuyingPower decimal.Decimal
 	Positions   []VenuePosition
+	// Margined says positions are margined contracts (futures): equity is
+	// cash plus their unrealised P&L, not their market value.
+	Margined bool
 }
 
 // VenueUpdate is one message from a venue's order stream: an order's new

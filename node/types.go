@@ -1,10 +1,13 @@
 package node
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/project"
 	"wicket/node/command"
 	"wicket/node/guardrail"
 )
@@ -68,6 +71,11 @@ type Order struct {
 	Updated      time.Time           `json:"updated"`
 	Note         string              `json:"note,omitempty"`           // why it was canceled, or who placed it
 	VenueOrderID string              `json:"venue_order_id,omitempty"` // the real venue's own id
+	// ReduceOnly marks an order that only closes (flatten, market_exit):
+	// a venue that can is told so, and refuses it if it would open or
+	// grow a position. It is a flag of the send, not journaled: an order
+	// is sent once, and a restarted node only looks it up.
+	ReduceOnly bool `json:"-"`
 }
 
 // Remaining is the quantity still to fill.
@@ -88,6 +96,14 @@ type Position struct {
 	// canceled or rejected, a leg lost at restart).
 	Unprotected       bool   `json:"unprotected,omitempty"`
 	UnprotectedReason string `json:"unprotected_reason,omitempty"`
+	// A margined venue's position (binance-futures) as the venue keeps it:
+	// leverage, margin type and margin, liquidation price. Closed, on a
+	// zero quantity, says why the venue closed it (a liquidation).
+	Leverage         int             `json:"leverage,omitempty"`
+	MarginType       string          `json:"margin_type,omitempty"`
+	Margin           decimal.Decimal `json:"margin,omitzero"`
+	LiquidationPrice decimal.Decimal `json:"liquidation_price,omitzero"`
+	Closed           string          `json:"closed,omitempty"`
 }
 
 // Group is one compound order's legs, as a snapshot lists it.
@@ -125,7 +141,7 @@ const (
 // Venue is one venue's state in a snapshot.
 type Venue struct {
 	Name        string    `json:"name"`
-	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance"
+	Kind        string    `json:"kind"`        // "paper", "alpaca", "binance", "binance-futures"
 	Environment string    `json:"environment"` // "paper", "testnet" or "live" (real money)
 	Armed       bool      `json:"armed"`       // paper venues are always armed
 	ArmedUntil  time.Time `json:"armed_until,omitzero"`
@@ -146,6 +162,7 @@ type Venue struct {
 	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
 	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
 	Fees             decimal.Decimal            `json:"fees"`
+	Funding          decimal.Decimal            `json:"funding,omitzero"` // funding booked from the venue (received positive)
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
@@ -154,6 +171,33 @@ type Venue struct {
 	// node: shown, never touched unless an operator names them.
 	ExternalOrders []Order                         `json:"external_orders,omitempty"`
 	Instruments    map[string]guardrail.Instrument `json:"instruments,omitempty"` // real venues: the venue's rules
+	// Spellings, for each listed symbol the venue spells another way, are
+	// both: wicket's (BTC-USD) and the venue's own (BTCUSDT). A command
+	// may name either; the node works in the listed one.
+	Spellings map[string]project.Spelling `json:"spellings,omitempty"`
+}
+
+// Listed is the venue's listed symbol that sym spells (BTCUSDT or
+// BTC-USD for a listed BTC-USD at binance), else sym as it is.
+func (v *Venue) Listed(sym string) string {
+	if slices.Contains(v.Symbols, sym) {
+		return sym
+	}
+	for listed, sp := range v.Spellings {
+		if strings.EqualFold(sym, sp.Canonical) || strings.EqualFold(sym, sp.Venue) {
+			return listed
+		}
+	}
+	return sym
+}
+
+// Both is sym as wicket writes it with the venue's own spelling after it
+// when that differs: "BTC-USD (BTCUSDT)"; sym itself otherwise.
+func (v *Venue) Both(sym string) string {
+	if sp, ok := v.Spellings[v.Listed(sym)]; ok {
+		return sp.Canonical + " (" + sp.Venue + ")"
+	}
+	return sym
 }
 
 // EventKind names a state change.
@@ -181,6 +225,10 @@ const (
 	// (Cash: the equity the breakers measure from again).
 	EventBreaker        EventKind = "venue_breaker"
 	EventBreakerCleared EventKind = "venue_breaker_cleared"
+	// EventFunding: a funding payment the venue booked (Symbol; Cash: the
+	// signed amount, received positive; VenueOrderID: the venue's id for
+	// it, so it is booked once; Time: when the venue booked it).
+	EventFunding EventKind = "funding"
 )
 
 // Event is one state change: the node's journal is a sequence of them, and a
@@ -215,6 +263,9 @@ type Event struct {
 type Snapshot struct {
 	Time         time.Time            `json:"time"`
 	TradingState command.TradingState `json:"trading_state"`
+	Kill         *KillState           `json:"kill,omitempty"`        // the operator's kill switch (risk.go)
+	Heartbeat    *HeartbeatState      `json:"heartbeat,omitempty"`   // the dead man's switch, when configured
+	StreamLoss   []string             `json:"stream_loss,omitempty"` // [risk] stream_loss tripped, per venue (risk.go)
 	Venues       []Venue              `json:"venues"`
 	Events       []Event              `json:"events"`
 }
@@ -222,10 +273,11 @@ type Snapshot struct {
 var _ guardrail.View = (*Snapshot)(nil)
 var _ guardrail.InstrumentView = (*Snapshot)(nil)
 
-// Instrument is a real venue's rules for symbol (guardrail.InstrumentView).
+// Instrument is a real venue's rules for symbol, in either spelling
+// (guardrail.InstrumentView).
 func (s *Snapshot) Instrument(venue, symbol string) (guardrail.Instrument, bool) {
 	if v := s.venue(venue); v != nil {
-		in, ok := v.Instruments[symbol]
+		in, ok := v.Instruments[v.Listed(symbol)]
 		return in, ok
 	}
 	return guardrail.Instrument{}, false
@@ -240,18 +292,21 @@ func (s *Snapshot) venue(name string) *Venue {
 	return nil
 }
 
-// Mark is the last mark of symbol on venue (guardrail.View).
+// Mark is the last mark of symbol, in either spelling, on venue
+// (guardrail.View).
 func (s *Snapshot) Mark(venue, symbol string) (decimal.Decimal, bool) {
 	if v := s.venue(venue); v != nil {
-		m, ok := v.Marks[symbol]
+		m, ok := v.Marks[v.Listed(symbol)]
 		return m, ok
 	}
 	return decimal.Decimal{}, false
 }
 
-// Position is the signed quantity of symbol held on venue (guardrail.View).
+// Position is the signed quantity of symbol, in either spelling, held on
+// venue (guardrail.View).
 func (s *Snapshot) Position(venue, symbol string) decimal.Decimal {
 	if v := s.venue(venue); v != nil {
+		symbol = v.Listed(symbol)
 		for _, p := range v.Positions {
 			if p.Symbol == symbol {
 				return p.Quantity
@@ -361,6 +416,8 @@ const (
 	// A venue's breaker moved it to reduce_only, or an operator cleared it.
 	ArmingBreaker      ArmingAction = "breaker"
 	ArmingBreakerClear ArmingAction = "breaker_clear"
+	// The node pinned its operator key, or an operator rotated it.
+	ArmingOperatorKey ArmingAction = "operator_key"
 )
 
 // ArmingChange is an arming entry of the audit trail: which venue, in

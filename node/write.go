@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"wicket/internal/project"
 	"wicket/node/command"
 	"wicket/node/guardrail"
 )
@@ -52,6 +53,9 @@ type PreviewVenue struct {
 	Armed       bool      `json:"armed"`
 	ArmedUntil  time.Time `json:"armed_until,omitzero"`
 	MarkSource  string    `json:"mark_source,omitempty"`
+	// Spellings are the venue's (Venue.Spellings): a symbol it spells
+	// its own way, with both spellings.
+	Spellings map[string]project.Spelling `json:"spellings,omitempty"`
 }
 
 // Attention is the line a preview leads with when the command touches a
@@ -72,10 +76,12 @@ func (p Preview) Attention() string {
 }
 
 // NewPreview resolves cmd (a submit_order without a client order id gets
-// "wk-" + newID()), runs the client-side guardrail over a fresh snapshot
-// of its venue and asks the node for a dry run. It never sends the command;
+// "wk-" + newID(); a symbol in the venue's own spelling becomes the venue's
+// listed one, Guardrail.Listed), runs the client-side guardrail over a
+// fresh snapshot of its venue and asks the node for a dry run. It never sends the command;
 // a node that cannot be read or asked is noted, not an error.
 func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd command.Command, reason string, newID func() string) Preview {
+	cmd.Symbol = g.Listed(cmd.Venue, cmd.Symbol) // the venue's own spelling (BTCUSDT) names its listed BTC-USD
 	resolved := cmd.Resolve(newID)
 	p := Preview{Command: resolved, Reason: command.SanitizeReason(reason)}
 	var view guardrail.View
@@ -86,7 +92,7 @@ func NewPreview(ctx context.Context, conn Conn, g *guardrail.Guardrail, cmd comm
 		for _, v := range snap.Venues {
 			if resolved.Venue == "" || v.Name == resolved.Venue {
 				p.Venues = append(p.Venues, PreviewVenue{Name: v.Name, Kind: v.Kind, Environment: v.Environment,
-					Armed: v.Armed, ArmedUntil: v.ArmedUntil, MarkSource: v.MarkSource})
+					Armed: v.Armed, ArmedUntil: v.ArmedUntil, MarkSource: v.MarkSource, Spellings: v.Spellings})
 			}
 		}
 	}

@@ -45,6 +45,7 @@ var commands = []func() *cli.Command{
 	indicatorsCommand,
 	workerCommand,
 	clusterWorkerCommand, // cluster.go: `wicket worker --cluster URL`
+	completionCommand,    // completion.go: `wicket completion bash|zsh|fish`
 }
 
 // run builds the app with the given streams and runs args. It never calls

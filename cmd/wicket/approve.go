@@ -28,14 +28,21 @@ func approveCommand() *cli.Command {
 			"It also shows the waiting proposals of the node's propose-mode deployments (wicket node deployments lists them): y sends the order once, " +
 			"as wicket node approve-proposal does; n or s leaves it to lapse when the next bar closes. " +
 			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers and the node take no other. " +
-			"Nothing is ever approved by default, by a timeout or by an error.",
+			"Nothing is ever approved by default, by a timeout or by an error. " +
+			"With --oauth it answers the built-in OAuth issuer's authorization requests instead (docs/oauth.md): each is shown with its client, " +
+			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
 			nodeAddrFlag(),
+			&cli.BoolFlag{Name: "oauth", Usage: "answer the built-in OAuth issuer's authorization requests instead: a grant prints the one-time code to type on the authorize page"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("approve takes no arguments, got %q", c.Args().First())
+			}
+			if c.Bool("oauth") { // approve_oauth.go
+				return runApproveOAuth(c.Context, approveOptions{project: c.String("project"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now},
+					c.App.Writer)
 			}
 			o := approveOptions{project: c.String("project"), addr: c.String("addr"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now}
 			return runApprove(c.Context, o, c.App.Writer, c.App.ErrWriter)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -50,6 +49,7 @@ func backtestCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the full report as JSON (money as decimal strings)"},
 			&cli.StringFlag{Name: "plot", Usage: "also write the equity and drawdown chart as a PNG to `FILE`"},
 			&cli.StringFlag{Name: "report", Usage: "also write the tear sheet, one self-contained HTML page (charts, metrics, robustness figures), to `FILE`.html"},
+			&cli.BoolFlag{Name: "force", Usage: "let --plot and --report replace an existing file (never one under settings/)"},
 		}, costOptionFlags()...),
 		Action: backtestAction,
 	}
@@ -87,6 +87,7 @@ type backtestOptions struct {
 	json      bool
 	plot      string // --plot FILE
 	report    string // --report FILE
+	force     bool   // --force: --plot and --report may replace a file
 	// set names the portfolioFlags given on the command line: a portfolio
 	// strategy's run refuses them.
 	set map[string]bool
@@ -99,7 +100,7 @@ func backtestOptionsOf(c *cli.Context) backtestOptions {
 		params: c.StringSlice("param"), from: c.String("from"), to: c.String("to"), costs: costFlags(c),
 		fill: c.String("fill"), intrabar: c.String("intrabar"), trades: c.Int("trades"),
 		robustness: robustnessFlags(c), allowance: c.Generic("allowance").(*listFlag).values,
-		json: c.Bool("json"), plot: c.String("plot"), report: c.String("report"), set: map[string]bool{},
+		json: c.Bool("json"), plot: c.String("plot"), report: c.String("report"), force: c.Bool("force"), set: map[string]bool{},
 	}
 	for _, f := range portfolioFlags {
 		if c.IsSet(f) {
@@ -128,6 +129,12 @@ func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Write
 	}
 	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
+		return err
+	}
+	if err := checkOutFile(p, "plot", o.plot, o.force); err != nil { // outfile.go
+		return err
+	}
+	if err := checkOutFile(p, "report", o.report, o.force); err != nil {
 		return err
 	}
 	name, source, err := backtestSourceTo(stderr, p, o.local)
@@ -187,13 +194,13 @@ func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "%s printed:\n%s", name, indent(resp.Output))
 	}
 	if file := o.plot; file != "" {
-		if err := os.WriteFile(file, resp.PNG, 0o644); err != nil {
+		if err := writeOutFile(file, resp.PNG, o.force); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 		fmt.Fprintf(stderr, "chart written to %s\n", file)
 	}
 	if file := o.report; file != "" {
-		if err := os.WriteFile(file, resp.HTML, 0o644); err != nil {
+		if err := writeOutFile(file, resp.HTML, o.force); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 		fmt.Fprintf(stderr, "tear sheet written to %s (%d bytes)\n", file, len(resp.HTML))

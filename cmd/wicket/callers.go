@@ -47,6 +47,8 @@ func callersCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Action:    callersRemove,
 			},
+			callersGrantsCommand(), // callers_oauth.go: the built-in issuer's grants
+			callersRevokeCommand(),
 		},
 	}
 }

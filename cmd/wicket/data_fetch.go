@@ -102,19 +102,24 @@ func runDataFetch(ctx context.Context, o dataFetchOptions, stdout, stderr io.Wri
 
 func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps providerSet, series string, from, to time.Time, stdout, stderr io.Writer) error {
 	sym, _, _ := history.CheckSeries(series)
-	var infoPtr *history.SeriesInfo
-	info, err := store.Info(series)
-	var he *history.Error
-	switch {
-	case err == nil:
-		infoPtr = &info
-	case errors.As(err, &he) && he.Kind == history.KindNotFound:
-	default:
+	infoPtr, err := seriesInfo(store, series)
+	if err != nil {
 		return err
 	}
 	name, err := ps.pick(o.provider, sym, infoPtr)
 	if err != nil {
 		return err
+	}
+	if infoPtr == nil { // a new series is named the one way wicket writes it
+		if series, err = ps.canonicalSeries(store, name, series); err != nil {
+			return err
+		}
+		if infoPtr, err = seriesInfo(store, series); err != nil {
+			return err
+		}
+		if infoPtr != nil && o.provider == "" {
+			name = infoPtr.Source
+		}
 	}
 	bar := newFetchBar(stderr, isTerminal(stderr))
 	res, err := provider.Fetch(ctx, store, ps.source(name), series, provider.FetchOptions{
@@ -129,6 +134,19 @@ func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps 
 	}
 	fmt.Fprintln(stdout, fetchSummary(res))
 	return nil
+}
+
+// seriesInfo is the stored series' description, nil when there is none.
+func seriesInfo(store *history.Store, series string) (*history.SeriesInfo, error) {
+	info, err := store.Info(series)
+	var he *history.Error
+	switch {
+	case err == nil:
+		return &info, nil
+	case errors.As(err, &he) && he.Kind == history.KindNotFound:
+		return nil, nil
+	}
+	return nil, err
 }
 
 // fetchSummary is a fetch's one-line result.
@@ -159,30 +177,41 @@ func runFetchFunding(ctx context.Context, o dataFetchOptions, stdout, stderr io.
 	if p := o.provider; p != "" && p != binance.Name {
 		return usagef("--funding comes from binance's USDⓈ-M perpetuals; --provider %q has no funding rates", p)
 	}
+	from, to, err := fetchRange(o.from, o.to)
+	if err != nil {
+		return err
+	}
+	p, cfg, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	ps, err := newProviderSet(p, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	client := ps.binance()
 	type job struct{ key, psym string }
 	jobs := make([]job, 0, len(args))
 	for _, a := range args {
 		sym, _, _ := strings.Cut(a, "@") // a series names its pair
+		if canon, err := client.Canonical(sym); err == nil {
+			sym = canon // BTCUSDT's funding is BTC-USD's
+		}
 		key, err := history.FundingSymbol(sym)
 		if err != nil {
 			return usageError{err}
 		}
-		psym, err := binance.Symbol(key)
+		psym, err := client.Symbol(key)
 		if err != nil {
 			return usageError{err}
 		}
 		jobs = append(jobs, job{key, psym})
 	}
-	from, to, err := fetchRange(o.from, o.to)
-	if err != nil {
-		return err
-	}
-	ps, store, err := providerStore(o.project, stderr)
+	store, err := history.Open(p.HistoryPath())
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	client := ps.binance()
 	failed := 0
 	for _, j := range jobs {
 		if err := fetchFunding(ctx, o, store, client, j.key, j.psym, from, to, stdout); err != nil {

@@ -26,8 +26,8 @@ type providerSet struct {
 }
 
 // pick chooses the provider for a series: --provider when given, else the
-// provider the series was fetched from, else binance for a crypto pair and
-// alpaca for a stock ticker.
+// provider the series was fetched from, else binance for a crypto pair or a
+// symbol only binance spells (BTCUSDT) and alpaca for a stock ticker.
 func (ps providerSet) pick(flag string, sym string, info *history.SeriesInfo) (string, error) {
 	if flag != "" {
 		if !slices.Contains(project.ProviderNames, flag) {
@@ -40,6 +40,11 @@ func (ps providerSet) pick(flag string, sym string, info *history.SeriesInfo) (s
 	}
 	if _, _, ok := provider.Pair(sym); ok {
 		return binance.Name, nil
+	}
+	if _, err := ps.binance().Canonical(sym); err == nil {
+		if _, err := ps.alpaca().Canonical(sym); err != nil {
+			return binance.Name, nil
+		}
 	}
 	return alpaca.Name, nil
 }
@@ -54,15 +59,18 @@ func (ps providerSet) transport(name string, minInterval time.Duration) *provide
 
 func (ps providerSet) binance() *binance.Client {
 	pc := ps.cfg.Provider(binance.Name)
-	return binance.New(binance.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, FuturesURL: pc.FuturesURL, Transport: ps.transport(binance.Name, 50*time.Millisecond)})
+	syms, _ := ps.cfg.ProviderInstruments(binance.Name) // validated with wicket.toml
+	return binance.New(binance.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, FuturesURL: pc.FuturesURL, Transport: ps.transport(binance.Name, 50*time.Millisecond),
+		Symbols: syms})
 }
 
 func (ps providerSet) alpaca() *alpaca.Client {
 	pc := ps.cfg.Provider(alpaca.Name)
 	id, _, _ := ps.secrets.Lookup(project.KeyAlpacaID)
 	secret, _, _ := ps.secrets.Lookup(project.KeyAlpacaSecret)
+	syms, _ := ps.cfg.ProviderInstruments(alpaca.Name) // validated with wicket.toml
 	return alpaca.New(alpaca.Config{BaseURL: pc.BaseURL, StreamURL: pc.StreamURL, KeyID: id, Secret: secret,
-		Adjustment: pc.Adjustment, Transport: ps.transport(alpaca.Name, 300*time.Millisecond)})
+		Adjustment: pc.Adjustment, Transport: ps.transport(alpaca.Name, 300*time.Millisecond), Symbols: syms})
 }
 
 func (ps providerSet) source(name string) provider.Source {
@@ -76,6 +84,36 @@ func (ps providerSet) source(name string) provider.Source {
 type tape interface {
 	provider.Source
 	provider.Stream
+	speller
+}
+
+// speller writes a symbol given in either spelling (BTCUSDT or BTC-USD)
+// the one way wicket does (BTC-USD).
+type speller interface {
+	Canonical(sym string) (string, error)
+}
+
+// canonicalSeries is series in wicket's spelling for provider name
+// (BTCUSDT@1m from binance is BTC-USD@1m), saying so on stderr when that
+// changes it. A series the store already holds as given keeps its name.
+func (ps providerSet) canonicalSeries(store *history.Store, name, series string) (string, error) {
+	sym, g, err := history.CheckSeries(series)
+	if err != nil {
+		return "", usageError{err}
+	}
+	if _, err := store.Info(series); err == nil {
+		return series, nil
+	}
+	canon, err := ps.tape(name).Canonical(sym)
+	if err != nil {
+		return "", usageError{err}
+	}
+	if canon == sym {
+		return series, nil
+	}
+	out := canon + "@" + string(g)
+	fmt.Fprintf(ps.stderr, "%s is %s in wicket's spelling (%s %s); the series is %s\n", series, out, name, sym, out)
+	return out, nil
 }
 
 func (ps providerSet) tape(name string) tape {

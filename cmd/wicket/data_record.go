@@ -63,8 +63,11 @@ func runDataRecord(ctx context.Context, o dataRecordOptions, stdout, stderr io.W
 		return err
 	}
 	src := ps.tape(name)
-	for _, s := range o.series {
-		sym, _, _ := history.CheckSeries(s)
+	for i, s := range o.series {
+		if o.series[i], err = ps.canonicalSeries(store, name, s); err != nil {
+			return err
+		}
+		sym, _, _ := history.CheckSeries(o.series[i])
 		if _, err := src.Symbol(sym); err != nil {
 			return usageError{err}
 		}

@@ -33,7 +33,9 @@ func (l *lockedBuffer) String() string {
 
 // TestDataRecord runs `wicket data record` against a fake Binance stream
 // that sends two closed bars and an update of a forming one, then stops it
-// as Ctrl-C would: exit 0, one stderr line per bar, both bars stored.
+// as Ctrl-C would: exit 0, one stderr line per bar, both bars stored. The
+// series is given in Binance's spelling (ETHUSDT@1h) and stored as wicket
+// writes it (ETH-USD@1h).
 func TestDataRecord(t *testing.T) {
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	f := providertest.NewBinance(nil, map[string]providertest.Gen{"ETHUSDT": {Start: t0, End: t0.Add(24 * time.Hour), Step: time.Hour}})
@@ -48,7 +50,7 @@ func TestDataRecord(t *testing.T) {
 	var stderr lockedBuffer
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, []string{"wicket", "--project", dir, "data", "record", "ETH-USD@1h"}, nil, &out, &stderr)
+		code <- run(ctx, []string{"wicket", "--project", dir, "data", "record", "ETHUSDT@1h"}, nil, &out, &stderr)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(stderr.String(), "ETH-USD@1h 2024-01-01T01:00:00Z o=") {
@@ -67,6 +69,9 @@ func TestDataRecord(t *testing.T) {
 		t.Fatal("record did not stop on cancel")
 	}
 	log := stderr.String()
+	if !strings.Contains(log, "ETHUSDT@1h is ETH-USD@1h in wicket's spelling (binance ETHUSDT); the series is ETH-USD@1h") {
+		t.Errorf("the spelling is not said:\n%s", log)
+	}
 	if n := strings.Count(log, "ETH-USD@1h 2024-01-01T"); n != 2 {
 		t.Errorf("%d bar lines, want 2:\n%s", n, log)
 	}
@@ -83,7 +88,7 @@ func TestDataRecord(t *testing.T) {
 
 	// Usage errors name what works.
 	errb.Reset()
-	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1m", "--provider", "binance"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "not a crypto pair") {
+	if code := run(context.Background(), []string{"wicket", "--project", dir, "data", "record", "SPY@1m", "--provider", "binance"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), `binance has no symbol "SPY"`) {
 		t.Errorf("record SPY: %d %s", code, errb.String())
 	}
 	errb.Reset()

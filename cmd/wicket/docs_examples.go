@@ -51,6 +51,7 @@ func docExamples(coid string, limit decimal.Decimal, dep string) map[string]map[
 		"run_walk_forward":  {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10}, "slow": []int{40, 60}}, "windows": 3},
 		"research_history":  {"strategy": name, "limit": 2},
 		"node_snapshot":     {"venue": "paper", "events": 2},
+		"risk_status":       {},
 		"submit_order":      {"venue": "paper", "symbol": "ETH-USD", "side": "buy", "type": "market", "quantity": "0.1", "reason": "docs example"},
 		"cancel_order":      {"venue": "paper", "client_order_id": coid, "reason": "docs example"},
 		"modify":            {"venue": "paper", "client_order_id": coid, "price": limit.Sub(decimal.NewFromInt(100)).String()},

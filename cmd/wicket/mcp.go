@@ -254,7 +254,7 @@ func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error
 		var oauth *agent.OAuth
 		if cfg.Agent.OAuth != nil && !o.http.noAuth {
 			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/oauth.go).
-			if oauth, err = agent.NewOAuth(ctx, *cfg.Agent.OAuth, agent.OAuthOptions{}); err != nil {
+			if oauth, err = agent.NewOAuth(ctx, *cfg.Agent.OAuth, agent.OAuthOptions{Project: &p}); err != nil {
 				var ue *agent.UsageError
 				if errors.As(err, &ue) {
 					return usagef("%v", err)

@@ -120,7 +120,7 @@ func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpH
 	fmt.Fprintf(stderr, "wicket mcp: serving Streamable HTTP at %s://%s%s (%s)\n", scheme, bound, agent.MCPPath, who)
 
 	served := make(chan error, 1)
-	limited := h.Listener(ln, scheme == "https") // connections per remote address
+	limited := h.Listener(ln, scheme == "https") // connection bounds (agent/http_conns.go)
 	go func() {
 		if scheme == "https" {
 			served <- srv.ServeTLS(limited, "", "")

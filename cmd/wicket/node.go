@@ -23,7 +23,7 @@ func nodeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "node",
 		Usage: "run the trading node (paper and real venues, signed HTTP API, durable journal), and arm or disarm its real venues",
-		Subcommands: []*cli.Command{{
+		Subcommands: append([]*cli.Command{{
 			Name:  "serve",
 			Usage: "run the node from this project until interrupted",
 			Description: "Serves the node's signed HTTP/JSON API for the venues in wicket.toml, with the journal at " +
@@ -54,7 +54,7 @@ func nodeCommand() *cli.Command {
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
 			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
-			nodeClearBreakerCommand()},
+			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand()}, nodeRiskCommands()...), // node_risk.go
 	}
 }
 
@@ -155,7 +155,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		ln.Close()
 		return err
 	}
-	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, observe, control, operator, log) // node_deployments.go
+	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, operator, log) // node_deployments.go
 	if err != nil {
 		ln.Close()
 		return err
@@ -181,7 +181,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		}
 	}
 	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
-	go deps.start(ctx, ln.Addr().String())
+	go deps.start(ctx, srv)
 	err = srv.Serve(ctx, ln)
 	log.Info("node stopped")
 	return err

@@ -20,6 +20,7 @@ import (
 	"wicket/deploy"
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/server"
 	"wicket/strategy"
 	"wicket/strategy/history"
 )
@@ -362,17 +363,17 @@ func oneDeployment(c *cli.Context, verb string) (string, error) {
 // deployments is what `wicket node serve` runs its deployments with.
 type deployments struct {
 	handler *deploy.Handler
-	start   func(ctx context.Context, addr string) // once the node listens at addr
+	start   func(ctx context.Context, srv *server.Server) // once the node is up
 }
 
 // nodeDeployments builds the deployments' surface and, when the project
 // has strategies, the runner behind it: the worker pool research uses,
-// the history store for warm-up, and a client of this node (loopback, the
-// control key) for the one write path. Without strategies the surface
-// says the node runs none.
-func nodeDeployments(p project.Project, cfg project.Config, bars, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
+// the history store for warm-up, and the node's in-process connection
+// (server.Local, acting as the control key) for the one write path.
+// Without strategies the surface says the node runs none.
+func nodeDeployments(p project.Project, cfg project.Config, bars string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
 	h := deploy.NewHandler()
-	out := &deployments{handler: h, start: func(context.Context, string) {}}
+	out := &deployments{handler: h, start: func(context.Context, *server.Server) {}}
 	stars, _ := filepath.Glob(filepath.Join(p.StrategiesDir(), "*.star"))
 	if len(stars) == 0 {
 		return out, func() {}, nil
@@ -387,20 +388,20 @@ func nodeDeployments(p project.Project, cfg project.Config, bars, observe, contr
 		return nil, nil, err
 	}
 	closeAll := func() { pool.Close(); store.Close() }
-	out.start = func(ctx context.Context, addr string) {
-		client, err := node.NewClient(addr, observe, control)
+	out.start = func(ctx context.Context, srv *server.Server) {
+		conn, err := srv.Local(node.KeyControl) // in process, acting as the control key; no HTTP to itself
 		if err != nil {
-			log.Error("deployments: no node client", "err", err)
+			log.Error("deployments: no connection to the node", "err", err)
 			return
 		}
-		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: client, Strategies: pool,
+		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
 			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
 				}
-				return &deploy.MarkBars{Node: client, Venue: vc.Name, Every: time.Second, Now: time.Now}
+				return &deploy.MarkBars{Node: conn, Venue: vc.Name, Every: time.Second, Now: time.Now}
 			}})
 		if err != nil {
 			log.Error("deployments did not start", "err", err)

@@ -7,6 +7,7 @@ import (
 	"wicket/internal/project"
 	"wicket/node/alpaca"
 	"wicket/node/binance"
+	"wicket/node/binancefutures"
 	"wicket/node/server"
 )
 
@@ -47,6 +48,8 @@ func newExchange(v project.Venue, id, secret string, timeout time.Duration) (ser
 	switch v.Kind {
 	case project.KindBinance:
 		return binance.New(binance.Config{Venue: v, APIKey: id, APISecret: secret, Timeout: timeout})
+	case project.KindBinanceFutures:
+		return binancefutures.New(binancefutures.Config{Venue: v, APIKey: id, APISecret: secret, Timeout: timeout})
 	case project.KindAlpaca:
 		return alpaca.New(alpaca.Config{Venue: v, KeyID: id, Secret: secret, Timeout: timeout})
 	}

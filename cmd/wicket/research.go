@@ -42,7 +42,7 @@ func openLedgerFile(stderr io.Writer, p project.Project, verb string) (*ledger.L
 		fmt.Fprintf(stderr, "%s: warning: %v; research is not recorded in the research ledger\n", verb, err)
 		return nil, func() {}
 	}
-	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: key})
+	l, err := ledger.Open(p.ResearchPath(), ledger.Options{Key: key, Witness: ledgerWitness(p)}) // ledger_witness.go
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: warning: %v; research is not recorded in the research ledger\n", verb, err)
 		return nil, func() {}
@@ -126,9 +126,12 @@ func researchCommand() *cli.Command {
 					"end). Exits 0 and prints the row count and the tip when it is intact, with notes (rows written " +
 					"before the chain was keyed, rows not yet anchored); exits 1 naming the first bad row otherwise. " +
 					"--anchors checks copies of research.anchors kept elsewhere too, which vouch for the rows they " +
-					"record even if the ledger and its anchor file were cut in step.",
+					"record even if the ledger and its anchor file were cut in step. The points where the key's protection " +
+					"begins (keyed_from, anchors_keyed_from) and every anchor line are keyed too; a ledger migrated from the " +
+					"unkeyed chain before they were is named until you vouch for it once with --trust-migration.",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+					&cli.BoolFlag{Name: "trust-migration", Usage: "vouch for an older migrated ledger's keyed_from, which was written before it was keyed (once, then verify)"},
 					&cli.StringSliceFlag{Name: "anchors", Usage: "also check this copy of research.anchors (`FILE`, repeatable), e.g. one from a backup"},
 				},
 				Action: researchVerifyAction,
@@ -309,7 +312,7 @@ func researchVerifyAction(c *cli.Context) error {
 	if err := noResearchArgs(c); err != nil {
 		return err
 	}
-	o := researchVerifyOptions{project: c.String("project"), anchors: c.StringSlice("anchors"), json: c.Bool("json")}
+	o := researchVerifyOptions{project: c.String("project"), anchors: c.StringSlice("anchors"), json: c.Bool("json"), trust: c.Bool("trust-migration")}
 	return runResearchVerify(c.Context, o, c.App.Writer, c.App.ErrWriter)
 }
 
@@ -319,6 +322,7 @@ type researchVerifyOptions struct {
 	project string   // the --project flag
 	anchors []string // --anchors: copies of research.anchors to check too
 	json    bool
+	trust   bool // --trust-migration
 }
 
 // runResearchVerify checks the research ledger's chain and anchors; a
@@ -329,7 +333,16 @@ func runResearchVerify(ctx context.Context, o researchVerifyOptions, stdout, std
 		return err
 	}
 	defer l.Close()
-	rep, err := l.Verify(ctx, o.anchors...)
+	if o.trust {
+		if err := l.TrustMigration(ctx); err != nil {
+			return err
+		}
+	}
+	p, _, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	rep, err := l.VerifyHeld(ctx, ledgerHeld(ctx, p), o.anchors...) // ledger_witness.go: the node's copy
 	if err != nil {
 		return err
 	}
@@ -339,6 +352,9 @@ func runResearchVerify(ctx context.Context, o researchVerifyOptions, stdout, std
 		fmt.Fprintf(w, "%s\n", b)
 	} else if rep.OK() {
 		fmt.Fprintf(w, "research ledger intact: %d rows, tip %s (row %d); %d anchors, the last at row %d\n", rep.Rows, rep.Tip, rep.TipSeq, rep.Anchors, rep.AnchoredSeq)
+		if rep.Held > 0 {
+			fmt.Fprintf(w, "%d of the anchors are held by the node, the last at row %d\n", rep.Held, rep.HeldSeq)
+		}
 		for _, n := range rep.Notes {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}

@@ -32,6 +32,10 @@ type AgentConfig struct {
 	OAuth *OAuthConfig `toml:"oauth"`
 }
 
+// IssuerBuiltin as [agent.oauth] issuer makes wicket its own
+// authorization server (agent/authserver), at the audience's origin.
+const IssuerBuiltin = "builtin"
+
 // OAuthConfig is [agent.oauth]: the authorization server wicket trusts,
 // this resource's identifier (the audience its tokens must name, RFC
 // 8707), and which scope grants which profile and deny list.
@@ -56,8 +60,12 @@ var DefaultOAuthScopes = []OAuthScope{
 }
 
 func (o *OAuthConfig) validate() error {
-	if err := oauthURL("agent.oauth.issuer", o.Issuer); err != nil {
-		return err
+	if o.Issuer == IssuerBuiltin {
+		if o.JWKSURL != "" {
+			return fmt.Errorf("agent.oauth.jwks_url: the built-in issuer serves its own keys; remove jwks_url")
+		}
+	} else if err := oauthURL("agent.oauth.issuer", o.Issuer); err != nil {
+		return fmt.Errorf("%w (or %q to let wicket issue tokens itself)", err, IssuerBuiltin)
 	}
 	if err := oauthURL("agent.oauth.audience", o.Audience); err != nil {
 		return err

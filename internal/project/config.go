@@ -20,8 +20,13 @@ type Config struct {
 	Guardrail Guardrail   `toml:"guardrail"`
 	Research  Research    `toml:"research"`
 	Agent     AgentConfig `toml:"agent"` // wicket mcp: approval and session budgets (agent.go)
+	Risk      Risk        `toml:"risk"`  // pre-trade limits, throttles, dead man's switch (risk.go)
 	// Providers are the market data providers' [providers.NAME] tables.
 	Providers map[string]ProviderConfig `toml:"providers"`
+	// Symbols are the [symbols.KIND] tables: per venue or provider kind,
+	// wicket symbol = the kind's own spelling, over the kind's built-in
+	// table (symbols.go, internal/instrument).
+	Symbols map[string]map[string]string `toml:"symbols"`
 }
 
 // NodeConfig says where the trading node listens and where clients find it.
@@ -46,6 +51,9 @@ type Venue struct {
 	PriceDecimals    int32           `toml:"price_decimals"`    // most decimals a price may carry
 	// StartPrices seeds paper marks for symbols that have no demo history.
 	StartPrices map[string]decimal.Decimal `toml:"start_prices"`
+	// SymbolOverrides are the [symbols.KIND] table of the venue's kind,
+	// given by Validate (Instruments, symbols.go).
+	SymbolOverrides map[string]string `toml:"-"`
 	// Marks (paper venues): "binance" or "alpaca" takes the marks from the
 	// provider's last trade price instead of the random walk (venues.go).
 	Marks string `toml:"marks"`
@@ -57,6 +65,9 @@ type Venue struct {
 	// the venue to reduce_only until an operator clears it. Zero: none.
 	MaxDailyLoss   decimal.Decimal `toml:"max_daily_loss"`
 	MaxDrawdownPct decimal.Decimal `toml:"max_drawdown_pct"`
+	// Futures (kind binance-futures, contracts.go): each symbol's
+	// leverage and margin type, and the leverage guardrail's limits.
+	Futures
 }
 
 // Guardrail holds the order limits. The client-side guardrail checks them
@@ -118,6 +129,7 @@ func Defaults() Config {
 			WorkerMemoryMiB: 2048,
 		},
 		Agent: AgentConfig{Approval: ApprovalNone},
+		Risk:  Risk{OnSilence: OnSilencePause, MessageWindow: DefaultMessageWindow, IdenticalWindow: DefaultIdenticalWindow},
 	}
 }
 
@@ -167,7 +179,13 @@ price_decimals = 2
 # kind = "binance"
 # environment = "testnet"
 # may_arm = true
-# symbols = ["BTCUSDT"]
+# symbols = ["BTC-USD"]           # wicket's spelling; binance's own (BTCUSDT) works too
+
+# Symbols are written one way (BTC-USD, SPY); each venue and provider kind
+# maps them to its own (binance BTCUSDT, alpaca BTC/USD). A [symbols.KIND]
+# table overrides that kind's mapping, for its venues and its provider.
+# [symbols.binance]
+# "BTC-USD" = "BTCFDUSD"
 
 [guardrail]
 # Checked before an order is sent (client side) and again by the node.
@@ -202,6 +220,35 @@ approval = "none"
 max_writes = 0
 max_notional = "0"
 max_writes_per_minute = 0
+
+[risk]
+# Pre-trade limits and throttles the node applies to every write (docs/node.md
+# "Risk controls"); 0 or left out is no limit.
+# Dead man's switch: without an operator's wicket node heartbeat for this long,
+# auto deployments are paused ("cancel" also cancels their working orders).
+# heartbeat = "15m"
+on_silence = "pause"
+# The same for one real venue whose order stream stays lost this long.
+# stream_loss = "2m"
+# Messages (submits, modifies, cancels) per venue and per deployment per window.
+message_window = "1s"
+# max_messages = 20
+# max_deployment_messages = 5
+# Identical orders within the window; past it they are refused until an
+# operator runs wicket node reset-throttle.
+identical_window = "1m"
+# max_identical_orders = 3
+# stop_collar_pct = 20
+# Refuse an order that would cross the account's own resting order.
+# self_trade = true
+# Refuse equity orders at Alpaca while its clock says the market is closed.
+# market_hours = true
+# [risk.symbols."BTC-USD"]
+# max_order_quantity = "2"
+# max_order_notional = "50000"
+# max_position = "5"
+# [risk.venues.paper]
+# max_daily_notional = "1000000"
 
 # Market data providers for wicket data fetch and wicket data record. The
 # defaults are the public endpoints; point base_url at a mirror or cache.
@@ -260,6 +307,9 @@ func (c *Config) Validate() error {
 	if c.Node.Address == "" {
 		return fmt.Errorf("node.address is empty; set it to the node's HOST:PORT (the default is %q)", DefaultNodeAddress)
 	}
+	if err := validateSymbolTables(c.Symbols); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i := range c.Venues {
 		v := &c.Venues[i]
@@ -292,6 +342,12 @@ func (c *Config) Validate() error {
 			if err := ValidName("symbol", s); err != nil {
 				return fmt.Errorf("venue %q: %w", v.Name, err)
 			}
+		}
+		if err := c.resolveVenueSymbols(v); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
+		}
+		if err := v.validateContractSymbols(); err != nil {
+			return fmt.Errorf("venue %q: %w", v.Name, err)
 		}
 		if v.QuantityDecimals == 0 {
 			v.QuantityDecimals = 6
@@ -346,7 +402,7 @@ func (c *Config) Validate() error {
 	if err := c.Agent.validate(); err != nil {
 		return err
 	}
-	return nil
+	return c.Risk.validate(c.Venues)
 }
 
 // Venue returns the configured venue with that name.

@@ -243,3 +243,22 @@ func TestAgentOAuthConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentOAuthBuiltinConfig(t *testing.T) {
+	cfg, err := ParseConfig("wicket.toml", []byte("[agent.oauth]\nissuer = \"builtin\"\naudience = \"https://w.example.com/mcp\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.Agent.OAuth; o.Issuer != IssuerBuiltin || len(o.Scopes) != len(DefaultOAuthScopes) {
+		t.Errorf("oauth = %+v", o)
+	}
+	for text, want := range map[string]string{
+		"[agent.oauth]\nissuer = \"builtin\"\naudience = \"https://w.example.com/mcp\"\njwks_url = \"https://w.example.com/jwks\"\n": "serves its own keys",
+		"[agent.oauth]\nissuer = \"builtin\"\n":                                            "agent.oauth.audience",
+		"[agent.oauth]\nissuer = \"built-in\"\naudience = \"https://w.example.com/mcp\"\n": `or "builtin"`,
+	} {
+		if _, err := ParseConfig("wicket.toml", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ const (
 	KindPaper   = "paper"
 	KindAlpaca  = "alpaca"
 	KindBinance = "binance"
+	// KindBinanceFutures is Binance USDⓈ-M perpetual futures (contracts.go).
+	KindBinanceFutures = "binance-futures"
 )
 
 // Environments of real venues. Live is real money.
@@ -25,9 +27,10 @@ const (
 
 // venueKinds lists each kind with its environments, the default first.
 var venueKinds = map[string][]string{
-	KindPaper:   nil,
-	KindAlpaca:  {EnvPaper, EnvLive},
-	KindBinance: {EnvTestnet, EnvLive},
+	KindPaper:          nil,
+	KindAlpaca:         {EnvPaper, EnvLive},
+	KindBinance:        {EnvTestnet, EnvLive},
+	KindBinanceFutures: {EnvTestnet, EnvLive},
 }
 
 // Keys of the real venues' accounts, read from the environment or
@@ -37,13 +40,17 @@ var venueKinds = map[string][]string{
 const (
 	KeyBinanceAPIKey    = "WICKET_BINANCE_API_KEY"
 	KeyBinanceAPISecret = "WICKET_BINANCE_API_SECRET"
+	// A futures account's keys (Binance's futures testnet issues its own).
+	KeyBinanceFuturesAPIKey    = "WICKET_BINANCE_FUTURES_API_KEY"
+	KeyBinanceFuturesAPISecret = "WICKET_BINANCE_FUTURES_API_SECRET"
 )
 
 // VenueKeys lists, per real kind, the key names its account needs (id
 // first, then secret).
 var VenueKeys = map[string][2]string{
-	KindAlpaca:  {KeyAlpacaID, KeyAlpacaSecret},
-	KindBinance: {KeyBinanceAPIKey, KeyBinanceAPISecret},
+	KindAlpaca:         {KeyAlpacaID, KeyAlpacaSecret},
+	KindBinance:        {KeyBinanceAPIKey, KeyBinanceAPISecret},
+	KindBinanceFutures: {KeyBinanceFuturesAPIKey, KeyBinanceFuturesAPISecret},
 }
 
 // Real reports whether the venue is a real account (not simulated).
@@ -64,7 +71,10 @@ func (v *Venue) validateKind() error {
 	}
 	envs, ok := venueKinds[v.Kind]
 	if !ok {
-		return fmt.Errorf("kind %q is not supported (valid: %s, %s, %s)", v.Kind, KindPaper, KindAlpaca, KindBinance)
+		return fmt.Errorf("kind %q is not supported (valid: %s, %s, %s, %s)", v.Kind, KindPaper, KindAlpaca, KindBinance, KindBinanceFutures)
+	}
+	if err := v.validateContracts(); err != nil {
+		return err
 	}
 	if v.Kind == KindPaper {
 		switch {
@@ -106,7 +116,7 @@ func (v *Venue) validateKind() error {
 
 // venueKeyNames lists every real venue kind's key names, in a fixed order.
 func venueKeyNames() []string {
-	return []string{KeyAlpacaID, KeyAlpacaSecret, KeyBinanceAPIKey, KeyBinanceAPISecret}
+	return []string{KeyAlpacaID, KeyAlpacaSecret, KeyBinanceAPIKey, KeyBinanceAPISecret, KeyBinanceFuturesAPIKey, KeyBinanceFuturesAPISecret}
 }
 
 // validateMarks checks a paper venue's marks key: empty (the simulation:

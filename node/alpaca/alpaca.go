@@ -12,9 +12,11 @@
 // min_trade_increment, price_increment), cash and buying power from the
 // account, positions from /v2/positions. The node's client order id
 // (wk-<uuidv7>) travels as Alpaca's client_order_id as it is; a
-// replacement carries it with a .rN suffix, read back by NodeID. Wicket
-// symbols use a dash where Alpaca's crypto pairs use a slash (BTC-USD is
-// BTC/USD).
+// replacement carries it with a .rN suffix, read back by NodeID. Symbols
+// travel in Alpaca's own spelling from the venue's symbol table
+// (internal/instrument, with [symbols.alpaca]): wicket's BTC-USD is
+// Alpaca's BTC/USD (and BTCUSD in positions), SPY is SPY; they come back as
+// the venue's symbols list writes them.
 //
 // It never resends a write: a submit, cancel or replace whose answer is
 // lost is node.ErrVenueUnknown. Reads and lookups retry a bounded number
@@ -43,6 +45,7 @@ import (
 	"github.com/alpacahq/alpaca-trade-api-go/v3/marketdata"
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/instrument"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
@@ -77,6 +80,8 @@ type Adapter struct {
 	md             *marketdata.Client
 	http           *http.Client
 	tr             *venuecall.Transport
+
+	syms instrument.Map // the node's symbols → Alpaca's (BTC-USD → BTC/USD)
 
 	mu       sync.Mutex
 	toVenue  map[string]string // wicket symbol → Alpaca's
@@ -162,10 +167,16 @@ func New(cfg Config) (*Adapter, error) {
 	a.c = alp.NewClient(alp.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: rest, HTTPClient: hc, RetryLimit: 1, RetryDelay: time.Millisecond})
 	a.md = marketdata.NewClient(marketdata.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: data, HTTPClient: hc,
 		RetryLimit: 1, RetryDelay: time.Millisecond, Feed: marketdata.IEX})
+	if a.syms = cfg.Venue.Instruments(); a.syms.Kind() == instrument.Paper { // a table without a kind (tests): alpaca's own
+		a.syms, _ = instrument.For(instrument.Alpaca, cfg.Venue.SymbolOverrides)
+	}
 	for _, s := range cfg.Venue.Symbols {
-		vs := strings.ReplaceAll(s, "-", "/")
-		a.toVenue[s], a.toNode[vs], a.toNode[strings.ReplaceAll(s, "-", "")] = vs, s, s
-		a.crypto[s] = strings.Contains(s, "-")
+		vs, err := a.syms.Venue(s)
+		if err != nil {
+			vs = s // alpaca refuses it at the start, naming it
+		}
+		a.toVenue[s], a.toNode[vs], a.toNode[strings.ReplaceAll(vs, "/", "")] = vs, s, s
+		a.crypto[s] = strings.Contains(vs, "/")
 	}
 	return a, nil
 }
@@ -185,6 +196,9 @@ func (a *Adapter) venueSymbol(s string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if v, ok := a.toVenue[s]; ok {
+		return v
+	}
+	if v, err := a.syms.Venue(s); err == nil {
 		return v
 	}
 	return s
@@ -320,7 +334,10 @@ func notFound(err error) bool {
 // there is one (BTCUSD or btc-usd: BTC-USD, which travels as BTC/USD). A
 // read that fails otherwise is returned as it is.
 func (a *Adapter) unknownSymbol(ctx context.Context, s string) error {
-	msg := fmt.Sprintf("alpaca has no asset %s", s)
+	msg := fmt.Sprintf("alpaca has no asset %s", a.venueSymbol(s))
+	if vs := a.venueSymbol(s); vs != s {
+		msg += " (" + s + " in wicket.toml)"
+	}
 	for _, c := range alpacaCandidates(s) {
 		_, err := venuecall.Read(ctx, a.tr, func() (assetRules, error) { return a.asset(ctx, c) })
 		if notFound(err) {
@@ -333,7 +350,7 @@ func (a *Adapter) unknownSymbol(ctx context.Context, s string) error {
 		break
 	}
 	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: msg +
-		fmt.Sprintf(": write alpaca's symbols in the symbols list of venue %s in wicket.toml (stocks as SPY, crypto pairs as BTC-USD)", a.name)}
+		fmt.Sprintf(": write alpaca's symbols in the symbols list of venue %s in wicket.toml (stocks as SPY, crypto pairs as BTC-USD), or map one in [symbols.alpaca]", a.name)}
 }
 
 // alpacaCandidates are Alpaca's likely spellings of a symbol written

@@ -14,7 +14,10 @@
 // asset) and positions (the base assets, each at the average price of
 // the account's trades that make it up). The node's client order id
 // travels as Binance's newClientOrderId, mapped reversibly to fit its
-// 36-character rule (ClientID, NodeID).
+// 36-character rule (ClientID, NodeID). Symbols travel in Binance's own
+// spelling (BTCUSDT) from the venue's symbol table (internal/instrument,
+// with [symbols.binance]) and come back as the venue's symbols list
+// writes them (BTC-USD or BTCUSDT).
 //
 // It never resends a write: a submit, cancel or replace whose answer is
 // lost is reported as node.ErrVenueUnknown. Reads and lookups retry a
@@ -47,6 +50,7 @@ import (
 	"github.com/adshao/go-binance/v2/common"
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/instrument"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
@@ -84,12 +88,13 @@ type Adapter struct {
 	wsAPI             string // the WebSocket API's endpoint
 	apiKey, apiSecret string // sign the stream's subscription
 	now               func() time.Time
+	syms              instrument.Listing // the venue's list: the node's symbols → Binance's (BTC-USD → BTCUSDT) and back
 
 	mu      sync.Mutex
-	symbols map[string]*bn.Symbol // from exchangeInfo
+	symbols map[string]*bn.Symbol // from exchangeInfo, by Binance's symbol
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
-	costs   map[string]cost       // symbol → its holding's average price, for the quantity held then
+	costs   map[string]cost       // Binance's symbol → its holding's average price, for the quantity held then
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -126,8 +131,15 @@ func New(cfg Config) (*Adapter, error) {
 	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
 	c.Debug = false
-	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
-		now: cfg.Now, symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}, nil
+	// Binance's table with wicket.toml's overrides, whatever kind the venue
+	// names (a test's may name none).
+	syms, err := instrument.For(instrument.Binance, cfg.Venue.SymbolOverrides)
+	if err != nil {
+		return nil, fmt.Errorf("venue %s: %w", cfg.Venue.Name, err)
+	}
+	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
+		now: cfg.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}
+	return a, nil
 }
 
 type discard struct{}
@@ -234,8 +246,9 @@ func (a *Adapter) classify(err error) error {
 
 // Instruments reads exchangeInfo for the symbols.
 func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string]guardrail.Instrument, error) {
+	vsyms := a.syms.Venues(symbols)
 	info, err := venuecall.Read(ctx, a.tr, func() (*bn.ExchangeInfo, error) {
-		return a.c.NewExchangeInfoService().Symbols(symbols...).Do(ctx)
+		return a.c.NewExchangeInfoService().Symbols(vsyms...).Do(ctx)
 	})
 	if isInvalidSymbol(err) {
 		return nil, a.unknownSymbols(ctx, symbols)
@@ -243,7 +256,7 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 	if err != nil {
 		return nil, a.classify(err)
 	}
-	for _, s := range symbols {
+	for _, s := range vsyms {
 		if !slices.ContainsFunc(info.Symbols, func(x bn.Symbol) bool { return x.Symbol == s }) {
 			return nil, a.unknownSymbols(ctx, symbols)
 		}
@@ -267,10 +280,10 @@ func (a *Adapter) Instruments(ctx context.Context, symbols []string) (map[string
 		} else {
 			in.MinNotional = minNotional(s.Filters) // the older MIN_NOTIONAL filter
 		}
-		out[s.Symbol] = in
+		out[a.syms.Listed(s.Symbol)] = in
 	}
-	if a.quote == "" && len(symbols) > 0 {
-		a.quote = a.symbols[symbols[0]].QuoteAsset
+	if a.quote == "" && len(vsyms) > 0 {
+		a.quote = a.symbols[vsyms[0]].QuoteAsset
 	}
 	return out, nil
 }
@@ -283,9 +296,10 @@ func isInvalidSymbol(err error) bool {
 }
 
 // unknownSymbols finds which of symbols Binance does not list, one
-// exchangeInfo read each, and for each the symbol Binance lists for the
-// same pair (BTC-USD: BTCUSD, else BTCUSDT, BTCUSDC or BTCFDUSD), so the
-// error says what to write in wicket.toml. A read that fails otherwise is
+// exchangeInfo read each, naming each in Binance's own spelling (BTCUSDT,
+// with the list's BTC-USD after it), and for each the symbol Binance lists
+// for the same pair when there is one (BTCUSDC, BTCFDUSD), so the error
+// says what to write in wicket.toml. A read that fails otherwise is
 // returned as it is (the venue may be unreachable, not misconfigured).
 func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
 	listed := func(s string) (bool, error) {
@@ -297,37 +311,46 @@ func (a *Adapter) unknownSymbols(ctx context.Context, symbols []string) error {
 	}
 	var missing []string
 	for _, s := range symbols {
-		ok, err := listed(s)
+		vs := a.syms.Venue(s)
+		ok, err := listed(vs)
 		if err != nil {
 			return err
 		}
 		if ok {
 			continue
 		}
-		what := s
-		for _, c := range symbolCandidates(s) {
+		what := a.syms.Named(s)
+		for _, c := range SymbolCandidates(s) {
+			if c == vs {
+				continue
+			}
 			found, err := listed(c)
 			if err != nil {
 				return err
 			}
 			if found {
-				what += fmt.Sprintf(" (binance's symbol for it is %s)", c)
+				canon, err := a.syms.Map().Canonical(c)
+				if err != nil {
+					canon = c
+				}
+				what += fmt.Sprintf(" (binance lists %s: write %s)", c, canon)
 				break
 			}
 		}
 		missing = append(missing, what)
 	}
 	if len(missing) == 0 { // listed one by one, though not together: say so
-		missing = append(missing, "one of "+strings.Join(symbols, ", "))
+		missing = append(missing, "one of "+strings.Join(a.syms.Venues(symbols), ", "))
 	}
 	return &node.VenueError{Kind: node.ErrUnknownSymbol, Venue: a.name, Message: fmt.Sprintf(
-		"binance does not list %s: write binance's own symbols in the symbols list of venue %s in wicket.toml", strings.Join(missing, ", "), a.name)}
+		"binance does not list %s: list symbols binance trades in the symbols of venue %s in wicket.toml, in wicket's spelling (BTC-USD) or binance's (BTCUSDT), or map one in [symbols.binance]",
+		strings.Join(missing, ", "), a.name)}
 }
 
-// symbolCandidates are Binance's likely spellings of a pair written
+// SymbolCandidates are Binance's likely spellings of a pair written
 // another way: separators dropped and upper case, and for a USD quote the
-// stablecoins Binance quotes instead.
-func symbolCandidates(s string) []string {
+// stablecoins Binance quotes instead (spot's and USDⓈ-M futures' alike).
+func SymbolCandidates(s string) []string {
 	parts := strings.FieldsFunc(strings.ToUpper(s), func(r rune) bool { return r == '-' || r == '/' || r == '_' || r == ' ' })
 	var out []string
 	if j := strings.Join(parts, ""); j != s && j != "" {
@@ -375,6 +398,7 @@ func (a *Adapter) Account(ctx context.Context) (node.Account, error) {
 	a.mu.Unlock()
 	for i, p := range out.Positions {
 		out.Positions[i].AveragePrice = a.averagePrice(ctx, p.Symbol, p.Quantity)
+		out.Positions[i].Symbol = a.syms.Listed(p.Symbol)
 	}
 	return out, nil
 }
@@ -387,7 +411,8 @@ type cost struct{ qty, avg decimal.Decimal }
 // computed from (GET /api/v3/myTrades allows 1000 at most).
 const maxTrades = 1000
 
-// averagePrice is the average entry price of the quantity held of symbol,
+// averagePrice is the average entry price of the quantity held of symbol
+// (Binance's spelling),
 // from the account's trades (Binance spot keeps no position price): each
 // buy adds its quantity, less a commission charged in the base asset, at
 // its price; each sell takes its quantity out at the average. It is read
@@ -442,8 +467,9 @@ func (a *Adapter) averagePrice(ctx context.Context, symbol string, held decimal.
 
 // Marks reads the last trade prices.
 func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decimal.Decimal, error) {
+	vsyms := a.syms.Venues(symbols)
 	prices, err := venuecall.Read(ctx, a.tr, func() ([]*bn.SymbolPrice, error) {
-		return a.c.NewListPricesService().Symbols(symbols).Do(ctx)
+		return a.c.NewListPricesService().Symbols(vsyms).Do(ctx)
 	})
 	if err != nil {
 		return nil, a.classify(err)
@@ -451,7 +477,7 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 	out := map[string]decimal.Decimal{}
 	for _, p := range prices {
 		if d := dec(p.Price); d.IsPositive() {
-			out[p.Symbol] = d
+			out[a.syms.Listed(p.Symbol)] = d
 		}
 	}
 	return out, nil
@@ -506,7 +532,7 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 // get reads one incarnation by order id (when known) or venue client id.
 func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*bn.Order, error) {
 	got, err := venuecall.Read(ctx, a.tr, func() (*bn.Order, error) {
-		s := a.c.NewGetOrderService().Symbol(symbol)
+		s := a.c.NewGetOrderService().Symbol(a.syms.Venue(symbol))
 		if id, perr := strconv.ParseInt(orderID, 10, 64); perr == nil {
 			s = s.OrderID(id)
 		} else {
@@ -553,8 +579,11 @@ func (a *Adapter) setPrior(orderID int64, f fills) {
 }
 
 // cumulative adds the fills of the incarnations before orderID to vo, so
-// it tells the order's whole life: quantity, filled and average price.
+// it tells the order's whole life: quantity, filled and average price; and
+// names its symbol as the venue's symbols list does. Every order the
+// adapter returns passes here.
 func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
+	vo.Symbol = a.syms.Listed(vo.Symbol)
 	a.mu.Lock()
 	p, ok := a.prior[orderID]
 	a.mu.Unlock()
@@ -572,7 +601,7 @@ func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder 
 // OpenOrders lists the open orders of the symbols.
 func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
 	var out []node.VenueOrder
-	for _, sym := range symbols {
+	for _, sym := range a.syms.Venues(symbols) {
 		list, err := venuecall.Read(ctx, a.tr, func() ([]*bn.Order, error) { return a.c.NewListOpenOrdersService().Symbol(sym).Do(ctx) })
 		if err != nil {
 			return nil, a.classify(err)
@@ -606,12 +635,15 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 // points, active from placement). A plain stop is held by the node
 // (Holds), never sent.
 func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
+	r.Symbol = a.syms.Venue(r.Symbol) // BTC-USD travels as BTCUSDT; the answer is named back in cumulative
+
 	cid, err := ClientID(r.ClientOrderID)
 	if err != nil {
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: err.Error()}
 	}
 	s := a.c.NewCreateOrderService().Symbol(r.Symbol).Side(side(r.Side)).Quantity(r.Quantity.String()).
-		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL)
+		NewClientOrderID(cid).NewOrderRespType(bn.NewOrderRespTypeFULL).
+		SelfTradePreventionMode(bn.SelfTradePreventionMode(guardrail.SelfTradeMode)) // the node's self-trade check leaves it to the venue
 	switch r.Type {
 	case command.Limit:
 		s = s.Type(bn.OrderTypeLimit).Price(r.Price.String()).TimeInForce(tif(r.TimeInForce))
@@ -633,7 +665,7 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	return fromCreate(res), nil
+	return a.cumulative(fromCreate(res), res.OrderID), nil
 }
 
 // Binance's trailingDelta bounds without a TRAILING_DELTA filter (spot
@@ -655,7 +687,7 @@ func (a *Adapter) trailingBounds(symbol string) (lo, hi int64) {
 	lo, hi = minTrailingBips, maxTrailingBips
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s := a.symbols[symbol]; s != nil {
+	if s := a.symbols[a.syms.Venue(symbol)]; s != nil {
 		if f := s.TrailingDeltaFilter(); f != nil && f.MinTrailingBelowDelta > 0 {
 			lo, hi = int64(max(f.MinTrailingBelowDelta, f.MinTrailingAboveDelta)), int64(min(f.MaxTrailingBelowDelta, f.MaxTrailingAboveDelta))
 		}
@@ -756,7 +788,7 @@ func (a *Adapter) SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.
 		limitLeg, stopLeg = "below", "above"
 	}
 	p := url.Values{}
-	p.Set("symbol", lim.Symbol)
+	p.Set("symbol", a.syms.Venue(lim.Symbol))
 	p.Set("side", string(side(lim.Side)))
 	p.Set("quantity", lim.Quantity.String())
 	p.Set("listClientOrderId", limID)
@@ -784,7 +816,7 @@ func (a *Adapter) SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.
 			return nil, &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name,
 				Message: fmt.Sprintf("binance answered order list %d without leg %s; the node reads the legs back by client order id", res.OrderListID, want)}
 		}
-		out = append(out, res.OrderReports[i].venueOrder())
+		out = append(out, a.cumulative(res.OrderReports[i].venueOrder(), res.OrderReports[i].OrderID))
 	}
 	return out, nil
 }
@@ -856,7 +888,7 @@ func (a *Adapter) signedPost(ctx context.Context, path string, p url.Values, out
 
 // Cancel cancels one order.
 func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
-	s := a.c.NewCancelOrderService().Symbol(o.Symbol)
+	s := a.c.NewCancelOrderService().Symbol(a.syms.Venue(o.Symbol))
 	if id, err := strconv.ParseInt(o.VenueOrderID, 10, 64); err == nil {
 		s = s.OrderID(id)
 	} else {
@@ -870,11 +902,7 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	out := node.VenueOrder{ClientOrderID: NodeID(res.OrigClientOrderID), VenueOrderID: strconv.FormatInt(res.OrderID, 10), Symbol: res.Symbol,
-		Side: sideOf(res.Side), Type: typeOf(res.Type), TimeInForce: tifOf(res.TimeInForce), Quantity: dec(res.OrigQuantity), Price: dec(res.Price),
-		State: stateOf(res.Status), Filled: dec(res.ExecutedQuantity), Updated: msTime(res.TransactTime)}
-	out.AveragePrice, out.Notional = avg(res.CummulativeQuoteQuantity, out.Filled), dec(res.CummulativeQuoteQuantity)
-	return a.cumulative(out, res.OrderID), nil
+	return a.fromCancel(res), nil // cancel_all.go
 }
 
 // Replace is Binance's cancel-replace (STOP_ON_FAILURE): the open order is
@@ -939,7 +967,7 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name,
 			Message: fmt.Sprintf("new quantity %s is not above the filled %s", qty, cur.Filled)}
 	}
-	svc := a.c.NewCancelReplaceOrderService().Symbol(o.Symbol).Side(side(o.Side)).
+	svc := a.c.NewCancelReplaceOrderService().Symbol(a.syms.Venue(o.Symbol)).Side(side(o.Side)).
 		CancelReplaceMode(bn.CancelReplaceModeStopOnFailure).CancelOrderID(oid).NewClientOrderID(next).
 		Quantity(rest.String()).NewOrderRespType(bn.NewOrderRespTypeFULL)
 	switch o.Type {

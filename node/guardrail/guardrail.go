@@ -133,6 +133,8 @@ type Guardrail struct {
 	maxOrder    decimal.Decimal
 	maxPosition decimal.Decimal
 	collarPct   decimal.Decimal
+	risk        project.Risk    // the [risk] limits (risk.go)
+	stopCollar  decimal.Decimal // risk.stop_collar_pct
 }
 
 // New reads the venues and [guardrail] limits of cfg, which must have passed
@@ -144,6 +146,8 @@ func New(cfg project.Config) *Guardrail {
 		maxOrder:    cfg.Guardrail.MaxOrderNotional,
 		maxPosition: cfg.Guardrail.MaxPositionNotional,
 		collarPct:   decimal.NewFromFloat(cfg.Guardrail.PriceCollarPct),
+		risk:        cfg.Risk,
+		stopCollar:  decimal.NewFromFloat(cfg.Risk.StopCollarPct),
 	}
 	for _, v := range cfg.Venues {
 		g.venues[v.Name] = v
@@ -154,16 +158,7 @@ func New(cfg project.Config) *Guardrail {
 // Check runs every check that applies to c's verb against view (which may
 // be nil: checks that need a mark then fail, saying so).
 func (g *Guardrail) Check(c command.Command, view View) Report {
-	if view == nil {
-		view = emptyView{}
-	}
-	r := run{g: g, c: c, view: view}
-	r.check()
-	ok := true
-	for _, ch := range r.checks {
-		ok = ok && ch.OK
-	}
-	return Report{OK: ok, Checks: r.checks}
+	return g.CheckWith(c, view, nil)
 }
 
 type run struct {
@@ -460,8 +455,10 @@ func (r *run) checkOrder(in intent) {
 		}
 	case command.StopLimit:
 		r.collar("price_collar", "limit_price", in.limit, "stop", in.stop)
+		r.checkStopCollar(in, mark, haveMark)
 	case command.Stop, command.TrailingStop:
 		r.add("price_collar", true, "%s order: no limit price to check (it fills at the market once triggered)", typ)
+		r.checkStopCollar(in, mark, haveMark)
 	default:
 		r.add("price_collar", true, "market order: no limit price to check")
 	}
@@ -496,6 +493,9 @@ func (r *run) checkOrder(in intent) {
 		r.add("position_notional", n.LessThanOrEqual(r.g.maxPosition), "position %s → %s %s; %s × mark %s = %s %s max_position_notional %s",
 			pos, after, symbol, after.Abs(), mark, n, cmpWord(n, r.g.maxPosition), r.g.maxPosition)
 	}
+	r.checkSymbolRisk(in, mark, haveMark, at, valued)
+	r.checkSelfTrade(in)
+	r.checkMarketHours(in.symbol)
 }
 
 // collar checks that price (called what) is within the collar of ref.

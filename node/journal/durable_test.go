@@ -207,7 +207,7 @@ func TestOpenRefusesAnUnreadableAnchor(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path)
-	if err == nil || !strings.Contains(err.Error(), "unreadable (its checksum does not match)") || !strings.Contains(err.Error(), "move the anchor aside") {
+	if err == nil || !strings.Contains(err.Error(), "unreadable (its mark does not verify with the journal's anchor key") || !strings.Contains(err.Error(), "move the anchor aside") {
 		t.Errorf("Open with an edited anchor = %v", err)
 	}
 }

@@ -6,13 +6,15 @@
 // journal holds every step whose ticket was resolved and nothing of a step
 // that was not, and no other file is needed to read it. An anchor file
 // beside it (anchor.go) records how far it has committed, so a journal that
-// lost committed rows is refused rather than replayed.
+// lost committed rows is refused rather than replayed; its line carries an
+// HMAC under the journal's anchor key.
 //
 // The node rebuilds its state by replaying the events; the journal itself
 // knows nothing of the rules that produced them.
 //
 // It never deletes or rewrites a committed row, never commits part of a
-// step, and never holds a key.
+// step, and holds no key but its anchor's (anchor.go), which it never
+// writes anywhere but its own file.
 package journal
 
 import (
@@ -524,8 +526,8 @@ func (j *Journal) Audit(q node.AuditQuery) (node.AuditPage, error) {
 	limit = min(limit, MaxAuditLimit)
 	rows, err := j.r.Query(`SELECT `+entryColumns+`
 		FROM commands c LEFT JOIN settlements s ON s.ticket = c.ticket
-		WHERE c.seq > ? AND c.time >= ? AND (? = '' OR c.client_order_id = ?) ORDER BY c.seq LIMIT ?`,
-		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, limit+1)
+		WHERE c.seq > ? AND c.time >= ? AND (? = '' OR c.client_order_id = ?) AND c.verb != ? ORDER BY c.seq LIMIT ?`,
+		q.After, formatTime(q.Since), q.ClientOrderID, q.ClientOrderID, ledgerHeadVerb, limit+1)
 	if err != nil {
 		return node.AuditPage{}, fmt.Errorf("journal: audit: %w", err)
 	}

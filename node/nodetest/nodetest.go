@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,12 +45,13 @@ type Server struct {
 }
 
 type options struct {
-	cfg     project.Config
-	feed    paper.Feed
-	marks   map[string]server.MarkFeed
-	now     func() time.Time
-	newID   func() string
-	journal string
+	cfg      project.Config
+	feed     paper.Feed
+	marks    map[string]server.MarkFeed
+	now      func() time.Time
+	newID    func() string
+	journal  string
+	operator ed25519.PrivateKey
 
 	exchanges    map[string]server.Exchange
 	allowLive    bool
@@ -102,6 +104,11 @@ func WithVenueTimeout(d time.Duration) Option { return func(o *options) { o.venu
 // WithMarkEvery sets how often real venues' marks are polled.
 func WithMarkEvery(d time.Duration) Option { return func(o *options) { o.markEvery = d } }
 
+// WithOperatorKey starts the node with key's public half as its operator
+// key, such as the key of the node whose journal a test copied (a node
+// refuses a key other than the one its journal pinned).
+func WithOperatorKey(key ed25519.PrivateKey) Option { return func(o *options) { o.operator = key } }
+
 // WithoutOperatorKey starts a node with no operator public key, as a
 // project made before there was one.
 func WithoutOperatorKey() Option { return func(o *options) { o.noOperator = true } }
@@ -135,11 +142,23 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
 	if !o.noOperator {
-		s.OperatorKey = testkit.Key(t)
+		s.OperatorKey = operatorKeyOf(t, o.journal)
+		if o.operator != nil {
+			s.OperatorKey = o.operator
+		}
 	}
 	s.start(t, "127.0.0.1:0")
 	t.Cleanup(s.Close)
 	return s
+}
+
+// operatorKeys holds the operator key made for each journal path, so a
+// node started again on a journal has the key that journal pinned.
+var operatorKeys sync.Map
+
+func operatorKeyOf(t testing.TB, journal string) ed25519.PrivateKey {
+	k, _ := operatorKeys.LoadOrStore(journal, testkit.Key(t))
+	return k.(ed25519.PrivateKey)
 }
 
 // randomKey is an observe or control key made for this run.
@@ -202,6 +221,12 @@ func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	addr := s.Addr
 	s.Close()
+	// A client's pooled connection to the stopped node may not yet have
+	// seen its close; a write sent on it would be lost (and never resent),
+	// so the next request must dial the new node.
+	if tr, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr.CloseIdleConnections()
+	}
 	s.start(t, addr)
 }
 

@@ -24,3 +24,13 @@ func (s *Server) mountDeployments(mux *http.ServeMux) {
 
 var nodeErrorNoDeployments = node.Errorf(node.KindNotFound, "deployments_off",
 	"this node runs no deployments: wicket node serve runs them when the project has strategies")
+
+// DeploymentPauser is what the kill switch and the dead man's switch need
+// of Config.Deployments (package deploy's Handler has it): pause every
+// running deployment (only the auto ones when autoOnly; only venue's
+// when venue is set), journaled with why, and list those paused with
+// their working orders. It is called off the fold, since a deployment
+// may be waiting on the node.
+type DeploymentPauser interface {
+	PauseDeployments(why string, autoOnly bool, venue string) []node.PausedDeployment
+}

@@ -79,6 +79,7 @@ type engine struct {
 	fed   map[string]map[string]fedMark // what each feed has given in this run
 
 	breakers map[string]*venueBreaker // per-venue breakers (breakers.go)
+	risk     riskState                // kill switch, ledger, heartbeat (risk.go)
 }
 
 type orderRef struct{ venue, id string }
@@ -89,6 +90,8 @@ func newEngine(cfg project.Config, feed paper.Feed, marks map[string]MarkFeed, e
 		venues: map[string]venue{}, byCID: map[string]orderRef{},
 		remotes: map[string]*remote{}, ticketOf: map[string]string{}, arming: map[string]time.Time{}, unsettled: map[string]node.AuditEntry{}, now: now,
 		marks: marks, fed: map[string]map[string]fedMark{},
+		risk: riskState{ledger: guardrail.NewLedger(), beat: heartbeat{last: now()}, clocks: map[string]node.MarketClock{},
+			lost: map[string]time.Time{}, losses: map[string]string{}},
 	}
 	for _, vc := range cfg.Venues {
 		if vc.Real() {
@@ -180,6 +183,8 @@ func (e *engine) apply(ev node.Event) error {
 		delete(e.arming, ev.Venue)
 	case node.EventBreaker, node.EventBreakerCleared:
 		e.applyBreaker(ev)
+	case node.EventKilled, node.EventKillEnded:
+		e.applyRisk(ev)
 	default:
 		v := e.venues[ev.Venue]
 		if v == nil {
@@ -196,6 +201,9 @@ func (e *engine) apply(ev node.Event) error {
 			if ev.Ticket != "" {
 				e.ticketOf[ev.OrderID] = ev.Ticket
 			}
+		}
+		if ev.Kind == node.EventFilled {
+			e.applyRisk(ev)
 		}
 	}
 	e.seq = ev.Seq
@@ -312,6 +320,7 @@ var codes = map[string]string{
 	"precision": "precision", "price_collar": "price_collar", "order_notional": "max_order_notional",
 	"position_notional": "max_position_notional", "min_notional": "min_notional", "shortable": "not_shortable",
 	"stop_side": "stop_side", "limit_side": "limit_side", "modify": "not_modifiable", "legs": "legs",
+	"max_leverage": "max_leverage", "liquidation_distance": "liquidation_distance",
 }
 
 // check runs the node's rules on c without changing anything: the same
@@ -329,6 +338,9 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 		}
 	}
 	c = e.groupTarget(c)
+	if r := e.checkKill(c); r != nil {
+		return guardrail.Report{}, r
+	}
 	if e.state == command.Halted {
 		switch c.Verb {
 		case command.CancelOrder, command.MassCancel, command.SetTradingState:
@@ -376,10 +388,15 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 				reason: fmt.Sprintf("order %s on %s was not placed by this node: it can be canceled by naming it, never modified", c.ClientOrderID, c.Venue)}
 		}
 	}
-	rep := e.guard.Check(c, e)
+	rep := e.guard.CheckWith(c, e, e.activity())
+	e.checkLeverage(c, &rep) // a margined venue's leverage checks (leverage.go)
 	if !rep.OK {
 		failed := rep.Failed()
-		return rep, &rejection{code: codes[failed[0].Name], reason: "node limits: " + rep.Summary()}
+		code := codes[failed[0].Name]
+		if code == "" {
+			code = failed[0].Name // the [risk] checks' codes are their names
+		}
+		return rep, &rejection{code: code, reason: "node limits: " + rep.Summary()}
 	}
 	switch c.Verb {
 	case command.SubmitOrder:
@@ -474,6 +491,9 @@ func (e *engine) checkReduceOnly(v venue, symbol string, side command.Side, qty 
 // costs more (at the price the order is valued at, at — the limit, the
 // mark plus slippage, a stop's price — plus fees) than the venue's cash.
 func (e *engine) checkCash(v venue, symbol string, side command.Side, qty, at decimal.Decimal) *rejection {
+	if r, ok := v.(*remote); ok && r.account.Margined { // futures: margin, not cash (leverage.go)
+		return checkMargin(r, symbol, side, qty, at)
+	}
 	if side != command.Buy || !qty.IsPositive() {
 		return nil
 	}
@@ -498,7 +518,7 @@ func (e *engine) checkCash(v venue, symbol string, side command.Side, qty, at de
 // id) and returns its outcome; the step's events are collected by take.
 func (e *engine) execute(c command.Command, now time.Time) node.Outcome {
 	out := node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
-	if _, r := e.check(c); r != nil {
+	if _, r := e.admit(c); r != nil {
 		out.Status, out.Code, out.Reason, out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
 		out.TradingState = e.state
 		return out
@@ -601,7 +621,7 @@ func closingOrders(v venue, symbols []string, note string) []node.Order {
 			side = command.Buy
 		}
 		out = append(out, node.Order{Symbol: s, Side: side, Type: command.Market, Quantity: pos.Abs(),
-			TimeInForce: command.IOC, Note: note})
+			TimeInForce: command.IOC, Note: note, ReduceOnly: true})
 	}
 	return out
 }
@@ -689,6 +709,7 @@ func reduces(pos decimal.Decimal, side command.Side, qty decimal.Decimal) bool {
 // snapshot is the state for the wire; venueName "" means every venue.
 func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Snapshot, error) {
 	s := node.Snapshot{Time: now, TradingState: e.state, Venues: []node.Venue{}, Events: []node.Event{}}
+	e.riskSnapshot(&s, now)
 	if venueName != "" && e.venues[venueName] == nil {
 		return s, node.Errorf(node.KindNotFound, "unknown_venue", "no venue %q; this node has: %s", venueName, strings.Join(e.names, ", "))
 	}
@@ -701,6 +722,7 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 				vs.Armed, vs.ArmedUntil = true, e.arming[name]
 			}
 			vs.Breaker = e.breakerReason(name)
+			vs.Spellings = e.cfg.Venues[i].Spellings()
 			s.Venues = append(s.Venues, vs)
 		}
 	}

@@ -87,6 +87,11 @@ type remote struct {
 	// without filling, and why: the snapshot's reason for an unprotected
 	// position.
 	unguarded map[string]string
+	// funding is the funding booked from the venue (funding.go);
+	// firstOrder when the node first placed an order here, from which on
+	// funding is its business.
+	funding    fundingBook
+	firstOrder time.Time
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
@@ -99,6 +104,12 @@ func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
 // the venue's account is read again. An order_sent is the remote's own:
 // the book does not change.
 func (r *remote) Apply(ev node.Event) error {
+	if ev.Kind == node.EventFunding {
+		return r.applyFunding(ev)
+	}
+	if ev.Kind == node.EventAccepted && r.firstOrder.IsZero() {
+		r.firstOrder = ev.Time
+	}
 	if ev.Kind == node.EventSent {
 		o, ok := r.Order(ev.OrderID)
 		if !ok || o.Parent == "" || o.Status != node.OrderPending {
@@ -201,7 +212,7 @@ func (r *remote) Snapshot() node.Venue {
 		Symbols: slices.Clone(r.cfg.Symbols), QuantityDecimals: r.cfg.QuantityDecimals, PriceDecimals: r.cfg.PriceDecimals,
 		Cash: r.account.Cash, BuyingPower: r.account.BuyingPower, Marks: book.Marks,
 		Positions: []node.Position{}, OpenOrders: book.OpenOrders, Instruments: r.instruments,
-		Connection: "disconnected",
+		Connection: "disconnected", Funding: r.funding.total,
 	}
 	if out.Currency == "" {
 		out.Currency = r.cfg.Currency
@@ -218,7 +229,12 @@ func (r *remote) Snapshot() node.Venue {
 				pos.UnrealizedPnL = p.Quantity.Mul(m.Sub(p.AveragePrice)).Round(8)
 			}
 		}
-		equity = equity.Add(pos.MarketValue)
+		if r.account.Margined { // futures: the venue's own figures; equity is cash + unrealised P&L
+			pos = marginedPosition(p, pos)
+			equity = equity.Add(pos.UnrealizedPnL)
+		} else {
+			equity = equity.Add(pos.MarketValue)
+		}
 		out.UnrealizedPnL = out.UnrealizedPnL.Add(pos.UnrealizedPnL)
 		out.Positions = append(out.Positions, pos)
 	}
@@ -259,10 +275,21 @@ func (r *remote) Snapshot() node.Venue {
 	return out
 }
 
+// marginedPosition is a margined venue's position as the venue states it.
+func marginedPosition(p node.VenuePosition, pos node.Position) node.Position {
+	if p.Mark.IsPositive() {
+		pos.Mark, pos.MarketValue = p.Mark, p.Quantity.Mul(p.Mark)
+	}
+	pos.UnrealizedPnL, pos.Leverage, pos.MarginType, pos.Margin, pos.LiquidationPrice, pos.Closed =
+		p.UnrealizedPnL, p.Leverage, p.MarginType, p.Margin, p.LiquidationPrice, p.Closed
+	return pos
+}
+
 // request is the venue's form of a node order.
 func (o orderOf) request() node.OrderRequest {
 	return node.OrderRequest{ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side, Type: o.Type,
-		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent}
+		TimeInForce: o.TimeInForce, Quantity: o.Quantity, Price: o.Price, StopPrice: o.StopPrice, TrailAmount: o.TrailAmount, TrailPercent: o.TrailPercent,
+		ReduceOnly: o.ReduceOnly}
 }
 
 // orderOf adds the venue's view to a node order.
@@ -522,6 +549,9 @@ func (x scrubbedExchange) Instruments(ctx context.Context, symbols []string) (ma
 func (x scrubbedExchange) Account(ctx context.Context) (node.Account, error) {
 	a, err := x.ex.Account(ctx)
 	a.ID = x.sc.String(a.ID)
+	for i := range a.Positions {
+		a.Positions[i].Closed = x.sc.String(a.Positions[i].Closed)
+	}
 	return a, x.sc.Error(err)
 }
 

@@ -104,7 +104,10 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 			return
 		}
 		v.out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
-		if _, r := s.eng.check(c); r != nil {
+		s.eng.risk.origin = deploymentOf(reason)
+		_, r := s.eng.admit(c)
+		s.eng.risk.origin = ""
+		if r != nil {
 			v.out.Status, v.out.Code, v.out.Reason, v.out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
 			s.finishRemote(id, keyID, c, reason, v.out, false)
 			return

@@ -136,6 +136,9 @@ type Server struct {
 	// readSeq numbers each real venue's account reads, so the newest wins
 	// (made before the fold starts, read-only after).
 	readSeq map[string]*atomic.Int64
+	// silencing counts the dead man's switch's pausing in flight
+	// (heartbeat.go); Tick waits for it.
+	silencing sync.WaitGroup
 
 	// owned by the fold goroutine
 	eng   *engine
@@ -191,6 +194,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Logger.Info(j.Start().String(), "journal", j.Path()) // "new journal" or "recovered N commands, last at T"
+	if err := checkOperatorPin(j, cfg); err != nil {         // operator_pin.go
+		j.Close()
+		return nil, err
+	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, j: j,
 		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.Now),
@@ -331,6 +338,7 @@ func (s *Server) step() {
 	if err := s.commit(b); err != nil {
 		return
 	}
+	s.checkHeartbeat(now) // the dead man's switch (heartbeat.go)
 	for _, ev := range b.Events {
 		if ev.Kind == node.EventFilled {
 			s.log.Info("fill", "venue", ev.Venue, "order_id", ev.OrderID, "client_order_id", ev.ClientOrderID,
@@ -362,11 +370,13 @@ func (s *Server) commit(b *journal.Batch) error {
 }
 
 // Tick takes one mark step now, through the fold, and returns when it is
-// committed. Tests use it to move marks deterministically.
+// committed (and any dead man's switch it tripped has paused what it
+// pauses). Tests use it to move marks deterministically.
 func (s *Server) Tick(ctx context.Context) error {
 	if err := s.do(ctx, s.step); err != nil {
 		return err
 	}
+	s.silencing.Wait()
 	return nil
 }
 
@@ -409,7 +419,9 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 		s.applyRemote(id, keyID, c, reason, now)
 		return
 	}
+	s.eng.risk.origin = deploymentOf(reason) // the per-deployment throttle (risk.go)
 	out := s.eng.execute(c, now)
+	s.eng.risk.origin = ""
 	out.Ticket = id
 	// The entry carries the order's client id even when the command named
 	// the order by its node id, so the audit joins by client order id.

@@ -132,7 +132,7 @@ func TestModifyCutOffSettlesAtRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	after := startWith(t, binanceVenue("bn", "testnet", true, f), nodetest.WithJournal(crashed))
+	after := startWith(t, binanceVenue("bn", "testnet", true, f), nodetest.WithJournal(crashed), nodetest.WithOperatorKey(srv.OperatorKey))
 	c := after.Client()
 	out := waitSettled(t, c, ticket)
 	if out.Status != node.Accepted || out.Verb != command.Modify || out.Order == nil || !out.Order.Price.Equal(testkit.D("59500")) ||

@@ -320,6 +320,8 @@ func (s *Server) poll(name string, symbols []string) {
 		}
 		needInstruments = r.instruments == nil && s.fault == nil
 	})
+	s.pollClock(name) // [risk] market_hours (risk.go)
+	s.pollFunding(name)
 	if !needInstruments {
 		return
 	}

@@ -15,9 +15,10 @@ import (
 )
 
 // TestUnknownSymbolStopsTheStart: a venue configured with a symbol it
-// does not list (a wicket-style BTC-USD on Binance, a slashless BTCUSD on
-// Alpaca) stops the node at start, and the error names the venue's own
-// symbol to write instead; such a venue could never be traded.
+// does not list (DOGE-USD on a Binance without DOGEUSDT, a slashless
+// BTCUSD on Alpaca) stops the node at start, and the error names the
+// venue's own spelling of it, and the symbol to write instead where there
+// is one; such a venue could never be traded.
 func TestUnknownSymbolStopsTheStart(t *testing.T) {
 	bf := venuerig.Binance(t, map[string]string{"USDT": "20000"}, "BTCUSDT", "ETHUSDT")
 	af := venuerig.Alpaca(t, "50000", "SPY", "BTC/USD")
@@ -25,8 +26,8 @@ func TestUnknownSymbolStopsTheStart(t *testing.T) {
 		v    venuerig.Venue
 		want []string
 	}{
-		{venuerig.OnBinance(bf, project.Venue{Name: "bn", Symbols: []string{"ETHUSDT", "BTC-USD"}}),
-			[]string{"venue bn", "BTC-USD (binance's symbol for it is BTCUSDT)"}},
+		{venuerig.OnBinance(bf, project.Venue{Name: "bn", Symbols: []string{"ETHUSDT", "DOGE-USD"}}),
+			[]string{"venue bn", "binance does not list DOGEUSDT (DOGE-USD in wicket.toml)"}},
 		{venuerig.OnAlpaca(af, project.Venue{Name: "al", Symbols: []string{"SPY", "BTCUSD"}}),
 			[]string{"venue al", "no asset BTCUSD", "written BTC-USD in wicket.toml"}},
 	} {

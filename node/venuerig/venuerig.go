@@ -25,6 +25,8 @@ import (
 	"wicket/node/alpaca/alpacafake"
 	"wicket/node/binance"
 	"wicket/node/binance/binancefake"
+	"wicket/node/binancefutures"
+	"wicket/node/binancefutures/binancefuturesfake"
 	"wicket/node/nodetest"
 	"wicket/node/server"
 )
@@ -37,6 +39,12 @@ const AdapterTimeout = 2 * time.Second
 var binanceSymbols = map[string]binancefake.Symbol{
 	"BTCUSDT": {Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 	"ETHUSDT": {Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
+}
+
+// futuresSymbols are the fake Binance USDⓈ-M's perpetuals, by name.
+var futuresSymbols = map[string]binancefuturesfake.Symbol{
+	"BTCUSDT": {Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.10", Step: "0.001", MinQty: "0.001", MinNo: "5", Price: "60000"},
+	"ETHUSDT": {Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.001", MinQty: "0.001", MinNo: "5", Price: "3000"},
 }
 
 // alpacaAssets are the fake Alpaca's assets, by its symbol.
@@ -55,6 +63,20 @@ func Binance(tb testing.TB, balances map[string]string, symbols ...string) *bina
 		tb.Fatalf("venuerig.Binance: %v", err)
 	}
 	f := binancefake.New(testkit.Secret(tb, 16), testkit.Secret(tb, 16), list, balances)
+	tb.Cleanup(f.Close)
+	return f
+}
+
+// BinanceFutures is a loopback Binance USDⓈ-M listing perpetuals
+// (BTCUSDT at 60000, ETHUSDT at 3000) with a USDT wallet, with an API key
+// and secret made for this run, closed when the test ends.
+func BinanceFutures(tb testing.TB, wallet string, symbols ...string) *binancefuturesfake.Fake {
+	tb.Helper()
+	list, err := pick(futuresSymbols, symbols)
+	if err != nil {
+		tb.Fatalf("venuerig.BinanceFutures: %v", err)
+	}
+	f := binancefuturesfake.New(testkit.Secret(tb, 16), testkit.Secret(tb, 16), list, wallet)
 	tb.Cleanup(f.Close)
 	return f
 }
@@ -118,6 +140,16 @@ func OnBinance(f *binancefake.Fake, table project.Venue) Venue {
 	table.Kind, table.BaseURL = project.KindBinance, f.URL
 	return Venue{Table: table, adapt: func(vc project.Venue, timeout time.Duration) (server.Exchange, error) {
 		return binance.New(binance.Config{Venue: vc, APIKey: f.APIKey, APISecret: f.Secret, Timeout: timeout})
+	}}
+}
+
+// OnBinanceFutures is venue table on the futures fake f, traded through
+// the binancefutures adapter with f's keys. The table's kind and BaseURL
+// are set to binance-futures and f's.
+func OnBinanceFutures(f *binancefuturesfake.Fake, table project.Venue) Venue {
+	table.Kind, table.BaseURL = project.KindBinanceFutures, f.URL
+	return Venue{Table: table, adapt: func(vc project.Venue, timeout time.Duration) (server.Exchange, error) {
+		return binancefutures.New(binancefutures.Config{Venue: vc, APIKey: f.APIKey, APISecret: f.Secret, Timeout: timeout})
 	}}
 }
 

@@ -9,15 +9,19 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"wicket/strategy/book"
 )
 
 // An allowance is what a deployment may do (deployments.md): two sizing
 // limits and three circuit breakers. A backtest run under one measures the
-// breakers the strategy will trade under; the node applies the same rules.
+// breakers the strategy will trade under; the node applies the same rules,
+// the one book's (strategy/book), which states them.
 //
 // Sizing limits clip, and never refuse on their own: an order's notional
 // (quantity × the mark it fills at, before slippage) is clipped to
-// max_order_notional, and the position it leaves to max_position_notional;
+// max_order_notional, and the position it leaves to max_position_notional
+// and to the capital (a deployment never holds more than its capital);
 // the rest of the target is not traded. A position that price drift took
 // above the limit is not added to, and may always be reduced.
 //
@@ -25,10 +29,10 @@ import (
 // and protective exits resting since before the trip keep running; the
 // open position is kept) for the rest of the run.
 //   - max_orders_per_day counts the orders a strategy's decisions send in
-//     the UTC day of the bar they fill in (protective exits are not
+//     the UTC day of the bar that decided them (protective exits are not
 //     counted: they rest with the order that opened the position); it is
 //     checked before an order, and the order that would exceed it is not
-//     placed.
+//     placed: the breaker names the deciding bar, as a deployment's does.
 //   - max_daily_loss trips when equity falls more than the amount below
 //     the equity the UTC day began with (the last mark before the day's
 //     first bar; the capital on the first day).
@@ -166,45 +170,34 @@ type Breaker struct {
 	Reason string    `json:"reason"`
 }
 
-// limits is an allowance as a run applies it, in the engine's floats; inf
-// is no limit.
+// limits is an allowance as a run applies it: the book's rules
+// (strategy/book) in the engine's floats, with the run's marks, order
+// count and breaker.
 type limits struct {
-	order, position, loss, drawdown float64
-	perDay                          int
-
-	day              int64 // the UTC day (Unix days) of the last mark
-	dayStart, lastEq float64
-	peak             float64
-	orders           int // sent in day ordersDay
-	ordersDay        int64
-	tripped          *Breaker
-	times            []int64
+	book.FloatLimits
+	days      book.FloatDay
+	perDay    int
+	orders    int   // sent in the UTC day ordersDay
+	ordersDay int64 // the UTC day (Unix days) of the last counted order
+	tripped   *Breaker
+	times     []int64
 }
 
-func newLimits(a *Allowance, capital float64, times []int64) *limits {
+// Caps is a as the book takes it, bounding the position by capital as a
+// deployment's is.
+func (a *Allowance) Caps(capital decimal.Decimal) book.Caps {
+	return book.Caps{MaxOrderNotional: a.MaxOrderNotional, MaxPositionNotional: a.MaxPositionNotional,
+		MaxDailyLoss: a.MaxDailyLoss, MaxDrawdownPct: a.MaxDrawdownPct, Capital: capital}
+}
+
+func newLimits(a *Allowance, capitalDec decimal.Decimal, capital float64, times []int64) *limits {
 	if a == nil {
 		return nil
 	}
-	f := func(d *decimal.Decimal) float64 {
-		if d == nil {
-			return math.Inf(1)
-		}
-		v, _ := d.Float64()
-		return v
-	}
 	return &limits{
-		order: f(a.MaxOrderNotional), position: f(a.MaxPositionNotional), loss: f(a.MaxDailyLoss),
-		drawdown: f(a.MaxDrawdownPct) / 100, perDay: a.MaxOrdersPerDay,
-		day: math.MinInt64, ordersDay: math.MinInt64, lastEq: capital, peak: capital, times: times,
+		FloatLimits: a.Caps(capitalDec).Float(), days: book.NewFloatDay(capital), perDay: a.MaxOrdersPerDay,
+		ordersDay: math.MinInt64, times: times,
 	}
-}
-
-func unixDay(t int64) int64 {
-	d := t / 86400
-	if t%86400 < 0 {
-		d--
-	}
-	return d
 }
 
 // trip pauses the run at bar i, once.
@@ -216,52 +209,37 @@ func (l *limits) trip(i int, name, reason string) {
 
 // mark checks the equity breakers against equity eq at bar i.
 func (l *limits) mark(i int, eq float64) {
-	if d := unixDay(l.times[i]); d != l.day {
-		l.day, l.dayStart = d, l.lastEq
-	}
-	l.lastEq = eq
-	l.peak = max(l.peak, eq)
+	l.days.Mark(book.UnixDay(l.times[i]), eq)
 	if l.tripped != nil {
 		return
 	}
-	if loss := l.dayStart - eq; loss > l.loss {
-		l.trip(i, AllowMaxDailyLoss, fmt.Sprintf("equity %s is %s below the day's opening %s (limit %s)", Money(eq), Money(loss), Money(l.dayStart), Money(l.loss)))
-		return
-	}
-	if l.peak > 0 && eq < l.peak*(1-l.drawdown) {
-		l.trip(i, AllowMaxDrawdownPct, fmt.Sprintf("equity %s is %.2f%% below its peak %s (limit %s%%)", Money(eq), 100*(1-eq/l.peak), Money(l.peak), strconv.FormatFloat(100*l.drawdown, 'f', -1, 64)))
+	switch l.Breached(&l.days, eq) {
+	case book.DailyLoss:
+		d := &l.days
+		l.trip(i, AllowMaxDailyLoss, fmt.Sprintf("equity %s is %s below the day's opening %s (limit %s)", Money(eq), Money(d.Start-eq), Money(d.Start), Money(l.Loss)))
+	case book.Drawdown:
+		p := l.days.Peak
+		l.trip(i, AllowMaxDrawdownPct, fmt.Sprintf("equity %s is %.2f%% below its peak %s (limit %s%%)", Money(eq), 100*(1-eq/p), Money(p), strconv.FormatFloat(100*l.Drawdown, 'f', -1, 64)))
 	}
 }
 
-// size sizes an order of dq from position pos filling at mark p on bar i:
-// clipped to the sizing limits, and 0 when the run is paused or the
-// order would exceed the day's count (which pauses it).
-func (l *limits) size(i int, p, pos, dq float64) float64 {
+// size sizes an order of dq from position pos filling at mark p, decided
+// at bar dec: clipped to the sizing limits, and 0 when the run is paused
+// or the order would exceed the count of dec's day (which pauses the run
+// at dec, the bar a deployment would have sent it at).
+func (l *limits) size(dec int, p, pos, dq float64) float64 {
 	if l.tripped != nil {
 		return 0
 	}
-	np := pos + dq
-	if lim := l.position / p; math.Abs(np) > lim {
-		switch {
-		case np*pos > 0 && math.Abs(np) <= math.Abs(pos): // a reduction
-		case np*pos > 0 && math.Abs(pos) > lim: // drifted above: no more
-			np = pos
-		default:
-			np = math.Copysign(lim, np)
-		}
-	}
-	dq = np - pos
-	if lim := l.order / p; math.Abs(dq) > lim {
-		dq = math.Copysign(lim, dq)
-	}
+	dq = l.Clip(p, pos, dq)
 	if dq == 0 || l.perDay <= 0 {
 		return dq
 	}
-	if d := unixDay(l.times[i]); d != l.ordersDay {
+	if d := book.UnixDay(l.times[dec]); d != l.ordersDay {
 		l.ordersDay, l.orders = d, 0
 	}
-	if l.orders >= l.perDay {
-		l.trip(i, AllowMaxOrdersPerDay, fmt.Sprintf("a %d. order in the UTC day %s would exceed the limit of %d", l.orders+1, unixTime(l.times[i]).Format(time.DateOnly), l.perDay))
+	if !book.MayOrder(l.perDay, l.orders) {
+		l.trip(dec, AllowMaxOrdersPerDay, fmt.Sprintf("a %d. order in the UTC day %s would exceed the limit of %d", l.orders+1, unixTime(l.times[dec]).Format(time.DateOnly), l.perDay))
 		return 0
 	}
 	l.orders++

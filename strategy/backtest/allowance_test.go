@@ -120,8 +120,8 @@ func TestAllowanceOrdersPerDay(t *testing.T) {
 	if got := p.fills(); len(got) != 3 || got[0] != 1 || got[2] != 3 {
 		t.Errorf("position changed at bars %v, want 1, 2, 3 (three orders filled at their opens)", got)
 	}
-	if b := res.Breaker; b == nil || b.Name != AllowMaxOrdersPerDay || b.Bar != 4 {
-		t.Fatalf("breaker %+v, want max_orders_per_day at bar 4 (the fourth order's fill)", b)
+	if b := res.Breaker; b == nil || b.Name != AllowMaxOrdersPerDay || b.Bar != 3 || !b.Time.Equal(unixTime(bars.Time[3])) {
+		t.Fatalf("breaker %+v, want max_orders_per_day at bar 3 (the bar that decided the fourth order, as a deployment names it)", b)
 	}
 	if res.OpenPosition == nil {
 		t.Error("the position the third order opened is not kept")
@@ -199,15 +199,16 @@ func TestAllowanceSizing(t *testing.T) {
 }
 
 // TestAllowanceUnchanged: an allowance whose limits are never reached
-// gives the run without one, figure for figure (the breakers' bar-by-bar
-// path against the engine's fast loops).
+// (nor the capital's bound: the targets hold half the equity) gives the
+// run without one, figure for figure (the breakers' bar-by-bar path
+// against the engine's fast loops).
 func TestAllowanceUnchanged(t *testing.T) {
 	bars := walk(3000, 7)
 	targets := make([]float64, bars.Len())
 	for i := range targets {
 		targets[i] = nan()
 		if i%37 == 0 {
-			targets[i] = float64(i%3) - 1
+			targets[i] = (float64(i%3) - 1) / 2
 		}
 	}
 	cfg := cfgWith(10000, 10, 5)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"wicket/strategy"
+	"wicket/strategy/book"
 )
 
 // Costs beyond fee and slippage, each off in the zero value, so a run
@@ -15,7 +16,8 @@ import (
 //
 //   - Funding: a settlement at time t belongs to the bar whose span holds
 //     it (open time <= t < the next bar's open time, or the bar length for
-//     the last bar). It is charged at that bar's open, after the open's
+//     the last bar: strategy/book's FundingEnd, the portfolio's rule too),
+//     so one inside a gap of the bars is charged before the gap. It is charged at that bar's open, after the open's
 //     fill, on the position then held: cash -= position × open × rate, so
 //     a long pays a positive rate and a short receives it. Settlements
 //     outside the bars are not charged.
@@ -262,24 +264,24 @@ func newCostState(c Costs, barSecs int64) costState {
 // settlements in the bar's span are charged at the open.
 func (s *sim) atOpen(i int, o float64) {
 	if s.cost.carry != 0 && s.fillNext && s.cost.carryFrom < i {
-		s.fillCarry(i, o)
+		s.fillCarry(i, i-1, o)
 	}
 	if !s.cost.funding {
 		return
 	}
 	t := s.bars.Time
-	end := t[i] + s.cost.barSecs
+	var next int64
 	if i+1 < len(t) {
-		end = t[i+1]
+		next = t[i+1]
 	}
+	end := book.FundingEnd(t[i], next, i+1 < len(t), s.cost.barSecs)
 	rates := s.cost.rates
 	k := s.cost.next
 	for k < len(rates) && rates[k].Time < end {
-		if rates[k].Time >= t[i] && s.pos != 0 {
-			amt := s.pos * o * rates[k].Rate
-			s.cash -= amt
+		if rates[k].Time >= t[i] && s.held.Qty != 0 {
+			amt := s.held.Qty * o * rates[k].Rate
+			s.acct.Charge(&s.held, amt)
 			s.cost.paidFund += amt
-			s.open.costs += amt
 		}
 		k++
 	}
@@ -290,13 +292,13 @@ func (s *sim) atOpen(i int, o float64) {
 // the borrow on a short held at the close.
 func (s *sim) inBar(i int) error {
 	b := &s.bars
-	if s.cost.lev > 0 && s.pos != 0 && s.open.active && s.open.qtyIn > 0 {
+	if s.cost.lev > 0 && s.held.Qty != 0 && s.held.Trip.Active && s.held.Trip.QtyIn > 0 {
 		o, h, l, c := b.Open[i], b.High[i], b.Low[i], b.Close[i]
 		if !(l <= min(o, c) && h >= max(o, c) && l > 0 && h <= math.MaxFloat64) {
 			return invalidf("bar %d (%s) has open %v, high %v, low %v, close %v; the margin model needs a high and a low that contain the open and the close", i, timeString(b.Time[i]), o, h, l, c)
 		}
-		entry := s.open.valueIn / s.open.qtyIn
-		if s.pos > 0 {
+		entry := s.held.Trip.Entry
+		if s.held.Qty > 0 {
 			if liq := LiquidationPrice(entry, s.cost.lev, s.cost.mm, true); l <= liq {
 				s.liquidate(i, min(o, liq), entry)
 			}
@@ -304,15 +306,14 @@ func (s *sim) inBar(i int) error {
 			s.liquidate(i, max(o, liq), entry)
 		}
 	}
-	if s.cost.borrow > 0 && s.pos < 0 {
+	if s.cost.borrow > 0 && s.held.Qty < 0 {
 		dt := s.cost.barSecs
 		if i > 0 {
 			dt = b.Time[i] - b.Time[i-1]
 		}
-		amt := -s.pos * b.Close[i] * s.cost.borrow * float64(dt)
-		s.cash -= amt
+		amt := -s.held.Qty * b.Close[i] * s.cost.borrow * float64(dt)
+		s.acct.Charge(&s.held, amt)
 		s.cost.paidBorr += amt
-		s.open.costs += amt
 	}
 	return nil
 }
@@ -330,19 +331,17 @@ func LiquidationPrice(entry, lev, mm float64, long bool) float64 {
 // liquidate closes the position at px on bar i: no fee or slippage, and
 // what the fill leaves of the margin goes to the venue.
 func (s *sim) liquidate(i int, px, entry float64) {
-	qty := math.Abs(s.pos)
+	qty := math.Abs(s.held.Qty)
 	side := 1.0
-	if s.pos < 0 {
+	if s.held.Qty < 0 {
 		side = -1
 	}
 	margin := qty * entry / s.cost.lev
 	forfeit := margin + side*(px-entry)*qty
-	s.cash -= forfeit
-	s.open.costs += forfeit
-	fee := s.fee
-	s.fee, s.exitAs = 0, "liquidation"
-	s.fillAt(i, px, -s.pos, 0)
-	s.fee, s.exitAs = fee, ""
+	s.acct.Charge(&s.held, forfeit)
+	s.exitAs = "liquidation"
+	s.fillAt(i, px, -s.held.Qty, 0, 0)
+	s.exitAs = ""
 	s.target = 0
 	s.cost.carry = 0
 	s.cost.liqs++
@@ -365,11 +364,12 @@ func (s *sim) capFill(i int, dq float64) float64 {
 	return capped
 }
 
-// fillCarry fills a carried rest at price p on bar i (capped again).
-func (s *sim) fillCarry(i int, p float64) {
+// fillCarry fills a carried rest at price p on bar i (capped again), as
+// an order of bar dec (i, or the bar before when it fills at the open).
+func (s *sim) fillCarry(i, dec int, p float64) {
 	q := s.cost.carry
 	s.cost.carry = 0
-	s.apply(i, p, strategy.Intent{Kind: strategy.Qty, Value: q, Exits: s.exits})
+	s.apply(i, dec, p, strategy.Intent{Kind: strategy.Qty, Value: q, Exits: s.exits})
 }
 
 // costWarnings are the warnings of a run's costs.

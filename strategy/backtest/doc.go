@@ -13,6 +13,10 @@
 // filled notional. Targets are fractions of equity, negative for short;
 // Qty intents trade a signed quantity.
 //
+// The accounting rules (fills, positions, cash, fees, round trips, the
+// allowance's sizing and breakers) are strategy/book's, in its float64
+// copy; deployments keep the same rules in decimals.
+//
 // Accounting is float64, and money is rounded only when reported (to cents
 // in JSON, as decimal strings). A backtest over a million bars must run in
 // tens of milliseconds, and decimal arithmetic costs two orders of magnitude

@@ -8,6 +8,7 @@ import (
 
 	"wicket/internal/intrabar"
 	"wicket/strategy"
+	"wicket/strategy/book"
 )
 
 // Run backtests decisions over bars under cfg. The context is checked every
@@ -154,9 +155,10 @@ type sim struct {
 	sizing   float64 // (1+slip)(1+fee): a target's position costs this much per unit of open price
 	fillNext bool
 
-	cash, pos   float64
-	target      float64   // the standing target; NaN after a Qty trade
-	equity      []float64 // nil when the curve is not kept (Evaluate)
+	acct        book.FloatAccount  // cash, fees and slippage (strategy/book)
+	held        book.FloatPosition // the position and its round trip
+	target      float64            // the standing target; NaN after a Qty trade
+	equity      []float64          // nil when the curve is not kept (Evaluate)
 	returns     []float64
 	curve       curveAcc
 	closed      tradeAcc
@@ -164,14 +166,11 @@ type sim struct {
 	prices      *priceCheck // a Scratch's price check; nil checks every run
 	finalEquity float64
 	exposed     int
-	fees        float64
-	slipCost    float64
 	entered     bool
 	negCash     int     // first bar with negative cash, or -1
 	bust        int     // bar where equity reached zero, or -1
 	allow       *limits // the allowance (allowance.go); nil: none
 
-	open   openTrade
 	trades []Trade
 
 	// Protective orders (protect.go).
@@ -186,19 +185,6 @@ type sim struct {
 	cost costState // funding, borrow, margin and the volume cap (costs.go)
 }
 
-// openTrade accumulates the round trip in progress.
-type openTrade struct {
-	active   bool
-	side     float64 // +1 long, -1 short
-	entryBar int
-	qtyIn    float64 // quantity entered (increases)
-	valueIn  float64 // sum of quantity × fill price of increases
-	qtyOut   float64
-	valueOut float64
-	fees     float64
-	costs    float64 // funding, borrow and a liquidation's forfeit (costs.go)
-}
-
 // newSim prepares a run over bars; equity is where the curve goes (nil:
 // not kept), returns where the per-bar returns go, both of bars.Len().
 func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital float64, equity, returns []float64) *sim {
@@ -208,9 +194,9 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 		capital:  capital,
 		fee:      fee,
 		slip:     slip,
-		sizing:   (1 + slip) * (1 + fee),
+		sizing:   book.FloatSizing(slip, fee),
 		fillNext: cfg.Fill == FillNextOpen,
-		cash:     capital,
+		acct:     book.FloatAccount{Cash: capital},
 		equity:   equity,
 		returns:  returns,
 		curve:    newCurveAcc(capital, bars.Time[0]),
@@ -220,7 +206,7 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 		rule:     cfg.Intrabar,
 		bandLo:   math.Inf(-1),
 		bandHi:   math.Inf(1),
-		allow:    newLimits(cfg.Allowance, capital, bars.Time),
+		allow:    newLimits(cfg.Allowance, cfg.Capital, capital, bars.Time),
 		cost:     newCostState(cfg.Costs, int64(g.Duration()/time.Second)),
 	}
 }
@@ -262,7 +248,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	)
 	// The hot state lives in locals; the rare events (fills, new peaks,
 	// deeper drawdowns, going bust) update s and the locals are read back.
-	cash, pos, bust := s.cash, s.pos, false
+	cash, pos, bust := s.acct.Cash, s.held.Qty, false
 	peak, floor := acc.peak, acc.floor
 	prev := s.capital
 	next := -1 // the next bar with a target, once asked for (>= i)
@@ -353,25 +339,25 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		eq, r := prev, 0.0
 		if !bust {
 			if hasPending {
-				s.apply(i, o, pending)
-				cash, pos = s.cash, s.pos
+				s.apply(i, i-1, o, pending) // decided at the bar before
+				cash, pos = s.acct.Cash, s.held.Qty
 				hasPending = false
 			}
 			if s.cost.on {
 				s.atOpen(i, o)
-				cash, pos = s.cash, s.pos
+				cash, pos = s.acct.Cash, s.held.Qty
 			}
 			if len(s.legs) > 0 {
 				if err := s.protect(i); err != nil {
 					return err
 				}
-				cash, pos = s.cash, s.pos
+				cash, pos = s.acct.Cash, s.held.Qty
 			}
 			if s.cost.on {
 				if err := s.inBar(i); err != nil {
 					return err
 				}
-				cash, pos = s.cash, s.pos
+				cash, pos = s.acct.Cash, s.held.Qty
 			}
 			if s.allow != nil {
 				s.allow.mark(i, cash+pos*c) // before the bar's decision
@@ -403,13 +389,13 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 						pending, hasPending = in, true
 					}
 				} else {
-					s.apply(i, c, in)
-					cash, pos = s.cash, s.pos
+					s.apply(i, i, c, in)
+					cash, pos = s.acct.Cash, s.held.Qty
 				}
 			}
 			if s.cost.carry != 0 && !s.fillNext && s.cost.carryFrom < i {
-				s.fillCarry(i, c)
-				cash, pos = s.cash, s.pos
+				s.fillCarry(i, i, c)
+				cash, pos = s.acct.Cash, s.held.Qty
 			}
 			eq = cash + pos*c
 			if prev > 0 && eq != prev { // flat, eq == prev and r is exactly 0: no division
@@ -437,7 +423,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		prev = eq
 		if eq <= 0 && !bust {
 			s.goBust(i)
-			cash, pos, bust = s.cash, s.pos, true
+			cash, pos, bust = s.acct.Cash, s.held.Qty, true
 		}
 	}
 	acc.sum, acc.down = sum, down
@@ -453,15 +439,16 @@ func (s *sim) metrics(g strategy.Granularity, blocks int) (Metrics, Moments, []B
 	m, mo, bs := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration(), blocks)
 	s.closed.fill(&m)
 	m.Exposure = float64(s.exposed) / float64(n)
-	m.FeesPaid, m.SlippageCost = s.fees, s.slipCost
+	m.FeesPaid, m.SlippageCost = s.acct.Fees, s.acct.Slipped
 	m.Charged, m.FundingPaid, m.BorrowPaid = s.cost.charged, s.cost.paidFund, s.cost.paidBorr
 	m.Liquidations, m.VolumeCappedFills = s.cost.liqs, s.cost.capped
 	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
 	return m, mo, bs
 }
 
-// apply turns an intent into a fill at price p on bar i.
-func (s *sim) apply(i int, p float64, in strategy.Intent) {
+// apply turns an intent decided at bar dec into a fill at price p on bar
+// i (dec is i, or the bar before when a decision fills at the next open).
+func (s *sim) apply(i, dec int, p float64, in strategy.Intent) {
 	var dq float64
 	switch in.Kind {
 	case strategy.Target:
@@ -471,7 +458,7 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 		}
 		s.cost.carry = 0 // a new decision supersedes a capped fill's rest
 		s.target = f
-		dq = f*(s.cash+s.pos*p)/(p*s.sizing) - s.pos
+		dq = book.FloatTarget(f, s.acct.Cash+s.held.Qty*p, p, s.sizing, s.held.Qty)
 	case strategy.Qty:
 		s.cost.carry = 0
 		dq = in.Value
@@ -480,7 +467,7 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 		return
 	}
 	if s.allow != nil {
-		if dq = s.allow.size(i, p, s.pos, dq); s.allow.tripped != nil {
+		if dq = s.allow.size(dec, p, s.held.Qty, dq); s.allow.tripped != nil {
 			return // paused: no order
 		}
 	}
@@ -488,9 +475,9 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 		dq = s.capFill(i, dq)
 	}
 	if dq != 0 {
-		s.fillAt(i, p, dq, s.slip)
+		s.fillAt(i, p, dq, s.slip, s.fee)
 		if s.allow != nil {
-			s.allow.mark(i, s.cash+s.pos*p)
+			s.allow.mark(i, s.acct.Cash+s.held.Qty*p)
 		}
 	}
 	if dq != 0 || in.Exits != s.exits {
@@ -499,77 +486,38 @@ func (s *sim) apply(i int, p float64, in strategy.Intent) {
 }
 
 // fillAt fills dq (signed) at mark p on bar i, with slippage slip (a
-// fraction of the price) and fees, and keeps the round-trip books.
-func (s *sim) fillAt(i int, p, dq, slip float64) {
-	side := 1.0
-	if dq < 0 {
-		side = -1
-	}
-	qty := math.Abs(dq)
-	px := p * (1 + side*slip)
-	fee := qty * px * s.fee
-	s.cash -= dq*px + fee
-	s.fees += fee
-	s.slipCost += qty * p * slip
+// fraction of the price) and fee rate fee, through the book.
+func (s *sim) fillAt(i int, p, dq, slip, fee float64) {
+	s.fillWith(i, p, dq, slip, fee)
 	s.entered = true
-	if s.cash < -1e-9*s.capital && s.negCash < 0 {
+	if s.acct.Cash < -1e-9*s.capital && s.negCash < 0 {
 		s.negCash = i
 	}
-
-	prev := s.pos
-	pos := prev + dq
-	if math.Abs(pos) <= 1e-9*max(math.Abs(prev), qty) {
-		pos = 0 // a round trip that should end flat does, despite float rounding
-	}
-	switch {
-	case prev == 0 || (prev > 0) == (dq > 0):
-		s.add(i, side, qty, px, fee)
-	default:
-		closing := qty
-		if pos == 0 || (pos > 0) != (prev > 0) {
-			closing = math.Abs(prev)
-		}
-		share := closing / qty
-		s.open.qtyOut += closing
-		s.open.valueOut += closing * px
-		s.open.fees += fee * share
-		if pos == 0 || (pos > 0) != (prev > 0) {
-			s.closeTrade(i)
-		}
-		if pos != 0 && (pos > 0) != (prev > 0) {
-			s.add(i, side, math.Abs(pos), px, fee*(1-share))
-		}
-	}
-	s.pos = pos
 }
 
-func (s *sim) add(i int, side, qty, px, fee float64) {
-	if !s.open.active {
-		s.open = openTrade{active: true, side: side, entryBar: i}
+// fillWith books a fill with fee rate fee and records the trip it closed.
+func (s *sim) fillWith(i int, p, dq, slip, fee float64) {
+	if _, closed := s.acct.Fill(&s.held, i, p, dq, slip, fee); closed {
+		s.closeTrade(i, &s.held.Closed)
 	}
-	s.open.qtyIn += qty
-	s.open.valueIn += qty * px
-	s.open.fees += fee
 }
 
-func (s *sim) closeTrade(i int) {
-	o := s.open
-	pnl := o.side*(o.valueOut-o.valueIn) - o.fees - o.costs
+func (s *sim) closeTrade(i int, o *book.FloatTrip) {
+	pnl := o.PnL()
 	s.closed.add(pnl)
-	s.open = openTrade{}
 	if !s.keep {
 		return
 	}
 	s.trades = append(s.trades, Trade{
-		Side:       sideName(o.side),
-		EntryBar:   o.entryBar,
+		Side:       sideName(o.Side()),
+		EntryBar:   o.EntryBar,
 		ExitBar:    i,
-		EntryPrice: o.valueIn / o.qtyIn,
-		ExitPrice:  o.valueOut / o.qtyOut,
-		Quantity:   o.qtyIn,
+		EntryPrice: o.Entry,
+		ExitPrice:  o.ExitPrice(),
+		Quantity:   o.QtyIn,
 		PnL:        pnl,
-		Return:     pnl / o.valueIn,
-		Fees:       o.fees,
+		Return:     pnl / o.ValueIn,
+		Fees:       o.Fees,
 		Exit:       s.exitAs,
 	})
 }
@@ -579,34 +527,29 @@ func (s *sim) closeTrade(i int) {
 func (s *sim) goBust(i int) {
 	s.bust = i
 	s.legs, s.legKind = s.legs[:0], s.legKind[:0]
-	if s.pos != 0 {
-		c := s.bars.Close[i]
-		s.cash += s.pos * c
-		s.open.qtyOut += math.Abs(s.pos)
-		s.open.valueOut += math.Abs(s.pos) * c
-		s.closeTrade(i)
-		s.pos = 0
+	if s.held.Qty != 0 {
+		s.fillWith(i, s.bars.Close[i], -s.held.Qty, 0, 0)
 	}
 }
 
 // openPosition reports the round trip still open after the last bar,
 // marked at its close without exit costs.
 func (s *sim) openPosition() *Position {
-	if !s.open.active {
+	if !s.held.Trip.Active {
 		return nil
 	}
-	o, last := s.open, s.bars.Len()-1
+	o, last := &s.held.Trip, s.bars.Len()-1
 	c := s.bars.Close[last]
-	held := math.Abs(s.pos)
+	held := math.Abs(s.held.Qty)
 	return &Position{
-		Side:       sideName(o.side),
-		EntryBar:   o.entryBar,
-		EntryTime:  unixTime(s.bars.Time[o.entryBar]),
-		EntryPrice: o.valueIn / o.qtyIn,
-		Quantity:   s.pos,
+		Side:       sideName(o.Side()),
+		EntryBar:   o.EntryBar,
+		EntryTime:  unixTime(s.bars.Time[o.EntryBar]),
+		EntryPrice: o.Entry,
+		Quantity:   s.held.Qty,
 		Mark:       c,
-		PnL:        o.side*(o.valueOut+held*c-o.valueIn) - o.fees - o.costs,
-		Fees:       o.fees,
+		PnL:        o.Side()*(o.ValueOut+held*c-o.ValueIn) - o.Fees - o.Costs,
+		Fees:       o.Fees,
 	}
 }
 

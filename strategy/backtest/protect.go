@@ -29,17 +29,17 @@ var exitNames = [...]string{exitStopLoss: "stop_loss", exitTakeProfit: "take_pro
 
 // place sets the resting exits for the position the latest fill left:
 // none when flat or when e asks for none; else e's legs around the
-// average entry price.
+// average entry price (the book keeps it exact, strategy/book).
 func (s *sim) place(e strategy.Exits) {
 	s.legs = s.legs[:0]
 	s.legKind = s.legKind[:0]
 	s.exits = e
-	if s.pos == 0 || !e.Any() || !s.open.active || s.open.qtyIn == 0 {
+	if s.held.Qty == 0 || !e.Any() || !s.held.Trip.Active || s.held.Trip.QtyIn == 0 {
 		s.exitBand()
 		return
 	}
-	entry := s.open.valueIn / s.open.qtyIn
-	long := s.pos > 0
+	entry := s.held.Trip.Entry // exact: a stop at the low is reached
+	long := s.held.Qty > 0
 	exit := intrabar.Sell
 	sign := 1.0 // the winning direction
 	if !long {
@@ -107,7 +107,7 @@ func (s *sim) protect(i int) error {
 		slip = s.slip
 	}
 	s.exitAs = exitNames[s.legKind[f.Order]]
-	s.fillAt(i, float64(f.Price), -s.pos, slip)
+	s.fillAt(i, float64(f.Price), -s.held.Qty, slip, s.fee)
 	s.exitAs = ""
 	s.target = 0
 	s.legs, s.legKind = s.legs[:0], s.legKind[:0]

@@ -188,7 +188,7 @@ func (s *sim) warnings(cfg Config, g strategy.Granularity) []string {
 	case len(s.trades) < TooFewTrades:
 		w = append(w, fmt.Sprintf("too few trades: %d closed round trips are too few to judge a strategy by; widen the range or use a finer granularity", len(s.trades)))
 	}
-	if s.open.active {
+	if s.held.Trip.Active {
 		w = append(w, "a position is still open at the end: it counts in final_equity and the curve but not in the trade metrics (see open_position)")
 	}
 	if s.negCash >= 0 {

@@ -208,7 +208,9 @@ const (
 	// announcement is a barsNote.
 	// 5: a chunk that charges funding names the store's funding, shipped
 	// by its digest like bars (worker.SweepChunk.FundingDigest).
-	protocol = "5"
+	// 6: every message is bound to its sweep, numbered and stamped with
+	// its expiry under the signature (sign.go).
+	protocol = "6"
 )
 
 // protocolError is the error for a message of another wire version.

@@ -67,9 +67,13 @@ type Dispatcher struct {
 	// refusedBeats the heartbeats.
 	refused, refusedBeats atomic.Uint64
 
-	mu          sync.Mutex
-	pending     map[string]*waiter // chunk id → who waits for its answer
-	workers     map[string]seen
+	mu      sync.Mutex
+	pending map[string]*waiter // chunk id → who waits for its answer
+	workers map[string]seen
+	// beats is the last heartbeat sequence number seen of each worker,
+	// kept after the worker is gone, so that its heartbeats published
+	// again never bring it back (at most maxBeats workers remembered).
+	beats       map[string]uint64
 	bars        map[string]string      // history path, series, range → digest shipped
 	barsMu      sync.Mutex             // serialises shipping bars
 	fundingMu   sync.Mutex             // serialises shipping funding
@@ -107,7 +111,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	sig, err := newSigner(o.Key)
+	sig, err := newSigner(o.Key, o.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +120,8 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
-		pending: map[string]*waiter{}, workers: map[string]seen{}, bars: map[string]string{}, fundingRead: map[string]fundingSeen{}}
+		pending: map[string]*waiter{}, workers: map[string]seen{}, beats: map[string]uint64{}, bars: map[string]string{}, fundingRead: map[string]fundingSeen{}}
+	sig.sweep = d.id // every message it sends is bound to it
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
 		d.subs = append(d.subs, sub)
@@ -172,10 +177,19 @@ func (d *Dispatcher) onPresence(m *nats.Msg) {
 		return
 	}
 	d.mu.Lock()
-	if last, ok := d.workers[p.ID]; ok && p.Seq <= last.p.Seq {
+	if last, ok := d.beats[p.ID]; ok && p.Seq <= last {
 		d.mu.Unlock()
-		return // a heartbeat sent again, or out of order
+		return // a heartbeat sent again (replayed), or out of order
 	}
+	if len(d.beats) >= maxBeats {
+		for id := range d.beats { // forget one that is not present
+			if _, live := d.workers[id]; !live {
+				delete(d.beats, id)
+				break
+			}
+		}
+	}
+	d.beats[p.ID] = p.Seq
 	d.workers[p.ID] = seen{p, d.o.Now()}
 	copies := d.tail(p)
 	d.mu.Unlock()
@@ -183,6 +197,10 @@ func (d *Dispatcher) onPresence(m *nats.Msg) {
 		d.nc.PublishMsg(c)
 	}
 }
+
+// maxBeats bounds the workers whose last heartbeat a dispatcher
+// remembers.
+const maxBeats = 65536
 
 // maxHolders bounds the workers that run one chunk at once: the worker
 // it was given to and one that runs a tail copy (or the one it was given
@@ -219,7 +237,7 @@ func (d *Dispatcher) tail(p presence) []*nats.Msg {
 		w.copied = true
 		c := nats.NewMsg(tailPrefix + p.ID)
 		c.Data = w.msg.Data
-		for _, k := range []string{headerChunk, headerReply, headerProtocol} {
+		for _, k := range []string{headerChunk, headerReply, headerProtocol, headerSweep, headerExpires} {
 			c.Header.Set(k, w.msg.Header.Get(k))
 		}
 		d.sig.sign(c)
@@ -234,8 +252,8 @@ func (d *Dispatcher) onReply(m *nats.Msg) {
 		d.refuse(m, chunk)
 		return
 	}
-	if chunk == "" {
-		return
+	if chunk == "" || m.Header.Get(headerSweep) != d.id {
+		return // not an answer to a chunk of this dispatcher's
 	}
 	d.mu.Lock()
 	if m.Header.Get(headerHeld) != "" {

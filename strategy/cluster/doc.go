@@ -36,7 +36,11 @@
 // announcement whose signature does not verify is refused, and a
 // refused answer is counted (Dispatcher.Refused, and the chunk's
 // worker.SweepChunkResult.Refused) while its chunk waits on for the
-// genuine one. A chunk whose sweep fails leaves the stream with it.
+// genuine one. The signature also covers each message's sweep, sequence
+// number and expiry, so a signed message published again is refused once
+// it expires, a worker runs a chunk id once, and a sweep takes a worker's
+// heartbeats only in increasing sequence. A chunk whose sweep fails
+// leaves the stream with it.
 //
 // It must never run strategy code in the process that talks to NATS
 // (that is the pool's job), never run a chunk or take an answer that

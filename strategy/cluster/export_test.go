@@ -5,7 +5,7 @@ import "github.com/nats-io/nats.go"
 // Sign signs m with key, as a sweep or a worker holding key does: for
 // tests that play a part of the cluster.
 func Sign(key []byte, m *nats.Msg) {
-	s, err := newSigner(key)
+	s, err := newSigner(key, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -15,3 +15,9 @@ func Sign(key []byte, m *nats.Msg) {
 // Protocol is the cluster's wire version, for tests that play a part of
 // the cluster.
 const Protocol = protocol
+
+// Present reports whether d counts a worker present now.
+func Present(d *Dispatcher) bool { return d.present() }
+
+// LiveFor is how long a sweep counts a worker present after its heartbeat.
+const LiveFor = liveFor

@@ -7,7 +7,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -26,14 +30,56 @@ const headerSignature = "Wicket-Signature"
 // MinKeyLen is the shortest cluster key accepted, in bytes.
 const MinKeyLen = 32
 
+// Every signed message is also bound to its sweep (headerSweep: the
+// dispatcher that sent it, or whose chunk it answers; empty on a
+// heartbeat), numbered by its sender (headerSeq) and stamped with when it
+// stops being good (headerExpires, Unix milliseconds by the sender's
+// clock), all under the signature: a message read off the server and
+// published again is refused once it expires, a worker runs a chunk id
+// once (Worker.ranOnce), and a sweep takes a worker's heartbeat only
+// with a higher sequence number than the last it saw of that worker.
+const (
+	headerSweep   = "Wicket-Sweep"
+	headerSeq     = "Wicket-Seq"
+	headerExpires = "Wicket-Expires"
+)
+
+// How long each kind of message is good for after it is signed. A chunk
+// lives as long as the stream keeps it; a heartbeat for little more than
+// the time a sweep counts a worker present after it (the clocks of the
+// cluster's machines must agree within that: keep them synchronised);
+// an answer, a ping, a cancel or an announcement is read at once.
+const (
+	chunkLife     = chunksMaxAge
+	heartbeatLife = 10 * time.Second
+	answerLife    = 10 * time.Minute
+	noticeLife    = time.Minute
+)
+
+// lifeOf is how long a message on subject is good for.
+func lifeOf(subject string) time.Duration {
+	switch {
+	case strings.HasPrefix(subject, chunkPrefix), strings.HasPrefix(subject, tailPrefix):
+		return chunkLife
+	case subject == presenceSubj:
+		return heartbeatLife
+	case strings.HasPrefix(subject, resultPrefix):
+		return answerLife
+	}
+	return noticeLife
+}
+
 // signedHeaders are the headers a signature covers, in this order; a
 // header a message lacks counts as empty.
-var signedHeaders = []string{headerProtocol, headerChunk, headerReply, headerWorker, headerError, headerHeld}
+var signedHeaders = []string{headerProtocol, headerChunk, headerReply, headerWorker, headerError, headerHeld, headerSweep, headerSeq, headerExpires}
 
 // signer signs and verifies frames with one cluster key. It is safe for
 // concurrent use.
 type signer struct {
 	states sync.Pool // *macState keyed with the cluster key
+	now    func() time.Time
+	seq    atomic.Uint64 // the messages it signed
+	sweep  string        // headerSweep of the messages it signs that name none (a dispatcher's id)
 }
 
 // macState is an HMAC-SHA256 keyed with the cluster key and a buffer for
@@ -43,8 +89,8 @@ type macState struct {
 	head []byte
 }
 
-// newSigner checks key and returns its signer.
-func newSigner(key []byte) (*signer, error) {
+// newSigner checks key and returns its signer, which reads the clock now.
+func newSigner(key []byte, now func() time.Time) (*signer, error) {
 	if len(key) == 0 {
 		return nil, fmt.Errorf("the research cluster needs its cluster key, the same on every machine of the cluster: set %s in the environment or secrets.env (`wicket init` writes one into settings/secrets.env; copy its value to each worker machine, or make one with `openssl rand -hex 32`)", project.KeyCluster)
 	}
@@ -52,7 +98,10 @@ func newSigner(key []byte) (*signer, error) {
 		return nil, fmt.Errorf("the cluster key %s is %d characters, fewer than %d: give it at least %d random ones (`openssl rand -hex 32`), the same on every machine of the cluster", project.KeyCluster, len(key), MinKeyLen, MinKeyLen)
 	}
 	k := append([]byte(nil), key...)
-	s := &signer{}
+	if now == nil {
+		now = time.Now
+	}
+	s := &signer{now: now}
 	s.states.New = func() any { return &macState{mac: hmac.New(sha256.New, k)} }
 	return s, nil
 }
@@ -88,16 +137,45 @@ func appendField(b []byte, s string) []byte {
 }
 
 // sign sets m's signature, after its subject, headers and body are final.
+// It numbers m, names the signer's sweep when m names none, and stamps
+// its expiry when m has none (a tail copy keeps its chunk's).
 func (s *signer) sign(m *nats.Msg) {
 	if m.Header == nil {
 		m.Header = nats.Header{}
 	}
+	if m.Header.Get(headerSweep) == "" && s.sweep != "" {
+		m.Header.Set(headerSweep, s.sweep)
+	}
+	if m.Header.Get(headerExpires) == "" {
+		m.Header.Set(headerExpires, strconv.FormatInt(s.now().Add(lifeOf(m.Subject)).UnixMilli(), 10))
+	}
+	m.Header.Set(headerSeq, strconv.FormatUint(s.seq.Add(1), 10))
 	sum := s.frame(m.Subject, m.Header, m.Data)
 	m.Header.Set(headerSignature, hex.EncodeToString(sum[:]))
 }
 
-// verify reports whether the signature in h is the one of the frame.
+// verify reports whether the signature in h is the one of the frame, and
+// the message has not expired.
 func (s *signer) verify(subject string, h nats.Header, body []byte) bool {
+	return !s.expired(h) && s.signedFrame(subject, h, body)
+}
+
+// expiresAt is a message's expiry (Unix milliseconds); 0 when it has none.
+func expiresAt(h nats.Header) int64 {
+	exp, err := strconv.ParseInt(h.Get(headerExpires), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return exp
+}
+
+// expired reports whether the message whose headers are h has expired,
+// or carries no expiry.
+func (s *signer) expired(h nats.Header) bool { return s.now().UnixMilli() > expiresAt(h) }
+
+// signedFrame reports whether the signature in h is the one of the frame,
+// expired or not.
+func (s *signer) signedFrame(subject string, h nats.Header, body []byte) bool {
 	sig := h.Get(headerSignature)
 	var got [sha256.Size]byte
 	if len(sig) != 2*sha256.Size {

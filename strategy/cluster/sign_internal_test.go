@@ -36,13 +36,14 @@ func (s *syncBuf) String() string {
 // handlers alone.
 func offlineDispatcher(t *testing.T, key []byte, now func() time.Time) (*Dispatcher, *syncBuf) {
 	t.Helper()
-	sig, err := newSigner(key)
+	sig, err := newSigner(key, now)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sig.sweep = "D"
 	log := &syncBuf{}
-	return &Dispatcher{o: DispatcherOptions{Now: now, Log: log, WaitWorkers: time.Second}, sig: sig, where: "nats://127.0.0.1:4222",
-		pending: map[string]*waiter{}, workers: map[string]seen{}}, log
+	return &Dispatcher{o: DispatcherOptions{Now: now, Log: log, WaitWorkers: time.Second}, sig: sig, where: "nats://127.0.0.1:4222", id: "D",
+		pending: map[string]*waiter{}, workers: map[string]seen{}, beats: map[string]uint64{}}, log
 }
 
 // TestAlteredAnswerIsRefused: an answer signed with the cluster key but
@@ -64,7 +65,7 @@ func TestAlteredAnswerIsRefused(t *testing.T) {
 		d.sig.sign(m)
 		return m
 	}
-	other, _ := newSigner(clustertest.NewKey())
+	other, _ := newSigner(clustertest.NewKey(), nil)
 	for _, tt := range []struct {
 		name  string
 		alter func(m *nats.Msg)
@@ -122,7 +123,7 @@ func TestForgedHeartbeatIsIgnored(t *testing.T) {
 		}
 		return s.signed(presenceSubj, b)
 	}
-	other, _ := newSigner(clustertest.NewKey())
+	other, _ := newSigner(clustertest.NewKey(), nil)
 	d.onPresence(beat(nil, 1))
 	d.onPresence(beat(other, 1))
 	if d.present() || d.Size() != 1 {
@@ -156,7 +157,7 @@ func TestForgedHeartbeatIsIgnored(t *testing.T) {
 // answer (tens of KiB) and the largest message the server takes by
 // default (1 MiB).
 func BenchmarkSign(b *testing.B) {
-	s, err := newSigner(clustertest.NewKey())
+	s, err := newSigner(clustertest.NewKey(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

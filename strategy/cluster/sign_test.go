@@ -231,6 +231,7 @@ func TestForgedOrAlteredChunkIsNotRun(t *testing.T) {
 		m.Header.Set("Wicket-Chunk", "rogue."+id)
 		m.Header.Set("Wicket-Reply", "wicket.results.rogue")
 		m.Header.Set("Wicket-Protocol", cluster.Protocol)
+		m.Header.Set("Wicket-Sweep", "rogue")
 		m.Data = []byte(body)
 		if sign {
 			cluster.Sign(testKey, m)
@@ -323,6 +324,7 @@ func TestFailedSweepPurgesItsChunks(t *testing.T) {
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		a := nats.NewMsg(m.Headers().Get("Wicket-Reply"))
 		a.Header.Set("Wicket-Chunk", m.Headers().Get("Wicket-Chunk"))
+		a.Header.Set("Wicket-Sweep", m.Headers().Get("Wicket-Sweep"))
 		a.Header.Set("Wicket-Worker", "dying")
 		a.Header.Set("Wicket-Protocol", cluster.Protocol)
 		a.Header.Set("Wicket-Error", "1")

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,8 @@ type WorkerOptions struct {
 	Host string
 	// Log receives one line per event; nil discards.
 	Log io.Writer
+	// Now is the clock messages' expiry is read by; nil means time.Now.
+	Now func() time.Time
 }
 
 // Worker pulls chunks from the cluster and runs them.
@@ -73,7 +76,10 @@ type Worker struct {
 	mu        sync.Mutex
 	running   map[string]context.CancelCauseFunc
 	cancelled map[string]time.Time // chunks cancelled before they ran here, for a minute
-	barsMu    sync.Mutex
+	// ran holds the chunks this worker answered or saw cancelled, until
+	// they expire: it runs a chunk id once (ranOnce).
+	ran    map[string]time.Time
+	barsMu sync.Mutex
 }
 
 // Serve connects and runs chunks until ctx ends. It returns an error when
@@ -94,7 +100,7 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	if o.Name == "" {
 		o.Name = "wicket worker " + o.Host
 	}
-	sig, err := newSigner(o.Key)
+	sig, err := newSigner(o.Key, o.Now)
 	if err != nil {
 		return err
 	}
@@ -114,7 +120,7 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 		return fmt.Errorf("research cluster at %s: create the workers' consumer: %w", redacted(o.URL), err)
 	}
 	slots := o.Pool.Size()
-	w := &Worker{o: o, sig: sig, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{},
+	w := &Worker{o: o, sig: sig, id: nuid.Next(), nc: nc, cons: cons, obj: obj, running: map[string]context.CancelCauseFunc{}, cancelled: map[string]time.Time{}, ran: map[string]time.Time{},
 		credit: make(chan struct{}, holdPerSlot*slots), ready: make(chan *delivery, (holdPerSlot+1)*slots)}
 	if _, err := nc.Subscribe(cancelPrefix+">", w.onCancel); err != nil {
 		return err
@@ -247,6 +253,7 @@ type delivery struct {
 	header  nats.Header
 	data    []byte
 	chunk   string
+	sweep   string // the dispatcher that sent it (headerSweep)
 	replyTo string
 	copy    bool
 	stop    chan struct{} // ends the progress reports
@@ -354,6 +361,7 @@ func (w *Worker) hold(m jetstream.Msg) *delivery {
 		m.Term() // not ours
 		return nil
 	}
+	sweep := m.Headers().Get(headerSweep)
 	genuine := w.sig.verify(m.Subject(), m.Headers(), m.Data())
 	if v := m.Headers().Get(headerProtocol); v != protocol {
 		// Its dispatcher runs another version: it hears why, and the chunk
@@ -362,7 +370,7 @@ func (w *Worker) hold(m jetstream.Msg) *delivery {
 		// one, so a forged chunk naming a genuine sweep's chunk cannot have
 		// this worker fail that sweep.
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, wire version %q\n", clip(chunk), v)
-		answer := w.answer(replyTo, chunk)
+		answer := w.answer(replyTo, chunk, sweep)
 		answer.Header.Set(headerError, "1")
 		answer.Data, _ = json.Marshal(worker.ToWire(protocolError("the sweep sent a chunk", v)))
 		if genuine {
@@ -372,11 +380,26 @@ func (w *Worker) hold(m jetstream.Msg) *delivery {
 		m.Ack()
 		return nil
 	}
+	if !genuine && w.sig.expired(m.Headers()) && w.sig.signedFrame(m.Subject(), m.Headers(), m.Data()) {
+		m.Term()
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: expired, not run (a chunk published again after its time, or a clock far off this machine's)\n", clip(chunk))
+		return nil
+	}
 	if !genuine {
 		w.refuseChunk(m, chunk)
 		return nil
 	}
-	d := &delivery{js: m, subject: m.Subject(), header: m.Headers(), data: m.Data(), chunk: chunk, replyTo: replyTo, stop: make(chan struct{})}
+	if sweep == "" || !strings.HasPrefix(chunk, sweep+".") || m.Subject() != chunkPrefix+chunk {
+		m.Term()
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, not run: it is not bound to its sweep\n", clip(chunk))
+		return nil
+	}
+	if w.ranBefore(chunk) {
+		m.Ack()
+		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: run here already, not run again (a copy published again)\n", clip(chunk))
+		return nil
+	}
+	d := &delivery{js: m, subject: m.Subject(), header: m.Headers(), data: m.Data(), chunk: chunk, sweep: sweep, replyTo: replyTo, stop: make(chan struct{})}
 	// Progress keeps the chunk ours while it waits and while it runs.
 	go func() {
 		t := time.NewTicker(max(w.o.AckWait/3, 10*time.Millisecond))
@@ -390,7 +413,7 @@ func (w *Worker) hold(m jetstream.Msg) *delivery {
 			}
 		}
 	}()
-	w.sayHeld(replyTo, chunk)
+	w.sayHeld(d)
 	return d
 }
 
@@ -403,6 +426,10 @@ func (w *Worker) onCopy(m *nats.Msg) {
 	if chunk == "" || replyTo == "" || m.Header.Get(headerProtocol) != protocol || !w.genuine(m) {
 		return
 	}
+	sweep := m.Header.Get(headerSweep)
+	if sweep == "" || !strings.HasPrefix(chunk, sweep+".") || w.ranBefore(chunk) {
+		return
+	}
 	w.mu.Lock()
 	_, mine := w.running[chunk]
 	w.mu.Unlock()
@@ -410,13 +437,14 @@ func (w *Worker) onCopy(m *nats.Msg) {
 		return
 	}
 	w.held.Add(1)
-	w.ready <- &delivery{subject: m.Subject, header: m.Header, data: m.Data, chunk: chunk, replyTo: replyTo, copy: true, stop: make(chan struct{})}
-	w.sayHeld(replyTo, chunk)
+	d := &delivery{subject: m.Subject, header: m.Header, data: m.Data, chunk: chunk, sweep: sweep, replyTo: replyTo, copy: true, stop: make(chan struct{})}
+	w.ready <- d
+	w.sayHeld(d)
 }
 
 // sayHeld tells a chunk's sweep that this worker holds it.
-func (w *Worker) sayHeld(replyTo, chunk string) {
-	held := w.answer(replyTo, chunk)
+func (w *Worker) sayHeld(d *delivery) {
+	held := w.answer(d.replyTo, d.chunk, d.sweep)
 	held.Header.Set(headerHeld, "1")
 	w.sig.sign(held)
 	w.nc.PublishMsg(held)
@@ -446,6 +474,7 @@ func (w *Worker) run(ctx context.Context, d *delivery) {
 		return
 	case gone:
 		// Its sweep was cancelled, or has its answer, while it waited.
+		w.markRan(d)
 		d.release(func(m jetstream.Msg) { m.Ack() })
 		w.mu.Lock()
 		delete(w.running, chunk)
@@ -475,11 +504,12 @@ func (w *Worker) run(ctx context.Context, d *delivery) {
 			d.release(func(m jetstream.Msg) { m.Nak() }) // this worker is stopping: another takes the chunk now
 			return
 		}
+		w.markRan(d)
 		d.release(func(m jetstream.Msg) { m.Ack() }) // cancelled by the sweep: nobody waits for it
 		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: cancelled\n", chunk)
 		return
 	}
-	answer := w.answer(replyTo, chunk)
+	answer := w.answer(replyTo, chunk, d.sweep)
 	answer.Data = res
 	if err != nil {
 		answer.Header.Set(headerError, "1")
@@ -500,6 +530,7 @@ func (w *Worker) run(ctx context.Context, d *delivery) {
 		d.release(func(m jetstream.Msg) { m.Nak() })
 		return
 	}
+	w.markRan(d)
 	// The ack follows the answer on the same connection, so the server
 	// sees it only after the answer left; it is not waited for: should it
 	// be lost, the chunk is run again and the dispatcher, which keeps the
@@ -565,10 +596,11 @@ func (w *Worker) preload(ctx context.Context, note barsNote, path string) {
 	fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s read ahead into %d workers\n", note.Digest[:12], clip(note.Series), read.Load())
 }
 
-// answer is an answer to chunk on replyTo, with its headers.
-func (w *Worker) answer(replyTo, chunk string) *nats.Msg {
+// answer is an answer to chunk of sweep on replyTo, with its headers.
+func (w *Worker) answer(replyTo, chunk, sweep string) *nats.Msg {
 	m := nats.NewMsg(replyTo)
 	m.Header.Set(headerChunk, chunk)
+	m.Header.Set(headerSweep, sweep)
 	m.Header.Set(headerWorker, w.id)
 	m.Header.Set(headerProtocol, protocol)
 	return m
@@ -684,4 +716,39 @@ func (w *Worker) shippedFile(ctx context.Context, k shipped, digest string) (str
 		return "", fmt.Errorf("cache %s: %w", k.what, err)
 	}
 	return path, nil
+}
+
+// maxRan bounds the chunk ids a worker remembers running; past it the
+// expired ones go first, then any.
+const maxRan = 1 << 20
+
+// ranBefore reports whether this worker answered chunk, or saw it
+// cancelled, already: a copy of it published again is not run.
+func (w *Worker) ranBefore(chunk string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.ran[chunk]
+	return ok
+}
+
+// markRan remembers d's chunk as run here until the chunk expires.
+func (w *Worker) markRan(d *delivery) {
+	until := time.UnixMilli(expiresAt(d.header))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.ran) >= maxRan {
+		now := w.sig.now()
+		for id, t := range w.ran {
+			if now.After(t) {
+				delete(w.ran, id)
+			}
+		}
+		for id := range w.ran {
+			if len(w.ran) < maxRan {
+				break
+			}
+			delete(w.ran, id)
+		}
+	}
+	w.ran[d.chunk] = until
 }

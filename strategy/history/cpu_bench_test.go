@@ -1,13 +1,13 @@
 package history
 
-import "syscall"
+import (
+	"time"
 
-// cpuSeconds is the process's user+system CPU time so far: a benchmark
-// figure that a loaded machine inflates far less than wall time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	"wicket/internal/testkit"
+)
+
+// cpuSince is this process's CPU time since from (from 0: so far).
+func cpuSince(from time.Duration) time.Duration {
+	now, _ := testkit.CPUTime(false)
+	return now - from
 }

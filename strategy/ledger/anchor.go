@@ -21,6 +21,10 @@ type Anchor struct {
 	RunID string `json:"run_id"`
 	Rows  int    `json:"rows"`
 	Time  string `json:"time"`
+	// MAC is the line's mark under the ledger key (boundary.go): a line
+	// without it, or with a wrong one, at or after the ledger's
+	// anchors_keyed_from was not written by a holder of the key.
+	MAC string `json:"mac,omitempty"`
 }
 
 // maxAnchorLine bounds one line of the anchor file read back.
@@ -29,6 +33,7 @@ const maxAnchorLine = 4096
 // anchor appends a to the anchor file: one write of one line, O_APPEND,
 // so writers in several processes do not interleave.
 func (l *Ledger) anchor(a Anchor) error {
+	a.MAC = anchorMAC(l.opts.Key, a)
 	line, err := json.Marshal(a)
 	if err != nil {
 		return err

@@ -274,6 +274,16 @@ type Options struct {
 	// BusyTimeout is how long an append waits for another writer; 0
 	// means 30 seconds.
 	BusyTimeout time.Duration
+	// Witness, when set, keeps each append's anchor in a second place the
+	// agent's process does not write (the node's journal), which Verify
+	// is then given (VerifyHeld). Best effort: an anchor it could not keep
+	// leaves the rows anchored in the file only, which Verify notes.
+	Witness Witness
+}
+
+// Witness keeps the ledger's anchors somewhere else.
+type Witness interface {
+	Keep(ctx context.Context, a Anchor) error
 }
 
 // Ledger is an open research ledger, safe for concurrent use.
@@ -284,7 +294,12 @@ type Ledger struct {
 	// keyedFrom is the first row the key chains; the rows before it
 	// predate the key (a migrated schema-1 ledger).
 	keyedFrom int64
-	migrated  string // the migration note, when there was one
+	// anchorsFrom is the first row whose anchor line must carry the key's
+	// mark; boundary, when set, says why keyedFrom and anchorsFrom cannot
+	// be trusted (boundary.go).
+	anchorsFrom int64
+	boundary    string
+	migrated    string // the migration note, when there was one
 	// pendingAnchor is the migrated tip's anchor, written once the
 	// migration commits.
 	pendingAnchor *Anchor
@@ -406,7 +421,8 @@ func (l *Ledger) init(create bool) error {
 		if _, err := tx.ExecContext(ctx, schema); err != nil {
 			return err
 		}
-		for k, v := range map[string]string{"schema": schemaVersion, "keyed_from": "1", "key_check": keyCheck(l.opts.Key)} {
+		for k, v := range map[string]string{"schema": schemaVersion, "keyed_from": "1", "key_check": keyCheck(l.opts.Key),
+			"anchors_keyed_from": "1", "boundary_mac": boundaryMAC(l.opts.Key, 1, 1)} {
 			if err := setMeta(k, v); err != nil {
 				return err
 			}
@@ -430,12 +446,8 @@ func (l *Ledger) init(create bool) error {
 	if !hmac.Equal([]byte(check), []byte(keyCheck(l.opts.Key))) {
 		return fmt.Errorf("%w: restore the key it was made with (a new key cannot vouch for the rows the old one chained)", ErrWrongKey)
 	}
-	from, err := meta("keyed_from")
-	if err != nil {
+	if err := l.readBoundary(ctx, meta, setMeta, tx); err != nil { // boundary.go
 		return err
-	}
-	if l.keyedFrom, err = strconv.ParseInt(from, 10, 64); err != nil || l.keyedFrom < 1 {
-		return fmt.Errorf("the ledger's keyed_from %q is not a row number", from)
 	}
 	if l.migrated, err = meta("migrated"); err != nil {
 		return err
@@ -474,7 +486,8 @@ func (l *Ledger) migrate(ctx context.Context, tx *sql.Tx, setMeta func(k, v stri
 			"with the file, so only the anchor of row %d taken then vouches for them; the keyed chain begins at row %d", tip, now.Format(time.RFC3339), tip, tip+1)
 		l.pendingAnchor = &Anchor{Seq: tip, Hash: hash, RunID: "migration", Rows: int(tip), Time: now.Format(time.RFC3339Nano)}
 	}
-	for k, v := range map[string]string{"schema": schemaVersion, "keyed_from": strconv.FormatInt(tip+1, 10), "key_check": keyCheck(l.opts.Key), "migrated": note} {
+	for k, v := range map[string]string{"schema": schemaVersion, "keyed_from": strconv.FormatInt(tip+1, 10), "key_check": keyCheck(l.opts.Key), "migrated": note,
+		"anchors_keyed_from": strconv.FormatInt(max(tip, 1), 10), "boundary_mac": boundaryMAC(l.opts.Key, tip+1, max(tip, 1))} {
 		if err := setMeta(k, v); err != nil {
 			return err
 		}
@@ -553,8 +566,13 @@ func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 		return "", fmt.Errorf("research ledger: commit: %w", err)
 	}
 	last := rows[len(rows)-1]
-	if err := l.anchor(Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}); err != nil {
+	a := Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}
+	if err := l.anchor(a); err != nil {
 		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
+	}
+	if l.opts.Witness != nil {
+		a.MAC = anchorMAC(l.opts.Key, a)
+		_ = l.opts.Witness.Keep(ctx, a) // best effort: Verify notes the rows it does not hold
 	}
 	return runID, nil
 }

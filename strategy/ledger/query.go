@@ -232,10 +232,14 @@ type Report struct {
 	KeyedFrom int64 `json:"keyed_from"`
 	// Anchors is how many anchors were checked; AnchoredSeq is the last
 	// row an anchor vouches for.
-	Anchors     int      `json:"anchors"`
-	AnchoredSeq int64    `json:"anchored_seq"`
-	Notes       []string `json:"notes,omitempty"`
-	Bad         *Problem `json:"bad,omitempty"`
+	Anchors     int   `json:"anchors"`
+	AnchoredSeq int64 `json:"anchored_seq"`
+	// Held is how many of the anchors were held in a second place (the
+	// node's journal); HeldSeq the last row they vouch for.
+	Held    int      `json:"held,omitempty"`
+	HeldSeq int64    `json:"held_seq,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	Bad     *Problem `json:"bad,omitempty"`
 }
 
 // OK reports whether the chain is intact.
@@ -256,6 +260,22 @@ func (r Report) OK() bool { return r.Bad == nil }
 // they vouch for the rows they record even when the ledger and its own
 // anchor file were cut in step.
 func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
+	return l.VerifyHeld(ctx, Held{}, copies...)
+}
+
+// Held are anchors kept in a second place (Options.Witness: the node's
+// journal), named by Source; Err says why they could not be read, and
+// Verify then notes it and checks without them.
+type Held struct {
+	Source  string
+	Anchors []Anchor
+	Err     error
+}
+
+// VerifyHeld is Verify with the anchors held elsewhere checked as well:
+// like a copy of the anchor file, they name rows cut from the end of the
+// ledger and its anchor file together, or both rolled back.
+func (l *Ledger) VerifyHeld(ctx context.Context, held Held, copies ...string) (Report, error) {
 	anchors, badLines, err := ReadAnchors(l.path)
 	if err != nil {
 		return Report{}, err
@@ -276,6 +296,29 @@ func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%d lines of %s are not anchors and were skipped", bad, c))
 		}
 		anchors = append(anchors, more...)
+	}
+	switch {
+	case held.Err != nil:
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the anchors held by %s could not be read (%v): a tail cut from the ledger and its anchor file together would not show", held.Source, held.Err))
+	case held.Source != "":
+		for i := range held.Anchors {
+			if held.Anchors[i].MAC == "" {
+				held.Anchors[i].MAC = "-" // every held anchor carries the mark: one without it is no mark
+			}
+		}
+		anchors = append(anchors, held.Anchors...)
+		rep.Held = len(held.Anchors)
+		for _, a := range held.Anchors {
+			rep.HeldSeq = max(rep.HeldSeq, a.Seq)
+		}
+	}
+	if l.boundary != "" {
+		rep.Bad = &Problem{Seq: 1, Expect: 1, Reason: l.boundary}
+		return rep, nil
+	}
+	if bad := l.unmarked(anchors); bad != nil {
+		rep.Bad = bad
+		return rep, nil
 	}
 	rep.Anchors = len(anchors)
 	at := make(map[int64][]Anchor, len(anchors))
@@ -337,8 +380,26 @@ func (l *Ledger) Verify(ctx context.Context, copies ...string) (Report, error) {
 			Reason: fmt.Sprintf("%s (the anchor of run %s, recorded at %s, names row %d)", what, last.RunID, last.Time, last.Seq)}
 		return rep, nil
 	}
+	if held.Source != "" && held.Err == nil && rep.TipSeq > rep.HeldSeq {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("rows %d to %d are not held by %s (it was not reachable when they were recorded): a cut of them alone would not show there", rep.HeldSeq+1, rep.TipSeq, held.Source))
+	}
 	if rep.TipSeq > rep.AnchoredSeq {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("rows %d to %d have no anchor (an append stopped between its commit and its anchor): a cut of them alone would not show", rep.AnchoredSeq+1, rep.TipSeq))
 	}
 	return rep, nil
+}
+
+// unmarked finds the first anchor line, of the ledger's file or a copy,
+// at or after anchors_keyed_from that lacks the ledger key's mark or
+// carries a wrong one: a line written by someone without the key.
+func (l *Ledger) unmarked(anchors []Anchor) *Problem {
+	for _, a := range anchors {
+		switch {
+		case a.MAC != "" && !hmac.Equal([]byte(a.MAC), []byte(anchorMAC(l.opts.Key, a))):
+			return &Problem{Seq: a.Seq, Expect: a.Seq, Reason: fmt.Sprintf("the anchor line of row %d (run %s) carries a mark the ledger key did not make: the anchor file was rewritten", a.Seq, a.RunID)}
+		case a.MAC == "" && a.Seq >= l.anchorsFrom:
+			return &Problem{Seq: a.Seq, Expect: a.Seq, Reason: fmt.Sprintf("the anchor line of row %d (run %s) lacks the ledger key's mark, which every anchor from row %d on carries: the anchor file was rewritten", a.Seq, a.RunID, l.anchorsFrom)}
+		}
+	}
+	return nil
 }

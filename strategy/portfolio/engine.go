@@ -16,8 +16,10 @@
 // Costs beyond fee and slippage (Options, strategy/backtest's Costs):
 // perpetual funding per asset, charged at the asset's bar open on the
 // position then held for every settlement up to the end of that bar's
-// span (settlements in a gap of the asset's bars are charged at its next
-// bar's open), and short borrow at cfg.Costs.BorrowRate, charged on each
+// span, which runs to the asset's own next bar (so settlements in a gap
+// of the asset's bars are charged before the gap, as in a single-series
+// run: strategy/book's FundingEnd), and short borrow at
+// cfg.Costs.BorrowRate, charged on each
 // short asset's notional at its mark for the time since the previous
 // calendar bar's close, over a 365-day year. Leverage with isolated
 // margin and the volume cap are refused: one account sized by weights
@@ -38,6 +40,7 @@ import (
 
 	"wicket/strategy"
 	"wicket/strategy/backtest"
+	"wicket/strategy/book"
 	"wicket/strategy/script"
 )
 
@@ -116,17 +119,6 @@ func invalidf(format string, a ...any) error {
 // has reports whether an aligned asset has a bar at i.
 func has(b *strategy.Bars, i int) bool { return !math.IsNaN(b.Close[i]) && !math.IsNaN(b.Open[i]) }
 
-// openTrade is one asset's round trip in progress.
-type openTrade struct {
-	active           bool
-	side             float64
-	entryBar         int
-	qtyIn, valueIn   float64
-	qtyOut, valueOut float64
-	fees             float64
-	costs            float64 // funding and borrow while open
-}
-
 // engine is one run's state.
 type engine struct {
 	assets []strategy.Bars
@@ -134,12 +126,11 @@ type engine struct {
 	reb    Rebalance
 
 	capital, fee, slip, sizing float64
-	cash                       float64
-	q, mark                    []float64
-	open                       []openTrade
+	acct                       book.FloatAccount    // cash, fees, slippage (strategy/book)
+	pos                        []book.FloatPosition // each asset's position and round trip
+	mark                       []float64
 	trades                     []Trade
 	pnls                       []float64
-	fees, slipCost             float64
 	assetFees                  []float64
 	assetTrades                []int
 	entered                    bool
@@ -216,7 +207,7 @@ func RunStepper(ctx context.Context, assets []strategy.Bars, st Stepper, reb Reb
 // stepped at every bar, its targets traded from opts.TradeFrom.
 func RunStepperFrom(ctx context.Context, assets []strategy.Bars, st Stepper, reb Rebalance, cfg backtest.Config, opts Options) (*Result, error) {
 	return run(ctx, assets, reb, cfg, opts, func(i int, e *engine) ([]float64, error) {
-		acct := script.PortfolioAccount{Cash: e.cash, Equity: e.equityNow(), Positions: slices.Clone(e.q), Marks: slices.Clone(e.mark)}
+		acct := script.PortfolioAccount{Cash: e.acct.Cash, Equity: e.equityNow(), Positions: e.quantities(), Marks: slices.Clone(e.mark)}
 		w, err := st.Step(i, acct)
 		if err != nil {
 			return nil, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(assets[0].Time[i])), Err: err}
@@ -288,8 +279,8 @@ func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config, opts 
 	m := len(assets)
 	e := &engine{
 		assets: assets, cfg: cfg, reb: reb,
-		capital: capital, fee: fee, slip: slip, sizing: (1 + slip) * (1 + fee), cash: capital,
-		q: make([]float64, m), mark: make([]float64, m), open: make([]openTrade, m),
+		capital: capital, fee: fee, slip: slip, sizing: book.FloatSizing(slip, fee), acct: book.FloatAccount{Cash: capital},
+		pos: make([]book.FloatPosition, m), mark: make([]float64, m),
 		assetFees: make([]float64, m), assetTrades: make([]int, m),
 		negCash: -1, bust: -1, clampedAt: -1,
 	}
@@ -353,7 +344,7 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 			}
 			if e.bust < 0 && fillNext && pending[a] {
 				pending[a] = false
-				if dq := target[a] - e.q[a]; dq != 0 {
+				if dq := target[a] - e.pos[a].Qty; dq != 0 {
 					e.fill(a, i, b.Open[i], dq)
 				}
 			}
@@ -406,7 +397,7 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 					if math.IsNaN(w[a]) || !has(&e.assets[a], i) {
 						continue
 					}
-					cur := e.q[a] * e.mark[a] / eq
+					cur := e.pos[a].Qty * e.mark[a] / eq
 					if w[a] != applied[a] || math.Abs(cur-w[a]) > e.reb.Drift {
 						trigger = true
 					}
@@ -428,18 +419,17 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 					continue // the target waits for the asset's next bar, or its next weight
 				}
 				due[a], applied[a] = false, w[a]
-				tq := w[a] * eq / (b.Close[i] * e.sizing)
 				if fillNext {
-					pending[a], target[a] = true, tq
-				} else if dq := tq - e.q[a]; dq != 0 {
+					pending[a], target[a] = true, book.FloatTarget(w[a], eq, b.Close[i], e.sizing, 0)
+				} else if dq := book.FloatTarget(w[a], eq, b.Close[i], e.sizing, e.pos[a].Qty); dq != 0 {
 					e.fill(a, i, b.Close[i], dq)
 				}
 			}
 			eq = e.equityNow()
 		}
 		equity[i] = eq
-		for a := range e.q {
-			if i >= e.start && e.q[a] != 0 {
+		for a := range e.pos {
+			if i >= e.start && e.pos[a].Qty != 0 {
 				exposed++
 				break
 			}
@@ -450,101 +440,62 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 
 // equityNow is cash plus every position at its mark.
 func (e *engine) equityNow() float64 {
-	eq := e.cash
-	for a, q := range e.q {
-		if q != 0 {
+	eq := e.acct.Cash
+	for a := range e.pos {
+		if q := e.pos[a].Qty; q != 0 {
 			eq += q * e.mark[a]
 		}
 	}
 	return eq
 }
 
-// fill fills dq (signed) of asset a at mark p on bar i, with the
-// backtest's slippage (against the trader) and fee (on the notional).
-func (e *engine) fill(a, i int, p, dq float64) {
-	side := 1.0
-	if dq < 0 {
-		side = -1
+// quantities are the assets' positions.
+func (e *engine) quantities() []float64 {
+	q := make([]float64, len(e.pos))
+	for a := range e.pos {
+		q[a] = e.pos[a].Qty
 	}
-	qty := math.Abs(dq)
-	px := p * (1 + side*e.slip)
-	fee := qty * px * e.fee
-	e.cash -= dq*px + fee
-	e.fees += fee
+	return q
+}
+
+// fill fills dq (signed) of asset a at mark p on bar i, with the
+// backtest's slippage (against the trader) and fee (on the notional),
+// through the book.
+func (e *engine) fill(a, i int, p, dq float64) {
+	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
 	e.assetFees[a] += fee
-	e.slipCost += qty * p * e.slip
 	e.entered = true
-	if e.cash < -1e-9*e.capital && e.negCash < 0 {
+	if e.acct.Cash < -1e-9*e.capital && e.negCash < 0 {
 		e.negCash = i
 	}
-	prev := e.q[a]
-	pos := prev + dq
-	if math.Abs(pos) <= 1e-9*max(math.Abs(prev), qty) {
-		pos = 0
+	if closed {
+		e.closeTrade(a, i, &e.pos[a].Closed, "")
 	}
-	o := &e.open[a]
-	switch {
-	case prev == 0 || (prev > 0) == (dq > 0):
-		e.add(a, i, side, qty, px, fee)
-	default:
-		closing := qty
-		flips := pos == 0 || (pos > 0) != (prev > 0)
-		if flips {
-			closing = math.Abs(prev)
-		}
-		share := closing / qty
-		o.qtyOut += closing
-		o.valueOut += closing * px
-		o.fees += fee * share
-		if flips {
-			e.closeTrade(a, i, "")
-		}
-		if pos != 0 && (pos > 0) != (prev > 0) {
-			e.add(a, i, side, math.Abs(pos), px, fee*(1-share))
-		}
-	}
-	e.q[a] = pos
 }
 
-func (e *engine) add(a, i int, side, qty, px, fee float64) {
-	o := &e.open[a]
-	if !o.active {
-		*o = openTrade{active: true, side: side, entryBar: i}
-	}
-	o.qtyIn += qty
-	o.valueIn += qty * px
-	o.fees += fee
-}
-
-func (e *engine) closeTrade(a, i int, exit string) {
-	o := e.open[a]
-	pnl := o.side*(o.valueOut-o.valueIn) - o.fees - o.costs
+func (e *engine) closeTrade(a, i int, o *book.FloatTrip, exit string) {
+	pnl := o.PnL()
 	e.pnls = append(e.pnls, pnl)
 	e.assetTrades[a]++
 	b := &e.assets[a]
 	e.trades = append(e.trades, Trade{Series: b.Series, Trade: backtest.Trade{
-		Side: sideName(o.side), EntryBar: o.entryBar - e.start, ExitBar: i - e.start,
-		EntryTime: unixTime(b.Time[o.entryBar]), ExitTime: unixTime(b.Time[i]),
-		EntryPrice: o.valueIn / o.qtyIn, ExitPrice: o.valueOut / o.qtyOut, Quantity: o.qtyIn,
-		PnL: pnl, Return: pnl / o.valueIn, Fees: o.fees, Exit: exit,
+		Side: sideName(o.Side()), EntryBar: o.EntryBar - e.start, ExitBar: i - e.start,
+		EntryTime: unixTime(b.Time[o.EntryBar]), ExitTime: unixTime(b.Time[i]),
+		EntryPrice: o.Entry, ExitPrice: o.ExitPrice(), Quantity: o.QtyIn,
+		PnL: pnl, Return: pnl / o.ValueIn, Fees: o.Fees, Exit: exit,
 	}})
-	e.open[a] = openTrade{}
 }
 
 // goBust ends trading when equity reaches zero: every position is closed
 // at its mark without further costs.
 func (e *engine) goBust(i int) {
 	e.bust = i
-	for a, q := range e.q {
-		if q == 0 {
-			continue
+	for a := range e.pos {
+		if q := e.pos[a].Qty; q != 0 {
+			if _, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0); closed {
+				e.closeTrade(a, i, &e.pos[a].Closed, "bust")
+			}
 		}
-		e.cash += q * e.mark[a]
-		o := &e.open[a]
-		o.qtyOut += math.Abs(q)
-		o.valueOut += math.Abs(q) * e.mark[a]
-		e.closeTrade(a, i, "bust")
-		e.q[a] = 0
 	}
 }
 
@@ -608,25 +559,31 @@ func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 	return nil
 }
 
-// fund charges asset a's funding settlements due by the end of calendar
-// bar i's span at its open o, on the position then held.
+// fund charges asset a's funding settlements in the span of its bar i
+// (up to its own next bar: book.FundingEnd, the single-series rule) at
+// its open o, on the position then held.
 func (e *engine) fund(a, i int, o float64) {
 	if a >= len(e.funding) {
 		return
 	}
-	t := e.assets[a].Time
-	end := t[i] + e.barSecs
-	if i+1 < len(t) {
-		end = t[i+1]
+	b := &e.assets[a]
+	t := b.Time
+	j := i + 1
+	for j < len(t) && !has(b, j) {
+		j++
 	}
+	var next int64
+	if j < len(t) {
+		next = t[j]
+	}
+	end := book.FundingEnd(t[i], next, j < len(t), e.barSecs)
 	rates := e.funding[a]
 	k := e.fundNext[a]
 	for k < len(rates) && rates[k].Time < end {
-		if rates[k].Time >= t[0] && e.q[a] != 0 {
-			amt := e.q[a] * o * rates[k].Rate
-			e.cash -= amt
+		if rates[k].Time >= t[i] && e.pos[a].Qty != 0 {
+			amt := e.pos[a].Qty * o * rates[k].Rate
+			e.acct.Charge(&e.pos[a], amt)
 			e.fundPaid += amt
-			e.open[a].costs += amt
 		}
 		k++
 	}
@@ -642,12 +599,11 @@ func (e *engine) borrowAt(i int) {
 	if i > 0 {
 		dt = e.assets[0].Time[i] - e.assets[0].Time[i-1]
 	}
-	for a, q := range e.q {
-		if q < 0 {
+	for a := range e.pos {
+		if q := e.pos[a].Qty; q < 0 {
 			amt := -q * e.mark[a] * e.borrow * float64(dt)
-			e.cash -= amt
+			e.acct.Charge(&e.pos[a], amt)
 			e.borrowPaid += amt
-			e.open[a].costs += amt
 		}
 	}
 }

@@ -100,7 +100,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 	m := backtest.EquityMetrics(curve, nil, e.capital, g.PeriodsPerYear(), g.Duration())
 	backtest.FillTradeMetrics(&m, e.pnls)
 	m.Exposure = float64(exposed) / float64(n)
-	m.FeesPaid, m.SlippageCost = e.fees, e.slipCost
+	m.FeesPaid, m.SlippageCost = e.acct.Fees, e.acct.Slipped
 	m.Charged, m.FundingPaid, m.BorrowPaid = e.charged, e.fundPaid, e.borrowPaid
 	// Buy and hold: the universe held in equal parts, each asset from
 	// its first close to its last.
@@ -123,12 +123,12 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 			bh += last/first - 1
 			held++
 		}
-		v := e.q[a] * e.mark[a]
+		v := e.pos[a].Qty * e.mark[a]
 		wt := math.NaN()
 		if final > 0 {
 			wt = v / final
 		}
-		assets[a] = Asset{Series: b.Series, Bars: bars, Trades: e.assetTrades[a], Fees: e.assetFees[a], Quantity: e.q[a], Mark: e.mark[a], Value: v, Weight: wt}
+		assets[a] = Asset{Series: b.Series, Bars: bars, Trades: e.assetTrades[a], Fees: e.assetFees[a], Quantity: e.pos[a].Qty, Mark: e.mark[a], Value: v, Weight: wt}
 	}
 	m.BuyAndHoldReturn = math.NaN()
 	if held > 0 {
@@ -184,7 +184,7 @@ func (e *engine) warnings(cfg backtest.Config, n int) []string {
 		w = append(w, fmt.Sprintf("too few trades: %d closed round trips are too few to judge a strategy by; widen the range", len(e.pnls)))
 	}
 	var held []string
-	for a, q := range e.q {
+	for a, q := range e.quantities() {
 		if q != 0 {
 			held = append(held, e.assets[a].Series)
 		}

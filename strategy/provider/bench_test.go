@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/strategy/history"
 	"wicket/strategy/provider"
 	"wicket/strategy/provider/binance"
@@ -58,7 +59,7 @@ func BenchmarkFetch1M(b *testing.B) {
 	src := binance.New(binance.Config{BaseURL: f.URL, Transport: &provider.Transport{}})
 	var total time.Duration
 	var peak float64
-	cpu := cpuSeconds()
+	cpu, _ := testkit.CPUTime(false)
 	for b.Loop() {
 		store, err := history.Open(filepath.Join(b.TempDir(), "history.db"))
 		if err != nil {
@@ -79,5 +80,6 @@ func BenchmarkFetch1M(b *testing.B) {
 	b.ReportMetric(n/per, "bars/s")
 	b.ReportMetric(per, "s/1M-bars")
 	b.ReportMetric(peak, "peak-heap-MiB")
-	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/1M-bars") // the fake server's share included
+	now, _ := testkit.CPUTime(false)
+	b.ReportMetric((now-cpu).Seconds()/float64(b.N), "cpu-s/1M-bars") // the fake server's share included
 }

@@ -187,7 +187,7 @@ func TestFetchRefusesAnotherSource(t *testing.T) {
 		t.Fatalf("fetch into a demo series: %v", err)
 	}
 	_, err = provider.Fetch(context.Background(), r.store, r.src, "SPY@1m", provider.FetchOptions{Now: r.clock.Now})
-	if err == nil || !strings.Contains(err.Error(), "not a crypto pair") {
+	if err == nil || !strings.Contains(err.Error(), `binance has no symbol "SPY": binance takes crypto pairs`) {
 		t.Fatalf("unmappable symbol: %v", err)
 	}
 }

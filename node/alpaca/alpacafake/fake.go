@@ -87,6 +87,7 @@ type Fake struct {
 	partial bool
 	onOrder func(Order)
 	seq     int
+	closed  *time.Time // SetClosed: the market is closed until then
 }
 
 // New starts a fake with the assets and cash.
@@ -209,6 +210,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	var hook func(Order)
 	f.mu.Lock()
 	switch {
+	case r.Method == "GET" && path == "/v2/clock":
+		status, out = 200, f.clock()
 	case r.Method == "GET" && path == "/v2/account":
 		status, out = 200, map[string]any{"id": "c8f1e5a2-0000-4000-8000-000000000001", "account_number": "PA3FAKE0001", "status": "ACTIVE",
 			"currency": "USD", "cash": f.cash.String(), "buying_power": f.cash.String(), "equity": f.cash.String(), "shorting_enabled": true}
@@ -827,4 +830,26 @@ func (f *Fake) send(event string, o *Order, extra map[string]any) {
 			delete(f.conns, c)
 		}
 	}
+}
+
+// SetClosed closes the market until next (GET /v2/clock says is_open
+// false until then); a zero next opens it again.
+func (f *Fake) SetClosed(next time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if next.IsZero() {
+		f.closed = nil
+		return
+	}
+	f.closed = &next
+}
+
+// clock implements GET /v2/clock: open (closing in six hours) unless
+// SetClosed closed it.
+func (f *Fake) clock() map[string]any {
+	now := time.Now().UTC()
+	if f.closed != nil && now.Before(*f.closed) {
+		return map[string]any{"timestamp": now, "is_open": false, "next_open": *f.closed, "next_close": f.closed.Add(6*time.Hour + 30*time.Minute)}
+	}
+	return map[string]any{"timestamp": now, "is_open": true, "next_open": now.Add(24 * time.Hour), "next_close": now.Add(6 * time.Hour)}
 }

@@ -73,6 +73,9 @@ type Order struct {
 	Best          decimal.Decimal // a trailing stop's best price since placement
 	Triggered     bool            // a STOP_LOSS_LIMIT's stop traded: it works as a limit
 	ListID        int64           // the order list it belongs to; -1: none
+	// SelfTradePrevention is the order's selfTradePreventionMode as sent
+	// ("" when none was).
+	SelfTradePrevention string
 }
 
 // trade is one fill, as GET /api/v3/myTrades lists it.
@@ -92,19 +95,20 @@ type Fake struct {
 	venuefault.Faults
 	APIKey, Secret string
 
-	mu        sync.Mutex
-	symbols   map[string]*Symbol
-	balances  map[string]decimal.Decimal
-	orders    []*Order
-	nextID    int64
-	conns     map[*websocket.Conn]int // subscribed connections → subscriptionId
-	subs      int                     // subscriptions made
-	refuse    *refusal
-	rejectMsg string
-	trades    []trade
-	partial   bool
-	onOrder   func(Order)
-	unlinked  bool // a fault: an executed oco leg leaves the other working
+	mu         sync.Mutex
+	cancelAlls int // cancel-all requests that canceled something
+	symbols    map[string]*Symbol
+	balances   map[string]decimal.Decimal
+	orders     []*Order
+	nextID     int64
+	conns      map[*websocket.Conn]int // subscribed connections → subscriptionId
+	subs       int                     // subscriptions made
+	refuse     *refusal
+	rejectMsg  string
+	trades     []trade
+	partial    bool
+	onOrder    func(Order)
+	unlinked   bool // a fault: an executed oco leg leaves the other working
 }
 
 // refusal is how the fake answers a subscription while RefuseStreams is on.
@@ -353,6 +357,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, body = f.get(r.Form)
 	case "DELETE /api/v3/order":
 		status, body = f.cancel(r.Form)
+	case "DELETE /api/v3/openOrders":
+		status, body = f.cancelAll(r.Form)
 	case "POST /api/v3/orderList/oco":
 		status, body = f.orderListOCO(r.Form)
 		hook = f.onOrder
@@ -598,8 +604,15 @@ func (f *Fake) build(form url.Values, leg, quantity string) (*Order, int, map[st
 		return nil, 400, errBody(-1102, "Mandatory parameter 'timeInForce' was not sent, was empty/null, or malformed.")
 	}
 	f.nextID++
+	stp := form.Get("selfTradePreventionMode")
+	switch stp {
+	case "", "NONE", "EXPIRE_TAKER", "EXPIRE_MAKER", "EXPIRE_BOTH", "DECREMENT":
+	default:
+		return nil, 400, errBody(-1130, "Invalid data sent for a parameter.")
+	}
 	o := &Order{ID: f.nextID, ClientOrderID: cid, Symbol: s.Name, Side: form.Get("side"), Type: typ, TimeInForce: tif,
-		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1, StopPrice: stop, TrailingDelta: delta}
+		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1, StopPrice: stop, TrailingDelta: delta,
+		SelfTradePrevention: stp}
 	if delta > 0 {
 		o.Best = last
 		o.StopPrice = trailStop(o)
@@ -930,3 +943,43 @@ func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal)
 		}
 	}
 }
+
+// cancelAll implements DELETE /api/v3/openOrders: every working order of
+// the symbol canceled, answered as DELETE /api/v3/order answers each (an
+// order list's legs as one list report); -2011 when none is open.
+func (f *Fake) cancelAll(form url.Values) (int, any) {
+	if f.symbols[form.Get("symbol")] == nil {
+		return 400, errBody(-1121, "Invalid symbol.")
+	}
+	var out []any
+	lists := map[int64][]any{}
+	for _, o := range f.orders {
+		if o.Symbol != form.Get("symbol") || !working(o) {
+			continue
+		}
+		o.Status = "CANCELED"
+		f.report(o, "CANCELED", decimal.Zero, decimal.Zero)
+		m := orderJSON(o)
+		m["origClientOrderId"] = o.ClientOrderID
+		m["clientOrderId"] = "cancelall" + strconv.FormatInt(o.ID, 10)
+		m["transactTime"] = time.Now().UnixMilli()
+		if o.ListID < 0 {
+			m["orderListId"] = -1
+			out = append(out, m)
+			continue
+		}
+		lists[o.ListID] = append(lists[o.ListID], m)
+	}
+	for id, reports := range lists {
+		out = append(out, map[string]any{"orderListId": id, "contingencyType": "OCO", "listStatusType": "ALL_DONE",
+			"listOrderStatus": "ALL_DONE", "transactionTime": time.Now().UnixMilli(), "symbol": form.Get("symbol"), "orderReports": reports})
+	}
+	if len(out) == 0 {
+		return 400, errBody(-2011, "Unknown order sent.")
+	}
+	f.cancelAlls++
+	return 200, out
+}
+
+// CancelAlls counts the cancel-all requests that canceled something.
+func (f *Fake) CancelAlls() int { f.mu.Lock(); defer f.mu.Unlock(); return f.cancelAlls }

@@ -2,7 +2,9 @@
 // an Alpaca key) and crypto bars (without one) over REST, through
 // github.com/alpacahq/alpaca-trade-api-go/v3/marketdata.
 //
-// It maps wicket symbols to Alpaca's (SPY <-> SPY, BTC-USD <-> BTC/USD).
+// It maps wicket symbols to Alpaca's (SPY <-> SPY, BTC-USD <-> BTC/USD)
+// through internal/instrument's alpaca table, with wicket.toml's
+// [symbols.alpaca] overrides.
 // Keys are passed in by the caller and go nowhere but Alpaca's request
 // headers: never into an error, a log or a summary.
 package alpaca
@@ -11,13 +13,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/alpacahq/alpaca-trade-api-go/v3/alpaca"
 	"github.com/alpacahq/alpaca-trade-api-go/v3/marketdata"
 
+	"wicket/internal/instrument"
 	"wicket/strategy"
 	"wicket/strategy/history"
 	"wicket/strategy/provider"
@@ -62,6 +64,9 @@ type Config struct {
 	// Chunk is the bars per committed page (DefaultChunk); PageLimit the
 	// bars per HTTP request (0: Alpaca's default, up to 10000).
 	Chunk, PageLimit int
+	// Symbols maps wicket symbols to Alpaca's: the alpaca table with
+	// wicket.toml's [symbols.alpaca]; the zero Map means the table alone.
+	Symbols instrument.Map
 }
 
 // Client is the Alpaca provider. It implements provider.Source.
@@ -81,6 +86,9 @@ func New(cfg Config) *Client {
 	if cfg.Chunk <= 0 {
 		cfg.Chunk = DefaultChunk
 	}
+	if cfg.Symbols.Kind() != instrument.Alpaca {
+		cfg.Symbols = table
+	}
 	return &Client{cfg: cfg}
 }
 
@@ -94,21 +102,33 @@ func orDefault(s, d string) string {
 // Name implements provider.Source.
 func (c *Client) Name() string { return Name }
 
-var stockSymbol = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,5}([.][A-Z]{1,2})?$`)
+// table is the alpaca table without overrides.
+var table, _ = instrument.For(instrument.Alpaca, nil)
 
-// Symbol maps a wicket symbol: a pair BTC-USD -> crypto BTC/USD, a ticker
-// SPY -> stock SPY.
-func (c *Client) Symbol(sym string) (string, error) { return Symbol(sym) }
+// Symbol maps a wicket symbol, or Alpaca's own spelling: a pair BTC-USD
+// (or BTC/USD) -> crypto BTC/USD, a ticker SPY -> stock SPY;
+// [symbols.alpaca] overrides win.
+func (c *Client) Symbol(sym string) (string, error) { return toAlpaca(c.cfg.Symbols, sym) }
 
-// Symbol is Client.Symbol without a client.
-func Symbol(sym string) (string, error) {
-	if base, quote, ok := provider.Pair(sym); ok {
-		return base + "/" + quote, nil
+// Canonical maps a symbol written either way to wicket's: BTC/USD ->
+// BTC-USD, SPY -> SPY; [symbols.alpaca] overrides win.
+func (c *Client) Canonical(sym string) (string, error) {
+	s, err := c.cfg.Symbols.Canonical(sym)
+	if err != nil {
+		return "", provider.Errorf(Name, nil, "%v", err)
 	}
-	if stockSymbol.MatchString(sym) {
-		return sym, nil
+	return s, nil
+}
+
+// Symbol is Client.Symbol with the alpaca table alone.
+func Symbol(sym string) (string, error) { return toAlpaca(table, sym) }
+
+func toAlpaca(m instrument.Map, sym string) (string, error) {
+	s, err := m.Venue(sym)
+	if err != nil {
+		return "", provider.Errorf(Name, nil, "%v", err)
 	}
-	return "", provider.Errorf(Name, nil, "symbol %q is neither a US stock ticker (SPY, BRK.B: upper-case letters) nor a crypto pair BASE-QUOTE (BTC-USD for Alpaca's BTC/USD)", sym)
+	return s, nil
 }
 
 // ToWicket maps an Alpaca symbol back: BTC/USD -> BTC-USD, SPY -> SPY.

@@ -13,7 +13,7 @@ import (
 // pair (GET /v1beta3/crypto/us/latest/trades, no key) or of a stock (GET
 // /v2/stocks/trades/latest, with the key).
 func (c *Client) LastPrice(ctx context.Context, sym string) (provider.Mark, error) {
-	psym, err := Symbol(sym)
+	psym, err := c.Symbol(sym)
 	if err != nil {
 		return provider.Mark{}, err
 	}

@@ -4,7 +4,9 @@
 // perpetuals' funding-rate history, with no key.
 //
 // It maps wicket pair symbols to Binance's (BTC-USD <-> BTCUSDT, ETH-BTC
-// <-> ETHBTC) and never sends a key: the public endpoints need none.
+// <-> ETHBTC) through internal/instrument's binance table, with
+// wicket.toml's [symbols.binance] overrides, and never sends a key: the
+// public endpoints need none.
 package binance
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/adshao/go-binance/v2/common"
 	"github.com/adshao/go-binance/v2/futures"
 
+	"wicket/internal/instrument"
 	"wicket/strategy"
 	"wicket/strategy/provider"
 )
@@ -52,6 +55,9 @@ type Config struct {
 	// backoff); a zero Transport is used when nil.
 	Transport *provider.Transport
 	PageLimit int // klines per request, at most PageLimit (default)
+	// Symbols maps wicket symbols to Binance's: the binance table with
+	// wicket.toml's [symbols.binance]; the zero Map means the table alone.
+	Symbols instrument.Map
 }
 
 // Client is the Binance provider. It implements provider.Source.
@@ -60,6 +66,7 @@ type Client struct {
 	fapi      *futures.Client
 	streamURL string
 	pageLimit int
+	symbols   instrument.Map
 }
 
 // New returns a Client for cfg.
@@ -80,7 +87,11 @@ func New(cfg Config) *Client {
 	if limit <= 0 || limit > PageLimit {
 		limit = PageLimit
 	}
-	return &Client{api: api, fapi: fapi, streamURL: strings.TrimRight(orDefault(cfg.StreamURL, DefaultStreamURL), "/"), pageLimit: limit}
+	syms := cfg.Symbols
+	if syms.Kind() != instrument.Binance {
+		syms = table
+	}
+	return &Client{api: api, fapi: fapi, streamURL: strings.TrimRight(orDefault(cfg.StreamURL, DefaultStreamURL), "/"), pageLimit: limit, symbols: syms}
 }
 
 type discard struct{}
@@ -97,39 +108,46 @@ func orDefault(s, d string) string {
 // Name implements provider.Source.
 func (c *Client) Name() string { return Name }
 
-// quotes are the quote assets ToWicket recognises at the end of a Binance
-// symbol, longest first so FDUSD wins over USD.
-var quotes = []string{"FDUSD", "USDT", "USDC", "TUSD", "BUSD", "BTC", "ETH", "BNB", "EUR", "TRY", "BRL", "JPY", "GBP", "DAI"}
+// table is the binance table without overrides.
+var table, _ = instrument.For(instrument.Binance, nil)
 
-// Symbol maps a wicket pair to Binance's: BTC-USD -> BTCUSDT (Binance
-// quotes US dollars in USDT), ETH-BTC -> ETHBTC.
-func (c *Client) Symbol(sym string) (string, error) { return Symbol(sym) }
+// Symbol maps a wicket symbol, or Binance's own spelling, to Binance's:
+// BTC-USD -> BTCUSDT (Binance quotes US dollars in USDT), ETH-BTC ->
+// ETHBTC, BTCUSDT -> BTCUSDT; [symbols.binance] overrides win.
+func (c *Client) Symbol(sym string) (string, error) { return toBinance(c.symbols, sym) }
 
-// Symbol is Client.Symbol without a client.
-func Symbol(sym string) (string, error) {
-	base, quote, ok := provider.Pair(sym)
-	if !ok {
-		return "", provider.Errorf(Name, nil, "symbol %q is not a crypto pair; binance takes BASE-QUOTE symbols such as BTC-USD (BTCUSDT), ETH-BTC (ETHBTC) or SOL-USDC (SOLUSDC)", sym)
+// Canonical maps a symbol written either way to wicket's: BTCUSDT ->
+// BTC-USD; [symbols.binance] overrides win.
+func (c *Client) Canonical(sym string) (string, error) {
+	s, err := c.symbols.Canonical(sym)
+	if err != nil {
+		return "", provider.Errorf(Name, nil, "%v", err)
 	}
-	if quote == "USD" {
-		quote = "USDT"
-	}
-	return base + quote, nil
+	return s, nil
 }
 
-// ToWicket maps a Binance symbol back to wicket's: BTCUSDT -> BTC-USD,
-// ETHBTC -> ETH-BTC.
-func ToWicket(bsym string) (string, error) {
-	bsym = strings.ToUpper(bsym)
-	for _, q := range quotes {
-		if base, ok := strings.CutSuffix(bsym, q); ok && base != "" {
-			if q == "USDT" {
-				q = "USD"
-			}
-			return base + "-" + q, nil
-		}
+// Symbol is Client.Symbol with the binance table alone.
+func Symbol(sym string) (string, error) { return toBinance(table, sym) }
+
+func toBinance(m instrument.Map, sym string) (string, error) {
+	s, err := m.Venue(sym)
+	if err != nil {
+		return "", provider.Errorf(Name, nil, "%v", err)
 	}
-	return "", provider.Errorf(Name, nil, "cannot tell the quote asset of %q; known quotes: %s", bsym, strings.Join(quotes, ", "))
+	return s, nil
+}
+
+// ToWicket maps a Binance symbol back to wicket's with the binance table
+// alone: BTCUSDT -> BTC-USD, ETHBTC -> ETH-BTC.
+func ToWicket(bsym string) (string, error) {
+	if _, _, pair := instrument.Pair(bsym); pair {
+		return "", provider.Errorf(Name, nil, "%q is wicket's spelling, not binance's", bsym)
+	}
+	s, err := table.Canonical(bsym)
+	if err != nil {
+		return "", provider.Errorf(Name, nil, "%v", err)
+	}
+	return s, nil
 }
 
 // Interval maps a granularity to a Binance kline interval.

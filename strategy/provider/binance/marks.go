@@ -11,7 +11,7 @@ import (
 // LastPrice implements provider.MarkSource: GET /api/v3/ticker/price, the
 // last trade price of the symbol, kept as the decimal Binance wrote.
 func (c *Client) LastPrice(ctx context.Context, sym string) (provider.Mark, error) {
-	psym, err := Symbol(sym)
+	psym, err := c.Symbol(sym)
 	if err != nil {
 		return provider.Mark{}, err
 	}

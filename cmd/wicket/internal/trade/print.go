@@ -30,6 +30,17 @@ func tradeCommandValues(c command.Command) [][2]string {
 	return out
 }
 
+// tradeBoth is sym with the venue's own spelling after it when the
+// previewed venue spells it another way: BTC-USD (BTCUSDT).
+func tradeBoth(p tradePreview, sym string) string {
+	for _, v := range p.Venues {
+		if sp, ok := v.Spellings[sym]; ok && v.Name == p.Command.Venue {
+			return sp.Canonical + " (" + sp.Venue + ")"
+		}
+	}
+	return sym
+}
+
 // printTradePreview writes the resolved command, the guardrail's checks with
 // their numbers, and the node's dry-run verdict.
 func printTradePreview(w io.Writer, p tradePreview) {
@@ -42,6 +53,9 @@ func printTradePreview(w io.Writer, p tradePreview) {
 		fmt.Fprintf(w, "  (no fields)\n")
 	}
 	for _, kv := range vals {
+		if kv[0] == "symbol" {
+			kv[1] = tradeBoth(p, kv[1])
+		}
 		fmt.Fprintf(w, "  %-16s %s\n", kv[0], kv[1])
 	}
 	if p.Reason != "" {

@@ -13,7 +13,8 @@ import (
 
 // printTradeSnapshot writes the node's state as tables: trading state, venues
 // with cash and equity, positions, open orders, marks, and the recent
-// events when the snapshot carries them.
+// events when the snapshot carries them. A symbol the venue spells its own
+// way shows both spellings: BTC-USD (BTCUSDT).
 func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 	fmt.Fprintf(w, "trading state: %s (as of %s)\n", s.TradingState, s.Time.UTC().Format(time.RFC3339))
 
@@ -36,7 +37,7 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 	n := 0
 	for _, v := range s.Venues {
 		for _, p := range v.Positions {
-			row(v.Name, p.Symbol, p.Quantity.String(), p.AveragePrice.String(), p.Mark.String(), p.MarketValue.String(), p.UnrealizedPnL.String(), p.RealizedPnL.String())
+			row(v.Name, v.Both(p.Symbol), p.Quantity.String(), p.AveragePrice.String(), p.Mark.String(), p.MarketValue.String(), p.UnrealizedPnL.String(), p.RealizedPnL.String())
 			n++
 		}
 	}
@@ -59,7 +60,7 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 			if !o.Price.IsZero() {
 				price = o.Price.String()
 			}
-			row(v.Name, o.ID, tradeDash(o.ClientOrderID), o.Symbol, string(o.Side), string(o.Type), o.Quantity.String(), o.Filled.String(),
+			row(v.Name, o.ID, tradeDash(o.ClientOrderID), v.Both(o.Symbol), string(o.Side), string(o.Type), o.Quantity.String(), o.Filled.String(),
 				price, string(o.TimeInForce), o.Created.UTC().Format(time.RFC3339))
 			n++
 		}
@@ -78,7 +79,7 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 	section("marks", "VENUE", "SYMBOL", "MARK")
 	for _, v := range s.Venues {
 		for _, sym := range tradeMarkSymbols(v) {
-			row(v.Name, sym, v.Marks[sym].String())
+			row(v.Name, v.Both(sym), v.Marks[sym].String())
 		}
 	}
 

@@ -1,0 +1,648 @@
+package binancefutures
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/adshao/go-binance/v2/common"
+	"github.com/adshao/go-binance/v2/futures"
+	"github.com/shopspring/decimal"
+
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/node/venuecall"
+)
+
+// Algo Order API paths (USDⓈ-M "New Algo Order", "Query Algo Order",
+// "Cancel Algo Order", "Current All Algo Open Orders").
+const (
+	pathAlgo     = "/fapi/v1/algoOrder"
+	pathOpenAlgo = "/fapi/v1/openAlgoOrders"
+)
+
+// algoOrder is an algo order as the Algo Order API answers it.
+type algoOrder struct {
+	AlgoID        int64   `json:"algoId"`
+	ClientAlgoID  string  `json:"clientAlgoId"`
+	AlgoType      string  `json:"algoType"`
+	OrderType     string  `json:"orderType"`
+	Symbol        string  `json:"symbol"`
+	Side          string  `json:"side"`
+	TimeInForce   string  `json:"timeInForce"`
+	Quantity      string  `json:"quantity"`
+	AlgoStatus    string  `json:"algoStatus"`
+	TriggerPrice  string  `json:"triggerPrice"`
+	Price         string  `json:"price"`
+	ReduceOnly    bool    `json:"reduceOnly"`
+	CallbackRate  string  `json:"callbackRate"`
+	UpdateTime    int64   `json:"updateTime"`
+	ActualOrderID flexInt `json:"actualOrderId"`
+}
+
+// flexInt reads an id Binance writes as a number or a string.
+type flexInt int64
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*f = 0
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	*f = flexInt(n)
+	return err
+}
+
+// algoPrefix marks an algo order's venue id, beside a plain order's.
+const algoPrefix = "a"
+
+func algoVenueID(id int64) string { return algoPrefix + strconv.FormatInt(id, 10) }
+
+func algoIDOf(venueID string) (int64, bool) {
+	s, ok := strings.CutPrefix(venueID, algoPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// conditional reports whether the order travels as an algo order.
+func conditional(t command.OrderType) bool { return t.Protective() }
+
+// isAlgo reports whether an order the node names is an algo order at the
+// venue: by its venue id, else by its type or a take-profit leg's id.
+func isAlgo(o node.VenueOrder) bool {
+	if o.VenueOrderID != "" {
+		_, ok := algoIDOf(o.VenueOrderID)
+		return ok
+	}
+	return conditional(o.Type) || strings.HasSuffix(o.ClientOrderID, node.TakeProfitLegSuffix) || strings.HasSuffix(o.ClientOrderID, node.StopLegSuffix)
+}
+
+// signed sends one signed request (futures "SIGNED endpoint security":
+// HMAC SHA256 of the parameters with timestamp, X-MBX-APIKEY) for an
+// endpoint the library does not serve, once; an error answer is a
+// *common.APIError like the library's.
+func (a *Adapter) signed(ctx context.Context, method, path string, p url.Values, out any) error {
+	p.Set("timestamp", strconv.FormatInt(a.now().UnixMilli()-a.c.TimeOffset, 10))
+	q := p.Encode()
+	m := hmac.New(sha256.New, []byte(a.apiSecret))
+	m.Write([]byte(q))
+	req, err := http.NewRequestWithContext(ctx, method, a.c.BaseURL+path+"?"+q+"&signature="+hex.EncodeToString(m.Sum(nil)), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-MBX-APIKEY", a.apiKey)
+	resp, err := a.c.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		api := &common.APIError{}
+		if json.Unmarshal(data, api) != nil || !api.IsValid() {
+			api.Response = data
+		}
+		return api
+	}
+	return json.Unmarshal(data, out)
+}
+
+// --- writes: each sent once ---
+
+// Submit places an order: market and limit as orders (reduceOnly when an
+// exit), stop, stop_limit and trailing_stop as algo orders (reduceOnly).
+func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOrder, error) {
+	cid, err := clientID(r.ClientOrderID)
+	if err != nil {
+		return node.VenueOrder{}, a.refused(err.Error())
+	}
+	if conditional(r.Type) {
+		return a.submitAlgo(ctx, r, cid, false)
+	}
+	s := a.c.NewCreateOrderService().Symbol(a.syms.Venue(r.Symbol)).Side(side(r.Side)).Quantity(r.Quantity.String()).
+		NewClientOrderID(cid).NewOrderResponseType(futures.NewOrderRespTypeRESULT)
+	if isExit(r) {
+		s = s.ReduceOnly(true)
+	}
+	switch r.Type {
+	case command.Limit:
+		s = s.Type(futures.OrderTypeLimit).Price(r.Price.String()).TimeInForce(tif(r.TimeInForce))
+	case command.Market:
+		s = s.Type(futures.OrderTypeMarket)
+	default:
+		return node.VenueOrder{}, a.refused(fmt.Sprintf("binance-futures takes no %s order from the node; nothing was sent", r.Type))
+	}
+	res, err := s.Do(ctx)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	return a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+		OrigQuantity: res.OrigQuantity, ExecutedQuantity: res.ExecutedQuantity, CumQuote: res.CumQuote, Status: res.Status,
+		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AvgPrice}), nil
+}
+
+// Binance's callbackRate bounds (USDⓈ-M "New Algo Order": 0.1 to 10,
+// where 1 is 1 %), in steps of 0.1.
+var (
+	minCallback  = decimal.RequireFromString("0.1")
+	maxCallback  = decimal.NewFromInt(10)
+	callbackStep = decimal.RequireFromString("0.1")
+)
+
+func callbackOK(pct decimal.Decimal) bool {
+	return pct.GreaterThanOrEqual(minCallback) && pct.LessThanOrEqual(maxCallback) && pct.Mod(callbackStep).IsZero()
+}
+
+// submitAlgo places one conditional order (POST /fapi/v1/algoOrder):
+// stop as STOP_MARKET, stop_limit as STOP, trailing_stop as
+// TRAILING_STOP_MARKET, and (takeProfit) a limit exit as TAKE_PROFIT
+// triggered at its own price; every one reduceOnly, triggered by the mark
+// price (the node's marks), under the client id cid.
+func (a *Adapter) submitAlgo(ctx context.Context, r node.OrderRequest, cid string, takeProfit bool) (node.VenueOrder, error) {
+	p := url.Values{}
+	p.Set("algoType", "CONDITIONAL")
+	p.Set("symbol", a.syms.Venue(r.Symbol))
+	p.Set("side", string(side(r.Side)))
+	p.Set("quantity", r.Quantity.String())
+	p.Set("reduceOnly", "true")
+	p.Set("workingType", "MARK_PRICE")
+	p.Set("clientAlgoId", cid)
+	p.Set("newOrderRespType", "RESULT")
+	switch {
+	case takeProfit:
+		p.Set("type", "TAKE_PROFIT")
+		p.Set("triggerPrice", r.Price.String())
+		p.Set("price", r.Price.String())
+		p.Set("timeInForce", "GTC")
+	case r.Type == command.Stop:
+		p.Set("type", "STOP_MARKET")
+		p.Set("triggerPrice", r.StopPrice.String())
+	case r.Type == command.StopLimit:
+		p.Set("type", "STOP")
+		p.Set("triggerPrice", r.StopPrice.String())
+		p.Set("price", r.Price.String())
+		p.Set("timeInForce", "GTC")
+	case r.Type == command.TrailingStop:
+		if !callbackOK(r.TrailPercent) || r.TrailAmount.IsPositive() {
+			return node.VenueOrder{}, a.refused(trailingHint + "; nothing was sent")
+		}
+		p.Set("type", "TRAILING_STOP_MARKET")
+		p.Set("callbackRate", r.TrailPercent.String())
+	default:
+		return node.VenueOrder{}, a.refused(fmt.Sprintf("binance-futures holds no %s as an algo order; nothing was sent", r.Type))
+	}
+	var res algoOrder
+	if err := a.signed(ctx, http.MethodPost, pathAlgo, p, &res); err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	return a.algoState(ctx, &res)
+}
+
+const trailingHint = "binance-futures holds a trailing stop by callbackRate, a percent from 0.1 to 10 in steps of 0.1: give trail_percent in that range (a trail_amount the node holds itself)"
+
+// Holds says what Binance USDⓈ-M holds natively: market, limit, stop,
+// stop_limit and a trailing stop by a callbackRate percent; an oco as its
+// two legs (TAKE_PROFIT and STOP_MARKET or STOP, reduce-only; the node
+// cancels the survivor when one fills); a bracket's entry now and its
+// exits once it has filled (HoldAfterEntry), as such an oco. A trailing
+// stop by amount, or by a percent callbackRate cannot carry, the node
+// holds and fires as a reduce-only market order.
+func (a *Adapter) Holds(g node.GroupRequest) ([]node.Hold, error) {
+	if g.Class == node.GroupBracket {
+		if len(g.Legs) != 3 {
+			return nil, fmt.Errorf("a bracket is an entry and two exits, not %d legs", len(g.Legs))
+		}
+		entry, tp, sl := g.Legs[0], g.Legs[1], g.Legs[2]
+		switch {
+		case entry.Type != command.Market && entry.Type != command.Limit:
+			return nil, fmt.Errorf("binance-futures takes a bracket's entry as a market or limit order, not %s", entry.Type)
+		case tp.Type != command.Limit || (sl.Type != command.Stop && sl.Type != command.StopLimit):
+			return nil, errors.New("binance-futures places a bracket's exits as a take-profit limit (TAKE_PROFIT) and a stop-loss stop_price, optionally with limit_price (STOP_MARKET or STOP), both reduce-only")
+		}
+		for _, l := range g.Legs {
+			if _, err := clientID(l.ClientOrderID); l.ClientOrderID != "" && err != nil {
+				return nil, fmt.Errorf("bracket leg %s: %w", l.ClientOrderID, err)
+			}
+		}
+		return []node.Hold{node.HoldVenue, node.HoldAfterEntry, node.HoldAfterEntry}, nil
+	}
+	out := make([]node.Hold, len(g.Legs))
+	for i, l := range g.Legs {
+		out[i] = node.HoldVenue
+		if l.Type != command.TrailingStop || callbackOK(l.TrailPercent) && !l.TrailAmount.IsPositive() {
+			continue
+		}
+		if g.Class != "" {
+			return nil, errors.New(trailingHint)
+		}
+		out[i] = node.HoldNode
+		if _, err := clientID(l.ClientOrderID + node.FireSuffix); l.ClientOrderID != "" && err != nil {
+			return nil, fmt.Errorf("the node holds this trailing stop and fires it under client order id %s, which cannot travel to binance (%v): give a shorter client_order_id or let the node mint one", l.ClientOrderID+node.FireSuffix, err)
+		}
+	}
+	return out, nil
+}
+
+// SubmitGroup places an oco's two legs, each reduce-only: the limit as
+// TAKE_PROFIT, the stop as STOP_MARKET or STOP. Binance takes them as two
+// requests: when the second fails after the first was placed, the answer
+// is unknown, so the node reads both back by client order id.
+func (a *Adapter) SubmitGroup(ctx context.Context, g node.GroupRequest) ([]node.VenueOrder, error) {
+	if g.Class != node.GroupOCO || len(g.Legs) != 2 {
+		return nil, a.refused(fmt.Sprintf("binance-futures takes an oco as its two legs, not a %q group of %d legs; nothing was sent", g.Class, len(g.Legs)))
+	}
+	tp, stop := g.Legs[0], g.Legs[1]
+	tpID, err := clientID(tp.ClientOrderID)
+	if err != nil {
+		return nil, a.refused(err.Error())
+	}
+	stopID, err := clientID(stop.ClientOrderID)
+	if err != nil {
+		return nil, a.refused(err.Error())
+	}
+	first, err := a.submitAlgo(ctx, tp, tpID, true)
+	if err != nil {
+		return nil, err
+	}
+	second, err := a.submitAlgo(ctx, stop, stopID, false)
+	if err != nil {
+		return nil, &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name,
+			Message: fmt.Sprintf("the take-profit %s was placed, the stop %s was not sent through (%v); the node reads both back by client order id", tp.ClientOrderID, stop.ClientOrderID, err)}
+	}
+	return []node.VenueOrder{first, second}, nil
+}
+
+// Cancel cancels one order or algo order.
+func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	if isAlgo(o) {
+		return a.cancelAlgo(ctx, o)
+	}
+	s := a.c.NewCancelOrderService().Symbol(a.syms.Venue(o.Symbol))
+	if id, err := strconv.ParseInt(o.VenueOrderID, 10, 64); err == nil {
+		s = s.OrderID(id)
+	} else {
+		cid, err := clientID(o.ClientOrderID)
+		if err != nil {
+			return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: err.Error()}
+		}
+		s = s.OrigClientOrderID(cid)
+	}
+	res, err := s.Do(ctx)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	return a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+		OrigQuantity: res.OrigQuantity, ExecutedQuantity: res.ExecutedQuantity, CumQuote: res.CumQuote, Status: res.Status,
+		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime}), nil
+}
+
+// cancelAlgo cancels an algo order (DELETE /fapi/v1/algoOrder) and reads
+// it back.
+func (a *Adapter) cancelAlgo(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	p := url.Values{}
+	if id, ok := algoIDOf(o.VenueOrderID); ok {
+		p.Set("algoId", strconv.FormatInt(id, 10))
+	} else {
+		cur, err := a.Lookup(ctx, o)
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		id, _ := algoIDOf(cur.VenueOrderID)
+		p.Set("algoId", strconv.FormatInt(id, 10))
+	}
+	var res struct {
+		AlgoID int64 `json:"algoId"`
+	}
+	if err := a.signed(ctx, http.MethodDelete, pathAlgo, p, &res); err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	got, err := a.getAlgo(ctx, p.Get("algoId"), "")
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	return a.algoState(ctx, got)
+}
+
+// Replace modifies a limit in place (PUT /fapi/v1/order: the same order,
+// its fills kept, a new quantity and price) and replaces a conditional
+// order that has not triggered by cancel-then-new, under the next
+// replacement client id (the node's id with .1, .2, ...).
+func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replacement) (node.VenueOrder, error) {
+	qty, price, stop, trail := or(r.Quantity, o.Quantity), or(r.Price, o.Price), or(r.StopPrice, o.StopPrice), or(r.TrailPercent, o.TrailPercent)
+	if isAlgo(o) {
+		return a.replaceAlgo(ctx, o, qty, price, stop, trail, r.TrailAmount)
+	}
+	if o.Type != command.Limit {
+		return node.VenueOrder{}, a.refused(fmt.Sprintf("binance-futures modifies limit orders in place and replaces stop types, not a %s; nothing was sent", o.Type))
+	}
+	if !qty.GreaterThan(o.Filled) {
+		return node.VenueOrder{}, a.refused(fmt.Sprintf("new quantity %s is not above the filled %s", qty, o.Filled))
+	}
+	id, err := strconv.ParseInt(o.VenueOrderID, 10, 64)
+	if err != nil { // the node names it by client id only: read its id first
+		cur, err := a.Lookup(ctx, o)
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		id, _ = strconv.ParseInt(cur.VenueOrderID, 10, 64)
+	}
+	res, err := a.c.NewModifyOrderService().Symbol(a.syms.Venue(o.Symbol)).OrderID(id).Side(side(o.Side)).Quantity(qty.String()).Price(price.String()).Do(ctx)
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	out := a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+		OrigQuantity: res.OriginalQuantity, ExecutedQuantity: res.ExecutedQuantity, Status: res.Status, TimeInForce: res.TimeInForce,
+		Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AveragePrice})
+	out.ClientOrderID = o.ClientOrderID
+	return out, nil
+}
+
+func or(d, def decimal.Decimal) decimal.Decimal {
+	if d.IsZero() {
+		return def
+	}
+	return d
+}
+
+// replaceAlgo cancels an untriggered algo order and places its
+// replacement; a lost cancel is unknown (nothing new was sent), a refused
+// replacement says the old one is canceled.
+func (a *Adapter) replaceAlgo(ctx context.Context, o node.VenueOrder, qty, price, stop, trail, trailAmount decimal.Decimal) (node.VenueOrder, error) {
+	cur, err := a.Lookup(ctx, o)
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	if cur.State != node.VenueOpen || cur.Filled.IsPositive() {
+		return node.VenueOrder{}, a.refused("the order has triggered or ended at binance-futures; it can no longer be replaced (cancel it instead)")
+	}
+	if trailAmount.IsPositive() || (cur.Type == command.TrailingStop && !callbackOK(trail)) {
+		return node.VenueOrder{}, a.refused(trailingHint + "; nothing was sent")
+	}
+	id, _ := algoIDOf(cur.VenueOrderID)
+	live, err := a.getAlgo(ctx, strconv.FormatInt(id, 10), "")
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	base, err := clientID(o.ClientOrderID)
+	if err != nil {
+		return node.VenueOrder{}, a.refused(err.Error())
+	}
+	next, err := replacementID(base, replacementOf(live.ClientAlgoID)+1)
+	if err != nil {
+		return node.VenueOrder{}, a.refused(err.Error())
+	}
+	if _, err := a.cancelAlgo(ctx, cur); err != nil {
+		return node.VenueOrder{}, err
+	}
+	req := node.OrderRequest{ClientOrderID: o.ClientOrderID, Symbol: o.Symbol, Side: o.Side, Type: cur.Type, Quantity: qty, Price: price, StopPrice: stop, TrailPercent: trail}
+	out, err := a.submitAlgo(ctx, req, next, live.OrderType == "TAKE_PROFIT")
+	if err != nil {
+		if errors.Is(err, node.ErrVenueRejected) {
+			return node.VenueOrder{}, a.refused(fmt.Sprintf("the old order was canceled and its replacement refused: %v", err))
+		}
+		return node.VenueOrder{}, err
+	}
+	out.ClientOrderID = o.ClientOrderID
+	return out, nil
+}
+
+// wk<32 hex> with a replacement's .<n>.
+var venueMintRE = regexp.MustCompile(`^(wk[0-9a-f]{32}(?:-[stf])?)(?:\.([0-9a-z]))?$`)
+
+func replacementOf(venueID string) int {
+	m := venueMintRE.FindStringSubmatch(venueID)
+	if m == nil || m[2] == "" {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m[2], 36, 64)
+	return int(n)
+}
+
+func replacementID(venueID string, n int) (string, error) {
+	m := venueMintRE.FindStringSubmatch(venueID)
+	if m == nil || n > 35 {
+		return "", fmt.Errorf("order %s cannot be replaced again at binance-futures; cancel it and submit a new one", venueID)
+	}
+	return m[1] + "." + strconv.FormatInt(int64(n), 36), nil
+}
+
+// --- lookups ---
+
+// Lookup reads one order by its venue id, else by client order id: an
+// algo order (followed through its replacements to the newest, and to
+// the order it triggered for its fills), else a plain order.
+func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
+	cid, err := clientID(o.ClientOrderID)
+	if o.VenueOrderID == "" && err != nil {
+		return node.VenueOrder{}, &node.VenueError{Kind: node.ErrVenueNotFound, Venue: a.name, Message: err.Error()}
+	}
+	if id, ok := algoIDOf(o.VenueOrderID); ok {
+		got, err := a.getAlgo(ctx, strconv.FormatInt(id, 10), "")
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		return a.newestAlgo(ctx, got)
+	}
+	if o.VenueOrderID == "" && isAlgo(o) {
+		return a.lookupAlgo(ctx, cid)
+	}
+	got, err := venuecall.Read(ctx, a.tr, func() (*futures.Order, error) {
+		s := a.c.NewGetOrderService().Symbol(a.syms.Venue(o.Symbol))
+		if id, perr := strconv.ParseInt(o.VenueOrderID, 10, 64); perr == nil {
+			s = s.OrderID(id)
+		} else {
+			s = s.OrigClientOrderID(cid)
+		}
+		return s.Do(ctx)
+	})
+	if err = a.classify(err); errors.Is(err, node.ErrVenueNotFound) && o.VenueOrderID == "" && (o.Type == "" || o.Type == command.Limit) {
+		return a.lookupAlgo(ctx, cid) // no type named, or a limit that may be an oco's take-profit: an algo order?
+	}
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	return a.fromOrder(got), nil
+}
+
+func (a *Adapter) lookupAlgo(ctx context.Context, cid string) (node.VenueOrder, error) {
+	got, err := a.getAlgo(ctx, "", cid)
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
+	return a.newestAlgo(ctx, got)
+}
+
+// newestAlgo follows a canceled algo order to its newest replacement.
+func (a *Adapter) newestAlgo(ctx context.Context, got *algoOrder) (node.VenueOrder, error) {
+	for got.AlgoStatus == "CANCELED" {
+		next, err := replacementID(got.ClientAlgoID, replacementOf(got.ClientAlgoID)+1)
+		if err != nil {
+			break
+		}
+		n, err := a.getAlgo(ctx, "", next)
+		if errors.Is(err, node.ErrVenueNotFound) {
+			break
+		}
+		if err != nil {
+			return node.VenueOrder{}, err
+		}
+		got = n
+	}
+	return a.algoState(ctx, got)
+}
+
+// getAlgo reads one algo order by its id or client id.
+func (a *Adapter) getAlgo(ctx context.Context, algoID, cid string) (*algoOrder, error) {
+	got, err := venuecall.Read(ctx, a.tr, func() (*algoOrder, error) {
+		p := url.Values{}
+		if algoID != "" {
+			p.Set("algoId", algoID)
+		} else {
+			p.Set("clientAlgoId", cid)
+		}
+		var out algoOrder
+		return &out, a.signed(ctx, http.MethodGet, pathAlgo, p, &out)
+	})
+	return got, a.classify(err)
+}
+
+// algoState is an algo order in the node's vocabulary, its symbol as the
+// venue's list writes it: untriggered it is open and unfilled; triggered,
+// its order's fills and state are its own.
+func (a *Adapter) algoState(ctx context.Context, g *algoOrder) (node.VenueOrder, error) {
+	out := node.VenueOrder{ClientOrderID: nodeID(g.ClientAlgoID), VenueOrderID: algoVenueID(g.AlgoID), Symbol: a.syms.Listed(g.Symbol), Side: sideOf(g.Side),
+		Type: typeOf(g.OrderType), TimeInForce: command.GTC, Quantity: dec(g.Quantity), Updated: msTime(g.UpdateTime), State: node.VenueOpen}
+	switch g.OrderType {
+	case "STOP_MARKET":
+		out.StopPrice = dec(g.TriggerPrice)
+	case "STOP":
+		out.StopPrice, out.Price = dec(g.TriggerPrice), dec(g.Price)
+	case "TAKE_PROFIT":
+		out.Price = dec(g.Price)
+	case "TRAILING_STOP_MARKET":
+		out.TrailPercent = dec(g.CallbackRate)
+	}
+	switch g.AlgoStatus {
+	case "CANCELED", "EXPIRED":
+		out.State, out.Reason = node.VenueCanceled, "algo order "+strings.ToLower(g.AlgoStatus)
+	case "REJECTED":
+		out.State, out.Reason = node.VenueRejected, "the venue refused the triggered order"
+	}
+	if g.ActualOrderID == 0 {
+		if g.AlgoStatus == "FINISHED" {
+			out.State = node.VenueCanceled
+		}
+		return out, nil
+	}
+	a.mu.Lock()
+	a.actual[int64(g.ActualOrderID)] = algoRef{symbol: g.Symbol, clientAlgoID: g.ClientAlgoID}
+	a.mu.Unlock()
+	ord, err := venuecall.Read(ctx, a.tr, func() (*futures.Order, error) {
+		return a.c.NewGetOrderService().Symbol(g.Symbol).OrderID(int64(g.ActualOrderID)).Do(ctx)
+	})
+	if err != nil {
+		return node.VenueOrder{}, a.classify(err)
+	}
+	act := a.fromOrder(ord)
+	out.Filled, out.AveragePrice, out.Notional, out.Updated = act.Filled, act.AveragePrice, act.Notional, act.Updated
+	if g.AlgoStatus == "FINISHED" || g.AlgoStatus == "TRIGGERED" {
+		out.State = act.State
+	}
+	return out, nil
+}
+
+// OpenOrders lists the open orders and algo orders of the symbols; an
+// order an algo order triggered is listed as that algo order.
+func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.VenueOrder, error) {
+	var out []node.VenueOrder
+	for _, sym := range a.syms.Venues(symbols) {
+		algos, err := venuecall.Read(ctx, a.tr, func() ([]algoOrder, error) {
+			p := url.Values{}
+			p.Set("symbol", sym)
+			var raw json.RawMessage
+			if err := a.signed(ctx, http.MethodGet, pathOpenAlgo, p, &raw); err != nil {
+				return nil, err
+			}
+			return algoList(raw)
+		})
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		triggered := map[int64]bool{}
+		for i := range algos {
+			vo, err := a.algoState(ctx, &algos[i])
+			if err != nil {
+				return nil, err
+			}
+			triggered[int64(algos[i].ActualOrderID)] = true
+			if vo.State == node.VenueOpen {
+				out = append(out, vo)
+			}
+		}
+		list, err := venuecall.Read(ctx, a.tr, func() ([]*futures.Order, error) { return a.c.NewListOpenOrdersService().Symbol(sym).Do(ctx) })
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		for _, o := range list {
+			if !triggered[o.OrderID] {
+				out = append(out, a.fromOrder(o))
+			}
+		}
+	}
+	return out, nil
+}
+
+// fromOrder maps a plain order, its symbol as the venue's list writes it.
+func (a *Adapter) fromOrder(o *futures.Order) node.VenueOrder {
+	out := node.VenueOrder{ClientOrderID: nodeID(o.ClientOrderID), VenueOrderID: strconv.FormatInt(o.OrderID, 10), Symbol: a.syms.Listed(o.Symbol),
+		Side: sideOf(string(o.Side)), Type: typeOf(string(o.Type)), TimeInForce: tifOf(string(o.TimeInForce)), Quantity: dec(o.OrigQuantity),
+		Price: dec(o.Price), State: stateOf(string(o.Status)), Filled: dec(o.ExecutedQuantity), Updated: msTime(o.UpdateTime), StopPrice: dec(o.StopPrice)}
+	out.Notional = dec(o.CumQuote)
+	switch {
+	case dec(o.AvgPrice).IsPositive():
+		out.AveragePrice = dec(o.AvgPrice)
+	case out.Filled.IsPositive():
+		out.AveragePrice = out.Notional.DivRound(out.Filled, 10)
+	}
+	if out.Notional.IsZero() {
+		out.Notional = out.Filled.Mul(out.AveragePrice)
+	}
+	return out
+}
+
+// algoList reads a list of algo orders: a JSON array, or an object whose
+// one array field holds them (the answer's wrapping is not the adapter's
+// business).
+func algoList(raw json.RawMessage) ([]algoOrder, error) {
+	var list []algoOrder
+	if err := json.Unmarshal(raw, &list); err == nil {
+		return list, nil
+	}
+	var wrapped map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &wrapped); err != nil {
+		return nil, fmt.Errorf("open algo orders: an answer that is neither a list nor an object: %w", err)
+	}
+	for _, v := range wrapped {
+		if err := json.Unmarshal(v, &list); err == nil && len(v) > 0 && v[0] == '[' {
+			return list, nil
+		}
+	}
+	return nil, nil
+}
