@@ -195,3 +195,20 @@ func TestApproveProposalShowsPrices(t *testing.T) {
 		t.Fatalf("without a price: %s", b.String())
 	}
 }
+
+// TestPrintExitReplay: the report's text shows each live exit against the
+// replay's and the replay's exits that did not fill live.
+func TestPrintExitReplay(t *testing.T) {
+	at := time.Date(2026, 3, 2, 0, 5, 0, 0, time.UTC)
+	x := &deploy.ExitReplay{Live: 1, Replayed: 2, Equal: 1, FinalEquity: "9943.39",
+		Fills:      []deploy.ExitTrack{{Bar: at, Exit: "stop_loss", Live: decimal.RequireFromString("99.6"), Replay: decimal.RequireFromString("99.6")}},
+		MissedLive: []deploy.ExitTrack{{Bar: at.Add(time.Minute), Exit: "take_profit", Replay: decimal.RequireFromString("101")}}}
+	var b strings.Builder
+	printExitReplay(&b, x)
+	for _, want := range []string{"exits        1 filled live, 2 in the replay, 1 equal", "exit         stop_loss on the bar of 2026-03-02T00:05:00Z: live 99.6, replay 99.6",
+		"EXIT MISSED  take_profit on the bar of 2026-03-02T00:06:00Z at 101"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("report text lacks %q:\n%s", want, b.String())
+		}
+	}
+}

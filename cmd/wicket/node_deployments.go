@@ -96,6 +96,7 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 			fmt.Fprintf(out, "fill         %s %s %s at %s, bar close %s (%s bps against), %s after the close\n",
 				f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
 		}
+		printExitReplay(out, rep.Exits)
 		return nil
 	}
 	if o.id != "" {
@@ -539,5 +540,29 @@ func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now d
 			now, now.Sub(p.BarClose).Div(p.BarClose).Shift(2).StringFixed(2))
 	default:
 		fmt.Fprintf(w, "price now    %s; approved, it is sized again at the price then, within the allowance\n", now)
+	}
+}
+
+// printExitReplay prints the report's replay of protective exits (nil:
+// the strategy has none).
+func printExitReplay(w io.Writer, x *deploy.ExitReplay) {
+	if x == nil {
+		return
+	}
+	if x.Error != "" {
+		fmt.Fprintf(w, "exits        not replayed: %s\n", x.Error)
+		return
+	}
+	fmt.Fprintf(w, "exits        %d filled live, %d in the replay, %d equal (bar, kind, price to the cent); replay's final equity %s\n",
+		x.Live, x.Replayed, x.Equal, x.FinalEquity)
+	for _, f := range x.Fills {
+		replay := "none in the replay"
+		if f.Replay.IsPositive() {
+			replay = fmt.Sprintf("replay %s (%s bps against)", f.Replay, f.SlippageBps)
+		}
+		fmt.Fprintf(w, "exit         %s on the bar of %s: live %s, %s\n", f.Exit, f.Bar.Format(time.RFC3339), f.Live, replay)
+	}
+	for _, f := range x.MissedLive {
+		fmt.Fprintf(w, "EXIT MISSED  %s on the bar of %s at %s in the replay, not live\n", f.Exit, f.Bar.Format(time.RFC3339), f.Replay)
 	}
 }
