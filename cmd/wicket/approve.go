@@ -15,7 +15,6 @@ import (
 
 	"wicket/agent/approval"
 	"wicket/deploy"
-	"wicket/strategy"
 )
 
 func approveCommand() *cli.Command {
@@ -193,8 +192,7 @@ func (a *approver) run(ctx context.Context) error {
 // waitingProposal is a node deployment's proposal with its deployment.
 type waitingProposal struct {
 	deploy.Proposal
-	dep     deploy.Deployment
-	expires time.Time // the next bar's close: it lapses then
+	dep deploy.Deployment
 }
 
 // nextProposal is the first waiting proposal of the node not seen yet,
@@ -214,15 +212,10 @@ func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]b
 	}
 	var waiting []waitingProposal
 	for _, d := range list.Deployments {
-		_, g, err := strategy.ParseSeries(d.Series)
-		if err != nil {
-			continue
-		}
 		for _, p := range d.Proposals {
-			w := waitingProposal{Proposal: p, dep: d, expires: p.Bar.Add(2 * g.Duration())}
-			if a.now().Before(w.expires) {
-				waiting = append(waiting, w)
-			}
+			// The node lists only waiting proposals; one waits while its
+			// strategy still wants its target.
+			waiting = append(waiting, waitingProposal{Proposal: p, dep: d})
 		}
 	}
 	for _, w := range waiting {
@@ -243,7 +236,7 @@ func (a *approver) askProposal(ctx context.Context, w waitingProposal, total int
 		w.Side, w.Quantity, d.Symbol, d.Venue, w.Target, w.Bar.UTC().Format(time.RFC3339))
 	fmt.Fprintf(a.out, "  deployment   %s sha256 %s on %s, mode %s, equity %s, position %s\n", d.Strategy, short(d.StrategyHash), d.Series, d.Mode,
 		d.Equity.StringFixed(2), d.Position)
-	fmt.Fprintf(a.out, "  lapses       when the next bar closes, %s (in %s)\n", w.expires.UTC().Format(time.RFC3339), w.expires.Sub(a.now()).Round(time.Second))
+	fmt.Fprintf(a.out, "  lapses       when its strategy decides another target, or the deployment pauses or stops; approved, it is sized again at the price then\n")
 	for {
 		fmt.Fprintf(a.out, "Send it? y = approve and send, n = decline, s = skip: ")
 		var line string
@@ -268,10 +261,10 @@ func (a *approver) askProposal(ctx context.Context, w waitingProposal, total int
 			}
 			return false
 		case "n", "no":
-			fmt.Fprintf(a.out, "declined: nothing is sent; the proposal lapses when the next bar closes.\n")
+			fmt.Fprintf(a.out, "declined: nothing is sent; the proposal lapses when its strategy decides another target.\n")
 			return false
 		case "s", "skip":
-			fmt.Fprintf(a.out, "skipped: it lapses when the next bar closes unless approved from another terminal.\n")
+			fmt.Fprintf(a.out, "skipped: it waits until its strategy decides another target, unless approved from another terminal.\n")
 			return false
 		case "q", "quit":
 			return true
