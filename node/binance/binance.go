@@ -12,7 +12,8 @@
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
 // asset) and positions (the base assets, each at the average price of
-// the account's trades that make it up). The node's client order id
+// the account's trades that make it up), each fill's commission as its
+// fee in the quote asset (fees.go). The node's client order id
 // travels as Binance's newClientOrderId, mapped reversibly to fit its
 // 36-character rule (ClientID, NodeID). Symbols travel in Binance's own
 // spelling (BTCUSDT) from the venue's symbol table (internal/instrument,

@@ -22,19 +22,21 @@ type feeLedger struct {
 // feeIn is a commission in the account currency (the symbol's quote
 // asset), as History states a trade's: one charged in the quote asset as
 // it is, one in the base asset (a buy's default) at the trade's price.
-// One charged in another asset (BNB) is not in the account currency: ok
-// is false, and nothing converts it.
+// One charged in another asset (BNB), or on a symbol quoted in another
+// currency than the account's, is not in the account currency: ok is
+// false, and nothing converts it.
 func (a *Adapter) feeIn(symbol, asset string, commission, price decimal.Decimal) (fee decimal.Decimal, ok bool) {
 	if commission.IsZero() {
 		return decimal.Zero, true
 	}
 	a.mu.Lock()
-	s := a.symbols[symbol]
+	s, quote := a.symbols[symbol], a.quote
 	a.mu.Unlock()
 	switch {
-	case s != nil && asset == s.QuoteAsset:
+	case s == nil || (quote != "" && s.QuoteAsset != quote):
+	case asset == s.QuoteAsset:
 		return commission, true
-	case s != nil && asset == s.BaseAsset:
+	case asset == s.BaseAsset:
 		return commission.Mul(price), true
 	}
 	return decimal.Zero, false

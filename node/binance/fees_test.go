@@ -7,6 +7,7 @@ import (
 
 	"wicket/internal/testkit"
 	"wicket/node"
+	"wicket/node/binance"
 	"wicket/node/command"
 )
 
@@ -124,6 +125,40 @@ func TestStreamFillCarriesItsFee(t *testing.T) {
 	for name, ch := range map[string]chan node.VenueUpdate{"the process that saw both trades": first, "the process that saw the second only": late} {
 		if u := next(ch); u.Order.State != node.VenueFilled || !u.Order.Fee.Equal(testkit.D("0.6")) {
 			t.Errorf("%s: the last trade's report: state %s, fee %s; want filled, 0.6", name, u.Order.State, u.Order.Fee)
+		}
+	}
+}
+
+// TestReplacedOrderSumsItsFees: a modify (cancel-replace) makes a new
+// incarnation; the order's fee, like its fills, is summed over all of
+// them, for the process that replaced it and for one that walks the
+// incarnations afresh.
+func TestReplacedOrderSumsItsFees(t *testing.T) {
+	f, another := startWith(t)
+	a := another()
+	f.Commission("0.001")
+	o, err := a.Submit(ctx(t), node.OrderRequest{ClientOrderID: cid, Symbol: "BTCUSDT", Side: command.Sell, Type: command.Limit,
+		TimeInForce: command.GTC, Quantity: testkit.D("0.02"), Price: testkit.D("61000.00")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.FillPart(f.Orders()[0].ID, "0.01") // 610 USDT: 0.61
+	rep, err := a.Replace(ctx(t), o, node.Replacement{Quantity: testkit.D("0.02"), Price: testkit.D("62000.00")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Filled.Equal(testkit.D("0.01")) || !rep.Fee.Equal(testkit.D("0.61")) {
+		t.Errorf("replaced: filled %s, fee %s; want 0.01, 0.61", rep.Filled, rep.Fee)
+	}
+	orders := f.Orders()
+	f.FillPart(orders[len(orders)-1].ID, "0.005") // 310 USDT: 0.31
+	for name, ad := range map[string]*binance.Adapter{"the replacing process": a, "another process": another()} {
+		got, err := ad.Lookup(ctx(t), node.VenueOrder{Symbol: "BTCUSDT", ClientOrderID: cid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Filled.Equal(testkit.D("0.015")) || !got.Fee.Equal(testkit.D("0.92")) {
+			t.Errorf("%s: filled %s, fee %s; want 0.015, 0.92 over both incarnations", name, got.Filled, got.Fee)
 		}
 	}
 }

@@ -11,6 +11,9 @@
 //
 // It keeps one account's balances and orders in memory, fills market
 // orders at the symbol's price (optionally in two parts: PartialFills),
+// charges each trade a commission when asked (Commission, in the asset
+// received or in BNB: CommissionInBNB; listed in the FULL answer's fills,
+// the executionReport's n and N, and myTrades),
 // rests limit orders until Cross or a SetPrice that reaches them, triggers
 // STOP_LOSS_LIMIT and STOP_LOSS (stopPrice, or trailingDelta in basis
 // points) orders on SetPrice, takes an OCO as one order list (POST
