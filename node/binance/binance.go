@@ -12,7 +12,8 @@
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
 // asset) and positions (the base assets, each at the average price of
-// the account's trades that make it up). The node's client order id
+// the account's trades that make it up), each fill's commission as its
+// fee in the quote asset (fees.go). The node's client order id
 // travels as Binance's newClientOrderId, mapped reversibly to fit its
 // 36-character rule (ClientID, NodeID). Symbols travel in Binance's own
 // spelling (BTCUSDT) from the venue's symbol table (internal/instrument,
@@ -95,6 +96,7 @@ type Adapter struct {
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
 	costs   map[string]cost       // Binance's symbol → its holding's average price, for the quantity held then
+	fees    map[int64]*feeLedger  // order id of an incarnation → its trades' commissions (fees.go)
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -508,6 +510,9 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	}
 	_, isRepl := replacementOf(got.ClientOrderID)
 	if venueLegRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
+		if err := a.coverFees(ctx, got.Symbol, got.OrderID, dec(got.ExecutedQuantity)); err != nil {
+			return node.VenueOrder{}, err
+		}
 		return a.cumulative(fromOrder(got), got.OrderID), nil
 	}
 	// Walk the incarnations from the first, recording what came before each.
@@ -527,8 +532,11 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		if err != nil {
 			return node.VenueOrder{}, err
 		}
+		if err := a.coverFees(ctx, ord.Symbol, ord.OrderID, dec(ord.ExecutedQuantity)); err != nil {
+			return node.VenueOrder{}, err
+		}
 		if last != nil {
-			before = before.add(own(last))
+			before = before.add(a.own(last))
 		}
 		a.setPrior(ord.OrderID, before)
 		last = ord
@@ -553,13 +561,17 @@ func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*b
 	return got, a.classify(err)
 }
 
-// fills is a filled quantity and its quote amount.
-type fills struct{ qty, quote decimal.Decimal }
+// fills is a filled quantity, its quote amount and its commissions in
+// the account currency.
+type fills struct{ qty, quote, fee decimal.Decimal }
 
-func (f fills) add(g fills) fills { return fills{f.qty.Add(g.qty), f.quote.Add(g.quote)} }
+func (f fills) add(g fills) fills {
+	return fills{f.qty.Add(g.qty), f.quote.Add(g.quote), f.fee.Add(g.fee)}
+}
 
-func own(o *bn.Order) fills {
-	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity)}
+// own is one incarnation's fills, with the commissions booked for it.
+func (a *Adapter) own(o *bn.Order) fills {
+	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity), a.feeOf(o.OrderID)}
 }
 
 // replacementOf reports a venue client id's replacement number.
@@ -594,14 +606,19 @@ func (a *Adapter) setPrior(orderID int64, f fills) {
 }
 
 // cumulative adds the fills of the incarnations before orderID to vo, so
-// it tells the order's whole life: quantity, filled and average price; and
-// names its symbol as the venue's symbols list does. Every order the
-// adapter returns passes here.
+// it tells the order's whole life: quantity, filled, average price and
+// the commissions booked (fees.go) in the account currency; and names
+// its symbol as the venue's symbols list does. Every order the adapter
+// returns passes here.
 func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
 	vo.Symbol = a.syms.Listed(vo.Symbol)
+	vo.Fee = a.feeOf(orderID)
 	a.mu.Lock()
 	p, ok := a.prior[orderID]
 	a.mu.Unlock()
+	if ok {
+		vo.Fee = vo.Fee.Add(p.fee)
+	}
 	if !ok || p.qty.IsZero() {
 		return vo
 	}
@@ -622,6 +639,9 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 			return nil, a.classify(err)
 		}
 		for _, o := range list {
+			if err := a.coverFees(ctx, o.Symbol, o.OrderID, dec(o.ExecutedQuantity)); err != nil {
+				return nil, err
+			}
 			if _, repl := replacementOf(o.ClientOrderID); repl && !a.knows(o.OrderID) {
 				// A replacement this process did not make, or whose answer
 				// was lost: alone it tells only its own part of the order's
@@ -680,6 +700,7 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
+	a.bookFills(res) // the FULL answer's fills carry each trade's commission
 	return a.cumulative(fromCreate(res), res.OrderID), nil
 }
 
@@ -917,6 +938,9 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
+	// Fills the node has not heard of yet come with their commissions; the
+	// cancel stands whatever this read says (the next read covers them).
+	_ = a.coverFees(ctx, res.Symbol, res.OrderID, dec(res.ExecutedQuantity))
 	return a.fromCancel(res), nil // cancel_all.go
 }
 
@@ -1005,10 +1029,14 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 	before := a.prior[oid]
 	a.mu.Unlock()
 	if res.CancelResponse != nil {
-		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity)})
+		// the replaced incarnation's commissions: a fill since the lookup
+		// is read (best effort: the replace is done whatever the read says)
+		_ = a.coverFees(ctx, a.syms.Venue(o.Symbol), oid, dec(res.CancelResponse.ExecutedQuantity))
+		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity), a.feeOf(oid)})
 	} else {
-		before = before.add(own(live))
+		before = before.add(a.own(live))
 	}
+	a.bookFills(res.NewOrderResponse)
 	a.setPrior(res.NewOrderResponse.OrderID, before)
 	out := a.cumulative(fromCreate(res.NewOrderResponse), res.NewOrderResponse.OrderID)
 	out.ClientOrderID = o.ClientOrderID

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	bn "github.com/adshao/go-binance/v2"
-	"github.com/shopspring/decimal"
 
 	"wicket/node"
 	"wicket/node/command"
@@ -86,17 +85,10 @@ func (a *Adapter) venueTrade(nodeSymbol string, t *bn.TradeV3) node.VenueTrade {
 	if t.IsBuyer {
 		vt.Side = command.Buy
 	}
-	a.mu.Lock()
-	s := a.symbols[t.Symbol]
-	a.mu.Unlock()
-	switch {
-	case vt.Fee.IsZero():
-		vt.Fee = decimal.Zero
-	case s != nil && t.CommissionAsset == s.QuoteAsset:
-	case s != nil && t.CommissionAsset == s.BaseAsset:
-		vt.Fee = vt.Fee.Mul(vt.Price)
-	default:
-		vt.FeeAsset = t.CommissionAsset
+	if fee, ok := a.feeIn(t.Symbol, t.CommissionAsset, dec(t.Commission), vt.Price); ok {
+		vt.Fee = fee
+	} else {
+		vt.FeeAsset = t.CommissionAsset // left in it, named
 	}
 	return vt
 }

@@ -53,6 +53,44 @@ func (f *Fake) tradesFor(form url.Values, limit int) ([]trade, int, any) {
 	return list[max(0, len(list)-limit):], 0, nil
 }
 
+// Commission makes every trade from now on charge rate (0.001 is
+// Binance's base 0.1%) of what the account receives, as Binance charges
+// without BNB: a buy's in the base asset, a sell's in the quote asset,
+// rounded to 8 decimals. The trade lists it (myTrades' commission and
+// commissionAsset, the FULL answer's fills, the executionReport's n and
+// N) and the balance pays it.
+func (f *Fake) Commission(rate string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rate = decimal.RequireFromString(rate)
+}
+
+// CommissionInBNB makes the commission be paid in BNB instead (Binance's
+// "use BNB to pay for fees"): rate of the trade's quote amount, at
+// bnbPrice (BNB's price in the quote asset). "" pays it as Commission
+// says again.
+func (f *Fake) CommissionInBNB(bnbPrice string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bnbPrice = decimal.Zero
+	if bnbPrice != "" {
+		f.bnbPrice = decimal.RequireFromString(bnbPrice)
+	}
+}
+
+// charge is one trade's commission and its asset (f.mu held).
+func (f *Fake) charge(s *Symbol, side string, qty, price decimal.Decimal) (decimal.Decimal, string) {
+	switch {
+	case f.rate.IsZero():
+		return decimal.Zero, s.Quote
+	case f.bnbPrice.IsPositive():
+		return qty.Mul(price).Mul(f.rate).Div(f.bnbPrice).Round(8), "BNB"
+	case side == "BUY":
+		return qty.Mul(f.rate).Round(8), s.Base
+	}
+	return qty.Mul(price).Mul(f.rate).Round(8), s.Quote
+}
+
 // ChargeCommission sets the commission of orderID's trades: commission
 // each, in asset.
 func (f *Fake) ChargeCommission(orderID int64, commission, asset string) {
