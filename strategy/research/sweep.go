@@ -190,6 +190,15 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
+	if d := res.DeflatedSharpe; d != nil {
+		dsr := math.NaN()
+		if d.DSR != nil {
+			dsr = *d.DSR
+		}
+		if note := backtest.TooGoodNote(float64(win.Scores.Sharpe), win.Trades, dsr); note != "" {
+			res.Warnings = append(res.Warnings, "the winner: "+note)
+		}
+	}
 	timed(sink, tm, start)
 	return res, nil
 }
