@@ -97,3 +97,43 @@ func TestCPCVRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalCPCV: a CPCV of sma_cross's nine combinations over BTC-USD@1d,
+// 6 groups, 2 tested: 15 splits and 5 paths; the purge is the grid's
+// longest warm-up (the slow average of 90 bars needs at least 90), each
+// pick is a combination of the grid; an asked purge keeps more training
+// bars.
+func TestLocalCPCV(t *testing.T) {
+	l := newLocal(t, 2)
+	req := CPCVRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Grid: wfGrid, Groups: 6, Test: 2}
+	res, err := l.CPCV(ctxT(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Splits) != 15 || len(res.PathSharpe) != 5 || res.Combinations != 9 || res.Failed != 0 {
+		t.Fatalf("%d splits, %d paths, %d combinations (%d failed)", len(res.Splits), len(res.PathSharpe), res.Combinations, res.Failed)
+	}
+	if res.PurgeFrom != "warmup" || res.Purge < 90 || res.EmbargoBars != int(math.Ceil(0.01*float64(res.Bars))) {
+		t.Errorf("purge %d from %s, embargo %d bars of %d", res.Purge, res.PurgeFrom, res.EmbargoBars, res.Bars)
+	}
+	for i, p := range res.Picks {
+		if len(p) < 2 {
+			t.Errorf("split %d picked %v", i, p)
+		}
+	}
+	if res.PBO == nil || res.Median == nil {
+		t.Errorf("pbo %v, median %v", res.PBO, res.Median)
+	}
+	purge := 5
+	req.Purge = &purge
+	asked, err := l.CPCV(ctxT(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked.Purge != 5 || asked.PurgeFrom != "asked" || asked.Splits[0].Train <= res.Splits[0].Train {
+		t.Errorf("asked purge: %d from %s, %d training bars (the warm-up purge left %d)", asked.Purge, asked.PurgeFrom, asked.Splits[0].Train, res.Splits[0].Train)
+	}
+	if _, err := l.CPCV(ctxT(t), CPCVRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Grid: wfGrid, Groups: 4, Test: 4}, nil); err == nil || !strings.Contains(err.Error(), "groups-1") {
+		t.Errorf("k = N: %v", err)
+	}
+}
