@@ -38,6 +38,11 @@ import (
 //     rank, undefined ones lowest, over M+1) and λ = ln(ω/(1−ω)); PBO is
 //     the share of splits with λ <= 0.
 //
+// The bars are read once: every combination's moments per segment
+// between the cuts where a split's training mask can change (the groups'
+// bounds and the ends of their purges and embargoes), and a split's, or a
+// path's, Sharpe ratio combines whole segments' moments.
+//
 // testdata/cpcv_ref.py computes the same from the same fixture with plain
 // Python, independently, and its output is the golden file the test
 // compares with.
@@ -183,32 +188,62 @@ func cpcvSplits(t int, c CPCVConfig) (bounds []int, splits []CPCVSplit, embargo 
 	return bounds, splits, embargo
 }
 
-// sharpeOf is the per-period Sharpe ratio of the bars of r that keep
-// says (all when keep is nil) from lo to hi; NaN when undefined.
-func sharpeOf(r []float64, keep []bool, lo, hi int) float64 {
-	var n, sum float64
-	for i := lo; i < hi; i++ {
-		if keep == nil || keep[i] {
-			n++
-			sum += r[i]
-		}
+// moments are a run of returns' count, mean and sum of squared
+// deviations; add combines two runs' (Chan, Golub and LeVeque), so the
+// Sharpe ratio of a union of runs needs no second pass over its bars.
+type moments struct{ n, mean, m2 float64 }
+
+func (a moments) add(b moments) moments {
+	if a.n == 0 {
+		return b
 	}
-	if n < 2 {
+	if b.n == 0 {
+		return a
+	}
+	n := a.n + b.n
+	d := b.mean - a.mean
+	return moments{n: n, mean: a.mean + d*b.n/n, m2: a.m2 + b.m2 + d*d*a.n*b.n/n}
+}
+
+// momentsOf are r's moments, in two passes.
+func momentsOf(r []float64) moments {
+	if len(r) == 0 {
+		return moments{}
+	}
+	var sum float64
+	for _, x := range r {
+		sum += x
+	}
+	mean := sum / float64(len(r))
+	var m2 float64
+	for _, x := range r {
+		d := x - mean
+		m2 += d * d
+	}
+	return moments{n: float64(len(r)), mean: mean, m2: m2}
+}
+
+// sharpe is the per-period Sharpe ratio (ddof 1); NaN when undefined.
+func (a moments) sharpe() float64 {
+	if a.n < 2 {
 		return math.NaN()
 	}
-	mean := sum / n
-	var ss float64
-	for i := lo; i < hi; i++ {
-		if keep == nil || keep[i] {
-			d := r[i] - mean
-			ss += d * d
-		}
-	}
-	sd := math.Sqrt(ss / (n - 1))
+	sd := math.Sqrt(a.m2 / (a.n - 1))
 	if !(sd > 0) {
 		return math.NaN()
 	}
-	return mean / sd
+	return a.mean / sd
+}
+
+// cpcvCuts are the bars where a split's training mask may change: the
+// groups' bounds and the ends of every purge and embargo around them.
+func cpcvCuts(t int, bounds []int, purge, embargo int) []int {
+	cuts := []int{0, t}
+	for _, b := range bounds {
+		cuts = append(cuts, b, max(0, b-purge), min(t, b+purge+embargo), min(t, b+purge))
+	}
+	slices.Sort(cuts)
+	return slices.Compact(cuts)
 }
 
 // CPCV runs combinatorial purged cross-validation over returns[m][i], the
@@ -230,28 +265,52 @@ func CPCV(returns [][]float64, c CPCVConfig) (*CPCVResult, error) {
 	}
 	bounds, splits, embargo := cpcvSplits(t, c)
 	res := &CPCVResult{Groups: c.Groups, Test: c.Test, Purge: c.Purge, EmbargoBars: embargo, Combinations: m, Bars: t, Splits: splits}
-	inTest := make([]bool, t)
+	// Every combination's moments per segment between cuts: a split's
+	// training and test bars are unions of whole segments.
+	cuts := cpcvCuts(t, bounds, c.Purge, embargo)
+	nseg := len(cuts) - 1
+	seg := make([][]moments, m)
+	for j, r := range returns {
+		seg[j] = make([]moments, nseg)
+		for q := range nseg {
+			seg[j][q] = momentsOf(r[cuts[q]:cuts[q+1]])
+		}
+	}
+	groupOf := make([]int, nseg) // the group a segment lies in
+	for q := range nseg {
+		g, _ := slices.BinarySearch(bounds, cuts[q]+1)
+		groupOf[q] = g - 1
+	}
+	union := func(j int, keep func(q int) bool) moments {
+		var a moments
+		for q := range nseg {
+			if keep(q) {
+				a = a.add(seg[j][q])
+			}
+		}
+		return a
+	}
 	oos := make([]float64, m)
 	below, picked := 0, 0
 	for si := range splits {
 		s := &splits[si]
+		inTest := make([]bool, c.Groups)
+		for _, g := range s.Test {
+			inTest[g] = true
+		}
+		train := func(q int) bool { return s.train[cuts[q]] }
+		test := func(q int) bool { return inTest[groupOf[q]] }
 		best := math.Inf(-1)
-		for j, r := range returns {
-			if sr := sharpeOf(r, s.train, 0, t); sr > best {
+		for j := range returns {
+			if sr := union(j, train).sharpe(); sr > best {
 				best, s.Picked = sr, j
 			}
 		}
 		if s.Picked < 0 {
 			continue
 		}
-		clear(inTest)
-		for _, g := range s.Test {
-			for i := bounds[g]; i < bounds[g+1]; i++ {
-				inTest[i] = true
-			}
-		}
-		for j, r := range returns {
-			oos[j] = sharpeOf(r, inTest, 0, t)
+		for j := range returns {
+			oos[j] = union(j, test).sharpe()
 		}
 		// The pick's rank among the test Sharpe ratios: 1 the worst, ties
 		// at their mid rank, undefined ones the lowest.
@@ -286,25 +345,21 @@ func CPCV(returns [][]float64, c CPCVConfig) (*CPCVResult, error) {
 			testing[g] = append(testing[g], si)
 		}
 	}
-	path := make([]float64, t)
 	ann := math.Sqrt(c.PeriodsPerYear)
 	var defined []float64
 	for p := 0; p < phi; p++ {
+		var a moments
 		ok := true
-		for g := 0; g < c.Groups; g++ {
-			s := splits[testing[g][p]]
-			if s.Picked < 0 {
+		for q := range nseg {
+			sp := splits[testing[groupOf[q]][p]]
+			if sp.Picked < 0 {
 				ok = false
 				break
 			}
-			copy(path[bounds[g]:bounds[g+1]], returns[s.Picked][bounds[g]:bounds[g+1]])
+			a = a.add(seg[sp.Picked][q])
 		}
-		if !ok {
-			res.PathSharpe = append(res.PathSharpe, nil)
-			continue
-		}
-		sr := sharpeOf(path, nil, 0, t) * ann
-		if math.IsNaN(sr) {
+		sr := a.sharpe() * ann
+		if !ok || math.IsNaN(sr) {
 			res.PathSharpe = append(res.PathSharpe, nil)
 			continue
 		}
