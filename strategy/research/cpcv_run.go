@@ -45,7 +45,10 @@ type CPCVRunResult struct {
 	PurgeFrom    string           `json:"purge_from"` // "warmup" or "asked"
 	Picks        []map[string]any `json:"picks"`      // per split, the picked combination's values
 	Settings     Settings         `json:"settings"`
-	Warnings     []string         `json:"warnings"`
+	// RunID is the ledger run its combinations were recorded under, as a
+	// sweep's are (every combination is a trial).
+	RunID    string   `json:"run_id,omitempty"`
+	Warnings []string `json:"warnings"`
 	*CPCVResult
 }
 
@@ -111,6 +114,15 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 		Settings: p.settings, Warnings: []string{}, PurgeFrom: "asked"}
 	if w := refusedWarning(refused); w != "" {
 		res.Warnings = append(res.Warnings, w)
+	}
+	if l.cfg.Recorder != nil { // every combination is a trial, counted as a sweep's
+		if rows := sweepRows(context.WithoutCancel(ctx), p, trials, nil); len(rows) > 0 {
+			id, err := l.cfg.Recorder.Append(context.WithoutCancel(ctx), rows)
+			res.RunID = id
+			if err != nil {
+				res.Warnings = append(res.Warnings, ledgerWarning(err))
+			}
+		}
 	}
 	var returns [][]float64
 	var kept []*worker.Trial

@@ -1,12 +1,15 @@
 package research
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"wicket/strategy/ledger"
 )
 
 // TestCPCVMatchesReference: CPCV over the fixture of testdata/cpcv (five
@@ -135,5 +138,22 @@ func TestLocalCPCV(t *testing.T) {
 	}
 	if _, err := l.CPCV(ctxT(t), CPCVRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Grid: wfGrid, Groups: 4, Test: 4}, nil); err == nil || !strings.Contains(err.Error(), "groups-1") {
 		t.Errorf("k = N: %v", err)
+	}
+}
+
+// TestCPCVRecordsTrials: a CPCV's combinations are trials, recorded in
+// the ledger as a sweep's are, one row each under the run's id.
+func TestCPCVRecordsTrials(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	res, err := l.CPCV(ctxT(t), CPCVRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Grid: wfGrid, Groups: 5, Test: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunID == "" {
+		t.Fatalf("no run id; warnings %q", res.Warnings)
+	}
+	rows, total, err := lg.Query(context.Background(), ledger.Filter{RunID: res.RunID})
+	if err != nil || total != 9 || len(rows) != 9 {
+		t.Errorf("%d rows (%d in all) for the 9 combinations: %v", len(rows), total, err)
 	}
 }
