@@ -157,3 +157,30 @@ func TestCPCVRecordsTrials(t *testing.T) {
 		t.Errorf("%d rows (%d in all) for the 9 combinations: %v", len(rows), total, err)
 	}
 }
+
+// TestSweepWarnsOfCappedWinner: over bars that trade a thousandth of a
+// unit, the default volume cap cuts the winner's fills and the sweep says
+// so; with the cap off it does not.
+func TestSweepWarnsOfCappedWinner(t *testing.T) {
+	bars := sineBars(3000)
+	for i := range bars.Volume {
+		bars.Volume[i] = 0.001
+	}
+	l := NewLocal(Config{Project: benchProject(t, t.TempDir(), bars), Pool: newPool(t, 1)})
+	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BENCH@1h", Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}}
+	res, err := l.Sweep(ctxT(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "the winner's volume cap cut") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	req.Costs.VolumeCap = "off"
+	off, err := l.Sweep(ctxT(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(off.Warnings, "\n"), "volume cap cut") {
+		t.Errorf("cap off, warnings %q", off.Warnings)
+	}
+}
