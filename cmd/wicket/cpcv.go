@@ -21,13 +21,14 @@ func cpcvCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "cpcv",
 		Usage:     "combinatorial purged cross-validation of a grid: out-of-sample Sharpe ratios over C(N-1,k-1) paths, and PBO",
-		ArgsUsage: "NAME|FILE --series SYMBOL@GRANULARITY --grid KNOB=... [--groups N] [--test-groups K] [--purge BARS] [--embargo FRACTION]",
+		ArgsUsage: "NAME|FILE [--series SYMBOL@GRANULARITY] --grid KNOB=... [--groups N] [--test-groups K] [--purge BARS] [--embargo FRACTION]",
 		Description: "NAME and FILE and --grid are as for wicket sweep. Every combination runs once over the range; the bars are cut " +
 			"into N groups and each of the C(N,K) splits tests K of them: the combination with the best Sharpe ratio on the " +
 			"other groups, less the bars purged around each test run (the strategy's longest warm-up unless --purge) and an " +
 			"embargo after it, is judged on the test groups. Prints the distribution of the paths' out-of-sample Sharpe " +
 			"ratios and PBO (the share of splits whose pick ranked at or below the median out of sample), or the whole " +
-			"result with --json. One series only, on this machine's workers.",
+			"result with --json. A portfolio strategy (one that declares its universe) runs without --series, over its " +
+			"universe's calendar. On this machine's workers.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "groups", Value: 10, Usage: "`N`, the groups the bars are cut into"},
 			&cli.IntFlag{Name: "test-groups", Value: 2, Usage: "`K`, the groups each split tests"},

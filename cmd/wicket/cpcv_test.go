@@ -42,6 +42,10 @@ func TestCPCVCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "6 groups, 2 tested: 15 splits, 5 paths") || !strings.Contains(stdout, "pbo ") {
 		t.Errorf("text: exit %d: %s %s", code, stdout, stderr)
 	}
+	code, stdout, stderr = wicketIn(t, dir, "cpcv", "momentum_rotation", "--grid", "lookback=20,45", "--grid", "k=1,2", "--from", "2022-01-01", "--groups", "5")
+	if code != 0 || !strings.Contains(stdout, "momentum_rotation on BTC-USD@1d,ETH-USD@1d,SOL-USD@1d") || !strings.Contains(stdout, "10 splits, 4 paths") {
+		t.Errorf("portfolio: exit %d: %s %s", code, stdout, stderr)
+	}
 	if code, _, stderr := wicketIn(t, dir, "cpcv", "sma_cross", "--series", "BTC-USD@1d", "--grid", "fast=5,10", "--groups", "3", "--test-groups", "3"); code != exitUsage || !strings.Contains(stderr, "groups-1") {
 		t.Errorf("k = N: exit %d: %s", code, stderr)
 	}

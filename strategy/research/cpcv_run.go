@@ -2,8 +2,10 @@ package research
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/worker"
 )
 
@@ -57,14 +59,6 @@ type CPCVRunResult struct {
 // split picks by the Sharpe ratio on its purged, embargoed training bars
 // and is judged on its test groups.
 func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progress)) (CPCVRunResult, error) {
-	if seriesless(req.Series) {
-		return CPCVRunResult{}, errorf(KindInvalid, "cpcv runs over one series for now: give a series (a portfolio's universe is not cross-validated yet)")
-	}
-	if _, single, err := l.universe(req.Series); err != nil {
-		return CPCVRunResult{}, err
-	} else if !single {
-		return CPCVRunResult{}, errorf(KindInvalid, "cpcv runs over one series for now: give one series, not a universe")
-	}
 	cfg := CPCVConfig{Groups: req.Groups, Test: req.Test, Embargo: DefaultCPCVEmbargo}
 	if req.Embargo != nil {
 		cfg.Embargo = *req.Embargo
@@ -72,45 +66,85 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 	if err := cfg.check(1 << 30); err != nil { // the bars are checked once read
 		return CPCVRunResult{}, errorf(KindInvalid, "%v", err)
 	}
-	p, err := l.plan(ctx, planInput{
-		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: "sharpe",
-		from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, maxCombinations: req.MaxCombinations,
-	})
-	if err != nil {
-		return CPCVRunResult{}, err
-	}
-	if p.tooMany != nil {
-		return CPCVRunResult{}, p.tooMany
-	}
-	n := p.bars.Len()
-	sr := wfSeries{p: p, times: p.bars.Time}
-	nw, err := l.chunkWorkers(ctx)
-	if err != nil {
-		return CPCVRunResult{}, err
-	}
-	base := sr.rangeOf(0, n)
-	base.Returns = true
-	tasks := p.chunks(base, nw)
-	offsets := make([]int, len(tasks))
-	for i := 1; i < len(tasks); i++ {
-		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
-	}
-	trials := make([]*worker.Trial, p.count)
-	done, refused := 0, 0
-	report(progress, Progress{Total: p.count, Message: fmt.Sprintf("%d combinations over %d bars", p.count, n)})
-	err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
-		refused += resp.Refused
-		for j := range resp.Trials {
-			trials[p.index(offsets[i]+j)] = &resp.Trials[j]
+	var (
+		p       *plan
+		trials  []*worker.Trial
+		span    Span
+		refused int
+	)
+	if seriesless(req.Series) {
+		// A portfolio strategy over its own universe: each combination's
+		// returns on the universe's calendar.
+		var base backtest.Request
+		var err error
+		p, base, err = l.portfolioPlan(ctx, req.StrategyRef, req.Grid, req.Params, "sharpe", req.From, req.To, req.Costs, req.MaxCombinations)
+		if err != nil {
+			return CPCVRunResult{}, err
 		}
-		done += len(resp.Trials)
-		report(progress, Progress{Done: done, Total: p.count, Message: "sweeping the whole range"})
-		return nil, nil
-	})
-	if err != nil {
-		return CPCVRunResult{}, classify(err)
+		if p.tooMany != nil {
+			return CPCVRunResult{}, p.tooMany
+		}
+		p.base.Returns = true
+		if trials, _, err = l.runPortfolioChunks(ctx, p, base, progress); err != nil {
+			return CPCVRunResult{}, err
+		}
+		if p.seen == nil {
+			return CPCVRunResult{}, errorf(KindStrategy, "every combination failed; run a backtest of one to see why")
+		}
+		span = Span{From: unixRFC3339(p.seen.First), To: unixRFC3339(p.seen.Last), Bars: p.seen.Count}
+	} else {
+		if _, single, err := l.universe(req.Series); err != nil {
+			return CPCVRunResult{}, err
+		} else if !single {
+			return CPCVRunResult{}, errorf(KindInvalid, "cpcv runs over one series, or a portfolio strategy's own universe (no series): give one series, not a universe")
+		}
+		var err error
+		p, err = l.plan(ctx, planInput{
+			ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: "sharpe",
+			from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, maxCombinations: req.MaxCombinations,
+		})
+		if err != nil {
+			return CPCVRunResult{}, err
+		}
+		if p.tooMany != nil {
+			return CPCVRunResult{}, p.tooMany
+		}
+		n := p.bars.Len()
+		sr := wfSeries{p: p, times: p.bars.Time}
+		span = sr.span(0, n)
+		nw, err := l.chunkWorkers(ctx)
+		if err != nil {
+			return CPCVRunResult{}, err
+		}
+		base := sr.rangeOf(0, n)
+		base.Returns = true
+		tasks := p.chunks(base, nw)
+		offsets := make([]int, len(tasks))
+		for i := 1; i < len(tasks); i++ {
+			offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
+		}
+		trials = make([]*worker.Trial, p.count)
+		done := 0
+		report(progress, Progress{Total: p.count, Message: fmt.Sprintf("%d combinations over %d bars", p.count, n)})
+		err = l.runTasks(ctx, tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
+			refused += resp.Refused
+			for j := range resp.Trials {
+				trials[p.index(offsets[i]+j)] = &resp.Trials[j]
+			}
+			done += len(resp.Trials)
+			report(progress, Progress{Done: done, Total: p.count, Message: "sweeping the whole range"})
+			return nil, nil
+		})
+		if err != nil {
+			return CPCVRunResult{}, classify(err)
+		}
 	}
-	res := CPCVRunResult{Strategy: p.display, Series: req.Series, Knobs: p.swept, Range: sr.span(0, n), Combinations: p.count,
+	n := span.Bars
+	series := req.Series
+	if series == "" {
+		series = p.base.Series
+	}
+	res := CPCVRunResult{Strategy: p.display, Series: series, Knobs: p.swept, Range: span, Combinations: p.count,
 		Settings: p.settings, Warnings: []string{}, PurgeFrom: "asked"}
 	if w := refusedWarning(refused); w != "" {
 		res.Warnings = append(res.Warnings, w)
@@ -148,6 +182,13 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 		cfg.Purge, res.PurgeFrom = max(1, warmup), "warmup"
 	}
 	cfg.PeriodsPerYear = p.gran.PeriodsPerYear()
+	if !p.gran.Valid() { // a portfolio's plan: its trials' metrics say
+		var m struct {
+			P float64 `json:"periods_per_year"`
+		}
+		_ = json.Unmarshal(kept[0].Metrics, &m)
+		cfg.PeriodsPerYear = m.P
+	}
 	cv, err := CPCV(returns, cfg)
 	if err != nil {
 		return CPCVRunResult{}, errorf(KindInvalid, "%v", err)

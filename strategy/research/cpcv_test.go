@@ -184,3 +184,25 @@ func TestSweepWarnsOfCappedWinner(t *testing.T) {
 		t.Errorf("cap off, warnings %q", off.Warnings)
 	}
 }
+
+// TestPortfolioCPCV: a portfolio strategy without a series is
+// cross-validated over its universe's calendar: every combination's
+// equity-curve returns, 10 splits of 5 groups, 4 paths, daily Sharpe
+// ratios annualised over 365 days, and the trials recorded.
+func TestPortfolioCPCV(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	grid := Grid{"lookback": {Values: []any{20, 45, 90}}, "k": {Values: []any{1, 2}}}
+	res, err := l.CPCV(ctxT(t), CPCVRequest{StrategyRef: templateRef(t, "momentum_rotation"), Grid: grid, From: "2022-01-01", Groups: 5, Test: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Series != "BTC-USD@1d,ETH-USD@1d,SOL-USD@1d" || len(res.Splits) != 10 || len(res.PathSharpe) != 4 || res.Combinations != 6 || res.Failed != 0 || res.Bars == 0 || res.Bars != res.Range.Bars {
+		t.Fatalf("series %q, %d splits, %d paths, %d combinations (%d failed), %d bars, range %+v", res.Series, len(res.Splits), len(res.PathSharpe), res.Combinations, res.Failed, res.Bars, res.Range)
+	}
+	if res.PBO == nil || res.Median == nil || res.PurgeFrom != "warmup" || res.Purge < 90 {
+		t.Errorf("pbo %v, median %v, purge %d from %s", res.PBO, res.Median, res.Purge, res.PurgeFrom)
+	}
+	if rows, total, err := lg.Query(context.Background(), ledger.Filter{RunID: res.RunID}); err != nil || total != 6 || len(rows) != 6 {
+		t.Errorf("%d rows recorded (%d), want 6: %v", len(rows), total, err)
+	}
+}
