@@ -117,14 +117,21 @@ type Intent struct {
 // fractions of the position's average entry price: a stop-loss on the
 // losing side (below a long's entry, above a short's), a take-profit on
 // the winning side, and a trailing stop that follows the best price since
-// the entry by that fraction. A take-profit with a stop-loss or trailing
-// stop is a bracket: the first to fill cancels the others. 0 is none.
+// the entry by that fraction of the best price. StopLimit, with a
+// stop-loss, makes the stop-loss a stop-limit: once the stop trades it
+// rests as a limit at StopLimit from the entry (at or beyond the stop),
+// so a gap past the limit leaves the position open. A take-profit with a
+// stop-loss or trailing stop is a bracket, an OCO: the first to fill
+// cancels the others. 0 is none.
 type Exits struct {
 	StopLoss, TakeProfit, TrailingStop float64
+	StopLimit                          float64
 }
 
 // Any reports whether e asks for any protective order.
-func (e Exits) Any() bool { return e.StopLoss != 0 || e.TakeProfit != 0 || e.TrailingStop != 0 }
+func (e Exits) Any() bool {
+	return e.StopLoss != 0 || e.TakeProfit != 0 || e.TrailingStop != 0 || e.StopLimit != 0
+}
 
 // Validate says which exit is out of range: each is 0 (none) or a
 // fraction of the entry price above 0; a stop-loss and a trailing stop
@@ -134,13 +141,22 @@ func (e Exits) Validate() error {
 		name string
 		v    float64
 		max  float64
-	}{{"stop_loss", e.StopLoss, 1}, {"take_profit", e.TakeProfit, math.MaxFloat64}, {"trailing_stop", e.TrailingStop, 1}} {
+	}{{"stop_loss", e.StopLoss, 1}, {"take_profit", e.TakeProfit, math.MaxFloat64}, {"trailing_stop", e.TrailingStop, 1}, {"stop_limit", e.StopLimit, 1}} {
 		if !(x.v == 0 || (x.v > 0 && x.v < x.max)) {
+			if x.name == "trailing_stop" {
+				return fmt.Errorf("trailing_stop %v must be a fraction of the best price since entry above 0 and below 1 (0.03 is 3 %%), or 0 for none", x.v)
+			}
 			if x.max == 1 {
 				return fmt.Errorf("%s %v must be a fraction of the entry price above 0 and below 1 (0.02 is 2 %%), or 0 for none", x.name, x.v)
 			}
 			return fmt.Errorf("%s %v must be a fraction of the entry price above 0 (0.04 is 4 %%), or 0 for none", x.name, x.v)
 		}
+	}
+	switch {
+	case e.StopLimit != 0 && e.StopLoss == 0:
+		return fmt.Errorf("stop_limit %v needs stop_loss: it is the limit the stop-loss rests at once its stop trades", e.StopLimit)
+	case e.StopLimit != 0 && e.StopLimit < e.StopLoss:
+		return fmt.Errorf("stop_limit %v is inside stop_loss %v: the limit must be at or beyond the stop (stop_limit >= stop_loss), or it would fill at once", e.StopLimit, e.StopLoss)
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ var commands = []func() *cli.Command{
 	sweepCommand,
 	optimizeCommand,
 	walkForwardCommand,
+	cpcvCommand, // cpcv.go: combinatorial purged cross-validation
 	researchCommand,
 	strategyCommand,
 	indicatorsCommand,

@@ -86,7 +86,6 @@ func TestBacktestPortfolio(t *testing.T) {
 		{[]string{"backtest", "--local", "equal_weight", "--robustness"}, "--robustness is for a single series"},
 		{[]string{"backtest", "--local", "equal_weight", "--param", "nope=1"}, "nope"},
 		{[]string{"backtest", "--local", "equal_weight", "--leverage", "2"}, "one cash account sized by weights"},
-		{[]string{"backtest", "--local", "equal_weight", "--max-volume-pct", "5"}, "one cash account sized by weights"},
 	} {
 		code, _, stderr := wicketIn(t, dir, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

@@ -43,8 +43,8 @@ func costOptionFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "borrow-rate", Usage: "annual borrow `RATE` a short pays on its notional, e.g. 0.05 (default research.borrow_rates for the symbol, else none)"},
 		&cli.Float64Flag{Name: "leverage", Usage: "isolated margin of notional / `N` per position, liquidated at the documented price (default none)"},
 		&cli.Float64Flag{Name: "maintenance-margin", Usage: "with --leverage, the `FRACTION` of notional kept as maintenance margin (default 0.005)"},
-		&cli.Float64Flag{Name: "max-volume-pct", Usage: "cap each fill at `PCT` percent of its bar's volume (default none)"},
-		&cli.StringFlag{Name: "volume-cap", Usage: "with --max-volume-pct, what becomes of the rest of a capped fill: `carry` to the next bar (default) or drop"},
+		&cli.Float64Flag{Name: "max-volume-pct", Usage: "cap each fill at `PCT` percent of its bar's volume (default 10)"},
+		&cli.StringFlag{Name: "volume-cap", Usage: "what becomes of the rest of a capped fill: `carry` to the next bar (default) or drop; off turns the cap off"},
 	}
 }
 

@@ -113,7 +113,11 @@ const (
 	Path Rule = iota
 	// Pessimistic is Path, except that when the rest of a bar reaches
 	// both a stop and a limit of one group, the stop fills and the limit
-	// does not.
+	// does not; and that a bar with an active trailing stop visits first
+	// the extreme against it (the low for a sell's, the high for a buy's),
+	// so the stop is met where it stood before the bar and the bar's best
+	// price moves it only afterwards: the trail never profits from a high
+	// the path might have reached after the low.
 	Pessimistic
 )
 
@@ -303,6 +307,9 @@ func Step[P Number[P]](bar Bar[P], rule Rule, orders []Order[P], fills []Fill[P]
 		return fills
 	}
 	w := walker[P]{orders: orders, rule: rule, fills: fills, pts: path(bar)}
+	if rule == Pessimistic {
+		w.pts = adverse(bar, orders, w.pts)
+	}
 	for i := range orders {
 		o := &orders[i]
 		o.blocked = false
@@ -337,6 +344,27 @@ func quiet[P Number[P]](bar Bar[P], orders []Order[P]) bool {
 		}
 	}
 	return true
+}
+
+// adverse is the path a bar takes under Pessimistic when it holds an
+// active trailing stop (one with no parent left to wait for): the
+// extreme against the stop first. Trailing stops of both sides, or none,
+// keep pts.
+func adverse[P Number[P]](bar Bar[P], orders []Order[P], pts [4]P) [4]P {
+	var sell, buy bool
+	for i := range orders {
+		o := &orders[i]
+		if o.Kind == TrailingStop && !o.Done && o.Parent == 0 {
+			sell, buy = sell || o.Side == Sell, buy || o.Side == Buy
+		}
+	}
+	switch {
+	case sell && !buy:
+		return [4]P{bar.Open, bar.Low, bar.High, bar.Close}
+	case buy && !sell:
+		return [4]P{bar.Open, bar.High, bar.Low, bar.Close}
+	}
+	return pts
 }
 
 type walker[P Number[P]] struct {

@@ -38,7 +38,10 @@ import (
 //     percent of its bar's volume; the rest is carried to the next bar
 //     (VolumeCarry, the default, until filled or superseded by a new
 //     decision) or dropped (VolumeDrop). Protective exits and liquidations
-//     are not capped.
+//     are not capped. A series whose volume is 0 on every bar is not
+//     capped (the run warns that it could not be). A request's costs
+//     (CostOptions) turn the cap on at DefaultMaxVolumePct unless they ask
+//     for VolumeOff; the zero Costs of a Go caller leave it off.
 type Costs struct {
 	// Funding charges FundingRates (sorted by time) when set; with it
 	// set and no rates in the run's span, nothing is charged and the
@@ -72,7 +75,13 @@ type VolumeCap uint8
 const (
 	VolumeCarry VolumeCap = iota // the rest is carried to the next bar (the default)
 	VolumeDrop                   // the rest is dropped
+	VolumeOff                    // no cap: asked for in so many words
 )
+
+// DefaultMaxVolumePct is the participation cap a request runs under when
+// it names none and does not turn the cap off: a fill takes at most this
+// percent of its bar's volume.
+const DefaultMaxVolumePct = 10.0
 
 func (v VolumeCap) String() string {
 	switch v {
@@ -80,19 +89,23 @@ func (v VolumeCap) String() string {
 		return "carry"
 	case VolumeDrop:
 		return "drop"
+	case VolumeOff:
+		return "off"
 	}
 	return fmt.Sprintf("VolumeCap(%d)", uint8(v))
 }
 
-// ParseVolumeCap reads "carry" (or "") and "drop".
+// ParseVolumeCap reads "carry" (or ""), "drop" and "off".
 func ParseVolumeCap(s string) (VolumeCap, error) {
 	switch strings.TrimSpace(s) {
 	case "", "carry":
 		return VolumeCarry, nil
 	case "drop":
 		return VolumeDrop, nil
+	case "off":
+		return VolumeOff, nil
 	}
-	return 0, invalidf("volume_cap %q is not one of carry, drop", s)
+	return 0, invalidf("volume_cap %q is not one of carry, drop, off", s)
 }
 
 // DefaultMaintenanceMargin is the maintenance margin a run with leverage
@@ -150,8 +163,10 @@ func (c Costs) Check() error {
 		return invalidf("maintenance_margin needs leverage: set leverage (1 to %d) for the margin model", MaxLeverage)
 	case !(c.MaxVolumePct >= 0 && c.MaxVolumePct <= 100):
 		return invalidf("max_volume_pct %v must be a percent above 0 and at most 100", c.MaxVolumePct)
-	case c.VolumeCap != VolumeCarry && c.VolumeCap != VolumeDrop:
+	case c.VolumeCap != VolumeCarry && c.VolumeCap != VolumeDrop && c.VolumeCap != VolumeOff:
 		return invalidf("unknown volume_cap %v", c.VolumeCap)
+	case c.VolumeCap == VolumeOff && c.MaxVolumePct != 0:
+		return invalidf("volume_cap off and max_volume_pct %v contradict each other; leave one out", c.MaxVolumePct)
 	}
 	for i, f := range c.FundingRates {
 		if math.IsNaN(f.Rate) || math.Abs(f.Rate) >= 1 {
@@ -174,16 +189,19 @@ type CostOptions struct {
 	BorrowRate        *float64 `json:"borrow_rate,omitempty"`
 	Leverage          *float64 `json:"leverage,omitempty"`
 	MaintenanceMargin *float64 `json:"maintenance_margin,omitempty"`
-	MaxVolumePct      *float64 `json:"max_volume_pct,omitempty"`
-	VolumeCap         string   `json:"volume_cap,omitempty"` // carry (default) or drop
+	// MaxVolumePct nil caps at DefaultMaxVolumePct unless VolumeCap is
+	// "off".
+	MaxVolumePct *float64 `json:"max_volume_pct,omitempty"`
+	VolumeCap    string   `json:"volume_cap,omitempty"` // carry (default), drop or off
 }
 
 // Asked reports whether any cost beyond fee and slippage is asked for
-// (funding required, a borrow rate, leverage, a volume cap): what a run
-// that cannot charge them must refuse rather than ignore.
+// (funding required, a borrow rate, leverage, a volume cap named): what a
+// run that cannot charge them must refuse rather than ignore. The default
+// volume cap and turning it off are not asked-for costs.
 func (o CostOptions) Asked() bool {
 	return (o.Funding != nil && *o.Funding) || o.BorrowRate != nil || o.Leverage != nil || o.MaintenanceMargin != nil ||
-		o.MaxVolumePct != nil || o.VolumeCap != ""
+		o.MaxVolumePct != nil || (o.VolumeCap != "" && strings.TrimSpace(o.VolumeCap) != "off")
 }
 
 // Costs turns the options into Costs (funding rates aside: the caller
@@ -200,18 +218,20 @@ func (o CostOptions) Costs() (Costs, error) {
 	if o.MaintenanceMargin != nil {
 		c.MaintenanceMargin = *o.MaintenanceMargin
 	}
-	if o.MaxVolumePct != nil {
-		c.MaxVolumePct = *o.MaxVolumePct
-		if c.MaxVolumePct == 0 {
-			return c, invalidf("max_volume_pct 0 would fill nothing; give a percent above 0, or leave it out for no cap")
-		}
-	}
 	var err error
 	if c.VolumeCap, err = ParseVolumeCap(o.VolumeCap); err != nil {
 		return c, err
 	}
-	if o.VolumeCap != "" && o.MaxVolumePct == nil {
-		return c, invalidf("volume_cap %s needs max_volume_pct (the percent of a bar's volume a fill may take)", o.VolumeCap)
+	switch {
+	case c.VolumeCap == VolumeOff && o.MaxVolumePct != nil:
+		return c, invalidf("volume_cap off and max_volume_pct %v contradict each other; leave one out", *o.MaxVolumePct)
+	case o.MaxVolumePct != nil:
+		c.MaxVolumePct = *o.MaxVolumePct
+		if c.MaxVolumePct == 0 {
+			return c, invalidf("max_volume_pct 0 would fill nothing; give a percent above 0, or volume_cap off for no cap")
+		}
+	case c.VolumeCap != VolumeOff:
+		c.MaxVolumePct = DefaultMaxVolumePct
 	}
 	return c, c.Check()
 }
@@ -230,7 +250,8 @@ func (o CostOptions) FundingWanted() string {
 
 // costState is a run's costs as the engine charges them.
 type costState struct {
-	on        bool // any cost: the in-position fast loop is off
+	on        bool // any cost: the bar-by-bar path runs the opening and in-bar costs
+	perBar    bool // a cost charged every bar held (funding, borrow, margin): the in-position fast loop is off
 	funding   bool
 	rates     []FundingRate
 	next      int     // the first settlement not yet passed
@@ -246,16 +267,56 @@ type costState struct {
 	paidBorr  float64
 	liqs      int
 	capped    int
+	// The participation of the run's orders (decisions, not protective
+	// exits) in their bar's volume, tracked with or without a cap.
+	noVolume bool    // the volume is 0 on every bar: nothing could be capped
+	volOff   bool    // the cap was turned off
+	over     int     // orders above the cap (DefaultMaxVolumePct when off)
+	maxPart  float64 // the largest order's share of its bar's volume
+	maxAt    int     // its bar
+	carrying bool    // a carried rest is filling: not a new order
 }
 
-func newCostState(c Costs, barSecs int64) costState {
-	return costState{
+func newCostState(c Costs, barSecs int64, volume []float64) costState {
+	cs := costState{
 		on:      c.charged() != 0,
+		perBar:  c.Funding || c.BorrowRate != 0 || c.Leverage != 0,
 		funding: c.Funding, rates: c.FundingRates,
 		borrow: c.BorrowRate / (365 * 86400),
 		lev:    c.Leverage, mm: c.MaintenanceMargin,
 		volPct: c.MaxVolumePct / 100, volDrop: c.VolumeCap == VolumeDrop,
-		barSecs: barSecs, charged: c.charged(),
+		volOff:  c.VolumeCap == VolumeOff,
+		barSecs: barSecs, charged: c.charged(), maxAt: -1,
+	}
+	cs.noVolume = true
+	for _, v := range volume {
+		if v != 0 {
+			cs.noVolume = false
+			break
+		}
+	}
+	if cs.noVolume {
+		cs.volPct = 0 // no volume to take a share of: not capped, and the run says so
+	}
+	return cs
+}
+
+// participate notes an order of dq on bar i against its bar's volume.
+func (s *sim) participate(i int, dq float64) {
+	v := s.bars.Volume[i]
+	if dq == 0 || !(v > 0) || s.cost.carrying {
+		return
+	}
+	p := math.Abs(dq) / v
+	lim := s.cost.volPct
+	if lim == 0 {
+		lim = DefaultMaxVolumePct / 100
+	}
+	if p > lim {
+		s.cost.over++
+	}
+	if p > s.cost.maxPart {
+		s.cost.maxPart, s.cost.maxAt = p, i
 	}
 }
 
@@ -369,18 +430,30 @@ func (s *sim) capFill(i int, dq float64) float64 {
 func (s *sim) fillCarry(i, dec int, p float64) {
 	q := s.cost.carry
 	s.cost.carry = 0
+	s.cost.carrying = true
 	s.apply(i, dec, p, strategy.Intent{Kind: strategy.Qty, Value: q, Exits: s.exits})
+	s.cost.carrying = false
 }
 
 // costWarnings are the warnings of a run's costs.
 func (s *sim) costWarnings() []string {
 	var w []string
-	if c := s.cost.capped; c > 0 {
+	largest := ""
+	if s.cost.maxAt >= 0 {
+		largest = fmt.Sprintf("; the largest order asked for %s its bar's volume (%s)", fmtShare(s.cost.maxPart), timeString(s.bars.Time[s.cost.maxAt]))
+	}
+	switch {
+	case s.cost.capped > 0:
 		rest := "carried to the next bar"
 		if s.cost.volDrop {
 			rest = "dropped"
 		}
-		w = append(w, fmt.Sprintf("volume cap: %d fills were capped at %v%% of their bar's volume and the rest %s; the strategy trades more than the market it models can absorb", c, s.cost.volPct*100, rest))
+		w = append(w, fmt.Sprintf("volume cap: %d fills were capped at %v%% of their bar's volume and the rest %s (%d orders exceeded the cap%s); the strategy trades more than the market it models can absorb", s.cost.capped, s.cost.volPct*100, rest, s.cost.over, largest))
+	case s.cost.volOff && s.cost.over > 0:
+		w = append(w, fmt.Sprintf("volume cap off: %d orders took more than %v%% of their bar's volume%s; the fills assume a market that absorbs them (drop volume_cap off to cap them)", s.cost.over, float64(DefaultMaxVolumePct), largest))
+	}
+	if s.cost.noVolume && (s.cost.charged&ChargedVolume != 0 || s.cost.volOff) && s.entered {
+		w = append(w, "volume cap: the series has no volume (0 on every bar), so no fill was capped; nothing says the market could absorb the strategy's orders")
 	}
 	if s.cost.liqs > 0 {
 		w = append(w, fmt.Sprintf("liquidated %d times: a position's loss reached its isolated margin (leverage %v, maintenance margin %v)", s.cost.liqs, s.cost.lev, s.cost.mm))
@@ -389,4 +462,13 @@ func (s *sim) costWarnings() []string {
 		w = append(w, "funding: no funding settlements fall inside the run; fetch them with `wicket data fetch --funding SYMBOL`")
 	}
 	return w
+}
+
+// fmtShare is a share of a bar's volume: a percent below 10x, a multiple
+// above.
+func fmtShare(p float64) string {
+	if p >= 10 {
+		return fmt.Sprintf("%.0fx", p)
+	}
+	return fmt.Sprintf("%.3g%% of", p*100)
 }

@@ -244,6 +244,25 @@ func TestCostOptions(t *testing.T) {
 	if err != nil || c.MaintenanceMargin != DefaultMaintenanceMargin {
 		t.Errorf("leverage alone: %+v %v, want the default maintenance margin", c, err)
 	}
+	// The participation cap is on unless turned off in so many words.
+	for _, d := range []struct {
+		o    CostOptions
+		pct  float64
+		mode VolumeCap
+	}{
+		{CostOptions{}, DefaultMaxVolumePct, VolumeCarry},
+		{CostOptions{VolumeCap: "drop"}, DefaultMaxVolumePct, VolumeDrop},
+		{CostOptions{MaxVolumePct: f(5)}, 5, VolumeCarry},
+		{CostOptions{VolumeCap: "off"}, 0, VolumeOff},
+	} {
+		c, err := d.o.Costs()
+		if err != nil || c.MaxVolumePct != d.pct || c.VolumeCap != d.mode {
+			t.Errorf("%+v: %+v %v, want max_volume_pct %v, volume_cap %v", d.o, c, err, d.pct, d.mode)
+		}
+	}
+	if (CostOptions{}).Asked() || (CostOptions{VolumeCap: "off"}).Asked() {
+		t.Error("the default cap, or turning it off, counts as an asked-for cost")
+	}
 	for _, bad := range []struct {
 		o    CostOptions
 		want string
@@ -254,7 +273,7 @@ func TestCostOptions(t *testing.T) {
 		{CostOptions{BorrowRate: f(-1)}, "borrow_rate -1"},
 		{CostOptions{MaxVolumePct: f(0)}, "max_volume_pct 0"},
 		{CostOptions{MaxVolumePct: f(150)}, "max_volume_pct 150"},
-		{CostOptions{VolumeCap: "drop"}, "needs max_volume_pct"},
+		{CostOptions{VolumeCap: "off", MaxVolumePct: f(5)}, "contradict"},
 		{CostOptions{MaxVolumePct: f(5), VolumeCap: "keep"}, `volume_cap "keep"`},
 	} {
 		if _, err := bad.o.Costs(); err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -207,7 +207,7 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 		bandLo:   math.Inf(-1),
 		bandHi:   math.Inf(1),
 		allow:    newLimits(cfg.Allowance, cfg.Capital, capital, bars.Time),
-		cost:     newCostState(cfg.Costs, int64(g.Duration()/time.Second)),
+		cost:     newCostState(cfg.Costs, int64(g.Duration()/time.Second), bars.Volume),
 	}
 }
 
@@ -286,7 +286,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			i = j - 1
 			continue
 		}
-		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.on {
+		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.perBar && s.cost.carry == 0 {
 			// In a position, nothing pending: each bar only marks the
 			// position to its close (until equity reaches zero, which the
 			// bar-by-bar path handles); the accounting is the bar-by-bar
@@ -471,6 +471,7 @@ func (s *sim) apply(i, dec int, p float64, in strategy.Intent) {
 			return // paused: no order
 		}
 	}
+	s.participate(i, dq)
 	if s.cost.volPct > 0 {
 		dq = s.capFill(i, dq)
 	}

@@ -8,12 +8,14 @@ import (
 )
 
 // Protective orders in a backtest: a position opened with Exits rests
-// with a stop-loss, a take-profit and a trailing stop (the ones asked
-// for, in one group, so the first to fill cancels the rest), priced from
-// the position's average entry. Each bar's path walks through them by the
-// run's intrabar rule (internal/intrabar, the rule the paper venue uses);
-// a fill closes the position at its price, with slippage on a stop (a
-// taker) and none on a take-profit (a limit).
+// with a stop-loss (a stop-limit with Exits.StopLimit), a take-profit and
+// a trailing stop (the ones asked for, in one group: an OCO, the first to
+// fill cancels the rest), priced from the position's average entry. Each
+// bar's path walks through them by the run's intrabar rule
+// (internal/intrabar, the rule the paper venue uses); a fill closes the
+// position at its price, with slippage on a stop (a taker) and none on a
+// take-profit or a stop-limit (limits). A stop-limit whose stop traded
+// and whose limit the price left behind rests, triggered, as a limit.
 
 // exitKind says which of a position's exits a resting leg is.
 type exitKind uint8
@@ -22,10 +24,11 @@ const (
 	exitStopLoss exitKind = iota
 	exitTakeProfit
 	exitTrailingStop
+	exitStopLimit
 )
 
 // exitNames name the exits as trades report them.
-var exitNames = [...]string{exitStopLoss: "stop_loss", exitTakeProfit: "take_profit", exitTrailingStop: "trailing_stop"}
+var exitNames = [...]string{exitStopLoss: "stop_loss", exitTakeProfit: "take_profit", exitTrailingStop: "trailing_stop", exitStopLimit: "stop_limit"}
 
 // place sets the resting exits for the position the latest fill left:
 // none when flat or when e asks for none; else e's legs around the
@@ -51,7 +54,10 @@ func (s *sim) place(e strategy.Exits) {
 		s.legs = append(s.legs, o)
 		s.legKind = append(s.legKind, kind)
 	}
-	if e.StopLoss != 0 {
+	switch {
+	case e.StopLoss != 0 && e.StopLimit != 0:
+		add(exitStopLimit, intrabar.Order[F]{Kind: intrabar.StopLimit, Side: exit, Stop: F(entry * (1 - sign*e.StopLoss)), Limit: F(entry * (1 - sign*e.StopLimit))})
+	case e.StopLoss != 0:
 		add(exitStopLoss, intrabar.Order[F]{Kind: intrabar.Stop, Side: exit, Stop: F(entry * (1 - sign*e.StopLoss))})
 	}
 	if e.TakeProfit != 0 {
@@ -70,7 +76,9 @@ func (s *sim) exitBand() {
 	s.bandLo, s.bandHi = math.Inf(-1), math.Inf(1)
 	for _, o := range s.legs {
 		switch {
-		case o.Kind == intrabar.TrailingStop:
+		case o.Kind == intrabar.TrailingStop || o.Kind == intrabar.StopLimit:
+			// A trailing stop moves with the path; a stop-limit, once
+			// triggered, rests as a limit on the other side.
 			s.bandLo, s.bandHi = math.Inf(1), math.Inf(-1)
 			return
 		case (o.Kind == intrabar.Stop) == (o.Side == intrabar.Sell): // reached from above

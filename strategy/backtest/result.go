@@ -106,7 +106,7 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	b := &s.bars
 	curve := Curve{Time: b.Time, Equity: s.equity}
 	returns := s.returns
-	m, _, _ := s.metrics(g, 0)
+	m, mo, _ := s.metrics(g, 0)
 	for i := range s.trades {
 		t := &s.trades[i]
 		t.EntryTime, t.ExitTime = unixTime(b.Time[t.EntryBar]), unixTime(b.Time[t.ExitBar])
@@ -132,6 +132,9 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	r.Equity = Downsample(curve, s.capital, MaxEquityPoints)
 	r.Warnings = s.warnings(cfg, g)
 	if note := m.BoundNote(); note != "" {
+		r.Warnings = append(r.Warnings, note)
+	}
+	if note := TooGoodNote(m.Sharpe, m.Trades, singleDSR(mo)); note != "" {
 		r.Warnings = append(r.Warnings, note)
 	}
 	if s.allow != nil && s.allow.tripped != nil {
@@ -487,10 +490,13 @@ func (m Metrics) CostLines() []CostLine {
 // echo is c as settings report it; nil when no cost is on.
 func (c Costs) echo() *costsEcho {
 	k := c.charged()
-	if k == 0 {
+	if k == 0 && c.VolumeCap != VolumeOff {
 		return nil
 	}
 	e := &costsEcho{Funding: c.Funding}
+	if c.VolumeCap == VolumeOff {
+		e.VolumeCap = "off" // asked for: the settings say so
+	}
 	if c.Funding {
 		n := len(c.FundingRates)
 		e.Settlements = &n

@@ -21,9 +21,14 @@
 // run: strategy/book's FundingEnd), and short borrow at
 // cfg.Costs.BorrowRate, charged on each
 // short asset's notional at its mark for the time since the previous
-// calendar bar's close, over a 365-day year. Leverage with isolated
-// margin and the volume cap are refused: one account sized by weights
-// has no per-position margin to liquidate and no single fill to cap.
+// calendar bar's close, over a 365-day year. The volume cap is the
+// single-series run's, per asset: an order fills at most MaxVolumePct of
+// its asset's bar volume, and with VolumeCarry the asset's target stays
+// pending, its rest filling at the asset's following bars until it is
+// reached or a new decision replaces it (VolumeDrop drops the rest); an
+// asset whose volume is 0 on every bar is not capped, with a warning.
+// Leverage with isolated margin is refused: one account sized by weights
+// has no per-position margin to liquidate.
 //
 // It runs strategy code only through a Stepper it is handed (an
 // event-driven strategy, stepped in a worker), never reads a file, and
@@ -146,6 +151,15 @@ type engine struct {
 	fundPaid   float64
 	borrowPaid float64
 	charged    backtest.Charged
+
+	// The volume cap (setOptions): a fraction of a bar's volume, 0 for
+	// none; per asset whether it has no volume at all.
+	volPct          float64
+	volDrop, volOff bool
+	noVol           []bool
+	capped, over    int
+	maxPart         float64 // the largest order's share of its bar's volume
+	maxAsset, maxAt int
 }
 
 // Options are a run's settings beyond cfg.
@@ -322,6 +336,9 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 	for a := range applied {
 		applied[a] = math.NaN()
 	}
+	carried := make([]bool, m)   // the pending target is a capped order's rest
+	carryAt := make([]int, m)    // fill=close: the bar that capped it
+	closeRest := make([]bool, m) // fill=close: a rest to fill at a later close
 	w := make([]float64, m)
 	lastPeriod, scheduled := int64(0), false
 	decideFrom := e.start // a decision fills at its close, or its asset's next open
@@ -345,7 +362,9 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 			if e.bust < 0 && fillNext && pending[a] {
 				pending[a] = false
 				if dq := target[a] - e.pos[a].Qty; dq != 0 {
+					dq, pending[a] = e.capQty(a, i, dq, !carried[a])
 					e.fill(a, i, b.Open[i], dq)
+					carried[a] = pending[a]
 				}
 			}
 			if e.funding != nil {
@@ -419,10 +438,26 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 					continue // the target waits for the asset's next bar, or its next weight
 				}
 				due[a], applied[a] = false, w[a]
+				carried[a], closeRest[a] = false, false // a new decision replaces a capped rest
 				if fillNext {
 					pending[a], target[a] = true, book.FloatTarget(w[a], eq, b.Close[i], e.sizing, 0)
 				} else if dq := book.FloatTarget(w[a], eq, b.Close[i], e.sizing, e.pos[a].Qty); dq != 0 {
+					var rest bool
+					dq, rest = e.capQty(a, i, dq, true)
 					e.fill(a, i, b.Close[i], dq)
+					if rest {
+						closeRest[a], carryAt[a], target[a] = true, i, book.FloatTarget(w[a], eq, b.Close[i], e.sizing, 0)
+					}
+				}
+			}
+			for a := range closeRest {
+				if b := &e.assets[a]; closeRest[a] && carryAt[a] < i && has(b, i) {
+					var dq float64
+					dq, closeRest[a] = e.capQty(a, i, target[a]-e.pos[a].Qty, false)
+					carryAt[a] = i
+					if dq != 0 {
+						e.fill(a, i, b.Close[i], dq)
+					}
 				}
 			}
 			eq = e.equityNow()
@@ -523,16 +558,48 @@ func names(assets []strategy.Bars) []string {
 // comma-separated.
 func Label(assets []strategy.Bars) string { return strings.Join(names(assets), ",") }
 
+// capQty caps an order of dq for asset a on bar i at the volume cap: the
+// quantity to fill, and whether a rest is left to carry. A fresh order (a
+// decision's, not a carried rest) counts in the run's participation.
+func (e *engine) capQty(a, i int, dq float64, fresh bool) (float64, bool) {
+	v := e.assets[a].Volume[i]
+	if fresh && dq != 0 && v > 0 {
+		p := math.Abs(dq) / v
+		lim := e.volPct
+		if lim == 0 {
+			lim = backtest.DefaultMaxVolumePct / 100
+		}
+		if p > lim {
+			e.over++
+		}
+		if p > e.maxPart {
+			e.maxPart, e.maxAsset, e.maxAt = p, a, i
+		}
+	}
+	if e.volPct == 0 || e.noVol[a] {
+		return dq, false
+	}
+	lim := e.volPct * v
+	if !(math.Abs(dq) > lim) {
+		return dq, false
+	}
+	e.capped++
+	return math.Copysign(max(lim, 0), dq), !e.volDrop
+}
+
 // setOptions checks the run's costs and options and sets them.
 func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 	switch {
 	case c.Leverage != 0 || c.MaintenanceMargin != 0:
 		return invalidf("leverage and isolated margin are for a backtest over one series: a portfolio is one cash account sized by weights, with no per-position margin to liquidate; leave leverage out")
-	case c.MaxVolumePct != 0:
-		return invalidf("the volume cap is for a backtest over one series: a portfolio's rebalance trades every asset toward its weight at once, and carrying part of one fill would break the weights; leave max_volume_pct out")
 	}
 	if err := c.Check(); err != nil {
 		return err
+	}
+	e.volPct, e.volDrop, e.volOff = c.MaxVolumePct/100, c.VolumeCap == backtest.VolumeDrop, c.VolumeCap == backtest.VolumeOff
+	e.noVol, e.maxAsset, e.maxAt = make([]bool, len(e.assets)), -1, -1
+	for a := range e.assets {
+		e.noVol[a] = !slices.ContainsFunc(e.assets[a].Volume, func(v float64) bool { return v != 0 && !math.IsNaN(v) })
 	}
 	e.charged = c.Charged()
 	e.borrow = c.BorrowRate / (365 * 86400)

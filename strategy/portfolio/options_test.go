@@ -153,24 +153,79 @@ func TestFundingAndBorrowHandComputed(t *testing.T) {
 	}
 }
 
-// TestRefusesMarginAndVolumeCap: the costs one account with weights
-// cannot model are refused, naming why.
-func TestRefusesMarginAndVolumeCap(t *testing.T) {
+// TestRefusesMargin: the margin one account with weights cannot model is
+// refused, naming why.
+func TestRefusesMargin(t *testing.T) {
 	a := series("A-USD@1d", 100, 100, 100)
 	al, _ := Align([]strategy.Bars{a})
 	reb, _ := ParseRebalance("bar")
+	cfg := frictionless()
+	cfg.Costs = backtest.Costs{Leverage: 2, MaintenanceMargin: 0.005}
+	_, err := Run(context.Background(), al, [][]float64{constant(3, 1)}, reb, cfg)
+	if err == nil || !strings.Contains(err.Error(), "one cash account sized by weights") {
+		t.Errorf("%v, want the margin refused", err)
+	}
+}
+
+// TestVolumeCapPerAsset, by hand: two assets at 100, each weight 0.5 of
+// 10,000 is 50 units. A trades 100 a bar, so at 10 % it fills 10 a bar:
+// bars 1 to 5 take it to 50 (the rest carried, 4 capped fills past the
+// first... every fill short of the target is capped: bars 1-4). B trades
+// 1000 a bar, so its 50 fill at once. With drop, A stays at 10. A series
+// with no volume is not capped and the result says so; with the cap off
+// the 50 units are half of A's bar, which warns.
+func TestVolumeCapPerAsset(t *testing.T) {
+	mk := func(name string, vol float64) strategy.Bars {
+		b := series(name, 100, 100, 100, 100, 100, 100, 100, 100)
+		for i := range b.Volume {
+			b.Volume[i] = vol
+		}
+		return b
+	}
+	al, err := Align([]strategy.Bars{mk("A-USD@1d", 100), mk("B-USD@1d", 1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reb, _ := ParseRebalance("monthly") // one decision: the rest is not superseded
+	w := [][]float64{constant(8, 0.5), constant(8, 0.5)}
 	for _, c := range []struct {
-		costs backtest.Costs
-		want  string
+		mode       backtest.VolumeCap
+		pct        float64
+		a          float64
+		capped     int
+		warn       string
+		fillClosed bool
 	}{
-		{backtest.Costs{Leverage: 2, MaintenanceMargin: 0.005}, "one cash account sized by weights"},
-		{backtest.Costs{MaxVolumePct: 10}, "volume cap is for a backtest over one series"},
+		{backtest.VolumeCarry, 10, 50, 4, "volume cap: 4 fills were capped at 10% of their bar's volume and the rest carried to the asset's next bars (1 orders exceeded the cap; the largest order asked for 50% of its bar's volume (A-USD@1d", false},
+		{backtest.VolumeCarry, 10, 50, 4, "volume cap: 4 fills were capped", true},
+		{backtest.VolumeDrop, 10, 10, 1, "the rest dropped", false},
+		{backtest.VolumeOff, 0, 50, 0, "volume cap off: 1 orders took more than 10% of their bar's volume; the largest order asked for 50%", false},
 	} {
 		cfg := frictionless()
-		cfg.Costs = c.costs
-		_, err := Run(context.Background(), al, [][]float64{constant(3, 1)}, reb, cfg)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want %q", c.costs, err, c.want)
+		if c.fillClosed {
+			cfg.Fill = backtest.FillClose
 		}
+		cfg.Costs = backtest.Costs{MaxVolumePct: c.pct, VolumeCap: c.mode}
+		res, err := Run(context.Background(), al, w, reb, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := res.Assets[0].Quantity; math.Abs(q-c.a) > 1e-9 || res.Assets[1].Quantity != 50 || res.Metrics.VolumeCappedFills != c.capped {
+			t.Errorf("%v close=%v: A %v B %v, %d capped; want A %v B 50, %d capped", c.mode, c.fillClosed, q, res.Assets[1].Quantity, res.Metrics.VolumeCappedFills, c.a, c.capped)
+		}
+		if !strings.Contains(strings.Join(res.Warnings, "\n"), c.warn) {
+			t.Errorf("%v: warnings %q, want %q", c.mode, res.Warnings, c.warn)
+		}
+	}
+	// No volume anywhere: not capped, and said.
+	nv, _ := Align([]strategy.Bars{mk("A-USD@1d", 0)})
+	cfg := frictionless()
+	cfg.Costs = backtest.Costs{MaxVolumePct: 10}
+	res, err := Run(context.Background(), nv, [][]float64{constant(8, 1)}, reb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Assets[0].Quantity != 100 || res.Metrics.VolumeCappedFills != 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "A-USD@1d has no volume (0 on every bar), so its fills were not capped") {
+		t.Errorf("no volume: %v units, %d capped, warnings %q", res.Assets[0].Quantity, res.Metrics.VolumeCappedFills, res.Warnings)
 	}
 }

@@ -102,6 +102,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 	m.Exposure = float64(exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = e.acct.Fees, e.acct.Slipped
 	m.Charged, m.FundingPaid, m.BorrowPaid = e.charged, e.fundPaid, e.borrowPaid
+	m.VolumeCappedFills = e.capped
 	// Buy and hold: the universe held in equal parts, each asset from
 	// its first close to its last.
 	bh, held := 0.0, 0
@@ -138,7 +139,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 	r := &Result{
 		Series: Label(e.assets), Universe: names(e.assets), Rebalance: e.reb.Text, Rebalances: rebalances,
 		Settings: backtest.Settings{Capital: e.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
-			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params},
+			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params, Costs: cfg.Costs},
 		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve,
 		Equity: backtest.Downsample(curve, e.capital, backtest.MaxEquityPoints),
 	}
@@ -198,6 +199,7 @@ func (e *engine) warnings(cfg backtest.Config, n int) []string {
 	if e.bust >= 0 {
 		w = append(w, fmt.Sprintf("equity reached zero at %s: every position was closed there and trading stopped", timeString(cal.Time[e.bust])))
 	}
+	w = append(w, e.volumeWarnings()...)
 	return w
 }
 
@@ -254,4 +256,53 @@ func Report(r *Result) (backtest.Response, error) {
 		return backtest.Response{}, err
 	}
 	return backtest.Response{Result: js, Text: text.String()}, nil
+}
+
+// volumeWarnings are the volume cap's warnings: fills it capped, orders
+// above it when it was off, and assets it could not cap for want of
+// volume.
+func (e *engine) volumeWarnings() []string {
+	var w []string
+	largest := ""
+	if e.maxAt >= 0 {
+		largest = fmt.Sprintf("; the largest order asked for %s its bar's volume (%s at %s)", fmtShare(e.maxPart), e.assets[e.maxAsset].Series, timeString(e.assets[e.maxAsset].Time[e.maxAt]))
+	}
+	switch {
+	case e.capped > 0:
+		rest := "carried to the asset's next bars"
+		if e.volDrop {
+			rest = "dropped"
+		}
+		w = append(w, fmt.Sprintf("volume cap: %d fills were capped at %v%% of their bar's volume and the rest %s (%d orders exceeded the cap%s); the strategy trades more than the market it models can absorb", e.capped, e.volPct*100, rest, e.over, largest))
+	case e.volOff && e.over > 0:
+		w = append(w, fmt.Sprintf("volume cap off: %d orders took more than %v%% of their bar's volume%s; the fills assume a market that absorbs them (drop volume_cap off to cap them)", e.over, float64(backtest.DefaultMaxVolumePct), largest))
+	}
+	if e.volPct > 0 || e.volOff {
+		var none []string
+		for a, nv := range e.noVol {
+			if nv && e.assetTrades[a]+boolInt(e.pos[a].Qty != 0) > 0 {
+				none = append(none, e.assets[a].Series)
+			}
+		}
+		if len(none) > 0 {
+			w = append(w, fmt.Sprintf("volume cap: %s has no volume (0 on every bar), so its fills were not capped; nothing says the market could absorb them", strings.Join(none, ", ")))
+		}
+	}
+	return w
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fmtShare is a share of a bar's volume: a percent below 10x, a multiple
+// above.
+func fmtShare(p float64) string {
+	if p >= 10 {
+		return fmt.Sprintf("%.0fx", p)
+	}
+	return fmt.Sprintf("%.3g%% of", p*100)
 }

@@ -175,7 +175,7 @@ func (l *Local) runPortfolioChunks(ctx context.Context, p *plan, base backtest.R
 				if lo >= hi || inner.Err() != nil {
 					return
 				}
-				chunk := worker.PortfolioSweepChunk{Request: base, Blocks: p.base.Blocks, Combos: make([]map[string]any, 0, hi-lo)}
+				chunk := worker.PortfolioSweepChunk{Request: base, Blocks: p.base.Blocks, Returns: p.base.Returns, Combos: make([]map[string]any, 0, hi-lo)}
 				for i := lo; i < hi; i++ {
 					chunk.Combos = append(chunk.Combos, p.combo(i))
 				}

@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -189,6 +190,21 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	res.LookaheadCheck = v.check
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
+	}
+	var capped struct {
+		N int `json:"volume_capped_fills"`
+	}
+	if json.Unmarshal(win.Metrics, &capped) == nil && capped.N > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner's volume cap cut %d fills short: it trades more than its bars' volume can absorb (its backtest names the orders)", capped.N))
+	}
+	if d := res.DeflatedSharpe; d != nil {
+		dsr := math.NaN()
+		if d.DSR != nil {
+			dsr = *d.DSR
+		}
+		if note := backtest.TooGoodNote(float64(win.Scores.Sharpe), win.Trades, dsr); note != "" {
+			res.Warnings = append(res.Warnings, "the winner: "+note)
+		}
 	}
 	timed(sink, tm, start)
 	return res, nil

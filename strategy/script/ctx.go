@@ -117,13 +117,14 @@ func number(v starlark.Value) (float64, bool) {
 	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
-// doTarget is ctx.target(f, stop_loss=, take_profit=, trailing_stop=):
+// doTarget is ctx.target(f, stop_loss=, take_profit=, trailing_stop=,
+// stop_limit=):
 // the exposure, and the protective exits the position rests with (each a
 // fraction of its entry price; none when left out).
 func (c *Ctx) doTarget(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
-	var sl, tp, trail starlark.Value = starlark.None, starlark.None, starlark.None
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "fraction", &v, "stop_loss?", &sl, "take_profit?", &tp, "trailing_stop?", &trail); err != nil {
+	var sl, tp, trail, slim starlark.Value = starlark.None, starlark.None, starlark.None, starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "fraction", &v, "stop_loss?", &sl, "take_profit?", &tp, "trailing_stop?", &trail, "stop_limit?", &slim); err != nil {
 		return nil, err
 	}
 	if err := c.inOnBar("target"); err != nil {
@@ -138,7 +139,7 @@ func (c *Ctx) doTarget(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		name string
 		v    starlark.Value
 		to   *float64
-	}{{"stop_loss", sl, &e.StopLoss}, {"take_profit", tp, &e.TakeProfit}, {"trailing_stop", trail, &e.TrailingStop}} {
+	}{{"stop_loss", sl, &e.StopLoss}, {"take_profit", tp, &e.TakeProfit}, {"trailing_stop", trail, &e.TrailingStop}, {"stop_limit", slim, &e.StopLimit}} {
 		if x.v == starlark.None {
 			continue
 		}

@@ -63,3 +63,37 @@ func TestProofCoversExits(t *testing.T) {
 		t.Fatalf("got %v", e)
 	}
 }
+
+// TestStopLimitExits: a stop-limit (stop_limit with stop_loss) and its OCO
+// with a take-profit are declared in both styles; a stop_limit without a
+// stop-loss, or inside it, is refused saying why.
+func TestStopLimitExits(t *testing.T) {
+	bars := SmokeBars(100)
+	want := strategy.Exits{StopLoss: 0.02, StopLimit: 0.03, TakeProfit: 0.05}
+	sig, err := mustLoad(t, "def signals(bars):\n    return {'long': bars.close > bars.open, 'stop_loss': 0.02, 'stop_limit': 0.03, 'take_profit': 0.05}\n", Options{}).Signals(bg(t), bars)
+	if err != nil || sig.Exits != want {
+		t.Errorf("signals exits %+v (%v), want %+v", sig.Exits, err, want)
+	}
+	s := mustLoad(t, "def setup(ctx):\n    pass\ndef on_bar(ctx):\n    ctx.target(1, stop_loss=0.02, stop_limit=0.03, take_profit=0.05)\n", Options{})
+	if got := stepAll(t, s, bars).steps.intent(10); got != (strategy.Intent{Kind: strategy.Target, Value: 1, Exits: want}) {
+		t.Errorf("on_bar intent %+v, want exits %+v", got, want)
+	}
+	for src, msg := range map[string]string{
+		"def signals(bars):\n    return {'long': bars.close > bars.open, 'stop_limit': 0.03}\n":                    "stop_limit 0.03 needs stop_loss",
+		"def signals(bars):\n    return {'long': bars.close > bars.open, 'stop_loss': 0.05, 'stop_limit': 0.03}\n": "stop_limit 0.03 is inside stop_loss 0.05",
+	} {
+		_, err := mustLoad(t, src, Options{}).Signals(bg(t), bars)
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: err %v, want %q", src, err, msg)
+		}
+	}
+	bad := mustLoad(t, "def setup(ctx):\n    pass\ndef on_bar(ctx):\n    ctx.target(1, stop_limit=0.03)\n", Options{})
+	st, err := bad.Begin(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Step(0, strategy.Account{Cash: 1, Equity: 1}); err == nil || !strings.Contains(err.Error(), "stop_limit 0.03 needs stop_loss") {
+		t.Errorf("on_bar stop_limit alone: %v", err)
+	}
+}

@@ -367,7 +367,7 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 
 // signalKeys are the keys a signals(bars) dict may have, as messages name
 // them.
-const signalKeys = `"long", "short", "exit", "size", "stop_loss", "take_profit", "trailing_stop"`
+const signalKeys = `"long", "short", "exit", "size", "stop_loss", "take_profit", "trailing_stop", "stop_limit"`
 
 // exitKey reads a signals dict's protective exit (stop_loss, take_profit,
 // trailing_stop): one fraction of the entry price for every position.
@@ -384,6 +384,8 @@ func exitKey(e *strategy.Exits, key string, v starlark.Value) string {
 		e.TakeProfit, x.TakeProfit = f, f
 	case "trailing_stop":
 		e.TrailingStop, x.TrailingStop = f, f
+	case "stop_limit":
+		e.StopLimit, x.StopLimit, x.StopLoss = f, f, f // checked with the stop-loss once the dict is read
 	}
 	if err := x.Validate(); err != nil {
 		return err.Error()
@@ -394,7 +396,7 @@ func exitKey(e *strategy.Exits, key string, v starlark.Value) string {
 func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 	d, ok := v.(*starlark.Dict)
 	if !ok {
-		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\", \"size\" and exits (\"stop_loss\", \"take_profit\", \"trailing_stop\")", v.Type())
+		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\", \"size\" and exits (\"stop_loss\", \"take_profit\", \"trailing_stop\", \"stop_limit\")", v.Type())
 	}
 	var sig strategy.Signals
 	pre := fusedCrosses(d, n, fl)
@@ -419,7 +421,7 @@ func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 			sig.Exit, msg = flags()
 		case "size":
 			sig.Size, msg = toSizes(item[1], n)
-		case "stop_loss", "take_profit", "trailing_stop":
+		case "stop_loss", "take_profit", "trailing_stop", "stop_limit":
 			msg = exitKey(&sig.Exits, string(k), item[1])
 		default:
 			return sig, fmt.Sprintf("returned unknown key %q; keys are %s", string(k), signalKeys)
@@ -430,6 +432,9 @@ func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 	}
 	if sig.Long == nil && sig.Short == nil {
 		return sig, "returned neither \"long\" nor \"short\"; a strategy needs at least one entry signal"
+	}
+	if err := sig.Exits.Validate(); err != nil {
+		return sig, err.Error()
 	}
 	return sig, ""
 }

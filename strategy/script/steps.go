@@ -54,7 +54,7 @@ func (s *steps) add(a strategy.Account, in strategy.Intent) {
 // zeroIntent reports whether in is the zero Intent, bit for bit.
 func zeroIntent(in strategy.Intent) bool {
 	bits := math.Float64bits
-	return in.Kind == strategy.None && bits(in.Value)|bits(in.Exits.StopLoss)|bits(in.Exits.TakeProfit)|bits(in.Exits.TrailingStop) == 0
+	return in.Kind == strategy.None && bits(in.Value)|bits(in.Exits.StopLoss)|bits(in.Exits.TakeProfit)|bits(in.Exits.TrailingStop)|bits(in.Exits.StopLimit) == 0
 }
 
 // from is a cursor at bar i, for a run that steps on from there in order.

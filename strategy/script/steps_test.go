@@ -71,7 +71,7 @@ func TestStepsKeepEveryField(t *testing.T) {
 	for _, tc := range []struct {
 		v    any
 		want int
-	}{{strategy.Account{}, 3}, {strategy.Intent{}, 3}, {strategy.Exits{}, 3}} {
+	}{{strategy.Account{}, 3}, {strategy.Intent{}, 3}, {strategy.Exits{}, 4}} {
 		if n := reflect.TypeOf(tc.v).NumField(); n != tc.want {
 			t.Errorf("%T has %d fields, steps keeps %d: keep the new one in steps.add and stepCursor.next", tc.v, n, tc.want)
 		}

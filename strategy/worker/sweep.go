@@ -117,7 +117,7 @@ type Trial struct {
 	Stats   ReturnStats     `json:"stats"`
 	Trades  int             `json:"trades"`
 	Warmup  int             `json:"warmup"`
-	Returns []float64       `json:"returns,omitempty"`
+	Returns Returns         `json:"returns,omitempty"`
 	Blocks  Blocks          `json:"blocks,omitempty"`
 	Error   string          `json:"error,omitempty"`
 }

@@ -82,8 +82,8 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 		ls.Close()
 		return nil, nil, err
 	}
-	if cfg.Costs.Leverage != 0 || cfg.Costs.MaxVolumePct != 0 {
-		return fail(&worker.Error{Kind: worker.KindRequest, Msg: "leverage (isolated margin) and the volume cap are charged in a backtest over one series: a portfolio is one cash account sized by weights; it takes fee, slippage, funding and borrow: leave them out"})
+	if cfg.Costs.Leverage != 0 {
+		return fail(&worker.Error{Kind: worker.KindRequest, Msg: "leverage (isolated margin) is charged in a backtest over one series: a portfolio is one cash account sized by weights; it takes fee, slippage, funding, borrow and the volume cap: leave leverage out"})
 	}
 	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
 	if err != nil {
