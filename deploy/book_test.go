@@ -163,13 +163,16 @@ func TestDeployBooksPartialFillsByTheBook(t *testing.T) {
 		{"reduce a long", "3", true, [][3]string{{"1", "101.3", "0.1"}, {"1", "101.9", "0.1"}}, []int{1, 2}},
 		{"reverse a long in parts", "2", true, [][3]string{{"1", "101", "0.1"}, {"1.5", "100.7", "0.15"}, {"2", "100.3", "0.2"}}, []int{2, 3}},
 		{"cover a short in one read", "-2", false, [][3]string{{"1.25", "98.3", "0.12"}, {"0.75", "98.1", "0.07"}}, []int{2}},
+		{"a remainder below the book's dust is held", "20.00000001", true, [][3]string{{"20", "101", "2"}, {"0.00000001", "101", "0"}}, []int{1, 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			held := dec(c.start)
 			d := &Deployment{Cash: dec("10000").Sub(held.Mul(dec("100"))), Position: held}
 			acct := book.DecimalAccount(d.Cash)
+			acct.Dust = decimal.Zero // a venue's quantities are exact
 			pos := book.Position[decimal.Decimal]{}
+			venue := held
 			if !held.IsZero() {
 				d.EntryQty, d.EntryValue = held.Abs(), held.Abs().Mul(dec("100"))
 				acct.Book(&pos, 0, held, dec("100"), decimal.Zero)
@@ -186,6 +189,7 @@ func TestDeployBooksPartialFillsByTheBook(t *testing.T) {
 						dq = dq.Neg()
 					}
 					acct.Book(&pos, 0, dq, dec(f[1]), dec(f[2]))
+					venue = venue.Add(dq)
 				}
 				total := decimal.Zero
 				for _, f := range all {
@@ -193,6 +197,9 @@ func TestDeployBooksPartialFillsByTheBook(t *testing.T) {
 				}
 				bookFills(d, c.sell, latest(all, total.Sub(booked)))
 				booked = total
+				if !d.Position.Equal(venue) {
+					t.Fatalf("after %d fills the deployment holds %s, the venue %s", n, d.Position, venue)
+				}
 			}
 			if !d.Cash.Equal(acct.Cash) || !d.Position.Equal(pos.Qty) || !d.EntryQty.Equal(pos.Trip.QtyIn) || !d.EntryValue.Equal(pos.Trip.ValueIn) {
 				t.Fatalf("deployment cash %s position %s entry %s/%s; book cash %s position %s entry %s/%s",

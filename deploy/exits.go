@@ -301,8 +301,12 @@ func latest(fills []fill, qty decimal.Decimal) []fill {
 
 // account is d's cash and position as the one book (strategy/book) keeps
 // them: the open position's trip is its increases (EntryQty, EntryValue).
+// Its flat tolerance is none: the venue's quantities are exact decimals,
+// so a remainder the book would call dust (a float's rounding) is a real
+// position the venue holds.
 func (d *Deployment) account() (book.Account[decimal.Decimal], book.Position[decimal.Decimal]) {
 	acct := book.DecimalAccount(d.Cash)
+	acct.Dust = decimal.Zero
 	pos := book.Position[decimal.Decimal]{Qty: d.Position}
 	if !d.Position.IsZero() {
 		pos.Trip = book.Trip[decimal.Decimal]{Active: true, Short: d.Position.IsNegative(), QtyIn: d.EntryQty, ValueIn: d.EntryValue}
