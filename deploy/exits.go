@@ -10,6 +10,7 @@ import (
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/strategy/book"
 	"wicket/strategy/worker"
 )
 
@@ -277,21 +278,62 @@ func (r *Runner) settleGuard(ctx context.Context, d *Deployment) ([]Intent, bool
 	return changed, working
 }
 
-// bookEntry books a fill of signed quantity dq at value dv (quantity × price)
-// into d's open position's entry, as the backtest keeps its round trip:
-// increases add to the entry, a reduction leaves it, a reversal starts a
-// new one with what is left.
-func bookEntry(d *Deployment, prev, dq, dv decimal.Decimal) {
-	pos := prev.Add(dq)
-	switch {
-	case pos.IsZero():
-		d.EntryQty, d.EntryValue = decimal.Zero, decimal.Zero
-	case prev.IsZero() || prev.Sign() == dq.Sign():
-		d.EntryQty, d.EntryValue = d.EntryQty.Add(dq.Abs()), d.EntryValue.Add(dv)
-	case pos.Sign() != prev.Sign(): // reversed: the rest opened at this price
-		px := dv.Div(dq.Abs())
-		d.EntryQty, d.EntryValue = pos.Abs(), pos.Abs().Mul(px)
+// fill is one fill of an intent: its quantity, and the price and fee
+// the venue reported.
+type fill struct{ qty, price, fee decimal.Decimal }
+
+// latest is the last qty of fills (oldest first): the newest whole, the
+// oldest of them in part (its fee by its share) when qty ends inside it.
+func latest(fills []fill, qty decimal.Decimal) []fill {
+	i := len(fills)
+	for i > 0 && qty.IsPositive() {
+		i--
+		qty = qty.Sub(fills[i].qty)
 	}
+	out := append([]fill(nil), fills[i:]...)
+	if qty.IsNegative() && len(out) > 0 { // the oldest only in part
+		f := &out[0]
+		part := f.qty.Add(qty)
+		f.fee, f.qty = f.fee.Mul(part).Div(f.qty), part
+	}
+	return out
+}
+
+// account is d's cash and position as the one book (strategy/book) keeps
+// them: the open position's trip is its increases (EntryQty, EntryValue).
+// Its flat tolerance is none: the venue's quantities are exact decimals,
+// so a remainder the book would call dust (a float's rounding) is a real
+// position the venue holds.
+func (d *Deployment) account() (book.Account[decimal.Decimal], book.Position[decimal.Decimal]) {
+	acct := book.DecimalAccount(d.Cash)
+	acct.Dust = decimal.Zero
+	pos := book.Position[decimal.Decimal]{Qty: d.Position}
+	if !d.Position.IsZero() {
+		pos.Trip = book.Trip[decimal.Decimal]{Active: true, Short: d.Position.IsNegative(), QtyIn: d.EntryQty, ValueIn: d.EntryValue}
+		if d.EntryQty.IsPositive() {
+			pos.Trip.Entry = d.EntryValue.Div(d.EntryQty)
+		}
+	}
+	return acct, pos
+}
+
+// bookFills books fills (sells when sell) into d by the one book: cash
+// falls by quantity × price + fee, and the entry follows the round trip
+// (increases add to it, a reduction leaves it, a reversal starts a new
+// one with what is left, flat clears it), as the backtest keeps it.
+func bookFills(d *Deployment, sell bool, fills []fill) {
+	acct, pos := d.account()
+	for _, f := range fills {
+		dq := f.qty
+		if sell {
+			dq = dq.Neg()
+		}
+		if !dq.IsZero() {
+			acct.Book(&pos, 0, dq, f.price, f.fee)
+		}
+	}
+	d.Cash, d.Position = acct.Cash, pos.Qty
+	d.EntryQty, d.EntryValue = pos.Trip.QtyIn, pos.Trip.ValueIn
 }
 
 // tick is a real venue's price increment for symbol, as the node read it

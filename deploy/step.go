@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -381,9 +382,11 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		return false
 	}
 	var qty, value, fee decimal.Decimal
+	var fills []fill // in.ClientOrderID's fills, oldest first
 	for _, ev := range snap.Events {
 		if ev.Kind == node.EventFilled && ev.ClientOrderID == in.ClientOrderID {
 			qty, value, fee = qty.Add(ev.Quantity), value.Add(ev.Quantity.Mul(ev.Price)), fee.Add(ev.Fee)
+			fills = append(fills, fill{qty: ev.Quantity, price: ev.Price, fee: ev.Fee})
 		}
 	}
 	working := false
@@ -425,25 +428,18 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 			// as the node answered it has the quantity and price; the
 			// fee is not known here.
 			qty, value = order.Filled, order.Filled.Mul(order.AveragePrice)
+			if dq := qty.Sub(in.Filled); dq.IsPositive() { // the rest, at the price the average leaves it
+				fills = []fill{{qty: dq, price: value.Sub(in.Filled.Mul(in.Price)).Div(dq)}}
+			}
 			in.Note = "settled from the node's order: its fill events were no longer among the node's recent events, so its fee is not booked"
 		}
 	}
 	changed := false
 	if dq := qty.Sub(in.Filled); dq.IsPositive() {
-		dv := value.Sub(in.Filled.Mul(in.Price))
-		df := fee.Sub(in.Fee)
-		signed := dq
-		if in.Side == string(command.Sell) {
-			signed = dq.Neg()
-		}
-		bookEntry(d, d.Position, signed, dv)
-		d.Position = d.Position.Add(signed)
-		if in.Side == string(command.Sell) {
-			d.Cash = d.Cash.Add(dv)
-		} else {
-			d.Cash = d.Cash.Sub(dv)
-		}
-		d.Cash = d.Cash.Sub(df)
+		// The fills not booked yet are the latest dq of them: each is
+		// booked at the price and fee the venue reported, by the one
+		// book (strategy/book), as the backtest books its fills.
+		bookFills(d, in.Side == string(command.Sell), latest(fills, dq))
 		in.Filled, in.Fee = qty, fee
 		in.Price = value.DivRound(qty, 10)
 		d.Target, d.NoTarget = in.Target, in.Qty
@@ -496,19 +492,27 @@ func (r *Runner) known(ctx context.Context, cid string) (*node.Order, bool, erro
 // a run (allowance.go): a bar of a new UTC day first starts the day at
 // the equity the last mark left (the capital on the first day) and its
 // order count at 0; the peak is the running peak, the capital included.
+//
+// The rule is book.Day's; the deployment journals its day as a date
+// (day), which maps one to one to book.Day's Unix day.
 func (r *Runner) mark(d *Deployment, px decimal.Decimal, bar time.Time) {
-	if day := bar.UTC().Format(time.DateOnly); day != d.Day {
-		d.Day, d.DayStart, d.OrdersToday = day, d.Equity, 0
+	acct, pos := d.account()
+	day := book.Day[decimal.Decimal]{Day: unixDay(d.Day), Start: d.DayStart, Last: d.Equity, Peak: d.Peak}
+	day.Mark(book.UnixDay(bar.Unix()), acct.Equity(&pos, px))
+	if date := time.Unix(day.Day*86400, 0).UTC().Format(time.DateOnly); date != d.Day {
+		d.Day, d.OrdersToday = date, 0
 	}
-	d.Mark = px
-	if !d.Position.IsZero() {
-		d.Equity = d.Cash.Add(d.Position.Mul(px))
-	} else {
-		d.Equity = d.Cash
+	d.Mark, d.Equity, d.DayStart, d.Peak = px, day.Last, day.Start, day.Peak
+}
+
+// unixDay is the Unix day of a journaled date (YYYY-MM-DD), or before
+// every day for none (book.NewDay's).
+func unixDay(date string) int64 {
+	t, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return math.MinInt64
 	}
-	if d.Equity.GreaterThan(d.Peak) {
-		d.Peak = d.Equity
-	}
+	return book.UnixDay(t.Unix())
 }
 
 // breakers checks the daily loss and drawdown limits by the one book's
