@@ -51,6 +51,16 @@ func (r *Runner) preview(ctx context.Context, d *Deployment, bars strategy.Bars)
 // warm-up shorter than a smaller figure.
 func startPointRefusal(d *Deployment, sp scriptapi.StartPoint, warm int) string {
 	fix := "or use windowed indicators (e.g. ta.sma) instead of seeded ones (ta.ema)"
+	var never []string // values whose difference does not shrink: no warm-up is enough
+	for _, se := range sp.Series {
+		if !se.Converged && !se.Undecided {
+			never = append(never, se.Name)
+		}
+	}
+	if len(never) > 0 {
+		return fmt.Sprintf("strategy %s cannot be deployed on any warm-up: %s never stops depending on where the history began (the start-point check over %d bars: %s); use windowed indicators (e.g. ta.sma) or reset the cumulative value, then deploy again",
+			d.Strategy, strings.Join(never, ", "), sp.Bars, sp.Verdict)
+	}
 	if sp.Needed > warm {
 		return fmt.Sprintf("warm-up %d bars is shorter than the %d bars strategy %s's values need before they stop depending on where the history began (the start-point check over %d bars: %s): give --warmup %d or more (and that much history: wicket data fetch %s), %s",
 			warm, sp.Needed, d.Strategy, sp.Bars, sp.Verdict, sp.Needed, d.Series, fix)

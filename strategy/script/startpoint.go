@@ -331,8 +331,11 @@ func agreement(full, pre []float64, boolean bool) agreed {
 	d0, d1 := math.Abs(full[first]-pre[first]), math.Abs(full[last]-pre[last])
 	mid := (first + last) / 2
 	dm := math.Abs(full[mid] - pre[mid])
-	// Shrinking over the whole stretch and over each half of it.
-	if !(d1 < d0/4 && dm < d0 && d1 < dm) {
+	// Shrinking over the whole stretch (by a tenth at least, more than a
+	// rounding wobble of a constant difference) and over each half of it:
+	// an EMA(60) keeps (59/61)^40 ≈ 0.26 of its difference over a 40-bar
+	// run, which is too few bars to tell, not a series that never forgets.
+	if !(d1 < d0*0.9 && dm < d0 && d1 < dm) {
 		return agreed{need: j}
 	}
 	rate := math.Log(d1/d0) / float64(last-first) // per bar, negative
