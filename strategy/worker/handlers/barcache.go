@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,7 +23,22 @@ type barCache struct {
 	mu      sync.Mutex
 	entries []barEntry // most recently used first
 	bytes   int64
+	// stores are the stores preload read, kept open with a Watch so a
+	// later preload of a range it holds reads nothing when the store has
+	// not changed since (a warm session's next sweep).
+	stores []*watchedStore // most recently used first
 }
+
+// watchedStore is a store preload keeps open, and the Watch that tells
+// whether another connection committed to it since an entry was read.
+type watchedStore struct {
+	path  string
+	store *history.Store
+	watch *history.Watch
+}
+
+// maxWatchedStores bounds the stores a worker keeps open.
+const maxWatchedStores = 4
 
 type barEntry struct {
 	key    string
@@ -33,6 +49,11 @@ type barEntry struct {
 	// m, when set, is the mapping the bars are views of (mapped.go); a
 	// request that got the entry from the cache holds it until release.
 	m *mapping
+	// version, when watched, is the store's data version (its Watch's)
+	// taken before preload read the bars: while the store still has it,
+	// the bars are what the store holds.
+	version int64
+	watched bool
 }
 
 // release says the request that got e from the cache is done with its
@@ -113,26 +134,113 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	store, err := history.OpenReadOnly(r.HistoryPath)
+	ws, err := c.storeAt(r.HistoryPath)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	defer store.Close()
+	version, err := ws.watch.Version(context.Background())
+	if err != nil {
+		c.forget(ws)
+		return worker.BarsSeen{}, "", err
+	}
 	key := storeKey(r.HistoryPath, r.Series, cfg.From, cfg.To)
-	path, e, err := c.share(store, key, r, cfg.From, cfg.To)
+	if e, ok := c.unchanged(key, version, r); ok {
+		defer e.release()
+		path, err := reshare(r.ShareDir, e)
+		if err != nil {
+			return worker.BarsSeen{}, "", err
+		}
+		return e.seen(), path, nil
+	}
+	path, e, err := c.share(ws.store, key, r, cfg.From, cfg.To)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
 	if path == "" {
-		bars, err := store.Load(r.Series, cfg.From, cfg.To)
+		bars, err := ws.store.Load(r.Series, cfg.From, cfg.To)
 		if err != nil {
 			return worker.BarsSeen{}, "", err
 		}
 		e = newEntry(key, bars.Digest(), bars, nil)
 	}
+	e.version, e.watched = version, true
 	c.put(e)
 	e.release()
 	return e.seen(), path, nil
+}
+
+// storeAt returns the store at path, opened read-only with its Watch,
+// kept open for later preloads (at most maxWatchedStores).
+func (c *barCache) storeAt(path string) (*watchedStore, error) {
+	c.mu.Lock()
+	for i, ws := range c.stores {
+		if ws.path == path {
+			copy(c.stores[1:i+1], c.stores[:i])
+			c.stores[0] = ws
+			c.mu.Unlock()
+			return ws, nil
+		}
+	}
+	c.mu.Unlock()
+	store, err := history.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	watch, err := store.Watch(context.Background())
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	ws := &watchedStore{path: path, store: store, watch: watch}
+	c.mu.Lock()
+	c.stores = append([]*watchedStore{ws}, c.stores...)
+	var old []*watchedStore
+	if len(c.stores) > maxWatchedStores {
+		old = c.stores[maxWatchedStores:]
+		c.stores = c.stores[:maxWatchedStores:maxWatchedStores]
+	}
+	c.mu.Unlock()
+	for _, o := range old {
+		o.close()
+	}
+	return ws, nil
+}
+
+// forget closes ws (its Watch failed: the file may be gone) so the next
+// preload of its path opens the store again.
+func (c *barCache) forget(ws *watchedStore) {
+	c.mu.Lock()
+	c.stores = slices.DeleteFunc(c.stores, func(o *watchedStore) bool { return o == ws })
+	c.mu.Unlock()
+	ws.close()
+}
+
+func (ws *watchedStore) close() {
+	ws.watch.Close()
+	ws.store.Close()
+}
+
+// unchanged returns the cached entry of key that preload read at the
+// store's data version version, held for the caller, when it serves r
+// as a fresh read would: shared when r shares (its bars at least
+// r.ShareFrom), on the heap when it does not.
+func (c *barCache) unchanged(key string, version int64, r worker.BarsRange) (barEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key != key {
+			continue
+		}
+		sharing := r.ShareDir != "" && e.bars.Len() >= r.ShareFrom
+		if !e.watched || e.version != version || sharing != (e.m != nil) {
+			return barEntry{}, false
+		}
+		copy(c.entries[1:i+1], c.entries[:i])
+		c.entries[0] = e
+		e.m.acquire()
+		return e, true
+	}
+	return barEntry{}, false
 }
 
 // share writes the bars of r in [from, to] from store to a shared bars
