@@ -27,6 +27,10 @@ type barCache struct {
 	// later preload of a range it holds reads nothing when the store has
 	// not changed since (a warm session's next sweep).
 	stores []*watchedStore // most recently used first
+	// links is the worker's directory of links to the shared bars files
+	// it wrote (links.go), made once.
+	linkOnce sync.Once
+	links    string
 }
 
 // watchedStore is a store preload keeps open, and the Watch that tells
@@ -54,6 +58,17 @@ type barEntry struct {
 	// the bars are what the store holds.
 	version int64
 	watched bool
+	// link is this worker's hard link to the shared bars file it wrote
+	// (links.go), removed when the cache drops the entry.
+	link string
+}
+
+// unlink removes e's link unless keep, the entry replacing it, has the
+// same one.
+func (e barEntry) unlink(keep barEntry) {
+	if e.link != "" && e.link != keep.link {
+		os.Remove(e.link)
+	}
 }
 
 // release says the request that got e from the cache is done with its
@@ -164,6 +179,9 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 		e = newEntry(key, bars.Digest(), bars, nil)
 	}
 	e.version, e.watched = version, true
+	if path != "" {
+		e.link = c.keepLink(path, e.digest)
+	}
 	c.put(e)
 	e.release()
 	return e.seen(), path, nil
@@ -330,6 +348,7 @@ func (c *barCache) put(e barEntry) {
 		if c.entries[i].key == key {
 			c.bytes -= c.entries[i].bytes
 			c.entries[i].m.drop()
+			c.entries[i].unlink(e)
 			c.entries = append(c.entries[:i], c.entries[i+1:]...)
 			i--
 		}
@@ -340,11 +359,13 @@ func (c *barCache) put(e barEntry) {
 		e.m.acquire() // the caller's, released when it is done
 	} else {
 		e.m.drop()
+		e.unlink(barEntry{})
 	}
 	for len(c.entries) > barCacheEntries || c.bytes > barCacheBytes {
 		last := c.entries[len(c.entries)-1]
 		c.bytes -= last.bytes
 		last.m.drop()
+		last.unlink(barEntry{})
 		c.entries = c.entries[:len(c.entries)-1]
 	}
 }

@@ -12,17 +12,19 @@ import (
 )
 
 // TestPreloadWarm: a worker's second preload of a range the store has not
-// changed since reads nothing: it serves the same mapping, and writes the
-// shared file the new sweep's directory needs from it, byte for byte the
-// bars' encoding. Once another connection commits to the store, the next
+// changed since reads nothing: it serves the same mapping, and links the
+// shared file the new sweep's directory needs from the worker's own link
+// to the first sweep's file (the bars' encoding, byte for byte). Once another connection commits to the store, the next
 // preload reads the bars again and sees the change.
 func TestPreloadWarm(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("shared bars are mapped on unix only")
 	}
+	demo := demoStore(t) // made once for the package, under the real TMPDIR
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir) // the worker's link directory
 	store := filepath.Join(dir, "history.db")
-	src, err := history.OpenReadOnly(demoStore(t))
+	src, err := history.OpenReadOnly(demo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,11 @@ func TestPreloadWarm(t *testing.T) {
 	if err != nil || path == "" {
 		t.Fatalf("first preload: %+v %q %v", seen, path, err)
 	}
-	m := c.entries[0].m
+	m, link := c.entries[0].m, c.entries[0].link
+	first, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.RemoveAll(r.ShareDir); err != nil { // the sweep is over
 		t.Fatal(err)
 	}
@@ -64,6 +70,9 @@ func TestPreloadWarm(t *testing.T) {
 	}
 	if c.entries[0].m != m {
 		t.Error("the second preload of an unchanged store mapped the bars again")
+	}
+	if again, err := os.Stat(path2); err != nil || !os.SameFile(first, again) {
+		t.Errorf("the second sweep's shared file is not a link to the first's (%v)", err)
 	}
 	if d, err := digestFile(path2); err != nil || d != seen.Digest {
 		t.Errorf("the shared file written from the mapping hashes to %q (%v), want %q", d, err, seen.Digest)
@@ -87,5 +96,8 @@ func TestPreloadWarm(t *testing.T) {
 	}
 	if c.entries[0].m == m {
 		t.Error("preload after a write served the old mapping")
+	}
+	if _, err := os.Stat(link); !os.IsNotExist(err) {
+		t.Errorf("the link of the bars the cache dropped is still there (%v)", err)
 	}
 }

@@ -124,7 +124,8 @@ func mapWritten(f *os.File, dir, key, series string) (barEntry, error) {
 }
 
 // reshare names the shared bars file of e, a mapped entry, in dir,
-// writing it there from the mapping when dir has none yet: a warm
+// linking it there from the worker's link (links.go), or else writing
+// it from the mapping, when dir has none yet: a warm
 // session's next sweep has a new directory, and a worker whose cache no
 // longer holds the bars maps that file. Without a mapping or dir it
 // names nothing.
@@ -134,6 +135,9 @@ func reshare(dir string, e barEntry) (string, error) {
 	}
 	path := sharedName(dir, e.digest)
 	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if e.link != "" && os.Link(e.link, path) == nil {
 		return path, nil
 	}
 	f, err := os.CreateTemp(dir, ".bars-*")
