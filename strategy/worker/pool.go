@@ -222,6 +222,29 @@ func (p *Pool) remember(key string, w *proc) {
 	p.affine[key] = w
 }
 
+// preferred is the index in p.idle of the worker a request of affinity
+// key should take, or -1 for the last: with a key, the worker of that
+// key; without one, the last that is no key's worker, so a request that
+// needs no cache leaves the warm one to the request that does. p.mu is
+// held.
+func (p *Pool) preferred(key string) int {
+	if len(p.affine) == 0 {
+		return -1
+	}
+	if key != "" {
+		if w := p.affine[key]; w != nil && !w.dead.Load() {
+			return slices.Index(p.idle, w)
+		}
+		return -1
+	}
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if !slices.Contains(slices.Collect(maps.Values(p.affine)), p.idle[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
 // take returns an idle worker, the one of affinity key when it is idle,
 // or starts one. The caller holds a slot.
 func (p *Pool) take(ctx context.Context, key string) (*proc, error) {
@@ -230,11 +253,10 @@ func (p *Pool) take(ctx context.Context, key string) (*proc, error) {
 		p.mu.Unlock()
 		return nil, &Error{Kind: KindClosed, Msg: "the worker pool is closed"}
 	}
-	if w := p.affine[key]; key != "" && w != nil {
-		if i := slices.Index(p.idle, w); i >= 0 && !w.dead.Load() {
-			p.idle = slices.Delete(p.idle, i, i+1)
-			p.idle = append(p.idle, w) // taken next, below
-		}
+	if i := p.preferred(key); i >= 0 {
+		w := p.idle[i]
+		p.idle = slices.Delete(p.idle, i, i+1)
+		p.idle = append(p.idle, w) // taken next, below
 	}
 	for n := len(p.idle); n > 0; n = len(p.idle) {
 		w := p.idle[n-1]
