@@ -37,6 +37,7 @@ type barCache struct {
 // whether another connection committed to it since an entry was read.
 type watchedStore struct {
 	path  string
+	file  os.FileInfo // the file opened at path
 	store *history.Store
 	watch *history.Watch
 }
@@ -53,11 +54,11 @@ type barEntry struct {
 	// m, when set, is the mapping the bars are views of (mapped.go); a
 	// request that got the entry from the cache holds it until release.
 	m *mapping
-	// version, when watched, is the store's data version (its Watch's)
-	// taken before preload read the bars: while the store still has it,
-	// the bars are what the store holds.
+	// version, when watched is set, is the store's data version as that
+	// kept store's Watch saw it before preload read the bars: while it
+	// still sees it, the bars are what the store holds.
 	version int64
-	watched bool
+	watched *watchedStore
 	// link is this worker's hard link to the shared bars file it wrote
 	// (links.go), removed when the cache drops the entry.
 	link string
@@ -159,7 +160,7 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 		return worker.BarsSeen{}, "", err
 	}
 	key := storeKey(r.HistoryPath, r.Series, cfg.From, cfg.To)
-	if e, ok := c.unchanged(key, version, r); ok {
+	if e, ok := c.unchanged(key, ws, version, r); ok {
 		defer e.release()
 		path, err := reshare(r.ShareDir, e)
 		if err != nil {
@@ -178,7 +179,7 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 		}
 		e = newEntry(key, bars.Digest(), bars, nil)
 	}
-	e.version, e.watched = version, true
+	e.version, e.watched = version, ws
 	if path != "" {
 		e.link = c.keepLink(path, e.digest)
 	}
@@ -190,26 +191,26 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 // storeAt returns the store at path, opened read-only with its Watch,
 // kept open for later preloads (at most maxWatchedStores).
 func (c *barCache) storeAt(path string) (*watchedStore, error) {
-	c.mu.Lock()
-	for i, ws := range c.stores {
-		if ws.path == path {
-			copy(c.stores[1:i+1], c.stores[:i])
-			c.stores[0] = ws
-			c.mu.Unlock()
+	fi, statErr := os.Stat(path)
+	if statErr == nil {
+		if ws := c.kept(path, fi); ws != nil {
 			return ws, nil
 		}
 	}
-	c.mu.Unlock()
 	store, err := history.OpenReadOnly(path)
 	if err != nil {
 		return nil, err
+	}
+	if statErr != nil {
+		store.Close()
+		return nil, &history.Error{Kind: history.KindStorage, Msg: "read the history store: " + statErr.Error()}
 	}
 	watch, err := store.Watch(context.Background())
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	ws := &watchedStore{path: path, store: store, watch: watch}
+	ws := &watchedStore{path: path, file: fi, store: store, watch: watch}
 	c.mu.Lock()
 	c.stores = append([]*watchedStore{ws}, c.stores...)
 	var old []*watchedStore
@@ -222,6 +223,30 @@ func (c *barCache) storeAt(path string) (*watchedStore, error) {
 		o.close()
 	}
 	return ws, nil
+}
+
+// kept returns the store kept open at path, made the most recently used,
+// when it is still the file fi; one of another file at path (a store
+// removed and made again, which its pinned connection does not see) is
+// closed.
+func (c *barCache) kept(path string, fi os.FileInfo) *watchedStore {
+	c.mu.Lock()
+	i := slices.IndexFunc(c.stores, func(ws *watchedStore) bool { return ws.path == path })
+	if i < 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	ws := c.stores[i]
+	if !os.SameFile(ws.file, fi) {
+		c.stores = slices.Delete(c.stores, i, i+1)
+		c.mu.Unlock()
+		ws.close()
+		return nil
+	}
+	copy(c.stores[1:i+1], c.stores[:i])
+	c.stores[0] = ws
+	c.mu.Unlock()
+	return ws
 }
 
 // forget closes ws (its Watch failed: the file may be gone) so the next
@@ -238,11 +263,11 @@ func (ws *watchedStore) close() {
 	ws.store.Close()
 }
 
-// unchanged returns the cached entry of key that preload read at the
-// store's data version version, held for the caller, when it serves r
+// unchanged returns the cached entry of key that preload read through
+// ws at the store's data version version, held for the caller, when it serves r
 // as a fresh read would: shared when r shares (its bars at least
 // r.ShareFrom), on the heap when it does not.
-func (c *barCache) unchanged(key string, version int64, r worker.BarsRange) (barEntry, bool) {
+func (c *barCache) unchanged(key string, ws *watchedStore, version int64, r worker.BarsRange) (barEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, e := range c.entries {
@@ -250,7 +275,7 @@ func (c *barCache) unchanged(key string, version int64, r worker.BarsRange) (bar
 			continue
 		}
 		sharing := r.ShareDir != "" && e.bars.Len() >= r.ShareFrom
-		if !e.watched || e.version != version || sharing != (e.m != nil) {
+		if e.watched != ws || e.version != version || sharing != (e.m != nil) {
 			return barEntry{}, false
 		}
 		copy(c.entries[1:i+1], c.entries[:i])

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wicket/strategy"
 	"wicket/strategy/history"
 	"wicket/strategy/worker"
 )
@@ -99,5 +100,46 @@ func TestPreloadWarm(t *testing.T) {
 	}
 	if _, err := os.Stat(link); !os.IsNotExist(err) {
 		t.Errorf("the link of the bars the cache dropped is still there (%v)", err)
+	}
+}
+
+// TestPreloadStoreMadeAgain: a store removed and made again at the same
+// path (which the kept connection does not see) is opened again, so a
+// preload reads the new file's bars, not the cached ones.
+func TestPreloadStoreMadeAgain(t *testing.T) {
+	src, err := history.OpenReadOnly(demoStore(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := src.Load("SPY@1d", time.Time{}, time.Time{})
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(t.TempDir(), "history.db")
+	write := func(b strategy.Bars) {
+		t.Helper()
+		s, err := history.Open(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Write(t.Context(), "SPY@1d", b, history.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(bars)
+	var c barCache
+	r := worker.BarsRange{HistoryPath: store, Series: "SPY@1d"}
+	if seen, _, err := c.preload(r); err != nil || seen.Digest != bars.Digest() {
+		t.Fatalf("first preload: %+v %v", seen, err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(store + suffix)
+	}
+	fewer := (&bars).Slice(1, bars.Len())
+	write(fewer)
+	if seen, _, err := c.preload(r); err != nil || seen.Digest != fewer.Digest() {
+		t.Fatalf("preload of the store made again: %+v %v; want its %d bars", seen, err, fewer.Len())
 	}
 }
