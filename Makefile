@@ -13,7 +13,7 @@ TEST_TIMEOUT ?= 12m
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: release-snapshot all build test test-short fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance bench docs demo clean talib-fixtures
+.PHONY: release-snapshot all build test test-short fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance bench docs demo clean talib-fixtures pgo
 
 # The official MCP conformance suite, pinned with its whole dependency tree in
 # testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
@@ -114,6 +114,15 @@ bench:
 	@/usr/bin/python3 -c 'import numba' 2>/dev/null || echo "note: the sweep reference needs numba: apt-get install -y python3-numba (then /usr/bin/python3 has it)"
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
+
+# Profile-guided optimisation: cmd/wicket/default.pgo (go build uses it for the wicket binary, whose
+# __worker mode runs the sweeps) is the CPU profile of a worker's sweep chunks (BenchmarkSweepChunk, one
+# core, the reference's grid on 17,544 and 1,000,000 bars). Run again when the engine changes.
+pgo:
+	@mkdir -p $(BIN)
+	$(GO) test -run '^$$' -bench 'SweepChunk/(bars=17544|bars=1000000|demo)' -benchtime 3x -cpu 1 \
+		-cpuprofile $(BIN)/pgo-chunk.pprof -o $(BIN)/pgo-handlers.test ./strategy/worker/handlers
+	$(GO) tool pprof -proto $(BIN)/pgo-chunk.pprof > cmd/wicket/default.pgo
 
 # A release built on this machine, published nowhere: linux/darwin/windows x amd64/arm64 archives in
 # dist/, their SHA-256 checksums and one SPDX SBOM per archive, then one MCPB bundle per platform and

@@ -291,13 +291,15 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			// position to its close (until equity reaches zero, which the
 			// bar-by-bar path handles); the accounting is the bar-by-bar
 			// path's, in a tighter loop.
-			j := i
 			guarded, lo, hi := len(s.legs) > 0, s.bandLo, s.bandHi
-			for j < end {
-				if guarded && !(low[j] > lo && high[j] < hi) {
+			// Views of bars i to end, indexed by k (bar i+k) unchecked.
+			cl, lw, hg, rt := close[i:end], low[i:end], high[i:end], returns[i:end]
+			k := 0
+			for ; k < len(cl); k++ {
+				if guarded && !(lw[k] > lo && hg[k] < hi) {
 					break // an exit may fill: the bar-by-bar path walks it
 				}
-				c := close[j]
+				c := cl[k]
 				eq := cash + pos*c
 				if eq <= 0 {
 					break
@@ -307,25 +309,25 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 					r = eq/prev - 1
 				}
 				if equity != nil {
-					equity[j] = eq
+					equity[i+k] = eq
 				}
 				if s.allow != nil {
-					s.allow.mark(j, eq) // no decision here: a trip pauses the next one
+					s.allow.mark(i+k, eq) // no decision here: a trip pauses the next one
 				}
-				returns[j] = r
+				rt[k] = r
 				sum += r
 				dn := min(r, 0)
 				down += dn * dn
 				if eq >= peak {
-					acc.newPeak(j, times[j], eq)
+					acc.newPeak(i+k, times[i+k], eq)
 					peak, floor = acc.peak, acc.floor
 				} else if eq < floor {
 					acc.deepen(eq)
 					floor = acc.floor
 				}
 				prev = eq
-				j++
 			}
+			j := i + k
 			if j > i {
 				exposed += j - i
 				i = j - 1

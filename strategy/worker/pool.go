@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -83,6 +84,9 @@ type Pool struct {
 	idle   []*proc
 	all    map[*proc]bool
 	closed bool
+	// affine is the worker that last served each affinity key (doOn):
+	// the one whose caches hold what the key names.
+	affine map[string]*proc
 
 	started, died atomic.Int64
 }
@@ -152,6 +156,17 @@ func (p *Pool) PIDs() []int {
 // or *backtest.Error of its kind; a worker failure, or the context ending
 // (which kills the worker running the request), is an *Error.
 func (p *Pool) Do(ctx context.Context, kind string, req, resp any) error {
+	return p.doOn(ctx, "", kind, req, resp)
+}
+
+// maxAffinity bounds the affinity keys a pool remembers.
+const maxAffinity = 64
+
+// doOn is Do on the idle worker that last served a request of affinity
+// key, when there is one (else as Do), and remembers the worker that
+// served it. A warm session's next sweep of the same bars so reaches
+// the worker that still holds them and knows whether the store changed.
+func (p *Pool) doOn(ctx context.Context, key, kind string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return &Error{Kind: KindRequest, Msg: fmt.Sprintf("encode %s request: %v", kind, err), err: err}
@@ -162,7 +177,7 @@ func (p *Pool) Do(ctx context.Context, kind string, req, resp any) error {
 		return canceled(ctx)
 	}
 	defer func() { <-p.slots }()
-	w, err := p.take(ctx)
+	w, err := p.take(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -171,6 +186,7 @@ func (p *Pool) Do(ctx context.Context, kind string, req, resp any) error {
 	if err != nil {
 		return err
 	}
+	p.remember(key, w)
 	if resp != nil {
 		if err := json.Unmarshal(raw, resp); err != nil {
 			return &Error{Kind: KindHandler, Msg: fmt.Sprintf("decode %s response: %v", kind, err), err: err}
@@ -190,12 +206,57 @@ func canceled(ctx context.Context) error {
 	return &Error{Kind: KindCanceled, Msg: "cancelled: " + context.Cause(ctx).Error(), err: ctx.Err()}
 }
 
-// take returns an idle worker or starts one. The caller holds a slot.
-func (p *Pool) take(ctx context.Context) (*proc, error) {
+// remember makes w the worker of affinity key.
+func (p *Pool) remember(key string, w *proc) {
+	if key == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.affine == nil {
+		p.affine = map[string]*proc{}
+	}
+	if _, ok := p.affine[key]; !ok && len(p.affine) >= maxAffinity {
+		clear(p.affine)
+	}
+	p.affine[key] = w
+}
+
+// preferred is the index in p.idle of the worker a request of affinity
+// key should take, or -1 for the last: with a key, the worker of that
+// key; without one, the last that is no key's worker, so a request that
+// needs no cache leaves the warm one to the request that does. p.mu is
+// held.
+func (p *Pool) preferred(key string) int {
+	if len(p.affine) == 0 {
+		return -1
+	}
+	if key != "" {
+		if w := p.affine[key]; w != nil && !w.dead.Load() {
+			return slices.Index(p.idle, w)
+		}
+		return -1
+	}
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if !slices.Contains(slices.Collect(maps.Values(p.affine)), p.idle[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// take returns an idle worker, the one of affinity key when it is idle,
+// or starts one. The caller holds a slot.
+func (p *Pool) take(ctx context.Context, key string) (*proc, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, &Error{Kind: KindClosed, Msg: "the worker pool is closed"}
+	}
+	if i := p.preferred(key); i >= 0 {
+		w := p.idle[i]
+		p.idle = slices.Delete(p.idle, i, i+1)
+		p.idle = append(p.idle, w) // taken next, below
 	}
 	for n := len(p.idle); n > 0; n = len(p.idle) {
 		w := p.idle[n-1]
@@ -204,6 +265,7 @@ func (p *Pool) take(ctx context.Context) (*proc, error) {
 		case <-w.exited: // died while idle (killed from outside): replace it
 			delete(p.all, w)
 			p.died.Add(1)
+			p.forget(w)
 			continue
 		default:
 		}
@@ -234,12 +296,19 @@ func (p *Pool) give(w *proc) {
 	case w.dead.Load():
 		delete(p.all, w)
 		p.died.Add(1)
+		p.forget(w)
 	case p.closed || w.cpu > float64(p.cfg.CPUSeconds)/2:
 		delete(p.all, w)
+		p.forget(w)
 		go w.stop()
 	default:
 		p.idle = append(p.idle, w)
 	}
+}
+
+// forget drops w's affinity keys; p.mu is held.
+func (p *Pool) forget(w *proc) {
+	maps.DeleteFunc(p.affine, func(_ string, o *proc) bool { return o == w })
 }
 
 // Close stops every worker. Requests in flight fail.

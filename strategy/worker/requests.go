@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"strings"
 
 	"wicket/strategy/scriptapi"
 )
@@ -81,8 +82,17 @@ func (p *Pool) Validate(ctx context.Context, req StrategyRequest) (scriptapi.Rep
 }
 
 // Params discovers a strategy's knobs in a worker.
+// One that reads bars goes to the worker that last read the same range,
+// when it is idle: its cache may hold them still, and it knows whether
+// the store changed since.
 func (p *Pool) Params(ctx context.Context, req StrategyRequest) (ParamsResult, error) {
-	return Call[StrategyRequest, ParamsResult](ctx, p, KindParams, req)
+	var resp ParamsResult
+	key := ""
+	if b := req.Bars; b != nil {
+		key = strings.Join([]string{KindParams, b.HistoryPath, b.Series, b.From, b.To}, "\x00")
+	}
+	err := p.doOn(ctx, key, KindParams, req, &resp)
+	return resp, err
 }
 
 // KindSummaries reads the module docstrings of strategy files without

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,7 +23,27 @@ type barCache struct {
 	mu      sync.Mutex
 	entries []barEntry // most recently used first
 	bytes   int64
+	// stores are the stores preload read, kept open with a Watch so a
+	// later preload of a range it holds reads nothing when the store has
+	// not changed since (a warm session's next sweep).
+	stores []*watchedStore // most recently used first
+	// links is the worker's directory of links to the shared bars files
+	// it wrote (links.go), made once.
+	linkOnce sync.Once
+	links    string
 }
+
+// watchedStore is a store preload keeps open, and the Watch that tells
+// whether another connection committed to it since an entry was read.
+type watchedStore struct {
+	path  string
+	file  os.FileInfo // the file opened at path
+	store *history.Store
+	watch *history.Watch
+}
+
+// maxWatchedStores bounds the stores a worker keeps open.
+const maxWatchedStores = 4
 
 type barEntry struct {
 	key    string
@@ -33,6 +54,22 @@ type barEntry struct {
 	// m, when set, is the mapping the bars are views of (mapped.go); a
 	// request that got the entry from the cache holds it until release.
 	m *mapping
+	// version, when watched is set, is the store's data version as that
+	// kept store's Watch saw it before preload read the bars: while it
+	// still sees it, the bars are what the store holds.
+	version int64
+	watched *watchedStore
+	// link is this worker's hard link to the shared bars file it wrote
+	// (links.go), removed when the cache drops the entry.
+	link string
+}
+
+// unlink removes e's link unless keep, the entry replacing it, has the
+// same one.
+func (e barEntry) unlink(keep barEntry) {
+	if e.link != "" && e.link != keep.link {
+		os.Remove(e.link)
+	}
 }
 
 // release says the request that got e from the cache is done with its
@@ -113,26 +150,140 @@ func (c *barCache) preload(r worker.BarsRange) (worker.BarsSeen, string, error) 
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	store, err := history.OpenReadOnly(r.HistoryPath)
+	ws, err := c.storeAt(r.HistoryPath)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
-	defer store.Close()
+	version, err := ws.watch.Version(context.Background())
+	if err != nil {
+		c.forget(ws)
+		return worker.BarsSeen{}, "", err
+	}
 	key := storeKey(r.HistoryPath, r.Series, cfg.From, cfg.To)
-	path, e, err := c.share(store, key, r, cfg.From, cfg.To)
+	if e, ok := c.unchanged(key, ws, version, r); ok {
+		defer e.release()
+		path, err := reshare(r.ShareDir, e)
+		if err != nil {
+			return worker.BarsSeen{}, "", err
+		}
+		return e.seen(), path, nil
+	}
+	path, e, err := c.share(ws.store, key, r, cfg.From, cfg.To)
 	if err != nil {
 		return worker.BarsSeen{}, "", err
 	}
 	if path == "" {
-		bars, err := store.Load(r.Series, cfg.From, cfg.To)
+		bars, err := ws.store.Load(r.Series, cfg.From, cfg.To)
 		if err != nil {
 			return worker.BarsSeen{}, "", err
 		}
 		e = newEntry(key, bars.Digest(), bars, nil)
 	}
+	e.version, e.watched = version, ws
+	if path != "" {
+		e.link = c.keepLink(path, e.digest)
+	}
 	c.put(e)
 	e.release()
 	return e.seen(), path, nil
+}
+
+// storeAt returns the store at path, opened read-only with its Watch,
+// kept open for later preloads (at most maxWatchedStores).
+func (c *barCache) storeAt(path string) (*watchedStore, error) {
+	fi, statErr := os.Stat(path)
+	if statErr == nil {
+		if ws := c.kept(path, fi); ws != nil {
+			return ws, nil
+		}
+	}
+	store, err := history.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	if statErr != nil {
+		store.Close()
+		return nil, &history.Error{Kind: history.KindStorage, Msg: "read the history store: " + statErr.Error()}
+	}
+	watch, err := store.Watch(context.Background())
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	ws := &watchedStore{path: path, file: fi, store: store, watch: watch}
+	c.mu.Lock()
+	c.stores = append([]*watchedStore{ws}, c.stores...)
+	var old []*watchedStore
+	if len(c.stores) > maxWatchedStores {
+		old = c.stores[maxWatchedStores:]
+		c.stores = c.stores[:maxWatchedStores:maxWatchedStores]
+	}
+	c.mu.Unlock()
+	for _, o := range old {
+		o.close()
+	}
+	return ws, nil
+}
+
+// kept returns the store kept open at path, made the most recently used,
+// when it is still the file fi; one of another file at path (a store
+// removed and made again, which its pinned connection does not see) is
+// closed.
+func (c *barCache) kept(path string, fi os.FileInfo) *watchedStore {
+	c.mu.Lock()
+	i := slices.IndexFunc(c.stores, func(ws *watchedStore) bool { return ws.path == path })
+	if i < 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	ws := c.stores[i]
+	if !os.SameFile(ws.file, fi) {
+		c.stores = slices.Delete(c.stores, i, i+1)
+		c.mu.Unlock()
+		ws.close()
+		return nil
+	}
+	copy(c.stores[1:i+1], c.stores[:i])
+	c.stores[0] = ws
+	c.mu.Unlock()
+	return ws
+}
+
+// forget closes ws (its Watch failed: the file may be gone) so the next
+// preload of its path opens the store again.
+func (c *barCache) forget(ws *watchedStore) {
+	c.mu.Lock()
+	c.stores = slices.DeleteFunc(c.stores, func(o *watchedStore) bool { return o == ws })
+	c.mu.Unlock()
+	ws.close()
+}
+
+func (ws *watchedStore) close() {
+	ws.watch.Close()
+	ws.store.Close()
+}
+
+// unchanged returns the cached entry of key that preload read through
+// ws at the store's data version version, held for the caller, when it serves r
+// as a fresh read would: shared when r shares (its bars at least
+// r.ShareFrom), on the heap when it does not.
+func (c *barCache) unchanged(key string, ws *watchedStore, version int64, r worker.BarsRange) (barEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key != key {
+			continue
+		}
+		sharing := r.ShareDir != "" && e.bars.Len() >= r.ShareFrom
+		if e.watched != ws || e.version != version || sharing != (e.m != nil) {
+			return barEntry{}, false
+		}
+		copy(c.entries[1:i+1], c.entries[:i])
+		c.entries[0] = e
+		e.m.acquire()
+		return e, true
+	}
+	return barEntry{}, false
 }
 
 // share writes the bars of r in [from, to] from store to a shared bars
@@ -222,6 +373,7 @@ func (c *barCache) put(e barEntry) {
 		if c.entries[i].key == key {
 			c.bytes -= c.entries[i].bytes
 			c.entries[i].m.drop()
+			c.entries[i].unlink(e)
 			c.entries = append(c.entries[:i], c.entries[i+1:]...)
 			i--
 		}
@@ -232,11 +384,13 @@ func (c *barCache) put(e barEntry) {
 		e.m.acquire() // the caller's, released when it is done
 	} else {
 		e.m.drop()
+		e.unlink(barEntry{})
 	}
 	for len(c.entries) > barCacheEntries || c.bytes > barCacheBytes {
 		last := c.entries[len(c.entries)-1]
 		c.bytes -= last.bytes
 		last.m.drop()
+		last.unlink(barEntry{})
 		c.entries = c.entries[:len(c.entries)-1]
 	}
 }

@@ -123,6 +123,45 @@ func mapWritten(f *os.File, dir, key, series string) (barEntry, error) {
 	return newEntry(key, digest, bars, m), nil
 }
 
+// reshare names the shared bars file of e, a mapped entry, in dir,
+// linking it there from the worker's link (links.go), or else writing
+// it from the mapping, when dir has none yet: a warm
+// session's next sweep has a new directory, and a worker whose cache no
+// longer holds the bars maps that file. Without a mapping or dir it
+// names nothing.
+func reshare(dir string, e barEntry) (string, error) {
+	if dir == "" || e.m == nil {
+		return "", nil
+	}
+	path := sharedName(dir, e.digest)
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if e.link != "" && os.Link(e.link, path) == nil {
+		return path, nil
+	}
+	f, err := os.CreateTemp(dir, ".bars-*")
+	if err != nil {
+		return "", fmt.Errorf("share the bars with the other workers: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(e.m.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o400)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("share the bars with the other workers: %w", err)
+	}
+	return path, nil
+}
+
 // digestFile is the digest of the bars encoded in the file at path.
 func digestFile(path string) (string, error) {
 	f, err := os.Open(path)

@@ -33,3 +33,9 @@ func mapFile(path string) ([]byte, func([]byte) error, error) {
 	}
 	return data, syscall.Munmap, nil
 }
+
+// processAlive says whether a process of id pid runs.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
