@@ -27,8 +27,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 all: build
 
+PGO ?= $(if $(wildcard $(BIN)/default.pgo),$(BIN)/default.pgo,off)
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/wicket ./cmd/wicket
+	$(GO) build -pgo=$(PGO) -ldflags "-X main.version=$(VERSION)" -o $(BIN)/wicket ./cmd/wicket
 
 test: fmt-check vet staticcheck tidy-check subject-check cross unit conformance
 
@@ -115,14 +116,15 @@ bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -timeout 30m ./... | tee $(BIN)/bench.txt
 	@echo; echo "ratios:"; grep -E '^ratio' $(BIN)/bench.txt || true
 
-# Profile-guided optimisation: cmd/wicket/default.pgo (go build uses it for the wicket binary, whose
-# __worker mode runs the sweeps) is the CPU profile of a worker's sweep chunks (BenchmarkSweepChunk, one
-# core, the reference's grid on 17,544 and 1,000,000 bars). Run again when the engine changes.
+# Profile-guided optimisation, opt in: bin/default.pgo is the CPU profile of a worker's sweep chunks
+# (BenchmarkSweepChunk, one core, the reference's grid on 17,544 and 1,000,000 bars), and `make build`
+# uses it when it is there. It is not committed as cmd/wicket/default.pgo: it gave at most 2.5 % CPU a
+# combination (within noise), and every build of the binary would compile its dependencies twice.
 pgo:
 	@mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench 'SweepChunk/(bars=17544|bars=1000000|demo)' -benchtime 3x -cpu 1 \
 		-cpuprofile $(BIN)/pgo-chunk.pprof -o $(BIN)/pgo-handlers.test ./strategy/worker/handlers
-	$(GO) tool pprof -proto $(BIN)/pgo-chunk.pprof > cmd/wicket/default.pgo
+	$(GO) tool pprof -proto $(BIN)/pgo-chunk.pprof > $(BIN)/default.pgo
 
 # A release built on this machine, published nowhere: linux/darwin/windows x amd64/arm64 archives in
 # dist/, their SHA-256 checksums and one SPDX SBOM per archive, then one MCPB bundle per platform and
