@@ -212,5 +212,5 @@ func withoutLedger(t *testing.T, v any) []byte {
 	}
 	delete(m, "run_id")
 	delete(m, "ledger_deflated_sharpe")
-	return mustMarshal(t, m)
+	return maskProofSeeds(mustMarshal(t, m))
 }

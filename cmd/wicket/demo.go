@@ -102,6 +102,9 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) error
 		if err := d.writeDocsStrategy(); err != nil {
 			return err
 		}
+		if err := d.writeDocsTape(ctx); err != nil {
+			return err
+		}
 	}
 	stop, err := d.startNode(ctx)
 	if err != nil {

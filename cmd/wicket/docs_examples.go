@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/shopspring/decimal"
 
+	"wicket/strategy"
+	"wicket/strategy/history"
 	"wicket/strategy/templates"
 )
 
@@ -28,8 +32,41 @@ func (d *demo) writeDocsStrategy() error {
 	return os.WriteFile(file, []byte(src), 0o644)
 }
 
+// docsTapeSeries is the series the docs deployment runs on, and
+// docsTapeBars how many bars writeDocsTape gives it.
+const (
+	docsTapeSeries = "BTC-USD@1m"
+	docsTapeBars   = 2000
+)
+
+// writeDocsTape gives the docs deployment a warm-up that reaches the
+// node's clock (a deployment refuses a series without one, and the demo
+// data ends in 2024): BTC-USD's last demo hours, re-timed to one bar a
+// minute ending at the last whole minute.
+func (d *demo) writeDocsTape(ctx context.Context) error {
+	i := slices.IndexFunc(history.DemoSymbols, func(s history.DemoSymbol) bool { return s.Symbol == "BTC-USD" })
+	if i < 0 {
+		return fmt.Errorf("the demo data has no BTC-USD")
+	}
+	hourly, _ := history.DemoBars(history.DemoSymbols[i])
+	n := min(docsTapeBars, hourly.Len())
+	from := hourly.Len() - n
+	tape := strategy.Bars{Series: docsTapeSeries,
+		Open: hourly.Open[from:], High: hourly.High[from:], Low: hourly.Low[from:], Close: hourly.Close[from:], Volume: hourly.Volume[from:]}
+	last := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+	for k := range n {
+		tape.Time = append(tape.Time, last.Add(time.Duration(k-n+1)*time.Minute).Unix())
+	}
+	store, err := history.Open(d.proj.HistoryPath())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return store.Write(ctx, docsTapeSeries, tape, history.WriteOptions{Replace: true, Source: history.SourceDemo})
+}
+
 // docsDeploy is the deployment the deployment tools' examples show.
-var docsDeploy = map[string]any{"name": docsStrategy, "series": "BTC-USD@1m", "venue": "paper", "capital": "1000",
+var docsDeploy = map[string]any{"name": docsStrategy, "series": docsTapeSeries, "venue": "paper", "capital": "1000",
 	"params":    map[string]any{"fast": 5, "slow": 20},
 	"allowance": map[string]any{"max_order_notional": "250", "max_orders_per_day": 10, "max_daily_loss": "50"}}
 

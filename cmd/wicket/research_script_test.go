@@ -9,6 +9,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// proofSeed is how a lookahead verdict names the seed its run drew.
+var proofSeed = regexp.MustCompile(`seed [0-9a-f]{16}`)
+
+// maskProofSeeds replaces each drawn proof seed with "seed S": each run
+// draws its own, so two runs of one request differ only there.
+func maskProofSeeds(b []byte) []byte { return proofSeed.ReplaceAll(b, []byte("seed S")) }
+
 // cmdJSONDrop is the script command `jsondrop SRC DST KEY...`: it writes
 // the JSON object in SRC ("stdout": the last command's) to DST without the
 // top-level KEYs, so two runs that differ only in them (a run id, the
@@ -27,8 +34,7 @@ func cmdJSONDrop(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	b, err := json.Marshal(m)
 	ts.Check(err)
-	// Each run draws its own lookahead proof seed, which its verdicts name.
-	b = regexp.MustCompile(`seed [0-9a-f]{16}`).ReplaceAll(b, []byte("seed S"))
+	b = maskProofSeeds(b)
 	var out bytes.Buffer
 	ts.Check(json.Indent(&out, b, "", "  "))
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), append(out.Bytes(), '\n'), 0o644))
