@@ -40,7 +40,7 @@ type Contract struct {
 //	symbols = ["BTCUSDT"]
 //	max_leverage = 5                      # guardrail: no contract above it
 //	min_liquidation_distance_pct = "10"   # guardrail: an order that opens or adds keeps the liquidation price this far from the mark
-//	flip = "refuse"                       # an order that would take a position through zero (flip.go)
+//	flip = "refuse"                       # an order that would take a position through zero: refuse | split (flip.go)
 //	[venues.contracts.BTCUSDT]
 //	leverage = 3
 //	margin_type = "isolated"

@@ -11,9 +11,11 @@ const (
 	// FlipRefuse refuses the order, naming the position, the order and
 	// the two orders to send instead.
 	FlipRefuse = "refuse"
-	// FlipSplit would send it as a reduce-only close and the opening
-	// remainder; the node does not build it yet, and a venue naming it
-	// is refused at load.
+	// FlipSplit sends a market order that flips as two market orders
+	// through the node's write path: a reduce-only close of the position,
+	// then the opening remainder once the venue took the close, with
+	// client order ids derived from the order's (node/server's flip.go).
+	// A resting order that would flip is still refused.
 	FlipSplit = "split"
 )
 
@@ -31,10 +33,8 @@ func (v Venue) FlipPolicy() string {
 // validateFlip checks the flip key of a binance-futures venue.
 func (v *Venue) validateFlip() error {
 	switch v.Flip {
-	case "", FlipRefuse:
+	case "", FlipRefuse, FlipSplit:
 		return nil
-	case FlipSplit:
-		return fmt.Errorf("flip %q: splitting a flip into a reduce-only close and an opening order is not built yet; write %q (or leave the key out) and send the close and the opening order yourself", v.Flip, FlipRefuse)
 	}
-	return fmt.Errorf("flip %q: write %q (refuse an order that would take a position through zero) or leave the key out", v.Flip, FlipRefuse)
+	return fmt.Errorf("flip %q: write %q (refuse an order that would take a position through zero, the default) or %q (send a market one as a reduce-only close and the opening remainder)", v.Flip, FlipRefuse, FlipSplit)
 }

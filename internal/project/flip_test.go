@@ -6,11 +6,11 @@ import (
 )
 
 // TestFlipPolicy: a binance-futures venue's flip key defaults to refuse,
-// reads "refuse", and refuses anything else naming the fix ("split" is
-// not built yet); another kind refuses the key.
+// reads "refuse" and "split", and refuses anything else naming the
+// values; another kind refuses the key.
 func TestFlipPolicy(t *testing.T) {
 	base := "[[venues]]\nname = \"perps\"\nkind = \"binance-futures\"\nsymbols = [\"BTCUSDT\"]\n"
-	for text, want := range map[string]string{base: FlipRefuse, base + "flip = \"refuse\"\n": FlipRefuse} {
+	for text, want := range map[string]string{base: FlipRefuse, base + "flip = \"refuse\"\n": FlipRefuse, base + "flip = \"split\"\n": FlipSplit} {
 		cfg, err := ParseConfig("wicket.toml", []byte(text))
 		if err != nil {
 			t.Fatal(err)
@@ -20,8 +20,7 @@ func TestFlipPolicy(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ text, want string }{
-		{base + "flip = \"split\"\n", `not built yet; write "refuse"`},
-		{base + "flip = \"allow\"\n", `flip "allow": write "refuse"`},
+		{base + "flip = \"allow\"\n", `flip "allow": write "refuse" (refuse an order that would take a position through zero, the default) or "split"`},
 		{strings.Replace(base, "binance-futures", "binance", 1) + "flip = \"refuse\"\n", "flip: only a binance-futures venue"},
 	} {
 		if _, err := ParseConfig("wicket.toml", []byte(c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
