@@ -40,6 +40,7 @@ type Contract struct {
 //	symbols = ["BTCUSDT"]
 //	max_leverage = 5                      # guardrail: no contract above it
 //	min_liquidation_distance_pct = "10"   # guardrail: an order that opens or adds keeps the liquidation price this far from the mark
+//	flip = "refuse"                       # an order that would take a position through zero: refuse | split (flip.go)
 //	[venues.contracts.BTCUSDT]
 //	leverage = 3
 //	margin_type = "isolated"
@@ -47,6 +48,7 @@ type Futures struct {
 	Contracts                 map[string]Contract `toml:"contracts"`
 	MaxLeverage               int                 `toml:"max_leverage"`
 	MinLiquidationDistancePct decimal.Decimal     `toml:"min_liquidation_distance_pct"`
+	Flip                      string              `toml:"flip"` // FlipRefuse (the default) or FlipSplit
 }
 
 // Contract is symbol's settings with the defaults filled in; symbol and
@@ -93,6 +95,8 @@ func (v *Venue) validateContracts() error {
 			return fmt.Errorf("max_leverage: only a %s venue trades with leverage; remove the key", KindBinanceFutures)
 		case !v.MinLiquidationDistancePct.IsZero():
 			return fmt.Errorf("min_liquidation_distance_pct: only a %s venue has a liquidation price; remove the key", KindBinanceFutures)
+		case v.Flip != "":
+			return fmt.Errorf("flip: only a %s venue holds a position one order can take through zero; remove the key", KindBinanceFutures)
 		}
 		return nil
 	}
@@ -101,6 +105,9 @@ func (v *Venue) validateContracts() error {
 	}
 	if v.MinLiquidationDistancePct.IsNegative() || v.MinLiquidationDistancePct.GreaterThanOrEqual(decimal.NewFromInt(100)) {
 		return fmt.Errorf("min_liquidation_distance_pct %s: give a percent from 0 to under 100 (a string such as \"10\")", v.MinLiquidationDistancePct)
+	}
+	if err := v.validateFlip(); err != nil {
+		return err
 	}
 	for _, s := range slices.Sorted(maps.Keys(v.Contracts)) {
 		c := v.Contracts[s]

@@ -390,6 +390,7 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 	}
 	rep := e.guard.CheckWith(c, e, e.activity())
 	e.checkLeverage(c, &rep) // a margined venue's leverage checks (leverage.go)
+	e.checkFlip(c, &rep)     // an order through zero at a margined venue (flip.go)
 	if !rep.OK {
 		failed := rep.Failed()
 		code := codes[failed[0].Name]

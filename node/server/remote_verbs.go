@@ -30,6 +30,9 @@ func (v *remoteVerbs) finish(c command.Command, out node.Outcome) laneCall {
 
 func (v *remoteVerbs) submit(c command.Command) laneCall {
 	s, name := v.s, c.Venue
+	if pos, split := s.eng.splits(c); split { // flip = "split" (flip.go)
+		return v.splitSubmit(c, pos)
+	}
 	target, list, held, err := s.submitIntent(c, v.id, &v.out)
 	switch {
 	case err != nil:

@@ -26,9 +26,11 @@ import (
 //     close (the bar length for the first bar), over a 365-day year.
 //   - Margin: with Leverage set, a position holds isolated margin of its
 //     entry notional / Leverage (sizing is unchanged: targets stay
-//     fractions of equity). It is liquidated at
-//     long:  entry × (1 − 1/Leverage + MaintenanceMargin)
-//     short: entry × (1 + 1/Leverage − MaintenanceMargin)
+//     fractions of equity). It is liquidated where its equity falls to
+//     the maintenance margin on its notional at that price (the venue's
+//     rule, strategy/book's LiquidationPrice, one bracket):
+//     long:  entry × (1 − 1/Leverage) / (1 − MaintenanceMargin)
+//     short: entry × (1 + 1/Leverage) / (1 + MaintenanceMargin)
 //     (entry: the position's average entry price) by the first bar whose
 //     low (long) or high (short) reaches that price, after the bar's
 //     protective exits: it fills there, or at the open when the bar opens
@@ -359,11 +361,12 @@ func (s *sim) inBar(i int) error {
 			return invalidf("bar %d (%s) has open %v, high %v, low %v, close %v; the margin model needs a high and a low that contain the open and the close", i, timeString(b.Time[i]), o, h, l, c)
 		}
 		entry := s.held.Trip.Entry
+		liq := book.LiquidationPrice(s.held.Qty, entry, s.cost.lev, book.SingleBracket(s.cost.mm))
 		if s.held.Qty > 0 {
-			if liq := LiquidationPrice(entry, s.cost.lev, s.cost.mm, true); l <= liq {
+			if l <= liq {
 				s.liquidate(i, min(o, liq), entry)
 			}
-		} else if liq := LiquidationPrice(entry, s.cost.lev, s.cost.mm, false); h >= liq {
+		} else if h >= liq {
 			s.liquidate(i, max(o, liq), entry)
 		}
 	}
@@ -377,16 +380,6 @@ func (s *sim) inBar(i int) error {
 		s.cost.paidBorr += amt
 	}
 	return nil
-}
-
-// LiquidationPrice is where isolated margin liquidates a position entered
-// at entry with leverage lev and maintenance margin mm (Costs says the
-// rule).
-func LiquidationPrice(entry, lev, mm float64, long bool) float64 {
-	if long {
-		return entry * (1 - 1/lev + mm)
-	}
-	return entry * (1 + 1/lev - mm)
 }
 
 // liquidate closes the position at px on bar i: no fee or slippage, and

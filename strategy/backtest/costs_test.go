@@ -115,13 +115,17 @@ func TestBorrow(t *testing.T) {
 // TestLiquidation checks the documented liquidation price and bar: 10,000
 // of capital, no fee, the whole equity in one position entered at bar 1's
 // open of 100 (100 units).
-//   - long, leverage 10, maintenance 0.5 %: liquidation at
-//     100 × (1 − 0.1 + 0.005) = 90.5; bar 2's low of 91 misses it, bar 3's
-//     low of 90 reaches it: the trade exits at 90.5 on bar 3 and loses the
-//     margin, 100 × 100 / 10 = 1,000.
+//   - long, leverage 10, maintenance 0.5 % on the notional at the
+//     liquidation price: 100 × 0.9 / 0.995 = 90.4522613…; bar 2's low of
+//     91 misses it, bar 3's low of 90 reaches it: the trade exits there on
+//     bar 3 and loses the margin, 100 × 100 / 10 = 1,000.
 //   - short, leverage 5, maintenance 1 %: liquidation at
-//     100 × (1 + 0.2 − 0.01) = 119; bar 3 gaps up to open at 125, so it
+//     100 × 1.2 / 1.01 = 118.81…; bar 3 gaps up to open at 125, so it
 //     fills at the open, and still loses only the margin, 2,000.
+//   - short, leverage 10, maintenance 0.5 %: liquidation at
+//     100 × 1.1 / 1.005 = 109.4527…, where the margin on the entry
+//     notional would give 109.5: bar 3's high of 109.48 reaches the
+//     first and not the second.
 func TestLiquidation(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -131,8 +135,9 @@ func TestLiquidation(t *testing.T) {
 		exitPrice float64
 		pnl       string
 	}{
-		{"long at the price", 1, 10, 0.005, [4]float64{95, 96, 90, 92}, 90.5, "-1000.00"},
+		{"long at the price", 1, 10, 0.005, [4]float64{95, 96, 90, 92}, 90 / 0.995, "-1000.00"},
 		{"short through a gap", -1, 5, 0.01, [4]float64{125, 130, 118, 126}, 125, "-2000.00"},
+		{"short at the current notional's margin", -1, 10, 0.005, [4]float64{105, 109.48, 104, 106}, 110 / 1.005, "-1000.00"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b3 := c.bar3
@@ -170,9 +175,6 @@ func TestLiquidation(t *testing.T) {
 				t.Errorf("liquidations %d inside the margin", r.Metrics.Liquidations)
 			}
 		})
-	}
-	if got := LiquidationPrice(100, 10, 0.005, true); !near(got, 90.5) {
-		t.Errorf("LiquidationPrice long = %v", got)
 	}
 }
 

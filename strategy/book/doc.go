@@ -1,7 +1,8 @@
 // Package book is the one account book of research and deployments: how a
 // fill moves cash, position and fees and opens or closes a round trip, how
 // a target becomes a quantity, how an allowance's sizing limits clip an
-// order, and when its breakers trip. The single-series backtest, the
+// order, when its breakers trip, and where a venue liquidates an
+// isolated position (LiquidationPrice, over a notional bracket table). The single-series backtest, the
 // portfolio engine and the deployment loop all keep their accounts by it,
 // so a rule changed here changes everywhere at once.
 //
