@@ -11,7 +11,10 @@
 // research keeps its float64 columns (Float).
 package intrabar
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Number is what the rule needs of a price: an order and three operations.
 // decimal.Decimal satisfies it, and so does Float.
@@ -44,6 +47,21 @@ func (f Float) Sub(g Float) Float { return f - g }
 
 // Mul returns f*g.
 func (f Float) Mul(g Float) Float { return f * g }
+
+// Div returns f/g.
+func (f Float) Div(g Float) Float { return f / g }
+
+// Neg returns -f.
+func (f Float) Neg() Float { return -f }
+
+// Abs returns |f|.
+func (f Float) Abs() Float { return Float(math.Abs(float64(f))) }
+
+// Sign returns -1, 0 or 1.
+func (f Float) Sign() int { return f.Cmp(0) }
+
+// IsZero reports whether f is zero.
+func (f Float) IsZero() bool { return f == 0 }
 
 // Side is an order's direction.
 type Side int8

@@ -1,6 +1,6 @@
 package book
 
-import "math"
+import "wicket/internal/intrabar"
 
 // Number is what the book needs of an amount. decimal.Decimal satisfies
 // it, and so does Float.
@@ -16,51 +16,10 @@ type Number[N any] interface {
 	IsZero() bool
 }
 
-// Float is a float64 amount, for research's float64 columns.
-type Float float64
-
-// Cmp orders two amounts as decimal.Decimal's Cmp does.
-func (f Float) Cmp(g Float) int {
-	switch {
-	case f < g:
-		return -1
-	case f > g:
-		return 1
-	}
-	return 0
-}
-
-// Add returns f+g.
-func (f Float) Add(g Float) Float { return f + g }
-
-// Sub returns f-g.
-func (f Float) Sub(g Float) Float { return f - g }
-
-// Mul returns f*g.
-func (f Float) Mul(g Float) Float { return f * g }
-
-// Div returns f/g.
-func (f Float) Div(g Float) Float { return f / g }
-
-// Neg returns -f.
-func (f Float) Neg() Float { return -f }
-
-// Abs returns |f|.
-func (f Float) Abs() Float { return Float(math.Abs(float64(f))) }
-
-// Sign returns -1, 0 or 1.
-func (f Float) Sign() int {
-	switch {
-	case f < 0:
-		return -1
-	case f > 0:
-		return 1
-	}
-	return 0
-}
-
-// IsZero reports whether f is zero.
-func (f Float) IsZero() bool { return f == 0 }
+// Float is a float64 amount, for research's float64 columns: the one
+// float type that acts as decimal.Decimal does, intrabar's, whose fill
+// rule the engines share too.
+type Float = intrabar.Float
 
 // larger is the larger of two amounts (a when equal).
 func larger[N Number[N]](a, b N) N {
