@@ -65,8 +65,13 @@ const (
 	KindInSample = "walk_forward_in_sample"
 )
 
-// Kinds lists the row kinds.
-var Kinds = []string{KindBacktest, KindSweep, KindWalkForward, KindInSample, KindPlan, KindVerdict}
+// TrialKinds lists the kinds of row that record research run: every
+// one carries the costs it ran under.
+var TrialKinds = []string{KindBacktest, KindSweep, KindWalkForward, KindInSample}
+
+// Kinds lists the row kinds: the trials', and research plans' and their
+// verdicts' (plan.go).
+var Kinds = append(slices.Clone(TrialKinds), KindPlan, KindVerdict)
 
 // CountedKinds are the kinds of row that are trials of one parameter set,
 // the trials N counts: a walk-forward run's own row is a summary of its

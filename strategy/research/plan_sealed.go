@@ -369,7 +369,10 @@ func (l *Local) gatePlan(ctx context.Context, name string, ref StrategyRef, seri
 	} else {
 		p, err := book.OpenPlanOf(ctx, digest)
 		if err != nil {
-			return nil, classify(err)
+			// The research stands when the ledger fails (it is not
+			// recorded either); a run naming its plan is refused above.
+			g.notes = append(g.notes, fmt.Sprintf("the research ledger could not say whether a plan covers this strategy (%v)", err))
+			return g, nil
 		}
 		if p == nil {
 			return g, nil
