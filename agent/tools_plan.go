@@ -46,18 +46,29 @@ type (
 	}
 )
 
+// The plan tools' output schemas, shallow: the fields a caller decides by.
+var (
+	planSchema = map[string]any{"type": "object", "required": []string{"name", "open", "trials", "max_trials"}, "properties": map[string]any{
+		"name": map[string]any{"type": "string"}, "open": map[string]any{"type": "boolean"}, "trials": map[string]any{"type": "integer"},
+		"max_trials": map[string]any{"type": "integer"}, "verdict": map[string]any{"type": "object"}}}
+	verdictSchema = map[string]any{"type": "object", "required": []string{"verdict", "text"}, "properties": map[string]any{
+		"verdict": map[string]any{"type": "object", "required": []string{"passed", "judgements"}}, "text": map[string]any{"type": "string"}}}
+)
+
 func (tb *toolbox) planTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "research_plan", Title: "Seal a research plan", Ring: ringResearch,
 		Hints:       hints{OpenWorld: flag(false)},
 		Description: "Seals a research plan before any trial (given only plan: shows it). Runs of its strategy's text count against its budget and never read its holdout.",
 		Params:      paramsOf[planArgs](),
+		Output:      planSchema,
 		Handle:      tb.researchPlan,
 	}, {
 		Name: "research_verdict", Title: "Judge a research plan", Ring: ringResearch,
 		Hints:       hints{ReadOnly: true, OpenWorld: flag(false)},
 		Description: "Runs a plan's holdout once and judges its criteria, deflating by all its trials.",
 		Params:      paramsOf[verdictArgs](),
+		Output:      verdictSchema,
 		Handle:      tb.researchVerdict,
 	}}
 }
