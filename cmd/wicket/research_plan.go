@@ -44,7 +44,8 @@ func researchPlanCommands() []*cli.Command {
 			Name:      "verdict",
 			Usage:     "run a plan's holdout once and judge every criterion, deflating by all the plan's trials",
 			ArgsUsage: "PLAN",
-			Description: "Backtests the knob values of the plan's trial with the highest Sharpe ratio on the holdout, " +
+			Description: "Backtests the knob values of the plan's trial with the highest Sharpe ratio on the holdout, under the costs " +
+				"that trial ran with (unless cost flags are given), " +
 				"judges each criterion (the deflated Sharpe ratio with N = the plan's trial count, PBO over its largest " +
 				"run) and records the verdict in the ledger. A plan is judged once: a second verdict is refused. " +
 				"Exits 0 when every criterion passed, 1 when one failed.",

@@ -519,8 +519,12 @@ func (l *Local) Verdict(ctx context.Context, req VerdictRequest) (Verdict, error
 	// (not as a trial, and past the gate that keeps trials out of it).
 	c := *l
 	c.cfg.Recorder = nil
+	costs, intrabar := req.Costs, ""
+	if costsEmpty(costs) { // the costs the chosen trial ran under
+		costs, intrabar = costsOfTrial(ReadLedgerCosts(trials[best].Costs))
+	}
 	res, err := c.Sweep(ctx, SweepRequest{StrategyRef: ref, Series: p.Row.Series, Grid: grid, From: p.Spec.HoldoutFrom, To: p.Spec.HoldoutTo,
-		Costs: req.Costs, Top: 1}, nil)
+		Costs: costs, Intrabar: intrabar, Top: 1}, nil)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -554,6 +558,29 @@ func (l *Local) Verdict(ctx context.Context, req VerdictRequest) (Verdict, error
 	}
 	v.Seq, v.Time = row.Seq, row.Time
 	return v, nil
+}
+
+func costsEmpty(c Costs) bool {
+	return c.Capital == "" && c.FeeBps == nil && c.SlippageBps == nil && !c.Asked() && c.Funding == nil
+}
+
+// costsOfTrial is the request's costs and intrabar rule that ran a trial
+// recorded with c (empty where it recorded none: the project's defaults).
+func costsOfTrial(c LedgerCosts) (Costs, string) {
+	var out Costs
+	if !c.Known() && c.Capital == "" {
+		return out, ""
+	}
+	out.Capital = c.Capital
+	fee, slip := c.FeeBps, c.SlippageBps
+	out.FeeBps, out.SlippageBps = &fee, &slip
+	switch c.Funding {
+	case "on", "off":
+		on := c.Funding == "on"
+		out.Funding = &on
+	}
+	out.BorrowRate, out.Leverage, out.MaintenanceMargin, out.MaxVolumePct, out.VolumeCap = c.BorrowRate, c.Leverage, c.MaintenanceMargin, c.MaxVolumePct, c.VolumeCap
+	return out, c.Intrabar
 }
 
 // metricValue is a criterion's metric for the verdict; nil when

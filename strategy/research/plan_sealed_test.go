@@ -140,12 +140,25 @@ func TestPlanVerdictOnce(t *testing.T) {
 	sealTest(t, l, "judged", 40)
 	_, err := l.Verdict(ctx, VerdictRequest{Plan: "judged"})
 	wantRefused(t, err, "none with a Sharpe ratio")
-	if _, err := l.Sweep(ctx, SweepRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "ETH-USD@1d", Grid: smaGrid(), Plan: "judged"}, nil); err != nil {
+	fee := 25.0
+	if _, err := l.Sweep(ctx, SweepRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "ETH-USD@1d", Grid: smaGrid(), Plan: "judged",
+		Costs: Costs{FeeBps: &fee}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	v, err := l.Verdict(ctx, VerdictRequest{Plan: "judged"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The holdout run is the best trial's knobs under its costs, as a
+	// plain sweep of them on the holdout reports it.
+	plain := newLocal(t, 1)
+	grid := Grid{}
+	for k, x := range v.Params {
+		grid[k] = GridSpec{Values: []any{x}}
+	}
+	hold, err := plain.Sweep(ctx, SweepRequest{StrategyRef: StrategyRef{Name: "mine"}, Series: "ETH-USD@1d", Grid: grid, From: "2023-01-01", Costs: Costs{FeeBps: &fee}}, nil)
+	if err != nil || len(hold.Top) != 1 || string(hold.Top[0].Metrics) != string(v.Metrics) {
+		t.Fatalf("holdout metrics %s, a plain sweep of the params on the holdout %s (%v)", v.Metrics, hold.Top[0].Metrics, err)
 	}
 	if v.Trials != 18 || v.Deflated == nil || v.Deflated.Trials != 18 || len(v.Judgements) != 5 || v.Seq == 0 || v.HoldoutFrom != "2023-01-01T00:00:00Z" {
 		t.Fatalf("verdict %+v", v)
