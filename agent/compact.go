@@ -10,9 +10,16 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/node"
+	"wicket/strategy/templates"
 )
 
 // Trade list bounds of run_backtest's answer.
@@ -78,7 +85,10 @@ func backtestSummary(ans map[string]any, uri string) string {
 	}
 	b.WriteString(":")
 	if m, ok := ans["metrics"].(map[string]any); ok {
-		for _, k := range []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor", "exposure", "final_equity", "buy_and_hold_return"} {
+		// The figures, then every cost the run charged (the ones beyond fee
+		// and slippage are in the metrics only when charged).
+		for _, k := range []string{"total_return", "cagr", "sharpe", "sortino", "max_drawdown", "trades", "win_rate", "profit_factor", "exposure", "final_equity", "buy_and_hold_return",
+			"fees_paid", "slippage_cost", "funding_paid", "borrow_paid", "liquidations", "volume_capped_fills"} {
 			if v, ok := m[k]; ok && v != nil {
 				fmt.Fprintf(&b, " %s %s;", k, compactNumber(v))
 			}
@@ -96,6 +106,9 @@ func backtestSummary(ans map[string]any, uri string) string {
 
 func compactNumber(v any) string {
 	if f, ok := v.(float64); ok {
+		if a := math.Abs(f); a >= 1e4 && a < 1e21 {
+			return strconv.FormatFloat(math.Round(f), 'f', 0, 64) // never 1.234e+06
+		}
 		return fmt.Sprintf("%.4g", f)
 	}
 	b, _ := json.Marshal(v)
@@ -105,4 +118,116 @@ func compactNumber(v any) string {
 // runLink is the resource_link content for a stored run.
 func runLink(id, what string) mcp.Content {
 	return mcp.NewResourceLink(runURI(id), "run "+id, "the full "+what+" report: every trade (paged) and the whole equity curve", "application/json")
+}
+
+// Node snapshots sized for a context window (issue 44, item 16): the
+// default shows the newest defaultSnapshotEvents events, an accepted
+// order's event carries only what its other fields do not already say,
+// and the text is a short summary instead of the JSON again.
+const defaultSnapshotEvents = 10
+
+// compactSnapshot renders ans (the snapshot answer) as the JSON object
+// the tool returns, without what it would say twice: each order_accepted
+// event's embedded order keeps only the fields the event does not repeat
+// (type, prices, trail, group, leg, time in force), and a venue's orders
+// leave out their venue, a zero filled and an updated equal to created.
+func compactSnapshot(ans any) (map[string]any, error) {
+	b, err := json.Marshal(ans)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	venues, _ := m["venues"].([]any)
+	for _, v := range venues {
+		vm, _ := v.(map[string]any)
+		for _, list := range []string{"open_orders", "external_orders"} {
+			orders, _ := vm[list].([]any)
+			for _, o := range orders {
+				om, _ := o.(map[string]any)
+				for k, val := range om {
+					if k == "venue" && val == vm["name"] || k == "filled" && val == "0" || k == "updated" && val == om["created"] {
+						delete(om, k)
+					}
+				}
+			}
+		}
+	}
+	events, _ := m["events"].([]any)
+	for _, e := range events {
+		ev, _ := e.(map[string]any)
+		o, _ := ev["order"].(map[string]any)
+		if o == nil {
+			continue
+		}
+		for k, v := range o {
+			if k == "order_id" || k == "filled" && v == "0" || k == "status" && v == string(node.OrderOpen) ||
+				(k == "created" || k == "updated") && v == ev["time"] || ev[k] == v {
+				delete(o, k)
+			}
+		}
+	}
+	return m, nil
+}
+
+// snapshotSummary is node_snapshot's text: state, and per venue its
+// standing, money, positions (the unprotected named) and orders.
+func snapshotSummary(s *node.Snapshot, deployments int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Node at %s: trading %s; %d venue(s)", s.Time.Format(time.RFC3339), s.TradingState, len(s.Venues))
+	if deployments > 0 {
+		fmt.Fprintf(&b, ", %d deployment(s)", deployments)
+	}
+	b.WriteString(".")
+	for _, v := range s.Venues {
+		armed := "disarmed"
+		if v.Armed {
+			armed = "armed"
+		}
+		fmt.Fprintf(&b, "\n%s (%s, %s, %s): cash %s, equity %s %s; %d position(s), %d open order(s)",
+			v.Name, v.Kind, v.Environment, armed, v.Cash, v.Equity, v.Currency, len(v.Positions), len(v.OpenOrders))
+		if v.Environment == "live" {
+			b.WriteString(" — real money")
+		}
+		var bare []string
+		for _, p := range v.Positions {
+			if p.Unprotected {
+				bare = append(bare, p.Symbol)
+			}
+		}
+		if len(bare) > 0 {
+			fmt.Fprintf(&b, "; UNPROTECTED: %s", strings.Join(bare, ", "))
+		}
+		b.WriteString(".")
+	}
+	fmt.Fprintf(&b, "\n%d recent event(s). The full JSON answer is in structured content.", len(s.Events))
+	return b.String()
+}
+
+// templatesListed is list_templates' list: every template with its
+// summary and knobs, each knob without its doc (one template's answer,
+// with name, has the docs and the source).
+func templatesListed(list []templates.Template) []templates.Template {
+	out := make([]templates.Template, len(list))
+	for i, t := range list {
+		t.Params = slices.Clone(t.Params)
+		for k := range t.Params {
+			t.Params[k].Doc = ""
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// templatesSummary is list_templates' text: one line per template.
+func templatesSummary(list []templates.Template) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d strategy templates (knobs in structured content; list_templates with name gives one's source):", len(list))
+	for _, t := range list {
+		summary, _, _ := strings.Cut(t.Summary, ": ")
+		fmt.Fprintf(&b, "\n- %s (%s): %s", t.Name, t.Style, summary)
+	}
+	return b.String()
 }

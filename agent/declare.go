@@ -28,21 +28,22 @@ import (
 
 // argConsts are the constants arg tags may name.
 var argConsts = map[string]any{
-	"defaultListLimit":    defaultListLimit,
-	"defaultHistoryLimit": defaultHistoryLimit,
-	"maxListLimit":        maxListLimit,
-	"maxCostBps":          maxCostBps,
-	"defaultTop":          research.DefaultTop,
-	"maxTop":              research.MaxTop,
-	"maxWindows":          research.MaxWindows,
-	"rankSharpe":          research.RankSharpe,
-	"rankMetrics":         strings.Join(research.RankMetrics, "|"),
-	"intrabarRules":       strings.Join(intrabar.Rules, "|"),
-	"ledgerKinds":         strings.Join(ledger.Kinds, "|"),
-	"deflateScopes":       strings.Join(ledger.Scopes, "|"),
-	"scopeSeries":         ledger.ScopeSeries,
-	"defaultAnswerTrades": defaultAnswerTrades,
-	"maxAnswerTrades":     maxAnswerTrades,
+	"defaultListLimit":      defaultListLimit,
+	"defaultHistoryLimit":   defaultHistoryLimit,
+	"maxListLimit":          maxListLimit,
+	"maxCostBps":            maxCostBps,
+	"defaultTop":            research.DefaultTop,
+	"maxTop":                research.MaxTop,
+	"maxWindows":            research.MaxWindows,
+	"rankSharpe":            research.RankSharpe,
+	"rankMetrics":           strings.Join(research.RankMetrics, "|"),
+	"intrabarRules":         strings.Join(intrabar.Rules, "|"),
+	"ledgerKinds":           strings.Join(ledger.Kinds, "|"),
+	"deflateScopes":         strings.Join(ledger.Scopes, "|"),
+	"scopeSeries":           ledger.ScopeSeries,
+	"defaultAnswerTrades":   defaultAnswerTrades,
+	"maxAnswerTrades":       maxAnswerTrades,
+	"defaultSnapshotEvents": defaultSnapshotEvents,
 }
 
 // argSchemas are the named schemas of union-typed arguments, and
@@ -50,15 +51,9 @@ var argConsts = map[string]any{
 var (
 	argSchemas = map[string]map[string]any{
 		"decimal": {"type": []string{"string", "number"}},
-		"grid": {"type": "object", "additionalProperties": map[string]any{
-			"anyOf": []any{
-				map[string]any{"type": "array"},
-				map[string]any{"type": "object", "properties": map[string]any{
-					"from": map[string]any{"type": "number"}, "to": map[string]any{"type": "number"}, "step": map[string]any{"type": "number"}},
-					"required": []string{"from", "to"}},
-			}}},
-		"length": {"type": []string{"string", "integer"}},
-		"costs":  {"type": "object"},
+		"grid":    {"type": "object"}, // its values' shape is in the description and argShapes
+		"length":  {"type": []string{"string", "integer"}},
+		"costs":   {"type": "object"},
 	}
 	argShapes = map[string]string{
 		"decimal": "a decimal (a string like \"10000\")",

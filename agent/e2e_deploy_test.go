@@ -269,12 +269,17 @@ func TestDeployApprovalAndBudget(t *testing.T) {
 	n, r, proj := deploymentsNode(t)
 	el := &elicitor{answer: answer(mcp.ElicitationResponseActionDecline, nil)}
 	s, _ := startMCPWith(t, nodeEnv(n), proj, []client.ClientOption{client.WithElicitationHandler(el)},
-		"--node", n.Addr, "--approval", "elicit", "--max-writes", "1")
+		"--node", n.Addr, "--approval", "elicit", "--max-writes", "1", "--max-notional", "500")
 	args := `"name":"flip","series":"BTC-USD@1m","venue":"paper","capital":"1000"`
 	confirm := func() *mcp.CallToolResult {
 		prev := object(t, s.call(t, "deploy_strategy", "{"+args+"}"))
 		if !strings.Contains(prev["note"].(string), "the user is asked") {
 			t.Fatalf("preview note lacks the approval: %v", prev["note"])
+		}
+		// The session's notional budget does not bound the deployment's
+		// orders, and the preview says so plainly.
+		if sum, _ := prev["summary"].(string); !strings.Contains(sum, "--max-notional 500 does NOT bound what the deployment trades") {
+			t.Fatalf("preview summary lacks the notional caveat: %v", prev["summary"])
 		}
 		return s.call(t, "deploy_strategy", "{"+args+`,"confirm":true,"preview_token":"`+prev["preview_token"].(string)+`"}`)
 	}
@@ -500,9 +505,9 @@ func TestDeployProposalsElicited(t *testing.T) {
 		t.Fatalf("the declined proposal reached the node %d times", got)
 	}
 
-	// A bar whose proposal lapses two seconds from now, unanswered.
+	// A bar whose question ends two seconds from now, unanswered.
 	ps := propose(silent, time.Now().UTC().Add(-2*time.Minute+2*time.Second))
-	waitNote("nobody answered about proposal " + ps.ClientOrderID + " before it lapsed")
+	waitNote("nobody answered about proposal " + ps.ClientOrderID + " within two bars")
 	if got := nodeOrders(t, n, ps.ClientOrderID); got != 0 {
 		t.Fatalf("the unanswered proposal reached the node %d times", got)
 	}

@@ -56,7 +56,7 @@ func TestOptimizeIntrabarAndHistoryCosts(t *testing.T) {
 		switch {
 		case i == 0 && costs != "fee=10 slip=5 rest=unknown":
 			t.Errorf("the old row's costs: %q", costs)
-		case i > 0 && (m["run_id"] != runID || !strings.HasPrefix(costs, "fee=7 slip=5 intrabar=pessimistic funding=auto")):
+		case i > 0 && (m["run_id"] != runID || !strings.HasPrefix(costs, "fee=7 slip=5 intrabar=pessimistic funding=off")):
 			t.Errorf("trial %v of run %v: costs %q", m["seq"], m["run_id"], costs)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -46,15 +45,17 @@ func outputSchemaFor[T any]() map[string]any {
 		panic(err)
 	}
 	delete(m, "additionalProperties")
+	delete(m, "required") // every field's type is checked; which are always present is the answers' business, not the list's
 	m["type"] = "object"
 	prune(m, 0)
 	return m
 }
 
 // outputSchemaDepth bounds how deep an output schema describes a result:
-// tools/list travels into the model's context, so below this depth a
-// value is described by its type alone.
-const outputSchemaDepth = 2
+// tools/list travels into the model's context, so each top-level field is
+// described by its type alone (issue 44 item 16: depth 2 cost 4.2 KB of
+// the list); the answers and docs/mcp-tools.md show the nested shapes.
+const outputSchemaDepth = 1
 
 // prune cuts s below outputSchemaDepth levels of properties and items.
 func prune(s map[string]any, depth int) {
@@ -124,9 +125,7 @@ type (
 var listIndicatorsSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
-		"categories": map[string]any{"type": "array", "items": map[string]any{"type": "object",
-			"properties": map[string]any{"category": map[string]any{"type": "string"}, "count": map[string]any{"type": "integer"}},
-			"required":   []string{"category", "count"}}},
+		"categories": map[string]any{"type": "array"}, // of {category, count}
 		"total":      map[string]any{"type": "integer"},
 		"category":   map[string]any{"type": "string"},
 		"count":      map[string]any{"type": "integer"},
@@ -171,24 +170,6 @@ var (
 	seriesListSchema  = outputSchemaFor[seriesOut]()
 	strategiesSchema  = outputSchemaFor[strategiesOut]()
 	sweepSchema       = outputSchemaFor[research.SweepResult]()
-	walkForwardSchema = optional(outputSchemaFor[research.WalkForwardResult](), "equity") // the stitched curve is at the run's resource (runs.go)
+	walkForwardSchema = outputSchemaFor[research.WalkForwardResult]()
 	snapshotSchema    = outputSchemaFor[node.Snapshot]()
 )
-
-// optional drops names from schema's required properties: fields an
-// answer leaves to the run's resource.
-func optional(schema map[string]any, names ...string) map[string]any {
-	req, _ := schema["required"].([]any)
-	var keep []any
-	for _, r := range req {
-		if !slices.Contains(names, r.(string)) {
-			keep = append(keep, r)
-		}
-	}
-	if keep == nil {
-		delete(schema, "required")
-	} else {
-		schema["required"] = keep
-	}
-	return schema
-}

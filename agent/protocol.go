@@ -204,6 +204,7 @@ func (w *nodeWatch) poll(ctx context.Context) {
 		return
 	}
 	w.risk.notice(w.s, snap)
+	w.pollAlerts(ctx) // alerts.go
 	key := string(snap.TradingState)
 	if n := len(snap.Events); n > 0 {
 		key += fmt.Sprintf("/%d", snap.Events[n-1].Seq)

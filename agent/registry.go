@@ -100,13 +100,15 @@ func (r *registry) isWriteTool(name string) bool {
 // mcpTool renders the spec for tools/list.
 func (s *toolSpec) mcpTool() mcp.Tool {
 	t := mcp.NewToolWithRawSchema(s.Name, s.Description, inputSchema(s.Params))
-	t.Title = s.Title
+	t.Title = s.Title // the top-level title only: annotations.title would repeat it in every tools/list
 	t.Annotations = mcp.ToolAnnotation{
-		Title:           s.Title,
 		ReadOnlyHint:    flag(s.Hints.ReadOnly),
 		DestructiveHint: flag(s.Hints.Destructive),
 		IdempotentHint:  flag(s.Hints.Idempotent),
 		OpenWorldHint:   s.Hints.OpenWorld,
+	}
+	if s.Hints.ReadOnly { // the spec reads destructive and idempotent only when readOnlyHint is false
+		t.Annotations.DestructiveHint, t.Annotations.IdempotentHint = nil, nil
 	}
 	if s.Output != nil {
 		b, err := json.Marshal(s.Output)

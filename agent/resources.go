@@ -105,7 +105,13 @@ func (s *Server) checkSubscribe(line []byte, id json.RawMessage) ([]byte, bool) 
 		return nil, false
 	}
 	uri := msg.Params.URI
-	if uri == uriSnapshot && s.access.Served("node_snapshot") && hasNode(s.tb) {
+	if uri == uriSnapshot {
+		switch {
+		case !s.access.Served("node_snapshot"):
+			return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served to this session: its profile or deny list withholds node_snapshot (wicket://session says which)", uri)), true
+		case !hasNode(s.tb):
+			return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served: %v", uri, errNoNode)), true
+		}
 		return nil, false
 	}
 	if s.hasResource(uri) {
@@ -305,7 +311,11 @@ func (s *Server) addTemplates() {
 			mcp.WithTemplateDescription("The Starlark source of a strategy in the project's strategies/ folder."),
 			mcp.WithTemplateMIMEType("text/x-starlark")),
 			func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				src, err := s.tb.strategySource(&call{args: args{"name": jsonString(templateArg(req, "name"))}})
+				name := templateArg(req, "name")
+				if err := project.ValidName("strategy", name); err != nil {
+					return nil, badResourceURI(err) // a malformed name: -32602, as the series template answers
+				}
+				src, err := s.tb.strategySource(&call{args: args{"name": jsonString(name)}})
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil, missing(err)
 				}

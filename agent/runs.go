@@ -310,7 +310,7 @@ func (s *Server) addRunResources(store *runStore) {
 		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id, cursor, ok := splitRunTradesURI(req.Params.URI)
 			if !ok {
-				return nil, fmt.Errorf("not a run trades URI: %s", req.Params.URI)
+				return nil, badResourceURI(fmt.Errorf("not a run trades URI: %s (want %s)", req.Params.URI, uriRunTradesTpl))
 			}
 			v, err := store.tradesPage(id, cursor)
 			return read(req.Params.URI, v, err)
@@ -321,7 +321,7 @@ func (s *Server) addRunResources(store *runStore) {
 		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id := strings.TrimPrefix(req.Params.URI, uriRunsPrefix)
 			if strings.Contains(id, "/") || id == "" {
-				return nil, fmt.Errorf("not a run URI: %s (want %s)", req.Params.URI, uriRunTemplate)
+				return nil, badResourceURI(fmt.Errorf("not a run URI: %s (want %s)", req.Params.URI, uriRunTemplate))
 			}
 			v, err := store.report(id)
 			return read(req.Params.URI, v, err)
@@ -401,7 +401,7 @@ func (s *runStore) walkForward(res any, runID string, newID func() string) *resu
 		delete(ans, "equity")
 	}
 	if _, ok := full["windows"]; ok {
-		ans["windows"] = cutEach(full["windows"], "in_sample_metrics", "out_of_sample_metrics")
+		ans["windows"] = cutEach(full["windows"], "in_sample_metrics", "out_of_sample_metrics", "deflated_sharpe", "overfitting")
 		ans["metrics_shown"] = "headline metrics of each window; every metric is at run_uri"
 	}
 	windows, _ := full["windows"].([]any)

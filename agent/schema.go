@@ -81,10 +81,10 @@ func (p param) property() map[string]any {
 	if p.Type != "" {
 		prop["type"] = p.Type
 	}
-	if p.Description != "" {
+	if p.Description != "" && p.Description != enumWords(p.Enum) {
 		prop["description"] = p.Description
 	}
-	if p.Default != nil {
+	if p.Default != nil && p.Default != false { // an absent boolean is false: saying so in every schema costs tools/list bytes
 		prop["default"] = p.Default
 	}
 	if len(p.Enum) > 0 {
@@ -97,6 +97,19 @@ func (p param) property() map[string]any {
 		prop["maximum"] = *p.Max
 	}
 	return prop
+}
+
+// enumWords is how a description lists enum's values ("a, b or c"): such
+// a description only repeats the enum, so the schema leaves it out.
+func enumWords(enum []string) string {
+	switch n := len(enum); n {
+	case 0:
+		return ""
+	case 1:
+		return enum[0]
+	default:
+		return strings.Join(enum[:n-1], ", ") + " or " + enum[n-1]
+	}
 }
 
 // inputSchema renders params as a closed JSON-schema object.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 
 	"wicket/strategy/scriptapi"
 	"wicket/strategy/ta"
@@ -22,15 +21,15 @@ func authoringHints() hints { return hints{ReadOnly: true, Idempotent: true, Ope
 type (
 	// strategyArgs are the name-or-source arguments every strategy tool takes.
 	strategyArgs struct {
-		Name   string `json:"name" desc:"a strategy in the project's strategies/ folder (bare name, no extension)"`
-		Source string `json:"source" desc:"Starlark source text of a strategy (instead of name)"`
+		Name   string `json:"name" desc:"a strategy in strategies/ (bare name)"`
+		Source string `json:"source" desc:"Starlark source (instead of name)"`
 	}
 	templatesArgs struct {
 		Name string `json:"name" desc:"a template name; omit for the list"`
 	}
 	indicatorsArgs struct {
-		Category string `json:"category" desc:"a category name, as listed without arguments"`
-		Name     string `json:"name" desc:"an indicator name, for its full entry (inputs, parameters, outputs, warm-up)"`
+		Category string `json:"category" desc:"as listed without arguments"`
+		Name     string `json:"name" desc:"an indicator, for its full entry"`
 	}
 )
 
@@ -38,28 +37,28 @@ func (tb *toolbox) authoringTools() []*toolSpec {
 	return []*toolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Checks a Starlark strategy: parse, entry points, a smoke run on synthetic bars, lookahead and start-point checks; problems carry line, column and a hint. A name may also be a template's.",
+			Description: "Checks a Starlark strategy: parse, entry points, a smoke run, lookahead and start-point checks, each problem with line, column, hint.",
 			Params:      paramsOf[strategyArgs](),
-			Output:      shallow(validateSchema, "start_point"),
+			Output:      validateSchema,
 			Handle:      tb.validateStrategy,
 		},
 		{
 			Name: "discover_params", Title: "Discover strategy knobs", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Lists a strategy's knobs (param.* declarations): name, type, default, bounds, step, choices and doc.",
+			Description: "Lists a strategy's knobs (param.*): name, type, default, bounds, step, choices, doc.",
 			Params:      paramsOf[strategyArgs](),
 			Output:      discoverSchema,
 			Handle:      tb.discoverParams,
 		},
 		{
 			Name: "list_templates", Title: "List strategy templates", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Lists the built-in strategy templates with their summaries and knobs; with name, returns that template's source.",
+			Description: "Lists the built-in strategy templates with summaries and knobs; with name, one template's source.",
 			Params:      paramsOf[templatesArgs](),
 			Output:      templatesSchema,
 			Handle:      tb.listTemplates,
 		},
 		{
 			Name: "list_indicators", Title: "Browse the indicator catalog", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Browses the ta.* indicator catalog: no arguments lists the categories with counts, category one family, name one indicator's full entry.",
+			Description: "Browses the ta.* indicator catalog: categories, one category, or one indicator's full entry.",
 			Params:      paramsOf[indicatorsArgs](),
 			Output:      listIndicatorsSchema,
 			Handle:      tb.listIndicators,
@@ -142,9 +141,11 @@ func (tb *toolbox) listTemplates(_ context.Context, c *call) *result {
 	}
 	name := in.Name
 	if name == "" {
-		list := templates.List()
-		return ok(map[string]any{"templates": list, "count": len(list),
-			"next": "call list_templates with name for a template's source"})
+		list := templatesListed(templates.List()) // compact.go
+		r := ok(map[string]any{"templates": list, "count": len(list),
+			"next": "call list_templates with name for a template's source and its knobs' docs"})
+		r.summary = templatesSummary(list)
+		return r
 	}
 	t, err := templates.Get(name)
 	if err != nil {
@@ -215,22 +216,6 @@ func (tb *toolbox) needStrategies() *result {
 		return failErr(errNoWorkers)
 	}
 	return nil
-}
-
-// shallow declares the named properties of schema as objects only, so
-// tools/list stays within its bound; the report's fields are documented
-// with scriptapi (start_point: scriptapi.StartPoint).
-func shallow(schema map[string]any, names ...string) map[string]any {
-	props, _ := schema["properties"].(map[string]any)
-	out := maps.Clone(schema)
-	props = maps.Clone(props)
-	for _, n := range names {
-		if _, ok := props[n]; ok {
-			props[n] = map[string]any{"type": []string{"null", "object"}}
-		}
-	}
-	out["properties"] = props
-	return out
 }
 
 func (tb *toolbox) validateStrategy(ctx context.Context, c *call) *result {

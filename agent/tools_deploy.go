@@ -72,7 +72,8 @@ type deployArgs struct {
 
 // stopArgs are stop_deployment's arguments.
 type stopArgs struct {
-	ID string `json:"id" arg:"required" desc:"the deployment id"`
+	ID     string `json:"id" arg:"required" desc:"the deployment id"`
+	Reason string `json:"reason" desc:"why"`
 	confirmArgs
 }
 
@@ -145,14 +146,14 @@ func (tb *toolbox) deployTools() []*toolSpec {
 	}, {
 		Name: "stop_deployment", Title: "Stop a deployment", Ring: ringLiveWrite, Write: true,
 		Hints:       hints{Destructive: true, Idempotent: true, OpenWorld: flag(true)},
-		Description: "Stops a deployment on the node; the preview shows its state." + gated,
+		Description: "Stops a deployment; the preview shows it." + gated,
 		Params:      paramsOf[stopArgs](),
 		Output:      deployWriteSchema,
 		Handle:      tb.stopDeployment,
 	}, {
 		Name: "deployment_report", Title: "Deployment report", Ring: ringLiveRead,
 		Hints:       hints{ReadOnly: true, OpenWorld: flag(true)},
-		Description: "Reads a deployment's tracking report: its decisions replayed against the backtest, and its fills.",
+		Description: "A deployment's live decisions and fills against their replay.",
 		Params:      paramsOf[reportArgs](),
 		Output:      deployReportSchema,
 		Handle:      tb.deploymentReport,
@@ -238,6 +239,10 @@ func (tb *toolbox) deployStrategy(ctx context.Context, c *call) *result {
 		}
 		words := fmt.Sprintf("deploy_strategy: run %s on %s at venue %s, mode %s, capital %s", spec.Strategy, spec.Series, spec.Venue,
 			orDefault(string(spec.Mode), string(deploy.ModePropose)), spec.Capital)
+		if m := tb.loop.cfg.Budget.MaxNotional; m.IsPositive() {
+			words += fmt.Sprintf(". This session's --max-notional %s does NOT bound what the deployment trades: deploying counts as one write with no notional, "+
+				"and its orders are bounded only by its capital, its allowance and the node's guardrail", m)
+		}
 		return tb.deployPreview(c, intent, words, deployVenue(spec.Venue), map[string]any{"deployment": check})
 	}
 	return tb.deployConfirm(ctx, c, intent, in.PreviewToken, "deploy_strategy: run "+spec.Strategy+" on "+spec.Series, deployVenue(spec.Venue))
@@ -254,7 +259,11 @@ func (tb *toolbox) stopDeployment(ctx context.Context, c *call) *result {
 	if err := project.ValidName("deployment id", in.ID); err != nil {
 		return failErr(err)
 	}
-	intent := deployIntent{path: "/" + url.PathEscape(in.ID) + "/stop", body: []byte("{}")}
+	body, err := json.Marshal(deploy.StopRequest{Reason: in.Reason})
+	if err != nil {
+		return failErr(err)
+	}
+	intent := deployIntent{path: "/" + url.PathEscape(in.ID) + "/stop", body: body}
 	if !in.Confirm {
 		var detail struct {
 			Deployment json.RawMessage `json:"deployment"`
@@ -451,7 +460,7 @@ func (tb *toolbox) askProposal(ctx context.Context, srv *server.MCPServer, d dep
 	ectx, cancel := context.WithDeadline(ctx, lapses)
 	defer cancel()
 	msg := fmt.Sprintf("Deployment %s (%s on %s, venue %s) proposes an order: %s %s %s at market, decided at the bar of %s (target %v of its equity %s). "+
-		"Approve to send exactly this order once; declining or not answering sends nothing, and it lapses at %s.",
+		"Approve to send it once, sized again at the price then within the allowance; declining or not answering by %s sends nothing (it then waits for an operator until its strategy decides another target).",
 		d.ID, d.Strategy, d.Series, d.Venue, p.Side, p.Quantity, d.Symbol, p.Bar.UTC().Format(time.RFC3339), p.Target, d.Equity.StringFixed(2),
 		lapses.UTC().Format(time.RFC3339))
 	res, err := srv.RequestElicitation(ectx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: msg, RequestedSchema: elicitSchema}})
@@ -461,7 +470,7 @@ func (tb *toolbox) askProposal(ctx context.Context, srv *server.MCPServer, d dep
 	case err != nil && ctx.Err() != nil:
 		return false
 	case err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
-		tb.loop.notify(ctx, mcp.LoggingLevelNotice, "deploy", fmt.Sprintf("deployment %s: nobody answered about proposal %s before it lapsed; nothing was sent", d.ID, p.ClientOrderID))
+		tb.loop.notify(ctx, mcp.LoggingLevelNotice, "deploy", fmt.Sprintf("deployment %s: nobody answered about proposal %s within two bars; nothing was sent, and it waits for an operator (wicket approve) until its strategy decides another target", d.ID, p.ClientOrderID))
 		return true
 	case err != nil:
 		tb.loop.notify(ctx, mcp.LoggingLevelWarning, "deploy", fmt.Sprintf("deployment %s: proposal %s could not be asked (%v); nothing was sent", d.ID, p.ClientOrderID, err))

@@ -32,10 +32,10 @@ var errNoLedger = errors.New("no research ledger here: it lives in a project (se
 type historyArgs struct {
 	Strategy string `json:"strategy" desc:"only this strategy's trials (any version)"`
 	Series   string `json:"series" desc:"only trials on this SYMBOL@GRANULARITY"`
-	Kind     string `json:"kind" arg:"enum=$ledgerKinds" desc:"only this kind of trial"`
+	Kind     string `json:"kind" arg:"enum=$ledgerKinds"`
 	RunID    string `json:"run_id" desc:"only this run's trials"`
-	Since    string `json:"since" desc:"only trials since: 2h, 7d, an RFC3339 time or a date"`
-	Full     bool   `json:"full" arg:"default=false" desc:"every field of each trial (default: headlines)"`
+	Since    string `json:"since" desc:"2h, 7d, an RFC3339 time or a date"`
+	Full     bool   `json:"full" arg:"default=false" desc:"every field, not headlines"`
 	Limit    int    `json:"limit" arg:"default=$defaultHistoryLimit,min=1,max=$maxListLimit,clamp" desc:"max trials (the newest)"`
 	Before   int    `json:"before" arg:"min=1" desc:"trials older than this seq (next_before)"`
 }
@@ -49,7 +49,7 @@ func (tb *toolbox) historyTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "research_history", Title: "Research ledger history", Ring: ringResearch,
 		Hints:       hints{ReadOnly: true, Idempotent: true, OpenWorld: flag(false)},
-		Description: "Lists the research ledger's trials (backtests, sweep and optimize combinations, walk-forwards; anyone's), newest last: params, costs, metrics, run id. Page with before.",
+		Description: "Lists the research ledger's trials of every kind, newest last: params, costs, metrics, run id.",
 		Params:      paramsOf[historyArgs](),
 		Output:      historySchema,
 		Handle:      tb.researchHistory,

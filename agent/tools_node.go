@@ -28,14 +28,14 @@ func (tb *toolbox) needNode() *result {
 // snapshotArgs are node_snapshot's arguments, declared once (see declare.go).
 type snapshotArgs struct {
 	Venue  string `json:"venue" desc:"only this venue; omit for all"`
-	Events int    `json:"events" arg:"default=20,min=0,max=200" desc:"how many recent events to include"`
+	Events int    `json:"events" arg:"default=$defaultSnapshotEvents,min=0,max=200" desc:"recent events to include"`
 }
 
 func (tb *toolbox) nodeTools() []*toolSpec {
 	return []*toolSpec{{
 		Name: "node_snapshot", Title: "Node snapshot", Ring: ringLiveRead,
 		Hints:       hints{ReadOnly: true, Idempotent: false, OpenWorld: flag(true)},
-		Description: "Reads the trading node: trading state, venues (kind, environment, armed, mark source), cash, equity, positions, open orders, deployments and recent events. Environment live is real money.",
+		Description: "Reads the trading node: state, venues (live is real money), cash, equity, positions, orders, deployments, events.",
 		Params:      paramsOf[snapshotArgs](),
 		Output:      snapshotOutput, // tools_deploy.go: with the deployments
 		Handle:      tb.nodeSnapshot,
@@ -66,5 +66,12 @@ func (tb *toolbox) nodeSnapshot(ctx context.Context, c *call) *result {
 	for _, v := range snap.Venues {
 		tb.venues.set(v)
 	}
-	return ok(tb.withDeployments(ctx, snap)) // tools_deploy.go
+	ans := tb.withDeployments(ctx, snap) // tools_deploy.go
+	out, err := compactSnapshot(ans)     // compact.go
+	if err != nil {
+		return fail("cannot encode the snapshot: %v", err)
+	}
+	r := ok(out)
+	r.summary = snapshotSummary(snap, len(ans.Deployments))
+	return r
 }

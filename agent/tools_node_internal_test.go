@@ -25,7 +25,7 @@ func TestNodeSnapshotEvents(t *testing.T) {
 	for _, tc := range []struct {
 		args string
 		max  int
-	}{{`{"events":0}`, 0}, {`{"events":1}`, 1}, {`{}`, 20}} {
+	}{{`{"events":0}`, 0}, {`{"events":1}`, 1}, {`{}`, defaultSnapshotEvents}} {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "node_snapshot"
 		req.Params.Arguments = json.RawMessage(tc.args)
@@ -34,10 +34,11 @@ func TestNodeSnapshotEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		txt := res.Content[0].(mcp.TextContent).Text
+		raw, _ := json.Marshal(res.StructuredContent) // the text is a summary (compact.go)
 		var snap struct {
 			Events *[]json.RawMessage `json:"events"`
 		}
-		if res.IsError || json.Unmarshal([]byte(txt), &snap) != nil {
+		if res.IsError || json.Unmarshal(raw, &snap) != nil {
 			t.Fatalf("node_snapshot %s: %s", tc.args, txt)
 		}
 		if snap.Events == nil || len(*snap.Events) > tc.max {

@@ -42,26 +42,13 @@ type optimizeArgs struct {
 	Top     int      `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many best trials to return"`
 }
 
-// optimizeSchema describes the answer's top level, nested objects by
-// their type alone: it is shaped like run_sweep's, and tools/list travels
-// into the model's context.
-var optimizeSchema = topLevelOnly(outputSchemaFor[research.OptimizeResult]())
-
-// topLevelOnly keeps each property of s by its type alone.
-func topLevelOnly(s map[string]any) map[string]any {
-	props, _ := s["properties"].(map[string]any)
-	for k, v := range props {
-		if m, ok := v.(map[string]any); ok {
-			props[k] = map[string]any{"type": m["type"]}
-		}
-	}
-	return s
-}
+// optimizeSchema describes the answer's top level (outschema.go).
+var optimizeSchema = outputSchemaFor[research.OptimizeResult]()
 
 func (tb *toolbox) optimizeTool() *toolSpec {
 	return &toolSpec{
 		Name: "run_optimize", Title: "Optimise strategy knobs", Ring: ringResearch, Hints: researchHints(),
-		Description: "Searches a knob grid by random, TPE or CMA-ES on a trial or time budget, every trial in the ledger: best trials, Sharpe/drawdown Pareto front, DSR, PBO. resume continues a run.",
+		Description: "Searches a knob grid by random, TPE or CMA-ES within a trial or time budget: best trials, Pareto front, DSR, PBO.",
 		Params:      paramsOf[optimizeArgs](),
 		Output:      optimizeSchema,
 		Handle:      tb.runOptimize,

@@ -27,46 +27,44 @@ var errNoPlanner = errors.New("research plans live in the project's research led
 type (
 	// planArg names the plan a run's trials count against.
 	planArg struct {
-		Plan string `json:"plan" desc:"research plan to count against"`
+		Plan string `json:"plan"`
 	}
 	planArgs struct {
-		Plan       string         `json:"plan" arg:"required" desc:"plan name"`
-		Name       string         `json:"name" desc:"strategy name"`
+		Plan       string         `json:"plan" arg:"required"`
+		Name       string         `json:"name" desc:"strategy"`
 		Source     string         `json:"source" desc:"or its text"`
-		Series     string         `json:"series" desc:"SYMBOL@GRANULARITY"`
+		Series     string         `json:"series"`
 		Hypothesis string         `json:"hypothesis"`
-		Criteria   string         `json:"criteria" desc:"e.g. dsr>=0.95, pbo<=0.2, trades>=50"`
-		MaxTrials  int            `json:"max_trials" arg:"min=1" desc:"trial budget"`
+		Criteria   string         `json:"criteria" desc:"e.g. dsr>=0.95"`
+		MaxTrials  int            `json:"max_trials" arg:"min=1"`
 		Holdout    string         `json:"holdout" desc:"FROM:[TO]"`
-		Grid       map[string]any `json:"grid" arg:"shape=knobs" desc:"as run_sweep's"`
+		Grid       map[string]any `json:"grid" arg:"shape=knobs"`
 	}
 	verdictArgs struct {
-		Plan   string `json:"plan" arg:"required" desc:"plan name"`
-		Source string `json:"source" desc:"the strategy's text, if sealed on source"`
+		Plan string `json:"plan" arg:"required"`
 	}
 )
 
 // The plan tools' output schemas, shallow: the fields a caller decides by.
 var (
-	planSchema = map[string]any{"type": "object", "required": []string{"name", "open", "trials", "max_trials"}, "properties": map[string]any{
-		"name": map[string]any{"type": "string"}, "open": map[string]any{"type": "boolean"}, "trials": map[string]any{"type": "integer"},
-		"max_trials": map[string]any{"type": "integer"}, "verdict": map[string]any{"type": "object"}}}
-	verdictSchema = map[string]any{"type": "object", "required": []string{"verdict", "text"}, "properties": map[string]any{
-		"verdict": map[string]any{"type": "object", "required": []string{"passed", "judgements"}}, "text": map[string]any{"type": "string"}}}
+	planSchema = map[string]any{"type": "object", "properties": map[string]any{
+		"open": map[string]any{"type": "boolean"}, "verdict": map[string]any{"type": "object"}}}
+	verdictSchema = map[string]any{"type": "object", "properties": map[string]any{"verdict": map[string]any{"type": "object"}}}
 )
 
 func (tb *toolbox) planTools() []*toolSpec {
 	return []*toolSpec{{
-		Name: "research_plan", Title: "Seal a research plan", Ring: ringResearch,
-		Hints:       hints{OpenWorld: flag(false)},
-		Description: "Seals a research plan before any trial (given only plan: shows it). Runs of its strategy's text count against its budget and never read its holdout.",
+		Name: "research_plan", Title: "Research plan", Ring: ringResearch,
+		// Like the run_* tools it writes the research ledger only.
+		Hints:       hints{ReadOnly: true, OpenWorld: flag(false)},
+		Description: "Seals a research plan, or shows one.",
 		Params:      paramsOf[planArgs](),
 		Output:      planSchema,
 		Handle:      tb.researchPlan,
 	}, {
-		Name: "research_verdict", Title: "Judge a research plan", Ring: ringResearch,
+		Name: "research_verdict", Title: "Plan verdict", Ring: ringResearch,
 		Hints:       hints{ReadOnly: true, OpenWorld: flag(false)},
-		Description: "Runs a plan's holdout once and judges its criteria, deflating by all its trials.",
+		Description: "Runs a plan's holdout once and judges it.",
 		Params:      paramsOf[verdictArgs](),
 		Output:      verdictSchema,
 		Handle:      tb.researchVerdict,
@@ -128,7 +126,7 @@ func (tb *toolbox) researchVerdict(ctx context.Context, c *call) *result {
 	if _, err := decodeArgs(c.args, &in); err != nil {
 		return failErr(err)
 	}
-	req := research.VerdictRequest{Plan: in.Plan, StrategyRef: research.StrategyRef{Source: in.Source}}
+	req := research.VerdictRequest{Plan: in.Plan}
 	v, err := p.Verdict(ctx, req)
 	if err != nil {
 		return failErr(err)

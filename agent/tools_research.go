@@ -44,34 +44,34 @@ const (
 // The research tools' arguments, declared once (see declare.go).
 type (
 	seriesArg struct {
-		Series string `json:"series" arg:"required" desc:"SYMBOL@GRANULARITY, e.g. BTC-USD@1h (list_series)"`
+		Series string `json:"series" arg:"required" desc:"SYMBOL@GRANULARITY (list_series)"`
 	}
 	// optionalSeriesArg is the series of a run that a portfolio strategy
 	// may leave out (it names its own universe).
 	optionalSeriesArg struct {
-		Series string `json:"series" desc:"SYMBOL@GRANULARITY (list_series) or a list; omit for a portfolio"`
+		Series string `json:"series" desc:"SYMBOL@GRANULARITY or a list; omit for a portfolio"`
 	}
 	rangeArgs struct {
-		From string `json:"from" desc:"first bar: a date or RFC3339, inclusive; default the start"`
-		To   string `json:"to" desc:"last bar: a date (whole day) or RFC3339, inclusive; default the end"`
+		From string `json:"from" desc:"first bar, inclusive: a date or RFC3339"`
+		To   string `json:"to" desc:"last bar, inclusive: a date (whole day) or RFC3339"`
 	}
 	costArgs struct {
-		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"starting capital; default [research] capital"`
-		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"fee, bps of notional; default [research] (10)"`
-		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"slippage, bps of price; default [research] (5)"`
-		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool; default: if stored), borrow_rate (annual), leverage, maintenance_margin, max_volume_pct, volume_cap"`
+		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"default [research]"`
+		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"default [research]"`
+		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"default [research]"`
+		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool, default off), borrow_rate, leverage, maintenance_margin, max_volume_pct, volume_cap"`
 	}
 	// intrabarArg is how protective orders fill inside a bar, for every
 	// run that fills them.
 	intrabarArg struct {
-		Intrabar string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"path (open, near, far, close) or pessimistic"`
+		Intrabar string `json:"intrabar" arg:"enum=$intrabarRules,default=path" desc:"fill order in a bar"`
 	}
 	knobsArg struct {
-		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values overriding the defaults"`
+		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values"`
 	}
 	gridArgs struct {
-		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob, values or {from, to, step} (inclusive), e.g. {\"fast\": {\"from\": 5, \"to\": 50}, \"slow\": [20, 50]}"`
-		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"metric to rank by (max_drawdown: lowest first)"`
+		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob: a list of values or {from, to, step} (inclusive)"`
+		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"max_drawdown ranks lowest first"`
 	}
 	// runArgs are what every research run takes.
 	runArgs struct {
@@ -87,14 +87,14 @@ type (
 		knobsArg
 		rangeArgs
 		costArgs
-		Fill string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"next_open (default) or close: the deciding bar's (optimistic)"`
+		Fill string `json:"fill" arg:"enum=next_open|close,default=next_open" desc:"close: the deciding bar's (optimistic)"`
 		intrabarArg
 		Robustness  bool           `json:"robustness" arg:"default=false" desc:"add PSR, max trials, Monte Carlo"`
-		Benchmark   string         `json:"benchmark" desc:"with robustness: a series for alpha and beta"`
-		TradesLimit int            `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"trades to list, first and last (0: none; the run's link has all)"`
-		Equity      bool           `json:"equity" arg:"default=false" desc:"also return the downsampled equity curve"`
-		Plot        bool           `json:"plot" arg:"default=false" desc:"also return the equity and drawdown chart as a PNG image"`
-		Allowance   map[string]any `json:"allowance" desc:"a deployment's limits (decimals): max_order_notional, max_position_notional, max_orders_per_day, max_daily_loss, max_drawdown_pct"`
+		Benchmark   string         `json:"benchmark" desc:"a series for alpha and beta (robustness)"`
+		TradesLimit int            `json:"trades_limit" arg:"default=$defaultAnswerTrades,min=0,max=$maxAnswerTrades" desc:"first and last trades"`
+		Equity      bool           `json:"equity" arg:"default=false" desc:"add the equity curve"`
+		Plot        bool           `json:"plot" arg:"default=false" desc:"add an equity and drawdown PNG"`
+		Allowance   map[string]any `json:"allowance" desc:"a deployment's limits: max_order_notional, max_position_notional, max_orders_per_day, max_daily_loss, max_drawdown_pct"`
 	}
 	sweepArgs struct {
 		strategyArgs
@@ -104,11 +104,11 @@ type (
 		costArgs
 		gridArgs
 		intrabarArg
-		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many of the best to return"`
-		Estimate        bool `json:"estimate" arg:"default=false" desc:"count combinations, estimate duration; run nothing"`
-		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most research.max_combinations, default 5000)"`
+		Top             int  `json:"top" arg:"default=$defaultTop,min=1,max=$maxTop" desc:"how many best to return"`
+		Estimate        bool `json:"estimate" arg:"default=false" desc:"only count and time the grid"`
+		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most [research] max_combinations)"`
 
-		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"whose ledger trials the DSR deflates by: series (every strategy's on it) or strategy (its own)"`
+		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"the DSR counts every ledger trial on the series, or the strategy's own"`
 		planArg
 	}
 	walkForwardArgs struct {
@@ -119,18 +119,18 @@ type (
 		costArgs
 		gridArgs
 		intrabarArg
-		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"number of out-of-sample windows (default 5 when no lengths are given)"`
-		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"in-sample length: bars (an integer) or a duration such as \"180d\" or \"720h\""`
-		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"out-of-sample length: bars or a duration"`
-		Anchored        bool            `json:"anchored" arg:"default=false" desc:"grow each in-sample window from the range's start, not rolling it"`
-		MaxCombinations int             `json:"max_combinations" arg:"min=1" desc:"refuse a grid larger than this per window"`
+		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"out-of-sample windows (default 5 without lengths)"`
+		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"bars, or a duration such as \"180d\""`
+		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"bars or a duration"`
+		Anchored        bool            `json:"anchored" arg:"default=false" desc:"in-sample windows grow from the start"`
+		MaxCombinations int             `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid per window"`
 		planArg
 	}
 	seriesListArgs struct {
-		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many series to return at most"`
+		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"at most this many"`
 	}
 	strategyListArgs struct {
-		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"how many strategies to return at most"`
+		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"at most this many"`
 	}
 )
 
@@ -141,35 +141,35 @@ func (tb *toolbox) researchTools() []*toolSpec {
 	return []*toolSpec{
 		{
 			Name: "list_series", Title: "List bar series", Ring: ringResearch, Hints: researchHints(),
-			Description: "Lists the bar series in the history store: name, symbol, granularity, source, bar count, first and last bar.",
+			Description: "Lists the stored bar series: name, symbol, granularity, source, bars, first and last bar.",
 			Params:      paramsOf[seriesListArgs](),
 			Output:      seriesListSchema,
 			Handle:      tb.listSeries,
 		},
 		{
 			Name: "list_strategies", Title: "List project strategies", Ring: ringResearch, Hints: researchHints(),
-			Description: "Lists the project's strategies (strategies/*.star) with their summaries, read without running them.",
+			Description: "Lists the project's strategies (strategies/*.star) with their summaries.",
 			Params:      paramsOf[strategyListArgs](),
 			Output:      strategiesSchema,
 			Handle:      tb.listStrategies,
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series, or a portfolio strategy on the universe it declares (no series). Metrics, warnings, settings, first and last round trips, a run link; equity/plot add the curve/a chart.",
+			Description: "Backtests a strategy on a stored series, or a portfolio strategy on its universe. Metrics, warnings, settings, first and last round trips, a run link.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
 			Handle:      tb.runBacktest,
 		},
 		{
 			Name: "run_sweep", Title: "Sweep strategy knobs", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests every combination of a knob grid and ranks them, with the winner's deflated Sharpe (this sweep and the ledger) and probability of overfitting. estimate: true only counts and times.",
+			Description: "Backtests every combination of a knob grid and ranks them, with the winner's deflated Sharpe and probability of overfitting.",
 			Params:      paramsOf[sweepArgs](),
 			Output:      sweepSchema,
 			Handle:      tb.runSweep,
 		},
 		{
 			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: ringResearch, Hints: researchHints(),
-			Description: "Optimises the knob grid on rolling (or anchored) in-sample windows and tests each winner on the next. Reports each window, the stitched out-of-sample metrics and the efficiency.",
+			Description: "Optimises the knob grid on rolling or anchored in-sample windows and tests each winner on the next window.",
 			Params:      paramsOf[walkForwardArgs](),
 			Output:      walkForwardSchema,
 			Handle:      tb.runWalkForward,

@@ -36,7 +36,7 @@ func (tb *toolbox) riskTools() []*toolSpec {
 }
 
 // riskSchema is risk_status's outputSchema, derived from the node's type.
-var riskSchema = shallow(outputSchemaFor[node.RiskStatus](), "kill", "heartbeat")
+var riskSchema = outputSchemaFor[node.RiskStatus]()
 
 func (tb *toolbox) riskStatus(ctx context.Context, c *call) *result {
 	if r := tb.needNode(); r != nil {

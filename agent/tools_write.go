@@ -29,11 +29,12 @@ func (p pendingWrite) SameIntent(confirming pendingWrite) error {
 
 var _ gate.Command[pendingWrite] = pendingWrite{}
 
-// gateParams are the arguments every write tool adds to its command fields.
+// gateParams are the arguments every write tool adds to its command fields;
+// the tool's description says how confirm and preview_token are used.
 var gateParams = []param{
-	{Name: "reason", Type: "string", Description: "why this is done; recorded in the node's audit trail (max 512 characters)"},
-	{Name: "confirm", Type: "boolean", Description: "the JSON boolean true, together with preview_token, executes; anything else previews"},
-	{Name: "preview_token", Type: "string", Description: "the token the preview of this exact command returned"},
+	{Name: "reason", Type: "string", Description: "why, for the node's audit trail (max 512 characters)"},
+	{Name: "confirm", Type: "boolean"},
+	{Name: "preview_token", Type: "string"},
 }
 
 func (tb *toolbox) writeTools() []*toolSpec {
@@ -56,7 +57,7 @@ func (tb *toolbox) writeTools() []*toolSpec {
 		out = append(out, &toolSpec{
 			Name:        string(vs.Verb),
 			Title:       writeTitle(string(vs.Verb)),
-			Description: vs.Summary + " Two calls: a preview first, then confirm: true with its preview_token.",
+			Description: vs.Summary + " Preview, then confirm: true with the preview_token.",
 			Ring:        ringLiveWrite,
 			Write:       true,
 			Hints:       hints{Destructive: true, OpenWorld: flag(true)},
@@ -76,26 +77,24 @@ func writeTitle(verb string) string {
 }
 
 // writeOutputSchema covers both shapes: a preview and a confirmed write.
+// It names the fields a program acts on; the top level stays open for the
+// rest (tool, reason, note, expires_at, ticket, venues), which
+// docs/mcp-tools.md shows, because every write tool repeats this schema in
+// tools/list.
 var writeOutputSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
-		"status":          map[string]any{"type": "string", "enum": []string{"preview", "accepted", "rejected", "pending"}},
-		"tool":            map[string]any{"type": "string"},
+		"status":          map[string]any{"enum": []string{"preview", "accepted", "rejected", "pending"}},
 		"command":         map[string]any{"type": "object"},
-		"reason":          map[string]any{"type": "string"},
 		"guardrail":       map[string]any{"type": "object"},
 		"dry_run":         map[string]any{"type": []string{"object", "null"}},
-		"note":            map[string]any{"type": "string"},
 		"preview_token":   map[string]any{"type": "string"},
-		"expires_at":      map[string]any{"type": "string"},
 		"client_order_id": map[string]any{"type": "string"}, // the order's, also when a cancel or modify named it by order_id
-		"code":            map[string]any{"type": "string"}, // why the node rejected it, for programs
 		"order_id":        map[string]any{"type": "string"},
-		"ticket":          map[string]any{"type": "string"},
-		"venues":          map[string]any{"type": "array"},  // kind, environment, armed of the command's venues
+		"code":            map[string]any{"type": "string"}, // why the node rejected it, for programs
 		"attention":       map[string]any{"type": "string"}, // set when a venue is live: real money
 	},
-	"required": []string{"status", "tool", "command"},
+	"required": []string{"status", "command"},
 }
 
 // write runs one gated write: a preview unless the call carries both the
@@ -167,7 +166,14 @@ func (tb *toolbox) preview(ctx context.Context, tool string, cmd command.Command
 	if p.Command.ClientOrderID != "" {
 		out["client_order_id"] = p.Command.ClientOrderID
 	}
-	return &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: p.Command.ClientOrderID}
+	r := &result{structured: out, verdict: trace.Preview, token: string(tok), clientOrderID: p.Command.ClientOrderID}
+	switch { // the trace tells a preview that failed its checks from a clean one
+	case !p.Guardrail.OK:
+		r.outcome = trace.PreviewGuardrailFailed
+	case p.DryRun != nil && !p.DryRun.WouldAccept:
+		r.outcome = trace.PreviewWouldReject
+	}
+	return r
 }
 
 // confirm takes the token (single use, before anything runs), sends the

@@ -14,6 +14,7 @@ import (
 // for it; then two orders fill before the third pauses the deployment.
 func TestDeployRejectedOrdersAreNotCounted(t *testing.T) {
 	g := newRig(t)
+	g.r.cfg.MarkWait = -1 // the missing mark never comes: no wait for it
 	d := g.deploy(Spec{Allowance: Allowance{MaxOrdersPerDay: 2}})
 	var cs []float64
 	for range 4 {
@@ -23,7 +24,7 @@ func TestDeployRejectedOrdersAreNotCounted(t *testing.T) {
 	for _, b := range bars {
 		g.clk.Set(b.Time.Add(time.Minute))
 		if len(g.intents(d.ID)) == 0 {
-			g.mkt.set(decimal.Zero) // no mark: the node rejects the order
+			g.mkt.set(decimal.Zero) // no mark: the order is not sent (the node would reject it)
 		} else {
 			g.mkt.set(decimal.NewFromFloat(b.Close))
 		}
@@ -37,7 +38,7 @@ func TestDeployRejectedOrdersAreNotCounted(t *testing.T) {
 	}
 	var rejected, sent int
 	for _, in := range g.intents(d.ID) {
-		if in.Status == IntentRejected {
+		if in.Status == IntentRejected || in.Status == IntentRefused {
 			rejected++
 		} else {
 			sent++

@@ -264,8 +264,10 @@ func resume(t *testing.T, g *rig, id string) {
 }
 
 // TestDeployProposeSendsOnlyOnApproval: in propose mode nothing is sent
-// until an operator-signed approval; a proposal not approved lapses at
-// the next bar and sends nothing; one approved sends exactly one order.
+// until an operator-signed approval; a proposal not approved waits while
+// the strategy wants its target (proposed once, not at every bar), lapses
+// when it decides another and sends nothing; one approved sends exactly
+// one order.
 func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	g := newRig(t)
 	d := g.deploy(Spec{Mode: ModePropose})
@@ -290,16 +292,32 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	if n := g.nodeOrders(cid); n != 0 {
 		t.Fatalf("a proposal reached the node %d times", n)
 	}
-	g.step(d.ID, bars, first+1) // the next bar: the proposal lapses, and the target is proposed again
+	// The next bars: the strategy still wants that target, so the
+	// proposal waits (batched: nothing is proposed again) until it
+	// decides another, when it lapses and sends nothing.
+	lapsed := -1
+	for i := first + 1; i < len(bars); i++ {
+		g.step(d.ID, bars, i)
+		in, _, _ := g.store.Intent(cid)
+		dep, _ := g.r.Get(d.ID)
+		if in.Status == IntentLapsed {
+			lapsed = i
+			break
+		}
+		if in.Status != IntentProposed || len(dep.Proposals) != 1 || dep.Proposals[0].ClientOrderID != cid {
+			t.Fatalf("bar %d: the proposal is %s, %d waiting: want it waiting alone", i, in.Status, len(dep.Proposals))
+		}
+	}
+	if lapsed < 0 || lapsed == first+1 {
+		t.Fatalf("the proposal lapsed at bar %d (proposed at %d): want it to wait, then lapse when the target changes", lapsed, first)
+	}
 	if n := g.nodeOrders(cid); n != 0 {
 		t.Fatal("a lapsed proposal was sent")
 	}
-	if in, _, _ := g.store.Intent(cid); in.Status != IntentLapsed {
-		t.Fatalf("the first proposal is %s, want lapsed", in.Status)
-	}
-	if _, err := g.r.Approve(ctxT(t), cid, node.ArmRequest{}); err == nil {
+	if _, err := g.r.Approve(ctxT(t), cid, node.ArmRequest{}, "test"); err == nil {
 		t.Fatal("a lapsed proposal was approved")
 	}
+	first = lapsed - 1
 	// A later change of target is proposed again.
 	var dep Deployment
 	for i := first + 2; i < len(bars) && len(dep.Proposals) == 0; i++ {
@@ -310,7 +328,7 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 		t.Fatalf("%d proposals waiting", len(dep.Proposals))
 	}
 	next := dep.Proposals[0].ClientOrderID
-	_, err := g.r.Approve(ctxT(t), next, node.ArmRequest{Confirm: next})
+	_, err := g.r.Approve(ctxT(t), next, node.ArmRequest{Confirm: next}, "test")
 	wantErr(t, err, "operator key's signature")
 	c, err := g.r.Challenge(ActApprove, next)
 	if err != nil {
@@ -318,14 +336,14 @@ func TestDeployProposeSendsOnlyOnApproval(t *testing.T) {
 	}
 	req := node.ArmRequest{Confirm: next, Challenge: c}
 	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApprove, next, req))
-	in, err := g.r.Approve(ctxT(t), next, req)
+	in, err := g.r.Approve(ctxT(t), next, req, "by key control via POST /v1/deployments/proposals/x/approve")
 	if err != nil || in.Status != IntentFilled {
 		t.Fatalf("approved: %+v %v", in, err)
 	}
 	if n := g.nodeOrders(next); n != 1 {
 		t.Fatalf("the approved proposal reached the node %d times", n)
 	}
-	if _, err := g.r.Approve(ctxT(t), next, req); err == nil {
+	if _, err := g.r.Approve(ctxT(t), next, req, "by key control via POST /v1/deployments/proposals/x/approve"); err == nil {
 		t.Fatal("a proposal was approved twice")
 	}
 }
@@ -373,5 +391,94 @@ func TestDeployWarmupFromHistory(t *testing.T) {
 		if dc.HasTarget != w.HasTarget || dc.Target != w.Target {
 			t.Fatalf("bar %d: with warm-up %+v, all live %+v", cut+k, dc, w)
 		}
+	}
+}
+
+// TestDeployApprovalResizesAtThePriceNow: a proposal sized at its bar's
+// close (100, clipped to max_order_notional 3000: 30 units) is approved
+// after a +20% move; it is sized again at the price then (25 units, 3000
+// of notional), not sent at its stale quantity (3600); without a price
+// at the venue an approval sends nothing.
+func TestDeployApprovalResizesAtThePriceNow(t *testing.T) {
+	g := newRig(t)
+	d := g.deploy(Spec{Strategy: "flip.star", Source: flip, Mode: ModePropose, Allowance: Allowance{MaxOrderNotional: dp(3000)}})
+	bars := path(99.5, 100) // the second bar is up, closing at 100: flip proposes its long
+	g.step(d.ID, bars, 1)
+	dep, _ := g.r.Get(d.ID)
+	if len(dep.Proposals) != 1 || !dep.Proposals[0].Quantity.Equal(decimal.NewFromInt(30)) || !dep.Proposals[0].BarClose.Equal(decimal.NewFromInt(100)) {
+		t.Fatalf("proposals %+v: want 30 units at the bar's close of 100", dep.Proposals)
+	}
+	p := dep.Proposals[0]
+	g.mkt.set(decimal.NewFromInt(120)) // the market moves +20% before the operator approves
+	g.ns.Tick(t, 1)
+	c, err := g.r.Challenge(ActApprove, p.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{Confirm: p.ClientOrderID, Challenge: c}
+	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApprove, p.ClientOrderID, req))
+	in, err := g.r.Approve(ctxT(t), p.ClientOrderID, req, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.Quantity.Equal(decimal.NewFromInt(25)) || !in.Filled.Equal(decimal.NewFromInt(25)) || !strings.Contains(in.Note, "re-sized at approval from 30") {
+		t.Fatalf("approved after +20%%: %+v, want 25 units (3000 of notional at 120)", in)
+	}
+}
+
+// TestDeployProposeBatchesAndApproveNext: a propose-mode strategy that
+// wants the same long at every bar proposes it once, not at every bar;
+// an operator's signed approval of the next 2 orders sends them as they
+// are decided, and the third waits as a proposal again.
+func TestDeployProposeBatchesAndApproveNext(t *testing.T) {
+	g := newRig(t)
+	d := g.deploy(Spec{Strategy: "flip.star", Source: flip, Mode: ModePropose})
+	var cs []float64
+	for i := range 41 {
+		cs = append(cs, 100+float64(i)*0.1) // up every bar: flip wants its long at each
+	}
+	bars := path(cs...)
+	for i := 1; i < 40; i++ {
+		g.step(d.ID, bars, i)
+	}
+	if in := g.intents(d.ID); len(in) != 1 || in[0].Status != IntentProposed {
+		t.Fatalf("39 bars wanting the same long: %d intents %+v, want one waiting proposal", len(in), in)
+	}
+
+	_, err := g.r.ApproveNext(d.ID, node.ArmRequest{For: "2", Confirm: d.ID})
+	wantErr(t, err, "operator key's signature")
+	c, err := g.r.Challenge(ActApproveNext, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{For: "2", Confirm: d.ID, Challenge: c}
+	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApproveNext, d.ID, req))
+	if got, err := g.r.ApproveNext(d.ID, req); err != nil || got.PreApproved != 2 {
+		t.Fatalf("approve next 2: %+v %v", got, err)
+	}
+	// Down (the waiting long lapses: flat is where it stands), up, down
+	// (sent, approved ahead), up (proposed).
+	more := path(cs[39], cs[39]-0.5, cs[39], cs[39]-0.5, cs[39])
+	for k := range more[1:] {
+		b := more[k+1]
+		b.Time = bars[39].Time.Add(time.Duration(k+1) * time.Minute)
+		g.clk.Set(b.Time.Add(time.Minute))
+		g.mkt.set(decimal.NewFromFloat(b.Close))
+		if err := g.r.Step(ctxT(t), d.ID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sent, waiting int
+	for _, in := range g.intents(d.ID) {
+		switch {
+		case in.Status == IntentFilled && strings.Contains(in.Note, "approval of the next orders"):
+			sent++
+		case in.Status == IntentProposed:
+			waiting++
+		}
+	}
+	dep, _ := g.r.Get(d.ID)
+	if sent != 2 || waiting != 1 || dep.PreApproved != 0 || len(dep.Proposals) != 1 {
+		t.Fatalf("after approving the next 2: %d sent, %d waiting, %d approvals left, %d proposals", sent, waiting, dep.PreApproved, len(dep.Proposals))
 	}
 }

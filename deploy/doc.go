@@ -6,8 +6,10 @@
 //
 // It sits above node and strategy, as agent does: it imports both, and
 // neither imports it. Orders go through the node's one write path
-// (node.NewPreview and node.Send over a node.Client to its own node), so
-// the guardrail, journal, audit and pending rules are the node's. Its
+// (node.NewPreview and node.Send over a node.Conn to its own node; in
+// wicket node serve that is the node's in-process server.Local, acting as
+// the control key), so the guardrail, journal, audit and pending rules
+// are the node's. Its
 // own state (deployments, bars, decisions, intents and fills) is an SQLite
 // journal written before any order is sent, and client order ids are
 // derived from (deployment id, bar time, intent number), so a restart

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -27,20 +28,26 @@ func TestDeployElicitedApprovalTrustRule(t *testing.T) {
 		return Deployment{}, Proposal{}
 	}
 	op, p := proposeAt(Spec{})
-	_, err := g.r.ApproveElicited(ctxT(t), p.ClientOrderID, "control", "someone")
+	_, err := g.r.ApproveElicited(ctxT(t), p.ClientOrderID, "control", "someone", "test")
 	wantErr(t, err, "from an operator only", "wicket approve")
 
 	el, p2 := proposeAt(Spec{Approval: ApprovalElicit, CreatedBy: "control"})
-	_, err = g.r.ApproveElicited(ctxT(t), p2.ClientOrderID, "observe", "someone")
+	_, err = g.r.ApproveElicited(ctxT(t), p2.ClientOrderID, "observe", "someone", "test")
 	wantErr(t, err, "only from the key that created it")
-	in, err := g.r.ApproveElicited(ctxT(t), p2.ClientOrderID, "control", "alice")
+	in, err := g.r.ApproveElicited(ctxT(t), p2.ClientOrderID, "control", "alice", "by key control via POST /v1/deployments/proposals/x/elicited")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Recorded as whose word it was and how it came, never as an MCP
+	// client's act the node cannot see.
+	if !strings.Contains(in.Note, "on the word of key control") || !strings.Contains(in.Note, "via POST /v1/deployments/proposals/x/elicited") ||
+		strings.Contains(in.Note, "through the MCP client") {
+		t.Fatalf("the approval's record: %q", in.Note)
 	}
 	if in.Status != IntentFilled || g.nodeOrders(p2.ClientOrderID) != 1 {
 		t.Fatalf("the elicited approval: %+v, %d orders at the node", in, g.nodeOrders(p2.ClientOrderID))
 	}
-	if _, err := g.r.ApproveElicited(ctxT(t), p2.ClientOrderID, "control", "alice"); err == nil || g.nodeOrders(p2.ClientOrderID) != 1 {
+	if _, err := g.r.ApproveElicited(ctxT(t), p2.ClientOrderID, "control", "alice", "by key control via POST /v1/deployments/proposals/x/elicited"); err == nil || g.nodeOrders(p2.ClientOrderID) != 1 {
 		t.Fatalf("a second approval of the same proposal: %v, %d orders", err, g.nodeOrders(p2.ClientOrderID))
 	}
 	if got := g.nodeOrders(p.ClientOrderID); got != 0 || op.ID == el.ID {

@@ -128,6 +128,13 @@ func (c marketConn) Submit(ctx context.Context, env command.Envelope) (string, e
 	return c.Client.Submit(ctx, env)
 }
 
+// DryRun takes the same mark step first: the node's answer about an
+// order is about the price then, as it would be live.
+func (c marketConn) DryRun(ctx context.Context, env command.Envelope) (node.Verdict, error) {
+	c.node.Tick(c.t, 1)
+	return c.Client.DryRun(ctx, env)
+}
+
 func newPool(t testing.TB) *worker.Pool {
 	t.Helper()
 	p, err := worker.NewPool(worker.Config{Size: 1})

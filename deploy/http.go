@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
+	"unicode"
 
 	"wicket/node"
 )
@@ -150,12 +153,54 @@ func (h *Handler) stop(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	d, err := h.r.Load().Stop(id, "by an operator over the node's API")
+	var req StopRequest
+	if err := decodeOptional(r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	why, err := stopReason(req.Reason)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	d, err := h.r.Load().Stop(id, caller(r)+why)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, d)
+}
+
+// StopRequest is the body of a stop: why, in the caller's words (kept in
+// the deployment's reason and the node's log).
+type StopRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// MaxStopReason bounds a stop's reason.
+const MaxStopReason = 200
+
+// stopReason checks a stop's reason: printable text, at most
+// MaxStopReason characters; "" for none.
+func stopReason(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	if len(s) > MaxStopReason || strings.IndexFunc(s, func(c rune) bool { return !unicode.IsPrint(c) }) >= 0 {
+		return "", errorf(KindBadRequest, "reason: give at most %d printable characters saying why the deployment stops", MaxStopReason)
+	}
+	return ": " + s, nil
+}
+
+// caller says who asked, as the node authenticated it: the key id the
+// request was signed with and the endpoint it reached.
+func caller(r *http.Request) string {
+	key := r.Header.Get(node.HeaderKey)
+	if key == "" {
+		key = "unknown"
+	}
+	return fmt.Sprintf("by key %s via %s %s", key, r.Method, r.URL.Path)
 }
 
 // Challenge is a fresh operator challenge.
@@ -196,8 +241,10 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) {
 		d, err = h.r.Load().Arm(id, req)
 	case ActResume:
 		d, err = h.r.Load().Resume(id, req)
+	case ActApproveNext:
+		d, err = h.r.Load().ApproveNext(id, req)
 	default:
-		err = errorf(KindNotFound, "no deployments endpoint POST %s: stop, arm or resume", r.URL.Path)
+		err = errorf(KindNotFound, "no deployments endpoint POST %s: stop, arm, resume or approve-next", r.URL.Path)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -212,7 +259,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	in, err := h.r.Load().Approve(r.Context(), r.PathValue("cid"), req)
+	in, err := h.r.Load().Approve(r.Context(), r.PathValue("cid"), req, caller(r))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -232,12 +279,22 @@ func (h *Handler) elicited(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	in, err := h.r.Load().ApproveElicited(r.Context(), r.PathValue("cid"), r.Header.Get(node.HeaderKey), req.By)
+	in, err := h.r.Load().ApproveElicited(r.Context(), r.PathValue("cid"), r.Header.Get(node.HeaderKey), req.By, caller(r))
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, in)
+}
+
+// decodeOptional is decode for a body that may be empty.
+func decodeOptional(r *http.Request, v any) error {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decode(r, v)
 }
 
 func decode(r *http.Request, v any) error {

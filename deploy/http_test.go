@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -53,7 +54,15 @@ func TestDeployOverTheNodesHTTP(t *testing.T) {
 	if err := c.DeploymentsPost(ctx, "/"+d.ID+"/resume", node.ArmRequest{Confirm: d.ID}, &d); !errors.As(err, &ne) || ne.Kind != node.KindForbidden {
 		t.Fatalf("an unsigned resume: %v", err)
 	}
-	if err := c.DeploymentsPost(ctx, "/"+d.ID+"/stop", struct{}{}, &d); err != nil || d.State != StateStopped {
+	long := StopRequest{Reason: strings.Repeat("x", MaxStopReason+1)}
+	if err := c.DeploymentsPost(ctx, "/"+d.ID+"/stop", long, &d); !errors.As(err, &ne) || ne.Kind != node.KindBadRequest || !strings.Contains(ne.Message, "reason") {
+		t.Fatalf("a stop with an overlong reason: %v", err)
+	}
+	// The stop is recorded as what it was: the key that signed it, the
+	// endpoint, and the caller's reason; never "an operator" when it was
+	// the control key.
+	if err := c.DeploymentsPost(ctx, "/"+d.ID+"/stop", StopRequest{Reason: "drawdown beyond the plan"}, &d); err != nil || d.State != StateStopped ||
+		d.Reason != "stopped: by key control via POST /v1/deployments/"+d.ID+"/stop: drawdown beyond the plan" {
 		t.Fatalf("stop: %+v %v", d, err)
 	}
 	var ch Challenge

@@ -27,3 +27,13 @@ func ClientOrderID(id string, bar time.Time, n int) string {
 	sum := h.Sum(nil)
 	return ClientOrderIDPrefix + hex.EncodeToString(sum[:16])
 }
+
+// GroupIDLen is the length of the client order id of a command whose legs
+// (or whose trigger the node fires) take ids with a suffix: "wd-" and 26
+// hex digits, so the leg's id with the longest suffix (-stop, -fire)
+// still travels to Binance (at most 36 characters).
+const GroupIDLen = len(ClientOrderIDPrefix) + 26
+
+// groupID is cid cut to GroupIDLen: a bracket's or a protective order's
+// own id, as deterministic as cid.
+func groupID(cid string) string { return cid[:min(len(cid), GroupIDLen)] }

@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +88,7 @@ type Deployment struct {
 	Capital      decimal.Decimal `json:"capital"`
 	Allowance    Allowance       `json:"allowance"`
 	Warmup       int             `json:"warmup"`
+	Style        string          `json:"style,omitempty"` // signals, or on_bar (whose ctx reads the deployment's own account)
 	State        State           `json:"state"`
 	Reason       string          `json:"reason,omitempty"`
 	Created      time.Time       `json:"created"`
@@ -94,9 +97,13 @@ type Deployment struct {
 	// The deployment's own share of the venue's account: its cash
 	// (capital less what its fills cost), position, the standing target
 	// its last order was sized for, and the equity the breakers watch.
-	Cash        decimal.Decimal `json:"cash"`
-	Position    decimal.Decimal `json:"position"`
-	Target      float64         `json:"target"`
+	Cash     decimal.Decimal `json:"cash"`
+	Position decimal.Decimal `json:"position"`
+	Target   float64         `json:"target"`
+	// NoTarget: the last order was a quantity (an on_bar strategy's
+	// ctx.buy or ctx.sell), so no target stands and the next one trades,
+	// as in the backtest.
+	NoTarget    bool            `json:"no_target,omitempty"`
 	Equity      decimal.Decimal `json:"equity"`
 	Mark        decimal.Decimal `json:"mark,omitzero"` // the last close it was marked at
 	Peak        decimal.Decimal `json:"peak"`
@@ -104,11 +111,27 @@ type Deployment struct {
 	DayStart    decimal.Decimal `json:"day_start_equity"`
 	OrdersToday int             `json:"orders_today"`
 	LastBar     time.Time       `json:"last_bar,omitzero"` // the last bar evaluated or recorded missed
-	Missed      int             `json:"missed_bars,omitempty"`
+	// Exits are the protective exits the strategy attaches to its
+	// positions (fractions of the average entry price, as the backtest
+	// places them). EntryQty and EntryValue are the open position's
+	// increases (quantity, and quantity × fill price), whose ratio is the
+	// average entry the exits are priced from, as in the backtest. Guard
+	// is the client order id of the command whose legs protect the
+	// position now ("" for none).
+	Exits      Exits           `json:"exits,omitzero"`
+	EntryQty   decimal.Decimal `json:"entry_qty,omitzero"`
+	EntryValue decimal.Decimal `json:"entry_value,omitzero"`
+	Guard      string          `json:"guard,omitempty"`
+	Missed     int             `json:"missed_bars,omitempty"`
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
-	ArmedUntil time.Time  `json:"armed_until,omitzero"`
-	Proposals  []Proposal `json:"proposals,omitempty"`
+	ArmedUntil time.Time `json:"armed_until,omitzero"`
+	// PreApproved (propose mode) is how many of its next orders an
+	// operator approved ahead (wicket node approve-proposal --next N
+	// DEPLOYMENT): each is sent as an approved proposal is, without
+	// waiting. It lapses at every start of the node, as arming does.
+	PreApproved int        `json:"pre_approved,omitempty"`
+	Proposals   []Proposal `json:"proposals,omitempty"`
 	// Preview is what the checks before deploying found (the check's
 	// answer only; never journaled).
 	Preview *Preview `json:"preview,omitempty"`
@@ -151,6 +174,14 @@ type Proposal struct {
 	Side          string          `json:"side"`
 	Quantity      decimal.Decimal `json:"quantity"`
 	Target        float64         `json:"target"`
+	Symbol        string          `json:"symbol,omitempty"`
+	Venue         string          `json:"venue,omitempty"`
+	// BarClose is the price it was sized at: the close of its bar. An
+	// approval re-sizes it at the venue's price then, within the
+	// allowance (or refuses it).
+	BarClose decimal.Decimal `json:"bar_close,omitzero"`
+	Type     string          `json:"type,omitempty"` // "" market, or bracket
+	Qty      bool            `json:"qty,omitempty"`  // an on_bar strategy's quantity, not a target
 }
 
 // IDPrefix starts every deployment id.
@@ -223,4 +254,29 @@ func short(s string) string {
 		return s[:40] + "..."
 	}
 	return s
+}
+
+// Knobs renders knob values for people: name=value pairs sorted by name
+// ("fast=5, slow=20"), strings quoted; "defaults" when none is set.
+func Knobs(params map[string]any) string {
+	if len(params) == 0 {
+		return "defaults"
+	}
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		v := params[k]
+		switch x := v.(type) {
+		case string:
+			v = strconv.Quote(x)
+		case float64:
+			v = strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		parts[i] = fmt.Sprintf("%s=%v", k, v)
+	}
+	return strings.Join(parts, ", ")
 }

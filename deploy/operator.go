@@ -3,11 +3,16 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"wicket/node"
+	"wicket/node/command"
+	"wicket/strategy/worker"
 )
 
 // The operator's acts on a deployment (arm, resume, approve a proposal)
@@ -21,7 +26,13 @@ const (
 	ActArm     = "arm"
 	ActResume  = "resume"
 	ActApprove = "approve"
+	// ActApproveNext approves a propose-mode deployment's next N orders
+	// ahead (the request's For is N).
+	ActApproveNext = "approve-next"
 )
+
+// MaxApproveNext bounds the orders approved ahead at once.
+const MaxApproveNext = 100
 
 // MaxArm is the longest an operator arms a deployment for.
 const MaxArm = 24 * time.Hour
@@ -86,14 +97,14 @@ func (r *Runner) Challenge(act, name string) (string, error) {
 
 func (r *Runner) exists(act, name string) error {
 	switch act {
-	case ActArm, ActResume:
+	case ActArm, ActResume, ActApproveNext:
 		_, err := r.get(name)
 		return err
 	case ActApprove:
 		_, _, err := r.proposal(name)
 		return err
 	}
-	return errorf(KindBadRequest, "no operator act %q: arm, resume or approve", short(act))
+	return errorf(KindBadRequest, "no operator act %q: arm, resume, approve or approve-next", short(act))
 }
 
 // signed checks the operator's signature of act on name and uses up its
@@ -115,8 +126,11 @@ func (r *Runner) signed(act, name string, req node.ArmRequest) error {
 }
 
 func cliVerb(act string) string {
-	if act == ActApprove {
+	switch act {
+	case ActApprove:
 		return "approve-proposal"
+	case ActApproveNext:
+		return "approve-proposal --next N"
 	}
 	return act
 }
@@ -142,6 +156,40 @@ func (r *Runner) Arm(id string, req node.ArmRequest) (Deployment, error) {
 	}
 	l.d.ArmedUntil = r.cfg.Now().UTC().Add(d)
 	r.log.Warn("deployment armed by an operator", "deployment", id, "until", l.d.ArmedUntil)
+	return l.d.view(), nil
+}
+
+// ApproveNext approves the next N orders of a propose-mode deployment
+// ahead (operator-signed; N is req.For): each is sent as an approved
+// proposal is, as it is decided, until N are sent. It lapses at every
+// start of the node.
+func (r *Runner) ApproveNext(id string, req node.ArmRequest) (Deployment, error) {
+	n, err := strconv.Atoi(req.For)
+	if err != nil || n < 1 || n > MaxApproveNext {
+		return Deployment{}, errorf(KindBadRequest, "next=%q: give how many of its next orders to approve, 1 to %d", short(req.For), MaxApproveNext)
+	}
+	l, err := r.get(id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := r.signed(ActApproveNext, id, req); err != nil {
+		return Deployment{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.d.State == StateStopped:
+		return Deployment{}, errorf(KindConflict, "deployment %s is stopped: deploy again", id)
+	case l.d.Mode != ModePropose:
+		return Deployment{}, errorf(KindConflict, "deployment %s is in %s mode: only a propose-mode deployment's orders are approved (arm an auto one: wicket node arm %s)", id, l.d.Mode, id)
+	}
+	prev := *l.d
+	l.d.PreApproved, l.d.Updated = n, r.cfg.Now().UTC()
+	if err := r.cfg.Store.Commit(Batch{Deployment: l.d}); err != nil {
+		*l.d = prev
+		return Deployment{}, errorf(KindInternal, "the approval could not be journaled, so none is taken: %v", err)
+	}
+	r.log.Warn("deployment's next orders approved by an operator", "deployment", id, "orders", n)
 	return l.d.view(), nil
 }
 
@@ -187,7 +235,8 @@ func (r *Runner) proposal(cid string) (*live, Proposal, error) {
 
 // Approve sends a waiting proposal through the node's write path
 // (operator-signed), once.
-func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (Intent, error) {
+// who says how the request reached the node (caller).
+func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest, who string) (Intent, error) {
 	l, p, err := r.proposal(cid)
 	if err != nil {
 		return Intent{}, err
@@ -195,14 +244,14 @@ func (r *Runner) Approve(ctx context.Context, cid string, req node.ArmRequest) (
 	if err := r.signed(ActApprove, cid, req); err != nil {
 		return Intent{}, err
 	}
-	return r.sendProposal(ctx, l, p, "approved by an operator (signed with the operator key)")
+	return r.sendProposal(ctx, l, p, "approved by an operator: signed with the operator key (settings/operator.pub), sent "+who)
 }
 
 // ApproveElicited sends a waiting proposal that the person a `wicket mcp
 // --approval elicit` server asked has accepted, once. The node takes that
 // word only for a deployment created with approval elicit, and only from
 // the key that created it (keyID: the key the request was signed with).
-func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by string) (Intent, error) {
+func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by, who string) (Intent, error) {
 	l, p, err := r.proposal(cid)
 	if err != nil {
 		return Intent{}, err
@@ -219,7 +268,9 @@ func (r *Runner) ApproveElicited(ctx context.Context, cid, keyID, by string) (In
 	if by = strings.TrimSpace(by); by == "" || len(by) > 200 {
 		by = "the MCP client's user"
 	}
-	return r.sendProposal(ctx, l, p, "approved through the MCP client ("+by+") of the wicket mcp session that deployed it")
+	// The node cannot see a person: it records whose word it took, and
+	// what that word claimed, never that a client was involved.
+	return r.sendProposal(ctx, l, p, fmt.Sprintf("approved on the word of key %s (the key that created the deployment with approval elicit), %s, which says its MCP client's user (%s) accepted; the node cannot see the person", keyID, who, by))
 }
 
 // sendProposal sends the approved proposal p of l once; note says who
@@ -252,11 +303,84 @@ func (r *Runner) sendProposal(ctx context.Context, l *live, p Proposal, note str
 		in.Status, in.Note = IntentLapsed, "not sent: "+l.d.Reason
 		return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}})
 	}
-	in.Status, in.Note, in.Updated = IntentSending, note, r.cfg.Now().UTC()
+	if why := r.resize(ctx, l.d, &in, p); why != "" {
+		in.Status, in.Note, in.Updated = IntentLapsed, "not sent: "+why, r.cfg.Now().UTC()
+		if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}}); err != nil {
+			return Intent{}, err
+		}
+		return in, errorf(KindConflict, "proposal %s was not sent: %s", cid, why)
+	}
+	if l.d.Guard != "" { // the exits resting for the position make way first
+		why, changed := r.cancelGuard(ctx, l.d)
+		if why != "" {
+			in.Status, in.Note = IntentRefused, why
+			return in, r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: append(changed, in)})
+		}
+		if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: changed}); err != nil {
+			return Intent{}, err
+		}
+	}
+	in.Status, in.Note, in.Updated = IntentSending, in.Note+note, r.cfg.Now().UTC()
 	l.d.OrdersToday++
 	if err := r.cfg.Store.Commit(Batch{Deployment: l.d, Intents: []Intent{in}}); err != nil {
 		return Intent{}, err
 	}
-	err = r.send(ctx, l.d, &in)
-	return in, err
+	if err := r.cfg.Store.Commit(Batch{Intents: legs(in)}); err != nil {
+		return Intent{}, err
+	}
+	if err = r.send(ctx, l.d, &in); err != nil {
+		return in, err
+	}
+	vc, _ := r.cfg.Project.Venue(l.d.Venue)
+	return in, r.protect(ctx, l.d, vc, in.Bar)
+}
+
+// resize sizes an approved proposal again at the venue's price now, as
+// the deployment sizes an order at a bar's close: within its capital and
+// allowance, with a bracket's exits priced from that price. It says why
+// the proposal cannot be sent ("" when it can): no price at the venue, or
+// no order left to send at the price now.
+func (r *Runner) resize(ctx context.Context, d *Deployment, in *Intent, p Proposal) string {
+	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, 0)
+	if err != nil {
+		return "the venue's price could not be read to size it again: " + err.Error()
+	}
+	px, ok := snap.Mark(d.Venue, d.Symbol)
+	if !ok || !px.IsPositive() {
+		return fmt.Sprintf("venue %s has no price of %s now to size it again at", d.Venue, d.Symbol)
+	}
+	vc, _ := r.cfg.Project.Venue(d.Venue)
+	dec := worker.Decision{HasTarget: !in.Qty, Target: in.Target}
+	if in.Qty {
+		q, _ := in.Quantity.Float64()
+		if in.Side == string(command.Sell) {
+			q = -q
+		}
+		dec = worker.Decision{HasQty: true, Qty: q}
+	}
+	qty := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol))
+	if qty.IsZero() {
+		return fmt.Sprintf("at %s's price now, %s (the bar closed at %s), the target %v needs no order within the allowance", d.Symbol, px, p.BarClose, in.Target)
+	}
+	side := string(command.Buy)
+	if qty.IsNegative() {
+		side = string(command.Sell)
+	}
+	if side != in.Side {
+		return fmt.Sprintf("at %s's price now, %s, reaching the target %v takes a %s, not the %s proposed", d.Symbol, px, in.Target, side, in.Side)
+	}
+	if !qty.Abs().Equal(in.Quantity) {
+		r.log.Info("approved proposal re-sized at the price now", "deployment", d.ID, "client_order_id", in.ClientOrderID,
+			"proposed", in.Quantity, "sent", qty.Abs(), "bar_close", p.BarClose, "price", px)
+		in.Note = fmt.Sprintf("re-sized at approval from %s at the bar's close %s to %s at the price then, %s; ", in.Quantity, p.BarClose, qty.Abs(), px)
+		in.Quantity = qty.Abs()
+	}
+	if command.OrderType(in.Type) == command.Bracket {
+		if !d.Position.IsZero() { // no longer an entry from flat: its exits come after the fill
+			in.Type, in.StopPrice, in.LimitPrice = "", decimal.Zero, decimal.Zero
+		} else {
+			asBracket(in, d, px, r.tick(ctx, vc, d.Symbol), vc)
+		}
+	}
+	return ""
 }

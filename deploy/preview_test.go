@@ -65,7 +65,15 @@ func TestDeployStartPointCheck(t *testing.T) {
 	g := researchRig(t, 400)
 	spec := Spec{Strategy: "ema_cross.star", Source: emaCross, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
 	_, err := g.r.Check(ctxT(t), spec)
-	wantErr(t, err, "warm-up 80 bars is shorter than", "start-point check", "--warmup", "windowed indicators")
+	wantErr(t, err, "ta.ema(10)", "start-point check", "--warmup 160", "windowed indicators")
+	// The seed never washes out within the 80 bars checked: the refusal
+	// says so, never that 80 bars are shorter than a smaller figure or that
+	// no warm-up is enough while naming one.
+	for _, bad := range []string{"is shorter than the", "no warm-up is enough"} {
+		if strings.Contains(err.Error(), bad) {
+			t.Fatalf("refusal contradicts itself (%q): %v", bad, err)
+		}
+	}
 	if _, err := g.r.Create(ctxT(t), spec); err == nil {
 		t.Fatal("an EMA-seeded strategy was deployed on a short warm-up")
 	}
@@ -111,24 +119,46 @@ func TestDeployPreviewBacktest(t *testing.T) {
 	t.Logf("%d trades, total return %.4f; %s", b.Trades, *b.TotalReturn, pv.Lookahead)
 }
 
-// TestDeployRefusesProtectiveExits: a strategy whose signals attach
-// stop-loss or take-profit exits is refused at the check and at
-// creation, since the loop does not place them yet and its live trades
-// would differ from its backtest; the same strategy without them deploys.
-func TestDeployRefusesProtectiveExits(t *testing.T) {
+// TestDeployExitsTheVenueCannotCarry: a strategy with a stop-loss and a
+// take-profit passes the check (its entries go out as brackets); one
+// whose trailing stop rides with a stop-loss, which no venue command
+// carries in one group, is refused at the check and at creation, naming
+// the leg; the trailing stop alone deploys.
+func TestDeployExitsTheVenueCannotCarry(t *testing.T) {
 	g := researchRig(t, 400)
-	withStops := strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.02, "take_profit": 0.04}`, 1)
-	if withStops == smaHalf {
-		t.Fatal("the fixture's signals changed: no exits were added")
+	spec := Spec{Strategy: "sma_stops.star", Source: smaBracket, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	spec := Spec{Strategy: "sma_stops.star", Source: withStops, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
-	_, err := g.r.Check(ctxT(t), spec)
-	wantErr(t, err, "attaches protective exits", "deploy it without exits")
+	if d.Exits != (Exits{StopLoss: 0.004, TakeProfit: 0.006}) {
+		t.Fatalf("check's exits %+v", d.Exits)
+	}
+	spec.Source = strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.02, "trailing_stop": 0.01}`, 1)
+	_, err = g.r.Check(ctxT(t), spec)
+	wantErr(t, err, "trailing_stop together with a stop_loss", "the trailing_stop leg cannot be placed")
 	if _, err := g.r.Create(ctxT(t), spec); err == nil {
-		t.Fatal("a strategy with protective exits was deployed")
+		t.Fatal("a strategy whose exits no venue carries was deployed")
 	}
-	spec.Strategy, spec.Source = "sma_half.star", smaHalf
+	spec.Source = strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "trailing_stop": 0.01}`, 1)
 	if _, err := g.r.Check(ctxT(t), spec); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDeployOnBarChecks: an on_bar strategy is checked as a signals one
+// is: the start-point check over its warm-up and the lookahead proof of
+// the preview's backtest both run and pass, and it deploys as on_bar.
+func TestDeployOnBarChecks(t *testing.T) {
+	g := researchRig(t, 400)
+	spec := Spec{Strategy: "onbar_bracket.star", Source: onBarBracket, Series: symbol + "@1m", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 80}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := d.Preview
+	if d.Style != "on_bar" || pv == nil || pv.StartPoint == nil || !pv.StartPoint.Passed || !strings.HasPrefix(pv.Lookahead, "passed") || pv.Backtest == nil || pv.Backtest.Trades == 0 {
+		t.Fatalf("on_bar check: style %q preview %+v", d.Style, pv)
+	}
+	t.Logf("%s; %s; %d trades", pv.StartPoint.Verdict, pv.Lookahead, pv.Backtest.Trades)
 }

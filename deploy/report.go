@@ -3,11 +3,13 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/shopspring/decimal"
 
-	"wicket/strategy/worker"
+	"wicket/strategy"
+	"wicket/strategy/backtest"
 )
 
 // MaxReportDecisions bounds the decisions a tracking report replays (the
@@ -26,7 +28,34 @@ type Report struct {
 	Equal      int          `json:"equal"`
 	Diverged   []Divergence `json:"diverged"`
 	Fills      []FillTrack  `json:"fills"`
-	Truncated  string       `json:"truncated,omitempty"`
+	// Exits sets each protective exit that filled live against the
+	// replay's: the backtest engine run over the same bars with the live
+	// decisions and the strategy's exits, filling them by its intrabar
+	// rule (ExitReplay says what it found; nil: no exits to replay).
+	Exits     *ExitReplay `json:"exits,omitempty"`
+	Truncated string      `json:"truncated,omitempty"`
+}
+
+// ExitReplay is the replay of a deployment's protective exits: each live
+// exit fill with the replay's fill of the same exit on the same bar, and
+// the replay's exits that did not fill live.
+type ExitReplay struct {
+	Live        int         `json:"live"`
+	Replayed    int         `json:"replayed"`
+	Equal       int         `json:"equal"` // same bar and exit, price to the cent
+	Fills       []ExitTrack `json:"fills"`
+	MissedLive  []ExitTrack `json:"missed_live,omitempty"` // the replay's exits with no live fill
+	Error       string      `json:"error,omitempty"`
+	FinalEquity string      `json:"replay_final_equity,omitempty"`
+}
+
+// ExitTrack is one exit's fill, live and in the replay.
+type ExitTrack struct {
+	Bar         time.Time       `json:"bar"` // the bar on whose path it filled
+	Exit        string          `json:"exit"`
+	Live        decimal.Decimal `json:"live_price,omitzero"`
+	Replay      decimal.Decimal `json:"replay_price,omitzero"`
+	SlippageBps decimal.Decimal `json:"slippage_bps"` // live against the replay, in bps of the replay's price, against the trader when positive
 }
 
 // Divergence is a bar whose live decision the replay did not make.
@@ -98,9 +127,11 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 		}
 		closeOf[dc.Bar.Unix()] = bars.Close[k]
 		w := bars.Slice(max(0, k-d.Warmup), k+1)
-		got, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
-			StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-			Series:          d.Series, Bars: w.Encode()})
+		req, err := r.decideRequest(&d, w, nil) // an on_bar strategy's ctx: the journaled accounts
+		if err != nil {
+			return rep, err
+		}
+		got, err := r.cfg.Strategies.Decide(ctx, req)
 		if err != nil {
 			return rep, fmt.Errorf("replay of %s at %s: %w", id, dc.Bar.Format(time.RFC3339), err)
 		}
@@ -117,8 +148,9 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	rep.Exits = r.replayExits(ctx, &d, gran, bars, decided, intents)
 	for _, in := range intents {
-		if !in.Filled.IsPositive() {
+		if !in.Filled.IsPositive() || in.Exit != "" {
 			continue
 		}
 		c, ok := closeOf[in.Bar.Unix()]
@@ -136,4 +168,100 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 			Latency: in.Updated.Sub(in.Bar.Add(gran))})
 	}
 	return rep, nil
+}
+
+// replayExits runs the backtest engine over the journaled bars from the
+// first decision replayed, with the live decisions as its signals and the
+// strategy's exits, and sets the live exit fills against its own.
+func (r *Runner) replayExits(ctx context.Context, d *Deployment, gran time.Duration, bars strategy.Bars, decided []Decision, intents []Intent) *ExitReplay {
+	if !d.Exits.Any() || len(decided) == 0 || gran <= 0 {
+		return nil
+	}
+	out := &ExitReplay{Fills: []ExitTrack{}}
+	k0 := -1
+	for i, t := range bars.Time {
+		if t == decided[0].Bar.Unix() {
+			k0 = i
+		}
+	}
+	if k0 < 0 {
+		out.Error = "the first replayed decision's bar is not in the journal"
+		return out
+	}
+	w := bars.Slice(k0, bars.Len())
+	n := w.Len()
+	sig := strategy.Signals{Long: make([]bool, n), Short: make([]bool, n), Exit: make([]bool, n), Size: make([]float64, n),
+		Exits: strategy.Exits{StopLoss: d.Exits.StopLoss, TakeProfit: d.Exits.TakeProfit, TrailingStop: d.Exits.TrailingStop}}
+	at := map[int64]int{}
+	for i, t := range w.Time {
+		at[t] = i
+		sig.Size[i] = 1
+	}
+	for _, dc := range decided {
+		i, ok := at[dc.Bar.Unix()]
+		if !ok || !dc.HasTarget {
+			continue
+		}
+		switch {
+		case dc.Target > 0:
+			sig.Long[i], sig.Size[i] = true, dc.Target
+		case dc.Target < 0:
+			sig.Short[i], sig.Size[i] = true, -dc.Target
+		default:
+			sig.Exit[i] = true
+		}
+	}
+	vc, _ := r.cfg.Project.Venue(d.Venue)
+	allow := d.Allowance
+	cfg := backtest.Config{Capital: d.Capital, FeeBps: vc.FeeBps, SlippageBps: vc.SlippageBps, Fill: backtest.FillNextOpen, Allowance: &allow}
+	res, err := backtest.Run(ctx, w, cfg, backtest.Decisions{Signals: &sig})
+	if err != nil {
+		out.Error = "the replay could not run: " + err.Error()
+		return out
+	}
+	out.FinalEquity = decimal.NewFromFloat(res.Curve.Equity[n-1]).StringFixed(2)
+	type key struct {
+		bar  int64
+		exit string
+	}
+	replay := map[key]decimal.Decimal{}
+	for _, tr := range res.AllTrades {
+		if tr.Exit != "" {
+			replay[key{w.Time[tr.ExitBar], tr.Exit}] = decimal.NewFromFloat(tr.ExitPrice)
+			out.Replayed++
+		}
+	}
+	seen := map[key]bool{}
+	for _, in := range intents {
+		if in.Exit == "" || !in.Filled.IsPositive() {
+			continue
+		}
+		bar := in.Updated.Add(-gran).Truncate(gran) // booked at the close of the bar on whose path it filled
+		k := key{bar.Unix(), in.Exit}
+		if _, ok := at[k.bar]; !ok {
+			continue // before the replayed window
+		}
+		out.Live++
+		tr := ExitTrack{Bar: bar, Exit: in.Exit, Live: in.Price}
+		if rp, ok := replay[k]; ok {
+			seen[k] = true
+			tr.Replay = rp
+			diff := rp.Sub(in.Price)
+			if in.Side == "buy" {
+				diff = diff.Neg()
+			}
+			tr.SlippageBps = diff.Div(rp).Shift(4).Round(4)
+			if in.Price.Round(2).Equal(rp.Round(2)) {
+				out.Equal++
+			}
+		}
+		out.Fills = append(out.Fills, tr)
+	}
+	for k, p := range replay {
+		if !seen[k] {
+			out.MissedLive = append(out.MissedLive, ExitTrack{Bar: time.Unix(k.bar, 0).UTC(), Exit: k.exit, Replay: p})
+		}
+	}
+	sort.Slice(out.MissedLive, func(i, j int) bool { return out.MissedLive[i].Bar.Before(out.MissedLive[j].Bar) })
+	return out
 }

@@ -73,10 +73,18 @@ type Config struct {
 	Now         func() time.Time
 	NewID       func() string // deployment ids: "dep-" + NewID()
 	Logger      *slog.Logger
+	// MarkWait bounds how long an order waits for the venue's mark when
+	// the node's dry run says it has none yet (after a restart the first
+	// price arrives before it is the mark); then it is not sent, with
+	// the reason. 0: DefaultMarkWait; negative: no wait.
+	MarkWait time.Duration
 	// OnStep, when set, is called after each bar a deployment handled
 	// (tests and benchmarks wait on it instead of on time).
 	OnStep func(id string, bar time.Time)
 }
+
+// DefaultMarkWait is Config.MarkWait's default.
+const DefaultMarkWait = 5 * time.Second
 
 // Runner runs the deployments of one node.
 type Runner struct {
@@ -116,6 +124,9 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Guardrail == nil {
 		cfg.Guardrail = guardrail.New(cfg.Project)
 	}
+	if cfg.MarkWait == 0 {
+		cfg.MarkWait = DefaultMarkWait
+	}
 	r := &Runner{cfg: cfg, log: cfg.Logger, chall: newChallenges(), deps: map[string]*live{}}
 	ds, err := cfg.Store.Deployments()
 	if err != nil {
@@ -139,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 // lapses its proposals and arming.
 func (r *Runner) restore(ctx context.Context, l *live) error {
 	d := l.d
-	d.ArmedUntil = time.Time{}
+	d.ArmedUntil, d.PreApproved = time.Time{}, 0
 	intents, err := r.cfg.Store.Intents(d.ID)
 	if err != nil {
 		return err
@@ -280,12 +291,26 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", d.Series, err, d.Series)
 		}
 		bars.Series = d.Series
+		if bars.Len() == 0 { // nothing to warm up on or to check with: its decisions could not equal a backtest's
+			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "series %s has no bars in the node's history store before now, so the deployment would have no warm-up and nothing to check it with: record or fetch it first (wicket data fetch %s, or wicket data record %s), then deploy",
+				d.Series, d.Series, d.Series)
+		}
+	}
+	if err := r.checkCapital(ctx, d); err != nil {
+		return nil, strategy.Bars{}, nil, err
 	}
 	if bars.Len() > 0 { // the loop's own call, once: what it would refuse at every bar is refused now
-		if _, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
-			StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-			Series:          d.Series, Bars: bars.Encode()}); err != nil {
+		req, err := r.decideRequest(&Deployment{Style: d.Style, Capital: d.Capital, Strategy: d.Strategy, Source: d.Source, Params: d.Params, Series: d.Series}, bars, nil)
+		if err != nil {
+			return nil, strategy.Bars{}, nil, errorf(KindInternal, "%v", err)
+		}
+		dec, err := r.cfg.Strategies.Decide(ctx, req)
+		if err != nil {
 			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
+		}
+		d.Exits = exitsOf(dec)
+		if err := r.checkExits(ctx, d, bars.Close[bars.Len()-1]); err != nil {
+			return nil, strategy.Bars{}, nil, err
 		}
 	}
 	pv, err := r.preview(ctx, d, bars)
@@ -385,8 +410,8 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 		}
 		return nil, errorf(KindBadRequest, "strategy %s fails validation (%s): fix it and run wicket strategy validate %s before deploying", spec.Strategy, strings.Join(msgs, "; "), spec.Strategy)
 	}
-	if rep.Style != scriptapi.StyleSignals {
-		return nil, errorf(KindBadRequest, "strategy %s decides in on_bar; a deployment runs signals(bars) strategies for now: deploy one with a signals entry point", spec.Strategy)
+	if rep.Style != scriptapi.StyleSignals && rep.Style != scriptapi.StyleOnBar {
+		return nil, errorf(KindBadRequest, "strategy %s is a %s strategy; a deployment runs signals(bars) and on_bar strategies of one series: deploy one of those", spec.Strategy, rep.Style)
 	}
 	warm := spec.Warmup
 	if warm > 0 && warm < rep.Warmup {
@@ -405,9 +430,26 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	d := &Deployment{ID: IDPrefix + r.cfg.NewID(), Strategy: spec.Strategy, StrategyHash: hex.EncodeToString(sum[:]), Source: spec.Source,
 		Params: params, Series: sym + "@" + string(g), Symbol: orderSym, Venue: vc.Name, Mode: mode, Capital: spec.Capital, Allowance: a,
 		Approval: approval, CreatedBy: spec.CreatedBy,
-		Warmup: warm, State: StateRunning, Created: now, Updated: now,
+		Warmup: warm, Style: string(rep.Style), State: StateRunning, Created: now, Updated: now,
 		Cash: spec.Capital, Equity: spec.Capital, Peak: spec.Capital}
 	return d, nil
+}
+
+// checkCapital refuses a capital above what the venue holds (its equity
+// as the node reads it): the deployment would size orders for money the
+// account does not have.
+func (r *Runner) checkCapital(ctx context.Context, d *Deployment) error {
+	snap, err := r.cfg.Node.Snapshot(ctx, d.Venue, 0)
+	if err != nil {
+		return errorf(KindInternal, "venue %s's account could not be read from the node to check the capital against it: %v", d.Venue, err)
+	}
+	for _, v := range snap.Venues {
+		if v.Name == d.Venue && d.Capital.GreaterThan(v.Equity) {
+			return errorf(KindBadRequest, "capital %s is more than venue %s holds (equity %s %s): give at most %s (a deployment trades a share of its venue's account)",
+				d.Capital, d.Venue, v.Equity.StringFixed(2), v.Currency, v.Equity.StringFixed(2))
+		}
+	}
+	return nil
 }
 
 func (r *Runner) venueNames() []string {

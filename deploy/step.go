@@ -13,7 +13,6 @@ import (
 	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/book"
-	"wicket/strategy/worker"
 )
 
 // maxMissedRows bounds the missed bars recorded one by one after a gap;
@@ -56,12 +55,15 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	var b Batch
 	b.Deployment = d
 	b.Intents = append(b.Intents, r.settleOpen(ctx, d)...)
-	b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: not approved before the next bar closed")...)
 	// Bars missed while the node was down or the tape had a gap: reported,
 	// never traded late.
-	if !d.LastBar.IsZero() && l.gran > 0 {
+	last := d.LastBar
+	if last.IsZero() && l.bars.Len() > 0 { // the first live bar: the bars after the warm-up's last were skipped too
+		last = time.Unix(l.bars.Time[l.bars.Len()-1], 0).UTC()
+	}
+	if !last.IsZero() && l.gran > 0 {
 		n := 0
-		for t := d.LastBar.Add(l.gran); t.Before(bar.Time); t = t.Add(l.gran) {
+		for t := last.Add(l.gran); t.Before(bar.Time); t = t.Add(l.gran) {
 			if n < maxMissedRows {
 				b.Decisions = append(b.Decisions, Decision{Bar: t, Status: DecisionMissed, Note: "missed: no bar was handled at its close; never traded late"})
 			}
@@ -78,16 +80,22 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	px := decimal.NewFromFloat(bar.Close)
 	r.mark(d, px, bar.Time)
 	if d.State != StateRunning {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: the deployment is "+string(d.State))...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
 	if r.breakers(d, now) {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	dec, err := r.cfg.Strategies.Decide(ctx, worker.DecideRequest{
-		StrategyRequest: worker.StrategyRequest{Name: d.Strategy, Source: d.Source, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: d.Params},
-		Series:          d.Series, Bars: l.bars.Encode()})
+	acct := Account{Bar: bar.Time, Position: d.Position, Cash: d.Cash, Equity: d.Equity}
+	b.Accounts = append(b.Accounts, acct)
+	req, err := r.decideRequest(d, l.bars, &acct)
+	if err != nil {
+		return err
+	}
+	dec, err := r.cfg.Strategies.Decide(ctx, req)
 	if err != nil {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionFailed, Equity: d.Equity, Note: "the strategy could not be evaluated: " + err.Error()})
 		if cerr := r.cfg.Store.Commit(b); cerr != nil {
@@ -96,13 +104,35 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		return fmt.Errorf("deployment %s at %s: %w", id, bar.Time.Format(time.RFC3339), err)
 	}
 	b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionDecided, HasTarget: dec.HasTarget, Target: dec.Target, Equity: d.Equity})
-	if !dec.HasTarget || dec.Target == d.Target {
-		return r.cfg.Store.Commit(b) // no change of target: nothing to trade (drift is not rebalanced, as in the backtest)
+	if dec.HasQty {
+		b.Decisions[len(b.Decisions)-1].Note = fmt.Sprintf("quantity %v", dec.Qty)
 	}
-	qty := r.size(d, vc, dec.Target, px, r.step(ctx, vc, d.Symbol))
+	// Propose mode batches: a proposal waits while the strategy still
+	// wants its target (the same target again, or no change), and lapses
+	// when it decides another.
+	if len(d.Proposals) > 0 && (dec.HasTarget || dec.HasQty) {
+		if p := d.Proposals[len(d.Proposals)-1]; dec.HasTarget && !p.Qty && p.Target == dec.Target {
+			b.Decisions[len(b.Decisions)-1].Note = "still proposed: " + p.ClientOrderID + " waits for an operator"
+			return r.cfg.Store.Commit(b)
+		}
+		b.Intents = append(b.Intents, r.lapseProposals(d, fmt.Sprintf("lapsed: the strategy decided another order at the bar of %s", bar.Time.Format(time.RFC3339)))...)
+	}
+	if !changed(d, dec) {
+		// No change of target: nothing to trade (drift is not rebalanced,
+		// as in the backtest); a position without its exits gets them.
+		if err := r.cfg.Store.Commit(b); err != nil {
+			return err
+		}
+		return r.protect(ctx, d, vc, bar.Time)
+	}
+	d.Exits = exitsOf(dec) // the exits the order's position rests with
+	qty := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol))
 	if qty.IsZero() {
-		d.Target = dec.Target
-		return r.cfg.Store.Commit(b)
+		d.Target, d.NoTarget = dec.Target, dec.HasQty
+		if err := r.cfg.Store.Commit(b); err != nil {
+			return err
+		}
+		return r.protect(ctx, d, vc, bar.Time)
 	}
 	if !book.MayOrder(d.Allowance.MaxOrdersPerDay, d.OrdersToday) {
 		r.pause(d, fmt.Sprintf("%s: %d orders sent in the UTC day %s already, the allowance's limit; the order for target %v at %s was not sent",
@@ -110,29 +140,64 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		return r.cfg.Store.Commit(b)
 	}
 	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
-		Quantity: qty.Abs(), Target: dec.Target, Status: IntentSending, Updated: now}
+		Quantity: qty.Abs(), Target: dec.Target, Qty: dec.HasQty, Status: IntentSending, Updated: now}
 	if qty.IsNegative() {
 		in.Side = string(command.Sell)
 	}
-	if d.Mode == ModePropose {
+	if d.Exits.bracket() && d.Position.IsZero() {
+		asBracket(&in, d, px, r.tick(ctx, vc, d.Symbol), vc)
+	}
+	if d.Mode == ModePropose && d.PreApproved == 0 {
 		in.Status = IntentProposed
-		d.Proposals = append(d.Proposals, Proposal{ClientOrderID: in.ClientOrderID, Bar: bar.Time, Side: in.Side, Quantity: in.Quantity, Target: in.Target})
+		d.Proposals = append(d.Proposals, Proposal{ClientOrderID: in.ClientOrderID, Bar: bar.Time, Side: in.Side, Quantity: in.Quantity, Target: in.Target,
+			Symbol: d.Symbol, Venue: d.Venue, BarClose: px, Type: in.Type, Qty: in.Qty})
 		b.Intents = append(b.Intents, in)
 		r.log.Info("deployment proposes an order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "side", in.Side, "quantity", in.Quantity)
 		return r.cfg.Store.Commit(b)
 	}
-	if why := r.unarmed(ctx, d, vc, now); why != "" {
+	why := ""
+	if d.Mode == ModePropose { // approved ahead by an operator: sent as approved, the venue's arming still applies
+		d.PreApproved--
+		in.Note = fmt.Sprintf("sent on an operator's approval of the next orders (%d left); ", d.PreApproved)
+		why = r.unarmedVenue(ctx, vc)
+	} else {
+		why = r.unarmed(ctx, d, vc, now)
+	}
+	if why != "" {
 		in.Status, in.Note = IntentRefused, why
 		b.Intents = append(b.Intents, in)
 		return r.cfg.Store.Commit(b)
 	}
+	if d.Guard != "" { // the exits resting for the position make way first
+		why, changed := r.cancelGuard(ctx, d)
+		b.Intents = append(b.Intents, changed...)
+		if why != "" {
+			in.Status, in.Note = IntentRefused, why
+			b.Intents = append(b.Intents, in)
+			return r.cfg.Store.Commit(b)
+		}
+		if q := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol)); !q.Equal(qty) { // a leg filled meanwhile
+			if q.IsZero() {
+				d.Target, d.NoTarget = dec.Target, dec.HasQty
+				return r.cfg.Store.Commit(b)
+			}
+			in.Quantity, in.Side = q.Abs(), string(command.Buy)
+			if q.IsNegative() {
+				in.Side = string(command.Sell)
+			}
+		}
+	}
 	// The intent is durable before the node hears of it.
 	b.Intents = append(b.Intents, in)
+	b.Intents = append(b.Intents, legs(in)...)
 	d.OrdersToday++
 	if err := r.cfg.Store.Commit(b); err != nil {
 		return err
 	}
-	return r.send(ctx, d, &in)
+	if err := r.send(ctx, d, &in); err != nil {
+		return err
+	}
+	return r.protect(ctx, d, vc, bar.Time)
 }
 
 // resend sends the intents of the last bar that a crash left journaled
@@ -209,10 +274,23 @@ func (r *Runner) unarmed(ctx context.Context, d *Deployment, vc project.Venue, n
 // send sends in through the node's one write path and settles what the
 // node answered.
 func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
-	cmd := command.Command{Verb: command.SubmitOrder, Venue: d.Venue, Symbol: d.Symbol, Side: command.Side(in.Side),
-		Type: command.Market, Quantity: in.Quantity, ClientOrderID: in.ClientOrderID}
+	cmd := in.command(d)
 	reason := fmt.Sprintf("deployment %s (%s %s) to target %v at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], in.Target, in.Bar.Format(time.RFC3339))
+	if in.Exit != "" {
+		reason = fmt.Sprintf("deployment %s (%s %s): the exits of its position, at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], in.Bar.Format(time.RFC3339))
+	}
 	p := node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
+	if why := r.awaitMark(ctx, &p, cmd, reason); why != "" {
+		// No mark at the venue yet (the node just started, or its feed
+		// lags): the order would be rejected no_mark. It is not sent, and
+		// the bar is never traded late.
+		in.Status, in.Note, in.Updated = IntentRefused, "not sent: the venue has no fresh mark to fill it at ("+why+"); the bar is not traded late", r.cfg.Now().UTC()
+		if in.Exit == "" && d.OrdersToday > 0 {
+			d.OrdersToday-- // counted when journaled; never sent
+		}
+		r.log.Warn("deployment order not sent: no mark", "deployment", d.ID, "client_order_id", in.ClientOrderID, "why", why)
+		return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
+	}
 	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
 	now := r.cfg.Now().UTC()
 	switch {
@@ -228,10 +306,14 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 		in.Status, in.Note = IntentPending, res.Advice
 	}
 	in.Updated = now
-	if in.Status != IntentRejected {
-		d.Target = in.Target
-	} else if d.OrdersToday > 0 {
+	switch {
+	case in.Status != IntentRejected && in.Exit == "":
+		d.Target, d.NoTarget = in.Target, in.Qty
+	case in.Status == IntentRejected && in.Exit == "" && d.OrdersToday > 0:
 		d.OrdersToday-- // counted when journaled; a rejected order is not (nor in a backtest)
+	}
+	if in.Status != IntentRejected && (in.Exit != "" || command.OrderType(in.Type) == command.Bracket) {
+		d.Guard = in.ClientOrderID // its legs protect the position from now on
 	}
 	r.mark(d, d.Mark, in.Bar)
 	r.breakers(d, now)
@@ -249,14 +331,32 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 	}
 	var out []Intent
 	for _, in := range intents {
-		switch in.Status {
-		case IntentPending:
+		switch {
+		case in.Status == IntentPending || (in.Status == IntentSending && in.Parent != ""):
 			if r.settle(context.WithoutCancel(ctx), d, &in) {
 				out = append(out, in)
 			}
-		case IntentSending: // an earlier bar's intent never sent: that bar is gone, never traded late
+		case in.Status == IntentSending: // an earlier bar's intent never sent: that bar is gone, never traded late
 			in.Status, in.Note, in.Updated = IntentLapsed, "lapsed: not sent before its bar passed (a restart); never traded late", r.cfg.Now().UTC()
 			out = append(out, in)
+		}
+	}
+	if d.Guard != "" {
+		status := map[string]string{}
+		for _, in := range intents {
+			status[in.ClientOrderID] = in.Status
+		}
+		for _, in := range out {
+			status[in.ClientOrderID] = in.Status
+		}
+		working := false
+		for _, in := range intents {
+			if st := status[in.ClientOrderID]; in.Exit != "" && (in.ClientOrderID == d.Guard || in.Parent == d.Guard) && (st == IntentPending || st == IntentSending) {
+				working = true
+			}
+		}
+		if !working {
+			d.Guard = ""
 		}
 	}
 	return out
@@ -294,6 +394,17 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 			}
 		}
 	}
+	if qty.IsZero() && !working && in.Parent != "" && (in.Status == IntentSending || in.Status == IntentPending) {
+		if events < settleEvents {
+			return r.settleFrom(ctx, d, in, settleEvents)
+		}
+		// A leg the node placed with its command ended without a fill:
+		// another leg filled, the group was canceled, or its entry never
+		// filled. It is never sent on its own.
+		in.Status, in.Updated = IntentCanceled, r.cfg.Now().UTC()
+		in.Note = "canceled without a fill: another leg of " + in.Parent + " filled, the deployment canceled the group for a new order, or its entry never filled"
+		return true
+	}
 	if qty.IsZero() && !working && (in.Status == IntentSending || in.Status == IntentPending) {
 		if events < settleEvents { // its fills may be further back: many orders went in since
 			return r.settleFrom(ctx, d, in, settleEvents)
@@ -325,6 +436,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		if in.Side == string(command.Sell) {
 			signed = dq.Neg()
 		}
+		bookEntry(d, d.Position, signed, dv)
 		d.Position = d.Position.Add(signed)
 		if in.Side == string(command.Sell) {
 			d.Cash = d.Cash.Add(dv)
@@ -334,7 +446,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		d.Cash = d.Cash.Sub(df)
 		in.Filled, in.Fee = qty, fee
 		in.Price = value.DivRound(qty, 10)
-		d.Target = in.Target
+		d.Target, d.NoTarget = in.Target, in.Qty
 		changed = true
 	}
 	status := in.Status
@@ -345,6 +457,9 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		status = IntentFilled // done: partly filled or canceled; what filled is booked
 		if in.Filled.IsZero() {
 			status, in.Note = IntentRejected, "the order ended at the node without a fill"
+			if in.Exit != "" {
+				status, in.Note = IntentCanceled, "canceled without a fill: another leg filled, or the deployment canceled it for a new order"
+			}
 		}
 	}
 	if status != in.Status {
@@ -449,3 +564,34 @@ func Bars(b strategy.Bars) []Bar {
 	}
 	return out
 }
+
+// awaitMark waits, up to Config.MarkWait, while the node's dry run of p
+// says the venue has no fresh mark for its symbol (no_mark, stale_mark:
+// after a restart the first price arrives before it becomes the mark),
+// asking again every markPoll; it returns the node's reason when the mark
+// never came, "" when the order may go.
+func (r *Runner) awaitMark(ctx context.Context, p *node.Preview, cmd command.Command, reason string) string {
+	noMark := func() bool {
+		return p.DryRun != nil && !p.DryRun.WouldAccept && (p.DryRun.Code == "no_mark" || p.DryRun.Code == "stale_mark")
+	}
+	if !noMark() {
+		return ""
+	}
+	for waited := time.Duration(0); waited < r.cfg.MarkWait; waited += markPoll {
+		t := time.NewTimer(markPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return p.DryRun.Reason
+		case <-t.C:
+		}
+		*p = node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
+		if !noMark() {
+			return ""
+		}
+	}
+	return p.DryRun.Reason
+}
+
+// markPoll is how often awaitMark asks the node again.
+const markPoll = 250 * time.Millisecond

@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS decisions (deployment TEXT NOT NULL, bar INTEGER NOT 
 CREATE TABLE IF NOT EXISTS intents (client_order_id TEXT PRIMARY KEY, deployment TEXT NOT NULL, bar INTEGER NOT NULL,
 	n INTEGER NOT NULL, doc TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS intents_by_deployment ON intents (deployment, bar);
+CREATE TABLE IF NOT EXISTS accounts (deployment TEXT NOT NULL, time INTEGER NOT NULL, position TEXT NOT NULL, cash TEXT NOT NULL,
+	equity TEXT NOT NULL, PRIMARY KEY (deployment, time));
 `
 
 // OpenStore opens (creating) the journal at path.
@@ -88,6 +90,25 @@ type Intent struct {
 	Fee           decimal.Decimal `json:"fee,omitzero"`
 	Note          string          `json:"note,omitempty"`
 	Updated       time.Time       `json:"updated"`
+	// Type is the command's order type ("" is a market order): a
+	// bracket (a market entry with its take-profit and stop-loss), or the
+	// protective order placed for a position (oco, stop, limit,
+	// trailing_stop), priced by StopPrice, LimitPrice (a limit's or a
+	// take-profit's price) and TrailPercent.
+	Type         string          `json:"type,omitempty"`
+	StopPrice    decimal.Decimal `json:"stop_price,omitzero"`
+	LimitPrice   decimal.Decimal `json:"limit_price,omitzero"`
+	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
+	// Exit names the protective leg this intent is (stop_loss,
+	// take_profit, trailing_stop; "" for an entry or a target's order);
+	// Parent is the client order id of the command that placed it when
+	// that is another intent (a bracket's legs): such a leg is never sent
+	// on its own, only settled from its fills.
+	Exit   string `json:"exit,omitempty"`
+	Parent string `json:"parent,omitempty"`
+	// Qty: an on_bar strategy asked for the quantity, not a target (no
+	// target stands after it).
+	Qty bool `json:"qty,omitempty"`
 }
 
 // The intent statuses.
@@ -99,6 +120,10 @@ const (
 	IntentRejected = "rejected"
 	IntentLapsed   = "lapsed"  // a proposal not approved by the next bar, or never sent before a restart
 	IntentRefused  = "refused" // not sent: the venue or deployment was not armed
+	// IntentCanceled: a protective leg that ended without a fill (another
+	// leg of its group filled, the deployment canceled it for a new
+	// order, or its entry never filled).
+	IntentCanceled = "canceled"
 )
 
 // Batch is what one step commits, in one transaction.
@@ -107,6 +132,16 @@ type Batch struct {
 	Bars       []Bar
 	Decisions  []Decision
 	Intents    []Intent
+	Accounts   []Account
+}
+
+// Account is a deployment's own account at a bar's close, as its on_bar
+// strategy saw it when deciding there.
+type Account struct {
+	Bar      time.Time
+	Position decimal.Decimal
+	Cash     decimal.Decimal
+	Equity   decimal.Decimal
 }
 
 // Bar is one closed bar of a deployment's series.
@@ -133,6 +168,12 @@ func (s *Store) Commit(b Batch) error {
 		for _, bar := range b.Bars {
 			if _, err := tx.Exec(`INSERT OR IGNORE INTO bars VALUES (?, ?, ?, ?, ?, ?, ?)`, d.ID, bar.Time.Unix(),
 				bar.Open, bar.High, bar.Low, bar.Close, bar.Volume); err != nil {
+				return fmt.Errorf("deployments journal: %w", err)
+			}
+		}
+		for _, a := range b.Accounts {
+			if _, err := tx.Exec(`INSERT INTO accounts VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET position = excluded.position,
+				cash = excluded.cash, equity = excluded.equity`, d.ID, a.Bar.Unix(), a.Position.String(), a.Cash.String(), a.Equity.String()); err != nil {
 				return fmt.Errorf("deployments journal: %w", err)
 			}
 		}
@@ -201,6 +242,30 @@ func (s *Store) Bars(id, series string, limit int) (strategy.Bars, error) {
 		appendBar(&b, t, o, h, l, c, v)
 	}
 	return b, rows.Err()
+}
+
+// Accounts reads a deployment's accounts at the bars from from on, by
+// bar time.
+func (s *Store) Accounts(id string, from time.Time) (map[int64]Account, error) {
+	rows, err := s.db.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ?`, id, from.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]Account{}
+	for rows.Next() {
+		var t int64
+		var p, c, e string
+		if err := rows.Scan(&t, &p, &c, &e); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		a := Account{Bar: time.Unix(t, 0).UTC()}
+		a.Position, _ = decimal.NewFromString(p)
+		a.Cash, _ = decimal.NewFromString(c)
+		a.Equity, _ = decimal.NewFromString(e)
+		out[t] = a
+	}
+	return out, rows.Err()
 }
 
 // Decisions reads a deployment's decisions, oldest first.

@@ -90,12 +90,15 @@ type Position struct {
 	MarketValue   decimal.Decimal `json:"market_value"` // quantity × mark
 	UnrealizedPnL decimal.Decimal `json:"unrealized_pnl"`
 	RealizedPnL   decimal.Decimal `json:"realized_pnl"` // before fees
-	// Unprotected says no protective order (a stop, stop_limit or
-	// trailing_stop on the closing side, active) is working for the
-	// position; UnprotectedReason says why (none asked for, a leg
-	// canceled or rejected, a leg lost at restart).
-	Unprotected       bool   `json:"unprotected,omitempty"`
-	UnprotectedReason string `json:"unprotected_reason,omitempty"`
+	// Unprotected says the protective orders (stop, stop_limit or
+	// trailing_stop on the closing side, active) that can fire do not
+	// cover the whole position; UnprotectedReason says why (none asked
+	// for, a leg canceled or rejected, a leg lost at restart, what they
+	// cover, a stop that cannot fire); Covered is the quantity the ones
+	// that can fire cover (MarkUnprotected, protect.go).
+	Unprotected       bool            `json:"unprotected,omitempty"`
+	UnprotectedReason string          `json:"unprotected_reason,omitempty"`
+	Covered           decimal.Decimal `json:"covered,omitzero"`
 	// A margined venue's position (binance-futures) as the venue keeps it:
 	// leverage, margin type and margin, liquidation price. Closed, on a
 	// zero quantity, says why the venue closed it (a liquidation).

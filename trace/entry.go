@@ -29,7 +29,7 @@ type Entry struct {
 	Token         string  // the preview token's id, for a gated write's preview and confirm
 	ClientOrderID string  // writes
 	Ticket        string  // confirmed writes: the node's ticket
-	Outcome       string  // confirmed writes: accepted, rejected or pending
+	Outcome       string  // confirmed writes: accepted, rejected or pending; previews: "" (checks passed), PreviewGuardrailFailed or PreviewWouldReject
 	Error         string  // refused and error: what the agent was told
 	MS            float64 // how long the call took, in milliseconds (see Millis)
 

@@ -7,13 +7,23 @@ import (
 	"unicode/utf8"
 )
 
-// Counts tallies entries by verdict.
+// Counts tallies entries by verdict; PreviewFailed counts the previews
+// (among Preview) whose checks failed (PreviewFailed).
 type Counts struct {
-	OK      int `json:"ok"`
-	Preview int `json:"preview"`
-	Refused int `json:"refused"`
-	Error   int `json:"error"`
-	Total   int `json:"total"`
+	OK            int `json:"ok"`
+	Preview       int `json:"preview"`
+	PreviewFailed int `json:"preview_failed"`
+	Refused       int `json:"refused"`
+	Error         int `json:"error"`
+	Total         int `json:"total"`
+}
+
+// AddEntry counts e: by its verdict, and a preview whose checks failed.
+func (c *Counts) AddEntry(e Entry) {
+	c.Add(e.Verdict)
+	if PreviewFailed(e) {
+		c.PreviewFailed++
+	}
 }
 
 // Add counts one entry of verdict v.
@@ -88,7 +98,7 @@ func Summarize(entries []Entry) Stats {
 	reasonTools := map[string]map[string]bool{}
 	sessions := map[string]*SessionStats{}
 	for _, e := range entries {
-		s.Counts.Add(e.Verdict)
+		s.Counts.AddEntry(e)
 		if s.First.IsZero() || e.TS.Before(s.First) {
 			s.First = e.TS
 		}
@@ -101,7 +111,7 @@ func Summarize(entries []Entry) Stats {
 			t = &ToolStats{Tool: e.Tool}
 			tools[e.Tool] = t
 		}
-		t.Add(e.Verdict)
+		t.AddEntry(e)
 
 		if e.Verdict == Refused {
 			key := RefusalReason(e.Error)
@@ -126,7 +136,7 @@ func Summarize(entries []Entry) Stats {
 		if e.TS.After(ss.Last) {
 			ss.Last = e.TS
 		}
-		ss.Add(e.Verdict)
+		ss.AddEntry(e)
 	}
 	for _, t := range tools {
 		s.Tools = append(s.Tools, *t)

@@ -15,7 +15,6 @@ import (
 
 	"wicket/agent/approval"
 	"wicket/deploy"
-	"wicket/strategy"
 )
 
 func approveCommand() *cli.Command {
@@ -31,11 +30,15 @@ func approveCommand() *cli.Command {
 			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers and the node take no other. " +
 			"Nothing is ever approved by default, by a timeout or by an error. " +
 			"With --oauth it answers the built-in OAuth issuer's authorization requests instead (docs/oauth.md): each is shown with its client, " +
-			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page.",
+			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page. " +
+			"With --http it serves approvals away from the desk instead: each waiting command gets a one-time link, bound to its preview and sent to " +
+			"wicket.toml's [alerts] webhook; the link shows the preview, and its answer is signed here with the operator key; a replayed or forged link is refused.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
 			nodeAddrFlag(),
 			&cli.BoolFlag{Name: "oauth", Usage: "answer the built-in OAuth issuer's authorization requests instead: a grant prints the one-time code to type on the authorize page"},
+			&cli.BoolFlag{Name: "http", Usage: "serve one-time approval links instead (approve_http.go): each waiting command's link goes to [alerts]'s webhook; the answer is signed here with the operator key"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7880", Usage: "with --http: the loopback `HOST:PORT` the links are served on (a proxy may front it: [alerts] approve_url)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -46,6 +49,9 @@ func approveCommand() *cli.Command {
 					c.App.Writer)
 			}
 			o := approveOptions{project: c.String("project"), addr: c.String("addr"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now}
+			if c.Bool("http") {
+				return runApproveHTTP(c.Context, o, c.String("listen"), c.App.Writer, c.App.ErrWriter)
+			}
 			return runApprove(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -186,8 +192,7 @@ func (a *approver) run(ctx context.Context) error {
 // waitingProposal is a node deployment's proposal with its deployment.
 type waitingProposal struct {
 	deploy.Proposal
-	dep     deploy.Deployment
-	expires time.Time // the next bar's close: it lapses then
+	dep deploy.Deployment
 }
 
 // nextProposal is the first waiting proposal of the node not seen yet,
@@ -207,15 +212,10 @@ func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]b
 	}
 	var waiting []waitingProposal
 	for _, d := range list.Deployments {
-		_, g, err := strategy.ParseSeries(d.Series)
-		if err != nil {
-			continue
-		}
 		for _, p := range d.Proposals {
-			w := waitingProposal{Proposal: p, dep: d, expires: p.Bar.Add(2 * g.Duration())}
-			if a.now().Before(w.expires) {
-				waiting = append(waiting, w)
-			}
+			// The node lists only waiting proposals; one waits while its
+			// strategy still wants its target.
+			waiting = append(waiting, waitingProposal{Proposal: p, dep: d})
 		}
 	}
 	for _, w := range waiting {
@@ -236,7 +236,7 @@ func (a *approver) askProposal(ctx context.Context, w waitingProposal, total int
 		w.Side, w.Quantity, d.Symbol, d.Venue, w.Target, w.Bar.UTC().Format(time.RFC3339))
 	fmt.Fprintf(a.out, "  deployment   %s sha256 %s on %s, mode %s, equity %s, position %s\n", d.Strategy, short(d.StrategyHash), d.Series, d.Mode,
 		d.Equity.StringFixed(2), d.Position)
-	fmt.Fprintf(a.out, "  lapses       when the next bar closes, %s (in %s)\n", w.expires.UTC().Format(time.RFC3339), w.expires.Sub(a.now()).Round(time.Second))
+	fmt.Fprintf(a.out, "  lapses       when its strategy decides another target, or the deployment pauses or stops; approved, it is sized again at the price then\n")
 	for {
 		fmt.Fprintf(a.out, "Send it? y = approve and send, n = decline, s = skip: ")
 		var line string
@@ -261,10 +261,10 @@ func (a *approver) askProposal(ctx context.Context, w waitingProposal, total int
 			}
 			return false
 		case "n", "no":
-			fmt.Fprintf(a.out, "declined: nothing is sent; the proposal lapses when the next bar closes.\n")
+			fmt.Fprintf(a.out, "declined: nothing is sent; the proposal lapses when its strategy decides another target.\n")
 			return false
 		case "s", "skip":
-			fmt.Fprintf(a.out, "skipped: it lapses when the next bar closes unless approved from another terminal.\n")
+			fmt.Fprintf(a.out, "skipped: it waits until its strategy decides another target, unless approved from another terminal.\n")
 			return false
 		case "q", "quit":
 			return true

@@ -15,11 +15,11 @@ import (
 func dataExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write a series as wicket CSV (time,open,high,low,close,volume) to stdout or a file; `wicket data import` reads it back to the same bars",
+		Usage:     "write a series as wicket CSV (time,open,high,low,close,volume) to stdout or a file, prices on the series' tick; `wicket data import` reads it back to the same bars",
 		ArgsUsage: "SYMBOL@GRANULARITY [--from T] [--to T] [--format csv] [-o FILE]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "first bar's open time (RFC3339, date or unix seconds)"},
-			&cli.StringFlag{Name: "to", Usage: "last bar's open time, inclusive"},
+			&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or a time (its open time, inclusive)"},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv (wicket's own; the only one)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this file (refuses to overwrite one) instead of stdout"},
 		},
@@ -60,7 +60,7 @@ func runDataExport(ctx context.Context, o dataExportOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	to, err := timeFlag("to", o.to)
+	to, err := toDayEnd("to", o.to)
 	if err != nil {
 		return err
 	}
@@ -77,6 +77,7 @@ func runDataExport(ctx context.Context, o dataExportOptions, stdout, stderr io.W
 	if err != nil {
 		return fmt.Errorf("data export: %w", err)
 	}
+	bars = onTick(bars)
 	out := o.output
 	if out == "" {
 		return history.WriteCSV(stdout, bars)

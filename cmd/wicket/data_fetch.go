@@ -34,7 +34,7 @@ func dataFetchCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "provider", Usage: "binance or alpaca (default: the series' own, else binance for a pair and alpaca for a ticker)"},
 			&cli.StringFlag{Name: "from", Usage: "first bar's open time"},
-			&cli.StringFlag{Name: "to", Usage: "last bar's open time (default: the last closed bar)"},
+			&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or its open time (default: the last closed bar)"},
 			&cli.BoolFlag{Name: "full", Usage: "re-download the range and replace it instead of resuming"},
 			&cli.BoolFlag{Name: "funding", Usage: "fetch each SYMBOL's perpetual funding-rate history (binance USDⓈ-M) instead of bars"},
 		},
@@ -277,7 +277,7 @@ func fetchRange(fromFlag, toFlag string) (from, to time.Time, err error) {
 	if from, err = timeFlag("from", fromFlag); err != nil {
 		return from, to, err
 	}
-	if to, err = timeFlag("to", toFlag); err != nil {
+	if to, err = toDayEnd("to", toFlag); err != nil {
 		return from, to, err
 	}
 	if !from.IsZero() && !to.IsZero() && to.Before(from) {

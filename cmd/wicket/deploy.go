@@ -208,7 +208,11 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 		orders = fmt.Sprint(a.MaxOrdersPerDay)
 	}
 	fmt.Fprintf(w, "deployment   %s\nstrategy     %s sha256 %s\nknobs        %v\nseries       %s on venue %s\nmode         %s\ncapital      %s\n",
-		id, d.Strategy, d.StrategyHash, d.Params, d.Series, d.Venue, d.Mode, d.Capital)
+		id, d.Strategy, d.StrategyHash, deploy.Knobs(d.Params), d.Series, d.Venue, d.Mode, d.Capital)
+	if e := d.Exits; e.Any() {
+		fmt.Fprintf(w, "exits        stop_loss %v, take_profit %v, trailing_stop %v (fractions of the entry; 0 none): placed with each position\n",
+			e.StopLoss, e.TakeProfit, e.TrailingStop)
+	}
 	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s\n",
 		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"))
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)

@@ -107,7 +107,7 @@ func TestDeployCLI(t *testing.T) {
 // backtest's figures and the breaker that tripped in it.
 func TestDeployPrintsPreview(t *testing.T) {
 	ret, sharpe, dd := 0.125, 1.5, 0.04
-	d := deploy.Deployment{Strategy: "flip.star", Series: "BTC-USD@1m", Venue: "paper", Preview: &deploy.Preview{
+	d := deploy.Deployment{Strategy: "flip.star", Series: "BTC-USD@1m", Venue: "paper", Params: map[string]any{"slow": 20.0, "fast": 5.0, "kind": "ema"}, Preview: &deploy.Preview{
 		StartPoint: &scriptapi.StartPoint{Verdict: "passed: a warm-up of 80 bars is enough"},
 		Lookahead:  "passed (36 prefixes)",
 		Backtest: &deploy.BacktestSummary{From: "2025-12-02", TotalReturn: &ret, Sharpe: &sharpe, MaxDrawdown: &dd, Trades: 7,
@@ -115,7 +115,10 @@ func TestDeployPrintsPreview(t *testing.T) {
 	}}
 	var b strings.Builder
 	printDeployment(&b, d)
-	for _, want := range []string{"start point  passed: a warm-up of 80 bars", "lookahead    passed (36 prefixes)",
+	if strings.Contains(b.String(), "map[") {
+		t.Fatalf("knobs printed as a Go map:\n%s", b.String())
+	}
+	for _, want := range []string{"knobs        fast=5, kind=\"ema\", slow=20\n", "start point  passed: a warm-up of 80 bars", "lookahead    passed (36 prefixes)",
 		"backtest     since 2025-12-02 under the allowance: total return 12.50%, sharpe 1.50, max drawdown 4.00%, 7 trades",
 		"breaker      max_daily_loss tripped at"} {
 		if !strings.Contains(b.String(), want) {
@@ -169,5 +172,43 @@ func TestTraceShowDeployment(t *testing.T) {
 	}
 	if code, _, stderr := wicket(t, "--project", proj, "trace", "show", d.ID, "--dir", dir); code != 2 || !strings.Contains(stderr, "add --node HOST:PORT") {
 		t.Fatalf("without --node: code %d %s", code, stderr)
+	}
+}
+
+// TestApproveProposalShowsPrices: approve-proposal shows the order (side,
+// quantity, symbol, venue), the bar's close it was sized at and the price
+// now, and says an approval sizes it again at that price.
+func TestApproveProposalShowsPrices(t *testing.T) {
+	d := deploy.Deployment{ID: "dep-1", Strategy: "flip.star", Series: "BTC-USD@1m", Symbol: "BTC-USD", Venue: "paper"}
+	p := deploy.Proposal{ClientOrderID: "wd-1", Bar: time.Date(2026, 3, 2, 0, 1, 0, 0, time.UTC), Side: "buy", Quantity: decimal.NewFromInt(30),
+		Target: 0.5, BarClose: decimal.NewFromInt(100)}
+	var b strings.Builder
+	describeProposal(&b, d, p, decimal.NewFromInt(120))
+	for _, want := range []string{"buy 30 BTC-USD at market on venue paper", "closed at 100", "price now    120 (20.00% from the bar's close)", "sized again at the price then"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("approve-proposal shows:\n%s\nwithout %q", b.String(), want)
+		}
+	}
+	b.Reset()
+	describeProposal(&b, d, p, decimal.Decimal{})
+	if !strings.Contains(b.String(), "an approval sends nothing") {
+		t.Fatalf("without a price: %s", b.String())
+	}
+}
+
+// TestPrintExitReplay: the report's text shows each live exit against the
+// replay's and the replay's exits that did not fill live.
+func TestPrintExitReplay(t *testing.T) {
+	at := time.Date(2026, 3, 2, 0, 5, 0, 0, time.UTC)
+	x := &deploy.ExitReplay{Live: 1, Replayed: 2, Equal: 1, FinalEquity: "9943.39",
+		Fills:      []deploy.ExitTrack{{Bar: at, Exit: "stop_loss", Live: decimal.RequireFromString("99.6"), Replay: decimal.RequireFromString("99.6")}},
+		MissedLive: []deploy.ExitTrack{{Bar: at.Add(time.Minute), Exit: "take_profit", Replay: decimal.RequireFromString("101")}}}
+	var b strings.Builder
+	printExitReplay(&b, x)
+	for _, want := range []string{"exits        1 filled live, 2 in the replay, 1 equal", "exit         stop_loss on the bar of 2026-03-02T00:05:00Z: live 99.6, replay 99.6",
+		"EXIT MISSED  take_profit on the bar of 2026-03-02T00:06:00Z at 101"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("report text lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -54,7 +54,7 @@ func nodeCommand() *cli.Command {
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
 			nodeDeploymentsCommand(), nodeStopDeploymentCommand(), nodeResumeCommand(), nodeApproveProposalCommand(),
-			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand()}, nodeRiskCommands()...), // node_risk.go
+			nodeClearBreakerCommand(), nodeRotateOperatorKeyCommand(), nodeStatementCommand()}, nodeRiskCommands()...), // node_risk.go
 	}
 }
 
@@ -155,14 +155,20 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		ln.Close()
 		return err
 	}
-	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, observe, control, operator, log) // node_deployments.go
+	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, operator, log) // node_deployments.go
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer closeDeps()
+	alerts, err := nodeAlerts(p, cfg, log) // node_alerts.go
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer alerts.Close()
 	srv, err := server.New(server.Config{
-		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control,
+		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control, Alerts: alerts,
 		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
 		Deployments: deps.handler,
@@ -181,7 +187,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		}
 	}
 	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
-	go deps.start(ctx, ln.Addr().String())
+	go deps.start(ctx, srv)
 	err = srv.Serve(ctx, ln)
 	log.Info("node stopped")
 	return err

@@ -10,14 +10,17 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/urfave/cli/v2"
 
 	"wicket/deploy"
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/server"
 	"wicket/strategy"
 	"wicket/strategy/history"
 )
@@ -93,6 +96,7 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 			fmt.Fprintf(out, "fill         %s %s %s at %s, bar close %s (%s bps against), %s after the close\n",
 				f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
 		}
+		printExitReplay(out, rep.Exits)
 		return nil
 	}
 	if o.id != "" {
@@ -142,13 +146,14 @@ func nodeStopDeploymentCommand() *cli.Command {
 		Usage:       "stop a deployment for good (the control key; its position stays for you to decide)",
 		ArgsUsage:   "ID",
 		Description: "It sends nothing more and its waiting proposals lapse; its open position is not touched.",
-		Flags:       []cli.Flag{nodeAddrFlag()},
+		Flags: []cli.Flag{nodeAddrFlag(), &cli.StringFlag{Name: "reason",
+			Usage: fmt.Sprintf("why it stops, kept with the deployment (at most %d characters)", deploy.MaxStopReason)}},
 		Action: func(c *cli.Context) error {
 			id, err := oneDeployment(c, "stop-deployment")
 			if err != nil {
 				return err
 			}
-			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id}
+			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id, reason: c.String("reason")}
 			return runNodeStopDeployment(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -164,9 +169,11 @@ type nodeDeploymentActOptions struct {
 	id string
 	// act (deploy.ActResume, deploy.ActApprove) and verb (the command's
 	// name) are the operator's act.
-	act   string
-	verb  string
-	stdin io.Reader // the terminal the operator types the id back at
+	act    string
+	verb   string
+	stdin  io.Reader // the terminal the operator types the id back at
+	reason string    // stop-deployment: why
+	next   int       // approve-proposal --next: how many orders ahead
 }
 
 // runNodeStopDeployment stops a deployment for good.
@@ -178,10 +185,10 @@ func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdo
 	ctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	var d deploy.Deployment
-	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", struct{}{}, &d); err != nil {
+	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", deploy.StopRequest{Reason: o.reason}, &d); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s is stopped; its position (%s %s) is kept\n", d.ID, d.Position, d.Symbol)
+	fmt.Fprintf(stdout, "%s is stopped (%s); its position (%s %s) is kept\n", d.ID, d.Reason, d.Position, d.Symbol)
 	return nil
 }
 
@@ -190,7 +197,10 @@ func nodeResumeCommand() *cli.Command {
 }
 
 func nodeApproveProposalCommand() *cli.Command {
-	return operatorDeploymentCommand(deploy.ActApprove, "approve-proposal", "send a propose-mode deployment's waiting order (an operator at an interactive terminal only)", "CLIENT_ORDER_ID")
+	c := operatorDeploymentCommand(deploy.ActApprove, "approve-proposal", "send a propose-mode deployment's waiting order, or with --next N approve its next N orders ahead (an operator at an interactive terminal only)", "CLIENT_ORDER_ID | --next N DEPLOYMENT")
+	c.Flags = append(c.Flags, &cli.IntFlag{Name: "next",
+		Usage: fmt.Sprintf("approve the deployment's next N orders ahead (1 to %d; they lapse at a node restart): give the deployment id instead of a proposal's", deploy.MaxApproveNext)})
+	return c
 }
 
 // operatorDeploymentCommand is resume or approve-proposal: signed with
@@ -212,6 +222,12 @@ func operatorDeploymentCommand(act, name, usage, arg string) *cli.Command {
 				return usagef("node %s takes one %s", name, arg)
 			}
 			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: pos[0], act: act, verb: name, stdin: c.App.Reader}
+			if act == deploy.ActApprove && c.Int("next") != 0 {
+				if n := c.Int("next"); n < 1 || n > deploy.MaxApproveNext || !strings.HasPrefix(pos[0], deploy.IDPrefix) {
+					return usagef("node approve-proposal --next N DEPLOYMENT: N from 1 to %d, and the deployment's id (%s...)", deploy.MaxApproveNext, deploy.IDPrefix)
+				}
+				o.act, o.next = deploy.ActApproveNext, c.Int("next")
+			}
 			return runOperatorDeploymentAct(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -232,12 +248,25 @@ func runOperatorDeploymentAct(ctx context.Context, o nodeDeploymentActOptions, s
 	if err != nil {
 		return err
 	}
+	if o.act == deploy.ActApproveNext {
+		return operatorActFor(ctx, client, key, o.act, o.id, strconv.Itoa(o.next), o.stdin, stdout)
+	}
 	return operatorAct(ctx, client, key, o.act, o.id, 0, o.stdin, stdout)
 }
 
 // operatorAct asks the operator to type name back, then signs act on it
 // with a fresh challenge and sends it.
 func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKey, act, name string, d time.Duration, in io.Reader, out io.Writer) error {
+	var forWhat string
+	if d > 0 {
+		forWhat = d.String()
+	}
+	return operatorActFor(ctx, client, key, act, name, forWhat, in, out)
+}
+
+// operatorActFor is operatorAct with the request's For as the act takes
+// it: a duration (arm), a count (approve-next), or none.
+func operatorActFor(ctx context.Context, client *node.Client, key ed25519.PrivateKey, act, name, forWhat string, in io.Reader, out io.Writer) error {
 	base := "/" + url.PathEscape(name)
 	if act == deploy.ActApprove {
 		base = "/proposals/" + url.PathEscape(name)
@@ -250,6 +279,8 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 			return err
 		}
 		printDeployment(out, det.Deployment)
+	} else if err := showProposal(rctx, client, name, out); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "Type %s to %s: ", name, act)
 	line, err := bufio.NewReader(in).ReadString('\n')
@@ -267,7 +298,7 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 		fmt.Fprintf(out, "approved %s: %s %s %s\n", got.ClientOrderID, got.Side, got.Quantity, got.Status)
 		return nil
 	}
-	req, err := signedAct(rctx, client, key, act, name, base, d)
+	req, err := signedAct(rctx, client, key, act, name, base, forWhat)
 	if err != nil {
 		return err
 	}
@@ -277,6 +308,10 @@ func operatorAct(ctx context.Context, client *node.Client, key ed25519.PrivateKe
 	}
 	if act == deploy.ActArm {
 		fmt.Fprintf(out, "%s is armed until %s (lapses then, and at any node restart)\n", got.ID, got.ArmedUntil.Local().Format(time.RFC1123))
+		return nil
+	}
+	if act == deploy.ActApproveNext {
+		fmt.Fprintf(out, "%s: its next %d orders are approved; each is sent as it is decided (the approval lapses at any node restart)\n", got.ID, got.PreApproved)
 		return nil
 	}
 	fmt.Fprintf(out, "%s is %s\n", got.ID, got.State)
@@ -292,15 +327,12 @@ type deploymentsClient interface {
 // signedAct asks the node for a one-use challenge for act on name (its
 // path under /v1/deployments is base) and signs the act with the operator
 // key, name typed back as the confirmation.
-func signedAct(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, act, name, base string, d time.Duration) (node.ArmRequest, error) {
+func signedAct(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, act, name, base, forWhat string) (node.ArmRequest, error) {
 	var ch deploy.Challenge
 	if err := client.DeploymentsGet(ctx, base+"/challenge", url.Values{"act": {act}}, &ch); err != nil {
 		return node.ArmRequest{}, err
 	}
-	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge}
-	if d > 0 {
-		req.For = d.String()
-	}
+	req := node.ArmRequest{Confirm: name, Challenge: ch.Challenge, For: forWhat}
 	req.Signature = node.SignOperator(key, deploy.Statement(act, name, req))
 	return req, nil
 }
@@ -309,7 +341,7 @@ func signedAct(ctx context.Context, client deploymentsClient, key ed25519.Privat
 // wicket node approve-proposal and wicket approve both come here.
 func approveProposal(ctx context.Context, client deploymentsClient, key ed25519.PrivateKey, cid string) (deploy.Intent, error) {
 	base := "/proposals/" + url.PathEscape(cid)
-	req, err := signedAct(ctx, client, key, deploy.ActApprove, cid, base, 0)
+	req, err := signedAct(ctx, client, key, deploy.ActApprove, cid, base, "")
 	if err != nil {
 		return deploy.Intent{}, err
 	}
@@ -332,17 +364,17 @@ func oneDeployment(c *cli.Context, verb string) (string, error) {
 // deployments is what `wicket node serve` runs its deployments with.
 type deployments struct {
 	handler *deploy.Handler
-	start   func(ctx context.Context, addr string) // once the node listens at addr
+	start   func(ctx context.Context, srv *server.Server) // once the node is up
 }
 
 // nodeDeployments builds the deployments' surface and, when the project
 // has strategies, the runner behind it: the worker pool research uses,
-// the history store for warm-up, and a client of this node (loopback, the
-// control key) for the one write path. Without strategies the surface
-// says the node runs none.
-func nodeDeployments(p project.Project, cfg project.Config, bars, observe, control string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
+// the history store for warm-up, and the node's in-process connection
+// (server.Local, acting as the control key) for the one write path.
+// Without strategies the surface says the node runs none.
+func nodeDeployments(p project.Project, cfg project.Config, bars string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
 	h := deploy.NewHandler()
-	out := &deployments{handler: h, start: func(context.Context, string) {}}
+	out := &deployments{handler: h, start: func(context.Context, *server.Server) {}}
 	stars, _ := filepath.Glob(filepath.Join(p.StrategiesDir(), "*.star"))
 	if len(stars) == 0 {
 		return out, func() {}, nil
@@ -357,20 +389,20 @@ func nodeDeployments(p project.Project, cfg project.Config, bars, observe, contr
 		return nil, nil, err
 	}
 	closeAll := func() { pool.Close(); store.Close() }
-	out.start = func(ctx context.Context, addr string) {
-		client, err := node.NewClient(addr, observe, control)
+	out.start = func(ctx context.Context, srv *server.Server) {
+		conn, err := srv.Local(node.KeyControl) // in process, acting as the control key; no HTTP to itself
 		if err != nil {
-			log.Error("deployments: no node client", "err", err)
+			log.Error("deployments: no connection to the node", "err", err)
 			return
 		}
-		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: client, Strategies: pool,
+		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
 			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
 				}
-				return &deploy.MarkBars{Node: client, Venue: vc.Name, Every: time.Second, Now: time.Now}
+				return &deploy.MarkBars{Node: conn, Venue: vc.Name, Every: time.Second, Now: time.Now}
 			}})
 		if err != nil {
 			log.Error("deployments did not start", "err", err)
@@ -461,5 +493,76 @@ func historyWarmup(path string) deploy.History {
 			b = b.Slice(b.Len()-n, b.Len())
 		}
 		return b, nil
+	}
+}
+
+// showProposal prints the waiting proposal cid before the operator types
+// it back: the order (side, quantity, symbol, venue), its bar's close and
+// the venue's price now, since an approval sizes it again at that price.
+func showProposal(ctx context.Context, client *node.Client, cid string, out io.Writer) error {
+	var list struct {
+		Deployments []deploy.Deployment `json:"deployments"`
+	}
+	if err := client.DeploymentsGet(ctx, "", nil, &list); err != nil {
+		return err
+	}
+	for _, d := range list.Deployments {
+		for _, p := range d.Proposals {
+			if p.ClientOrderID != cid {
+				continue
+			}
+			var now decimal.Decimal
+			if snap, err := client.Snapshot(ctx, d.Venue, 0); err == nil {
+				now, _ = snap.Mark(d.Venue, d.Symbol)
+			}
+			describeProposal(out, d, p, now)
+			return nil
+		}
+	}
+	return fmt.Errorf("no waiting proposal %s: it was approved, or it lapsed (wicket node deployments shows the waiting ones)", cid)
+}
+
+// describeProposal is the proposal as the operator sees it before
+// approving; now is the venue's price (zero: unknown).
+func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now decimal.Decimal) {
+	kind := "at market"
+	if p.Type == "bracket" {
+		kind = "at market with its stop-loss and take-profit (a bracket)"
+	}
+	fmt.Fprintf(w, "proposal     %s of deployment %s (%s on %s)\n", p.ClientOrderID, d.ID, d.Strategy, d.Series)
+	fmt.Fprintf(w, "order        %s %s %s %s on venue %s, for target %v of the deployment's equity\n", p.Side, p.Quantity, d.Symbol, kind, d.Venue, p.Target)
+	fmt.Fprintf(w, "bar          %s, closed at %s\n", p.Bar.UTC().Format(time.RFC3339), p.BarClose)
+	switch {
+	case !now.IsPositive():
+		fmt.Fprintf(w, "price now    unknown: the venue shows no price of %s, so an approval sends nothing\n", d.Symbol)
+	case p.BarClose.IsPositive():
+		fmt.Fprintf(w, "price now    %s (%s%% from the bar's close); approved, it is sized again at the price then, within the allowance\n",
+			now, now.Sub(p.BarClose).Div(p.BarClose).Shift(2).StringFixed(2))
+	default:
+		fmt.Fprintf(w, "price now    %s; approved, it is sized again at the price then, within the allowance\n", now)
+	}
+}
+
+// printExitReplay prints the report's replay of protective exits (nil:
+// the strategy has none).
+func printExitReplay(w io.Writer, x *deploy.ExitReplay) {
+	if x == nil {
+		return
+	}
+	if x.Error != "" {
+		fmt.Fprintf(w, "exits        not replayed: %s\n", x.Error)
+		return
+	}
+	fmt.Fprintf(w, "exits        %d filled live, %d in the replay, %d equal (bar, kind, price to the cent); replay's final equity %s\n",
+		x.Live, x.Replayed, x.Equal, x.FinalEquity)
+	for _, f := range x.Fills {
+		replay := "none in the replay"
+		if f.Replay.IsPositive() {
+			replay = fmt.Sprintf("replay %s (%s bps against)", f.Replay, f.SlippageBps)
+		}
+		fmt.Fprintf(w, "exit         %s on the bar of %s: live %s, %s\n", f.Exit, f.Bar.Format(time.RFC3339), f.Live, replay)
+	}
+	for _, f := range x.MissedLive {
+		fmt.Fprintf(w, "EXIT MISSED  %s on the bar of %s at %s in the replay, not live\n", f.Exit, f.Bar.Format(time.RFC3339), f.Replay)
 	}
 }

@@ -434,7 +434,7 @@ func printLedgerFigures(w io.Writer, r research.SweepResult) {
 		if d.DSR != nil {
 			whose := fmt.Sprintf("all %d ledger trials on %s, every strategy's (%d of them this strategy's)", d.Trials, r.Series, d.StrategyTrials)
 			if d.Scope == ledger.ScopeStrategy {
-				whose = fmt.Sprintf("all %d ledger trials of this strategy on %s (%d on the series)", d.Trials, r.Series, d.SeriesTrials)
+				whose = fmt.Sprintf("only this strategy's %d ledger trials on %s (--deflate-by strategy; %d on the series, over which it is %s)", d.Trials, r.Series, d.SeriesTrials, fmtPlacesOr(d.SeriesDSR, 4, "undefined"))
 			}
 			fmt.Fprintf(w, "deflated sharpe ratio %.4f over %s (this sweep: %d)\n", *d.DSR, whose, r.DeflatedSharpe.Trials)
 		} else {
@@ -451,6 +451,14 @@ func printLedgerFigures(w io.Writer, r research.SweepResult) {
 	if r.RunID != "" {
 		fmt.Fprintf(w, "recorded in the research ledger as run %s\n", r.RunID)
 	}
+}
+
+// fmtPlacesOr is x with places decimals, or or when it is nil.
+func fmtPlacesOr(x *float64, places int, or string) string {
+	if x == nil {
+		return or
+	}
+	return fmtPlaces(x, places)
 }
 
 // recordBacktest appends a CLI backtest to the project's research ledger

@@ -134,3 +134,102 @@ func TestResearchExportRecomputedInPython(t *testing.T) {
 		t.Errorf("N: python %d on the series (%d of the strategy), wicket %d (%d)", got.Series, got.Strategy, ld.Trials, ld.StrategyTrials)
 	}
 }
+
+// TestWalkForwardExportRecomputedInPython (issue 44 item 13): a
+// walk-forward's export marks each window's in-sample winner and holds
+// their PBO blocks, so testdata/audit_recompute.py and the docs' snippet
+// recompute each window's deflated Sharpe ratio and PBO as the run
+// reported them (the export had no winner and no blocks, and the
+// documented recomputation crashed).
+func TestWalkForwardExportRecomputedInPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not on PATH: the export's recomputation in Python is not checked")
+	}
+	dir := t.TempDir()
+	if _, err := project.Init(dir, rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := wicketIn(t, dir, "data", "seed-demo"); code != 0 {
+		t.Fatalf("seed-demo: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := wicketIn(t, dir, "walk-forward", "sma_cross", "--series", "BTC-USD@1d", "--grid", "fast=5:20:5", "--grid", "slow=30,40,50,60", "--windows", "3", "--json")
+	if code != 0 {
+		t.Fatalf("walk-forward: exit %d: %s", code, stderr)
+	}
+	var res research.WalkForwardResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Windows) != 3 || res.RunID == "" {
+		t.Fatalf("walk-forward: %d windows, run %q", len(res.Windows), res.RunID)
+	}
+	out := filepath.Join(t.TempDir(), "run.json")
+	if code, _, stderr := wicketIn(t, dir, "research", "export", res.RunID, "--out", out); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	var x research.RunExport
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &x); err != nil {
+		t.Fatal(err)
+	}
+	winners := map[int]int{}
+	for _, tr := range x.Trials {
+		if tr.Window < 1 || len(tr.Blocks) == 0 {
+			t.Fatalf("trial %d: window %d, %d blocks", tr.Seq, tr.Window, len(tr.Blocks))
+		}
+		if tr.Winner {
+			winners[tr.Window]++
+		}
+	}
+	if len(winners) != 3 || winners[1] != 1 || winners[2] != 1 || winners[3] != 1 {
+		t.Fatalf("winners per window %v, want one in each of 3", winners)
+	}
+	cmd := exec.Command(py, filepath.Join("testdata", "audit_recompute.py"), out)
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3 audit_recompute.py: %v", err)
+	}
+	var got struct {
+		Windows []struct {
+			Window   int
+			Trials   int
+			DSR, PBO float64
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil || len(got.Windows) != 3 {
+		t.Fatalf("python said %s: %v", b, err)
+	}
+	for i, w := range got.Windows {
+		rep := res.Windows[i]
+		if rep.DeflatedSharpe == nil || rep.DeflatedSharpe.DSR == nil || rep.Overfitting == nil || rep.Overfitting.PBO == nil {
+			t.Fatalf("window %d reports DSR %+v and PBO %+v", i+1, rep.DeflatedSharpe, rep.Overfitting)
+		}
+		if w.Window != i+1 || w.Trials != 16 || math.Abs(w.DSR-*rep.DeflatedSharpe.DSR) > 5.01e-5 || math.Abs(w.PBO-*rep.Overfitting.PBO) > 1e-6 {
+			t.Errorf("window %d: python %+v, wicket DSR %v PBO %v", i+1, w, *rep.DeflatedSharpe.DSR, *rep.Overfitting.PBO)
+		}
+	}
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "strategies.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, snippet, _ := strings.Cut(string(docs), "```python\nimport json, math, itertools")
+	snippet, _, _ = strings.Cut(snippet, "```")
+	cmd = exec.Command(py, "-c", "import json, math, itertools"+snippet)
+	cmd.Dir, cmd.Stderr = filepath.Dir(out), os.Stderr
+	fromDocs, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the docs' snippet on a walk-forward export: %v", err)
+	}
+	for _, w := range got.Windows {
+		for _, line := range []string{fmt.Sprintf("deflated_sharpe window %d %v\n", w.Window, w.DSR), fmt.Sprintf("pbo window %d %v\n", w.Window, w.PBO)} {
+			if !strings.Contains(string(fromDocs), line) {
+				t.Errorf("the docs' snippet printed %q, want a line %q", fromDocs, line)
+			}
+		}
+	}
+}

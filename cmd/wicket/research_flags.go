@@ -40,7 +40,7 @@ func researchFlags() []cli.Flag {
 // optimize.
 func costOptionFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.GenericFlag{Name: "funding", Value: &fundingFlag{}, Usage: "perpetual funding at each settlement: `on` (the store must hold the pair's rates: wicket data fetch --funding), off, or auto (default: on when the store holds them)"},
+		&cli.GenericFlag{Name: "funding", Value: &fundingFlag{}, Usage: "perpetual funding at each settlement: `on` (the store must hold the pair's rates: wicket data fetch --funding), auto (on when the store holds them) or off (the default)"},
 		&cli.Float64Flag{Name: "borrow-rate", Usage: "annual borrow `RATE` a short pays on its notional, e.g. 0.05 (default research.borrow_rates for the symbol, else none)"},
 		&cli.Float64Flag{Name: "leverage", Usage: "isolated margin of notional / `N` per position, liquidated at the documented price (default none)"},
 		&cli.Float64Flag{Name: "maintenance-margin", Usage: "with --leverage, the `FRACTION` of notional kept as maintenance margin (default 0.005)"},
@@ -54,19 +54,23 @@ func intrabarFlag() cli.Flag {
 	return &cli.StringFlag{Name: "intrabar", Usage: "how stops, take-profits and trailing stops fill inside a bar: `path` (default) or pessimistic (the stop first when a bar reaches both)"}
 }
 
-// fundingFlag is --funding: on, off or auto.
-type fundingFlag struct{ v *bool }
+// fundingFlag is --funding: on, off or auto (v nil and auto set).
+type fundingFlag struct {
+	v    *bool
+	auto bool
+}
 
 func (f *fundingFlag) Set(s string) error {
+	f.auto = false
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "on", "true":
 		v := true
 		f.v = &v
-	case "off", "false":
+	case "off", "false", "":
 		v := false
 		f.v = &v
-	case "auto", "":
-		f.v = nil
+	case "auto":
+		f.v, f.auto = nil, true
 	default:
 		return fmt.Errorf("--funding %q is not one of on, off, auto", s)
 	}
@@ -75,7 +79,11 @@ func (f *fundingFlag) Set(s string) error {
 
 func (f *fundingFlag) String() string {
 	switch {
-	case f == nil || f.v == nil:
+	case f == nil:
+		return ""
+	case f.auto:
+		return "auto"
+	case f.v == nil:
 		return ""
 	case *f.v:
 		return "on"
@@ -263,8 +271,9 @@ func costFlags(c *cli.Context) research.Costs {
 		costs.SlippageBps = &v
 	}
 	if f, ok := c.Generic("funding").(*fundingFlag); ok {
-		costs.Funding = f.v
+		costs.Funding, costs.FundingAuto = f.v, f.auto
 	}
+	research.FundingDefault(&costs)
 	for _, o := range []struct {
 		name string
 		dst  **float64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"regexp"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -26,6 +27,8 @@ func cmdJSONDrop(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	b, err := json.Marshal(m)
 	ts.Check(err)
+	// Each run draws its own lookahead proof seed, which its verdicts name.
+	b = regexp.MustCompile(`seed [0-9a-f]{16}`).ReplaceAll(b, []byte("seed S"))
 	var out bytes.Buffer
 	ts.Check(json.Indent(&out, b, "", "  "))
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), append(out.Bytes(), '\n'), 0o644))

@@ -37,7 +37,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"nodetest":     cmdNodetest,     // a real node for the rest of the script: $NODE and its keys
-			"jsondrop":     cmdJSONDrop,     // drop top-level keys from a JSON result before cmp
+			"jsondrop":     cmdJSONDrop,     // drop top-level keys from a JSON result (and mask proof seeds) before cmp
 			"deadnode":     cmdDeadnode,     // $DEADNODE: a loopback address where nothing listens
 			"nodeaddr":     cmdNodeaddr,     // point ./wicket.toml's [node] address elsewhere
 			"fakeprovider": cmdFakeProvider, // fake Binance and Alpaca data APIs in wicket.toml (data_script_test.go)

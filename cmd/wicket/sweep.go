@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -116,14 +117,24 @@ func fmtPercent(x *float64) string {
 	if x == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f%%", *x*100)
+	return fmtBounded(*x*100, 2) + "%"
 }
 
 func fmtPlaces(x *float64, places int) string {
 	if x == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.*f", places, *x)
+	return fmtBounded(*x, places)
+}
+
+// fmtBounded writes x with places decimals, or in scientific notation
+// when it is too large for a table (an annualised figure of a two-day run
+// can reach 1e70: never 72 digits in a cell).
+func fmtBounded(x float64, places int) string {
+	if math.Abs(x) >= 1e9 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	return fmt.Sprintf("%.*f", places, x)
 }
 
 // fmtKnobs writes the knobs not in skip as "k=v k=v", sorted.

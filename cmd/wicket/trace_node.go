@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/trace"
 )
 
 // traceNodeFlag is `--node HOST:PORT`: join confirmed writes with that
@@ -93,6 +96,52 @@ func traceNodeAudit(projectFlag, addr string) (traceAudit, error) {
 	return nodeAudit{cl}, nil
 }
 
+// traceLegIDs are the client order ids of the legs of the compound order
+// (oco, bracket) chain c submitted: a command on a leg (a modify of the
+// stop-loss) is in the node's audit trail under the leg's id.
+func traceLegIDs(c trace.Chain) []string {
+	for _, e := range c.Entries {
+		var args struct {
+			Type command.OrderType `json:"type"`
+		}
+		if e.Tool != string(command.SubmitOrder) || json.Unmarshal(e.Args, &args) != nil {
+			continue
+		}
+		switch args.Type {
+		case command.OCO:
+			return []string{c.ClientOrderID + command.StopLegSuffix}
+		case command.Bracket:
+			return []string{c.ClientOrderID + command.TakeProfitLegSuffix, c.ClientOrderID + command.StopLegSuffix}
+		}
+	}
+	return nil
+}
+
+// traceOrderAudit is the node's audit entries of order cid and of its
+// legs, in the node's order, as one JSON array (nil when it has none).
+func traceOrderAudit(ctx context.Context, a traceAudit, cid string, legs []string) (json.RawMessage, error) {
+	ids := append([]string{cid}, legs...)
+	recs, err := a.Audit(ctx, ids)
+	if err != nil || len(legs) == 0 {
+		return recs[cid], err
+	}
+	var all []node.AuditEntry
+	for _, id := range ids {
+		var entries []node.AuditEntry
+		if raw := recs[id]; len(raw) > 0 {
+			if err := json.Unmarshal(raw, &entries); err != nil {
+				return recs[cid], nil // not audit entries: show what the node said of the order
+			}
+		}
+		all = append(all, entries...)
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(all, func(x, y node.AuditEntry) int { return cmp.Compare(x.Seq, y.Seq) })
+	return json.Marshal(all)
+}
+
 // traceNodeSummary is the node row of `trace show TOKEN --node`: how many
 // audit entries the node holds for the order (printed below the chain).
 // The second result prints the entries.
@@ -105,18 +154,30 @@ func traceNodeSummary(raw json.RawMessage, clientOrderID string) (string, func(i
 	if len(entries) == 1 {
 		noun = "entry"
 	}
-	return fmt.Sprintf("%d audit %s for %s (below)", len(entries), noun, clientOrderID),
-		func(w io.Writer) error { return printTraceNodeAudit(w, entries) }
+	of := clientOrderID
+	for _, e := range entries {
+		if e.ClientOrderID != "" && e.ClientOrderID != clientOrderID {
+			of += " and its legs"
+			break
+		}
+	}
+	return fmt.Sprintf("%d audit %s for %s (below)", len(entries), noun, of),
+		func(w io.Writer) error { return printTraceNodeAudit(w, entries, clientOrderID) }
 }
 
-// printTraceNodeAudit writes the node's audit entries for an order as a
-// table: what was commanded, under which key, what came of it and why.
-func printTraceNodeAudit(w io.Writer, entries []node.AuditEntry) error {
+// printTraceNodeAudit writes the node's audit entries for order cid (and
+// its legs, each named) as a table: what was commanded, under which key,
+// what came of it and why.
+func printTraceNodeAudit(w io.Writer, entries []node.AuditEntry, cid string) error {
 	tw := traceTable(w)
 	fmt.Fprintln(tw, "NODE SEQ\tTIME\tKEY\tTICKET\tCOMMAND\tOUTCOME\tREASON")
 	for _, e := range entries {
+		what := traceNodeCommand(e.Command)
+		if e.ClientOrderID != "" && e.ClientOrderID != cid {
+			what = "leg " + e.ClientOrderID + ": " + what
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, traceStamp(e.Time), traceDash(e.KeyID), traceDash(e.Ticket),
-			traceNodeCommand(e.Command), traceNodeOutcome(e.Outcome), traceDash(traceOneLine(e.Reason)))
+			what, traceNodeOutcome(e.Outcome), traceDash(traceOneLine(e.Reason)))
 	}
 	return tw.Flush()
 }

@@ -157,11 +157,11 @@ func traceShowToken(ctx context.Context, o *traceOptions, token string) error {
 	}
 	v := traceChainView{Chain: chains[0]}
 	if o.node != nil && v.State == "confirmed" && v.ClientOrderID != "" {
-		recs, err := o.node.Audit(ctx, []string{v.ClientOrderID})
+		raw, err := traceOrderAudit(ctx, o.node, v.ClientOrderID, traceLegIDs(v.Chain)) // trace_node.go
 		if err != nil {
 			return fmt.Errorf("node audit for %s: %w", v.ClientOrderID, err)
 		}
-		v.Node = recs[v.ClientOrderID]
+		v.Node = raw
 	}
 	if o.json {
 		return writeJSON(o.stdout, v)
@@ -194,6 +194,9 @@ func traceShowToken(ctx context.Context, o *traceOptions, token string) error {
 		d := traceDetail(e, short)
 		if e.Verdict == trace.Preview {
 			d = traceArgs(e) // the preview's command is what the chain is about
+			if trace.PreviewFailed(e) {
+				d = "checks failed (" + e.Outcome + "): " + d
+			}
 		}
 		// The whole session id: a chain shows one or two, and a prefix of a
 		// time-ordered id is shared by every session of the same minute.

@@ -25,11 +25,11 @@ func traceStats(_ context.Context, o *traceOptions, _ []string) error {
 	fmt.Fprintf(w, "%d entries from %s to %s\n\n", s.Total, traceStamp(s.First), traceStamp(s.Last))
 
 	tw := traceTable(w)
-	fmt.Fprintln(tw, "TOOL\tOK\tPREVIEW\tREFUSED\tERROR\tTOTAL")
+	fmt.Fprintln(tw, "TOOL\tOK\tPREVIEW\t(CHECKS FAILED)\tREFUSED\tERROR\tTOTAL")
 	for _, t := range s.Tools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", traceDash(t.Tool), t.OK, t.Preview, t.Refused, t.Error, t.Total)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", traceDash(t.Tool), t.OK, t.Preview, t.PreviewFailed, t.Refused, t.Error, t.Total)
 	}
-	fmt.Fprintf(tw, "(all)\t%d\t%d\t%d\t%d\t%d\n", s.OK, s.Preview, s.Refused, s.Error, s.Total)
+	fmt.Fprintf(tw, "(all)\t%d\t%d\t%d\t%d\t%d\t%d\n", s.OK, s.Preview, s.PreviewFailed, s.Refused, s.Error, s.Total)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

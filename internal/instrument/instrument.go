@@ -5,8 +5,8 @@
 // wicket.toml ([symbols.KIND]).
 //
 // Both the node's venue adapters and the strategy's market data providers
-// use it, so it imports no domain package. It reaches nothing (no venue,
-// no file): whether a venue lists a symbol is the adapter's to ask.
+// use it, so it never imports a domain package. It never reaches a venue
+// or a file: whether a venue lists a symbol is the adapter's to ask.
 package instrument
 
 import (

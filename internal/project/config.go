@@ -27,6 +27,8 @@ type Config struct {
 	// wicket symbol = the kind's own spelling, over the kind's built-in
 	// table (symbols.go, internal/instrument).
 	Symbols map[string]map[string]string `toml:"symbols"`
+	// Alerts is [alerts]: where the node's alerts go (alerts.go).
+	Alerts Alerts `toml:"alerts"`
 }
 
 // NodeConfig says where the trading node listens and where clients find it.
@@ -402,7 +404,10 @@ func (c *Config) Validate() error {
 	if err := c.Agent.validate(); err != nil {
 		return err
 	}
-	return c.Risk.validate(c.Venues)
+	if err := c.Risk.validate(c.Venues); err != nil {
+		return err
+	}
+	return c.Alerts.validate()
 }
 
 // Venue returns the configured venue with that name.

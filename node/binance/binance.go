@@ -12,7 +12,8 @@
 // exchangeInfo filters (PRICE_FILTER tick, LOT_SIZE step and minimum,
 // NOTIONAL / MIN_NOTIONAL), the account's balances as cash (the quote
 // asset) and positions (the base assets, each at the average price of
-// the account's trades that make it up). The node's client order id
+// the account's trades that make it up), each fill's commission as its
+// fee in the quote asset (fees.go). The node's client order id
 // travels as Binance's newClientOrderId, mapped reversibly to fit its
 // 36-character rule (ClientID, NodeID). Symbols travel in Binance's own
 // spelling (BTCUSDT) from the venue's symbol table (internal/instrument,
@@ -95,6 +96,7 @@ type Adapter struct {
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
 	costs   map[string]cost       // Binance's symbol → its holding's average price, for the quantity held then
+	fees    map[int64]*feeLedger  // order id of an incarnation → its trades' commissions (fees.go)
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -169,7 +171,10 @@ var (
 	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire)?$`)
 	venueMintRE = regexp.MustCompile(`^wk([0-9a-f]{32})(\.[0-9a-z])?$`)
 	venueLegRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([stf])$`)
-	legSuffixes = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
+	// A caller's own id (not minted) is replaced as <id>:<n>, so its
+	// base keeps at most 34 characters; an id of that form is reserved.
+	callerReplRE = regexp.MustCompile(`^(.{1,34}):([1-9a-z])$`)
+	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
 )
 
 // ClientID is the node's client order id as Binance carries it: wk-<uuid>
@@ -180,8 +185,8 @@ func ClientID(nodeID string) (string, error) {
 	if m := nodeMintRE.FindStringSubmatch(nodeID); m != nil {
 		return "wk" + strings.Join(m[1:6], "") + legSuffixes[m[6]], nil
 	}
-	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
-		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], and not of the form wk<32 hex>); let the node mint one", nodeID)
+	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || callerReplRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
+		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], not of the form wk<32 hex>, not ending in :<digit or letter>, which a replacement appends); let the node mint one", nodeID)
 	}
 	return nodeID, nil
 }
@@ -195,22 +200,29 @@ func NodeID(venueID string) string {
 		h := m[1]
 		return "wk-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 	}
+	if m := callerReplRE.FindStringSubmatch(venueID); m != nil {
+		return m[1]
+	}
 	return venueID
 }
 
-// replacementID is the id of the n-th replacement of an order (n ≥ 1).
+// replacementID is the id of the n-th replacement of an order (n ≥ 1): a
+// minted id's is wk<32 hex>.<n>, a caller's own <id>:<n>.
 func replacementID(venueID string, n int) (string, error) {
-	base := venueID
-	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
-		base = "wk" + m[1]
-	}
 	if venueLegRE.MatchString(venueID) {
 		return "", fmt.Errorf("order %s is a leg of an order list, which binance cannot replace alone (it would cancel the list); cancel the oco and submit a new one", venueID)
 	}
-	if !strings.HasPrefix(base, "wk") || n > 35 {
-		return "", fmt.Errorf("order %s cannot be modified again at binance; cancel it and submit a new one", venueID)
+	if n > 35 {
+		return "", fmt.Errorf("order %s cannot be modified again at binance (35 replacements at most); cancel it and submit a new one", venueID)
 	}
-	return base + "." + strconv.FormatInt(int64(n), 36), nil
+	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
+		return "wk" + m[1] + "." + strconv.FormatInt(int64(n), 36), nil
+	}
+	base := NodeID(venueID)
+	if len(base) > 34 {
+		return "", fmt.Errorf("order %s cannot be modified at binance: its client order id has %d characters and a replacement needs two more than 34 (binance takes 36); cancel it and submit a new one", venueID, len(base))
+	}
+	return base + ":" + strconv.FormatInt(int64(n), 36), nil
 }
 
 // --- errors ---
@@ -485,7 +497,7 @@ func (a *Adapter) Marks(ctx context.Context, symbols []string) (map[string]decim
 
 // Lookup reads one order by its Binance id, else by client order id. An
 // order that cancel-replace replaced is followed to its newest
-// incarnation (the node's client id with .1, .2, ...), and its fills are
+// incarnation (the node's client id with .1, .2, ..., a caller's own with :1, :2, ...), and its fills are
 // summed over all of them.
 func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrder, error) {
 	cid, err := ClientID(o.ClientOrderID)
@@ -497,7 +509,10 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		return node.VenueOrder{}, err
 	}
 	_, isRepl := replacementOf(got.ClientOrderID)
-	if !venueMintRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
+	if venueLegRE.MatchString(cid) || (stateOf(got.Status) != node.VenueCanceled && !(isRepl && !a.knows(got.OrderID))) {
+		if err := a.coverFees(ctx, got.Symbol, got.OrderID, dec(got.ExecutedQuantity)); err != nil {
+			return node.VenueOrder{}, err
+		}
 		return a.cumulative(fromOrder(got), got.OrderID), nil
 	}
 	// Walk the incarnations from the first, recording what came before each.
@@ -517,8 +532,11 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 		if err != nil {
 			return node.VenueOrder{}, err
 		}
+		if err := a.coverFees(ctx, ord.Symbol, ord.OrderID, dec(ord.ExecutedQuantity)); err != nil {
+			return node.VenueOrder{}, err
+		}
 		if last != nil {
-			before = before.add(own(last))
+			before = before.add(a.own(last))
 		}
 		a.setPrior(ord.OrderID, before)
 		last = ord
@@ -543,22 +561,31 @@ func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*b
 	return got, a.classify(err)
 }
 
-// fills is a filled quantity and its quote amount.
-type fills struct{ qty, quote decimal.Decimal }
+// fills is a filled quantity, its quote amount and its commissions in
+// the account currency.
+type fills struct{ qty, quote, fee decimal.Decimal }
 
-func (f fills) add(g fills) fills { return fills{f.qty.Add(g.qty), f.quote.Add(g.quote)} }
+func (f fills) add(g fills) fills {
+	return fills{f.qty.Add(g.qty), f.quote.Add(g.quote), f.fee.Add(g.fee)}
+}
 
-func own(o *bn.Order) fills {
-	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity)}
+// own is one incarnation's fills, with the commissions booked for it.
+func (a *Adapter) own(o *bn.Order) fills {
+	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity), a.feeOf(o.OrderID)}
 }
 
 // replacementOf reports a venue client id's replacement number.
 func replacementOf(venueID string) (int, bool) {
-	m := venueMintRE.FindStringSubmatch(venueID)
-	if m == nil || m[2] == "" {
+	var suffix string
+	if m := venueMintRE.FindStringSubmatch(venueID); m != nil && m[2] != "" {
+		suffix = m[2][1:]
+	} else if m := callerReplRE.FindStringSubmatch(venueID); m != nil && !venueMintRE.MatchString(venueID) {
+		suffix = m[2]
+	}
+	if suffix == "" {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(m[2][1:], 36, 64)
+	n, err := strconv.ParseInt(suffix, 36, 64)
 	return int(n), err == nil && n > 0
 }
 
@@ -579,14 +606,19 @@ func (a *Adapter) setPrior(orderID int64, f fills) {
 }
 
 // cumulative adds the fills of the incarnations before orderID to vo, so
-// it tells the order's whole life: quantity, filled and average price; and
-// names its symbol as the venue's symbols list does. Every order the
-// adapter returns passes here.
+// it tells the order's whole life: quantity, filled, average price and
+// the commissions booked (fees.go) in the account currency; and names
+// its symbol as the venue's symbols list does. Every order the adapter
+// returns passes here.
 func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
 	vo.Symbol = a.syms.Listed(vo.Symbol)
+	vo.Fee = a.feeOf(orderID)
 	a.mu.Lock()
 	p, ok := a.prior[orderID]
 	a.mu.Unlock()
+	if ok {
+		vo.Fee = vo.Fee.Add(p.fee)
+	}
 	if !ok || p.qty.IsZero() {
 		return vo
 	}
@@ -607,6 +639,9 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 			return nil, a.classify(err)
 		}
 		for _, o := range list {
+			if err := a.coverFees(ctx, o.Symbol, o.OrderID, dec(o.ExecutedQuantity)); err != nil {
+				return nil, err
+			}
 			if _, repl := replacementOf(o.ClientOrderID); repl && !a.knows(o.OrderID) {
 				// A replacement this process did not make, or whose answer
 				// was lost: alone it tells only its own part of the order's
@@ -665,6 +700,7 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
+	a.bookFills(res) // the FULL answer's fills carry each trade's commission
 	return a.cumulative(fromCreate(res), res.OrderID), nil
 }
 
@@ -902,6 +938,9 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
+	// Fills the node has not heard of yet come with their commissions; the
+	// cancel stands whatever this read says (the next read covers them).
+	_ = a.coverFees(ctx, res.Symbol, res.OrderID, dec(res.ExecutedQuantity))
 	return a.fromCancel(res), nil // cancel_all.go
 }
 
@@ -990,10 +1029,14 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 	before := a.prior[oid]
 	a.mu.Unlock()
 	if res.CancelResponse != nil {
-		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity)})
+		// the replaced incarnation's commissions: a fill since the lookup
+		// is read (best effort: the replace is done whatever the read says)
+		_ = a.coverFees(ctx, a.syms.Venue(o.Symbol), oid, dec(res.CancelResponse.ExecutedQuantity))
+		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity), a.feeOf(oid)})
 	} else {
-		before = before.add(own(live))
+		before = before.add(a.own(live))
 	}
+	a.bookFills(res.NewOrderResponse)
 	a.setPrior(res.NewOrderResponse.OrderID, before)
 	out := a.cumulative(fromCreate(res.NewOrderResponse), res.NewOrderResponse.OrderID)
 	out.ClientOrderID = o.ClientOrderID

@@ -97,6 +97,13 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 			if err := json.Unmarshal(frame.Event, &u); err != nil {
 				continue
 			}
+			if u.ExecutionType == "TRADE" { // n and N are this trade's commission
+				a.bookTrade(u.Id, u.Symbol, u.TradeId, dec(u.LatestVolume), dec(u.LatestPrice), dec(u.FeeCost), u.FeeAsset)
+			}
+			if err := a.coverFees(ctx, u.Symbol, u.Id, dec(u.FilledVolume)); err != nil {
+				updates(node.VenueUpdate{Resync: true}) // its fees unread: the node reads the order again
+				continue
+			}
 			vo, known := a.fromUpdate(u)
 			if !known {
 				updates(node.VenueUpdate{Resync: true})
@@ -160,7 +167,8 @@ func refusal(resp *http.Response) string {
 // fromUpdate maps an executionReport. Its z (cumulative filled) and Z
 // (cumulative quote) carry the incarnation's whole progress, and the
 // fills of earlier incarnations are added, so a missed message loses
-// nothing. A cancel's report carries the original client id in C. A
+// nothing; its fee is the commissions booked for the order (n and N
+// each trade, myTrades for any trade a missed message told). A cancel's report carries the original client id in C. A
 // report of a replacement this process did not make is not known: the
 // node resyncs instead.
 func (a *Adapter) fromUpdate(u bn.WsOrderUpdate) (node.VenueOrder, bool) {

@@ -249,7 +249,9 @@ func (r *run) check() {
 		}
 		r.ref = nil
 	case command.CancelOrder:
-		r.checkOpenOrder()
+		if _, open := r.view.OpenOrder(c.Venue, c.OrderID, c.ClientOrderID); open || !r.groupCancel() { // group.go: a leg that is done names its group
+			r.checkOpenOrder()
+		}
 	case command.Flatten, command.MassCancel:
 		if c.Symbol != "" {
 			r.checkSymbol(c.Symbol)

@@ -23,6 +23,7 @@ import (
 	"wicket/internal/project"
 	"wicket/internal/testkit"
 	"wicket/node"
+	"wicket/node/alert"
 	"wicket/node/paper"
 	"wicket/node/server"
 )
@@ -61,6 +62,8 @@ type options struct {
 	orderPolls   <-chan time.Time
 	logger       *slog.Logger
 	deployments  http.Handler
+	alerts       *alert.Dispatcher // WithAlerts (alerts.go)
+	statements   <-chan time.Time
 }
 
 // Option configures NewServer.
@@ -179,6 +182,7 @@ func (s *Server) start(t testing.TB, addr string) {
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
 		OperatorKey: operator,
 		OrderPolls:  s.opts.orderPolls, Logger: s.opts.logger, Deployments: s.opts.deployments,
+		Alerts: s.opts.alerts, StatementTicks: s.opts.statements,
 	})
 	if err != nil {
 		t.Fatalf("nodetest: start node: %v", err)

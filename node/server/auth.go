@@ -132,7 +132,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
-			writeError(w, node.Errorf(node.KindBadRequest, "too_large", "request body over %d bytes: a command envelope is far smaller; send one command per request", maxBody))
+			writeError(w, errTooLarge())
 			return
 		}
 		keyID, aerr := s.auth.verify(r, body)
@@ -141,10 +141,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, aerr)
 			return
 		}
-		if r.Method == http.MethodPost && r.URL.Path != "/v1/dry-run" && keyID != node.KeyControl {
-			writeError(w, node.Errorf(node.KindForbidden, "observe_key_cannot_write",
-				"the %s key reads only; writes must be signed with the control key", keyID))
-			return
+		if r.Method == http.MethodPost && r.URL.Path != "/v1/dry-run" {
+			if err := mayWrite(keyID); err != nil {
+				writeError(w, err)
+				return
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyIDContext{}, keyID)))

@@ -140,8 +140,11 @@ func TestBracketThroughTheNode(t *testing.T) {
 	fourth := bracket(command.Buy, "1", "", "110", "90")
 	fourth.ClientOrderID = "br-4"
 	mk = accepted(t, c, fourth)
-	if p, _ := position(venueOf(t, snapshot(t, c), "paper"), "BTC-USD"); p.Unprotected {
-		t.Errorf("a position with a working stop-loss marked unprotected: %+v", p)
+	// The position is 3 (br-3's 2 and br-4's 1); br-4's stop-loss covers 1
+	// of it: flagged by what it covers (issue 44 item 17b).
+	if p, _ := position(venueOf(t, snapshot(t, c), "paper"), "BTC-USD"); !p.Unprotected || !p.Covered.Equal(testkit.D("1")) ||
+		!strings.Contains(p.UnprotectedReason, "cover 1 of 3 (33.3 %)") {
+		t.Errorf("a position of 3 with a stop-loss of 1: %+v", p)
 	}
 	cx = accepted(t, c, command.Command{Verb: command.CancelOrder, Venue: "paper", ClientOrderID: "br-4-tp"})
 	if strings.Join(cx.Canceled, ",") != strings.Join(mk.OrderIDs[1:], ",") {

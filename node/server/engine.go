@@ -718,8 +718,12 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 			vs := e.venues[name].Snapshot()
 			if e.remotes[name] == nil {
 				vs.Environment, vs.Armed, vs.MarkSource = project.KindPaper, true, e.markSource(e.cfg.Venues[i], now)
-			} else if e.armed(name, now) {
-				vs.Armed, vs.ArmedUntil = true, e.arming[name]
+			} else {
+				if e.armed(name, now) {
+					vs.Armed, vs.ArmedUntil = true, e.arming[name]
+				}
+				r := e.remotes[name] // whether a stop can fire depends on the arming: marked here, once it is known
+				vs.MarkUnprotected(r.unprotectedWhy, func(o node.Order) bool { return heldByNode(o) || r.keptExit(o) })
 			}
 			vs.Breaker = e.breakerReason(name)
 			vs.Spellings = e.cfg.Venues[i].Spellings()

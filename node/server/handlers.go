@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -51,6 +50,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+node.LedgerHeadsPath, s.ledgerHeadPost) // ledger_head.go
 	mux.HandleFunc("GET "+node.LedgerHeadsPath, s.ledgerHeadsGet)
 	s.mountDeployments(mux)
+	s.mountAlerts(mux) // alerts.go: GET /v1/alerts, GET /v1/statement
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, node.Errorf(node.KindNotFound, "no_endpoint",
 			"no endpoint %s %s; the node serves GET /v1/health, GET /v1/snapshot, POST /v1/dry-run, POST /v1/commands, GET /v1/tickets/{id}, GET /v1/audit", r.Method, r.URL.Path))
@@ -79,15 +79,7 @@ func writeError(w http.ResponseWriter, e *node.Error) {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	var h node.Health
-	err := s.do(r.Context(), func() {
-		status := "ok"
-		if s.fault != nil {
-			status = "failed: " + s.fault.Error()
-		}
-		h = node.Health{Status: status, Version: s.cfg.Version, TradingState: s.eng.state, Venues: s.eng.names,
-			Started: s.started, Time: s.cfg.Now(), Tick: s.eng.tick, Journal: s.j.Path()}
-	})
+	h, err := s.readHealth(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
@@ -97,24 +89,18 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	events := defaultEvents
+	events := -1 // the default
 	if v := q.Get("events"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			writeError(w, node.Errorf(node.KindBadRequest, "bad_events", "events=%q: give a count from 0 to %d", short(v), maxEvents))
 			return
 		}
-		events = min(n, maxEvents)
+		events = n
 	}
-	var snap node.Snapshot
-	var serr error
-	if err := s.do(r.Context(), func() { snap, serr = s.eng.snapshot(q.Get("venue"), events, s.cfg.Now()) }); err != nil {
+	snap, err := s.readSnapshot(r.Context(), q.Get("venue"), events)
+	if err != nil {
 		writeError(w, err)
-		return
-	}
-	var ne *node.Error
-	if errors.As(serr, &ne) {
-		writeError(w, ne)
 		return
 	}
 	writeJSON(w, http.StatusOK, snap)
@@ -122,12 +108,8 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 
 // readEnvelope decodes a request body strictly.
 func readEnvelope(r *http.Request) (command.Envelope, *node.Error) {
-	var env command.Envelope
 	body, _ := io.ReadAll(r.Body) // already read and bounded by authenticate
-	if err := env.UnmarshalJSON(body); err != nil {
-		return env, node.Errorf(node.KindBadRequest, "bad_command", "%v", err)
-	}
-	return env, nil
+	return decodeEnvelope(body)
 }
 
 func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
@@ -136,15 +118,8 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, berr)
 		return
 	}
-	c := env.Command.Resolve(s.cfg.NewID)
-	var v node.Verdict
-	if err := s.do(r.Context(), func() {
-		if s.fault != nil {
-			v = node.Verdict{Command: c, Code: "journal", Reason: "the node's journal failed; restart the node", TradingState: s.eng.state}
-			return
-		}
-		v = s.eng.dryRun(c)
-	}); err != nil {
+	v, err := s.dryRunOf(r.Context(), env)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -158,19 +133,15 @@ func (s *Server) commands(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	keyID, _ := r.Context().Value(keyIDContext{}).(string)
-	c := env.Command.Resolve(s.cfg.NewID)
-	id := "tk-" + s.cfg.NewID()
-	s.tickets.open(id)
-	if err := s.enqueue(func() { s.apply(id, keyID, c, env.Reason) }); err != nil {
-		s.tickets.drop(id)
+	id, cid, err := s.submit(keyID, env)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"ticket": id, "client_order_id": c.ClientOrderID})
+	writeJSON(w, http.StatusAccepted, map[string]string{"ticket": id, "client_order_id": cid})
 }
 
 func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
 	var wait time.Duration
 	if v := r.URL.Query().Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -178,23 +149,14 @@ func (s *Server) ticket(w http.ResponseWriter, r *http.Request) {
 			writeError(w, node.Errorf(node.KindBadRequest, "bad_wait", "wait=%q: give a duration such as 2s (at most %s)", short(v), maxWait))
 			return
 		}
-		wait = min(d, maxWait)
+		wait = d
 	}
-	out, ok := s.tickets.wait(r.Context(), id, wait)
-	if !ok {
-		o, found, err := s.j.Ticket(id)
-		switch {
-		case err != nil:
-			writeError(w, node.Errorf(node.KindInternal, "journal", "%v", err))
-		case !found:
-			writeError(w, node.Errorf(node.KindNotFound, "unknown_ticket",
-				"no ticket %q: it was never issued, or the node restarted before applying it; look for the order in the snapshot or the audit trail before sending again", short(id)))
-		default:
-			writeJSON(w, http.StatusOK, s.settled(r.Context(), o))
-		}
+	out, err := s.readTicket(r.Context(), r.PathValue("id"), wait)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.settled(r.Context(), out))
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
@@ -225,9 +187,9 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		}
 		aq.Limit = n
 	}
-	page, err := s.j.Audit(aq)
+	page, err := s.readAudit(aq)
 	if err != nil {
-		writeError(w, node.Errorf(node.KindInternal, "journal", "%v", err))
+		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, page)

@@ -337,6 +337,9 @@ func (s *Server) settled(ctx context.Context, out node.Outcome) node.Outcome {
 	if s.do(ctx, func() { o, ok = s.eng.find(venue, id, "") }) != nil || !ok || o.Status == node.OrderPending {
 		return out
 	}
+	if o.Status.Working() && o.Filled.IsZero() && (o.Type == command.Market || o.TimeInForce == command.IOC) {
+		return out // taken by the venue, not traded yet: "open, 0 filled" is no outcome for an order that cannot rest
+	}
 	out.Order = &o
 	if o.Status == node.OrderFailed {
 		out.Status, out.Code, out.Reason = node.Rejected, "venue_rejected", o.Note

@@ -263,7 +263,6 @@ func (r *remote) Snapshot() node.Venue {
 			out.Groups[i].Note = fmt.Sprintf("%s holds the exits until entry %s has filled (%s of %s so far)", r.cfg.Name, entry.ID, entry.Filled, entry.Quantity)
 		}
 	}
-	out.MarkUnprotected(r.unprotectedWhy)
 	for _, o := range r.external {
 		out.ExternalOrders = append(out.ExternalOrders, node.Order{
 			ID: "external", ClientOrderID: o.ClientOrderID, VenueOrderID: o.VenueOrderID, Venue: r.cfg.Name,

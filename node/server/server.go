@@ -44,6 +44,7 @@ import (
 
 	"wicket/internal/project"
 	"wicket/node"
+	"wicket/node/alert"
 	"wicket/node/command"
 	"wicket/node/journal"
 	"wicket/node/paper"
@@ -88,6 +89,12 @@ type Config struct {
 	// Deployments serves /v1/deployments (package deploy's Handler,
 	// mounted in deployments.go); nil: the node runs none.
 	Deployments http.Handler
+
+	// Alerts is told every audit entry the node commits (alerts.go); nil:
+	// no alerts. StatementTicks, when set, is the injected tick source of
+	// the daily statement's runner (statement.go; default every 5 minutes).
+	Alerts         *alert.Dispatcher
+	StatementTicks <-chan time.Time
 
 	Now     func() time.Time // default time.Now
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
@@ -224,6 +231,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.startLanes()
 	s.startRemotes(instruments)
+	s.startStatements() // statement.go
 	ticks := cfg.Ticks
 	var stop func()
 	if ticks == nil && cfg.TickEvery > 0 {
@@ -355,6 +363,7 @@ func (s *Server) commit(b *journal.Batch) error {
 		err = s.j.Commit(b)
 	}
 	if err == nil {
+		s.alertCommitted(b) // alerts.go
 		return nil
 	}
 	s.log.Error("journal step failed; rebuilding state from the journal", "err", err)

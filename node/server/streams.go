@@ -123,6 +123,7 @@ func (s *Server) streamLoop(name string, ex Exchange) {
 		s.report(name, node.VenueUpdate{})
 		s.log.Warn("venue stream down; reconnecting, and reading its working orders over REST meanwhile", "venue", name,
 			"err", err, "in", backoff, "order_poll_every", s.cfg.OrderPollEvery)
+		s.alertStreamLost(name, err) // alerts.go
 		select {
 		case <-s.bg.Done():
 			return

@@ -63,11 +63,17 @@ type Request struct {
 	// is {"lookahead_check": ...} and nothing else is reported (a sweep's
 	// check of its winner, whose metrics it has already).
 	LookaheadOnly bool `json:"lookahead_only,omitempty"`
+	// ProofSeed seeds the lookahead proof's drawn cuts; 0 (the default)
+	// draws one at random, which the verdict names. Give the seed of a
+	// recorded verdict to rerun its proof with the same cuts.
+	ProofSeed uint64 `json:"proof_seed,omitempty"`
 }
 
 // Response is what a worker returns for a Request.
 type Response struct {
-	// Result is the Result's JSON, byte-identical for identical requests.
+	// Result is the Result's JSON, byte-identical for identical requests
+	// that name their ProofSeed (else the lookahead verdict names the seed
+	// drawn).
 	Result json.RawMessage `json:"result"`
 	// Text is the readable summary (Result.WriteText).
 	Text string `json:"text"`

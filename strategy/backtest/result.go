@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -32,8 +33,9 @@ type Result struct {
 	Warnings      []string `json:"warnings"`
 	// LookaheadCheck is the verdict of the lookahead proof the caller ran
 	// over this run's decisions ("passed (36 prefixes: 4 fixed, 32 drawn
-	// with seed ...)": the seed names the drawn cuts, see strategy/script
-	// DrawnPrefixCuts); empty when none ran (the in-memory runs of sweeps,
+	// over the whole span with seed ...)": the seed, drawn at random for
+	// the run, names the drawn cuts, see strategy/script DrawnPrefixCuts
+	// and Request.ProofSeed); empty when none ran (the in-memory runs of sweeps,
 	// which check their winner).
 	LookaheadCheck string `json:"lookahead_check,omitempty"`
 	// Robustness holds the figures Request.Robustness asked for.
@@ -129,6 +131,9 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	}
 	r.Equity = Downsample(curve, s.capital, MaxEquityPoints)
 	r.Warnings = s.warnings(cfg, g)
+	if note := m.BoundNote(); note != "" {
+		r.Warnings = append(r.Warnings, note)
+	}
 	if s.allow != nil && s.allow.tripped != nil {
 		r.Breaker = s.allow.tripped
 		r.Warnings = append(r.Warnings, r.Breaker.warning())
@@ -292,8 +297,12 @@ func Ratio(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
-	scale := math.Pow10(ratioPlaces)
-	r := math.Round(x*scale) / scale
+	r := x
+	if scale := math.Pow10(ratioPlaces); math.Abs(x) < 1e15 {
+		// Past 1e15 a float64 has no sixth decimal to round (and x*scale
+		// could overflow to an infinity JSON cannot hold).
+		r = math.Round(x*scale) / scale
+	}
 	if r == 0 {
 		r = 0 // no "-0"
 	}
@@ -346,9 +355,9 @@ type ReportedMetrics struct {
 // Reported is m as a report writes it.
 func (m Metrics) Reported() ReportedMetrics {
 	r := ReportedMetrics{
-		TotalReturn: Ratio(m.TotalReturn), CAGR: Ratio(m.CAGR), Sharpe: Ratio(m.Sharpe), Sortino: Ratio(m.Sortino),
+		TotalReturn: Ratio(m.TotalReturn), CAGR: Ratio(Bounded(m.CAGR)), Sharpe: Ratio(Bounded(m.Sharpe)), Sortino: Ratio(Bounded(m.Sortino)),
 		MaxDrawdown: Ratio(m.MaxDrawdown), MaxDrawdownBars: m.MaxDrawdownBars,
-		MaxDrawdownDays: Ratio(m.MaxDrawdownDuration.Hours() / 24), Calmar: Ratio(m.Calmar), WinRate: Ratio(m.WinRate),
+		MaxDrawdownDays: Ratio(m.MaxDrawdownDuration.Hours() / 24), Calmar: Ratio(Bounded(m.Calmar)), WinRate: Ratio(m.WinRate),
 		ProfitFactor: Ratio(m.ProfitFactor), Expectancy: moneyOrNull(m.Expectancy), Trades: m.Trades, Exposure: Ratio(m.Exposure),
 		FeesPaid: Money(m.FeesPaid), SlippageCost: Money(m.SlippageCost), FinalEquity: Money(m.FinalEquity), Bars: m.Bars,
 		Start: fmtTime(m.Start), End: fmtTime(m.End), PeriodsPerYear: m.PeriodsPerYear, BuyAndHoldReturn: Ratio(m.BuyAndHoldReturn),
@@ -449,6 +458,30 @@ type costsEcho struct {
 	MaintenanceMargin *float64 `json:"maintenance_margin,omitempty"`
 	MaxVolumePct      *float64 `json:"max_volume_pct,omitempty"`
 	VolumeCap         string   `json:"volume_cap,omitempty"`
+}
+
+// CostLine is one cost a run charged, as a summary shows it.
+type CostLine struct{ Name, Value string }
+
+// CostLines are every cost the run charged, in the order the metrics name
+// them: fees and slippage always, then funding, borrow, liquidations and
+// volume-capped fills when the run charged them (Metrics.Charged), so a
+// summary that shows these shows every cost (issue 44 item 19).
+func (m Metrics) CostLines() []CostLine {
+	out := []CostLine{{"fees paid", Money(m.FeesPaid)}, {"slippage cost", Money(m.SlippageCost)}}
+	if m.Charged&ChargedFunding != 0 {
+		out = append(out, CostLine{"funding paid", moneyText(m.FundingPaid)})
+	}
+	if m.Charged&ChargedBorrow != 0 {
+		out = append(out, CostLine{"borrow paid", moneyText(m.BorrowPaid)})
+	}
+	if m.Charged&ChargedMargin != 0 {
+		out = append(out, CostLine{"liquidations", strconv.Itoa(m.Liquidations)})
+	}
+	if m.Charged&ChargedVolume != 0 {
+		out = append(out, CostLine{"volume-capped fills", strconv.Itoa(m.VolumeCappedFills)})
+	}
+	return out
 }
 
 // echo is c as settings report it; nil when no cost is on.

@@ -36,13 +36,20 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	row := func(k1, v1, k2, v2 string) { fmt.Fprintf(tw, "%s\t%s\t\t%s\t%s\n", k1, v1, k2, v2) }
 	row("total return", pct(m.TotalReturn), "buy & hold", pct(m.BuyAndHoldReturn))
-	row("cagr", pct(m.CAGR), "final equity", Money(m.FinalEquity))
-	row("sharpe", num(m.Sharpe), "sortino", num(m.Sortino))
+	row("cagr", pct(Bounded(m.CAGR)), "final equity", Money(m.FinalEquity))
+	row("sharpe", num(Bounded(m.Sharpe)), "sortino", num(Bounded(m.Sortino)))
 	row("max drawdown", pct(m.MaxDrawdown), "lasting", durationText(m.MaxDrawdownDuration, m.MaxDrawdownBars))
-	row("calmar", num(m.Calmar), "exposure", pct(m.Exposure))
+	row("calmar", num(Bounded(m.Calmar)), "exposure", pct(m.Exposure))
 	row("trades", fmt.Sprint(m.Trades), "win rate", pct(m.WinRate))
 	row("profit factor", num(m.ProfitFactor), "expectancy", moneyText(m.Expectancy))
-	row("fees paid", Money(m.FeesPaid), "slippage cost", Money(m.SlippageCost))
+	costs := m.CostLines() // every cost charged, two to a row
+	for k := 0; k < len(costs); k += 2 {
+		if k+1 < len(costs) {
+			row(costs[k].Name, costs[k].Value, costs[k+1].Name, costs[k+1].Value)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\n", costs[k].Name, costs[k].Value)
+		}
+	}
 	tw.Flush()
 
 	if p := r.OpenPosition; p != nil {

@@ -151,11 +151,11 @@ func TestCredsFromOptions(t *testing.T) {
 	p := demoProject(t)
 	ctx := t.Context()
 	req := sweepReq(t, "SPY@1d")
-	want, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t)}).Sweep(ctx, req, nil)
+	want, err := research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(t)}).Sweep(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t), Chunks: d}).Sweep(ctx, req, nil)
+	got, err := research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(t), Chunks: d}).Sweep(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func BenchmarkClusterOverhead(b *testing.B) {
 	for i := 0; i < b.N*3; i++ {
 		for k := range 2 {
 			b.StopTimer()
-			cfg := research.Config{Project: p, Pool: newPool(b)}
+			cfg := research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(b)}
 			stop := func() {}
 			if k == 1 {
 				// A fresh cluster worker (cold memo, empty bars cache) and dispatcher each round, like the fresh local pool.

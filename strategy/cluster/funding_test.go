@@ -73,7 +73,9 @@ func TestClusterSweepSeesFundingFetchedSince(t *testing.T) {
 	d, _ := joinWorker(t, cluster.Options{Key: testKey, URL: clustertest.Server(t)})
 	sweep := func() string {
 		t.Helper()
-		res, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "BTC-USD@1d"), nil)
+		req := sweepReq(t, "BTC-USD@1d")
+		req.FundingAuto = true // charged when the store holds it (the default is off)
+		res, err := research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(t), Chunks: d}).Sweep(t.Context(), req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +94,7 @@ func TestClusterSweepSeesFundingFetchedSince(t *testing.T) {
 // TestClusterSweepChargesTheStoresFunding: a sweep on the cluster charges
 // the funding of the sweep's store (shipped to the worker with its bars)
 // exactly as the same sweep in process does, whether funding is asked
-// for or left to the store; the funding makes a difference.
+// for or left to the store (auto); the funding makes a difference.
 func TestClusterSweepChargesTheStoresFunding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
@@ -102,8 +104,8 @@ func TestClusterSweepChargesTheStoresFunding(t *testing.T) {
 	sweep := func(chunks research.Dispatcher, funding *bool) string {
 		t.Helper()
 		req := sweepReq(t, "BTC-USD@1h")
-		req.Funding = funding
-		res, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t), Chunks: chunks}).Sweep(t.Context(), req, nil)
+		req.Funding, req.FundingAuto = funding, funding == nil // nil: auto, left to the store
+		res, err := research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(t), Chunks: chunks}).Sweep(t.Context(), req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

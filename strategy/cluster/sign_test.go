@@ -154,7 +154,7 @@ func TestForgedAnswerIsRefused(t *testing.T) {
 
 	p := demoProject(t)
 	req := sweepReq(t, "SPY@1d")
-	want, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t)}).Sweep(t.Context(), req, nil)
+	want, err := research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(t)}).Sweep(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestForgedAnswerIsRefused(t *testing.T) {
 	var mu sync.Mutex
 	var last research.Progress
 	go func() {
-		res, err := research.NewLocal(research.Config{Project: p, Pool: newPool(t), Chunks: d}).Sweep(t.Context(), req, func(p research.Progress) {
+		res, err := research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: p, Pool: newPool(t), Chunks: d}).Sweep(t.Context(), req, func(p research.Progress) {
 			mu.Lock()
 			last = p
 			mu.Unlock()
@@ -338,7 +338,7 @@ func TestFailedSweepPurgesItsChunks(t *testing.T) {
 	}
 	defer cc.Stop()
 
-	_, err = research.NewLocal(research.Config{Project: demoProject(t), Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "SPY@1d"), nil)
+	_, err = research.NewLocal(research.Config{ProofSeed: fixedProofSeed, Project: demoProject(t), Pool: newPool(t), Chunks: d}).Sweep(t.Context(), sweepReq(t, "SPY@1d"), nil)
 	if err == nil || !strings.Contains(err.Error(), "the strategy worker failed") {
 		t.Fatalf("the sweep: %v", err)
 	}

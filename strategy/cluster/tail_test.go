@@ -75,7 +75,7 @@ func recorded(t *testing.T, chunks research.Dispatcher) (*research.Local, *ledge
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
-	cfg := research.Config{Project: demoProject(t), Pool: newPool(t), Recorder: lg}
+	cfg := research.Config{ProofSeed: fixedProofSeed, Project: demoProject(t), Pool: newPool(t), Recorder: lg}
 	if chunks != nil {
 		cfg.Chunks = chunks
 	}

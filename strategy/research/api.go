@@ -24,7 +24,13 @@ type Costs struct {
 	FeeBps      *float64 `json:"fee_bps,omitempty"`
 	SlippageBps *float64 `json:"slippage_bps,omitempty"`
 	// Funding, borrow, margin and the volume cap (backtest.CostOptions).
+	// Funding is off unless asked for (FundingDefault): true charges the
+	// store's rates (they must exist), false or absent charges none.
 	backtest.CostOptions
+	// FundingAuto asks for funding when the store holds the pair's rates
+	// and none when it does not (the CLI's --funding auto); it applies
+	// only when Funding is absent.
+	FundingAuto bool `json:"funding_auto,omitempty"`
 }
 
 // Settings echo the range and costs a sweep or walk-forward ran with.
@@ -271,7 +277,11 @@ type DeflatedSharpe struct {
 	Scope          string `json:"scope,omitempty"`
 	SeriesTrials   int    `json:"series_trials,omitempty"`
 	StrategyTrials int    `json:"strategy_trials,omitempty"`
-	Note           string `json:"note"`
+	// SeriesDSR is, when Scope is strategy, the DSR over every strategy's
+	// trials on the series (what the default scope reports), so an answer
+	// deflated by the smaller N always carries the larger one too.
+	SeriesDSR *float64 `json:"series_dsr,omitempty"`
+	Note      string   `json:"note"`
 }
 
 // Estimate is what a sweep would cost.
@@ -354,7 +364,8 @@ type Window struct {
 	LookaheadCheck string `json:"lookahead_check,omitempty"`
 	// DeflatedSharpe and Overfitting are the in-sample sweep's winner's
 	// deflated Sharpe ratio over the window's combinations and their PBO
-	// (a portfolio strategy's walk-forward).
+	// (for at least PBOMinCombinations combinations), as a sweep reports
+	// them; an export of the run recomputes both per window.
 	DeflatedSharpe *DeflatedSharpe `json:"deflated_sharpe,omitempty"`
 	Overfitting    *Overfitting    `json:"overfitting,omitempty"`
 }

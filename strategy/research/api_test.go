@@ -213,12 +213,12 @@ func TestListStrategies(t *testing.T) {
 	if mine.Name != "mine" || !strings.HasPrefix(mine.Summary, "SMA crossover:") || mine.Problem != "" || mine.Bytes == 0 {
 		t.Errorf("mine: %+v", mine)
 	}
-	empty := NewLocal(Config{Project: project.Project{Root: t.TempDir()}})
+	empty := NewLocal(Config{ProofSeed: fixedSeed, Project: project.Project{Root: t.TempDir()}})
 	got, err = empty.ListStrategies(ctxT(t))
 	if err != nil || len(got.Strategies) != 0 || !strings.Contains(got.Note, "wicket strategy new") {
 		t.Errorf("no strategies: %+v %v", got, err)
 	}
-	_, err = NewLocal(Config{}).ListStrategies(ctxT(t))
+	_, err = NewLocal(Config{ProofSeed: fixedSeed}).ListStrategies(ctxT(t))
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != KindNotFound || !strings.Contains(re.Msg, "wicket init") {
 		t.Errorf("no project: %v", err)
@@ -226,7 +226,7 @@ func TestListStrategies(t *testing.T) {
 }
 
 func TestListSeries(t *testing.T) {
-	got, err := NewLocal(Config{Project: demoProject(t)}).ListSeries(ctxT(t))
+	got, err := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t)}).ListSeries(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestListSeries(t *testing.T) {
 		hourly.Last != "2024-12-31T23:00:00Z" {
 		t.Errorf("BTC-USD@1h: %+v", hourly)
 	}
-	none, err := NewLocal(Config{Project: project.Project{Root: t.TempDir()}}).ListSeries(ctxT(t))
+	none, err := NewLocal(Config{ProofSeed: fixedSeed, Project: project.Project{Root: t.TempDir()}}).ListSeries(ctxT(t))
 	if err != nil || len(none.Series) != 0 || !strings.Contains(none.Note, "wicket data seed-demo") {
 		t.Errorf("no store: %+v %v", none, err)
 	}

@@ -64,7 +64,7 @@ func warmPool(b *testing.B, size int) (*worker.Pool, *computedCounter) {
 	// its chunk there, so that whichever worker the timed sweeps land on
 	// has compiled, swept and grown its heap: one that had only started
 	// would pay its first page faults inside the timing.
-	warm := NewLocal(Config{Project: demoProject(b), Pool: pool})
+	warm := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(b), Pool: pool})
 	var wg sync.WaitGroup
 	for range size {
 		wg.Go(func() {
@@ -88,7 +88,7 @@ func timedSweeps(b *testing.B, size int) ([]time.Duration, uint64) {
 	b.StopTimer()
 	pool, c := warmPool(b, size)
 	defer pool.Close()
-	l := NewLocal(Config{Project: demoProject(b), Pool: pool, Computed: c.add})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(b), Pool: pool, Computed: c.add})
 	took := make([]time.Duration, len(benchSeries))
 	var sma uint64
 	for i, series := range benchSeries {
@@ -185,7 +185,7 @@ func BenchmarkSweepSpeedup1M(b *testing.B) {
 	for i := 0; i < b.N*2; i++ {
 		for k, size := range []int{1, 2} {
 			pool, _ := warmPool(b, size)
-			l := NewLocal(Config{Project: p, Pool: pool})
+			l := NewLocal(Config{ProofSeed: fixedSeed, Project: p, Pool: pool})
 			b.StartTimer()
 			start := time.Now()
 			res, err := l.Sweep(ctxT(b), req, nil)
@@ -333,7 +333,7 @@ func BenchmarkSweepVsReference(b *testing.B) {
 			for i := 0; i < b.N*referenceRounds; i++ {
 				b.StopTimer()
 				pool, _ := warmPool(b, 1)
-				l := NewLocal(Config{Project: p, Pool: pool})
+				l := NewLocal(Config{ProofSeed: fixedSeed, Project: p, Pool: pool})
 				cpu0 := sweepCPU(pool)
 				b.StartTimer()
 				start := time.Now()
@@ -406,7 +406,7 @@ func engineRate(b *testing.B, p project.Project) float64 {
 		if err != nil {
 			b.Fatal(err)
 		}
-		l := NewLocal(Config{Project: p, Pool: pool})
+		l := NewLocal(Config{ProofSeed: fixedSeed, Project: p, Pool: pool})
 		pl, err := l.plan(ctxT(b), planInput{ref: templateRef(b, "sma_cross"), series: "BENCH@1h", grid: refGrid, barsInWorker: true})
 		if err != nil {
 			b.Fatal(err)
@@ -516,7 +516,7 @@ func rssChild(dir string) int {
 	}
 	defer pool.Close()
 	var c computedCounter
-	l := NewLocal(Config{Project: project.Project{Root: dir}, Pool: pool, Computed: c.add})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: project.Project{Root: dir}, Pool: pool, Computed: c.add})
 	src, err := os.ReadFile(filepath.Join("..", "templates", "star", "sma_cross.star"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

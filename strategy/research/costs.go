@@ -20,3 +20,15 @@ func BorrowDefault(r project.Research, series string, o *backtest.CostOptions) {
 		o.BorrowRate = &v
 	}
 }
+
+// FundingDefault makes c's funding what a run charges when it names none:
+// off. Perpetual funding belongs to a perpetual; the store's series are
+// spot bars, which hold their rates only because the pair's perpetual
+// funding was fetched beside them, so a run charges funding only when it
+// asks (Funding true, or FundingAuto: on when the store holds the rates).
+func FundingDefault(c *Costs) {
+	if c.Funding == nil && !c.FundingAuto {
+		off := false
+		c.Funding = &off
+	}
+}

@@ -25,7 +25,7 @@ type AuditLedger interface {
 // auditor can recompute its deflated Sharpe ratios and its probability of
 // backtest overfitting without wicket (docs/strategies.md shows how): each
 // trial's params, metrics, return statistics and PBO blocks, the winner
-// marked, the run's settings, and every trial on the series N counts, up
+// marked (a walk-forward's per window), the run's settings, and every trial on the series N counts, up
 // to the run's last row.
 type RunExport struct {
 	Format   string          `json:"format"`
@@ -74,7 +74,11 @@ type ExportTrial struct {
 	Stats  *worker.ReturnStats `json:"stats,omitempty"`
 	Blocks []worker.BlockStat  `json:"blocks,omitempty"`
 	Winner bool                `json:"winner,omitempty"`
-	Hash   string              `json:"hash"`
+	// Window is a walk-forward in-sample trial's window (1-based): each
+	// window is a sweep of its own, with its own winner, so DSR and PBO
+	// are recomputed per window.
+	Window int    `json:"window,omitempty"`
+	Hash   string `json:"hash"`
 }
 
 // ExportLedger is the ledger's trials on the run's series.
@@ -141,6 +145,15 @@ func exportTrial(r ledger.Row) (ExportTrial, error) {
 	}
 	if json.Unmarshal(r.Metrics, &failed) == nil && failed.Error != "" {
 		t.Metrics, t.Error = nil, failed.Error
+	}
+	if r.Kind == ledger.KindInSample {
+		var p struct {
+			Window int `json:"window"`
+		}
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			return ExportTrial{}, fmt.Errorf("row %d's params: %w", r.Seq, err)
+		}
+		t.Window = p.Window
 	}
 	if len(r.Audit) > 0 {
 		var a trialAudit

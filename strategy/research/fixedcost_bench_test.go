@@ -20,7 +20,7 @@ func BenchmarkSweepFixedCost(b *testing.B) {
 			pool, _ := warmPool(b, size)
 			defer pool.Close()
 			var got []SweepTiming
-			l := NewLocal(Config{Project: demoProject(b), Pool: pool, Timing: func(t SweepTiming) { got = append(got, t) }})
+			l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(b), Pool: pool, Timing: func(t SweepTiming) { got = append(got, t) }})
 			best := SweepTiming{Total: time.Hour}
 			for i := 0; i < b.N*fixedCostRounds; i++ {
 				for _, series := range benchSeries {

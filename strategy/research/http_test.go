@@ -69,7 +69,7 @@ func outcomeOf(t *testing.T, v any, err error, progress []Progress) outcome {
 // requests.
 func TestHTTPMatchesLocal(t *testing.T) {
 	clock := testkit.NewSteppingClock(time.Unix(0, 0), time.Second)
-	local := NewLocal(Config{Project: demoProject(t), Pool: newPool(t, 1), Now: clock.Now})
+	local := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Pool: newPool(t, 1), Now: clock.Now})
 	client := serve(t, local, ServerOptions{}, ClientOptions{})
 	sma := templateRef(t, "sma_cross")
 	grid := Grid{"fast": {Values: []any{5.0, 10.0}}, "slow": {From: fp(30), To: fp(60), Step: fp(15)}}
@@ -202,7 +202,7 @@ func TestServerStopsWhenTheClientCloses(t *testing.T) {
 
 func TestServerAuth(t *testing.T) {
 	const token = "a-long-test-token-0123456789"
-	local := NewLocal(Config{Project: demoProject(t)})
+	local := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t)})
 	for _, tc := range []struct {
 		name, token string
 		ok          bool
@@ -230,7 +230,7 @@ func TestServerAuth(t *testing.T) {
 }
 
 func TestServerRequests(t *testing.T) {
-	srv := httptest.NewServer(NewServer(NewLocal(Config{Project: demoProject(t)}), ServerOptions{}))
+	srv := httptest.NewServer(NewServer(NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t)}), ServerOptions{}))
 	defer srv.Close()
 	for _, tc := range []struct {
 		method, path, body string

@@ -26,8 +26,8 @@ func BenchmarkSweepLedger(b *testing.B) {
 	defer lg.Close()
 	pool, _ := warmPool(b, 2)
 	defer pool.Close()
-	plain := NewLocal(Config{Project: demoProject(b), Pool: pool})
-	recorded := NewLocal(Config{Project: demoProject(b), Pool: pool, Recorder: lg})
+	plain := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(b), Pool: pool})
+	recorded := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(b), Pool: pool, Recorder: lg})
 	best := [2]time.Duration{}
 	for k := range best {
 		best[k] = math.MaxInt64

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/ledger"
 )
 
@@ -137,7 +138,7 @@ func TestOptimizeResumeRefusedUnderOtherCosts(t *testing.T) {
 		{"intrabar", func(r *OptimizeRequest) { r.Intrabar = "pessimistic" }, "intrabar path then, pessimistic now"},
 		{"fee", func(r *OptimizeRequest) { r.FeeBps = f(25) }, "fee_bps 10 then, 25 now"},
 		{"leverage", func(r *OptimizeRequest) { r.Leverage = f(3) }, "leverage off then, 3 now"},
-		{"funding", func(r *OptimizeRequest) { on := true; r.Funding = &on }, "funding auto then, on now"},
+		{"funding", func(r *OptimizeRequest) { on := true; r.Funding = &on }, "funding off then, on now"},
 	}
 	for _, c := range cases {
 		r := req
@@ -204,5 +205,22 @@ func TestOptimizeIntrabarRule(t *testing.T) {
 	}
 	if !differ {
 		t.Error("the pessimistic optimisation reports the path one's metrics: the rule did not reach the trials")
+	}
+}
+
+// TestFundingOffUnlessAsked (issue 44 item 19): a run that names no
+// funding charges none, whatever the store holds; true charges it, and
+// FundingAuto leaves the worker to charge it when the store holds it.
+func TestFundingOffUnlessAsked(t *testing.T) {
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t)})
+	if c := l.costs(Costs{}); c.Funding == nil || *c.Funding || c.FundingWanted() != "off" {
+		t.Errorf("no funding asked: %v", c.FundingWanted())
+	}
+	on := true
+	if c := l.costs(Costs{CostOptions: backtest.CostOptions{Funding: &on}}); c.FundingWanted() != "on" {
+		t.Errorf("funding asked: %v", c.FundingWanted())
+	}
+	if c := l.costs(Costs{FundingAuto: true}); c.FundingWanted() != "auto" {
+		t.Errorf("funding auto: %v", c.FundingWanted())
 	}
 }

@@ -51,6 +51,18 @@ type Config struct {
 	// one read-only copy of during a sweep; below it each worker reads its
 	// own. 0 means DefaultShareFromBars.
 	ShareFromBars int
+	// ProofSeed gives the seed of each lookahead proof a run asks a worker
+	// for; nil (the default) lets the worker draw one at random, which the
+	// verdict names. Tests fix it to compare runs.
+	ProofSeed func() uint64
+}
+
+// proofSeed is the seed of the next proof (0: the worker draws one).
+func (l *Local) proofSeed() uint64 {
+	if l.cfg.ProofSeed == nil {
+		return 0
+	}
+	return l.cfg.ProofSeed()
 }
 
 // DefaultShareFromBars is Config.ShareFromBars' default: 131,072 bars are
@@ -323,6 +335,7 @@ func (l *Local) costs(c Costs) Costs {
 		v := r.SlippageBps
 		c.SlippageBps = &v
 	}
+	FundingDefault(&c)
 	return c
 }
 
@@ -382,6 +395,7 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {
 		return BacktestResult{}, classify(err)
 	}
+	breq.ProofSeed = l.proofSeed()
 	resp, err := l.cfg.Pool.Backtest(ctx, breq)
 	if err != nil {
 		return BacktestResult{}, classify(err)

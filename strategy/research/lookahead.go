@@ -33,6 +33,7 @@ func (l *Local) checkWinnerOver(ctx context.Context, p *plan, values map[string]
 		Intrabar: b.Intrabar, CostOptions: b.CostOptions,
 		HistoryPath: b.HistoryPath, IndicatorsDir: b.IndicatorsDir, Digest: digest, LookaheadOnly: true,
 	}
+	req.ProofSeed = l.proofSeed()
 	resp, err := l.cfg.Pool.Backtest(ctx, req)
 	if err != nil {
 		return "", classify(err)

@@ -575,34 +575,46 @@ func (l *Local) afterOptimize(ctx context.Context, p *plan, all []*worker.Trial,
 	top, res.TopClamped = topOf(req.Top)
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
 		t := all[idx]
-		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: reportedScore(t.Scores, p.rankBy), Metrics: t.Metrics})
 	}
 	if len(rk.order) > top && res.TopClamped == "" && req.Top == 0 {
 		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked trials; ask for up to %d with top", top, len(rk.order), MaxTop)
 	}
+	// The Pareto front of the trials that traded: one that never did has
+	// no drawdown and would stand on the front as the best on drawdown
+	// (issue 45 item 7).
 	rankOf := make(map[int]int, len(rk.order))
-	scores := make([]optimize.Score, len(rk.order))
+	var onFront []int // indexes into all
+	var scores []optimize.Score
 	for r, idx := range rk.order {
 		rankOf[idx] = r + 1
+		if !traded(all[idx]) {
+			continue
+		}
 		s := all[idx].Scores
-		scores[r] = optimize.Score{Sharpe: float64(s.Sharpe), MaxDrawdown: float64(s.MaxDrawdown)}
+		onFront = append(onFront, idx)
+		scores = append(scores, optimize.Score{Sharpe: float64(s.Sharpe), MaxDrawdown: float64(s.MaxDrawdown)})
+	}
+	if n := len(rk.order) - len(onFront); n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d ranked trials never traded and are left out of the Pareto front", n, len(rk.order)))
 	}
 	front := optimize.ParetoFront(scores)
 	for _, r := range front[:min(MaxTop, len(front))] {
-		idx := rk.order[r]
+		idx := onFront[r]
 		t := all[idx]
-		res.Pareto = append(res.Pareto, Trial{Rank: rankOf[idx], Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, p.rankBy)), Metrics: t.Metrics})
+		res.Pareto = append(res.Pareto, Trial{Rank: rankOf[idx], Params: t.Values, Score: reportedScore(t.Scores, p.rankBy), Metrics: t.Metrics})
 	}
 	win := all[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, variance(rk.srs), rk.evaluated)
 	res.DeflatedSharpe.Note = fmt.Sprintf("over all %d trials of this optimisation, failed ones included; %s", rk.evaluated, res.DeflatedSharpe.Note)
 	if l.cfg.Recorder != nil && lastSeq > 0 {
-		set, err := l.cfg.Recorder.Trials(context.WithoutCancel(ctx), ledger.TrialQuery{Strategy: p.ledgerName, Series: p.base.Series, Scope: req.DeflateBy, UpTo: lastSeq})
+		set, d, warn, err := l.ledgerDeflated(context.WithoutCancel(ctx), p, win.Stats, req.DeflateBy, lastSeq)
 		if err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
 		} else {
-			d := deflated(win.Stats, set.Sharpes.Variance(), set.N())
-			d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
+			if warn != "" {
+				res.Warnings = append(res.Warnings, warn)
+			}
 			d.Note = fmt.Sprintf("over all %d %s trials in the research ledger (%d on the series, %d of them %s's), this optimisation's included",
 				d.Trials, set.Scope, set.Series, set.Strategy, p.ledgerName)
 			res.LedgerDeflatedSharpe = d
@@ -653,4 +665,10 @@ func markOptimizeWinner(rows []ledger.Row, trials []ExportTrial) {
 	if rk := rankTrials(all, rankBy); len(rk.order) > 0 {
 		trials[rk.order[0]].Winner = true
 	}
+}
+
+// traded reports whether a trial ever held a position: a closed trade, or
+// exposure (a position held to the end closes no trade).
+func traded(t *worker.Trial) bool {
+	return t.Trades > 0 || float64(t.Scores.Exposure) > 0
 }

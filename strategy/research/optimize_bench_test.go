@@ -17,7 +17,7 @@ func BenchmarkOptimizeVsGrid(b *testing.B) {
 	ref := templateRef(b, "sma_cross")
 	const series = "BTC-USD@1h"
 	pool, _ := warmPool(b, 2)
-	l := NewLocal(Config{Project: demoProject(b), Pool: pool})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(b), Pool: pool})
 	var sweepTook time.Duration
 	took := map[string]time.Duration{}
 	methods := []string{"random", "tpe", "cmaes"}

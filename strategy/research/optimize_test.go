@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -294,7 +295,7 @@ func TestOptimizeRefusals(t *testing.T) {
 // it has passed (on the injected clock, which moves a second a reading).
 func TestOptimizeTimeBudget(t *testing.T) {
 	clock := testkit.NewSteppingClock(time.Unix(0, 0), time.Second)
-	l := NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Now: clock.Now})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Now: clock.Now})
 	req := optRequest(t, 50)
 	req.Seconds = 2.5
 	res, err := l.Optimize(ctxT(t), req, nil)
@@ -322,5 +323,51 @@ func TestOptimizeOverHTTPMatchesLocal(t *testing.T) {
 	}
 	if outs[0].Kind != "" || !strings.Contains(outs[0].JSON, `"evaluated":8`) {
 		t.Errorf("optimisation: %s %s", outs[0].Kind, outs[0].Msg)
+	}
+}
+
+// TestParetoLeavesOutNeverTraded (issue 45 item 7): a trial that never
+// traded has no drawdown and stood on the Pareto front as the best on
+// drawdown; the front now holds only trials that traded, and the answer
+// says how many were left out.
+func TestParetoLeavesOutNeverTraded(t *testing.T) {
+	l := newLocal(t, 1)
+	src := "k = param.float('k', 0.0, min=0.0, max=2.0)\ndef signals(bars):\n    m = ta.sma(bars.close, 20)\n    return {'long': bars.close > m * (1 + k), 'exit': bars.close < m}\n"
+	seed := uint64(3)
+	res, err := l.Optimize(ctxT(t), OptimizeRequest{StrategyRef: StrategyRef{Source: src, Label: "gate.star"}, Series: "ETH-USD@1d", From: "2019-01-01",
+		Grid: Grid{"k": {Values: []any{0.0, 0.01, 0.02, 0.05, 1.0, 1.5, 2.0}}}, Method: "random", Trials: 7, Seed: &seed, Batch: 7}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := 0
+	for _, tr := range res.Top {
+		var m struct {
+			Trades   int     `json:"trades"`
+			Exposure float64 `json:"exposure"`
+		}
+		if err := json.Unmarshal(tr.Metrics, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Trades == 0 && m.Exposure == 0 {
+			never++
+		}
+	}
+	if never == 0 {
+		t.Fatalf("no trial of the fixture never traded: %+v", res.Top)
+	}
+	for _, p := range res.Pareto {
+		var m struct {
+			Trades   int     `json:"trades"`
+			Exposure float64 `json:"exposure"`
+		}
+		if err := json.Unmarshal(p.Metrics, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Trades == 0 && m.Exposure == 0 {
+			t.Errorf("a trial that never traded (%v) is on the Pareto front", p.Params)
+		}
+	}
+	if len(res.Pareto) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), fmt.Sprintf("%d of 7 ranked trials never traded", never)) {
+		t.Errorf("pareto %d, warnings %q", len(res.Pareto), res.Warnings)
 	}
 }

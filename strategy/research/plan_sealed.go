@@ -262,8 +262,10 @@ func (l *Local) SealPlan(ctx context.Context, req PlanRequest) (PlanInfo, error)
 	if len(req.Grid) > 0 {
 		spec.Grid = mustJSON(req.Grid)
 	}
+	// The row keeps the text it binds (in its audit data, under the
+	// chain's hash), so the verdict runs exactly that text.
 	row := ledger.Row{Who: whoOf(ctx), Strategy: LedgerName(req.StrategyRef, label, source), Digest: ledger.SourceDigest(source),
-		Series: req.Series, SharpePerPeriod: math.NaN()}
+		Series: req.Series, SharpePerPeriod: math.NaN(), Audit: mustJSON(planAudit{Source: source})}
 	if err := book.SealPlan(context.WithoutCancel(ctx), spec, &row); err != nil {
 		return PlanInfo{}, planErr(err)
 	}
@@ -449,9 +451,14 @@ func (g *planGate) warn(warnings *[]string) {
 	}
 }
 
-// VerdictRequest asks for a plan's verdict. The strategy is the plan's by
-// name unless StrategyRef gives its text (a plan sealed on inline source);
-// either way its digest must be the plan's.
+// planAudit is a plan row's audit data: the strategy text it binds.
+type planAudit struct {
+	Source string `json:"source"`
+}
+
+// VerdictRequest asks for a plan's verdict. The strategy is the text the
+// plan's row keeps unless StrategyRef names it; either way its digest must
+// be the plan's.
 type VerdictRequest struct {
 	Plan string `json:"plan"`
 	StrategyRef
@@ -479,7 +486,12 @@ func (l *Local) Verdict(ctx context.Context, req VerdictRequest) (Verdict, error
 	}
 	ref := req.StrategyRef
 	if ref.Name == "" && ref.Source == "" {
-		ref.Name = p.Row.Strategy
+		var a planAudit
+		if json.Unmarshal(p.Row.Audit, &a) == nil && a.Source != "" {
+			ref = StrategyRef{Source: a.Source, Label: p.Row.Strategy + ".star"}
+		} else {
+			ref.Name = p.Row.Strategy
+		}
 	}
 	_, source, err := l.resolve(ref)
 	if err != nil {

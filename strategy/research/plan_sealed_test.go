@@ -200,3 +200,21 @@ func TestPlanVerdictOnce(t *testing.T) {
 		t.Fatalf("PlanOf %+v %v", got, err)
 	}
 }
+
+// TestPlanVerdictOfInlineSource: a plan sealed on inline text, which no
+// name finds again, is judged on the text its row keeps.
+func TestPlanVerdictOfInlineSource(t *testing.T) {
+	l, _ := ledgerLocal(t)
+	ctx := ctxT(t)
+	inline := StrategyRef{Source: templateRef(t, "sma_cross").Source + "\n# inline\n"}
+	if _, err := l.SealPlan(ctx, PlanRequest{Name: "inline", Hypothesis: "h", Criteria: "trades>=1", MaxTrials: 20, Holdout: "2023-01-01:",
+		StrategyRef: inline, Series: "ETH-USD@1d"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Sweep(ctx, SweepRequest{StrategyRef: inline, Series: "ETH-USD@1d", Grid: smaGrid(), Plan: "inline"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := l.Verdict(ctx, VerdictRequest{Plan: "inline"}); err != nil || v.Trials != 18 || len(v.Judgements) != 1 {
+		t.Fatalf("verdict %+v %v", v, err)
+	}
+}

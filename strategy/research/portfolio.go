@@ -36,6 +36,7 @@ func (l *Local) backtestPortfolio(ctx context.Context, req BacktestRequest) (Bac
 	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {
 		return BacktestResult{}, classify(err)
 	}
+	breq.ProofSeed = l.proofSeed()
 	resp, err := l.cfg.Pool.Portfolio(ctx, breq)
 	if err != nil {
 		return BacktestResult{}, classify(err)

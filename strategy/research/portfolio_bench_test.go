@@ -62,7 +62,7 @@ def signals(bars):
 // backtests, a portfolio combination one over all ten assets).
 func BenchmarkPortfolioSweep10Assets10Years(b *testing.B) {
 	pool, _ := warmPool(b, 2)
-	l := NewLocal(Config{Project: tenAssetProject(b), Pool: pool})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: tenAssetProject(b), Pool: pool})
 	grid := Grid{"length": {From: fp(10), To: fp(200), Step: fp(10)}}
 	var portfolio, universe time.Duration
 	b.ResetTimer()

@@ -226,6 +226,7 @@ func (l *Local) runPortfolioChunks(ctx context.Context, p *plan, base backtest.R
 func (l *Local) checkPortfolioWinner(ctx context.Context, base backtest.Request, values map[string]any) (string, error) {
 	req := base
 	req.Params = values
+	req.ProofSeed = l.proofSeed()
 	resp, err := l.cfg.Pool.Portfolio(ctx, req)
 	if err != nil {
 		return "", classify(err)

@@ -120,6 +120,9 @@ func (l *Local) walkForwardPortfolio(ctx context.Context, req WalkForwardRequest
 	for k, w := range wins {
 		is := sr.span(w.isLo, w.isHi)
 		windows[k] = inSample{from: is.From, to: is.To, trials: run.trials[k]}
+		if k < len(res.Windows) {
+			windows[k].winner = run.trials[k][run.ranks[k].order[0]]
+		}
 	}
 	for k := range res.Windows {
 		rk := run.ranks[k]

@@ -215,13 +215,14 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 	if win == nil {
 		return
 	}
-	set, err := l.cfg.Recorder.Trials(ctx, ledger.TrialQuery{Strategy: p.ledgerName, Series: p.base.Series, Scope: deflateBy, UpTo: rows[len(rows)-1].Seq})
+	set, d, warn, err := l.ledgerDeflated(ctx, p, win.Stats, deflateBy, rows[len(rows)-1].Seq)
 	if err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the deflated Sharpe ratio over the research ledger is missing: %v", err))
 		return
 	}
-	d := deflated(win.Stats, set.Sharpes.Variance(), set.N())
-	d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
+	if warn != "" {
+		res.Warnings = append(res.Warnings, warn)
+	}
 	if d.DSR != nil {
 		whose := fmt.Sprintf("all %d trials on %s in the research ledger, every strategy's (%d of them %s's)", d.Trials, p.base.Series, set.Strategy, p.ledgerName)
 		if set.Scope == ledger.ScopeStrategy {
@@ -231,6 +232,43 @@ func (l *Local) afterSweep(ctx context.Context, p *plan, trials []*worker.Trial,
 			"luck alone would be expected to reach a per-period Sharpe ratio of %s", whose, res.DeflatedSharpe.Trials, fmtFloat(float64(*d.ExpectedMaxSharpe)))
 	}
 	res.LedgerDeflatedSharpe = d
+}
+
+// ledgerDeflated is the winner's deflated Sharpe ratio over the research
+// ledger's trials on the plan's series up to row upTo, of scope: every
+// strategy's (the default) or the strategy's own. A name is the caller's
+// choice (a renamed copy starts from no trials), so the strategy's scope
+// also computes the series-wide figure (SeriesDSR) and returns a warning
+// that says which N was used and what the other gives.
+func (l *Local) ledgerDeflated(ctx context.Context, p *plan, win worker.ReturnStats, scope string, upTo int64) (ledger.TrialSet, *DeflatedSharpe, string, error) {
+	q := ledger.TrialQuery{Strategy: p.ledgerName, Series: p.base.Series, Scope: scope, UpTo: upTo}
+	set, err := l.cfg.Recorder.Trials(ctx, q)
+	if err != nil {
+		return set, nil, "", err
+	}
+	d := deflated(win, set.Sharpes.Variance(), set.N())
+	d.Scope, d.SeriesTrials, d.StrategyTrials = set.Scope, set.Series, set.Strategy
+	if set.Scope != ledger.ScopeStrategy {
+		return set, d, "", nil
+	}
+	q.Scope = ledger.ScopeSeries
+	all, err := l.cfg.Recorder.Trials(ctx, q)
+	if err != nil {
+		return set, nil, "", err
+	}
+	wide := deflated(win, all.Sharpes.Variance(), all.N())
+	d.SeriesDSR = wide.DSR
+	warn := fmt.Sprintf("deflate_by strategy: the deflated Sharpe ratio over the research ledger counts only %s's %d trials of the %d on %s (the name is yours to choose, and a renamed copy starts from none); over every strategy's trials it is %s",
+		p.ledgerName, set.Strategy, set.Series, p.base.Series, ratioText(wide.DSR))
+	return set, d, warn, nil
+}
+
+// ratioText is a reported ratio, "undefined" when it is null.
+func ratioText(x *float64) string {
+	if x == nil {
+		return "undefined"
+	}
+	return fmtFloat(*x)
 }
 
 // sweepRows are the ledger rows of a sweep's finished combinations on
@@ -284,6 +322,7 @@ func (l *Local) recordUniverse(ctx context.Context, plans []*plan, trials [][]*w
 type inSample struct {
 	from, to string
 	trials   []*worker.Trial
+	winner   *worker.Trial // nil for a window that did not finish
 }
 
 // afterWalkForward records a finished walk-forward run as one batch: a
@@ -318,7 +357,7 @@ func (l *Local) afterWalkForward(ctx context.Context, p *plan, req WalkForwardRe
 			row := ledger.Row{
 				Kind: ledger.KindInSample, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
 				From: w.from, To: w.to, Params: mustJSON(map[string]any{"window": k + 1, "values": t.Values}), Costs: costs,
-				Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR), Audit: auditOf(t, false),
+				Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR), Audit: auditOf(t, t == w.winner),
 			}
 			if t.Error != "" {
 				row.Metrics, row.SharpePerPeriod = mustJSON(map[string]string{"error": t.Error}), math.NaN()

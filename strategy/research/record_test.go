@@ -22,7 +22,7 @@ func ledgerLocal(t *testing.T) (*Local, *ledger.Ledger) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
-	return NewLocal(Config{Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
+	return NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Research: project.Defaults().Research, Pool: newPool(t, 2), Recorder: lg}), lg
 }
 
 // TestSweepRecordsAndDeflatesOverTheLedger: a sweep appends one row per
@@ -256,6 +256,24 @@ func TestEveryTrialCounts(t *testing.T) {
 	}
 	if d := own.LedgerDeflatedSharpe; d.Trials != 12 || d.SeriesTrials != 25 {
 		t.Fatalf("renamed, by the strategy: %+v, want N 12 (its two sweeps)", d)
+	}
+	// Issue 44 item 13: the smaller N is the caller's choice, so the answer
+	// says so and carries the series-wide figure beside it.
+	wide := again.LedgerDeflatedSharpe
+	if d := own.LedgerDeflatedSharpe; d.SeriesDSR == nil || wide.DSR == nil {
+		t.Fatalf("renamed, by the strategy: series_dsr %v (the series-wide DSR %v)", d.SeriesDSR, wide.DSR)
+	}
+	warned := false
+	for _, w := range own.Warnings {
+		warned = warned || (strings.Contains(w, "deflate_by strategy") && strings.Contains(w, "only renamed's 12 trials of the 25 on BTC-USD@1d"))
+	}
+	if !warned {
+		t.Errorf("deflated by the strategy without a warning: %q", own.Warnings)
+	}
+	for _, w := range again.Warnings {
+		if strings.Contains(w, "deflate_by") {
+			t.Errorf("the default scope warns: %q", w)
+		}
 	}
 	set, err := lg.Trials(ctx, ledger.TrialQuery{Strategy: name, Series: "BTC-USD@1d", Scope: ledger.ScopeStrategy})
 	if err != nil || set.Strategy != 12 {

@@ -31,7 +31,7 @@ func TestSweepSharesOneCopyOfTheBars(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newPool(t, 2)
-	l := NewLocal(Config{Project: demoProject(t), Pool: pool, ShareFromBars: 1}) // shared however few the bars
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Pool: pool, ShareFromBars: 1}) // shared however few the bars
 	two, err := l.Sweep(ctxT(t), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestSweepSharesOneCopyOfTheBars(t *testing.T) {
 	}
 	// By default 17,544 bars are too few to share: each worker reads its own.
 	fresh := newPool(t, 2)
-	if _, err := NewLocal(Config{Project: demoProject(t), Pool: fresh}).Sweep(ctxT(t), req, nil); err != nil {
+	if _, err := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Pool: fresh}).Sweep(ctxT(t), req, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(fresh.PIDs()) != 2 {

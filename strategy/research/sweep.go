@@ -249,7 +249,7 @@ func topOf(asked int) (top int, clamped string) {
 func (res *SweepResult) listTop(rk ranking, trials []*worker.Trial, rankBy string, top, asked int) {
 	for r, idx := range rk.order[:min(top, len(rk.order))] {
 		t := trials[idx]
-		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: backtest.Ratio(scoreOf(t.Scores, rankBy)), Metrics: t.Metrics})
+		res.Top = append(res.Top, Trial{Rank: r + 1, Params: t.Values, Score: reportedScore(t.Scores, rankBy), Metrics: t.Metrics})
 	}
 	if len(rk.order) > top && res.TopClamped == "" && asked == 0 {
 		res.TopClamped = fmt.Sprintf("showing the best %d of %d ranked combinations; ask for up to %d with top", top, len(rk.order), MaxTop)
@@ -271,6 +271,19 @@ func scoreOf(s worker.Scores, metric string) float64 {
 		return float64(s.MaxDrawdown)
 	}
 	return float64(s.Sharpe)
+}
+
+// reportedScore is a trial's rank_by figure as a result reports it:
+// rounded, and an annualised one (sharpe, cagr, calmar) within
+// backtest.AnnualisedBound, as a report's metrics are: a short run's CAGR
+// compounds past 1e300 and reads as noise (issue 45 item 7).
+func reportedScore(s worker.Scores, metric string) *float64 {
+	x := scoreOf(s, metric)
+	switch metric {
+	case RankSharpe, RankCAGR, RankCalmar:
+		x = backtest.Bounded(x)
+	}
+	return backtest.Ratio(x)
 }
 
 func report(progress func(Progress), p Progress) {

@@ -153,7 +153,7 @@ func TestSweepSharesIndicators(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c computedCounter
-			l := NewLocal(Config{Project: demoProject(t), Pool: newPool(t, 1), Computed: c.add})
+			l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Pool: newPool(t, 1), Computed: c.add})
 			res, err := l.Sweep(ctxT(t), SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1h", Grid: tc.grid}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -219,7 +219,7 @@ func TestSweepRefusals(t *testing.T) {
 	var c computedCounter
 	cfg := project.Defaults().Research
 	cfg.MaxCombinations = 1000
-	l := NewLocal(Config{Project: demoProject(t), Research: cfg, Pool: newPool(t, 1), Computed: c.add})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Research: cfg, Pool: newPool(t, 1), Computed: c.add})
 	floatKnob := "\"\"\"A float knob without a step.\"\"\"\nx = param.float(\"x\", 0.5, min=0.0, max=1.0)\nflag = param.bool(\"flag\", True)\ndef signals(bars):\n    return {\"long\": bars.close > 0}\n"
 	sma := templateRef(t, "sma_cross")
 	for _, tc := range []struct {
@@ -282,7 +282,7 @@ func TestSweepRefusals(t *testing.T) {
 func TestSweepEstimate(t *testing.T) {
 	clock := testkit.NewSteppingClock(time.Unix(0, 0), 1500*time.Millisecond)
 	cfg := project.Defaults().Research
-	l := NewLocal(Config{Project: demoProject(t), Research: cfg, Pool: newPool(t, 2), Now: clock.Now})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Research: cfg, Pool: newPool(t, 2), Now: clock.Now})
 	req := SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d", Estimate: true,
 		Grid: Grid{"fast": {From: fp(2), To: fp(20)}, "slow": {Values: []any{30.0, 60.0, 90.0}}}}
 	res, err := l.Sweep(ctxT(t), req, nil)
@@ -363,7 +363,7 @@ func TestPlanSawBars(t *testing.T) {
 // worker that answers its params request, which says what it read; this
 // process never holds them, and the chunks name their digest.
 func TestSweepNeverReadsItsBars(t *testing.T) {
-	l := NewLocal(Config{Project: demoProject(t), Pool: newPool(t, 1)})
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Pool: newPool(t, 1)})
 	p, err := l.plan(ctxT(t), planInput{ref: templateRef(t, "sma_cross"), series: "BTC-USD@1h", grid: smaGrid(), barsInWorker: true})
 	if err != nil {
 		t.Fatal(err)
@@ -487,6 +487,24 @@ func TestSweepInBlocks(t *testing.T) {
 			if got := sweep(n, series); !bytes.Equal(got, own[k]) {
 				t.Errorf("%s, %d workers: in blocks differs from their own order:\n%s\n%s", series, n, got, own[k])
 			}
+		}
+	}
+}
+
+// TestReportedScoreBounded (issue 45 item 7): a short run's annualised
+// rank figure (CAGR and Calmar near 1e303 over minutes of bars) is
+// reported within backtest.AnnualisedBound and in plain notation, as the
+// run's metrics are; the figures that are not annualised are as they are.
+func TestReportedScoreBounded(t *testing.T) {
+	s := worker.Scores{CAGR: 2.6e233, Calmar: -7e235, Sharpe: 3e7, TotalReturn: 0.023, ProfitFactor: 2.5}
+	for metric, want := range map[string]float64{RankCAGR: 1e6, RankCalmar: -1e6, RankSharpe: 1e6, RankTotalReturn: 0.023, RankProfitFactor: 2.5} {
+		got := reportedScore(s, metric)
+		if got == nil || *got != want {
+			t.Errorf("%s: %v, want %v", metric, got, want)
+		}
+		b, _ := json.Marshal(Trial{Score: got})
+		if strings.Contains(string(b), "e+") {
+			t.Errorf("%s: %s in scientific notation", metric, b)
 		}
 	}
 }

@@ -316,7 +316,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 		t := Trial{Rank: r + 1, Params: trials[0][pt.combo].Values, Score: backtest.Ratio(pt.p.score(p0.rankBy)), Metrics: pooled}
 		for s := range names {
 			st := trials[s][pt.combo]
-			t.Series = append(t.Series, SeriesMetrics{Series: names[s], Score: backtest.Ratio(scoreOf(st.Scores, p0.rankBy)), Metrics: st.Metrics})
+			t.Series = append(t.Series, SeriesMetrics{Series: names[s], Score: reportedScore(st.Scores, p0.rankBy), Metrics: st.Metrics})
 		}
 		res.Top = append(res.Top, t)
 	}

@@ -111,6 +111,10 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
+	// Each window's in-sample sweep keeps its returns in PBO blocks, as a
+	// sweep does: the window's overfitting and the export's recomputation
+	// read them.
+	p.base.Blocks = pboBlocksFor(p.count)
 	if err := gate.admit(len(wins) * p.count); err != nil {
 		return WalkForwardResult{}, err
 	}
@@ -143,6 +147,9 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	for k, w := range wins {
 		is := sr.span(w.isLo, w.isHi)
 		windows[k] = inSample{from: is.From, to: is.To, trials: run.trials[k]}
+		if k < len(res.Windows) { // a finished window: its winner
+			windows[k].winner = run.trials[k][run.ranks[k].order[0]]
+		}
 	}
 	l.afterWalkForward(ctx, p, req, windows, &res) // tried, so counted, whatever the check finds
 	if res.LookaheadCheck, err = l.checkWindows(ctx, p, wins, sr.times, &res); err != nil {
@@ -324,10 +331,12 @@ func (s wfSeries) stitch(ctx context.Context, wins []window, run wfRun, res *Wal
 		res.Windows = append(res.Windows, Window{
 			Index: k + 1, InSample: s.span(w.isLo, w.isHi), OutOfSample: s.span(w.oosLo, w.oosHi),
 			Params:        win.Values,
-			InSampleScore: backtest.Ratio(scoreOf(win.Scores, p.rankBy)), OutOfSampleScore: backtest.Ratio(scoreOf(ot.Scores, p.rankBy)),
+			InSampleScore: reportedScore(win.Scores, p.rankBy), OutOfSampleScore: reportedScore(ot.Scores, p.rankBy),
 			Efficiency:      efficiency(oosC, isC),
 			InSampleMetrics: win.Metrics, OutOfSampleMetrics: ot.Metrics,
 			Evaluated: rk.evaluated, Failed: rk.failed,
+			DeflatedSharpe: deflated(win.Stats, variance(rk.srs), rk.evaluated),
+			Overfitting:    overfitting(run.trials[k], p.base.Blocks),
 		})
 		if rk.failed > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("window %d: %d of %d in-sample combinations failed; the first: %s", k+1, rk.failed, rk.evaluated, rk.errors[0].Message))

@@ -39,7 +39,7 @@ func TestWorkersFor(t *testing.T) {
 func TestSweepWorkersFollowTheirWork(t *testing.T) {
 	var workers, chunks []int
 	pool := newPool(t, 2)
-	l := NewLocal(Config{Project: demoProject(t), Pool: pool, Timing: func(tm SweepTiming) {
+	l := NewLocal(Config{ProofSeed: fixedSeed, Project: demoProject(t), Pool: pool, Timing: func(tm SweepTiming) {
 		workers, chunks = append(workers, tm.Workers), append(chunks, tm.Chunks)
 	}})
 	small := Grid{"fast": {From: fp(2), To: fp(20), Step: fp(2)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}

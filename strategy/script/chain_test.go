@@ -28,7 +28,7 @@ func proveChained(t *testing.T, src string, n int) (chained, cuts, early int, er
 	s := mustLoad(t, src, Options{})
 	bars := SmokeBars(n)
 	tr := stepAll(t, s, bars)
-	seed := s.ProofSeed(bars)
+	seed := s.ProofSeed()
 	all := append(PrefixCuts(n, s.Warmup()), DrawnPrefixCuts(n, s.Warmup(), seed)...)
 	for _, c := range all {
 		if c <= chainWindow {
@@ -64,7 +64,7 @@ func TestChainedProofPassesTemplate(t *testing.T) {
 	}
 	bars := SmokeBars(n)
 	tr := stepAll(t, s, bars)
-	seed := s.ProofSeed(bars)
+	seed := s.ProofSeed()
 	check, chained, err := s.checkLookahead(bg(t), bars, tr, seed)
 	cuts := len(PrefixCuts(n, s.Warmup())) + len(DrawnPrefixCuts(n, s.Warmup(), seed))
 	if err != nil || !Passed(check) || chained != cuts {
@@ -109,7 +109,7 @@ func TestChainedProofCatchesStateAcrossCut(t *testing.T) {
 	s := mustLoad(t, src, Options{})
 	bars := SmokeBars(n)
 	tr := stepAll(t, s, bars)
-	seed := s.ProofSeed(bars)
+	seed := s.ProofSeed()
 	_, chained, err := s.checkLookahead(bg(t), bars, tr, seed)
 	e := asError(t, err, KindLookahead)
 	if chained == 0 || e.Bar != n-2 || !strings.Contains(e.Msg, "ctx.memo") {
@@ -233,7 +233,7 @@ func TestChainedProofBoundsSnapshots(t *testing.T) {
 	s := mustLoad(t, src, Options{})
 	bars := SmokeBars(n)
 	tr := stepAll(t, s, bars)
-	seed := s.ProofSeed(bars)
+	seed := s.ProofSeed()
 	late := 0
 	for _, c := range append(PrefixCuts(n, s.Warmup()), DrawnPrefixCuts(n, s.Warmup(), seed)...) {
 		if c-chainWindow >= snapshotValues {

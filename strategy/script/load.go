@@ -40,6 +40,11 @@ type Options struct {
 	// Flags, when set, are reused for the flag columns of each run's
 	// signals (see Flags); nil allocates them per run.
 	Flags *Flags
+	// ProofSeed seeds the lookahead proof's drawn cuts (the result names
+	// it); 0 draws one at random, which is what a run should do: a seed
+	// the strategy's author can choose lets him choose where the proof
+	// looks. Tests and reruns of a recorded proof set it.
+	ProofSeed uint64
 }
 
 // Flags are the flag columns (long, short, exit) that signals runs write,
@@ -93,7 +98,9 @@ type Strategy struct {
 	barKeys *BarKeys
 	flags   *Flags
 	out     *capture
-	warmup  atomic.Int64
+	// proofSeed seeds the lookahead proof's drawn cuts (ProofSeed).
+	proofSeed uint64
+	warmup    atomic.Int64
 
 	signals, setup, onBar *starlark.Function
 	chain                 bool // on_bar's lookahead proof may chain (chain.go)
@@ -238,7 +245,10 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	if plimit <= 0 {
 		plimit = 64 << 10
 	}
-	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, barKeys: opts.BarKeys, flags: opts.Flags, out: &capture{limit: plimit}}
+	s := &Strategy{name: src.Name, summary: firstLine(docstring(f)), limits: limits, memo: memo, barKeys: opts.BarKeys, flags: opts.Flags, out: &capture{limit: plimit}, proofSeed: opts.ProofSeed}
+	if s.proofSeed == 0 {
+		s.proofSeed = randomSeed()
+	}
 
 	p := &params{overrides: opts.Overrides, open: true}
 	r := newRun(memo, nil)

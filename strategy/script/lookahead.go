@@ -3,9 +3,10 @@ package script
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"runtime"
 	"slices"
@@ -76,91 +77,142 @@ func PrefixCuts(n, warmup int) []int {
 	return cuts
 }
 
-// The drawn cuts: DrawnCuts more prefixes at most, at bars drawn from a
-// generator seeded by the run (ProofSeed), so that no fixed set of bars is
-// all the proof ever looks at. Their cost is bounded: together they rerun
-// at most max(n/4, drawnBudgetFloor) bars, so they are drawn uniformly
-// from the bars just after the warm-up, over a span whose expected cost
-// fits that budget (the whole series when it is short), and the longest
-// are dropped while the total is over it.
+// The drawn cuts: DrawnCuts more prefixes, one drawn uniformly inside each
+// of DrawnCuts equal strata of the bars after the warm-up (of all the bars
+// when fewer than DrawnCuts follow it), from a generator seeded by the
+// run's proof seed (ProofSeed): a value drawn at random when the strategy
+// is loaded, which its code cannot read, so no name, knob or choice of
+// bars decides where the proof looks. Every part of the span is looked at,
+// late bars as much as early ones, and a long warm-up moves the strata
+// without thinning them: DrawnCuts is a floor as long as the bars hold
+// that many cuts.
+//
+// Beside them, when the bars are few enough (n·(n-1)/2 bars of each
+// series the run computed within seriesBudget), the series cuts
+// (SeriesPrefixCuts) rerun only what computes series (signals(bars), or
+// setup for an on_bar strategy) over every other prefix and compare its
+// outputs on every shared bar: that proves those outputs prefix-exact on
+// these bars instead of sampling them.
 const (
-	DrawnCuts        = 32
-	drawnBudgetFloor = 1 << 13
+	DrawnCuts    = 32
+	seriesBudget = 1 << 24
 )
 
-// DrawnPrefixCuts are the drawn prefix lengths for n bars, a warm-up of warmup
-// bars and a seed: distinct, sorted, none of them a PrefixCuts cut.
-func DrawnPrefixCuts(n, warmup int, seed uint64) []int {
-	fixed := PrefixCuts(n, warmup)
-	w := min(max(warmup, 0), n-1)
-	lo := w + 1
-	if lo > n-1 {
-		return nil
-	}
-	budget := max(n/4, drawnBudgetFloor)
-	span := max(2*(budget/DrawnCuts-w), 64)
-	span = min(span, n-lo) // bars lo..lo+span-1
-	count := min(DrawnCuts, span, budget/max(1, w+span/2))
-	// splitmix64: a fixed generator, so a seed names the same cuts everywhere.
+// splitmix64 is a fixed generator, so a seed names the same cuts everywhere.
+func splitmix64(seed uint64) func() uint64 {
 	state := seed
-	next := func() uint64 {
+	return func() uint64 {
 		state += 0x9E3779B97F4A7C15
 		z := state
 		z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
 		z = (z ^ z>>27) * 0x94D049BB133111EB
 		return z ^ z>>31
 	}
+}
+
+// stratified draws count cuts in lo..hi (inclusive), one uniformly in each
+// of count equal strata, none of them in skip; all of lo..hi but skip when
+// count covers them. Sorted.
+func stratified(lo, hi, count int, seed uint64, skip []int) []int {
+	m := hi - lo + 1
+	if m <= 0 || count <= 0 {
+		return nil
+	}
 	var cuts []int
-	for tries := 0; len(cuts) < count && tries < 8*DrawnCuts; tries++ {
-		c := lo + int(next()%uint64(span))
-		if !slices.Contains(fixed, c) && !slices.Contains(cuts, c) {
-			cuts = append(cuts, c)
+	if count >= m {
+		for c := lo; c <= hi; c++ {
+			if !slices.Contains(skip, c) {
+				cuts = append(cuts, c)
+			}
 		}
+		return cuts
 	}
-	slices.Sort(cuts)
-	// A hard bound: the longest go while the total is over the budget.
-	total := 0
-	for _, c := range cuts {
-		total += c
-	}
-	for len(cuts) > 0 && total > budget {
-		total -= cuts[len(cuts)-1]
-		cuts = cuts[:len(cuts)-1]
+	next := splitmix64(seed)
+	for k := 0; k < count; k++ {
+		a, b := lo+k*m/count, lo+(k+1)*m/count // stratum a..b-1
+		for tries := 0; tries < 4; tries++ {
+			c := a + int(next()%uint64(b-a))
+			if !slices.Contains(skip, c) {
+				cuts = append(cuts, c)
+				break
+			}
+		}
 	}
 	return cuts
 }
 
-// ProofSeed seeds the drawn cuts of a run: a digest of what makes the run
-// (the strategy's name and knob values, the bars' series, count, first and
-// last time and last close), so the same run draws the same cuts and
-// another run other ones.
-func (s *Strategy) ProofSeed(bars strategy.Bars) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%d", s.name, bars.Series, bars.Len())
-	keys := make([]string, 0, len(s.values))
-	for k := range s.values {
-		keys = append(keys, k)
+// drawnRange is where the drawn cuts fall for n bars and a warm-up: the
+// bars after the warm-up, or all of them when fewer than DrawnCuts follow
+// it.
+func drawnRange(n, warmup int) (lo, hi int) {
+	w := min(max(warmup, 0), n-1)
+	lo, hi = w+1, n-1
+	if hi-lo+1 < DrawnCuts {
+		lo = 1
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "\x00%s=%v", k, s.values[k])
+	return lo, hi
+}
+
+// DrawnPrefixCuts are the drawn prefix lengths for n bars, a warm-up of
+// warmup bars and a seed: distinct, sorted, none of them a PrefixCuts cut,
+// DrawnCuts of them when the bars hold that many.
+func DrawnPrefixCuts(n, warmup int, seed uint64) []int {
+	if n < 2 {
+		return nil
 	}
-	if n := bars.Len(); n > 0 {
-		fmt.Fprintf(h, "\x00%d\x00%d\x00%x", bars.Time[0], bars.Time[n-1], math.Float64bits(bars.Close[n-1]))
+	lo, hi := drawnRange(n, warmup)
+	return stratified(lo, hi, DrawnCuts, seed, PrefixCuts(n, warmup))
+}
+
+// SeriesPrefixCuts are the series cuts for n bars, a warm-up and a seed,
+// when a run computes width values per bar (the series it computed, times
+// the assets of a portfolio): every prefix of 1 to n-1 bars that is not a
+// fixed or drawn cut, and every true, when that is affordable; else none.
+func SeriesPrefixCuts(n, warmup, width int, seed uint64) (cuts []int, every bool) {
+	if n < 2 {
+		return nil, false
 	}
-	return h.Sum64()
+	skip := append(PrefixCuts(n, warmup), DrawnPrefixCuts(n, warmup, seed)...)
+	if (n-1)*n/2 > seriesBudget/max(1, width) {
+		return nil, false // the 36 prefixes alone: a sample
+	}
+	return stratified(1, n-1, n-1, 0, skip), true
+}
+
+// ProofSeed is the seed of this load's drawn cuts: Options.ProofSeed, or
+// a value drawn at random when the strategy was loaded. The strategy's
+// code cannot read it; a result names it (LookaheadPassed), so a proof can
+// be rerun with the same cuts (CheckLookaheadSeed).
+func (s *Strategy) ProofSeed() uint64 { return s.proofSeed }
+
+// randomSeed draws a proof seed.
+func randomSeed() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("script: no randomness for the proof seed: %v", err)) // crypto/rand does not fail on supported platforms
+	}
+	return binary.LittleEndian.Uint64(b[:]) | 1 // never 0: 0 asks for a random one
 }
 
 // LookaheadPassed is the lookahead_check text of a passed proof over
-// fixed PrefixCuts prefixes and drawn DrawnPrefixCuts ones drawn with seed.
-func LookaheadPassed(fixed, drawn int, seed uint64) string {
-	if fixed+drawn == 1 {
+// fixed PrefixCuts prefixes and drawn DrawnPrefixCuts ones drawn with
+// seed; series more prefixes checked the series alone (SeriesPrefixCuts),
+// every when all prefixes were checked.
+func LookaheadPassed(fixed, drawn int, seed uint64, series int, every bool) string {
+	if fixed+drawn+series == 1 {
 		return "passed (1 prefix)"
 	}
-	if drawn == 0 {
+	if drawn == 0 && series == 0 {
 		return fmt.Sprintf("passed (%d prefixes)", fixed)
 	}
-	return fmt.Sprintf("passed (%d prefixes: %d fixed, %d drawn with seed %016x)", fixed+drawn, fixed, drawn, seed)
+	text := fmt.Sprintf("passed (%d prefixes: %d fixed, %d drawn over the whole span with seed %016x", fixed+drawn, fixed, drawn, seed)
+	switch {
+	case every:
+		text += fmt.Sprintf("; the series on every prefix, %d in all", fixed+drawn+series)
+	case series > 0:
+		text += fmt.Sprintf("; the series on %d more", series)
+	}
+	return text + ")"
 }
 
 // difference is the first decision a prefix run made differently.
@@ -181,7 +233,7 @@ type difference struct {
 // error of a prefix run that is not the strategy's (a limit, a
 // cancellation) is returned as it is.
 func (s *Strategy) CheckLookahead(ctx context.Context, bars strategy.Bars, full Trace) (string, error) {
-	return s.CheckLookaheadSeed(ctx, bars, full, s.ProofSeed(bars))
+	return s.CheckLookaheadSeed(ctx, bars, full, s.proofSeed)
 }
 
 // CheckLookaheadSeed is CheckLookahead with the drawn cuts of seed.
@@ -196,7 +248,9 @@ func (s *Strategy) checkLookahead(ctx context.Context, bars strategy.Bars, full 
 	n := bars.Len()
 	fixed := PrefixCuts(n, s.Warmup())
 	drawn := DrawnPrefixCuts(n, s.Warmup(), seed)
-	cuts := append(slices.Clone(fixed), drawn...)
+	series, every := SeriesPrefixCuts(n, s.Warmup(), len(full.series), seed)
+	steps := len(fixed) + len(drawn) // cuts before this compare every decision
+	cuts := append(append(slices.Clone(fixed), drawn...), series...)
 	if len(cuts) == 0 {
 		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), 0, nil
 	}
@@ -222,10 +276,13 @@ func (s *Strategy) checkLookahead(ctx context.Context, bars strategy.Bars, full 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if s.style == StyleSignals {
+			switch {
+			case s.style == StyleSignals:
 				diffs[k], errs[k] = s.prefixSignals(ctx, bars, c, full)
-			} else {
+			case k < steps:
 				diffs[k], chain[k], errs[k] = s.prefixOnBar(ctx, bars, c, full)
+			default:
+				diffs[k], errs[k] = s.prefixSetup(ctx, bars, c, full)
 			}
 		}()
 	}
@@ -247,7 +304,7 @@ func (s *Strategy) checkLookahead(ctx context.Context, bars strategy.Bars, full 
 	if first != nil {
 		return "", chained, s.lookaheadError(bars, first)
 	}
-	return LookaheadPassed(len(fixed), len(drawn), seed), chained, nil
+	return LookaheadPassed(len(fixed), len(drawn), seed, len(series), every), chained, nil
 }
 
 func (s *Strategy) lookaheadError(bars strategy.Bars, d *difference) *Error {
@@ -310,6 +367,17 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 	}
 	note(seriesDifference(full.series, built, cut)) // after the outputs: they win a tie
 	return first, nil
+}
+
+// prefixSetup runs setup over the first cut bars and compares the series
+// it computed with the full run's: the series cuts of an on_bar strategy.
+func (s *Strategy) prefixSetup(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
+	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
+	if err != nil {
+		return prefixError(err, cut)
+	}
+	defer st.Close()
+	return seriesDifference(full.series, st.r.built, cut), nil
 }
 
 // prefixOnBar runs on_bar over the first cut bars and compares it with the
@@ -463,7 +531,7 @@ func (st *Stepper) Record() {
 		return
 	}
 	n, w := st.r.n, st.s.Warmup()
-	cuts := append(PrefixCuts(n, w), DrawnPrefixCuts(n, w, st.s.ProofSeed(*st.r.bars))...)
+	cuts := append(PrefixCuts(n, w), DrawnPrefixCuts(n, w, st.s.proofSeed)...)
 	st.snapAt, st.snapNext = chainPoints(cuts), 0
 	st.origin = originOf(st.r.built)
 	st.rec.chain = &chainTrace{snaps: make(map[int]*encoded, len(st.snapAt))}

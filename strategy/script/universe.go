@@ -569,15 +569,21 @@ func (s *Strategy) CheckPortfolioLookahead(ctx context.Context, assets []strateg
 		names[i] = a.Series
 	}
 	cal.Series = strings.Join(names, ",") // the seed names the whole universe
-	seed := s.ProofSeed(cal)
+	seed := s.proofSeed
 	n := cal.Len()
 	fixed := PrefixCuts(n, s.Warmup())
 	drawn := DrawnPrefixCuts(n, s.Warmup(), seed)
 	cuts := append(slices.Clone(fixed), drawn...)
+	onBar := s.style == StyleOnBar
+	var series []int
+	every := false
+	if !onBar { // the series cuts of signals(universe): its weights and series
+		series, every = SeriesPrefixCuts(n, s.Warmup(), len(assets)*max(1, len(full.series)), seed)
+		cuts = append(cuts, series...)
+	}
 	if len(cuts) == 0 {
 		return fmt.Sprintf("not run: %d bar(s) leave no prefix to compare", n), nil
 	}
-	onBar := s.style == StyleOnBar
 	switch {
 	case onBar && (len(full.steps) == 0 || len(full.steps) != len(full.Accounts) || len(full.steps) > n):
 		return "", fmt.Errorf("lookahead check: %d recorded steps and %d accounts for %d bars; step on_bar through the bars in order from the first (Record before the first Step)", len(full.steps), len(full.Accounts), n)
@@ -615,7 +621,7 @@ func (s *Strategy) CheckPortfolioLookahead(ctx context.Context, assets []strateg
 	if first != nil {
 		return "", s.lookaheadError(cal, first)
 	}
-	return LookaheadPassed(len(fixed), len(drawn), seed), nil
+	return LookaheadPassed(len(fixed), len(drawn), seed, len(series), every), nil
 }
 
 func (s *Strategy) prefixWeights(ctx context.Context, assets []strategy.Bars, cut int, full PortfolioTrace) (*difference, error) {

@@ -20,8 +20,9 @@ type StartPoint struct {
 	// series operation, by name and parameters, one entry per distinct
 	// name), each with the bars it needs; Outputs the signals it returns
 	// (signals(bars) strategies: long, short, exit and size together). An
-	// on_bar strategy's intents depend on its account too, so only the
-	// series its setup computes are compared.
+	// on_bar strategy is stepped through the bars with the same flat
+	// account in every run: its intents are the outputs, and each number
+	// it keeps on ctx (ctx.NAME) is compared like a series.
 	Series  []StartPointSeries `json:"series"`
 	Outputs *StartPointSeries  `json:"outputs,omitempty"`
 	// SeriesClamped says how many series are not listed (their bars still
@@ -45,6 +46,11 @@ type StartPointSeries struct {
 	Name      string `json:"name"`
 	Needed    int    `json:"needed"`
 	Converged bool   `json:"converged"`
+	// Undecided: the values still differed at the last bar but the
+	// difference was shrinking, so the bars were too few to tell; Needed
+	// is then an estimate from its rate of shrinking (not converged, not
+	// shown to never converge).
+	Undecided bool `json:"undecided,omitempty"`
 }
 
 // MaxStartPointSeries bounds StartPoint.Series.

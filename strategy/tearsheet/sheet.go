@@ -94,16 +94,18 @@ func build(r *backtest.Result, strategy string) view {
 	}
 	v.Metrics = []row{
 		{"total return", pct(m.TotalReturn)}, {"buy & hold", pct(m.BuyAndHoldReturn)},
-		{"CAGR", pct(m.CAGR)}, {"final equity", backtest.Money(m.FinalEquity)},
-		{"Sharpe", ratio(m.Sharpe)}, {"Sortino", ratio(m.Sortino)},
+		{"CAGR", pct(backtest.Bounded(m.CAGR))}, {"final equity", backtest.Money(m.FinalEquity)},
+		{"Sharpe", ratio(backtest.Bounded(m.Sharpe))}, {"Sortino", ratio(backtest.Bounded(m.Sortino))},
 		{"max drawdown", pct(m.MaxDrawdown)}, {"longest drawdown", fmt.Sprintf("%d bars (%s days)", m.MaxDrawdownBars, num1(m.MaxDrawdownDuration.Hours()/24))},
-		{"Calmar", ratio(m.Calmar)}, {"exposure", pct(m.Exposure)},
+		{"Calmar", ratio(backtest.Bounded(m.Calmar))}, {"exposure", pct(m.Exposure)},
 		{"trades", strconv.Itoa(m.Trades)}, {"win rate", pct(m.WinRate)},
 		{"profit factor", ratio(m.ProfitFactor)}, {"expectancy", money(m.Expectancy)},
-		{"fees paid", backtest.Money(m.FeesPaid)}, {"slippage cost", backtest.Money(m.SlippageCost)},
-		{"bars", strconv.Itoa(m.Bars)}, {"periods per year", num(m.PeriodsPerYear)},
-		{"start", stamp(m.Start)}, {"end", stamp(m.End)},
 	}
+	for _, c := range m.CostLines() { // every cost the run charged
+		v.Metrics = append(v.Metrics, row{c.Name, c.Value})
+	}
+	v.Metrics = append(v.Metrics, row{"bars", strconv.Itoa(m.Bars)}, row{"periods per year", num(m.PeriodsPerYear)},
+		row{"start", stamp(m.Start)}, row{"end", stamp(m.End)})
 
 	curve, returns := runCurve(r)
 	if len(curve.Equity) == 0 {

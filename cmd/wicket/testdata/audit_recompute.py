@@ -71,6 +71,9 @@ def pbo(trials):
 
 def main(path):
     x = json.load(open(path))
+    if x["kind"] == "walk_forward":
+        print(json.dumps({"windows": walk_forward(x["trials"])}))
+        return
     trials = x["trials"]
     win = next(t["stats"] for t in trials if t.get("winner"))
     own = [t["sharpe_per_period"] for t in trials if t["sharpe_per_period"] is not None]
@@ -85,6 +88,22 @@ def main(path):
         "strategy_trials": len(mine),
         "pbo": pbo(trials),
     }))
+
+
+def walk_forward(trials):
+    """Each window's in-sample sweep: its winner's DSR over its trials, and their PBO."""
+    out = []
+    for k in sorted({t["window"] for t in trials}):
+        ts = [t for t in trials if t["window"] == k]
+        win = next((t["stats"] for t in ts if t.get("winner")), None)
+        if win is None:
+            continue  # a window that did not finish
+        own = [t["sharpe_per_period"] for t in ts if t["sharpe_per_period"] is not None]
+        w = {"window": k, "trials": len(ts), "dsr": dsr(win, len(ts), own)}
+        if any(t.get("blocks") for t in ts):
+            w["pbo"] = pbo(ts)
+        out.append(w)
+    return out
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 // (GET /v2/assets/{symbol}), "Orders" (POST/GET/PATCH/DELETE /v2/orders,
 // GET /v2/orders:by_client_order_id), errors as {"code","message"} with
 // 403/404/422 and 429 with Retry-After, "Websocket Streaming" (auth,
-// listen, trade_updates on /stream), and Market Data "Latest trades"
+// listen, trade_updates on /stream), "Account Activities" (GET
+// /v2/account/activities: FILL and FEE), and Market Data "Latest trades"
 // (/v2/stocks/trades/latest, /v1beta3/crypto/us/latest/trades).
 //
 // It keeps one account in memory, fills market orders at the symbol's
@@ -88,6 +89,7 @@ type Fake struct {
 	onOrder func(Order)
 	seq     int
 	closed  *time.Time // SetClosed: the market is closed until then
+	acts    []activity // the account's activities, oldest first (history.go)
 }
 
 // New starts a fake with the assets and cash.
@@ -236,6 +238,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		case "DELETE":
 			status, out = f.cancel(id)
 		}
+	case r.Method == "GET" && path == "/v2/account/activities":
+		status, out = f.activities(r.URL.Query())
 	case r.Method == "GET" && path == "/v2/stocks/trades/latest":
 		status, out = 200, f.latest(r.URL.Query().Get("symbols"), false)
 	case r.Method == "GET" && path == "/v1beta3/crypto/us/latest/trades":
@@ -577,6 +581,7 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 	}
 	f.pos[ps] = after
 	f.cash = f.cash.Sub(signed.Mul(price))
+	f.recordFill(o, event, qty, price)
 	f.reportFill(event, o, qty, price, after)
 	f.linked(o)
 }

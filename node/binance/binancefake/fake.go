@@ -11,6 +11,9 @@
 //
 // It keeps one account's balances and orders in memory, fills market
 // orders at the symbol's price (optionally in two parts: PartialFills),
+// charges each trade a commission when asked (Commission, in the asset
+// received or in BNB: CommissionInBNB; listed in the FULL answer's fills,
+// the executionReport's n and N, and myTrades),
 // rests limit orders until Cross or a SetPrice that reaches them, triggers
 // STOP_LOSS_LIMIT and STOP_LOSS (stopPrice, or trailingDelta in basis
 // points) orders on SetPrice, takes an OCO as one order list (POST
@@ -107,8 +110,11 @@ type Fake struct {
 	rejectMsg  string
 	trades     []trade
 	partial    bool
+	queued     bool // market orders wait, taken but not traded, until Cross
 	onOrder    func(Order)
-	unlinked   bool // a fault: an executed oco leg leaves the other working
+	unlinked   bool            // a fault: an executed oco leg leaves the other working
+	rate       decimal.Decimal // commission per trade (Commission); zero: none
+	bnbPrice   decimal.Decimal // BNB's price in the quote asset when commissions are paid in BNB
 }
 
 // refusal is how the fake answers a subscription while RefuseStreams is on.
@@ -132,6 +138,11 @@ func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *F
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
+
+// QueueMarket makes market orders wait in the matching engine, taken
+// (NEW) but not traded, until Cross: the moment between Binance taking an
+// order and its trade, which a lookup can see.
+func (f *Fake) QueueMarket(on bool) { f.mu.Lock(); f.queued = on; f.mu.Unlock() }
 
 // PartialFills makes market orders fill half at once and the rest at Cross.
 func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
@@ -684,6 +695,7 @@ func (f *Fake) siblings(o *Order) []*Order {
 // an IOC's rest expires.
 func (f *Fake) execute(o *Order, last decimal.Decimal) {
 	switch {
+	case o.Type == "MARKET" && f.queued: // traded at Cross
 	case o.Type == "MARKET" && f.partial:
 		half := o.Quantity.Div(decimal.NewFromInt(2)).Truncate(int32(-decimal.RequireFromString(f.symbols[o.Symbol].Step).Exponent()))
 		f.fill(o, half, last)
@@ -719,9 +731,12 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 		f.balances[s.Quote] = f.balances[s.Quote].Add(qty.Mul(price))
 		f.balances[s.Base] = f.balances[s.Base].Sub(qty)
 	}
-	f.trades = append(f.trades, trade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, price: price, qty: qty,
-		buyer: o.Side == "BUY", commissionIn: s.Quote, time: time.Now().UnixMilli()})
-	f.report(o, "TRADE", qty, price)
+	t := trade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, price: price, qty: qty,
+		buyer: o.Side == "BUY", commissionIn: s.Quote, time: time.Now().UnixMilli()}
+	t.commission, t.commissionIn = f.charge(s, o.Side, qty, price)
+	f.balances[t.commissionIn] = f.balances[t.commissionIn].Sub(t.commission)
+	f.trades = append(f.trades, t)
+	f.send(o, "TRADE", qty, price, &t)
 	for _, x := range f.siblings(o) { // one leg of an oco executed: the other expires
 		if working(x) && !f.unlinked {
 			x.Status = "EXPIRED"
@@ -731,7 +746,8 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 }
 
 // myTrades implements GET /api/v3/myTrades for a symbol: the most recent
-// limit (default 500, at most 1000) trades, oldest first.
+// limit (default 500, at most 1000) trades, oldest first, or those
+// startTime, endTime, fromId or orderId select (history.go).
 func (f *Fake) myTrades(form url.Values) (int, any) {
 	if f.symbols[form.Get("symbol")] == nil {
 		return 400, errBody(-1121, "Invalid symbol.")
@@ -740,13 +756,10 @@ func (f *Fake) myTrades(form url.Values) (int, any) {
 	if l, err := strconv.Atoi(form.Get("limit")); err == nil && l > 0 {
 		limit = min(l, 1000)
 	}
-	var list []trade
-	for _, t := range f.trades {
-		if t.symbol == form.Get("symbol") {
-			list = append(list, t)
-		}
+	list, status, body := f.tradesFor(form, limit)
+	if status != 0 {
+		return status, body
 	}
-	list = list[max(0, len(list)-limit):]
 	out := []map[string]any{}
 	for _, t := range list {
 		out = append(out, map[string]any{"symbol": t.symbol, "id": t.id, "orderId": t.orderID, "orderListId": -1,
@@ -761,9 +774,12 @@ func (f *Fake) myTrades(form url.Values) (int, any) {
 func (f *Fake) full(o *Order) map[string]any {
 	m := orderJSON(o)
 	m["transactTime"] = time.Now().UnixMilli()
-	fills := []map[string]string{}
-	if o.Filled.IsPositive() {
-		fills = append(fills, map[string]string{"price": o.Quote.DivRound(o.Filled, 8).String(), "qty": o.Filled.String(), "commission": "0", "commissionAsset": "BNB"})
+	fills := []map[string]any{}
+	for _, t := range f.trades { // "Trading endpoints", New order: each trade with its commission
+		if t.orderID == o.ID {
+			fills = append(fills, map[string]any{"price": t.price.String(), "qty": t.qty.String(), "commission": t.commission.String(),
+				"commissionAsset": t.commissionIn, "tradeId": t.id})
+		}
 	}
 	m["fills"] = fills
 	return m
@@ -924,6 +940,13 @@ func (f *Fake) answer(c *websocket.Conn, id any, status int, errorBody map[strin
 
 // report sends an executionReport to every stream (f.mu held).
 func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal) {
+	f.send(o, exec, lastQty, lastPrice, nil)
+}
+
+// send is report, with the trade a TRADE report tells of: its id (t) and
+// commission (n, in asset N; "0" and null for no trade, as the "User
+// Data Stream" page's executionReport shows).
+func (f *Fake) send(o *Order, exec string, lastQty, lastPrice decimal.Decimal, t *trade) {
 	ev := map[string]any{
 		"e": "executionReport", "E": time.Now().UnixMilli(), "s": o.Symbol, "c": o.ClientOrderID, "S": o.Side, "o": o.Type,
 		"f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(), "P": o.StopPrice.String(), "F": "0", "g": o.ListID, "C": "",
@@ -933,6 +956,12 @@ func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal)
 	}
 	if exec == "CANCELED" {
 		ev["C"], ev["c"] = o.ClientOrderID, "cancel"+strconv.FormatInt(o.ID, 10)
+	}
+	if t != nil {
+		ev["t"], ev["n"] = t.id, t.commission.String()
+		if t.commission.IsPositive() {
+			ev["N"] = t.commissionIn
+		}
 	}
 	for c, sub := range f.conns {
 		data, _ := json.Marshal(map[string]any{"subscriptionId": sub, "event": ev})

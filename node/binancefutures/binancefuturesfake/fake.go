@@ -6,7 +6,7 @@
 // (exchangeInfo, premiumIndex), trade (POST/GET/DELETE/PUT
 // /fapi/v1/order, openOrders, the Algo Order API's algoOrder and
 // openAlgoOrders, forceOrders), account (v2 account and positionRisk,
-// positionSide/dual, marginType, leverage) and the listen-key user data
+// positionSide/dual, marginType, leverage, userTrades, income) and the listen-key user data
 // stream (POST/PUT /fapi/v1/listenKey, /ws/<listenKey> carrying
 // ORDER_TRADE_UPDATE and ALGO_UPDATE).
 //
@@ -111,6 +111,7 @@ type Fake struct {
 	algos     []*Algo
 	forced    []*Order
 	income    []map[string]any
+	trades    []futTrade // the account's trades, oldest first (history.go)
 	nextID    int64
 	keys      map[string]bool
 	conns     map[*websocket.Conn]bool
@@ -370,6 +371,7 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 			p.Entry = price
 		}
 	}
+	f.recordTrade(o, qty, price)
 	f.report(o, "TRADE", qty, price)
 	for _, g := range f.algos {
 		if g.Actual == o.ID && o.Status == "FILLED" {
@@ -540,6 +542,8 @@ func (f *Fake) route(key string, form url.Values) (int, any) {
 			}
 		}
 		return 200, out
+	case "GET /fapi/v1/userTrades":
+		return f.userTrades(form)
 	case "GET /fapi/v1/income":
 		return 200, f.incomes(form)
 	case "POST /fapi/v1/listenKey", "PUT /fapi/v1/listenKey":
@@ -865,11 +869,15 @@ func (f *Fake) stream(w http.ResponseWriter, r *http.Request, key string) {
 		apiError(w, http.StatusBadRequest, -1125, "This listenKey does not exist.")
 		return
 	}
+	// The lock is held from before the handshake's answer until the
+	// connection is registered, so an event made after the client has seen
+	// its stream open (Liquidate, a fill) always reaches it.
+	f.mu.Lock()
 	c, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		f.mu.Unlock()
 		return
 	}
-	f.mu.Lock()
 	f.conns[c] = true
 	f.mu.Unlock()
 	for {

@@ -68,6 +68,7 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	}
 	defer closeFS()
 	opts.BarKeys = keys
+	opts.ProofSeed = req.ProofSeed
 	s, err := script.Load(ctx, script.Source{Name: req.Name, Text: req.Source}, opts)
 	if err != nil {
 		return backtest.Response{}, err

@@ -76,6 +76,7 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.ProofSeed = req.ProofSeed
 	ls := &loadedStrategy{close: closeFS}
 	fail := func(err error) (*portfolio.Result, *loadedStrategy, error) {
 		ls.Close()

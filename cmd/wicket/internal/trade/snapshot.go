@@ -46,13 +46,13 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 	}
 
 	if printed := tradeUnprotected(s); len(printed) > 0 {
-		section("unprotected positions (no working stop)", "VENUE", "SYMBOL", "REASON")
+		section("unprotected positions (not covered in full by a stop that can fire)", "VENUE", "SYMBOL", "QUANTITY", "COVERED", "REASON")
 		for _, r := range printed {
 			row(r...)
 		}
 	}
 
-	section("open orders", "VENUE", "ORDER", "CLIENT ORDER ID", "SYMBOL", "SIDE", "TYPE", "QUANTITY", "FILLED", "PRICE", "TIF", "CREATED")
+	section("open orders", "VENUE", "ORDER", "CLIENT ORDER ID", "SYMBOL", "SIDE", "TYPE", "QUANTITY", "FILLED", "PRICE", "STOP", "TIF", "CREATED")
 	n = 0
 	for _, v := range s.Venues {
 		for _, o := range v.OpenOrders {
@@ -61,7 +61,7 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 				price = o.Price.String()
 			}
 			row(v.Name, o.ID, tradeDash(o.ClientOrderID), v.Both(o.Symbol), string(o.Side), string(o.Type), o.Quantity.String(), o.Filled.String(),
-				price, string(o.TimeInForce), o.Created.UTC().Format(time.RFC3339))
+				price, tradeStop(o), string(o.TimeInForce), o.Created.UTC().Format(time.RFC3339))
 			n++
 		}
 	}
@@ -204,11 +204,33 @@ func tradeUnprotected(s *node.Snapshot) [][]string {
 	for _, v := range s.Venues {
 		for _, p := range v.Positions {
 			if p.Unprotected {
-				out = append(out, []string{v.Name, p.Symbol, p.UnprotectedReason})
+				out = append(out, []string{v.Name, v.Both(p.Symbol), p.Quantity.String(), p.Covered.String(), p.UnprotectedReason})
 			}
 		}
 	}
 	return out
+}
+
+// tradeStop is an open order's trigger as the table shows it: a stop's
+// price, a trailing stop's current stop and its trail, "-" for none.
+func tradeStop(o node.Order) string {
+	var parts []string
+	if o.StopPrice.IsPositive() {
+		parts = append(parts, o.StopPrice.String())
+	}
+	switch {
+	case o.TrailPercent.IsPositive():
+		parts = append(parts, "(trail "+o.TrailPercent.String()+"%)")
+	case o.TrailAmount.IsPositive():
+		parts = append(parts, "(trail "+o.TrailAmount.String()+")")
+	}
+	if o.Triggered {
+		parts = append(parts, "triggered")
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 // tradeGroups lists the compound orders with a working leg, as table

@@ -534,7 +534,7 @@ func TestTradeSnapshotShowsGroupsAndUnprotected(t *testing.T) {
 	if err := printTradeSnapshot(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"unprotected positions (no working stop)", "paper  BTC-USD  no protective order is working",
+	for _, want := range []string{"unprotected positions (not covered in full by a stop that can fire)", "no protective order is working",
 		"ord-00000009  bracket  BTC-USD  awaiting_entry  entry=ord-00000009 (open) take_profit=ord-00000010 (open, inactive)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("snapshot lacks %q:\n%s", want, b.String())

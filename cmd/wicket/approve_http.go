@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"wicket/agent/approval"
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/alert"
+	"wicket/node/server"
+)
+
+// wicket approve --http: approvals away from the desk. The process holds
+// the operator key, as `wicket approve` does, and watches the project's
+// approval sockets; for each waiting command it mints a one-time link,
+// bound to that command's preview (its id and the digest of what it
+// shows), and sends it as a waiting-approval alert to [alerts]'s webhook.
+// Opening the link shows the preview and asks; only a POST from that page
+// answers, and the answer is signed here, on the server side, with the
+// operator key. A link answers once: a replay, a link this process did
+// not mint, a changed preview or a passed window is refused. It listens
+// on loopback only; the operator's proxy (approve_url) may front it.
+
+// approveLinkBytes is a link token's size: 32 random bytes.
+const approveLinkBytes = 32
+
+// approveLink is one minted link.
+type approveLink struct {
+	w      approval.Waiting
+	digest string // the preview the link is bound to
+	used   bool
+}
+
+// linkApprover serves the one-time links.
+type linkApprover struct {
+	dir  string             // the approval sockets' directory
+	key  ed25519.PrivateKey // the operator's: signs each answer
+	base string             // the links' base URL
+	now  func() time.Time
+	out  io.Writer
+	// raise sends a waiting-approval alert; decide answers the server
+	// (approval.Decide; tests inject the same).
+	raise  func(node.Alert)
+	decide func(ctx context.Context, w approval.Waiting, approve bool, by string, key ed25519.PrivateKey) error
+
+	mu     sync.Mutex
+	links  map[string]*approveLink // token → link
+	minted map[string]bool         // request ids with a link
+}
+
+// scan mints a link for each waiting command that has none, and forgets
+// links whose window passed.
+func (a *linkApprover) scan(ctx context.Context) {
+	waiting, errs := approval.List(ctx, a.dir)
+	for _, err := range errs {
+		fmt.Fprintf(a.out, "note: %v\n", err)
+	}
+	now := a.now()
+	a.mu.Lock()
+	for tok, l := range a.links {
+		if !now.Before(l.w.Expires) {
+			delete(a.links, tok)
+			delete(a.minted, l.w.ID)
+		}
+	}
+	var fresh []*approveLink
+	var tokens []string
+	for _, w := range waiting {
+		if a.minted[w.ID] || !now.Before(w.Expires) {
+			continue
+		}
+		b := make([]byte, approveLinkBytes)
+		if _, err := rand.Read(b); err != nil {
+			continue
+		}
+		tok := base64.RawURLEncoding.EncodeToString(b)
+		l := &approveLink{w: w, digest: w.Digest()}
+		a.links[tok], a.minted[w.ID] = l, true
+		fresh, tokens = append(fresh, l), append(tokens, tok)
+	}
+	a.mu.Unlock()
+	for i, l := range fresh {
+		link := strings.TrimSuffix(a.base, "/") + "/a/" + tokens[i]
+		text := fmt.Sprintf("%s (session %s) asks to send: %s; decide until %s", l.w.Tool, l.w.Session, l.w.Command, l.w.Expires.UTC().Format("15:04:05 UTC"))
+		if l.w.Attention != "" {
+			text = l.w.Attention + " " + text
+		}
+		al, _ := alert.New(alert.ApprovalWaiting, "approval-"+l.w.ID, now, "", text)
+		al.Link = link
+		a.raise(al)
+		fmt.Fprintf(a.out, "waiting: %s — one-time link sent to the alert sinks\n", l.w.Command)
+	}
+}
+
+// Handler serves GET and POST /a/{token}; nothing it answers is cached,
+// framed by another page or sent on as a referrer.
+func (a *linkApprover) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /a/{token}", a.show)
+	mux.HandleFunc("POST /a/{token}", a.answer)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// find is the link of token, and whether it may still answer: a token
+// not minted here, used, or past its window is refused with the reason.
+func (a *linkApprover) find(token string) (*approveLink, int, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var l *approveLink
+	for tok, x := range a.links { // constant-time per token: a link is a secret
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(token)) == 1 {
+			l = x
+		}
+	}
+	switch {
+	case l == nil:
+		return nil, http.StatusNotFound, "this link was not issued by this approver (or it restarted); nothing was sent"
+	case l.used:
+		return nil, http.StatusGone, "this link has answered already; a link answers once, and nothing more was sent"
+	case !a.now().Before(l.w.Expires):
+		return nil, http.StatusGone, "this command's window has passed; nothing was sent"
+	}
+	return l, http.StatusOK, ""
+}
+
+var approvePage = template.Must(template.New("approve").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<meta name="robots" content="noindex"><title>wicket: approve?</title></head>
+<body><h1>The agent asks to send this command</h1>
+<pre>{{.Preview}}</pre>
+<p>{{.Tool}}, session {{.Session}}. Approve only if you want it sent now; no decision sends nothing.</p>
+<form method="post"><input type="hidden" name="digest" value="{{.Digest}}">
+<button name="decision" value="approve">Approve and send</button>
+<button name="decision" value="decline">Decline</button></form></body></html>
+`))
+
+// show is the preview. It answers nothing (a chat's link preview fetches
+// it too).
+func (a *linkApprover) show(w http.ResponseWriter, r *http.Request) {
+	l, status, why := a.find(r.PathValue("token"))
+	if l == nil {
+		http.Error(w, why, status)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = approvePage.Execute(w, map[string]string{"Preview": l.w.Describe(a.now()), "Tool": l.w.Tool, "Session": l.w.Session, "Digest": l.digest})
+}
+
+// answer takes the decision posted from the page: the link is spent
+// before the answer is sent, so a replay, even a concurrent one, is
+// refused; the preview it was minted for must still be the waiting one.
+func (a *linkApprover) answer(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "unreadable form; nothing was sent", http.StatusBadRequest)
+		return
+	}
+	decision := r.PostForm.Get("decision")
+	if decision != "approve" && decision != "decline" {
+		http.Error(w, "decision must be approve or decline; nothing was sent", http.StatusBadRequest)
+		return
+	}
+	l, status, why := a.find(r.PathValue("token"))
+	if l == nil {
+		http.Error(w, why, status)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("digest")), []byte(l.digest)) != 1 {
+		http.Error(w, "this answer is not for the preview the link shows; nothing was sent", http.StatusConflict)
+		return
+	}
+	a.mu.Lock()
+	if l.used {
+		a.mu.Unlock()
+		http.Error(w, "this link has answered already; a link answers once, and nothing more was sent", http.StatusGone)
+		return
+	}
+	l.used = true
+	a.mu.Unlock()
+	// The command must still be waiting with the very preview the link
+	// was minted for.
+	waiting, _ := approval.List(r.Context(), a.dir)
+	var cur *approval.Waiting
+	for i := range waiting {
+		if waiting[i].ID == l.w.ID && waiting[i].Socket == l.w.Socket {
+			cur = &waiting[i]
+		}
+	}
+	if cur == nil || cur.Digest() != l.digest {
+		http.Error(w, "this command is no longer waiting with the preview the link showed; nothing was sent", http.StatusGone)
+		return
+	}
+	by := "one-time link of wicket approve --http"
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := a.decide(ctx, *cur, decision == "approve", by, a.key); err != nil {
+		http.Error(w, "not decided: "+err.Error(), http.StatusConflict)
+		return
+	}
+	fmt.Fprintf(a.out, "%sd through its one-time link: %s\n", decision, l.w.Command)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if decision == "approve" {
+		fmt.Fprintln(w, "Approved: the server sends it now and reports the outcome to the agent.")
+		return
+	}
+	fmt.Fprintln(w, "Declined: nothing is sent.")
+}
+
+// runApproveHTTP serves the one-time links on listen (loopback only)
+// until ctx ends, scanning for waiting commands every poll.
+func runApproveHTTP(ctx context.Context, o approveOptions, listen string, stdout, stderr io.Writer) error {
+	p, cfg, err := openProjectAt(o.project)
+	if err != nil {
+		return err
+	}
+	key, err := operatorKey(p) // every answer is signed with it, here
+	if err != nil {
+		return err
+	}
+	ln, err := server.Listen(listen, false)
+	var le *server.ListenError
+	if errors.As(err, &le) {
+		return usageError{fmt.Errorf("--listen: %w (a proxy of the operator's may front it: set [alerts] approve_url)", err)}
+	}
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	base := cfg.Alerts.ApproveURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	d, err := approveAlerts(p, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	a := &linkApprover{dir: p.StateDir(), key: key, base: base, now: o.now, out: stdout, decide: approval.Decide,
+		raise: func(al node.Alert) { d.Raise(al) }, links: map[string]*approveLink{}, minted: map[string]bool{}}
+	hs := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+	fmt.Fprintf(stdout, "wicket approve --http: serving one-time approval links on %s (links start %s/a/); Ctrl-C stops.\n", ln.Addr(), strings.TrimSuffix(base, "/"))
+	if cfg.Alerts.Webhook == "" {
+		fmt.Fprintln(stdout, "note: [alerts] webhook is not set in wicket.toml, so links are printed here only")
+		a.raise = func(al node.Alert) { fmt.Fprintf(stdout, "link: %s\n", al.Link) }
+	}
+	t := time.NewTicker(o.poll)
+	defer t.Stop()
+	for {
+		a.scan(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// approveAlerts is the dispatcher of waiting-approval alerts: the log
+// and [alerts]'s webhook.
+func approveAlerts(p project.Project, cfg project.Config, log *slog.Logger) (*alert.Dispatcher, error) {
+	return nodeAlerts(p, cfg, log)
+}
