@@ -101,6 +101,7 @@ func (tb *toolbox) specs() []*toolSpec {
 	all = append(all, tb.authoringTools()...)
 	all = append(all, tb.researchTools()...)
 	all = append(all, tb.historyTools()...)
+	all = append(all, tb.planTools()...) // tools_plan.go
 	all = append(all, tb.nodeTools()...)
 	all = append(all, tb.riskTools()...) // tools_risk.go
 	all = append(all, tb.writeTools()...)

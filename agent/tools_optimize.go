@@ -32,6 +32,7 @@ type optimizeArgs struct {
 	runArgs
 	gridArgs
 	intrabarArg
+	planArg
 	Method  string   `json:"method" arg:"enum=$optimizeMethods,default=$defaultOptimizeMethod" desc:"the optimiser"`
 	Trials  int      `json:"trials" arg:"default=$defaultOptimizeTrials,min=1" desc:"trial budget, resumed included"`
 	Seconds *float64 `json:"seconds" arg:"min=0,max=$maxOptimizeSeconds" desc:"time budget, seconds"`
@@ -71,7 +72,7 @@ func (tb *toolbox) runOptimize(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.OptimizeRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(),
-		Intrabar: in.Intrabar, Grid: in.Grid, RankBy: in.RankBy, Method: in.Method, Trials: in.Trials, Batch: in.Batch, Resume: in.Resume, Top: in.Top}
+		Intrabar: in.Intrabar, Grid: in.Grid, RankBy: in.RankBy, Method: in.Method, Trials: in.Trials, Batch: in.Batch, Resume: in.Resume, Top: in.Top, Plan: in.Plan}
 	if in.Resume != "" && !c.args.has("method") {
 		req.Method = "" // the run's own
 	}

@@ -109,6 +109,7 @@ type (
 		MaxCombinations int  `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid (at most [research] max_combinations)"`
 
 		DeflateBy string `json:"deflate_by" arg:"enum=$deflateScopes,default=$scopeSeries" desc:"the DSR counts every ledger trial on the series, or the strategy's own"`
+		planArg
 	}
 	walkForwardArgs struct {
 		strategyArgs
@@ -123,6 +124,7 @@ type (
 		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"bars or a duration"`
 		Anchored        bool            `json:"anchored" arg:"default=false" desc:"in-sample windows grow from the start"`
 		MaxCombinations int             `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid per window"`
+		planArg
 	}
 	seriesListArgs struct {
 		Limit int `json:"limit" arg:"default=$defaultListLimit,min=1,max=$maxListLimit,clamp" desc:"at most this many"`
@@ -367,7 +369,7 @@ func (tb *toolbox) runSweep(ctx context.Context, c *call) *result {
 		return failErr(err)
 	}
 	req := research.SweepRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(), Intrabar: in.Intrabar,
-		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations, DeflateBy: in.DeflateBy}
+		Grid: in.Grid, RankBy: in.RankBy, Top: in.Top, Estimate: in.Estimate, MaxCombinations: in.MaxCombinations, DeflateBy: in.DeflateBy, Plan: in.Plan}
 	res, err := tb.Research.Sweep(ctx, req, tb.progressReporter(ctx, c, "sweep"))
 	if err != nil {
 		return failErr(err)
@@ -392,7 +394,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	}
 	req := research.WalkForwardRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(), Intrabar: in.Intrabar,
 		Grid: in.Grid, RankBy: in.RankBy, Windows: in.Windows, InSample: in.InSample, OutOfSample: in.OutOfSample,
-		Anchored: in.Anchored, MaxCombinations: in.MaxCombinations}
+		Anchored: in.Anchored, MaxCombinations: in.MaxCombinations, Plan: in.Plan}
 	res, err := tb.Research.WalkForward(ctx, req, tb.progressReporter(ctx, c, "walk-forward"))
 	if err != nil {
 		return failErr(err)

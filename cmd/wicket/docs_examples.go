@@ -65,6 +65,10 @@ func (d *demo) writeDocsTape(ctx context.Context) error {
 	return store.Write(ctx, docsTapeSeries, tape, history.WriteOptions{Replace: true, Source: history.SourceDemo})
 }
 
+// docsPlan is the research plan research_plan and research_verdict show.
+var docsPlan = map[string]any{"plan": "docs-trend", "name": docsStrategy, "series": "BTC-USD@1d", "hypothesis": "crossings follow the trend",
+	"criteria": "oos_sharpe>=1, dsr>=0.95, max_drawdown<=0.25, trades>=5", "max_trials": 20, "holdout": "2024-07-01:"}
+
 // docsDeploy is the deployment the deployment tools' examples show.
 var docsDeploy = map[string]any{"name": docsStrategy, "series": docsTapeSeries, "venue": "paper", "capital": "1000",
 	"params":    map[string]any{"fast": 5, "slow": 20},
@@ -87,6 +91,8 @@ func docExamples(coid string, limit decimal.Decimal, dep string) map[string]map[
 		"run_optimize":      {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": map[string]any{"from": 5, "to": 30, "step": 5}, "slow": map[string]any{"from": 40, "to": 100, "step": 20}}, "trials": 6, "top": 2},
 		"run_walk_forward":  {"name": name, "series": "BTC-USD@1d", "grid": map[string]any{"fast": []int{5, 10}, "slow": []int{40, 60}}, "windows": 3},
 		"research_history":  {"strategy": name, "limit": 2},
+		"research_plan":     {"plan": docsPlan["plan"]},
+		"research_verdict":  {"plan": docsPlan["plan"]},
 		"node_snapshot":     {"venue": "paper", "events": 2},
 		"risk_status":       {},
 		"submit_order":      {"venue": "paper", "symbol": "ETH-USD", "side": "buy", "type": "market", "quantity": "0.1", "reason": "docs example"},
@@ -136,6 +142,17 @@ func (d *demo) docs(ctx context.Context, s *mcpSession, path string) error {
 	// research_history lists before the run_* tools: give it a trial to show.
 	if r, err := s.call(ctx, "run_backtest", examples["run_backtest"]); err != nil || r.isError {
 		return fmt.Errorf("a backtest for research_history's example: %v %s", err, r.text)
+	}
+	// research_plan shows a sealed plan with a sweep under it, which
+	// research_verdict judges (before the run_* examples, which the open
+	// plan would otherwise count).
+	for _, step := range []struct {
+		tool string
+		args map[string]any
+	}{{"research_plan", docsPlan}, {"run_sweep", with(examples["run_sweep"], map[string]any{"plan": docsPlan["plan"]})}} {
+		if r, err := s.call(ctx, step.tool, step.args); err != nil || r.isError {
+			return fmt.Errorf("%s for research_plan's example: %v %s", step.tool, err, r.text)
+		}
 	}
 	if err := d.writeToolDocs(ctx, s, path, examples); err != nil {
 		return err

@@ -60,7 +60,7 @@ func optimizeAction(c *cli.Context) error {
 	o := optimizeOptions{svc: svc, json: c.Bool("json"), req: research.OptimizeRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params, From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar,
 		Method: c.String("method"), Trials: c.Int("trials"), Seconds: c.Duration("time").Seconds(), Batch: c.Int("batch"),
-		Resume: c.String("resume"), RankBy: c.String("rank-by"), Top: c.Int("top"), DeflateBy: c.String("deflate-by"),
+		Resume: c.String("resume"), RankBy: c.String("rank-by"), Top: c.Int("top"), DeflateBy: c.String("deflate-by"), Plan: in.plan,
 	}}
 	if c.IsSet("seed") {
 		s := c.Uint64("seed")

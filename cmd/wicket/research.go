@@ -96,7 +96,7 @@ func researchCommand() *cli.Command {
 			"settings/state/research.anchors, so `wicket research verify` finds an edited, removed, reordered or " +
 			"re-hashed row and a cut tail; `wicket research export RUN` writes what an auditor needs to recompute a " +
 			"run's statistics.",
-		Subcommands: []*cli.Command{
+		Subcommands: append([]*cli.Command{
 			{
 				Name:      "ledger",
 				Usage:     "list the trials in the research ledger, newest last",
@@ -148,7 +148,7 @@ func researchCommand() *cli.Command {
 				Flags:  []cli.Flag{&cli.StringFlag{Name: "out", Value: "-", Usage: "write to `FILE` (- is stdout); an existing file is not overwritten"}},
 				Action: researchExportAction,
 			},
-		},
+		}, researchPlanCommands()...), // research_plan.go
 	}
 }
 

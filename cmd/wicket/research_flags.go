@@ -31,6 +31,7 @@ func researchFlags() []cli.Flag {
 		clusterFlag(),
 		insecureClusterFlag(),
 		&cli.BoolFlag{Name: "json", Usage: "print the whole result as JSON"},
+		&cli.StringFlag{Name: "plan", Usage: "count the trials against research plan `NAME` (wicket research plan); a strategy under an open plan is counted against it anyway"},
 	}, costOptionFlags()...)
 }
 
@@ -132,6 +133,7 @@ type researchInput struct {
 	maxComb int
 	// intrabar is --intrabar (sweep and walk-forward).
 	intrabar string
+	plan     string // --plan
 	svc      researcher
 	close    func()
 }
@@ -149,6 +151,7 @@ type researchOptions struct {
 	costs    research.Costs
 	maxComb  int
 	intrabar string // --intrabar (sweep and walk-forward)
+	plan     string // --plan: the research plan the trials count against
 	addr     string // --addr: the data service to run on instead
 	// engine builds the local research engine (with the command line's
 	// --cluster flags); unused with addr.
@@ -168,7 +171,7 @@ func researchOptionsOf(c *cli.Context, verb string) (researchOptions, error) {
 		project: c.String("project"), strategy: args[0], series: c.String("series"),
 		grid: c.Generic("grid").(*listFlag).values, params: c.StringSlice("param"),
 		from: c.String("from"), to: c.String("to"), costs: costFlags(c), maxComb: c.Int("max-combinations"),
-		intrabar: c.String("intrabar"), addr: c.String("addr"), engine: clusteredResearchOf(c),
+		intrabar: c.String("intrabar"), plan: c.String("plan"), addr: c.String("addr"), engine: clusteredResearchOf(c),
 	}, nil
 }
 
@@ -218,6 +221,7 @@ func openResearch(o researchOptions, verb string, stderr io.Writer) (researchInp
 	in.maxComb = o.maxComb
 	in.costs = o.costs
 	in.intrabar = o.intrabar
+	in.plan = o.plan
 	p, cfg, err := openProjectAt(o.project)
 	if err != nil {
 		return in, err

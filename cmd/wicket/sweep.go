@@ -76,7 +76,7 @@ func runSweep(ctx context.Context, o sweepOptions, stdout, stderr io.Writer) err
 	req := research.SweepRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
 		RankBy: o.rankBy, Top: o.top, From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar,
-		Estimate: o.estimate, MaxCombinations: in.maxComb, DeflateBy: o.deflateBy,
+		Estimate: o.estimate, MaxCombinations: in.maxComb, DeflateBy: o.deflateBy, Plan: in.plan,
 	}
 	bar := newProgressBar(stderr, "combinations")
 	res, err := in.svc.Sweep(ledger.WithWho(ctx, cliWho), req, bar.update)

@@ -55,7 +55,7 @@ func walkForwardAction(c *cli.Context) error {
 	o := walkForwardOptions{svc: in.svc, json: c.Bool("json"), req: research.WalkForwardRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
 		Windows: c.Int("windows"), Anchored: c.Bool("anchored"), RankBy: c.String("rank-by"),
-		From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar, MaxCombinations: in.maxComb,
+		From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar, MaxCombinations: in.maxComb, Plan: in.plan,
 	}}
 	for _, f := range []struct {
 		name string

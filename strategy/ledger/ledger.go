@@ -65,8 +65,13 @@ const (
 	KindInSample = "walk_forward_in_sample"
 )
 
-// Kinds lists the row kinds.
-var Kinds = []string{KindBacktest, KindSweep, KindWalkForward, KindInSample}
+// TrialKinds lists the kinds of row that record research run: every
+// one carries the costs it ran under.
+var TrialKinds = []string{KindBacktest, KindSweep, KindWalkForward, KindInSample}
+
+// Kinds lists the row kinds: the trials', and research plans' and their
+// verdicts' (plan.go).
+var Kinds = append(slices.Clone(TrialKinds), KindPlan, KindVerdict)
 
 // CountedKinds are the kinds of row that are trials of one parameter set,
 // the trials N counts: a walk-forward run's own row is a summary of its
@@ -257,6 +262,9 @@ CREATE INDEX IF NOT EXISTS trials_series ON trials(series);
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id);
 `
 
+// indexes are made on every open (a ledger made before them gains them).
+const indexes = `CREATE INDEX IF NOT EXISTS trials_kind_digest ON trials(kind, digest);`
+
 // MinKeyBytes is the shortest ledger key accepted.
 const MinKeyBytes = 16
 
@@ -428,6 +436,9 @@ func (l *Ledger) init(create bool) error {
 			}
 		}
 	}
+	if _, err := tx.ExecContext(ctx, indexes); err != nil {
+		return err
+	}
 	v, err := meta("schema")
 	switch {
 	case err != nil:
@@ -508,6 +519,13 @@ func (l *Ledger) Close() error { return l.db.Close() }
 // row is anchored (AnchorPath); an anchor that cannot be
 // written is an error returned with the run id, the rows being recorded.
 func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
+	return l.appendIf(ctx, rows, nil)
+}
+
+// appendIf is Append with check, when set, run inside the append's
+// transaction before any row is written: its error refuses the batch, and
+// what it read cannot change before the rows are in (plan.go).
+func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Context, *sql.Tx) error) (string, error) {
 	if len(rows) == 0 {
 		return "", nil
 	}
@@ -534,6 +552,11 @@ func (l *Ledger) Append(ctx context.Context, rows []Row) (string, error) {
 		return "", fmt.Errorf("research ledger: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if check != nil {
+		if err := check(ctx, tx); err != nil {
+			return "", err
+		}
+	}
 	var seq int64
 	prev := Genesis
 	err = tx.QueryRowContext(ctx, `SELECT seq, hash FROM trials ORDER BY seq DESC LIMIT 1`).Scan(&seq, &prev)

@@ -185,6 +185,9 @@ type SweepRequest struct {
 	// series, so a renamed copy cannot start its count again) or
 	// "strategy" (the strategy's own).
 	DeflateBy string `json:"deflate_by,omitempty"`
+	// Plan names the research plan the sweep's trials count against
+	// (plan_sealed.go).
+	Plan string `json:"plan,omitempty"`
 }
 
 // SweepResult is a ranked sweep. Top holds the best combinations with
@@ -329,6 +332,7 @@ type WalkForwardRequest struct {
 	MaxCombinations int    `json:"max_combinations,omitempty"`
 	Costs
 	Intrabar string `json:"intrabar,omitempty"` // path (default) or pessimistic, as a backtest takes it
+	Plan     string `json:"plan,omitempty"`     // the research plan its trials count against
 }
 
 // Span is a range of bars, by open time, both ends inclusive.

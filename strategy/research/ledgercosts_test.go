@@ -70,7 +70,7 @@ func TestLedgerRecordsCostsForEveryKind(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range ledger.Kinds {
+	for _, k := range ledger.TrialKinds {
 		if kinds[k] == 0 {
 			t.Errorf("no %s row recorded: %v", k, kinds)
 		}

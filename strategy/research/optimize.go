@@ -58,6 +58,7 @@ type OptimizeRequest struct {
 	// it is refused under other costs or another intrabar rule.
 	Resume    string `json:"resume,omitempty"`
 	DeflateBy string `json:"deflate_by,omitempty"`
+	Plan      string `json:"plan,omitempty"` // the research plan its trials count against
 }
 
 // OptimizeResult is a finished (or stopped) optimisation: its trials
@@ -228,6 +229,10 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 	if err := req.check(l.cfg.Research.MaxCombinations); err != nil {
 		return OptimizeResult{}, err
 	}
+	gate, err := l.gatePlan(ctx, req.Plan, req.StrategyRef, req.Series, &req.From, &req.To) // plan_sealed.go
+	if err != nil {
+		return OptimizeResult{}, err
+	}
 	if _, single, err := l.universe(req.Series); err != nil {
 		return OptimizeResult{}, err
 	} else if !single {
@@ -285,6 +290,10 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 		}
 	}
 	res.Method, res.Seed = method, seed
+	if err := gate.admit(min(budget, p.count) - res.Resumed); err != nil {
+		return OptimizeResult{}, err
+	}
+	gate.warn(&res.Warnings)
 	o, err := optimize.New(method, ss.space, seed)
 	if err != nil {
 		return OptimizeResult{}, errorf(KindInvalid, "method: %v", err)

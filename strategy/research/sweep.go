@@ -33,6 +33,10 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		return SweepResult{}, errorf(KindInvalid, "deflate_by %q is not one of %s (default %s: every strategy's trials on the series)",
 			req.DeflateBy, strings.Join(ledger.Scopes, ", "), ledger.ScopeSeries)
 	}
+	gate, err := l.gatePlan(ctx, req.Plan, req.StrategyRef, req.Series, &req.From, &req.To) // plan_sealed.go
+	if err != nil {
+		return SweepResult{}, err
+	}
 	if seriesless(req.Series) {
 		return l.sweepPortfolio(ctx, req, progress) // portfolio_sweep.go: the strategy declares its universe
 	}
@@ -75,6 +79,12 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Knobs: p.swept,
 		Combinations: p.count, Top: []Trial{}, Settings: p.settings, Warnings: []string{},
 	}
+	if !req.Estimate {
+		if err := gate.admit(p.count); err != nil {
+			return SweepResult{}, err
+		}
+	}
+	gate.warn(&res.Warnings)
 	if req.Estimate {
 		return l.estimate(ctx, p, res)
 	}

@@ -83,6 +83,10 @@ const minOutOfSampleBars = 2
 // When ctx ends mid-analysis, WalkForward returns promptly with the
 // leading windows that finished, Partial set, and no error.
 func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progress func(Progress)) (WalkForwardResult, error) {
+	gate, err := l.gatePlan(ctx, req.Plan, req.StrategyRef, req.Series, &req.From, &req.To) // plan_sealed.go
+	if err != nil {
+		return WalkForwardResult{}, err
+	}
 	if seriesless(req.Series) {
 		return l.walkForwardPortfolio(ctx, req, progress) // portfolio_walkforward.go
 	}
@@ -111,6 +115,9 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	// sweep does: the window's overfitting and the export's recomputation
 	// read them.
 	p.base.Blocks = pboBlocksFor(p.count)
+	if err := gate.admit(len(wins) * p.count); err != nil {
+		return WalkForwardResult{}, err
+	}
 	sr := wfSeries{p: p, times: p.bars.Time}
 
 	// The warm-up, measured on the first (shortest) in-sample window with
@@ -125,6 +132,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Anchored: req.Anchored, Knobs: p.swept,
 		Combinations: p.count, Windows: []Window{}, Equity: []EquityPoint{}, Settings: p.settings, Warnings: []string{},
 	}
+	gate.warn(&res.Warnings)
 	run, err := l.runWindows(ctx, sr, wins, progress)
 	if err != nil {
 		return WalkForwardResult{}, err
