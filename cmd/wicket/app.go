@@ -46,6 +46,7 @@ var commands = []func() *cli.Command{
 	workerCommand,
 	clusterWorkerCommand, // cluster.go: `wicket worker --cluster URL`
 	completionCommand,    // completion.go: `wicket completion bash|zsh|fish`
+	doctorCommand,        // doctor.go: `wicket doctor` checks a project and names each fix
 }
 
 // run builds the app with the given streams and runs args. It never calls
