@@ -82,6 +82,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		app.Commands = append(app.Commands, mk())
 	}
 	sort.Slice(app.Commands, func(i, j int) bool { return app.Commands[i].Name < app.Commands[j].Name })
+	addHelpExamples(app.Commands) // help_examples.go
 	app.OnUsageError = onUsageError
 	app.Action = groupAction
 	for _, c := range app.Commands {

@@ -353,8 +353,6 @@ func dataDeleteCommand() *cli.Command {
 		Name:      "delete",
 		Usage:     "delete a series and its bars (asks first at a terminal; --yes from a pipe or script)",
 		ArgsUsage: "SYMBOL@GRANULARITY [--yes]",
-		UsageText: "wicket data delete BTC-USD@1h          # asks: delete 17544 bars of BTC-USD@1h? [y/N]\n" +
-			"wicket data delete BTC-USD@1h --yes    # from a script: deletes without asking",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "yes", Usage: "delete without asking (required when stdin or stdout is not a terminal)"},
 			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},

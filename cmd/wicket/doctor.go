@@ -28,9 +28,6 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check a project (keys and their modes, the node, venues and arming, deployed series' data, disk, clock) and name each fix",
-		UsageText: "wicket doctor\n" +
-			"wicket doctor --json | jq '.checks[] | select(.status == \"fail\")'\n" +
-			"wicket doctor --addr 127.0.0.1:7879",
 		Description: "Every check prints ok, warn or fail, with what it found and, unless ok, the command or edit that fixes it. " +
 			"The exit code is 1 when any check fails (a warning alone exits 0), so a script can run it before a session. " +
 			"No key is ever printed: only whether it is there and where it is read from.",
