@@ -350,7 +350,7 @@ func (d *doctor) deployments(ctx context.Context, client *node.Client) {
 	}
 	if err := client.DeploymentsGet(cctx, "", nil, &list); err != nil {
 		var ne *node.Error
-		if errors.As(err, &ne) && ne.Kind == node.KindNotFound {
+		if errors.As(err, &ne) && (ne.Kind == node.KindNotFound || ne.Code == "deployments_off") {
 			d.add("deployments", checkOK, "the node runs no deployments service", "")
 			return
 		}

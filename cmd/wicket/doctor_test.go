@@ -155,3 +155,35 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorRealVenues: against a node serving real venues (Binance's
+// fake), doctor reports each one's arming: the armed one ok with its end,
+// a disarmed one with `wicket node arm` as the fix, one that may never be
+// armed with the wicket.toml edit; warnings alone exit 0.
+func TestDoctorRealVenues(t *testing.T) {
+	vp, _, c := startArmedVenueNode(t)
+	addr := strings.TrimSuffix(strings.TrimPrefix(c.String(), "node.Client("), ")")
+	out, err := vp.cli(t, addr, "doctor", "--addr", addr, "--json")
+	if err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out)
+	}
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Fails != 0 || rep.Warns < 2 {
+		t.Fatalf("%d fails, %d warnings:\n%s", rep.Fails, rep.Warns, out)
+	}
+	if ck := checkOf(t, rep, "venue bn"); ck.Status != checkOK || !strings.Contains(ck.Detail, "armed until ") || !strings.Contains(ck.Detail, "BTCUSDT") {
+		t.Errorf("armed bn: %+v", ck)
+	}
+	if ck := checkOf(t, rep, "venue bnnope"); ck.Status != checkWarn || !strings.Contains(ck.Fix, "may_arm = true") {
+		t.Errorf("bnnope: %+v", ck)
+	}
+	if ck := checkOf(t, rep, "venue bnlive"); ck.Status != checkWarn || !strings.Contains(ck.Detail, "live (real money)") {
+		t.Errorf("bnlive: %+v", ck)
+	}
+	if strings.Contains(out, vp.fake.Secret) || strings.Contains(out, vp.fake.APIKey) || strings.Contains(out, vp.control) {
+		t.Fatalf("doctor printed a key:\n%s", out)
+	}
+}
