@@ -1,7 +1,9 @@
 // Command sbomtool writes the SPDX SBOM of one Go binary for GoReleaser's
 // sboms step (internal/release/sbom): sbomtool BINARY DOCUMENT CREATED,
 // CREATED being the commit's date (RFC 3339), so the document is the same
-// for the same commit. It never publishes anything.
+// for the same commit; a snapshot made where GoReleaser reads no commit
+// passes the zero time, and then the document is dated now. It never
+// publishes anything.
 package main
 
 import (
@@ -29,6 +31,9 @@ func run(bin, doc, created string) (err error) {
 	at, err := time.Parse(time.RFC3339, created)
 	if err != nil {
 		return fmt.Errorf("CREATED: %w", err)
+	}
+	if at.Year() <= 1 {
+		at = time.Now()
 	}
 	f, err := os.Create(doc)
 	if err != nil {
