@@ -167,12 +167,16 @@ func checkImage(t *testing.T, path, version string) {
 		}
 		return b
 	}
-	var index ociimage.Index
-	if err := json.Unmarshal(files["index.json"], &index); err != nil {
+	var top, index ociimage.Index
+	if err := json.Unmarshal(files["index.json"], &top); err != nil {
 		t.Fatal(err)
 	}
-	if index.SchemaVersion != 2 || index.MediaType != ociimage.MediaIndex || index.Annotations["org.opencontainers.image.ref.name"] != version {
-		t.Fatalf("index.json: %+v", index)
+	if top.SchemaVersion != 2 || top.MediaType != ociimage.MediaIndex || len(top.Manifests) != 1 ||
+		top.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != version {
+		t.Fatalf("index.json does not name one image by version: %+v", top)
+	}
+	if err := json.Unmarshal(blob(top.Manifests[0], ociimage.MediaIndex), &index); err != nil {
+		t.Fatal(err)
 	}
 	arches := map[string]bool{}
 	for _, md := range index.Manifests {

@@ -119,8 +119,7 @@ func Write(w io.Writer, version, source string, at time.Time, caRoots []byte, pl
 		blobs[d] = b
 		return d
 	}
-	index := Index{SchemaVersion: 2, MediaType: MediaIndex,
-		Annotations: map[string]string{"org.opencontainers.image.ref.name": version}}
+	index := Index{SchemaVersion: 2, MediaType: MediaIndex} // the multi-platform image, a blob
 	for _, p := range platforms {
 		layer, diff, err := rootfs(p.Binary, caRoots, at)
 		if err != nil {
@@ -153,7 +152,15 @@ func Write(w io.Writer, version, source string, at time.Time, caRoots []byte, pl
 		index.Manifests = append(index.Manifests, Descriptor{MediaType: MediaManifest, Digest: put(mb), Size: int64(len(mb)),
 			Platform: &PlatformSpec{OS: "linux", Architecture: p.Arch}})
 	}
-	ib, err := json.Marshal(index)
+	xb, err := json.Marshal(index)
+	if err != nil {
+		return err
+	}
+	// index.json names the one image by version, as an OCI archive
+	// reader (skopeo oci-archive:FILE:VERSION) expects.
+	top := Index{SchemaVersion: 2, MediaType: MediaIndex, Manifests: []Descriptor{{MediaType: MediaIndex, Digest: put(xb), Size: int64(len(xb)),
+		Annotations: map[string]string{"org.opencontainers.image.ref.name": version}}}}
+	ib, err := json.Marshal(top)
 	if err != nil {
 		return err
 	}
