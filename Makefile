@@ -127,17 +127,25 @@ pgo:
 	$(GO) tool pprof -proto $(BIN)/pgo-chunk.pprof > $(BIN)/default.pgo
 
 # A release built on this machine, published nowhere: linux/darwin/windows x amd64/arm64 archives in
-# dist/, their SHA-256 checksums and one SPDX SBOM per archive, then one MCPB bundle per platform and
-# dist/server.json listing them with their hashes (internal/release/mcpb). Not part of `make test`.
+# dist/, one SPDX SBOM per binary (internal/release/sbomtool, from the binary's own build
+# information), then one MCPB bundle per platform, dist/server.json listing them with their hashes,
+# an OCI image (dist/wicket_VERSION_oci.tar: distroless-style, non-root, built without a daemon) and
+# a Homebrew formula (dist/wicket.rb), all in the checksums file (internal/release). Not part of
+# `make test`.
+# GoReleaser is installed once per version as bin/goreleaser-VERSION (a new pin installs anew; an
+# existing one is reused, never rebuilt); sbomtool is rebuilt only when its sources change. Each
+# target is compiled once, by GoReleaser; mcpbundle reuses those binaries.
 GORELEASER_VERSION := v2.15.1
-SYFT_VERSION       := v1.57.1
-$(BIN)/goreleaser:
-	GOBIN=$(BIN) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
-$(BIN)/syft:
-	GOBIN=$(BIN) $(GO) install github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
-release-snapshot: $(BIN)/goreleaser $(BIN)/syft
-	$(BIN)/goreleaser check
-	PATH="$(BIN):$$PATH" $(BIN)/goreleaser release --snapshot --clean
+GORELEASER         := $(BIN)/goreleaser-$(GORELEASER_VERSION)
+SBOMTOOL           := $(BIN)/sbomtool
+$(GORELEASER):
+	GOBIN=$(BIN)/.install-goreleaser $(GO) install -trimpath -ldflags="-s -w" github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	mv $(BIN)/.install-goreleaser/goreleaser $@ && rmdir $(BIN)/.install-goreleaser
+$(SBOMTOOL): $(wildcard internal/release/sbom/*.go internal/release/sbomtool/*.go)
+	$(GO) build -o $@ ./internal/release/sbomtool
+release-snapshot: $(GORELEASER) $(SBOMTOOL)
+	$(GORELEASER) check
+	PATH="$(BIN):$$PATH" $(GORELEASER) release --snapshot --clean
 	$(GO) run ./internal/release/mcpbundle dist server.json
 
 docs: build

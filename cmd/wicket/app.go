@@ -47,6 +47,7 @@ var commands = []func() *cli.Command{
 	workerCommand,
 	clusterWorkerCommand, // cluster.go: `wicket worker --cluster URL`
 	completionCommand,    // completion.go: `wicket completion bash|zsh|fish`
+	doctorCommand,        // doctor.go: `wicket doctor` checks a project and names each fix
 }
 
 // run builds the app with the given streams and runs args. It never calls
@@ -82,6 +83,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		app.Commands = append(app.Commands, mk())
 	}
 	sort.Slice(app.Commands, func(i, j int) bool { return app.Commands[i].Name < app.Commands[j].Name })
+	addHelpExamples(app.Commands) // help_examples.go
 	app.OnUsageError = onUsageError
 	app.Action = groupAction
 	for _, c := range app.Commands {

@@ -44,11 +44,12 @@ func dataSeedDemoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "seed-demo",
 		Usage: "write the deterministic demo series (1h for 2 years, 1d for 10 years) for the demo symbols; re-running rewrites the same bars",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("data seed-demo takes no arguments, got %q", c.Args().First())
 			}
-			o := dataSeedDemoOptions{project: c.String("project")}
+			o := dataSeedDemoOptions{project: c.String("project"), json: c.Bool("json")}
 			return runDataSeedDemo(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -57,6 +58,15 @@ func dataSeedDemoCommand() *cli.Command {
 // dataSeedDemoOptions is what wicket data seed-demo works with, filled from its flags.
 type dataSeedDemoOptions struct {
 	project string // the --project flag
+	json    bool
+}
+
+// seededJSON is one series in `wicket data seed-demo --json`.
+type seededJSON struct {
+	Series  string `json:"series"`
+	Bars    int    `json:"bars"`
+	Written bool   `json:"written"`
+	Note    string `json:"note,omitempty"` // why it was skipped
 }
 
 // runDataSeedDemo writes the demo series into the project's history store.
@@ -73,6 +83,13 @@ func runDataSeedDemo(ctx context.Context, o dataSeedDemoOptions, stdout, stderr 
 	results, err := history.SeedDemo(ctx, store)
 	if err != nil {
 		return fmt.Errorf("data seed-demo: %w", err)
+	}
+	if o.json {
+		out := make([]seededJSON, len(results))
+		for i, r := range results {
+			out[i] = seededJSON{Series: r.Series, Bars: r.Bars, Written: !r.Skipped, Note: r.Note}
+		}
+		return writeJSON(stdout, out)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERIES\tBARS\tSTATUS")
@@ -115,6 +132,7 @@ func dataImportCommand() *cli.Command {
 			&cli.StringFlag{Name: "tz", Value: "UTC", Usage: "IANA zone of times written without one, e.g. America/New_York"},
 			&cli.BoolFlag{Name: "adjusted", Usage: "Yahoo files: scale open, high, low and close by Adj Close / Close"},
 			&cli.StringFlag{Name: "max-size", Value: sizeFlag(history.DefaultMaxImportBytes), Usage: "the largest FILE read: bytes, or with KiB/MiB/GiB (at most " + sizeText(maxImportCeiling) + ")"},
+			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := trailingFlags(c)
@@ -124,7 +142,7 @@ func dataImportCommand() *cli.Command {
 			if len(args) != 1 {
 				return usagef("data import needs exactly one FILE.csv, got %d arguments (usage: wicket data import FILE.csv --series SYMBOL@1h)", len(args))
 			}
-			o := dataImportOptions{project: c.String("project"), file: args[0], series: c.String("series"), format: c.String("format"), tz: c.String("tz"), maxSize: c.String("max-size"), adjusted: c.Bool("adjusted"), replace: c.Bool("replace")}
+			o := dataImportOptions{project: c.String("project"), file: args[0], series: c.String("series"), format: c.String("format"), tz: c.String("tz"), maxSize: c.String("max-size"), adjusted: c.Bool("adjusted"), replace: c.Bool("replace"), json: c.Bool("json")}
 			return runDataImport(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -140,6 +158,24 @@ type dataImportOptions struct {
 	maxSize  string // the --max-size text
 	adjusted bool
 	replace  bool
+	json     bool
+}
+
+// importedJSON is the answer of `wicket data import --json`.
+type importedJSON struct {
+	Series   string   `json:"series"`
+	Bars     int      `json:"bars"`
+	First    string   `json:"first"`
+	Last     string   `json:"last"`
+	Format   string   `json:"format"`
+	Detected bool     `json:"detected"`            // chosen by --format auto
+	TimeUnit string   `json:"time_unit,omitempty"` // Binance dumps: ms or µs
+	NoVolume bool     `json:"no_volume,omitempty"` // volume stored as 0
+	Ignored  []string `json:"ignored_columns,omitempty"`
+	Gaps     int      `json:"gaps"`
+	// LargestGap is the largest hole (a Go duration) and where it starts.
+	LargestGap   string `json:"largest_gap,omitempty"`
+	LargestGapAt string `json:"largest_gap_at,omitempty"`
 }
 
 // runDataImport checks the flags, reads o.file and writes its bars as one series.
@@ -185,6 +221,14 @@ func runDataImport(ctx context.Context, o dataImportOptions, stdout, stderr io.W
 	defer store.Close()
 	if err := store.Write(ctx, series, bars, history.WriteOptions{Replace: o.replace, Source: history.SourceImport}); err != nil {
 		return fmt.Errorf("data import %s: %w", file, err)
+	}
+	if o.json {
+		out := importedJSON{Series: series, Bars: bars.Len(), First: unixRFC3339(bars.Time[0]), Last: unixRFC3339(bars.Time[bars.Len()-1]),
+			Format: string(rep.Format), Detected: rep.Detected, TimeUnit: rep.TimeUnit, NoVolume: rep.NoVolume, Ignored: rep.Ignored, Gaps: rep.Gaps.Count}
+		if rep.Gaps.Count > 0 {
+			out.LargestGap, out.LargestGapAt = rep.Gaps.Largest.String(), rep.Gaps.At.UTC().Format(time.RFC3339)
+		}
+		return writeJSON(stdout, out)
 	}
 	fmt.Fprintf(stdout, "imported %d bars into %s (%s to %s) from %s CSV%s; %s\n", bars.Len(), series,
 		unixRFC3339(bars.Time[0]), unixRFC3339(bars.Time[bars.Len()-1]), rep.Format, importNotes(rep), rep.Gaps)
@@ -307,16 +351,21 @@ func sourceLabel(s history.SeriesInfo) string {
 func dataDeleteCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "delete",
-		Usage:     "delete a series and its bars",
-		ArgsUsage: "SYMBOL@GRANULARITY",
+		Usage:     "delete a series and its bars (asks first at a terminal; --yes from a pipe or script)",
+		ArgsUsage: "SYMBOL@GRANULARITY [--yes]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "yes", Usage: "delete without asking (required when stdin or stdout is not a terminal)"},
+			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+		},
 		Action: func(c *cli.Context) error {
-			series, err := oneArg(c, func(int) error {
-				return usagef("data delete needs exactly one series, e.g. wicket data delete BTC-USD@1h")
-			})
+			args, err := trailingFlags(c)
 			if err != nil {
 				return err
 			}
-			o := dataDeleteOptions{project: c.String("project"), series: series}
+			if len(args) != 1 {
+				return usagef("data delete needs exactly one series, e.g. wicket data delete BTC-USD@1h")
+			}
+			o := dataDeleteOptions{project: c.String("project"), series: args[0], yes: c.Bool("yes"), json: c.Bool("json"), stdin: c.App.Reader}
 			return runDataDelete(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -326,9 +375,21 @@ func dataDeleteCommand() *cli.Command {
 type dataDeleteOptions struct {
 	project string // the --project flag
 	series  string
+	yes     bool      // delete without asking
+	json    bool      //
+	stdin   io.Reader // where the answer is read at a terminal
 }
 
-// runDataDelete deletes one series and its bars.
+// dataDeleted is the answer of wicket data delete --json.
+type dataDeleted struct {
+	Series  string `json:"series"`
+	Bars    int    `json:"bars"`
+	Deleted bool   `json:"deleted"`
+}
+
+// runDataDelete deletes one series and its bars: with o.yes, or once the
+// person at the terminal answers y; from a pipe without --yes it deletes
+// nothing and says how.
 func runDataDelete(ctx context.Context, o dataDeleteOptions, stdout, stderr io.Writer) error {
 	if _, _, err := history.CheckSeries(o.series); err != nil {
 		return usageError{err}
@@ -342,9 +403,35 @@ func runDataDelete(ctx context.Context, o dataDeleteOptions, stdout, stderr io.W
 		return err
 	}
 	defer store.Close()
+	info, err := store.Info(o.series)
+	if err != nil {
+		return err
+	}
+	done := func(deleted bool) error {
+		if o.json {
+			return writeJSON(stdout, dataDeleted{Series: o.series, Bars: info.Bars, Deleted: deleted})
+		}
+		if deleted {
+			fmt.Fprintf(stdout, "deleted %s (%d bars)\n", o.series, info.Bars)
+		} else {
+			fmt.Fprintf(stdout, "nothing was deleted\n")
+		}
+		return nil
+	}
+	if !o.yes {
+		if !atTerminal(o.stdin, stdout) {
+			return usagef("data delete %s would delete %d bars: run it again with --yes to delete them (no terminal to ask at)", o.series, info.Bars)
+		}
+		prompt := stdout
+		if o.json {
+			prompt = stderr // stdout stays one JSON document
+		}
+		if !askYes(o.stdin, prompt, fmt.Sprintf("delete %d bars of %s?", info.Bars, o.series)) {
+			return done(false)
+		}
+	}
 	if err := store.Delete(ctx, o.series); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "deleted %s\n", o.series)
-	return nil
+	return done(true)
 }

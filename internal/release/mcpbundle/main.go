@@ -1,6 +1,8 @@
 // Command mcpbundle is the step of `make release-snapshot` (and of a
 // release) after GoReleaser: it writes the MCPB bundles and dist/server.json
-// (internal/release/mcpb, BundleDist). It never publishes anything.
+// (internal/release/mcpb, BundleDist), then the OCI image and the Homebrew
+// formula, and adds them all to the checksums file (internal/release/outputs).
+// It never publishes anything.
 package main
 
 import (
@@ -8,6 +10,8 @@ import (
 	"os"
 
 	"wicket/internal/release/mcpb"
+	"wicket/internal/release/ociimage"
+	"wicket/internal/release/outputs"
 )
 
 func main() {
@@ -16,6 +20,10 @@ func main() {
 		os.Exit(2)
 	}
 	if err := mcpb.BundleDist(os.Args[1], os.Args[2], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbundle:", err)
+		os.Exit(1)
+	}
+	if err := outputs.Write(os.Args[1], ociimage.CAFile, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbundle:", err)
 		os.Exit(1)
 	}

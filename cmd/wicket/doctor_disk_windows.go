@@ -1,0 +1,19 @@
+//go:build windows
+
+package main
+
+import "golang.org/x/sys/windows"
+
+// freeBytes is the space the caller may still write on the volume holding
+// dir.
+func freeBytes(dir string) (uint64, error) {
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return 0, err
+	}
+	var free, total, totalFree uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &free, &total, &totalFree); err != nil {
+		return 0, err
+	}
+	return free, nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// helpExample is one line of a command's --help EXAMPLES: a command line
+// and what it does.
+type helpExample struct{ line, does string }
+
+// helpExamples are the --help examples of the most used commands, by
+// command path; addHelpExamples appends them to each command's
+// description. TestHelpExamples checks that every flag an example uses is
+// the command's.
+var helpExamples = map[string][]helpExample{
+	"init": {
+		{"wicket init ~/desk", "a new project in ~/desk, with fresh node keys and an operator key"},
+		{"wicket init --operator-key ~/desk", "add the operator key pair to a project made before it had one"},
+	},
+	"data import": {
+		{"wicket data import btc.csv --series BTC-USD@1h", "a CSV in any known layout, detected by its header"},
+		{"wicket data import spy.csv --series SPY@1d --format yahoo --adjusted --replace", "Yahoo's adjusted closes, over the stored series"},
+		{"wicket data import es.csv --series ES@1m --tz America/Chicago", "times written without a zone are Chicago's"},
+	},
+	"data delete": {
+		{"wicket data delete BTC-USD@1h", "asks: delete N bars of BTC-USD@1h? [y/N]"},
+		{"wicket data delete BTC-USD@1h --yes", "from a script: deletes without asking"},
+	},
+	"sweep": {
+		{"wicket sweep trend --series BTC-USD@1h --grid fast=5:20:5 --grid slow=20:60:10", "20 combinations, ranked by Sharpe"},
+		{"wicket sweep trend --series BTC-USD@1h --grid fast=5:20 --estimate", "how many combinations, and how long"},
+		{"wicket sweep trend --series BTC-USD@1d --grid fast=5,10,20 --rank-by calmar --top 3 --json", "the whole result for a script"},
+	},
+	"walk-forward": {
+		{"wicket walk-forward trend --series BTC-USD@1h --grid fast=5:20:5 --grid slow=20:60:10 --windows 5", "five rolling windows"},
+		{"wicket walk-forward trend --series BTC-USD@1d --grid fast=5:20:5 --in-sample 720d --out-of-sample 180d --anchored", "windows by length, in-sample from the start"},
+	},
+	"optimize": {
+		{"wicket optimize trend --series BTC-USD@1h --grid fast=2:50 --grid slow=20:200 --trials 200 --method tpe", "200 trials chosen by TPE"},
+		{"wicket optimize trend --series BTC-USD@1h --grid fast=2:50 --grid slow=20:200 --resume RUN --trials 100", "100 more trials of an earlier run"},
+	},
+	"mcp": {
+		{"wicket mcp --profile read-only --check", "what a read-only agent is served and refused"},
+		{"wicket mcp --profile full --node 127.0.0.1:7879 --trace", "the whole surface over stdio, every call traced"},
+		{"wicket mcp --http 127.0.0.1:8765 --approval operator", "Streamable HTTP; each confirmed write waits for `wicket approve`"},
+	},
+	"mcp-config": {
+		{"wicket mcp-config", "the mcpServers block for Claude Desktop or Claude Code"},
+		{"wicket mcp-config --profile read-only --deny-tool run_sweep", "a read-only agent without sweeps"},
+		{"wicket mcp-config --http 127.0.0.1:8765", "a client block for an HTTP server"},
+	},
+	"node serve": {
+		{"wicket node serve --log settings/state/node.log &", "the paper node at wicket.toml's [node] address, logging to a file"},
+		{"wicket node serve --replay BTC-USD@1h --tick 100ms", "marks replayed from stored bars, fast"},
+		{"wicket node serve --allow-live", "real-money venues may be armed (they start disarmed)"},
+	},
+	"strategy new": {
+		{"wicket strategy new trend --from sma_cross", "strategies/trend.star from a template (wicket strategy templates lists them)"},
+	},
+	"strategy validate": {
+		{"wicket strategy validate trend", "syntax, entry points and a smoke run"},
+		{"wicket strategy validate strategies/trend.star --json", "a file by path, for a script"},
+	},
+	"doctor": {
+		{"wicket doctor", "every check, with the fix of each that is not ok"},
+		{"wicket doctor --json | jq '.checks[] | select(.status != \"ok\")'", "what needs a look, for a script"},
+		{"wicket doctor --addr 127.0.0.1:7979", "against a node elsewhere than wicket.toml says"},
+	},
+}
+
+// addHelpExamples appends each command's examples to its description.
+func addHelpExamples(cmds []*cli.Command) {
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(append([]string{}, path...), c.Name)
+			if ex := helpExamples[strings.Join(p, " ")]; len(ex) > 0 {
+				var b strings.Builder
+				b.WriteString(c.Description)
+				if c.Description != "" {
+					b.WriteString("\n\n")
+				}
+				b.WriteString("Examples:")
+				for _, e := range ex {
+					b.WriteString("\n  " + e.line + "\n      " + e.does)
+				}
+				c.Description = b.String()
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, cmds)
+}
