@@ -37,7 +37,7 @@ func approveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
 			nodeAddrFlag(),
 			&cli.BoolFlag{Name: "oauth", Usage: "answer the built-in OAuth issuer's authorization requests instead: a grant prints the one-time code to type on the authorize page"},
-			&cli.BoolFlag{Name: "http", Usage: "serve one-time approval links instead (approve_http.go): each waiting command's link goes to [alerts]'s webhook; the answer is signed here with the operator key"},
+			&cli.BoolFlag{Name: "http", Usage: "serve one-time approval links instead: each waiting command's link goes to [alerts]'s webhook; the answer is signed here with the operator key"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7880", Usage: "with --http: the loopback `HOST:PORT` the links are served on (a proxy may front it: [alerts] approve_url)"},
 		},
 		Action: func(c *cli.Context) error {
