@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -304,9 +303,8 @@ func runDataList(ctx context.Context, o dataListOptions, stdout, stderr io.Write
 	}
 	var infos []history.SeriesInfo
 	store, err := history.OpenReadOnly(p.HistoryPath())
-	var he *history.Error
 	switch {
-	case errors.As(err, &he) && he.Kind == history.KindNotFound:
+	case history.IsNotFound(err):
 		// No store yet: an empty list, and the hint below.
 	case err != nil:
 		return err

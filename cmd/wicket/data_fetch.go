@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -139,11 +138,10 @@ func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps 
 // seriesInfo is the stored series' description, nil when there is none.
 func seriesInfo(store *history.Store, series string) (*history.SeriesInfo, error) {
 	info, err := store.Info(series)
-	var he *history.Error
 	switch {
 	case err == nil:
 		return &info, nil
-	case errors.As(err, &he) && he.Kind == history.KindNotFound:
+	case history.IsNotFound(err):
 		return nil, nil
 	}
 	return nil, err

@@ -204,8 +204,7 @@ func nodeFeed(p project.Project, cfg project.Config, replay string, log *slog.Lo
 		if replay != "" {
 			return feed, fmt.Errorf("--replay %s: %w", replay, err)
 		}
-		var he *history.Error
-		if errors.As(err, &he) && he.Kind == history.KindNotFound {
+		if history.IsNotFound(err) {
 			log.Info("no history store: marks start at start_prices or 100", "hint", "wicket data seed-demo")
 			return feed, nil
 		}

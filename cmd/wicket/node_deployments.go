@@ -435,8 +435,7 @@ func historyTape(path string) deploy.TapeRead {
 		none := strategy.Bars{Series: series}
 		store, err := history.OpenReadOnly(path)
 		if err != nil {
-			var he *history.Error
-			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+			if history.IsNotFound(err) {
 				return none, nil
 			}
 			return none, err
@@ -444,8 +443,7 @@ func historyTape(path string) deploy.TapeRead {
 		defer store.Close()
 		info, err := store.Info(series)
 		if err != nil {
-			var he *history.Error
-			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+			if history.IsNotFound(err) {
 				return none, nil
 			}
 			return none, err
@@ -470,8 +468,7 @@ func historyWarmup(path string) deploy.History {
 	return func(ctx context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
 		store, err := history.OpenReadOnly(path)
 		if err != nil {
-			var he *history.Error
-			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+			if history.IsNotFound(err) {
 				return strategy.Bars{Series: series}, nil
 			}
 			return strategy.Bars{}, err
@@ -483,8 +480,7 @@ func historyWarmup(path string) deploy.History {
 		}
 		b, err := store.Load(series, before.Add(-time.Duration(n+1)*g.Duration()), before.Add(-g.Duration()))
 		if err != nil {
-			var he *history.Error
-			if errors.As(err, &he) && he.Kind == history.KindNotFound {
+			if history.IsNotFound(err) {
 				return strategy.Bars{Series: series}, nil
 			}
 			return strategy.Bars{}, err

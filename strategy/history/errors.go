@@ -1,6 +1,7 @@
 package history
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -85,4 +86,11 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func errorf(kind Kind, series string, err error, format string, a ...any) *Error {
 	return &Error{Kind: kind, Series: series, Msg: fmt.Sprintf(format, a...), Err: err}
+}
+
+// IsNotFound reports whether err, or one it wraps, is the store's NotFound:
+// no store, no series, or no bars where they were asked for.
+func IsNotFound(err error) bool {
+	var he *Error
+	return errors.As(err, &he) && he.Kind == KindNotFound
 }

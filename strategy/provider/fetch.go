@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -92,9 +91,8 @@ func Fetch(ctx context.Context, store *history.Store, src Source, series string,
 		}
 	}
 	info, err := store.Info(series)
-	var he *history.Error
 	stored := err == nil
-	if err != nil && !(errors.As(err, &he) && he.Kind == history.KindNotFound) {
+	if err != nil && !history.IsNotFound(err) {
 		return res, err
 	}
 	if stored && info.Source != src.Name() {

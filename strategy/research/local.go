@@ -169,8 +169,7 @@ func (l *Local) ListSeries(ctx context.Context) (SeriesList, error) {
 	}
 	out := SeriesList{Series: []SeriesInfo{}}
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())
-	var he *history.Error
-	if errors.As(err, &he) && he.Kind == history.KindNotFound {
+	if history.IsNotFound(err) {
 		out.Note = noSeries
 		return out, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -38,8 +37,7 @@ func StoreFunding(path, series, want string, from, to time.Time) (Funding, error
 		return Funding{}, err
 	}
 	store, err := history.OpenReadOnly(path)
-	var he *history.Error
-	if errors.As(err, &he) && he.Kind == history.KindNotFound && want == "auto" {
+	if history.IsNotFound(err) && want == "auto" {
 		return Funding{}, nil // bars from a cache, the store gone since: no funding to find
 	}
 	if err != nil {
