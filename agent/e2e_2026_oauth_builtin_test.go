@@ -79,13 +79,14 @@ func (d *operatorDesk) answer(ans string) (code, shown string) {
 	defer d.mu.Unlock()
 	d.asked++
 	shown = d.term.waitFor("Grant it?", d.asked)
+	before := d.codes() // counted before the answer: its code may be printed at once
 	d.term.typeLine(ans)
 	if ans == "n" {
 		d.refused++
 		d.term.waitFor("refused: the authorize page", d.refused)
 		return "", shown
 	}
-	codes := d.term.waitFor("One-time code for this request: ", d.codes()+1)
+	codes := d.term.waitFor("One-time code for this request: ", before+1)
 	m := deskCode.FindAllStringSubmatch(codes, -1)
 	return m[len(m)-1][1], shown
 }
