@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
@@ -20,18 +21,11 @@ import (
 // flipBracket is flip with a stop-loss and a take-profit.
 var flipBracket = strings.Replace(flip, `"size": 0.5}`, `"size": 0.5, "stop_loss": 0.004, "take_profit": 0.006}`, 1)
 
-// waitUntil polls ok (a fake venue's stream reaches the node on its own
-// goroutines) up to a bound: a guard against a hang, not a timing
-// assertion.
+// waitUntil waits for ok (a fake venue's stream reaches the node on its
+// own goroutines), within a bound against a hang.
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, what, 20*time.Second, func() (bool, string) { return ok(), "not yet" })
 }
 
 // TestDeployBracketAtBinance: an auto deployment of a bracketed strategy

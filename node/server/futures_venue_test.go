@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,19 +51,16 @@ func TestFuturesVenueDisarmedThenShort(t *testing.T) {
 		t.Fatalf("a short while armed: %+v %v", out, err)
 	}
 	f.SetPrice("BTCUSDT", "59000")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling the node's background account read, bounded
-		snap, err := c.Snapshot(ctx, "perps", 0)
-		if err == nil && len(snap.Venues[0].Positions) == 1 && snap.Venues[0].Positions[0].Mark.Equal(testkit.D("59000")) {
-			v, p := snap.Venues[0], snap.Venues[0].Positions[0]
-			if !p.Quantity.Equal(testkit.D("-0.1")) || p.Leverage != 3 || p.MarginType != "isolated" || !p.Margin.Equal(testkit.D("2000")) ||
-				!p.LiquidationPrice.Equal(testkit.D("79681.27")) || !p.UnrealizedPnL.Equal(testkit.D("100")) || !v.Equity.Equal(testkit.D("100100")) {
-				t.Errorf("snapshot position %+v, equity %s", p, v.Equity)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the short never showed at the mark: %+v %v", snap, err)
-		}
+	var snap *node.Snapshot
+	testkit.WaitFor(t, "the short at the mark", 5*time.Second, func() (bool, string) { // the node's background account read
+		var err error
+		snap, err = c.Snapshot(ctx, "perps", 0)
+		return err == nil && len(snap.Venues[0].Positions) == 1 && snap.Venues[0].Positions[0].Mark.Equal(testkit.D("59000")), fmt.Sprintf("%+v %v", snap, err)
+	})
+	v, p := snap.Venues[0], snap.Venues[0].Positions[0]
+	if !p.Quantity.Equal(testkit.D("-0.1")) || p.Leverage != 3 || p.MarginType != "isolated" || !p.Margin.Equal(testkit.D("2000")) ||
+		!p.LiquidationPrice.Equal(testkit.D("79681.27")) || !p.UnrealizedPnL.Equal(testkit.D("100")) || !v.Equity.Equal(testkit.D("100100")) {
+		t.Errorf("snapshot position %+v, equity %s", p, v.Equity)
 	}
 }
 
@@ -110,13 +108,10 @@ func TestFuturesFundingBookedOnceAcrossRestart(t *testing.T) {
 	}
 	wait := func(what string) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling the node's background reads, bounded
-			if total, n := funding(); total == "-1.25" && n == 2 {
-				return
-			} else if time.Now().After(deadline) {
-				t.Fatalf("%s: funding %s in %d events, want -1.25 in 2", what, total, n)
-			}
-		}
+		testkit.WaitFor(t, what+": funding -1.25 in 2 events", 10*time.Second, func() (bool, string) { // the node's background reads
+			total, n := funding()
+			return total == "-1.25" && n == 2, fmt.Sprintf("funding %s in %d events", total, n)
+		})
 	}
 	wait("booked")
 	srv.Restart(t)
@@ -124,11 +119,10 @@ func TestFuturesFundingBookedOnceAcrossRestart(t *testing.T) {
 	venuerig.WaitSynced(t, c, "perps")
 	wait("after a restart") // the polls since have read the same payments again
 	reads := f.Requests("GET /fapi/v1/income")
-	for deadline := time.Now().Add(10 * time.Second); f.Requests("GET /fapi/v1/income") < reads+2; time.Sleep(20 * time.Millisecond) { // two more funding reads, bounded
-		if time.Now().After(deadline) {
-			t.Fatal("the node stopped reading funding")
-		}
-	}
+	testkit.WaitFor(t, "two more funding reads", 10*time.Second, func() (bool, string) {
+		n := f.Requests("GET /fapi/v1/income")
+		return n >= reads+2, fmt.Sprintf("%d reads", n)
+	})
 	if total, n := funding(); total != "-1.25" || n != 2 {
 		t.Errorf("after more polls: funding %s in %d events", total, n)
 	}
