@@ -342,6 +342,9 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 			out = append(out, in)
 		}
 	}
+	if d.Guard == "" {
+		d.Guard = workingGuard(intents, out)
+	}
 	if d.Guard != "" {
 		status := map[string]string{}
 		for _, in := range intents {
@@ -361,6 +364,37 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 		}
 	}
 	return out
+}
+
+// workingGuard is the client order id of the command whose exit legs
+// still work (pending or sending after settling: changed holds the
+// intents settling changed), the newest such, or "". A node that died
+// after its venue took a bracket's exits but before the deployment
+// journaled the bracket as its guard leaves the guard unset with its legs
+// working: it is found here, so the deployment neither protects its
+// position a second time nor leaves those exits resting when it trades.
+func workingGuard(intents, changed []Intent) string {
+	status := map[string]string{}
+	for _, in := range intents {
+		status[in.ClientOrderID] = in.Status
+	}
+	for _, in := range changed {
+		status[in.ClientOrderID] = in.Status
+	}
+	guard, at := "", time.Time{}
+	for _, in := range intents {
+		if st := status[in.ClientOrderID]; in.Exit == "" || (st != IntentPending && st != IntentSending) {
+			continue
+		}
+		g := in.Parent
+		if g == "" { // an oco's first leg is the command itself
+			g = in.ClientOrderID
+		}
+		if guard == "" || !in.Bar.Before(at) {
+			guard, at = g, in.Bar
+		}
+	}
+	return guard
 }
 
 // settle reads in's order and fills from the node by client order id and
