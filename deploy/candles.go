@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wicket/internal/project"
+	"wicket/strategy"
 	"wicket/strategy/history"
 	"wicket/strategy/provider"
 	"wicket/strategy/provider/alpaca"
@@ -181,6 +182,11 @@ func (c *Candles) record(ctx context.Context, tape Tape, series string) {
 		if err == nil || ctx.Err() != nil {
 			break
 		}
+		var pe *provider.Error
+		if errors.As(err, &pe) && pe.Permanent { // bad keys, a granularity it does not stream: starting again cannot mend it
+			log.Error("recording stopped: the provider refused; the deployments on this series get no bars until the node is restarted with it mended", "err", err)
+			break
+		}
 		log.Error("recording stopped; starting again", "err", err, "in", wait)
 		if c.sleep(ctx, wait) != nil {
 			break
@@ -291,20 +297,32 @@ func (s *candleBars) Next(ctx context.Context, series string, after time.Time) (
 	}
 }
 
-// Warmup makes sure the history store holds the n bars of series before
-// before that a deployment on venue vc warms up on, fetching what is
-// missing from the provider's REST history (the bars `wicket data fetch`
-// would store). A venue whose candles the node does not record (paper)
-// fetches nothing. It refuses, naming the command to run, when the
-// provider cannot give them or has none.
-func (c *Candles) Warmup(ctx context.Context, vc project.Venue, series string, before time.Time, n int) error {
+// Prepare readies series for a deployment on venue vc that warms up on
+// its n bars before before: it refuses a series the provider cannot
+// stream, and makes sure the history store holds the warm-up, fetching
+// what is missing from the provider's REST history (the bars `wicket data
+// fetch` would store). A venue whose candles the node does not record
+// (paper) needs nothing. Every refusal names the command to run.
+func (c *Candles) Prepare(ctx context.Context, vc project.Venue, series string, before time.Time, n int) error {
 	tape, name, ok := c.Tape(vc)
 	if !ok {
 		return nil
 	}
-	_, g, err := history.CheckSeries(series)
+	sym, g, err := history.CheckSeries(series)
 	if err != nil {
 		return errorf(KindBadRequest, "%v", err)
+	}
+	psym, err := tape.Symbol(sym)
+	if err != nil {
+		return errorf(KindBadRequest, "series %s: venue %s's deployments decide on %s's bars, and %v", series, vc.Name, name, err)
+	}
+	// A stream asked with an ended context returns its refusals (a
+	// granularity it does not stream, a missing key) before it connects.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	var pe *provider.Error
+	if err := tape.Stream(ended, psym, g, nil, func(strategy.Bars) error { return nil }); errors.As(err, &pe) && pe.Permanent {
+		return errorf(KindBadRequest, "series %s: venue %s's deployments decide on the bars the node records from %s, which refuses to stream it (%v): deploy a series it streams", series, vc.Name, name, err)
 	}
 	step := g.Duration()
 	from := before.Add(-time.Duration(n+1) * step) // the range the warm-up is read from

@@ -253,3 +253,27 @@ func TestCandlesWarmupAtDeploy(t *testing.T) {
 	_, err = g.r.Create(ctxT(t), g.spec())
 	wantErr(t, err, "holds csv bars", "wicket data delete BTC-USD@1m", "wicket data fetch BTC-USD@1m --provider binance")
 }
+
+// TestCandlesRefuseWhatTheProviderCannotStream: on an Alpaca venue, whose
+// provider streams 1m bars only, a deployment of an hourly series is
+// refused before anything is fetched, naming why; on a Binance venue an
+// hourly series deploys (its warm-up fetched from the provider).
+func TestCandlesRefuseWhatTheProviderCannotStream(t *testing.T) {
+	gen := providertest.Gen{Start: candleT0.Add(-24 * time.Hour), End: candleT0.Add(24 * time.Hour), Step: time.Hour}
+	g := newCandleRig(t, alpaca.Name, gen, nil)
+	spec := g.spec()
+	spec.Series = symbol + "@1h"
+	_, err := g.r.Create(ctxT(t), spec)
+	wantErr(t, err, "1m bars only", "deploy a series it streams")
+	if _, err := g.hist.Info(spec.Series); !history.IsNotFound(err) {
+		t.Errorf("a refused deployment fetched its series: %v", err)
+	}
+	g = newCandleRig(t, binance.Name, gen, nil)
+	spec.Venue = g.venue
+	if _, err := g.r.Create(ctxT(t), spec); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.hist.Count(spec.Series, time.Time{}, time.Time{}); err != nil || n != 10 {
+		t.Fatalf("the hourly warm-up: %d bars (%v), want 10", n, err)
+	}
+}

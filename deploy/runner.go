@@ -294,7 +294,7 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 	}
 	bars := strategy.Bars{Series: d.Series}
 	if vc, _ := r.cfg.Project.Venue(d.Venue); r.cfg.Candles != nil {
-		if err := r.cfg.Candles.Warmup(ctx, vc, d.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
+		if err := r.cfg.Candles.Prepare(ctx, vc, d.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
 			return nil, strategy.Bars{}, nil, err
 		}
 	}
