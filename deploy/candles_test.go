@@ -277,3 +277,72 @@ func TestCandlesRefuseWhatTheProviderCannotStream(t *testing.T) {
 		t.Fatalf("the hourly warm-up: %d bars (%v), want 10", n, err)
 	}
 }
+
+// idleTape is a provider whose stream connects and sends nothing: the
+// benchmark stores the bars itself, as the recorder would.
+type idleTape struct{}
+
+func (idleTape) Name() string                      { return binance.Name }
+func (idleTape) Symbol(sym string) (string, error) { return "BTCUSDT", nil }
+func (idleTape) Bars(context.Context, string, strategy.Granularity, time.Time, time.Time, func(strategy.Bars) error) error {
+	return nil
+}
+func (idleTape) Stream(ctx context.Context, _ string, _ strategy.Granularity, connected func(), _ func(strategy.Bars) error) error {
+	if connected != nil {
+		connected()
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// BenchmarkCandlesStoredToNext measures how long a deployment's bar
+// source takes to hand over a bar once the recorder has stored it (the
+// history store's append, then the recorder's wake): ns/op is the
+// append and the hand-over of one bar. The fallback poll is an hour, so
+// only the wake can deliver it.
+func BenchmarkCandlesStoredToNext(b *testing.B) {
+	hist, err := history.Open(filepath.Join(b.TempDir(), "history.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hist.Close()
+	series := symbol + "@1m"
+	clk := testkit.NewClock(candleT0)
+	c := &Candles{Store: hist, Tapes: map[string]Tape{binance.Name: idleTape{}}, Now: clk.Now, Every: time.Hour}
+	src := c.Bars(project.Venue{Kind: project.KindBinance}, series)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); c.Stop() }()
+	store := func(i int) {
+		t := candleT0.Add(time.Duration(i) * time.Minute)
+		bar := strategy.Bars{Series: series}
+		appendBar(&bar, t.Unix(), 100, 101, 99, 100.5, 1)
+		clk.Set(t.Add(time.Minute + time.Second))
+		if err := hist.Append(ctx, series, bar, history.AppendOptions{Source: binance.Name}); err != nil {
+			b.Fatal(err)
+		}
+		c.wake(series)
+	}
+	store(0)
+	after, err := src.Next(ctx, series, time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(chan time.Time)
+	go func() {
+		for {
+			bar, err := src.Next(ctx, series, after.Time)
+			if err != nil {
+				return
+			}
+			after = bar
+			got <- bar.Time
+		}
+	}()
+	b.ResetTimer()
+	for i := 1; i <= b.N; i++ {
+		store(i)
+		if t := <-got; !t.Equal(candleT0.Add(time.Duration(i) * time.Minute)) {
+			b.Fatalf("bar %d: got %s", i, t)
+		}
+	}
+}
