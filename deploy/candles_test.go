@@ -346,3 +346,63 @@ func BenchmarkCandlesStoredToNext(b *testing.B) {
 		}
 	}
 }
+
+// TestCandlesAfterDowntime: a deployment whose loop starts five minutes
+// after its last stored bar (the node was down) gets the bars it missed
+// back-filled into the store from the provider's REST history as the
+// recorder connects, and decides on the latest closed one only: the
+// back-filled ones are missed, never traded late.
+func TestCandlesAfterDowntime(t *testing.T) {
+	gen := providertest.Gen{Start: candleT0.Add(-24 * time.Hour), End: candleT0.Add(24 * time.Hour), Step: time.Minute}
+	g := newCandleRig(t, binance.Name, gen, nil) // the stream connects and sends nothing
+	d, err := g.r.Create(ctxT(t), g.spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.clk.Set(minute(15).Add(5 * time.Second))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer func() { cancel(); g.r.Wait(); g.candles.Stop() }()
+	g.r.Start(ctx)
+	testkit.WaitFor(t, "the decision on the latest closed bar", 30*time.Second, func() (bool, string) {
+		dc, ok := g.decisions(d.ID)[minute(14)]
+		return ok && dc.Status == DecisionDecided, fmt.Sprint(g.decisions(d.ID))
+	})
+	g.stored(0, 14)
+	ds := g.decisions(d.ID)
+	for m := 10; m <= 13; m++ {
+		if ds[minute(m)].Status != DecisionMissed {
+			t.Errorf("minute %d, back-filled after the downtime: %+v, want missed", m, ds[minute(m)])
+		}
+	}
+}
+
+// TestCandlesNeverHandAStaleBar: a bar in the store that is no longer
+// the latest closed one when the deployment's loop starts (stored by
+// another recorder before a downtime, the provider having nothing since)
+// is not decided on; the next bar the stream closes is.
+func TestCandlesNeverHandAStaleBar(t *testing.T) {
+	gen := providertest.Gen{Start: candleT0.Add(-24 * time.Hour), End: candleT0.Add(24 * time.Hour), Step: time.Minute,
+		Holes: [][2]time.Time{{minute(11), minute(20)}}}
+	g := newCandleRig(t, binance.Name, gen, [][]time.Time{{minute(20)}})
+	d, err := g.r.Create(ctxT(t), g.spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gen.At(minute(10))
+	stale := strategy.Bars{Series: g.series}
+	appendBar(&stale, b.T.Unix(), b.O, b.H, b.L, b.C, b.V)
+	if err := g.hist.Append(ctxT(t), g.series, stale, history.AppendOptions{Source: binance.Name}); err != nil {
+		t.Fatal(err)
+	}
+	g.clk.Set(minute(21).Add(5 * time.Second))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer func() { cancel(); g.r.Wait(); g.candles.Stop() }()
+	g.r.Start(ctx)
+	testkit.WaitFor(t, "the decision on the stream's bar", 30*time.Second, func() (bool, string) {
+		dc, ok := g.decisions(d.ID)[minute(20)]
+		return ok && dc.Status == DecisionDecided, fmt.Sprint(g.decisions(d.ID))
+	})
+	if dc := g.decisions(d.ID)[minute(10)]; dc.Status == DecisionDecided {
+		t.Fatalf("the stale bar of minute 10 was decided on: %+v", dc)
+	}
+}
