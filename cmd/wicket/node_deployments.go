@@ -388,7 +388,13 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		store.Close()
 		return nil, nil, err
 	}
-	closeAll := func() { pool.Close(); store.Close() }
+	candles, closeCandles, err := nodeCandles(p, cfg, log) // node_candles.go
+	if err != nil {
+		pool.Close()
+		store.Close()
+		return nil, nil, err
+	}
+	closeAll := func() { pool.Close(); closeCandles(); store.Close() }
 	out.start = func(ctx context.Context, srv *server.Server) {
 		conn, err := srv.Local(node.KeyControl) // in process, acting as the control key; no HTTP to itself
 		if err != nil {
@@ -397,7 +403,7 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		}
 		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
-			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
+			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Candles: candles,
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
