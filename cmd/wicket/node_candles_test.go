@@ -55,7 +55,7 @@ func TestNodeServeRecordsDeployedCandles(t *testing.T) {
 		defer s.Close()
 		return s.Info("BTC-USD@1m")
 	}
-	if info, err := stored(); err != nil || info.Source != "binance" || info.Bars < 20 || !info.Last.Equal(cur.Add(-time.Minute)) {
+	if info, err := stored(); err != nil || info.Source != "binance" || info.Bars < 20 || info.Last.Before(cur.Add(-time.Minute)) { // the stream's first bar may be recorded already
 		t.Fatalf("after deploy the store holds %+v (%v): want the warm-up from binance up to %s", info, err, cur.Add(-time.Minute))
 	}
 	testkit.WaitFor(t, "the node to record the stream's bar", 30*time.Second, func() (bool, string) {

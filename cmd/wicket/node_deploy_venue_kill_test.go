@@ -47,6 +47,7 @@ type killOrder struct {
 // at, and the fake's orders, holding and order hook in the loop's terms.
 type killRig struct {
 	dir, venue, series string
+	source             string // the provider the venue's deployments decide on
 	price              float64
 	observe, control   string
 	operator           ed25519.PrivateKey
@@ -65,7 +66,7 @@ func binanceKillRig(t *testing.T) killRig {
 		return killOrder{cid: o.ClientOrderID, market: o.Type == "MARKET", exit: o.ListID >= 0, takeProfit: o.Type == "LIMIT_MAKER",
 			resting: o.Status == "NEW" || o.Status == "PARTIALLY_FILLED", remaining: o.Quantity.Sub(o.Filled), named: true}
 	}
-	return killRig{dir: vp.dir, venue: "bn", series: "BTC-USD@1m", price: 60000, observe: vp.observe, control: vp.control, operator: vp.operator,
+	return killRig{dir: vp.dir, venue: "bn", series: "BTC-USD@1m", source: "binance", price: 60000, observe: vp.observe, control: vp.control, operator: vp.operator,
 		orders: func() []killOrder {
 			var out []killOrder
 			for _, o := range vp.fake.Orders() {
@@ -94,7 +95,7 @@ func alpacaKillRig(t *testing.T) killRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig := killRig{dir: dir, venue: "al", series: "SPY@1m", price: 100}
+	rig := killRig{dir: dir, venue: "al", series: "SPY@1m", source: "alpaca", price: 100}
 	rig.observe, _, _ = secrets.Lookup(project.KeyObserve)
 	rig.control, _, _ = secrets.Lookup(project.KeyControl)
 	if rig.operator, err = p.OperatorKey(func(string) (string, bool) { return "", false }); err != nil {
@@ -202,7 +203,7 @@ func deployKillLoop(t *testing.T, rig killRig) {
 			b.Open, b.High, b.Low, b.Close, b.Volume = append(b.Open, open), append(b.High, rig.price*1.0002), append(b.Low, rig.price*0.9998), append(b.Close, cl), append(b.Volume, 1)
 			next++
 		}
-		if err := tape.Append(ctx, series, b, history.AppendOptions{Source: "binance"}); err != nil {
+		if err := tape.Append(ctx, series, b, history.AppendOptions{Source: rig.source}); err != nil {
 			t.Fatal(err)
 		}
 		return start.Add(time.Duration(next-1) * time.Minute)

@@ -388,7 +388,13 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		store.Close()
 		return nil, nil, err
 	}
-	candles, closeCandles, err := nodeCandles(p, cfg, log) // node_candles.go
+	// With --bars tape every deployment reads the recorded tape (a
+	// wicket data record beside the node, or a test, appends it): the
+	// node records nothing itself.
+	candles, closeCandles, err := (*deploy.Candles)(nil), func() {}, error(nil)
+	if bars != barsTape {
+		candles, closeCandles, err = nodeCandles(p, cfg, log) // node_candles.go
+	}
 	if err != nil {
 		pool.Close()
 		store.Close()
