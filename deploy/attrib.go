@@ -1,0 +1,500 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/book"
+)
+
+// Live against replay, in money (deployments.md): the difference between
+// a deployment's live P&L and its replay's — the backtest engine over the
+// same journaled bars with the strategy's decisions, filling by its rule
+// (the next bar's open with the venue's slippage and fee; exits by the
+// intrabar rule) — split into parts that sum to it exactly:
+//
+//   - decisions: orders one side made and the other did not (a decision
+//     that diverged, an order the node refused or a breaker held back, an
+//     exit that triggered on one side only, a position held before the
+//     replayed window), valued at the marks after them;
+//   - timing: the model's fill at the next open against the model's fill
+//     rule applied when live filled (at the deciding bar's close), for the
+//     quantity live filled; an exit fills on the same bar in both, so its
+//     timing is 0;
+//   - price: the live fill against the model's rule at that moment:
+//     slippage against the model;
+//   - sizing: the quantity live filled against the model's, valued from
+//     the model's price on (earlier gaps compound into equity and so into
+//     the next order's size; the venue's step cuts quantities);
+//   - fees: the model's fees less live's;
+//   - funding: funding live received (negative: paid); the replay charges
+//     none.
+//
+// Each part is a ledger of cash and position flows, valued at each UTC
+// day's last close: a day's part is the change of its value over the day,
+// so days sum to the total, and parts to the gap. Money is exact decimal;
+// bps are of the capital, rounded to a hundredth.
+
+// Attribution is the gap between a deployment's live P&L and its
+// replay's, by part, in total and per UTC day.
+type Attribution struct {
+	From    time.Time       `json:"from"` // the close the replayed window starts at
+	To      time.Time       `json:"to"`   // its last bar
+	Capital decimal.Decimal `json:"capital"`
+	Live    decimal.Decimal `json:"live_pnl"`   // from the journaled fills and funding, at the last close
+	Replay  decimal.Decimal `json:"replay_pnl"` // from the replay's fills
+	Total   GapParts        `json:"total"`
+	Days    []GapDay        `json:"days"`
+	Notes   []string        `json:"notes,omitempty"`
+}
+
+// GapParts is a gap (live − replay) and its parts.
+type GapParts struct {
+	Gap       Amount `json:"gap"`
+	Decisions Amount `json:"decisions"`
+	Timing    Amount `json:"fill_timing"`
+	Price     Amount `json:"fill_price"`
+	Sizing    Amount `json:"sizing"`
+	Fees      Amount `json:"fees"`
+	Funding   Amount `json:"funding"`
+}
+
+// GapDay is one UTC day's gap and parts.
+type GapDay struct {
+	Day string `json:"day"` // YYYY-MM-DD
+	GapParts
+}
+
+// Amount is money (a decimal string) and its bps of the capital.
+type Amount struct {
+	Money decimal.Decimal `json:"money"`
+	Bps   decimal.Decimal `json:"bps"`
+}
+
+// The parts, in GapParts' order.
+const (
+	partDecisions = iota
+	partTiming
+	partPrice
+	partSizing
+	partFees
+	partFunding
+	nParts
+)
+
+// replayFill is one fill of the replay, in decimals.
+type replayFill struct {
+	bar  int // into the window
+	exit string
+	qty  decimal.Decimal // signed
+	val  decimal.Decimal // qty × price, signed as qty
+	fee  decimal.Decimal
+}
+
+// replayRun is the backtest engine run over window w with decisions as
+// its signals and the strategy's exits, at the venue's fee and
+// slippage, under the deployment's allowance, its fills kept.
+type replayRun struct {
+	res   *backtest.Result
+	fills []replayFill
+	slip  decimal.Decimal // fractions
+	fee   decimal.Decimal
+}
+
+// runReplay runs the replay of d over window w (from the first decision
+// replayed) with the decisions decided (the live ones, or the replay's).
+func (r *Runner) runReplay(ctx context.Context, d *Deployment, w strategy.Bars, decided []Decision) (*replayRun, error) {
+	n := w.Len()
+	sig := strategy.Signals{Long: make([]bool, n), Short: make([]bool, n), Exit: make([]bool, n), Size: make([]float64, n),
+		Exits: strategy.Exits{StopLoss: d.Exits.StopLoss, TakeProfit: d.Exits.TakeProfit, TrailingStop: d.Exits.TrailingStop}}
+	at := map[int64]int{}
+	for i, t := range w.Time {
+		at[t] = i
+		sig.Size[i] = 1
+	}
+	for _, dc := range decided {
+		i, ok := at[dc.Bar.Unix()]
+		if !ok || !dc.HasTarget {
+			continue
+		}
+		switch {
+		case dc.Target > 0:
+			sig.Long[i], sig.Size[i] = true, dc.Target
+		case dc.Target < 0:
+			sig.Short[i], sig.Size[i] = true, -dc.Target
+		default:
+			sig.Exit[i] = true
+		}
+	}
+	vc, _ := r.cfg.Project.Venue(d.Venue)
+	allow := d.Allowance
+	out := &replayRun{slip: decimal.NewFromFloat(vc.SlippageBps).Shift(-4), fee: decimal.NewFromFloat(vc.FeeBps).Shift(-4)}
+	var events []backtest.FillEvent
+	cfg := backtest.Config{Capital: d.Capital, FeeBps: vc.FeeBps, SlippageBps: vc.SlippageBps, Fill: backtest.FillNextOpen, Allowance: &allow,
+		OnFill: func(f backtest.FillEvent) { events = append(events, f) }}
+	res, err := backtest.Run(ctx, w, cfg, backtest.Decisions{Signals: &sig})
+	if err != nil {
+		return nil, err
+	}
+	out.res = res
+	for _, f := range events {
+		// The fill again by the one book's rule in decimals: its value and
+		// fee exactly as the book makes them from the same mark and rates.
+		qty := decimal.NewFromFloat(f.Qty)
+		val, fee := fillValue(decimal.NewFromFloat(f.Mark), qty, decimal.NewFromFloat(f.Slip), decimal.NewFromFloat(f.Rate))
+		out.fills = append(out.fills, replayFill{bar: f.Bar, exit: f.Exit, qty: qty, val: val, fee: fee})
+	}
+	return out, nil
+}
+
+// fillValue is what a fill of qty (signed) at mark with slippage slip and
+// fee rate rate costs by the book (strategy/book Account.Fill): its value
+// (qty × price, slippage included) and its fee.
+func fillValue(mark, qty, slip, rate decimal.Decimal) (val, fee decimal.Decimal) {
+	if qty.IsZero() {
+		return decimal.Zero, decimal.Zero
+	}
+	acct := book.DecimalAccount(decimal.Zero)
+	var pos book.Position[decimal.Decimal]
+	fee, _ = acct.Fill(&pos, 0, mark, qty, slip, rate)
+	return acct.Cash.Neg().Sub(fee), fee
+}
+
+// fillKey pairs a live fill with the replay's: the bar that decided an
+// order (it fills at the next open in the replay, at the close live), or
+// the bar on whose path an exit filled, and the exit.
+type fillKey struct {
+	bar  int64
+	exit string
+}
+
+// side is one side's fills of a key, summed.
+type side struct {
+	qty, val, fee decimal.Decimal
+	at            time.Time // when it filled (the day it counts in)
+	ok            bool
+}
+
+func (s *side) add(qty, val, fee decimal.Decimal, at time.Time) {
+	s.qty, s.val, s.fee = s.qty.Add(qty.Round(attribPlaces)), s.val.Add(val.Round(attribPlaces)), s.fee.Add(fee.Round(attribPlaces))
+	if !s.ok || at.Before(s.at) {
+		s.at = at
+	}
+	s.ok = true
+}
+
+// attribPlaces is the decimals the attribution keeps its flows in (each
+// fill's quantity, value and fee, and the parts computed from them), so
+// its figures are exact and short.
+const attribPlaces = 10
+
+// gapLedger is each part's cash and position flows by day index.
+type gapLedger struct {
+	days  []int64 // Unix days of the window, ascending
+	marks []decimal.Decimal
+	cash  [nParts][]decimal.Decimal
+	qty   [nParts][]decimal.Decimal
+}
+
+func newGapLedger(w strategy.Bars) *gapLedger {
+	g := &gapLedger{}
+	for i, t := range w.Time {
+		day := book.UnixDay(t)
+		c := decimal.NewFromFloat(w.Close[i])
+		if n := len(g.days); n > 0 && g.days[n-1] == day {
+			g.marks[n-1] = c
+			continue
+		}
+		g.days, g.marks = append(g.days, day), append(g.marks, c)
+	}
+	for p := range nParts {
+		g.cash[p] = make([]decimal.Decimal, len(g.days))
+		g.qty[p] = make([]decimal.Decimal, len(g.days))
+	}
+	return g
+}
+
+// dayOf is t's day index, clamped to the window.
+func (g *gapLedger) dayOf(t time.Time) int {
+	day := book.UnixDay(t.Unix())
+	i := 0
+	for i < len(g.days)-1 && g.days[i] < day {
+		i++
+	}
+	return i
+}
+
+func (g *gapLedger) add(part int, at time.Time, cash, qty decimal.Decimal) {
+	i := g.dayOf(at)
+	g.cash[part][i] = g.cash[part][i].Add(cash)
+	g.qty[part][i] = g.qty[part][i].Add(qty)
+}
+
+// values is part's value at each day's last close.
+func (g *gapLedger) values(part int) []decimal.Decimal {
+	out := make([]decimal.Decimal, len(g.days))
+	var cash, qty decimal.Decimal
+	for i := range g.days {
+		cash, qty = cash.Add(g.cash[part][i]), qty.Add(g.qty[part][i])
+		out[i] = cash.Add(qty.Mul(g.marks[i]))
+	}
+	return out
+}
+
+// attribute sets the live fills of intents (and the funding booked)
+// against the replay's over window w, whose first bar is the close the
+// comparison starts at; diverged are the decision bars whose live
+// decision the replay did not make.
+func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun, intents []Intent, funding []FundingPayment, diverged map[int64]bool) *Attribution {
+	n := w.Len()
+	t0 := time.Unix(w.Time[0], 0).UTC()
+	a := &Attribution{From: t0.Add(gran), To: time.Unix(w.Time[n-1], 0).UTC(), Capital: d.Capital, Days: []GapDay{}}
+	g := newGapLedger(w)
+	closeAt := map[int64]decimal.Decimal{}
+	for i, t := range w.Time {
+		closeAt[t] = decimal.NewFromFloat(w.Close[i])
+	}
+	live, model := map[fillKey]*side{}, map[fillKey]*side{}
+	var keys []fillKey // in the order first seen
+	seen := map[fillKey]bool{}
+	get := func(m map[fillKey]*side, k fillKey) *side {
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		s := m[k]
+		if s == nil {
+			s = &side{}
+			m[k] = s
+		}
+		return s
+	}
+	var carried decimal.Decimal // live's position at the window's start
+	var liveQty, liveCash, modelQty, modelCash decimal.Decimal
+	for _, in := range intents {
+		if !in.Filled.IsPositive() {
+			continue
+		}
+		qty := in.Filled
+		if in.Side == "sell" {
+			qty = qty.Neg()
+		}
+		k := fillKey{bar: in.Bar.Unix()}
+		at := in.Bar.Add(gran)
+		if in.Exit != "" {
+			bar := in.Updated.Add(-gran).Truncate(gran) // booked at the close of the bar on whose path it filled
+			k, at = fillKey{bar.Unix(), in.Exit}, bar
+		}
+		if k.bar < w.Time[0] {
+			carried = carried.Add(qty)
+			continue
+		}
+		get(live, k).add(qty, qty.Mul(in.Price), in.Fee, at)
+	}
+	if !carried.IsZero() {
+		c := closeAt[w.Time[0]]
+		g.add(partDecisions, t0, carried.Mul(c).Neg(), carried)
+		liveQty, liveCash = liveQty.Add(carried), liveCash.Sub(carried.Mul(c))
+		a.Notes = append(a.Notes, fmt.Sprintf("live held %s before the replayed window: valued from its first close %s, under decisions", carried, c))
+	}
+	for _, f := range rp.fills {
+		at := time.Unix(w.Time[f.bar], 0).UTC()
+		k := fillKey{bar: w.Time[f.bar], exit: f.exit}
+		if f.exit == "" && f.bar > 0 {
+			k.bar = w.Time[f.bar-1] // the deciding bar
+		}
+		get(model, k).add(f.qty, f.val, f.fee, at)
+	}
+	for _, k := range keys {
+		L, M := live[k], model[k]
+		if L != nil {
+			liveQty, liveCash = liveQty.Add(L.qty), liveCash.Sub(L.val).Sub(L.fee)
+		}
+		if M != nil {
+			modelQty, modelCash = modelQty.Add(M.qty), modelCash.Sub(M.val).Sub(M.fee)
+		}
+		switch {
+		case L != nil && M != nil && !diverged[k.bar] && !L.qty.IsZero() && !M.qty.IsZero():
+			// The model's price for the quantity live filled, and the
+			// model's rule at live's moment (an entry: the deciding
+			// bar's close; an exit: the model's own price).
+			pM := M.val.DivRound(M.qty, 16)
+			atModel := L.qty.Mul(pM)
+			atLive := atModel
+			if c, ok := closeAt[k.bar]; ok && k.exit == "" {
+				atLive, _ = fillValue(c, L.qty, rp.slip, decimal.Zero)
+			}
+			timing := atModel.Sub(atLive).Round(attribPlaces)
+			price := atLive.Sub(L.val).Round(attribPlaces)
+			fees := M.fee.Sub(L.fee)
+			diff := M.val.Sub(L.val).Add(fees) // live's cash less the model's
+			g.add(partTiming, L.at, timing, decimal.Zero)
+			g.add(partPrice, L.at, price, decimal.Zero)
+			g.add(partFees, L.at, fees, decimal.Zero)
+			g.add(partSizing, L.at, diff.Sub(timing).Sub(price).Sub(fees), L.qty.Sub(M.qty))
+		default:
+			if L != nil {
+				g.add(partDecisions, L.at, L.val.Add(L.fee).Neg(), L.qty)
+			}
+			if M != nil {
+				g.add(partDecisions, M.at, M.val.Add(M.fee), M.qty.Neg())
+			}
+		}
+	}
+	var fundingTotal decimal.Decimal
+	for _, f := range funding {
+		if f.Time.Before(t0) {
+			continue
+		}
+		g.add(partFunding, f.Time, f.Amount, decimal.Zero)
+		fundingTotal = fundingTotal.Add(f.Amount)
+	}
+	last := g.marks[len(g.marks)-1]
+	a.Live = liveCash.Add(liveQty.Mul(last)).Add(fundingTotal)
+	a.Replay = modelCash.Add(modelQty.Mul(last))
+
+	bps := func(m decimal.Decimal) Amount {
+		out := Amount{Money: m}
+		if d.Capital.IsPositive() {
+			out.Bps = m.Shift(4).DivRound(d.Capital, 2)
+		}
+		return out
+	}
+	vals := make([][]decimal.Decimal, nParts)
+	for p := range nParts {
+		vals[p] = g.values(p)
+	}
+	parts := func(i int) GapParts {
+		v := func(p int) decimal.Decimal {
+			if i < 0 { // the total: the value at the last close
+				return vals[p][len(g.days)-1]
+			}
+			if i == 0 {
+				return vals[p][0]
+			}
+			return vals[p][i].Sub(vals[p][i-1])
+		}
+		var gp GapParts
+		var sum decimal.Decimal
+		for p, dst := range []*Amount{&gp.Decisions, &gp.Timing, &gp.Price, &gp.Sizing, &gp.Fees, &gp.Funding} {
+			*dst = bps(v(p))
+			sum = sum.Add(v(p))
+		}
+		gp.Gap = bps(sum)
+		return gp
+	}
+	a.Total = parts(-1)
+	for i, day := range g.days {
+		a.Days = append(a.Days, GapDay{Day: time.Unix(day*86400, 0).UTC().Format(time.DateOnly), GapParts: parts(i)})
+	}
+	return a
+}
+
+// gapParts is the attribution's parts as name, amount pairs, in order
+// (for people).
+func (p GapParts) list() []struct {
+	Name string
+	Amount
+} {
+	return []struct {
+		Name string
+		Amount
+	}{{"decisions", p.Decisions}, {"fill timing", p.Timing}, {"fill price", p.Price}, {"sizing", p.Sizing}, {"fees", p.Fees}, {"funding", p.Funding}}
+}
+
+// Summary is the gap and its parts in one line: "gap -12.34 (-12.34 bps):
+// decisions 0.00, fill timing -3.10 (...)".
+func (p GapParts) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gap %s (%s bps):", p.Gap.Money.StringFixed(2), p.Gap.Bps.StringFixed(2))
+	for i, x := range p.list() {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s %s (%s bps)", x.Name, x.Money.StringFixed(2), x.Bps.StringFixed(2))
+	}
+	return b.String()
+}
+
+// trackingGap is live P&L less the replay's over the latest decisions
+// (the report's window): the live decisions replayed through the
+// backtest engine over the journaled bars and bar (not journaled yet),
+// against d's equity at bar's close. ok is false when there is nothing to
+// compare yet.
+func (r *Runner) trackingGap(ctx context.Context, d *Deployment, bar Bar) (gap, live, replay decimal.Decimal, ok bool, err error) {
+	decs, err := r.cfg.Store.Decisions(d.ID)
+	if err != nil {
+		return gap, live, replay, false, err
+	}
+	var decided []Decision
+	for _, dc := range decs {
+		if dc.Status == DecisionDecided {
+			decided = append(decided, dc)
+		}
+	}
+	if len(decided) > MaxReportDecisions {
+		decided = decided[len(decided)-MaxReportDecisions:]
+	}
+	if len(decided) == 0 {
+		return gap, live, replay, false, nil
+	}
+	bars, err := r.cfg.Store.Bars(d.ID, d.Series, len(decs)+2)
+	if err != nil {
+		return gap, live, replay, false, err
+	}
+	if n := bars.Len(); n == 0 || bars.Time[n-1] < bar.Time.Unix() {
+		appendBar(&bars, bar.Time.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
+	}
+	k0 := -1
+	for i, t := range bars.Time {
+		if t == decided[0].Bar.Unix() {
+			k0 = i
+		}
+	}
+	if k0 < 0 {
+		return gap, live, replay, false, nil
+	}
+	w := bars.Slice(k0, bars.Len())
+	rp, err := r.runReplay(ctx, d, w, decided)
+	if err != nil {
+		return gap, live, replay, false, err
+	}
+	// The live change over the window: from the equity before its first
+	// decision (the capital, unless the window was cut) to d's now.
+	start := decided[0].Equity
+	if start.IsZero() {
+		start = d.Capital
+	}
+	live = d.Equity.Sub(start)
+	replay = decimal.NewFromFloat(rp.res.Curve.Equity[w.Len()-1]).Sub(d.Capital)
+	return live.Sub(replay), live, replay, true, nil
+}
+
+// drifted checks the allowance's max_tracking_gap at bar's close and
+// pauses d when live left its replay by more; it reports whether it
+// paused d. A replay that cannot run pauses nothing (it is logged).
+func (r *Runner) drifted(ctx context.Context, d *Deployment, bar Bar, now time.Time) bool {
+	a := d.Allowance
+	if a.MaxTrackingGap == nil || d.State != StateRunning {
+		return false
+	}
+	limits := a.Caps(d.Capital).Decimal()
+	gap, live, replay, ok, err := r.trackingGap(ctx, d, bar)
+	if err != nil {
+		r.log.Error("the drift breaker's replay could not run", "deployment", d.ID, "err", err)
+		return false
+	}
+	if !ok || !limits.Drifted(gap) {
+		return false
+	}
+	r.pause(d, fmt.Sprintf("%s: live P&L %s is %s from its replay's %s at the close of %s, more than the allowance's %s (%s); the tracking report attributes the gap (wicket node deployments %s --report)",
+		backtest.AllowMaxTrackingGap, live.StringFixed(2), gap.StringFixed(2), replay.StringFixed(2), bar.Time.Format(time.RFC3339), a.MaxTrackingGap,
+		limits.Gap.StringFixed(2), d.ID), now)
+	return true
+}
