@@ -213,8 +213,12 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 		fmt.Fprintf(w, "exits        stop_loss %v, take_profit %v, trailing_stop %v (fractions of the entry; 0 none): placed with each position\n",
 			e.StopLoss, e.TakeProfit, e.TrailingStop)
 	}
-	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s\n",
-		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"))
+	gap := "none"
+	if g := a.MaxTrackingGap; g != nil {
+		gap = g.String()
+	}
+	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s, max tracking gap %s\n",
+		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"), gap)
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)
 	if pv := d.Preview; pv != nil && pv.StartPoint != nil {
 		fmt.Fprintf(w, "start point  %s\n", pv.StartPoint.Verdict)
@@ -252,6 +256,9 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	}
 	fmt.Fprintf(w, "state        %s\nequity       %s (cash %s, position %s, peak %s)\norders today %d; missed bars %d\n",
 		state, d.Equity.StringFixed(2), d.Cash.StringFixed(2), d.Position, d.Peak.StringFixed(2), d.OrdersToday, d.Missed)
+	if !d.Funding.IsZero() {
+		fmt.Fprintf(w, "funding      %s booked from the venue (received positive), in cash\n", d.Funding.StringFixed(2))
+	}
 	if !d.ArmedUntil.IsZero() {
 		fmt.Fprintf(w, "armed until  %s\n", d.ArmedUntil.Format(time.RFC3339))
 	}
