@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -422,45 +423,76 @@ func (p GapParts) Summary() string {
 	return b.String()
 }
 
+// driftWindow is the drift breaker's window of a running deployment,
+// kept between bars so a check reads only what the last step journaled:
+// the latest decisions that decided (at most MaxReportDecisions, the
+// report's window) and the recorded bars from the first of them.
+type driftWindow struct {
+	loaded  bool
+	decided []Decision
+	bars    strategy.Bars
+}
+
+// refresh reads what d journaled since the last check.
+func (w *driftWindow) refresh(s *Store, d *Deployment) error {
+	after := int64(math.MinInt64)
+	if n := len(w.decided); w.loaded && n > 0 {
+		after = w.decided[n-1].Bar.Unix()
+	}
+	decs, err := s.decidedAfter(d.ID, after, MaxReportDecisions)
+	if err != nil {
+		return err
+	}
+	w.decided = append(w.decided, decs...)
+	if over := len(w.decided) - MaxReportDecisions; over > 0 {
+		w.decided = w.decided[over:]
+	}
+	w.loaded = true
+	if len(w.decided) == 0 {
+		return nil
+	}
+	from := w.decided[0].Bar
+	if n := w.bars.Len(); n > 0 {
+		from = time.Unix(w.bars.Time[n-1]+1, 0)
+	}
+	more, err := s.barsSince(d.ID, d.Series, from)
+	if err != nil {
+		return err
+	}
+	if w.bars.Len() == 0 {
+		w.bars.Series = d.Series
+	}
+	for i := range more.Time {
+		appendBar(&w.bars, more.Time[i], more.Open[i], more.High[i], more.Low[i], more.Close[i], more.Volume[i])
+	}
+	k := 0
+	for k < w.bars.Len() && w.bars.Time[k] < w.decided[0].Bar.Unix() {
+		k++
+	}
+	if k > 0 {
+		w.bars = w.bars.Slice(k, w.bars.Len())
+	}
+	return nil
+}
+
 // trackingGap is live P&L less the replay's over the latest decisions
 // (the report's window): the live decisions replayed through the
 // backtest engine over the journaled bars and bar (not journaled yet),
 // against d's equity at bar's close. ok is false when there is nothing to
 // compare yet.
-func (r *Runner) trackingGap(ctx context.Context, d *Deployment, bar Bar) (gap, live, replay decimal.Decimal, ok bool, err error) {
-	decs, err := r.cfg.Store.Decisions(d.ID)
-	if err != nil {
+func (r *Runner) trackingGap(ctx context.Context, d *Deployment, win *driftWindow, bar Bar) (gap, live, replay decimal.Decimal, ok bool, err error) {
+	if err := win.refresh(r.cfg.Store, d); err != nil {
 		return gap, live, replay, false, err
 	}
-	var decided []Decision
-	for _, dc := range decs {
-		if dc.Status == DecisionDecided {
-			decided = append(decided, dc)
-		}
-	}
-	if len(decided) > MaxReportDecisions {
-		decided = decided[len(decided)-MaxReportDecisions:]
-	}
-	if len(decided) == 0 {
+	decided := win.decided
+	if len(decided) == 0 || win.bars.Len() == 0 || win.bars.Time[0] != decided[0].Bar.Unix() {
 		return gap, live, replay, false, nil
 	}
-	bars, err := r.cfg.Store.Bars(d.ID, d.Series, len(decs)+2)
-	if err != nil {
-		return gap, live, replay, false, err
+	w := win.bars
+	if n := w.Len(); w.Time[n-1] < bar.Time.Unix() {
+		w = w.Slice(0, n) // a copy of the header: appending the bar leaves the window's own length alone
+		appendBar(&w, bar.Time.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
 	}
-	if n := bars.Len(); n == 0 || bars.Time[n-1] < bar.Time.Unix() {
-		appendBar(&bars, bar.Time.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
-	}
-	k0 := -1
-	for i, t := range bars.Time {
-		if t == decided[0].Bar.Unix() {
-			k0 = i
-		}
-	}
-	if k0 < 0 {
-		return gap, live, replay, false, nil
-	}
-	w := bars.Slice(k0, bars.Len())
 	rp, err := r.runReplay(ctx, d, w, decided)
 	if err != nil {
 		return gap, live, replay, false, err
@@ -479,13 +511,14 @@ func (r *Runner) trackingGap(ctx context.Context, d *Deployment, bar Bar) (gap, 
 // drifted checks the allowance's max_tracking_gap at bar's close and
 // pauses d when live left its replay by more; it reports whether it
 // paused d. A replay that cannot run pauses nothing (it is logged).
-func (r *Runner) drifted(ctx context.Context, d *Deployment, bar Bar, now time.Time) bool {
+func (r *Runner) drifted(ctx context.Context, l *live, bar Bar, now time.Time) bool {
+	d := l.d
 	a := d.Allowance
 	if a.MaxTrackingGap == nil || d.State != StateRunning {
 		return false
 	}
 	limits := a.Caps(d.Capital).Decimal()
-	gap, live, replay, ok, err := r.trackingGap(ctx, d, bar)
+	gap, live, replay, ok, err := r.trackingGap(ctx, d, &l.drift, bar)
 	if err != nil {
 		r.log.Error("the drift breaker's replay could not run", "deployment", d.ID, "err", err)
 		return false
@@ -497,4 +530,48 @@ func (r *Runner) drifted(ctx context.Context, d *Deployment, bar Bar, now time.T
 		backtest.AllowMaxTrackingGap, live.StringFixed(2), gap.StringFixed(2), replay.StringFixed(2), bar.Time.Format(time.RFC3339), a.MaxTrackingGap,
 		limits.Gap.StringFixed(2), d.ID), now)
 	return true
+}
+
+// decidedAfter reads a deployment's latest limit decisions that decided
+// at bars after after (Unix), oldest first.
+func (s *Store) decidedAfter(id string, after int64, limit int) ([]Decision, error) {
+	rows, err := s.db.Query(`SELECT bar, has_target, target, equity, note FROM
+		(SELECT * FROM decisions WHERE deployment = ? AND status = ? AND bar > ? ORDER BY bar DESC LIMIT ?) ORDER BY bar`, id, DecisionDecided, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	var out []Decision
+	for rows.Next() {
+		var t int64
+		d := Decision{Status: DecisionDecided}
+		var eq string
+		if err := rows.Scan(&t, &d.HasTarget, &d.Target, &eq, &d.Note); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		d.Equity, _ = decimal.NewFromString(eq)
+		d.Bar = time.Unix(t, 0).UTC()
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// barsSince reads a deployment's recorded bars from from on, oldest
+// first.
+func (s *Store) barsSince(id, series string, from time.Time) (strategy.Bars, error) {
+	rows, err := s.db.Query(`SELECT time, open, high, low, close, volume FROM bars WHERE deployment = ? AND time >= ? ORDER BY time`, id, from.Unix())
+	if err != nil {
+		return strategy.Bars{}, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	b := strategy.Bars{Series: series}
+	for rows.Next() {
+		var t int64
+		var o, h, l, c, v float64
+		if err := rows.Scan(&t, &o, &h, &l, &c, &v); err != nil {
+			return b, fmt.Errorf("deployments journal: %w", err)
+		}
+		appendBar(&b, t, o, h, l, c, v)
+	}
+	return b, rows.Err()
 }

@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +179,67 @@ func TestDeployDriftBreakerTripsBeyondTheBound(t *testing.T) {
 				t.Errorf("fill price %s, want about -26 (%s)", p, rep.Attribution.Total.Summary())
 			}
 		})
+	}
+}
+
+// BenchmarkDriftCheck measures the drift breaker's check at a bar close
+// (journal reads and the replay of the window) for a deployment that
+// has decided n bars: its cost is what max_tracking_gap adds to a step.
+func BenchmarkDriftCheck(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("decided=%d", n), func(b *testing.B) {
+			g := newRig(b)
+			gap := backtest.TrackingGap{Amount: decimal.NewFromInt(1_000_000)}
+			d := g.deploy(Spec{Allowance: Allowance{MaxTrackingGap: &gap}})
+			var cs []float64
+			for len(cs) < n+1 {
+				cs = append(cs, vee()...)
+			}
+			bars := path(cs[:n+1]...)
+			for i := range n {
+				g.step(d.ID, bars, i)
+			}
+			l, err := g.r.get(d.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dep := *l.d
+			b.ResetTimer()
+			for range b.N {
+				// A fresh deployment's window reads its whole window
+				// (the first check after a start); a running one's only
+				// the bar since.
+				if _, _, _, ok, err := g.r.trackingGap(context.Background(), &dep, &l.drift, bars[n]); err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+			}
+		})
+	}
+}
+
+// TestDriftWindowEqualsAFreshRead: the window the drift breaker keeps
+// between bars (reading only what each step journaled) gives the gap a
+// fresh read of the journal gives.
+func TestDriftWindowEqualsAFreshRead(t *testing.T) {
+	g := newRig(t)
+	gap := backtest.TrackingGap{Amount: decimal.NewFromInt(1_000_000)}
+	d := g.deploy(Spec{Allowance: Allowance{MaxTrackingGap: &gap}})
+	var cs []float64
+	for range 3 {
+		cs = append(cs, vee()...)
+	}
+	bars := gapped(cs...)
+	for i := range len(bars) - 1 {
+		g.stepAt(d.ID, bars, i, bars[i].Close*1.001)
+	}
+	l, err := g.r.get(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := *l.d
+	kept, _, _, ok1, err1 := g.r.trackingGap(ctxT(t), &dep, &l.drift, bars[len(bars)-1])
+	fresh, _, _, ok2, err2 := g.r.trackingGap(ctxT(t), &dep, &driftWindow{}, bars[len(bars)-1])
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || !kept.Equal(fresh) || kept.IsZero() {
+		t.Fatalf("kept window: gap %s (%v %v); fresh read: %s (%v %v)", kept, ok1, err1, fresh, ok2, err2)
 	}
 }

@@ -86,7 +86,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	if r.breakers(d, now) || r.drifted(ctx, d, bar, now) {
+	if r.breakers(d, now) || r.drifted(ctx, l, bar, now) {
 		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
