@@ -68,7 +68,7 @@ type GapParts struct {
 
 // GapDay is one UTC day's gap and parts.
 type GapDay struct {
-	Day string `json:"day"` // YYYY-MM-DD
+	Day string `json:"day"` // YYYY-MM-DD, or FROM..TO for the earlier days summed (MaxGapDays)
 	GapParts
 }
 
@@ -88,6 +88,10 @@ const (
 	partFunding
 	nParts
 )
+
+// MaxGapDays bounds the attribution's day rows: the earlier days of a
+// longer window are summed in its first row ("FROM..TO").
+const MaxGapDays = 31
 
 // replayFill is one fill of the replay, in decimals.
 type replayFill struct {
@@ -356,9 +360,9 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 		g.add(partFunding, f.Time, f.Amount, decimal.Zero)
 		fundingTotal = fundingTotal.Add(f.Amount)
 	}
-	last := g.marks[len(g.marks)-1]
-	a.Live = liveCash.Add(liveQty.Mul(last)).Add(fundingTotal)
-	a.Replay = modelCash.Add(modelQty.Mul(last))
+	final := g.marks[len(g.marks)-1]
+	a.Live = liveCash.Add(liveQty.Mul(final)).Add(fundingTotal)
+	a.Replay = modelCash.Add(modelQty.Mul(final))
 
 	bps := func(m decimal.Decimal) Amount {
 		out := Amount{Money: m}
@@ -371,15 +375,14 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 	for p := range nParts {
 		vals[p] = g.values(p)
 	}
-	parts := func(i int) GapParts {
+	// parts is the change of each part's value from the close before
+	// day from to the last close of day to.
+	parts := func(from, to int) GapParts {
 		v := func(p int) decimal.Decimal {
-			if i < 0 { // the total: the value at the last close
-				return vals[p][len(g.days)-1]
+			if from == 0 {
+				return vals[p][to]
 			}
-			if i == 0 {
-				return vals[p][0]
-			}
-			return vals[p][i].Sub(vals[p][i-1])
+			return vals[p][to].Sub(vals[p][from-1])
 		}
 		var gp GapParts
 		var sum decimal.Decimal
@@ -390,9 +393,16 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 		gp.Gap = bps(sum)
 		return gp
 	}
-	a.Total = parts(-1)
-	for i, day := range g.days {
-		a.Days = append(a.Days, GapDay{Day: time.Unix(day*86400, 0).UTC().Format(time.DateOnly), GapParts: parts(i)})
+	last := len(g.days) - 1
+	a.Total = parts(0, last)
+	date := func(i int) string { return time.Unix(g.days[i]*86400, 0).UTC().Format(time.DateOnly) }
+	first := 0
+	if len(g.days) > MaxGapDays { // the earlier days in one row, so the rows still sum to the total
+		first = len(g.days) - MaxGapDays + 1
+		a.Days = append(a.Days, GapDay{Day: date(0) + ".." + date(first-1), GapParts: parts(0, first-1)})
+	}
+	for i := first; i <= last; i++ {
+		a.Days = append(a.Days, GapDay{Day: date(i), GapParts: parts(i, i)})
 	}
 	return a
 }

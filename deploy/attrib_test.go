@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/strategy"
 	"wicket/strategy/backtest"
 )
 
@@ -241,5 +242,62 @@ func TestDriftWindowEqualsAFreshRead(t *testing.T) {
 	fresh, _, _, ok2, err2 := g.r.trackingGap(ctxT(t), &dep, &driftWindow{}, bars[len(bars)-1])
 	if !ok1 || !ok2 || err1 != nil || err2 != nil || !kept.Equal(fresh) || kept.IsZero() {
 		t.Fatalf("kept window: gap %s (%v %v); fresh read: %s (%v %v)", kept, ok1, err1, fresh, ok2, err2)
+	}
+}
+
+// TestAttributeByHand: one round trip over 40 daily bars whose opens gap
+// 1 above the previous close. Live buys 10 at 100.2 on a close of 100
+// and sells 10 at 110 on a close of 110; the replay buys at the next
+// open, 101, and sells at 111. Live made 98, the replay 100: timing +10
+// on the buy and −10 on the sell, fill price −2 on the buy. The 40 days
+// come as 31 rows, the first summing the earliest 10, and sum to the
+// total.
+func TestAttributeByHand(t *testing.T) {
+	day := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var w strategy.Bars
+	for i := range 40 {
+		c := 100.0
+		if i >= 20 {
+			c = 110
+		}
+		o := c
+		if i > 0 {
+			o = w.Close[i-1] + 1
+		}
+		appendBar(&w, t0.Add(time.Duration(i)*day).Unix(), o, max(o, c), min(o, c), c, 1)
+	}
+	d := &Deployment{Capital: decimal.NewFromInt(10000)}
+	dec := func(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+	rp := &replayRun{fills: []replayFill{
+		{bar: 1, qty: dec("10"), val: dec("1010"), fee: decimal.Zero},
+		{bar: 21, qty: dec("-10"), val: dec("-1110"), fee: decimal.Zero},
+	}}
+	intents := []Intent{
+		{Bar: t0, Side: "buy", Filled: dec("10"), Price: dec("100.2")},
+		{Bar: t0.Add(20 * day), Side: "sell", Filled: dec("10"), Price: dec("110")},
+	}
+	a := attribute(d, w, day, rp, intents, nil, nil)
+	for name, c := range map[string][2]decimal.Decimal{
+		"live": {a.Live, dec("98")}, "replay": {a.Replay, dec("100")}, "gap": {a.Total.Gap.Money, dec("-2")},
+		"timing": {a.Total.Timing.Money, decimal.Zero}, "price": {a.Total.Price.Money, dec("-2")}, "sizing": {a.Total.Sizing.Money, decimal.Zero},
+		"decisions": {a.Total.Decisions.Money, decimal.Zero}, "gap bps": {a.Total.Gap.Bps, dec("-2")},
+	} {
+		if !c[0].Equal(c[1]) {
+			t.Errorf("%s %s, want %s", name, c[0], c[1])
+		}
+	}
+	if len(a.Days) != MaxGapDays || a.Days[0].Day != "2026-01-01..2026-01-10" {
+		t.Fatalf("%d day rows, the first %q", len(a.Days), a.Days[0].Day)
+	}
+	var sum, timing decimal.Decimal
+	for _, r := range a.Days {
+		sum, timing = sum.Add(r.Gap.Money), timing.Add(r.Timing.Money)
+	}
+	if !sum.Equal(a.Total.Gap.Money) || !timing.IsZero() {
+		t.Errorf("rows sum to %s (timing %s), the total is %s", sum, timing, a.Total.Gap.Money)
+	}
+	if r := a.Days[0]; !r.Timing.Money.Equal(dec("10")) || !r.Price.Money.Equal(dec("-2")) {
+		t.Errorf("the buy's row: %+v", r)
 	}
 }
