@@ -34,8 +34,9 @@ import (
 //     the model's price on (earlier gaps compound into equity and so into
 //     the next order's size; the venue's step cuts quantities);
 //   - fees: the model's fees less live's;
-//   - funding: funding live received (negative: paid); the replay charges
-//     none.
+//   - funding: funding live received (negative: paid) less the replay's:
+//     each settlement's rate is what the payment implies on the position
+//     live held, charged on the position the replay held then.
 //
 // Each part is a ledger of cash and position flows, valued at each UTC
 // day's last close: a day's part is the change of its value over the day,
@@ -49,10 +50,14 @@ type Attribution struct {
 	To      time.Time       `json:"to"`   // its last bar
 	Capital decimal.Decimal `json:"capital"`
 	Live    decimal.Decimal `json:"live_pnl"`   // from the journaled fills and funding, at the last close
-	Replay  decimal.Decimal `json:"replay_pnl"` // from the replay's fills
-	Total   GapParts        `json:"total"`
-	Days    []GapDay        `json:"days"`
-	Notes   []string        `json:"notes,omitempty"`
+	Replay  decimal.Decimal `json:"replay_pnl"` // from the replay's fills, and its funding
+	// ReplayFunding is the funding the replay would have received
+	// (negative: paid) at the rates live's settlements imply, on its own
+	// position; the backtest engine's replay charges none itself.
+	ReplayFunding decimal.Decimal `json:"replay_funding"`
+	Total         GapParts        `json:"total"`
+	Days          []GapDay        `json:"days"`
+	Notes         []string        `json:"notes,omitempty"`
 }
 
 // GapParts is a gap (live − replay) and its parts.
@@ -151,7 +156,7 @@ func (r *Runner) runReplay(ctx context.Context, d *Deployment, w strategy.Bars, 
 	for _, f := range events {
 		// The fill again by the one book's rule in decimals: its value and
 		// fee exactly as the book makes them from the same mark and rates.
-		qty := decimal.NewFromFloat(f.Qty)
+		qty := decimal.NewFromFloat(f.Qty).Round(attribPlaces) // the attribution's places first, so value ÷ quantity is the price
 		val, fee := fillValue(decimal.NewFromFloat(f.Mark), qty, decimal.NewFromFloat(f.Slip), decimal.NewFromFloat(f.Rate))
 		out.fills = append(out.fills, replayFill{bar: f.Bar, exit: f.Exit, qty: qty, val: val, fee: fee})
 	}
@@ -352,17 +357,31 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 			}
 		}
 	}
-	var fundingTotal decimal.Decimal
+	// Funding: live's as booked; the replay's at the rate the same
+	// settlement implies (the payment over the position live held),
+	// on the position the replay held then.
+	var liveFunding, modelFunding decimal.Decimal
 	for _, f := range funding {
 		if f.Time.Before(t0) {
 			continue
 		}
-		g.add(partFunding, f.Time, f.Amount, decimal.Zero)
-		fundingTotal = fundingTotal.Add(f.Amount)
+		var mf decimal.Decimal
+		if !f.Position.IsZero() {
+			var pos decimal.Decimal
+			for _, m := range rp.fills {
+				if !time.Unix(w.Time[m.bar], 0).After(f.Time) {
+					pos = pos.Add(m.qty.Round(attribPlaces))
+				}
+			}
+			mf = f.Amount.Mul(pos).DivRound(f.Position, attribPlaces)
+		}
+		g.add(partFunding, f.Time, f.Amount.Sub(mf), decimal.Zero)
+		liveFunding, modelFunding = liveFunding.Add(f.Amount), modelFunding.Add(mf)
 	}
 	final := g.marks[len(g.marks)-1]
-	a.Live = liveCash.Add(liveQty.Mul(final)).Add(fundingTotal)
-	a.Replay = modelCash.Add(modelQty.Mul(final))
+	a.Live = liveCash.Add(liveQty.Mul(final)).Add(liveFunding)
+	a.Replay = modelCash.Add(modelQty.Mul(final)).Add(modelFunding)
+	a.ReplayFunding = modelFunding
 
 	bps := func(m decimal.Decimal) Amount {
 		out := Amount{Money: m}

@@ -23,7 +23,9 @@ type FundingPayment struct {
 	Symbol string          `json:"symbol"`
 	Venue  decimal.Decimal `json:"venue_amount"` // the whole payment
 	Amount decimal.Decimal `json:"amount"`       // the deployment's share
-	Note   string          `json:"note,omitempty"`
+	// Position is the deployment's position the share was charged on.
+	Position decimal.Decimal `json:"position"`
+	Note     string          `json:"note,omitempty"`
 }
 
 // bookFunding books into d the funding its venue settled since the last
@@ -67,7 +69,7 @@ func (r *Runner) bookFunding(ctx context.Context, d *Deployment, vc project.Venu
 		}
 		amt := ev.Cash.Mul(share).Round(8)
 		d.Cash, d.Funding = d.Cash.Add(amt), d.Funding.Add(amt)
-		out = append(out, FundingPayment{ID: ev.VenueOrderID, Time: ev.Time.UTC(), Symbol: ev.Symbol, Venue: ev.Cash, Amount: amt, Note: note})
+		out = append(out, FundingPayment{ID: ev.VenueOrderID, Time: ev.Time.UTC(), Symbol: ev.Symbol, Venue: ev.Cash, Amount: amt, Position: d.Position, Note: note})
 		r.log.Info("deployment booked funding", "deployment", d.ID, "symbol", ev.Symbol, "amount", amt)
 	}
 	return out

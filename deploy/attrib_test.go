@@ -249,7 +249,8 @@ func TestDriftWindowEqualsAFreshRead(t *testing.T) {
 // 1 above the previous close. Live buys 10 at 100.2 on a close of 100
 // and sells 10 at 110 on a close of 110; the replay buys at the next
 // open, 101, and sells at 111. Live made 98, the replay 100: timing +10
-// on the buy and −10 on the sell, fill price −2 on the buy. The 40 days
+// on the buy and −10 on the sell, fill price −2 on the buy; a funding
+// payment at a rate the replay pays on its larger position. The 40 days
 // come as 31 rows, the first summing the earliest 10, and sum to the
 // total.
 func TestAttributeByHand(t *testing.T) {
@@ -277,11 +278,15 @@ func TestAttributeByHand(t *testing.T) {
 		{Bar: t0, Side: "buy", Filled: dec("10"), Price: dec("100.2")},
 		{Bar: t0.Add(20 * day), Side: "sell", Filled: dec("10"), Price: dec("110")},
 	}
-	a := attribute(d, w, day, rp, intents, nil, nil)
+	// A settlement of -1 on day 6 charged on a live position of 8 (say):
+	// the replay, holding 10, pays -1.25 at the same rate.
+	funding := []FundingPayment{{Time: t0.Add(5*day + 8*time.Hour), Amount: dec("-1"), Position: dec("8")}}
+	a := attribute(d, w, day, rp, intents, funding, nil)
 	for name, c := range map[string][2]decimal.Decimal{
-		"live": {a.Live, dec("98")}, "replay": {a.Replay, dec("100")}, "gap": {a.Total.Gap.Money, dec("-2")},
+		"live": {a.Live, dec("97")}, "replay": {a.Replay, dec("98.75")}, "gap": {a.Total.Gap.Money, dec("-1.75")},
+		"funding": {a.Total.Funding.Money, dec("0.25")}, "replay funding": {a.ReplayFunding, dec("-1.25")},
 		"timing": {a.Total.Timing.Money, decimal.Zero}, "price": {a.Total.Price.Money, dec("-2")}, "sizing": {a.Total.Sizing.Money, decimal.Zero},
-		"decisions": {a.Total.Decisions.Money, decimal.Zero}, "gap bps": {a.Total.Gap.Bps, dec("-2")},
+		"decisions": {a.Total.Decisions.Money, decimal.Zero}, "gap bps": {a.Total.Gap.Bps, dec("-1.75")},
 	} {
 		if !c[0].Equal(c[1]) {
 			t.Errorf("%s %s, want %s", name, c[0], c[1])
