@@ -66,7 +66,7 @@ type deployArgs struct {
 	Params    map[string]any `json:"params" arg:"shape=knobs" desc:"knob values"`
 	Mode      string         `json:"mode" arg:"default=propose,enum=propose|auto" desc:"propose: an operator approves each order"`
 	Capital   decimalText    `json:"capital" arg:"schema=decimal" desc:"allocation; default [research] capital"`
-	Allowance map[string]any `json:"allowance" desc:"max_order_notional, max_position_notional, max_daily_loss, max_drawdown_pct (decimal strings), max_orders_per_day, max_tracking_gap (250 or 150bps)"`
+	Allowance map[string]any `json:"allowance" desc:"max_order_notional, max_position_notional, max_daily_loss, max_drawdown_pct, max_orders_per_day, max_tracking_gap"`
 	confirmArgs
 }
 
