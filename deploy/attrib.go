@@ -40,8 +40,9 @@ import (
 //
 // Each part is a ledger of cash and position flows, valued at each UTC
 // day's last close: a day's part is the change of its value over the day,
-// so days sum to the total, and parts to the gap. Money is exact decimal;
-// bps are of the capital, rounded to a hundredth.
+// so days sum to the total, and parts to the gap. Money is decimal, each
+// fill's quantity, value and fee kept to attribPlaces, so every sum is
+// exact; bps are of the capital, rounded to a hundredth.
 
 // Attribution is the gap between a deployment's live P&L and its
 // replay's, by part, in total and per UTC day.
@@ -113,8 +114,7 @@ type replayFill struct {
 type replayRun struct {
 	res   *backtest.Result
 	fills []replayFill
-	slip  decimal.Decimal // fractions
-	fee   decimal.Decimal
+	slip  decimal.Decimal // a fraction of the price
 }
 
 // runReplay runs the replay of d over window w (from the first decision
@@ -144,7 +144,7 @@ func (r *Runner) runReplay(ctx context.Context, d *Deployment, w strategy.Bars, 
 	}
 	vc, _ := r.cfg.Project.Venue(d.Venue)
 	allow := d.Allowance
-	out := &replayRun{slip: decimal.NewFromFloat(vc.SlippageBps).Shift(-4), fee: decimal.NewFromFloat(vc.FeeBps).Shift(-4)}
+	out := &replayRun{slip: decimal.NewFromFloat(vc.SlippageBps).Shift(-4)}
 	var events []backtest.FillEvent
 	cfg := backtest.Config{Capital: d.Capital, FeeBps: vc.FeeBps, SlippageBps: vc.SlippageBps, Fill: backtest.FillNextOpen, Allowance: &allow,
 		OnFill: func(f backtest.FillEvent) { events = append(events, f) }}
@@ -426,8 +426,7 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 	return a
 }
 
-// gapParts is the attribution's parts as name, amount pairs, in order
-// (for people).
+// list is the parts as name, amount pairs, in order (for people).
 func (p GapParts) list() []struct {
 	Name string
 	Amount
