@@ -306,3 +306,32 @@ func TestAttributeByHand(t *testing.T) {
 		t.Errorf("the buy's row: %+v", r)
 	}
 }
+
+// TestDeployAttributionOfAnEqualForwardTest: a bracketed strategy's
+// forward test on paper that equals its backtest to the cent (exits and
+// fees included) attributes no gap: every part, the exits' fills paired
+// with the replay's by bar and kind, is under a cent.
+func TestDeployAttributionOfAnEqualForwardTest(t *testing.T) {
+	r, d := bracketForward(t, 400, "sma_bracket.star", smaBracket)
+	rep, err := r.Report(ctxT(t), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Attribution
+	if a == nil || rep.Exits == nil || rep.Exits.Live < 5 {
+		t.Fatalf("attribution %+v, exits %+v", a, rep.Exits)
+	}
+	cent := decimal.New(1, -2)
+	for _, x := range append(a.Total.list(), struct {
+		Name string
+		Amount
+	}{"gap", a.Total.Gap}) {
+		if x.Money.Abs().GreaterThanOrEqual(cent) {
+			t.Errorf("%s %s, want under a cent (%s)", x.Name, x.Money, a.Total.Summary())
+		}
+	}
+	if sum := sumParts(a.Total); !sum.Equal(a.Total.Gap.Money) {
+		t.Errorf("parts %s, gap %s", sum, a.Total.Gap.Money)
+	}
+	t.Logf("%d live exits; live P&L %s, replay %s: %s", rep.Exits.Live, a.Live.StringFixed(2), a.Replay.StringFixed(2), a.Total.Summary())
+}
