@@ -110,6 +110,7 @@ type live struct {
 	bars   strategy.Bars // warm-up and recorded bars
 	gran   time.Duration
 	cancel context.CancelFunc
+	drift  driftWindow // the drift breaker's window (attrib.go)
 }
 
 // New loads the journaled deployments, reconciles their unsettled intents

@@ -55,6 +55,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	vc, _ := r.cfg.Project.Venue(d.Venue)
 	var b Batch
 	b.Deployment = d
+	b.Funding = r.bookFunding(ctx, d, vc) // on the position held since the last bar, before its fills
 	b.Intents = append(b.Intents, r.settleOpen(ctx, d)...)
 	// Bars missed while the node was down or the tape had a gap: reported,
 	// never traded late.
@@ -85,7 +86,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	if r.breakers(d, now) {
+	if r.breakers(d, now) || r.drifted(ctx, l, bar, now) {
 		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)

@@ -97,6 +97,7 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 				f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
 		}
 		printExitReplay(out, rep.Exits)
+		printAttribution(out, rep.Attribution, rep.Funding)
 		return nil
 	}
 	if o.id != "" {
