@@ -149,7 +149,7 @@ var reportMeta = map[string]any{"ui": map[string]any{
 // addReportResource registers ui://wicket/report/{run} where run_backtest
 // is served.
 func (s *Server) addReportResource() {
-	if !s.access.Served("run_backtest") || !hasResearch(s.tb) {
+	if !s.Access().Served("run_backtest") || !hasResearch(s.tb) {
 		return
 	}
 	store := s.tb.sheets

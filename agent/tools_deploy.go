@@ -591,7 +591,7 @@ const uriDeploymentTemplate = "wicket://deployments/{id}"
 // deployment with its recent decisions and intents, as the node answers
 // it) where deployment_report is served.
 func (s *Server) addDeploymentTemplate() {
-	if !s.access.Served("deployment_report") || !hasNode(s.tb) {
+	if !s.Access().Served("deployment_report") || !hasNode(s.tb) {
 		return
 	}
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriDeploymentTemplate, "deployment",
