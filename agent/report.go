@@ -152,6 +152,7 @@ func (s *Server) addReportResource() {
 	if !s.Access().Served("run_backtest") || !hasResearch(s.tb) {
 		return
 	}
+	s.addTearSheetApp() // report_app.go: the view run_backtest declares
 	store := s.tb.sheets
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriReportTemplate, "tear sheet",
 		mcp.WithTemplateTitle("A backtest's tear sheet"),

@@ -135,7 +135,7 @@ func (g *deployGate) unpark(tok string) (deployIntent, bool) {
 }
 
 func (tb *toolbox) deployTools() []*toolSpec {
-	gated := " Two calls: a preview, then confirm: true with its preview_token."
+	gated := " Preview, then confirm: true with its preview_token."
 	return []*toolSpec{{
 		Name: "deploy_strategy", Title: "Deploy a strategy", Ring: ringLiveWrite, Write: true,
 		Hints:       hints{Destructive: true, OpenWorld: flag(true)},
