@@ -55,7 +55,8 @@ func TestReportResource(t *testing.T) {
 	vui, _ := vc.Meta["ui"].(map[string]any)
 	csp, _ := vui["csp"].(map[string]any)
 	if !ok || vc.MIMEType != "text/html;profile=mcp-app" || vc.URI != view || csp == nil || len(csp["connectDomains"].([]any)) != 0 ||
-		!strings.Contains(vc.Text, `"ui/initialize"`) || !strings.Contains(vc.Text, `"ui://wicket/report/"`) {
+		!strings.Contains(vc.Text, `"ui/initialize"`) || !strings.Contains(vc.Text, `"ui://wicket/report/"`) ||
+		!strings.Contains(vc.Text, `content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"`) {
 		t.Fatalf("the view: %+v", vres.Contents[0])
 	}
 
