@@ -135,7 +135,7 @@ func (g *deployGate) unpark(tok string) (deployIntent, bool) {
 }
 
 func (tb *toolbox) deployTools() []*toolSpec {
-	gated := " Two calls: a preview, then confirm: true with its preview_token."
+	gated := " Preview, then confirm: true with its preview_token."
 	return []*toolSpec{{
 		Name: "deploy_strategy", Title: "Deploy a strategy", Ring: ringLiveWrite, Write: true,
 		Hints:       hints{Destructive: true, OpenWorld: flag(true)},
@@ -591,7 +591,7 @@ const uriDeploymentTemplate = "wicket://deployments/{id}"
 // deployment with its recent decisions and intents, as the node answers
 // it) where deployment_report is served.
 func (s *Server) addDeploymentTemplate() {
-	if !s.access.Served("deployment_report") || !hasNode(s.tb) {
+	if !s.Access().Served("deployment_report") || !hasNode(s.tb) {
 		return
 	}
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriDeploymentTemplate, "deployment",

@@ -61,7 +61,8 @@ func deployNodeRunner(t *testing.T) (*nodetest.Server, string, *deploy.Runner) {
 
 // TestDeployCLI: wicket deploy previews and deploys nothing from a pipe
 // without --yes; with --yes it deploys; a bad venue is refused with the
-// fix; node deployments lists it (and --json); stop-deployment stops it.
+// fix; node deployments lists it (and --json); stop-deployment stops it
+// (--json prints the stopped deployment; stopping it again says so).
 func TestDeployCLI(t *testing.T) {
 	n, proj := deployNode(t)
 	base := []string{"--project", proj}
@@ -94,6 +95,10 @@ func TestDeployCLI(t *testing.T) {
 		list.Deployments[0].Mode != deploy.ModePropose || list.Deployments[0].Allowance.MaxOrdersPerDay != 10 ||
 		list.Deployments[0].Allowance.MaxTrackingGap == nil || list.Deployments[0].Allowance.MaxTrackingGap.String() != "150bps" {
 		t.Fatalf("deployments --json: %v %s", err, stdout)
+	}
+	code, stdout, stderr = wicket(t, append(append([]string{}, base...), "node", "stop-deployment", id, "--addr", n.Addr, "--reason", "drill", "--json")...)
+	if d, err := decodeJSON[deploy.Deployment](stdout); code != 0 || err != nil || d.ID != id || d.State != deploy.StateStopped || !strings.Contains(d.Reason, "drill") {
+		t.Fatalf("stop --json: code %d %v %s %s", code, err, stdout, stderr)
 	}
 	code, stdout, stderr = wicket(t, append(append([]string{}, base...), "node", "stop-deployment", id, "--addr", n.Addr)...)
 	if code != 0 || !strings.Contains(stdout, id+" is stopped") {

@@ -148,13 +148,14 @@ func nodeStopDeploymentCommand() *cli.Command {
 		ArgsUsage:   "ID",
 		Description: "It sends nothing more and its waiting proposals lapse; its open position is not touched.",
 		Flags: []cli.Flag{nodeAddrFlag(), &cli.StringFlag{Name: "reason",
-			Usage: fmt.Sprintf("why it stops, kept with the deployment (at most %d characters)", deploy.MaxStopReason)}},
+			Usage: fmt.Sprintf("why it stops, kept with the deployment (at most %d characters)", deploy.MaxStopReason)},
+			&cli.BoolFlag{Name: "json", Usage: "print the stopped deployment as JSON (as node deployments --json lists it)"}},
 		Action: func(c *cli.Context) error {
 			id, err := oneDeployment(c, "stop-deployment")
 			if err != nil {
 				return err
 			}
-			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id, reason: c.String("reason")}
+			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id, reason: c.String("reason"), json: c.Bool("json")}
 			return runNodeStopDeployment(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -175,6 +176,7 @@ type nodeDeploymentActOptions struct {
 	stdin  io.Reader // the terminal the operator types the id back at
 	reason string    // stop-deployment: why
 	next   int       // approve-proposal --next: how many orders ahead
+	json   bool      // stop-deployment
 }
 
 // runNodeStopDeployment stops a deployment for good.
@@ -188,6 +190,9 @@ func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdo
 	var d deploy.Deployment
 	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", deploy.StopRequest{Reason: o.reason}, &d); err != nil {
 		return err
+	}
+	if o.json {
+		return writeJSON(stdout, d)
 	}
 	fmt.Fprintf(stdout, "%s is stopped (%s); its position (%s %s) is kept\n", d.ID, d.Reason, d.Position, d.Symbol)
 	return nil
