@@ -55,9 +55,10 @@ func (e *engine) activity() *guardrail.Activity {
 
 // admit is check for a command about to execute: one that passes is
 // counted by the throttles; an identical order refused stays refused
-// until an operator resets the throttle.
+// until an operator resets the throttle. Only a refusal's checks are
+// written out (guardrail.Admit): execute reads no passing check's detail.
 func (e *engine) admit(c command.Command) (guardrail.Report, *rejection) {
-	rep, r := e.check(c)
+	rep, r := e.checkFor(c, e.guard.Admit)
 	switch {
 	case r == nil:
 		e.guard.Record(e.risk.ledger, c, e.risk.origin, e.now())
