@@ -28,6 +28,7 @@ func approveCommand() *cli.Command {
 			"It also shows the waiting proposals of the node's propose-mode deployments (wicket node deployments lists them): y sends the order once, " +
 			"as wicket node approve-proposal does; n or s leaves it to lapse when the next bar closes. " +
 			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers and the node take no other. " +
+			"While it is open it renews the node's dead man's switch ([risk] heartbeat) with heartbeats signed by that key, as wicket node heartbeat does. " +
 			"Nothing is ever approved by default, by a timeout or by an error. " +
 			"With --oauth it answers the built-in OAuth issuer's authorization requests instead (docs/oauth.md): each is shown with its client, " +
 			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page. " +
@@ -82,14 +83,18 @@ func runApprove(ctx context.Context, o approveOptions, stdout, _ io.Writer) erro
 	if err != nil {
 		return err
 	}
+	out := &lockedWriter{w: stdout} // the beater notes beside the session
 	a := &approver{
-		dir: p.StateDir(), key: key, in: startLines(o.stdin), out: stdout,
+		dir: p.StateDir(), key: key, in: startLines(o.stdin), out: out,
 		by: whoAmI(o.stdin), poll: o.poll, now: o.now,
 	}
 	if client, _, err := armClientAt(o.project, o.addr); err != nil {
-		fmt.Fprintf(stdout, "note: the node's deployment proposals are not shown: %v\n", err)
+		fmt.Fprintf(stdout, "note: the node's deployment proposals are not shown and its dead man's switch is not renewed: %v\n", err)
 	} else {
 		a.node = client
+		ticker := time.NewTicker(o.poll)
+		defer ticker.Stop()
+		a.beat = &beater{node: client, key: key, now: o.now, ticks: ticker.C, out: out} // approve_heartbeat.go
 	}
 	return a.run(ctx)
 }
@@ -104,6 +109,7 @@ type approver struct {
 	poll time.Duration
 	now  func() time.Time
 	node deploymentsClient // the node's proposals; nil: not shown
+	beat *beater           // renews the node's heartbeat while open; nil: none
 }
 
 func startLines(r io.Reader) <-chan string {
@@ -134,6 +140,9 @@ func whoAmI(r io.Reader) string {
 
 func (a *approver) run(ctx context.Context) error {
 	fmt.Fprintf(a.out, "wicket approve: watching this project's wicket mcp servers for commands to approve (q or Ctrl-D quits).\n")
+	if a.beat != nil {
+		defer a.beat.start(ctx)()
+	}
 	seen := map[string]bool{}
 	idle := false
 	reported := map[string]bool{}
