@@ -32,7 +32,7 @@ func approveCommand() *cli.Command {
 			"Nothing is ever approved by default, by a timeout or by an error. " +
 			"With --oauth it answers the built-in OAuth issuer's authorization requests instead (docs/oauth.md): each is shown with its client, " +
 			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page. " +
-			"With --http it serves approvals away from the desk instead: each waiting command gets a one-time link, bound to its preview and sent to " +
+			"With --http it serves approvals away from the desk instead: each waiting command and node deployment proposal gets a one-time link, bound to its preview and sent to " +
 			"wicket.toml's [alerts] webhook; the link shows the preview, and its answer is signed here with the operator key; a replayed or forged link is refused.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
@@ -204,20 +204,15 @@ type waitingProposal struct {
 	dep deploy.Deployment
 }
 
-// nextProposal is the first waiting proposal of the node not seen yet,
-// and how many are waiting.
-func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]bool) (waitingProposal, int, bool) {
+// listProposals is every waiting proposal of the node's deployments.
+func listProposals(ctx context.Context, client deploymentsClient) ([]waitingProposal, error) {
 	rctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	var list struct {
 		Deployments []deploy.Deployment `json:"deployments"`
 	}
-	if err := a.node.DeploymentsGet(rctx, "", nil, &list); err != nil {
-		if msg := "the node's deployment proposals cannot be read: " + err.Error(); !reported[msg] {
-			reported[msg] = true
-			fmt.Fprintf(a.out, "note: %s\n", msg)
-		}
-		return waitingProposal{}, 0, false
+	if err := client.DeploymentsGet(rctx, "", nil, &list); err != nil {
+		return nil, fmt.Errorf("the node's deployment proposals cannot be read: %w", err)
 	}
 	var waiting []waitingProposal
 	for _, d := range list.Deployments {
@@ -226,6 +221,20 @@ func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]b
 			// strategy still wants its target.
 			waiting = append(waiting, waitingProposal{Proposal: p, dep: d})
 		}
+	}
+	return waiting, nil
+}
+
+// nextProposal is the first waiting proposal of the node not seen yet,
+// and how many are waiting.
+func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]bool) (waitingProposal, int, bool) {
+	waiting, err := listProposals(ctx, a.node)
+	if err != nil {
+		if msg := err.Error(); !reported[msg] {
+			reported[msg] = true
+			fmt.Fprintf(a.out, "note: %s\n", msg)
+		}
+		return waitingProposal{}, 0, false
 	}
 	for _, w := range waiting {
 		if !seen[w.ClientOrderID] {
