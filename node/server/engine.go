@@ -397,13 +397,14 @@ func (e *engine) checkFor(c command.Command, guard func(command.Command, guardra
 	rep := guard(c, e, e.activity())
 	e.checkLeverage(c, &rep) // a margined venue's leverage checks (leverage.go)
 	e.checkFlip(c, &rep)     // an order through zero at a margined venue (flip.go)
+	e.liftOverride(c, &rep)  // the operator's one-off override (override.go)
 	if !rep.OK {
 		failed := rep.Failed()
 		code := codes[failed[0].Name]
 		if code == "" {
 			code = failed[0].Name // the [risk] checks' codes are their names
 		}
-		return rep, &rejection{code: code, reason: "node limits: " + rep.Summary()}
+		return rep, &rejection{code: code, reason: "node limits: " + rep.Summary() + overrideHint(c, rep)}
 	}
 	switch c.Verb {
 	case command.SubmitOrder:

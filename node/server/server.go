@@ -272,6 +272,7 @@ func (s *Server) rebuild() error {
 			return fmt.Errorf("node: %w", err)
 		}
 	}
+	eng.risk.audit = s.auditRisk // the engine's own risk acts (override.go)
 	s.eng = eng
 	return nil
 }
