@@ -37,6 +37,10 @@ type riskState struct {
 	overrides overrides
 	lifting   string
 	audit     func(action node.ArmingAction, note string)
+	// The agent's capital envelope (envelope.go) and the key id of the
+	// command being applied.
+	env envelopes
+	key string
 }
 
 // deploymentPrefix starts the reason of every command a deployment
@@ -65,6 +69,12 @@ func (e *engine) activity() *guardrail.Activity {
 func (e *engine) admit(c command.Command) (guardrail.Report, *rejection) {
 	e.risk.lifting = ""
 	rep, r := e.checkFor(c, e.guard.Admit)
+	if r == nil {
+		r = e.checkEnvelope(c) // the agent's capital envelope (envelope.go)
+	}
+	if r == nil {
+		e.recordAgentOrder(c)
+	}
 	switch {
 	case r == nil && e.risk.lifting != "":
 		e.spendOverride(c)
@@ -96,6 +106,7 @@ func (e *engine) applyRisk(ev node.Event) {
 		e.risk.kill = nil
 	case node.EventFilled:
 		e.risk.ledger.Filled(ev.Venue, ev.Time, ev.Quantity.Mul(ev.Price))
+		e.applyEnvelope(ev)
 	}
 }
 
@@ -133,7 +144,7 @@ func (e *engine) riskSnapshot(s *node.Snapshot, now time.Time) {
 
 // riskStatus is GET /v1/risk's answer.
 func (e *engine) riskStatus(now time.Time) node.RiskStatus {
-	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: e.guard.Status(e, e.risk.ledger, now)}
+	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: append(e.guard.Status(e, e.risk.ledger, now), e.envelopeStatus(now)...)}
 	var snap node.Snapshot
 	e.riskSnapshot(&snap, now)
 	st.Kill, st.Heartbeat, st.StreamLoss = snap.Kill, snap.Heartbeat, snap.StreamLoss
