@@ -185,7 +185,7 @@ func (e *engine) apply(ev node.Event) error {
 		e.applyBreaker(ev)
 	case node.EventKilled, node.EventKillEnded:
 		e.applyRisk(ev)
-	case node.EventAgentOrder, EventAgentDay: // the agent's envelope (envelope.go)
+	case node.EventAgentOrder, EventAgentDay, EventAgentDeployment: // the agent's envelope (envelope.go)
 		e.applyEnvelope(ev)
 	default:
 		v := e.venues[ev.Venue]

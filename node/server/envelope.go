@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -39,8 +43,12 @@ import (
 // the node's key), audited (agent_envelope) and alerted.
 
 // EventAgentDay records the agent's book value on a venue (Price) as the
-// UTC day (Note) began.
-const EventAgentDay node.EventKind = "agent_day"
+// UTC day (Note) began; EventAgentDeployment, that the deployment Note was
+// created with the agent key, so its writes are the agent's too.
+const (
+	EventAgentDay        node.EventKind = "agent_day"
+	EventAgentDeployment node.EventKind = "agent_deployment"
+)
 
 // agentBook is the agent's share of one venue's account.
 type agentBook struct {
@@ -54,8 +62,9 @@ type agentBook struct {
 
 // envelopes are the agent's books and orders (on the fold).
 type envelopes struct {
-	orders map[string]string     // client order id → whose ("agent")
+	orders map[string]string     // client order id → whose ("agent", "deployment dep-...")
 	books  map[string]*agentBook // venue → book
+	deps   map[string]bool       // the deployments the agent key created
 }
 
 func (e *engine) agentBookOf(venue string) *agentBook {
@@ -111,6 +120,11 @@ func (e *engine) applyEnvelope(ev node.Event) {
 			e.risk.env.orders = map[string]string{}
 		}
 		e.risk.env.orders[ev.ClientOrderID] = ev.Note
+	case EventAgentDeployment:
+		if e.risk.env.deps == nil {
+			e.risk.env.deps = map[string]bool{}
+		}
+		e.risk.env.deps[ev.Note] = true
 	case EventAgentDay:
 		b := e.agentBookOf(ev.Venue)
 		b.day, b.dayStart = ev.Note, ev.Price
@@ -129,13 +143,66 @@ func (e *engine) applyEnvelope(ev node.Event) {
 	}
 }
 
-// agentWrite names whose write c is for the envelope: "agent" when the
-// agent key signed it, else "".
+// agentWrite names whose write the command being applied is for the
+// envelope: "agent" when the agent key signed it, "deployment dep-..."
+// when a deployment the agent key created sends it, else "".
 func (e *engine) agentWrite() string {
-	if e.risk.key == node.KeyAgent {
+	switch {
+	case e.risk.key == node.KeyAgent:
 		return "agent"
+	case e.risk.origin != "" && e.risk.env.deps[e.risk.origin]:
+		return "deployment " + e.risk.origin
 	}
 	return ""
+}
+
+// agentDeployments wraps the deployments' create endpoint: a deployment
+// created with the agent key is recorded (journaled) as the agent's.
+func (s *Server) agentDeployments(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keyID, _ := r.Context().Value(keyIDContext{}).(string)
+		if r.Method != http.MethodPost || keyID != node.KeyAgent {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := &createdRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		var d struct {
+			ID string `json:"id"`
+		}
+		if rec.status/100 != 2 || json.Unmarshal(rec.body.Bytes(), &d) != nil || d.ID == "" {
+			return
+		}
+		err := s.do(context.WithoutCancel(r.Context()), func() {
+			s.eng.emit(node.Event{Time: s.cfg.Now(), Kind: EventAgentDeployment, Note: d.ID})
+			if err := s.commit(&journal.Batch{Events: s.eng.take()}); err != nil {
+				s.log.Error("the agent's deployment could not be journaled", "deployment", d.ID, "err", err)
+			}
+		})
+		if err != nil {
+			s.log.Error("the agent's deployment could not be recorded", "deployment", d.ID, "err", err.Message)
+		}
+	})
+}
+
+// createdRecorder passes a response on and keeps its status and (the
+// first 64 KiB of) its body.
+type createdRecorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (c *createdRecorder) WriteHeader(code int) {
+	c.status = code
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *createdRecorder) Write(b []byte) (int, error) {
+	if room := 64<<10 - c.body.Len(); room > 0 {
+		c.body.Write(b[:min(len(b), room)])
+	}
+	return c.ResponseWriter.Write(b)
 }
 
 // checkEnvelope refuses an agent's order past its envelope on c's venue.
