@@ -139,7 +139,7 @@ func (s *Secrets) List() []KeyInfo {
 		known[k] = true
 		out = append(out, s.info(k, true))
 	}
-	for _, k := range append(venueKeyNames(), natsKeys...) { // shown once set, in the environment or the file
+	for _, k := range append(append(venueKeyNames(), natsKeys...), KeyAgent) { // shown once set, in the environment or the file
 		if _, _, ok := s.Lookup(k); ok && !known[k] {
 			known[k] = true
 			out = append(out, s.info(k, true))
