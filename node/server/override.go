@@ -102,6 +102,21 @@ func describeCommand(c command.Command) string {
 	return s
 }
 
+// overrideStatus lists the overrides still waiting for their command, as
+// risk_status shows them.
+func (e *engine) overrideStatus(now time.Time) []guardrail.Headroom {
+	var out []guardrail.Headroom
+	for hash, ov := range e.risk.overrides {
+		if !now.Before(ov.Until) {
+			continue
+		}
+		out = append(out, guardrail.Headroom{Check: ov.Check, Scope: "override of the command " + hash[:16] + "…", Limit: "lifted once",
+			Note: "waits until " + ov.Until.UTC().Format(time.RFC3339)})
+	}
+	slices.SortFunc(out, func(a, b guardrail.Headroom) int { return strings.Compare(a.Scope, b.Scope) })
+	return out
+}
+
 // auditRisk commits an audit entry of the node's own (on the fold): the
 // engine's risk acts that need no operator at the time, as an override's use.
 func (s *Server) auditRisk(action node.ArmingAction, note string) {

@@ -58,6 +58,19 @@ func TestOverrideLiftsOneCheckForOneCommandOnce(t *testing.T) {
 	if err != nil || st.Check != "price_collar" || st.Preview != hash || !st.Until.Equal(clk.Now().Add(node.OverrideLife)) {
 		t.Fatalf("override: %+v %v", st, err)
 	}
+	rs, err := c.Risk(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := 0
+	for _, l := range rs.Limits {
+		if l.Check == "price_collar" && l.Scope == "override of the command "+hash[:16]+"…" && l.Limit == "lifted once" {
+			waiting++
+		}
+	}
+	if waiting != 1 {
+		t.Errorf("risk_status shows the waiting override %d times: %+v", waiting, rs.Limits)
+	}
 	v, err := c.DryRun(ctx, command.NewEnvelope(far, ""))
 	if err != nil || !v.WouldAccept {
 		t.Fatalf("dry run with the override: %+v %v", v, err)

@@ -144,7 +144,7 @@ func (e *engine) riskSnapshot(s *node.Snapshot, now time.Time) {
 
 // riskStatus is GET /v1/risk's answer.
 func (e *engine) riskStatus(now time.Time) node.RiskStatus {
-	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: append(e.guard.Status(e, e.risk.ledger, now), e.envelopeStatus(now)...)}
+	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: append(append(e.guard.Status(e, e.risk.ledger, now), e.envelopeStatus(now)...), e.overrideStatus(now)...)}
 	var snap node.Snapshot
 	e.riskSnapshot(&snap, now)
 	st.Kill, st.Heartbeat, st.StreamLoss = snap.Kill, snap.Heartbeat, snap.StreamLoss
