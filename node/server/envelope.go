@@ -232,13 +232,41 @@ func (e *engine) checkEnvelope(c command.Command) *rejection {
 		if !okp || !px.IsPositive() {
 			return &rejection{code: "agent_envelope", reason: fmt.Sprintf("no mark for %s on %s: cannot value the agent's position against its envelope's max_notional %s", c.Symbol, c.Venue, m)}
 		}
-		total := held.Sub(pos.Abs().Mul(px)).Add(after.Abs().Mul(px))
+		// The worst the symbol can come to: the position with every
+		// working order of the agent's on one side filled, this one too.
+		buys, sells := e.agentWorking(c.Venue, c.Symbol)
+		worst := decimal.Max(pos.Add(buys).Add(decimal.Max(q, decimal.Zero)).Abs(), pos.Sub(sells).Add(decimal.Min(q, decimal.Zero)).Abs())
+		total := held.Sub(pos.Abs().Mul(px)).Add(worst.Mul(px))
 		if total.GreaterThan(m) {
-			return &rejection{code: "agent_envelope", reason: fmt.Sprintf("the agent would hold %s on %s (its positions at the marks, %s %s after this order), past its envelope's max_notional %s",
-				total.StringFixed(2), c.Venue, after, c.Symbol, m)}
+			working := ""
+			if buys.IsPositive() || sells.IsPositive() {
+				working = fmt.Sprintf(" with its working orders (buy %s, sell %s) filled", buys, sells)
+			}
+			return &rejection{code: "agent_envelope", reason: fmt.Sprintf("the agent would hold %s on %s (its positions at the marks, %s %s after this order%s), past its envelope's max_notional %s",
+				total.StringFixed(2), c.Venue, worst, c.Symbol, working, m)}
 		}
 	}
 	return nil
+}
+
+// agentWorking is what the agent's open orders on venue's symbol still
+// buy and sell.
+func (e *engine) agentWorking(venue, symbol string) (buys, sells decimal.Decimal) {
+	v := e.venues[venue]
+	if v == nil {
+		return buys, sells
+	}
+	for _, o := range v.OpenOrders() {
+		if _, ours := e.risk.env.orders[o.ClientOrderID]; !ours || o.Symbol != symbol || o.Inactive {
+			continue
+		}
+		if o.Side == command.Buy {
+			buys = buys.Add(o.Remaining())
+		} else {
+			sells = sells.Add(o.Remaining())
+		}
+	}
+	return buys, sells
 }
 
 // recordAgentOrder records an accepted write's orders as the agent's.

@@ -62,6 +62,13 @@ func TestAgentEnvelopeHoldsTheAgentsWritesOnly(t *testing.T) {
 	if !strings.Contains(out.Reason, "past its envelope's max_notional 1500") || !strings.Contains(out.Reason, "16 BTC-USD after this order") {
 		t.Errorf("past max_notional: %q", out.Reason)
 	}
+	// Its working orders count as filled: 10 held, 5 bid, 1 more is 16.
+	rest := accepted(t, agent, order("paper", "BTC-USD", command.Buy, command.Limit, "5", "95"))
+	out = rejected(t, agent, order("paper", "BTC-USD", command.Buy, command.Limit, "1", "95"), "agent_envelope")
+	if !strings.Contains(out.Reason, "16 BTC-USD after this order with its working orders (buy 5, sell 0) filled") {
+		t.Errorf("past max_notional with a working order: %q", out.Reason)
+	}
+	accepted(t, agent, command.Command{Verb: command.CancelOrder, Venue: "paper", ClientOrderID: rest.ClientOrderID})
 	accepted(t, person, buy("6")) // a person's order: not the agent's
 	accepted(t, agent, sell("2")) // reduces the agent's position
 	if used, _ := envelopeOf(t, person, "agent_notional"); used != "800.00" {
