@@ -25,6 +25,7 @@ type Client struct {
 	http    *http.Client
 	now     func() time.Time
 	nonce   func() string
+	writeID string // the key id writes are signed under: KeyControl, or KeyAgent (AsAgent)
 }
 
 // Option configures a Client.
@@ -32,6 +33,11 @@ type Option func(*Client)
 
 // WithClock sets the clock that stamps requests (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
+
+// AsAgent makes the client's write key the agent key (KeyAgent): the node
+// holds its writes, and the deployments it creates, to the agent's capital
+// envelope (envelope.go).
+func AsAgent() Option { return func(c *Client) { c.writeID = KeyAgent } }
 
 // WithNonce sets the nonce source (default NewNonce).
 func WithNonce(f func() string) Option { return func(c *Client) { c.nonce = f } }
@@ -57,7 +63,7 @@ func NewClient(addr, observeKey, controlKey string, opts ...Option) (*Client, er
 		return nil, Errorf(KindAuth, "no_keys", "no node keys: set WICKET_NODE_OBSERVE_KEY and WICKET_NODE_CONTROL_KEY in the environment or in the project's settings/secrets.env")
 	}
 	u.Path, u.RawQuery = "", ""
-	c := &Client{base: u, observe: observeKey, control: controlKey, http: &http.Client{}, now: time.Now, nonce: NewNonce}
+	c := &Client{base: u, observe: observeKey, control: controlKey, http: &http.Client{}, now: time.Now, nonce: NewNonce, writeID: KeyControl}
 	for _, o := range opts {
 		o(c)
 	}
@@ -163,7 +169,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	if keyID == KeyControl || key == "" {
 		// A client without an observe key reads with the control key,
 		// under the control key's id.
-		keyID, key = KeyControl, c.control
+		keyID, key = c.writeID, c.control
 	}
 	u := *c.base
 	u.Path = path

@@ -114,10 +114,17 @@ type OperatorRequest struct {
 	Confirm   string `json:"confirm,omitempty"`
 	Flatten   bool   `json:"flatten,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+	// Check and Preview name an override's check and command (override.go).
+	Check   string `json:"check,omitempty"`
+	Preview string `json:"preview,omitempty"`
 }
 
-// Statement is the ArmStatement an operator signs for act with r.
+// Statement is the ArmStatement an operator signs for act with r; an
+// override's names its check and its command's preview hash.
 func (r OperatorRequest) Statement(act string) ArmStatement {
+	if act == ActOverride {
+		return ArmStatement{Action: act, Target: "command", Name: r.Check, For: r.Preview, Confirm: r.Confirm, Challenge: r.Challenge}
+	}
 	flatten := ""
 	if r.Flatten {
 		flatten = "flatten"

@@ -28,10 +28,11 @@ func approveCommand() *cli.Command {
 			"It also shows the waiting proposals of the node's propose-mode deployments (wicket node deployments lists them): y sends the order once, " +
 			"as wicket node approve-proposal does; n or s leaves it to lapse when the next bar closes. " +
 			"Every answer is signed with the operator key (settings/operator.key, or WICKET_OPERATOR_KEY in its environment); the servers and the node take no other. " +
+			"While it is open it renews the node's dead man's switch ([risk] heartbeat) with heartbeats signed by that key, as wicket node heartbeat does. " +
 			"Nothing is ever approved by default, by a timeout or by an error. " +
 			"With --oauth it answers the built-in OAuth issuer's authorization requests instead (docs/oauth.md): each is shown with its client, " +
 			"redirect host and scopes; y grants them and prints a one-time code, signed with the operator key, to type on the client's authorize page. " +
-			"With --http it serves approvals away from the desk instead: each waiting command gets a one-time link, bound to its preview and sent to " +
+			"With --http it serves approvals away from the desk instead: each waiting command and node deployment proposal gets a one-time link, bound to its preview and sent to " +
 			"wicket.toml's [alerts] webhook; the link shows the preview, and its answer is signed here with the operator key; a replayed or forged link is refused.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "poll", Value: 250 * time.Millisecond, Usage: "how often the servers are asked for waiting commands", Hidden: true},
@@ -89,14 +90,18 @@ func runApprove(ctx context.Context, o approveOptions, stdout, _ io.Writer) erro
 	if err != nil {
 		return err
 	}
+	out := &lockedWriter{w: stdout} // the beater notes beside the session
 	a := &approver{
-		dir: p.StateDir(), key: key, in: startLines(o.stdin), out: stdout,
+		dir: p.StateDir(), key: key, in: startLines(o.stdin), out: out,
 		by: whoAmI(o.stdin), poll: o.poll, now: o.now,
 	}
 	if client, _, err := armClientAt(o.project, o.addr); err != nil {
-		fmt.Fprintf(stdout, "note: the node's deployment proposals are not shown: %v\n", err)
+		fmt.Fprintf(stdout, "note: the node's deployment proposals are not shown and its dead man's switch is not renewed: %v\n", err)
 	} else {
 		a.node = client
+		ticker := time.NewTicker(o.poll)
+		defer ticker.Stop()
+		a.beat = &beater{node: client, key: key, now: o.now, ticks: ticker.C, out: out} // approve_heartbeat.go
 	}
 	return a.run(ctx)
 }
@@ -111,6 +116,7 @@ type approver struct {
 	poll time.Duration
 	now  func() time.Time
 	node deploymentsClient // the node's proposals; nil: not shown
+	beat *beater           // renews the node's heartbeat while open; nil: none
 }
 
 func startLines(r io.Reader) <-chan string {
@@ -141,6 +147,9 @@ func whoAmI(r io.Reader) string {
 
 func (a *approver) run(ctx context.Context) error {
 	fmt.Fprintf(a.out, "wicket approve: watching this project's wicket mcp servers for commands to approve (q or Ctrl-D quits).\n")
+	if a.beat != nil {
+		defer a.beat.start(ctx)()
+	}
 	seen := map[string]bool{}
 	idle := false
 	reported := map[string]bool{}
@@ -202,20 +211,15 @@ type waitingProposal struct {
 	dep deploy.Deployment
 }
 
-// nextProposal is the first waiting proposal of the node not seen yet,
-// and how many are waiting.
-func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]bool) (waitingProposal, int, bool) {
+// listProposals is every waiting proposal of the node's deployments.
+func listProposals(ctx context.Context, client deploymentsClient) ([]waitingProposal, error) {
 	rctx, cancel := context.WithTimeout(ctx, nodeCallTimeout)
 	defer cancel()
 	var list struct {
 		Deployments []deploy.Deployment `json:"deployments"`
 	}
-	if err := a.node.DeploymentsGet(rctx, "", nil, &list); err != nil {
-		if msg := "the node's deployment proposals cannot be read: " + err.Error(); !reported[msg] {
-			reported[msg] = true
-			fmt.Fprintf(a.out, "note: %s\n", msg)
-		}
-		return waitingProposal{}, 0, false
+	if err := client.DeploymentsGet(rctx, "", nil, &list); err != nil {
+		return nil, fmt.Errorf("the node's deployment proposals cannot be read: %w", err)
 	}
 	var waiting []waitingProposal
 	for _, d := range list.Deployments {
@@ -224,6 +228,20 @@ func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]b
 			// strategy still wants its target.
 			waiting = append(waiting, waitingProposal{Proposal: p, dep: d})
 		}
+	}
+	return waiting, nil
+}
+
+// nextProposal is the first waiting proposal of the node not seen yet,
+// and how many are waiting.
+func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]bool) (waitingProposal, int, bool) {
+	waiting, err := listProposals(ctx, a.node)
+	if err != nil {
+		if msg := err.Error(); !reported[msg] {
+			reported[msg] = true
+			fmt.Fprintf(a.out, "note: %s\n", msg)
+		}
+		return waitingProposal{}, 0, false
 	}
 	for _, w := range waiting {
 		if !seen[w.ClientOrderID] {

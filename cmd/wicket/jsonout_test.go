@@ -77,6 +77,7 @@ var jsonCommands = map[string]jsonCase{
 	"node heartbeat":           {duty: jsonNo, why: "an operator's act at a terminal"},
 	"node kill":                {duty: jsonNo, why: "an operator's act at a terminal"},
 	"node reset-throttle":      {duty: jsonNo, why: "an operator's act at a terminal"},
+	"node override":            {duty: jsonNo, why: "an operator's act at a terminal"},
 	"node resume-trading":      {duty: jsonNo, why: "an operator's act at a terminal"},
 	"node risk":                {duty: jsonYes, why: "needs a node with risk limits: TestNodeRiskShowsEveryLimit"},
 	"node statement":           {duty: jsonYes, why: "needs a node with a venue's history: TestStatementPrintsEachMismatchAndExits3"},

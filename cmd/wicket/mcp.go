@@ -216,7 +216,7 @@ func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error
 	// The node, with keys resolved once: environment, then secrets.env.
 	if addr := o.node; addr != "" {
 		opts.NodeAddr = addr
-		client, err := nodeClient(addr, b.Project)
+		client, err := mcpNodeClient(addr, b.Project) // agent_key.go
 		if err != nil {
 			b.NodeErr = err
 			fmt.Fprintf(stderr, "wicket mcp: the node tools will answer with this error: %v\n", err)

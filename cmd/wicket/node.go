@@ -110,6 +110,10 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 	if err != nil {
 		return err
 	}
+	agent, err := agentKey(&p) // agent_key.go
+	if err != nil {
+		return err
+	}
 	operator, err := p.OperatorPublic() // arming is verified with it (node_arming.go)
 	if errors.Is(err, project.ErrNoOperatorKey) {
 		for _, vc := range cfg.Venues {
@@ -168,7 +172,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 	}
 	defer alerts.Close()
 	srv, err := server.New(server.Config{
-		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control, Alerts: alerts,
+		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control, AgentKey: agent, Alerts: alerts,
 		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
 		Deployments: deps.handler,

@@ -539,13 +539,7 @@ func showProposal(ctx context.Context, client *node.Client, cid string, out io.W
 // describeProposal is the proposal as the operator sees it before
 // approving; now is the venue's price (zero: unknown).
 func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now decimal.Decimal) {
-	kind := "at market"
-	if p.Type == "bracket" {
-		kind = "at market with its stop-loss and take-profit (a bracket)"
-	}
-	fmt.Fprintf(w, "proposal     %s of deployment %s (%s on %s)\n", p.ClientOrderID, d.ID, d.Strategy, d.Series)
-	fmt.Fprintf(w, "order        %s %s %s %s on venue %s, for target %v of the deployment's equity\n", p.Side, p.Quantity, d.Symbol, kind, d.Venue, p.Target)
-	fmt.Fprintf(w, "bar          %s, closed at %s\n", p.Bar.UTC().Format(time.RFC3339), p.BarClose)
+	describeProposalOrder(w, d, p)
 	switch {
 	case !now.IsPositive():
 		fmt.Fprintf(w, "price now    unknown: the venue shows no price of %s, so an approval sends nothing\n", d.Symbol)
@@ -555,6 +549,18 @@ func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now d
 	default:
 		fmt.Fprintf(w, "price now    %s; approved, it is sized again at the price then, within the allowance\n", now)
 	}
+}
+
+// describeProposalOrder is the proposal, its order and its bar (what an
+// approval link is bound to: wicket approve --http).
+func describeProposalOrder(w io.Writer, d deploy.Deployment, p deploy.Proposal) {
+	kind := "at market"
+	if p.Type == "bracket" {
+		kind = "at market with its stop-loss and take-profit (a bracket)"
+	}
+	fmt.Fprintf(w, "proposal     %s of deployment %s (%s on %s)\n", p.ClientOrderID, d.ID, d.Strategy, d.Series)
+	fmt.Fprintf(w, "order        %s %s %s %s on venue %s, for target %v of the deployment's equity\n", p.Side, p.Quantity, d.Symbol, kind, d.Venue, p.Target)
+	fmt.Fprintf(w, "bar          %s, closed at %s\n", p.Bar.UTC().Format(time.RFC3339), p.BarClose)
 }
 
 // printExitReplay prints the report's replay of protective exits (nil:

@@ -100,6 +100,24 @@ func nodeRiskCommands() []*cli.Command {
 				fmt.Fprintln(out, "the identical-order throttle is reset")
 				return nil
 			}),
+		operator("override", "lift one pre-trade check once, for one command named by its preview hash",
+			"The node's refusal of a command by one overridable check names this command with its --check and --preview. "+
+				"The override waits 10 minutes for that exact command, is spent by its first execution, and is audited when granted and when used. "+
+				"Overridable: "+strings.Join(node.Overridable, ", ")+".",
+			[]cli.Flag{&cli.StringFlag{Name: "check", Usage: "the check to lift (required)"},
+				&cli.StringFlag{Name: "preview", Usage: "the command's preview hash, from the refusal (required)"},
+				&cli.StringFlag{Name: "reason", Usage: "why, for the audit trail"}},
+			func(ctx context.Context, c *node.Client, key ed25519.PrivateKey, cc *cli.Context, out io.Writer) error {
+				if cc.String("check") == "" || cc.String("preview") == "" {
+					return usagef("node override needs --check and --preview, as the refusal names them")
+				}
+				st, err := c.Override(ctx, cc.String("check"), cc.String("preview"), cc.String("reason"), key)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s is lifted once for the command with preview %s, until %s; send that command again\n", st.Check, st.Preview, st.Until.Local().Format(time.RFC1123))
+				return nil
+			}),
 		{
 			Name:        "risk",
 			Usage:       "every risk limit with its headroom, throttles, breakers, the kill and the heartbeat (observe key)",

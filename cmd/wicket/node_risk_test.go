@@ -12,7 +12,7 @@ import (
 // TestNodeRiskOperatorCommandsNeedATerminal: kill, resume-trading,
 // heartbeat and reset-throttle are an operator's acts: a pipe is refused.
 func TestNodeRiskOperatorCommandsNeedATerminal(t *testing.T) {
-	for _, verb := range []string{"kill", "resume-trading", "heartbeat", "reset-throttle"} {
+	for _, verb := range []string{"kill", "resume-trading", "heartbeat", "reset-throttle", "override"} {
 		code, _, stderr := wicket(t, "node", verb)
 		if code != 1 || !strings.Contains(stderr, "wicket node "+verb+" needs an interactive terminal") {
 			t.Errorf("%s from a pipe: code %d %s", verb, code, stderr)

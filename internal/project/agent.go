@@ -27,6 +27,9 @@ type AgentConfig struct {
 	MaxWrites          int             `toml:"max_writes"`
 	MaxNotional        decimal.Decimal `toml:"max_notional"`
 	MaxWritesPerMinute int             `toml:"max_writes_per_minute"`
+	// Envelope is [agent.envelope.VENUE], the agent's capital envelope per
+	// venue, enforced by the node (envelope.go).
+	Envelope map[string]AgentEnvelope `toml:"envelope"`
 	// OAuth, when set, makes `wicket mcp --http` an OAuth 2.1 resource
 	// server as well ([agent.oauth]; agent/oauth.go).
 	OAuth *OAuthConfig `toml:"oauth"`

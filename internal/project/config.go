@@ -404,6 +404,9 @@ func (c *Config) Validate() error {
 	if err := c.Agent.validate(); err != nil {
 		return err
 	}
+	if err := c.Agent.validateEnvelope(c.Venues); err != nil {
+		return err
+	}
 	if err := c.Risk.validate(c.Venues); err != nil {
 		return err
 	}

@@ -16,8 +16,11 @@ import (
 const (
 	KeyObserve = "WICKET_NODE_OBSERVE_KEY" // reads node state
 	KeyControl = "WICKET_NODE_CONTROL_KEY" // writes to the node
-	KeyData    = "WICKET_DATA_TOKEN"       // bearer token for a non-loopback data service
-	KeyLedger  = "WICKET_LEDGER_KEY"       // keys the research ledger's chain; never served or logged
+	// KeyAgent, optional, writes to the node as the agent: the node holds
+	// those writes to [agent.envelope] (node/server/envelope.go).
+	KeyAgent  = "WICKET_NODE_AGENT_KEY"
+	KeyData   = "WICKET_DATA_TOKEN" // bearer token for a non-loopback data service
+	KeyLedger = "WICKET_LEDGER_KEY" // keys the research ledger's chain; never served or logged
 	// Alpaca market data (US stock bars; crypto bars need none).
 	KeyAlpacaID     = "WICKET_ALPACA_KEY_ID"
 	KeyAlpacaSecret = "WICKET_ALPACA_SECRET_KEY"
@@ -136,7 +139,7 @@ func (s *Secrets) List() []KeyInfo {
 		known[k] = true
 		out = append(out, s.info(k, true))
 	}
-	for _, k := range append(venueKeyNames(), natsKeys...) { // shown once set, in the environment or the file
+	for _, k := range append(append(venueKeyNames(), natsKeys...), KeyAgent) { // shown once set, in the environment or the file
 		if _, _, ok := s.Lookup(k); ok && !known[k] {
 			known[k] = true
 			out = append(out, s.info(k, true))

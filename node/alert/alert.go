@@ -42,6 +42,8 @@ const (
 	StreamLost        Kind = "stream_lost"
 	StatementMismatch Kind = "statement_mismatch"
 	ApprovalWaiting   Kind = "approval_waiting"
+	EnvelopeBreach    Kind = "agent_envelope"
+	Override          Kind = "override"
 )
 
 // Rule is one row of the table: an alert kind, its severity, what it
@@ -66,6 +68,8 @@ var Kinds = []Rule{
 	{StreamLost, Warning, "venue stream lost", []string{string(node.ArmingStreamLoss)}},
 	{StatementMismatch, Warning, "daily statement does not match the venue", []string{StatementAction}},
 	{ApprovalWaiting, Notice, "a command waits for approval", nil},
+	{EnvelopeBreach, Critical, "the agent's capital envelope is breached", []string{string(node.ArmingEnvelope)}},
+	{Override, Warning, "an operator lifted a pre-trade check once", []string{string(node.ArmingOverride), string(node.ArmingOverrideUsed)}},
 }
 
 // StatementAction is the arming action of the audit entry the node

@@ -15,15 +15,18 @@ import (
 // message windows, daily notional and identical orders), then recorded;
 // one order a millisecond, so about a thousand messages stay in the 1s
 // window. It reports the p99 of one check beside the mean.
-// "guardrail" is the [guardrail] checks alone, for comparison.
+// "every" is the node's Admit (details of failed checks only);
+// "every-preview" is CheckWith, which writes every check's detail for a
+// preview; "guardrail" is the [guardrail] checks alone, for comparison.
 func BenchmarkCheckEveryRiskCheck(b *testing.B) {
 	every := riskConfig()
 	every.Risk.MaxMessages, every.Risk.MaxDeploymentMessages, every.Risk.MaxIdenticalOrders = 100000, 100000, 100000
-	b.Run("guardrail", func(b *testing.B) { benchCheck(b, New(config())) })
-	b.Run("every", func(b *testing.B) { benchCheck(b, New(every)) })
+	b.Run("guardrail", func(b *testing.B) { g := New(config()); benchCheck(b, g, g.Admit) })
+	b.Run("every", func(b *testing.B) { g := New(every); benchCheck(b, g, g.Admit) })
+	b.Run("every-preview", func(b *testing.B) { g := New(every); benchCheck(b, g, g.CheckWith) })
 }
 
-func benchCheck(b *testing.B, g *Guardrail) {
+func benchCheck(b *testing.B, g *Guardrail, check func(command.Command, View, *Activity) Report) {
 	l := NewLedger()
 	v := restingView{view}
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -40,7 +43,7 @@ func benchCheck(b *testing.B, g *Guardrail) {
 		now = now.Add(time.Millisecond)
 		c := cmds[i%len(cmds)]
 		t0 := time.Now()
-		rep := g.CheckWith(c, v, &Activity{Ledger: l, Deployment: "dep-a", Now: now})
+		rep := check(c, v, &Activity{Ledger: l, Deployment: "dep-a", Now: now})
 		if rep.OK {
 			g.Record(l, c, "dep-a", now)
 		}

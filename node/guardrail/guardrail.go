@@ -168,13 +168,24 @@ type run struct {
 	venue  project.Venue
 	leg    string   // the leg being checked
 	ref    *sideRef // what exits' sides are checked against, when not the mark
+	terse  bool     // write the details of failed checks only (Admit)
 	checks []Check
 }
 
+// add records a check; its detail is formatted only when it is to be
+// shown (always, except a passing check under Admit).
 func (r *run) add(name string, ok bool, format string, a ...any) bool {
-	r.checks = append(r.checks, Check{Leg: r.leg, Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	ch := Check{Leg: r.leg, Name: name, OK: ok}
+	if r.shown(ok) {
+		ch.Detail = fmt.Sprintf(format, a...)
+	}
+	r.checks = append(r.checks, ch)
 	return ok
 }
+
+// shown reports whether the detail of a check that passes (ok) or fails
+// is written; a caller computes a costly argument only when it is.
+func (r *run) shown(ok bool) bool { return !ok || !r.terse }
 
 func (r *run) check() {
 	c := r.c
@@ -285,6 +296,9 @@ func (r *run) checkOpenOrder() (Order, bool) {
 			by, id = "client_order_id", r.c.ClientOrderID
 		}
 		return o, r.add("order", false, "no open order with %s %s on %s", by, id, r.c.Venue)
+	}
+	if !r.shown(true) {
+		return o, r.add("order", true, "")
 	}
 	desc := fmt.Sprintf("%s %s %s %s %s", o.ID, o.Type, o.Side, o.Quantity, o.Symbol)
 	if o.StopPrice.IsPositive() {
@@ -504,6 +518,10 @@ func (r *run) checkOrder(in intent) {
 func (r *run) collar(name, what string, price decimal.Decimal, refWhat string, ref decimal.Decimal) {
 	dist := price.Sub(ref).Abs().Mul(decimal.NewFromInt(100))
 	within := dist.LessThanOrEqual(r.g.collarPct.Mul(ref)) // exact: |price-ref|/ref ≤ pct/100
+	if !r.shown(within) {
+		r.add(name, within, "")
+		return
+	}
 	shown := dist.DivRound(ref, 4).StringFixed(2)
 	if !within && shown == r.g.collarPct.StringFixed(2) {
 		shown = "more than " + shown

@@ -60,10 +60,23 @@ type Activity struct {
 // CheckWith is Check with the node's activity (nil: the per-command
 // checks are left out, as on a client).
 func (g *Guardrail) CheckWith(c command.Command, view View, a *Activity) Report {
+	return g.checkWith(c, view, a, false)
+}
+
+// Admit is CheckWith for a command about to execute, whose report is read
+// only when it fails: the checks are the same, but a passing check's
+// Detail is left empty (formatting every detail was most of a check's
+// cost); a failed check's reads exactly as CheckWith writes it. A preview
+// uses CheckWith.
+func (g *Guardrail) Admit(c command.Command, view View, a *Activity) Report {
+	return g.checkWith(c, view, a, true)
+}
+
+func (g *Guardrail) checkWith(c command.Command, view View, a *Activity, terse bool) Report {
 	if view == nil {
 		view = emptyView{}
 	}
-	r := run{g: g, c: c, view: view}
+	r := run{g: g, c: c, view: view, terse: terse, checks: make([]Check, 0, 24)} // room for an order's every check: grown once at most
 	r.check()
 	if a != nil && a.Ledger != nil && len(r.checks) > 0 && !slices.ContainsFunc(r.checks, func(c Check) bool { return c.Name == "venue" && !c.OK }) {
 		r.checkActivity(a)
@@ -124,6 +137,10 @@ func (r *run) checkStopCollar(in intent, mark decimal.Decimal, haveMark bool) {
 	}
 	dist := in.stop.Sub(mark).Abs().Mul(decimal.NewFromInt(100))
 	within := dist.LessThanOrEqual(pct.Mul(mark))
+	if !r.shown(within) {
+		r.add("stop_collar", within, "")
+		return
+	}
 	r.add("stop_collar", within, "stop %s is %s%% from mark %s (stop_collar_pct %s)", in.stop, dist.DivRound(mark, 4).StringFixed(2), mark, pct)
 }
 
@@ -229,6 +246,10 @@ func (r *run) checkActivity(a *Activity) {
 			return
 		}
 		n := l.ident.count(key, now, g.risk.IdenticalWindow)
+		if !r.shown(n < m) {
+			r.add("identical_orders", true, "")
+			return
+		}
 		r.add("identical_orders", n < m, "%d identical order(s) %s in the last %s; max_identical_orders %d", n+1, describe(c), g.risk.IdenticalWindow, m)
 	}
 }

@@ -33,6 +33,7 @@ type Server struct {
 	Addr       string // host:port on loopback
 	ObserveKey string
 	ControlKey string
+	AgentKey   string // the agent's write key (AgentClient)
 	// OperatorKey is the operator's private key, made at test run time;
 	// the node holds its public half (nil under WithoutOperatorKey).
 	OperatorKey ed25519.PrivateKey
@@ -143,7 +144,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	if o.orderPolls == nil {
 		o.orderPolls = make(chan time.Time) // never ticks
 	}
-	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
+	s := &Server{ObserveKey: randomKey(t), ControlKey: randomKey(t), AgentKey: randomKey(t), Config: o.cfg, Journal: o.journal, t: t, opts: o}
 	if !o.noOperator {
 		s.OperatorKey = operatorKeyOf(t, o.journal)
 		if o.operator != nil {
@@ -177,7 +178,7 @@ func (s *Server) start(t testing.TB, addr string) {
 		operator = s.OperatorKey.Public().(ed25519.PublicKey)
 	}
 	n, err := server.New(server.Config{
-		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey,
+		Project: s.opts.cfg, JournalPath: s.Journal, ObserveKey: s.ObserveKey, ControlKey: s.ControlKey, AgentKey: s.AgentKey,
 		Feed: s.opts.feed, Marks: s.opts.marks, Now: s.opts.now, NewID: s.opts.newID, Version: "nodetest",
 		Exchanges: s.opts.exchanges, AllowLive: s.opts.allowLive, VenueTimeout: s.opts.venueTimeout, MarkEvery: s.opts.markEvery,
 		OperatorKey: operator,
@@ -205,6 +206,16 @@ func (s *Server) Client(opts ...node.Option) *node.Client {
 	c, err := node.NewClient(s.Addr, s.ObserveKey, s.ControlKey, opts...)
 	if err != nil {
 		panic("nodetest: " + err.Error()) // the address and keys are ours: cannot fail
+	}
+	return c
+}
+
+// AgentClient returns a client that writes with the agent key, as
+// wicket mcp does when it holds one.
+func (s *Server) AgentClient(opts ...node.Option) *node.Client {
+	c, err := node.NewClient(s.Addr, s.ObserveKey, s.AgentKey, append(opts, node.AsAgent())...)
+	if err != nil {
+		panic("nodetest: " + err.Error())
 	}
 	return c
 }

@@ -24,12 +24,16 @@ type verifier struct {
 	lastSweep time.Time
 }
 
-func newVerifier(observe, control string, now func() time.Time) *verifier {
-	return &verifier{
+func newVerifier(observe, control, agent string, now func() time.Time) *verifier {
+	v := &verifier{
 		keys: map[string]string{node.KeyObserve: observe, node.KeyControl: control},
 		now:  now,
 		seen: map[string]time.Time{},
 	}
+	if agent != "" { // the agent's writes (envelope.go)
+		v.keys[node.KeyAgent] = agent
+	}
+	return v
 }
 
 // verify authenticates r (whose body has been read into body) and returns

@@ -18,7 +18,7 @@ func (s *Server) mountDeployments(mux *http.ServeMux) {
 			writeError(w, nodeErrorNoDeployments)
 		})
 	}
-	mux.Handle("/v1/deployments", h)
+	mux.Handle("/v1/deployments", s.agentDeployments(h)) // envelope.go: the agent's deployments
 	mux.Handle("/v1/deployments/", h)
 }
 

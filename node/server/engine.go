@@ -185,6 +185,8 @@ func (e *engine) apply(ev node.Event) error {
 		e.applyBreaker(ev)
 	case node.EventKilled, node.EventKillEnded:
 		e.applyRisk(ev)
+	case node.EventAgentOrder, EventAgentDay, EventAgentDeployment: // the agent's envelope (envelope.go)
+		e.applyEnvelope(ev)
 	default:
 		v := e.venues[ev.Venue]
 		if v == nil {
@@ -326,6 +328,12 @@ var codes = map[string]string{
 // check runs the node's rules on c without changing anything: the same
 // verdict execute acts on and dry-run reports.
 func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
+	return e.checkFor(c, e.guard.CheckWith)
+}
+
+// checkFor is check with the guardrail's entry: CheckWith for a report
+// shown whole, Admit for a command about to execute (risk.go).
+func (e *engine) checkFor(c command.Command, guard func(command.Command, guardrail.View, *guardrail.Activity) guardrail.Report) (guardrail.Report, *rejection) {
 	if c.Verb == command.SubmitOrder && c.ClientOrderID != "" {
 		for _, l := range c.Legs() {
 			cid := l.Command.ClientOrderID
@@ -388,16 +396,17 @@ func (e *engine) check(c command.Command) (guardrail.Report, *rejection) {
 				reason: fmt.Sprintf("order %s on %s was not placed by this node: it can be canceled by naming it, never modified", c.ClientOrderID, c.Venue)}
 		}
 	}
-	rep := e.guard.CheckWith(c, e, e.activity())
+	rep := guard(c, e, e.activity())
 	e.checkLeverage(c, &rep) // a margined venue's leverage checks (leverage.go)
 	e.checkFlip(c, &rep)     // an order through zero at a margined venue (flip.go)
+	e.liftOverride(c, &rep)  // the operator's one-off override (override.go)
 	if !rep.OK {
 		failed := rep.Failed()
 		code := codes[failed[0].Name]
 		if code == "" {
 			code = failed[0].Name // the [risk] checks' codes are their names
 		}
-		return rep, &rejection{code: code, reason: "node limits: " + rep.Summary()}
+		return rep, &rejection{code: code, reason: "node limits: " + rep.Summary() + overrideHint(c, rep)}
 	}
 	switch c.Verb {
 	case command.SubmitOrder:

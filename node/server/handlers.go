@@ -44,6 +44,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/risk", s.riskGet)
 	mux.HandleFunc("GET /v1/risk/challenge", s.riskChallenge)
 	mux.HandleFunc("POST /v1/risk/reset-throttle", s.riskReset)
+	mux.HandleFunc("POST /v1/risk/override", s.riskOverride) // override.go
 	mux.HandleFunc("POST /v1/kill", s.kill)
 	mux.HandleFunc("POST /v1/resume-trading", s.resumeTrading)
 	mux.HandleFunc("POST /v1/heartbeat", s.heartbeatPost)

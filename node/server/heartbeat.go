@@ -40,6 +40,7 @@ func (h heartbeat) state(cfg project.Risk, now time.Time) *node.HeartbeatState {
 // (on the fold; the pausing and cancels run off it).
 func (s *Server) checkHeartbeat(now time.Time) {
 	s.checkStreams(now)
+	s.checkEnvelopes(now) // the agent's capital envelope (envelope.go)
 	e, r := s.eng, s.cfg.Project.Risk
 	if r.Heartbeat <= 0 || e.risk.beat.lapsed || now.Sub(e.risk.beat.last) < r.Heartbeat {
 		return

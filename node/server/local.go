@@ -146,9 +146,10 @@ func (s *Server) readAudit(aq node.AuditQuery) (node.AuditPage, *node.Error) {
 	return page, nil
 }
 
-// mayWrite is the scope of a key: only the control key writes.
+// mayWrite is the scope of a key: only the control key and the agent
+// key (envelope.go) write.
 func mayWrite(keyID string) *node.Error {
-	if keyID != node.KeyControl {
+	if keyID != node.KeyControl && keyID != node.KeyAgent {
 		return node.Errorf(node.KindForbidden, "observe_key_cannot_write",
 			"the %s key reads only; writes must be signed with the control key", keyID)
 	}

@@ -104,9 +104,9 @@ func (s *Server) runRemote(id, keyID string, c command.Command, reason string) {
 			return
 		}
 		v.out = node.Outcome{Status: node.Accepted, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now}
-		s.eng.risk.origin = deploymentOf(reason)
+		s.eng.risk.origin, s.eng.risk.key = deploymentOf(reason), keyID
 		_, r := s.eng.admit(c)
-		s.eng.risk.origin = ""
+		s.eng.risk.origin, s.eng.risk.key = "", ""
 		if r != nil {
 			v.out.Status, v.out.Code, v.out.Reason, v.out.ExistingOrder = node.Rejected, r.code, r.reason, r.existing
 			s.finishRemote(id, keyID, c, reason, v.out, false)

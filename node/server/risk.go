@@ -32,6 +32,15 @@ type riskState struct {
 	clocks map[string]node.MarketClock // real venues' market clocks, by venue ([risk] market_hours)
 	lost   map[string]time.Time        // real venues whose stream a mark step found lost, since (heartbeat.go)
 	losses map[string]string           // venues whose lost stream tripped [risk] stream_loss: the note
+	// The operator's one-off overrides (override.go): granted, by preview
+	// hash; the one the check being made lifts; how the engine audits.
+	overrides overrides
+	lifting   string
+	audit     func(action node.ArmingAction, note string)
+	// The agent's capital envelope (envelope.go) and the key id of the
+	// command being applied.
+	env envelopes
+	key string
 }
 
 // deploymentPrefix starts the reason of every command a deployment
@@ -55,10 +64,21 @@ func (e *engine) activity() *guardrail.Activity {
 
 // admit is check for a command about to execute: one that passes is
 // counted by the throttles; an identical order refused stays refused
-// until an operator resets the throttle.
+// until an operator resets the throttle. Only a refusal's checks are
+// written out (guardrail.Admit): execute reads no passing check's detail.
 func (e *engine) admit(c command.Command) (guardrail.Report, *rejection) {
-	rep, r := e.check(c)
+	e.risk.lifting = ""
+	rep, r := e.checkFor(c, e.guard.Admit)
+	if r == nil {
+		r = e.checkEnvelope(c) // the agent's capital envelope (envelope.go)
+	}
+	if r == nil {
+		e.recordAgentOrder(c)
+	}
 	switch {
+	case r == nil && e.risk.lifting != "":
+		e.spendOverride(c)
+		e.guard.Record(e.risk.ledger, c, e.risk.origin, e.now())
 	case r == nil:
 		e.guard.Record(e.risk.ledger, c, e.risk.origin, e.now())
 	case !rep.OK:
@@ -86,6 +106,7 @@ func (e *engine) applyRisk(ev node.Event) {
 		e.risk.kill = nil
 	case node.EventFilled:
 		e.risk.ledger.Filled(ev.Venue, ev.Time, ev.Quantity.Mul(ev.Price))
+		e.applyEnvelope(ev)
 	}
 }
 
@@ -123,7 +144,7 @@ func (e *engine) riskSnapshot(s *node.Snapshot, now time.Time) {
 
 // riskStatus is GET /v1/risk's answer.
 func (e *engine) riskStatus(now time.Time) node.RiskStatus {
-	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: e.guard.Status(e, e.risk.ledger, now)}
+	st := node.RiskStatus{Time: now, TradingState: e.state, Limits: append(append(e.guard.Status(e, e.risk.ledger, now), e.envelopeStatus(now)...), e.overrideStatus(now)...)}
 	var snap node.Snapshot
 	e.riskSnapshot(&snap, now)
 	st.Kill, st.Heartbeat, st.StreamLoss = snap.Kill, snap.Heartbeat, snap.StreamLoss
@@ -157,6 +178,7 @@ var riskActs = map[string]string{
 	node.ActResumeTrading: "wicket node resume-trading",
 	node.ActHeartbeat:     "wicket node heartbeat",
 	node.ActResetThrottle: "wicket node reset-throttle",
+	node.ActOverride:      "wicket node override",
 }
 
 // challengeName is what a risk act's challenge is issued for: not a
@@ -166,7 +188,7 @@ func challengeName(act string) string { return "risk:" + act }
 func (s *Server) riskChallenge(w http.ResponseWriter, r *http.Request) {
 	act := r.URL.Query().Get("act")
 	if _, ok := riskActs[act]; !ok {
-		writeError(w, node.Errorf(node.KindBadRequest, "bad_act", "act=%q: give kill, resume-trading, heartbeat or reset-throttle", short(act)))
+		writeError(w, node.Errorf(node.KindBadRequest, "bad_act", "act=%q: give kill, resume-trading, heartbeat, reset-throttle or override", short(act)))
 		return
 	}
 	writeJSON(w, http.StatusOK, node.RiskChallenge{Act: act, Challenge: s.armed.issue(challengeName(act), s.cfg.Now())})
@@ -179,7 +201,7 @@ func readOperator(r *http.Request) (node.OperatorRequest, *node.Error) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return req, node.Errorf(node.KindBadRequest, "bad_request", "body: %v (fields: challenge, signature, confirm, flatten, reason)", err)
+			return req, node.Errorf(node.KindBadRequest, "bad_request", "body: %v (fields: challenge, signature, confirm, flatten, reason, check, preview)", err)
 		}
 	}
 	return req, nil

@@ -57,6 +57,10 @@ type Config struct {
 	JournalPath string
 	ObserveKey  string
 	ControlKey  string
+	// AgentKey, when set, is a write key whose writes (and the
+	// deployments it creates) the node attributes to the agent: its
+	// capital envelope (envelope.go).
+	AgentKey string
 
 	Feed      paper.Feed       // how marks start and move
 	TickEvery time.Duration    // mark step interval; 0 with Ticks nil: marks move only on Tick
@@ -155,6 +159,9 @@ type Server struct {
 // New opens the journal, rebuilds the state from it, opens venues new to
 // it, and starts the fold. Call Close to stop it.
 func New(cfg Config) (*Server, error) {
+	if err := checkAgentKey(cfg.ObserveKey, cfg.ControlKey, cfg.AgentKey); err != nil { // envelope.go
+		return nil, err
+	}
 	if err := checkKeys(cfg.ObserveKey, cfg.ControlKey); err != nil {
 		return nil, err
 	}
@@ -207,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, j: j,
-		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.Now),
+		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.AgentKey, cfg.Now),
 		tickets: newTickets(),
 		armed:   newChallenges(),
 		started: cfg.Now(),
@@ -272,6 +279,7 @@ func (s *Server) rebuild() error {
 			return fmt.Errorf("node: %w", err)
 		}
 	}
+	eng.risk.audit = s.auditRisk // the engine's own risk acts (override.go)
 	s.eng = eng
 	return nil
 }
@@ -428,9 +436,9 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 		s.applyRemote(id, keyID, c, reason, now)
 		return
 	}
-	s.eng.risk.origin = deploymentOf(reason) // the per-deployment throttle (risk.go)
+	s.eng.risk.origin, s.eng.risk.key = deploymentOf(reason), keyID // the per-deployment throttle, the agent's envelope (risk.go)
 	out := s.eng.execute(c, now)
-	s.eng.risk.origin = ""
+	s.eng.risk.origin, s.eng.risk.key = "", ""
 	out.Ticket = id
 	// The entry carries the order's client id even when the command named
 	// the order by its node id, so the audit joins by client order id.
