@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/strategy/backtest"
+	"wicket/strategy/portfolio"
 	"wicket/strategy/scriptapi"
 )
 
@@ -123,6 +124,15 @@ type Deployment struct {
 	EntryValue decimal.Decimal `json:"entry_value,omitzero"`
 	Guard      string          `json:"guard,omitempty"`
 	Missed     int             `json:"missed_bars,omitempty"`
+	// Legs, for a portfolio deployment (a strategy that declares a
+	// universe; portfolio.go), are its assets, each with its own symbol,
+	// position and mark; Series is then the universe's series,
+	// comma-separated, and Symbol, Position and Mark are unused.
+	// Rebalance is its schedule as declared and Schedule the schedule's
+	// state after the last bar (nil before the first).
+	Legs      []Leg                    `json:"legs,omitempty"`
+	Rebalance string                   `json:"rebalance,omitempty"`
+	Schedule  *portfolio.ScheduleState `json:"schedule,omitempty"`
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time `json:"armed_until,omitzero"`

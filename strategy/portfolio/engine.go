@@ -151,6 +151,8 @@ type engine struct {
 	fundPaid   float64
 	borrowPaid float64
 	charged    backtest.Charged
+	record     bool
+	fills      []Fill
 
 	// The volume cap (setOptions): a fraction of a bar's volume, 0 for
 	// none; per asset whether it has no volume at all.
@@ -173,6 +175,9 @@ type Options struct {
 	// Funding is each asset's funding settlements (sorted by time; nil
 	// for an asset without), charged when cfg.Costs.Funding is set.
 	Funding [][]backtest.FundingRate
+	// RecordFills keeps every fill in Result.Fills (a deployment's
+	// tracking compares them with its own).
+	RecordFills bool
 }
 
 // Run backtests a portfolio: assets aligned on one calendar (Align),
@@ -459,6 +464,13 @@ func (e *engine) quantities() []float64 {
 // through the book.
 func (e *engine) fill(a, i int, p, dq float64) {
 	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
+	if e.record {
+		px := p * (1 + e.slip)
+		if dq < 0 {
+			px = p * (1 - e.slip)
+		}
+		e.fills = append(e.fills, Fill{Series: e.assets[a].Series, Time: unixTime(e.assets[a].Time[i]), Qty: dq, Price: px, Fee: fee})
+	}
 	e.assetFees[a] += fee
 	e.entered = true
 	if e.acct.Cash < -1e-9*e.capital && e.negCash < 0 {
@@ -563,6 +575,7 @@ func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 		e.noVol[a] = !slices.ContainsFunc(e.assets[a].Volume, func(v float64) bool { return v != 0 && !math.IsNaN(v) })
 	}
 	e.charged = c.Charged()
+	e.record = opts.RecordFills
 	e.borrow = c.BorrowRate / (365 * 86400)
 	if c.Funding {
 		if len(opts.Funding) > len(e.assets) {

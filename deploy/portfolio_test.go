@@ -1,0 +1,375 @@
+package deploy
+
+import (
+	"context"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/internal/testkit"
+	"wicket/node"
+	"wicket/node/nodetest"
+	"wicket/node/server"
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/portfolio"
+	"wicket/strategy/script"
+	"wicket/strategy/ta"
+	"wicket/strategy/worker"
+)
+
+// rotation holds the one asset of three with the strongest momentum,
+// rebalanced when the pick changes or a holding drifts 5 % from its
+// weight: windowed reads only (its decision does not depend on where its
+// history began), and a rebalance every few dozen bars.
+const rotation = `"""Top-1 momentum rotation over three assets."""
+universe = ["BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"]
+rebalance = "drift:0.05"
+lookback = param.int("lookback", 15, min=2, max=200, doc="momentum window")
+
+def signals(u):
+    mom = {a: ta.roc(u[a].close, lookback) for a in u.assets}
+    top = u.top(mom, 1)
+    return {a: top[a] * 0.9 for a in u.assets}
+`
+
+// marks is the market's last price of each symbol: the paper venue's
+// mark feed.
+type marks struct {
+	mu sync.Mutex
+	p  map[string]decimal.Decimal
+}
+
+func (m *marks) set(sym string, v decimal.Decimal) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.p == nil {
+		m.p = map[string]decimal.Decimal{}
+	}
+	m.p[sym] = v
+}
+
+func (m *marks) Mark(sym string) (decimal.Decimal, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.p[sym]
+	return p, p.IsPositive()
+}
+
+// multiTape is a BarSource over recorded bars of several series: handing
+// over a series' next bar, it moves the clock to that bar's close (never
+// back) and the series' market price to its close, the open of its next
+// bar.
+type multiTape struct {
+	mu    sync.Mutex
+	bars  map[string][]Bar
+	clock *testkit.Clock
+	marks *marks
+	gran  time.Duration
+}
+
+func (f *multiTape) Next(ctx context.Context, series string, after time.Time) (Bar, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, b := range f.bars[series] {
+		if b.Time.After(after) {
+			if c := b.Time.Add(f.gran); c.After(f.clock.Now()) {
+				f.clock.Set(c)
+			}
+			sym, _, _ := strategy.ParseSeries(series)
+			f.marks.set(sym, decimal.NewFromFloat(b.Close))
+			return b, nil
+		}
+	}
+	return Bar{}, io.EOF
+}
+
+// walk is n 1m bars of series from start: a seeded walk whose every open
+// is the series' previous close, prices in cents, with no bar at the
+// indexes gaps says (the asset did not trade then).
+func walk(series string, n int, seed uint64, p0 float64, start time.Time, gap func(i int) bool) strategy.Bars {
+	b := strategy.Bars{Series: series}
+	x := seed
+	price := p0
+	for i := range n {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		if gap != nil && gap(i) {
+			continue
+		}
+		step := (float64(x%2001) - 1000) / 1000 * 0.004
+		open := price
+		cl := math.Round(open*(1+step)*100) / 100
+		appendBar(&b, start.Add(time.Duration(i)*time.Minute).Unix(), open, math.Max(open, cl)+0.05, math.Min(open, cl)-0.05, cl, 1e9)
+		price = cl
+	}
+	return b
+}
+
+// portfolioRig is a paper node with a mark per symbol and a runner whose
+// history store holds bars, for portfolio deployments.
+type portfolioRig struct {
+	clk   *testkit.Clock
+	marks *marks
+	r     *Runner
+	all   map[string]strategy.Bars
+}
+
+func newPortfolioRig(t *testing.T, start time.Time, all map[string]strategy.Bars, src BarSource) *portfolioRig {
+	t.Helper()
+	g := &portfolioRig{clk: testkit.NewClock(start), marks: &marks{}, all: all}
+	cfg := venueConfig()
+	cfg.Venues[0].Marks = "binance"
+	ns := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithMarks(map[string]server.MarkFeed{"paper": g.marks}), nodetest.WithClock(g.clk.Now))
+	conn := marketConn{Client: ns.Client(node.WithClock(g.clk.Now)), t: t, node: ns}
+	hist := func(_ context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
+		b := g.all[series]
+		k := 0
+		for k < b.Len() && !time.Unix(b.Time[k], 0).Add(time.Minute).After(before) {
+			k++
+		}
+		return b.Slice(max(0, k-n), k), nil
+	}
+	var err error
+	g.r, err = New(ctxT(t), Config{Project: cfg, Store: openStore(t, t.TempDir()), Node: conn, Strategies: newPool(t), Now: g.clk.Now, NewID: seq(),
+		History: hist, Bars: func(project.Venue, string) BarSource { return src }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestDeployPortfolioForwardTestEqualsBacktest deploys a three-asset
+// rotation on a paper venue over 2,000 recorded 1m bars per asset (one
+// asset missing a bar now and then) and checks it against the portfolio
+// backtest of the same bars: the weights decided at every calendar bar,
+// every fill (asset, bar, side, quantity, price and fee to the cent) and
+// the equity at every close to the cent.
+//
+// It holds by construction: the weights are the worker's
+// signals(universe) over the legs' aligned bars (the backtest's decision
+// function; windowed reads do not depend on where their history began),
+// the schedule is portfolio.Schedule (the engine's own), and each
+// asset's paper fill is at its mark, the close of its decision bar,
+// which is the open of its next bar, where the backtest fills.
+func TestDeployPortfolioForwardTestEqualsBacktest(t *testing.T) {
+	const n, warm = 2000, 60
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}
+	all := map[string]strategy.Bars{
+		series[0]: walk(series[0], warm+n, 7, 100, start, nil),
+		series[1]: walk(series[1], warm+n, 11, 40, start, nil),
+		series[2]: walk(series[2], warm+n, 13, 20, start, func(i int) bool { return i > warm+5 && i%97 == 0 }),
+	}
+	live := time.Unix(all[series[0]].Time[warm], 0).UTC() // the first bar the deployment handles
+	tape := &multiTape{bars: map[string][]Bar{}, marks: nil, gran: time.Minute}
+	for _, s := range series {
+		b := all[s]
+		k := 0
+		for k < b.Len() && b.Time[k] < live.Unix() {
+			k++
+		}
+		tape.bars[s] = Bars(b.Slice(k, b.Len()))
+	}
+	g := newPortfolioRig(t, live, all, tape)
+	tape.clock, tape.marks = g.clk, g.marks
+	d, err := g.r.Create(ctxT(t), Spec{Strategy: "rotation.star", Source: rotation, Venue: "paper", Mode: ModeAuto,
+		Capital: decimal.NewFromInt(10000), Warmup: warm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Legs) != 3 || d.Series != strings.Join(series, ",") || d.Rebalance != "drift:0.05" {
+		t.Fatalf("deployment %+v: want one deployment over the three legs", d)
+	}
+	g.r.Start(ctxT(t))
+	g.r.Wait()
+
+	// The portfolio backtest of the same bars, trading from the bar after
+	// the first live one (whose decision fills at that bar's open).
+	raw := []strategy.Bars{all[series[0]], all[series[1]], all[series[2]]}
+	assets, err := portfolio.Align(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := script.Load(ctxT(t), script.Source{Name: "rotation.star", Text: rotation}, script.Options{Memo: ta.NewMemo(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights, err := s.Weights(ctxT(t), assets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reb, _ := portfolio.ParseRebalance(s.Rebalance())
+	vc := g.r.cfg.Project.Venues[0]
+	bc := backtest.DefaultConfig()
+	bc.Capital, bc.FeeBps, bc.SlippageBps = decimal.NewFromInt(10000), vc.FeeBps, vc.SlippageBps
+	res, err := portfolio.RunFrom(ctxT(t), assets, weights, reb, bc, portfolio.Options{TradeFrom: live.Add(time.Minute), RecordFills: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := assets[0].Time
+	first := 0
+	for cal[first] < live.Unix() {
+		first++
+	}
+
+	decs, err := g.r.cfg.Store.Decisions(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(decs) != len(cal)-first {
+		t.Fatalf("%d decisions live for %d calendar bars", len(decs), len(cal)-first)
+	}
+	for j, dc := range decs {
+		i := first + j
+		if dc.Status != DecisionDecided || dc.Bar.Unix() != cal[i] {
+			t.Fatalf("calendar bar %d: live decision %+v", i, dc)
+		}
+		col := make([]float64, len(series))
+		for a := range series {
+			col[a] = weights[a][i]
+		}
+		if want := weightsNote(series, decisionOf(col)); dc.Note != want {
+			t.Fatalf("bar %s: live %q, backtest %q", dc.Bar.Format(time.RFC3339), dc.Note, want)
+		}
+	}
+
+	// Fills: each live order filled at its asset's mark, the open of the
+	// asset's bar after the decision, where the backtest fills it.
+	type fill struct {
+		series           string
+		at               int64
+		side             string
+		qty              float64
+		price, fee       decimal.Decimal // to the cent
+		exact            decimal.Decimal // the fill's fee and slippage, live
+		cid, status, why string
+	}
+	next := func(s string, t int64) int64 {
+		b := all[s]
+		for k := range b.Time {
+			if b.Time[k] > t {
+				return b.Time[k]
+			}
+		}
+		return 0
+	}
+	intents, err := g.r.cfg.Store.Intents(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []fill
+	for _, in := range intents {
+		q, _ := in.Filled.Float64()
+		if in.Side == "sell" {
+			q = -q
+		}
+		at := next(series[in.N], in.Bar.Unix())
+		mark := decimal.NewFromFloat(all[series[in.N]].Close[index(all[series[in.N]], in.Bar.Unix())])
+		cost := in.Fee.Add(in.Filled.Mul(in.Price.Sub(mark).Abs()))
+		got = append(got, fill{series[in.N], at, in.Side, q, in.Price.Round(2), in.Fee.Round(2), cost, in.ClientOrderID, in.Status, in.Note})
+	}
+	for _, f := range res.Fills {
+		side := "buy"
+		if f.Qty < 0 {
+			side = "sell"
+		}
+		want = append(want, fill{series: f.Series, at: f.Time.Unix(), side: side, qty: f.Qty,
+			price: decimal.NewFromFloat(f.Price).Round(2), fee: decimal.NewFromFloat(f.Fee).Round(2)})
+	}
+	order := func(fs []fill) {
+		sort.SliceStable(fs, func(i, j int) bool {
+			if fs[i].at != fs[j].at {
+				return fs[i].at < fs[j].at
+			}
+			return fs[i].series < fs[j].series
+		})
+	}
+	order(got)
+	order(want)
+	if len(want) < 20 {
+		t.Fatalf("the backtest made only %d fills: the fixture should rebalance often", len(want))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d orders live, %d fills in the backtest", len(got), len(want))
+	}
+	for k := range want {
+		g, w := got[k], want[k]
+		if g.status != IntentFilled || g.series != w.series || g.at != w.at || g.side != w.side || math.Abs(g.qty-w.qty) > 1e-6 ||
+			!g.price.Equal(w.price) || !g.fee.Equal(w.fee) {
+			t.Fatalf("fill %d: live %s %s %s at %s %v @ %s fee %s (%s); backtest %s at %s %v @ %s fee %s", k, g.status, g.series, g.side,
+				time.Unix(g.at, 0).UTC().Format(time.RFC3339), g.qty, g.price, g.fee, g.why, w.series, time.Unix(w.at, 0).UTC().Format(time.RFC3339), w.qty, w.price, w.fee)
+		}
+	}
+	// The equity at every close. An order of an asset whose next bar
+	// is not the next calendar bar (the asset missed one) fills live at
+	// once, at its mark, and in the backtest at that asset's next bar's
+	// open, the same price: at the closes in between, live equity is
+	// lower by exactly that fill's fee and slippage, which it has paid
+	// and the backtest not yet.
+	lagged := 0
+	for j, dc := range decs {
+		i := first + j
+		want := decimal.NewFromInt(10000)
+		if i > first {
+			want = decimal.NewFromFloat(res.Curve.Equity[i-first-1])
+		}
+		for _, f := range got {
+			if f.at > cal[i] && decidedBefore(intents, f.cid, cal[i]) { // decided before this close, filled after it in the backtest
+				want = want.Sub(f.exact)
+				lagged++
+			}
+		}
+		if got := dc.Equity.Round(2); !got.Equal(want.Round(2)) {
+			t.Fatalf("bar %s: live equity %s at the close, backtest %s", dc.Bar.Format(time.RFC3339), got, want.Round(2))
+		}
+	}
+	final, _ := g.r.Get(d.ID)
+	if got, want := final.Equity.Round(2), decimal.NewFromFloat(res.Curve.Equity[len(res.Curve.Equity)-1]).Round(2); !got.Equal(want) {
+		t.Fatalf("final equity live %s, backtest %s", got, want)
+	}
+	if lagged == 0 {
+		t.Fatal("no order waited for its asset's next bar: the fixture's gaps should make some")
+	}
+	t.Logf("%d calendar bars, %d fills (%d booked before the backtest's), %d rebalances; final equity %s", len(decs), len(got), lagged, res.Rebalances, final.Equity.StringFixed(2))
+}
+
+// index is the index of the bar at unix time t in b (-1: none).
+func index(b strategy.Bars, t int64) int {
+	for k := range b.Time {
+		if b.Time[k] == t {
+			return k
+		}
+	}
+	return -1
+}
+
+// decidedBefore reports whether the intent cid was decided at a bar
+// before t (its fill is booked live by t's close).
+func decidedBefore(intents []Intent, cid string, t int64) bool {
+	for _, in := range intents {
+		if in.ClientOrderID == cid {
+			return in.Bar.Unix() < t
+		}
+	}
+	return false
+}
+
+// decisionOf is a column of weights as the worker answers it.
+func decisionOf(col []float64) (d worker.PortfolioDecision) {
+	d.Weights, d.Has = make([]float64, len(col)), make([]bool, len(col))
+	for k, w := range col {
+		if !math.IsNaN(w) {
+			d.Weights[k], d.Has[k] = w, true
+		}
+	}
+	return d
+}
