@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -115,21 +116,27 @@ func walk(series string, n int, seed uint64, p0 float64, start time.Time, gap fu
 }
 
 // portfolioRig is a paper node with a mark per symbol and a runner whose
-// history store holds bars, for portfolio deployments.
+// history store holds bars, for portfolio deployments; restartable on
+// the same journal.
 type portfolioRig struct {
+	t     *testing.T
 	clk   *testkit.Clock
 	marks *marks
 	r     *Runner
 	all   map[string]strategy.Bars
+	cfg   Config
+	dir   string
+	store *Store
+	ns    *nodetest.Server
 }
 
 func newPortfolioRig(t *testing.T, start time.Time, all map[string]strategy.Bars, src BarSource) *portfolioRig {
 	t.Helper()
-	g := &portfolioRig{clk: testkit.NewClock(start), marks: &marks{}, all: all}
+	g := &portfolioRig{t: t, clk: testkit.NewClock(start), marks: &marks{}, all: all, dir: t.TempDir()}
 	cfg := venueConfig()
 	cfg.Venues[0].Marks = "binance"
-	ns := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithMarks(map[string]server.MarkFeed{"paper": g.marks}), nodetest.WithClock(g.clk.Now))
-	conn := marketConn{Client: ns.Client(node.WithClock(g.clk.Now)), t: t, node: ns}
+	g.ns = nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithMarks(map[string]server.MarkFeed{"paper": g.marks}), nodetest.WithClock(g.clk.Now))
+	conn := marketConn{Client: g.ns.Client(node.WithClock(g.clk.Now)), t: t, node: g.ns}
 	hist := func(_ context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
 		b := g.all[series]
 		k := 0
@@ -138,13 +145,53 @@ func newPortfolioRig(t *testing.T, start time.Time, all map[string]strategy.Bars
 		}
 		return b.Slice(max(0, k-n), k), nil
 	}
-	var err error
-	g.r, err = New(ctxT(t), Config{Project: cfg, Store: openStore(t, t.TempDir()), Node: conn, Strategies: newPool(t), Now: g.clk.Now, NewID: seq(),
-		History: hist, Bars: func(project.Venue, string) BarSource { return src }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.cfg = Config{Project: cfg, Node: conn, Strategies: newPool(t), Now: g.clk.Now, NewID: seq(),
+		History: hist, Bars: func(project.Venue, string) BarSource { return src }}
+	g.start()
 	return g
+}
+
+// start opens the journal and makes a runner over it (again after a
+// restart).
+func (g *portfolioRig) start() {
+	g.t.Helper()
+	s, err := OpenStore(filepath.Join(g.dir, "deployments.db"))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.t.Cleanup(func() { s.Close() })
+	g.store = s
+	cfg := g.cfg
+	cfg.Store = s
+	if g.r, err = New(ctxT(g.t), cfg); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// restart drops the runner as a killed process would and starts another.
+func (g *portfolioRig) restart() {
+	g.t.Helper()
+	g.store.Close()
+	g.start()
+}
+
+// step hands the runner calendar bar t with the legs' bars there, at its
+// close, each leg's market at its close.
+func (g *portfolioRig) step(id string, t int64) {
+	g.t.Helper()
+	at := time.Unix(t, 0).UTC()
+	set := map[string]Bar{}
+	for s, b := range g.all {
+		if k := index(b, t); k >= 0 {
+			set[s] = Bars(b.Slice(k, k+1))[0]
+			sym, _, _ := strategy.ParseSeries(s)
+			g.marks.set(sym, decimal.NewFromFloat(b.Close[k]))
+		}
+	}
+	g.clk.Set(at.Add(time.Minute))
+	if err := g.r.StepPortfolio(ctxT(g.t), id, at, set); err != nil {
+		g.t.Fatal(err)
+	}
 }
 
 // TestDeployPortfolioForwardTestEqualsBacktest deploys a three-asset
@@ -336,6 +383,20 @@ func TestDeployPortfolioForwardTestEqualsBacktest(t *testing.T) {
 	if got, want := final.Equity.Round(2), decimal.NewFromFloat(res.Curve.Equity[len(res.Curve.Equity)-1]).Round(2); !got.Equal(want) {
 		t.Fatalf("final equity live %s, backtest %s", got, want)
 	}
+	// The tracking report replays the latest decisions: all equal.
+	rep, err := g.r.Report(ctxT(t), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	since, tracked := decs[len(decs)-MaxReportDecisions].Bar, 0 // the fills of the decisions replayed
+	for _, in := range intents {
+		if !in.Bar.Before(since) {
+			tracked++
+		}
+	}
+	if rep.Replayed != MaxReportDecisions || rep.Equal != rep.Replayed || len(rep.Diverged) != 0 || len(rep.Fills) != tracked || tracked == 0 {
+		t.Fatalf("report: %d replayed, %d equal, %d diverged, %d fills tracked of %d", rep.Replayed, rep.Equal, len(rep.Diverged), len(rep.Fills), tracked)
+	}
 	if lagged == 0 {
 		t.Fatal("no order waited for its asset's next bar: the fixture's gaps should make some")
 	}
@@ -372,4 +433,101 @@ func decisionOf(col []float64) (d worker.PortfolioDecision) {
 		}
 	}
 	return d
+}
+
+// TestDeployPortfolioRestart: a portfolio deployment stopped as a killed
+// node would be, halfway through 300 bars, and started again on its
+// journal (the legs' bars, positions and the schedule's state) trades
+// the rest exactly as one that ran through: the same orders with the
+// same client order ids, fills and final equity; the bar handled again
+// after the restart sends nothing twice.
+func TestDeployPortfolioRestart(t *testing.T) {
+	const n, warm = 300, 40
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}
+	all := map[string]strategy.Bars{
+		series[0]: walk(series[0], warm+n, 7, 100, start, nil),
+		series[1]: walk(series[1], warm+n, 11, 40, start, nil),
+		series[2]: walk(series[2], warm+n, 13, 20, start, func(i int) bool { return i > warm+5 && i%29 == 0 }),
+	}
+	assets, err := portfolioAlign(all, series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := assets[0].Time
+	live := time.Unix(cal[warm], 0).UTC()
+	run := func(restartAt int) (Deployment, []Intent, *portfolioRig) {
+		g := newPortfolioRig(t, live, all, &multiTape{})
+		d, err := g.r.Create(ctxT(t), Spec{Strategy: "rotation.star", Source: rotation, Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: warm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := warm; i < len(cal); i++ {
+			g.step(d.ID, cal[i])
+			if i == restartAt {
+				g.restart()
+				g.step(d.ID, cal[i]) // handled again: nothing new
+			}
+		}
+		final, err := g.r.Get(d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := g.store.Intents(d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return final, in, g
+	}
+	through, want, _ := run(-1)
+	restarted, got, g := run(warm + n/2)
+	if len(want) < 10 {
+		t.Fatalf("only %d orders: the fixture should rebalance often", len(want))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d orders with a restart, %d without", len(got), len(want))
+	}
+	for k := range want {
+		w, o := want[k], got[k]
+		if o.N != w.N || !o.Bar.Equal(w.Bar) || o.Status != w.Status || !o.Filled.Equal(w.Filled) || !o.Price.Equal(w.Price) {
+			t.Fatalf("order %d: with a restart %+v, without %+v", k, o, w)
+		}
+		if c := g.nodeOrders(o.ClientOrderID); c != 1 {
+			t.Fatalf("order %s reached the node %d times", o.ClientOrderID, c)
+		}
+	}
+	if !restarted.Equity.Equal(through.Equity) || !restarted.Cash.Equal(through.Cash) {
+		t.Fatalf("with a restart equity %s cash %s, without %s %s", restarted.Equity, restarted.Cash, through.Equity, through.Cash)
+	}
+	for k := range through.Legs {
+		if !restarted.Legs[k].Position.Equal(through.Legs[k].Position) {
+			t.Fatalf("leg %s: position %s with a restart, %s without", through.Legs[k].Series, restarted.Legs[k].Position, through.Legs[k].Position)
+		}
+	}
+}
+
+// portfolioAlign aligns the bars of series in all on one calendar.
+func portfolioAlign(all map[string]strategy.Bars, series []string) ([]strategy.Bars, error) {
+	raw := make([]strategy.Bars, len(series))
+	for k, s := range series {
+		raw[k] = all[s]
+	}
+	return portfolio.Align(raw)
+}
+
+// nodeOrders counts the node's accepted commands with client order id
+// cid.
+func (g *portfolioRig) nodeOrders(cid string) int {
+	g.t.Helper()
+	page, err := g.ns.Client(node.WithClock(g.clk.Now)).Audit(context.Background(), node.AuditQuery{ClientOrderID: cid, Limit: 100})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range page.Entries {
+		if e.Outcome.Status == node.Accepted {
+			n++
+		}
+	}
+	return n
 }
