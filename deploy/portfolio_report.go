@@ -13,8 +13,8 @@ import (
 // portfolioReport is Report for a portfolio deployment (ok false for one
 // of one series): each journaled decision's weights replayed through the
 // worker's decision function over the legs' journaled bars as they stood
-// at that bar (they must be equal), and each fill against the close of
-// its asset's decision bar.
+// at that bar (they must be equal), and the fill of each decision replayed
+// against the close of its asset's decision bar.
 func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, error) {
 	l, err := r.get(id)
 	if err != nil {
@@ -51,8 +51,10 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 		}
 		legs[k].Series, names[k] = leg.Series, leg.Series
 	}
+	replayed := map[int64]bool{}
 	for _, dc := range decided {
 		t := dc.Bar.Unix()
+		replayed[t] = true
 		win := make([]strategy.Bars, len(legs))
 		for k, b := range legs {
 			end := 0
@@ -79,7 +81,7 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 		return rep, true, err
 	}
 	for _, in := range intents {
-		if !in.Filled.IsPositive() || in.N < 0 || in.N >= len(legs) {
+		if !in.Filled.IsPositive() || in.N < 0 || in.N >= len(legs) || !replayed[in.Bar.Unix()] { // the fills of the decisions replayed
 			continue
 		}
 		b := legs[in.N]
