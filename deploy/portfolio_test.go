@@ -531,3 +531,65 @@ func (g *portfolioRig) nodeOrders(cid string) int {
 	}
 	return n
 }
+
+// TestDeployPortfolioAllowance: the allowance's sizing limits hold per
+// symbol (no leg's position is worth more than max_position_notional at
+// the price it was sized at, though the weight asks for 90 % of 10,000)
+// and its order count covers the whole deployment: the order past
+// max_orders_per_day, whichever asset it is for, is not sent and pauses
+// the deployment, naming the limit.
+func TestDeployPortfolioAllowance(t *testing.T) {
+	const n, warm = 200, 40
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}
+	all := map[string]strategy.Bars{
+		series[0]: walk(series[0], warm+n, 7, 100, start, nil),
+		series[1]: walk(series[1], warm+n, 11, 40, start, nil),
+		series[2]: walk(series[2], warm+n, 13, 20, start, nil),
+	}
+	cal := all[series[0]].Time
+	g := newPortfolioRig(t, time.Unix(cal[warm], 0).UTC(), all, &multiTape{})
+	d, err := g.r.Create(ctxT(t), Spec{Strategy: "rotation.star", Source: rotation, Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: warm,
+		Allowance: Allowance{MaxPositionNotional: dp(2000), MaxOrdersPerDay: 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := decimal.NewFromInt(2000)
+	for i := warm; i < len(cal); i++ {
+		g.step(d.ID, cal[i])
+		cur, _ := g.r.Get(d.ID)
+		traded := map[int]bool{}
+		for _, in := range g.intentsOf(d.ID) {
+			if in.Bar.Unix() == cal[i] && in.Status == IntentFilled {
+				traded[in.N] = true
+			}
+		}
+		for k, leg := range cur.Legs {
+			if traded[k] && leg.Position.Abs().Mul(leg.Mark).GreaterThan(limit) { // sized at this close, its mark
+				t.Fatalf("bar %d: leg %s holds %s at %s, over the allowance's 2000", i, leg.Series, leg.Position, leg.Mark)
+			}
+		}
+		if cur.State == StatePaused {
+			break
+		}
+	}
+	cur, _ := g.r.Get(d.ID)
+	sent := 0
+	for _, in := range g.intentsOf(d.ID) {
+		if in.Status == IntentFilled {
+			sent++
+		}
+	}
+	if cur.State != StatePaused || !strings.Contains(cur.Reason, "max_orders_per_day: 7 orders sent") || sent != 7 {
+		t.Fatalf("state %s (%s) after %d orders; want paused by max_orders_per_day after 7", cur.State, cur.Reason, sent)
+	}
+}
+
+func (g *portfolioRig) intentsOf(id string) []Intent {
+	g.t.Helper()
+	in, err := g.store.Intents(id)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return in
+}
