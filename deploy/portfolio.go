@@ -698,3 +698,18 @@ func (s *Store) commitLegBars(id string, legs []strategy.Bars) error {
 	}
 	return nil
 }
+
+// LegLines are a portfolio deployment's legs for people, one line each:
+// series, the venue's symbol, position, mark and value, and the weight it
+// last took (none for a deployment of one series).
+func (d Deployment) LegLines() []string {
+	out := make([]string, 0, len(d.Legs))
+	for _, l := range d.Legs {
+		w := "none yet"
+		if l.HasWeight {
+			w = fmt.Sprint(l.Weight)
+		}
+		out = append(out, fmt.Sprintf("%s (%s at %s): position %s at %s, worth %s; weight %s", l.Series, l.Symbol, d.Venue, l.Position, l.Mark, l.Value.StringFixed(2), w))
+	}
+	return out
+}

@@ -72,7 +72,9 @@ func TestDeployPortfolioRefusals(t *testing.T) {
 	if got := g.r.List(); len(got) != 1 || len(got[0].Legs) != 3 || got[0].Legs[2].Symbol != "SOL-USD" {
 		t.Fatalf("the list shows %+v; want one deployment with its three legs", got)
 	}
-	_ = d
+	if lines := d.LegLines(); len(lines) != 3 || !strings.HasPrefix(lines[2], "SOL-USD@1m (SOL-USD at paper): position 0") {
+		t.Fatalf("legs shown as %q", lines)
+	}
 }
 
 // TestUniverseSeriesPatterns: a pattern resolves against the symbols the

@@ -133,6 +133,9 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 			fmt.Fprintf(out, "  (%s)", d.Reason)
 		}
 		fmt.Fprintln(out)
+		for _, l := range d.LegLines() {
+			fmt.Fprintf(out, "    leg %s\n", l)
+		}
 		for _, p := range d.Proposals {
 			fmt.Fprintf(out, "    proposal %s: %s %s; wicket node approve-proposal %s\n", p.ClientOrderID, p.Side, p.Quantity, p.ClientOrderID)
 		}
