@@ -19,6 +19,7 @@ import (
 	"wicket/strategy/backtest"
 	"wicket/strategy/book"
 	"wicket/strategy/portfolio"
+	"wicket/strategy/research"
 	"wicket/strategy/script"
 	"wicket/strategy/worker"
 )
@@ -160,7 +161,31 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 			return nil, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
 		}
 	}
+	pv, err := r.portfolioPreview(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Preview = pv
 	return d, bars, nil
+}
+
+// portfolioPreview is what a portfolio deployment's checks found: the
+// portfolio backtest over the last year of its universe (or what the
+// history store holds) with its capital and the venue's fee and
+// slippage, whose failed lookahead proof refuses the deployment (as for
+// one series: preview.go's backtest). The start-point check is of one
+// series and is not run for a portfolio.
+func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment) (*Preview, error) {
+	pv := &Preview{}
+	if r.cfg.Research == nil {
+		return pv, nil
+	}
+	var err error
+	pv.Backtest, pv.Lookahead, err = r.backtest(ctx, d, research.StrategyRef{Source: d.Source, Label: d.Strategy})
+	if err != nil {
+		return nil, err
+	}
+	return pv, nil
 }
 
 // universeSeries resolves a declared universe against venue vc: names
@@ -205,6 +230,7 @@ func universeSeries(universe []string, vc project.Venue) ([]string, error) {
 
 // createPortfolio journals and starts a resolved portfolio deployment.
 func (r *Runner) createPortfolio(d *Deployment, bars []strategy.Bars) (Deployment, error) {
+	d.Preview = nil // the check's answer only; never journaled
 	if err := r.cfg.Store.commitLegBars(d.ID, bars); err != nil {
 		return Deployment{}, errorf(KindInternal, "the deployment's warm-up could not be journaled, so it does not exist: %v", err)
 	}

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,9 @@ import (
 
 	"wicket/internal/project"
 	"wicket/strategy"
+	"wicket/strategy/history"
+	"wicket/strategy/research"
+	"wicket/strategy/worker"
 )
 
 // portfolioHistory is 200 1m bars of each series named, ending before
@@ -96,4 +100,44 @@ func TestUniverseSeriesPatterns(t *testing.T) {
 	wantErr(t, err, `pattern "B*@1h" matches none of venue wide's symbols`)
 	_, err = universeSeries([]string{"*-USD@1h"}, project.Venue{Name: "bare"})
 	wantErr(t, err, "venue bare lists no symbols", "write the universe's series out")
+}
+
+// TestDeployPortfolioPreview: checking a portfolio deployment runs the
+// portfolio backtest of its universe over what the history store holds,
+// with the deployment's capital and the venue's costs, and shows it with
+// its lookahead verdict; a portfolio strategy that reads a later bar is
+// refused, naming the line, in the check and at create.
+func TestDeployPortfolioPreview(t *testing.T) {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	all := portfolioHistory(start, "BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m")
+	g := newPortfolioRig(t, start, all, &multiTape{})
+	p := project.Project{Root: t.TempDir()}
+	hs, err := history.Open(p.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, b := range all {
+		if err := hs.Write(context.Background(), s, b, history.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs.Close()
+	g.cfg.Research = research.NewLocal(research.Config{Project: p, Pool: g.cfg.Strategies.(*worker.Pool)})
+	g.restart()
+	spec := Spec{Strategy: "rotation.star", Source: rotation, Series: "universe", Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 60}
+	d, err := g.r.Check(ctxT(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := d.Preview
+	if pv == nil || pv.Backtest == nil || pv.Backtest.Error != "" || pv.Backtest.TotalReturn == nil || !strings.HasPrefix(pv.Lookahead, "passed") {
+		t.Fatalf("preview %+v (backtest %+v)", pv, pv.Backtest)
+	}
+	peek := strings.Replace(rotation, "ta.roc(u[a].close, lookback)", "ta.shift(u[a].close, -1) - u[a].close", 1)
+	spec.Source = peek
+	_, err = g.r.Check(ctxT(t), spec)
+	wantErr(t, err, "line 7", "into the future", "wicket strategy validate rotation")
+	if _, err := g.r.Create(ctxT(t), spec); err == nil || len(g.r.List()) != 0 {
+		t.Fatalf("a portfolio that reads a later bar was deployed (%v)", err)
+	}
 }

@@ -303,7 +303,7 @@ func (r *Runner) Check(ctx context.Context, spec Spec) (Deployment, error) {
 		}
 		v := d.view()
 		v.ID = ""
-		return v, nil
+		return v, nil // with its preview
 	}
 	d, _, pv, err := r.resolve(ctx, spec)
 	if err != nil {
