@@ -119,7 +119,7 @@ func walk(series string, n int, seed uint64, p0 float64, start time.Time, gap fu
 // history store holds bars, for portfolio deployments; restartable on
 // the same journal.
 type portfolioRig struct {
-	t     *testing.T
+	t     testing.TB
 	clk   *testkit.Clock
 	marks *marks
 	r     *Runner
@@ -130,7 +130,7 @@ type portfolioRig struct {
 	ns    *nodetest.Server
 }
 
-func newPortfolioRig(t *testing.T, start time.Time, all map[string]strategy.Bars, src BarSource) *portfolioRig {
+func newPortfolioRig(t testing.TB, start time.Time, all map[string]strategy.Bars, src BarSource) *portfolioRig {
 	t.Helper()
 	g := &portfolioRig{t: t, clk: testkit.NewClock(start), marks: &marks{}, all: all, dir: t.TempDir()}
 	cfg := venueConfig()
