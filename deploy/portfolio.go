@@ -111,9 +111,6 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 		return nil, nil, errorf(KindBadRequest, "strategy %s is a portfolio strategy trading its universe %s, not series %s: give --series %s (or leave the series out)",
 			spec.Strategy, label, short(s), label)
 	}
-	if spec.Mode == ModePropose || spec.Mode == "" {
-		return nil, nil, errorf(KindBadRequest, "strategy %s is a portfolio strategy: a portfolio deployment sends its rebalances in auto mode only (a proposal per asset per rebalance is not approvable yet): deploy it with --mode auto (a paper venue needs no arming; a real one, an operator's)", spec.Strategy)
-	}
 	if _, err := portfolio.ParseRebalance(desc.Rebalance); err != nil {
 		return nil, nil, errorf(KindBadRequest, "strategy %s: %v", spec.Strategy, err)
 	}
@@ -424,10 +421,12 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 	d.LastBar, d.Updated = at, now
 	r.markPortfolio(d, at)
 	if d.State != StateRunning {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: the deployment is "+string(d.State))...)
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
 	if r.breakers(d, now) {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
@@ -468,8 +467,6 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 	st := sched.State()
 	d.Schedule = &st
 	b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionDecided, Equity: eq, Note: weightsNote(names, dec)})
-	sizing := book.Sizing(decimal.NewFromInt(1), decimal.NewFromFloat(vc.SlippageBps).Shift(-4), decimal.NewFromFloat(vc.FeeBps).Shift(-4))
-	limits := d.Allowance.Caps(d.Capital).Decimal()
 	var orders []Intent
 	for k := range d.Legs {
 		w, ok := sched.Take(k)
@@ -478,21 +475,11 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 		}
 		leg := &d.Legs[k]
 		leg.Weight, leg.HasWeight = w, true
-		px := leg.Mark
-		if !px.IsPositive() || !eq.IsPositive() {
-			continue
-		}
-		dq := book.Target(decimal.NewFromFloat(w), eq, px, sizing, leg.Position)
-		dq = limits.Clip(px, leg.Position, dq) // per symbol: the position and order limits
-		if step := r.step(ctx, vc, leg.Symbol); step.IsPositive() {
-			dq = dq.Div(step).Truncate(0).Mul(step)
-		} else {
-			dq = dq.Truncate(vc.QuantityDecimals)
-		}
+		dq := r.sizeLeg(ctx, d, vc, k, w, eq, leg.Mark)
 		if dq.IsZero() {
 			continue
 		}
-		if !book.MayOrder(d.Allowance.MaxOrdersPerDay, d.OrdersToday+len(orders)) {
+		if d.Mode == ModeAuto && !book.MayOrder(d.Allowance.MaxOrdersPerDay, d.OrdersToday+len(orders)) {
 			r.pause(d, fmt.Sprintf("%s: %d orders sent in the UTC day %s already, the allowance's limit; the order of %s for weight %v at %s was not sent",
 				backtest.AllowMaxOrdersPerDay, d.OrdersToday+len(orders), d.Day, leg.Series, w, at.Format(time.RFC3339)), now)
 			break
@@ -504,14 +491,18 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 		}
 		orders = append(orders, in)
 	}
-	if len(orders) == 0 {
-		return r.cfg.Store.Commit(b)
-	}
-	if why := r.unarmed(ctx, d, vc, now); why != "" {
-		for i := range orders {
-			orders[i].Status, orders[i].Note = IntentRefused, why
+	if d.Mode == ModePropose {
+		orders = r.proposeLegs(ctx, d, vc, &b, orders)
+	} else if len(orders) > 0 {
+		if why := r.unarmed(ctx, d, vc, now); why != "" {
+			for i := range orders {
+				orders[i].Status, orders[i].Note = IntentRefused, why
+			}
+			b.Intents = append(b.Intents, orders...)
+			return r.cfg.Store.Commit(b)
 		}
-		b.Intents = append(b.Intents, orders...)
+	}
+	if len(orders) == 0 {
 		return r.cfg.Store.Commit(b)
 	}
 	// The intents are durable before the node hears of them.
@@ -528,6 +519,26 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 	r.markPortfolio(d, at)
 	r.breakers(d, r.cfg.Now().UTC())
 	return r.cfg.Store.Commit(Batch{Deployment: d})
+}
+
+// sizeLeg is the signed quantity that takes leg k of d to weight w of
+// equity eq at price px by the one book's rules, the engine's sizing,
+// clipped by the allowance's sizing limits for the leg's symbol
+// (max_position_notional, max_order_notional, the capital) and cut to
+// the venue's step or decimals.
+func (r *Runner) sizeLeg(ctx context.Context, d *Deployment, vc project.Venue, k int, w float64, eq, px decimal.Decimal) decimal.Decimal {
+	leg := &d.Legs[k]
+	if !px.IsPositive() || !eq.IsPositive() {
+		return decimal.Zero
+	}
+	sizing := book.Sizing(decimal.NewFromInt(1), decimal.NewFromFloat(vc.SlippageBps).Shift(-4), decimal.NewFromFloat(vc.FeeBps).Shift(-4))
+	limits := d.Allowance.Caps(d.Capital).Decimal()
+	dq := book.Target(decimal.NewFromFloat(w), eq, px, sizing, leg.Position)
+	dq = limits.Clip(px, leg.Position, dq)
+	if step := r.step(ctx, vc, leg.Symbol); step.IsPositive() {
+		return dq.Div(step).Truncate(0).Mul(step)
+	}
+	return dq.Truncate(vc.QuantityDecimals)
 }
 
 // weightsNote is a decision's weights as its journal row says them:

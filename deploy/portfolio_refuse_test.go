@@ -57,11 +57,8 @@ func TestDeployPortfolioRefusals(t *testing.T) {
 	wide := strings.Replace(rotation, `["BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"]`, "["+strings.Join(names, ", ")+"]", 1)
 	check(spec(wide), "universe holds 65 entries; a portfolio holds 1 to 64", "wicket strategy validate rotation")
 
-	// Propose mode, and a series that is not the universe.
+	// A series that is not the universe.
 	s := spec(rotation)
-	s.Mode = ModePropose
-	check(s, "auto mode only", "--mode auto")
-	s = spec(rotation)
 	s.Series = "BTC-USD@1m"
 	check(s, "portfolio strategy trading its universe BTC-USD@1m,ETH-USD@1m,SOL-USD@1m, not series BTC-USD@1m", "give --series BTC-USD@1m,ETH-USD@1m,SOL-USD@1m")
 

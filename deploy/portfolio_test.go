@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"crypto/ed25519"
 	"io"
 	"math"
 	"path/filepath"
@@ -592,4 +593,71 @@ func (g *portfolioRig) intentsOf(id string) []Intent {
 		g.t.Fatal(err)
 	}
 	return in
+}
+
+// TestDeployPortfolioPropose: in propose mode each asset's order waits
+// as a proposal naming its symbol, and stands while the asset keeps that
+// weight; an operator's approval after the asset's price moved sizes it
+// again at the price then and sends it for that asset only.
+func TestDeployPortfolioPropose(t *testing.T) {
+	const n, warm = 120, 40
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}
+	all := map[string]strategy.Bars{
+		series[0]: walk(series[0], warm+n, 7, 100, start, nil),
+		series[1]: walk(series[1], warm+n, 11, 40, start, nil),
+		series[2]: walk(series[2], warm+n, 13, 20, start, nil),
+	}
+	cal := all[series[0]].Time
+	g := newPortfolioRig(t, time.Unix(cal[warm], 0).UTC(), all, &multiTape{})
+	g.cfg.OperatorKey = g.ns.OperatorKey.Public().(ed25519.PublicKey)
+	g.restart()
+	d, err := g.r.Create(ctxT(t), Spec{Strategy: "rotation.star", Source: rotation, Venue: "paper", Capital: decimal.NewFromInt(10000), Warmup: warm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Mode != ModePropose {
+		t.Fatalf("mode %s, want propose by default", d.Mode)
+	}
+	var p Proposal
+	for i := warm; i < len(cal) && p.ClientOrderID == ""; i++ {
+		g.step(d.ID, cal[i])
+		cur, _ := g.r.Get(d.ID)
+		if len(cur.Proposals) > 0 {
+			p = cur.Proposals[0]
+			g.step(d.ID, cal[i+1]) // the next bar: the asset keeps its weight, the proposal stands
+			if cur, _ = g.r.Get(d.ID); len(cur.Proposals) == 0 || cur.Proposals[0].ClientOrderID != p.ClientOrderID {
+				t.Fatalf("proposal %s did not stand at the next bar: %+v", p.ClientOrderID, cur.Proposals)
+			}
+		}
+	}
+	if p.ClientOrderID == "" || p.Symbol == "" {
+		t.Fatalf("no proposal naming a symbol in %d bars", n)
+	}
+	for _, in := range g.intentsOf(d.ID) {
+		if in.Status != IntentProposed {
+			t.Fatalf("intent %s is %s before any approval", in.ClientOrderID, in.Status)
+		}
+	}
+	moved := p.BarClose.Mul(decimal.RequireFromString("1.1")).Round(2) // the market moves 10% before the operator approves
+	g.marks.set(p.Symbol, moved)
+	g.ns.Tick(t, 1)
+	c, err := g.r.Challenge(ActApprove, p.ClientOrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{Confirm: p.ClientOrderID, Challenge: c}
+	req.Signature = node.SignOperator(g.ns.OperatorKey, Statement(ActApprove, p.ClientOrderID, req))
+	in, err := g.r.Approve(ctxT(t), p.ClientOrderID, req, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := g.r.Get(d.ID)
+	leg := cur.Legs[in.N]
+	if in.Status != IntentFilled || !strings.Contains(in.Note, "re-sized at approval") || !in.Quantity.LessThan(p.Quantity) || leg.Symbol != p.Symbol || !leg.Position.Equal(in.Filled) {
+		t.Fatalf("approved after +10%%: %+v; leg %+v; proposed %s", in, leg, p.Quantity)
+	}
+	if g.nodeOrders(p.ClientOrderID) != 1 {
+		t.Fatalf("the approved order reached the node %d times", g.nodeOrders(p.ClientOrderID))
+	}
 }
