@@ -191,6 +191,13 @@ func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdo
 	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", deploy.StopRequest{Reason: o.reason}, &d); err != nil {
 		return err
 	}
+	if len(d.Legs) > 0 { // a portfolio: each leg's position is kept
+		fmt.Fprintf(stdout, "%s is stopped (%s); its legs' positions are kept:\n", d.ID, d.Reason)
+		for _, l := range d.LegLines() {
+			fmt.Fprintf(stdout, "    leg %s\n", l)
+		}
+		return nil
+	}
 	fmt.Fprintf(stdout, "%s is stopped (%s); its position (%s %s) is kept\n", d.ID, d.Reason, d.Position, d.Symbol)
 	return nil
 }
