@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"wicket/strategy/portfolio"
 	"wicket/strategy/research"
 	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
 
@@ -252,9 +254,22 @@ func (r *Runner) decidePortfolio(ctx context.Context, d *Deployment, bars []stra
 		return worker.PortfolioDecision{}, fmt.Errorf("this node's strategy workers cannot run a portfolio strategy")
 	}
 	req := worker.PortfolioDecideRequest{StrategyRequest: r.strategyRequest(d.Strategy, d.Source, d.Params)}
+	from := int64(math.MaxInt64)
 	for _, b := range bars {
 		req.Series = append(req.Series, b.Series)
 		req.Assets = append(req.Assets, b.Encode())
+		if b.Len() > 0 {
+			from = min(from, b.Time[0])
+		}
+	}
+	if d.Style == string(scriptapi.StyleOnBar) { // ctx reads the deployment's own account at each bar's close
+		req.Capital, _ = d.Capital.Float64()
+		if d.ID != "" && r.cfg.Store != nil {
+			var err error
+			if req.Accounts, err = r.cfg.Store.portfolioAccounts(d.ID, from, len(bars)); err != nil {
+				return worker.PortfolioDecision{}, err
+			}
+		}
 	}
 	dec, err := ps.DecidePortfolio(ctx, req)
 	if err == nil && len(dec.Weights) != len(bars) {
@@ -429,6 +444,11 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
+	}
+	if d.Style == string(scriptapi.StyleOnBar) { // the account on_bar reads at this close, journaled first
+		if err := r.cfg.Store.commitPortfolioAccount(d, at); err != nil {
+			return err
+		}
 	}
 	dec, err := r.decidePortfolio(ctx, d, l.legs)
 	if err != nil {
@@ -749,4 +769,70 @@ func (d Deployment) LegLines() []string {
 		out = append(out, fmt.Sprintf("%s (%s at %s): position %s at %s, worth %s; weight %s", l.Series, l.Symbol, d.Venue, l.Position, l.Mark, l.Value.StringFixed(2), w))
 	}
 	return out
+}
+
+// accountsKey is the journal's key of a portfolio deployment's accounts
+// (the accounts table keys them by deployment).
+func accountsKey(id string) string { return id + "/accounts" }
+
+// commitPortfolioAccount journals d's account at the close of the bar at
+// (an on_bar portfolio strategy's ctx reads it): its cash, equity and
+// each leg's position (a JSON list, in the legs' order).
+func (s *Store) commitPortfolioAccount(d *Deployment, at time.Time) error {
+	pos := make([]string, len(d.Legs))
+	for k, l := range d.Legs {
+		pos[k] = l.Position.String()
+	}
+	doc, err := json.Marshal(pos)
+	if err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	if _, err := s.db.Exec(`INSERT INTO accounts VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET position = excluded.position,
+		cash = excluded.cash, equity = excluded.equity`, accountsKey(d.ID), at.Unix(), string(doc), d.Cash.String(), d.Equity.String()); err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	return nil
+}
+
+// portfolioAccounts reads a portfolio deployment's journaled accounts
+// from unix time from on, oldest first, as the worker takes them.
+func (s *Store) portfolioAccounts(id string, from int64, legs int) ([]worker.PortfolioAccount, error) {
+	rows, err := s.db.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ? ORDER BY time`, accountsKey(id), from)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	var out []worker.PortfolioAccount
+	for rows.Next() {
+		var (
+			t             int64
+			doc, cash, eq string
+			pos           []string
+		)
+		if err := rows.Scan(&t, &doc, &cash, &eq); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		if err := json.Unmarshal([]byte(doc), &pos); err != nil || len(pos) != legs {
+			return nil, fmt.Errorf("deployments journal: a portfolio account at %d does not read as %d positions", t, legs)
+		}
+		a := worker.PortfolioAccount{Time: t, Positions: make([]float64, legs)}
+		a.Cash = floatOf(cash)
+		a.Equity = floatOf(eq)
+		for k, p := range pos {
+			a.Positions[k] = floatOf(p)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// floatOf is a journaled decimal as the worker's float64 (0 if it does
+// not read).
+func floatOf(s string) float64 {
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return 0
+	}
+	f, _ := d.Float64()
+	return f
 }

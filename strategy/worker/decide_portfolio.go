@@ -20,6 +20,25 @@ type PortfolioDecideRequest struct {
 	StrategyRequest
 	Series []string `json:"series,omitempty"`
 	Assets [][]byte `json:"assets,omitempty"`
+	// Accounts, for an on_bar portfolio strategy, are the account it had
+	// at the closes of the calendar's bars, oldest first, each from its
+	// Time on (a bar without one carries the one before it; before the
+	// first, Capital in cash and nothing held): on_bar is stepped through
+	// every calendar bar with its account and the assets' last closes as
+	// marks, as the backtest steps it with its own, and the decision is
+	// its targets at the last.
+	Accounts []PortfolioAccount `json:"accounts,omitempty"`
+	Capital  float64            `json:"capital,omitempty"`
+}
+
+// PortfolioAccount is what an on_bar portfolio strategy's ctx reads of
+// its account at a bar's close: cash, equity and each asset's position
+// (in the universe's order).
+type PortfolioAccount struct {
+	Time      int64     `json:"time"`
+	Cash      float64   `json:"cash"`
+	Equity    float64   `json:"equity"`
+	Positions []float64 `json:"positions"`
 }
 
 // PortfolioDecision is a portfolio strategy's decision at the calendar's

@@ -46,9 +46,6 @@ func DecidePortfolio(ctx context.Context, req worker.PortfolioDecideRequest, mem
 	if len(req.Assets) == 0 {
 		return out, nil // described only
 	}
-	if s.Style() != script.StyleSignals {
-		return worker.PortfolioDecision{}, &worker.Error{Kind: worker.KindRequest, Msg: req.Name + " is an on_bar portfolio strategy; a portfolio deployment runs signals(universe) strategies"}
-	}
 	raw := make([]strategy.Bars, len(req.Assets))
 	for k, enc := range req.Assets {
 		if raw[k], err = strategy.DecodeBars(enc, req.Series[k], ""); err != nil {
@@ -59,15 +56,30 @@ func DecidePortfolio(ctx context.Context, req worker.PortfolioDecideRequest, mem
 	if err != nil {
 		return worker.PortfolioDecision{}, err
 	}
-	weights, err := s.Weights(ctx, assets)
-	if err != nil {
-		return worker.PortfolioDecision{}, err
-	}
 	n := assets[0].Len()
-	out.Time, out.Bars, out.Warmup = assets[0].Time[n-1], n, s.Warmup()
+	var last []float64
+	if s.Style() == script.StyleOnBar {
+		if last, err = stepPortfolio(ctx, s, assets, req); err != nil {
+			return worker.PortfolioDecision{}, err
+		}
+		out.Warmup = 0
+	} else {
+		weights, err := s.Weights(ctx, assets)
+		if err != nil {
+			return worker.PortfolioDecision{}, err
+		}
+		last = make([]float64, len(assets))
+		for k := range assets {
+			last[k] = weights[k][n-1]
+		}
+	}
+	out.Time, out.Bars = assets[0].Time[n-1], n
+	if s.Style() != script.StyleOnBar {
+		out.Warmup = s.Warmup()
+	}
 	out.Weights, out.Has = make([]float64, len(assets)), make([]bool, len(assets))
 	for k := range assets {
-		w := weights[k][n-1]
+		w := last[k]
 		if math.IsInf(w, 0) {
 			return worker.PortfolioDecision{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("%s: the weight of %s at its last bar is %v; a weight is a finite fraction of equity, or None for none", req.Name, req.Series[k], w)}
 		}
@@ -76,4 +88,41 @@ func DecidePortfolio(ctx context.Context, req worker.PortfolioDecideRequest, mem
 		}
 	}
 	return out, nil
+}
+
+// stepPortfolio steps an on_bar portfolio strategy through every
+// calendar bar of assets with the account req gives for it and the
+// assets' last closes as marks (the engine's: an asset's mark is its last
+// close, 0 before its first bar), as portfolio.RunStepper steps it, and
+// returns its targets at the last bar (NaN: none).
+func stepPortfolio(ctx context.Context, s *script.Strategy, assets []strategy.Bars, req worker.PortfolioDecideRequest) ([]float64, error) {
+	st, err := s.BeginPortfolio(ctx, assets)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	m, n := len(assets), assets[0].Len()
+	marks := make([]float64, m)
+	cur := worker.PortfolioAccount{Cash: req.Capital, Equity: req.Capital, Positions: make([]float64, m)}
+	k := 0
+	var w []float64
+	for i := range n {
+		for a := range assets {
+			if c, o := assets[a].Close[i], assets[a].Open[i]; !math.IsNaN(c) && !math.IsNaN(o) {
+				marks[a] = c
+			}
+		}
+		for k < len(req.Accounts) && req.Accounts[k].Time <= assets[0].Time[i] {
+			cur = req.Accounts[k]
+			k++
+		}
+		if len(cur.Positions) != m {
+			return nil, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("decide_portfolio: an account of %d positions for %d assets", len(cur.Positions), m)}
+		}
+		acct := script.PortfolioAccount{Cash: cur.Cash, Equity: cur.Equity, Positions: append([]float64(nil), cur.Positions...), Marks: append([]float64(nil), marks...)}
+		if w, err = st.Step(i, acct); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }

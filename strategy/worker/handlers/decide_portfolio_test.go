@@ -47,7 +47,7 @@ func hourly(series string, n int, seed uint64, gap func(int) bool) strategy.Bars
 // the portfolio backtest's at that bar (signals(universe) over the
 // aligned assets, one missing bars), at every prefix of the calendar;
 // without assets the request describes the strategy; an on_bar portfolio
-// strategy and a strategy of one series are refused.
+// decides from the accounts given; a strategy of one series is refused.
 func TestDecidePortfolio(t *testing.T) {
 	ctx := context.Background()
 	raw := []strategy.Bars{hourly("A-USD@1h", 120, 3, nil), hourly("B-USD@1h", 120, 5, func(i int) bool { return i%9 == 4 })}
@@ -92,14 +92,27 @@ func TestDecidePortfolio(t *testing.T) {
 	if err != nil || strings.Join(desc.Universe, ",") != "A-USD@1h,B-USD@1h" || desc.Rebalance != "daily" || desc.Weights != nil {
 		t.Fatalf("described as %+v (%v)", desc, err)
 	}
+	// An on_bar portfolio reads the account at each close: the capital
+	// in cash before the first account given, then each account from its
+	// time on.
 	onBar := worker.PortfolioDecideRequest{StrategyRequest: worker.StrategyRequest{Name: "ob.star", Source: `universe = ["A-USD@1h", "B-USD@1h"]
 def setup(ctx):
     pass
 def on_bar(ctx):
-    pass
-`}, Series: req.Series, Assets: req.Assets}
-	if _, err := DecidePortfolio(ctx, onBar, ta.NewMemo(0)); err == nil || !strings.Contains(err.Error(), "on_bar portfolio strategy") {
-		t.Fatalf("an on_bar portfolio strategy: %v", err)
+    if ctx.cash > 5000 and ctx.positions["B-USD@1h"] == 0:
+        ctx.target("A-USD", 0.5)
+`}, Series: req.Series, Assets: req.Assets, Capital: 10000}
+	got, err := DecidePortfolio(ctx, onBar, ta.NewMemo(0))
+	if err != nil || !got.Has[0] || got.Weights[0] != 0.5 || got.Has[1] {
+		t.Fatalf("on_bar with the capital in cash: %+v (%v)", got, err)
+	}
+	onBar.Accounts = []worker.PortfolioAccount{{Time: cal[len(cal)-1], Cash: 9000, Equity: 10000, Positions: []float64{0, 20}}}
+	if got, err = DecidePortfolio(ctx, onBar, ta.NewMemo(0)); err != nil || got.Has[0] {
+		t.Fatalf("on_bar holding B at the last bar: %+v (%v)", got, err)
+	}
+	onBar.Accounts[0].Positions = []float64{1}
+	if _, err = DecidePortfolio(ctx, onBar, ta.NewMemo(0)); err == nil || !strings.Contains(err.Error(), "1 positions for 2 assets") {
+		t.Fatalf("an account of the wrong shape: %v", err)
 	}
 	one := worker.PortfolioDecideRequest{StrategyRequest: worker.StrategyRequest{Name: "one.star", Source: "def signals(bars):\n    return {\"long\": bars.close > 0}\n"}}
 	if _, err := DecidePortfolio(ctx, one, ta.NewMemo(0)); err == nil || !strings.Contains(err.Error(), "declares no universe") {
