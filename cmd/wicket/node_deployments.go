@@ -517,6 +517,9 @@ func showProposal(ctx context.Context, client *node.Client, cid string, out io.W
 			if p.ClientOrderID != cid {
 				continue
 			}
+			if p.Symbol != "" { // a portfolio's proposal is of its asset's symbol
+				d.Symbol = p.Symbol
+			}
 			var now decimal.Decimal
 			if snap, err := client.Snapshot(ctx, d.Venue, 0); err == nil {
 				now, _ = snap.Mark(d.Venue, d.Symbol)
@@ -531,6 +534,9 @@ func showProposal(ctx context.Context, client *node.Client, cid string, out io.W
 // describeProposal is the proposal as the operator sees it before
 // approving; now is the venue's price (zero: unknown).
 func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now decimal.Decimal) {
+	if p.Symbol != "" { // a portfolio's proposal is of its asset's symbol
+		d.Symbol = p.Symbol
+	}
 	kind := "at market"
 	if p.Type == "bracket" {
 		kind = "at market with its stop-loss and take-profit (a bracket)"
