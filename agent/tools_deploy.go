@@ -66,7 +66,7 @@ type deployArgs struct {
 	Params    map[string]any `json:"params" arg:"shape=knobs" desc:"knob values"`
 	Mode      string         `json:"mode" arg:"default=propose,enum=propose|auto" desc:"propose: an operator approves each order"`
 	Capital   decimalText    `json:"capital" arg:"schema=decimal" desc:"allocation; default [research] capital"`
-	Allowance map[string]any `json:"allowance" desc:"max_order_notional, max_position_notional, max_daily_loss, max_drawdown_pct (decimal strings), max_orders_per_day"`
+	Allowance map[string]any `json:"allowance" desc:"max_order_notional, max_position_notional, max_daily_loss, max_drawdown_pct, max_orders_per_day, max_tracking_gap"`
 	confirmArgs
 }
 
@@ -209,7 +209,7 @@ func (tb *toolbox) deploySpec(in deployArgs) (deploy.Spec, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec.Allowance); err != nil {
 			return spec, fmt.Errorf("argument \"allowance\": %v; its keys are max_order_notional, max_position_notional, "+
-				"max_daily_loss, max_drawdown_pct (decimal strings) and max_orders_per_day (an integer)", err)
+				"max_daily_loss, max_drawdown_pct (decimal strings), max_orders_per_day (an integer) and max_tracking_gap (money, or bps of the capital: \"150bps\")", err)
 		}
 	}
 	return spec, nil

@@ -124,6 +124,11 @@ type Deployment struct {
 	EntryValue decimal.Decimal `json:"entry_value,omitzero"`
 	Guard      string          `json:"guard,omitempty"`
 	Missed     int             `json:"missed_bars,omitempty"`
+	// Funding is the funding a futures venue booked for the deployment's
+	// position (received positive), in Cash already; FundingSeq is the
+	// node's event sequence of the last payment read (attrib_funding.go).
+	Funding    decimal.Decimal `json:"funding,omitzero"`
+	FundingSeq int64           `json:"funding_seq,omitempty"`
 	// Legs, for a portfolio deployment (a strategy that declares a
 	// universe; portfolio.go), are its assets, each with its own symbol,
 	// position and mark; Series is then the universe's series,

@@ -140,6 +140,11 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 	bars := make([]strategy.Bars, len(d.Legs))
 	for k, leg := range d.Legs {
 		bars[k] = strategy.Bars{Series: leg.Series}
+		if r.cfg.Candles != nil { // a venue whose candles the node records: each leg's stream and warm-up, as for one series
+			if err := r.cfg.Candles.Prepare(ctx, vc, leg.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
+				return nil, nil, err
+			}
+		}
 		if r.cfg.History == nil {
 			continue
 		}
@@ -292,7 +297,10 @@ func (r *Runner) portfolioLoop(ctx context.Context, l *live, vc project.Venue) {
 	l.mu.Unlock()
 	srcs := make([]BarSource, len(series))
 	for k, s := range series {
-		srcs[k] = r.cfg.Bars(vc, s)
+		if srcs[k] = r.barSource(vc, s); srcs[k] == nil {
+			r.log.Error("portfolio deployment has no bar source for a leg", "deployment", id, "series", s)
+			return
+		}
 	}
 	after := make([]time.Time, len(series))
 	peek := make([]*Bar, len(series))

@@ -97,6 +97,7 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 				f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
 		}
 		printExitReplay(out, rep.Exits)
+		printAttribution(out, rep.Attribution, rep.Funding)
 		return nil
 	}
 	if o.id != "" {
@@ -398,7 +399,19 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		store.Close()
 		return nil, nil, err
 	}
-	closeAll := func() { pool.Close(); store.Close() }
+	// With --bars tape every deployment reads the recorded tape (a
+	// wicket data record beside the node, or a test, appends it): the
+	// node records nothing itself.
+	candles, closeCandles, err := (*deploy.Candles)(nil), func() {}, error(nil)
+	if bars != barsTape {
+		candles, closeCandles, err = nodeCandles(p, cfg, log) // node_candles.go
+	}
+	if err != nil {
+		pool.Close()
+		store.Close()
+		return nil, nil, err
+	}
+	closeAll := func() { pool.Close(); closeCandles(); store.Close() }
 	out.start = func(ctx context.Context, srv *server.Server) {
 		conn, err := srv.Local(node.KeyControl) // in process, acting as the control key; no HTTP to itself
 		if err != nil {
@@ -407,7 +420,7 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		}
 		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
-			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil),
+			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Candles: candles,
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
