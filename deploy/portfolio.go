@@ -113,6 +113,9 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 		return nil, nil, errorf(KindBadRequest, "strategy %s is a portfolio strategy trading its universe %s, not series %s: give --series %s (or leave the series out)",
 			spec.Strategy, label, short(s), label)
 	}
+	if spec.Allowance.MaxTrackingGap != nil { // the drift breaker replays one series: it would never trip
+		return nil, nil, errorf(KindBadRequest, "allowance %s is not applied to a portfolio deployment yet (its replay is of one series): leave it out; the other limits apply", backtest.AllowMaxTrackingGap)
+	}
 	if _, err := portfolio.ParseRebalance(desc.Rebalance); err != nil {
 		return nil, nil, errorf(KindBadRequest, "strategy %s: %v", spec.Strategy, err)
 	}
