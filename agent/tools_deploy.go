@@ -435,7 +435,8 @@ func (tb *toolbox) askProposals(ctx context.Context, srv *server.MCPServer, id s
 			return
 		default:
 			failures = 0
-			_, g, _ := strategy.ParseSeries(det.Deployment.Series)
+			first, _, _ := strings.Cut(det.Deployment.Series, ",") // a portfolio's universe shares one granularity
+			_, g, _ := strategy.ParseSeries(first)
 			for _, p := range det.Deployment.Proposals {
 				if asked[p.ClientOrderID] {
 					continue
@@ -459,9 +460,13 @@ func (tb *toolbox) askProposals(ctx context.Context, srv *server.MCPServer, id s
 func (tb *toolbox) askProposal(ctx context.Context, srv *server.MCPServer, d deploy.Deployment, p deploy.Proposal, lapses time.Time) bool {
 	ectx, cancel := context.WithDeadline(ctx, lapses)
 	defer cancel()
+	sym := d.Symbol
+	if p.Symbol != "" { // a portfolio's proposal names its asset's symbol
+		sym = p.Symbol
+	}
 	msg := fmt.Sprintf("Deployment %s (%s on %s, venue %s) proposes an order: %s %s %s at market, decided at the bar of %s (target %v of its equity %s). "+
 		"Approve to send it once, sized again at the price then within the allowance; declining or not answering by %s sends nothing (it then waits for an operator until its strategy decides another target).",
-		d.ID, d.Strategy, d.Series, d.Venue, p.Side, p.Quantity, d.Symbol, p.Bar.UTC().Format(time.RFC3339), p.Target, d.Equity.StringFixed(2),
+		d.ID, d.Strategy, d.Series, d.Venue, p.Side, p.Quantity, sym, p.Bar.UTC().Format(time.RFC3339), p.Target, d.Equity.StringFixed(2),
 		lapses.UTC().Format(time.RFC3339))
 	res, err := srv.RequestElicitation(ectx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: msg, RequestedSchema: elicitSchema}})
 	switch {

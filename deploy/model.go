@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/strategy/backtest"
+	"wicket/strategy/portfolio"
 	"wicket/strategy/scriptapi"
 )
 
@@ -128,6 +129,15 @@ type Deployment struct {
 	// node's event sequence of the last payment read (attrib_funding.go).
 	Funding    decimal.Decimal `json:"funding,omitzero"`
 	FundingSeq int64           `json:"funding_seq,omitempty"`
+	// Legs, for a portfolio deployment (a strategy that declares a
+	// universe; portfolio.go), are its assets, each with its own symbol,
+	// position and mark; Series is then the universe's series,
+	// comma-separated, and Symbol, Position and Mark are unused.
+	// Rebalance is its schedule as declared and Schedule the schedule's
+	// state after the last bar (nil before the first).
+	Legs      []Leg                    `json:"legs,omitempty"`
+	Rebalance string                   `json:"rebalance,omitempty"`
+	Schedule  *portfolio.ScheduleState `json:"schedule,omitempty"`
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time `json:"armed_until,omitzero"`

@@ -290,6 +290,9 @@ func (r *Runner) sendProposal(ctx context.Context, l *live, p Proposal, note str
 	if !found { // lapsed while the signature was checked
 		return Intent{}, errorf(KindNotFound, "proposal %s lapsed at the bar's close before it was approved", cid)
 	}
+	if len(l.d.Legs) > 0 { // a portfolio's: its asset's own order (portfolio_propose.go)
+		return r.sendLegProposal(ctx, l.d, p, note)
+	}
 	in, ok, err := r.cfg.Store.Intent(p.ClientOrderID)
 	if err != nil || !ok {
 		return Intent{}, errorf(KindInternal, "proposal %s is not in the deployments journal: %v", cid, err)

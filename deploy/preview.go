@@ -98,8 +98,12 @@ func (r *Runner) backtest(ctx context.Context, d *Deployment, ref research.Strat
 	allow := d.Allowance
 	from := r.cfg.Now().UTC().Add(-PreviewYear).Format(time.DateOnly)
 	sum := &BacktestSummary{From: from}
-	res, err := r.cfg.Research.Backtest(ctx, research.BacktestRequest{StrategyRef: ref, Series: d.Series, Params: d.Params, From: from,
-		Costs: research.Costs{Capital: d.Capital.String(), FeeBps: &fee, SlippageBps: &slip}, Fill: "next_open", TradesLimit: 1, Allowance: &allow})
+	req := research.BacktestRequest{StrategyRef: ref, Series: d.Series, Params: d.Params, From: from,
+		Costs: research.Costs{Capital: d.Capital.String(), FeeBps: &fee, SlippageBps: &slip}, Fill: "next_open", TradesLimit: 1, Allowance: &allow}
+	if len(d.Legs) > 0 { // a portfolio: the backtest over the universe it declares (portfolio.go), which takes no allowance
+		req.Series, req.Allowance = "", nil
+	}
+	res, err := r.cfg.Research.Backtest(ctx, req)
 	if err != nil {
 		var re *research.Error
 		if errors.As(err, &re) && re.Problem != nil && re.Problem.Kind == scriptapi.KindLookahead {

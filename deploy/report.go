@@ -93,6 +93,9 @@ func target(has bool, t float64) string {
 
 // Report replays deployment id's latest decisions and tracks its fills.
 func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
+	if rep, ok, err := r.portfolioReport(ctx, id); ok { // a portfolio: portfolio_report.go
+		return rep, err
+	}
 	l, err := r.get(id)
 	if err != nil {
 		return Report{}, err

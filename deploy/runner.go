@@ -107,7 +107,8 @@ type Runner struct {
 type live struct {
 	mu     sync.Mutex
 	d      *Deployment
-	bars   strategy.Bars // warm-up and recorded bars
+	bars   strategy.Bars   // warm-up and recorded bars
+	legs   []strategy.Bars // a portfolio's: each leg's warm-up and recorded bars
 	gran   time.Duration
 	cancel context.CancelFunc
 	drift  driftWindow // the drift breaker's window (attrib.go)
@@ -144,6 +145,15 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			return nil, err
 		}
 		r.deps[d.ID] = l
+		if len(d.Legs) > 0 { // a portfolio (portfolio.go)
+			if err := r.loadLegs(l); err != nil {
+				return nil, err
+			}
+			if err := r.restorePortfolio(ctx, l); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := r.restore(ctx, l); err != nil {
 			return nil, err
 		}
@@ -194,12 +204,22 @@ func (r *Runner) Wait() { r.loops.Wait() }
 
 // startLoop starts l's loop; r.mu is held.
 func (r *Runner) startLoop(l *live) {
-	vc, _ := r.cfg.Project.Venue(l.d.Venue)
-	src := r.cfg.Candles.Bars(vc, l.d.Series)
-	if src == nil && r.cfg.Bars != nil {
-		src = r.cfg.Bars(vc, l.d.Series)
+	if r.ctx == nil {
+		return
 	}
-	if r.ctx == nil || src == nil {
+	vc, _ := r.cfg.Project.Venue(l.d.Venue)
+	if len(l.d.Legs) > 0 { // a portfolio: one calendar over its legs' sources (portfolio.go)
+		ctx, cancel := context.WithCancel(r.ctx)
+		l.cancel = cancel
+		r.loops.Add(1)
+		go func() {
+			defer r.loops.Done()
+			r.portfolioLoop(ctx, l, vc)
+		}()
+		return
+	}
+	src := r.barSource(vc, l.d.Series)
+	if src == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
@@ -209,6 +229,16 @@ func (r *Runner) startLoop(l *live) {
 		defer r.loops.Done()
 		r.loop(ctx, l, src)
 	}()
+}
+
+// barSource is series' bar source on venue vc: the node's own candles
+// where it records the venue's, else Config.Bars (nil: none).
+func (r *Runner) barSource(vc project.Venue, series string) BarSource {
+	src := r.cfg.Candles.Bars(vc, series)
+	if src == nil && r.cfg.Bars != nil {
+		src = r.cfg.Bars(vc, series)
+	}
+	return src
 }
 
 // loop feeds l the closed bars of its series: first the latest closed one
@@ -252,6 +282,15 @@ func (r *Runner) get(id string) (*live, error) {
 // Create checks spec and, when it passes, journals and starts the
 // deployment. Every refusal names the fix.
 func (r *Runner) Create(ctx context.Context, spec Spec) (Deployment, error) {
+	if desc, ok, err := r.portfolioOf(ctx, spec); err != nil {
+		return Deployment{}, err
+	} else if ok { // a universe: one deployment over its assets (portfolio.go)
+		d, bars, err := r.resolvePortfolio(ctx, spec, desc)
+		if err != nil {
+			return Deployment{}, err
+		}
+		return r.createPortfolio(d, bars)
+	}
 	d, bars, _, err := r.resolve(ctx, spec)
 	if err != nil {
 		return Deployment{}, err
@@ -276,6 +315,17 @@ func (r *Runner) Create(ctx context.Context, spec Spec) (Deployment, error) {
 // Check resolves and checks spec as Create would, and creates nothing:
 // the preview of wicket deploy.
 func (r *Runner) Check(ctx context.Context, spec Spec) (Deployment, error) {
+	if desc, ok, err := r.portfolioOf(ctx, spec); err != nil {
+		return Deployment{}, err
+	} else if ok {
+		d, _, err := r.resolvePortfolio(ctx, spec, desc)
+		if err != nil {
+			return Deployment{}, err
+		}
+		v := d.view()
+		v.ID = ""
+		return v, nil // with its preview
+	}
 	d, _, pv, err := r.resolve(ctx, spec)
 	if err != nil {
 		return Deployment{}, err
@@ -349,17 +399,9 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	if !ok {
 		return nil, errorf(KindBadRequest, "no venue %q on this node: use one of %s (wicket.toml [[venues]])", short(spec.Venue), strings.Join(r.venueNames(), ", "))
 	}
-	if canon, err := vc.Instruments().Canonical(sym); err == nil {
-		sym = canon // the series as wicket writes it: BTCUSDT@1m on a binance venue is BTC-USD@1m, the series data fetch fills
-	}
-	orderSym := sym // the series' symbol as the venue lists it: BTC-USD or BTCUSDT names a listed BTCUSDT or BTC-USD
-	if len(vc.Symbols) > 0 && !contains(vc.Symbols, sym) {
-		listed, ok := vc.Resolve(sym)
-		if !ok {
-			return nil, errorf(KindBadRequest, "series %s is unknown to venue %s, which trades %s: pick one of those symbols, or add %s to the venue's symbols in wicket.toml",
-				spec.Series, vc.Name, strings.Join(vc.Symbols, ", "), sym)
-		}
-		orderSym = listed
+	sym, orderSym, err := venueSymbol(vc, spec.Series, sym)
+	if err != nil {
+		return nil, err
 	}
 	mode, err := validMode(spec.Mode)
 	if err != nil {
@@ -448,6 +490,24 @@ func (r *Runner) resolveSpec(ctx context.Context, spec Spec) (*Deployment, error
 	return d, nil
 }
 
+// venueSymbol is series' symbol sym as wicket writes it and as venue vc
+// lists it, or the refusal naming the fix when vc does not list it.
+func venueSymbol(vc project.Venue, series, sym string) (canonical, listed string, err error) {
+	if canon, err := vc.Instruments().Canonical(sym); err == nil {
+		sym = canon // the series as wicket writes it: BTCUSDT@1m on a binance venue is BTC-USD@1m, the series data fetch fills
+	}
+	orderSym := sym // the series' symbol as the venue lists it: BTC-USD or BTCUSDT names a listed BTCUSDT or BTC-USD
+	if len(vc.Symbols) > 0 && !contains(vc.Symbols, sym) {
+		l, ok := vc.Resolve(sym)
+		if !ok {
+			return "", "", errorf(KindBadRequest, "series %s is unknown to venue %s, which trades %s: pick one of those symbols, or add %s to the venue's symbols in wicket.toml",
+				series, vc.Name, strings.Join(vc.Symbols, ", "), sym)
+		}
+		orderSym = l
+	}
+	return sym, orderSym, nil
+}
+
 // checkCapital refuses a capital above what the venue holds (its equity
 // as the node reads it): the deployment would size orders for money the
 // account does not have.
@@ -530,6 +590,7 @@ func (d *Deployment) view() Deployment {
 	v := *d
 	v.Source = ""
 	v.Proposals = append([]Proposal(nil), d.Proposals...)
+	v.Legs = append([]Leg(nil), d.Legs...)
 	return v
 }
 

@@ -41,6 +41,9 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		}
 	}()
 	d := l.d
+	if len(d.Legs) > 0 {
+		return errorf(KindBadRequest, "deployment %s is a portfolio over %s: its calendar bars go to StepPortfolio", id, d.Series)
+	}
 	bar.Time = bar.Time.UTC()
 	if !d.LastBar.IsZero() && !bar.Time.After(d.LastBar) {
 		if bar.Time.Equal(d.LastBar) {
@@ -532,12 +535,19 @@ func (r *Runner) known(ctx context.Context, cid string) (*node.Order, bool, erro
 // (day), which maps one to one to book.Day's Unix day.
 func (r *Runner) mark(d *Deployment, px decimal.Decimal, bar time.Time) {
 	acct, pos := d.account()
+	r.markEquity(d, acct.Equity(&pos, px), bar)
+	d.Mark = px
+}
+
+// markEquity is mark with the equity given (a portfolio's: its cash and
+// every leg at its mark).
+func (r *Runner) markEquity(d *Deployment, eq decimal.Decimal, bar time.Time) {
 	day := book.Day[decimal.Decimal]{Day: unixDay(d.Day), Start: d.DayStart, Last: d.Equity, Peak: d.Peak}
-	day.Mark(book.UnixDay(bar.Unix()), acct.Equity(&pos, px))
+	day.Mark(book.UnixDay(bar.Unix()), eq)
 	if date := time.Unix(day.Day*86400, 0).UTC().Format(time.DateOnly); date != d.Day {
 		d.Day, d.OrdersToday = date, 0
 	}
-	d.Mark, d.Equity, d.DayStart, d.Peak = px, day.Last, day.Start, day.Peak
+	d.Equity, d.DayStart, d.Peak = day.Last, day.Start, day.Peak
 }
 
 // unixDay is the Unix day of a journaled date (YYYY-MM-DD), or before

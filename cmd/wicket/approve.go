@@ -256,6 +256,9 @@ func (a *approver) nextProposal(ctx context.Context, seen, reported map[string]b
 // operator quits.
 func (a *approver) askProposal(ctx context.Context, w waitingProposal, total int) (quit bool) {
 	d := w.dep
+	if w.Symbol != "" { // a portfolio's proposal is of its asset's symbol
+		d.Symbol = w.Symbol
+	}
 	fmt.Fprintf(a.out, "\n--- waiting for approval (%d waiting): proposal %s of deployment %s\n", total, w.ClientOrderID, d.ID)
 	fmt.Fprintf(a.out, "  order        %s %s %s at market on venue %s (target %v of the deployment's equity), decided at the bar of %s\n",
 		w.Side, w.Quantity, d.Symbol, d.Venue, w.Target, w.Bar.UTC().Format(time.RFC3339))

@@ -210,6 +210,9 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	}
 	fmt.Fprintf(w, "deployment   %s\nstrategy     %s sha256 %s\nknobs        %v\nseries       %s on venue %s\nmode         %s\ncapital      %s\n",
 		id, d.Strategy, d.StrategyHash, deploy.Knobs(d.Params), d.Series, d.Venue, d.Mode, d.Capital)
+	for _, l := range d.LegLines() { // a portfolio: one deployment over its universe
+		fmt.Fprintf(w, "leg          %s\n", l)
+	}
 	if e := d.Exits; e.Any() {
 		fmt.Fprintf(w, "exits        stop_loss %v, take_profit %v, trailing_stop %v (fractions of the entry; 0 none): placed with each position\n",
 			e.StopLoss, e.TakeProfit, e.TrailingStop)

@@ -134,6 +134,9 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 			fmt.Fprintf(out, "  (%s)", d.Reason)
 		}
 		fmt.Fprintln(out)
+		for _, l := range d.LegLines() {
+			fmt.Fprintf(out, "    leg %s\n", l)
+		}
 		for _, p := range d.Proposals {
 			fmt.Fprintf(out, "    proposal %s: %s %s; wicket node approve-proposal %s\n", p.ClientOrderID, p.Side, p.Quantity, p.ClientOrderID)
 		}
@@ -193,6 +196,13 @@ func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdo
 	}
 	if o.json {
 		return writeJSON(stdout, d)
+	}
+	if len(d.Legs) > 0 { // a portfolio: each leg's position is kept
+		fmt.Fprintf(stdout, "%s is stopped (%s); its legs' positions are kept:\n", d.ID, d.Reason)
+		for _, l := range d.LegLines() {
+			fmt.Fprintf(stdout, "    leg %s\n", l)
+		}
+		return nil
 	}
 	fmt.Fprintf(stdout, "%s is stopped (%s); its position (%s %s) is kept\n", d.ID, d.Reason, d.Position, d.Symbol)
 	return nil
@@ -525,6 +535,9 @@ func showProposal(ctx context.Context, client *node.Client, cid string, out io.W
 			if p.ClientOrderID != cid {
 				continue
 			}
+			if p.Symbol != "" { // a portfolio's proposal is of its asset's symbol
+				d.Symbol = p.Symbol
+			}
 			var now decimal.Decimal
 			if snap, err := client.Snapshot(ctx, d.Venue, 0); err == nil {
 				now, _ = snap.Mark(d.Venue, d.Symbol)
@@ -539,6 +552,9 @@ func showProposal(ctx context.Context, client *node.Client, cid string, out io.W
 // describeProposal is the proposal as the operator sees it before
 // approving; now is the venue's price (zero: unknown).
 func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now decimal.Decimal) {
+	if p.Symbol != "" { // a portfolio's proposal is of its asset's symbol
+		d.Symbol = p.Symbol
+	}
 	describeProposalOrder(w, d, p)
 	switch {
 	case !now.IsPositive():
@@ -554,6 +570,9 @@ func describeProposal(w io.Writer, d deploy.Deployment, p deploy.Proposal, now d
 // describeProposalOrder is the proposal, its order and its bar (what an
 // approval link is bound to: wicket approve --http).
 func describeProposalOrder(w io.Writer, d deploy.Deployment, p deploy.Proposal) {
+	if p.Symbol != "" { // a portfolio's proposal is of its asset's symbol
+		d.Symbol = p.Symbol
+	}
 	kind := "at market"
 	if p.Type == "bracket" {
 		kind = "at market with its stop-loss and take-profit (a bracket)"

@@ -151,6 +151,8 @@ type engine struct {
 	fundPaid   float64
 	borrowPaid float64
 	charged    backtest.Charged
+	record     bool
+	fills      []Fill
 
 	// The volume cap (setOptions): a fraction of a bar's volume, 0 for
 	// none; per asset whether it has no volume at all.
@@ -173,6 +175,9 @@ type Options struct {
 	// Funding is each asset's funding settlements (sorted by time; nil
 	// for an asset without), charged when cfg.Costs.Funding is set.
 	Funding [][]backtest.FundingRate
+	// RecordFills keeps every fill in Result.Fills (a deployment's
+	// tracking compares them with its own).
+	RecordFills bool
 }
 
 // Run backtests a portfolio: assets aligned on one calendar (Align),
@@ -331,16 +336,11 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 	fillNext := e.cfg.Fill == backtest.FillNextOpen
 	pending := make([]bool, m)
 	target := make([]float64, m)
-	due := make([]bool, m)
-	applied := make([]float64, m)
-	for a := range applied {
-		applied[a] = math.NaN()
-	}
 	carried := make([]bool, m)   // the pending target is a capped order's rest
 	carryAt := make([]int, m)    // fill=close: the bar that capped it
 	closeRest := make([]bool, m) // fill=close: a rest to fill at a later close
-	w := make([]float64, m)
-	lastPeriod, scheduled := int64(0), false
+	sched := NewSchedule(e.reb, names(e.assets))
+	defer func() { e.clamped, e.clampedAt = sched.Clamped, sched.ClampedAt }()
 	decideFrom := e.start // a decision fills at its close, or its asset's next open
 	if fillNext && decideFrom > 0 {
 		decideFrom--
@@ -388,65 +388,31 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 				equity[i] = eq
 				continue
 			}
-			sum := 0.0
-			for a := range w {
-				w[a] = col[a]
-				if math.IsInf(w[a], 0) {
-					return 0, 0, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("the weight of %s at bar %d (%s) is %v; a weight is a finite fraction of equity, or NaN for none", e.assets[a].Series, i, timeString(e.assets[a].Time[i]), w[a])}
-				}
-				if !math.IsNaN(w[a]) {
-					sum += math.Abs(w[a])
-				}
-			}
-			if sum > 1+1e-12 {
-				for a := range w {
-					w[a] /= sum
-				}
-				e.clamped++
-				if e.clampedAt < 0 {
-					e.clampedAt = i
-				}
-			}
-			trigger := i == decideFrom && e.start > 0 // the first bar that may trade
-			switch e.reb.Period {
-			case script.RebalanceBar:
-				trigger = true
-			case "drift":
-				for a := range w {
-					if math.IsNaN(w[a]) || !has(&e.assets[a], i) {
-						continue
-					}
-					cur := e.pos[a].Qty * e.mark[a] / eq
-					if w[a] != applied[a] || math.Abs(cur-w[a]) > e.reb.Drift {
-						trigger = true
-					}
-				}
-			default:
-				if p := periodOf(e.reb.Period, e.assets[0].Time[i]); trigger || !scheduled || p != lastPeriod {
-					trigger, lastPeriod, scheduled = true, p, true
-				}
+			first := i == decideFrom && e.start > 0 // the first bar that may trade
+			trigger, err := sched.Step(Bar{Index: i, Time: e.assets[0].Time[i], First: first,
+				Has:  func(a int) bool { return has(&e.assets[a], i) },
+				Held: func(a int) float64 { return e.pos[a].Qty * e.mark[a] / eq }}, col)
+			if err != nil {
+				return 0, 0, err
 			}
 			if trigger {
 				rebalances++
-				for a := range due {
-					due[a] = true
-				}
 			}
-			for a := range due {
+			for a := range e.assets {
 				b := &e.assets[a]
-				if !due[a] || !has(b, i) || math.IsNaN(w[a]) {
+				wa, ok := sched.Take(a)
+				if !ok {
 					continue // the target waits for the asset's next bar, or its next weight
 				}
-				due[a], applied[a] = false, w[a]
 				carried[a], closeRest[a] = false, false // a new decision replaces a capped rest
 				if fillNext {
-					pending[a], target[a] = true, book.FloatTarget(w[a], eq, b.Close[i], e.sizing, 0)
-				} else if dq := book.FloatTarget(w[a], eq, b.Close[i], e.sizing, e.pos[a].Qty); dq != 0 {
+					pending[a], target[a] = true, book.FloatTarget(wa, eq, b.Close[i], e.sizing, 0)
+				} else if dq := book.FloatTarget(wa, eq, b.Close[i], e.sizing, e.pos[a].Qty); dq != 0 {
 					var rest bool
 					dq, rest = e.capQty(a, i, dq, true)
 					e.fill(a, i, b.Close[i], dq)
 					if rest {
-						closeRest[a], carryAt[a], target[a] = true, i, book.FloatTarget(w[a], eq, b.Close[i], e.sizing, 0)
+						closeRest[a], carryAt[a], target[a] = true, i, book.FloatTarget(wa, eq, b.Close[i], e.sizing, 0)
 					}
 				}
 			}
@@ -498,6 +464,13 @@ func (e *engine) quantities() []float64 {
 // through the book.
 func (e *engine) fill(a, i int, p, dq float64) {
 	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
+	if e.record {
+		px := p * (1 + e.slip)
+		if dq < 0 {
+			px = p * (1 - e.slip)
+		}
+		e.fills = append(e.fills, Fill{Series: e.assets[a].Series, Time: unixTime(e.assets[a].Time[i]), Qty: dq, Price: px, Fee: fee})
+	}
 	e.assetFees[a] += fee
 	e.entered = true
 	if e.acct.Cash < -1e-9*e.capital && e.negCash < 0 {
@@ -602,6 +575,7 @@ func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 		e.noVol[a] = !slices.ContainsFunc(e.assets[a].Volume, func(v float64) bool { return v != 0 && !math.IsNaN(v) })
 	}
 	e.charged = c.Charged()
+	e.record = opts.RecordFills
 	e.borrow = c.BorrowRate / (365 * 86400)
 	if c.Funding {
 		if len(opts.Funding) > len(e.assets) {

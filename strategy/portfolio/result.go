@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -37,6 +38,17 @@ type Result struct {
 
 	AllTrades []Trade        `json:"-"`
 	Curve     backtest.Curve `json:"-"` // equity at every calendar bar's close
+	// Fills are every fill of the run, in order (Options.RecordFills).
+	Fills []Fill `json:"-"`
+}
+
+// Fill is one fill of a run: the asset, its bar's time, the signed
+// quantity (buy > 0), the price with slippage and the fee.
+type Fill struct {
+	Series     string
+	Time       time.Time
+	Qty, Price float64
+	Fee        float64
 }
 
 // Asset is one asset of the portfolio at the end of the run.
@@ -140,7 +152,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 		Series: Label(e.assets), Universe: names(e.assets), Rebalance: e.reb.Text, Rebalances: rebalances,
 		Settings: backtest.Settings{Capital: e.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
 			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params, Costs: cfg.Costs},
-		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve,
+		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve, Fills: e.fills,
 		Equity: backtest.Downsample(curve, e.capital, backtest.MaxEquityPoints),
 	}
 	r.Trades, r.TradesClamped = clampTrades(e.trades, cfg.TradesLimit)

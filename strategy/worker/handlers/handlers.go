@@ -26,10 +26,11 @@ func New(memo *ta.Memo) worker.Handlers {
 			defer closeFS()
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
-		worker.KindBacktest:       runBacktest(memo, cache),
-		worker.KindPortfolio:      runPortfolio(memo),      // portfolio.go
-		worker.KindPortfolioSweep: runPortfolioSweep(memo), // portfolio_sweep.go
-		worker.KindDecide:         runDecide(memo),
+		worker.KindBacktest:        runBacktest(memo, cache),
+		worker.KindPortfolio:       runPortfolio(memo),      // portfolio.go
+		worker.KindPortfolioSweep:  runPortfolioSweep(memo), // portfolio_sweep.go
+		worker.KindDecide:          runDecide(memo),
+		worker.KindDecidePortfolio: runDecidePortfolio(memo), // decide_portfolio.go
 		worker.KindSummaries: worker.Typed(func(ctx context.Context, req worker.SummariesRequest) (worker.SummariesResult, error) {
 			out := worker.SummariesResult{Summaries: make([]worker.Summary, len(req.Files))}
 			for i, f := range req.Files {

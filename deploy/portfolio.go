@@ -1,0 +1,849 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"wicket/internal/project"
+	"wicket/node"
+	"wicket/node/command"
+	"wicket/strategy"
+	"wicket/strategy/backtest"
+	"wicket/strategy/book"
+	"wicket/strategy/portfolio"
+	"wicket/strategy/research"
+	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
+	"wicket/strategy/worker"
+)
+
+// Portfolio deployments. A strategy that declares a universe deploys as
+// one deployment over its assets (its legs), trading each asset's symbol
+// from one capital: at every closed calendar bar (the union of the
+// assets' bar times, as the backtest's calendar) the worker decides the
+// weights by the portfolio backtest's decision function over the legs'
+// warm-up and live bars, portfolio.Schedule (the engine's own rule) says
+// which assets take their weight there (the rebalance schedule, and the
+// calendar rule: an asset without a bar at t does not trade at t), and
+// each new weight becomes an order for that asset sized as the engine
+// sizes it on the equity at the close, clipped by the allowance (whose
+// sizing limits apply per symbol, its order count and breakers to the
+// whole deployment), through the node's one write path.
+
+// Leg is one asset of a portfolio deployment.
+type Leg struct {
+	Series string `json:"series"` // SYMBOL@GRAN as wicket writes it
+	Symbol string `json:"symbol"` // as the venue lists it
+	// Position, EntryQty and EntryValue are the leg's holding and its
+	// round trip's increases, booked from its fills by the one book.
+	Position   decimal.Decimal `json:"position"`
+	EntryQty   decimal.Decimal `json:"entry_qty,omitzero"`
+	EntryValue decimal.Decimal `json:"entry_value,omitzero"`
+	Mark       decimal.Decimal `json:"mark,omitzero"` // its last close
+	// Weight is the target weight it last took (HasWeight false: none
+	// yet); Value its position at its mark.
+	Weight    float64         `json:"weight"`
+	HasWeight bool            `json:"has_weight,omitempty"`
+	Value     decimal.Decimal `json:"value"`
+	LastBar   time.Time       `json:"last_bar,omitzero"` // its last bar
+}
+
+// PortfolioStrategies is what runs a portfolio strategy's decision in a
+// worker (*worker.Pool is one).
+type PortfolioStrategies interface {
+	DecidePortfolio(ctx context.Context, req worker.PortfolioDecideRequest) (worker.PortfolioDecision, error)
+}
+
+// portfolioOf describes spec's strategy when it declares a universe (ok),
+// asking a worker; a strategy of one series is not one (ok false, no
+// error).
+func (r *Runner) portfolioOf(ctx context.Context, spec Spec) (worker.PortfolioDecision, bool, error) {
+	ps, ok := r.cfg.Strategies.(PortfolioStrategies)
+	if !ok || strings.TrimSpace(spec.Source) == "" || !declaresUniverse(spec.Source) {
+		return worker.PortfolioDecision{}, false, nil
+	}
+	desc, err := ps.DecidePortfolio(ctx, worker.PortfolioDecideRequest{StrategyRequest: r.strategyRequest(spec.Strategy, spec.Source, spec.Params)})
+	if err != nil {
+		var we *worker.Error
+		if errors.As(err, &we) && strings.Contains(we.Msg, "declares no universe") {
+			return worker.PortfolioDecision{}, false, nil
+		}
+		return worker.PortfolioDecision{}, true, errorf(KindBadRequest, "strategy %s could not be loaded: %v (run wicket strategy validate %s)", spec.Strategy, err, strings.TrimSuffix(spec.Strategy, ".star"))
+	}
+	return desc, true, nil
+}
+
+// declaresUniverse is a cheap first look before a worker is asked: a
+// portfolio strategy assigns universe at top level.
+func declaresUniverse(src string) bool {
+	for _, line := range strings.Split(src, "\n") {
+		if rest, ok := strings.CutPrefix(line, "universe"); ok && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) strategyRequest(name, src string, params map[string]any) worker.StrategyRequest {
+	return worker.StrategyRequest{Name: name, Source: src, IndicatorsDir: r.cfg.IndicatorsDir, Overrides: params}
+}
+
+// resolvePortfolio checks a portfolio strategy's spec and makes its
+// deployment, with each leg's warm-up bars. Every refusal names the fix.
+func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.PortfolioDecision) (*Deployment, []strategy.Bars, error) {
+	vc, ok := r.cfg.Project.Venue(spec.Venue)
+	if !ok {
+		return nil, nil, errorf(KindBadRequest, "no venue %q on this node: use one of %s (wicket.toml [[venues]])", short(spec.Venue), strings.Join(r.venueNames(), ", "))
+	}
+	series, err := universeSeries(desc.Universe, vc)
+	if err != nil {
+		return nil, nil, err
+	}
+	label := strings.Join(series, ",")
+	if s := strings.TrimSpace(spec.Series); s != "" && s != label && s != "universe" {
+		return nil, nil, errorf(KindBadRequest, "strategy %s is a portfolio strategy trading its universe %s, not series %s: give --series %s (or leave the series out)",
+			spec.Strategy, label, short(s), label)
+	}
+	if spec.Allowance.MaxTrackingGap != nil { // the drift breaker replays one series: it would never trip
+		return nil, nil, errorf(KindBadRequest, "allowance %s is not applied to a portfolio deployment yet (its replay is of one series): leave it out; the other limits apply", backtest.AllowMaxTrackingGap)
+	}
+	if _, err := portfolio.ParseRebalance(desc.Rebalance); err != nil {
+		return nil, nil, errorf(KindBadRequest, "strategy %s: %v", spec.Strategy, err)
+	}
+	// The checks of a deployment of one series (name, venue, mode,
+	// capital, allowance within the guardrail, warm-up, arming,
+	// validation), run with the universe's first series.
+	one := spec
+	one.Series = series[0]
+	d, err := r.resolveSpec(ctx, one)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Warmup = max(d.Warmup, desc.Warmup)
+	d.Series, d.Symbol, d.Rebalance = label, "", desc.Rebalance
+	d.Legs = make([]Leg, len(series))
+	for k, s := range series {
+		sym, _, _ := strategy.ParseSeries(s)
+		canon, listed, err := venueSymbol(vc, s, sym)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, g, _ := strategy.ParseSeries(s)
+		d.Legs[k] = Leg{Series: canon + "@" + string(g), Symbol: listed}
+	}
+	bars := make([]strategy.Bars, len(d.Legs))
+	for k, leg := range d.Legs {
+		bars[k] = strategy.Bars{Series: leg.Series}
+		if r.cfg.Candles != nil { // a venue whose candles the node records: each leg's stream and warm-up, as for one series
+			if err := r.cfg.Candles.Prepare(ctx, vc, leg.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if r.cfg.History == nil {
+			continue
+		}
+		if bars[k], err = r.cfg.History(ctx, leg.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
+			return nil, nil, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", leg.Series, err, leg.Series)
+		}
+		bars[k].Series = leg.Series
+		if bars[k].Len() == 0 {
+			return nil, nil, errorf(KindBadRequest, "series %s of the universe has no bars in the node's history store before now, so the deployment would have no warm-up for it: fetch or record it first (wicket data fetch %s), then deploy",
+				leg.Series, leg.Series)
+		}
+	}
+	if err := r.checkCapital(ctx, d); err != nil {
+		return nil, nil, err
+	}
+	if bars[0].Len() > 0 { // the loop's own call, once: what it would refuse at every bar is refused now
+		if _, err := r.decidePortfolio(ctx, d, bars); err != nil {
+			return nil, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
+		}
+	}
+	pv, err := r.portfolioPreview(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Preview = pv
+	return d, bars, nil
+}
+
+// portfolioPreview is what a portfolio deployment's checks found: the
+// portfolio backtest over the last year of its universe (or what the
+// history store holds) with its capital and the venue's fee and
+// slippage, whose failed lookahead proof refuses the deployment (as for
+// one series: preview.go's backtest). The start-point check is of one
+// series and is not run for a portfolio.
+func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment) (*Preview, error) {
+	pv := &Preview{}
+	if r.cfg.Research == nil {
+		return pv, nil
+	}
+	var err error
+	pv.Backtest, pv.Lookahead, err = r.backtest(ctx, d, research.StrategyRef{Source: d.Source, Label: d.Strategy})
+	if err != nil {
+		return nil, err
+	}
+	return pv, nil
+}
+
+// universeSeries resolves a declared universe against venue vc: names
+// as written, patterns against the symbols vc lists (a deployment trades
+// only what its venue lists). More than script.MaxUniverse is refused.
+func universeSeries(universe []string, vc project.Venue) ([]string, error) {
+	var out []string
+	for _, e := range universe {
+		if !script.UniversePattern(e) {
+			if !contains(out, e) {
+				out = append(out, e)
+			}
+			continue
+		}
+		sym, g, _ := strings.Cut(e, "@")
+		if len(vc.Symbols) == 0 {
+			return nil, errorf(KindBadRequest, "the universe's pattern %q cannot be resolved: venue %s lists no symbols to match it against; write the universe's series out (e.g. BTC-USD@%s), or list the venue's symbols in wicket.toml", e, vc.Name, g)
+		}
+		matched := 0
+		for _, s := range vc.Symbols {
+			canon := s
+			if c, err := vc.Instruments().Canonical(s); err == nil {
+				canon = c
+			}
+			if ok, _ := filepath.Match(sym, canon); ok {
+				matched++
+				if name := canon + "@" + g; !contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+		if matched == 0 {
+			return nil, errorf(KindBadRequest, "the universe's pattern %q matches none of venue %s's symbols (%s): widen the pattern, or add the symbols to the venue in wicket.toml", e, vc.Name, strings.Join(vc.Symbols, ", "))
+		}
+	}
+	if len(out) > script.MaxUniverse {
+		return nil, errorf(KindBadRequest, "the universe resolves to %d series (%s, ...); a portfolio deployment holds at most %d assets: narrow the universe (fewer series, or a tighter pattern)",
+			len(out), strings.Join(out[:5], ", "), script.MaxUniverse)
+	}
+	return out, nil
+}
+
+// createPortfolio journals and starts a resolved portfolio deployment.
+func (r *Runner) createPortfolio(d *Deployment, bars []strategy.Bars) (Deployment, error) {
+	d.Preview = nil // the check's answer only; never journaled
+	if err := r.cfg.Store.commitLegBars(d.ID, bars); err != nil {
+		return Deployment{}, errorf(KindInternal, "the deployment's warm-up could not be journaled, so it does not exist: %v", err)
+	}
+	if err := r.cfg.Store.Commit(Batch{Deployment: d}); err != nil {
+		return Deployment{}, errorf(KindInternal, "the deployment could not be journaled, so it does not exist: %v", err)
+	}
+	_, g, _ := strategy.ParseSeries(d.Legs[0].Series)
+	l := &live{d: d, gran: g.Duration(), legs: bars}
+	r.log.Info("portfolio deployment created", "deployment", d.ID, "strategy", d.Strategy, "hash", d.StrategyHash, "universe", d.Series, "venue", d.Venue, "mode", d.Mode)
+	r.mu.Lock()
+	r.deps[d.ID] = l
+	r.startLoop(l)
+	r.mu.Unlock()
+	return d.view(), nil
+}
+
+// decidePortfolio asks a worker for d's weights at the last calendar bar
+// of the legs' bars.
+func (r *Runner) decidePortfolio(ctx context.Context, d *Deployment, bars []strategy.Bars) (worker.PortfolioDecision, error) {
+	ps, ok := r.cfg.Strategies.(PortfolioStrategies)
+	if !ok {
+		return worker.PortfolioDecision{}, fmt.Errorf("this node's strategy workers cannot run a portfolio strategy")
+	}
+	req := worker.PortfolioDecideRequest{StrategyRequest: r.strategyRequest(d.Strategy, d.Source, d.Params)}
+	from := int64(math.MaxInt64)
+	for _, b := range bars {
+		req.Series = append(req.Series, b.Series)
+		req.Assets = append(req.Assets, b.Encode())
+		if b.Len() > 0 {
+			from = min(from, b.Time[0])
+		}
+	}
+	if d.Style == string(scriptapi.StyleOnBar) { // ctx reads the deployment's own account at each bar's close
+		req.Capital, _ = d.Capital.Float64()
+		if d.ID != "" && r.cfg.Store != nil {
+			var err error
+			if req.Accounts, err = r.cfg.Store.portfolioAccounts(d.ID, from, len(bars)); err != nil {
+				return worker.PortfolioDecision{}, err
+			}
+		}
+	}
+	dec, err := ps.DecidePortfolio(ctx, req)
+	if err == nil && len(dec.Weights) != len(bars) {
+		err = fmt.Errorf("the strategy decided %d weights for %d assets", len(dec.Weights), len(bars))
+	}
+	return dec, err
+}
+
+// portfolioLoop feeds l the closed bars of its legs, one calendar bar at
+// a time: the earliest bar time any leg has next, with every leg's bar at
+// that time (a leg whose next bar is later has none there: it does not
+// trade at that bar). A leg's source that ended leaves the others going.
+func (r *Runner) portfolioLoop(ctx context.Context, l *live, vc project.Venue) {
+	l.mu.Lock()
+	id := l.d.ID
+	series := make([]string, len(l.d.Legs))
+	for k, leg := range l.d.Legs {
+		series[k] = leg.Series
+	}
+	l.mu.Unlock()
+	srcs := make([]BarSource, len(series))
+	for k, s := range series {
+		if srcs[k] = r.barSource(vc, s); srcs[k] == nil {
+			r.log.Error("portfolio deployment has no bar source for a leg", "deployment", id, "series", s)
+			return
+		}
+	}
+	after := make([]time.Time, len(series))
+	peek := make([]*Bar, len(series))
+	ended := make([]bool, len(series))
+	for ctx.Err() == nil {
+		failed := false
+		for k := range srcs {
+			if peek[k] != nil || ended[k] {
+				continue
+			}
+			b, err := srcs[k].Next(ctx, series[k], after[k])
+			switch {
+			case errors.Is(err, io.EOF):
+				ended[k] = true
+			case err != nil:
+				if ctx.Err() != nil {
+					return
+				}
+				r.log.Warn("portfolio deployment bar source", "deployment", id, "series", series[k], "err", err)
+				failed = true
+			default:
+				peek[k], after[k] = &b, b.Time
+			}
+			if failed {
+				break
+			}
+		}
+		if failed {
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		var at time.Time
+		for _, p := range peek {
+			if p != nil && (at.IsZero() || p.Time.Before(at)) {
+				at = p.Time
+			}
+		}
+		if at.IsZero() {
+			return // every leg's source ended
+		}
+		set := map[string]Bar{}
+		for k, p := range peek {
+			if p != nil && p.Time.Equal(at) {
+				set[series[k]], peek[k] = *p, nil
+			}
+		}
+		if err := r.StepPortfolio(ctx, id, at, set); err != nil {
+			r.log.Error("portfolio deployment step", "deployment", id, "bar", at, "err", err)
+		}
+	}
+}
+
+// StepPortfolio handles one closed calendar bar at time at of portfolio
+// deployment id, with the bars of the legs that have one there (by
+// series): it records them (and the calendar bars missed before), marks
+// the deployment's equity at the close, checks the breakers, asks the
+// worker for the weights, steps the rebalance schedule and sends an
+// order for each asset that takes a new weight, each journaled before it
+// is sent with client order id (deployment, bar, asset's index). A bar
+// at or before the last handled is not evaluated again; an intent of the
+// last one left unsent by a crash is sent with its own id.
+func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set map[string]Bar) error {
+	l, err := r.get(id)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	defer func() {
+		if r.cfg.OnStep != nil {
+			r.cfg.OnStep(id, at)
+		}
+	}()
+	d := l.d
+	if len(d.Legs) == 0 {
+		return errorf(KindBadRequest, "deployment %s trades one series: its bars go to Step", id)
+	}
+	at = at.UTC()
+	if !d.LastBar.IsZero() && !at.After(d.LastBar) {
+		if at.Equal(d.LastBar) {
+			return r.resendPortfolio(ctx, d, at)
+		}
+		return nil
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	now := r.cfg.Now().UTC()
+	vc, _ := r.cfg.Project.Venue(d.Venue)
+	var b Batch
+	b.Deployment = d
+	b.Intents = append(b.Intents, r.settleOpenPortfolio(ctx, d)...)
+	last := d.LastBar
+	if last.IsZero() { // the first live bar: the calendar bars after the warm-up's last were skipped too
+		for _, lb := range l.legs {
+			if n := lb.Len(); n > 0 && time.Unix(lb.Time[n-1], 0).After(last) {
+				last = time.Unix(lb.Time[n-1], 0).UTC()
+			}
+		}
+	}
+	if !last.IsZero() && l.gran > 0 {
+		n := 0
+		for t := last.Add(l.gran); t.Before(at); t = t.Add(l.gran) {
+			if n < maxMissedRows {
+				b.Decisions = append(b.Decisions, Decision{Bar: t, Status: DecisionMissed, Note: "missed: no calendar bar was handled at its close; never traded late"})
+			}
+			n++
+		}
+		d.Missed += n
+	}
+	has := make([]bool, len(d.Legs))
+	fresh := make([]strategy.Bars, len(d.Legs))
+	for k := range d.Legs {
+		leg := &d.Legs[k]
+		bar, ok := set[leg.Series]
+		fresh[k] = strategy.Bars{Series: leg.Series}
+		if !ok || bar.Time.Unix() != at.Unix() {
+			continue
+		}
+		lb := &l.legs[k]
+		if n := lb.Len(); n > 0 && bar.Time.Unix() <= lb.Time[n-1] {
+			continue // the warm-up holds it already
+		}
+		has[k] = true
+		appendBar(lb, at.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
+		appendBar(&fresh[k], at.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
+		if over := lb.Len() - (d.Warmup + 1); over > 0 {
+			*lb = lb.Slice(over, lb.Len())
+		}
+		leg.Mark, leg.LastBar = decimal.NewFromFloat(bar.Close), at
+	}
+	if err := r.cfg.Store.commitLegBars(d.ID, fresh); err != nil {
+		return err
+	}
+	d.LastBar, d.Updated = at, now
+	r.markPortfolio(d, at)
+	if d.State != StateRunning {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: the deployment is "+string(d.State))...)
+		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
+		return r.cfg.Store.Commit(b)
+	}
+	if r.breakers(d, now) {
+		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
+		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
+		return r.cfg.Store.Commit(b)
+	}
+	if d.Style == string(scriptapi.StyleOnBar) { // the account on_bar reads at this close, journaled first
+		if err := r.cfg.Store.commitPortfolioAccount(d, at); err != nil {
+			return err
+		}
+	}
+	dec, err := r.decidePortfolio(ctx, d, l.legs)
+	if err != nil {
+		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionFailed, Equity: d.Equity, Note: "the strategy could not be evaluated: " + err.Error()})
+		if cerr := r.cfg.Store.Commit(b); cerr != nil {
+			return cerr
+		}
+		return fmt.Errorf("deployment %s at %s: %w", id, at.Format(time.RFC3339), err)
+	}
+	names := make([]string, len(d.Legs))
+	col := make([]float64, len(d.Legs))
+	for k := range d.Legs {
+		names[k], col[k] = d.Legs[k].Series, math.NaN()
+		if dec.Has[k] {
+			col[k] = dec.Weights[k]
+		}
+	}
+	reb, _ := portfolio.ParseRebalance(d.Rebalance)
+	sched := portfolio.NewSchedule(reb, names)
+	first := d.Schedule == nil
+	if !first {
+		if err := sched.Restore(*d.Schedule); err != nil {
+			return fmt.Errorf("deployment %s: %w", id, err)
+		}
+	}
+	eq := d.Equity
+	eqf, _ := eq.Float64()
+	if _, err := sched.Step(portfolio.Bar{Index: -1, Time: at.Unix(), First: first, Has: func(a int) bool { return has[a] },
+		Held: func(a int) float64 { v, _ := d.Legs[a].Value.Float64(); return v / eqf }}, col); err != nil {
+		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionFailed, Equity: d.Equity, Note: err.Error()})
+		if cerr := r.cfg.Store.Commit(b); cerr != nil {
+			return cerr
+		}
+		return fmt.Errorf("deployment %s at %s: %w", id, at.Format(time.RFC3339), err)
+	}
+	st := sched.State()
+	d.Schedule = &st
+	b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionDecided, Equity: eq, Note: weightsNote(names, dec)})
+	var orders []Intent
+	for k := range d.Legs {
+		w, ok := sched.Take(k)
+		if !ok {
+			continue
+		}
+		leg := &d.Legs[k]
+		leg.Weight, leg.HasWeight = w, true
+		dq := r.sizeLeg(ctx, d, vc, k, w, eq, leg.Mark)
+		if dq.IsZero() {
+			continue
+		}
+		if d.Mode == ModeAuto && !book.MayOrder(d.Allowance.MaxOrdersPerDay, d.OrdersToday+len(orders)) {
+			r.pause(d, fmt.Sprintf("%s: %d orders sent in the UTC day %s already, the allowance's limit; the order of %s for weight %v at %s was not sent",
+				backtest.AllowMaxOrdersPerDay, d.OrdersToday+len(orders), d.Day, leg.Series, w, at.Format(time.RFC3339)), now)
+			break
+		}
+		in := Intent{ClientOrderID: ClientOrderID(d.ID, at, k), Deployment: d.ID, Bar: at, N: k, Side: string(command.Buy),
+			Quantity: dq.Abs(), Target: w, Status: IntentSending, Updated: now, Note: "asset " + leg.Series}
+		if dq.IsNegative() {
+			in.Side = string(command.Sell)
+		}
+		orders = append(orders, in)
+	}
+	if d.Mode == ModePropose {
+		orders = r.proposeLegs(ctx, d, vc, &b, orders)
+	} else if len(orders) > 0 {
+		if why := r.unarmed(ctx, d, vc, now); why != "" {
+			for i := range orders {
+				orders[i].Status, orders[i].Note = IntentRefused, why
+			}
+			b.Intents = append(b.Intents, orders...)
+			return r.cfg.Store.Commit(b)
+		}
+	}
+	if len(orders) == 0 {
+		return r.cfg.Store.Commit(b)
+	}
+	// The intents are durable before the node hears of them.
+	b.Intents = append(b.Intents, orders...)
+	d.OrdersToday += len(orders)
+	if err := r.cfg.Store.Commit(b); err != nil {
+		return err
+	}
+	for i := range orders {
+		if err := r.sendLeg(ctx, d, &orders[i]); err != nil {
+			return err
+		}
+	}
+	r.markPortfolio(d, at)
+	r.breakers(d, r.cfg.Now().UTC())
+	return r.cfg.Store.Commit(Batch{Deployment: d})
+}
+
+// sizeLeg is the signed quantity that takes leg k of d to weight w of
+// equity eq at price px by the one book's rules, the engine's sizing,
+// clipped by the allowance's sizing limits for the leg's symbol
+// (max_position_notional, max_order_notional, the capital) and cut to
+// the venue's step or decimals.
+func (r *Runner) sizeLeg(ctx context.Context, d *Deployment, vc project.Venue, k int, w float64, eq, px decimal.Decimal) decimal.Decimal {
+	leg := &d.Legs[k]
+	if !px.IsPositive() || !eq.IsPositive() {
+		return decimal.Zero
+	}
+	sizing := book.Sizing(decimal.NewFromInt(1), decimal.NewFromFloat(vc.SlippageBps).Shift(-4), decimal.NewFromFloat(vc.FeeBps).Shift(-4))
+	limits := d.Allowance.Caps(d.Capital).Decimal()
+	dq := book.Target(decimal.NewFromFloat(w), eq, px, sizing, leg.Position)
+	dq = limits.Clip(px, leg.Position, dq)
+	if step := r.step(ctx, vc, leg.Symbol); step.IsPositive() {
+		return dq.Div(step).Truncate(0).Mul(step)
+	}
+	return dq.Truncate(vc.QuantityDecimals)
+}
+
+// weightsNote is a decision's weights as its journal row says them:
+// each asset's weight at the bar, "-" where it decided none.
+func weightsNote(names []string, dec worker.PortfolioDecision) string {
+	parts := make([]string, len(names))
+	for k, n := range names {
+		w := "-"
+		if dec.Has[k] {
+			w = fmt.Sprint(dec.Weights[k])
+		}
+		parts[k] = n + "=" + w
+	}
+	return "weights " + strings.Join(parts, " ")
+}
+
+// markPortfolio values d at its legs' marks at the bar of time bar, by
+// the rule a deployment of one series marks by (markEquity).
+func (r *Runner) markPortfolio(d *Deployment, bar time.Time) {
+	eq := d.Cash
+	for k := range d.Legs {
+		leg := &d.Legs[k]
+		leg.Value = leg.Position.Mul(leg.Mark)
+		eq = eq.Add(leg.Value)
+	}
+	r.markEquity(d, eq, bar)
+}
+
+// legView is leg k of d as a deployment of one series: its symbol,
+// position and round trip, with d's cash, so the settling of a
+// deployment of one series books its fills by the one book.
+func legView(d *Deployment, k int) Deployment {
+	leg := d.Legs[k]
+	return Deployment{ID: d.ID, Strategy: d.Strategy, StrategyHash: d.StrategyHash, Series: leg.Series, Symbol: leg.Symbol, Venue: d.Venue,
+		Mode: d.Mode, Cash: d.Cash, Position: leg.Position, EntryQty: leg.EntryQty, EntryValue: leg.EntryValue, Mark: leg.Mark}
+}
+
+// fromView takes back what settling booked into leg k's view.
+func fromView(d *Deployment, k int, v *Deployment) {
+	leg := &d.Legs[k]
+	d.Cash, leg.Position, leg.EntryQty, leg.EntryValue = v.Cash, v.Position, v.EntryQty, v.EntryValue
+}
+
+// settleLeg settles intent in (of leg in.N) from the node, as settle
+// does for a deployment of one series.
+func (r *Runner) settleLeg(ctx context.Context, d *Deployment, in *Intent, events int) bool {
+	if in.N < 0 || in.N >= len(d.Legs) {
+		return false
+	}
+	v := legView(d, in.N)
+	changed := r.settleFrom(ctx, &v, in, events)
+	fromView(d, in.N, &v)
+	return changed
+}
+
+// sendLeg sends in (an order of leg in.N) through the node's one write
+// path and settles what the node answered, as send does for a
+// deployment of one series.
+func (r *Runner) sendLeg(ctx context.Context, d *Deployment, in *Intent) error {
+	v := legView(d, in.N)
+	cmd := in.command(&v)
+	reason := fmt.Sprintf("deployment %s (%s %s): %s to weight %v at the bar of %s", d.ID, d.Strategy, d.StrategyHash[:12], v.Series, in.Target, in.Bar.Format(time.RFC3339))
+	p := node.NewPreview(ctx, r.cfg.Node, r.cfg.Guardrail, cmd, reason, r.cfg.NewID)
+	if why := r.awaitMark(ctx, &p, cmd, reason); why != "" {
+		in.Status, in.Note, in.Updated = IntentRefused, "not sent: the venue has no fresh mark of "+v.Symbol+" to fill it at ("+why+"); the bar is not traded late", r.cfg.Now().UTC()
+		if d.OrdersToday > 0 {
+			d.OrdersToday-- // counted when journaled; never sent
+		}
+		return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
+	}
+	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
+	switch {
+	case res.Status == string(node.Rejected) && res.ExistingOrder == nil:
+		in.Status, in.Note = IntentRejected, "the node rejected it: "+res.Reason
+		if d.OrdersToday > 0 {
+			d.OrdersToday-- // a rejected order is not counted (nor in a backtest)
+		}
+	case res.Status == string(node.Accepted) || res.ExistingOrder != nil:
+		in.Status = IntentPending
+		if res.ExistingOrder != nil {
+			in.Note = "the node had it already (a restart sent it again): settled from the node's order"
+		}
+		r.settleLeg(ctx, d, in, sendEvents)
+	default:
+		in.Status, in.Note = IntentPending, res.Advice
+	}
+	in.Updated = r.cfg.Now().UTC()
+	r.log.Info("portfolio deployment order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "symbol", v.Symbol, "status", in.Status, "side", in.Side, "quantity", in.Quantity)
+	return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
+}
+
+// settleOpenPortfolio settles d's sent intents whose fills are not all
+// known yet, and lapses an earlier bar's intent never sent.
+func (r *Runner) settleOpenPortfolio(ctx context.Context, d *Deployment) []Intent {
+	intents, err := r.cfg.Store.OpenIntents(d.ID)
+	if err != nil {
+		r.log.Error("deployments journal", "err", err)
+		return nil
+	}
+	var out []Intent
+	for _, in := range intents {
+		switch in.Status {
+		case IntentPending:
+			if r.settleLeg(context.WithoutCancel(ctx), d, &in, settleEvents) {
+				out = append(out, in)
+			}
+		case IntentSending:
+			in.Status, in.Note, in.Updated = IntentLapsed, "lapsed: not sent before its bar passed (a restart); never traded late", r.cfg.Now().UTC()
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// resendPortfolio sends the intents of the last bar that a crash left
+// journaled but unsent, with their own client order ids.
+func (r *Runner) resendPortfolio(ctx context.Context, d *Deployment, bar time.Time) error {
+	intents, err := r.cfg.Store.OpenIntents(d.ID)
+	if err != nil {
+		return err
+	}
+	for _, in := range intents {
+		if in.Status == IntentSending && in.Bar.Equal(bar) && d.State == StateRunning {
+			if err := r.sendLeg(ctx, d, &in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restorePortfolio settles a loaded portfolio deployment's open intents
+// with the node (by client order id) and lapses its arming.
+func (r *Runner) restorePortfolio(ctx context.Context, l *live) error {
+	d := l.d
+	d.ArmedUntil, d.PreApproved, d.Proposals = time.Time{}, 0, nil
+	intents, err := r.cfg.Store.Intents(d.ID)
+	if err != nil {
+		return err
+	}
+	var changed []Intent
+	for _, in := range intents {
+		if in.Status == IntentSending || in.Status == IntentPending {
+			if r.settleLeg(ctx, d, &in, settleEvents) {
+				changed = append(changed, in)
+			}
+		}
+	}
+	return r.cfg.Store.Commit(Batch{Deployment: d, Intents: changed})
+}
+
+// loadLegs reads a portfolio deployment's journaled leg bars (its
+// warm-up and the bars since).
+func (r *Runner) loadLegs(l *live) error {
+	l.legs = make([]strategy.Bars, len(l.d.Legs))
+	for k, leg := range l.d.Legs {
+		b, err := r.cfg.Store.Bars(legKey(l.d.ID, leg.Series), leg.Series, l.d.Warmup+1)
+		if err != nil {
+			return err
+		}
+		b.Series = leg.Series
+		l.legs[k] = b
+	}
+	if len(l.d.Legs) > 0 {
+		_, g, _ := strategy.ParseSeries(l.d.Legs[0].Series)
+		l.gran = g.Duration()
+	}
+	return nil
+}
+
+// legKey is the journal's key of a leg's bars: the deployment's id and
+// the leg's series (the bars table keys bars by deployment).
+func legKey(id, series string) string { return id + "/" + series }
+
+// commitLegBars journals the legs' bars (each under legKey), durably.
+// A bar journaled twice is kept once.
+func (s *Store) commitLegBars(id string, legs []strategy.Bars) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	for _, b := range legs {
+		key := legKey(id, b.Series)
+		for i := range b.Time {
+			if _, err := tx.Exec(`INSERT OR IGNORE INTO bars VALUES (?, ?, ?, ?, ?, ?, ?)`, key, b.Time[i],
+				b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i]); err != nil {
+				return fmt.Errorf("deployments journal: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	return nil
+}
+
+// LegLines are a portfolio deployment's legs for people, one line each:
+// series, the venue's symbol, position, mark and value, and the weight it
+// last took (none for a deployment of one series).
+func (d Deployment) LegLines() []string {
+	out := make([]string, 0, len(d.Legs))
+	for _, l := range d.Legs {
+		w := "none yet"
+		if l.HasWeight {
+			w = fmt.Sprint(l.Weight)
+		}
+		out = append(out, fmt.Sprintf("%s (%s at %s): position %s at %s, worth %s; weight %s", l.Series, l.Symbol, d.Venue, l.Position, l.Mark, l.Value.StringFixed(2), w))
+	}
+	return out
+}
+
+// accountsKey is the journal's key of a portfolio deployment's accounts
+// (the accounts table keys them by deployment).
+func accountsKey(id string) string { return id + "/accounts" }
+
+// commitPortfolioAccount journals d's account at the close of the bar at
+// (an on_bar portfolio strategy's ctx reads it): its cash, equity and
+// each leg's position (a JSON list, in the legs' order).
+func (s *Store) commitPortfolioAccount(d *Deployment, at time.Time) error {
+	pos := make([]string, len(d.Legs))
+	for k, l := range d.Legs {
+		pos[k] = l.Position.String()
+	}
+	doc, err := json.Marshal(pos)
+	if err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	if _, err := s.db.Exec(`INSERT INTO accounts VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET position = excluded.position,
+		cash = excluded.cash, equity = excluded.equity`, accountsKey(d.ID), at.Unix(), string(doc), d.Cash.String(), d.Equity.String()); err != nil {
+		return fmt.Errorf("deployments journal: %w", err)
+	}
+	return nil
+}
+
+// portfolioAccounts reads a portfolio deployment's journaled accounts
+// from unix time from on, oldest first, as the worker takes them.
+func (s *Store) portfolioAccounts(id string, from int64, legs int) ([]worker.PortfolioAccount, error) {
+	rows, err := s.db.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ? ORDER BY time`, accountsKey(id), from)
+	if err != nil {
+		return nil, fmt.Errorf("deployments journal: %w", err)
+	}
+	defer rows.Close()
+	var out []worker.PortfolioAccount
+	for rows.Next() {
+		var (
+			t             int64
+			doc, cash, eq string
+			pos           []string
+		)
+		if err := rows.Scan(&t, &doc, &cash, &eq); err != nil {
+			return nil, fmt.Errorf("deployments journal: %w", err)
+		}
+		if err := json.Unmarshal([]byte(doc), &pos); err != nil || len(pos) != legs {
+			return nil, fmt.Errorf("deployments journal: a portfolio account at %d does not read as %d positions", t, legs)
+		}
+		a := worker.PortfolioAccount{Time: t, Positions: make([]float64, legs)}
+		a.Cash = floatOf(cash)
+		a.Equity = floatOf(eq)
+		for k, p := range pos {
+			a.Positions[k] = floatOf(p)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// floatOf is a journaled decimal as the worker's float64 (0 if it does
+// not read).
+func floatOf(s string) float64 {
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return 0
+	}
+	f, _ := d.Float64()
+	return f
+}
