@@ -325,7 +325,14 @@ type WalkForwardRequest struct {
 	OutOfSample Length         `json:"out_of_sample,omitzero"`
 	// Anchored keeps every in-sample window starting at the range's start
 	// (growing); otherwise the in-sample window rolls.
-	Anchored        bool   `json:"anchored,omitempty"`
+	Anchored bool `json:"anchored,omitempty"`
+	// Purge leaves the bars just before each out-of-sample window out
+	// of that window's in-sample sweep; Embargo leaves the bars just
+	// after each out-of-sample window out of every later window's
+	// in-sample ranking (purge.go says how). Lengths like InSample; none
+	// when zero, the default.
+	Purge           Length `json:"purge,omitzero"`
+	Embargo         Length `json:"embargo,omitzero"`
 	RankBy          string `json:"rank_by,omitempty"`
 	From            string `json:"from,omitempty"`
 	To              string `json:"to,omitempty"`
@@ -347,6 +354,12 @@ type Window struct {
 	Index       int  `json:"index"` // 1-based
 	InSample    Span `json:"in_sample"`
 	OutOfSample Span `json:"out_of_sample"`
+	// Purged are the bars between the in-sample and the out-of-sample
+	// window that the purge left out; Embargoed the in-sample bars the
+	// embargo left out of the ranking (each just after an earlier
+	// out-of-sample window).
+	Purged    *Span  `json:"purged,omitempty"`
+	Embargoed []Span `json:"embargoed,omitempty"`
 	// Params are the knob values chosen in-sample.
 	Params map[string]any `json:"params"`
 	// InSampleScore and OutOfSampleScore are the rank_by metric.
@@ -403,6 +416,10 @@ type WalkForwardResult struct {
 	Anchored     bool     `json:"anchored"`
 	Knobs        []string `json:"knobs"`
 	Combinations int      `json:"combinations"` // per in-sample window
+	// PurgeBars and EmbargoBars are the purge and the embargo in bars (0:
+	// none).
+	PurgeBars   int `json:"purge_bars"`
+	EmbargoBars int `json:"embargo_bars"`
 	Windows      []Window `json:"windows"`
 	// OutOfSample are the stitched out-of-sample metrics (null when no
 	// window finished); Equity the stitched curve, downsampled to at most
