@@ -40,6 +40,10 @@ type Settings struct {
 	SlippageBps float64 `json:"slippage_bps"`
 	From        string  `json:"from,omitempty"` // as resolved, RFC3339; empty when open
 	To          string  `json:"to,omitempty"`
+	// PurgeBars and EmbargoBars are a walk-forward's purge and embargo
+	// in bars (0: none); nil for other runs.
+	PurgeBars   *int `json:"purge_bars,omitempty"`
+	EmbargoBars *int `json:"embargo_bars,omitempty"`
 }
 
 // Progress reports a long request's advance: Done of Total units
@@ -416,10 +420,6 @@ type WalkForwardResult struct {
 	Anchored     bool     `json:"anchored"`
 	Knobs        []string `json:"knobs"`
 	Combinations int      `json:"combinations"` // per in-sample window
-	// PurgeBars and EmbargoBars are the purge and the embargo in bars (0:
-	// none).
-	PurgeBars   int `json:"purge_bars"`
-	EmbargoBars int `json:"embargo_bars"`
 	Windows      []Window `json:"windows"`
 	// OutOfSample are the stitched out-of-sample metrics (null when no
 	// window finished); Equity the stitched curve, downsampled to at most

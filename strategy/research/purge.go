@@ -38,6 +38,13 @@ import (
 // after its window (positions are valued at its last bar) and so leaks
 // only through serial correlation, which the caller sizes.
 
+// ValidationHelp says in a sentence what a walk-forward's purge and
+// embargo do, for the commands' and tools' help.
+const ValidationHelp = "--purge LEN leaves the LEN bars before each out-of-sample window out of that window's in-sample sweep " +
+	"(a position or label held into the test fold); --embargo LEN leaves the LEN bars after each out-of-sample window out of " +
+	"every later window's in-sample ranking (ranked by the returns of the bars kept; profit_factor is refused). LEN is bars " +
+	"or a duration; both are none by default, since an in-sample run reads no bar after its window."
+
 // validationBars converts req's purge and embargo to bars of length bar,
 // refusing a length given but shorter than one bar.
 func validationBars(req WalkForwardRequest, bar time.Duration) (purge, embargo int, err error) {
@@ -189,7 +196,7 @@ func (r rescorer) rescore(t *worker.Trial, keep []bool) error {
 // validationSpans sets res's purge and embargo figures and each finished
 // window's purged and embargoed spans.
 func (s wfSeries) validationSpans(wins []window, purge, embargo int, res *WalkForwardResult) {
-	res.PurgeBars, res.EmbargoBars = purge, embargo
+	res.Settings.PurgeBars, res.Settings.EmbargoBars = &purge, &embargo
 	for k := range res.Windows {
 		w := wins[k]
 		if w.isHi < w.oosLo {

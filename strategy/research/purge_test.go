@@ -118,8 +118,8 @@ func TestWalkForwardPurged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.PurgeBars != 20 || res.EmbargoBars != 0 || plain.PurgeBars != 0 {
-		t.Errorf("purge_bars %d embargo_bars %d, unpurged purge_bars %d", res.PurgeBars, res.EmbargoBars, plain.PurgeBars)
+	if s, p := res.Settings, plain.Settings; s.PurgeBars == nil || *s.PurgeBars != 20 || *s.EmbargoBars != 0 || p.PurgeBars == nil || *p.PurgeBars != 0 {
+		t.Errorf("settings %+v, unpurged %+v", s, p)
 	}
 	differs := false
 	for k, w := range res.Windows {
@@ -168,8 +168,8 @@ func TestWalkForwardEmbargoed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.EmbargoBars != 30 || len(res.Windows) != 4 {
-		t.Fatalf("embargo_bars %d, %d windows", res.EmbargoBars, len(res.Windows))
+	if res.Settings.EmbargoBars == nil || *res.Settings.EmbargoBars != 30 || len(res.Windows) != 4 {
+		t.Fatalf("settings %+v, %d windows", res.Settings, len(res.Windows))
 	}
 	for k, want := range []int{0, 0, 1, 2} {
 		w := res.Windows[k]

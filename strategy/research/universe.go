@@ -592,7 +592,6 @@ func (l *Local) walkForwardUniverse(ctx context.Context, req WalkForwardRequest,
 			return WalkForwardResult{}, fmt.Errorf("series %s: %w", name, err)
 		}
 		res.Strategy, res.RankBy, res.Knobs, res.Combinations, res.Settings = r.Strategy, r.RankBy, r.Knobs, r.Combinations, r.Settings
-		res.PurgeBars, res.EmbargoBars = r.PurgeBars, r.EmbargoBars
 		res.PerSeries = append(res.PerSeries, r)
 		if r.Partial {
 			res.Partial, res.PartialReason = true, name+": "+r.PartialReason
