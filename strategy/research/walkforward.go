@@ -88,6 +88,9 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
+	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
+		return WalkForwardResult{}, err
+	}
 	if seriesless(req.Series) {
 		return l.walkForwardPortfolio(ctx, req, progress) // portfolio_walkforward.go
 	}
