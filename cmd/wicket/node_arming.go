@@ -41,6 +41,7 @@ func nodeArmCommand() *cli.Command {
 			"Arming lapses after --for (default 8h, at most 24h) and whenever the node restarts.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "for", Value: defaultArm, Usage: "how long the venue stays armed (at most 24h)"},
+			&cli.BoolFlag{Name: "without-plan", Usage: "arm an auto deployment on a real venue whose strategy has no passed research plan: the operator's signed override, shown on the deployment"},
 			nodeAddrFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -48,7 +49,7 @@ func nodeArmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, d: c.Duration("for"), stdin: c.App.Reader}
+			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, d: c.Duration("for"), stdin: c.App.Reader, withoutPlan: c.Bool("without-plan")}
 			return runNodeArm(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -80,6 +81,9 @@ type nodeArmOptions struct {
 	name    string        // the venue, or for arm a deployment id
 	d       time.Duration // arm: how long
 	stdin   io.Reader     // arm: the terminal the operator types the name at
+	// withoutPlan (arm, a deployment): the operator's override of the
+	// research plan an auto deployment on a real venue needs.
+	withoutPlan bool
 }
 
 // runNodeArm arms o.name (a venue or a deployment) for o.d, signed with
@@ -101,7 +105,14 @@ func runNodeArm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) erro
 		return err
 	}
 	if strings.HasPrefix(name, deploy.IDPrefix) { // a deployment (node_deployments.go)
-		return operatorAct(ctx, client, key, deploy.ActArm, name, d, o.stdin, stdout)
+		act := deploy.ActArm
+		if o.withoutPlan {
+			act = deploy.ActArmWithoutPlan
+		}
+		return operatorAct(ctx, client, key, act, name, d, o.stdin, stdout)
+	}
+	if o.withoutPlan {
+		return usagef("--without-plan arms a deployment (dep-...) without a passed research plan; a venue has no plan")
 	}
 	return armVenue(ctx, client, key, name, d, o.stdin, stdout)
 }
