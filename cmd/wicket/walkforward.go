@@ -34,6 +34,7 @@ func walkForwardCommand() *cli.Command {
 			&cli.StringFlag{Name: "purge", Usage: "leave the `LEN` bars (or a duration) before each out-of-sample window out of its in-sample sweep (default none)"},
 			&cli.StringFlag{Name: "embargo", Usage: "leave the `LEN` bars (or a duration) after each out-of-sample window out of later windows' in-sample ranking (default none)"},
 			intrabarFlag(),
+			runReportFlag(), // research_report.go
 			&cli.StringFlag{Name: "rank-by", Usage: "pick each window's winner by `METRIC`: " + strings.Join(research.RankMetrics, ", ") + " (default sharpe)"},
 		}, researchFlags()...),
 		Action: walkForwardAction,
@@ -44,8 +45,9 @@ func walkForwardCommand() *cli.Command {
 // read from its flags.
 type walkForwardOptions struct {
 	svc  researcher
-	req  research.WalkForwardRequest
-	json bool // the whole result as JSON, not the table
+	req    research.WalkForwardRequest
+	json   bool   // the whole result as JSON, not the table
+	report string // --report: the tear sheet's file
 }
 
 func walkForwardAction(c *cli.Context) error {
@@ -54,7 +56,10 @@ func walkForwardAction(c *cli.Context) error {
 		return err
 	}
 	defer in.close()
-	o := walkForwardOptions{svc: in.svc, json: c.Bool("json"), req: research.WalkForwardRequest{
+	if err := checkRunReport(c); err != nil { // after readResearch read the flags that follow NAME
+		return err
+	}
+	o := walkForwardOptions{svc: in.svc, json: c.Bool("json"), report: c.String("report"), req: research.WalkForwardRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
 		Windows: c.Int("windows"), Anchored: c.Bool("anchored"), RankBy: c.String("rank-by"),
 		From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar, MaxCombinations: in.maxComb, Plan: in.plan,
@@ -95,6 +100,15 @@ func runWalkForward(ctx context.Context, o walkForwardOptions, stdout, stderr io
 	}
 	if err != nil {
 		return err
+	}
+	if o.report != "" {
+		run, err := walkForwardSheet(res)
+		if err != nil {
+			return err
+		}
+		if err := writeRunReport(o.report, run, stderr); err != nil {
+			return err
+		}
 	}
 	if res.Partial {
 		return fmt.Errorf("walk-forward %s; the output shows what finished", res.PartialReason)
