@@ -44,7 +44,7 @@ func walkForwardCommand() *cli.Command {
 // walkForwardOptions are a walk-forward command's request and output,
 // read from its flags.
 type walkForwardOptions struct {
-	svc  researcher
+	svc    researcher
 	req    research.WalkForwardRequest
 	json   bool   // the whole result as JSON, not the table
 	report string // --report: the tear sheet's file
