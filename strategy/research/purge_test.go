@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
+
+	"wicket/strategy/backtest"
+	"wicket/strategy/worker"
 )
 
 func TestPurgeAndEmbargoLayout(t *testing.T) {
@@ -273,4 +278,98 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestPurgedWalkForwardMatchesReference: on the CPCV fixture (five
+// combinations whose returns overlap three bars, one never trading),
+// rolling windows of 40 and 12 bars purged by 3 and embargoed by 4 lay
+// out, keep, rescore and pick as testdata/wf_ref.py, an independent
+// plain-Python implementation, computed: each window's bars, the bars it
+// ranks on, its pick and that pick's Sharpe ratio, and the stitched
+// out-of-sample Sharpe ratio.
+func TestPurgedWalkForwardMatchesReference(t *testing.T) {
+	raw, err := os.ReadFile("testdata/cpcv/returns.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var returns [][]float64
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var r []float64
+		for _, f := range strings.Split(line, ",") {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = append(r, x)
+		}
+		returns = append(returns, r)
+	}
+	b, err := os.ReadFile("testdata/wf/expected.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		Windows []struct {
+			Lo     int     `json:"is_lo"`
+			Hi     int     `json:"is_hi"`
+			OLo    int     `json:"oos_lo"`
+			OHi    int     `json:"oos_hi"`
+			Kept   int     `json:"kept"`
+			Pick   int     `json:"pick"`
+			Sharpe float64 `json:"sharpe"`
+		} `json:"windows"`
+		Stitched float64 `json:"stitched_sharpe"`
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	const purge, embargo = 3, 4
+	wins, err := layout(len(returns[0]), 0, 40, 12, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := purgeWindows(wins, purge); err != nil {
+		t.Fatal(err)
+	}
+	if len(wins) != len(want.Windows) {
+		t.Fatalf("%d windows, want %d", len(wins), len(want.Windows))
+	}
+	rs := rescorer{capital: 10000, periodsPerYear: 365, bar: 24 * time.Hour}
+	var stitched []float64
+	for k, w := range wins {
+		ww := want.Windows[k]
+		if w.isLo != ww.Lo || w.isHi != ww.Hi || w.oosLo != ww.OLo || w.oosHi != ww.OHi {
+			t.Fatalf("window %d: %+v, want %+v", k+1, w, ww)
+		}
+		keep := keepMask(wins, k, embargo)
+		if keep == nil {
+			keep = make([]bool, w.isHi-w.isLo)
+			for i := range keep {
+				keep[i] = true
+			}
+		}
+		kept := 0
+		for _, on := range keep {
+			if on {
+				kept++
+			}
+		}
+		trials := make([]*worker.Trial, len(returns))
+		for m, r := range returns {
+			trials[m] = &worker.Trial{Returns: append([]float64(nil), r[w.isLo:w.isHi]...)}
+			if err := rs.rescore(trials[m], keep); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pick := rankTrials(trials, RankSharpe).order[0]
+		sr := float64(trials[pick].Scores.Sharpe)
+		if kept != ww.Kept || pick != ww.Pick || math.Abs(sr-ww.Sharpe) > 1e-12*math.Max(1, math.Abs(ww.Sharpe)) {
+			t.Errorf("window %d: %d bars kept, pick %d with Sharpe %.17g; want %d, %d, %.17g", k+1, kept, pick, sr, ww.Kept, ww.Pick, ww.Sharpe)
+		}
+		stitched = append(stitched, returns[pick][w.oosLo:w.oosHi]...)
+	}
+	st := worker.StatsOf(backtest.MomentsOf(stitched))
+	if got := float64(st.SR) * math.Sqrt(365); math.Abs(got-want.Stitched) > 1e-12*math.Max(1, math.Abs(want.Stitched)) {
+		t.Errorf("stitched Sharpe %.17g, want %.17g", got, want.Stitched)
+	}
 }
