@@ -77,3 +77,31 @@ func TestPlanSpaceEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCPCVUnderPlan: a CPCV of a planned strategy's text is the plan's
+// like a sweep: a range into the holdout, a value outside the grid or a
+// grid past the budget is refused before any trial, and one within all
+// three runs, counted, with the plan named in its warnings.
+func TestCPCVUnderPlan(t *testing.T) {
+	l, lg := ledgerLocal(t)
+	ctx := ctxT(t)
+	sealTest(t, l, "cv", 10)
+	ref := StrategyRef{Name: "mine"}
+	_, err := l.CPCV(ctx, CPCVRequest{StrategyRef: ref, Series: "ETH-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}, Groups: 4, Test: 2, To: "2023-06-30"}, nil)
+	wantRefused(t, err, "holdout")
+	_, err = l.CPCV(ctx, CPCVRequest{StrategyRef: ref, Series: "ETH-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 7.0}}}, Groups: 4, Test: 2}, nil)
+	wantRefused(t, err, "knob fast=7 is outside plan \"cv\"'s grid")
+	_, err = l.CPCV(ctx, CPCVRequest{StrategyRef: ref, Series: "ETH-USD@1d", Grid: smaGrid(), Groups: 4, Test: 2}, nil)
+	wantRefused(t, err, "budget is 10 trials", "these 18")
+	res, err := l.CPCV(ctx, CPCVRequest{StrategyRef: ref, Series: "ETH-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 10.0, 20.0}}}, Groups: 4, Test: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "before plan \"cv\"'s holdout") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	p, err := lg.Plan(ctx, "cv")
+	if err != nil || p.Trials != 3 {
+		t.Fatalf("plan trials %d %v, want 3", p.Trials, err)
+	}
+}
