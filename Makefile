@@ -13,7 +13,7 @@ TEST_TIMEOUT ?= 12m
 # Platforms beyond the host that CI builds for, so nothing Linux-only creeps into shared code.
 CROSS ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: release-snapshot all build test test-short fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance bench docs demo clean talib-fixtures pgo
+.PHONY: release-snapshot all build test test-short fmt-check vet staticcheck tidy-check subject-check hooks cross unit chromium conformance ext-apps bench docs demo clean talib-fixtures pgo
 
 # The official MCP conformance suite, pinned with its whole dependency tree in
 # testdata/conformance/package-lock.json (0.1.13 runs on Node 20; later ones need Node 22),
@@ -22,6 +22,11 @@ CONFORMANCE_PIN     := testdata/conformance/package.json testdata/conformance/pa
 CONFORMANCE_VERSION := $(shell sed -n 's/.*"@modelcontextprotocol\/conformance": *"\([^"]*\)".*/\1/p' testdata/conformance/package.json | head -n 1)
 CONFORMANCE_DIR     := $(BIN)/conformance
 CONFORMANCE         := $(CONFORMANCE_DIR)/.installed
+# The MCP Apps SDK's host side (@modelcontextprotocol/ext-apps), pinned the same way in
+# testdata/extapps, checks run_backtest's tear sheet view (testdata/extapps/check.mjs).
+EXTAPPS_PIN := testdata/extapps/package.json testdata/extapps/package-lock.json
+EXTAPPS_DIR := $(BIN)/ext-apps
+EXTAPPS     := $(EXTAPPS_DIR)/.installed
 # The version serverInfo reports: a tag or commit when git knows one.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
@@ -31,7 +36,7 @@ PGO ?= $(if $(wildcard $(BIN)/default.pgo),$(BIN)/default.pgo,off)
 build:
 	$(GO) build -pgo=$(PGO) -ldflags "-X main.version=$(VERSION)" -o $(BIN)/wicket ./cmd/wicket
 
-test: fmt-check vet staticcheck tidy-check subject-check cross unit conformance
+test: fmt-check vet staticcheck tidy-check subject-check cross unit conformance ext-apps
 
 # The inner loop of development: formatting, vet and every test in -short mode without the race
 # detector, cross checks, staticcheck or the conformance suite (aim: under 3 minutes on 2 cores).
@@ -105,6 +110,16 @@ conformance: build
 		echo "conformance: SKIPPED — npm is not installed (Node 20+ runs @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION))"; \
 	else \
 		$(MAKE) --no-print-directory $(CONFORMANCE) && testdata/conformance/run.sh $(BIN)/wicket $(CONFORMANCE_DIR); \
+	fi
+
+$(EXTAPPS): $(EXTAPPS_PIN) testdata/conformance/install.sh
+	@testdata/conformance/install.sh $(EXTAPPS_DIR) 180 testdata/extapps
+
+ext-apps: build
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "ext-apps: SKIPPED — npm is not installed (Node 20+ runs the pinned @modelcontextprotocol/ext-apps)"; \
+	else \
+		$(MAKE) --no-print-directory $(EXTAPPS) && cp testdata/extapps/check.mjs $(EXTAPPS_DIR)/ && node $(EXTAPPS_DIR)/check.mjs $(BIN)/wicket; \
 	fi
 
 # The sweep's yardstick is a numba loop (strategy/research/testdata/ref_sma.py);

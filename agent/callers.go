@@ -46,8 +46,11 @@ func (c Caller) owner() string {
 	if c.grant == "" {
 		return "caller " + c.Name
 	}
-	return "oauth " + c.grant + " " + c.Name
+	return oauthOwnerPrefix + c.grant + " " + c.Name
 }
+
+// oauthOwnerPrefix starts the owner of an OAuth subject's session.
+const oauthOwnerPrefix = "oauth "
 
 // Callers is the set of callers in settings/callers.toml.
 type Callers struct {

@@ -75,6 +75,9 @@ func TestAccessRings(t *testing.T) {
 			if want.Served("list_series") {
 				wantURIs = append(wantURIs, "wicket://series")
 			}
+			if want.Served("run_backtest") { // its MCP Apps view (report_app.go)
+				wantURIs = append(wantURIs, "ui://wicket/tear-sheet")
+			}
 			slices.Sort(uris)
 			slices.Sort(wantURIs)
 			if !slices.Equal(uris, wantURIs) {

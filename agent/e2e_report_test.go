@@ -29,6 +29,37 @@ func TestReportResource(t *testing.T) {
 		t.Errorf("resources/templates/list has no ui://wicket/report/{run} of type text/html;profile=mcp-app")
 	}
 
+	// run_backtest declares its view (MCP Apps): a static page served with
+	// the App type and a CSP allowing no domain, which reads the run's page.
+	tools, err := s.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view string
+	for _, tool := range tools.Tools {
+		if tool.Name == "run_backtest" && tool.Meta != nil {
+			ui, _ := tool.Meta.AdditionalFields["ui"].(map[string]any)
+			view, _ = ui["resourceUri"].(string)
+		}
+	}
+	if view != "ui://wicket/tear-sheet" {
+		t.Fatalf("run_backtest declares the view %q, want ui://wicket/tear-sheet", view)
+	}
+	vreq := mcp.ReadResourceRequest{}
+	vreq.Params.URI = view
+	vres, err := s.ReadResource(ctx, vreq)
+	if err != nil {
+		t.Fatalf("read %s: %v", view, err)
+	}
+	vc, ok := vres.Contents[0].(mcp.TextResourceContents)
+	vui, _ := vc.Meta["ui"].(map[string]any)
+	csp, _ := vui["csp"].(map[string]any)
+	if !ok || vc.MIMEType != "text/html;profile=mcp-app" || vc.URI != view || csp == nil || len(csp["connectDomains"].([]any)) != 0 ||
+		!strings.Contains(vc.Text, `"ui/initialize"`) || !strings.Contains(vc.Text, `"ui://wicket/report/"`) ||
+		!strings.Contains(vc.Text, `content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"`) {
+		t.Fatalf("the view: %+v", vres.Contents[0])
+	}
+
 	bt := s.call(t, "run_backtest", `{"name":"sma_cross","series":"BTC-USD@1d","from":"2022-01-01","robustness":true}`)
 	if bt.IsError {
 		t.Fatalf("run_backtest: %s", text(bt))

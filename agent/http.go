@@ -360,7 +360,7 @@ func (h *HTTPServer) stepUp(w http.ResponseWriter, caller Caller, m *message) bo
 	if scope == "" {
 		return false
 	}
-	msg := fmt.Sprintf("this call needs scope %s (the token grants %s): ask the authorization server for a token with %s, then open a new session with it", scope, caller.grant, scope)
+	msg := fmt.Sprintf("this call needs scope %s (the token grants %s): ask the authorization server for a token with %s and send this request again with it: the session follows the new token's scope", scope, caller.grant, scope)
 	w.Header().Set("WWW-Authenticate", h.h.OAuth.challenge("insufficient_scope", msg, scope))
 	httpError(w, http.StatusForbidden, msg)
 	return true
@@ -376,20 +376,20 @@ func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, caller Call
 	}
 	h.mu.Lock()
 	sess := h.sessions[id]
+	var owner string
+	if sess != nil {
+		owner = sess.owner
+	}
 	h.mu.Unlock()
 	if sess == nil {
 		httpError(w, http.StatusNotFound, "unknown or ended session: initialize a new one")
 		return nil, false
 	}
-	if sess.owner != caller.owner() {
-		if sess.caller == caller.Name && caller.grant != "" {
-			// The same subject under another scope (a step-up token): a
-			// session's tools are fixed when it opens, so it opens anew.
-			httpError(w, http.StatusNotFound, "this session was opened under another scope: initialize a new session with this token")
+	if owner != caller.owner() {
+		if !h.rescope(sess, owner, caller) { // http_rescope.go: a step-up token of the same subject
+			httpError(w, http.StatusForbidden, "this session belongs to another caller")
 			return nil, false
 		}
-		httpError(w, http.StatusForbidden, "this session belongs to another caller")
-		return nil, false
 	}
 	sess.enter(h.opts.Now())
 	return sess, true
@@ -433,7 +433,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		}
 		sess, ok := h.session(w, r, caller)
 		if ok {
-			h.batch(w, r, sess, body)
+			h.batch(w, r, sess, caller, body)
 			sess.leave(h.opts.Now())
 		}
 		return
@@ -632,7 +632,7 @@ func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *http
 }
 
 // batch answers a JSON array per the session's negotiated version.
-func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte) {
+func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSession, caller Caller, body []byte) {
 	var elems []json.RawMessage
 	if json.Unmarshal(body, &elems) != nil {
 		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
@@ -655,6 +655,10 @@ func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSes
 		}
 		if resp, bad := shapeRefusal(e); bad {
 			replies = append(replies, resp)
+			continue
+		}
+		if scope := h.batchScope(caller, &m); scope != "" { // as stepUp, inside a batch
+			replies = append(replies, rpcError(idOrNull(m.ID), mcp.INVALID_REQUEST, scope))
 			continue
 		}
 		rec := &bodyRecorder{header: http.Header{}}

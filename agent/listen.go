@@ -71,7 +71,7 @@ func (s *Server) listenable(uri string) bool {
 	case uriSession:
 		return true
 	case uriSnapshot:
-		return s.access.Served("node_snapshot") && hasNode(s.tb)
+		return s.Access().Served("node_snapshot") && hasNode(s.tb)
 	}
 	return false
 }

@@ -52,7 +52,7 @@ var prompts = []prompt{
 		description: "Walk through an order on the node, step by step.",
 		args:        []string{"intent: what the user wants to do"},
 		body: func(s *Server, a map[string]string) string {
-			writes := servedWrites(s.reg, s.access)
+			writes := servedWrites(s.reg, s.Access())
 			return "The user wants: " + orDefault(a["intent"], "(ask the user)") + "\n" +
 				"First call node_snapshot to see the trading state, cash, positions and marks.\n" + gateSteps(writes)
 		},
@@ -86,11 +86,11 @@ func gateSteps(writes []string) string {
 
 // writeBanner opens every prompt when no write tool is admitted.
 func (s *Server) writeBanner() string {
-	if len(servedWrites(s.reg, s.access)) > 0 {
+	if len(servedWrites(s.reg, s.Access())) > 0 {
 		return ""
 	}
 	return fmt.Sprintf("Note: this server (profile %s) serves no tool that changes orders or trading state; "+
-		"nothing in this session can reach the market.\n\n", s.access.Profile)
+		"nothing in this session can reach the market.\n\n", s.Access().Profile)
 }
 
 func (s *Server) addPrompts() {

@@ -48,7 +48,10 @@ type toolSpec struct {
 	Output      map[string]any // output JSON schema, when the shape is fixed
 	// Write marks a gated write tool. Only the write roster sets it;
 	// isWriteTool reads it, and so do the read-only ring and the gate.
-	Write  bool
+	Write bool
+	// UI is the ui:// resource of the MCP Apps view its results are shown
+	// in (report_app.go), declared as _meta.ui.resourceUri; "" for none.
+	UI     string
 	Handle func(ctx context.Context, c *call) *result
 }
 
@@ -116,6 +119,9 @@ func (s *toolSpec) mcpTool() mcp.Tool {
 			panic(fmt.Sprintf("agent: output schema of %s: %v", s.Name, err))
 		}
 		t.RawOutputSchema = b
+	}
+	if s.UI != "" {
+		t.Meta = uiMeta(s.UI)
 	}
 	return t
 }

@@ -149,9 +149,10 @@ var reportMeta = map[string]any{"ui": map[string]any{
 // addReportResource registers ui://wicket/report/{run} where run_backtest
 // is served.
 func (s *Server) addReportResource() {
-	if !s.access.Served("run_backtest") || !hasResearch(s.tb) {
+	if !s.Access().Served("run_backtest") || !hasResearch(s.tb) {
 		return
 	}
+	s.addTearSheetApp() // report_app.go: the view run_backtest declares
 	store := s.tb.sheets
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriReportTemplate, "tear sheet",
 		mcp.WithTemplateTitle("A backtest's tear sheet"),

@@ -107,7 +107,7 @@ func (s *Server) checkSubscribe(line []byte, id json.RawMessage) ([]byte, bool) 
 	uri := msg.Params.URI
 	if uri == uriSnapshot {
 		switch {
-		case !s.access.Served("node_snapshot"):
+		case !s.Access().Served("node_snapshot"):
 			return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served to this session: its profile or deny list withholds node_snapshot (wicket://session says which)", uri)), true
 		case !hasNode(s.tb):
 			return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served: %v", uri, errNoNode)), true
@@ -169,7 +169,7 @@ const (
 // addResources registers the resources the access set admits.
 func (s *Server) addResources() {
 	for _, r := range toolResources {
-		if !s.access.Served(r.tool) || !r.readable(s.tb) {
+		if !s.Access().Served(r.tool) || !r.readable(s.tb) {
 			continue
 		}
 		spec, _ := s.reg.Lookup(r.tool)
@@ -237,7 +237,7 @@ func (v *venueKinds) list() []map[string]any {
 // sessionInfo is the wicket://session document. It touches nothing
 // outside the process.
 func (s *Server) sessionInfo() map[string]any {
-	denied := s.access.Denied
+	denied := s.Access().Denied
 	if denied == nil {
 		denied = []string{}
 	}
@@ -258,10 +258,10 @@ func (s *Server) sessionInfo() map[string]any {
 		"session":      s.session,
 		"transport":    s.opts.Transport,
 		"caller":       nilIfEmpty(s.opts.Caller),
-		"profile":      s.access.Profile,
+		"profile":      s.Access().Profile,
 		"deny_tool":    denied,
-		"served":       s.access.ServedNames(),
-		"refused":      s.access.RefusedNames(),
+		"served":       s.Access().ServedNames(),
+		"refused":      s.Access().RefusedNames(),
 		"trace":        trace,
 		"data_service": s.opts.DataService,
 		"node":         node,
@@ -280,7 +280,7 @@ func nilIfEmpty(v string) any {
 // and wicket://strategy/{name} (a strategy's source) where their tools are
 // served.
 func (s *Server) addTemplates() {
-	if s.access.Served("list_series") && hasResearch(s.tb) {
+	if s.Access().Served("list_series") && hasResearch(s.tb) {
 		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriSeriesTemplate, "series",
 			mcp.WithTemplateTitle("One bar series"),
 			mcp.WithTemplateDescription("One stored series' metadata: symbol, granularity, source, bar count, first and last bar."),
@@ -305,7 +305,7 @@ func (s *Server) addTemplates() {
 				return nil, missing(fmt.Errorf("no series %q in the history store; read wicket://series for the names", name))
 			})
 	}
-	if s.access.Served("validate_strategy") && hasProject(s.tb) {
+	if s.Access().Served("validate_strategy") && hasProject(s.tb) {
 		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriStrategyTemplate, "strategy",
 			mcp.WithTemplateTitle("A strategy's source"),
 			mcp.WithTemplateDescription("The Starlark source of a strategy in the project's strategies/ folder."),

@@ -288,7 +288,7 @@ func (s *runStore) unknown(id string) error {
 
 // addRunResources registers the run templates (when run_backtest is served).
 func (s *Server) addRunResources(store *runStore) {
-	if store == nil || !s.access.Served("run_backtest") {
+	if store == nil || !s.Access().Served("run_backtest") {
 		return
 	}
 	// Completions of run ids; every other template variable goes on to

@@ -73,7 +73,7 @@ const serverTitle = "Wicket: strategy authoring, research and gated trading"
 // pending previews, the trace session id and the access set never cross).
 type Server struct {
 	reg      *registry
-	access   *ToolAccess
+	access   atomic.Pointer[ToolAccess] // swapped whole by rescope, never changed in place
 	opts     Options
 	session  string
 	seq      atomic.Int64
@@ -125,7 +125,8 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	if tb == nil {
 		tb = &toolbox{}
 	}
-	s := &Server{reg: reg, access: access, opts: opts, session: opts.NewID(), tb: tb, ids: newWireIDs()}
+	s := &Server{reg: reg, opts: opts, session: opts.NewID(), tb: tb, ids: newWireIDs()}
+	s.access.Store(access)
 	s.protocol.Store("")
 	s.client.Store("")
 	s.watch = newNodeWatch(s)
@@ -158,7 +159,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	hooks.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		served := res.Tools[:0]
 		for _, t := range res.Tools {
-			if access.Served(t.Name) {
+			if s.Access().Served(t.Name) {
 				served = append(served, t)
 			}
 		}
@@ -185,7 +186,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 }
 
 // Access is the server's served and refused sets.
-func (s *Server) Access() *ToolAccess { return s.access }
+func (s *Server) Access() *ToolAccess { return s.access.Load() }
 
 // Session is this server's session id, as traced.
 func (s *Server) Session() string { return s.session }
@@ -220,8 +221,8 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		start := s.opts.Now()
 		raw := req.Params.RawArguments
 		var res *result
-		if !s.access.Served(spec.Name) {
-			res = refuse(s.access.refusalText(spec.Name))
+		if !s.Access().Served(spec.Name) {
+			res = refuse(s.Access().refusalText(spec.Name))
 		} else if a, notes, err := parseArgs(spec.Name, spec.Params, raw); err != nil {
 			res = fail("%v", err)
 		} else {
@@ -270,8 +271,8 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 		Seq:           s.seq.Add(1),
 		Tool:          tool,
 		Write:         write,
-		Profile:       s.access.Profile,
-		Denied:        s.access.Denied,
+		Profile:       s.Access().Profile,
+		Denied:        s.Access().Denied,
 		Args:          raw,
 		Verdict:       v,
 		Token:         res.token,
@@ -336,7 +337,7 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 		return nil, false
 	}
 	text := fmt.Sprintf("unknown tool %q", name)
-	if sugg := s.access.suggest(name); len(sugg) > 0 {
+	if sugg := s.Access().suggest(name); len(sugg) > 0 {
 		text += "; did you mean " + strings.Join(sugg, ", ") + "?"
 	} else {
 		text += "."

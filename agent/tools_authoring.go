@@ -37,7 +37,7 @@ func (tb *toolbox) authoringTools() []*toolSpec {
 	return []*toolSpec{
 		{
 			Name: "validate_strategy", Title: "Validate a strategy", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Checks a Starlark strategy: parse, entry points, a smoke run, lookahead and start-point checks, each problem with line, column, hint.",
+			Description: "Checks a Starlark strategy: parse, entry points, smoke run, lookahead and start point; each problem with line, column, hint.",
 			Params:      paramsOf[strategyArgs](),
 			Output:      validateSchema,
 			Handle:      tb.validateStrategy,
@@ -51,7 +51,7 @@ func (tb *toolbox) authoringTools() []*toolSpec {
 		},
 		{
 			Name: "list_templates", Title: "List strategy templates", Ring: ringAuthoring, Hints: authoringHints(),
-			Description: "Lists the built-in strategy templates with summaries and knobs; with name, one template's source.",
+			Description: "Lists the strategy templates with summaries and knobs; with name, one template's source.",
 			Params:      paramsOf[templatesArgs](),
 			Output:      templatesSchema,
 			Handle:      tb.listTemplates,

@@ -66,7 +66,7 @@ type deployArgs struct {
 	Params    map[string]any `json:"params" arg:"shape=knobs" desc:"knob values"`
 	Mode      string         `json:"mode" arg:"default=propose,enum=propose|auto" desc:"propose: an operator approves each order"`
 	Capital   decimalText    `json:"capital" arg:"schema=decimal" desc:"allocation; default [research] capital"`
-	Allowance map[string]any `json:"allowance" desc:"max_order_notional, max_position_notional, max_daily_loss, max_drawdown_pct (decimal strings), max_orders_per_day"`
+	Allowance map[string]any `json:"allowance" desc:"max_order_notional, max_position_notional, max_daily_loss, max_drawdown_pct, max_orders_per_day, max_tracking_gap"`
 	confirmArgs
 }
 
@@ -135,7 +135,7 @@ func (g *deployGate) unpark(tok string) (deployIntent, bool) {
 }
 
 func (tb *toolbox) deployTools() []*toolSpec {
-	gated := " Two calls: a preview, then confirm: true with its preview_token."
+	gated := " Preview, then confirm: true with its preview_token."
 	return []*toolSpec{{
 		Name: "deploy_strategy", Title: "Deploy a strategy", Ring: ringLiveWrite, Write: true,
 		Hints:       hints{Destructive: true, OpenWorld: flag(true)},
@@ -209,7 +209,7 @@ func (tb *toolbox) deploySpec(in deployArgs) (deploy.Spec, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec.Allowance); err != nil {
 			return spec, fmt.Errorf("argument \"allowance\": %v; its keys are max_order_notional, max_position_notional, "+
-				"max_daily_loss, max_drawdown_pct (decimal strings) and max_orders_per_day (an integer)", err)
+				"max_daily_loss, max_drawdown_pct (decimal strings), max_orders_per_day (an integer) and max_tracking_gap (money, or bps of the capital: \"150bps\")", err)
 		}
 	}
 	return spec, nil
@@ -591,7 +591,7 @@ const uriDeploymentTemplate = "wicket://deployments/{id}"
 // deployment with its recent decisions and intents, as the node answers
 // it) where deployment_report is served.
 func (s *Server) addDeploymentTemplate() {
-	if !s.access.Served("deployment_report") || !hasNode(s.tb) {
+	if !s.Access().Served("deployment_report") || !hasNode(s.tb) {
 		return
 	}
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriDeploymentTemplate, "deployment",

@@ -157,9 +157,10 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_backtest", Title: "Backtest a strategy", Ring: ringResearch, Hints: researchHints(),
-			Description: "Backtests a strategy on a stored series, or a portfolio strategy on its universe. Metrics, warnings, settings, first and last round trips, a run link.",
+			Description: "Backtests a strategy on a stored series, or a portfolio on its universe. Metrics, warnings, settings, first and last round trips, a run link.",
 			Params:      paramsOf[backtestArgs](),
 			Output:      backtestSchema,
+			UI:          uriTearSheetApp, // report_app.go
 			Handle:      tb.runBacktest,
 		},
 		{
@@ -171,7 +172,7 @@ func (tb *toolbox) researchTools() []*toolSpec {
 		},
 		{
 			Name: "run_walk_forward", Title: "Walk-forward analysis", Ring: ringResearch, Hints: researchHints(),
-			Description: "Optimises the knob grid on rolling or anchored in-sample windows and tests each winner on the next window.",
+			Description: "Optimises the knob grid on rolling or anchored in-sample windows, testing each winner on the next.",
 			Params:      paramsOf[walkForwardArgs](),
 			Output:      walkForwardSchema,
 			Handle:      tb.runWalkForward,

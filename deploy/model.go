@@ -123,6 +123,11 @@ type Deployment struct {
 	EntryValue decimal.Decimal `json:"entry_value,omitzero"`
 	Guard      string          `json:"guard,omitempty"`
 	Missed     int             `json:"missed_bars,omitempty"`
+	// Funding is the funding a futures venue booked for the deployment's
+	// position (received positive), in Cash already; FundingSeq is the
+	// node's event sequence of the last payment read (attrib_funding.go).
+	Funding    decimal.Decimal `json:"funding,omitzero"`
+	FundingSeq int64           `json:"funding_seq,omitempty"`
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time `json:"armed_until,omitzero"`

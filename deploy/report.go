@@ -9,7 +9,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/strategy"
-	"wicket/strategy/backtest"
 )
 
 // MaxReportDecisions bounds the decisions a tracking report replays (the
@@ -32,8 +31,14 @@ type Report struct {
 	// replay's: the backtest engine run over the same bars with the live
 	// decisions and the strategy's exits, filling them by its intrabar
 	// rule (ExitReplay says what it found; nil: no exits to replay).
-	Exits     *ExitReplay `json:"exits,omitempty"`
-	Truncated string      `json:"truncated,omitempty"`
+	Exits *ExitReplay `json:"exits,omitempty"`
+	// Attribution is live P&L against the replay's in money, by part
+	// (decisions, fill timing, fill price, sizing, fees, funding), in
+	// total and per UTC day (attrib.go); nil with nothing replayed.
+	Attribution *Attribution `json:"attribution,omitempty"`
+	// Funding is the funding the deployment's book took from its venue.
+	Funding   []FundingPayment `json:"funding,omitempty"`
+	Truncated string           `json:"truncated,omitempty"`
 }
 
 // ExitReplay is the replay of a deployment's protective exits: each live
@@ -120,6 +125,8 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 		at[t] = i
 	}
 	closeOf := map[int64]float64{}
+	replayed := make([]Decision, 0, len(decided)) // the replay's own decisions, for its P&L
+	diverged := map[int64]bool{}
 	for _, dc := range decided {
 		k, ok := at[dc.Bar.Unix()]
 		if !ok {
@@ -136,10 +143,12 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 			return rep, fmt.Errorf("replay of %s at %s: %w", id, dc.Bar.Format(time.RFC3339), err)
 		}
 		rep.Replayed++
+		replayed = append(replayed, Decision{Bar: dc.Bar, Status: DecisionDecided, HasTarget: got.HasTarget, Target: got.Target})
 		if got.HasTarget == dc.HasTarget && (!got.HasTarget || got.Target == dc.Target) {
 			rep.Equal++
 			continue
 		}
+		diverged[dc.Bar.Unix()] = true
 		rep.Diverged = append(rep.Diverged, Divergence{Bar: dc.Bar, Live: target(dc.HasTarget, dc.Target), Replay: target(got.HasTarget, got.Target)})
 		r.log.Error("deployment decision diverged from its replay (a defect)", "deployment", id, "bar", dc.Bar, "live", target(dc.HasTarget, dc.Target),
 			"replay", target(got.HasTarget, got.Target))
@@ -149,6 +158,10 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 		return rep, err
 	}
 	rep.Exits = r.replayExits(ctx, &d, gran, bars, decided, intents)
+	if rep.Funding, err = r.cfg.Store.FundingPayments(id); err != nil {
+		return rep, err
+	}
+	rep.Attribution = r.attribution(ctx, &d, gran, bars, replayed, intents, rep.Funding, diverged)
 	for _, in := range intents {
 		if !in.Filled.IsPositive() || in.Exit != "" {
 			continue
@@ -190,35 +203,16 @@ func (r *Runner) replayExits(ctx context.Context, d *Deployment, gran time.Durat
 	}
 	w := bars.Slice(k0, bars.Len())
 	n := w.Len()
-	sig := strategy.Signals{Long: make([]bool, n), Short: make([]bool, n), Exit: make([]bool, n), Size: make([]float64, n),
-		Exits: strategy.Exits{StopLoss: d.Exits.StopLoss, TakeProfit: d.Exits.TakeProfit, TrailingStop: d.Exits.TrailingStop}}
 	at := map[int64]int{}
 	for i, t := range w.Time {
 		at[t] = i
-		sig.Size[i] = 1
 	}
-	for _, dc := range decided {
-		i, ok := at[dc.Bar.Unix()]
-		if !ok || !dc.HasTarget {
-			continue
-		}
-		switch {
-		case dc.Target > 0:
-			sig.Long[i], sig.Size[i] = true, dc.Target
-		case dc.Target < 0:
-			sig.Short[i], sig.Size[i] = true, -dc.Target
-		default:
-			sig.Exit[i] = true
-		}
-	}
-	vc, _ := r.cfg.Project.Venue(d.Venue)
-	allow := d.Allowance
-	cfg := backtest.Config{Capital: d.Capital, FeeBps: vc.FeeBps, SlippageBps: vc.SlippageBps, Fill: backtest.FillNextOpen, Allowance: &allow}
-	res, err := backtest.Run(ctx, w, cfg, backtest.Decisions{Signals: &sig})
+	rp, err := r.runReplay(ctx, d, w, decided)
 	if err != nil {
 		out.Error = "the replay could not run: " + err.Error()
 		return out
 	}
+	res := rp.res
 	out.FinalEquity = decimal.NewFromFloat(res.Curve.Equity[n-1]).StringFixed(2)
 	type key struct {
 		bar  int64
@@ -264,4 +258,33 @@ func (r *Runner) replayExits(ctx context.Context, d *Deployment, gran time.Durat
 	}
 	sort.Slice(out.MissedLive, func(i, j int) bool { return out.MissedLive[i].Bar.Before(out.MissedLive[j].Bar) })
 	return out
+}
+
+// attribution replays the strategy's own decisions (replayed) over the
+// journaled bars from the first one and attributes the gap between the
+// live P&L and the replay's (attrib.go); nil when nothing was replayed.
+func (r *Runner) attribution(ctx context.Context, d *Deployment, gran time.Duration, bars strategy.Bars, replayed []Decision, intents []Intent,
+	funding []FundingPayment, diverged map[int64]bool) *Attribution {
+	if len(replayed) == 0 || gran <= 0 {
+		return nil
+	}
+	k0 := -1
+	for i, t := range bars.Time {
+		if t == replayed[0].Bar.Unix() {
+			k0 = i
+		}
+	}
+	if k0 < 0 {
+		return nil
+	}
+	w := bars.Slice(k0, bars.Len())
+	rp, err := r.runReplay(ctx, d, w, replayed)
+	if err != nil {
+		return &Attribution{Notes: []string{"the replay could not run: " + err.Error()}}
+	}
+	a := attribute(d, w, gran, rp, intents, funding, diverged)
+	if d.Style == "on_bar" {
+		a.Notes = append(a.Notes, "an on_bar strategy's quantity orders are not replayed as targets: their fills count under decisions")
+	}
+	return a
 }

@@ -59,7 +59,11 @@ type Config struct {
 	Strategies Strategies
 	// Bars gives the bar source of a deployment on venue (paper marks, a
 	// recorded tape or the live tape).
-	Bars    func(venue project.Venue, series string) BarSource
+	Bars func(venue project.Venue, series string) BarSource
+	// Candles, when set, records the provider's bars of every series a
+	// deployment on a real venue runs and is that deployment's bar source
+	// (Bars serves the others); it fetches a missing warm-up at deploy.
+	Candles *Candles
 	History History // nil: no warm-up beyond the recorded bars
 	// Research, when set, checks each deployment before it trades: the
 	// start-point check over its warm-up (a warm-up shorter than the
@@ -111,6 +115,7 @@ type live struct {
 	bars   strategy.Bars // warm-up and recorded bars
 	gran   time.Duration
 	cancel context.CancelFunc
+	drift  driftWindow // the drift breaker's window (attrib.go)
 }
 
 // New loads the journaled deployments, reconciles their unsettled intents
@@ -194,11 +199,14 @@ func (r *Runner) Wait() { r.loops.Wait() }
 
 // startLoop starts l's loop; r.mu is held.
 func (r *Runner) startLoop(l *live) {
-	if r.ctx == nil || r.cfg.Bars == nil {
+	vc, _ := r.cfg.Project.Venue(l.d.Venue)
+	src := r.cfg.Candles.Bars(vc, l.d.Series)
+	if src == nil && r.cfg.Bars != nil {
+		src = r.cfg.Bars(vc, l.d.Series)
+	}
+	if r.ctx == nil || src == nil {
 		return
 	}
-	vc, _ := r.cfg.Project.Venue(l.d.Venue)
-	src := r.cfg.Bars(vc, l.d.Series)
 	ctx, cancel := context.WithCancel(r.ctx)
 	l.cancel = cancel
 	r.loops.Add(1)
@@ -291,6 +299,11 @@ func (r *Runner) resolve(ctx context.Context, spec Spec) (*Deployment, strategy.
 		return nil, strategy.Bars{}, nil, err
 	}
 	bars := strategy.Bars{Series: d.Series}
+	if vc, _ := r.cfg.Project.Venue(d.Venue); r.cfg.Candles != nil {
+		if err := r.cfg.Candles.Prepare(ctx, vc, d.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
+			return nil, strategy.Bars{}, nil, err
+		}
+	}
 	if r.cfg.History != nil {
 		if bars, err = r.cfg.History(ctx, d.Series, r.cfg.Now(), max(d.Warmup, 1)); err != nil {
 			return nil, strategy.Bars{}, nil, errorf(KindBadRequest, "series %s: its warm-up could not be read from the history store (%v): run wicket data fetch %s", d.Series, err, d.Series)

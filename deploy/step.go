@@ -55,6 +55,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 	vc, _ := r.cfg.Project.Venue(d.Venue)
 	var b Batch
 	b.Deployment = d
+	b.Funding = r.bookFunding(ctx, d, vc) // on the position held since the last bar, before its fills
 	b.Intents = append(b.Intents, r.settleOpen(ctx, d)...)
 	// Bars missed while the node was down or the tape had a gap: reported,
 	// never traded late.
@@ -85,7 +86,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	if r.breakers(d, now) {
+	if r.breakers(d, now) || r.drifted(ctx, l, bar, now) {
 		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: bar.Time, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
@@ -342,6 +343,9 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 			out = append(out, in)
 		}
 	}
+	if d.Guard == "" {
+		d.Guard = workingGuard(intents, out)
+	}
 	if d.Guard != "" {
 		status := map[string]string{}
 		for _, in := range intents {
@@ -361,6 +365,37 @@ func (r *Runner) settleOpen(ctx context.Context, d *Deployment) []Intent {
 		}
 	}
 	return out
+}
+
+// workingGuard is the client order id of the command whose exit legs
+// still work (pending or sending after settling: changed holds the
+// intents settling changed), the newest such, or "". A node that died
+// after its venue took a bracket's exits but before the deployment
+// journaled the bracket as its guard leaves the guard unset with its legs
+// working: it is found here, so the deployment neither protects its
+// position a second time nor leaves those exits resting when it trades.
+func workingGuard(intents, changed []Intent) string {
+	status := map[string]string{}
+	for _, in := range intents {
+		status[in.ClientOrderID] = in.Status
+	}
+	for _, in := range changed {
+		status[in.ClientOrderID] = in.Status
+	}
+	guard, at := "", time.Time{}
+	for _, in := range intents {
+		if st := status[in.ClientOrderID]; in.Exit == "" || (st != IntentPending && st != IntentSending) {
+			continue
+		}
+		g := in.Parent
+		if g == "" { // an oco's first leg is the command itself
+			g = in.ClientOrderID
+		}
+		if guard == "" || !in.Bar.Before(at) {
+			guard, at = g, in.Bar
+		}
+	}
+	return guard
 }
 
 // settle reads in's order and fills from the node by client order id and

@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS decisions (deployment TEXT NOT NULL, bar INTEGER NOT 
 CREATE TABLE IF NOT EXISTS intents (client_order_id TEXT PRIMARY KEY, deployment TEXT NOT NULL, bar INTEGER NOT NULL,
 	n INTEGER NOT NULL, doc TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS intents_by_deployment ON intents (deployment, bar);
+CREATE TABLE IF NOT EXISTS funding (deployment TEXT NOT NULL, id TEXT NOT NULL, time INTEGER NOT NULL, doc TEXT NOT NULL,
+	PRIMARY KEY (deployment, id));
 CREATE TABLE IF NOT EXISTS accounts (deployment TEXT NOT NULL, time INTEGER NOT NULL, position TEXT NOT NULL, cash TEXT NOT NULL,
 	equity TEXT NOT NULL, PRIMARY KEY (deployment, time));
 `
@@ -133,6 +135,7 @@ type Batch struct {
 	Decisions  []Decision
 	Intents    []Intent
 	Accounts   []Account
+	Funding    []FundingPayment // attrib_funding.go
 }
 
 // Account is a deployment's own account at a bar's close, as its on_bar
@@ -184,6 +187,9 @@ func (s *Store) Commit(b Batch) error {
 				return fmt.Errorf("deployments journal: %w", err)
 			}
 		}
+	}
+	if err := commitFunding(tx, b); err != nil {
+		return err
 	}
 	for _, in := range b.Intents {
 		doc, err := json.Marshal(in)

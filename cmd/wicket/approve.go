@@ -38,17 +38,24 @@ func approveCommand() *cli.Command {
 			nodeAddrFlag(),
 			&cli.BoolFlag{Name: "oauth", Usage: "answer the built-in OAuth issuer's authorization requests instead: a grant prints the one-time code to type on the authorize page"},
 			&cli.BoolFlag{Name: "http", Usage: "serve one-time approval links instead: each waiting command's link goes to [alerts]'s webhook; the answer is signed here with the operator key"},
+			&cli.BoolFlag{Name: "json", Usage: "print what is waiting (commands and proposals) as JSON and exit, deciding nothing; reads a pipe"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7880", Usage: "with --http: the loopback `HOST:PORT` the links are served on (a proxy may front it: [alerts] approve_url)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("approve takes no arguments, got %q", c.Args().First())
 			}
+			if c.Bool("json") && (c.Bool("oauth") || c.Bool("http")) {
+				return usagef("approve --json lists what is waiting; it does not go with --oauth or --http")
+			}
 			if c.Bool("oauth") { // approve_oauth.go
 				return runApproveOAuth(c.Context, approveOptions{project: c.String("project"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now},
 					c.App.Writer)
 			}
 			o := approveOptions{project: c.String("project"), addr: c.String("addr"), poll: c.Duration("poll"), stdin: c.App.Reader, now: time.Now}
+			if c.Bool("json") { // approve_json.go
+				return runApproveList(c.Context, o, c.App.Writer)
+			}
 			if c.Bool("http") {
 				return runApproveHTTP(c.Context, o, c.String("listen"), c.App.Writer, c.App.ErrWriter)
 			}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -32,6 +34,7 @@ func callersCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "profile", Usage: "what the caller is offered: " + strings.Join(agent.Profiles, ", ")},
 					&cli.StringSliceFlag{Name: "deny-tool", Usage: "refuse this tool to the caller although the profile allows it (repeatable)"},
+					&cli.BoolFlag{Name: "json", Usage: "print the caller with its token (once) as JSON"},
 				},
 				Action: callersAdd,
 			},
@@ -72,25 +75,31 @@ func oneName(c *cli.Context, verb string) (string, error) {
 	return c.Args().First(), nil
 }
 
-// addArgs reads `callers add NAME --profile P [--deny-tool T]...` with the
-// flags before or after NAME (urfave/cli stops parsing at NAME).
-func addArgs(c *cli.Context) (name, profile string, deny []string, err error) {
-	profile, deny = c.String("profile"), c.StringSlice("deny-tool")
+// addArgs reads `callers add NAME --profile P [--deny-tool T]... [--json]`
+// with the flags before or after NAME (urfave/cli stops parsing at NAME).
+func addArgs(c *cli.Context) (name, profile string, deny []string, asJSON bool, err error) {
+	profile, deny, asJSON = c.String("profile"), c.StringSlice("deny-tool"), c.Bool("json")
 	var names []string
 	rest := c.Args().Slice()
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		flag, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && flag == "json" {
+			if asJSON, err = strconv.ParseBool(cmp.Or(val, "true")); err != nil {
+				return "", "", nil, false, usagef("callers add: %s: give --json, or --json=true or false", a)
+			}
+			continue
+		}
 		if !strings.HasPrefix(a, "-") || (flag != "profile" && flag != "deny-tool") {
 			if strings.HasPrefix(a, "-") {
-				return "", "", nil, usagef("callers add: unknown flag %s; valid: --profile, --deny-tool", a)
+				return "", "", nil, false, usagef("callers add: unknown flag %s; valid: --profile, --deny-tool, --json", a)
 			}
 			names = append(names, a)
 			continue
 		}
 		if !hasVal {
 			if i+1 == len(rest) {
-				return "", "", nil, usagef("callers add: %s needs a value", a)
+				return "", "", nil, false, usagef("callers add: %s needs a value", a)
 			}
 			i++
 			val = rest[i]
@@ -102,12 +111,12 @@ func addArgs(c *cli.Context) (name, profile string, deny []string, err error) {
 		}
 	}
 	if len(names) != 1 {
-		return "", "", nil, usagef("callers add takes one NAME, got %d: usage: wicket callers add NAME --profile P [--deny-tool T]...", len(names))
+		return "", "", nil, false, usagef("callers add takes one NAME, got %d: usage: wicket callers add NAME --profile P [--deny-tool T]...", len(names))
 	}
 	if profile == "" {
-		return "", "", nil, usagef("callers add %s: --profile is required (%s)", names[0], strings.Join(agent.Profiles, ", "))
+		return "", "", nil, false, usagef("callers add %s: --profile is required (%s)", names[0], strings.Join(agent.Profiles, ", "))
 	}
-	return names[0], profile, deny, nil
+	return names[0], profile, deny, asJSON, nil
 }
 
 // callersOptions is what the callers subcommands work with, filled from
@@ -117,16 +126,16 @@ type callersOptions struct {
 	name    string // add, remove: the caller
 	profile string // add
 	deny    []string
-	json    bool             // list
+	json    bool             // add, list
 	now     func() time.Time // add: the caller's added time
 }
 
 func callersAdd(c *cli.Context) error {
-	name, profile, deny, err := addArgs(c)
+	name, profile, deny, asJSON, err := addArgs(c)
 	if err != nil {
 		return err
 	}
-	o := callersOptions{project: c.String("project"), name: name, profile: profile, deny: deny, now: time.Now}
+	o := callersOptions{project: c.String("project"), name: name, profile: profile, deny: deny, json: asJSON, now: time.Now}
 	return runCallersAdd(c.Context, o, c.App.Writer, c.App.ErrWriter)
 }
 
@@ -137,7 +146,8 @@ func runCallersAdd(_ context.Context, o callersOptions, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	token, err := cs.Add(name, profile, o.deny, o.now())
+	added := o.now()
+	token, err := cs.Add(name, profile, o.deny, added)
 	if err != nil {
 		var ue *agent.UsageError
 		if errors.As(err, &ue) {
@@ -148,11 +158,36 @@ func runCallersAdd(_ context.Context, o callersOptions, stdout, stderr io.Writer
 	if err := cs.Save(callersPath(p)); err != nil {
 		return fmt.Errorf("save callers: %w", err)
 	}
+	if o.json {
+		return writeJSON(stdout, callerAddedJSON{callerJSON: newCallerJSON(name, profile, o.deny, added), Token: token})
+	}
 	fmt.Fprintln(stdout, token)
 	fmt.Fprintf(stderr, "caller %s added with profile %s. The line above is its bearer token, shown this once: "+
 		"give it to the caller (Authorization: Bearer <token>); `wicket mcp-config --http ADDR` prints a client block. "+
 		"Restart a running `wicket mcp --http` to admit it.\n", name, profile)
 	return nil
+}
+
+// callerJSON is one caller in `wicket callers list --json` and `add --json`.
+type callerJSON struct {
+	Name    string    `json:"name"`
+	Profile string    `json:"profile"`
+	Deny    []string  `json:"deny_tool"`
+	Added   time.Time `json:"added"`
+}
+
+func newCallerJSON(name, profile string, deny []string, added time.Time) callerJSON {
+	if deny == nil {
+		deny = []string{}
+	}
+	return callerJSON{Name: name, Profile: profile, Deny: deny, Added: added}
+}
+
+// callerAddedJSON is `wicket callers add --json`: the caller and its
+// bearer token, printed this once.
+type callerAddedJSON struct {
+	callerJSON
+	Token string `json:"token"`
 }
 
 func callersList(c *cli.Context) error {
@@ -170,19 +205,9 @@ func runCallersList(_ context.Context, o callersOptions, stdout, stderr io.Write
 	}
 	list := cs.List()
 	if o.json {
-		type row struct {
-			Name    string    `json:"name"`
-			Profile string    `json:"profile"`
-			Deny    []string  `json:"deny_tool"`
-			Added   time.Time `json:"added"`
-		}
-		rows := []row{}
+		rows := []callerJSON{}
 		for _, x := range list {
-			deny := x.Deny
-			if deny == nil {
-				deny = []string{}
-			}
-			rows = append(rows, row{x.Name, x.Profile, deny, x.Added})
+			rows = append(rows, newCallerJSON(x.Name, x.Profile, x.Deny, x.Added))
 		}
 		return writeJSON(stdout, rows)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -36,6 +37,7 @@ func dataFetchCommand() *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or its open time (default: the last closed bar)"},
 			&cli.BoolFlag{Name: "full", Usage: "re-download the range and replace it instead of resuming"},
 			&cli.BoolFlag{Name: "funding", Usage: "fetch each SYMBOL's perpetual funding-rate history (binance USDⓈ-M) instead of bars"},
+			&cli.BoolFlag{Name: "json", Usage: "print what each series' fetch added as one JSON array (also when one fails)"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := trailingFlags(c)
@@ -45,7 +47,7 @@ func dataFetchCommand() *cli.Command {
 			o := dataFetchOptions{
 				project: c.String("project"), args: args, provider: c.String("provider"),
 				from: c.String("from"), to: c.String("to"), full: c.Bool("full"), funding: c.Bool("funding"),
-				now: time.Now,
+				json: c.Bool("json"), now: time.Now,
 			}
 			return runDataFetch(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
@@ -62,6 +64,7 @@ type dataFetchOptions struct {
 	to       string
 	full     bool
 	funding  bool             // fetch the pairs' funding rates instead of bars
+	json     bool             // print []fetchedJSON instead of a line per series
 	now      func() time.Time // the clock a funding fetch's range ends at
 }
 
@@ -84,14 +87,27 @@ func runDataFetch(ctx context.Context, o dataFetchOptions, stdout, stderr io.Wri
 	}
 	defer store.Close()
 	failed := 0
+	results := make([]fetchedJSON, 0, len(o.args))
 	for _, series := range o.args {
-		if err := fetchOne(ctx, o, store, ps, series, from, to, stdout, stderr); err != nil {
+		res, err := fetchOne(ctx, o, store, ps, series, from, to, stderr)
+		if err != nil && res.Series == "" {
+			res.Series = series
+		}
+		results = append(results, res.withError(err))
+		if l := res.line(err); !o.json && l != "" {
+			fmt.Fprintln(stdout, l)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("data fetch %s: stopped; the pages committed so far are kept, run the fetch again to resume", series)
+				return errors.Join(writeFetched(o, stdout, results),
+					fmt.Errorf("data fetch %s: stopped; the pages committed so far are kept, run the fetch again to resume", series))
 			}
 			failed++
 			fmt.Fprintf(stderr, "wicket: data fetch %s: %v\n", series, err)
 		}
+	}
+	if err := writeFetched(o, stdout, results); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("data fetch: %d of %d series failed (see above)", failed, len(o.args))
@@ -99,22 +115,24 @@ func runDataFetch(ctx context.Context, o dataFetchOptions, stdout, stderr io.Wri
 	return nil
 }
 
-func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps providerSet, series string, from, to time.Time, stdout, stderr io.Writer) error {
+// fetchOne fetches one series; its result says what was committed, also
+// when err is not nil.
+func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps providerSet, series string, from, to time.Time, stderr io.Writer) (fetchedJSON, error) {
 	sym, _, _ := history.CheckSeries(series)
 	infoPtr, err := seriesInfo(store, series)
 	if err != nil {
-		return err
+		return fetchedJSON{}, err
 	}
 	name, err := ps.pick(o.provider, sym, infoPtr)
 	if err != nil {
-		return err
+		return fetchedJSON{}, err
 	}
 	if infoPtr == nil { // a new series is named the one way wicket writes it
 		if series, err = ps.canonicalSeries(store, name, series); err != nil {
-			return err
+			return fetchedJSON{}, err
 		}
 		if infoPtr, err = seriesInfo(store, series); err != nil {
-			return err
+			return fetchedJSON{}, err
 		}
 		if infoPtr != nil && o.provider == "" {
 			name = infoPtr.Source
@@ -125,14 +143,10 @@ func fetchOne(ctx context.Context, o dataFetchOptions, store *history.Store, ps 
 		From: from, To: to, Full: o.full, Progress: bar.update,
 	})
 	bar.done()
-	if err != nil {
-		if res.Added > 0 {
-			fmt.Fprintf(stdout, "%s: %d bars committed before the error (through %s)\n", series, res.Added, res.Last.Format(time.RFC3339))
-		}
-		return err
+	if res.Series == "" {
+		res.Series = series
 	}
-	fmt.Fprintln(stdout, fetchSummary(res))
-	return nil
+	return barsFetched(res), err
 }
 
 // seriesInfo is the stored series' description, nil when there is none.
@@ -145,20 +159,6 @@ func seriesInfo(store *history.Store, series string) (*history.SeriesInfo, error
 		return nil, nil
 	}
 	return nil, err
-}
-
-// fetchSummary is a fetch's one-line result.
-func fetchSummary(r provider.FetchResult) string {
-	src := r.Provider + " " + r.ProviderSymbol
-	if r.Added == 0 {
-		return fmt.Sprintf("%s: up to date from %s; nothing new to add", r.Series, src)
-	}
-	verb := "added"
-	if r.Replaced {
-		verb = "replaced with"
-	}
-	return fmt.Sprintf("%s: %s %s from %s (%s to %s) in %s; %s", r.Series, verb, history.Plural(r.Added, "bar"), src,
-		r.First.Format(time.RFC3339), r.Last.Format(time.RFC3339), history.Plural(r.Pages, "page"), r.Gaps)
 }
 
 // fundingLookback is how far back a first funding fetch goes.
@@ -211,14 +211,24 @@ func runFetchFunding(ctx context.Context, o dataFetchOptions, stdout, stderr io.
 	}
 	defer store.Close()
 	failed := 0
+	results := make([]fetchedJSON, 0, len(jobs))
 	for _, j := range jobs {
-		if err := fetchFunding(ctx, o, store, client, j.key, j.psym, from, to, stdout); err != nil {
+		res, err := fetchFunding(ctx, o, store, client, j.key, j.psym, from, to)
+		results = append(results, res.withError(err))
+		if l := res.line(err); !o.json && l != "" {
+			fmt.Fprintln(stdout, l)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("data fetch --funding %s: stopped; the pages committed so far are kept, run the fetch again to resume", j.key)
+				return errors.Join(writeFetched(o, stdout, results),
+					fmt.Errorf("data fetch --funding %s: stopped; the pages committed so far are kept, run the fetch again to resume", j.key))
 			}
 			failed++
 			fmt.Fprintf(stderr, "wicket: data fetch --funding %s: %v\n", j.key, err)
 		}
+	}
+	if err := writeFetched(o, stdout, results); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("data fetch --funding: %d of %d pairs failed (see above)", failed, len(jobs))
@@ -226,7 +236,10 @@ func runFetchFunding(ctx context.Context, o dataFetchOptions, stdout, stderr io.
 	return nil
 }
 
-func fetchFunding(ctx context.Context, o dataFetchOptions, store *history.Store, client *binance.Client, key, psym string, from, to time.Time, stdout io.Writer) error {
+// fetchFunding fetches one pair's funding settlements; its result says
+// what was committed, also when err is not nil.
+func fetchFunding(ctx context.Context, o dataFetchOptions, store *history.Store, client *binance.Client, key, psym string, from, to time.Time) (fetchedJSON, error) {
+	out := fetchedJSON{Series: key, Kind: fetchedFunding, Provider: binance.Name, ProviderSymbol: psym}
 	now := o.now().UTC()
 	if to.IsZero() || to.After(now) {
 		to = now
@@ -234,7 +247,7 @@ func fetchFunding(ctx context.Context, o dataFetchOptions, store *history.Store,
 	if from.IsZero() {
 		info, err := store.FundingInfo(key)
 		if err != nil {
-			return err
+			return out, err
 		}
 		from = to.Add(-fundingLookback)
 		if info.Count > 0 && !o.full {
@@ -255,19 +268,11 @@ func fetchFunding(ctx context.Context, o dataFetchOptions, store *history.Store,
 		last = rs[len(rs)-1].Time
 		return nil
 	})
-	if err != nil {
-		if added > 0 {
-			fmt.Fprintf(stdout, "%s: %s committed before the error (through %s)\n", key, history.Plural(added, "funding settlement"), last.Format(time.RFC3339))
-		}
-		return err
+	out.Added, out.Pages = added, pages
+	if added > 0 {
+		out.First, out.Last = rfc3339(first), rfc3339(last)
 	}
-	if added == 0 {
-		fmt.Fprintf(stdout, "%s: funding up to date from binance %s; nothing new to add\n", key, psym)
-		return nil
-	}
-	fmt.Fprintf(stdout, "%s: added %s from binance %s (%s to %s) in %s\n", key, history.Plural(added, "funding settlement"), psym,
-		first.Format(time.RFC3339), last.Format(time.RFC3339), history.Plural(pages, "page"))
-	return nil
+	return out, err
 }
 
 // fetchRange parses --from and --to, refusing a --to before --from.

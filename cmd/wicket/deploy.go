@@ -31,7 +31,7 @@ func deployCommand() *cli.Command {
 		Description: "The node evaluates strategies/NAME.star at every closed bar of the series as a backtest would, sizes the change of " +
 			"target within --capital and the allowance, and sends it through its one write path. --mode propose (the default) holds " +
 			"each order for an operator (wicket node approve-proposal); auto sends it (a real venue: only while the deployment and " +
-			"the venue are armed). A breaker (daily loss, drawdown, orders per day) pauses the deployment until wicket node resume. " +
+			"the venue are armed). A breaker (daily loss, drawdown, orders per day, tracking gap) pauses the deployment until wicket node resume. " +
 			"See docs/deployments.md.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "series", Usage: "the `SYMBOL@GRAN` it trades, e.g. BTC-USD@1h"},
@@ -44,6 +44,7 @@ func deployCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-orders-per-day", Usage: "allowance: pause before the order that would exceed `N` in a UTC day"},
 			&cli.StringFlag{Name: "max-daily-loss", Usage: "allowance: pause when equity falls more than `X` below the UTC day's first"},
 			&cli.StringFlag{Name: "max-drawdown-pct", Usage: "allowance: pause when equity falls more than `P` percent below its peak"},
+			&cli.StringFlag{Name: "max-tracking-gap", Usage: "allowance: pause when live P&L leaves its replay's by more than `X` (money, or bps of the capital: 150bps)"},
 			&cli.IntFlag{Name: "warmup", Usage: "bars evaluated before the bar decided at (0: the strategy's own, at least 500)"},
 			&cli.BoolFlag{Name: "yes", Usage: "deploy without asking"},
 			&cli.BoolFlag{Name: "json", Usage: "print the deployment as JSON"},
@@ -213,8 +214,12 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 		fmt.Fprintf(w, "exits        stop_loss %v, take_profit %v, trailing_stop %v (fractions of the entry; 0 none): placed with each position\n",
 			e.StopLoss, e.TakeProfit, e.TrailingStop)
 	}
-	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s\n",
-		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"))
+	gap := "none"
+	if g := a.MaxTrackingGap; g != nil {
+		gap = g.String()
+	}
+	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s, max tracking gap %s\n",
+		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"), gap)
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)
 	if pv := d.Preview; pv != nil && pv.Plan != nil {
 		fmt.Fprintf(w, "plan         %s\n", planLine(pv.Plan)) // node_plans.go
@@ -255,6 +260,9 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	}
 	fmt.Fprintf(w, "state        %s\nequity       %s (cash %s, position %s, peak %s)\norders today %d; missed bars %d\n",
 		state, d.Equity.StringFixed(2), d.Cash.StringFixed(2), d.Position, d.Peak.StringFixed(2), d.OrdersToday, d.Missed)
+	if !d.Funding.IsZero() {
+		fmt.Fprintf(w, "funding      %s booked from the venue (received positive), in cash\n", d.Funding.StringFixed(2))
+	}
 	if !d.ArmedUntil.IsZero() {
 		fmt.Fprintf(w, "armed until  %s\n", d.ArmedUntil.Format(time.RFC3339))
 		if d.PlanOverride != "" {

@@ -61,14 +61,16 @@ func deployNodeRunner(t *testing.T) (*nodetest.Server, string, *deploy.Runner) {
 
 // TestDeployCLI: wicket deploy previews and deploys nothing from a pipe
 // without --yes; with --yes it deploys; a bad venue is refused with the
-// fix; node deployments lists it (and --json); stop-deployment stops it.
+// fix; node deployments lists it (and --json); stop-deployment stops it
+// (--json prints the stopped deployment; stopping it again says so).
 func TestDeployCLI(t *testing.T) {
 	n, proj := deployNode(t)
 	base := []string{"--project", proj}
 	args := append(append([]string{}, base...), "deploy", "flip", "--series", "BTC-USD@1m", "--venue", "paper", "--capital", "1000",
-		"--max-orders-per-day", "10", "--warmup", "20", "--addr", n.Addr)
+		"--max-orders-per-day", "10", "--max-tracking-gap", "150bps", "--warmup", "20", "--addr", n.Addr)
 	code, stdout, stderr := wicket(t, args...)
 	if code != 0 || !strings.Contains(stdout, "strategy     flip.star sha256 ") || !strings.Contains(stdout, "max orders per day 10") ||
+		!strings.Contains(stdout, "max tracking gap 150bps") ||
 		!strings.Contains(stderr, "nothing was deployed: run the same command with --yes") {
 		t.Fatalf("preview: code %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -90,8 +92,13 @@ func TestDeployCLI(t *testing.T) {
 		Deployments []deploy.Deployment `json:"deployments"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &list); code != 0 || err != nil || len(list.Deployments) != 1 || list.Deployments[0].ID != id ||
-		list.Deployments[0].Mode != deploy.ModePropose || list.Deployments[0].Allowance.MaxOrdersPerDay != 10 {
+		list.Deployments[0].Mode != deploy.ModePropose || list.Deployments[0].Allowance.MaxOrdersPerDay != 10 ||
+		list.Deployments[0].Allowance.MaxTrackingGap == nil || list.Deployments[0].Allowance.MaxTrackingGap.String() != "150bps" {
 		t.Fatalf("deployments --json: %v %s", err, stdout)
+	}
+	code, stdout, stderr = wicket(t, append(append([]string{}, base...), "node", "stop-deployment", id, "--addr", n.Addr, "--reason", "drill", "--json")...)
+	if d, err := decodeJSON[deploy.Deployment](stdout); code != 0 || err != nil || d.ID != id || d.State != deploy.StateStopped || !strings.Contains(d.Reason, "drill") {
+		t.Fatalf("stop --json: code %d %v %s %s", code, err, stdout, stderr)
 	}
 	code, stdout, stderr = wicket(t, append(append([]string{}, base...), "node", "stop-deployment", id, "--addr", n.Addr)...)
 	if code != 0 || !strings.Contains(stdout, id+" is stopped") {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -63,11 +65,75 @@ var helpExamples = map[string][]helpExample{
 		{"wicket strategy validate trend", "syntax, entry points and a smoke run"},
 		{"wicket strategy validate strategies/trend.star --json", "a file by path, for a script"},
 	},
+	"backtest": {
+		{"wicket backtest --local trend --series BTC-USD@1h", "a summary table of one run over the stored bars"},
+		{"wicket backtest --local trend --series BTC-USD@1d --param fast=10 --from 2023-01-01 --report trend.html", "one knob changed, since 2023, with the tear sheet as a page"},
+		{"wicket backtest --local trend --series BTC-USD@1h --robustness --benchmark ETH-USD@1h --json", "the full report with Monte Carlo and a benchmark, for a script"},
+		{"wicket backtest --local trend --series BTC-USD@1h --allowance max_daily_loss=200,max_orders_per_day=10", "under a deployment's limits: a breaker pauses the run"},
+	},
+	"deploy": {
+		{"wicket deploy trend --series BTC-USD@1h --venue paper", "previews the deployment and asks (from a pipe: deploys nothing)"},
+		{"wicket deploy trend --series BTC-USD@1h --venue paper --capital 5000 --max-daily-loss 250 --yes", "propose mode within an allowance, without asking"},
+		{"wicket deploy trend --series BTC-USD@1h --venue bn --mode auto --max-order-notional 500 --yes", "auto mode: orders go out while the deployment and venue are armed"},
+	},
+	"trace show": {
+		{"wicket trace show 4f1c9a2e", "one preview token's story: preview, confirm, outcome"},
+		{"wicket trace show 4f1c9a2e --node 127.0.0.1:7879", "joined with the node's audit of what it executed"},
+		{"wicket trace show 17 --session 01a2298d", "one call in full, by sequence number"},
+		{"wicket trace show dep-01a2 --node 127.0.0.1:7879 --json", "a deployment's orders and the calls naming it, for a script"},
+	},
+	"trade submit_order": {
+		{"wicket trade submit_order buy 0.5 BTC-USD limit 41000 --reason \"breakout retest\"", "previews a limit buy and sends nothing"},
+		{"wicket trade submit_order sell 0.5 BTC-USD stop stop_price=39000 --yes", "previews it again and sends a stop, awaiting the outcome"},
+		{"wicket trade submit_order buy 1 ETH-USD bracket stop_price=1900 take_profit=2300 --yes --json", "a market entry with both exits; preview and outcome as JSON"},
+	},
+	"trade modify": {
+		{"wicket trade modify ord-00000001 price=40500", "previews a new limit price"},
+		{"wicket trade modify client_order_id=wk-0192 quantity=0.25 --yes", "halves an order named by your id, and sends it"},
+	},
+	"trade cancel_order": {
+		{"wicket trade cancel_order ord-00000001 --yes", "cancels one open order"},
+		{"wicket trade cancel_order client_order_id=wk-0192 venue=bn --reason \"changed my mind\" --yes", "by your id, on venue bn, with a reason for the audit trail"},
+	},
+	"trade mass_cancel": {
+		{"wicket trade mass_cancel", "previews cancelling every open order on the default venue"},
+		{"wicket trade mass_cancel BTC-USD buy --yes", "only the BTC-USD buy orders"},
+	},
+	"trade flatten": {
+		{"wicket trade flatten BTC-USD --reason \"stop out\" --yes", "closes one position at market; its open orders stay"},
+		{"wicket trade flatten venue=bn --yes --json", "every position on venue bn; the outcome as JSON"},
+	},
+	"trade market_exit": {
+		{"wicket trade market_exit", "previews cancelling every order and closing every position, on every venue"},
+		{"wicket trade market_exit bn --reason \"end of day\" --yes", "the same on venue bn only"},
+	},
+	"trade set_trading_state": {
+		{"wicket trade set_trading_state reduce_only --yes", "nothing that increases a position from now on"},
+		{"wicket trade set_trading_state halted --reason drill --yes --node 127.0.0.1:7979", "halts another node: only cancels and this verb pass"},
+	},
 	"doctor": {
 		{"wicket doctor", "every check, with the fix of each that is not ok"},
 		{"wicket doctor --json | jq '.checks[] | select(.status != \"ok\")'", "what needs a look, for a script"},
 		{"wicket doctor --addr 127.0.0.1:7979", "against a node elsewhere than wicket.toml says"},
 	},
+}
+
+// printHelpExamples writes the examples of the command at path, for a
+// command that prints its own help (a trade verb).
+func printHelpExamples(w io.Writer, path string) {
+	if ex := helpExamples[path]; len(ex) > 0 {
+		fmt.Fprintf(w, "\n%s\n", examplesText(ex))
+	}
+}
+
+// examplesText is the Examples: block of a command's help.
+func examplesText(ex []helpExample) string {
+	var b strings.Builder
+	b.WriteString("Examples:")
+	for _, e := range ex {
+		b.WriteString("\n  " + e.line + "\n      " + e.does)
+	}
+	return b.String()
 }
 
 // addHelpExamples appends each command's examples to its description.
@@ -82,10 +148,7 @@ func addHelpExamples(cmds []*cli.Command) {
 				if c.Description != "" {
 					b.WriteString("\n\n")
 				}
-				b.WriteString("Examples:")
-				for _, e := range ex {
-					b.WriteString("\n  " + e.line + "\n      " + e.does)
-				}
+				b.WriteString(examplesText(ex))
 				c.Description = b.String()
 			}
 			walk(p, c.Subcommands)

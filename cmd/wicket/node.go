@@ -40,7 +40,7 @@ func nodeCommand() *cli.Command {
 				&cli.StringFlag{Name: "log", Usage: "append the node's log lines to `FILE` (e.g. settings/state/node.log) instead of stderr"},
 				&cli.BoolFlag{Name: "allow-live", Usage: "let an operator arm venues whose environment is live (real money) with wicket node arm; without it they stay disarmed"},
 				&cli.DurationFlag{Name: "venue-timeout", Value: server.DefaultVenueTimeout, Usage: "bound on one call to a real venue; an unanswered write stays pending and is reconciled, never resent"},
-				&cli.StringFlag{Name: "bars", Value: barsMarks, Usage: "where deployments take their closed bars: marks (the venue's marks aggregated to the series' granularity) or tape (the series' recorded tape in the history store, which wicket data record appends)"},
+				&cli.StringFlag{Name: "bars", Value: barsMarks, Usage: "where deployments take their closed bars: marks (paper venues: the venue's marks aggregated to the series' granularity; real venues: the provider's candles, which the node records) or tape (every venue: the series' recorded tape in the history store, which a wicket data record beside the node appends; the node records nothing)"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,13 +62,13 @@ func nodeDisarmCommand() *cli.Command {
 		Usage:       "disarm a real venue at once (any terminal or script with the control key)",
 		ArgsUsage:   "VENUE",
 		Description: "The venue refuses every write from then on, until an operator arms it again.",
-		Flags:       []cli.Flag{nodeAddrFlag()},
+		Flags:       []cli.Flag{nodeAddrFlag(), &cli.BoolFlag{Name: "json", Usage: "print the venue's arming state after it as JSON"}},
 		Action: func(c *cli.Context) error {
 			name, err := oneVenue(c, "disarm")
 			if err != nil {
 				return err
 			}
-			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name}
+			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, json: c.Bool("json")}
 			return runNodeDisarm(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -81,6 +82,7 @@ type nodeArmOptions struct {
 	name    string        // the venue, or for arm a deployment id
 	d       time.Duration // arm: how long
 	stdin   io.Reader     // arm: the terminal the operator types the name at
+	json    bool          // disarm
 	// withoutPlan (arm, a deployment): the operator's override of the
 	// research plan an auto deployment on a real venue needs.
 	withoutPlan bool
@@ -129,6 +131,9 @@ func runNodeDisarm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) e
 	if err != nil {
 		return err
 	}
+	if o.json {
+		return writeJSON(stdout, info)
+	}
 	fmt.Fprintf(stdout, "%s is disarmed: it refuses every write until an operator arms it (wicket node arm %s)\n", info.Venue, info.Venue)
 	return nil
 }
@@ -147,6 +152,10 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	if verb == "arm" {
 		d = fs.Duration("for", c.Duration("for"), "")
 	}
+	var asJSON *bool
+	if verb == "disarm" {
+		asJSON = fs.Bool("json", c.Bool("json"), "")
+	}
 	if err := fs.Parse(c.Args().Tail()); err != nil {
 		return "", usagef("node %s: %v", verb, err)
 	}
@@ -158,6 +167,11 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	}
 	if d != nil {
 		if err := c.Set("for", d.String()); err != nil {
+			return "", err
+		}
+	}
+	if asJSON != nil {
+		if err := c.Set("json", strconv.FormatBool(*asJSON)); err != nil {
 			return "", err
 		}
 	}

@@ -97,6 +97,7 @@ func runNodeDeployments(ctx context.Context, o nodeDeploymentsOptions, stdout, _
 				f.ClientOrderID, f.Side, f.Filled, f.Price, f.BarClose, f.SlippageBps, f.Latency.Round(time.Millisecond))
 		}
 		printExitReplay(out, rep.Exits)
+		printAttribution(out, rep.Attribution, rep.Funding)
 		return nil
 	}
 	if o.id != "" {
@@ -147,13 +148,14 @@ func nodeStopDeploymentCommand() *cli.Command {
 		ArgsUsage:   "ID",
 		Description: "It sends nothing more and its waiting proposals lapse; its open position is not touched.",
 		Flags: []cli.Flag{nodeAddrFlag(), &cli.StringFlag{Name: "reason",
-			Usage: fmt.Sprintf("why it stops, kept with the deployment (at most %d characters)", deploy.MaxStopReason)}},
+			Usage: fmt.Sprintf("why it stops, kept with the deployment (at most %d characters)", deploy.MaxStopReason)},
+			&cli.BoolFlag{Name: "json", Usage: "print the stopped deployment as JSON (as node deployments --json lists it)"}},
 		Action: func(c *cli.Context) error {
 			id, err := oneDeployment(c, "stop-deployment")
 			if err != nil {
 				return err
 			}
-			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id, reason: c.String("reason")}
+			o := nodeDeploymentActOptions{project: c.String("project"), addr: c.String("addr"), id: id, reason: c.String("reason"), json: c.Bool("json")}
 			return runNodeStopDeployment(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -174,6 +176,7 @@ type nodeDeploymentActOptions struct {
 	stdin  io.Reader // the terminal the operator types the id back at
 	reason string    // stop-deployment: why
 	next   int       // approve-proposal --next: how many orders ahead
+	json   bool      // stop-deployment
 }
 
 // runNodeStopDeployment stops a deployment for good.
@@ -187,6 +190,9 @@ func runNodeStopDeployment(ctx context.Context, o nodeDeploymentActOptions, stdo
 	var d deploy.Deployment
 	if err := client.DeploymentsPost(ctx, "/"+url.PathEscape(o.id)+"/stop", deploy.StopRequest{Reason: o.reason}, &d); err != nil {
 		return err
+	}
+	if o.json {
+		return writeJSON(stdout, d)
 	}
 	fmt.Fprintf(stdout, "%s is stopped (%s); its position (%s %s) is kept\n", d.ID, d.Reason, d.Position, d.Symbol)
 	return nil
@@ -391,7 +397,19 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		store.Close()
 		return nil, nil, err
 	}
-	closeAll := func() { pool.Close(); store.Close() }
+	// With --bars tape every deployment reads the recorded tape (a
+	// wicket data record beside the node, or a test, appends it): the
+	// node records nothing itself.
+	candles, closeCandles, err := (*deploy.Candles)(nil), func() {}, error(nil)
+	if bars != barsTape {
+		candles, closeCandles, err = nodeCandles(p, cfg, log) // node_candles.go
+	}
+	if err != nil {
+		pool.Close()
+		store.Close()
+		return nil, nil, err
+	}
+	closeAll := func() { pool.Close(); closeCandles(); store.Close() }
 	out.start = func(ctx context.Context, srv *server.Server) {
 		conn, err := srv.Local(node.KeyControl) // in process, acting as the control key; no HTTP to itself
 		if err != nil {
@@ -400,7 +418,8 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		}
 		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
-			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Plans: ledgerPlans{p: p}, // node_plans.go
+			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Candles: candles,
+			Plans: ledgerPlans{p: p}, // node_plans.go
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}

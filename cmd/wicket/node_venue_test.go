@@ -99,6 +99,12 @@ func TestNodeArmNeedsAnOperatorAtATerminal(t *testing.T) {
 	if res.Code != "disarmed" {
 		t.Errorf("after disarm: %+v", res)
 	}
+	// --json (after VENUE too) prints the venue's arming state, for a script.
+	if out, err := vp.cli(t, addr, "node", "disarm", "bn", "--json", "--addr", addr); err != nil {
+		t.Errorf("disarm --json: %v\n%s", err, out)
+	} else if info, err := decodeJSON[node.ArmInfo](out); err != nil || info.Venue != "bn" || info.Armed || info.Environment != "testnet" {
+		t.Errorf("disarm --json: %+v %v\n%s", info, err, out)
+	}
 	// Both are rows of the node's audit trail, by the control key, and the
 	// refusals armed nothing there either.
 	page, err := c.Audit(context.Background(), node.AuditQuery{})

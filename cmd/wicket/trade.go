@@ -220,6 +220,7 @@ func runTradeVerb(ctx context.Context, o tradeOptions, stdout, _ io.Writer) erro
 			cfg = project.Defaults()
 		}
 		trade.PrintVerbHelp(stdout, verb, cfg, true)
+		printHelpExamples(stdout, "trade "+string(verb)) // help_examples.go
 		return nil
 	}
 	if err != nil {

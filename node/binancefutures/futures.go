@@ -58,6 +58,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/instrument"
+	"wicket/internal/margin"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance"
@@ -715,17 +716,17 @@ func (a *Adapter) readBrackets(ctx context.Context, symbols []string) error {
 	return nil
 }
 
-// MaintenanceMargin is the maintenance margin rate and amount of
-// symbol's (either spelling) bracket for a position of notional, as the
-// venue states them.
-func (a *Adapter) MaintenanceMargin(symbol string, notional decimal.Decimal) (rate, amount decimal.Decimal, ok bool) {
+// MaintenanceBrackets is symbol's (either spelling) maintenance margin
+// table as the venue states it (its notional brackets, read at start,
+// sorted by floor); none before the venue told it.
+func (a *Adapter) MaintenanceBrackets(symbol string) []margin.Bracket[decimal.Decimal] {
 	vs := a.syms.Venue(symbol)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	out := make([]margin.Bracket[decimal.Decimal], 0, len(a.brackets[vs]))
 	for _, b := range a.brackets[vs] {
-		if notional.GreaterThanOrEqual(b.NotionalFloor) && notional.LessThan(b.NotionalCap) {
-			return b.MaintMargin, b.Cum, true
-		}
+		out = append(out, margin.Bracket[decimal.Decimal]{Floor: b.NotionalFloor, Rate: b.MaintMargin, Amount: b.Cum})
 	}
-	return decimal.Zero, decimal.Zero, false
+	sort.Slice(out, func(i, j int) bool { return out[i].Floor.LessThan(out[j].Floor) })
+	return out
 }

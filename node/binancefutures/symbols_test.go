@@ -80,8 +80,8 @@ func TestWicketSymbolsTravelAsBinances(t *testing.T) {
 		if _, ok := a.FundingRate(s); !ok {
 			t.Errorf("no funding rate for %s", s)
 		}
-		if rate, _, ok := a.MaintenanceMargin(s, testkit.D("6000")); !ok || !rate.Equal(testkit.D("0.004")) {
-			t.Errorf("maintenance margin of %s: %s %v", s, rate, ok)
+		if b := a.MaintenanceBrackets(s); len(b) < 2 || !b[0].Rate.Equal(testkit.D("0.004")) || !b[0].Floor.IsZero() || !b[1].Floor.GreaterThan(b[0].Floor) {
+			t.Errorf("maintenance brackets of %s: %+v", s, b)
 		}
 	}
 

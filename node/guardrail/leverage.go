@@ -5,20 +5,21 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/margin"
 	"wicket/node/command"
 )
 
 // Leverage is a futures contract's terms for the leverage checks: the
 // leverage it trades at and its cap (wicket.toml's contracts and
-// max_leverage; zero: no cap), the maintenance margin rate and amount of
-// the symbol's bracket for the position's notional (Binance's
-// maintMarginRatio and cum), and the least distance, in percent of the
-// mark, the liquidation price of a position an order opens or adds to
-// must keep (zero: no minimum).
+// max_leverage; zero: no cap), the symbol's maintenance margin brackets
+// as the venue states them (Binance's notionalFloor, maintMarginRatio and
+// cum; none: one bracket at DefaultMaintenanceRate), and the least
+// distance, in percent of the mark, the liquidation price of a position an
+// order opens or adds to must keep (zero: no minimum).
 type Leverage struct {
-	Leverage, MaxLeverage              int
-	MaintenanceRate, MaintenanceAmount decimal.Decimal
-	MinDistancePct                     decimal.Decimal
+	Leverage, MaxLeverage int
+	Brackets              []margin.Bracket[decimal.Decimal]
+	MinDistancePct        decimal.Decimal
 }
 
 var hundred = decimal.NewFromInt(100)
@@ -30,21 +31,16 @@ var hundred = decimal.NewFromInt(100)
 var DefaultMaintenanceRate = decimal.RequireFromString("0.005")
 
 // LiquidationPrice is an isolated position's liquidation price: signed
-// quantity qty entered at entry with leverage, its maintenance margin
-// |qty| × price × mmr − cum (the bracket's rate and amount) — Binance's
-// rule with the position's margin |qty| × entry / leverage as its wallet:
-// long (entry − margin/|qty| − cum/|qty|) / (1 − mmr), short
-// (entry + margin/|qty| + cum/|qty|) / (1 + mmr). Zero for no position.
-func LiquidationPrice(qty, entry decimal.Decimal, leverage int, mmr, cum decimal.Decimal) decimal.Decimal {
-	if qty.IsZero() || leverage <= 0 {
-		return decimal.Zero
+// quantity qty entered at entry with leverage, by the one rule research
+// also uses (internal/margin.LiquidationPrice: the maintenance margin on
+// the notional at the liquidation price, with the bracket that notional
+// falls in), to 8 decimals. No brackets: one at DefaultMaintenanceRate.
+// Zero for no position.
+func LiquidationPrice(qty, entry decimal.Decimal, leverage int, brackets []margin.Bracket[decimal.Decimal]) decimal.Decimal {
+	if len(brackets) == 0 {
+		brackets = []margin.Bracket[decimal.Decimal]{{Rate: DefaultMaintenanceRate}}
 	}
-	per := entry.Div(decimal.NewFromInt(int64(leverage))).Add(cum.Div(qty.Abs()))
-	one := decimal.NewFromInt(1)
-	if qty.IsPositive() {
-		return entry.Sub(per).DivRound(one.Sub(mmr), 8)
-	}
-	return entry.Add(per).DivRound(one.Add(mmr), 8)
+	return margin.LiquidationPrice(qty, entry, decimal.NewFromInt(int64(leverage)), brackets).Round(8)
 }
 
 // CheckLeverage checks an order of side and quantity qty filling at
@@ -81,7 +77,7 @@ func CheckLeverage(side command.Side, qty, price, posQty, posEntry, mark decimal
 	if !posQty.IsZero() && posQty.IsPositive() == after.IsPositive() { // adds: the average entry
 		entry = posEntry.Mul(posQty.Abs()).Add(price.Mul(qty)).Div(after.Abs())
 	}
-	liq := LiquidationPrice(after, entry, t.Leverage, t.MaintenanceRate, t.MaintenanceAmount)
+	liq := LiquidationPrice(after, entry, t.Leverage, t.Brackets)
 	pct := mark.Sub(liq).Abs().Div(mark).Mul(hundred)
 	dist.OK = pct.GreaterThanOrEqual(t.MinDistancePct)
 	dist.Detail = fmt.Sprintf("liquidation price after the fill %s is %s%% from the mark %s", liq.Round(2), pct.Round(2), mark)

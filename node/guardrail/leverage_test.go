@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/margin"
 	"wicket/internal/testkit"
 	"wicket/node/command"
 	"wicket/node/guardrail"
@@ -23,7 +24,8 @@ func TestLiquidationPrice(t *testing.T) {
 		{"1", "0.005", "50", 10, "54221.10552764"},  // (60000 − 6000 − 50) / 0.995
 		{"0", "0.005", "0", 3, "0"},
 	} {
-		if got := guardrail.LiquidationPrice(testkit.D(c.qty), testkit.D("60000"), c.lev, testkit.D(c.mmr), testkit.D(c.cum)); !got.Equal(testkit.D(c.want)) {
+		one := []margin.Bracket[decimal.Decimal]{{Rate: testkit.D(c.mmr), Amount: testkit.D(c.cum)}}
+		if got := guardrail.LiquidationPrice(testkit.D(c.qty), testkit.D("60000"), c.lev, one); !got.Equal(testkit.D(c.want)) {
 			t.Errorf("%s at %dx: %s, want %s", c.qty, c.lev, got, c.want)
 		}
 	}
@@ -31,7 +33,7 @@ func TestLiquidationPrice(t *testing.T) {
 
 func TestCheckLeverage(t *testing.T) {
 	d := testkit.D
-	terms := guardrail.Leverage{Leverage: 10, MaxLeverage: 20, MaintenanceRate: d("0.005"), MinDistancePct: d("10")}
+	terms := guardrail.Leverage{Leverage: 10, MaxLeverage: 20, Brackets: []margin.Bracket[decimal.Decimal]{{Rate: d("0.005")}}, MinDistancePct: d("10")}
 	failed := func(cs []guardrail.Check) []guardrail.Check {
 		var out []guardrail.Check
 		for _, c := range cs {
@@ -61,5 +63,20 @@ func TestCheckLeverage(t *testing.T) {
 	over.Leverage, over.MaxLeverage = 25, 20
 	if f := failed(guardrail.CheckLeverage(command.Buy, d("0.001"), d("60000"), decimal.Zero, decimal.Zero, d("60000"), over)); len(f) == 0 || f[0].Name != "max_leverage" {
 		t.Errorf("25x with a 20x cap: %+v", f)
+	}
+}
+
+// TestLiquidationPriceBracketAtLiquidation: the guardrail picks the
+// bracket the notional at the liquidation price falls in, as research
+// does (internal/margin), not the one at the mark. A 10x long of 0.85 at
+// 60,000 is 51,000 of notional at the mark (second tier: 0.5 %, cum 50)
+// but liquidates near 54,000 × 0.85 = 45,900 (first tier: 0.4 %):
+// 54,000 / 0.996 = 54216.86746988, where the mark's tier would give
+// (54,000 − 50 / 0.85) / 0.995 = 54212.23647…
+func TestLiquidationPriceBracketAtLiquidation(t *testing.T) {
+	d := testkit.D
+	table := []margin.Bracket[decimal.Decimal]{{Rate: d("0.004")}, {Floor: d("50000"), Rate: d("0.005"), Amount: d("50")}}
+	if got := guardrail.LiquidationPrice(d("0.85"), d("60000"), 10, table); !got.Equal(d("54216.86746988")) {
+		t.Errorf("liquidation price %s, want 54216.86746988", got)
 	}
 }

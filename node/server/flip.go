@@ -46,7 +46,13 @@ func (e *engine) splits(c command.Command) (decimal.Decimal, bool) {
 // refused as a duplicate. It reports whether it passed.
 func (e *engine) checkFlip(c command.Command, rep *guardrail.Report) bool {
 	r := e.remotes[c.Venue]
-	if r == nil || r.cfg.Kind != project.KindBinanceFutures || c.Verb != command.SubmitOrder {
+	if r == nil || r.cfg.Kind != project.KindBinanceFutures {
+		return true
+	}
+	if c.Verb == command.Modify {
+		return e.checkModifyFlip(c, r, rep)
+	}
+	if c.Verb != command.SubmitOrder {
 		return true
 	}
 	ch := guardrail.CheckFlip(c.Symbol, c.Side, c.Quantity, r.Position(c.Symbol))
@@ -66,6 +72,27 @@ func (e *engine) checkFlip(c command.Command, rep *guardrail.Report) bool {
 			ch.Detail = fmt.Sprintf("client_order_id %s was already split: %s is order %s; a retried submit never places a second order", c.ClientOrderID, cid, ref.id)
 			break
 		}
+	}
+	rep.Checks = append(rep.Checks, ch)
+	rep.OK = rep.OK && ch.OK
+	return ch.OK
+}
+
+// checkModifyFlip is the flip check of a modify that sets a new
+// quantity at a margined venue: the order's unfilled remainder at the new
+// quantity must not take the position through zero. A modify is never
+// split (it changes one order in place), so such a modify is refused
+// whatever the venue's flip policy, naming the two orders to send
+// instead. A reduce-only order cannot flip: the venue caps it at the
+// position.
+func (e *engine) checkModifyFlip(c command.Command, r *remote, rep *guardrail.Report) bool {
+	o, ok := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+	if !ok || !c.Quantity.IsPositive() || o.ReduceOnly {
+		return true
+	}
+	ch := guardrail.CheckFlip(o.Symbol, o.Side, c.Quantity.Sub(o.Filled), r.Position(o.Symbol))
+	if !ch.OK {
+		ch.Detail = fmt.Sprintf("modify of order %s to quantity %s: %s (a modify is never split; cancel it and send those)", o.ID, c.Quantity, ch.Detail)
 	}
 	rep.Checks = append(rep.Checks, ch)
 	rep.OK = rep.OK && ch.OK

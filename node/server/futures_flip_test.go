@@ -114,3 +114,36 @@ func TestFuturesFlipSplit(t *testing.T) {
 		t.Errorf("a refused order reached the venue: %+v", f.Orders())
 	}
 }
+
+// TestFuturesModifyFlipRefused: a modify that raises a resting limit
+// sell's quantity past a long would take the position through zero when
+// it fills; a modify is never split, so it is refused under either flip
+// policy before the venue hears of it, naming the order; a modify that
+// stays within the position is sent.
+func TestFuturesModifyFlipRefused(t *testing.T) {
+	srv, f := startFutures(t)
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	f.SetPosition("BTCUSDT", "0.1", "60000", 3, "ISOLATED")
+	waitFor(t, "the long read", func() bool {
+		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
+	})
+	sell := accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Limit, "0.05", "65000"))
+	sent := len(f.Orders())
+	out := rejected(t, c, modifyCmd("perps", sell.OrderID, func(m *command.Command) { m.Quantity = testkit.D("0.3") }), "position_flip")
+	for _, m := range []string{"modify of order " + sell.OrderID, "to quantity 0.3", "position of 0.1 BTCUSDT", "a modify is never split"} {
+		if !strings.Contains(out.Reason, m) {
+			t.Errorf("the refusal %q lacks %q", out.Reason, m)
+		}
+	}
+	if o := f.Orders(); len(o) != sent || !o[len(o)-1].Quantity.Equal(testkit.D("0.05")) {
+		t.Fatalf("the refused modify reached the venue: %+v", o)
+	}
+	accepted(t, c, modifyCmd("perps", sell.OrderID, func(m *command.Command) { m.Quantity = testkit.D("0.08") }))
+	if o := f.Orders(); !o[len(o)-1].Quantity.Equal(testkit.D("0.08")) {
+		t.Errorf("the venue's order after the modify: %+v", o[len(o)-1])
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/margin"
 	"wicket/internal/project"
 	"wicket/node/command"
 	"wicket/node/guardrail"
@@ -37,16 +38,9 @@ func (e *engine) checkLeverage(c command.Command, rep *guardrail.Report) bool {
 		price = c.Price
 	}
 	k := r.cfg.Contract(c.Symbol)
-	terms := guardrail.Leverage{Leverage: k.Leverage, MaxLeverage: k.MaxLeverage, MaintenanceRate: guardrail.DefaultMaintenanceRate,
-		MinDistancePct: r.cfg.MinLiquidationDistancePct}
-	signed := c.Quantity
-	if c.Side == command.Sell {
-		signed = signed.Neg()
-	}
-	if mm, ok := maintenanceOf(r.ex); ok { // the venue's bracket for the notional after the fill, at the mark
-		if rate, amount, ok := mm.MaintenanceMargin(c.Symbol, qty.Add(signed).Abs().Mul(mark)); ok {
-			terms.MaintenanceRate, terms.MaintenanceAmount = rate, amount
-		}
+	terms := guardrail.Leverage{Leverage: k.Leverage, MaxLeverage: k.MaxLeverage, MinDistancePct: r.cfg.MinLiquidationDistancePct}
+	if mm, ok := maintenanceOf(r.ex); ok { // the venue's brackets; the rule picks the one at the liquidation price
+		terms.Brackets = mm.MaintenanceBrackets(c.Symbol)
 	}
 	margin := c.Quantity.Mul(price).Div(decimal.NewFromInt(int64(max(k.Leverage, 1)))).Round(2)
 	info := guardrail.Check{Name: "margin", OK: true, Detail: fmt.Sprintf("margin required %s (notional %s at %dx)", margin, c.Quantity.Mul(price).Round(2), k.Leverage)}
@@ -79,10 +73,11 @@ func fundingRateOf(ex Exchange) (fundingRater, bool) {
 	return fr, ok
 }
 
-// maintenancer is a margined venue's maintenance margin rate and amount
-// for a position's notional (binance-futures: its notional brackets).
+// maintenancer is a margined venue's maintenance margin table for a
+// symbol (binance-futures: its notional brackets), sorted by floor; none
+// when the venue has not told it.
 type maintenancer interface {
-	MaintenanceMargin(symbol string, notional decimal.Decimal) (rate, amount decimal.Decimal, ok bool)
+	MaintenanceBrackets(symbol string) []margin.Bracket[decimal.Decimal]
 }
 
 func maintenanceOf(ex Exchange) (maintenancer, bool) {

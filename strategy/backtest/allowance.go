@@ -38,6 +38,12 @@ import (
 //     first bar; the capital on the first day).
 //   - max_drawdown_pct trips when equity falls more than the percent
 //     below its running peak (the capital included).
+//   - max_tracking_gap (a deployment's drift breaker) trips when the
+//     deployment's live P&L leaves its replay's (the backtest engine over
+//     the same bars and decisions) by more than the bound: an amount of
+//     money ("250") or basis points of the capital ("150bps"). A backtest
+//     is its own replay, so it never trips there; the node checks it at
+//     every bar's close (deploy/attrib.go).
 //
 // Equity is marked after every decision's fill (at its mark) and at every
 // bar's close before that bar's decision, so a trip takes effect before
@@ -50,10 +56,11 @@ const (
 	AllowMaxOrdersPerDay     = "max_orders_per_day"
 	AllowMaxDailyLoss        = "max_daily_loss"
 	AllowMaxDrawdownPct      = "max_drawdown_pct"
+	AllowMaxTrackingGap      = "max_tracking_gap"
 )
 
 // AllowanceNames lists the allowance's fields in their order.
-var AllowanceNames = []string{AllowMaxOrderNotional, AllowMaxPositionNotional, AllowMaxOrdersPerDay, AllowMaxDailyLoss, AllowMaxDrawdownPct}
+var AllowanceNames = []string{AllowMaxOrderNotional, AllowMaxPositionNotional, AllowMaxOrdersPerDay, AllowMaxDailyLoss, AllowMaxDrawdownPct, AllowMaxTrackingGap}
 
 // Allowance is a deployment's limits. Money and the percent are decimal
 // strings on the wire; a nil field (zero for the count) is no limit.
@@ -63,6 +70,58 @@ type Allowance struct {
 	MaxOrdersPerDay     int              `json:"max_orders_per_day,omitempty"`
 	MaxDailyLoss        *decimal.Decimal `json:"max_daily_loss,omitempty"`
 	MaxDrawdownPct      *decimal.Decimal `json:"max_drawdown_pct,omitempty"`
+	MaxTrackingGap      *TrackingGap     `json:"max_tracking_gap,omitempty"`
+}
+
+// TrackingGap is max_tracking_gap's bound: an amount of money ("250"), or
+// basis points of the deployment's capital when Bps ("150bps"). On the
+// wire it is that string.
+type TrackingGap struct {
+	Amount decimal.Decimal
+	Bps    bool
+}
+
+// ParseTrackingGap reads "250" (money) or "150bps" (of the capital).
+func ParseTrackingGap(s string) (TrackingGap, error) {
+	v, bps := strings.CutSuffix(strings.TrimSpace(s), "bps")
+	d, err := decimal.NewFromString(strings.TrimSpace(v))
+	if err != nil {
+		return TrackingGap{}, invalidf("allowance %s=%s is neither an amount of money (e.g. 250) nor basis points of the capital (e.g. 150bps)", AllowMaxTrackingGap, s)
+	}
+	return TrackingGap{Amount: d, Bps: bps}, nil
+}
+
+// String is the bound as written: "250" or "150bps".
+func (g TrackingGap) String() string {
+	if g.Bps {
+		return g.Amount.String() + "bps"
+	}
+	return g.Amount.String()
+}
+
+// Money is the bound in money for a deployment of capital.
+func (g TrackingGap) Money(capital decimal.Decimal) decimal.Decimal {
+	if g.Bps {
+		return capital.Mul(g.Amount).Shift(-4)
+	}
+	return g.Amount
+}
+
+// MarshalJSON writes the bound as its string.
+func (g TrackingGap) MarshalJSON() ([]byte, error) { return json.Marshal(g.String()) }
+
+// UnmarshalJSON reads "250", "150bps" or a bare number.
+func (g *TrackingGap) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		s = string(b)
+	}
+	v, err := ParseTrackingGap(s)
+	if err != nil {
+		return err
+	}
+	*g = v
+	return nil
 }
 
 // MarshalJSON writes the amounts as decimal strings.
@@ -75,12 +134,13 @@ func (a Allowance) MarshalJSON() ([]byte, error) {
 		return &s
 	}
 	return json.Marshal(struct {
-		MaxOrderNotional    *string `json:"max_order_notional,omitempty"`
-		MaxPositionNotional *string `json:"max_position_notional,omitempty"`
-		MaxOrdersPerDay     int     `json:"max_orders_per_day,omitempty"`
-		MaxDailyLoss        *string `json:"max_daily_loss,omitempty"`
-		MaxDrawdownPct      *string `json:"max_drawdown_pct,omitempty"`
-	}{str(a.MaxOrderNotional), str(a.MaxPositionNotional), a.MaxOrdersPerDay, str(a.MaxDailyLoss), str(a.MaxDrawdownPct)})
+		MaxOrderNotional    *string      `json:"max_order_notional,omitempty"`
+		MaxPositionNotional *string      `json:"max_position_notional,omitempty"`
+		MaxOrdersPerDay     int          `json:"max_orders_per_day,omitempty"`
+		MaxDailyLoss        *string      `json:"max_daily_loss,omitempty"`
+		MaxDrawdownPct      *string      `json:"max_drawdown_pct,omitempty"`
+		MaxTrackingGap      *TrackingGap `json:"max_tracking_gap,omitempty"`
+	}{str(a.MaxOrderNotional), str(a.MaxPositionNotional), a.MaxOrdersPerDay, str(a.MaxDailyLoss), str(a.MaxDrawdownPct), a.MaxTrackingGap})
 }
 
 // ParseAllowance reads NAME=VALUE assignments (each may hold several,
@@ -110,6 +170,14 @@ func ParseAllowance(args []string) (*Allowance, error) {
 					return nil, invalidf("allowance %s=%s must be a whole number of orders above 0", name, val)
 				}
 				a.MaxOrdersPerDay = n
+				continue
+			}
+			if name == AllowMaxTrackingGap {
+				g, err := ParseTrackingGap(val)
+				if err != nil {
+					return nil, err
+				}
+				a.MaxTrackingGap = &g
 				continue
 			}
 			d, err := decimal.NewFromString(val)
@@ -152,6 +220,9 @@ func (a *Allowance) Check() error {
 			return invalidf("allowance %s=%s must be above 0; leave it out for no limit", f.name, f.v)
 		}
 	}
+	if g := a.MaxTrackingGap; g != nil && !g.Amount.IsPositive() {
+		return invalidf("allowance %s=%s must be above 0; leave it out for no limit", AllowMaxTrackingGap, g)
+	}
 	if a.MaxOrdersPerDay < 0 {
 		return invalidf("allowance %s=%d must be above 0; leave it out for no limit", AllowMaxOrdersPerDay, a.MaxOrdersPerDay)
 	}
@@ -186,8 +257,13 @@ type limits struct {
 // Caps is a as the book takes it, bounding the position by capital as a
 // deployment's is.
 func (a *Allowance) Caps(capital decimal.Decimal) book.Caps {
-	return book.Caps{MaxOrderNotional: a.MaxOrderNotional, MaxPositionNotional: a.MaxPositionNotional,
+	c := book.Caps{MaxOrderNotional: a.MaxOrderNotional, MaxPositionNotional: a.MaxPositionNotional,
 		MaxDailyLoss: a.MaxDailyLoss, MaxDrawdownPct: a.MaxDrawdownPct, Capital: capital}
+	if g := a.MaxTrackingGap; g != nil {
+		m := g.Money(capital)
+		c.MaxTrackingGap = &m
+	}
+	return c
 }
 
 func newLimits(a *Allowance, capitalDec decimal.Decimal, capital float64, times []int64) *limits {

@@ -269,3 +269,37 @@ func BenchmarkAllowance(b *testing.B) {
 	}
 	b.ReportMetric(benchBars*float64(b.N)/b.Elapsed().Seconds(), "bars/s")
 }
+
+// TestAllowanceTrackingGap: max_tracking_gap reads money or bps of the
+// capital, round-trips as its string, refuses 0 and words, and the book
+// resolves it against the capital and trips beyond it, either way.
+func TestAllowanceTrackingGap(t *testing.T) {
+	a, err := ParseAllowance([]string{"max_tracking_gap=150bps"})
+	if err != nil || a.MaxTrackingGap == nil || a.MaxTrackingGap.String() != "150bps" {
+		t.Fatalf("150bps: %+v %v", a, err)
+	}
+	lim := a.Caps(decimal.NewFromInt(20000)).Decimal()
+	if !lim.HasGap || !lim.Gap.Equal(decimal.NewFromInt(300)) || lim.Drifted(decimal.NewFromInt(-300)) || !lim.Drifted(decimal.NewFromFloat(-300.01)) || !lim.Drifted(decimal.NewFromFloat(300.01)) {
+		t.Fatalf("150bps of 20000: %+v", lim)
+	}
+	b, err := json.Marshal(a)
+	if err != nil || !strings.Contains(string(b), `"max_tracking_gap":"150bps"`) {
+		t.Fatalf("json %s %v", b, err)
+	}
+	var back Allowance
+	if err := json.Unmarshal(b, &back); err != nil || back.MaxTrackingGap == nil || back.MaxTrackingGap.String() != "150bps" || !back.MaxTrackingGap.Bps {
+		t.Fatalf("round trip %+v %v", back, err)
+	}
+	m, err := ParseAllowance([]string{"max_tracking_gap=250"})
+	if err != nil || m.MaxTrackingGap.Bps || !m.Caps(decimal.NewFromInt(20000)).Decimal().Gap.Equal(decimal.NewFromInt(250)) {
+		t.Fatalf("250: %+v %v", m, err)
+	}
+	for _, bad := range []string{"max_tracking_gap=0", "max_tracking_gap=-5bps", "max_tracking_gap=lots"} {
+		if _, err := ParseAllowance([]string{bad}); err == nil || !strings.Contains(err.Error(), AllowMaxTrackingGap) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	if lim := (&Allowance{}).Caps(decimal.NewFromInt(1)).Decimal(); lim.Drifted(decimal.NewFromInt(1e9)) {
+		t.Error("no bound tripped")
+	}
+}

@@ -85,6 +85,21 @@ type Config struct {
 	// Costs are the charges beyond fee and slippage (costs.go): funding,
 	// borrow, isolated margin and a volume cap; the zero value has none.
 	Costs Costs
+	// OnFill, when set, is told each fill the run books, as it books it
+	// (a deployment's tracking report sets its live fills against them);
+	// it must not keep the run waiting.
+	OnFill func(FillEvent)
+}
+
+// FillEvent is one fill of a run: bar i's mark it filled at (the open,
+// an exit's price, a liquidation's), the signed quantity, the slippage
+// and fee rates it was booked with, the fee charged, and the exit it
+// was ("" for a decision's order).
+type FillEvent struct {
+	Bar                   int
+	Mark, Qty, Slip, Rate float64
+	Fee                   float64
+	Exit                  string
 }
 
 // DefaultConfig is the spec's defaults: capital 10000, fee 10 bps,

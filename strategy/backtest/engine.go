@@ -181,6 +181,7 @@ type sim struct {
 	fills          []intrabar.Fill[intrabar.Float]
 	bandLo, bandHi float64 // a bar inside (low > bandLo, high < bandHi) reaches no leg
 	exitAs         string  // the exit closing the trade being filled, for its Trade
+	onFill         func(FillEvent)
 
 	cost costState // funding, borrow, margin and the volume cap (costs.go)
 }
@@ -208,6 +209,7 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 		bandHi:   math.Inf(1),
 		allow:    newLimits(cfg.Allowance, cfg.Capital, capital, bars.Time),
 		cost:     newCostState(cfg.Costs, int64(g.Duration()/time.Second), bars.Volume),
+		onFill:   cfg.OnFill,
 	}
 }
 
@@ -500,7 +502,11 @@ func (s *sim) fillAt(i int, p, dq, slip, fee float64) {
 
 // fillWith books a fill with fee rate fee and records the trip it closed.
 func (s *sim) fillWith(i int, p, dq, slip, fee float64) {
-	if _, closed := s.acct.Fill(&s.held, i, p, dq, slip, fee); closed {
+	charged, closed := s.acct.Fill(&s.held, i, p, dq, slip, fee)
+	if s.onFill != nil {
+		s.onFill(FillEvent{Bar: i, Mark: p, Qty: dq, Slip: slip, Rate: fee, Fee: charged, Exit: s.exitAs})
+	}
+	if closed {
 		s.closeTrade(i, &s.held.Closed)
 	}
 }

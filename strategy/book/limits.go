@@ -28,6 +28,10 @@ import (
 //     the capital included. max_daily_loss trips when equity is more than
 //     the limit below the day's start; max_drawdown_pct when it is below
 //     the peak × (1 − pct/100).
+//   - max_tracking_gap (money, resolved from bps of the capital by the
+//     caller) trips a deployment when its live P&L is further than the
+//     bound from its replay's, either way (Drifted); a backtest is its
+//     own replay.
 
 // Breach is the breaker a mark tripped, if any.
 type Breach uint8
@@ -47,6 +51,15 @@ type Limits[N Number[N]] struct {
 	HasLoss, HasDrawdown  bool
 	Drawdown              N // a fraction of the peak
 	One                   N
+	// Gap is max_tracking_gap in money (HasGap: set).
+	Gap    N
+	HasGap bool
+}
+
+// Drifted reports whether gap (live P&L less the replay's) is further
+// from zero than the tracking bound.
+func (l *Limits[N]) Drifted(gap N) bool {
+	return l.HasGap && gap.Abs().Cmp(l.Gap) > 0
 }
 
 // Clip sizes an order of dq from position pos at mark p within the
@@ -133,6 +146,7 @@ func DecimalAccount(cash decimal.Decimal) Account[decimal.Decimal] {
 type Caps struct {
 	MaxOrderNotional, MaxPositionNotional *decimal.Decimal
 	MaxDailyLoss, MaxDrawdownPct          *decimal.Decimal
+	MaxTrackingGap                        *decimal.Decimal // money
 	Capital                               decimal.Decimal
 }
 
@@ -156,6 +170,9 @@ func (c Caps) Decimal() Limits[decimal.Decimal] {
 	}
 	if m := c.MaxDrawdownPct; m != nil {
 		l.Drawdown, l.HasDrawdown = m.Shift(-2), true
+	}
+	if m := c.MaxTrackingGap; m != nil {
+		l.Gap, l.HasGap = *m, true
 	}
 	return l
 }

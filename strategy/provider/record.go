@@ -126,6 +126,10 @@ func recordOne(ctx context.Context, store *history.Store, src Source, stream Str
 					return nil
 				}
 			}
+			if info, err := store.Info(series); err == nil && info.Last.Unix() >= t {
+				last = info.Last.Unix() // another recorder of the store (a node's, or data record) stored it
+				return nil
+			}
 			if err := store.Append(ctx, series, b, history.AppendOptions{Source: src.Name(), ProviderSymbol: psym, FetchedAt: opt.Now()}); err != nil {
 				return err
 			}

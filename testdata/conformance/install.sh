@@ -1,13 +1,16 @@
 #!/bin/sh
 # Installs the pinned conformance suite (package.json and package-lock.json
-# beside this script) into DIR with `npm ci`, bounded in time so that a
-# machine without a network fails in about a minute instead of hanging.
-# Usage: install.sh DIR [SECONDS]
+# beside this script, or in PINDIR: the ext-apps check's) into DIR with
+# `npm ci`, bounded in time so that a machine without a network fails in
+# about a minute instead of hanging.
+# Usage: install.sh DIR [SECONDS] [PINDIR]
 set -eu
 dir=$1
 limit=${2:-180}
-here=$(cd "$(dirname "$0")" && pwd)
-version=$(sed -n 's/.*"@modelcontextprotocol\/conformance": *"\([^"]*\)".*/\1/p' "$here/package.json" | head -n 1)
+here=${3:-$(cd "$(dirname "$0")" && pwd)}
+# The first pinned package names the install in messages.
+pin=$(sed -n 's/.*"\(@modelcontextprotocol\/[a-z-]*\)": *"\([^"]*\)".*/\1@\2/p' "$here/package.json" | head -n 1)
+version=${pin##*@}
 mkdir -p "$dir"
 rm -f "$dir/.installed"
 cp "$here/package.json" "$here/package-lock.json" "$dir/"
@@ -37,9 +40,9 @@ wait "$npm_pid" || status=$?
 kill "$dog" 2>/dev/null || true
 if [ "$status" -ne 0 ]; then
 	cat "$log"
-	echo "conformance: FAILED — could not install @modelcontextprotocol/conformance@$version with npm" \
+	echo "$(basename "$dir"): FAILED — could not install $pin with npm" \
 		"(exit $status; no network, or the npm registry is unreachable within ${limit}s?)." \
-		"Run \`make unit\` for the Go tests alone, or retry \`make conformance\` once the registry is reachable."
+		"Run \`make unit\` for the Go tests alone, or retry \`make $(basename "$dir")\` once the registry is reachable."
 	exit 1
 fi
 echo "$version" >"$dir/.installed"

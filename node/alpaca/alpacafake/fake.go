@@ -125,6 +125,14 @@ func (f *Fake) Orders() []Order {
 // Cash is the account's cash.
 func (f *Fake) Cash() decimal.Decimal { f.mu.Lock(); defer f.mu.Unlock(); return f.cash }
 
+// Position is the quantity held of symbol (as positions report it: SPY,
+// BTCUSD), negative when short.
+func (f *Fake) Position(symbol string) decimal.Decimal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pos[symbol]
+}
+
 // Cross fills every working order in full at its limit (or the price).
 func (f *Fake) Cross() {
 	f.mu.Lock()

@@ -152,7 +152,8 @@ func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock(
 // node must find and cancel it).
 func (f *Fake) LeaveLinked(on bool) { f.mu.Lock(); f.unlinked = on; f.mu.Unlock() }
 
-// OnOrder runs after an order is taken and before its answer is written.
+// OnOrder runs after an order is taken and before its answer is written;
+// for an order list, with its last leg.
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
 
 // RejectOrders makes every new order answer 400 with code -2010 and msg
@@ -372,6 +373,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, body = f.cancelAll(r.Form)
 	case "POST /api/v3/orderList/oco":
 		status, body = f.orderListOCO(r.Form)
+		if status == http.StatusOK {
+			taken = f.orders[len(f.orders)-1] // the list's last leg
+		}
 		hook = f.onOrder
 	case "POST /api/v3/order/cancelReplace":
 		status, body = f.cancelReplace(r.Form)

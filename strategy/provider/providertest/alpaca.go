@@ -36,7 +36,11 @@ type Alpaca struct {
 	// StreamConnections scripts the bar stream, one entry per connection:
 	// the open times of the minute bars it sends (alpaca_stream.go).
 	StreamConnections [][]time.Time
-	streamConns       int
+	// StreamGate, when set, is called with a stream connection's number
+	// (0-based) once it is subscribed and before it sends its bars: a test
+	// holds the stream there until it has seen what it waits for.
+	StreamGate  func(n int)
+	streamConns int
 }
 
 // NewAlpaca starts a fake.

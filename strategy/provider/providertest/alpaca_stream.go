@@ -110,6 +110,9 @@ func (f *Alpaca) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.Step = time.Minute
+	if f.StreamGate != nil {
+		f.StreamGate(n)
+	}
 	for _, t := range times {
 		b := g.At(t)
 		v := b.V

@@ -37,7 +37,11 @@ type Binance struct {
 	// connection in order: the events it sends. Every connection but the
 	// last is then dropped; the last stays open until the client leaves.
 	Connections [][]StreamEvent
-	conns       int
+	// Gate, when set, is called with a connection's number (0-based) once
+	// it is up and before it sends its events: a test holds the stream
+	// there until it has seen what it waits for.
+	Gate  func(n int)
+	conns int
 }
 
 // StreamEvent is one kline stream message: the bar opening at T, final
@@ -195,6 +199,9 @@ func (f *Binance) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
+	if f.Gate != nil {
+		f.Gate(n)
+	}
 	for _, ev := range events {
 		b := g.At(ev.T)
 		open := b.T.UnixMilli()
