@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"math"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,7 +114,8 @@ func TestPreviewShowsPlan(t *testing.T) {
 // refused as needless.
 func TestAutoOnRealVenueNeedsPassedPlan(t *testing.T) {
 	rv := binanceVenue(t)
-	ns := venuerig.Start(t, []venuerig.Venue{rv.venue}, nodetest.WithVenueTimeout(500*time.Millisecond))
+	h := NewHandler()
+	ns := venuerig.Start(t, []venuerig.Venue{rv.venue}, nodetest.WithVenueTimeout(500*time.Millisecond), nodetest.WithDeployments(h))
 	cfg, c := ns.Config, ns.Client()
 	lg := openLedger(t)
 	r, err := New(ctxT(t), Config{Project: cfg, Store: openStore(t, t.TempDir()), Node: c, Strategies: newPool(t), Plans: ledgerPlans{lg},
@@ -121,6 +123,7 @@ func TestAutoOnRealVenueNeedsPassedPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.Attach(r)
 	if _, err := c.Arm(context.Background(), rv.name, time.Hour, rv.name, ns.OperatorKey); err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +150,16 @@ func TestAutoOnRealVenueNeedsPassedPlan(t *testing.T) {
 	// A plain arming's signature does not stand for the override.
 	_, err = r.ArmWithoutPlan(d.ID, sign(ActArm))
 	wantErr(t, err, "not signed by this node's operator key")
-	armed, err := r.ArmWithoutPlan(d.ID, sign(ActArmWithoutPlan))
-	if err != nil {
+	// The override over the node's HTTP, as wicket node arm --without-plan
+	// sends it.
+	var ch Challenge
+	if err := c.DeploymentsGet(ctxT(t), "/"+d.ID+"/challenge", url.Values{"act": {ActArmWithoutPlan}}, &ch); err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{For: "1h", Confirm: d.ID, Challenge: ch.Challenge}
+	req.Signature = node.SignOperator(ns.OperatorKey, Statement(ActArmWithoutPlan, d.ID, req))
+	var armed Deployment
+	if err := c.DeploymentsPost(ctxT(t), "/"+d.ID+"/"+ActArmWithoutPlan, req, &armed); err != nil {
 		t.Fatal(err)
 	}
 	if armed.ArmedUntil.IsZero() || !strings.Contains(armed.PlanOverride, "signed override without a passed research plan (plan: none)") {
