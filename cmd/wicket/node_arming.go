@@ -95,6 +95,9 @@ func runNodeArm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) erro
 	if d <= 0 || d > server.MaxArm {
 		return usagef("--for %s: give a duration such as 8h, at most %s", d, server.MaxArm)
 	}
+	if o.withoutPlan && !strings.HasPrefix(name, deploy.IDPrefix) {
+		return usagef("--without-plan arms a deployment (dep-...) without a passed research plan; a venue has no plan: leave it out")
+	}
 	if !isTerminal(o.stdin) || !isTerminal(stdout) {
 		return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
 	}
@@ -112,9 +115,6 @@ func runNodeArm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) erro
 			act = deploy.ActArmWithoutPlan
 		}
 		return operatorAct(ctx, client, key, act, name, d, o.stdin, stdout)
-	}
-	if o.withoutPlan {
-		return usagef("--without-plan arms a deployment (dep-...) without a passed research plan; a venue has no plan")
 	}
 	return armVenue(ctx, client, key, name, d, o.stdin, stdout)
 }
@@ -149,8 +149,10 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", c.String("addr"), "")
 	var d *time.Duration
+	var withoutPlan *bool
 	if verb == "arm" {
 		d = fs.Duration("for", c.Duration("for"), "")
+		withoutPlan = fs.Bool("without-plan", c.Bool("without-plan"), "")
 	}
 	var asJSON *bool
 	if verb == "disarm" {
@@ -167,6 +169,11 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	}
 	if d != nil {
 		if err := c.Set("for", d.String()); err != nil {
+			return "", err
+		}
+	}
+	if withoutPlan != nil {
+		if err := c.Set("without-plan", strconv.FormatBool(*withoutPlan)); err != nil {
 			return "", err
 		}
 	}

@@ -59,3 +59,18 @@ func TestLedgerPlans(t *testing.T) {
 		t.Errorf("another text: %+v %v", other, err)
 	}
 }
+
+// TestArmWithoutPlanIsForDeployments: --without-plan, after the name as
+// the other flags may be, names a deployment's override: on a venue it is
+// refused as a usage error before anything is read or signed, and on a
+// deployment it passes the flags (to the terminal check, here a pipe).
+func TestArmWithoutPlanIsForDeployments(t *testing.T) {
+	code, _, stderr := wicket(t, "node", "arm", "bn", "--without-plan")
+	if code != exitUsage || !strings.Contains(stderr, "--without-plan arms a deployment (dep-...)") {
+		t.Errorf("a venue: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = wicket(t, "node", "arm", "dep-0001", "--without-plan", "--for", "2h")
+	if code == exitUsage || !strings.Contains(stderr, "interactive terminal") {
+		t.Errorf("a deployment: exit %d: %s", code, stderr)
+	}
+}
