@@ -19,6 +19,9 @@ import (
 //     range with a step, expanded) must be one of the list's;
 //   - against a plan's range from..to, every value must lie within it
 //     and, when the plan gave a step, on its steps from `from`;
+//   - a range the request gives without a step is checked by its ends
+//     within a plan's range without a step, and refused against a
+//     plan's list or stepped range (its values are the knob's to say);
 //   - a knob of the plan's grid that the request fixes (params) must hold
 //     a value the plan's grid has, the same way.
 //
@@ -52,6 +55,10 @@ func (g *planGate) inSpace(grid Grid, params map[string]any) error {
 			return errorf(KindInvalid, "plan %q's grid has no knob %s (its knobs: %s): a trial under the plan sweeps only those; seal a new plan to search %s",
 				name, k, strings.Join(sortedKnobs(space), ", "), k)
 		}
+		if r := grid[k]; r.IsRange() && r.Step == nil && (!s.IsRange() || s.Step != nil) {
+			return errorf(KindInvalid, "knob %s's range %s under plan %q gives no step, so its values cannot be checked against the plan's grid for it (%s): give the step, or list the values",
+				k, specText(r), name, specText(s))
+		}
 		vals, err := valuesOf(grid[k])
 		if err != nil {
 			return errorf(KindInvalid, "knob %s under plan %q (grid %s): %v", k, name, specText(s), err)
@@ -73,8 +80,9 @@ func (g *planGate) inSpace(grid Grid, params map[string]any) error {
 }
 
 // valuesOf lists the values a request's spec tries: its list, or its
-// range expanded by its step (a range without a step cannot be checked
-// value by value here, so only its ends are).
+// range expanded by its step; a range without a step (its knob's step
+// applies) only by its ends, which suffices within a plan's range
+// without a step (inSpace refuses it against any other).
 func valuesOf(s GridSpec) ([]any, error) {
 	if !s.IsRange() {
 		return s.Values, nil

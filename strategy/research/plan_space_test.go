@@ -26,6 +26,8 @@ func TestPlanSpaceHolds(t *testing.T) {
 		{"a knob the plan does not search", Grid{"stop": {Values: []any{0.02}}}, nil, []string{"plan \"p\"'s grid has no knob stop (its knobs: fast, size, slow)"}},
 		{"a fixed value outside", Grid{"fast": {Values: []any{5.0}}}, map[string]any{"size": 2.0}, []string{"knob size=2 (fixed) is outside", "[0.5, 1]"}},
 		{"a fixed knob outside the grid", Grid{"fast": {Values: []any{5.0}}}, map[string]any{"stop": 0.02}, nil},
+		{"a range without a step against a list", Grid{"fast": {From: fp(5), To: fp(20)}}, nil, []string{"knob fast's range 5..20 under plan \"p\" gives no step", "([5, 10, 20])"}},
+		{"a range without a step against a stepped range", Grid{"slow": {From: fp(30), To: fp(90)}}, nil, []string{"gives no step", "(30..90 step 30)"}},
 	} {
 		err := g.inSpace(tc.grid, tc.params)
 		if len(tc.refuse) == 0 {
@@ -43,6 +45,15 @@ func TestPlanSpaceHolds(t *testing.T) {
 				t.Errorf("%s: %q does not say %q", tc.name, err, w)
 			}
 		}
+	}
+	// An unstepped plan range admits an unstepped range within it.
+	cont, _ := json.Marshal(Grid{"x": {From: fp(1), To: fp(10)}})
+	gc := &planGate{plan: &ledger.Plan{Spec: ledger.PlanSpec{Name: "c", Grid: cont}}}
+	if err := gc.inSpace(Grid{"x": {From: fp(2), To: fp(5)}}, nil); err != nil {
+		t.Errorf("an unstepped range within: %v", err)
+	}
+	if err := gc.inSpace(Grid{"x": {From: fp(2), To: fp(12)}}, nil); err == nil || !strings.Contains(err.Error(), "knob x=12") {
+		t.Errorf("an unstepped range past the end: %v", err)
 	}
 	// A plan without a grid binds no space; no plan, nothing.
 	if err := (&planGate{plan: &ledger.Plan{}}).inSpace(Grid{"x": {Values: []any{1.0}}}, nil); err != nil {
