@@ -53,13 +53,13 @@ type (
 	}
 	rangeArgs struct {
 		From string `json:"from" desc:"first bar, inclusive: a date or RFC3339"`
-		To   string `json:"to" desc:"last bar, inclusive: a date (whole day) or RFC3339"`
+		To   string `json:"to" desc:"last bar, inclusive: a date or RFC3339"`
 	}
 	costArgs struct {
 		Capital     decimalText `json:"capital" arg:"schema=decimal" desc:"default [research]"`
 		FeeBps      *float64    `json:"fee_bps" arg:"min=0,max=$maxCostBps" desc:"default [research]"`
 		SlippageBps *float64    `json:"slippage_bps" arg:"min=0,max=$maxCostBps" desc:"default [research]"`
-		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool, default off), borrow_rate, leverage, maintenance_margin, max_volume_pct, volume_cap"`
+		Costs       costOptions `json:"costs" arg:"schema=costs" desc:"funding (bool), borrow_rate, leverage, maintenance_margin, max_volume_pct, volume_cap"`
 	}
 	// intrabarArg is how protective orders fill inside a bar, for every
 	// run that fills them.
@@ -70,7 +70,7 @@ type (
 		Params map[string]any `json:"params" arg:"shape=knobs" desc:"knob values"`
 	}
 	gridArgs struct {
-		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob: a list of values or {from, to, step} (inclusive)"`
+		Grid   research.Grid `json:"grid" arg:"required,schema=grid" desc:"per knob: [values] or {from, to, step}, inclusive"`
 		RankBy string        `json:"rank_by" arg:"enum=$rankMetrics,default=$rankSharpe" desc:"max_drawdown ranks lowest first"`
 	}
 	// runArgs are what every research run takes.
@@ -119,10 +119,12 @@ type (
 		costArgs
 		gridArgs
 		intrabarArg
-		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"out-of-sample windows (default 5 without lengths)"`
-		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"bars, or a duration such as \"180d\""`
-		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length" desc:"bars or a duration"`
-		Anchored        bool            `json:"anchored" arg:"default=false" desc:"in-sample windows grow from the start"`
+		Windows         int             `json:"windows" arg:"min=1,max=$maxWindows" desc:"default 5 without lengths"`
+		InSample        research.Length `json:"in_sample" arg:"schema=length" desc:"bars or a duration (\"180d\")"`
+		OutOfSample     research.Length `json:"out_of_sample" arg:"schema=length"`
+		Anchored        bool            `json:"anchored" arg:"default=false" desc:"in-sample from the start"`
+		Purge           research.Length `json:"purge" arg:"schema=length" desc:"cut before each test window from its training"`
+		Embargo         research.Length `json:"embargo" arg:"schema=length" desc:"cut after each test window from later training"`
 		MaxCombinations int             `json:"max_combinations" arg:"min=1" desc:"refuse a larger grid per window"`
 		planArg
 	}
@@ -395,7 +397,7 @@ func (tb *toolbox) runWalkForward(ctx context.Context, c *call) *result {
 	}
 	req := research.WalkForwardRequest{StrategyRef: ref, Series: in.Series, Params: in.Params, From: in.From, To: in.To, Costs: in.costs(), Intrabar: in.Intrabar,
 		Grid: in.Grid, RankBy: in.RankBy, Windows: in.Windows, InSample: in.InSample, OutOfSample: in.OutOfSample,
-		Anchored: in.Anchored, MaxCombinations: in.MaxCombinations, Plan: in.Plan}
+		Anchored: in.Anchored, Purge: in.Purge, Embargo: in.Embargo, MaxCombinations: in.MaxCombinations, Plan: in.Plan}
 	res, err := tb.Research.WalkForward(ctx, req, tb.progressReporter(ctx, c, "walk-forward"))
 	if err != nil {
 		return failErr(err)

@@ -239,6 +239,8 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) {
 	switch r.PathValue("act") {
 	case ActArm:
 		d, err = h.r.Load().Arm(id, req)
+	case ActArmWithoutPlan:
+		d, err = h.r.Load().ArmWithoutPlan(id, req)
 	case ActResume:
 		d, err = h.r.Load().Resume(id, req)
 	case ActApproveNext:

@@ -141,6 +141,10 @@ type Deployment struct {
 	// Armed (auto on a real venue) lapses at ArmedUntil and at every
 	// start of the node: it is never journaled as armed.
 	ArmedUntil time.Time `json:"armed_until,omitzero"`
+	// PlanOverride says that the operator armed it without a passed
+	// research plan, signing the override (ActArmWithoutPlan); it lapses
+	// with the arming.
+	PlanOverride string `json:"plan_override,omitempty"`
 	// PreApproved (propose mode) is how many of its next orders an
 	// operator approved ahead (wicket node approve-proposal --next N
 	// DEPLOYMENT): each is sent as an approved proposal is, without
@@ -158,6 +162,9 @@ type Preview struct {
 	// bars the strategy's values need before they stop depending on where
 	// the history began; a warm-up shorter than Needed is refused.
 	StartPoint *scriptapi.StartPoint `json:"start_point,omitempty"`
+	// Plan is the research plan binding the strategy's text and its
+	// verdict (preview.go), when the node reads the research ledger.
+	Plan *PlanStatus `json:"plan,omitempty"`
 	// Lookahead is the lookahead proof's verdict on the preview's
 	// backtest (the decision at bar t sees bars <= t only).
 	Lookahead string `json:"lookahead_check,omitempty"`

@@ -29,6 +29,10 @@ const (
 	// ActApproveNext approves a propose-mode deployment's next N orders
 	// ahead (the request's For is N).
 	ActApproveNext = "approve-next"
+	// ActArmWithoutPlan arms an auto deployment on a real venue whose
+	// strategy has no passed research plan: the operator's override,
+	// signed as its own act so no plain arming stands for it.
+	ActArmWithoutPlan = "arm-without-plan"
 )
 
 // MaxApproveNext bounds the orders approved ahead at once.
@@ -97,7 +101,7 @@ func (r *Runner) Challenge(act, name string) (string, error) {
 
 func (r *Runner) exists(act, name string) error {
 	switch act {
-	case ActArm, ActResume, ActApproveNext:
+	case ActArm, ActArmWithoutPlan, ActResume, ActApproveNext:
 		_, err := r.get(name)
 		return err
 	case ActApprove:
@@ -131,13 +135,27 @@ func cliVerb(act string) string {
 		return "approve-proposal"
 	case ActApproveNext:
 		return "approve-proposal --next N"
+	case ActArmWithoutPlan:
+		return "arm --without-plan"
 	}
 	return act
 }
 
 // Arm arms an auto deployment for d (operator-signed). Arming lapses at
-// d and at every start of the node.
+// d and at every start of the node. An auto deployment on a real venue
+// whose strategy has no passed research plan is refused (preview.go):
+// the operator signs ArmWithoutPlan instead.
 func (r *Runner) Arm(id string, req node.ArmRequest) (Deployment, error) {
+	return r.arm(id, req, ActArm)
+}
+
+// ArmWithoutPlan arms as Arm does, the operator's signed override of the
+// research plan a real venue's auto deployment needs.
+func (r *Runner) ArmWithoutPlan(id string, req node.ArmRequest) (Deployment, error) {
+	return r.arm(id, req, ActArmWithoutPlan)
+}
+
+func (r *Runner) arm(id string, req node.ArmRequest, act string) (Deployment, error) {
 	d, err := time.ParseDuration(req.For)
 	if err != nil || d <= 0 || d > MaxArm {
 		return Deployment{}, errorf(KindBadRequest, "for=%q: give a duration such as 8h, at most %s", short(req.For), MaxArm)
@@ -146,7 +164,14 @@ func (r *Runner) Arm(id string, req node.ArmRequest) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
-	if err := r.signed(ActArm, id, req); err != nil {
+	l.mu.Lock()
+	dep := *l.d
+	l.mu.Unlock()
+	override, err := r.planToArm(&dep, act) // preview.go
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := r.signed(act, id, req); err != nil {
 		return Deployment{}, err
 	}
 	l.mu.Lock()
@@ -154,7 +179,10 @@ func (r *Runner) Arm(id string, req node.ArmRequest) (Deployment, error) {
 	if l.d.State == StateStopped {
 		return Deployment{}, errorf(KindConflict, "deployment %s is stopped: deploy again", id)
 	}
-	l.d.ArmedUntil = r.cfg.Now().UTC().Add(d)
+	l.d.ArmedUntil, l.d.PlanOverride = r.cfg.Now().UTC().Add(d), override
+	if override != "" {
+		r.log.Warn("deployment armed by an operator without a passed research plan", "deployment", id, "override", override)
+	}
 	r.log.Warn("deployment armed by an operator", "deployment", id, "until", l.d.ArmedUntil)
 	return l.d.view(), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"wicket/strategy"
 	"wicket/strategy/backtest"
+	"wicket/strategy/ledger"
 	"wicket/strategy/research"
 	"wicket/strategy/scriptapi"
 )
@@ -20,7 +21,7 @@ import (
 // Without Research, or without warm-up bars in the store, there is nothing
 // to run them over and the preview is empty.
 func (r *Runner) preview(ctx context.Context, d *Deployment, bars strategy.Bars) (*Preview, error) {
-	pv := &Preview{}
+	pv := &Preview{Plan: r.planStatus(ctx, d)}
 	if r.cfg.Research == nil || bars.Len() == 0 {
 		return pv, nil
 	}
@@ -148,3 +149,113 @@ func kindOf(err error) Kind {
 }
 
 func unixRFC(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
+
+// Plans reads the research plan binding a strategy's text: the latest
+// plan sealed for its content digest (ledger.SourceDigest), with its
+// verdict, or nil (research.PlanOf over the project's research ledger).
+type Plans interface {
+	PlanOf(ctx context.Context, digest string) (*research.PlanInfo, error)
+}
+
+// Plan statuses (PlanStatus.Status).
+const (
+	PlanNone    = "none"    // no plan binds the strategy's text
+	PlanOpen    = "open"    // sealed, not judged yet
+	PlanPassed  = "passed"  // judged on its holdout: every criterion passed
+	PlanFailed  = "failed"  // judged: some criterion failed
+	PlanUnknown = "unknown" // the research ledger could not be read
+)
+
+// PlanStatus is the research plan of a deployment's strategy as its
+// preview shows it: the plan, its criteria and budget, its verdict's
+// judgements, and what it means for arming.
+type PlanStatus struct {
+	Status     string               `json:"status"`
+	Name       string               `json:"name,omitempty"`
+	Hypothesis string               `json:"hypothesis,omitempty"`
+	Series     string               `json:"series,omitempty"`
+	Criteria   []string             `json:"criteria,omitempty"`
+	Trials     int                  `json:"trials,omitempty"`
+	MaxTrials  int                  `json:"max_trials,omitempty"`
+	Judgements []research.Judgement `json:"judgements,omitempty"`
+	Note       string               `json:"note"`
+}
+
+// planTimeout bounds a read of the research ledger.
+const planTimeout = 10 * time.Second
+
+// planStatus reads the plan of d's strategy text; nil when the node reads
+// no research ledger.
+func (r *Runner) planStatus(ctx context.Context, d *Deployment) *PlanStatus {
+	if r.cfg.Plans == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, planTimeout)
+	defer cancel()
+	st := &PlanStatus{Status: PlanNone}
+	p, err := r.cfg.Plans.PlanOf(ctx, ledger.SourceDigest(d.Source))
+	switch {
+	case err != nil:
+		st.Status = PlanUnknown
+		st.Note = fmt.Sprintf("the research ledger could not be read (%v)", err)
+	case p == nil:
+		st.Note = fmt.Sprintf("no research plan binds strategy %s's text: seal one before the first trial (wicket research plan) and pass its verdict (wicket research verdict)", d.Strategy)
+	default:
+		st.Name, st.Hypothesis, st.Series, st.Criteria, st.Trials, st.MaxTrials = p.Name, p.Hypothesis, p.Series, p.Criteria, p.Trials, p.MaxTrials
+		switch v := p.Verdict; {
+		case v == nil:
+			st.Status = PlanOpen
+			st.Note = fmt.Sprintf("plan %s is not judged yet (%d of %d trials): its verdict (wicket research verdict %s) runs the holdout once", p.Name, p.Trials, p.MaxTrials, p.Name)
+		case v.Passed:
+			st.Status, st.Judgements = PlanPassed, v.Judgements
+			st.Note = fmt.Sprintf("plan %s passed every criterion on its holdout (%s)", p.Name, judged(v.Judgements))
+		default:
+			st.Status, st.Judgements = PlanFailed, v.Judgements
+			st.Note = fmt.Sprintf("plan %s failed on its holdout (%s)", p.Name, judged(v.Judgements))
+		}
+	}
+	if st.Status != PlanPassed && d.Mode == ModeAuto {
+		if vc, ok := r.cfg.Project.Venue(d.Venue); ok && vc.Real() {
+			st.Note += fmt.Sprintf("; auto mode on real venue %s is armed only under a passed plan, or with the operator's signed override (wicket node arm DEPLOYMENT --without-plan)", vc.Name)
+		}
+	}
+	return st
+}
+
+// judged writes judgements as "oos_sharpe>=1 passed, dsr>=0.95 failed".
+func judged(js []research.Judgement) string {
+	parts := make([]string, len(js))
+	for i, j := range js {
+		word := "failed"
+		if j.Passed {
+			word = "passed"
+		}
+		parts[i] = j.Criterion + " " + word
+	}
+	return strings.Join(parts, ", ")
+}
+
+// planToArm decides whether act may arm d: an auto deployment on a real
+// venue needs a passed plan for ActArm; ActArmWithoutPlan is the
+// operator's override, returned as the note the deployment then carries.
+// Without Plans nothing is asked.
+func (r *Runner) planToArm(d *Deployment, act string) (string, error) {
+	vc, ok := r.cfg.Project.Venue(d.Venue)
+	needs := r.cfg.Plans != nil && d.Mode == ModeAuto && ok && vc.Real()
+	var st *PlanStatus
+	if needs {
+		st = r.planStatus(context.Background(), d)
+	}
+	switch {
+	case act == ActArm && (!needs || st.Status == PlanPassed):
+		return "", nil
+	case act == ActArm:
+		return "", errorf(KindForbidden, "deployment %s trades strategy %s in auto mode on real venue %s without a passed research plan (plan: %s; %s): pass a plan's verdict, or the operator signs the override: wicket node arm %s --without-plan",
+			d.ID, d.Strategy, d.Venue, st.Status, st.Note, d.ID)
+	case !needs:
+		return "", errorf(KindBadRequest, "deployment %s needs no research plan to arm (only an auto deployment on a real venue does): arm it with wicket node arm %s", d.ID, d.ID)
+	case st.Status == PlanPassed:
+		return "", errorf(KindBadRequest, "deployment %s's plan %s passed: arm it without the override (wicket node arm %s)", d.ID, st.Name, d.ID)
+	}
+	return fmt.Sprintf("armed at %s by the operator's signed override without a passed research plan (plan: %s)", r.cfg.Now().UTC().Format(time.RFC3339), st.Status), nil
+}

@@ -29,6 +29,7 @@ type rig struct {
 	r     *Runner
 	hist  History
 	res   Research
+	plans Plans
 }
 
 func newRig(t testing.TB, opts ...nodetest.Option) *rig {
@@ -51,7 +52,7 @@ func (g *rig) start() {
 	g.t.Cleanup(func() { s.Close() })
 	cfg := g.ns.Config
 	cfg.Venues = append(cfg.Venues[:0:0], cfg.Venues...)
-	g.r, err = New(ctxT(g.t), Config{Project: cfg, Store: s, Node: g.conn, Strategies: g.pool, Now: g.clk.Now, NewID: seq(), History: g.hist, Research: g.res,
+	g.r, err = New(ctxT(g.t), Config{Project: cfg, Store: s, Node: g.conn, Strategies: g.pool, Now: g.clk.Now, NewID: seq(), History: g.hist, Research: g.res, Plans: g.plans,
 		OperatorKey: g.ns.OperatorKey.Public().(ed25519.PublicKey)})
 	if err != nil {
 		g.t.Fatal(err)

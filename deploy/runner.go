@@ -69,6 +69,11 @@ type Config struct {
 	// start-point check over its warm-up (a warm-up shorter than the
 	// check's need is refused) and the preview's backtest.
 	Research Research
+	// Plans, when set, reads the research plan binding a strategy's text
+	// (preview.go): the preview shows it and its verdict, and an auto
+	// deployment on a real venue is armed only under a passed plan or
+	// the operator's signed override. Unset: no plan is shown or asked.
+	Plans Plans
 	// IndicatorsDir is the project's indicators directory, for strategies
 	// that load("indicators/...").
 	IndicatorsDir string

@@ -34,6 +34,7 @@ func cpcvCommand() *cli.Command {
 			&cli.IntFlag{Name: "test-groups", Value: 2, Usage: "`K`, the groups each split tests"},
 			&cli.IntFlag{Name: "purge", Value: -1, Usage: "`BARS` purged on each side of a test run (default: the strategy's longest warm-up over the grid)"},
 			&cli.Float64Flag{Name: "embargo", Value: research.DefaultCPCVEmbargo, Usage: "the `FRACTION` of the bars embargoed after each test run's purge"},
+			runReportFlag(), // research_report.go
 			intrabarFlag(),
 		}, researchFlags()...),
 		Action: cpcvAction,
@@ -46,6 +47,9 @@ func cpcvAction(c *cli.Context) error {
 		return err
 	}
 	defer in.close()
+	if err := checkRunReport(c); err != nil { // after readResearch read the flags that follow NAME
+		return err
+	}
 	svc, ok := in.svc.(cpcvRunner)
 	if !ok {
 		return usagef("cpcv runs on this machine's workers: leave out --addr")
@@ -64,6 +68,9 @@ func cpcvAction(c *cli.Context) error {
 	bar.clear()
 	if err != nil {
 		return researchError(err)
+	}
+	if err := writeRunReport(c.String("report"), cpcvSheet(res), c.App.ErrWriter); err != nil {
+		return err
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, res)

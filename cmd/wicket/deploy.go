@@ -224,6 +224,9 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	fmt.Fprintf(w, "allowance    max order notional %s, max position notional %s, max orders per day %s, max daily loss %s, max drawdown %s, max tracking gap %s\n",
 		limit(a.MaxOrderNotional, ""), limit(a.MaxPositionNotional, ""), orders, limit(a.MaxDailyLoss, ""), limit(a.MaxDrawdownPct, "%"), gap)
 	fmt.Fprintf(w, "warm-up      %d bars\n", d.Warmup)
+	if pv := d.Preview; pv != nil && pv.Plan != nil {
+		fmt.Fprintf(w, "plan         %s\n", planLine(pv.Plan)) // node_plans.go
+	}
 	if pv := d.Preview; pv != nil && pv.StartPoint != nil {
 		fmt.Fprintf(w, "start point  %s\n", pv.StartPoint.Verdict)
 	}
@@ -265,6 +268,9 @@ func printDeployment(w io.Writer, d deploy.Deployment) {
 	}
 	if !d.ArmedUntil.IsZero() {
 		fmt.Fprintf(w, "armed until  %s\n", d.ArmedUntil.Format(time.RFC3339))
+		if d.PlanOverride != "" {
+			fmt.Fprintf(w, "plan override %s\n", d.PlanOverride)
+		}
 	}
 	for _, p := range d.Proposals {
 		fmt.Fprintf(w, "proposal     %s: %s %s (target %v) at the bar of %s; wicket node approve-proposal %s\n",

@@ -119,7 +119,8 @@ func TestDeployPrintsPreview(t *testing.T) {
 		Lookahead:  "passed (36 prefixes)",
 		Backtest: &deploy.BacktestSummary{From: "2025-12-02", TotalReturn: &ret, Sharpe: &sharpe, MaxDrawdown: &dd, Trades: 7,
 			Breaker: &backtest.Breaker{Name: "max_daily_loss", Reason: "equity fell"}},
-	}}
+		Plan: &deploy.PlanStatus{Status: deploy.PlanPassed, Name: "trend", Criteria: []string{"oos_sharpe>=1"}, Note: "plan trend passed every criterion on its holdout (oos_sharpe>=1 passed)"},
+	}, ID: "dep-1", PlanOverride: "armed at 2026-01-02T00:00:00Z by the operator's signed override", ArmedUntil: time.Date(2026, 1, 2, 8, 0, 0, 0, time.UTC)}
 	var b strings.Builder
 	printDeployment(&b, d)
 	if strings.Contains(b.String(), "map[") {
@@ -127,7 +128,9 @@ func TestDeployPrintsPreview(t *testing.T) {
 	}
 	for _, want := range []string{"knobs        fast=5, kind=\"ema\", slow=20\n", "start point  passed: a warm-up of 80 bars", "lookahead    passed (36 prefixes)",
 		"backtest     since 2025-12-02 under the allowance: total return 12.50%, sharpe 1.50, max drawdown 4.00%, 7 trades",
-		"breaker      max_daily_loss tripped at"} {
+		"breaker      max_daily_loss tripped at",
+		"plan         trend (passed): oos_sharpe>=1; plan trend passed every criterion on its holdout (oos_sharpe>=1 passed)\n",
+		"plan override armed at 2026-01-02T00:00:00Z by the operator's signed override\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("preview lacks %q:\n%s", want, b.String())
 		}

@@ -42,6 +42,7 @@ func nodeArmCommand() *cli.Command {
 			"Arming lapses after --for (default 8h, at most 24h) and whenever the node restarts.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "for", Value: defaultArm, Usage: "how long the venue stays armed (at most 24h)"},
+			&cli.BoolFlag{Name: "without-plan", Usage: "arm an auto deployment on a real venue whose strategy has no passed research plan: the operator's signed override, shown on the deployment"},
 			nodeAddrFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -49,7 +50,7 @@ func nodeArmCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, d: c.Duration("for"), stdin: c.App.Reader}
+			o := nodeArmOptions{project: c.String("project"), addr: c.String("addr"), name: name, d: c.Duration("for"), stdin: c.App.Reader, withoutPlan: c.Bool("without-plan")}
 			return runNodeArm(c.Context, o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -82,6 +83,9 @@ type nodeArmOptions struct {
 	d       time.Duration // arm: how long
 	stdin   io.Reader     // arm: the terminal the operator types the name at
 	json    bool          // disarm
+	// withoutPlan (arm, a deployment): the operator's override of the
+	// research plan an auto deployment on a real venue needs.
+	withoutPlan bool
 }
 
 // runNodeArm arms o.name (a venue or a deployment) for o.d, signed with
@@ -90,6 +94,9 @@ func runNodeArm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) erro
 	name, d := o.name, o.d
 	if d <= 0 || d > server.MaxArm {
 		return usagef("--for %s: give a duration such as 8h, at most %s", d, server.MaxArm)
+	}
+	if o.withoutPlan && !strings.HasPrefix(name, deploy.IDPrefix) {
+		return usagef("--without-plan arms a deployment (dep-...) without a passed research plan; a venue has no plan: leave it out")
 	}
 	if !isTerminal(o.stdin) || !isTerminal(stdout) {
 		return errors.New("wicket node arm needs an interactive terminal (stdin and stdout); a pipe or a script cannot arm a venue")
@@ -103,7 +110,11 @@ func runNodeArm(ctx context.Context, o nodeArmOptions, stdout, _ io.Writer) erro
 		return err
 	}
 	if strings.HasPrefix(name, deploy.IDPrefix) { // a deployment (node_deployments.go)
-		return operatorAct(ctx, client, key, deploy.ActArm, name, d, o.stdin, stdout)
+		act := deploy.ActArm
+		if o.withoutPlan {
+			act = deploy.ActArmWithoutPlan
+		}
+		return operatorAct(ctx, client, key, act, name, d, o.stdin, stdout)
 	}
 	return armVenue(ctx, client, key, name, d, o.stdin, stdout)
 }
@@ -138,8 +149,10 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", c.String("addr"), "")
 	var d *time.Duration
+	var withoutPlan *bool
 	if verb == "arm" {
 		d = fs.Duration("for", c.Duration("for"), "")
+		withoutPlan = fs.Bool("without-plan", c.Bool("without-plan"), "")
 	}
 	var asJSON *bool
 	if verb == "disarm" {
@@ -156,6 +169,11 @@ func oneVenue(c *cli.Context, verb string) (string, error) {
 	}
 	if d != nil {
 		if err := c.Set("for", d.String()); err != nil {
+			return "", err
+		}
+	}
+	if withoutPlan != nil {
+		if err := c.Set("without-plan", strconv.FormatBool(*withoutPlan)); err != nil {
 			return "", err
 		}
 	}

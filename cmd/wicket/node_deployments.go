@@ -322,8 +322,11 @@ func operatorActFor(ctx context.Context, client *node.Client, key ed25519.Privat
 	if err := client.DeploymentsPost(rctx, base+"/"+act, req, &got); err != nil {
 		return err
 	}
-	if act == deploy.ActArm {
+	if act == deploy.ActArm || act == deploy.ActArmWithoutPlan {
 		fmt.Fprintf(out, "%s is armed until %s (lapses then, and at any node restart)\n", got.ID, got.ArmedUntil.Local().Format(time.RFC1123))
+		if got.PlanOverride != "" {
+			fmt.Fprintf(out, "%s: %s\n", got.ID, got.PlanOverride)
+		}
 		return nil
 	}
 	if act == deploy.ActApproveNext {
@@ -426,6 +429,7 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
 			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Candles: candles,
+			Plans: ledgerPlans{p: p}, // node_plans.go
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}

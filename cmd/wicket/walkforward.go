@@ -16,14 +16,14 @@ func walkForwardCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "walk-forward",
 		Usage:     "walk-forward analysis: optimise a grid on each in-sample window, trade the winner on the next out-of-sample window, stitch the out-of-sample results",
-		ArgsUsage: "NAME|FILE [--series SYMBOL@GRANULARITY] --grid KNOB=... [--windows N | --in-sample LEN --out-of-sample LEN] [--anchored]",
+		ArgsUsage: "NAME|FILE [--series SYMBOL@GRANULARITY] --grid KNOB=... [--windows N | --in-sample LEN --out-of-sample LEN] [--anchored] [--purge LEN] [--embargo LEN]",
 		Description: "NAME and FILE and --grid are as for wicket sweep. The windows are a count (--windows 6: the out-of-sample " +
 			"windows tile the end of the range and each in-sample window is four of them long; 5 when nothing is given), or " +
 			"lengths (--in-sample and --out-of-sample: a number of bars, or a duration such as 360d, 2160h or 26w), or a " +
 			"count and one length. " +
 			"Rolling windows move the in-sample window forward; --anchored keeps it starting at the range's start. The " +
 			"in-sample sweep never sees out-of-sample bars; the winner trades each out-of-sample window from flat. " +
-			"Windows too short for the strategy's warm-up are refused. A portfolio strategy (one that declares its universe) " +
+			"Windows too short for the strategy's warm-up are refused. " + research.ValidationHelp + " A portfolio strategy (one that declares its universe) " +
 			"runs without --series, its windows laid over the universe's calendar. Prints one line per window and the stitched " +
 			"out-of-sample metrics with the walk-forward efficiency, or the whole result with --json.",
 		Flags: append([]cli.Flag{
@@ -31,7 +31,10 @@ func walkForwardCommand() *cli.Command {
 			&cli.StringFlag{Name: "in-sample", Usage: "in-sample length: `LEN` bars (500) or a duration (360d, 2160h, 26w)"},
 			&cli.StringFlag{Name: "out-of-sample", Usage: "out-of-sample length: `LEN` bars (100) or a duration (90d)"},
 			&cli.BoolFlag{Name: "anchored", Usage: "keep every in-sample window starting at the range's start"},
+			&cli.StringFlag{Name: "purge", Usage: "leave the `LEN` bars (or a duration) before each out-of-sample window out of its in-sample sweep (default none)"},
+			&cli.StringFlag{Name: "embargo", Usage: "leave the `LEN` bars (or a duration) after each out-of-sample window out of later windows' in-sample ranking (default none)"},
 			intrabarFlag(),
+			runReportFlag(), // research_report.go
 			&cli.StringFlag{Name: "rank-by", Usage: "pick each window's winner by `METRIC`: " + strings.Join(research.RankMetrics, ", ") + " (default sharpe)"},
 		}, researchFlags()...),
 		Action: walkForwardAction,
@@ -41,9 +44,10 @@ func walkForwardCommand() *cli.Command {
 // walkForwardOptions are a walk-forward command's request and output,
 // read from its flags.
 type walkForwardOptions struct {
-	svc  researcher
-	req  research.WalkForwardRequest
-	json bool // the whole result as JSON, not the table
+	svc    researcher
+	req    research.WalkForwardRequest
+	json   bool   // the whole result as JSON, not the table
+	report string // --report: the tear sheet's file
 }
 
 func walkForwardAction(c *cli.Context) error {
@@ -52,7 +56,10 @@ func walkForwardAction(c *cli.Context) error {
 		return err
 	}
 	defer in.close()
-	o := walkForwardOptions{svc: in.svc, json: c.Bool("json"), req: research.WalkForwardRequest{
+	if err := checkRunReport(c); err != nil { // after readResearch read the flags that follow NAME
+		return err
+	}
+	o := walkForwardOptions{svc: in.svc, json: c.Bool("json"), report: c.String("report"), req: research.WalkForwardRequest{
 		StrategyRef: in.ref, Series: in.series, Grid: in.grid, Params: in.params,
 		Windows: c.Int("windows"), Anchored: c.Bool("anchored"), RankBy: c.String("rank-by"),
 		From: in.from, To: in.to, Costs: in.costs, Intrabar: in.intrabar, MaxCombinations: in.maxComb, Plan: in.plan,
@@ -60,7 +67,7 @@ func walkForwardAction(c *cli.Context) error {
 	for _, f := range []struct {
 		name string
 		dst  *research.Length
-	}{{"in-sample", &o.req.InSample}, {"out-of-sample", &o.req.OutOfSample}} {
+	}{{"in-sample", &o.req.InSample}, {"out-of-sample", &o.req.OutOfSample}, {"purge", &o.req.Purge}, {"embargo", &o.req.Embargo}} {
 		if v := c.String(f.name); v != "" {
 			l, err := research.ParseLength(v)
 			if err != nil {
@@ -94,6 +101,15 @@ func runWalkForward(ctx context.Context, o walkForwardOptions, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	if o.report != "" {
+		run, err := walkForwardSheet(res)
+		if err != nil {
+			return err
+		}
+		if err := writeRunReport(o.report, run, stderr); err != nil {
+			return err
+		}
+	}
 	if res.Partial {
 		return fmt.Errorf("walk-forward %s; the output shows what finished", res.PartialReason)
 	}
@@ -110,7 +126,8 @@ func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
 	}
 	fmt.Fprintf(w, "%s on %s: %d %s windows, %d combinations each (%s), ranked by %s\n",
 		r.Strategy, r.Series, len(r.Windows), kind, r.Combinations, strings.Join(r.Knobs, " × "), r.RankBy)
-	fmt.Fprintf(w, "capital %s  fee %v bps  slippage %v bps\n\n", r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps)
+	fmt.Fprintf(w, "capital %s  fee %v bps  slippage %v bps\n", r.Settings.Capital, r.Settings.FeeBps, r.Settings.SlippageBps)
+	fmt.Fprintf(w, "purge %d bars before each out-of-sample window, embargo %d bars after each (default none: --purge, --embargo)\n\n", intOr0(r.Settings.PurgeBars), intOr0(r.Settings.EmbargoBars))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"window", "in-sample", "out-of-sample"}
 	head = append(head, r.Knobs...)
@@ -178,4 +195,12 @@ func printWalkForwardUniverse(w io.Writer, r research.WalkForwardResult) error {
 		fmt.Fprintf(w, "partial: %s\n", r.PartialReason)
 	}
 	return nil
+}
+
+// intOr0 is *p, or 0 when p is nil.
+func intOr0(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

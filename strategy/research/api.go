@@ -40,6 +40,10 @@ type Settings struct {
 	SlippageBps float64 `json:"slippage_bps"`
 	From        string  `json:"from,omitempty"` // as resolved, RFC3339; empty when open
 	To          string  `json:"to,omitempty"`
+	// PurgeBars and EmbargoBars are a walk-forward's purge and embargo
+	// in bars (0: none); nil for other runs.
+	PurgeBars   *int `json:"purge_bars,omitempty"`
+	EmbargoBars *int `json:"embargo_bars,omitempty"`
 }
 
 // Progress reports a long request's advance: Done of Total units
@@ -325,7 +329,14 @@ type WalkForwardRequest struct {
 	OutOfSample Length         `json:"out_of_sample,omitzero"`
 	// Anchored keeps every in-sample window starting at the range's start
 	// (growing); otherwise the in-sample window rolls.
-	Anchored        bool   `json:"anchored,omitempty"`
+	Anchored bool `json:"anchored,omitempty"`
+	// Purge leaves the bars just before each out-of-sample window out
+	// of that window's in-sample sweep; Embargo leaves the bars just
+	// after each out-of-sample window out of every later window's
+	// in-sample ranking (purge.go says how). Lengths like InSample; none
+	// when zero, the default.
+	Purge           Length `json:"purge,omitzero"`
+	Embargo         Length `json:"embargo,omitzero"`
 	RankBy          string `json:"rank_by,omitempty"`
 	From            string `json:"from,omitempty"`
 	To              string `json:"to,omitempty"`
@@ -347,6 +358,12 @@ type Window struct {
 	Index       int  `json:"index"` // 1-based
 	InSample    Span `json:"in_sample"`
 	OutOfSample Span `json:"out_of_sample"`
+	// Purged are the bars between the in-sample and the out-of-sample
+	// window that the purge left out; Embargoed the in-sample bars the
+	// embargo left out of the ranking (each just after an earlier
+	// out-of-sample window).
+	Purged    *Span  `json:"purged,omitempty"`
+	Embargoed []Span `json:"embargoed,omitempty"`
 	// Params are the knob values chosen in-sample.
 	Params map[string]any `json:"params"`
 	// InSampleScore and OutOfSampleScore are the rank_by metric.

@@ -66,6 +66,15 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 	if err := cfg.check(1 << 30); err != nil { // the bars are checked once read
 		return CPCVRunResult{}, errorf(KindInvalid, "%v", err)
 	}
+	// A strategy under an open research plan is the plan's here too: its
+	// holdout unread, its grid and its budget kept (plan_sealed.go).
+	gate, err := l.gatePlan(ctx, "", req.StrategyRef, req.Series, &req.From, &req.To)
+	if err != nil {
+		return CPCVRunResult{}, err
+	}
+	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
+		return CPCVRunResult{}, err
+	}
 	var (
 		p       *plan
 		trials  []*worker.Trial
@@ -109,6 +118,9 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 		if p.tooMany != nil {
 			return CPCVRunResult{}, p.tooMany
 		}
+		if err := gate.admit(p.count); err != nil {
+			return CPCVRunResult{}, err
+		}
 		n := p.bars.Len()
 		sr := wfSeries{p: p, times: p.bars.Time}
 		span = sr.span(0, n)
@@ -146,6 +158,7 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 	}
 	res := CPCVRunResult{Strategy: p.display, Series: series, Knobs: p.swept, Range: span, Combinations: p.count,
 		Settings: p.settings, Warnings: []string{}, PurgeFrom: "asked"}
+	gate.warn(&res.Warnings)
 	if w := refusedWarning(refused); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}

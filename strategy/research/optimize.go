@@ -233,6 +233,9 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 	if err != nil {
 		return OptimizeResult{}, err
 	}
+	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
+		return OptimizeResult{}, err
+	}
 	if _, single, err := l.universe(req.Series); err != nil {
 		return OptimizeResult{}, err
 	} else if !single {

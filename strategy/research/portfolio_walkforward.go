@@ -50,7 +50,7 @@ func (l *Local) walkForwardPortfolio(ctx context.Context, req WalkForwardRequest
 	}
 	label := probe.Series
 	p.gran, p.bars = g, strategy.Bars{Series: label, Time: probe.Times}
-	wins, err := windowsOf(req, p)
+	wins, purge, embargo, err := windowsOf(req, p)
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
@@ -73,6 +73,8 @@ func (l *Local) walkForwardPortfolio(ctx context.Context, req WalkForwardRequest
 		if ctx.Err() != nil {
 			break
 		}
+		keep := keepMask(wins, k, embargo)
+		p.base.Returns = keep != nil // rescored below
 		trials, done, err := l.portfolioWindow(ctx, p, base, sr, w, blocks, func(pr Progress) {
 			report(progress, Progress{Done: k*(p.count+1) + pr.Done, Total: total, Message: fmt.Sprintf("window %d of %d: in-sample sweep, %s", k+1, len(wins), pr.Message)})
 		})
@@ -81,6 +83,13 @@ func (l *Local) walkForwardPortfolio(ctx context.Context, req WalkForwardRequest
 		}
 		if done < p.count {
 			break // cancelled
+		}
+		if keep != nil {
+			for _, t := range trials {
+				if err := sr.rescorer().rescore(t, keep); err != nil {
+					return WalkForwardResult{}, err
+				}
+			}
 		}
 		run.trials[k] = trials
 		run.ranks[k] = rankTrials(trials, p.rankBy)
@@ -112,10 +121,11 @@ func (l *Local) walkForwardPortfolio(ctx context.Context, req WalkForwardRequest
 		run.oos[k] = &resp.Trials[0]
 		report(progress, Progress{Done: (k + 1) * (p.count + 1), Total: total, Message: fmt.Sprintf("window %d of %d: out-of-sample", k+1, len(wins))})
 	}
-	p.base.Series, p.seen = label, nil
+	p.base.Series, p.seen, p.base.Returns = label, nil, false
 	if err := sr.stitch(ctx, wins, run, &res); err != nil {
 		return WalkForwardResult{}, err
 	}
+	sr.validationSpans(wins, purge, embargo, &res)
 	windows := make([]inSample, len(wins))
 	for k, w := range wins {
 		is := sr.span(w.isLo, w.isHi)

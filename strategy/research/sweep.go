@@ -37,6 +37,9 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if err != nil {
 		return SweepResult{}, err
 	}
+	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
+		return SweepResult{}, err
+	}
 	if seriesless(req.Series) {
 		return l.sweepPortfolio(ctx, req, progress) // portfolio_sweep.go: the strategy declares its universe
 	}

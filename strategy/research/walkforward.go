@@ -13,7 +13,8 @@ import (
 
 // window is one walk-forward step in bar indexes of the analysed range,
 // each half-open: in-sample [isLo, isHi), out-of-sample [oosLo, oosHi),
-// with isHi == oosLo.
+// with isHi == oosLo as layout lays them and isHi == oosLo − purge once
+// purged (purge.go).
 type window struct{ isLo, isHi, oosLo, oosHi int }
 
 // layout lays windows over n bars. Give windows, or isBars and oosBars,
@@ -87,6 +88,9 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
+	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
+		return WalkForwardResult{}, err
+	}
 	if seriesless(req.Series) {
 		return l.walkForwardPortfolio(ctx, req, progress) // portfolio_walkforward.go
 	}
@@ -107,7 +111,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if p.tooMany != nil {
 		return WalkForwardResult{}, p.tooMany
 	}
-	wins, err := windowsOf(req, p)
+	wins, purge, embargo, err := windowsOf(req, p)
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
@@ -133,7 +137,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 		Combinations: p.count, Windows: []Window{}, Equity: []EquityPoint{}, Settings: p.settings, Warnings: []string{},
 	}
 	gate.warn(&res.Warnings)
-	run, err := l.runWindows(ctx, sr, wins, progress)
+	run, err := l.runWindows(ctx, sr, wins, embargo, progress)
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
@@ -143,6 +147,7 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if err := sr.stitch(ctx, wins, run, &res); err != nil {
 		return WalkForwardResult{}, err
 	}
+	sr.validationSpans(wins, purge, embargo, &res)
 	windows := make([]inSample, len(wins))
 	for k, w := range wins {
 		is := sr.span(w.isLo, w.isHi)
@@ -158,10 +163,11 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	return res, nil
 }
 
-// windowsOf lays out req's windows over the plan's bars, refusing
-// lengths shorter than a bar and out-of-sample windows too short to
-// judge.
-func windowsOf(req WalkForwardRequest, p *plan) ([]window, error) {
+// windowsOf lays out req's windows over the plan's bars and purges them,
+// refusing lengths shorter than a bar, out-of-sample windows too short
+// to judge and a purge or an embargo that leaves too little to train on.
+// It returns the purge and the embargo in bars.
+func windowsOf(req WalkForwardRequest, p *plan) (wins []window, purge, embargo int, err error) {
 	bar := p.gran.Duration()
 	isBars, oosBars := req.InSample.barsOf(bar), req.OutOfSample.barsOf(bar)
 	for _, c := range []struct {
@@ -170,17 +176,25 @@ func windowsOf(req WalkForwardRequest, p *plan) ([]window, error) {
 		bars int
 	}{{"in_sample", req.InSample, isBars}, {"out_of_sample", req.OutOfSample, oosBars}} {
 		if !c.l.IsZero() && c.bars < 1 {
-			return nil, errorf(KindInvalid, "%s %s is shorter than one %s bar", c.name, c.l, p.gran)
+			return nil, 0, 0, errorf(KindInvalid, "%s %s is shorter than one %s bar", c.name, c.l, p.gran)
 		}
 	}
-	wins, err := layout(p.bars.Len(), req.Windows, isBars, oosBars, req.Anchored)
-	if err != nil {
-		return nil, err
+	if purge, embargo, err = validationBars(req, bar); err != nil {
+		return nil, 0, 0, err
+	}
+	if wins, err = layout(p.bars.Len(), req.Windows, isBars, oosBars, req.Anchored); err != nil {
+		return nil, 0, 0, err
 	}
 	if got := wins[0].oosHi - wins[0].oosLo; got < minOutOfSampleBars {
-		return nil, errorf(KindInvalid, "out-of-sample windows of %d bar are too short; each needs at least %d bars: use fewer windows or a longer range", got, minOutOfSampleBars)
+		return nil, 0, 0, errorf(KindInvalid, "out-of-sample windows of %d bar are too short; each needs at least %d bars: use fewer windows or a longer range", got, minOutOfSampleBars)
 	}
-	return wins, nil
+	if err := purgeWindows(wins, purge); err != nil {
+		return nil, 0, 0, err
+	}
+	if err := checkEmbargo(wins, embargo, p.rankBy); err != nil {
+		return nil, 0, 0, err
+	}
+	return wins, purge, embargo, nil
 }
 
 // wfSeries is a walk-forward's plan with its bars' times: the spans and
@@ -193,6 +207,12 @@ type wfSeries struct {
 // span is bars [lo, hi) as a result names them.
 func (s wfSeries) span(lo, hi int) Span {
 	return Span{From: unixRFC3339(s.times[lo]), To: unixRFC3339(s.times[hi-1]), Bars: hi - lo}
+}
+
+// rescorer rescores the plan's in-sample trials (purge.go).
+func (s wfSeries) rescorer() rescorer {
+	capF, _ := s.p.capital.Float64()
+	return rescorer{capital: capF, periodsPerYear: s.p.gran.PeriodsPerYear(), bar: s.p.gran.Duration(), blocks: s.p.base.Blocks}
 }
 
 // rangeOf is the plan's chunk over bars [lo, hi).
@@ -214,10 +234,10 @@ type wfRun struct {
 }
 
 // runWindows runs every window's in-sample sweep, windows in order; as
-// soon as a window's sweep is complete its winner is queued
-// out-of-sample, with the window's in-sample bars before it for the
-// indicators.
-func (l *Local) runWindows(ctx context.Context, sr wfSeries, wins []window, progress func(Progress)) (wfRun, error) {
+// soon as a window's sweep is complete its trials are rescored without
+// their embargoed bars and its winner is queued out-of-sample, with the
+// bars before it for the indicators.
+func (l *Local) runWindows(ctx context.Context, sr wfSeries, wins []window, embargo int, progress func(Progress)) (wfRun, error) {
 	p, times := sr.p, sr.times
 	total := len(wins) * (p.count + 1)
 	done := 0
@@ -236,9 +256,12 @@ func (l *Local) runWindows(ctx context.Context, sr wfSeries, wins []window, prog
 	if err != nil {
 		return wfRun{}, err
 	}
+	keeps := make([][]bool, len(wins))
 	for k, w := range wins {
+		keeps[k] = keepMask(wins, k, embargo)
 		off := 0
 		for _, c := range p.chunks(sr.rangeOf(w.isLo, w.isHi), nw) {
+			c.Returns = keeps[k] != nil // rescored below
 			tasks = append(tasks, c)
 			owners = append(owners, owner{win: k, offset: off})
 			off += len(c.Combos)
@@ -270,8 +293,16 @@ func (l *Local) runWindows(ctx context.Context, sr wfSeries, wins []window, prog
 		if left[k] > 0 {
 			return nil, nil
 		}
-		// The window's sweep is complete: pick its winner, refusing any
-		// warm-up the probe missed.
+		// The window's sweep is complete: rank it without its embargoed
+		// bars, and pick its winner, refusing any warm-up the probe
+		// missed.
+		if keeps[k] != nil {
+			for _, t := range trials[k] {
+				if err := sr.rescorer().rescore(t, keeps[k]); err != nil {
+					return nil, err
+				}
+			}
+		}
 		ranks[k] = rankTrials(trials[k], p.rankBy)
 		if len(ranks[k].order) == 0 {
 			return nil, errorf(KindStrategy, "window %d: every combination failed in-sample; the first (%s): %s",

@@ -60,32 +60,33 @@ const probeJS = `new Promise(resolve => {
 // A 1x1 PNG, so a request the CSP let through would load.
 const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 
-func TestBrowserRendersSheet(t *testing.T) {
-	exe := browser(t)
+// chart is one chart as the browser laid it out (chartJS).
+type chart struct {
+	Name         string
+	Data         int
+	W, H, Length float64
+	Shown        bool
+}
+
+// inBrowser opens html as a file in headless Chromium exe, measures its
+// charts and fails t when the page asked for anything beyond itself. It
+// returns the browser's context for further checks.
+func inBrowser(t *testing.T, exe string, html []byte) ([]chart, context.Context) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "sheet.html")
-	if err := os.WriteFile(path, render(t, fixture(t)), 0o644); err != nil {
+	if err := os.WriteFile(path, html, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	page := (&url.URL{Scheme: "file", Path: path}).String()
-
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		b, _ := base64.StdEncoding.DecodeString(pixel)
-		w.Header().Set("Content-Type", "image/png")
-		_, _ = w.Write(b)
-	}))
-	defer srv.Close()
-
 	// The deadline bounds a broken browser; nothing waits on time.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
+	t.Cleanup(cancelA)
 	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
+	t.Cleanup(cancelB)
 
 	var mu sync.Mutex
 	var requests []string
@@ -112,27 +113,42 @@ func TestBrowserRendersSheet(t *testing.T) {
 	if len(asked) != 1 || asked[0] != page {
 		t.Errorf("the page made requests beyond itself: %q", asked)
 	}
-
-	var got []struct {
-		Name         string
-		Data         int
-		W, H, Length float64
-		Shown        bool
-	}
+	var got []chart
 	if err := json.Unmarshal([]byte(measured), &got); err != nil {
 		t.Fatalf("%v: %s", err, measured)
 	}
+	return got, bctx
+}
+
+// drewData fails t for a chart without data, or a curve without length,
+// and returns the charts' names in page order.
+func drewData(t *testing.T, got []chart, curves ...string) []string {
+	t.Helper()
 	var names []string
 	for _, c := range got {
 		names = append(names, c.Name)
 		if c.Data == 0 || c.W <= 0 || c.H <= 0 || !c.Shown {
 			t.Errorf("chart %s drew no data: %+v", c.Name, c)
 		}
-		if (c.Name == "equity" || c.Name == "drawdown" || c.Name == "rolling-sharpe") && c.Length <= 0 {
+		if slices.Contains(curves, c.Name) && c.Length <= 0 {
 			t.Errorf("chart %s: its curve has no length", c.Name)
 		}
 	}
-	if !slices.Equal(names, allCharts) {
+	return names
+}
+
+func TestBrowserRendersSheet(t *testing.T) {
+	exe := browser(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		b, _ := base64.StdEncoding.DecodeString(pixel)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	got, bctx := inBrowser(t, exe, render(t, fixture(t)))
+	if names := drewData(t, got, "equity", "drawdown", "rolling-sharpe"); !slices.Equal(names, allCharts) {
 		t.Errorf("charts %v, want %v", names, allCharts)
 	}
 
@@ -143,5 +159,25 @@ func TestBrowserRendersSheet(t *testing.T) {
 	}
 	if !strings.HasPrefix(verdict, "blocked by img-src") || hits.Load() != 0 {
 		t.Errorf("an image from %s: %s, %d requests reached it; the CSP must refuse it", srv.URL, verdict, hits.Load())
+	}
+}
+
+// TestBrowserRendersRunSheets: a walk-forward's and a CPCV's tear sheets
+// render in headless Chromium with every chart holding data.
+func TestBrowserRendersRunSheets(t *testing.T) {
+	exe := browser(t)
+	wf, cv := runFixtures()
+	for _, tc := range []struct {
+		run  Run
+		want []string
+	}{{wf, []string{"equity", "drawdown", "window-scores"}}, {cv, []string{"distribution"}}} {
+		html, err := RenderRun(tc.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := inBrowser(t, exe, html)
+		if names := drewData(t, got, "equity", "drawdown"); !slices.Equal(names, tc.want) {
+			t.Errorf("%s: charts %v, want %v", tc.run.Kind, names, tc.want)
+		}
 	}
 }

@@ -464,6 +464,13 @@ func tradeHistogram(trades []backtest.Trade) *histogram {
 			rs = append(rs, t.Return)
 		}
 	}
+	return binned(rs, "trades", pct)
+}
+
+// binned bins the values rs into Bins equal bins from the lowest to the
+// highest, each bar titled with its count of what and its range written
+// by label; nil without values.
+func binned(rs []float64, what string, label func(float64) string) *histogram {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -502,7 +509,7 @@ func tradeHistogram(trades []backtest.Trade) *histogram {
 		}
 		g.Bars = append(g.Bars, bar{
 			X: coord(xAt(b0)), W: coord(math.Max(xAt(b1)-xAt(b0)-1, 1)), Y: coord(marginT + plotH - bh), H: coord(bh),
-			Fill: fill, Title: strconv.Itoa(c) + " trades from " + pct(b0) + " to " + pct(b1),
+			Fill: fill, Title: strconv.Itoa(c) + " " + what + " from " + label(b0) + " to " + label(b1),
 		})
 	}
 	for _, v := range yt {
@@ -510,7 +517,7 @@ func tradeHistogram(trades []backtest.Trade) *histogram {
 	}
 	for i := range 5 {
 		v := lo + (hi-lo)*float64(i)/4
-		g.XTicks = append(g.XTicks, tick{At: coord(xAt(v)), Label: pct(v)})
+		g.XTicks = append(g.XTicks, tick{At: coord(xAt(v)), Label: label(v)})
 	}
 	if lo < 0 && hi > 0 {
 		g.Zero = coord(xAt(0))
