@@ -33,7 +33,9 @@ type Key struct{ Hi, Lo uint64 }
 // there instead of dropped, off the Go heap, and a later request for it
 // reads it back from there rather than computing it again: a sweep whose
 // grid asks for more long columns than the budget holds computes each
-// once (the budget then bounds what is resident, not what is kept).
+// once (the budget then bounds what is resident, not what is kept). A
+// result larger than the whole budget, which a Memo without a Spill never
+// keeps, goes straight to the Spill.
 type Memo struct {
 	seedHi, seedLo maphash.Seed
 	limit          int64
@@ -209,6 +211,16 @@ func (m *Memo) insert(key Key, res Result, seg int) {
 	}
 	sg := &m.segs[seg]
 	if bytes > sg.limit {
+		// Larger than the budget: kept only in the Spill, from which each
+		// request reads it.
+		if seg == segMajor && m.spill != nil && bytes >= m.spillMin {
+			if views, ok := m.spill.Put(res.Outputs); ok {
+				res.Outputs = views
+				cold := &m.segs[segSpilled]
+				m.entries[key] = cold.lru.PushFront(&memoEntry{key: key, res: res, bytes: bytes, seg: segSpilled, spilled: true})
+				cold.size += bytes
+			}
+		}
 		return
 	}
 	m.entries[key] = sg.lru.PushFront(&memoEntry{key: key, res: res, bytes: bytes, seg: seg})

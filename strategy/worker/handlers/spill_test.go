@@ -162,3 +162,49 @@ func TestWorkerSpills(t *testing.T) {
 		t.Errorf("the worker computed %d SMAs for 8 distinct lengths, want 8 (computed: %v)", got, res.Computed)
 	}
 }
+
+// TestSpillKeepsWhatExceedsTheBudget: a result larger than the memo's
+// whole budget (the three bands of 800,000 bars, 19.2 MB, against 16 MiB)
+// was never kept; with a spill it is computed once and read back after.
+func TestSpillKeepsWhatExceedsTheBudget(t *testing.T) {
+	const n = 800_000
+	close := make([]float64, n)
+	for i := range close {
+		close[i] = 100 + 10*math.Sin(float64(i)/300)
+	}
+	bb, _ := ta.Builtin().Lookup("bbands")
+	run := func(memo *ta.Memo) uint64 {
+		key := memo.ValuesKey(close)
+		want, err := ta.Compute(bb, [][]float64{close}, bb.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			res, _, err := memo.Compute(bb, [][]float64{close}, []ta.Key{key}, bb.Defaults())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range want.Outputs {
+				for i, w := range want.Outputs[j] {
+					if g := res.Outputs[j][i]; math.Float64bits(g) != math.Float64bits(w) {
+						t.Fatalf("output %d, bar %d: %v, computed %v", j, i, g, w)
+					}
+				}
+			}
+		}
+		return memo.Stats().Computed["bbands"]
+	}
+	if got := run(ta.NewMemo(worker.MemoBytes)); got != 3 {
+		t.Fatalf("without a spill: computed %d times, want 3", got)
+	}
+	s, err := newFileSpill(t.TempDir(), SpillBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	memo := ta.NewMemo(worker.MemoBytes)
+	memo.SetSpill(s, SpillMinBytes)
+	if got := run(memo); got != 1 {
+		t.Errorf("with a spill: computed %d times, want 1", got)
+	}
+}
