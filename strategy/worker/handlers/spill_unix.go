@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // SpillBytes is the room of a worker's indicator spill (fileSpill): 24
@@ -93,7 +95,7 @@ func (s *fileSpill) Cool(views [][]float64) {
 			continue
 		}
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), pageUp(len(v)*8))
-		syscall.Madvise(b, syscall.MADV_DONTNEED) // a hint: the views stay readable whatever it says
+		unix.Madvise(b, unix.MADV_DONTNEED) // a hint: the views stay readable whatever it says
 	}
 }
 
@@ -109,7 +111,7 @@ func (s *fileSpill) full() bool {
 func (s *fileSpill) reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	syscall.Madvise(s.data, syscall.MADV_DONTNEED)
+	unix.Madvise(s.data, unix.MADV_DONTNEED)
 	if err := s.f.Truncate(0); err != nil {
 		return err
 	}
