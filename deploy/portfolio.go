@@ -21,7 +21,6 @@ import (
 	"wicket/strategy/book"
 	"wicket/strategy/portfolio"
 	"wicket/strategy/research"
-	"wicket/strategy/script"
 	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
@@ -197,11 +196,11 @@ func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment) (*Preview,
 
 // universeSeries resolves a declared universe against venue vc: names
 // as written, patterns against the symbols vc lists (a deployment trades
-// only what its venue lists). More than script.MaxUniverse is refused.
+// only what its venue lists). More than scriptapi.MaxUniverse is refused.
 func universeSeries(universe []string, vc project.Venue) ([]string, error) {
 	var out []string
 	for _, e := range universe {
-		if !script.UniversePattern(e) {
+		if !scriptapi.UniversePattern(e) {
 			if !contains(out, e) {
 				out = append(out, e)
 			}
@@ -228,9 +227,9 @@ func universeSeries(universe []string, vc project.Venue) ([]string, error) {
 			return nil, errorf(KindBadRequest, "the universe's pattern %q matches none of venue %s's symbols (%s): widen the pattern, or add the symbols to the venue in wicket.toml", e, vc.Name, strings.Join(vc.Symbols, ", "))
 		}
 	}
-	if len(out) > script.MaxUniverse {
+	if len(out) > scriptapi.MaxUniverse {
 		return nil, errorf(KindBadRequest, "the universe resolves to %d series (%s, ...); a portfolio deployment holds at most %d assets: narrow the universe (fewer series, or a tighter pattern)",
-			len(out), strings.Join(out[:5], ", "), script.MaxUniverse)
+			len(out), strings.Join(out[:5], ", "), scriptapi.MaxUniverse)
 	}
 	return out, nil
 }

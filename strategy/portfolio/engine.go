@@ -46,7 +46,7 @@ import (
 	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/book"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 )
 
 // Rebalance is a parsed rebalance schedule.
@@ -58,12 +58,12 @@ type Rebalance struct {
 
 // ParseRebalance reads a schedule as a strategy declares it.
 func ParseRebalance(s string) (Rebalance, error) {
-	p, d, err := script.ParseRebalance(s)
+	p, d, err := scriptapi.ParseRebalance(s)
 	if err != nil {
 		return Rebalance{}, &backtest.Error{Kind: backtest.KindInvalid, Msg: err.Error()}
 	}
 	if s == "" {
-		s = script.RebalanceBar
+		s = scriptapi.RebalanceBar
 	}
 	return Rebalance{Period: p, Drift: d, Text: s}, nil
 }
@@ -212,7 +212,7 @@ func RunFrom(ctx context.Context, assets []strategy.Bars, weights [][]float64, r
 // PortfolioStepper): called once per calendar bar, after its close, with
 // the account, it returns each asset's target weight (NaN: none).
 type Stepper interface {
-	Step(i int, acct script.PortfolioAccount) ([]float64, error)
+	Step(i int, acct scriptapi.PortfolioAccount) ([]float64, error)
 }
 
 // RunStepper backtests an event-driven portfolio strategy: like Run, with
@@ -226,7 +226,7 @@ func RunStepper(ctx context.Context, assets []strategy.Bars, st Stepper, reb Reb
 // stepped at every bar, its targets traded from opts.TradeFrom.
 func RunStepperFrom(ctx context.Context, assets []strategy.Bars, st Stepper, reb Rebalance, cfg backtest.Config, opts Options) (*Result, error) {
 	return run(ctx, assets, reb, cfg, opts, func(i int, e *engine) ([]float64, error) {
-		acct := script.PortfolioAccount{Cash: e.acct.Cash, Equity: e.equityNow(), Positions: e.quantities(), Marks: slices.Clone(e.mark)}
+		acct := scriptapi.PortfolioAccount{Cash: e.acct.Cash, Equity: e.equityNow(), Positions: e.quantities(), Marks: slices.Clone(e.mark)}
 		w, err := st.Step(i, acct)
 		if err != nil {
 			return nil, &backtest.Error{Kind: backtest.KindStrategy, Msg: fmt.Sprintf("strategy failed at bar %d (%s)", i, timeString(assets[0].Time[i])), Err: err}
@@ -292,7 +292,7 @@ func newEngine(assets []strategy.Bars, reb Rebalance, cfg backtest.Config, opts 
 		return nil, "", invalidf("cannot annualise: the assets' granularity %q is not one of 1m, 5m, 15m, 1h, 4h, 1d", g)
 	}
 	if reb.Period == "" {
-		reb = Rebalance{Period: script.RebalanceBar, Text: script.RebalanceBar}
+		reb = Rebalance{Period: scriptapi.RebalanceBar, Text: scriptapi.RebalanceBar}
 	}
 	fee, slip := cfg.FeeBps/1e4, cfg.SlippageBps/1e4
 	m := len(assets)
@@ -318,11 +318,11 @@ func periodOf(period string, t int64) int64 {
 		day--
 	}
 	switch period {
-	case script.RebalanceDaily:
+	case scriptapi.RebalanceDaily:
 		return day
-	case script.RebalanceWeekly:
+	case scriptapi.RebalanceWeekly:
 		return (day + 3) / 7 // 1970-01-01 was a Thursday
-	case script.RebalanceMonthly:
+	case scriptapi.RebalanceMonthly:
 		u := time.Unix(t, 0).UTC()
 		return int64(u.Year())*12 + int64(u.Month())
 	}

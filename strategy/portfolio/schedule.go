@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"wicket/strategy/backtest"
-	"wicket/strategy/script"
+	"wicket/strategy/scriptapi"
 )
 
 // Schedule is the portfolio's decision rule at a bar, written once: the
@@ -44,7 +44,7 @@ type ScheduleState struct {
 func NewSchedule(reb Rebalance, names []string) *Schedule {
 	m := len(names)
 	if reb.Period == "" {
-		reb = Rebalance{Period: script.RebalanceBar, Text: script.RebalanceBar}
+		reb = Rebalance{Period: scriptapi.RebalanceBar, Text: scriptapi.RebalanceBar}
 	}
 	return &Schedule{reb: reb, names: names, ClampedAt: -1,
 		st: ScheduleState{Due: make([]bool, m), Applied: make([]float64, m), HasApplied: make([]bool, m)},
@@ -110,7 +110,7 @@ func (s *Schedule) Step(b Bar, col []float64) (bool, error) {
 	}
 	trigger := b.First
 	switch s.reb.Period {
-	case script.RebalanceBar:
+	case scriptapi.RebalanceBar:
 		trigger = true
 	case "drift":
 		for a := range w {

@@ -236,11 +236,30 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
 		return OptimizeResult{}, err
 	}
-	if _, single, err := l.universe(req.Series); err != nil {
+	m, err := l.modeOf(req.Series) // mode.go
+	if err != nil {
 		return OptimizeResult{}, err
-	} else if !single {
-		return OptimizeResult{}, errorf(KindInvalid, "optimize runs over one series, and %q names a universe; optimise on one series, or sweep the universe", req.Series)
 	}
+	return m.optimize(ctx, req, gate, progress)
+}
+
+// optimization is one optimisation of a series under way: its plan,
+// search space and optimiser, and the run's trials so far (those resumed
+// first), in the order told.
+type optimization struct {
+	l         *Local
+	req       OptimizeRequest
+	p         *plan
+	ss        *searchSpace
+	o         optimize.Optimizer
+	res       *OptimizeResult
+	all       []*worker.Trial
+	lastSeq   int64 // the ledger's last row of the run
+	lastBatch int
+}
+
+func (m seriesMode) optimize(ctx context.Context, req OptimizeRequest, gate *planGate, progress func(Progress)) (OptimizeResult, error) {
+	l := m.l
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, barsInWorker: true, space: true,
@@ -272,24 +291,10 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 		Budget: budget, Top: []Trial{}, Pareto: []Trial{}, Settings: p.settings, Warnings: []string{},
 	}
 	p.base.Blocks = PBOBlocks
-	var all []*worker.Trial // the run's trials, in the order told
-	var lastSeq int64
-	lastBatch := 0
+	run := &optimization{l: l, req: req, p: p, ss: ss, res: &res}
 	if req.Resume != "" {
-		var rows []ledger.Row
-		rows, method, seed, err = l.resumeRows(ctx, req, p, ss, method)
-		if err != nil {
+		if method, seed, err = run.resume(ctx, method); err != nil {
 			return OptimizeResult{}, err
-		}
-		res.RunID = req.Resume
-		for _, r := range rows {
-			all = append(all, trialOfRow(r))
-			lastSeq = max(lastSeq, r.Seq)
-		}
-		res.Resumed = len(rows)
-		var a optimizeAudit
-		if json.Unmarshal(rows[len(rows)-1].Audit, &a) == nil && a.Optimize != nil {
-			lastBatch = a.Optimize.Batch
 		}
 	}
 	res.Method, res.Seed = method, seed
@@ -297,52 +302,91 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 		return OptimizeResult{}, err
 	}
 	gate.warn(&res.Warnings)
-	o, err := optimize.New(method, ss.space, seed)
-	if err != nil {
+	if run.o, err = optimize.New(method, ss.space, seed); err != nil {
 		return OptimizeResult{}, errorf(KindInvalid, "method: %v", err)
 	}
-	for _, t := range all {
+	for _, t := range run.all {
 		pt, err := ss.point(p, t.Values)
 		if err == nil {
-			err = o.Tell(pt, objective(t, p.rankBy))
+			err = run.o.Tell(pt, objective(t, p.rankBy))
 		}
 		if err != nil {
 			return OptimizeResult{}, errorf(KindInvalid, "resume %s: a trial (%s) cannot be replayed: %v", req.Resume, fmtParams(t.Values), err)
 		}
 	}
-
-	nw, err := l.chunkWorkers(ctx)
-	if err != nil {
+	if err := run.batches(ctx, progress); err != nil {
 		return OptimizeResult{}, err
 	}
-	batch := req.Batch
+	if ctx.Err() != nil {
+		res.Partial = true
+		res.PartialReason = fmt.Sprintf("cancelled after %d of %d trials: %v", len(run.all), budget, context.Cause(ctx))
+		res.Stopped = "cancelled"
+	}
+	if err := l.afterOptimize(ctx, p, run.all, run.lastSeq, req, &res); err != nil {
+		return OptimizeResult{}, err
+	}
+	return res, nil
+}
+
+// resume reads the rows of the run req.Resume names into the run's
+// trials, and returns the method and seed it ran with.
+func (r *optimization) resume(ctx context.Context, method string) (string, uint64, error) {
+	rows, method, seed, err := r.l.resumeRows(ctx, r.req, r.p, r.ss, method)
+	if err != nil {
+		return "", 0, err
+	}
+	r.res.RunID = r.req.Resume
+	for _, row := range rows {
+		r.all = append(r.all, trialOfRow(row))
+		r.lastSeq = max(r.lastSeq, row.Seq)
+	}
+	r.res.Resumed = len(rows)
+	var a optimizeAudit
+	if json.Unmarshal(rows[len(rows)-1].Audit, &a) == nil && a.Optimize != nil {
+		r.lastBatch = a.Optimize.Batch
+	}
+	return method, seed, nil
+}
+
+// batches asks the optimiser for batches of points, runs them and tells it
+// their objectives, recording each batch in the ledger before the next,
+// until the budget of trials or of time is spent, the grid is exhausted,
+// or ctx ends.
+func (r *optimization) batches(ctx context.Context, progress func(Progress)) error {
+	l, p, res := r.l, r.p, r.res
+	budget := res.Budget
+	nw, err := l.chunkWorkers(ctx)
+	if err != nil {
+		return err
+	}
+	batch := r.req.Batch
 	if batch == 0 {
 		batch = nw
 	}
 	res.Batch = batch
 	start := l.cfg.Now()
-	report(progress, Progress{Done: len(all), Total: budget, Message: fmt.Sprintf("%d of %d trials", len(all), budget)})
+	report(progress, Progress{Done: len(r.all), Total: budget, Message: fmt.Sprintf("%d of %d trials", len(r.all), budget)})
 	for {
-		if len(all) >= budget {
+		if len(r.all) >= budget {
 			res.Stopped = fmt.Sprintf("the budget of %d trials is spent", budget)
-			break
+			return nil
 		}
-		if req.Seconds > 0 && l.cfg.Now().Sub(start).Seconds() >= req.Seconds {
-			res.Stopped = fmt.Sprintf("the time budget of %s s is spent", fmtNum(req.Seconds))
-			break
+		if r.req.Seconds > 0 && l.cfg.Now().Sub(start).Seconds() >= r.req.Seconds {
+			res.Stopped = fmt.Sprintf("the time budget of %s s is spent", fmtNum(r.req.Seconds))
+			return nil
 		}
 		if ctx.Err() != nil {
-			break
+			return nil
 		}
-		pts := o.Ask(min(batch, budget-len(all)))
+		pts := r.o.Ask(min(batch, budget-len(r.all)))
 		if len(pts) == 0 {
 			res.Stopped = fmt.Sprintf("every one of the grid's %d combinations is tried", p.count)
-			break
+			return nil
 		}
-		lastBatch++
-		trials, runErr := l.runBatch(ctx, p, ss, pts, nw, func(done int) {
-			report(progress, Progress{Done: len(all) + done, Total: budget,
-				Message: fmt.Sprintf("batch %d: %d of %d trials", lastBatch, len(all)+done, budget)})
+		r.lastBatch++
+		trials, runErr := l.runBatch(ctx, p, r.ss, pts, nw, func(done int) {
+			report(progress, Progress{Done: len(r.all) + done, Total: budget,
+				Message: fmt.Sprintf("batch %d: %d of %d trials", r.lastBatch, len(r.all)+done, budget)})
 		})
 		res.Batches++
 		var rows []ledger.Row
@@ -352,35 +396,26 @@ func (l *Local) Optimize(ctx context.Context, req OptimizeRequest, progress func
 				continue
 			}
 			y := objective(t, p.rankBy)
-			if err := o.Tell(pts[i], y); err != nil {
-				return OptimizeResult{}, fmt.Errorf("optimize: %w", err)
+			if err := r.o.Tell(pts[i], y); err != nil {
+				return fmt.Errorf("optimize: %w", err)
 			}
 			told = append(told, t)
-			rows = append(rows, optimizeRow(ctx, p, t, &optimizeMark{Method: method, Seed: seed, Space: ss.text, RankBy: p.rankBy,
-				Batch: lastBatch, Objective: worker.Num(y), Scores: t.Scores}))
+			rows = append(rows, optimizeRow(ctx, p, t, &optimizeMark{Method: res.Method, Seed: res.Seed, Space: r.ss.text, RankBy: p.rankBy,
+				Batch: r.lastBatch, Objective: worker.Num(y), Scores: t.Scores}))
 		}
-		all = append(all, told...)
-		if seq := l.recordBatch(ctx, rows, &res); seq > 0 {
-			lastSeq = seq
-			report(progress, Progress{Done: len(all), Total: budget, RunID: res.RunID,
-				Message: fmt.Sprintf("batch %d recorded: %d of %d trials in run %s", lastBatch, len(all), budget, res.RunID)})
+		r.all = append(r.all, told...)
+		if seq := l.recordBatch(ctx, rows, res); seq > 0 {
+			r.lastSeq = seq
+			report(progress, Progress{Done: len(r.all), Total: budget, RunID: res.RunID,
+				Message: fmt.Sprintf("batch %d recorded: %d of %d trials in run %s", r.lastBatch, len(r.all), budget, res.RunID)})
 		}
 		if runErr != nil {
 			if res.RunID != "" {
-				return OptimizeResult{}, resumable(classify(runErr), res.RunID, len(all))
+				return resumable(classify(runErr), res.RunID, len(r.all))
 			}
-			return OptimizeResult{}, classify(runErr)
+			return classify(runErr)
 		}
 	}
-	if ctx.Err() != nil {
-		res.Partial = true
-		res.PartialReason = fmt.Sprintf("cancelled after %d of %d trials: %v", len(all), budget, context.Cause(ctx))
-		res.Stopped = "cancelled"
-	}
-	if err := l.afterOptimize(ctx, p, all, lastSeq, req, &res); err != nil {
-		return OptimizeResult{}, err
-	}
-	return res, nil
 }
 
 // check refuses a request's bad bounds before any work.

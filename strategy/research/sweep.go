@@ -40,31 +40,48 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
 		return SweepResult{}, err
 	}
-	if seriesless(req.Series) {
-		return l.sweepPortfolio(ctx, req, progress) // portfolio_sweep.go: the strategy declares its universe
-	}
-	names, single, err := l.universe(req.Series)
+	m, err := l.modeOf(req.Series) // mode.go
 	if err != nil {
 		return SweepResult{}, err
 	}
-	if !single {
-		return l.sweepUniverse(ctx, req, names, progress)
-	}
+	return m.sweep(ctx, req, gate, progress)
+}
+
+// seriesSweep is one single-series sweep under way: its plan, its
+// trials as the chunks answer, and its timing.
+type seriesSweep struct {
+	l     *Local
+	p     *plan
+	req   SweepRequest
+	after *Local // afterSweep's Local: its ledger calls timed when someone reads tm
+	sink  func(SweepTiming)
 	// The phases are timed on the monotonic clock, not Config.Now, which
 	// decides things (an estimate, a time budget) and is not theirs to
 	// advance.
-	clk := clock{now: time.Now, last: time.Now()}
-	start := clk.last
-	var tm SweepTiming
-	sink := l.timing()
-	after := l // afterSweep's Local: its ledger calls timed when someone reads tm
-	if sink != nil {
-		after = l.timedLedger(&tm.Ledger)
+	clk    clock
+	start  time.Time
+	tm     SweepTiming
+	trials []*worker.Trial
+	// early is the lookahead proof of the best combination so far, started
+	// when a worker of this machine has no chunk left while others run
+	// theirs: when that one stays the winner, its proof is done or under
+	// way by the end. Whatever becomes of it, the sweep waits for it.
+	early         *proof
+	done, refused int
+}
+
+func (m seriesMode) sweep(ctx context.Context, req SweepRequest, gate *planGate, progress func(Progress)) (SweepResult, error) {
+	l := m.l
+	s := &seriesSweep{l: l, req: req, after: l, sink: l.timing(), clk: clock{now: time.Now, last: time.Now()}}
+	s.start = s.clk.last
+	if s.sink != nil {
+		s.after = l.timedLedger(&s.tm.Ledger)
 	}
 	// The workers of this machine share one read-only copy of the bars,
 	// in a directory of this sweep's (the mappings outlive the file).
 	share := ""
 	if l.cfg.Chunks == nil && !req.Estimate {
+		var err error
 		if share, err = os.MkdirTemp("", "wicket-bars-"); err != nil {
 			return SweepResult{}, errorf(KindUnavailable, "make a directory for the sweep's shared bars (TMPDIR must be writable): %v", err)
 		}
@@ -78,6 +95,7 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if err != nil {
 		return SweepResult{}, err
 	}
+	s.p = p
 	res := SweepResult{
 		Strategy: p.display, Series: req.Series, RankBy: p.rankBy, Knobs: p.swept,
 		Combinations: p.count, Top: []Trial{}, Settings: p.settings, Warnings: []string{},
@@ -94,74 +112,92 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	if p.tooMany != nil {
 		return SweepResult{}, p.tooMany
 	}
-	var top int
-	top, res.TopClamped = topOf(req.Top)
+	_, res.TopClamped = topOf(req.Top)
+	defer s.waitEarly()
+	if err := s.run(ctx, progress); err != nil {
+		return SweepResult{}, err
+	}
+	if ctx.Err() != nil {
+		res.Partial = true
+		res.PartialReason = fmt.Sprintf("cancelled after %d of %d combinations: %v", s.done, p.count, context.Cause(ctx))
+	}
+	if err := s.finish(ctx, &res); err != nil {
+		return SweepResult{}, err
+	}
+	timed(s.sink, s.tm, s.start)
+	return res, nil
+}
 
-	trials := make([]*worker.Trial, p.count)
+// waitEarly waits for the early proof, when one is under way and was not
+// kept as the winner's.
+func (s *seriesSweep) waitEarly() {
+	if s.early != nil {
+		<-s.early.done
+	}
+}
+
+// run runs the plan's combinations in chunks over the workers, filling
+// s.trials, and starts the early proof when a worker runs out of chunks.
+func (s *seriesSweep) run(ctx context.Context, progress func(Progress)) error {
+	l, p := s.l, s.p
+	s.trials = make([]*worker.Trial, p.count)
 	p.base.Blocks = pboBlocksFor(p.count)
 	nw, err := l.chunkWorkers(ctx)
 	if err != nil {
-		return SweepResult{}, err
+		return err
 	}
 	if l.cfg.Chunks == nil {
 		nw = workersFor(sweepWork(p.count, p.barCount()), nw)
 	}
 	tasks := p.chunks(p.base, nw)
-	tm.Workers, tm.Combinations, tm.Bars, tm.Plan, tm.Params = nw, p.count, p.barCount(), clk.lap(), p.asked
+	tm := &s.tm
+	tm.Workers, tm.Combinations, tm.Bars, tm.Plan, tm.Params = nw, p.count, p.barCount(), s.clk.lap(), p.asked
 	offsets := make([]int, len(tasks))
 	for i := 1; i < len(tasks); i++ {
 		offsets[i] = offsets[i-1] + len(tasks[i-1].Combos)
 	}
-	done, refused := 0, 0
-	// early is the lookahead proof of the best combination so far, started
-	// when a worker of this machine has no chunk left while others run
-	// theirs: when that one stays the winner, its proof is done or under
-	// way by the end. Whatever becomes of it, the sweep waits for it.
-	var early *proof
-	defer func() {
-		if early != nil {
-			<-early.done
-		}
-	}()
 	report(progress, Progress{Done: 0, Total: p.count, Message: fmt.Sprintf("0 of %d combinations", p.count)})
 	err = l.runTasksOn(ctx, l.underWay(nw), tasks, func(i int, resp *worker.SweepChunkResult) ([]worker.SweepChunk, error) {
 		if err := p.saw(resp.Bars); err != nil {
 			return nil, err
 		}
 		for j := range resp.Trials {
-			trials[p.index(offsets[i]+j)] = &resp.Trials[j]
+			s.trials[p.index(offsets[i]+j)] = &resp.Trials[j]
 		}
-		done += len(resp.Trials)
-		refused += resp.Refused
+		s.done += len(resp.Trials)
+		s.refused += resp.Refused
 		tm.Chunks++
 		tm.Calls += resp.Called
 		tm.Worker += time.Duration(resp.Seconds * float64(time.Second))
 		tm.Work += time.Duration(resp.Work * float64(time.Second))
-		msg := fmt.Sprintf("%d of %d combinations", done, p.count)
-		if refused > 0 {
-			msg += fmt.Sprintf(" (forged cluster answers refused: %d)", refused)
+		msg := fmt.Sprintf("%d of %d combinations", s.done, p.count)
+		if s.refused > 0 {
+			msg += fmt.Sprintf(" (forged cluster answers refused: %d)", s.refused)
 		}
-		report(progress, Progress{Done: done, Total: p.count, Message: msg})
-		if left := len(tasks) - tm.Chunks; early == nil && l.cfg.Chunks == nil && left > 0 && left < nw {
-			if rk := rankTrials(trials, p.rankBy); len(rk.order) > 0 {
-				early = l.prove(ctx, p, rk.order[0], trials[rk.order[0]].Values)
+		report(progress, Progress{Done: s.done, Total: p.count, Message: msg})
+		if left := len(tasks) - tm.Chunks; s.early == nil && l.cfg.Chunks == nil && left > 0 && left < nw {
+			if rk := rankTrials(s.trials, p.rankBy); len(rk.order) > 0 {
+				s.early = l.prove(ctx, p, rk.order[0], s.trials[rk.order[0]].Values)
 			}
 		}
 		return nil, nil
 	})
 	if err != nil {
-		return SweepResult{}, classify(err)
+		return classify(err)
 	}
-	if ctx.Err() != nil {
-		res.Partial = true
-		res.PartialReason = fmt.Sprintf("cancelled after %d of %d combinations: %v", done, p.count, context.Cause(ctx))
-	}
-	tm.Run = clk.lap()
+	s.tm.Run = s.clk.lap()
+	return nil
+}
+
+// finish ranks the trials, lists the top, records them (afterSweep) while
+// the winner's lookahead proof runs, and adds the winner's warnings.
+func (s *seriesSweep) finish(ctx context.Context, res *SweepResult) error {
+	p, trials, tm := s.p, s.trials, &s.tm
 	rk := rankTrials(trials, p.rankBy)
-	tm.Rank = clk.lap()
+	tm.Rank = s.clk.lap()
 	res.Evaluated, res.Failed = rk.evaluated, rk.failed
 	res.Errors = rk.errors
-	if w := refusedWarning(refused); w != "" {
+	if w := refusedWarning(s.refused); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	if rk.failed > 0 {
@@ -169,14 +205,14 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	}
 	if len(rk.order) == 0 {
 		if !res.Partial && rk.failed > 0 {
-			return SweepResult{}, errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
+			return errorf(KindStrategy, "every combination failed; the first (%s): %s", fmtParams(rk.errors[0].Params), rk.errors[0].Message)
 		}
-		after.afterSweep(ctx, p, trials, nil, req.DeflateBy, &res)
-		tm.After = clk.lap()
-		timed(sink, tm, start)
-		return res, nil
+		s.after.afterSweep(ctx, p, trials, nil, s.req.DeflateBy, res)
+		tm.After = s.clk.lap()
+		return nil
 	}
-	res.listTop(rk, trials, p.rankBy, top, req.Top)
+	top, _ := topOf(s.req.Top)
+	res.listTop(rk, trials, p.rankBy, top, s.req.Top)
 	win := trials[rk.order[0]]
 	res.DeflatedSharpe = deflated(win.Stats, variance(rk.srs), rk.evaluated)
 	// The winner's lookahead check runs in a worker while this process
@@ -187,20 +223,27 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 	case res.Partial:
 		proved = &proof{done: make(chan verdict, 1)}
 		proved.done <- verdict{check: "not run: the sweep was cancelled"}
-	case early != nil && early.index == rk.order[0]:
-		proved, early, tm.ProofEarly = early, nil, true
+	case s.early != nil && s.early.index == rk.order[0]:
+		proved, s.early, tm.ProofEarly = s.early, nil, true
 	default:
-		proved = l.prove(ctx, p, rk.order[0], win.Values)
+		proved = s.l.prove(ctx, p, rk.order[0], win.Values)
 	}
-	clk.lap()
-	after.afterSweep(ctx, p, trials, win, req.DeflateBy, &res)
-	tm.After = clk.lap()
+	s.clk.lap()
+	s.after.afterSweep(ctx, p, trials, win, s.req.DeflateBy, res)
+	tm.After = s.clk.lap()
 	v := <-proved.done
-	tm.Proof, tm.ProofRun = clk.lap(), v.took
+	tm.Proof, tm.ProofRun = s.clk.lap(), v.took
 	if v.err != nil {
-		return SweepResult{}, v.err
+		return v.err
 	}
 	res.LookaheadCheck = v.check
+	winnerWarnings(win, res)
+	return nil
+}
+
+// winnerWarnings adds the warnings the winner's own figures call for:
+// too few trades, fills cut by the volume cap, results too good.
+func winnerWarnings(win *worker.Trial, res *SweepResult) {
 	if win.Trades < backtest.TooFewTrades {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades; its metrics rest on too few to judge it by", win.Trades))
 	}
@@ -219,8 +262,6 @@ func (l *Local) Sweep(ctx context.Context, req SweepRequest, progress func(Progr
 			res.Warnings = append(res.Warnings, "the winner: "+note)
 		}
 	}
-	timed(sink, tm, start)
-	return res, nil
 }
 
 // proof is a lookahead proof of combination index under way in a

@@ -91,16 +91,15 @@ func (l *Local) WalkForward(ctx context.Context, req WalkForwardRequest, progres
 	if err := gate.inSpace(req.Grid, req.Params); err != nil { // plan_space.go
 		return WalkForwardResult{}, err
 	}
-	if seriesless(req.Series) {
-		return l.walkForwardPortfolio(ctx, req, progress) // portfolio_walkforward.go
-	}
-	names, single, err := l.universe(req.Series)
+	m, err := l.modeOf(req.Series) // mode.go
 	if err != nil {
 		return WalkForwardResult{}, err
 	}
-	if !single {
-		return l.walkForwardUniverse(ctx, req, names, progress)
-	}
+	return m.walkForward(ctx, req, gate, progress)
+}
+
+func (m seriesMode) walkForward(ctx context.Context, req WalkForwardRequest, gate *planGate, progress func(Progress)) (WalkForwardResult, error) {
+	l := m.l
 	p, err := l.plan(ctx, planInput{
 		ref: req.StrategyRef, series: req.Series, grid: req.Grid, params: req.Params, rankBy: req.RankBy,
 		from: req.From, to: req.To, costs: req.Costs, intrabar: req.Intrabar, maxCombinations: req.MaxCombinations,

@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"wicket/strategy"
+	"wicket/strategy/scriptapi"
 	"wicket/strategy/ta"
 )
 
@@ -33,39 +34,24 @@ import (
 // reruns the strategy over prefixes of the calendar (every asset cut at
 // the same bar) and compares every weight and every series.
 
-// Rebalance schedules a strategy may declare.
+// Rebalance schedules a strategy may declare (declared in scriptapi, so
+// that callers that never run a strategy need not link this package).
 const (
-	RebalanceBar     = "bar"
-	RebalanceDaily   = "daily"
-	RebalanceWeekly  = "weekly"
-	RebalanceMonthly = "monthly"
-	rebalanceDrift   = "drift:"
+	RebalanceBar     = scriptapi.RebalanceBar
+	RebalanceDaily   = scriptapi.RebalanceDaily
+	RebalanceWeekly  = scriptapi.RebalanceWeekly
+	RebalanceMonthly = scriptapi.RebalanceMonthly
 )
 
 // RebalanceHelp names the schedules, for messages.
-const RebalanceHelp = `"bar", "daily", "weekly", "monthly" or "drift:F" (F a fraction of equity, e.g. "drift:0.05")`
+const RebalanceHelp = scriptapi.RebalanceHelp
 
 // MaxUniverse bounds the assets of one portfolio strategy.
-const MaxUniverse = 64
+const MaxUniverse = scriptapi.MaxUniverse
 
-// ParseRebalance reads a rebalance schedule: its period ("bar", "daily",
-// "weekly", "monthly", or "drift") and, for drift, the threshold (a
-// fraction of equity above 0 and below 1).
+// ParseRebalance reads a rebalance schedule (scriptapi.ParseRebalance).
 func ParseRebalance(s string) (period string, drift float64, err error) {
-	switch s {
-	case "", RebalanceBar:
-		return RebalanceBar, 0, nil
-	case RebalanceDaily, RebalanceWeekly, RebalanceMonthly:
-		return s, 0, nil
-	}
-	if f, ok := strings.CutPrefix(s, rebalanceDrift); ok {
-		d, perr := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if perr == nil && d > 0 && d < 1 {
-			return "drift", d, nil
-		}
-		return "", 0, fmt.Errorf("rebalance %q: the drift threshold must be a fraction of equity above 0 and below 1, e.g. \"drift:0.05\"", s)
-	}
-	return "", 0, fmt.Errorf("rebalance %q is not one of %s", s, RebalanceHelp)
+	return scriptapi.ParseRebalance(s)
 }
 
 // IsPortfolio reports whether the strategy declares a universe.
@@ -151,8 +137,9 @@ func checkUniverseEntry(name string) error {
 	return nil
 }
 
-// UniversePattern reports whether a universe entry is a pattern.
-func UniversePattern(name string) bool { return strings.ContainsAny(name, "*?[") }
+// UniversePattern reports whether a universe entry is a pattern
+// (scriptapi.UniversePattern).
+func UniversePattern(name string) bool { return scriptapi.UniversePattern(name) }
 
 // PortfolioTrace is what a full run of a portfolio strategy decided, for
 // CheckPortfolioLookahead: every asset's weights and the series computed.

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"wicket/strategy"
+	"wicket/strategy/scriptapi"
 )
 
 // Event-driven portfolio strategies: a strategy that declares a universe
@@ -20,13 +21,9 @@ import (
 // this bar (an asset not targeted keeps its holding). ctx.rank and
 // ctx.top are universe.rank and universe.top, computed in setup.
 
-// PortfolioAccount is what a portfolio's on_bar sees at a bar's close:
-// the cash, the equity, and each asset's position (signed quantity) and
-// mark (its last close), in universe order.
-type PortfolioAccount struct {
-	Cash, Equity     float64
-	Positions, Marks []float64
-}
+// PortfolioAccount is what a portfolio's on_bar sees at a bar's close
+// (scriptapi.PortfolioAccount).
+type PortfolioAccount = scriptapi.PortfolioAccount
 
 // PortfolioStepper runs an on_bar portfolio strategy one bar at a time.
 // Call Close when done: it stops the run's wall-clock timer.

@@ -28,13 +28,23 @@ type Key struct{ Hi, Lo uint64 }
 // kept in a segment of their own, at most an eighth of the budget, and
 // push out only each other once the budget is full, never the indicators
 // the combinations share.
+//
+// With a Spill (SetSpill), an indicator pushed out of the budget is kept
+// there instead of dropped, off the Go heap, and a later request for it
+// reads it back from there rather than computing it again: a sweep whose
+// grid asks for more long columns than the budget holds computes each
+// once (the budget then bounds what is resident, not what is kept). A
+// result larger than the whole budget, which a Memo without a Spill never
+// keeps, goes straight to the Spill.
 type Memo struct {
 	seedHi, seedLo maphash.Seed
 	limit          int64
 
 	mu       sync.Mutex
 	entries  map[Key]*list.Element
-	segs     [2]segment // major (indicators, series operations) and minor (helpers)
+	segs     [3]segment // major (indicators, series operations), minor (helpers), spilled
+	spill    Spill
+	spillMin int64 // the smallest result, in bytes, that is spilled
 	inflight map[Key]*memoCall
 	hits     uint64
 	misses   uint64
@@ -46,6 +56,8 @@ type memoEntry struct {
 	res   Result
 	bytes int64
 	seg   int
+	// spilled: res.Outputs are the Spill's views, not heap columns.
+	spilled bool
 }
 
 // segment is one LRU list of entries and its budget.
@@ -58,6 +70,7 @@ type segment struct {
 const (
 	segMajor = iota
 	segMinor
+	segSpilled // entries evicted from the major segment into the Spill; no budget of the Memo's
 )
 
 type memoCall struct {
@@ -84,6 +97,7 @@ func NewMemo(limitBytes int64) *Memo {
 	}
 	m.segs[segMinor] = segment{lru: list.New(), limit: limitBytes / 8}
 	m.segs[segMajor] = segment{lru: list.New(), limit: limitBytes}
+	m.segs[segSpilled] = segment{lru: list.New(), limit: math.MaxInt64}
 	return m
 }
 
@@ -155,9 +169,14 @@ func (m *Memo) Do(key Key, name string, compute func() (Result, error)) (Result,
 func (m *Memo) do(key Key, name string, seg int, compute func() (Result, error)) (Result, error) {
 	m.mu.Lock()
 	if el, ok := m.entries[key]; ok {
-		m.segs[el.Value.(*memoEntry).seg].lru.MoveToFront(el)
+		e := el.Value.(*memoEntry)
+		if e.seg == segSpilled {
+			m.reheat(el)
+		} else {
+			m.segs[e.seg].lru.MoveToFront(el)
+		}
 		m.hits++
-		res := el.Value.(*memoEntry).res
+		res := e.res
 		m.mu.Unlock()
 		return res, nil
 	}
@@ -192,10 +211,26 @@ func (m *Memo) insert(key Key, res Result, seg int) {
 	}
 	sg := &m.segs[seg]
 	if bytes > sg.limit {
+		// Larger than the budget: kept only in the Spill, from which each
+		// request reads it.
+		if seg == segMajor && m.spill != nil && bytes >= m.spillMin {
+			if views, ok := m.spill.Put(res.Outputs); ok {
+				res.Outputs = views
+				cold := &m.segs[segSpilled]
+				m.entries[key] = cold.lru.PushFront(&memoEntry{key: key, res: res, bytes: bytes, seg: segSpilled, spilled: true})
+				cold.size += bytes
+			}
+		}
 		return
 	}
 	m.entries[key] = sg.lru.PushFront(&memoEntry{key: key, res: res, bytes: bytes, seg: seg})
 	sg.size += bytes
+	m.fit(sg)
+}
+
+// fit evicts from sg until it is within its limit, then from either
+// segment until both are within the Memo's.
+func (m *Memo) fit(sg *segment) {
 	for sg.size > sg.limit {
 		m.evict(sg)
 	}
@@ -211,13 +246,82 @@ func (m *Memo) insert(key Key, res Result, seg int) {
 	}
 }
 
-// evict drops sg's least recently used entry.
+// evict drops sg's least recently used entry, or moves it into the
+// Spill when it is a major one large enough and the Spill has room.
 func (m *Memo) evict(sg *segment) {
 	old := sg.lru.Back()
 	e := old.Value.(*memoEntry)
 	sg.lru.Remove(old)
-	delete(m.entries, e.key)
 	sg.size -= e.bytes
+	if sg == &m.segs[segMajor] && m.spill != nil && e.bytes >= m.spillMin {
+		if e.spilled {
+			m.spill.Cool(e.res.Outputs)
+		} else if views, ok := m.spill.Put(e.res.Outputs); ok {
+			e.res.Outputs, e.spilled = views, true
+		}
+		if e.spilled {
+			e.seg = segSpilled
+			cold := &m.segs[segSpilled]
+			m.entries[e.key] = cold.lru.PushFront(e)
+			cold.size += e.bytes
+			return
+		}
+	}
+	delete(m.entries, e.key)
+}
+
+// reheat moves a spilled entry back into the major segment, whose budget
+// it counts against while it is used.
+func (m *Memo) reheat(el *list.Element) {
+	e := el.Value.(*memoEntry)
+	cold := &m.segs[segSpilled]
+	cold.lru.Remove(el)
+	cold.size -= e.bytes
+	e.seg = segMajor
+	major := &m.segs[segMajor]
+	m.entries[e.key] = major.lru.PushFront(e)
+	major.size += e.bytes
+	m.fit(major)
+}
+
+// Spill keeps the columns a Memo evicts outside the Go heap (a worker's
+// is a mapped temporary file: strategy/worker/handlers).
+type Spill interface {
+	// Put copies cols into the spill and returns read-only views of the
+	// copies, or false when it has no room for them.
+	Put(cols [][]float64) ([][]float64, bool)
+	// Cool says views returned by Put are not in use now: their pages may
+	// leave the process's memory, and are read back when next used.
+	Cool(views [][]float64)
+}
+
+// SetSpill makes m keep the indicators it evicts from its budget in s,
+// those of at least minBytes (smaller ones cost less to compute again
+// than to keep).
+func (m *Memo) SetSpill(s Spill, minBytes int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spill, m.spillMin = s, minBytes
+}
+
+// DropSpilled forgets every entry whose columns are in the Spill, so the
+// Spill may reuse its room. The caller must know that no column the Memo
+// returned from the Spill is in use (a worker calls it between requests).
+func (m *Memo) DropSpilled() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, seg := range []int{segMajor, segSpilled} {
+		sg := &m.segs[seg]
+		for el := sg.lru.Front(); el != nil; {
+			next := el.Next()
+			if e := el.Value.(*memoEntry); e.spilled {
+				sg.lru.Remove(el)
+				sg.size -= e.bytes
+				delete(m.entries, e.key)
+			}
+			el = next
+		}
+	}
 }
 
 // Compute is Compute(e, inputs, p) through the cache, keyed by e's name,
@@ -239,6 +343,9 @@ type Stats struct {
 	Misses  uint64 `json:"misses"`
 	Entries int    `json:"entries"`
 	Bytes   int64  `json:"bytes"`
+	// Spilled is the bytes of the entries kept in the Spill, not counted
+	// in Bytes.
+	Spilled int64 `json:"spilled,omitempty"`
 	// Computed counts the computations per operation name (catalog
 	// entries by their name): a sweep in which one indicator's inputs never
 	// change shows 1 for it however many runs it served.
@@ -253,5 +360,5 @@ func (m *Memo) Stats() Stats {
 	for k, v := range m.computed {
 		c[k] = v
 	}
-	return Stats{Hits: m.hits, Misses: m.misses, Entries: len(m.entries), Bytes: m.segs[segMajor].size + m.segs[segMinor].size, Computed: c}
+	return Stats{Hits: m.hits, Misses: m.misses, Entries: len(m.entries), Bytes: m.segs[segMajor].size + m.segs[segMinor].size, Spilled: m.segs[segSpilled].size, Computed: c}
 }

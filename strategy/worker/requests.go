@@ -14,16 +14,19 @@ const (
 )
 
 // MemoBytes is the indicator cache budget of a worker process
-// (ta.NewMemo(MemoBytes)): room for the indicator columns a sweep's
-// combinations share, four of a million bars (ta.Columns). A sweep over a
-// series whose columns do not all fit takes its combinations in blocks
-// that do (research's evalOrder), so a larger budget saves only a few
-// computations of about 3 ms each on a million bars, while each column
-// more is 8 MB more resident (about 24 ms to fault in on a virtual
-// machine that backs a page only when first written): 48 MiB (six
-// columns, blocks of four) swept no faster than 32 MiB (four, blocks of
-// two) and kept 16 MB more resident in every worker.
-const MemoBytes = 32 << 20
+// (ta.NewMemo(MemoBytes)): what its indicator columns may keep resident,
+// two of a million bars (ta.Columns). A column of a million bars pushed
+// out of it goes to the worker's spill (strategy/worker/handlers,
+// spill.go), from which it is read back for about 35 µs of CPU instead of
+// computed again for about 2–3 ms, so a larger budget saves next to
+// nothing on long series and costs 8 MB resident a column (about 24 ms
+// to fault in on a virtual machine that backs a page only when first
+// written). On the 100-combination million-bar sweep on two workers, 16
+// MiB with the spill peaked at 283–292 MB (caller and workers) against
+// 317–329 MB with 32 MiB and the spill, and 308–311 MB with 32 MiB and no
+// spill (which computed 71–72 SMAs for 18 distinct lengths; with the
+// spill 33–36, each worker each of its lengths once).
+const MemoBytes = 16 << 20
 
 // StrategyRequest names a strategy by its text: a worker never opens a
 // strategy file. IndicatorsDir is the project's indicators directory, the

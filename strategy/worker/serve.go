@@ -255,7 +255,11 @@ func gcPercent(live int64) int {
 //		os.Exit(m.Run())
 //	}
 func ServeIfWorker(h Handlers) {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
+	if IsWorker() {
 		os.Exit(Main(os.Args[2:], h))
 	}
 }
+
+// IsWorker says whether this process was started as a worker (its first
+// argument is Arg), before Main sets its limits.
+func IsWorker() bool { return len(os.Args) > 1 && os.Args[1] == Arg }

@@ -257,7 +257,7 @@ func TestBacktestErrors(t *testing.T) {
 
 // writeBench stores n synthetic hourly bars (a noisy sine) and returns the
 // store's path.
-func writeBench(b *testing.B, n int) string {
+func writeBench(b testing.TB, n int) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "history.db")
 	s, err := history.Open(path)

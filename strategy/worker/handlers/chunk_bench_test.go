@@ -35,34 +35,52 @@ func BenchmarkSweepChunk(b *testing.B) {
 	// case): many more crossings, so many more trades, than the sine.
 	inputs = append(inputs, input{"demo=BTC-USD@1h", func() (string, string) { return demoStore(b), "BTC-USD@1h" }})
 	for _, in := range inputs {
-		b.Run(in.name, func(b *testing.B) {
-			path, series := in.open()
-			src, err := templates.Source("sma_cross")
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: series, Capital: "10000", FeeBps: 10, SlippageBps: 5, Blocks: 16}
-			for f := 5; f <= 50; f += 5 {
-				for s := 20; s <= 200; s += 20 {
-					req.Combos = append(req.Combos, map[string]any{"fast": int64(f), "slow": int64(s)})
-				}
-			}
-			cache := &barCache{}
-			e, err := cache.load(path, series, time.Time{}, time.Time{}, "")
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Digest = e.digest // the chunks find the bars in the cache, as a sweep's do
-			before := cpuTime()
-			for b.Loop() {
-				if _, err := evalChunk(context.Background(), req, ta.NewMemo(worker.MemoBytes), cache, &backtest.Scratch{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu := cpuTime() - before
-			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*len(req.Combos)), "cpu-µs/combination")
-		})
+		for _, spill := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/spill=%t", in.name, spill), func(b *testing.B) { benchChunk(b, in.open, spill) })
+		}
 	}
+}
+
+// benchChunk is one case of BenchmarkSweepChunk: with spill, the memo
+// spills what it evicts as a worker's does (withSpill).
+func benchChunk(b *testing.B, open func() (path, series string), spill bool) {
+	path, series := open()
+	src, err := templates.Source("sma_cross")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: series, Capital: "10000", FeeBps: 10, SlippageBps: 5, Blocks: 16}
+	for f := 5; f <= 50; f += 5 {
+		for s := 20; s <= 200; s += 20 {
+			req.Combos = append(req.Combos, map[string]any{"fast": int64(f), "slow": int64(s)})
+		}
+	}
+	cache := &barCache{}
+	e, err := cache.load(path, series, time.Time{}, time.Time{}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Digest = e.digest // the chunks find the bars in the cache, as a sweep's do
+	before := cpuTime()
+	var computed uint64
+	for b.Loop() {
+		memo := ta.NewMemo(worker.MemoBytes)
+		if spill {
+			s, err := newFileSpill(b.TempDir(), SpillBytes)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.close()
+			memo.SetSpill(s, SpillMinBytes)
+		}
+		if _, err := evalChunk(context.Background(), req, memo, cache, &backtest.Scratch{}); err != nil {
+			b.Fatal(err)
+		}
+		computed = memo.Stats().Computed["sma"]
+	}
+	cpu := cpuTime() - before
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*len(req.Combos)), "cpu-µs/combination")
+	b.ReportMetric(float64(computed), "SMAs/chunk")
 }
 
 func cpuTime() time.Duration {

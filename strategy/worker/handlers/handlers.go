@@ -13,11 +13,12 @@ import (
 
 // New returns the request kinds a worker process serves: validate,
 // params, summaries, backtest, sweep, start_point and decide. memo is the worker's indicator cache, shared
-// by its handlers across requests (ta.NewMemo(worker.MemoBytes)). Add
-// other kinds to the returned table.
+// by its handlers across requests (ta.NewMemo(worker.MemoBytes)), given a
+// spill for the long columns it evicts (spill.go). Add other kinds to the
+// returned table.
 func New(memo *ta.Memo) worker.Handlers {
 	cache := &barCache{} // lives as long as the worker, like memo
-	return worker.Handlers{
+	return withSpill(worker.Handlers{
 		worker.KindValidate: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (script.Report, error) {
 			opts, closeFS, err := options(req, memo)
 			if err != nil {
@@ -68,7 +69,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(),
 				Universe: s.Universe(), Rebalance: s.Rebalance(), Bars: seen, Shared: shared}, nil
 		}),
-	}
+	}, memo) // spill.go
 }
 
 // options turns the request into script options inside a worker: the
