@@ -207,6 +207,9 @@ func (r *Runner) startLoop(l *live) {
 // (bars missed while the node was down are recorded as missed by Step),
 // then each as it closes.
 func (r *Runner) loop(ctx context.Context, l *live, src BarSource) {
+	if c, ok := src.(interface{ Close() }); ok {
+		defer c.Close() // a recorded tape stops waiting for this deployment (taperun.go)
+	}
 	var after time.Time
 	for ctx.Err() == nil {
 		bar, err := src.Next(ctx, l.d.Series, after)

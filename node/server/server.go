@@ -97,6 +97,10 @@ type Config struct {
 	StatementTicks <-chan time.Time
 
 	Now     func() time.Time // default time.Now
+	// SignNow is the clock a request's signature time is checked against
+	// (default Now): a node on a recorded tape's clock keeps the wall
+	// clock here, since its clients sign with theirs.
+	SignNow func() time.Time
 	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
 	Logger  *slog.Logger     // default: discard
 	Version string           // reported by /v1/health
@@ -167,6 +171,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SignNow == nil {
+		cfg.SignNow = cfg.Now
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = command.NewID
 	}
@@ -207,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, j: j,
-		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.Now),
+		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.SignNow),
 		tickets: newTickets(),
 		armed:   newChallenges(),
 		started: cfg.Now(),
