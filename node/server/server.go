@@ -96,14 +96,14 @@ type Config struct {
 	Alerts         *alert.Dispatcher
 	StatementTicks <-chan time.Time
 
-	Now     func() time.Time // default time.Now
+	Now func() time.Time // default time.Now
 	// SignNow is the clock a request's signature time is checked against
 	// (default Now): a node on a recorded tape's clock keeps the wall
 	// clock here, since its clients sign with theirs.
 	SignNow func() time.Time
-	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
-	Logger  *slog.Logger     // default: discard
-	Version string           // reported by /v1/health
+	NewID   func() string // ticket ids and minted client order ids; default command.NewID
+	Logger  *slog.Logger  // default: discard
+	Version string        // reported by /v1/health
 }
 
 // MinKeyLength is the shortest key the node accepts.
