@@ -258,3 +258,30 @@ func (s *tapeSource) Close() {
 	delete(t.readers, s)
 	t.signal()
 }
+
+// NextOpen is the open of the bar after series' bar at bar on the tape
+// (Config.NextOpen): what an order decided at that bar's close fills at
+// before slippage. False past the tape's end or off the tape.
+func (t *TapeRun) NextOpen(series string, bar time.Time) (decimal.Decimal, bool) {
+	if series != t.Series {
+		return decimal.Decimal{}, false
+	}
+	i := sort.Search(t.Bars.Len(), func(k int) bool { return t.Bars.Time[k] > bar.Unix() })
+	if i >= t.Bars.Len() || i == 0 || t.Bars.Time[i-1] != bar.Unix() {
+		return decimal.Decimal{}, false
+	}
+	return decimal.NewFromFloat(t.Bars.Open[i]), true
+}
+
+// fillBase is the price deployment d sizes an order decided at the close
+// px of its bar at bar, and prices a bracket's exits from: the next open
+// when the bar source knows it (Config.NextOpen), else px.
+func (r *Runner) fillBase(d *Deployment, px decimal.Decimal, bar time.Time) decimal.Decimal {
+	if r.cfg.NextOpen == nil {
+		return px
+	}
+	if p, ok := r.cfg.NextOpen(d.Series, bar); ok && p.IsPositive() {
+		return p
+	}
+	return px
+}
