@@ -126,7 +126,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		}
 		return r.protect(ctx, d, vc, bar.Time)
 	}
-	d.Exits = exitsOf(dec) // the exits the order's position rests with
+	d.Exits = exitsOf(dec)            // the exits the order's position rests with
 	at := r.fillBase(d, px, bar.Time) // taperun.go
 	qty := r.order(d, vc, dec, at, r.step(ctx, vc, d.Symbol))
 	if qty.IsZero() {
