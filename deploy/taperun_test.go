@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -233,4 +234,105 @@ func TestTapeForwardTestEqualsBacktest(t *testing.T) {
 	}
 	g.play(t)
 	g.equalsBacktest(t, d.ID, smaBracket)
+}
+
+// BenchmarkTapeReplay measures how fast one deployment (the bracketed
+// strategy, auto on paper) plays a recorded tape at --speed max through
+// the node in process: bars/s.
+func BenchmarkTapeReplay(b *testing.B) {
+	const warm, n = 100, 1000
+	all := gappedTape(warm+n, 7, time.Date(2026, 3, 1, 22, 20, 0, 0, time.UTC))
+	var played time.Duration
+	for range b.N {
+		g := newTapeRig(b, all, warm, 0)
+		if _, err := g.r.Create(ctxT(b), Spec{Strategy: "sma_bracket.star", Source: smaBracket, Series: symbol + "@1m", Venue: "paper",
+			Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 60}); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		g.play(b)
+		played += time.Since(start)
+	}
+	b.ReportMetric(float64(n*b.N)/played.Seconds(), "bars/s")
+}
+
+// stepCount is a node mark step that counts.
+type stepCount struct{ n int }
+
+func (s *stepCount) step(context.Context) error { s.n++; return nil }
+
+// TestTapeRunPacesWaitsAndEnds: the run waits for a deployment before its
+// first bar and at every bar until each reader asked for the next; at
+// --speed 60 it waits a second of wall time per 1m bar (asked of the
+// injected wall clock); the clock reads each bar's close as it is handed
+// over; a closed reader is no longer waited for; the tape's end is io.EOF.
+func TestTapeRunPacesWaitsAndEnds(t *testing.T) {
+	bars := gappedTape(5, 3, time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
+	var waits []time.Duration
+	fire := func(d time.Duration) <-chan time.Time {
+		waits = append(waits, d)
+		c := make(chan time.Time, 1)
+		c <- time.Time{}
+		return c
+	}
+	steps := &stepCount{}
+	clk := tapeclock.New(time.Unix(bars.Time[0], 0))
+	run := &TapeRun{Series: bars.Series, Symbol: symbol, Bars: bars, Clock: clk, Tape: paper.NewTape(), Step: steps.step, Speed: 60, After: fire}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	done := make(chan error, 1)
+	go func() { done <- run.Run(ctx) }()
+
+	// Two deployments read the tape, each on its own loop; b stops after
+	// two bars. While a reader holds bar i, the run has handed over no
+	// bar after it and the clock reads bar i's close.
+	read := func(src BarSource, stopAfter int, out chan<- []float64, errs chan<- error) {
+		var after time.Time
+		var got []float64
+		defer func() { out <- got }()
+		for i := 0; ; i++ {
+			if i == stopAfter {
+				src.(interface{ Close() }).Close()
+				return
+			}
+			bar, err := src.Next(ctx, bars.Series, after)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			if p, now := run.Published(), clk.Now(); p != i+1 || !now.Equal(bar.Time.Add(time.Minute)) {
+				errs <- fmt.Errorf("holding bar %d: %d bars handed over, clock %v", i, p, now)
+				return
+			}
+			got = append(got, bar.Close)
+			after = bar.Time
+		}
+	}
+	outA, outB, errs := make(chan []float64, 1), make(chan []float64, 1), make(chan error, 2)
+	a, b := run.Source(), run.Source()
+	go read(a, -1, outA, errs)
+	go read(b, 2, outB, errs)
+	gotA, gotB := <-outA, <-outB
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	if len(gotA) != bars.Len() || gotA[4] != bars.Close[4] || len(gotB) != 2 {
+		t.Fatalf("a read closes %v, b %v: want every bar's, and b's first two", gotA, gotB)
+	}
+	if steps.n != 1+bars.Len() { // the mark at the start, then one per bar
+		t.Fatalf("%d node steps for %d bars", steps.n, bars.Len())
+	}
+	if len(waits) != bars.Len() || waits[0] != time.Second {
+		t.Fatalf("paced by %v: want a second per 1m bar at speed 60", waits)
+	}
 }
