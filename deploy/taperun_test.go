@@ -90,17 +90,38 @@ func (g *tapeRig) equalsBacktest(t *testing.T, id, source string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := s.Signals(ctxT(t), g.all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := full.From(g.from)
 	bars := g.run.Bars
 	n := bars.Len()
+	var decisions backtest.Decisions
+	var targetAt func(i int) float64
+	if s.Style() == script.StyleSignals {
+		full, err := s.Signals(ctxT(t), g.all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := full.From(g.from)
+		decisions.Signals, targetAt = &sig, sig.TargetAt
+	} else {
+		// on_bar over the warm-up and the tape, stepped from the tape's
+		// first bar on: its indicators have their history, as live.
+		st, err := s.Begin(ctxT(t), g.all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		rec := &recorder{st: offsetStepper{st, g.from}, intents: map[int]strategy.Intent{}}
+		decisions.Stepper = rec
+		targetAt = func(i int) float64 {
+			if in := rec.intents[i]; in.Kind == strategy.Target {
+				return in.Value
+			}
+			return math.NaN()
+		}
+	}
 	vc := g.cfg.Venues[0]
 	bc := backtest.DefaultConfig()
 	bc.Capital, bc.FeeBps, bc.SlippageBps = decimal.NewFromInt(10000), vc.FeeBps, vc.SlippageBps
-	res, err := backtest.Run(ctxT(t), bars, bc, backtest.Decisions{Signals: &sig})
+	res, err := backtest.Run(ctxT(t), bars, bc, decisions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +145,7 @@ func (g *tapeRig) equalsBacktest(t *testing.T, id, source string) {
 	// live quantities cut to the venue's 8 decimals.
 	halfCent, worst := decimal.New(5, -3), decimal.Zero
 	for i, dc := range decs {
-		want := sig.TargetAt(i)
+		want := targetAt(i)
 		if !dc.Bar.Equal(time.Unix(bars.Time[i], 0)) || dc.Status != DecisionDecided || dc.HasTarget != (want == want) || (dc.HasTarget && dc.Target != want) {
 			t.Fatalf("bar %d: live decision %+v, backtest target %v", i, dc, want)
 		}
@@ -335,4 +356,30 @@ func TestTapeRunPacesWaitsAndEnds(t *testing.T) {
 	if len(waits) != bars.Len() || waits[0] != time.Second {
 		t.Fatalf("paced by %v: want a second per 1m bar at speed 60", waits)
 	}
+}
+
+// offsetStepper steps a backtest over the tape with a stepper begun over
+// the warm-up and the tape: the tape's bar i is its bar from+i.
+type offsetStepper struct {
+	st   backtest.Stepper
+	from int
+}
+
+func (o offsetStepper) Step(i int, a strategy.Account) (strategy.Intent, error) { return o.st.Step(o.from+i, a) }
+
+// TestTapeOnBarForwardTestEqualsBacktest: an on_bar strategy whose ctx
+// reads the deployment's own account, bracketed, over 2,000 gapped bars
+// of a tape after a 100-bar warm-up: decisions, fills and equity at every
+// close equal the backtest's of the same bars from the tape's start.
+func TestTapeOnBarForwardTestEqualsBacktest(t *testing.T) {
+	const warm, n = 100, 2000
+	all := gappedTape(warm+n, 7, time.Date(2026, 3, 1, 22, 20, 0, 0, time.UTC))
+	g := newTapeRig(t, all, warm, 0)
+	d, err := g.r.Create(ctxT(t), Spec{Strategy: "onbar_bracket.star", Source: onBarBracket, Series: symbol + "@1m", Venue: "paper",
+		Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.play(t)
+	g.equalsBacktest(t, d.ID, onBarBracket)
 }
