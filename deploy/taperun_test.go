@@ -365,7 +365,9 @@ type offsetStepper struct {
 	from int
 }
 
-func (o offsetStepper) Step(i int, a strategy.Account) (strategy.Intent, error) { return o.st.Step(o.from+i, a) }
+func (o offsetStepper) Step(i int, a strategy.Account) (strategy.Intent, error) {
+	return o.st.Step(o.from+i, a)
+}
 
 // TestTapeOnBarForwardTestEqualsBacktest: an on_bar strategy whose ctx
 // reads the deployment's own account, bracketed, over 2,000 gapped bars
