@@ -95,7 +95,7 @@ func nodeTape(p project.Project, cfg project.Config, o nodeOptions, log *slog.Lo
 	}
 	run.Clock = tapeclock.New(time.Unix(bars.Time[0], 0))
 	log.Info("playing a recorded tape on its clock", "series", o.replay, "from", run.Clock.Now().Format(time.RFC3339), "bars", bars.Len(),
-		"speed", o.speed, "starts", "with the first deployment on it")
+		"speed", speedName(speed), "starts", "with the first deployment on it")
 	return run, nil
 }
 
@@ -110,4 +110,12 @@ func playTape(ctx context.Context, run *deploy.TapeRun, tick func(context.Contex
 	}
 	log.Info("the tape ended; the node keeps serving at its last bar's close", "series", run.Series, "bars", run.Published(),
 		"clock", run.Clock.Now().Format(time.RFC3339))
+}
+
+// speedName is a speed as --speed spells it.
+func speedName(v float64) string {
+	if v == 0 {
+		return "max"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
