@@ -30,7 +30,8 @@ import (
 // the tape (Source) and waits until each has handled it before the next
 // one: an order decided at a close fills at the next open, as in the
 // backtest. It waits for the first deployment before its first bar, and
-// while none reads it.
+// while none reads it; a deployment joins at its first read, at the
+// latest bar handed over.
 type TapeRun struct {
 	Series string        // SYMBOL@GRANULARITY of the tape
 	Symbol string        // the symbol the paper venues trade it as
@@ -190,25 +191,17 @@ func (t *TapeRun) signal() {
 	t.changed = make(chan struct{})
 }
 
-// Source is a deployment's BarSource over the tape (Config.Bars): the run
-// waits for it at every bar from now until its loop closes it.
-func (t *TapeRun) Source() BarSource {
-	s := &tapeSource{run: t}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.readers == nil {
-		t.readers = map[*tapeSource]bool{}
-	}
-	t.readers[s] = true
-	t.signal()
-	return s
-}
+// Source is a deployment's BarSource over the tape (Config.Bars): from
+// its first read on, the run waits for it at every bar until its loop
+// closes it. A source that is never read holds nothing up.
+func (t *TapeRun) Source() BarSource { return &tapeSource{run: t} }
 
 // tapeSource is one deployment's reader of a TapeRun.
 type tapeSource struct {
 	run     *TapeRun
 	waiting bool      // in Next
 	after   time.Time // the bar it asked to follow
+	closed  bool
 }
 
 // Next implements BarSource: the first bar handed over after the bar at
@@ -222,6 +215,12 @@ func (s *tapeSource) Next(ctx context.Context, series string, after time.Time) (
 		delete(t.readers, s)
 		t.signal()
 		return Bar{}, fmt.Errorf("series %s is not on the tape, which plays %s: deploy on %s, or start the node with --replay %s", series, t.Series, t.Series, series)
+	}
+	if t.readers == nil {
+		t.readers = map[*tapeSource]bool{}
+	}
+	if !s.closed {
+		t.readers[s] = true // the run waits for it from now on
 	}
 	s.waiting, s.after = true, after
 	t.signal()
@@ -255,6 +254,7 @@ func (s *tapeSource) Close() {
 	t := s.run
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	s.closed = true
 	delete(t.readers, s)
 	t.signal()
 }

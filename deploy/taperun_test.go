@@ -283,7 +283,8 @@ type stepCount struct{ n int }
 func (s *stepCount) step(context.Context) error { s.n++; return nil }
 
 // TestTapeRunPacesWaitsAndEnds: the run waits for a deployment before its
-// first bar and at every bar until each reader asked for the next; at
+// first bar and at every bar until each reader asked for the next (a
+// source made and never read holds nothing up); at
 // --speed 60 it waits a second of wall time per 1m bar (asked of the
 // injected wall clock); the clock reads each bar's close as it is handed
 // over; a closed reader is no longer waited for; the tape's end is io.EOF.
@@ -303,8 +304,6 @@ func TestTapeRunPacesWaitsAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t)
-	done := make(chan error, 1)
-	go func() { done <- run.Run(ctx) }()
 
 	// Two deployments read the tape, each on its own loop; b stops after
 	// two bars. While a reader holds bar i, the run has handed over no
@@ -336,8 +335,20 @@ func TestTapeRunPacesWaitsAndEnds(t *testing.T) {
 	}
 	outA, outB, errs := make(chan []float64, 1), make(chan []float64, 1), make(chan error, 2)
 	a, b := run.Source(), run.Source()
+	_ = run.Source() // a source made before the runner started, never read
 	go read(a, -1, outA, errs)
 	go read(b, 2, outB, errs)
+	for { // both wait for the first bar before the run starts: neither joins late
+		run.mu.Lock()
+		ch, n := run.wait(), len(run.readers)
+		run.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		<-ch
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.Run(ctx) }()
 	gotA, gotB := <-outA, <-outB
 	if err := <-done; err != nil {
 		t.Fatal(err)
