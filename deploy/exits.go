@@ -105,8 +105,9 @@ func exitPrices(e Exits, long bool, entry, tick decimal.Decimal, vc project.Venu
 }
 
 // modelFill is the price the backtest fills an order of side at, decided
-// at a bar closing at px: the next open (px on a 24/7 tape) with the
-// venue's slippage against the trader.
+// at a bar closing at px: the next open (px on a 24/7 tape; a recorded
+// tape's next open is passed as px, Config.NextOpen) with the venue's
+// slippage against the trader.
 func modelFill(px decimal.Decimal, side command.Side, vc project.Venue) decimal.Decimal {
 	slip := decimal.NewFromFloat(vc.SlippageBps).Shift(-4)
 	if side == command.Sell {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/command"
@@ -87,6 +89,11 @@ type Config struct {
 	// price arrives before it is the mark); then it is not sent, with
 	// the reason. 0: DefaultMarkWait; negative: no wait.
 	MarkWait time.Duration
+	// NextOpen, when set, is the price an order decided at the close of
+	// series' bar at bar fills at before slippage, when it is known then:
+	// the next bar's open on a recorded tape (TapeRun.NextOpen). Nil or
+	// false: the bar's close, the next open of a 24/7 market.
+	NextOpen func(series string, bar time.Time) (decimal.Decimal, bool)
 	// OnStep, when set, is called after each bar a deployment handled
 	// (tests and benchmarks wait on it instead of on time).
 	OnStep func(id string, bar time.Time)
@@ -250,6 +257,9 @@ func (r *Runner) barSource(vc project.Venue, series string) BarSource {
 // (bars missed while the node was down are recorded as missed by Step),
 // then each as it closes.
 func (r *Runner) loop(ctx context.Context, l *live, src BarSource) {
+	if c, ok := src.(interface{ Close() }); ok {
+		defer c.Close() // a recorded tape stops waiting for this deployment (taperun.go)
+	}
 	var after time.Time
 	for ctx.Err() == nil {
 		bar, err := src.Next(ctx, l.d.Series, after)

@@ -130,8 +130,9 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		}
 		return r.protect(ctx, d, vc, bar.Time)
 	}
-	d.Exits = exitsOf(dec) // the exits the order's position rests with
-	qty := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol))
+	d.Exits = exitsOf(dec)            // the exits the order's position rests with
+	at := r.fillBase(d, px, bar.Time) // taperun.go
+	qty := r.order(d, vc, dec, at, r.step(ctx, vc, d.Symbol))
 	if qty.IsZero() {
 		d.Target, d.NoTarget = dec.Target, dec.HasQty
 		if err := r.cfg.Store.Commit(b); err != nil {
@@ -150,7 +151,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 		in.Side = string(command.Sell)
 	}
 	if d.Exits.bracket() && d.Position.IsZero() {
-		asBracket(&in, d, px, r.tick(ctx, vc, d.Symbol), vc)
+		asBracket(&in, d, at, r.tick(ctx, vc, d.Symbol), vc)
 	}
 	if d.Mode == ModePropose && d.PreApproved == 0 {
 		in.Status = IntentProposed
@@ -181,7 +182,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 			b.Intents = append(b.Intents, in)
 			return r.cfg.Store.Commit(b)
 		}
-		if q := r.order(d, vc, dec, px, r.step(ctx, vc, d.Symbol)); !q.Equal(qty) { // a leg filled meanwhile
+		if q := r.order(d, vc, dec, at, r.step(ctx, vc, d.Symbol)); !q.Equal(qty) { // a leg filled meanwhile
 			if q.IsZero() {
 				d.Target, d.NoTarget = dec.Target, dec.HasQty
 				return r.cfg.Store.Commit(b)

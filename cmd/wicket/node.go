@@ -35,6 +35,8 @@ func nodeCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "listen", Usage: "host:port to listen on (default: wicket.toml [node] address); port 0 picks a free one"},
 				&cli.StringFlag{Name: "replay", Usage: "drive SYMBOL's marks with the closes of `SERIES` (e.g. BTC-USD@1h) from the history store"},
+				&cli.StringFlag{Name: "from", Usage: "with --replay: play the recorded tape from `T` (2026-03-01 or RFC 3339) on its own clock: deployments warm up from the bars before T, trade each bar at its close and fill on paper at the tape's prices by the backtest's rules (node_tape.go)"},
+				&cli.StringFlag{Name: "speed", Usage: "with --from: tape time per wall time, `S` (60: a 1m bar a second; the default), or max (as fast as the deployments keep up)"},
 				&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback (anyone who can reach it and holds a key can trade)"},
 				&cli.DurationFlag{Name: "tick", Value: time.Second, Usage: "interval between mark steps; 0 keeps marks still"},
 				&cli.StringFlag{Name: "log", Usage: "append the node's log lines to `FILE` (e.g. settings/state/node.log) instead of stderr"},
@@ -50,6 +52,7 @@ func nodeCommand() *cli.Command {
 					project: c.String("project"), listen: c.String("listen"), replay: c.String("replay"),
 					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
 					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"), bars: c.String("bars"),
+					from: c.String("from"), speed: c.String("speed"),
 				}, c.App.Writer, c.App.ErrWriter)
 			},
 		}, nodeArmCommand(), nodeDisarmCommand(),
@@ -71,6 +74,7 @@ type nodeOptions struct {
 	// venueTimeout bounds one call to a real venue.
 	venueTimeout time.Duration
 	bars         string // deployments' bar source: barsMarks or barsTape
+	from, speed  string // --from and --speed: replay's tape on its clock (node_tape.go)
 }
 
 // runServeNode serves the node until ctx ends; its notes and (without
@@ -125,9 +129,20 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 	} else if err != nil {
 		return err
 	}
-	feed, err := nodeFeed(p, cfg, o.replay, log)
+	tape, err := nodeTape(p, cfg, o, log) // node_tape.go; nil: the wall clock
 	if err != nil {
 		return err
+	}
+	now, replay := time.Now, o.replay
+	if tape != nil {
+		now, replay = tape.Clock.Now, ""
+	}
+	feed, err := nodeFeed(p, cfg, replay, log)
+	if err != nil {
+		return err
+	}
+	if tape != nil {
+		feed.Tape, o.tick = tape.Tape, 0 // the tape takes the mark steps
 	}
 	if o.venueTimeout <= 0 {
 		o.venueTimeout = server.DefaultVenueTimeout
@@ -159,7 +174,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 		ln.Close()
 		return err
 	}
-	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, operator, log) // node_deployments.go
+	deps, closeDeps, err := nodeDeployments(p, cfg, o.bars, tape, operator, log) // node_deployments.go
 	if err != nil {
 		ln.Close()
 		return err
@@ -173,7 +188,7 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 	defer alerts.Close()
 	srv, err := server.New(server.Config{
 		Project: cfg, JournalPath: p.JournalPath(), ObserveKey: observe, ControlKey: control, AgentKey: agent, Alerts: alerts,
-		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(),
+		Feed: feed, Marks: marks, TickEvery: o.tick, Logger: log, Version: buildVersion(), Now: now, SignNow: time.Now,
 		Exchanges: exchanges, AllowLive: o.allowLive, VenueTimeout: o.venueTimeout, OperatorKey: operator,
 		Deployments: deps.handler,
 	})
@@ -192,6 +207,9 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 	}
 	fmt.Fprintf(stderr, "wicket node: listening on %s\n", ln.Addr())
 	go deps.start(ctx, srv)
+	if tape != nil {
+		go playTape(ctx, tape, srv.Tick, log) // node_tape.go
+	}
 	err = srv.Serve(ctx, ln)
 	log.Info("node stopped")
 	return err

@@ -391,7 +391,7 @@ type deployments struct {
 // the history store for warm-up, and the node's in-process connection
 // (server.Local, acting as the control key) for the one write path.
 // Without strategies the surface says the node runs none.
-func nodeDeployments(p project.Project, cfg project.Config, bars string, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
+func nodeDeployments(p project.Project, cfg project.Config, bars string, tape *deploy.TapeRun, operator ed25519.PublicKey, log *slog.Logger) (*deployments, func(), error) {
 	h := deploy.NewHandler()
 	out := &deployments{handler: h, start: func(context.Context, *server.Server) {}}
 	stars, _ := filepath.Glob(filepath.Join(p.StrategiesDir(), "*.star"))
@@ -426,16 +426,23 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, operato
 			log.Error("deployments: no connection to the node", "err", err)
 			return
 		}
-		r, err := deploy.New(ctx, deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
+		dc := deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
 			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Candles: candles,
 			Plans: ledgerPlans{p: p}, // node_plans.go
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
+				if tape != nil && series == tape.Series && !vc.Real() && vc.Marks == "" { // node_tape.go
+					return tape.Source()
+				}
 				if bars == barsTape {
 					return &deploy.TapeBars{Read: historyTape(p.HistoryPath()), Every: tapePoll}
 				}
 				return &deploy.MarkBars{Node: conn, Venue: vc.Name, Every: time.Second, Now: time.Now}
-			}})
+			}}
+		if tape != nil { // on the tape's clock
+			dc.Now, dc.NextOpen = tape.Clock.Now, tape.NextOpen
+		}
+		r, err := deploy.New(ctx, dc)
 		if err != nil {
 			log.Error("deployments did not start", "err", err)
 			return

@@ -23,12 +23,15 @@ const DefaultStepBps = 10
 // function of (Seed, symbol, step number), so the same seed always yields
 // the same path and a restarted node continues where it stopped; or, when
 // Replay holds closes for the symbol, the mark at step n is the n-th close
-// (holding the last one once they run out).
+// (holding the last one once they run out); or, when Tape is set, the
+// tape's bars walk the venue's orders (Venue.StepTape) and the symbols the
+// tape does not drive keep still.
 type Feed struct {
 	Seed    uint64
 	StepBps int64                        // largest move per step; 0 means DefaultStepBps
 	Start   map[string]decimal.Decimal   // symbol → first mark (e.g. the last close of its history)
 	Replay  map[string][]decimal.Decimal // symbol → closes to replay
+	Tape    *Tape                        // a recorded tape on the tape's clock (tape.go)
 }
 
 // First is the first mark of symbol on venue: its replayed first close,
@@ -36,7 +39,9 @@ type Feed struct {
 // rounded to the venue's price decimals.
 func (f Feed) First(v project.Venue, symbol string) decimal.Decimal {
 	var m decimal.Decimal
-	if closes := f.Replay[symbol]; len(closes) > 0 {
+	if open, ok := f.Tape.first(symbol); ok {
+		m = open
+	} else if closes := f.Replay[symbol]; len(closes) > 0 {
 		m = closes[0]
 	} else if s, ok := f.Start[symbol]; ok && s.IsPositive() {
 		m = s
@@ -93,6 +98,9 @@ func mix(seed uint64, symbol string, step int64) uint64 {
 
 // Source says where a paper venue's marks come from, for the snapshot.
 func (f Feed) Source(string) string {
+	if f.Tape != nil {
+		return "simulated: the recorded tape of " + strings.Join(f.Tape.Symbols(), ", ") + " on the tape's clock (orders walk each bar by the backtest's rule); the rest keep still"
+	}
 	if len(f.Replay) == 0 {
 		return "simulated: seeded random walk"
 	}

@@ -207,11 +207,18 @@ func (v *Venue) MarketPrice(symbol string, side command.Side) (decimal.Decimal, 
 	if !ok {
 		return decimal.Decimal{}, false
 	}
-	slip := m.Mul(v.slipBps).Shift(-4)
+	return v.slipped(m, side), true
+}
+
+// slipped is what a taker on side pays or gets at price p: p plus
+// slippage for a buy (rounded up to the venue's price decimals), minus
+// slippage for a sell (rounded down).
+func (v *Venue) slipped(p decimal.Decimal, side command.Side) decimal.Decimal {
+	slip := p.Mul(v.slipBps).Shift(-4)
 	if side == command.Buy {
-		return m.Add(slip).RoundCeil(v.cfg.PriceDecimals), true
+		return p.Add(slip).RoundCeil(v.cfg.PriceDecimals)
 	}
-	return m.Sub(slip).RoundFloor(v.cfg.PriceDecimals), true
+	return p.Sub(slip).RoundFloor(v.cfg.PriceDecimals)
 }
 
 // Fee is the fee on a fill of qty at price.
@@ -421,16 +428,17 @@ func (v *Venue) Match(now time.Time, allow func(node.Order) bool, emit Emit) {
 	for _, s := range symbols {
 		// A stale mark neither triggers, trails nor fills (max_mark_age).
 		if m, ok := v.marks[s]; ok && v.FreshMark(s, now) == nil {
-			v.step(bySymbol[s], m, now, allow, emit)
+			v.step(bySymbol[s], intrabar.Mark(m), now, allow, emit)
 		}
 	}
 }
 
-// step walks one symbol's resting stops and compound orders through the
-// mark m. A bracket's resting entry is the parent of its exits
+// step walks one symbol's resting stops and compound orders through bar
+// (a mark is a bar of one price; a tape's bar has four). A bracket's resting entry is the parent of its exits
 // (intrabar.Order.Parent), so an entry and its exits fill by the rule in
 // one walk, as in the backtest; the exits of one group cancel each other.
-func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, allow func(node.Order) bool, emit Emit) {
+func (v *Venue) step(resting []*node.Order, bar intrabar.Bar[decimal.Decimal], now time.Time, allow func(node.Order) bool, emit Emit) {
+	m := bar.Close
 	held := make([]intrabar.Order[decimal.Decimal], len(resting))
 	groups := map[string]int{}
 	index := map[string]int{}
@@ -451,7 +459,7 @@ func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, al
 			}
 		}
 	}
-	fills := intrabar.Step(intrabar.Mark(m), intrabar.Path, held, nil)
+	fills := intrabar.Step(bar, intrabar.Path, held, nil)
 	var later []*node.Order // exits that became active and triggered in this walk
 	for i, o := range resting {
 		h := held[i]
@@ -474,8 +482,8 @@ func (v *Venue) step(resting []*node.Order, m decimal.Decimal, now time.Time, al
 			continue // an exit whose entry did not fill stays inactive
 		}
 		at := f.Price
-		if f.Taker { // a triggered stop is a market order: slippage applies
-			at, _ = v.MarketPrice(o.Symbol, o.Side)
+		if f.Taker { // a triggered stop is a market order at the price the path met it: slippage applies
+			at = v.slipped(f.Price, o.Side)
 		}
 		v.fill(o, at, now, emit)
 		if exitLeg(o) {

@@ -675,11 +675,20 @@ func (e *engine) cancelWhere(venueName, symbol string, side command.Side, note s
 // returns the new marks.
 func (e *engine) advance(now time.Time) []journal.Mark {
 	e.tick++
+	tape := e.feed.Tape.Take()
 	var marks []journal.Mark
 	for _, vc := range e.cfg.Venues {
 		v := e.venues[vc.Name]
 		if vc.Real() {
 			continue // polled from the venue
+		}
+		if pv, ok := v.(*paper.Venue); ok && e.feed.Tape != nil && e.marks[vc.Name] == nil {
+			// on a recorded tape: its bars walk the orders (node/paper/tape.go)
+			for _, s := range pv.StepTape(tape, now, func(o node.Order) bool { return e.mayFill(v, o) }, e.emit) {
+				m, _ := v.Mark(s)
+				marks = append(marks, journal.Mark{Venue: vc.Name, Symbol: s, Price: m})
+			}
+			continue
 		}
 		for _, s := range vc.Symbols {
 			prev, had := v.Mark(s)

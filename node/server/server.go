@@ -100,10 +100,14 @@ type Config struct {
 	Alerts         *alert.Dispatcher
 	StatementTicks <-chan time.Time
 
-	Now     func() time.Time // default time.Now
-	NewID   func() string    // ticket ids and minted client order ids; default command.NewID
-	Logger  *slog.Logger     // default: discard
-	Version string           // reported by /v1/health
+	Now func() time.Time // default time.Now
+	// SignNow is the clock a request's signature time is checked against
+	// (default Now): a node on a recorded tape's clock keeps the wall
+	// clock here, since its clients sign with theirs.
+	SignNow func() time.Time
+	NewID   func() string // ticket ids and minted client order ids; default command.NewID
+	Logger  *slog.Logger  // default: discard
+	Version string        // reported by /v1/health
 }
 
 // MinKeyLength is the shortest key the node accepts.
@@ -174,6 +178,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SignNow == nil {
+		cfg.SignNow = cfg.Now
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = command.NewID
 	}
@@ -214,7 +221,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, j: j,
-		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.AgentKey, cfg.Now),
+		auth:    newVerifier(cfg.ObserveKey, cfg.ControlKey, cfg.AgentKey, cfg.SignNow),
 		tickets: newTickets(),
 		armed:   newChallenges(),
 		started: cfg.Now(),

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"wicket/internal/project"
+)
+
+// TestNodeTapeFlagsRefuseNamingTheFix: --from and --speed without what
+// they need, or with values they cannot take, are usage errors that name
+// the flag and the fix; max is as fast as possible; a date is UTC.
+func TestNodeTapeFlagsRefuseNamingTheFix(t *testing.T) {
+	if v, err := parseTapeSpeed("max"); err != nil || v != 0 {
+		t.Fatalf("max: %v %v", v, err)
+	}
+	if v, err := parseTapeSpeed("60"); err != nil || v != 60 {
+		t.Fatalf("60: %v %v", v, err)
+	}
+	if at, err := parseTapeFrom("2026-03-01"); err != nil || !at.Equal(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("a date: %v %v", at, err)
+	}
+	cfg := project.Defaults()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range []struct {
+		o    nodeOptions
+		want string
+	}{
+		{nodeOptions{speed: "0"}, "--replay SERIES"},
+		{nodeOptions{replay: "BTC-USD@1m", speed: "60"}, "give --from T"},
+		{nodeOptions{replay: "BTC-USD@1m", from: "yesterday"}, "--from \"yesterday\": give a time such as"},
+		{nodeOptions{replay: "BTC-USD@1m", from: "2026-03-01", speed: "-2"}, "--speed \"-2\": give a speed above 0"},
+		{nodeOptions{replay: "BTC-USD@1m", from: "2026-03-01", speed: "fast"}, "or max"},
+		{nodeOptions{replay: "DOGE-USD@1m", from: "2026-03-01"}, "no simulated paper venue in wicket.toml lists DOGE-USD"},
+	} {
+		_, err := nodeTape(project.Project{}, cfg, c.o, log)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want a usage error saying %q", c.o, err, c.want)
+		}
+	}
+	if run, err := nodeTape(project.Project{}, cfg, nodeOptions{replay: "BTC-USD@1m"}, log); run != nil || err != nil {
+		t.Fatalf("--replay alone: %v %v, want the closes on the wall clock as before", run, err)
+	}
+}
