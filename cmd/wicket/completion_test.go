@@ -81,7 +81,7 @@ _files() { print files }
 c() { words=(${=1}); [[ "$1" == *" " ]] && words+=(""); CURRENT=${#words}; _wicket; }
 c "wicket no"; c "wicket node ar"; c "wicket approve --oa"; c "wicket backtest --series "
 print ${_comps[wicket]}`, "zsh", script)
-		for _, want := range []string{"approve backtest callers completion", "approve-proposal arm clear-breaker", "--addr --oauth --http --listen --help -h", "files", "_wicket"} {
+		for _, want := range []string{"approve backtest callers completion", "approve-proposal arm clear-breaker", "--addr --oauth --http --json --listen --help -h", "files", "_wicket"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("zsh completion lacks %q:\n%s", want, out)
 			}
