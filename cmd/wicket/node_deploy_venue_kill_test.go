@@ -219,12 +219,12 @@ func deployKillLoop(t *testing.T, rig killRig) {
 	base := "/" + url.PathEscape(dep.ID)
 	armDeployment := func() {
 		t.Helper()
-		req, err := signedAct(ctx, c, rig.operator, deploy.ActArm, dep.ID, base, "1h")
+		req, err := signedAct(ctx, c, rig.operator, deploy.ActArmWithoutPlan, dep.ID, base, "1h") // no research plan: the operator signs the override
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got deploy.Deployment
-		if err := c.DeploymentsPost(ctx, base+"/"+deploy.ActArm, req, &got); err != nil {
+		if err := c.DeploymentsPost(ctx, base+"/"+deploy.ActArmWithoutPlan, req, &got); err != nil {
 			t.Fatalf("arming the deployment: %v", err)
 		}
 	}
