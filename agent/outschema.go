@@ -25,7 +25,7 @@ var outputTypeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[decimal.Decimal](): {Type: "string", Description: "a decimal number, as a string"},
 	reflect.TypeFor[time.Time]():       {Type: "string", Description: "an RFC3339 time"},
 	reflect.TypeFor[json.RawMessage](): {},
-	// A universe's walk-forward holds one walk-forward per series: a
+	// A series set's walk-forward holds one walk-forward per series: a
 	// recursive type, described here by its shape alone.
 	reflect.TypeFor[[]research.WalkForwardResult](): {Type: "array", Items: &jsonschema.Schema{Type: "object"}},
 }

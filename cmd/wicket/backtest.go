@@ -31,7 +31,7 @@ func backtestCommand() *cli.Command {
 			"Prints a summary table, or the full report with --json.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "local", Usage: "the strategy to run locally: `NAME` (strategies/NAME.star, or a template) or FILE (a .star path)"},
-			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a universe: a comma-separated list and/or patterns such as *@1d (each series' report, then the pooled figures)"},
+			&cli.StringFlag{Name: "series", Usage: "the series to run over, e.g. `BTC-USD@1h` (see wicket data list), or a series set: a comma-separated list and/or patterns such as *@1d (each series' report, then the pooled figures)"},
 			&cli.StringSliceFlag{Name: "param", Usage: "override a knob, `KNOB=VALUE` (repeatable)"},
 			&cli.StringFlag{Name: "from", Usage: "first bar, a `DATE` (2024-01-31) or RFC3339 time"},
 			&cli.StringFlag{Name: "to", Usage: "last bar, a `DATE` (through that day) or RFC3339 time"},
@@ -71,7 +71,7 @@ func backtestAction(c *cli.Context) error {
 type backtestOptions struct {
 	project string // the --project flag
 	local   string // --local: NAME or FILE
-	series  string // a series, a universe, or empty for a portfolio strategy
+	series  string // a series, a series set, or empty for a portfolio strategy
 	params  []string
 	from    string
 	to      string
@@ -110,7 +110,7 @@ func backtestOptionsOf(c *cli.Context) backtestOptions {
 	return o
 }
 
-// runBacktest backtests one strategy over a series, a universe, or the
+// runBacktest backtests one strategy over a series, a series set, or the
 // universe the strategy declares.
 func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Writer) error {
 	if o.local == "" {
@@ -119,8 +119,8 @@ func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Write
 	if o.series == "" {
 		return backtestPortfolio(ctx, o, stdout, stderr) // backtest_portfolio.go: the strategy declares its universe
 	}
-	universe := strings.ContainsAny(o.series, ",*?[")
-	if _, _, err := history.CheckSeries(o.series); err != nil && !universe {
+	set := strings.ContainsAny(o.series, ",*?[") // a series set (research.Local resolves it)
+	if _, _, err := history.CheckSeries(o.series); err != nil && !set {
 		return usageError{fmt.Errorf("--series: %w", err)}
 	}
 	params, err := script.ParseAssignments(o.params)
@@ -148,11 +148,11 @@ func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Write
 	}
 	costs := o.costs
 	research.BorrowDefault(cfg.Research, o.series, &costs.CostOptions)
-	if universe && o.report != "" {
+	if set && o.report != "" {
 		return usagef("--report draws one series' tear sheet: give --series one series, e.g. one of %s", o.series)
 	}
-	if universe {
-		return backtestUniverse(ctx, o, p, cfg, research.BacktestRequest{
+	if set {
+		return backtestSeriesSet(ctx, o, p, cfg, research.BacktestRequest{
 			StrategyRef: research.StrategyRef{Source: source, Label: name}, Series: o.series, Params: params,
 			From: o.from, To: o.to, Costs: costs, Fill: o.fill, Intrabar: o.intrabar, TradesLimit: o.trades,
 			Plot: o.plot != "", Allowance: allowance,
@@ -213,9 +213,9 @@ func runBacktest(ctx context.Context, o backtestOptions, stdout, stderr io.Write
 	return err
 }
 
-// backtestUniverse backtests over a universe (a list or pattern of
+// backtestSeriesSet backtests over a series set (a list or pattern of
 // series) through the research API, which pools the figures.
-func backtestUniverse(ctx context.Context, o backtestOptions, p project.Project, cfg project.Config, req research.BacktestRequest, stdout, stderr io.Writer) error {
+func backtestSeriesSet(ctx context.Context, o backtestOptions, p project.Project, cfg project.Config, req research.BacktestRequest, stdout, stderr io.Writer) error {
 	pool, err := researchPool(cfg)
 	if err != nil {
 		return err

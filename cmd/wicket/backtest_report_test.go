@@ -14,7 +14,7 @@ import (
 
 // TestBacktestReport: --report writes the run's tear sheet, one
 // self-contained page with every chart, showing the run's own figures;
-// a universe is refused before anything runs.
+// a series set is refused before anything runs.
 func TestBacktestReport(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := project.Init(dir, rand.Reader); err != nil {
@@ -68,10 +68,10 @@ func TestBacktestReport(t *testing.T) {
 		}
 	}
 
-	other := filepath.Join(dir, "universe.html")
+	other := filepath.Join(dir, "seriesset.html")
 	code, _, stderr = wicketIn(t, dir, "backtest", "--local", "sma_cross", "--series", "BTC-USD@1d,ETH-USD@1d", "--report", other)
 	if code != exitUsage || !strings.Contains(stderr, "--report draws one series' tear sheet") {
-		t.Errorf("a universe with --report: exit %d, %s", code, stderr)
+		t.Errorf("a series set with --report: exit %d, %s", code, stderr)
 	}
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
 		t.Errorf("a refused --report left a file: %v", err)

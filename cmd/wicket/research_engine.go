@@ -10,7 +10,7 @@ import (
 )
 
 // The research engine of every command that runs research on this machine
-// (backtest over a universe, sweep, walk-forward, data serve, mcp): one
+// (backtest over a series set, sweep, walk-forward, data serve, mcp): one
 // worker pool sized by the project's [research] section, and research.Local
 // over it, its sweep chunks on a research cluster when one is named. With --addr, sweep, walk-forward and mcp use research.Client
 // (dataClient) instead.

@@ -54,8 +54,8 @@ func writeRunReport(file string, run tearsheet.Run, stderr io.Writer) error {
 // out-of-sample curve, each window's in-sample and out-of-sample score,
 // and the windows.
 func walkForwardSheet(r research.WalkForwardResult) (tearsheet.Run, error) {
-	if len(r.Universe) > 0 {
-		return tearsheet.Run{}, usagef("--report draws one series' walk-forward: run it on one series of the universe")
+	if len(r.SeriesSet) > 0 {
+		return tearsheet.Run{}, usagef("--report draws one series' walk-forward: run it on one series of the set")
 	}
 	kind := "rolling"
 	if r.Anchored {

@@ -63,7 +63,7 @@ func TestRunBacktestRefusals(t *testing.T) {
 		}
 	}
 	wantUsage(t, "a bad allowance", run(backtestOptions{local: "sma_cross", series: "BTC-USD@1h", allowance: []string{"max_nothing=1"}}), "--allowance: ")
-	wantUsage(t, "a tear sheet of a universe", run(backtestOptions{local: "sma_cross", series: "BTC-USD@1d,ETH-USD@1d", report: "x.html"}),
+	wantUsage(t, "a tear sheet of a series set", run(backtestOptions{local: "sma_cross", series: "BTC-USD@1d,ETH-USD@1d", report: "x.html"}),
 		"--report draws one series' tear sheet")
 	wantUsage(t, "a single-series flag on a portfolio run", run(backtestOptions{local: "sma_cross", set: map[string]bool{"plot": true}}),
 		"--plot is for a single series")

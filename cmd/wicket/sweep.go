@@ -167,8 +167,8 @@ func printSweep(w io.Writer, r research.SweepResult) error {
 		m := readMetrics(r.Top[0].Metrics)
 		span = fmt.Sprintf("  %s to %s  %d bars", m.Start, m.End, m.Bars)
 	}
-	if len(r.Universe) > 0 {
-		span = fmt.Sprintf("  universe of %d series: %s; ranked by the pooled figures", len(r.Universe), strings.Join(r.Universe, ", "))
+	if len(r.SeriesSet) > 0 {
+		span = fmt.Sprintf("  a series set of %d: %s; ranked by the pooled figures", len(r.SeriesSet), strings.Join(r.SeriesSet, ", "))
 	}
 	fmt.Fprintf(w, "%s on %s%s\n", r.Strategy, r.Series, span)
 	fmt.Fprintf(w, "%d combinations (%s), %d evaluated, %d failed, ranked by %s\n", r.Combinations, strings.Join(r.Knobs, " × "), r.Evaluated, r.Failed, r.RankBy)

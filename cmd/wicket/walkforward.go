@@ -117,8 +117,8 @@ func runWalkForward(ctx context.Context, o walkForwardOptions, stdout, stderr io
 }
 
 func printWalkForward(w io.Writer, r research.WalkForwardResult) error {
-	if len(r.Universe) > 0 {
-		return printWalkForwardUniverse(w, r)
+	if len(r.SeriesSet) > 0 {
+		return printWalkForwardSeriesSet(w, r)
 	}
 	kind := "rolling"
 	if r.Anchored {
@@ -177,10 +177,10 @@ func spanText(s research.Span) string {
 	return fmt.Sprintf("%s..%s", from, to)
 }
 
-// printWalkForwardUniverse prints each series' analysis, then the pooled
-// out-of-sample figures.
-func printWalkForwardUniverse(w io.Writer, r research.WalkForwardResult) error {
-	fmt.Fprintf(w, "universe %s: %d series (%s)\n\n", r.Series, len(r.Universe), strings.Join(r.Universe, ", "))
+// printWalkForwardSeriesSet prints each series' analysis, then the
+// pooled out-of-sample figures.
+func printWalkForwardSeriesSet(w io.Writer, r research.WalkForwardResult) error {
+	fmt.Fprintf(w, "series set %s: %d series (%s)\n\n", r.Series, len(r.SeriesSet), strings.Join(r.SeriesSet, ", "))
 	for _, one := range r.PerSeries {
 		if err := printWalkForward(w, one); err != nil {
 			return err

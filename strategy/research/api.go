@@ -103,7 +103,7 @@ type StrategyList struct {
 const MaxStrategies = 500
 
 // BacktestRequest is one backtest. Params override knob defaults. Series
-// may name a universe (a list, or patterns such as *@1d): then Result
+// may name a series set (a list, or patterns such as *@1d): then Result
 // holds each series' report and the pooled figures.
 type BacktestRequest struct {
 	StrategyRef
@@ -165,8 +165,8 @@ const (
 // backtested and ranked.
 type SweepRequest struct {
 	StrategyRef
-	// Series is one series, or a universe: a comma-separated list and/or
-	// patterns such as *@1d (at most MaxUniverse series).
+	// Series is one series, or a series set: a comma-separated list and/or
+	// patterns such as *@1d (at most MaxSeriesSet series).
 	Series string `json:"series"`
 	// Grid maps a knob to the values to try: a list, or {from, to, step}.
 	Grid Grid `json:"grid"`
@@ -201,9 +201,10 @@ type SweepRequest struct {
 type SweepResult struct {
 	Strategy string `json:"strategy"`
 	Series   string `json:"series"`
-	// Universe lists the series a universe sweep ran over (Series named a
-	// list or a pattern); its Top are ranked by pooled figures.
-	Universe     []string `json:"universe,omitempty"`
+	// SeriesSet lists the series a series-set sweep ran over (Series
+	// named a list or a pattern); its Top are ranked by pooled figures.
+	// Its JSON key stays "universe" (the series the run covered).
+	SeriesSet    []string `json:"universe,omitempty"`
 	RankBy       string   `json:"rank_by"`
 	Knobs        []string `json:"knobs"`        // the swept knobs, in declaration order
 	Combinations int      `json:"combinations"` // in the grid
@@ -232,7 +233,7 @@ type SweepResult struct {
 	Errors   []TrialError `json:"errors,omitempty"`
 	Settings Settings     `json:"settings"`
 	Estimate *Estimate    `json:"estimate,omitempty"`
-	// PerSeries are a universe sweep's series with the winner's deflated
+	// PerSeries are a series-set sweep's series with the winner's deflated
 	// Sharpe ratio on each.
 	PerSeries []SeriesSweep `json:"per_series,omitempty"`
 	Warnings  []string      `json:"warnings"`
@@ -247,9 +248,9 @@ type Trial struct {
 	// losing trade), and such trials rank last.
 	Score *float64 `json:"score"`
 	// Metrics are exactly what a backtest of these params reports; for a
-	// universe, the Pooled figures.
+	// series set, the Pooled figures.
 	Metrics json.RawMessage `json:"metrics"`
-	// Series are a universe's per-series metrics of these params.
+	// Series are a series set's per-series metrics of these params.
 	Series []SeriesMetrics `json:"series,omitempty"`
 }
 
@@ -435,10 +436,10 @@ type WalkForwardResult struct {
 	Partial                 bool     `json:"partial"`
 	PartialReason           string   `json:"partial_reason,omitempty"`
 	Settings                Settings `json:"settings"`
-	// Universe, PerSeries and Pooled describe a walk-forward over a
-	// universe: one analysis per series, and their out-of-sample figures
-	// pooled.
-	Universe  []string            `json:"universe,omitempty"`
+	// SeriesSet, PerSeries and Pooled describe a walk-forward over a
+	// series set: one analysis per series, and their out-of-sample
+	// figures pooled. SeriesSet's JSON key stays "universe".
+	SeriesSet []string            `json:"universe,omitempty"`
 	PerSeries []WalkForwardResult `json:"per_series,omitempty"`
 	Pooled    *Pooled             `json:"pooled,omitempty"`
 	Warnings  []string            `json:"warnings"`

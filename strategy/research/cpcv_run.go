@@ -102,10 +102,10 @@ func (l *Local) CPCV(ctx context.Context, req CPCVRequest, progress func(Progres
 		}
 		span = Span{From: unixRFC3339(p.seen.First), To: unixRFC3339(p.seen.Last), Bars: p.seen.Count}
 	} else {
-		if _, single, err := l.universe(req.Series); err != nil {
+		if _, single, err := l.seriesSet(req.Series); err != nil {
 			return CPCVRunResult{}, err
 		} else if !single {
-			return CPCVRunResult{}, errorf(KindInvalid, "cpcv runs over one series, or a portfolio strategy's own universe (no series): give one series, not a universe")
+			return CPCVRunResult{}, errorf(KindInvalid, "cpcv runs over one series, or a portfolio strategy's own universe (no series): give one series, not a series set")
 		}
 		var err error
 		p, err = l.plan(ctx, planInput{

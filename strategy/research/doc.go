@@ -19,8 +19,8 @@
 // once and evaluates every combination in one streaming pass against its
 // own indicator cache, so a knob that does not change an indicator's
 // inputs does not recompute it; only each combination's metrics and
-// scores come back. A request's series may name a universe (a list or
-// patterns such as *@1d): results per series and pooled (universe.go). The winner's deflated Sharpe ratio follows
+// scores come back. A request's series may name a series set (a list or
+// patterns such as *@1d): results per series and pooled (seriesset.go). The winner's deflated Sharpe ratio follows
 // Bailey and López de Prado, "The Deflated Sharpe Ratio: Correcting for
 // Selection Bias, Backtest Overfitting and Non-Normality", Journal of
 // Portfolio Management 40(5), 2014 (see DeflatedSharpeRatio).

@@ -361,12 +361,12 @@ func (l *Local) Backtest(ctx context.Context, req BacktestRequest) (BacktestResu
 	if strings.TrimSpace(req.Series) == "" {
 		return l.backtestPortfolio(ctx, req) // portfolio.go: the strategy declares its universe
 	}
-	names, single, err := l.universe(req.Series)
+	names, single, err := l.seriesSet(req.Series)
 	if err != nil {
 		return BacktestResult{}, err
 	}
 	if !single {
-		return l.backtestUniverse(ctx, req, names)
+		return l.backtestSeriesSet(ctx, req, names)
 	}
 	label, source, err := l.resolve(req.StrategyRef)
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 )
 
 // mode is what a sweep, a walk-forward analysis or an optimisation runs
-// over: one series (seriesMode), a universe of series pooled
-// (universeMode), or a portfolio strategy's own universe, the request
+// over: one series (seriesMode), a series set pooled
+// (seriesSetMode), or a portfolio strategy's own universe, the request
 // naming no series (portfolioMode). Each entry point checks its request,
 // finds its plan gate, asks modeOf which mode the series names and calls
 // that mode's method; nothing else branches on the kind of series.
@@ -19,28 +19,28 @@ type mode interface {
 
 // modeOf is the mode series names: none (blank) is a portfolio
 // strategy's own universe, one name is one series, a list or a pattern
-// is a universe. A malformed name or a pattern matching nothing is
+// is a series set. A malformed name or a pattern matching nothing is
 // refused here.
 func (l *Local) modeOf(series string) (mode, error) {
 	if seriesless(series) {
 		return portfolioMode{l}, nil
 	}
-	names, single, err := l.universe(series)
+	names, single, err := l.seriesSet(series)
 	if err != nil {
 		return nil, err
 	}
 	if single {
 		return seriesMode{l}, nil
 	}
-	return universeMode{l, names}, nil
+	return seriesSetMode{l, names}, nil
 }
 
 // seriesMode runs over one series (sweep.go, walkforward.go, optimize.go).
 type seriesMode struct{ l *Local }
 
-// universeMode runs over every series of a universe and pools the
-// figures (universe.go).
-type universeMode struct {
+// seriesSetMode runs over every series of a series set and pools
+// the figures (seriesset.go).
+type seriesSetMode struct {
 	l     *Local
 	names []string
 }
@@ -49,16 +49,16 @@ type universeMode struct {
 // (portfolio_sweep.go, portfolio_walkforward.go).
 type portfolioMode struct{ l *Local }
 
-func (m universeMode) sweep(ctx context.Context, req SweepRequest, _ *planGate, progress func(Progress)) (SweepResult, error) {
-	return m.l.sweepUniverse(ctx, req, m.names, progress)
+func (m seriesSetMode) sweep(ctx context.Context, req SweepRequest, _ *planGate, progress func(Progress)) (SweepResult, error) {
+	return m.l.sweepSeriesSet(ctx, req, m.names, progress)
 }
 
-func (m universeMode) walkForward(ctx context.Context, req WalkForwardRequest, _ *planGate, progress func(Progress)) (WalkForwardResult, error) {
-	return m.l.walkForwardUniverse(ctx, req, m.names, progress)
+func (m seriesSetMode) walkForward(ctx context.Context, req WalkForwardRequest, _ *planGate, progress func(Progress)) (WalkForwardResult, error) {
+	return m.l.walkForwardSeriesSet(ctx, req, m.names, progress)
 }
 
-func (m universeMode) optimize(_ context.Context, req OptimizeRequest, _ *planGate, _ func(Progress)) (OptimizeResult, error) {
-	return OptimizeResult{}, errorf(KindInvalid, "optimize runs over one series, and %q names a universe; optimise on one series, or sweep the universe", req.Series)
+func (m seriesSetMode) optimize(_ context.Context, req OptimizeRequest, _ *planGate, _ func(Progress)) (OptimizeResult, error) {
+	return OptimizeResult{}, errorf(KindInvalid, "optimize runs over one series, and %q names a series set; optimise on one series, or sweep the set", req.Series)
 }
 
 func (m portfolioMode) sweep(ctx context.Context, req SweepRequest, _ *planGate, progress func(Progress)) (SweepResult, error) {

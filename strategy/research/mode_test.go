@@ -7,7 +7,7 @@ import (
 )
 
 // TestModeOf: a blank series is a portfolio strategy's own universe, one
-// name one series, a list or a pattern a universe; a malformed name is
+// name one series, a list or a pattern a series set; a malformed name is
 // refused before any mode runs.
 func TestModeOf(t *testing.T) {
 	l := newLocal(t, 1)
@@ -18,8 +18,8 @@ func TestModeOf(t *testing.T) {
 		{"", "portfolio"},
 		{"  ", "portfolio"},
 		{"ETH-USD@1d", "series"},
-		{"BTC-USD@1d,ETH-USD@1d", "universe"},
-		{"*@1d", "universe"},
+		{"BTC-USD@1d,ETH-USD@1d", "series set"},
+		{"*@1d", "series set"},
 		{"nope", "error"},
 	} {
 		m, err := l.modeOf(tc.series)
@@ -29,24 +29,24 @@ func TestModeOf(t *testing.T) {
 			got = "portfolio"
 		case seriesMode:
 			got = "series"
-		case universeMode:
-			got = "universe"
+		case seriesSetMode:
+			got = "series set"
 		}
 		if got != tc.want || (got == "error") != (err != nil) {
 			t.Errorf("modeOf(%q) = %s, %v; want %s", tc.series, got, err, tc.want)
 		}
 	}
-	if m, _ := l.modeOf("*@1d"); m != nil && len(m.(universeMode).names) < 2 {
-		t.Errorf("*@1d names %v, want the stored daily series", m.(universeMode).names)
+	if m, _ := l.modeOf("*@1d"); m != nil && len(m.(seriesSetMode).names) < 2 {
+		t.Errorf("*@1d names %v, want the stored daily series", m.(seriesSetMode).names)
 	}
 }
 
-// TestOptimizeRefusesUniverseAndPortfolio: the optimiser runs over one
+// TestOptimizeRefusesSeriesSetAndPortfolio: the optimiser runs over one
 // series; the other modes refuse it with the fix named.
-func TestOptimizeRefusesUniverseAndPortfolio(t *testing.T) {
+func TestOptimizeRefusesSeriesSetAndPortfolio(t *testing.T) {
 	l := newLocal(t, 1)
 	for series, want := range map[string]string{
-		"*@1d": "names a universe; optimise on one series",
+		"*@1d": "names a series set; optimise on one series",
 		"":     "series is missing",
 	} {
 		req := optRequest(t, 4)

@@ -36,7 +36,7 @@ type planInput struct {
 	// the bars into its cache and reports what it read (digest, count,
 	// span), every chunk names that digest, and this process never holds
 	// them. Without it the caller reads the bars itself (a walk-forward
-	// cuts windows by their times, a universe pools them).
+	// cuts windows by their times, a series set pools them).
 	barsInWorker bool
 	// shareDir, with barsInWorker on the local pool, is a directory
 	// private to this sweep in which the params request's worker writes

@@ -244,10 +244,10 @@ func (l *Local) SealPlan(ctx context.Context, req PlanRequest) (PlanInfo, error)
 	if seriesless(req.Series) {
 		return PlanInfo{}, errorf(KindInvalid, "a plan is sealed for one series: name it (SYMBOL@GRANULARITY)")
 	}
-	if _, single, err := l.universe(req.Series); err != nil {
+	if _, single, err := l.seriesSet(req.Series); err != nil {
 		return PlanInfo{}, err
 	} else if !single {
-		return PlanInfo{}, errorf(KindInvalid, "a plan is sealed for one series, and %q names a universe", req.Series)
+		return PlanInfo{}, errorf(KindInvalid, "a plan is sealed for one series, and %q names a series set", req.Series)
 	}
 	label, source, err := l.resolve(req.StrategyRef)
 	if err != nil {
@@ -383,7 +383,7 @@ func (l *Local) gatePlan(ctx context.Context, name string, ref StrategyRef, seri
 		g.notes = append(g.notes, fmt.Sprintf("counted against plan %q: its strategy %s has this strategy's content (a plan binds the text, not the name)", p.Spec.Name, p.Row.Strategy))
 	}
 	p := g.plan
-	if _, single, err := l.universe(series); seriesless(series) || err != nil || !single {
+	if _, single, err := l.seriesSet(series); seriesless(series) || err != nil || !single {
 		return nil, errorf(KindInvalid, "strategy %s is under plan %q, which covers one series (%s); run it on that series", p.Row.Strategy, p.Spec.Name, p.Row.Series)
 	}
 	if err := g.guardHoldout(from, to); err != nil {

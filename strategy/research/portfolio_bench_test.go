@@ -40,7 +40,7 @@ func tenAssetProject(b *testing.B) project.Project {
 
 // The same rule both ways, with one knob: hold an asset while its close
 // is above its SMA. As a portfolio, a tenth of equity each on one account,
-// rebalanced weekly; as a universe sweep, each asset alone on all of equity.
+// rebalanced weekly; as a series-set sweep, each asset alone on all of equity.
 const (
 	benchPortfolioSweep = `universe = ["*-USD@1d"]
 rebalance = "weekly"
@@ -57,14 +57,14 @@ def signals(bars):
 
 // BenchmarkPortfolioSweep10Assets10Years sweeps 20 lengths of one rule
 // over ten daily assets of ten years with two warm workers, as one
-// portfolio strategy and as a universe sweep of the ten assets run alone,
-// and reports each one's combinations/s (a universe combination is ten
+// portfolio strategy and as a series-set sweep of the ten assets run alone,
+// and reports each one's combinations/s (a series-set combination is ten
 // backtests, a portfolio combination one over all ten assets).
 func BenchmarkPortfolioSweep10Assets10Years(b *testing.B) {
 	pool, _ := warmPool(b, 2)
 	l := NewLocal(Config{ProofSeed: fixedSeed, Project: tenAssetProject(b), Pool: pool})
 	grid := Grid{"length": {From: fp(10), To: fp(200), Step: fp(10)}}
-	var portfolio, universe time.Duration
+	var portfolio, set time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -75,15 +75,15 @@ func BenchmarkPortfolioSweep10Assets10Years(b *testing.B) {
 		}
 		start = time.Now()
 		res, err = l.Sweep(ctxT(b), SweepRequest{StrategyRef: StrategyRef{Source: benchSingleSweep, Label: "bench_single.star"}, Series: "*-USD@1d", Grid: grid}, nil)
-		universe += time.Since(start)
-		if err != nil || res.Evaluated != 20 || res.Failed != 0 || len(res.Universe) != 10 {
-			b.Fatalf("universe sweep: %v (%+v)", err, res)
+		set += time.Since(start)
+		if err != nil || res.Evaluated != 20 || res.Failed != 0 || len(res.SeriesSet) != 10 {
+			b.Fatalf("series-set sweep: %v (%+v)", err, res)
 		}
 	}
 	b.StopTimer()
 	pps := 20 * float64(b.N) / portfolio.Seconds()
-	ups := 20 * float64(b.N) / universe.Seconds()
+	sps := 20 * float64(b.N) / set.Seconds()
 	b.ReportMetric(pps, "portfolio-combinations/s")
-	b.ReportMetric(ups, "universe-combinations/s")
-	fmt.Printf("ratio portfolio sweep / 10 single runs, combinations/s: %.2f\n", pps/ups)
+	b.ReportMetric(sps, "series-set-combinations/s")
+	fmt.Printf("ratio portfolio sweep / 10 single runs, combinations/s: %.2f\n", pps/sps)
 }

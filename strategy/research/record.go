@@ -295,10 +295,10 @@ func sweepRows(ctx context.Context, p *plan, trials []*worker.Trial, win *worker
 	return rows
 }
 
-// recordUniverse records a universe sweep's finished combinations on
+// recordSeriesSet records a series-set sweep's finished combinations on
 // every series, failed ones included, as one batch: each is a trial on
 // its series.
-func (l *Local) recordUniverse(ctx context.Context, plans []*plan, trials [][]*worker.Trial, res *SweepResult) {
+func (l *Local) recordSeriesSet(ctx context.Context, plans []*plan, trials [][]*worker.Trial, res *SweepResult) {
 	if l.cfg.Recorder == nil {
 		return
 	}

@@ -281,9 +281,9 @@ func TestEveryTrialCounts(t *testing.T) {
 	}
 }
 
-// TestUniverseSweepRecords: a universe sweep's combinations are trials on
+// TestSeriesSetSweepRecords: a series-set sweep's combinations are trials on
 // each of its series, recorded as one run.
-func TestUniverseSweepRecords(t *testing.T) {
+func TestSeriesSetSweepRecords(t *testing.T) {
 	l, lg := ledgerLocal(t)
 	ctx := ctxT(t)
 	res, err := l.Sweep(ctx, SweepRequest{StrategyRef: templateRef(t, "sma_cross"), Series: "BTC-USD@1d,ETH-USD@1d", Grid: Grid{"fast": {Values: []any{5.0, 10.0}}}}, nil)

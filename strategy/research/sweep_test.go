@@ -457,7 +457,7 @@ func TestEvalOrder(t *testing.T) {
 // TestSweepInBlocks: a sweep whose combinations run in blocks (the cache
 // made small enough that the demo's hourly columns do not fit) reports
 // what it reports in their own order, at one and two workers: every trial
-// lands at its own combination. The universe sweep pools an hourly series,
+// lands at its own combination. The series-set sweep pools an hourly series,
 // in blocks, with a daily one in its own order, so a trial put at another
 // combination would pool two different combinations.
 func TestSweepInBlocks(t *testing.T) {

@@ -198,7 +198,7 @@ type Scores struct {
 	ProfitFactor Num `json:"profit_factor"`
 	TotalReturn  Num `json:"total_return"`
 	MaxDrawdown  Num `json:"max_drawdown"`
-	// For pooling a universe's results.
+	// For pooling a series set's results.
 	Sortino  Num `json:"sortino"`
 	WinRate  Num `json:"win_rate"`
 	Exposure Num `json:"exposure"`

@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// TestUniverseSweep: a list and a pattern name the same universe; each
+// TestSeriesSetSweep: a list and a pattern name the same series set; each
 // combination's pooled figures follow from its per-series ones by the
 // definitions in docs/strategies.md, and each per-series entry equals the
 // single-series sweep's metrics for those params.
-func TestUniverseSweep(t *testing.T) {
+func TestSeriesSetSweep(t *testing.T) {
 	l := newLocal(t, 2)
 	ref := templateRef(t, "sma_cross")
 	grid := Grid{"fast": {Values: []any{5.0, 10.0}}, "slow": {Values: []any{30.0, 60.0}}}
@@ -21,18 +21,18 @@ func TestUniverseSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(byList.Universe) != 2 || byList.Evaluated != 4 || len(byList.Top) != 4 || len(byList.PerSeries) != 2 {
-		t.Fatalf("universe %q evaluated %d top %d per-series %d", byList.Universe, byList.Evaluated, len(byList.Top), len(byList.PerSeries))
+	if len(byList.SeriesSet) != 2 || byList.Evaluated != 4 || len(byList.Top) != 4 || len(byList.PerSeries) != 2 {
+		t.Fatalf("series set %q evaluated %d top %d per-series %d", byList.SeriesSet, byList.Evaluated, len(byList.Top), len(byList.PerSeries))
 	}
 	all, err := l.Sweep(ctxT(t), SweepRequest{StrategyRef: ref, Series: "*@1d", Grid: grid, Top: MaxTop}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all.Universe) < 3 || !strings.HasSuffix(all.Universe[0], "@1d") {
-		t.Fatalf("*@1d matched %q", all.Universe)
+	if len(all.SeriesSet) < 3 || !strings.HasSuffix(all.SeriesSet[0], "@1d") {
+		t.Fatalf("*@1d matched %q", all.SeriesSet)
 	}
 	single := map[string]map[string]json.RawMessage{} // series → params → metrics
-	for _, s := range byList.Universe {
+	for _, s := range byList.SeriesSet {
 		one, err := l.Sweep(ctxT(t), SweepRequest{StrategyRef: ref, Series: s, Grid: grid, Top: MaxTop}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestUniverseSweep(t *testing.T) {
 		trades := 0
 		for _, sm := range tr.Series {
 			if want := single[sm.Series][fmtParams(tr.Params)]; string(sm.Metrics) != string(want) {
-				t.Errorf("%s %s: universe metrics differ from the single sweep's", sm.Series, fmtParams(tr.Params))
+				t.Errorf("%s %s: series-set metrics differ from the single sweep's", sm.Series, fmtParams(tr.Params))
 			}
 			var m struct {
 				TotalReturn, Sharpe, MaxDrawdown float64
@@ -85,14 +85,14 @@ func TestUniverseSweep(t *testing.T) {
 	}
 }
 
-// TestUniverseBounds: patterns that match nothing, malformed patterns,
+// TestSeriesSetBounds: patterns that match nothing, malformed patterns,
 // empty elements, too many series, and a rank metric without a pooled
 // form are refused before any work.
-func TestUniverseBounds(t *testing.T) {
+func TestSeriesSetBounds(t *testing.T) {
 	l := newLocal(t, 1)
 	ref := templateRef(t, "sma_cross")
 	grid := Grid{"fast": {Values: []any{5.0}}}
-	long := strings.Repeat("BTC-USD@1d,", MaxUniverse) + "ETH-USD@1d"
+	long := strings.Repeat("BTC-USD@1d,", MaxSeriesSet) + "ETH-USD@1d"
 	for _, tc := range []struct {
 		series, rankBy, want string
 		kind                 Kind
@@ -117,10 +117,10 @@ func TestUniverseBounds(t *testing.T) {
 		}
 	}
 	var distinct []string
-	for i := range MaxUniverse + 1 {
+	for i := range MaxSeriesSet + 1 {
 		distinct = append(distinct, "S"+strconv.Itoa(i)+"@1d")
 	}
-	if _, _, err := l.universe(strings.Join(distinct, ",")); err == nil || !strings.Contains(err.Error(), "at most 32") {
+	if _, _, err := l.seriesSet(strings.Join(distinct, ",")); err == nil || !strings.Contains(err.Error(), "at most 32") {
 		t.Errorf("%d series: %v", len(distinct), err)
 	}
 	var many []string
@@ -129,22 +129,22 @@ func TestUniverseBounds(t *testing.T) {
 			many = append(many, s+"@"+g)
 		}
 	}
-	if _, _, err := l.universe(strings.Join(many, ",")); err != nil {
+	if _, _, err := l.seriesSet(strings.Join(many, ",")); err != nil {
 		t.Errorf("eight series: %v", err)
 	}
 }
 
-// TestUniverseBacktestAndWalkForward: a universe backtest holds each
-// series' own report and pools them; a universe walk-forward holds each
+// TestSeriesSetBacktestAndWalkForward: a series-set backtest holds each
+// series' own report and pools them; a series-set walk-forward holds each
 // series' analysis and pools their out-of-sample figures.
-func TestUniverseBacktestAndWalkForward(t *testing.T) {
+func TestSeriesSetBacktestAndWalkForward(t *testing.T) {
 	l := newLocal(t, 2)
 	ref := templateRef(t, "sma_cross")
 	res, err := l.Backtest(ctxT(t), BacktestRequest{StrategyRef: ref, Series: "BTC-USD@1d,SPY@1d"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var u UniverseBacktest
+	var u SeriesSetBacktest
 	if err := json.Unmarshal(res.Result, &u); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestUniverseBacktestAndWalkForward(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(one.Result) != string(r.Result) {
-			t.Errorf("%s: the universe's report differs from the series' own", r.Series)
+			t.Errorf("%s: the series set's report differs from the series' own", r.Series)
 		}
 		var m struct{ Metrics struct{ Trades int } }
 		json.Unmarshal(r.Result, &m)
@@ -168,7 +168,7 @@ func TestUniverseBacktestAndWalkForward(t *testing.T) {
 		t.Errorf("pooled trades %d, want %d", u.Pooled.Trades, trades)
 	}
 	if _, err := l.Backtest(ctxT(t), BacktestRequest{StrategyRef: ref, Series: "*@1d", Plot: true}); err == nil {
-		t.Error("a universe plot was drawn")
+		t.Error("a series-set plot was drawn")
 	}
 
 	wf, err := l.WalkForward(ctxT(t), WalkForwardRequest{StrategyRef: ref, Series: "BTC-USD@1d,ETH-USD@1d",
@@ -177,7 +177,7 @@ func TestUniverseBacktestAndWalkForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(wf.PerSeries) != 2 || wf.Pooled == nil || wf.Pooled.Series != 2 || len(wf.PerSeries[0].Windows) != 3 {
-		t.Fatalf("walk-forward universe: %d per series, pooled %+v", len(wf.PerSeries), wf.Pooled)
+		t.Fatalf("walk-forward over a series set: %d per series, pooled %+v", len(wf.PerSeries), wf.Pooled)
 	}
 	mean := (*wf.PerSeries[0].OutOfSample.TotalReturn + *wf.PerSeries[1].OutOfSample.TotalReturn) / 2
 	if math.Abs(*wf.Pooled.TotalReturn-mean) > 2e-6 {

@@ -15,21 +15,24 @@ import (
 	"wicket/strategy/worker"
 )
 
-// MaxUniverse bounds the series of one request.
-const MaxUniverse = 32
+// MaxSeriesSet bounds the series of one request.
+const MaxSeriesSet = 32
 
-// A universe is what a request's series names: one series
-// (BTC-USD@1h), a comma-separated list of them, or patterns matched
-// against the stored series (*@1d, BTC-*@1h), in any mix. Patterns use
-// path.Match syntax (* ? [...]). The names come out in the order given, a
-// pattern's matches sorted, each once.
+// A series set is what a request's series names when it names more than
+// one: a comma-separated list of series (BTC-USD@1h,ETH-USD@1h), or
+// patterns matched against the stored series (*@1d, BTC-*@1h), in any
+// mix. Patterns use path.Match syntax (* ? [...]). The names come out in
+// the order given, a pattern's matches sorted, each once. A
+// single-series strategy runs on each series alone and the results are
+// pooled. (A portfolio strategy's universe, the assets it declares and
+// holds on one cash account, is another thing: portfolio.go.)
 
 // isPattern says whether a series element is a pattern.
 func isPattern(s string) bool { return strings.ContainsAny(s, "*?[") }
 
-// universe resolves spec into series names. single is true when spec is
+// seriesSet resolves spec into series names. single is true when spec is
 // one plain name: the request runs as it always has.
-func (l *Local) universe(spec string) (names []string, single bool, err error) {
+func (l *Local) seriesSet(spec string) (names []string, single bool, err error) {
 	parts := strings.Split(spec, ",")
 	if len(parts) == 1 && !isPattern(strings.TrimSpace(spec)) {
 		return []string{strings.TrimSpace(spec)}, true, checkSeries(strings.TrimSpace(spec))
@@ -42,8 +45,8 @@ func (l *Local) universe(spec string) (names []string, single bool, err error) {
 		}
 		seen[n] = true
 		names = append(names, n)
-		if len(names) > MaxUniverse {
-			return errorf(KindInvalid, "series %q names more than %d series; a universe holds at most %d (narrow the pattern or list fewer)", spec, MaxUniverse, MaxUniverse)
+		if len(names) > MaxSeriesSet {
+			return errorf(KindInvalid, "series %q names more than %d series; a series set holds at most %d (narrow the pattern or list fewer)", spec, MaxSeriesSet, MaxSeriesSet)
 		}
 		return nil
 	}
@@ -107,8 +110,8 @@ func (l *Local) storedSeries() ([]string, error) {
 	return out, nil
 }
 
-// Pooled are a universe's figures, defined in docs/strategies.md
-// ("Universes"): an equal-weight portfolio of one sleeve per series, the
+// Pooled are a series set's figures, defined in docs/strategies.md
+// ("Series sets and pooled metrics"): an equal-weight portfolio of one sleeve per series, the
 // capital split equally and never rebalanced.
 type Pooled struct {
 	Series      int      `json:"series"`
@@ -231,14 +234,14 @@ func (p pooledScores) report(n int, capital float64) Pooled {
 	}
 }
 
-// SeriesMetrics are one series' metrics of a combination in a universe.
+// SeriesMetrics are one series' metrics of a combination in a series set.
 type SeriesMetrics struct {
 	Series  string          `json:"series"`
 	Score   *float64        `json:"score"`
 	Metrics json.RawMessage `json:"metrics"`
 }
 
-// SeriesSweep is one series of a universe sweep: its count of evaluated
+// SeriesSweep is one series of a series-set sweep: its count of evaluated
 // and failed combinations and the winner's deflated Sharpe ratio among
 // that series' trials.
 type SeriesSweep struct {
@@ -252,34 +255,34 @@ type SeriesSweep struct {
 // noPooled refuses a rank metric that has no pooled form.
 func noPooled(rankBy string) error {
 	if rankBy == RankProfitFactor {
-		return errorf(KindInvalid, "rank_by profit_factor has no pooled form over a universe; rank a universe by sharpe, cagr, calmar, total_return or max_drawdown (each series' profit factor is in its metrics)")
+		return errorf(KindInvalid, "rank_by profit_factor has no pooled form over a series set; rank a series set by sharpe, cagr, calmar, total_return or max_drawdown (each series' profit factor is in its metrics)")
 	}
 	return nil
 }
 
-// sweepUniverse sweeps the grid over every series of the universe and
+// sweepSeriesSet sweeps the grid over every series of the set and
 // ranks the combinations by their pooled figures.
-func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []string, progress func(Progress)) (SweepResult, error) {
+func (l *Local) sweepSeriesSet(ctx context.Context, req SweepRequest, names []string, progress func(Progress)) (SweepResult, error) {
 	if req.Estimate {
-		return SweepResult{}, errorf(KindInvalid, "estimate works on one series; estimate on one of the universe's (%s) and multiply by %d", names[0], len(names))
+		return SweepResult{}, errorf(KindInvalid, "estimate works on one series; estimate on one of the set's series (%s) and multiply by %d", names[0], len(names))
 	}
 	if err := noPooled(req.RankBy); err != nil {
 		return SweepResult{}, err
 	}
-	plans, err := l.universePlans(ctx, req, names)
+	plans, err := l.seriesSetPlans(ctx, req, names)
 	if err != nil {
 		return SweepResult{}, err
 	}
 	p0 := plans[0]
 	count := p0.count
 	res := SweepResult{
-		Strategy: p0.display, Series: req.Series, Universe: names, RankBy: p0.rankBy, Knobs: p0.swept,
+		Strategy: p0.display, Series: req.Series, SeriesSet: names, RankBy: p0.rankBy, Knobs: p0.swept,
 		Combinations: count, Top: []Trial{}, Settings: p0.settings, Warnings: []string{},
 	}
 	var top int
 	top, res.TopClamped = topOf(req.Top)
 	total := count * len(names)
-	trials, done, refused, err := l.runUniverse(ctx, plans, progress)
+	trials, done, refused, err := l.runSeriesSet(ctx, plans, progress)
 	if w := refusedWarning(refused); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -296,7 +299,7 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 		ranks[s] = rankTrials(trials[s], p0.rankBy)
 		res.PerSeries = append(res.PerSeries, SeriesSweep{Series: names[s], Bars: plans[s].bars.Len(), Evaluated: ranks[s].evaluated, Failed: ranks[s].failed})
 	}
-	l.recordUniverse(ctx, plans, trials, &res) // tried, so counted: every series' combinations
+	l.recordSeriesSet(ctx, plans, trials, &res) // tried, so counted: every series' combinations
 	ranked := rankPooled(plans, trials, names, &res)
 	if res.Failed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d runs failed and their combinations are not ranked; errors lists the first", res.Failed))
@@ -327,21 +330,21 @@ func (l *Local) sweepUniverse(ctx context.Context, req SweepRequest, names []str
 	for s := range names {
 		res.PerSeries[s].DeflatedSharpe = deflated(trials[s][win].Stats, variance(ranks[s].srs), ranks[s].evaluated)
 	}
-	res.Warnings = append(res.Warnings, "a universe's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
+	res.Warnings = append(res.Warnings, "a series set's deflated Sharpe ratio is per series (per_series): each series' trials deflate the pooled winner's Sharpe ratio on that series")
 	if ranked[0].p.trades < backtest.TooFewTrades {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades over the universe; its metrics rest on too few to judge it by", ranked[0].p.trades))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the winner made only %d closed trades over the series set; its metrics rest on too few to judge it by", ranked[0].p.trades))
 	}
 	return res, nil
 }
 
-// pooledTrial is a combination of a universe sweep and its pooled
+// pooledTrial is a combination of a series-set sweep and its pooled
 // figures.
 type pooledTrial struct {
 	combo int
 	p     pooledScores
 }
 
-// rankPooled pools each combination's figures over the universe and
+// rankPooled pools each combination's figures over the series set and
 // ranks them best first. A combination is ranked when it ran on every
 // series without failing; res counts it evaluated, or its failures.
 func rankPooled(plans []*plan, trials [][]*worker.Trial, names []string, res *SweepResult) []pooledTrial {
@@ -391,9 +394,9 @@ func rankPooled(plans []*plan, trials [][]*worker.Trial, names []string, res *Sw
 	return ranked
 }
 
-// universePlans plans the sweep on each series of the universe and
+// seriesSetPlans plans the sweep on each series of the set and
 // checks the runs against the cap.
-func (l *Local) universePlans(ctx context.Context, req SweepRequest, names []string) ([]*plan, error) {
+func (l *Local) seriesSetPlans(ctx context.Context, req SweepRequest, names []string) ([]*plan, error) {
 	plans := make([]*plan, len(names))
 	for s, name := range names {
 		p, err := l.plan(ctx, planInput{
@@ -414,15 +417,15 @@ func (l *Local) universePlans(ctx context.Context, req SweepRequest, names []str
 		limit = min(limit, req.MaxCombinations)
 	}
 	if count*len(names) > limit {
-		return nil, errorf(KindTooMany, "the grid's %d combinations over %d series are %d runs and the cap is %d (research.max_combinations): narrow the grid or the universe", count, len(names), count*len(names), limit)
+		return nil, errorf(KindTooMany, "the grid's %d combinations over %d series are %d runs and the cap is %d (research.max_combinations): narrow the grid or the series set", count, len(names), count*len(names), limit)
 	}
 	return plans, nil
 }
 
-// runUniverse runs every plan's combinations, and returns the trials per
+// runSeriesSet runs every plan's combinations, and returns the trials per
 // series (nil: did not finish), how many finished, and how many forged
 // answers a cluster refused.
-func (l *Local) runUniverse(ctx context.Context, plans []*plan, progress func(Progress)) (trials [][]*worker.Trial, done, refused int, err error) {
+func (l *Local) runSeriesSet(ctx context.Context, plans []*plan, progress func(Progress)) (trials [][]*worker.Trial, done, refused int, err error) {
 	count := plans[0].count
 	type owner struct{ series, offset int }
 	var tasks []worker.SweepChunk
@@ -484,28 +487,30 @@ func reportSleeve(metrics json.RawMessage) (sleeve, error) {
 	return s, err
 }
 
-// UniverseBacktest is BacktestResult.Result for a universe: every
-// series' report, in the universe's order, and the pooled figures.
-type UniverseBacktest struct {
-	Universe []string         `json:"universe"`
-	Pooled   Pooled           `json:"pooled"`
-	Results  []SeriesBacktest `json:"results"`
+// SeriesSetBacktest is BacktestResult.Result for a series set: every
+// series' report, in the set's order, and the pooled figures. The JSON
+// key of the set's series stays "universe" (the series the run covered,
+// as in a portfolio's report), so readers of the result keep working.
+type SeriesSetBacktest struct {
+	SeriesSet []string         `json:"universe"`
+	Pooled    Pooled           `json:"pooled"`
+	Results   []SeriesBacktest `json:"results"`
 }
 
-// SeriesBacktest is one series' backtest report in a universe.
+// SeriesBacktest is one series' backtest report in a series set.
 type SeriesBacktest struct {
 	Series string          `json:"series"`
 	Result json.RawMessage `json:"result"`
 }
 
-// backtestUniverse backtests the strategy on every series of the
-// universe (one after another, each in a worker) and pools the figures.
-func (l *Local) backtestUniverse(ctx context.Context, req BacktestRequest, names []string) (BacktestResult, error) {
+// backtestSeriesSet backtests the strategy on every series of the
+// set (one after another, each in a worker) and pools the figures.
+func (l *Local) backtestSeriesSet(ctx context.Context, req BacktestRequest, names []string) (BacktestResult, error) {
 	if req.Plot {
-		return BacktestResult{}, errorf(KindInvalid, "plot draws one series; plot one of the universe's (%s)", names[0])
+		return BacktestResult{}, errorf(KindInvalid, "plot draws one series; plot one of the set's series (%s)", names[0])
 	}
-	req.Report = false // a tear sheet shows one series: a universe has none
-	out := UniverseBacktest{Universe: names}
+	req.Report = false // a tear sheet shows one series: a series set has none
+	out := SeriesSetBacktest{SeriesSet: names}
 	var ss []sleeve
 	var text strings.Builder
 	var output strings.Builder
@@ -549,7 +554,7 @@ func (l *Local) backtestUniverse(ctx context.Context, req BacktestRequest, names
 	out.Pooled = p.report(len(names), capital)
 	b, err := json.Marshal(out)
 	if err != nil {
-		return BacktestResult{}, errorf(KindUnavailable, "encode the universe's result: %v", err)
+		return BacktestResult{}, errorf(KindUnavailable, "encode the series set's result: %v", err)
 	}
 	pm := out.Pooled
 	fmt.Fprintf(&text, "pooled over %d series (equal weight, not rebalanced): total return %s  cagr %s  mean sharpe %s  worst drawdown %s  trades %d\n",
@@ -571,14 +576,14 @@ func fmtFixed(x *float64) string {
 	return fmt.Sprintf("%.3f", *x)
 }
 
-// walkForwardUniverse runs the walk-forward analysis on every series of
-// the universe, one after another (each spread over the pool), and pools
+// walkForwardSeriesSet runs the walk-forward analysis on every series of
+// the set, one after another (each spread over the pool), and pools
 // the stitched out-of-sample figures.
-func (l *Local) walkForwardUniverse(ctx context.Context, req WalkForwardRequest, names []string, progress func(Progress)) (WalkForwardResult, error) {
+func (l *Local) walkForwardSeriesSet(ctx context.Context, req WalkForwardRequest, names []string, progress func(Progress)) (WalkForwardResult, error) {
 	if err := noPooled(req.RankBy); err != nil {
 		return WalkForwardResult{}, err
 	}
-	res := WalkForwardResult{Series: req.Series, Universe: names, Anchored: req.Anchored, Windows: []Window{}, Equity: []EquityPoint{}, Warnings: []string{}}
+	res := WalkForwardResult{Series: req.Series, SeriesSet: names, Anchored: req.Anchored, Windows: []Window{}, Equity: []EquityPoint{}, Warnings: []string{}}
 	var ss []sleeve
 	var bar time.Duration
 	capital := 0.0
