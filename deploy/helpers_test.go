@@ -157,7 +157,7 @@ func openStore(t testing.TB, dir string) *Store {
 
 func ctxT(t testing.TB) context.Context {
 	// A guard against a hang, not a timing assertion.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
