@@ -33,6 +33,7 @@ import (
 // f × equity / (price × (1+slip)(1+fee)), cut to 8 decimals (under a
 // millionth of a cent of notional per fill).
 func TestDeployForwardTestEqualsBacktest(t *testing.T) {
+	t.Parallel() // waits on synced writes mostly: two overlap well
 	const n = 2000
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	bars := tape(n, 7, start)
