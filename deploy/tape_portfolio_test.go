@@ -137,7 +137,11 @@ func TestTapePortfolioForwardTestEqualsBacktest(t *testing.T) {
 	hist := func(_ context.Context, s string, before time.Time, k int) (strategy.Bars, error) {
 		b := all[s]
 		end := sort.Search(b.Len(), func(i int) bool { return b.Time[i] > before.Add(-time.Minute).Unix() })
-		return b.Slice(max(0, end-k), end), nil
+		out := strategy.Bars{Series: s} // a copy, as the history store reads: the legs append to theirs
+		for i := max(0, end-k); i < end; i++ {
+			appendBar(&out, b.Time[i], b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i])
+		}
+		return out, nil
 	}
 	r, err := New(ctxT(t), Config{Project: cfg, Store: openStore(t, t.TempDir()), Node: ns.Local(node.KeyControl), Strategies: newPool(t),
 		Now: clk.Now, NewID: seq(), History: hist, NextOpen: run.NextOpen,
