@@ -55,7 +55,11 @@ func newTapeRig(t testing.TB, all strategy.Bars, from int, speed float64) *tapeR
 	// deployment's warm-up (the rule of wicket node serve's historyWarmup).
 	hist := func(_ context.Context, series string, before time.Time, n int) (strategy.Bars, error) {
 		end := sort.Search(all.Len(), func(i int) bool { return all.Time[i] > before.Add(-time.Minute).Unix() })
-		return all.Slice(max(0, end-n), end), nil
+		out := strategy.Bars{Series: series} // a copy, as the history store reads: a deployment appends to its own
+		for i := max(0, end-n); i < end; i++ {
+			appendBar(&out, all.Time[i], all.Open[i], all.High[i], all.Low[i], all.Close[i], all.Volume[i])
+		}
+		return out, nil
 	}
 	var err error
 	g.r, err = New(ctxT(t), Config{Project: g.cfg, Store: openStore(t, t.TempDir()), Node: local, Strategies: newPool(t),
