@@ -153,6 +153,9 @@ type engine struct {
 	charged    backtest.Charged
 	record     bool
 	fills      []Fill
+	hold       *Holdings // the per-bar record (Options.RecordHoldings), nil when off
+	flow       []float64 // per asset, the cash its fills and charges moved (recording)
+	traded     float64   // the notional filled in the bar being recorded
 
 	// The volume cap (setOptions): a fraction of a bar's volume, 0 for
 	// none; per asset whether it has no volume at all.
@@ -178,6 +181,10 @@ type Options struct {
 	// RecordFills keeps every fill in Result.Fills (a deployment's
 	// tracking compares them with its own).
 	RecordFills bool
+	// RecordHoldings keeps every asset's holding, value and P&L at each
+	// traded calendar bar's close in Result.Holdings (a tear sheet draws
+	// them). Off, the run pays nothing for it.
+	RecordHoldings bool
 }
 
 // Run backtests a portfolio: assets aligned on one calendar (Align),
@@ -429,6 +436,9 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 			eq = e.equityNow()
 		}
 		equity[i] = eq
+		if e.hold != nil && i >= e.start {
+			e.recordBar(i)
+		}
 		for a := range e.pos {
 			if i >= e.start && e.pos[a].Qty != 0 {
 				exposed++
@@ -463,7 +473,12 @@ func (e *engine) quantities() []float64 {
 // backtest's slippage (against the trader) and fee (on the notional),
 // through the book.
 func (e *engine) fill(a, i int, p, dq float64) {
+	cash := e.acct.Cash
 	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
+	if e.hold != nil {
+		e.flow[a] += e.acct.Cash - cash
+		e.traded += math.Abs(e.acct.Cash - cash + fee)
+	}
 	if e.record {
 		px := p * (1 + e.slip)
 		if dq < 0 {
@@ -500,7 +515,13 @@ func (e *engine) goBust(i int) {
 	e.bust = i
 	for a := range e.pos {
 		if q := e.pos[a].Qty; q != 0 {
-			if _, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0); closed {
+			cash := e.acct.Cash
+			_, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0)
+			if e.hold != nil {
+				e.flow[a] += e.acct.Cash - cash
+				e.traded += math.Abs(e.acct.Cash - cash)
+			}
+			if closed {
 				e.closeTrade(a, i, &e.pos[a].Closed, "bust")
 			}
 		}
@@ -576,6 +597,13 @@ func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 	}
 	e.charged = c.Charged()
 	e.record = opts.RecordFills
+	if opts.RecordHoldings {
+		m, n := len(e.assets), len(e.assets[0].Time)
+		e.hold, e.flow = &Holdings{Qty: make([][]float64, m), Value: make([][]float64, m), PnL: make([][]float64, m)}, make([]float64, m)
+		for a := range m {
+			e.hold.Qty[a], e.hold.Value[a], e.hold.PnL[a] = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+		}
+	}
 	e.borrow = c.BorrowRate / (365 * 86400)
 	if c.Funding {
 		if len(opts.Funding) > len(e.assets) {
@@ -623,7 +651,7 @@ func (e *engine) fund(a, i int, o float64) {
 	for k < len(rates) && rates[k].Time < end {
 		if rates[k].Time >= t[i] && e.pos[a].Qty != 0 {
 			amt := e.pos[a].Qty * o * rates[k].Rate
-			e.acct.Charge(&e.pos[a], amt)
+			e.charge(a, amt)
 			e.fundPaid += amt
 		}
 		k++
@@ -643,8 +671,52 @@ func (e *engine) borrowAt(i int) {
 	for a := range e.pos {
 		if q := e.pos[a].Qty; q < 0 {
 			amt := -q * e.mark[a] * e.borrow * float64(dt)
-			e.acct.Charge(&e.pos[a], amt)
+			e.charge(a, amt)
 			e.borrowPaid += amt
 		}
 	}
+}
+
+// charge charges amt (a cost > 0) to asset a's position through the book.
+func (e *engine) charge(a int, amt float64) {
+	e.acct.Charge(&e.pos[a], amt)
+	if e.hold != nil {
+		e.flow[a] -= amt
+	}
+}
+
+// Holdings is a run's per-bar record (Options.RecordHoldings): at each
+// traded calendar bar's close (Time), per asset ([asset][bar]) the
+// quantity held (short < 0), its Value at the asset's mark (its last
+// close), and its PnL: that value plus the cash its fills, fees, funding
+// and borrow moved since the run began, so the assets' PnL plus the
+// capital is the equity. Traded is each bar's filled notional (at the
+// fill prices, fees left out).
+type Holdings struct {
+	Time            []time.Time
+	Qty, Value, PnL [][]float64
+	Traded          []float64
+}
+
+// Weight is asset a's value at bar i as a fraction of equity (NaN when
+// equity is not above zero).
+func (h *Holdings) Weight(a, i int, equity float64) float64 {
+	if !(equity > 0) {
+		return math.NaN()
+	}
+	return h.Value[a][i] / equity
+}
+
+// recordBar appends bar i's close to the record.
+func (e *engine) recordBar(i int) {
+	h := e.hold
+	h.Time = append(h.Time, unixTime(e.assets[0].Time[i]))
+	for a := range e.pos {
+		v := e.pos[a].Qty * e.mark[a]
+		h.Qty[a] = append(h.Qty[a], e.pos[a].Qty)
+		h.Value[a] = append(h.Value[a], v)
+		h.PnL[a] = append(h.PnL[a], v+e.flow[a])
+	}
+	h.Traded = append(h.Traded, e.traded)
+	e.traded = 0
 }
