@@ -35,6 +35,10 @@ type Run struct {
 	DistTitle, DistCaption string
 	DistUnit               string // what one value is ("paths"); "values" when empty
 	Table                  *Table
+	// Weights are values per series stacked over time (a portfolio's
+	// weights), Turnover a value over time.
+	Weights  *Stack
+	Turnover *Line
 }
 
 // Pairs are two series of values over the same steps: A and B per step
@@ -91,6 +95,14 @@ func RenderRun(r Run) ([]byte, error) {
 		unit = "values"
 	}
 	v.Dist = binned(dist, unit, plainLabel3)
+	if r.Weights != nil {
+		v.Weights = stackChart(*r.Weights)
+	}
+	if r.Turnover != nil {
+		if v.Turnover = lineOf(*r.Turnover); v.Turnover != nil {
+			v.TurnoverTitle = r.Turnover.Title
+		}
+	}
 	var b bytes.Buffer
 	if err := runPage.ExecuteTemplate(&b, "run", v); err != nil {
 		return nil, fmt.Errorf("tear sheet: %w", err)
@@ -106,6 +118,9 @@ type runView struct {
 	Pairs                                            *pairView
 	Dist                                             *histogram
 	Table                                            *Table
+	Weights                                          *stackView
+	Turnover                                         *lineChart
+	TurnoverTitle                                    string
 }
 
 type pairView struct {
