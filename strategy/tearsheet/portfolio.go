@@ -209,7 +209,7 @@ func RenderPortfolio(r *portfolio.Result, strategy string) ([]byte, error) {
 	run.Weights = &w
 	last := len(eq) - 1
 	c := Pairs{Name: "contribution", Title: "Contribution to P&L per asset", NameA: "before fees", NameB: "after every cost", Format: func(x float64) string { return backtest.Money(x) },
-		CaptionAppend: "; the assets' P&L after every cost sums to the run's"}
+		CaptionAppend: "; the assets' P&L after every cost sums to the run's", Step: "asset"}
 	for a, name := range r.Universe {
 		c.Labels = append(c.Labels, name)
 		net := math.NaN()

@@ -74,7 +74,7 @@ func TestRenderPortfolio(t *testing.T) {
 	if p := got["equity"][1]; p != len(r.Curve.Equity) {
 		t.Errorf("equity: %d points for %d bars", p, len(r.Curve.Equity))
 	}
-	for _, want := range []string{"swing.star on A-USD@1d,B-USD@1d,C-USD@1d", "wicket portfolio tear sheet", "turnover per year", "C-USD@1d after every cost"} {
+	for _, want := range []string{"swing.star on A-USD@1d,B-USD@1d,C-USD@1d", "wicket portfolio tear sheet", "turnover per year", "C-USD@1d after every cost", "per asset: before fees"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -2,6 +2,7 @@ package tearsheet
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -50,6 +51,7 @@ type Pairs struct {
 	NameA, NameB  string
 	Format        func(float64) string // tick and title text; plain when nil
 	CaptionAppend string
+	Step          string // what one step is ("asset"); "step" when empty
 }
 
 // Table is a titled table of text.
@@ -153,7 +155,7 @@ func pairChart(p Pairs) *pairView {
 	ticks := niceTicks(lo, hi, 4)
 	f := frame{v0: ticks[0], v1: ticks[len(ticks)-1], h: h}
 	v := &pairView{Name: p.Name, Title: p.Title, H: h, Left: marginL, Right: marginL + plotW, Bottom: h - marginB,
-		Caption: "per step: " + p.NameA + " (grey) and " + p.NameB + " (blue)" + p.CaptionAppend}
+		Caption: "per " + cmp.Or(p.Step, "step") + ": " + p.NameA + " (grey) and " + p.NameB + " (blue)" + p.CaptionAppend}
 	for _, t := range ticks {
 		v.YTicks = append(v.YTicks, tick{At: coord(f.y(t)), Label: format(t)})
 	}
