@@ -153,9 +153,8 @@ type engine struct {
 	charged    backtest.Charged
 	record     bool
 	fills      []Fill
-	hold       *Holdings // the per-bar record (Options.RecordHoldings), nil when off
-	flow       []float64 // per asset, the cash its fills and charges moved (recording)
-	traded     float64   // the notional filled in the bar being recorded
+	hold       bool    // Options.RecordHoldings: keep events for Result.Holdings
+	events     []event // the fills and charges, in order (hold)
 
 	// The volume cap (setOptions): a fraction of a bar's volume, 0 for
 	// none; per asset whether it has no volume at all.
@@ -436,9 +435,6 @@ func (e *engine) run(ctx context.Context, decide decider, equity []float64) (reb
 			eq = e.equityNow()
 		}
 		equity[i] = eq
-		if e.hold != nil && i >= e.start {
-			e.recordBar(i)
-		}
 		for a := range e.pos {
 			if i >= e.start && e.pos[a].Qty != 0 {
 				exposed++
@@ -475,9 +471,8 @@ func (e *engine) quantities() []float64 {
 func (e *engine) fill(a, i int, p, dq float64) {
 	cash := e.acct.Cash
 	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
-	if e.hold != nil {
-		e.flow[a] += e.acct.Cash - cash
-		e.traded += math.Abs(e.acct.Cash - cash + fee)
+	if e.hold {
+		e.events = append(e.events, event{bar: i, asset: a, qty: e.pos[a].Qty, flow: e.acct.Cash - cash, traded: math.Abs(e.acct.Cash - cash + fee)})
 	}
 	if e.record {
 		px := p * (1 + e.slip)
@@ -517,9 +512,8 @@ func (e *engine) goBust(i int) {
 		if q := e.pos[a].Qty; q != 0 {
 			cash := e.acct.Cash
 			_, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0)
-			if e.hold != nil {
-				e.flow[a] += e.acct.Cash - cash
-				e.traded += math.Abs(e.acct.Cash - cash)
+			if e.hold {
+				e.events = append(e.events, event{bar: i, asset: a, qty: e.pos[a].Qty, flow: e.acct.Cash - cash, traded: math.Abs(e.acct.Cash - cash)})
 			}
 			if closed {
 				e.closeTrade(a, i, &e.pos[a].Closed, "bust")
@@ -597,13 +591,7 @@ func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 	}
 	e.charged = c.Charged()
 	e.record = opts.RecordFills
-	if opts.RecordHoldings {
-		m, n := len(e.assets), len(e.assets[0].Time)
-		e.hold, e.flow = &Holdings{Qty: make([][]float64, m), Value: make([][]float64, m), PnL: make([][]float64, m)}, make([]float64, m)
-		for a := range m {
-			e.hold.Qty[a], e.hold.Value[a], e.hold.PnL[a] = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
-		}
-	}
+	e.hold = opts.RecordHoldings
 	e.borrow = c.BorrowRate / (365 * 86400)
 	if c.Funding {
 		if len(opts.Funding) > len(e.assets) {
@@ -651,7 +639,7 @@ func (e *engine) fund(a, i int, o float64) {
 	for k < len(rates) && rates[k].Time < end {
 		if rates[k].Time >= t[i] && e.pos[a].Qty != 0 {
 			amt := e.pos[a].Qty * o * rates[k].Rate
-			e.charge(a, amt)
+			e.charge(a, i, amt)
 			e.fundPaid += amt
 		}
 		k++
@@ -671,18 +659,28 @@ func (e *engine) borrowAt(i int) {
 	for a := range e.pos {
 		if q := e.pos[a].Qty; q < 0 {
 			amt := -q * e.mark[a] * e.borrow * float64(dt)
-			e.charge(a, amt)
+			e.charge(a, i, amt)
 			e.borrowPaid += amt
 		}
 	}
 }
 
-// charge charges amt (a cost > 0) to asset a's position through the book.
-func (e *engine) charge(a int, amt float64) {
+// charge charges amt (a cost > 0) to asset a's position at bar i
+// through the book.
+func (e *engine) charge(a, i int, amt float64) {
 	e.acct.Charge(&e.pos[a], amt)
-	if e.hold != nil {
-		e.flow[a] -= amt
+	if e.hold {
+		e.events = append(e.events, event{bar: i, asset: a, qty: e.pos[a].Qty, flow: -amt})
 	}
+}
+
+// event is a fill or a charge as the per-bar record needs it: its bar
+// and asset, the asset's quantity after it, the cash it moved and the
+// notional it filled. The run keeps events, not bars, so that its loop
+// is the same with the record off.
+type event struct {
+	bar, asset        int
+	qty, flow, traded float64
 }
 
 // Holdings is a run's per-bar record (Options.RecordHoldings): at each
@@ -707,16 +705,41 @@ func (h *Holdings) Weight(a, i int, equity float64) float64 {
 	return h.Value[a][i] / equity
 }
 
-// recordBar appends bar i's close to the record.
-func (e *engine) recordBar(i int) {
-	h := e.hold
-	h.Time = append(h.Time, unixTime(e.assets[0].Time[i]))
-	for a := range e.pos {
-		v := e.pos[a].Qty * e.mark[a]
-		h.Qty[a] = append(h.Qty[a], e.pos[a].Qty)
-		h.Value[a] = append(h.Value[a], v)
-		h.PnL[a] = append(h.PnL[a], v+e.flow[a])
+// holdings replays the run's events over its calendar into its per-bar
+// record (nil when not kept): each asset marked at its last close, as the
+// run marks it.
+func (e *engine) holdings() *Holdings {
+	if !e.hold {
+		return nil
 	}
-	h.Traded = append(h.Traded, e.traded)
-	e.traded = 0
+	m, n := len(e.assets), e.assets[0].Len()
+	h := &Holdings{Time: make([]time.Time, 0, n-e.start), Qty: make([][]float64, m), Value: make([][]float64, m), PnL: make([][]float64, m), Traded: make([]float64, 0, n-e.start)}
+	for a := range m {
+		h.Qty[a], h.Value[a], h.PnL[a] = make([]float64, 0, n-e.start), make([]float64, 0, n-e.start), make([]float64, 0, n-e.start)
+	}
+	qty, flow, mark := make([]float64, m), make([]float64, m), make([]float64, m)
+	k := 0
+	for i := range n {
+		traded := 0.0
+		for ; k < len(e.events) && e.events[k].bar == i; k++ {
+			ev := e.events[k]
+			qty[ev.asset], flow[ev.asset] = ev.qty, flow[ev.asset]+ev.flow
+			traded += ev.traded
+		}
+		for a := range m {
+			if b := &e.assets[a]; has(b, i) {
+				mark[a] = b.Close[i]
+			}
+		}
+		if i < e.start {
+			continue
+		}
+		h.Time = append(h.Time, unixTime(e.assets[0].Time[i]))
+		for a := range m {
+			v := qty[a] * mark[a]
+			h.Qty[a], h.Value[a], h.PnL[a] = append(h.Qty[a], qty[a]), append(h.Value[a], v), append(h.PnL[a], v+flow[a])
+		}
+		h.Traded = append(h.Traded, traded)
+	}
+	return h
 }

@@ -155,7 +155,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 		Series: Label(e.assets), Universe: names(e.assets), Rebalance: e.reb.Text, Rebalances: rebalances,
 		Settings: backtest.Settings{Capital: e.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
 			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params, Costs: cfg.Costs},
-		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve, Fills: e.fills, Holdings: e.hold,
+		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve, Fills: e.fills, Holdings: e.holdings(),
 		Equity: backtest.Downsample(curve, e.capital, backtest.MaxEquityPoints),
 	}
 	r.Trades, r.TradesClamped = clampTrades(e.trades, cfg.TradesLimit)
