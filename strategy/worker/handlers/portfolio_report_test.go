@@ -8,6 +8,7 @@ import (
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/ta"
+	"wicket/strategy/worker"
 )
 
 // TestPortfolioReport: a portfolio backtest asked for its report answers
@@ -45,5 +46,26 @@ func TestPortfolioReport(t *testing.T) {
 	s.Close()
 	if res.Holdings != nil {
 		t.Error("a sweep's run kept the per-bar record")
+	}
+}
+
+// BenchmarkPortfolioSweepChunk is a portfolio sweep's chunk as a worker
+// runs it: momentum_rotation's 12 combinations over the demo universe,
+// with report set on the request, which a sweep's trials must ignore
+// (the per-bar record stays off, so this is the sweep's speed).
+func BenchmarkPortfolioSweepChunk(b *testing.B) {
+	req := templateRequest(b, "momentum_rotation", "")
+	req.Report = true
+	var combos []map[string]any
+	for _, lookback := range []int{30, 60, 90, 120} {
+		for _, k := range []int{1, 2, 3} {
+			combos = append(combos, map[string]any{"lookback": lookback, "k": k})
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PortfolioSweep(context.Background(), worker.PortfolioSweepChunk{Request: req, Combos: combos, Blocks: 4}, ta.NewMemo(0)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
