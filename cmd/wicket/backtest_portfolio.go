@@ -15,7 +15,7 @@ import (
 
 // portfolioFlags are the backtest flags that only a single-series run
 // takes: a portfolio strategy's run refuses them rather than ignore them.
-var portfolioFlags = []string{"robustness", "benchmark", "mc-paths", "seed", "plot", "report", "allowance"}
+var portfolioFlags = []string{"robustness", "benchmark", "mc-paths", "seed", "plot", "allowance"}
 
 // backtestPortfolio backtests a strategy that declares its universe
 // (`wicket backtest --local NAME` with no --series) in a local worker,
@@ -34,6 +34,9 @@ func backtestPortfolio(ctx context.Context, o backtestOptions, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	if err := checkOutFile(p, "report", o.report, o.force); err != nil { // outfile.go
+		return err
+	}
 	name, source, err := backtestSourceTo(stderr, p, o.local)
 	if err != nil {
 		return err
@@ -48,6 +51,7 @@ func backtestPortfolio(ctx context.Context, o backtestOptions, stdout, stderr io
 		Fill:        o.fill,
 		Intrabar:    o.intrabar,
 		TradesLimit: o.trades,
+		Report:      o.report != "",
 		CostOptions: costs.CostOptions,
 		HistoryPath: p.HistoryPath(), IndicatorsDir: p.IndicatorsDir(),
 	}
@@ -76,6 +80,12 @@ func backtestPortfolio(ctx context.Context, o backtestOptions, stdout, stderr io
 	recordBacktest(ctx, stderr, p, name, source, head.Series, resp.Result)
 	if resp.Output != "" {
 		fmt.Fprintf(stderr, "%s printed:\n%s", name, indent(resp.Output))
+	}
+	if file := o.report; file != "" {
+		if err := writeOutFile(file, resp.HTML, o.force); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		fmt.Fprintf(stderr, "tear sheet written to %s (%d bytes)\n", file, len(resp.HTML))
 	}
 	if o.json {
 		_, err := fmt.Fprintf(stdout, "%s\n", resp.Result)

@@ -125,3 +125,26 @@ func BenchmarkSingle10Assets10Years(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPortfolioEngineRecorded is BenchmarkPortfolioEngine10Assets10Years
+// with the per-bar record kept (Options.RecordHoldings), what a tear
+// sheet's run pays; the benchmark without it is a sweep's path.
+func BenchmarkPortfolioEngineRecorded(b *testing.B) {
+	assets := benchAssets()
+	s, err := script.Load(context.Background(), script.Source{Name: "bench.star", Text: strings.Replace(benchPortfolio, `["*-USD@1d"]`, `["A0-USD@1d"]`, 1)}, script.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := s.Weights(context.Background(), assets)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reb, _ := ParseRebalance("weekly")
+	cfg := backtest.DefaultConfig()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := RunFrom(context.Background(), assets, w, reb, cfg, Options{RecordHoldings: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -153,6 +153,8 @@ type engine struct {
 	charged    backtest.Charged
 	record     bool
 	fills      []Fill
+	hold       bool    // Options.RecordHoldings: keep events for Result.Holdings
+	events     []event // the fills and charges, in order (hold)
 
 	// The volume cap (setOptions): a fraction of a bar's volume, 0 for
 	// none; per asset whether it has no volume at all.
@@ -178,6 +180,10 @@ type Options struct {
 	// RecordFills keeps every fill in Result.Fills (a deployment's
 	// tracking compares them with its own).
 	RecordFills bool
+	// RecordHoldings keeps every asset's holding, value and P&L at each
+	// traded calendar bar's close in Result.Holdings (a tear sheet draws
+	// them). Off, the run pays nothing for it.
+	RecordHoldings bool
 }
 
 // Run backtests a portfolio: assets aligned on one calendar (Align),
@@ -463,7 +469,11 @@ func (e *engine) quantities() []float64 {
 // backtest's slippage (against the trader) and fee (on the notional),
 // through the book.
 func (e *engine) fill(a, i int, p, dq float64) {
+	cash := e.acct.Cash
 	fee, closed := e.acct.Fill(&e.pos[a], i, p, dq, e.slip, e.fee)
+	if e.hold {
+		e.events = append(e.events, event{bar: i, asset: a, qty: e.pos[a].Qty, flow: e.acct.Cash - cash, traded: math.Abs(e.acct.Cash - cash + fee)})
+	}
 	if e.record {
 		px := p * (1 + e.slip)
 		if dq < 0 {
@@ -500,7 +510,12 @@ func (e *engine) goBust(i int) {
 	e.bust = i
 	for a := range e.pos {
 		if q := e.pos[a].Qty; q != 0 {
-			if _, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0); closed {
+			cash := e.acct.Cash
+			_, closed := e.acct.Fill(&e.pos[a], i, e.mark[a], -q, 0, 0)
+			if e.hold {
+				e.events = append(e.events, event{bar: i, asset: a, qty: e.pos[a].Qty, flow: e.acct.Cash - cash, traded: math.Abs(e.acct.Cash - cash)})
+			}
+			if closed {
 				e.closeTrade(a, i, &e.pos[a].Closed, "bust")
 			}
 		}
@@ -576,6 +591,7 @@ func (e *engine) setOptions(c backtest.Costs, opts Options) error {
 	}
 	e.charged = c.Charged()
 	e.record = opts.RecordFills
+	e.hold = opts.RecordHoldings
 	e.borrow = c.BorrowRate / (365 * 86400)
 	if c.Funding {
 		if len(opts.Funding) > len(e.assets) {
@@ -623,7 +639,7 @@ func (e *engine) fund(a, i int, o float64) {
 	for k < len(rates) && rates[k].Time < end {
 		if rates[k].Time >= t[i] && e.pos[a].Qty != 0 {
 			amt := e.pos[a].Qty * o * rates[k].Rate
-			e.acct.Charge(&e.pos[a], amt)
+			e.charge(a, i, amt)
 			e.fundPaid += amt
 		}
 		k++
@@ -643,8 +659,87 @@ func (e *engine) borrowAt(i int) {
 	for a := range e.pos {
 		if q := e.pos[a].Qty; q < 0 {
 			amt := -q * e.mark[a] * e.borrow * float64(dt)
-			e.acct.Charge(&e.pos[a], amt)
+			e.charge(a, i, amt)
 			e.borrowPaid += amt
 		}
 	}
+}
+
+// charge charges amt (a cost > 0) to asset a's position at bar i
+// through the book.
+func (e *engine) charge(a, i int, amt float64) {
+	e.acct.Charge(&e.pos[a], amt)
+	if e.hold {
+		e.events = append(e.events, event{bar: i, asset: a, qty: e.pos[a].Qty, flow: -amt})
+	}
+}
+
+// event is a fill or a charge as the per-bar record needs it: its bar
+// and asset, the asset's quantity after it, the cash it moved and the
+// notional it filled. The run keeps events, not bars, so that its loop
+// is the same with the record off.
+type event struct {
+	bar, asset        int
+	qty, flow, traded float64
+}
+
+// Holdings is a run's per-bar record (Options.RecordHoldings): at each
+// traded calendar bar's close (Time), per asset ([asset][bar]) the
+// quantity held (short < 0), its Value at the asset's mark (its last
+// close), and its PnL: that value plus the cash its fills, fees, funding
+// and borrow moved since the run began, so the assets' PnL plus the
+// capital is the equity. Traded is each bar's filled notional (at the
+// fill prices, fees left out).
+type Holdings struct {
+	Time            []time.Time
+	Qty, Value, PnL [][]float64
+	Traded          []float64
+}
+
+// Weight is asset a's value at bar i as a fraction of equity (NaN when
+// equity is not above zero).
+func (h *Holdings) Weight(a, i int, equity float64) float64 {
+	if !(equity > 0) {
+		return math.NaN()
+	}
+	return h.Value[a][i] / equity
+}
+
+// holdings replays the run's events over its calendar into its per-bar
+// record (nil when not kept): each asset marked at its last close, as the
+// run marks it.
+func (e *engine) holdings() *Holdings {
+	if !e.hold {
+		return nil
+	}
+	m, n := len(e.assets), e.assets[0].Len()
+	h := &Holdings{Time: make([]time.Time, 0, n-e.start), Qty: make([][]float64, m), Value: make([][]float64, m), PnL: make([][]float64, m), Traded: make([]float64, 0, n-e.start)}
+	for a := range m {
+		h.Qty[a], h.Value[a], h.PnL[a] = make([]float64, 0, n-e.start), make([]float64, 0, n-e.start), make([]float64, 0, n-e.start)
+	}
+	qty, flow, mark := make([]float64, m), make([]float64, m), make([]float64, m)
+	k := 0
+	for i := range n {
+		traded := 0.0
+		for ; k < len(e.events) && e.events[k].bar == i; k++ {
+			ev := e.events[k]
+			qty[ev.asset], flow[ev.asset] = ev.qty, flow[ev.asset]+ev.flow
+			traded += ev.traded
+		}
+		for a := range m {
+			if b := &e.assets[a]; has(b, i) {
+				mark[a] = b.Close[i]
+			}
+		}
+		if i < e.start {
+			continue
+		}
+		h.Time = append(h.Time, unixTime(e.assets[0].Time[i]))
+		for a := range m {
+			v := qty[a] * mark[a]
+			h.Qty[a], h.Value[a], h.PnL[a] = append(h.Qty[a], qty[a]), append(h.Value[a], v), append(h.PnL[a], v+flow[a])
+		}
+		h.Traded = append(h.Traded, traded)
+	}
+	return h
 }

@@ -40,6 +40,9 @@ type Result struct {
 	Curve     backtest.Curve `json:"-"` // equity at every calendar bar's close
 	// Fills are every fill of the run, in order (Options.RecordFills).
 	Fills []Fill `json:"-"`
+	// Holdings is the per-bar record (Options.RecordHoldings), nil when
+	// not asked for.
+	Holdings *Holdings `json:"-"`
 }
 
 // Fill is one fill of a run: the asset, its bar's time, the signed
@@ -152,7 +155,7 @@ func (e *engine) result(g strategy.Granularity, equity []float64, rebalances, ex
 		Series: Label(e.assets), Universe: names(e.assets), Rebalance: e.reb.Text, Rebalances: rebalances,
 		Settings: backtest.Settings{Capital: e.capital, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, Fill: cfg.Fill, Intrabar: cfg.Intrabar,
 			Granularity: g, Warmup: cfg.Warmup, From: cfg.From, To: cfg.To, Params: cfg.Params, Costs: cfg.Costs},
-		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve, Fills: e.fills,
+		Metrics: m, Assets: assets, AllTrades: e.trades, Curve: curve, Fills: e.fills, Holdings: e.holdings(),
 		Equity: backtest.Downsample(curve, e.capital, backtest.MaxEquityPoints),
 	}
 	r.Trades, r.TradesClamped = clampTrades(e.trades, cfg.TradesLimit)

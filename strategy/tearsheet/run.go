@@ -2,6 +2,7 @@ package tearsheet
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -35,6 +36,10 @@ type Run struct {
 	DistTitle, DistCaption string
 	DistUnit               string // what one value is ("paths"); "values" when empty
 	Table                  *Table
+	// Weights are values per series stacked over time (a portfolio's
+	// weights), Turnover a value over time.
+	Weights  *Stack
+	Turnover *Line
 }
 
 // Pairs are two series of values over the same steps: A and B per step
@@ -46,6 +51,7 @@ type Pairs struct {
 	NameA, NameB  string
 	Format        func(float64) string // tick and title text; plain when nil
 	CaptionAppend string
+	Step          string // what one step is ("asset"); "step" when empty
 }
 
 // Table is a titled table of text.
@@ -91,6 +97,14 @@ func RenderRun(r Run) ([]byte, error) {
 		unit = "values"
 	}
 	v.Dist = binned(dist, unit, plainLabel3)
+	if r.Weights != nil {
+		v.Weights = stackChart(*r.Weights)
+	}
+	if r.Turnover != nil {
+		if v.Turnover = lineOf(*r.Turnover); v.Turnover != nil {
+			v.TurnoverTitle = r.Turnover.Title
+		}
+	}
 	var b bytes.Buffer
 	if err := runPage.ExecuteTemplate(&b, "run", v); err != nil {
 		return nil, fmt.Errorf("tear sheet: %w", err)
@@ -106,6 +120,9 @@ type runView struct {
 	Pairs                                            *pairView
 	Dist                                             *histogram
 	Table                                            *Table
+	Weights                                          *stackView
+	Turnover                                         *lineChart
+	TurnoverTitle                                    string
 }
 
 type pairView struct {
@@ -138,7 +155,7 @@ func pairChart(p Pairs) *pairView {
 	ticks := niceTicks(lo, hi, 4)
 	f := frame{v0: ticks[0], v1: ticks[len(ticks)-1], h: h}
 	v := &pairView{Name: p.Name, Title: p.Title, H: h, Left: marginL, Right: marginL + plotW, Bottom: h - marginB,
-		Caption: "per step: " + p.NameA + " (grey) and " + p.NameB + " (blue)" + p.CaptionAppend}
+		Caption: "per " + cmp.Or(p.Step, "step") + ": " + p.NameA + " (grey) and " + p.NameB + " (blue)" + p.CaptionAppend}
 	for _, t := range ticks {
 		v.YTicks = append(v.YTicks, tick{At: coord(f.y(t)), Label: format(t)})
 	}

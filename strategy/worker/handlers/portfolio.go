@@ -14,6 +14,7 @@ import (
 	"wicket/strategy/portfolio"
 	"wicket/strategy/script"
 	"wicket/strategy/ta"
+	"wicket/strategy/tearsheet"
 	"wicket/strategy/worker"
 )
 
@@ -42,8 +43,8 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	if req.Series != "" {
 		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: fmt.Sprintf("a portfolio strategy names its own universe; leave the series (%q) out", req.Series)}
 	}
-	if req.Robustness != nil || req.Report || req.Plot || req.Allowance != nil || req.LookaheadOnly {
-		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "robustness, plot, report, allowance and lookahead_only are for single-series backtests; a portfolio backtest reports its metrics, assets, trades and curve"}
+	if req.Robustness != nil || req.Plot || req.Allowance != nil || req.LookaheadOnly {
+		return backtest.Response{}, &worker.Error{Kind: worker.KindRequest, Msg: "robustness, plot, allowance and lookahead_only are for single-series backtests; a portfolio backtest reports its metrics, assets, trades and curve, and its tear sheet (report)"}
 	}
 	res, s, err := portfolioRun(ctx, req, cfg, memo, nil, true, time.Time{})
 	if err != nil {
@@ -53,6 +54,11 @@ func Portfolio(ctx context.Context, req backtest.Request, memo *ta.Memo) (backte
 	resp, err := portfolio.Report(res)
 	if err != nil {
 		return backtest.Response{}, err
+	}
+	if req.Report {
+		if resp.HTML, err = tearsheet.RenderPortfolio(res, req.Name); err != nil {
+			return backtest.Response{}, err
+		}
 	}
 	resp.Output = s.Output()
 	return resp, nil
@@ -117,7 +123,10 @@ func portfolioRun(ctx context.Context, req backtest.Request, cfg backtest.Config
 	}
 	assets := u.assets
 	cfg.Costs.Funding = u.funding != nil
-	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg, portfolio.Options{TradeFrom: tradeFrom, Funding: u.funding})
+	// The per-bar record is kept for a backtest's tear sheet alone (a
+	// sweep's trial, unproved, never draws one and pays nothing).
+	record := prove && req.Report
+	res, trace, err := decidePortfolio(ctx, s, assets, reb, cfg, portfolio.Options{TradeFrom: tradeFrom, Funding: u.funding, RecordHoldings: record})
 	if err != nil {
 		return fail(err)
 	}
