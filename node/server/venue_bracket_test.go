@@ -174,7 +174,7 @@ func TestBracketVenueBinanceOneEntryPlusOneOrderList(t *testing.T) {
 
 	// Half filled and still working: the exits wait, the position is flagged.
 	vn.fake.PartialFills(true)
-	part := accepted(t, vn.c, bracketCmd("bn", "BTCUSDT", "0.02", "", "60600", "59400", "59300"))
+	part := accepted(t, vn.c, bracketCmd("bn", "BTCUSDT", "0.02", "", "60700", "59400", "59300"))
 	waitFor(t, "the half fill booked", func() bool {
 		o, _ := openIn(vn.venue(t, "bn"), part.OrderIDs[0])
 		return o.Filled.Equal(testkit.D("0.01"))
@@ -201,7 +201,7 @@ func TestBracketVenueBinanceOneEntryPlusOneOrderList(t *testing.T) {
 	vn.fake.PartialFills(false)
 
 	// Canceled before it fills: its exits go with it, never sent.
-	rest := accepted(t, vn.c, bracketCmd("bn", "BTCUSDT", "0.01", "59000", "60600", "58400", ""))
+	rest := accepted(t, vn.c, bracketCmd("bn", "BTCUSDT", "0.01", "59000", "60700", "58400", ""))
 	can := accepted(t, vn.c, command.Command{Verb: command.CancelOrder, Venue: "bn", OrderID: rest.OrderIDs[2]})
 	for _, id := range rest.OrderIDs {
 		if st, _ := vn.nodeOrder(t, id); st != node.OrderCanceled {
