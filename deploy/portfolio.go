@@ -640,20 +640,11 @@ func (r *Runner) sendLeg(ctx context.Context, d *Deployment, in *Intent) error {
 		return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
 	}
 	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
-	switch {
-	case res.Status == string(node.Rejected) && res.ExistingOrder == nil:
-		in.Status, in.Note = IntentRejected, "the node rejected it: "+res.Reason
-		if d.OrdersToday > 0 {
-			d.OrdersToday-- // a rejected order is not counted (nor in a backtest)
-		}
-	case res.Status == string(node.Accepted) || res.ExistingOrder != nil:
-		in.Status = IntentPending
-		if res.ExistingOrder != nil {
-			in.Note = "the node had it already (a restart sent it again): settled from the node's order"
-		}
+	if answered(in, res) { // step.go: the one reading of the node's answer
 		r.settleLeg(ctx, d, in, sendEvents)
-	default:
-		in.Status, in.Note = IntentPending, res.Advice
+	}
+	if in.Status == IntentRejected && d.OrdersToday > 0 {
+		d.OrdersToday-- // a rejected order is not counted (nor in a backtest)
 	}
 	in.Updated = r.cfg.Now().UTC()
 	r.log.Info("portfolio deployment order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "symbol", v.Symbol, "status", in.Status, "side", in.Side, "quantity", in.Quantity)

@@ -299,17 +299,8 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 	}
 	res := node.Send(ctx, r.cfg.Node, p, node.TicketWait)
 	now := r.cfg.Now().UTC()
-	switch {
-	case res.Status == string(node.Rejected) && res.ExistingOrder == nil:
-		in.Status, in.Note = IntentRejected, "the node rejected it: "+res.Reason
-	case res.Status == string(node.Accepted) || res.ExistingOrder != nil:
-		in.Status = IntentPending
-		if res.ExistingOrder != nil {
-			in.Note = "the node had it already (a restart sent it again): settled from the node's order"
-		}
+	if answered(in, res) {
 		r.settleFrom(ctx, d, in, sendEvents)
-	default:
-		in.Status, in.Note = IntentPending, res.Advice
 	}
 	in.Updated = now
 	switch {
@@ -325,6 +316,27 @@ func (r *Runner) send(ctx context.Context, d *Deployment, in *Intent) error {
 	r.breakers(d, now)
 	r.log.Info("deployment order", "deployment", d.ID, "client_order_id", in.ClientOrderID, "status", in.Status, "side", in.Side, "quantity", in.Quantity)
 	return r.cfg.Store.Commit(Batch{Deployment: d, Intents: []Intent{*in}})
+}
+
+// answered sets in's status from the node's answer to its send: rejected,
+// pending with the node's advice (no answer yet), or pending to be
+// settled from the node's order (taken, now or by an earlier send a
+// restart repeated), which it reports. A single-series deployment and a
+// portfolio's legs read an answer by this one rule.
+func answered(in *Intent, res node.SendResult) (settle bool) {
+	switch {
+	case res.Status == string(node.Rejected) && res.ExistingOrder == nil:
+		in.Status, in.Note = IntentRejected, "the node rejected it: "+res.Reason
+	case res.Status == string(node.Accepted) || res.ExistingOrder != nil:
+		in.Status = IntentPending
+		if res.ExistingOrder != nil {
+			in.Note = "the node had it already (a restart sent it again): settled from the node's order"
+		}
+		return true
+	default:
+		in.Status, in.Note = IntentPending, res.Advice
+	}
+	return false
 }
 
 // settleOpen settles the deployment's sent intents whose fills are not
