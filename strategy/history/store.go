@@ -330,56 +330,6 @@ func (s *Store) Count(series string, from, to time.Time) (int, error) {
 	return n, err
 }
 
-// WriteEncodedAt writes the bars Load(series, from, to) returns to w in
-// the layout strategy.Bars.Encode gives them, and returns how many it
-// wrote. It never holds them: a stored block's columns are already that
-// encoding, and each is written at its place. It is for a copy of many
-// bars in a file, where Load's columns would be a second copy on the heap.
-// The count and the blocks are read in one transaction, so a write to the
-// series meanwhile is not seen half.
-func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string, from, to time.Time) (int, error) {
-	info, lo, hi, err := s.span(series, from, to)
-	if err != nil {
-		return 0, err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, errorf(KindStorage, series, err, "load bars")
-	}
-	defer tx.Rollback() //nolint:errcheck // a read-only transaction
-	n, err := countBlocks(ctx, tx, series, lo, hi)
-	if err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return 0, noBars(info, from, to)
-	}
-	if _, err := w.WriteAt(binary.LittleEndian.AppendUint64(nil, uint64(n)), 0); err != nil {
-		return 0, fmt.Errorf("write the bars of %s: %w", series, err)
-	}
-	at := 0 // bars written so far
-	err = scanBlocks(ctx, tx, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
-		a, b := blockSpan(cols[0], cnt, lo, hi)
-		if at+b-a > n {
-			return corrupt(series, "the blocks hold more bars than they count")
-		}
-		for k, c := range cols {
-			if _, err := w.WriteAt(c[8*a:8*b], int64(8+8*(k*n+at))); err != nil {
-				return fmt.Errorf("write the bars of %s: %w", series, err)
-			}
-		}
-		at += b - a
-		return nil
-	})
-	if err == nil && at != n {
-		err = corrupt(series, fmt.Sprintf("the blocks hold %d bars where they count %d", at, n))
-	}
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
 // querier is what a read needs of a *sql.DB or a *sql.Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -548,139 +498,6 @@ func (s *Store) LastClose(series string) (float64, time.Time, error) {
 	return c, time.Unix(t, 0).UTC(), nil
 }
 
-// WriteOptions control Write.
-type WriteOptions struct {
-	// Replace overwrites a series that already holds bars; without it such
-	// a write is an Exists error and changes nothing.
-	Replace bool
-	// Source labels the series (SourceImport when empty).
-	Source string
-	// ProviderSymbol and FetchedAt record a provider's fill (see SeriesInfo).
-	ProviderSymbol string
-	FetchedAt      time.Time
-}
-
-// Write stores bars as the whole content of series in one transaction: the
-// bars are validated first (see Validate), and either all land or nothing
-// changes.
-func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, opt WriteOptions) error {
-	if _, _, err := CheckSeries(series); err != nil {
-		return err
-	}
-	if s.readOnly {
-		return errorf(KindInvalid, series, nil, "the history store was opened read-only")
-	}
-	if rows := Validate(bars, 1); len(rows) > 0 {
-		return &Error{Kind: KindInvalid, Series: series, Msg: "bars rejected, nothing written", Rows: rows}
-	}
-	if bars.Len() == 0 {
-		return errorf(KindInvalid, series, nil, "no bars to write")
-	}
-	src := opt.Source
-	if src == "" {
-		src = SourceImport
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return errorf(KindStorage, series, err, "begin write")
-	}
-	defer tx.Rollback() // a no-op after Commit
-	var (
-		id    int64
-		count int
-	)
-	err = tx.QueryRowContext(ctx, `SELECT id, bars FROM series WHERE name = ?`, series).Scan(&id, &count)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		res, err := tx.ExecContext(ctx, `INSERT INTO series(name, source) VALUES (?, ?)`, series, src)
-		if err != nil {
-			return errorf(KindStorage, series, err, "create series")
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return errorf(KindStorage, series, err, "create series")
-		}
-	case err != nil:
-		return errorf(KindStorage, series, err, "read series")
-	case count > 0 && !opt.Replace:
-		return errorf(KindExists, series, nil, "already holds %d bars; pass --replace to overwrite it (nothing was written)", count)
-	default:
-		if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE series_id = ?`, id); err != nil {
-			return errorf(KindStorage, series, err, "clear series")
-		}
-	}
-	if err := insertBlocks(ctx, tx, series, id, bars); err != nil {
-		return err
-	}
-	n := bars.Len()
-	if _, err := tx.ExecContext(ctx, `UPDATE series SET source = ?, provider_symbol = ?, fetched_at = ?, bars = ?, first = ?, last = ? WHERE id = ?`,
-		src, opt.ProviderSymbol, unixOrZero(opt.FetchedAt), n, bars.Time[0], bars.Time[n-1], id); err != nil {
-		return errorf(KindStorage, series, err, "update series")
-	}
-	if err := tx.Commit(); err != nil {
-		return errorf(KindStorage, series, err, "commit")
-	}
-	return nil
-}
-
-// Delete removes a series and its bars. Deleting a series that does not
-// exist is a NotFound error.
-func (s *Store) Delete(ctx context.Context, series string) error {
-	if _, _, err := CheckSeries(series); err != nil {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return errorf(KindStorage, series, err, "begin delete")
-	}
-	defer tx.Rollback()
-	var id int64
-	err = tx.QueryRowContext(ctx, `SELECT id FROM series WHERE name = ?`, series).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s.notFound(series)
-	}
-	if err != nil {
-		return errorf(KindStorage, series, err, "read series")
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE series_id = ?`, id); err != nil {
-		return errorf(KindStorage, series, err, "delete bars")
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM series WHERE id = ?`, id); err != nil {
-		return errorf(KindStorage, series, err, "delete series")
-	}
-	if err := tx.Commit(); err != nil {
-		return errorf(KindStorage, series, err, "commit")
-	}
-	return nil
-}
-
-// insertBlocks writes bars as consecutive block rows of series id.
-func insertBlocks(ctx context.Context, tx *sql.Tx, series string, id int64, bars strategy.Bars) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO blocks(series_id, start, last, n, time, open, high, low, close, volume) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return errorf(KindStorage, series, err, "prepare insert")
-	}
-	defer stmt.Close()
-	for lo := 0; lo < bars.Len(); lo += blockBars {
-		if err := ctx.Err(); err != nil {
-			return errorf(KindStorage, series, err, "write interrupted, nothing written")
-		}
-		hi := min(lo+blockBars, bars.Len())
-		if _, err := stmt.ExecContext(ctx, id, bars.Time[lo], bars.Time[hi-1], hi-lo,
-			intBlob(bars.Time[lo:hi]), floatBlob(bars.Open[lo:hi]), floatBlob(bars.High[lo:hi]),
-			floatBlob(bars.Low[lo:hi]), floatBlob(bars.Close[lo:hi]), floatBlob(bars.Volume[lo:hi])); err != nil {
-			return errorf(KindStorage, series, err, "insert bars %d..%d", lo, hi-1)
-		}
-	}
-	return nil
-}
-
-func unixOrZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
-}
-
 func intBlob(v []int64) []byte {
 	out := make([]byte, 8*len(v))
 	for i, x := range v {
@@ -709,4 +526,54 @@ func appendFloats(dst []float64, blob []byte) []float64 {
 		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(blob[i:])))
 	}
 	return dst
+}
+
+// WriteEncodedAt writes the bars Load(series, from, to) returns to w in
+// the layout strategy.Bars.Encode gives them, and returns how many it
+// wrote. It never holds them: a stored block's columns are already that
+// encoding, and each is written at its place. It is for a copy of many
+// bars in a file, where Load's columns would be a second copy on the heap.
+// The count and the blocks are read in one transaction, so a write to the
+// series meanwhile is not seen half.
+func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string, from, to time.Time) (int, error) {
+	info, lo, hi, err := s.span(series, from, to)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, errorf(KindStorage, series, err, "load bars")
+	}
+	defer tx.Rollback() //nolint:errcheck // a read-only transaction
+	n, err := countBlocks(ctx, tx, series, lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, noBars(info, from, to)
+	}
+	if _, err := w.WriteAt(binary.LittleEndian.AppendUint64(nil, uint64(n)), 0); err != nil {
+		return 0, fmt.Errorf("write the bars of %s: %w", series, err)
+	}
+	at := 0 // bars written so far
+	err = scanBlocks(ctx, tx, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
+		a, b := blockSpan(cols[0], cnt, lo, hi)
+		if at+b-a > n {
+			return corrupt(series, "the blocks hold more bars than they count")
+		}
+		for k, c := range cols {
+			if _, err := w.WriteAt(c[8*a:8*b], int64(8+8*(k*n+at))); err != nil {
+				return fmt.Errorf("write the bars of %s: %w", series, err)
+			}
+		}
+		at += b - a
+		return nil
+	})
+	if err == nil && at != n {
+		err = corrupt(series, fmt.Sprintf("the blocks hold %d bars where they count %d", at, n))
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }

@@ -31,17 +31,14 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"math"
 	"net/url"
@@ -85,95 +82,6 @@ const (
 	SurfaceData = "data-service" // a `wicket data serve` request that named no caller
 )
 
-// Who ran a trial: the surface, and for the agent its MCP session and
-// caller (the caller's name under HTTP callers; empty on stdio).
-type Who struct {
-	Surface string `json:"surface"`
-	Session string `json:"session,omitempty"`
-	Caller  string `json:"caller,omitempty"`
-}
-
-// String is "cli", "mcp session S" or "mcp session S caller C".
-func (w Who) String() string {
-	s := w.Surface
-	if s == "" {
-		s = "unknown"
-	}
-	if w.Session != "" {
-		s += " session " + w.Session
-	}
-	if w.Caller != "" {
-		s += " caller " + w.Caller
-	}
-	return s
-}
-
-type whoKey struct{}
-
-// WithWho returns ctx carrying who: research run under it is recorded as
-// theirs.
-func WithWho(ctx context.Context, who Who) context.Context {
-	return context.WithValue(ctx, whoKey{}, who)
-}
-
-// WhoFrom is the Who ctx carries, or ok false.
-func WhoFrom(ctx context.Context) (Who, bool) {
-	w, ok := ctx.Value(whoKey{}).(Who)
-	return w, ok
-}
-
-// Row is one trial. Append fills Seq, Time, RunID (when empty), PrevHash
-// and Hash; the caller fills the rest.
-type Row struct {
-	Seq      int64  `json:"seq"`
-	Time     string `json:"time"` // RFC3339 with nanoseconds, UTC
-	Kind     string `json:"kind"`
-	RunID    string `json:"run_id"`
-	Who      Who    `json:"who"`
-	Strategy string `json:"strategy"`
-	Digest   string `json:"digest"` // SourceDigest of the strategy's text
-	Series   string `json:"series"`
-	From     string `json:"from"` // the range traded, RFC3339; empty when unknown
-	To       string `json:"to"`
-	// Params, Costs and Metrics are JSON objects (stored compact, as
-	// given).
-	Params  json.RawMessage `json:"params"`
-	Costs   json.RawMessage `json:"costs"`
-	Metrics json.RawMessage `json:"metrics"`
-	// SharpePerPeriod is the run's per-period Sharpe ratio (mean/std of
-	// its per-bar returns); NaN when undefined (no variance, a failed
-	// run). It is what the deflated Sharpe ratio over the ledger reads.
-	SharpePerPeriod float64 `json:"-"`
-	// Audit is what an outsider needs to recompute the run's statistics
-	// (a JSON object, or empty): for a sweep combination its return
-	// statistics and PBO blocks. It is covered by the hash and not shown
-	// in listings (`wicket research export` writes it).
-	Audit    json.RawMessage `json:"-"`
-	PrevHash string          `json:"prev_hash"`
-	Hash     string          `json:"hash"`
-}
-
-// MarshalJSON writes SharpePerPeriod as sharpe_per_period, null when NaN.
-func (r Row) MarshalJSON() ([]byte, error) {
-	type plain Row
-	var sr *float64
-	if !math.IsNaN(r.SharpePerPeriod) && !math.IsInf(r.SharpePerPeriod, 0) {
-		v := r.SharpePerPeriod
-		sr = &v
-	}
-	return json.Marshal(struct {
-		plain
-		SR *float64 `json:"sharpe_per_period"`
-	}{plain(r), sr})
-}
-
-// SourceDigest is the digest rows carry for a strategy's source text: the
-// hex SHA-256 of its bytes.
-func SourceDigest(source string) string {
-	s := sha256.Sum256([]byte(source))
-	return hex.EncodeToString(s[:])
-}
-
 // Genesis is the PrevHash of the first row.
 const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -182,52 +90,6 @@ const (
 	formatPlain = "wicket-research-ledger-v1" // schema 1: plain SHA-256, no audit
 	formatKeyed = "wicket-research-ledger-v2" // HMAC-SHA256 under the ledger key
 )
-
-// canonical is the text a row's hash covers: a JSON array of every field
-// but the hash itself, in a fixed order, the previous row's hash included.
-func (r *Row) canonical(format string) []byte {
-	sr := ""
-	if !math.IsNaN(r.SharpePerPeriod) {
-		sr = strconv.FormatFloat(r.SharpePerPeriod, 'g', -1, 64)
-	}
-	fields := []string{
-		format, strconv.FormatInt(r.Seq, 10), r.Time, r.Kind, r.RunID,
-		r.Who.Surface, r.Who.Session, r.Who.Caller, r.Strategy, r.Digest, r.Series, r.From, r.To,
-		string(r.Params), string(r.Costs), string(r.Metrics), sr,
-	}
-	if format == formatKeyed {
-		fields = append(fields, string(r.Audit))
-	}
-	b, _ := json.Marshal(append(fields, r.PrevHash))
-	return b
-}
-
-// plainHash is a schema-1 row's hash: hex SHA-256 of its canonical text.
-func (r *Row) plainHash() string {
-	s := sha256.Sum256(r.canonical(formatPlain))
-	return hex.EncodeToString(s[:])
-}
-
-// keyedHash is a row's hash: hex HMAC-SHA256 of its canonical text under
-// key.
-func (r *Row) keyedHash(key []byte) string { return r.keyedHashWith(hmac.New(sha256.New, key)) }
-
-// keyedHashWith is keyedHash with mac, an HMAC-SHA256 under the key, which
-// it resets: a batch keys its rows with one.
-func (r *Row) keyedHashWith(mac hash.Hash) string {
-	mac.Reset()
-	mac.Write(r.canonical(formatKeyed))
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(mac.Sum(sum[:0]))
-}
-
-// keyCheck is what meta holds to tell the ledger's key from another: the
-// HMAC of a fixed text, which says nothing of the key itself.
-func keyCheck(key []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("wicket-research-ledger-key-check"))
-	return hex.EncodeToString(m.Sum(nil))
-}
 
 const schemaVersion = "2"
 
@@ -599,40 +461,3 @@ func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Co
 	}
 	return runID, nil
 }
-
-// normalise checks a row and compacts its JSON fields.
-func (r *Row) normalise() error {
-	if !validKind(r.Kind) {
-		return fmt.Errorf("kind %q is not one of %s", r.Kind, strings.Join(Kinds, ", "))
-	}
-	if r.Strategy == "" || r.Series == "" {
-		return errors.New("a row needs its strategy and series")
-	}
-	if r.Who.Surface == "" {
-		r.Who.Surface = "unknown"
-	}
-	if math.IsInf(r.SharpePerPeriod, 0) {
-		r.SharpePerPeriod = math.NaN()
-	}
-	for _, f := range []*json.RawMessage{&r.Params, &r.Costs, &r.Metrics} {
-		if len(*f) == 0 {
-			*f = json.RawMessage(`{}`)
-			continue
-		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, *f); err != nil {
-			return fmt.Errorf("params, costs and metrics must be JSON: %w", err)
-		}
-		*f = buf.Bytes()
-	}
-	if len(r.Audit) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, r.Audit); err != nil {
-			return fmt.Errorf("audit must be JSON: %w", err)
-		}
-		r.Audit = buf.Bytes()
-	}
-	return nil
-}
-
-func validKind(k string) bool { return slices.Contains(Kinds, k) }
