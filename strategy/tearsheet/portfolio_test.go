@@ -97,4 +97,7 @@ func TestBrowserRendersPortfolioSheet(t *testing.T) {
 	if names := drewData(t, got, "equity", "drawdown", "turnover"); !slices.Equal(names, portfolioCharts) {
 		t.Errorf("charts %v, want %v", names, portfolioCharts)
 	}
+	if eq := got[0]; len(eq.Bench) != 1 || eq.Bench[0] <= 0 {
+		t.Errorf("the equal-parts holding is not drawn: %+v", eq)
+	}
 }
