@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"wicket/strategy/backtest"
@@ -108,6 +110,12 @@ func drawdowns(c backtest.Curve, capital float64) *drawdownTable {
 		t.Note = fmt.Sprintf("the %d deepest of %d drawdown periods", MaxDrawdownRows, n)
 	}
 	return t
+}
+
+// thinned notes that the table was read from a curve of n reported
+// points rather than every bar, so its depths and ends are those points'.
+func (t *drawdownTable) thinned(n int) {
+	t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + "from the report's " + strconv.Itoa(n) + "-point curve, not every bar"
 }
 
 // length writes a drawdown's length in bars and days.

@@ -37,6 +37,9 @@ type Run struct {
 	// Drawdowns, when set, is the curve whose deepest drawdown periods
 	// are listed (every bar of it, from Capital).
 	Drawdowns *backtest.Curve
+	// DrawdownsThinned says Drawdowns is a reported (downsampled) curve,
+	// not every bar; the table says so.
+	DrawdownsThinned bool
 	// Pairs are two values per step, drawn side by side.
 	Pairs *Pairs
 	// Dist are values whose distribution is drawn, DistTitle and
@@ -94,6 +97,9 @@ func RenderRun(r Run) ([]byte, error) {
 		v.Equity.Title = r.EquityTitle
 		if r.Drawdowns != nil && r.Capital > 0 {
 			v.Drawdowns = drawdowns(*r.Drawdowns, r.Capital)
+			if r.DrawdownsThinned {
+				v.Drawdowns.thinned(len(r.Drawdowns.Equity))
+			}
 		}
 	}
 	if r.Pairs != nil {

@@ -127,7 +127,7 @@ func build(r *backtest.Result, strategy string, benches []Benchmark) view {
 		v.Equity.Title = "Equity"
 		v.Drawdowns = drawdowns(curve, s.Capital)
 		if len(r.Curve.Equity) == 0 {
-			v.Drawdowns.Note = strings.TrimPrefix(v.Drawdowns.Note+"; ", "; ") + "from the report's " + strconv.Itoa(len(curve.Equity)) + "-point curve, not every bar"
+			v.Drawdowns.thinned(len(curve.Equity))
 		}
 		v.Monthly = monthly(curve, s.Capital)
 		v.Rolling, v.RollingNote = rolling(curve.Time, returns, m.PeriodsPerYear)
