@@ -260,6 +260,7 @@ type Event struct {
 	Ticket       string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
 	VenueOrderID string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
 	Until        time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
+	Override     *OverrideState       `json:"override,omitempty"`       // override_granted, override_used (override.go)
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.
