@@ -165,7 +165,8 @@ type Venue struct {
 	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
 	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
 	Fees             decimal.Decimal            `json:"fees"`
-	Funding          decimal.Decimal            `json:"funding,omitzero"` // funding booked from the venue (received positive)
+	AssetFees        []AssetFee                 `json:"asset_fees,omitempty"` // fees paid in other assets (BNB), each in its own (feeasset.go)
+	Funding          decimal.Decimal            `json:"funding,omitzero"`     // funding booked from the venue (received positive)
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
@@ -249,10 +250,17 @@ type Event struct {
 	Price         decimal.Decimal `json:"price,omitzero"`
 	// StopPrice, TrailAmount and TrailPercent are an order_modified's new
 	// stop and trail (zero: unchanged).
-	StopPrice    decimal.Decimal      `json:"stop_price,omitzero"`
-	TrailAmount  decimal.Decimal      `json:"trail_amount,omitzero"`
-	TrailPercent decimal.Decimal      `json:"trail_percent,omitzero"`
-	Fee          decimal.Decimal      `json:"fee,omitzero"`
+	StopPrice    decimal.Decimal `json:"stop_price,omitzero"`
+	TrailAmount  decimal.Decimal `json:"trail_amount,omitzero"`
+	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
+	Fee          decimal.Decimal `json:"fee,omitzero"`
+	// FeeAsset, AssetFee and FeeValue are an order_filled's commission
+	// paid in another asset (feeasset.go): the asset, the amount in it,
+	// and its worth in the account currency at the asset's mark then
+	// (zero: no mark). Fee is the account currency's part alone.
+	FeeAsset     string               `json:"fee_asset,omitempty"`
+	AssetFee     decimal.Decimal      `json:"asset_fee,omitzero"`
+	FeeValue     decimal.Decimal      `json:"fee_value,omitzero"`
 	Cash         decimal.Decimal      `json:"cash,omitzero"` // venue_opened
 	State        command.TradingState `json:"state,omitempty"`
 	Order        *Order               `json:"order,omitempty"` // order_accepted

@@ -139,7 +139,7 @@ func (e *engine) applyEnvelope(ev node.Event) {
 		}
 		b.pos[ev.Symbol] = b.pos[ev.Symbol].Add(q)
 		b.last[ev.Symbol] = ev.Price
-		b.cash = b.cash.Sub(q.Mul(ev.Price)).Sub(ev.Fee)
+		b.cash = b.cash.Sub(q.Mul(ev.Price)).Sub(ev.Fee).Sub(ev.FeeValue) // a fee in another asset at its worth then
 	}
 }
 

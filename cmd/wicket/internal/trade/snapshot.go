@@ -133,6 +133,9 @@ func tradeEventDetail(e node.Event) string {
 	if !e.Fee.IsZero() {
 		add("fee " + e.Fee.String())
 	}
+	if e.FeeAsset != "" { // a fee paid in another asset, and its worth then (node/feeasset.go)
+		add("fee " + e.AssetFee.String() + " " + e.FeeAsset + " (worth " + e.FeeValue.String() + ")")
+	}
 	if !e.Cash.IsZero() {
 		add("cash " + e.Cash.String())
 	}
