@@ -165,8 +165,7 @@ type Venue struct {
 	UnrealizedPnL    decimal.Decimal            `json:"unrealized_pnl"`
 	RealizedPnL      decimal.Decimal            `json:"realized_pnl"`
 	Fees             decimal.Decimal            `json:"fees"`
-	AssetFees        []AssetFee                 `json:"asset_fees,omitempty"` // fees paid in other assets (BNB), each in its own (feeasset.go)
-	Funding          decimal.Decimal            `json:"funding,omitzero"`     // funding booked from the venue (received positive)
+	Funding          decimal.Decimal            `json:"funding,omitzero"` // funding booked from the venue (received positive)
 	Marks            map[string]decimal.Decimal `json:"marks"`
 	Positions        []Position                 `json:"positions"`
 	OpenOrders       []Order                    `json:"open_orders"`
@@ -179,6 +178,9 @@ type Venue struct {
 	// both: wicket's (BTC-USD) and the venue's own (BTCUSDT). A command
 	// may name either; the node works in the listed one.
 	Spellings map[string]project.Spelling `json:"spellings,omitempty"`
+	// AssetFees are the fees paid in other assets (BNB), each in its own
+	// and at its worth (feeasset.go).
+	AssetFees []AssetFee `json:"asset_fees,omitempty"`
 }
 
 // Listed is the venue's listed symbol that sym spells (BTCUSDT or
@@ -250,17 +252,10 @@ type Event struct {
 	Price         decimal.Decimal `json:"price,omitzero"`
 	// StopPrice, TrailAmount and TrailPercent are an order_modified's new
 	// stop and trail (zero: unchanged).
-	StopPrice    decimal.Decimal `json:"stop_price,omitzero"`
-	TrailAmount  decimal.Decimal `json:"trail_amount,omitzero"`
-	TrailPercent decimal.Decimal `json:"trail_percent,omitzero"`
-	Fee          decimal.Decimal `json:"fee,omitzero"`
-	// FeeAsset, AssetFee and FeeValue are an order_filled's commission
-	// paid in another asset (feeasset.go): the asset, the amount in it,
-	// and its worth in the account currency at the asset's mark then
-	// (zero: no mark). Fee is the account currency's part alone.
-	FeeAsset     string               `json:"fee_asset,omitempty"`
-	AssetFee     decimal.Decimal      `json:"asset_fee,omitzero"`
-	FeeValue     decimal.Decimal      `json:"fee_value,omitzero"`
+	StopPrice    decimal.Decimal      `json:"stop_price,omitzero"`
+	TrailAmount  decimal.Decimal      `json:"trail_amount,omitzero"`
+	TrailPercent decimal.Decimal      `json:"trail_percent,omitzero"`
+	Fee          decimal.Decimal      `json:"fee,omitzero"`
 	Cash         decimal.Decimal      `json:"cash,omitzero"` // venue_opened
 	State        command.TradingState `json:"state,omitempty"`
 	Order        *Order               `json:"order,omitempty"` // order_accepted
@@ -268,7 +263,15 @@ type Event struct {
 	Ticket       string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
 	VenueOrderID string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
 	Until        time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
-	Override     *OverrideState       `json:"override,omitempty"`       // override_granted, override_used (override.go)
+	// FeeAsset, AssetFee and FeeValue are an order_filled's commission
+	// paid in another asset (feeasset.go): the asset, the amount in it,
+	// and its worth in the account currency at the asset's mark then
+	// (zero: no mark). Fee is the account currency's part alone.
+	FeeAsset string          `json:"fee_asset,omitempty"`
+	AssetFee decimal.Decimal `json:"asset_fee,omitzero"`
+	FeeValue decimal.Decimal `json:"fee_value,omitzero"`
+	// Override is an override_granted's or override_used's (override.go).
+	Override *OverrideState `json:"override,omitempty"`
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.
