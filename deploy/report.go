@@ -82,6 +82,12 @@ type FillTrack struct {
 	PriceDiff     decimal.Decimal `json:"price_diff"`   // price − bar close, against the trader when positive on a buy
 	SlippageBps   decimal.Decimal `json:"slippage_bps"` // the difference in basis points of the close, signed against the trader
 	Latency       time.Duration   `json:"latency_ns"`   // from the bar's close to the fill being booked
+	// Fee is the fill's fee in the venue's currency as the book took it;
+	// FeeAsset and AssetFee, the part the venue charged in another asset
+	// (BNB), in that asset (Fee counts it at its mark then).
+	Fee      decimal.Decimal `json:"fee"`
+	FeeAsset string          `json:"fee_asset,omitempty"`
+	AssetFee decimal.Decimal `json:"asset_fee,omitzero"`
 }
 
 func target(has bool, t float64) string {
@@ -181,7 +187,7 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 		}
 		rep.Fills = append(rep.Fills, FillTrack{ClientOrderID: in.ClientOrderID, Bar: in.Bar, Side: in.Side, Quantity: in.Quantity, Filled: in.Filled,
 			BarClose: bc, Price: in.Price, PriceDiff: diff, SlippageBps: against.Div(bc).Shift(4).Round(4),
-			Latency: in.Updated.Sub(in.Bar.Add(gran))})
+			Latency: in.Updated.Sub(in.Bar.Add(gran)), Fee: in.Fee, FeeAsset: in.FeeAsset, AssetFee: in.AssetFee})
 	}
 	return rep, nil
 }

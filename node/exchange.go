@@ -48,6 +48,10 @@ type VenueOrder struct {
 	Fee                       decimal.Decimal // cumulative, in the account currency when the venue says so
 	Reason                    string          // why rejected or canceled, when the venue says
 	Updated                   time.Time
+	// FeeAsset and AssetFee are the commissions charged in another asset
+	// than the account currency (Binance's BNB), cumulative, in it.
+	FeeAsset string
+	AssetFee decimal.Decimal
 	// Notional is the fills' cumulative quote amount as the venue states it
 	// (Binance's cummulativeQuoteQty), so each fill's price is derived
 	// exactly; zero: Filled × AveragePrice.

@@ -562,16 +562,21 @@ func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*b
 }
 
 // fills is a filled quantity, its quote amount and its commissions in
-// the account currency.
-type fills struct{ qty, quote, fee decimal.Decimal }
+// the account currency, and in another asset (fees.go).
+type fills struct {
+	qty, quote, fee decimal.Decimal
+	asset           string
+	other           decimal.Decimal
+}
 
 func (f fills) add(g fills) fills {
-	return fills{f.qty.Add(g.qty), f.quote.Add(g.quote), f.fee.Add(g.fee)}
+	return fills{f.qty.Add(g.qty), f.quote.Add(g.quote), f.fee.Add(g.fee), cmp.Or(g.asset, f.asset), f.other.Add(g.other)}
 }
 
 // own is one incarnation's fills, with the commissions booked for it.
 func (a *Adapter) own(o *bn.Order) fills {
-	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity), a.feeOf(o.OrderID)}
+	asset, other := a.otherFeeOf(o.OrderID)
+	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity), a.feeOf(o.OrderID), asset, other}
 }
 
 // replacementOf reports a venue client id's replacement number.
@@ -613,11 +618,12 @@ func (a *Adapter) setPrior(orderID int64, f fills) {
 func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
 	vo.Symbol = a.syms.Listed(vo.Symbol)
 	vo.Fee = a.feeOf(orderID)
+	vo.FeeAsset, vo.AssetFee = a.otherFeeOf(orderID)
 	a.mu.Lock()
 	p, ok := a.prior[orderID]
 	a.mu.Unlock()
 	if ok {
-		vo.Fee = vo.Fee.Add(p.fee)
+		vo.Fee, vo.FeeAsset, vo.AssetFee = vo.Fee.Add(p.fee), cmp.Or(vo.FeeAsset, p.asset), vo.AssetFee.Add(p.other)
 	}
 	if !ok || p.qty.IsZero() {
 		return vo
@@ -1032,7 +1038,8 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 		// the replaced incarnation's commissions: a fill since the lookup
 		// is read (best effort: the replace is done whatever the read says)
 		_ = a.coverFees(ctx, a.syms.Venue(o.Symbol), oid, dec(res.CancelResponse.ExecutedQuantity))
-		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity), a.feeOf(oid)})
+		asset, other := a.otherFeeOf(oid)
+		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity), a.feeOf(oid), asset, other})
 	} else {
 		before = before.add(a.own(live))
 	}

@@ -17,6 +17,10 @@ type feeLedger struct {
 	qty    decimal.Decimal // the filled quantity the trades cover
 	fee    decimal.Decimal // their commissions in the account currency
 	trades map[int64]bool  // trade ids booked
+	// other is their commissions in another asset (BNB), kept in it
+	// (node/feeasset.go); asset names it.
+	asset string
+	other decimal.Decimal
 }
 
 // feeIn is a commission in the account currency (the symbol's quote
@@ -45,7 +49,7 @@ func (a *Adapter) feeIn(symbol, asset string, commission, price decimal.Decimal)
 // bookTrade records one trade of order orderID (Binance's symbol) once,
 // by its trade id.
 func (a *Adapter) bookTrade(orderID int64, symbol string, tradeID int64, qty, price, commission decimal.Decimal, asset string) {
-	fee, _ := a.feeIn(symbol, asset, commission, price)
+	fee, inAccount := a.feeIn(symbol, asset, commission, price)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fees == nil {
@@ -61,6 +65,9 @@ func (a *Adapter) bookTrade(orderID int64, symbol string, tradeID int64, qty, pr
 	}
 	l.trades[tradeID] = true
 	l.qty, l.fee = l.qty.Add(qty), l.fee.Add(fee)
+	if !inAccount && asset != "" {
+		l.asset, l.other = asset, l.other.Add(commission)
+	}
 }
 
 // bookFills records a FULL answer's fills.
@@ -81,6 +88,17 @@ func (a *Adapter) feeOf(orderID int64) decimal.Decimal {
 		return l.fee
 	}
 	return decimal.Zero
+}
+
+// otherFeeOf is the commissions booked for one incarnation in another
+// asset, and the asset.
+func (a *Adapter) otherFeeOf(orderID int64) (string, decimal.Decimal) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if l := a.fees[orderID]; l != nil {
+		return l.asset, l.other
+	}
+	return "", decimal.Zero
 }
 
 // coverFees makes the ledger of incarnation orderID (Binance's symbol)

@@ -187,6 +187,8 @@ func (e *engine) apply(ev node.Event) error {
 		e.applyRisk(ev)
 	case node.EventAgentOrder, EventAgentDay, EventAgentDeployment: // the agent's envelope (envelope.go)
 		e.applyEnvelope(ev)
+	case node.EventOverride, node.EventOverrideUsed: // the operator's one-off overrides (override.go)
+		e.applyOverride(ev)
 	default:
 		v := e.venues[ev.Venue]
 		if v == nil {
