@@ -766,6 +766,9 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 // dryRun reports what execute would decide for c now.
 func (e *engine) dryRun(c command.Command) node.Verdict {
 	rep, r := e.check(c)
+	if r == nil {
+		r = e.checkEnvelope(c) // the agent's capital envelope, as admit applies it
+	}
 	v := node.Verdict{WouldAccept: r == nil, Command: c, TradingState: e.state, Checks: rep.Checks}
 	if v.Checks == nil {
 		v.Checks = []guardrail.Check{}
