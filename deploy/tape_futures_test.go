@@ -400,7 +400,17 @@ func TestFuturesLongShortDeploymentEqualsBacktest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Funding) != len(pays) || rep.Replayed != n || rep.Equal != n {
-		t.Errorf("report: %d funding payments, %d of %d decisions replayed equal", len(rep.Funding), rep.Equal, rep.Replayed)
+		t.Fatalf("report: %d funding payments, %d of %d decisions replayed equal", len(rep.Funding), rep.Equal, rep.Replayed)
+	}
+	for i, p := range rep.Funding {
+		if q := pays[i]; p.ID != q.ID || !p.Time.Equal(q.Time) || !p.Amount.Equal(q.Amount) || !p.Position.Equal(q.Position) {
+			t.Errorf("report's funding payment %+v, the book's %+v", p, pays[i])
+		}
+	}
+	// No stored rates: the replay pays the rates live's payments imply,
+	// on its own position, which the venue's step alone sets apart.
+	if a := rep.Attribution; a == nil || a.Total.Funding.Money.Abs().GreaterThan(bound) || !a.Total.Funding.Money.Equal(paid.Sub(a.ReplayFunding)) {
+		t.Errorf("attribution at the implied rates: %+v (the step's bound %s)", a, bound)
 	}
 	t.Logf("%d bars, %d trades (%d short, %d flips), %d reduce-only closes; funding paid %s in %d settlements (backtest %s, bound %s); final equity %s, backtest %.2f",
 		n, len(res.AllTrades), shorts, flips, reduceOnly, paid, len(pays), btPaid.StringFixed(4), bound.StringFixed(4), dep.Equity.StringFixed(2), res.Curve.Equity[n-1])
