@@ -291,6 +291,7 @@ func (r *Runner) attribution(ctx context.Context, d *Deployment, gran time.Durat
 	if err != nil {
 		return &Attribution{Notes: []string{"the replay could not run: " + err.Error()}}
 	}
+	rp.rates = r.replayRates(ctx, d, w, gran, funding)
 	a := attribute(d, w, gran, rp, intents, funding, diverged)
 	if d.Style == "on_bar" {
 		a.Notes = append(a.Notes, "an on_bar strategy's quantity orders are not replayed as targets: their fills count under decisions")

@@ -146,7 +146,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 			backtest.AllowMaxOrdersPerDay, d.OrdersToday, d.Day, dec.Target, bar.Time.Format(time.RFC3339)), now)
 		return r.cfg.Store.Commit(b)
 	}
-	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
+	in := Intent{ClientOrderID: orderID(vc, ClientOrderID(d.ID, bar.Time, 0)), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
 		Quantity: qty.Abs(), Target: dec.Target, Qty: dec.HasQty, Status: IntentSending, Updated: now}
 	if qty.IsNegative() {
 		in.Side = string(command.Sell)
@@ -437,7 +437,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 	var fills []fill // in.ClientOrderID's fills, oldest first
 	feeAsset, unvalued := "", false
 	for _, ev := range snap.Events {
-		if ev.Kind == node.EventFilled && ev.ClientOrderID == in.ClientOrderID {
+		if ev.Kind == node.EventFilled && sentAs(in.ClientOrderID, ev.ClientOrderID) {
 			f := ev.Fee.Add(ev.FeeValue) // a fee in another asset (BNB) at its worth when the node booked it
 			qty, value, fee = qty.Add(ev.Quantity), value.Add(ev.Quantity.Mul(ev.Price)), fee.Add(f)
 			if ev.FeeAsset != "" {
@@ -450,7 +450,7 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 	working := false
 	for _, v := range snap.Venues {
 		for _, o := range v.OpenOrders {
-			if o.ClientOrderID == in.ClientOrderID && o.Status.Working() {
+			if sentAs(in.ClientOrderID, o.ClientOrderID) && o.Status.Working() {
 				working = true
 			}
 		}

@@ -106,6 +106,14 @@ const (
 	FireSuffix          = "-fire"                     // the market order a trigger the node holds fires
 )
 
+// Split flip suffixes: a market order a margined venue's flip = "split"
+// sends as two goes out as its client order id with FlipCloseSuffix (the
+// reduce-only close) and FlipOpenSuffix (the opening remainder).
+const (
+	FlipCloseSuffix = "-close"
+	FlipOpenSuffix  = "-open"
+)
+
 // GroupRequest is linked orders for one request to a real venue: every
 // leg on the same symbol, each with its own client order id.
 type GroupRequest struct {
