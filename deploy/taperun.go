@@ -218,8 +218,12 @@ func (t *TapeRun) Run(ctx context.Context) error {
 			if j+1 < b.Len() {
 				next = b.Open[j+1]
 			}
+			// No bar of it at the next calendar bar: an order placed now
+			// waits for its next bar's open, as the backtest fills it.
+			_, trades := l.at[t.cal[min(i+1, len(t.cal)-1)]]
 			d := decimal.NewFromFloat
-			t.Tape.Put(l.Symbol, paper.TapeBar{Bar: intrabar.Bar[decimal.Decimal]{Open: d(b.Open[j]), High: d(b.High[j]), Low: d(b.Low[j]), Close: d(b.Close[j])}, Next: d(next)})
+			t.Tape.Put(l.Symbol, paper.TapeBar{Bar: intrabar.Bar[decimal.Decimal]{Open: d(b.Open[j]), High: d(b.High[j]), Low: d(b.Low[j]), Close: d(b.Close[j])}, Next: d(next),
+				Gap: i+1 < len(t.cal) && !trades})
 		}
 		if err := t.Step(ctx); err != nil {
 			return fmt.Errorf("tape %s at the bar of %s: the node's mark step: %w", t.Series, time.Unix(at, 0).UTC().Format(time.RFC3339), err)

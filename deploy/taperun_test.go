@@ -87,8 +87,9 @@ func (g *tapeRig) play(t testing.TB) {
 // equalsBacktest checks deployment id against a backtest of the tape's
 // bars with the signals its strategy computes over the warm-up and the
 // tape (the indicators have their history at the tape's first bar, as the
-// deployment's do).
-func (g *tapeRig) equalsBacktest(t *testing.T, id, source string) {
+// deployment's do). The backtest must exit by each of kinds often (none
+// given: stop_loss, take_profit and the strategy's exit, "").
+func (g *tapeRig) equalsBacktest(t *testing.T, id, source string, kinds ...string) {
 	t.Helper()
 	s, err := script.Load(ctxT(t), script.Source{Name: "s.star", Text: source}, script.Options{Memo: ta.NewMemo(0)})
 	if err != nil {
@@ -133,8 +134,13 @@ func (g *tapeRig) equalsBacktest(t *testing.T, id, source string) {
 	for _, tr := range res.AllTrades {
 		exits[tr.Exit]++
 	}
-	if min(exits["stop_loss"], exits["take_profit"], exits[""]) < n/400 {
-		t.Fatalf("the backtest's exits %v: the fixture should reach stops, take-profits and exit signals often", exits)
+	if len(kinds) == 0 {
+		kinds = []string{"stop_loss", "take_profit", ""}
+	}
+	for _, k := range kinds {
+		if exits[k] < n/400 {
+			t.Fatalf("the backtest's exits %v: the fixture should reach each of %q often", exits, kinds)
+		}
 	}
 	decs, err := g.r.cfg.Store.Decisions(id)
 	if err != nil {
