@@ -38,14 +38,14 @@ import (
 // their calendar, the union of their bar times: at each calendar bar the
 // clock moves to its close and every series with a bar there has it put
 // and handed over; a series without one (the asset did not trade) keeps
-// its mark at its next bar's open. Its reader that has taken its last bar
-// is handed its next one at once, ahead of the calendar, so that a
-// portfolio deployment, which reads every leg before it steps the
-// earliest bar time, steps the calendar bar without it and holds that
-// bar until the calendar reaches it (the backtest's calendar rule: an
-// asset without a bar at t does not trade at t). A deployment of one
-// series steps every bar it is handed: give it a series of the tape that
-// misses no calendar bar.
+// its mark at its next bar's open, and an order for it waits for that
+// open (paper.TapeBar.Gap). A portfolio's reader (Group) that has taken
+// its last bar is handed its next one at once, ahead of the calendar, so
+// that the deployment, which reads every leg before it steps the earliest
+// bar time, steps the calendar bar without it and holds that bar until
+// the calendar reaches it (the backtest's calendar rule: an asset without
+// a bar at t does not trade at t). A deployment of one series (Source)
+// is handed each of its bars once the clock reaches its close.
 type TapeRun struct {
 	Series string        // SYMBOL@GRANULARITY of the tape
 	Symbol string        // the symbol the paper venues trade it as
@@ -371,7 +371,7 @@ func (s *tapeSource) Next(ctx context.Context, series string, after time.Time) (
 		if !after.IsZero() {
 			i = sort.Search(p, func(k int) bool { return l.Bars.Time[k] > after.Unix() })
 		}
-		if (i < 0 || i >= p) && len(t.legs) > 1 && t.published > 0 && p < l.Bars.Len() {
+		if (i < 0 || i >= p) && s.group != nil && t.published > 0 && p < l.Bars.Len() {
 			if _, ok := l.at[t.cal[t.published-1]]; !ok {
 				i, p = p, p+1 // it missed the latest calendar bar: its next one, ahead of the calendar
 			}
