@@ -121,7 +121,6 @@ func TestTapePortfolioForwardTestEqualsBacktest(t *testing.T) {
 	}
 	ns := nodetest.NewServer(t, nodetest.WithConfig(cfg), nodetest.WithFeed(paper.Feed{Seed: 1, Tape: tp}), nodetest.WithClock(clk.Now))
 	run.Step = func(context.Context) error { ns.Tick(t, 1); return nil } // Run is called on the test's goroutine
-	grp := run.Group()                                                   // one deployment: its legs read one group
 	hist := func(_ context.Context, s string, before time.Time, k int) (strategy.Bars, error) {
 		b := all[s]
 		end := sort.Search(b.Len(), func(i int) bool { return b.Time[i] > before.Add(-time.Minute).Unix() })
@@ -133,7 +132,7 @@ func TestTapePortfolioForwardTestEqualsBacktest(t *testing.T) {
 	}
 	r, err := New(ctxT(t), Config{Project: cfg, Store: openStore(t, t.TempDir()), Node: ns.Local(node.KeyControl), Strategies: newPool(t),
 		Now: clk.Now, NewID: seq(), History: hist, NextOpen: run.NextOpen,
-		Bars: func(project.Venue, string) BarSource { return grp.Source() }})
+		Bars: func(project.Venue, string) BarSource { return run.Source() }}) // as the node does: its legs become one group
 	if err != nil {
 		t.Fatal(err)
 	}

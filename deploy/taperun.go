@@ -146,13 +146,23 @@ func (t *TapeRun) leg(series string) *tapeLeg {
 	return nil
 }
 
-// names lists the tape's series.
-func (t *TapeRun) names() string {
+// Plays reports whether series is one of the tape's (after Start).
+func (t *TapeRun) Plays(series string) bool { return t.leg(series) != nil }
+
+// Begins is the open of the tape's first calendar bar (after Start): where
+// its clock starts.
+func (t *TapeRun) Begins() time.Time { return time.Unix(t.cal[0], 0).UTC() }
+
+// Len is how many calendar bars the tape plays (after Start).
+func (t *TapeRun) Len() int { return len(t.cal) }
+
+// Names lists the tape's series, comma separated.
+func (t *TapeRun) Names() string {
 	out := make([]string, len(t.legs))
 	for k, l := range t.legs {
 		out[k] = l.Series
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(out, ",")
 }
 
 // handed is how many of l's bars the first n calendar bars hold.
@@ -331,6 +341,28 @@ type TapeGroup struct{ run *TapeRun }
 // Source is a reader of the group, for one leg.
 func (g *TapeGroup) Source() BarSource { return &tapeSource{run: g.run, group: g} }
 
+// groupLegs makes the readers of this run among srcs, a portfolio
+// deployment's bar sources (one per leg, none read yet), one TapeGroup:
+// its legs then read the tape as one deployment (Group). Sources of
+// another kind, or already in a group, are left as they are.
+func groupLegs(srcs []BarSource) {
+	groups := map[*TapeRun]*TapeGroup{}
+	for _, src := range srcs {
+		s, ok := src.(*tapeSource)
+		if !ok {
+			continue
+		}
+		s.run.mu.Lock()
+		if s.group == nil {
+			if groups[s.run] == nil {
+				groups[s.run] = s.run.Group()
+			}
+			s.group = groups[s.run]
+		}
+		s.run.mu.Unlock()
+	}
+}
+
 // tapeSource is one deployment's reader of a TapeRun.
 type tapeSource struct {
 	run     *TapeRun
@@ -353,7 +385,7 @@ func (s *tapeSource) Next(ctx context.Context, series string, after time.Time) (
 	if l == nil || (s.leg != nil && s.leg != l) { // the run does not wait for it
 		delete(t.readers, s)
 		t.signal()
-		return Bar{}, fmt.Errorf("series %s is not on the tape, which plays %s: deploy on %s, or start the node with --replay %s", series, t.names(), t.Series, series)
+		return Bar{}, fmt.Errorf("series %s is not on the tape, which plays %s: deploy on %s, or start the node with --replay %s", series, t.Names(), t.Series, series)
 	}
 	s.leg = l
 	if t.readers == nil {

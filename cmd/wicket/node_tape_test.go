@@ -36,12 +36,19 @@ func TestNodeTapeFlagsRefuseNamingTheFix(t *testing.T) {
 		{nodeOptions{replay: "BTC-USD@1m", from: "2026-03-01", speed: "-2"}, "--speed \"-2\": give a speed above 0"},
 		{nodeOptions{replay: "BTC-USD@1m", from: "2026-03-01", speed: "fast"}, "or max"},
 		{nodeOptions{replay: "DOGE-USD@1m", from: "2026-03-01"}, "no simulated paper venue in wicket.toml lists DOGE-USD"},
+		{nodeOptions{replay: "BTC-USD@1m,ETH-USD@1m,BTC-USD@1m", from: "2026-03-01"}, "--replay BTC-USD@1m is given twice"},
+		{nodeOptions{replay: "BTC-USD@1m,BTC-USD@1h", from: "2026-03-01"}, "both are BTC-USD; give one series per symbol"},
+		{nodeOptions{replay: "BTC-USD@1m,ETH-USD", from: "2026-03-01"}, "--replay: "},
+		{nodeOptions{replay: " , ", from: "2026-03-01"}, "names no series"},
 	} {
 		_, err := nodeTape(project.Project{}, cfg, c.o, log)
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want a usage error saying %q", c.o, err, c.want)
 		}
+	}
+	if got, err := replaySeries("BTC-USD@1m, ETH-USD@1m,SOL-USD@1m"); err != nil || strings.Join(got, " ") != "BTC-USD@1m ETH-USD@1m SOL-USD@1m" {
+		t.Fatalf("a comma list: %q %v", got, err)
 	}
 	if run, err := nodeTape(project.Project{}, cfg, nodeOptions{replay: "BTC-USD@1m"}, log); run != nil || err != nil {
 		t.Fatalf("--replay alone: %v %v, want the closes on the wall clock as before", run, err)
