@@ -23,7 +23,8 @@
 // legs (node.Order.Group) are walked together and the first to fill
 // cancels the other; a bracket's resting entry is walked with its exits,
 // which wait inactive until it fills (node.Order.Parent), are sized to
-// what it filled and are an oco from then on. A trigger
+// what it filled and are an oco from then on (on a recorded tape, bars
+// walk the orders instead of marks, tape.go). A trigger
 // and a trailing stop's move are events, so replay rebuilds them. Fees are
 // fee_bps of the fill's notional.
 //
