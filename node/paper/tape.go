@@ -123,19 +123,18 @@ func (v *Venue) StepTape(bars map[string]TapeBar, now time.Time, allow func(node
 		if !ok {
 			continue
 		}
-		if v.tape.shut[s] {
-			v.tape.shut[s] = false
-			for _, id := range slices.Clone(v.open) {
-				o := v.orders[id]
-				if o.Symbol != s || o.Status != node.OrderOpen || o.Type != command.Market || exitLeg(o) {
-					continue
-				}
-				if !allow(*o) {
-					v.cancel(o, "not filled: the node's trading state vetoed it at the open it waited for", now, emit)
-					continue
-				}
-				v.fill(o, v.slipped(b.Bar.Open, o.Side), now, emit)
+		// A market order rests only for this: it fills at the bar's open
+		// (one left resting by a restart too).
+		for _, id := range slices.Clone(v.open) {
+			o := v.orders[id]
+			if o.Symbol != s || o.Status != node.OrderOpen || o.Type != command.Market || exitLeg(o) {
+				continue
 			}
+			if !allow(*o) {
+				v.cancel(o, "not filled: the node's trading state vetoed it at the open it waited for", now, emit)
+				continue
+			}
+			v.fill(o, v.slipped(b.Bar.Open, o.Side), now, emit)
 		}
 		var resting []*node.Order
 		for _, id := range v.open {

@@ -71,6 +71,21 @@ func TestStepTapeMarketOrderWaitsForTheBarAfterAGap(t *testing.T) {
 	if o := h.place(command.Sell, command.Market, "1", ""); o.Status != node.OrderFilled || !o.AveragePrice.Equal(testkit.D("103.89")) {
 		t.Fatalf("a market order after a bar with no gap: %s at %s, want filled at once at the mark less slippage", o.Status, o.AveragePrice)
 	}
+
+	// A bracket's market entry waits too; filled at the open, its exits
+	// walk the rest of that bar: the low reaches the stop-loss.
+	h.v.StepTape(map[string]TapeBar{"X": gap}, t0, all, h.emit)
+	e, _, sl := h.placeBracket(command.Buy, "1", "", "110", "101", "")
+	if o, _ := h.v.Order(e); o.Status != node.OrderOpen {
+		t.Fatalf("a bracket's market entry before the bar after a gap: %s", o.Status)
+	}
+	h.v.StepTape(map[string]TapeBar{"X": tapeBar("104", "105", "100", "103", "103")}, t0, all, h.emit)
+	eo, _ := h.v.Order(e)
+	so, _ := h.v.Order(sl)
+	if eo.Status != node.OrderFilled || !eo.AveragePrice.Equal(testkit.D("104.11")) || so.Status != node.OrderFilled || !so.AveragePrice.Equal(testkit.D("100.89")) {
+		t.Fatalf("the bracket at the bar after the gap: entry %s at %s, stop-loss %s at %s; want the entry at the open and the stop on the bar's path",
+			eo.Status, eo.AveragePrice, so.Status, so.AveragePrice)
+	}
 }
 
 // TestTapeTrailingStopStartsFromTheEntry: on a tape a trailing stop that
