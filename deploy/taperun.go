@@ -325,7 +325,8 @@ func (t *TapeRun) signal() {
 
 // Source is a deployment's BarSource over the tape (Config.Bars): from
 // its first read on, the run waits for it at every bar until its loop
-// closes it. A source that is never read holds nothing up.
+// closes it. A source that is never read holds nothing up. A portfolio
+// deployment given one per leg reads them as one Group (groupLegs).
 func (t *TapeRun) Source() BarSource { return &tapeSource{run: t} }
 
 // Group is a portfolio deployment's BarSource over the tape's series, one
