@@ -304,6 +304,7 @@ func (r *Runner) portfolioLoop(ctx context.Context, l *live, vc project.Venue) {
 			return
 		}
 	}
+	groupLegs(srcs) // on a recorded tape its legs read as one deployment (taperun.go)
 	after := make([]time.Time, len(series))
 	peek := make([]*Bar, len(series))
 	ended := make([]bool, len(series))
