@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -352,7 +353,7 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Calle
 
 // stepUp answers 403 insufficient_scope when m calls a tool the caller's
 // OAuth grant does not serve but another scope does; true if it did.
-func (h *HTTPServer) stepUp(w http.ResponseWriter, caller Caller, m *message) bool {
+func (h *HTTPServer) stepUp(w http.ResponseWriter, caller Caller, m *wire.Message) bool {
 	if h.h.OAuth == nil {
 		return false
 	}
@@ -420,7 +421,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 	}
 	if len(body) > limit {
 		closeAfter(w) // the rest of the body is not read
-		writeJSON(w, http.StatusRequestEntityTooLarge, lineTooLong(limit, body))
+		writeJSON(w, http.StatusRequestEntityTooLarge, wire.LineTooLong(limit, body))
 		return
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // read: a long call is not cut
@@ -438,13 +439,13 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		}
 		return
 	}
-	if resp, bad := shapeRefusal(body); bad {
+	if resp, bad := wire.ShapeRefusal(body); bad {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	}
-	var m message
+	var m wire.Message
 	if err := json.Unmarshal(body, &m); err != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
+		writeJSON(w, http.StatusBadRequest, wire.Error(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
 	if m.Method == string(mcp.MethodInitialize) && modern == "" && r.Header.Get(server.HeaderKeySessionID) == "" {
@@ -475,7 +476,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // initialize opens a session: a Server of its own with the caller's
 // profile and deny list, behind an mcp-go transport whose only session id
 // is that Server's trace session id.
-func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
+func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *wire.Message) {
 	h.sweep()
 	opts := h.opts
 	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
@@ -614,14 +615,14 @@ func (h *HTTPServer) evictIdlest(among func(*httpSession) bool) bool {
 }
 
 // serveOne passes one message through the wire layer to mcp-go.
-func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, m *message) {
-	if m.isRequest() {
+func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, m *wire.Message) {
+	if m.IsRequest() {
 		if resp, handled := sess.srv.intercept(body, m.ID, m.Method); handled {
 			writeJSON(w, http.StatusOK, resp)
 			return
 		}
 	}
-	out, sur := sess.srv.ids.inbound(sess.srv.prepare(body, m), m, nil)
+	out, sur := sess.srv.ids.Inbound(sess.srv.prepare(body, m), m, nil)
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(out))
 	r2.ContentLength = int64(len(out))
@@ -635,30 +636,30 @@ func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *http
 func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSession, caller Caller, body []byte) {
 	var elems []json.RawMessage
 	if json.Unmarshal(body, &elems) != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
+		writeJSON(w, http.StatusBadRequest, wire.Error(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
-	if v := sess.srv.protocolVersion(); !batchesAllowed(v) {
-		writeJSON(w, http.StatusOK, batchRefusal(v))
+	if v := sess.srv.protocolVersion(); !wire.BatchesAllowed(v) {
+		writeJSON(w, http.StatusOK, wire.BatchRefusal(v))
 		return
 	}
 	if len(elems) == 0 {
-		writeJSON(w, http.StatusOK, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
+		writeJSON(w, http.StatusOK, wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
 		return
 	}
 	var replies [][]byte
 	for _, e := range elems {
-		var m message
+		var m wire.Message
 		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
-			replies = append(replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			replies = append(replies, wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
 			continue
 		}
-		if resp, bad := shapeRefusal(e); bad {
+		if resp, bad := wire.ShapeRefusal(e); bad {
 			replies = append(replies, resp)
 			continue
 		}
 		if scope := h.batchScope(caller, &m); scope != "" { // as stepUp, inside a batch
-			replies = append(replies, rpcError(idOrNull(m.ID), mcp.INVALID_REQUEST, scope))
+			replies = append(replies, wire.Error(idOrNull(m.ID), mcp.INVALID_REQUEST, scope))
 			continue
 		}
 		rec := &bodyRecorder{header: http.Header{}}
@@ -739,7 +740,7 @@ func (o *oneSession) Terminate(id string) (bool, error) {
 // a cancelled request.
 type idWriter struct {
 	http.ResponseWriter
-	ids *wireIDs
+	ids *wire.IDs
 	sur string
 }
 
@@ -749,7 +750,7 @@ type idWriter struct {
 // ends as Streamable HTTP allows one to (a stream or a JSON body; 202 is
 // only for a POST of notifications and responses).
 func (w *idWriter) WriteHeader(code int) {
-	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.isCancelled(w.sur) {
+	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.IsCancelled(w.sur) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Header().Del("Content-Length")
@@ -761,7 +762,7 @@ func (w *idWriter) Write(p []byte) (int, error) {
 	if w.sur == "" {
 		return w.ResponseWriter.Write(p)
 	}
-	out, drop, _ := w.ids.outbound(w.ids.restoreSubscriptionID(p))
+	out, drop, _ := w.ids.Outbound(w.ids.RestoreSubscriptionID(p))
 	if drop {
 		return len(p), nil
 	}
@@ -831,7 +832,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 // httpError answers a transport-level refusal as a JSON-RPC error body.
 func httpError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, msg))
+	writeJSON(w, status, wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, msg))
 }
 
 // closeAfter ends the connection after this response: a refused request's

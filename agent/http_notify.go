@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -16,8 +17,8 @@ import (
 
 // withModernMeta is body with version in params._meta when m is a
 // notification whose _meta does not name one; else body unchanged.
-func withModernMeta(body []byte, m *message, version string) []byte {
-	if m.isRequest() || m.Method == "" {
+func withModernMeta(body []byte, m *wire.Message, version string) []byte {
+	if m.IsRequest() || m.Method == "" {
 		return body
 	}
 	params := m.Params
@@ -41,8 +42,8 @@ func withModernMeta(body []byte, m *message, version string) []byte {
 	if err != nil {
 		return body
 	}
-	out := replaceParam(body, params, "_meta", string(mb))
-	var nm message
+	out := wire.ReplaceParam(body, params, "_meta", string(mb))
+	var nm wire.Message
 	if json.Unmarshal(out, &nm) == nil {
 		*m = nm
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"wicket/agent/wire"
 )
 
 // A session of the 2025 protocol era outlives its access token: after a
@@ -53,7 +54,7 @@ func (s *Server) rescope(profile string, deny []string) error {
 // batchScope is stepUp's refusal text for a tools/call inside a batch,
 // where no status can be answered for one element; "" when the caller's
 // token serves the call.
-func (h *HTTPServer) batchScope(caller Caller, m *message) string {
+func (h *HTTPServer) batchScope(caller Caller, m *wire.Message) string {
 	if h.h.OAuth == nil {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -78,7 +79,7 @@ func refuseModernVerb(w http.ResponseWriter, verb string) {
 // modernBatchRefusal is the answer to a JSON array sent as a modern
 // request.
 func modernBatchRefusal(version string) []byte {
-	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+	return wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST,
 		fmt.Sprintf("batch refused: protocol version %s has no JSON-RPC batches; send one message at a time", version))
 }
 

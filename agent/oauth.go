@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"wicket/agent/authserver"
+	"wicket/agent/wire"
 	"wicket/internal/project"
 )
 
@@ -288,7 +289,7 @@ func (a *OAuth) serveMetadata(w http.ResponseWriter, r *http.Request) {
 // needsScope is the scope a tools/call needs that caller's grant lacks,
 // "" when it needs none (a static caller, another method, a tool the
 // grant serves, or one no scope serves: the session refuses it itself).
-func (a *OAuth) needsScope(caller Caller, m *message) string {
+func (a *OAuth) needsScope(caller Caller, m *wire.Message) string {
 	if caller.grant == "" || m.Method != string(mcp.MethodToolsCall) {
 		return ""
 	}

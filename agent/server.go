@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"wicket/agent/wire"
 	"wicket/gate"
 	"wicket/internal/buildinfo"
 	"wicket/node/guardrail"
@@ -80,7 +81,7 @@ type Server struct {
 	mcp      *server.MCPServer
 	venues   venueKinds
 	tb       *toolbox
-	ids      *wireIDs
+	ids      *wire.IDs
 	protocol atomic.Value // string: the negotiated protocol version
 	client   atomic.Value // string: mcp-go's id of the client session
 	watch    *nodeWatch
@@ -125,7 +126,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	if tb == nil {
 		tb = &toolbox{}
 	}
-	s := &Server{reg: reg, opts: opts, session: opts.NewID(), tb: tb, ids: newWireIDs()}
+	s := &Server{reg: reg, opts: opts, session: opts.NewID(), tb: tb, ids: wire.NewIDs()}
 	s.access.Store(access)
 	s.protocol.Store("")
 	s.client.Store("")
@@ -290,7 +291,7 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 // template URI whose variable holds characters a simple URI-template
 // variable cannot match ('@' in BTC-USD@1h) gets them percent-encoded, as
 // RFC 6570 expects; the handlers decode them again.
-func (s *Server) prepare(body []byte, m *message) []byte {
+func (s *Server) prepare(body []byte, m *wire.Message) []byte {
 	if m.Method != string(mcp.MethodResourcesRead) {
 		return body
 	}
@@ -303,7 +304,7 @@ func (s *Server) prepare(body []byte, m *message) []byte {
 	for _, prefix := range []string{"wicket://series/", "wicket://strategy/"} {
 		if rest, ok := strings.CutPrefix(p.URI, prefix); ok && strings.ContainsAny(rest, "@") {
 			uri, _ := json.Marshal(prefix + strings.ReplaceAll(rest, "@", "%40"))
-			return replaceParam(body, m.Params, "uri", string(uri))
+			return wire.ReplaceParam(body, m.Params, "uri", string(uri))
 		}
 	}
 	return body
@@ -331,7 +332,7 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 	if json.Unmarshal(line, &msg) != nil || json.Unmarshal(msg.Params.Name, &name) != nil {
 		text := "invalid tools/call: params.name must be a tool name (a string)"
 		s.record("", false, nil, refuse(text), start)
-		return rpcError(id, mcp.INVALID_PARAMS, text), true
+		return wire.Error(id, mcp.INVALID_PARAMS, text), true
 	}
 	if _, known := s.reg.Lookup(name); known {
 		return nil, false
@@ -344,16 +345,7 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 	}
 	text += " Call tools/list for the tools this server offers."
 	s.record(name, false, msg.Params.Arguments, refuse(text), start)
-	return rpcError(id, mcp.INVALID_PARAMS, text), true
-}
-
-func rpcError(id json.RawMessage, code int, message string) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id,
-		"error":   map[string]any{"code": code, "message": message},
-	})
-	return b
+	return wire.Error(id, mcp.INVALID_PARAMS, text), true
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

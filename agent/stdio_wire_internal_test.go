@@ -19,100 +19,6 @@ import (
 	"wicket/internal/project"
 )
 
-// response is what mcp-go writes for a request whose id is sur.
-func response(sur string) []byte {
-	return []byte(`{"jsonrpc":"2.0","id":"` + sur + `","result":{}}` + "\n")
-}
-
-func TestWireIDsRoundTrip(t *testing.T) {
-	for _, id := range []string{`1`, `0`, `-7`, `1.5`, `12345678901234567890`, `18446744073709551616`, `1e400`, `"x"`, `"wk-00000000:1"`, `"\u00e9\"q"`} {
-		w := newWireIDs()
-		body := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil {
-			t.Fatal(err)
-		}
-		out, sur := w.inbound(body, &m, nil)
-		if sur == "" || !bytes.Contains(out, []byte(`"`+sur+`"`)) {
-			t.Fatalf("id %s: no surrogate in %s", id, out)
-		}
-		back, drop, _ := w.outbound(response(sur))
-		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n"
-		if drop || string(back) != want {
-			t.Errorf("id %s came back as %s (drop %v)", id, back, drop)
-		}
-		if w.outstanding() != 0 {
-			t.Errorf("id %s: still outstanding", id)
-		}
-	}
-}
-
-// TestWireKeepsText: rewriting the id leaves the rest of the message's
-// text as the client wrote it.
-func TestWireKeepsText(t *testing.T) {
-	w := newWireIDs()
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"source":"if a < b && c > d: pass"}}}`)
-	var m message
-	_ = json.Unmarshal(body, &m)
-	out, _ := w.inbound(body, &m, nil)
-	if !bytes.Contains(out, []byte(`"if a < b && c > d: pass"`)) {
-		t.Errorf("rewritten message changed the text: %s", out)
-	}
-}
-
-func TestWireCancelledIsDropped(t *testing.T) {
-	w := newWireIDs()
-	req := []byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call"}`)
-	var m message
-	_ = json.Unmarshal(req, &m)
-	_, sur := w.inbound(req, &m, nil)
-	cancel := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`)
-	var cm message
-	_ = json.Unmarshal(cancel, &cm)
-	out, _ := w.inbound(cancel, &cm, nil)
-	if !bytes.Contains(out, []byte(`"requestId":"`+sur+`"`)) {
-		t.Fatalf("cancellation not pointed at the surrogate: %s", out)
-	}
-	if _, drop, _ := w.outbound(response(sur)); !drop {
-		t.Error("the response of a cancelled request was written")
-	}
-	select {
-	case <-w.idleCh():
-	default:
-		t.Error("a dropped response left its request outstanding")
-	}
-}
-
-// FuzzWireIDs: whatever id a client sends, the response carries the same
-// bytes back.
-func FuzzWireIDs(f *testing.F) {
-	for _, s := range []string{`1`, `"a"`, `12345678901234567890`, `-0.5e-3`, `"\\\""`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, id string) {
-		body := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
-		var m message
-		if json.Unmarshal(body, &m) != nil || !m.isRequest() {
-			return
-		}
-		var v any
-		if json.Unmarshal(m.ID, &v) != nil {
-			return
-		}
-		switch v.(type) {
-		case string, float64:
-		default:
-			return // JSON-RPC ids are strings or numbers
-		}
-		w := newWireIDs()
-		_, sur := w.inbound(body, &m, nil)
-		back, _, _ := w.outbound(response(sur))
-		if want := `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}` + "\n"; string(back) != want {
-			t.Fatalf("id %s came back as %s", m.ID, back)
-		}
-	})
-}
-
 // FuzzFrontDesk feeds arbitrary input to the stdio server: it must return,
 // and every line it writes must be one JSON-RPC message (or a batch).
 func FuzzFrontDesk(f *testing.F) {
@@ -189,14 +95,6 @@ func TestLineTooLong(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
 		t.Errorf("reading a 100 MiB line allocated %d MiB; it must be skipped, not buffered", grew>>20)
-	}
-}
-
-func TestSizeText(t *testing.T) {
-	for n, want := range map[int]string{4 << 20: "4 MiB", 512 << 10: "512 KiB", 1000: "1000 bytes"} {
-		if got := sizeText(n); got != want {
-			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 
@@ -286,37 +184,6 @@ func TestLineTooLongKeepsID(t *testing.T) {
 			t.Errorf("%.60s…: refused with id %s (%v), want %s", tc.line, id, msgs[0]["error"], tc.id)
 		}
 	}
-	// The exact bytes of a large integer id (serveLines decodes through
-	// float64, which would hide a changed digit).
-	var sc idScan
-	sc.feed([]byte(`{"jsonrpc":"2.0", "id" : 12345678901234567890 ,"method":"ping","params":{"pad":"`))
-	if got := string(sc.id()); got != "12345678901234567890" {
-		t.Errorf("large id scanned as %s", got)
-	}
-	// HTTP: a body over the limit is refused 413 with its id when the part
-	// read shows it.
-	if got := string(lineTooLong(1024, []byte(`{"id":"r1","method":"tools/call","params":{"x":"`+pad))); !strings.Contains(got, `"id":"r1"`) {
-		t.Errorf("HTTP refusal: %s", got)
-	}
-}
-
-// TestRestoreSubscriptionID: a listen stream's acknowledgement and final
-// result name the client's own request id in _meta, not the surrogate.
-func TestRestoreSubscriptionID(t *testing.T) {
-	w := newWireIDs()
-	m := &message{ID: json.RawMessage(`12345678901234567891`), Method: "subscriptions/listen"}
-	_, sur := w.inbound([]byte(`{"jsonrpc":"2.0","id":12345678901234567891,"method":"subscriptions/listen","params":{}}`), m, nil)
-	ack := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"` + sur + `"}}}`
-	if got := string(w.restoreSubscriptionID([]byte(ack))); !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":12345678901234567891}`) {
-		t.Fatalf("ack = %s", got)
-	}
-	final := `{"jsonrpc":"2.0","id":"` + sur + `","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":"` + sur + `"}}}`
-	out, drop, _ := w.outbound(w.restoreSubscriptionID([]byte(final)))
-	if drop || string(out) != `{"jsonrpc":"2.0","id":12345678901234567891,"result":{"_meta":{"io.modelcontextprotocol/subscriptionId":12345678901234567891}}}` {
-		t.Fatalf("final = %s (drop %v)", out, drop)
-	}
-	other := `{"jsonrpc":"2.0","method":"x","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"client-own"}}}`
-	if got := string(w.restoreSubscriptionID([]byte(other))); got != other {
-		t.Fatalf("a client's own id was changed: %s", got)
-	}
+	// The id scan's exact bytes and HTTP's 413: wire's TestIDScanLargeID
+	// and TestLineTooLongHead.
 }
