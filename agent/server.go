@@ -51,8 +51,8 @@ type Options struct {
 	// Caller names the HTTP caller whose session this is; traced on
 	// every entry and shown in wicket://session. Empty over stdio.
 	Caller string
-	// owners, set by NewHTTP, are the orders each caller placed, shared by
-	// its sessions (owners.go); nil over stdio (one caller).
+	// owners, set by NewSessions, are the orders each caller placed,
+	// shared by its sessions (owners.go); nil over stdio (one caller).
 	owners *orderOwners
 	// Transport is what wicket://session reports: "stdio" (the default)
 	// or "streamable HTTP at ADDR".
@@ -153,7 +153,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 		s.recodeResource(ctx, id, method, err) // resources.go
 	})
 	hooks.AddBeforeSubscriptionsListen(s.listen.open) // listen.go
-	hooks.AddAfterDiscover(modernDiscover)            // modern.go
+	hooks.AddAfterDiscover(modernDiscover)            // protocol.go
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})
@@ -192,8 +192,8 @@ func (s *Server) Access() *ToolAccess { return s.access.Load() }
 // Session is this server's session id, as traced.
 func (s *Server) Session() string { return s.session }
 
-// protocolVersion is the negotiated protocol version, "" before initialize.
-func (s *Server) protocolVersion() string { return s.protocol.Load().(string) }
+// ProtocolVersion is the negotiated protocol version, "" before initialize.
+func (s *Server) ProtocolVersion() string { return s.protocol.Load().(string) }
 
 // Close stops the session's background work (the node watch).
 func (s *Server) Close() { s.watch.stop() }
@@ -203,9 +203,9 @@ func (s *Server) Close() { s.watch.stop() }
 func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	defer s.Close()
 	desk := newFrontDesk(stdin, stdout, s.opts.Drain, s.opts.MaxMessage, s.ids)
-	desk.intercept = s.intercept
-	desk.prepare = s.prepare
-	desk.version = s.protocolVersion
+	desk.intercept = s.Intercept
+	desk.prepare = s.Prepare
+	desk.version = s.ProtocolVersion
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
 	err := stdio.Listen(ctx, desk.reader(), desk.writer())
@@ -287,11 +287,11 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 	})
 }
 
-// prepare adjusts a request before mcp-go sees it: a resources/read of a
+// Prepare adjusts a request before mcp-go sees it: a resources/read of a
 // template URI whose variable holds characters a simple URI-template
 // variable cannot match ('@' in BTC-USD@1h) gets them percent-encoded, as
 // RFC 6570 expects; the handlers decode them again.
-func (s *Server) prepare(body []byte, m *wire.Message) []byte {
+func (s *Server) Prepare(body []byte, m *wire.Message) []byte {
 	if m.Method != string(mcp.MethodResourcesRead) {
 		return body
 	}
@@ -310,11 +310,11 @@ func (s *Server) prepare(body []byte, m *wire.Message) []byte {
 	return body
 }
 
-// intercept answers tools/call requests the registry cannot route: an
+// Intercept answers tools/call requests the registry cannot route: an
 // unknown name gets the protocol's -32602 with up to three suggestions,
 // and is traced as refused. A resources/subscribe is refused unless its
 // URI sends updates.
-func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
+func (s *Server) Intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
 	if method == string(mcp.MethodResourcesSubscribe) {
 		return s.checkSubscribe(line, id) // resources.go
 	}

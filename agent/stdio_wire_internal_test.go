@@ -6,17 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"wicket/internal/project"
 )
 
 // FuzzFrontDesk feeds arbitrary input to the stdio server: it must return,
@@ -100,8 +95,9 @@ func TestLineTooLong(t *testing.T) {
 
 // TestWireShapeRefused: valid JSON that is not a JSON-RPC message (a bare
 // value, an id that is an object, an array or a boolean) is -32600 with id
-// null on both transports, never -32700 (which is for text that is not
-// JSON), and never served with its odd id echoed.
+// null, never -32700 (which is for text that is not JSON), and never
+// served with its odd id echoed. Over HTTP: agent/front's
+// TestHTTPShapeRefused.
 func TestWireShapeRefused(t *testing.T) {
 	bad := []string{`42`, `"ping"`, `true`,
 		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
@@ -132,27 +128,6 @@ func TestWireShapeRefused(t *testing.T) {
 		}
 		for i, l := range lines {
 			check(t, bad[i], l)
-		}
-	})
-	t.Run("http", func(t *testing.T) {
-		h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
-			Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(h)
-		defer srv.Close()
-		for _, b := range bad {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+MCPPath, strings.NewReader(b))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			check(t, b, strings.TrimSpace(string(body)))
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"wicket/agent"
 	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -30,7 +31,7 @@ type HTTPOptions struct {
 	// Host and Origin checks and wicket://session.
 	Addr string
 	// Callers authenticates every request; nil serves without auth
-	// (--no-auth): every session gets Options.Profile and Options.Deny.
+	// (--no-auth): every session gets agent.Options.Profile and agent.Options.Deny.
 	Callers *Callers
 	// OAuth, when set, also accepts JWT access tokens of its issuer
 	// (agent/oauth.go) and serves the Protected Resource Metadata.
@@ -70,8 +71,8 @@ type HTTPOptions struct {
 // A request in protocol 2026-07-28 has no session: it is routed to its
 // caller's own Server instead (modern.go).
 type HTTPServer struct {
-	opts Options
-	b    Backends
+	opts agent.Options                     // every session's start, defaults filled (agent.Sessions)
+	open func(agent.Seat) (Session, error) // a session's or modern caller's Server
 	h    HTTPOptions
 	log  *slog.Logger
 
@@ -83,7 +84,7 @@ type HTTPServer struct {
 }
 
 type httpSession struct {
-	srv    *Server
+	srv    Session
 	http   *server.StreamableHTTPServer
 	caller string // the caller's name
 	owner  string // Caller.owner: who may use the session
@@ -118,18 +119,19 @@ func (s *httpSession) idleSince() (since time.Time, ok bool) {
 
 // NewHTTP builds the HTTP server. Without callers (nil) every session runs
 // opts' profile and deny list; with callers, there must be at least one.
-func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
-	opts, err := opts.withDefaults()
+func NewHTTP(opts agent.Options, b agent.Backends, h HTTPOptions) (*HTTPServer, error) {
+	sessions, err := agent.NewSessions(opts, b) // one record of whose orders are whose
 	if err != nil {
 		return nil, err
 	}
+	opts = sessions.Options()
 	if h.Callers == nil && h.OAuth == nil {
-		if _, err := Check(opts.Profile, opts.Deny); err != nil {
+		if _, err := agent.Check(opts.Profile, opts.Deny); err != nil {
 			return nil, err
 		}
 	} else if h.OAuth == nil && h.Callers.Len() == 0 {
-		return nil, &UsageError{"no callers are configured for this HTTP server: add one with `wicket callers add NAME --profile P` " +
-			"(it prints the bearer token once), or serve a single local operator with --no-auth"}
+		return nil, agent.NewUsageError("no callers are configured for this HTTP server: add one with `wicket callers add NAME --profile P` " +
+			"(it prints the bearer token once), or serve a single local operator with --no-auth")
 	}
 	if h.MaxSessions <= 0 {
 		h.MaxSessions = 256
@@ -152,9 +154,9 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	if h.MaxConnsPerCaller <= 0 {
 		h.MaxConnsPerCaller = 64
 	}
-	opts.owners = newOrderOwners() // owners.go: a caller writes only its own orders
 	return &HTTPServer{
-		opts: opts, b: b, h: h,
+		opts: opts, h: h,
+		open:     func(seat agent.Seat) (Session, error) { return sessions.Open(seat) },
 		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		sessions: map[string]*httpSession{},
 		modern:   map[string]*httpSession{},
@@ -478,17 +480,15 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // is that Server's trace session id.
 func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *wire.Message) {
 	h.sweep()
-	opts := h.opts
-	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
-	opts.Transport = "streamable HTTP at " + h.h.Addr
-	srv, err := New(opts, h.b)
+	srv, err := h.open(agent.Seat{Caller: caller.Name, Profile: caller.Profile, Deny: caller.Deny,
+		Transport: "streamable HTTP at " + h.h.Addr})
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot open a session: "+err.Error())
 		return
 	}
 	id := srv.Session()
 	sess := &httpSession{srv: srv, caller: caller.Name, owner: caller.owner(), used: h.opts.Now(), busy: 1}
-	sess.http = server.NewStreamableHTTPServer(srv.mcp,
+	sess.http = server.NewStreamableHTTPServer(srv.MCP(),
 		server.WithEndpointPath(MCPPath),
 		server.WithSessionIdManager(&oneSession{id: id}),
 		server.WithDisableLocalhostProtection(true), // checkOrigin is stricter
@@ -617,19 +617,19 @@ func (h *HTTPServer) evictIdlest(among func(*httpSession) bool) bool {
 // serveOne passes one message through the wire layer to mcp-go.
 func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, m *wire.Message) {
 	if m.IsRequest() {
-		if resp, handled := sess.srv.intercept(body, m.ID, m.Method); handled {
+		if resp, handled := sess.srv.Intercept(body, m.ID, m.Method); handled {
 			writeJSON(w, http.StatusOK, resp)
 			return
 		}
 	}
-	out, sur := sess.srv.ids.Inbound(sess.srv.prepare(body, m), m, nil)
+	out, sur := sess.srv.Wire().Inbound(sess.srv.Prepare(body, m), m, nil)
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(out))
 	r2.ContentLength = int64(len(out))
 	if r2.Header.Get("Content-Type") == "" {
 		r2.Header.Set("Content-Type", "application/json")
 	}
-	sess.http.ServeHTTP(&idWriter{ResponseWriter: w, ids: sess.srv.ids, sur: sur}, r2)
+	sess.http.ServeHTTP(&idWriter{ResponseWriter: w, ids: sess.srv.Wire(), sur: sur}, r2)
 }
 
 // batch answers a JSON array per the session's negotiated version.
@@ -639,7 +639,7 @@ func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSes
 		writeJSON(w, http.StatusBadRequest, wire.Error(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
-	if v := sess.srv.protocolVersion(); !wire.BatchesAllowed(v) {
+	if v := sess.srv.ProtocolVersion(); !wire.BatchesAllowed(v) {
 		writeJSON(w, http.StatusOK, wire.BatchRefusal(v))
 		return
 	}

@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func (h *HTTPServer) rescope(sess *httpSession, owner string, caller Caller) boo
 	if caller.grant == "" || sess.caller != caller.Name || !strings.HasPrefix(owner, oauthOwnerPrefix) {
 		return false
 	}
-	if err := sess.srv.rescope(caller.Profile, caller.Deny); err != nil {
+	if err := sess.srv.Rescope(caller.Profile, caller.Deny, caller.grant); err != nil { // traced by agent
 		h.log.Error("a session's scope did not move", "session", sess.srv.Session(), "err", err)
 		return false
 	}
@@ -37,18 +37,6 @@ func (h *HTTPServer) rescope(sess *httpSession, owner string, caller Caller) boo
 	h.mu.Unlock()
 	h.log.Info("session moved to the token's scope", "session", sess.srv.Session(), "caller", caller.Name, "scope", caller.grant)
 	return true
-}
-
-// rescope swaps the server's access set for the profile's and deny
-// list's, whole: a call already running keeps the set it was checked
-// against.
-func (s *Server) rescope(profile string, deny []string) error {
-	access, err := newToolAccess(s.reg, profile, deny)
-	if err != nil {
-		return err
-	}
-	s.access.Store(access)
-	return nil
 }
 
 // batchScope is stepUp's refusal text for a tools/call inside a batch,

@@ -1,10 +1,11 @@
-package agent
+package front
 
 import (
 	"testing"
 
 	"github.com/google/uuid"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -12,39 +13,39 @@ import (
 // scope only for the same OAuth subject; a bearer caller of the same name
 // and another subject are refused, and the session is left as it was.
 func TestRescopeOnlyTheSameSubject(t *testing.T) {
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString}, Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString}, agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	open := func(c Caller) *httpSession {
-		srv, err := New(Options{Profile: c.Profile, Deny: c.Deny, Caller: c.Name, NewID: uuid.NewString}, Backends{Config: project.Defaults()})
+		srv, err := agent.New(agent.Options{Profile: c.Profile, Deny: c.Deny, Caller: c.Name, NewID: uuid.NewString}, agent.Backends{Config: project.Defaults()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(srv.Close)
 		return &httpSession{srv: srv, caller: c.Name, owner: c.owner()}
 	}
-	read := Caller{Name: "person-7", Profile: ProfileReadOnly, grant: "wicket:read"}
-	trade := Caller{Name: "person-7", Profile: ProfileFull, grant: "wicket:trade"}
-	other := Caller{Name: "person-8", Profile: ProfileFull, grant: "wicket:trade"}
-	bearer := Caller{Name: "person-7", Profile: ProfileReadOnly}
+	read := Caller{Name: "person-7", Profile: agent.ProfileReadOnly, grant: "wicket:read"}
+	trade := Caller{Name: "person-7", Profile: agent.ProfileFull, grant: "wicket:trade"}
+	other := Caller{Name: "person-8", Profile: agent.ProfileFull, grant: "wicket:trade"}
+	bearer := Caller{Name: "person-7", Profile: agent.ProfileReadOnly}
 
 	s := open(read)
-	if h.rescope(s, s.owner, other) || s.owner != read.owner() || s.srv.Access().Served("submit_order") {
+	if h.rescope(s, s.owner, other) || s.owner != read.owner() || s.srv.(*agent.Server).Access().Served("submit_order") {
 		t.Fatalf("another subject moved the session: owner %q", s.owner)
 	}
 	if h.rescope(s, s.owner, bearer) || s.owner != read.owner() {
 		t.Fatalf("a bearer caller moved an OAuth session: owner %q", s.owner)
 	}
-	if !h.rescope(s, s.owner, trade) || s.owner != trade.owner() || !s.srv.Access().Served("submit_order") {
-		t.Fatalf("the step-up did not move the session: owner %q, submit_order served %v", s.owner, s.srv.Access().Served("submit_order"))
+	if !h.rescope(s, s.owner, trade) || s.owner != trade.owner() || !s.srv.(*agent.Server).Access().Served("submit_order") {
+		t.Fatalf("the step-up did not move the session: owner %q, submit_order served %v", s.owner, s.srv.(*agent.Server).Access().Served("submit_order"))
 	}
-	if !h.rescope(s, s.owner, read) || s.srv.Access().Served("submit_order") || !s.srv.Access().Served("list_series") {
+	if !h.rescope(s, s.owner, read) || s.srv.(*agent.Server).Access().Served("submit_order") || !s.srv.(*agent.Server).Access().Served("list_series") {
 		t.Fatal("a read token again did not narrow the session")
 	}
 
 	b := open(bearer)
-	if h.rescope(b, b.owner, trade) || b.owner != bearer.owner() || b.srv.Access().Served("submit_order") {
+	if h.rescope(b, b.owner, trade) || b.owner != bearer.owner() || b.srv.(*agent.Server).Access().Served("submit_order") {
 		t.Fatalf("an OAuth token of the same name moved a bearer caller's session: owner %q", b.owner)
 	}
 }

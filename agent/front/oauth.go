@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"wicket/agent"
 	"wicket/agent/authserver"
 	"wicket/agent/wire"
 	"wicket/internal/project"
@@ -43,7 +44,7 @@ type OAuth struct {
 // oauthGrant is what one scope grants.
 type oauthGrant struct {
 	scope  string
-	access *ToolAccess
+	access *agent.ToolAccess
 }
 
 // OAuthOptions are NewOAuth's outside dependencies: the HTTP client that
@@ -65,7 +66,7 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 	}
 	aud, err := url.Parse(cfg.Audience)
 	if err != nil || aud.Host == "" {
-		return nil, &UsageError{fmt.Sprintf("agent.oauth.audience %q: give this server's absolute URL (e.g. https://wicket.example.com/mcp)", cfg.Audience)}
+		return nil, agent.NewUsageError(fmt.Sprintf("agent.oauth.audience %q: give this server's absolute URL (e.g. https://wicket.example.com/mcp)", cfg.Audience))
 	}
 	scopes := cfg.Scopes
 	if len(scopes) == 0 {
@@ -74,9 +75,9 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 	a := &OAuth{issuer: cfg.Issuer, audience: cfg.Audience,
 		metadata: aud.Scheme + "://" + aud.Host + PRMPath + strings.TrimSuffix(aud.EscapedPath(), "/")}
 	for _, s := range scopes {
-		access, err := Check(s.Profile, s.Deny)
+		access, err := agent.Check(s.Profile, s.Deny)
 		if err != nil {
-			return nil, &UsageError{fmt.Sprintf("agent.oauth.scope %q: %v", s.Name, err)}
+			return nil, agent.NewUsageError(fmt.Sprintf("agent.oauth.scope %q: %v", s.Name, err))
 		}
 		a.grants = append(a.grants, oauthGrant{scope: s.Name, access: access})
 	}
