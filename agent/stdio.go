@@ -8,9 +8,10 @@ import (
 	"io"
 	"sync"
 	"time"
-	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/agent/wire"
 )
 
 // defaultMaxMessage bounds one JSON-RPC message (a stdio line, an HTTP

@@ -15,11 +15,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"wicket/agent"
-	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"wicket/agent"
+	"wicket/agent/wire"
 )
 
 // MCPPath is where the HTTP server answers.

@@ -2,9 +2,10 @@ package front
 
 import (
 	"encoding/json"
-	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/agent/wire"
 )
 
 // Notifications of protocol 2026-07-28 over HTTP. The revision requires

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
 	"wicket/agent/wire"
 )
 
@@ -23,18 +24,24 @@ import (
 
 // rescope moves sess, owned by owner, to caller when caller is the same
 // OAuth subject under another grant; false (and nothing changed) when
-// the session is another caller's.
+// the session is another caller's. The move is the session's own trace
+// entry (agent's Server.Rescope: who, the old profile and the new, the
+// grant's scope; never the token), made once however many requests with
+// the new token arrive together.
 func (h *HTTPServer) rescope(sess *httpSession, owner string, caller Caller) bool {
 	if caller.grant == "" || sess.caller != caller.Name || !strings.HasPrefix(owner, oauthOwnerPrefix) {
 		return false
 	}
-	if err := sess.srv.Rescope(caller.Profile, caller.Deny, caller.grant); err != nil { // traced by agent
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sess.owner == caller.owner() {
+		return true // moved by a request that arrived together
+	}
+	if err := sess.srv.Rescope(caller.Profile, caller.Deny, caller.grant); err != nil {
 		h.log.Error("a session's scope did not move", "session", sess.srv.Session(), "err", err)
 		return false
 	}
-	h.mu.Lock()
 	sess.owner = caller.owner()
-	h.mu.Unlock()
 	h.log.Info("session moved to the token's scope", "session", sess.srv.Session(), "caller", caller.Name, "scope", caller.grant)
 	return true
 }

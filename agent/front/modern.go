@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-	"wicket/agent"
-	"wicket/agent/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"wicket/agent"
+	"wicket/agent/wire"
 )
 
 // Protocol 2026-07-28 over Streamable HTTP: the stateless era. A modern
