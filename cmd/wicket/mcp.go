@@ -254,7 +254,7 @@ func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error
 		}
 		var oauth *front.OAuth
 		if cfg.Agent.OAuth != nil && !o.http.noAuth {
-			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/oauth.go).
+			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/front/oauth.go).
 			if oauth, err = front.NewOAuth(ctx, *cfg.Agent.OAuth, front.OAuthOptions{Project: &p}); err != nil {
 				var ue *agent.UsageError
 				if errors.As(err, &ue) {

@@ -98,7 +98,7 @@ func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpH
 		}
 		return err
 	}
-	srv := h.Server() // header, body and idle bounds (agent/http.go)
+	srv := h.Server() // header, body and idle bounds (agent/front/http.go)
 	scheme := "http"
 	if o.tlsCert != "" {
 		// Loaded before the server says it serves, so a bad pair never
@@ -121,7 +121,7 @@ func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpH
 	fmt.Fprintf(stderr, "wicket mcp: serving Streamable HTTP at %s://%s%s (%s)\n", scheme, bound, front.MCPPath, who)
 
 	served := make(chan error, 1)
-	limited := h.Listener(ln, scheme == "https") // connection bounds (agent/http_conns.go)
+	limited := h.Listener(ln, scheme == "https") // connection bounds (agent/front/http_conns.go)
 	go func() {
 		if scheme == "https" {
 			served <- srv.ServeTLS(limited, "", "")
