@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 
+	"wicket/agent"
 	"wicket/agent/authserver"
 	"wicket/internal/project"
 )
@@ -18,11 +19,11 @@ import (
 // effect at the next request.
 func (a *OAuth) startBuiltin(cfg project.OAuthConfig, o OAuthOptions) error {
 	if o.Project == nil {
-		return &UsageError{"agent.oauth.issuer = \"builtin\" needs a project (its settings/ holds the issuer's keys and grants)"}
+		return agent.NewUsageError("agent.oauth.issuer = \"builtin\" needs a project (its settings/ holds the issuer's keys and grants)")
 	}
 	pub, err := o.Project.OperatorPublic()
 	if err != nil {
-		return &UsageError{fmt.Sprintf("agent.oauth.issuer = \"builtin\": consents are signed with the operator key: %v", err)}
+		return agent.NewUsageError(fmt.Sprintf("agent.oauth.issuer = \"builtin\": consents are signed with the operator key: %v", err))
 	}
 	var scopes []authserver.Scope
 	for i := len(a.grants) - 1; i >= 0; i-- { // the narrowest first
@@ -37,7 +38,7 @@ func (a *OAuth) startBuiltin(cfg project.OAuthConfig, o OAuthOptions) error {
 	}
 	s, err := authserver.New(authserver.Options{Dir: o.Project.SettingsDir(), Resource: cfg.Audience, Scopes: scopes, Operator: pub, Now: o.Now})
 	if err != nil {
-		return &UsageError{err.Error()}
+		return agent.NewUsageError(err.Error())
 	}
 	a.builtin, a.issuer = s, s.Issuer()
 	a.verify = oidc.NewVerifier(a.issuer, s.KeySet(), &oidc.Config{ClientID: cfg.Audience, Now: o.Now, SupportedSigningAlgs: []string{oidc.ES256}})

@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"bufio"
@@ -18,6 +18,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"wicket/agent"
+	"wicket/agent/wire"
 )
 
 // MCPPath is where the HTTP server answers.
@@ -29,7 +32,7 @@ type HTTPOptions struct {
 	// Host and Origin checks and wicket://session.
 	Addr string
 	// Callers authenticates every request; nil serves without auth
-	// (--no-auth): every session gets Options.Profile and Options.Deny.
+	// (--no-auth): every session gets agent.Options.Profile and agent.Options.Deny.
 	Callers *Callers
 	// OAuth, when set, also accepts JWT access tokens of its issuer
 	// (agent/oauth.go) and serves the Protected Resource Metadata.
@@ -69,8 +72,8 @@ type HTTPOptions struct {
 // A request in protocol 2026-07-28 has no session: it is routed to its
 // caller's own Server instead (modern.go).
 type HTTPServer struct {
-	opts Options
-	b    Backends
+	opts agent.Options                     // every session's start, defaults filled (agent.Sessions)
+	open func(agent.Seat) (Session, error) // a session's or modern caller's Server
 	h    HTTPOptions
 	log  *slog.Logger
 
@@ -82,7 +85,7 @@ type HTTPServer struct {
 }
 
 type httpSession struct {
-	srv    *Server
+	srv    Session
 	http   *server.StreamableHTTPServer
 	caller string // the caller's name
 	owner  string // Caller.owner: who may use the session
@@ -117,18 +120,19 @@ func (s *httpSession) idleSince() (since time.Time, ok bool) {
 
 // NewHTTP builds the HTTP server. Without callers (nil) every session runs
 // opts' profile and deny list; with callers, there must be at least one.
-func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
-	opts, err := opts.withDefaults()
+func NewHTTP(opts agent.Options, b agent.Backends, h HTTPOptions) (*HTTPServer, error) {
+	sessions, err := agent.NewSessions(opts, b) // one record of whose orders are whose
 	if err != nil {
 		return nil, err
 	}
+	opts = sessions.Options()
 	if h.Callers == nil && h.OAuth == nil {
-		if _, err := Check(opts.Profile, opts.Deny); err != nil {
+		if _, err := agent.Check(opts.Profile, opts.Deny); err != nil {
 			return nil, err
 		}
 	} else if h.OAuth == nil && h.Callers.Len() == 0 {
-		return nil, &UsageError{"no callers are configured for this HTTP server: add one with `wicket callers add NAME --profile P` " +
-			"(it prints the bearer token once), or serve a single local operator with --no-auth"}
+		return nil, agent.NewUsageError("no callers are configured for this HTTP server: add one with `wicket callers add NAME --profile P` " +
+			"(it prints the bearer token once), or serve a single local operator with --no-auth")
 	}
 	if h.MaxSessions <= 0 {
 		h.MaxSessions = 256
@@ -151,9 +155,9 @@ func NewHTTP(opts Options, b Backends, h HTTPOptions) (*HTTPServer, error) {
 	if h.MaxConnsPerCaller <= 0 {
 		h.MaxConnsPerCaller = 64
 	}
-	opts.owners = newOrderOwners() // owners.go: a caller writes only its own orders
 	return &HTTPServer{
-		opts: opts, b: b, h: h,
+		opts: opts, h: h,
+		open:     func(seat agent.Seat) (Session, error) { return sessions.Open(seat) },
 		log:      slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		sessions: map[string]*httpSession{},
 		modern:   map[string]*httpSession{},
@@ -352,7 +356,7 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Calle
 
 // stepUp answers 403 insufficient_scope when m calls a tool the caller's
 // OAuth grant does not serve but another scope does; true if it did.
-func (h *HTTPServer) stepUp(w http.ResponseWriter, caller Caller, m *message) bool {
+func (h *HTTPServer) stepUp(w http.ResponseWriter, caller Caller, m *wire.Message) bool {
 	if h.h.OAuth == nil {
 		return false
 	}
@@ -420,7 +424,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 	}
 	if len(body) > limit {
 		closeAfter(w) // the rest of the body is not read
-		writeJSON(w, http.StatusRequestEntityTooLarge, lineTooLong(limit, body))
+		writeJSON(w, http.StatusRequestEntityTooLarge, wire.LineTooLong(limit, body))
 		return
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // read: a long call is not cut
@@ -438,13 +442,13 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 		}
 		return
 	}
-	if resp, bad := shapeRefusal(body); bad {
+	if resp, bad := wire.ShapeRefusal(body); bad {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	}
-	var m message
+	var m wire.Message
 	if err := json.Unmarshal(body, &m); err != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
+		writeJSON(w, http.StatusBadRequest, wire.Error(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
 	if m.Method == string(mcp.MethodInitialize) && modern == "" && r.Header.Get(server.HeaderKeySessionID) == "" {
@@ -475,19 +479,17 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, caller Caller)
 // initialize opens a session: a Server of its own with the caller's
 // profile and deny list, behind an mcp-go transport whose only session id
 // is that Server's trace session id.
-func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *message) {
+func (h *HTTPServer) initialize(w http.ResponseWriter, r *http.Request, caller Caller, body []byte, m *wire.Message) {
 	h.sweep()
-	opts := h.opts
-	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
-	opts.Transport = "streamable HTTP at " + h.h.Addr
-	srv, err := New(opts, h.b)
+	srv, err := h.open(agent.Seat{Caller: caller.Name, Profile: caller.Profile, Deny: caller.Deny,
+		Transport: "streamable HTTP at " + h.h.Addr})
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot open a session: "+err.Error())
 		return
 	}
 	id := srv.Session()
 	sess := &httpSession{srv: srv, caller: caller.Name, owner: caller.owner(), used: h.opts.Now(), busy: 1}
-	sess.http = server.NewStreamableHTTPServer(srv.mcp,
+	sess.http = server.NewStreamableHTTPServer(srv.MCP(),
 		server.WithEndpointPath(MCPPath),
 		server.WithSessionIdManager(&oneSession{id: id}),
 		server.WithDisableLocalhostProtection(true), // checkOrigin is stricter
@@ -614,51 +616,51 @@ func (h *HTTPServer) evictIdlest(among func(*httpSession) bool) bool {
 }
 
 // serveOne passes one message through the wire layer to mcp-go.
-func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, m *message) {
-	if m.isRequest() {
-		if resp, handled := sess.srv.intercept(body, m.ID, m.Method); handled {
+func (h *HTTPServer) serveOne(w http.ResponseWriter, r *http.Request, sess *httpSession, body []byte, m *wire.Message) {
+	if m.IsRequest() {
+		if resp, handled := sess.srv.Intercept(body, m.ID, m.Method); handled {
 			writeJSON(w, http.StatusOK, resp)
 			return
 		}
 	}
-	out, sur := sess.srv.ids.inbound(sess.srv.prepare(body, m), m, nil)
+	out, sur := sess.srv.Wire().Inbound(sess.srv.Prepare(body, m), m, nil)
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(out))
 	r2.ContentLength = int64(len(out))
 	if r2.Header.Get("Content-Type") == "" {
 		r2.Header.Set("Content-Type", "application/json")
 	}
-	sess.http.ServeHTTP(&idWriter{ResponseWriter: w, ids: sess.srv.ids, sur: sur}, r2)
+	sess.http.ServeHTTP(&idWriter{ResponseWriter: w, ids: sess.srv.Wire(), sur: sur}, r2)
 }
 
 // batch answers a JSON array per the session's negotiated version.
 func (h *HTTPServer) batch(w http.ResponseWriter, r *http.Request, sess *httpSession, caller Caller, body []byte) {
 	var elems []json.RawMessage
 	if json.Unmarshal(body, &elems) != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
+		writeJSON(w, http.StatusBadRequest, wire.Error(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error"))
 		return
 	}
-	if v := sess.srv.protocolVersion(); !batchesAllowed(v) {
-		writeJSON(w, http.StatusOK, batchRefusal(v))
+	if v := sess.srv.ProtocolVersion(); !wire.BatchesAllowed(v) {
+		writeJSON(w, http.StatusOK, wire.BatchRefusal(v))
 		return
 	}
 	if len(elems) == 0 {
-		writeJSON(w, http.StatusOK, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
+		writeJSON(w, http.StatusOK, wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
 		return
 	}
 	var replies [][]byte
 	for _, e := range elems {
-		var m message
+		var m wire.Message
 		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
-			replies = append(replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			replies = append(replies, wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
 			continue
 		}
-		if resp, bad := shapeRefusal(e); bad {
+		if resp, bad := wire.ShapeRefusal(e); bad {
 			replies = append(replies, resp)
 			continue
 		}
 		if scope := h.batchScope(caller, &m); scope != "" { // as stepUp, inside a batch
-			replies = append(replies, rpcError(idOrNull(m.ID), mcp.INVALID_REQUEST, scope))
+			replies = append(replies, wire.Error(idOrNull(m.ID), mcp.INVALID_REQUEST, scope))
 			continue
 		}
 		rec := &bodyRecorder{header: http.Header{}}
@@ -739,7 +741,7 @@ func (o *oneSession) Terminate(id string) (bool, error) {
 // a cancelled request.
 type idWriter struct {
 	http.ResponseWriter
-	ids *wireIDs
+	ids *wire.IDs
 	sur string
 }
 
@@ -749,7 +751,7 @@ type idWriter struct {
 // ends as Streamable HTTP allows one to (a stream or a JSON body; 202 is
 // only for a POST of notifications and responses).
 func (w *idWriter) WriteHeader(code int) {
-	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.isCancelled(w.sur) {
+	if w.sur != "" && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && w.ids.IsCancelled(w.sur) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Header().Del("Content-Length")
@@ -761,7 +763,7 @@ func (w *idWriter) Write(p []byte) (int, error) {
 	if w.sur == "" {
 		return w.ResponseWriter.Write(p)
 	}
-	out, drop, _ := w.ids.outbound(w.ids.restoreSubscriptionID(p))
+	out, drop, _ := w.ids.Outbound(w.ids.RestoreSubscriptionID(p))
 	if drop {
 		return len(p), nil
 	}
@@ -831,7 +833,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 // httpError answers a transport-level refusal as a JSON-RPC error body.
 func httpError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, msg))
+	writeJSON(w, status, wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, msg))
 }
 
 // closeAfter ends the connection after this response: a refused request's

@@ -1,9 +1,11 @@
-package agent
+package front
 
 import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/agent/wire"
 )
 
 // Notifications of protocol 2026-07-28 over HTTP. The revision requires
@@ -16,8 +18,8 @@ import (
 
 // withModernMeta is body with version in params._meta when m is a
 // notification whose _meta does not name one; else body unchanged.
-func withModernMeta(body []byte, m *message, version string) []byte {
-	if m.isRequest() || m.Method == "" {
+func withModernMeta(body []byte, m *wire.Message, version string) []byte {
+	if m.IsRequest() || m.Method == "" {
 		return body
 	}
 	params := m.Params
@@ -41,8 +43,8 @@ func withModernMeta(body []byte, m *message, version string) []byte {
 	if err != nil {
 		return body
 	}
-	out := replaceParam(body, params, "_meta", string(mb))
-	var nm message
+	out := wire.ReplaceParam(body, params, "_meta", string(mb))
+	var nm wire.Message
 	if json.Unmarshal(out, &nm) == nil {
 		*m = nm
 	}

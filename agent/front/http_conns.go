@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"container/list"

@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"wicket/agent"
 	"wicket/agent/authserver"
+	"wicket/agent/wire"
 	"wicket/internal/project"
 )
 
@@ -42,7 +44,7 @@ type OAuth struct {
 // oauthGrant is what one scope grants.
 type oauthGrant struct {
 	scope  string
-	access *ToolAccess
+	access *agent.ToolAccess
 }
 
 // OAuthOptions are NewOAuth's outside dependencies: the HTTP client that
@@ -64,7 +66,7 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 	}
 	aud, err := url.Parse(cfg.Audience)
 	if err != nil || aud.Host == "" {
-		return nil, &UsageError{fmt.Sprintf("agent.oauth.audience %q: give this server's absolute URL (e.g. https://wicket.example.com/mcp)", cfg.Audience)}
+		return nil, agent.NewUsageError(fmt.Sprintf("agent.oauth.audience %q: give this server's absolute URL (e.g. https://wicket.example.com/mcp)", cfg.Audience))
 	}
 	scopes := cfg.Scopes
 	if len(scopes) == 0 {
@@ -73,9 +75,9 @@ func NewOAuth(ctx context.Context, cfg project.OAuthConfig, o OAuthOptions) (*OA
 	a := &OAuth{issuer: cfg.Issuer, audience: cfg.Audience,
 		metadata: aud.Scheme + "://" + aud.Host + PRMPath + strings.TrimSuffix(aud.EscapedPath(), "/")}
 	for _, s := range scopes {
-		access, err := Check(s.Profile, s.Deny)
+		access, err := agent.Check(s.Profile, s.Deny)
 		if err != nil {
-			return nil, &UsageError{fmt.Sprintf("agent.oauth.scope %q: %v", s.Name, err)}
+			return nil, agent.NewUsageError(fmt.Sprintf("agent.oauth.scope %q: %v", s.Name, err))
 		}
 		a.grants = append(a.grants, oauthGrant{scope: s.Name, access: access})
 	}
@@ -288,7 +290,7 @@ func (a *OAuth) serveMetadata(w http.ResponseWriter, r *http.Request) {
 // needsScope is the scope a tools/call needs that caller's grant lacks,
 // "" when it needs none (a static caller, another method, a tool the
 // grant serves, or one no scope serves: the session refuses it itself).
-func (a *OAuth) needsScope(caller Caller, m *message) string {
+func (a *OAuth) needsScope(caller Caller, m *wire.Message) string {
 	if caller.grant == "" || m.Method != string(mcp.MethodToolsCall) {
 		return ""
 	}

@@ -1,7 +1,6 @@
-package agent
+package front
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +8,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"wicket/agent"
+	"wicket/agent/wire"
 )
 
 // Protocol 2026-07-28 over Streamable HTTP: the stateless era. A modern
@@ -23,10 +25,7 @@ import (
 // own modern path does the rest (server/discover, _meta, resultType,
 // ttlMs/cacheScope, the Mcp-Method/Mcp-Name checks).
 //
-// Logging is served to legacy sessions only: the revision deprecates it
-// (SEP-2577), and wicket's notices reach a modern caller through
-// subscriptions/listen instead (listen.go). server/discover therefore does
-// not advertise it (modernDiscover), while initialize still does.
+// Logging is served to legacy sessions only (agent's modernDiscover).
 //
 // The front desk adds three rules here, each with a test: a modern GET or
 // DELETE is 405 (there is no session to stream or end), a modern batch is
@@ -58,14 +57,6 @@ func modernVersion(header http.Header, body []byte) string {
 	return v
 }
 
-// modernDiscover is the AfterDiscover hook: the capabilities a modern
-// client is offered are the legacy ones without logging.
-func modernDiscover(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
-	if res != nil {
-		res.Capabilities.Logging = nil
-	}
-}
-
 // refuseModernVerb answers a GET or DELETE of a modern client: the
 // revision has no session to stream on or to end.
 func refuseModernVerb(w http.ResponseWriter, verb string) {
@@ -78,7 +69,7 @@ func refuseModernVerb(w http.ResponseWriter, verb string) {
 // modernBatchRefusal is the answer to a JSON array sent as a modern
 // request.
 func modernBatchRefusal(version string) []byte {
-	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+	return wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST,
 		fmt.Sprintf("batch refused: protocol version %s has no JSON-RPC batches; send one message at a time", version))
 }
 
@@ -95,16 +86,14 @@ func (h *HTTPServer) callerState(w http.ResponseWriter, caller Caller) (*httpSes
 	}
 	h.mu.Unlock()
 	h.sweepModern()
-	opts := h.opts
-	opts.Profile, opts.Deny, opts.Caller = caller.Profile, caller.Deny, caller.Name
-	opts.Transport = "streamable HTTP at " + h.h.Addr + " (protocol " + mcp.ProtocolVersion20260728 + ", per caller)"
-	srv, err := New(opts, h.b)
+	srv, err := h.open(agent.Seat{Caller: caller.Name, Profile: caller.Profile, Deny: caller.Deny,
+		Transport: "streamable HTTP at " + h.h.Addr + " (protocol " + mcp.ProtocolVersion20260728 + ", per caller)"})
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot open this caller's state: "+err.Error())
 		return nil, false
 	}
 	st = &httpSession{srv: srv, caller: caller.Name, owner: owner, used: h.opts.Now(), busy: 1}
-	st.http = server.NewStreamableHTTPServer(srv.mcp,
+	st.http = server.NewStreamableHTTPServer(srv.MCP(),
 		server.WithEndpointPath(MCPPath),
 		server.WithDisableLocalhostProtection(true), // checkOrigin is stricter
 		server.WithStreamableHTTPLogger(h.log),

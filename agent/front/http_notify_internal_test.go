@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"bytes"
@@ -13,7 +13,9 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"wicket/agent"
 	"wicket/internal/project"
+	"wicket/strategy/research"
 )
 
 // TestSDKCancelStopsTheCall is issue 44's item 18: the official Go SDK's
@@ -23,7 +25,7 @@ import (
 // sweep's context ends.
 func TestSDKCancelStopsTheCall(t *testing.T) {
 	fake := &blockingResearch{started: make(chan struct{}), stopped: make(chan struct{})}
-	h, err := NewHTTP(Options{Profile: ProfileFull, NewID: uuid.NewString}, Backends{Config: project.Defaults(), Research: fake},
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileFull, NewID: uuid.NewString}, agent.Backends{Config: project.Defaults(), Research: fake},
 		HTTPOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -85,4 +87,30 @@ func (r *cancelRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Unlock()
 	r.once.Do(func() { close(r.answered) })
 	return res, nil
+}
+
+// blockingResearch is a hand-written fake research service: its sweep
+// reports progress and then blocks until its context ends.
+type blockingResearch struct {
+	agent.Research
+	started, stopped chan struct{}
+}
+
+func (b *blockingResearch) Sweep(ctx context.Context, _ research.SweepRequest, progress func(research.Progress)) (research.SweepResult, error) {
+	if progress != nil {
+		progress(research.Progress{Done: 1, Total: 100})
+	}
+	close(b.started)
+	<-ctx.Done()
+	close(b.stopped)
+	return research.SweepResult{Partial: true, PartialReason: ctx.Err().Error()}, nil
+}
+
+func waitFor[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("gave up waiting for %s", what)
+	}
 }

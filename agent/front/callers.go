@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -86,7 +87,7 @@ func LoadCallers(path string) (*Callers, error) {
 		if h, err := hex.DecodeString(c.TokenSHA256); err != nil || len(h) != sha256.Size {
 			return nil, fmt.Errorf("%s: caller %q: token_sha256 must be 64 hex digits", path, c.Name)
 		}
-		if _, err := Check(c.Profile, c.Deny); err != nil {
+		if _, err := agent.Check(c.Profile, c.Deny); err != nil {
 			return nil, fmt.Errorf("%s: caller %q: %w", path, c.Name, err)
 		}
 	}
@@ -140,17 +141,17 @@ func (cs *Callers) Len() int { return len(cs.list) }
 
 // Add creates a caller with a fresh token, which it returns: the only time
 // the token exists outside the caller's hands. The name, profile and deny
-// list are validated first (a *UsageError for the last two).
+// list are validated first (a *agent.UsageError for the last two).
 func (cs *Callers) Add(name, profile string, deny []string, now time.Time) (string, error) {
 	if err := project.ValidName("caller", name); err != nil {
-		return "", &UsageError{err.Error()}
+		return "", agent.NewUsageError(err.Error())
 	}
 	for _, c := range cs.list {
 		if c.Name == name {
-			return "", &UsageError{fmt.Sprintf("caller %q exists; remove it first (wicket callers remove %s) to issue a new token", name, name)}
+			return "", agent.NewUsageError(fmt.Sprintf("caller %q exists; remove it first (wicket callers remove %s) to issue a new token", name, name))
 		}
 	}
-	access, err := Check(profile, deny)
+	access, err := agent.Check(profile, deny)
 	if err != nil {
 		return "", err
 	}
@@ -179,7 +180,7 @@ func (cs *Callers) Remove(name string) error {
 	if len(names) > 0 {
 		valid = strings.Join(names, ", ")
 	}
-	return &UsageError{fmt.Sprintf("no caller %q; callers: %s", name, valid)}
+	return agent.NewUsageError(fmt.Sprintf("no caller %q; callers: %s", name, valid))
 }
 
 // authenticate returns the caller whose token this is. Every stored hash

@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -72,17 +73,17 @@ func initializeOnce(t *testing.T, addr, token string) (int, string) {
 // count against a caller's share, and the memory of a flood is returned.
 func TestHTTPLockOut(t *testing.T) {
 	cs := &Callers{}
-	desk, err := cs.Add("desk", ProfileOffline, nil, time.Now())
+	desk, err := cs.Add("desk", agent.ProfileOffline, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := cs.Add("other", ProfileOffline, nil, time.Now())
+	other, err := cs.Add("other", agent.ProfileOffline, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	newHTTP := func(o HTTPOptions) *HTTPServer {
 		o.Addr, o.Callers, o.BodyTimeout = "127.0.0.1:0", cs, time.Hour
-		h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString}, Backends{Config: project.Defaults()}, o)
+		h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString}, agent.Backends{Config: project.Defaults()}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

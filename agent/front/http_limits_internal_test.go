@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -65,13 +66,13 @@ func readAll(t *testing.T, c net.Conn, wait time.Duration, what string) string {
 // arrives. (The connection bounds are TestHTTPLockOut's.)
 func TestHTTPSlowBodies(t *testing.T) {
 	cs := &Callers{}
-	tok, err := cs.Add("desk", ProfileOffline, nil, time.Now())
+	tok, err := cs.Add("desk", agent.ProfileOffline, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	newHTTP := func(body time.Duration, _ int) *HTTPServer {
-		h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
-			Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, BodyTimeout: body})
+		h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString},
+			agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, BodyTimeout: body})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
-package agent
+package front
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -25,10 +25,10 @@ func TestHTTP2026CallerStateCap(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	cs := &Callers{}
-	alice, _ := cs.Add("alice", ProfileOffline, nil, now)
-	bob, _ := cs.Add("bob", ProfileOffline, nil, now)
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, MaxSessions: 1, IdleTTL: time.Hour})
+	alice, _ := cs.Add("alice", agent.ProfileOffline, nil, now)
+	bob, _ := cs.Add("bob", agent.ProfileOffline, nil, now)
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString, Now: clock},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, MaxSessions: 1, IdleTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,35 +74,5 @@ func TestHTTP2026CallerStateCap(t *testing.T) {
 	h.sweepModern()
 	if h.modernCount() != 0 {
 		t.Fatalf("a state idle past IdleTTL was kept (%d states)", h.modernCount())
-	}
-}
-
-// TestModernDiscoverNoLogging: server/discover does not advertise logging
-// (served to legacy sessions only), while a legacy initialize still does,
-// and the other capabilities are the same in both eras.
-func TestModernDiscoverNoLogging(t *testing.T) {
-	s := newTestServer(t, ProfileFull, nil, nil)
-	msgs := serveLines(t, s,
-		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n"+
-			`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-	caps := map[float64]map[string]any{}
-	for _, m := range msgs {
-		res, _ := m["result"].(map[string]any)
-		c, _ := res["capabilities"].(map[string]any)
-		caps[m["id"].(float64)] = c
-	}
-	modern, legacy := caps[1], caps[2]
-	if modern == nil || legacy == nil {
-		t.Fatalf("no capabilities in %v", msgs)
-	}
-	if _, ok := modern["logging"]; ok {
-		t.Errorf("server/discover advertises logging: %v", modern)
-	}
-	if _, ok := legacy["logging"]; !ok {
-		t.Errorf("initialize lost logging: %v", legacy)
-	}
-	delete(legacy, "logging")
-	if a, b := fmt.Sprint(modern), fmt.Sprint(legacy); a != b {
-		t.Errorf("the eras' other capabilities differ: discover %s, initialize %s", a, b)
 	}
 }

@@ -1,9 +1,11 @@
-package agent
+package front
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"wicket/agent/wire"
 )
 
 // A session of the 2025 protocol era outlives its access token: after a
@@ -22,38 +24,32 @@ import (
 
 // rescope moves sess, owned by owner, to caller when caller is the same
 // OAuth subject under another grant; false (and nothing changed) when
-// the session is another caller's.
+// the session is another caller's. The move is the session's own trace
+// entry (agent's Server.Rescope: who, the old profile and the new, the
+// grant's scope; never the token), made once however many requests with
+// the new token arrive together.
 func (h *HTTPServer) rescope(sess *httpSession, owner string, caller Caller) bool {
 	if caller.grant == "" || sess.caller != caller.Name || !strings.HasPrefix(owner, oauthOwnerPrefix) {
 		return false
 	}
-	if err := sess.srv.rescope(caller.Profile, caller.Deny); err != nil {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sess.owner == caller.owner() {
+		return true // moved by a request that arrived together
+	}
+	if err := sess.srv.Rescope(caller.Profile, caller.Deny, caller.grant); err != nil {
 		h.log.Error("a session's scope did not move", "session", sess.srv.Session(), "err", err)
 		return false
 	}
-	h.mu.Lock()
 	sess.owner = caller.owner()
-	h.mu.Unlock()
 	h.log.Info("session moved to the token's scope", "session", sess.srv.Session(), "caller", caller.Name, "scope", caller.grant)
 	return true
-}
-
-// rescope swaps the server's access set for the profile's and deny
-// list's, whole: a call already running keeps the set it was checked
-// against.
-func (s *Server) rescope(profile string, deny []string) error {
-	access, err := newToolAccess(s.reg, profile, deny)
-	if err != nil {
-		return err
-	}
-	s.access.Store(access)
-	return nil
 }
 
 // batchScope is stepUp's refusal text for a tools/call inside a batch,
 // where no status can be answered for one element; "" when the caller's
 // token serves the call.
-func (h *HTTPServer) batchScope(caller Caller, m *message) string {
+func (h *HTTPServer) batchScope(caller Caller, m *wire.Message) string {
 	if h.h.OAuth == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -22,8 +23,8 @@ func TestHTTPSessionCap(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: 1})
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString, Now: clock},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +65,8 @@ func TestHTTPSessionCapKeepsBusy(t *testing.T) {
 	now := time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: 1})
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString, Now: clock},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +139,13 @@ func TestHTTPSessionCapKeepsBusy(t *testing.T) {
 // the method; the owner's DELETE ends it.
 func TestHTTPAuthEveryMethod(t *testing.T) {
 	cs := &Callers{}
-	alice, err := cs.Add("alice", ProfileOffline, nil, time.Now())
+	alice, err := cs.Add("alice", agent.ProfileOffline, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob, _ := cs.Add("bob", ProfileOffline, nil, time.Now())
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs})
+	bob, _ := cs.Add("bob", agent.ProfileOffline, nil, time.Now())
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +204,8 @@ func TestHTTPAuthEveryMethod(t *testing.T) {
 // served.
 func TestHTTPBodyLimit(t *testing.T) {
 	const limit = 1024
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, MaxMessage: limit},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString, MaxMessage: limit},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +248,10 @@ func TestHTTPSessionShare(t *testing.T) {
 	now := time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	cs := &Callers{}
-	alice, _ := cs.Add("alice", ProfileOffline, nil, now)
-	bob, _ := cs.Add("bob", ProfileOffline, nil, now)
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, MaxSessions: 4})
+	alice, _ := cs.Add("alice", agent.ProfileOffline, nil, now)
+	bob, _ := cs.Add("bob", agent.ProfileOffline, nil, now)
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString, Now: clock},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", Callers: cs, MaxSessions: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,8 +300,8 @@ func TestHTTPSessionShare(t *testing.T) {
 // cannot read a cross-origin answer, and its simple requests are refused
 // for their content type.
 func TestHTTPOriginHost(t *testing.T) {
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "[::1]:8765", AllowOrigins: []string{"https://desk.example.com/"}})
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "[::1]:8765", AllowOrigins: []string{"https://desk.example.com/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +345,8 @@ func TestHTTPConcurrentInitializeEvicts(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 5, 14, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString, Now: clock},
-		Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: n})
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString, Now: clock},
+		agent.Backends{Config: project.Defaults()}, HTTPOptions{Addr: "127.0.0.1:0", MaxSessions: n})
 	if err != nil {
 		t.Fatal(err)
 	}

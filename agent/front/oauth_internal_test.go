@@ -1,4 +1,4 @@
-package agent
+package front
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"wicket/agent"
 	"wicket/internal/project"
 )
 
@@ -75,7 +76,7 @@ func oauthServer(t *testing.T, is *testIssuer, now time.Time) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHTTP(Options{Profile: ProfileOffline, NewID: uuid.NewString}, Backends{Config: project.Defaults()},
+	h, err := NewHTTP(agent.Options{Profile: agent.ProfileOffline, NewID: uuid.NewString}, agent.Backends{Config: project.Defaults()},
 		HTTPOptions{Addr: "127.0.0.1:0", Callers: &Callers{}, OAuth: oa})
 	if err != nil {
 		t.Fatal(err)
@@ -211,8 +212,8 @@ func TestOAuthDiscoveryAndScopes(t *testing.T) {
 		slices.Sort(names)
 		return names, c
 	}
-	ro, _ := Check(ProfileReadOnly, nil)
-	full, _ := Check(ProfileFull, nil)
+	ro, _ := agent.Check(agent.ProfileReadOnly, nil)
+	full, _ := agent.Check(agent.ProfileFull, nil)
 	readNames, rc := tools("wicket:read")
 	if !slices.Equal(readNames, sorted(ro.ServedNames())) {
 		t.Errorf("read scope tools = %v, want %v", readNames, ro.ServedNames())

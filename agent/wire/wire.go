@@ -1,4 +1,21 @@
-package agent
+// Package wire is the JSON-RPC layer wicket puts in front of mcp-go on
+// both of its transports (stdio in package agent, Streamable HTTP in
+// agent/front). It fixes what the library gets wrong on the wire:
+//   - request ids come back exactly as sent: every request id is swapped
+//     for a session-unique string before mcp-go sees it (mcp-go decodes
+//     numbers through float64, so 2^53+1 would come back changed) and
+//     swapped back in the response;
+//   - a request the client cancelled gets no response;
+//   - batches are answered element by element where the negotiated
+//     protocol version has them (2025-03-26 and before) and refused with
+//     -32600 where it does not;
+//   - valid JSON that is not a message, and a message over the size
+//     bound, are answered -32600 with the message's own id where it shows.
+//
+// wire reads and rewrites bytes only: it must never decide what a
+// message may do (access, the preview gate), never keep a message's body
+// beyond the call that passes it, and never import a domain package.
+package wire
 
 import (
 	"bytes"
@@ -12,19 +29,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The wire layer sits in front of mcp-go on both transports and fixes what
-// the library gets wrong on the wire (see the mcp-go notes):
-//   - request ids come back exactly as sent: every request id is swapped
-//     for a session-unique string before mcp-go sees it (mcp-go decodes
-//     numbers through float64, so 2^53+1 would come back changed) and
-//     swapped back in the response;
-//   - a request the client cancelled gets no response;
-//   - batches are answered element by element where the negotiated
-//     protocol version has them (2025-03-26 and before) and refused with
-//     -32600 where it does not.
-
-// wireIDs is one session's id table.
-type wireIDs struct {
+// IDs is one session's id table.
+type IDs struct {
 	prefix string // "wk-<random>:" — no client id collides with it
 
 	mu        sync.Mutex
@@ -32,34 +38,36 @@ type wireIDs struct {
 	orig      map[string]json.RawMessage // surrogate → the id as the client sent it
 	byOrig    map[string]string          // compacted original → surrogate (cancellation)
 	cancelled map[string]bool            // surrogates whose response is dropped
-	batch     map[string]*batchReply     // surrogates whose response joins a batch
+	batch     map[string]*Batch          // surrogates whose response joins a batch
 	codes     map[string]int             // surrogates whose error response gets this code (recode)
 	idle      chan struct{}              // closed and replaced when orig empties
 }
 
-func newWireIDs() *wireIDs {
+// NewIDs is an empty id table with a fresh surrogate prefix.
+func NewIDs() *IDs {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
-	return &wireIDs{
+	return &IDs{
 		prefix: "wk-" + hex.EncodeToString(r[:]) + ":",
 		orig:   map[string]json.RawMessage{}, byOrig: map[string]string{},
-		cancelled: map[string]bool{}, batch: map[string]*batchReply{}, codes: map[string]int{},
+		cancelled: map[string]bool{}, batch: map[string]*Batch{}, codes: map[string]int{},
 	}
 }
 
-// message is the part of an incoming JSON-RPC message the wire reads.
-type message struct {
+// Message is the part of an incoming JSON-RPC message the wire reads.
+type Message struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 }
 
-// isRequest reports a message with a method and a non-null id.
-func (m *message) isRequest() bool {
+// IsRequest reports a message with a method and a non-null id.
+func (m *Message) IsRequest() bool {
 	return m.Method != "" && len(m.ID) > 0 && string(bytes.TrimSpace(m.ID)) != "null"
 }
 
-func compact(raw json.RawMessage) string {
+// Compact is raw without insignificant space (raw itself if it is not JSON).
+func Compact(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
@@ -67,16 +75,16 @@ func compact(raw json.RawMessage) string {
 	return b.String()
 }
 
-// inbound rewrites one incoming message for mcp-go: a request's id becomes
+// Inbound rewrites one incoming message for mcp-go: a request's id becomes
 // a surrogate (returned), a cancellation names the surrogate of the
 // request it cancels and marks it. Anything else passes unchanged.
-func (w *wireIDs) inbound(body []byte, m *message, into *batchReply) ([]byte, string) {
-	if m.isRequest() {
+func (w *IDs) Inbound(body []byte, m *Message, into *Batch) ([]byte, string) {
+	if m.IsRequest() {
 		w.mu.Lock()
 		w.next++
 		sur := w.prefix + strconv.FormatInt(w.next, 10)
 		w.orig[sur] = append(json.RawMessage(nil), m.ID...)
-		w.byOrig[compact(m.ID)] = sur
+		w.byOrig[Compact(m.ID)] = sur
 		if into != nil {
 			w.batch[sur] = into
 		}
@@ -89,23 +97,23 @@ func (w *wireIDs) inbound(body []byte, m *message, into *batchReply) ([]byte, st
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			w.mu.Lock()
-			sur, ok := w.byOrig[compact(p.RequestID)]
+			sur, ok := w.byOrig[Compact(p.RequestID)]
 			if ok {
 				w.cancelled[sur] = true
 			}
 			w.mu.Unlock()
 			if ok {
-				return replaceParam(body, m.Params, "requestId", strconv.Quote(sur)), ""
+				return ReplaceParam(body, m.Params, "requestId", strconv.Quote(sur)), ""
 			}
 		}
 	}
 	return body, ""
 }
 
-// outbound restores the original id of a response mcp-go wrote. drop is
+// Outbound restores the original id of a response mcp-go wrote. drop is
 // true when the response must not be written: its request was cancelled,
 // or it belongs to a batch (which is written whole, by done).
-func (w *wireIDs) outbound(p []byte) (out []byte, drop bool, done *batchReply) {
+func (w *IDs) Outbound(p []byte) (out []byte, drop bool, done *Batch) {
 	sur, ok := surrogateOf(p, w.prefix)
 	if !ok {
 		return p, false, nil
@@ -125,13 +133,13 @@ func (w *wireIDs) outbound(p []byte) (out []byte, drop bool, done *batchReply) {
 		out = bytes.Replace(out, []byte(`"code":`+strconv.Itoa(mcp.INTERNAL_ERROR)+`,`), []byte(`"code":`+strconv.Itoa(code)+`,`), 1)
 	}
 	if cancelled {
-		if b != nil && b.add(nil) {
+		if b != nil && b.Add(nil) {
 			return nil, true, b
 		}
 		return nil, true, nil
 	}
 	if b != nil {
-		if b.add(bytes.TrimSpace(out)) {
+		if b.Add(bytes.TrimSpace(out)) {
 			return nil, true, b
 		}
 		return nil, true, nil
@@ -140,10 +148,10 @@ func (w *wireIDs) outbound(p []byte) (out []byte, drop bool, done *batchReply) {
 }
 
 // forget drops a surrogate; w.mu is held.
-func (w *wireIDs) forget(sur string) {
+func (w *IDs) forget(sur string) {
 	if orig, ok := w.orig[sur]; ok {
-		if w.byOrig[compact(orig)] == sur {
-			delete(w.byOrig, compact(orig))
+		if w.byOrig[Compact(orig)] == sur {
+			delete(w.byOrig, Compact(orig))
 		}
 	}
 	delete(w.orig, sur)
@@ -156,12 +164,12 @@ func (w *wireIDs) forget(sur string) {
 	}
 }
 
-// restoreSubscriptionID puts the client's own id back where a
+// RestoreSubscriptionID puts the client's own id back where a
 // subscriptions/listen stream (protocol 2026-07-28) names its request in
 // _meta: mcp-go tags the acknowledgement, the stream's notifications and
 // its final result with the id it saw, a surrogate. Call it before
-// outbound, which forgets the surrogate with the final result.
-func (w *wireIDs) restoreSubscriptionID(p []byte) []byte {
+// Outbound, which forgets the surrogate with the final result.
+func (w *IDs) RestoreSubscriptionID(p []byte) []byte {
 	key := []byte(`"` + mcp.MetaKeySubscriptionID + `":"` + w.prefix)
 	from := 0
 	for range 4 { // a message names its subscription once or twice
@@ -187,9 +195,9 @@ func (w *wireIDs) restoreSubscriptionID(p []byte) []byte {
 	return p
 }
 
-// recode gives the error response of the request whose surrogate this is
+// Recode gives the error response of the request whose surrogate this is
 // code instead of mcp-go's -32603.
-func (w *wireIDs) recode(sur string, code int) {
+func (w *IDs) Recode(sur string, code int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, ok := w.orig[sur]; ok {
@@ -197,23 +205,23 @@ func (w *wireIDs) recode(sur string, code int) {
 	}
 }
 
-// isCancelled reports whether the client cancelled the request whose
+// IsCancelled reports whether the client cancelled the request whose
 // surrogate this is.
-func (w *wireIDs) isCancelled(sur string) bool {
+func (w *IDs) IsCancelled(sur string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cancelled[sur]
 }
 
-// outstanding is how many requests await their response.
-func (w *wireIDs) outstanding() int {
+// Outstanding is how many requests await their response.
+func (w *IDs) Outstanding() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.orig)
 }
 
-// idleCh is closed once no request is outstanding.
-func (w *wireIDs) idleCh() <-chan struct{} {
+// Idle is closed once no request is outstanding.
+func (w *IDs) Idle() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.orig) == 0 {
@@ -261,20 +269,44 @@ func replaceField(body []byte, field, value string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-func replaceParam(body []byte, params json.RawMessage, field, value string) []byte {
+// ReplaceParam sets a member of a message's params (params are the
+// message's own), keeping the rest of the bytes as they are.
+func ReplaceParam(body []byte, params json.RawMessage, field, value string) []byte {
 	return replaceField(body, "params", string(replaceField(params, field, value)))
 }
 
-// batchReply collects the responses of one batch.
-type batchReply struct {
+// Batch collects the responses of one batch.
+type Batch struct {
 	mu      sync.Mutex
 	want    int
 	replies [][]byte
 }
 
-// add records one reply (nil: a dropped one) and reports whether the batch
+// Reply records a reply the batch need not wait for (an element refused
+// before it reached mcp-go).
+func (b *Batch) Reply(reply []byte) {
+	b.mu.Lock()
+	b.replies = append(b.replies, reply)
+	b.mu.Unlock()
+}
+
+// Expect counts one more request whose response the batch waits for.
+func (b *Batch) Expect() {
+	b.mu.Lock()
+	b.want++
+	b.mu.Unlock()
+}
+
+// Waiting is how many responses the batch still waits for.
+func (b *Batch) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.want
+}
+
+// Add records one reply (nil: a dropped one) and reports whether the batch
 // is complete.
-func (b *batchReply) add(reply []byte) bool {
+func (b *Batch) Add(reply []byte) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if reply != nil {
@@ -284,9 +316,9 @@ func (b *batchReply) add(reply []byte) bool {
 	return b.want == 0
 }
 
-// encode renders the batch's replies as one JSON array; nil when there is
+// Encode renders the batch's replies as one JSON array; nil when there is
 // none (a batch of notifications gets no response).
-func (b *batchReply) encode() []byte {
+func (b *Batch) Encode() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.replies) == 0 {
@@ -295,33 +327,33 @@ func (b *batchReply) encode() []byte {
 	return append(append([]byte{'['}, bytes.Join(b.replies, []byte{','})...), ']')
 }
 
-// batchesAllowed reports whether a negotiated protocol version has
+// BatchesAllowed reports whether a negotiated protocol version has
 // JSON-RPC batches: 2025-03-26 added them, 2025-06-18 removed them.
-func batchesAllowed(version string) bool {
+func BatchesAllowed(version string) bool {
 	return version != "" && version <= mcp.ProtocolVersion20250326
 }
 
-// batchRefusal is the -32600 answer to a batch the version does not allow.
-func batchRefusal(version string) []byte {
+// BatchRefusal is the -32600 answer to a batch the version does not allow.
+func BatchRefusal(version string) []byte {
 	why := "this session has not negotiated a protocol version yet (initialize cannot be batched)"
 	if version != "" {
 		why = fmt.Sprintf("protocol version %s has no JSON-RPC batches (2025-03-26 had them; 2025-06-18 removed them)", version)
 	}
-	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "batch refused: "+why+"; send one message at a time")
+	return Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "batch refused: "+why+"; send one message at a time")
 }
 
-// shapeRefusal answers valid JSON that is not a JSON-RPC message with
+// ShapeRefusal answers valid JSON that is not a JSON-RPC message with
 // -32600 (never -32700, which is for text that is not JSON): a bare value
 // instead of an object, or an id that is not a string, a number or null.
 // ok is false for anything else (an object with a fine id, an array, or
 // text that is not JSON), which goes on as before.
-func shapeRefusal(body []byte) ([]byte, bool) {
+func ShapeRefusal(body []byte) ([]byte, bool) {
 	t := bytes.TrimSpace(body)
 	if len(t) == 0 || t[0] == '[' || !json.Valid(t) {
 		return nil, false
 	}
 	if t[0] != '{' {
-		return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+		return Error(json.RawMessage("null"), mcp.INVALID_REQUEST,
 			"invalid request: a JSON-RPC message is an object with jsonrpc, method and (for a request) id"), true
 	}
 	var m struct {
@@ -334,29 +366,30 @@ func shapeRefusal(body []byte) ([]byte, bool) {
 	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return nil, false
 	}
-	return rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST,
+	return Error(json.RawMessage("null"), mcp.INVALID_REQUEST,
 		"invalid request: id must be a string, a number or null"), true
 }
 
-// lineTooLong is the -32600 answer to a message over the size limit. It
+// LineTooLong is the -32600 answer to a message over the size limit. It
 // carries the message's own id when what was read of it (head) shows one;
 // else null.
-func lineTooLong(limit int, head []byte) []byte {
-	var sc idScan
-	sc.feed(head)
-	return tooLongFor(limit, sc.id())
+func LineTooLong(limit int, head []byte) []byte {
+	var sc IDScan
+	sc.Feed(head)
+	return TooLongFor(limit, sc.ID())
 }
 
-func tooLongFor(limit int, id json.RawMessage) []byte {
-	return rpcError(id, mcp.INVALID_REQUEST,
-		fmt.Sprintf("message too large: over the %s limit of this server (wicket mcp --max-message); it was skipped unread", sizeText(limit)))
+// TooLongFor is LineTooLong's answer for a known id.
+func TooLongFor(limit int, id json.RawMessage) []byte {
+	return Error(id, mcp.INVALID_REQUEST,
+		fmt.Sprintf("message too large: over the %s limit of this server (wicket mcp --max-message); it was skipped unread", SizeText(limit)))
 }
 
-// idScan finds the top-level "id" of a JSON object fed to it in pieces,
+// IDScan finds the top-level "id" of a JSON object fed to it in pieces,
 // without keeping the object: only the id's own bytes are kept (at most
 // maxScannedID). It reads JSON's structure (strings, nesting), not its
 // values; an id that is not a string, a number or null is not an id.
-type idScan struct {
+type IDScan struct {
 	started, done  bool
 	depth          int
 	inStr, esc     bool
@@ -370,7 +403,8 @@ type idScan struct {
 
 const maxScannedID = 256
 
-func (s *idScan) feed(p []byte) {
+// Feed reads the next piece of the object.
+func (s *IDScan) Feed(p []byte) {
 	for _, c := range p {
 		if s.done {
 			return
@@ -379,7 +413,7 @@ func (s *idScan) feed(p []byte) {
 	}
 }
 
-func (s *idScan) step(c byte) {
+func (s *IDScan) step(c byte) {
 	if !s.started {
 		switch c {
 		case ' ', '\t', '\r', '\n':
@@ -443,8 +477,8 @@ func (s *idScan) step(c byte) {
 	}
 }
 
-// id is the id found, or null.
-func (s *idScan) id() json.RawMessage {
+// ID is the id found, or null.
+func (s *IDScan) ID() json.RawMessage {
 	v := bytes.TrimSpace(s.val)
 	if !s.found || s.invalid || len(v) == 0 || !json.Valid(v) {
 		return json.RawMessage("null")
@@ -456,7 +490,18 @@ func (s *idScan) id() json.RawMessage {
 	return json.RawMessage("null")
 }
 
-func sizeText(n int) string {
+// Error is a JSON-RPC error response.
+func Error(id json.RawMessage, code int, message string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+	return b
+}
+
+// SizeText says a byte count in the largest whole unit.
+func SizeText(n int) string {
 	switch {
 	case n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
