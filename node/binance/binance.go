@@ -166,15 +166,19 @@ var venueIDRE = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
 
 // wk-<uuid> (the node's mint) ↔ wk<32 hex>; a replacement appends .<n>;
 // a linked leg's or a fired trigger's suffix (node.StopLegSuffix,
-// node.TakeProfitLegSuffix, node.FireSuffix) travels as -s, -t or -f.
+// node.TakeProfitLegSuffix, node.FireSuffix) travels as -s, -t or -f, and
+// a split flip's two orders (node.FlipCloseSuffix, node.FlipOpenSuffix)
+// as -c and -o.
 var (
-	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire)?$`)
+	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire|-close|-open)?$`)
 	venueMintRE = regexp.MustCompile(`^wk([0-9a-f]{32})(\.[0-9a-z])?$`)
 	venueLegRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([stf])$`)
 	// A caller's own id (not minted) is replaced as <id>:<n>, so its
 	// base keeps at most 34 characters; an id of that form is reserved.
 	callerReplRE = regexp.MustCompile(`^(.{1,34}):([1-9a-z])$`)
-	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
+	venueFlipRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([co])$`)
+	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix,
+		node.FlipCloseSuffix: "-c", node.FlipOpenSuffix: "-o", "-c": node.FlipCloseSuffix, "-o": node.FlipOpenSuffix}
 )
 
 // ClientID is the node's client order id as Binance carries it: wk-<uuid>
@@ -185,7 +189,7 @@ func ClientID(nodeID string) (string, error) {
 	if m := nodeMintRE.FindStringSubmatch(nodeID); m != nil {
 		return "wk" + strings.Join(m[1:6], "") + legSuffixes[m[6]], nil
 	}
-	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || callerReplRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
+	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || venueFlipRE.MatchString(nodeID) || callerReplRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
 		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], not of the form wk<32 hex>, not ending in :<digit or letter>, which a replacement appends); let the node mint one", nodeID)
 	}
 	return nodeID, nil
@@ -194,6 +198,9 @@ func ClientID(nodeID string) (string, error) {
 // NodeID reverses ClientID (and strips a replacement's suffix).
 func NodeID(venueID string) string {
 	if m := venueLegRE.FindStringSubmatch(venueID); m != nil {
+		return NodeID("wk"+m[1]) + legSuffixes["-"+m[2]]
+	}
+	if m := venueFlipRE.FindStringSubmatch(venueID); m != nil {
 		return NodeID("wk"+m[1]) + legSuffixes["-"+m[2]]
 	}
 	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
