@@ -65,6 +65,7 @@ func futuresTape(t *testing.T, warm, n int) *futuresRun {
 
 	clk := testkit.NewClock(at(warm))
 	g.f = venuerig.BinanceFutures(t, "100000", futSym)
+	g.f.SetTakerCommission(futTaker) // charged per trade, in USDT, as Binance's default taker rate
 	g.f.SetPrice(futSym, price(all.Open[warm]))
 	ns := venuerig.Node(t, project.Defaults(), []venuerig.Venue{venuerig.OnBinanceFutures(g.f, project.Venue{Name: futVenue, Environment: "testnet", MayArm: true,
 		Symbols: []string{futSym}, Futures: project.Futures{Flip: project.FlipSplit,
@@ -173,8 +174,10 @@ func futuresBars(n int, seed uint64, start time.Time) strategy.Bars {
 
 // backtest runs the deployment's strategy over the played bars as
 // research would, with the fake's rates as funding settlements (stored
-// gives other rates at the same times; nil: the fake's) or none.
-func (g *futuresRun) backtest(t *testing.T, funding bool, stored map[int]string) (*backtest.Result, strategy.Signals, []backtest.FillEvent) {
+// gives other rates at the same times; nil: the fake's) or none, and with
+// the venue's commission (futTaker) or, as the deployment's replay models
+// a real venue, none.
+func (g *futuresRun) backtest(t *testing.T, funding bool, stored map[int]string, commission bool) (*backtest.Result, strategy.Signals, []backtest.FillEvent) {
 	t.Helper()
 	src, _ := templates.Source("ema_long_short")
 	s, err := script.Load(ctxT(t), script.Source{Name: "ema_long_short.star", Text: src}, script.Options{Memo: ta.NewMemo(0),
@@ -188,7 +191,10 @@ func (g *futuresRun) backtest(t *testing.T, funding bool, stored map[int]string)
 	}
 	sig := full.From(g.from)
 	bc := backtest.DefaultConfig()
-	bc.Capital, bc.FeeBps, bc.SlippageBps = decimal.NewFromInt(10000), 0, 0 // a real venue's fills and fees are its own
+	bc.Capital, bc.FeeBps, bc.SlippageBps = decimal.NewFromInt(10000), 0, 0 // a real venue's fills are its own
+	if commission {
+		bc.FeeBps = 4 // futTaker
+	}
 	var fills []backtest.FillEvent
 	bc.OnFill = func(f backtest.FillEvent) { fills = append(fills, f) }
 	if funding {
@@ -227,11 +233,14 @@ func sortedKeys(m map[int]string) []int {
 // same bars with the same funding settlements (bar, side, quantity to
 // the venue's step, price to the cent), and its fills, fees and funding
 // equal what the fake charged, to the cent.
+// futTaker is the fake's commission rate: 4 bps, the backtest's FeeBps.
+const futTaker = "0.0004"
+
 func TestFuturesLongShortDeploymentEqualsBacktest(t *testing.T) {
 	t.Parallel()
 	const warm, n = 300, 480
 	g := futuresTape(t, warm, n)
-	res, sig, _ := g.backtest(t, true, nil)
+	res, sig, _ := g.backtest(t, true, nil, true)
 
 	// Leverage and margin type: set at the venue at start, as the table says.
 	if p := g.f.Position(futSym); p.Leverage != 2 || p.MarginType != "ISOLATED" {
@@ -360,7 +369,7 @@ func TestFuturesLongShortDeploymentEqualsBacktest(t *testing.T) {
 		t.Errorf("the value of the fills: the deployment's %s, the venue's %s", liveValue, fakeValue)
 	}
 	fee := g.f.Commissions(futSym)
-	if !liveFees.Equal(fee) {
+	if !fee.IsPositive() || !liveFees.Equal(fee) {
 		t.Errorf("fees: the deployment's fills' %s, the venue's commission %s", liveFees, fee)
 	}
 	var paid decimal.Decimal
@@ -408,9 +417,13 @@ func TestFuturesLongShortDeploymentEqualsBacktest(t *testing.T) {
 		}
 	}
 	// No stored rates: the replay pays the rates live's payments imply,
-	// on its own position, which the venue's step alone sets apart.
-	if a := rep.Attribution; a == nil || a.Total.Funding.Money.Abs().GreaterThan(bound) || !a.Total.Funding.Money.Equal(paid.Sub(a.ReplayFunding)) {
-		t.Errorf("attribution at the implied rates: %+v (the step's bound %s)", a, bound)
+	// on its own position, which the venue's step sets apart, and its
+	// sizes, which grow from an equity that pays no commission (a real
+	// venue's fees are its own, not modelled): at most the funding paid
+	// × the commission's share of the capital, twice over.
+	sized := paid.Abs().Mul(liveFees).Div(decimal.NewFromInt(10000)).Mul(decimal.NewFromInt(2))
+	if a := rep.Attribution; a == nil || a.Total.Funding.Money.Abs().GreaterThan(bound.Add(sized)) || !a.Total.Funding.Money.Equal(paid.Sub(a.ReplayFunding)) {
+		t.Errorf("attribution at the implied rates: %+v (the step's bound %s, the sizes' %s)", a, bound, sized)
 	}
 	t.Logf("%d bars, %d trades (%d short, %d flips), %d reduce-only closes; funding paid %s in %d settlements (backtest %s, bound %s); final equity %s, backtest %.2f",
 		n, len(res.AllTrades), shorts, flips, reduceOnly, paid, len(pays), btPaid.StringFixed(4), bound.StringFixed(4), dep.Equity.StringFixed(2), res.Curve.Equity[n-1])
@@ -493,7 +506,7 @@ func TestFuturesReplayChargesStoredFunding(t *testing.T) {
 	// The replay's funding, again: its position at each settlement's bar
 	// (the backtest's fills over the same bars, no funding, each quantity
 	// in the attribution's places) × that bar's open × the stored rate.
-	_, _, fills := g.backtest(t, false, nil)
+	_, _, fills := g.backtest(t, false, nil, false)
 	var want decimal.Decimal
 	for _, j := range sortedKeys(stored) {
 		k := j - g.from

@@ -57,6 +57,7 @@ import (
 	"wicket/node/command"
 	"wicket/node/guardrail"
 	"wicket/node/venuecall"
+	"wicket/node/venuefee"
 )
 
 // Endpoints of the environments (Binance spot API documentation, "General
@@ -96,7 +97,7 @@ type Adapter struct {
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
 	costs   map[string]cost       // Binance's symbol → its holding's average price, for the quantity held then
-	fees    map[int64]*feeLedger  // order id of an incarnation → its trades' commissions (fees.go)
+	fees    venuefee.Ledger       // order id of an incarnation → its trades' commissions (fees.go)
 }
 
 // New makes an adapter. It reaches nothing until called.
