@@ -76,3 +76,21 @@ func ValidHMAC(secret, payload, sig string) bool {
 	m.Write([]byte(payload))
 	return sig != "" && hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil))))
 }
+
+// TradeRange is what a Binance trade-history request (spot myTrades,
+// USDⓈ-M userTrades) selects: the trades of Symbol, of order OrderID
+// when HasOrder, with an id at or above FromID when HasFrom, made at or
+// after Start when HasStart and at or before End when HasEnd (epoch
+// milliseconds).
+type TradeRange struct {
+	Symbol                              string
+	OrderID, FromID, Start, End         int64
+	HasOrder, HasFrom, HasStart, HasEnd bool
+}
+
+// Selects reports whether the trade id of order orderID in symbol, made
+// at at, is in the range.
+func (q TradeRange) Selects(symbol string, id, orderID, at int64) bool {
+	return symbol == q.Symbol && (!q.HasOrder || orderID == q.OrderID) && (!q.HasFrom || id >= q.FromID) &&
+		(!q.HasStart || at >= q.Start) && (!q.HasEnd || at <= q.End)
+}

@@ -182,3 +182,18 @@ func TestHubSendsTaggedEventsAndDrops(t *testing.T) {
 		t.Fatal("a dropped connection still reads")
 	}
 }
+
+func TestTradeRangeSelects(t *testing.T) {
+	all := TradeRange{Symbol: "BTCUSDT"}
+	if !all.Selects("BTCUSDT", 1, 9, 100) || all.Selects("ETHUSDT", 1, 9, 100) {
+		t.Error("a range of a symbol alone selects that symbol's trades only")
+	}
+	q := TradeRange{Symbol: "BTCUSDT", OrderID: 9, HasOrder: true, FromID: 2, HasFrom: true}
+	if q.Selects("BTCUSDT", 1, 9, 100) || q.Selects("BTCUSDT", 2, 8, 100) || !q.Selects("BTCUSDT", 2, 9, 100) {
+		t.Error("orderId and fromId")
+	}
+	span := TradeRange{Symbol: "BTCUSDT", Start: 100, HasStart: true, End: 200, HasEnd: true}
+	if span.Selects("BTCUSDT", 1, 9, 99) || !span.Selects("BTCUSDT", 1, 9, 100) || !span.Selects("BTCUSDT", 1, 9, 200) || span.Selects("BTCUSDT", 1, 9, 201) {
+		t.Error("startTime and endTime are inclusive bounds")
+	}
+}
