@@ -140,30 +140,18 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("venue %s: alpaca keys missing: set %s and %s in the environment or settings/secrets.env",
 			cfg.Venue.Name, project.KeyAlpacaID, project.KeyAlpacaSecret)
 	}
-	rest, data := PaperREST, DataREST
-	if cfg.Venue.Environment == project.EnvLive {
-		rest = LiveREST
+	set, err := venuecall.NewSetup(cfg.Venue, venuecall.Endpoints{REST: PaperREST}, venuecall.Endpoints{REST: LiveREST}, "/stream",
+		cfg.Transport, cfg.Timeout, cfg.Now)
+	if err != nil {
+		return nil, err
 	}
+	rest, data, hc := set.REST, DataREST, set.HTTP
 	if cfg.Venue.BaseURL != "" {
-		rest = strings.TrimSuffix(cfg.Venue.BaseURL, "/")
 		data = rest // a fake (or a proxy) serves both
 	}
-	u, err := url.Parse(rest)
-	if err != nil {
-		return nil, fmt.Errorf("venue %s: base_url: %w", cfg.Venue.Name, err)
-	}
-	scheme := "wss"
-	if u.Scheme == "http" {
-		scheme = "ws"
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	tr := &venuecall.Transport{Base: cfg.Transport, Now: cfg.Now}
-	hc := &http.Client{Transport: tr, Timeout: cfg.Timeout}
 	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, rest: rest, data: data,
-		ws: scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/stream", keyID: cfg.KeyID, secret: cfg.Secret,
-		http: hc, tr: tr, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}, prior: map[string]fills{}, legs: map[string]string{}}
+		ws: set.Stream, keyID: cfg.KeyID, secret: cfg.Secret,
+		http: hc, tr: set.Transport, toVenue: map[string]string{}, toNode: map[string]string{}, crypto: map[string]bool{}, replaced: map[string]int{}, prior: map[string]fills{}, legs: map[string]string{}}
 	a.c = alp.NewClient(alp.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: rest, HTTPClient: hc, RetryLimit: 1, RetryDelay: time.Millisecond})
 	a.md = marketdata.NewClient(marketdata.ClientOpts{APIKey: cfg.KeyID, APISecret: cfg.Secret, BaseURL: data, HTTPClient: hc,
 		RetryLimit: 1, RetryDelay: time.Millisecond, Feed: marketdata.IEX})
@@ -235,14 +223,7 @@ func (a *Adapter) classify(err error) error {
 		}
 		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: fmt.Sprintf("HTTP %d: %s", api.StatusCode, api.Message)}
 	}
-	var rl *venuecall.RateLimited
-	if errors.As(err, &rl) {
-		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: rl.Error() + "; nothing was sent"}
-	}
-	if venuecall.Unknown(err) {
-		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
-	}
-	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
+	return venuecall.Classify(a.name, err)
 }
 
 // --- reads ---
@@ -809,16 +790,15 @@ func (a *Adapter) Replace(_ context.Context, o node.VenueOrder, r node.Replaceme
 
 // stateOf maps Alpaca's order statuses (Trading API "Orders", order
 // lifecycle).
-func stateOf(s string) node.VenueState {
-	switch s {
-	case "filled":
-		return node.VenueFilled
-	case "canceled", "expired", "done_for_day", "replaced":
-		return node.VenueCanceled
-	case "rejected", "suspended":
-		return node.VenueRejected
-	}
-	return node.VenueOpen // new, accepted, pending_new, partially_filled, pending_cancel, pending_replace, held, calculated, ...
+func stateOf(s string) node.VenueState { return orderStates.Of(s) }
+
+// orderStates are Alpaca's order statuses as the node's states; new,
+// accepted, pending_new, partially_filled, pending_cancel,
+// pending_replace, held, calculated and any other are open.
+var orderStates = venuecall.States{
+	Filled:   []string{"filled"},
+	Canceled: []string{"canceled", "expired", "done_for_day", "replaced"},
+	Rejected: []string{"rejected", "suspended"},
 }
 
 func (a *Adapter) fromOrder(o *alp.Order) node.VenueOrder {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"wicket/node"
 	"wicket/node/command"
+	"wicket/node/venuecall"
 )
 
 // message is one frame of the trading API's websocket ("Websocket
@@ -28,25 +28,12 @@ type message struct {
 // deliver each update's order. It returns when ctx ends or the stream
 // drops; the node then resyncs over REST.
 func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) error {
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, resp, err := dialer.DialContext(ctx, a.ws, http.Header{})
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
+	conn, _, err := venuecall.DialStream(ctx, a.ws)
 	if err != nil {
 		return fmt.Errorf("trade updates stream: %w", err)
 	}
 	defer conn.Close()
-	conn.SetReadLimit(1 << 20)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-ctx.Done():
-			conn.Close()
-		case <-stop:
-		}
-	}()
+	defer venuecall.Watch(ctx, conn, 0, nil)()
 	conn.SetReadDeadline(time.Now().Add(15 * time.Second)) //nolint:errcheck // a failed deadline fails the read
 	if err := conn.WriteJSON(map[string]string{"action": "auth", "key": a.keyID, "secret": a.secret}); err != nil {
 		return fmt.Errorf("trade updates stream: %w", err)
@@ -71,10 +58,7 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 	for {
 		var m message
 		if err := readMessage(conn, &m); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("trade updates stream dropped: %w", err)
+			return venuecall.Dropped(ctx, "trade updates stream", err)
 		}
 		if m.Stream != "trade_updates" {
 			continue

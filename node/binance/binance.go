@@ -106,33 +106,15 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("venue %s: binance keys missing: set %s and %s in the environment or settings/secrets.env",
 			cfg.Venue.Name, project.KeyBinanceAPIKey, project.KeyBinanceAPISecret)
 	}
-	rest, ws := TestnetREST, TestnetWSAPI
-	if cfg.Venue.Environment == project.EnvLive {
-		rest, ws = LiveREST, LiveWSAPI
+	set, err := venuecall.NewSetup(cfg.Venue, venuecall.Endpoints{REST: TestnetREST, Stream: TestnetWSAPI}, venuecall.Endpoints{REST: LiveREST, Stream: LiveWSAPI},
+		wsAPIPath, cfg.Transport, cfg.Timeout, cfg.Now)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Venue.BaseURL != "" {
-		u, err := url.Parse(cfg.Venue.BaseURL)
-		if err != nil {
-			return nil, fmt.Errorf("venue %s: base_url: %w", cfg.Venue.Name, err)
-		}
-		rest = strings.TrimSuffix(cfg.Venue.BaseURL, "/")
-		scheme := "ws"
-		if u.Scheme == "https" {
-			scheme = "wss"
-		}
-		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + wsAPIPath
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	tr := &venuecall.Transport{Base: cfg.Transport, Now: cfg.Now}
 	c := bn.NewClient(cfg.APIKey, cfg.APISecret)
-	c.BaseURL = rest
-	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
-	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
+	c.BaseURL = set.REST
+	c.HTTPClient = set.HTTP
+	c.Logger.SetOutput(io.Discard) // the library's debug log could carry a signed URL
 	c.Debug = false
 	// Binance's table with wicket.toml's overrides, whatever kind the venue
 	// names (a test's may name none).
@@ -140,14 +122,10 @@ func New(cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("venue %s: %w", cfg.Venue.Name, err)
 	}
-	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: tr, wsAPI: ws, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
-		now: cfg.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}
+	a := &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, c: c, tr: set.Transport, wsAPI: set.Stream, apiKey: cfg.APIKey, apiSecret: cfg.APISecret,
+		now: set.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*bn.Symbol{}, costs: map[string]cost{}}
 	return a, nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Kind is "binance".
 func (a *Adapter) Kind() string { return project.KindBinance }
@@ -252,14 +230,7 @@ func (a *Adapter) classify(err error) error {
 		}
 		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: fmt.Sprintf("code %d: %s", api.Code, api.Message)}
 	}
-	var rl *venuecall.RateLimited
-	if errors.As(err, &rl) {
-		return &node.VenueError{Kind: node.ErrVenueRejected, Venue: a.name, Message: rl.Error() + "; nothing was sent"}
-	}
-	if venuecall.Unknown(err) {
-		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
-	}
-	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
+	return venuecall.Classify(a.name, err)
 }
 
 // --- reads ---
@@ -1135,16 +1106,18 @@ func typeOf(t bn.OrderType) command.OrderType {
 
 // stateOf maps Binance's order status (spot API "ENUM definitions", order
 // status).
-func stateOf(s bn.OrderStatusType) node.VenueState {
-	switch s {
-	case bn.OrderStatusTypeFilled:
-		return node.VenueFilled
-	case bn.OrderStatusTypeCanceled, bn.OrderStatusTypeExpired, "EXPIRED_IN_MATCH":
-		return node.VenueCanceled
-	case bn.OrderStatusTypeRejected:
-		return node.VenueRejected
-	}
-	return node.VenueOpen // NEW, PARTIALLY_FILLED, PENDING_CANCEL
+func stateOf(s bn.OrderStatusType) node.VenueState { return StateOf(string(s)) }
+
+// StateOf is the node's state of a Binance order status (spot and USDⓈ-M
+// alike).
+func StateOf(status string) node.VenueState { return orderStates.Of(status) }
+
+// orderStates are Binance's order statuses as the node's states; NEW,
+// PARTIALLY_FILLED and PENDING_CANCEL are open.
+var orderStates = venuecall.States{
+	Filled:   []string{string(bn.OrderStatusTypeFilled)},
+	Canceled: []string{string(bn.OrderStatusTypeCanceled), string(bn.OrderStatusTypeExpired), "EXPIRED_IN_MATCH"},
+	Rejected: []string{string(bn.OrderStatusTypeRejected)},
 }
 
 func fromOrder(o *bn.Order) node.VenueOrder {

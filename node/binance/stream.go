@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	bn "github.com/adshao/go-binance/v2"
@@ -18,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"wicket/node"
+	"wicket/node/venuecall"
 )
 
 // Stream runs the user data stream through Binance's WebSocket API (spot
@@ -32,25 +31,12 @@ import (
 // the venue refuses or ends the subscription, or the connection drops;
 // the node then resyncs over REST.
 func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) error {
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, resp, err := dialer.DialContext(ctx, a.wsAPI, http.Header{})
+	conn, refused, err := venuecall.DialStream(ctx, a.wsAPI)
 	if err != nil {
-		return fmt.Errorf("user data stream: %w%s", err, refusal(resp))
-	}
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
+		return fmt.Errorf("user data stream: %w%s", err, refused)
 	}
 	defer conn.Close()
-	conn.SetReadLimit(1 << 20)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-ctx.Done():
-			conn.Close() // unblocks the read
-		case <-stop:
-		}
-	}()
+	defer venuecall.Watch(ctx, conn, 0, nil)()
 	id := uuid.NewString()
 	req, err := bnws.CreateRequest(bnws.NewRequestData(id, a.apiKey, a.apiSecret, 0, common.KeyTypeHmac),
 		bnws.UserDataStreamSubscribeSignatureSpotWsApiMethod, map[string]any{})
@@ -72,10 +58,7 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 	for {
 		_, msg, err := conn.ReadMessage()
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("user data stream dropped: %w", err)
+			return venuecall.Dropped(ctx, "user data stream", err)
 		}
 		var frame struct {
 			ID    *string         `json:"id"`
@@ -148,20 +131,6 @@ func subscribed(conn *websocket.Conn, id string) error {
 		return fmt.Errorf("user data stream: binance refused the subscription (status %d, %s)", ans.Status, why)
 	}
 	return errors.New("user data stream: no answer to the subscription")
-}
-
-// refusal is what an HTTP answer that refused the websocket upgrade said.
-func refusal(resp *http.Response) string {
-	if resp == nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	out := " (HTTP " + resp.Status
-	if b := strings.TrimSpace(string(body)); b != "" {
-		out += ": " + b
-	}
-	return out + ")"
 }
 
 // fromUpdate maps an executionReport. Its z (cumulative filled) and Z

@@ -45,6 +45,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -138,33 +139,15 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("venue %s: binance futures keys missing: set %s and %s in the environment or settings/secrets.env",
 			cfg.Venue.Name, project.KeyBinanceFuturesAPIKey, project.KeyBinanceFuturesAPISecret)
 	}
-	rest, ws := futures.BaseApiTestnetUrl, futures.BaseWsTestnetUrl
-	if cfg.Venue.Environment == project.EnvLive {
-		rest, ws = futures.BaseApiMainUrl, futures.BaseWsMainUrl
+	set, err := venuecall.NewSetup(cfg.Venue, venuecall.Endpoints{REST: futures.BaseApiTestnetUrl, Stream: futures.BaseWsTestnetUrl},
+		venuecall.Endpoints{REST: futures.BaseApiMainUrl, Stream: futures.BaseWsMainUrl}, "/ws", cfg.Transport, cfg.Timeout, cfg.Now)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Venue.BaseURL != "" {
-		u, err := url.Parse(cfg.Venue.BaseURL)
-		if err != nil {
-			return nil, fmt.Errorf("venue %s: base_url: %w", cfg.Venue.Name, err)
-		}
-		rest = strings.TrimSuffix(cfg.Venue.BaseURL, "/")
-		scheme := "ws"
-		if u.Scheme == "https" {
-			scheme = "wss"
-		}
-		ws = scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/ws"
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	tr := &venuecall.Transport{Base: cfg.Transport, Now: cfg.Now}
 	c := futures.NewClient(cfg.APIKey, cfg.APISecret)
-	c.BaseURL = rest
-	c.HTTPClient = &http.Client{Transport: tr, Timeout: cfg.Timeout}
-	c.Logger.SetOutput(discard{}) // the library's debug log could carry a signed URL
+	c.BaseURL = set.REST
+	c.HTTPClient = set.HTTP
+	c.Logger.SetOutput(io.Discard) // the library's debug log could carry a signed URL
 	c.Debug = false
 	// Binance's futures table with wicket.toml's overrides, whatever kind
 	// the venue names (a test's may name none).
@@ -172,14 +155,10 @@ func New(cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("venue %s: %w", cfg.Venue.Name, err)
 	}
-	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, venue: cfg.Venue, c: c, tr: tr, wsBase: ws,
-		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: cfg.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*futures.Symbol{},
+	return &Adapter{name: cfg.Venue.Name, env: cfg.Venue.Environment, venue: cfg.Venue, c: c, tr: set.Transport, wsBase: set.Stream,
+		apiKey: cfg.APIKey, apiSecret: cfg.APISecret, now: set.Now, syms: syms.Listing(cfg.Venue.Symbols), symbols: map[string]*futures.Symbol{},
 		held: map[string]decimal.Decimal{}, closed: map[string]closure{}, actual: map[int64]algoRef{}, funding: map[string]decimal.Decimal{}, liquid: map[int64]bool{}, brackets: map[string][]bracket{}}, nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Kind is "binance-futures".
 func (a *Adapter) Kind() string { return project.KindBinanceFutures }
@@ -231,14 +210,7 @@ func (a *Adapter) classify(err error) error {
 		}
 		return a.refused(fmt.Sprintf("code %d: %s", api.Code, api.Message))
 	}
-	var rl *venuecall.RateLimited
-	if errors.As(err, &rl) {
-		return a.refused(rl.Error() + "; nothing was sent")
-	}
-	if venuecall.Unknown(err) {
-		return &node.VenueError{Kind: node.ErrVenueUnknown, Venue: a.name, Message: venuecall.Message(err)}
-	}
-	return fmt.Errorf("%s: %s", a.name, venuecall.Message(err))
+	return venuecall.Classify(a.name, err)
 }
 
 func apiCode(err error) int64 {
@@ -639,17 +611,7 @@ func typeOf(t string) command.OrderType {
 }
 
 // stateOf maps an order's status (futures "Common Definitions").
-func stateOf(s string) node.VenueState {
-	switch s {
-	case "FILLED":
-		return node.VenueFilled
-	case "CANCELED", "EXPIRED", "EXPIRED_IN_MATCH":
-		return node.VenueCanceled
-	case "REJECTED":
-		return node.VenueRejected
-	}
-	return node.VenueOpen // NEW, PARTIALLY_FILLED
-}
+func stateOf(s string) node.VenueState { return binance.StateOf(s) }
 
 // clientID is the node's id as Binance carries it (the spot adapter's
 // mapping: the same 36-character rule).

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"wicket/node"
+	"wicket/node/venuecall"
 )
 
 // keepaliveEvery is how often the listen key is extended (Binance:
@@ -34,44 +32,18 @@ func (a *Adapter) Stream(ctx context.Context, updates func(node.VenueUpdate)) er
 	if err != nil {
 		return fmt.Errorf("user data stream: listen key: %w", a.classify(err))
 	}
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, resp, err := dialer.DialContext(ctx, a.wsBase+"/"+key, http.Header{})
+	conn, _, err := venuecall.DialStream(ctx, a.wsBase+"/"+key)
 	if err != nil {
 		return fmt.Errorf("user data stream: %w", err)
 	}
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
 	defer conn.Close()
-	conn.SetReadLimit(1 << 20)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		t := time.NewTicker(keepaliveEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				conn.Close() // unblocks the read
-				return
-			case <-stop:
-				return
-			case <-t.C:
-				if err := a.c.NewKeepaliveUserStreamService().ListenKey(key).Do(ctx); err != nil {
-					conn.Close() // a key that cannot be kept alive ends the stream; the node resyncs
-					return
-				}
-			}
-		}
-	}()
+	// A key that cannot be kept alive ends the stream; the node resyncs.
+	defer venuecall.Watch(ctx, conn, keepaliveEvery, func() error { return a.c.NewKeepaliveUserStreamService().ListenKey(key).Do(ctx) })()
 	updates(node.VenueUpdate{Connected: true})
 	for {
 		_, msg, err := conn.ReadMessage()
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("user data stream dropped: %w", err)
+			return venuecall.Dropped(ctx, "user data stream", err)
 		}
 		var ev event
 		if json.Unmarshal(msg, &ev) != nil {

@@ -1,8 +1,12 @@
-// Package venuecall is the HTTP discipline the real-venue adapters
-// (node/alpaca, node/binance) share: a transport that turns rate-limit
-// answers (429, 418) and server errors (5xx) into typed errors before the
-// venue's client library sees them, a gate that honours Retry-After for
-// every later call, and bounded retries for reads and lookups only.
+// Package venuecall is the plumbing the real-venue adapters (node/alpaca,
+// node/binance, node/binancefutures) share: a transport that turns
+// rate-limit answers (429, 418) and server errors (5xx) into typed errors
+// before the venue's client library sees them, a gate that honours
+// Retry-After for every later call, bounded retries for reads and lookups
+// only, the node's kind of a failed call (Classify: a lost answer is
+// unknown, never resent), the order-state mapping (States), the
+// endpoints and client an adapter is set up with (NewSetup), and the
+// stream connection's dial, watch and drop (stream.go).
 //
 // It never retries a write: a write that fails in a way that may have
 // reached the venue is reported as unknown, for the node to reconcile. It

@@ -42,6 +42,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/node/venuecall/venuefault"
+	"wicket/node/venuefake"
 )
 
 // Asset is a tradable asset: a stock (class us_equity) or a crypto pair
@@ -84,7 +85,7 @@ type Fake struct {
 	pos     map[string]decimal.Decimal // by symbol as positions report it (BTCUSD, SPY)
 	avg     map[string]decimal.Decimal
 	orders  []*Order
-	conns   map[*websocket.Conn]bool
+	streams venuefake.Hub[struct{}]
 	partial bool
 	onOrder func(Order)
 	seq     int
@@ -95,7 +96,7 @@ type Fake struct {
 // New starts a fake with the assets and cash.
 func New(keyID, secret string, assets []Asset, cash string) *Fake {
 	f := &Fake{KeyID: keyID, Secret: secret, assets: map[string]*Asset{}, cash: decimal.RequireFromString(cash),
-		pos: map[string]decimal.Decimal{}, avg: map[string]decimal.Decimal{}, conns: map[*websocket.Conn]bool{}}
+		pos: map[string]decimal.Decimal{}, avg: map[string]decimal.Decimal{}}
 	f.RateLimitBody = `{"code":42910000,"message":"rate limit exceeded"}`
 	for i := range assets {
 		a := assets[i]
@@ -112,15 +113,7 @@ func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock(
 func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
 
 // Orders lists every order taken, oldest first.
-func (f *Fake) Orders() []Order {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]Order, len(f.orders))
-	for i, o := range f.orders {
-		out[i] = *o
-	}
-	return out
-}
+func (f *Fake) Orders() []Order { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.orders) }
 
 // Cash is the account's cash.
 func (f *Fake) Cash() decimal.Decimal { f.mu.Lock(); defer f.mu.Unlock(); return f.cash }
@@ -184,14 +177,7 @@ func (f *Fake) SetPrice(symbol, price string) {
 }
 
 // DropStreams closes every trade_updates connection.
-func (f *Fake) DropStreams() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.conns {
-		c.Close()
-		delete(f.conns, c)
-	}
-}
+func (f *Fake) DropStreams() { f.streams.Drop() }
 
 func working(o *Order) bool {
 	return o.Status == "new" || o.Status == "accepted" || o.Status == "partially_filled"
@@ -206,7 +192,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 			f.stream(w, r)
 			return
 		}
-		writeJSON(w, http.StatusUnauthorized, apiErr(40110000, "request is not authorized"))
+		venuefake.WriteJSON(w, http.StatusUnauthorized, apiErr(40110000, "request is not authorized"))
 		return
 	}
 	if f.Before(w, r) {
@@ -256,26 +242,10 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, out = 404, apiErr(40410000, "endpoint not found: "+r.Method+" "+path)
 	}
 	f.mu.Unlock()
-	if hook != nil && taken != nil {
-		hook(*taken)
-	}
-	if f.Drop(w, r) {
-		return
-	}
-	if status == http.StatusNoContent {
-		w.WriteHeader(status)
-		return
-	}
-	writeJSON(w, status, out)
+	venuefake.Answer(w, r, &f.Faults, hook, taken, status, out)
 }
 
 func apiErr(code int, msg string) map[string]any { return map[string]any{"code": code, "message": msg} }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v) //nolint:errcheck // test fake
-}
 
 func positionSymbol(s string) string { return strings.ReplaceAll(s, "/", "") }
 
@@ -516,10 +486,7 @@ func trailStop(o *Order) decimal.Decimal {
 	if o.TrailPercent.IsPositive() {
 		off = o.HWM.Mul(o.TrailPercent).Div(decimal.NewFromInt(100))
 	}
-	if o.Side == "buy" {
-		return o.HWM.Add(off)
-	}
-	return o.HWM.Sub(off)
+	return venuefake.Trail(o.Side == "buy", o.HWM, off)
 }
 
 // execute fills what can fill at price: a market order at once, a stop
@@ -527,20 +494,16 @@ func trailStop(o *Order) decimal.Decimal {
 // limit), a limit when price reaches it; a trailing stop first follows
 // price. An ioc's rest is canceled.
 func (f *Fake) execute(o *Order, price decimal.Decimal) {
-	through := func(level decimal.Decimal) bool {
-		if o.Side == "buy" {
-			return price.GreaterThanOrEqual(level)
-		}
-		return price.LessThanOrEqual(level)
-	}
-	reaches := (o.Side == "buy" && price.LessThanOrEqual(o.Limit)) || (o.Side == "sell" && price.GreaterThanOrEqual(o.Limit))
+	buy := o.Side == "buy"
+	through := func(level decimal.Decimal) bool { return venuefake.Through(buy, price, level) }
+	reaches := venuefake.Reaches(buy, price, o.Limit)
 	switch {
 	case o.Type == "market" && f.partial:
 		f.fill(o, o.Qty.Div(decimal.NewFromInt(2)).Truncate(4), price)
 	case o.Type == "market":
 		f.fill(o, o.Qty, price)
 	case o.Type == "trailing_stop":
-		if (o.Side == "sell" && price.GreaterThan(o.HWM)) || (o.Side == "buy" && price.LessThan(o.HWM)) {
+		if venuefake.Improves(buy, price, o.HWM) {
 			o.HWM = price
 			o.Stop = trailStop(o)
 		}
@@ -785,10 +748,8 @@ func (f *Fake) latest(symbols string, crypto bool) map[string]any {
 
 // --- trade_updates websocket ---
 
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-
 func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
-	c, err := upgrader.Upgrade(w, r, nil)
+	c, err := venuefake.Upgrade(w, r)
 	if err != nil {
 		return
 	}
@@ -806,17 +767,9 @@ func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	c.WriteJSON(map[string]any{"stream": "listening", "data": map[string][]string{"streams": {"trade_updates"}}}) //nolint:errcheck // test fake
-	f.conns[c] = true
+	f.streams.Add(c, struct{}{})
 	f.mu.Unlock()
-	for {
-		if _, _, err := c.ReadMessage(); err != nil {
-			f.mu.Lock()
-			delete(f.conns, c)
-			f.mu.Unlock()
-			c.Close()
-			return
-		}
-	}
+	f.streams.Listen(c)
 }
 
 // report sends a trade update to every stream (f.mu held), as binary
@@ -836,13 +789,7 @@ func (f *Fake) send(event string, o *Order, extra map[string]any) {
 		d[k] = v
 	}
 	data, _ := json.Marshal(map[string]any{"stream": "trade_updates", "data": d})
-	for c := range f.conns {
-		c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
-		if c.WriteMessage(websocket.BinaryMessage, data) != nil {
-			c.Close()
-			delete(f.conns, c)
-		}
-	}
+	f.streams.Broadcast(websocket.BinaryMessage, data)
 }
 
 // SetClosed closes the market until next (GET /v2/clock says is_open

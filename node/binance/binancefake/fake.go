@@ -30,12 +30,8 @@
 package binancefake
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,6 +45,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/node/venuecall/venuefault"
+	"wicket/node/venuefake"
 )
 
 // Symbol is a listed spot symbol.
@@ -104,8 +101,8 @@ type Fake struct {
 	balances   map[string]decimal.Decimal
 	orders     []*Order
 	nextID     int64
-	conns      map[*websocket.Conn]int // subscribed connections → subscriptionId
-	subs       int                     // subscriptions made
+	streams    venuefake.Hub[int] // subscribed connections → subscriptionId
+	subs       int                // subscriptions made
 	refuse     *refusal
 	rejectMsg  string
 	trades     []trade
@@ -126,7 +123,7 @@ type refusal struct {
 // New starts a fake with the symbols and balances (asset → amount).
 func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *Fake {
 	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, balances: map[string]decimal.Decimal{},
-		conns: map[*websocket.Conn]int{}, nextID: 1000}
+		nextID: 1000}
 	f.RateLimitBody = `{"code":-1003,"msg":"Too much request weight used; current limit is 6000 request weight per 1 MINUTE."}`
 	for i := range symbols {
 		s := symbols[i]
@@ -177,15 +174,7 @@ func (f *Fake) RefuseStreams(status, code int, msg string) {
 }
 
 // Orders lists every order taken, oldest first.
-func (f *Fake) Orders() []Order {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]Order, len(f.orders))
-	for i, o := range f.orders {
-		out[i] = *o
-	}
-	return out
-}
+func (f *Fake) Orders() []Order { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.orders) }
 
 // Balance is an asset's free balance.
 func (f *Fake) Balance(asset string) decimal.Decimal {
@@ -211,20 +200,15 @@ func (f *Fake) SetPrice(symbol, price string) {
 
 // match fills a resting order o at the last price px when px reaches it.
 func (f *Fake) match(o *Order, px decimal.Decimal) {
-	through := func(level decimal.Decimal) bool {
-		if o.Side == "BUY" {
-			return px.GreaterThanOrEqual(level)
-		}
-		return px.LessThanOrEqual(level)
-	}
-	reaches := (o.Side == "BUY" && px.LessThanOrEqual(o.Price)) || (o.Side == "SELL" && px.GreaterThanOrEqual(o.Price))
+	buy := o.Side == "BUY"
+	reaches := venuefake.Reaches(buy, px, o.Price)
 	switch o.Type {
 	case "STOP_LOSS", "STOP_LOSS_LIMIT":
-		if o.TrailingDelta > 0 && ((o.Side == "SELL" && px.GreaterThan(o.Best)) || (o.Side == "BUY" && px.LessThan(o.Best))) {
+		if o.TrailingDelta > 0 && venuefake.Improves(buy, px, o.Best) {
 			o.Best = px
 			o.StopPrice = trailStop(o)
 		}
-		if !o.Triggered && through(o.StopPrice) {
+		if !o.Triggered && venuefake.Through(buy, px, o.StopPrice) {
 			o.Triggered = true
 		}
 		switch {
@@ -242,11 +226,7 @@ func (f *Fake) match(o *Order, px decimal.Decimal) {
 
 // trailStop is a trailing stop's trigger, trailingDelta from its best.
 func trailStop(o *Order) decimal.Decimal {
-	off := o.Best.Mul(decimal.New(o.TrailingDelta, -4))
-	if o.Side == "BUY" {
-		return o.Best.Add(off)
-	}
-	return o.Best.Sub(off)
+	return venuefake.Trail(o.Side == "BUY", o.Best, o.Best.Mul(decimal.New(o.TrailingDelta, -4)))
 }
 
 // AddExternal places an order as if from another client (not the node).
@@ -306,17 +286,10 @@ func (f *Fake) Expire(orderID int64) {
 }
 
 // DropStreams closes every user data stream connection.
-func (f *Fake) DropStreams() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.conns {
-		c.Close()
-		delete(f.conns, c)
-	}
-}
+func (f *Fake) DropStreams() { f.streams.Drop() }
 
 // Streams counts the open stream connections.
-func (f *Fake) Streams() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.conns) }
+func (f *Fake) Streams() int { return f.streams.Len() }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Method + " " + r.URL.Path
@@ -327,28 +300,12 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.stream(w, r)
 		return
 	}
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	form := r.URL.Query()
-	bodyVals, err := url.ParseQuery(string(raw))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, -1100, "Illegal characters found in parameter")
+	check := venuefake.Signed
+	if r.URL.Path == "/api/v3/exchangeInfo" || r.URL.Path == "/api/v3/ticker/price" {
+		check = venuefake.Public
+	}
+	if _, ok := venuefake.BinanceRequest(w, r, f.APIKey, f.Secret, check); !ok {
 		return
-	}
-	for k, v := range bodyVals {
-		form[k] = v
-	}
-	r.Form = form
-	if r.URL.Path != "/api/v3/exchangeInfo" && r.URL.Path != "/api/v3/ticker/price" {
-		if r.Header.Get("X-MBX-APIKEY") != f.APIKey {
-			apiError(w, http.StatusUnauthorized, -2015, "Invalid API-key, IP, or permissions for action.")
-			return
-		}
-	}
-	if r.URL.Path != "/api/v3/exchangeInfo" && r.URL.Path != "/api/v3/ticker/price" {
-		if !f.signed(r, string(raw)) {
-			apiError(w, http.StatusBadRequest, -1022, "Signature for this request is not valid.")
-			return
-		}
 	}
 	var status int
 	var body any
@@ -387,46 +344,11 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		status, body = 404, errBody(-1000, "unknown endpoint "+key)
 	}
 	f.mu.Unlock()
-	if hook != nil && taken != nil {
-		hook(*taken)
-	}
-	if f.Drop(w, r) {
-		return
-	}
-	writeJSON(w, status, body)
+	venuefake.Answer(w, r, &f.Faults, hook, taken, status, body)
 }
 
-// signed checks HMAC-SHA256(secret, query + body) in signature.
-func (f *Fake) signed(r *http.Request, body string) bool {
-	q := r.URL.RawQuery
-	i := strings.Index(q, "&signature=")
-	sig := ""
-	if i >= 0 {
-		sig, q = q[i+len("&signature="):], q[:i]
-	} else if strings.HasPrefix(q, "signature=") {
-		sig, q = q[len("signature="):], ""
-	}
-	return f.validSignature(q+body, sig)
-}
-
-// validSignature checks HMAC-SHA256(secret, payload) against sig (hex).
-func (f *Fake) validSignature(payload, sig string) bool {
-	m := hmac.New(sha256.New, []byte(f.Secret))
-	m.Write([]byte(payload))
-	return sig != "" && hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil))))
-}
-
-func apiError(w http.ResponseWriter, status int, code int, msg string) {
-	writeJSON(w, status, errBody(code, msg))
-}
-
-func errBody(code int, msg string) map[string]any { return map[string]any{"code": code, "msg": msg} }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v) //nolint:errcheck // test fake
-}
+// errBody is Binance's error body.
+var errBody = venuefake.BinanceError
 
 func (f *Fake) listed(r *http.Request) []string {
 	var names []string
@@ -706,7 +628,7 @@ func (f *Fake) execute(o *Order, last decimal.Decimal) {
 	case o.Type == "MARKET":
 		f.fill(o, o.Quantity, last)
 	case o.Type == "STOP_LOSS" || o.Type == "STOP_LOSS_LIMIT": // rests until SetPrice trades through its stop
-	case (o.Side == "BUY" && last.LessThanOrEqual(o.Price)) || (o.Side == "SELL" && last.GreaterThanOrEqual(o.Price)):
+	case venuefake.Reaches(o.Side == "BUY", last, o.Price):
 		f.fill(o, o.Quantity, o.Price)
 	}
 	if o.TimeInForce == "IOC" && working(o) {
@@ -860,8 +782,6 @@ func (f *Fake) open(form url.Values) (int, any) {
 
 // --- user data stream ---
 
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-
 // wsRequest is a WebSocket API request.
 type wsRequest struct {
 	ID     any            `json:"id"`
@@ -874,16 +794,11 @@ type wsRequest struct {
 // subscribes the connection; its events follow until the client or
 // DropStreams closes it.
 func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
-	c, err := upgrader.Upgrade(w, r, nil)
+	c, err := venuefake.Upgrade(w, r)
 	if err != nil {
 		return
 	}
-	defer func() {
-		f.mu.Lock()
-		delete(f.conns, c)
-		f.mu.Unlock()
-		c.Close()
-	}()
+	defer f.streams.Forget(c)
 	for {
 		_, msg, err := c.ReadMessage()
 		if err != nil {
@@ -919,13 +834,13 @@ func (f *Fake) subscribe(c *websocket.Conn, req wsRequest) {
 		f.answer(c, req.ID, f.refuse.status, errBody(f.refuse.code, f.refuse.msg))
 	case vals.Get("apiKey") != f.APIKey:
 		f.answer(c, req.ID, 401, errBody(-2015, "Invalid API-key, IP, or permissions for action."))
-	case vals.Get("timestamp") == "" || !f.validSignature(vals.Encode(), sig):
+	case vals.Get("timestamp") == "" || !venuefake.ValidHMAC(f.Secret, vals.Encode(), sig):
 		f.answer(c, req.ID, 400, errBody(-1022, "Signature for this request is not valid."))
 	default:
 		id := f.subs
 		f.subs++
 		f.answer(c, req.ID, 200, nil)
-		f.conns[c] = id
+		f.streams.Add(c, id)
 	}
 }
 
@@ -967,14 +882,10 @@ func (f *Fake) send(o *Order, exec string, lastQty, lastPrice decimal.Decimal, t
 			ev["N"] = t.commissionIn
 		}
 	}
-	for c, sub := range f.conns {
+	f.streams.Send(websocket.TextMessage, func(sub int) []byte {
 		data, _ := json.Marshal(map[string]any{"subscriptionId": sub, "event": ev})
-		c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
-		if c.WriteMessage(websocket.TextMessage, data) != nil {
-			c.Close()
-			delete(f.conns, c)
-		}
-	}
+		return data
+	})
 }
 
 // cancelAll implements DELETE /api/v3/openOrders: every working order of

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"wicket/node/venuefake"
 
 	"github.com/shopspring/decimal"
 )
@@ -35,17 +36,13 @@ func (f *Fake) tradesFor(form url.Values, limit int) ([]trade, int, any) {
 	if hasStart && hasEnd && end-start > 24*time.Hour.Milliseconds() {
 		return nil, 400, errBody(-1127, "More than 24 hours between startTime and endTime.")
 	}
+	q := venuefake.TradeRange{Symbol: form.Get("symbol"), OrderID: orderID, FromID: fromID, Start: start, End: end,
+		HasOrder: hasOrder, HasFrom: hasFrom, HasStart: hasStart, HasEnd: hasEnd}
 	var list []trade
 	for _, t := range f.trades {
-		switch {
-		case t.symbol != form.Get("symbol"),
-			hasOrder && t.orderID != orderID,
-			hasFrom && t.id < fromID,
-			hasStart && t.time < start,
-			hasEnd && t.time > end:
-			continue
+		if q.Selects(t.symbol, t.id, t.orderID, t.time) {
+			list = append(list, t)
 		}
-		list = append(list, t)
 	}
 	if hasFrom || hasStart {
 		return list[:min(len(list), limit)], 0, nil

@@ -28,12 +28,8 @@
 package binancefuturesfake
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,6 +43,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/node/venuecall/venuefault"
+	"wicket/node/venuefake"
 )
 
 // Symbol is a listed perpetual.
@@ -115,7 +112,7 @@ type Fake struct {
 	taker     decimal.Decimal // the commission rate of every trade, in USDT off the wallet (SetTakerCommission)
 	nextID    int64
 	keys      map[string]bool
-	conns     map[*websocket.Conn]bool
+	streams   venuefake.Hub[struct{}]
 	onOrder   func(Order)
 }
 
@@ -127,7 +124,7 @@ func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.U
 // New starts a fake with the symbols and a USDT wallet balance.
 func New(apiKey, secret string, symbols []Symbol, wallet string) *Fake {
 	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, wallet: decimal.RequireFromString(wallet),
-		positions: map[string]*Position{}, nextID: 5000, keys: map[string]bool{}, conns: map[*websocket.Conn]bool{}}
+		positions: map[string]*Position{}, nextID: 5000, keys: map[string]bool{}}
 	f.RateLimitBody = `{"code":-1003,"msg":"Too many requests; current limit of IP is 2400 requests per minute."}`
 	for i := range symbols {
 		s := symbols[i]
@@ -170,26 +167,10 @@ func (f *Fake) Position(symbol string) Position {
 func (f *Fake) Wallet() decimal.Decimal { f.mu.Lock(); defer f.mu.Unlock(); return f.wallet }
 
 // Orders lists the plain orders, oldest first.
-func (f *Fake) Orders() []Order {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]Order, len(f.orders))
-	for i, o := range f.orders {
-		out[i] = *o
-	}
-	return out
-}
+func (f *Fake) Orders() []Order { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.orders) }
 
 // Algos lists the algo orders, oldest first.
-func (f *Fake) Algos() []Algo {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]Algo, len(f.algos))
-	for i, o := range f.algos {
-		out[i] = *o
-	}
-	return out
-}
+func (f *Fake) Algos() []Algo { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.algos) }
 
 // SetPrice moves a symbol's last and mark price, triggering the algo
 // orders and filling the limits it reaches.
@@ -205,8 +186,7 @@ func (f *Fake) SetPrice(symbol, price string) {
 		}
 	}
 	for _, o := range f.orders {
-		if o.Symbol == symbol && working(o) && o.Type == "LIMIT" &&
-			((o.Side == "BUY" && px.LessThanOrEqual(o.Price)) || (o.Side == "SELL" && px.GreaterThanOrEqual(o.Price))) {
+		if o.Symbol == symbol && working(o) && o.Type == "LIMIT" && venuefake.Reaches(o.Side == "BUY", px, o.Price) {
 			f.fill(o, o.Quantity.Sub(o.Filled), o.Price)
 		}
 	}
@@ -272,32 +252,24 @@ func (f *Fake) Cross() {
 }
 
 // DropStreams closes every user data stream connection.
-func (f *Fake) DropStreams() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.conns {
-		c.Close()
-		delete(f.conns, c)
-	}
-}
+func (f *Fake) DropStreams() { f.streams.Drop() }
 
 // --- matching ---
 
 func working(o *Order) bool { return o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" }
 
 func (f *Fake) reached(g *Algo, px decimal.Decimal) bool {
-	sell := g.Side == "SELL"
+	buy := g.Side != "SELL"
 	switch g.Type {
 	case "STOP_MARKET", "STOP":
-		return (sell && px.LessThanOrEqual(g.Trigger)) || (!sell && px.GreaterThanOrEqual(g.Trigger))
+		return venuefake.Through(buy, px, g.Trigger)
 	case "TAKE_PROFIT":
-		return (sell && px.GreaterThanOrEqual(g.Trigger)) || (!sell && px.LessThanOrEqual(g.Trigger))
+		return venuefake.Reaches(buy, px, g.Trigger)
 	case "TRAILING_STOP_MARKET":
-		if g.Best.IsZero() || (sell && px.GreaterThan(g.Best)) || (!sell && px.LessThan(g.Best)) {
+		if g.Best.IsZero() || venuefake.Improves(buy, px, g.Best) {
 			g.Best = px
 		}
-		back := g.Best.Mul(g.Callback).Div(decimal.NewFromInt(100))
-		return (sell && px.LessThanOrEqual(g.Best.Sub(back))) || (!sell && px.GreaterThanOrEqual(g.Best.Add(back)))
+		return venuefake.Through(buy, px, venuefake.Trail(buy, g.Best, g.Best.Mul(g.Callback).Div(decimal.NewFromInt(100))))
 	}
 	return false
 }
@@ -324,7 +296,7 @@ func (f *Fake) trigger(g *Algo, px decimal.Decimal) {
 	switch {
 	case o.Type == "MARKET":
 		f.fill(o, o.Quantity, px)
-	case (o.Side == "SELL" && px.GreaterThanOrEqual(o.Price)) || (o.Side == "BUY" && px.LessThanOrEqual(o.Price)):
+	case venuefake.Reaches(o.Side == "BUY", px, o.Price):
 		f.fill(o, o.Quantity, o.Price)
 	}
 }
@@ -392,41 +364,28 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.stream(w, r, key)
 		return
 	}
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	form := r.URL.Query()
-	bodyVals, err := url.ParseQuery(string(raw))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, -1100, "Illegal characters found in parameter")
-		return
+	check := venuefake.Signed
+	switch r.URL.Path {
+	case "/fapi/v1/exchangeInfo", "/fapi/v1/premiumIndex":
+		check = venuefake.Public
+	case "/fapi/v1/listenKey":
+		check = venuefake.Keyed
 	}
-	for k, v := range bodyVals {
-		form[k] = v
-	}
-	public := r.URL.Path == "/fapi/v1/exchangeInfo" || r.URL.Path == "/fapi/v1/premiumIndex"
-	if !public && r.Header.Get("X-MBX-APIKEY") != f.APIKey {
-		apiError(w, http.StatusUnauthorized, -2015, "Invalid API-key, IP, or permissions for action.")
-		return
-	}
-	if !public && r.URL.Path != "/fapi/v1/listenKey" && !f.signed(r, string(raw)) {
-		apiError(w, http.StatusBadRequest, -1022, "Signature for this request is not valid.")
+	form, ok := venuefake.BinanceRequest(w, r, f.APIKey, f.Secret, check)
+	if !ok {
 		return
 	}
 	key := r.Method + " " + r.URL.Path
 	f.mu.Lock()
 	status, body := f.route(key, form)
 	hook := f.onOrder
-	var taken Order
+	var taken *Order
 	if key == "POST /fapi/v1/order" && status == 200 {
-		taken = *f.orders[len(f.orders)-1]
+		o := *f.orders[len(f.orders)-1]
+		taken = &o
 	}
 	f.mu.Unlock()
-	if hook != nil && taken.ID != 0 {
-		hook(taken)
-	}
-	if f.Drop(w, r) {
-		return
-	}
-	writeJSON(w, status, body)
+	venuefake.Answer(w, r, &f.Faults, hook, taken, status, body)
 }
 
 func (f *Fake) route(key string, form url.Values) (int, any) {
@@ -739,7 +698,7 @@ func (f *Fake) create(form url.Values) (int, any) {
 	switch {
 	case typ == "MARKET":
 		f.fill(o, qty, px)
-	case (side == "BUY" && px.LessThanOrEqual(o.Price)) || (side == "SELL" && px.GreaterThanOrEqual(o.Price)):
+	case venuefake.Reaches(side == "BUY", px, o.Price):
 		f.fill(o, qty, o.Price)
 	}
 	if o.TimeInForce == "IOC" && working(o) {
@@ -830,66 +789,31 @@ func algoJSON(g *Algo) map[string]any {
 	return m
 }
 
-// --- signatures ---
-
-func (f *Fake) signed(r *http.Request, body string) bool {
-	q := r.URL.RawQuery
-	i := strings.Index(q, "&signature=")
-	sig := ""
-	if i >= 0 {
-		sig, q = q[i+len("&signature="):], q[:i]
-	} else if strings.HasPrefix(q, "signature=") {
-		sig, q = q[len("signature="):], ""
-	}
-	m := hmac.New(sha256.New, []byte(f.Secret))
-	m.Write([]byte(q + body))
-	return sig != "" && hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil))))
-}
-
-func apiError(w http.ResponseWriter, status int, code int, msg string) {
-	writeJSON(w, status, errBody(code, msg))
-}
-
-func errBody(code int, msg string) map[string]any { return map[string]any{"code": code, "msg": msg} }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v) //nolint:errcheck // test fake
-}
+// errBody is Binance's error body.
+var errBody = venuefake.BinanceError
 
 // --- the user data stream ---
-
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 func (f *Fake) stream(w http.ResponseWriter, r *http.Request, key string) {
 	f.mu.Lock()
 	known := f.keys[key]
 	f.mu.Unlock()
 	if !known {
-		apiError(w, http.StatusBadRequest, -1125, "This listenKey does not exist.")
+		venuefake.WriteJSON(w, http.StatusBadRequest, errBody(-1125, "This listenKey does not exist."))
 		return
 	}
 	// The lock is held from before the handshake's answer until the
 	// connection is registered, so an event made after the client has seen
 	// its stream open (Liquidate, a fill) always reaches it.
 	f.mu.Lock()
-	c, err := upgrader.Upgrade(w, r, nil)
+	c, err := venuefake.Upgrade(w, r)
 	if err != nil {
 		f.mu.Unlock()
 		return
 	}
-	f.conns[c] = true
+	f.streams.Add(c, struct{}{})
 	f.mu.Unlock()
-	for {
-		if _, _, err := c.ReadMessage(); err != nil {
-			f.mu.Lock()
-			delete(f.conns, c)
-			f.mu.Unlock()
-			c.Close()
-			return
-		}
-	}
+	f.streams.Listen(c)
 }
 
 // report sends an ORDER_TRADE_UPDATE (f.mu held).
@@ -919,11 +843,5 @@ func (f *Fake) algoEvent(g *Algo) {
 
 func (f *Fake) broadcast(ev map[string]any) {
 	data, _ := json.Marshal(ev)
-	for c := range f.conns {
-		c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
-		if c.WriteMessage(websocket.TextMessage, data) != nil {
-			c.Close()
-			delete(f.conns, c)
-		}
-	}
+	f.streams.Broadcast(websocket.TextMessage, data)
 }

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"wicket/node/venuefake"
 
 	"github.com/shopspring/decimal"
 )
@@ -62,14 +63,11 @@ func (f *Fake) userTrades(form url.Values) (int, any) {
 	if l, ok := num("limit"); ok && l > 0 {
 		limit = int(min(l, 1000))
 	}
+	q := venuefake.TradeRange{Symbol: form.Get("symbol"), OrderID: orderID, FromID: fromID, Start: start, End: end,
+		HasOrder: hasOrder, HasFrom: hasFrom, HasStart: hasStart, HasEnd: hasEnd}
 	out := []map[string]any{}
 	for _, t := range f.trades {
-		switch {
-		case t.symbol != form.Get("symbol"),
-			hasOrder && t.orderID != orderID,
-			hasFrom && t.id < fromID,
-			hasStart && t.time < start,
-			hasEnd && t.time > end:
+		if !q.Selects(t.symbol, t.id, t.orderID, t.time) {
 			continue
 		}
 		if len(out) == limit {
