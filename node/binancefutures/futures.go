@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,11 +58,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/instrument"
-	"wicket/internal/margin"
 	"wicket/internal/project"
 	"wicket/node"
 	"wicket/node/binance"
-	"wicket/node/command"
 	"wicket/node/guardrail"
 	"wicket/node/venuecall"
 	"wicket/node/venuefee"
@@ -108,17 +105,6 @@ type Adapter struct {
 	brackets map[string][]bracket       // symbol → its notional brackets, read at start
 
 	fees venuefee.Ledger // order id → its trades' commissions (fees.go)
-}
-
-// bracket is one notional bracket of a symbol (USDⓈ-M "Notional and
-// Leverage Brackets"): from floor to cap, the most leverage and the
-// maintenance margin rate and amount (cum).
-type bracket struct {
-	InitialLeverage int             `json:"initialLeverage"`
-	NotionalCap     decimal.Decimal `json:"notionalCap"`
-	NotionalFloor   decimal.Decimal `json:"notionalFloor"`
-	MaintMargin     decimal.Decimal `json:"maintMarginRatio"`
-	Cum             decimal.Decimal `json:"cum"`
 }
 
 // closure is a liquidation the adapter learned of, and when.
@@ -219,120 +205,6 @@ func apiCode(err error) int64 {
 		return api.Code
 	}
 	return 0
-}
-
-// --- start: position mode, margin type, leverage ---
-
-// prepare puts the account in one-way mode and each symbol's margin type
-// and leverage as wicket.toml says, then checks them; once per adapter.
-// Messages name a symbol as the venue's list writes it.
-func (a *Adapter) prepare(ctx context.Context, symbols []string) error {
-	a.mu.Lock()
-	done := a.prepared
-	a.mu.Unlock()
-	if done {
-		return nil
-	}
-	mode, err := venuecall.Read(ctx, a.tr, func() (*futures.PositionMode, error) { return a.c.NewGetPositionModeService().Do(ctx) })
-	if err != nil {
-		return a.classify(err)
-	}
-	if mode.DualSidePosition {
-		if err := a.c.NewChangePositionModeService().DualSide(false).Do(ctx); err != nil && apiCode(err) != codeNoModeChange {
-			return fmt.Errorf("%s: the account is in hedge mode and could not be put in one-way mode (close its positions and orders first): %w", a.name, a.classify(err))
-		}
-	}
-	if err := a.readBrackets(ctx, symbols); err != nil {
-		return err
-	}
-	risks, err := a.positionRisk(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range symbols {
-		vs := a.syms.Venue(s)
-		want := a.venue.Contract(s)
-		cur, ok := risks[vs]
-		if !ok {
-			return a.classify(&common.APIError{Code: codeInvalidSymbol, Message: "no position risk for " + vs})
-		}
-		open := !dec(cur.PositionAmt).IsZero()
-		if marginOf(cur.MarginType) != want.MarginType {
-			if open {
-				return fmt.Errorf("%s: %s is %s-margined at binance with a position of %s open, and wicket.toml says %s: the margin type is never changed under an open position; close it or write margin_type = %q for %s",
-					a.name, s, marginOf(cur.MarginType), cur.PositionAmt, want.MarginType, marginOf(cur.MarginType), s)
-			}
-			mt := futures.MarginTypeIsolated
-			if want.MarginType == project.MarginCross {
-				mt = futures.MarginTypeCrossed
-			}
-			if err := a.c.NewChangeMarginTypeService().Symbol(vs).MarginType(mt).Do(ctx); err != nil && apiCode(err) != codeNoMarginChange {
-				return fmt.Errorf("%s: setting %s's margin type to %s: %w", a.name, s, want.MarginType, a.classify(err))
-			}
-		}
-		if lev, _ := strconv.Atoi(cur.Leverage); lev != want.Leverage {
-			if open {
-				return fmt.Errorf("%s: %s is at leverage %d at binance with a position of %s open, and wicket.toml says %d: leverage is never changed under an open position; close it or write leverage = %d for %s",
-					a.name, s, lev, cur.PositionAmt, want.Leverage, lev, s)
-			}
-			if _, err := a.c.NewChangeLeverageService().Symbol(vs).Leverage(want.Leverage).Do(ctx); err != nil {
-				return fmt.Errorf("%s: setting %s's leverage to %d: %w", a.name, s, want.Leverage, a.classify(err))
-			}
-		}
-	}
-	if risks, err = a.positionRisk(ctx); err != nil {
-		return err
-	}
-	for _, s := range symbols {
-		want, cur := a.venue.Contract(s), risks[a.syms.Venue(s)]
-		if lev, _ := strconv.Atoi(cur.Leverage); lev != want.Leverage || marginOf(cur.MarginType) != want.MarginType {
-			return fmt.Errorf("%s: %s reads back at leverage %s, %s margin; wicket.toml says %d, %s", a.name, s, cur.Leverage, marginOf(cur.MarginType), want.Leverage, want.MarginType)
-		}
-	}
-	a.mu.Lock()
-	a.prepared = true
-	a.mu.Unlock()
-	return nil
-}
-
-// SetLeverage changes symbol's leverage at the venue, refused while the
-// symbol has a position open (the venue would re-margin it under the
-// node's feet); the check reads the position first.
-func (a *Adapter) SetLeverage(ctx context.Context, symbol string, leverage int) error {
-	risks, err := a.positionRisk(ctx)
-	if err != nil {
-		return err
-	}
-	vs := a.syms.Venue(symbol)
-	if q := dec(risks[vs].PositionAmt); !q.IsZero() {
-		return a.refused(fmt.Sprintf("leverage of %s is not changed while a position of %s is open; close it first", symbol, q))
-	}
-	if _, err := a.c.NewChangeLeverageService().Symbol(vs).Leverage(leverage).Do(ctx); err != nil {
-		return a.classify(err)
-	}
-	return nil
-}
-
-func marginOf(s string) string {
-	if strings.EqualFold(s, "cross") || strings.EqualFold(s, "crossed") {
-		return project.MarginCross
-	}
-	return project.MarginIsolated
-}
-
-// positionRisk reads the positions' risk, by Binance's symbol.
-func (a *Adapter) positionRisk(ctx context.Context) (map[string]*futures.PositionRisk, error) {
-	list, err := venuecall.Read(ctx, a.tr, func() ([]*futures.PositionRisk, error) { return a.c.NewGetPositionRiskService().Do(ctx) })
-	if err != nil {
-		return nil, a.classify(err)
-	}
-	out := map[string]*futures.PositionRisk{}
-	for _, p := range list {
-		if p.PositionSide == "" || p.PositionSide == "BOTH" {
-			out[p.Symbol] = p
-		}
-	}
-	return out, nil
 }
 
 // --- reads ---
@@ -550,85 +422,6 @@ func (a *Adapter) FundingRate(symbol string) (decimal.Decimal, bool) {
 	return r, ok
 }
 
-// --- mapping ---
-
-func dec(s string) decimal.Decimal {
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return decimal.Zero
-	}
-	return d
-}
-
-func msTime(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
-
-func side(s command.Side) futures.SideType {
-	if s == command.Sell {
-		return futures.SideTypeSell
-	}
-	return futures.SideTypeBuy
-}
-
-func sideOf(s string) command.Side {
-	if s == string(futures.SideTypeSell) {
-		return command.Sell
-	}
-	return command.Buy
-}
-
-func tif(t command.TimeInForce) futures.TimeInForceType {
-	if t == command.IOC {
-		return futures.TimeInForceTypeIOC
-	}
-	return futures.TimeInForceTypeGTC
-}
-
-func tifOf(t string) command.TimeInForce {
-	if t == string(futures.TimeInForceTypeIOC) {
-		return command.IOC
-	}
-	return command.GTC
-}
-
-// typeOf maps a futures order type (of an order or an algo order).
-func typeOf(t string) command.OrderType {
-	switch t {
-	case "MARKET", "LIQUIDATION":
-		return command.Market
-	case "STOP_MARKET":
-		return command.Stop
-	case "STOP":
-		return command.StopLimit
-	case "TRAILING_STOP_MARKET":
-		return command.TrailingStop
-	}
-	return command.Limit // LIMIT, TAKE_PROFIT (a take-profit limit)
-}
-
-// stateOf maps an order's status (futures "Common Definitions").
-func stateOf(s string) node.VenueState { return binance.StateOf(s) }
-
-// clientID is the node's id as Binance carries it (the spot adapter's
-// mapping: the same 36-character rule).
-func clientID(nodeID string) (string, error) { return binance.ClientID(nodeID) }
-
-// nodeID reverses clientID.
-func nodeID(venueID string) string { return binance.NodeID(venueID) }
-
-// isExit reports whether a request is an exit, sent reduceOnly: a
-// closing order (flatten, market_exit), a linked leg or a fired trigger
-// (by its client id's suffix), or a stop type (the node's protective
-// orders).
-func isExit(r node.OrderRequest) bool {
-	return r.ReduceOnly || r.Type.Protective() || strings.HasSuffix(r.ClientOrderID, node.StopLegSuffix) ||
-		strings.HasSuffix(r.ClientOrderID, node.TakeProfitLegSuffix) || strings.HasSuffix(r.ClientOrderID, node.FireSuffix)
-}
-
 // Funding lists the funding payments the venue booked to the account
 // since since (GET /fapi/v1/income, incomeType FUNDING_FEE, each by its
 // tranId), oldest first, for the node to book once each.
@@ -645,53 +438,4 @@ func (a *Adapter) Funding(ctx context.Context, since time.Time) ([]node.Funding,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil
-}
-
-// readBrackets reads each symbol's notional brackets (GET
-// /fapi/v1/leverageBracket, read here for its figures as decimals).
-func (a *Adapter) readBrackets(ctx context.Context, symbols []string) error {
-	for _, s := range symbols {
-		vs := a.syms.Venue(s)
-		list, err := venuecall.Read(ctx, a.tr, func() ([]struct {
-			Symbol   string    `json:"symbol"`
-			Brackets []bracket `json:"brackets"`
-		}, error) {
-			p := url.Values{}
-			p.Set("symbol", vs)
-			var out []struct {
-				Symbol   string    `json:"symbol"`
-				Brackets []bracket `json:"brackets"`
-			}
-			return out, a.signed(ctx, http.MethodGet, "/fapi/v1/leverageBracket", p, &out)
-		})
-		if err != nil {
-			return a.classify(err)
-		}
-		for _, l := range list {
-			if l.Symbol == vs && len(l.Brackets) > 0 {
-				if max := l.Brackets[0].InitialLeverage; max > 0 && a.venue.Contract(s).Leverage > max {
-					return fmt.Errorf("%s: wicket.toml's leverage %d for %s is above the %dx binance allows it; lower it", a.name, a.venue.Contract(s).Leverage, s, max)
-				}
-				a.mu.Lock()
-				a.brackets[vs] = l.Brackets
-				a.mu.Unlock()
-			}
-		}
-	}
-	return nil
-}
-
-// MaintenanceBrackets is symbol's (either spelling) maintenance margin
-// table as the venue states it (its notional brackets, read at start,
-// sorted by floor); none before the venue told it.
-func (a *Adapter) MaintenanceBrackets(symbol string) []margin.Bracket[decimal.Decimal] {
-	vs := a.syms.Venue(symbol)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]margin.Bracket[decimal.Decimal], 0, len(a.brackets[vs]))
-	for _, b := range a.brackets[vs] {
-		out = append(out, margin.Bracket[decimal.Decimal]{Floor: b.NotionalFloor, Rate: b.MaintMargin, Amount: b.Cum})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Floor.LessThan(out[j].Floor) })
-	return out
 }
