@@ -36,13 +36,31 @@ const (
 
 // sharedColumns is a worker's view of the shared columns of the sweep it
 // serves now (setDir). The mappings it hands out stay mapped until reset
-// (between requests, once the memo dropped their views).
+// (between requests, once the memo dropped their views). In a worker they
+// go into address space reserved before the worker's limits are set
+// (reserve), as the spill's does: the strategy's allowance is its own,
+// and when the room is spent a column is computed instead.
 type sharedColumns struct {
 	mu       sync.Mutex
 	dir      string // "" shares nothing
+	region   []byte // the reserved room (nil: mappings go where the kernel puts them)
+	used     int    // bytes of region handed out
 	maps     [][]byte
 	mapped   int
 	minBytes int
+}
+
+// reserve sets size bytes of address space aside (inaccessible, no
+// memory) for the mappings to come.
+func (s *sharedColumns) reserve(size int) error {
+	r, err := unix.Mmap(-1, 0, size, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return fmt.Errorf("reserve room for shared columns: %w", err)
+	}
+	s.mu.Lock()
+	s.region, s.used = r, 0
+	s.mu.Unlock()
+	return nil
 }
 
 // newSharedColumns shares the columns of at least minBytes.
@@ -85,8 +103,10 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 		if res == nil || resultBytes(*res) < s.minBytes {
 			return false
 		}
-		if err := writeColumns(dir, name+".col", *res); err != nil {
-			return false
+		if _, err := os.Stat(name + ".col"); err != nil { // there when this worker had no room to map it
+			if err := writeColumns(dir, name+".col", *res); err != nil {
+				return false
+			}
 		}
 		views, ok := s.read(name + ".col")
 		if !ok {
@@ -98,36 +118,85 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 }
 
 // read maps the shared column file at path and views its result; false
-// when there is none (or it cannot be read: then the column is computed).
+// when there is none (or it cannot be read, or the room is spent: then
+// the column is computed).
 func (s *sharedColumns) read(path string) (ta.Result, bool) {
-	data, unmap, err := mapFile(path)
+	data, err := s.mapColumns(path)
 	if err != nil {
 		return ta.Result{}, false
 	}
 	res, err := viewColumns(data)
 	if err != nil {
-		unmap(data)
-		return ta.Result{}, false
+		return ta.Result{}, false // the room stays spent, as the spill's does
 	}
-	s.mu.Lock()
-	s.maps = append(s.maps, data)
-	s.mapped += len(data)
-	s.mu.Unlock()
 	return res, true
 }
 
-// full says whether the mappings handed out hold more than limit bytes.
+// mapColumns maps the file at path read-only, into the reserved room when
+// there is one.
+func (s *sharedColumns) mapColumns(path string) ([]byte, error) {
+	s.mu.Lock()
+	region := s.region
+	s.mu.Unlock()
+	if region == nil {
+		data, _, err := mapFile(path)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.maps = append(s.maps, data)
+		s.mapped += len(data)
+		s.mu.Unlock()
+		return data, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := int(st.Size())
+	if !st.Mode().IsRegular() || size < sharedHeader {
+		return nil, fmt.Errorf("%s is not a shared column file", path)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used+pageUp(size) > len(s.region) {
+		return nil, fmt.Errorf("no room left for shared columns")
+	}
+	at := s.region[s.used : s.used+size]
+	if _, err := unix.MmapPtr(int(f.Fd()), 0, unsafe.Pointer(&at[0]), uintptr(size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
+		return nil, err
+	}
+	s.used += pageUp(size)
+	return at, nil
+}
+
+// full says whether less than a quarter of the reserved room is left, or
+// without one, whether the mappings handed out hold more than limit bytes.
 func (s *sharedColumns) full(limit int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.region != nil {
+		return s.used > len(s.region)*3/4
+	}
 	return s.mapped > limit
 }
 
-// reset unmaps everything handed out. Only when no view is in use (the
-// memo dropped them: ta.Memo.DropSpilled).
+// reset unmaps everything handed out (the reserved room is reserved
+// again, whole). Only when no view is in use (the memo dropped them:
+// ta.Memo.DropSpilled).
 func (s *sharedColumns) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.region != nil && s.used > 0 {
+		if _, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&s.region[0]), uintptr(len(s.region)), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_FIXED); err == nil {
+			s.used = 0
+		}
+	}
 	for _, m := range s.maps {
 		syscall.Munmap(m)
 	}

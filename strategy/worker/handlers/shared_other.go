@@ -12,6 +12,8 @@ func newSharedColumns(int) *sharedColumns { return &sharedColumns{} }
 
 func (*sharedColumns) setDir(string) {}
 
+func (*sharedColumns) reserve(int) error { return errNoMmap }
+
 func (*sharedColumns) Take(ta.Key) (ta.Result, bool, func(*ta.Result) bool) {
 	return ta.Result{}, false, func(*ta.Result) bool { return false }
 }

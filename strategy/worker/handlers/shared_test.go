@@ -154,3 +154,41 @@ func TestSharedColumnsClaimWaits(t *testing.T) {
 		t.Errorf("a short column's file: %v", err)
 	}
 }
+
+// TestSharedColumnsReservedRoom: in room reserved for two of
+// sharedCase's columns, a worker maps two shared columns and computes the
+// others (equal bit for bit all the same); once the memo has dropped the
+// views and the room is reset, it maps them again.
+func TestSharedColumnsReservedRoom(t *testing.T) {
+	close, lengths := sharedCase()
+	dir := t.TempDir()
+	a, b := ta.NewMemo(worker0Budget), ta.NewMemo(worker0Budget)
+	ca, cb := newSharedColumns(SpillMinBytes), newSharedColumns(SpillMinBytes)
+	col := pageUp(sharedHeader + len(close)*8)
+	if err := cb.reserve(2 * col); err != nil {
+		t.Fatal(err)
+	}
+	ca.setDir(dir)
+	cb.setDir(dir)
+	a.SetShared(ca)
+	b.SetShared(cb)
+	smaAll(t, a, close, lengths)
+	smaAll(t, b, close, lengths)
+	if s := b.Stats(); s.Computed["sma"] != 4 || s.Taken != 2 {
+		t.Errorf("with room for two the second memo computed %d SMAs and took %d, want 4 and 2", s.Computed["sma"], s.Taken)
+	}
+	if !cb.full(0) {
+		t.Error("the room is spent but not full")
+	}
+	b.DropSpilled()
+	cb.reset()
+	if cb.full(0) {
+		t.Error("the room is full after a reset")
+	}
+	fresh := ta.NewMemo(worker0Budget)
+	fresh.SetShared(cb)
+	smaAll(t, fresh, close, lengths[:2])
+	if s := fresh.Stats(); s.Computed["sma"] != 0 || s.Taken != 2 {
+		t.Errorf("after the reset a memo computed %d SMAs and took %d, want 0 and 2", s.Computed["sma"], s.Taken)
+	}
+}

@@ -24,7 +24,9 @@ func withSpill(h worker.Handlers, memo *ta.Memo, cols *sharedColumns) worker.Han
 	if !worker.IsWorker() {
 		return h
 	}
-	memo.SetShared(cols)
+	if cols.reserve(SpillBytes) == nil {
+		memo.SetShared(cols)
+	}
 	s, err := newFileSpill("", SpillBytes)
 	if err != nil {
 		s = nil
