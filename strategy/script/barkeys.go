@@ -3,6 +3,7 @@ package script
 import (
 	"sync"
 
+	"wicket/strategy"
 	"wicket/strategy/ta"
 )
 
@@ -15,6 +16,39 @@ import (
 type BarKeys struct {
 	mu   sync.Mutex
 	keys map[barColumn]ta.Key
+	// source names the contents of bars in every process (their digest):
+	// a run's column that is one of bars' columns whole is keyed by
+	// source and its name, not hashed, so the provenance keys of what is
+	// computed from it are the same in every worker that reads those bars
+	// (ta.Shared). Other columns are hashed as without a source.
+	source string
+	bars   strategy.Bars
+}
+
+// SourceBarKeys is a BarKeys for runs over bars, whose contents source
+// names wherever they are read (a digest of every column: equal sources
+// must mean equal bars).
+func SourceBarKeys(source string, bars strategy.Bars) *BarKeys {
+	return &BarKeys{source: source, bars: bars}
+}
+
+// whole says whether vals is bars' column name itself, not a copy or a
+// part of it.
+func (b *BarKeys) whole(name string, vals []float64) bool {
+	var col []float64
+	switch name {
+	case "open":
+		col = b.bars.Open
+	case "high":
+		col = b.bars.High
+	case "low":
+		col = b.bars.Low
+	case "close":
+		col = b.bars.Close
+	case "volume":
+		col = b.bars.Volume
+	}
+	return len(col) == len(vals) && len(col) > 0 && &col[0] == &vals[0]
 }
 
 type barColumn struct {
@@ -36,7 +70,11 @@ func (b *BarKeys) key(memo *ta.Memo, name string, vals []float64) ta.Key {
 	if ok {
 		return k
 	}
-	k = memo.ValuesKey(vals)
+	if b.source != "" && b.whole(name, vals) {
+		k = memo.Key("bars.source\x00"+b.source+"\x00"+name, nil, nil)
+	} else {
+		k = memo.ValuesKey(vals)
+	}
 	b.mu.Lock()
 	if b.keys == nil {
 		b.keys = map[barColumn]ta.Key{}

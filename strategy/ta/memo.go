@@ -2,6 +2,7 @@ package ta
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"encoding/binary"
 	"hash/maphash"
 	"math"
@@ -11,7 +12,10 @@ import (
 
 // Key identifies a column of values by content or by provenance (the
 // function and the keys and parameters it was computed from). Keys are
-// 128-bit hashes and only meaningful within the Memo that made them.
+// 128-bit hashes. A content key (ValuesKey) is only meaningful within the
+// Memo that made it; a provenance key (Key) is the same in every Memo and
+// every process of this build for the same name, inputs and parameters,
+// so processes that share results (Shared) name them alike.
 type Key struct{ Hi, Lo uint64 }
 
 // Memo caches computation results by Key, up to a byte budget, evicting the
@@ -45,9 +49,11 @@ type Memo struct {
 	segs     [3]segment // major (indicators, series operations), minor (helpers), spilled
 	spill    Spill
 	spillMin int64 // the smallest result, in bytes, that is spilled
+	shared   Shared
 	inflight map[Key]*memoCall
 	hits     uint64
 	misses   uint64
+	taken    uint64 // misses served from shared
 	computed map[string]uint64
 }
 
@@ -136,28 +142,24 @@ func (m *Memo) ValuesKey(v []float64) Key {
 }
 
 // Key is the provenance key of a value computed by the operation name from
-// inputs with params.
+// inputs with params: a SHA-256 of them, the same in every process, so
+// another process's result for it (Shared) is the same value, and no
+// strategy can make two provenances collide.
 func (m *Memo) Key(name string, inputs []Key, params []float64) Key {
-	var h1, h2 maphash.Hash
-	h1.SetSeed(m.seedHi)
-	h2.SetSeed(m.seedLo)
-	var buf [16]byte
-	write := func(b []byte) { h1.Write(b); h2.Write(b) }
-	binary.LittleEndian.PutUint64(buf[:8], uint64(len(name)))
-	write(buf[:8])
-	write([]byte(name))
-	binary.LittleEndian.PutUint64(buf[:8], uint64(len(inputs)))
-	write(buf[:8])
+	var stack [256]byte
+	b := stack[:0]
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(inputs)))
 	for _, k := range inputs {
-		binary.LittleEndian.PutUint64(buf[:8], k.Hi)
-		binary.LittleEndian.PutUint64(buf[8:], k.Lo)
-		write(buf[:])
+		b = binary.LittleEndian.AppendUint64(b, k.Hi)
+		b = binary.LittleEndian.AppendUint64(b, k.Lo)
 	}
 	for _, p := range params {
-		binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(p))
-		write(buf[:8])
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p))
 	}
-	return Key{h1.Sum64(), h2.Sum64()}
+	sum := sha256.Sum256(b)
+	return Key{binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])}
 }
 
 // Do returns the cached result for key, or runs compute once (counting it
@@ -189,27 +191,73 @@ func (m *Memo) do(key Key, name string, seg int, compute func() (Result, error))
 	c := &memoCall{done: make(chan struct{})}
 	m.inflight[key] = c
 	m.misses++
-	m.computed[name]++
+	shared := m.shared
+	if seg != segMajor {
+		shared = nil
+	}
 	m.mu.Unlock()
 
-	c.res, c.err = compute()
+	var views, taken bool
+	c.res, views, taken, c.err = run(shared, key, compute)
 
 	m.mu.Lock()
 	delete(m.inflight, key)
+	if taken {
+		m.taken++
+	} else {
+		m.computed[name]++
+	}
 	if c.err == nil {
-		m.insert(key, c.res, seg)
+		m.insert(key, c.res, seg, views)
 	}
 	m.mu.Unlock()
 	close(c.done)
 	return c.res, c.err
 }
 
-func (m *Memo) insert(key Key, res Result, seg int) {
+// run computes key's result, or takes it from shared (nil: compute it)
+// when another process published it. views says the result's columns are
+// read-only views outside the heap (shared's), taken that no computation
+// ran here.
+func run(shared Shared, key Key, compute func() (Result, error)) (res Result, views, taken bool, err error) {
+	if shared == nil {
+		res, err = compute()
+		return res, false, false, err
+	}
+	res, ok, publish := shared.Take(key)
+	if ok {
+		return res, true, true, nil
+	}
+	res, err = compute()
+	if err != nil {
+		publish(nil)
+		return res, false, false, err
+	}
+	return res, publish(&res), false, nil
+}
+
+// insert caches res under key in segment seg; views says its columns are
+// read-only views outside the heap (a Spill's or Shared's), which the
+// Memo never copies into a Spill.
+func (m *Memo) insert(key Key, res Result, seg int, views bool) {
 	var bytes int64 = 64
 	for _, col := range res.Outputs {
 		bytes += int64(len(col)) * 8
 	}
 	sg := &m.segs[seg]
+	if views {
+		// In use now, so counted in the major segment like a spilled entry
+		// read back; when pushed out, its pages are let go, not copied.
+		e := &memoEntry{key: key, res: res, bytes: bytes, seg: seg, spilled: true}
+		if bytes > sg.limit {
+			e.seg = segSpilled
+			sg = &m.segs[segSpilled]
+		}
+		m.entries[key] = sg.lru.PushFront(e)
+		sg.size += bytes
+		m.fit(sg)
+		return
+	}
 	if bytes > sg.limit {
 		// Larger than the budget: kept only in the Spill, from which each
 		// request reads it.
@@ -253,10 +301,20 @@ func (m *Memo) evict(sg *segment) {
 	e := old.Value.(*memoEntry)
 	sg.lru.Remove(old)
 	sg.size -= e.bytes
-	if sg == &m.segs[segMajor] && m.spill != nil && e.bytes >= m.spillMin {
-		if e.spilled {
+	if sg == &m.segs[segMajor] && e.spilled {
+		// Views of a Spill or of Shared: kept (the file holds them), their
+		// pages let go.
+		if m.spill != nil {
 			m.spill.Cool(e.res.Outputs)
-		} else if views, ok := m.spill.Put(e.res.Outputs); ok {
+		}
+		e.seg = segSpilled
+		cold := &m.segs[segSpilled]
+		m.entries[e.key] = cold.lru.PushFront(e)
+		cold.size += e.bytes
+		return
+	}
+	if sg == &m.segs[segMajor] && m.spill != nil && e.bytes >= m.spillMin {
+		if views, ok := m.spill.Put(e.res.Outputs); ok {
 			e.res.Outputs, e.spilled = views, true
 		}
 		if e.spilled {
@@ -295,6 +353,29 @@ type Spill interface {
 	Cool(views [][]float64)
 }
 
+// Shared holds results that other processes computing the same provenance
+// keys read too (the workers of one sweep): the first to need a result
+// computes and publishes it, the others read it. A worker's is a
+// directory of mapped files (strategy/worker/handlers).
+type Shared interface {
+	// Take returns the result published under key, as read-only views,
+	// or claims key for this process and returns false and publish. The
+	// caller then computes the result and must call publish once, with
+	// it (or nil when the computation failed): publish writes it for the
+	// others when it is worth sharing, replaces its columns by views of
+	// what it wrote and says whether it did, and gives the claim up.
+	// Another process's Take of a claimed key waits for that publish.
+	Take(key Key) (Result, bool, func(*Result) bool)
+}
+
+// SetShared makes m take the indicators its major segment misses from s,
+// and publish there those it computes (nil: neither).
+func (m *Memo) SetShared(s Shared) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.shared = s
+}
+
 // SetSpill makes m keep the indicators it evicts from its budget in s,
 // those of at least minBytes (smaller ones cost less to compute again
 // than to keep).
@@ -304,9 +385,10 @@ func (m *Memo) SetSpill(s Spill, minBytes int64) {
 	m.spill, m.spillMin = s, minBytes
 }
 
-// DropSpilled forgets every entry whose columns are in the Spill, so the
-// Spill may reuse its room. The caller must know that no column the Memo
-// returned from the Spill is in use (a worker calls it between requests).
+// DropSpilled forgets every entry whose columns are in the Spill or
+// Shared, so the Spill may reuse its room and Shared unmap its files. The
+// caller must know that no column the Memo returned from either is in
+// use (a worker calls it between requests).
 func (m *Memo) DropSpilled() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -343,9 +425,12 @@ type Stats struct {
 	Misses  uint64 `json:"misses"`
 	Entries int    `json:"entries"`
 	Bytes   int64  `json:"bytes"`
-	// Spilled is the bytes of the entries kept in the Spill, not counted
-	// in Bytes.
+	// Spilled is the bytes of the entries kept in the Spill or taken from
+	// Shared and not in use, not counted in Bytes.
 	Spilled int64 `json:"spilled,omitempty"`
+	// Taken counts the misses served by another process's result
+	// (Shared), not computed here.
+	Taken uint64 `json:"taken,omitempty"`
 	// Computed counts the computations per operation name (catalog
 	// entries by their name): a sweep in which one indicator's inputs never
 	// change shows 1 for it however many runs it served.
@@ -360,5 +445,5 @@ func (m *Memo) Stats() Stats {
 	for k, v := range m.computed {
 		c[k] = v
 	}
-	return Stats{Hits: m.hits, Misses: m.misses, Entries: len(m.entries), Bytes: m.segs[segMajor].size + m.segs[segMinor].size, Spilled: m.segs[segSpilled].size, Computed: c}
+	return Stats{Hits: m.hits, Misses: m.misses, Entries: len(m.entries), Bytes: m.segs[segMajor].size + m.segs[segMinor].size, Spilled: m.segs[segSpilled].size, Taken: m.taken, Computed: c}
 }

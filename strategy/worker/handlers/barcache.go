@@ -49,7 +49,7 @@ type barEntry struct {
 	key    string
 	digest string
 	bars   strategy.Bars
-	keys   *script.BarKeys // the memo keys of the bars' columns, hashed once per entry
+	keys   *script.BarKeys // the memo keys of the bars' columns, by their digest
 	bytes  int64           // heap bytes (0 for mapped bars)
 	// m, when set, is the mapping the bars are views of (mapped.go); a
 	// request that got the entry from the cache holds it until release.
@@ -126,7 +126,10 @@ func (c *barCache) get(key, digest string) (barEntry, bool) {
 // or, with m nil, a copy on the heap, whose bytes count against the
 // cache's bound.
 func newEntry(key, digest string, bars strategy.Bars, m *mapping) barEntry {
-	e := barEntry{key: key, digest: digest, bars: bars, keys: &script.BarKeys{}, m: m}
+	// The digest names the bars' contents in every worker, so the memo
+	// keys of what is computed from them match across the workers that
+	// share columns (shared.go).
+	e := barEntry{key: key, digest: digest, bars: bars, keys: script.SourceBarKeys(digest, bars), m: m}
 	if m == nil {
 		e.bytes = int64(bars.Len()) * 48
 	}

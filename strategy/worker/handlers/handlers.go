@@ -14,10 +14,12 @@ import (
 // New returns the request kinds a worker process serves: validate,
 // params, summaries, backtest, sweep, start_point and decide. memo is the worker's indicator cache, shared
 // by its handlers across requests (ta.NewMemo(worker.MemoBytes)), given a
-// spill for the long columns it evicts (spill.go). Add other kinds to the
+// spill for the long columns it evicts (spill.go) and the columns a sweep's
+// workers share (shared.go). Add other kinds to the
 // returned table.
 func New(memo *ta.Memo) worker.Handlers {
-	cache := &barCache{} // lives as long as the worker, like memo
+	cache := &barCache{}                    // lives as long as the worker, like memo
+	cols := newSharedColumns(SpillMinBytes) // the columns shared with the sweep's other workers (shared.go)
 	return withSpill(worker.Handlers{
 		worker.KindValidate: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (script.Report, error) {
 			opts, closeFS, err := options(req, memo)
@@ -43,7 +45,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			}
 			return out, nil
 		}),
-		worker.KindSweep:      runSweep(memo, cache),
+		worker.KindSweep:      runSweep(memo, cache, cols),
 		worker.KindStartPoint: runStartPoint(memo, cache),
 		worker.KindParams: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (worker.ParamsResult, error) {
 			var (
@@ -69,7 +71,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(),
 				Universe: s.Universe(), Rebalance: s.Rebalance(), Bars: seen, Shared: shared}, nil
 		}),
-	}, memo) // spill.go
+	}, memo, cols) // spill.go
 }
 
 // options turns the request into script options inside a worker: the

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -19,7 +20,7 @@ import (
 // buffers. A combination whose run fails is a trial with Error set; only
 // a failure that concerns the whole chunk (the store, the range,
 // cancellation) fails the request.
-func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
+func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, cols *sharedColumns, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
 	began := time.Now()
 	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To,
 		Intrabar: req.Intrabar, CostOptions: req.CostOptions}
@@ -47,6 +48,13 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	}
 	defer e.release()
 	bars := e.bars
+	// The workers that map the shared bars share their long columns in
+	// the same directory, private to the sweep (shared.go).
+	shareDir := ""
+	if req.SharedBars != "" {
+		shareDir = filepath.Dir(req.SharedBars)
+	}
+	cols.setDir(shareDir)
 	if err := fundingCosts(&cfg, fundingSource{path: req.HistoryPath, file: req.FundingFile, digest: req.FundingDigest}, req.Series, req.CostOptions, bars); err != nil {
 		return worker.SweepChunkResult{}, err
 	}
@@ -152,7 +160,7 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 // runSweep is the sweep handler. Its bar cache lives as long as the
 // worker, like memo: the chunks of one sweep, and the next sweep over the
 // same bars, read the store once.
-func runSweep(memo *ta.Memo, cache *barCache) worker.Handler {
+func runSweep(memo *ta.Memo, cache *barCache, cols *sharedColumns) worker.Handler {
 	// One scratch serves the chunks one after another (a worker serves one
 	// request at a time; a second at once gets its own), so its buffers and
 	// its price check of the cached bars outlive a chunk.
@@ -162,9 +170,9 @@ func runSweep(memo *ta.Memo, cache *barCache) worker.Handler {
 	)
 	return worker.Typed(func(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
 		if !mu.TryLock() {
-			return evalChunk(ctx, req, memo, cache, &backtest.Scratch{})
+			return evalChunk(ctx, req, memo, cache, cols, &backtest.Scratch{})
 		}
 		defer mu.Unlock()
-		return evalChunk(ctx, req, memo, cache, &sc)
+		return evalChunk(ctx, req, memo, cache, cols, &sc)
 	})
 }
