@@ -1,16 +1,12 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -239,39 +235,6 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 }
 
-// holdPerSlot is how many chunks a worker holds per slot: the one it
-// runs and the next, fetched while the first runs, so that a slot never
-// waits on a round trip to the server between two chunks.
-const holdPerSlot = 2
-
-// delivery is a chunk this worker holds: from the queue (js), or a tail
-// copy a sweep sent this worker alone (js nil: nothing to acknowledge,
-// since the queue still holds the original).
-type delivery struct {
-	js      jetstream.Msg
-	subject string
-	header  nats.Header
-	data    []byte
-	chunk   string
-	sweep   string // the dispatcher that sent it (headerSweep)
-	replyTo string
-	copy    bool
-	stop    chan struct{} // ends the progress reports
-	once    sync.Once
-}
-
-// release stops the delivery's progress reports and, for one from the
-// queue, settles it with settle (ack, nak); a tail copy has nothing to
-// settle.
-func (d *delivery) release(settle func(jetstream.Msg)) {
-	d.once.Do(func() {
-		close(d.stop)
-		if d.js != nil && settle != nil {
-			settle(d.js)
-		}
-	})
-}
-
 // fetch keeps the worker's credit in use: it pulls as many chunks as the
 // worker may hold more of, hands each to the slots, and tells each
 // chunk's sweep that this worker holds it (see onHeld), until ctx ends.
@@ -349,105 +312,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
-}
-
-// hold takes a chunk from the queue: it keeps the chunk this worker's
-// (progress reports) and tells its sweep that this worker holds it. A
-// chunk that is not to be run here is settled and hold returns nil.
-func (w *Worker) hold(m jetstream.Msg) *delivery {
-	chunk := m.Headers().Get(headerChunk)
-	replyTo := m.Headers().Get(headerReply)
-	if chunk == "" || replyTo == "" {
-		m.Term() // not ours
-		return nil
-	}
-	sweep := m.Headers().Get(headerSweep)
-	genuine := w.sig.verify(m.Subject(), m.Headers(), m.Data())
-	if v := m.Headers().Get(headerProtocol); v != protocol {
-		// Its dispatcher runs another version: it hears why, and the chunk
-		// is not handed to worker after worker. The answer is signed only
-		// if the chunk was: a sweep of this version refuses an unsigned
-		// one, so a forged chunk naming a genuine sweep's chunk cannot have
-		// this worker fail that sweep.
-		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, wire version %q\n", clip(chunk), v)
-		answer := w.answer(replyTo, chunk, sweep)
-		answer.Header.Set(headerError, "1")
-		answer.Data, _ = json.Marshal(worker.ToWire(protocolError("the sweep sent a chunk", v)))
-		if genuine {
-			w.sig.sign(answer)
-		}
-		w.nc.PublishMsg(answer)
-		m.Ack()
-		return nil
-	}
-	if !genuine && w.sig.expired(m.Headers()) && w.sig.signedFrame(m.Subject(), m.Headers(), m.Data()) {
-		m.Term()
-		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: expired, not run (a chunk published again after its time, or a clock far off this machine's)\n", clip(chunk))
-		return nil
-	}
-	if !genuine {
-		w.refuseChunk(m, chunk)
-		return nil
-	}
-	if sweep == "" || !strings.HasPrefix(chunk, sweep+".") || m.Subject() != chunkPrefix+chunk {
-		m.Term()
-		fmt.Fprintf(w.o.Log, "wicket worker: chunk %q: refused, not run: it is not bound to its sweep\n", clip(chunk))
-		return nil
-	}
-	if w.ranBefore(chunk) {
-		m.Ack()
-		fmt.Fprintf(w.o.Log, "wicket worker: chunk %s: run here already, not run again (a copy published again)\n", clip(chunk))
-		return nil
-	}
-	d := &delivery{js: m, subject: m.Subject(), header: m.Headers(), data: m.Data(), chunk: chunk, sweep: sweep, replyTo: replyTo, stop: make(chan struct{})}
-	// Progress keeps the chunk ours while it waits and while it runs.
-	go func() {
-		t := time.NewTicker(max(w.o.AckWait/3, 10*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-d.stop:
-				return
-			case <-t.C:
-				m.InProgress()
-			}
-		}
-	}()
-	w.sayHeld(d)
-	return d
-}
-
-// onCopy takes a tail copy of a chunk another worker holds, which a
-// sweep sent this worker because it had a free slot. It runs when a slot
-// is still free and this worker does not hold the chunk itself; else it
-// is dropped: the original is still on its way.
-func (w *Worker) onCopy(m *nats.Msg) {
-	chunk, replyTo := m.Header.Get(headerChunk), m.Header.Get(headerReply)
-	if chunk == "" || replyTo == "" || m.Header.Get(headerProtocol) != protocol || !w.genuine(m) {
-		return
-	}
-	sweep := m.Header.Get(headerSweep)
-	if sweep == "" || !strings.HasPrefix(chunk, sweep+".") || w.ranBefore(chunk) {
-		return
-	}
-	w.mu.Lock()
-	_, mine := w.running[chunk]
-	w.mu.Unlock()
-	if mine || w.busy.Load()+w.held.Load() >= int64(w.o.Pool.Size()) {
-		return
-	}
-	w.held.Add(1)
-	d := &delivery{subject: m.Subject, header: m.Header, data: m.Data, chunk: chunk, sweep: sweep, replyTo: replyTo, copy: true, stop: make(chan struct{})}
-	w.ready <- d
-	w.sayHeld(d)
-}
-
-// sayHeld tells a chunk's sweep that this worker holds it.
-func (w *Worker) sayHeld(d *delivery) {
-	held := w.answer(d.replyTo, d.chunk, d.sweep)
-	held.Header.Set(headerHeld, "1")
-	w.sig.sign(held)
-	w.nc.PublishMsg(held)
 }
 
 // run runs one chunk and answers it, then acks it: a crash before the
@@ -633,122 +497,4 @@ func (w *Worker) sweep(ctx context.Context, data []byte) (json.RawMessage, error
 		return nil, err
 	}
 	return res, nil
-}
-
-// shipped is a kind of object a sweep ships to the cluster by the
-// SHA-256 of its content (bars, funding), as its errors name it.
-type shipped struct {
-	ext, what, are, their, them string
-}
-
-var (
-	shippedBars    = shipped{ext: ".bars", what: "bars", are: "are", their: "their", them: "them"}
-	shippedFunding = shipped{ext: ".funding", what: "funding", are: "is", their: "its", them: "it"}
-)
-
-// barsFile is the local copy of the bars of digest, fetched from the
-// cluster the first time this machine needs them.
-func (w *Worker) barsFile(ctx context.Context, digest string) (string, error) {
-	return w.shippedFile(ctx, shippedBars, digest)
-}
-
-// fundingFile is the local copy of the funding of digest
-// (worker.Funding.Encode), fetched from the cluster the first time this
-// machine needs it. Like bars, it is refused unless it hashes to its
-// name, which the signed chunk carries.
-func (w *Worker) fundingFile(ctx context.Context, digest string) (string, error) {
-	return w.shippedFile(ctx, shippedFunding, digest)
-}
-
-// shippedFile is the local copy of the object of kind k named digest.
-func (w *Worker) shippedFile(ctx context.Context, k shipped, digest string) (string, error) {
-	if len(digest) != 64 {
-		return "", &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk without a " + k.what + " digest"}
-	}
-	if _, err := hex.DecodeString(digest); err != nil {
-		return "", &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk with a malformed " + k.what + " digest"}
-	}
-	path := filepath.Join(w.o.CacheDir, digest+k.ext)
-	w.barsMu.Lock()
-	defer w.barsMu.Unlock()
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	gctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	got, err := w.obj.Get(gctx, digest)
-	if err != nil {
-		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch %s %s from the research cluster: %v", k.what, digest[:12], err)}
-	}
-	defer got.Close()
-	// The store checks what it hands out against the SHA-256 digest it
-	// holds for the object; that digest must be the name's.
-	info, err := got.Info()
-	if err != nil {
-		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch %s %s from the research cluster: %v", k.what, digest[:12], err)}
-	}
-	want, _ := hex.DecodeString(digest)
-	if sum, err := jetstream.DecodeObjectDigest(info.Digest); err != nil || !bytes.Equal(sum, want) {
-		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("the %s %s in the research cluster %s not what %s name says; ship %s again", k.what, digest[:12], k.are, k.their, k.them)}
-	}
-	tmp, err := os.CreateTemp(w.o.CacheDir, digest+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("cache %s: %w", k.what, err)
-	}
-	// A large buffer moves a whole store chunk at a time; the wrapper
-	// keeps the file's ReadFrom, and its small buffer, out of the way.
-	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, got, make([]byte, 256<<10))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && uint64(n) != info.Size {
-		err = fmt.Errorf("got %d of %d bytes", n, info.Size)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		if errors.Is(err, jetstream.ErrDigestMismatch) {
-			return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("the %s %s fetched from the research cluster %s damaged", k.what, digest[:12], k.are)}
-		}
-		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch %s %s from the research cluster: %v", k.what, digest[:12], err)}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("cache %s: %w", k.what, err)
-	}
-	return path, nil
-}
-
-// maxRan bounds the chunk ids a worker remembers running; past it the
-// expired ones go first, then any.
-const maxRan = 1 << 20
-
-// ranBefore reports whether this worker answered chunk, or saw it
-// cancelled, already: a copy of it published again is not run.
-func (w *Worker) ranBefore(chunk string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, ok := w.ran[chunk]
-	return ok
-}
-
-// markRan remembers d's chunk as run here until the chunk expires.
-func (w *Worker) markRan(d *delivery) {
-	until := time.UnixMilli(expiresAt(d.header))
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.ran) >= maxRan {
-		now := w.sig.now()
-		for id, t := range w.ran {
-			if now.After(t) {
-				delete(w.ran, id)
-			}
-		}
-		for id := range w.ran {
-			if len(w.ran) < maxRan {
-				break
-			}
-			delete(w.ran, id)
-		}
-	}
-	w.ran[d.chunk] = until
 }
