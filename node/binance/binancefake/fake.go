@@ -31,17 +31,14 @@ package binancefake
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/shopspring/decimal"
 
 	"wicket/node/venuecall/venuefault"
@@ -136,68 +133,6 @@ func New(apiKey, secret string, symbols []Symbol, balances map[string]string) *F
 	return f
 }
 
-// QueueMarket makes market orders wait in the matching engine, taken
-// (NEW) but not traded, until Cross: the moment between Binance taking an
-// order and its trade, which a lookup can see.
-func (f *Fake) QueueMarket(on bool) { f.mu.Lock(); f.queued = on; f.mu.Unlock() }
-
-// PartialFills makes market orders fill half at once and the rest at Cross.
-func (f *Fake) PartialFills(on bool) { f.mu.Lock(); f.partial = on; f.mu.Unlock() }
-
-// LeaveLinked is a fault: while on, a leg of an oco that executes leaves
-// the other leg working, as a venue that failed its own cancel would (the
-// node must find and cancel it).
-func (f *Fake) LeaveLinked(on bool) { f.mu.Lock(); f.unlinked = on; f.mu.Unlock() }
-
-// OnOrder runs after an order is taken and before its answer is written;
-// for an order list, with its last leg.
-func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
-
-// RejectOrders makes every new order answer 400 with code -2010 and msg
-// (a venue whose error text echoes what it was sent, for one); "" takes
-// orders again.
-func (f *Fake) RejectOrders(msg string) { f.mu.Lock(); f.rejectMsg = msg; f.mu.Unlock() }
-
-// Subscriptions counts the user data stream subscriptions accepted.
-func (f *Fake) Subscriptions() int { f.mu.Lock(); defer f.mu.Unlock(); return f.subs }
-
-// RefuseStreams makes every new subscription answer with status and the
-// error code and message (Binance's WebSocket API error form); status 0
-// accepts them again. Open subscriptions are not touched.
-func (f *Fake) RefuseStreams(status, code int, msg string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.refuse = nil
-	if status != 0 {
-		f.refuse = &refusal{status, code, msg}
-	}
-}
-
-// Orders lists every order taken, oldest first.
-func (f *Fake) Orders() []Order { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.orders) }
-
-// Balance is an asset's free balance.
-func (f *Fake) Balance(asset string) decimal.Decimal {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.balances[asset]
-}
-
-// SetPrice moves a symbol's last price: stops it reaches trigger (a
-// STOP_LOSS fills at it, a STOP_LOSS_LIMIT works as its limit), trailing
-// stops follow it, resting limits it reaches fill at their limit.
-func (f *Fake) SetPrice(symbol, price string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.symbols[symbol].Price = price
-	px := decimal.RequireFromString(price)
-	for _, o := range f.orders {
-		if o.Symbol == symbol && working(o) && o.Type != "MARKET" {
-			f.match(o, px)
-		}
-	}
-}
-
 // match fills a resting order o at the last price px when px reaches it.
 func (f *Fake) match(o *Order, px decimal.Decimal) {
 	buy := o.Side == "BUY"
@@ -228,68 +163,6 @@ func (f *Fake) match(o *Order, px decimal.Decimal) {
 func trailStop(o *Order) decimal.Decimal {
 	return venuefake.Trail(o.Side == "BUY", o.Best, o.Best.Mul(decimal.New(o.TrailingDelta, -4)))
 }
-
-// AddExternal places an order as if from another client (not the node).
-func (f *Fake) AddExternal(symbol, side, qty, price string) Order {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	o := f.newOrder(symbol, side, "LIMIT", "GTC", "web_"+strconv.FormatInt(f.nextID, 10), decimal.RequireFromString(qty), decimal.RequireFromString(price))
-	return *o
-}
-
-// Cross fills every working order in full at its limit (or the last price).
-func (f *Fake) Cross() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, o := range f.orders {
-		if o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" {
-			px := o.Price
-			if o.Type == "MARKET" || o.Type == "STOP_LOSS" {
-				px = decimal.RequireFromString(f.symbols[o.Symbol].Price)
-			}
-			if working(o) { // an earlier fill may have expired this leg of its list
-				f.fill(o, o.Quantity.Sub(o.Filled), px)
-			}
-		}
-	}
-}
-
-// FillPart fills qty of a working order at its limit price.
-func (f *Fake) FillPart(orderID int64, qty string) { f.FillPartAt(orderID, qty, "") }
-
-// FillPartAt fills qty of a working order at price ("": its limit).
-func (f *Fake) FillPartAt(orderID int64, qty, price string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, o := range f.orders {
-		if o.ID == orderID && working(o) {
-			px := o.Price
-			if price != "" {
-				px = decimal.RequireFromString(price)
-			}
-			f.fill(o, decimal.RequireFromString(qty), px)
-		}
-	}
-}
-
-// Expire ends a working order's rest at the venue (EXPIRED, reported on
-// the stream), as Binance does a market order's rest it cannot fill.
-func (f *Fake) Expire(orderID int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, o := range f.orders {
-		if o.ID == orderID && working(o) {
-			o.Status = "EXPIRED"
-			f.report(o, "EXPIRED", decimal.Zero, decimal.Zero)
-		}
-	}
-}
-
-// DropStreams closes every user data stream connection.
-func (f *Fake) DropStreams() { f.streams.Drop() }
-
-// Streams counts the open stream connections.
-func (f *Fake) Streams() int { return f.streams.Len() }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Method + " " + r.URL.Path
@@ -432,189 +305,6 @@ func (f *Fake) find(form url.Values) *Order {
 }
 
 func working(o *Order) bool { return o.Status == "NEW" || o.Status == "PARTIALLY_FILLED" }
-
-// create implements POST /api/v3/order for MARKET, LIMIT (GTC/IOC),
-// LIMIT_MAKER, STOP_LOSS (stopPrice or trailingDelta) and
-// STOP_LOSS_LIMIT.
-func (f *Fake) create(form url.Values) (int, any, *Order) {
-	o, status, body := f.build(form, "", form.Get("quantity"))
-	if o == nil {
-		return status, body, nil
-	}
-	f.orders = append(f.orders, o)
-	f.execute(o, decimal.RequireFromString(f.symbols[o.Symbol].Price))
-	return 200, f.full(o), o
-}
-
-// build checks one order's parameters (those of an order list's leg are
-// prefixed: "above", "below") and makes it, not yet listed, or answers
-// why not.
-func (f *Fake) build(form url.Values, leg, quantity string) (*Order, int, map[string]any) {
-	get := func(k string) string {
-		if leg == "" {
-			return form.Get(k)
-		}
-		return form.Get(leg + strings.ToUpper(k[:1]) + k[1:])
-	}
-	if f.rejectMsg != "" {
-		return nil, 400, errBody(-2010, f.rejectMsg)
-	}
-	s := f.symbols[form.Get("symbol")]
-	if s == nil {
-		return nil, 400, errBody(-1121, "Invalid symbol.")
-	}
-	cid := get("clientOrderId")
-	if leg == "" {
-		cid = form.Get("newClientOrderId")
-	}
-	for _, o := range f.orders {
-		if o.ClientOrderID == cid && working(o) {
-			return nil, 400, errBody(-2010, "Duplicate order sent.")
-		}
-	}
-	qty, err := decimal.NewFromString(quantity)
-	if err != nil || !qty.IsPositive() {
-		return nil, 400, errBody(-1013, "Invalid quantity.")
-	}
-	step := decimal.RequireFromString(s.Step)
-	if !qty.Mod(step).IsZero() || qty.LessThan(decimal.RequireFromString(s.MinQty)) {
-		return nil, 400, errBody(-1013, "Filter failure: LOT_SIZE")
-	}
-	typ, tif := get("type"), get("timeInForce")
-	last := decimal.RequireFromString(s.Price)
-	tick := decimal.RequireFromString(s.Tick)
-	priced := func(k string) (decimal.Decimal, map[string]any) {
-		p, err := decimal.NewFromString(get(k))
-		if err != nil || !p.IsPositive() {
-			return p, errBody(-1102, fmt.Sprintf("Mandatory parameter '%s' was not sent, was empty/null, or malformed.", k))
-		}
-		if !p.Mod(tick).IsZero() {
-			return p, errBody(-1013, "Filter failure: PRICE_FILTER")
-		}
-		return p, nil
-	}
-	price, stop := decimal.Zero, decimal.Zero
-	var bad map[string]any
-	var delta int64
-	switch typ {
-	case "MARKET":
-	case "LIMIT", "LIMIT_MAKER":
-		price, bad = priced("price")
-	case "STOP_LOSS_LIMIT":
-		if price, bad = priced("price"); bad == nil {
-			stop, bad = priced("stopPrice")
-		}
-	case "STOP_LOSS":
-		if d := get("trailingDelta"); d != "" {
-			if delta, err = strconv.ParseInt(d, 10, 64); err != nil || delta < 10 || delta > 2000 {
-				bad = errBody(-2010, "Invalid trailingDelta.")
-			}
-		} else {
-			stop, bad = priced("stopPrice")
-		}
-	default:
-		bad = errBody(-1116, "Invalid orderType.")
-	}
-	if bad != nil {
-		return nil, 400, bad
-	}
-	if typ == "LIMIT_MAKER" && ((form.Get("side") == "BUY" && last.LessThanOrEqual(price)) || (form.Get("side") == "SELL" && last.GreaterThanOrEqual(price))) {
-		return nil, 400, errBody(-2010, "Order would immediately match and take.")
-	}
-	if stop.IsPositive() && ((form.Get("side") == "SELL" && last.LessThanOrEqual(stop)) || (form.Get("side") == "BUY" && last.GreaterThanOrEqual(stop))) {
-		return nil, 400, errBody(-2010, "Stop price would trigger immediately.")
-	}
-	at := price
-	if typ == "MARKET" || typ == "STOP_LOSS" {
-		at = last
-	}
-	if qty.Mul(at).LessThan(decimal.RequireFromString(s.MinNo)) {
-		return nil, 400, errBody(-1013, "Filter failure: NOTIONAL")
-	}
-	if form.Get("side") == "BUY" && f.balances[s.Quote].LessThan(qty.Mul(at)) {
-		return nil, 400, errBody(-2010, "Account has insufficient balance for requested action.")
-	}
-	if form.Get("side") == "SELL" && f.balances[s.Base].LessThan(qty) {
-		return nil, 400, errBody(-2010, "Account has insufficient balance for requested action.")
-	}
-	if typ == "STOP_LOSS_LIMIT" && tif == "" {
-		return nil, 400, errBody(-1102, "Mandatory parameter 'timeInForce' was not sent, was empty/null, or malformed.")
-	}
-	f.nextID++
-	stp := form.Get("selfTradePreventionMode")
-	switch stp {
-	case "", "NONE", "EXPIRE_TAKER", "EXPIRE_MAKER", "EXPIRE_BOTH", "DECREMENT":
-	default:
-		return nil, 400, errBody(-1130, "Invalid data sent for a parameter.")
-	}
-	o := &Order{ID: f.nextID, ClientOrderID: cid, Symbol: s.Name, Side: form.Get("side"), Type: typ, TimeInForce: tif,
-		Quantity: qty, Price: price, Status: "NEW", Time: time.Now().UnixMilli(), ListID: -1, StopPrice: stop, TrailingDelta: delta,
-		SelfTradePrevention: stp}
-	if delta > 0 {
-		o.Best = last
-		o.StopPrice = trailStop(o)
-	}
-	return o, 200, nil
-}
-
-// orderListOCO implements POST /api/v3/orderList/oco: one list of an
-// above and a below leg, one a LIMIT_MAKER and the other a STOP_LOSS or
-// STOP_LOSS_LIMIT, on the side's correct sides of the last price.
-func (f *Fake) orderListOCO(form url.Values) (int, any) {
-	above, status, body := f.build(form, "above", form.Get("quantity"))
-	if above == nil {
-		return status, body
-	}
-	below, status, body := f.build(form, "below", form.Get("quantity"))
-	if below == nil {
-		return status, body
-	}
-	isStop := func(t string) bool { return t == "STOP_LOSS" || t == "STOP_LOSS_LIMIT" }
-	limit, stop := above, below
-	if form.Get("side") == "BUY" {
-		limit, stop = below, above
-	}
-	if limit.Type != "LIMIT_MAKER" || !isStop(stop.Type) {
-		return 400, errBody(-1167, "Unsupported order combination.")
-	}
-	if form.Get("side") == "SELL" && !(above.Price.GreaterThan(below.StopPrice)) || form.Get("side") == "BUY" && !(below.Price.LessThan(above.StopPrice)) {
-		return 400, errBody(-1167, "The relationship of the prices for the orders is not correct.")
-	}
-	f.nextID++
-	list := f.nextID
-	last := decimal.RequireFromString(f.symbols[above.Symbol].Price)
-	for _, o := range []*Order{above, below} {
-		o.ListID = list
-		f.orders = append(f.orders, o)
-		f.report(o, "NEW", decimal.Zero, decimal.Zero)
-	}
-	for _, o := range []*Order{above, below} {
-		if working(o) {
-			f.match(o, last)
-		}
-	}
-	now := time.Now().UnixMilli()
-	return 200, map[string]any{"orderListId": list, "contingencyType": "OCO", "listStatusType": "EXEC_STARTED", "listOrderStatus": "EXECUTING",
-		"listClientOrderId": form.Get("listClientOrderId"), "transactionTime": now, "symbol": above.Symbol,
-		"orders": []map[string]any{
-			{"symbol": above.Symbol, "orderId": above.ID, "clientOrderId": above.ClientOrderID},
-			{"symbol": below.Symbol, "orderId": below.ID, "clientOrderId": below.ClientOrderID}},
-		"orderReports": []map[string]any{f.full(above), f.full(below)}}
-}
-
-// siblings are the other orders of o's list.
-func (f *Fake) siblings(o *Order) []*Order {
-	var out []*Order
-	if o.ListID < 0 {
-		return out
-	}
-	for _, x := range f.orders {
-		if x.ListID == o.ListID && x != o {
-			out = append(out, x)
-		}
-	}
-	return out
-}
 
 // execute fills what can fill now: a market order at the last price
 // (half of it when partial fills are on), a marketable limit at its limit;
@@ -780,114 +470,6 @@ func (f *Fake) open(form url.Values) (int, any) {
 	return 200, out
 }
 
-// --- user data stream ---
-
-// wsRequest is a WebSocket API request.
-type wsRequest struct {
-	ID     any            `json:"id"`
-	Method string         `json:"method"`
-	Params map[string]any `json:"params"`
-}
-
-// stream serves the WebSocket API: userDataStream.subscribe.signature
-// (apiKey, timestamp, signature over the other parameters sorted by name)
-// subscribes the connection; its events follow until the client or
-// DropStreams closes it.
-func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
-	c, err := venuefake.Upgrade(w, r)
-	if err != nil {
-		return
-	}
-	defer f.streams.Forget(c)
-	for {
-		_, msg, err := c.ReadMessage()
-		if err != nil {
-			return
-		}
-		var req wsRequest
-		dec := json.NewDecoder(strings.NewReader(string(msg)))
-		dec.UseNumber() // a timestamp is signed as its digits
-		if dec.Decode(&req) != nil {
-			f.answer(c, nil, 400, errBody(-1100, "Illegal characters found in a parameter."))
-			continue
-		}
-		if req.Method != "userDataStream.subscribe.signature" {
-			f.answer(c, req.ID, 400, errBody(-1020, "Unsupported operation."))
-			continue
-		}
-		f.subscribe(c, req)
-	}
-}
-
-func (f *Fake) subscribe(c *websocket.Conn, req wsRequest) {
-	vals := url.Values{}
-	sig, _ := req.Params["signature"].(string)
-	for k, v := range req.Params {
-		if k != "signature" {
-			vals.Set(k, fmt.Sprint(v))
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case f.refuse != nil:
-		f.answer(c, req.ID, f.refuse.status, errBody(f.refuse.code, f.refuse.msg))
-	case vals.Get("apiKey") != f.APIKey:
-		f.answer(c, req.ID, 401, errBody(-2015, "Invalid API-key, IP, or permissions for action."))
-	case vals.Get("timestamp") == "" || !venuefake.ValidHMAC(f.Secret, vals.Encode(), sig):
-		f.answer(c, req.ID, 400, errBody(-1022, "Signature for this request is not valid."))
-	default:
-		id := f.subs
-		f.subs++
-		f.answer(c, req.ID, 200, nil)
-		f.streams.Add(c, id)
-	}
-}
-
-// answer writes a request's answer (f.mu held, so it never interleaves
-// with an event).
-func (f *Fake) answer(c *websocket.Conn, id any, status int, errorBody map[string]any) {
-	m := map[string]any{"id": id, "status": status}
-	if errorBody != nil {
-		m["error"] = errorBody
-	} else {
-		m["result"] = map[string]any{"subscriptionId": f.subs - 1}
-	}
-	c.SetWriteDeadline(time.Now().Add(time.Second)) //nolint:errcheck // test fake
-	c.WriteJSON(m)                                  //nolint:errcheck // test fake
-}
-
-// report sends an executionReport to every stream (f.mu held).
-func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal) {
-	f.send(o, exec, lastQty, lastPrice, nil)
-}
-
-// send is report, with the trade a TRADE report tells of: its id (t) and
-// commission (n, in asset N; "0" and null for no trade, as the "User
-// Data Stream" page's executionReport shows).
-func (f *Fake) send(o *Order, exec string, lastQty, lastPrice decimal.Decimal, t *trade) {
-	ev := map[string]any{
-		"e": "executionReport", "E": time.Now().UnixMilli(), "s": o.Symbol, "c": o.ClientOrderID, "S": o.Side, "o": o.Type,
-		"f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(), "P": o.StopPrice.String(), "F": "0", "g": o.ListID, "C": "",
-		"x": exec, "X": o.Status, "r": "NONE", "i": o.ID, "d": o.TrailingDelta, "l": lastQty.String(), "z": o.Filled.String(), "L": lastPrice.String(),
-		"n": "0", "N": nil, "T": time.Now().UnixMilli(), "t": -1, "w": working(o), "m": false, "O": o.Time,
-		"Z": o.Quote.String(), "Y": lastQty.Mul(lastPrice).String(), "Q": "0",
-	}
-	if exec == "CANCELED" {
-		ev["C"], ev["c"] = o.ClientOrderID, "cancel"+strconv.FormatInt(o.ID, 10)
-	}
-	if t != nil {
-		ev["t"], ev["n"] = t.id, t.commission.String()
-		if t.commission.IsPositive() {
-			ev["N"] = t.commissionIn
-		}
-	}
-	f.streams.Send(websocket.TextMessage, func(sub int) []byte {
-		data, _ := json.Marshal(map[string]any{"subscriptionId": sub, "event": ev})
-		return data
-	})
-}
-
 // cancelAll implements DELETE /api/v3/openOrders: every working order of
 // the symbol canceled, answered as DELETE /api/v3/order answers each (an
 // order list's legs as one list report); -2011 when none is open.
@@ -924,6 +506,3 @@ func (f *Fake) cancelAll(form url.Values) (int, any) {
 	f.cancelAlls++
 	return 200, out
 }
-
-// CancelAlls counts the cancel-all requests that canceled something.
-func (f *Fake) CancelAlls() int { f.mu.Lock(); defer f.mu.Unlock(); return f.cancelAlls }

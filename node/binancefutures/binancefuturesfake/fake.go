@@ -39,7 +39,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/shopspring/decimal"
 
 	"wicket/node/venuecall/venuefault"
@@ -116,11 +115,6 @@ type Fake struct {
 	onOrder   func(Order)
 }
 
-// OnOrder runs hook after a plain order is taken (and filled, for a
-// market order) and before its answer is written; nil removes it (the
-// crash tests kill the node there).
-func (f *Fake) OnOrder(hook func(Order)) { f.mu.Lock(); f.onOrder = hook; f.mu.Unlock() }
-
 // New starts a fake with the symbols and a USDT wallet balance.
 func New(apiKey, secret string, symbols []Symbol, wallet string) *Fake {
 	f := &Fake{APIKey: apiKey, Secret: secret, symbols: map[string]*Symbol{}, wallet: decimal.RequireFromString(wallet),
@@ -134,125 +128,6 @@ func New(apiKey, secret string, symbols []Symbol, wallet string) *Fake {
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
-
-// --- test controls ---
-
-// SetHedgeMode puts the account in hedge (dual-side) mode, as a fresh
-// account set so by hand would be.
-func (f *Fake) SetHedgeMode(on bool) { f.mu.Lock(); f.dual = on; f.mu.Unlock() }
-
-// SetPosition sets a symbol's position outright (an account that already
-// holds one), at leverage and margin type when given.
-func (f *Fake) SetPosition(symbol, amount, entry string, leverage int, marginType string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p := f.positions[symbol]
-	p.Amount, p.Entry = decimal.RequireFromString(amount), decimal.RequireFromString(entry)
-	if leverage > 0 {
-		p.Leverage = leverage
-	}
-	if marginType != "" {
-		p.MarginType = marginType
-	}
-}
-
-// Position is a symbol's position.
-func (f *Fake) Position(symbol string) Position {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return *f.positions[symbol]
-}
-
-// Wallet is the USDT wallet balance.
-func (f *Fake) Wallet() decimal.Decimal { f.mu.Lock(); defer f.mu.Unlock(); return f.wallet }
-
-// Orders lists the plain orders, oldest first.
-func (f *Fake) Orders() []Order { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.orders) }
-
-// Algos lists the algo orders, oldest first.
-func (f *Fake) Algos() []Algo { f.mu.Lock(); defer f.mu.Unlock(); return venuefake.Copies(f.algos) }
-
-// SetPrice moves a symbol's last and mark price, triggering the algo
-// orders and filling the limits it reaches.
-func (f *Fake) SetPrice(symbol, price string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := f.symbols[symbol]
-	s.Price = price
-	px := decimal.RequireFromString(price)
-	for _, g := range f.algos {
-		if g.Symbol == symbol && g.Status == "NEW" && f.reached(g, px) {
-			f.trigger(g, px)
-		}
-	}
-	for _, o := range f.orders {
-		if o.Symbol == symbol && working(o) && o.Type == "LIMIT" && venuefake.Reaches(o.Side == "BUY", px, o.Price) {
-			f.fill(o, o.Quantity.Sub(o.Filled), o.Price)
-		}
-	}
-}
-
-// AddFunding books a funding payment (income type FUNDING_FEE) for a
-// symbol into the wallet and the income history.
-func (f *Fake) AddFunding(symbol, amount string, at time.Time) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.nextID++
-	amt := decimal.RequireFromString(amount)
-	f.wallet = f.wallet.Add(amt)
-	f.income = append(f.income, map[string]any{"symbol": symbol, "incomeType": "FUNDING_FEE", "income": amt.String(), "asset": "USDT",
-		"info": "FUNDING_FEE", "time": at.UnixMilli(), "tranId": f.nextID, "tradeId": ""})
-	return f.nextID
-}
-
-// Liquidate closes symbol's position at price as the venue's liquidation
-// engine does: a LIQUIDATION order under an autoclose- client id, filled
-// for the whole position, listed by forceOrders and reported on the
-// stream.
-func (f *Fake) Liquidate(symbol, price string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p := f.positions[symbol]
-	if p.Amount.IsZero() {
-		return
-	}
-	f.symbols[symbol].Price = price
-	f.nextID++
-	side := "SELL"
-	if p.Amount.IsNegative() {
-		side = "BUY"
-	}
-	o := &Order{ID: f.nextID, ClientOrderID: fmt.Sprintf("autoclose-%d", f.nextID), Symbol: symbol, Side: side, Type: "LIQUIDATION", TimeInForce: "IOC",
-		Quantity: p.Amount.Abs(), Price: decimal.RequireFromString(price), Status: "NEW", ReduceOnly: true, Time: time.Now().UnixMilli()}
-	f.orders = append(f.orders, o)
-	f.forced = append(f.forced, o)
-	f.fill(o, o.Quantity, o.Price)
-}
-
-// FillPart fills qty of a working plain order at its limit.
-func (f *Fake) FillPart(orderID int64, qty string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, o := range f.orders {
-		if o.ID == orderID && working(o) {
-			f.fill(o, decimal.RequireFromString(qty), o.Price)
-		}
-	}
-}
-
-// Cross fills every working limit in full at its price.
-func (f *Fake) Cross() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, o := range f.orders {
-		if working(o) && o.Type == "LIMIT" {
-			f.fill(o, o.Quantity.Sub(o.Filled), o.Price)
-		}
-	}
-}
-
-// DropStreams closes every user data stream connection.
-func (f *Fake) DropStreams() { f.streams.Drop() }
 
 // --- matching ---
 
@@ -539,108 +414,6 @@ func (f *Fake) sorted() []*Symbol {
 	return out
 }
 
-func (f *Fake) premiumIndex() any {
-	var out []any
-	for _, s := range f.sorted() {
-		rate := s.FundingRate
-		if rate == "" {
-			rate = "0.0001"
-		}
-		out = append(out, map[string]any{"symbol": s.Name, "markPrice": s.Price, "indexPrice": s.Price, "lastFundingRate": rate,
-			"nextFundingTime": time.Now().Add(time.Hour).UnixMilli(), "interestRate": "0.0001", "time": time.Now().UnixMilli()})
-	}
-	return out
-}
-
-// risk is one symbol's position figures (f.mu held): notional at the
-// mark, unrealised P&L, isolated margin, and the liquidation price under a
-// flat 0.5 % maintenance margin rate.
-func (f *Fake) risk(name string) map[string]any {
-	s, p := f.symbols[name], f.positions[name]
-	mark := decimal.RequireFromString(s.Price)
-	upnl := mark.Sub(p.Entry).Mul(p.Amount)
-	notional := p.Amount.Mul(mark)
-	margin := decimal.Zero
-	liq := decimal.Zero
-	if !p.Amount.IsZero() {
-		margin = p.Entry.Mul(p.Amount.Abs()).Div(decimal.NewFromInt(int64(p.Leverage))).Round(8)
-		mmr, cum := bracketOf(notional.Abs())
-		// Isolated, the margin as the wallet: long (entry − (margin + cum)/qty) / (1 − mmr),
-		// short (entry + (margin + cum)/qty) / (1 + mmr).
-		per := margin.Add(cum).Div(p.Amount.Abs())
-		if p.Amount.IsPositive() {
-			liq = p.Entry.Sub(per).Div(decimal.NewFromInt(1).Sub(mmr)).Round(2)
-		} else {
-			liq = p.Entry.Add(per).Div(decimal.NewFromInt(1).Add(mmr)).Round(2)
-		}
-	}
-	mt := "cross"
-	if p.MarginType == "ISOLATED" {
-		mt = "isolated"
-	}
-	return map[string]any{"symbol": name, "positionAmt": p.Amount.String(), "entryPrice": p.Entry.String(), "breakEvenPrice": p.Entry.String(),
-		"markPrice": s.Price, "unRealizedProfit": upnl.String(), "liquidationPrice": liq.String(), "leverage": strconv.Itoa(p.Leverage),
-		"maxNotionalValue": "1000000", "marginType": mt, "isolatedMargin": margin.String(), "isAutoAddMargin": "false", "positionSide": "BOTH",
-		"notional": notional.String(), "isolatedWallet": margin.String(), "updateTime": time.Now().UnixMilli()}
-}
-
-// brackets are every symbol's notional brackets (the shape of Binance's
-// BTCUSDT table, trimmed): the maintenance margin rate and amount rise
-// with the notional, the leverage allowed falls.
-var brackets = []struct {
-	lev                  int
-	floor, cap, mmr, cum decimal.Decimal
-}{
-	{125, decimal.Zero, decimal.NewFromInt(50000), decimal.RequireFromString("0.004"), decimal.Zero},
-	{100, decimal.NewFromInt(50000), decimal.NewFromInt(600000), decimal.RequireFromString("0.005"), decimal.NewFromInt(50)},
-	{75, decimal.NewFromInt(600000), decimal.NewFromInt(3000000), decimal.RequireFromString("0.0065"), decimal.NewFromInt(950)},
-	{50, decimal.NewFromInt(3000000), decimal.NewFromInt(1000000000), decimal.RequireFromString("0.01"), decimal.NewFromInt(11450)},
-}
-
-// bracketOf is the bracket of a notional.
-func bracketOf(notional decimal.Decimal) (mmr, cum decimal.Decimal) {
-	for _, b := range brackets {
-		if notional.LessThan(b.cap) {
-			return b.mmr, b.cum
-		}
-	}
-	last := brackets[len(brackets)-1]
-	return last.mmr, last.cum
-}
-
-func (f *Fake) positionRisk() any {
-	var out []any
-	for _, s := range f.sorted() {
-		out = append(out, f.risk(s.Name))
-	}
-	return out
-}
-
-func (f *Fake) account() any {
-	used, upnl := decimal.Zero, decimal.Zero
-	for _, s := range f.sorted() {
-		r := f.risk(s.Name)
-		used = used.Add(decimal.RequireFromString(r["isolatedMargin"].(string)))
-		upnl = upnl.Add(decimal.RequireFromString(r["unRealizedProfit"].(string)))
-	}
-	avail := f.wallet.Add(upnl).Sub(used)
-	return map[string]any{"totalWalletBalance": f.wallet.String(), "availableBalance": avail.String(), "totalUnrealizedProfit": upnl.String(),
-		"canTrade": true, "assets": []any{map[string]any{"asset": "USDT", "walletBalance": f.wallet.String(), "availableBalance": avail.String(),
-			"unrealizedProfit": upnl.String(), "marginBalance": f.wallet.Add(upnl).String()}}, "positions": []any{}}
-}
-
-func (f *Fake) incomes(form url.Values) any {
-	out := []any{}
-	start, _ := strconv.ParseInt(form.Get("startTime"), 10, 64)
-	for _, in := range f.income {
-		if (form.Get("incomeType") == "" || in["incomeType"] == form.Get("incomeType")) && in["time"].(int64) >= start &&
-			(form.Get("symbol") == "" || in["symbol"] == form.Get("symbol")) {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
 func (f *Fake) find(form url.Values) *Order {
 	id, _ := strconv.ParseInt(form.Get("orderId"), 10, 64)
 	for _, o := range f.orders {
@@ -791,57 +564,3 @@ func algoJSON(g *Algo) map[string]any {
 
 // errBody is Binance's error body.
 var errBody = venuefake.BinanceError
-
-// --- the user data stream ---
-
-func (f *Fake) stream(w http.ResponseWriter, r *http.Request, key string) {
-	f.mu.Lock()
-	known := f.keys[key]
-	f.mu.Unlock()
-	if !known {
-		venuefake.WriteJSON(w, http.StatusBadRequest, errBody(-1125, "This listenKey does not exist."))
-		return
-	}
-	// The lock is held from before the handshake's answer until the
-	// connection is registered, so an event made after the client has seen
-	// its stream open (Liquidate, a fill) always reaches it.
-	f.mu.Lock()
-	c, err := venuefake.Upgrade(w, r)
-	if err != nil {
-		f.mu.Unlock()
-		return
-	}
-	f.streams.Add(c, struct{}{})
-	f.mu.Unlock()
-	f.streams.Listen(c)
-}
-
-// report sends an ORDER_TRADE_UPDATE (f.mu held).
-func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal, trade ...futTrade) {
-	commission, tradeID := decimal.Zero, int64(0)
-	if len(trade) > 0 {
-		commission, tradeID = trade[0].commission, trade[0].id
-	}
-	avg := decimal.Zero
-	if o.Filled.IsPositive() {
-		avg = o.Quote.Div(o.Filled)
-	}
-	now := time.Now().UnixMilli()
-	f.broadcast(map[string]any{"e": "ORDER_TRADE_UPDATE", "E": now, "T": now, "o": map[string]any{
-		"s": o.Symbol, "c": o.ClientOrderID, "S": o.Side, "o": o.Type, "f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(),
-		"ap": avg.String(), "sp": "0", "x": exec, "X": o.Status, "i": o.ID, "l": lastQty.String(), "z": o.Filled.String(), "L": lastPrice.String(),
-		"n": commission.String(), "N": "USDT", "T": now, "t": tradeID, "R": o.ReduceOnly, "ps": "BOTH", "ot": o.Type}})
-}
-
-// algoEvent sends an ALGO_UPDATE (f.mu held).
-func (f *Fake) algoEvent(g *Algo) {
-	now := time.Now().UnixMilli()
-	f.broadcast(map[string]any{"e": "ALGO_UPDATE", "E": now, "T": now, "o": map[string]any{
-		"caid": g.ClientAlgoID, "aid": g.ID, "at": "CONDITIONAL", "o": g.Type, "s": g.Symbol, "S": g.Side, "q": g.Quantity.String(),
-		"X": g.Status, "tp": g.Trigger.String(), "p": g.Price.String()}})
-}
-
-func (f *Fake) broadcast(ev map[string]any) {
-	data, _ := json.Marshal(ev)
-	f.streams.Broadcast(websocket.TextMessage, data)
-}
