@@ -3,7 +3,6 @@ package research
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"wicket/strategy/backtest"
 	"wicket/strategy/ledger"
 	"wicket/strategy/optimize"
-	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
 
@@ -126,98 +124,6 @@ type optimizeAudit struct {
 // needs of the Recorder.
 type runReader interface {
 	Query(ctx context.Context, f ledger.Filter) ([]ledger.Row, int, error)
-}
-
-// searchSpace maps a plan's grid onto an optimiser's space: each swept
-// knob is a dimension over the indexes of its checked values.
-type searchSpace struct {
-	space *optimize.Space
-	index []map[string]int64 // per swept knob: fmt.Sprint(value) -> index
-	text  string
-}
-
-func newSearchSpace(p *plan, grid Grid) (*searchSpace, error) {
-	s := &searchSpace{}
-	dims := make([]optimize.Dim, len(p.swept))
-	parts := make([]string, len(p.swept))
-	for i, name := range p.swept {
-		n := len(p.axes[i])
-		idx := make(map[string]int64, n)
-		words := make([]string, n)
-		for k, v := range p.axes[i] {
-			idx[fmt.Sprint(v)] = int64(k)
-			words[k] = fmt.Sprint(v)
-		}
-		s.index = append(s.index, idx)
-		if grid[name].IsRange() {
-			dims[i] = optimize.Int(name, 0, int64(n-1), 1)
-		} else {
-			vals := make([]any, n)
-			for k := range vals {
-				vals[k] = int64(k)
-			}
-			dims[i] = optimize.List(name, vals...)
-		}
-		kind := "range"
-		if !grid[name].IsRange() {
-			kind = "list"
-		}
-		parts[i] = fmt.Sprintf("%s %s [%s]", name, kind, strings.Join(words, ","))
-	}
-	sp, err := optimize.NewSpace(dims...)
-	if err != nil {
-		return nil, errorf(KindInvalid, "grid: %v", err)
-	}
-	s.space, s.text = sp, strings.Join(parts, "; ")
-	return s, nil
-}
-
-// combo is the knob values of point pt (the plan's fixed knobs included).
-func (s *searchSpace) combo(p *plan, pt optimize.Point) map[string]any {
-	c := make(map[string]any, len(p.fixed)+len(p.swept))
-	for k, v := range p.fixed {
-		c[k] = v
-	}
-	for i, name := range p.swept {
-		c[name] = p.axes[i][pt[name].(int64)]
-	}
-	return c
-}
-
-// point is the point of a trial's recorded knob values.
-func (s *searchSpace) point(p *plan, values map[string]any) (optimize.Point, error) {
-	pt := optimize.Point{}
-	for i, name := range p.swept {
-		raw, ok := values[name]
-		if !ok {
-			return nil, fmt.Errorf("it does not set the knob %s", name)
-		}
-		k := slices.IndexFunc(p.knobs, func(k scriptapi.Knob) bool { return k.Name == name })
-		v, err := p.knobs[k].Check(raw)
-		if err != nil {
-			return nil, err
-		}
-		idx, ok := s.index[i][fmt.Sprint(v)]
-		if !ok {
-			return nil, fmt.Errorf("%s=%v is not in the grid", name, v)
-		}
-		pt[name] = idx
-	}
-	return pt, nil
-}
-
-// objective is what the optimiser maximises for a trial: the rank
-// metric, negated for max_drawdown (ranked lowest first); NaN for a
-// failed or undefined one.
-func objective(t *worker.Trial, rankBy string) float64 {
-	if t.Error != "" {
-		return math.NaN()
-	}
-	x := scoreOf(t.Scores, rankBy)
-	if rankBy == RankMaxDrawdown {
-		x = -math.Abs(x)
-	}
-	return x
 }
 
 // Optimize runs a guided search of req.Grid (see OptimizeRequest). Every
@@ -475,122 +381,6 @@ func (l *Local) runBatch(ctx context.Context, p *plan, ss *searchSpace, pts []op
 		return nil, nil
 	})
 	return trials, err
-}
-
-// optimizeRow is the ledger row of one trial of an optimisation: a sweep
-// combination's row, with the optimiser's mark in its audit data.
-func optimizeRow(ctx context.Context, p *plan, t *worker.Trial, mark *optimizeMark) ledger.Row {
-	row := sweepRows(ctx, p, []*worker.Trial{t}, nil)[0]
-	row.Audit = mustJSON(optimizeAudit{trialAudit: trialAudit{Stats: t.Stats, Blocks: []worker.BlockStat(t.Blocks)}, Optimize: mark})
-	return row
-}
-
-// recordBatch appends a batch's rows under the run's id (minting it on
-// the first batch) and returns the last row's seq (0 when not recorded).
-func (l *Local) recordBatch(ctx context.Context, rows []ledger.Row, res *OptimizeResult) int64 {
-	if l.cfg.Recorder == nil || len(rows) == 0 {
-		return 0
-	}
-	for i := range rows {
-		rows[i].RunID = res.RunID
-	}
-	id, err := l.cfg.Recorder.Append(context.WithoutCancel(ctx), rows)
-	if res.RunID == "" {
-		res.RunID = id
-	}
-	if err != nil {
-		w := ledgerWarning(err)
-		if !slices.Contains(res.Warnings, w) {
-			res.Warnings = append(res.Warnings, w)
-		}
-		if id == "" {
-			return 0
-		}
-	}
-	return rows[len(rows)-1].Seq
-}
-
-// resumable adds to a failed batch's error that the run can be resumed.
-func resumable(err error, runID string, n int) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return &Error{Kind: e.Kind, Msg: fmt.Sprintf("%s; the run's %d trials so far are in the research ledger as run %s: resume it with resume %s", e.Msg, n, runID, runID), Err: e}
-	}
-	return fmt.Errorf("%w; the run's %d trials so far are in the research ledger as run %s: resume it", err, n, runID)
-}
-
-// resumeRows reads the run to resume, checks it is an optimisation of
-// this strategy, series and grid under the same costs and intrabar rule,
-// and returns its trials in ledger order with its method and seed.
-func (l *Local) resumeRows(ctx context.Context, req OptimizeRequest, p *plan, ss *searchSpace, method string) ([]ledger.Row, string, uint64, error) {
-	rr, ok := l.cfg.Recorder.(runReader)
-	if !ok {
-		return nil, "", 0, errorf(KindUnavailable, "resume needs the research ledger, and it is not open here")
-	}
-	rows, _, err := rr.Query(context.WithoutCancel(ctx), ledger.Filter{RunID: req.Resume})
-	if err != nil {
-		return nil, "", 0, errorf(KindUnavailable, "resume %s: %v", req.Resume, err)
-	}
-	if len(rows) == 0 {
-		return nil, "", 0, errorf(KindNotFound, "the research ledger holds no run %q; `wicket research ledger` lists the runs (the run column)", req.Resume)
-	}
-	var first *optimizeMark
-	costs := p.ledgerCosts()
-	for i, r := range rows {
-		var a optimizeAudit
-		if json.Unmarshal(r.Audit, &a) != nil || a.Optimize == nil || r.Kind != ledger.KindSweep {
-			return nil, "", 0, errorf(KindInvalid, "run %s is a %s, not an optimisation; only a run of optimize resumes", req.Resume, r.Kind)
-		}
-		m := a.Optimize
-		if i == 0 {
-			first = m
-		}
-		switch {
-		case r.Strategy != p.ledgerName || r.Series != p.base.Series:
-			return nil, "", 0, errorf(KindInvalid, "run %s optimised %s on %s, not %s on %s; resume it with the same strategy and series", req.Resume, r.Strategy, r.Series, p.ledgerName, p.base.Series)
-		case r.Digest != ledger.SourceDigest(p.base.Source):
-			return nil, "", 0, errorf(KindInvalid, "the strategy's source changed since run %s; its trials were of another version, so start a new optimisation", req.Resume)
-		case m.Space != ss.text:
-			return nil, "", 0, errorf(KindInvalid, "run %s searched the grid %s; resume it with the same grid (this request's is %s)", req.Resume, m.Space, ss.text)
-		case m.RankBy != p.rankBy:
-			return nil, "", 0, errorf(KindInvalid, "run %s ranks by %s; resume it with rank_by %s", req.Resume, m.RankBy, m.RankBy)
-		case m.Method != first.Method || m.Seed != first.Seed:
-			return nil, "", 0, errorf(KindInvalid, "run %s's rows disagree on the method and seed; it cannot be resumed", req.Resume)
-		}
-		if d := costs.Diff(ReadLedgerCosts(r.Costs)); len(d) > 0 {
-			return nil, "", 0, errorf(KindInvalid, "run %s ran under other costs (%s); resume it with the costs and intrabar rule it ran under, or start a new optimisation",
-				req.Resume, strings.Join(d, "; "))
-		}
-	}
-	if req.Method != "" && method != first.Method {
-		return nil, "", 0, errorf(KindInvalid, "run %s used method %s; resume it with that method (or name none)", req.Resume, first.Method)
-	}
-	if req.Seed != nil && *req.Seed != first.Seed {
-		return nil, "", 0, errorf(KindInvalid, "run %s used seed %d; resume it with that seed (or name none)", req.Resume, first.Seed)
-	}
-	return rows, first.Method, first.Seed, nil
-}
-
-// trialOfRow rebuilds a recorded trial.
-func trialOfRow(r ledger.Row) *worker.Trial {
-	t := &worker.Trial{Metrics: r.Metrics}
-	json.Unmarshal(r.Params, &t.Values)
-	var a optimizeAudit
-	json.Unmarshal(r.Audit, &a)
-	t.Stats, t.Blocks = a.Stats, a.Blocks
-	if a.Optimize != nil {
-		t.Scores = a.Optimize.Scores
-	}
-	var m struct {
-		Error  string `json:"error"`
-		Trades int    `json:"trades"`
-	}
-	json.Unmarshal(r.Metrics, &m)
-	t.Trades = m.Trades
-	if m.Error != "" {
-		t.Error, t.Metrics = m.Error, nil
-	}
-	return t
 }
 
 // afterOptimize ranks the run's trials, finds the Pareto front and
