@@ -169,7 +169,7 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 			return nil, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
 		}
 	}
-	pv, err := r.portfolioPreview(ctx, d)
+	pv, err := r.portfolioPreview(ctx, d, bars)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,15 +178,27 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 }
 
 // portfolioPreview is what a portfolio deployment's checks found: the
-// portfolio backtest over the last year of its universe (or what the
-// history store holds) with its capital and the venue's fee and
-// slippage, whose failed lookahead proof refuses the deployment (as for
-// one series: preview.go's backtest). The start-point check is of one
-// series and is not run for a portfolio.
-func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment) (*Preview, error) {
+// start-point check of its decisions over the legs' warm-up bars
+// (portfolio_startpoint.go), which refuses a warm-up its decisions
+// still depend on the start of, and the portfolio backtest over the last
+// year of its universe (or what the history store holds) with its
+// capital and the venue's fee and slippage, whose failed lookahead proof
+// refuses the deployment (as for one series: preview.go). Without
+// Research, as for one series, neither runs.
+func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment, bars []strategy.Bars) (*Preview, error) {
 	pv := &Preview{}
 	if r.cfg.Research == nil {
 		return pv, nil
+	}
+	if len(bars) > 0 && bars[0].Len() > 0 {
+		sp, refusal, err := r.portfolioStartPoint(ctx, d, bars)
+		if err != nil {
+			return nil, errorf(KindBadRequest, "strategy %s: %v", d.Strategy, err)
+		}
+		pv.StartPoint = &sp
+		if refusal != "" {
+			return nil, errorf(KindBadRequest, "%s", refusal)
+		}
 	}
 	var err error
 	pv.Backtest, pv.Lookahead, err = r.backtest(ctx, d, research.StrategyRef{Source: d.Source, Label: d.Strategy})
