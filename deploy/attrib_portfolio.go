@@ -26,9 +26,9 @@ import (
 // asset's fills against the replay's over its own bars, valued at its
 // own closes) and the assets' parts summed: the parts still sum exactly
 // to the gap, the days to the total, and each asset's gap is reported.
-// The drift breaker (max_tracking_gap) compares the same replay's P&L
-// with live's at every calendar bar's close, through the pause every
-// breaker takes.
+// The drift breaker (max_tracking_gap) compares the same replay's P&L,
+// over everything the deployment decided, with live's at every calendar
+// bar's close, through the pause every breaker takes.
 
 // AssetGap is one asset's share of a portfolio's gap.
 type AssetGap struct {
@@ -224,37 +224,83 @@ func sumAttributions(capital decimal.Decimal, parts []*Attribution, series []str
 	return out
 }
 
-// portfolioTrackingGap is live P&L less the replay's over portfolio
-// deployment d's latest decisions (the report's window) at the close of
-// the calendar bar at, whose legs' bars are journaled: the live weights
-// replayed through the portfolio backtest against d's equity now. ok is
-// false when there is nothing to compare yet.
-func (r *Runner) portfolioTrackingGap(ctx context.Context, d *Deployment, at time.Time) (gap, live, replay decimal.Decimal, ok bool, err error) {
-	decided, err := r.cfg.Store.decidedAfter(d.ID, math.MinInt64, MaxReportDecisions)
-	if err != nil || len(decided) == 0 {
-		return gap, live, replay, false, err
+// portfolioDrift is what the drift breaker of a running portfolio
+// deployment replays, kept between bars so that a check reads only what
+// the last step journaled: every decision since the deployment's first
+// (its weights by calendar bar) and each leg's journaled bars from it.
+// The whole run is replayed, not the report's window: a replay from a
+// later decision would start flat from the capital while live holds
+// positions from before, a gap that is not drift.
+type portfolioDrift struct {
+	loaded  bool
+	after   int64           // the last decision read (unix)
+	from    int64           // the first decision's bar (0: none yet)
+	start   decimal.Decimal // the equity at its close, before its orders
+	weights map[int64][]float64
+	legs    []strategy.Bars
+}
+
+// refresh reads what d journaled since the last check.
+func (w *portfolioDrift) refresh(s *Store, d *Deployment) error {
+	if !w.loaded {
+		*w = portfolioDrift{loaded: true, after: math.MinInt64, weights: map[int64][]float64{}, legs: make([]strategy.Bars, len(d.Legs))}
+	}
+	decs, err := s.decidedAfter(d.ID, w.after, math.MaxInt32)
+	if err != nil {
+		w.loaded = false
+		return err
 	}
 	names := make([]string, len(d.Legs))
 	for k, l := range d.Legs {
 		names[k] = l.Series
 	}
-	weights := map[int64][]float64{}
-	for _, dc := range decided {
-		if w, ok := parseWeightsNote(names, dc.Note); ok {
-			weights[dc.Bar.Unix()] = w
+	for _, dc := range decs {
+		t := dc.Bar.Unix()
+		if w.from == 0 {
+			w.from, w.start = t, dc.Equity
 		}
+		if ws, ok := parseWeightsNote(names, dc.Note); ok {
+			w.weights[t] = ws
+		}
+		w.after = t
 	}
-	legs := make([]strategy.Bars, len(d.Legs))
+	if w.from == 0 {
+		return nil
+	}
 	for k, l := range d.Legs {
-		if legs[k], err = r.cfg.Store.barsSince(legKey(d.ID, l.Series), l.Series, decided[0].Bar); err != nil {
-			return gap, live, replay, false, err
+		from := w.from
+		if n := w.legs[k].Len(); n > 0 {
+			from = w.legs[k].Time[n-1] + 1
+		} else {
+			w.legs[k].Series = l.Series
+		}
+		more, err := s.barsSince(legKey(d.ID, l.Series), l.Series, time.Unix(from, 0))
+		if err != nil {
+			w.loaded = false
+			return err
+		}
+		for i := range more.Time {
+			appendBar(&w.legs[k], more.Time[i], more.Open[i], more.High[i], more.Low[i], more.Close[i], more.Volume[i])
 		}
 	}
-	rp, ok, err := r.runPortfolioReplay(ctx, d, legs, weights, decided[0].Bar.Unix(), at.Unix())
+	return nil
+}
+
+// portfolioTrackingGap is live P&L less the replay's over everything
+// portfolio deployment l has decided, at the close of calendar bar at
+// (its legs' bars journaled): the live weights replayed through the
+// portfolio backtest from the capital against the deployment's equity
+// now. ok is false when there is nothing to compare yet.
+func (r *Runner) portfolioTrackingGap(ctx context.Context, l *live, at time.Time) (gap, live, replay decimal.Decimal, ok bool, err error) {
+	d, w := l.d, &l.pdrift
+	if err := w.refresh(r.cfg.Store, d); err != nil || w.from == 0 {
+		return gap, live, replay, false, err
+	}
+	rp, ok, err := r.runPortfolioReplay(ctx, d, w.legs, w.weights, w.from, at.Unix())
 	if err != nil || !ok {
 		return gap, live, replay, false, err
 	}
-	start := decided[0].Equity
+	start := w.start
 	if start.IsZero() {
 		start = d.Capital
 	}
@@ -263,15 +309,17 @@ func (r *Runner) portfolioTrackingGap(ctx context.Context, d *Deployment, at tim
 	return live.Sub(replay), live, replay, true, nil
 }
 
-// driftedPortfolio is the drift breaker of portfolio deployment d at the
-// close of calendar bar at: it pauses d, as every breaker does, when its
-// live P&L left its replay's by more than max_tracking_gap, and reports
-// whether it did. A replay that cannot run pauses nothing (it is logged).
-func (r *Runner) driftedPortfolio(ctx context.Context, d *Deployment, at, now time.Time) bool {
+// driftedPortfolio is the drift breaker of portfolio deployment l at the
+// close of calendar bar at: it pauses the deployment, as every breaker
+// does, when its live P&L left its replay's by more than
+// max_tracking_gap, and reports whether it did. A replay that cannot run
+// pauses nothing (it is logged).
+func (r *Runner) driftedPortfolio(ctx context.Context, l *live, at, now time.Time) bool {
+	d := l.d
 	if d.Allowance.MaxTrackingGap == nil || d.State != StateRunning {
 		return false
 	}
-	gap, live, replay, ok, err := r.portfolioTrackingGap(ctx, d, at)
+	gap, live, replay, ok, err := r.portfolioTrackingGap(ctx, l, at)
 	if err != nil {
 		r.log.Error("the drift breaker's replay could not run", "deployment", d.ID, "err", err)
 		return false

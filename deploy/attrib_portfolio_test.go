@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -20,7 +22,7 @@ import (
 // allowance a, and steps it through every bar with each asset's market
 // price (the paper venue's mark its orders fill at) at the bar's close
 // × (1 + bump(i)) for live bar i: fills that slip against the model's.
-func slippedPortfolio(t *testing.T, warm, n int, a Allowance, bump func(i int) float64) (*portfolioRig, Deployment, map[string]strategy.Bars, []int64) {
+func slippedPortfolio(t testing.TB, warm, n int, a Allowance, bump func(i int) float64) (*portfolioRig, Deployment, map[string]strategy.Bars, []int64) {
 	t.Helper()
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}
@@ -207,4 +209,75 @@ func TestDeployPortfolioDriftBreaker(t *testing.T) {
 		t.Fatalf("without slip the gap is %+v, want none", a)
 	}
 	t.Logf("paused: %s", dep.Reason)
+}
+
+// TestDeployPortfolioDriftPastTheReportWindow: a portfolio deployment
+// tracking its replay to the cent runs on past the report's window of
+// decisions under a tight max_tracking_gap: the drift breaker replays
+// everything it decided, from the capital, not a later window that would
+// start flat while live holds positions (a gap that is not drift).
+func TestDeployPortfolioDriftPastTheReportWindow(t *testing.T) {
+	gap, err := backtest.ParseTrackingGap("2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, dep, _, _ := slippedPortfolio(t, 60, MaxReportDecisions+100, Allowance{MaxTrackingGap: &gap}, func(int) float64 { return 0 })
+	if dep.State != StateRunning {
+		t.Fatalf("state %s (%s), want running", dep.State, dep.Reason)
+	}
+	l, err := g.r.get(dep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	d := *l.d
+	gapNow, lv, replay, ok, err := g.r.portfolioTrackingGap(ctxT(t), l, d.LastBar)
+	l.mu.Unlock()
+	// Live paid the costs of the last bar's orders at its close; the
+	// replay fills them at the next open: that is the gap, to the cent.
+	intents, err := g.store.Intents(dep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var costs decimal.Decimal
+	for _, in := range intents {
+		if in.Bar.Equal(d.LastBar) && in.Filled.IsPositive() {
+			c := d.Legs[in.N].Mark
+			costs = costs.Add(in.Fee).Add(in.Filled.Mul(in.Price.Sub(c).Abs()))
+		}
+	}
+	if err != nil || !ok || !gapNow.Round(2).Equal(costs.Neg().Round(2)) {
+		t.Fatalf("gap %s (live %s, replay %s, %v, %v): want the last bar's costs, %s", gapNow, lv, replay, ok, err, costs.Neg())
+	}
+	// A fresh read of the journal (a restart) gives the same gap.
+	var fresh live
+	fresh.d = &d
+	again, _, _, _, err := g.r.portfolioTrackingGap(ctxT(t), &fresh, d.LastBar)
+	if err != nil || !again.Equal(gapNow) {
+		t.Fatalf("fresh read: gap %s (%v), kept window %s", again, err, gapNow)
+	}
+	t.Logf("%d calendar bars: live %s, replay %s", MaxReportDecisions+100, lv.StringFixed(2), replay.StringFixed(2))
+}
+
+// BenchmarkPortfolioDriftCheck measures the portfolio drift breaker's
+// check at a calendar close for a three-asset deployment that has
+// decided n bars (its window kept: the replay of everything decided is
+// what max_tracking_gap adds to a step).
+func BenchmarkPortfolioDriftCheck(b *testing.B) {
+	for _, n := range []int{500, 2000} {
+		b.Run(fmt.Sprintf("decided=%d", n), func(b *testing.B) {
+			gap := backtest.TrackingGap{Amount: decimal.NewFromInt(1_000_000)}
+			g, dep, _, _ := slippedPortfolio(b, 60, n, Allowance{MaxTrackingGap: &gap}, func(int) float64 { return 0 })
+			l, err := g.r.get(dep.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, _, _, ok, err := g.r.portfolioTrackingGap(context.Background(), l, dep.LastBar); err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+			}
+		})
+	}
 }

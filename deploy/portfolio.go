@@ -388,7 +388,7 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	if r.breakers(d, now) || r.driftedPortfolio(ctx, d, at, now) { // the drift breaker replays the portfolio (attrib_portfolio.go)
+	if r.breakers(d, now) || r.driftedPortfolio(ctx, l, at, now) { // the drift breaker replays the portfolio (attrib_portfolio.go)
 		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)

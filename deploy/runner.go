@@ -133,6 +133,8 @@ type live struct {
 	gran   time.Duration
 	cancel context.CancelFunc
 	drift  driftWindow // the drift breaker's window (attrib.go)
+	// pdrift is a portfolio's drift breaker replay input (attrib_portfolio.go).
+	pdrift portfolioDrift
 }
 
 // New loads the journaled deployments, reconciles their unsettled intents
