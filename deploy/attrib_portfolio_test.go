@@ -231,7 +231,7 @@ func TestDeployPortfolioDriftPastTheReportWindow(t *testing.T) {
 	}
 	l.mu.Lock()
 	d := *l.d
-	gapNow, lv, replay, ok, err := g.r.portfolioTrackingGap(ctxT(t), l, d.LastBar)
+	gapNow, lv, replay, ok, gapErr := g.r.portfolioTrackingGap(ctxT(t), l, d.LastBar)
 	l.mu.Unlock()
 	// Live paid the costs of the last bar's orders at its close; the
 	// replay fills them at the next open: that is the gap, to the cent.
@@ -246,8 +246,8 @@ func TestDeployPortfolioDriftPastTheReportWindow(t *testing.T) {
 			costs = costs.Add(in.Fee).Add(in.Filled.Mul(in.Price.Sub(c).Abs()))
 		}
 	}
-	if err != nil || !ok || !gapNow.Round(2).Equal(costs.Neg().Round(2)) {
-		t.Fatalf("gap %s (live %s, replay %s, %v, %v): want the last bar's costs, %s", gapNow, lv, replay, ok, err, costs.Neg())
+	if gapErr != nil || !ok || !gapNow.Round(2).Equal(costs.Neg().Round(2)) {
+		t.Fatalf("gap %s (live %s, replay %s, %v, %v): want the last bar's costs, %s", gapNow, lv, replay, ok, gapErr, costs.Neg())
 	}
 	// A fresh read of the journal (a restart) gives the same gap.
 	var fresh live
