@@ -59,7 +59,13 @@ type Leg struct {
 	// was (portfolio_loop.go).
 	Late     int    `json:"late_bars,omitempty"`
 	LateNote string `json:"late_note,omitempty"`
+	// LateAt are the times of its latest late bars (at most maxLateKept):
+	// the report replays the decision at each without it, as live made it.
+	LateAt []int64 `json:"late_at,omitempty"`
 }
+
+// maxLateKept bounds Leg.LateAt.
+const maxLateKept = 64
 
 // PortfolioStrategies is what runs a portfolio strategy's decision in a
 // worker (*worker.Pool is one).

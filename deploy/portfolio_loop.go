@@ -216,6 +216,10 @@ func (r *Runner) lateLegBar(id string, k int, bar Bar, bound time.Duration) erro
 	}
 	leg.Mark, leg.LastBar = decimal.NewFromFloat(bar.Close), bar.Time.UTC() // its last close, as the backtest marks it
 	leg.Late++
+	leg.LateAt = append(leg.LateAt, t)
+	if over := len(leg.LateAt) - maxLateKept; over > 0 {
+		leg.LateAt = leg.LateAt[over:]
+	}
 	leg.LateNote = fmt.Sprintf("its bar of %s arrived at %s, after the calendar bar was decided without it (the quiet bound %s after the close had passed): recorded, not traded",
 		bar.Time.UTC().Format(time.RFC3339), now.Format(time.RFC3339), bound)
 	d.Missed++

@@ -14,16 +14,15 @@ import (
 	"wicket/strategy"
 )
 
-// pair is the rotation over two assets.
-const pair = `"""Top-1 momentum rotation over two assets."""
+// present weighs each of two assets 0.45 at a bar it has (close over
+// close) and decides nothing for one without: its decision at a bar
+// depends on which assets have a bar there.
+const present = `"""0.45 of each asset that has a bar."""
 universe = ["BTC-USD@1m", "SOL-USD@1m"]
 rebalance = "drift:0.05"
-lookback = param.int("lookback", 15, min=2, max=200, doc="momentum window")
 
 def signals(u):
-    mom = {a: ta.roc(u[a].close, lookback) for a in u.assets}
-    top = u.top(mom, 1)
-    return {a: top[a] * 0.9 for a in u.assets}
+    return {a: 0.45 * u[a].close / u[a].close for a in u.assets}
 `
 
 // quietLeg is the bar source of an asset that stops trading when the
@@ -63,8 +62,9 @@ func (s legSources) Next(ctx context.Context, series string, after time.Time) (B
 // after its close (the clock steps; the wait advances it), the quiet
 // asset without a bar there takes no weight (the calendar rule), and its
 // bar that arrives after its calendar bar was decided is recorded, never
-// traded, and counted missed with the reason. Before, the loop waited
-// for every leg's next bar and decided nothing.
+// traded, and counted missed with the reason; the report replays the
+// decision at its calendar bar without it, as live made it. Before, the
+// loop waited for every leg's next bar and decided nothing.
 func TestDeployPortfolioQuietAssetDoesNotStall(t *testing.T) {
 	const warm, n = 40, 30
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
@@ -106,7 +106,7 @@ func TestDeployPortfolioQuietAssetDoesNotStall(t *testing.T) {
 		}
 	})
 	active.clock, active.marks = clk, g.marks
-	d, err := g.r.Create(ctxT(t), Spec{Strategy: "pair.star", Source: pair, Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: warm})
+	d, err := g.r.Create(ctxT(t), Spec{Strategy: "present.star", Source: present, Venue: "paper", Mode: ModeAuto, Capital: decimal.NewFromInt(10000), Warmup: warm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +168,15 @@ func TestDeployPortfolioQuietAssetDoesNotStall(t *testing.T) {
 	}
 	if index(rec, lateAt.Unix()) < 0 {
 		t.Fatalf("the late bar of %s at %s was not recorded", sol, lateAt)
+	}
+	// The report replays each decision as live made it: the one at the
+	// late bar's calendar bar without that bar.
+	rep, err := g.r.Report(ctxT(t), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Replayed != n || rep.Equal != n || len(rep.Diverged) != 0 {
+		t.Fatalf("report: %d replayed, %d equal, diverged %+v", rep.Replayed, rep.Equal, rep.Diverged)
 	}
 	t.Logf("%d calendar bars decided without the quiet asset, %d orders; %s", len(steps), len(intents), leg.LateNote)
 }

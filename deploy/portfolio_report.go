@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -65,6 +66,9 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 			end := 0
 			for end < b.Len() && b.Time[end] <= t {
 				end++
+			}
+			if end > 0 && b.Time[end-1] == t && slices.Contains(d.Legs[k].LateAt, t) {
+				end-- // it arrived after live decided this bar without it
 			}
 			win[k] = b.Slice(max(0, end-(d.Warmup+1)), end)
 			win[k].Series = b.Series
