@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"wicket/agent"
+	"wicket/trace"
 )
 
 // sessionIDs records the Mcp-Session-Id each MCP request carried and the
@@ -38,6 +42,9 @@ func (s *sessionIDs) RoundTrip(req *http.Request) (*http.Response, error) {
 // token of the same subject and retries in the same session, which now
 // serves the trade tools (before: 404, and the client's session was lost
 // for good). The session id never changes; the read tools go on working.
+// The move is traced as an entry of its own (issue 46): `wicket trace`
+// shows who moved from which profile to which under what scope, and the
+// trace holds no token.
 func TestSDK2025OAuthStepUpKeepsTheSession(t *testing.T) {
 	as := newAuthServer(t)
 	proj := newProject(t)
@@ -49,7 +56,8 @@ func TestSDK2025OAuthStepUpKeepsTheSession(t *testing.T) {
 	}
 	fmt.Fprintf(f, "\n[agent.oauth]\nissuer = %q\naudience = %q\n", as.url, endpoint)
 	f.Close()
-	startHTTP(t, nil, proj, "--http", addr)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	startHTTP(t, nil, proj, "--http", addr, "--trace-dir", traceDir)
 
 	as.set("", "wicket:read")
 	oh, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
@@ -103,6 +111,44 @@ func TestSDK2025OAuthStepUpKeepsTheSession(t *testing.T) {
 		if strings.HasSuffix(line, " 404") {
 			t.Errorf("a request was answered 404: %s", line)
 		}
+	}
+
+	// The re-scope is the session's own trace entry, between the refused
+	// read-scope listing and the trade call, and `wicket trace` shows it.
+	var moves []trace.Entry
+	for _, e := range traceEntries(t, traceDir) {
+		if e.Tool == agent.RescopeTool {
+			moves = append(moves, e)
+		}
+	}
+	if len(moves) != 1 {
+		t.Fatalf("%d re-scope entries, want 1: %+v", len(moves), moves)
+	}
+	mv := moves[0]
+	var args struct{ From, To, Scope string }
+	if err := json.Unmarshal(mv.Args, &args); err != nil {
+		t.Fatalf("re-scope args %s: %v", mv.Args, err)
+	}
+	if mv.Session != session || mv.Caller != "person-7" || mv.Profile != agent.ProfileFull || mv.Verdict != trace.OK ||
+		args.From != agent.ProfileReadOnly || args.To != agent.ProfileFull || args.Scope != "wicket:trade" {
+		t.Errorf("re-scope entry: %+v, args %s", mv, mv.Args)
+	}
+	out := runWicket(t, nil, "trace", "list", "--dir", traceDir, "--session", session, "--json")
+	if !strings.Contains(out, `"tool":"`+agent.RescopeTool+`"`) || !strings.Contains(out, `"scope":"wicket:trade"`) {
+		t.Errorf("wicket trace list does not show the re-scope:\n%s", out)
+	}
+	months, _ := filepath.Glob(filepath.Join(traceDir, "*.jsonl"))
+	for _, m := range months {
+		raw, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), "eyJ") { // every JWT begins so
+			t.Errorf("the trace holds token material:\n%s", raw)
+		}
+	}
+	if len(months) == 0 {
+		t.Error("no trace file was written")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"wicket/agent"
+	"wicket/agent/front"
 	"wicket/internal/testcert"
 )
 
@@ -113,7 +114,7 @@ func TestHTTPCallersFileWritableByOthers(t *testing.T) {
 	}
 	proj := newProject(t)
 	addCaller(t, proj, "desk", agent.ProfileOffline)
-	file := filepath.Join(proj, "settings", agent.CallersFile)
+	file := filepath.Join(proj, "settings", front.CallersFile)
 	if err := os.Chmod(file, 0o620); err != nil {
 		t.Fatal(err)
 	}

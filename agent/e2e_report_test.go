@@ -110,3 +110,48 @@ func TestReportResource(t *testing.T) {
 		t.Errorf("an unknown run's tear sheet: %v", err)
 	}
 }
+
+// TestPortfolioReportResource: run_backtest of a portfolio strategy (no
+// series) links its tear sheet as a single series' run does, served at
+// ui://wicket/report/{run}: the portfolio's page with its weights,
+// contributions and turnover, and the run's own final equity.
+func TestPortfolioReportResource(t *testing.T) {
+	proj := seededProject(t)
+	runWicket(t, nil, "--project", proj, "strategy", "new", "rotation", "--from", "momentum_rotation")
+	s := startMCP(t, nil, proj)
+	bt := s.call(t, "run_backtest", `{"name":"rotation","params":{"lookback":30,"k":1},"from":"2023-01-01"}`)
+	if bt.IsError {
+		t.Fatalf("run_backtest: %s", text(bt))
+	}
+	runLink, _ := runLinkOf(bt)
+	id := strings.TrimPrefix(runLink.URI, "wicket://runs/")
+	var sheet mcp.ResourceLink
+	for _, c := range bt.Content {
+		if l, ok := c.(mcp.ResourceLink); ok && l.MIMEType == "text/html;profile=mcp-app" {
+			sheet = l
+		}
+	}
+	if id == "" || sheet.URI != "ui://wicket/report/"+id {
+		t.Fatalf("the portfolio's run_backtest links no tear sheet of run %q: %+v", id, bt.Content)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = sheet.URI
+	res, err := s.ReadResource(context.Background(), req)
+	if err != nil {
+		t.Fatalf("read %s: %v", sheet.URI, err)
+	}
+	c, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok || c.MIMEType != "text/html;profile=mcp-app" || !strings.Contains(c.Text, "wicket portfolio tear sheet") {
+		t.Fatalf("not the portfolio's tear sheet: %+v", res.Contents[0])
+	}
+	for _, chart := range []string{"equity", "drawdown", "weights", "contribution", "turnover"} {
+		if !strings.Contains(c.Text, `<svg data-chart="`+chart+`"`) {
+			t.Errorf("the portfolio's tear sheet has no %s chart", chart)
+		}
+	}
+	full := resourceJSON(t, s, runLink.URI)
+	equity, _ := full["metrics"].(map[string]any)["final_equity"].(string)
+	if equity == "" || !strings.Contains(c.Text, ">"+equity+"<") {
+		t.Errorf("the tear sheet does not show the run's final equity %q", equity)
+	}
+}

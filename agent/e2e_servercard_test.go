@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"wicket/agent"
+	"wicket/agent/front"
 	"wicket/internal/buildinfo"
 )
 
@@ -19,7 +20,7 @@ func TestHTTPServerCard(t *testing.T) {
 	proj := newProject(t)
 	token := addCaller(t, proj, "alice", agent.ProfileOffline)
 	h := startHTTP(t, nil, proj)
-	cardURL := strings.TrimSuffix(h.url, agent.MCPPath) + agent.ServerCardPath
+	cardURL := strings.TrimSuffix(h.url, front.MCPPath) + front.ServerCardPath
 	get := func(method, host string) (*http.Response, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, cardURL, nil)

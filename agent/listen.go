@@ -176,7 +176,7 @@ func (s *Server) keep(level mcp.LoggingLevel, logger, text string) {
 // filter.
 func (s *Server) announce(level mcp.LoggingLevel, logger, text string) {
 	s.keep(level, logger, text)
-	if id, _ := s.client.Load().(string); id != "" && s.protocolVersion() != "" { // a legacy initialize happened
+	if id, _ := s.client.Load().(string); id != "" && s.ProtocolVersion() != "" { // a legacy initialize happened
 		_ = s.mcp.SendLogMessageToSpecificClient(id, mcp.NewLoggingMessageNotification(level, logger, text))
 	}
 }

@@ -239,3 +239,15 @@ func (w *nodeWatch) observe(err error) {
 }
 
 var _ server.PromptCompletionProvider = completer{}
+
+// Logging is served to legacy sessions only: protocol 2026-07-28
+// deprecates it (SEP-2577), and wicket's notices reach a modern caller
+// through subscriptions/listen instead (listen.go). server/discover
+// therefore does not advertise it, while initialize still does:
+// modernDiscover is the AfterDiscover hook, and the capabilities a modern
+// client is offered are the legacy ones without logging.
+func modernDiscover(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+	if res != nil {
+		res.Capabilities.Logging = nil
+	}
+}

@@ -36,7 +36,7 @@ func reportURI(id string) string { return uriReportPrefix + id }
 // reportLink is the resource_link content for a run's tear sheet.
 func reportLink(id string) mcp.Content {
 	return mcp.NewResourceLink(reportURI(id), "tear sheet "+id,
-		"the run's tear sheet: one self-contained HTML page (an MCP App view) with its equity, drawdown, monthly returns, rolling Sharpe, trade distribution and robustness figures", mimeMCPApp)
+		"the run's tear sheet: one self-contained HTML page (an MCP App view) with its figures and charts: equity against buy and hold, drawdowns and their periods, and for one series monthly returns, rolling Sharpe, trades and robustness, for a portfolio its weights, contributions and turnover", mimeMCPApp)
 }
 
 // sheetStore is one session's tear sheets by run id.

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"wicket/agent/wire"
 	"wicket/internal/project"
 	"wicket/node"
 )
@@ -82,7 +83,7 @@ func (s *Server) recodeResource(ctx context.Context, id any, method mcp.MCPMetho
 		sur = v
 	}
 	if sur != "" {
-		s.ids.recode(sur, code)
+		s.ids.Recode(sur, code)
 	}
 }
 
@@ -108,16 +109,16 @@ func (s *Server) checkSubscribe(line []byte, id json.RawMessage) ([]byte, bool) 
 	if uri == uriSnapshot {
 		switch {
 		case !s.Access().Served("node_snapshot"):
-			return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served to this session: its profile or deny list withholds node_snapshot (wicket://session says which)", uri)), true
+			return wire.Error(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served to this session: its profile or deny list withholds node_snapshot (wicket://session says which)", uri)), true
 		case !hasNode(s.tb):
-			return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served: %v", uri, errNoNode)), true
+			return wire.Error(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("%s is not served: %v", uri, errNoNode)), true
 		}
 		return nil, false
 	}
 	if s.hasResource(uri) {
-		return rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s sends no updates and cannot be subscribed; only %s does (where a node is served): read this one again instead", uri, uriSnapshot)), true
+		return wire.Error(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s sends no updates and cannot be subscribed; only %s does (where a node is served): read this one again instead", uri, uriSnapshot)), true
 	}
-	return rpcError(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("no resource %s on this server: resources/list and resources/templates/list name what it serves; only %s can be subscribed", uri, uriSnapshot)), true
+	return wire.Error(id, mcp.RESOURCE_NOT_FOUND, fmt.Sprintf("no resource %s on this server: resources/list and resources/templates/list name what it serves; only %s can be subscribed", uri, uriSnapshot)), true
 }
 
 // hasResource reports whether uri names a resource this session lists,

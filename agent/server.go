@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"wicket/agent/wire"
 	"wicket/gate"
 	"wicket/internal/buildinfo"
 	"wicket/node/guardrail"
@@ -50,8 +51,8 @@ type Options struct {
 	// Caller names the HTTP caller whose session this is; traced on
 	// every entry and shown in wicket://session. Empty over stdio.
 	Caller string
-	// owners, set by NewHTTP, are the orders each caller placed, shared by
-	// its sessions (owners.go); nil over stdio (one caller).
+	// owners, set by NewSessions, are the orders each caller placed,
+	// shared by its sessions (owners.go); nil over stdio (one caller).
 	owners *orderOwners
 	// Transport is what wicket://session reports: "stdio" (the default)
 	// or "streamable HTTP at ADDR".
@@ -80,7 +81,7 @@ type Server struct {
 	mcp      *server.MCPServer
 	venues   venueKinds
 	tb       *toolbox
-	ids      *wireIDs
+	ids      *wire.IDs
 	protocol atomic.Value // string: the negotiated protocol version
 	client   atomic.Value // string: mcp-go's id of the client session
 	watch    *nodeWatch
@@ -125,7 +126,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 	if tb == nil {
 		tb = &toolbox{}
 	}
-	s := &Server{reg: reg, opts: opts, session: opts.NewID(), tb: tb, ids: newWireIDs()}
+	s := &Server{reg: reg, opts: opts, session: opts.NewID(), tb: tb, ids: wire.NewIDs()}
 	s.access.Store(access)
 	s.protocol.Store("")
 	s.client.Store("")
@@ -152,7 +153,7 @@ func newServer(reg *registry, opts Options, tb *toolbox) (*Server, error) {
 		s.recodeResource(ctx, id, method, err) // resources.go
 	})
 	hooks.AddBeforeSubscriptionsListen(s.listen.open) // listen.go
-	hooks.AddAfterDiscover(modernDiscover)            // modern.go
+	hooks.AddAfterDiscover(modernDiscover)            // protocol.go
 	hooks.AddAfterSetLevel(func(context.Context, any, *mcp.SetLevelRequest, *mcp.EmptyResult) {
 		s.watch.wantLogs()
 	})
@@ -191,8 +192,8 @@ func (s *Server) Access() *ToolAccess { return s.access.Load() }
 // Session is this server's session id, as traced.
 func (s *Server) Session() string { return s.session }
 
-// protocolVersion is the negotiated protocol version, "" before initialize.
-func (s *Server) protocolVersion() string { return s.protocol.Load().(string) }
+// ProtocolVersion is the negotiated protocol version, "" before initialize.
+func (s *Server) ProtocolVersion() string { return s.protocol.Load().(string) }
 
 // Close stops the session's background work (the node watch).
 func (s *Server) Close() { s.watch.stop() }
@@ -202,9 +203,9 @@ func (s *Server) Close() { s.watch.stop() }
 func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	defer s.Close()
 	desk := newFrontDesk(stdin, stdout, s.opts.Drain, s.opts.MaxMessage, s.ids)
-	desk.intercept = s.intercept
-	desk.prepare = s.prepare
-	desk.version = s.protocolVersion
+	desk.intercept = s.Intercept
+	desk.prepare = s.Prepare
+	desk.version = s.ProtocolVersion
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(s.opts.Stderr, "wicket mcp: ", log.LstdFlags))
 	err := stdio.Listen(ctx, desk.reader(), desk.writer())
@@ -286,11 +287,11 @@ func (s *Server) record(tool string, write bool, raw json.RawMessage, res *resul
 	})
 }
 
-// prepare adjusts a request before mcp-go sees it: a resources/read of a
+// Prepare adjusts a request before mcp-go sees it: a resources/read of a
 // template URI whose variable holds characters a simple URI-template
 // variable cannot match ('@' in BTC-USD@1h) gets them percent-encoded, as
 // RFC 6570 expects; the handlers decode them again.
-func (s *Server) prepare(body []byte, m *message) []byte {
+func (s *Server) Prepare(body []byte, m *wire.Message) []byte {
 	if m.Method != string(mcp.MethodResourcesRead) {
 		return body
 	}
@@ -303,17 +304,17 @@ func (s *Server) prepare(body []byte, m *message) []byte {
 	for _, prefix := range []string{"wicket://series/", "wicket://strategy/"} {
 		if rest, ok := strings.CutPrefix(p.URI, prefix); ok && strings.ContainsAny(rest, "@") {
 			uri, _ := json.Marshal(prefix + strings.ReplaceAll(rest, "@", "%40"))
-			return replaceParam(body, m.Params, "uri", string(uri))
+			return wire.ReplaceParam(body, m.Params, "uri", string(uri))
 		}
 	}
 	return body
 }
 
-// intercept answers tools/call requests the registry cannot route: an
+// Intercept answers tools/call requests the registry cannot route: an
 // unknown name gets the protocol's -32602 with up to three suggestions,
 // and is traced as refused. A resources/subscribe is refused unless its
 // URI sends updates.
-func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
+func (s *Server) Intercept(line []byte, id json.RawMessage, method string) ([]byte, bool) {
 	if method == string(mcp.MethodResourcesSubscribe) {
 		return s.checkSubscribe(line, id) // resources.go
 	}
@@ -331,7 +332,7 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 	if json.Unmarshal(line, &msg) != nil || json.Unmarshal(msg.Params.Name, &name) != nil {
 		text := "invalid tools/call: params.name must be a tool name (a string)"
 		s.record("", false, nil, refuse(text), start)
-		return rpcError(id, mcp.INVALID_PARAMS, text), true
+		return wire.Error(id, mcp.INVALID_PARAMS, text), true
 	}
 	if _, known := s.reg.Lookup(name); known {
 		return nil, false
@@ -344,16 +345,7 @@ func (s *Server) intercept(line []byte, id json.RawMessage, method string) ([]by
 	}
 	text += " Call tools/list for the tools this server offers."
 	s.record(name, false, msg.Params.Arguments, refuse(text), start)
-	return rpcError(id, mcp.INVALID_PARAMS, text), true
-}
-
-func rpcError(id json.RawMessage, code int, message string) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id,
-		"error":   map[string]any{"code": code, "message": message},
-	})
-	return b
+	return wire.Error(id, mcp.INVALID_PARAMS, text), true
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"wicket/agent/wire"
 )
 
 // defaultMaxMessage bounds one JSON-RPC message (a stdio line, an HTTP
@@ -35,23 +37,23 @@ type frontDesk struct {
 	out     io.Writer
 	drain   time.Duration
 	maxLine int
-	ids     *wireIDs
+	ids     *wire.IDs
 	version func() string // the negotiated protocol version, "" before initialize
 	// intercept may answer a request itself: it returns the response line
 	// (without newline) and true, and the line is not passed on.
 	intercept func(line []byte, id json.RawMessage, method string) ([]byte, bool)
 	// prepare may rewrite a message before it is passed on.
-	prepare func(body []byte, m *message) []byte
+	prepare func(body []byte, m *wire.Message) []byte
 
 	outMu sync.Mutex
 }
 
-func newFrontDesk(in io.Reader, out io.Writer, drain time.Duration, maxLine int, ids *wireIDs) *frontDesk {
+func newFrontDesk(in io.Reader, out io.Writer, drain time.Duration, maxLine int, ids *wire.IDs) *frontDesk {
 	if maxLine <= 0 {
 		maxLine = defaultMaxMessage
 	}
 	return &frontDesk{in: in, out: out, drain: drain, maxLine: maxLine, ids: ids, version: func() string { return "" },
-		prepare: func(b []byte, _ *message) []byte { return b }}
+		prepare: func(b []byte, _ *wire.Message) []byte { return b }}
 }
 
 // reader returns the stream mcp-go reads. It runs the copying goroutine.
@@ -67,16 +69,16 @@ func (d *frontDesk) copyLines(pw *io.PipeWriter) error {
 	br := bufio.NewReaderSize(d.in, 64*1024)
 	var line []byte
 	skipping := false
-	var scan idScan // an oversized line's id, read as it streams past
+	var scan wire.IDScan // an oversized line's id, read as it streams past
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !skipping && len(line)+len(chunk) > d.maxLine+1 { // +1: the newline
-			skipping, scan = true, idScan{}
-			scan.feed(line)
+			skipping, scan = true, wire.IDScan{}
+			scan.Feed(line)
 			line = line[:0]
 		}
 		if skipping {
-			scan.feed(chunk)
+			scan.Feed(chunk)
 		} else {
 			line = append(line, chunk...)
 		}
@@ -84,7 +86,7 @@ func (d *frontDesk) copyLines(pw *io.PipeWriter) error {
 			continue
 		}
 		if skipping {
-			if werr := d.writeLine(tooLongFor(d.maxLine, scan.id())); werr != nil {
+			if werr := d.writeLine(wire.TooLongFor(d.maxLine, scan.ID())); werr != nil {
 				return werr
 			}
 		} else if len(line) > 0 {
@@ -113,23 +115,23 @@ func (d *frontDesk) pass(pw io.Writer, line []byte) error {
 	if body[0] == '[' {
 		return d.passBatch(pw, body)
 	}
-	if resp, bad := shapeRefusal(body); bad {
+	if resp, bad := wire.ShapeRefusal(body); bad {
 		return d.writeLine(resp)
 	}
-	var m message
+	var m wire.Message
 	if body[0] != '{' || json.Unmarshal(body, &m) != nil {
 		return d.forward(pw, body) // mcp-go answers what is not a message
 	}
 	if resp, handled := d.admit(body, &m); handled {
 		return d.writeLine(resp)
 	}
-	out, _ := d.ids.inbound(d.prepare(body, &m), &m, nil)
+	out, _ := d.ids.Inbound(d.prepare(body, &m), &m, nil)
 	return d.forward(pw, out)
 }
 
 // admit lets intercept answer a request itself.
-func (d *frontDesk) admit(body []byte, m *message) ([]byte, bool) {
-	if d.intercept == nil || !m.isRequest() {
+func (d *frontDesk) admit(body []byte, m *wire.Message) ([]byte, bool) {
+	if d.intercept == nil || !m.IsRequest() {
 		return nil, false
 	}
 	return d.intercept(body, m.ID, m.Method)
@@ -147,30 +149,30 @@ func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
 	if json.Unmarshal(body, &elems) != nil {
 		return d.forward(pw, body) // not JSON: mcp-go's parse error
 	}
-	if v := d.version(); !batchesAllowed(v) {
-		return d.writeLine(batchRefusal(v))
+	if v := d.version(); !wire.BatchesAllowed(v) {
+		return d.writeLine(wire.BatchRefusal(v))
 	}
 	if len(elems) == 0 {
-		return d.writeLine(rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
+		return d.writeLine(wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "empty batch: a batch holds at least one message"))
 	}
-	b := &batchReply{}
-	msgs := make([]*message, len(elems))
+	b := &wire.Batch{}
+	msgs := make([]*wire.Message, len(elems))
 	for i, e := range elems {
-		var m message
+		var m wire.Message
 		if t := bytes.TrimSpace(e); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil || m.Method == "" {
-			b.replies = append(b.replies, rpcError(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
+			b.Reply(wire.Error(json.RawMessage("null"), mcp.INVALID_REQUEST, "invalid request in batch: each element must be a JSON-RPC request or notification object"))
 			continue
 		}
-		if resp, bad := shapeRefusal(e); bad {
-			b.replies = append(b.replies, resp)
+		if resp, bad := wire.ShapeRefusal(e); bad {
+			b.Reply(resp)
 			continue
 		}
 		msgs[i] = &m
-		if m.isRequest() {
-			b.want++
+		if m.IsRequest() {
+			b.Expect()
 		}
 	}
-	if b.want == 0 {
+	if b.Waiting() == 0 {
 		for i, m := range msgs {
 			if m != nil {
 				if err := d.forward(pw, bytes.TrimSpace(elems[i])); err != nil {
@@ -178,7 +180,7 @@ func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
 				}
 			}
 		}
-		if out := b.encode(); out != nil {
+		if out := b.Encode(); out != nil {
 			return d.writeLine(out)
 		}
 		return nil
@@ -189,12 +191,12 @@ func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
 		}
 		e := bytes.TrimSpace(elems[i])
 		if resp, handled := d.admit(e, m); handled {
-			if b.add(resp) {
-				return d.writeLine(b.encode())
+			if b.Add(resp) {
+				return d.writeLine(b.Encode())
 			}
 			continue
 		}
-		out, _ := d.ids.inbound(d.prepare(e, m), m, b)
+		out, _ := d.ids.Inbound(d.prepare(e, m), m, b)
 		if err := d.forward(pw, out); err != nil {
 			return err
 		}
@@ -205,7 +207,7 @@ func (d *frontDesk) passBatch(pw io.Writer, body []byte) error {
 // waitIdle blocks until every passed request is answered, or drain passes.
 func (d *frontDesk) waitIdle() {
 	select {
-	case <-d.ids.idleCh():
+	case <-d.ids.Idle():
 	case <-time.After(d.drain):
 	}
 }
@@ -218,9 +220,9 @@ type deskWriter struct{ d *frontDesk }
 
 // Write receives exactly one JSON-RPC message per call from mcp-go.
 func (w deskWriter) Write(p []byte) (int, error) {
-	out, drop, done := w.d.ids.outbound(w.d.ids.restoreSubscriptionID(p))
+	out, drop, done := w.d.ids.Outbound(w.d.ids.RestoreSubscriptionID(p))
 	if done != nil {
-		if b := done.encode(); b != nil {
+		if b := done.Encode(); b != nil {
 			if err := w.d.writeLine(b); err != nil {
 				return 0, err
 			}

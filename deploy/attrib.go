@@ -35,8 +35,9 @@ import (
 //     the next order's size; the venue's step cuts quantities);
 //   - fees: the model's fees less live's;
 //   - funding: funding live received (negative: paid) less the replay's:
-//     each settlement's rate is what the payment implies on the position
-//     live held, charged on the position the replay held then.
+//     the replay charges research's stored rates for the symbol by the
+//     backtest's rule, or, where none are stored, the rate each live
+//     payment implies on the position live held (attrib_funding.go).
 //
 // Each part is a ledger of cash and position flows, valued at each UTC
 // day's last close: a day's part is the change of its value over the day,
@@ -53,8 +54,9 @@ type Attribution struct {
 	Live    decimal.Decimal `json:"live_pnl"`   // from the journaled fills and funding, at the last close
 	Replay  decimal.Decimal `json:"replay_pnl"` // from the replay's fills, and its funding
 	// ReplayFunding is the funding the replay would have received
-	// (negative: paid) at the rates live's settlements imply, on its own
-	// position; the backtest engine's replay charges none itself.
+	// (negative: paid) on its own position, at the stored rates or the
+	// ones live's payments imply (chargeFunding); the backtest engine's
+	// replay charges none itself.
 	ReplayFunding decimal.Decimal `json:"replay_funding"`
 	Total         GapParts        `json:"total"`
 	Days          []GapDay        `json:"days"`
@@ -118,6 +120,7 @@ type replayRun struct {
 	res   *backtest.Result
 	fills []replayFill
 	slip  decimal.Decimal // a fraction of the price
+	rates replayRates     // the funding rates it charges (attrib_funding.go)
 }
 
 // runReplay runs the replay of d over window w (from the first decision
@@ -360,27 +363,7 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 			}
 		}
 	}
-	// Funding: live's as booked; the replay's at the rate the same
-	// settlement implies (the payment over the position live held),
-	// on the position the replay held then.
-	var liveFunding, modelFunding decimal.Decimal
-	for _, f := range funding {
-		if f.Time.Before(t0) {
-			continue
-		}
-		var mf decimal.Decimal
-		if !f.Position.IsZero() {
-			var pos decimal.Decimal
-			for _, m := range rp.fills {
-				if !time.Unix(w.Time[m.bar], 0).After(f.Time) {
-					pos = pos.Add(m.qty.Round(attribPlaces))
-				}
-			}
-			mf = f.Amount.Mul(pos).DivRound(f.Position, attribPlaces)
-		}
-		g.add(partFunding, f.Time, f.Amount.Sub(mf), decimal.Zero)
-		liveFunding, modelFunding = liveFunding.Add(f.Amount), modelFunding.Add(mf)
-	}
+	liveFunding, modelFunding := chargeFunding(g, w, rp, funding, a) // attrib_funding.go
 	final := g.marks[len(g.marks)-1]
 	a.Live = liveCash.Add(liveQty.Mul(final)).Add(liveFunding)
 	a.Replay = modelCash.Add(modelQty.Mul(final)).Add(modelFunding)

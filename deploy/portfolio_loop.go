@@ -55,6 +55,7 @@ func (r *Runner) portfolioLoop(ctx context.Context, l *live, vc project.Venue) {
 			return
 		}
 	}
+	groupLegs(srcs) // on a recorded tape its legs read as one deployment (taperun.go)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bound := r.cfg.QuietBound

@@ -82,6 +82,12 @@ type FillTrack struct {
 	PriceDiff     decimal.Decimal `json:"price_diff"`   // price − bar close, against the trader when positive on a buy
 	SlippageBps   decimal.Decimal `json:"slippage_bps"` // the difference in basis points of the close, signed against the trader
 	Latency       time.Duration   `json:"latency_ns"`   // from the bar's close to the fill being booked
+	// Fee is the fill's fee in the venue's currency as the book took it;
+	// FeeAsset and AssetFee, the part the venue charged in another asset
+	// (BNB), in that asset (Fee counts it at its mark then).
+	Fee      decimal.Decimal `json:"fee"`
+	FeeAsset string          `json:"fee_asset,omitempty"`
+	AssetFee decimal.Decimal `json:"asset_fee,omitzero"`
 }
 
 func target(has bool, t float64) string {
@@ -181,7 +187,7 @@ func (r *Runner) Report(ctx context.Context, id string) (Report, error) {
 		}
 		rep.Fills = append(rep.Fills, FillTrack{ClientOrderID: in.ClientOrderID, Bar: in.Bar, Side: in.Side, Quantity: in.Quantity, Filled: in.Filled,
 			BarClose: bc, Price: in.Price, PriceDiff: diff, SlippageBps: against.Div(bc).Shift(4).Round(4),
-			Latency: in.Updated.Sub(in.Bar.Add(gran))})
+			Latency: in.Updated.Sub(in.Bar.Add(gran)), Fee: in.Fee, FeeAsset: in.FeeAsset, AssetFee: in.AssetFee})
 	}
 	return rep, nil
 }
@@ -285,6 +291,7 @@ func (r *Runner) attribution(ctx context.Context, d *Deployment, gran time.Durat
 	if err != nil {
 		return &Attribution{Notes: []string{"the replay could not run: " + err.Error()}}
 	}
+	rp.rates = r.replayRates(ctx, d, w, gran, funding)
 	a := attribute(d, w, gran, rp, intents, funding, diverged)
 	if d.Style == "on_bar" {
 		a.Notes = append(a.Notes, "an on_bar strategy's quantity orders are not replayed as targets: their fills count under decisions")

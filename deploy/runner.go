@@ -94,6 +94,9 @@ type Config struct {
 	// the next bar's open on a recorded tape (TapeRun.NextOpen). Nil or
 	// false: the bar's close, the next open of a 24/7 market.
 	NextOpen func(series string, bar time.Time) (decimal.Decimal, bool)
+	// FundingRates, when set, reads research's stored funding rates: a
+	// futures deployment's replay charges them (attrib_funding.go).
+	FundingRates FundingRates
 	// OnStep, when set, is called after each bar a deployment handled
 	// (tests and benchmarks wait on it instead of on time).
 	OnStep func(id string, bar time.Time)

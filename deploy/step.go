@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -145,7 +146,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 			backtest.AllowMaxOrdersPerDay, d.OrdersToday, d.Day, dec.Target, bar.Time.Format(time.RFC3339)), now)
 		return r.cfg.Store.Commit(b)
 	}
-	in := Intent{ClientOrderID: ClientOrderID(d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
+	in := Intent{ClientOrderID: orderID(vc, ClientOrderID(d.ID, bar.Time, 0)), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
 		Quantity: qty.Abs(), Target: dec.Target, Qty: dec.HasQty, Status: IntentSending, Updated: now}
 	if qty.IsNegative() {
 		in.Side = string(command.Sell)
@@ -432,18 +433,24 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 	if err != nil {
 		return false
 	}
-	var qty, value, fee decimal.Decimal
+	var qty, value, fee, assetFee decimal.Decimal
 	var fills []fill // in.ClientOrderID's fills, oldest first
+	feeAsset, unvalued := "", false
 	for _, ev := range snap.Events {
-		if ev.Kind == node.EventFilled && ev.ClientOrderID == in.ClientOrderID {
-			qty, value, fee = qty.Add(ev.Quantity), value.Add(ev.Quantity.Mul(ev.Price)), fee.Add(ev.Fee)
-			fills = append(fills, fill{qty: ev.Quantity, price: ev.Price, fee: ev.Fee})
+		if ev.Kind == node.EventFilled && sentAs(in.ClientOrderID, ev.ClientOrderID) {
+			f := ev.Fee.Add(ev.FeeValue) // a fee in another asset (BNB) at its worth when the node booked it
+			qty, value, fee = qty.Add(ev.Quantity), value.Add(ev.Quantity.Mul(ev.Price)), fee.Add(f)
+			if ev.FeeAsset != "" {
+				feeAsset, assetFee = ev.FeeAsset, assetFee.Add(ev.AssetFee)
+				unvalued = unvalued || ev.FeeValue.IsZero()
+			}
+			fills = append(fills, fill{qty: ev.Quantity, price: ev.Price, fee: f})
 		}
 	}
 	working := false
 	for _, v := range snap.Venues {
 		for _, o := range v.OpenOrders {
-			if o.ClientOrderID == in.ClientOrderID && o.Status.Working() {
+			if sentAs(in.ClientOrderID, o.ClientOrderID) && o.Status.Working() {
 				working = true
 			}
 		}
@@ -492,6 +499,13 @@ func (r *Runner) settleFrom(ctx context.Context, d *Deployment, in *Intent, even
 		// book (strategy/book), as the backtest books its fills.
 		bookFills(d, in.Side == string(command.Sell), latest(fills, dq))
 		in.Filled, in.Fee = qty, fee
+		if feeAsset != "" {
+			in.FeeAsset, in.AssetFee = feeAsset, assetFee
+			if unvalued && !strings.Contains(in.Note, "not valued") {
+				in.Note = strings.TrimPrefix(in.Note+"; ", "; ") + fmt.Sprintf("its fee of %s %s is not valued in the book: the venue gave no mark for %s (list a %s symbol there)",
+					assetFee, feeAsset, feeAsset, feeAsset)
+			}
+		}
 		in.Price = value.DivRound(qty, 10)
 		d.Target, d.NoTarget = in.Target, in.Qty
 		changed = true

@@ -92,6 +92,11 @@ type Intent struct {
 	Fee           decimal.Decimal `json:"fee,omitzero"`
 	Note          string          `json:"note,omitempty"`
 	Updated       time.Time       `json:"updated"`
+	// FeeAsset and AssetFee are what of Fee the venue charged in another
+	// asset (Binance's BNB), in that asset; Fee counts it at its worth in
+	// the venue's currency when the node booked it (node/feeasset.go).
+	FeeAsset string          `json:"fee_asset,omitempty"`
+	AssetFee decimal.Decimal `json:"asset_fee,omitzero"`
 	// Type is the command's order type ("" is a market order): a
 	// bracket (a market entry with its take-profit and stop-loss), or the
 	// protective order placed for a position (oco, stop, limit,

@@ -38,14 +38,14 @@ import (
 // their calendar, the union of their bar times: at each calendar bar the
 // clock moves to its close and every series with a bar there has it put
 // and handed over; a series without one (the asset did not trade) keeps
-// its mark at its next bar's open. Its reader that has taken its last bar
-// is handed its next one at once, ahead of the calendar, so that a
-// portfolio deployment, which reads every leg before it steps the
-// earliest bar time, steps the calendar bar without it and holds that
-// bar until the calendar reaches it (the backtest's calendar rule: an
-// asset without a bar at t does not trade at t). A deployment of one
-// series steps every bar it is handed: give it a series of the tape that
-// misses no calendar bar.
+// its mark at its next bar's open, and an order for it waits for that
+// open (paper.TapeBar.Gap). A portfolio's reader (Group) that has taken
+// its last bar is handed its next one at once, ahead of the calendar, so
+// that the deployment, which reads every leg before it steps the earliest
+// bar time, steps the calendar bar without it and holds that bar until
+// the calendar reaches it (the backtest's calendar rule: an asset without
+// a bar at t does not trade at t). A deployment of one series (Source)
+// is handed each of its bars once the clock reaches its close.
 type TapeRun struct {
 	Series string        // SYMBOL@GRANULARITY of the tape
 	Symbol string        // the symbol the paper venues trade it as
@@ -146,13 +146,23 @@ func (t *TapeRun) leg(series string) *tapeLeg {
 	return nil
 }
 
-// names lists the tape's series.
-func (t *TapeRun) names() string {
+// Plays reports whether series is one of the tape's (after Start).
+func (t *TapeRun) Plays(series string) bool { return t.leg(series) != nil }
+
+// Begins is the open of the tape's first calendar bar (after Start): where
+// its clock starts.
+func (t *TapeRun) Begins() time.Time { return time.Unix(t.cal[0], 0).UTC() }
+
+// Len is how many calendar bars the tape plays (after Start).
+func (t *TapeRun) Len() int { return len(t.cal) }
+
+// Names lists the tape's series, comma separated.
+func (t *TapeRun) Names() string {
 	out := make([]string, len(t.legs))
 	for k, l := range t.legs {
 		out[k] = l.Series
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(out, ",")
 }
 
 // handed is how many of l's bars the first n calendar bars hold.
@@ -218,8 +228,12 @@ func (t *TapeRun) Run(ctx context.Context) error {
 			if j+1 < b.Len() {
 				next = b.Open[j+1]
 			}
+			// No bar of it at the next calendar bar: an order placed now
+			// waits for its next bar's open, as the backtest fills it.
+			_, trades := l.at[t.cal[min(i+1, len(t.cal)-1)]]
 			d := decimal.NewFromFloat
-			t.Tape.Put(l.Symbol, paper.TapeBar{Bar: intrabar.Bar[decimal.Decimal]{Open: d(b.Open[j]), High: d(b.High[j]), Low: d(b.Low[j]), Close: d(b.Close[j])}, Next: d(next)})
+			t.Tape.Put(l.Symbol, paper.TapeBar{Bar: intrabar.Bar[decimal.Decimal]{Open: d(b.Open[j]), High: d(b.High[j]), Low: d(b.Low[j]), Close: d(b.Close[j])}, Next: d(next),
+				Gap: i+1 < len(t.cal) && !trades})
 		}
 		if err := t.Step(ctx); err != nil {
 			return fmt.Errorf("tape %s at the bar of %s: the node's mark step: %w", t.Series, time.Unix(at, 0).UTC().Format(time.RFC3339), err)
@@ -311,7 +325,8 @@ func (t *TapeRun) signal() {
 
 // Source is a deployment's BarSource over the tape (Config.Bars): from
 // its first read on, the run waits for it at every bar until its loop
-// closes it. A source that is never read holds nothing up.
+// closes it. A source that is never read holds nothing up. A portfolio
+// deployment given one per leg reads them as one Group (groupLegs).
 func (t *TapeRun) Source() BarSource { return &tapeSource{run: t} }
 
 // Group is a portfolio deployment's BarSource over the tape's series, one
@@ -326,6 +341,28 @@ type TapeGroup struct{ run *TapeRun }
 
 // Source is a reader of the group, for one leg.
 func (g *TapeGroup) Source() BarSource { return &tapeSource{run: g.run, group: g} }
+
+// groupLegs makes the readers of this run among srcs, a portfolio
+// deployment's bar sources (one per leg, none read yet), one TapeGroup:
+// its legs then read the tape as one deployment (Group). Sources of
+// another kind, or already in a group, are left as they are.
+func groupLegs(srcs []BarSource) {
+	groups := map[*TapeRun]*TapeGroup{}
+	for _, src := range srcs {
+		s, ok := src.(*tapeSource)
+		if !ok {
+			continue
+		}
+		s.run.mu.Lock()
+		if s.group == nil {
+			if groups[s.run] == nil {
+				groups[s.run] = s.run.Group()
+			}
+			s.group = groups[s.run]
+		}
+		s.run.mu.Unlock()
+	}
+}
 
 // tapeSource is one deployment's reader of a TapeRun.
 type tapeSource struct {
@@ -349,7 +386,7 @@ func (s *tapeSource) Next(ctx context.Context, series string, after time.Time) (
 	if l == nil || (s.leg != nil && s.leg != l) { // the run does not wait for it
 		delete(t.readers, s)
 		t.signal()
-		return Bar{}, fmt.Errorf("series %s is not on the tape, which plays %s: deploy on %s, or start the node with --replay %s", series, t.names(), t.Series, series)
+		return Bar{}, fmt.Errorf("series %s is not on the tape, which plays %s: deploy on %s, or start the node with --replay %s", series, t.Names(), t.Series, series)
 	}
 	s.leg = l
 	if t.readers == nil {
@@ -367,7 +404,7 @@ func (s *tapeSource) Next(ctx context.Context, series string, after time.Time) (
 		if !after.IsZero() {
 			i = sort.Search(p, func(k int) bool { return l.Bars.Time[k] > after.Unix() })
 		}
-		if (i < 0 || i >= p) && len(t.legs) > 1 && t.published > 0 && p < l.Bars.Len() {
+		if (i < 0 || i >= p) && s.group != nil && t.published > 0 && p < l.Bars.Len() {
 			if _, ok := l.at[t.cal[t.published-1]]; !ok {
 				i, p = p, p+1 // it missed the latest calendar bar: its next one, ahead of the calendar
 			}

@@ -87,8 +87,9 @@ func (g *tapeRig) play(t testing.TB) {
 // equalsBacktest checks deployment id against a backtest of the tape's
 // bars with the signals its strategy computes over the warm-up and the
 // tape (the indicators have their history at the tape's first bar, as the
-// deployment's do).
-func (g *tapeRig) equalsBacktest(t *testing.T, id, source string) {
+// deployment's do). The backtest must exit by each of kinds often (none
+// given: stop_loss, take_profit and the strategy's exit, "").
+func (g *tapeRig) equalsBacktest(t *testing.T, id, source string, kinds ...string) {
 	t.Helper()
 	s, err := script.Load(ctxT(t), script.Source{Name: "s.star", Text: source}, script.Options{Memo: ta.NewMemo(0)})
 	if err != nil {
@@ -133,8 +134,13 @@ func (g *tapeRig) equalsBacktest(t *testing.T, id, source string) {
 	for _, tr := range res.AllTrades {
 		exits[tr.Exit]++
 	}
-	if min(exits["stop_loss"], exits["take_profit"], exits[""]) < n/400 {
-		t.Fatalf("the backtest's exits %v: the fixture should reach stops, take-profits and exit signals often", exits)
+	if len(kinds) == 0 {
+		kinds = []string{"stop_loss", "take_profit", ""}
+	}
+	for _, k := range kinds {
+		if exits[k] < n/400 {
+			t.Fatalf("the backtest's exits %v: the fixture should reach each of %q often", exits, kinds)
+		}
 	}
 	decs, err := g.r.cfg.Store.Decisions(id)
 	if err != nil {
@@ -401,4 +407,34 @@ func TestTapeOnBarForwardTestEqualsBacktest(t *testing.T) {
 	}
 	g.play(t)
 	g.equalsBacktest(t, d.ID, onBarBracket)
+}
+
+// TestTapeRunHandsAGappedSeriesOnTheCalendar: on a tape of two series
+// whose second misses the calendar bar just handed over, a deployment of
+// that series alone waits for its next bar until the calendar reaches it
+// (handed it now, it would decide on a bar that has not closed, at a
+// mark that is that bar's open), while a portfolio's reader of it is
+// handed it at once, to hold until its calendar bar.
+func TestTapeRunHandsAGappedSeriesOnTheCalendar(t *testing.T) {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	full := gappedTape(6, 3, start)
+	full.Series = "BTC-USD@1m"
+	gapped := gappedWalk("ETH-USD@1m", 6, 5, 40, start, func(i int) bool { return i == 2 })
+	run := &TapeRun{Series: full.Series, Symbol: "BTC-USD", Bars: full, Clock: tapeclock.New(start), Tape: paper.NewTape(),
+		More: []TapeSeries{{Series: gapped.Series, Symbol: "ETH-USD", Bars: gapped}}}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	run.published = 3 // the calendar bars of minutes 0, 1 and 2, which ETH missed
+	run.Clock.Set(start.Add(3 * time.Minute))
+	now, cancel := context.WithCancel(ctxT(t))
+	cancel() // what is not handed over at once is waited for: here, not at all
+	after := time.Unix(gapped.Time[1], 0)
+	if b, err := run.Source().Next(now, gapped.Series, after); err == nil {
+		t.Fatalf("a deployment of ETH alone was handed its bar of %s with the clock at %s", b.Time.Format(time.RFC3339), run.Clock.Now().Format(time.RFC3339))
+	}
+	b, err := run.Group().Source().Next(now, gapped.Series, after)
+	if err != nil || b.Time.Unix() != gapped.Time[2] {
+		t.Fatalf("a portfolio's reader of ETH: %v %v, want its next bar ahead of the calendar", b.Time, err)
+	}
 }

@@ -97,8 +97,14 @@ func (c *Client) DryRun(ctx context.Context, env command.Envelope) (Verdict, err
 	if err != nil {
 		return Verdict{}, &Error{Kind: KindBadRequest, Code: "bad_command", Message: err.Error(), Err: err}
 	}
+	// An agent's client dry-runs under its agent key, so the node judges
+	// the dry run by the agent's envelope as it will judge the write.
+	key := KeyObserve
+	if c.writeID == KeyAgent && c.control != "" {
+		key = KeyControl
+	}
 	var v Verdict
-	err = c.do(ctx, http.MethodPost, "/v1/dry-run", nil, body, KeyObserve, &v)
+	err = c.do(ctx, http.MethodPost, "/v1/dry-run", nil, body, key, &v)
 	return v, err
 }
 

@@ -48,6 +48,10 @@ type VenueOrder struct {
 	Fee                       decimal.Decimal // cumulative, in the account currency when the venue says so
 	Reason                    string          // why rejected or canceled, when the venue says
 	Updated                   time.Time
+	// FeeAsset and AssetFee are the commissions charged in another asset
+	// than the account currency (Binance's BNB), cumulative, in it.
+	FeeAsset string
+	AssetFee decimal.Decimal
 	// Notional is the fills' cumulative quote amount as the venue states it
 	// (Binance's cummulativeQuoteQty), so each fill's price is derived
 	// exactly; zero: Filled × AveragePrice.
@@ -100,6 +104,14 @@ const (
 	StopLegSuffix       = command.StopLegSuffix       // an oco's or a bracket's stop leg
 	TakeProfitLegSuffix = command.TakeProfitLegSuffix // a bracket's take-profit leg
 	FireSuffix          = "-fire"                     // the market order a trigger the node holds fires
+)
+
+// Split flip suffixes: a market order a margined venue's flip = "split"
+// sends as two goes out as its client order id with FlipCloseSuffix (the
+// reduce-only close) and FlipOpenSuffix (the opening remainder).
+const (
+	FlipCloseSuffix = "-close"
+	FlipOpenSuffix  = "-open"
 )
 
 // GroupRequest is linked orders for one request to a real venue: every

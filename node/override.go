@@ -34,6 +34,16 @@ const (
 var Overridable = []string{"price_collar", "stop_collar", "order_notional", "position_notional", "order_quantity",
 	"symbol_notional", "position_quantity", "daily_notional", "market_hours"}
 
+// EventOverride journals a granted override (Override: its check,
+// preview hash, expiry and reason); EventOverrideUsed, that a command
+// spent it (Override: its check and preview hash). A restart replays
+// both: an override still waiting stands again until its expiry, one
+// used never does.
+const (
+	EventOverride     EventKind = "override_granted"
+	EventOverrideUsed EventKind = "override_used"
+)
+
 // OverrideLife is how long a granted override waits for its command.
 const OverrideLife = 10 * time.Minute
 

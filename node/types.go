@@ -178,6 +178,9 @@ type Venue struct {
 	// both: wicket's (BTC-USD) and the venue's own (BTCUSDT). A command
 	// may name either; the node works in the listed one.
 	Spellings map[string]project.Spelling `json:"spellings,omitempty"`
+	// AssetFees are the fees paid in other assets (BNB), each in its own
+	// and at its worth (feeasset.go).
+	AssetFees []AssetFee `json:"asset_fees,omitempty"`
 }
 
 // Listed is the venue's listed symbol that sym spells (BTCUSDT or
@@ -260,6 +263,15 @@ type Event struct {
 	Ticket       string               `json:"ticket,omitempty"`         // order_accepted of a pending order: its command's ticket
 	VenueOrderID string               `json:"venue_order_id,omitempty"` // order_acked, order_modified on a real venue
 	Until        time.Time            `json:"until,omitzero"`           // venue_armed: armed until; venue_disarmed: the arming it ended
+	// FeeAsset, AssetFee and FeeValue are an order_filled's commission
+	// paid in another asset (feeasset.go): the asset, the amount in it,
+	// and its worth in the account currency at the asset's mark then
+	// (zero: no mark). Fee is the account currency's part alone.
+	FeeAsset string          `json:"fee_asset,omitempty"`
+	AssetFee decimal.Decimal `json:"asset_fee,omitzero"`
+	FeeValue decimal.Decimal `json:"fee_value,omitzero"`
+	// Override is an override_granted's or override_used's (override.go).
+	Override *OverrideState `json:"override,omitempty"`
 }
 
 // Snapshot is the node's state as GET /v1/snapshot returns it.

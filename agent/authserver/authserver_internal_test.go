@@ -174,7 +174,7 @@ func (f *fixture) grant(clientID, asked, granted string) map[string]any {
 	return out
 }
 
-// verifier is the resource server's check (agent/oauth.go's go-oidc
+// verifier is the resource server's check (agent/front/oauth.go's go-oidc
 // verifier over this server's KeySet).
 func (f *fixture) verify(tok string) (map[string]any, error) {
 	v := oidc.NewVerifier(f.as.Issuer(), f.as.KeySet(), &oidc.Config{ClientID: f.res, Now: f.clock.Now, SupportedSigningAlgs: []string{oidc.ES256}})

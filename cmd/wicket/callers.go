@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
+	"wicket/agent/front"
 	"wicket/internal/project"
 )
 
@@ -24,7 +25,7 @@ func callersCommand() *cli.Command {
 		Name:  "callers",
 		Usage: "manage who may call `wicket mcp --http`: named callers, each with a bearer token and its own profile",
 		Description: "A caller is one agent or person with a bearer token and a profile (full, read-only, offline) minus any " +
-			"--deny-tool. Only the token's SHA-256 is kept, in settings/" + agent.CallersFile + " (mode 0600); the token is printed " +
+			"--deny-tool. Only the token's SHA-256 is kept, in settings/" + front.CallersFile + " (mode 0600); the token is printed " +
 			"once by `add`. A running server reads the callers when it starts: restart it after a change.",
 		Subcommands: []*cli.Command{
 			{
@@ -56,15 +57,15 @@ func callersCommand() *cli.Command {
 	}
 }
 
-func callersPath(p project.Project) string { return filepath.Join(p.SettingsDir(), agent.CallersFile) }
+func callersPath(p project.Project) string { return filepath.Join(p.SettingsDir(), front.CallersFile) }
 
 // openCallers loads the project's callers.
-func openCallers(projectFlag string) (project.Project, *agent.Callers, error) {
+func openCallers(projectFlag string) (project.Project, *front.Callers, error) {
 	p, _, err := openProjectAt(projectFlag)
 	if err != nil {
 		return p, nil, err
 	}
-	cs, err := agent.LoadCallers(callersPath(p))
+	cs, err := front.LoadCallers(callersPath(p))
 	return p, cs, err
 }
 

@@ -57,6 +57,7 @@ var helpExamples = map[string][]helpExample{
 		{"wicket node serve --log settings/state/node.log &", "the paper node at wicket.toml's [node] address, logging to a file"},
 		{"wicket node serve --replay BTC-USD@1h --tick 100ms", "marks replayed from stored bars, fast"},
 		{"wicket node serve --replay BTC-USD@1m --from 2026-03-01 --speed max", "a forward test: the node on the recorded tape's clock"},
+		{"wicket node serve --replay BTC-USD@1m,ETH-USD@1m,SOL-USD@1m --from 2026-03-01", "a portfolio's forward test: its universe's tapes on one calendar, a 1m bar a second"},
 		{"wicket node serve --allow-live", "real-money venues may be armed (they start disarmed)"},
 	},
 	"strategy new": {

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
+	"wicket/agent/front"
 	"wicket/internal/project"
 	"wicket/node/command"
 	"wicket/strategy/research"
@@ -233,12 +234,12 @@ func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error
 	opts.Loop = loop
 
 	if httpAddr != "" {
-		var callers *agent.Callers
+		var callers *front.Callers
 		if !o.http.noAuth {
 			if !hasProject {
-				return usagef("--http needs a project for its callers (settings/%s): %v; or serve one local operator with --no-auth", agent.CallersFile, perr)
+				return usagef("--http needs a project for its callers (settings/%s): %v; or serve one local operator with --no-auth", front.CallersFile, perr)
 			}
-			if callers, err = agent.LoadCallers(callersPath(p)); err != nil {
+			if callers, err = front.LoadCallers(callersPath(p)); err != nil {
 				return err
 			}
 			if fi, err := os.Stat(callersPath(p)); err == nil && runtime.GOOS != "windows" {
@@ -251,10 +252,10 @@ func serveMCP(ctx context.Context, o mcpOptions, stdout, stderr io.Writer) error
 				}
 			}
 		}
-		var oauth *agent.OAuth
+		var oauth *front.OAuth
 		if cfg.Agent.OAuth != nil && !o.http.noAuth {
-			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/oauth.go).
-			if oauth, err = agent.NewOAuth(ctx, *cfg.Agent.OAuth, agent.OAuthOptions{Project: &p}); err != nil {
+			// wicket.toml [agent.oauth]: JWT access tokens as well (agent/front/oauth.go).
+			if oauth, err = front.NewOAuth(ctx, *cfg.Agent.OAuth, front.OAuthOptions{Project: &p}); err != nil {
 				var ue *agent.UsageError
 				if errors.As(err, &ue) {
 					return usagef("%v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
+	"wicket/agent/front"
 )
 
 // The --http side of wicket mcp: checking its flag family and serving
@@ -79,14 +80,14 @@ func checkHTTPFlags(o mcpHTTPOptions) error {
 
 // serveHTTP listens and serves MCP over Streamable HTTP until ctx ends
 // (SIGTERM), then lets calls in flight finish within --shutdown-grace.
-func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpHTTPOptions, callers *agent.Callers, oauth *agent.OAuth, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpHTTPOptions, callers *front.Callers, oauth *front.OAuth, stderr io.Writer) error {
 	addr := o.addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	bound := ln.Addr().String()
-	h, err := agent.NewHTTP(opts, b, agent.HTTPOptions{
+	h, err := front.NewHTTP(opts, b, front.HTTPOptions{
 		Addr: bound, Callers: callers, OAuth: oauth, Remote: o.allowRemote, AllowOrigins: o.allowOrigins,
 	})
 	if err != nil {
@@ -97,7 +98,7 @@ func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpH
 		}
 		return err
 	}
-	srv := h.Server() // header, body and idle bounds (agent/http.go)
+	srv := h.Server() // header, body and idle bounds (agent/front/http.go)
 	scheme := "http"
 	if o.tlsCert != "" {
 		// Loaded before the server says it serves, so a bad pair never
@@ -110,17 +111,17 @@ func serveHTTP(ctx context.Context, opts agent.Options, b agent.Backends, o mcpH
 		scheme = "https"
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	}
-	who := "callers from settings/" + agent.CallersFile
+	who := "callers from settings/" + front.CallersFile
 	if callers == nil {
 		who = "no auth, profile " + opts.Profile
 	}
 	if oauth != nil {
-		who += " and OAuth access tokens, metadata at " + agent.PRMPath
+		who += " and OAuth access tokens, metadata at " + front.PRMPath
 	}
-	fmt.Fprintf(stderr, "wicket mcp: serving Streamable HTTP at %s://%s%s (%s)\n", scheme, bound, agent.MCPPath, who)
+	fmt.Fprintf(stderr, "wicket mcp: serving Streamable HTTP at %s://%s%s (%s)\n", scheme, bound, front.MCPPath, who)
 
 	served := make(chan error, 1)
-	limited := h.Listener(ln, scheme == "https") // connection bounds (agent/http_conns.go)
+	limited := h.Listener(ln, scheme == "https") // connection bounds (agent/front/http_conns.go)
 	go func() {
 		if scheme == "https" {
 			served <- srv.ServeTLS(limited, "", "")

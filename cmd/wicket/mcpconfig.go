@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"wicket/agent"
+	"wicket/agent/front"
 	"wicket/internal/project"
 )
 
@@ -149,7 +150,7 @@ func printHTTPConfig(o mcpConfigOptions, stdout, stderr io.Writer) error {
 	if o.https {
 		scheme = "https"
 	}
-	entry := map[string]any{"type": "http", "url": scheme + "://" + net.JoinHostPort(host, port) + agent.MCPPath}
+	entry := map[string]any{"type": "http", "url": scheme + "://" + net.JoinHostPort(host, port) + front.MCPPath}
 	if !o.noAuth {
 		env := o.tokenEnv
 		if env == "" || strings.ContainsAny(env, " ${}") {

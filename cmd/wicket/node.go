@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +35,7 @@ func nodeCommand() *cli.Command {
 				"the provider's last trade price instead, polled every " + markPoll.String() + " (orders still fill on paper). On start it prints `wicket node: listening on HOST:PORT` on stderr.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "listen", Usage: "host:port to listen on (default: wicket.toml [node] address); port 0 picks a free one"},
-				&cli.StringFlag{Name: "replay", Usage: "drive SYMBOL's marks with the closes of `SERIES` (e.g. BTC-USD@1h) from the history store"},
+				&cli.StringSliceFlag{Name: "replay", Usage: "drive SYMBOL's marks with the closes of `SERIES` (e.g. BTC-USD@1h) from the history store; several series: repeat the flag or give a comma list (BTC-USD@1m,ETH-USD@1m; with --from, a portfolio's universe on one calendar)"},
 				&cli.StringFlag{Name: "from", Usage: "with --replay: play the recorded tape from `T` (2026-03-01 or RFC 3339) on its own clock: deployments warm up from the bars before T, trade each bar at its close and fill on paper at the tape's prices by the backtest's rules (node_tape.go)"},
 				&cli.StringFlag{Name: "speed", Usage: "with --from: tape time per wall time, `S` (60: a 1m bar a second; the default), or max (as fast as the deployments keep up)"},
 				&cli.BoolFlag{Name: "allow-remote", Usage: "allow a listen address that is not loopback (anyone who can reach it and holds a key can trade)"},
@@ -49,7 +50,7 @@ func nodeCommand() *cli.Command {
 					return usagef("node serve takes no arguments, got %q", c.Args().First())
 				}
 				return runServeNode(c.Context, nodeOptions{
-					project: c.String("project"), listen: c.String("listen"), replay: c.String("replay"),
+					project: c.String("project"), listen: c.String("listen"), replay: strings.Join(c.StringSlice("replay"), ","),
 					allowRemote: c.Bool("allow-remote"), tick: c.Duration("tick"), logPath: c.String("log"),
 					allowLive: c.Bool("allow-live"), venueTimeout: c.Duration("venue-timeout"), bars: c.String("bars"),
 					from: c.String("from"), speed: c.String("speed"),
@@ -66,7 +67,7 @@ func nodeCommand() *cli.Command {
 type nodeOptions struct {
 	project     string // the --project flag
 	listen      string // empty: wicket.toml [node] address
-	replay      string
+	replay      string // --replay's series, a comma list (replaySeries)
 	allowRemote bool
 	tick        time.Duration
 	logPath     string // the log file; empty: stderr
@@ -217,8 +218,8 @@ func serveNode(ctx context.Context, p project.Project, cfg project.Config, o nod
 
 // nodeFeed builds the marks' inputs from the history store: each symbol
 // starts at the last close of SYMBOL@1h when that series exists, and
-// --replay drives one symbol with a series' closes. The node itself never
-// reads the history store; it gets plain values.
+// --replay drives each of its series' symbols with the series' closes.
+// The node itself never reads the history store; it gets plain values.
 func nodeFeed(p project.Project, cfg project.Config, replay string, log *slog.Logger) (paper.Feed, error) {
 	feed := paper.Feed{Seed: 1, Start: map[string]decimal.Decimal{}}
 	store, err := history.OpenReadOnly(p.HistoryPath())
@@ -248,28 +249,32 @@ func nodeFeed(p project.Project, cfg project.Config, replay string, log *slog.Lo
 	if replay == "" {
 		return feed, nil
 	}
-	symbol, _, err := history.CheckSeries(replay)
+	series, err := replaySeries(replay)
 	if err != nil {
-		return feed, usageError{fmt.Errorf("--replay: %w", err)}
+		return feed, err
 	}
-	listed := false
-	for _, v := range cfg.Venues {
-		for _, s := range v.Symbols {
-			listed = listed || s == symbol
+	feed.Replay = map[string][]decimal.Decimal{}
+	for _, sr := range series {
+		symbol, _, _ := history.CheckSeries(sr)
+		listed := false
+		for _, v := range cfg.Venues {
+			for _, s := range v.Symbols {
+				listed = listed || s == symbol
+			}
 		}
+		if !listed {
+			return feed, usageError{fmt.Errorf("--replay %s: no venue in wicket.toml lists %s", sr, symbol)}
+		}
+		bars, err := store.Load(sr, time.Time{}, time.Time{})
+		if err != nil {
+			return feed, fmt.Errorf("--replay: %w", err)
+		}
+		closes := make([]decimal.Decimal, len(bars.Close))
+		for i, c := range bars.Close {
+			closes[i] = decimal.NewFromFloat(c)
+		}
+		feed.Replay[symbol] = closes
+		log.Info("replaying closes", "series", sr, "bars", len(closes))
 	}
-	if !listed {
-		return feed, usageError{fmt.Errorf("--replay %s: no venue in wicket.toml lists %s", replay, symbol)}
-	}
-	bars, err := store.Load(replay, time.Time{}, time.Time{})
-	if err != nil {
-		return feed, fmt.Errorf("--replay: %w", err)
-	}
-	closes := make([]decimal.Decimal, len(bars.Close))
-	for i, c := range bars.Close {
-		closes[i] = decimal.NewFromFloat(c)
-	}
-	feed.Replay = map[string][]decimal.Decimal{symbol: closes}
-	log.Info("replaying closes", "series", replay, "bars", len(closes))
 	return feed, nil
 }

@@ -428,10 +428,11 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, tape *d
 		}
 		dc := deploy.Config{Project: cfg, Store: store, Node: conn, Strategies: pool,
 			IndicatorsDir: p.IndicatorsDir(), OperatorKey: operator, Logger: log,
-			History: historyWarmup(p.HistoryPath()), Research: localResearch(p, cfg, pool, nil), Candles: candles,
+			Research: localResearch(p, cfg, pool, nil), Candles: candles,
+			History: historyWarmup(p.HistoryPath()), FundingRates: deploy.StoredFunding(p.HistoryPath()),
 			Plans: ledgerPlans{p: p}, // node_plans.go
 			Bars: func(vc project.Venue, series string) deploy.BarSource {
-				if tape != nil && series == tape.Series && !vc.Real() && vc.Marks == "" { // node_tape.go
+				if tape != nil && tape.Plays(series) && !vc.Real() && vc.Marks == "" { // node_tape.go
 					return tape.Source()
 				}
 				if bars == barsTape {

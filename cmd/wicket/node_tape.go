@@ -16,10 +16,13 @@ import (
 	"wicket/strategy/history"
 )
 
-// wicket node serve --replay SERIES --from T [--speed S]: the node's clock
-// follows a recorded tape (deploy.TapeRun), so deployments warm up from the
-// bars before T and trade the tape's bars at S times their pace, filled on
-// paper at the tape's prices by the backtest's rules.
+// wicket node serve --replay SERIES[,SERIES...] --from T [--speed S]: the
+// node's clock follows a recorded tape (deploy.TapeRun), so deployments
+// warm up from the bars before T and trade the tape's bars at S times
+// their pace, filled on paper at the tape's prices by the backtest's
+// rules. Several series play on one calendar, the union of their bar
+// times: a portfolio deployment over them is forward-tested as its
+// backtest runs it.
 
 // parseTapeSpeed reads --speed: a factor above 0 (60: a 1m bar each
 // second), or max (as fast as the deployments keep up, 0).
@@ -69,32 +72,43 @@ func nodeTape(p project.Project, cfg project.Config, o nodeOptions, log *slog.Lo
 			return nil, err
 		}
 	}
-	symbol, _, err := history.CheckSeries(o.replay)
+	series, err := replaySeries(o.replay)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--replay: %w", err)}
+		return nil, err
 	}
-	listed := false
-	for _, v := range cfg.Venues {
-		listed = listed || (!v.Real() && v.Marks == "" && slices.Contains(v.Symbols, symbol))
-	}
-	if !listed {
-		return nil, usagef("--replay %s: no simulated paper venue in wicket.toml lists %s (a venue with a marks key takes its provider's prices, not a tape)", o.replay, symbol)
+	legs := make([]deploy.TapeSeries, len(series))
+	for k, sr := range series {
+		symbol, _, _ := history.CheckSeries(sr)
+		listed := false
+		for _, v := range cfg.Venues {
+			listed = listed || (!v.Real() && v.Marks == "" && slices.Contains(v.Symbols, symbol))
+		}
+		if !listed {
+			return nil, usagef("--replay %s: no simulated paper venue in wicket.toml lists %s (a venue with a marks key takes its provider's prices, not a tape)", sr, symbol)
+		}
+		for _, l := range legs[:k] {
+			if l.Symbol == symbol {
+				return nil, usagef("--replay %s and %s: both are %s; give one series per symbol", l.Series, sr, symbol)
+			}
+		}
+		legs[k] = deploy.TapeSeries{Series: sr, Symbol: symbol}
 	}
 	store, err := history.OpenReadOnly(p.HistoryPath())
 	if err != nil {
 		return nil, fmt.Errorf("--replay %s: %w", o.replay, err)
 	}
 	defer store.Close()
-	bars, err := store.Load(o.replay, from, time.Time{})
-	if err != nil {
-		return nil, fmt.Errorf("--replay %s --from %s: %w", o.replay, o.from, err)
+	for k := range legs {
+		if legs[k].Bars, err = store.Load(legs[k].Series, from, time.Time{}); err != nil {
+			return nil, fmt.Errorf("--replay %s --from %s: %w", legs[k].Series, o.from, err)
+		}
 	}
-	run := &deploy.TapeRun{Series: o.replay, Symbol: symbol, Bars: bars, Tape: paper.NewTape(), Speed: speed}
+	run := &deploy.TapeRun{Series: legs[0].Series, Symbol: legs[0].Symbol, Bars: legs[0].Bars, More: legs[1:], Tape: paper.NewTape(), Speed: speed}
 	if err := run.Start(); err != nil {
 		return nil, usageError{fmt.Errorf("--replay %s --from %s: %w", o.replay, o.from, err)}
 	}
-	run.Clock = tapeclock.New(time.Unix(bars.Time[0], 0))
-	log.Info("playing a recorded tape on its clock", "series", o.replay, "from", run.Clock.Now().Format(time.RFC3339), "bars", bars.Len(),
+	run.Clock = tapeclock.New(run.Begins())
+	log.Info("playing a recorded tape on its clock", "series", o.replay, "from", run.Clock.Now().Format(time.RFC3339), "bars", run.Len(),
 		"speed", speedName(speed), "starts", "with the first deployment on it")
 	return run, nil
 }
@@ -104,12 +118,35 @@ func playTape(ctx context.Context, run *deploy.TapeRun, tick func(context.Contex
 	run.Step = tick
 	if err := run.Run(ctx); err != nil {
 		if ctx.Err() == nil {
-			log.Error("the tape stopped", "series", run.Series, "bars", run.Published(), "err", err)
+			log.Error("the tape stopped", "series", run.Names(), "calendar_bars", run.Published(), "err", err)
 		}
 		return
 	}
-	log.Info("the tape ended; the node keeps serving at its last bar's close", "series", run.Series, "bars", run.Published(),
+	log.Info("the tape ended; the node keeps serving at its last bar's close", "series", run.Names(), "calendar_bars", run.Published(),
 		"clock", run.Clock.Now().Format(time.RFC3339))
+}
+
+// replaySeries reads --replay's comma list (the flag repeated, or one
+// list): each a SYMBOL@GRANULARITY, none twice.
+func replaySeries(list string) ([]string, error) {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if _, _, err := history.CheckSeries(s); err != nil {
+			return nil, usageError{fmt.Errorf("--replay: %w", err)}
+		}
+		if slices.Contains(out, s) {
+			return nil, usagef("--replay %s is given twice: give each series once", s)
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, usagef("--replay %q names no series: give SYMBOL@GRANULARITY (e.g. BTC-USD@1m), several as a comma list", list)
+	}
+	return out, nil
 }
 
 // speedName is a speed as --speed spells it.

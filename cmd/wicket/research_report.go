@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"wicket/strategy/backtest"
 	"wicket/strategy/research"
 	"wicket/strategy/tearsheet"
 )
@@ -85,6 +86,13 @@ func walkForwardSheet(r research.WalkForwardResult) (tearsheet.Run, error) {
 		times, equity = append(times, t), append(equity, e)
 	}
 	run.Equity = tearsheet.Points(times, equity, capital)
+	// The stitched curve as the result reports it (downsampled): its
+	// drawdown periods, noted as read from those points.
+	unix := make([]int64, len(times))
+	for i, t := range times {
+		unix[i] = t.Unix()
+	}
+	run.Capital, run.Drawdowns, run.DrawdownsThinned = capital, &backtest.Curve{Time: unix, Equity: equity}, true
 	pairs := &tearsheet.Pairs{Name: "window-scores", Title: r.RankBy + " per window", NameA: "in-sample", NameB: "out-of-sample"}
 	table := &tearsheet.Table{Title: "Windows", Head: []string{"window", "in-sample", "out-of-sample", "params", "IS " + r.RankBy, "OOS " + r.RankBy, "efficiency"}}
 	for _, w := range r.Windows {

@@ -72,7 +72,8 @@ func TestWalkForwardPurgeEmbargo(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(html)
-	for _, want := range []string{`data-chart="equity"`, `data-chart="drawdown"`, `data-chart="window-scores"`, "wicket walk-forward tear sheet", "<td>embargo</td><td class=\"v\">3 bars</td>"} {
+	for _, want := range []string{`data-chart="equity"`, `data-chart="drawdown"`, `data-chart="window-scores"`, "wicket walk-forward tear sheet", "<td>embargo</td><td class=\"v\">3 bars</td>",
+		"<h2>Drawdown periods</h2>", "-point curve, not every bar"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("tear sheet lacks %s", want)
 		}

@@ -31,7 +31,7 @@ type AgentConfig struct {
 	// venue, enforced by the node (envelope.go).
 	Envelope map[string]AgentEnvelope `toml:"envelope"`
 	// OAuth, when set, makes `wicket mcp --http` an OAuth 2.1 resource
-	// server as well ([agent.oauth]; agent/oauth.go).
+	// server as well ([agent.oauth]; agent/front/oauth.go).
 	OAuth *OAuthConfig `toml:"oauth"`
 }
 

@@ -57,6 +57,7 @@ import (
 	"wicket/node/command"
 	"wicket/node/guardrail"
 	"wicket/node/venuecall"
+	"wicket/node/venuefee"
 )
 
 // Endpoints of the environments (Binance spot API documentation, "General
@@ -96,7 +97,7 @@ type Adapter struct {
 	quote   string                // the account currency: the first symbol's quote asset
 	prior   map[int64]fills       // order id of a replacement → the fills of the incarnations before it
 	costs   map[string]cost       // Binance's symbol → its holding's average price, for the quantity held then
-	fees    map[int64]*feeLedger  // order id of an incarnation → its trades' commissions (fees.go)
+	fees    venuefee.Ledger       // order id of an incarnation → its trades' commissions (fees.go)
 }
 
 // New makes an adapter. It reaches nothing until called.
@@ -166,15 +167,19 @@ var venueIDRE = regexp.MustCompile(`^[.A-Z:/a-z0-9_-]{1,36}$`)
 
 // wk-<uuid> (the node's mint) ↔ wk<32 hex>; a replacement appends .<n>;
 // a linked leg's or a fired trigger's suffix (node.StopLegSuffix,
-// node.TakeProfitLegSuffix, node.FireSuffix) travels as -s, -t or -f.
+// node.TakeProfitLegSuffix, node.FireSuffix) travels as -s, -t or -f, and
+// a split flip's two orders (node.FlipCloseSuffix, node.FlipOpenSuffix)
+// as -c and -o.
 var (
-	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire)?$`)
+	nodeMintRE  = regexp.MustCompile(`^wk-([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})(-stop|-tp|-fire|-close|-open)?$`)
 	venueMintRE = regexp.MustCompile(`^wk([0-9a-f]{32})(\.[0-9a-z])?$`)
 	venueLegRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([stf])$`)
 	// A caller's own id (not minted) is replaced as <id>:<n>, so its
 	// base keeps at most 34 characters; an id of that form is reserved.
 	callerReplRE = regexp.MustCompile(`^(.{1,34}):([1-9a-z])$`)
-	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix}
+	venueFlipRE  = regexp.MustCompile(`^wk([0-9a-f]{32})-([co])$`)
+	legSuffixes  = map[string]string{node.StopLegSuffix: "-s", node.TakeProfitLegSuffix: "-t", node.FireSuffix: "-f", "-s": node.StopLegSuffix, "-t": node.TakeProfitLegSuffix, "-f": node.FireSuffix,
+		node.FlipCloseSuffix: "-c", node.FlipOpenSuffix: "-o", "-c": node.FlipCloseSuffix, "-o": node.FlipOpenSuffix}
 )
 
 // ClientID is the node's client order id as Binance carries it: wk-<uuid>
@@ -185,7 +190,7 @@ func ClientID(nodeID string) (string, error) {
 	if m := nodeMintRE.FindStringSubmatch(nodeID); m != nil {
 		return "wk" + strings.Join(m[1:6], "") + legSuffixes[m[6]], nil
 	}
-	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || callerReplRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
+	if venueMintRE.MatchString(nodeID) || venueLegRE.MatchString(nodeID) || venueFlipRE.MatchString(nodeID) || callerReplRE.MatchString(nodeID) || !venueIDRE.MatchString(nodeID) {
 		return "", fmt.Errorf("client_order_id %q cannot travel to binance (at most 36 characters of [.A-Z:/a-z0-9_-], not of the form wk<32 hex>, not ending in :<digit or letter>, which a replacement appends); let the node mint one", nodeID)
 	}
 	return nodeID, nil
@@ -194,6 +199,9 @@ func ClientID(nodeID string) (string, error) {
 // NodeID reverses ClientID (and strips a replacement's suffix).
 func NodeID(venueID string) string {
 	if m := venueLegRE.FindStringSubmatch(venueID); m != nil {
+		return NodeID("wk"+m[1]) + legSuffixes["-"+m[2]]
+	}
+	if m := venueFlipRE.FindStringSubmatch(venueID); m != nil {
 		return NodeID("wk"+m[1]) + legSuffixes["-"+m[2]]
 	}
 	if m := venueMintRE.FindStringSubmatch(venueID); m != nil {
@@ -562,16 +570,21 @@ func (a *Adapter) get(ctx context.Context, symbol, orderID, venueCID string) (*b
 }
 
 // fills is a filled quantity, its quote amount and its commissions in
-// the account currency.
-type fills struct{ qty, quote, fee decimal.Decimal }
+// the account currency, and in another asset (fees.go).
+type fills struct {
+	qty, quote, fee decimal.Decimal
+	asset           string
+	other           decimal.Decimal
+}
 
 func (f fills) add(g fills) fills {
-	return fills{f.qty.Add(g.qty), f.quote.Add(g.quote), f.fee.Add(g.fee)}
+	return fills{f.qty.Add(g.qty), f.quote.Add(g.quote), f.fee.Add(g.fee), cmp.Or(g.asset, f.asset), f.other.Add(g.other)}
 }
 
 // own is one incarnation's fills, with the commissions booked for it.
 func (a *Adapter) own(o *bn.Order) fills {
-	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity), a.feeOf(o.OrderID)}
+	asset, other := a.otherFeeOf(o.OrderID)
+	return fills{dec(o.ExecutedQuantity), dec(o.CummulativeQuoteQuantity), a.feeOf(o.OrderID), asset, other}
 }
 
 // replacementOf reports a venue client id's replacement number.
@@ -613,11 +626,12 @@ func (a *Adapter) setPrior(orderID int64, f fills) {
 func (a *Adapter) cumulative(vo node.VenueOrder, orderID int64) node.VenueOrder {
 	vo.Symbol = a.syms.Listed(vo.Symbol)
 	vo.Fee = a.feeOf(orderID)
+	vo.FeeAsset, vo.AssetFee = a.otherFeeOf(orderID)
 	a.mu.Lock()
 	p, ok := a.prior[orderID]
 	a.mu.Unlock()
 	if ok {
-		vo.Fee = vo.Fee.Add(p.fee)
+		vo.Fee, vo.FeeAsset, vo.AssetFee = vo.Fee.Add(p.fee), cmp.Or(vo.FeeAsset, p.asset), vo.AssetFee.Add(p.other)
 	}
 	if !ok || p.qty.IsZero() {
 		return vo
@@ -1032,7 +1046,8 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 		// the replaced incarnation's commissions: a fill since the lookup
 		// is read (best effort: the replace is done whatever the read says)
 		_ = a.coverFees(ctx, a.syms.Venue(o.Symbol), oid, dec(res.CancelResponse.ExecutedQuantity))
-		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity), a.feeOf(oid)})
+		asset, other := a.otherFeeOf(oid)
+		before = before.add(fills{dec(res.CancelResponse.ExecutedQuantity), dec(res.CancelResponse.CummulativeQuoteQuantity), a.feeOf(oid), asset, other})
 	} else {
 		before = before.add(a.own(live))
 	}

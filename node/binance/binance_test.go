@@ -69,10 +69,21 @@ func TestClientIDMapping(t *testing.T) {
 	if back := binance.NodeID(v + ".1"); back != cid {
 		t.Errorf("a replacement's id reads back as %q", back)
 	}
+	// A split flip's two orders (a futures venue) travel within 36
+	// characters and read back as the node's.
+	for suffix, short := range map[string]string{node.FlipCloseSuffix: "-c", node.FlipOpenSuffix: "-o"} {
+		v, err := binance.ClientID(cid + suffix)
+		if err != nil || v != "wk0190f5a27c1e7b3a9d4e123456789abc"+short || len(v) > 36 {
+			t.Errorf("ClientID(%q) = %q, %v", cid+suffix, v, err)
+		}
+		if back := binance.NodeID(v); back != cid+suffix {
+			t.Errorf("NodeID(%q) = %q", v, back)
+		}
+	}
 	if v, err := binance.ClientID("my-order_1"); err != nil || v != "my-order_1" {
 		t.Errorf("a short id travels as is: %q %v", v, err)
 	}
-	for _, bad := range []string{strings.Repeat("x", 37), "has space", "wk0190f5a27c1e7b3a9d4e123456789abc"} {
+	for _, bad := range []string{strings.Repeat("x", 37), "has space", "wk0190f5a27c1e7b3a9d4e123456789abc", "wk0190f5a27c1e7b3a9d4e123456789abc-c"} {
 		if _, err := binance.ClientID(bad); err == nil {
 			t.Errorf("ClientID(%q) accepted", bad)
 		}

@@ -7,17 +7,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/node/venuecall"
+	"wicket/node/venuefee"
 )
-
-// feeLedger is one incarnation's commissions as the adapter has learned
-// them, trade by trade (Binance reports a commission per trade, never
-// per order): from the FULL answer's fills, the executionReport's n and
-// N, or GET /api/v3/myTrades?orderId=.
-type feeLedger struct {
-	qty    decimal.Decimal // the filled quantity the trades cover
-	fee    decimal.Decimal // their commissions in the account currency
-	trades map[int64]bool  // trade ids booked
-}
 
 // feeIn is a commission in the account currency (the symbol's quote
 // asset), as History states a trade's: one charged in the quote asset as
@@ -45,22 +36,18 @@ func (a *Adapter) feeIn(symbol, asset string, commission, price decimal.Decimal)
 // bookTrade records one trade of order orderID (Binance's symbol) once,
 // by its trade id.
 func (a *Adapter) bookTrade(orderID int64, symbol string, tradeID int64, qty, price, commission decimal.Decimal, asset string) {
-	fee, _ := a.feeIn(symbol, asset, commission, price)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.fees == nil {
-		a.fees = map[int64]*feeLedger{}
+	a.fees.Book(orderID, a.trade(symbol, tradeID, qty, price, commission, asset))
+}
+
+// trade is one trade's commission as the ledger keeps it.
+func (a *Adapter) trade(symbol string, tradeID int64, qty, price, commission decimal.Decimal, asset string) venuefee.Trade {
+	t := venuefee.Trade{ID: tradeID, Quantity: qty}
+	fee, inAccount := a.feeIn(symbol, asset, commission, price)
+	t.Fee = fee
+	if !inAccount && asset != "" {
+		t.Asset, t.Other = asset, commission
 	}
-	l := a.fees[orderID]
-	if l == nil {
-		l = &feeLedger{trades: map[int64]bool{}}
-		a.fees[orderID] = l
-	}
-	if l.trades[tradeID] {
-		return
-	}
-	l.trades[tradeID] = true
-	l.qty, l.fee = l.qty.Add(qty), l.fee.Add(fee)
+	return t
 }
 
 // bookFills records a FULL answer's fills.
@@ -75,12 +62,15 @@ func (a *Adapter) bookFills(r *bn.CreateOrderResponse) {
 // feeOf is the commissions booked for one incarnation, in the account
 // currency.
 func (a *Adapter) feeOf(orderID int64) decimal.Decimal {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if l := a.fees[orderID]; l != nil {
-		return l.fee
-	}
-	return decimal.Zero
+	fee, _, _ := a.fees.Of(orderID)
+	return fee
+}
+
+// otherFeeOf is the commissions booked for one incarnation in another
+// asset, and the asset.
+func (a *Adapter) otherFeeOf(orderID int64) (string, decimal.Decimal) {
+	_, asset, other := a.fees.Of(orderID)
+	return asset, other
 }
 
 // coverFees makes the ledger of incarnation orderID (Binance's symbol)
@@ -91,23 +81,17 @@ func (a *Adapter) feeOf(orderID int64) decimal.Decimal {
 // too), so the fee reported with a fill is whole when the node first
 // books it.
 func (a *Adapter) coverFees(ctx context.Context, symbol string, orderID int64, filled decimal.Decimal) error {
-	a.mu.Lock()
-	covered := decimal.Zero
-	if l := a.fees[orderID]; l != nil {
-		covered = l.qty
-	}
-	a.mu.Unlock()
-	if !filled.GreaterThan(covered) {
-		return nil
-	}
-	trades, err := venuecall.Read(ctx, a.tr, func() ([]*bn.TradeV3, error) {
-		return a.c.NewListTradesService().Symbol(symbol).OrderId(orderID).Limit(maxTrades).Do(ctx)
+	return a.fees.Cover(orderID, filled, func() ([]venuefee.Trade, error) {
+		trades, err := venuecall.Read(ctx, a.tr, func() ([]*bn.TradeV3, error) {
+			return a.c.NewListTradesService().Symbol(symbol).OrderId(orderID).Limit(maxTrades).Do(ctx)
+		})
+		if err != nil {
+			return nil, a.classify(err)
+		}
+		out := make([]venuefee.Trade, 0, len(trades))
+		for _, t := range trades {
+			out = append(out, a.trade(symbol, t.ID, dec(t.Quantity), dec(t.Price), dec(t.Commission), t.CommissionAsset))
+		}
+		return out, nil
 	})
-	if err != nil {
-		return a.classify(err)
-	}
-	for _, t := range trades {
-		a.bookTrade(orderID, symbol, t.ID, dec(t.Quantity), dec(t.Price), dec(t.Commission), t.CommissionAsset)
-	}
-	return nil
 }

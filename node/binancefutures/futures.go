@@ -65,6 +65,7 @@ import (
 	"wicket/node/command"
 	"wicket/node/guardrail"
 	"wicket/node/venuecall"
+	"wicket/node/venuefee"
 )
 
 // Config configures an Adapter.
@@ -104,6 +105,8 @@ type Adapter struct {
 	readAt   time.Time                  // the last account read, which a liquidation is looked for after
 	liquid   map[int64]bool             // liquidation orders reported already
 	brackets map[string][]bracket       // symbol → its notional brackets, read at start
+
+	fees venuefee.Ledger // order id → its trades' commissions (fees.go)
 }
 
 // bracket is one notional bracket of a symbol (USDⓈ-M "Notional and

@@ -153,9 +153,11 @@ func (a *Adapter) Submit(ctx context.Context, r node.OrderRequest) (node.VenueOr
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	return a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+	vo := a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
 		OrigQuantity: res.OrigQuantity, ExecutedQuantity: res.ExecutedQuantity, CumQuote: res.CumQuote, Status: res.Status,
-		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AvgPrice}), nil
+		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AvgPrice})
+	vo, _ = a.withFee(ctx, vo, res.Symbol, res.OrderID) // the order stands; a trades read that failed is made again at the next read
+	return vo, nil
 }
 
 // Binance's callbackRate bounds (USDⓈ-M "New Algo Order": 0.1 to 10,
@@ -308,9 +310,11 @@ func (a *Adapter) Cancel(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	return a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
+	vo := a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
 		OrigQuantity: res.OrigQuantity, ExecutedQuantity: res.ExecutedQuantity, CumQuote: res.CumQuote, Status: res.Status,
-		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime}), nil
+		TimeInForce: res.TimeInForce, Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime})
+	vo, _ = a.withFee(ctx, vo, res.Symbol, res.OrderID) // canceled either way; the fee is read again at the next read
+	return vo, nil
 }
 
 // cancelAlgo cancels an algo order (DELETE /fapi/v1/algoOrder) and reads
@@ -370,6 +374,7 @@ func (a *Adapter) Replace(ctx context.Context, o node.VenueOrder, r node.Replace
 	out := a.fromOrder(&futures.Order{Symbol: res.Symbol, OrderID: res.OrderID, ClientOrderID: res.ClientOrderID, Price: res.Price,
 		OrigQuantity: res.OriginalQuantity, ExecutedQuantity: res.ExecutedQuantity, Status: res.Status, TimeInForce: res.TimeInForce,
 		Type: res.Type, Side: res.Side, StopPrice: res.StopPrice, UpdateTime: res.UpdateTime, AvgPrice: res.AveragePrice})
+	out, _ = a.withFee(ctx, out, res.Symbol, res.OrderID) // modified either way; the fee is read again at the next read
 	out.ClientOrderID = o.ClientOrderID
 	return out, nil
 }
@@ -478,7 +483,7 @@ func (a *Adapter) Lookup(ctx context.Context, o node.VenueOrder) (node.VenueOrde
 	if err != nil {
 		return node.VenueOrder{}, err
 	}
-	return a.fromOrder(got), nil
+	return a.withFee(ctx, a.fromOrder(got), got.Symbol, got.OrderID)
 }
 
 func (a *Adapter) lookupAlgo(ctx context.Context, cid string) (node.VenueOrder, error) {
@@ -560,8 +565,12 @@ func (a *Adapter) algoState(ctx context.Context, g *algoOrder) (node.VenueOrder,
 	if err != nil {
 		return node.VenueOrder{}, a.classify(err)
 	}
-	act := a.fromOrder(ord)
+	act, err := a.withFee(ctx, a.fromOrder(ord), ord.Symbol, ord.OrderID)
+	if err != nil {
+		return node.VenueOrder{}, err
+	}
 	out.Filled, out.AveragePrice, out.Notional, out.Updated = act.Filled, act.AveragePrice, act.Notional, act.Updated
+	out.Fee, out.FeeAsset, out.AssetFee = act.Fee, act.FeeAsset, act.AssetFee
 	if g.AlgoStatus == "FINISHED" || g.AlgoStatus == "TRIGGERED" {
 		out.State = act.State
 	}
@@ -602,7 +611,11 @@ func (a *Adapter) OpenOrders(ctx context.Context, symbols []string) ([]node.Venu
 		}
 		for _, o := range list {
 			if !triggered[o.OrderID] {
-				out = append(out, a.fromOrder(o))
+				vo, err := a.withFee(ctx, a.fromOrder(o), o.Symbol, o.OrderID)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, vo)
 			}
 		}
 	}

@@ -138,6 +138,11 @@ type orderEvent struct {
 	Filled        string `json:"z"`
 	LastPrice     string `json:"L"`
 	Time          int64  `json:"T"`
+	// Commission and CommissionAsset are a TRADE's commission, TradeID
+	// its trade's id.
+	Commission      string `json:"n"`
+	CommissionAsset string `json:"N"`
+	TradeID         int64  `json:"t"`
 }
 
 // orderUpdate delivers one order's update: its own state, its algo
@@ -149,6 +154,9 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 	a.mu.Unlock()
 	switch {
 	case fromAlgo:
+		if o.Exec == "TRADE" {
+			a.fees.Book(o.OrderID, a.trade(o.TradeID, dec(o.LastQty), dec(o.Commission), o.CommissionAsset))
+		}
 		vo, err := a.lookupAlgo(ctx, ref.clientAlgoID)
 		if err != nil {
 			updates(node.VenueUpdate{Resync: true})
@@ -192,6 +200,12 @@ func (a *Adapter) orderUpdate(ctx context.Context, o orderEvent, updates func(no
 	vo.Notional = vo.Filled.Mul(vo.AveragePrice)
 	if o.Exec == "TRADE" {
 		vo.LastQuantity, vo.LastPrice = dec(o.LastQty), dec(o.LastPrice)
+		a.fees.Book(o.OrderID, a.trade(o.TradeID, dec(o.LastQty), dec(o.Commission), o.CommissionAsset))
+	}
+	vo, err := a.withFee(ctx, vo, o.Symbol, o.OrderID)
+	if err != nil {
+		updates(node.VenueUpdate{Resync: true}) // its fees unread: the node reads the order again
+		return
 	}
 	updates(node.VenueUpdate{Order: &vo})
 }

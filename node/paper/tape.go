@@ -11,6 +11,7 @@ import (
 
 	"wicket/internal/intrabar"
 	"wicket/node"
+	"wicket/node/command"
 )
 
 // Tape hands paper venues the bars of a recorded tape (wicket node serve
@@ -32,6 +33,18 @@ type TapeBar struct {
 	// Next is the first price after the bar's close: the next bar's
 	// open, or the bar's close at the end of the tape.
 	Next decimal.Decimal
+	// Gap says the symbol has no bar at the tape's next calendar bar (of
+	// a tape of several series: the asset did not trade then). A market
+	// order placed before its next bar then rests, and fills at that
+	// bar's open when the bar is walked, as the backtest fills an order
+	// at its asset's next bar: not a calendar bar early.
+	Gap bool
+}
+
+// tapeState is what a venue keeps of the tape that steps it.
+type tapeState struct {
+	on   bool            // a tape has stepped the venue
+	shut map[string]bool // symbols whose last bar was a TapeBar.Gap
 }
 
 // NewTape is a tape with nothing put yet.
@@ -94,12 +107,34 @@ func (t *Tape) first(symbol string) (decimal.Decimal, bool) {
 // filled, the first exit of a group cancelling the rest. Then the mark is
 // the first price after the bar. It returns the symbols whose mark it
 // set, sorted. Symbols the venue does not list are passed by.
+//
+// A market order that waited for the bar (TapeBar.Gap) fills first, at
+// the bar's open with slippage, or is canceled when allow vetoes it (a
+// market order cannot wait further); a bracket's entry so fills with its
+// exits then walked through the same bar.
 func (v *Venue) StepTape(bars map[string]TapeBar, now time.Time, allow func(node.Order) bool, emit Emit) []string {
+	v.tape.on = true
+	if v.tape.shut == nil {
+		v.tape.shut = map[string]bool{}
+	}
 	var moved []string
 	for _, s := range v.cfg.Symbols {
 		b, ok := bars[s]
 		if !ok {
 			continue
+		}
+		// A market order rests only for this: it fills at the bar's open
+		// (one left resting by a restart too).
+		for _, id := range slices.Clone(v.open) {
+			o := v.orders[id]
+			if o.Symbol != s || o.Status != node.OrderOpen || o.Type != command.Market || exitLeg(o) {
+				continue
+			}
+			if !allow(*o) {
+				v.cancel(o, "not filled: the node's trading state vetoed it at the open it waited for", now, emit)
+				continue
+			}
+			v.fill(o, v.slipped(b.Bar.Open, o.Side), now, emit)
 		}
 		var resting []*node.Order
 		for _, id := range v.open {
@@ -111,8 +146,30 @@ func (v *Venue) StepTape(bars map[string]TapeBar, now time.Time, allow func(node
 			v.step(resting, b.Bar, now, allow, emit)
 		}
 		v.SetMarkAt(s, floor(b.Next.Round(v.cfg.PriceDecimals), v.cfg.PriceDecimals), now)
+		v.tape.shut[s] = b.Gap
 		moved = append(moved, s)
 	}
 	sort.Strings(moved)
 	return moved
+}
+
+// trailFrom is the best price a trailing stop on side placed at mark m
+// starts from. On a tape, one that reduces the venue's position in
+// symbol starts from the better of m and the position's average price,
+// as the backtest's trailing exit starts from the position's average
+// entry (a long's entry filled above the open by its slippage); m's
+// price is the next bar's open, the first its path visits, so the two
+// then trail alike. Off a tape, and for any other trailing stop, m.
+func (v *Venue) trailFrom(symbol string, side command.Side, m decimal.Decimal) decimal.Decimal {
+	p := v.positions[symbol]
+	if !v.tape.on || p == nil || p.qty.IsZero() || !p.avg.IsPositive() {
+		return m
+	}
+	switch {
+	case side == command.Sell && p.qty.IsPositive():
+		return decimal.Max(m, p.avg)
+	case side == command.Buy && p.qty.IsNegative():
+		return decimal.Min(m, p.avg)
+	}
+	return m
 }

@@ -23,7 +23,8 @@
 // legs (node.Order.Group) are walked together and the first to fill
 // cancels the other; a bracket's resting entry is walked with its exits,
 // which wait inactive until it fills (node.Order.Parent), are sized to
-// what it filled and are an oco from then on. A trigger
+// what it filled and are an oco from then on (on a recorded tape, bars
+// walk the orders instead of marks, tape.go). A trigger
 // and a trailing stop's move are events, so replay rebuilds them. Fees are
 // fee_bps of the fill's notional.
 //
@@ -84,6 +85,7 @@ type Venue struct {
 	// without filling, and why: the snapshot's reason for an unprotected
 	// position.
 	unguarded map[string]string
+	tape      tapeState // set while a recorded tape steps the venue (tape.go)
 }
 
 type position struct {
@@ -251,6 +253,7 @@ func (v *Venue) Place(o node.Order, now time.Time, emit Emit) {
 			o.Status = node.OrderCanceled
 			o.Note = "no mark for " + o.Symbol + " to start the trailing stop from"
 		} else {
+			m = v.trailFrom(o.Symbol, o.Side, m) // on a tape: from the position's entry (tape.go)
 			o.TrailBest, o.StopPrice = m, guardrail.TrailingStop(o.Side, o.TrailAmount, o.TrailPercent, m)
 		}
 	}
@@ -288,6 +291,9 @@ func (v *Venue) execute(id string, now time.Time, emit Emit) {
 	o := v.orders[id]
 	if o == nil || o.Status != node.OrderOpen || o.Type.Protective() || exitLeg(o) {
 		return // a stop or a compound order's exit rests: Match fills it on a later mark
+	}
+	if o.Type == command.Market && v.tape.shut[o.Symbol] {
+		return // on a tape, its market has no bar before its next open: StepTape fills it there
 	}
 	px, ok := v.MarketPrice(o.Symbol, o.Side)
 	if !ok {

@@ -187,6 +187,8 @@ func (e *engine) apply(ev node.Event) error {
 		e.applyRisk(ev)
 	case node.EventAgentOrder, EventAgentDay, EventAgentDeployment: // the agent's envelope (envelope.go)
 		e.applyEnvelope(ev)
+	case node.EventOverride, node.EventOverrideUsed: // the operator's one-off overrides (override.go)
+		e.applyOverride(ev)
 	default:
 		v := e.venues[ev.Venue]
 		if v == nil {
@@ -764,6 +766,9 @@ func (e *engine) snapshot(venueName string, events int, now time.Time) (node.Sna
 // dryRun reports what execute would decide for c now.
 func (e *engine) dryRun(c command.Command) node.Verdict {
 	rep, r := e.check(c)
+	if r == nil {
+		r = e.checkEnvelope(c) // the agent's capital envelope, as admit applies it
+	}
 	v := node.Verdict{WouldAccept: r == nil, Command: c, TradingState: e.state, Checks: rep.Checks}
 	if v.Checks == nil {
 		v.Checks = []guardrail.Check{}

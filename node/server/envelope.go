@@ -139,7 +139,7 @@ func (e *engine) applyEnvelope(ev node.Event) {
 		}
 		b.pos[ev.Symbol] = b.pos[ev.Symbol].Add(q)
 		b.last[ev.Symbol] = ev.Price
-		b.cash = b.cash.Sub(q.Mul(ev.Price)).Sub(ev.Fee)
+		b.cash = b.cash.Sub(q.Mul(ev.Price)).Sub(ev.Fee).Sub(ev.FeeValue) // a fee in another asset at its worth then
 	}
 }
 
@@ -205,36 +205,75 @@ func (c *createdRecorder) Write(b []byte) (int, error) {
 	return c.ResponseWriter.Write(b)
 }
 
-// checkEnvelope refuses an agent's order past its envelope on c's venue.
+// checkEnvelope refuses an agent's order past its envelope on c's venue:
+// a new order the agent's write places, or a modify of a resting order
+// of the agent's (whoever sends it: its fills are the agent's) that
+// raises the order's quantity or notional, judged as the new order it
+// leaves. A modify that raises neither passes, as an order that reduces
+// the agent's position does.
 func (e *engine) checkEnvelope(c command.Command) *rejection {
 	lim, ok := e.cfg.Agent.Envelope[c.Venue]
-	if !ok || c.Verb != command.SubmitOrder || e.agentWrite() == "" {
+	if !ok {
 		return nil
 	}
-	now := e.now()
-	loss, held := e.agentLoss(c.Venue, now)
-	b := e.agentBookOf(c.Venue)
-	pos := b.pos[c.Symbol]
-	q := c.Quantity
-	if c.Side == command.Sell {
-		q = q.Neg()
+	switch c.Verb {
+	case command.SubmitOrder:
+		if e.agentWrite() == "" {
+			return nil
+		}
+		q := c.Quantity
+		if c.Side == command.Sell {
+			q = q.Neg()
+		}
+		return e.envelopeOrder(lim, c.Venue, c.Symbol, q, "")
+	case command.Modify:
+		o, found := e.find(c.Venue, c.OrderID, c.ClientOrderID)
+		if _, ours := e.risk.env.orders[o.ClientOrderID]; !found || !ours || o.ClientOrderID == "" {
+			return nil
+		}
+		m := o
+		if !c.Quantity.IsZero() {
+			m.Quantity = c.Quantity
+		}
+		before, after := o.Remaining(), m.Remaining()
+		atBefore, atAfter := guardrail.ModifiedAt(o.View(), command.Command{}), guardrail.ModifiedAt(o.View(), c)
+		if !after.GreaterThan(before) && !after.Mul(atAfter).GreaterThan(before.Mul(atBefore)) {
+			return nil // it lowers (or keeps) the order: always taken
+		}
+		q := decimal.Max(after, decimal.Zero)
+		if o.Side == command.Sell {
+			q = q.Neg()
+		}
+		return e.envelopeOrder(lim, c.Venue, o.Symbol, q, o.ID)
 	}
+	return nil
+}
+
+// envelopeOrder refuses an order of the agent's on venue's symbol for the
+// signed quantity q (a modified order: its remaining quantity after the
+// modify; replacing is that order's id, left out of the working orders)
+// when it opens or adds past the envelope lim.
+func (e *engine) envelopeOrder(lim project.AgentEnvelope, venue, symbol string, q decimal.Decimal, replacing string) *rejection {
+	now := e.now()
+	loss, held := e.agentLoss(venue, now)
+	b := e.agentBookOf(venue)
+	pos := b.pos[symbol]
 	after := pos.Add(q)
 	if after.Abs().LessThanOrEqual(pos.Abs()) && after.Sign()*pos.Sign() >= 0 {
 		return nil // it reduces the agent's position: always taken
 	}
 	if m := lim.MaxDailyLoss; m.IsPositive() && loss.GreaterThanOrEqual(m) {
 		return &rejection{code: "agent_envelope", reason: fmt.Sprintf("the agent's loss on %s today (UTC) is %s, at or past its envelope's max_daily_loss %s: only orders that reduce its positions are taken until the next UTC day",
-			c.Venue, loss.StringFixed(2), m)}
+			venue, loss.StringFixed(2), m)}
 	}
 	if m := lim.MaxNotional; m.IsPositive() {
-		px, okp := e.venues[c.Venue].Mark(c.Symbol)
+		px, okp := e.venues[venue].Mark(symbol)
 		if !okp || !px.IsPositive() {
-			return &rejection{code: "agent_envelope", reason: fmt.Sprintf("no mark for %s on %s: cannot value the agent's position against its envelope's max_notional %s", c.Symbol, c.Venue, m)}
+			return &rejection{code: "agent_envelope", reason: fmt.Sprintf("no mark for %s on %s: cannot value the agent's position against its envelope's max_notional %s", symbol, venue, m)}
 		}
 		// The worst the symbol can come to: the position with every
 		// working order of the agent's on one side filled, this one too.
-		buys, sells := e.agentWorking(c.Venue, c.Symbol)
+		buys, sells := e.agentWorking(venue, symbol, replacing)
 		worst := decimal.Max(pos.Add(buys).Add(decimal.Max(q, decimal.Zero)).Abs(), pos.Sub(sells).Add(decimal.Min(q, decimal.Zero)).Abs())
 		total := held.Sub(pos.Abs().Mul(px)).Add(worst.Mul(px))
 		if total.GreaterThan(m) {
@@ -243,21 +282,21 @@ func (e *engine) checkEnvelope(c command.Command) *rejection {
 				working = fmt.Sprintf(" with its working orders (buy %s, sell %s) filled", buys, sells)
 			}
 			return &rejection{code: "agent_envelope", reason: fmt.Sprintf("the agent would hold %s on %s (its positions at the marks, %s %s after this order%s), past its envelope's max_notional %s",
-				total.StringFixed(2), c.Venue, worst, c.Symbol, working, m)}
+				total.StringFixed(2), venue, worst, symbol, working, m)}
 		}
 	}
 	return nil
 }
 
 // agentWorking is what the agent's open orders on venue's symbol still
-// buy and sell.
-func (e *engine) agentWorking(venue, symbol string) (buys, sells decimal.Decimal) {
+// buy and sell, but for the order with id except.
+func (e *engine) agentWorking(venue, symbol, except string) (buys, sells decimal.Decimal) {
 	v := e.venues[venue]
 	if v == nil {
 		return buys, sells
 	}
 	for _, o := range v.OpenOrders() {
-		if _, ours := e.risk.env.orders[o.ClientOrderID]; !ours || o.Symbol != symbol || o.Inactive {
+		if _, ours := e.risk.env.orders[o.ClientOrderID]; !ours || o.Symbol != symbol || o.Inactive || (except != "" && o.ID == except) {
 			continue
 		}
 		if o.Side == command.Buy {

@@ -15,8 +15,8 @@ import (
 // from the order's own, so a retried submit is refused as a duplicate and
 // a restarted node reconciles both by them, never sending either twice.
 const (
-	flipCloseSuffix = "-close"
-	flipOpenSuffix  = "-open"
+	flipCloseSuffix = node.FlipCloseSuffix
+	flipOpenSuffix  = node.FlipOpenSuffix
 )
 
 // flips is the position a submit_order c would take through zero at a

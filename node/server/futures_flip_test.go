@@ -147,3 +147,37 @@ func TestFuturesModifyFlipRefused(t *testing.T) {
 		t.Errorf("the venue's order after the modify: %+v", o[len(o)-1])
 	}
 }
+
+// TestFuturesFlipSplitMintedID: a flip whose client order id the node
+// mints (an agent's, a deployment's) is split into two orders whose ids
+// still fit Binance's 36 characters, and both are booked.
+func TestFuturesFlipSplitMintedID(t *testing.T) {
+	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
+	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
+		Futures: project.Futures{Flip: project.FlipSplit, Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 3}}}})})
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	f.SetPosition("BTCUSDT", "0.1", "60000", 3, "ISOLATED")
+	waitFor(t, "the long read", func() bool {
+		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
+	})
+	out := accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.3", ""))
+	if len(out.OrderIDs) != 2 || !strings.HasPrefix(out.ClientOrderID, "wk-") {
+		t.Fatalf("the minted flip: %+v", out)
+	}
+	orders := f.Orders()
+	if len(orders) != 2 {
+		t.Fatalf("the venue got %+v, want the close and the opening order", orders)
+	}
+	for i, suffix := range []string{"-c", "-o"} {
+		if id := orders[i].ClientOrderID; !strings.HasSuffix(id, suffix) || len(id) > 36 {
+			t.Errorf("order %d went out as %q", i, id)
+		}
+	}
+	if p := f.Position("BTCUSDT"); !p.Amount.Equal(testkit.D("-0.2")) {
+		t.Errorf("the venue holds %+v, want short 0.2", p)
+	}
+}

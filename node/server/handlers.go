@@ -119,7 +119,8 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, berr)
 		return
 	}
-	v, err := s.dryRunOf(r.Context(), env)
+	keyID, _ := r.Context().Value(keyIDContext{}).(string)
+	v, err := s.dryRunOf(r.Context(), keyID, env)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -87,8 +87,9 @@ func errTooLarge() *node.Error {
 	return node.Errorf(node.KindBadRequest, "too_large", "request body over %d bytes: a command envelope is far smaller; send one command per request", maxBody)
 }
 
-// dryRun is POST /v1/dry-run.
-func (s *Server) dryRunOf(ctx context.Context, env command.Envelope) (node.Verdict, *node.Error) {
+// dryRun is POST /v1/dry-run, under the caller's key: the agent's
+// envelope and a deployment's throttle judge its dry run as its write.
+func (s *Server) dryRunOf(ctx context.Context, keyID string, env command.Envelope) (node.Verdict, *node.Error) {
 	c := env.Command.Resolve(s.cfg.NewID)
 	var v node.Verdict
 	err := s.do(ctx, func() {
@@ -96,7 +97,9 @@ func (s *Server) dryRunOf(ctx context.Context, env command.Envelope) (node.Verdi
 			v = node.Verdict{Command: c, Code: "journal", Reason: "the node's journal failed; restart the node", TradingState: s.eng.state}
 			return
 		}
+		s.eng.risk.origin, s.eng.risk.key = deploymentOf(env.Reason), keyID
 		v = s.eng.dryRun(c)
+		s.eng.risk.origin, s.eng.risk.key = "", ""
 	})
 	return v, err
 }
@@ -212,7 +215,7 @@ func (l *Local) DryRun(ctx context.Context, env command.Envelope) (node.Verdict,
 	if err != nil {
 		return node.Verdict{}, err
 	}
-	v, nerr := l.s.dryRunOf(ctx, env)
+	v, nerr := l.s.dryRunOf(ctx, l.keyID, env)
 	if nerr != nil {
 		return v, nerr
 	}

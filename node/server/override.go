@@ -19,8 +19,10 @@ import (
 // one check for the one command whose preview hash it names, for
 // node.OverrideLife; the first execution that passes with it spends it.
 // A dry run shows the check lifted and spends nothing. Granted and used,
-// it is audited (override, override_used). Overrides are held in memory:
-// a restart drops those not yet used (the operator signs again).
+// it is audited (override, override_used). The grant and the use are
+// journaled too (node.EventOverride, node.EventOverrideUsed, with the
+// command's own events): a restart restores the overrides still waiting,
+// each until its own expiry on the node's clock, and never one used.
 
 // overrides are the granted overrides by preview hash (on the fold).
 type overrides map[string]node.OverrideState
@@ -84,10 +86,29 @@ func (e *engine) spendOverride(c command.Command) {
 	if !ok {
 		return
 	}
-	delete(e.risk.overrides, hash)
+	e.emit(node.Event{Time: e.now(), Kind: node.EventOverrideUsed, Venue: c.Venue, ClientOrderID: c.ClientOrderID,
+		Override: &node.OverrideState{Check: ov.Check, Preview: hash}})
 	note := fmt.Sprintf("the operator's override of %s was used, once, by %s (preview %s)", ov.Check, describeCommand(c), hash)
 	if e.risk.audit != nil {
 		e.risk.audit(node.ArmingOverrideUsed, note)
+	}
+}
+
+// applyOverride applies a grant or a use (live and on replay): a grant
+// already past its expiry on the node's clock is not restored.
+func (e *engine) applyOverride(ev node.Event) {
+	ov := ev.Override
+	if ov == nil {
+		return
+	}
+	switch {
+	case ev.Kind == node.EventOverrideUsed:
+		delete(e.risk.overrides, ov.Preview)
+	case e.now().Before(ov.Until):
+		if e.risk.overrides == nil {
+			e.risk.overrides = overrides{}
+		}
+		e.risk.overrides[ov.Preview] = *ov
 	}
 }
 
@@ -156,14 +177,12 @@ func (s *Server) riskOverride(w http.ResponseWriter, r *http.Request) {
 			detail += ": " + st.Reason
 		}
 		entry := operatorAudit(now, "risk-"+s.cfg.NewID(), node.KeyOperator, node.ArmingOverride, node.Outcome{Status: node.Accepted, Detail: detail})
-		if err := s.commit(&journal.Batch{Audit: []node.AuditEntry{entry}}); err != nil {
+		granted := st
+		s.eng.emit(node.Event{Time: now, Kind: node.EventOverride, Override: &granted}) // applyOverride holds it
+		if err := s.commit(&journal.Batch{Audit: []node.AuditEntry{entry}, Events: s.eng.take()}); err != nil {
 			ierr = node.Errorf(node.KindUnavailable, "journal", "the journal could not record the override, so none is granted: %v", err)
 			return
 		}
-		if s.eng.risk.overrides == nil {
-			s.eng.risk.overrides = overrides{}
-		}
-		s.eng.risk.overrides[st.Preview] = st
 		s.log.Warn("override granted", "key_id", node.KeyOperator, "check", st.Check, "preview", st.Preview)
 	})
 	if derr == nil {

@@ -92,6 +92,7 @@ type remote struct {
 	// funding is its business.
 	funding    fundingBook
 	firstOrder time.Time
+	other      otherFees // fees paid in other assets (feeasset.go)
 }
 
 func newRemote(cfg project.Venue, ex Exchange, reads *atomic.Int64) *remote {
@@ -133,6 +134,7 @@ func (r *remote) Apply(ev node.Event) error {
 		r.fees[ev.OrderID] = r.fees[ev.OrderID].Add(ev.Fee)
 		r.booked[ev.OrderID] = r.booked[ev.OrderID].Add(ev.Quantity.Mul(ev.Price))
 		r.book(ev)
+		r.applyAssetFee(ev) // feeasset.go
 	}
 	return nil
 }
@@ -212,7 +214,7 @@ func (r *remote) Snapshot() node.Venue {
 		Symbols: slices.Clone(r.cfg.Symbols), QuantityDecimals: r.cfg.QuantityDecimals, PriceDecimals: r.cfg.PriceDecimals,
 		Cash: r.account.Cash, BuyingPower: r.account.BuyingPower, Marks: book.Marks,
 		Positions: []node.Position{}, OpenOrders: book.OpenOrders, Instruments: r.instruments,
-		Connection: "disconnected", Funding: r.funding.total,
+		Connection: "disconnected", Funding: r.funding.total, AssetFees: r.assetFees(),
 	}
 	if out.Currency == "" {
 		out.Currency = r.cfg.Currency
@@ -436,6 +438,7 @@ func (e *engine) fills(r *remote, cur node.Order, vo node.VenueOrder, base node.
 	if fee := vo.Fee.Sub(r.fees[cur.ID]); fee.IsPositive() {
 		ev.Fee = fee
 	}
+	r.assetFee(&ev, cur.ID, vo) // one paid in another asset (feeasset.go)
 	e.emit(ev)
 }
 

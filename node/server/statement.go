@@ -70,6 +70,7 @@ type nodeOrder struct {
 	side                 string
 	venueIDs             []string
 	qty, notional, fee   decimal.Decimal
+	other                map[string]decimal.Decimal // fees in other assets (BNB), by asset
 	fills                int
 }
 
@@ -77,7 +78,7 @@ type nodeOrder struct {
 type venueOrder struct {
 	id, symbol, side   string
 	qty, notional, fee decimal.Decimal
-	feeAssets          []string
+	other              map[string]decimal.Decimal // fees in other assets (BNB), by asset
 	trades             int
 }
 
@@ -116,6 +117,9 @@ func (s *Server) nodeDay(venue string, from, to time.Time) (map[string]*nodeOrde
 			o.qty = o.qty.Add(ev.Quantity)
 			o.notional = o.notional.Add(ev.Quantity.Mul(ev.Price))
 			o.fee = o.fee.Add(ev.Fee)
+			if ev.FeeAsset != "" {
+				o.other = addAsset(o.other, ev.FeeAsset, ev.AssetFee)
+			}
 			o.fills++
 		}
 		return nil
@@ -180,10 +184,8 @@ func (s *Server) Statement(ctx context.Context, venue string, day time.Time) (no
 		v.qty = v.qty.Add(t.Quantity)
 		v.notional = v.notional.Add(t.Quantity.Mul(t.Price))
 		v.trades++
-		if t.FeeAsset != "" {
-			if !slices.Contains(v.feeAssets, t.FeeAsset) {
-				v.feeAssets = append(v.feeAssets, t.FeeAsset)
-			}
+		if t.FeeAsset != "" { // kept in its asset, as the node's journal keeps it
+			v.other = addAsset(v.other, t.FeeAsset, t.Fee)
 			continue
 		}
 		v.fee = v.fee.Add(t.Fee)
@@ -229,7 +231,9 @@ func compareDay(orders map[string]*nodeOrder, venues map[string]*venueOrder, byV
 				matched[vid] = true
 				v.id = vid
 				v.qty, v.notional, v.fee, v.trades = v.qty.Add(vo.qty), v.notional.Add(vo.notional), v.fee.Add(vo.fee), v.trades+vo.trades
-				v.feeAssets = append(v.feeAssets, vo.feeAssets...)
+				for a, f := range vo.other {
+					v.other = addAsset(v.other, a, f)
+				}
 				v.side = vo.side
 			}
 		}
@@ -259,15 +263,13 @@ func compareDay(orders map[string]*nodeOrder, venues map[string]*venueOrder, byV
 			mm.Text = fmt.Sprintf("order %s (%s): the node recorded a %s, the venue a %s", o.id, o.symbol, o.side, v.side)
 			out = append(out, mm)
 		}
-		switch {
-		case len(v.feeAssets) > 0:
-			// charged in another asset (BNB): not comparable in the account currency
-		case !o.fee.Equal(v.fee):
+		if !o.fee.Equal(v.fee) {
 			mm := m
 			mm.What, mm.Node, mm.Venue = "fee", o.fee.String(), v.fee.String()
 			mm.Text = fmt.Sprintf("order %s (%s): the node booked a fee of %s, the venue charged %s", o.id, o.symbol, o.fee, v.fee)
 			out = append(out, mm)
 		}
+		out = append(out, assetFeeMismatches(m, o, v)...)
 	}
 	vids := make([]string, 0, len(venues))
 	for vid := range venues {
@@ -285,6 +287,42 @@ func compareDay(orders map[string]*nodeOrder, venues map[string]*venueOrder, byV
 		}
 		m.Text = fmt.Sprintf("venue order %s (%s %s %s): the venue traded %s at %s in %d trade(s); it is %s", vid, v.side, v.qty, v.symbol, v.qty, avg(v.notional, v.qty), v.trades, who)
 		out = append(out, m)
+	}
+	return out
+}
+
+// addAsset adds fee f in asset a to m (made when nil).
+func addAsset(m map[string]decimal.Decimal, a string, f decimal.Decimal) map[string]decimal.Decimal {
+	if m == nil {
+		m = map[string]decimal.Decimal{}
+	}
+	m[a] = m[a].Add(f)
+	return m
+}
+
+// assetFeeMismatches names each other asset (BNB) whose fees the node
+// booked for order o other than the venue charged, asset by asset.
+func assetFeeMismatches(m node.Mismatch, o *nodeOrder, v *venueOrder) []node.Mismatch {
+	var assets []string
+	for a := range o.other {
+		assets = append(assets, a)
+	}
+	for a := range v.other {
+		if _, ok := o.other[a]; !ok {
+			assets = append(assets, a)
+		}
+	}
+	slices.Sort(assets)
+	var out []node.Mismatch
+	for _, a := range assets {
+		nf, vf := o.other[a], v.other[a]
+		if nf.Equal(vf) {
+			continue
+		}
+		mm := m
+		mm.What, mm.Node, mm.Venue = "fee", nf.String()+" "+a, vf.String()+" "+a
+		mm.Text = fmt.Sprintf("order %s (%s): the node booked a fee of %s %s, the venue charged %s %s", o.id, o.symbol, nf, a, vf, a)
+		out = append(out, mm)
 	}
 	return out
 }

@@ -39,6 +39,7 @@ const AdapterTimeout = 2 * time.Second
 var binanceSymbols = map[string]binancefake.Symbol{
 	"BTCUSDT": {Name: "BTCUSDT", Base: "BTC", Quote: "USDT", Tick: "0.01", Step: "0.00001", MinQty: "0.00001", MinNo: "5", Price: "60000.00"},
 	"ETHUSDT": {Name: "ETHUSDT", Base: "ETH", Quote: "USDT", Tick: "0.01", Step: "0.0001", MinQty: "0.0001", MinNo: "5", Price: "3000.00"},
+	"BNBUSDT": {Name: "BNBUSDT", Base: "BNB", Quote: "USDT", Tick: "0.01", Step: "0.001", MinQty: "0.001", MinNo: "5", Price: "600.00"}, // fees paid in BNB
 }
 
 // futuresSymbols are the fake Binance USDⓈ-M's perpetuals, by name.
@@ -54,7 +55,7 @@ var alpacaAssets = map[string]alpacafake.Asset{
 }
 
 // Binance is a loopback Binance listing symbols (BTCUSDT at 60000,
-// ETHUSDT at 3000) and holding balances, with an API key and secret made
+// ETHUSDT at 3000, BNBUSDT at 600) and holding balances, with an API key and secret made
 // for this run, closed when the test ends.
 func Binance(tb testing.TB, balances map[string]string, symbols ...string) *binancefake.Fake {
 	tb.Helper()

@@ -689,11 +689,12 @@ type event struct {
 // close), and its PnL: that value plus the cash its fills, fees, funding
 // and borrow moved since the run began, so the assets' PnL plus the
 // capital is the equity. Traded is each bar's filled notional (at the
-// fill prices, fees left out).
+// fill prices, fees left out). Close is each asset's close at the bar,
+// NaN where it had none (the buy-and-hold metric's prices).
 type Holdings struct {
-	Time            []time.Time
-	Qty, Value, PnL [][]float64
-	Traded          []float64
+	Time                   []time.Time
+	Qty, Value, PnL, Close [][]float64
+	Traded                 []float64
 }
 
 // Weight is asset a's value at bar i as a fraction of equity (NaN when
@@ -713,9 +714,10 @@ func (e *engine) holdings() *Holdings {
 		return nil
 	}
 	m, n := len(e.assets), e.assets[0].Len()
-	h := &Holdings{Time: make([]time.Time, 0, n-e.start), Qty: make([][]float64, m), Value: make([][]float64, m), PnL: make([][]float64, m), Traded: make([]float64, 0, n-e.start)}
+	h := &Holdings{Time: make([]time.Time, 0, n-e.start), Qty: make([][]float64, m), Value: make([][]float64, m), PnL: make([][]float64, m), Close: make([][]float64, m), Traded: make([]float64, 0, n-e.start)}
 	for a := range m {
 		h.Qty[a], h.Value[a], h.PnL[a] = make([]float64, 0, n-e.start), make([]float64, 0, n-e.start), make([]float64, 0, n-e.start)
+		h.Close[a] = make([]float64, 0, n-e.start)
 	}
 	qty, flow, mark := make([]float64, m), make([]float64, m), make([]float64, m)
 	k := 0
@@ -738,6 +740,11 @@ func (e *engine) holdings() *Holdings {
 		for a := range m {
 			v := qty[a] * mark[a]
 			h.Qty[a], h.Value[a], h.PnL[a] = append(h.Qty[a], qty[a]), append(h.Value[a], v), append(h.PnL[a], v+flow[a])
+			close := math.NaN()
+			if b := &e.assets[a]; has(b, i) {
+				close = b.Close[i]
+			}
+			h.Close[a] = append(h.Close[a], close)
 		}
 		h.Traded = append(h.Traded, traded)
 	}

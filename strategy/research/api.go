@@ -116,7 +116,7 @@ type BacktestRequest struct {
 	Intrabar    string `json:"intrabar,omitempty"`     // path (default) or pessimistic
 	TradesLimit int    `json:"trades_limit,omitempty"` // default 50, at most 500
 	Plot        bool   `json:"plot,omitempty"`         // also draw the PNG chart
-	Report      bool   `json:"report,omitempty"`       // also render the tear sheet (one series only)
+	Report      bool   `json:"report,omitempty"`       // also render the tear sheet (one series or a portfolio)
 	// Robustness, when set, adds the run's robustness figures.
 	Robustness *backtest.Robustness `json:"robustness,omitempty"`
 	// Allowance, when set, runs under a deployment's sizing limits and

@@ -31,6 +31,9 @@ func (l *Local) backtestPortfolio(ctx context.Context, req BacktestRequest) (Bac
 		From: req.From, To: req.To,
 		Capital: c.Capital, FeeBps: c.FeeBps, SlippageBps: c.SlippageBps, CostOptions: c.CostOptions,
 		Fill: req.Fill, Intrabar: req.Intrabar, TradesLimit: req.TradesLimit,
+		// The tear sheet only when asked: its per-bar record costs the
+		// worker memory a plain backtest does not need.
+		Report:      req.Report,
 		HistoryPath: l.cfg.Project.HistoryPath(), IndicatorsDir: l.indicatorsDir(),
 	}
 	if _, err := breq.Config(backtest.DefaultConfig()); err != nil {
@@ -47,7 +50,7 @@ func (l *Local) backtestPortfolio(ctx context.Context, req BacktestRequest) (Bac
 	if err := json.Unmarshal(resp.Result, &head); err != nil {
 		return BacktestResult{}, errorf(KindUnavailable, "the portfolio report is not JSON: %v", err)
 	}
-	res := BacktestResult{Result: resp.Result, Text: resp.Text, Output: resp.Output}
+	res := BacktestResult{Result: resp.Result, Text: resp.Text, HTML: resp.HTML, Output: resp.Output}
 	l.recordBacktest(ctx, LedgerName(req.StrategyRef, label, source), source, head.Series, &res)
 	return res, nil
 }

@@ -33,9 +33,10 @@ func browser(t *testing.T) string {
 	return ""
 }
 
-// chartJS measures each chart as the browser laid it out: its data
-// elements and the box they cover.
-const chartJS = `JSON.stringify([...document.querySelectorAll('svg[data-chart]')].map(svg => {
+// chartJS measures each chart the page shows (the equity's other scale
+// waits behind its toggle) as the browser laid it out: its data
+// elements, the box they cover and its benchmark lines' lengths.
+const chartJS = `JSON.stringify([...document.querySelectorAll('svg[data-chart]')].filter(svg => svg.checkVisibility()).map(svg => {
   const data = [...svg.querySelectorAll('.data')];
   let w = 0, h = 0, length = 0;
   for (const el of data) {
@@ -44,7 +45,8 @@ const chartJS = `JSON.stringify([...document.querySelectorAll('svg[data-chart]')
     if (el.getTotalLength) length += el.getTotalLength();
   }
   const box = svg.getBoundingClientRect();
-  return {name: svg.dataset.chart, data: data.length, w, h, length, shown: box.width > 0 && box.height > 0};
+  const bench = [...svg.querySelectorAll('[data-bench]')].map(el => el.getTotalLength());
+  return {name: svg.dataset.chart, data: data.length, w, h, length, bench, shown: box.width > 0 && box.height > 0};
 }))`
 
 // probeJS asks for an image from a loopback server: the page's CSP must
@@ -65,6 +67,7 @@ type chart struct {
 	Name         string
 	Data         int
 	W, H, Length float64
+	Bench        []float64
 	Shown        bool
 }
 
@@ -180,4 +183,53 @@ func TestBrowserRendersRunSheets(t *testing.T) {
 			t.Errorf("%s: charts %v, want %v", tc.run.Kind, names, tc.want)
 		}
 	}
+}
+
+// TestBrowserLogScaleToggle: the equity chart shows on a linear scale
+// with its buy-and-hold line drawn; clicking "log scale" (CSS alone, the
+// page runs no script) swaps in the log-scale chart, with both its
+// lines drawn, and a second click swaps it back.
+func TestBrowserLogScaleToggle(t *testing.T) {
+	exe := browser(t)
+	r, b := fixtureBars(t)
+	html, err := Render(r, "trend.star", Hold("buy & hold "+b.Series, b.Time, b.Time, b.Close, r.Settings.Capital))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, bctx := inBrowser(t, exe, html)
+	equity := func(got []chart, want string) {
+		t.Helper()
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name)
+			if c.Name == want && (c.Data == 0 || c.Length <= 0 || len(c.Bench) != 1 || c.Bench[0] <= 0) {
+				t.Errorf("%s: the curve or its buy-and-hold line is not drawn: %+v", want, c)
+			}
+		}
+		if names[0] != want || slices.Contains(names[1:], "equity") || slices.Contains(names[1:], "equity-log") {
+			t.Errorf("charts shown %v: want %s alone of the two equity charts, first", names, want)
+		}
+	}
+	equity(drewDataShown(t, got), "equity")
+	for _, want := range []string{"equity-log", "equity"} {
+		if err := chromedp.Do(bctx, chromedp.Click(`label[for="log-scale"]`)); err != nil {
+			t.Fatalf("click: %v", err)
+		}
+		measured, err := chromedp.Run(bctx, chromedp.Evaluate[string](chartJS))
+		if err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+		var after []chart
+		if err := json.Unmarshal([]byte(measured), &after); err != nil {
+			t.Fatal(err)
+		}
+		equity(drewDataShown(t, after), want)
+	}
+}
+
+// drewDataShown is drewData for its charts, returning them.
+func drewDataShown(t *testing.T, got []chart) []chart {
+	t.Helper()
+	drewData(t, got, "equity", "equity-log", "drawdown", "rolling-sharpe")
+	return got
 }

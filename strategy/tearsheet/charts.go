@@ -12,8 +12,9 @@ import (
 
 // tick is an axis label at a position along its axis.
 type tick struct {
-	At    string
-	Label string
+	At     string
+	Label  string
+	Anchor string // text-anchor of a time tick ("middle" when empty)
 }
 
 // lineChart is a curve (or, with Area, a filled region down to zero) over
@@ -27,6 +28,7 @@ type lineChart struct {
 	XTicks, YTicks       []tick
 	Zero                 string // y of the zero line; empty when off the chart
 	Left, Right, Bottom  int    // plot area edges, for the axis lines
+	Bench                []benchPath
 }
 
 // frame maps times and values onto a plot area of height h.
@@ -109,13 +111,14 @@ func (c *lineChart) axes(f frame, ticks []float64, label func(float64) string, t
 func timeTicks(f frame, ts []int64) []tick {
 	const n = 5
 	if ts[0] == ts[len(ts)-1] {
-		return []tick{{At: coord(f.x(ts[0])), Label: day(ts[0])}}
+		return []tick{{At: coord(f.x(ts[0])), Label: day(ts[0]), Anchor: "middle"}}
 	}
 	out := make([]tick, n)
 	for i := range n {
 		t := ts[0] + int64(float64(ts[len(ts)-1]-ts[0])*float64(i)/float64(n-1))
-		out[i] = tick{At: coord(f.x(t)), Label: day(t)}
+		out[i] = tick{At: coord(f.x(t)), Label: day(t), Anchor: "middle"}
 	}
+	out[n-1].Anchor = "end" // at the plot's right edge: centred, it would overflow the chart
 	return out
 }
 
@@ -125,8 +128,35 @@ func pctLabel(v float64) string { return strconv.FormatFloat(100*v, 'f', -1, 64)
 
 func plainLabel(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// equityCharts draws the downsampled curve and its drawdown.
-func equityCharts(pts []backtest.Point) (eq, dd *lineChart) {
+// equityView is the equity section: the curve with its benchmarks on a
+// linear scale and, when every value is above zero, the same on a log
+// scale; a checkbox toggles between the two with CSS alone (the page
+// runs no script).
+type equityView struct {
+	Title       string
+	Linear, Log *lineChart
+	LogNote     string // why there is no log scale
+	Legend      []legendItem
+}
+
+// legendItem names a line of the equity chart: its look and where it
+// ended.
+type legendItem struct {
+	Name, Class, Final, Return string
+}
+
+// benchPath is a benchmark's line on a chart.
+type benchPath struct {
+	Path, Class, Name string
+	N                 int
+}
+
+// benchClasses style the benchmarks in turn.
+var benchClasses = [...]string{"bench", "bench2"}
+
+// equityCharts draws the downsampled curve with the benchmarks (each
+// drawn from its own pixel columns' extremes) and the drawdown.
+func equityCharts(pts []backtest.Point, capital float64, benches []Benchmark) (*equityView, *lineChart) {
 	ts := make([]int64, len(pts))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	ddMax := 0.0
@@ -135,18 +165,61 @@ func equityCharts(pts []backtest.Point) (eq, dd *lineChart) {
 		lo, hi = math.Min(lo, p.Equity), math.Max(hi, p.Equity)
 		ddMax = math.Max(ddMax, p.Drawdown)
 	}
-	f, ticks := newFrame(ts, lo, hi, 260)
-	eq = &lineChart{Name: "equity", Label: "equity at each bar's close", N: len(pts)}
-	var b strings.Builder
-	for i, p := range pts {
-		step(&b, i == 0, f.x(ts[i]), f.y(p.Equity))
+	bs := make([][]tv, len(benches))
+	v := &equityView{Legend: []legendItem{{Name: "equity", Class: "line", Final: money(pts[len(pts)-1].Equity), Return: pct(change(pts[len(pts)-1].Equity, capital))}}}
+	for k, b := range benches {
+		bs[k] = columns(b.Time, b.Equity, plotW)
+		for _, p := range bs[k] {
+			if !bad(p.v) {
+				lo, hi = math.Min(lo, p.v), math.Max(hi, p.v)
+			}
+		}
+		last := lastDefined(b.Equity)
+		v.Legend = append(v.Legend, legendItem{Name: b.Name, Class: benchClasses[k%len(benchClasses)], Final: money(last), Return: pct(change(last, capital))})
 	}
-	eq.Path = b.String()
-	eq.axes(f, ticks, plainLabel, ts)
+	line := func(name, label string, f frame, ticks []float64, scale func(float64) float64, tickLabel func(float64) string) *lineChart {
+		c := &lineChart{Name: name, Label: label, N: len(pts)}
+		var b strings.Builder
+		for i, p := range pts {
+			step(&b, i == 0, f.x(ts[i]), f.y(scale(p.Equity)))
+		}
+		c.Path = b.String()
+		for k, pts := range bs {
+			bp := benchPath{Class: benchClasses[k%len(benchClasses)], Name: benches[k].Name}
+			var b strings.Builder
+			pen := false
+			for _, p := range pts {
+				if bad(p.v) {
+					pen = false
+					continue
+				}
+				step(&b, !pen, f.x(p.t), f.y(scale(p.v)))
+				pen = true
+				bp.N++
+			}
+			bp.Path = b.String()
+			c.Bench = append(c.Bench, bp)
+		}
+		c.axes(f, ticks, tickLabel, ts)
+		return c
+	}
+	f, ticks := newFrame(ts, lo, hi, 260)
+	v.Linear = line("equity", "equity at each bar's close", f, ticks, func(x float64) float64 { return x }, plainLabel)
+	if lo > 0 {
+		lt := logTicks(lo, hi)
+		logs := make([]float64, len(lt))
+		for i, t := range lt {
+			logs[i] = math.Log10(t)
+		}
+		lf := frame{t0: f.t0, t1: f.t1, v0: logs[0], v1: logs[len(logs)-1], h: 260}
+		v.Log = line("equity-log", "equity at each bar's close, log scale", lf, logs, math.Log10, func(x float64) string { return plainLabel(clean(math.Pow(10, x), math.Pow(10, x)/100)) })
+	} else {
+		v.LogNote = "equity or a benchmark reached zero: a log scale cannot show it"
+	}
 
 	fd, dticks := newFrame(ts, -math.Max(ddMax, 1e-4), 0, 180)
-	dd = &lineChart{Name: "drawdown", Label: "drawdown from the running peak", N: len(pts), Area: true}
-	b.Reset()
+	dd := &lineChart{Name: "drawdown", Label: "drawdown from the running peak", N: len(pts), Area: true}
+	var b strings.Builder
 	b.WriteString("M" + coord(fd.x(ts[0])) + "," + coord(fd.y(0)))
 	for i, p := range pts {
 		b.WriteString(" L" + coord(fd.x(ts[i])) + "," + coord(fd.y(-p.Drawdown)))
@@ -154,7 +227,56 @@ func equityCharts(pts []backtest.Point) (eq, dd *lineChart) {
 	b.WriteString(" L" + coord(fd.x(ts[len(ts)-1])) + "," + coord(fd.y(0)) + " Z")
 	dd.Path = b.String()
 	dd.axes(fd, dticks, pctLabel, ts)
-	return eq, dd
+	return v, dd
+}
+
+// logTicks are the round values of a log axis covering [lo, hi], lo > 0,
+// the first at or below lo and the last at or above hi: over less than a
+// tenfold range a linear axis's ticks (when all are above zero), else 1,
+// 2 and 5 times the powers of ten (the powers alone over a wide range).
+func logTicks(lo, hi float64) []float64 {
+	if hi < 10*lo {
+		if lin := niceTicks(lo, hi, 5); lin[0] > 0 {
+			return lin
+		}
+	}
+	k0, k1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	if k1 == k0 {
+		k1++
+	}
+	var c []float64
+	for k := k0; k <= k1; k++ {
+		p := math.Pow(10, float64(k))
+		for _, m := range []float64{1, 2, 5} {
+			c = append(c, clean(m*p, p))
+		}
+	}
+	i0, i1 := 0, len(c)-1
+	for i, x := range c {
+		if x <= lo {
+			i0 = i
+		}
+		if x >= hi && i < i1 {
+			i1 = i
+		}
+	}
+	ticks := c[i0 : i1+1]
+	if len(ticks) > 10 {
+		ticks = nil
+		for k := k0; k <= k1; k++ {
+			ticks = append(ticks, clean(math.Pow(10, float64(k)), math.Pow(10, float64(k))))
+		}
+	}
+	return ticks
+}
+
+func lastDefined(xs []float64) float64 {
+	for i := len(xs) - 1; i >= 0; i-- {
+		if !bad(xs[i]) {
+			return xs[i]
+		}
+	}
+	return math.NaN()
 }
 
 // step adds a point to path data: a move to it, or a line to it.

@@ -1,6 +1,8 @@
 // Package tearsheet renders a backtest's tear sheet: one self-contained
 // HTML page with the run's settings and metrics and inline SVG charts of
-// its equity, drawdown, monthly returns, rolling Sharpe ratio, trade
+// its equity (beside a passive holding of its series or universe, on a
+// linear or, behind a CSS-only toggle, a log scale), drawdown and its
+// deepest periods, monthly returns, rolling Sharpe ratio, trade
 // distribution and robustness figures. `wicket backtest --report` writes
 // it to a file, and the MCP server serves the same page as an MCP App
 // resource (ui://wicket/report/{run}).

@@ -196,6 +196,8 @@ func RenderPortfolio(r *portfolio.Result, strategy string) ([]byte, error) {
 	if len(eq) > 0 {
 		curve := r.Curve
 		run.Equity = backtest.Downsample(curve, s.Capital, columnPoints*plotW)
+		run.Capital, run.Drawdowns = s.Capital, &curve
+		run.Benchmarks = []Benchmark{EqualParts("buy & hold (equal parts)", h, s.Capital)}
 	}
 	w := Stack{Name: "weights", Title: "Weights over time", Times: h.Time, Names: r.Universe,
 		Caption: "each asset's value at its last close as a share of equity at each bar's close; longs above zero, shorts below"}

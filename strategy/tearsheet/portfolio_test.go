@@ -97,4 +97,51 @@ func TestBrowserRendersPortfolioSheet(t *testing.T) {
 	if names := drewData(t, got, "equity", "drawdown", "turnover"); !slices.Equal(names, portfolioCharts) {
 		t.Errorf("charts %v, want %v", names, portfolioCharts)
 	}
+	if eq := got[0]; len(eq.Bench) != 1 || eq.Bench[0] <= 0 {
+		t.Errorf("the equal-parts holding is not drawn: %+v", eq)
+	}
+}
+
+// BenchmarkPortfolioSheet is what a portfolio backtest pays for its tear
+// sheet: the fixture's run without its per-bar record, with it, and with
+// it and the page rendered.
+func BenchmarkPortfolioSheet(b *testing.B) {
+	var assets []strategy.Bars
+	for k := range 3 {
+		a := bars(10*365, "1d", uint64(11+k))
+		a.Series = fmt.Sprintf("%c-USD@1d", 'A'+k)
+		assets = append(assets, a)
+	}
+	n := assets[0].Len()
+	w := make([][]float64, len(assets))
+	for a := range w {
+		w[a] = make([]float64, n)
+		for i := range n {
+			w[a][i] = 0.3 * math.Sin(float64(i)/(15+5*float64(a))+float64(a))
+		}
+	}
+	cfg := backtest.DefaultConfig()
+	reb, err := portfolio.ParseRebalance("weekly")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name           string
+		record, render bool
+	}{{"plain", false, false}, {"record", true, false}, {"record+render", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := portfolio.RunFrom(context.Background(), assets, w, reb, cfg, portfolio.Options{RecordHoldings: c.record})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c.render {
+					if _, err := RenderPortfolio(r, "swing.star"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }

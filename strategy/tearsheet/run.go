@@ -28,6 +28,18 @@ type Run struct {
 	// what it is.
 	Equity      []backtest.Point
 	EquityTitle string
+	// Capital is where the curve started: the legend's returns and the
+	// drawdowns' first peak (none of them when zero).
+	Capital float64
+	// Benchmarks are drawn beside the curve (EqualParts: a portfolio's
+	// universe held in equal parts).
+	Benchmarks []Benchmark
+	// Drawdowns, when set, is the curve whose deepest drawdown periods
+	// are listed (every bar of it, from Capital).
+	Drawdowns *backtest.Curve
+	// DrawdownsThinned says Drawdowns is a reported (downsampled) curve,
+	// not every bar; the table says so.
+	DrawdownsThinned bool
 	// Pairs are two values per step, drawn side by side.
 	Pairs *Pairs
 	// Dist are values whose distribution is drawn, DistTitle and
@@ -81,7 +93,14 @@ func RenderRun(r Run) ([]byte, error) {
 		v.Metrics = append(v.Metrics, row{kv[0], kv[1]})
 	}
 	if len(r.Equity) > 0 {
-		v.Equity, v.Drawdown = equityCharts(r.Equity)
+		v.Equity, v.Drawdown = equityCharts(r.Equity, r.Capital, r.Benchmarks)
+		v.Equity.Title = r.EquityTitle
+		if r.Drawdowns != nil && r.Capital > 0 {
+			v.Drawdowns = drawdowns(*r.Drawdowns, r.Capital)
+			if r.DrawdownsThinned {
+				v.Drawdowns.thinned(len(r.Drawdowns.Equity))
+			}
+		}
 	}
 	if r.Pairs != nil {
 		v.Pairs = pairChart(*r.Pairs)
@@ -116,7 +135,9 @@ type runView struct {
 	Kind, Title, EquityTitle, DistTitle, DistCaption string
 	Settings, Metrics                                []row
 	Warnings                                         []string
-	Equity, Drawdown                                 *lineChart
+	Equity                                           *equityView
+	Drawdown                                         *lineChart
+	Drawdowns                                        *drawdownTable
 	Pairs                                            *pairView
 	Dist                                             *histogram
 	Table                                            *Table

@@ -47,12 +47,15 @@ var page = template.Must(template.New("page").Parse(pageText))
 // Render writes r's tear sheet; strategy names the strategy in the title
 // (empty for none). It uses the full run when r has it (a result from this
 // process: every bar's equity and return, every trade) and the reported
-// curve and trades otherwise (a result read back from JSON).
-func Render(r *backtest.Result, strategy string) ([]byte, error) {
+// curve and trades otherwise (a result read back from JSON). The equity
+// chart draws the benchmarks beside the curve (Hold: the run's series
+// bought and held, a named benchmark series); a benchmark is drawn only
+// over the full run's bars.
+func Render(r *backtest.Result, strategy string, benches ...Benchmark) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("tear sheet: no result")
 	}
-	v := build(r, strategy)
+	v := build(r, strategy, benches)
 	var b bytes.Buffer
 	if err := page.Execute(&b, v); err != nil {
 		return nil, fmt.Errorf("tear sheet: %w", err)
@@ -62,21 +65,23 @@ func Render(r *backtest.Result, strategy string) ([]byte, error) {
 
 // view is what the template shows.
 type view struct {
-	Title, Strategy, Series   string
-	Settings, Metrics         []row
-	Lookahead                 string
-	Warnings                  []string
-	Equity, Drawdown, Rolling *lineChart
-	RollingNote               string
-	Monthly                   *heatmap
-	Trades                    *histogram
-	Robust                    *robustView
-	NoEquity                  bool
+	Title, Strategy, Series string
+	Settings, Metrics       []row
+	Lookahead               string
+	Warnings                []string
+	Equity                  *equityView
+	Drawdown, Rolling       *lineChart
+	Drawdowns               *drawdownTable
+	RollingNote             string
+	Monthly                 *heatmap
+	Trades                  *histogram
+	Robust                  *robustView
+	NoEquity                bool
 }
 
 type row struct{ K, V string }
 
-func build(r *backtest.Result, strategy string) view {
+func build(r *backtest.Result, strategy string, benches []Benchmark) view {
 	m, s := r.Metrics, r.Settings
 	v := view{Strategy: strategy, Series: r.Series, Lookahead: r.LookaheadCheck, Warnings: r.Warnings}
 	v.Title = strings.TrimSpace(strings.Join(slices.DeleteFunc([]string{strategy, r.Series}, func(x string) bool { return x == "" }), " on "))
@@ -96,7 +101,7 @@ func build(r *backtest.Result, strategy string) view {
 		{"total return", pct(m.TotalReturn)}, {"buy & hold", pct(m.BuyAndHoldReturn)},
 		{"CAGR", pct(backtest.Bounded(m.CAGR))}, {"final equity", backtest.Money(m.FinalEquity)},
 		{"Sharpe", ratio(backtest.Bounded(m.Sharpe))}, {"Sortino", ratio(backtest.Bounded(m.Sortino))},
-		{"max drawdown", pct(m.MaxDrawdown)}, {"longest drawdown", fmt.Sprintf("%d bars (%s days)", m.MaxDrawdownBars, num1(m.MaxDrawdownDuration.Hours()/24))},
+		{"max drawdown", pct(m.MaxDrawdown)}, {"longest drawdown", length(m.MaxDrawdownBars, m.MaxDrawdownDuration)},
 		{"Calmar", ratio(backtest.Bounded(m.Calmar))}, {"exposure", pct(m.Exposure)},
 		{"trades", strconv.Itoa(m.Trades)}, {"win rate", pct(m.WinRate)},
 		{"profit factor", ratio(m.ProfitFactor)}, {"expectancy", money(m.Expectancy)},
@@ -112,7 +117,18 @@ func build(r *backtest.Result, strategy string) view {
 		v.NoEquity = true
 	} else {
 		pts := backtest.Downsample(curve, s.Capital, columnPoints*plotW)
-		v.Equity, v.Drawdown = equityCharts(pts)
+		var drawn []Benchmark
+		for _, b := range benches {
+			if len(b.Equity) == len(curve.Equity) && len(b.Time) == len(b.Equity) { // the full run's bars
+				drawn = append(drawn, b)
+			}
+		}
+		v.Equity, v.Drawdown = equityCharts(pts, s.Capital, drawn)
+		v.Equity.Title = "Equity"
+		v.Drawdowns = drawdowns(curve, s.Capital)
+		if len(r.Curve.Equity) == 0 {
+			v.Drawdowns.thinned(len(curve.Equity))
+		}
 		v.Monthly = monthly(curve, s.Capital)
 		v.Rolling, v.RollingNote = rolling(curve.Time, returns, m.PeriodsPerYear)
 	}

@@ -63,6 +63,13 @@ func trend(c []float64) []float64 {
 // fixture is a three-year daily run with its robustness figures.
 func fixture(t testing.TB) *backtest.Result {
 	t.Helper()
+	r, _ := fixtureBars(t)
+	return r
+}
+
+// fixtureBars is fixture with its bars.
+func fixtureBars(t testing.TB) (*backtest.Result, strategy.Bars) {
+	t.Helper()
 	b := bars(3*365, "1d", 7)
 	cfg := backtest.DefaultConfig()
 	cfg.Warmup = 20
@@ -75,7 +82,7 @@ func fixture(t testing.TB) *backtest.Result {
 	if r.Robustness, err = backtest.Assess(r, backtest.Robustness{Paths: 200, Seed: 3, Trials: 12}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return r, b
 }
 
 func render(t testing.TB, r *backtest.Result) []byte {
@@ -88,7 +95,11 @@ func render(t testing.TB, r *backtest.Result) []byte {
 }
 
 func TestGoldenSheet(t *testing.T) {
-	page := render(t, fixture(t))
+	r, b := fixtureBars(t)
+	page, err := Render(r, "trend.star", Hold("buy & hold "+b.Series, b.Time, b.Time, b.Close, r.Settings.Capital))
+	if err != nil {
+		t.Fatal(err)
+	}
 	goldenfile.Check(t, filepath.Join("..", "..", "testdata", "tearsheet", "trend.html"), page, *update, "go test ./strategy/tearsheet -run Golden -update")
 }
 
@@ -100,14 +111,20 @@ func TestRenderIsDeterministic(t *testing.T) {
 }
 
 // charts are the page's charts by name, each with how many data elements
-// it draws and how many points its paths hold.
+// it draws and how many points its data paths hold (benchmark lines left
+// out).
 func charts(page string) map[string][2]int {
 	out := map[string][2]int{}
 	svg := regexp.MustCompile(`(?s)<svg data-chart="([a-z-]+)".*?</svg>`)
+	paths := regexp.MustCompile(`<path class="data[^"]*"[^>]* d="([^"]*)"`)
 	pts := regexp.MustCompile(`[ML]-?[0-9.]+,-?[0-9.]+`)
 	for _, m := range svg.FindAllStringSubmatch(page, -1) {
 		data := strings.Count(m[0], `class="data`)
-		out[m[1]] = [2]int{data, len(pts.FindAllString(m[0], -1))}
+		n := 0
+		for _, p := range paths.FindAllStringSubmatch(m[0], -1) {
+			n += len(pts.FindAllString(p[1], -1))
+		}
+		out[m[1]] = [2]int{data, n}
 	}
 	return out
 }

@@ -111,7 +111,8 @@ type Fake struct {
 	algos     []*Algo
 	forced    []*Order
 	income    []map[string]any
-	trades    []futTrade // the account's trades, oldest first (history.go)
+	trades    []futTrade      // the account's trades, oldest first (history.go)
+	taker     decimal.Decimal // the commission rate of every trade, in USDT off the wallet (SetTakerCommission)
 	nextID    int64
 	keys      map[string]bool
 	conns     map[*websocket.Conn]bool
@@ -371,8 +372,8 @@ func (f *Fake) fill(o *Order, qty, price decimal.Decimal) {
 			p.Entry = price
 		}
 	}
-	f.recordTrade(o, qty, price)
-	f.report(o, "TRADE", qty, price)
+	t := f.recordTrade(o, qty, price)
+	f.report(o, "TRADE", qty, price, t)
 	for _, g := range f.algos {
 		if g.Actual == o.ID && o.Status == "FILLED" {
 			g.Status = "FINISHED"
@@ -892,7 +893,11 @@ func (f *Fake) stream(w http.ResponseWriter, r *http.Request, key string) {
 }
 
 // report sends an ORDER_TRADE_UPDATE (f.mu held).
-func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal) {
+func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal, trade ...futTrade) {
+	commission, tradeID := decimal.Zero, int64(0)
+	if len(trade) > 0 {
+		commission, tradeID = trade[0].commission, trade[0].id
+	}
 	avg := decimal.Zero
 	if o.Filled.IsPositive() {
 		avg = o.Quote.Div(o.Filled)
@@ -901,7 +906,7 @@ func (f *Fake) report(o *Order, exec string, lastQty, lastPrice decimal.Decimal)
 	f.broadcast(map[string]any{"e": "ORDER_TRADE_UPDATE", "E": now, "T": now, "o": map[string]any{
 		"s": o.Symbol, "c": o.ClientOrderID, "S": o.Side, "o": o.Type, "f": o.TimeInForce, "q": o.Quantity.String(), "p": o.Price.String(),
 		"ap": avg.String(), "sp": "0", "x": exec, "X": o.Status, "i": o.ID, "l": lastQty.String(), "z": o.Filled.String(), "L": lastPrice.String(),
-		"n": "0", "N": "USDT", "T": now, "t": 0, "R": o.ReduceOnly, "ps": "BOTH", "ot": o.Type}})
+		"n": commission.String(), "N": "USDT", "T": now, "t": tradeID, "R": o.ReduceOnly, "ps": "BOTH", "ot": o.Type}})
 }
 
 // algoEvent sends an ALGO_UPDATE (f.mu held).

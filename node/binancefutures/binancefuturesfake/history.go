@@ -17,10 +17,23 @@ type futTrade struct {
 	time         int64
 }
 
-// recordTrade records o's fill (f.mu held).
-func (f *Fake) recordTrade(o *Order, qty, price decimal.Decimal) {
-	f.trades = append(f.trades, futTrade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, side: o.Side,
-		price: price, qty: qty, time: time.Now().UnixMilli()})
+// recordTrade records o's fill (f.mu held) and charges its commission at
+// the taker rate (none unless SetTakerCommission) off the wallet.
+func (f *Fake) recordTrade(o *Order, qty, price decimal.Decimal) futTrade {
+	t := futTrade{id: int64(len(f.trades) + 1), orderID: o.ID, symbol: o.Symbol, side: o.Side,
+		price: price, qty: qty, commission: qty.Mul(price).Mul(f.taker).Round(8), time: time.Now().UnixMilli()}
+	f.wallet = f.wallet.Sub(t.commission)
+	f.trades = append(f.trades, t)
+	return t
+}
+
+// SetTakerCommission sets the commission rate ("0.0004": 4 bps) every
+// later trade pays, in USDT off the wallet, as the trade list and the
+// stream's n report it.
+func (f *Fake) SetTakerCommission(rate string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.taker = decimal.RequireFromString(rate)
 }
 
 // userTrades implements GET /fapi/v1/userTrades ("Account Trade List")

@@ -115,12 +115,26 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 		return backtest.Response{}, err
 	}
 	if req.Report {
-		if resp.HTML, err = tearsheet.Render(res, req.Name); err != nil {
+		if resp.HTML, err = tearsheet.Render(res, req.Name, sheetBenchmarks(req, cfg, res.Settings.Capital, bars)...); err != nil {
 			return backtest.Response{}, err
 		}
 	}
 	resp.Output = s.Output()
 	return resp, nil
+}
+
+// sheetBenchmarks are the tear sheet's benchmark lines: the run's series
+// bought and held and, when the robustness figures name a benchmark
+// series, that series held over the run's bars.
+func sheetBenchmarks(req backtest.Request, cfg backtest.Config, capital float64, bars strategy.Bars) []tearsheet.Benchmark {
+	out := []tearsheet.Benchmark{tearsheet.Hold("buy & hold "+req.Series, bars.Time, bars.Time, bars.Close, capital)}
+	if o := req.Robustness; o != nil && o.Benchmark != "" {
+		// robustness has read it already: a failure here was reported there.
+		if b, err := loadBars(req.HistoryPath, o.Benchmark, cfg.From, cfg.To); err == nil && b.Len() > 0 {
+			out = append(out, tearsheet.Hold("benchmark "+o.Benchmark+" held", bars.Time, b.Time, b.Close, capital))
+		}
+	}
+	return out
 }
 
 // robustness assesses a finished run, reading its benchmark's bars (of

@@ -33,6 +33,13 @@ func printTradeSnapshot(w io.Writer, s *node.Snapshot) error {
 
 	printTradeRealVenues(section, row, s)
 
+	if fees := assetFeeRows(s); len(fees) > 0 { // fees paid in another asset (node/feeasset.go)
+		section("fees paid in other assets", "VENUE", "ASSET", "PAID", "VALUE", "NOTE")
+		for _, r := range fees {
+			row(r...)
+		}
+	}
+
 	section("positions", "VENUE", "SYMBOL", "QUANTITY", "AVG PRICE", "MARK", "VALUE", "UNREALIZED", "REALIZED")
 	n := 0
 	for _, v := range s.Venues {
@@ -132,6 +139,9 @@ func tradeEventDetail(e node.Event) string {
 	}
 	if !e.Fee.IsZero() {
 		add("fee " + e.Fee.String())
+	}
+	if e.FeeAsset != "" { // a fee paid in another asset, and its worth then (node/feeasset.go)
+		add("fee " + e.AssetFee.String() + " " + e.FeeAsset + " (worth " + e.FeeValue.String() + ")")
 	}
 	if !e.Cash.IsZero() {
 		add("cash " + e.Cash.String())
@@ -248,6 +258,18 @@ func tradeGroups(s *node.Snapshot) [][]string {
 				legs = append(legs, fmt.Sprintf("%s=%s (%s)", l.Leg, l.OrderID, st))
 			}
 			out = append(out, []string{v.Name, g.ID, string(g.Type), g.Symbol, string(g.State), strings.Join(legs, " ")})
+		}
+	}
+	return out
+}
+
+// assetFeeRows are the venues' fees paid in another asset (BNB), each in
+// its own and at its worth in the venue's currency.
+func assetFeeRows(s *node.Snapshot) [][]string {
+	var out [][]string
+	for _, v := range s.Venues {
+		for _, f := range v.AssetFees {
+			out = append(out, []string{v.Name, f.Asset, f.Paid.String(), f.Value.String() + " " + v.Currency, f.Note})
 		}
 	}
 	return out
