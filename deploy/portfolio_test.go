@@ -428,6 +428,19 @@ func forwardPortfolio(t *testing.T, n, warm int, src, rebalance string, gap func
 	if rep.Replayed != MaxReportDecisions || rep.Equal != rep.Replayed || len(rep.Diverged) != 0 || len(rep.Fills) != tracked || tracked == 0 {
 		t.Fatalf("report: %d replayed, %d equal, %d diverged, %d fills tracked of %d", rep.Replayed, rep.Equal, len(rep.Diverged), len(rep.Fills), tracked)
 	}
+	// Its attribution over the replayed window (which starts with live's
+	// positions held: under decisions) sums exactly, by part, day and asset.
+	if a := rep.Attribution; a == nil || len(a.Assets) != len(series) || !sumParts(a.Total).Equal(a.Total.Gap.Money) || !a.Total.Gap.Money.Equal(a.Live.Sub(a.Replay)) {
+		t.Fatalf("attribution %+v: want parts that sum to live less replay, per asset", a)
+	} else {
+		var assets decimal.Decimal
+		for _, x := range a.Assets {
+			assets = assets.Add(x.Total.Gap.Money)
+		}
+		if !assets.Equal(a.Total.Gap.Money) {
+			t.Fatalf("assets sum to %s, the gap is %s", assets, a.Total.Gap.Money)
+		}
+	}
 	if lagged == 0 && gap != nil {
 		t.Fatal("no order waited for its asset's next bar: the fixture's gaps should make some")
 	}
