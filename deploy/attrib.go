@@ -60,7 +60,10 @@ type Attribution struct {
 	ReplayFunding decimal.Decimal `json:"replay_funding"`
 	Total         GapParts        `json:"total"`
 	Days          []GapDay        `json:"days"`
-	Notes         []string        `json:"notes,omitempty"`
+	// Assets, for a portfolio deployment, is the gap of each asset: the
+	// parts of its own fills, which sum to the totals (attrib_portfolio.go).
+	Assets []AssetGap `json:"assets,omitempty"`
+	Notes  []string   `json:"notes,omitempty"`
 }
 
 // GapParts is a gap (live − replay) and its parts.
@@ -366,13 +369,7 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 	a.Replay = modelCash.Add(modelQty.Mul(final)).Add(modelFunding)
 	a.ReplayFunding = modelFunding
 
-	bps := func(m decimal.Decimal) Amount {
-		out := Amount{Money: m}
-		if d.Capital.IsPositive() {
-			out.Bps = m.Shift(4).DivRound(d.Capital, 2)
-		}
-		return out
-	}
+	bps := func(m decimal.Decimal) Amount { return amountOf(m, d.Capital) }
 	vals := make([][]decimal.Decimal, nParts)
 	for p := range nParts {
 		vals[p] = g.values(p)
@@ -407,6 +404,15 @@ func attribute(d *Deployment, w strategy.Bars, gran time.Duration, rp *replayRun
 		a.Days = append(a.Days, GapDay{Day: date(i), GapParts: parts(i, i)})
 	}
 	return a
+}
+
+// amountOf is money m and its bps of capital, to a hundredth.
+func amountOf(m, capital decimal.Decimal) Amount {
+	out := Amount{Money: m}
+	if capital.IsPositive() {
+		out.Bps = m.Shift(4).DivRound(capital, 2)
+	}
+	return out
 }
 
 // list is the parts as name, amount pairs, in order (for people).
@@ -528,17 +534,24 @@ func (r *Runner) drifted(ctx context.Context, l *live, bar Bar, now time.Time) b
 	if a.MaxTrackingGap == nil || d.State != StateRunning {
 		return false
 	}
-	limits := a.Caps(d.Capital).Decimal()
 	gap, live, replay, ok, err := r.trackingGap(ctx, d, &l.drift, bar)
 	if err != nil {
 		r.log.Error("the drift breaker's replay could not run", "deployment", d.ID, "err", err)
 		return false
 	}
+	return r.pauseDrifted(d, gap, live, replay, ok, bar.Time, now)
+}
+
+// pauseDrifted pauses d when its live P&L left its replay's by more than
+// the allowance's max_tracking_gap (book Limits.Drifted), naming both and
+// the bound; it reports whether it paused d. ok false: nothing compared.
+func (r *Runner) pauseDrifted(d *Deployment, gap, live, replay decimal.Decimal, ok bool, bar, now time.Time) bool {
+	limits := d.Allowance.Caps(d.Capital).Decimal()
 	if !ok || !limits.Drifted(gap) {
 		return false
 	}
 	r.pause(d, fmt.Sprintf("%s: live P&L %s is %s from its replay's %s at the close of %s, more than the allowance's %s (%s); the tracking report attributes the gap (wicket node deployments %s --report)",
-		backtest.AllowMaxTrackingGap, live.StringFixed(2), gap.StringFixed(2), replay.StringFixed(2), bar.Time.Format(time.RFC3339), a.MaxTrackingGap,
+		backtest.AllowMaxTrackingGap, live.StringFixed(2), gap.StringFixed(2), replay.StringFixed(2), bar.Format(time.RFC3339), d.Allowance.MaxTrackingGap,
 		limits.Gap.StringFixed(2), d.ID), now)
 	return true
 }

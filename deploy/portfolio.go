@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -54,7 +53,19 @@ type Leg struct {
 	HasWeight bool            `json:"has_weight,omitempty"`
 	Value     decimal.Decimal `json:"value"`
 	LastBar   time.Time       `json:"last_bar,omitzero"` // its last bar
+	// Late counts its bars that arrived after their calendar bar was
+	// decided without them (recorded, never traded late; counted in the
+	// deployment's missed bars too), and LateNote says why the last one
+	// was (portfolio_loop.go).
+	Late     int    `json:"late_bars,omitempty"`
+	LateNote string `json:"late_note,omitempty"`
+	// LateAt are the times of its latest late bars (at most maxLateKept):
+	// the report replays the decision at each without it, as live made it.
+	LateAt []int64 `json:"late_at,omitempty"`
 }
+
+// maxLateKept bounds Leg.LateAt.
+const maxLateKept = 64
 
 // PortfolioStrategies is what runs a portfolio strategy's decision in a
 // worker (*worker.Pool is one).
@@ -112,9 +123,6 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 		return nil, nil, errorf(KindBadRequest, "strategy %s is a portfolio strategy trading its universe %s, not series %s: give --series %s (or leave the series out)",
 			spec.Strategy, label, short(s), label)
 	}
-	if spec.Allowance.MaxTrackingGap != nil { // the drift breaker replays one series: it would never trip
-		return nil, nil, errorf(KindBadRequest, "allowance %s is not applied to a portfolio deployment yet (its replay is of one series): leave it out; the other limits apply", backtest.AllowMaxTrackingGap)
-	}
 	if _, err := portfolio.ParseRebalance(desc.Rebalance); err != nil {
 		return nil, nil, errorf(KindBadRequest, "strategy %s: %v", spec.Strategy, err)
 	}
@@ -167,7 +175,7 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 			return nil, nil, errorf(KindBadRequest, "strategy %s cannot decide over its warm-up bars: %v", d.Strategy, err)
 		}
 	}
-	pv, err := r.portfolioPreview(ctx, d)
+	pv, err := r.portfolioPreview(ctx, d, bars)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,15 +184,27 @@ func (r *Runner) resolvePortfolio(ctx context.Context, spec Spec, desc worker.Po
 }
 
 // portfolioPreview is what a portfolio deployment's checks found: the
-// portfolio backtest over the last year of its universe (or what the
-// history store holds) with its capital and the venue's fee and
-// slippage, whose failed lookahead proof refuses the deployment (as for
-// one series: preview.go's backtest). The start-point check is of one
-// series and is not run for a portfolio.
-func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment) (*Preview, error) {
+// start-point check of its decisions over the legs' warm-up bars
+// (portfolio_startpoint.go), which refuses a warm-up its decisions
+// still depend on the start of, and the portfolio backtest over the last
+// year of its universe (or what the history store holds) with its
+// capital and the venue's fee and slippage, whose failed lookahead proof
+// refuses the deployment (as for one series: preview.go). Without
+// Research, as for one series, neither runs.
+func (r *Runner) portfolioPreview(ctx context.Context, d *Deployment, bars []strategy.Bars) (*Preview, error) {
 	pv := &Preview{}
 	if r.cfg.Research == nil {
 		return pv, nil
+	}
+	if len(bars) > 0 && bars[0].Len() > 0 {
+		sp, refusal, err := r.portfolioStartPoint(ctx, d, bars)
+		if err != nil {
+			return nil, errorf(KindBadRequest, "strategy %s: %v", d.Strategy, err)
+		}
+		pv.StartPoint = &sp
+		if refusal != "" {
+			return nil, errorf(KindBadRequest, "%s", refusal)
+		}
 	}
 	var err error
 	pv.Backtest, pv.Lookahead, err = r.backtest(ctx, d, research.StrategyRef{Source: d.Source, Label: d.Strategy})
@@ -285,83 +305,6 @@ func (r *Runner) decidePortfolio(ctx context.Context, d *Deployment, bars []stra
 	return dec, err
 }
 
-// portfolioLoop feeds l the closed bars of its legs, one calendar bar at
-// a time: the earliest bar time any leg has next, with every leg's bar at
-// that time (a leg whose next bar is later has none there: it does not
-// trade at that bar). A leg's source that ended leaves the others going.
-func (r *Runner) portfolioLoop(ctx context.Context, l *live, vc project.Venue) {
-	l.mu.Lock()
-	id := l.d.ID
-	series := make([]string, len(l.d.Legs))
-	for k, leg := range l.d.Legs {
-		series[k] = leg.Series
-	}
-	l.mu.Unlock()
-	srcs := make([]BarSource, len(series))
-	for k, s := range series {
-		if srcs[k] = r.barSource(vc, s); srcs[k] == nil {
-			r.log.Error("portfolio deployment has no bar source for a leg", "deployment", id, "series", s)
-			return
-		}
-	}
-	groupLegs(srcs) // on a recorded tape its legs read as one deployment (taperun.go)
-	after := make([]time.Time, len(series))
-	peek := make([]*Bar, len(series))
-	ended := make([]bool, len(series))
-	for ctx.Err() == nil {
-		failed := false
-		for k := range srcs {
-			if peek[k] != nil || ended[k] {
-				continue
-			}
-			b, err := srcs[k].Next(ctx, series[k], after[k])
-			switch {
-			case errors.Is(err, io.EOF):
-				ended[k] = true
-			case err != nil:
-				if ctx.Err() != nil {
-					return
-				}
-				r.log.Warn("portfolio deployment bar source", "deployment", id, "series", series[k], "err", err)
-				failed = true
-			default:
-				peek[k], after[k] = &b, b.Time
-			}
-			if failed {
-				break
-			}
-		}
-		if failed {
-			t := time.NewTimer(time.Second)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			continue
-		}
-		var at time.Time
-		for _, p := range peek {
-			if p != nil && (at.IsZero() || p.Time.Before(at)) {
-				at = p.Time
-			}
-		}
-		if at.IsZero() {
-			return // every leg's source ended
-		}
-		set := map[string]Bar{}
-		for k, p := range peek {
-			if p != nil && p.Time.Equal(at) {
-				set[series[k]], peek[k] = *p, nil
-			}
-		}
-		if err := r.StepPortfolio(ctx, id, at, set); err != nil {
-			r.log.Error("portfolio deployment step", "deployment", id, "bar", at, "err", err)
-		}
-	}
-}
-
 // StepPortfolio handles one closed calendar bar at time at of portfolio
 // deployment id, with the bars of the legs that have one there (by
 // series): it records them (and the calendar bars missed before), marks
@@ -451,7 +394,7 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: string(d.State) + ": " + d.Reason})
 		return r.cfg.Store.Commit(b)
 	}
-	if r.breakers(d, now) {
+	if r.breakers(d, now) || r.driftedPortfolio(ctx, l, at, now) { // the drift breaker replays the portfolio (attrib_portfolio.go)
 		b.Intents = append(b.Intents, r.lapseProposals(d, "lapsed: a breaker paused the deployment")...)
 		b.Decisions = append(b.Decisions, Decision{Bar: at, Status: DecisionNotRunning, Equity: d.Equity, Note: d.Reason})
 		return r.cfg.Store.Commit(b)
@@ -768,7 +711,11 @@ func (d Deployment) LegLines() []string {
 		if l.HasWeight {
 			w = fmt.Sprint(l.Weight)
 		}
-		out = append(out, fmt.Sprintf("%s (%s at %s): position %s at %s, worth %s; weight %s", l.Series, l.Symbol, d.Venue, l.Position, l.Mark, l.Value.StringFixed(2), w))
+		line := fmt.Sprintf("%s (%s at %s): position %s at %s, worth %s; weight %s", l.Series, l.Symbol, d.Venue, l.Position, l.Mark, l.Value.StringFixed(2), w)
+		if l.Late > 0 {
+			line += fmt.Sprintf("; %d bar(s) late, not traded: %s", l.Late, l.LateNote)
+		}
+		out = append(out, line)
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 
 	"wicket/internal/project"
 	"wicket/strategy"
-	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/research"
 	"wicket/strategy/worker"
@@ -58,17 +57,8 @@ func TestDeployPortfolioRefusals(t *testing.T) {
 	wide := strings.Replace(rotation, `["BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"]`, "["+strings.Join(names, ", ")+"]", 1)
 	check(spec(wide), "universe holds 65 entries; a portfolio holds 1 to 64", "wicket strategy validate rotation")
 
-	// A drift breaker, which a portfolio does not apply yet.
-	s := spec(rotation)
-	gap, err := backtest.ParseTrackingGap("250")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Allowance.MaxTrackingGap = &gap
-	check(s, "max_tracking_gap is not applied to a portfolio deployment yet", "leave it out")
-
 	// A series that is not the universe.
-	s = spec(rotation)
+	s := spec(rotation)
 	s.Series = "BTC-USD@1m"
 	check(s, "portfolio strategy trading its universe BTC-USD@1m,ETH-USD@1m,SOL-USD@1m, not series BTC-USD@1m", "give --series BTC-USD@1m,ETH-USD@1m,SOL-USD@1m")
 

@@ -3,6 +3,8 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -14,7 +16,9 @@ import (
 // of one series): each journaled decision's weights replayed through the
 // worker's decision function over the legs' journaled bars as they stood
 // at that bar (they must be equal), and the fill of each decision replayed
-// against the close of its asset's decision bar.
+// against the close of its asset's decision bar, and the gap between live
+// P&L and the replay's attributed by part, per day and per asset
+// (attrib_portfolio.go).
 func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, error) {
 	l, err := r.get(id)
 	if err != nil {
@@ -52,6 +56,8 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 		legs[k].Series, names[k] = leg.Series, leg.Series
 	}
 	replayed := map[int64]bool{}
+	weights := map[int64][]float64{} // the replay's own, for its P&L
+	diverged := map[int64]bool{}
 	for _, dc := range decided {
 		t := dc.Bar.Unix()
 		replayed[t] = true
@@ -61,6 +67,9 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 			for end < b.Len() && b.Time[end] <= t {
 				end++
 			}
+			if end > 0 && b.Time[end-1] == t && slices.Contains(d.Legs[k].LateAt, t) {
+				end-- // it arrived after live decided this bar without it
+			}
 			win[k] = b.Slice(max(0, end-(d.Warmup+1)), end)
 			win[k].Series = b.Series
 		}
@@ -69,9 +78,18 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 			return rep, true, fmt.Errorf("replay of %s at %s: %w", id, dc.Bar.Format(time.RFC3339), err)
 		}
 		rep.Replayed++
+		col := make([]float64, len(names))
+		for k := range col {
+			col[k] = math.NaN()
+			if k < len(got.Has) && got.Has[k] {
+				col[k] = got.Weights[k]
+			}
+		}
+		weights[t] = col
 		if note := weightsNote(names, got); note == dc.Note {
 			rep.Equal++
 		} else {
+			diverged[t] = true
 			rep.Diverged = append(rep.Diverged, Divergence{Bar: dc.Bar, Live: dc.Note, Replay: note})
 			r.log.Error("portfolio deployment decision diverged from its replay (a defect)", "deployment", id, "bar", dc.Bar, "live", dc.Note, "replay", note)
 		}
@@ -80,6 +98,7 @@ func (r *Runner) portfolioReport(ctx context.Context, id string) (Report, bool, 
 	if err != nil {
 		return rep, true, err
 	}
+	rep.Attribution = r.portfolioAttribution(ctx, &d, gran, legs, decided, weights, intents, diverged)
 	for _, in := range intents {
 		if !in.Filled.IsPositive() || in.N < 0 || in.N >= len(legs) || !replayed[in.Bar.Unix()] { // the fills of the decisions replayed
 			continue

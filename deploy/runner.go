@@ -100,6 +100,15 @@ type Config struct {
 	// OnStep, when set, is called after each bar a deployment handled
 	// (tests and benchmarks wait on it instead of on time).
 	OnStep func(id string, bar time.Time)
+	// QuietBound is how long after a calendar bar's close a portfolio
+	// deployment waits for the legs that have not reported a bar at or
+	// after it (a venue that skips empty minutes sends none for a quiet
+	// asset) before it decides the bar without them (portfolio.go).
+	// 0: DefaultQuietBound.
+	QuietBound time.Duration
+	// After waits on the wall clock for that bound (time.After when
+	// nil); tests inject one with a stepping clock.
+	After func(time.Duration) <-chan time.Time
 }
 
 // DefaultMarkWait is Config.MarkWait's default.
@@ -127,6 +136,8 @@ type live struct {
 	gran   time.Duration
 	cancel context.CancelFunc
 	drift  driftWindow // the drift breaker's window (attrib.go)
+	// pdrift is a portfolio's drift breaker replay input (attrib_portfolio.go).
+	pdrift portfolioDrift
 }
 
 // New loads the journaled deployments, reconciles their unsettled intents
