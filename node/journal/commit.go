@@ -46,20 +46,21 @@ type queued struct {
 
 // committer is the journal's queue of batches and the state its waiters read.
 type committer struct {
-	mu      sync.Mutex
-	work    *sync.Cond // the committer waits here for batches
-	settled *sync.Cond // Wait waits here for a group to end
-	queue   []queued
-	next    uint64 // the number of the last batch appended
-	durable uint64 // every batch up to this number is durable or lost
-	lost    []lost // failed batch ranges (rare), for Wait
-	failed  error  // a group failed and Recover was not called since
-	closing bool   // Close was called: append nothing more, drain the queue
-	stopped chan struct{}
+	mu        sync.Mutex
+	work      *sync.Cond // the committer waits here for batches
+	settled   *sync.Cond // Wait waits here for a group to end
+	queue     []queued
+	next      uint64 // the number of the last batch appended
+	recovered uint64 // next when Recover was last called
+	durable   uint64 // every batch up to this number is durable or lost
+	lost      []lost // failed batch ranges (rare), for Wait
+	failed    error  // a group failed and Recover was not called since
+	closing   bool   // Close was called: append nothing more, drain the queue
+	stopped   chan struct{}
 
-	// hook, when set (tests), is called by the committer with each group
-	// before it is written.
-	hook func(n int)
+	// hook, when set (tests: BeforeWrite), is called by the committer with
+	// each group before it is written; its error fails the group.
+	hook func(n int) error
 
 	stats Stats
 }
@@ -130,18 +131,26 @@ func (j *Journal) Commit(b *Batch) error {
 	return <-ch
 }
 
-// Appended is the number of the last batch appended so far: what Wait
-// waits for to know that everything appended until now is durable.
-func (j *Journal) Appended() uint64 {
+// Point is how far the journal's appends had come at one moment: the
+// batches appended since the last Recover (or Open) up to then, which a
+// state built by the appender at that moment rests on.
+type Point struct{ from, to uint64 }
+
+// Appended is the point the appends have come to (the batches appended
+// since the last Recover): Wait on it to know that everything appended
+// until now is durable.
+func (j *Journal) Appended() Point {
 	c := j.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.next
+	return Point{from: c.recovered, to: c.next}
 }
 
-// Wait returns once every batch numbered up to n is durable, or the error
-// of a failed commit that lost one of them, or ctx's error.
-func (j *Journal) Wait(ctx context.Context, n uint64) error {
+// Wait returns once every batch up to p is durable, or the error of a
+// failed commit that lost one of them, or ctx's error. Batches lost before
+// the Recover preceding p do not count: the state p was taken of no
+// longer rests on them.
+func (j *Journal) Wait(ctx context.Context, p Point) error {
 	c := j.c
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -155,11 +164,11 @@ func (j *Journal) Wait(ctx context.Context, n uint64) error {
 	defer c.mu.Unlock()
 	for {
 		for _, l := range c.lost {
-			if n >= l.from && n <= l.to {
+			if l.to > p.from && l.from <= p.to {
 				return l.err
 			}
 		}
-		if c.durable >= n {
+		if c.durable >= p.to {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -187,6 +196,19 @@ func (j *Journal) Recover() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.failed = nil
+	c.recovered = c.next
+}
+
+// BeforeWrite sets f (nil: none), which the committer calls with each
+// group's size before writing it; an error f returns fails the group as a
+// failed write would, and nothing of it is written. It is for tests that
+// hold a commit in flight to see what the journal's callers do meanwhile,
+// or inject a failed one; the node never sets it.
+func (j *Journal) BeforeWrite(f func(n int) error) {
+	c := j.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hook = f
 }
 
 // Stats returns the committer's counts so far.
@@ -226,10 +248,13 @@ func (j *Journal) commitLoop() {
 		at, hook := j.at, c.hook
 		c.mu.Unlock()
 
+		var err error
 		if hook != nil {
-			hook(len(group))
+			err = hook(len(group))
 		}
-		at, err := j.write(group, at)
+		if err == nil {
+			at, err = j.write(group, at)
+		}
 
 		c.mu.Lock()
 		var behind []queued

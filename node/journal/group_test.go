@@ -62,9 +62,7 @@ func (a *admitter) admit(t testing.TB) (string, chan error) {
 // the test lets it go, telling the test the group's size.
 func holdGroups(j *Journal) (sizes <-chan int, release chan<- struct{}) {
 	s, r := make(chan int), make(chan struct{})
-	j.c.mu.Lock()
-	j.c.hook = func(n int) { s <- n; <-r }
-	j.c.mu.Unlock()
+	j.BeforeWrite(func(n int) error { s <- n; <-r; return nil })
 	return s, r
 }
 
@@ -165,9 +163,7 @@ func TestGroupCommitWritesConcurrentAppendsTogether(t *testing.T) {
 	if s := j.Stats(); s.Batches != n+1 || s.Transactions != 2 {
 		t.Errorf("stats = %+v, want %d batches in 2 transactions", s, n+1)
 	}
-	j.c.mu.Lock()
-	j.c.hook = nil
-	j.c.mu.Unlock()
+	j.BeforeWrite(nil)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,9 +218,7 @@ func TestGroupCommitFailureLosesTheGroupAndWhatFollows(t *testing.T) {
 	if events, _ := onDisk(t, path); len(events) != 2 {
 		t.Errorf("node.db holds %v, want the two orders before the failed group", events)
 	}
-	j.c.mu.Lock()
-	j.c.hook = nil
-	j.c.mu.Unlock()
+	j.BeforeWrite(nil)
 	j.Recover()
 	if err := j.Commit(submitBatch(3, 3)); err != nil {
 		t.Fatalf("after Recover: %v", err)

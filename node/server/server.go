@@ -350,7 +350,7 @@ func (s *Server) do(ctx context.Context, f func()) *node.Error {
 // (commitThen), so f may see commands whose tickets still wait for the
 // journal, and a reader is shown nothing a crash could take back.
 func (s *Server) view(ctx context.Context, f func()) *node.Error {
-	var seen uint64
+	var seen journal.Point
 	if err := s.do(ctx, func() { f(); seen = s.j.Appended() }); err != nil {
 		return err
 	}
