@@ -1,10 +1,12 @@
 package deploy
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -17,9 +19,49 @@ import (
 // deployment as it stands, its bars, its decision at every bar and every
 // intent it made, with what came of it. Everything is committed with
 // synchronous=FULL before the order it leads to is sent.
+//
+// Commits are grouped: the batches of deployments committing while a
+// commit is in flight are written together in the next transaction, one
+// WAL fsync for all, and each Commit returns once its own batch is durable
+// (or with its own error: a batch that fails is rolled back alone).
 type Store struct {
-	db   *sql.DB
+	db   *sql.DB // the one writing connection
+	read *sql.DB // readers, beside the writer (WAL)
 	path string
+
+	mu      sync.Mutex
+	queue   []*storeWait // batches waiting for the next transaction
+	writing bool         // a Commit is writing a group (the leader)
+	stats   StoreStats
+
+	// Test hooks, nil outside tests: queued is called when a Commit has
+	// joined the queue behind a commit in flight; write with each group's
+	// size before it is written.
+	queued func()
+	write  func(n int)
+}
+
+// storeWait is one Commit waiting in the queue: done gets its outcome, or
+// errLead when it is to write the next group itself.
+type storeWait struct {
+	b    Batch
+	done chan error
+}
+
+// errLead tells a waiting Commit that the group it is in is its to write.
+var errLead = errors.New("deployments journal: write the next group")
+
+// StoreStats counts the store's group commits.
+type StoreStats struct {
+	Batches      int64 // batches the transactions held (one that failed alone counts)
+	Transactions int64 // the transactions that committed them
+}
+
+// Stats returns the store's counts since it was opened.
+func (s *Store) Stats() StoreStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
 }
 
 const schema = `
@@ -49,11 +91,17 @@ func OpenStore(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open the deployments journal %s: %w", path, err)
 	}
-	return &Store{db: db, path: path}, nil
+	read, err := sql.Open("sqlite", path+"?_busy_timeout=10000&_query_only=1")
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open the deployments journal %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(4)
+	return &Store{db: db, read: read, path: path}, nil
 }
 
 // Close closes the journal.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return errors.Join(s.read.Close(), s.db.Close()) }
 
 // Decision is a deployment's decision at one bar, or why it made none
 // (missed: the node was down or the tape had a gap; not_running: paused
@@ -158,13 +206,89 @@ type Bar struct {
 	Open, High, Low, Close, Volume float64
 }
 
-// Commit writes b durably.
+// Commit writes b durably: it returns once b is committed (with the
+// batches of other Commits that waited with it) or with b's own error.
+// A Commit that finds no commit in flight writes the group itself; one
+// that finds one waits for it, and the first of those waiting then writes
+// everything queued meanwhile, so no caller writes more than the group it
+// is in.
 func (s *Store) Commit(b Batch) error {
+	w := &storeWait{b: b, done: make(chan error, 1)}
+	s.mu.Lock()
+	s.queue = append(s.queue, w)
+	lead := !s.writing
+	s.writing = true
+	s.mu.Unlock()
+	if !lead {
+		if s.queued != nil {
+			s.queued()
+		}
+		if err := <-w.done; err != errLead {
+			return err
+		}
+	}
+	s.mu.Lock()
+	group := s.queue // w is in it: only a leader takes the queue
+	s.queue = nil
+	s.mu.Unlock()
+	s.writeGroup(group)
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		s.queue[0].done <- errLead // its group is its to write
+	} else {
+		s.writing = false
+	}
+	s.mu.Unlock()
+	return <-w.done
+}
+
+// writeGroup writes group in one transaction, each batch under its own
+// savepoint, and tells each its outcome once the transaction is durable.
+func (s *Store) writeGroup(group []*storeWait) {
+	if s.write != nil {
+		s.write(len(group))
+	}
+	errs := make([]error, len(group))
+	tell := func(err error) {
+		for i, w := range group {
+			w.done <- cmp.Or(errs[i], err)
+		}
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
-		return fmt.Errorf("deployments journal: %w", err)
+		tell(fmt.Errorf("deployments journal: %w", err))
+		return
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	for i, w := range group {
+		if _, err := tx.Exec(`SAVEPOINT batch`); err != nil {
+			tell(fmt.Errorf("deployments journal: %w", err))
+			return
+		}
+		if errs[i] = writeBatch(tx, w.b); errs[i] != nil {
+			if _, err := tx.Exec(`ROLLBACK TO batch`); err != nil {
+				tell(fmt.Errorf("deployments journal: %w", err))
+				return
+			}
+		}
+		if _, err := tx.Exec(`RELEASE batch`); err != nil {
+			tell(fmt.Errorf("deployments journal: %w", err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		tell(fmt.Errorf("deployments journal: %w", err))
+		return
+	}
+	s.mu.Lock()
+	s.stats.Transactions++
+	s.stats.Batches += int64(len(group))
+	s.mu.Unlock()
+	tell(nil)
+}
+
+// writeBatch writes b in tx.
+func writeBatch(tx *sql.Tx, b Batch) error {
 	if d := b.Deployment; d != nil {
 		doc, err := json.Marshal(d)
 		if err != nil {
@@ -206,15 +330,12 @@ func (s *Store) Commit(b Batch) error {
 			return fmt.Errorf("deployments journal: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("deployments journal: %w", err)
-	}
 	return nil
 }
 
 // Deployments reads every deployment, oldest first.
 func (s *Store) Deployments() ([]*Deployment, error) {
-	rows, err := s.db.Query(`SELECT doc FROM deployments ORDER BY id`)
+	rows, err := s.read.Query(`SELECT doc FROM deployments ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}
@@ -237,7 +358,7 @@ func (s *Store) Deployments() ([]*Deployment, error) {
 // Bars reads a deployment's recorded bars, oldest first (at most the last
 // limit).
 func (s *Store) Bars(id, series string, limit int) (strategy.Bars, error) {
-	rows, err := s.db.Query(`SELECT time, open, high, low, close, volume FROM
+	rows, err := s.read.Query(`SELECT time, open, high, low, close, volume FROM
 		(SELECT * FROM bars WHERE deployment = ? ORDER BY time DESC LIMIT ?) ORDER BY time`, id, limit)
 	if err != nil {
 		return strategy.Bars{}, fmt.Errorf("deployments journal: %w", err)
@@ -258,7 +379,7 @@ func (s *Store) Bars(id, series string, limit int) (strategy.Bars, error) {
 // Accounts reads a deployment's accounts at the bars from from on, by
 // bar time.
 func (s *Store) Accounts(id string, from time.Time) (map[int64]Account, error) {
-	rows, err := s.db.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ?`, id, from.Unix())
+	rows, err := s.read.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ?`, id, from.Unix())
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}
@@ -281,7 +402,7 @@ func (s *Store) Accounts(id string, from time.Time) (map[int64]Account, error) {
 
 // Decisions reads a deployment's decisions, oldest first.
 func (s *Store) Decisions(id string) ([]Decision, error) {
-	rows, err := s.db.Query(`SELECT bar, status, has_target, target, equity, note FROM decisions WHERE deployment = ? ORDER BY bar`, id)
+	rows, err := s.read.Query(`SELECT bar, status, has_target, target, equity, note FROM decisions WHERE deployment = ? ORDER BY bar`, id)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}
@@ -303,7 +424,7 @@ func (s *Store) Decisions(id string) ([]Decision, error) {
 
 // Intents reads a deployment's intents, oldest first.
 func (s *Store) Intents(id string) ([]Intent, error) {
-	rows, err := s.db.Query(`SELECT doc FROM intents WHERE deployment = ? ORDER BY bar, n`, id)
+	rows, err := s.read.Query(`SELECT doc FROM intents WHERE deployment = ? ORDER BY bar, n`, id)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}
@@ -330,7 +451,7 @@ func readIntents(rows *sql.Rows) ([]Intent, error) {
 // OpenIntents reads a deployment's intents not settled yet (sending or
 // pending), oldest first.
 func (s *Store) OpenIntents(id string) ([]Intent, error) {
-	rows, err := s.db.Query(`SELECT doc FROM intents WHERE deployment = ? AND json_extract(doc, '$.status') IN (?, ?) ORDER BY bar, n`,
+	rows, err := s.read.Query(`SELECT doc FROM intents WHERE deployment = ? AND json_extract(doc, '$.status') IN (?, ?) ORDER BY bar, n`,
 		id, IntentSending, IntentPending)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
@@ -341,7 +462,7 @@ func (s *Store) OpenIntents(id string) ([]Intent, error) {
 // Intent reads one intent by client order id.
 func (s *Store) Intent(cid string) (Intent, bool, error) {
 	var doc string
-	err := s.db.QueryRow(`SELECT doc FROM intents WHERE client_order_id = ?`, cid).Scan(&doc)
+	err := s.read.QueryRow(`SELECT doc FROM intents WHERE client_order_id = ?`, cid).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Intent{}, false, nil
 	}

@@ -1,8 +1,10 @@
 // Package journal is the node's durable log: an SQLite database (a
 // rollback journal, synchronous=FULL) holding every command the node took
 // with its outcome (the audit trail), every state-changing event in order,
-// and the latest marks. Each step of the node commits as one transaction,
-// in the database file itself before Commit returns, so after a crash the
+// and the latest marks. Each step of the node is one batch, written whole
+// in one transaction with the other batches appended while the commit
+// before it was in flight (group commit, commit.go), and in the database
+// file itself before its caller is told it is done, so after a crash the
 // journal holds every step whose ticket was resolved and nothing of a step
 // that was not, and no other file is needed to read it. An anchor file
 // beside it (anchor.go) records how far it has committed, so a journal that
@@ -18,7 +20,7 @@
 package journal
 
 import (
-	"context"
+	"crypto/ed25519"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -77,16 +79,19 @@ CREATE TABLE IF NOT EXISTS marks (
 );
 `
 
-// Journal is an open journal. Commit must be called from one goroutine at
-// a time (the node's fold); the read methods are safe alongside it.
+// Journal is an open journal. Its writes (Append, Commit) go through one
+// committer that writes whatever is waiting as one transaction (commit.go);
+// they may be called from any goroutine, and rows are written in the
+// order they were appended. The read methods are safe alongside them.
 type Journal struct {
 	path   string
 	lock   *os.File // held while open: one node per journal
 	w      *sql.DB  // the single writing connection
 	r      *sql.DB  // readers: SQLite's file locks let a commit wait for a read in progress
 	anchor *anchor  // nil when opened without one (benchmarks)
-	at     level    // how far the journal has committed
+	at     level    // how far the journal has committed; the committer's once it runs (read under c.mu)
 	start  Start
+	c      *committer
 }
 
 // durability is how a journal makes a commit durable before Commit
@@ -167,6 +172,7 @@ func openWith(path string, d durability) (*Journal, error) {
 		return fail(fmt.Errorf("open journal %s: %w", path, err))
 	}
 	j.r.SetMaxOpenConns(4)
+	j.startCommitter()
 	return j, nil
 }
 
@@ -307,6 +313,9 @@ func (j *Journal) Close() error { return j.closeAll() }
 
 func (j *Journal) closeAll() error {
 	var errs []error
+	if j.c != nil {
+		j.stopCommitter() // what was appended is written first
+	}
 	if j.r != nil {
 		errs = append(errs, j.r.Close())
 	}
@@ -339,91 +348,8 @@ type Batch struct {
 	// committed pending (a real venue's answer not yet known); each ticket
 	// settles once, and reads show the settled outcome from then on.
 	Settle []node.Outcome
-}
 
-// Commit writes b in one transaction and returns once it is durable in
-// the database file, and its anchor records it.
-func (j *Journal) Commit(b *Batch) error {
-	ctx := context.Background()
-	tx, err := j.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("journal: begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var cmdSeq sql.NullInt64
-	if e := b.Entry; e != nil {
-		cmd, err := json.Marshal(e.Command)
-		if err != nil {
-			return fmt.Errorf("journal: encode command: %w", err)
-		}
-		out, err := json.Marshal(e.Outcome)
-		if err != nil {
-			return fmt.Errorf("journal: encode outcome: %w", err)
-		}
-		res, err := tx.Exec(`INSERT INTO commands(ticket, time, key_id, verb, command, reason, client_order_id, status, outcome)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.Ticket, formatTime(e.Time), e.KeyID, string(e.Command.Verb), cmd, e.Reason, e.ClientOrderID, string(e.Outcome.Status), out)
-		if err != nil {
-			return fmt.Errorf("journal: record command: %w", err)
-		}
-		if cmdSeq.Int64, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("journal: record command: %w", err)
-		}
-		cmdSeq.Valid = true
-	}
-	at := j.at
-	if cmdSeq.Valid {
-		at.commands = cmdSeq.Int64
-	}
-	for _, e := range b.Audit {
-		seq, err := insertArming(tx, e)
-		if err != nil {
-			return err
-		}
-		at.commands = max(at.commands, seq)
-	}
-	for _, ev := range b.Events {
-		data, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("journal: encode event: %w", err)
-		}
-		if _, err := tx.Exec(`INSERT INTO events(seq, command_seq, time, kind, data) VALUES (?, ?, ?, ?, ?)`,
-			ev.Seq, cmdSeq, formatTime(ev.Time), string(ev.Kind), data); err != nil {
-			return fmt.Errorf("journal: record event %d: %w", ev.Seq, err)
-		}
-		at.events = max(at.events, ev.Seq)
-	}
-	for _, m := range b.Marks {
-		if _, err := tx.Exec(`INSERT INTO marks(venue, symbol, price) VALUES (?, ?, ?)
-			ON CONFLICT(venue, symbol) DO UPDATE SET price = excluded.price`, m.Venue, m.Symbol, m.Price.String()); err != nil {
-			return fmt.Errorf("journal: store mark: %w", err)
-		}
-	}
-	for _, o := range b.Settle {
-		out, err := json.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("journal: encode outcome: %w", err)
-		}
-		if _, err := tx.Exec(`INSERT INTO settlements(ticket, time, outcome) VALUES (?, ?, ?)`, o.Ticket, formatTime(o.Time), out); err != nil {
-			return fmt.Errorf("journal: settle ticket %s: %w", o.Ticket, err)
-		}
-	}
-	if b.Tick > 0 {
-		if _, err := tx.Exec(`UPDATE meta SET value = ? WHERE key = 'tick'`, strconv.FormatInt(b.Tick, 10)); err != nil {
-			return fmt.Errorf("journal: store tick: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("journal: commit: %w", err)
-	}
-	j.at = at
-	if j.anchor != nil {
-		j.anchor.advance(at)
-	}
-	if b.Entry != nil {
-		b.Entry.Seq = cmdSeq.Int64
-	}
-	return nil
+	pin ed25519.PublicKey // PinOperatorKey's: the operator key to pin (operator.go)
 }
 
 // armingVerb prefixes the verb column of an arming entry, which holds no

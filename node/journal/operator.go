@@ -40,38 +40,13 @@ func (j *Journal) OperatorKey() (ed25519.PublicKey, error) {
 
 // PinOperatorKey pins pub as the operator key and, when e is not nil,
 // records it (an arming entry saying why) in the audit trail, in one
-// transaction.
+// transaction, after whatever was appended before it.
 func (j *Journal) PinOperatorKey(pub ed25519.PublicKey, e *node.AuditEntry) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return errors.New("journal: an operator key to pin must be an Ed25519 public key")
 	}
-	tx, err := j.w.Begin()
-	if err != nil {
-		return fmt.Errorf("journal: begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if _, err := tx.Exec(`INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-		operatorKeyMeta, hex.EncodeToString(pub)); err != nil {
-		return fmt.Errorf("journal: pin the operator key: %w", err)
-	}
-	var seq int64
-	if e != nil {
-		if seq, err = insertArming(tx, *e); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("journal: commit: %w", err)
-	}
-	j.at.commands = max(j.at.commands, seq)
-	if j.anchor != nil {
-		j.anchor.advance(j.at)
-	}
-	return nil
+	return j.Commit(pinBatch(pub, e))
 }
-
-// Commands is the highest command number the journal has committed.
-func (j *Journal) Commands() int64 { return j.at.commands }
 
 // ledgerHeadVerb is the verb column of a research ledger head's entry.
 const ledgerHeadVerb = armingVerb + string(node.ArmingLedgerHead)

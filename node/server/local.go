@@ -41,7 +41,7 @@ func (s *Server) readSnapshot(ctx context.Context, venue string, events int) (no
 	events = min(events, maxEvents)
 	var snap node.Snapshot
 	var serr error
-	if err := s.do(ctx, func() {
+	if err := s.view(ctx, func() {
 		snap, serr = s.eng.snapshot(venue, events, s.cfg.Now())
 		if serr == nil {
 			own(&snap)

@@ -345,6 +345,24 @@ func (s *Server) do(ctx context.Context, f func()) *node.Error {
 	}
 }
 
+// view runs the read f on the fold and returns once what it read is
+// durable: the fold goes on while a group of commands commits
+// (commitThen), so f may see commands whose tickets still wait for the
+// journal, and a reader is shown nothing a crash could take back.
+func (s *Server) view(ctx context.Context, f func()) *node.Error {
+	var seen journal.Point
+	if err := s.do(ctx, func() { f(); seen = s.j.Appended() }); err != nil {
+		return err
+	}
+	if err := s.j.Wait(ctx, seen); err != nil {
+		if ctx.Err() != nil {
+			return node.Errorf(node.KindTimeout, "canceled", "request canceled before the node answered")
+		}
+		return node.Errorf(node.KindUnavailable, "journal", "the journal could not record what this answer would have shown (%v); ask again", err)
+	}
+	return nil
+}
+
 // step takes one mark step and commits it.
 func (s *Server) step() {
 	if s.fault != nil {
@@ -370,8 +388,9 @@ func (s *Server) step() {
 	}
 }
 
-// commit writes a step; on failure it rebuilds the state from the journal,
-// so memory never holds what the journal does not.
+// commit writes a step and returns once it is durable (with every batch
+// handed to the journal before it); on failure it rebuilds the state from
+// the journal, so memory never holds what the journal does not.
 func (s *Server) commit(b *journal.Batch) error {
 	err := s.eng.fault
 	if err == nil {
@@ -381,16 +400,55 @@ func (s *Server) commit(b *journal.Batch) error {
 		s.alertCommitted(b) // alerts.go
 		return nil
 	}
+	s.failed(err)
+	return err
+}
+
+// commitThen hands b to the journal and returns at once, so the fold goes
+// on with the next job while b commits: the commands applied meanwhile go
+// into the next transaction, one set of fsyncs for all of them (the
+// journal's group commit). then runs, on the journal's committer, once b
+// is durable or with the error that lost it; a loss has the fold rebuild
+// its state (heal) before it applies anything built on it.
+func (s *Server) commitThen(b *journal.Batch, then func(error)) {
+	err := s.eng.fault
+	if err == nil {
+		err = s.j.Append(b, func(err error) {
+			if err == nil {
+				s.alertCommitted(b)
+			} else {
+				s.enqueue(s.heal) //nolint:errcheck // a full or closed queue: the fold's next commit finds the journal failed and rebuilds
+			}
+			then(err)
+		})
+		if err == nil {
+			return
+		}
+	}
+	s.failed(err)
+	then(err)
+}
+
+// heal rebuilds the state after a commit the journal lost, unless that was
+// done already. It runs on the fold.
+func (s *Server) heal() {
+	if err := s.j.Err(); err != nil {
+		s.failed(err)
+	}
+}
+
+// failed rebuilds the state from the journal after err lost a commit.
+func (s *Server) failed(err error) {
 	s.log.Error("journal step failed; rebuilding state from the journal", "err", err)
+	s.j.Recover() // what was built on the lost batches goes with the rebuild
 	if rerr := s.rebuild(); rerr != nil {
 		s.fault = rerr
 		s.log.Error("node cannot rebuild its state; refusing commands until restarted", "err", rerr)
-		return err
+		return
 	}
 	for name := range s.eng.remotes { // a rebuilt engine knows nothing the venue said
 		s.reconcile(name, "a journal failure")
 	}
-	return err
 }
 
 // Tick takes one mark step now, through the fold, and returns when it is
@@ -452,13 +510,16 @@ func (s *Server) apply(id, keyID string, c command.Command, reason string) {
 	entry := &node.AuditEntry{Time: now, Ticket: id, KeyID: keyID, Command: c, Reason: reason, ClientOrderID: out.ClientOrderID, Outcome: out}
 	s.eng.checkBreakers(now) // after the command's fills (breakers.go)
 	events := s.eng.take()
-	if err := s.commit(&journal.Batch{Entry: entry, Events: events, Audit: s.breakerAudit(events, node.KeyNode)}); err != nil {
-		out = node.Outcome{Ticket: id, Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
-			Code: "journal", Reason: "the journal could not record the command, so nothing was executed: " + err.Error()}
-	}
-	s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "client_order_id", out.ClientOrderID,
-		"status", string(out.Status), "code", out.Code, "detail", out.Detail)
-	s.tickets.resolve(id, out)
+	// The ticket resolves once the command is durable; the fold does not wait.
+	s.commitThen(&journal.Batch{Entry: entry, Events: events, Audit: s.breakerAudit(events, node.KeyNode)}, func(err error) {
+		if err != nil {
+			out = node.Outcome{Ticket: id, Status: node.Rejected, Verb: c.Verb, ClientOrderID: c.ClientOrderID, Time: now,
+				Code: "journal", Reason: "the journal could not record the command, so nothing was executed: " + err.Error()}
+		}
+		s.log.Info("command", "ticket", id, "key_id", keyID, "verb", string(c.Verb), "client_order_id", out.ClientOrderID,
+			"status", string(out.Status), "code", out.Code, "detail", out.Detail)
+		s.tickets.resolve(id, out)
+	})
 }
 
 // refused resolves the ticket rejected when the node cannot execute
