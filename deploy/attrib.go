@@ -124,8 +124,15 @@ type replayRun struct {
 }
 
 // runReplay runs the replay of d over window w (from the first decision
-// replayed) with the decisions decided (the live ones, or the replay's).
+// replayed) with the decisions decided (the live ones, or the replay's),
+// from d's capital.
 func (r *Runner) runReplay(ctx context.Context, d *Deployment, w strategy.Bars, decided []Decision) (*replayRun, error) {
+	return r.runReplayFrom(ctx, d, w, decided, d.Capital)
+}
+
+// runReplayFrom is runReplay from another capital: the drift breaker's,
+// whose window starts later, where live was flat with that equity.
+func (r *Runner) runReplayFrom(ctx context.Context, d *Deployment, w strategy.Bars, decided []Decision, capital decimal.Decimal) (*replayRun, error) {
 	n := w.Len()
 	sig := strategy.Signals{Long: make([]bool, n), Short: make([]bool, n), Exit: make([]bool, n), Size: make([]float64, n),
 		Exits: strategy.Exits{StopLoss: d.Exits.StopLoss, TakeProfit: d.Exits.TakeProfit, TrailingStop: d.Exits.TrailingStop}}
@@ -152,7 +159,7 @@ func (r *Runner) runReplay(ctx context.Context, d *Deployment, w strategy.Bars, 
 	allow := d.Allowance
 	out := &replayRun{slip: decimal.NewFromFloat(vc.SlippageBps).Shift(-4)}
 	var events []backtest.FillEvent
-	cfg := backtest.Config{Capital: d.Capital, FeeBps: vc.FeeBps, SlippageBps: vc.SlippageBps, Fill: backtest.FillNextOpen, Allowance: &allow,
+	cfg := backtest.Config{Capital: capital, FeeBps: vc.FeeBps, SlippageBps: vc.SlippageBps, Fill: backtest.FillNextOpen, Allowance: &allow,
 		OnFill: func(f backtest.FillEvent) { events = append(events, f) }}
 	res, err := backtest.Run(ctx, w, cfg, backtest.Decisions{Signals: &sig})
 	if err != nil {
@@ -442,12 +449,31 @@ func (p GapParts) Summary() string {
 
 // driftWindow is the drift breaker's window of a running deployment,
 // kept between bars so a check reads only what the last step journaled:
-// the latest decisions that decided (at most MaxReportDecisions, the
-// report's window) and the recorded bars from the first of them.
+// the decisions that decided since the window's start and the recorded
+// bars from the first of them. The window starts at the deployment's
+// first decision and moves on only to a decision taken flat (the one
+// before it decided a flat target), at most MaxReportDecisions back:
+// there live's equity is all cash, so a replay started from it with that
+// equity as its capital is what live should have made since. A window
+// cut anywhere else would replay from the capital, flat, against a live
+// book that holds positions and has compounded, and call the difference
+// drift. A deployment never flat keeps every decision.
 type driftWindow struct {
 	loaded  bool
+	cut     bool // the window no longer starts at the first decision
 	decided []Decision
 	bars    strategy.Bars
+}
+
+// flatCut is the latest index k <= over at which decided may start a
+// window (the decision before it decided a flat target), or 0.
+func flatCut(decided []Decision, over int) int {
+	for k := min(over, len(decided)-1); k > 0; k-- {
+		if prev := decided[k-1]; prev.HasTarget && prev.Target == 0 {
+			return k
+		}
+	}
+	return 0
 }
 
 // refresh reads what d journaled since the last check.
@@ -456,13 +482,19 @@ func (w *driftWindow) refresh(s *Store, d *Deployment) error {
 	if n := len(w.decided); w.loaded && n > 0 {
 		after = w.decided[n-1].Bar.Unix()
 	}
-	decs, err := s.decidedAfter(d.ID, after, MaxReportDecisions)
+	limit := MaxReportDecisions // one step journals one decision
+	if !w.loaded {
+		limit = -1 // all: where the window may start is read from the first
+	}
+	decs, err := s.decidedAfter(d.ID, after, limit)
 	if err != nil {
 		return err
 	}
 	w.decided = append(w.decided, decs...)
 	if over := len(w.decided) - MaxReportDecisions; over > 0 {
-		w.decided = w.decided[over:]
+		if k := flatCut(w.decided, over); k > 0 {
+			w.decided, w.cut = w.decided[k:], true
+		}
 	}
 	w.loaded = true
 	if len(w.decided) == 0 {
@@ -510,18 +542,19 @@ func (r *Runner) trackingGap(ctx context.Context, d *Deployment, win *driftWindo
 		w = w.Slice(0, n) // a copy of the header: appending the bar leaves the window's own length alone
 		appendBar(&w, bar.Time.Unix(), bar.Open, bar.High, bar.Low, bar.Close, bar.Volume)
 	}
-	rp, err := r.runReplay(ctx, d, w, decided)
+	// The live change over the window: from the capital, or, once the
+	// window was cut (at a flat decision), from the equity before that
+	// decision, which the replay starts from too; to d's now.
+	start := d.Capital
+	if win.cut && decided[0].Equity.IsPositive() {
+		start = decided[0].Equity
+	}
+	rp, err := r.runReplayFrom(ctx, d, w, decided, start)
 	if err != nil {
 		return gap, live, replay, false, err
 	}
-	// The live change over the window: from the equity before its first
-	// decision (the capital, unless the window was cut) to d's now.
-	start := decided[0].Equity
-	if start.IsZero() {
-		start = d.Capital
-	}
 	live = d.Equity.Sub(start)
-	replay = decimal.NewFromFloat(rp.res.Curve.Equity[w.Len()-1]).Sub(d.Capital)
+	replay = decimal.NewFromFloat(rp.res.Curve.Equity[w.Len()-1]).Sub(start)
 	return live.Sub(replay), live, replay, true, nil
 }
 
