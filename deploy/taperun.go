@@ -277,10 +277,10 @@ func (t *TapeRun) await(ctx context.Context, n int) error {
 				ready = ready && (caught || ahead)
 				continue
 			}
-			// A portfolio reads its legs one after the other and steps
-			// the calendar bar once it holds a bar of each: back in Next
-			// for the bar after the latest calendar bar, one leg says it
-			// has stepped it.
+			// A portfolio reads its legs side by side, each at most one
+			// bar ahead, and steps the calendar bar once it holds a bar
+			// of each: back in Next for the bar after the latest calendar
+			// bar, one leg says it has stepped it.
 			groups[s.group] = groups[s.group] || (s.waiting && (n == 0 || s.after.Unix() == t.cal[n-1]))
 		}
 		for _, ok := range groups {

@@ -27,9 +27,12 @@ func printAttribution(w io.Writer, a *deploy.Attribution, funding []deploy.Fundi
 	fmt.Fprintf(w, "live/replay  from %s to %s: live P&L %s, replay P&L %s (capital %s)\n", a.From.Format(time.RFC3339), a.To.Format(time.RFC3339),
 		a.Live.StringFixed(2), a.Replay.StringFixed(2), a.Capital)
 	if !a.ReplayFunding.IsZero() {
-		fmt.Fprintf(w, "replay fund  %s at the rates live's settlements imply, on the replay's position\n", a.ReplayFunding.StringFixed(2))
+		fmt.Fprintf(w, "replay fund  %s on the replay's position (the notes say at which rates)\n", a.ReplayFunding.StringFixed(2))
 	}
 	fmt.Fprintf(w, "gap total    %s\n", a.Total.Summary())
+	for _, g := range a.Assets {
+		fmt.Fprintf(w, "gap %s %s\n", g.Series, g.Total.Summary())
+	}
 	for _, d := range a.Days {
 		fmt.Fprintf(w, "gap %s %s\n", d.Day, d.Summary())
 	}

@@ -20,12 +20,13 @@ func TestPrintAttribution(t *testing.T) {
 	}
 	parts := deploy.GapParts{Gap: m("-26.5", "-26.5"), Price: m("-25.96", "-25.96"), Fees: m("-0.04", "-0.04"), Funding: m("-1.5", "-1.5"), Sizing: m("1", "1")}
 	a := &deploy.Attribution{From: at, To: at.Add(time.Hour), Capital: decimal.NewFromInt(10000), Live: decimal.RequireFromString("100.004"),
-		Replay: decimal.RequireFromString("126.5"), Total: parts, Days: []deploy.GapDay{{Day: "2026-03-02", GapParts: parts}}}
+		Replay: decimal.RequireFromString("126.5"), Total: parts, Days: []deploy.GapDay{{Day: "2026-03-02", GapParts: parts}},
+		Assets: []deploy.AssetGap{{Series: "BTC-USD@1m", Total: parts}}}
 	var b strings.Builder
 	printAttribution(&b, a, []deploy.FundingPayment{{Symbol: "BTCUSDT", Time: at, Amount: decimal.RequireFromString("-1.5"), Venue: decimal.RequireFromString("-1.5")}})
 	for _, want := range []string{"funding      -1.5 on BTCUSDT at 2026-03-02T00:05:00Z", "live P&L 100.00, replay P&L 126.50 (capital 10000)",
 		"gap total    gap -26.50 (-26.50 bps): decisions 0.00 (0.00 bps), fill timing 0.00 (0.00 bps), fill price -25.96 (-25.96 bps), sizing 1.00 (1.00 bps), fees -0.04 (-0.04 bps), funding -1.50 (-1.50 bps)",
-		"gap 2026-03-02 gap -26.50"} {
+		"gap 2026-03-02 gap -26.50", "gap BTC-USD@1m gap -26.50 (-26.50 bps): decisions"} {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("report text lacks %q:\n%s", want, b.String())
 		}
