@@ -19,7 +19,6 @@ type ledger interface {
 	mark(day int64, eq float64) Breach
 	markAt(day int64, p float64) Breach // marks the book's own equity at mark p
 	state() []float64                   // cash, qty, fees, slipped, trip entry, qty in, day start, peak
-	equity(mark float64) float64
 }
 
 // floatBook is the research loop's book: the float64 copy.
@@ -43,7 +42,6 @@ func (b *floatBook) mark(day int64, eq float64) Breach {
 	b.d.Mark(day, eq)
 	return b.l.Breached(&b.d, eq)
 }
-func (b *floatBook) equity(m float64) float64 { return b.a.Cash + b.p.Qty*m }
 func (b *floatBook) markAt(day int64, p float64) Breach {
 	eq := b.a.Cash + b.p.Qty*p
 	b.d.Mark(day, eq)
@@ -87,10 +85,6 @@ func (b *genericBook[N]) markAt(day int64, p float64) Breach {
 	eq := b.a.Equity(&b.p, b.from(p))
 	b.d.Mark(day, eq)
 	return b.l.Breached(&b.d, eq)
-}
-func (b *genericBook[N]) equity(m float64) float64 {
-	v, _ := b.to(b.a.Equity(&b.p, b.from(m)))
-	return v
 }
 func (b *genericBook[N]) state() []float64 {
 	var out []float64
