@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"wicket/strategy"
-	"wicket/strategy/script"
 	"wicket/strategy/scriptapi"
 	"wicket/strategy/worker"
 )
@@ -22,8 +21,8 @@ import (
 // worker by the deployment's own decision function (decidePortfolio):
 // at each of the warm-up's last startPointDecisions calendar bars, the
 // weights decided over the whole warm-up are compared with those decided
-// from each later first bar (script.StartPointOffsets: 1/16 to 1/2 of the
-// warm-up in), within script.StartPointTolerance. The decisions need the
+// from each later first bar (scriptapi.StartPointOffsets: 1/16 to 1/2 of the
+// warm-up in), within scriptapi.StartPointTolerance. The decisions need the
 // longest history whose run disagreed; a run that never agreed refuses
 // the deployment, naming the bar, both weights and the fix.
 
@@ -41,7 +40,7 @@ func (r *Runner) portfolioStartPoint(ctx context.Context, d *Deployment, bars []
 	slices.Sort(cal)
 	cal = slices.Compact(cal)
 	n := len(cal)
-	sp := scriptapi.StartPoint{Bars: n, Offsets: script.StartPointOffsets(n), Tolerance: script.StartPointTolerance, Series: []scriptapi.StartPointSeries{}, Warmup: d.Warmup}
+	sp := scriptapi.StartPoint{Bars: n, Offsets: scriptapi.StartPointOffsets(n), Tolerance: scriptapi.StartPointTolerance, Series: []scriptapi.StartPointSeries{}, Warmup: d.Warmup}
 	if len(sp.Offsets) == 0 {
 		sp.Verdict = fmt.Sprintf("not run: %d calendar bar(s) of warm-up leave no later first bar to compare", n)
 		return sp, fmt.Sprintf("the start-point check of strategy %s cannot run over %d calendar bars of warm-up: give --warmup 4 or more (and that much history: wicket data fetch each of %s)", d.Strategy, n, d.Series), nil
@@ -134,7 +133,7 @@ func sameWeights(a, b worker.PortfolioDecision) bool {
 			continue
 		}
 		x, y := a.Weights[k], b.Weights[k]
-		if math.Abs(x-y) > script.StartPointTolerance*max(math.Abs(x), math.Abs(y), 1e-12) {
+		if math.Abs(x-y) > scriptapi.StartPointTolerance*max(math.Abs(x), math.Abs(y), 1e-12) {
 			return false
 		}
 	}

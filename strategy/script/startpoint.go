@@ -26,28 +26,6 @@ import (
 // (Warmup). A deployment given less history than that trades on values a
 // backtest over longer history would not have computed.
 
-// StartPointTolerance is the relative difference below which two values
-// agree (see scriptapi.StartPoint.Tolerance).
-const StartPointTolerance = 1e-9
-
-// StartPointOffsets are the first bars the check runs from, for n bars:
-// n/16, n/8, n/4 and n/2, the ones that are distinct and at least 1 (none
-// below 4 bars). They are fixed so that the same bars give the same
-// report, and spread so that a run from the last of them still has half
-// the bars to converge in.
-func StartPointOffsets(n int) []int {
-	var out []int
-	if n < 4 {
-		return out
-	}
-	for _, d := range []int{16, 8, 4, 2} {
-		if o := n / d; o >= 1 && !slices.Contains(out, o) {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
 // startRun is what one run of the check keeps: its series and, for a
 // signals strategy, its signals; for an on_bar strategy its intents and
 // the numbers it kept on ctx after each bar (by field, NaN where a field
@@ -66,7 +44,7 @@ type startRun struct {
 // strategy failing on the shorter history) is returned, naming the run.
 func (s *Strategy) CheckStartPoint(ctx context.Context, bars strategy.Bars, warmup int) (scriptapi.StartPoint, error) {
 	n := bars.Len()
-	rep := scriptapi.StartPoint{Bars: n, Offsets: StartPointOffsets(n), Tolerance: StartPointTolerance, Series: []scriptapi.StartPointSeries{}, Warmup: warmup}
+	rep := scriptapi.StartPoint{Bars: n, Offsets: scriptapi.StartPointOffsets(n), Tolerance: scriptapi.StartPointTolerance, Series: []scriptapi.StartPointSeries{}, Warmup: warmup}
 	if len(rep.Offsets) == 0 {
 		rep.Verdict = fmt.Sprintf("not run: %d bar(s) leave no later first bar to compare", n)
 		return rep, nil
@@ -339,7 +317,7 @@ func agreement(full, pre []float64, boolean bool) agreed {
 		return agreed{need: j}
 	}
 	rate := math.Log(d1/d0) / float64(last-first) // per bar, negative
-	tol := StartPointTolerance * max(math.Abs(full[last]), math.Abs(pre[last]), scale)
+	tol := scriptapi.StartPointTolerance * max(math.Abs(full[last]), math.Abs(pre[last]), scale)
 	more := math.Log(tol/d1) / rate
 	if math.IsNaN(more) || math.IsInf(more, 0) || more > 1e9 {
 		return agreed{need: j}
@@ -383,7 +361,7 @@ func agree(a, b, scale float64, boolean bool) bool {
 	if boolean || math.IsNaN(a) || math.IsNaN(b) {
 		return false
 	}
-	return math.Abs(a-b) <= StartPointTolerance*max(math.Abs(a), math.Abs(b), scale)
+	return math.Abs(a-b) <= scriptapi.StartPointTolerance*max(math.Abs(a), math.Abs(b), scale)
 }
 
 // signalsAgreeFrom is agreeFrom for the signals: the first bar of the run

@@ -126,8 +126,8 @@ func TestStartPointOffsets(t *testing.T) {
 		n    int
 		want string
 	}{{0, "[]"}, {3, "[]"}, {4, "[1 2]"}, {16, "[1 2 4 8]"}, {1000, "[62 125 250 500]"}} {
-		if got := fmt.Sprint(StartPointOffsets(c.n)); got != c.want {
-			t.Errorf("StartPointOffsets(%d) = %s, want %s", c.n, got, c.want)
+		if got := fmt.Sprint(scriptapi.StartPointOffsets(c.n)); got != c.want {
+			t.Errorf("scriptapi.StartPointOffsets(%d) = %s, want %s", c.n, got, c.want)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package scriptapi
 
+import "slices"
+
 // StartPoint is the start-point check's report: how many bars of history
 // a strategy's values need before they stop depending on where the
 // history began (an EMA's seed, RSI's and ADX's smoothing), and whether a
@@ -55,3 +57,25 @@ type StartPointSeries struct {
 
 // MaxStartPointSeries bounds StartPoint.Series.
 const MaxStartPointSeries = 32
+
+// StartPointTolerance is the relative difference below which two values
+// agree (see StartPoint.Tolerance).
+const StartPointTolerance = 1e-9
+
+// StartPointOffsets are the first bars the check runs from, for n bars:
+// n/16, n/8, n/4 and n/2, the ones that are distinct and at least 1 (none
+// below 4 bars). They are fixed so that the same bars give the same
+// report, and spread so that a run from the last of them still has half
+// the bars to converge in.
+func StartPointOffsets(n int) []int {
+	var out []int
+	if n < 4 {
+		return out
+	}
+	for _, d := range []int{16, 8, 4, 2} {
+		if o := n / d; o >= 1 && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
