@@ -32,6 +32,24 @@ type Bars struct {
 // Len is the number of bars.
 func (b *Bars) Len() int { return len(b.Time) }
 
+// Column is the float column name names (open, high, low, close, volume),
+// the bars' own slice; ok is false for any other name.
+func (b *Bars) Column(name string) (col []float64, ok bool) {
+	switch name {
+	case "open":
+		return b.Open, true
+	case "high":
+		return b.High, true
+	case "low":
+		return b.Low, true
+	case "close":
+		return b.Close, true
+	case "volume":
+		return b.Volume, true
+	}
+	return nil, false
+}
+
 // Slice returns bars [from, to) sharing the backing arrays.
 func (b *Bars) Slice(from, to int) Bars {
 	return Bars{

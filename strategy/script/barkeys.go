@@ -35,19 +35,7 @@ func SourceBarKeys(source string, bars strategy.Bars) *BarKeys {
 // whole says whether vals is bars' column name itself, not a copy or a
 // part of it.
 func (b *BarKeys) whole(name string, vals []float64) bool {
-	var col []float64
-	switch name {
-	case "open":
-		col = b.bars.Open
-	case "high":
-		col = b.bars.High
-	case "low":
-		col = b.bars.Low
-	case "close":
-		col = b.bars.Close
-	case "volume":
-		col = b.bars.Volume
-	}
+	col, _ := b.bars.Column(name)
 	return len(col) == len(vals) && len(col) > 0 && &col[0] == &vals[0]
 }
 

@@ -98,24 +98,14 @@ func (r *run) column(name string) (*Series, error) {
 	if r.bars == nil {
 		return nil, fmt.Errorf("there are no bars at the top level; use bar columns in signals, setup or on_bar")
 	}
-	var vals []float64
-	switch name {
-	case "open":
-		vals = r.bars.Open
-	case "high":
-		vals = r.bars.High
-	case "low":
-		vals = r.bars.Low
-	case "close":
-		vals = r.bars.Close
-	case "volume":
-		vals = r.bars.Volume
-	case "time":
+	vals, ok := r.bars.Column(name)
+	switch {
+	case name == "time":
 		vals = make([]float64, len(r.bars.Time))
 		for i, t := range r.bars.Time {
 			vals[i] = float64(t)
 		}
-	default:
+	case !ok:
 		return nil, fmt.Errorf("no bar column %q", name)
 	}
 	if len(vals) != r.n {

@@ -101,19 +101,8 @@ func (u *universeValue) column(i int, name string) (*Series, error) {
 		return s, nil
 	}
 	b := &u.assets[i]
-	var vals []float64
-	switch name {
-	case "open":
-		vals = b.Open
-	case "high":
-		vals = b.High
-	case "low":
-		vals = b.Low
-	case "close":
-		vals = b.Close
-	case "volume":
-		vals = b.Volume
-	default:
+	vals, ok := b.Column(name)
+	if !ok {
 		return nil, fmt.Errorf("no bar column %q", name)
 	}
 	if len(vals) != u.r.n {
