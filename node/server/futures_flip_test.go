@@ -8,7 +8,10 @@ import (
 
 	"wicket/internal/project"
 	"wicket/internal/testkit"
+	"wicket/node"
+	"wicket/node/binancefutures/binancefuturesfake"
 	"wicket/node/command"
+	"wicket/node/nodetest"
 	"wicket/node/venuerig"
 )
 
@@ -64,18 +67,7 @@ func TestFuturesFlipRefused(t *testing.T) {
 // duplicate and sends nothing; a
 // limit order that would flip is still refused, naming why.
 func TestFuturesFlipSplit(t *testing.T) {
-	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
-	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
-		Futures: project.Futures{Flip: project.FlipSplit, Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 3}}}})})
-	c := srv.Client()
-	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
-		t.Fatal(err)
-	}
-	f.SetPosition("BTCUSDT", "0.1", "60000", 3, "ISOLATED")
-	waitFor(t, "the long read", func() bool {
-		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
-		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
-	})
+	f, srv, c := longOnSplitFlips(t)
 	flip := order("perps", "BTCUSDT", command.Sell, command.Market, "0.3", "")
 	flip.ClientOrderID = "flip-1"
 	out := accepted(t, c, flip)
@@ -115,6 +107,25 @@ func TestFuturesFlipSplit(t *testing.T) {
 	}
 }
 
+// longOnSplitFlips is a node whose armed futures venue splits flips and
+// holds a long of 0.1 BTCUSDT the node has read.
+func longOnSplitFlips(t *testing.T) (*binancefuturesfake.Fake, *nodetest.Server, *node.Client) {
+	t.Helper()
+	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
+	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
+		Futures: project.Futures{Flip: project.FlipSplit, Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 3}}}})})
+	c := srv.Client()
+	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
+		t.Fatal(err)
+	}
+	f.SetPosition("BTCUSDT", "0.1", "60000", 3, "ISOLATED")
+	waitFor(t, "the long read", func() bool {
+		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
+		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
+	})
+	return f, srv, c
+}
+
 // TestFuturesModifyFlipRefused: a modify that raises a resting limit
 // sell's quantity past a long would take the position through zero when
 // it fills; a modify is never split, so it is refused under either flip
@@ -152,18 +163,7 @@ func TestFuturesModifyFlipRefused(t *testing.T) {
 // mints (an agent's, a deployment's) is split into two orders whose ids
 // still fit Binance's 36 characters, and both are booked.
 func TestFuturesFlipSplitMintedID(t *testing.T) {
-	f := venuerig.BinanceFutures(t, "100000", "BTCUSDT")
-	srv := venuerig.Start(t, []venuerig.Venue{venuerig.OnBinanceFutures(f, project.Venue{Name: "perps", MayArm: true, Symbols: []string{"BTCUSDT"},
-		Futures: project.Futures{Flip: project.FlipSplit, Contracts: map[string]project.Contract{"BTCUSDT": {Leverage: 3}}}})})
-	c := srv.Client()
-	if _, err := c.Arm(context.Background(), "perps", time.Hour, "perps", srv.OperatorKey); err != nil {
-		t.Fatal(err)
-	}
-	f.SetPosition("BTCUSDT", "0.1", "60000", 3, "ISOLATED")
-	waitFor(t, "the long read", func() bool {
-		v := (&venueNode{srv: srv, c: c}).venue(t, "perps")
-		return len(v.Positions) == 1 && v.Positions[0].Quantity.Equal(testkit.D("0.1"))
-	})
+	f, _, c := longOnSplitFlips(t)
 	out := accepted(t, c, order("perps", "BTCUSDT", command.Sell, command.Market, "0.3", ""))
 	if len(out.OrderIDs) != 2 || !strings.HasPrefix(out.ClientOrderID, "wk-") {
 		t.Fatalf("the minted flip: %+v", out)
