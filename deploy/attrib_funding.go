@@ -97,7 +97,7 @@ func commitFunding(tx *sql.Tx, b Batch) error {
 
 // FundingPayments reads the funding a deployment booked, oldest first.
 func (s *Store) FundingPayments(id string) ([]FundingPayment, error) {
-	rows, err := s.db.Query(`SELECT doc FROM funding WHERE deployment = ? ORDER BY time, id`, id)
+	rows, err := s.read.Query(`SELECT doc FROM funding WHERE deployment = ? ORDER BY time, id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}

@@ -156,7 +156,7 @@ func (r *Runner) pauseDrifted(d *Deployment, gap, live, replay decimal.Decimal, 
 // decidedAfter reads a deployment's latest limit decisions that decided
 // at bars after after (Unix), oldest first.
 func (s *Store) decidedAfter(id string, after int64, limit int) ([]Decision, error) {
-	rows, err := s.db.Query(`SELECT bar, has_target, target, equity, note FROM
+	rows, err := s.read.Query(`SELECT bar, has_target, target, equity, note FROM
 		(SELECT * FROM decisions WHERE deployment = ? AND status = ? AND bar > ? ORDER BY bar DESC LIMIT ?) ORDER BY bar`, id, DecisionDecided, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
@@ -180,19 +180,9 @@ func (s *Store) decidedAfter(id string, after int64, limit int) ([]Decision, err
 // barsSince reads a deployment's recorded bars from from on, oldest
 // first.
 func (s *Store) barsSince(id, series string, from time.Time) (strategy.Bars, error) {
-	rows, err := s.db.Query(`SELECT time, open, high, low, close, volume FROM bars WHERE deployment = ? AND time >= ? ORDER BY time`, id, from.Unix())
+	rows, err := s.read.Query(`SELECT time, open, high, low, close, volume FROM bars WHERE deployment = ? AND time >= ? ORDER BY time`, id, from.Unix())
 	if err != nil {
 		return strategy.Bars{}, fmt.Errorf("deployments journal: %w", err)
 	}
-	defer rows.Close()
-	b := strategy.Bars{Series: series}
-	for rows.Next() {
-		var t int64
-		var o, h, l, c, v float64
-		if err := rows.Scan(&t, &o, &h, &l, &c, &v); err != nil {
-			return b, fmt.Errorf("deployments journal: %w", err)
-		}
-		appendBar(&b, t, o, h, l, c, v)
-	}
-	return b, rows.Err()
+	return scanBars(rows, series)
 }

@@ -63,7 +63,7 @@ func (s *Store) commitPortfolioAccount(d *Deployment, at time.Time) error {
 // portfolioAccounts reads a portfolio deployment's journaled accounts
 // from unix time from on, oldest first, as the worker takes them.
 func (s *Store) portfolioAccounts(id string, from int64, legs int) ([]worker.PortfolioAccount, error) {
-	rows, err := s.db.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ? ORDER BY time`, accountsKey(id), from)
+	rows, err := s.read.Query(`SELECT time, position, cash, equity FROM accounts WHERE deployment = ? AND time >= ? ORDER BY time`, accountsKey(id), from)
 	if err != nil {
 		return nil, fmt.Errorf("deployments journal: %w", err)
 	}

@@ -363,6 +363,12 @@ func (s *Store) Bars(id, series string, limit int) (strategy.Bars, error) {
 	if err != nil {
 		return strategy.Bars{}, fmt.Errorf("deployments journal: %w", err)
 	}
+	return scanBars(rows, series)
+}
+
+// scanBars reads rows of (time, open, high, low, close, volume), oldest
+// first, as series' bars, and closes them.
+func scanBars(rows *sql.Rows, series string) (strategy.Bars, error) {
 	defer rows.Close()
 	b := strategy.Bars{Series: series}
 	for rows.Next() {
