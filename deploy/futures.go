@@ -1,17 +1,21 @@
 package deploy
 
 import (
+	"time"
 	"wicket/internal/project"
 	"wicket/node"
 )
 
-// orderID is the client order id a deployment's order goes out under at
-// venue vc: cid, but at a margined venue (binance-futures) cut to
+// intentID is the client order id intent n of deployment id at bar goes
+// out under at venue vc, for a single series and a portfolio's legs alike:
+// ClientOrderID, but at a margined venue (binance-futures) cut to
 // GroupIDLen as a bracket's is, since an order there that takes the
-// position through zero is sent split under cid-close and cid-open
+// position through zero is sent split under <id>-close and <id>-open
 // (node/server's flip.go), and those must still travel to the venue
-// (Binance takes 36 characters). The cut id is as deterministic as cid.
-func orderID(vc project.Venue, cid string) string {
+// (Binance takes 36 characters). The cut id is as deterministic as the
+// whole one.
+func intentID(vc project.Venue, id string, bar time.Time, n int) string {
+	cid := ClientOrderID(id, bar, n)
 	if vc.Kind == project.KindBinanceFutures {
 		return groupID(cid)
 	}

@@ -456,7 +456,7 @@ func (r *Runner) StepPortfolio(ctx context.Context, id string, at time.Time, set
 				backtest.AllowMaxOrdersPerDay, d.OrdersToday+len(orders), d.Day, leg.Series, w, at.Format(time.RFC3339)), now)
 			break
 		}
-		in := Intent{ClientOrderID: ClientOrderID(d.ID, at, k), Deployment: d.ID, Bar: at, N: k, Side: string(command.Buy),
+		in := Intent{ClientOrderID: intentID(vc, d.ID, at, k), Deployment: d.ID, Bar: at, N: k, Side: string(command.Buy),
 			Quantity: dq.Abs(), Target: w, Status: IntentSending, Updated: now, Note: "asset " + leg.Series}
 		if dq.IsNegative() {
 			in.Side = string(command.Sell)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"wicket/internal/project"
 	"wicket/node"
 	"wicket/strategy"
 )
@@ -111,5 +112,26 @@ func TestDeployOrderWithoutMarkIsNotSent(t *testing.T) {
 	page, err := g.ns.Client(node.WithClock(g.clk.Now)).Audit(context.Background(), node.AuditQuery{ClientOrderID: in[0].ClientOrderID, Limit: 10})
 	if err != nil || len(page.Entries) != 0 {
 		t.Fatalf("the node heard of it: %+v %v", page.Entries, err)
+	}
+}
+
+// TestIntentIDTravelsOnAFuturesVenue: every order a deployment sends, a
+// single series' or a portfolio leg's, goes out at a binance-futures
+// venue under an id that leaves room for a split flip's -close and -open
+// within Binance's 36 characters, distinct per leg and bar; elsewhere
+// under the whole id.
+func TestIntentIDTravelsOnAFuturesVenue(t *testing.T) {
+	bar := time.Date(2026, 3, 2, 0, 1, 0, 0, time.UTC)
+	fut := project.Venue{Name: "perps", Kind: project.KindBinanceFutures}
+	seen := map[string]bool{}
+	for k := range 3 {
+		id := intentID(fut, "dep-1", bar, k)
+		if len(id+node.FlipCloseSuffix) > 36 || seen[id] {
+			t.Errorf("leg %d: %q (%d characters with -close, seen %v)", k, id, len(id+node.FlipCloseSuffix), seen[id])
+		}
+		seen[id] = true
+	}
+	if got, want := intentID(project.Venue{Name: "paper"}, "dep-1", bar, 1), ClientOrderID("dep-1", bar, 1); got != want {
+		t.Errorf("paper: %q, want the whole id %q", got, want)
 	}
 }

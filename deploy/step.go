@@ -145,7 +145,7 @@ func (r *Runner) Step(ctx context.Context, id string, bar Bar) error {
 			backtest.AllowMaxOrdersPerDay, d.OrdersToday, d.Day, dec.Target, bar.Time.Format(time.RFC3339)), now)
 		return r.cfg.Store.Commit(b)
 	}
-	in := Intent{ClientOrderID: orderID(vc, ClientOrderID(d.ID, bar.Time, 0)), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
+	in := Intent{ClientOrderID: intentID(vc, d.ID, bar.Time, 0), Deployment: d.ID, Bar: bar.Time, Side: string(command.Buy),
 		Quantity: qty.Abs(), Target: dec.Target, Qty: dec.HasQty, Status: IntentSending, Updated: now}
 	if qty.IsNegative() {
 		in.Side = string(command.Sell)
