@@ -133,7 +133,7 @@ func sameWeights(a, b worker.PortfolioDecision) bool {
 			continue
 		}
 		x, y := a.Weights[k], b.Weights[k]
-		if math.Abs(x-y) > scriptapi.StartPointTolerance*max(math.Abs(x), math.Abs(y), 1e-12) {
+		if math.Abs(x-y) > scriptapi.StartPointBound(x, y, 1e-12) {
 			return false
 		}
 	}

@@ -317,7 +317,7 @@ func agreement(full, pre []float64, boolean bool) agreed {
 		return agreed{need: j}
 	}
 	rate := math.Log(d1/d0) / float64(last-first) // per bar, negative
-	tol := scriptapi.StartPointTolerance * max(math.Abs(full[last]), math.Abs(pre[last]), scale)
+	tol := scriptapi.StartPointBound(full[last], pre[last], scale)
 	more := math.Log(tol/d1) / rate
 	if math.IsNaN(more) || math.IsInf(more, 0) || more > 1e9 {
 		return agreed{need: j}
@@ -361,7 +361,7 @@ func agree(a, b, scale float64, boolean bool) bool {
 	if boolean || math.IsNaN(a) || math.IsNaN(b) {
 		return false
 	}
-	return math.Abs(a-b) <= scriptapi.StartPointTolerance*max(math.Abs(a), math.Abs(b), scale)
+	return math.Abs(a-b) <= scriptapi.StartPointBound(a, b, scale)
 }
 
 // signalsAgreeFrom is agreeFrom for the signals: the first bar of the run

@@ -1,6 +1,9 @@
 package scriptapi
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // StartPoint is the start-point check's report: how many bars of history
 // a strategy's values need before they stop depending on where the
@@ -61,6 +64,14 @@ const MaxStartPointSeries = 32
 // StartPointTolerance is the relative difference below which two values
 // agree (see StartPoint.Tolerance).
 const StartPointTolerance = 1e-9
+
+// StartPointBound is how far apart two values a and b may be and still
+// agree: StartPointTolerance of the largest of their magnitudes and scale
+// (a series' typical magnitude, so values near zero are not held to a
+// relative bound of nothing).
+func StartPointBound(a, b, scale float64) float64 {
+	return StartPointTolerance * max(math.Abs(a), math.Abs(b), scale)
+}
 
 // StartPointOffsets are the first bars the check runs from, for n bars:
 // n/16, n/8, n/4 and n/2, the ones that are distinct and at least 1 (none
