@@ -2,25 +2,18 @@ package binance
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"wicket/node"
 	"wicket/node/command"
 	"wicket/node/guardrail"
 
 	bn "github.com/adshao/go-binance/v2"
 
-	"github.com/adshao/go-binance/v2/common"
 	"github.com/shopspring/decimal"
 )
 
@@ -244,38 +237,11 @@ func (r orderReport) venueOrder() node.VenueOrder {
 		Type: r.Type, Side: r.Side, StopPrice: r.StopPrice, UpdateTime: r.TransactTime})
 }
 
-// signedPost sends one signed form POST (spot API "SIGNED endpoint
-// security": HMAC SHA256 of the parameters, timestamp, X-MBX-APIKEY) for
-// an endpoint the library does not serve, once; an error answer is a
-// *common.APIError like the library's.
+// signedPost sends one signed form POST for an endpoint the library does
+// not serve, once (Signer).
 func (a *Adapter) signedPost(ctx context.Context, path string, p url.Values, out any) error {
-	p.Set("timestamp", strconv.FormatInt(a.now().UnixMilli()-a.c.TimeOffset, 10))
-	body := p.Encode()
-	m := hmac.New(sha256.New, []byte(a.apiSecret))
-	m.Write([]byte(body))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.c.BaseURL+path+"?signature="+hex.EncodeToString(m.Sum(nil)), strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-MBX-APIKEY", a.apiKey)
-	resp, err := a.c.HTTPClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 400 {
-		api := &common.APIError{}
-		if json.Unmarshal(data, api) != nil || !api.IsValid() {
-			api.Response = data
-		}
-		return api
-	}
-	return json.Unmarshal(data, out)
+	return Signer{BaseURL: a.c.BaseURL, HTTP: a.c.HTTPClient, Key: a.apiKey, Secret: a.apiSecret, Now: a.now, Offset: a.c.TimeOffset}.
+		Do(ctx, http.MethodPost, path, p, true, out)
 }
 
 // Cancel cancels one order.

@@ -2,24 +2,19 @@ package binancefutures
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/adshao/go-binance/v2/common"
 	"github.com/adshao/go-binance/v2/futures"
 	"github.com/shopspring/decimal"
 
 	"wicket/node"
+	"wicket/node/binance"
 	"wicket/node/command"
 )
 
@@ -90,40 +85,12 @@ func isAlgo(o node.VenueOrder) bool {
 	return conditional(o.Type) || strings.HasSuffix(o.ClientOrderID, node.TakeProfitLegSuffix) || strings.HasSuffix(o.ClientOrderID, node.StopLegSuffix)
 }
 
-// signed sends one signed request (futures "SIGNED endpoint security":
-// HMAC SHA256 of the parameters with timestamp, X-MBX-APIKEY) for an
-// endpoint the library does not serve, once; an error answer is a
-// *common.APIError like the library's.
+// signed sends one signed request for an endpoint the library does not
+// serve, once (binance.Signer: the futures API signs the same way).
 func (a *Adapter) signed(ctx context.Context, method, path string, p url.Values, out any) error {
-	p.Set("timestamp", strconv.FormatInt(a.now().UnixMilli()-a.c.TimeOffset, 10))
-	q := p.Encode()
-	m := hmac.New(sha256.New, []byte(a.apiSecret))
-	m.Write([]byte(q))
-	req, err := http.NewRequestWithContext(ctx, method, a.c.BaseURL+path+"?"+q+"&signature="+hex.EncodeToString(m.Sum(nil)), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("X-MBX-APIKEY", a.apiKey)
-	resp, err := a.c.HTTPClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 400 {
-		api := &common.APIError{}
-		if json.Unmarshal(data, api) != nil || !api.IsValid() {
-			api.Response = data
-		}
-		return api
-	}
-	return json.Unmarshal(data, out)
+	return binance.Signer{BaseURL: a.c.BaseURL, HTTP: a.c.HTTPClient, Key: a.apiKey, Secret: a.apiSecret, Now: a.now, Offset: a.c.TimeOffset}.
+		Do(ctx, method, path, p, false, out)
 }
-
-// --- writes: each sent once ---
 
 // Submit places an order: market and limit as orders (reduceOnly when an
 // exit), stop, stop_limit and trailing_stop as algo orders (reduceOnly).
