@@ -11,7 +11,6 @@ import (
 
 	"wicket/internal/project"
 	"wicket/internal/testkit"
-	"wicket/node"
 	"wicket/node/binance/binancefake"
 	"wicket/node/nodetest"
 	"wicket/node/venuerig"
@@ -54,15 +53,7 @@ func TestDeployBracketAtBinance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := r.Challenge(ActArm, d.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := node.ArmRequest{For: "1h", Confirm: d.ID, Challenge: ch}
-	req.Signature = node.SignOperator(ns.OperatorKey, Statement(ActArm, d.ID, req))
-	if _, err := r.Arm(d.ID, req); err != nil {
-		t.Fatal(err)
-	}
+	operatorArms(t, r, d.ID, ns.OperatorKey, "1h")
 	now := time.Now().UTC().Truncate(time.Minute)
 	bar := func(i int, up bool) Bar {
 		o, cl := 60020.0, 60010.0

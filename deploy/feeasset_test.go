@@ -10,7 +10,6 @@ import (
 
 	"wicket/internal/project"
 	"wicket/internal/testkit"
-	"wicket/node"
 	"wicket/node/venuerig"
 )
 
@@ -40,15 +39,7 @@ func TestDeployFeeInBNBBookedAtItsMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := r.Challenge(ActArm, d.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := node.ArmRequest{For: "1h", Confirm: d.ID, Challenge: ch}
-	req.Signature = node.SignOperator(ns.OperatorKey, Statement(ActArm, d.ID, req))
-	if _, err := r.Arm(d.ID, req); err != nil {
-		t.Fatal(err)
-	}
+	operatorArms(t, r, d.ID, ns.OperatorKey, "1h")
 	now := time.Now().UTC().Truncate(time.Minute)
 	bar := func(i int) Bar {
 		return Bar{Time: now.Add(time.Duration(i-10) * time.Minute), Open: 60000, High: 60020, Low: 59980, Close: 60000, Volume: 1}

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"crypto/ed25519"
 	"io"
 	"math"
 	"os"
@@ -185,4 +186,19 @@ func seq() func() string {
 func dp(v int64) *decimal.Decimal {
 	d := decimal.NewFromInt(v)
 	return &d
+}
+
+// operatorArms arms auto deployment id on r for span as an operator at a
+// terminal does: a challenge, signed with key.
+func operatorArms(t *testing.T, r *Runner, id string, key ed25519.PrivateKey, span string) {
+	t.Helper()
+	ch, err := r.Challenge(ActArm, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := node.ArmRequest{For: span, Confirm: id, Challenge: ch}
+	req.Signature = node.SignOperator(key, Statement(ActArm, id, req))
+	if _, err := r.Arm(id, req); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"wicket/internal/project"
-	"wicket/node"
 	"wicket/node/nodetest"
 	"wicket/node/venuerig"
 )
@@ -89,15 +88,7 @@ func autoNeedsBothArmed(t *testing.T, rv realVenue) {
 	if len(in) != 1 || in[0].Status != IntentRefused || !strings.Contains(in[0].Note, "wicket node arm "+d.ID) || rv.orders() != 0 {
 		t.Fatalf("a disarmed deployment: %+v, %d orders at the venue", in, rv.orders())
 	}
-	ch, err := r.Challenge(ActArm, d.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := node.ArmRequest{For: "1h", Confirm: d.ID, Challenge: ch}
-	req.Signature = node.SignOperator(ns.OperatorKey, Statement(ActArm, d.ID, req))
-	if _, err := r.Arm(d.ID, req); err != nil {
-		t.Fatal(err)
-	}
+	operatorArms(t, r, d.ID, ns.OperatorKey, "1h")
 	if err := r.Step(ctxT(t), d.ID, bar(1, true)); err != nil {
 		t.Fatal(err)
 	}

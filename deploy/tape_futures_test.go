@@ -107,15 +107,7 @@ func futuresTape(t *testing.T, warm, n int) *futuresRun {
 		t.Fatal(err)
 	}
 	g.id = d.ID
-	ch, err := g.r.Challenge(ActArm, d.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := node.ArmRequest{For: "24h", Confirm: d.ID, Challenge: ch}
-	req.Signature = node.SignOperator(ns.OperatorKey, Statement(ActArm, d.ID, req))
-	if _, err := g.r.Arm(d.ID, req); err != nil {
-		t.Fatal(err)
-	}
+	operatorArms(t, g.r, d.ID, ns.OperatorKey, "24h")
 
 	rates := []string{"0.0001", "-0.00025", "0.0004", "0.00005", "-0.0001", "0.0003"}
 	var booked decimal.Decimal
