@@ -2,8 +2,6 @@ package deploy
 
 import (
 	"math"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -20,10 +18,7 @@ import (
 // flat, against a live book that held and had compounded: a drift of
 // tens that paused a deployment doing exactly what it should.
 func TestDriftBreakerPastTheReportWindow(t *testing.T) {
-	n := MaxReportDecisions + 120
-	if v := os.Getenv("DRIFT_N"); v != "" {
-		n, _ = strconv.Atoi(v)
-	}
+	const n = MaxReportDecisions + 120
 	rising := make([]float64, n) // a steady rise: the book compounds
 	cycles := make([]float64, n) // 12 bars up 0.4 %, 8 down 0.3 %: long on up bars, flat on down
 	p := 100.0
