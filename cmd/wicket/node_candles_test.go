@@ -44,6 +44,7 @@ func TestNodeServeRecordsDeployedCandles(t *testing.T) {
 	var dep deploy.Deployment
 	spec := deploy.Spec{Strategy: "flip.star", Source: deployFlip, Series: "BTC-USD@1m", Venue: "bn", Mode: deploy.ModePropose,
 		Capital: decimal.NewFromInt(1000), Warmup: 20}
+	awaitDeployments(ctx, t, c)
 	if err := c.DeploymentsPost(ctx, "", spec, &dep); err != nil {
 		t.Fatalf("deploy: %v\n%s", err, log.String())
 	}

@@ -153,6 +153,7 @@ func TestDeployNodeSurvivesSIGKILLLoop(t *testing.T) {
 	var dep deploy.Deployment
 	spec := deploy.Spec{Strategy: "flip.star", Source: deployFlip, Series: series, Venue: "paper", Mode: deploy.ModeAuto,
 		Capital: decimal.NewFromInt(1000), Warmup: 20}
+	awaitDeployments(ctx, t, client())
 	if err := client().DeploymentsPost(ctx, "", spec, &dep); err != nil {
 		t.Fatalf("deploy: %v", err)
 	}

@@ -213,6 +213,7 @@ func deployKillLoop(t *testing.T, rig killRig) {
 	var dep deploy.Deployment
 	spec := deploy.Spec{Strategy: "flip_bracket.star", Source: deployFlipBracket, Series: series, Venue: rig.venue, Mode: deploy.ModeAuto,
 		Capital: decimal.NewFromInt(1000), Warmup: 10}
+	awaitDeployments(ctx, t, c)
 	if err := c.DeploymentsPost(ctx, "", spec, &dep); err != nil {
 		t.Fatalf("deploy: %v", err)
 	}

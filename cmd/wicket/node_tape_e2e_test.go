@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/url"
@@ -92,6 +94,9 @@ func tapeNode(t *testing.T, dir string, p project.Project, args ...string) *node
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	awaitDeployments(ctx, t, client)
 	return client
 }
 
@@ -254,4 +259,27 @@ func TestNodeServeTapeReplaysAPortfolio(t *testing.T) {
 			d.Deployment.Missed, rep.Replayed, rep.Equal, len(rep.Diverged), n, filled)
 	}
 	t.Logf("%d calendar bars decided (SOL missing %d), %d of the latest %d orders filled (%d of SOL)", rep.Replayed, warm+n-sol.Len(), filled, len(d.Intents), solFilled)
+}
+
+// awaitDeployments returns once the node's deployments service answers:
+// `wicket node serve` listens first and starts its deployment runner
+// beside it, answering deployments_off until then (bounded by ctx).
+func awaitDeployments(ctx context.Context, t *testing.T, client *node.Client) {
+	t.Helper()
+	for {
+		var list json.RawMessage // the answer's shape is the service's; here only whether it answers
+		err := client.DeploymentsGet(ctx, "", nil, &list)
+		var ne *node.Error
+		if !errors.As(err, &ne) || ne.Code != "deployments_off" {
+			if err != nil {
+				t.Fatalf("deployments: %v", err)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the node's deployments never started: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
