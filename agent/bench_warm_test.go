@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,9 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wicket/strategy/history/historytest"
 
 	"wicket/internal/project"
-	"wicket/strategy"
 	"wicket/strategy/history"
 	"wicket/strategy/research"
 )
@@ -103,7 +102,7 @@ var warmRefFigures = map[int]float64{17_544: 13_600, 1_000_000: 160}
 // warmSweep runs the reference's grid over series.
 func warmSweep(b *testing.B, s *session, series string) {
 	b.Helper()
-	res := s.call(b, "run_sweep", fmt.Sprintf(`{"name": "sma", "series": %q, "grid": {"fast": {"from": 5, "to": 50, "step": 5}, "slow": {"from": 20, "to": 200, "step": 20}}}`, series))
+	res := s.call(b, "run_sweep", fmt.Sprintf(`{"name": "sma", "series": %q, "grid": {"fast": {"from": 5, "to": 50, "step": 5}, "slow": {"from": 20, "to": 200, "step": 20}}, "costs": {"volume_cap": "off"}}`, series))
 	if res.IsError {
 		b.Fatalf("run_sweep %s: %s", series, text(res))
 	}
@@ -113,17 +112,7 @@ func warmSweep(b *testing.B, s *session, series string) {
 // history store (strategy/research's million-bar series).
 func writeSine(b *testing.B, proj, series string, n int) {
 	b.Helper()
-	bars := strategy.Bars{Series: series, Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n),
-		Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
-	start := time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	p := 100.0
-	for i := range n {
-		o := p
-		p = 100 + 20*math.Sin(float64(i)/500) + 3*math.Sin(float64(i)/37) + 0.5*math.Sin(float64(i)*1.7)
-		bars.Time[i] = start + int64(i)*3600
-		bars.Open[i], bars.Close[i] = o, p
-		bars.High[i], bars.Low[i], bars.Volume[i] = max(o, p)+0.1, min(o, p)-0.1, 1
-	}
+	bars := historytest.Sine(series, n)
 	s, err := history.Open(project.Project{Root: proj}.HistoryPath())
 	if err != nil {
 		b.Fatal(err)

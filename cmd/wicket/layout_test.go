@@ -95,6 +95,7 @@ var testHelpers = map[string]bool{
 	"wicket/node/nodetest":                  true,
 	"wicket/node/venuetest":                 true,
 	"wicket/strategy/clustertest":           true,
+	"wicket/strategy/history/historytest":   true,
 	"wicket/strategy/provider/providertest": true,
 }
 

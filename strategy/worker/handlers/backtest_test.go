@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,9 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wicket/strategy/history/historytest"
 
 	"wicket/internal/golden"
-	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/script"
@@ -265,17 +264,7 @@ func writeBench(b testing.TB, n int) string {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	bars := strategy.Bars{Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n),
-		Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
-	start := time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	p := 100.0
-	for i := range n {
-		o := p
-		p = 100 + 20*math.Sin(float64(i)/500) + 3*math.Sin(float64(i)/37) + 0.5*math.Sin(float64(i)*1.7)
-		bars.Time[i] = start + int64(i)*3600
-		bars.Open[i], bars.Close[i] = o, p
-		bars.High[i], bars.Low[i], bars.Volume[i] = max(o, p)+0.1, min(o, p)-0.1, 1
-	}
+	bars := historytest.Sine("BENCH@1h", n)
 	if err := s.Write(context.Background(), "BENCH@1h", bars, history.WriteOptions{}); err != nil {
 		b.Fatal(err)
 	}

@@ -49,7 +49,9 @@ func benchChunk(b *testing.B, open func() (path, series string), spill bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: series, Capital: "10000", FeeBps: 10, SlippageBps: 5, Blocks: 16}
+	req := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: series, Capital: "10000", FeeBps: 10, SlippageBps: 5, Blocks: 16,
+		// The reference models no volume cap (strategy/research's refCosts).
+		CostOptions: backtest.CostOptions{VolumeCap: "off"}}
 	for f := 5; f <= 50; f += 5 {
 		for s := 20; s <= 200; s += 20 {
 			req.Combos = append(req.Combos, map[string]any{"fast": int64(f), "slow": int64(s)})
