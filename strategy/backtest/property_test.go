@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -201,34 +202,18 @@ func TestSignalsMatchStepper(t *testing.T) {
 	})
 }
 
-// TestMomentsBlocksOnePass: the moments and the block sums found in one
-// pass are, bit for bit, those of a plain pass for each, for lengths
-// with and without leftover bars and too short for blocks.
-func TestMomentsBlocksOnePass(t *testing.T) {
+// TestBlockStats: the block sums are those of a plain pass over each
+// block, for lengths with and without leftover bars and too short for
+// blocks.
+func TestBlockStats(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 300).Draw(t, "n")
 		s := rapid.SampledFrom([]int{0, 2, 4, 16}).Draw(t, "blocks")
 		r := make([]float64, n)
-		var sum float64
 		for i := range r {
 			r[i] = rapid.Float64Range(-0.1, 0.1).Draw(t, "r")
-			sum += r[i]
 		}
-		mo, blocks := momentsBlocks(r, sum, s)
-		want := Moments{T: n}
-		if n > 0 {
-			want.Mean = sum / float64(n)
-			for _, x := range r {
-				d := x - want.Mean
-				d2 := d * d
-				want.M2 += d2
-				want.M3 += d2 * d
-				want.M4 += d2 * d2
-			}
-		}
-		if mo != want {
-			t.Fatalf("moments %+v, want %+v", mo, want)
-		}
+		blocks := BlockStats(r, s)
 		if s < 2 || n < 2*s {
 			if blocks != nil {
 				t.Fatalf("%d blocks of %d returns", len(blocks), n)
@@ -236,6 +221,9 @@ func TestMomentsBlocksOnePass(t *testing.T) {
 			return
 		}
 		m := n / s
+		if len(blocks) != s {
+			t.Fatalf("%d blocks, want %d", len(blocks), s)
+		}
 		for b, got := range blocks {
 			w := BlockStat{N: m}
 			for _, x := range r[n-m*s+b*m : n-m*s+(b+1)*m] {
@@ -246,8 +234,68 @@ func TestMomentsBlocksOnePass(t *testing.T) {
 				t.Fatalf("block %d: %+v, want %+v", b, got, w)
 			}
 		}
-		if got := BlockStats(r, s); len(got) != s || got[0] != blocks[0] || got[s-1] != blocks[s-1] {
-			t.Fatalf("BlockStats %v, want %v", got, blocks)
+	})
+}
+
+// TestPowerMomentsAgreeWithTwoPass: the moments a run finds from the
+// power sums of its returns (one pass, no returns kept) are those of the
+// deviations from the mean (a second pass) to within 1e-12 relative: the
+// mean bit for bit, M2 and M4 relative to themselves, M3 relative to the
+// sum of |deviation|^3 (it may itself cancel to about 0). Where the
+// mean is too large against the spread the run sums the deviations, bit
+// for bit the second pass. The returns are drawn as a run's are: long
+// stretches of exact zeros (flat), a drift, per-bar noise.
+func TestPowerMomentsAgreeWithTwoPass(t *testing.T) {
+	fallbacks := 0
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 3000).Draw(t, "n")
+		drift := rapid.Float64Range(-0.02, 0.02).Draw(t, "drift")
+		noise := rapid.SampledFrom([]float64{0, 1e-6, 1e-3, 0.05}).Draw(t, "noise")
+		flat := rapid.Float64Range(0, 0.9).Draw(t, "flat share")
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		r := make([]float64, n)
+		for i := range r {
+			if rng.Float64() >= flat {
+				r[i] = drift + noise*rng.NormFloat64()
+			}
+		}
+		var sum float64
+		for _, x := range r {
+			sum += x
+		}
+		want := centralMoments(r, sum)
+		got := MomentsOf(r)
+		var x2, x3, x4 float64
+		for _, x := range r {
+			x2 += x * x
+			x3 += x * x * x
+			x4 += x * x * x * x
+		}
+		if _, ok := powerMoments(n, sum, x2, x3, x4); !ok {
+			fallbacks++
+			if got != want {
+				t.Fatalf("fallback moments %+v, want the two-pass %+v", got, want)
+			}
+			return
+		}
+		var abs3 float64
+		for _, x := range r {
+			d := math.Abs(x - want.Mean)
+			abs3 += d * d * d
+		}
+		if got.T != want.T || !sameBits(got.Mean, want.Mean) {
+			t.Fatalf("moments %+v, want %+v", got, want)
+		}
+		for _, c := range []struct {
+			name           string
+			got, want, ref float64
+		}{{"M2", got.M2, want.M2, want.M2}, {"M3", got.M3, want.M3, abs3}, {"M4", got.M4, want.M4, want.M4}} {
+			if math.Abs(c.got-c.want) > 1e-12*c.ref {
+				t.Fatalf("%s %v, two-pass %v: off by %.3g of %v (n %d, mean %v)", c.name, c.got, c.want, math.Abs(c.got-c.want)/c.ref, c.ref, n, want.Mean)
+			}
 		}
 	})
+	if fallbacks == 0 {
+		t.Error("no draw fell back to the two-pass moments: that path is not compared")
+	}
 }
