@@ -330,59 +330,24 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			i = j - 1
 			continue
 		}
-		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.perBar && s.cost.carry == 0 {
+		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.perBar && s.cost.carry == 0 && s.allow == nil {
 			// In a position, nothing pending: each bar only marks the
 			// position to its close (until equity reaches zero, which the
 			// bar-by-bar path handles); the accounting is the bar-by-bar
-			// path's, in a tighter loop.
-			guarded, lo, hi := len(s.legs) > 0, s.bandLo, s.bandHi
-			// Views of bars i to end, indexed by k (bar i+k) unchecked.
-			cl, lw, hg := close[i:end], low[i:end], high[i:end]
-			var rt []float64
+			// path's, in a tighter loop (markHeld). An allowance marks
+			// each bar's equity (limits.mark): the bar-by-bar path does.
+			var eqs, rt []float64
+			if equity != nil {
+				eqs = equity[i:end]
+			}
 			if returns != nil {
 				rt = returns[i:end]
 			}
-			k := 0
-			for ; k < len(cl); k++ {
-				if guarded && !(lw[k] > lo && hg[k] < hi) {
-					break // an exit may fill: the bar-by-bar path walks it
-				}
-				c := cl[k]
-				eq := cash + pos*c
-				if eq <= 0 {
-					break
-				}
-				r := 0.0
-				if prev > 0 && eq != prev {
-					r = eq/prev - 1
-				}
-				if equity != nil {
-					equity[i+k] = eq
-				}
-				if s.allow != nil {
-					s.allow.mark(i+k, eq) // no decision here: a trip pauses the next one
-				}
-				if rt != nil {
-					rt[k] = r
-				}
-				sum += r
-				dn := min(r, 0)
-				down += dn * dn
-				r2 := r * r
-				s2 += r2
-				s3 += r2 * r
-				s4 += r2 * r2
-				bsum += r
-				bsq += r2
-				if eq >= peak {
-					acc.newPeak(i+k, eq)
-					peak, floor = acc.peak, acc.floor
-				} else if eq < floor {
-					acc.deepen(eq)
-					floor = acc.floor
-				}
-				prev = eq
-			}
+			h := heldSums{cash: cash, pos: pos, prev: prev, peak: peak, floor: floor,
+				sum: sum, down: down, s2: s2, s3: s3, s4: s4, bsum: bsum, bsq: bsq}
+			k := s.markHeld(&h, i, close[i:end], low[i:end], high[i:end], eqs, rt)
+			prev, peak, floor = h.prev, h.peak, h.floor
+			sum, down, s2, s3, s4, bsum, bsq = h.sum, h.down, h.s2, h.s3, h.s4, h.bsum, h.bsq
 			j := i + k
 			if j > i {
 				exposed += j - i
@@ -498,6 +463,73 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	acc.sum, acc.down, acc.s2, acc.s3, acc.s4 = sum, down, s2, s3, s4
 	s.exposed, s.finalEquity = exposed, prev
 	return nil
+}
+
+// heldSums are what the in-position loop (markHeld) carries from bar to bar:
+// the account, the last equity, the curve's peak and floor and the running
+// sums (run's locals of the same names).
+type heldSums struct {
+	cash, pos, prev       float64
+	peak, floor           float64
+	sum, down, s2, s3, s4 float64
+	bsum, bsq             float64
+}
+
+// markHeld marks a held position to the closes cl of bars i, i+1, ... with
+// the bar-by-bar path's accounting, and returns how many bars it took: it
+// stops before a bar whose equity would reach zero, or whose low or high
+// (lw, hg) may reach a resting exit, for the bar-by-bar path. It writes
+// each bar's equity and return where eqs and rt (views of bars i on) are
+// not nil. A function of its own without calls in its loop, so that its
+// state stays in registers.
+func (s *sim) markHeld(h *heldSums, i int, cl, lw, hg, eqs, rt []float64) int {
+	cash, pos, prev := h.cash, h.pos, h.prev
+	peak, floor := h.peak, h.floor
+	sum, down, s2, s3, s4 := h.sum, h.down, h.s2, h.s3, h.s4
+	bsum, bsq := h.bsum, h.bsq
+	guarded, lo, hi := len(s.legs) > 0, s.bandLo, s.bandHi
+	lw, hg = lw[:len(cl)], hg[:len(cl)] // indexed by k unchecked
+	acc := &s.curve
+	k := 0
+	for ; k < len(cl); k++ {
+		if guarded && !(lw[k] > lo && hg[k] < hi) {
+			break // an exit may fill: the bar-by-bar path walks it
+		}
+		eq := cash + pos*cl[k]
+		if eq <= 0 {
+			break
+		}
+		// prev > 0 (equity never reached zero), and eq == prev gives
+		// exactly 0, as the bar-by-bar path's branch does.
+		r := eq/prev - 1
+		if eqs != nil {
+			eqs[k] = eq
+		}
+		if rt != nil {
+			rt[k] = r
+		}
+		sum += r
+		dn := min(r, 0)
+		down += dn * dn
+		r2 := r * r
+		s2 += r2
+		s3 += r2 * r
+		s4 += r2 * r2
+		bsum += r
+		bsq += r2
+		if eq >= peak {
+			acc.newPeak(i+k, eq)
+			peak, floor = acc.peak, acc.floor
+		} else if eq < floor {
+			acc.deepen(eq)
+			floor = acc.floor
+		}
+		prev = eq
+	}
+	h.prev, h.peak, h.floor = prev, peak, floor
+	h.sum, h.down, h.s2, h.s3, h.s4 = sum, down, s2, s3, s4
+	h.bsum, h.bsq = bsum, bsq
+	return k
 }
 
 // metrics are the run's figures: the curve's from the accumulator, the
