@@ -56,6 +56,7 @@ type Scratch struct {
 	Returns bool
 	returns []float64
 	prices  priceCheck
+	grid    timeGrid
 }
 
 func grow(b []float64, n int) []float64 {
@@ -87,6 +88,8 @@ func Evaluate(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions, 
 		}
 		s := newSim(bars, cfg, g, capital, nil, returns, sc.Blocks)
 		s.prices = &sc.prices
+		s.curve.step = int64(g.Duration() / time.Second)
+		s.curve.even = sc.grid.evenBars(bars.Time, s.curve.step)
 		if err := s.run(ctx, d); err != nil {
 			return Evaluation{}, err
 		}

@@ -110,8 +110,13 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 // here. A return of exactly 0 moves no sum, so a loop may leave out the
 // bars it knows to have none.
 type curveAcc struct {
-	capital    float64
-	times      []int64 // the bars' times
+	capital float64
+	times   []int64 // the bars' times
+	// The bars before even are step seconds apart (timeGrid), so a
+	// drawdown among them lasts its bars times step, without reading
+	// the times (0: always read them).
+	step       int64
+	even       int
 	sum, down  float64 // of r and of min(r, 0)^2
 	s2, s3, s4 float64 // of r^2, r^3 and r^4, for the moments
 	peak       float64
@@ -148,7 +153,13 @@ func (a *curveAcc) deepen(e float64) {
 // regained closes the drawdown that ends (or is cut by the data's end) at
 // bar i.
 func (a *curveAcc) regained(i int) {
-	bars, dur := i-a.peakAt, time.Duration(a.times[i]-a.times[a.peakAt])*time.Second
+	bars := i - a.peakAt
+	var dur time.Duration
+	if i < a.even {
+		dur = time.Duration(int64(bars)*a.step) * time.Second
+	} else {
+		dur = time.Duration(a.times[i]-a.times[a.peakAt]) * time.Second
+	}
 	if dur > a.longestFor || (dur == a.longestFor && bars > a.longest) {
 		a.longest, a.longestFor = bars, dur
 	}

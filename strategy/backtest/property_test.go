@@ -168,6 +168,14 @@ func TestSignalsMatchStepper(t *testing.T) {
 		if rapid.IntRange(0, 4).Draw(t, "bad price") == 0 {
 			bars.Close[rapid.IntRange(0, n-1).Draw(t, "bad bar")] = math.NaN()
 		}
+		if rapid.Bool().Draw(t, "gap") {
+			// A gap in the bars: the drawdown durations across it are
+			// not their bars times the bar length (curveAcc.even).
+			gap := int64(rapid.IntRange(1, 48).Draw(t, "gap hours")) * 3600
+			for j := rapid.IntRange(1, n-1).Draw(t, "gap at"); j < n; j++ {
+				bars.Time[j] += gap
+			}
+		}
 		targets := sig.Targets(n)
 		st := stepFunc(func(i int, _ strategy.Account) (strategy.Intent, error) {
 			if math.IsNaN(targets[i]) {
