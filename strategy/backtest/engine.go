@@ -324,7 +324,7 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			}
 			if prev >= peak {
 				acc.newPeak(i, prev)
-				acc.peakAt, acc.lastPeak = j-1, j-1
+				acc.peakAt = j - 1
 				peak, floor = acc.peak, acc.floor
 			} else if prev < floor {
 				acc.deepen(prev)

@@ -121,32 +121,33 @@ type curveAcc struct {
 	s2, s3, s4 float64 // of r^2, r^3 and r^4, for the moments
 	peak       float64
 	peakAt     int
-	lastPeak   int     // the last bar that was a peak, -1 before one
-	floor      float64 // equity below this deepens the max drawdown: peak * (1 - maxDD)
+	floor      float64 // equity below this deepens the max drawdown: peak * keep
 	maxDD      float64
+	keep       float64 // 1 - maxDD
 	longest    int
-	longestFor time.Duration
+	longestFor int64 // seconds
 }
 
 // newCurveAcc starts the accumulator of a curve over bars at times
 // (read only when a drawdown ends, so a run's loop never reads them).
 func newCurveAcc(capital float64, times []int64) curveAcc {
-	return curveAcc{capital: capital, times: times, peak: capital, floor: capital, lastPeak: -1}
+	return curveAcc{capital: capital, times: times, peak: capital, floor: capital, keep: 1}
 }
 
 // newPeak takes bar i whose equity e is at or above the peak,
 // ending the drawdown in progress if there is one.
 func (a *curveAcc) newPeak(i int, e float64) {
-	if a.lastPeak != i-1 {
-		a.regained(i)
+	if a.peakAt != i-1 {
+		a.regained(i) // a no-op at bar 0, the capital's peak
 	}
-	a.peak, a.peakAt, a.lastPeak = e, i, i
-	a.floor = a.peak * (1 - a.maxDD)
+	a.peak, a.peakAt = e, i
+	a.floor = e * a.keep
 }
 
 // deepen takes an equity e below the floor: a deeper drawdown.
 func (a *curveAcc) deepen(e float64) {
 	a.maxDD = 1 - e/a.peak
+	a.keep = 1 - a.maxDD
 	a.floor = e
 }
 
@@ -154,14 +155,12 @@ func (a *curveAcc) deepen(e float64) {
 // bar i.
 func (a *curveAcc) regained(i int) {
 	bars := i - a.peakAt
-	var dur time.Duration
-	if i < a.even {
-		dur = time.Duration(int64(bars)*a.step) * time.Second
-	} else {
-		dur = time.Duration(a.times[i]-a.times[a.peakAt]) * time.Second
+	secs := int64(bars) * a.step
+	if i >= a.even {
+		secs = a.times[i] - a.times[a.peakAt]
 	}
-	if dur > a.longestFor || (dur == a.longestFor && bars > a.longest) {
-		a.longest, a.longestFor = bars, dur
+	if secs > a.longestFor || (secs == a.longestFor && bars > a.longest) {
+		a.longest, a.longestFor = bars, secs
 	}
 }
 
@@ -345,10 +344,10 @@ func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64
 		m.CAGR = math.NaN()
 	}
 	m.MaxDrawdown = a.maxDD
-	if a.lastPeak != n-1 {
+	if a.peakAt != n-1 {
 		a.regained(n - 1)
 	}
-	m.MaxDrawdownBars, m.MaxDrawdownDuration = a.longest, a.longestFor
+	m.MaxDrawdownBars, m.MaxDrawdownDuration = a.longest, time.Duration(a.longestFor)*time.Second
 
 	mo, ok := a.moments(n, returns)
 	m.Sharpe, m.Sortino = math.NaN(), math.NaN()
