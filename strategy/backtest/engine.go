@@ -291,7 +291,9 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 	cash, pos, bust := s.acct.Cash, s.held.Qty, false
 	peak, floor := acc.peak, acc.floor
 	prev := s.capital
-	next := -1 // the next bar with a target, once asked for (>= i)
+	next := -1                // the next bar with a target, once asked for (>= i)
+	peekFrom, peeked := -1, 0 // src.next(peekFrom, n), asked ahead
+	vol := b.Volume[:n]
 	for i := 0; i < n; i++ {
 		if i == bnext {
 			bnext = s.blocks.cut(i, bsum, bsq)
@@ -303,7 +305,25 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			}
 		}
 		if src != nil && next < i {
-			next = src.next(i, n)
+			if i == peekFrom {
+				next = peeked
+			} else {
+				next = src.next(i, n)
+			}
+			// The target after next is found now, and its bar's prices
+			// (and the volume its fill is capped by) are fetched ahead:
+			// the tight loops skip bars, so the hardware would not, and
+			// a million-bar run would wait for memory at every decision.
+			if next < n-1 {
+				peekFrom, peeked = next+1, src.next(next+1, n)
+				if peeked < n {
+					prefetch(&open[peeked])
+					prefetch(&close[peeked])
+					if s.cost.volPct > 0 && peeked+1 < n {
+						prefetch(&vol[peeked+1])
+					}
+				}
+			}
 		}
 		// The bars before the next target (or a bad price, which the
 		// bar-by-bar path reports), up to the next context check or
