@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -194,7 +195,9 @@ func TestSignalsMatchStepper(t *testing.T) {
 		if string(ja) != string(jb) {
 			t.Fatalf("signals and stepper differ:\n%s\n%s", ja, jb)
 		}
-		var sc Scratch
+		// Evaluate keeps no returns: its moments and blocks, summed in
+		// the tight loops, are those of the bar-by-bar run's returns.
+		sc := Scratch{Blocks: rapid.SampledFrom([]int{0, 2, 3, 8}).Draw(t, "blocks")}
 		for range 2 { // the second run finds its price check in the scratch
 			ev, err := Evaluate(context.Background(), bars, cfg, Decisions{Signals: &sig}, &sc)
 			if (err == nil) != (errA == nil) {
@@ -202,9 +205,15 @@ func TestSignalsMatchStepper(t *testing.T) {
 			}
 			if err == nil {
 				jm, _ := json.Marshal(ev.Metrics)
-				jr, _ := json.Marshal(a.Metrics)
+				jr, _ := json.Marshal(b.Metrics)
 				if string(jm) != string(jr) {
 					t.Fatalf("Evaluate and Run differ:\n%s\n%s", jm, jr)
+				}
+				if mo := MomentsOf(b.Returns); ev.Moments != mo {
+					t.Fatalf("Evaluate's moments %+v, the stepper's returns' %+v", ev.Moments, mo)
+				}
+				if bs := BlockStats(b.Returns, sc.Blocks); !slices.Equal(ev.Blocks, bs) {
+					t.Fatalf("Evaluate's blocks %+v, the stepper's returns' %+v", ev.Blocks, bs)
 				}
 			}
 		}
