@@ -43,9 +43,10 @@ type Evaluation struct {
 
 // Scratch is the memory Evaluate reuses from one run to the next, so a
 // sweep's combinations allocate nothing per bar. A Scratch serves one
-// evaluation at a time. It also remembers the price check of the last
-// bars it saw (holding their open and close columns, known by address):
-// bars evaluated through one Scratch must not change between evaluations.
+// evaluation at a time. It also remembers the price check and the time
+// grid of the last bars it saw (holding their open, close and time
+// columns, known by address): bars evaluated through one Scratch must not
+// change between evaluations.
 type Scratch struct {
 	// Blocks, when >= 2, asks each evaluation for its returns in that
 	// many blocks (Evaluation.Blocks).
