@@ -19,7 +19,7 @@ func Run(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions) (*Res
 		return nil, err
 	}
 	n := bars.Len()
-	s := newSim(bars, cfg, g, capital, make([]float64, n), make([]float64, n))
+	s := newSim(bars, cfg, g, capital, make([]float64, n), make([]float64, n), 0)
 	if err := s.run(ctx, d); err != nil {
 		return nil, err
 	}
@@ -35,22 +35,29 @@ type Evaluation struct {
 	// summed in the pass that finds their moments; nil when not asked for
 	// or when there are too few returns.
 	Blocks []BlockStat
-	// Returns are the per-bar returns (see Returns). They live in the
-	// Scratch the evaluation used and are overwritten by its next use.
+	// Returns are the per-bar returns (see Returns) when Scratch.Returns
+	// asked for them, else nil. They live in the Scratch the evaluation
+	// used and are overwritten by its next use.
 	Returns []float64
 }
 
 // Scratch is the memory Evaluate reuses from one run to the next, so a
 // sweep's combinations allocate nothing per bar. A Scratch serves one
-// evaluation at a time. It also remembers the price check of the last
-// bars it saw (holding their open and close columns, known by address):
-// bars evaluated through one Scratch must not change between evaluations.
+// evaluation at a time. It also remembers the price check and the time
+// grid of the last bars it saw (holding their open, close and time
+// columns, known by address): bars evaluated through one Scratch must not
+// change between evaluations.
 type Scratch struct {
 	// Blocks, when >= 2, asks each evaluation for its returns in that
 	// many blocks (Evaluation.Blocks).
-	Blocks  int
+	Blocks int
+	// Returns asks each evaluation for its per-bar returns
+	// (Evaluation.Returns). Without it a run of targets or signals writes
+	// none: its moments and blocks come from sums kept as it goes.
+	Returns bool
 	returns []float64
 	prices  priceCheck
+	grid    timeGrid
 }
 
 func grow(b []float64, n int) []float64 {
@@ -61,23 +68,46 @@ func grow(b []float64, n int) []float64 {
 }
 
 // Evaluate backtests like Run in one streaming pass that keeps neither the
-// trades nor the equity curve: the metrics accumulate bar by bar, and the
-// only per-bar memory is sc's return buffer, reused across calls. Its
-// Metrics are bit for bit the ones Run reports for the same inputs.
+// trades nor the equity curve: the metrics, the moments and the blocks
+// accumulate bar by bar, and the only per-bar memory is sc's return
+// buffer, reused across calls and written only when sc.Returns asks for
+// the returns (or the decisions come from a stepper). Its Metrics are bit
+// for bit the ones Run reports for the same inputs.
 func Evaluate(ctx context.Context, bars strategy.Bars, cfg Config, d Decisions, sc *Scratch) (Evaluation, error) {
 	capital, g, err := check(bars, cfg, d)
 	if err != nil {
 		return Evaluation{}, err
 	}
-	sc.returns = grow(sc.returns, bars.Len())
-	s := newSim(bars, cfg, g, capital, nil, sc.returns)
-	s.prices = &sc.prices
-	err = s.run(ctx, d)
-	if err != nil {
-		return Evaluation{}, err
+	// A stepper keeps state and a fill hook is told each fill, so neither
+	// can run twice: those runs write their returns from the start.
+	keep := sc.Returns || d.Stepper != nil || cfg.OnFill != nil
+	for {
+		var returns []float64
+		if keep {
+			sc.returns = grow(sc.returns, bars.Len())
+			returns = sc.returns
+		}
+		s := newSim(bars, cfg, g, capital, nil, returns, sc.Blocks)
+		s.prices = &sc.prices
+		s.curve.step = int64(g.Duration() / time.Second)
+		s.curve.even = sc.grid.evenBars(bars.Time, s.curve.step)
+		if err := s.run(ctx, d); err != nil {
+			return Evaluation{}, err
+		}
+		m, mo, bs, ok := s.metrics(g)
+		if !ok && !keep {
+			// The returns' mean is too large against their spread for
+			// the moments from power sums (curveAcc.moments): run again
+			// keeping the returns, for the two-pass moments.
+			keep = true
+			continue
+		}
+		ev := Evaluation{Metrics: m, Moments: mo, Blocks: bs}
+		if sc.Returns {
+			ev.Returns = returns
+		}
+		return ev, nil
 	}
-	m, mo, bs := s.metrics(g, sc.Blocks)
-	return Evaluation{Metrics: m, Moments: mo, Blocks: bs, Returns: s.returns}, nil
 }
 
 // check validates a run's inputs and returns the capital as a float and
@@ -159,8 +189,9 @@ type sim struct {
 	held        book.FloatPosition // the position and its round trip
 	target      float64            // the standing target; NaN after a Qty trade
 	equity      []float64          // nil when the curve is not kept (Evaluate)
-	returns     []float64
+	returns     []float64          // nil when the returns are not kept (Evaluate)
 	curve       curveAcc
+	blocks      blockSums
 	closed      tradeAcc
 	keep        bool        // keep every trade (Run) or only their tally (Evaluate)
 	prices      *priceCheck // a Scratch's price check; nil checks every run
@@ -186,9 +217,10 @@ type sim struct {
 	cost costState // funding, borrow, margin and the volume cap (costs.go)
 }
 
-// newSim prepares a run over bars; equity is where the curve goes (nil:
-// not kept), returns where the per-bar returns go, both of bars.Len().
-func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital float64, equity, returns []float64) *sim {
+// newSim prepares a run over bars; equity is where the curve goes,
+// returns where the per-bar returns go (nil: not kept), both of
+// bars.Len(); blocks is how many blocks of returns to sum (BlockStats).
+func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital float64, equity, returns []float64, blocks int) *sim {
 	fee, slip := cfg.FeeBps/1e4, cfg.SlippageBps/1e4
 	return &sim{
 		bars:     bars,
@@ -200,7 +232,7 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 		acct:     book.FloatAccount{Cash: capital},
 		equity:   equity,
 		returns:  returns,
-		curve:    newCurveAcc(capital, bars.Time[0]),
+		curve:    newCurveAcc(capital, bars.Time),
 		keep:     equity != nil,
 		negCash:  -1,
 		bust:     -1,
@@ -210,6 +242,7 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 		allow:    newLimits(cfg.Allowance, cfg.Capital, capital, bars.Time),
 		cost:     newCostState(cfg.Costs, int64(g.Duration()/time.Second), bars.Volume),
 		onFill:   cfg.OnFill,
+		blocks:   newBlockSums(bars.Len(), blocks),
 	}
 }
 
@@ -221,10 +254,13 @@ func newSim(bars strategy.Bars, cfg Config, g strategy.Granularity, capital floa
 func (s *sim) run(ctx context.Context, d Decisions) error {
 	b := &s.bars
 	n := b.Len()
-	open, close, times := b.Open[:n], b.Close[:n], b.Time[:n]
-	equity, returns := s.equity, s.returns[:n]
+	open, close := b.Open[:n], b.Close[:n]
+	equity, returns := s.equity, s.returns
 	if equity != nil {
 		equity = equity[:n]
+	}
+	if returns != nil {
+		returns = returns[:n]
 	}
 	// The vectorised decisions come as a target source: the engine asks
 	// it for the next bar with a target and runs the bars before it in
@@ -247,39 +283,69 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		hasPending bool
 		exposed    int
 		sum, down  float64
+		s2, s3, s4 float64 // the sums of r^2, r^3 and r^4 (curveAcc)
+		bsum, bsq  float64 // the block's sums of r and r^2 (blockSums)
 	)
+	bnext := s.blocks.first() // the bar that starts the next block
 	// The hot state lives in locals; the rare events (fills, new peaks,
 	// deeper drawdowns, going bust) update s and the locals are read back.
 	cash, pos, bust := s.acct.Cash, s.held.Qty, false
 	peak, floor := acc.peak, acc.floor
 	prev := s.capital
-	next := -1 // the next bar with a target, once asked for (>= i)
+	next := -1                // the next bar with a target, once asked for (>= i)
+	peekFrom, peeked := -1, 0 // src.next(peekFrom, n), asked ahead
+	vol := b.Volume[:n]
 	for i := 0; i < n; i++ {
+		if i == bnext {
+			bnext = s.blocks.cut(i, bsum, bsq)
+			bsum, bsq = 0, 0
+		}
 		if i&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
 				return &Error{Kind: KindCanceled, Msg: fmt.Sprintf("backtest stopped at bar %d of %d", i, n), Err: err}
 			}
 		}
 		if src != nil && next < i {
-			next = src.next(i, n)
+			if i == peekFrom {
+				next = peeked
+			} else {
+				next = src.next(i, n)
+			}
+			// The target after next is found now, and its bar's prices
+			// (and the volume its fill is capped by) are fetched ahead:
+			// the tight loops skip bars, so the hardware would not, and
+			// a million-bar run would wait for memory at every decision.
+			if next < n-1 {
+				peekFrom, peeked = next+1, src.next(next+1, n)
+				if peeked < n {
+					prefetch(&open[peeked])
+					prefetch(&close[peeked])
+					if s.cost.volPct > 0 && peeked+1 < n {
+						prefetch(&vol[peeked+1])
+					}
+				}
+			}
 		}
 		// The bars before the next target (or a bad price, which the
-		// bar-by-bar path reports), up to the next context check.
-		end := min(next, valid, (i|0x3fff)+1)
+		// bar-by-bar path reports), up to the next context check or
+		// block.
+		end := min(next, valid, (i|0x3fff)+1, bnext)
 		if pos == 0 && !hasPending && !bust && src != nil && end > i && s.cost.carry == 0 {
 			// Flat, nothing pending: equity stays at prev and every
 			// return is exactly 0, so the sums do not move and the peak
 			// only needs its first and last bar.
 			j := end
-			clear(returns[i:j])
+			if returns != nil {
+				clear(returns[i:j])
+			}
 			if equity != nil {
 				for k := i; k < j; k++ {
 					equity[k] = prev
 				}
 			}
 			if prev >= peak {
-				acc.newPeak(i, times[i], prev)
-				acc.peakAt, acc.peakTime, acc.lastPeak = j-1, times[j-1], j-1
+				acc.newPeak(i, prev)
+				acc.peakAt = j - 1
 				peak, floor = acc.peak, acc.floor
 			} else if prev < floor {
 				acc.deepen(prev)
@@ -288,47 +354,24 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			i = j - 1
 			continue
 		}
-		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.perBar && s.cost.carry == 0 {
+		if pos != 0 && !hasPending && !bust && src != nil && end > i && !s.cost.perBar && s.cost.carry == 0 && s.allow == nil {
 			// In a position, nothing pending: each bar only marks the
 			// position to its close (until equity reaches zero, which the
 			// bar-by-bar path handles); the accounting is the bar-by-bar
-			// path's, in a tighter loop.
-			guarded, lo, hi := len(s.legs) > 0, s.bandLo, s.bandHi
-			// Views of bars i to end, indexed by k (bar i+k) unchecked.
-			cl, lw, hg, rt := close[i:end], low[i:end], high[i:end], returns[i:end]
-			k := 0
-			for ; k < len(cl); k++ {
-				if guarded && !(lw[k] > lo && hg[k] < hi) {
-					break // an exit may fill: the bar-by-bar path walks it
-				}
-				c := cl[k]
-				eq := cash + pos*c
-				if eq <= 0 {
-					break
-				}
-				r := 0.0
-				if prev > 0 && eq != prev {
-					r = eq/prev - 1
-				}
-				if equity != nil {
-					equity[i+k] = eq
-				}
-				if s.allow != nil {
-					s.allow.mark(i+k, eq) // no decision here: a trip pauses the next one
-				}
-				rt[k] = r
-				sum += r
-				dn := min(r, 0)
-				down += dn * dn
-				if eq >= peak {
-					acc.newPeak(i+k, times[i+k], eq)
-					peak, floor = acc.peak, acc.floor
-				} else if eq < floor {
-					acc.deepen(eq)
-					floor = acc.floor
-				}
-				prev = eq
+			// path's, in a tighter loop (markHeld). An allowance marks
+			// each bar's equity (limits.mark): the bar-by-bar path does.
+			var eqs, rt []float64
+			if equity != nil {
+				eqs = equity[i:end]
 			}
+			if returns != nil {
+				rt = returns[i:end]
+			}
+			h := heldSums{cash: cash, pos: pos, prev: prev, peak: peak, floor: floor,
+				sum: sum, down: down, s2: s2, s3: s3, s4: s4, bsum: bsum, bsq: bsq}
+			k := s.markHeld(&h, i, close[i:end], low[i:end], high[i:end], eqs, rt)
+			prev, peak, floor = h.prev, h.peak, h.floor
+			sum, down, s2, s3, s4, bsum, bsq = h.sum, h.down, h.s2, h.s3, h.s4, h.bsum, h.bsq
 			j := i + k
 			if j > i {
 				exposed += j - i
@@ -412,13 +455,21 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 		if equity != nil {
 			equity[i] = eq
 		}
-		returns[i] = r
-		// The curve's metrics (see curveAcc).
+		if returns != nil {
+			returns[i] = r
+		}
+		// The curve's metrics (see curveAcc) and the block's sums.
 		sum += r
 		dn := min(r, 0) // branch-free: gains and losses alternate unpredictably
 		down += dn * dn
+		r2 := r * r
+		s2 += r2
+		s3 += r2 * r
+		s4 += r2 * r2
+		bsum += r
+		bsq += r2
 		if eq >= peak {
-			acc.newPeak(i, times[i], eq)
+			acc.newPeak(i, eq)
 			peak, floor = acc.peak, acc.floor
 		} else if eq < floor {
 			acc.deepen(eq)
@@ -430,24 +481,96 @@ func (s *sim) run(ctx context.Context, d Decisions) error {
 			cash, pos, bust = s.acct.Cash, s.held.Qty, true
 		}
 	}
-	acc.sum, acc.down = sum, down
+	if bnext == n {
+		s.blocks.cut(n, bsum, bsq)
+	}
+	acc.sum, acc.down, acc.s2, acc.s3, acc.s4 = sum, down, s2, s3, s4
 	s.exposed, s.finalEquity = exposed, prev
 	return nil
 }
 
+// heldSums are what the in-position loop (markHeld) carries from bar to bar:
+// the account, the last equity, the curve's peak and floor and the running
+// sums (run's locals of the same names).
+type heldSums struct {
+	cash, pos, prev       float64
+	peak, floor           float64
+	sum, down, s2, s3, s4 float64
+	bsum, bsq             float64
+}
+
+// markHeld marks a held position to the closes cl of bars i, i+1, ... with
+// the bar-by-bar path's accounting, and returns how many bars it took: it
+// stops before a bar whose equity would reach zero, or whose low or high
+// (lw, hg) may reach a resting exit, for the bar-by-bar path. It writes
+// each bar's equity and return where eqs and rt (views of bars i on) are
+// not nil. A function of its own without calls in its loop, so that its
+// state stays in registers.
+func (s *sim) markHeld(h *heldSums, i int, cl, lw, hg, eqs, rt []float64) int {
+	cash, pos, prev := h.cash, h.pos, h.prev
+	peak, floor := h.peak, h.floor
+	sum, down, s2, s3, s4 := h.sum, h.down, h.s2, h.s3, h.s4
+	bsum, bsq := h.bsum, h.bsq
+	guarded, lo, hi := len(s.legs) > 0, s.bandLo, s.bandHi
+	lw, hg = lw[:len(cl)], hg[:len(cl)] // indexed by k unchecked
+	acc := &s.curve
+	k := 0
+	for ; k < len(cl); k++ {
+		if guarded && !(lw[k] > lo && hg[k] < hi) {
+			break // an exit may fill: the bar-by-bar path walks it
+		}
+		eq := cash + pos*cl[k]
+		if eq <= 0 {
+			break
+		}
+		// prev > 0 (equity never reached zero), and eq == prev gives
+		// exactly 0, as the bar-by-bar path's branch does.
+		r := eq/prev - 1
+		if eqs != nil {
+			eqs[k] = eq
+		}
+		if rt != nil {
+			rt[k] = r
+		}
+		sum += r
+		dn := min(r, 0)
+		down += dn * dn
+		r2 := r * r
+		s2 += r2
+		s3 += r2 * r
+		s4 += r2 * r2
+		bsum += r
+		bsq += r2
+		if eq >= peak {
+			acc.newPeak(i+k, eq)
+			peak, floor = acc.peak, acc.floor
+		} else if eq < floor {
+			acc.deepen(eq)
+			floor = acc.floor
+		}
+		prev = eq
+	}
+	h.prev, h.peak, h.floor = prev, peak, floor
+	h.sum, h.down, h.s2, h.s3, h.s4 = sum, down, s2, s3, s4
+	h.bsum, h.bsq = bsum, bsq
+	return k
+}
+
 // metrics are the run's figures: the curve's from the accumulator, the
-// trades' from their tally, and the rest from the run's counters.
-func (s *sim) metrics(g strategy.Granularity, blocks int) (Metrics, Moments, []BlockStat) {
+// trades' from their tally, and the rest from the run's counters; the
+// moments and blocks of its returns. It reports false when the moments
+// need the returns and the run did not keep them (curveAcc.moments).
+func (s *sim) metrics(g strategy.Granularity) (Metrics, Moments, []BlockStat, bool) {
 	b := &s.bars
 	n := b.Len()
-	m, mo, bs := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration(), blocks)
+	m, mo, ok := s.curve.metrics(n, s.finalEquity, b.Time[0], b.Time[n-1], s.returns, g.PeriodsPerYear(), g.Duration())
 	s.closed.fill(&m)
 	m.Exposure = float64(s.exposed) / float64(n)
 	m.FeesPaid, m.SlippageCost = s.acct.Fees, s.acct.Slipped
 	m.Charged, m.FundingPaid, m.BorrowPaid = s.cost.charged, s.cost.paidFund, s.cost.paidBorr
 	m.Liquidations, m.VolumeCappedFills = s.cost.liqs, s.cost.capped
 	m.BuyAndHoldReturn = b.Close[n-1]/b.Close[0] - 1
-	return m, mo, bs
+	return m, mo, s.blocks.out, ok
 }
 
 // apply turns an intent decided at bar dec into a fill at price p on bar
@@ -475,7 +598,11 @@ func (s *sim) apply(i, dec int, p float64, in strategy.Intent) {
 			return // paused: no order
 		}
 	}
-	s.participate(i, dq)
+	if s.keep {
+		// Only a result's warnings report the participation: an
+		// evaluation does not read the bar's volume for it.
+		s.participate(i, dq)
+	}
 	if s.cost.volPct > 0 {
 		dq = s.capFill(i, dq)
 	}

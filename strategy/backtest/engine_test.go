@@ -572,7 +572,8 @@ func TestMicroWinLoss(t *testing.T) {
 // both fill models and a reused Scratch (a second, shorter series in
 // between must leave nothing behind).
 func TestEvaluateEqualsRun(t *testing.T) {
-	var sc Scratch
+	sc := Scratch{Blocks: 7}
+	withReturns := Scratch{Blocks: 7, Returns: true}
 	busts := 0
 	for seed := uint64(1); seed <= 4; seed++ {
 		bars := walk(3000+int(seed)*500, seed)
@@ -616,6 +617,21 @@ func TestEvaluateEqualsRun(t *testing.T) {
 				if mo := MomentsOf(want.Returns); mo != got.Moments {
 					t.Errorf("seed %d %s %v: moments %+v, want %+v", seed, name, fill, got.Moments, mo)
 				}
+				// The blocks summed as the run goes are BlockStats' of the
+				// returns; asked for, the returns are Run's.
+				if bs := BlockStats(want.Returns, sc.Blocks); !slices.Equal(bs, got.Blocks) {
+					t.Errorf("seed %d %s %v: blocks %+v, want %+v", seed, name, fill, got.Blocks, bs)
+				}
+				if d.Stepper == nil && got.Returns != nil {
+					t.Errorf("seed %d %s %v: returns not asked for, yet kept", seed, name, fill)
+				}
+				kept, err := Evaluate(context.Background(), bars, cfg, d, &withReturns)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(kept.Returns, want.Returns) || kept.Moments != got.Moments || !slices.Equal(kept.Blocks, got.Blocks) {
+					t.Errorf("seed %d %s %v: with the returns kept the evaluation differs", seed, name, fill)
+				}
 			}
 		}
 		short := walk(700, seed+10)
@@ -629,3 +645,51 @@ func TestEvaluateEqualsRun(t *testing.T) {
 }
 
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+// TestEvaluateSumsDeviationsWhenTheMeanDominates: a run whose returns are
+// nearly constant (a steady climb held long) has a mean too large against
+// their spread for the power sums (powerMoments); an evaluation that
+// kept no returns runs again keeping them and reports, bit for bit, the
+// two-pass moments and the metrics Run reports.
+func TestEvaluateSumsDeviationsWhenTheMeanDominates(t *testing.T) {
+	const n = 400
+	bars := mkBars("X@1h", time.Hour)
+	p := 100.0
+	for i := range n {
+		o := p
+		p *= 1.001 + 1e-5*float64(i%3)
+		bars.Time = append(bars.Time, t0.Add(time.Duration(i)*time.Hour).Unix())
+		bars.Open, bars.Close = append(bars.Open, o), append(bars.Close, p)
+		bars.High, bars.Low, bars.Volume = append(bars.High, p), append(bars.Low, o), append(bars.Volume, 1)
+	}
+	long := make([]bool, n)
+	long[0] = true
+	d := Decisions{Signals: &strategy.Signals{Long: long}}
+	cfg := DefaultConfig()
+	want, err := Run(context.Background(), bars, cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s1, s2, s3, s4 float64
+	for _, x := range want.Returns {
+		s1 += x
+		s2 += x * x
+		s3 += x * x * x
+		s4 += x * x * x * x
+	}
+	if _, ok := powerMoments(n, s1, s2, s3, s4); ok {
+		t.Fatal("the returns do not need the two-pass moments: the case tests nothing")
+	}
+	got, err := Evaluate(context.Background(), bars, cfg, d, &Scratch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if two := centralMoments(want.Returns, s1); got.Moments != two || got.Returns != nil {
+		t.Fatalf("moments %+v, want the two-pass %+v", got.Moments, two)
+	}
+	a, _ := json.Marshal(want.Metrics)
+	b, _ := json.Marshal(got.Metrics)
+	if string(a) != string(b) || !sameBits(want.Metrics.Sharpe, got.Metrics.Sharpe) || math.IsNaN(got.Metrics.Sharpe) {
+		t.Fatalf("Evaluate\n%s\nRun\n%s", b, a)
+	}
+}

@@ -80,68 +80,87 @@ func EquityMetrics(c Curve, returns []float64, capital, periodsPerYear float64, 
 	if len(returns) != n {
 		returns = Returns(c.Equity, capital)
 	}
-	acc := newCurveAcc(capital, c.Time[0])
+	acc := newCurveAcc(capital, c.Time)
 	for i, e := range c.Equity {
 		r := returns[i]
 		acc.sum += r
 		d := min(r, 0) // branch-free: gains and losses alternate unpredictably
 		acc.down += d * d
+		r2 := r * r
+		acc.s2 += r2
+		acc.s3 += r2 * r
+		acc.s4 += r2 * r2
 		if e >= acc.peak {
-			acc.newPeak(i, c.Time[i], e)
+			acc.newPeak(i, e)
 		} else if e < acc.floor {
 			acc.deepen(e)
 		}
 	}
-	m, _, _ := acc.metrics(n, c.Equity[n-1], c.Time[0], c.Time[n-1], returns, periodsPerYear, barLength, 0)
+	m, _, _ := acc.metrics(n, c.Equity[n-1], c.Time[0], c.Time[n-1], returns, periodsPerYear, barLength)
 	return m
 }
 
 // curveAcc accumulates an equity curve's metrics one bar at a time: the
 // return sums and the drawdown and its duration. The starting capital is
 // the first peak, at the first bar. Per bar (i, time t, equity e, return
-// r) its user adds r to sum and min(r, 0)^2 to down, calls newPeak when
-// e >= peak and deepen when e < floor: written out in the loops
-// themselves (EquityMetrics and the engine's), so the running sums stay in
-// registers, with the rare events here.
+// r) its user adds r to sum, min(r, 0)^2 to down, r^2 (r2 := r*r) to s2,
+// r2*r to s3 and r2*r2 to s4, calls newPeak when e >= peak and deepen when
+// e < floor: written out in the loops themselves (EquityMetrics and the
+// engine's), so the running sums stay in registers, with the rare events
+// here. A return of exactly 0 moves no sum, so a loop may leave out the
+// bars it knows to have none.
 type curveAcc struct {
-	capital    float64
+	capital float64
+	times   []int64 // the bars' times
+	// The bars before even are step seconds apart (timeGrid), so a
+	// drawdown among them lasts its bars times step, without reading
+	// the times (0: always read them).
+	step       int64
+	even       int
 	sum, down  float64 // of r and of min(r, 0)^2
+	s2, s3, s4 float64 // of r^2, r^3 and r^4, for the moments
 	peak       float64
 	peakAt     int
-	peakTime   int64
-	lastPeak   int     // the last bar that was a peak, -1 before one
-	floor      float64 // equity below this deepens the max drawdown: peak * (1 - maxDD)
+	floor      float64 // equity below this deepens the max drawdown: peak * keep
 	maxDD      float64
+	keep       float64 // 1 - maxDD
 	longest    int
-	longestFor time.Duration
+	longestFor int64 // seconds
 }
 
-func newCurveAcc(capital float64, t0 int64) curveAcc {
-	return curveAcc{capital: capital, peak: capital, peakTime: t0, floor: capital, lastPeak: -1}
+// newCurveAcc starts the accumulator of a curve over bars at times
+// (read only when a drawdown ends, so a run's loop never reads them).
+func newCurveAcc(capital float64, times []int64) curveAcc {
+	return curveAcc{capital: capital, times: times, peak: capital, floor: capital, keep: 1}
 }
 
-// newPeak takes bar i (time t) whose equity e is at or above the peak,
+// newPeak takes bar i whose equity e is at or above the peak,
 // ending the drawdown in progress if there is one.
-func (a *curveAcc) newPeak(i int, t int64, e float64) {
-	if a.lastPeak != i-1 {
-		a.regained(i, t)
+func (a *curveAcc) newPeak(i int, e float64) {
+	if a.peakAt != i-1 {
+		a.regained(i) // a no-op at bar 0, the capital's peak
 	}
-	a.peak, a.peakAt, a.peakTime, a.lastPeak = e, i, t, i
-	a.floor = a.peak * (1 - a.maxDD)
+	a.peak, a.peakAt = e, i
+	a.floor = e * a.keep
 }
 
 // deepen takes an equity e below the floor: a deeper drawdown.
 func (a *curveAcc) deepen(e float64) {
 	a.maxDD = 1 - e/a.peak
+	a.keep = 1 - a.maxDD
 	a.floor = e
 }
 
 // regained closes the drawdown that ends (or is cut by the data's end) at
-// bar i, time t.
-func (a *curveAcc) regained(i int, t int64) {
-	bars, dur := i-a.peakAt, time.Duration(t-a.peakTime)*time.Second
-	if dur > a.longestFor || (dur == a.longestFor && bars > a.longest) {
-		a.longest, a.longestFor = bars, dur
+// bar i.
+func (a *curveAcc) regained(i int) {
+	bars := i - a.peakAt
+	secs := int64(bars) * a.step
+	if i >= a.even {
+		secs = a.times[i] - a.times[a.peakAt]
+	}
+	if secs > a.longestFor || (secs == a.longestFor && bars > a.longest) {
+		a.longest, a.longestFor = bars, secs
 	}
 }
 
@@ -153,18 +172,88 @@ type Moments struct {
 	Mean, M2, M3, M4 float64
 }
 
-// MomentsOf computes the moments of r.
+// MomentsOf computes the moments of r, as a run finds those of its
+// returns (curveAcc.moments): bit for bit the Moments of a run whose
+// returns are r.
 func MomentsOf(r []float64) Moments {
-	var sum float64
+	var s1, s2, s3, s4 float64
 	for _, x := range r {
-		sum += x
+		s1 += x
+		x2 := x * x
+		s2 += x2
+		s3 += x2 * x
+		s4 += x2 * x2
 	}
-	return moments(r, sum)
+	if mo, ok := powerMoments(len(r), s1, s2, s3, s4); ok {
+		return mo
+	}
+	return centralMoments(r, s1)
 }
 
-// moments is MomentsOf given the sum of r: one pass for the deviations.
-func moments(r []float64, sum float64) Moments {
-	mo, _ := momentsBlocks(r, sum, 0)
+// moments are the moments of the curve's n returns, from its power sums
+// (powerMoments) or, where those would lose precision, from the returns
+// (centralMoments); false when the returns are needed and not given
+// (nil). Either way they are what MomentsOf reports for the returns.
+func (a *curveAcc) moments(n int, returns []float64) (Moments, bool) {
+	if mo, ok := powerMoments(n, a.sum, a.s2, a.s3, a.s4); ok {
+		return mo, true
+	}
+	if len(returns) != n {
+		return Moments{}, false
+	}
+	return centralMoments(returns, a.sum), true
+}
+
+// powerMoments are the moments of n values from the sums of their first
+// to fourth powers (s1 to s4), without a second pass over them:
+// M2 = s2 - mean*s1, M3 = s3 - 3 mean s2 + 2 mean^2 s1, M4 = s4 - 4 mean s3
+// + 6 mean^2 s2 - 3 mean^3 s1. The subtraction cancels digits as the mean
+// grows against the spread; false when mean^2 exceeds the variance (more
+// than half of s2 would cancel), when the squares are so small that the
+// fourth powers lose digits below the normal floats (0 < s2 < 2^-400; all
+// zero is exact), or when a figure is not finite, and the deviations must
+// be summed (centralMoments). Below that bound the figures are within
+// 1e-12 relative of centralMoments' on a few thousand values
+// (TestPowerMomentsAgreeWithTwoPass; the third moment relative to the sum
+// of |deviation|^3, since it may itself cancel to about 0), and on long
+// runs closer to the exact figures than those are
+// (TestPowerMomentsOverLongRuns).
+func powerMoments(n int, s1, s2, s3, s4 float64) (Moments, bool) {
+	mo := Moments{T: n}
+	if n == 0 {
+		return mo, true
+	}
+	mean := s1 / float64(n)
+	c := mean * s1 // n mean^2, never negative
+	m2 := s2 - c
+	if !(c <= m2) || (s2 > 0 && s2 < 0x1p-400) {
+		return mo, false
+	}
+	mo.Mean, mo.M2 = mean, m2
+	mo.M3 = s3 - mean*(3*s2-2*c)
+	mo.M4 = s4 - mean*(4*s3-mean*(6*s2-3*c))
+	if math.IsInf(mo.M2+mo.M3+mo.M4, 0) || math.IsNaN(mo.M3+mo.M4) {
+		return Moments{T: n}, false
+	}
+	return mo, true
+}
+
+// centralMoments are the moments of r (whose sum is sum) from the sums of
+// the deviations from the mean, in a second pass.
+func centralMoments(r []float64, sum float64) Moments {
+	mo := Moments{T: len(r)}
+	if len(r) == 0 {
+		return mo
+	}
+	mo.Mean = sum / float64(len(r))
+	mean := mo.Mean
+	for _, x := range r {
+		d := x - mean
+		d2 := d * d
+		mo.M2 += d2
+		mo.M3 += d2 * d
+		mo.M4 += d2 * d2
+	}
 	return mo
 }
 
@@ -179,61 +268,67 @@ type BlockStat struct {
 
 // BlockStats cuts returns into s equal blocks, leaving out the oldest
 // len(returns) mod s; nil when there are fewer than 2 returns per block.
+// Each block's sums run in bar order, as a run's do (blockSums).
 func BlockStats(returns []float64, s int) []BlockStat {
-	_, b := momentsBlocks(returns, 0, s)
-	return b
-}
-
-// momentsBlocks is moments of r (whose sum is sum) and, with s >= 2 and
-// at least 2 returns per block, r cut into s blocks as BlockStats says,
-// in one pass. Each sum runs in bar order, so the figures are bit for bit
-// those of separate passes.
-func momentsBlocks(r []float64, sum float64, s int) (Moments, []BlockStat) {
-	mo := Moments{T: len(r)}
-	if len(r) == 0 {
-		return mo, nil
+	b := newBlockSums(len(returns), s)
+	if b.out == nil {
+		return nil
 	}
-	mo.Mean = sum / float64(len(r))
-	mean := mo.Mean
-	var blocks []BlockStat
-	m, off := 0, len(r) // returns per block; the bars before the first block
-	if s >= 2 && len(r) >= 2*s {
-		m = len(r) / s
-		off = len(r) - m*s
-		blocks = make([]BlockStat, s)
-	}
-	var m2, m3, m4 float64
-	for _, x := range r[:off] {
-		d := x - mean
-		d2 := d * d
-		m2 += d2
-		m3 += d2 * d
-		m4 += d2 * d2
-	}
-	for b := range blocks {
-		st := BlockStat{N: m}
-		for _, x := range r[off+b*m : off+(b+1)*m] {
-			d := x - mean
-			d2 := d * d
-			m2 += d2
-			m3 += d2 * d
-			m4 += d2 * d2
+	for k := range b.out {
+		st := BlockStat{N: b.m}
+		for _, x := range returns[b.off+k*b.m : b.off+(k+1)*b.m] {
 			st.Sum += x
 			st.SumSq += x * x
 		}
-		blocks[b] = st
+		b.out[k] = st
 	}
-	mo.M2, mo.M3, mo.M4 = m2, m3, m4
-	return mo, blocks
+	return b.out
+}
+
+// blockSums cut a run's n returns into blocks as BlockStats does, while
+// the run sums them: its loop keeps the block's sum of r and of r*r (from
+// 0, in bar order) and, on reaching bar first() and each bar cut returns,
+// calls cut with them and starts again from 0.
+type blockSums struct {
+	out    []BlockStat // nil: no blocks
+	m, off int         // returns per block; the bars before the first block
+}
+
+func newBlockSums(n, s int) blockSums {
+	if s < 2 || n < 2*s {
+		return blockSums{}
+	}
+	m := n / s
+	return blockSums{out: make([]BlockStat, s), m: m, off: n - m*s}
+}
+
+// first is the first bar where the loop calls cut (beyond every bar when
+// there are no blocks).
+func (b *blockSums) first() int {
+	if b.out == nil {
+		return math.MaxInt
+	}
+	return b.off
+}
+
+// cut takes the sums of the bars before bar i since the last cut (a block
+// when i is past the first block's start) and returns the next bar to cut
+// at.
+func (b *blockSums) cut(i int, sum, sq float64) int {
+	if i > b.off {
+		b.out[(i-b.off)/b.m-1] = BlockStat{N: b.m, Sum: sum, SumSq: sq}
+	}
+	return i + b.m
 }
 
 // metrics finishes the curve's figures over its n bars, from t0 to tN,
-// ending at equity final, with returns the curve's returns for the
-// deviations.
-func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64, periodsPerYear float64, barLength time.Duration, blocks int) (Metrics, Moments, []BlockStat) {
+// ending at equity final, with returns the curve's returns (nil when not
+// kept) for the moments; false when the moments need the returns
+// (curveAcc.moments), and then Sharpe is NaN.
+func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64, periodsPerYear float64, barLength time.Duration) (Metrics, Moments, bool) {
 	m := Metrics{Bars: n, PeriodsPerYear: periodsPerYear}
 	if n == 0 {
-		return m, Moments{}, nil
+		return m, Moments{}, true
 	}
 	capital := a.capital
 	m.Start, m.End = unixTime(t0), unixTime(tN)
@@ -250,14 +345,14 @@ func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64
 		m.CAGR = math.NaN()
 	}
 	m.MaxDrawdown = a.maxDD
-	if a.lastPeak != n-1 {
-		a.regained(n-1, tN)
+	if a.peakAt != n-1 {
+		a.regained(n - 1)
 	}
-	m.MaxDrawdownBars, m.MaxDrawdownDuration = a.longest, a.longestFor
+	m.MaxDrawdownBars, m.MaxDrawdownDuration = a.longest, time.Duration(a.longestFor)*time.Second
 
-	mo, bs := momentsBlocks(returns[:n], a.sum, blocks)
+	mo, ok := a.moments(n, returns)
 	m.Sharpe, m.Sortino = math.NaN(), math.NaN()
-	if n > 1 {
+	if n > 1 && ok {
 		if sd := math.Sqrt(mo.M2 / float64(n-1)); sd > 0 {
 			m.Sharpe = mo.Mean / sd * math.Sqrt(periodsPerYear)
 		}
@@ -269,7 +364,7 @@ func (a *curveAcc) metrics(n int, final float64, t0, tN int64, returns []float64
 	if m.MaxDrawdown > 0 {
 		m.Calmar = m.CAGR / m.MaxDrawdown
 	}
-	return m, mo, bs
+	return m, mo, ok
 }
 
 // AnnualisedBound bounds the annualised figures (CAGR, Calmar, Sharpe,

@@ -106,7 +106,7 @@ func (s *sim) result(cfg Config, g strategy.Granularity) *Result {
 	b := &s.bars
 	curve := Curve{Time: b.Time, Equity: s.equity}
 	returns := s.returns
-	m, mo, _ := s.metrics(g, 0)
+	m, mo, _, _ := s.metrics(g) // the returns are kept: always ok
 	for i := range s.trades {
 		t := &s.trades[i]
 		t.EntryTime, t.ExitTime = unixTime(b.Time[t.EntryBar]), unixTime(b.Time[t.ExitBar])

@@ -123,3 +123,32 @@ type priceCheck struct {
 func sameColumn(a, b []float64) bool {
 	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
+
+// timeGrid is a Scratch's memory of how far one time column runs evenly
+// spaced (evenUntil), for the drawdown durations (curveAcc.regained). It
+// holds the column, as priceCheck does.
+type timeGrid struct {
+	times []int64
+	step  int64
+	even  int
+}
+
+// evenUntil is the first bar j whose time is not step after bar j-1's:
+// the bars before it are evenly spaced (len(times) when all are).
+func evenUntil(times []int64, step int64) int {
+	for j := 1; j < len(times); j++ {
+		if times[j]-times[j-1] != step {
+			return j
+		}
+	}
+	return len(times)
+}
+
+// evenBars is evenUntil of times, remembered by g for the next run over
+// the same column.
+func (g *timeGrid) evenBars(times []int64, step int64) int {
+	if len(g.times) != len(times) || unsafe.SliceData(g.times) != unsafe.SliceData(times) || g.step != step {
+		g.times, g.step, g.even = times, step, evenUntil(times, step)
+	}
+	return g.even
+}

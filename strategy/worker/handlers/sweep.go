@@ -83,6 +83,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	opts.BarKeys = e.keys        // the chunk's bars come from the bar cache and are never modified
 	opts.Flags = &script.Flags{} // the combinations run one at a time, and keep only their metrics
 	sc.Blocks = req.Blocks       // each trial's returns in blocks, for PBO
+	sc.Returns = req.Returns     // without them the engine writes no returns
 	work := time.Now()
 	for i, combo := range req.Combos {
 		if err := ctx.Err(); err != nil {
