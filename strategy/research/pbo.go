@@ -125,7 +125,9 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 	for j, m := range masks {
 		nIn[j] = count(m)
 	}
-	parts := cscvParts(len(masks)/2, len(rows), runtime.GOMAXPROCS(0))
+	// Pairs are cut into ranges that goroutines work through side by
+	// side, at least 256 pairs each.
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(masks)/2/256))
 	best, less, ties := sc.splitVerdicts(rows, h, masks, nIn, tableRows(s), parts)
 	// A split's ω is (1 + less + ties/2) / (N+1): its logit is a function
 	// of the integer 2·less + ties, so the splits are counted by that key
@@ -198,8 +200,7 @@ func (sc *cscvScratch) splitVerdicts(rows [][]blockStat, h int, masks []uint32, 
 		best[j], top[j], less[j], ties[j] = -1, math.Inf(-1), 0, 0
 	}
 	one := len(rows) <= group
-	// Pairs are cut into ranges that goroutines work through side by
-	// side; each verdict belongs to one pair, so to one goroutine.
+	// Each verdict belongs to one pair, so to one goroutine.
 	pairs := k / 2
 	parts = max(1, min(parts, pairs))
 	cols := sc.columns(parts, min(group, len(rows)))
@@ -476,17 +477,3 @@ func grown[T any](buf *[]T, n int) []T {
 	*buf = slices.Grow((*buf)[:0], n)[:n]
 	return *buf
 }
-
-// cscvParts is how many goroutines judge pairs pairs of columns of rows
-// scores each, with procs processors. Each goroutine takes a range of at
-// least minPartWork scores: below that (a 100-combination sweep's 6,435
-// pairs are 1.3 million scores, about 3 ms on one core) a second
-// goroutine saves little and takes a core from what runs beside the PBO
-// (the ledger's write in this process, the winner's proof in a worker).
-func cscvParts(pairs, rows, procs int) int {
-	work := 2 * pairs * rows
-	return max(1, min(procs, pairs/256, work/minPartWork))
-}
-
-// minPartWork is the fewest column scores a goroutine of cscv is given.
-const minPartWork = 4 << 20
