@@ -425,12 +425,14 @@ func median(x []float64) float64 {
 
 func fmtPercent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
-// splitPlans are the in-sample sets of each block count asked for so far
-// (splitMasks), built once: at 16 blocks, the 12,870 of 65,536 masks.
+// splitPlans are the in-sample sets of each block count up to PBOBlocks
+// asked for so far (splitMasks), built once: at 16 blocks, the 12,870 of
+// 65,536 masks (51 KB). Larger counts, which only a ledger's own audits
+// can ask for, are built each time rather than kept (24 blocks: 11 MB).
 var splitPlans sync.Map // int -> []uint32
 
 // splitMasks is every bit mask of s/2 of s blocks, in increasing order
-// (so that masks[k-1-j] is the complement of masks[j]). The slice is
+// (so that masks[k-1-j] is the complement of masks[j]). The slice may be
 // shared: callers only read it.
 func splitMasks(s int) []uint32 {
 	if m, ok := splitPlans.Load(s); ok {
@@ -443,6 +445,9 @@ func splitMasks(s int) []uint32 {
 		if bits.OnesCount32(m) == h {
 			masks = append(masks, m)
 		}
+	}
+	if s > PBOBlocks {
+		return masks
 	}
 	m, _ := splitPlans.LoadOrStore(s, masks)
 	return m.([]uint32)
