@@ -283,36 +283,40 @@ func (sc *cscvScratch) splitVerdicts(rows [][]blockStat, h int, masks []uint32, 
 // subsetTables holds, for a group of rows (combinations r0 on), the sum
 // and sum of squares of every subset of the first h blocks (lo) and of
 // the rest (hi): entry a*rows+i is row i's over the subset whose bit
-// mask is a.
+// mask is a. Sums and sums of squares are apart, so that a column's rows
+// are consecutive in each (columnScores reads them four at a time where
+// it can).
 type subsetTables struct {
-	lo, hi   []sums
+	lo, hi   sums
 	rows, r0 int
 	h        uint
 }
 
-type sums struct{ sum, sq float64 }
+type sums struct{ sum, sq []float64 }
 
 // fill builds the tables for rows, reusing t's storage.
 func (t *subsetTables) fill(rows [][]blockStat, h, r0 int) {
 	s := len(rows[0])
 	t.rows, t.r0, t.h = len(rows), r0, uint(h)
-	t.lo = slices.Grow(t.lo[:0], len(rows)<<h)[:len(rows)<<h]
-	t.hi = slices.Grow(t.hi[:0], len(rows)<<(s-h))[:len(rows)<<(s-h)]
+	t.lo.grow(len(rows) << h)
+	t.hi.grow(len(rows) << (s - h))
 	for i, r := range rows {
-		fillSubsets(t.lo, r[:h], len(rows), i)
-		fillSubsets(t.hi, r[h:], len(rows), i)
+		t.lo.fillSubsets(r[:h], len(rows), i)
+		t.hi.fillSubsets(r[h:], len(rows), i)
 	}
 }
 
+func (t *sums) grow(n int) { t.sum, t.sq = grown(&t.sum, n), grown(&t.sq, n) }
+
 // fillSubsets writes row i's subset sums of blocks into t (stride
 // rows): each subset is a smaller one plus its lowest block.
-func fillSubsets(t []sums, blocks []blockStat, rows, i int) {
-	t[i] = sums{}
+func (t *sums) fillSubsets(blocks []blockStat, rows, i int) {
+	t.sum[i], t.sq[i] = 0, 0
 	for a := 1; a < 1<<len(blocks); a++ {
 		low := a & -a
 		b := blocks[bits.TrailingZeros(uint(low))]
-		prev := t[(a^low)*rows+i]
-		t[a*rows+i] = sums{prev.sum + b.Sum, prev.sq + b.SumSq}
+		prev := (a^low)*rows + i
+		t.sum[a*rows+i], t.sq[a*rows+i] = t.sum[prev]+b.Sum, t.sq[prev]+b.SumSq
 	}
 }
 
@@ -327,31 +331,55 @@ func (p pairColumns) cut(rows int) pairColumns { return pairColumns{p.in[:rows],
 // complement c (nc), and finds the first row of each column above its
 // floor (fm, fc): its index, or -1 when none is, and its score.
 func (t *subsetTables) scores(p *pairColumns, m, c uint32, nm, nc int, fm, fc float64) (im int, vm float64, ic int, vc float64) {
+	im, vm = t.column(p.in[:t.rows], m, nm, fm)
+	ic, vc = t.column(p.out[:t.rows], c, nc, fc)
+	return im, vm, ic, vc
+}
+
+// column fills dst with every row's score over the blocks in mask m (n
+// returns), and finds the first row above floor.
+func (t *subsetTables) column(dst []float64, m uint32, n int, floor float64) (int, float64) {
 	low := uint32(1)<<t.h - 1
-	loM, hiM := t.lo[int(m&low)*t.rows:][:t.rows], t.hi[int(m>>t.h)*t.rows:][:t.rows]
-	loC, hiC := t.lo[int(c&low)*t.rows:][:t.rows], t.hi[int(c>>t.h)*t.rows:][:t.rows]
-	in, out := p.in[:t.rows], p.out[:t.rows]
-	im, ic = -1, -1
-	for i := range in {
-		v := srScore(nm, loM[i].sum+hiM[i].sum, loM[i].sq+hiM[i].sq)
-		u := srScore(nc, loC[i].sum+hiC[i].sum, loC[i].sq+hiC[i].sq)
-		in[i], out[i] = v, u
-		if v > fm {
-			im, fm = i, v
-		}
-		if u > fc {
-			ic, fc = i, u
+	lo, hi := int(m&low)*t.rows, int(m>>t.h)*t.rows
+	return columnScores(dst, t.lo.sum[lo:][:t.rows], t.hi.sum[hi:][:t.rows], t.lo.sq[lo:][:t.rows], t.hi.sq[hi:][:t.rows], n, floor)
+}
+
+// columnScores writes srScore(n, loS[i]+hiS[i], loQ[i]+hiQ[i]) to dst[i]
+// for every row i and returns the first row whose score is above floor
+// and not below any other (-1 and floor when none is above it): the
+// rows' own order decides between equal scores. Where the processor has
+// AVX2 (columnWide), four rows at a time: the same operations in the same
+// order, so the same scores to the bit.
+func columnScores(dst, loS, hiS, loQ, hiQ []float64, n int, floor float64) (int, float64) {
+	loS, hiS, loQ, hiQ = loS[:len(dst)], hiS[:len(dst)], loQ[:len(dst)], hiQ[:len(dst)]
+	best, i0 := -1, 0
+	if n >= 2 && len(dst) >= 4 && wideKernels {
+		i0 = len(dst) &^ 3
+		if i, v := columnWide(dst[:i0], loS, hiS, loQ, hiQ, float64(n)); i >= 0 && v > floor {
+			best, floor = i, v
 		}
 	}
-	return im, fm, ic, fc
+	for i := i0; i < len(dst); i++ {
+		v := srScore(n, loS[i]+hiS[i], loQ[i]+hiQ[i])
+		dst[i] = v
+		if v > floor {
+			best, floor = i, v
+		}
+	}
+	return best, floor
 }
 
 // count counts the rows whose out-of-sample score is below wj and equal
 // to it, and whose in-sample score is below wc and equal to it.
 func (p *pairColumns) count(wj, wc float64) (ltj, eqj, ltc, eqc int) {
 	out := p.out[:len(p.in)]
-	for i, v := range p.in {
-		u := out[i]
+	i0 := 0
+	if len(out) >= 4 && wideKernels {
+		i0 = len(out) &^ 3
+		ltj, eqj, ltc, eqc = countWide(p.in[:i0], out[:i0], wj, wc)
+	}
+	for i := i0; i < len(out); i++ {
+		v, u := p.in[i], out[i]
 		if u < wj { // written so the compiler need not branch
 			ltj++
 		}
@@ -374,14 +402,21 @@ func (p *pairColumns) count(wj, wc float64) (ltj, eqj, ltc, eqc int) {
 // among series of one length SR orders as s|s| / d. An undefined ratio
 // (no variance: d at the rounding noise of n q) is -Inf, below every
 // defined one.
+//
+// Each product is rounded on its own (the conversions forbid the compiler
+// to fuse one into the next operation), as columnWide's are.
 func srScore(n int, sum, sq float64) float64 {
-	nq := float64(n) * sq
-	d := nq - sum*sum
-	if n < 2 || !(d > 1e-10*nq) {
+	nq := float64(float64(n) * sq)
+	d := nq - float64(sum*sum)
+	if n < 2 || !(d > srFloor*nq) {
 		return math.Inf(-1)
 	}
-	return sum * math.Abs(sum) / d
+	return float64(sum*math.Abs(sum)) / d
 }
+
+// srFloor is the share of n q below which srScore takes d for rounding
+// noise.
+const srFloor = 1e-10
 
 // overfitting builds a sweep's report from its trials' blocks (s is what
 // the workers were asked for; 0 when the sweep was too small).
