@@ -6,13 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
-	"wicket/strategy/worker"
 
 	"wicket/internal/testkit"
 	"wicket/strategy/ledger"
+	"wicket/strategy/worker"
 )
 
 // BenchmarkSweepWarm is the sweep a warm `wicket mcp` session repeats
@@ -20,8 +19,9 @@ import (
 // reference's 100-combination grid over the same 17,544-bar series again
 // and again, on one warm worker, with a research ledger as the server
 // keeps one (a single handle, its moments kept). It reports the median
-// sweep and its phases, so that a CPU profile of this benchmark
-// (-cpuprofile) is the caller's side of what a warm session spends.
+// sweep, its phases and the median CPU of the caller and of the worker
+// (procfs), so that a CPU profile of this benchmark (-cpuprofile) is the
+// caller's side of what a warm session spends.
 func BenchmarkSweepWarm(b *testing.B) {
 	lg, err := ledger.Open(filepath.Join(b.TempDir(), "research.db"), ledger.Options{Key: testkit.Bytes(b, 32)})
 	if err != nil {
@@ -37,12 +37,13 @@ func BenchmarkSweepWarm(b *testing.B) {
 		b.Fatal(err)
 	}
 	got = got[:0]
-	var cpu []time.Duration
+	var cpu, workers []time.Duration
 	b.ResetTimer()
 	for range b.N {
-		cpu0 := processCPU(b)
+		cpu0, all0 := taskCPU("self"), sweepCPU(pool)
 		res, err := l.Sweep(ctxT(b), req, nil)
-		cpu = append(cpu, processCPU(b)-cpu0)
+		caller := taskCPU("self") - cpu0
+		cpu, workers = append(cpu, caller), append(workers, sweepCPU(pool)-all0-caller)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -54,22 +55,14 @@ func BenchmarkSweepWarm(b *testing.B) {
 	sort.Slice(got, func(i, j int) bool { return got[i].Total < got[j].Total })
 	m := got[len(got)/2]
 	slices.Sort(cpu)
+	slices.Sort(workers)
 	b.ReportMetric(ms(cpu[len(cpu)/2]), "caller-cpu-ms")
+	b.ReportMetric(ms(workers[len(workers)/2]), "worker-cpu-ms")
 	b.ReportMetric(ms(m.Total), "median-ms")
 	b.ReportMetric(ms(m.Run), "chunks-ms")
 	b.ReportMetric(ms(m.After+m.Proof), "after-ms")
-	addRatio(fmt.Sprintf("ratio warm sweep with a ledger, median of %d, 17544 bars, 1 worker, in process: after the chunks / the chunks %.2fx (caller's CPU %.1f ms; total %.1f ms: params %.1f, rest of the plan %.1f, chunks %.1f, rank %.1f, after %.1f of which ledger %.1f, proof wait %.1f (its run %.1f))",
-		len(got), float64(m.After+m.Proof+m.Rank)/float64(m.Run), ms(cpu[len(cpu)/2]), ms(m.Total), ms(m.Params), ms(m.Plan-m.Params), ms(m.Run), ms(m.Rank), ms(m.After), ms(m.Ledger), ms(m.Proof), ms(m.ProofRun)))
-}
-
-// processCPU is the CPU time this process (the caller, not its
-// workers) has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	addRatio(fmt.Sprintf("ratio warm sweep with a ledger, median of %d, 17544 bars, 1 worker, in process: after the chunks / the chunks %.2fx (CPU: caller %.1f ms, worker %.1f ms; total %.1f ms: params %.1f, rest of the plan %.1f, chunks %.1f, rank %.1f, after %.1f of which ledger %.1f, proof wait %.1f (its run %.1f))",
+		len(got), float64(m.After+m.Proof+m.Rank)/float64(m.Run), ms(cpu[len(cpu)/2]), ms(workers[len(workers)/2]), ms(m.Total), ms(m.Params), ms(m.Plan-m.Params), ms(m.Run), ms(m.Rank), ms(m.After), ms(m.Ledger), ms(m.Proof), ms(m.ProofRun)))
 }
 
 // keptChunks is a Dispatcher that keeps the trials of the chunks it
