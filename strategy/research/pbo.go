@@ -99,13 +99,7 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		}
 	}
 	h := s / 2
-	full := uint32(1)<<s - 1
-	var masks []uint32 // the in-sample sets: every choice of s/2 blocks
-	for m := uint32(0); m <= full; m++ {
-		if bits.OnesCount32(m) == h {
-			masks = append(masks, m)
-		}
-	}
+	masks := splitMasks(s) // the in-sample sets: every choice of s/2 blocks
 	// Every row has the same count per block, so a set of blocks has one
 	// count for all of them: its size times the count when the blocks are
 	// equal, as BlockStats cuts them.
@@ -125,16 +119,22 @@ func cscv(blocks [][]blockStat, s int) (float64, []float64) {
 		}
 		return n
 	}
-	nIn := make([]int, len(masks))
+	sc := scratchPool.Get().(*cscvScratch)
+	defer scratchPool.Put(sc)
+	nIn := grown(&sc.n, len(masks))
 	for j, m := range masks {
 		nIn[j] = count(m)
 	}
-	best, less, ties := splitVerdicts(rows, h, masks, nIn, tableRows(s))
+	// Pairs are cut into ranges that goroutines work through side by
+	// side, at least 256 pairs each.
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(masks)/2/256))
+	best, less, ties := sc.splitVerdicts(rows, h, masks, nIn, tableRows(s), parts)
 	// A split's ω is (1 + less + ties/2) / (N+1): its logit is a function
 	// of the integer 2·less + ties, so the splits are counted by that key
 	// and each distinct logit computed once, in increasing order.
 	n := len(rows)
-	byKey := make([]int, 2*n+1)
+	byKey := grown(&sc.byKey, 2*n+1)
+	clear(byKey)
 	splits := 0
 	for j := range masks {
 		if best[j] >= 0 { // else no combination has a defined in-sample Sharpe ratio here
@@ -188,27 +188,37 @@ func tableRows(s int) int {
 // blocks', and the rest's), which hold every combination of a group of
 // at most group rows; with one group the verdicts take one pass, with
 // more the winners come from the first and the ranks from the second.
-func splitVerdicts(rows [][]blockStat, h int, masks []uint32, n []int, group int) (best, less, ties []int) {
+//
+// The pairs are judged by parts goroutines, in sc's storage: the
+// verdicts returned are sc's, valid until sc is used again.
+func (sc *cscvScratch) splitVerdicts(rows [][]blockStat, h int, masks []uint32, n []int, group, parts int) (best, less, ties []int) {
 	k := len(masks)
-	best, less, ties = make([]int, k), make([]int, k), make([]int, k)
-	top := make([]float64, k)  // split j's best in-sample score so far
-	held := make([]float64, k) // that combination's out-of-sample score
+	best, less, ties = grown(&sc.best, k), grown(&sc.less, k), grown(&sc.ties, k)
+	top := grown(&sc.top, k)   // split j's best in-sample score so far
+	held := grown(&sc.held, k) // that combination's out-of-sample score
 	for j := range best {
-		best[j], top[j] = -1, math.Inf(-1)
+		best[j], top[j], less[j], ties[j] = -1, math.Inf(-1), 0, 0
 	}
 	one := len(rows) <= group
-	// Pairs are cut into ranges that goroutines work through side by
-	// side; each verdict belongs to one pair, so to one goroutine.
+	// Each verdict belongs to one pair, so to one goroutine.
 	pairs := k / 2
-	parts := max(1, min(runtime.GOMAXPROCS(0), pairs/256))
+	parts = max(1, min(parts, pairs))
+	cols := sc.columns(parts, min(group, len(rows)))
 	each := func(t *subsetTables, judge func(p *pairColumns, j, c int)) {
+		if parts == 1 {
+			p := cols[0].cut(t.rows)
+			for j := range pairs {
+				judge(&p, j, k-1-j)
+			}
+			return
+		}
 		var wg sync.WaitGroup
 		for g := range parts {
 			a, b := g*pairs/parts, (g+1)*pairs/parts
 			wg.Go(func() {
-				p := &pairColumns{in: make([]float64, t.rows), out: make([]float64, t.rows)}
+				p := cols[g].cut(t.rows)
 				for j := a; j < b; j++ {
-					judge(p, j, k-1-j)
+					judge(&p, j, k-1-j)
 				}
 			})
 		}
@@ -247,13 +257,13 @@ func splitVerdicts(rows [][]blockStat, h int, masks []uint32, n []int, group int
 		less[j], ties[j] = less[j]+ltj, ties[j]+eqj
 		less[c], ties[c] = less[c]+ltc, ties[c]+eqc
 	}
-	var t subsetTables
+	t := &sc.tables
 	for r0 := 0; r0 < len(rows); r0 += group {
 		t.fill(rows[r0:min(r0+group, len(rows))], h, r0)
-		each(&t, func(p *pairColumns, j, c int) {
-			win(&t, p, j, c)
+		each(t, func(p *pairColumns, j, c int) {
+			win(t, p, j, c)
 			if one {
-				rank(&t, p, j, c)
+				rank(t, p, j, c)
 			}
 		})
 	}
@@ -262,9 +272,9 @@ func splitVerdicts(rows [][]blockStat, h int, masks []uint32, n []int, group int
 	}
 	for r0 := 0; r0 < len(rows); r0 += group {
 		t.fill(rows[r0:min(r0+group, len(rows))], h, r0)
-		each(&t, func(p *pairColumns, j, c int) {
+		each(t, func(p *pairColumns, j, c int) {
 			t.scores(p, masks[j], masks[c], n[j], n[c], math.Inf(1), math.Inf(1))
-			rank(&t, p, j, c)
+			rank(t, p, j, c)
 		})
 	}
 	return best, less, ties
@@ -273,36 +283,40 @@ func splitVerdicts(rows [][]blockStat, h int, masks []uint32, n []int, group int
 // subsetTables holds, for a group of rows (combinations r0 on), the sum
 // and sum of squares of every subset of the first h blocks (lo) and of
 // the rest (hi): entry a*rows+i is row i's over the subset whose bit
-// mask is a.
+// mask is a. Sums and sums of squares are apart, so that a column's rows
+// are consecutive in each (columnScores reads them four at a time where
+// it can).
 type subsetTables struct {
-	lo, hi   []sums
+	lo, hi   sums
 	rows, r0 int
 	h        uint
 }
 
-type sums struct{ sum, sq float64 }
+type sums struct{ sum, sq []float64 }
 
 // fill builds the tables for rows, reusing t's storage.
 func (t *subsetTables) fill(rows [][]blockStat, h, r0 int) {
 	s := len(rows[0])
 	t.rows, t.r0, t.h = len(rows), r0, uint(h)
-	t.lo = slices.Grow(t.lo[:0], len(rows)<<h)[:len(rows)<<h]
-	t.hi = slices.Grow(t.hi[:0], len(rows)<<(s-h))[:len(rows)<<(s-h)]
+	t.lo.grow(len(rows) << h)
+	t.hi.grow(len(rows) << (s - h))
 	for i, r := range rows {
-		fillSubsets(t.lo, r[:h], len(rows), i)
-		fillSubsets(t.hi, r[h:], len(rows), i)
+		t.lo.fillSubsets(r[:h], len(rows), i)
+		t.hi.fillSubsets(r[h:], len(rows), i)
 	}
 }
 
+func (t *sums) grow(n int) { t.sum, t.sq = grown(&t.sum, n), grown(&t.sq, n) }
+
 // fillSubsets writes row i's subset sums of blocks into t (stride
 // rows): each subset is a smaller one plus its lowest block.
-func fillSubsets(t []sums, blocks []blockStat, rows, i int) {
-	t[i] = sums{}
+func (t *sums) fillSubsets(blocks []blockStat, rows, i int) {
+	t.sum[i], t.sq[i] = 0, 0
 	for a := 1; a < 1<<len(blocks); a++ {
 		low := a & -a
 		b := blocks[bits.TrailingZeros(uint(low))]
-		prev := t[(a^low)*rows+i]
-		t[a*rows+i] = sums{prev.sum + b.Sum, prev.sq + b.SumSq}
+		prev := (a^low)*rows + i
+		t.sum[a*rows+i], t.sq[a*rows+i] = t.sum[prev]+b.Sum, t.sq[prev]+b.SumSq
 	}
 }
 
@@ -310,35 +324,62 @@ func fillSubsets(t []sums, blocks []blockStat, rows, i int) {
 // in-sample set of split j (in) and over its complement (out).
 type pairColumns struct{ in, out []float64 }
 
+// cut is p for the first rows rows.
+func (p pairColumns) cut(rows int) pairColumns { return pairColumns{p.in[:rows], p.out[:rows]} }
+
 // scores fills p for the blocks in mask m (nm returns) and in its
 // complement c (nc), and finds the first row of each column above its
 // floor (fm, fc): its index, or -1 when none is, and its score.
 func (t *subsetTables) scores(p *pairColumns, m, c uint32, nm, nc int, fm, fc float64) (im int, vm float64, ic int, vc float64) {
+	im, vm = t.column(p.in[:t.rows], m, nm, fm)
+	ic, vc = t.column(p.out[:t.rows], c, nc, fc)
+	return im, vm, ic, vc
+}
+
+// column fills dst with every row's score over the blocks in mask m (n
+// returns), and finds the first row above floor.
+func (t *subsetTables) column(dst []float64, m uint32, n int, floor float64) (int, float64) {
 	low := uint32(1)<<t.h - 1
-	loM, hiM := t.lo[int(m&low)*t.rows:][:t.rows], t.hi[int(m>>t.h)*t.rows:][:t.rows]
-	loC, hiC := t.lo[int(c&low)*t.rows:][:t.rows], t.hi[int(c>>t.h)*t.rows:][:t.rows]
-	in, out := p.in[:t.rows], p.out[:t.rows]
-	im, ic = -1, -1
-	for i := range in {
-		v := srScore(nm, loM[i].sum+hiM[i].sum, loM[i].sq+hiM[i].sq)
-		u := srScore(nc, loC[i].sum+hiC[i].sum, loC[i].sq+hiC[i].sq)
-		in[i], out[i] = v, u
-		if v > fm {
-			im, fm = i, v
-		}
-		if u > fc {
-			ic, fc = i, u
+	lo, hi := int(m&low)*t.rows, int(m>>t.h)*t.rows
+	return columnScores(dst, t.lo.sum[lo:][:t.rows], t.hi.sum[hi:][:t.rows], t.lo.sq[lo:][:t.rows], t.hi.sq[hi:][:t.rows], n, floor)
+}
+
+// columnScores writes srScore(n, loS[i]+hiS[i], loQ[i]+hiQ[i]) to dst[i]
+// for every row i and returns the first row whose score is above floor
+// and not below any other (-1 and floor when none is above it): the
+// rows' own order decides between equal scores. Where the processor has
+// AVX2 (columnWide), four rows at a time: the same operations in the same
+// order, so the same scores to the bit.
+func columnScores(dst, loS, hiS, loQ, hiQ []float64, n int, floor float64) (int, float64) {
+	loS, hiS, loQ, hiQ = loS[:len(dst)], hiS[:len(dst)], loQ[:len(dst)], hiQ[:len(dst)]
+	best, i0 := -1, 0
+	if n >= 2 && len(dst) >= 4 && wideKernels {
+		i0 = len(dst) &^ 3
+		if i, v := columnWide(dst[:i0], loS, hiS, loQ, hiQ, float64(n)); i >= 0 && v > floor {
+			best, floor = i, v
 		}
 	}
-	return im, fm, ic, fc
+	for i := i0; i < len(dst); i++ {
+		v := srScore(n, loS[i]+hiS[i], loQ[i]+hiQ[i])
+		dst[i] = v
+		if v > floor {
+			best, floor = i, v
+		}
+	}
+	return best, floor
 }
 
 // count counts the rows whose out-of-sample score is below wj and equal
 // to it, and whose in-sample score is below wc and equal to it.
 func (p *pairColumns) count(wj, wc float64) (ltj, eqj, ltc, eqc int) {
 	out := p.out[:len(p.in)]
-	for i, v := range p.in {
-		u := out[i]
+	i0 := 0
+	if len(out) >= 4 && wideKernels {
+		i0 = len(out) &^ 3
+		ltj, eqj, ltc, eqc = countWide(p.in[:i0], out[:i0], wj, wc)
+	}
+	for i := i0; i < len(out); i++ {
+		v, u := p.in[i], out[i]
 		if u < wj { // written so the compiler need not branch
 			ltj++
 		}
@@ -361,14 +402,21 @@ func (p *pairColumns) count(wj, wc float64) (ltj, eqj, ltc, eqc int) {
 // among series of one length SR orders as s|s| / d. An undefined ratio
 // (no variance: d at the rounding noise of n q) is -Inf, below every
 // defined one.
+//
+// Each product is rounded on its own (the conversions forbid the compiler
+// to fuse one into the next operation), as columnWide's are.
 func srScore(n int, sum, sq float64) float64 {
-	nq := float64(n) * sq
-	d := nq - sum*sum
-	if n < 2 || !(d > 1e-10*nq) {
+	nq := float64(float64(n) * sq)
+	d := nq - float64(sum*sum)
+	if n < 2 || !(d > srFloor*nq) {
 		return math.Inf(-1)
 	}
-	return sum * math.Abs(sum) / d
+	return float64(sum*math.Abs(sum)) / d
 }
+
+// srFloor is the share of n q below which srScore takes d for rounding
+// noise.
+const srFloor = 1e-10
 
 // overfitting builds a sweep's report from its trials' blocks (s is what
 // the workers were asked for; 0 when the sweep was too small).
@@ -411,3 +459,61 @@ func median(x []float64) float64 {
 }
 
 func fmtPercent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// splitPlans are the in-sample sets of each block count up to PBOBlocks
+// asked for so far (splitMasks), built once: at 16 blocks, the 12,870 of
+// 65,536 masks (51 KB). Larger counts, which only a ledger's own audits
+// can ask for, are built each time rather than kept (24 blocks: 11 MB).
+var splitPlans sync.Map // int -> []uint32
+
+// splitMasks is every bit mask of s/2 of s blocks, in increasing order
+// (so that masks[k-1-j] is the complement of masks[j]). The slice may be
+// shared: callers only read it.
+func splitMasks(s int) []uint32 {
+	if m, ok := splitPlans.Load(s); ok {
+		return m.([]uint32)
+	}
+	h := s / 2
+	full := uint32(1)<<s - 1
+	var masks []uint32
+	for m := uint32(0); m <= full; m++ {
+		if bits.OnesCount32(m) == h {
+			masks = append(masks, m)
+		}
+	}
+	if s > PBOBlocks {
+		return masks
+	}
+	m, _ := splitPlans.LoadOrStore(s, masks)
+	return m.([]uint32)
+}
+
+// cscvScratch is the storage of one CSCV computation, kept between
+// computations (scratchPool): a sweep's PBO at 16 blocks needs about 2
+// MB of it, which a warm session would otherwise allocate, clear and
+// collect on every sweep.
+type cscvScratch struct {
+	tables                     subsetTables
+	cols                       []pairColumns
+	n, best, less, ties, byKey []int
+	top, held                  []float64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(cscvScratch) }}
+
+// columns are parts pairs of columns of rows scores each.
+func (sc *cscvScratch) columns(parts, rows int) []pairColumns {
+	sc.cols = slices.Grow(sc.cols[:0], parts)[:parts]
+	for i := range sc.cols {
+		c := &sc.cols[i]
+		c.in, c.out = grown(&c.in, rows), grown(&c.out, rows)
+	}
+	return sc.cols
+}
+
+// grown is *buf with length n, reallocated only when it is too short;
+// its contents are not cleared.
+func grown[T any](buf *[]T, n int) []T {
+	*buf = slices.Grow((*buf)[:0], n)[:n]
+	return *buf
+}

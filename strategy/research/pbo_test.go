@@ -169,12 +169,14 @@ func TestCSCVMatchesReference(t *testing.T) {
 // TestSplitVerdictsDirect: the verdicts from the column pairs and
 // subset tables equal those of each split judged directly, summing its
 // blocks row by row, with ties (equal rows), undefined rows (no
-// variance) and every way of grouping the rows. The block sums are
-// small integers, so the sums are exact in any order and a tie is a tie
-// both ways.
+// variance), every way of grouping the rows, one to three goroutines,
+// and one scratch reused throughout (each case starts from the storage
+// the last one left). The block sums are small integers, so the sums are
+// exact in any order and a tie is a tie both ways.
 func TestSplitVerdictsDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, s := range []int{4, 8, 16} {
+	sc := new(cscvScratch) // one for every case: each starts from the storage the last one left
+	for _, s := range []int{16, 4, 8} {
 		rows := make([][]blockStat, 23)
 		for i := range rows {
 			switch {
@@ -245,9 +247,11 @@ func TestSplitVerdictsDirect(t *testing.T) {
 			t.Fatalf("s=%d: no ties to test", s)
 		}
 		for _, group := range []int{1, 3, 7, len(rows), 1000} {
-			best, less, ties := splitVerdicts(rows, h, masks, n, group)
-			if !slices.Equal(best, wantBest) || !slices.Equal(less, wantLess) || !slices.Equal(ties, wantTies) {
-				t.Fatalf("s=%d, groups of %d rows: verdicts differ from the direct ones", s, group)
+			for _, parts := range []int{1, 2, 3} {
+				best, less, ties := sc.splitVerdicts(rows, h, masks, n, group, parts)
+				if !slices.Equal(best, wantBest) || !slices.Equal(less, wantLess) || !slices.Equal(ties, wantTies) {
+					t.Fatalf("s=%d, groups of %d rows, %d goroutines: verdicts differ from the direct ones", s, group, parts)
+				}
 			}
 		}
 	}

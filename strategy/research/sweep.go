@@ -281,12 +281,27 @@ type verdict struct {
 // prove starts the lookahead proof of p's combination index (values) in
 // a worker (checkWinner).
 func (l *Local) prove(ctx context.Context, p *plan, index int, values map[string]any) *proof {
+	return startProof(index, func() (string, error) { return l.checkWinner(ctx, p, values) })
+}
+
+// startProof runs check, the proof of combination index, in a goroutine
+// of its own, and returns once that goroutine runs, so that the proof's
+// request is on its way to the worker before the caller turns to its own
+// work. Without the wait the goroutine waited for a processor behind the
+// PBO's goroutines and the ledger's write, which keep every one busy:
+// BenchmarkSweepWarm found the request sent a median 0.1 ms after the
+// proof was started, but 3.4-7.6 ms at the 90th percentile and up to
+// 19 ms (load average 3 on 2 cores), while the worker sat idle.
+func startProof(index int, check func() (string, error)) *proof {
 	pr := &proof{index: index, done: make(chan verdict, 1)}
+	running := make(chan struct{})
 	go func() {
+		close(running) // this goroutine keeps its processor: it sends the request before it waits
 		asked := time.Now()
-		c, err := l.checkWinner(ctx, p, values)
+		c, err := check()
 		pr.done <- verdict{c, err, time.Since(asked)}
 	}()
+	<-running
 	return pr
 }
 
