@@ -200,8 +200,9 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 	preq := worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params}
 	warm, shipped := l.cfg.Chunks.(warmer)
 	shipped = shipped && in.barsInWorker
+	bars := worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
 	if in.barsInWorker && !shipped {
-		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
+		preq.Bars = &bars
 		if l.cfg.Chunks == nil {
 			preq.Bars.ShareDir, preq.Bars.ShareFrom = in.shareDir, cmp.Or(l.cfg.ShareFromBars, DefaultShareFromBars)
 		}
@@ -214,7 +215,7 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 	}()
 	_, p.gran, _ = history.CheckSeries(in.series)
 	if shipped {
-		seen, err := warm.Warm(ctx, worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To})
+		seen, err := warm.Warm(ctx, bars)
 		k := <-asked
 		switch {
 		case err != nil:
@@ -223,6 +224,14 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 			return worker.ParamsResult{}, "", classify(k.err)
 		}
 		k.res.Bars = &seen
+		// The winner's lookahead proof runs in this machine's pool: its
+		// worker reads the bars into its cache while the chunks run on the
+		// cluster, not after them, as the params request's worker does in
+		// process. What it reads is its own, like the other workers' reads
+		// on a sweep's start; an error shows again on the proof.
+		pre := preq
+		pre.Bars = &bars
+		go l.cfg.Pool.Params(context.WithoutCancel(ctx), pre)
 		return k.res, seen.Digest, nil
 	}
 	digest := ""
