@@ -80,15 +80,15 @@ func chunkSizes(count, workers, worth int) []int {
 func worthChunk(bars int) int { return worthChunkAt(bars, 0) }
 
 // worthChunkAt is worthChunk for combinations that cost cost a bar, as
-// measured (a cluster's coster); 0 means barTrialCost, sweepWork's.
+// measured (a cluster's coster). A cost below barTrialCost (0: none
+// measured) counts as barTrialCost, sweepWork's: a dear strategy's
+// chunks are smaller, to balance the workers better, but a cheap one's
+// no larger than in process, where workersFor would still spread them.
 func worthChunkAt(bars int, cost time.Duration) int {
 	if bars <= 0 {
 		return 0
 	}
-	per := sweepWork(1, bars)
-	if cost > 0 {
-		per = time.Duration(bars) * cost
-	}
+	per := max(sweepWork(1, bars), time.Duration(bars)*cost)
 	return int((minWorkerShare + per - 1) / per)
 }
 

@@ -56,14 +56,14 @@ func TestChunkSizes(t *testing.T) {
 	}
 }
 
-// TestWorthChunkAtMeasuredCost: combinations measured cheaper than
-// barTrialCost (a cluster's coster) make a chunk of more of them, dearer
-// ones of fewer; none measured is worthChunk's.
+// TestWorthChunkAtMeasuredCost: combinations measured dearer than
+// barTrialCost (a cluster's coster) make a chunk of fewer of them; ones
+// measured cheaper, or none measured, are worthChunk's.
 func TestWorthChunkAtMeasuredCost(t *testing.T) {
 	for _, c := range []struct {
 		cost time.Duration
 		want int
-	}{{0, 114}, {10 * time.Nanosecond, 228}, {200 * time.Nanosecond, 12}, {time.Millisecond, 1}} {
+	}{{0, 114}, {10 * time.Nanosecond, 114}, {40 * time.Nanosecond, 57}, {200 * time.Nanosecond, 12}, {time.Millisecond, 1}} {
 		if got := worthChunkAt(17_544, c.cost); got != c.want {
 			t.Errorf("worthChunkAt(17,544, %v) = %d, want %d (40 ms of work)", c.cost, got, c.want)
 		}
