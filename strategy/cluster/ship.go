@@ -56,7 +56,7 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 	if req.Digest != "" && req.Digest != seen.Digest {
 		return "", &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
 	}
-	if err := d.put(ctx, req.Series, seen.Digest, data); err != nil {
+	if _, err := d.put(ctx, req.Series, seen.Digest, data); err != nil {
 		return "", err
 	}
 	d.remember(key, seen.Digest)
@@ -69,17 +69,17 @@ func rangeKey(path, series, from, to string) string {
 }
 
 // put stores the bars data under digest unless the store holds them, and
-// notes that it does.
-func (d *Dispatcher) put(ctx context.Context, series, digest string, data []byte) error {
-	sent, err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload()))
+// notes that it does; sent says whether it stored them.
+func (d *Dispatcher) put(ctx context.Context, series, digest string, data []byte) (sent bool, err error) {
+	sent, err = putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload()))
 	if err != nil {
-		return &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", series, d.where, err)}
+		return false, &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", series, d.where, err)}
 	}
 	if sent {
 		d.shipped.Add(1)
 	}
 	d.hold(digest)
-	return nil
+	return sent, nil
 }
 
 // hold notes that the store holds the bars of digest.

@@ -23,23 +23,41 @@ import (
 // or the shipping's.
 func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsSeen, error) {
 	d.barsMu.Lock()
+	defer d.barsMu.Unlock()
 	seen, data, err := d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, false)
-	if err == nil && !d.holds(seen.Digest) {
-		if data == nil { // read before, and the store may have dropped them since
-			seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true)
-		}
-		if err == nil {
-			err = d.put(ctx, r.Series, seen.Digest, data)
-		}
-	}
-	d.barsMu.Unlock()
 	if err != nil {
 		return worker.BarsSeen{}, err
 	}
+	held := d.holds(seen.Digest)
+	// Announced before the store is asked whether it holds them: when it
+	// does (another sweep shipped them), the workers fetch them meanwhile;
+	// when it does not, they find nothing yet, and hear again once the
+	// bars are shipped.
+	d.announce(seen.Digest, r.Series, !held)
+	if !held {
+		if data == nil { // read before, and the store may have dropped them since
+			if seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true); err != nil {
+				return worker.BarsSeen{}, err
+			}
+		}
+		sent, err := d.put(ctx, r.Series, seen.Digest, data)
+		if err != nil {
+			return worker.BarsSeen{}, err
+		}
+		if sent {
+			d.announce(seen.Digest, r.Series, false)
+		}
+	}
 	d.remember(rangeKey(r.HistoryPath, r.Series, r.From, r.To), seen.Digest)
-	note, _ := json.Marshal(barsNote{Digest: seen.Digest, Series: r.Series})
-	d.nc.PublishMsg(d.sig.signed(barsSubj, note))
 	return seen, nil
+}
+
+// announce tells the workers to fetch the bars of digest now; unsure,
+// the cluster's store may not hold them yet, and a worker that finds
+// nothing says nothing (a chunk's own fetch reports a real failure).
+func (d *Dispatcher) announce(digest, series string, unsure bool) {
+	note, _ := json.Marshal(barsNote{Digest: digest, Series: series, Unsure: unsure})
+	d.nc.PublishMsg(d.sig.signed(barsSubj, note))
 }
 
 // warmedStores are the history stores a Dispatcher read bars from, kept
