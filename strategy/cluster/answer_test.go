@@ -80,7 +80,8 @@ func TestAnswerOverMaxPayload(t *testing.T) {
 // TestWarmFetchesBarsAhead: Warm ships a range's bars and the workers
 // fetch them into their cache, and have their strategy workers read
 // them, before any chunk asks for them, and it says what it read; a
-// range with no bars is the store's error, and warms nothing.
+// range with no bars is the store's error, and warms nothing; after
+// Close it fails, and opens no store again.
 func TestWarmFetchesBarsAhead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
@@ -124,6 +125,10 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "fetch announced bars") || strings.Contains(log.String(), "read ahead:") {
 		t.Errorf("a fetch failed: %s", log.String())
+	}
+	d.Close()
+	if _, err := d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"}); err == nil || !strings.Contains(err.Error(), "is closed") {
+		t.Errorf("Warm after Close: %v", err)
 	}
 }
 

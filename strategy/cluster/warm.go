@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 
@@ -24,6 +25,9 @@ import (
 func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsSeen, error) {
 	d.barsMu.Lock()
 	defer d.barsMu.Unlock()
+	if d.nc.IsClosed() { // and its stores too: none is opened again
+		return worker.BarsSeen{}, fmt.Errorf("the connection to the research cluster at %s is closed", d.where)
+	}
 	seen, data, err := d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, false)
 	if err != nil {
 		return worker.BarsSeen{}, err
