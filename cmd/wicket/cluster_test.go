@@ -163,6 +163,11 @@ func (r *clusterRig) dial(wait time.Duration) *cluster.Dispatcher {
 	return d
 }
 
+// clusterSweep sweeps fast from 2 to fastTo by 1 and slow from 30 to 120
+// by 10 over the 17,544 hourly bars of ETH-USD@1h: long enough that a
+// sweep of a few hundred combinations is several chunks (a chunk holds
+// at least 40 ms of work, research's worthChunk), as the tests of what
+// becomes of a worker's chunks need.
 func clusterSweep(t *testing.T, fastTo float64) research.SweepRequest {
 	src, err := templates.Source("sma_cross")
 	if err != nil {
@@ -170,7 +175,7 @@ func clusterSweep(t *testing.T, fastTo float64) research.SweepRequest {
 	}
 	fp := func(x float64) *float64 { return &x }
 	return research.SweepRequest{
-		StrategyRef: research.StrategyRef{Source: src, Label: "sma_cross.star"}, Series: "ETH-USD@1d",
+		StrategyRef: research.StrategyRef{Source: src, Label: "sma_cross.star"}, Series: "ETH-USD@1h",
 		Grid: research.Grid{"fast": {From: fp(2), To: fp(fastTo), Step: fp(1)}, "slow": {From: fp(30), To: fp(120), Step: fp(10)}}, Top: 10,
 	}
 }

@@ -79,8 +79,9 @@ func TestAnswerOverMaxPayload(t *testing.T) {
 
 // TestWarmFetchesBarsAhead: Warm ships a range's bars and the workers
 // fetch them into their cache, and have their strategy workers read
-// them, before any chunk asks for them; a range
-// with no bars warms nothing and fails nothing.
+// them, before any chunk asks for them, and it says what it read; a
+// range with no bars is the store's error, and warms nothing; after
+// Close it fails, and opens no store again.
 func TestWarmFetchesBarsAhead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
@@ -90,8 +91,13 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	d, log := joinWorkerCaching(t, cluster.Options{Key: testKey, URL: url}, cache)
 	ctx := t.Context()
 	p := demoProject(t)
-	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "NOSUCH@1d"})
-	d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"})
+	if _, err := d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "NOSUCH@1d"}); err == nil || !strings.Contains(err.Error(), "no such series") {
+		t.Errorf("Warm of a series that is not stored: %v", err)
+	}
+	seen, err := d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := history.OpenReadOnly(p.HistoryPath())
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +106,9 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	s.Close()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seen.Digest != bars.Digest() || seen.Count != bars.Len() || seen.First != bars.Time[0] || seen.Last != bars.Time[bars.Len()-1] {
+		t.Errorf("Warm read %+v, the store holds %d bars from %d to %d, digest %s", seen, bars.Len(), bars.Time[0], bars.Time[bars.Len()-1], bars.Digest())
 	}
 	want := filepath.Join(cache, bars.Digest()+".bars")
 	// The worker's strategy worker read them too.
@@ -116,6 +125,10 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "fetch announced bars") || strings.Contains(log.String(), "read ahead:") {
 		t.Errorf("a fetch failed: %s", log.String())
+	}
+	d.Close()
+	if _, err := d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"}); err == nil || !strings.Contains(err.Error(), "is closed") {
+		t.Errorf("Warm after Close: %v", err)
 	}
 }
 

@@ -172,10 +172,13 @@ type presence struct {
 
 // barsNote announces bars a sweep is about to run over (barsSubj): a
 // worker fetches them into its cache and has its strategy workers read
-// them.
+// them. Unsure, the sweep did not know yet whether the cluster's store
+// holds them: a worker that finds nothing says nothing (another note
+// follows once they are shipped).
 type barsNote struct {
 	Digest string `json:"digest"`
 	Series string `json:"series"`
+	Unsure bool   `json:"unsure,omitempty"`
 }
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS

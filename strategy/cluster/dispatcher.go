@@ -71,6 +71,10 @@ type Dispatcher struct {
 	// again never bring it back (at most maxBeats workers remembered).
 	beats       map[string]uint64
 	bars        map[string]string      // history path, series, range → digest shipped
+	held        map[string]time.Time   // digests of the bars in the store, put or found there, and when
+	warmed      warmedStores           // the stores Warm read, kept open (warm.go)
+	costs       trialCosts             // a combination's cost a bar, measured (TrialCost)
+	shipped     atomic.Uint64          // bars put in the store; bars found there are not counted
 	barsMu      sync.Mutex             // serialises shipping bars
 	fundingMu   sync.Mutex             // serialises shipping funding
 	fundingRead map[string]fundingSeen // history path, series, range, want → funding found and shipped
@@ -116,7 +120,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
-		pending: map[string]*waiter{}, workers: map[string]seen{}, beats: map[string]uint64{}, bars: map[string]string{}, fundingRead: map[string]fundingSeen{}}
+		pending: map[string]*waiter{}, workers: map[string]seen{}, beats: map[string]uint64{}, bars: map[string]string{}, held: map[string]time.Time{}, fundingRead: map[string]fundingSeen{}}
 	sig.sweep = d.id // every message it sends is bound to it
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
@@ -151,6 +155,9 @@ func (d *Dispatcher) Close() error {
 			d.stop(chunkPrefix+d.id+".>", chunks...)
 		}
 		d.nc.Close()
+		d.barsMu.Lock()
+		d.warmed.close()
+		d.barsMu.Unlock()
 	})
 	return nil
 }
@@ -453,6 +460,7 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 				d.stop(subject, chunk)
 				return res, err
 			}
+			d.costs.note(req.Source, res)
 			d.mu.Lock()
 			res.Refused = w.refused
 			copied := w.copied
@@ -482,19 +490,6 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 			}
 		}
 	}
-}
-
-// Warm ships the bars of r to the cluster, unless it holds them, and
-// asks its workers to fetch them now: a sweep over them is about to
-// start, and its first chunks need not wait for them. Errors are left to
-// those chunks, which ship and fetch the same bars.
-func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) {
-	digest, err := d.shipBars(ctx, worker.SweepChunk{HistoryPath: r.HistoryPath, Series: r.Series, From: r.From, To: r.To})
-	if err != nil {
-		return
-	}
-	note, _ := json.Marshal(barsNote{Digest: digest, Series: r.Series})
-	d.nc.PublishMsg(d.sig.signed(barsSubj, note))
 }
 
 // decodeAnswer reads a worker's answer (see headerError).

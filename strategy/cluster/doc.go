@@ -13,9 +13,13 @@
 // sweep's tail, when a worker has a free slot and every chunk the sweep
 // waits for is held, the sweep sends that worker alone a copy of the
 // chunk held longest: the first answer wins, the other run is stopped.
-// Before its first chunk, while the params request runs, the bars are
-// shipped and the workers told to fetch them and have their strategy
-// workers read them (Warm). The result is
+// Before its first chunk, while the params request compiles the
+// strategy, the bars are read and hashed once (not again while the
+// history store is unchanged), shipped unless the cluster's store holds
+// them, and the workers told to fetch them and have their strategy
+// workers read them (Warm); the sweep plans by what Warm read. The
+// dispatcher measures what a combination of each strategy costs a bar
+// (TrialCost), by which a sweep sizes its chunks. The result is
 // the strategy worker's own JSON, passed on untouched by the cluster
 // worker and decoded once, by the dispatcher. A Worker pulls chunks from
 // the stream, fetches bars it has not seen into a local cache (once per

@@ -21,3 +21,6 @@ func Present(d *Dispatcher) bool { return d.present() }
 
 // LiveFor is how long a sweep counts a worker present after its heartbeat.
 const LiveFor = liveFor
+
+// Shipped is how many bars d put in the cluster's store.
+func Shipped(d *Dispatcher) uint64 { return d.shipped.Load() }

@@ -63,7 +63,7 @@ func (d *Dispatcher) shipFunding(ctx context.Context, req worker.SweepChunk) (st
 	if f.Held {
 		data := f.Encode()
 		digest = worker.FundingDigest(data)
-		if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload())); err != nil {
+		if _, err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload())); err != nil {
 			return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the funding of %s to the research cluster at %s: %v", req.Series, d.where, err)}
 		}
 	}

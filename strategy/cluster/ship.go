@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/worker"
 
@@ -14,8 +13,10 @@ import (
 )
 
 // shipBars makes sure the bars of the chunk's range are in the bars
-// store, and returns their digest. Each range is read and shipped once
-// per Dispatcher; the store keeps bars another sweep shipped.
+// store, and returns their digest. A chunk that names its digest (the
+// sweep's Warm read them) finds them shipped; else each range is read
+// and shipped once per Dispatcher. The store keeps bars another sweep
+// shipped.
 func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (string, error) {
 	if req.HistoryPath == "" {
 		if req.BarsFile != "" || req.Digest == "" {
@@ -23,7 +24,10 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 		}
 		return req.Digest, nil
 	}
-	key := req.HistoryPath + "\x00" + req.Series + "\x00" + req.From + "\x00" + req.To
+	if req.Digest != "" && d.holds(req.Digest) {
+		return req.Digest, nil
+	}
+	key := rangeKey(req.HistoryPath, req.Series, req.From, req.To)
 	d.barsMu.Lock()
 	defer d.barsMu.Unlock()
 	d.mu.Lock()
@@ -38,39 +42,68 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 		// to read or send. The worker checks what it fetches against the
 		// digest.
 		if err := hasBars(ctx, d.obj, req.Digest, d.o.connectTimeout()); err == nil {
+			d.hold(req.Digest)
 			d.remember(key, req.Digest)
 			return req.Digest, nil
 		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 			return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("look for the bars of %s on the research cluster at %s: %v", req.Series, d.where, err)}
 		}
 	}
-	from, err := backtest.ParseTime("from", req.From, false)
+	seen, data, err := d.warmed.load(req.HistoryPath, req.Series, req.From, req.To, true)
 	if err != nil {
 		return "", err
 	}
-	to, err := backtest.ParseTime("to", req.To, true)
-	if err != nil {
-		return "", err
-	}
-	store, err := history.OpenReadOnly(req.HistoryPath)
-	if err != nil {
-		return "", err
-	}
-	bars, err := store.Load(req.Series, from, to)
-	store.Close()
-	if err != nil {
-		return "", err
-	}
-	data := bars.Encode()
-	digest = bars.Digest()
-	if req.Digest != "" && req.Digest != digest {
+	if req.Digest != "" && req.Digest != seen.Digest {
 		return "", &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
 	}
-	if err := putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload())); err != nil {
-		return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", req.Series, d.where, err)}
+	if _, err := d.put(ctx, req.Series, seen.Digest, data); err != nil {
+		return "", err
 	}
-	d.remember(key, digest)
-	return digest, nil
+	d.remember(key, seen.Digest)
+	return seen.Digest, nil
+}
+
+// rangeKey names a range of a series in a history store.
+func rangeKey(path, series, from, to string) string {
+	return path + "\x00" + series + "\x00" + from + "\x00" + to
+}
+
+// put stores the bars data under digest unless the store holds them, and
+// notes that it does; sent says whether it stored them.
+func (d *Dispatcher) put(ctx context.Context, series, digest string, data []byte) (sent bool, err error) {
+	sent, err = putBars(ctx, d.obj, digest, data, d.o.connectTimeout(), barsChunk(d.nc.MaxPayload()))
+	if err != nil {
+		return false, &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("ship the bars of %s to the research cluster at %s: %v", series, d.where, err)}
+	}
+	if sent {
+		d.shipped.Add(1)
+	}
+	d.hold(digest)
+	return sent, nil
+}
+
+// hold notes that the store holds the bars of digest.
+func (d *Dispatcher) hold(digest string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.held) >= maxShippedRanges {
+		clear(d.held)
+	}
+	d.held[digest] = d.o.Now()
+}
+
+// heldFor is how long a Dispatcher takes bars it put in the store, or
+// found there, to be there still without asking: far less than the
+// store keeps them (barsMaxAge).
+const heldFor = time.Hour
+
+// holds reports whether this Dispatcher put the bars of digest in the
+// store, or found them there, within heldFor.
+func (d *Dispatcher) holds(digest string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.held[digest]
+	return ok && d.o.Now().Sub(at) < heldFor
 }
 
 // remember notes that the bars of a range are in the store.
@@ -100,15 +133,15 @@ func barsChunk(maxPayload int64) uint32 {
 }
 
 // putBars stores data under digest, in pieces of chunk bytes, unless it
-// is there already.
-func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration, chunk uint32) error {
+// is there already; sent says whether it stored them.
+func putBars(ctx context.Context, obj jetstream.ObjectStore, digest string, data []byte, timeout time.Duration, chunk uint32) (sent bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout+time.Duration(len(data)>>20)*time.Second)
 	defer cancel()
 	if info, err := obj.GetInfo(ctx, digest); err == nil && info.Size == uint64(len(data)) {
-		return nil
+		return false, nil
 	} else if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-		return err
+		return false, err
 	}
-	_, err := obj.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
-	return err
+	_, err = obj.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
+	return err == nil, err
 }

@@ -165,7 +165,7 @@ func TestStuckWorkersChunksAreCopiedToAnIdleOne(t *testing.T) {
 	}
 	ctx := whoCtx(t)
 	local, wantLedger := recorded(t, nil)
-	want, err := local.Sweep(ctx, sweepReq(t, "SPY@1d"), nil)
+	want, err := local.Sweep(ctx, chunkedReq(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestStuckWorkersChunksAreCopiedToAnIdleOne(t *testing.T) {
 	}
 	defer d.Close()
 	remote, gotLedger := recorded(t, d)
-	sweep := startSweep(ctx, remote, sweepReq(t, "SPY@1d"))
+	sweep := startSweep(ctx, remote, chunkedReq(t))
 	select {
 	case <-stuck.started:
 	case <-sweep.done:
@@ -206,7 +206,7 @@ func TestStoppedWorkersTwoChunksGoToAnother(t *testing.T) {
 	}
 	ctx := whoCtx(t)
 	local, wantLedger := recorded(t, nil)
-	want, err := local.Sweep(ctx, sweepReq(t, "SPY@1d"), nil)
+	want, err := local.Sweep(ctx, chunkedReq(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestStoppedWorkersTwoChunksGoToAnother(t *testing.T) {
 	}
 	defer d.Close()
 	remote, gotLedger := recorded(t, d)
-	sweep := startSweep(ctx, remote, sweepReq(t, "SPY@1d"))
+	sweep := startSweep(ctx, remote, chunkedReq(t))
 	waitHeld(t, url, 2)
 	stop()
 	otherLog, _ := serveWorker(t, url, newPool(t))
@@ -229,6 +229,17 @@ func TestStoppedWorkersTwoChunksGoToAnother(t *testing.T) {
 	if strings.Count(otherLog.String(), ": running (") < 2 {
 		t.Errorf("the other worker ran fewer than the two chunks given back; its log:\n%s", otherLog.String())
 	}
+}
+
+// chunkedReq is a sweep a one-worker cluster cuts into two chunks, as it
+// does in process: 247 combinations over the 17,544 hourly bars of
+// SPY@1h, two workers' worth (worthChunk), for the tests of what becomes
+// of the chunks a worker holds.
+func chunkedReq(t *testing.T) research.SweepRequest {
+	req := sweepReq(t, "SPY@1h")
+	fp := func(x float64) *float64 { return &x }
+	req.Grid = research.Grid{"fast": {From: fp(2), To: fp(20), Step: fp(1)}, "slow": {From: fp(30), To: fp(150), Step: fp(10)}}
+	return req
 }
 
 // waitHeld waits until the workers' consumer has n chunks delivered and

@@ -169,7 +169,7 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 			case note := <-fetch:
 				path, err := w.barsFile(ctx, note.Digest)
 				if err != nil {
-					if ctx.Err() == nil {
+					if ctx.Err() == nil && !note.Unsure {
 						fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
 					}
 					continue

@@ -95,6 +95,7 @@ func (w *Worker) shippedFile(ctx context.Context, k shipped, digest string) (str
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("cache %s: %w", k.what, err)
 	}
+	fmt.Fprintf(w.o.Log, "wicket worker: %s %s fetched (%d bytes)\n", k.what, digest[:12], n)
 	return path, nil
 }
 

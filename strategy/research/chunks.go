@@ -1,20 +1,24 @@
 package research
 
-import "wicket/strategy/worker"
+import (
+	"time"
+
+	"wicket/strategy/worker"
+)
 
 // chunks splits combinations [0, count) into requests over base for
-// workers workers, in the sizes chunkSizes gives for the plan's bars
-// (with no floor on a cluster).
+// workers workers, in the sizes chunkSizes gives for the plan's bars and
+// the cost of a combination's bar (p.cost: measured on a cluster). On a
+// cluster, as in process, a chunk's round trip, its compiling and its
+// answer cost the same whatever its size, so a sweep is not cut finer
+// than a worker's worth.
 //
 // The chunks take the combinations in p.order (evalOrder's, set by
 // plan); a chunk's trial j at offset off (the combinations of the chunks
 // before it) is combination p.index(off + j).
 func (p *plan) chunks(base worker.SweepChunk, workers int) []worker.SweepChunk {
 	var out []worker.SweepChunk
-	worth := 0
-	if p.local {
-		worth = worthChunk(p.barCount())
-	}
+	worth := worthChunkAt(p.barCount(), p.cost)
 	lo := 0
 	for _, size := range chunkSizes(p.count, workers, worth) {
 		req := base
@@ -73,12 +77,26 @@ func chunkSizes(count, workers, worth int) []int {
 // their own: minWorkerShare of work, as sweepWork estimates it (a worker
 // is given no less; a chunk needs no more). 0, no floor, when the bars are
 // not known.
-func worthChunk(bars int) int {
+func worthChunk(bars int) int { return worthChunkAt(bars, 0) }
+
+// worthChunkAt is worthChunk for combinations that cost cost a bar, as
+// measured (a cluster's coster). A cost below barTrialCost (0: none
+// measured) counts as barTrialCost, sweepWork's: a dear strategy's
+// chunks are smaller, to balance the workers better, but a cheap one's
+// no larger than in process, where workersFor would still spread them.
+func worthChunkAt(bars int, cost time.Duration) int {
 	if bars <= 0 {
 		return 0
 	}
-	per := sweepWork(1, bars)
+	per := max(sweepWork(1, bars), time.Duration(bars)*cost)
 	return int((minWorkerShare + per - 1) / per)
+}
+
+// coster is a Dispatcher that measures what a combination of a strategy
+// costs a bar on its workers (a cluster, from its chunks' answers); 0
+// when it has not.
+type coster interface {
+	TrialCost(source string) time.Duration
 }
 
 // index is the combination evaluated at position pos of the chunks.

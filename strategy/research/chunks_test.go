@@ -3,6 +3,7 @@ package research
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestChunkSizes: a sweep whose chunks guided scheduling would cut below
@@ -52,5 +53,25 @@ func TestChunkSizes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWorthChunkAtMeasuredCost: combinations measured dearer than
+// barTrialCost (a cluster's coster) make a chunk of fewer of them; ones
+// measured cheaper, or none measured, are worthChunk's.
+func TestWorthChunkAtMeasuredCost(t *testing.T) {
+	for _, c := range []struct {
+		cost time.Duration
+		want int
+	}{{0, 114}, {10 * time.Nanosecond, 114}, {40 * time.Nanosecond, 57}, {200 * time.Nanosecond, 12}, {time.Millisecond, 1}} {
+		if got := worthChunkAt(17_544, c.cost); got != c.want {
+			t.Errorf("worthChunkAt(17,544, %v) = %d, want %d (40 ms of work)", c.cost, got, c.want)
+		}
+	}
+	if got := chunkSizes(100, 1, worthChunkAt(17_544, 10*time.Nanosecond)); !slices.Equal(got, []int{100}) {
+		t.Errorf("the demo's sweep on a one-worker cluster: chunks %v, want one", got)
+	}
+	if got := chunkSizes(100, 2, worthChunkAt(17_544, 200*time.Nanosecond)); len(got) < 4 {
+		t.Errorf("100 dear combinations on two cluster workers: chunks %v, want at least two a worker", got)
 	}
 }

@@ -120,10 +120,11 @@ type pipeliner interface {
 }
 
 // warmer is a Dispatcher whose workers are better off with a sweep's
-// bars before its first chunk (a cluster: the bars are shipped, and the
-// workers fetch them, while the params request runs here).
+// bars before its first chunk (a cluster: Warm reads and hashes them
+// once, ships them and has the workers fetch them, while the params
+// request compiles the strategy here, and says what it read).
 type warmer interface {
-	Warm(ctx context.Context, bars worker.BarsRange)
+	Warm(ctx context.Context, bars worker.BarsRange) (worker.BarsSeen, error)
 }
 
 // readier is a Dispatcher that must find its workers before a sweep is

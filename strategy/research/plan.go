@@ -65,14 +65,13 @@ type plan struct {
 	capital  decimal.Decimal
 	settings Settings
 	base     worker.SweepChunk // everything but the range and the combinations
-	seen     *worker.BarsSeen  // what the params request's worker read (barsInWorker)
+	seen     *worker.BarsSeen  // what the params request's worker, or a cluster's Warm, read (barsInWorker)
 	order    []int             // the chunks' order of the combinations (evalOrder); nil: their own
 	asked    time.Duration     // the params request's round trip (SweepTiming.Params)
-	// local is set when the chunks run in this machine's pool, not on a
-	// cluster, whose chunks are also its units of prefetching, of
-	// handing a stuck worker's tail to another and of redoing a lost
-	// worker's share: chunkSizes' floor (worthChunk) is the local pool's.
-	local bool
+	// cost is what a combination costs a bar as its dispatcher measured
+	// it (a cluster's coster), for the chunks' floor (worthChunkAt); 0:
+	// barTrialCost.
+	cost time.Duration
 
 	// ledgerName is the name its trials are recorded under (LedgerName).
 	ledgerName string
@@ -119,7 +118,10 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 	if err := l.needPool(); err != nil {
 		return nil, err
 	}
-	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy, local: l.cfg.Chunks == nil}
+	p := &plan{display: strings.TrimSuffix(label, ".star"), rankBy: in.rankBy}
+	if c, ok := l.cfg.Chunks.(coster); ok {
+		p.cost = c.TrialCost(source)
+	}
 	if in.ref.Name != "" {
 		p.display = in.ref.Name
 	}
@@ -186,7 +188,9 @@ func (l *Local) plan(ctx context.Context, in planInput) (*plan, error) {
 // worker can: the series must exist and the range hold some. A store
 // error is reported before a strategy error. With barsInWorker the worker
 // reads the bars into its cache and says what it read (the params
-// result's Bars, and Shared when it shares them).
+// result's Bars, and Shared when it shares them); on a cluster
+// (warmer), the dispatcher reads, hashes and ships them meanwhile and
+// says what it read, and the params request only compiles the strategy.
 func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, source string, cfg backtest.Config) (worker.ParamsResult, string, error) {
 	type knobs struct {
 		res worker.ParamsResult
@@ -194,8 +198,11 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 	}
 	asked := make(chan knobs, 1)
 	preq := worker.StrategyRequest{Name: label, Source: source, IndicatorsDir: l.indicatorsDir(), Overrides: in.params}
-	if in.barsInWorker {
-		preq.Bars = &worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
+	warm, shipped := l.cfg.Chunks.(warmer)
+	shipped = shipped && in.barsInWorker
+	bars := worker.BarsRange{HistoryPath: l.cfg.Project.HistoryPath(), Series: in.series, From: p.settings.From, To: p.settings.To}
+	if in.barsInWorker && !shipped {
+		preq.Bars = &bars
 		if l.cfg.Chunks == nil {
 			preq.Bars.ShareDir, preq.Bars.ShareFrom = in.shareDir, cmp.Or(l.cfg.ShareFromBars, DefaultShareFromBars)
 		}
@@ -206,10 +213,27 @@ func (l *Local) knobsAndBars(ctx context.Context, p *plan, in planInput, label, 
 		p.asked = time.Since(sent)
 		asked <- knobs{res, err}
 	}()
-	if w, ok := l.cfg.Chunks.(warmer); ok && in.barsInWorker {
-		go w.Warm(context.WithoutCancel(ctx), *preq.Bars)
-	}
 	_, p.gran, _ = history.CheckSeries(in.series)
+	if shipped {
+		seen, err := warm.Warm(ctx, bars)
+		k := <-asked
+		switch {
+		case err != nil:
+			return worker.ParamsResult{}, "", classify(err)
+		case k.err != nil:
+			return worker.ParamsResult{}, "", classify(k.err)
+		}
+		k.res.Bars = &seen
+		// The winner's lookahead proof runs in this machine's pool: its
+		// worker reads the bars into its cache while the chunks run on the
+		// cluster, not after them, as the params request's worker does in
+		// process. What it reads is its own, like the other workers' reads
+		// on a sweep's start; an error shows again on the proof.
+		pre := preq
+		pre.Bars = &bars
+		go l.cfg.Pool.Params(context.WithoutCancel(ctx), pre)
+		return k.res, seen.Digest, nil
+	}
 	digest := ""
 	stored := 0 // the series' bars, over any range
 	store, err := history.OpenReadOnly(l.cfg.Project.HistoryPath())

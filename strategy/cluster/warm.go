@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+
+	"wicket/strategy/backtest"
+	"wicket/strategy/history"
+	"wicket/strategy/worker"
+)
+
+// Warm reads the bars of r, ships them to the cluster unless it holds
+// them, and asks its workers to fetch them now: a sweep over them is
+// about to start, and its first chunks need not wait for them. It says
+// what it read, which the sweep plans by (its chunks name the digest,
+// and find the bars shipped): the sweep's machine reads and hashes its
+// bars once, and not at all while the store is unchanged since it last
+// did. An error is the store's (no such series, no bars in the range)
+// or the shipping's.
+func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsSeen, error) {
+	d.barsMu.Lock()
+	defer d.barsMu.Unlock()
+	if d.nc.IsClosed() { // and its stores too: none is opened again
+		return worker.BarsSeen{}, fmt.Errorf("the connection to the research cluster at %s is closed", d.where)
+	}
+	seen, data, err := d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, false)
+	if err != nil {
+		return worker.BarsSeen{}, err
+	}
+	held := d.holds(seen.Digest)
+	// Announced before the store is asked whether it holds them: when it
+	// does (another sweep shipped them), the workers fetch them meanwhile;
+	// when it does not, they find nothing yet, and hear again once the
+	// bars are shipped.
+	d.announce(seen.Digest, r.Series, !held)
+	if !held {
+		if data == nil { // read before, and the store may have dropped them since
+			if seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true); err != nil {
+				return worker.BarsSeen{}, err
+			}
+		}
+		sent, err := d.put(ctx, r.Series, seen.Digest, data)
+		if err != nil {
+			return worker.BarsSeen{}, err
+		}
+		if sent {
+			d.announce(seen.Digest, r.Series, false)
+		}
+	}
+	d.remember(rangeKey(r.HistoryPath, r.Series, r.From, r.To), seen.Digest)
+	return seen, nil
+}
+
+// announce tells the workers to fetch the bars of digest now; unsure,
+// the cluster's store may not hold them yet, and a worker that finds
+// nothing says nothing (a chunk's own fetch reports a real failure).
+func (d *Dispatcher) announce(digest, series string, unsure bool) {
+	note, _ := json.Marshal(barsNote{Digest: digest, Series: series, Unsure: unsure})
+	d.nc.PublishMsg(d.sig.signed(barsSubj, note))
+}
+
+// warmedStores are the history stores a Dispatcher read bars from, kept
+// open with a Watch, and what it read of each range: while a store's data
+// version is unchanged, a range is not read again. Under
+// Dispatcher.barsMu.
+type warmedStores []*warmedStore
+
+type warmedStore struct {
+	path  string
+	file  os.FileInfo
+	store *history.Store
+	watch *history.Watch
+	read  map[string]warmedRange // range (rangeKey) → what was read
+}
+
+// warmedRange is what was read of a range, at a data version.
+type warmedRange struct {
+	version int64
+	seen    worker.BarsSeen
+}
+
+// maxWarmedStores and maxWarmedRanges bound what a Dispatcher keeps.
+const (
+	maxWarmedStores = 4
+	maxWarmedRanges = 256
+)
+
+// load is the bars of series in [from, to] (RFC 3339, empty: open) in
+// the store at path: what they are, and their encoding
+// (strategy.Bars.Encode), whose SHA-256 is the digest: encoded once,
+// hashed once. Unless fresh, the encoding is nil when the range was read
+// before and the store has not changed since: nothing is read.
+func (ws *warmedStores) load(path, series, from, to string, fresh bool) (worker.BarsSeen, []byte, error) {
+	f, err := backtest.ParseTime("from", from, false)
+	if err != nil {
+		return worker.BarsSeen{}, nil, err
+	}
+	t, err := backtest.ParseTime("to", to, true)
+	if err != nil {
+		return worker.BarsSeen{}, nil, err
+	}
+	s, version := ws.at(path)
+	key := rangeKey(path, series, from, to)
+	var store *history.Store
+	if s != nil {
+		if r, ok := s.read[key]; ok && r.version == version && !fresh {
+			return r.seen, nil, nil
+		}
+		store = s.store
+	} else {
+		if store, err = history.OpenReadOnly(path); err != nil {
+			return worker.BarsSeen{}, nil, err
+		}
+		defer store.Close()
+	}
+	bars, err := store.Load(series, f, t)
+	if err != nil {
+		return worker.BarsSeen{}, nil, err
+	}
+	data := bars.Encode()
+	sum := sha256.Sum256(data)
+	seen := worker.BarsSeen{Digest: hex.EncodeToString(sum[:]), Count: bars.Len()}
+	if n := bars.Len(); n > 0 {
+		seen.First, seen.Last = bars.Time[0], bars.Time[n-1]
+	}
+	if s != nil {
+		if len(s.read) >= maxWarmedRanges {
+			clear(s.read)
+		}
+		s.read[key] = warmedRange{version: version, seen: seen}
+	}
+	return seen, data, nil
+}
+
+// at is the store at path kept open, opened now if need be, and its data
+// version; nil when it cannot be kept (read it without: the error shows
+// there).
+func (ws *warmedStores) at(path string) (*warmedStore, int64) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, 0
+	}
+	i := slices.IndexFunc(*ws, func(s *warmedStore) bool { return s.path == path })
+	if i >= 0 && !os.SameFile((*ws)[i].file, fi) { // another file at path now
+		(*ws)[i].close()
+		*ws = slices.Delete(*ws, i, i+1)
+		i = -1
+	}
+	if i < 0 {
+		store, err := history.OpenReadOnly(path)
+		if err != nil {
+			return nil, 0
+		}
+		watch, err := store.Watch(context.Background())
+		if err != nil {
+			store.Close()
+			return nil, 0
+		}
+		if len(*ws) >= maxWarmedStores {
+			(*ws)[len(*ws)-1].close()
+			*ws = (*ws)[:len(*ws)-1]
+		}
+		*ws = slices.Insert(*ws, 0, &warmedStore{path: path, file: fi, store: store, watch: watch, read: map[string]warmedRange{}})
+		i = 0
+	}
+	s := (*ws)[i]
+	version, err := s.watch.Version(context.Background())
+	if err != nil { // the file may be gone: open it again next time
+		s.close()
+		*ws = slices.Delete(*ws, i, i+1)
+		return nil, 0
+	}
+	return s, version
+}
+
+func (s *warmedStore) close() {
+	s.watch.Close()
+	s.store.Close()
+}
+
+// close closes every store kept.
+func (ws *warmedStores) close() {
+	for _, s := range *ws {
+		s.close()
+	}
+	*ws = nil
+}
