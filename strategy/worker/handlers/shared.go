@@ -48,6 +48,12 @@ type sharedColumns struct {
 	maps     [][]byte
 	mapped   int
 	minBytes int
+	// readOnly: the request under way is not one of the sweep's chunks
+	// (the winner's proof, a backtest): it reads the columns published
+	// in dir but claims and publishes none, so the proof's prefix
+	// columns, which no chunk asks for, take neither the directory nor
+	// the reserved room, and the next request does not find it spent.
+	readOnly bool
 }
 
 // reserve sets size bytes of address space aside (inaccessible, no
@@ -69,10 +75,18 @@ func newSharedColumns(minBytes int) *sharedColumns {
 }
 
 // setDir makes dir (a sweep's private directory; "" for none) the one
-// columns are shared in.
+// columns are shared in, by a sweep's chunk: it reads and publishes.
 func (s *sharedColumns) setDir(dir string) {
 	s.mu.Lock()
-	s.dir = dir
+	s.dir, s.readOnly = dir, false
+	s.mu.Unlock()
+}
+
+// readOnlyNow makes the request under way read the columns of the
+// directory set last, and publish none (until setDir).
+func (s *sharedColumns) readOnlyNow() {
+	s.mu.Lock()
+	s.readOnly = true
 	s.mu.Unlock()
 }
 
@@ -80,7 +94,7 @@ func (s *sharedColumns) setDir(dir string) {
 func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool) {
 	none := func(*ta.Result) bool { return false }
 	s.mu.Lock()
-	dir := s.dir
+	dir, readOnly := s.dir, s.readOnly
 	s.mu.Unlock()
 	if dir == "" {
 		return ta.Result{}, false, none
@@ -88,6 +102,9 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 	name := filepath.Join(dir, fmt.Sprintf("%016x%016x", key.Hi, key.Lo))
 	if res, ok := s.read(name + ".col"); ok {
 		return res, true, nil
+	}
+	if readOnly {
+		return ta.Result{}, false, none
 	}
 	unlock, err := lockFile(name + ".lock")
 	if err != nil {

@@ -11,6 +11,7 @@ type sharedColumns struct{}
 func newSharedColumns(int) *sharedColumns { return &sharedColumns{} }
 
 func (*sharedColumns) setDir(string) {}
+func (*sharedColumns) readOnlyNow()  {}
 
 func (*sharedColumns) reserve(int) error { return errNoMmap }
 
