@@ -61,6 +61,9 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 		return backtest.Response{}, err
 	}
 
+	if req.LookaheadOnly {
+		memo = ta.NewMemo(keepNothing)
+	}
 	sreq := worker.StrategyRequest{Name: req.Name, Source: req.Source, IndicatorsDir: req.IndicatorsDir, Overrides: req.Params}
 	opts, closeFS, err := options(sreq, memo)
 	if err != nil {
@@ -122,6 +125,16 @@ func backtestWith(ctx context.Context, req backtest.Request, memo *ta.Memo, cach
 	resp.Output = s.Output()
 	return resp, nil
 }
+
+// keepNothing is the budget of the memo a proof alone (LookaheadOnly: a
+// sweep's winner's) runs with: it keeps no column. The proof computes
+// every indicator again over some 36 prefixes of the bars, each once, so
+// the worker's memo would only hold columns no later request asks for
+// (16 MiB of them at a million bars, live beside the prefix runs' own)
+// and push out the sweep's, which the session's next sweep asks for
+// again. The full run's two columns are computed again too: about 5 ms
+// at a million bars, against 200 ms for the proof.
+const keepNothing = 1
 
 // sheetBenchmarks are the tear sheet's benchmark lines: the run's series
 // bought and held and, when the robustness figures name a benchmark

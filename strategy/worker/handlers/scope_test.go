@@ -29,13 +29,14 @@ func call[Resp any](t *testing.T, h worker.Handlers, kind string, req any) Resp 
 	return out.(Resp)
 }
 
-// TestProofKeepsNothing: the winner's lookahead proof (a LookaheadOnly
-// backtest) after a sweep's chunk in the same worker publishes none of
-// its prefix columns in the sweep's shared directory and spills none of
-// them, so the room in which a warm session's next sweep finds the
-// chunk's columns stays as the chunk left it; the proof still passes,
-// and a chunk after it shares its columns as before, and drops, not
-// spills, the prefix columns the proof left in the memo's budget.
+// TestProofKeepsNothing: after a sweep's chunk in a worker, a backtest
+// (whose lookahead proof reruns the strategy over some 36 prefixes of the
+// bars) publishes none of its columns in the sweep's shared directory and
+// spills none of them, so the room in which a warm session's next sweep
+// finds the chunk's columns stays as the chunk left it; the winner's
+// proof alone (LookaheadOnly) does not touch the worker's memo at all;
+// both pass; and the next chunk shares its columns as before and drops,
+// not spills, the prefix columns the backtest left in the memo's budget.
 func TestProofKeepsNothing(t *testing.T) {
 	const n = 200_000 // columns of 1.6 MB: shared and spilled (SpillMinBytes)
 	path := writeBench(t, n)
@@ -81,18 +82,27 @@ func TestProofKeepsNothing(t *testing.T) {
 	}
 
 	fee, slip := 10.0, 5.0
-	proof := backtest.Request{Name: "sma_cross.star", Source: src, Series: "BENCH@1h", HistoryPath: path,
+	bt := backtest.Request{Name: "sma_cross.star", Source: src, Series: "BENCH@1h", HistoryPath: path,
 		Params: map[string]any{"fast": int64(10), "slow": int64(80)}, Capital: "10000", FeeBps: &fee, SlippageBps: &slip,
-		TradesLimit: 1, Digest: pr.Bars.Digest, LookaheadOnly: true, ProofSeed: 7}
-	res := call[backtest.Response](t, h, worker.KindBacktest, proof)
+		TradesLimit: 1, Digest: pr.Bars.Digest, ProofSeed: 7}
+	res := call[backtest.Response](t, h, worker.KindBacktest, bt)
+	if !strings.Contains(string(res.Result), `"passed (36 prefixes`) {
+		t.Fatalf("the backtest's proof says %s", res.Result)
+	}
+	before := memo.Stats()
+	bt.LookaheadOnly, bt.Params["slow"] = true, int64(120)
+	res = call[backtest.Response](t, h, worker.KindBacktest, bt)
 	if !strings.Contains(string(res.Result), `"passed (36 prefixes`) {
 		t.Fatalf("the proof says %s", res.Result)
 	}
+	if after := memo.Stats(); after.Hits != before.Hits || after.Misses != before.Misses {
+		t.Errorf("the proof asked the worker's memo %d times", after.Hits+after.Misses-before.Hits-before.Misses)
+	}
 	if got := files(); got != colFiles {
-		t.Errorf("after the proof the sweep's directory holds %d shared columns, want the chunk's %d", got, colFiles)
+		t.Errorf("after the backtest and the proof the sweep's directory holds %d shared columns, want the chunk's %d", got, colFiles)
 	}
 	if spill.used != spilled {
-		t.Errorf("the proof spilled %d bytes of its prefix columns", spill.used-spilled)
+		t.Errorf("the backtest and the proof spilled %d bytes of their prefix columns", spill.used-spilled)
 	}
 
 	// The next chunk, with more lengths, shares them again.
@@ -102,6 +112,6 @@ func TestProofKeepsNothing(t *testing.T) {
 		t.Errorf("the next chunk left %d shared columns, want %d", got, colFiles+4)
 	}
 	if spill.used != spilled {
-		t.Errorf("the next chunk spilled %d bytes: the prefix columns the proof left in the memo", spill.used-spilled)
+		t.Errorf("the next chunk spilled %d bytes: the prefix columns the backtest left in the memo", spill.used-spilled)
 	}
 }
