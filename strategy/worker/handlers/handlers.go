@@ -36,7 +36,7 @@ func table(memo *ta.Memo, cache *barCache, cols *sharedColumns) worker.Handlers 
 			defer closeFS()
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
-		worker.KindBacktest:        runBacktest(memo, cache),
+		worker.KindBacktest:        runBacktest(memo, cache, cols),
 		worker.KindPortfolio:       runPortfolio(memo),      // portfolio.go
 		worker.KindPortfolioSweep:  runPortfolioSweep(memo), // portfolio_sweep.go
 		worker.KindDecide:          runDecide(memo),

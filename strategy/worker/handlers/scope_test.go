@@ -34,7 +34,8 @@ func call[Resp any](t *testing.T, h worker.Handlers, kind string, req any) Resp 
 // bars) publishes none of its columns in the sweep's shared directory and
 // spills none of them, so the room in which a warm session's next sweep
 // finds the chunk's columns stays as the chunk left it; the winner's
-// proof alone (LookaheadOnly) does not touch the worker's memo at all;
+// proof alone (LookaheadOnly) does not touch the worker's memo at all,
+// and reads the columns the chunk mapped without mapping them again;
 // both pass; and the next chunk shares its columns as before and drops,
 // not spills, the prefix columns the backtest left in the memo's budget.
 func TestProofKeepsNothing(t *testing.T) {
@@ -89,7 +90,7 @@ func TestProofKeepsNothing(t *testing.T) {
 	if !strings.Contains(string(res.Result), `"passed (36 prefixes`) {
 		t.Fatalf("the backtest's proof says %s", res.Result)
 	}
-	before := memo.Stats()
+	before, room := memo.Stats(), cols.used
 	bt.LookaheadOnly, bt.Params["slow"] = true, int64(120)
 	res = call[backtest.Response](t, h, worker.KindBacktest, bt)
 	if !strings.Contains(string(res.Result), `"passed (36 prefixes`) {
@@ -97,6 +98,9 @@ func TestProofKeepsNothing(t *testing.T) {
 	}
 	if after := memo.Stats(); after.Hits != before.Hits || after.Misses != before.Misses {
 		t.Errorf("the proof asked the worker's memo %d times", after.Hits+after.Misses-before.Hits-before.Misses)
+	}
+	if cols.used != room {
+		t.Errorf("the proof mapped %d bytes more of shared columns; the chunk had mapped the two it reads", cols.used-room)
 	}
 	if got := files(); got != colFiles {
 		t.Errorf("after the backtest and the proof the sweep's directory holds %d shared columns, want the chunk's %d", got, colFiles)

@@ -48,6 +48,10 @@ type sharedColumns struct {
 	maps     [][]byte
 	mapped   int
 	minBytes int
+	// held are the columns mapped since the last reset, by key: a later
+	// Take of one (a memo that does not hold it, as a proof's) views the
+	// same pages again, not another mapping of another sweep's file.
+	held map[ta.Key]ta.Result
 	// readOnly: the request under way is not one of the sweep's chunks
 	// (the winner's proof, a backtest): it reads the columns published
 	// in dir but claims and publishes none, so the proof's prefix
@@ -95,12 +99,16 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 	none := func(*ta.Result) bool { return false }
 	s.mu.Lock()
 	dir, readOnly := s.dir, s.readOnly
+	res, held := s.held[key]
 	s.mu.Unlock()
+	if held {
+		return res, true, nil
+	}
 	if dir == "" {
 		return ta.Result{}, false, none
 	}
 	name := filepath.Join(dir, fmt.Sprintf("%016x%016x", key.Hi, key.Lo))
-	if res, ok := s.read(name + ".col"); ok {
+	if res, ok := s.read(key, name+".col"); ok {
 		return res, true, nil
 	}
 	if readOnly {
@@ -111,7 +119,7 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 		return ta.Result{}, false, none // the directory is gone: compute, share nothing
 	}
 	// Published while this worker waited for the claim?
-	if res, ok := s.read(name + ".col"); ok {
+	if res, ok := s.read(key, name+".col"); ok {
 		unlock()
 		return res, true, nil
 	}
@@ -125,7 +133,7 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 				return false
 			}
 		}
-		views, ok := s.read(name + ".col")
+		views, ok := s.read(key, name+".col")
 		if !ok {
 			return false
 		}
@@ -134,10 +142,10 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 	}
 }
 
-// read maps the shared column file at path and views its result; false
-// when there is none (or it cannot be read, or the room is spent: then
-// the column is computed).
-func (s *sharedColumns) read(path string) (ta.Result, bool) {
+// read maps the shared column file of key at path and views its result;
+// false when there is none (or it cannot be read, or the room is spent:
+// then the column is computed).
+func (s *sharedColumns) read(key ta.Key, path string) (ta.Result, bool) {
 	data, err := s.mapColumns(path)
 	if err != nil {
 		return ta.Result{}, false
@@ -146,6 +154,12 @@ func (s *sharedColumns) read(path string) (ta.Result, bool) {
 	if err != nil {
 		return ta.Result{}, false // the room stays spent, as the spill's does
 	}
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[ta.Key]ta.Result{}
+	}
+	s.held[key] = res
+	s.mu.Unlock()
 	return res, true
 }
 
@@ -218,6 +232,7 @@ func (s *sharedColumns) reset() {
 		syscall.Munmap(m)
 	}
 	s.maps, s.mapped = nil, 0
+	clear(s.held)
 }
 
 func resultBytes(res ta.Result) int {
