@@ -19,8 +19,10 @@ import (
 // returned table.
 func New(memo *ta.Memo) worker.Handlers {
 	// The bar cache lives as long as the worker, like memo; cols are the
-	// columns shared with the sweep's other workers (shared.go).
+	// columns shared with the sweep's other workers (shared.go), which
+	// keeps links to the files it mapped beside the cache's bars files.
 	cache, cols := &barCache{}, newSharedColumns(SpillMinBytes)
+	cols.links = cache.linkDir
 	return withSpill(table(memo, cache, cols), memo, cols, cache) // spill.go
 }
 

@@ -5,8 +5,11 @@ package handlers
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -52,6 +55,13 @@ type sharedColumns struct {
 	// Take of one (a memo that does not hold it, as a proof's) views the
 	// same pages again, not another mapping of another sweep's file.
 	held map[ta.Key]ta.Result
+	// links, when set, gives the worker's own directory (links.go), in
+	// which it keeps a hard link to each column file it mapped until the
+	// reset, and from which it links them into the next sweep's
+	// directory (setDir): the session's next sweep is cut into chunks
+	// anew, and the other worker then finds there, instead of computing,
+	// a column only this one used before.
+	links func() string
 	// readOnly: the request under way is not one of the sweep's chunks
 	// (the winner's proof, a backtest): it reads the columns published
 	// in dir but claims and publishes none, so the proof's prefix
@@ -79,12 +89,31 @@ func newSharedColumns(minBytes int) *sharedColumns {
 }
 
 // setDir makes dir (a sweep's private directory; "" for none) the one
-// columns are shared in, by a sweep's chunk: it reads and publishes.
+// columns are shared in, by a sweep's chunk: it reads and publishes. A
+// directory new to the worker gets a link to each column it holds.
 func (s *sharedColumns) setDir(dir string) {
 	s.mu.Lock()
+	fresh := dir != "" && dir != s.dir
 	s.dir, s.readOnly = dir, false
+	var keys []ta.Key
+	if fresh && s.links != nil {
+		keys = slices.Collect(maps.Keys(s.held))
+	}
 	s.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	from := s.links()
+	if from == "" {
+		return
+	}
+	for _, k := range keys {
+		os.Link(filepath.Join(from, columnFile(k)), filepath.Join(dir, columnFile(k))) // one there already is the same column
+	}
 }
+
+// columnFile is the name of key's shared column file.
+func columnFile(key ta.Key) string { return fmt.Sprintf("%016x%016x.col", key.Hi, key.Lo) }
 
 // readOnlyNow makes the request under way read the columns of the
 // directory set last, and publish none (until setDir).
@@ -107,7 +136,7 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 	if dir == "" {
 		return ta.Result{}, false, none
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%016x%016x", key.Hi, key.Lo))
+	name := strings.TrimSuffix(filepath.Join(dir, columnFile(key)), ".col")
 	if res, ok := s.read(key, name+".col"); ok {
 		return res, true, nil
 	}
@@ -159,7 +188,13 @@ func (s *sharedColumns) read(key ta.Key, path string) (ta.Result, bool) {
 		s.held = map[ta.Key]ta.Result{}
 	}
 	s.held[key] = res
+	links := s.links
 	s.mu.Unlock()
+	if links != nil {
+		if dir := links(); dir != "" {
+			os.Link(path, filepath.Join(dir, columnFile(key))) // none: the column is not handed on
+		}
+	}
 	return res, true
 }
 
@@ -232,6 +267,13 @@ func (s *sharedColumns) reset() {
 		syscall.Munmap(m)
 	}
 	s.maps, s.mapped = nil, 0
+	if s.links != nil {
+		if dir := s.links(); dir != "" {
+			for k := range s.held {
+				os.Remove(filepath.Join(dir, columnFile(k)))
+			}
+		}
+	}
 	clear(s.held)
 }
 

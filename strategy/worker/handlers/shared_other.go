@@ -6,7 +6,7 @@ import "wicket/strategy/ta"
 
 // sharedColumns cannot map files here: every worker computes its own
 // columns.
-type sharedColumns struct{}
+type sharedColumns struct{ links func() string }
 
 func newSharedColumns(int) *sharedColumns { return &sharedColumns{} }
 
