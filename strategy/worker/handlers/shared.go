@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -112,8 +111,12 @@ func (s *sharedColumns) setDir(dir string) {
 	}
 }
 
+// columnName is the name of key's shared column file without its
+// extension (.col; its lock, .lock).
+func columnName(key ta.Key) string { return fmt.Sprintf("%016x%016x", key.Hi, key.Lo) }
+
 // columnFile is the name of key's shared column file.
-func columnFile(key ta.Key) string { return fmt.Sprintf("%016x%016x.col", key.Hi, key.Lo) }
+func columnFile(key ta.Key) string { return columnName(key) + ".col" }
 
 // readOnlyNow makes the request under way read the columns of the
 // directory set last, and publish none (until setDir).
@@ -136,7 +139,7 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 	if dir == "" {
 		return ta.Result{}, false, none
 	}
-	name := strings.TrimSuffix(filepath.Join(dir, columnFile(key)), ".col")
+	name := filepath.Join(dir, columnName(key))
 	if res, ok := s.read(key, name+".col"); ok {
 		return res, true, nil
 	}

@@ -51,8 +51,9 @@ var keepsColumns = []string{worker.KindSweep, worker.KindPortfolioSweep}
 // drop the columns a warm session's next sweep would have found (a
 // million-bar proof wrote 200 MB there). It still reads what is kept:
 // the winner's columns. A sweep chunk spills only columns as long as its
-// bars (sweepSpill): the prefix columns a proof left in the memo's
-// budget are dropped when the chunk pushes them out.
+// bars (sweepSpill): the prefix columns a backtest's proof left in the
+// memo's budget are dropped when the chunk pushes them out. (The winner's
+// proof alone runs with a memo of its own: backtest.go.)
 func scoped(h worker.Handlers, memo *ta.Memo, cols *sharedColumns, s *fileSpill, cache *barCache) worker.Handlers {
 	var mu sync.Mutex
 	before := func(kind string) {
