@@ -8,8 +8,9 @@ import (
 // TestProcsFollowTheWorkAtHand: in a pool of two workers that shares the
 // cores out (Config.Procs 0), a request sent while no other is under way
 // gives its worker every core, and one sent beside another half of them
-// (a sweep's two chunks at once, then its winner's proof alone); a pool
-// with Procs set keeps its workers at that.
+// (a sweep's two chunks at once, then its winner's proof alone), except
+// a backtest's, whose proof spreads over every core; a pool with Procs
+// set keeps its workers at that.
 func TestProcsFollowTheWorkAtHand(t *testing.T) {
 	cpus := runtime.NumCPU()
 	if cpus < 2 {
@@ -22,7 +23,13 @@ func TestProcsFollowTheWorkAtHand(t *testing.T) {
 	}
 	p.slots <- struct{}{} // another request under way
 	beside, err := Call[struct{}, int](ctxT(t), p, "procs", struct{}{})
+	p.slots <- struct{}{} // a backtest's slot, held as doOn holds it
+	proof := p.procs(KindBacktest)
 	<-p.slots
+	<-p.slots
+	if proof != cpus {
+		t.Errorf("a backtest beside another request would run with GOMAXPROCS %d, want every core (%d): its proof spreads", proof, cpus)
+	}
 	if err != nil || beside != cpus/2 {
 		t.Fatalf("a request beside another ran with GOMAXPROCS %d (%v), want %d", beside, err, cpus/2)
 	}
