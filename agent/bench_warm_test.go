@@ -26,7 +26,10 @@ import (
 // 1,000,000 and 17,544 bars (warmRefFigures: numba is not a dependency),
 // by the wall clock and by the CPU the server and its workers used; on
 // two, the speed-up over one at a million bars; and the peak resident
-// memory of the server and its workers after the two-worker session.
+// memory of the server and its workers after the two-worker session,
+// with their PSS. It logs each timed sweep's phases and the CPU the rest
+// of the machine used meanwhile (run with -v): on a shared machine that
+// is what takes the second worker's core.
 func BenchmarkSweepWarmMCP(b *testing.B) {
 	proj := benchProject(b)
 	runBench(b, "--project", proj, "data", "seed-demo")
