@@ -40,8 +40,12 @@ type Config struct {
 	// Log receives the workers' stderr; nil discards it (the tail is kept
 	// to explain a worker's death either way).
 	Log io.Writer
-	// Procs is each worker's GOMAXPROCS; 0 shares the cores out, NumCPU/Size
-	// (at least 1).
+	// Procs is each worker's GOMAXPROCS; 0 shares the cores out among
+	// the workers at work: each request gives its worker NumCPU divided by
+	// the requests under way when it is sent, counting itself (at least
+	// 1), so a worker alone at work has every core and two at once have
+	// half each; a request that runs on several goroutines (a backtest's
+	// lookahead proof) has every core (Pool.procs).
 	Procs int
 }
 
@@ -181,7 +185,7 @@ func (p *Pool) doOn(ctx context.Context, key, kind string, req, resp any) error 
 	if err != nil {
 		return err
 	}
-	raw, err := w.call(ctx, kind, body)
+	raw, err := w.call(ctx, kind, p.procs(kind), body)
 	p.give(w)
 	if err != nil {
 		return err
@@ -194,6 +198,29 @@ func (p *Pool) doOn(ctx context.Context, key, kind string, req, resp any) error 
 	}
 	return nil
 }
+
+// procs is the GOMAXPROCS a request of kind sent now gives its worker: 0
+// (keep it) with Config.Procs set; every core for a kind that spreads its
+// own work over them (parallelKinds); else the cores shared among the
+// requests under way, this one included (each holds a slot).
+func (p *Pool) procs(kind string) int {
+	switch {
+	case p.cfg.Procs > 0:
+		return 0
+	case slices.Contains(parallelKinds, kind):
+		return runtime.NumCPU()
+	}
+	return max(1, runtime.NumCPU()/max(1, len(p.slots)))
+}
+
+// parallelKinds are the request kinds whose handler runs its work on as
+// many goroutines as GOMAXPROCS allows: a backtest's lookahead proof runs
+// its prefixes side by side. Given every core even beside another
+// worker's request, such a request takes a core the other leaves idle
+// the moment it does: a sweep's winner's proof, started on one worker
+// while the other runs the last chunk, has both cores once that chunk
+// ends, where with one it would leave the second idle.
+var parallelKinds = []string{KindBacktest, KindPortfolio}
 
 // Call is Do with typed request and response.
 func Call[Req, Resp any](ctx context.Context, p *Pool, kind string, req Req) (Resp, error) {
@@ -425,7 +452,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 
 // call runs one request on w. On a worker death or cancellation w is
 // marked dead and the error explains why.
-func (w *proc) call(ctx context.Context, kind string, body []byte) (json.RawMessage, error) {
+func (w *proc) call(ctx context.Context, kind string, procs int, body []byte) (json.RawMessage, error) {
 	w.nextID++
 	id := w.nextID
 	type result struct {
@@ -434,7 +461,7 @@ func (w *proc) call(ctx context.Context, kind string, body []byte) (json.RawMess
 	}
 	done := make(chan result, 1)
 	go func() {
-		if err := writeFrame(w.in, Request{ID: id, Kind: kind}, body); err != nil {
+		if err := writeFrame(w.in, Request{ID: id, Kind: kind, Procs: procs}, body); err != nil {
 			done <- result{err: err}
 			return
 		}

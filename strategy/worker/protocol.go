@@ -30,6 +30,10 @@ type Request struct {
 	ID   uint64          `json:"id"`
 	Kind string          `json:"kind"`
 	Body json.RawMessage `json:"-"` // the frame's body
+	// Procs, when set, is the worker's GOMAXPROCS from this request on:
+	// the cores the pool's workers at work share when it is sent
+	// (Pool.procs). 0 keeps what the worker has.
+	Procs int `json:"procs,omitempty"`
 }
 
 // Response answers the request with the same ID.

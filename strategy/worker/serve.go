@@ -73,6 +73,9 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 			return fmt.Errorf("worker: read request: %w", err)
 		}
 		req.Body = body
+		if req.Procs > 0 && req.Procs != runtime.GOMAXPROCS(0) {
+			runtime.GOMAXPROCS(req.Procs)
+		}
 		resp := Response{ID: req.ID}
 		answer, err := dispatch(ctx, h, req)
 		if err == nil {

@@ -39,6 +39,7 @@ func testHandlers() Handlers {
 			x++
 		}
 	})
+	h["procs"] = Typed(func(context.Context, struct{}) (int, error) { return runtime.GOMAXPROCS(0), nil })
 	h["alloc"] = Typed(func(_ context.Context, mib int) (int, error) {
 		var keep [][]byte
 		for i := 0; i < mib; i++ {

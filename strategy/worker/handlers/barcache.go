@@ -122,6 +122,17 @@ func (c *barCache) get(key, digest string) (barEntry, bool) {
 	return barEntry{}, false
 }
 
+// latestLen is the length of the bars the cache served last (0: none
+// yet): a sweep chunk's, while it runs.
+func (c *barCache) latestLen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) == 0 {
+		return 0
+	}
+	return c.entries[0].bars.Len()
+}
+
 // newEntry is the cache entry of bars under key: views of the mapping m,
 // or, with m nil, a copy on the heap, whose bytes count against the
 // cache's bound.

@@ -18,9 +18,18 @@ import (
 // workers share (shared.go). Add other kinds to the
 // returned table.
 func New(memo *ta.Memo) worker.Handlers {
-	cache := &barCache{}                    // lives as long as the worker, like memo
-	cols := newSharedColumns(SpillMinBytes) // the columns shared with the sweep's other workers (shared.go)
-	return withSpill(worker.Handlers{
+	// The bar cache lives as long as the worker, like memo; cols are the
+	// columns shared with the sweep's other workers (shared.go), which
+	// keeps links to the files it mapped beside the cache's bars files.
+	cache, cols := &barCache{}, newSharedColumns(SpillMinBytes)
+	cols.links = cache.linkDir
+	return withSpill(table(memo, cache, cols), memo, cols, cache) // spill.go
+}
+
+// table is New's handlers over memo, the bar cache and the shared
+// columns, before withSpill.
+func table(memo *ta.Memo, cache *barCache, cols *sharedColumns) worker.Handlers {
+	return worker.Handlers{
 		worker.KindValidate: worker.Typed(func(ctx context.Context, req worker.StrategyRequest) (script.Report, error) {
 			opts, closeFS, err := options(req, memo)
 			if err != nil {
@@ -29,7 +38,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			defer closeFS()
 			return script.Validate(ctx, script.Source{Name: req.Name, Text: req.Source}, opts), nil
 		}),
-		worker.KindBacktest:        runBacktest(memo, cache),
+		worker.KindBacktest:        runBacktest(memo, cache, cols),
 		worker.KindPortfolio:       runPortfolio(memo),      // portfolio.go
 		worker.KindPortfolioSweep:  runPortfolioSweep(memo), // portfolio_sweep.go
 		worker.KindDecide:          runDecide(memo),
@@ -71,7 +80,7 @@ func New(memo *ta.Memo) worker.Handlers {
 			return worker.ParamsResult{Style: s.Style(), Summary: s.Summary(), Knobs: s.Knobs(),
 				Universe: s.Universe(), Rebalance: s.Rebalance(), Bars: seen, Shared: shared}, nil
 		}),
-	}, memo, cols) // spill.go
+	}
 }
 
 // options turns the request into script options inside a worker: the

@@ -5,8 +5,10 @@ package handlers
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -48,6 +50,23 @@ type sharedColumns struct {
 	maps     [][]byte
 	mapped   int
 	minBytes int
+	// held are the columns mapped since the last reset, by key: a later
+	// Take of one (a memo that does not hold it, as a proof's) views the
+	// same pages again, not another mapping of another sweep's file.
+	held map[ta.Key]ta.Result
+	// links, when set, gives the worker's own directory (links.go), in
+	// which it keeps a hard link to each column file it mapped until the
+	// reset, and from which it links them into the next sweep's
+	// directory (setDir): the session's next sweep is cut into chunks
+	// anew, and the other worker then finds there, instead of computing,
+	// a column only this one used before.
+	links func() string
+	// readOnly: the request under way is not one of the sweep's chunks
+	// (the winner's proof, a backtest): it reads the columns published
+	// in dir but claims and publishes none, so the proof's prefix
+	// columns, which no chunk asks for, take neither the directory nor
+	// the reserved room, and the next request does not find it spent.
+	readOnly bool
 }
 
 // reserve sets size bytes of address space aside (inaccessible, no
@@ -69,10 +88,41 @@ func newSharedColumns(minBytes int) *sharedColumns {
 }
 
 // setDir makes dir (a sweep's private directory; "" for none) the one
-// columns are shared in.
+// columns are shared in, by a sweep's chunk: it reads and publishes. A
+// directory new to the worker gets a link to each column it holds.
 func (s *sharedColumns) setDir(dir string) {
 	s.mu.Lock()
-	s.dir = dir
+	fresh := dir != "" && dir != s.dir
+	s.dir, s.readOnly = dir, false
+	var keys []ta.Key
+	if fresh && s.links != nil {
+		keys = slices.Collect(maps.Keys(s.held))
+	}
+	s.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	from := s.links()
+	if from == "" {
+		return
+	}
+	for _, k := range keys {
+		os.Link(filepath.Join(from, columnFile(k)), filepath.Join(dir, columnFile(k))) // one there already is the same column
+	}
+}
+
+// columnName is the name of key's shared column file without its
+// extension (.col; its lock, .lock).
+func columnName(key ta.Key) string { return fmt.Sprintf("%016x%016x", key.Hi, key.Lo) }
+
+// columnFile is the name of key's shared column file.
+func columnFile(key ta.Key) string { return columnName(key) + ".col" }
+
+// readOnlyNow makes the request under way read the columns of the
+// directory set last, and publish none (until setDir).
+func (s *sharedColumns) readOnlyNow() {
+	s.mu.Lock()
+	s.readOnly = true
 	s.mu.Unlock()
 }
 
@@ -80,21 +130,28 @@ func (s *sharedColumns) setDir(dir string) {
 func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool) {
 	none := func(*ta.Result) bool { return false }
 	s.mu.Lock()
-	dir := s.dir
+	dir, readOnly := s.dir, s.readOnly
+	res, held := s.held[key]
 	s.mu.Unlock()
+	if held {
+		return res, true, nil
+	}
 	if dir == "" {
 		return ta.Result{}, false, none
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%016x%016x", key.Hi, key.Lo))
-	if res, ok := s.read(name + ".col"); ok {
+	name := filepath.Join(dir, columnName(key))
+	if res, ok := s.read(key, name+".col"); ok {
 		return res, true, nil
+	}
+	if readOnly {
+		return ta.Result{}, false, none
 	}
 	unlock, err := lockFile(name + ".lock")
 	if err != nil {
 		return ta.Result{}, false, none // the directory is gone: compute, share nothing
 	}
 	// Published while this worker waited for the claim?
-	if res, ok := s.read(name + ".col"); ok {
+	if res, ok := s.read(key, name+".col"); ok {
 		unlock()
 		return res, true, nil
 	}
@@ -108,7 +165,7 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 				return false
 			}
 		}
-		views, ok := s.read(name + ".col")
+		views, ok := s.read(key, name+".col")
 		if !ok {
 			return false
 		}
@@ -117,10 +174,10 @@ func (s *sharedColumns) Take(key ta.Key) (ta.Result, bool, func(*ta.Result) bool
 	}
 }
 
-// read maps the shared column file at path and views its result; false
-// when there is none (or it cannot be read, or the room is spent: then
-// the column is computed).
-func (s *sharedColumns) read(path string) (ta.Result, bool) {
+// read maps the shared column file of key at path and views its result;
+// false when there is none (or it cannot be read, or the room is spent:
+// then the column is computed).
+func (s *sharedColumns) read(key ta.Key, path string) (ta.Result, bool) {
 	data, err := s.mapColumns(path)
 	if err != nil {
 		return ta.Result{}, false
@@ -128,6 +185,18 @@ func (s *sharedColumns) read(path string) (ta.Result, bool) {
 	res, err := viewColumns(data)
 	if err != nil {
 		return ta.Result{}, false // the room stays spent, as the spill's does
+	}
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[ta.Key]ta.Result{}
+	}
+	s.held[key] = res
+	links := s.links
+	s.mu.Unlock()
+	if links != nil {
+		if dir := links(); dir != "" {
+			os.Link(path, filepath.Join(dir, columnFile(key))) // none: the column is not handed on
+		}
 	}
 	return res, true
 }
@@ -201,6 +270,14 @@ func (s *sharedColumns) reset() {
 		syscall.Munmap(m)
 	}
 	s.maps, s.mapped = nil, 0
+	if s.links != nil {
+		if dir := s.links(); dir != "" {
+			for k := range s.held {
+				os.Remove(filepath.Join(dir, columnFile(k)))
+			}
+		}
+	}
+	clear(s.held)
 }
 
 func resultBytes(res ta.Result) int {

@@ -6,11 +6,12 @@ import "wicket/strategy/ta"
 
 // sharedColumns cannot map files here: every worker computes its own
 // columns.
-type sharedColumns struct{}
+type sharedColumns struct{ links func() string }
 
 func newSharedColumns(int) *sharedColumns { return &sharedColumns{} }
 
 func (*sharedColumns) setDir(string) {}
+func (*sharedColumns) readOnlyNow()  {}
 
 func (*sharedColumns) reserve(int) error { return errNoMmap }
 
