@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"wicket/strategy/history/historytest"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy/history"
 	"wicket/strategy/research"
 )
@@ -53,11 +52,11 @@ func BenchmarkSweepWarmMCP(b *testing.B) {
 			lines.next(b)
 			best := result{wall: time.Hour, cpu: time.Hour}
 			for i := 0; i < b.N*warmRounds; i++ {
-				cpu0, busy0 := treeCPU(os.Getpid()), machineBusy()
+				cpu0, busy0 := testkit.ThreadsCPU(testkit.Descendants(os.Getpid())...), testkit.MachineBusy()
 				start := time.Now()
 				warmSweep(b, s, series)
-				r := result{wall: time.Since(start), cpu: treeCPU(os.Getpid()) - cpu0, tm: lines.next(b)}
-				r.others = machineBusy() - busy0 - r.cpu
+				r := result{wall: time.Since(start), cpu: testkit.ThreadsCPU(testkit.Descendants(os.Getpid())...) - cpu0, tm: lines.next(b)}
+				r.others = testkit.MachineBusy() - busy0 - r.cpu
 				b.Logf("%s, %d workers: wall %v, CPU %v, the rest of the machine %v; %s", series, workers, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond),
 					r.others.Round(time.Millisecond), timingSummary(r.tm))
 				if r.wall < best.wall {
@@ -136,67 +135,11 @@ func writeSine(b *testing.B, proj, series string, n int) {
 	}
 }
 
-// descendants are the processes under pid (its children, theirs...).
-func descendants(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	parent := map[int][]int{}
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		parent[ppid] = append(parent[ppid], child)
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range parent[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// treeCPU is the CPU time of pid's descendants (the server and its
-// workers), from each thread's schedstat.
-func treeCPU(pid int) time.Duration {
-	var t time.Duration
-	for _, p := range descendants(pid) {
-		paths, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p))
-		for _, path := range paths {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				continue
-			}
-			if f := strings.Fields(string(data)); len(f) > 0 {
-				ns, _ := strconv.ParseInt(f[0], 10, 64)
-				t += time.Duration(ns)
-			}
-		}
-	}
-	return t
-}
-
 // treeHWM is the peak resident memory (VmHWM, bytes) of each of pid's
 // descendants.
 func treeHWM(pid int) []uint64 {
 	var out []uint64
-	for _, p := range descendants(pid) {
+	for _, p := range testkit.Descendants(pid) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
 		if err != nil {
 			continue
@@ -217,7 +160,7 @@ func treeHWM(pid int) []uint64 {
 // among them, which RSS counts in full in each (Linux's smaps_rollup).
 func treePSS(pid int) []uint64 {
 	var out []uint64
-	for _, p := range descendants(pid) {
+	for _, p := range testkit.Descendants(pid) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p))
 		if err != nil {
 			continue
@@ -230,25 +173,6 @@ func treePSS(pid int) []uint64 {
 		}
 	}
 	return out
-}
-
-// machineBusy is the CPU time every core of the machine has spent busy
-// since boot (/proc/stat): less the benchmark's own, what other work
-// took from it meanwhile.
-func machineBusy() time.Duration {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	var busy int64
-	for i, v := range strings.Fields(line)[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i != 3 && i != 4 && i < 8 { // not idle or iowait; guest time is in user
-			busy += n
-		}
-	}
-	return time.Duration(busy) * time.Second / 100 // USER_HZ
 }
 
 func mbList(xs []uint64) string {

@@ -3,13 +3,13 @@ package research
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"wicket/internal/testkit"
 	"wicket/strategy/worker"
 )
 
@@ -87,7 +87,7 @@ func BenchmarkSweepWarm1M(b *testing.B) {
 		l := NewLocal(Config{ProofSeed: fixedSeed, Project: p, Pool: pool, Timing: func(t SweepTiming) { tm = t }, Computed: c.add})
 		best[size] = time.Hour
 		for i := 0; i <= b.N*warmRounds; i++ {
-			cpu0, busy0, sma0 := treeCPU(os.Getpid()), machineBusy(), c.get("sma")
+			cpu0, busy0, sma0 := selfAndWorkersCPU(), testkit.MachineBusy(), c.get("sma")
 			start := time.Now()
 			var chunks string
 			progress := func(pr Progress) { // the workers' peaks over the chunks, apart from the proof's
@@ -99,7 +99,7 @@ func BenchmarkSweepWarm1M(b *testing.B) {
 				b.Fatal(err)
 			}
 			wall := time.Since(start)
-			cpu, others := treeCPU(os.Getpid())-cpu0, machineBusy()-busy0-(treeCPU(os.Getpid())-cpu0)
+			cpu, others := selfAndWorkersCPU()-cpu0, testkit.MachineBusy()-busy0-(selfAndWorkersCPU()-cpu0)
 			b.Logf("%d workers, sweep %d: peak RSS of the workers over the chunks %s, after %s", size, i, chunks, workerPeaks(pool.PIDs()))
 			if i == 0 {
 				continue // the cold sweep
@@ -122,67 +122,6 @@ func BenchmarkSweepWarm1M(b *testing.B) {
 
 // warmRounds is how many timed sweeps each pool runs per op.
 const warmRounds = 4
-
-// treeCPU is the CPU time of pid and its descendants, from each thread's
-// schedstat (Linux; 0 elsewhere).
-func treeCPU(pid int) time.Duration {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	children := map[int][]int{}
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		children[ppid] = append(children[ppid], child)
-	}
-	var t time.Duration
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		p := queue[0]
-		queue = append(queue, children[p]...)
-		paths, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p))
-		for _, path := range paths {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				continue
-			}
-			if f := strings.Fields(string(data)); len(f) > 0 {
-				ns, _ := strconv.ParseInt(f[0], 10, 64)
-				t += time.Duration(ns)
-			}
-		}
-	}
-	return t
-}
-
-// machineBusy is the CPU time every core of the machine has spent busy
-// since boot (/proc/stat; 0 elsewhere).
-func machineBusy() time.Duration {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line)
-	var busy int64
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i != 3 && i != 4 && i < 8 { // not idle, not iowait; guest time is in user
-			busy += n
-		}
-	}
-	return time.Duration(busy) * time.Second / 100 // USER_HZ
-}
 
 // memoryOf says where pid's resident memory is (Linux's smaps): its peak
 // (VmHWM), its resident and proportional set sizes, and the resident
@@ -272,4 +211,10 @@ func workerPeaks(pids []int) string {
 		os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 	}
 	return strings.Join(out, ", ")
+}
+
+// selfAndWorkersCPU is the CPU time of this process and its workers.
+func selfAndWorkersCPU() time.Duration {
+	pid := os.Getpid()
+	return testkit.ThreadsCPU(append([]int{pid}, testkit.Descendants(pid)...)...)
 }
