@@ -173,7 +173,7 @@ func TestStuckWorkersChunksAreCopiedToAnIdleOne(t *testing.T) {
 	url := clustertest.Server(t)
 	stuck := stuckPool{Pool: newPool(t), started: make(chan struct{}, 1)}
 	stuckLog, _ := serveWorker(t, url, stuck)
-	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url}})
+	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url}, WaitWorkers: tailWaitWorkers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestStoppedWorkersTwoChunksGoToAnother(t *testing.T) {
 	url := clustertest.Server(t)
 	stuck := stuckPool{Pool: newPool(t), started: make(chan struct{}, 1)}
 	_, stop := serveWorker(t, url, stuck)
-	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url}})
+	d, err := cluster.Dial(ctx, cluster.DispatcherOptions{Options: cluster.Options{Key: testKey, URL: url}, WaitWorkers: tailWaitWorkers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +230,14 @@ func TestStoppedWorkersTwoChunksGoToAnother(t *testing.T) {
 		t.Errorf("the other worker ran fewer than the two chunks given back; its log:\n%s", otherLog.String())
 	}
 }
+
+// tailWaitWorkers is how long the tail tests' sweeps wait for a worker.
+// Between one worker's stop (its heartbeats end first, then it gives its
+// chunks back and drains its connection) and the next one's join, the
+// cluster has no worker; on a loaded machine that gap once outlasted the
+// default 10 s and the sweep failed for want of workers, which these
+// tests are not about (TestNoWorkersIsAClearErrorInBoundedTime is).
+const tailWaitWorkers = 2 * time.Minute
 
 // chunkedReq is a sweep a one-worker cluster cuts into two chunks, as it
 // does in process: 247 combinations over the 17,544 hourly bars of
