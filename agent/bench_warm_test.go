@@ -137,40 +137,17 @@ func writeSine(b *testing.B, proj, series string, n int) {
 
 // treeHWM is the peak resident memory (VmHWM, bytes) of each of pid's
 // descendants.
-func treeHWM(pid int) []uint64 {
-	var out []uint64
-	for _, p := range testkit.Descendants(pid) {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				out = append(out, kb*1024)
-			}
-		}
-	}
-	return out
-}
+func treeHWM(pid int) []uint64 { return treeOf(pid, testkit.PeakRSS) }
 
 // treePSS is the proportional set size (bytes) of each of pid's
-// descendants now: their resident memory with each page shared between
-// processes (the binary's text, the shared bars and columns) split
-// among them, which RSS counts in full in each (Linux's smaps_rollup).
-func treePSS(pid int) []uint64 {
+// descendants now (testkit.PSS).
+func treePSS(pid int) []uint64 { return treeOf(pid, testkit.PSS) }
+
+// treeOf is figure of each of pid's descendants.
+func treeOf(pid int, figure func(pid string) uint64) []uint64 {
 	var out []uint64
 	for _, p := range testkit.Descendants(pid) {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				out = append(out, kb*1024)
-			}
-		}
+		out = append(out, figure(strconv.Itoa(p)))
 	}
 	return out
 }

@@ -85,3 +85,29 @@ func MachineBusy() time.Duration {
 	}
 	return time.Duration(busy) * time.Second / 100 // USER_HZ
 }
+
+// PeakRSS is the peak resident memory (VmHWM) of process pid ("self" for
+// this one) in bytes; 0 without Linux's /proc.
+func PeakRSS(pid string) uint64 { return procKB("/proc/"+pid+"/status", "VmHWM:") }
+
+// PSS is the proportional set size of process pid now, in bytes: its
+// resident memory with each page shared between processes (a binary's
+// text, a shared file) split among them, which RSS counts in full in
+// each (Linux's smaps_rollup; 0 without it).
+func PSS(pid string) uint64 { return procKB("/proc/"+pid+"/smaps_rollup", "Pss:") }
+
+// procKB reads the "kB" figure of the line starting with field in the
+// proc file at path, in bytes (0 when it is not there).
+func procKB(path, field string) uint64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

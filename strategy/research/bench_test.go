@@ -19,6 +19,7 @@ import (
 	"wicket/strategy/history/historytest"
 
 	"wicket/internal/project"
+	"wicket/internal/testkit"
 	"wicket/strategy"
 	"wicket/strategy/history"
 	"wicket/strategy/worker"
@@ -559,10 +560,10 @@ func rssChild(dir string) int {
 		return 1
 	}
 	r := rssReport{SMA: c.get("sma")}
-	r.Caller, r.CallerPSS = peakRSS("self"), pss("self")
+	r.Caller, r.CallerPSS = testkit.PeakRSS("self"), testkit.PSS("self")
 	for _, pid := range pool.PIDs() {
-		r.Workers = append(r.Workers, peakRSS(strconv.Itoa(pid)))
-		r.WorkersPSS = append(r.WorkersPSS, pss(strconv.Itoa(pid)))
+		r.Workers = append(r.Workers, testkit.PeakRSS(strconv.Itoa(pid)))
+		r.WorkersPSS = append(r.WorkersPSS, testkit.PSS(strconv.Itoa(pid)))
 	}
 	json.NewEncoder(os.Stdout).Encode(r)
 	return 0
@@ -595,30 +596,6 @@ func taskCPU(pid string) time.Duration {
 	}
 	return t
 }
-
-// pss is the Pss of /proc/<pid>/smaps_rollup in bytes (0 without it).
-func pss(pid string) uint64 {
-	return procKB("/proc/"+pid+"/smaps_rollup", "Pss:")
-}
-
-// procKB reads the "kB" figure of the line starting with field in the
-// proc file at path (0 when it is not there).
-func procKB(path, field string) uint64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// peakRSS is VmHWM of /proc/<pid>/status in bytes (0 without procfs).
-func peakRSS(pid string) uint64 { return procKB("/proc/"+pid+"/status", "VmHWM:") }
 
 // ratios are the lines `make bench` collects (grep '^ratio'); TestMain
 // prints them once the benchmarks are done, each on a line of its own.

@@ -178,13 +178,7 @@ func memoryOf(pid int) string {
 			pss[what] += kb(line)
 		}
 	}
-	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	hwm := ""
-	for _, line := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			hwm = strings.Join(strings.Fields(line)[1:], " ")
-		}
-	}
+	hwm := fmt.Sprintf("%.1f MB", float64(testkit.PeakRSS(strconv.Itoa(pid)))/1e6)
 	var total, totalP int64
 	parts := []string{}
 	for _, w := range order {
@@ -202,12 +196,7 @@ func memoryOf(pid int) string {
 func workerPeaks(pids []int) string {
 	var out []string
 	for _, pid := range pids {
-		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		for _, line := range strings.Split(string(status), "\n") {
-			if strings.HasPrefix(line, "VmHWM:") {
-				out = append(out, strings.Join(strings.Fields(line)[1:], " "))
-			}
-		}
+		out = append(out, fmt.Sprintf("%.1f MB", float64(testkit.PeakRSS(strconv.Itoa(pid)))/1e6))
 		os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 	}
 	return strings.Join(out, ", ")
