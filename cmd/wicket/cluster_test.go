@@ -204,27 +204,45 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 		last     research.Progress
 		backDone bool
 	)
-	// The first worker is killed as soon as it says it runs a chunk.
-	killedChunk := make(chan string, 1)
-	var answeredAnyway bool // the chunk finished in the moment before the kill
-	go func() {
-		chunk := ""
-		for l := range r.lines[0] {
-			if rest, ok := strings.CutPrefix(l, "wicket worker: chunk "); ok && strings.HasSuffix(rest, "(delivery 1)") {
-				r.workers[0].Process.Signal(syscall.SIGKILL)
-				chunk = strings.TrimSuffix(strings.Fields(rest)[0], ":")
-				break
-			}
-		}
-		for l := range r.lines[0] {
-			if strings.HasPrefix(l, "wicket worker: chunk "+chunk+": answered") {
+	// The first worker to say it runs a chunk is killed there. Which one
+	// that is depends on who fetches first, so every worker is watched;
+	// the lines each watcher reads go on in after, for the check below.
+	type kill struct {
+		worker int
+		chunk  string
+	}
+	var (
+		victim         = -1
+		answeredAnyway bool // the chunk finished in the moment before the kill
+	)
+	killed := make(chan kill, 1)
+	after := make([]chan string, len(r.workers))
+	for i := range r.workers {
+		after[i] = make(chan string, 4096)
+		go func() {
+			defer close(after[i])
+			chunk := ""
+			for l := range r.lines[i] {
+				select {
+				case after[i] <- l:
+				default:
+				}
+				rest, ok := strings.CutPrefix(l, "wicket worker: chunk ")
 				mu.Lock()
-				answeredAnyway = true
+				if ok && victim < 0 && strings.HasSuffix(rest, "(delivery 1)") {
+					victim, chunk = i, strings.TrimSuffix(strings.Fields(rest)[0], ":")
+					r.workers[i].Process.Signal(syscall.SIGKILL)
+				}
+				if chunk != "" && strings.HasPrefix(l, "wicket worker: chunk "+chunk+": answered") {
+					answeredAnyway = true
+				}
 				mu.Unlock()
 			}
-		}
-		killedChunk <- chunk
-	}()
+			if chunk != "" {
+				killed <- kill{i, chunk} // its stderr closes when it dies
+			}
+		}()
+	}
 	got, err := remote.Sweep(ctx, req, func(p research.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -236,10 +254,14 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunk := <-killedChunk // its stderr closes when it dies
-	if chunk == "" {
-		t.Fatal("the first worker ran no chunk, so it was not killed mid-chunk")
+	var k kill
+	select {
+	case k = <-killed:
+	case <-time.After(time.Minute):
+		t.Fatal("no worker ran a chunk, or the killed one's stderr stayed open for a minute")
 	}
+	chunk := k.chunk
+	t.Logf("worker %d was killed running chunk %s", k.worker, chunk)
 	// Another worker ran the killed worker's chunk again: given to it after
 	// the ack wait, or as a tail copy (which takes the original off the
 	// queue).
@@ -247,13 +269,19 @@ func TestClusterSweepSurvivesAKilledWorker(t *testing.T) {
 		rest, ok := strings.CutPrefix(l, "wicket worker: chunk "+chunk+": running (")
 		return ok && rest != "delivery 1)"
 	}
+	others := make([]chan string, 0, 2)
+	for i, c := range after {
+		if i != k.worker {
+			others = append(others, c)
+		}
+	}
 	redelivered := false
 	timeout := time.After(5 * time.Second)
 	for !redelivered {
 		select {
-		case l := <-r.lines[1]:
+		case l := <-others[0]: // a closed one reads "" at once: no worker but the victim dies here
 			redelivered = ranAgain(l)
-		case l := <-r.lines[2]:
+		case l := <-others[1]:
 			redelivered = ranAgain(l)
 		case <-timeout:
 			mu.Lock()

@@ -112,8 +112,11 @@ func TestChainedProofCatchesStateAcrossCut(t *testing.T) {
 	seed := s.ProofSeed()
 	_, chained, err := s.checkLookahead(bg(t), bars, tr, seed)
 	e := asError(t, err, KindLookahead)
-	if chained == 0 || e.Bar != n-2 || !strings.Contains(e.Msg, "ctx.memo") {
-		t.Fatalf("chained %d, bar %d, want bar %d naming ctx.memo: %v", chained, e.Bar, n-2, e)
+	// The state is compared at the last bar of a cut: the fixed cut of
+	// n-1 bars, or a drawn one that fell on 996 to 998 bars (the seed is
+	// random), whichever comes first after bar 995.
+	if chained == 0 || e.Bar < 995 || e.Bar > n-2 || !strings.Contains(e.Msg, "ctx.memo") {
+		t.Fatalf("chained %d, bar %d, want a bar in 995..%d naming ctx.memo: %v", chained, e.Bar, n-2, e)
 	}
 	s.chain = false
 	if check, _, err := s.checkLookahead(bg(t), bars, tr, seed); err != nil || !Passed(check) {
