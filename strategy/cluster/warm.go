@@ -20,8 +20,11 @@ import (
 // what it read, which the sweep plans by (its chunks name the digest,
 // and find the bars shipped): the sweep's machine reads and hashes its
 // bars once, and not at all while the store is unchanged since it last
-// did. An error is the store's (no such series, no bars in the range)
-// or the shipping's.
+// did. Bars the cluster may not hold are pushed to the workers present
+// at once (push) and put in the store meanwhile, in the background: Warm
+// does not wait for the upload, and the sweep's chunks wait for it only
+// on the queue (Sweep). An error is the store's (no such series, no bars
+// in the range); an upload's error fails the sweep's chunks.
 func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsSeen, error) {
 	d.barsMu.Lock()
 	defer d.barsMu.Unlock()
@@ -32,29 +35,89 @@ func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsS
 	if err != nil {
 		return worker.BarsSeen{}, err
 	}
-	held := d.holds(seen.Digest)
-	// Announced before the store is asked whether it holds them: when it
-	// does (another sweep shipped them), the workers fetch them meanwhile;
-	// when it does not, they find nothing yet, and hear again once the
-	// bars are shipped.
-	d.announce(seen.Digest, r.Series, !held)
-	if !held {
-		if data == nil { // read before, and the store may have dropped them since
-			if seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true); err != nil {
-				return worker.BarsSeen{}, err
-			}
-		}
-		sent, err := d.put(ctx, r.Series, seen.Digest, data)
-		if err != nil {
+	key := rangeKey(r.HistoryPath, r.Series, r.From, r.To)
+	if d.holds(seen.Digest) {
+		d.announce(seen.Digest, r.Series, false)
+		d.remember(key, seen.Digest)
+		return seen, nil
+	}
+	if d.uploading(seen.Digest) != nil {
+		return seen, nil // another sweep pushed them and puts them in the store
+	}
+	if data == nil { // read before, and the store may have dropped them since
+		if seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true); err != nil {
 			return worker.BarsSeen{}, err
 		}
-		if sent {
-			d.announce(seen.Digest, r.Series, false)
-		}
 	}
-	d.remember(rangeKey(r.HistoryPath, r.Series, r.From, r.To), seen.Digest)
+	// Pushed, or else announced, before the store is asked whether it
+	// holds them: the workers need not wait for that round trip, nor for
+	// the upload. A worker the push does not reach (the bars are larger
+	// than a message, or it joins later) fetches them from the store.
+	if !d.push(seen.Digest, r.Series, data) {
+		d.announce(seen.Digest, r.Series, true)
+	}
+	d.upload(ctx, key, r.Series, seen.Digest, data)
 	return seen, nil
 }
+
+// upload is bars being put in the cluster's store in the background
+// (Dispatcher.upload); err is set once done is closed.
+type upload struct {
+	done chan struct{}
+	err  error
+}
+
+// upload puts the bars data of digest, the range key's, in the store in
+// the background, unless it holds them: then the workers are told to
+// fetch them, and the range is remembered as shipped. Until it is done,
+// uploading returns it.
+func (d *Dispatcher) upload(ctx context.Context, key, series, digest string, data []byte) {
+	u := &upload{done: make(chan struct{})}
+	d.mu.Lock()
+	d.uploads[digest] = u
+	d.mu.Unlock()
+	go func() {
+		sent, err := d.put(context.WithoutCancel(ctx), series, digest, data)
+		if err == nil {
+			if sent {
+				d.announce(digest, series, false)
+			}
+			d.remember(key, digest)
+		}
+		d.mu.Lock()
+		u.err = err
+		delete(d.uploads, digest)
+		d.mu.Unlock()
+		close(u.done)
+	}()
+}
+
+// uploading is the upload of the bars of digest under way; nil when
+// there is none.
+func (d *Dispatcher) uploading(digest string) *upload {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.uploads[digest]
+}
+
+// push sends the bars data of digest to the workers present, in one
+// core NATS message (barsPushSubj), and reports whether it did: bars
+// larger than the server's max_payload are only put in the store. The
+// message is a signed barsNote, a newline and the bars: the signature
+// covers the note, which names the bars' digest, and a worker keeps the
+// bars only if they hash to it.
+func (d *Dispatcher) push(digest, series string, data []byte) bool {
+	note, _ := json.Marshal(barsNote{Digest: digest, Series: series})
+	if int64(len(note)+1+len(data)+maxPushHeaders) > d.nc.MaxPayload() {
+		return false
+	}
+	m := d.sig.signed(barsPushSubj, note)
+	m.Data = append(append(append(make([]byte, 0, len(note)+1+len(data)), note...), '\n'), data...)
+	return d.nc.PublishMsg(m) == nil
+}
+
+// maxPushHeaders bounds the headers of a bars push, for its size.
+const maxPushHeaders = 1 << 10
 
 // announce tells the workers to fetch the bars of digest now; unsure,
 // the cluster's store may not hold them yet, and a worker that finds
