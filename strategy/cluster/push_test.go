@@ -53,10 +53,12 @@ func TestPushedBarsAreVerified(t *testing.T) {
 	push := func(key []byte, body []byte) {
 		t.Helper()
 		m := nats.NewMsg(cluster.BarsPushSubject)
-		m.Data = fmt.Appendf(nil, `{"digest":%q,"series":"SPY@1d"}`, digest)
+		note := fmt.Sprintf(`{"digest":%q,"series":"SPY@1d"}`, digest)
+		m.Data = []byte(note) // the note is what the signature covers
 		m.Header.Set("Wicket-Protocol", cluster.Protocol)
 		cluster.Sign(key, m)
-		m.Data = append(append(m.Data, '\n'), body...)
+		m.Header.Set("Wicket-Note", note)
+		m.Data = body
 		if err := nc.PublishMsg(m); err != nil {
 			t.Fatal(err)
 		}

@@ -103,18 +103,24 @@ func (d *Dispatcher) uploading(digest string) *upload {
 // push sends the bars data of digest to the workers present, in one
 // core NATS message (barsPushSubj), and reports whether it did: bars
 // larger than the server's max_payload are only put in the store. The
-// message is a signed barsNote, a newline and the bars: the signature
-// covers the note, which names the bars' digest, and a worker keeps the
-// bars only if they hash to it.
+// message's body is the bars, and its headerNote a barsNote, signed as
+// the body of its frame: the signature covers the note, which names the
+// bars' digest, and a worker keeps the bars only if they hash to it (so
+// neither side spends an HMAC on the bars, nor a copy of them).
 func (d *Dispatcher) push(digest, series string, data []byte) bool {
 	note, _ := json.Marshal(barsNote{Digest: digest, Series: series})
-	if int64(len(note)+1+len(data)+maxPushHeaders) > d.nc.MaxPayload() {
+	if int64(len(note)+len(data)+maxPushHeaders) > d.nc.MaxPayload() {
 		return false
 	}
 	m := d.sig.signed(barsPushSubj, note)
-	m.Data = append(append(append(make([]byte, 0, len(note)+1+len(data)), note...), '\n'), data...)
+	m.Header.Set(headerNote, string(note))
+	m.Data = data
 	return d.nc.PublishMsg(m) == nil
 }
+
+// headerNote is a bars push's barsNote (JSON, which holds no line
+// break).
+const headerNote = "Wicket-Note"
 
 // maxPushHeaders bounds the headers of a bars push, for its size.
 const maxPushHeaders = 1 << 10

@@ -148,24 +148,24 @@ func (w *Worker) fetchShipped(ctx context.Context, k shipped, digest, path strin
 	return true, nil
 }
 
-// onPush keeps bars a sweep pushed to the workers (Dispatcher.push): a
-// signed barsNote, a newline and the bars. They are kept only if the
-// note's signature verifies and they hash to the digest it names, and
-// then read ahead like announced bars (fetch). Bars this machine holds
-// already are not written again.
+// onPush keeps bars a sweep pushed to the workers (Dispatcher.push):
+// the bars, and a signed barsNote that names them. They are kept only if
+// the note's signature verifies and they hash to the digest it names,
+// and then read ahead like announced bars (fetch). Bars this machine
+// holds already are not written again.
 func (w *Worker) onPush(m *nats.Msg, fetch chan<- barsNote) {
-	i := bytes.IndexByte(m.Data, '\n')
-	if i < 0 || m.Header.Get(headerProtocol) != protocol || !w.genuineFrame(m.Subject, m.Header, m.Data[:i]) {
+	raw := []byte(m.Header.Get(headerNote))
+	if len(raw) == 0 || m.Header.Get(headerProtocol) != protocol || !w.genuineFrame(m.Subject, m.Header, raw) {
 		return
 	}
 	var note barsNote
-	if json.Unmarshal(m.Data[:i], &note) != nil || len(note.Digest) != 64 {
+	if json.Unmarshal(raw, &note) != nil || len(note.Digest) != 64 {
 		return
 	}
 	done := w.arriving(note.Digest)
 	defer done()
 	if _, err := os.Stat(filepath.Join(w.o.CacheDir, note.Digest+shippedBars.ext)); err != nil { // not held yet
-		data := m.Data[i+1:]
+		data := m.Data
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != note.Digest {
 			fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep do not hash to their name; ignored (the chunks fetch them from the store)\n", note.Digest[:12])
 			return
