@@ -102,14 +102,15 @@ func (d *Dispatcher) uploading(digest string) *upload {
 
 // push sends the bars data of digest to the workers present, in one
 // core NATS message (barsPushSubj), and reports whether it did: bars
-// larger than the server's max_payload are only put in the store. The
+// larger than maxPush or the server's max_payload are only put in the
+// store. The
 // message's body is the bars, and its headerNote a barsNote, signed as
 // the body of its frame: the signature covers the note, which names the
 // bars' digest, and a worker keeps the bars only if they hash to it (so
 // neither side spends an HMAC on the bars, nor a copy of them).
 func (d *Dispatcher) push(digest, series string, data []byte) bool {
 	note, _ := json.Marshal(barsNote{Digest: digest, Series: series})
-	if int64(len(note)+len(data)+maxPushHeaders) > d.nc.MaxPayload() {
+	if len(data) > maxPush || int64(len(note)+len(data)+maxPushHeaders) > d.nc.MaxPayload() {
 		return false
 	}
 	m := d.sig.signed(barsPushSubj, note)
@@ -117,6 +118,12 @@ func (d *Dispatcher) push(digest, series string, data []byte) bool {
 	m.Data = data
 	return d.nc.PublishMsg(m) == nil
 }
+
+// maxPush bounds the bars pushed: the push saves a small series' sweep
+// the upload's and the fetch's round trips, while a large one's time
+// goes to moving its bytes, which the store does in pieces that every
+// worker need not hold in memory at once.
+const maxPush = 4 << 20
 
 // headerNote is a bars push's barsNote (JSON, which holds no line
 // break).
