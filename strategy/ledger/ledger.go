@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -174,6 +175,8 @@ type Ledger struct {
 	// migration commits.
 	pendingAnchor *Anchor
 	sums          trialSums // Trials' running sums per series
+	insertMu      sync.Mutex
+	insert        *sql.Stmt // insertStmt's, once prepared
 }
 
 // ErrNotFound is returned by OpenExisting when there is no ledger yet.
@@ -368,11 +371,39 @@ func (l *Ledger) migrate(ctx context.Context, tx *sql.Tx, setMeta func(k, v stri
 	return nil
 }
 
+// insertSQL appends one row.
+const insertSQL = `INSERT INTO trials(seq, time, kind, run_id, surface, session, caller, strategy, digest, series,
+	range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash, audit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// insertStmt is the ledger's statement that appends a row, prepared on
+// first use and kept: an append uses it in its transaction (Tx.Stmt),
+// which prepares it once per connection instead of once per batch.
+func (l *Ledger) insertStmt(ctx context.Context) (*sql.Stmt, error) {
+	l.insertMu.Lock()
+	defer l.insertMu.Unlock()
+	if l.insert == nil {
+		stmt, err := l.db.PrepareContext(ctx, insertSQL)
+		if err != nil {
+			return nil, err
+		}
+		l.insert = stmt
+	}
+	return l.insert, nil
+}
+
 // Path is the ledger's file.
 func (l *Ledger) Path() string { return l.path }
 
 // Close closes the ledger.
-func (l *Ledger) Close() error { return l.db.Close() }
+func (l *Ledger) Close() error {
+	l.insertMu.Lock()
+	if l.insert != nil {
+		l.insert.Close()
+		l.insert = nil
+	}
+	l.insertMu.Unlock()
+	return l.db.Close()
+}
 
 // Append adds rows as one batch, in one transaction: they get consecutive
 // sequence numbers after the chain's tip, the same time stamp and, when a
@@ -425,12 +456,13 @@ func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Co
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("research ledger: read the tip: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO trials(seq, time, kind, run_id, surface, session, caller, strategy, digest, series,
-		range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash, audit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	insert, err := l.insertStmt(ctx)
 	if err != nil {
 		return "", fmt.Errorf("research ledger: %w", err)
 	}
+	stmt := tx.StmtContext(ctx, insert) // prepared once per connection
 	defer stmt.Close()
+	tip := seq
 	mac := hmac.New(sha256.New, l.opts.Key)
 	for i := range rows {
 		r := &rows[i]
@@ -450,6 +482,7 @@ func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Co
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("research ledger: commit: %w", err)
 	}
+	l.foldAppended(tip, rows) // moments.go
 	last := rows[len(rows)-1]
 	a := Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}
 	if err := l.anchor(a); err != nil {
