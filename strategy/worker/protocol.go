@@ -34,6 +34,9 @@ type Request struct {
 	// the cores the pool's workers at work share when it is sent
 	// (Pool.procs). 0 keeps what the worker has.
 	Procs int `json:"procs,omitempty"`
+	// Binary says the caller reads a sweep chunk's answer in its binary
+	// form (sweepwire.go); without it the answer is JSON.
+	Binary bool `json:"binary,omitempty"`
 }
 
 // Response answers the request with the same ID.
