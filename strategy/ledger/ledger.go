@@ -175,8 +175,11 @@ type Ledger struct {
 	// migration commits.
 	pendingAnchor *Anchor
 	sums          trialSums // Trials' running sums per series
-	insertMu      sync.Mutex
-	insert        *sql.Stmt // insertStmt's, once prepared
+	// anchorFile appends an anchor to the anchor file: anchor, or a
+	// test's stand-in.
+	anchorFile func(Anchor) error
+	insertMu   sync.Mutex
+	insert     *sql.Stmt // insertStmt's, once prepared
 }
 
 // ErrNotFound is returned by OpenExisting when there is no ledger yet.
@@ -257,6 +260,7 @@ func open(path string, opts Options, create bool) (*Ledger, error) {
 	}
 	db.SetMaxOpenConns(4)
 	l := &Ledger{path: path, db: db, opts: opts}
+	l.anchorFile = l.anchor
 	if err := l.init(create); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open the research ledger %s: %w", path, err)
@@ -485,12 +489,25 @@ func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Co
 	l.foldAppended(tip, rows) // moments.go
 	last := rows[len(rows)-1]
 	a := Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}
-	if err := l.anchor(a); err != nil {
-		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
-	}
+	// The witness keeps the anchor while the file's fsync runs: both
+	// need the rows committed, neither needs the other, and the append
+	// returns once both are done.
+	var kept chan struct{}
 	if l.opts.Witness != nil {
-		a.MAC = anchorMAC(l.opts.Key, a)
-		_ = l.opts.Witness.Keep(ctx, a) // best effort: Verify notes the rows it does not hold
+		held := a
+		held.MAC = anchorMAC(l.opts.Key, held)
+		kept = make(chan struct{})
+		go func() {
+			defer close(kept)
+			_ = l.opts.Witness.Keep(ctx, held) // best effort: Verify notes the rows it does not hold
+		}()
+	}
+	err = l.anchorFile(a)
+	if kept != nil {
+		<-kept
+	}
+	if err != nil {
+		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
 	}
 	return runID, nil
 }
