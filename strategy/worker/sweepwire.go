@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"unicode/utf8"
+
+	"wicket/internal/jsoncompact"
 )
 
 // A sweep chunk's answer crosses the worker pipe in a binary form when
@@ -120,7 +122,11 @@ func appendWireTrial(b []byte, t *Trial) ([]byte, error) {
 		case string:
 			b = appendWireString(b, v)
 		case bool:
-			b = append(b, map[bool]byte{true: tagTrue, false: tagFalse}[v])
+			tag := tagFalse
+			if v {
+				tag = tagTrue
+			}
+			b = append(b, tag)
 		case nil:
 			b = append(b, tagNull)
 		default:
@@ -132,7 +138,7 @@ func appendWireTrial(b []byte, t *Trial) ([]byte, error) {
 		}
 	}
 	metrics := []byte(t.Metrics)
-	if len(metrics) > 0 && bytes.ContainsAny(metrics, " \t\r\n<>&\u2028\u2029") {
+	if marshalEscapes(metrics) {
 		// json.Marshal compacts a raw message and escapes these: its
 		// text, then, as the JSON answer carried it
 		var err error
@@ -163,6 +169,30 @@ func appendWireTrial(b []byte, t *Trial) ([]byte, error) {
 	}
 	return appendWireString(b, t.Error), nil
 }
+
+// marshalEscapes reports whether json.Marshal would write a raw message
+// otherwise than as it is: it drops space between tokens, and writes <,
+// >, &, U+2028 and U+2029 escaped.
+func marshalEscapes(m []byte) bool {
+	for i, c := range m {
+		if !escapeBytes[c] {
+			continue
+		}
+		if c != 0xE2 || (i+2 < len(m) && m[i+1] == 0x80 && m[i+2]&^1 == 0xA8) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeBytes are the bytes marshalEscapes looks at: space, <, >, & and
+// the first byte of U+2028 and U+2029.
+var escapeBytes = func() (t [256]bool) {
+	for _, c := range []byte(" \t\r\n<>&\xE2") {
+		t[c] = true
+	}
+	return t
+}()
 
 func appendF64(b []byte, x float64) []byte {
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
@@ -345,7 +375,7 @@ func readWireTrial(r *wireReader, t *Trial) error {
 		}
 	}
 	if m := r.bytes(); len(m) > 0 {
-		if !json.Valid(m) { // as the JSON answer's decoding checked them
+		if !jsoncompact.Is(m) && !json.Valid(m) { // as the JSON answer's decoding checked them
 			return errors.New("metrics that are not JSON")
 		}
 		t.Metrics = json.RawMessage(m)

@@ -64,7 +64,12 @@ func viaJSON(t *testing.T, res SweepChunkResult) SweepChunkResult {
 // nil, each value of the same type), for the sample and for answers
 // with no trials at all.
 func TestSweepWireIsJSON(t *testing.T) {
-	for i, res := range []SweepChunkResult{sampleSweepResult(), {}, {Trials: []Trial{}}} {
+	answers := []SweepChunkResult{sampleSweepResult(), {}, {Trials: []Trial{}}}
+	for _, m := range []string{`{"a":"x` + "\u2028" + `y"}`, `{"a":"x` + "\u2029" + `"}`, `{"a":"<"}`, `{"a":">"}`, `{"a":"&"}`,
+		"{\"a\":\t1}", "{\"a\":\r\n1}", `{"a":"` + "\u2027\u202a\xe2" + `"}`, `{"a":"é"}`, `[1,2]`} {
+		answers = append(answers, SweepChunkResult{Trials: []Trial{{Metrics: json.RawMessage(m)}}})
+	}
+	for i, res := range answers {
 		b, err := encodeAnswer(res, true)
 		if err != nil {
 			t.Fatal(err)
