@@ -79,7 +79,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 		resp := Response{ID: req.ID}
 		answer, err := dispatch(ctx, h, req)
 		if err == nil {
-			resp.Body, err = json.Marshal(answer)
+			resp.Body, err = encodeAnswer(answer, req.Binary)
 		}
 		if err != nil {
 			resp.Error = toWire(err)

@@ -39,6 +39,7 @@ func testHandlers() Handlers {
 			x++
 		}
 	})
+	h[KindSweep] = Typed(func(context.Context, SweepChunk) (SweepChunkResult, error) { return sampleSweepResult(), nil }) // sweepwire_test.go
 	h["procs"] = Typed(func(context.Context, struct{}) (int, error) { return runtime.GOMAXPROCS(0), nil })
 	h["alloc"] = Typed(func(_ context.Context, mib int) (int, error) {
 		var keep [][]byte
