@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Arg is the argument that puts the binary in worker mode: `wicket
@@ -176,7 +175,7 @@ func Main(args []string, h Handlers) int {
 		return 1
 	}
 	gc := newGCPace(int64(l.MemoryMiB) << 20)
-	go gc.follow(gcFollow)
+	gc.everyCycle(nil)
 	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.adjust); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
@@ -196,6 +195,12 @@ func Main(args []string, h Handlers) int {
 // gcRoom when that is more (a small heap is not collected every few
 // combinations, as at the runtime's default pace), and three quarters of the hard limit is the memory limit, so a
 // strategy that nears its allowance is collected harder before it fails.
+//
+// The pace is set again after every collection (everyCycle), not on a
+// timer: a lookahead proof grows the live heap from a chunk's 15 MiB to
+// 40 within a few collections, and a pace left at the small heap's
+// GOGC (100 and more) for the 100 ms a timer waited let its heap reach
+// twice that.
 type gcPace struct {
 	mu      sync.Mutex
 	percent int // the GOGC in force
@@ -211,15 +216,26 @@ func newGCPace(hard int64) *gcPace {
 	return g
 }
 
-// gcFollow is how often a worker looks at its live heap during a request.
-const gcFollow = 100 * time.Millisecond
+// gcCycle is an object the collector frees once per cycle: its
+// finalizer runs after each collection (on the runtime's finalizer
+// goroutine), sets the pace and arms the next one.
+type gcCycle struct {
+	g *gcPace
+	// done is called after each adjustment; it returns whether to go on
+	// (a worker's always does; a test's stops).
+	done func() bool
+}
 
-// follow calls adjust every period, so the pace follows a request's live
-// heap while it runs, not only after it.
-func (g *gcPace) follow(period time.Duration) {
-	for range time.Tick(period) {
-		g.adjust()
-	}
+// everyCycle sets the pace after every collection from now on, calling
+// done after each (nil: go on for good).
+func (g *gcPace) everyCycle(done func() bool) {
+	c := &gcCycle{g: g, done: done}
+	runtime.SetFinalizer(c, func(c *gcCycle) {
+		c.g.adjust()
+		if c.done == nil || c.done() {
+			c.g.everyCycle(c.done)
+		}
+	})
 }
 
 // adjust sets the pace for the live heap the last collection found. It is

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -292,4 +293,48 @@ func TestGCPaceFollowsLiveHeap(t *testing.T) {
 		t.Errorf("with 300 MiB live the pace is GOGC %d, want 10", g.percent)
 	}
 	runtime.KeepAlive(hold)
+}
+
+// TestGCPaceSetAfterEachCollection: a collection sets the pace for the
+// live heap it found, with no call to adjust (a proof's heap grows
+// within a few collections; a pace set on a timer lagged behind it).
+func TestGCPaceSetAfterEachCollection(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	g := newGCPace(1 << 30)
+	debug.SetGCPercent(400)
+	g.percent = 400 // as a small heap left it
+	paced := make(chan int, 1)
+	var stop atomic.Bool
+	g.everyCycle(func() bool {
+		g.mu.Lock()
+		p := g.percent
+		g.mu.Unlock()
+		select {
+		case paced <- p:
+		default:
+		}
+		return !stop.Load()
+	})
+	defer stop.Store(true)
+	hold := make([]byte, 300<<20)
+	for i := range hold {
+		hold[i] = 1
+	}
+	deadline := time.After(time.Minute)
+	for {
+		runtime.GC()
+		select {
+		case p := <-paced:
+			if p == 10 {
+				if got := debug.SetGCPercent(10); got != 10 {
+					t.Errorf("the runtime's GOGC is %d, want 10", got)
+				}
+				runtime.KeepAlive(hold)
+				return
+			}
+		case <-deadline:
+			t.Fatal("no collection set the pace for 300 MiB live within a minute")
+		}
+	}
 }
