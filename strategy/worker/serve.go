@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,8 +54,9 @@ func (h Handlers) kinds() []string {
 }
 
 // serve answers requests from r on w, one at a time, until r ends, calling
-// after between requests. It never writes anything to w but frames.
-func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func()) error {
+// after with each request's kind once it is answered. It never writes
+// anything to w but frames.
+func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func(kind string)) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
 	hello.Kinds = h.kinds()
@@ -87,7 +89,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 		if err := send(out, resp); err != nil {
 			return err
 		}
-		after()
+		after(req.Kind)
 	}
 }
 
@@ -176,7 +178,7 @@ func Main(args []string, h Handlers) int {
 	}
 	gc := newGCPace(int64(l.MemoryMiB) << 20)
 	gc.everyCycle(nil)
-	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.adjust); err != nil {
+	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.after); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
 	}
@@ -253,6 +255,24 @@ func (g *gcPace) adjust() {
 		debug.SetGCPercent(pct)
 		g.percent = pct
 	}
+}
+
+// releaseAfter are the request kinds after which a worker returns its
+// free heap to the system: those that run a lookahead proof, whose prefix
+// runs grow the largest heap a worker has (40-60 MiB more than a sweep's
+// chunk at a million bars), pages the runtime would otherwise keep for
+// minutes, resident beside the next sweep's.
+var releaseAfter = []string{KindBacktest, KindPortfolio}
+
+// after is what a worker does once a request of kind is answered: the
+// pace for the live heap, and the free heap returned after a proof
+// (releaseAfter). It runs while the caller reads the answer, so the
+// collection it forces is off the caller's path.
+func (g *gcPace) after(kind string) {
+	if slices.Contains(releaseAfter, kind) {
+		debug.FreeOSMemory()
+	}
+	g.adjust()
 }
 
 // gcPercent is the GOGC that lets a live heap of live bytes grow by a tenth,

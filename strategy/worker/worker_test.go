@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -335,6 +336,42 @@ func TestGCPaceSetAfterEachCollection(t *testing.T) {
 			}
 		case <-deadline:
 			t.Fatal("no collection set the pace for 300 MiB live within a minute")
+		}
+	}
+}
+
+// garbage keeps the test's allocation from being optimised away.
+var garbage []byte
+
+// heapFree is the free heap the runtime keeps resident (not returned to
+// the system).
+func heapFree() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestWorkerReleasesHeapAfterProof: after a request that runs a lookahead
+// proof (a backtest) a worker returns its free heap to the system; after
+// a sweep's chunk it keeps it for the next chunk.
+func TestWorkerReleasesHeapAfterProof(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	g := newGCPace(1 << 30)
+	for _, kind := range []string{KindSweep, KindBacktest} {
+		garbage = make([]byte, 64<<20)
+		for i := range garbage {
+			garbage[i] = 1
+		}
+		garbage = nil
+		runtime.GC() // the 64 MiB are free, and resident until the runtime returns them
+		g.after(kind)
+		free := heapFree()
+		switch {
+		case kind == KindSweep && free < 32<<20:
+			t.Errorf("after a sweep's chunk the worker keeps %d MiB of free heap, want the 64 MiB it freed", free>>20)
+		case kind == KindBacktest && free > 4<<20:
+			t.Errorf("after a backtest the worker keeps %d MiB of free heap, want it returned", free>>20)
 		}
 	}
 }
