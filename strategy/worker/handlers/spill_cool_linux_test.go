@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"wicket/strategy/backtest"
@@ -32,6 +33,12 @@ func residentKB(t *testing.T, cols *sharedColumns) int {
 	if len(addrs) == 0 {
 		t.Fatal("no shared column is mapped")
 	}
+	return mappedKB(t, addrs)
+}
+
+// mappedKB is the resident memory (KiB) of the mappings holding addrs.
+func mappedKB(t *testing.T, addrs []uintptr) int {
+	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +71,9 @@ func residentKB(t *testing.T, cols *sharedColumns) int {
 // it read are resident in the worker; a backtest (the winner's proof
 // here) lets their pages go before it runs and lets those its full run
 // read go when it ends, so none stays resident beside the next sweep;
-// the next chunk reads them again, bit for bit.
+// the shared bars' pages go before the prefix runs, which map in again
+// only the closes they read, not the times and opens the engine read;
+// the next chunk reads them all again, bit for bit.
 func TestProofLetsSharedColumnsGo(t *testing.T) {
 	const n = 200_000 // columns of 1.6 MB: shared (SpillMinBytes)
 	path := writeBench(t, n)
@@ -94,6 +103,16 @@ func TestProofLetsSharedColumnsGo(t *testing.T) {
 	if kb := residentKB(t, cols); kb < 1024 {
 		t.Fatalf("after the chunk %d KiB of its shared columns are resident, want its SMAs", kb)
 	}
+	e, ok := cache.get(storeKey(path, "BENCH@1h", time.Time{}, time.Time{}), pr.Bars.Digest)
+	if !ok || e.m == nil {
+		t.Fatal("the chunk's bars are not a shared mapping")
+	}
+	e.release()
+	barsAt := []uintptr{uintptr(unsafe.Pointer(&e.m.data[0]))}
+	column := n * 8 / 1024
+	if kb := mappedKB(t, barsAt); kb < 3*column {
+		t.Fatalf("after the chunk %d KiB of the shared bars are resident, want the times, opens and closes (%d KiB each)", kb, column)
+	}
 	fee, slip := 10.0, 5.0
 	bt := backtest.Request{Name: "sma_cross.star", Source: src, Series: "BENCH@1h", HistoryPath: path,
 		Params: map[string]any{"fast": int64(10), "slow": int64(80)}, Capital: "10000", FeeBps: &fee, SlippageBps: &slip,
@@ -106,6 +125,9 @@ func TestProofLetsSharedColumnsGo(t *testing.T) {
 	cols.mu.Unlock()
 	if kb := residentKB(t, cols); kb > headers {
 		t.Errorf("after the proof %d KiB of shared columns are resident in the worker, want only their headers' %d", kb, headers)
+	}
+	if kb := mappedKB(t, barsAt); kb > column+column/4 {
+		t.Errorf("after the proof %d KiB of the shared bars are resident, want the closes the prefix runs read (%d KiB)", kb, column)
 	}
 	again := call[worker.SweepChunkResult](t, h, worker.KindSweep, chunk)
 	if a, b := mustJSON(t, first.Trials), mustJSON(t, again.Trials); a != b {

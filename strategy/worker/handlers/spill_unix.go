@@ -121,6 +121,21 @@ func coolShared(cols *sharedColumns) {
 	coolViews(views)
 }
 
+// coolBars lets the pages of bars go from the worker's resident memory
+// when they are views of a shared bars file (m, mapped.go: read-only and
+// shared, so the page cache keeps them and a read maps them in again);
+// bars on the heap (m nil) are left alone.
+func coolBars(m *mapping) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data != nil {
+		unix.Madvise(m.data, unix.MADV_DONTNEED) // a hint, as coolViews's
+	}
+}
+
 // full says whether less than a quarter of the room is left.
 func (s *fileSpill) full() bool {
 	s.mu.Lock()
