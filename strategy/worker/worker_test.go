@@ -305,7 +305,7 @@ func TestGCPaceSetAfterEachCollection(t *testing.T) {
 	g := newGCPace(1 << 30)
 	debug.SetGCPercent(400)
 	g.percent = 400 // as a small heap left it
-	paced := make(chan int, 1)
+	paced, ended := make(chan int, 1), make(chan struct{})
 	var stop atomic.Bool
 	g.everyCycle(func() bool {
 		g.mu.Lock()
@@ -315,9 +315,23 @@ func TestGCPaceSetAfterEachCollection(t *testing.T) {
 		case paced <- p:
 		default:
 		}
-		return !stop.Load()
+		if stop.Load() {
+			close(ended)
+			return false
+		}
+		return true
 	})
-	defer stop.Store(true)
+	defer func() { // the last cycle's adjustment done before the pace is put back
+		stop.Store(true)
+		for {
+			runtime.GC()
+			select {
+			case <-ended:
+				return
+			case <-paced:
+			}
+		}
+	}()
 	hold := make([]byte, 300<<20)
 	for i := range hold {
 		hold[i] = 1
