@@ -76,6 +76,9 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 		src, opt.ProviderSymbol, unixOrZero(opt.FetchedAt), n, bars.Time[0], bars.Time[n-1], id); err != nil {
 		return errorf(KindStorage, series, err, "update series")
 	}
+	if err := putDigest(ctx, tx, series, id, n, bars.Digest()); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return errorf(KindStorage, series, err, "commit")
 	}

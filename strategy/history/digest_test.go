@@ -1,0 +1,158 @@
+package history
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// encodedDigest reads the bars of series in [from, to] through
+// WriteEncodedAt and checks the bytes against Load's encoding; it
+// returns the digest the store gave, and the SHA-256 of the bytes.
+func encodedDigest(t *testing.T, s *Store, series string, from, to time.Time) (stored, hashed string) {
+	t.Helper()
+	var enc bytesAt
+	n, stored, err := s.WriteEncodedAt(ctx, &enc, series, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Load(series, from, to)
+	if err != nil || n != want.Len() || !bytes.Equal(enc, want.Encode()) {
+		t.Fatalf("WriteEncodedAt wrote %d bars (%d bytes), Load %d, %v", n, len(enc), want.Len(), err)
+	}
+	sum := sha256.Sum256(enc)
+	return stored, hex.EncodeToString(sum[:])
+}
+
+// TestStoredDigest: the store gives the digest of a series written whole
+// for a read of the whole series, the bars' own digest, and none where
+// it would be stale or is not the range's: after an append, a block
+// changed by hand, a delete, for a part of the series; a replacing Write
+// stores the new bars' digest.
+func TestStoredDigest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const step = 3600
+	b := synth(2*blockBars+17, 1_700_000_000-1_700_000_000%step, step)
+	if err := s.Write(ctx, "X@1h", b, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	all := time.Time{}
+	if stored, hashed := encodedDigest(t, s, "X@1h", all, all); stored != hashed || stored != b.Digest() {
+		t.Fatalf("written whole: stored digest %q, the bytes hash to %s, Digest %s", stored, hashed, b.Digest())
+	}
+	// A range that holds every bar is the whole series.
+	first, last := time.Unix(b.Time[0], 0), time.Unix(b.Time[b.Len()-1], 0)
+	if stored, hashed := encodedDigest(t, s, "X@1h", first.Add(-time.Hour), last.Add(time.Hour)); stored != hashed {
+		t.Errorf("a range around the whole series: stored %q, hashed %s", stored, hashed)
+	}
+	if stored, _ := encodedDigest(t, s, "X@1h", first.Add(time.Hour), all); stored != "" {
+		t.Errorf("a part of the series: stored digest %q, want none", stored)
+	}
+	if stored, _ := encodedDigest(t, s, "X@1h", all, last.Add(-time.Hour)); stored != "" {
+		t.Errorf("a part of the series: stored digest %q, want none", stored)
+	}
+
+	// Another connection, read-only, sees it too; and after an append by
+	// the writer, none: the appended series is hashed.
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if stored, hashed := encodedDigest(t, ro, "X@1h", all, all); stored != hashed {
+		t.Errorf("read-only: stored %q, hashed %s", stored, hashed)
+	}
+	if err := s.Append(ctx, "X@1h", synth(3, b.Time[b.Len()-1]+step, step), AppendOptions{Source: SourceImport}); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range map[string]*Store{"writer": s, "read-only": ro} {
+		if stored, _ := encodedDigest(t, st, "X@1h", all, all); stored != "" {
+			t.Errorf("%s, after an append: stored digest %q, want none", name, stored)
+		}
+	}
+
+	// Written whole again: the new bars' digest.
+	c := synth(blockBars+3, 1_800_000_000-1_800_000_000%step, step)
+	if err := s.Write(ctx, "X@1h", c, WriteOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, hashed := encodedDigest(t, ro, "X@1h", all, all); stored != hashed || stored != c.Digest() {
+		t.Errorf("replaced: stored %q, hashed %s, Digest %s", stored, hashed, c.Digest())
+	}
+
+	// A block changed behind the store's back (same size: still readable).
+	if _, err := s.db.Exec(`UPDATE blocks SET close = open WHERE n = 3`); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := encodedDigest(t, ro, "X@1h", all, all); stored != "" {
+		t.Errorf("a block changed by hand: stored digest %q, want none", stored)
+	}
+
+	// Deleted and made again by appends: none.
+	if err := s.Write(ctx, "X@1h", c, WriteOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "X@1h"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "X@1h", c, AppendOptions{Source: SourceImport}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := encodedDigest(t, ro, "X@1h", all, all); stored != "" {
+		t.Errorf("deleted and appended: stored digest %q, want none", stored)
+	}
+	var rows int
+	s.db.QueryRow(`SELECT count(*) FROM digests`).Scan(&rows)
+	if rows != 0 {
+		t.Errorf("%d digests left for no series written whole", rows)
+	}
+}
+
+// TestStoredDigestOlderStore: a store no writer of this version opened
+// (no digests table) reads as before, with no digest, and gets the table
+// from its next writer.
+func TestStoredDigestOlderStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := synth(50, 1_700_000_000-1_700_000_000%3600, 3600)
+	if err := s.Write(ctx, "X@1h", b, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`DROP TABLE digests`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored, hashed := encodedDigest(t, ro, "X@1h", time.Time{}, time.Time{}); stored != "" || hashed != b.Digest() {
+		t.Errorf("no digests table: stored %q, hashed %s", stored, hashed)
+	}
+	ro.Close()
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if stored, _ := encodedDigest(t, s, "X@1h", time.Time{}, time.Time{}); stored != "" {
+		t.Errorf("table made again: stored %q for bars written before it", stored)
+	}
+	if err := s.Write(ctx, "X@1h", b, WriteOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := encodedDigest(t, s, "X@1h", time.Time{}, time.Time{}); stored != b.Digest() {
+		t.Errorf("written whole on the upgraded store: stored %q", stored)
+	}
+}
