@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,5 +156,36 @@ func TestStoredDigestOlderStore(t *testing.T) {
 	}
 	if stored, _ := encodedDigest(t, s, "X@1h", time.Time{}, time.Time{}); stored != b.Digest() {
 		t.Errorf("written whole on the upgraded store: stored %q", stored)
+	}
+}
+
+// failingAt fails every write from the after-th on.
+type failingAt struct {
+	bytesAt
+	after, writes int
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failingAt) WriteAt(p []byte, off int64) (int, error) {
+	f.writes++
+	if f.writes > f.after {
+		return 0, errDiskFull
+	}
+	return f.bytesAt.WriteAt(p, off)
+}
+
+// TestWriteEncodedAtWriteFails: a write that fails, the count's or a
+// block's (written beside the reads), is WriteEncodedAt's error, wrapped.
+func TestWriteEncodedAtWriteFails(t *testing.T) {
+	s := openTemp(t)
+	if err := s.Write(ctx, "X@1h", synth(5*blockBars, 1_700_000_000-1_700_000_000%3600, 3600), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []int{0, 1, 7, 20} {
+		w := &failingAt{after: after}
+		if _, _, err := s.WriteEncodedAt(ctx, w, "X@1h", time.Time{}, time.Time{}); !errors.Is(err, errDiskFull) || !strings.Contains(err.Error(), "X@1h") {
+			t.Errorf("failing after %d writes: %v, want the write's error naming the series", after, err)
+		}
 	}
 }

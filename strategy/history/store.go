@@ -549,8 +549,9 @@ func appendFloats(dst []float64, blob []byte) []float64 {
 // wrote and their digest when the store keeps it (digest.go: a range that
 // holds the whole series, written whole since), else "". It never holds
 // the bars: a stored block's columns are already that encoding, and each
-// is written at its place. It is for a copy of many bars in a file, where
-// Load's columns would be a second copy on the heap. The count, the
+// is written at its place, from a goroutine of its own while the next
+// blocks are read (blockWriter). It is for a copy of many bars in a file,
+// where Load's columns would be a second copy on the heap. The count, the
 // digest and the blocks are read in one transaction, so a write to the
 // series meanwhile is not seen half.
 func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string, from, to time.Time) (int, string, error) {
@@ -578,19 +579,21 @@ func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string
 		return 0, "", fmt.Errorf("write the bars of %s: %w", series, err)
 	}
 	at := 0 // bars written so far
+	bw := newBlockWriter(w, n)
 	err = scanBlocks(ctx, tx, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
 		a, b := blockSpan(cols[0], cnt, lo, hi)
 		if at+b-a > n {
 			return corrupt(series, "the blocks hold more bars than they count")
 		}
-		for k, c := range cols {
-			if _, err := w.WriteAt(c[8*a:8*b], int64(8+8*(k*n+at))); err != nil {
-				return fmt.Errorf("write the bars of %s: %w", series, err)
-			}
+		if !bw.put(at, cols, a, b) {
+			return errWriteFailed
 		}
 		at += b - a
 		return nil
 	})
+	if werr := bw.close(); werr != nil {
+		return 0, "", fmt.Errorf("write the bars of %s: %w", series, werr)
+	}
 	if err == nil && at != n {
 		err = corrupt(series, fmt.Sprintf("the blocks hold %d bars where they count %d", at, n))
 	}
