@@ -189,3 +189,97 @@ func TestWriteEncodedAtWriteFails(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestOnClose: a handle that appended to a series stores its
+// digest when closed (a fetch's pages), the digest of the bars the
+// series holds then, another handle's appends included; a series it
+// deleted since gets none.
+func TestDigestOnClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	a, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const step = 60
+	all := synth(3*blockBars+100, 1_700_000_040, step)
+	opt := AppendOptions{Source: "binance"}
+	for lo := 0; lo < 2*blockBars; lo += 1000 {
+		if err := a.Append(ctx, "X@1m", all.Slice(lo, min(lo+1000, 2*blockBars)), opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Append(ctx, "GONE@1m", all.Slice(0, 10), opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(ctx, "GONE@1m"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(ctx, "X@1m", all.Slice(2*blockBars, all.Len()), opt); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := encodedDigest(t, b, "X@1m", time.Time{}, time.Time{}); stored != "" {
+		t.Fatalf("appended, no handle closed: stored digest %q", stored)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if stored, hashed := encodedDigest(t, ro, "X@1m", time.Time{}, time.Time{}); stored != hashed || stored != all.Digest() {
+		t.Errorf("after the appending handle closed: stored %q, hashed %s, Digest %s", stored, hashed, all.Digest())
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if stored, hashed := encodedDigest(t, ro, "X@1m", time.Time{}, time.Time{}); stored != hashed {
+		t.Errorf("after the other handle closed: stored %q, hashed %s", stored, hashed)
+	}
+	var rows int
+	ro.db.QueryRow(`SELECT count(*) FROM digests`).Scan(&rows)
+	if rows != 1 {
+		t.Errorf("%d digests, want X@1m's alone", rows)
+	}
+}
+
+// TestDigestOnCloseRace: a commit by another connection between the
+// closing handle's hash and its insert leaves no digest: the handle's
+// transaction may not write over a snapshot that is no longer the
+// newest, so a digest of the bars before that commit is never stored.
+func TestDigestOnCloseRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	a, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	all := synth(2*blockBars, 1_700_000_040, 60)
+	opt := AppendOptions{Source: "binance"}
+	if err := a.Append(ctx, "X@1m", all.Slice(0, blockBars), opt); err != nil {
+		t.Fatal(err)
+	}
+	a.hashedHook = func(string) {
+		if err := b.Append(ctx, "X@1m", all.Slice(blockBars, all.Len()), opt); err != nil {
+			t.Error(err)
+		}
+	}
+	a.Close()
+	var rows int
+	b.db.QueryRow(`SELECT count(*) FROM digests`).Scan(&rows)
+	if rows != 0 {
+		t.Errorf("%d digests stored over a snapshot another connection committed past", rows)
+	}
+	if stored, _ := encodedDigest(t, b, "X@1m", time.Time{}, time.Time{}); stored != "" {
+		t.Errorf("stored digest %q of the bars before the other append", stored)
+	}
+}

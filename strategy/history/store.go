@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -83,6 +84,13 @@ type Store struct {
 	version  int // the file's schema version (a read-only store may be older)
 	// digests: the file keeps the series' digests (digest.go).
 	digests bool
+	// appended are the series this handle appended to, whose digests
+	// Close stores (digest.go).
+	mu       sync.Mutex
+	appended map[string]bool
+	// hashedHook, set by tests, runs between storeDigest's hash and its
+	// insert.
+	hashedHook func(series string)
 }
 
 // SeriesInfo describes one stored series.
@@ -207,8 +215,12 @@ func (s *Store) keepDigests() error {
 	return nil
 }
 
-// Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the store, storing first the digest of each series this
+// handle appended to (digest.go).
+func (s *Store) Close() error {
+	s.digestAppended(context.Background())
+	return s.db.Close()
+}
 
 // CheckSeries validates a series name: a bare name (project.ValidName) of
 // the shape SYMBOL@GRANULARITY. It returns the symbol and granularity.

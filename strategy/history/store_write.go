@@ -82,6 +82,7 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 	if err := tx.Commit(); err != nil {
 		return errorf(KindStorage, series, err, "commit")
 	}
+	s.appendedTo(series, false)
 	return nil
 }
 
@@ -113,6 +114,7 @@ func (s *Store) Delete(ctx context.Context, series string) error {
 	if err := tx.Commit(); err != nil {
 		return errorf(KindStorage, series, err, "commit")
 	}
+	s.appendedTo(series, false)
 	return nil
 }
 
