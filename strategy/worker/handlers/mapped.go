@@ -179,7 +179,8 @@ func digestFile(path string) (string, error) {
 // viewBars reads encoded bars in place: the columns are slices of data
 // (which must stay mapped while they are used), not copies. It checks
 // the layout, not the digest: the file was written on this machine by a
-// worker of the same caller, from the bars it hashed itself.
+// worker of the same caller, which hashed it or took the digest the store
+// keeps of the bars it wrote, read with them.
 func viewBars(data []byte, series string) (strategy.Bars, error) {
 	if len(data) < 8 || uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
 		return strategy.Bars{}, fmt.Errorf("shared bars of %d bytes are too short or misaligned", len(data))
