@@ -119,6 +119,7 @@ func (s *Store) Append(ctx context.Context, series string, bars strategy.Bars, o
 	if err := tx.Commit(); err != nil {
 		return errorf(KindStorage, series, err, "commit")
 	}
+	s.appendedTo(series, true)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -81,6 +82,15 @@ type Store struct {
 	path     string
 	readOnly bool
 	version  int // the file's schema version (a read-only store may be older)
+	// digests: the file keeps the series' digests (digest.go).
+	digests bool
+	// appended are the series this handle appended to, whose digests
+	// Close stores (digest.go).
+	mu       sync.Mutex
+	appended map[string]bool
+	// hashedHook, set by tests, runs between storeDigest's hash and its
+	// insert.
+	hashedHook func(series string)
 }
 
 // SeriesInfo describes one stored series.
@@ -139,6 +149,10 @@ func OpenReadOnly(path string) (*Store, error) {
 		return nil, errorf(KindNotFound, "", nil, "the history store %s holds no series yet; run `wicket data seed-demo` or `wicket data import`", path)
 	}
 	s.version = v
+	if s.digests, err = s.hasDigests(); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -176,23 +190,37 @@ func (s *Store) migrate() error {
 	s.version = schemaVersion
 	switch {
 	case v == schemaVersion:
-		return nil
+		return s.keepDigests()
 	case v > schemaVersion:
 		return errorf(KindStorage, "", nil, "the history store %s was written by a newer wicket (schema %d, this one knows %d); upgrade wicket", s.path, v, schemaVersion)
 	case v == 1:
 		if _, err := s.db.Exec(migrateV1 + fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
 			return errorf(KindStorage, "", err, "upgrade the history store schema in %s", s.path)
 		}
-		return nil
+		return s.keepDigests()
 	}
 	if _, err := s.db.Exec(schema + fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
 		return errorf(KindStorage, "", err, "create the history store schema in %s", s.path)
 	}
+	return s.keepDigests()
+}
+
+// keepDigests makes the digests table and its triggers where they are
+// missing (digest.go).
+func (s *Store) keepDigests() error {
+	if _, err := s.db.Exec(digestSchema); err != nil {
+		return errorf(KindStorage, "", err, "create the digests table in %s", s.path)
+	}
+	s.digests = true
 	return nil
 }
 
-// Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the store, storing first the digest of each series this
+// handle appended to (digest.go).
+func (s *Store) Close() error {
+	s.digestAppended(context.Background())
+	return s.db.Close()
+}
 
 // CheckSeries validates a series name: a bare name (project.ValidName) of
 // the shape SYMBOL@GRANULARITY. It returns the symbol and granularity.
@@ -530,50 +558,59 @@ func appendFloats(dst []float64, blob []byte) []float64 {
 
 // WriteEncodedAt writes the bars Load(series, from, to) returns to w in
 // the layout strategy.Bars.Encode gives them, and returns how many it
-// wrote. It never holds them: a stored block's columns are already that
-// encoding, and each is written at its place. It is for a copy of many
-// bars in a file, where Load's columns would be a second copy on the heap.
-// The count and the blocks are read in one transaction, so a write to the
+// wrote and their digest when the store keeps it (digest.go: a range that
+// holds the whole series, written whole since), else "". It never holds
+// the bars: a stored block's columns are already that encoding, and each
+// is written at its place, from a goroutine of its own while the next
+// blocks are read (blockWriter). It is for a copy of many bars in a file,
+// where Load's columns would be a second copy on the heap. The count, the
+// digest and the blocks are read in one transaction, so a write to the
 // series meanwhile is not seen half.
-func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string, from, to time.Time) (int, error) {
+func (s *Store) WriteEncodedAt(ctx context.Context, w io.WriterAt, series string, from, to time.Time) (int, string, error) {
 	info, lo, hi, err := s.span(series, from, to)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, errorf(KindStorage, series, err, "load bars")
+		return 0, "", errorf(KindStorage, series, err, "load bars")
 	}
 	defer tx.Rollback() //nolint:errcheck // a read-only transaction
 	n, err := countBlocks(ctx, tx, series, lo, hi)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if n == 0 {
-		return 0, noBars(info, from, to)
+		return 0, "", noBars(info, from, to)
+	}
+	digest, err := s.storedDigest(ctx, tx, series, n)
+	if err != nil {
+		return 0, "", err
 	}
 	if _, err := w.WriteAt(binary.LittleEndian.AppendUint64(nil, uint64(n)), 0); err != nil {
-		return 0, fmt.Errorf("write the bars of %s: %w", series, err)
+		return 0, "", fmt.Errorf("write the bars of %s: %w", series, err)
 	}
 	at := 0 // bars written so far
+	bw := newBlockWriter(w, n)
 	err = scanBlocks(ctx, tx, series, lo, hi, func(cnt int, cols *[6]sql.RawBytes) error {
 		a, b := blockSpan(cols[0], cnt, lo, hi)
 		if at+b-a > n {
 			return corrupt(series, "the blocks hold more bars than they count")
 		}
-		for k, c := range cols {
-			if _, err := w.WriteAt(c[8*a:8*b], int64(8+8*(k*n+at))); err != nil {
-				return fmt.Errorf("write the bars of %s: %w", series, err)
-			}
+		if !bw.put(at, cols, a, b) {
+			return errWriteFailed
 		}
 		at += b - a
 		return nil
 	})
+	if werr := bw.close(); werr != nil {
+		return 0, "", fmt.Errorf("write the bars of %s: %w", series, werr)
+	}
 	if err == nil && at != n {
 		err = corrupt(series, fmt.Sprintf("the blocks hold %d bars where they count %d", at, n))
 	}
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return n, nil
+	return n, digest, nil
 }

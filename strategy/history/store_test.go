@@ -85,7 +85,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 			t.Errorf("%s: Count = %d, %v; want %d", tc.name, c, err, want.Len())
 		}
 		var enc bytesAt
-		if c, err := s.WriteEncodedAt(ctx, &enc, "X@1h", tc.from, tc.to); err != nil || c != want.Len() || !bytes.Equal(enc, want.Encode()) {
+		if c, _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", tc.from, tc.to); err != nil || c != want.Len() || !bytes.Equal(enc, want.Encode()) {
 			t.Errorf("%s: WriteEncodedAt wrote %d bars (%d bytes), %v; want Encode's %d bars", tc.name, c, len(enc), err, want.Len())
 		}
 	}
@@ -104,7 +104,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 			t.Errorf("%s: Count: %v, want an Invalid error", tc.name, err)
 		}
 		var enc bytesAt
-		if _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", tc.from, tc.to); kindOf(err) != KindInvalid || len(enc) != 0 {
+		if _, _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", tc.from, tc.to); kindOf(err) != KindInvalid || len(enc) != 0 {
 			t.Errorf("%s: WriteEncodedAt: %v after %d bytes, want an Invalid error before any", tc.name, err, len(enc))
 		}
 	}
@@ -135,7 +135,7 @@ func TestCorruptBlockRefused(t *testing.T) {
 		t.Errorf("Load: %v, want a Storage error naming --replace", err)
 	}
 	var enc bytesAt
-	if _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", time.Time{}, time.Time{}); kindOf(err) != KindStorage || !strings.Contains(err.Error(), "--replace") {
+	if _, _, err := s.WriteEncodedAt(ctx, &enc, "X@1h", time.Time{}, time.Time{}); kindOf(err) != KindStorage || !strings.Contains(err.Error(), "--replace") {
 		t.Errorf("WriteEncodedAt: %v, want a Storage error naming --replace", err)
 	}
 }

@@ -76,9 +76,13 @@ func (s *Store) Write(ctx context.Context, series string, bars strategy.Bars, op
 		src, opt.ProviderSymbol, unixOrZero(opt.FetchedAt), n, bars.Time[0], bars.Time[n-1], id); err != nil {
 		return errorf(KindStorage, series, err, "update series")
 	}
+	if err := putDigest(ctx, tx, series, id, n, bars.Digest()); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return errorf(KindStorage, series, err, "commit")
 	}
+	s.appendedTo(series, false)
 	return nil
 }
 
@@ -110,6 +114,7 @@ func (s *Store) Delete(ctx context.Context, series string) error {
 	if err := tx.Commit(); err != nil {
 		return errorf(KindStorage, series, err, "commit")
 	}
+	s.appendedTo(series, false)
 	return nil
 }
 

@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -174,6 +175,11 @@ type Ledger struct {
 	// migration commits.
 	pendingAnchor *Anchor
 	sums          trialSums // Trials' running sums per series
+	// anchorFile appends an anchor to the anchor file: anchor, or a
+	// test's stand-in.
+	anchorFile func(Anchor) error
+	insertMu   sync.Mutex
+	insert     *sql.Stmt // insertStmt's, once prepared
 }
 
 // ErrNotFound is returned by OpenExisting when there is no ledger yet.
@@ -254,6 +260,7 @@ func open(path string, opts Options, create bool) (*Ledger, error) {
 	}
 	db.SetMaxOpenConns(4)
 	l := &Ledger{path: path, db: db, opts: opts}
+	l.anchorFile = l.anchor
 	if err := l.init(create); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open the research ledger %s: %w", path, err)
@@ -368,11 +375,39 @@ func (l *Ledger) migrate(ctx context.Context, tx *sql.Tx, setMeta func(k, v stri
 	return nil
 }
 
+// insertSQL appends one row.
+const insertSQL = `INSERT INTO trials(seq, time, kind, run_id, surface, session, caller, strategy, digest, series,
+	range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash, audit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// insertStmt is the ledger's statement that appends a row, prepared on
+// first use and kept: an append uses it in its transaction (Tx.Stmt),
+// which prepares it once per connection instead of once per batch.
+func (l *Ledger) insertStmt(ctx context.Context) (*sql.Stmt, error) {
+	l.insertMu.Lock()
+	defer l.insertMu.Unlock()
+	if l.insert == nil {
+		stmt, err := l.db.PrepareContext(ctx, insertSQL)
+		if err != nil {
+			return nil, err
+		}
+		l.insert = stmt
+	}
+	return l.insert, nil
+}
+
 // Path is the ledger's file.
 func (l *Ledger) Path() string { return l.path }
 
 // Close closes the ledger.
-func (l *Ledger) Close() error { return l.db.Close() }
+func (l *Ledger) Close() error {
+	l.insertMu.Lock()
+	if l.insert != nil {
+		l.insert.Close()
+		l.insert = nil
+	}
+	l.insertMu.Unlock()
+	return l.db.Close()
+}
 
 // Append adds rows as one batch, in one transaction: they get consecutive
 // sequence numbers after the chain's tip, the same time stamp and, when a
@@ -425,12 +460,13 @@ func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Co
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("research ledger: read the tip: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO trials(seq, time, kind, run_id, surface, session, caller, strategy, digest, series,
-		range_from, range_to, params, costs, metrics, sharpe, prev_hash, hash, audit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	insert, err := l.insertStmt(ctx)
 	if err != nil {
 		return "", fmt.Errorf("research ledger: %w", err)
 	}
+	stmt := tx.StmtContext(ctx, insert) // prepared once per connection
 	defer stmt.Close()
+	tip := seq
 	mac := hmac.New(sha256.New, l.opts.Key)
 	for i := range rows {
 		r := &rows[i]
@@ -450,14 +486,28 @@ func (l *Ledger) appendIf(ctx context.Context, rows []Row, check func(context.Co
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("research ledger: commit: %w", err)
 	}
+	l.foldAppended(tip, rows) // moments.go
 	last := rows[len(rows)-1]
 	a := Anchor{Seq: last.Seq, Hash: last.Hash, RunID: runID, Rows: len(rows), Time: now}
-	if err := l.anchor(a); err != nil {
-		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
-	}
+	// The witness keeps the anchor while the file's fsync runs: both
+	// need the rows committed, neither needs the other, and the append
+	// returns once both are done.
+	var kept chan struct{}
 	if l.opts.Witness != nil {
-		a.MAC = anchorMAC(l.opts.Key, a)
-		_ = l.opts.Witness.Keep(ctx, a) // best effort: Verify notes the rows it does not hold
+		held := a
+		held.MAC = anchorMAC(l.opts.Key, held)
+		kept = make(chan struct{})
+		go func() {
+			defer close(kept)
+			_ = l.opts.Witness.Keep(ctx, held) // best effort: Verify notes the rows it does not hold
+		}()
+	}
+	err = l.anchorFile(a)
+	if kept != nil {
+		<-kept
+	}
+	if err != nil {
+		return runID, fmt.Errorf("research ledger: rows %d to %d are %w, so a cut that removed them would go unseen: %w", rows[0].Seq, last.Seq, ErrUnanchored, err)
 	}
 	return runID, nil
 }

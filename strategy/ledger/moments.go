@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -121,6 +122,34 @@ func (l *Ledger) foldTrials(ctx context.Context, s *seriesSums, series string, u
 	}
 	s.through = upTo
 	return nil
+}
+
+// foldAppended folds rows, just committed as the rows after tip, into
+// the kept sums of every series whose sums were through tip: those sums
+// now hold every row to the batch's last, as a read of the rows would
+// make them (the same rows in the same order, NaN and Inf stored as NULL),
+// so the sweep's Trials that follows its Append reads no row.
+func (l *Ledger) foldAppended(tip int64, rows []Row) {
+	last := rows[len(rows)-1].Seq
+	l.sums.mu.Lock()
+	defer l.sums.mu.Unlock()
+	for series, s := range l.sums.bySeries {
+		if s.through != tip {
+			continue
+		}
+		for i := range rows {
+			r := &rows[i]
+			if r.Series != series || !slices.Contains(CountedKinds, r.Kind) {
+				continue
+			}
+			var sr sql.NullFloat64
+			if !math.IsNaN(r.SharpePerPeriod) && !math.IsInf(r.SharpePerPeriod, 0) {
+				sr = sql.NullFloat64{Float64: r.SharpePerPeriod, Valid: true}
+			}
+			s.add(r.Strategy, sr)
+		}
+		s.through = last
+	}
 }
 
 // trialSet answers Trials from the kept sums of q.Series, reading only

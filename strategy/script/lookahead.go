@@ -333,7 +333,7 @@ func prefixError(err error, cut int) (*difference, error) {
 }
 
 func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
+	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()), full.series)
 	if err != nil {
 		return prefixError(err, cut)
 	}
@@ -372,7 +372,7 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 // prefixSetup runs setup over the first cut bars and compares the series
 // it computed with the full run's: the series cuts of an on_bar strategy.
 func (s *Strategy) prefixSetup(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
+	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()), full.series)
 	if err != nil {
 		return prefixError(err, cut)
 	}
@@ -385,7 +385,7 @@ func (s *Strategy) prefixSetup(ctx context.Context, bars strategy.Bars, cut int,
 // cut, and comparing the state at the cut; see chain.go) where the trace
 // allows it, else from bar 0. chained says which.
 func (s *Strategy) prefixOnBar(ctx context.Context, bars strategy.Bars, cut int, full Trace) (d *difference, chained bool, err error) {
-	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()))
+	st, err := s.begin(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()), full.series)
 	if err != nil {
 		d, err = prefixError(err, cut)
 		return d, false, err

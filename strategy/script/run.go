@@ -37,7 +37,10 @@ type run struct {
 	// tracing keeps the series computed (signals(bars), setup) in built,
 	// in order, for the lookahead proof to compare with a prefix run's: the
 	// first trackCap of them (see trackCap).
-	tracing  bool
+	tracing bool
+	// against are the full run's series when this is a prefix run of
+	// the lookahead proof (adopt).
+	against  []*Series
 	trackCap int
 	built    []*Series
 
@@ -141,9 +144,34 @@ func (r *run) derive2(name string, x, y *Series, boolean bool, fill func([]float
 // track keeps s in built while the run traces, up to its cap.
 func (r *run) track(s *Series) *Series {
 	if r.tracing && len(r.built) < r.trackCap {
+		r.adopt(s, len(r.built))
 		r.built = append(r.built, s)
 	}
 	return s
+}
+
+// adopt makes series #k of a prefix run of the lookahead proof go on
+// with the full run's column (against's) when its own is that column's
+// first values bit for bit: the prefix run computed it over its own bars
+// (the proof's whole point), found it the same, and from then on reads
+// the same values from the full run's memory, so its own column is
+// garbage at once instead of held until the run ends. A prefix run kept
+// every series it computed, two runs at once, each up to a million bars:
+// the largest part of a proving worker's heap. Nothing the proof
+// compares changes: a series that differs keeps its own column, and the
+// comparison after the run (seriesDifference) finds what it found
+// before; one that is the same reads the same bits either way.
+func (r *run) adopt(s *Series, k int) {
+	if k >= len(r.against) || s.lazy != nil || r.against[k].lazy != nil {
+		return
+	}
+	own, full := s.vals, r.against[k].vals
+	if len(own) == 0 || len(own) != r.n || len(full) < len(own) || &own[0] == &full[0] {
+		return
+	}
+	if sameBits(full[:len(own)], own) {
+		s.vals = full[:len(own):len(own)]
+	}
 }
 
 // settle computes the lazy series the run kept for the lookahead proof,

@@ -14,14 +14,14 @@ import (
 // becomes per-bar long/short/exit flags and sizes (missing values are
 // false, and size 0).
 func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Signals, error) {
-	sig, _, err := s.runSignals(ctx, bars, s.out, true, 0)
+	sig, _, err := s.runSignals(ctx, bars, s.out, true, 0, nil)
 	return sig, err
 }
 
 // SignalsTrace is Signals that also returns the run's trace for
 // CheckLookahead: the signals and every series computed on the way.
 func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strategy.Signals, Trace, error) {
-	sig, built, err := s.runSignals(ctx, bars, s.out, true, trackCap(bars.Len()))
+	sig, built, err := s.runSignals(ctx, bars, s.out, true, trackCap(bars.Len()), nil)
 	if err != nil {
 		return sig, Trace{}, err
 	}
@@ -31,7 +31,7 @@ func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strate
 // runSignals is Signals printing to out; note says whether the run's
 // warm-up counts towards Warmup (not for the proof's prefix runs); track
 // is how many series to keep for the proof (0: none, no tracing).
-func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int) (strategy.Signals, []*Series, error) {
+func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int, against []*Series) (strategy.Signals, []*Series, error) {
 	if s.style != StyleSignals {
 		return strategy.Signals{}, nil, s.styleError(StyleSignals)
 	}
@@ -39,7 +39,7 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 		return strategy.Signals{}, nil, s.portfolioError()
 	}
 	r := newRun(s.memo, &bars)
-	r.tracing, r.trackCap = track > 0, track
+	r.tracing, r.trackCap, r.against = track > 0, track, against
 	r.barKeys = s.barKeys
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)

@@ -34,11 +34,11 @@ type Stepper struct {
 // wall-clock limit covers setup and every Step until Close; ctx cancels
 // the run at any point.
 func (s *Strategy) Begin(ctx context.Context, bars strategy.Bars) (*Stepper, error) {
-	return s.begin(ctx, bars, s.out, true, trackCap(bars.Len()))
+	return s.begin(ctx, bars, s.out, true, trackCap(bars.Len()), nil)
 }
 
 // begin is Begin printing to out; note and track as for runSignals.
-func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int) (*Stepper, error) {
+func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int, against []*Series) (*Stepper, error) {
 	if s.style != StyleOnBar {
 		return nil, s.styleError(StyleOnBar)
 	}
@@ -54,7 +54,7 @@ func (s *Strategy) begin(ctx context.Context, bars strategy.Bars, out *capture, 
 		return nil, err
 	}
 	c := newCtx(r)
-	r.tracing, r.trackCap = track > 0, track
+	r.tracing, r.trackCap, r.against = track > 0, track, against
 	r.enter(th, "setup", s.limits.SetupSteps)
 	if _, err := starlark.Call(th, s.setup, starlark.Tuple{c}, nil); err != nil {
 		stop()

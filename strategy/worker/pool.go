@@ -185,14 +185,14 @@ func (p *Pool) doOn(ctx context.Context, key, kind string, req, resp any) error 
 	if err != nil {
 		return err
 	}
-	raw, err := w.call(ctx, kind, p.procs(kind), body)
+	raw, err := w.call(ctx, kind, p.procs(kind), acceptsBinary(resp), body)
 	p.give(w)
 	if err != nil {
 		return err
 	}
 	p.remember(key, w)
 	if resp != nil {
-		if err := json.Unmarshal(raw, resp); err != nil {
+		if err := decodeAnswer(raw, resp); err != nil {
 			return &Error{Kind: KindHandler, Msg: fmt.Sprintf("decode %s response: %v", kind, err), err: err}
 		}
 	}
@@ -452,7 +452,7 @@ func (p *Pool) start(ctx context.Context) (*proc, error) {
 
 // call runs one request on w. On a worker death or cancellation w is
 // marked dead and the error explains why.
-func (w *proc) call(ctx context.Context, kind string, procs int, body []byte) (json.RawMessage, error) {
+func (w *proc) call(ctx context.Context, kind string, procs int, binaryOK bool, body []byte) (json.RawMessage, error) {
 	w.nextID++
 	id := w.nextID
 	type result struct {
@@ -461,7 +461,7 @@ func (w *proc) call(ctx context.Context, kind string, procs int, body []byte) (j
 	}
 	done := make(chan result, 1)
 	go func() {
-		if err := writeFrame(w.in, Request{ID: id, Kind: kind, Procs: procs}, body); err != nil {
+		if err := writeFrame(w.in, Request{ID: id, Kind: kind, Procs: procs, Binary: binaryOK}, body); err != nil {
 			done <- result{err: err}
 			return
 		}

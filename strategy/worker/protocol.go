@@ -15,7 +15,8 @@ import (
 // The wire format: each message is a frame, a 4-byte big-endian length
 // followed by that many bytes: a 4-byte big-endian header length, the
 // header (a Request or a Response without its body, as JSON) and the
-// body (the JSON the sender encoded, as it is). The frame never scans
+// body (the JSON the sender encoded, as it is; a sweep chunk's answer to
+// a request with Binary set is in sweepwire.go's form). The frame never scans
 // its body: only the body's reader decodes it, once. The caller writes
 // a request, the worker answers with exactly one response carrying the
 // same id. On start a worker writes a hello response (id 0) once its
@@ -34,6 +35,9 @@ type Request struct {
 	// the cores the pool's workers at work share when it is sent
 	// (Pool.procs). 0 keeps what the worker has.
 	Procs int `json:"procs,omitempty"`
+	// Binary says the caller reads a sweep chunk's answer in its binary
+	// form (sweepwire.go); without it the answer is JSON.
+	Binary bool `json:"binary,omitempty"`
 }
 
 // Response answers the request with the same ID.

@@ -12,10 +12,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Arg is the argument that puts the binary in worker mode: `wicket
@@ -54,8 +54,9 @@ func (h Handlers) kinds() []string {
 }
 
 // serve answers requests from r on w, one at a time, until r ends, calling
-// after between requests. It never writes anything to w but frames.
-func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func()) error {
+// after with each request's kind once it is answered. It never writes
+// anything to w but frames.
+func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func(kind string)) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
 	hello.Kinds = h.kinds()
@@ -79,7 +80,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 		resp := Response{ID: req.ID}
 		answer, err := dispatch(ctx, h, req)
 		if err == nil {
-			resp.Body, err = json.Marshal(answer)
+			resp.Body, err = encodeAnswer(answer, req.Binary)
 		}
 		if err != nil {
 			resp.Error = toWire(err)
@@ -88,7 +89,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 		if err := send(out, resp); err != nil {
 			return err
 		}
-		after()
+		after(req.Kind)
 	}
 }
 
@@ -176,8 +177,8 @@ func Main(args []string, h Handlers) int {
 		return 1
 	}
 	gc := newGCPace(int64(l.MemoryMiB) << 20)
-	go gc.follow(gcFollow)
-	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.adjust); err != nil {
+	gc.everyCycle(nil)
+	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.after); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
 	}
@@ -196,6 +197,12 @@ func Main(args []string, h Handlers) int {
 // gcRoom when that is more (a small heap is not collected every few
 // combinations, as at the runtime's default pace), and three quarters of the hard limit is the memory limit, so a
 // strategy that nears its allowance is collected harder before it fails.
+//
+// The pace is set again after every collection (everyCycle), not on a
+// timer: a lookahead proof grows the live heap from a chunk's 15 MiB to
+// 40 within a few collections, and a pace left at the small heap's
+// GOGC (100 and more) for the 100 ms a timer waited let its heap reach
+// twice that.
 type gcPace struct {
 	mu      sync.Mutex
 	percent int // the GOGC in force
@@ -211,15 +218,26 @@ func newGCPace(hard int64) *gcPace {
 	return g
 }
 
-// gcFollow is how often a worker looks at its live heap during a request.
-const gcFollow = 100 * time.Millisecond
+// gcCycle is an object the collector frees once per cycle: its
+// finalizer runs after each collection (on the runtime's finalizer
+// goroutine), sets the pace and arms the next one.
+type gcCycle struct {
+	g *gcPace
+	// done is called after each adjustment; it returns whether to go on
+	// (a worker's always does; a test's stops).
+	done func() bool
+}
 
-// follow calls adjust every period, so the pace follows a request's live
-// heap while it runs, not only after it.
-func (g *gcPace) follow(period time.Duration) {
-	for range time.Tick(period) {
-		g.adjust()
-	}
+// everyCycle sets the pace after every collection from now on, calling
+// done after each (nil: go on for good).
+func (g *gcPace) everyCycle(done func() bool) {
+	c := &gcCycle{g: g, done: done}
+	runtime.SetFinalizer(c, func(c *gcCycle) {
+		c.g.adjust()
+		if c.done == nil || c.done() {
+			c.g.everyCycle(c.done)
+		}
+	})
 }
 
 // adjust sets the pace for the live heap the last collection found. It is
@@ -237,6 +255,24 @@ func (g *gcPace) adjust() {
 		debug.SetGCPercent(pct)
 		g.percent = pct
 	}
+}
+
+// releaseAfter are the request kinds after which a worker returns its
+// free heap to the system: those that run a lookahead proof, whose prefix
+// runs grow the largest heap a worker has (40-60 MiB more than a sweep's
+// chunk at a million bars), pages the runtime would otherwise keep for
+// minutes, resident beside the next sweep's.
+var releaseAfter = []string{KindBacktest, KindPortfolio}
+
+// after is what a worker does once a request of kind is answered: the
+// pace for the live heap, and the free heap returned after a proof
+// (releaseAfter). It runs while the caller reads the answer, so the
+// collection it forces is off the caller's path.
+func (g *gcPace) after(kind string) {
+	if slices.Contains(releaseAfter, kind) {
+		debug.FreeOSMemory()
+	}
+	g.adjust()
 }
 
 // gcPercent is the GOGC that lets a live heap of live bytes grow by a tenth,

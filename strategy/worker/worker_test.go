@@ -8,9 +8,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -39,6 +41,7 @@ func testHandlers() Handlers {
 			x++
 		}
 	})
+	h[KindSweep] = Typed(func(context.Context, SweepChunk) (SweepChunkResult, error) { return sampleSweepResult(), nil }) // sweepwire_test.go
 	h["procs"] = Typed(func(context.Context, struct{}) (int, error) { return runtime.GOMAXPROCS(0), nil })
 	h["alloc"] = Typed(func(_ context.Context, mib int) (int, error) {
 		var keep [][]byte
@@ -292,4 +295,98 @@ func TestGCPaceFollowsLiveHeap(t *testing.T) {
 		t.Errorf("with 300 MiB live the pace is GOGC %d, want 10", g.percent)
 	}
 	runtime.KeepAlive(hold)
+}
+
+// TestGCPaceSetAfterEachCollection: a collection sets the pace for the
+// live heap it found, with no call to adjust (a proof's heap grows
+// within a few collections; a pace set on a timer lagged behind it).
+func TestGCPaceSetAfterEachCollection(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	g := newGCPace(1 << 30)
+	debug.SetGCPercent(400)
+	g.percent = 400 // as a small heap left it
+	paced, ended := make(chan int, 1), make(chan struct{})
+	var stop atomic.Bool
+	g.everyCycle(func() bool {
+		g.mu.Lock()
+		p := g.percent
+		g.mu.Unlock()
+		select {
+		case paced <- p:
+		default:
+		}
+		if stop.Load() {
+			close(ended)
+			return false
+		}
+		return true
+	})
+	defer func() { // the last cycle's adjustment done before the pace is put back
+		stop.Store(true)
+		for {
+			runtime.GC()
+			select {
+			case <-ended:
+				return
+			case <-paced:
+			}
+		}
+	}()
+	hold := make([]byte, 300<<20)
+	for i := range hold {
+		hold[i] = 1
+	}
+	deadline := time.After(time.Minute)
+	for {
+		runtime.GC()
+		select {
+		case p := <-paced:
+			if p == 10 {
+				if got := debug.SetGCPercent(10); got != 10 {
+					t.Errorf("the runtime's GOGC is %d, want 10", got)
+				}
+				runtime.KeepAlive(hold)
+				return
+			}
+		case <-deadline:
+			t.Fatal("no collection set the pace for 300 MiB live within a minute")
+		}
+	}
+}
+
+// garbage keeps the test's allocation from being optimised away.
+var garbage []byte
+
+// heapFree is the free heap the runtime keeps resident (not returned to
+// the system).
+func heapFree() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestWorkerReleasesHeapAfterProof: after a request that runs a lookahead
+// proof (a backtest) a worker returns its free heap to the system; after
+// a sweep's chunk it keeps it for the next chunk.
+func TestWorkerReleasesHeapAfterProof(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	g := newGCPace(1 << 30)
+	for _, kind := range []string{KindSweep, KindBacktest} {
+		garbage = make([]byte, 64<<20)
+		for i := range garbage {
+			garbage[i] = 1
+		}
+		garbage = nil
+		runtime.GC() // the 64 MiB are free, and resident until the runtime returns them
+		g.after(kind)
+		free := heapFree()
+		switch {
+		case kind == KindSweep && free < 32<<20:
+			t.Errorf("after a sweep's chunk the worker keeps %d MiB of free heap, want the 64 MiB it freed", free>>20)
+		case kind == KindBacktest && free > 4<<20:
+			t.Errorf("after a backtest the worker keeps %d MiB of free heap, want it returned", free>>20)
+		}
+	}
 }

@@ -312,9 +312,9 @@ func (c *barCache) share(store *history.Store, key string, r worker.BarsRange, f
 	if err != nil || n < r.ShareFrom {
 		return "", barEntry{}, err
 	}
-	path, e, err := writeShared(r.ShareDir, key, r.Series, func(f *os.File) error {
-		_, err := store.WriteEncodedAt(context.Background(), f, r.Series, from, to)
-		return err
+	path, e, err := writeShared(r.ShareDir, key, r.Series, func(f *os.File) (string, error) {
+		_, digest, err := store.WriteEncodedAt(context.Background(), f, r.Series, from, to)
+		return digest, err
 	})
 	return path, e, err
 }

@@ -71,23 +71,25 @@ func sharedName(dir, digest string) string { return filepath.Join(dir, digest+".
 
 // writeShared writes a shared bars file in dir (created by the caller,
 // private to it) with write, which lays bars out as strategy.Bars.Encode
-// does, maps it, and names it by the digest of the bars it holds. It
-// returns the file's path and its cache entry under key; write's own
-// error is returned as it is. The file is written
-// whole under a temporary name and renamed, so a reader never maps a
-// partial copy.
-func writeShared(dir, key, series string, write func(*os.File) error) (string, barEntry, error) {
+// does and returns their digest when it knows it (the store keeps it:
+// history.Store.WriteEncodedAt), else "", maps it, and names it by the
+// digest of the bars it holds. It returns the file's path and its cache
+// entry under key; write's own error is returned as it is. The file is
+// written whole under a temporary name and renamed, so a reader never
+// maps a partial copy.
+func writeShared(dir, key, series string, write func(*os.File) (string, error)) (string, barEntry, error) {
 	f, err := os.CreateTemp(dir, ".bars-*")
 	if err != nil {
 		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
 	}
 	tmp := f.Name()
-	if err := write(f); err != nil {
+	digest, err := write(f)
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return "", barEntry{}, err
 	}
-	e, err := mapWritten(f, dir, key, series)
+	e, err := mapWritten(f, dir, key, series, digest)
 	if err != nil {
 		os.Remove(tmp)
 		return "", barEntry{}, fmt.Errorf("share the bars with the other workers: %w", err)
@@ -96,11 +98,11 @@ func writeShared(dir, key, series string, write func(*os.File) error) (string, b
 }
 
 // mapWritten closes f, the shared bars file just written in dir, makes it
-// read-only, takes its digest, maps it, renames it by the digest and
-// returns its cache entry under key. The
-// digest is read from the file, not through the mapping: a page of it is
-// resident here only once the worker reads that column.
-func mapWritten(f *os.File, dir, key, series string) (barEntry, error) {
+// read-only, takes its digest (unless known: the store's, of the bars it
+// wrote), maps it, renames it by the digest and returns its cache entry
+// under key. The digest is read from the file, not through the mapping:
+// a page of it is resident here only once the worker reads that column.
+func mapWritten(f *os.File, dir, key, series, digest string) (barEntry, error) {
 	tmp := f.Name()
 	if err := f.Close(); err != nil {
 		return barEntry{}, err
@@ -108,9 +110,11 @@ func mapWritten(f *os.File, dir, key, series string) (barEntry, error) {
 	if err := os.Chmod(tmp, 0o400); err != nil {
 		return barEntry{}, err
 	}
-	digest, err := digestFile(tmp)
-	if err != nil {
-		return barEntry{}, err
+	if digest == "" {
+		var err error
+		if digest, err = digestFile(tmp); err != nil {
+			return barEntry{}, err
+		}
 	}
 	bars, m, err := mapShared(tmp, series)
 	if err != nil {
@@ -175,7 +179,8 @@ func digestFile(path string) (string, error) {
 // viewBars reads encoded bars in place: the columns are slices of data
 // (which must stay mapped while they are used), not copies. It checks
 // the layout, not the digest: the file was written on this machine by a
-// worker of the same caller, from the bars it hashed itself.
+// worker of the same caller, which hashed it or took the digest the store
+// keeps of the bars it wrote, read with them.
 func viewBars(data []byte, series string) (strategy.Bars, error) {
 	if len(data) < 8 || uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
 		return strategy.Bars{}, fmt.Errorf("shared bars of %d bytes are too short or misaligned", len(data))

@@ -54,6 +54,13 @@ var keepsColumns = []string{worker.KindSweep, worker.KindPortfolioSweep}
 // bars (sweepSpill): the prefix columns a backtest's proof left in the
 // memo's budget are dropped when the chunk pushes them out. (The winner's
 // proof alone runs with a memo of its own: backtest.go.)
+//
+// A backtest (the winner's proof among them) lets the pages of the
+// shared columns go from the worker's memory before it runs and again
+// when it ends (coolShared): the sweep's columns the memo kept resident
+// are not what its prefix runs read, and the ones its full run read,
+// held by the proof's own memo, would otherwise stay resident into the
+// next sweep, which faults in what it reads again either way.
 func scoped(h worker.Handlers, memo *ta.Memo, cols *sharedColumns, s *fileSpill, cache *barCache) worker.Handlers {
 	var mu sync.Mutex
 	before := func(kind string) {
@@ -83,6 +90,10 @@ func scoped(h worker.Handlers, memo *ta.Memo, cols *sharedColumns, s *fileSpill,
 	for kind, f := range h {
 		h[kind] = func(ctx context.Context, body json.RawMessage) (any, error) {
 			before(kind)
+			if kind == worker.KindBacktest {
+				coolShared(cols)
+				defer coolShared(cols)
+			}
 			return f(ctx, body)
 		}
 	}

@@ -89,13 +89,50 @@ func (s *fileSpill) Put(cols [][]float64) ([][]float64, bool) {
 }
 
 // Cool lets the views' pages go from the worker's resident memory.
-func (s *fileSpill) Cool(views [][]float64) {
+func (s *fileSpill) Cool(views [][]float64) { coolViews(views) }
+
+// coolViews lets the pages of views of mapped files go from the
+// worker's resident memory; the files keep them, and the next read maps
+// them in again (a minor fault a page).
+func coolViews(views [][]float64) {
 	for _, v := range views {
 		if len(v) == 0 {
 			continue
 		}
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), pageUp(len(v)*8))
 		unix.Madvise(b, unix.MADV_DONTNEED) // a hint: the views stay readable whatever it says
+	}
+}
+
+// coolShared lets the pages of every shared column cols has mapped go
+// from the worker's resident memory (coolViews): those its memo holds,
+// and those a proof's memo of its own read and dropped, which no evict
+// of the worker's memo ever cools.
+func coolShared(cols *sharedColumns) {
+	if cols == nil {
+		return
+	}
+	cols.mu.Lock()
+	var views [][]float64
+	for _, res := range cols.held {
+		views = append(views, res.Outputs...)
+	}
+	cols.mu.Unlock()
+	coolViews(views)
+}
+
+// coolBars lets the pages of bars go from the worker's resident memory
+// when they are views of a shared bars file (m, mapped.go: read-only and
+// shared, so the page cache keeps them and a read maps them in again);
+// bars on the heap (m nil) are left alone.
+func coolBars(m *mapping) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data != nil {
+		unix.Madvise(m.data, unix.MADV_DONTNEED) // a hint, as coolViews's
 	}
 }
 
