@@ -184,9 +184,8 @@ type barsNote struct {
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS
 // message whose headers name the chunk and the worker and whose body is
-// the strategy worker's own JSON answer, passed through untouched: the
-// SweepChunkResult, or with headerError set a worker.WireError. Nothing
-// decodes and re-encodes the result between the pool and the dispatcher.
+// the SweepChunkResult in gob (answer.go), or with headerError set a
+// worker.WireError in JSON.
 const (
 	headerWorker = "Wicket-Worker"
 	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
@@ -217,7 +216,7 @@ const (
 	// 7: bars small enough are pushed to the workers (barsPushSubj)
 	// while they are put in the store, and a chunk may be queued before
 	// the upload ends: a worker waits for bars the store does not hold
-	// yet.
+	// yet. A result is in gob (answer.go).
 	protocol = "7"
 )
 

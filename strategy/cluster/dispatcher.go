@@ -506,7 +506,7 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	}
 }
 
-// decodeAnswer reads a worker's answer (see headerError).
+// decodeAnswer reads a worker's answer (see headerError, and answer.go).
 func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 	if v := m.Header.Get(headerProtocol); v != protocol {
 		return worker.SweepChunkResult{}, protocolError("a cluster worker ("+m.Header.Get(headerWorker)+") answered", v)
@@ -518,8 +518,8 @@ func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 		}
 		return worker.SweepChunkResult{}, we.Err()
 	}
-	var res worker.SweepChunkResult
-	if err := json.Unmarshal(m.Data, &res); err != nil {
+	res, err := decodeResult(m.Data)
+	if err != nil {
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's result: " + err.Error()}
 	}
 	return res, nil

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+
+	"wicket/strategy/worker"
 )
 
 // TestAnswerOfAnotherVersion: an answer without the wire version (an
@@ -25,7 +27,11 @@ func TestAnswerOfAnotherVersion(t *testing.T) {
 	}
 	m := nats.NewMsg("x")
 	m.Header.Set(headerProtocol, protocol)
-	m.Data = []byte(`{"trials":[{"blocks":"AQAAAAAAAAAAAPA/AAAAAAAAAEA="}]}`)
+	body, err := encodeResult(worker.SweepChunkResult{Trials: []worker.Trial{{Blocks: worker.Blocks{{N: 1, Sum: 1, SumSq: 2}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Data = body
 	res, err := decodeAnswer(m)
 	if err != nil || len(res.Trials) != 1 || len(res.Trials[0].Blocks) != 1 || res.Trials[0].Blocks[0].Sum != 1 || res.Trials[0].Blocks[0].SumSq != 2 {
 		t.Fatalf("this version's answer: %+v %v", res, err)

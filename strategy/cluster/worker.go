@@ -25,8 +25,9 @@ import (
 const DefaultAckWait = 30 * time.Second
 
 // Runner runs a chunk: a worker.Pool. Do decodes the strategy worker's
-// answer into resp; a cluster worker asks for it raw (a
-// *json.RawMessage) and passes it on untouched.
+// answer into resp; a cluster worker asks for a worker.SweepChunkResult
+// (which the pool reads in its binary form) and sends it on in gob
+// (answer.go).
 type Runner interface {
 	Size() int
 	Do(ctx context.Context, kind string, req, resp any) error
@@ -490,7 +491,7 @@ func (w *Worker) answer(replyTo, chunk, sweep string) *nats.Msg {
 
 // sweep runs a chunk and returns the strategy worker's answer as it
 // gave it: a worker.SweepChunkResult in JSON.
-func (w *Worker) sweep(ctx context.Context, data []byte) (json.RawMessage, error) {
+func (w *Worker) sweep(ctx context.Context, data []byte) ([]byte, error) {
 	var msg chunkMsg
 	if err := json.Unmarshal(data, &msg); err != nil {
 		return nil, &worker.Error{Kind: worker.KindRequest, Msg: "malformed chunk: " + err.Error()}
@@ -510,11 +511,15 @@ func (w *Worker) sweep(ctx context.Context, data []byte) (json.RawMessage, error
 			return nil, err
 		}
 	}
-	var res json.RawMessage
+	var res worker.SweepChunkResult
 	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
 		return nil, err
 	}
-	return res, nil
+	body, err := encodeResult(res)
+	if err != nil {
+		return nil, &worker.Error{Kind: worker.KindHandler, Msg: "encode the chunk's result: " + err.Error()}
+	}
+	return body, nil
 }
 
 // recentlyRead are the bars a worker read ahead lately, by digest: an
