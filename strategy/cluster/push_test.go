@@ -154,3 +154,41 @@ func TestFailedUploadFailsTheSweep(t *testing.T) {
 		t.Errorf("bars over max_payload were pushed; the worker's log:\n%s", log.String())
 	}
 }
+
+// TestWarmOfARangeNamesItsBars: Warm of a part of a series (whose digest
+// the store does not keep) hashes what the store wrote, and says what
+// Load would have read; of the whole series it takes the store's digest,
+// which is the same hash.
+func TestWarmOfARangeNamesItsBars(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster tests are skipped with -short")
+	}
+	url := clustertest.Server(t)
+	d, _ := joinWorker(t, cluster.Options{Key: testKey, URL: url})
+	p := demoProject(t)
+	s, err := history.OpenReadOnly(p.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, r := range [][2]string{{"", ""}, {"2024-03-01T00:00:00Z", "2024-06-30T00:00:00Z"}, {"2024-05-01T00:00:00Z", ""}} {
+		seen, err := d.Warm(t.Context(), worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d", From: r[0], To: r[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var from, to time.Time
+		if r[0] != "" {
+			from, _ = time.Parse(time.RFC3339, r[0])
+		}
+		if r[1] != "" {
+			to, _ = time.Parse(time.RFC3339, r[1])
+		}
+		bars, err := s.Load("SPY@1d", from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bars.Len(); seen.Digest != bars.Digest() || seen.Count != n || seen.First != bars.Time[0] || seen.Last != bars.Time[n-1] {
+			t.Errorf("Warm of %v read %+v; the store holds %d bars from %d to %d there, digest %s", r, seen, n, bars.Time[0], bars.Time[n-1], bars.Digest())
+		}
+	}
+}

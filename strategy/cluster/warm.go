@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
@@ -168,8 +170,9 @@ const (
 
 // load is the bars of series in [from, to] (RFC 3339, empty: open) in
 // the store at path: what they are, and their encoding
-// (strategy.Bars.Encode), whose SHA-256 is the digest: encoded once,
-// hashed once. Unless fresh, the encoding is nil when the range was read
+// (strategy.Bars.Encode), whose SHA-256 is the digest: written by the
+// store from its blocks, and hashed once unless the store keeps the
+// digest. Unless fresh, the encoding is nil when the range was read
 // before and the store has not changed since: nothing is read.
 func (ws *warmedStores) load(path, series, from, to string, fresh bool) (worker.BarsSeen, []byte, error) {
 	f, err := backtest.ParseTime("from", from, false)
@@ -194,15 +197,25 @@ func (ws *warmedStores) load(path, series, from, to string, fresh bool) (worker.
 		}
 		defer store.Close()
 	}
-	bars, err := store.Load(series, f, t)
+	// The store writes the range's encoding straight from its blocks, and
+	// names its digest when it keeps it (a range of the whole series):
+	// then nothing is decoded, encoded again or hashed here.
+	var enc encoded
+	n, digest, err := store.WriteEncodedAt(context.Background(), &enc, series, f, t)
 	if err != nil {
 		return worker.BarsSeen{}, nil, err
 	}
-	data := bars.Encode()
-	sum := sha256.Sum256(data)
-	seen := worker.BarsSeen{Digest: hex.EncodeToString(sum[:]), Count: bars.Len()}
-	if n := bars.Len(); n > 0 {
-		seen.First, seen.Last = bars.Time[0], bars.Time[n-1]
+	data := enc.b
+	if len(data) != 8+48*n {
+		return worker.BarsSeen{}, nil, fmt.Errorf("the history store wrote %d bytes for %d bars of %s", len(data), n, series)
+	}
+	if digest == "" {
+		sum := sha256.Sum256(data)
+		digest = hex.EncodeToString(sum[:])
+	}
+	seen := worker.BarsSeen{Digest: digest, Count: n}
+	if n > 0 { // the times are the encoding's first column
+		seen.First, seen.Last = int64(binary.LittleEndian.Uint64(data[8:])), int64(binary.LittleEndian.Uint64(data[8*n:]))
 	}
 	if s != nil {
 		if len(s.read) >= maxWarmedRanges {
@@ -252,6 +265,29 @@ func (ws *warmedStores) at(path string) (*warmedStore, int64) {
 		return nil, 0
 	}
 	return s, version
+}
+
+// encoded is a range's encoding, as the store writes it
+// (history.Store.WriteEncodedAt): each block's columns at their place.
+type encoded struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (e *encoded) WriteAt(p []byte, off int64) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	end := int(off) + len(p)
+	if end > cap(e.b) {
+		b := make([]byte, len(e.b), max(end, 2*cap(e.b)))
+		copy(b, e.b)
+		e.b = b
+	}
+	if end > len(e.b) {
+		e.b = e.b[:end]
+	}
+	copy(e.b[off:], p)
+	return len(p), nil
 }
 
 func (s *warmedStore) close() {
