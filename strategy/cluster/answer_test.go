@@ -78,8 +78,8 @@ func TestAnswerOverMaxPayload(t *testing.T) {
 }
 
 // TestWarmFetchesBarsAhead: Warm ships a range's bars and the workers
-// fetch them into their cache, and have their strategy workers read
-// them, before any chunk asks for them, and it says what it read; a
+// get them into their cache (pushed to them), and have their strategy
+// workers read them, before any chunk asks for them, and it says what it read; a
 // range with no bars is the store's error, and warms nothing; after
 // Close it fails, and opens no store again.
 func TestWarmFetchesBarsAhead(t *testing.T) {
@@ -125,6 +125,10 @@ func TestWarmFetchesBarsAhead(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "fetch announced bars") || strings.Contains(log.String(), "read ahead:") {
 		t.Errorf("a fetch failed: %s", log.String())
+	}
+	// Bars small enough are pushed to the worker: it fetches nothing.
+	if l := log.String(); !strings.Contains(l, "bars "+bars.Digest()[:12]+" pushed (") || strings.Contains(l, " fetched (") {
+		t.Errorf("the bars were not pushed, or fetched as well; the worker's log:\n%s", l)
 	}
 	d.Close()
 	if _, err := d.Warm(ctx, worker.BarsRange{HistoryPath: p.HistoryPath(), Series: "SPY@1d"}); err == nil || !strings.Contains(err.Error(), "is closed") {

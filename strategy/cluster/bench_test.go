@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,17 +85,22 @@ func newPool(b testing.TB) *worker.Pool {
 }
 
 // timed runs the 100-combination sweep over each bench series after a
-// warm-up over daily bars, and returns each series' time.
-func timed(b *testing.B, l *research.Local) []time.Duration {
+// warm-up over daily bars, and returns each series' time; cpu, unless
+// nil, adds what the timed sweeps cost the cores.
+func timed(b *testing.B, l *research.Local, cpu *coreTimes) []time.Duration {
 	ctx := b.Context()
 	if _, err := l.Sweep(ctx, sweepReq(b, "SPY@1d"), nil); err != nil {
 		b.Fatal(err)
 	}
 	took := make([]time.Duration, len(benchSeries))
 	for i, s := range benchSeries {
+		before := readCoreTimes()
 		start := time.Now()
 		res, err := l.Sweep(ctx, sweepReq(b, s), nil)
 		took[i] = time.Since(start)
+		if cpu != nil {
+			cpu.add(readCoreTimes().since(before))
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -117,6 +124,7 @@ func BenchmarkClusterOverhead(b *testing.B) {
 			best[k][i] = math.MaxInt64
 		}
 	}
+	var cpu [2]coreTimes
 	for i := 0; i < b.N*3; i++ {
 		for k := range 2 {
 			b.StopTimer()
@@ -127,13 +135,14 @@ func BenchmarkClusterOverhead(b *testing.B) {
 				cfg.Chunks, stop = joinCluster(b, url)
 			}
 			b.StartTimer()
-			for j, t := range timed(b, research.NewLocal(cfg)) {
+			for j, t := range timed(b, research.NewLocal(cfg), &cpu[k]) {
 				best[k][j] = min(best[k][j], t)
 			}
 			stop()
 		}
 	}
 	reportRatio(b, best, fmt.Sprintf("ratio sweep cluster (embedded NATS, 1 worker) / in-process (1 worker): %%.2fx (target <= 1.15x; %%.0f ms against %%.0f ms a sweep, best of %d alternated rounds)", 3*b.N))
+	reportCores(b, cpu)
 }
 
 // BenchmarkClusterOverheadWarm is BenchmarkClusterOverhead in a warm
@@ -154,7 +163,7 @@ func BenchmarkClusterOverheadWarm(b *testing.B) {
 	}
 	b.StopTimer()
 	for _, l := range engines {
-		timed(b, l)
+		timed(b, l, nil)
 	}
 	b.StartTimer()
 	best := [2][]time.Duration{make([]time.Duration, len(benchSeries)), make([]time.Duration, len(benchSeries))}
@@ -165,7 +174,7 @@ func BenchmarkClusterOverheadWarm(b *testing.B) {
 	}
 	for i := 0; i < b.N*3; i++ {
 		for k, l := range engines {
-			for j, t := range timed(b, l) {
+			for j, t := range timed(b, l, nil) {
 				best[k][j] = min(best[k][j], t)
 			}
 		}
@@ -188,6 +197,87 @@ func reportRatio(b *testing.B, best [2][]time.Duration, line string) {
 	b.ReportMetric(local.Seconds()*1000/n, "local-ms/sweep")
 	b.ReportMetric(remote.Seconds()*1000/n, "cluster-ms/sweep")
 	ratios[b.Name()] = fmt.Sprintf(line, r, remote.Seconds()*1000/n, local.Seconds()*1000/n)
+}
+
+// coreTimes are what sweeps cost the cores: the time this process's
+// threads (the caller, and here the NATS server and the cluster worker
+// too) ran and waited for a core, and the same of its children (the
+// strategy workers), from Linux's schedstat (zero where there is none),
+// and how many sweeps they sum.
+type coreTimes struct {
+	selfRun, selfWait, kidsRun, kidsWait time.Duration
+	sweeps                               int
+}
+
+func (c *coreTimes) add(d coreTimes) {
+	c.selfRun, c.selfWait = c.selfRun+d.selfRun, c.selfWait+d.selfWait
+	c.kidsRun, c.kidsWait = c.kidsRun+d.kidsRun, c.kidsWait+d.kidsWait
+	c.sweeps++
+}
+
+// since is c less an earlier reading.
+func (c coreTimes) since(was coreTimes) coreTimes {
+	return coreTimes{selfRun: c.selfRun - was.selfRun, selfWait: c.selfWait - was.selfWait,
+		kidsRun: c.kidsRun - was.kidsRun, kidsWait: c.kidsWait - was.kidsWait}
+}
+
+// readCoreTimes sums the schedstat of this process's threads and of
+// its children's threads now. A child that exits between two readings
+// takes its times with it; the sweeps' strategy workers stay up.
+func readCoreTimes() coreTimes {
+	var c coreTimes
+	sched := func(task string) (run, wait time.Duration) {
+		f := strings.Fields(readProc(task + "/schedstat"))
+		if len(f) < 2 {
+			return 0, 0
+		}
+		r, _ := strconv.ParseInt(f[0], 10, 64)
+		w, _ := strconv.ParseInt(f[1], 10, 64)
+		return time.Duration(r), time.Duration(w)
+	}
+	tasks := func(proc string) []string {
+		es, _ := os.ReadDir(proc + "/task")
+		names := make([]string, len(es))
+		for i, e := range es {
+			names[i] = proc + "/task/" + e.Name()
+		}
+		return names
+	}
+	for _, t := range tasks("/proc/self") {
+		r, w := sched(t)
+		c.selfRun, c.selfWait = c.selfRun+r, c.selfWait+w
+		for _, pid := range strings.Fields(readProc(t + "/children")) {
+			for _, k := range tasks("/proc/" + pid) {
+				r, w := sched(k)
+				c.kidsRun, c.kidsWait = c.kidsRun+r, c.kidsWait+w
+			}
+		}
+	}
+	return c
+}
+
+func readProc(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// reportCores reports, a sweep, what the in-process sweeps (cpu[0]) and
+// the cluster's (cpu[1]) cost the cores, where the machine tells.
+func reportCores(b *testing.B, cpu [2]coreTimes) {
+	if cpu[0].sweeps == 0 || cpu[1].sweeps == 0 || cpu[0].selfRun == 0 {
+		return
+	}
+	per := func(d time.Duration, n int) float64 { return d.Seconds() * 1000 / float64(n) }
+	var v [2][4]float64
+	for k, c := range cpu {
+		v[k] = [4]float64{per(c.selfRun, c.sweeps), per(c.kidsRun, c.sweeps), per(c.kidsWait, c.sweeps), per(c.selfWait, c.sweeps)}
+	}
+	b.ReportMetric(v[1][0], "cluster-caller-cpu-ms/sweep")
+	b.ReportMetric(v[0][0], "local-caller-cpu-ms/sweep")
+	b.ReportMetric(v[1][2], "cluster-workers-wait-ms/sweep")
+	b.ReportMetric(v[0][2], "local-workers-wait-ms/sweep")
+	ratios[b.Name()+" cores"] = fmt.Sprintf("cores a sweep, cluster against in process (mean of every timed sweep): caller process (with the NATS server and cluster worker) ran %.1f ms against %.1f, waited for a core %.1f against %.1f; strategy workers ran %.1f against %.1f, waited for a core %.1f against %.1f",
+		v[1][0], v[0][0], v[1][3], v[0][3], v[1][1], v[0][1], v[1][2], v[0][2])
 }
 
 // joinCluster starts a one-worker cluster worker in this process and a

@@ -30,7 +30,8 @@ const (
 	tailPrefix    = "wicket.tail."    // + worker id: core NATS tail copies for that worker (Dispatcher.onPresence)
 	presenceSubj  = "wicket.workers"  // workers' heartbeats
 	pingSubj      = "wicket.workers.ping"
-	barsSubj      = "wicket.bars" // a digest: fetch these bars now, a sweep over them is coming
+	barsSubj      = "wicket.bars"      // a digest: fetch these bars now, a sweep over them is coming
+	barsPushSubj  = "wicket.bars.push" // a barsNote and the bars themselves (Dispatcher.push)
 	headerChunk   = "Wicket-Chunk"
 	headerReply   = "Wicket-Reply"
 	barsMaxAge    = 7 * 24 * time.Hour // shipped bars expire a week after upload
@@ -183,9 +184,8 @@ type barsNote struct {
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS
 // message whose headers name the chunk and the worker and whose body is
-// the strategy worker's own JSON answer, passed through untouched: the
-// SweepChunkResult, or with headerError set a worker.WireError. Nothing
-// decodes and re-encodes the result between the pool and the dispatcher.
+// the SweepChunkResult in gob (answer.go), or with headerError set a
+// worker.WireError in JSON.
 const (
 	headerWorker = "Wicket-Worker"
 	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
@@ -213,7 +213,11 @@ const (
 	// by its digest like bars (worker.SweepChunk.FundingDigest).
 	// 6: every message is bound to its sweep, numbered and stamped with
 	// its expiry under the signature (sign.go).
-	protocol = "6"
+	// 7: bars small enough are pushed to the workers (barsPushSubj)
+	// while they are put in the store, and a chunk may be queued before
+	// the upload ends: a worker waits for bars the store does not hold
+	// yet. A result is in gob (answer.go).
+	protocol = "7"
 )
 
 // protocolError is the error for a message of another wire version.

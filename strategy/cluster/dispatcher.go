@@ -72,6 +72,7 @@ type Dispatcher struct {
 	beats       map[string]uint64
 	bars        map[string]string      // history path, series, range → digest shipped
 	held        map[string]time.Time   // digests of the bars in the store, put or found there, and when
+	uploads     map[string]*upload     // digest → bars being put in the store (Warm)
 	warmed      warmedStores           // the stores Warm read, kept open (warm.go)
 	costs       trialCosts             // a combination's cost a bar, measured (TrialCost)
 	shipped     atomic.Uint64          // bars put in the store; bars found there are not counted
@@ -120,7 +121,7 @@ func Dial(ctx context.Context, o DispatcherOptions) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{o: o, sig: sig, nc: nc, js: js, st: st, obj: obj, id: nuid.Next(), where: redacted(o.URL), closed: make(chan struct{}),
-		pending: map[string]*waiter{}, workers: map[string]seen{}, beats: map[string]uint64{}, bars: map[string]string{}, held: map[string]time.Time{}, fundingRead: map[string]fundingSeen{}}
+		pending: map[string]*waiter{}, workers: map[string]seen{}, beats: map[string]uint64{}, bars: map[string]string{}, held: map[string]time.Time{}, uploads: map[string]*upload{}, fundingRead: map[string]fundingSeen{}}
 	sig.sweep = d.id // every message it sends is bound to it
 	sub, err := nc.Subscribe(presenceSubj, d.onPresence)
 	if err == nil {
@@ -392,9 +393,12 @@ func (d *Dispatcher) noWorkersWith(status string) error {
 }
 
 // Sweep runs one chunk on a cluster worker. The bars of the chunk's
-// range are shipped first unless the cluster already holds them.
+// range are shipped first unless the cluster already holds them; while
+// Warm's upload of them is under way, the chunk is queued meanwhile (a
+// worker the bars were not pushed to waits for them in the store), and
+// fails if the upload does.
 func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
-	digest, err := d.shipBars(ctx, req)
+	digest, up, err := d.shipBars(ctx, req)
 	if err != nil {
 		return worker.SweepChunkResult{}, err
 	}
@@ -449,8 +453,18 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	tick := time.NewTicker(heartbeatTick)
 	defer tick.Stop()
 	var absentSince time.Time
+	var uploaded <-chan struct{} // nil: no upload to wait for
+	if up != nil {
+		uploaded = up.done
+	}
 	for {
 		select {
+		case <-uploaded:
+			uploaded = nil
+			if up.err != nil {
+				d.stop(subject, chunk)
+				return worker.SweepChunkResult{}, up.err
+			}
 		case m := <-w.answer:
 			res, err := decodeAnswer(m)
 			if err != nil {
@@ -492,7 +506,7 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	}
 }
 
-// decodeAnswer reads a worker's answer (see headerError).
+// decodeAnswer reads a worker's answer (see headerError, and answer.go).
 func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 	if v := m.Header.Get(headerProtocol); v != protocol {
 		return worker.SweepChunkResult{}, protocolError("a cluster worker ("+m.Header.Get(headerWorker)+") answered", v)
@@ -504,8 +518,8 @@ func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 		}
 		return worker.SweepChunkResult{}, we.Err()
 	}
-	var res worker.SweepChunkResult
-	if err := json.Unmarshal(m.Data, &res); err != nil {
+	res, err := decodeResult(m.Data)
+	if err != nil {
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's result: " + err.Error()}
 	}
 	return res, nil

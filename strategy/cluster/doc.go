@@ -19,12 +19,12 @@
 // them, and the workers told to fetch them and have their strategy
 // workers read them (Warm); the sweep plans by what Warm read. The
 // dispatcher measures what a combination of each strategy costs a bar
-// (TrialCost), by which a sweep sizes its chunks. The result is
-// the strategy worker's own JSON, passed on untouched by the cluster
-// worker and decoded once, by the dispatcher. A Worker pulls chunks from
-// the stream, fetches bars it has not seen into a local cache (once per
-// machine), runs each chunk in its own rlimited worker.Pool, answers, and
-// only then acks. A worker that
+// (TrialCost), by which a sweep sizes its chunks. The result comes
+// from the strategy worker in the pool's binary form and crosses the
+// cluster in gob (answer.go), decoded once, by the dispatcher. A Worker
+// pulls chunks from the stream, fetches bars it has not seen into a
+// local cache (once per machine), runs each chunk in its own rlimited
+// worker.Pool, answers, and only then acks. A worker that
 // dies stops reporting progress on the chunks it holds, and JetStream
 // hands them to another worker after the ack wait (or an idle worker
 // runs a tail copy first): no chunk is lost, none is counted twice. Cancelling a sweep purges its queued chunks and tells

@@ -24,3 +24,6 @@ const LiveFor = liveFor
 
 // Shipped is how many bars d put in the cluster's store.
 func Shipped(d *Dispatcher) uint64 { return d.shipped.Load() }
+
+// BarsPushSubject is where a sweep pushes bars to the workers.
+const BarsPushSubject = barsPushSubj

@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+
+	"wicket/strategy/worker"
 )
 
 // TestAnswerOfAnotherVersion: an answer without the wire version (an
 // older worker) or with another one is refused with an error that says
 // to run one version everywhere, before its body is read.
 func TestAnswerOfAnotherVersion(t *testing.T) {
-	for _, v := range []string{"", "4", "5", "7"} {
+	for _, v := range []string{"", "5", "6", "8"} {
 		m := nats.NewMsg("x")
 		m.Header.Set(headerWorker, "W1")
 		if v != "" {
@@ -25,7 +27,11 @@ func TestAnswerOfAnotherVersion(t *testing.T) {
 	}
 	m := nats.NewMsg("x")
 	m.Header.Set(headerProtocol, protocol)
-	m.Data = []byte(`{"trials":[{"blocks":"AQAAAAAAAAAAAPA/AAAAAAAAAEA="}]}`)
+	body, err := encodeResult(worker.SweepChunkResult{Trials: []worker.Trial{{Blocks: worker.Blocks{{N: 1, Sum: 1, SumSq: 2}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Data = body
 	res, err := decodeAnswer(m)
 	if err != nil || len(res.Trials) != 1 || len(res.Trials[0].Blocks) != 1 || res.Trials[0].Blocks[0].Sum != 1 || res.Trials[0].Blocks[0].SumSq != 2 {
 		t.Fatalf("this version's answer: %+v %v", res, err)

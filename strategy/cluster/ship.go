@@ -14,18 +14,23 @@ import (
 
 // shipBars makes sure the bars of the chunk's range are in the bars
 // store, and returns their digest. A chunk that names its digest (the
-// sweep's Warm read them) finds them shipped; else each range is read
-// and shipped once per Dispatcher. The store keeps bars another sweep
-// shipped.
-func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (string, error) {
+// sweep's Warm read them) finds them shipped, or being put in the store
+// (up, to wait for: Sweep); else each range is read and shipped once per
+// Dispatcher. The store keeps bars another sweep shipped.
+func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (digest string, up *upload, err error) {
 	if req.HistoryPath == "" {
 		if req.BarsFile != "" || req.Digest == "" {
-			return "", &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk needs the history store its bars come from"}
+			return "", nil, &worker.Error{Kind: worker.KindRequest, Msg: "a cluster chunk needs the history store its bars come from"}
 		}
-		return req.Digest, nil
+		return req.Digest, nil, nil
 	}
-	if req.Digest != "" && d.holds(req.Digest) {
-		return req.Digest, nil
+	if req.Digest != "" {
+		if up := d.uploading(req.Digest); up != nil {
+			return req.Digest, up, nil
+		}
+		if d.holds(req.Digest) {
+			return req.Digest, nil, nil
+		}
 	}
 	key := rangeKey(req.HistoryPath, req.Series, req.From, req.To)
 	d.barsMu.Lock()
@@ -34,7 +39,7 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 	digest, ok := d.bars[key]
 	d.mu.Unlock()
 	if ok && (req.Digest == "" || req.Digest == digest) {
-		return digest, nil
+		return digest, nil, nil
 	}
 	if !ok && req.Digest != "" {
 		// The caller read these bars and knows their digest: when the store
@@ -44,23 +49,23 @@ func (d *Dispatcher) shipBars(ctx context.Context, req worker.SweepChunk) (strin
 		if err := hasBars(ctx, d.obj, req.Digest, d.o.connectTimeout()); err == nil {
 			d.hold(req.Digest)
 			d.remember(key, req.Digest)
-			return req.Digest, nil
+			return req.Digest, nil, nil
 		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
-			return "", &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("look for the bars of %s on the research cluster at %s: %v", req.Series, d.where, err)}
+			return "", nil, &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("look for the bars of %s on the research cluster at %s: %v", req.Series, d.where, err)}
 		}
 	}
 	seen, data, err := d.warmed.load(req.HistoryPath, req.Series, req.From, req.To, true)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if req.Digest != "" && req.Digest != seen.Digest {
-		return "", &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
+		return "", nil, &history.Error{Kind: history.KindStorage, Msg: fmt.Sprintf("the bars of %s changed while the sweep ran; run it again", req.Series)}
 	}
 	if _, err := d.put(ctx, req.Series, seen.Digest, data); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	d.remember(key, seen.Digest)
-	return seen.Digest, nil
+	return seen.Digest, nil, nil
 }
 
 // rangeKey names a range of a series in a history store.

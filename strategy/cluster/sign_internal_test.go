@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"wicket/strategy/clustertest"
+	"wicket/strategy/worker"
 )
 
 // syncBuf is a log safe for concurrent writes.
@@ -61,7 +62,11 @@ func TestAlteredAnswerIsRefused(t *testing.T) {
 		m.Header.Set(headerChunk, "D.1")
 		m.Header.Set(headerWorker, "W1")
 		m.Header.Set(headerProtocol, protocol)
-		m.Data = []byte(`{"trials":[{"scores":{"sharpe":1.5}}]}`)
+		body, err := encodeResult(worker.SweepChunkResult{Trials: []worker.Trial{{Scores: worker.Scores{Sharpe: 1.5}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Data = body
 		d.sig.sign(m)
 		return m
 	}
@@ -70,7 +75,7 @@ func TestAlteredAnswerIsRefused(t *testing.T) {
 		name  string
 		alter func(m *nats.Msg)
 	}{
-		{"an altered body", func(m *nats.Msg) { m.Data = bytes.Replace(m.Data, []byte("1.5"), []byte("9.5"), 1) }},
+		{"an altered body", func(m *nats.Msg) { m.Data = append(bytes.Clone(m.Data[:len(m.Data)-1]), m.Data[len(m.Data)-1]^1) }},
 		{"an error flag added", func(m *nats.Msg) { m.Header.Set(headerError, "1") }},
 		{"another chunk named", func(m *nats.Msg) { m.Header.Set(headerChunk, "D.2") }},
 		{"another subject", func(m *nats.Msg) { m.Subject = resultPrefix + "E" }},
@@ -94,7 +99,7 @@ func TestAlteredAnswerIsRefused(t *testing.T) {
 	select {
 	case m := <-w.answer:
 		res, err := decodeAnswer(m)
-		if err != nil || len(res.Trials) != 1 {
+		if err != nil || len(res.Trials) != 1 || res.Trials[0].Scores.Sharpe != 1.5 {
 			t.Fatalf("the genuine answer: %+v %v", res, err)
 		}
 	default:

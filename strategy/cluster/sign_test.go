@@ -93,11 +93,17 @@ func (l *watchLog) seen(t *testing.T, want string) <-chan struct{} {
 // and waits until it has joined.
 func serveWith(t *testing.T, o cluster.Options, r cluster.Runner) *watchLog {
 	t.Helper()
+	return serveCaching(t, o, r, t.TempDir())
+}
+
+// serveCaching is serveWith with the worker's bars cache in cache.
+func serveCaching(t *testing.T, o cluster.Options, r cluster.Runner, cache string) *watchLog {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	log := newWatchLog()
 	served := make(chan error, 1)
 	go func() {
-		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: o, Pool: r, CacheDir: t.TempDir(), Log: log})
+		served <- cluster.Serve(ctx, cluster.WorkerOptions{Options: o, Pool: r, CacheDir: cache, Log: log})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
@@ -20,8 +22,11 @@ import (
 // what it read, which the sweep plans by (its chunks name the digest,
 // and find the bars shipped): the sweep's machine reads and hashes its
 // bars once, and not at all while the store is unchanged since it last
-// did. An error is the store's (no such series, no bars in the range)
-// or the shipping's.
+// did. Bars the cluster may not hold are pushed to the workers present
+// at once (push) and put in the store meanwhile, in the background: Warm
+// does not wait for the upload, and the sweep's chunks wait for it only
+// on the queue (Sweep). An error is the store's (no such series, no bars
+// in the range); an upload's error fails the sweep's chunks.
 func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsSeen, error) {
 	d.barsMu.Lock()
 	defer d.barsMu.Unlock()
@@ -32,29 +37,102 @@ func (d *Dispatcher) Warm(ctx context.Context, r worker.BarsRange) (worker.BarsS
 	if err != nil {
 		return worker.BarsSeen{}, err
 	}
-	held := d.holds(seen.Digest)
-	// Announced before the store is asked whether it holds them: when it
-	// does (another sweep shipped them), the workers fetch them meanwhile;
-	// when it does not, they find nothing yet, and hear again once the
-	// bars are shipped.
-	d.announce(seen.Digest, r.Series, !held)
-	if !held {
-		if data == nil { // read before, and the store may have dropped them since
-			if seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true); err != nil {
-				return worker.BarsSeen{}, err
-			}
-		}
-		sent, err := d.put(ctx, r.Series, seen.Digest, data)
-		if err != nil {
+	key := rangeKey(r.HistoryPath, r.Series, r.From, r.To)
+	if d.holds(seen.Digest) {
+		d.announce(seen.Digest, r.Series, false)
+		d.remember(key, seen.Digest)
+		return seen, nil
+	}
+	if d.uploading(seen.Digest) != nil {
+		return seen, nil // another sweep pushed them and puts them in the store
+	}
+	if data == nil { // read before, and the store may have dropped them since
+		if seen, data, err = d.warmed.load(r.HistoryPath, r.Series, r.From, r.To, true); err != nil {
 			return worker.BarsSeen{}, err
 		}
-		if sent {
-			d.announce(seen.Digest, r.Series, false)
-		}
 	}
-	d.remember(rangeKey(r.HistoryPath, r.Series, r.From, r.To), seen.Digest)
+	// Pushed, or else announced, before the store is asked whether it
+	// holds them: the workers need not wait for that round trip, nor for
+	// the upload. A worker the push does not reach (the bars are larger
+	// than a message, or it joins later) fetches them from the store.
+	if !d.push(seen.Digest, r.Series, data) {
+		d.announce(seen.Digest, r.Series, true)
+	}
+	d.upload(ctx, key, r.Series, seen.Digest, data)
 	return seen, nil
 }
+
+// upload is bars being put in the cluster's store in the background
+// (Dispatcher.upload); err is set once done is closed.
+type upload struct {
+	done chan struct{}
+	err  error
+}
+
+// upload puts the bars data of digest, the range key's, in the store in
+// the background, unless it holds them: then the workers are told to
+// fetch them, and the range is remembered as shipped. Until it is done,
+// uploading returns it.
+func (d *Dispatcher) upload(ctx context.Context, key, series, digest string, data []byte) {
+	u := &upload{done: make(chan struct{})}
+	d.mu.Lock()
+	d.uploads[digest] = u
+	d.mu.Unlock()
+	go func() {
+		sent, err := d.put(context.WithoutCancel(ctx), series, digest, data)
+		if err == nil {
+			if sent {
+				d.announce(digest, series, false)
+			}
+			d.remember(key, digest)
+		}
+		d.mu.Lock()
+		u.err = err
+		delete(d.uploads, digest)
+		d.mu.Unlock()
+		close(u.done)
+	}()
+}
+
+// uploading is the upload of the bars of digest under way; nil when
+// there is none.
+func (d *Dispatcher) uploading(digest string) *upload {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.uploads[digest]
+}
+
+// push sends the bars data of digest to the workers present, in one
+// core NATS message (barsPushSubj), and reports whether it did: bars
+// larger than maxPush or the server's max_payload are only put in the
+// store. The
+// message's body is the bars, and its headerNote a barsNote, signed as
+// the body of its frame: the signature covers the note, which names the
+// bars' digest, and a worker keeps the bars only if they hash to it (so
+// neither side spends an HMAC on the bars, nor a copy of them).
+func (d *Dispatcher) push(digest, series string, data []byte) bool {
+	note, _ := json.Marshal(barsNote{Digest: digest, Series: series})
+	if len(data) > maxPush || int64(len(note)+len(data)+maxPushHeaders) > d.nc.MaxPayload() {
+		return false
+	}
+	m := d.sig.signed(barsPushSubj, note)
+	m.Header.Set(headerNote, string(note))
+	m.Data = data
+	return d.nc.PublishMsg(m) == nil
+}
+
+// maxPush bounds the bars pushed: the push saves a small series' sweep
+// the upload's and the fetch's round trips, while a large one's time
+// goes to moving its bytes, which the store does in pieces that every
+// worker need not hold in memory at once.
+const maxPush = 4 << 20
+
+// headerNote is a bars push's barsNote (JSON, which holds no line
+// break).
+const headerNote = "Wicket-Note"
+
+// maxPushHeaders bounds the headers of a bars push, for its size.
+const maxPushHeaders = 1 << 10
 
 // announce tells the workers to fetch the bars of digest now; unsure,
 // the cluster's store may not hold them yet, and a worker that finds
@@ -92,8 +170,9 @@ const (
 
 // load is the bars of series in [from, to] (RFC 3339, empty: open) in
 // the store at path: what they are, and their encoding
-// (strategy.Bars.Encode), whose SHA-256 is the digest: encoded once,
-// hashed once. Unless fresh, the encoding is nil when the range was read
+// (strategy.Bars.Encode), whose SHA-256 is the digest: written by the
+// store from its blocks, and hashed once unless the store keeps the
+// digest. Unless fresh, the encoding is nil when the range was read
 // before and the store has not changed since: nothing is read.
 func (ws *warmedStores) load(path, series, from, to string, fresh bool) (worker.BarsSeen, []byte, error) {
 	f, err := backtest.ParseTime("from", from, false)
@@ -118,15 +197,25 @@ func (ws *warmedStores) load(path, series, from, to string, fresh bool) (worker.
 		}
 		defer store.Close()
 	}
-	bars, err := store.Load(series, f, t)
+	// The store writes the range's encoding straight from its blocks, and
+	// names its digest when it keeps it (a range of the whole series):
+	// then nothing is decoded, encoded again or hashed here.
+	var enc encoded
+	n, digest, err := store.WriteEncodedAt(context.Background(), &enc, series, f, t)
 	if err != nil {
 		return worker.BarsSeen{}, nil, err
 	}
-	data := bars.Encode()
-	sum := sha256.Sum256(data)
-	seen := worker.BarsSeen{Digest: hex.EncodeToString(sum[:]), Count: bars.Len()}
-	if n := bars.Len(); n > 0 {
-		seen.First, seen.Last = bars.Time[0], bars.Time[n-1]
+	data := enc.b
+	if len(data) != 8+48*n {
+		return worker.BarsSeen{}, nil, fmt.Errorf("the history store wrote %d bytes for %d bars of %s", len(data), n, series)
+	}
+	if digest == "" {
+		sum := sha256.Sum256(data)
+		digest = hex.EncodeToString(sum[:])
+	}
+	seen := worker.BarsSeen{Digest: digest, Count: n}
+	if n > 0 { // the times are the encoding's first column
+		seen.First, seen.Last = int64(binary.LittleEndian.Uint64(data[8:])), int64(binary.LittleEndian.Uint64(data[8*n:]))
 	}
 	if s != nil {
 		if len(s.read) >= maxWarmedRanges {
@@ -176,6 +265,29 @@ func (ws *warmedStores) at(path string) (*warmedStore, int64) {
 		return nil, 0
 	}
 	return s, version
+}
+
+// encoded is a range's encoding, as the store writes it
+// (history.Store.WriteEncodedAt): each block's columns at their place.
+type encoded struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (e *encoded) WriteAt(p []byte, off int64) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	end := int(off) + len(p)
+	if end > cap(e.b) {
+		b := make([]byte, len(e.b), max(end, 2*cap(e.b)))
+		copy(b, e.b)
+		e.b = b
+	}
+	if end > len(e.b) {
+		e.b = e.b[:end]
+	}
+	copy(e.b[off:], p)
+	return len(p), nil
 }
 
 func (s *warmedStore) close() {

@@ -25,8 +25,9 @@ import (
 const DefaultAckWait = 30 * time.Second
 
 // Runner runs a chunk: a worker.Pool. Do decodes the strategy worker's
-// answer into resp; a cluster worker asks for it raw (a
-// *json.RawMessage) and passes it on untouched.
+// answer into resp; a cluster worker asks for a worker.SweepChunkResult
+// (which the pool reads in its binary form) and sends it on in gob
+// (answer.go).
 type Runner interface {
 	Size() int
 	Do(ctx context.Context, kind string, req, resp any) error
@@ -76,6 +77,8 @@ type Worker struct {
 	// they expire: it runs a chunk id once (ranOnce).
 	ran    map[string]time.Time
 	barsMu sync.Mutex
+	pushMu sync.Mutex
+	pushes map[string]chan struct{} // bars being pushed to this worker, by digest (arriving)
 }
 
 // Serve connects and runs chunks until ctx ends. It returns an error when
@@ -146,6 +149,11 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	}); err != nil {
 		return err
 	}
+	// Pushed bars are hashed and written on the push's own goroutine,
+	// and read ahead on the fetch loop.
+	if _, err := nc.Subscribe(barsPushSubj, func(m *nats.Msg) { w.onPush(m, fetch) }); err != nil {
+		return err
+	}
 	w.heartbeat()
 	fmt.Fprintf(o.Log, "wicket worker: joined the research cluster at %s with %d workers\n", redacted(o.URL), o.Pool.Size())
 	var wg sync.WaitGroup
@@ -162,12 +170,16 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 		}
 	})
 	wg.Go(func() {
+		var read recentlyRead
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case note := <-fetch:
-				path, err := w.barsFile(ctx, note.Digest)
+				if read.seen(note.Digest, time.Now()) {
+					continue // read ahead already: pushed, then announced once put in the store
+				}
+				path, err := w.barsFile(ctx, note.Digest, false)
 				if err != nil {
 					if ctx.Err() == nil && !note.Unsure {
 						fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
@@ -175,6 +187,7 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 					continue
 				}
 				w.preload(ctx, note, path)
+				read.add(note.Digest, time.Now())
 			}
 		}
 	})
@@ -204,11 +217,17 @@ func (w *Worker) heartbeat() {
 // the cluster key; the first one that is not is logged, since it is also
 // what a sweep that holds another key sends.
 func (w *Worker) genuine(m *nats.Msg) bool {
-	if w.sig.verify(m.Subject, m.Header, m.Data) {
+	return w.genuineFrame(m.Subject, m.Header, m.Data)
+}
+
+// genuineFrame is genuine for a message's subject, headers and the part
+// of its body the signature covers.
+func (w *Worker) genuineFrame(subject string, h nats.Header, body []byte) bool {
+	if w.sig.verify(subject, h, body) {
 		return true
 	}
 	w.refusedNote.Do(func() {
-		fmt.Fprintf(w.o.Log, "wicket worker: ignored a message on %s whose signature does not verify with this machine's cluster key: if a sweep sent it, its %s (or its wicket version) differs from this machine's; further ones are not logged\n", m.Subject, project.KeyCluster)
+		fmt.Fprintf(w.o.Log, "wicket worker: ignored a message on %s whose signature does not verify with this machine's cluster key: if a sweep sent it, its %s (or its wicket version) differs from this machine's; further ones are not logged\n", subject, project.KeyCluster)
 	})
 	return false
 }
@@ -472,13 +491,13 @@ func (w *Worker) answer(replyTo, chunk, sweep string) *nats.Msg {
 
 // sweep runs a chunk and returns the strategy worker's answer as it
 // gave it: a worker.SweepChunkResult in JSON.
-func (w *Worker) sweep(ctx context.Context, data []byte) (json.RawMessage, error) {
+func (w *Worker) sweep(ctx context.Context, data []byte) ([]byte, error) {
 	var msg chunkMsg
 	if err := json.Unmarshal(data, &msg); err != nil {
 		return nil, &worker.Error{Kind: worker.KindRequest, Msg: "malformed chunk: " + err.Error()}
 	}
 	req := msg.Chunk
-	path, err := w.barsFile(ctx, req.Digest)
+	path, err := w.barsFile(ctx, req.Digest, true)
 	if err != nil {
 		return nil, err
 	}
@@ -492,9 +511,36 @@ func (w *Worker) sweep(ctx context.Context, data []byte) (json.RawMessage, error
 			return nil, err
 		}
 	}
-	var res json.RawMessage
+	var res worker.SweepChunkResult
 	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
 		return nil, err
 	}
-	return res, nil
+	body, err := encodeResult(res)
+	if err != nil {
+		return nil, &worker.Error{Kind: worker.KindHandler, Msg: "encode the chunk's result: " + err.Error()}
+	}
+	return body, nil
+}
+
+// recentlyRead are the bars a worker read ahead lately, by digest: an
+// announcement of bars read ahead within readAheadFor is not acted on
+// again (a push and the announcement after the upload name the same
+// bars).
+type recentlyRead map[string]time.Time
+
+const (
+	readAheadFor    = time.Minute
+	maxRecentlyRead = 64
+)
+
+func (r *recentlyRead) seen(digest string, now time.Time) bool {
+	at, ok := (*r)[digest]
+	return ok && now.Sub(at) < readAheadFor
+}
+
+func (r *recentlyRead) add(digest string, now time.Time) {
+	if *r == nil || len(*r) >= maxRecentlyRead {
+		*r = recentlyRead{}
+	}
+	(*r)[digest] = now
 }
