@@ -109,7 +109,12 @@ func (w *Worker) fetchShipped(ctx context.Context, k shipped, digest, path strin
 	if err != nil {
 		return !errors.Is(err, jetstream.ErrObjectNotFound), &worker.Error{Kind: worker.KindStart, Msg: fmt.Sprintf("fetch %s %s from the research cluster: %v", k.what, digest[:12], err)}
 	}
-	defer got.Close()
+	copying := false
+	defer func() {
+		if !copying {
+			got.Close() // else copyUntil closes it
+		}
+	}()
 	// The store checks what it hands out against the SHA-256 digest it
 	// holds for the object; that digest must be the name's.
 	info, err := got.Info()
@@ -126,7 +131,8 @@ func (w *Worker) fetchShipped(ctx context.Context, k shipped, digest, path strin
 	}
 	// A large buffer moves a whole store chunk at a time; the wrapper
 	// keeps the file's ReadFrom, and its small buffer, out of the way.
-	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, got, make([]byte, 256<<10))
+	copying = true
+	n, err := copyUntil(ctx, struct{ io.Writer }{tmp}, got, make([]byte, 256<<10))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -146,6 +152,33 @@ func (w *Worker) fetchShipped(ctx context.Context, k shipped, digest, path strin
 	}
 	fmt.Fprintf(w.o.Log, "wicket worker: %s %s fetched (%d bytes)\n", k.what, digest[:12], n)
 	return true, nil
+}
+
+// copyUntil copies src to dst as io.CopyBuffer does, and closes src
+// when the copy ends, but returns ctx's error as soon as ctx ends. The
+// object store's reader notices a cancelled context only when its read
+// deadline passes (the whole fetch's bound, shippedWait) and holds its
+// lock meanwhile, so its Close would wait as long: a worker stopped in
+// the middle of a fetch waited a minute to give its chunks back. The
+// copy left behind ends at that deadline, or at once when dst, which the
+// caller closes, refuses the next write.
+func copyUntil(ctx context.Context, dst io.Writer, src io.ReadCloser, buf []byte) (int64, error) {
+	type copied struct {
+		n   int64
+		err error
+	}
+	done := make(chan copied, 1)
+	go func() {
+		n, err := io.CopyBuffer(dst, src, buf)
+		src.Close()
+		done <- copied{n, err}
+	}()
+	select {
+	case c := <-done:
+		return c.n, c.err
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
+	}
 }
 
 // onPush keeps bars a sweep pushed to the workers (Dispatcher.push):
