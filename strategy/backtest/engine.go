@@ -507,6 +507,9 @@ type heldSums struct {
 // not nil. A function of its own without calls in its loop, so that its
 // state stays in registers.
 func (s *sim) markHeld(h *heldSums, i int, cl, lw, hg, eqs, rt []float64) int {
+	if len(s.legs) == 0 && eqs == nil && rt == nil {
+		return s.curve.markPlain(h, i, cl)
+	}
 	cash, pos, prev := h.cash, h.pos, h.prev
 	peak, floor := h.peak, h.floor
 	sum, down, s2, s3, s4 := h.sum, h.down, h.s2, h.s3, h.s4
@@ -532,6 +535,46 @@ func (s *sim) markHeld(h *heldSums, i int, cl, lw, hg, eqs, rt []float64) int {
 		if rt != nil {
 			rt[k] = r
 		}
+		sum += r
+		dn := min(r, 0)
+		down += dn * dn
+		r2 := r * r
+		s2 += r2
+		s3 += r2 * r
+		s4 += r2 * r2
+		bsum += r
+		bsq += r2
+		if eq >= peak {
+			acc.newPeak(i+k, eq)
+			peak, floor = acc.peak, acc.floor
+		} else if eq < floor {
+			acc.deepen(eq)
+			floor = acc.floor
+		}
+		prev = eq
+	}
+	h.prev, h.peak, h.floor = prev, peak, floor
+	h.sum, h.down, h.s2, h.s3, h.s4 = sum, down, s2, s3, s4
+	h.bsum, h.bsq = bsum, bsq
+	return k
+}
+
+// markPlain is markHeld where no exit rests and neither equity nor
+// returns are kept, as in a sweep's trials: the same sums in the same
+// order, without the bounds and the writes, so that its loop's state
+// fits in the registers.
+func (acc *curveAcc) markPlain(h *heldSums, i int, cl []float64) int {
+	cash, pos, prev := h.cash, h.pos, h.prev
+	peak, floor := h.peak, h.floor
+	sum, down, s2, s3, s4 := h.sum, h.down, h.s2, h.s3, h.s4
+	bsum, bsq := h.bsum, h.bsq
+	k := 0
+	for ; k < len(cl); k++ {
+		eq := cash + pos*cl[k]
+		if eq <= 0 {
+			break
+		}
+		r := eq/prev - 1
 		sum += r
 		dn := min(r, 0)
 		down += dn * dn

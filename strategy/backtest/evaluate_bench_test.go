@@ -18,8 +18,14 @@ import (
 // blocks, no returns kept) over a million bars of BenchmarkSweepChunk's
 // sine, where the strategy enters and leaves some 5,600 times: the
 // engine alone, nanoseconds a bar.
-func BenchmarkEvaluateSignals(b *testing.B) {
-	const n = 1_000_000
+func BenchmarkEvaluateSignals(b *testing.B) { benchEvaluateSignals(b, 1_000_000) }
+
+// BenchmarkEvaluateSignalsSmall is BenchmarkEvaluateSignals over the
+// reference's small case, 17,544 bars (about 100 trades), where the
+// columns stay in the cache.
+func BenchmarkEvaluateSignalsSmall(b *testing.B) { benchEvaluateSignals(b, 17_544) }
+
+func benchEvaluateSignals(b *testing.B, n int) {
 	bars := strategy.Bars{Series: "SINE@1h", Time: make([]int64, n), Open: make([]float64, n), High: make([]float64, n),
 		Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
 	p := 100.0
@@ -45,7 +51,7 @@ func BenchmarkEvaluateSignals(b *testing.B) {
 		}
 		trades = ev.Metrics.Trades
 	}
-	b.ReportMetric(float64((cpuTime()-before).Nanoseconds())/float64(b.N)/n, "cpu-ns/bar")
+	b.ReportMetric(float64((cpuTime()-before).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/bar")
 	b.ReportMetric(float64(trades), "trades")
 }
 

@@ -290,15 +290,24 @@ const (
 )
 
 // Money formats an amount for a report: a decimal string with cents.
-func Money(x float64) string { return decimal.NewFromFloat(x).StringFixed(moneyPlaces) }
+func Money(x float64) string { return string(appendMoney(make([]byte, 0, 24), x)) }
 
 func price(x float64) string { return decimal.NewFromFloat(x).Round(pricePlaces).String() }
 
 // Ratio rounds a ratio for a report to 6 decimals; NaN and infinities
 // are nil (null in JSON).
 func Ratio(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	r, ok := ratioOf(x)
+	if !ok {
 		return nil
+	}
+	return &r
+}
+
+// ratioOf is Ratio's value, and false where it is nil.
+func ratioOf(x float64) (float64, bool) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, false
 	}
 	r := x
 	if scale := math.Pow10(ratioPlaces); math.Abs(x) < 1e15 {
@@ -309,7 +318,7 @@ func Ratio(x float64) *float64 {
 	if r == 0 {
 		r = 0 // no "-0"
 	}
-	return &r
+	return r, true
 }
 
 func moneyOrNull(x float64) *string {
@@ -381,7 +390,7 @@ func (m Metrics) Reported() ReportedMetrics {
 }
 
 // MarshalJSON writes the metrics with the spec's names (ReportedMetrics).
-func (m Metrics) MarshalJSON() ([]byte, error) { return json.Marshal(m.Reported()) }
+func (m Metrics) MarshalJSON() ([]byte, error) { return marshalMetrics(m) }
 
 // MarshalJSON writes a trade with money and prices as decimal strings.
 func (t Trade) MarshalJSON() ([]byte, error) {

@@ -26,7 +26,7 @@ func TestLookaheadDocsCoverEveryMember(t *testing.T) {
 		"bars":    (&barsValue{r: r}).AttrNames(),
 		"ctx":     ctxBuiltins,
 		"ctx.bar": (&barView{r: r}).AttrNames(),
-		"param":   (&params{}).module().AttrNames(),
+		"param":   paramModule.AttrNames(),
 		"math":    predeclared(nil)["math"].(starlark.HasAttrs).AttrNames(),
 	}
 	for what, names := range members {

@@ -174,7 +174,10 @@ func untrusted(name string) bool {
 
 // predeclared names for strategies and indicators (param is added per load).
 func predeclared(p *params) starlark.StringDict {
-	d := starlark.StringDict{"ta": taModule, "math": math.Module}
+	// Sized for every name at once: growing past a small map's eight
+	// entries was a fifth of this function's cost, once a combination.
+	d := make(starlark.StringDict, 3+len(comparisons)+len(testPredeclared))
+	d["ta"], d["math"] = taModule, math.Module
 	for k, v := range comparisons {
 		d[k] = v
 	}
@@ -182,7 +185,7 @@ func predeclared(p *params) starlark.StringDict {
 		d[k] = v
 	}
 	if p != nil {
-		d["param"] = p.module()
+		d["param"] = paramModule
 	}
 	return d
 }
@@ -255,6 +258,7 @@ func load(ctx context.Context, src Source, opts Options, f *syntax.File, prog *s
 	th := newThread(r, s.out)
 	ld := &loader{fsys: opts.Indicators, cache: map[string]*loaded{}}
 	th.Load = ld.load
+	th.SetLocal(paramsKey, p)
 	stop, err := r.watch(ctx, th, limits.Wall)
 	defer stop()
 	if err != nil {

@@ -3,7 +3,6 @@ package script
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 
 	"go.starlark.net/starlark"
@@ -12,7 +11,22 @@ import (
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-var knobName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+// validKnobName reports whether name is a knob's name: a letter or _,
+// then letters, digits or _, at most 64 in all (ASCII).
+func validKnobName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // params records knob declarations while a strategy's top level runs and
 // answers each with the override or the default.
@@ -22,21 +36,27 @@ type params struct {
 	open      bool // only the top level may declare knobs
 }
 
-func (p *params) module() *starlarkstruct.Module {
-	return &starlarkstruct.Module{Name: "param", Members: starlark.StringDict{
-		"int":    starlark.NewBuiltin("param.int", p.declare(KnobInt)),
-		"float":  starlark.NewBuiltin("param.float", p.declare(KnobFloat)),
-		"bool":   starlark.NewBuiltin("param.bool", p.declare(KnobBool)),
-		"choice": starlark.NewBuiltin("param.choice", p.declare(KnobChoice)),
-	}}
-}
+// paramsKey is the thread-local under which a load keeps its params
+// (load sets it on the thread that runs the top level).
+const paramsKey = "wicket.params"
 
-func (p *params) declare(t KnobType) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// paramModule is the param module, one for every load (built once rather
+// than once a combination): its builtins find the load's params on the
+// thread that calls them.
+var paramModule = &starlarkstruct.Module{Name: "param", Members: starlark.StringDict{
+	"int":    starlark.NewBuiltin("param.int", declare(KnobInt)),
+	"float":  starlark.NewBuiltin("param.float", declare(KnobFloat)),
+	"bool":   starlark.NewBuiltin("param.bool", declare(KnobBool)),
+	"choice": starlark.NewBuiltin("param.choice", declare(KnobChoice)),
+}}
+
+func declare(t KnobType) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		knobErr := func(format string, a ...any) error {
 			return &Error{Kind: KindKnob, Bar: -1, Msg: b.Name() + ": " + fmt.Sprintf(format, a...)}
 		}
-		if !p.open {
+		p, _ := th.Local(paramsKey).(*params)
+		if p == nil || !p.open {
 			return nil, knobErr("knobs are declared at the top level of the strategy, not inside a function or an indicator")
 		}
 		var name, doc string
@@ -54,7 +74,7 @@ func (p *params) declare(t KnobType) func(*starlark.Thread, *starlark.Builtin, s
 		if err != nil {
 			return nil, &Error{Kind: KindKnob, Bar: -1, Msg: err.Error()}
 		}
-		if !knobName.MatchString(name) {
+		if !validKnobName(name) {
 			return nil, knobErr("knob name %q must be an identifier (letters, digits, _)", name)
 		}
 		for _, k := range p.knobs {

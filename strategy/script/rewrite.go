@@ -90,7 +90,26 @@ func compareFloats(op syntax.Token, a, b float64) bool {
 func rewriteComparisons(f *syntax.File) {
 	f.Stmts = rewriteStmts(f.Stmts)
 	none := !bindsNone(f) && renameNoneTests(f)
-	f.Stmts = bindComparisons(f.Path, f.Stmts, none)
+	f.Stmts = bindComparisons(f.Path, f.Stmts, usedComparisons(f), none)
+}
+
+// usedComparisons are the comparison globals the rewritten f calls: only
+// those are bound, so a file without comparisons (a vectorised strategy's
+// usual top level) sets no global for them each time it loads.
+func usedComparisons(f *syntax.File) map[string]bool {
+	names := map[string]bool{}
+	for _, name := range cmpNames {
+		names[name] = false
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if id, ok := n.(*syntax.Ident); ok {
+			if _, cmp := names[id.Name]; cmp {
+				names[id.Name] = true
+			}
+		}
+		return true
+	})
+	return names
 }
 
 // noneGlobal is the global a file's `x == None` and `x != None` read None
@@ -165,11 +184,11 @@ func bindsNone(f *syntax.File) bool {
 	return binds
 }
 
-// bindComparisons puts `$lt = $lt.builtin` (and the others, and
+// bindComparisons puts `$lt = $lt.builtin` (and the others used, and
 // `$None = None` when none is set) at the start of stmts, after the
 // docstring: no statement of the file can run before them, and none can
 // rebind them (no identifier in source starts with '$').
-func bindComparisons(file string, stmts []syntax.Stmt, none bool) []syntax.Stmt {
+func bindComparisons(file string, stmts []syntax.Stmt, used map[string]bool, none bool) []syntax.Stmt {
 	at := 0
 	if len(stmts) > 0 {
 		if es, ok := stmts[0].(*syntax.ExprStmt); ok {
@@ -180,7 +199,9 @@ func bindComparisons(file string, stmts []syntax.Stmt, none bool) []syntax.Stmt 
 	}
 	names := make([]string, 0, len(cmpNames))
 	for _, name := range cmpNames {
-		names = append(names, name)
+		if used[name] {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names) // one order every time
 	// At the position of the first statement they precede: the compiler's
