@@ -44,6 +44,15 @@ func StoreFunding(path, series, want string, from, to time.Time) (Funding, error
 		return Funding{}, err
 	}
 	defer store.Close()
+	return FundingOf(store, sym, want, from, to)
+}
+
+// FundingOf is StoreFunding from a store open already (a worker keeps
+// one open between requests), for the pair sym.
+func FundingOf(store *history.Store, sym, want string, from, to time.Time) (Funding, error) {
+	if want == "off" {
+		return Funding{}, nil
+	}
 	info, err := store.FundingInfo(sym)
 	if err != nil {
 		return Funding{}, err

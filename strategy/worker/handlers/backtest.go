@@ -63,7 +63,7 @@ func backtestIn(ctx context.Context, req backtest.Request, memo *ta.Memo, cache 
 	if err != nil {
 		return backtest.Response{}, err
 	}
-	if err := fundingCosts(&cfg, fundingSource{path: req.HistoryPath}, req.Series, req.CostOptions, bars); err != nil {
+	if err := fundingCosts(&cfg, fundingSource{path: req.HistoryPath, stores: cache}, req.Series, req.CostOptions, bars); err != nil {
 		return backtest.Response{}, err
 	}
 

@@ -14,6 +14,9 @@ import (
 // its digest (worker.SweepChunk.FundingFile).
 type fundingSource struct {
 	path, file, digest string
+	// stores, when set, keeps the store at path open between requests
+	// (the worker's bar cache): opening it took 0.4-0.6 ms a chunk.
+	stores *barCache
 }
 
 // fundingCosts gives cfg the funding settlements of the bars' span, as
@@ -54,6 +57,8 @@ func fundingRates(src fundingSource, series string, o backtest.CostOptions, bars
 			return nil, false, &backtest.Error{Kind: backtest.KindInvalid, Msg: "funding needs the history store, and this worker has only a copy of the bars; run it on the project's own workers"}
 		}
 		return nil, false, nil
+	case src.stores != nil:
+		f, err = src.keptFunding(series, want, from, to)
 	default:
 		f, err = worker.StoreFunding(src.path, series, want, from, to)
 	}
@@ -66,4 +71,24 @@ func fundingRates(src fundingSource, series string, o backtest.CostOptions, bars
 		rates[i] = backtest.FundingRate{Time: r.Time.Unix(), Rate: rate}
 	}
 	return rates, true, nil
+}
+
+// keptFunding is worker.StoreFunding from the store src.stores keeps
+// open at src.path.
+func (src fundingSource) keptFunding(series, want string, from, to time.Time) (worker.Funding, error) {
+	if want == "off" {
+		return worker.Funding{}, nil
+	}
+	sym, _, err := history.CheckSeries(series)
+	if err != nil {
+		return worker.Funding{}, err
+	}
+	ws, err := src.stores.storeAt(src.path)
+	if history.IsNotFound(err) && want == "auto" {
+		return worker.Funding{}, nil // bars from a cache, the store gone since: no funding to find
+	}
+	if err != nil {
+		return worker.Funding{}, err
+	}
+	return worker.FundingOf(ws.store, sym, want, from, to)
 }

@@ -55,7 +55,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 		shareDir = filepath.Dir(req.SharedBars)
 	}
 	cols.setDir(shareDir)
-	if err := fundingCosts(&cfg, fundingSource{path: req.HistoryPath, file: req.FundingFile, digest: req.FundingDigest}, req.Series, req.CostOptions, bars); err != nil {
+	if err := fundingCosts(&cfg, fundingSource{path: req.HistoryPath, file: req.FundingFile, digest: req.FundingDigest, stores: cache}, req.Series, req.CostOptions, bars); err != nil {
 		return worker.SweepChunkResult{}, err
 	}
 	// The range warnings of a backtest ("range clipped") do not apply to
