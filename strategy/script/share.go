@@ -84,3 +84,25 @@ func (r *run) shared(e *ta.Entry, cols [][]float64, p []float64) [][]float64 {
 	}
 	return outs
 }
+
+// prefixColumnKey is the memo key of a prefix run's bar column name when
+// its values are, in memory, the first ones of the full run's column of
+// that name: the full column's key and the prefix's length name the same
+// contents without hashing them again (the largest cost left in a prefix
+// run that shares its indicators). ok is false otherwise.
+func (r *run) prefixColumnKey(name string, vals []float64) (key ta.Key, ok bool) {
+	if len(r.against) == 0 || len(vals) == 0 || name == "time" {
+		return key, false
+	}
+	full := r.against[0].run
+	if full == nil || full == r {
+		return key, false
+	}
+	full.mu.Lock()
+	fs := full.cols[name]
+	full.mu.Unlock()
+	if fs == nil || len(fs.vals) < len(vals) || &fs.vals[0] != &vals[0] {
+		return key, false
+	}
+	return r.memo.Key("bars.prefix\x00"+name, []ta.Key{fs.key}, []float64{float64(len(vals))}), true
+}
