@@ -95,7 +95,7 @@ func (r *run) prefixColumnKey(name string, vals []float64) (key ta.Key, ok bool)
 		return key, false
 	}
 	full := r.against[0].run
-	if full == nil || full == r {
+	if full == nil || full == r || full.memo != r.memo { // keys mean something within their memo
 		return key, false
 	}
 	full.mu.Lock()

@@ -96,3 +96,45 @@ func TestProofCatchesLeakIntoCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixColumnKeys: a prefix run's bar column that is the full run's
+// column cut is keyed from the full column's key and the cut, not hashed
+// again; the keys of two cuts and of the full column differ, and a column
+// the full run never read is hashed as before.
+func TestPrefixColumnKeys(t *testing.T) {
+	bars := SmokeBars(2000)
+	memo := ta.NewMemo(0)
+	s := mustLoad(t, "def signals(bars):\n    f = ta.sma(bars.close, 10)\n    s = ta.sma(bars.close, 30)\n    return {'long': ta.cross_above(f, s), 'exit': ta.cross_below(f, s)}\n", Options{Memo: memo})
+	_, tr, err := s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := tr.series[0].run.cols["close"]
+	keys := map[ta.Key]int{full.key: bars.Len()}
+	for _, cut := range []int{700, 1500} {
+		_, built, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), tr.series)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := built[0].run
+		col, err := r.column("close")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := memo.Key("bars.prefix\x00close", []ta.Key{full.key}, []float64{float64(cut)})
+		if col.key != want {
+			t.Errorf("cut %d: the close column's key was not derived from the full run's", cut)
+		}
+		if c, dup := keys[col.key]; dup {
+			t.Errorf("cut %d: the close column has the key of the column of %d bars", cut, c)
+		}
+		keys[col.key] = cut
+		open, err := r.column("open")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if open.key != memo.Key("bars.open", []ta.Key{memo.ValuesKey(open.vals)}, nil) {
+			t.Errorf("cut %d: the open column, which the full run never read, was not keyed by its values", cut)
+		}
+	}
+}
