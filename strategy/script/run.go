@@ -114,7 +114,11 @@ func (r *run) column(name string) (*Series, error) {
 	if len(vals) != r.n {
 		return nil, fmt.Errorf("bar column %s has %d values for %d bars", name, len(vals), r.n)
 	}
-	s := &Series{vals: vals, key: r.memo.Key("bars."+name, []ta.Key{r.barKeys.key(r.memo, name, vals)}, nil), start: leadingNaN(vals), run: r}
+	key, ok := r.prefixColumnKey(name, vals) // share.go
+	if !ok {
+		key = r.memo.Key("bars."+name, []ta.Key{r.barKeys.key(r.memo, name, vals)}, nil)
+	}
+	s := &Series{vals: vals, key: key, start: leadingNaN(vals), run: r}
 	r.cols[name] = s
 	return s, nil
 }

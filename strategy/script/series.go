@@ -23,6 +23,7 @@ type Series struct {
 	run     *run
 	what    string    // what computed it (ta.sma, series +), for the lookahead proof's messages
 	params  []float64 // a ta function's numeric parameters, for the start-point check's names
+	call    *taCall   // how a traced full run computed it (share.go)
 
 	// boxed are the last values on_bar read (s[k]), by position parity:
 	// s[1] at a bar is s[0] at the bar before, so reading both each bar

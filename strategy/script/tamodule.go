@@ -155,18 +155,25 @@ func callEntry(r *run, e *ta.Entry, args starlark.Tuple, kwargs []starlark.Tuple
 		return &Series{lazy: &lazyCross{e: e, cols: cols, keys: keys, dir: dir}, key: r.memo.Key("ta."+e.Name, keys, p),
 			start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p}, nil
 	}
-	res, key, err := r.compute(e, cols, keys, p) // universe.go: a portfolio's gaps are skipped
-	if err != nil {
-		return nil, err
+	var res ta.Result
+	var key ta.Key
+	if outs := r.shared(e, cols, p); outs != nil { // share.go: a prefix run takes the full run's output
+		res, key = ta.Result{Outputs: outs}, r.memo.Key("ta."+e.Name, keys, p)
+	} else {
+		var err error
+		if res, key, err = r.compute(e, cols, keys, p); err != nil { // universe.go: a portfolio's gaps are skipped
+			return nil, err
+		}
 	}
+	call := r.recordCall(e, cols, p, res.Outputs)
 	start += e.Lookback(p)
 	r.noteWarmup(start)
 	if len(e.Outputs) == 1 {
-		return r.track(&Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p}), nil
+		return r.track(&Series{vals: res.Outputs[0], key: key, start: start, boolean: e.Bool, run: r, what: "ta." + e.Name, params: p, call: call}), nil
 	}
 	out := &multi{name: e.Name, names: e.Outputs, vals: make([]*Series, len(e.Outputs))}
 	for j := range e.Outputs {
-		out.vals[j] = r.track(&Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r, what: "ta." + e.Name + "(...)." + e.Outputs[j], params: p})
+		out.vals[j] = r.track(&Series{vals: res.Outputs[j], key: r.memo.Key("out", []ta.Key{key}, []float64{float64(j)}), start: start, boolean: e.Bool, run: r, what: "ta." + e.Name + "(...)." + e.Outputs[j], params: p, call: call})
 	}
 	return out, nil
 }
