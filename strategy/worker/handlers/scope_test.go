@@ -45,19 +45,7 @@ func TestProofKeepsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memo := ta.NewMemo(worker0Budget)
-	cols := newSharedColumns(SpillMinBytes)
-	if err := cols.reserve(SpillBytes); err != nil {
-		t.Fatal(err)
-	}
-	memo.SetShared(cols)
-	spill, err := newFileSpill(t.TempDir(), SpillBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spill.close()
-	cache := &barCache{}
-	h := scoped(table(memo, cache, cols), memo, cols, spill, cache)
+	memo, cols, spill, _, h := scopedWorker(t)
 
 	dir := t.TempDir()
 	pr := call[worker.ParamsResult](t, h, worker.KindParams, worker.StrategyRequest{Name: "sma_cross.star", Source: src,
@@ -118,4 +106,25 @@ func TestProofKeepsNothing(t *testing.T) {
 	if spill.used != spilled {
 		t.Errorf("the next chunk spilled %d bytes: the prefix columns the backtest left in the memo", spill.used-spilled)
 	}
+}
+
+// scopedWorker is a worker's handler table as handlers.New builds it, on
+// a memo of worker 0's budget with shared columns and a spill of their
+// default room in t's temporary directory: what the tests of a worker's
+// memory across requests drive.
+func scopedWorker(t *testing.T) (*ta.Memo, *sharedColumns, *fileSpill, *barCache, worker.Handlers) {
+	t.Helper()
+	memo := ta.NewMemo(worker0Budget)
+	cols := newSharedColumns(SpillMinBytes)
+	if err := cols.reserve(SpillBytes); err != nil {
+		t.Fatal(err)
+	}
+	memo.SetShared(cols)
+	spill, err := newFileSpill(t.TempDir(), SpillBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { spill.close() })
+	cache := &barCache{}
+	return memo, cols, spill, cache, scoped(table(memo, cache, cols), memo, cols, spill, cache)
 }

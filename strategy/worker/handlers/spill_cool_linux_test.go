@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"wicket/strategy/backtest"
-	"wicket/strategy/ta"
 	"wicket/strategy/templates"
 	"wicket/strategy/worker"
 )
@@ -81,19 +80,7 @@ func TestProofLetsSharedColumnsGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memo := ta.NewMemo(worker0Budget)
-	cols := newSharedColumns(SpillMinBytes)
-	if err := cols.reserve(SpillBytes); err != nil {
-		t.Fatal(err)
-	}
-	memo.SetShared(cols)
-	spill, err := newFileSpill(t.TempDir(), SpillBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spill.close()
-	cache := &barCache{}
-	h := scoped(table(memo, cache, cols), memo, cols, spill, cache)
+	_, cols, _, cache, h := scopedWorker(t)
 	pr := call[worker.ParamsResult](t, h, worker.KindParams, worker.StrategyRequest{Name: "sma_cross.star", Source: src,
 		Bars: &worker.BarsRange{HistoryPath: path, Series: "BENCH@1h", ShareDir: t.TempDir()}})
 	chunk := worker.SweepChunk{Name: "sma_cross.star", Source: src, HistoryPath: path, Series: "BENCH@1h", SharedBars: pr.Shared,
