@@ -184,8 +184,8 @@ type barsNote struct {
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS
 // message whose headers name the chunk and the worker and whose body is
-// the SweepChunkResult in gob (answer.go), or with headerError set a
-// worker.WireError in JSON.
+// the strategy worker's answer (worker.SweepAnswer), or with headerError
+// set a worker.WireError in JSON.
 const (
 	headerWorker = "Wicket-Worker"
 	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
@@ -216,8 +216,10 @@ const (
 	// 7: bars small enough are pushed to the workers (barsPushSubj)
 	// while they are put in the store, and a chunk may be queued before
 	// the upload ends: a worker waits for bars the store does not hold
-	// yet. A result is in gob (answer.go).
-	protocol = "7"
+	// yet. A result is in gob.
+	// 8: a result is the strategy worker's answer in the pool's binary
+	// form (worker.SweepAnswer), passed on as it is.
+	protocol = "8"
 )
 
 // protocolError is the error for a message of another wire version.

@@ -21,7 +21,8 @@
 // dispatcher measures what a combination of each strategy costs a bar
 // (TrialCost), by which a sweep sizes its chunks. The result comes
 // from the strategy worker in the pool's binary form and crosses the
-// cluster in gob (answer.go), decoded once, by the dispatcher. A Worker
+// cluster as it is (worker.SweepAnswer), decoded once, by the
+// dispatcher. A Worker
 // pulls chunks from the stream, fetches bars it has not seen into a
 // local cache (once per machine), runs each chunk in its own rlimited
 // worker.Pool, answers, and only then acks. A worker that

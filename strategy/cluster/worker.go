@@ -25,9 +25,9 @@ import (
 const DefaultAckWait = 30 * time.Second
 
 // Runner runs a chunk: a worker.Pool. Do decodes the strategy worker's
-// answer into resp; a cluster worker asks for a worker.SweepChunkResult
-// (which the pool reads in its binary form) and sends it on in gob
-// (answer.go).
+// answer into resp; a cluster worker asks for a worker.SweepAnswer, the
+// pool's binary form undecoded, and sends it on as it is: the sweep
+// decodes it (Dispatcher.Sweep).
 type Runner interface {
 	Size() int
 	Do(ctx context.Context, kind string, req, resp any) error
@@ -490,7 +490,8 @@ func (w *Worker) answer(replyTo, chunk, sweep string) *nats.Msg {
 }
 
 // sweep runs a chunk and returns the strategy worker's answer as it
-// gave it: a worker.SweepChunkResult in JSON.
+// gave it: a worker.SweepChunkResult in the pool's binary form
+// (worker.SweepAnswer), which the sweep decodes.
 func (w *Worker) sweep(ctx context.Context, data []byte) ([]byte, error) {
 	var msg chunkMsg
 	if err := json.Unmarshal(data, &msg); err != nil {
@@ -511,15 +512,11 @@ func (w *Worker) sweep(ctx context.Context, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var res worker.SweepChunkResult
-	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
+	var answer worker.SweepAnswer
+	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &answer); err != nil {
 		return nil, err
 	}
-	body, err := encodeResult(res)
-	if err != nil {
-		return nil, &worker.Error{Kind: worker.KindHandler, Msg: "encode the chunk's result: " + err.Error()}
-	}
-	return body, nil
+	return answer, nil
 }
 
 // recentlyRead are the bars a worker read ahead lately, by digest: an
