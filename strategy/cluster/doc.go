@@ -16,8 +16,9 @@
 // Before its first chunk, while the params request compiles the
 // strategy, the bars are read and hashed once (not again while the
 // history store is unchanged), shipped unless the cluster's store holds
-// them, and the workers told to fetch them and have their strategy
-// workers read them (Warm); the sweep plans by what Warm read. The
+// them, and the workers told to fetch them (Warm); a strategy worker
+// maps them as they are in the cache, which holds only bars that hashed
+// to their digest. The sweep plans by what Warm read. The
 // dispatcher measures what a combination of each strategy costs a bar
 // (TrialCost), by which a sweep sizes its chunks. The result comes
 // from the strategy worker in the pool's binary form and crosses the

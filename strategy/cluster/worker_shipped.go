@@ -183,10 +183,9 @@ func copyUntil(ctx context.Context, dst io.Writer, src io.ReadCloser, buf []byte
 
 // onPush keeps bars a sweep pushed to the workers (Dispatcher.push):
 // the bars, and a signed barsNote that names them. They are kept only if
-// the note's signature verifies and they hash to the digest it names,
-// and then read ahead like announced bars (fetch). Bars this machine
-// holds already are not written again.
-func (w *Worker) onPush(m *nats.Msg, fetch chan<- barsNote) {
+// the note's signature verifies and they hash to the digest it names.
+// Bars this machine holds already are not written again.
+func (w *Worker) onPush(m *nats.Msg) {
 	raw := []byte(m.Header.Get(headerNote))
 	if len(raw) == 0 || m.Header.Get(headerProtocol) != protocol || !w.genuineFrame(m.Subject, m.Header, raw) {
 		return
@@ -203,10 +202,6 @@ func (w *Worker) onPush(m *nats.Msg, fetch chan<- barsNote) {
 	} else if err != nil {
 		fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep: %v\n", note.Digest[:12], err)
 		return
-	}
-	select {
-	case fetch <- note:
-	default:
 	}
 }
 
