@@ -172,9 +172,9 @@ type presence struct {
 }
 
 // barsNote announces bars a sweep is about to run over (barsSubj): a
-// worker fetches them into its cache. Unsure, the sweep did not know yet whether the cluster's store
-// holds them: a worker that finds nothing says nothing (another note
-// follows once they are shipped).
+// worker fetches them into its cache. Unsure, the sweep did not know yet
+// whether the cluster's store holds them: a worker that finds nothing
+// says nothing (another note follows once they are shipped).
 type barsNote struct {
 	Digest string `json:"digest"`
 	Series string `json:"series"`

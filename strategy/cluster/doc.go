@@ -23,8 +23,7 @@
 // (TrialCost), by which a sweep sizes its chunks. The result comes
 // from the strategy worker in the pool's binary form and crosses the
 // cluster as it is (worker.SweepAnswer), decoded once, by the
-// dispatcher. A Worker
-// pulls chunks from the stream, fetches bars it has not seen into a
+// dispatcher. A Worker pulls chunks from the stream, fetches bars it has not seen into a
 // local cache (once per machine), runs each chunk in its own rlimited
 // worker.Pool, answers, and only then acks. A worker that
 // dies stops reporting progress on the chunks it holds, and JetStream

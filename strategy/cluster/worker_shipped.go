@@ -196,12 +196,11 @@ func (w *Worker) onPush(m *nats.Msg) {
 	}
 	done := w.arriving(note.Digest)
 	defer done()
-	if err := w.keep(shippedBars, note.Digest, m.Data); errors.Is(err, errNotTheirDigest) {
+	switch err := w.keep(shippedBars, note.Digest, m.Data); {
+	case errors.Is(err, errNotTheirDigest):
 		fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep do not hash to their name; ignored (the chunks fetch them from the store)\n", note.Digest[:12])
-		return
-	} else if err != nil {
+	case err != nil:
 		fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep: %v\n", note.Digest[:12], err)
-		return
 	}
 }
 
