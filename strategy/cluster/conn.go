@@ -172,10 +172,9 @@ type presence struct {
 }
 
 // barsNote announces bars a sweep is about to run over (barsSubj): a
-// worker fetches them into its cache and has its strategy workers read
-// them. Unsure, the sweep did not know yet whether the cluster's store
-// holds them: a worker that finds nothing says nothing (another note
-// follows once they are shipped).
+// worker fetches them into its cache. Unsure, the sweep did not know yet
+// whether the cluster's store holds them: a worker that finds nothing
+// says nothing (another note follows once they are shipped).
 type barsNote struct {
 	Digest string `json:"digest"`
 	Series string `json:"series"`
@@ -184,8 +183,8 @@ type barsNote struct {
 
 // A chunk's answer on the dispatcher's reply subject is a core NATS
 // message whose headers name the chunk and the worker and whose body is
-// the SweepChunkResult in gob (answer.go), or with headerError set a
-// worker.WireError in JSON.
+// the strategy worker's answer (worker.SweepAnswer), or with headerError
+// set a worker.WireError in JSON.
 const (
 	headerWorker = "Wicket-Worker"
 	headerError  = "Wicket-Error" // "1": the body is a worker.WireError
@@ -216,8 +215,10 @@ const (
 	// 7: bars small enough are pushed to the workers (barsPushSubj)
 	// while they are put in the store, and a chunk may be queued before
 	// the upload ends: a worker waits for bars the store does not hold
-	// yet. A result is in gob (answer.go).
-	protocol = "7"
+	// yet. A result is in gob.
+	// 8: a result is the strategy worker's answer in the pool's binary
+	// form (worker.SweepAnswer), passed on as it is.
+	protocol = "8"
 )
 
 // protocolError is the error for a message of another wire version.

@@ -506,7 +506,9 @@ func (d *Dispatcher) Sweep(ctx context.Context, req worker.SweepChunk) (worker.S
 	}
 }
 
-// decodeAnswer reads a worker's answer (see headerError, and answer.go).
+// decodeAnswer reads a worker's answer (see headerError): the strategy
+// worker's, in the pool's binary form, decoded here only, where it is
+// used, and only once its signature verified (onReply).
 func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 	if v := m.Header.Get(headerProtocol); v != protocol {
 		return worker.SweepChunkResult{}, protocolError("a cluster worker ("+m.Header.Get(headerWorker)+") answered", v)
@@ -518,7 +520,7 @@ func decodeAnswer(m *nats.Msg) (worker.SweepChunkResult, error) {
 		}
 		return worker.SweepChunkResult{}, we.Err()
 	}
-	res, err := decodeResult(m.Data)
+	res, err := worker.DecodeSweepAnswer(m.Data)
 	if err != nil {
 		return worker.SweepChunkResult{}, &worker.Error{Kind: worker.KindHandler, Msg: "decode a cluster worker's result: " + err.Error()}
 	}

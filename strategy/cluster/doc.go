@@ -16,13 +16,14 @@
 // Before its first chunk, while the params request compiles the
 // strategy, the bars are read and hashed once (not again while the
 // history store is unchanged), shipped unless the cluster's store holds
-// them, and the workers told to fetch them and have their strategy
-// workers read them (Warm); the sweep plans by what Warm read. The
+// them, and the workers told to fetch them (Warm); a strategy worker
+// maps them as they are in the cache, which holds only bars that hashed
+// to their digest. The sweep plans by what Warm read. The
 // dispatcher measures what a combination of each strategy costs a bar
 // (TrialCost), by which a sweep sizes its chunks. The result comes
 // from the strategy worker in the pool's binary form and crosses the
-// cluster in gob (answer.go), decoded once, by the dispatcher. A Worker
-// pulls chunks from the stream, fetches bars it has not seen into a
+// cluster as it is (worker.SweepAnswer), decoded once, by the
+// dispatcher. A Worker pulls chunks from the stream, fetches bars it has not seen into a
 // local cache (once per machine), runs each chunk in its own rlimited
 // worker.Pool, answers, and only then acks. A worker that
 // dies stops reporting progress on the chunks it holds, and JetStream

@@ -27,3 +27,7 @@ func Shipped(d *Dispatcher) uint64 { return d.shipped.Load() }
 
 // BarsPushSubject is where a sweep pushes bars to the workers.
 const BarsPushSubject = barsPushSubj
+
+// MinCostedTrial is the least a chunk's trials take each for the chunk to
+// measure a bar's cost.
+const MinCostedTrial = minCostedTrial

@@ -38,8 +38,8 @@ func storedBars(t *testing.T, series string) ([]byte, string) {
 
 // TestPushedBarsAreVerified: bars pushed to the workers are kept only
 // when the note that names them is signed with the cluster key and they
-// hash to the digest it names; then the worker keeps them, fetching
-// nothing from the store, and its strategy workers read them ahead.
+// hash to the digest it names (the copy written meanwhile is removed);
+// then the worker keeps them, fetching nothing from the store.
 func TestPushedBarsAreVerified(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster tests are skipped with -short")
@@ -70,14 +70,17 @@ func TestPushedBarsAreVerified(t *testing.T) {
 	if _, err := os.Stat(kept); !os.IsNotExist(err) {
 		t.Fatalf("bars refused are in the cache: %v", err)
 	}
+	// Nor is their copy, written while they were hashed.
+	if left, err := os.ReadDir(cache); err != nil || len(left) != 0 {
+		t.Fatalf("the cache holds %v after the bars were refused (%v)", left, err)
+	}
 	push(testKey, data)
 	log.waitFor(t, "a genuine push", "bars "+digest[:12]+" pushed (")
-	log.waitFor(t, "a genuine push", "bars "+digest[:12]+" of SPY@1d read ahead into 1 workers")
 	if got, err := os.ReadFile(kept); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the kept bars: %v (%d bytes, want %d)", err, len(got), len(data))
 	}
-	if l := log.String(); strings.Contains(l, " fetched (") || strings.Contains(l, "read ahead:") {
-		t.Errorf("the worker fetched or failed to read the pushed bars; its log:\n%s", l)
+	if l := log.String(); strings.Contains(l, " fetched (") {
+		t.Errorf("the worker fetched the pushed bars; its log:\n%s", l)
 	}
 }
 

@@ -62,7 +62,7 @@ func TestAlteredAnswerIsRefused(t *testing.T) {
 		m.Header.Set(headerChunk, "D.1")
 		m.Header.Set(headerWorker, "W1")
 		m.Header.Set(headerProtocol, protocol)
-		body, err := encodeResult(worker.SweepChunkResult{Trials: []worker.Trial{{Scores: worker.Scores{Sharpe: 1.5}}}})
+		body, err := json.Marshal(worker.SweepChunkResult{Trials: []worker.Trial{{Scores: worker.Scores{Sharpe: 1.5}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -277,6 +278,13 @@ type encoded struct {
 func (e *encoded) WriteAt(p []byte, off int64) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if off == 0 && len(p) == 8 && e.b == nil {
+		// The count of bars comes first, and with it the encoding's size:
+		// the columns land in place, not in copies grown twice over.
+		if n := binary.LittleEndian.Uint64(p); n <= math.MaxInt32 {
+			e.b = make([]byte, 0, 8+48*int(n))
+		}
+	}
 	end := int(off) + len(p)
 	if end > cap(e.b) {
 		b := make([]byte, len(e.b), max(end, 2*cap(e.b)))

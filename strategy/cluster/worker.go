@@ -25,9 +25,9 @@ import (
 const DefaultAckWait = 30 * time.Second
 
 // Runner runs a chunk: a worker.Pool. Do decodes the strategy worker's
-// answer into resp; a cluster worker asks for a worker.SweepChunkResult
-// (which the pool reads in its binary form) and sends it on in gob
-// (answer.go).
+// answer into resp; a cluster worker asks for a worker.SweepAnswer, the
+// pool's binary form undecoded, and sends it on as it is: the sweep
+// decodes it (Dispatcher.Sweep).
 type Runner interface {
 	Size() int
 	Do(ctx context.Context, kind string, req, resp any) error
@@ -149,9 +149,8 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 	}); err != nil {
 		return err
 	}
-	// Pushed bars are hashed and written on the push's own goroutine,
-	// and read ahead on the fetch loop.
-	if _, err := nc.Subscribe(barsPushSubj, func(m *nats.Msg) { w.onPush(m, fetch) }); err != nil {
+	// Pushed bars are hashed and written on the push's own goroutine.
+	if _, err := nc.Subscribe(barsPushSubj, w.onPush); err != nil {
 		return err
 	}
 	w.heartbeat()
@@ -170,24 +169,16 @@ func Serve(ctx context.Context, o WorkerOptions) error {
 		}
 	})
 	wg.Go(func() {
-		var read recentlyRead
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case note := <-fetch:
-				if read.seen(note.Digest, time.Now()) {
-					continue // read ahead already: pushed, then announced once put in the store
+				// Bars held already (pushed, then announced once in the
+				// store) are found in the cache.
+				if _, err := w.barsFile(ctx, note.Digest, false); err != nil && ctx.Err() == nil && !note.Unsure {
+					fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
 				}
-				path, err := w.barsFile(ctx, note.Digest, false)
-				if err != nil {
-					if ctx.Err() == nil && !note.Unsure {
-						fmt.Fprintf(o.Log, "wicket worker: fetch announced bars: %v\n", err)
-					}
-					continue
-				}
-				w.preload(ctx, note, path)
-				read.add(note.Digest, time.Now())
 			}
 		}
 	})
@@ -449,36 +440,6 @@ func (w *Worker) refuseChunk(m jetstream.Msg, chunk string) {
 	}
 }
 
-// preload has each of the pool's strategy workers read announced bars
-// into its bar cache (a chunk of no combinations over them), as the
-// params request does on the sweep's machine: the sweep's first chunks
-// find them there instead of reading and hashing them first. A strategy
-// worker busy with a chunk reads them after it; a failure is left to the
-// chunks, which read the same file.
-func (w *Worker) preload(ctx context.Context, note barsNote, path string) {
-	req := worker.SweepChunk{Name: "preload.star", Series: note.Series, BarsFile: path, Digest: note.Digest, Capital: "1", Combos: []map[string]any{}}
-	var (
-		wg   sync.WaitGroup
-		read atomic.Int64
-		fail atomic.Value
-	)
-	for range w.o.Pool.Size() {
-		wg.Go(func() {
-			var res json.RawMessage
-			if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
-				fail.Store(err)
-				return
-			}
-			read.Add(1)
-		})
-	}
-	wg.Wait()
-	if err, _ := fail.Load().(error); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s: read ahead: %v\n", note.Digest[:12], clip(note.Series), err)
-	}
-	fmt.Fprintf(w.o.Log, "wicket worker: bars %s of %s read ahead into %d workers\n", note.Digest[:12], clip(note.Series), read.Load())
-}
-
 // answer is an answer to chunk of sweep on replyTo, with its headers.
 func (w *Worker) answer(replyTo, chunk, sweep string) *nats.Msg {
 	m := nats.NewMsg(replyTo)
@@ -490,7 +451,8 @@ func (w *Worker) answer(replyTo, chunk, sweep string) *nats.Msg {
 }
 
 // sweep runs a chunk and returns the strategy worker's answer as it
-// gave it: a worker.SweepChunkResult in JSON.
+// gave it: a worker.SweepChunkResult in the pool's binary form
+// (worker.SweepAnswer), which the sweep decodes.
 func (w *Worker) sweep(ctx context.Context, data []byte) ([]byte, error) {
 	var msg chunkMsg
 	if err := json.Unmarshal(data, &msg); err != nil {
@@ -511,36 +473,9 @@ func (w *Worker) sweep(ctx context.Context, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var res worker.SweepChunkResult
-	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &res); err != nil {
+	var answer worker.SweepAnswer
+	if err := w.o.Pool.Do(ctx, worker.KindSweep, req, &answer); err != nil {
 		return nil, err
 	}
-	body, err := encodeResult(res)
-	if err != nil {
-		return nil, &worker.Error{Kind: worker.KindHandler, Msg: "encode the chunk's result: " + err.Error()}
-	}
-	return body, nil
-}
-
-// recentlyRead are the bars a worker read ahead lately, by digest: an
-// announcement of bars read ahead within readAheadFor is not acted on
-// again (a push and the announcement after the upload name the same
-// bars).
-type recentlyRead map[string]time.Time
-
-const (
-	readAheadFor    = time.Minute
-	maxRecentlyRead = 64
-)
-
-func (r *recentlyRead) seen(digest string, now time.Time) bool {
-	at, ok := (*r)[digest]
-	return ok && now.Sub(at) < readAheadFor
-}
-
-func (r *recentlyRead) add(digest string, now time.Time) {
-	if *r == nil || len(*r) >= maxRecentlyRead {
-		*r = recentlyRead{}
-	}
-	(*r)[digest] = now
+	return answer, nil
 }

@@ -183,10 +183,9 @@ func copyUntil(ctx context.Context, dst io.Writer, src io.ReadCloser, buf []byte
 
 // onPush keeps bars a sweep pushed to the workers (Dispatcher.push):
 // the bars, and a signed barsNote that names them. They are kept only if
-// the note's signature verifies and they hash to the digest it names,
-// and then read ahead like announced bars (fetch). Bars this machine
-// holds already are not written again.
-func (w *Worker) onPush(m *nats.Msg, fetch chan<- barsNote) {
+// the note's signature verifies and they hash to the digest it names.
+// Bars this machine holds already are not written again.
+func (w *Worker) onPush(m *nats.Msg) {
 	raw := []byte(m.Header.Get(headerNote))
 	if len(raw) == 0 || m.Header.Get(headerProtocol) != protocol || !w.genuineFrame(m.Subject, m.Header, raw) {
 		return
@@ -197,20 +196,11 @@ func (w *Worker) onPush(m *nats.Msg, fetch chan<- barsNote) {
 	}
 	done := w.arriving(note.Digest)
 	defer done()
-	if _, err := os.Stat(filepath.Join(w.o.CacheDir, note.Digest+shippedBars.ext)); err != nil { // not held yet
-		data := m.Data
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != note.Digest {
-			fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep do not hash to their name; ignored (the chunks fetch them from the store)\n", note.Digest[:12])
-			return
-		}
-		if err := w.keep(shippedBars, note.Digest, data); err != nil {
-			fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep: %v\n", note.Digest[:12], err)
-			return
-		}
-	}
-	select {
-	case fetch <- note:
-	default:
+	switch err := w.keep(shippedBars, note.Digest, m.Data); {
+	case errors.Is(err, errNotTheirDigest):
+		fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep do not hash to their name; ignored (the chunks fetch them from the store)\n", note.Digest[:12])
+	case err != nil:
+		fmt.Fprintf(w.o.Log, "wicket worker: bars %s pushed by a sweep: %v\n", note.Digest[:12], err)
 	}
 }
 
@@ -246,30 +236,59 @@ func (w *Worker) pushing(digest string) <-chan struct{} {
 	return w.pushes[digest]
 }
 
-// keep makes data, which hashes to digest, the local copy of the object
-// of kind k named digest, unless there is one.
+// errNotTheirDigest is keep's error for data that do not hash to the
+// digest they came under.
+var errNotTheirDigest = errors.New("they do not hash to their name")
+
+// keep makes data the local copy of the object of kind k named digest,
+// unless there is one, if data hash to digest. They are written to a
+// temporary file while they are hashed, and the file takes the digest's
+// name only once they hash to it: a chunk that waits for them waits for
+// the longer of the two, not for both.
 func (w *Worker) keep(k shipped, digest string, data []byte) error {
 	path := filepath.Join(w.o.CacheDir, digest+k.ext)
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	tmp, err := os.CreateTemp(w.o.CacheDir, digest+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("cache %s: %w", k.what, err)
+	type staged struct {
+		name string
+		err  error
 	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	wrote := make(chan staged, 1)
+	go func() {
+		tmp, err := os.CreateTemp(w.o.CacheDir, digest+".*.tmp")
+		if err != nil {
+			wrote <- staged{err: err}
+			return
+		}
+		_, err = tmp.Write(data)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		wrote <- staged{tmp.Name(), err}
+	}()
+	sum := sha256.Sum256(data)
+	s := <-wrote
+	if hex.EncodeToString(sum[:]) != digest {
+		if s.name != "" {
+			os.Remove(s.name)
+		}
+		return errNotTheirDigest
 	}
-	w.barsMu.Lock()
-	defer w.barsMu.Unlock()
-	if _, serr := os.Stat(path); err == nil && serr != nil {
-		if err = os.Rename(tmp.Name(), path); err == nil {
-			fmt.Fprintf(w.o.Log, "wicket worker: %s %s pushed (%d bytes)\n", k.what, digest[:12], len(data))
-			return nil
+	err := s.err
+	if err == nil {
+		w.barsMu.Lock()
+		defer w.barsMu.Unlock()
+		if _, serr := os.Stat(path); serr != nil {
+			if err = os.Rename(s.name, path); err == nil {
+				fmt.Fprintf(w.o.Log, "wicket worker: %s %s pushed (%d bytes)\n", k.what, digest[:12], len(data))
+				return nil
+			}
 		}
 	}
-	os.Remove(tmp.Name())
+	if s.name != "" {
+		os.Remove(s.name)
+	}
 	if err != nil {
 		return fmt.Errorf("cache %s: %w", k.what, err)
 	}

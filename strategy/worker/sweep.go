@@ -40,8 +40,9 @@ type SweepChunk struct {
 	Digest string `json:"digest,omitempty"`
 	// BarsFile, when set, is a file holding those bars in the form
 	// strategy.Bars.Encode writes (hashing to Digest): a cluster worker's
-	// copy of bars shipped from another machine. The worker reads it
-	// instead of the history store, and HistoryPath may be empty.
+	// copy of bars shipped from another machine, kept only once they
+	// hashed to it. The worker maps it read-only instead of reading the
+	// history store, and HistoryPath may be empty.
 	BarsFile string `json:"bars_file,omitempty"`
 	// SharedBars, when set, is a shared bars file on this machine holding
 	// those bars (written by the worker that answered the sweep's params

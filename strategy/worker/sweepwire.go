@@ -19,8 +19,9 @@ import (
 // their metrics as the bytes the worker's backtest wrote, instead of JSON
 // that the worker wrote number by number and the caller scanned twice
 // (encoding/json's check, then its decoding): about 1 ms each way for a
-// 100-combination chunk. Every other answer, and a sweep's asked for raw
-// (a research cluster's worker passes the JSON on), is JSON as before.
+// 100-combination chunk. A research cluster's worker asks for the binary
+// form undecoded (SweepAnswer) and passes it on to the sweep. Every other
+// answer, and a sweep's asked for as a json.RawMessage, is JSON as before.
 //
 // The caller reads the same SweepChunkResult the JSON would have given
 // it (TestSweepWireIsJSON): NaN and infinite scores read as NaN, empty
@@ -34,11 +35,29 @@ import (
 // and the form's version.
 const sweepWireMagic = "\x00wsr1"
 
+// SweepAnswer is a sweep chunk's answer as its strategy worker gave it,
+// in the binary form, not decoded: a research cluster's worker passes it
+// on as it is, and the sweep reads it (DecodeSweepAnswer), so it is
+// decoded once, where the result is used, as on the sweep's own machine.
+type SweepAnswer []byte
+
+// DecodeSweepAnswer reads a SweepAnswer, the binary form or JSON, into
+// the SweepChunkResult the pool would have given: it checks what the
+// pool checks (the metrics are JSON, the form is whole).
+func DecodeSweepAnswer(raw SweepAnswer) (SweepChunkResult, error) {
+	var res SweepChunkResult
+	err := decodeAnswer(raw, &res)
+	return res, err
+}
+
 // acceptsBinary reports whether resp, the value a caller decodes an
 // answer into, reads the binary form.
 func acceptsBinary(resp any) bool {
-	_, ok := resp.(*SweepChunkResult)
-	return ok
+	switch resp.(type) {
+	case *SweepChunkResult, *SweepAnswer:
+		return true
+	}
+	return false
 }
 
 // encodeAnswer is a handler's answer as the response body: the binary
@@ -52,6 +71,10 @@ func encodeAnswer(answer any, binaryOK bool) ([]byte, error) {
 
 // decodeAnswer reads a response body into resp.
 func decodeAnswer(raw []byte, resp any) error {
+	if a, ok := resp.(*SweepAnswer); ok {
+		*a = SweepAnswer(raw)
+		return nil
+	}
 	if !bytes.HasPrefix(raw, []byte(sweepWireMagic)) {
 		return json.Unmarshal(raw, resp)
 	}

@@ -120,8 +120,10 @@ func TestSweepWireRefusesDamage(t *testing.T) {
 }
 
 // TestSweepWireOverThePipe: Pool.Sweep reads a worker's chunk answer as
-// the JSON one read, and an answer asked for raw (a research cluster's
-// worker passes it on) is still JSON.
+// the JSON one read; an answer asked for as a SweepAnswer (a research
+// cluster's worker passes it on) is the binary form, which
+// DecodeSweepAnswer reads as the same; one asked for as a json.RawMessage
+// is still JSON.
 func TestSweepWireOverThePipe(t *testing.T) {
 	p := newPool(t, Config{Size: 1})
 	got, err := p.Sweep(context.Background(), SweepChunk{Name: "x.star"})
@@ -130,6 +132,23 @@ func TestSweepWireOverThePipe(t *testing.T) {
 	}
 	if g, w := fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", viaJSON(t, sampleSweepResult())); g != w {
 		t.Fatalf("over the pipe:\n  got %s\n JSON %s", g, w)
+	}
+	var answer SweepAnswer
+	if err := p.Do(context.Background(), KindSweep, SweepChunk{Name: "x.star"}, &answer); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(answer), sweepWireMagic) {
+		t.Fatalf("the answer passed on is not in the binary form: %.20q", answer)
+	}
+	relayed, err := DecodeSweepAnswer(answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := fmt.Sprintf("%#v", relayed), fmt.Sprintf("%#v", viaJSON(t, sampleSweepResult())); g != w {
+		t.Fatalf("passed on:\n  got %s\n JSON %s", g, w)
+	}
+	if _, err := DecodeSweepAnswer(answer[:len(answer)-1]); err == nil {
+		t.Fatal("an answer cut short read without an error")
 	}
 	var raw json.RawMessage
 	if err := p.Do(context.Background(), KindSweep, SweepChunk{Name: "x.star"}, &raw); err != nil {

@@ -355,8 +355,10 @@ func (e barEntry) seen() worker.BarsSeen {
 	return s
 }
 
-// loadFile returns the bars encoded in the file at path (a cluster
-// worker's shipped copy), which must hash to digest.
+// loadFile returns the bars encoded in the file at path: a cluster
+// worker's copy of shipped bars, which it keeps under their digest only
+// once they hash to it (strategy/cluster). It is mapped as it is, like
+// shared bars, not read, hashed and decoded again.
 func (c *barCache) loadFile(path, series, digest string) (barEntry, error) {
 	if digest == "" {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "sweep request with a bars file but no digest"}
@@ -365,15 +367,11 @@ func (c *barCache) loadFile(path, series, digest string) (barEntry, error) {
 	if e, ok := c.get(key, digest); ok {
 		return e, nil
 	}
-	data, err := os.ReadFile(path)
+	bars, m, err := mapShared(path, series)
 	if err != nil {
 		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "read the shipped bars: " + err.Error()}
 	}
-	bars, err := strategy.DecodeBars(data, series, digest)
-	if err != nil {
-		return barEntry{}, &worker.Error{Kind: worker.KindRequest, Msg: "the shipped bars are damaged: " + err.Error()}
-	}
-	e := newEntry(key, digest, bars, nil)
+	e := newEntry(key, digest, bars, m)
 	c.put(e)
 	return e, nil
 }
