@@ -162,3 +162,41 @@ func TestSweepWireOverThePipe(t *testing.T) {
 		t.Fatalf("raw:\n  got %s\n JSON %s", g, w)
 	}
 }
+
+// FuzzSweepAnswer: whatever bytes a research cluster's worker relays as
+// its chunk's answer, DecodeSweepAnswer returns a result or an error,
+// never a panic nor an allocation the bytes do not bound. A result read
+// from the binary form encodes again, and (its strings made valid UTF-8 by
+// that first encoding, as JSON would) reads back the same ever after.
+func FuzzSweepAnswer(f *testing.F) {
+	for _, res := range []SweepChunkResult{sampleSweepResult(), {}, {Trials: []Trial{{}}}} {
+		b, err := encodeAnswer(res, true)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"trials":[]}`))
+	f.Add([]byte(sweepWireMagic + "\xff\xff\xff\xff\x0f"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		res, err := DecodeSweepAnswer(SweepAnswer(raw))
+		if err != nil || !strings.HasPrefix(string(raw), sweepWireMagic) {
+			return
+		}
+		roundTrip := func(r SweepChunkResult) SweepChunkResult {
+			b, err := encodeAnswer(r, true)
+			if err != nil {
+				t.Fatalf("a result read from the binary form does not encode: %v", err)
+			}
+			var back SweepChunkResult
+			if err := decodeAnswer(b, &back); err != nil {
+				t.Fatalf("a result read from the binary form does not read back: %v", err)
+			}
+			return back
+		}
+		once := roundTrip(res)
+		if g, w := fmt.Sprintf("%#v", roundTrip(once)), fmt.Sprintf("%#v", once); g != w {
+			t.Fatalf("read back differently:\n  got %s\n want %s", g, w)
+		}
+	})
+}
