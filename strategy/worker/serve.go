@@ -54,9 +54,9 @@ func (h Handlers) kinds() []string {
 }
 
 // serve answers requests from r on w, one at a time, until r ends, calling
-// after with each request's kind once it is answered. It never writes
-// anything to w but frames.
-func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, after func(kind string)) error {
+// pace's begin with each request's kind when it is read and its after once
+// it is answered. It never writes anything to w but frames.
+func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hello, pace *gcPace) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
 	hello.Kinds = h.kinds()
@@ -74,6 +74,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 			return fmt.Errorf("worker: read request: %w", err)
 		}
 		req.Body = body
+		pace.begin(req.Kind)
 		if req.Procs > 0 && req.Procs != runtime.GOMAXPROCS(0) {
 			runtime.GOMAXPROCS(req.Procs)
 		}
@@ -89,7 +90,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, h Handlers, hello Hell
 		if err := send(out, resp); err != nil {
 			return err
 		}
-		after(req.Kind)
+		pace.after(req.Kind)
 	}
 }
 
@@ -178,7 +179,7 @@ func Main(args []string, h Handlers) int {
 	}
 	gc := newGCPace(int64(l.MemoryMiB) << 20)
 	gc.everyCycle(nil)
-	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc.after); err != nil {
+	if err := serve(context.Background(), os.Stdin, proto, h, hello, gc); err != nil {
 		fmt.Fprintf(os.Stderr, "wicket worker: %v\n", err)
 		return 1
 	}
@@ -206,7 +207,11 @@ func Main(args []string, h Handlers) int {
 type gcPace struct {
 	mu      sync.Mutex
 	percent int // the GOGC in force
+	// held is the memory the runtime held (heldBytes) when the request
+	// being served began.
+	held uint64
 }
+
 
 // gcRoom is the least a worker's heap may grow between collections.
 const gcRoom = 16 << 20
@@ -264,15 +269,51 @@ func (g *gcPace) adjust() {
 // minutes, resident beside the next sweep's.
 var releaseAfter = []string{KindBacktest, KindPortfolio}
 
-// after is what a worker does once a request of kind is answered: the
-// pace for the live heap, and the free heap returned after a proof
-// (releaseAfter). It runs while the caller reads the answer, so the
-// collection it forces is off the caller's path.
-func (g *gcPace) after(kind string) {
+// begin notes the memory the runtime holds as a request of kind begins,
+// for after.
+func (g *gcPace) begin(kind string) {
 	if slices.Contains(releaseAfter, kind) {
+		g.held = heldBytes()
+	}
+}
+
+// after is what a worker does once a request of kind is answered: the
+// pace for the live heap, and the free heap returned after a proof that
+// grew it (releaseAfter, releases). It runs while the caller reads the
+// answer, but not off its path: a sweep's caller writes its ledger and
+// computes its PBO then, and on two cores the forced collection and the
+// scavenging took a core from them (1-5 ms a 17,544-bar sweep, whose
+// proof leaves a few MiB behind).
+func (g *gcPace) after(kind string) {
+	if releases(kind, g.held, heldBytes()) {
 		debug.FreeOSMemory()
 	}
 	g.adjust()
+}
+
+// releases says whether a request of kind, which began with the runtime
+// holding before bytes and ended with it holding now, leaves enough
+// behind to return: a proof's that grew what the runtime holds by more
+// than releaseFrom. A smaller growth is left to the pace, and the next
+// request reuses it.
+func releases(kind string, before, now uint64) bool {
+	return slices.Contains(releaseAfter, kind) && now > before && now-before > releaseFrom
+}
+
+// releaseFrom is the growth of the memory the runtime holds past which a
+// proof's is returned: gcRoom, the least the pace lets the heap grow
+// between collections anyway.
+const releaseFrom = gcRoom
+
+// heldBytes is the memory the Go runtime holds from the system and has
+// not returned: what it maps less what it released.
+func heldBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
 }
 
 // gcPercent is the GOGC that lets a live heap of live bytes grow by a tenth,

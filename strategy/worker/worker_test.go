@@ -355,6 +355,31 @@ func TestGCPaceSetAfterEachCollection(t *testing.T) {
 	}
 }
 
+// TestWorkerReleasesOnlyAGrownHeap: a proof that left a few MiB more
+// held than it began with leaves them to the pace (the next request
+// reuses them, and the collection and scavenging a release forces take a
+// core from the sweep's caller); one that grew it by more than
+// releaseFrom, or a sweep's chunk, as in TestWorkerReleasesHeapAfterProof.
+func TestWorkerReleasesOnlyAGrownHeap(t *testing.T) {
+	const held = 200 << 20
+	for _, c := range []struct {
+		kind string
+		now  uint64
+		want bool
+	}{
+		{KindBacktest, held + 4<<20, false},
+		{KindBacktest, held + releaseFrom, false},
+		{KindBacktest, held + releaseFrom + 1, true},
+		{KindPortfolio, held + 64<<20, true},
+		{KindBacktest, held - 8<<20, false},
+		{KindSweep, held + 64<<20, false},
+	} {
+		if got := releases(c.kind, held, c.now); got != c.want {
+			t.Errorf("releases(%s, %d MiB held, then %d MiB) = %t, want %t", c.kind, held>>20, c.now>>20, got, c.want)
+		}
+	}
+}
+
 // garbage keeps the test's allocation from being optimised away.
 var garbage []byte
 
@@ -367,13 +392,16 @@ func heapFree() uint64 {
 }
 
 // TestWorkerReleasesHeapAfterProof: after a request that runs a lookahead
-// proof (a backtest) a worker returns its free heap to the system; after
-// a sweep's chunk it keeps it for the next chunk.
+// proof (a backtest) and grew the heap a worker returns its free heap to
+// the system; after a sweep's chunk it keeps it for the next chunk.
 func TestWorkerReleasesHeapAfterProof(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	g := newGCPace(1 << 30)
 	for _, kind := range []string{KindSweep, KindBacktest} {
+		runtime.GC()
+		debug.FreeOSMemory() // what the runtime holds as the request begins is its own
+		g.begin(kind)
 		garbage = make([]byte, 64<<20)
 		for i := range garbage {
 			garbage[i] = 1
