@@ -207,11 +207,10 @@ func Main(args []string, h Handlers) int {
 type gcPace struct {
 	mu      sync.Mutex
 	percent int // the GOGC in force
-	// held is the memory the runtime held (heldBytes) when the request
-	// being served began.
-	held uint64
+	// allocs is what the heap had allocated, in all (heapAllocs), when
+	// the request being served began.
+	allocs uint64
 }
-
 
 // gcRoom is the least a worker's heap may grow between collections.
 const gcRoom = 16 << 20
@@ -269,51 +268,46 @@ func (g *gcPace) adjust() {
 // minutes, resident beside the next sweep's.
 var releaseAfter = []string{KindBacktest, KindPortfolio}
 
-// begin notes the memory the runtime holds as a request of kind begins,
+// begin notes what the heap had allocated as a request of kind begins,
 // for after.
 func (g *gcPace) begin(kind string) {
 	if slices.Contains(releaseAfter, kind) {
-		g.held = heldBytes()
+		g.allocs = heapAllocs()
 	}
 }
 
 // after is what a worker does once a request of kind is answered: the
 // pace for the live heap, and the free heap returned after a proof that
-// grew it (releaseAfter, releases). It runs while the caller reads the
-// answer, but not off its path: a sweep's caller writes its ledger and
-// computes its PBO then, and on two cores the forced collection and the
-// scavenging took a core from them (1-5 ms a 17,544-bar sweep, whose
-// proof leaves a few MiB behind).
+// allocated more than the pace's room (releaseAfter, releases). It runs
+// while the caller reads the answer, but not off its path: a sweep's
+// caller writes its ledger and computes its PBO then, and on two cores
+// the forced collection and the scavenging took a core from them for
+// 1-5 ms a 17,544-bar sweep, whose proof allocates 0-2 MiB.
 func (g *gcPace) after(kind string) {
-	if releases(kind, g.held, heldBytes()) {
+	if releases(kind, heapAllocs()-g.allocs) {
 		debug.FreeOSMemory()
 	}
 	g.adjust()
 }
 
-// releases says whether a request of kind, which began with the runtime
-// holding before bytes and ended with it holding now, leaves enough
-// behind to return: a proof's that grew what the runtime holds by more
-// than releaseFrom. A smaller growth is left to the pace, and the next
-// request reuses it.
-func releases(kind string, before, now uint64) bool {
-	return slices.Contains(releaseAfter, kind) && now > before && now-before > releaseFrom
+// releases says whether a request of kind that allocated allocated bytes
+// leaves free heap enough to return: a proof's that allocated more than
+// gcRoom, the least the pace lets the heap grow between collections,
+// whose garbage outgrew the room the worker keeps anyway (a million-bar
+// proof allocates about 36 MiB). Less is left to the pace: the next
+// request reuses it, where a release would only have it faulted in again.
+func releases(kind string, allocated uint64) bool {
+	return slices.Contains(releaseAfter, kind) && allocated > gcRoom
 }
 
-// releaseFrom is the growth of the memory the runtime holds past which a
-// proof's is returned: gcRoom, the least the pace lets the heap grow
-// between collections anyway.
-const releaseFrom = gcRoom
-
-// heldBytes is the memory the Go runtime holds from the system and has
-// not returned: what it maps less what it released.
-func heldBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+// heapAllocs is what the heap has allocated since the worker started.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return s[0].Value.Uint64() - s[1].Value.Uint64()
+	return s[0].Value.Uint64()
 }
 
 // gcPercent is the GOGC that lets a live heap of live bytes grow by a tenth,
