@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"wicket/strategy/ta"
@@ -59,5 +61,45 @@ func TestChunkLanesAgree(t *testing.T) {
 		if a != b {
 			t.Fatalf("trial %d differs between one lane and two:\n%s\n%s", i, a, b)
 		}
+	}
+}
+
+// TestRunLanesHandsOutEachOnce: every index is done once, by a lane below
+// the count; a panic in a lane reaches the caller (the worker's dispatch
+// turns it into the request's error) once the lanes stop, and the other
+// lanes take no more.
+func TestRunLanesHandsOutEachOnce(t *testing.T) {
+	const n = 1000
+	var mu sync.Mutex
+	done := make([]int, n)
+	runLanes(context.Background(), n, 3, func(lane, i int) {
+		if lane < 0 || lane >= 3 {
+			t.Errorf("lane %d", lane)
+		}
+		mu.Lock()
+		done[i]++
+		mu.Unlock()
+	})
+	for i, c := range done {
+		if c != 1 {
+			t.Fatalf("index %d done %d times", i, c)
+		}
+	}
+	var ran atomic.Int64
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		runLanes(context.Background(), n, 2, func(_, i int) {
+			ran.Add(1)
+			if i == 10 {
+				panic("combination 10")
+			}
+		})
+		return nil
+	}()
+	if got != "combination 10" {
+		t.Fatalf("recovered %v, want the lane's panic", got)
+	}
+	if r := ran.Load(); r >= n {
+		t.Errorf("the lanes went on after the panic: %d of %d done", r, n)
 	}
 }

@@ -91,38 +91,29 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	// computed alone from the same bars and memo, so which lane runs it
 	// changes nothing in it.
 	lanes := chunkLanes(len(req.Combos), bars.Len())
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
+	laneOpts := make([]script.Options, lanes)
 	for lane := range lanes {
 		sc := scs.get(lane)
 		sc.Blocks = req.Blocks   // each trial's returns in blocks, for PBO
 		sc.Returns = req.Returns // without them the engine writes no returns
-		o := opts
-		o.Flags = &script.Flags{}
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(req.Combos) || ctx.Err() != nil {
-					return
-				}
-				combo := req.Combos[i]
-				var t worker.Trial
-				if compileErr != nil {
-					t = worker.Trial{Error: compileErr.Error()}
-				} else {
-					o.Overrides = combo
-					t = runTrial(ctx, prog, o, bars, start, cfg, req.Returns, sc)
-				}
-				if t.Values == nil {
-					t.Values = combo // a failed run names the combination it was given
-				}
-				resp.Trials[i] = t
-			}
-		})
+		laneOpts[lane] = opts
+		laneOpts[lane].Flags = &script.Flags{}
 	}
-	wg.Wait()
+	runLanes(ctx, len(req.Combos), lanes, func(lane, i int) {
+		combo := req.Combos[i]
+		var t worker.Trial
+		if compileErr != nil {
+			t = worker.Trial{Error: compileErr.Error()}
+		} else {
+			o := &laneOpts[lane]
+			o.Overrides = combo
+			t = runTrial(ctx, prog, *o, bars, start, cfg, req.Returns, scs.get(lane))
+		}
+		if t.Values == nil {
+			t.Values = combo // a failed run names the combination it was given
+		}
+		resp.Trials[i] = t
+	})
 	if err := ctx.Err(); err != nil {
 		return worker.SweepChunkResult{}, err
 	}
@@ -195,6 +186,46 @@ func chunkLanes(combos, bars int) int {
 		return 1
 	}
 	return max(1, min(runtime.GOMAXPROCS(0), combos))
+}
+
+// runLanes calls do(lane, i) for every i below n, handing the i out one
+// at a time, in order, to lanes goroutines (lane 0 to lanes-1), until ctx
+// ends. A panic in one lane stops the others from taking more and is
+// raised again here once every lane has stopped, where the worker's
+// dispatch turns it into the request's error, as it did when the
+// combinations ran on the handler's own goroutine.
+func runLanes(ctx context.Context, n, lanes int, do func(lane, i int)) {
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked any
+	)
+	for lane := range lanes {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					next.Store(int64(n))
+					mu.Lock()
+					if panicked == nil {
+						panicked = r
+					}
+					mu.Unlock()
+				}
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				do(lane, i)
+			}
+		})
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }
 
 // parallelBelow is the bar count from which a chunk runs on one
