@@ -157,6 +157,17 @@ var jsonByte = func() (t [256]uint8) {
 	return t
 }()
 
+// PlainJSON says whether json.Marshal writes s between its quotes as it
+// is, every byte unescaped and unchecked (jsonByte).
+func PlainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if jsonByte[s[i]] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // appendJSONString appends s as json.Marshal writes a string. A string
 // with a byte it writes otherwise than as it is or after a backslash
 // (jsonByte) is written by json.Marshal itself.

@@ -56,3 +56,39 @@ func TestAuditOfIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestParamsOfIsMarshal: a trial's knob values written directly are
+// byte for byte what json.Marshal writes (mustJSON), for the values a
+// trial holds (numbers, strings, bools, null) and for those paramsOf
+// leaves to it: keys and strings JSON escapes, numbers it refuses, lists
+// and objects.
+func TestParamsOfIsMarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	nums := []float64{0, math.Copysign(0, -1), 5, 20, 1e-7, 1e21, 0.1, 1.0 / 3, -2.5e-9, 123456789.125, math.NaN(), math.Inf(1)}
+	strs := []string{"", "sma", "close", "a b", `q"uote`, `back\slash`, "<tag>", "a&b", "tab\there", "é", "\u2028", "\x7f"}
+	keys := []string{"fast", "slow", "source", "mode", "x_1", "Long Name", "k<", "ключ"}
+	value := func() any {
+		switch rng.IntN(8) {
+		case 0, 1, 2:
+			return nums[rng.IntN(len(nums))]
+		case 3:
+			return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20))
+		case 4:
+			return strs[rng.IntN(len(strs))]
+		case 5:
+			return rng.IntN(2) == 0
+		case 6:
+			return nil
+		}
+		return []any{1.0, "two"}
+	}
+	for i := range 3000 {
+		m := map[string]any{}
+		for range rng.IntN(5) {
+			m[keys[rng.IntN(len(keys))]] = value()
+		}
+		if got, want := paramsOf(m), mustJSON(m); !bytes.Equal(got, want) {
+			t.Fatalf("case %d %v:\n got %s\nwant %s", i, m, got, want)
+		}
+	}
+}

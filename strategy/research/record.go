@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -92,6 +93,50 @@ func auditOf(t *worker.Trial, winner bool) json.RawMessage {
 	}
 	if winner {
 		b = append(b, `,"winner":true`...)
+	}
+	return append(b, '}')
+}
+
+// paramsOf is a trial's knob values as json.Marshal writes them
+// (mustJSON), written directly where every key and value is a plain
+// one: a key or string that JSON writes as it is (ledger.PlainJSON), a finite
+// number, a bool or null, which is all a trial's values hold but a
+// strategy's odd knob (TestParamsOfIsMarshal). The rows of a sweep carry
+// one each, after the chunks, and the reflection took half the rows' time.
+func paramsOf(values map[string]any) json.RawMessage {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		if !ledger.PlainJSON(k) {
+			return mustJSON(values)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 16*len(keys)+2)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), k...), '"', ':')
+		switch v := values[k].(type) {
+		case float64:
+			if !isFinite(v) {
+				return mustJSON(values)
+			}
+			b = appendNum(b, v)
+		case string:
+			if !ledger.PlainJSON(v) {
+				return mustJSON(values)
+			}
+			b = append(append(append(b, '"'), v...), '"')
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case nil:
+			b = append(b, "null"...)
+		default:
+			return mustJSON(values)
+		}
 	}
 	return append(b, '}')
 }
@@ -344,7 +389,7 @@ func sweepRows(ctx context.Context, p *plan, trials []*worker.Trial, win *worker
 		}
 		row := ledger.Row{
 			Kind: ledger.KindSweep, Who: who, Strategy: p.ledgerName, Digest: digest, Series: p.base.Series,
-			From: from, To: to, Params: mustJSON(t.Values), Costs: costs, Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR),
+			From: from, To: to, Params: paramsOf(t.Values), Costs: costs, Metrics: t.Metrics, SharpePerPeriod: float64(t.Stats.SR),
 			Audit: auditOf(t, t == win),
 		}
 		if t.Error != "" {

@@ -355,6 +355,31 @@ func TestGCPaceSetAfterEachCollection(t *testing.T) {
 	}
 }
 
+// TestWorkerReleasesOnlyALargeProofsHeap: a proof that allocated no
+// more than the pace's room (a 17,544-bar one: 0-2 MiB) leaves its
+// garbage to the pace (the next request reuses it, and the collection and
+// scavenging a release forces take a core from the sweep's caller); one
+// that allocated more (a million-bar one: about 36 MiB) returns it, as in
+// TestWorkerReleasesHeapAfterProof; a sweep's chunk never does.
+func TestWorkerReleasesOnlyALargeProofsHeap(t *testing.T) {
+	for _, c := range []struct {
+		kind      string
+		allocated uint64
+		want      bool
+	}{
+		{KindBacktest, 2 << 20, false},
+		{KindBacktest, gcRoom, false},
+		{KindBacktest, gcRoom + 1, true},
+		{KindBacktest, 36 << 20, true},
+		{KindPortfolio, 64 << 20, true},
+		{KindSweep, 1 << 30, false},
+	} {
+		if got := releases(c.kind, c.allocated); got != c.want {
+			t.Errorf("releases(%s, %d MiB allocated) = %t, want %t", c.kind, c.allocated>>20, got, c.want)
+		}
+	}
+}
+
 // garbage keeps the test's allocation from being optimised away.
 var garbage []byte
 
@@ -367,13 +392,15 @@ func heapFree() uint64 {
 }
 
 // TestWorkerReleasesHeapAfterProof: after a request that runs a lookahead
-// proof (a backtest) a worker returns its free heap to the system; after
-// a sweep's chunk it keeps it for the next chunk.
+// proof (a backtest) that allocated more than the pace's room a worker
+// returns its free heap to the system; after a sweep's chunk it keeps it
+// for the next chunk.
 func TestWorkerReleasesHeapAfterProof(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	g := newGCPace(1 << 30)
 	for _, kind := range []string{KindSweep, KindBacktest} {
+		g.begin(kind)
 		garbage = make([]byte, 64<<20)
 		for i := range garbage {
 			garbage[i] = 1

@@ -75,7 +75,7 @@ func benchChunk(b *testing.B, open func() (path, series string), spill bool) {
 			defer s.close()
 			memo.SetSpill(s, SpillMinBytes)
 		}
-		if _, err := evalChunk(context.Background(), req, memo, cache, newSharedColumns(SpillMinBytes), &backtest.Scratch{}); err != nil {
+		if _, err := evalChunk(context.Background(), req, memo, cache, newSharedColumns(SpillMinBytes), &scratches{}); err != nil {
 			b.Fatal(err)
 		}
 		computed = memo.Stats().Computed["sma"]

@@ -3,8 +3,10 @@ package handlers
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wicket/strategy"
@@ -17,10 +19,11 @@ import (
 // evalChunk runs inside a worker: it loads the bars (or finds them in the
 // worker's cache), compiles the strategy once and evaluates each
 // combination in one streaming pass with the shared memo and reused
-// buffers. A combination whose run fails is a trial with Error set; only
-// a failure that concerns the whole chunk (the store, the range,
+// buffers, on as many goroutines as the chunk may use (lanes), each with
+// a scratch of scs. A combination whose run fails is a trial with Error
+// set; only a failure that concerns the whole chunk (the store, the range,
 // cancellation) fails the request.
-func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, cols *sharedColumns, sc *backtest.Scratch) (worker.SweepChunkResult, error) {
+func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache *barCache, cols *sharedColumns, scs *scratches) (worker.SweepChunkResult, error) {
 	began := time.Now()
 	breq := backtest.Request{Capital: req.Capital, FeeBps: &req.FeeBps, SlippageBps: &req.SlippageBps, From: req.From, To: req.To,
 		Intrabar: req.Intrabar, CostOptions: req.CostOptions}
@@ -80,26 +83,39 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	before := memo.Stats().Computed
 	resp := worker.SweepChunkResult{Trials: make([]worker.Trial, len(req.Combos)), Bars: e.seen()}
 	prog, compileErr := script.Compile(script.Source{Name: req.Name, Text: req.Source})
-	opts.BarKeys = e.keys        // the chunk's bars come from the bar cache and are never modified
-	opts.Flags = &script.Flags{} // the combinations run one at a time, and keep only their metrics
-	sc.Blocks = req.Blocks       // each trial's returns in blocks, for PBO
-	sc.Returns = req.Returns     // without them the engine writes no returns
+	opts.BarKeys = e.keys // the chunk's bars come from the bar cache and are never modified
 	work := time.Now()
-	for i, combo := range req.Combos {
-		if err := ctx.Err(); err != nil {
-			return worker.SweepChunkResult{}, err
-		}
+	// The combinations are handed out one at a time to the lanes, each
+	// with its scratch and flag columns: a lane runs its combinations
+	// one after another, keeping only their metrics. Every trial is
+	// computed alone from the same bars and memo, so which lane runs it
+	// changes nothing in it.
+	lanes := chunkLanes(len(req.Combos), bars.Len())
+	laneOpts := make([]script.Options, lanes)
+	for lane := range lanes {
+		sc := scs.get(lane)
+		sc.Blocks = req.Blocks   // each trial's returns in blocks, for PBO
+		sc.Returns = req.Returns // without them the engine writes no returns
+		laneOpts[lane] = opts
+		laneOpts[lane].Flags = &script.Flags{}
+	}
+	runLanes(ctx, len(req.Combos), lanes, func(lane, i int) {
+		combo := req.Combos[i]
 		var t worker.Trial
 		if compileErr != nil {
 			t = worker.Trial{Error: compileErr.Error()}
 		} else {
-			opts.Overrides = combo
-			t = runTrial(ctx, prog, opts, bars, start, cfg, req.Returns, sc)
+			o := &laneOpts[lane]
+			o.Overrides = combo
+			t = runTrial(ctx, prog, *o, bars, start, cfg, req.Returns, scs.get(lane))
 		}
 		if t.Values == nil {
 			t.Values = combo // a failed run names the combination it was given
 		}
 		resp.Trials[i] = t
+	})
+	if err := ctx.Err(); err != nil {
+		return worker.SweepChunkResult{}, err
 	}
 	resp.Work = time.Since(work).Seconds()
 	after := memo.Stats().Computed
@@ -158,22 +174,93 @@ func runTrial(ctx context.Context, prog *script.Program, opts script.Options, ba
 	return t
 }
 
+// chunkLanes is how many goroutines a chunk of combos combinations over
+// bars bars runs on: the worker's GOMAXPROCS, which the pool sets for
+// each request to the cores it leaves this one (every core to a lone
+// request), at most one per combination, and one for a chunk of
+// parallelBelow bars or more. A small sweep is one chunk on one worker
+// (a second worker costs more than it saves), whose caller waits on the
+// other core; a large one runs on every worker, one lane each.
+func chunkLanes(combos, bars int) int {
+	if bars >= parallelBelow {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), combos))
+}
+
+// runLanes calls do(lane, i) for every i below n, handing the i out one
+// at a time, in order, to lanes goroutines (lane 0 to lanes-1), until ctx
+// ends. A panic in one lane stops the others from taking more and is
+// raised again here once every lane has stopped, where the worker's
+// dispatch turns it into the request's error, as it did when the
+// combinations ran on the handler's own goroutine.
+func runLanes(ctx context.Context, n, lanes int, do func(lane, i int)) {
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked any
+	)
+	for lane := range lanes {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					next.Store(int64(n))
+					mu.Lock()
+					if panicked == nil {
+						panicked = r
+					}
+					mu.Unlock()
+				}
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				do(lane, i)
+			}
+		})
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// parallelBelow is the bar count from which a chunk runs on one
+// goroutine: research.DefaultShareFromBars, where sweeps start sharing
+// their bars between workers. Below it a lane's scratch and flag columns
+// are under 2 MB.
+const parallelBelow = 1 << 17
+
+// scratches are a worker's engine scratches, one per lane of a chunk:
+// they serve the chunks one after another (a worker serves one request at
+// a time; a second at once gets its own), so their buffers and their price
+// check of the cached bars outlive a chunk.
+type scratches struct{ s []*backtest.Scratch }
+
+// get is lane's scratch.
+func (s *scratches) get(lane int) *backtest.Scratch {
+	for len(s.s) <= lane {
+		s.s = append(s.s, &backtest.Scratch{})
+	}
+	return s.s[lane]
+}
+
 // runSweep is the sweep handler. Its bar cache lives as long as the
 // worker, like memo: the chunks of one sweep, and the next sweep over the
 // same bars, read the store once.
 func runSweep(memo *ta.Memo, cache *barCache, cols *sharedColumns) worker.Handler {
-	// One scratch serves the chunks one after another (a worker serves one
-	// request at a time; a second at once gets its own), so its buffers and
-	// its price check of the cached bars outlive a chunk.
 	var (
-		mu sync.Mutex
-		sc backtest.Scratch
+		mu  sync.Mutex
+		scs scratches
 	)
 	return worker.Typed(func(ctx context.Context, req worker.SweepChunk) (worker.SweepChunkResult, error) {
 		if !mu.TryLock() {
-			return evalChunk(ctx, req, memo, cache, cols, &backtest.Scratch{})
+			return evalChunk(ctx, req, memo, cache, cols, &scratches{})
 		}
 		defer mu.Unlock()
-		return evalChunk(ctx, req, memo, cache, cols, &sc)
+		return evalChunk(ctx, req, memo, cache, cols, &scs)
 	})
 }
