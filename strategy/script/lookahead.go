@@ -28,9 +28,14 @@ import (
 // host function, an indicator, a hole in rule 1), the run is refused.
 //
 // The prefix runs use the strategy's memo (so an indicator a prefix asks
-// for twice is computed once) but compute every indicator over the
-// prefix's own bars: slicing the full run's indicators would hide exactly
-// the leaks this proof is for. Print output of prefix runs is discarded.
+// for twice is computed once) and compute every indicator over the
+// prefix's own bars: slicing the full run's indicators blindly would hide
+// exactly the leaks this proof is for. Only a catalog call or a cross
+// whose inputs are, in memory, the full run's own inputs cut to the
+// prefix takes the full run's output cut (share.go): the catalog is
+// prefix-exact, so that is what the prefix run would compute, and a
+// leaked input is never the full run's memory. Print output of prefix
+// runs is discarded.
 
 // Trace is what a full run decided, bar by bar, for CheckLookahead:
 // Signals for a signals(bars) strategy (SignalsTrace returns it), or the
