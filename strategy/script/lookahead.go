@@ -463,7 +463,7 @@ func at(v []bool, i int) bool { return i < len(v) && v[i] }
 // flagDifference is the first bar i before cut where at(a, i) and at(b, i)
 // differ, or -1: a signal's flags, where a missing one (nil, or past its
 // end) is false. A signal neither run set compares at memory speed; it
-// was looked for bar by bar, a third of a million-bar proof's CPU.
+// was looked for bar by bar: 40 % of a million-bar proof's CPU.
 func flagDifference(a, b []bool, cut int) int {
 	a, b = a[:min(cut, len(a))], b[:min(cut, len(b))]
 	m := min(len(a), len(b))
