@@ -361,8 +361,9 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 		}
 	}
 	fs, ps := full.Signals.Size, pre.Size
-	constant := len(fs) <= 1 && len(ps) <= 1 && same(sizeAt(fs, 0), sizeAt(ps, 0))
-	for i := 0; i < cut && !constant; i++ {
+	agree := len(fs) <= 1 && len(ps) <= 1 && same(sizeAt(fs, 0), sizeAt(ps, 0)) || // one size each
+		len(fs) >= cut && len(ps) >= cut && sameBits(fs[:cut], ps[:cut]) // a size a bar, at memory speed
+	for i := 0; i < cut && !agree; i++ {
 		if a, b := sizeAt(fs, i), sizeAt(ps, i); !same(a, b) {
 			note(&difference{bar: i, output: `"size"`, full: fmtFloat(a), pre: fmtFloat(b), cut: cut})
 			break

@@ -258,3 +258,30 @@ func TestFlagDifference(t *testing.T) {
 		}
 	}
 }
+
+// TestProofComparesSizeSeries: a size a bar is compared at memory speed
+// when the prefix run's is the full run's, and a leak that reaches the
+// decisions only through the size (peek's series is not one the proof
+// keeps) is still found there.
+func TestProofComparesSizeSeries(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	bars := SmokeBars(3000)
+	for _, c := range []struct {
+		name, size string
+		leaks      bool
+	}{{"a clean size", "ta.sma(bars.close, 5) / ta.sma(bars.close, 50) - 0.5", false}, {"a leaked size", "peek(bars.close)", true}} {
+		s := mustLoad(t, "def signals(bars):\n    f = ta.sma(bars.close, 10)\n    s = ta.sma(bars.close, 30)\n"+
+			"    return {'long': ta.cross_above(f, s), 'exit': ta.cross_below(f, s), 'size': "+c.size+"}\n", Options{Memo: ta.NewMemo(0)})
+		_, check, err := proofComputed(t, s, s.memo, bars)
+		switch {
+		case !c.leaks && (err != nil || !Passed(check)):
+			t.Errorf("%s: %q %v", c.name, check, err)
+		case c.leaks && err == nil:
+			t.Errorf("%s: the leak passed the proof (%s)", c.name, check)
+		case c.leaks:
+			if e := asError(t, err, KindLookahead); !strings.Contains(e.Msg, `"size"`) {
+				t.Errorf("%s: the leak is reported as %q, want it found in the size", c.name, e.Msg)
+			}
+		}
+	}
+}
