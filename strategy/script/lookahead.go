@@ -28,9 +28,14 @@ import (
 // host function, an indicator, a hole in rule 1), the run is refused.
 //
 // The prefix runs use the strategy's memo (so an indicator a prefix asks
-// for twice is computed once) but compute every indicator over the
-// prefix's own bars: slicing the full run's indicators would hide exactly
-// the leaks this proof is for. Print output of prefix runs is discarded.
+// for twice is computed once) and compute every indicator over the
+// prefix's own bars: slicing the full run's indicators blindly would hide
+// exactly the leaks this proof is for. Only a catalog call or a cross
+// whose inputs are, in memory, the full run's own inputs cut to the
+// prefix takes the full run's output cut (share.go): the catalog is
+// prefix-exact, so that is what the prefix run would compute, and a
+// leaked input is never the full run's memory. Print output of prefix
+// runs is discarded.
 
 // Trace is what a full run decided, bar by bar, for CheckLookahead:
 // Signals for a signals(bars) strategy (SignalsTrace returns it), or the
@@ -48,6 +53,10 @@ type Trace struct {
 	// happens not to change.
 	series []*Series
 	chain  *chainTrace // nil: every prefix run restarts
+	// crosses are the lazy crosses a signals(bars) run's long, short and
+	// exit flags were computed from (nil: not a cross), for its prefix
+	// runs to share (share.go).
+	crosses [3]*lazyCross
 }
 
 // PrefixCuts are the prefix lengths the proof runs for n bars and a
@@ -333,7 +342,7 @@ func prefixError(err error, cut int) (*difference, error) {
 }
 
 func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut int, full Trace) (*difference, error) {
-	pre, built, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()), full.series)
+	pre, tr, err := s.runSignals(ctx, bars.Slice(0, cut), discard, false, trackCap(bars.Len()), &full)
 	if err != nil {
 		return prefixError(err, cut)
 	}
@@ -347,25 +356,20 @@ func (s *Strategy) prefixSignals(ctx context.Context, bars strategy.Bars, cut in
 		name   string
 		fa, pa []bool
 	}{{"long", full.Signals.Long, pre.Long}, {"short", full.Signals.Short, pre.Short}, {"exit", full.Signals.Exit, pre.Exit}} {
-		if len(o.fa) >= cut && len(o.pa) >= cut && sameFlags(o.fa[:cut], o.pa[:cut]) {
-			continue // the usual case; a difference is looked for bar by bar
-		}
-		for i := 0; i < cut; i++ {
-			if a, b := at(o.fa, i), at(o.pa, i); a != b {
-				note(&difference{bar: i, output: strconv.Quote(o.name), full: strconv.FormatBool(a), pre: strconv.FormatBool(b), cut: cut})
-				break
-			}
+		if i := flagDifference(o.fa, o.pa, cut); i >= 0 {
+			note(&difference{bar: i, output: strconv.Quote(o.name), full: strconv.FormatBool(at(o.fa, i)), pre: strconv.FormatBool(at(o.pa, i)), cut: cut})
 		}
 	}
 	fs, ps := full.Signals.Size, pre.Size
-	constant := len(fs) <= 1 && len(ps) <= 1 && same(sizeAt(fs, 0), sizeAt(ps, 0))
-	for i := 0; i < cut && !constant; i++ {
+	agree := len(fs) <= 1 && len(ps) <= 1 && same(sizeAt(fs, 0), sizeAt(ps, 0)) || // one size each
+		len(fs) >= cut && len(ps) >= cut && sameBits(fs[:cut], ps[:cut]) // a size a bar, at memory speed
+	for i := 0; i < cut && !agree; i++ {
 		if a, b := sizeAt(fs, i), sizeAt(ps, i); !same(a, b) {
 			note(&difference{bar: i, output: `"size"`, full: fmtFloat(a), pre: fmtFloat(b), cut: cut})
 			break
 		}
 	}
-	note(seriesDifference(full.series, built, cut)) // after the outputs: they win a tie
+	note(seriesDifference(full.series, tr.series, cut)) // after the outputs: they win a tie
 	return first, nil
 }
 
@@ -456,6 +460,32 @@ func seriesDifference(full, pre []*Series, cut int) *difference {
 func (s *Series) valueText(i int) string { return s.elem(i).String() }
 
 func at(v []bool, i int) bool { return i < len(v) && v[i] }
+
+// flagDifference is the first bar i before cut where at(a, i) and at(b, i)
+// differ, or -1: a signal's flags, where a missing one (nil, or past its
+// end) is false. A signal neither run set compares at memory speed; it
+// was looked for bar by bar: 40 % of a million-bar proof's CPU.
+func flagDifference(a, b []bool, cut int) int {
+	a, b = a[:min(cut, len(a))], b[:min(cut, len(b))]
+	m := min(len(a), len(b))
+	if !sameFlags(a[:m], b[:m]) {
+		for i := range m {
+			if a[i] != b[i] {
+				return i
+			}
+		}
+	}
+	rest := a[m:] // past the shorter one, the other must hold no true flag
+	if len(b) > m {
+		rest = b[m:]
+	}
+	if len(rest) > 0 {
+		if i := bytes.IndexByte(unsafe.Slice((*byte)(unsafe.Pointer(&rest[0])), len(rest)), 1); i >= 0 {
+			return m + i
+		}
+	}
+	return -1
+}
 
 // sizeAt reads strategy.Signals.Size: nil is 1.0 everywhere, one value
 // applies to every bar.

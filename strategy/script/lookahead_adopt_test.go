@@ -28,10 +28,11 @@ func TestPrefixRunAdoptsFullColumns(t *testing.T) {
 		t.Fatalf("the full run kept %d series, want 4 (the leak, two SMAs, their difference)", len(tr.series))
 	}
 	cut := 150
-	_, built, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), tr.series)
+	_, pre, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), &tr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	built := pre.series
 	for k, b := range built {
 		own, full := b.values(), tr.series[k].values()
 		if len(own) != cut {
@@ -44,11 +45,11 @@ func TestPrefixRunAdoptsFullColumns(t *testing.T) {
 	}
 	// Without the full run's series (any run but a prefix run), nothing is
 	// adopted.
-	_, own, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), nil)
+	_, alone, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, b := range own {
+	for k, b := range alone.series {
 		if &b.values()[0] == &tr.series[k].values()[0] {
 			t.Errorf("series #%d of a run without the full run's series reads its column", k+1)
 		}

@@ -106,3 +106,32 @@ func (r *run) prefixColumnKey(name string, vals []float64) (key ta.Key, ok bool)
 	}
 	return r.memo.Key("bars.prefix\x00"+name, []ta.Key{fs.key}, []float64{float64(len(vals))}), true
 }
+
+// sharedFlags are the flags of a prefix run's signals over its n bars
+// taken from from, the full run's trace, by signalNames' order: for each
+// signal that is a cross (crosses) of the same entry over columns whose
+// first n values are, in memory, those of the columns the full run's same
+// signal was the cross of, the full run's flags cut to n; nil for the
+// others (computed). All nil when from is nil.
+func sharedFlags(crosses [3]*lazyCross, n int, from *Trace) (out [3][]bool) {
+	if from == nil || from.Signals == nil || n == 0 {
+		return out
+	}
+	full := [3][]bool{from.Signals.Long, from.Signals.Short, from.Signals.Exit}
+	for j, c := range crosses {
+		f := from.crosses[j]
+		if c == nil || f == nil || c.e != f.e || c.dir != f.dir || len(full[j]) < n {
+			continue
+		}
+		if sameStart(c.cols[0], f.cols[0], n) && sameStart(c.cols[1], f.cols[1], n) {
+			out[j] = full[j][:n:n]
+		}
+	}
+	return out
+}
+
+// sameStart reports whether pre is n values of memory that full starts
+// with.
+func sameStart(pre, full []float64, n int) bool {
+	return n > 0 && len(pre) == n && len(full) >= n && &pre[0] == &full[0]
+}

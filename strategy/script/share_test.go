@@ -1,6 +1,7 @@
 package script
 
 import (
+	"strings"
 	"testing"
 
 	"wicket/strategy"
@@ -112,10 +113,11 @@ func TestPrefixColumnKeys(t *testing.T) {
 	full := tr.series[0].run.cols["close"]
 	keys := map[ta.Key]int{full.key: bars.Len()}
 	for _, cut := range []int{700, 1500} {
-		_, built, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), tr.series)
+		_, pre, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), &tr)
 		if err != nil {
 			t.Fatal(err)
 		}
+		built := pre.series
 		r := built[0].run
 		col, err := r.column("close")
 		if err != nil {
@@ -135,6 +137,151 @@ func TestPrefixColumnKeys(t *testing.T) {
 		}
 		if open.key != memo.Key("bars.open", []ta.Key{memo.ValuesKey(open.vals)}, nil) {
 			t.Errorf("cut %d: the open column, which the full run never read, was not keyed by its values", cut)
+		}
+	}
+}
+
+// TestProofSharesCrosses: a prefix run's signal that is a cross of the
+// full run's columns cut to the prefix (shared SMAs, a bar column) takes
+// the full run's flags cut to the prefix, in memory; a signal that is no
+// cross, a cross of a column the prefix run computed itself, and a run
+// that is no prefix run compute their own. The proof passes.
+func TestProofSharesCrosses(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	bars := SmokeBars(3000)
+	src := "def signals(bars):\n    f = ta.sma(bars.close, 10)\n    s = ta.sma(bars.close, 30)\n" +
+		"    return {'long': ta.cross_above(f, s), 'exit': ta.cross_below(bars.close, s), 'short': ta.cross_below(f, s) + 0}\n"
+	s := mustLoad(t, src, Options{Memo: ta.NewMemo(0)})
+	sig, tr, err := s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := 1700
+	pre, _, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), &tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, _, err := s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name            string
+		full, pre, self []bool
+		shares          bool
+	}{{"long", sig.Long, pre.Long, alone.Long, true}, {"exit", sig.Exit, pre.Exit, alone.Exit, true}, {"short", sig.Short, pre.Short, alone.Short, false}} {
+		if len(c.pre) != cut || !sameFlags(c.pre, c.full[:cut]) || !sameFlags(c.self, c.full[:cut]) {
+			t.Fatalf("%s: the prefix run's flags are not the full run's cut to %d bars", c.name, cut)
+		}
+		if got := &c.pre[0] == &c.full[0]; got != c.shares {
+			t.Errorf("%s: the prefix run reads the full run's flags: %t, want %t", c.name, got, c.shares)
+		}
+		if &c.self[0] == &c.full[0] {
+			t.Errorf("%s: a run that is no prefix run reads the full run's flags", c.name)
+		}
+	}
+	if check, err := s.CheckLookahead(bg(t), bars, tr); err != nil || !Passed(check) {
+		t.Fatalf("%q %v", check, err)
+	}
+	// A cross of a series the prefix run computed (here a leak, which
+	// the full run's columns are not) is computed over the prefix.
+	s = mustLoad(t, "def signals(bars):\n    s = ta.sma(bars.close, 30)\n    return {'long': ta.cross_above(peek(bars.close), s)}\n", Options{Memo: ta.NewMemo(0)})
+	sig, tr, err = s.SignalsTrace(bg(t), bars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pre, _, err = s.runSignals(bg(t), bars.Slice(0, cut), discard, false, trackCap(bars.Len()), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if &pre.Long[0] == &sig.Long[0] {
+		t.Error("a cross of the prefix run's own series took the full run's flags")
+	}
+}
+
+// TestProofCatchesLeakThroughCross: a leaked series that reaches the
+// decisions only through a cross (peek's series is not one the proof
+// keeps and compares) is caught by the cross's flags, which a prefix run
+// computes over its own series instead of sharing the full run's; so is
+// one fed to a cross beside a shared one, fused or not.
+func TestProofCatchesLeakThroughCross(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	bars := SmokeBars(4000)
+	for _, c := range []struct{ name, src, signal string }{
+		{"fused", "def signals(bars):\n    p = peek(bars.close)\n    return {'long': ta.cross_above(p, bars.close), 'exit': ta.cross_below(p, bars.close)}\n", `"long"`},
+		{"beside a shared cross", "def signals(bars):\n    f = ta.sma(bars.close, 10)\n    s = ta.sma(bars.close, 30)\n" +
+			"    return {'long': ta.cross_above(f, s), 'exit': ta.cross_below(peek(bars.close), s)}\n", `"exit"`},
+	} {
+		s := mustLoad(t, c.src, Options{Memo: ta.NewMemo(0)})
+		_, check, err := proofComputed(t, s, s.memo, bars)
+		if err == nil {
+			t.Errorf("%s: the leak passed the proof (%s)", c.name, check)
+			continue
+		}
+		if e := asError(t, err, KindLookahead); !strings.Contains(e.Msg, c.signal) {
+			t.Errorf("%s: the leak is reported as %q, want it found in %s", c.name, e.Msg, c.signal)
+		}
+	}
+}
+
+// TestFlagDifference: the first bar where two signals' flags differ, a
+// missing flag (a nil signal, or past its end) being false.
+func TestFlagDifference(t *testing.T) {
+	f := func(s string) []bool {
+		if s == "-" {
+			return nil
+		}
+		out := make([]bool, len(s))
+		for i, c := range s {
+			out[i] = c == '1'
+		}
+		return out
+	}
+	for _, c := range []struct {
+		a, b string
+		cut  int
+		want int
+	}{
+		{"-", "-", 5, -1},
+		{"-", "00000", 5, -1},
+		{"-", "00010", 5, 3},
+		{"-", "00010", 3, -1},
+		{"0100", "0100", 4, -1},
+		{"0100", "0110", 4, 2},
+		{"0110", "0100", 2, -1},
+		{"01", "0100001", 7, 6},
+		{"01", "0100001", 6, -1},
+		{"0100001", "01", 7, 6},
+		{"11", "10", 9, 1},
+	} {
+		if got := flagDifference(f(c.a), f(c.b), c.cut); got != c.want {
+			t.Errorf("flagDifference(%s, %s, %d) = %d, want %d", c.a, c.b, c.cut, got, c.want)
+		}
+	}
+}
+
+// TestProofComparesSizeSeries: a size a bar is compared at memory speed
+// when the prefix run's is the full run's, and a leak that reaches the
+// decisions only through the size (peek's series is not one the proof
+// keeps) is still found there.
+func TestProofComparesSizeSeries(t *testing.T) {
+	registerTestBuiltin(t, "peek", leakyPeek)
+	bars := SmokeBars(3000)
+	for _, c := range []struct {
+		name, size string
+		leaks      bool
+	}{{"a clean size", "ta.sma(bars.close, 5) / ta.sma(bars.close, 50) - 0.5", false}, {"a leaked size", "peek(bars.close)", true}} {
+		s := mustLoad(t, "def signals(bars):\n    f = ta.sma(bars.close, 10)\n    s = ta.sma(bars.close, 30)\n"+
+			"    return {'long': ta.cross_above(f, s), 'exit': ta.cross_below(f, s), 'size': "+c.size+"}\n", Options{Memo: ta.NewMemo(0)})
+		_, check, err := proofComputed(t, s, s.memo, bars)
+		switch {
+		case !c.leaks && (err != nil || !Passed(check)):
+			t.Errorf("%s: %q %v", c.name, check, err)
+		case c.leaks && err == nil:
+			t.Errorf("%s: the leak passed the proof (%s)", c.name, check)
+		case c.leaks:
+			if e := asError(t, err, KindLookahead); !strings.Contains(e.Msg, `"size"`) {
+				t.Errorf("%s: the leak is reported as %q, want it found in the size", c.name, e.Msg)
+			}
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+
 	"wicket/strategy"
 	"wicket/strategy/ta"
 
@@ -21,31 +23,38 @@ func (s *Strategy) Signals(ctx context.Context, bars strategy.Bars) (strategy.Si
 // SignalsTrace is Signals that also returns the run's trace for
 // CheckLookahead: the signals and every series computed on the way.
 func (s *Strategy) SignalsTrace(ctx context.Context, bars strategy.Bars) (strategy.Signals, Trace, error) {
-	sig, built, err := s.runSignals(ctx, bars, s.out, true, trackCap(bars.Len()), nil)
+	sig, tr, err := s.runSignals(ctx, bars, s.out, true, trackCap(bars.Len()), nil)
 	if err != nil {
 		return sig, Trace{}, err
 	}
-	return sig, Trace{Signals: &sig, series: built}, nil
+	tr.Signals = &sig
+	return sig, tr, nil
 }
 
 // runSignals is Signals printing to out; note says whether the run's
 // warm-up counts towards Warmup (not for the proof's prefix runs); track
-// is how many series to keep for the proof (0: none, no tracing).
-func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int, against []*Series) (strategy.Signals, []*Series, error) {
+// is how many series to keep for the proof (0: none, no tracing), and
+// the trace it returns holds them and the crosses its signals were
+// (Signals is left to the caller). full is the full run's trace when
+// this is a prefix run of the lookahead proof, else nil.
+func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capture, note bool, track int, full *Trace) (strategy.Signals, Trace, error) {
 	if s.style != StyleSignals {
-		return strategy.Signals{}, nil, s.styleError(StyleSignals)
+		return strategy.Signals{}, Trace{}, s.styleError(StyleSignals)
 	}
 	if s.universe != nil {
-		return strategy.Signals{}, nil, s.portfolioError()
+		return strategy.Signals{}, Trace{}, s.portfolioError()
 	}
 	r := newRun(s.memo, &bars)
-	r.tracing, r.trackCap, r.against = track > 0, track, against
+	r.tracing, r.trackCap = track > 0, track
+	if full != nil {
+		r.against = full.series
+	}
 	r.barKeys = s.barKeys
 	th := newThread(r, out)
 	stop, err := r.watch(ctx, th, s.limits.Wall)
 	defer stop()
 	if err != nil {
-		return strategy.Signals{}, nil, err
+		return strategy.Signals{}, Trace{}, err
 	}
 	r.enter(th, "signals", s.limits.SignalsSteps)
 	v, err := starlark.Call(th, s.signals, starlark.Tuple{&barsValue{r: r}}, nil)
@@ -53,20 +62,28 @@ func (s *Strategy) runSignals(ctx context.Context, bars strategy.Bars, out *capt
 		e := evalError(s.name, err, r)
 		e.Phase = "signals"
 		e.Hint = hintFor(e)
-		return strategy.Signals{}, nil, e
+		return strategy.Signals{}, Trace{}, e
 	}
 	if note {
 		s.noteWarmup(r.warmup)
 	}
 	s.flags.reset()
-	sig, msg := toSignals(v, r.n, s.flags)
+	var from *Trace // share.go: a prefix run takes the full run's crosses
+	if r.tracing && full != nil && !r.gaps {
+		from = full
+	}
+	sig, crosses, msg := toSignals(v, r.n, s.flags, from)
 	if msg != "" {
 		e := newError(KindResult, s.name, s.signals.Position(), "signals(bars) "+msg)
 		e.Phase = "signals"
-		return strategy.Signals{}, nil, e
+		return strategy.Signals{}, Trace{}, e
 	}
 	r.settle()
-	return sig, r.built, nil
+	tr := Trace{series: r.built}
+	if r.tracing && full == nil {
+		tr.crosses = crosses
+	}
+	return sig, tr, nil
 }
 
 // exitKey reads a signals dict's protective exit (stop_loss, take_profit,
@@ -93,22 +110,28 @@ func exitKey(e *strategy.Exits, key string, v starlark.Value) string {
 	return ""
 }
 
-func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
+// toSignals reads the dict signals(bars) returned over n bars, its flags
+// in fl's columns. crosses are the lazy crosses its long, short and exit
+// flags were computed from (signalCrosses). from, when set, is the full
+// run's trace of a prefix run of the lookahead proof: a signal that is
+// the cross of the full run's columns cut to the n bars takes the full
+// run's flags cut to them (sharedFlags).
+func toSignals(v starlark.Value, n int, fl *Flags, from *Trace) (sig strategy.Signals, crosses [3]*lazyCross, msg string) {
 	d, ok := v.(*starlark.Dict)
 	if !ok {
-		return strategy.Signals{}, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\", \"size\" and exits (\"stop_loss\", \"take_profit\", \"trailing_stop\", \"stop_limit\")", v.Type())
+		return strategy.Signals{}, crosses, fmt.Sprintf("returned %s; it must return a dict with \"long\" and/or \"short\", and optionally \"exit\", \"size\" and exits (\"stop_loss\", \"take_profit\", \"trailing_stop\", \"stop_limit\")", v.Type())
 	}
-	var sig strategy.Signals
-	pre := fusedCrosses(d, n, fl)
+	crosses = signalCrosses(d, n)
+	pre := sharedFlags(crosses, n, from)
+	fusedCrosses(crosses, n, fl, &pre)
 	for _, item := range d.Items() {
 		k, ok := item[0].(starlark.String)
 		if !ok {
-			return sig, fmt.Sprintf("returned a dict with key %s; keys are %s", item[0], signalKeys)
+			return sig, crosses, fmt.Sprintf("returned a dict with key %s; keys are %s", item[0], signalKeys)
 		}
-		var msg string
 		flags := func() ([]bool, string) {
-			if f, ok := pre[string(k)]; ok {
-				return f, ""
+			if j := slices.Index(signalNames[:], string(k)); j >= 0 && pre[j] != nil {
+				return pre[j], ""
 			}
 			return toBools(item[1], n, fl)
 		}
@@ -124,42 +147,47 @@ func toSignals(v starlark.Value, n int, fl *Flags) (strategy.Signals, string) {
 		case "stop_loss", "take_profit", "trailing_stop", "stop_limit":
 			msg = exitKey(&sig.Exits, string(k), item[1])
 		default:
-			return sig, fmt.Sprintf("returned unknown key %q; keys are %s", string(k), signalKeys)
+			return sig, crosses, fmt.Sprintf("returned unknown key %q; keys are %s", string(k), signalKeys)
 		}
 		if msg != "" {
-			return sig, fmt.Sprintf("[%q] %s", string(k), msg)
+			return sig, crosses, fmt.Sprintf("[%q] %s", string(k), msg)
 		}
 	}
 	if sig.Long == nil && sig.Short == nil {
-		return sig, "returned neither \"long\" nor \"short\"; a strategy needs at least one entry signal"
+		return sig, crosses, "returned neither \"long\" nor \"short\"; a strategy needs at least one entry signal"
 	}
 	if err := sig.Exits.Validate(); err != nil {
-		return sig, err.Error()
+		return sig, crosses, err.Error()
 	}
-	return sig, ""
+	return sig, crosses, ""
+}
+
+// signalNames are the signals a dict's flags are for, in the order of
+// signalCrosses and fusedCrosses.
+var signalNames = [...]string{"long", "short", "exit"}
+
+// signalCrosses are the lazy crosses over n bars that d's long, short and
+// exit are (nil for a signal that is not one): toBools or fusedCrosses
+// computes each one's flags as ta.CrossFlags of its two columns.
+func signalCrosses(d *starlark.Dict, n int) (out [3]*lazyCross) {
+	for j, k := range signalNames {
+		v, found, _ := d.Get(starlark.String(k))
+		if s, ok := v.(*Series); found && ok && s.lazy != nil && len(s.lazy.cols[0]) == n {
+			out[j] = s.lazy
+		}
+	}
+	return out
 }
 
 // fusedCrosses computes, in one pass per pair of series, the flags of the
 // signals (long, short, exit) that are a cross above and a cross below of
-// the same two series, as an entry and its exit usually are; the others
-// are left to toBools.
-func fusedCrosses(d *starlark.Dict, n int, fl *Flags) map[string][]bool {
-	var keys []string
-	var crosses []*lazyCross
-	for _, k := range [...]string{"long", "short", "exit"} {
-		v, found, _ := d.Get(starlark.String(k))
-		if s, ok := v.(*Series); found && ok && s.lazy != nil && len(s.lazy.cols[0]) == n {
-			keys, crosses = append(keys, k), append(crosses, s.lazy)
-		}
-	}
-	var out map[string][]bool
+// the same two series, as an entry and its exit usually are, into out;
+// those out has already, and the others, are left alone (toBools).
+func fusedCrosses(crosses [3]*lazyCross, n int, fl *Flags, out *[3][]bool) {
 	for i := range crosses {
 		for j := i + 1; j < len(crosses); j++ {
 			a, b := crosses[i], crosses[j]
-			if _, done := out[keys[i]]; done || a.dir != -b.dir || !sameColumn(a.cols[0], b.cols[0]) || !sameColumn(a.cols[1], b.cols[1]) {
-				continue
-			}
-			if _, done := out[keys[j]]; done {
+			if a == nil || b == nil || out[i] != nil || out[j] != nil || a.dir != -b.dir || !sameColumn(a.cols[0], b.cols[0]) || !sameColumn(a.cols[1], b.cols[1]) {
 				continue
 			}
 			fi, fj := fl.take(n), fl.take(n)
@@ -168,13 +196,9 @@ func fusedCrosses(d *starlark.Dict, n int, fl *Flags) map[string][]bool {
 			} else {
 				ta.CrossFlagsBoth(fj, fi, a.cols[0], a.cols[1])
 			}
-			if out == nil {
-				out = map[string][]bool{}
-			}
-			out[keys[i]], out[keys[j]] = fi, fj
+			out[i], out[j] = fi, fj
 		}
 	}
-	return out
 }
 
 // sameColumn reports whether a and b are one column (not equal values:

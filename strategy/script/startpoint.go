@@ -195,11 +195,11 @@ func joinInts(v []int) string {
 // warm-up not noted, series kept up to track.
 func (s *Strategy) startRun(ctx context.Context, bars strategy.Bars, track int) (startRun, error) {
 	if s.style == StyleSignals {
-		sig, built, err := s.runSignals(ctx, bars, discard, false, track, nil)
+		sig, tr, err := s.runSignals(ctx, bars, discard, false, track, nil)
 		if err != nil {
 			return startRun{}, err
 		}
-		return startRun{series: built, sig: &sig}, nil
+		return startRun{series: tr.series, sig: &sig}, nil
 	}
 	st, err := s.begin(ctx, bars, discard, false, track, nil)
 	if err != nil {

@@ -63,3 +63,47 @@ func at(x []float64, i int) float64 {
 	}
 	return x[i]
 }
+
+// TestCrossFlagsPrefixExact: the flags of a cross over the first cut bars
+// are the flags over all the bars cut to those bars, on every cut, from
+// CrossFlags and CrossFlagsBoth alike, on inputs with gaps (NaN
+// stretches), lone NaNs, ties, signed zeros and infinities, and lengths
+// around the wide kernel's four bars. The lookahead proof's prefix runs
+// take the full run's flags cut to the prefix on that ground
+// (strategy/script, sharedFlags), and the full run may have taken the
+// fused pass where a prefix run would take the single one, or back.
+func TestCrossFlagsPrefixExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
+	for trial := range 120 {
+		n := 1 + trial%37 + rng.IntN(40)
+		a, b := make([]float64, n), make([]float64, n)
+		gap := rng.IntN(n)
+		for i := range n {
+			a[i], b[i] = math.Round(rng.NormFloat64()*2), math.Round(rng.NormFloat64()*2)
+			switch {
+			case i < trial%9, i >= gap && i < gap+rng.IntN(6): // warm-up and a gap
+				a[i], b[i] = math.NaN(), math.NaN()
+			case rng.IntN(6) == 0:
+				a[i] = special[rng.IntN(len(special))]
+			case rng.IntN(6) == 0:
+				b[i] = special[rng.IntN(len(special))]
+			}
+		}
+		full := [2][]bool{make([]bool, n), make([]bool, n)}
+		CrossFlagsBoth(full[0], full[1], a, b)
+		for cut := 0; cut <= n; cut++ {
+			for d, dir := range []float64{1, -1} {
+				one := make([]bool, cut)
+				CrossFlags(one, a[:cut], b[:cut], dir)
+				both := [2][]bool{make([]bool, cut), make([]bool, cut)}
+				CrossFlagsBoth(both[0], both[1], a[:cut], b[:cut])
+				for i := range cut {
+					if one[i] != full[d][i] || both[d][i] != full[d][i] {
+						t.Fatalf("trial %d dir %v cut %d bar %d: over the prefix %v (fused %v), over all %d bars %v", trial, dir, cut, i, one[i], both[d][i], n, full[d][i])
+					}
+				}
+			}
+		}
+	}
+}

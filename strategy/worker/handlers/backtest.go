@@ -96,9 +96,14 @@ func backtestIn(ctx context.Context, req backtest.Request, memo *ta.Memo, cache 
 	if req.LookaheadOnly {
 		// The verdict alone: the run only drives the decisions the proof
 		// checks, so it keeps neither trades nor curve (Evaluate makes
-		// the same decisions as Run).
-		if _, err := backtest.Evaluate(ctx, bars, cfg, d, &backtest.Scratch{}); err != nil {
-			return backtest.Response{}, err
+		// the same decisions as Run). A signals(bars) strategy's decisions
+		// are its signals, made before any engine pass: it needs none
+		// (about 40 % of a million-bar proof's CPU once the prefix runs
+		// share the full run's indicators and crosses).
+		if s.Style() != script.StyleSignals {
+			if _, err := backtest.Evaluate(ctx, bars, cfg, d, &backtest.Scratch{}); err != nil {
+				return backtest.Response{}, err
+			}
 		}
 		coolBars(mapped) // see proofBars
 		check, err := s.CheckLookahead(ctx, bars, trace())
