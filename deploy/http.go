@@ -18,11 +18,32 @@ import (
 // /v1/deployments behind the node's authentication (observe key reads,
 // control key writes; the operator's signature for arm, resume and
 // approve, checked here). It answers 503 until Attach gives it its
-// Runner, which needs the node it is mounted in to be listening first.
+// Runner, which needs the node it is mounted in to be listening first:
+// deployments_starting (retry shortly) once Starting says one is being
+// built, deployments_failed once Failed says it could not be, and
+// deployments_off when the node runs none.
 type Handler struct {
 	r   atomic.Pointer[Runner]
+	why atomic.Pointer[node.Error] // the answer while there is no runner; nil: off
 	mux *http.ServeMux
 }
+
+// The answers while the surface has no runner.
+var (
+	errDeploymentsOff = node.Errorf(node.KindUnavailable, "deployments_off",
+		"this node runs no deployments: wicket node serve runs them when the project has strategies (see its log)")
+	errDeploymentsStarting = node.Errorf(node.KindUnavailable, "deployments_starting",
+		"this node's deployments are starting (they start once the node listens); retry in a moment")
+	errDeploymentsFailed = node.Errorf(node.KindUnavailable, "deployments_failed",
+		"this node's deployments did not start: its log (wicket node serve's stderr) says why; fix that and restart the node")
+)
+
+// Starting says a runner is being built: until Attach (or Failed) the
+// surface answers deployments_starting, with a Retry-After of a second.
+func (h *Handler) Starting() { h.why.Store(errDeploymentsStarting) }
+
+// Failed says the runner could not be built; the node's log says why.
+func (h *Handler) Failed() { h.why.Store(errDeploymentsFailed) }
 
 // NewHandler returns the surface, without a runner yet.
 func NewHandler() *Handler {
@@ -50,8 +71,14 @@ func (h *Handler) Attach(r *Runner) { h.r.Store(r) }
 // ServeHTTP serves the deployments' endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.r.Load() == nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]*node.Error{"error": node.Errorf(node.KindUnavailable, "deployments_off",
-			"this node runs no deployments: wicket node serve runs them when the project has strategies (see its log)")})
+		why := h.why.Load()
+		if why == nil {
+			why = errDeploymentsOff
+		}
+		if why == errDeploymentsStarting {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]*node.Error{"error": why})
 		return
 	}
 	h.mux.ServeHTTP(w, r)

@@ -54,9 +54,11 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, tape *d
 		return nil, nil, err
 	}
 	closeAll := func() { pool.Close(); closeCandles(); store.Close() }
+	h.Starting()
 	out.start = func(ctx context.Context, srv *server.Server) {
 		conn, err := srv.Local(node.KeyControl) // in process, acting as the control key; no HTTP to itself
 		if err != nil {
+			h.Failed()
 			log.Error("deployments: no connection to the node", "err", err)
 			return
 		}
@@ -79,6 +81,7 @@ func nodeDeployments(p project.Project, cfg project.Config, bars string, tape *d
 		}
 		r, err := deploy.New(ctx, dc)
 		if err != nil {
+			h.Failed()
 			log.Error("deployments did not start", "err", err)
 			return
 		}

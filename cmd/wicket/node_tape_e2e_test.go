@@ -263,14 +263,14 @@ func TestNodeServeTapeReplaysAPortfolio(t *testing.T) {
 
 // awaitDeployments returns once the node's deployments service answers:
 // `wicket node serve` listens first and starts its deployment runner
-// beside it, answering deployments_off until then (bounded by ctx).
+// beside it, answering deployments_starting until then (bounded by ctx).
 func awaitDeployments(ctx context.Context, t *testing.T, client *node.Client) {
 	t.Helper()
 	for {
 		var list json.RawMessage // the answer's shape is the service's; here only whether it answers
 		err := client.DeploymentsGet(ctx, "", nil, &list)
 		var ne *node.Error
-		if !errors.As(err, &ne) || ne.Code != "deployments_off" {
+		if !errors.As(err, &ne) || ne.Code != "deployments_starting" {
 			if err != nil {
 				t.Fatalf("deployments: %v", err)
 			}
