@@ -16,10 +16,14 @@ import (
 // part of it.
 func (b Bars) Encode() []byte {
 	var out bytes.Buffer
-	out.Grow(8 + 48*b.Len())
+	out.Grow(EncodedLen(b.Len()))
 	b.WriteEncoded(&out) //nolint:errcheck // a bytes.Buffer does not fail
 	return out.Bytes()
 }
+
+// EncodedLen is the length of Encode's bytes for n bars: the count, then
+// six columns of 8 bytes a bar.
+func EncodedLen(n int) int { return 8 + 48*n }
 
 // WriteEncoded writes Encode's bytes to w without holding them, through
 // a buffer of encodeBuf bytes; where this machine stores numbers

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 
+	"wicket/strategy"
 	"wicket/strategy/backtest"
 	"wicket/strategy/history"
 	"wicket/strategy/worker"
@@ -207,7 +208,7 @@ func (ws *warmedStores) load(path, series, from, to string, fresh bool) (worker.
 		return worker.BarsSeen{}, nil, err
 	}
 	data := enc.b
-	if len(data) != 8+48*n {
+	if len(data) != strategy.EncodedLen(n) {
 		return worker.BarsSeen{}, nil, fmt.Errorf("the history store wrote %d bytes for %d bars of %s", len(data), n, series)
 	}
 	if digest == "" {
@@ -282,7 +283,7 @@ func (e *encoded) WriteAt(p []byte, off int64) (int, error) {
 		// The count of bars comes first, and with it the encoding's size:
 		// the columns land in place, not in copies grown twice over.
 		if n := binary.LittleEndian.Uint64(p); n <= math.MaxInt32 {
-			e.b = make([]byte, 0, 8+48*int(n))
+			e.b = make([]byte, 0, strategy.EncodedLen(int(n)))
 		}
 	}
 	end := int(off) + len(p)
