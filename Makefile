@@ -81,14 +81,25 @@ tidy-check:
 # tests start such programs thousands of times (the scripts' wicket, strategy workers), and without
 # the sleep cmd/wicket's tests take 205 s instead of 371 s. Races are still reported when they happen.
 UNIT_GORACE ?= atexit_sleep_ms=0
-# deploy's long equality tests (forward tests of 2,000+ bars that must equal their backtest to the
-# cent) run without the race detector, which slows their CPU part several times over: race-built
-# they took 420 s of one core inside make test, plain 42 s. Every other test, deploy's restarts,
-# crashes and shorter forward tests among them, runs race-built as before.
-LONG_EQUALITY := ForwardTestEqualsBacktest
+# Long tests that run once, without the race detector: their minutes go to one goroutine's arithmetic
+# (Starlark decisions replayed over long tapes, lookahead proofs over thousands of prefixes), which
+# race instrumentation slows 7 to 20 times, while the concurrency they pass through runs race-built in
+# shorter tests of the same code (deploy's restarts, crashes and short forward tests; the proof's
+# TestProofOfLazyCrosses; research's TestSweepWorkersAgree and TestWarmSweepsAgree). Measured on 2
+# cores: race-built, these took 550 s of one core inside make test (deploy's equality tests another
+# 420 s), plain about 75 s (and 42 s).
+PLAIN_NAMES := TestFuturesLongShortDeploymentEqualsBacktest TestFuturesReplayChargesStoredFunding \
+	TestDeployPortfolioRestart TestDeployPortfolioDriftPastTheReportWindow TestDeployPortfolioAttributionSumsToTheGap \
+	TestDeployAttributionOfAnEqualForwardTest TestDeployBooksByTheBook TestDeployReportReplaysExits \
+	TestProofKeepsBoundedSeries TestProofCatchesSparseLeak TestProofCatchesOneBarIn64 TestProofCatchesLateLeak \
+	TestChainedProofBoundsSnapshots TestChainedProofFallsBack TestCatalogPrefixExactLong TestLeakAttempts \
+	TestSweepGolden TestWalkForwardGolden
+space := $(subst ,, )
+PLAIN_TESTS := ForwardTestEqualsBacktest|^($(subst $(space),|,$(strip $(PLAIN_NAMES))))$$
+PLAIN_PKGS := ./deploy ./strategy/script ./strategy/research
 unit: chromium $(TESTRUN)
-	GORACE="$(UNIT_GORACE) $(GORACE)" GO=$(GO) $(TESTRUN) -race -timeout $(TEST_TIMEOUT) -skip '$(LONG_EQUALITY)' ./...
-	GO=$(GO) $(TESTRUN) -slowest 3 -timeout $(TEST_TIMEOUT) -run '$(LONG_EQUALITY)' ./deploy
+	GORACE="$(UNIT_GORACE) $(GORACE)" GO=$(GO) $(TESTRUN) -race -timeout $(TEST_TIMEOUT) -skip '$(PLAIN_TESTS)' ./...
+	GO=$(GO) $(TESTRUN) -slowest 5 -timeout $(TEST_TIMEOUT) -run '$(PLAIN_TESTS)' $(PLAIN_PKGS)
 
 # Headless Chromium for strategy/tearsheet's browser test: the Debian package, installed with apt-get
 # only when neither chromium nor chromium-browser is on PATH and this runs as root with apt (bounded
