@@ -109,7 +109,7 @@ func (f *pathTape) mark(p float64) {
 // every decision, every fill (bar, side, price to the cent, quantity)
 // and the equity at every close equal a backtest's of the same bars.
 func TestDeployBracketForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	bracketForward(t, 2000, "sma_bracket.star", smaBracket)
 }
 
@@ -135,7 +135,7 @@ def on_bar(ctx):
 // 1,000-bar tape on paper its decisions, fills (its brackets' exits
 // included) and equity at every close equal a backtest's of the same bars.
 func TestDeployOnBarForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	bracketForward(t, 1000, "onbar_bracket.star", onBarBracket)
 }
 

@@ -15,6 +15,18 @@ import (
 	"wicket/strategy/ta"
 )
 
+// longForward starts a forward test over thousands of bars: it runs
+// beside the others (it waits on synced writes mostly, and two overlap
+// well), and not under -short, the inner loop of development, which has
+// the shorter forward tests; make test runs it.
+func longForward(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a forward test over thousands of bars: make test runs it")
+	}
+	t.Parallel()
+}
+
 // TestDeployForwardTestEqualsBacktest runs a 2,000-bar recorded tape
 // through a fake bar source into an auto deployment on a paper venue and
 // checks, bar for bar, that its decisions equal a backtest's of the same
@@ -33,7 +45,7 @@ import (
 // f × equity / (price × (1+slip)(1+fee)), cut to 8 decimals (under a
 // millionth of a cent of notional per fill).
 func TestDeployForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const n = 2000
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	bars := tape(n, 7, start)

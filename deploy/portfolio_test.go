@@ -222,7 +222,7 @@ func (g *portfolioRig) step(id string, t int64) {
 // asset's paper fill is at its mark, the close of its decision bar,
 // which is the open of its next bar, where the backtest fills.
 func TestDeployPortfolioForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const warm = 60
 	forwardPortfolio(t, 2000, warm, rotation, "drift:0.05", func(i int) bool { return i > warm+5 && i%97 == 0 },
 		func(ctx context.Context, s *script.Strategy, assets []strategy.Bars, reb portfolio.Rebalance, bc backtest.Config, opts portfolio.Options) (*portfolio.Result, [][]float64, error) {
@@ -750,7 +750,7 @@ func (r *weightRecorder) Step(i int, acct script.PortfolioAccount) ([]float64, e
 // 1,000 bars equals portfolio.RunStepperFrom over the same bars: every
 // bar's targets, every fill and the equity at every close to the cent.
 func TestDeployPortfolioOnBarForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	forwardPortfolio(t, 1000, 40, rotationOnBar, "bar", nil,
 		func(ctx context.Context, s *script.Strategy, assets []strategy.Bars, reb portfolio.Rebalance, bc backtest.Config, opts portfolio.Options) (*portfolio.Result, [][]float64, error) {
 			st, err := s.BeginPortfolio(ctx, assets)

@@ -25,7 +25,7 @@ import (
 // shorts marked as the backtest marks them, equal a backtest of the same
 // bars from the tape's start, fees included.
 func TestTapeLongShortForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const warm, n = 300, 2000
 	src, err := templates.Source("ema_long_short")
 	if err != nil {

@@ -54,7 +54,7 @@ func gappedWalk(series string, n int, seed uint64, p0 float64, start time.Time, 
 // next open, which gaps from the decision's close, so a fill at the close
 // would show.
 func TestTapePortfolioForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const warm, n = 60, 2000
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}

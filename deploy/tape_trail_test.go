@@ -24,7 +24,7 @@ var smaTrail = strings.Replace(smaHalf, `"size": 0.5}`, `"size": 0.5, "trailing_
 // backtest's, fees included, with trailing-stop exits and signal exits
 // both reached often.
 func TestTapeTrailingStopForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const warm, n = 100, 2000
 	all := gappedTape(warm+n, 7, time.Date(2026, 3, 1, 22, 20, 0, 0, time.UTC))
 	g := newTapeRig(t, all, warm, 0)

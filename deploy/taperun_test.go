@@ -255,7 +255,7 @@ func gappedTape(n int, seed uint64, start time.Time) strategy.Bars {
 // the cent, quantity, exit kind) and equity at every close equal a
 // backtest of the same bars from the tape's start, fees included.
 func TestTapeForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const warm, n = 100, 2400
 	all := gappedTape(warm+n, 7, time.Date(2026, 3, 1, 22, 20, 0, 0, time.UTC))
 	g := newTapeRig(t, all, warm, 0)
@@ -396,7 +396,7 @@ func (o offsetStepper) Step(i int, a strategy.Account) (strategy.Intent, error) 
 // of a tape after a 100-bar warm-up: decisions, fills and equity at every
 // close equal the backtest's of the same bars from the tape's start.
 func TestTapeOnBarForwardTestEqualsBacktest(t *testing.T) {
-	t.Parallel() // waits on synced writes mostly: two overlap well
+	longForward(t)
 	const warm, n = 100, 2000
 	all := gappedTape(warm+n, 7, time.Date(2026, 3, 1, 22, 20, 0, 0, time.UTC))
 	g := newTapeRig(t, all, warm, 0)
