@@ -82,21 +82,21 @@ tidy-check:
 # the sleep cmd/wicket's tests take 205 s instead of 371 s. Races are still reported when they happen.
 UNIT_GORACE ?= atexit_sleep_ms=0
 # Long tests that run once, without the race detector: their minutes go to one goroutine's arithmetic
-# (Starlark decisions replayed over long tapes, lookahead proofs over thousands of prefixes), which
-# race instrumentation slows 7 to 20 times, while the concurrency they pass through runs race-built in
-# shorter tests of the same code (deploy's restarts, crashes and short forward tests; the proof's
-# TestProofOfLazyCrosses; research's TestSweepWorkersAgree and TestWarmSweepsAgree). Measured on 2
-# cores: race-built, these took 550 s of one core inside make test (deploy's equality tests another
-# 420 s), plain about 75 s (and 42 s).
+# (Starlark decisions replayed over long tapes, lookahead proofs over thousands of prefixes, TA-Lib's
+# reference values, long runs' moments), which race instrumentation slows 7 to 20 times, while the
+# concurrency they pass through runs race-built in shorter tests of the same code (deploy's restarts,
+# crashes and short forward tests; the proof's TestProofOfLazyCrosses; research's
+# TestSweepWorkersAgree and TestWarmSweepsAgree). Measured on 2 cores: race-built, these took 585 s
+# of one core inside make test (deploy's equality tests another 420 s), plain about 80 s (and 42 s).
 PLAIN_NAMES := TestFuturesLongShortDeploymentEqualsBacktest TestFuturesReplayChargesStoredFunding \
 	TestDeployPortfolioRestart TestDeployPortfolioDriftPastTheReportWindow TestDeployPortfolioAttributionSumsToTheGap \
 	TestDeployAttributionOfAnEqualForwardTest TestDeployBooksByTheBook TestDeployReportReplaysExits \
 	TestProofKeepsBoundedSeries TestProofCatchesSparseLeak TestProofCatchesOneBarIn64 TestProofCatchesLateLeak \
 	TestChainedProofBoundsSnapshots TestChainedProofFallsBack TestCatalogPrefixExactLong TestLeakAttempts \
-	TestSweepGolden TestWalkForwardGolden
+	TestSweepGolden TestWalkForwardGolden TestTALibReference TestPowerMomentsOverLongRuns
 space := $(subst ,, )
 PLAIN_TESTS := ForwardTestEqualsBacktest|^($(subst $(space),|,$(strip $(PLAIN_NAMES))))$$
-PLAIN_PKGS := ./deploy ./strategy/script ./strategy/research
+PLAIN_PKGS := ./deploy ./strategy/script ./strategy/research ./strategy/ta ./strategy/backtest
 unit: chromium $(TESTRUN)
 	GORACE="$(UNIT_GORACE) $(GORACE)" GO=$(GO) $(TESTRUN) -race -timeout $(TEST_TIMEOUT) -skip '$(PLAIN_TESTS)' ./...
 	GO=$(GO) $(TESTRUN) -slowest 5 -timeout $(TEST_TIMEOUT) -run '$(PLAIN_TESTS)' $(PLAIN_PKGS)

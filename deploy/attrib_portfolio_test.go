@@ -68,6 +68,7 @@ func slippedPortfolio(t testing.TB, warm, n int, a Allowance, bump func(i int) f
 // part is the slip of every live fill against the model's fill at its
 // bar's close, recomputed here from the journal.
 func TestDeployPortfolioAttributionSumsToTheGap(t *testing.T) {
+	t.Parallel() // long: it overlaps the forward tests in make test's plain step
 	const warm, n = 60, 240
 	g, dep, all, cal := slippedPortfolio(t, warm, n, Allowance{}, func(int) float64 { return 0.002 })
 	rep, err := g.r.Report(ctxT(t), dep.ID)
@@ -217,6 +218,7 @@ func TestDeployPortfolioDriftBreaker(t *testing.T) {
 // everything it decided, from the capital, not a later window that would
 // start flat while live holds positions (a gap that is not drift).
 func TestDeployPortfolioDriftPastTheReportWindow(t *testing.T) {
+	t.Parallel() // long: it overlaps the forward tests in make test's plain step
 	gap, err := backtest.ParseTrackingGap("2")
 	if err != nil {
 		t.Fatal(err)

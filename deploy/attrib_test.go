@@ -312,6 +312,7 @@ func TestAttributeByHand(t *testing.T) {
 // fees included) attributes no gap: every part, the exits' fills paired
 // with the replay's by bar and kind, is under a cent.
 func TestDeployAttributionOfAnEqualForwardTest(t *testing.T) {
+	t.Parallel() // long: it overlaps the forward tests in make test's plain step
 	r, d := bracketForward(t, 400, "sma_bracket.star", smaBracket)
 	rep, err := r.Report(ctxT(t), d.ID)
 	if err != nil {

@@ -75,6 +75,7 @@ def signals(bars):
 // deployment that books or marks by a rule of its own drifts from the
 // book and fails here.
 func TestDeployBooksByTheBook(t *testing.T) {
+	t.Parallel() // long: it overlaps the forward tests in make test's plain step
 	for _, c := range []struct {
 		name, src string
 		seed      uint64

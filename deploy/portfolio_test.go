@@ -486,6 +486,7 @@ func decisionOf(col []float64) (d worker.PortfolioDecision) {
 // same client order ids, fills and final equity; the bar handled again
 // after the restart sends nothing twice.
 func TestDeployPortfolioRestart(t *testing.T) {
+	t.Parallel() // long: it overlaps the forward tests in make test's plain step
 	const n, warm = 300, 40
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	series := []string{"BTC-USD@1m", "ETH-USD@1m", "SOL-USD@1m"}
