@@ -157,7 +157,7 @@ func (r *recorder) Step(i int, a strategy.Account) (strategy.Intent, error) {
 // kind and price the replay fills it, and the replay's final equity the
 // live one.
 func TestDeployReportReplaysExits(t *testing.T) {
-	t.Parallel() // long: it overlaps the forward tests in make test's plain step
+	t.Parallel()  // long: it overlaps the forward tests in make test's plain step
 	const n = 400 // within the report's 500 decisions: the replay starts where the deployment did
 	r, d := bracketForward(t, n, "sma_bracket.star", smaBracket)
 	rep, err := r.Report(ctxT(t), d.ID)
