@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -406,15 +404,7 @@ func TestSDK2026ListenSnapshot(t *testing.T) {
 func TestSDK2026ListenNotices(t *testing.T) {
 	n := nodetest.NewServer(t)
 	proj := newProject(t)
-	// A small worker limit makes the memory bomb die in a moment.
-	cfgPath := filepath.Join(proj, "wicket.toml")
-	cfg, err := os.ReadFile(cfgPath)
-	if err != nil || !strings.Contains(string(cfg), "worker_memory_mib = 2048") {
-		t.Fatalf("wicket.toml has no worker_memory_mib = 2048: %v", err)
-	}
-	if err := os.WriteFile(cfgPath, []byte(strings.Replace(string(cfg), "worker_memory_mib = 2048", "worker_memory_mib = 256", 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	smallWorkerMemory(t, proj)
 	tok := addCaller(t, proj, "alice", agent.ProfileFull)
 	h := startHTTP(t, nodeEnv(n), proj, "--node", n.Addr, "--max-writes", "5")
 	type update struct {

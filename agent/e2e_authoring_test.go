@@ -22,7 +22,9 @@ var hostile = []struct {
 }
 
 func TestAuthoringToolsAndHostileStrategies(t *testing.T) {
-	s := startMCP(t, nil, newProject(t), "--profile", "offline")
+	proj := newProject(t)
+	smallWorkerMemory(t, proj) // the memory bomb dies in a moment
+	s := startMCP(t, nil, proj, "--profile", "offline")
 
 	// A template validates and its knobs are discovered.
 	tpl := object(t, s.call(t, "list_templates", `{"name":"sma_cross"}`))

@@ -74,6 +74,21 @@ func newProject(t *testing.T) string {
 	return dir
 }
 
+// smallWorkerMemory sets proj's strategy worker memory limit to 256 MiB
+// (from the 2,048 of wicket init), so a memory bomb dies in a moment
+// rather than after filling 2 GiB.
+func smallWorkerMemory(t *testing.T, proj string) {
+	t.Helper()
+	path := filepath.Join(proj, "wicket.toml")
+	cfg, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(cfg), "worker_memory_mib = 2048") {
+		t.Fatalf("wicket.toml has no worker_memory_mib = 2048: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(cfg), "worker_memory_mib = 2048", "worker_memory_mib = 256", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // session is one running `wicket mcp` driven by mcp-go's client.
 type session struct {
 	*client.Client
