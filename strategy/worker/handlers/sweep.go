@@ -92,10 +92,12 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 	// changes nothing in it.
 	lanes := chunkLanes(len(req.Combos), bars.Len())
 	laneOpts := make([]script.Options, lanes)
+	laneScratch := make([]*backtest.Scratch, lanes) // taken before the lanes run: get may grow scs
 	for lane := range lanes {
 		sc := scs.get(lane)
 		sc.Blocks = req.Blocks   // each trial's returns in blocks, for PBO
 		sc.Returns = req.Returns // without them the engine writes no returns
+		laneScratch[lane] = sc
 		laneOpts[lane] = opts
 		laneOpts[lane].Flags = &script.Flags{}
 	}
@@ -107,7 +109,7 @@ func evalChunk(ctx context.Context, req worker.SweepChunk, memo *ta.Memo, cache 
 		} else {
 			o := &laneOpts[lane]
 			o.Overrides = combo
-			t = runTrial(ctx, prog, *o, bars, start, cfg, req.Returns, scs.get(lane))
+			t = runTrial(ctx, prog, *o, bars, start, cfg, req.Returns, laneScratch[lane])
 		}
 		if t.Values == nil {
 			t.Values = combo // a failed run names the combination it was given
